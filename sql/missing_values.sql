@@ -1,0 +1,13 @@
+-- Error path only: the values of a quasi-identifier or sensitive column that are not leaves of
+-- its hierarchy, most frequent first, with how many rows carry each.
+SELECT
+  __value__ AS v,
+  CAST(SUM(n) AS BIGINT) AS n
+FROM __raw__ AS raw
+WHERE
+  NOT __value__ IS NULL AND NOT __value__ IN (SELECT value FROM __lookup__)
+GROUP BY
+  __value__
+ORDER BY
+  n DESC,
+  v

@@ -1,0 +1,15 @@
+-- Class histograms of a batch of lattice nodes, each rolled up from one already-computed finer
+-- node (its parent, one quasi-identifier one level lower) — Incognito's rollup, for a whole
+-- lattice level in one query. Each row's key packs the class codes and the sensitive codes
+-- (sqlclose.packing); the plan gives, per child, the digit to generalize: its place value
+-- (stride), its range (card) and the divisor from the parent's level to the child's (ratio).
+SELECT
+  plan.node AS node,
+  prev.key + ((prev.key // plan.stride) % plan.card // plan.ratio - (prev.key // plan.stride) % plan.card) * plan.stride AS key,
+  CAST(SUM(prev.n) AS BIGINT) AS n
+FROM __prev__ AS prev
+JOIN __plan__ AS plan
+  ON prev.node = plan.parent
+GROUP BY
+  plan.node,
+  prev.key + ((prev.key // plan.stride) % plan.card // plan.ratio - (prev.key // plan.stride) % plan.card) * plan.stride

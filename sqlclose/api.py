@@ -1,0 +1,105 @@
+"""The Python entry points: ``anonymize`` a source under a spec."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from sqlglot import exp
+
+from . import queries as q
+from .engine import DuckDBEngine, Engine
+from .errors import InputError, NoSolutionError, SpecError
+from .problem import prepare
+from .privacy import criteria_for
+from .release import Release
+from .search import incognito
+from .spec import Source, Spec, build_spec, load_spec
+
+SourceLike = Any  # path | (connection, table) | pyarrow.Table | pandas.DataFrame | None (spec's)
+
+
+def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
+              on_progress=None) -> Release:
+    """Find the optimal full-domain generalization of ``source`` that satisfies ``spec``.
+
+    ``source`` is a path (Parquet, CSV, DuckDB file with the spec's table), a
+    ``(duckdb connection, table name)`` pair, a pyarrow Table or a pandas DataFrame; ``None``
+    takes the spec's ``[source]``. Raises ``NoSolutionError`` when no node satisfies.
+    """
+    started = time.perf_counter()
+    spec = _as_spec(spec)
+    engine, relation, label = _open(source, spec, engine)
+    timings = {}
+    problem = prepare(engine, relation, spec, label)
+    timings["prepare_seconds"] = time.perf_counter() - started
+    criteria = criteria_for(spec.k, problem.sas)
+    if spec.k > problem.rows:
+        raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no generalization "
+                              "can make classes that big; lower k")
+    result = incognito(problem, criteria, on_progress)
+    timings["search_seconds"] = result.seconds
+    if result.optimum is None:
+        raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
+    return Release(problem, result, criteria, spec.sha256(), label, timings)
+
+
+def _as_spec(spec: Spec | str | Path | dict) -> Spec:
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, (str, Path)):
+        return load_spec(spec)
+    if isinstance(spec, dict):
+        return build_spec(spec)
+    raise SpecError(f"spec must be a Spec, a TOML path or a dict, not {type(spec).__name__}")
+
+
+def _open(source: SourceLike, spec: Spec, engine: Engine | None) -> tuple[Engine, exp.Expression, str]:
+    if source is None:
+        if spec.source is None:
+            raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
+        source = spec.source
+    if isinstance(source, (str, Path)):
+        source = Source(path=Path(source), table=spec.source.table if spec.source else None,
+                        delimiter=spec.source.delimiter if spec.source else None)
+    if isinstance(source, Source):
+        if not source.path.exists():
+            raise InputError(f"source {source.path} does not exist")
+        engine = engine or DuckDBEngine()
+        relation = engine.source_relation(source.kind, source.path, delimiter=source.delimiter, table=source.table)
+        if source.kind == "duckdb":
+            _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+        return engine, relation, str(source.path) + (f" (table {source.table})" if source.table else "")
+    if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], duckdb.DuckDBPyConnection):
+        con, name = source
+        engine = DuckDBEngine(con)
+        relation = exp.Table(this=q.ident(name)) if isinstance(name, str) else \
+            exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
+        _check_table(engine, relation, f"table {name!r}")
+        return engine, relation, f"duckdb table {name}"
+    if type(source).__module__.startswith("pandas"):
+        source = pa.Table.from_pandas(source, preserve_index=False)
+    if isinstance(source, pa.Table):
+        engine = engine or DuckDBEngine()
+        name = engine.temp_name("arrow_source")
+        engine.register(name, source)
+        return engine, q.table(name), "arrow table"
+    raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
+                     "a pyarrow Table or a pandas DataFrame")
+
+
+def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
+    try:
+        engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+    except Exception as e:
+        raise InputError(f"cannot read {label}: {str(e).splitlines()[0]}") from None
+
+
+def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
+    parts = [f"k = {spec.k}"] + [f"t = {s.t} ({s.distance}) on {name!r}" for name, s in spec.sensitive.items()]
+    return (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
+            f"(searched all {size} nodes over {rows} rows); relax t or k, allow more suppression, "
+            "or add hierarchy levels")

@@ -1,0 +1,54 @@
+"""Equivalence classes of a node, from its grouped counts to numpy matrices.
+
+A node query returns one row per (class codes, sensitive codes) with a count. Here those rows —
+aggregated counts, never table rows — become: the class of each row, the size of each class,
+and per sensitive attribute a ``classes × domain`` count matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+
+@dataclass
+class ClassHistograms:
+    keys: np.ndarray  # classes × QIs: the generalized codes of each class
+    sizes: np.ndarray  # classes, int64
+    counts: list[np.ndarray]  # per sensitive attribute: classes × domain, float64
+
+    @property
+    def classes(self) -> int:
+        return int(self.sizes.shape[0])
+
+
+def class_histograms(result: pa.Table, qi_codes: Sequence[str], sa_codes: Sequence[str],
+                     domain_sizes: Sequence[int]) -> ClassHistograms:
+    n = result.column("n").to_numpy().astype(np.int64, copy=False)
+    codes = np.column_stack([result.column(c).to_numpy() for c in qi_codes]).astype(np.int64, copy=False) \
+        if qi_codes else np.zeros((len(n), 0), dtype=np.int64)
+    keys, inverse = _classes(codes)
+    sizes = np.bincount(inverse, weights=n, minlength=len(keys)).astype(np.int64)
+    counts = []
+    for name, m in zip(sa_codes, domain_sizes):
+        sa = result.column(name).to_numpy().astype(np.int64, copy=False)
+        flat = np.bincount(inverse * m + sa, weights=n, minlength=len(keys) * m)
+        counts.append(flat.reshape(len(keys), m))
+    return ClassHistograms(keys, sizes, counts)
+
+
+def _classes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct code rows and each row's class index; one int64 key when it fits (fast path)."""
+    if codes.shape[1] == 0:
+        return np.zeros((1, 0), dtype=np.int64), np.zeros(codes.shape[0], dtype=np.int64)
+    spans = codes.max(axis=0) + 1
+    if float(np.prod(spans.astype(np.float64))) < 2**62:
+        strides = np.concatenate([np.cumprod(spans[::-1])[::-1][1:], [1]]).astype(np.int64)
+        flat = codes @ strides
+        uniq, first, inverse = np.unique(flat, return_index=True, return_inverse=True)
+        return codes[first], inverse.ravel()
+    keys, inverse = np.unique(codes, axis=0, return_inverse=True)
+    return keys, inverse.ravel()

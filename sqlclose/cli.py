@@ -1,0 +1,87 @@
+"""The ``sqlclose`` command. click gives us parsing, --help and exit codes without hand-written argv code.
+
+Exit codes: 0 released and verified; 2 bad input (spec, hierarchy, data, existing output);
+3 no generalization satisfies the requirements; 4 the written file failed verification;
+1 anything unexpected.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+from .errors import SpecError, SqlcloseError
+
+
+@click.group()
+@click.version_option(__version__, prog_name="sqlclose")
+def main() -> None:
+    """Publish tables about people safely: k-anonymity and t-closeness by generalization."""
+
+
+@main.command()
+@click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Parquet file to write (overrides [output] path).")
+@click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
+              help="JSON report path (default: OUTPUT.report.json).")
+@click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing on success.")
+def anonymize(spec_path: Path, source: Path | None, output: Path | None, report: Path | None,
+              overwrite: bool | None, as_json: bool, quiet: bool) -> None:
+    """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it, report."""
+    from .api import anonymize as run
+    from .spec import load_spec
+
+    try:
+        spec = load_spec(spec_path)
+        out = output or (spec.output.path if spec.output else None)
+        if out is None:
+            raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
+        rep = report or (spec.output.report if spec.output and not output else None)
+        replace = overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite)
+        _refuse_existing(out, rep, replace)
+        release = run(source, spec)
+        doc = release.write_parquet(out, rep, overwrite=replace)
+    except SqlcloseError as e:
+        click.echo(f"sqlclose: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+    elif not quiet:
+        _print_summary(doc)
+
+
+def _refuse_existing(out: Path, report: Path | None, replace: bool) -> None:
+    """Fail before the search, not after it, when the output is in the way."""
+    from .errors import OutputExistsError
+
+    for target in (out, report or out.with_name(out.name + ".report.json")):
+        if target.exists() and not replace:
+            raise OutputExistsError(f"{target} already exists; pass --overwrite (or overwrite = true) to replace it")
+
+
+def _print_summary(doc: dict) -> None:
+    node = ", ".join(f"{k}={v}" for k, v in doc["node"].items())
+    lat = doc["lattice"]
+    click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {doc['output']['path']}")
+    click.echo(f"  node       {node}")
+    click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
+               f"{doc['suppressed_rows']} rows suppressed)")
+    for name, s in doc["privacy"]["sensitive"].items():
+        click.echo(f"  {name:<10} max EMD {s['max_emd']:.4f} <= t = {s['t']} ({s['distance']})")
+    click.echo(f"  utility    discernibility {doc['utility']['discernibility']}, "
+               f"average class size {doc['utility']['average_class_size']:.1f}")
+    click.echo(f"  search     {lat['nodes_evaluated']} node queries, lattice of {lat['size']}, "
+               f"{len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    click.echo(f"  verified   sha256 {doc['output']['sha256'][:16]}…; report beside the output")
+
+
+if __name__ == "__main__":
+    main()

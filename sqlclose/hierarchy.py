@@ -1,0 +1,300 @@
+"""Generalization hierarchies: read, built from rules, validated, encoded.
+
+A hierarchy is a table with one row per leaf: ``leaf; level 1; …; top`` (the ARX format).
+Level 0 is the raw value, the last level is a single value for everything.
+
+Encoding. Each leaf gets a *mixed-radix* integer code such that the code of its ancestor at
+level ``l`` is ``leaf_code // divisors[l]``. Generalizing a column of codes — from the leaves
+or from any finer level — is then one integer division in SQL: no join, no lookup, and it
+transpiles to every engine. ``level_codes`` holds dense codes (0..n_l-1) per level, the form the
+hierarchical EMD wants.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import HierarchyError
+
+TOP_LABEL = "*"
+_MAX_CODE = 2**62  # codes and products of codes must stay exact in BIGINT
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A validated generalization hierarchy.
+
+    ``rows[i]`` is ``(leaf, ancestor at level 1, …, top)``; ``origin`` names where it came from
+    (a file path or a rule) and ``lines`` the file line of each row, for error messages.
+    """
+
+    rows: tuple[tuple[str, ...], ...]
+    origin: str = "<inline>"
+    lines: tuple[int, ...] | None = None
+    _codes: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _validate(self.rows, self.origin, self.lines)
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
+        return cls(tuple(tuple(str(v) for v in r) for r in rows), origin)
+
+    @classmethod
+    def from_csv(cls, path: str | Path, delimiter: str = ";") -> Hierarchy:
+        """Read an ARX-format hierarchy file: one ``leaf;level1;…;top`` line per leaf."""
+        path = Path(path)
+        try:
+            with path.open(newline="", encoding="utf-8-sig") as f:
+                raw = list(csv.reader(f, delimiter=delimiter))
+        except FileNotFoundError:
+            raise HierarchyError(f"hierarchy file {path} does not exist") from None
+        except UnicodeDecodeError as e:
+            raise HierarchyError(f"hierarchy file {path} is not UTF-8 text: {e}") from None
+        rows, lines = [], []
+        for lineno, fields in enumerate(raw, start=1):
+            if not fields or all(not f.strip() for f in fields):
+                continue  # blank lines are harmless
+            rows.append(tuple(f.strip() for f in fields))
+            lines.append(lineno)
+        if not rows:
+            raise HierarchyError(f"hierarchy file {path} is empty: expected one 'leaf;…;*' line per value")
+        return cls(tuple(rows), str(path), tuple(lines))
+
+    @classmethod
+    def from_tree(cls, tree: Mapping, origin: str = "tree") -> Hierarchy:
+        """Build from a nested mapping ``{group: {subgroup: [leaf, …]}}``.
+
+        Several top-level keys get a common top ``*``; a single key is the top itself.
+        """
+        paths: list[list[str]] = []
+
+        def walk(node: object, ancestors: list[str]) -> None:
+            if isinstance(node, Mapping):
+                if not node:
+                    raise HierarchyError(f"{origin}: group {' > '.join(ancestors)!r} is empty")
+                for label, child in node.items():
+                    walk(child, [str(label), *ancestors])
+            elif isinstance(node, (list, tuple)):
+                if not node:
+                    raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} has no leaves")
+                for leaf in node:
+                    paths.append([str(leaf), *ancestors])
+            else:
+                paths.append([str(node), *ancestors])
+
+        walk(tree, [])
+        if len(tree) != 1:
+            paths = [[*p, TOP_LABEL] for p in paths]
+        return cls(tuple(tuple(p) for p in paths), origin)
+
+    # ---- shape --------------------------------------------------------------------------
+    @property
+    def height(self) -> int:
+        """Number of generalization steps (levels minus one)."""
+        return len(self.rows[0]) - 1
+
+    @property
+    def levels(self) -> int:
+        return len(self.rows[0])
+
+    @property
+    def leaves(self) -> list[str]:
+        return [r[0] for r in self.rows]
+
+    def labels(self, level: int) -> list[str]:
+        """Distinct labels at ``level``, in the order of their dense codes."""
+        return list(self._encoding()["labels"][level])
+
+    # ---- encodings ----------------------------------------------------------------------
+    @property
+    def level_codes(self) -> np.ndarray:
+        """Dense ancestor codes, shape (leaves, levels); column 0 is 0..m-1, the last all 0."""
+        return self._encoding()["dense"]
+
+    @property
+    def leaf_codes(self) -> np.ndarray:
+        """Mixed-radix code of each leaf (see module docstring)."""
+        return self._encoding()["mixed"][:, 0]
+
+    @property
+    def divisors(self) -> list[int]:
+        """``leaf_code // divisors[l]`` is the mixed-radix code of the ancestor at level l."""
+        return list(self._encoding()["divisors"])
+
+    def level_mixed_codes(self, level: int) -> np.ndarray:
+        return self._encoding()["mixed"][:, level]
+
+    def _encoding(self) -> dict:
+        if not self._codes:
+            self._codes.update(_encode(self.rows))
+        return self._codes
+
+    def describe(self) -> str:
+        return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
+
+
+def _where(origin: str, lines: tuple[int, ...] | None, i: int) -> str:
+    return f"{origin}, line {lines[i]}" if lines else f"{origin}, row {i + 1}"
+
+
+def _validate(rows: tuple[tuple[str, ...], ...], origin: str, lines: tuple[int, ...] | None) -> None:
+    if not rows:
+        raise HierarchyError(f"{origin}: hierarchy has no leaves")
+    width = len(rows[0])
+    if width < 1:
+        raise HierarchyError(f"{_where(origin, lines, 0)}: empty line")
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise HierarchyError(
+                f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {len(row)} levels, "
+                f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
+            )
+        for level, label in enumerate(row):
+            if label == "":
+                raise HierarchyError(
+                    f"{_where(origin, lines, i)}: empty label at level {level} for leaf {row[0]!r}"
+                )
+    seen: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        if row[0] in seen:
+            raise HierarchyError(
+                f"{_where(origin, lines, i)}: leaf {row[0]!r} appears twice "
+                f"(also {_where(origin, lines, seen[row[0]])}); each value needs exactly one line"
+            )
+        seen[row[0]] = i
+    for level in range(1, width):
+        parent_of: dict[str, tuple[str, int]] = {}
+        for i, row in enumerate(rows):
+            child, parent = row[level - 1], row[level]
+            if child in parent_of and parent_of[child][0] != parent:
+                other, j = parent_of[child]
+                raise HierarchyError(
+                    f"{_where(origin, lines, i)}: {child!r} at level {level - 1} has two parents at level "
+                    f"{level}: {other!r} ({_where(origin, lines, j)}) and {parent!r}; a value may have "
+                    "only one parent per level"
+                )
+            parent_of.setdefault(child, (parent, i))
+    tops = sorted({row[-1] for row in rows})
+    if len(tops) != 1:
+        shown = ", ".join(repr(t) for t in tops[:5])
+        raise HierarchyError(
+            f"{origin}: the top level must be one value for all leaves, found {len(tops)}: {shown}"
+            f"{', …' if len(tops) > 5 else ''}; add a final column with '{TOP_LABEL}' on every line"
+        )
+
+
+def _encode(rows: tuple[tuple[str, ...], ...]) -> dict:
+    width = len(rows[0])
+    labels: list[dict[str, int]] = []  # label -> dense code, per level, first-appearance order
+    for level in range(width):
+        d: dict[str, int] = {}
+        for row in rows:
+            d.setdefault(row[level], len(d))
+        labels.append(d)
+    dense = np.array([[labels[lv][row[lv]] for lv in range(width)] for row in rows], dtype=np.int64)
+
+    # Mixed radix, top-down: a node's code is parent_code * radix + index among its siblings.
+    mixed_by_level: list[dict[str, int]] = [dict() for _ in range(width)]
+    mixed_by_level[-1] = {rows[0][-1]: 0}
+    radices = [1] * width
+    for level in range(width - 2, -1, -1):
+        children: dict[str, list[str]] = {}
+        for row in rows:
+            kids = children.setdefault(row[level + 1], [])
+            if row[level] not in kids:
+                kids.append(row[level])
+        radix = max(len(k) for k in children.values())
+        radices[level] = radix
+        for parent, kids in children.items():
+            base = mixed_by_level[level + 1][parent] * radix
+            for idx, kid in enumerate(kids):
+                mixed_by_level[level][kid] = base + idx
+    divisors = [1] * width
+    for level in range(1, width):
+        divisors[level] = divisors[level - 1] * radices[level - 1]
+    if divisors[-1] >= _MAX_CODE:
+        raise HierarchyError("hierarchy too wide to encode in 62-bit integer codes")
+    mixed = np.array([[mixed_by_level[lv][row[lv]] for lv in range(width)] for row in rows], dtype=np.int64)
+    return {
+        "labels": [list(d) for d in labels],
+        "dense": dense,
+        "mixed": mixed,
+        "divisors": divisors,
+    }
+
+
+# ---- rule builders (need the column's distinct values) -----------------------------------
+
+def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float], origin: float = 0.0,
+                    name: str = "bands") -> Hierarchy:
+    """Numeric bands of growing width, then ``*``.
+
+    ``values`` are (text as the engine prints it, numeric value) pairs. Widths must nest (each a
+    multiple of the previous) so that every band has one parent band.
+    """
+    widths = [float(w) for w in widths]
+    if not widths or any(w <= 0 for w in widths):
+        raise HierarchyError(f"{name}: band widths must be positive numbers, got {list(widths)}")
+    for a, b in zip(widths, widths[1:]):
+        ratio = b / a
+        if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 2:
+            raise HierarchyError(
+                f"{name}: band widths must nest — each a multiple (≥2×) of the previous; {a:g} then {b:g} "
+                "would give a band two parents"
+            )
+    integral = all(float(v).is_integer() for _, v in values) and all(w.is_integer() for w in widths) \
+        and float(origin).is_integer()
+    rows = []
+    for text, v in values:
+        if v is None or math.isnan(v) or math.isinf(v):
+            raise HierarchyError(f"{name}: value {text!r} is not a finite number; bands need numbers")
+        row = [text]
+        for w in widths:
+            lo = origin + math.floor((v - origin) / w) * w
+            row.append(_band_label(lo, lo + w, integral))
+        row.append(TOP_LABEL)
+        rows.append(tuple(row))
+    return Hierarchy(tuple(rows), name)
+
+
+def _band_label(lo: float, hi: float, integral: bool) -> str:
+    if integral:
+        return f"{int(lo)}-{int(hi) - 1}"
+    return f"[{lo:g}, {hi:g})"
+
+
+def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, mask_char: str = "*",
+                   name: str = "mask") -> Hierarchy:
+    """Mask codes from the right: 47677 → 4767* → 476** → … → *****."""
+    if len(mask_char) != 1:
+        raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
+    lengths = sorted({len(v) for v in values})
+    if len(lengths) != 1:
+        short = min(values, key=len)
+        long_ = max(values, key=len)
+        raise HierarchyError(
+            f"{name}: masking needs codes of one length, found lengths {lengths} "
+            f"(e.g. {short!r} and {long_!r}); pad the codes or use a hierarchy file"
+        )
+    n = lengths[0]
+    steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
+    if not steps or any(b <= a for a, b in zip(steps, steps[1:])) or steps[0] < 1 or steps[-1] > n:
+        raise HierarchyError(
+            f"{name}: mask steps must increase strictly within 1..{n} (characters masked at each level), "
+            f"got {steps}"
+        )
+    rows = []
+    for v in values:
+        row = [v] + [v[: n - s] + mask_char * s for s in steps]
+        if steps[-1] < n:
+            row.append(TOP_LABEL)
+        rows.append(tuple(row))
+    return Hierarchy(tuple(rows), name)

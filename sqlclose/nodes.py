@@ -1,0 +1,214 @@
+"""Computes class histograms of lattice nodes, a whole lattice level per query.
+
+Incognito visits a lattice bottom-up by height, and every node it must check at height h has
+its finer neighbours at height h-1 already computed. So the runner keeps the previous level's
+results (node, packed key, count) registered with the engine and computes every node of the
+next level in one query, each rolled up from its smallest computed parent (Incognito's rollup:
+a coarser node's classes are unions of a finer node's). Nodes with no computed parent are
+grouped from the base histogram, also in one query. One query per level instead of one per
+node: the engine's fixed cost per query (parse, plan, bind; ~1 ms) was the search's bottleneck.
+
+``NodeRunner`` is the one-node-at-a-time path with one column per code: it serves single nodes
+(the release) and problems whose keys do not fit in 64 bits (see ``packing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from . import queries as q
+from .classes import ClassHistograms, class_histograms
+from .lattice import Node, predecessors
+from .packing import Packing
+from .problem import Problem
+
+Subset = tuple[int, ...]
+ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
+
+
+@dataclass
+class BatchRunner:
+    problem: Problem
+    packing: Packing
+    queries: int = 0
+    nodes_computed: int = 0
+    _subset: Subset = ()
+    _ids: dict[Node, int] = field(default_factory=dict)  # nodes of the previous level -> id
+    _rows: dict[Node, int] = field(default_factory=dict)  # … -> rows in their histograms
+    _prev: str | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.problem.qis[i].levels for i in self._subset)
+
+    def start_subset(self, subset: Subset) -> None:
+        self.release_cache()
+        self._subset = subset
+
+    def level(self, nodes: Sequence[Node]) -> dict[Node, ClassHistograms]:
+        """Class histograms of ``nodes`` (all of one height), computed in as few queries as fit."""
+        if not nodes:
+            self.release_cache()  # the next level's parents would not be at this height
+            return {}
+        ids = {node: n for n, node in enumerate(nodes)}
+        rollups, bases = self._plan(nodes, ids)
+        rollup_columns = ["node", "parent", "stride", "card", "ratio"]
+        base_columns = ["node", *(f"d{a}" for a in range(len(self._subset)))]
+        tables = [self._run(chunk, rollup_columns, self._rollup_query) for chunk in _chunks(rollups, ROWS_PER_QUERY)]
+        tables += [self._run(chunk, base_columns, self._base_query) for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        self.nodes_computed += len(nodes)
+        self._keep(result, ids)
+        return self._split(result, nodes)
+
+    # ---- planning -------------------------------------------------------------------------
+    def _plan(self, nodes: Sequence[Node], ids: dict[Node, int]) -> tuple[list, list]:
+        rollups, bases = [], []
+        for node in nodes:
+            parents = [p for p in predecessors(node) if p in self._ids]
+            if parents:
+                parent = min(parents, key=lambda p: (self._rows[p], p))
+                axis = next(a for a in range(len(node)) if node[a] != parent[a])
+                i = self._subset[axis]
+                div = self.problem.qis[i].hierarchy.divisors
+                row = (ids[node], self._ids[parent], self.packing.qi_stride[i], self.packing.qi_card[i],
+                       div[node[axis]] // div[parent[axis]])
+                rollups.append((self._rows[parent], row))
+            else:
+                divisors = [self.problem.qis[i].hierarchy.divisors[lv] for i, lv in zip(self._subset, node)]
+                bases.append((self.problem.base_rows, (ids[node], *divisors)))
+        return rollups, bases
+
+    def _run(self, plan_rows: list[tuple], names: list[str], build) -> pa.Table:
+        columns = list(zip(*plan_rows))
+        name = self.problem.engine.temp_name("plan")
+        self.problem.engine.register(name, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
+        try:
+            result = self.problem.engine.fetch(build(q.table(name)))
+        finally:
+            self.problem.engine.unregister(name)
+        self.queries += 1
+        return result
+
+    def _rollup_query(self, plan: exp.Table) -> exp.Expression:
+        return q.rollup_batch(q.table(self._prev), plan)
+
+    def _base_query(self, plan: exp.Table) -> exp.Expression:
+        return q.base_batch(self.problem.base, plan, self._subset, self.problem, self.packing)
+
+    # ---- results --------------------------------------------------------------------------
+    def _keep(self, result: pa.Table, ids: dict[Node, int]) -> None:
+        """The new level becomes the parents of the next."""
+        self.release_cache()
+        self._prev = self.problem.engine.temp_name("level")
+        self.problem.engine.register(self._prev, result)
+        counts = np.bincount(result.column("node").to_numpy(), minlength=len(ids))
+        self._ids = ids
+        self._rows = {node: int(counts[i]) for node, i in ids.items()}
+
+    def _split(self, result: pa.Table, nodes: Sequence[Node]) -> dict[Node, ClassHistograms]:
+        node_col = result.column("node").to_numpy()
+        order = np.argsort(node_col, kind="stable")
+        node_col = node_col[order]
+        keys = result.column("key").to_numpy()[order]
+        counts = result.column("n").to_numpy()[order]
+        bounds = np.searchsorted(node_col, np.arange(len(nodes) + 1))
+        return {node: self._histograms(keys[bounds[n]:bounds[n + 1]], counts[bounds[n]:bounds[n + 1]])
+                for n, node in enumerate(nodes)}
+
+    def _histograms(self, keys: np.ndarray, counts: np.ndarray) -> ClassHistograms:
+        span = self.packing.sa_span
+        classes, inverse = np.unique(keys // span, return_inverse=True)
+        sizes = np.bincount(inverse, weights=counts, minlength=len(classes)).astype(np.int64)
+        matrices = []
+        for j, m in enumerate(self.packing.sa_card):
+            sa = self.packing.unpack_sa(keys, j)
+            flat = np.bincount(inverse * m + sa, weights=counts, minlength=len(classes) * m)
+            matrices.append(flat.reshape(len(classes), m))
+        codes = np.column_stack([self.packing.unpack_qi(classes, i) for i in self._subset])
+        return ClassHistograms(codes, sizes, matrices)
+
+    def release_cache(self) -> None:
+        if self._prev is not None:
+            self.problem.engine.unregister(self._prev)
+        self._prev, self._ids, self._rows = None, {}, {}
+
+
+def _chunks(plan: list[tuple[int, tuple]], budget: int) -> list[list[tuple]]:
+    """Split (estimated input rows, plan row) pairs into batches of at most ``budget`` rows."""
+    out: list[list[tuple]] = []
+    current: list[tuple] = []
+    used = 0
+    for rows, row in plan:
+        if current and used + rows > budget:
+            out.append(current)
+            current, used = [], 0
+        current.append(row)
+        used += rows
+    if current:
+        out.append(current)
+    return out
+
+
+@dataclass
+class NodeRunner:
+    """One query per node, one column per code: for single nodes and unpackable key spaces."""
+
+    problem: Problem
+    queries: int = 0
+    nodes_computed: int = 0
+    _subset: Subset = ()
+    _cache: dict[Node, tuple[str, int]] = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.problem.qis[i].levels for i in self._subset)
+
+    def start_subset(self, subset: Subset) -> None:
+        self.release_cache()
+        self._subset = subset
+
+    def level(self, nodes: Sequence[Node]) -> dict[Node, ClassHistograms]:
+        out = {node: self.histograms(node) for node in nodes}
+        # Parents of the next level are this level's nodes; older results are no longer needed.
+        current = set(nodes)
+        for node in [n for n in self._cache if n not in current]:
+            self.problem.engine.unregister(self._cache.pop(node)[0])
+        return out
+
+    def histograms(self, node: Node, keep: bool = True) -> ClassHistograms:
+        parents = [(self._cache[p][1], p) for p in predecessors(node) if p in self._cache]
+        if parents:
+            parent = min(parents)[1]
+            source, from_levels = q.table(self._cache[parent][0]), parent
+        else:
+            source, from_levels = self.problem.base.copy(), tuple(0 for _ in node)
+        groups = []
+        for i, level, from_level in zip(self._subset, node, from_levels):
+            divisors = self.problem.qis[i].hierarchy.divisors
+            groups.append((self.problem.qis[i].coded.code, divisors[level] // divisors[from_level]))
+        sas = self.problem.sas
+        result = self.problem.engine.fetch(q.node_histogram(source, groups, [s.coded.code for s in sas]))
+        self.queries += 1
+        self.nodes_computed += 1
+        if keep:
+            name = self.problem.engine.temp_name("node")
+            self.problem.engine.register(name, result)
+            self._cache[node] = (name, result.num_rows)
+        qi_codes = [self.problem.qis[i].coded.code for i in self._subset]
+        return class_histograms(result, qi_codes, [s.coded.code for s in sas], [len(s.domain) for s in sas])
+
+    def release_cache(self) -> None:
+        for name, _ in self._cache.values():
+            self.problem.engine.unregister(name)
+        self._cache.clear()
+
+
+def runner_for(problem: Problem) -> BatchRunner | NodeRunner:
+    packing = Packing.for_problem(problem)
+    return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)

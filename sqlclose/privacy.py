@@ -1,0 +1,109 @@
+"""Privacy criteria, judged per class and vectorized over all classes of a node.
+
+A criterion knows nothing about the search. It says which classes pass, what value the kept
+classes reach, and whether it is monotone — under generalization alone, and with suppression —
+so the search knows when it may infer a node's outcome instead of checking it (Li et al.,
+Fact 2; DESIGN.md "Suppression caveat").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .classes import ClassHistograms
+from .emd import EMD_TOLERANCE
+from .metrics import discernibility
+from .problem import SensitiveColumn
+
+
+class Criterion:
+    name: str = ""
+    monotone: bool = True  # generalizing a passing node keeps it passing (no suppression)
+    monotone_with_suppression: bool = False  # … also when failing classes are suppressed
+
+    def passes(self, hist: ClassHistograms) -> np.ndarray:
+        """Boolean per class."""
+        raise NotImplementedError
+
+    def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
+        """The value the kept classes reach (for reports)."""
+        raise NotImplementedError
+
+
+@dataclass
+class KAnonymity(Criterion):
+    k: int
+    name: str = "k-anonymity"
+    monotone: bool = True
+    # Merging classes only shrinks the set of classes below k: still monotone with suppression.
+    monotone_with_suppression: bool = True
+
+    def passes(self, hist: ClassHistograms) -> np.ndarray:
+        return hist.sizes >= self.k
+
+    def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
+        return {"min_class_size": int(hist.sizes[kept].min()) if kept.any() else 0}
+
+
+@dataclass
+class TCloseness(Criterion):
+    """EMD of the class's sensitive distribution from the whole table's is at most t."""
+
+    index: int  # which sensitive attribute (position in the class histograms)
+    column: SensitiveColumn
+    name: str = "t-closeness"
+    monotone: bool = True  # Li et al., Fact 2
+    # A passing class merged into a failing one can fail and take more rows with it.
+    monotone_with_suppression: bool = False
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    def distances(self, hist: ClassHistograms) -> np.ndarray:
+        # passes() and reached() on the same node share one EMD computation; keyed by the
+        # object itself (not id(), which Python reuses once a histogram is freed).
+        if self._cache.get("hist") is not hist:
+            self._cache.update(hist=hist, value=self.column.emd(hist.counts[self.index]))
+        return self._cache["value"]
+
+    def passes(self, hist: ClassHistograms) -> np.ndarray:
+        return self.distances(hist) <= self.column.t + EMD_TOLERANCE
+
+    def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
+        d = self.distances(hist)
+        return {
+            "column": self.column.name,
+            "distance": self.column.distance,
+            "t": self.column.t,
+            "max_emd": float(d[kept].max()) if kept.any() else 0.0,
+        }
+
+
+@dataclass
+class NodeOutcome:
+    """A node judged against a set of criteria with a suppression limit."""
+
+    satisfied: bool
+    classes: int  # classes kept
+    suppressed: int  # records in failing classes
+    discernibility: int  # Σ kept size² + suppressed × rows (Bayardo & Agrawal, as Li et al. use it)
+    failing: np.ndarray  # per class
+
+
+def judge(hist: ClassHistograms, criteria: Sequence[Criterion], rows: int, max_suppressed: int) -> NodeOutcome:
+    failing = np.zeros(hist.classes, dtype=bool)
+    for c in criteria:
+        failing |= ~c.passes(hist)
+    suppressed = int(hist.sizes[failing].sum())
+    kept_sizes = hist.sizes[~failing]
+    dm = discernibility(kept_sizes, suppressed, rows)
+    return NodeOutcome(suppressed <= max_suppressed, int(kept_sizes.shape[0]), suppressed, dm, failing)
+
+
+def criteria_for(k: int, sensitive: Sequence[SensitiveColumn]) -> list[Criterion]:
+    found: list[Criterion] = []
+    if k > 1:
+        found.append(KAnonymity(k))
+    found.extend(TCloseness(j, sa) for j, sa in enumerate(sensitive))
+    return found

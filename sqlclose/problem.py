@@ -1,0 +1,248 @@
+"""From a spec and a source to a validated, integer-coded problem ready for the search.
+
+Order of work: check the columns exist; one scan of the source into the *raw histogram*
+(rows counted per combination of QI and sensitive values); build rule hierarchies from its
+distinct values; register lookup tables; prove every value is a leaf and every NULL has a
+policy; encode to the *base histogram* of integer codes. Nothing here reads rows in Python:
+Python sees distinct values and counts.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from . import queries as q
+from .emd import emd as emd_distance
+from .engine import Engine
+from .errors import DataError, HierarchyError
+from .hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
+from .spec import HierarchySpec, QuasiIdentifier, Sensitive, Spec
+
+MAX_LISTED_VALUES = 20
+
+
+@dataclass
+class QuasiIdentifierColumn:
+    name: str
+    hierarchy: Hierarchy
+    coded: q.CodedColumn
+
+    @property
+    def levels(self) -> int:
+        return self.hierarchy.levels
+
+
+@dataclass
+class SensitiveColumn:
+    name: str
+    spec: Sensitive
+    coded: q.CodedColumn
+    domain: list[str]  # values in code order
+    hierarchy: Hierarchy | None = None
+    q: np.ndarray = field(default_factory=lambda: np.zeros(0))  # counts over the domain, whole table
+
+    @property
+    def t(self) -> float:
+        return self.spec.t
+
+    @property
+    def distance(self) -> str:
+        return self.spec.distance
+
+    def emd(self, counts: np.ndarray) -> np.ndarray:
+        """EMD of every class (rows of ``counts``) from the whole table's distribution."""
+        return emd_distance(counts, self.q, self.distance, self.hierarchy)
+
+
+@dataclass
+class Problem:
+    engine: Engine
+    source: exp.Expression  # the input table (after dropping rows with NULLs under nulls = "drop")
+    columns: list[str]  # the input's columns, in order
+    qis: list[QuasiIdentifierColumn]
+    sas: list[SensitiveColumn]
+    identifiers: list[str]
+    k: int
+    suppression: float
+    rows: int  # rows anonymized (input rows minus dropped NULL rows)
+    input_rows: int
+    fingerprint: str
+    base: exp.Table
+    base_rows: int
+
+    @property
+    def dropped_rows(self) -> int:
+        return self.input_rows - self.rows
+
+    @property
+    def max_suppressed(self) -> int:
+        """Most records the suppression limit allows to remove."""
+        return int(np.floor(self.suppression * self.rows + 1e-9))
+
+
+def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str) -> Problem:
+    columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(source.copy()).limit(0)).schema]
+    _check_columns(spec, columns, source_label)
+
+    qi_coded = [
+        q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
+                      null_value=s.null_value if s.nulls == "value" else None)
+        for i, (name, s) in enumerate(spec.quasi_identifiers.items())
+    ]
+    sa_coded = [
+        q.CodedColumn(name, f"r{len(qi_coded) + j}", f"s{j}", engine.temp_name(f"lookup_s{j}"),
+                      null_value=s.null_value if s.nulls == "value" else None,
+                      typed=s.distance == "ordered")
+        for j, (name, s) in enumerate(spec.sensitive.items())
+    ]
+    coded = qi_coded + sa_coded
+    policies = {c.raw: _policy(spec, c.name) for c in coded}
+
+    fp = engine.fetch(q.fingerprint(source.copy())).to_pylist()[0]
+    params = q.Params()
+    raw = q.table(engine.temp_name("raw_histogram"))
+    engine.execute(_create_temp(raw, q.raw_histogram(source.copy(), coded, params)), params.values)
+
+    nulls = engine.fetch(q.null_counts(raw, coded)).to_pylist()[0]
+    for c in coded:
+        if nulls[c.raw] and policies[c.raw] == "error":
+            raise DataError(
+                f"column {c.name!r} has {nulls[c.raw]} NULL value(s) in {source_label}; set nulls = \"drop\" "
+                f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
+                "or clean the data"
+            )
+
+    qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(engine, raw, c, spec.quasi_identifiers[c.name]), c)
+           for c in qi_coded]
+    for qi in qis:
+        _register_qi_lookup(engine, qi)
+        _check_leaves(engine, raw, qi.coded, qi.hierarchy)
+    sas = [_sensitive_column(engine, raw, c, spec.sensitive[c.name]) for c in sa_coded]
+
+    base = q.table(engine.temp_name("base_histogram"))
+    engine.execute(_create_temp(base, q.base_histogram(raw, coded)))
+    base_rows = engine.fetch(exp.select(exp.Count(this=exp.Star()).as_("c")).from_(base.copy())).column(0)[0].as_py()
+    rows = _total(engine, base)
+    for sa in sas:
+        dist = engine.fetch(q.node_histogram(base.copy(), [], [sa.coded.code]))
+        sa.q = np.bincount(dist.column(sa.coded.code).to_numpy(),
+                           weights=dist.column("n").to_numpy().astype(np.float64), minlength=len(sa.domain))
+    drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
+    effective = source
+    if drop:
+        effective = exp.select(exp.Star()).from_(source.copy().as_("src") if isinstance(source, exp.Table)
+                                                 else source.copy()).where(q.not_null(drop)).subquery()
+    return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
+                   rows, int(fp["row_count"]), str(fp["fingerprint"]), base, int(base_rows))
+
+
+def _policy(spec: Spec, name: str) -> str:
+    entry = spec.quasi_identifiers.get(name) or spec.sensitive[name]
+    return entry.nulls
+
+
+def _create_temp(target: exp.Table, query: exp.Expression) -> exp.Create:
+    return exp.Create(this=target.copy(), kind="TABLE", expression=query,
+                      properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+
+
+def _total(engine: Engine, base: exp.Table) -> int:
+    total = engine.fetch(exp.select(exp.Sum(this=exp.column("n")).as_("n")).from_(base.copy())).column(0)[0].as_py()
+    return int(total or 0)
+
+
+def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
+    declared = [*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers]
+    for name in declared:
+        if name not in columns:
+            close = difflib.get_close_matches(name, columns, n=3)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise DataError(
+                f"column {name!r} is not in {source_label}{hint} (its columns: {', '.join(repr(c) for c in columns)})"
+            )
+
+
+def _distinct(engine: Engine, raw: exp.Table, c: q.CodedColumn) -> pa.Table:
+    value = q.col(c.raw)
+    query = (exp.select(q.as_text(value.copy()).as_("text"),
+                        exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE")).as_("number"))
+             .from_(raw.copy()).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
+             .group_by(value.copy()).order_by(value.copy()))
+    return engine.fetch(query)
+
+
+def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
+    if s.kind in ("file", "tree", "hierarchy"):
+        return _static_hierarchy(s, c.name)
+    values = _distinct(engine, raw, c)
+    texts = values.column("text").to_pylist()
+    special = [c.null_value] if c.null_value is not None else []
+    texts_rule = [t for t in texts if t not in special]
+    name = f"{s.kind} rule for column {c.name!r}"
+    if s.kind == "bands":
+        numbers = values.column("number").to_pylist()
+        pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
+        bad = [t for t, x in pairs if x is None]
+        if bad:
+            raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
+                            "bands; use a hierarchy file or mask, or clean the data")
+        h = bands_hierarchy(pairs, s.bands or [], s.origin, name)
+    else:
+        steps = None if s.mask is True else s.mask
+        h = mask_hierarchy(texts_rule, steps, s.mask_char, name)
+    if special:  # the NULL stand-in gets a branch of its own, up to the top
+        rows = h.rows + (tuple([special[0]] * h.height + [TOP_LABEL]),)
+        h = Hierarchy(rows, h.origin)
+    return h
+
+
+def _static_hierarchy(s: HierarchySpec, column: str) -> Hierarchy:
+    try:
+        if s.kind == "file":
+            return Hierarchy.from_csv(s.file, s.delimiter)
+        if s.kind == "tree":
+            return Hierarchy.from_tree(s.tree, f"tree for column {column!r}")
+        return s.hierarchy
+    except HierarchyError as e:
+        raise HierarchyError(f"hierarchy of column {column!r}: {e}") from None
+
+
+def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
+    h = qi.hierarchy
+    data: dict[str, list] = {"value": h.leaves, "code": h.leaf_codes.tolist()}
+    for level in range(1, h.levels):
+        data[f"label_{level}"] = [row[level] for row in h.rows]
+    engine.register(qi.coded.lookup, pa.table(data))
+
+
+def _check_leaves(engine: Engine, raw: exp.Table, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
+    missing = engine.fetch(q.missing_values(raw, c))
+    if missing.num_rows == 0:
+        return
+    values = missing.column("v").to_pylist()
+    counts = missing.column("n").to_pylist()
+    shown = ", ".join(f"{v!r} ({n} rows)" for v, n in zip(values[:MAX_LISTED_VALUES], counts))
+    more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
+    where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
+    raise DataError(
+        f"column {c.name!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
+        "add a line for each to the hierarchy (leaf;…;*), or fix the data"
+    )
+
+
+def _sensitive_column(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
+    hierarchy = None
+    if s.distance == "hierarchical":
+        hierarchy = _static_hierarchy(s.hierarchy, c.name)
+        domain = hierarchy.leaves
+    else:
+        # Sorted distinct values of the table: numerically for ordered (the raw column is typed).
+        domain = _distinct(engine, raw, c).column("text").to_pylist()
+    engine.register(c.lookup, pa.table({"value": domain, "code": list(range(len(domain)))}))
+    _check_leaves(engine, raw, c, hierarchy)
+    return SensitiveColumn(c.name, s, c, domain, hierarchy)

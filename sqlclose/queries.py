@@ -1,0 +1,209 @@
+"""Builds every generated query as a sqlglot AST.
+
+User-supplied names enter only through ``ident``/``col``/``table`` (quoted identifiers); user
+values only as bound parameters (``Params``). Static shapes come from ``sql/*.sql`` via
+``sqltemplates.template``; this module fills them and adds the variable parts (joins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlglot import exp
+
+from .sqltemplates import template
+
+
+def ident(name: str) -> exp.Identifier:
+    return exp.to_identifier(name, quoted=True)
+
+
+def col(name: str, table: str | None = None) -> exp.Column:
+    return exp.Column(this=ident(name), table=ident(table) if table else None)
+
+
+def table(name: str) -> exp.Table:
+    return exp.Table(this=ident(name))
+
+
+def as_text(expr: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=expr, to=exp.DataType.build("VARCHAR"))
+
+
+@dataclass
+class Params:
+    """Positional bound parameters ($1, $2, …) collected while a query is built."""
+
+    values: list[Any] = field(default_factory=list)
+
+    def add(self, value: Any) -> exp.Placeholder:
+        self.values.append(value)
+        return exp.Placeholder(this=str(len(self.values)))
+
+
+@dataclass(frozen=True)
+class CodedColumn:
+    """A source column as the search sees it: its raw-histogram column, lookup and code name."""
+
+    name: str  # the user's column name
+    raw: str  # its column in the raw histogram
+    code: str  # its code column in the base histogram
+    lookup: str  # registered lookup table: value (text) -> code
+    null_value: str | None = None  # NULLs read as this value (nulls = "value")
+    typed: bool = False  # keep the SA typed in the raw histogram (ordered domains)
+
+
+def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params) -> exp.Expression:
+    exprs = []
+    for c in columns:
+        value: exp.Expression = col(c.name, "src")
+        if not c.typed:
+            value = as_text(value)
+        if c.null_value is not None:
+            value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
+        exprs.append(exp.alias_(value, ident(c.raw)))
+    select = template("raw_histogram", source=source, columns=exprs)
+    # GROUP BY the expressions, not the aliases: portable to engines without alias grouping.
+    select.set("group", exp.Group(expressions=[e.this.copy() for e in exprs]))
+    return select
+
+
+def missing_values(raw: exp.Table, c: CodedColumn) -> exp.Expression:
+    value = as_text(col(c.raw, "raw")) if c.typed else col(c.raw, "raw")
+    return template("missing_values", raw=raw, value=value, lookup=table(c.lookup))
+
+
+def null_counts(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
+    """Rows with a NULL, per column, in one pass over the raw histogram."""
+    sums = [
+        exp.alias_(
+            exp.Cast(
+                this=exp.Coalesce(
+                    this=exp.Sum(this=exp.If(this=exp.Is(this=col(c.raw), expression=exp.Null()),
+                                             true=exp.column("n"), false=exp.Literal.number(0))),
+                    expressions=[exp.Literal.number(0)],
+                ),
+                to=exp.DataType.build("BIGINT"),
+            ),
+            ident(c.raw),
+        )
+        for c in columns
+    ]
+    return exp.select(*sums).from_(raw)
+
+
+def base_histogram(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
+    """Inner joins to the lookups: rows with a NULL left by ``nulls = "drop"`` fall out here."""
+    codes = [col("code", f"lk_{c.code}") for c in columns]
+    select = template("base_histogram", raw=raw, codes=codes)
+    select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(codes, columns)]
+               + [select.expressions[-1]])
+    for c in columns:
+        value = as_text(col(c.raw, "raw")) if c.typed else col(c.raw, "raw")
+        select = select.join(
+            exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True),
+            on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value),
+        )
+    return select
+
+
+def node_histogram(source: exp.Expression, groups: Sequence[tuple[str, int]], extra: Sequence[str]) -> exp.Expression:
+    """Class histograms of a node: ``groups`` are (code column, divisor from the source's level)."""
+    exprs: list[exp.Expression] = []
+    keys: list[exp.Expression] = []
+    for name, divisor in groups:
+        value = col(name) if divisor == 1 else exp.IntDiv(this=col(name), expression=exp.Literal.number(divisor))
+        exprs.append(value if divisor == 1 else exp.alias_(value, ident(name)))
+        keys.append(value.copy())
+    for name in extra:
+        exprs.append(col(name))
+        keys.append(col(name))
+    select = template("node_histogram", input=source, groups=exprs)
+    select.set("group", exp.Group(expressions=keys))
+    return select
+
+
+def distribution(source: exp.Expression, value: exp.Expression) -> exp.Expression:
+    return template("distribution", input=source, value=value)
+
+
+def fingerprint(source: exp.Expression) -> exp.Expression:
+    return template("fingerprint", source=source)
+
+
+def verify_classes(release: exp.Expression, qi: Sequence[str], sensitive: str | None) -> exp.Expression:
+    """Per (class, sensitive value as text) counts of a written release; no SA: one row per class."""
+    sa = as_text(col(sensitive)) if sensitive else as_text(exp.Null())  # a number would be a position
+    return template("verify_classes", release=release, qi=[col(q) for q in qi], sensitive=sa)
+
+
+def not_null(columns: Sequence[str]) -> exp.Expression | None:
+    if not columns:
+        return None
+    return exp.and_(*[exp.Not(this=exp.Is(this=col(c, "src"), expression=exp.Null())) for c in columns])
+
+
+@dataclass(frozen=True)
+class ReleasedQI:
+    """How one quasi-identifier appears in a release: its level and lookup."""
+
+    coded: CodedColumn
+    level: int
+    divisor: int  # leaf code // divisor = class code at this level
+
+
+def release(source: exp.Expression, columns: Sequence[str], identifiers: Sequence[str],
+            qis: Sequence[ReleasedQI], suppressed: exp.Table | None, params: Params) -> exp.Expression:
+    """The released table: generalized QI labels, identifiers dropped, failing classes removed."""
+    by_name = {r.coded.name: r for r in qis}
+    select_list: list[exp.Expression] = []
+    for name in columns:
+        if name in identifiers:
+            continue
+        r = by_name.get(name)
+        if r is None or r.level == 0:
+            select_list.append(exp.alias_(col(name, "src"), ident(name)))
+        else:
+            select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
+    select = exp.select(*select_list).from_(exp.alias_(source.copy(), ident("src"), table=True)
+                                            if isinstance(source, exp.Table) else
+                                            source.copy().as_("src"))
+    for r in qis:
+        value: exp.Expression = as_text(col(r.coded.name, "src"))
+        if r.coded.null_value is not None:
+            value = exp.Coalesce(this=value, expressions=[params.add(r.coded.null_value)])
+        select = select.join(exp.alias_(table(r.coded.lookup), ident(_lk(r)), table=True),
+                             on=exp.EQ(this=col("value", _lk(r)), expression=value))
+    if suppressed is not None:
+        match = exp.and_(*[
+            exp.EQ(this=col(r.coded.code, "supp"),
+                   expression=exp.IntDiv(this=col("code", _lk(r)), expression=exp.Literal.number(r.divisor)))
+            for r in qis
+        ])
+        inner = exp.select(exp.Literal.number(1)).from_(exp.alias_(suppressed.copy(), ident("supp"), table=True)).where(match)
+        select = select.where(exp.Not(this=exp.Exists(this=inner)))
+    return select
+
+
+def _lk(r: ReleasedQI) -> str:
+    return f"lk_{r.coded.code}"
+
+
+def rollup_batch(prev: exp.Table, plan: exp.Table) -> exp.Expression:
+    return template("rollup_batch", prev=prev, plan=plan)
+
+
+def base_batch(base: exp.Table, plan: exp.Table, subset: Sequence[int], problem, packing) -> exp.Expression:
+    """Nodes of ``subset`` from the base histogram; plan columns d0, d1, … divide each QI's code."""
+    terms: list[exp.Expression] = []
+    for a, i in enumerate(subset):
+        code = exp.IntDiv(this=col(problem.qis[i].coded.code, "base"), expression=col(f"d{a}", "plan"))
+        terms.append(exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(packing.qi_stride[i])))
+    for j, sa in enumerate(problem.sas):
+        terms.append(exp.Mul(this=col(sa.coded.code, "base"), expression=exp.Literal.number(packing.sa_stride[j])))
+    key = terms[0]
+    for term in terms[1:]:
+        key = exp.Add(this=key, expression=term)
+    return template("base_batch", base=base, plan=plan, key=key)

@@ -1,0 +1,225 @@
+"""A chosen generalization: its data, its metrics, and writing it safely.
+
+Writing is all-or-nothing: DuckDB COPYs the release to a temporary file beside the target, the
+file is fsynced and re-checked from disk (``verify``), and only then renamed into place, with
+its JSON report beside it. On any failure the temporary file is removed and nothing is left at
+the output path. An existing output is replaced only when asked.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from . import __version__
+from . import queries as q
+from .classes import ClassHistograms
+from .errors import OutputExistsError
+from .lattice import Node
+from .metrics import average_class_size
+from .nodes import NodeRunner
+from .privacy import Criterion, TCloseness, judge
+from .problem import Problem
+from .search import SearchResult
+from .verify import compare, recheck
+
+
+@dataclass
+class Release:
+    """The result of ``sqlclose.anonymize``: the optimal node and everything measured about it."""
+
+    problem: Problem
+    search: SearchResult
+    criteria: list[Criterion]
+    spec_sha256: str
+    source_label: str
+    timings: dict[str, float] = field(default_factory=dict)
+    _hist: ClassHistograms | None = None
+    _failing: np.ndarray | None = None
+
+    # ---- what was chosen ----------------------------------------------------------------
+    @property
+    def node(self) -> dict[str, int]:
+        """Generalization level per quasi-identifier."""
+        return self._named(self.search.optimum)
+
+    @property
+    def minimal_nodes(self) -> list[dict[str, int]]:
+        return [self._named(n) for n in self.search.minimal_nodes]
+
+    def _named(self, node: Node) -> dict[str, int]:
+        return {qi.name: int(level) for qi, level in zip(self.problem.qis, node)}
+
+    # ---- measurements of the chosen node ---------------------------------------------------
+    def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
+        if self._hist is None:
+            runner = NodeRunner(self.problem)
+            runner.start_subset(tuple(range(len(self.problem.qis))))
+            self._hist = runner.histograms(self.search.optimum, keep=False)
+            outcome = judge(self._hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
+            self._failing = outcome.failing
+        return self._hist, self._failing
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Classes, suppression, privacy values reached and utility of the chosen node."""
+        hist, failing = self._classes()
+        kept = ~failing
+        suppressed = int(hist.sizes[failing].sum())
+        evaluated = self.search.evaluated[self.search.optimum]
+        kept_rows = self.problem.rows - suppressed
+        privacy: dict[str, Any] = {
+            "k": self.problem.k,
+            "min_class_size": int(hist.sizes[kept].min()) if kept.any() else 0,
+            "suppression_limit": self.problem.suppression,
+            "sensitive": {},
+        }
+        for c in self.criteria:
+            if isinstance(c, TCloseness):
+                privacy["sensitive"][c.column.name] = c.reached(hist, kept)
+        return {
+            "classes": int(kept.sum()),
+            "suppressed_rows": suppressed,
+            "rows": kept_rows,
+            "privacy": privacy,
+            "utility": {
+                "discernibility": evaluated.discernibility,
+                "average_class_size": average_class_size(kept_rows, int(kept.sum())),
+            },
+        }
+
+    # ---- the data ---------------------------------------------------------------------------
+    def _query(self) -> tuple[Any, list]:
+        hist, failing = self._classes()
+        params = q.Params()
+        suppressed = None
+        if failing.any():
+            name = self.problem.engine.temp_name("suppressed")
+            codes = {qi.coded.code: hist.keys[failing, i] for i, qi in enumerate(self.problem.qis)}
+            self.problem.engine.register(name, pa.table(codes))
+            suppressed = q.table(name)
+        released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level])
+                    for qi, level in zip(self.problem.qis, self.search.optimum)]
+        query = q.release(self.problem.source, self.problem.columns, self.problem.identifiers, released,
+                          suppressed, params)
+        return query, params.values
+
+    def to_arrow(self) -> pa.Table:
+        """The released table (generalized, identifiers dropped, failing classes suppressed)."""
+        query, params = self._query()
+        return self.problem.engine.fetch(query, params)
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+    @property
+    def columns(self) -> list[str]:
+        return [c for c in self.problem.columns if c not in self.problem.identifiers]
+
+    # ---- writing -------------------------------------------------------------------------------
+    def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
+        """Write, verify from disk, then move into place; returns the report (also written as JSON)."""
+        path = Path(path)
+        report_path = Path(report) if report else path.with_name(path.name + ".report.json")
+        for target in (path, report_path):
+            if target.exists() and not overwrite:
+                raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+            if target.is_dir():
+                raise OutputExistsError(f"{target} is a directory, not a file path")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        report_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        tmp_report = report_path.with_name(f".{report_path.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            started = time.perf_counter()
+            query, params = self._query()
+            self.problem.engine.copy_to_parquet(query, tmp, params)
+            _fsync(tmp)
+            self.timings["write_seconds"] = time.perf_counter() - started
+            started = time.perf_counter()
+            summary = self.summary
+            claimed = {
+                "rows": summary["rows"],
+                "classes": summary["classes"],
+                "min_class_size": summary["privacy"]["min_class_size"],
+                "max_emd": {n: v["max_emd"] for n, v in summary["privacy"]["sensitive"].items()},
+            }
+            found = recheck(self.problem, tmp)
+            compare(claimed, found, self.problem, self.columns)
+            self.timings["verify_seconds"] = time.perf_counter() - started
+            digest = _sha256(tmp)
+            doc = self.report(summary, path, digest)
+            tmp_report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            _fsync(tmp_report)
+            if not overwrite and (path.exists() or report_path.exists()):
+                raise OutputExistsError(f"{path} appeared while the release was being written; not replacing it")
+            os.replace(tmp, path)
+            os.replace(tmp_report, report_path)
+            _fsync_dir(path.parent)
+            return doc
+        except BaseException:
+            for leftover in (tmp, tmp_report):
+                leftover.unlink(missing_ok=True)
+            raise
+
+    def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
+        summary = summary or self.summary
+        p = self.problem
+        return {
+            "sqlclose_version": __version__,
+            "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "spec_sha256": self.spec_sha256,
+            "input": {"source": self.source_label, "rows": p.input_rows, "fingerprint": p.fingerprint,
+                      "dropped_null_rows": p.dropped_rows},
+            "node": self.node,
+            "minimal_nodes": self.minimal_nodes,
+            "lattice": {
+                "levels": {qi.name: qi.levels for qi in p.qis},
+                "size": self.search.lattice_size,
+                "satisfying_nodes": int(self.search.satisfying.sum()),
+                "nodes_evaluated": self.search.nodes_evaluated,
+                "seconds": round(self.search.seconds, 4),
+            },
+            "classes": summary["classes"],
+            "suppressed_rows": summary["suppressed_rows"],
+            "privacy": summary["privacy"],
+            "utility": summary["utility"],
+            "output": {"path": str(path) if path else None, "rows": summary["rows"], "sha256": digest,
+                       "columns": self.columns},
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "verified": digest is not None,
+        }
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        _fsync(path)
+    except OSError:  # not every filesystem lets a directory be fsynced
+        pass
+

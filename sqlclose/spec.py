@@ -1,0 +1,292 @@
+"""The release spec: what to generalize, what to protect, where to read and write.
+
+Specs come from TOML (``load_spec``) or are built in Python (``Spec(...)``). Validation is
+pydantic's (one declarative place for types, ranges and defaults); its errors are re-worded
+into one ``SpecError`` that names the file and the key path of every problem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .errors import SpecError
+from .hierarchy import Hierarchy
+
+Distance = Literal["ordered", "equal", "hierarchical"]
+NullPolicy = Literal["error", "drop", "value"]
+
+_ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
+
+
+class HierarchySpec(_Model):
+    """Where a hierarchy comes from: exactly one of ``file``, ``bands``, ``mask``, ``tree``
+    (or, from Python, a ready ``hierarchy``)."""
+
+    file: Path | None = None
+    delimiter: str = ";"
+    bands: list[float] | None = None
+    origin: float = 0.0
+    mask: bool | list[int] | None = None
+    mask_char: str = "*"
+    tree: dict[str, Any] | None = None
+    hierarchy: Hierarchy | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> HierarchySpec:
+        given = [k for k in ("file", "bands", "mask", "tree", "hierarchy") if getattr(self, k) not in (None, False)]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one hierarchy source: file = \"x.csv\", bands = [5, 10], mask = true, "
+                f"or tree = {{…}} (got {', '.join(given) or 'none'})"
+            )
+        return self
+
+    @property
+    def kind(self) -> str:
+        return next(k for k in ("file", "bands", "mask", "tree", "hierarchy") if getattr(self, k) not in (None, False))
+
+
+def _coerce_hierarchy(value: Any) -> Any:
+    """Shorthands: a path string is a file; a Hierarchy is itself."""
+    if isinstance(value, (str, Path)):
+        return {"file": value}
+    if isinstance(value, Hierarchy):
+        return {"hierarchy": value}
+    return value
+
+
+class QuasiIdentifier(HierarchySpec):
+    """A quasi-identifier column and its hierarchy (fields of HierarchySpec, flattened)."""
+
+    nulls: NullPolicy = "error"
+    null_value: str = "NULL"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, value: Any) -> Any:
+        return _coerce_hierarchy(value)
+
+
+class Sensitive(_Model):
+    """A sensitive column that must be t-close to its distribution in the whole table."""
+
+    t: float = Field(ge=0.0, le=1.0)
+    distance: Distance = "equal"
+    hierarchy: HierarchySpec | None = None
+    nulls: NullPolicy = "error"
+    null_value: str = "NULL"
+
+    @field_validator("hierarchy", mode="before")
+    @classmethod
+    def _hierarchy_shorthand(cls, value: Any) -> Any:
+        return _coerce_hierarchy(value)
+
+    @model_validator(mode="after")
+    def _hierarchy_iff_hierarchical(self) -> Sensitive:
+        if self.distance == "hierarchical" and self.hierarchy is None:
+            raise ValueError("distance = \"hierarchical\" needs a hierarchy (e.g. hierarchy = \"disease.csv\")")
+        if self.distance != "hierarchical" and self.hierarchy is not None:
+            raise ValueError(f"a hierarchy is only used with distance = \"hierarchical\", not {self.distance!r}")
+        if self.distance == "ordered" and self.nulls == "value":
+            raise ValueError("nulls = \"value\" cannot place a NULL in an ordered domain; use \"drop\" or \"error\"")
+        if self.hierarchy is not None and self.hierarchy.kind in ("bands", "mask"):
+            raise ValueError("a sensitive hierarchy must list its values (file, tree or hierarchy), not bands")
+        return self
+
+
+class Privacy(_Model):
+    k: int = Field(default=1, ge=1)
+    suppression: float = Field(default=0.0, ge=0.0, lt=1.0)
+
+
+class Source(_Model):
+    """A table on disk: Parquet, CSV, or a DuckDB database file (then ``table`` is required)."""
+
+    path: Path
+    table: str | None = None
+    delimiter: str | None = None
+    format: Literal["parquet", "csv", "duckdb"] | None = None
+
+    @property
+    def kind(self) -> str:
+        if self.format:
+            return self.format
+        suffix = self.path.suffix.lower()
+        if suffix in (".parquet", ".pq"):
+            return "parquet"
+        if suffix in (".csv", ".tsv", ".txt"):
+            return "csv"
+        if suffix in (".duckdb", ".db", ".ddb"):
+            return "duckdb"
+        raise ValueError(f"cannot tell the format of {self.path}; set format = \"parquet\", \"csv\" or \"duckdb\"")
+
+    @model_validator(mode="after")
+    def _table_for_duckdb(self) -> Source:
+        kind = self.kind
+        if kind == "duckdb" and not self.table:
+            raise ValueError("a DuckDB database source needs table = \"name\"")
+        if kind != "duckdb" and self.table:
+            raise ValueError(f"table = {self.table!r} only applies to DuckDB database sources")
+        return self
+
+
+class Output(_Model):
+    path: Path
+    report: Path | None = None
+    overwrite: bool = False
+
+    @property
+    def report_path(self) -> Path:
+        return self.report or self.path.with_name(self.path.name + ".report.json")
+
+
+class Spec(_Model):
+    """Everything a release needs. ``k`` and ``suppression`` may be given at the top level."""
+
+    quasi_identifiers: dict[str, QuasiIdentifier]
+    sensitive: dict[str, Sensitive] = Field(default_factory=dict)
+    identifiers: list[str] = Field(default_factory=list)
+    privacy: Privacy = Field(default_factory=Privacy)
+    source: Source | None = None
+    output: Output | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _top_level_privacy(cls, value: Any) -> Any:
+        if isinstance(value, dict) and ("k" in value or "suppression" in value):
+            value = dict(value)
+            privacy = dict(value.get("privacy") or {})
+            for key in ("k", "suppression"):
+                if key in value:
+                    privacy[key] = value.pop(key)
+            value["privacy"] = privacy
+        return value
+
+    @model_validator(mode="after")
+    def _columns_consistent(self) -> Spec:
+        if not self.quasi_identifiers:
+            raise ValueError("declare at least one quasi-identifier under [quasi_identifiers]")
+        roles: dict[str, str] = {}
+        for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
+                            ("identifier", self.identifiers)):
+            for name in names:
+                if name in roles:
+                    raise ValueError(f"column {name!r} is declared both {roles[name]} and {role}; give it one role")
+                roles[name] = role
+        return self
+
+    @property
+    def k(self) -> int:
+        return self.privacy.k
+
+    @property
+    def suppression(self) -> float:
+        return self.privacy.suppression
+
+    def sha256(self) -> str:
+        """Hash of the canonical JSON form: equal specs hash equal, however they were written."""
+        return hashlib.sha256(canonical_json(self).encode()).hexdigest()
+
+
+def canonical_json(spec: Spec) -> str:
+    def default(obj: Any) -> Any:
+        if isinstance(obj, Hierarchy):
+            return {"rows": [list(r) for r in obj.rows]}
+        if isinstance(obj, Path):
+            return str(obj)
+        raise TypeError(type(obj).__name__)
+
+    data = spec.model_dump(exclude={"output"}, exclude_none=True)
+    return json.dumps(data, sort_keys=True, default=default, separators=(",", ":"))
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Read a TOML spec. Relative paths in it are relative to the spec file; ``${VAR}`` and
+    ``${VAR:-default}`` in paths expand from the environment."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError(f"spec file {path} does not exist") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path}: not valid TOML: {e}") from None
+    base = path.parent
+    try:
+        _resolve_paths(data, base, str(path))
+        return Spec.model_validate(data)
+    except ValidationError as e:
+        raise SpecError(format_validation_error(e, str(path))) from None
+
+
+def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:
+    """Validate a spec given as a dict (as from Python), with the same messages as load_spec."""
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as e:
+        raise SpecError(format_validation_error(e, where)) from None
+
+
+def format_validation_error(error: ValidationError, where: str) -> str:
+    lines = [f"{where}: invalid spec ({error.error_count()} problem{'s' if error.error_count() > 1 else ''}):"]
+    for item in error.errors():
+        loc = ".".join(str(p) for p in item["loc"] if not str(p).startswith("function-"))
+        msg = item["msg"].removeprefix("Value error, ")
+        shown = item.get("input")
+        got = f" (got {shown!r})" if item["type"] not in ("missing",) and not isinstance(shown, dict) else ""
+        lines.append(f"  - {loc or '(top level)'}: {msg}{got}")
+    return "\n".join(lines)
+
+
+def expand_env(text: str) -> str:
+    def sub(m: re.Match) -> str:
+        name, default = m.group(1), m.group(2)
+        value = os.environ.get(name)
+        if value:
+            return value
+        if default is None:
+            raise SpecError(f"environment variable {name} is not set (used in {text!r}); set it or "
+                            f"write ${{{name}:-default}}")
+        return default
+
+    return _ENV_VAR.sub(sub, text)
+
+
+def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
+    """Expand env vars and make relative paths absolute (relative to the spec file)."""
+
+    def fix(container: dict[str, Any], key: str) -> None:
+        value = container.get(key)
+        if isinstance(value, str):
+            p = Path(expand_env(value)).expanduser()
+            container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
+
+    for section, keys in (("source", ("path",)), ("output", ("path", "report"))):
+        if isinstance(data.get(section), dict):
+            for key in keys:
+                fix(data[section], key)
+    for section in ("quasi_identifiers", "sensitive"):
+        for name, entry in (data.get(section) or {}).items():
+            if isinstance(entry, str) and section == "quasi_identifiers":
+                data[section][name] = entry = {"file": entry}
+            if not isinstance(entry, dict):
+                continue
+            target = entry
+            if section == "sensitive":
+                if isinstance(entry.get("hierarchy"), str):
+                    entry["hierarchy"] = {"file": entry["hierarchy"]}
+                target = entry.get("hierarchy") if isinstance(entry.get("hierarchy"), dict) else {}
+            fix(target, "file")

@@ -1,0 +1,93 @@
+"""Static SQL from the top-level ``sql/`` folder, filled with identifiers through the AST.
+
+A template names its holes ``__like_this__``: as a table (``FROM __source__``) or as a column.
+``fill`` swaps each hole for an expression — or, for a column hole inside a list (SELECT list,
+GROUP BY, ORDER BY), for several — so user-supplied names only ever enter as quoted
+identifiers built by sqlglot, never as text.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+Fill = exp.Expression | list[exp.Expression]
+
+
+def _sql_dir() -> Path:
+    try:
+        return Path(str(resources.files("sqlclose.sql")))
+    except (ModuleNotFoundError, TypeError):
+        return Path(__file__).resolve().parent.parent / "sql"
+
+
+@lru_cache(maxsize=None)
+def _parsed(name: str) -> exp.Expression:
+    text = (_sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
+    tree = sqlglot.parse_one(text, read="duckdb")
+    for node in tree.walk():
+        node.comments = None  # the files are documented; generated SQL stays compact
+    return tree
+
+
+def template(name: str, **holes: Fill) -> exp.Expression:
+    """Parse ``sql/<name>.sql`` (cached) and fill its holes. Every hole must be given."""
+    tree = _parsed(name).copy()
+    found = set()
+    for node in list(tree.find_all(exp.Column, exp.Table)):
+        key = _hole_name(node)
+        if key is None:
+            continue
+        if key not in holes:
+            raise KeyError(f"template {name}.sql: no value for hole __{key}__")
+        found.add(key)
+        _fill_one(node, holes[key])
+    missing = set(holes) - found
+    if missing:
+        raise KeyError(f"template {name}.sql has no hole(s) {sorted(missing)}")
+    return tree
+
+
+def _hole_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Column) and node.table:
+        return None
+    name = node.name
+    if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+        return name[2:-2]
+    return None
+
+
+def _fill_one(node: exp.Expression, value: Fill) -> None:
+    if isinstance(node, exp.Table):
+        replacement = value.copy()
+        alias = node.args.get("alias")
+        if alias is not None:
+            replacement.set("alias", alias.copy())
+        node.replace(replacement)
+        return
+    if not isinstance(value, list):
+        node.replace(value.copy())
+        return
+    # A list fills a list: splice copies of the enclosing item (e.g. an ORDER BY term) in place.
+    item = node.parent if isinstance(node.parent, exp.Ordered) else node
+    holder, key = item.parent, item.arg_key
+    items = holder.args.get(key)
+    if not isinstance(items, list):
+        raise ValueError(f"hole {node.name} takes a single expression here, not a list")
+    spliced: list[exp.Expression] = []
+    for existing in items:
+        if existing is not item:
+            spliced.append(existing)
+            continue
+        for v in value:
+            if item is node:
+                spliced.append(v.copy())
+            else:
+                copy = item.copy()
+                copy.set("this", v.copy())
+                spliced.append(copy)
+    holder.set(key, spliced)
