@@ -41,6 +41,15 @@ class BatchRunner:
     _ids: dict[Node, int] = field(default_factory=dict)  # nodes of the previous level -> id
     _rows: dict[Node, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
+    _names: dict[str, str] = field(default_factory=dict)
+    _sql: dict[tuple, str] = field(default_factory=dict)
+
+    def _name(self, role: str) -> str:
+        """One registered name per role, re-registered each time, so each query's SQL text is
+        rendered by sqlglot once per subset and then reused."""
+        if role not in self._names:
+            self._names[role] = self.problem.engine.temp_name(role)
+        return self._names[role]
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -50,11 +59,13 @@ class BatchRunner:
         self.release_cache()
         self._subset = subset
 
-    def level(self, nodes: Sequence[Node]) -> dict[Node, ClassHistograms]:
-        """Class histograms of ``nodes`` (all of one height), computed in as few queries as fit."""
+    def level(self, nodes: Sequence[Node]) -> ClassHistograms:
+        """Class histograms of ``nodes`` (all of one height), stacked; ``.node`` indexes ``nodes``.
+
+        Computed in as few queries as fit the row budget."""
         if not nodes:
             self.release_cache()  # the next level's parents would not be at this height
-            return {}
+            return _empty(len(self._subset), [len(s.domain) for s in self.problem.sas])
         ids = {node: n for n, node in enumerate(nodes)}
         rollups, bases = self._plan(nodes, ids)
         rollup_columns = ["node", "parent", "stride", "card", "ratio"]
@@ -64,7 +75,7 @@ class BatchRunner:
         result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
         self.nodes_computed += len(nodes)
         self._keep(result, ids)
-        return self._split(result, nodes)
+        return self._stack(result)
 
     # ---- planning -------------------------------------------------------------------------
     def _plan(self, nodes: Sequence[Node], ids: dict[Node, int]) -> tuple[list, list]:
@@ -86,17 +97,16 @@ class BatchRunner:
 
     def _run(self, plan_rows: list[tuple], names: list[str], build) -> pa.Table:
         columns = list(zip(*plan_rows))
-        name = self.problem.engine.temp_name("plan")
-        self.problem.engine.register(name, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
-        try:
-            result = self.problem.engine.fetch(build(q.table(name)))
-        finally:
-            self.problem.engine.unregister(name)
+        plan = self._name("plan")
+        self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
+        key = (build.__name__, self._subset)
+        if key not in self._sql:
+            self._sql[key] = self.problem.engine.render(build(q.table(plan)))
         self.queries += 1
-        return result
+        return self.problem.engine.fetch(self._sql[key])
 
     def _rollup_query(self, plan: exp.Table) -> exp.Expression:
-        return q.rollup_batch(q.table(self._prev), plan)
+        return q.rollup_batch(q.table(self._name("level")), plan)
 
     def _base_query(self, plan: exp.Table) -> exp.Expression:
         return q.base_batch(self.problem.base, plan, self._subset, self.problem, self.packing)
@@ -104,39 +114,55 @@ class BatchRunner:
     # ---- results --------------------------------------------------------------------------
     def _keep(self, result: pa.Table, ids: dict[Node, int]) -> None:
         """The new level becomes the parents of the next."""
-        self.release_cache()
-        self._prev = self.problem.engine.temp_name("level")
+        self._prev = self._name("level")
         self.problem.engine.register(self._prev, result)
         counts = np.bincount(result.column("node").to_numpy(), minlength=len(ids))
         self._ids = ids
         self._rows = {node: int(counts[i]) for node, i in ids.items()}
 
-    def _split(self, result: pa.Table, nodes: Sequence[Node]) -> dict[Node, ClassHistograms]:
-        node_col = result.column("node").to_numpy()
-        order = np.argsort(node_col, kind="stable")
-        node_col = node_col[order]
-        keys = result.column("key").to_numpy()[order]
-        counts = result.column("n").to_numpy()[order]
-        bounds = np.searchsorted(node_col, np.arange(len(nodes) + 1))
-        return {node: self._histograms(keys[bounds[n]:bounds[n + 1]], counts[bounds[n]:bounds[n + 1]])
-                for n, node in enumerate(nodes)}
-
-    def _histograms(self, keys: np.ndarray, counts: np.ndarray) -> ClassHistograms:
+    def _stack(self, result: pa.Table) -> ClassHistograms:
+        """Rows (node, packed key, n) → the classes of all nodes, numbered node by node."""
         span = self.packing.sa_span
-        classes, inverse = np.unique(keys // span, return_inverse=True)
-        sizes = np.bincount(inverse, weights=counts, minlength=len(classes)).astype(np.int64)
+        node = result.column("node").to_numpy()
+        keys = result.column("key").to_numpy()
+        counts = result.column("n").to_numpy()
+        cls = keys // span
+        class_span = int(cls.max()) + 1 if len(cls) else 1
+        if class_span * (int(node.max()) + 1 if len(node) else 1) < 2**62:
+            order = np.argsort(node * class_span + cls)  # one int64 sort: ~2× a two-key lexsort
+        else:
+            order = np.lexsort((cls, node))
+        node, cls, keys, counts = node[order], cls[order], keys[order], counts[order]
+        starts = np.empty(len(node), dtype=bool)
+        starts[:1] = True
+        starts[1:] = (node[1:] != node[:-1]) | (cls[1:] != cls[:-1])
+        inverse = np.cumsum(starts) - 1
+        first = np.flatnonzero(starts)
+        n_classes = len(first)
+        sizes = np.bincount(inverse, weights=counts, minlength=n_classes).astype(np.int64)
         matrices = []
         for j, m in enumerate(self.packing.sa_card):
-            sa = self.packing.unpack_sa(keys, j)
-            flat = np.bincount(inverse * m + sa, weights=counts, minlength=len(classes) * m)
-            matrices.append(flat.reshape(len(classes), m))
-        codes = np.column_stack([self.packing.unpack_qi(classes, i) for i in self._subset])
-        return ClassHistograms(codes, sizes, matrices)
+            flat = np.bincount(inverse * m + self.packing.unpack_sa(keys, j), weights=counts, minlength=n_classes * m)
+            matrices.append(flat.reshape(n_classes, m))
+        codes = np.column_stack([self.packing.unpack_qi(cls[first], i) for i in self._subset])
+        return ClassHistograms(codes, sizes, matrices, node[first])
 
     def release_cache(self) -> None:
         if self._prev is not None:
             self.problem.engine.unregister(self._prev)
         self._prev, self._ids, self._rows = None, {}, {}
+
+    def close(self) -> None:
+        self.release_cache()
+        for name in self._names.values():
+            if name != self._names.get("level"):
+                self.problem.engine.unregister(name)
+        self._names.clear()
+
+
+def _empty(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:
+    return ClassHistograms(np.zeros((0, qis), dtype=np.int64), np.zeros(0, dtype=np.int64),
+                           [np.zeros((0, m)) for m in domain_sizes], np.zeros(0, dtype=np.int64))
 
 
 def _chunks(plan: list[tuple[int, tuple]], budget: int) -> list[list[tuple]]:
@@ -173,13 +199,18 @@ class NodeRunner:
         self.release_cache()
         self._subset = subset
 
-    def level(self, nodes: Sequence[Node]) -> dict[Node, ClassHistograms]:
-        out = {node: self.histograms(node) for node in nodes}
+    def level(self, nodes: Sequence[Node]) -> ClassHistograms:
+        parts = [self.histograms(node) for node in nodes]
         # Parents of the next level are this level's nodes; older results are no longer needed.
         current = set(nodes)
         for node in [n for n in self._cache if n not in current]:
             self.problem.engine.unregister(self._cache.pop(node)[0])
-        return out
+        if not parts:
+            return _empty(len(self._subset), [len(s.domain) for s in self.problem.sas])
+        return ClassHistograms(
+            np.concatenate([p.keys for p in parts]), np.concatenate([p.sizes for p in parts]),
+            [np.concatenate([p.counts[j] for p in parts]) for j in range(len(self.problem.sas))],
+            np.concatenate([np.full(p.classes, n, dtype=np.int64) for n, p in enumerate(parts)]))
 
     def histograms(self, node: Node, keep: bool = True) -> ClassHistograms:
         parents = [(self._cache[p][1], p) for p in predecessors(node) if p in self._cache]
@@ -208,7 +239,10 @@ class NodeRunner:
             self.problem.engine.unregister(name)
         self._cache.clear()
 
+    close = release_cache
+
 
 def runner_for(problem: Problem) -> BatchRunner | NodeRunner:
+    """Level batches when keys pack into 64 bits; otherwise one query per node."""
     packing = Packing.for_problem(problem)
     return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)

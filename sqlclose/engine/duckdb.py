@@ -37,12 +37,13 @@ class DuckDBEngine(Engine):
         self.con.execute(sql, list(params) if params else None)
 
     def register(self, name: str, table: pa.Table) -> None:
-        self.con.register(name, table)
-        self._temp.append(("arrow", name))
+        self.con.register(name, table)  # replaces an earlier table of the same name
+        if ("arrow", name) not in self._temp:
+            self._temp.append(("arrow", name))
 
     def unregister(self, name: str) -> None:
         self.con.unregister(name)
-        self._temp = [t for t in self._temp if t[1] != name]
+        self._temp.remove(("arrow", name))
 
     def source_relation(self, kind: str, path: Path, *, delimiter: str | None = None,
                         table: str | None = None) -> exp.Expression:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..lattice import Node, height, lift, minimal, nodes, nodes_by_height_groups
 from ..nodes import Subset, runner_for
-from ..privacy import Criterion, judge
+from ..privacy import Criterion, judge_batch
 from ..problem import Problem
 
 
@@ -78,7 +78,7 @@ def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None)
     # satisfy unseen; otherwise every candidate is checked.
     infer = exact_inference and not limit
     satisfying = _explore(runner, full, cand, criteria, problem.rows, limit, infer=infer, record=evaluated)
-    runner.release_cache()
+    runner.close()
 
     result = SearchResult(shape_of[full], satisfying, evaluated, runner.nodes_computed, 0.0, queries=runner.queries)
     result.minimal_nodes = nodes(minimal(satisfying))
@@ -115,12 +115,12 @@ def _explore(runner, subset: Subset, cand: np.ndarray, criteria: Sequence[Criter
     satisfying = np.zeros(cand.shape, dtype=bool)
     for level_nodes in nodes_by_height_groups(cand.shape):
         todo = [nd for nd in level_nodes if cand[nd] and not (infer and satisfying[nd])]
-        for node, hist in runner.level(todo).items():
-            outcome = judge(hist, criteria, rows, limit)
+        outcome = judge_batch(runner.level(todo), len(todo), criteria, rows, limit)
+        for n, node in enumerate(todo):
             if record is not None:
-                record[node] = Evaluated(node, outcome.satisfied, outcome.classes, outcome.suppressed,
-                                         outcome.discernibility)
-            if outcome.satisfied:
+                record[node] = Evaluated(node, bool(outcome.satisfied[n]), int(outcome.classes[n]),
+                                         int(outcome.suppressed[n]), int(outcome.discernibility[n]))
+            if outcome.satisfied[n]:
                 if infer:
                     satisfying[tuple(slice(level, None) for level in node)] = True
                 else:

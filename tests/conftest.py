@@ -1,0 +1,33 @@
+"""Shared fixtures: where the repository and the Adult data live."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
+
+
+@pytest.fixture(scope="session")
+def repo_dir() -> Path:
+    return REPO_DIR
+
+
+@pytest.fixture(scope="session")
+def adult_dir() -> Path:
+    """The folder holding adult.csv: $SQLCLOSE_ADULT_DIR, else <repo>/../shared/datasets/adult.
+
+    A missing file fails the test (it does not skip): the Adult tests are the project's main
+    end-to-end checks and must not silently disappear.
+    """
+    configured = os.environ.get("SQLCLOSE_ADULT_DIR")
+    folder = Path(configured).expanduser() if configured else DEFAULT_ADULT_DIR
+    csv = folder / "adult.csv"
+    if not csv.is_file():
+        source = "SQLCLOSE_ADULT_DIR" if configured else f"the default (SQLCLOSE_ADULT_DIR unset: {DEFAULT_ADULT_DIR})"
+        pytest.fail(f"Adult data not found: {csv} does not exist (folder from {source}). Set SQLCLOSE_ADULT_DIR "
+                    "to the folder holding adult.csv (';'-separated, 30,162 rows).", pytrace=False)
+    return folder

@@ -1,0 +1,403 @@
+"""Tests for sqlclose.hierarchy: reading and validating hierarchies, the rule builders, encodings.
+
+Expected labels and groupings are written out by hand or derived from the label table itself;
+the encoding checks compare the integer codes against the labels (two leaves share a code at a
+level exactly when they share the label there), never against the encoder's own output.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sqlclose.errors import HierarchyError, InputError
+from sqlclose.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+AGE_LINES = [
+    "22;2*;<40;*",
+    "27;2*;<40;*",
+    "29;2*;<40;*",
+    "30;3*;<40;*",
+    "32;3*;<40;*",
+    "36;3*;<40;*",
+    "43;4*;>=40;*",
+    "47;4*;>=40;*",
+    "52;5*;>=40;*",
+]
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------- reading files
+
+
+def test_from_csv_reads_table3_age():
+    h = Hierarchy.from_csv(TABLE3 / "age.csv")
+    assert h.levels == 4
+    assert h.height == 3
+    assert h.leaves == ["22", "27", "29", "30", "32", "36", "43", "47", "52"]
+    assert h.labels(1) == ["2*", "3*", "4*", "5*"]
+    assert h.labels(2) == ["<40", ">=40"]
+    assert h.labels(3) == ["*"]
+    assert h.rows[0] == ("22", "2*", "<40", "*")
+    assert str(TABLE3 / "age.csv") in h.describe()
+
+
+def test_from_csv_strips_fields_skips_blank_lines_and_bom(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_bytes("\ufeffa ; x ;*\n\n   \nb;x;*\r\nc;y;*\n".encode())
+    h = Hierarchy.from_csv(p)
+    assert h.rows == (("a", "x", "*"), ("b", "x", "*"), ("c", "y", "*"))
+    assert h.lines == (1, 4, 5)  # blank lines are skipped but still counted
+
+
+def test_from_csv_other_delimiter(tmp_path):
+    p = write(tmp_path / "h.csv", ["a,x,*", "b,y,*"])
+    h = Hierarchy.from_csv(p, delimiter=",")
+    assert h.rows == (("a", "x", "*"), ("b", "y", "*"))
+
+
+def test_from_csv_quoted_field_with_delimiter(tmp_path):
+    p = write(tmp_path / "h.csv", ['"a;1";x;*', "b;x;*"])
+    assert Hierarchy.from_csv(p).leaves == ["a;1", "b"]
+
+
+def test_from_csv_ragged_names_file_and_line(tmp_path):
+    lines = list(AGE_LINES)
+    lines[3] = "30;3*;*"  # line 4 lacks a level
+    p = write(tmp_path / "age.csv", lines)
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    msg = str(e.value)
+    assert str(p) in msg
+    assert "line 4" in msg
+    assert "ragged" in msg
+    assert "'30'" in msg
+
+
+def test_from_csv_ragged_line_number_counts_blank_lines(tmp_path):
+    p = write(tmp_path / "h.csv", ["a;x;*", "", "", "b;*"])
+    with pytest.raises(HierarchyError, match="line 4"):
+        Hierarchy.from_csv(p)
+
+
+def test_from_csv_two_parents_names_file_line_value_and_both_parents(tmp_path):
+    lines = list(AGE_LINES)
+    lines[4] = "32;3*;>=40;*"  # '3*' is under '<40' on line 4 and under '>=40' on line 5
+    p = write(tmp_path / "age.csv", lines)
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    msg = str(e.value)
+    assert str(p) in msg
+    assert "line 5" in msg and "line 4" in msg
+    assert "'3*'" in msg
+    assert "'<40'" in msg and "'>=40'" in msg
+    assert "two parents" in msg
+
+
+def test_from_csv_duplicate_leaf(tmp_path):
+    p = write(tmp_path / "h.csv", ["a;x;*", "b;x;*", "a;x;*"])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    msg = str(e.value)
+    assert "'a'" in msg and "twice" in msg
+    assert "line 3" in msg and "line 1" in msg
+
+
+def test_from_csv_empty_label(tmp_path):
+    p = write(tmp_path / "h.csv", ["a;x;*", "b;;*"])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    msg = str(e.value)
+    assert "line 2" in msg and "empty label" in msg and "level 1" in msg and "'b'" in msg
+
+
+def test_from_csv_several_tops(tmp_path):
+    # No value has two parents, but the last column is not a single value.
+    p = write(tmp_path / "h.csv", ["a;x;ALL", "b;x;ALL", "c;y;*"])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    msg = str(e.value)
+    assert str(p) in msg
+    assert "top" in msg
+    assert "'*'" in msg and "'ALL'" in msg
+
+
+def test_from_csv_empty_file(tmp_path):
+    p = tmp_path / "empty.csv"
+    p.write_text("")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    assert str(p) in str(e.value) and "empty" in str(e.value)
+
+
+def test_from_csv_only_blank_lines_is_empty(tmp_path):
+    p = tmp_path / "blank.csv"
+    p.write_text("\n  \n\n")
+    with pytest.raises(HierarchyError, match="empty"):
+        Hierarchy.from_csv(p)
+
+
+def test_from_csv_missing_file(tmp_path):
+    p = tmp_path / "nope.csv"
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    assert str(p) in str(e.value) and "does not exist" in str(e.value)
+    assert isinstance(e.value, InputError)
+
+
+def test_from_csv_not_utf8(tmp_path):
+    p = tmp_path / "latin1.csv"
+    p.write_bytes("caf\xe9;x;*\n".encode("latin-1"))
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    assert str(p) in str(e.value) and "UTF-8" in str(e.value)
+
+
+def test_single_level_hierarchy_is_just_a_top():
+    h = Hierarchy.from_rows([["*"]])
+    assert h.height == 0 and h.levels == 1
+    assert h.divisors == [1]
+    assert h.leaf_codes.tolist() == [0]
+
+
+# ---------------------------------------------------------------------------- from_rows
+
+
+def test_from_rows_errors_name_rows_and_origin():
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_rows([["a", "x", "*"], ["b", "*"]], origin="my-rows")
+    assert "my-rows, row 2" in str(e.value) and "ragged" in str(e.value)
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_rows([["a", "x", "*"], ["b", "x", "*"], ["c", "x", "TOP"]])
+    msg = str(e.value)
+    assert "row 3" in msg and "'x'" in msg and "'*'" in msg and "'TOP'" in msg
+    with pytest.raises(HierarchyError, match="twice"):
+        Hierarchy.from_rows([["a", "*"], ["a", "*"]])
+    with pytest.raises(HierarchyError, match="empty label"):
+        Hierarchy.from_rows([["a", "", "*"]])
+    with pytest.raises(HierarchyError, match="found 2"):
+        Hierarchy.from_rows([["a", "*"], ["b", "ALL"]])
+    with pytest.raises(HierarchyError, match="no leaves"):
+        Hierarchy.from_rows([])
+
+
+def test_from_rows_converts_values_to_text():
+    h = Hierarchy.from_rows([[1, "low", "*"], [2, "low", "*"], [10, "high", "*"]])
+    assert h.leaves == ["1", "2", "10"]
+
+
+# ---------------------------------------------------------------------------- from_tree
+
+
+def test_from_tree_several_top_keys_get_a_common_top():
+    h = Hierarchy.from_tree({"respiratory": {"infection": ["flu", "pneumonia"]},
+                             "digestive": {"stomach": ["gastritis"], "colon": ["colitis"]}})
+    assert set(h.rows) == {
+        ("flu", "infection", "respiratory", TOP_LABEL),
+        ("pneumonia", "infection", "respiratory", TOP_LABEL),
+        ("gastritis", "stomach", "digestive", TOP_LABEL),
+        ("colitis", "colon", "digestive", TOP_LABEL),
+    }
+
+
+def test_from_tree_single_key_is_the_top():
+    h = Hierarchy.from_tree({"any disease": {"resp": ["flu"], "dig": ["gastritis", "colitis"]}})
+    assert h.levels == 3
+    assert {r[-1] for r in h.rows} == {"any disease"}
+    assert ("colitis", "dig", "any disease") in h.rows
+
+
+def test_from_tree_errors():
+    with pytest.raises(HierarchyError, match="empty"):
+        Hierarchy.from_tree({"a": {}, "b": ["x"]}, origin="t")
+    with pytest.raises(HierarchyError, match="no leaves"):
+        Hierarchy.from_tree({"a": [], "b": ["x"]})
+    with pytest.raises(HierarchyError, match="ragged"):
+        Hierarchy.from_tree({"a": {"a1": ["x"]}, "b": ["y"]})
+    with pytest.raises(HierarchyError, match="twice"):
+        Hierarchy.from_tree({"a": ["x", "y"], "b": ["x"]})
+
+
+# ---------------------------------------------------------------------------- encodings
+
+
+def random_hierarchy(rng: random.Random) -> Hierarchy:
+    """A random valid hierarchy: height 1..4, fan-outs 1..4, shuffled leaf order.
+
+    Labels are fresh per level; a single child sometimes repeats its parent's label (as in
+    ``NULL;NULL;NULL;*``), which must not confuse the per-level encoding.
+    """
+    height = rng.randint(1, 4)
+    counter = iter(range(10**6))
+    # paths[i] = labels from the top down to the current level
+    paths: list[list[str]] = [["*"]]
+    for level in range(height - 1, -1, -1):
+        new = []
+        for p in paths:
+            fan = rng.randint(1, 4)
+            for _ in range(fan):
+                if fan == 1 and rng.random() < 0.3:
+                    label = p[-1]
+                else:
+                    label = f"v{level}_{next(counter)}"
+                new.append([*p, label])
+        paths = new
+    rows = [tuple(reversed(p)) for p in paths]
+    rng.shuffle(rows)
+    return Hierarchy.from_rows(rows, origin="random")
+
+
+def same(codes: np.ndarray) -> np.ndarray:
+    return codes[:, None] == codes[None, :]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_mixed_radix_codes_group_leaves_like_the_labels(seed):
+    h = random_hierarchy(random.Random(seed))
+    rows = h.rows
+    m = len(rows)
+    leaf = h.leaf_codes
+    divisors = h.divisors
+    assert len(divisors) == h.levels
+    assert divisors[0] == 1
+    assert all(b >= a for a, b in zip(divisors, divisors[1:]))
+    assert len(set(leaf.tolist())) == m  # distinct leaves, distinct codes
+    assert (leaf >= 0).all()
+    for level in range(h.levels):
+        labels = np.array([r[level] for r in rows], dtype=object)
+        mixed = h.level_mixed_codes(level)
+        np.testing.assert_array_equal(leaf // divisors[level], mixed)
+        np.testing.assert_array_equal(same(mixed), same(labels))
+    assert (h.level_mixed_codes(h.levels - 1) == 0).all()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_mixed_codes_roll_up_from_any_finer_level(seed):
+    # Generalizing an already generalized column: code at level a // (divisors[b] / divisors[a]).
+    h = random_hierarchy(random.Random(1000 + seed))
+    d = h.divisors
+    for a in range(h.levels):
+        for b in range(a, h.levels):
+            assert d[b] % d[a] == 0
+            np.testing.assert_array_equal(h.level_mixed_codes(a) // (d[b] // d[a]), h.level_mixed_codes(b))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_dense_level_codes(seed):
+    h = random_hierarchy(random.Random(2000 + seed))
+    rows = h.rows
+    dense = h.level_codes
+    assert dense.shape == (len(rows), h.levels)
+    np.testing.assert_array_equal(dense[:, 0], np.arange(len(rows)))
+    assert (dense[:, -1] == 0).all()
+    for level in range(h.levels):
+        labels = np.array([r[level] for r in rows], dtype=object)
+        n_labels = len(set(labels.tolist()))
+        col = dense[:, level]
+        assert sorted(set(col.tolist())) == list(range(n_labels))  # dense 0..n-1
+        np.testing.assert_array_equal(same(col), same(labels))
+        names = h.labels(level)
+        assert len(names) == n_labels
+        assert [names[c] for c in col] == labels.tolist()
+
+
+def test_table3_disease_encoding_by_hand():
+    h = Hierarchy.from_csv(TABLE3 / "disease.csv")
+    leaf = h.leaf_codes
+    d = h.divisors
+    pos = {v: i for i, v in enumerate(h.leaves)}
+    # flu and pneumonia: same level-1 group; flu and pulmonary edema: same level-2 group only
+    assert leaf[pos["flu"]] // d[1] == leaf[pos["pneumonia"]] // d[1]
+    assert leaf[pos["flu"]] // d[1] != leaf[pos["pulmonary edema"]] // d[1]
+    assert leaf[pos["flu"]] // d[2] == leaf[pos["pulmonary edema"]] // d[2]
+    assert leaf[pos["flu"]] // d[2] != leaf[pos["colitis"]] // d[2]
+    assert len({int(c) // d[3] for c in leaf}) == 1
+
+
+# ---------------------------------------------------------------------------- bands
+
+
+def test_bands_labels():
+    h = bands_hierarchy([("39", 39.0), ("40", 40.0), ("0", 0.0)], [5, 10, 20])
+    rows = {r[0]: r for r in h.rows}
+    assert rows["39"] == ("39", "35-39", "30-39", "20-39", "*")
+    assert rows["40"] == ("40", "40-44", "40-49", "40-59", "*")
+    assert rows["0"] == ("0", "0-4", "0-9", "0-19", "*")
+
+
+def test_bands_origin_and_negative_values():
+    h = bands_hierarchy([("-1", -1.0), ("3", 3.0), ("7", 7.0)], [5], origin=3)
+    rows = {r[0]: r for r in h.rows}
+    assert rows["-1"][1] == "-2-2"
+    assert rows["3"][1] == "3-7"
+    assert rows["7"][1] == "3-7"
+
+
+def test_bands_fractional_labels():
+    h = bands_hierarchy([("1.5", 1.5), ("2.75", 2.75)], [0.5, 1.0])
+    rows = {r[0]: r for r in h.rows}
+    assert rows["1.5"] == ("1.5", "[1.5, 2)", "[1, 2)", "*")
+    assert rows["2.75"] == ("2.75", "[2.5, 3)", "[2, 3)", "*")
+
+
+@pytest.mark.parametrize("widths", [[5, 12], [10, 5], [5, 5], [4, 6, 12]])
+def test_bands_non_nesting_widths_rejected(widths):
+    with pytest.raises(HierarchyError) as e:
+        bands_hierarchy([("1", 1.0)], widths, name="bands rule for column 'age'")
+    assert "nest" in str(e.value)
+    assert "column 'age'" in str(e.value)
+
+
+@pytest.mark.parametrize("widths", [[], [0], [-5, 10]])
+def test_bands_non_positive_widths_rejected(widths):
+    with pytest.raises(HierarchyError, match="positive"):
+        bands_hierarchy([("1", 1.0)], widths)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_bands_non_finite_value_rejected(bad):
+    with pytest.raises(HierarchyError, match="finite"):
+        bands_hierarchy([("x", bad)], [5])
+
+
+# ---------------------------------------------------------------------------- mask
+
+
+def test_mask_labels_default_steps():
+    h = mask_hierarchy(["47677", "47602"])
+    assert h.rows[0] == ("47677", "4767*", "476**", "47***", "4****", "*****")
+    assert h.rows[1] == ("47602", "4760*", "476**", "47***", "4****", "*****")
+
+
+def test_mask_explicit_steps_and_char():
+    h = mask_hierarchy(["47677", "47602"], steps=[2, 4], mask_char="#")
+    assert h.rows[0] == ("47677", "476##", "4####", "*")
+    assert h.rows[1] == ("47602", "476##", "4####", "*")
+
+
+def test_mask_unequal_lengths_rejected_with_examples():
+    with pytest.raises(HierarchyError) as e:
+        mask_hierarchy(["47677", "123", "47602"], name="mask rule for column 'zip'")
+    msg = str(e.value)
+    assert "'123'" in msg and ("'47677'" in msg or "'47602'" in msg)
+    assert "column 'zip'" in msg
+
+
+@pytest.mark.parametrize("steps", [[], [0, 1], [2, 2], [3, 1], [1, 6]])
+def test_mask_bad_steps_rejected(steps):
+    with pytest.raises(HierarchyError, match="steps"):
+        mask_hierarchy(["47677"], steps=steps)
+
+
+def test_mask_char_must_be_one_character():
+    with pytest.raises(HierarchyError, match="one character"):
+        mask_hierarchy(["47677"], mask_char="**")

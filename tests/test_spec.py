@@ -1,0 +1,346 @@
+"""Tests for sqlclose.spec: loading TOML, path resolution, env expansion, validation, hashing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import sqlclose
+from sqlclose.errors import InputError, SpecError
+from sqlclose.hierarchy import Hierarchy
+from sqlclose.spec import Spec, build_spec, expand_env, load_spec
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+BASE_TOML = """
+[source]
+path = "data/table3.csv"
+
+[output]
+path = "out/release.parquet"
+report = "out/report.json"
+
+[privacy]
+k = 3
+
+[quasi_identifiers]
+zip = { mask = true }
+age = { file = "h/age.csv" }
+
+[sensitive.disease]
+distance = "hierarchical"
+t = 0.3
+hierarchy = "h/disease.csv"
+"""
+
+
+def write_spec(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path):
+    """tmp/proj/{spec.toml, data/table3.csv, h/age.csv, h/disease.csv}"""
+    root = tmp_path / "proj"
+    (root / "data").mkdir(parents=True)
+    (root / "h").mkdir()
+    shutil.copy(TABLE3 / "table3.csv", root / "data" / "table3.csv")
+    shutil.copy(TABLE3 / "age.csv", root / "h" / "age.csv")
+    shutil.copy(TABLE3 / "disease.csv", root / "h" / "disease.csv")
+    write_spec(root / "spec.toml", BASE_TOML)
+    return root
+
+
+# ---------------------------------------------------------------------------- paths
+
+
+def test_relative_paths_are_relative_to_the_spec_file(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # not the spec's directory
+    spec = load_spec(project / "spec.toml")
+    assert spec.source.path == project / "data" / "table3.csv"
+    assert spec.output.path == project / "out" / "release.parquet"
+    assert spec.output.report == project / "out" / "report.json"
+    assert spec.quasi_identifiers["age"].file == project / "h" / "age.csv"
+    assert spec.sensitive["disease"].hierarchy.file == project / "h" / "disease.csv"
+    assert spec.source.kind == "csv"
+
+
+def test_relative_spec_path_from_another_directory(project, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    spec = load_spec(Path("proj") / "spec.toml")
+    assert Path(spec.source.path).resolve() == (project / "data" / "table3.csv").resolve()
+    assert Path(spec.quasi_identifiers["age"].file).resolve() == (project / "h" / "age.csv").resolve()
+    # and it runs from here
+    release = sqlclose.anonymize(None, spec)
+    assert release.node == {"zip": 1, "age": 2}
+
+
+def test_absolute_paths_kept_and_shorthand_file_resolved(tmp_path):
+    absolute = TABLE3 / "table3.csv"
+    spec_path = write_spec(tmp_path / "s" / "spec.toml", f"""
+[source]
+path = "{absolute.as_posix()}"
+[quasi_identifiers]
+age = "ages.csv"
+""")
+    spec = load_spec(spec_path)
+    assert spec.source.path == absolute
+    assert spec.quasi_identifiers["age"].kind == "file"
+    assert spec.quasi_identifiers["age"].file == tmp_path / "s" / "ages.csv"
+
+
+def test_tilde_expands_to_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    spec = load_spec(write_spec(tmp_path / "spec.toml", """
+[source]
+path = "~/data.parquet"
+[quasi_identifiers]
+zip = { mask = true }
+"""))
+    assert spec.source.path == tmp_path / "home" / "data.parquet"
+    assert spec.source.kind == "parquet"
+
+
+def test_missing_spec_file(tmp_path):
+    with pytest.raises(SpecError) as e:
+        load_spec(tmp_path / "nope.toml")
+    assert "nope.toml" in str(e.value) and "does not exist" in str(e.value)
+
+
+# ---------------------------------------------------------------------------- environment
+
+
+def test_env_var_expansion(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("SQLCLOSE_TEST_DATA", str(project / "data"))
+    monkeypatch.setenv("SQLCLOSE_TEST_NAME", "release")
+    text = BASE_TOML.replace('path = "data/table3.csv"', 'path = "${SQLCLOSE_TEST_DATA}/table3.csv"')
+    text = text.replace('path = "out/release.parquet"', 'path = "out/${SQLCLOSE_TEST_NAME}.parquet"')
+    spec = load_spec(write_spec(project / "env.toml", text))
+    assert spec.source.path == project / "data" / "table3.csv"
+    assert spec.output.path == project / "out" / "release.parquet"
+
+
+def test_env_var_default_used_when_unset_or_empty(project, monkeypatch):
+    monkeypatch.delenv("SQLCLOSE_TEST_UNSET", raising=False)
+    monkeypatch.setenv("SQLCLOSE_TEST_EMPTY", "")
+    text = BASE_TOML.replace('path = "data/table3.csv"', 'path = "${SQLCLOSE_TEST_UNSET:-data}/table3.csv"')
+    text = text.replace('file = "h/age.csv"', 'file = "${SQLCLOSE_TEST_EMPTY:-h}/age.csv"')
+    spec = load_spec(write_spec(project / "env.toml", text))
+    assert spec.source.path == project / "data" / "table3.csv"
+    assert spec.quasi_identifiers["age"].file == project / "h" / "age.csv"
+
+
+def test_env_var_set_wins_over_default(project, tmp_path, monkeypatch):
+    monkeypatch.setenv("SQLCLOSE_TEST_DIR", str(tmp_path / "elsewhere"))
+    text = BASE_TOML.replace('path = "data/table3.csv"', 'path = "${SQLCLOSE_TEST_DIR:-data}/table3.csv"')
+    spec = load_spec(write_spec(project / "env.toml", text))
+    assert spec.source.path == tmp_path / "elsewhere" / "table3.csv"
+
+
+def test_env_var_unset_without_default_is_an_error(project, monkeypatch):
+    monkeypatch.delenv("SQLCLOSE_TEST_MISSING", raising=False)
+    text = BASE_TOML.replace('file = "h/age.csv"', 'file = "${SQLCLOSE_TEST_MISSING}/age.csv"')
+    with pytest.raises(SpecError) as e:
+        load_spec(write_spec(project / "env.toml", text))
+    assert "SQLCLOSE_TEST_MISSING" in str(e.value)
+    assert ":-default" in str(e.value)
+
+
+def test_expand_env_direct(monkeypatch):
+    monkeypatch.setenv("SQLCLOSE_A", "x")
+    monkeypatch.delenv("SQLCLOSE_B", raising=False)
+    assert expand_env("${SQLCLOSE_A}/${SQLCLOSE_B:-y}/$HOME") == "x/y/$HOME"  # only ${…} expands
+    assert expand_env("${SQLCLOSE_B:-}z") == "z"
+
+
+# ---------------------------------------------------------------------------- TOML and validation messages
+
+
+def test_toml_syntax_error_names_the_file(tmp_path):
+    p = write_spec(tmp_path / "broken.toml", "[quasi_identifiers\nzip = { mask = true }\n")
+    with pytest.raises(SpecError) as e:
+        load_spec(p)
+    assert str(p) in str(e.value)
+    assert "not valid TOML" in str(e.value)
+    assert "line 1" in str(e.value)
+
+
+@pytest.mark.parametrize("old,new,key_path", [
+    ("[privacy]\nk = 3", "[privacy]\nk = 3\nkk = 4", "privacy.kk"),
+    ("zip = { mask = true }", "zip = { maks = true, mask = true }", "quasi_identifiers.zip.maks"),
+    ("t = 0.3", "t = 0.3\ntt = 0.1", "sensitive.disease.tt"),
+    ('[source]\npath = "data/table3.csv"', '[source]\npath = "data/table3.csv"\nsheet = 1', "source.sheet"),
+    ("\n[source]", "colour = \"red\"\n[source]", "colour"),
+])
+def test_unknown_keys_rejected_with_key_path(project, old, new, key_path):
+    assert old in BASE_TOML
+    p = write_spec(project / "typo.toml", BASE_TOML.replace(old, new))
+    with pytest.raises(SpecError) as e:
+        load_spec(p)
+    msg = str(e.value)
+    assert str(p) in msg
+    assert f"- {key_path}:" in msg
+    assert "Extra inputs are not permitted" in msg
+
+
+def test_several_problems_listed_together(project):
+    text = BASE_TOML.replace("k = 3", "k = 0").replace("t = 0.3", "t = 3")
+    with pytest.raises(SpecError) as e:
+        load_spec(write_spec(project / "two.toml", text))
+    msg = str(e.value)
+    assert "2 problems" in msg
+    assert "privacy.k" in msg and "sensitive.disease.t" in msg
+
+
+def test_spec_error_is_an_input_error():
+    assert issubclass(SpecError, InputError)
+    assert SpecError("x").exit_code == 2
+
+
+# ---------------------------------------------------------------------------- one hierarchy source
+
+
+@pytest.mark.parametrize("entry,got", [
+    ({"mask": True, "file": "age.csv"}, "file, mask"),
+    ({"bands": [5, 10], "tree": {"a": ["1"]}}, "bands, tree"),
+    ({}, "none"),
+    ({"mask": False}, "none"),
+    ({"nulls": "drop"}, "none"),
+])
+def test_exactly_one_hierarchy_source(entry, got):
+    with pytest.raises(SpecError) as e:
+        build_spec({"quasi_identifiers": {"age": entry}})
+    msg = str(e.value)
+    assert "quasi_identifiers.age" in msg
+    assert "exactly one hierarchy source" in msg
+    assert f"(got {got})" in msg
+
+
+def test_each_single_hierarchy_source_accepted():
+    h = Hierarchy.from_rows([["a", "*"], ["b", "*"]])
+    for entry, kind in [({"mask": True}, "mask"), ({"mask": [1, 3]}, "mask"), ({"bands": [5]}, "bands"),
+                        ({"file": "age.csv"}, "file"), ({"tree": {"x": ["a"]}}, "tree"), (h, "hierarchy"),
+                        ("age.csv", "file")]:
+        spec = build_spec({"quasi_identifiers": {"age": entry}})
+        assert spec.quasi_identifiers["age"].kind == kind
+
+
+def test_sensitive_hierarchy_rules():
+    base = {"quasi_identifiers": {"zip": {"mask": True}}}
+    with pytest.raises(SpecError, match="needs a hierarchy"):
+        build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "hierarchical"}}})
+    with pytest.raises(SpecError, match="only used with distance"):
+        build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "equal", "hierarchy": "d.csv"}}})
+    with pytest.raises(SpecError, match="not bands"):
+        build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "hierarchical", "hierarchy": {"bands": [5]}}}})
+    with pytest.raises(SpecError, match="ordered domain"):
+        build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "ordered", "nulls": "value"}}})
+    with pytest.raises(SpecError, match="sensitive.d.distance"):
+        build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "euclidean"}}})
+    spec = build_spec({**base, "sensitive": {"d": {"t": 0.3}}})
+    assert spec.sensitive["d"].distance == "equal"
+
+
+@pytest.mark.parametrize("data,fragment", [
+    ({"quasi_identifiers": {}}, "at least one quasi-identifier"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "identifiers": ["a"]}, "'a' is declared both"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "sensitive": {"a": {"t": 0.1}}}, "'a' is declared both"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "k": 0}, "privacy.k"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "suppression": 1.0}, "privacy.suppression"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.duckdb"}}, "needs table"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.csv", "table": "t"}}, "only applies"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.xlsx"}}, "cannot tell the format"),
+    ({"quasi_identifiers": {"a": {"mask": True, "nulls": "maybe"}}}, "quasi_identifiers.a.nulls"),
+])
+def test_other_validation_rules(data, fragment):
+    with pytest.raises(SpecError) as e:
+        build_spec(data)
+    assert fragment in str(e.value)
+
+
+def test_source_format_overrides_suffix():
+    spec = build_spec({"quasi_identifiers": {"a": {"mask": True}},
+                       "source": {"path": "x.bin", "format": "duckdb", "table": "t"}})
+    assert spec.source.kind == "duckdb"
+
+
+def test_top_level_k_is_privacy_k():
+    a = build_spec({"quasi_identifiers": {"a": {"mask": True}}, "k": 4, "suppression": 0.1})
+    b = build_spec({"quasi_identifiers": {"a": {"mask": True}}, "privacy": {"k": 4, "suppression": 0.1}})
+    assert a.k == b.k == 4 and a.suppression == b.suppression == 0.1
+    assert a.sha256() == b.sha256()
+
+
+def test_anonymize_rejects_a_spec_of_another_type():
+    with pytest.raises(SpecError, match="int"):
+        sqlclose.anonymize(TABLE3 / "table3.csv", 42)
+
+
+# ---------------------------------------------------------------------------- hashing
+
+REORDERED_TOML = """
+[sensitive.disease]
+hierarchy = "h/disease.csv"
+t = 0.3
+distance = "hierarchical"
+
+[quasi_identifiers]
+age = { file = "h/age.csv" }
+zip = { mask = true }
+
+[privacy]
+k = 3
+
+[output]
+report = "out/report.json"
+path = "out/release.parquet"
+
+[source]
+path = "data/table3.csv"
+"""
+
+
+def test_sha256_stable_and_independent_of_key_order(project):
+    a = load_spec(project / "spec.toml")
+    b = load_spec(project / "spec.toml")
+    c = load_spec(write_spec(project / "reordered.toml", REORDERED_TOML))
+    assert len(a.sha256()) == 64 and int(a.sha256(), 16) >= 0
+    assert a.sha256() == b.sha256() == c.sha256()
+    # the order of QIs is kept in the spec (it is the column order of the lattice) ...
+    assert list(c.quasi_identifiers) == ["age", "zip"]
+
+
+def test_sha256_ignores_output_but_not_privacy(project):
+    a = load_spec(project / "spec.toml")
+    other_output = load_spec(write_spec(project / "o.toml", BASE_TOML.replace("out/release", "elsewhere/x")))
+    assert other_output.sha256() == a.sha256()
+    other_t = load_spec(write_spec(project / "t.toml", BASE_TOML.replace("t = 0.3", "t = 0.31")))
+    assert other_t.sha256() != a.sha256()
+    other_k = load_spec(write_spec(project / "k.toml", BASE_TOML.replace("k = 3", "k = 2")))
+    assert other_k.sha256() != a.sha256()
+
+
+def test_sha256_same_for_dict_and_toml(project):
+    from_toml = load_spec(project / "spec.toml")
+    from_dict = build_spec({
+        "source": {"path": str(project / "data" / "table3.csv")},
+        "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(project / "h" / "age.csv")}},
+        "sensitive": {"disease": {"distance": "hierarchical", "t": 0.3,
+                                  "hierarchy": str(project / "h" / "disease.csv")}},
+        "k": 3,
+    })
+    assert isinstance(from_dict, Spec)
+    assert from_dict.sha256() == from_toml.sha256()
+
+
+def test_sha256_in_report_matches_spec(project, tmp_path):
+    spec = load_spec(project / "spec.toml")
+    release = sqlclose.anonymize(None, spec)
+    doc = release.write_parquet(tmp_path / "r.parquet")
+    assert doc["spec_sha256"] == spec.sha256()
+    assert not os.path.exists(project / "out")  # the spec's output is not used by the API
