@@ -5,7 +5,7 @@
 SELECT
   plan.node AS node,
   __key__ AS key,
-  CAST(SUM(base.n) AS BIGINT) AS n
+  SUM(CAST(base.n AS DOUBLE)) AS n
 FROM __base__ AS base
 CROSS JOIN __plan__ AS plan
 GROUP BY

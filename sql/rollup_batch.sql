@@ -3,10 +3,12 @@
 -- lattice level in one query. Each row's key packs the class codes and the sensitive codes
 -- (sqlclose.packing); the plan gives, per child, the digit to generalize: its place value
 -- (stride), its range (card) and the divisor from the parent's level to the child's (ratio).
+-- Counts are summed as DOUBLE: exact below 2**53, and DuckDB sums doubles ~3x faster than it
+-- sums BIGINT into HUGEINT and casts back.
 SELECT
   plan.node AS node,
   prev.key + ((prev.key // plan.stride) % plan.card // plan.ratio - (prev.key // plan.stride) % plan.card) * plan.stride AS key,
-  CAST(SUM(prev.n) AS BIGINT) AS n
+  SUM(CAST(prev.n AS DOUBLE)) AS n
 FROM __prev__ AS prev
 JOIN __plan__ AS plan
   ON prev.node = plan.parent

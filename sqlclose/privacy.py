@@ -32,6 +32,14 @@ class Criterion:
         """The value the kept classes reach (for reports)."""
         raise NotImplementedError
 
+    def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
+        """Per class, a lower bound on the fraction of its records that must be suppressed in
+        *any* specialization of the node (the node itself included) for this criterion to hold.
+
+        It must not grow when classes merge (see ``suppression_lower_bound``). 0 is always sound.
+        """
+        return np.zeros(hist.classes)
+
 
 @dataclass
 class KAnonymity(Criterion):
@@ -46,6 +54,10 @@ class KAnonymity(Criterion):
 
     def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
         return {"min_class_size": int(hist.sizes[kept].min()) if kept.any() else 0}
+
+    def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
+        # A class below k splits only into classes below k: all its records go.
+        return (hist.sizes < self.k).astype(np.float64)
 
 
 @dataclass
@@ -69,6 +81,17 @@ class TCloseness(Criterion):
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.distances(hist) <= self.column.t + EMD_TOLERANCE
+
+    def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
+        """EMD is convex in the class distribution (Li et al., Fact 2), so if a class at distance e
+        splits into parts, the share f of its records in failing parts (each at most D_max, the
+        farthest any distribution is from the table's) and the passing rest (at most t) satisfy
+        f·D_max + (1 − f)·t ≥ e, i.e. f ≥ (e − t) / (D_max − t). The bound is convex and
+        increasing in e, hence it never grows when classes merge."""
+        span = self.column.max_emd - self.column.t
+        if span <= EMD_TOLERANCE:
+            return np.zeros(hist.classes)
+        return np.clip((self.distances(hist) - self.column.t - EMD_TOLERANCE) / span, 0.0, 1.0)
 
     def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
         d = self.distances(hist)
@@ -129,6 +152,24 @@ def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion]
         np.add.at(squares, hist.node, kept_squares)
     discernibility = squares + suppressed * rows
     return BatchOutcome(suppressed <= max_suppressed, classes, suppressed, discernibility)
+
+
+def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion]) -> np.ndarray:
+    """Per node of a batch: records that any specialization of the node must suppress.
+
+    Each class contributes its size times the largest fraction any criterion demands. Merging
+    classes never raises the sum (each criterion's fraction is convex and increasing in a
+    quantity that merging averages, or, for k, only shrinks), so the bound holds for every
+    specialization and projection-superset: a node whose bound exceeds the suppression limit
+    fails, and so does everything below it. It makes "bound ≤ limit" a monotone criterion that
+    lets Incognito prune even with suppression, where t-closeness itself is not monotone.
+    """
+    if not hist.classes:
+        return np.zeros(nodes)
+    fraction = np.zeros(hist.classes)
+    for c in criteria:
+        np.maximum(fraction, c.suppression_bound(hist), out=fraction)
+    return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes)
 
 
 def criteria_for(k: int, sensitive: Sequence[SensitiveColumn]) -> list[Criterion]:

@@ -54,6 +54,13 @@ class SensitiveColumn:
     def distance(self) -> str:
         return self.spec.distance
 
+    @property
+    def max_emd(self) -> float:
+        """The farthest any distribution is from the table's: EMD is convex, so a single value."""
+        if "_max_emd" not in self.__dict__:
+            self.__dict__["_max_emd"] = float(np.max(self.emd(np.eye(len(self.domain)))))
+        return self.__dict__["_max_emd"]
+
     def emd(self, counts: np.ndarray) -> np.ndarray:
         """EMD of every class (rows of ``counts``) from the whole table's distribution."""
         return emd_distance(counts, self.q, self.distance, self.hierarchy)

@@ -269,7 +269,7 @@ def test_mixed_radix_codes_group_leaves_like_the_labels(seed):
     divisors = h.divisors
     assert len(divisors) == h.levels
     assert divisors[0] == 1
-    assert all(b >= a for a, b in zip(divisors, divisors[1:]))
+    assert all(b >= a for a, b in zip(divisors[:-1], divisors[1:], strict=True))
     assert len(set(leaf.tolist())) == m  # distinct leaves, distinct codes
     assert (leaf >= 0).all()
     for level in range(h.levels):

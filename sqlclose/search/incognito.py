@@ -4,11 +4,13 @@ For i = 1..n it searches the lattices of all i-QI subsets bottom-up. A node whos
 (i-1)-subset projection satisfied is a candidate (subset property, a-priori pruning); a
 candidate above a satisfying node satisfies without a query (generalization property).
 
-Only *inferable* criteria prune: monotone ones without suppression, monotone-with-suppression
-ones (k-anonymity) with it. With suppression, or any non-inferable criterion, the full-QI
-lattice is checked node by node on every candidate — the satisfying set is then not upward
-closed, and a more general node can lose less, so the optimum is the best of all satisfying
-nodes, not only of the minimal ones.
+Pruning needs a monotone criterion. Without suppression the criteria themselves are (k-anonymity;
+t-closeness by Li et al.'s Fact 2). With suppression t-closeness is not — a passing class merged
+into a failing one can fail and take more rows with it — so the subset phases prune on a
+monotone *necessary* condition instead: the suppression lower bound of ``privacy`` (records any
+specialization must suppress) stays within the limit. The full-QI lattice is then checked node
+by node on every candidate, and the optimum is the best of all satisfying nodes (a more general
+node can suppress less), not only of the minimal ones.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 
 from ..lattice import Node, height, lift, minimal, nodes, nodes_by_height_groups
 from ..nodes import Subset, runner_for
-from ..privacy import Criterion, judge_batch
+from ..privacy import Criterion, judge_batch, suppression_lower_bound
 from ..problem import Problem
 
 
@@ -58,31 +60,50 @@ def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None)
     started = time.perf_counter()
     runner = runner_for(problem)
     limit = problem.max_suppressed
-    inferable = [c for c in criteria if (c.monotone_with_suppression if limit else c.monotone)]
-    exact_inference = len(inferable) == len(criteria)
+    rows = problem.rows
     n = len(problem.qis)
     shape_of = {s: tuple(problem.qis[i].levels for i in s) for s in _all_subsets(n)}
 
+    if limit:
+        def prune(hist, nodes):
+            bound = suppression_lower_bound(hist, nodes, criteria)
+            return bound <= limit, None
+        can_prune, infer = True, False
+    else:
+        monotone = [c for c in criteria if c.monotone]
+
+        def prune(hist, nodes):
+            return judge_batch(hist, nodes, monotone, rows, limit).satisfied, None
+        can_prune, infer = bool(monotone), len(monotone) == len(criteria)
+
+    def check(hist, nodes):
+        outcome = judge_batch(hist, nodes, criteria, rows, limit)
+        return outcome.satisfied, outcome
+
     passed: dict[Subset, np.ndarray] = {}
-    if inferable:  # subset phases prune only through inferable criteria
+    if can_prune:
         for size in range(1, n):
             for subset in combinations(range(n), size):
                 cand = _candidates(subset, shape_of[subset], passed)
-                passed[subset] = _explore(runner, subset, cand, inferable, problem.rows, limit, infer=True)
+                passed[subset] = _explore(runner, subset, cand, prune, infer=True)
                 if on_progress:
                     on_progress(runner.nodes_computed)
     full = tuple(range(n))
-    cand = _candidates(full, shape_of[full], passed) if inferable else np.ones(shape_of[full], dtype=bool)
+    cand = _candidates(full, shape_of[full], passed) if can_prune else np.ones(shape_of[full], dtype=bool)
     evaluated: dict[Node, Evaluated] = {}
-    # Without suppression and with only monotone criteria, a satisfying node's generalizations
-    # satisfy unseen; otherwise every candidate is checked.
-    infer = exact_inference and not limit
-    satisfying = _explore(runner, full, cand, criteria, problem.rows, limit, infer=infer, record=evaluated)
+    # With suppression, a node whose classes all pass needs no suppression; if the criteria are
+    # monotone without suppression, so do its generalizations — and they cannot beat it (their
+    # discernibility is Σ size², which only grows, and ties go to the lower node). They are
+    # marked satisfying without a query.
+    skip_above_perfect = not infer and all(c.monotone for c in criteria)
+    satisfying = _explore(runner, full, cand, check, infer=infer, record=evaluated,
+                          skip_above_perfect=skip_above_perfect)
     runner.close()
 
     result = SearchResult(shape_of[full], satisfying, evaluated, runner.nodes_computed, 0.0, queries=runner.queries)
     result.minimal_nodes = nodes(minimal(satisfying))
-    pool = result.minimal_nodes if infer else nodes(satisfying)
+    # Nodes inferred above a perfect node were not queried and cannot be the optimum.
+    pool = result.minimal_nodes if infer else [nd for nd in nodes(satisfying) if nd in evaluated]
     if pool:
         result.optimum = min(pool, key=lambda nd: (evaluated[nd].discernibility, height(nd), nd))
     result.seconds = time.perf_counter() - started
@@ -104,25 +125,28 @@ def _candidates(subset: Subset, shape: tuple[int, ...], passed: dict[Subset, np.
     return cand
 
 
-def _explore(runner, subset: Subset, cand: np.ndarray, criteria: Sequence[Criterion], rows: int, limit: int,
-             infer: bool, record: dict[Node, Evaluated] | None = None) -> np.ndarray:
+def _explore(runner, subset: Subset, cand: np.ndarray, judge, infer: bool,
+             record: dict[Node, Evaluated] | None = None, skip_above_perfect: bool = False) -> np.ndarray:
     """Bottom-up over one subset lattice, a height at a time (one batch of queries per height).
 
-    With ``infer``, a satisfying node marks all its generalizations, which are then not queried.
-    Returns the satisfying nodes.
+    ``judge(histograms, nodes)`` returns (satisfied per node, BatchOutcome or None). With
+    ``infer``, a satisfying node marks all its generalizations, which are then not queried; with
+    ``skip_above_perfect``, only a node that suppresses nothing does. Returns the satisfying nodes.
     """
     runner.start_subset(subset)
     satisfying = np.zeros(cand.shape, dtype=bool)
+    inferred = np.zeros(cand.shape, dtype=bool)
     for level_nodes in nodes_by_height_groups(cand.shape):
-        todo = [nd for nd in level_nodes if cand[nd] and not (infer and satisfying[nd])]
-        outcome = judge_batch(runner.level(todo), len(todo), criteria, rows, limit)
+        todo = [nd for nd in level_nodes if cand[nd] and not inferred[nd]]
+        satisfied, outcome = judge(runner.level(todo), len(todo))
         for n, node in enumerate(todo):
-            if record is not None:
+            if outcome is not None and record is not None:
                 record[node] = Evaluated(node, bool(outcome.satisfied[n]), int(outcome.classes[n]),
                                          int(outcome.suppressed[n]), int(outcome.discernibility[n]))
-            if outcome.satisfied[n]:
-                if infer:
-                    satisfying[tuple(slice(level, None) for level in node)] = True
-                else:
-                    satisfying[node] = True
+            if satisfied[n]:
+                satisfying[node] = True
+                if infer or (skip_above_perfect and outcome.suppressed[n] == 0):
+                    above = tuple(slice(level, None) for level in node)
+                    satisfying[above] = True
+                    inferred[above] = True
     return satisfying

@@ -1,0 +1,535 @@
+"""Bad input: every error names what is wrong and where, and nothing is written.
+
+Each error test runs the whole pipeline (anonymize, then write_parquet to an output directory)
+and checks the error type, the words of the message (column, value, file, line), and that the
+output directory holds nothing afterwards: no release, no report, no temporary file.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import sqlclose
+from sqlclose.cli import main
+from sqlclose.errors import (
+    DataError,
+    HierarchyError,
+    InputError,
+    NoSolutionError,
+    OutputExistsError,
+    SpecError,
+    VerificationError,
+)
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+CSV = TABLE3 / "table3.csv"
+AGE_LINES = (TABLE3 / "age.csv").read_text().splitlines()
+DISEASE_LINES = (TABLE3 / "disease.csv").read_text().splitlines()
+TABLE3_ROWS = list(csv.DictReader(CSV.open()))
+
+
+def spec_dict(age: Path | str = TABLE3 / "age.csv", disease: Path | str = TABLE3 / "disease.csv", **overrides):
+    spec = {
+        "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(age)}},
+        "sensitive": {
+            "salary": {"distance": "ordered", "t": 0.2},
+            "disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": str(disease)},
+        },
+        "k": 3,
+    }
+    spec.update(overrides)
+    return spec
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def outdir(tmp_path):
+    return tmp_path / "out"
+
+
+def run(source, spec, outdir: Path, **kw) -> dict:
+    """The whole pipeline: search, then write into outdir."""
+    release = sqlclose.anonymize(source, spec)
+    return release.write_parquet(outdir / "release.parquet", **kw)
+
+
+def assert_nothing_written(outdir: Path) -> None:
+    assert not outdir.exists() or sorted(p.name for p in outdir.iterdir()) == []
+
+
+def fails(error: type[Exception], source, spec, outdir: Path) -> str:
+    with pytest.raises(error) as e:
+        run(source, spec, outdir)
+    assert_nothing_written(outdir)
+    return str(e.value)
+
+
+# ---------------------------------------------------------------------------- columns
+
+
+def test_missing_qi_column_lists_available_columns(outdir):
+    spec = spec_dict()
+    spec["quasi_identifiers"]["zipcode"] = spec["quasi_identifiers"].pop("zip")
+    msg = fails(DataError, CSV, spec, outdir)
+    assert "'zipcode'" in msg
+    assert str(CSV) in msg
+    for col in ("'zip'", "'age'", "'salary'", "'disease'"):
+        assert col in msg
+    assert "did you mean 'zip'" in msg
+
+
+def test_missing_sensitive_and_identifier_columns(outdir):
+    spec = spec_dict()
+    spec["sensitive"]["diagnosis"] = spec["sensitive"].pop("disease")
+    msg = fails(DataError, CSV, spec, outdir)
+    assert "'diagnosis'" in msg and "'disease'" in msg
+    msg = fails(DataError, CSV, spec_dict(identifiers=["ssn"]), outdir)
+    assert "'ssn'" in msg and "'zip', 'age', 'salary', 'disease'" in msg
+
+
+# ---------------------------------------------------------------------------- values vs hierarchies
+
+
+def test_qi_value_absent_from_hierarchy(tmp_path, outdir):
+    # 52 and 22 are in the data but not in the hierarchy
+    age = write_lines(tmp_path / "age.csv", [ln for ln in AGE_LINES if not ln.startswith(("52;", "22;"))])
+    msg = fails(DataError, CSV, spec_dict(age=age), outdir)
+    assert "'age'" in msg
+    assert "'52'" in msg and "'22'" in msg
+    assert "2 value(s)" in msg
+    assert str(age) in msg
+
+
+def test_sensitive_value_absent_from_hierarchy(tmp_path, outdir):
+    disease = write_lines(tmp_path / "disease.csv", [ln for ln in DISEASE_LINES if not ln.startswith("flu;")])
+    msg = fails(DataError, CSV, spec_dict(disease=disease), outdir)
+    assert "'disease'" in msg and "'flu'" in msg and str(disease) in msg
+
+
+def test_many_absent_values_are_capped(tmp_path, outdir):
+    rows = [[str(10000 + i), "x"] for i in range(30)]
+    src = write_csv(tmp_path / "many.csv", ["code", "s"], rows)
+    h = write_lines(tmp_path / "h.csv", ["10000;*"])
+    msg = fails(DataError, src, {"quasi_identifiers": {"code": {"file": str(h)}}}, outdir)
+    assert "29 value(s)" in msg and "and 9 more" in msg
+
+
+# ---------------------------------------------------------------------------- malformed hierarchies
+
+
+def test_two_parent_hierarchy(tmp_path, outdir):
+    lines = list(AGE_LINES)
+    assert lines[4] == "32;3*;<40;*"
+    lines[4] = "32;3*;>=40;*"
+    age = write_lines(tmp_path / "age.csv", lines)
+    msg = fails(HierarchyError, CSV, spec_dict(age=age), outdir)
+    assert str(age) in msg
+    assert "line 5" in msg
+    assert "'3*'" in msg
+    assert "'<40'" in msg and "'>=40'" in msg
+    assert "'age'" in msg
+
+
+def test_ragged_hierarchy(tmp_path, outdir):
+    lines = list(AGE_LINES)
+    lines[6] = "43;4*;*"
+    age = write_lines(tmp_path / "age.csv", lines)
+    msg = fails(HierarchyError, CSV, spec_dict(age=age), outdir)
+    assert str(age) in msg and "line 7" in msg and "ragged" in msg
+
+
+def test_hierarchy_with_two_tops(tmp_path, outdir):
+    lines = [ln.replace(";>=40;*", ";>=40;ALL") for ln in AGE_LINES]
+    age = write_lines(tmp_path / "age.csv", lines)
+    msg = fails(HierarchyError, CSV, spec_dict(age=age), outdir)
+    assert str(age) in msg
+    assert "top" in msg and "'*'" in msg and "'ALL'" in msg
+
+
+def test_sensitive_hierarchy_malformed(tmp_path, outdir):
+    lines = list(DISEASE_LINES)
+    lines[1] = "pneumonia;respiratory infection;digestive system diseases;respiratory & digestive system diseases"
+    disease = write_lines(tmp_path / "disease.csv", lines)
+    msg = fails(HierarchyError, CSV, spec_dict(disease=disease), outdir)
+    assert "'disease'" in msg and str(disease) in msg and "line 2" in msg
+    assert "'respiratory infection'" in msg
+    assert "'respiratory system diseases'" in msg and "'digestive system diseases'" in msg
+
+
+def test_empty_hierarchy_file(tmp_path, outdir):
+    age = tmp_path / "age.csv"
+    age.write_text("")
+    msg = fails(HierarchyError, CSV, spec_dict(age=age), outdir)
+    assert str(age) in msg and "empty" in msg and "'age'" in msg
+
+
+def test_hierarchy_file_does_not_exist(tmp_path, outdir):
+    age = tmp_path / "no_such_age.csv"
+    msg = fails(HierarchyError, CSV, spec_dict(age=age), outdir)
+    assert str(age) in msg and "does not exist" in msg and "'age'" in msg
+
+
+def test_mask_on_codes_of_different_lengths(tmp_path, outdir):
+    src = write_csv(tmp_path / "z.csv", ["zip", "d"], [["47677", "a"], ["476", "b"]])
+    msg = fails(HierarchyError, src, {"quasi_identifiers": {"zip": {"mask": True}}}, outdir)
+    assert "'zip'" in msg and "'476'" in msg and "'47677'" in msg
+
+
+def test_bands_on_text(tmp_path, outdir):
+    src = write_csv(tmp_path / "a.csv", ["age", "d"], [["20", "a"], ["old", "b"]])
+    msg = fails(DataError, src, {"quasi_identifiers": {"age": {"bands": [10]}}}, outdir)
+    assert "'age'" in msg and "old" in msg
+
+
+# ---------------------------------------------------------------------------- NULLs
+
+NULL_HEADER = ["zip", "age", "salary", "disease"]
+
+
+def table3_with_nulls(tmp_path: Path, *, zip_null: int | None = None, disease_null: int | None = None,
+                      age_null: tuple[int, ...] = ()) -> Path:
+    rows = []
+    for i, r in enumerate(TABLE3_ROWS):
+        rows.append([
+            "" if i == zip_null else r["zip"],
+            "" if i in age_null else r["age"],
+            r["salary"],
+            "" if i == disease_null else r["disease"],
+        ])
+    return write_csv(tmp_path / "nulls.csv", NULL_HEADER, rows)
+
+
+def test_null_in_qi_is_an_error_by_default(tmp_path, outdir):
+    src = table3_with_nulls(tmp_path, zip_null=2)
+    msg = fails(DataError, src, spec_dict(), outdir)
+    assert "'zip'" in msg
+    assert "1 NULL" in msg
+    assert 'nulls = "drop"' in msg and 'nulls = "value"' in msg
+
+
+def test_null_in_sensitive_is_an_error_by_default(tmp_path, outdir):
+    src = table3_with_nulls(tmp_path, disease_null=4)
+    msg = fails(DataError, src, spec_dict(), outdir)
+    assert "'disease'" in msg
+    assert 'nulls = "drop"' in msg and 'nulls = "value"' in msg
+
+
+def test_nulls_drop_removes_the_rows(tmp_path, outdir):
+    src = table3_with_nulls(tmp_path, zip_null=2, disease_null=4)
+    spec = spec_dict(k=1)
+    spec["quasi_identifiers"]["zip"]["nulls"] = "drop"
+    spec["sensitive"]["disease"]["nulls"] = "drop"
+    spec["sensitive"]["salary"]["t"] = 1.0
+    spec["sensitive"]["disease"]["t"] = 1.0
+    report = run(src, spec, outdir)
+    assert report["input"]["rows"] == 9
+    assert report["input"]["dropped_null_rows"] == 2
+    assert report["output"]["rows"] == 7
+    table = pq.read_table(outdir / "release.parquet")
+    assert table.num_rows == 7
+    assert None not in table.column("zip").to_pylist()
+    assert None not in table.column("disease").to_pylist()
+    dropped = {int(TABLE3_ROWS[2]["salary"]), int(TABLE3_ROWS[4]["salary"])}
+    assert set(table.column("salary").to_pylist()) == {int(r["salary"]) for r in TABLE3_ROWS} - dropped
+
+
+def test_nulls_drop_counts_a_row_once(tmp_path, outdir):
+    src = table3_with_nulls(tmp_path, zip_null=3, disease_null=3)
+    spec = spec_dict(k=1)
+    spec["quasi_identifiers"]["zip"]["nulls"] = "drop"
+    spec["sensitive"]["disease"]["nulls"] = "drop"
+    spec["sensitive"]["disease"]["t"] = 1.0
+    report = run(src, spec, outdir)
+    assert report["input"]["dropped_null_rows"] == 1
+    assert report["output"]["rows"] == 8
+
+
+def test_nulls_value_treats_null_as_a_leaf(tmp_path, outdir):
+    # Ages 36 and 32 (rows 7, 8) become NULL; the hierarchy places NULL under 'unknown'.
+    # k = 2 on age alone: level 1 has 3* = {30} and 5* = {52}, too small; level 2 gives
+    # <40 = {22, 27, 29, 30}, >=40 = {43, 47, 52} and unknown = the two NULLs.
+    src = table3_with_nulls(tmp_path, age_null=(7, 8))
+    age = write_lines(tmp_path / "age.csv", AGE_LINES + ["NULL;unknown;unknown;*"])
+    spec = {"quasi_identifiers": {"age": {"file": str(age), "nulls": "value"}}, "k": 2}
+    report = run(src, spec, outdir)
+    assert report["node"] == {"age": 2}
+    assert report["input"]["dropped_null_rows"] == 0
+    assert report["output"]["rows"] == 9
+    table = pq.read_table(outdir / "release.parquet")
+    assert collections.Counter(table.column("age").to_pylist()) == {"<40": 4, ">=40": 3, "unknown": 2}
+
+
+def test_nulls_value_custom_stand_in_must_be_a_leaf(tmp_path, outdir):
+    src = table3_with_nulls(tmp_path, age_null=(0,))
+    spec = {"quasi_identifiers": {"age": {"file": str(TABLE3 / "age.csv"), "nulls": "value",
+                                          "null_value": "n/a"}}, "k": 1}
+    msg = fails(DataError, src, spec, outdir)
+    assert "'age'" in msg and "'n/a'" in msg and "age.csv" in msg
+
+
+def test_nulls_value_with_bands_gets_its_own_branch(tmp_path, outdir):
+    # Ages 29 and 22 become NULL -> '?'. Width 10 leaves 20-29 = {27} alone; width 20 gives
+    # 20-39 = {27, 30, 36, 32}, 40-59 = {43, 52, 47} and '?' = the two NULLs.
+    src = table3_with_nulls(tmp_path, age_null=(0, 1))
+    spec = {"quasi_identifiers": {"age": {"bands": [10, 20], "nulls": "value", "null_value": "?"}},
+            "sensitive": {"disease": {"t": 1.0}}, "k": 2}
+    report = run(src, spec, outdir)
+    assert report["node"] == {"age": 2}
+    assert report["output"]["rows"] == 9
+    ages = collections.Counter(pq.read_table(outdir / "release.parquet").column("age").to_pylist())
+    assert ages == {"20-39": 4, "40-59": 3, "?": 2}
+
+
+def test_all_rows_dropped_is_no_solution(tmp_path, outdir):
+    src = table3_with_nulls(tmp_path, age_null=tuple(range(9)))
+    spec = {"quasi_identifiers": {"age": {"file": str(TABLE3 / "age.csv"), "nulls": "drop"}}, "k": 1}
+    msg = fails(NoSolutionError, src, spec, outdir)
+    assert "0 rows" in msg
+
+
+# ---------------------------------------------------------------------------- privacy parameters
+
+
+def test_k_larger_than_the_table(outdir):
+    msg = fails(NoSolutionError, CSV, spec_dict(k=10), outdir)
+    assert "k = 10" in msg and "9 rows" in msg
+
+
+def test_k_larger_than_the_table_cli_exit_3(tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f"""
+[source]
+path = "{CSV.as_posix()}"
+[output]
+path = "out/r.parquet"
+[privacy]
+k = 10
+[quasi_identifiers]
+zip = {{ mask = true }}
+""")
+    result = CliRunner().invoke(main, ["anonymize", str(spec)])
+    assert result.exit_code == 3
+    assert result.stderr.startswith("sqlclose: error:")
+    assert "k = 10" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("t", [-0.1, 1.5])
+def test_t_outside_unit_interval(t, outdir):
+    spec = spec_dict()
+    spec["sensitive"]["disease"]["t"] = t
+    msg = fails(SpecError, CSV, spec, outdir)
+    assert "sensitive.disease.t" in msg
+    assert repr(t) in msg
+
+
+def test_sensitive_column_also_a_qi(outdir):
+    spec = spec_dict()
+    spec["sensitive"]["age"] = {"t": 0.5}
+    msg = fails(SpecError, CSV, spec, outdir)
+    assert "'age'" in msg and "quasi-identifier" in msg and "sensitive" in msg
+
+
+def test_unknown_distance(outdir):
+    spec = spec_dict()
+    spec["sensitive"]["salary"]["distance"] = "manhattan"
+    msg = fails(SpecError, CSV, spec, outdir)
+    assert "sensitive.salary.distance" in msg and "'manhattan'" in msg
+    assert "'ordered'" in msg and "'hierarchical'" in msg
+
+
+def test_hierarchical_without_hierarchy(outdir):
+    spec = spec_dict()
+    del spec["sensitive"]["disease"]["hierarchy"]
+    msg = fails(SpecError, CSV, spec, outdir)
+    assert "sensitive.disease" in msg and "needs a hierarchy" in msg
+
+
+def test_t_zero_is_met_by_the_top_node(outdir):
+    # t = 0 needs every class to have the table's distribution. A single class always has it,
+    # and the top node always makes one, so this is a solution, not a NoSolutionError: the
+    # lowest single-class node, zip at 47*** (all zips share it) and age at '*'.
+    spec = spec_dict(k=1)
+    spec["sensitive"]["disease"]["t"] = 0.0
+    spec["sensitive"]["salary"]["t"] = 0.0
+    report = run(CSV, spec, outdir)
+    assert report["node"] == {"zip": 3, "age": 3}
+    assert report["classes"] == 1
+    assert report["privacy"]["sensitive"]["disease"]["max_emd"] == pytest.approx(0.0, abs=1e-12)
+    table = pq.read_table(outdir / "release.parquet")
+    assert set(table.column("zip").to_pylist()) == {"47***"}
+    assert set(table.column("age").to_pylist()) == {"*"}
+
+
+# ---------------------------------------------------------------------------- hostile column names
+
+EVIL = 'x"; DROP TABLE t; --'
+QUOTE = "o'clock; --"
+SA_EVIL = "it's \"bad\"; SELECT 1"
+SA_QUOTE = "dis'ease"
+
+
+def test_quoted_column_names_end_to_end(tmp_path, outdir):
+    src = write_csv(tmp_path / "evil.csv", [EVIL, QUOTE, SA_EVIL, SA_QUOTE, "who"],
+                    [[r["zip"], r["age"], r["salary"], r["disease"], f"p{i}"] for i, r in enumerate(TABLE3_ROWS)])
+    spec = {
+        "quasi_identifiers": {EVIL: {"mask": True}, QUOTE: {"file": str(TABLE3 / "age.csv")}},
+        "sensitive": {SA_EVIL: {"distance": "ordered", "t": 0.2},
+                      SA_QUOTE: {"distance": "hierarchical", "t": 0.3, "hierarchy": str(TABLE3 / "disease.csv")}},
+        "identifiers": ["who"],
+        "k": 3,
+    }
+    report = run(src, spec, outdir)
+    assert report["node"] == {EVIL: 1, QUOTE: 2}  # same as Table 3
+    table = pq.read_table(outdir / "release.parquet")
+    assert table.column_names == [EVIL, QUOTE, SA_EVIL, SA_QUOTE]
+    assert set(table.column(EVIL).to_pylist()) == {"4767*", "4760*", "4790*"}
+    assert set(table.column(QUOTE).to_pylist()) == {"<40", ">=40"}
+    assert sorted(table.column(SA_QUOTE).to_pylist()) == sorted(r["disease"] for r in TABLE3_ROWS)
+    assert set(report["privacy"]["sensitive"]) == {SA_EVIL, SA_QUOTE}
+
+
+def test_quoted_column_names_in_toml_via_cli(tmp_path):
+    src = write_csv(tmp_path / "evil.csv", [EVIL, QUOTE, SA_QUOTE],
+                    [[r["zip"], r["age"], r["disease"]] for r in TABLE3_ROWS])
+    spec = tmp_path / "evil.toml"
+    spec.write_text(f"""
+[source]
+path = "evil.csv"
+[output]
+path = "out/r.parquet"
+[privacy]
+k = 3
+[quasi_identifiers]
+'{EVIL}' = {{ mask = true }}
+"{QUOTE}" = {{ file = "{(TABLE3 / 'age.csv').as_posix()}" }}
+[sensitive."{SA_QUOTE}"]
+t = 0.5
+""")
+    result = CliRunner().invoke(main, ["anonymize", str(spec), "--json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert list(doc["node"]) == [EVIL, QUOTE]
+    assert pq.read_table(tmp_path / "out" / "r.parquet").column_names == [EVIL, QUOTE, SA_QUOTE]
+    assert src.exists()
+
+
+def test_hostile_table_name_on_a_connection():
+    import duckdb
+
+    con = duckdb.connect()
+    name = 'my "table"; --'
+    con.execute(f'CREATE TABLE "{name.replace(chr(34), chr(34) * 2)}" AS SELECT * FROM read_csv(?)', [str(CSV)])
+    release = sqlclose.anonymize((con, name), spec_dict())
+    assert release.node == {"zip": 1, "age": 2}
+    assert con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?", [name]).fetchone()[0] == 1
+
+
+def test_hostile_values_are_parameters(tmp_path, outdir):
+    # values (and the NULL stand-in) with quotes reach the engine as data, not SQL
+    evil = "a'); DROP TABLE x; --"
+    src = write_csv(tmp_path / "v.csv", ["c", "s"], [[evil, "1"], [evil, "2"], ["", "3"], ["", "4"]])
+    h = write_lines(tmp_path / "h.csv", [f'"{evil}";g;*', "it''s;g;*"])
+    spec = {"quasi_identifiers": {"c": {"file": str(h), "nulls": "value", "null_value": "it''s"}}, "k": 2}
+    report = run(src, spec, outdir)
+    assert report["output"]["rows"] == 4
+    assert report["node"] == {"c": 0}
+
+
+# ---------------------------------------------------------------------------- existing output
+
+
+def test_existing_output_not_overwritten(tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    target = outdir / "release.parquet"
+    target.write_bytes(b"precious")
+    release = sqlclose.anonymize(CSV, spec_dict())
+    with pytest.raises(OutputExistsError) as e:
+        release.write_parquet(target)
+    assert str(target) in str(e.value) and "overwrite" in str(e.value)
+    assert isinstance(e.value, InputError)
+    assert target.read_bytes() == b"precious"
+    assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet"]
+
+
+def test_existing_report_blocks_too(tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    report = outdir / "release.parquet.report.json"
+    report.write_text("{}")
+    release = sqlclose.anonymize(CSV, spec_dict())
+    with pytest.raises(OutputExistsError) as e:
+        release.write_parquet(outdir / "release.parquet")
+    assert str(report) in str(e.value)
+    assert report.read_text() == "{}"
+    assert sorted(p.name for p in outdir.iterdir()) == [report.name]
+
+
+def test_output_path_is_a_directory(tmp_path):
+    (tmp_path / "out" / "release.parquet").mkdir(parents=True)
+    release = sqlclose.anonymize(CSV, spec_dict())
+    with pytest.raises(OutputExistsError, match="directory"):
+        release.write_parquet(tmp_path / "out" / "release.parquet", overwrite=True)
+
+
+def test_existing_output_replaced_with_overwrite(tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    target = outdir / "release.parquet"
+    target.write_bytes(b"precious")
+    (outdir / "release.parquet.report.json").write_text("old")
+    release = sqlclose.anonymize(CSV, spec_dict())
+    report = release.write_parquet(target, overwrite=True)
+    assert target.read_bytes() != b"precious"
+    assert pq.read_table(target).num_rows == 9
+    assert json.loads((outdir / "release.parquet.report.json").read_text()) == report
+    assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet", "release.parquet.report.json"]
+
+
+def test_failed_verification_leaves_nothing(tmp_path, monkeypatch):
+    # A release whose re-check fails is removed, temporary files included.
+    import sqlclose.release as release_module
+
+    def broken(*args, **kwargs):
+        raise VerificationError("the written release failed its re-check: simulated")
+
+    monkeypatch.setattr(release_module, "compare", broken)
+    outdir = tmp_path / "out"
+    with pytest.raises(VerificationError, match="simulated"):
+        run(CSV, spec_dict(), outdir)
+    assert sorted(p.name for p in outdir.iterdir()) == []
+
+
+def test_failed_verification_keeps_an_existing_output(tmp_path, monkeypatch):
+    import sqlclose.release as release_module
+
+    monkeypatch.setattr(release_module, "compare",
+                        lambda *a, **k: (_ for _ in ()).throw(VerificationError("simulated")))
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    (outdir / "release.parquet").write_bytes(b"previous release")
+    with pytest.raises(VerificationError):
+        run(CSV, spec_dict(), outdir, overwrite=True)
+    assert (outdir / "release.parquet").read_bytes() == b"previous release"
+    assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet"]
+

@@ -1,0 +1,318 @@
+"""Tests for the ``sqlclose`` command: outputs, exit codes 0/2/3/4, messages on stderr."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import sqlclose
+from sqlclose.cli import main
+from sqlclose.errors import VerificationError
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+SQLCLOSE = Path(sys.executable).with_name("sqlclose")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def spec_text(k: int = 3, overwrite: str = "", extra: str = "", output: str = 'path = "out/r.parquet"') -> str:
+    return f"""
+[source]
+path = "{(TABLE3 / 'table3.csv').as_posix()}"
+
+[output]
+{output}
+{overwrite}
+
+[privacy]
+k = {k}
+
+[quasi_identifiers]
+zip = {{ mask = true }}
+age = {{ file = "{(TABLE3 / 'age.csv').as_posix()}" }}
+{extra}
+
+[sensitive.disease]
+distance = "hierarchical"
+t = 0.3
+hierarchy = "{(TABLE3 / 'disease.csv').as_posix()}"
+"""
+
+
+@pytest.fixture
+def make_spec(tmp_path):
+    def make(name: str = "spec.toml", **kw) -> Path:
+        p = tmp_path / name
+        p.write_text(spec_text(**kw), encoding="utf-8")
+        return p
+
+    return make
+
+
+def assert_error(result, code: int, *fragments: str) -> None:
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr, result.exception)
+    assert result.stderr.startswith("sqlclose: error:"), result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir()) if directory.exists() else []
+
+
+# ---------------------------------------------------------------------------- success
+
+
+def test_table3_json(tmp_path):
+    out = tmp_path / "r.parquet"
+    result = invoke("anonymize", TABLE3 / "table3.toml", "-o", out, "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["node"] == {"zip": 1, "age": 2}
+    assert doc["verified"] is True
+    assert doc["output"]["path"] == str(out)
+    assert doc["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert json.loads((tmp_path / "r.parquet.report.json").read_text()) == doc
+    assert listing(tmp_path) == ["r.parquet", "r.parquet.report.json"]
+    assert set(doc["privacy"]["sensitive"]) == {"salary", "disease"}
+
+
+def test_table3_json_subprocess_relative_paths(tmp_path):
+    # As documented: run from the repository root with a relative spec path.
+    out = tmp_path / "r.parquet"
+    proc = subprocess.run([str(SQLCLOSE), "anonymize", "datasets/table3/table3.toml", "-o", str(out), "--json"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["node"] == {"zip": 1, "age": 2}
+    assert pq.read_table(out).num_rows == 9
+
+
+def test_subprocess_exit_code_for_bad_input(tmp_path):
+    args = [str(SQLCLOSE), "anonymize", str(tmp_path / "missing.toml"), "-o", str(tmp_path / "r.parquet")]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("sqlclose: error:")
+    assert "missing.toml" in proc.stderr and "Traceback" not in proc.stderr
+    assert listing(tmp_path) == []
+
+
+def test_human_summary(tmp_path, make_spec):
+    result = invoke("anonymize", make_spec())
+    assert result.exit_code == 0, result.stderr
+    out = tmp_path / "out" / "r.parquet"
+    assert f"released 9 of 9 rows -> {out}" in result.stdout
+    assert "zip=1, age=2" in result.stdout
+    assert "disease" in result.stdout and "max EMD" in result.stdout
+    assert "verified" in result.stdout
+    assert listing(tmp_path / "out") == ["r.parquet", "r.parquet.report.json"]
+
+
+def test_quiet(tmp_path, make_spec):
+    result = invoke("anonymize", make_spec(), "-q")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == "" and result.stderr == ""
+    assert (tmp_path / "out" / "r.parquet").exists()
+
+
+def test_report_option(tmp_path, make_spec):
+    result = invoke("anonymize", make_spec(), "--report", tmp_path / "rep" / "report.json", "-q")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert doc["node"] == {"zip": 1, "age": 2}
+    assert listing(tmp_path / "out") == ["r.parquet"]
+
+
+def test_spec_report_path_used(tmp_path, make_spec):
+    spec = make_spec(output='path = "out/r.parquet"\nreport = "reports/r.json"')
+    result = invoke("anonymize", spec, "-q")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "reports" / "r.json").exists()
+    assert listing(tmp_path / "out") == ["r.parquet"]
+
+
+def test_source_option_overrides_spec(tmp_path, make_spec):
+    parquet = tmp_path / "t3.parquet"
+    pq.write_table(pacsv.read_csv(TABLE3 / "table3.csv"), parquet)
+    result = invoke("anonymize", make_spec(), "--source", parquet, "--json")
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert str(parquet) in doc["input"]["source"]
+    assert doc["node"] == {"zip": 1, "age": 2}
+
+
+def test_version():
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"sqlclose, version {sqlclose.__version__}"
+
+
+def test_version_subprocess():
+    proc = subprocess.run([str(SQLCLOSE), "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert sqlclose.__version__ in proc.stdout
+
+
+def test_help_lists_options():
+    result = invoke("anonymize", "--help")
+    assert result.exit_code == 0
+    for option in ("--source", "--output", "--report", "--overwrite", "--json", "--quiet"):
+        assert option in result.stdout
+
+
+# ---------------------------------------------------------------------------- exit 2
+
+
+def test_unknown_key_exit_2(tmp_path, make_spec):
+    spec = make_spec(extra="[privacy2]\nk = 3")
+    assert_error(invoke("anonymize", spec), 2, str(spec), "privacy2")
+    assert listing(tmp_path / "out") == []
+
+
+def test_toml_syntax_error_exit_2(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text("[quasi_identifiers\n")
+    assert_error(invoke("anonymize", spec, "-o", tmp_path / "r.parquet"), 2, str(spec), "not valid TOML")
+    assert listing(tmp_path) == ["bad.toml"]
+
+
+def test_missing_spec_file_exit_2(tmp_path):
+    assert_error(invoke("anonymize", tmp_path / "nope.toml", "-o", tmp_path / "r.parquet"), 2, "nope.toml")
+
+
+def test_no_output_path_exit_2(tmp_path, make_spec):
+    spec = make_spec(output='report = "x.json"')  # an [output] without path is a spec error
+    assert_error(invoke("anonymize", spec), 2, "output.path")
+    spec = tmp_path / "noout.toml"
+    spec.write_text(spec_text().replace('[output]\npath = "out/r.parquet"', ""))
+    assert_error(invoke("anonymize", spec), 2, "no output path", "--output")
+
+
+def test_missing_column_exit_2(tmp_path, make_spec):
+    spec = make_spec(extra='height = { bands = [10] }')
+    assert_error(invoke("anonymize", spec), 2, "'height'", "'zip', 'age', 'salary', 'disease'")
+    assert listing(tmp_path / "out") == []
+
+
+def test_bad_hierarchy_exit_2(tmp_path):
+    age = tmp_path / "age.csv"
+    age.write_text((TABLE3 / "age.csv").read_text().replace("36;3*;<40;*", "36;3*;<40"))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text().replace((TABLE3 / "age.csv").as_posix(), "age.csv"))
+    assert_error(invoke("anonymize", spec), 2, str(age), "line 6", "ragged")
+    assert listing(tmp_path / "out") == []
+
+
+def test_null_exit_2(tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text((TABLE3 / "table3.csv").read_text().replace("47905,43,6000,gastritis", "47905,,6000,gastritis"))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text())
+    assert_error(invoke("anonymize", spec, "--source", data), 2, "'age'", "NULL", 'nulls = "drop"')
+    assert listing(tmp_path / "out") == []
+
+
+def test_missing_source_exit_2(tmp_path, make_spec):
+    assert_error(invoke("anonymize", make_spec(), "--source", tmp_path / "none.csv"), 2, "none.csv")
+
+
+# ---------------------------------------------------------------------------- exit 3 and 4
+
+
+def test_no_solution_exit_3(tmp_path, make_spec):
+    assert_error(invoke("anonymize", make_spec(k=10)), 3, "k = 10", "9 rows")
+    assert listing(tmp_path / "out") == []
+
+
+def test_verification_failure_exit_4(tmp_path, make_spec, monkeypatch):
+    import sqlclose.release as release_module
+
+    def broken(*args, **kwargs):
+        raise VerificationError("the written release failed its re-check: simulated")
+
+    monkeypatch.setattr(release_module, "compare", broken)
+    assert_error(invoke("anonymize", make_spec()), 4, "re-check", "simulated")
+    assert listing(tmp_path / "out") == []
+
+
+# ---------------------------------------------------------------------------- existing output
+
+
+def test_existing_output_refused_without_overwrite(tmp_path, make_spec):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "r.parquet").write_bytes(b"keep me")
+    assert_error(invoke("anonymize", make_spec()), 2, str(out / "r.parquet"), "--overwrite")
+    assert (out / "r.parquet").read_bytes() == b"keep me"
+    assert listing(out) == ["r.parquet"]
+
+
+def test_existing_report_refused_without_overwrite(tmp_path, make_spec):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "r.parquet.report.json").write_text("{}")
+    assert_error(invoke("anonymize", make_spec()), 2, "r.parquet.report.json")
+    assert listing(out) == ["r.parquet.report.json"]
+    assert (out / "r.parquet.report.json").read_text() == "{}"
+
+
+def test_overwrite_flag_replaces(tmp_path, make_spec):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "r.parquet").write_bytes(b"old")
+    result = invoke("anonymize", make_spec(), "--overwrite", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert pq.read_table(out / "r.parquet").num_rows == 9
+    assert json.loads(result.stdout)["output"]["sha256"] == hashlib.sha256((out / "r.parquet").read_bytes()).hexdigest()
+    assert listing(out) == ["r.parquet", "r.parquet.report.json"]
+
+
+def test_overwrite_from_spec(tmp_path, make_spec):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "r.parquet").write_bytes(b"old")
+    result = invoke("anonymize", make_spec(overwrite="overwrite = true"), "-q")
+    assert result.exit_code == 0, result.stderr
+    assert pq.read_table(out / "r.parquet").num_rows == 9
+
+
+def test_rerun_without_overwrite_refused(tmp_path, make_spec):
+    spec = make_spec()
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    first = (tmp_path / "out" / "r.parquet").read_bytes()
+    assert_error(invoke("anonymize", spec, "-q"), 2, "already exists")
+    assert (tmp_path / "out" / "r.parquet").read_bytes() == first
+    assert listing(tmp_path / "out") == ["r.parquet", "r.parquet.report.json"]
+
+
+def test_env_var_in_output_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("SQLCLOSE_CLI_OUT", str(tmp_path / "envout"))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec_text(output='path = "${SQLCLOSE_CLI_OUT}/r.parquet"'))
+    result = invoke("anonymize", spec, "-q")
+    assert result.exit_code == 0, result.stderr
+    assert listing(tmp_path / "envout") == ["r.parquet", "r.parquet.report.json"]
+    assert os.path.isfile(tmp_path / "envout" / "r.parquet")
+
+
+def test_table3_spec_copy_does_not_touch_repo_output(tmp_path):
+    # the shipped spec writes to out/table3 relative to itself; in a copy, that is inside tmp
+    work = tmp_path / "datasets" / "table3"
+    shutil.copytree(TABLE3, work)
+    result = invoke("anonymize", work / "table3.toml", "-q")
+    assert result.exit_code == 0, result.stderr
+    assert listing(tmp_path / "out" / "table3") == ["release.parquet", "release.parquet.report.json"]

@@ -1,0 +1,352 @@
+"""Tests for Release: the report, the written Parquet, the sources, suppression.
+
+Expected values for Table 3 (Li et al., ICDE 2007) are worked out by hand in comments: at node
+zip=1 (4767*, 4760*, 4790*) and age=2 (<40, >=40) the three classes are
+  4767*/<40: 47677 29 3000 gastric ulcer, 47678 27 5000 stomach cancer, 47673 36 9000 pneumonia
+  4760*/<40: 47602 22 4000 gastritis, 47605 30 7000 bronchitis, 47607 32 10000 stomach cancer
+  4790*/>=40: 47905 43 6000 gastritis, 47909 52 11000 flu, 47906 47 8000 bronchitis
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+from sqlclose import Release
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+CSV = TABLE3 / "table3.csv"
+
+
+def spec_dict(**overrides) -> dict:
+    spec = {
+        "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(TABLE3 / "age.csv")}},
+        "sensitive": {
+            "salary": {"distance": "ordered", "t": 0.2},
+            "disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": str(TABLE3 / "disease.csv")},
+        },
+        "k": 3,
+    }
+    spec.update(overrides)
+    return spec
+
+
+def input_rows() -> list[dict]:
+    with CSV.open() as f:
+        return list(csv.DictReader(f))
+
+
+def rows_of(table: pa.Table) -> list[tuple]:
+    """Rows as sorted tuples of text (sources differ in integer vs text typing of pass-through)."""
+    cols = table.column_names
+    return sorted(tuple(str(r[c]) for c in cols) for r in table.to_pylist())
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    """Table 3 released once, at its spec's settings: (release, report, path)."""
+    out = tmp_path_factory.mktemp("release") / "t3.parquet"
+    release = sqlclose.anonymize(CSV, spec_dict())
+    report = release.write_parquet(out)
+    return release, report, out
+
+
+# ---------------------------------------------------------------------------- the report
+
+
+def test_report_keys_and_values(written):
+    release, report, out = written
+    for key in ("node", "minimal_nodes", "lattice", "classes", "suppressed_rows", "privacy", "utility", "input",
+                "output", "spec_sha256", "verified"):
+        assert key in report, key
+    assert report["node"] == {"zip": 1, "age": 2}
+    assert list(report["node"]) == ["zip", "age"]
+    assert {"zip": 1, "age": 2} in report["minimal_nodes"]
+    lattice = report["lattice"]
+    assert lattice["size"] == 6 * 4  # zip: 47677 … *****, 6 levels; age: 4 levels
+    assert lattice["levels"] == {"zip": 6, "age": 4}
+    assert 1 <= lattice["nodes_evaluated"] <= lattice["size"]
+    assert lattice["seconds"] >= 0
+    assert report["classes"] == 3
+    assert report["suppressed_rows"] == 0
+    privacy = report["privacy"]
+    assert privacy["min_class_size"] == 3
+    assert privacy["k"] == 3
+    salary, disease = privacy["sensitive"]["salary"], privacy["sensitive"]["disease"]
+    assert salary["distance"] == "ordered" and salary["t"] == 0.2
+    assert disease["distance"] == "hierarchical" and disease["t"] == 0.3
+    # Ordered EMD, 9 distinct salaries, class 4767* holds ranks 0, 2, 6: cumulative extras
+    # 2,1,3,2,1,0,2,1,0 (ninths) -> 12/9 / 8 = 1/6; 4790* (ranks 3,5,8) also 1/6; 4760* 1/12.
+    assert salary["max_emd"] == pytest.approx(1 / 6, abs=1e-12)
+    # Hierarchical EMD (H = 3) of 4790*: respiratory infection 1/3 * 1/9, stomach diseases
+    # 1/3 * 1/9, root 2/9 -> 8/27 (4767*: 7/27, 4760*: 5/27).
+    assert disease["max_emd"] == pytest.approx(8 / 27, abs=1e-12)
+    assert report["utility"]["discernibility"] == 3 * 3 * 3
+    assert report["utility"]["average_class_size"] == 3.0
+    assert report["input"]["rows"] == 9
+    assert report["input"]["dropped_null_rows"] == 0
+    assert isinstance(report["input"]["fingerprint"], str) and report["input"]["fingerprint"]
+    assert report["output"]["path"] == str(out)
+    assert report["output"]["rows"] == 9
+    assert report["output"]["columns"] == ["zip", "age", "salary", "disease"]
+    assert report["spec_sha256"] == sqlclose.Spec.model_validate(spec_dict()).sha256()
+    assert report["verified"] is True
+    assert report["sqlclose_version"] == sqlclose.__version__
+
+
+def test_report_file_and_sha256(written):
+    release, report, out = written
+    assert report["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    beside = out.with_name(out.name + ".report.json")
+    assert json.loads(beside.read_text()) == report
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name, beside.name]  # no temp files
+
+
+def test_release_properties_agree_with_report(written):
+    release, report, out = written
+    assert isinstance(release, Release)
+    assert release.node == report["node"]
+    assert release.minimal_nodes == report["minimal_nodes"]
+    s = release.summary
+    assert s["classes"] == report["classes"] and s["rows"] == 9 and s["suppressed_rows"] == 0
+    assert release.columns == ["zip", "age", "salary", "disease"]
+
+
+def test_fingerprint_stable_across_runs(written, tmp_path):
+    _, report, _ = written
+    again = sqlclose.anonymize(CSV, spec_dict()).write_parquet(tmp_path / "again.parquet")
+    assert again["input"]["fingerprint"] == report["input"]["fingerprint"]
+    assert again["output"]["sha256"] == report["output"]["sha256"]  # deterministic output
+
+
+def test_custom_report_path(tmp_path):
+    release = sqlclose.anonymize(CSV, spec_dict())
+    doc = release.write_parquet(tmp_path / "a" / "r.parquet", report=tmp_path / "b" / "rep.json")
+    assert json.loads((tmp_path / "b" / "rep.json").read_text())["output"]["sha256"] == doc["output"]["sha256"]
+    assert not (tmp_path / "a" / "r.parquet.report.json").exists()
+
+
+# ---------------------------------------------------------------------------- the data
+
+
+def test_written_labels_are_generalized(written):
+    _, _, out = written
+    table = pq.read_table(out)
+    assert table.column_names == ["zip", "age", "salary", "disease"]
+    assert set(table.column("zip").to_pylist()) == {"4767*", "4760*", "4790*"}
+    assert set(table.column("age").to_pylist()) == {"<40", ">=40"}
+    classes = collections.Counter(zip(table.column("zip").to_pylist(), table.column("age").to_pylist(), strict=True))
+    assert classes == {("4767*", "<40"): 3, ("4760*", "<40"): 3, ("4790*", ">=40"): 3}
+
+
+def test_pass_through_columns_unchanged_and_rows_aligned(written):
+    _, _, out = written
+    got = pq.read_table(out).to_pylist()
+    src = input_rows()
+    assert collections.Counter(r["salary"] for r in got) == collections.Counter(int(r["salary"]) for r in src)
+    assert collections.Counter(r["disease"] for r in got) == collections.Counter(r["disease"] for r in src)
+    # each released row is its input row, generalized: the salary identifies the row in Table 3
+    by_salary = {int(r["salary"]): r for r in src}
+    for r in got:
+        s = by_salary[r["salary"]]
+        assert r["zip"] == s["zip"][:4] + "*"
+        assert r["age"] == ("<40" if int(s["age"]) < 40 else ">=40")
+        assert r["disease"] == s["disease"]
+
+
+def test_to_arrow_equals_written_file(written):
+    release, _, out = written
+    mem = release.to_arrow()
+    disk = pq.read_table(out)
+    assert mem.column_names == disk.column_names
+    assert rows_of(mem) == rows_of(disk)
+    assert sorted(map(tuple, (r.values() for r in mem.to_pylist()))) == \
+        sorted(map(tuple, (r.values() for r in disk.to_pylist())))
+    assert release.to_pandas().shape == (9, 4)
+
+
+def test_identifiers_dropped(tmp_path):
+    src = tmp_path / "named.csv"
+    rows = input_rows()
+    with src.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["name", "zip", "age", "salary", "disease"])
+        for i, r in enumerate(rows):
+            w.writerow([f"person {i}", r["zip"], r["age"], r["salary"], r["disease"]])
+    release = sqlclose.anonymize(src, spec_dict(identifiers=["name"]))
+    out = tmp_path / "out" / "r.parquet"
+    report = release.write_parquet(out)
+    table = pq.read_table(out)
+    assert table.column_names == ["zip", "age", "salary", "disease"]
+    assert report["output"]["columns"] == ["zip", "age", "salary", "disease"]
+    assert "person" not in out.read_bytes().decode("latin-1")
+    assert release.node == {"zip": 1, "age": 2}
+
+
+def test_column_order_follows_the_input(tmp_path):
+    src = tmp_path / "reordered.csv"
+    rows = input_rows()
+    with src.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["disease", "salary", "age", "zip"])
+        for r in rows:
+            w.writerow([r["disease"], r["salary"], r["age"], r["zip"]])
+    release = sqlclose.anonymize(src, spec_dict())
+    assert release.to_arrow().column_names == ["disease", "salary", "age", "zip"]
+    assert release.node == {"zip": 1, "age": 2}
+
+
+# ---------------------------------------------------------------------------- sources
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    d = tmp_path_factory.mktemp("sources")
+    arrow = pacsv.read_csv(CSV)
+    pq.write_table(arrow, d / "t3.parquet")
+    db = d / "t3.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    con.close()
+    odd = d / "t3.data"  # a DuckDB file whose suffix does not say so: format = "duckdb"
+    shutil.copy(db, odd)
+    return d, arrow, db, odd
+
+
+def released_rows(release: Release, tmp_path: Path, name: str) -> list[tuple]:
+    out = tmp_path / f"{name}.parquet"
+    release.write_parquet(out)
+    return rows_of(pq.read_table(out))
+
+
+def test_all_sources_agree(sources, tmp_path):
+    d, arrow, db, odd = sources
+    reference = sqlclose.anonymize(CSV, spec_dict())
+    expected = released_rows(reference, tmp_path, "csv")
+    assert reference.node == {"zip": 1, "age": 2}
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    con.execute("CREATE SCHEMA s")
+    con.execute("CREATE TABLE s.t3b AS SELECT * FROM t3")
+    runs = {
+        "csv-str": sqlclose.anonymize(str(CSV), spec_dict()),
+        "parquet": sqlclose.anonymize(d / "t3.parquet", spec_dict()),
+        "duckdb-spec": sqlclose.anonymize(None, spec_dict(source={"path": str(db), "table": "people"})),
+        "duckdb-path": sqlclose.anonymize(db, spec_dict(source={"path": str(db), "table": "people"})),
+        "duckdb-format": sqlclose.anonymize(None, spec_dict(source={"path": str(odd), "table": "people",
+                                                                    "format": "duckdb"})),
+        "csv-spec": sqlclose.anonymize(None, spec_dict(source={"path": str(CSV)})),
+        "arrow": sqlclose.anonymize(arrow, spec_dict()),
+        "pandas": sqlclose.anonymize(pd.read_csv(CSV), spec_dict()),
+        "connection": sqlclose.anonymize((con, "t3"), spec_dict()),
+        "connection-schema": sqlclose.anonymize((con, ("s", "t3b")), spec_dict()),
+    }
+    for name, release in runs.items():
+        assert release.node == {"zip": 1, "age": 2}, name
+        assert release.summary["rows"] == 9, name
+        assert released_rows(release, tmp_path, name) == expected, name
+    # the caller's connection still works and holds its table
+    assert con.execute("SELECT count(*) FROM t3").fetchone()[0] == 9
+    con.close()
+
+
+def test_source_labels_in_report(sources, tmp_path):
+    d, arrow, db, _ = sources
+    doc = sqlclose.anonymize(None, spec_dict(source={"path": str(db), "table": "people"})) \
+        .write_parquet(tmp_path / "a.parquet")
+    assert str(db) in doc["input"]["source"] and "people" in doc["input"]["source"]
+    doc = sqlclose.anonymize(arrow, spec_dict()).write_parquet(tmp_path / "b.parquet")
+    assert doc["input"]["rows"] == 9
+
+
+def test_text_typed_source_gives_same_labels(tmp_path):
+    # zip and age as strings (e.g. a CSV read with all_varchar) release the same labels
+    arrow = pacsv.read_csv(CSV, convert_options=pacsv.ConvertOptions(
+        column_types={"zip": pa.string(), "age": pa.string()}))
+    release = sqlclose.anonymize(arrow, spec_dict())
+    assert release.node == {"zip": 1, "age": 2}
+    table = release.to_arrow()
+    assert set(table.column("zip").to_pylist()) == {"4767*", "4760*", "4790*"}
+
+
+def test_missing_duckdb_table(sources):
+    _, _, db, _ = sources
+    with pytest.raises(sqlclose.InputError) as e:
+        sqlclose.anonymize(None, spec_dict(source={"path": str(db), "table": "nobody"}))
+    assert "nobody" in str(e.value)
+
+
+def test_missing_connection_table():
+    con = duckdb.connect()
+    with pytest.raises(sqlclose.InputError) as e:
+        sqlclose.anonymize((con, "absent_table"), spec_dict())
+    assert "absent_table" in str(e.value)
+
+
+def test_unsupported_source_type():
+    with pytest.raises(sqlclose.InputError, match="int"):
+        sqlclose.anonymize(42, spec_dict())
+
+
+def test_missing_source_path(tmp_path):
+    with pytest.raises(sqlclose.InputError) as e:
+        sqlclose.anonymize(tmp_path / "none.csv", spec_dict())
+    assert "none.csv" in str(e.value)
+
+
+def test_no_source_at_all():
+    with pytest.raises(sqlclose.SpecError, match=r"\[source\]"):
+        sqlclose.anonymize(None, spec_dict())
+
+
+# ---------------------------------------------------------------------------- suppression
+
+
+def test_suppression_removes_the_small_class(tmp_path):
+    # k = 4 and up to 34% (3 of 9 rows) suppressed: at zip=2, age=2 the classes are
+    # 476**/<40 (6 rows) and 479**/>=40 (3 rows < k): the latter is suppressed.
+    release = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34))
+    assert release.node == {"zip": 2, "age": 2}
+    out = tmp_path / "sup.parquet"
+    report = release.write_parquet(out)
+    assert report["suppressed_rows"] == 3
+    assert report["output"]["rows"] == 9 - 3
+    assert report["input"]["rows"] == 9
+    assert report["classes"] == 1
+    assert report["privacy"]["min_class_size"] == 6
+    assert report["privacy"]["suppression_limit"] == 0.34
+    table = pq.read_table(out)
+    assert table.num_rows == 6
+    classes = collections.Counter(zip(table.column("zip").to_pylist(), table.column("age").to_pylist(), strict=True))
+    assert classes == {("476**", "<40"): 6}
+    assert min(classes.values()) >= 4
+    assert sorted(table.column("salary").to_pylist()) == [3000, 4000, 5000, 7000, 9000, 10000]
+    assert rows_of(release.to_arrow()) == rows_of(table)
+
+
+def test_suppression_limit_below_the_small_class_forces_generalization():
+    # floor(0.33 * 9) = 2 < 3: the 479** class cannot be suppressed; only one class of 9 is left
+    release = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.33))
+    assert release.summary["suppressed_rows"] == 0
+    assert release.summary["classes"] == 1
+    assert release.summary["rows"] == 9
+
+
+def test_no_suppression_needed_when_allowed():
+    # Allowing suppression does not change an optimum that needs none.
+    release = sqlclose.anonymize(CSV, spec_dict(suppression=0.5))
+    assert release.node == {"zip": 1, "age": 2}
+    assert release.summary["suppressed_rows"] == 0
