@@ -13,8 +13,8 @@ from sqlglot import exp
 from . import queries as q
 from .engine import DuckDBEngine, Engine
 from .errors import InputError, NoSolutionError, SpecError
-from .problem import prepare
 from .privacy import criteria_for
+from .problem import prepare
 from .release import Release
 from .search import incognito
 from .spec import Source, Spec, build_spec, load_spec

@@ -20,7 +20,7 @@ from . import queries as q
 from .emd import emd as emd_distance
 from .engine import Engine
 from .errors import DataError, HierarchyError
-from .hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
+from .hierarchy import Hierarchy, bands_hierarchy, mask_hierarchy
 from .spec import HierarchySpec, QuasiIdentifier, Sensitive, Spec
 
 MAX_LISTED_VALUES = 20
@@ -111,6 +111,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     policies = {c.raw: _policy(spec, c.name) for c in coded}
 
     fp = engine.fetch(q.fingerprint(source.copy())).to_pylist()[0]
+    if not fp["row_count"]:
+        raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
     params = q.Params()
     raw = q.table(engine.temp_name("raw_histogram"))
     engine.execute(_create_temp(raw, q.raw_histogram(source.copy(), coded, params)), params.values)
@@ -203,7 +205,7 @@ def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIden
         steps = None if s.mask is True else s.mask
         h = mask_hierarchy(texts_rule, steps, s.mask_char, name)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
-        rows = h.rows + (tuple([special[0]] * h.height + [TOP_LABEL]),)
+        rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
         h = Hierarchy(rows, h.origin)
     return h
 

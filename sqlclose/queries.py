@@ -182,7 +182,8 @@ def release(source: exp.Expression, columns: Sequence[str], identifiers: Sequenc
                    expression=exp.IntDiv(this=col("code", _lk(r)), expression=exp.Literal.number(r.divisor)))
             for r in qis
         ])
-        inner = exp.select(exp.Literal.number(1)).from_(exp.alias_(suppressed.copy(), ident("supp"), table=True)).where(match)
+        supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
+        inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
         select = select.where(exp.Not(this=exp.Exists(this=inner)))
     return select
 

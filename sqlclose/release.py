@@ -177,7 +177,7 @@ class Release:
         p = self.problem
         return {
             "sqlclose_version": __version__,
-            "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "spec_sha256": self.spec_sha256,
             "input": {"source": self.source_label, "rows": p.input_rows, "fingerprint": p.fingerprint,
                       "dropped_null_rows": p.dropped_rows},

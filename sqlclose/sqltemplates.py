@@ -8,7 +8,7 @@ identifiers built by sqlglot, never as text.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from pathlib import Path
 
@@ -25,7 +25,7 @@ def _sql_dir() -> Path:
         return Path(__file__).resolve().parent.parent / "sql"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _parsed(name: str) -> exp.Expression:
     text = (_sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
     tree = sqlglot.parse_one(text, read="duckdb")

@@ -50,6 +50,8 @@ def recheck(problem: Problem, path: Path) -> Verified:
 def _max_emd(problem: Problem, written: exp.Expression, qi_names: list[str], sa) -> float:
     engine = problem.engine
     position = {v: i for i, v in enumerate(sa.domain)}
+    if sa.coded.null_value is not None:  # nulls = "value": the release keeps NULL, read as the stand-in
+        position[None] = position[sa.coded.null_value]
     text = q.as_text(q.col(sa.name))
     whole = engine.fetch(q.distribution(problem.source.copy(), text.copy()))
     ref = np.zeros(len(sa.domain))

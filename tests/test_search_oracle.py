@@ -541,18 +541,22 @@ def test_search_matches_brute_force(case: Case):
 
 
 def test_adult_cases_are_not_vacuous(adult_solutions):
-    """The cases must exercise what they claim: non-trivial satisfying sets, suppression that
-    changes the answer, t that binds."""
-    s = {name: (len(sol.satisfying), sol.optimum) for name, sol in adult_solutions.items()}
-    for name, (count, optimum) in s.items():
-        assert 0 < count < 3240, f"{name}: {count} satisfying nodes"
+    """The cases exercise what they claim: non-trivial satisfying sets, t that binds, suppression
+    that is used and moves the optimum."""
+    count = {name: len(sol.satisfying) for name, sol in adult_solutions.items()}
+    best = {name: sol.results[sol.optimum] for name, sol in adult_solutions.items()}
+    optimum = {name: sol.optimum for name, sol in adult_solutions.items()}
+    for name, n in count.items():
+        assert 0 < n < 3240, f"{name}: {n} satisfying nodes"
     for config in ADULT_CONFIGS:
-        assert adult_solutions[f"adult-{config}-s0.05"].results[adult_solutions[f"adult-{config}-s0.05"].optimum].dm \
-            <= adult_solutions[f"adult-{config}-s0.0"].results[adult_solutions[f"adult-{config}-s0.0"].optimum].dm
-    assert s["adult-k5-hier-s0.0"][0] < s["adult-k5-s0.0"][0]  # t removes nodes
-    assert s["adult-k5-s0.05"][1] != s["adult-k5-s0.0"][1]  # suppression moves the optimum
-    suppressed = adult_solutions["adult-k5-s0.05"]
-    assert suppressed.results[suppressed.optimum].suppressed > 0
+        with_s, without = f"adult-{config}-s0.05", f"adult-{config}-s0.0"
+        assert best[with_s].dm < best[without].dm
+        assert best[with_s].suppressed > 0 and best[without].suppressed == 0
+        assert optimum[with_s] != optimum[without]
+    assert count["adult-k5-hier-s0.0"] < count["adult-k5-s0.0"]  # t removes nodes
+    assert count["adult-k5-equal-s0.0"] < count["adult-k5-s0.0"]
+    # With suppression, t-closeness is not monotone: the satisfying set need not be upward closed.
+    # (Reported, not required: the search must match whatever the brute force finds.)
 
 
 # ============================================================================ the written file vs the oracle
@@ -604,8 +608,7 @@ def test_written_release_rechecked_from_file(case: Case, tmp_path):
         assert doc["privacy"]["sensitive"][name]["max_emd"] == pytest.approx(found, abs=CLOSE)
 
     # The file is exactly the oracle's release, as a multiset of rows (labels, other columns).
-    _, _, labels = oracle.classes(node, labels=True)
-    sizes_o, counts_o, _ = oracle.classes(node)
+    sizes_o, counts_o, labels = oracle.classes(node, labels=True)  # one query: rows stay aligned
     emds = oracle.emds(sizes_o, counts_o, {(n, d) for n, (t, d) in case.config.t.items()})
     keep = ~oracle.failing(sizes_o, emds, case.config)
     kept = pa.table({f"g{i}": pa.array(labels[i], pa.string()).filter(pa.array(keep)) for i in range(len(node))})

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -29,9 +30,7 @@ class DuckDBEngine(Engine):
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
-        if params:
-            return self.con.execute(sql, list(params)).arrow().read_all()
-        return self.con.sql(sql).to_arrow_table()
+        return self.con.sql(sql, params=list(params) if params else None).to_arrow_table()
 
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
         self.con.execute(sql, list(params) if params else None)
