@@ -32,18 +32,24 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     """
     started = time.perf_counter()
     spec = _as_spec(spec)
+    given = engine
     engine, relation, label = _open(source, spec, engine)
-    timings = {}
-    problem = prepare(engine, relation, spec, label)
-    timings["prepare_seconds"] = time.perf_counter() - started
-    criteria = criteria_for(spec.k, problem.sas)
-    if spec.k > problem.rows:
-        raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no generalization "
-                              "can make classes that big; lower k")
-    result = incognito(problem, criteria, on_progress)
-    timings["search_seconds"] = result.seconds
-    if result.optimum is None:
-        raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
+    try:
+        timings = {}
+        problem = prepare(engine, relation, spec, label)
+        timings["prepare_seconds"] = time.perf_counter() - started
+        criteria = criteria_for(spec.k, problem.sas)
+        if spec.k > problem.rows:
+            raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
+                                  "generalization can make classes that big; lower k")
+        result = incognito(problem, criteria, on_progress)
+        timings["search_seconds"] = result.seconds
+        if result.optimum is None:
+            raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
+    except BaseException:
+        if given is None:
+            engine.close()  # temp objects (and our own connection) go; a caller's connection stays
+        raise
     return Release(problem, result, criteria, spec.sha256(), label, timings)
 
 

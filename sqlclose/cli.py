@@ -47,8 +47,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
         rep = report or (spec.output.report if spec.output and not output else None)
         replace = overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite)
         _refuse_existing(out, rep, replace)
-        release = run(source, spec)
-        doc = release.write_parquet(out, rep, overwrite=replace)
+        with run(source, spec) as release:
+            doc = release.write_parquet(out, rep, overwrite=replace)
     except SqlcloseError as e:
         click.echo(f"sqlclose: error: {e}", err=True)
         sys.exit(e.exit_code)

@@ -47,6 +47,17 @@ class Release:
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
 
+    # ---- lifetime --------------------------------------------------------------------------
+    def close(self) -> None:
+        """Drop the engine objects this release made (and its own connection, if it has one)."""
+        self.problem.engine.close()
+
+    def __enter__(self) -> Release:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # ---- what was chosen ----------------------------------------------------------------
     @property
     def node(self) -> dict[str, int]:
