@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from sqlglot import exp
 
 from . import queries as q
 from .classes import ClassHistograms, class_histograms
@@ -31,94 +30,91 @@ Subset = tuple[int, ...]
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
 
 
+Item = tuple[Subset, Node]  # a node of one QI subset's lattice
+
+
 @dataclass
 class BatchRunner:
+    """Class histograms for batches of lattice nodes — of one or many QI subsets at once."""
+
     problem: Problem
     packing: Packing
     queries: int = 0
     nodes_computed: int = 0
-    _subset: Subset = ()
-    _ids: dict[Node, int] = field(default_factory=dict)  # nodes of the previous level -> id
-    _rows: dict[Node, int] = field(default_factory=dict)  # … -> rows in their histograms
+    _ids: dict[Item, int] = field(default_factory=dict)  # items of the previous level -> id
+    _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
     _names: dict[str, str] = field(default_factory=dict)
-    _sql: dict[tuple, str] = field(default_factory=dict)
+    _sql: dict[str, str] = field(default_factory=dict)
 
     def _name(self, role: str) -> str:
-        """One registered name per role, re-registered each time, so each query's SQL text is
-        rendered by sqlglot once per subset and then reused."""
+        """One registered name per role, re-registered each time: each query's SQL text is
+        rendered by sqlglot once per run and then reused."""
         if role not in self._names:
             self._names[role] = self.problem.engine.temp_name(role)
         return self._names[role]
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.problem.qis[i].levels for i in self._subset)
-
-    def start_subset(self, subset: Subset) -> None:
+    def start(self) -> None:
+        """Forget the previous level (a new lattice walk begins)."""
         self.release_cache()
-        self._subset = subset
 
-    def level(self, nodes: Sequence[Node]) -> ClassHistograms:
-        """Class histograms of ``nodes`` (all of one height), stacked; ``.node`` indexes ``nodes``.
-
-        Computed in as few queries as fit the row budget."""
-        if not nodes:
+    def level(self, items: Sequence[Item]) -> ClassHistograms:
+        """Class histograms of ``items`` (nodes of one height, of any subsets), stacked;
+        ``.node`` indexes ``items``. Computed in as few queries as fit the row budget."""
+        if not items:
             self.release_cache()  # the next level's parents would not be at this height
-            return _empty(len(self._subset), [len(s.domain) for s in self.problem.sas])
-        ids = {node: n for n, node in enumerate(nodes)}
-        rollups, bases = self._plan(nodes, ids)
+            return _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
+        ids = {item: n for n, item in enumerate(items)}
+        rollups, bases = self._plan(items, ids)
         rollup_columns = ["node", "parent", "stride", "card", "ratio"]
-        base_columns = ["node", *(f"d{a}" for a in range(len(self._subset)))]
-        tables = [self._run(chunk, rollup_columns, self._rollup_query) for chunk in _chunks(rollups, ROWS_PER_QUERY)]
-        tables += [self._run(chunk, base_columns, self._base_query) for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        base_columns = ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
+        tables = [self._run(chunk, rollup_columns, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
+        tables += [self._run(chunk, base_columns, "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
         result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
-        self.nodes_computed += len(nodes)
+        self.nodes_computed += len(items)
         self._keep(result, ids)
         return self._stack(result)
 
     # ---- planning -------------------------------------------------------------------------
-    def _plan(self, nodes: Sequence[Node], ids: dict[Node, int]) -> tuple[list, list]:
+    def _plan(self, items: Sequence[Item], ids: dict[Item, int]) -> tuple[list, list]:
         rollups, bases = [], []
-        for node in nodes:
-            parents = [p for p in predecessors(node) if p in self._ids]
+        for subset, node in items:
+            parents = [p for p in predecessors(node) if (subset, p) in self._ids]
             if parents:
-                parent = min(parents, key=lambda p: (self._rows[p], p))
+                parent = min(parents, key=lambda p: (self._rows[subset, p], p))
                 axis = next(a for a in range(len(node)) if node[a] != parent[a])
-                i = self._subset[axis]
+                i = subset[axis]
                 div = self.problem.qis[i].hierarchy.divisors
-                row = (ids[node], self._ids[parent], self.packing.qi_stride[i], self.packing.qi_card[i],
-                       div[node[axis]] // div[parent[axis]])
-                rollups.append((self._rows[parent], row))
+                row = (ids[subset, node], self._ids[subset, parent], self.packing.qi_stride[i],
+                       self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
+                rollups.append((self._rows[subset, parent], row))
             else:
-                divisors = [self.problem.qis[i].hierarchy.divisors[lv] for i, lv in zip(self._subset, node)]
-                bases.append((self.problem.base_rows, (ids[node], *divisors)))
+                # A QI outside the subset is divided by its code range: its digit becomes 0.
+                levels = dict(zip(subset, node))
+                divisors = [qi.hierarchy.divisors[levels[i]] if i in levels else self.packing.qi_card[i]
+                            for i, qi in enumerate(self.problem.qis)]
+                bases.append((self.problem.base_rows, (ids[subset, node], *divisors)))
         return rollups, bases
 
-    def _run(self, plan_rows: list[tuple], names: list[str], build) -> pa.Table:
+    def _run(self, plan_rows: list[tuple], names: list[str], kind: str) -> pa.Table:
         columns = list(zip(*plan_rows))
         plan = self._name("plan")
         self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
-        key = (build.__name__, self._subset)
-        if key not in self._sql:
-            self._sql[key] = self.problem.engine.render(build(q.table(plan)))
+        if kind not in self._sql:
+            query = q.rollup_batch(q.table(self._name("level")), q.table(plan)) if kind == "rollup" else \
+                q.base_batch(self.problem.base, q.table(plan), self.problem, self.packing)
+            self._sql[kind] = self.problem.engine.render(query)
         self.queries += 1
-        return self.problem.engine.fetch(self._sql[key])
-
-    def _rollup_query(self, plan: exp.Table) -> exp.Expression:
-        return q.rollup_batch(q.table(self._name("level")), plan)
-
-    def _base_query(self, plan: exp.Table) -> exp.Expression:
-        return q.base_batch(self.problem.base, plan, self._subset, self.problem, self.packing)
+        return self.problem.engine.fetch(self._sql[kind])
 
     # ---- results --------------------------------------------------------------------------
-    def _keep(self, result: pa.Table, ids: dict[Node, int]) -> None:
+    def _keep(self, result: pa.Table, ids: dict[Item, int]) -> None:
         """The new level becomes the parents of the next."""
         self._prev = self._name("level")
         self.problem.engine.register(self._prev, result)
         counts = np.bincount(result.column("node").to_numpy(), minlength=len(ids))
         self._ids = ids
-        self._rows = {node: int(counts[i]) for node, i in ids.items()}
+        self._rows = {item: int(counts[i]) for item, i in ids.items()}
 
     def _stack(self, result: pa.Table) -> ClassHistograms:
         """Rows (node, packed key, n) → the classes of all nodes, numbered node by node."""
@@ -144,7 +140,7 @@ class BatchRunner:
         for j, m in enumerate(self.packing.sa_card):
             flat = np.bincount(inverse * m + self.packing.unpack_sa(keys, j), weights=counts, minlength=n_classes * m)
             matrices.append(flat.reshape(n_classes, m))
-        codes = np.column_stack([self.packing.unpack_qi(cls[first], i) for i in self._subset])
+        codes = np.column_stack([self.packing.unpack_qi(cls[first], i) for i in range(len(self.problem.qis))])
         return ClassHistograms(codes, sizes, matrices, node[first])
 
     def release_cache(self) -> None:
@@ -188,39 +184,34 @@ class NodeRunner:
     problem: Problem
     queries: int = 0
     nodes_computed: int = 0
-    _subset: Subset = ()
-    _cache: dict[Node, tuple[str, int]] = field(default_factory=dict)
+    _cache: dict[Item, tuple[str, int]] = field(default_factory=dict)
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.problem.qis[i].levels for i in self._subset)
-
-    def start_subset(self, subset: Subset) -> None:
+    def start(self) -> None:
         self.release_cache()
-        self._subset = subset
 
-    def level(self, nodes: Sequence[Node]) -> ClassHistograms:
-        parts = [self.histograms(node) for node in nodes]
+    def level(self, items: Sequence[Item]) -> ClassHistograms:
+        parts = [self.histograms(subset, node) for subset, node in items]
         # Parents of the next level are this level's nodes; older results are no longer needed.
-        current = set(nodes)
-        for node in [n for n in self._cache if n not in current]:
-            self.problem.engine.unregister(self._cache.pop(node)[0])
+        current = set(items)
+        for item in [i for i in self._cache if i not in current]:
+            self.problem.engine.unregister(self._cache.pop(item)[0])
         if not parts:
-            return _empty(len(self._subset), [len(s.domain) for s in self.problem.sas])
+            return _empty(0, [len(s.domain) for s in self.problem.sas])
         return ClassHistograms(
-            np.concatenate([p.keys for p in parts]), np.concatenate([p.sizes for p in parts]),
+            np.zeros((sum(p.classes for p in parts), 0), dtype=np.int64), np.concatenate([p.sizes for p in parts]),
             [np.concatenate([p.counts[j] for p in parts]) for j in range(len(self.problem.sas))],
             np.concatenate([np.full(p.classes, n, dtype=np.int64) for n, p in enumerate(parts)]))
 
-    def histograms(self, node: Node, keep: bool = True) -> ClassHistograms:
-        parents = [(self._cache[p][1], p) for p in predecessors(node) if p in self._cache]
+    def histograms(self, subset: Subset, node: Node, keep: bool = True) -> ClassHistograms:
+        """Class histograms of one node; ``keys`` holds the codes of the subset's QIs."""
+        parents = [(self._cache[subset, p][1], p) for p in predecessors(node) if (subset, p) in self._cache]
         if parents:
             parent = min(parents)[1]
-            source, from_levels = q.table(self._cache[parent][0]), parent
+            source, from_levels = q.table(self._cache[subset, parent][0]), parent
         else:
             source, from_levels = self.problem.base.copy(), tuple(0 for _ in node)
         groups = []
-        for i, level, from_level in zip(self._subset, node, from_levels):
+        for i, level, from_level in zip(subset, node, from_levels):
             divisors = self.problem.qis[i].hierarchy.divisors
             groups.append((self.problem.qis[i].coded.code, divisors[level] // divisors[from_level]))
         sas = self.problem.sas
@@ -230,8 +221,8 @@ class NodeRunner:
         if keep:
             name = self.problem.engine.temp_name("node")
             self.problem.engine.register(name, result)
-            self._cache[node] = (name, result.num_rows)
-        qi_codes = [self.problem.qis[i].coded.code for i in self._subset]
+            self._cache[subset, node] = (name, result.num_rows)
+        qi_codes = [self.problem.qis[i].coded.code for i in subset]
         return class_histograms(result, qi_codes, [s.coded.code for s in sas], [len(s.domain) for s in sas])
 
     def release_cache(self) -> None:

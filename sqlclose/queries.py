@@ -196,11 +196,12 @@ def rollup_batch(prev: exp.Table, plan: exp.Table) -> exp.Expression:
     return template("rollup_batch", prev=prev, plan=plan)
 
 
-def base_batch(base: exp.Table, plan: exp.Table, subset: Sequence[int], problem, packing) -> exp.Expression:
-    """Nodes of ``subset`` from the base histogram; plan columns d0, d1, … divide each QI's code."""
+def base_batch(base: exp.Table, plan: exp.Table, problem, packing) -> exp.Expression:
+    """Nodes from the base histogram; plan columns d0, d1, … divide each QI's code (by the code
+    range for a QI outside the node's subset, which zeroes its digit)."""
     terms: list[exp.Expression] = []
-    for a, i in enumerate(subset):
-        code = exp.IntDiv(this=col(problem.qis[i].coded.code, "base"), expression=col(f"d{a}", "plan"))
+    for i, qi in enumerate(problem.qis):
+        code = exp.IntDiv(this=col(qi.coded.code, "base"), expression=col(f"d{i}", "plan"))
         terms.append(exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(packing.qi_stride[i])))
     for j, sa in enumerate(problem.sas):
         terms.append(exp.Mul(this=col(sa.coded.code, "base"), expression=exp.Literal.number(packing.sa_stride[j])))

@@ -74,9 +74,8 @@ class Release:
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
         if self._hist is None:
-            runner = NodeRunner(self.problem)
-            runner.start_subset(tuple(range(len(self.problem.qis))))
-            self._hist = runner.histograms(self.search.optimum, keep=False)
+            full = tuple(range(len(self.problem.qis)))
+            self._hist = NodeRunner(self.problem).histograms(full, self.search.optimum, keep=False)
             outcome = judge(self._hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
             self._failing = outcome.failing
         return self._hist, self._failing

@@ -187,7 +187,7 @@ class Oracle:
         assert matched == self.N, f"{self.N - matched} rows have a QI value missing from its hierarchy"
         self.sas: list[SA] = []
         self.q: dict[str, np.ndarray] = {}
-        for j, (name, distance) in enumerate(sas.items()):
+        for name, distance in sas.items():
             values = [r[0] for r in self.con.execute(f"SELECT DISTINCT {qid(name)} FROM raw").fetchall()]
             domain = sorted(values, key=float) if distance == "ordered" else sorted(values)
             self.sas.append(SA(name, domain, sa_hierarchies.get(name)))
@@ -322,33 +322,41 @@ ADULT_CONFIGS = {
 }
 ADULT_SUPPRESSION = (0.0, 0.05)
 ADULT_CASES = {f"adult-{c}-s{s}": (ADULT_CONFIGS[c], s) for c in ADULT_CONFIGS for s in ADULT_SUPPRESSION}
+# The suppression caveat in action: here a satisfying node has a successor that does not satisfy
+# (merging classes suppresses more), so a search that infers upward under suppression fails.
+NON_MONOTONE = "adult-k5-hier0.15-s0.1"
+ADULT_CASES[NON_MONOTONE] = (Config(5, {"occupation": (0.15, "hierarchical")}), 0.1)
 
 TABLE3_CONFIG = Config(3, {"salary": (0.2, "ordered"), "disease": (0.3, "hierarchical")})
 TABLE3_SUPPRESSION = (0.0, 0.34)
 TABLE3_CASES = {f"table3-s{s}": (TABLE3_CONFIG, s) for s in TABLE3_SUPPRESSION}
+# No node satisfies only when even the single all-'*' class (EMD 0) is too small: k > N.
+TABLE3_CASES["table3-k10-s0.0"] = (Config(10, TABLE3_CONFIG.t), 0.0)
 
 ALL_CASES = list(ADULT_CASES) + list(TABLE3_CASES)
 
 
-def adult_spec(config_name: str, suppression: float) -> sqlclose.Spec:
+def adult_spec(config: Config, suppression: float) -> sqlclose.Spec:
     d = sqlclose.load_spec(ADULT_SPEC).model_dump()
     d["privacy"]["suppression"] = suppression
-    if config_name == "k5":
+    assert d["privacy"]["k"] == config.k == 5
+    assert d["sensitive"]["occupation"]["distance"] == "hierarchical"  # the spec's own hierarchy file is kept
+    if not config.t:
         d["sensitive"] = {}
         d["identifiers"] = ["salary-class"]  # also exercise dropping an identifier
-    elif config_name == "k5-equal":
-        d["sensitive"]["occupation"] = {"t": 0.2, "distance": "equal"}
-    else:
-        assert d["sensitive"]["occupation"]["distance"] == "hierarchical"
-        assert d["sensitive"]["occupation"]["t"] == 0.2
-    assert d["privacy"]["k"] == 5
+    for name, (t, distance) in config.t.items():
+        if distance == "hierarchical":
+            d["sensitive"][name]["t"] = t
+        else:
+            d["sensitive"][name] = {"t": t, "distance": distance}
     return sqlclose.Spec.model_validate(d)
 
 
-def table3_spec(suppression: float) -> sqlclose.Spec:
+def table3_spec(config: Config, suppression: float) -> sqlclose.Spec:
     d = sqlclose.load_spec(TABLE3_SPEC).model_dump()
     d["privacy"]["suppression"] = suppression
     assert d["privacy"]["k"] == 3
+    d["privacy"]["k"] = config.k
     assert {n: (s["t"], s["distance"]) for n, s in d["sensitive"].items()} == TABLE3_CONFIG.t
     return sqlclose.Spec.model_validate(d)
 
@@ -418,13 +426,13 @@ def case(request, adult_dir) -> Case:
         config, suppression = ADULT_CASES[name]
         oracle = request.getfixturevalue("adult_oracle")
         solution = request.getfixturevalue("adult_solutions")[name]
-        spec = adult_spec(name.removeprefix("adult-").rsplit("-s", 1)[0], suppression)
+        spec = adult_spec(config, suppression)
         source, qis = adult_dir / "adult.csv", ADULT_QIS
     else:
         config, suppression = TABLE3_CASES[name]
         oracle = request.getfixturevalue("table3_oracle")
         solution = request.getfixturevalue("table3_solutions")[name]
-        spec = table3_spec(suppression)
+        spec = table3_spec(config, suppression)
         source, qis = TABLE3_DIR / "table3.csv", TABLE3_QIS
     assert tuple(spec.quasi_identifiers) == qis
     return Case(name, config, suppression, oracle, solution, spec, source, qis, _run(name, source, spec))
@@ -502,6 +510,10 @@ def test_oracle_table3_gives_the_papers_table5(table3_oracle, table3_solutions):
     assert (r.classes, r.suppressed, r.dm) == (3, 0, 27)
     assert r.max_emd["salary"] == pytest.approx(1 / 6, abs=CLOSE)
     assert r.max_emd["disease"] == pytest.approx(8 / 27, abs=CLOSE)
+    # With suppression the all-zip=1 classes still win; (1, 3) ties on DM and loses on height.
+    sol = table3_solutions["table3-s0.34"]
+    assert sol.optimum == (1, 2) and sol.results[(1, 3)].dm == 27
+    assert not table3_solutions["table3-k10-s0.0"].satisfying
 
 
 # ============================================================================ the search vs the oracle
@@ -555,8 +567,12 @@ def test_adult_cases_are_not_vacuous(adult_solutions):
         assert optimum[with_s] != optimum[without]
     assert count["adult-k5-hier-s0.0"] < count["adult-k5-s0.0"]  # t removes nodes
     assert count["adult-k5-equal-s0.0"] < count["adult-k5-s0.0"]
-    # With suppression, t-closeness is not monotone: the satisfying set need not be upward closed.
-    # (Reported, not required: the search must match whatever the brute force finds.)
+    assert optimum["adult-k5-s0.05"] not in adult_solutions["adult-k5-s0.05"].minimal  # the pool is all of S
+    # With suppression, t-closeness is not monotone: a satisfying node with a failing successor.
+    sol = adult_solutions[NON_MONOTONE]
+    broken = [(n, m) for n in sol.satisfying for i in range(len(n))
+              if (m := n[:i] + (n[i] + 1,) + n[i + 1:]) in sol.results and m not in sol.satisfying]
+    assert broken, "the non-monotone case no longer shows the suppression caveat"
 
 
 # ============================================================================ the written file vs the oracle
@@ -601,8 +617,12 @@ def test_written_release_rechecked_from_file(case: Case, tmp_path):
             matrix[index.setdefault(tuple(r[:-2]), len(index)), column[r[-2]]] += r[-1]
         P = matrix / matrix.sum(axis=1, keepdims=True)
         q = oracle.q[name]
-        found = {"equal": lambda: equal_emd(P, q), "ordered": lambda: ordered_emd(P, q),
-                 "hierarchical": lambda: hierarchical_emd(P, q, sa.domain, sa.hierarchy)}[distance]().max()
+        if distance == "equal":
+            found = equal_emd(P, q).max()
+        elif distance == "ordered":
+            found = ordered_emd(P, q).max()
+        else:
+            found = hierarchical_emd(P, q, sa.domain, sa.hierarchy).max()
         assert found <= t + EMD_TOL
         assert found == pytest.approx(best.max_emd[name], abs=CLOSE)
         assert doc["privacy"]["sensitive"][name]["max_emd"] == pytest.approx(found, abs=CLOSE)
@@ -618,8 +638,9 @@ def test_written_release_rechecked_from_file(case: Case, tmp_path):
         shown = ", ".join(f"CAST({qid(c)} AS VARCHAR)" for c in expected_cols)
         file_rows = f"SELECT {shown} FROM read_parquet('{out.as_posix()}')"
         oracle_rows = f"SELECT {shown} FROM ({expected})"
-        only_file = oracle.con.execute(f"SELECT COUNT(*) FROM ({file_rows} EXCEPT ALL {oracle_rows})").fetchall()[0][0]
-        only_oracle = oracle.con.execute(f"SELECT COUNT(*) FROM ({oracle_rows} EXCEPT ALL {file_rows})").fetchall()[0][0]
+        count = "SELECT COUNT(*) FROM ({} EXCEPT ALL {})"
+        only_file = oracle.con.execute(count.format(file_rows, oracle_rows)).fetchall()[0][0]
+        only_oracle = oracle.con.execute(count.format(oracle_rows, file_rows)).fetchall()[0][0]
     finally:
         oracle.con.unregister("kept_view")
     assert (only_file, only_oracle) == (0, 0), \

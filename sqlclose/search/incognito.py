@@ -82,12 +82,11 @@ def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None)
 
     passed: dict[Subset, np.ndarray] = {}
     if can_prune:
-        for size in range(1, n):
-            for subset in combinations(range(n), size):
-                cand = _candidates(subset, shape_of[subset], passed)
-                passed[subset] = _explore(runner, subset, cand, prune, infer=True)
-                if on_progress:
-                    on_progress(runner.nodes_computed)
+        for size in range(1, n):  # all subsets of one size walk their lattices together
+            cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
+            passed.update(_explore(runner, cands, prune, infer=True))
+            if on_progress:
+                on_progress(runner.nodes_computed)
     full = tuple(range(n))
     cand = _candidates(full, shape_of[full], passed) if can_prune else np.ones(shape_of[full], dtype=bool)
     evaluated: dict[Node, Evaluated] = {}
@@ -96,8 +95,8 @@ def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None)
     # discernibility is Σ size², which only grows, and ties go to the lower node). They are
     # marked satisfying without a query.
     skip_above_perfect = not infer and all(c.monotone for c in criteria)
-    satisfying = _explore(runner, full, cand, check, infer=infer, record=evaluated,
-                          skip_above_perfect=skip_above_perfect)
+    satisfying = _explore(runner, {full: cand}, check, infer=infer, record=evaluated,
+                          skip_above_perfect=skip_above_perfect)[full]
     runner.close()
 
     result = SearchResult(shape_of[full], satisfying, evaluated, runner.nodes_computed, 0.0, queries=runner.queries)
@@ -125,28 +124,33 @@ def _candidates(subset: Subset, shape: tuple[int, ...], passed: dict[Subset, np.
     return cand
 
 
-def _explore(runner, subset: Subset, cand: np.ndarray, judge, infer: bool,
-             record: dict[Node, Evaluated] | None = None, skip_above_perfect: bool = False) -> np.ndarray:
-    """Bottom-up over one subset lattice, a height at a time (one batch of queries per height).
+def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
+             record: dict[Node, Evaluated] | None = None,
+             skip_above_perfect: bool = False) -> dict[Subset, np.ndarray]:
+    """Bottom-up over the lattices of ``cands``' subsets together, one height at a time (one
+    batch of queries per height for all of them).
 
-    ``judge(histograms, nodes)`` returns (satisfied per node, BatchOutcome or None). With
+    ``judge(histograms, count)`` returns (satisfied per node, BatchOutcome or None). With
     ``infer``, a satisfying node marks all its generalizations, which are then not queried; with
-    ``skip_above_perfect``, only a node that suppresses nothing does. Returns the satisfying nodes.
+    ``skip_above_perfect``, only a node that suppresses nothing does. Returns the satisfying
+    nodes of each subset.
     """
-    runner.start_subset(subset)
-    satisfying = np.zeros(cand.shape, dtype=bool)
-    inferred = np.zeros(cand.shape, dtype=bool)
-    for level_nodes in nodes_by_height_groups(cand.shape):
-        todo = [nd for nd in level_nodes if cand[nd] and not inferred[nd]]
+    runner.start()
+    satisfying = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
+    inferred = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
+    groups = {s: nodes_by_height_groups(c.shape) for s, c in cands.items()}
+    for h in range(max(len(g) for g in groups.values())):
+        todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h]
+                if cands[s][nd] and not inferred[s][nd]]
         satisfied, outcome = judge(runner.level(todo), len(todo))
-        for n, node in enumerate(todo):
+        for n, (s, node) in enumerate(todo):
             if outcome is not None and record is not None:
                 record[node] = Evaluated(node, bool(outcome.satisfied[n]), int(outcome.classes[n]),
                                          int(outcome.suppressed[n]), int(outcome.discernibility[n]))
             if satisfied[n]:
-                satisfying[node] = True
+                satisfying[s][node] = True
                 if infer or (skip_above_perfect and outcome.suppressed[n] == 0):
                     above = tuple(slice(level, None) for level in node)
-                    satisfying[above] = True
-                    inferred[above] = True
+                    satisfying[s][above] = True
+                    inferred[s][above] = True
     return satisfying
