@@ -67,6 +67,25 @@ def _refuse_existing(out: Path, report: Path | None, replace: bool) -> None:
             raise OutputExistsError(f"{target} already exists; pass --overwrite (or overwrite = true) to replace it")
 
 
+def describe_sensitive(s: dict) -> str:
+    """One line of what a sensitive column reached, per model."""
+    parts = []
+    if "t" in s:
+        what = "EMD" if s["emd"] else f"{s['distance']} distance (not EMD)"
+        value = s["max_emd"] if s["emd"] else s["max_distance"]
+        parts.append(f"max {what} {value:.4f} <= t = {s['t']}" + (f" ({s['distance']})" if s["emd"] else ""))
+    if "distinct_l" in s:
+        parts.append(f"distinct l {s['distinct_l']['reached']} >= {s['distinct_l']['l']}")
+    if "entropy_l" in s:
+        parts.append(f"entropy l {s['entropy_l']['reached']:.3f} >= {s['entropy_l']['l']}")
+    if "recursive" in s:
+        r = s["recursive"]
+        parts.append(f"recursive r1/tail {r['reached']:.3f} < c = {r['c']} (l = {r['l']})")
+    if "p" in s:
+        parts.append(f"p {s['p']['reached']} >= {s['p']['p']}")
+    return "; ".join(parts)
+
+
 def _print_summary(doc: dict) -> None:
     node = ", ".join(f"{k}={v}" for k, v in doc["node"].items())
     lat = doc["lattice"]
@@ -75,7 +94,7 @@ def _print_summary(doc: dict) -> None:
     click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
                f"{doc['suppressed_rows']} rows suppressed)")
     for name, s in doc["privacy"]["sensitive"].items():
-        click.echo(f"  {name:<10} max EMD {s['max_emd']:.4f} <= t = {s['t']} ({s['distance']})")
+        click.echo(f"  {name:<10} {describe_sensitive(s)}")
     click.echo(f"  utility    discernibility {doc['utility']['discernibility']}, "
                f"average class size {doc['utility']['average_class_size']:.1f}")
     click.echo(f"  search     {lat['nodes_evaluated']} node queries, lattice of {lat['size']}, "

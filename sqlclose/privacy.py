@@ -1,9 +1,16 @@
-"""Privacy criteria, judged per class and vectorized over all classes of a node.
+"""Privacy models, judged per class and vectorized over all classes of a node (or a batch).
 
-A criterion knows nothing about the search. It says which classes pass, what value the kept
-classes reach, and whether it is monotone — under generalization alone, and with suppression —
-so the search knows when it may infer a node's outcome instead of checking it (Li et al.,
-Fact 2; DESIGN.md "Suppression caveat").
+A criterion knows nothing about the search. It computes one *measure* per class (size,
+distinct values, entropy, distance, …), says which classes pass, what the kept classes reach,
+whether it is monotone — under generalization alone, and with suppression — so the search knows
+when it may infer a node's outcome instead of checking it (Li et al., Fact 2; DESIGN.md
+"Suppression caveat"), and gives a lower bound on the records a failing class forces any
+specialization to suppress (``suppression_bound``), which keeps the search prunable with
+suppression.
+
+Models: k-anonymity; p-sensitivity (Truta & Vinay); distinct, entropy and recursive (c, l)
+l-diversity (Machanavajjhala et al., as defined in Li et al. section 2); t-closeness over EMD
+(ordered, equal, hierarchical) or, for comparison, the variational and KL distances.
 """
 
 from __future__ import annotations
@@ -14,23 +21,41 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .classes import ClassHistograms
+from .distances import is_emd
 from .emd import EMD_TOLERANCE
 from .metrics import discernibility
 from .problem import SensitiveColumn
+
+TOLERANCE = EMD_TOLERANCE  # float comparisons with a threshold: pass within 1e-12
 
 
 class Criterion:
     name: str = ""
     monotone: bool = True  # generalizing a passing node keeps it passing (no suppression)
     monotone_with_suppression: bool = False  # … also when failing classes are suppressed
+    worse_is_higher: bool = False  # for the measure: is a larger value worse?
+
+    def measure(self, hist: ClassHistograms) -> np.ndarray:
+        """One value per class (what the criterion thresholds)."""
+        raise NotImplementedError
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         """Boolean per class."""
         raise NotImplementedError
 
     def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
-        """The value the kept classes reach (for reports)."""
-        raise NotImplementedError
+        """The threshold and the value the kept classes reach (the worst of them), for reports."""
+        m = self.measure(hist)[kept]
+        worst = (float(m.max()) if self.worse_is_higher else float(m.min())) if m.size else None
+        return {**self.parameters(), "reached": worst}
+
+    def parameters(self) -> dict:
+        return {}
+
+    @property
+    def key(self) -> str:
+        """Where the model's values sit in reports (per sensitive column for SA models)."""
+        return self.name
 
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, a lower bound on the fraction of its records that must be suppressed in
@@ -41,6 +66,24 @@ class Criterion:
         return np.zeros(hist.classes)
 
 
+class _Cached(Criterion):
+    """Shares one measure computation between passes(), reached() and the bound on a node."""
+
+    _cache: dict
+
+    def measure(self, hist: ClassHistograms) -> np.ndarray:
+        # Keyed by the object itself, not id(): Python reuses ids once a histogram is freed.
+        if self._cache.get("hist") is not hist:
+            self._cache.update(hist=hist, value=self._compute(hist))
+        return self._cache["value"]
+
+    def _compute(self, hist: ClassHistograms) -> np.ndarray:
+        raise NotImplementedError
+
+    def _counts(self, hist: ClassHistograms) -> np.ndarray:
+        return hist.counts[self.index]  # type: ignore[attr-defined]
+
+
 @dataclass
 class KAnonymity(Criterion):
     k: int
@@ -49,11 +92,14 @@ class KAnonymity(Criterion):
     # Merging classes only shrinks the set of classes below k: still monotone with suppression.
     monotone_with_suppression: bool = True
 
+    def measure(self, hist: ClassHistograms) -> np.ndarray:
+        return hist.sizes
+
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return hist.sizes >= self.k
 
-    def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
-        return {"min_class_size": int(hist.sizes[kept].min()) if kept.any() else 0}
+    def parameters(self) -> dict:
+        return {"k": self.k}
 
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
         # A class below k splits only into classes below k: all its records go.
@@ -61,46 +107,169 @@ class KAnonymity(Criterion):
 
 
 @dataclass
-class TCloseness(Criterion):
-    """EMD of the class's sensitive distribution from the whole table's is at most t."""
+class DistinctLDiversity(_Cached):
+    """At least l distinct sensitive values in every class."""
 
-    index: int  # which sensitive attribute (position in the class histograms)
+    index: int
     column: SensitiveColumn
-    name: str = "t-closeness"
-    monotone: bool = True  # Li et al., Fact 2
-    # A passing class merged into a failing one can fail and take more rows with it.
+    l: int  # noqa: E741 - the papers' name
+    name: str = "distinct l-diversity"
+    monotone: bool = True
+    # A union has at least the distinct values of each part: merging never makes a class fail.
+    monotone_with_suppression: bool = True
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> str:
+        return "distinct_l"
+
+    def _compute(self, hist: ClassHistograms) -> np.ndarray:
+        return (self._counts(hist) > 0).sum(axis=1)
+
+    def passes(self, hist: ClassHistograms) -> np.ndarray:
+        return self.measure(hist) >= self.l
+
+    def parameters(self) -> dict:
+        return {"l": self.l}
+
+    def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
+        # Parts of a class with fewer than l values have fewer than l values: all its records go.
+        return (~self.passes(hist)).astype(np.float64)
+
+
+@dataclass
+class PSensitivity(DistinctLDiversity):
+    """p-sensitive k-anonymity's sensitive part: at least p distinct values per class
+    (Truta & Vinay; the same test as distinct l-diversity, reported under its own name)."""
+
+    name: str = "p-sensitivity"
+
+    @property
+    def key(self) -> str:
+        return "p"
+
+    def parameters(self) -> dict:
+        return {"p": self.l}
+
+
+@dataclass
+class EntropyLDiversity(_Cached):
+    """Entropy(class) = −Σ p log p ≥ log l. The measure is exp(entropy): the l a class reaches."""
+
+    index: int
+    column: SensitiveColumn
+    l: float  # noqa: E741
+    name: str = "entropy l-diversity"
+    monotone: bool = True  # entropy is concave: a union's is at least the parts' least
     monotone_with_suppression: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
 
-    def distances(self, hist: ClassHistograms) -> np.ndarray:
-        # passes() and reached() on the same node share one EMD computation; keyed by the
-        # object itself (not id(), which Python reuses once a histogram is freed).
-        if self._cache.get("hist") is not hist:
-            self._cache.update(hist=hist, value=self.column.emd(hist.counts[self.index]))
-        return self._cache["value"]
+    @property
+    def key(self) -> str:
+        return "entropy_l"
+
+    def _compute(self, hist: ClassHistograms) -> np.ndarray:
+        return np.exp(_entropy(self._counts(hist)))
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
-        return self.distances(hist) <= self.column.t + EMD_TOLERANCE
+        return _entropy(self._counts(hist)) >= np.log(self.l) - TOLERANCE
+
+    def parameters(self) -> dict:
+        return {"l": self.l}
 
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
-        """EMD is convex in the class distribution (Li et al., Fact 2), so if a class at distance e
-        splits into parts, the share f of its records in failing parts (each at most D_max, the
-        farthest any distribution is from the table's) and the passing rest (at most t) satisfy
-        f·D_max + (1 − f)·t ≥ e, i.e. f ≥ (e − t) / (D_max − t). The bound is convex and
-        increasing in e, hence it never grows when classes merge."""
-        span = self.column.max_emd - self.column.t
-        if span <= EMD_TOLERANCE:
+        """Entropy is concave, so parts of a class with entropy H, a share f failing (entropy ≥ 0)
+        and the rest passing (≥ log l), satisfy H ≥ (1 − f) log l: f ≥ 1 − H / log l — convex
+        and decreasing in H, which merging only raises."""
+        if self.l <= 1:
             return np.zeros(hist.classes)
-        return np.clip((self.distances(hist) - self.column.t - EMD_TOLERANCE) / span, 0.0, 1.0)
+        h = _entropy(self._counts(hist))
+        return np.clip(1.0 - (h + TOLERANCE) / np.log(self.l), 0.0, 1.0)
 
-    def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
-        d = self.distances(hist)
-        return {
-            "column": self.column.name,
-            "distance": self.column.distance,
-            "t": self.column.t,
-            "max_emd": float(d[kept].max()) if kept.any() else 0.0,
-        }
+
+@dataclass
+class RecursiveCLDiversity(_Cached):
+    """r1 < c · (r_l + … + r_m), r_i the i-th largest count in the class. The measure is
+    r1 / (r_l + … + r_m): a class passes when it is below c (infinite when the tail is empty)."""
+
+    index: int
+    column: SensitiveColumn
+    c: float
+    l: int  # noqa: E741
+    name: str = "recursive (c,l)-diversity"
+    monotone: bool = True  # Machanavajjhala et al.
+    monotone_with_suppression: bool = False
+    worse_is_higher: bool = True
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> str:
+        return "recursive"
+
+    def _compute(self, hist: ClassHistograms) -> np.ndarray:
+        ordered = -np.sort(-self._counts(hist), axis=1)
+        r1 = ordered[:, 0]
+        tail = ordered[:, self.l - 1:].sum(axis=1) if self.l - 1 < ordered.shape[1] else np.zeros(len(r1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(tail > 0, r1 / np.where(tail > 0, tail, 1), np.inf)
+
+    def passes(self, hist: ClassHistograms) -> np.ndarray:
+        return self.measure(hist) < self.c
+
+    def parameters(self) -> dict:
+        return {"c": self.c, "l": self.l}
+
+
+@dataclass
+class TCloseness(_Cached):
+    """The class's sensitive distribution is within distance t of the whole table's."""
+
+    index: int
+    column: SensitiveColumn
+    name: str = "t-closeness"
+    monotone: bool = True  # Li et al., Fact 2 (every distance here is convex)
+    # A passing class merged into a failing one can fail and take more rows with it.
+    monotone_with_suppression: bool = False
+    worse_is_higher: bool = True
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def t(self) -> float:
+        return self.column.spec.t
+
+    @property
+    def key(self) -> str:
+        return "t"
+
+    def _compute(self, hist: ClassHistograms) -> np.ndarray:
+        return self.column.distances(self._counts(hist))
+
+    def distances(self, hist: ClassHistograms) -> np.ndarray:
+        return self.measure(hist)
+
+    def passes(self, hist: ClassHistograms) -> np.ndarray:
+        return self.measure(hist) <= self.t + TOLERANCE
+
+    def parameters(self) -> dict:
+        return {"t": self.t, "distance": self.column.distance, "emd": is_emd(self.column.distance)}
+
+    def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
+        """Every distance here is convex in the class distribution (for EMD, Li et al.'s Fact 2),
+        so if a class at distance e splits into parts, the share f of its records in failing
+        parts (each at most D_max, the farthest any distribution is from the table's) and the
+        passing rest (at most t) satisfy f·D_max + (1 − f)·t ≥ e: f ≥ (e − t) / (D_max − t),
+        convex and increasing in e, hence never growing when classes merge."""
+        span = self.column.max_distance - self.t
+        if span <= TOLERANCE:
+            return np.zeros(hist.classes)
+        return np.clip((self.measure(hist) - self.t - TOLERANCE) / span, 0.0, 1.0)
+
+
+def _entropy(counts: np.ndarray) -> np.ndarray:
+    totals = counts.sum(axis=1, keepdims=True)
+    p = counts / np.where(totals > 0, totals, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
 
 
 @dataclass
@@ -173,8 +342,40 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
 
 
 def criteria_for(k: int, sensitive: Sequence[SensitiveColumn]) -> list[Criterion]:
+    """The criteria a spec asks for: k-anonymity, then each sensitive column's models."""
     found: list[Criterion] = []
     if k > 1:
         found.append(KAnonymity(k))
-    found.extend(TCloseness(j, sa) for j, sa in enumerate(sensitive))
+    for j, sa in enumerate(sensitive):
+        s = sa.spec
+        if s.t is not None:
+            found.append(TCloseness(j, sa))
+        if s.distinct_l is not None:
+            found.append(DistinctLDiversity(j, sa, s.distinct_l))
+        if s.entropy_l is not None:
+            found.append(EntropyLDiversity(j, sa, s.entropy_l))
+        if s.recursive is not None:
+            found.append(RecursiveCLDiversity(j, sa, s.recursive.c, s.recursive.l))
+        if s.p is not None:
+            found.append(PSensitivity(j, sa, s.p))
     return found
+
+
+def reached_values(criteria: Sequence[Criterion], hist: ClassHistograms, kept: np.ndarray, k: int,
+                   suppression: float) -> dict:
+    """The report's ``privacy`` section: per model, its parameters and the value reached."""
+    sizes = hist.sizes[kept]
+    out: dict = {"k": k, "min_class_size": int(sizes.min()) if sizes.size else 0,
+                 "suppression_limit": suppression, "sensitive": {}}
+    for c in criteria:
+        column = getattr(c, "column", None)  # models of a sensitive attribute
+        if column is None:
+            continue
+        entry = out["sensitive"].setdefault(column.name, {})
+        values = c.reached(hist, kept)
+        if isinstance(c, TCloseness):  # the core's keys, kept flat
+            entry.update(distance=values["distance"], t=values["t"], emd=values["emd"])
+            entry["max_emd" if values["emd"] else "max_distance"] = values["reached"] or 0.0
+        else:
+            entry[c.key] = values
+    return out

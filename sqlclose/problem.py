@@ -17,7 +17,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from . import queries as q
-from .emd import emd as emd_distance
+from .distances import distance
 from .engine import Engine
 from .errors import DataError, HierarchyError
 from .hierarchy import Hierarchy, bands_hierarchy, mask_hierarchy
@@ -55,15 +55,17 @@ class SensitiveColumn:
         return self.spec.distance
 
     @property
-    def max_emd(self) -> float:
-        """The farthest any distribution is from the table's: EMD is convex, so a single value."""
-        if "_max_emd" not in self.__dict__:
-            self.__dict__["_max_emd"] = float(np.max(self.emd(np.eye(len(self.domain)))))
-        return self.__dict__["_max_emd"]
+    def max_distance(self) -> float:
+        """The farthest any distribution is from the table's. Every distance here is convex in
+        the distribution, so the farthest is a single value (a one-hot distribution)."""
+        if "_max_distance" not in self.__dict__:
+            present = np.eye(len(self.domain))[self.q > 0] if (self.q > 0).any() else np.eye(len(self.domain))
+            self.__dict__["_max_distance"] = float(np.max(self.distances(present)))
+        return self.__dict__["_max_distance"]
 
-    def emd(self, counts: np.ndarray) -> np.ndarray:
-        """EMD of every class (rows of ``counts``) from the whole table's distribution."""
-        return emd_distance(counts, self.q, self.distance, self.hierarchy)
+    def distances(self, counts: np.ndarray) -> np.ndarray:
+        """Distance of every class (rows of ``counts``) from the whole table's distribution."""
+        return distance(counts, self.q, self.distance, self.hierarchy)
 
 
 @dataclass
@@ -244,14 +246,23 @@ def _check_leaves(engine: Engine, raw: exp.Table, c: q.CodedColumn, hierarchy: H
     )
 
 
+def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
+    missing = sorted(set(values) - set(hierarchy.leaves))
+    if missing:
+        shown = ", ".join(repr(v) for v in missing[:MAX_LISTED_VALUES])
+        raise DataError(f"column {column!r}: {len(missing)} value(s) are not leaves of hierarchy "
+                        f"{hierarchy.origin}: {shown}; add a line for each to the hierarchy (leaf;…;*)")
+
+
 def _sensitive_column(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
-    hierarchy = None
-    if s.distance == "hierarchical":
-        hierarchy = _static_hierarchy(s.hierarchy, c.name)
+    hierarchy = _static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
+    if hierarchy is not None and s.distance != "ordered":
         domain = hierarchy.leaves
     else:
         # Sorted distinct values of the table: numerically for ordered (the raw column is typed).
         domain = _distinct(engine, raw, c).column("text").to_pylist()
     engine.register(c.lookup, pa.table({"value": domain, "code": list(range(len(domain)))}))
     _check_leaves(engine, raw, c, hierarchy)
+    if hierarchy is not None and s.distance == "ordered":
+        _check_leaves_cover(domain, hierarchy, c.name)
     return SensitiveColumn(c.name, s, c, domain, hierarchy)

@@ -209,3 +209,7 @@ def base_batch(base: exp.Table, plan: exp.Table, problem, packing) -> exp.Expres
     for term in terms[1:]:
         key = exp.Add(this=key, expression=term)
     return template("base_batch", base=base, plan=plan, key=key)
+
+
+def class_labels(release: exp.Expression, qi: Sequence[str]) -> exp.Expression:
+    return template("class_labels", release=release, qi=[col(c) for c in qi])

@@ -28,7 +28,7 @@ from .errors import OutputExistsError
 from .lattice import Node
 from .metrics import average_class_size
 from .nodes import NodeRunner
-from .privacy import Criterion, TCloseness, judge
+from .privacy import Criterion, judge, reached_values
 from .problem import Problem
 from .search import SearchResult
 from .verify import compare, recheck
@@ -88,15 +88,7 @@ class Release:
         suppressed = int(hist.sizes[failing].sum())
         evaluated = self.search.evaluated[self.search.optimum]
         kept_rows = self.problem.rows - suppressed
-        privacy: dict[str, Any] = {
-            "k": self.problem.k,
-            "min_class_size": int(hist.sizes[kept].min()) if kept.any() else 0,
-            "suppression_limit": self.problem.suppression,
-            "sensitive": {},
-        }
-        for c in self.criteria:
-            if isinstance(c, TCloseness):
-                privacy["sensitive"][c.column.name] = c.reached(hist, kept)
+        privacy = reached_values(self.criteria, hist, kept, self.problem.k, self.problem.suppression)
         return {
             "classes": int(kept.sum()),
             "suppressed_rows": suppressed,
@@ -158,12 +150,7 @@ class Release:
             self.timings["write_seconds"] = time.perf_counter() - started
             started = time.perf_counter()
             summary = self.summary
-            claimed = {
-                "rows": summary["rows"],
-                "classes": summary["classes"],
-                "min_class_size": summary["privacy"]["min_class_size"],
-                "max_emd": {n: v["max_emd"] for n, v in summary["privacy"]["sensitive"].items()},
-            }
+            claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
             found = recheck(self.problem, tmp)
             compare(claimed, found, self.problem, self.columns)
             self.timings["verify_seconds"] = time.perf_counter() - started

@@ -15,12 +15,20 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from .errors import SpecError
 from .hierarchy import Hierarchy
 
-Distance = Literal["ordered", "equal", "hierarchical"]
+Distance = Literal["ordered", "equal", "hierarchical", "variational", "kl"]
 NullPolicy = Literal["error", "drop", "value"]
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -79,12 +87,29 @@ class QuasiIdentifier(HierarchySpec):
         return _coerce_hierarchy(value)
 
 
-class Sensitive(_Model):
-    """A sensitive column that must be t-close to its distribution in the whole table."""
+class Recursive(_Model):
+    """Recursive (c, l)-diversity: in every class r1 < c · (r_l + … + r_m)."""
 
-    t: float = Field(ge=0.0, le=1.0)
+    c: float = Field(gt=0)
+    l: int = Field(ge=1)  # noqa: E741 - the papers' name
+
+
+class Sensitive(_Model):
+    """A sensitive column and the privacy models it must satisfy (all of those given).
+
+    t-closeness: ``t`` with a ``distance`` (EMD: ordered, equal, hierarchical; for comparison,
+    non-EMD: variational, kl). l-diversity: ``distinct_l``, ``entropy_l``, ``recursive = {c, l}``.
+    p-sensitivity: ``p`` distinct values per class. A ``hierarchy`` is needed for hierarchical
+    EMD and used by the similarity audit of ``sqlclose check``.
+    """
+
     distance: Distance = "equal"
+    t: float | None = Field(default=None, ge=0.0)
     hierarchy: HierarchySpec | None = None
+    distinct_l: int | None = Field(default=None, ge=1)
+    entropy_l: float | None = Field(default=None, ge=1.0)
+    recursive: Recursive | None = None
+    p: int | None = Field(default=None, ge=1)
     nulls: NullPolicy = "error"
     null_value: str = "NULL"
 
@@ -93,17 +118,31 @@ class Sensitive(_Model):
     def _hierarchy_shorthand(cls, value: Any) -> Any:
         return _coerce_hierarchy(value)
 
+    @field_validator("t")
+    @classmethod
+    def _t_in_range(cls, t: float | None, info: ValidationInfo) -> float | None:
+        distance = info.data.get("distance", "equal")
+        if t is not None and t > 1 and distance != "kl":
+            raise ValueError(f"t must be in [0, 1] for the {distance} distance (KL alone is unbounded)")
+        return t
+
     @model_validator(mode="after")
-    def _hierarchy_iff_hierarchical(self) -> Sensitive:
+    def _consistent(self) -> Sensitive:
         if self.distance == "hierarchical" and self.hierarchy is None:
             raise ValueError("distance = \"hierarchical\" needs a hierarchy (e.g. hierarchy = \"disease.csv\")")
-        if self.distance != "hierarchical" and self.hierarchy is not None:
-            raise ValueError(f"a hierarchy is only used with distance = \"hierarchical\", not {self.distance!r}")
         if self.distance == "ordered" and self.nulls == "value":
             raise ValueError("nulls = \"value\" cannot place a NULL in an ordered domain; use \"drop\" or \"error\"")
         if self.hierarchy is not None and self.hierarchy.kind in ("bands", "mask"):
-            raise ValueError("a sensitive hierarchy must list its values (file, tree or hierarchy), not bands")
+            raise ValueError("a sensitive hierarchy must list its values (file, tree or hierarchy), not bands or mask")
         return self
+
+    @property
+    def models(self) -> list[str]:
+        """The privacy models asked for, by name."""
+        given = {"t-closeness": self.t, "distinct l-diversity": self.distinct_l,
+                 "entropy l-diversity": self.entropy_l, "recursive (c,l)-diversity": self.recursive,
+                 "p-sensitivity": self.p}
+        return [name for name, value in given.items() if value is not None]
 
 
 class Privacy(_Model):
@@ -178,6 +217,10 @@ class Spec(_Model):
     def _columns_consistent(self) -> Spec:
         if not self.quasi_identifiers:
             raise ValueError("declare at least one quasi-identifier under [quasi_identifiers]")
+        for name, sensitive in self.sensitive.items():
+            if not sensitive.models:
+                raise ValueError(f"sensitive column {name!r} has no privacy model: give t (with distance), "
+                                 "distinct_l, entropy_l, recursive = {c = …, l = …} or p")
         roles: dict[str, str] = {}
         for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
                             ("identifier", self.identifiers)):

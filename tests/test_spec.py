@@ -234,8 +234,11 @@ def test_sensitive_hierarchy_rules():
     base = {"quasi_identifiers": {"zip": {"mask": True}}}
     with pytest.raises(SpecError, match="needs a hierarchy"):
         build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "hierarchical"}}})
-    with pytest.raises(SpecError, match="only used with distance"):
-        build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "equal", "hierarchy": "d.csv"}}})
+    # A hierarchy is allowed with any distance: the similarity audit groups values by it.
+    spec = build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "equal", "hierarchy": "d.csv"}}})
+    assert spec.sensitive["d"].hierarchy.kind == "file"
+    with pytest.raises(SpecError, match="no privacy model"):
+        build_spec({**base, "sensitive": {"d": {"distance": "equal"}}})
     with pytest.raises(SpecError, match="not bands"):
         build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "hierarchical", "hierarchy": {"bands": [5]}}}})
     with pytest.raises(SpecError, match="ordered domain"):

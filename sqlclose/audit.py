@@ -1,0 +1,126 @@
+"""Measures a table as it is: its equivalence classes, every privacy model, and the attacks.
+
+This is the plain path: classes are a GROUP BY over the quasi-identifier columns as they are
+written (no hierarchies, no codes, no rollups), one query per sensitive attribute, aggregated
+in the engine; Python sees one row per (class, sensitive value). It serves ``sqlclose check``
+and the re-check of every written release (``verify``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from . import queries as q
+from .classes import ClassHistograms
+from .engine import Engine
+from .errors import DataError
+from .problem import SensitiveColumn
+
+
+@dataclass
+class TableClasses:
+    """The classes of a table: histograms plus, for reporting, each class's QI values."""
+
+    hist: ClassHistograms
+    labels: pa.Table  # row i: the quasi-identifier values of class i
+    rows: int
+
+    def class_values(self, i: int) -> dict:
+        return {name: _plain(self.labels.column(name)[i].as_py()) for name in self.labels.column_names}
+
+
+def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
+                  sensitive: Sequence[SensitiveColumn]) -> TableClasses:
+    """Equivalence classes of ``relation`` over ``qi`` with a count matrix per sensitive column."""
+    sizes_rows = engine.fetch(q.verify_classes(relation, qi, None))
+    cls = sizes_rows.column("cls").to_numpy()
+    n = sizes_rows.column("n").to_numpy().astype(np.float64)
+    classes = int(cls.max()) + 1 if len(cls) else 0
+    sizes = np.bincount(cls, weights=n, minlength=classes).astype(np.int64)
+    matrices = []
+    for sa in sensitive:
+        per_class = engine.fetch(q.verify_classes(relation, qi, sa.name))
+        matrix = np.zeros((classes, len(sa.domain)))
+        positions = domain_positions(per_class.column("v").to_pylist(), sa)
+        np.add.at(matrix, (per_class.column("cls").to_numpy(), positions), per_class.column("n").to_numpy())
+        matrices.append(matrix)
+    labels = engine.fetch(q.class_labels(relation, qi))
+    hist = ClassHistograms(np.zeros((classes, 0), dtype=np.int64), sizes, matrices,
+                           np.zeros(classes, dtype=np.int64))
+    return TableClasses(hist, labels, int(sizes.sum()))
+
+
+def domain_positions(values: list, sa: SensitiveColumn) -> np.ndarray:
+    """Domain index of each (distinct, aggregated) value of a sensitive column."""
+    position = {v: i for i, v in enumerate(sa.domain)}
+    if sa.coded is not None and sa.coded.null_value is not None:
+        position[None] = position[sa.coded.null_value]  # nulls = "value": NULL reads as the stand-in
+    try:
+        return np.array([position[v] for v in values], dtype=np.int64)
+    except KeyError as e:
+        raise DataError(f"column {sa.name!r} holds {e.args[0]!r}, which is not in its domain "
+                        f"({len(sa.domain)} values{', from its hierarchy' if sa.hierarchy else ''})") from None
+
+
+def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveColumn) -> np.ndarray:
+    """Counts of each domain value over a whole table (a plain GROUP BY)."""
+    rows = engine.fetch(q.distribution(relation, q.as_text(q.col(sa.name))))
+    counts = np.zeros(len(sa.domain))
+    np.add.at(counts, domain_positions(rows.column("v").to_pylist(), sa), rows.column("n").to_numpy())
+    return counts
+
+
+# ---- attacks (Li et al. section 3) --------------------------------------------------------
+
+def homogeneity(matrix: np.ndarray, sizes: np.ndarray) -> dict:
+    """Classes whose sensitive values are all equal: membership discloses the value."""
+    hit = (matrix > 0).sum(axis=1) == 1
+    return {"classes": int(hit.sum()), "records": int(sizes[hit].sum())}
+
+
+def skewness(matrix: np.ndarray, sizes: np.ndarray, reference: np.ndarray, ratio: float) -> dict:
+    """Classes where some value's share is at least ``ratio`` times its share in the table."""
+    q_share = reference / reference.sum()
+    p_share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(q_share > 0, p_share / np.where(q_share > 0, q_share, 1), 0.0)
+    worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
+    hit = worst >= ratio
+    out = {"ratio": ratio, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
+           "worst_ratio": float(worst.max()) if worst.size else 0.0}
+    return out
+
+
+def similarity(matrix: np.ndarray, sizes: np.ndarray, sa: SensitiveColumn, level: int) -> dict | None:
+    """Classes whose values all fall in one group at ``level`` of the sensitive hierarchy: an
+    observer learns the group (e.g. "a stomach disease") without learning the value."""
+    if sa.hierarchy is None:
+        return None
+    if not 1 <= level <= sa.hierarchy.height:
+        raise DataError(f"similarity level {level} is outside 1..{sa.hierarchy.height} for column {sa.name!r} "
+                        f"(hierarchy {sa.hierarchy.origin})")
+    position = {v: i for i, v in enumerate(sa.hierarchy.leaves)}
+    groups = sa.hierarchy.level_codes[[position[v] for v in sa.domain], level]
+    present = matrix > 0
+    per_group = np.zeros((matrix.shape[0], int(groups.max()) + 1), dtype=bool)
+    for g in np.unique(groups):
+        per_group[:, g] = present[:, groups == g].any(axis=1)
+    hit = per_group.sum(axis=1) == 1
+    names = sa.hierarchy.labels(level)
+    learned: dict[str, int] = {}
+    for g in np.flatnonzero(per_group[hit].any(axis=0)):
+        learned[names[g]] = int(sizes[hit & per_group[:, g]].sum())
+    return {"level": level, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
+            "records_by_group": learned}
+
+
+def _plain(value: object) -> object:
+    """JSON-friendly QI values (dates and decimals as text)."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

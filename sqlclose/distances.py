@@ -1,0 +1,67 @@
+"""Distances between each class's sensitive distribution and the whole table's.
+
+The three EMDs of Li et al. (``emd.py``: ordered, equal, hierarchical) are what t-closeness
+uses. The paper also discusses, and rejects, two distances that ignore the semantic closeness
+of values; they are here for comparison and always reported as *not* EMD:
+
+- ``variational``: ½ Σ |p_i − q_i|. Numerically equal to the equal-distance EMD, but named for
+  what it is: it says nothing about which values are close.
+- ``kl``: Kullback–Leibler divergence Σ p_i log(p_i / q_i) (natural log), unbounded.
+
+Every distance here is convex in the class distribution — the property the search relies on
+(monotone under generalization; the suppression bound in ``privacy``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .emd import DISTANCES as EMD_DISTANCES
+from .emd import emd
+
+NON_EMD_DISTANCES: tuple[str, ...] = ("variational", "kl")
+ALL_DISTANCES: tuple[str, ...] = (*EMD_DISTANCES, *NON_EMD_DISTANCES)
+
+
+def is_emd(name: str) -> bool:
+    return name in EMD_DISTANCES
+
+
+def _normalised(P: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    P = np.atleast_2d(np.asarray(P, dtype=np.float64))
+    q = np.asarray(q, dtype=np.float64)
+    if P.shape[1] != q.shape[0]:
+        raise ValueError(f"shape mismatch: P has {P.shape[1]} values per row but q has {q.shape[0]}")
+    if (P < 0).any() or (q < 0).any():
+        raise ValueError("counts must be non-negative")
+    rows = P.sum(axis=1, keepdims=True)
+    if (rows == 0).any() or q.sum() == 0:
+        raise ValueError("every distribution needs a positive total")
+    return P / rows, q / q.sum()
+
+
+def variational_distance(P: Any, q: Any) -> np.ndarray:
+    """½ Σ |p_i − q_i| per row of P (not an EMD; see module docstring)."""
+    P, q = _normalised(P, q)
+    return 0.5 * np.abs(P - q).sum(axis=1)
+
+
+def kl_divergence(P: Any, q: Any) -> np.ndarray:
+    """Σ p_i log(p_i / q_i) per row of P; infinite where p_i > 0 = q_i."""
+    P, q = _normalised(P, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(P > 0, P * (np.log(P) - np.log(q)), 0.0)
+    return terms.sum(axis=1)
+
+
+def distance(P: Any, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
+    """The named distance of every row of P from q (an array, one value per row)."""
+    if name in EMD_DISTANCES:
+        return np.atleast_1d(emd(np.atleast_2d(P), q, name, hierarchy))
+    if name == "variational":
+        return variational_distance(P, q)
+    if name == "kl":
+        return kl_divergence(P, q)
+    raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
