@@ -69,7 +69,9 @@ def _open(source: SourceLike, spec: Spec, engine: Engine | None) -> tuple[Engine
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
     if isinstance(source, (str, Path)):
-        source = Source(path=Path(source), table=spec.source.table if spec.source else None,
+        path = Path(source)
+        table = spec.source.table if spec.source else None
+        source = Source(path=path, table=table if path.suffix.lower() in (".duckdb", ".db", ".ddb") else None,
                         delimiter=spec.source.delimiter if spec.source else None)
     if isinstance(source, Source):
         if not source.path.exists():

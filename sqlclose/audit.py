@@ -31,7 +31,7 @@ class TableClasses:
     rows: int
 
     def class_values(self, i: int) -> dict:
-        return {name: _plain(self.labels.column(name)[i].as_py()) for name in self.labels.column_names}
+        return {name: _plain(self.labels.column(name)[i].as_py()) for name in self.labels.column_names[1:]}
 
 
 def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],

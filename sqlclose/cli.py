@@ -58,6 +58,86 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
         _print_summary(doc)
 
 
+@main.command()
+@click.argument("source", metavar="TABLE")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Take quasi-identifiers, sensitive models and k from a release spec.")
+@click.option("--qi", "qis", multiple=True, help="Quasi-identifier column (repeat, or comma-separate).")
+@click.option("--sensitive", "sensitives", multiple=True, help="Sensitive column (repeat, or comma-separate).")
+@click.option("--k", type=int, help="Require k-anonymity.")
+@click.option("--t", "t", type=float, help="Require t-closeness (with --distance) on every sensitive column.")
+@click.option("--distance", type=click.Choice(["ordered", "equal", "hierarchical", "variational", "kl"]),
+              default="equal", show_default=True, help="Distance for --t (variational and kl are not EMD).")
+@click.option("--distinct-l", type=int, help="Require distinct l-diversity.")
+@click.option("--entropy-l", type=float, help="Require entropy l-diversity.")
+@click.option("--recursive", metavar="C,L", help="Require recursive (c,l)-diversity, e.g. 4,4.")
+@click.option("--p", "p", type=int, help="Require p-sensitivity (p distinct values per class).")
+@click.option("--hierarchy", "hierarchies", multiple=True, metavar="COLUMN=FILE",
+              help="Hierarchy of a sensitive column (hierarchical distance, similarity attack).")
+@click.option("--reference", help="Table whose distribution t-closeness compares to (default: TABLE itself).")
+@click.option("--skew", type=float, default=3.0, show_default=True,
+              help="Skewness attack: a value's class share at least this many times its table share.")
+@click.option("--similarity-level", type=int, default=1, show_default=True,
+              help="Similarity attack: the hierarchy level whose groups an observer may learn.")
+@click.option("--top", type=int, default=10, show_default=True, help="Worst classes listed per model.")
+@click.option("--table", help="Table name, for a DuckDB database file.")
+@click.option("--delimiter", help="CSV delimiter (default: detected).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check(source: str, spec_path: Path | None, qis: tuple[str, ...], sensitives: tuple[str, ...], k: int | None,
+          t: float | None, distance: str, distinct_l: int | None, entropy_l: float | None, recursive: str | None,
+          p: int | None, hierarchies: tuple[str, ...], reference: str | None, skew: float, similarity_level: int,
+          top: int, table: str | None, delimiter: str | None, as_json: bool) -> None:
+    """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
+    attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input."""
+    from .check import check as run_check
+
+    try:
+        qi = _split(qis)
+        names = _split(sensitives)
+        if spec_path is not None and names:
+            raise SpecError("give sensitive columns either in --spec or with --sensitive, not both")
+        sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
+            if names else None
+        report = run_check(source, qi or None, sensitive, spec=spec_path, k=k, reference=reference, skew=skew,
+                           similarity_level=similarity_level, top=top, table=table, delimiter=delimiter)
+    except SqlcloseError as e:
+        click.echo(f"sqlclose: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
+    sys.exit(3 if report.passed is False else 0)
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_l: int | None,
+                     entropy_l: float | None, recursive: str | None, p: int | None,
+                     hierarchies: tuple[str, ...]) -> dict[str, dict]:
+    files = {}
+    for item in hierarchies:
+        column, sep, path = item.partition("=")
+        if not sep or not path:
+            raise SpecError(f"--hierarchy takes COLUMN=FILE, got {item!r}")
+        files[column] = path
+    unknown = sorted(set(files) - set(names))
+    if unknown:
+        raise SpecError(f"--hierarchy names {unknown[0]!r}, which is not a --sensitive column")
+    rec = None
+    if recursive is not None:
+        try:
+            c, l_ = recursive.split(",")
+            rec = {"c": float(c), "l": int(l_)}
+        except ValueError:
+            raise SpecError(f"--recursive takes C,L (e.g. 4,4), got {recursive!r}") from None
+    out = {}
+    for name in names:
+        entry = {"distance": distance, "t": t, "distinct_l": distinct_l, "entropy_l": entropy_l, "recursive": rec,
+                 "p": p, "hierarchy": files.get(name)}
+        out[name] = {key: value for key, value in entry.items() if value is not None}
+    return out
+
+
 def _refuse_existing(out: Path, report: Path | None, replace: bool) -> None:
     """Fail before the search, not after it, when the output is in the way."""
     from .errors import OutputExistsError

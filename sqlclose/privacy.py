@@ -46,7 +46,8 @@ class Criterion:
     def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
         """The threshold and the value the kept classes reach (the worst of them), for reports."""
         m = self.measure(hist)[kept]
-        worst = (float(m.max()) if self.worse_is_higher else float(m.min())) if m.size else None
+        worst = (m.max() if self.worse_is_higher else m.min()) if m.size else None
+        worst = int(worst) if isinstance(worst, np.integer) else (None if worst is None else float(worst))
         return {**self.parameters(), "reached": worst}
 
     def parameters(self) -> dict:

@@ -1,0 +1,317 @@
+"""``sqlclose.check``: how safe is this table, really?
+
+For any table — a sqlclose release or anyone else's — given its quasi-identifier columns and
+sensitive columns: the value each privacy model reaches (k; distinct, entropy and recursive
+l-diversity; p; the largest distance of a class from the table for every applicable distance),
+the worst classes, pass/fail against the thresholds given, and the records exposed to the
+homogeneity, skewness and similarity attacks of Li et al. section 3. All counting is SQL
+(``audit``); Python sees one row per (class, sensitive value).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlglot import exp
+
+from . import audit
+from . import queries as q
+from .distances import ALL_DISTANCES, distance, is_emd
+from .engine import Engine
+from .errors import DataError, InputError, SpecError
+from .hierarchy import Hierarchy
+from .privacy import TOLERANCE, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+from .problem import SensitiveColumn, _static_hierarchy
+from .spec import Sensitive, Spec
+
+DEFAULT_SKEW_RATIO = 3.0
+
+
+@dataclass
+class CheckReport:
+    """The audit of one table. ``passed`` is None when no threshold was given."""
+
+    data: dict[str, Any]
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool | None:
+        return self.data["passed"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.data
+
+    def __str__(self) -> str:
+        return render_text(self.data)
+
+
+def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
+          sensitive: Mapping[str, Sensitive | dict | None] | Sequence[str] | None = None, *,
+          spec: Spec | str | Path | dict | None = None, k: int | None = None, reference: Any = None,
+          skew: float = DEFAULT_SKEW_RATIO, similarity_level: int = 1, top: int = 10,
+          table: str | None = None, delimiter: str | None = None, engine: Engine | None = None) -> CheckReport:
+    """Audit ``source`` (a path, ``(connection, table)``, a pyarrow Table or a pandas DataFrame).
+
+    ``sensitive`` maps each sensitive column to its models and thresholds (a ``Sensitive`` or
+    its dict; None or a bare list of names: measure only). ``spec`` takes the quasi-identifiers,
+    sensitive models and k of a release spec. ``reference`` is the table whose distribution
+    t-closeness compares against (default: the audited table itself; give the release's input
+    to reproduce a release report when records were suppressed). ``table`` names the table in a
+    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
+    """
+    from .api import _as_spec, _open
+
+    if spec is not None:
+        spec = _as_spec(spec)
+        quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
+        sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
+        k = k if k is not None else spec.k
+    qi = list(quasi_identifiers or [])
+    models = _sensitive_models(sensitive)
+    _check_arguments(qi, models, k, skew, top)
+    given = engine
+    engine, relation, label = _open(source, _reader(table, delimiter), engine)
+    try:
+        return _audit(engine, relation, label, qi, models, k, reference, skew, similarity_level, top,
+                      _reader(None, delimiter))
+    finally:
+        if given is None:
+            engine.close()
+
+
+def _reader(table: str | None, delimiter: str | None) -> Spec:
+    """A stand-in spec that carries how to read a path (api._open reads these from [source])."""
+    source = {"path": "x.duckdb" if table else "x.csv", "table": table, "delimiter": delimiter}
+    return Spec(quasi_identifiers={"_": {"mask": True}}, source=source)
+
+
+def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
+    if sensitive is None:
+        return {}
+    if isinstance(sensitive, Mapping):
+        out = {}
+        for name, value in sensitive.items():
+            if value is None or isinstance(value, Sensitive):
+                out[name] = value
+            else:
+                try:
+                    out[name] = Sensitive.model_validate(value)
+                except Exception as e:
+                    raise SpecError(f"sensitive column {name!r}: {e}") from None
+        return out
+    return {name: None for name in sensitive}
+
+
+def _check_arguments(qi: list[str], models: dict, k: int | None, skew: float, top: int) -> None:
+    if not qi:
+        raise InputError("name at least one quasi-identifier column (--qi)")
+    both = sorted(set(qi) & set(models))
+    if both:
+        raise InputError(f"column {both[0]!r} is listed both as quasi-identifier and as sensitive; give it one role")
+    if k is not None and k < 1:
+        raise InputError(f"k must be at least 1 (got {k})")
+    if skew <= 1:
+        raise InputError(f"the skewness ratio must be above 1 (got {skew}): a share equal to the table's is no attack")
+    if top < 1:
+        raise InputError(f"top must be at least 1 (got {top})")
+
+
+def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],
+           k: int | None, reference: Any, skew: float, similarity_level: int, top: int, reader: Spec) -> CheckReport:
+    columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema]
+    for name in [*qi, *models]:
+        if name not in columns:
+            raise DataError(f"column {name!r} is not in {label} (its columns: {', '.join(map(repr, columns))})")
+    sas = [_sensitive_column(engine, relation, name, spec) for name, spec in models.items()]
+    ref_relation = _reference(engine, reference, list(models), reader) if reference is not None else relation
+    for sa in sas:
+        sa.q = audit.distribution(engine, ref_relation, sa)
+    classes = audit.table_classes(engine, relation, qi, sas)
+    if classes.rows == 0:
+        raise DataError(f"{label} has no rows: there is nothing to check")
+    failures: list[str] = []
+    data: dict[str, Any] = {"table": label, "rows": classes.rows, "classes": classes.hist.classes,
+                            "quasi_identifiers": qi, "reference": "the table itself" if reference is None
+                            else str(reference)}
+    data["k"] = _model_entry("k", classes, classes.hist.sizes, higher_is_worse=False, required=k,
+                             passes=None if k is None else classes.hist.sizes >= k, top=top, failures=failures)
+    data["sensitive"] = {sa.name: _sensitive_entry(classes, j, sa, models[sa.name], skew, similarity_level, top,
+                                                   failures) for j, sa in enumerate(sas)}
+    asked = k is not None or any(m is not None and m.models for m in models.values())
+    data["passed"] = (not failures) if asked else None
+    data["failures"] = failures
+    return CheckReport(data, failures)
+
+
+def _sensitive_column(engine: Engine, relation: exp.Expression, name: str, spec: Sensitive | None) -> SensitiveColumn:
+    spec = spec or Sensitive.model_construct(distance="equal", t=None, hierarchy=None, distinct_l=None,
+                                             entropy_l=None, recursive=None, p=None, nulls="error",
+                                             null_value="NULL")
+    hierarchy: Hierarchy | None = _static_hierarchy(spec.hierarchy, name) if spec.hierarchy is not None else None
+    if hierarchy is not None and spec.distance != "ordered":
+        domain = hierarchy.leaves
+    else:
+        value = q.col(name)
+        query = (exp.select(q.as_text(value.copy()).as_("text")).from_(relation.copy())
+                 .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
+        domain = engine.fetch(query).column("text").to_pylist()
+    coded = q.CodedColumn(name, name, name, "", null_value=spec.null_value if spec.nulls == "value" else None)
+    return SensitiveColumn(name, spec, coded, domain, hierarchy)
+
+
+def _reference(engine: Engine, reference: Any, needed: list[str], reader: Spec) -> exp.Expression:
+    from .api import _open
+
+    _, relation, label = _open(reference, reader, engine)
+    columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema]
+    missing = [c for c in needed if c not in columns]
+    if missing:
+        raise DataError(f"the reference table {label} has no column {missing[0]!r}")
+    return relation
+
+
+def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, spec: Sensitive | None, skew: float,
+                     similarity_level: int, top: int, failures: list[str]) -> dict:
+    hist = classes.hist
+    matrix = hist.counts[j]
+    spec = spec if spec is not None else None
+    entry: dict[str, Any] = {"domain_size": len(sa.domain)}
+    distinct = DistinctLDiversity(j, sa, 1).measure(hist)
+    want_l = spec.distinct_l if spec else None
+    entry["distinct_l"] = _model_entry(f"{sa.name}: distinct l-diversity", classes, distinct, False, want_l,
+                                       None if want_l is None else distinct >= want_l, top, failures, j, sa)
+    if spec is not None and spec.p is not None:
+        entry["p"] = _model_entry(f"{sa.name}: p-sensitivity", classes, distinct, False, spec.p,
+                                  distinct >= spec.p, top, failures, j, sa)
+    entropy = EntropyLDiversity(j, sa, 1.0).measure(hist)
+    want_e = spec.entropy_l if spec else None
+    entry["entropy_l"] = _model_entry(f"{sa.name}: entropy l-diversity", classes, entropy, False, want_e,
+                                      None if want_e is None else np.log(entropy) >= np.log(want_e) - TOLERANCE,
+                                      top, failures, j, sa)
+    if spec is not None and spec.recursive is not None:
+        c, rl = spec.recursive.c, spec.recursive.l
+        ratio = RecursiveCLDiversity(j, sa, c, rl).measure(hist)
+        entry["recursive"] = _model_entry(f"{sa.name}: recursive ({c},{rl})-diversity", classes, ratio, True,
+                                          {"c": c, "l": rl}, ratio < c, top, failures, j, sa)
+    entry["distances"] = {}
+    for name in _applicable_distances(sa, spec):
+        values = distance(matrix, sa.q, name, sa.hierarchy)
+        required = spec.t if spec is not None and spec.t is not None and spec.distance == name else None
+        item = _model_entry(f"{sa.name}: t-closeness ({name})", classes, values, True, required,
+                            None if required is None else values <= required + TOLERANCE, top, failures, j, sa)
+        item["emd"] = is_emd(name)
+        entry["distances"][name] = item
+    entry["attacks"] = {
+        "homogeneity": audit.homogeneity(matrix, hist.sizes),
+        "skewness": audit.skewness(matrix, hist.sizes, sa.q, skew),
+        "similarity": audit.similarity(matrix, hist.sizes, sa, similarity_level),
+    }
+    return entry
+
+
+def _applicable_distances(sa: SensitiveColumn, spec: Sensitive | None) -> list[str]:
+    names = ["equal", "variational", "kl"]
+    if sa.hierarchy is not None and sa.distance != "ordered":
+        names.insert(1, "hierarchical")
+    if spec is not None and spec.distance == "ordered" or _numeric(sa.domain):
+        names.insert(0, "ordered")
+    if spec is not None and spec.distance not in names:
+        names.append(spec.distance)
+    return [n for n in ALL_DISTANCES if n in names]
+
+
+def _numeric(domain: list) -> bool:
+    try:
+        [float(v) for v in domain]
+    except (TypeError, ValueError):
+        return False
+    return bool(domain)
+
+
+def _model_entry(title: str, classes: audit.TableClasses, measure: np.ndarray, higher_is_worse: bool,
+                 required: Any, passes: np.ndarray | None, top: int, failures: list[str], j: int | None = None,
+                 sa: SensitiveColumn | None = None) -> dict:
+    worst_value = measure.max() if higher_is_worse else measure.min()
+    entry: dict[str, Any] = {"reached": _number(worst_value), "required": required}
+    if passes is not None:
+        failing = ~passes
+        entry.update(passed=bool(not failing.any()), failing_classes=int(failing.sum()),
+                     failing_records=int(classes.hist.sizes[failing].sum()))
+        if failing.any():
+            failures.append(f"{title}: {int(failing.sum())} classes ({int(classes.hist.sizes[failing].sum())} "
+                            f"records) fail; worst {_number(worst_value)}, required {required}")
+    order = np.argsort(-measure if higher_is_worse else measure, kind="stable")[:top]
+    entry["worst_classes"] = [_class_entry(classes, int(i), measure, j, sa) for i in order]
+    return entry
+
+
+def _class_entry(classes: audit.TableClasses, i: int, measure: np.ndarray, j: int | None,
+                 sa: SensitiveColumn | None) -> dict:
+    out = {"class": classes.class_values(i), "size": int(classes.hist.sizes[i]), "value": _number(measure[i])}
+    if j is not None and sa is not None:
+        row = classes.hist.counts[j][i]
+        nonzero = np.flatnonzero(row)
+        nonzero = nonzero[np.argsort(-row[nonzero], kind="stable")]
+        out["distribution"] = {str(sa.domain[v]): int(row[v]) for v in nonzero[:10]}
+        if len(nonzero) > 10:
+            out["distribution"]["(other values)"] = int(row[nonzero[10:]].sum())
+    return out
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, (np.integer, int)):
+        return int(value)
+    value = float(value)
+    return value if np.isfinite(value) else str(value)
+
+
+def render_text(data: dict) -> str:
+    """The human-readable report."""
+    lines = [f"{data['table']}: {data['rows']} rows in {data['classes']} classes over "
+             f"{', '.join(data['quasi_identifiers'])}"]
+    lines.append(_line("k (smallest class)", data["k"]))
+    for name, s in data["sensitive"].items():
+        lines.append(f"sensitive {name} ({s['domain_size']} values; reference: {data['reference']})")
+        lines.append(_line("  distinct l", s["distinct_l"]))
+        if "p" in s:
+            lines.append(_line("  p", s["p"]))
+        lines.append(_line("  entropy l", s["entropy_l"]))
+        if "recursive" in s:
+            lines.append(_line("  recursive r1/tail", s["recursive"]))
+        for dname, d in s["distances"].items():
+            label = f"  max {'EMD ' if d['emd'] else ''}{dname}" + ("" if d["emd"] else " (not EMD)")
+            lines.append(_line(label, d))
+        a = s["attacks"]
+        lines.append(f"  homogeneity attack: {a['homogeneity']['records']} records in "
+                     f"{a['homogeneity']['classes']} classes have one sensitive value")
+        sk = a["skewness"]
+        lines.append(f"  skewness attack: {sk['records']} records in {sk['classes']} classes hold a value at "
+                     f">= {sk['ratio']:g}x its table share (worst {sk['worst_ratio']:.2f}x)")
+        sim = a["similarity"]
+        if sim is None:
+            lines.append("  similarity attack: no hierarchy given for this column")
+        else:
+            lines.append(f"  similarity attack: {sim['records']} records in {sim['classes']} classes reveal their "
+                         f"level-{sim['level']} group {sim['records_by_group'] or ''}")
+    if data["passed"] is None:
+        lines.append("no thresholds given: measured only")
+    else:
+        lines.append("PASSED: every threshold holds" if data["passed"] else "FAILED:")
+        lines.extend(f"  - {f}" for f in data["failures"])
+    return "\n".join(lines)
+
+
+def _line(label: str, entry: dict) -> str:
+    value = entry["reached"]
+    text = f"{label:<28} {value:.4g}" if isinstance(value, float) else f"{label:<28} {value}"
+    if entry.get("required") is not None:
+        text += f"   required {entry['required']}: {'ok' if entry['passed'] else 'FAIL'}"
+    worst = entry["worst_classes"][0] if entry["worst_classes"] else None
+    if worst is not None:
+        text += f"   (worst class {worst['class']}, {worst['size']} rows)"
+    return text
+
