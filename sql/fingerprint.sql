@@ -1,6 +1,7 @@
 -- Row count and an order-independent fingerprint of the input: the sum of every row's hash.
--- Recorded in the report so a release can be tied to the exact data it came from.
+-- Recorded in the report so a release can be tied to the exact data it came from. The row is
+-- hashed through its table alias; the alias is reserved so that no user column can shadow it.
 SELECT
   COUNT(*) AS row_count,
-  CAST(COALESCE(SUM(HASH(src)), 0) AS VARCHAR) AS fingerprint
-FROM __source__ AS src
+  CAST(COALESCE(SUM(HASH(__sqlclose_row)), 0) AS VARCHAR) AS fingerprint
+FROM __source__ AS __sqlclose_row

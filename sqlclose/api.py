@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
+from pydantic import ValidationError
 from sqlglot import exp
 
 from . import queries as q
@@ -23,7 +25,7 @@ SourceLike = Any  # path | (connection, table) | pyarrow.Table | pandas.DataFram
 
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
-              on_progress=None) -> Release:
+              on_progress: Callable[[int], None] | None = None) -> Release:
     """Find the optimal full-domain generalization of ``source`` that satisfies ``spec``.
 
     ``source`` is a path (Parquet, CSV, DuckDB file with the spec's table), a
@@ -50,7 +52,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    return Release(problem, result, criteria, spec.sha256(), label, timings)
+    return Release(problem, result, criteria, spec.sha256(), label, timings, owns_engine=given is None)
 
 
 def _as_spec(spec: Spec | str | Path | dict) -> Spec:
@@ -69,19 +71,25 @@ def _open(source: SourceLike, spec: Spec, engine: Engine | None) -> tuple[Engine
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
     if isinstance(source, (str, Path)):
-        path = Path(source)
-        table = spec.source.table if spec.source else None
-        source = Source(path=path, table=table if path.suffix.lower() in (".duckdb", ".db", ".ddb") else None,
-                        delimiter=spec.source.delimiter if spec.source else None)
+        source = _source_for_path(Path(source), spec)
     if isinstance(source, Source):
         if not source.path.exists():
             raise InputError(f"source {source.path} does not exist")
         engine = engine or DuckDBEngine()
-        relation = engine.source_relation(source.kind, source.path, delimiter=source.delimiter, table=source.table)
+        label = str(source.path) + (f" (table {source.table})" if source.table else "")
+        try:
+            relation = engine.source_relation(source.kind, source.path, delimiter=source.delimiter,
+                                              table=source.table)
+        except Exception as e:  # the driver's own words say what is wrong with the file
+            engine.close()
+            detail = str(e).split("\n-- while running:")[0]
+            raise InputError(f"cannot read {label} as {source.kind}: {detail}") from None
         if source.kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
-        return engine, relation, str(source.path) + (f" (table {source.table})" if source.table else "")
+        return engine, relation, label
     if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], duckdb.DuckDBPyConnection):
+        if engine is not None:
+            raise InputError("give either an engine or a (connection, table) source, not both")
         con, name = source
         engine = DuckDBEngine(con)
         relation = exp.Table(this=q.ident(name)) if isinstance(name, str) else \
@@ -99,6 +107,20 @@ def _open(source: SourceLike, spec: Spec, engine: Engine | None) -> tuple[Engine
                      "a pyarrow Table or a pandas DataFrame")
 
 
+def _source_for_path(path: Path, spec: Spec) -> Source:
+    """A path given on its own takes the spec's reading options (format, delimiter, table) when
+    they apply to it."""
+    options = spec.source
+    suffix_kind = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}.get(path.suffix.lower())
+    fmt = options.format if options and options.format and not path.suffix else None
+    is_db = (fmt or suffix_kind) == "duckdb"
+    try:
+        return Source(path=path, format=fmt, delimiter=options.delimiter if options and not is_db else None,
+                      table=options.table if options and is_db else None)
+    except ValidationError as e:
+        raise InputError(f"source {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
     try:
         engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0))
@@ -109,5 +131,5 @@ def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
 def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
     parts = [f"k = {spec.k}"] + [f"t = {s.t} ({s.distance}) on {name!r}" for name, s in spec.sensitive.items()]
     return (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
-            f"(searched all {size} nodes over {rows} rows); relax t or k, allow more suppression, "
+            f"(searched the lattice of {size} nodes over {rows} rows); relax t or k, allow more suppression, "
             "or add hierarchy levels")

@@ -38,16 +38,17 @@ def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
                   sensitive: Sequence[SensitiveColumn]) -> TableClasses:
     """Equivalence classes of ``relation`` over ``qi`` with a count matrix per sensitive column."""
     sizes_rows = engine.fetch(q.verify_classes(relation, qi, None))
-    cls = sizes_rows.column("cls").to_numpy()
-    n = sizes_rows.column("n").to_numpy().astype(np.float64)
+    cls = sizes_rows.column("__sqlclose_cls").to_numpy()
+    n = sizes_rows.column("__sqlclose_n").to_numpy().astype(np.float64)
     classes = int(cls.max()) + 1 if len(cls) else 0
     sizes = np.bincount(cls, weights=n, minlength=classes).astype(np.int64)
     matrices = []
     for sa in sensitive:
         per_class = engine.fetch(q.verify_classes(relation, qi, sa.name))
         matrix = np.zeros((classes, len(sa.domain)))
-        positions = domain_positions(per_class.column("v").to_pylist(), sa)
-        np.add.at(matrix, (per_class.column("cls").to_numpy(), positions), per_class.column("n").to_numpy())
+        positions = domain_positions(per_class.column("__sqlclose_v").to_pylist(), sa)
+        cls_of_row = per_class.column("__sqlclose_cls").to_numpy()
+        np.add.at(matrix, (cls_of_row, positions), per_class.column("__sqlclose_n").to_numpy())
         matrices.append(matrix)
     labels = engine.fetch(q.class_labels(relation, qi))
     hist = ClassHistograms(np.zeros((classes, 0), dtype=np.int64), sizes, matrices,
@@ -58,8 +59,9 @@ def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
 def domain_positions(values: list, sa: SensitiveColumn) -> np.ndarray:
     """Domain index of each (distinct, aggregated) value of a sensitive column."""
     position = {v: i for i, v in enumerate(sa.domain)}
-    if sa.coded is not None and sa.coded.null_value is not None:
-        position[None] = position[sa.coded.null_value]  # nulls = "value": NULL reads as the stand-in
+    stand_in = sa.coded.null_value if sa.coded is not None else None
+    if stand_in is not None and stand_in in position:  # nulls = "value": NULL reads as the stand-in
+        position[None] = position[stand_in]
     try:
         return np.array([position[v] for v in values], dtype=np.int64)
     except KeyError as e:

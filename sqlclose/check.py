@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
 from . import audit
@@ -25,7 +26,7 @@ from .engine import Engine
 from .errors import DataError, InputError, SpecError
 from .hierarchy import Hierarchy
 from .privacy import TOLERANCE, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
-from .problem import SensitiveColumn, _static_hierarchy
+from .problem import SensitiveColumn, _static_hierarchy, require_ordered_type
 from .spec import Sensitive, Spec
 
 DEFAULT_SKEW_RATIO = 3.0
@@ -126,7 +127,12 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     for name in [*qi, *models]:
         if name not in columns:
             raise DataError(f"column {name!r} is not in {label} (its columns: {', '.join(map(repr, columns))})")
+    schema = engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema
+    for name, spec in models.items():
+        if spec is not None and spec.distance == "ordered":
+            require_ordered_type(name, schema.field(name).type, label)
     sas = [_sensitive_column(engine, relation, name, spec) for name, spec in models.items()]
+    numeric = {name for name in models if _is_number(schema.field(name).type)}
     ref_relation = _reference(engine, reference, list(models), reader) if reference is not None else relation
     for sa in sas:
         sa.q = audit.distribution(engine, ref_relation, sa)
@@ -140,7 +146,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     data["k"] = _model_entry("k", classes, classes.hist.sizes, higher_is_worse=False, required=k,
                              passes=None if k is None else classes.hist.sizes >= k, top=top, failures=failures)
     data["sensitive"] = {sa.name: _sensitive_entry(classes, j, sa, models[sa.name], skew, similarity_level, top,
-                                                   failures) for j, sa in enumerate(sas)}
+                                                   failures, sa.name in numeric) for j, sa in enumerate(sas)}
     asked = k is not None or any(m is not None and m.models for m in models.values())
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
@@ -175,7 +181,7 @@ def _reference(engine: Engine, reference: Any, needed: list[str], reader: Spec) 
 
 
 def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, spec: Sensitive | None, skew: float,
-                     similarity_level: int, top: int, failures: list[str]) -> dict:
+                     similarity_level: int, top: int, failures: list[str], numeric: bool) -> dict:
     hist = classes.hist
     matrix = hist.counts[j]
     spec = spec if spec is not None else None
@@ -198,7 +204,7 @@ def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, s
         entry["recursive"] = _model_entry(f"{sa.name}: recursive ({c},{rl})-diversity", classes, ratio, True,
                                           {"c": c, "l": rl}, ratio < c, top, failures, j, sa)
     entry["distances"] = {}
-    for name in _applicable_distances(sa, spec):
+    for name in _applicable_distances(sa, spec, numeric):
         values = distance(matrix, sa.q, name, sa.hierarchy)
         required = spec.t if spec is not None and spec.t is not None and spec.distance == name else None
         item = _model_entry(f"{sa.name}: t-closeness ({name})", classes, values, True, required,
@@ -213,23 +219,21 @@ def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, s
     return entry
 
 
-def _applicable_distances(sa: SensitiveColumn, spec: Sensitive | None) -> list[str]:
-    names = ["equal", "variational", "kl"]
-    if sa.hierarchy is not None and sa.distance != "ordered":
-        names.insert(1, "hierarchical")
-    if spec is not None and spec.distance == "ordered" or _numeric(sa.domain):
-        names.insert(0, "ordered")
-    if spec is not None and spec.distance not in names:
-        names.append(spec.distance)
+def _applicable_distances(sa: SensitiveColumn, spec: Sensitive | None, numeric: bool) -> list[str]:
+    """Equal, variational and KL always; hierarchical with a hierarchy; ordered for numbers."""
+    names = {"equal", "variational", "kl"}
+    if sa.hierarchy is not None and (spec is None or spec.distance != "ordered"):
+        names.add("hierarchical")
+    if numeric:
+        names.add("ordered")
+    if spec is not None:
+        names.add(spec.distance)
     return [n for n in ALL_DISTANCES if n in names]
 
 
-def _numeric(domain: list) -> bool:
-    try:
-        [float(v) for v in domain]
-    except (TypeError, ValueError):
-        return False
-    return bool(domain)
+def _is_number(dtype) -> bool:
+    t = pa.types
+    return t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
 
 
 def _model_entry(title: str, classes: audit.TableClasses, measure: np.ndarray, higher_is_worse: bool,

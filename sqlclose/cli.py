@@ -177,8 +177,8 @@ def _print_summary(doc: dict) -> None:
         click.echo(f"  {name:<10} {describe_sensitive(s)}")
     click.echo(f"  utility    discernibility {doc['utility']['discernibility']}, "
                f"average class size {doc['utility']['average_class_size']:.1f}")
-    click.echo(f"  search     {lat['nodes_evaluated']} node queries, lattice of {lat['size']}, "
-               f"{len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
+               f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
     click.echo(f"  verified   sha256 {doc['output']['sha256'][:16]}…; report beside the output")
 
 

@@ -56,6 +56,42 @@ def kl_divergence(P: Any, q: Any) -> np.ndarray:
     return terms.sum(axis=1)
 
 
+def point_mass_distances(q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
+    """Distance from q of each one-value distribution e_i, in O(m·H) memory and time.
+
+    The largest of these is the largest distance any distribution can have from q (every
+    distance here is convex, so its maximum over the simplex sits at a vertex). Closed forms:
+    equal/variational 1 − q_i; KL −log q_i; ordered (Σ_{j<i} F_j + Σ_{i≤j<m−1} (1 − F_j)) / (m − 1)
+    with F the cumulative q; hierarchical (1/H) Σ_{l<H} (1 − q(ancestor of i at level l)).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    q = q / q.sum()
+    m = len(q)
+    if name in ("equal", "variational"):
+        return 1.0 - q
+    if name == "kl":
+        with np.errstate(divide="ignore"):
+            return -np.log(q)
+    if name == "ordered":
+        if m == 1:
+            return np.zeros(1)
+        F = np.cumsum(q)[:-1]  # F_j for j = 0..m-2
+        below = np.concatenate([[0.0], np.cumsum(F)])  # Σ_{j<i} F_j for i = 0..m-1
+        above = np.concatenate([np.cumsum((1 - F)[::-1])[::-1], [0.0]])  # Σ_{i≤j<m−1} (1 − F_j)
+        return (below + above) / (m - 1)
+    if name == "hierarchical":
+        codes = np.asarray(getattr(hierarchy, "level_codes", hierarchy))
+        height = codes.shape[1] - 1
+        if height == 0:
+            return np.zeros(m)
+        total = np.zeros(m)
+        for level in range(height):
+            mass = np.bincount(codes[:, level], weights=q)
+            total += 1.0 - mass[codes[:, level]]
+        return total / height
+    raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
+
+
 def distance(P: Any, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
     """The named distance of every row of P from q (an array, one value per row)."""
     if name in EMD_DISTANCES:

@@ -134,7 +134,7 @@ class Hierarchy:
 
     def _encoding(self) -> dict:
         if not self._codes:
-            self._codes.update(_encode(self.rows))
+            self._codes.update(_encode(self.rows, self.origin))
         return self._codes
 
     def describe(self) -> str:
@@ -191,7 +191,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str, lines: tuple[int, 
         )
 
 
-def _encode(rows: tuple[tuple[str, ...], ...]) -> dict:
+def _encode(rows: tuple[tuple[str, ...], ...], origin: str) -> dict:
     width = len(rows[0])
     labels: list[dict[str, int]] = []  # label -> dense code, per level, first-appearance order
     for level in range(width):
@@ -221,7 +221,8 @@ def _encode(rows: tuple[tuple[str, ...], ...]) -> dict:
     for level in range(1, width):
         divisors[level] = divisors[level - 1] * radices[level - 1]
     if divisors[-1] >= _MAX_CODE:
-        raise HierarchyError("hierarchy too wide to encode in 62-bit integer codes")
+        raise HierarchyError(f"{origin}: too wide to encode in 62-bit integer codes (the product of the largest "
+                             "number of children per level is too big); add an intermediate level")
     mixed = np.array([[mixed_by_level[lv][row[lv]] for lv in range(width)] for row in rows], dtype=np.int64)
     return {
         "labels": [list(d) for d in labels],
@@ -258,7 +259,8 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
             raise HierarchyError(f"{name}: value {text!r} is not a finite number; bands need numbers")
         row = [text]
         for w in widths:
-            lo = origin + math.floor((v - origin) / w) * w
+            # Rounded before flooring: 0.3 / 0.1 is 2.9999999999999996 in floats, band 3 in fact.
+            lo = origin + math.floor(round((v - origin) / w, 9)) * w
             row.append(_band_label(lo, lo + w, integral))
         row.append(TOP_LABEL)
         rows.append(tuple(row))
@@ -268,7 +270,12 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
 def _band_label(lo: float, hi: float, integral: bool) -> str:
     if integral:
         return f"{int(lo)}-{int(hi) - 1}"
-    return f"[{lo:g}, {hi:g})"
+    return f"[{_number(lo)}, {_number(hi)})"
+
+
+def _number(x: float) -> str:
+    """Shortest text that keeps band edges apart (12 significant digits, trailing zeros dropped)."""
+    return f"{round(x, 12):.12g}"
 
 
 def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, mask_char: str = "*",

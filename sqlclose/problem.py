@@ -10,14 +10,17 @@ Python sees distinct values and counts.
 from __future__ import annotations
 
 import difflib
+import functools
+import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
 from . import queries as q
-from .distances import distance
+from .distances import distance, point_mass_distances
 from .engine import Engine
 from .errors import DataError, HierarchyError
 from .hierarchy import Hierarchy, bands_hierarchy, mask_hierarchy
@@ -54,14 +57,11 @@ class SensitiveColumn:
     def distance(self) -> str:
         return self.spec.distance
 
-    @property
+    @functools.cached_property
     def max_distance(self) -> float:
-        """The farthest any distribution is from the table's. Every distance here is convex in
-        the distribution, so the farthest is a single value (a one-hot distribution)."""
-        if "_max_distance" not in self.__dict__:
-            present = np.eye(len(self.domain))[self.q > 0] if (self.q > 0).any() else np.eye(len(self.domain))
-            self.__dict__["_max_distance"] = float(np.max(self.distances(present)))
-        return self.__dict__["_max_distance"]
+        """The farthest any distribution of the table's values is from the table's: every
+        distance here is convex, so it is the farthest one-value distribution."""
+        return float(np.max(point_mass_distances(self.q, self.distance, self.hierarchy)[self.q > 0]))
 
     def distances(self, counts: np.ndarray) -> np.ndarray:
         """Distance of every class (rows of ``counts``) from the whole table's distribution."""
@@ -91,12 +91,17 @@ class Problem:
     @property
     def max_suppressed(self) -> int:
         """Most records the suppression limit allows to remove."""
-        return int(np.floor(self.suppression * self.rows + 1e-9))
+        # Exact rational arithmetic: floor(0.05 × rows) must not lose a record to rounding.
+        return math.floor(Fraction(repr(self.suppression)) * self.rows)
 
 
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str) -> Problem:
-    columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(source.copy()).limit(0)).schema]
+    schema = engine.fetch(exp.select(exp.Star()).from_(source.copy()).limit(0)).schema
+    columns = [f.name for f in schema]
     _check_columns(spec, columns, source_label)
+    for name, s in spec.sensitive.items():
+        if s.distance == "ordered":
+            require_ordered_type(name, schema.field(name).type, source_label)
 
     qi_coded = [
         q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
@@ -116,8 +121,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     if not fp["row_count"]:
         raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
     params = q.Params()
-    raw = q.table(engine.temp_name("raw_histogram"))
-    engine.execute(_create_temp(raw, q.raw_histogram(source.copy(), coded, params)), params.values)
+    raw = engine.create_temp_table(engine.temp_name("raw_histogram"), q.raw_histogram(source.copy(), coded, params),
+                                   params.values)
 
     nulls = engine.fetch(q.null_counts(raw, coded)).to_pylist()[0]
     for c in coded:
@@ -127,6 +132,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                 f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
                 "or clean the data"
             )
+    for c in qi_coded:
+        if c.null_value is not None:
+            _refuse_colliding_stand_in(engine, source, c, source_label)
 
     qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(engine, raw, c, spec.quasi_identifiers[c.name]), c)
            for c in qi_coded]
@@ -135,8 +143,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _check_leaves(engine, raw, qi.coded, qi.hierarchy)
     sas = [_sensitive_column(engine, raw, c, spec.sensitive[c.name]) for c in sa_coded]
 
-    base = q.table(engine.temp_name("base_histogram"))
-    engine.execute(_create_temp(base, q.base_histogram(raw, coded)))
+    base = engine.create_temp_table(engine.temp_name("base_histogram"), q.base_histogram(raw, coded))
     base_rows = engine.fetch(exp.select(exp.Count(this=exp.Star()).as_("c")).from_(base.copy())).column(0)[0].as_py()
     rows = _total(engine, base)
     for sa in sas:
@@ -152,14 +159,32 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                    rows, int(fp["row_count"]), str(fp["fingerprint"]), base, int(base_rows))
 
 
+def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> None:
+    """The ordered distance sorts values: only numbers, dates and times sort meaningfully."""
+    t = pa.types
+    if not (t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
+            or t.is_boolean(dtype)):
+        raise DataError(
+            f"column {name!r} in {source_label} is {dtype}, but distance = \"ordered\" needs numbers, dates or "
+            "times (text would sort '10' before '9'); cast the column, or use distance = \"equal\" or "
+            "\"hierarchical\""
+        )
+
+
+def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:
+    """A NULL stand-in that is also a real value would merge the two in the search but not in the
+    release (which keeps NULL at level 0)."""
+    params = q.Params()
+    hit = exp.EQ(this=q.as_text(q.col(c.name)), expression=params.add(c.null_value))
+    query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(source.copy()).where(hit)
+    if engine.fetch(query, params.values).column(0)[0].as_py():
+        raise DataError(f"column {c.name!r}: null_value = {c.null_value!r} is also a real value in {source_label}; "
+                        "choose a stand-in that does not occur in the data")
+
+
 def _policy(spec: Spec, name: str) -> str:
     entry = spec.quasi_identifiers.get(name) or spec.sensitive[name]
     return entry.nulls
-
-
-def _create_temp(target: exp.Table, query: exp.Expression) -> exp.Create:
-    return exp.Create(this=target.copy(), kind="TABLE", expression=query,
-                      properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
 
 
 def _total(engine: Engine, base: exp.Table) -> int:
@@ -201,7 +226,7 @@ def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIden
         bad = [t for t, x in pairs if x is None]
         if bad:
             raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
-                            "bands; use a hierarchy file or mask, or clean the data")
+                            "bands; give it a hierarchy file or tree (dates: e.g. day;month;year;*), or clean the data")
         h = bands_hierarchy(pairs, s.bands or [], s.origin, name)
     else:
         steps = None if s.mask is True else s.mask

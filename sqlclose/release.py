@@ -44,13 +44,15 @@ class Release:
     spec_sha256: str
     source_label: str
     timings: dict[str, float] = field(default_factory=dict)
+    owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
 
     # ---- lifetime --------------------------------------------------------------------------
     def close(self) -> None:
         """Drop the engine objects this release made (and its own connection, if it has one)."""
-        self.problem.engine.close()
+        if self.owns_engine:
+            self.problem.engine.close()
 
     def __enter__(self) -> Release:
         return self
@@ -133,6 +135,8 @@ class Release:
         """Write, verify from disk, then move into place; returns the report (also written as JSON)."""
         path = Path(path)
         report_path = Path(report) if report else path.with_name(path.name + ".report.json")
+        if path.resolve() == report_path.resolve():
+            raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for target in (path, report_path):
             if target.exists() and not overwrite:
                 raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
@@ -158,10 +162,12 @@ class Release:
             doc = self.report(summary, path, digest)
             tmp_report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
             _fsync(tmp_report)
-            if not overwrite and (path.exists() or report_path.exists()):
-                raise OutputExistsError(f"{path} appeared while the release was being written; not replacing it")
-            os.replace(tmp, path)
-            os.replace(tmp_report, report_path)
+            _place(tmp, path, overwrite)
+            try:
+                _place(tmp_report, report_path, overwrite)
+            except BaseException:
+                path.unlink(missing_ok=True)  # no release without its report
+                raise
             _fsync_dir(path.parent)
             return doc
         except BaseException:
@@ -185,6 +191,7 @@ class Release:
                 "size": self.search.lattice_size,
                 "satisfying_nodes": int(self.search.satisfying.sum()),
                 "nodes_evaluated": self.search.nodes_evaluated,
+                "queries": self.search.queries,
                 "seconds": round(self.search.seconds, 4),
             },
             "classes": summary["classes"],
@@ -196,6 +203,25 @@ class Release:
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             "verified": digest is not None,
         }
+
+
+def _place(tmp: Path, target: Path, overwrite: bool) -> None:
+    """Move a finished file into place. Without overwrite, a hard link fails atomically if the
+    target appeared meanwhile (no check-then-act window); with it, an atomic rename replaces."""
+    if overwrite:
+        os.replace(tmp, target)
+        return
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+    except OSError:  # filesystems without hard links: fall back to a checked rename
+        if target.exists():
+            raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") \
+                from None
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
 
 
 def _sha256(path: Path) -> str:

@@ -209,6 +209,8 @@ class Spec(_Model):
             privacy = dict(value.get("privacy") or {})
             for key in ("k", "suppression"):
                 if key in value:
+                    if key in privacy:
+                        raise ValueError(f"{key} is given both at the top level and under [privacy]; give it once")
                     privacy[key] = value.pop(key)
             value["privacy"] = privacy
         return value
@@ -244,15 +246,31 @@ class Spec(_Model):
 
 
 def canonical_json(spec: Spec) -> str:
+    """The spec as canonical JSON, with what its hierarchies *contain*: editing a hierarchy file
+    changes the hash even when its path does not."""
+
     def default(obj: Any) -> Any:
-        if isinstance(obj, Hierarchy):
-            return {"rows": [list(r) for r in obj.rows]}
         if isinstance(obj, Path):
             return str(obj)
         raise TypeError(type(obj).__name__)
 
     data = spec.model_dump(exclude={"output"}, exclude_none=True)
+    entries = [("quasi_identifiers", name, qi) for name, qi in spec.quasi_identifiers.items()]
+    entries += [("sensitive", name, s.hierarchy) for name, s in spec.sensitive.items() if s.hierarchy is not None]
+    for section, name, h in entries:
+        target = data[section][name] if section == "quasi_identifiers" else data[section][name]["hierarchy"]
+        if h.hierarchy is not None:
+            target["hierarchy"] = {"rows": [list(r) for r in h.hierarchy.rows]}
+        if h.file is not None:
+            target["file_sha256"] = _file_sha256(Path(h.file))
     return json.dumps(data, sort_keys=True, default=default, separators=(",", ":"))
+
+
+def _file_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None  # a missing file is reported where it is read, with its column
 
 
 def load_spec(path: str | Path) -> Spec:

@@ -31,12 +31,11 @@ def recheck(problem: Problem, path: Path) -> dict:
     columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(written.copy()).limit(0)).schema]
     # The reference distributions come from the input again, not from the search's counts.
     sas = [dataclasses.replace(sa, q=distribution(engine, problem.source.copy(), sa)) for sa in problem.sas]
-    for sa in sas:
-        sa.__dict__.pop("_max_distance", None)
     classes = table_classes(engine, written, [qi.name for qi in problem.qis], sas)
     kept = np.ones(classes.hist.classes, dtype=bool)
-    privacy = reached_values(criteria_for(problem.k, sas), classes.hist, kept, problem.k, problem.suppression)
-    failing = [c.name for c in criteria_for(problem.k, sas) if classes.hist.classes and not c.passes(classes.hist).all()]
+    criteria = criteria_for(problem.k, sas)
+    privacy = reached_values(criteria, classes.hist, kept, problem.k, problem.suppression)
+    failing = [c.name for c in criteria if classes.hist.classes and not c.passes(classes.hist).all()]
     return {"rows": classes.rows, "columns": columns, "classes": classes.hist.classes, "privacy": privacy,
             "failing": failing}
 

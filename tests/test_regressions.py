@@ -37,3 +37,131 @@ def test_an_empty_source_is_bad_input(qi):
     table = pa.table({"zip": pa.array([], pa.string()) if "mask" in qi else pa.array([], pa.int64())})
     with pytest.raises(sqlclose.DataError, match="no rows"):
         sqlclose.anonymize(table, {"quasi_identifiers": {"zip": qi}})
+
+
+# ---- found in code review ------------------------------------------------------------------
+
+def test_ordered_distance_refuses_a_text_column(tmp_path):
+    # Sorted as text, "10" < "3": the ground distance would be meaningless and a class over t
+    # could pass. The paper's salaries as strings must be refused, not released.
+    table = pa.table({"zip": ["47677", "47602", "47678"] * 3, "salary": [str(s) for s in range(3, 12)]})
+    spec = {"quasi_identifiers": {"zip": {"mask": True}},
+            "sensitive": {"salary": {"t": 0.3, "distance": "ordered"}}, "k": 3}
+    with pytest.raises(sqlclose.DataError, match="'salary'.*needs numbers"):
+        sqlclose.anonymize(table, spec)
+
+
+def test_null_stand_in_without_nulls(tmp_path):
+    table = pa.table({"age": [29, 22, 27, 43], "d": ["flu", "cold", "flu", "cold"]})
+    spec = {"quasi_identifiers": {"age": {"bands": [10]}}, "sensitive": {"d": {"t": 1.0, "nulls": "value"}}}
+    assert sqlclose.anonymize(table, spec).write_parquet(tmp_path / "r.parquet")["verified"] is True
+
+
+def test_a_ready_hierarchy_object_in_a_python_spec():
+    table = pa.table({"x": ["a", "b", "a", "b"]})
+    spec = {"k": 2, "quasi_identifiers": {"x": sqlclose.Hierarchy.from_rows([("a", "*"), ("b", "*")])}}
+    release = sqlclose.anonymize(table, spec)
+    assert release.node == {"x": 0}
+    other = {"k": 2, "quasi_identifiers": {"x": sqlclose.Hierarchy.from_rows([("a", "*"), ("b", "*"), ("c", "*")])}}
+    assert sqlclose.Spec.model_validate(other).sha256() != sqlclose.Spec.model_validate(spec).sha256()
+
+
+def test_spec_hash_follows_hierarchy_file_contents(tmp_path):
+    (tmp_path / "h.csv").write_text("a;*\nb;*\n")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[quasi_identifiers]\nx = "h.csv"\n')
+    before = sqlclose.load_spec(spec).sha256()
+    (tmp_path / "h.csv").write_text("a;*\nb;*\nc;*\n")
+    assert sqlclose.load_spec(spec).sha256() != before
+
+
+def test_no_temp_objects_left_in_the_callers_connection(tmp_path):
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT (i % 7)::VARCHAR AS x, (i % 3)::VARCHAR AS d FROM range(60) r(i)")
+    spec = {"quasi_identifiers": {"x": {"tree": {"G": [str(i) for i in range(7)]}}},
+            "sensitive": {"d": {"t": 0.5}}, "k": 2}
+    with sqlclose.anonymize((con, "t"), spec) as release:
+        release.write_parquet(tmp_path / "r.parquet")
+    with pytest.raises(sqlclose.NoSolutionError):
+        sqlclose.anonymize((con, "t"), {**spec, "k": 100})
+    left = con.execute("SELECT table_name FROM duckdb_tables() UNION ALL SELECT view_name FROM duckdb_views() "
+                       "WHERE NOT internal").fetchall()
+    assert [name for (name,) in left if name.startswith("__sqlclose")] == []
+
+
+@pytest.mark.parametrize("name", ["n", "v", "cls", "src", "key", "node"])
+def test_user_columns_named_like_internal_ones(tmp_path, name):
+    table = pa.table({name: [1, 1, 2, 2, 3, 3] * 10, "other": list(range(60)), "d": ["x", "y", "z"] * 20})
+    spec = {"quasi_identifiers": {name: {"bands": [2]}}, "sensitive": {"d": {"t": 0.5}}, "k": 2}
+    assert sqlclose.anonymize(table, spec).write_parquet(tmp_path / "r.parquet")["verified"] is True
+
+
+def test_fingerprint_covers_every_column():
+    from sqlclose.api import _open
+    from sqlclose.engine import DuckDBEngine
+    from sqlclose.queries import fingerprint
+
+    spec = sqlclose.Spec(quasi_identifiers={"src": {"mask": True}})
+    prints = []
+    for other in ([1, 2], [1, 3]):
+        engine, relation, _ = _open(pa.table({"src": [0, 0], "other": other}), spec, DuckDBEngine())
+        prints.append(engine.fetch(fingerprint(relation)).column("fingerprint")[0].as_py())
+    assert prints[0] != prints[1]
+
+
+def test_a_null_stand_in_that_is_a_real_value_is_refused():
+    table = pa.table({"x": ["NULL", None, "a", "a"]})
+    spec = {"quasi_identifiers": {"x": {"tree": {"G": ["a", "NULL"]}, "nulls": "value"}}, "k": 1}
+    with pytest.raises(sqlclose.DataError, match="also a real value"):
+        sqlclose.anonymize(table, spec)
+
+
+def test_report_path_equal_to_output_is_refused(tmp_path):
+    table = pa.table({"x": ["a", "b", "a", "b"]})
+    release = sqlclose.anonymize(table, {"k": 2, "quasi_identifiers": {"x": {"tree": {"G": ["a", "b"]}}}})
+    with pytest.raises(sqlclose.OutputExistsError, match="its own file"):
+        release.write_parquet(tmp_path / "x.out", report=tmp_path / "x.out")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_file_that_is_not_parquet_is_bad_input(tmp_path):
+    bad = tmp_path / "t.parquet"
+    bad.write_text("not parquet")
+    with pytest.raises(sqlclose.InputError, match="cannot read"):
+        sqlclose.anonymize(bad, {"quasi_identifiers": {"x": {"mask": True}}})
+
+
+def test_suppression_limit_is_exact_for_large_tables():
+    from fractions import Fraction
+
+    from sqlclose.problem import Problem
+
+    problem = Problem.__new__(Problem)
+    problem.suppression, problem.rows = 0.69, 88_420_600
+    assert problem.max_suppressed == int(Fraction(69, 100) * 88_420_600) == 61_010_214
+
+
+@pytest.mark.parametrize("suppression", [0.0, 0.05])
+def test_one_query_per_node_fallback_agrees_with_the_batched_search(suppression, adult_dir, monkeypatch):
+    # The per-node path serves key spaces too wide to pack into 64 bits; on Adult both apply, so
+    # they must find the same satisfying set, minimal nodes and optimum.
+    import importlib
+
+    from sqlclose.nodes import NodeRunner
+    from sqlclose.privacy import criteria_for
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    data = sqlclose.load_spec("datasets/adult/adult.toml").model_dump()
+    data["privacy"]["suppression"] = suppression
+    release = sqlclose.anonymize(None, sqlclose.Spec.model_validate(data))
+    problem = release.problem
+    monkeypatch.setattr(search, "runner_for", NodeRunner)
+    slow = search.incognito(problem, criteria_for(problem.k, problem.sas))
+    assert slow.queries == slow.nodes_evaluated  # one query per node: the fallback really ran
+    assert release.search.queries < release.search.nodes_evaluated
+    assert (slow.satisfying == release.search.satisfying).all()
+    assert slow.minimal_nodes == release.search.minimal_nodes
+    assert slow.optimum == release.search.optimum
+    assert slow.evaluated[slow.optimum] == release.search.evaluated[release.search.optimum]

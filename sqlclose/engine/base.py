@@ -25,7 +25,7 @@ class Engine(ABC):
     dialect: str = "duckdb"
 
     def temp_name(self, stem: str) -> str:
-        """A name for an object of ours that cannot collide with the user's."""
+        """A name for an object of ours: the reserved prefix keeps it apart from the user's."""
         return f"__sqlclose_{stem}_{next(_names)}"
 
     def render(self, query: exp.Expression) -> str:
@@ -54,6 +54,10 @@ class Engine(ABC):
 
     @abstractmethod
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None: ...
+
+    @abstractmethod
+    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
+        """Materialize a query as a temporary table dropped by ``close``; return its AST."""
 
     @abstractmethod
     def register(self, name: str, table: pa.Table) -> None:

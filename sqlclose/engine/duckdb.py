@@ -35,14 +35,22 @@ class DuckDBEngine(Engine):
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
         self.con.execute(sql, list(params) if params else None)
 
+    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
+        create = exp.Create(this=_table(name), kind="TABLE", expression=query,
+                            properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
+        self.execute(create, params)
+        self._temp.append(("table", name))
+        return _table(name)
+
     def register(self, name: str, table: pa.Table) -> None:
         self.con.register(name, table)  # replaces an earlier table of the same name
         if ("arrow", name) not in self._temp:
             self._temp.append(("arrow", name))
 
     def unregister(self, name: str) -> None:
-        self.con.unregister(name)
-        self._temp.remove(("arrow", name))
+        if ("arrow", name) in self._temp:
+            self.con.unregister(name)
+            self._temp.remove(("arrow", name))
 
     def source_relation(self, kind: str, path: Path, *, delimiter: str | None = None,
                         table: str | None = None) -> exp.Expression:
@@ -56,10 +64,7 @@ class DuckDBEngine(Engine):
                 args.append(exp.EQ(this=exp.var("delim"), expression=exp.Placeholder(this="2")))
                 params.append(delimiter)
             read = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
-            self.execute(exp.Create(this=_table(name), kind="TABLE", expression=read,
-                                    properties=exp.Properties(expressions=[exp.TemporaryProperty()])), params)
-            self._temp.append(("table", name))
-            return _table(name)
+            return self.create_temp_table(name, read, params)
         if kind == "parquet":
             self.con.read_parquet(str(path)).create_view(name)
             self._temp.append(("view", name))
