@@ -7,6 +7,7 @@
 __version__ = "0.1.0"
 
 from .api import anonymize  # noqa: E402
+from .check import CheckReport, check  # noqa: E402
 from .emd import emd  # noqa: E402
 from .errors import (  # noqa: E402
     DataError,
@@ -23,7 +24,7 @@ from .release import Release  # noqa: E402
 from .spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive, Spec, load_spec  # noqa: E402
 
 __all__ = [
-    "anonymize", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive", "HierarchySpec", "Privacy",
+    "anonymize", "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive", "HierarchySpec", "Privacy",
     "Hierarchy", "Release", "SqlcloseError", "InputError", "SpecError", "HierarchyError", "DataError",
     "OutputExistsError", "NoSolutionError", "VerificationError", "__version__",
 ]

@@ -131,9 +131,11 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     for name, spec in models.items():
         if spec is not None and spec.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, label)
-    sas = [_sensitive_column(engine, relation, name, spec) for name, spec in models.items()]
-    numeric = {name for name in models if _is_number(schema.field(name).type)}
     ref_relation = _reference(engine, reference, list(models), reader) if reference is not None else relation
+    # The domain spans the reference too: a release may have suppressed every row of a value.
+    sources = [relation] if reference is None else [relation, ref_relation]
+    sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
+    numeric = {name for name in models if _is_number(schema.field(name).type)}
     for sa in sas:
         sa.q = audit.distribution(engine, ref_relation, sa)
     classes = audit.table_classes(engine, relation, qi, sas)
@@ -153,7 +155,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     return CheckReport(data, failures)
 
 
-def _sensitive_column(engine: Engine, relation: exp.Expression, name: str, spec: Sensitive | None) -> SensitiveColumn:
+def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,
+                      spec: Sensitive | None) -> SensitiveColumn:
     spec = spec or Sensitive.model_construct(distance="equal", t=None, hierarchy=None, distinct_l=None,
                                              entropy_l=None, recursive=None, p=None, nulls="error",
                                              null_value="NULL")
@@ -162,7 +165,9 @@ def _sensitive_column(engine: Engine, relation: exp.Expression, name: str, spec:
         domain = hierarchy.leaves
     else:
         value = q.col(name)
-        query = (exp.select(q.as_text(value.copy()).as_("text")).from_(relation.copy())
+        parts = [exp.select(value.copy()).from_(r.copy()) for r in relations]
+        values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+        query = (exp.select(q.as_text(value.copy()).as_("text")).from_(values.subquery("__sqlclose_values"))
                  .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
         domain = engine.fetch(query).column("text").to_pylist()
     coded = q.CodedColumn(name, name, name, "", null_value=spec.null_value if spec.nulls == "value" else None)

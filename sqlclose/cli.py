@@ -94,8 +94,13 @@ def check(source: str, spec_path: Path | None, qis: tuple[str, ...], sensitives:
     try:
         qi = _split(qis)
         names = _split(sensitives)
-        if spec_path is not None and names:
-            raise SpecError("give sensitive columns either in --spec or with --sensitive, not both")
+        if spec_path is not None:
+            flags = {"--sensitive": names, "--t": t, "--distinct-l": distinct_l, "--entropy-l": entropy_l,
+                     "--recursive": recursive, "--p": p, "--hierarchy": hierarchies}
+            given = [flag for flag, value in flags.items() if value]
+            if given:
+                raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
+                                "sections set the models and thresholds (only --k and --qi may override)")
         sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
             if names else None
         report = run_check(source, qi or None, sensitive, spec=spec_path, k=k, reference=reference, skew=skew,

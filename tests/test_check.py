@@ -1,0 +1,690 @@
+"""``sqlclose check`` and ``sqlclose.check``: auditing any table.
+
+- A table the core released: ``check`` reports exactly the values its release report claims
+  (Table 3 and Adult, several model mixes, suppression with the input as reference).
+- The attack audit on hand-made tables: homogeneity, skewness, similarity (exact numbers).
+- The worst classes: ordering and contents.
+- Bad input: clear errors (InputError / SpecError / DataError) and CLI exit 2.
+- The command: exit 0 / 3, --json, --spec, --reference, --hierarchy, --recursive.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+from click.testing import CliRunner
+
+import sqlclose
+from sqlclose import DataError, InputError, SpecError
+from sqlclose.check import check
+from sqlclose.cli import main
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+TABLE3_CSV = TABLE3 / "table3.csv"
+ADULT_TOML = REPO / "datasets" / "adult" / "adult.toml"
+SQLCLOSE = Path(sys.executable).with_name("sqlclose")
+TOL = 1e-9
+
+# Two-level disease hierarchy for the hand tables: leaf;group;*
+DISEASE_ROWS = [
+    ("flu", "respiratory", "*"),
+    ("pneumonia", "respiratory", "*"),
+    ("gastritis", "digestive", "*"),
+    ("ulcer", "digestive", "*"),
+]
+
+
+def table(groups: dict[str, list]) -> pa.Table:
+    """QI column g (one class per key), sensitive column s."""
+    return pa.table({"g": [name for name, values in groups.items() for _ in values],
+                     "s": [v for values in groups.values() for v in values]})
+
+
+def write_csv(path: Path, data: pa.Table) -> Path:
+    pacsv.write_csv(data, path)
+    return path
+
+
+@pytest.fixture
+def disease_csv(tmp_path) -> Path:
+    path = tmp_path / "disease.csv"
+    path.write_text("\n".join(";".join(r) for r in DISEASE_ROWS) + "\n", encoding="utf-8")
+    return path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, ["check", *[str(a) for a in args]])
+
+
+def assert_cli_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, (result.exit_code, result.stdout, result.stderr, result.exception)
+    assert result.stderr.startswith("sqlclose: error:"), result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def test_check_is_exported():
+    # The issue asks for ``sqlclose.check(...)``; today ``sqlclose.check`` is the submodule.
+    assert callable(sqlclose.check), type(sqlclose.check)
+
+
+# ============================================================ check == the release report
+
+
+def close(a, b) -> bool:
+    """check() writes non-finite values as text ("inf"), the release report as floats."""
+    a, b = float(a), float(b)
+    return (math.isinf(a) and a == b) or abs(a - b) <= TOL * max(1.0, abs(a))
+
+
+def assert_check_matches_release(release_report: dict, checked: dict) -> None:
+    """Every value in the release report's privacy section, as check() found it in the written file."""
+    privacy = release_report["privacy"]
+    assert set(privacy) == {"k", "min_class_size", "suppression_limit", "sensitive"}, set(privacy)
+    assert checked["rows"] == release_report["output"]["rows"]
+    assert checked["classes"] == release_report["classes"]
+    assert checked["k"]["reached"] == privacy["min_class_size"]
+    assert checked["k"]["required"] == privacy["k"] and checked["k"]["passed"] is True
+    assert set(checked["sensitive"]) == set(privacy["sensitive"])
+    for name, claimed in privacy["sensitive"].items():
+        got = checked["sensitive"][name]
+        for key, value in claimed.items():
+            if key in ("distance", "t", "emd"):
+                continue  # checked with the distance below
+            if key in ("max_emd", "max_distance"):
+                assert (key == "max_emd") == claimed["emd"]
+                entry = got["distances"][claimed["distance"]]
+                assert close(entry["reached"], value), (name, key, entry["reached"], value)
+                assert entry["emd"] == claimed["emd"]
+                assert entry["required"] == claimed["t"] and entry["passed"] is True
+            elif key in ("distinct_l", "entropy_l", "recursive", "p"):
+                assert close(got[key]["reached"], value["reached"]), (name, key, got[key]["reached"], value)
+                params = {p: v for p, v in value.items() if p != "reached"}
+                required = got[key]["required"]
+                assert (required if isinstance(required, dict) else {next(iter(params)): required}) == params
+                assert got[key]["passed"] is True
+            else:
+                pytest.fail(f"release report key {name}.{key} is not compared")
+    assert checked["passed"] is True and checked["failures"] == []
+
+
+def _table3_qi() -> dict:
+    return {"zip": {"mask": True}, "age": {"file": str(TABLE3 / "age.csv")}}
+
+
+TABLE3_MIXES = {
+    # the repository's spec: ordered salary, hierarchical disease, k = 3
+    "spec-file": None,
+    "l-models": {"quasi_identifiers": _table3_qi(), "k": 2, "sensitive": {
+        "disease": {"distance": "equal", "t": 0.6, "distinct_l": 2, "entropy_l": 2, "recursive": {"c": 3, "l": 2},
+                    "p": 2},
+        "salary": {"distance": "kl", "t": 1.2}}},
+    "variational-ordered": {"quasi_identifiers": _table3_qi(), "k": 3, "sensitive": {
+        "disease": {"distance": "variational", "t": 0.6, "p": 3},
+        "salary": {"distance": "ordered", "t": 0.2, "entropy_l": 2.5, "distinct_l": 3}}},
+    # suppression (3 of 9 rows), so the reference (the input) differs from the released table
+    "suppressed": {"quasi_identifiers": _table3_qi(), "k": 2, "suppression": 0.34, "sensitive": {
+        "disease": {"distance": "hierarchical", "hierarchy": str(TABLE3 / "disease.csv"), "t": 0.25,
+                    "entropy_l": 2.5, "recursive": {"c": 2, "l": 3}}}},
+}
+
+
+@pytest.mark.parametrize("mix", list(TABLE3_MIXES))
+def test_table3_release_reports_what_check_finds(mix, tmp_path):
+    spec = TABLE3_MIXES[mix] or sqlclose.load_spec(TABLE3 / "table3.toml")
+    out = tmp_path / "release.parquet"
+    with sqlclose.anonymize(TABLE3_CSV, spec) as release:
+        report = release.write_parquet(out)
+    checked = check(out, spec=spec, reference=TABLE3_CSV).to_dict()
+    assert_check_matches_release(report, checked)
+    if mix == "suppressed":
+        assert report["suppressed_rows"] > 0
+
+
+def test_release_with_a_sensitive_value_fully_suppressed(tmp_path):
+    """BUG: suppression removed every row holding salary 11000, so the released table's domain lacks a
+    value of the reference; check() raises DataError instead of reporting the release's values.
+
+    Repro: anonymize Table 3 with k = 2, suppression 0.34 and any model on salary (no hierarchy),
+    then check(release, spec=..., reference=table3.csv) -> DataError("column 'salary' holds '11000',
+    which is not in its domain (6 values)"). The domain should cover the reference's values too (for
+    ordered, the release uses the input's distinct values: m, hence every distance, depends on it)."""
+    spec = {"quasi_identifiers": _table3_qi(), "k": 2, "suppression": 0.34, "sensitive": {
+        "disease": {"distance": "hierarchical", "hierarchy": str(TABLE3 / "disease.csv"), "t": 0.25},
+        "salary": {"distance": "variational", "t": 0.7, "recursive": {"c": 2, "l": 2}}}}
+    out = tmp_path / "release.parquet"
+    with sqlclose.anonymize(TABLE3_CSV, spec) as release:
+        report = release.write_parquet(out)
+    assert report["suppressed_rows"] == 3
+    checked = check(out, spec=spec, reference=TABLE3_CSV).to_dict()
+    assert_check_matches_release(report, checked)
+
+
+def test_reference_with_values_the_table_lacks():
+    # The same fault without a release: class distributions over {x, y}, reference over {x, y, z}.
+    # variational: p = (1/2, 1/2, 0), q = (2/5, 2/5, 1/5): 1/2 (0.1 + 0.1 + 0.2) = 0.2
+    t = table({"a": ["x", "y"], "b": ["x", "y"]})
+    reference = table({"a": ["x", "y"], "b": ["x", "y"], "c": ["z"]})
+    s = check(t, ["g"], {"s": {"t": 0.5}}, reference=reference).to_dict()["sensitive"]["s"]
+    assert s["distances"]["variational"]["reached"] == pytest.approx(0.2, abs=TOL)
+
+
+@pytest.fixture(scope="module")
+def adult_spec(adult_dir) -> dict:
+    spec = sqlclose.load_spec(ADULT_TOML).model_dump(exclude_none=True)
+    spec.pop("output")
+    spec["source"] = {"path": str(adult_dir / "adult.csv"), "delimiter": ";"}
+    return spec
+
+
+ADULT_MIXES = {
+    # hierarchical t (the project's spec) + entropy l
+    "hierarchical-entropy": lambda s: {"privacy": {"k": 5, "suppression": 0.05},
+                                       "sensitive": {"occupation": {**s["sensitive"]["occupation"],
+                                                                    "entropy_l": 3.0}}},
+    # equal t + recursive + p on occupation, distinct l on salary-class
+    "equal-recursive-p": lambda s: {"privacy": {"k": 3, "suppression": 0.05}, "sensitive": {
+        "occupation": {"distance": "equal", "t": 0.25, "recursive": {"c": 3, "l": 2}, "p": 2},
+        "salary-class": {"distinct_l": 2}}},
+    # non-EMD KL on occupation, ordered EMD on age (numeric, not a QI here)
+    "kl-ordered": lambda s: {"privacy": {"k": 10, "suppression": 0.05},
+                             "quasi_identifiers": {k: v for k, v in s["quasi_identifiers"].items() if k != "age"},
+                             "sensitive": {"occupation": {"distance": "kl", "t": 0.3},
+                                           "age": {"distance": "ordered", "t": 0.1}}},
+}
+
+
+@pytest.mark.parametrize("mix", list(ADULT_MIXES))
+def test_adult_release_reports_what_check_finds(mix, adult_spec, adult_dir, tmp_path):
+    spec = {**adult_spec, **ADULT_MIXES[mix](adult_spec)}
+    out = tmp_path / "adult.parquet"
+    with sqlclose.anonymize(None, spec) as release:
+        report = release.write_parquet(out)
+    assert report["suppressed_rows"] > 0  # so the reference distribution matters
+    checked = check(out, spec=spec, reference=adult_dir / "adult.csv").to_dict()
+    assert_check_matches_release(report, checked)
+    # Against the released table itself the t-closeness values differ: the reference was needed.
+    itself = check(out, spec=spec).to_dict()
+    for name, claimed in report["privacy"]["sensitive"].items():
+        if "distance" in claimed:
+            value = claimed["max_emd"] if claimed["emd"] else claimed["max_distance"]
+            assert not close(itself["sensitive"][name]["distances"][claimed["distance"]]["reached"], value)
+
+
+# ============================================================ attacks
+
+
+# DISEASE_TABLE: classes a..d over flu, pneumonia (respiratory), gastritis, ulcer (digestive)
+#   a: flu, pneumonia            (2)   one group: respiratory
+#   b: gastritis, ulcer, ulcer   (3)   one group: digestive
+#   c: flu, gastritis            (2)   two groups
+#   d: ulcer, ulcer              (2)   one value (homogeneous), one group: digestive
+#   whole table: flu 2, pneumonia 1, gastritis 2, ulcer 4 (n = 9)
+DISEASE_TABLE = {"a": ["flu", "pneumonia"], "b": ["gastritis", "ulcer", "ulcer"], "c": ["flu", "gastritis"],
+                 "d": ["ulcer", "ulcer"]}
+
+
+def attacks(disease_csv, **kw) -> dict:
+    report = check(table(DISEASE_TABLE), ["g"], {"s": {"hierarchy": str(disease_csv)}}, **kw).to_dict()
+    return report["sensitive"]["s"]["attacks"]
+
+
+def test_homogeneity(disease_csv):
+    # only d holds a single value
+    assert attacks(disease_csv)["homogeneity"] == {"classes": 1, "records": 2}
+
+
+def test_homogeneity_counts_every_homogeneous_class():
+    t = table({"a": ["x", "x", "x"], "b": ["y"], "c": ["x", "y"], "d": ["z", "z"]})
+    assert check(t, ["g"], ["s"]).to_dict()["sensitive"]["s"]["attacks"]["homogeneity"] == \
+        {"classes": 3, "records": 6}
+
+
+@pytest.mark.parametrize(("ratio", "classes", "records"), [
+    # largest share ratio per class (class share / table share; table: 2/9, 1/9, 2/9, 4/9):
+    #   a: pneumonia (1/2) / (1/9) = 4.5     b: gastritis (1/3) / (2/9) = 1.5, ulcer (2/3) / (4/9) = 1.5
+    #   c: (1/2) / (2/9) = 2.25              d: ulcer 1 / (4/9) = 2.25
+    (3.0, 1, 2),      # a
+    (2.0, 3, 6),      # a, c, d
+    (2.25, 3, 6),     # "at least X times": the boundary counts (c and d are exactly 2.25)
+    (4.5, 1, 2),      # a, exactly at the boundary
+    (1.4, 4, 9),      # every class
+    (5.0, 0, 0),
+])
+def test_skewness(disease_csv, ratio, classes, records):
+    skew = attacks(disease_csv, skew=ratio)["skewness"]
+    assert skew == {"ratio": ratio, "classes": classes, "records": records, "worst_ratio": pytest.approx(4.5)}
+
+
+def test_skewness_default_ratio_is_3(disease_csv):
+    assert attacks(disease_csv)["skewness"]["ratio"] == 3.0
+    assert attacks(disease_csv)["skewness"]["classes"] == 1
+
+
+def test_skewness_uses_the_reference(disease_csv):
+    # Against a reference where pneumonia is 1/3 of the rows, a's pneumonia share (1/2) is only 1.5x;
+    # flu (1/2) / (1/6) = 3 is now a's worst. reference: flu 1, pneumonia 2, gastritis 1, ulcer 2 (n = 6)
+    #   b: gastritis (1/3)/(1/6) = 2, ulcer (2/3)/(1/3) = 2;  c: flu 3, gastritis 3;  d: ulcer 1/(1/3) = 3
+    reference = table({"r": ["flu", "pneumonia", "pneumonia", "gastritis", "ulcer", "ulcer"]})
+    skew = attacks(disease_csv, reference=reference, skew=2.5)["skewness"]
+    assert skew["worst_ratio"] == pytest.approx(3.0)
+    assert (skew["classes"], skew["records"]) == (3, 6)  # a, c, d
+
+
+def test_similarity_level_1(disease_csv):
+    # a -> respiratory (2 records); b, d -> digestive (3 + 2); c spans both groups
+    assert attacks(disease_csv)["similarity"] == {
+        "level": 1, "classes": 3, "records": 7, "records_by_group": {"respiratory": 2, "digestive": 5}}
+
+
+def test_similarity_level_2_is_the_top(disease_csv):
+    # at the top every class falls in the one group "*"
+    assert attacks(disease_csv, similarity_level=2)["similarity"] == {
+        "level": 2, "classes": 4, "records": 9, "records_by_group": {"*": 9}}
+
+
+@pytest.mark.parametrize("level", [0, 3])
+def test_similarity_level_out_of_range(disease_csv, level):
+    with pytest.raises(DataError, match=r"similarity level .* outside 1\.\.2"):
+        attacks(disease_csv, similarity_level=level)
+
+
+def test_similarity_needs_a_hierarchy():
+    assert check(table(DISEASE_TABLE), ["g"], ["s"]).to_dict()["sensitive"]["s"]["attacks"]["similarity"] is None
+
+
+def test_similarity_on_table3_disease():
+    # Li et al. Table 3 released at zip=1, age=2 (the core's release): every class spans two level-1
+    # groups (e.g. 4767*/<40: gastric ulcer, stomach cancer (stomach diseases), pneumonia (respiratory
+    # infection)); at level 2, 4767* and 4760* mix digestive and respiratory too, and 4790*
+    # (gastritis, flu, bronchitis) as well: nothing is learned at either level.
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    with sqlclose.anonymize(TABLE3_CSV, spec) as release:
+        released = release.to_arrow()
+    for level in (1, 2):
+        sim = check(released, spec=spec, similarity_level=level).to_dict()["sensitive"]["disease"]["attacks"]
+        assert (sim["similarity"]["classes"], sim["similarity"]["records"]) == (0, 0)
+    # one level higher still (3: all respiratory & digestive) every class is in the one group
+    top = check(released, spec=spec, similarity_level=3).to_dict()["sensitive"]["disease"]["attacks"]["similarity"]
+    assert top["classes"] == 3 and top["records"] == 9
+
+
+# ============================================================ worst classes
+
+
+# HAND: a: x x x y z (3,1,1); b: x y y z (1,2,1); c: z z (0,0,2). Table: x 4, y 3, z 4 (n = 11).
+HAND = {"a": ["x", "x", "x", "y", "z"], "b": ["x", "y", "y", "z"], "c": ["z", "z"]}
+
+
+def test_worst_classes_order_and_contents():
+    report = check(table(HAND), ["g"], {"s": {"recursive": {"c": 2, "l": 2}}}).to_dict()
+    k = report["k"]["worst_classes"]
+    # k: smallest first; no distribution for k
+    assert k == [{"class": {"g": "c"}, "size": 2, "value": 2}, {"class": {"g": "b"}, "size": 4, "value": 4},
+                 {"class": {"g": "a"}, "size": 5, "value": 5}]
+    s = report["sensitive"]["s"]
+    distributions = {"a": {"x": 3, "y": 1, "z": 1}, "b": {"y": 2, "x": 1, "z": 1}, "c": {"z": 2}}
+    # distinct (lowest first): c 1, then a and b at 3
+    assert [c["class"]["g"] for c in s["distinct_l"]["worst_classes"]][0] == "c"
+    # entropy exp(H) (lowest first): c 1, a 2.586, b 2.828
+    assert [c["class"]["g"] for c in s["entropy_l"]["worst_classes"]] == ["c", "a", "b"]
+    # recursive r1 / (r2 + r3) (highest first): c inf, a 1.5, b 1
+    assert [(c["class"]["g"], c["value"]) for c in s["recursive"]["worst_classes"]] == \
+        [("c", "inf"), ("a", 1.5), ("b", 1.0)]
+    # variational (highest first): c 7/11, a 13/55, b 5/22
+    assert [c["class"]["g"] for c in s["distances"]["variational"]["worst_classes"]] == ["c", "a", "b"]
+    for entry in (s["distinct_l"], s["entropy_l"], s["recursive"], *s["distances"].values()):
+        for c in entry["worst_classes"]:
+            g = c["class"]["g"]
+            assert c["size"] == len(HAND[g])
+            # the distribution: counts by value, most frequent first
+            assert c["distribution"] == distributions[g]
+            assert list(c["distribution"].values()) == sorted(c["distribution"].values(), reverse=True)
+
+
+@pytest.mark.parametrize("top", [1, 2])
+def test_worst_classes_top_n(top):
+    report = check(table(HAND), ["g"], ["s"], top=top).to_dict()
+    assert [c["class"]["g"] for c in report["k"]["worst_classes"]] == ["c", "b"][:top]
+    s = report["sensitive"]["s"]
+    for entry in (s["distinct_l"], s["entropy_l"], *s["distances"].values()):
+        assert len(entry["worst_classes"]) == top
+        assert entry["worst_classes"][0]["class"] == {"g": "c"}
+
+
+def test_worst_class_distribution_lists_ten_values_then_the_rest():
+    # one class with 12 distinct values: v00 x 13, v01 x 12, ..., v11 x 2 -> ten listed, two (3 + 2) summed
+    values = [f"v{i:02d}" for i in range(12) for _ in range(13 - i)]
+    c = check(table({"a": values}), ["g"], ["s"]).to_dict()["sensitive"]["s"]["distinct_l"]["worst_classes"][0]
+    expected = {f"v{i:02d}": 13 - i for i in range(10)}
+    expected["(other values)"] = 3 + 2
+    assert c["distribution"] == expected
+    assert c["size"] == sum(range(2, 14))
+
+
+def test_worst_classes_with_several_quasi_identifiers():
+    # Table 3 at zip=1, age=2 (from the release): the class values are the written labels.
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    with sqlclose.anonymize(TABLE3_CSV, spec) as release:
+        released = release.to_arrow()
+    report = check(released, spec=spec).to_dict()
+    classes = [c["class"] for c in report["k"]["worst_classes"]]
+    assert sorted(classes, key=lambda c: c["zip"]) == [{"zip": "4760*", "age": "<40"}, {"zip": "4767*", "age": "<40"},
+                                                       {"zip": "4790*", "age": ">=40"}]
+    # ordered EMD on salary, highest first; every class holds 3 of the 9 salaries
+    ordered = report["sensitive"]["salary"]["distances"]["ordered"]["worst_classes"]
+    assert [c["value"] for c in ordered] == sorted((c["value"] for c in ordered), reverse=True)
+    for c in ordered:
+        assert sum(c["distribution"].values()) == c["size"] == 3
+
+
+# ============================================================ bad input
+
+
+def test_unknown_column_lists_the_columns():
+    with pytest.raises(DataError) as e:
+        check(table(HAND), ["g", "zip"], ["s"])
+    assert "'zip'" in str(e.value) and "'g', 's'" in str(e.value)
+    with pytest.raises(DataError, match="'disease'.*'g', 's'"):
+        check(table(HAND), ["g"], ["disease"])
+
+
+def test_sensitive_column_also_a_quasi_identifier():
+    with pytest.raises(InputError, match="'s'.*both"):
+        check(table(HAND), ["g", "s"], ["s"])
+
+
+def test_no_quasi_identifier():
+    with pytest.raises(InputError, match="quasi-identifier"):
+        check(table(HAND), [], ["s"])
+
+
+def test_empty_table():
+    empty = pa.table({"g": pa.array([], pa.string()), "s": pa.array([], pa.string())})
+    with pytest.raises(DataError, match="no rows"):
+        check(empty, ["g"], {"s": {"t": 0.2, "entropy_l": 2}})
+    with pytest.raises(DataError, match="no rows"):
+        check(empty, ["g"], ["s"], k=2)
+
+
+@pytest.mark.parametrize("distance", ["ordered", "equal", "hierarchical", "variational"])
+def test_t_above_one_for_a_bounded_distance(distance, disease_csv):
+    with pytest.raises(SpecError, match=r"t must be in \[0, 1\]"):
+        check(table(DISEASE_TABLE), ["g"], {"s": {"t": 1.5, "distance": distance, "hierarchy": str(disease_csv)}})
+
+
+def test_t_above_one_is_fine_for_kl():
+    # KL is unbounded. c = (0,0,2): ln(11/4) = 1.012 <= 1.5
+    report = check(table(HAND), ["g"], {"s": {"t": 1.5, "distance": "kl"}}).to_dict()
+    assert report["passed"] is True
+
+
+@pytest.mark.parametrize("sensitive", [
+    {"t": -0.1},
+    {"entropy_l": 0.5},
+    {"recursive": {"c": 0, "l": 2}},
+    {"recursive": {"c": -1, "l": 2}},
+    {"recursive": {"c": 2, "l": 0}},
+    {"distinct_l": 0},
+    {"p": 0},
+    {"distance": "hierarchical", "t": 0.2},   # no hierarchy
+    {"distance": "manhattan", "t": 0.2},
+    {"entropy": 2},                           # a typo
+], ids=["t<0", "entropy_l<1", "c=0", "c<0", "l=0", "distinct_l=0", "p=0", "hierarchical-no-hierarchy",
+        "unknown-distance", "unknown-key"])
+def test_thresholds_out_of_range(sensitive):
+    with pytest.raises(SpecError, match="'s'"):
+        check(table(HAND), ["g"], {"s": sensitive})
+
+
+@pytest.mark.parametrize("k", [0, -3])
+def test_k_below_one(k):
+    with pytest.raises(InputError, match="k must be at least 1"):
+        check(table(HAND), ["g"], ["s"], k=k)
+
+
+@pytest.mark.parametrize(("kw", "match"), [({"skew": 1.0}, "skewness ratio"), ({"top": 0}, "top")])
+def test_audit_parameters_out_of_range(kw, match):
+    with pytest.raises(InputError, match=match):
+        check(table(HAND), ["g"], ["s"], **kw)
+
+
+def test_ordered_distance_on_a_text_column():
+    # Text sorts '10' before '9': an ordered EMD over text order would be wrong, so it is refused …
+    t = pa.table({"g": ["a", "b", "b"], "s": ["10", "9", "11"]})
+    with pytest.raises(DataError, match="ordered"):
+        check(t, ["g"], {"s": {"distance": "ordered", "t": 0.4}})
+    # … and not measured unasked; on numbers it is measured: order 9, 10, 11, q = 1/3 each;
+    # a = {10}: r = (-1/3, 2/3, -1/3), cumulative -1/3, 1/3, 0 -> (2/3) / 2 = 1/3
+    assert "ordered" not in check(t, ["g"], ["s"]).to_dict()["sensitive"]["s"]["distances"]
+    numbers = pa.table({"g": ["a", "b", "b"], "s": [10, 9, 11]})
+    got = check(numbers, ["g"], ["s"]).to_dict()["sensitive"]["s"]["distances"]["ordered"]
+    assert got["reached"] == pytest.approx(1 / 3, abs=TOL) and got["worst_classes"][0]["class"] == {"g": "a"}
+
+
+def test_hierarchy_missing_a_value(tmp_path):
+    h = tmp_path / "h.csv"
+    h.write_text("flu;respiratory;*\npneumonia;respiratory;*\ngastritis;digestive;*\n", encoding="utf-8")
+    with pytest.raises(DataError, match="'ulcer'"):
+        check(table(DISEASE_TABLE), ["g"], {"s": {"distance": "hierarchical", "t": 0.5, "hierarchy": str(h)}})
+
+
+def test_reference_without_the_sensitive_column():
+    with pytest.raises(DataError, match="reference.*'s'"):
+        check(table(HAND), ["g"], {"s": {"t": 0.5}}, reference=pa.table({"g": ["a"], "other": ["x"]}))
+
+
+def test_source_that_does_not_exist(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        check(tmp_path / "nope.parquet", ["g"], ["s"])
+
+
+# ============================================================ the command
+
+
+@pytest.fixture
+def hand_csv(tmp_path) -> Path:
+    return write_csv(tmp_path / "hand.csv", table(HAND))
+
+
+@pytest.fixture
+def disease_table_csv(tmp_path) -> Path:
+    return write_csv(tmp_path / "diseases.csv", table(DISEASE_TABLE))
+
+
+def test_cli_all_thresholds_hold_exit_0(hand_csv):
+    # k 2 (c has 2 rows); distinct 1; entropy 1 (c); KL max ln 2.75 = 1.012 <= 1.1
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--k", 2, "--t", 1.1, "--distance", "kl",
+                    "--entropy-l", 1, "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    data = json.loads(result.stdout)
+    for key in ("table", "rows", "classes", "quasi_identifiers", "reference", "k", "sensitive", "passed", "failures"):
+        assert key in data, key
+    assert data["passed"] is True and data["failures"] == []
+    assert data["rows"] == 11 and data["classes"] == 3 and data["quasi_identifiers"] == ["g"]
+    s = data["sensitive"]["s"]
+    for key in ("domain_size", "distinct_l", "entropy_l", "distances", "attacks"):
+        assert key in s, key
+    assert s["distances"]["kl"]["reached"] == pytest.approx(math.log(2.75), abs=TOL)
+    assert s["distances"]["kl"]["required"] == 1.1 and s["distances"]["kl"]["emd"] is False
+    assert s["entropy_l"]["required"] == 1
+
+
+@pytest.mark.parametrize("args", [
+    ("--k", 3),                          # c has 2 rows
+    ("--t", 0.6),                        # equal EMD of c is 7/11 = 0.636
+    ("--distinct-l", 2),                 # c holds one value
+    ("--entropy-l", 1.5),                # c: exp(0) = 1
+    ("--recursive", "4,2"),              # c: tail empty -> inf
+    ("--p", 2),
+])
+def test_cli_a_failing_threshold_exit_3(hand_csv, args):
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", *args, "--json")
+    assert result.exit_code == 3, (result.stdout, result.stderr)
+    data = json.loads(result.stdout)
+    assert data["passed"] is False and len(data["failures"]) == 1
+
+
+def test_cli_human_readable(hand_csv):
+    ok = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--k", 2)
+    assert ok.exit_code == 0 and "PASSED" in ok.stdout and "homogeneity attack" in ok.stdout
+    bad = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--k", 3)
+    assert bad.exit_code == 3 and "FAILED" in bad.stdout
+    measured = invoke(hand_csv, "--qi", "g", "--sensitive", "s")
+    assert measured.exit_code == 0 and "measured only" in measured.stdout
+
+
+def test_cli_measure_only_json(hand_csv):
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["passed"] is None
+
+
+def test_cli_recursive_and_entropy(hand_csv, tmp_path):
+    # a and b only (drop c): recursive (2,2) max r1/tail = 1.5 < 2; entropy min exp(H) = 2.586 >= 2.5
+    two = write_csv(tmp_path / "two.csv", table({"a": HAND["a"], "b": HAND["b"]}))
+    result = invoke(two, "--qi", "g", "--sensitive", "s", "--recursive", "2,2", "--entropy-l", 2.5, "--json")
+    assert result.exit_code == 0, result.stdout
+    s = json.loads(result.stdout)["sensitive"]["s"]
+    assert s["recursive"]["reached"] == pytest.approx(1.5) and s["recursive"]["required"] == {"c": 2.0, "l": 2}
+    assert s["entropy_l"]["reached"] == pytest.approx(2.586409, abs=1e-6)
+    assert invoke(two, "--qi", "g", "--sensitive", "s", "--recursive", "1.5,2").exit_code == 3
+
+
+def test_cli_hierarchy_option(disease_table_csv, disease_csv):
+    result = invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--t", 0.7, "--distance", "hierarchical",
+                    "--hierarchy", f"s={disease_csv}", "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    s = json.loads(result.stdout)["sensitive"]["s"]
+    # the hand-computed hierarchical EMDs (tests/test_models.py): max is a at 2/3
+    assert s["distances"]["hierarchical"]["reached"] == pytest.approx(2 / 3, abs=TOL)
+    assert s["attacks"]["similarity"]["records_by_group"] == {"respiratory": 2, "digestive": 5}
+    assert invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--t", 0.6, "--distance", "hierarchical",
+                  "--hierarchy", f"s={disease_csv}").exit_code == 3
+    level2 = invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--hierarchy", f"s={disease_csv}",
+                    "--similarity-level", 2, "--skew", 4, "--json")
+    a = json.loads(level2.stdout)["sensitive"]["s"]["attacks"]
+    assert a["similarity"]["records"] == 9 and (a["skewness"]["classes"], a["skewness"]["ratio"]) == (1, 4.0)
+
+
+def test_cli_comma_separated_columns(tmp_path):
+    t = pa.table({"g": ["a", "a", "b", "b"], "h": ["x", "x", "y", "y"], "s": ["1", "2", "1", "2"],
+                  "u": ["p", "q", "p", "p"]})
+    path = write_csv(tmp_path / "t.csv", t)
+    result = invoke(path, "--qi", "g,h", "--sensitive", "s, u", "--json")
+    data = json.loads(result.stdout)
+    assert data["quasi_identifiers"] == ["g", "h"] and set(data["sensitive"]) == {"s", "u"}
+    assert data["sensitive"]["u"]["attacks"]["homogeneity"] == {"classes": 1, "records": 2}
+
+
+@pytest.fixture(scope="module")
+def table3_release(tmp_path_factory):
+    """Table 3 released by its spec file (k = 3, zip=1, age=2): (parquet, report)."""
+    out = tmp_path_factory.mktemp("t3") / "release.parquet"
+    with sqlclose.anonymize(None, sqlclose.load_spec(TABLE3 / "table3.toml")) as release:
+        report = release.write_parquet(out)
+    return out, report
+
+
+def test_cli_spec_form(table3_release):
+    out, report = table3_release
+    result = invoke(out, "--spec", TABLE3 / "table3.toml", "--reference", TABLE3_CSV, "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    data = json.loads(result.stdout)
+    assert_check_matches_release(report, data)
+    # --k overrides the spec's k: the smallest class has 3 rows
+    assert invoke(out, "--spec", TABLE3 / "table3.toml", "--k", 4).exit_code == 3
+    assert invoke(out, "--spec", TABLE3 / "table3.toml", "--k", 3).exit_code == 0
+
+
+def test_cli_spec_with_threshold_flags_is_not_silently_passed(table3_release):
+    """BUG: with --spec, the model flags (--t, --distance, --distinct-l, --entropy-l, --recursive, --p,
+    --hierarchy) are dropped without a word, so a job gating on them passes.
+
+    Repro: sqlclose check out/table3/release.parquet --spec datasets/table3/table3.toml --entropy-l 5
+    -> "PASSED: every threshold holds", exit 0, although every class reaches entropy l = 3 < 5.
+    Either apply the flags on top of the spec (exit 3 here) or refuse the mix (exit 2)."""
+    out, _ = table3_release
+    for flags in (("--entropy-l", 5), ("--t", 0.01), ("--recursive", "1,2"), ("--distinct-l", 4)):
+        result = invoke(out, "--spec", TABLE3 / "table3.toml", *flags)
+        assert result.exit_code in (2, 3), (flags, result.exit_code, result.stdout[-200:])
+
+
+def test_cli_spec_and_sensitive_conflict(table3_release):
+    out, _ = table3_release
+    assert_cli_error(invoke(out, "--spec", TABLE3 / "table3.toml", "--sensitive", "salary"), "--spec")
+
+
+def test_cli_reference(tmp_path):
+    # Table 3 with 3 rows suppressed: against the input the disease EMD is the release's claim; against
+    # the released table itself it differs.
+    spec = TABLE3_MIXES["suppressed"]
+    out = tmp_path / "r.parquet"
+    with sqlclose.anonymize(TABLE3_CSV, spec) as release:
+        report = release.write_parquet(out)
+    hierarchy = f"disease={TABLE3 / 'disease.csv'}"
+    args = ("--qi", "zip,age", "--sensitive", "disease", "--t", 0.25, "--distance", "hierarchical",
+            "--hierarchy", hierarchy, "--json")
+    with_ref = json.loads(invoke(out, *args, "--reference", TABLE3_CSV).stdout)
+    without = json.loads(invoke(out, *args).stdout)
+    claimed = report["privacy"]["sensitive"]["disease"]["max_emd"]
+    assert with_ref["sensitive"]["disease"]["distances"]["hierarchical"]["reached"] == pytest.approx(claimed, abs=TOL)
+    assert with_ref["reference"] == str(TABLE3_CSV) and without["reference"] == "the table itself"
+    assert not close(without["sensitive"]["disease"]["distances"]["hierarchical"]["reached"], claimed)
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("--qi", "g,zip", "--sensitive", "s"), ("'zip'", "'g', 's'")),
+    (("--qi", "g,s", "--sensitive", "s"), ("'s'", "both")),
+    (("--qi", "g", "--sensitive", "s", "--t", 1.5), ("t must be in [0, 1]",)),
+    (("--qi", "g", "--sensitive", "s", "--k", 0), ("k must be at least 1",)),
+    (("--qi", "g", "--sensitive", "s", "--entropy-l", 0.5), ("entropy_l",)),
+    (("--qi", "g", "--sensitive", "s", "--recursive", "0,2"), ("recursive",)),
+    (("--qi", "g", "--sensitive", "s", "--recursive", "-1,2"), ("recursive",)),
+    (("--qi", "g", "--sensitive", "s", "--recursive", "4"), ("--recursive takes C,L", "'4'")),
+    (("--qi", "g", "--sensitive", "s", "--recursive", "4,4,4"), ("--recursive takes C,L",)),
+    (("--qi", "g", "--sensitive", "s", "--recursive", "c,l"), ("--recursive takes C,L",)),
+    (("--qi", "g", "--sensitive", "s", "--recursive", "4,2.5"), ("--recursive takes C,L",)),
+    (("--qi", "g", "--sensitive", "s", "--hierarchy", "s"), ("COLUMN=FILE",)),
+    (("--qi", "g", "--sensitive", "s", "--hierarchy", "x=h.csv"), ("'x'",)),
+    (("--sensitive", "s"), ("quasi-identifier",)),
+    (("--qi", "g", "--sensitive", "s", "--skew", 1), ("skewness ratio",)),
+], ids=["unknown-column", "qi-and-sensitive", "t>1", "k<1", "entropy_l<1", "c=0", "c<0", "recursive-one-number",
+        "recursive-three-numbers", "recursive-text", "recursive-fractional-l", "hierarchy-syntax",
+        "hierarchy-unknown-column", "no-qi", "skew<=1"])
+def test_cli_bad_input_exit_2(hand_csv, args, fragments):
+    assert_cli_error(invoke(hand_csv, *args), *fragments)
+
+
+def test_cli_empty_table_exit_2(tmp_path):
+    path = tmp_path / "empty.csv"
+    path.write_text("g,s\n", encoding="utf-8")
+    assert_cli_error(invoke(path, "--qi", "g", "--sensitive", "s", "--k", 2), "no rows")
+
+
+def test_cli_hierarchy_missing_a_value_exit_2(disease_table_csv, tmp_path):
+    h = tmp_path / "h.csv"
+    h.write_text("flu;respiratory;*\npneumonia;respiratory;*\ngastritis;digestive;*\n", encoding="utf-8")
+    assert_cli_error(invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--hierarchy", f"s={h}"), "'ulcer'")
+
+
+def test_cli_exit_codes_in_a_real_process(hand_csv):
+    # The installed command, end to end: 0 when the thresholds hold, 3 when one fails, 2 on bad input.
+    def run(*args):
+        return subprocess.run([str(SQLCLOSE), "check", str(hand_csv), *map(str, args)], capture_output=True,
+                              text=True, timeout=60)
+
+    ok = run("--qi", "g", "--sensitive", "s", "--k", 2, "--json")
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["passed"] is True
+    failing = run("--qi", "g", "--sensitive", "s", "--k", 3)
+    assert failing.returncode == 3 and "FAILED" in failing.stdout
