@@ -24,7 +24,8 @@ from .release import Release  # noqa: E402
 from .spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive, Spec, load_spec  # noqa: E402
 
 __all__ = [
-    "anonymize", "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive", "HierarchySpec", "Privacy",
+    "anonymize", "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive",
+    "HierarchySpec", "Privacy",
     "Hierarchy", "Release", "SqlcloseError", "InputError", "SpecError", "HierarchyError", "DataError",
     "OutputExistsError", "NoSolutionError", "VerificationError", "__version__",
 ]
