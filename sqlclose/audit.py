@@ -78,11 +78,12 @@ def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveColumn) 
 
 
 # ---- attacks (Li et al. section 3) --------------------------------------------------------
+# Each returns counts plus "exposed", a boolean per class, for listing the classes at risk.
 
 def homogeneity(matrix: np.ndarray, sizes: np.ndarray) -> dict:
     """Classes whose sensitive values are all equal: membership discloses the value."""
     hit = (matrix > 0).sum(axis=1) == 1
-    return {"classes": int(hit.sum()), "records": int(sizes[hit].sum())}
+    return {"classes": int(hit.sum()), "records": int(sizes[hit].sum()), "exposed": hit}
 
 
 def skewness(matrix: np.ndarray, sizes: np.ndarray, reference: np.ndarray, ratio: float) -> dict:
@@ -93,9 +94,8 @@ def skewness(matrix: np.ndarray, sizes: np.ndarray, reference: np.ndarray, ratio
         ratios = np.where(q_share > 0, p_share / np.where(q_share > 0, q_share, 1), 0.0)
     worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
     hit = worst >= ratio
-    out = {"ratio": ratio, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
-           "worst_ratio": float(worst.max()) if worst.size else 0.0}
-    return out
+    return {"ratio": ratio, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
+            "worst_ratio": float(worst.max()) if worst.size else 0.0, "exposed": hit}
 
 
 def similarity(matrix: np.ndarray, sizes: np.ndarray, sa: SensitiveColumn, level: int) -> dict | None:
@@ -118,7 +118,7 @@ def similarity(matrix: np.ndarray, sizes: np.ndarray, sa: SensitiveColumn, level
     for g in np.flatnonzero(per_group[hit].any(axis=0)):
         learned[names[g]] = int(sizes[hit & per_group[:, g]].sum())
     return {"level": level, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
-            "records_by_group": learned}
+            "records_by_group": learned, "exposed": hit}
 
 
 def _plain(value: object) -> object:

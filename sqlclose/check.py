@@ -216,11 +216,17 @@ def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, s
                             None if required is None else values <= required + TOLERANCE, top, failures, j, sa)
         item["emd"] = is_emd(name)
         entry["distances"][name] = item
-    entry["attacks"] = {
+    attacks = {
         "homogeneity": audit.homogeneity(matrix, hist.sizes),
         "skewness": audit.skewness(matrix, hist.sizes, sa.q, skew),
         "similarity": audit.similarity(matrix, hist.sizes, sa, similarity_level),
     }
+    for found in attacks.values():
+        if found is not None:  # the exposed classes, largest first
+            exposed = np.flatnonzero(found.pop("exposed"))
+            exposed = exposed[np.argsort(-hist.sizes[exposed], kind="stable")][:top]
+            found["exposed_classes"] = [_class_entry(classes, int(i), hist.sizes, j, sa) for i in exposed]
+    entry["attacks"] = attacks
     return entry
 
 
@@ -295,23 +301,28 @@ def render_text(data: dict) -> str:
             label = f"  max {'EMD ' if d['emd'] else ''}{dname}" + ("" if d["emd"] else " (not EMD)")
             lines.append(_line(label, d))
         a = s["attacks"]
-        lines.append(f"  homogeneity attack: {a['homogeneity']['records']} records in "
-                     f"{a['homogeneity']['classes']} classes have one sensitive value")
+        lines.append(f"  homogeneity attack: {_count(a['homogeneity']['records'], 'record')} in "
+                     f"{_count(a['homogeneity']['classes'], 'class')} have one sensitive value")
         sk = a["skewness"]
-        lines.append(f"  skewness attack: {sk['records']} records in {sk['classes']} classes hold a value at "
-                     f">= {sk['ratio']:g}x its table share (worst {sk['worst_ratio']:.2f}x)")
+        lines.append(f"  skewness attack: {_count(sk['records'], 'record')} in {_count(sk['classes'], 'class')} "
+                     f"hold a value at >= {sk['ratio']:g}x its table share (worst {sk['worst_ratio']:.2f}x)")
         sim = a["similarity"]
         if sim is None:
             lines.append("  similarity attack: no hierarchy given for this column")
         else:
-            lines.append(f"  similarity attack: {sim['records']} records in {sim['classes']} classes reveal their "
-                         f"level-{sim['level']} group {sim['records_by_group'] or ''}")
+            lines.append(f"  similarity attack: {_count(sim['records'], 'record')} in "
+                         f"{_count(sim['classes'], 'class')} reveal their level-{sim['level']} group "
+                         f"{sim['records_by_group'] or ''}")
     if data["passed"] is None:
         lines.append("no thresholds given: measured only")
     else:
         lines.append("PASSED: every threshold holds" if data["passed"] else "FAILED:")
         lines.extend(f"  - {f}" for f in data["failures"])
     return "\n".join(lines)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}es" if noun.endswith("s") else f"{n} {noun}s"
 
 
 def _line(label: str, entry: dict) -> str:

@@ -8,6 +8,7 @@ the output path. An existing output is replaced only when asked.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import json
@@ -72,6 +73,18 @@ class Release:
 
     def _named(self, node: Node) -> dict[str, int]:
         return {qi.name: int(level) for qi, level in zip(self.problem.qis, node)}
+
+    def at(self, node: dict[str, int] | Node) -> Release:
+        """The same release at another evaluated node (e.g. one of ``minimal_nodes``): its data,
+        summary and report, written and verified the same way. The optimum is unchanged here."""
+        levels = tuple(node[qi.name] for qi in self.problem.qis) if isinstance(node, dict) else tuple(node)
+        if levels not in self.search.evaluated:
+            raise ValueError(f"node {node} was not evaluated by the search; pick one of minimal_nodes or "
+                             "a node the search checked")
+        if not self.search.evaluated[levels].satisfied:
+            raise ValueError(f"node {node} does not satisfy the requirements")
+        search = dataclasses.replace(self.search, optimum=levels)
+        return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None)
 
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:

@@ -233,9 +233,24 @@ DISEASE_TABLE = {"a": ["flu", "pneumonia"], "b": ["gastritis", "ulcer", "ulcer"]
                  "d": ["ulcer", "ulcer"]}
 
 
+def counts_only(found: dict | None) -> dict | None:
+    """An attack's counts, without the listing of exposed classes (tested on its own below)."""
+    return None if found is None else {k: v for k, v in found.items() if k != "exposed_classes"}
+
+
 def attacks(disease_csv, **kw) -> dict:
     report = check(table(DISEASE_TABLE), ["g"], {"s": {"hierarchy": str(disease_csv)}}, **kw).to_dict()
-    return report["sensitive"]["s"]["attacks"]
+    return {name: counts_only(found) for name, found in report["sensitive"]["s"]["attacks"].items()}
+
+
+def test_exposed_classes_are_listed_largest_first(disease_csv):
+    report = check(table(DISEASE_TABLE), ["g"], {"s": {"hierarchy": str(disease_csv)}}, skew=2.0).to_dict()
+    found = report["sensitive"]["s"]["attacks"]
+    # homogeneity: only d; skewness at 2x: a, c, d (2 rows each: sizes tie, kept in class order)
+    assert [e["class"] for e in found["homogeneity"]["exposed_classes"]] == [{"g": "d"}]
+    assert [e["class"]["g"] for e in found["skewness"]["exposed_classes"]] == ["a", "c", "d"]
+    assert all(e["size"] == 2 for e in found["skewness"]["exposed_classes"])
+    assert found["homogeneity"]["exposed_classes"][0]["distribution"] == {"ulcer": 2}
 
 
 def test_homogeneity(disease_csv):
@@ -245,7 +260,7 @@ def test_homogeneity(disease_csv):
 
 def test_homogeneity_counts_every_homogeneous_class():
     t = table({"a": ["x", "x", "x"], "b": ["y"], "c": ["x", "y"], "d": ["z", "z"]})
-    assert check(t, ["g"], ["s"]).to_dict()["sensitive"]["s"]["attacks"]["homogeneity"] == \
+    assert counts_only(check(t, ["g"], ["s"]).to_dict()["sensitive"]["s"]["attacks"]["homogeneity"]) == \
         {"classes": 3, "records": 6}
 
 
@@ -583,7 +598,7 @@ def test_cli_comma_separated_columns(tmp_path):
     result = invoke(path, "--qi", "g,h", "--sensitive", "s, u", "--json")
     data = json.loads(result.stdout)
     assert data["quasi_identifiers"] == ["g", "h"] and set(data["sensitive"]) == {"s", "u"}
-    assert data["sensitive"]["u"]["attacks"]["homogeneity"] == {"classes": 1, "records": 2}
+    assert counts_only(data["sensitive"]["u"]["attacks"]["homogeneity"]) == {"classes": 1, "records": 2}
 
 
 @pytest.fixture(scope="module")

@@ -165,3 +165,19 @@ def test_one_query_per_node_fallback_agrees_with_the_batched_search(suppression,
     assert slow.minimal_nodes == release.search.minimal_nodes
     assert slow.optimum == release.search.optimum
     assert slow.evaluated[slow.optimum] == release.search.evaluated[release.search.optimum]
+
+
+def test_release_at_another_minimal_node(tmp_path, adult_dir):
+    data = sqlclose.load_spec("datasets/adult/adult.toml").model_dump()
+    data["privacy"]["suppression"] = 0.05  # with suppression every candidate node is evaluated
+    release = sqlclose.anonymize(None, sqlclose.Spec.model_validate(data))
+    optimum = release.node
+    satisfying = [n for n, e in release.search.evaluated.items() if e.satisfied and n != release.search.optimum]
+    assert satisfying, "Adult at 5 % has satisfying nodes besides the optimum"
+    other = release.at(satisfying[0])
+    report = other.write_parquet(tmp_path / "other.parquet")
+    assert report["verified"] is True
+    assert tuple(report["node"].values()) == satisfying[0]
+    assert release.node == optimum  # the original is untouched
+    with pytest.raises(ValueError, match="not evaluated|does not satisfy"):
+        release.at((0,) * 7)
