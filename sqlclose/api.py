@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +35,12 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     """
     started = time.perf_counter()
     spec = _as_spec(spec)
+    if source is None:
+        if spec.source is None:
+            raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
+        source = spec.source
     given = engine
-    engine, relation, label = _open(source, spec, engine)
+    engine, relation, label = _open(source, engine, ReadOptions.of(spec.source))
     try:
         timings = {}
         problem = prepare(engine, relation, spec, label)
@@ -65,13 +70,24 @@ def _as_spec(spec: Spec | str | Path | dict) -> Spec:
     raise SpecError(f"spec must be a Spec, a TOML path or a dict, not {type(spec).__name__}")
 
 
-def _open(source: SourceLike, spec: Spec, engine: Engine | None) -> tuple[Engine, exp.Expression, str]:
-    if source is None:
-        if spec.source is None:
-            raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
-        source = spec.source
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read a bare path: the spec's [source] options, or check's --table/--delimiter."""
+
+    table: str | None = None
+    delimiter: str | None = None
+    format: str | None = None
+
+    @classmethod
+    def of(cls, source: Source | None) -> ReadOptions:
+        return cls(source.table, source.delimiter, source.format) if source else cls()
+
+
+def _open(source: SourceLike, engine: Engine | None,
+          options: ReadOptions = ReadOptions()) -> tuple[Engine, exp.Expression, str]:
+    """Make ``source`` readable by SQL: (engine, relation to select FROM, label for messages)."""
     if isinstance(source, (str, Path)):
-        source = _source_for_path(Path(source), spec)
+        source = _source_for_path(Path(source), options)
     if isinstance(source, Source):
         if not source.path.exists():
             raise InputError(f"source {source.path} does not exist")
@@ -107,29 +123,28 @@ def _open(source: SourceLike, spec: Spec, engine: Engine | None) -> tuple[Engine
                      "a pyarrow Table or a pandas DataFrame")
 
 
-def _source_for_path(path: Path, spec: Spec) -> Source:
-    """A path given on its own takes the spec's reading options (format, delimiter, table) when
-    they apply to it."""
-    options = spec.source
+def _source_for_path(path: Path, options: ReadOptions) -> Source:
+    """A path given on its own takes the reading options (format, delimiter, table) that apply
+    to it."""
     suffix_kind = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}.get(path.suffix.lower())
-    fmt = options.format if options and options.format and not path.suffix else None
+    fmt = options.format if options.format and not path.suffix else None
     is_db = (fmt or suffix_kind) == "duckdb"
     try:
-        return Source(path=path, format=fmt, delimiter=options.delimiter if options and not is_db else None,
-                      table=options.table if options and is_db else None)
+        return Source(path=path, format=fmt, delimiter=None if is_db else options.delimiter,
+                      table=options.table if is_db else None)
     except ValidationError as e:
         raise InputError(f"source {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
     try:
-        engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+        engine.schema(relation)
     except Exception as e:
         raise InputError(f"cannot read {label}: {str(e).splitlines()[0]}") from None
 
 
 def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
-    parts = [f"k = {spec.k}"] + [f"t = {s.t} ({s.distance}) on {name!r}" for name, s in spec.sensitive.items()]
+    parts = [f"k = {spec.k}"] + [f"{', '.join(s.models)} on {name!r}" for name, s in spec.sensitive.items()]
     return (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
             f"(searched the lattice of {size} nodes over {rows} rows); relax t or k, allow more suppression, "
             "or add hierarchy levels")

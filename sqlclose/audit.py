@@ -24,36 +24,40 @@ from .problem import SensitiveColumn
 
 @dataclass
 class TableClasses:
-    """The classes of a table: histograms plus, for reporting, each class's QI values."""
+    """The classes of a table: histograms, and on demand each class's QI values (for reports)."""
 
     hist: ClassHistograms
-    labels: pa.Table  # row i: the quasi-identifier values of class i
     rows: int
+    engine: Engine
+    relation: exp.Expression
+    qi: list[str]
+    _labels: pa.Table | None = None
 
     def class_values(self, i: int) -> dict:
-        return {name: _plain(self.labels.column(name)[i].as_py()) for name in self.labels.column_names[1:]}
+        if self._labels is None:  # one more scan, paid only when classes are listed
+            self._labels = self.engine.fetch(q.class_labels(self.relation, self.qi))
+        return {name: _plain(self._labels.column(name)[i].as_py()) for name in self._labels.column_names[1:]}
 
 
 def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
                   sensitive: Sequence[SensitiveColumn]) -> TableClasses:
-    """Equivalence classes of ``relation`` over ``qi`` with a count matrix per sensitive column."""
-    sizes_rows = engine.fetch(q.verify_classes(relation, qi, None))
-    cls = sizes_rows.column("__sqlclose_cls").to_numpy()
-    n = sizes_rows.column("__sqlclose_n").to_numpy().astype(np.float64)
-    classes = int(cls.max()) + 1 if len(cls) else 0
-    sizes = np.bincount(cls, weights=n, minlength=classes).astype(np.int64)
+    """Equivalence classes of ``relation`` over ``qi`` with a count matrix per sensitive column:
+    one GROUP BY per sensitive column (class sizes come from the first), or one for the sizes
+    when there is none."""
+    grouped = [engine.fetch(q.verify_classes(relation, qi, sa.name)) for sa in sensitive] or \
+        [engine.fetch(q.verify_classes(relation, qi, None))]
+    cls_of_row = [g.column("__sqlclose_cls").to_numpy() for g in grouped]
+    n_of_row = [g.column("__sqlclose_n").to_numpy().astype(np.float64) for g in grouped]
+    classes = int(cls_of_row[0].max()) + 1 if len(cls_of_row[0]) else 0
+    sizes = np.bincount(cls_of_row[0], weights=n_of_row[0], minlength=classes).astype(np.int64)
     matrices = []
-    for sa in sensitive:
-        per_class = engine.fetch(q.verify_classes(relation, qi, sa.name))
+    for sa, g, cls, n in zip(sensitive, grouped, cls_of_row, n_of_row):
         matrix = np.zeros((classes, len(sa.domain)))
-        positions = domain_positions(per_class.column("__sqlclose_v").to_pylist(), sa)
-        cls_of_row = per_class.column("__sqlclose_cls").to_numpy()
-        np.add.at(matrix, (cls_of_row, positions), per_class.column("__sqlclose_n").to_numpy())
+        np.add.at(matrix, (cls, domain_positions(g.column("__sqlclose_v").to_pylist(), sa)), n)
         matrices.append(matrix)
-    labels = engine.fetch(q.class_labels(relation, qi))
     hist = ClassHistograms(np.zeros((classes, 0), dtype=np.int64), sizes, matrices,
                            np.zeros(classes, dtype=np.int64))
-    return TableClasses(hist, labels, int(sizes.sum()))
+    return TableClasses(hist, int(sizes.sum()), engine, relation, list(qi))
 
 
 def domain_positions(values: list, sa: SensitiveColumn) -> np.ndarray:

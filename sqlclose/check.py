@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from sqlglot import exp
 
 from . import audit
@@ -25,8 +24,14 @@ from .distances import ALL_DISTANCES, distance, is_emd
 from .engine import Engine
 from .errors import DataError, InputError, SpecError
 from .hierarchy import Hierarchy
-from .privacy import TOLERANCE, DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
-from .problem import SensitiveColumn, _static_hierarchy, require_ordered_type
+from .privacy import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
+from .problem import (
+    SensitiveColumn,
+    _static_hierarchy,
+    is_number_or_time,
+    require_ordered_type,
+    sensitive_domain,
+)
 from .spec import Sensitive, Spec
 
 DEFAULT_SKEW_RATIO = 3.0
@@ -64,7 +69,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     to reproduce a release report when records were suppressed). ``table`` names the table in a
     DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
     """
-    from .api import _as_spec, _open
+    from .api import ReadOptions, _as_spec, _open
 
     if spec is not None:
         spec = _as_spec(spec)
@@ -75,19 +80,14 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
     given = engine
-    engine, relation, label = _open(source, _reader(table, delimiter), engine)
+    engine, relation, label = _open(source, engine, ReadOptions(table=table, delimiter=delimiter))
     try:
-        return _audit(engine, relation, label, qi, models, k, reference, skew, similarity_level, top,
-                      _reader(None, delimiter))
+        ref = _reference(engine, reference, list(models), ReadOptions(delimiter=delimiter)) \
+            if reference is not None else None
+        return _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
     finally:
         if given is None:
             engine.close()
-
-
-def _reader(table: str | None, delimiter: str | None) -> Spec:
-    """A stand-in spec that carries how to read a path (api._open reads these from [source])."""
-    source = {"path": "x.duckdb" if table else "x.csv", "table": table, "delimiter": delimiter}
-    return Spec(quasi_identifiers={"_": {"mask": True}}, source=source)
 
 
 def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
@@ -122,20 +122,20 @@ def _check_arguments(qi: list[str], models: dict, k: int | None, skew: float, to
 
 
 def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],
-           k: int | None, reference: Any, skew: float, similarity_level: int, top: int, reader: Spec) -> CheckReport:
-    columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema]
+           k: int | None, reference: exp.Expression | None, reference_label: str, skew: float, similarity_level: int,
+           top: int) -> CheckReport:
+    schema = engine.schema(relation)
     for name in [*qi, *models]:
-        if name not in columns:
-            raise DataError(f"column {name!r} is not in {label} (its columns: {', '.join(map(repr, columns))})")
-    schema = engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema
+        if name not in schema.names:
+            raise DataError(f"column {name!r} is not in {label} (its columns: {', '.join(map(repr, schema.names))})")
     for name, spec in models.items():
         if spec is not None and spec.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, label)
-    ref_relation = _reference(engine, reference, list(models), reader) if reference is not None else relation
+    ref_relation = reference if reference is not None else relation
     # The domain spans the reference too: a release may have suppressed every row of a value.
-    sources = [relation] if reference is None else [relation, ref_relation]
+    sources = [relation] if reference is None else [relation, reference]
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
-    numeric = {name for name in models if _is_number(schema.field(name).type)}
+    numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
     for sa in sas:
         sa.q = audit.distribution(engine, ref_relation, sa)
     classes = audit.table_classes(engine, relation, qi, sas)
@@ -144,7 +144,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     failures: list[str] = []
     data: dict[str, Any] = {"table": label, "rows": classes.rows, "classes": classes.hist.classes,
                             "quasi_identifiers": qi, "reference": "the table itself" if reference is None
-                            else str(reference)}
+                            else reference_label}
     data["k"] = _model_entry("k", classes, classes.hist.sizes, higher_is_worse=False, required=k,
                              passes=None if k is None else classes.hist.sizes >= k, top=top, failures=failures)
     data["sensitive"] = {sa.name: _sensitive_entry(classes, j, sa, models[sa.name], skew, similarity_level, top,
@@ -161,25 +161,25 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
                                              entropy_l=None, recursive=None, p=None, nulls="error",
                                              null_value="NULL")
     hierarchy: Hierarchy | None = _static_hierarchy(spec.hierarchy, name) if spec.hierarchy is not None else None
-    if hierarchy is not None and spec.distance != "ordered":
-        domain = hierarchy.leaves
-    else:
+
+    def distinct_values() -> list[str]:  # sorted as the column's type sorts
         value = q.col(name)
         parts = [exp.select(value.copy()).from_(r.copy()) for r in relations]
         values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
         query = (exp.select(q.as_text(value.copy()).as_("text")).from_(values.subquery("__sqlclose_values"))
                  .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
-        domain = engine.fetch(query).column("text").to_pylist()
+        return engine.fetch(query).column("text").to_pylist()
+
+    domain = sensitive_domain(hierarchy, spec.distance, distinct_values)
     coded = q.CodedColumn(name, name, name, "", null_value=spec.null_value if spec.nulls == "value" else None)
     return SensitiveColumn(name, spec, coded, domain, hierarchy)
 
 
-def _reference(engine: Engine, reference: Any, needed: list[str], reader: Spec) -> exp.Expression:
+def _reference(engine: Engine, reference: Any, needed: list[str], options) -> exp.Expression:
     from .api import _open
 
-    _, relation, label = _open(reference, reader, engine)
-    columns = [f.name for f in engine.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema]
-    missing = [c for c in needed if c not in columns]
+    _, relation, label = _open(reference, engine, options)
+    missing = [c for c in needed if c not in engine.schema(relation).names]
     if missing:
         raise DataError(f"the reference table {label} has no column {missing[0]!r}")
     return relation
@@ -189,31 +189,33 @@ def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, s
                      similarity_level: int, top: int, failures: list[str], numeric: bool) -> dict:
     hist = classes.hist
     matrix = hist.counts[j]
-    spec = spec if spec is not None else None
+    asked = {c.key: c for c in sensitive_criteria(j, sa)} if spec is not None else {}
+
+    def model(title: str, key: str, measured: Criterion, required: Any) -> dict:
+        """A model's entry: the asked criterion judges; distinct and entropy l are always measured."""
+        criterion = asked.get(key)
+        return _model_entry(f"{sa.name}: {title}", classes, (criterion or measured).measure(hist),
+                            measured.worse_is_higher, required if criterion else None,
+                            criterion.passes(hist) if criterion else None, top, failures, j, sa)
+
     entry: dict[str, Any] = {"domain_size": len(sa.domain)}
-    distinct = DistinctLDiversity(j, sa, 1).measure(hist)
-    want_l = spec.distinct_l if spec else None
-    entry["distinct_l"] = _model_entry(f"{sa.name}: distinct l-diversity", classes, distinct, False, want_l,
-                                       None if want_l is None else distinct >= want_l, top, failures, j, sa)
-    if spec is not None and spec.p is not None:
-        entry["p"] = _model_entry(f"{sa.name}: p-sensitivity", classes, distinct, False, spec.p,
-                                  distinct >= spec.p, top, failures, j, sa)
-    entropy = EntropyLDiversity(j, sa, 1.0).measure(hist)
-    want_e = spec.entropy_l if spec else None
-    entry["entropy_l"] = _model_entry(f"{sa.name}: entropy l-diversity", classes, entropy, False, want_e,
-                                      None if want_e is None else np.log(entropy) >= np.log(want_e) - TOLERANCE,
-                                      top, failures, j, sa)
-    if spec is not None and spec.recursive is not None:
+    entry["distinct_l"] = model("distinct l-diversity", "distinct_l", DistinctLDiversity(j, sa, 1),
+                                spec and spec.distinct_l)
+    if "p" in asked:
+        entry["p"] = model("p-sensitivity", "p", asked["p"], spec.p)
+    entry["entropy_l"] = model("entropy l-diversity", "entropy_l", EntropyLDiversity(j, sa, 1.0),
+                               spec and spec.entropy_l)
+    if "recursive" in asked:
         c, rl = spec.recursive.c, spec.recursive.l
-        ratio = RecursiveCLDiversity(j, sa, c, rl).measure(hist)
-        entry["recursive"] = _model_entry(f"{sa.name}: recursive ({c},{rl})-diversity", classes, ratio, True,
-                                          {"c": c, "l": rl}, ratio < c, top, failures, j, sa)
+        entry["recursive"] = model(f"recursive ({c},{rl})-diversity", "recursive", asked["recursive"],
+                                   {"c": c, "l": rl})
     entry["distances"] = {}
     for name in _applicable_distances(sa, spec, numeric):
-        values = distance(matrix, sa.q, name, sa.hierarchy)
-        required = spec.t if spec is not None and spec.t is not None and spec.distance == name else None
-        item = _model_entry(f"{sa.name}: t-closeness ({name})", classes, values, True, required,
-                            None if required is None else values <= required + TOLERANCE, top, failures, j, sa)
+        closeness = asked.get("t") if name == sa.distance else None
+        values = closeness.measure(hist) if closeness else distance(matrix, sa.q, name, sa.hierarchy)
+        item = _model_entry(f"{sa.name}: t-closeness ({name})", classes, values, True,
+                            spec.t if closeness else None, closeness.passes(hist) if closeness else None,
+                            top, failures, j, sa)
         item["emd"] = is_emd(name)
         entry["distances"][name] = item
     attacks = {
@@ -240,11 +242,6 @@ def _applicable_distances(sa: SensitiveColumn, spec: Sensitive | None, numeric: 
     if spec is not None:
         names.add(spec.distance)
     return [n for n in ALL_DISTANCES if n in names]
-
-
-def _is_number(dtype) -> bool:
-    t = pa.types
-    return t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
 
 
 def _model_entry(title: str, classes: audit.TableClasses, measure: np.ndarray, higher_is_worse: bool,

@@ -34,13 +34,19 @@ def class_histograms(result: pa.Table, qi_codes: Sequence[str], sa_codes: Sequen
     codes = np.column_stack([result.column(c).to_numpy() for c in qi_codes]).astype(np.int64, copy=False) \
         if qi_codes else np.zeros((len(n), 0), dtype=np.int64)
     keys, inverse = _classes(codes)
-    sizes = np.bincount(inverse, weights=n, minlength=len(keys)).astype(np.int64)
-    counts = []
-    for name, m in zip(sa_codes, domain_sizes):
-        sa = result.column(name).to_numpy().astype(np.int64, copy=False)
-        flat = np.bincount(inverse * m + sa, weights=n, minlength=len(keys) * m)
-        counts.append(flat.reshape(len(keys), m))
+    sa = [result.column(name).to_numpy().astype(np.int64, copy=False) for name in sa_codes]
+    sizes, counts = tally(inverse, len(keys), n, sa, domain_sizes)
     return ClassHistograms(keys, sizes, counts)
+
+
+def tally(inverse: np.ndarray, classes: int, n: np.ndarray, sa_codes: Sequence[np.ndarray],
+          domain_sizes: Sequence[int]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Rows (class index, sensitive codes, count) → class sizes and a classes × domain count
+    matrix per sensitive attribute."""
+    sizes = np.bincount(inverse, weights=n, minlength=classes).astype(np.int64)
+    counts = [np.bincount(inverse * m + sa, weights=n, minlength=classes * m).reshape(classes, m)
+              for sa, m in zip(sa_codes, domain_sizes)]
+    return sizes, counts
 
 
 def _classes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

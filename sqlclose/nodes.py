@@ -21,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import queries as q
-from .classes import ClassHistograms, class_histograms
+from .classes import ClassHistograms, class_histograms, tally
 from .lattice import Node, predecessors
 from .packing import Packing
 from .problem import Problem
@@ -134,12 +134,8 @@ class BatchRunner:
         starts[1:] = (node[1:] != node[:-1]) | (cls[1:] != cls[:-1])
         inverse = np.cumsum(starts) - 1
         first = np.flatnonzero(starts)
-        n_classes = len(first)
-        sizes = np.bincount(inverse, weights=counts, minlength=n_classes).astype(np.int64)
-        matrices = []
-        for j, m in enumerate(self.packing.sa_card):
-            flat = np.bincount(inverse * m + self.packing.unpack_sa(keys, j), weights=counts, minlength=n_classes * m)
-            matrices.append(flat.reshape(n_classes, m))
+        sa = [self.packing.unpack_sa(keys, j) for j in range(len(self.packing.sa_card))]
+        sizes, matrices = tally(inverse, len(first), counts, sa, self.packing.sa_card)
         codes = np.column_stack([self.packing.unpack_qi(cls[first], i) for i in range(len(self.problem.qis))])
         return ClassHistograms(codes, sizes, matrices, node[first])
 
@@ -151,8 +147,7 @@ class BatchRunner:
     def close(self) -> None:
         self.release_cache()
         for name in self._names.values():
-            if name != self._names.get("level"):
-                self.problem.engine.unregister(name)
+            self.problem.engine.unregister(name)  # idempotent: the level table may be gone already
         self._names.clear()
 
 

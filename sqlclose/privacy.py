@@ -245,9 +245,6 @@ class TCloseness(_Cached):
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
         return self.column.distances(self._counts(hist))
 
-    def distances(self, hist: ClassHistograms) -> np.ndarray:
-        return self.measure(hist)
-
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.measure(hist) <= self.t + TOLERANCE
 
@@ -280,18 +277,8 @@ class NodeOutcome:
     satisfied: bool
     classes: int  # classes kept
     suppressed: int  # records in failing classes
-    discernibility: int  # Σ kept size² + suppressed × rows (Bayardo & Agrawal, as Li et al. use it)
+    discernibility: int  # Σ kept size² + suppressed × rows (see metrics)
     failing: np.ndarray  # per class
-
-
-def judge(hist: ClassHistograms, criteria: Sequence[Criterion], rows: int, max_suppressed: int) -> NodeOutcome:
-    failing = np.zeros(hist.classes, dtype=bool)
-    for c in criteria:
-        failing |= ~c.passes(hist)
-    suppressed = int(hist.sizes[failing].sum())
-    kept_sizes = hist.sizes[~failing]
-    dm = discernibility(kept_sizes, suppressed, rows)
-    return NodeOutcome(suppressed <= max_suppressed, int(kept_sizes.shape[0]), suppressed, dm, failing)
 
 
 @dataclass
@@ -304,24 +291,32 @@ class BatchOutcome:
     discernibility: np.ndarray
 
 
-def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion], rows: int,
-                max_suppressed: int) -> BatchOutcome:
-    """``judge`` for the stacked classes of many nodes at once: one EMD call per attribute."""
+def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.ndarray:
+    """Classes that fail any criterion: the records suppression would remove."""
     failing = np.zeros(hist.classes, dtype=bool)
     for c in criteria if hist.classes else ():
         failing |= ~c.passes(hist)
-    sizes = hist.sizes
-    kept = ~failing
-    suppressed = np.bincount(hist.node, weights=sizes * failing, minlength=nodes).astype(np.int64)
-    classes = np.bincount(hist.node, weights=kept, minlength=nodes).astype(np.int64)
-    kept_squares = (sizes * kept).astype(np.int64) ** 2
-    if rows < 90_000_000:  # float64 sums of squares are exact below 2**53
-        squares = np.bincount(hist.node, weights=kept_squares, minlength=nodes).astype(np.int64)
-    else:
-        squares = np.zeros(nodes, dtype=np.int64)
-        np.add.at(squares, hist.node, kept_squares)
-    discernibility = squares + suppressed * rows
-    return BatchOutcome(suppressed <= max_suppressed, classes, suppressed, discernibility)
+    return failing
+
+
+def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion], rows: int,
+                max_suppressed: int, failing: np.ndarray | None = None) -> BatchOutcome:
+    """Every node of a batch (classes stacked, ``hist.node`` saying whose): one EMD call per
+    attribute for all of them."""
+    failing = failing_classes(hist, criteria) if failing is None else failing
+    suppressed = np.bincount(hist.node, weights=hist.sizes * failing, minlength=nodes).astype(np.int64)
+    classes = np.bincount(hist.node, weights=~failing, minlength=nodes).astype(np.int64)
+    dm = discernibility(hist.node, hist.sizes, failing, nodes, rows)
+    return BatchOutcome(suppressed <= max_suppressed, classes, suppressed, dm)
+
+
+def judge(hist: ClassHistograms, criteria: Sequence[Criterion], rows: int, max_suppressed: int) -> NodeOutcome:
+    """One node: ``judge_batch`` on a batch of one, plus which classes fail."""
+    failing = failing_classes(hist, criteria)
+    one = ClassHistograms(hist.keys, hist.sizes, hist.counts, np.zeros(hist.classes, dtype=np.int64))
+    b = judge_batch(one, 1, criteria, rows, max_suppressed, failing)
+    return NodeOutcome(bool(b.satisfied[0]), int(b.classes[0]), int(b.suppressed[0]), int(b.discernibility[0]),
+                       failing)
 
 
 def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion]) -> np.ndarray:
@@ -344,21 +339,26 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
 
 def criteria_for(k: int, sensitive: Sequence[SensitiveColumn]) -> list[Criterion]:
     """The criteria a spec asks for: k-anonymity, then each sensitive column's models."""
-    found: list[Criterion] = []
-    if k > 1:
-        found.append(KAnonymity(k))
+    found: list[Criterion] = [KAnonymity(k)] if k > 1 else []
     for j, sa in enumerate(sensitive):
-        s = sa.spec
-        if s.t is not None:
-            found.append(TCloseness(j, sa))
-        if s.distinct_l is not None:
-            found.append(DistinctLDiversity(j, sa, s.distinct_l))
-        if s.entropy_l is not None:
-            found.append(EntropyLDiversity(j, sa, s.entropy_l))
-        if s.recursive is not None:
-            found.append(RecursiveCLDiversity(j, sa, s.recursive.c, s.recursive.l))
-        if s.p is not None:
-            found.append(PSensitivity(j, sa, s.p))
+        found.extend(sensitive_criteria(j, sa))
+    return found
+
+
+def sensitive_criteria(index: int, sa: SensitiveColumn) -> list[Criterion]:
+    """The models one sensitive column asks for (``index``: its position in class histograms)."""
+    s = sa.spec
+    found: list[Criterion] = []
+    if s.t is not None:
+        found.append(TCloseness(index, sa))
+    if s.distinct_l is not None:
+        found.append(DistinctLDiversity(index, sa, s.distinct_l))
+    if s.entropy_l is not None:
+        found.append(EntropyLDiversity(index, sa, s.entropy_l))
+    if s.recursive is not None:
+        found.append(RecursiveCLDiversity(index, sa, s.recursive.c, s.recursive.l))
+    if s.p is not None:
+        found.append(PSensitivity(index, sa, s.p))
     return found
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -48,10 +49,6 @@ class SensitiveColumn:
     domain: list[str]  # values in code order
     hierarchy: Hierarchy | None = None
     q: np.ndarray = field(default_factory=lambda: np.zeros(0))  # counts over the domain, whole table
-
-    @property
-    def t(self) -> float:
-        return self.spec.t
 
     @property
     def distance(self) -> str:
@@ -96,7 +93,7 @@ class Problem:
 
 
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str) -> Problem:
-    schema = engine.fetch(exp.select(exp.Star()).from_(source.copy()).limit(0)).schema
+    schema = engine.schema(source)
     columns = [f.name for f in schema]
     _check_columns(spec, columns, source_label)
     for name, s in spec.sensitive.items():
@@ -144,8 +141,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     sas = [_sensitive_column(engine, raw, c, spec.sensitive[c.name]) for c in sa_coded]
 
     base = engine.create_temp_table(engine.temp_name("base_histogram"), q.base_histogram(raw, coded))
-    base_rows = engine.fetch(exp.select(exp.Count(this=exp.Star()).as_("c")).from_(base.copy())).column(0)[0].as_py()
-    rows = _total(engine, base)
+    size_query = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), exp.Sum(this=exp.column("n")).as_("rows"))
+    size = engine.fetch(size_query.from_(base.copy())).to_pylist()[0]
+    base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     for sa in sas:
         dist = engine.fetch(q.node_histogram(base.copy(), [], [sa.coded.code]))
         sa.q = np.bincount(dist.column(sa.coded.code).to_numpy(),
@@ -159,11 +157,14 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                    rows, int(fp["row_count"]), str(fp["fingerprint"]), base, int(base_rows))
 
 
-def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> None:
-    """The ordered distance sorts values: only numbers, dates and times sort meaningfully."""
+def is_number_or_time(dtype: pa.DataType) -> bool:
     t = pa.types
-    if not (t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
-            or t.is_boolean(dtype)):
+    return t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
+
+
+def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> None:
+    """The ordered distance sorts values: only numbers, dates, times (and booleans) sort meaningfully."""
+    if not (is_number_or_time(dtype) or pa.types.is_boolean(dtype)):
         raise DataError(
             f"column {name!r} in {source_label} is {dtype}, but distance = \"ordered\" needs numbers, dates or "
             "times (text would sort '10' before '9'); cast the column, or use distance = \"equal\" or "
@@ -185,11 +186,6 @@ def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.Code
 def _policy(spec: Spec, name: str) -> str:
     entry = spec.quasi_identifiers.get(name) or spec.sensitive[name]
     return entry.nulls
-
-
-def _total(engine: Engine, base: exp.Table) -> int:
-    total = engine.fetch(exp.select(exp.Sum(this=exp.column("n")).as_("n")).from_(base.copy())).column(0)[0].as_py()
-    return int(total or 0)
 
 
 def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
@@ -260,32 +256,42 @@ def _check_leaves(engine: Engine, raw: exp.Table, c: q.CodedColumn, hierarchy: H
     missing = engine.fetch(q.missing_values(raw, c))
     if missing.num_rows == 0:
         return
-    values = missing.column("v").to_pylist()
-    counts = missing.column("n").to_pylist()
-    shown = ", ".join(f"{v!r} ({n} rows)" for v, n in zip(values[:MAX_LISTED_VALUES], counts))
-    more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
-    raise DataError(
-        f"column {c.name!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
-        "add a line for each to the hierarchy (leaf;…;*), or fix the data"
-    )
+    _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
 
 
 def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
     missing = sorted(set(values) - set(hierarchy.leaves))
     if missing:
-        shown = ", ".join(repr(v) for v in missing[:MAX_LISTED_VALUES])
-        raise DataError(f"column {column!r}: {len(missing)} value(s) are not leaves of hierarchy "
-                        f"{hierarchy.origin}: {shown}; add a line for each to the hierarchy (leaf;…;*)")
+        _not_leaves(column, missing, f"hierarchy {hierarchy.origin}")
+
+
+def _not_leaves(column: str, values: list, where: str, counts: list[int] | None = None) -> None:
+    """The error for values a hierarchy lacks: the first few (with their row counts when known)."""
+    listed = values[:MAX_LISTED_VALUES]
+    shown = ", ".join(f"{v!r} ({n} rows)" for v, n in zip(listed, counts)) if counts else \
+        ", ".join(repr(v) for v in listed)
+    more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
+    raise DataError(
+        f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
+        "add a line for each to the hierarchy (leaf;…;*), or fix the data"
+    )
+
+
+def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
+                     distinct_values: Callable[[], list[str]]) -> list[str]:
+    """A sensitive column's values in code order: its hierarchy's leaves (a hierarchical distance
+    needs every leaf), except for the ordered distance, which uses the table's distinct values
+    sorted as the column's type sorts them."""
+    if hierarchy is not None and distance_name != "ordered":
+        return hierarchy.leaves
+    return distinct_values()
 
 
 def _sensitive_column(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
     hierarchy = _static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
-    if hierarchy is not None and s.distance != "ordered":
-        domain = hierarchy.leaves
-    else:
-        # Sorted distinct values of the table: numerically for ordered (the raw column is typed).
-        domain = _distinct(engine, raw, c).column("text").to_pylist()
+    # The raw column is typed for ordered distances, so numbers sort as numbers.
+    domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, raw, c).column("text").to_pylist())
     engine.register(c.lookup, pa.table({"value": domain, "code": list(range(len(domain)))}))
     _check_leaves(engine, raw, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":

@@ -41,6 +41,10 @@ class Engine(ABC):
         except Exception as e:  # driver errors differ per backend; keep the SQL with them
             raise EngineError(f"{type(e).__name__}: {e}", sql) from e
 
+    def schema(self, relation: exp.Expression) -> pa.Schema:
+        """Column names and types of a relation, without reading its rows."""
+        return self.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema
+
     def execute(self, statement: exp.Expression | str, params: Sequence[Any] | None = None) -> None:
         sql = statement if isinstance(statement, str) else self.render(statement)
         try:
