@@ -32,6 +32,7 @@ from .problem import (
     require_ordered_type,
     sensitive_domain,
 )
+from .sources import ReadOptions, open_source
 from .spec import Sensitive, Spec
 
 DEFAULT_SKEW_RATIO = 3.0
@@ -69,7 +70,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     to reproduce a release report when records were suppressed). ``table`` names the table in a
     DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
     """
-    from .api import ReadOptions, _as_spec, _open
+    from .api import _as_spec
 
     if spec is not None:
         spec = _as_spec(spec)
@@ -80,9 +81,12 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
     given = engine
-    engine, relation, label = _open(source, engine, ReadOptions(table=table, delimiter=delimiter))
+    # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
+    numeric = tuple(models)
+    opened = open_source(source, engine, ReadOptions(table=table, delimiter=delimiter, numeric=numeric))
+    engine, relation, label = opened.engine, opened.relation, opened.label
     try:
-        ref = _reference(engine, reference, list(models), ReadOptions(delimiter=delimiter)) \
+        ref = _reference(engine, reference, list(models), ReadOptions(delimiter=delimiter, numeric=numeric)) \
             if reference is not None else None
         return _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
     finally:
@@ -175,10 +179,9 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     return SensitiveColumn(name, spec, coded, domain, hierarchy)
 
 
-def _reference(engine: Engine, reference: Any, needed: list[str], options) -> exp.Expression:
-    from .api import _open
-
-    _, relation, label = _open(reference, engine, options)
+def _reference(engine: Engine, reference: Any, needed: list[str], options: ReadOptions) -> exp.Expression:
+    opened = open_source(reference, engine, options)
+    relation, label = opened.relation, opened.label
     missing = [c for c in needed if c not in engine.schema(relation).names]
     if missing:
         raise DataError(f"the reference table {label} has no column {missing[0]!r}")

@@ -8,6 +8,7 @@ Exit codes: 0 released and verified; 2 bad input (spec, hierarchy, data, existin
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +22,12 @@ from .errors import SpecError, SqlcloseError
 @click.version_option(__version__, prog_name="sqlclose")
 def main() -> None:
     """Publish tables about people safely: k-anonymity and t-closeness by generalization."""
+    # SIGTERM unwinds like Ctrl-C, so a stopped job removes its temporary files on the way out.
+    signal.signal(signal.SIGTERM, _terminate)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 @main.command()
@@ -46,7 +53,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
             raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
         rep = report or (spec.output.report if spec.output and not output else None)
         replace = overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite)
-        _refuse_existing(out, rep, replace)
+        inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
+        _refuse_existing(out, rep, replace, inputs)
         with run(source, spec) as release:
             doc = release.write_parquet(out, rep, overwrite=replace)
     except SqlcloseError as e:
@@ -143,13 +151,12 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
     return out
 
 
-def _refuse_existing(out: Path, report: Path | None, replace: bool) -> None:
+def _refuse_existing(out: Path, report: Path | None, replace: bool, inputs: list[Path]) -> None:
     """Fail before the search, not after it, when the output is in the way."""
-    from .errors import OutputExistsError
+    from .files import refuse_unsafe_targets
+    from .release import default_report_path
 
-    for target in (out, report or out.with_name(out.name + ".report.json")):
-        if target.exists() and not replace:
-            raise OutputExistsError(f"{target} already exists; pass --overwrite (or overwrite = true) to replace it")
+    refuse_unsafe_targets(out, report or default_report_path(out), inputs, replace)
 
 
 def describe_sensitive(s: dict) -> str:

@@ -76,7 +76,7 @@ def missing_values(raw: exp.Table, c: CodedColumn) -> exp.Expression:
 
 
 def null_counts(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
-    """Rows with a NULL, per column, in one pass over the raw histogram."""
+    """Rows with a NULL, per column, and all rows (``__sqlclose_rows``), in one pass over the raw histogram."""
     sums = [
         exp.alias_(
             exp.Cast(
@@ -91,7 +91,9 @@ def null_counts(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expressio
         )
         for c in columns
     ]
-    return exp.select(*sums).from_(raw)
+    total = exp.Cast(this=exp.Coalesce(this=exp.Sum(this=exp.column("n")), expressions=[exp.Literal.number(0)]),
+                     to=exp.DataType.build("BIGINT"))
+    return exp.select(*sums, exp.alias_(total, ident("__sqlclose_rows"))).from_(raw)
 
 
 def base_histogram(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
@@ -129,8 +131,9 @@ def distribution(source: exp.Expression, value: exp.Expression) -> exp.Expressio
     return template("distribution", input=source, value=value)
 
 
-def fingerprint(source: exp.Expression) -> exp.Expression:
-    return template("fingerprint", source=source)
+def fingerprint(source: exp.Expression, secret: str, params: Params) -> exp.Expression:
+    """The input's fingerprint keyed with the operator's secret (a bound parameter, never in SQL text)."""
+    return template("fingerprint", source=source, secret=params.add(secret))
 
 
 def verify_classes(release: exp.Expression, qi: Sequence[str], sensitive: str | None) -> exp.Expression:
@@ -154,14 +157,14 @@ class ReleasedQI:
     divisor: int  # leaf code // divisor = class code at this level
 
 
-def release(source: exp.Expression, columns: Sequence[str], identifiers: Sequence[str],
-            qis: Sequence[ReleasedQI], suppressed: exp.Table | None, params: Params) -> exp.Expression:
-    """The released table: generalized QI labels, identifiers dropped, failing classes removed."""
+def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
+            params: Params) -> exp.Expression:
+    """The released table: ``columns`` (generalized QI labels, the others as they are), failing
+    classes removed, rows sorted by their own released values — generalized QIs first, then the
+    rest — so that the order says nothing about the input's order."""
     by_name = {r.coded.name: r for r in qis}
     select_list: list[exp.Expression] = []
     for name in columns:
-        if name in identifiers:
-            continue
         r = by_name.get(name)
         if r is None or r.level == 0:
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
@@ -185,7 +188,9 @@ def release(source: exp.Expression, columns: Sequence[str], identifiers: Sequenc
         supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
         inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
         select = select.where(exp.Not(this=exp.Exists(this=inner)))
-    return select
+    order = [name for name in by_name if name in columns] + [name for name in columns if name not in by_name]
+    return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
+            .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
 
 
 def _lk(r: ReleasedQI) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,25 @@ from sqlglot import exp
 from ..errors import EngineError
 
 _names = itertools.count()
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """How to read one source file (or, with ``glob``, every file a pattern matches).
+
+    CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
+    sensitive columns) without a declared type get the number type the file's values have.
+    """
+
+    kind: str  # parquet | csv | duckdb
+    path: Path
+    table: str | None = None
+    delimiter: str | None = None
+    glob: bool = False
+    encoding: str = "utf-8"
+    nulls: tuple[str, ...] = ("",)
+    types: dict[str, str] = field(default_factory=dict)
+    numeric: tuple[str, ...] = ()
 
 
 class Engine(ABC):
@@ -71,9 +91,9 @@ class Engine(ABC):
     def unregister(self, name: str) -> None: ...
 
     @abstractmethod
-    def source_relation(self, kind: str, path: Path, *, delimiter: str | None = None,
-                        table: str | None = None) -> exp.Expression:
-        """Make a file or database table readable by SQL; return the AST to select FROM."""
+    def source_relation(self, read: FileRead) -> exp.Expression:
+        """Make a file or database table readable by SQL; return the AST to select FROM. A path is
+        literal (a file named ``data[1].csv`` is read as itself) unless ``read.glob``."""
 
     @abstractmethod
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
