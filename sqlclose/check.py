@@ -10,6 +10,7 @@ homogeneity, skewness and similarity attacks of Li et al. section 3. All countin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -335,3 +336,67 @@ def _line(label: str, entry: dict) -> str:
         text += f"   (worst class {worst['class']}, {worst['size']} rows)"
     return text
 
+
+
+AGAINST_TOLERANCE = 1e-9  # the report's values and the re-check's may differ in the last float bits
+
+
+def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None) -> dict:
+    """Re-verify a released file against its report (its manifest): the file's sha256, rows,
+    classes and smallest class, every l/p value, and each sensitive column's largest distance
+    against the file's own distribution (the report's ``t_against_release``). ``spec`` gives the
+    hierarchies a hierarchical distance needs; without it the report's models are used as stated."""
+    from .api import _as_spec
+    from .files import sha256
+
+    try:
+        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        node, privacy = doc["node"], doc["privacy"]
+    except (OSError, ValueError, KeyError) as e:
+        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    problems = []
+    if sha256(Path(path)) != doc.get("output", {}).get("sha256"):
+        problems.append("its sha256 differs from the report's output.sha256 (the file was changed or replaced)")
+    models = dict(_as_spec(spec).sensitive) if spec is not None else {
+        name: _model_from_report(name, entry) for name, entry in privacy["sensitive"].items()}
+    audit_ = check(path, list(node), models, k=privacy["k"]).to_dict()
+    expected = {"rows": doc["output"]["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
+    found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
+    problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()
+                 if found[key] != value]
+    for name, entry in privacy["sensitive"].items():
+        measured = audit_["sensitive"][name]
+        for key in ("distinct_l", "entropy_l", "recursive", "p"):
+            if key in entry:
+                problems += _mismatch(f"{name} {key}", entry[key]["reached"], _reached(measured, key))
+        if "t" in entry and name in doc.get("t_against_release", {}):
+            got = measured["distances"][entry["distance"]]["reached"]
+            problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
+                                  doc["t_against_release"][name], got)
+    return {"file": str(path), "report": str(report_path), "rows": found["rows"], "classes": found["classes"],
+            "problems": problems}
+
+
+def _model_from_report(name: str, entry: dict) -> Sensitive:
+    if entry.get("distance") == "hierarchical":
+        raise InputError(f"column {name!r} uses the hierarchical distance: give the release's spec (--spec) for its "
+                         "hierarchy")
+    given = {"distance": entry.get("distance", "equal"), "t": entry.get("t")}
+    given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
+    if "recursive" in entry:
+        given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
+    if "p" in entry:
+        given["p"] = entry["p"]["p"]
+    return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+
+
+def _reached(measured: dict, key: str) -> Any:
+    entry = measured.get(key) or {}
+    return entry.get("reached")
+
+
+def _mismatch(what: str, claimed: Any, found: Any) -> list[str]:
+    if claimed is None or found is None:
+        return [] if claimed == found else [f"{what} is {found}, the report says {claimed}"]
+    same = abs(float(claimed) - float(found)) <= AGAINST_TOLERANCE * max(1.0, abs(float(claimed)))
+    return [] if same else [f"{what} is {found}, the report says {claimed}"]

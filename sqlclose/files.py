@@ -22,7 +22,7 @@ import secrets
 from pathlib import Path
 from types import TracebackType
 
-from .errors import OutputExistsError
+from .errors import EnvironmentFailure, OutputExistsError
 
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
@@ -30,6 +30,8 @@ _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool) -> None:
     """Refuse an output or report that is a folder, already exists (unless ``overwrite``), is the
     other one, or is — through any path, symlink or hard link — a file the job reads."""
+    for target in (path, report):
+        _refuse_blocked_folder(target)
     if _same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     for target, role in ((path, "output"), (report, "report")):
@@ -41,6 +43,17 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                         "release there would destroy it: choose another path")
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+
+
+def _refuse_blocked_folder(target: Path) -> None:
+    """The nearest existing ancestor must be a writable folder: fail before the search, not after."""
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise EnvironmentFailure(f"cannot create the folder for {target}: {folder} is a file")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise EnvironmentFailure(f"cannot write in {folder} (permission denied); choose another output path")
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -81,6 +81,7 @@ class Problem:
     base: exp.Table
     base_rows: int
     released: list[str] = field(default_factory=list)  # the columns the release holds, in input order
+    label: str = ""  # the source, for messages
 
     @property
     def dropped_rows(self) -> int:
@@ -119,10 +120,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     coded = qi_coded + sa_coded
     policies = {c.raw: _policy(spec, c.name) for c in coded}
 
-    fingerprint = None
-    if fingerprint_key:
-        params = q.Params()
-        fingerprint = engine.fetch(q.fingerprint(source.copy(), fingerprint_key, params), params.values)[0][0].as_py()
+    fingerprint = keyed_fingerprint(engine, source, fingerprint_key) if fingerprint_key else None
     params = q.Params()
     raw = engine.create_temp_table(engine.temp_name("raw_histogram"), q.raw_histogram(source.copy(), coded, params),
                                    params.values)
@@ -163,7 +161,13 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         effective = exp.select(exp.Star()).from_(source.copy().as_("src") if isinstance(source, exp.Table)
                                                  else source.copy()).where(q.not_null(drop)).subquery()
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
-                   rows, input_rows, fingerprint, base, int(base_rows), released)
+                   rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
+
+
+def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
+    """The input's fingerprint keyed with the operator's secret (sql/fingerprint.sql)."""
+    params = q.Params()
+    return str(engine.fetch(q.fingerprint(source.copy(), key, params), params.values)[0][0].as_py())
 
 
 def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[str]:

@@ -19,10 +19,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from . import __version__, files
+from . import files
 from . import queries as q
+from ._version import __version__
 from .classes import ClassHistograms
 from .distances import distance
+from .errors import EngineError, EnvironmentFailure
 from .lattice import Node
 from .metrics import average_class_size
 from .nodes import NodeRunner
@@ -175,6 +177,14 @@ class Release:
         path = Path(path)
         report_path = Path(report) if report else default_report_path(path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite)
+        try:
+            return self._write(path, report_path, overwrite)
+        except OSError as e:
+            raise EnvironmentFailure.from_os_error(e) from None
+        except EngineError as e:
+            raise EnvironmentFailure.from_engine(e) or e from None
+
+    def _write(self, path: Path, report_path: Path, overwrite: bool) -> dict:
         with files.Transaction(path, report_path, overwrite) as txn:
             started = time.perf_counter()
             query, params = self._query()

@@ -324,8 +324,9 @@ def canonical_json(spec: Spec) -> str:
         target = data[section][name] if section == "quasi_identifiers" else data[section][name]["hierarchy"]
         if h.hierarchy is not None:
             target["hierarchy"] = {"rows": [list(r) for r in h.hierarchy.rows]}
-        if h.file is not None:
+        if h.file is not None:  # what the file holds, not where it lies
             target["file_sha256"] = _file_sha256(Path(h.file))
+            target.pop("file", None)
     return json.dumps(data, sort_keys=True, default=default, separators=(",", ":"))
 
 
@@ -350,7 +351,7 @@ def load_spec(path: str | Path) -> Spec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
-    base = path.parent
+    base = path.resolve().parent  # absolute: the same spec hashes the same from any working directory
     try:
         _resolve_paths(data, base, str(path))
         spec = Spec.model_validate(data)
