@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from sqlglot import exp
 
 from . import files
 from . import queries as q
@@ -31,14 +32,12 @@ from .nodes import NodeRunner
 from .privacy import Criterion, judge, reached_values
 from .problem import Problem
 from .search import SearchResult
+from .spec import default_report_path
 from .verify import compare, recheck
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 
 
-def default_report_path(path: Path) -> Path:
-    """The report sits beside the release: ``<release>.report.json``."""
-    return path.with_name(path.name + ".report.json")
 
 
 @dataclass
@@ -55,6 +54,7 @@ class Release:
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
+    _suppressed_table: exp.Table | None = None
 
     # ---- lifetime --------------------------------------------------------------------------
     def close(self) -> None:
@@ -91,7 +91,8 @@ class Release:
         if not self.search.evaluated[levels].satisfied:
             raise ValueError(f"node {node} does not satisfy the requirements")
         search = dataclasses.replace(self.search, optimum=levels)
-        return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None)
+        return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None,
+                                   _suppressed_table=None)
 
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
@@ -143,15 +144,21 @@ class Release:
                 else "other (unchanged)" for c in self.columns}
 
     # ---- the data ---------------------------------------------------------------------------
-    def _query(self) -> tuple[Any, list]:
+    def _suppressed(self) -> exp.Table | None:
+        """The failing classes' codes, registered once per release (the release query excludes them)."""
         hist, failing = self._classes()
-        params = q.Params()
-        suppressed = None
-        if failing.any():
+        if not failing.any():
+            return None
+        if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.keys[failing, i] for i, qi in enumerate(self.problem.qis)}
             self.problem.engine.register(name, pa.table(codes))
-            suppressed = q.table(name)
+            self._suppressed_table = q.table(name)
+        return self._suppressed_table
+
+    def _query(self) -> tuple[Any, list]:
+        params = q.Params()
+        suppressed = self._suppressed()
         released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level])
                     for qi, level in zip(self.problem.qis, self.search.optimum)]
         query = q.release(self.problem.source, self.columns, released, suppressed, params)

@@ -223,7 +223,12 @@ class Output(_Model):
 
     @property
     def report_path(self) -> Path:
-        return self.report or self.path.with_name(self.path.name + ".report.json")
+        return self.report or default_report_path(self.path)
+
+
+def default_report_path(path: Path) -> Path:
+    """The report sits beside the release: ``<release>.report.json``."""
+    return path.with_name(path.name + ".report.json")
 
 
 OthersPolicy = Literal["keep", "drop"]

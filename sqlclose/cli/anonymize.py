@@ -44,8 +44,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
     file, and place it with its JSON report."""
     from .. import api
     from ..files import refuse_unsafe_targets
-    from ..release import default_report_path
-    from ..spec import load_spec
+    from ..spec import default_report_path, load_spec
 
     spec = load_spec(spec_path)
     chosen = parse_node(node)
