@@ -31,11 +31,13 @@ from .metrics import average_class_size
 from .nodes import NodeRunner
 from .privacy import Criterion, judge, reached_values
 from .problem import Problem
+from .report import Generalization, InputSummary, Lattice, Output, Report
 from .search import SearchResult
 from .spec import default_report_path
 from .verify import compare, recheck
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
+MAX_LABELS_SHOWN = 20
 
 
 
@@ -211,34 +213,49 @@ class Release:
         return doc
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
+        """The report (typed: ``sqlclose.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
         p = self.problem
-        return {
-            "sqlclose_version": __version__,
-            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "spec_sha256": self.spec_sha256,
-            "input": {"source": self.source_label, "rows": p.input_rows, "fingerprint": p.fingerprint,
-                      "fingerprint_kind": FINGERPRINT_KIND if p.fingerprint is not None else None,
-                      "dropped_null_rows": p.dropped_rows},
-            "node": self.node,
-            "minimal_nodes": self.minimal_nodes,
-            "lattice": {
-                "levels": {qi.name: qi.levels for qi in p.qis},
-                "size": self.search.lattice_size,
-                "satisfying_nodes": int(self.search.satisfying.sum()),
-                "nodes_evaluated": self.search.nodes_evaluated,
-                "queries": self.search.queries,
-                "seconds": round(self.search.seconds, 4),
-            },
-            "classes": summary["classes"],
-            "suppressed_rows": summary["suppressed_rows"],
-            "privacy": summary["privacy"],
-            "utility": summary["utility"],
-            "t_against_release": summary["t_against_release"],
-            "output": {"path": str(path) if path else None, "rows": summary["rows"], "sha256": digest,
-                       "columns": self.columns, "column_roles": self.column_roles},
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            "verified": digest is not None,
-        }
+        generalization = self.generalization
+        warnings = [f"{name!r} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
+                    "information in this release" for name, g in generalization.items() if g.at_top]
+        return Report(
+            sqlclose_version=__version__,
+            created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            spec_sha256=self.spec_sha256,
+            input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
+                               fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
+                               dropped_null_rows=p.dropped_rows),
+            node=self.node,
+            minimal_nodes=self.minimal_nodes,
+            lattice=Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
+                            satisfying_nodes=int(self.search.satisfying.sum()),
+                            nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
+                            seconds=round(self.search.seconds, 4)),
+            generalization=generalization,
+            classes=summary["classes"],
+            suppressed_rows=summary["suppressed_rows"],
+            privacy=summary["privacy"],
+            t_against_release=summary["t_against_release"],
+            utility=summary["utility"],
+            output=Output(path=str(path) if path else None, rows=summary["rows"], sha256=digest,
+                          columns=self.columns, column_roles=self.column_roles),
+            warnings=warnings,
+            timings={k: round(v, 4) for k, v in self.timings.items()},
+            verified=digest is not None,
+        ).to_dict()
+
+    @property
+    def generalization(self) -> dict[str, Generalization]:
+        """Per quasi-identifier: the chosen level and the labels the released classes use there."""
+        hist, failing = self._classes()
+        out = {}
+        for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
+            h = qi.hierarchy
+            by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
+            used = sorted({by_code[int(c)] for c in np.unique(hist.keys[~failing, i])})
+            out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
+                                          label_count=len(used), at_top=int(level) == h.levels - 1)
+        return out
 
 
