@@ -45,6 +45,9 @@ class CheckReport:
 
     data: dict[str, Any]
     failures: list[str] = field(default_factory=list)
+    class_sizes: np.ndarray | None = None  # per class, for charts
+    class_distances: dict[str, np.ndarray] = field(default_factory=dict)  # per SA with t: per class
+    distributions: dict[str, dict[str, float]] = field(default_factory=dict)  # per SA: value -> rows
 
     @property
     def passed(self) -> bool | None:
@@ -157,7 +160,11 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     asked = k is not None or any(m is not None and m.models for m in models.values())
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
-    return CheckReport(data, failures)
+    distances = {sa.name: distance(classes.hist.counts[j], sa.q, models[sa.name].distance, sa.hierarchy)
+                 for j, sa in enumerate(sas) if models[sa.name] is not None and models[sa.name].t is not None}
+    counts = {sa.name: dict(zip(map(str, sa.domain), classes.hist.counts[j].sum(axis=0).tolist()))
+              for j, sa in enumerate(sas)}
+    return CheckReport(data, failures, classes.hist.sizes, distances, counts)
 
 
 def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,

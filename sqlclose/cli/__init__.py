@@ -16,6 +16,7 @@ from .audit import check
 from .common import CONTEXT, install_signal_handlers
 from .demo import demo
 from .hierarchy import hierarchy
+from .report import report
 
 
 @click.group(name="sqlclose", context_settings=CONTEXT, invoke_without_command=True)
@@ -38,7 +39,7 @@ def main(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-for command in (anonymize, explain, check, hierarchy, demo):
+for command in (anonymize, explain, check, hierarchy, demo, report):
     main.add_command(command)
 
 __all__ = ["main"]

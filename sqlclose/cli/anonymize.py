@@ -33,13 +33,15 @@ Examples:
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node (e.g. one of the minimal "
               "nodes) instead of the optimum.")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the sign-off page (one self-contained HTML file) here.")
 @json_option
 @quiet_option
 @verbose_option
 @guarded
 def anonymize(spec_path: Path, source: Path | None, output: Path | None, report: Path | None,
               overwrite: bool | None, force: bool, dry_run: bool, node: str | None, no_progress: bool,
-              as_json: bool, quiet: bool, verbose: bool) -> None:
+              html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
     file, and place it with its JSON report."""
     from .. import api
@@ -66,6 +68,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
         with api.anonymize(source, spec, on_progress=on_progress) as release:
             chosen_release = release.at(chosen) if chosen else release
             doc = chosen_release.write_parquet(out, rep, overwrite=replace)
+    if html_path is not None:
+        from ..html_report import write_html
+
+        write_html(rep, html_path, spec)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
