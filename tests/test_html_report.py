@@ -27,7 +27,8 @@ def page_and_report(tmp_path_factory):
     assert result.exit_code == 0, result.output
     report = folder / "out" / "release.parquet.report.json"
     out = folder / "release.html"
-    result = CliRunner().invoke(main, ["report", str(report), "--html", str(out), "--spec", str(folder / "table3.toml")])
+    args = ["report", str(report), "--html", str(out), "--spec", str(folder / "table3.toml")]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     return out, json.loads(report.read_text())
 
