@@ -16,6 +16,7 @@ hierarchy objects (which labels exist at which level).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,8 +89,12 @@ class FileMeasures:
 
 
 def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression, k: int,
-                 qis: Sequence[QIColumn], sensitive: Sequence[SensitiveColumn]) -> FileMeasures:
-    """Measure the release ``written`` against the input ``source`` (the table Q comes from)."""
+                 qis: Sequence[QIColumn], sensitive: Sequence[SensitiveColumn],
+                 columns: Sequence[str] | None = None) -> FileMeasures:
+    """Measure the release ``written`` against the input ``source`` (the table Q comes from).
+
+    With ``columns`` (the file's columns, once known to be the input's minus identifiers), also
+    check that every written row is an input row generalized at the levels the labels show."""
     registered: list[str] = []
     try:
         qi_cols = [_col(qi.name) for qi in qis]
@@ -98,8 +103,13 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
         result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
         result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size,
                                          int(sizes["below_k"])))
+        levels = []
         for qi in qis:
-            result.problems += _label_problems(engine, written, qi, registered)
+            fitting, problems = _label_levels(engine, written, qi, registered)
+            levels.append(fitting)
+            result.problems += problems
+        if columns is not None and all(levels):
+            result.problems += _untrue_rows(engine, written, source, columns, qis, levels, registered)
         for sa in sensitive:
             problems, models = _sensitive(engine, written, source, qi_cols, sa, registered)
             result.problems += problems
@@ -112,18 +122,63 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
 
 # ---- quasi-identifiers: every written value must be a label of one level ------------------
 
-def _label_problems(engine: Engine, written: exp.Expression, qi: QIColumn, registered: list[str]) -> list[str]:
+def _label_levels(engine: Engine, written: exp.Expression, qi: QIColumn,
+                  registered: list[str]) -> tuple[list[int], list[str]]:
+    """The levels whose labels hold every written value of the column, and the problem if none does."""
     rows = [(level, label) for row in qi.hierarchy.rows for level, label in enumerate(row)]
     labels = _register(engine, registered, "verify_labels",
                        pa.table({"level": [r[0] for r in rows], "label": [r[1] for r in rows]}))
     params: list[Any] = []
     best = engine.fetch(template("verify_labels", release=written, value=_text(qi.name, qi.null_value, params),
                                  labels=labels), params or None).to_pylist()
-    if not best or best[0]["misfits"] == 0:
-        return []
+    fitting = [r["level"] for r in best if r["misfits"] == 0]
+    if fitting:
+        return fitting, []
     top = best[0]
-    return [f"column {qi.name!r} holds {top['misfits']} value(s) that are not labels of any one level of its "
+    return [], [f"column {qi.name!r} holds {top['misfits']} value(s) that are not labels of any one level of its "
             f"hierarchy {qi.hierarchy.origin} (closest: level {top['level']}, which lacks {top['example']!r})"]
+
+
+# ---- rows: each a generalized input row ------------------------------------------------------
+
+MAX_LEVEL_CHOICES = 16  # labels shared by several levels leave a few readings to try
+
+
+def _untrue_rows(engine: Engine, written: exp.Expression, source: exp.Expression, columns: Sequence[str],
+                 qis: Sequence[QIColumn], levels: list[list[int]], registered: list[str]) -> list[str]:
+    """Generalize the input by label lookups (not the search's codes) at each reading of the
+    levels; the file is true to the input if some reading finds every written row."""
+    untrue = 0
+    for choice in itertools.islice(itertools.product(*levels), MAX_LEVEL_CHOICES):
+        params: list[Any] = []
+        generalized = _generalized(engine, source, columns, qis, choice, params, registered)
+        untrue = _one_row(engine, template("verify_untrue_rows", release=written, generalized=generalized),
+                          params)["untrue_rows"]
+        if not untrue:
+            return []
+    return [f"{untrue} written row(s) are not rows of the input generalized at the levels the labels show "
+            "(a label, a value or a whole row was altered)"]
+
+
+def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[QIColumn],
+                 choice: Sequence[int], params: list[Any], registered: list[str]) -> exp.Expression:
+    by_name = {qi.name: (qi, level) for qi, level in zip(qis, choice)}
+    select = exp.select().from_(exp.alias_(source.copy(), "src", table=True) if isinstance(source, exp.Table)
+                                else source.copy().as_("src"))
+    for name in columns:
+        qi, level = by_name.get(name, (None, 0))
+        if qi is None or level == 0:
+            select = select.select(exp.alias_(exp.column(exp.to_identifier(name, quoted=True), "src"),
+                                              exp.to_identifier(name, quoted=True)))
+            continue
+        lookup = _register(engine, registered, "verify_generalize", pa.table(
+            {"leaf": qi.hierarchy.leaves, "label": [row[level] for row in qi.hierarchy.rows]}))
+        alias = f"lk_{len(select.args.get('joins') or [])}"
+        value = _text(name, qi.null_value, params, table="src")
+        select = select.join(exp.alias_(lookup, alias, table=True), join_type="left",
+                             on=exp.EQ(this=exp.column("leaf", alias), expression=value))
+        select = select.select(exp.alias_(exp.column("label", alias), exp.to_identifier(name, quoted=True)))
+    return select.subquery()
 
 
 # ---- sensitive columns ------------------------------------------------------------------------
@@ -221,13 +276,13 @@ def _model_specs(sa: SensitiveColumn, params: list[Any]) -> list[tuple]:
 
 # ---- helpers ----------------------------------------------------------------------------------
 
-def _col(name: str) -> exp.Column:
-    return exp.Column(this=exp.to_identifier(name, quoted=True))
+def _col(name: str, table: str | None = None) -> exp.Column:
+    return exp.Column(this=exp.to_identifier(name, quoted=True), table=exp.to_identifier(table) if table else None)
 
 
-def _text(name: str, stand_in: str | None, params: list[Any]) -> exp.Expression:
+def _text(name: str, stand_in: str | None, params: list[Any], table: str | None = None) -> exp.Expression:
     """A column as text, the form hierarchy labels are matched in; NULL as its stand-in if any."""
-    value: exp.Expression = exp.Cast(this=_col(name), to=exp.DataType.build("VARCHAR"))
+    value: exp.Expression = exp.Cast(this=_col(name, table), to=exp.DataType.build("VARCHAR"))
     if stand_in is not None:
         value = exp.Coalesce(this=value, expressions=[_param(stand_in, params)])
     return value

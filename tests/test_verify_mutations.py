@@ -112,6 +112,15 @@ def test_table3_qi_label_renamed(monkeypatch, table3, tmp_path):
     assert "'4768*'" in msg
 
 
+def test_table3_class_labels_exchanged(monkeypatch, table3, tmp_path):
+    # 4767*/<40 and 4760*/<40 trade labels: the same classes with the same sizes and distributions
+    # (privacy unchanged), but the file no longer tells the truth about the input.
+    msg = rejected(monkeypatch, table3, tmp_path, [
+        "UPDATE t SET zip = CASE zip WHEN '4767*' THEN '4760*' ELSE '4767*' END WHERE zip IN ('4767*', '4760*')"])
+    assert msg.endswith("6 written row(s) are not rows of the input generalized at the levels the labels show "
+                        "(a label, a value or a whole row was altered)")
+
+
 def test_table3_row_dropped(monkeypatch, table3, tmp_path):
     msg = rejected(monkeypatch, table3, tmp_path, ["DELETE FROM t WHERE salary = 11000"])
     assert "8 rows instead of 9" in msg
@@ -202,6 +211,15 @@ def test_adult_qi_label_renamed(monkeypatch, adult, tmp_path):
     column = next(c for c in qi_names(adult) if adult.node[c] > 0)
     msg = rejected(monkeypatch, adult, tmp_path, [f"UPDATE t SET \"{column}\" = \"{column}\" || ' (edited)'"])
     assert f"column {column!r} holds" in msg and "that are not labels of any one level" in msg
+
+
+def test_adult_pass_through_value_edited(monkeypatch, adult, tmp_path):
+    # One row's salary class flipped: privacy intact, the row untrue.
+    msg = rejected(monkeypatch, adult, tmp_path, [
+        "UPDATE t SET \"salary-class\" = CASE \"salary-class\" WHEN '>50K' THEN '<=50K' ELSE '>50K' END "
+        "WHERE rowid = (SELECT MIN(rowid) FROM t)"])
+    assert msg.endswith("1 written row(s) are not rows of the input generalized at the levels the labels show "
+                        "(a label, a value or a whole row was altered)")
 
 
 def test_adult_row_dropped(monkeypatch, adult, tmp_path):
