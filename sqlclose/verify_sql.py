@@ -33,6 +33,7 @@ from .sqltemplates import template
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
 EMD_NAMES = ("ordered", "equal", "hierarchical")
+COUNTS, REFERENCE = "__sqlclose_counts", "__sqlclose_reference"  # the common table expressions
 _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
 
@@ -103,11 +104,8 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
         result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
         result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size,
                                          int(sizes["below_k"])))
-        levels = []
-        for qi in qis:
-            fitting, problems = _label_levels(engine, written, qi, registered)
-            levels.append(fitting)
-            result.problems += problems
+        levels, problems = _label_levels(engine, written, qis, registered)
+        result.problems += problems
         if columns is not None and all(levels):
             result.problems += _untrue_rows(engine, written, source, columns, qis, levels, registered)
         for sa in sensitive:
@@ -122,21 +120,27 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
 
 # ---- quasi-identifiers: every written value must be a label of one level ------------------
 
-def _label_levels(engine: Engine, written: exp.Expression, qi: QIColumn,
-                  registered: list[str]) -> tuple[list[int], list[str]]:
-    """The levels whose labels hold every written value of the column, and the problem if none does."""
-    rows = [(level, label) for row in qi.hierarchy.rows for level, label in enumerate(row)]
-    labels = _register(engine, registered, "verify_labels",
-                       pa.table({"level": [r[0] for r in rows], "label": [r[1] for r in rows]}))
+def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[QIColumn],
+                  registered: list[str]) -> tuple[list[list[int]], list[str]]:
+    """Per column, the levels whose labels hold every written value; a problem for each column
+    that no level fits. One query for all columns (each column's distinct values, stacked)."""
+    rows = [(i, level, label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows
+            for level, label in enumerate(row)]
+    labels = _register(engine, registered, "verify_labels", pa.table(
+        {"col": [r[0] for r in rows], "level": [r[1] for r in rows], "label": [r[2] for r in rows]}))
     params: list[Any] = []
-    best = engine.fetch(template("verify_labels", release=written, value=_text(qi.name, qi.null_value, params),
-                                 labels=labels), params or None).to_pylist()
-    fitting = [r["level"] for r in best if r["misfits"] == 0]
-    if fitting:
-        return fitting, []
-    top = best[0]
-    return [], [f"column {qi.name!r} holds {top['misfits']} value(s) that are not labels of any one level of its "
-            f"hierarchy {qi.hierarchy.origin} (closest: level {top['level']}, which lacks {top['example']!r})"]
+    values = [template("verify_label_values", release=written, col=exp.Literal.number(i),
+                       value=_text(qi.name, qi.null_value, params)) for i, qi in enumerate(qis)]
+    stacked = values[0] if len(values) == 1 else exp.union(*values, distinct=False)
+    found = engine.fetch(template("verify_labels", written=stacked.subquery(), labels=labels), params or None)
+    per_column: list[list[dict]] = [[] for _ in qis]
+    for r in found.to_pylist():  # one row per (column, level), fewest misfits first
+        per_column[r["col"]].append(r)
+    levels = [[r["level"] for r in rs if r["misfits"] == 0] for rs in per_column]
+    problems = [f"column {qi.name!r} holds {rs[0]['misfits']} value(s) that are not labels of any one level of its "
+                f"hierarchy {qi.hierarchy.origin} (closest: level {rs[0]['level']}, which lacks {rs[0]['example']!r})"
+                for qi, rs, fit in zip(qis, per_column, levels) if not fit]
+    return levels, problems
 
 
 # ---- rows: each a generalized input row ------------------------------------------------------
@@ -152,8 +156,11 @@ def _untrue_rows(engine: Engine, written: exp.Expression, source: exp.Expression
     for choice in itertools.islice(itertools.product(*levels), MAX_LEVEL_CHOICES):
         params: list[Any] = []
         generalized = _generalized(engine, source, columns, qis, choice, params, registered)
-        untrue = _one_row(engine, template("verify_untrue_rows", release=written, generalized=generalized),
-                          params)["untrue_rows"]
+        same = exp.and_(*[exp.NullSafeEQ(this=_col(c, "written"), expression=_col(c, "generalized"))
+                          for c in columns])
+        query = template("verify_untrue_rows", release=written, generalized=generalized,
+                         columns=[_col(c) for c in columns], same_row=same)
+        untrue = _one_row(engine, query, params)["untrue_rows"]
         if not untrue:
             return []
     return [f"{untrue} written row(s) are not rows of the input generalized at the levels the labels show "
@@ -190,11 +197,13 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
     # further parameters are appended per query to a copy of this list.
     base: list[Any] = []
     text = _text(sa.name, s.null_value if s.nulls == "value" else None, base)
-    counts = template("verify_counts", release=written, qi=qi_cols, value=text).subquery()
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
     sort_key = _col(sa.name) if s.distance == "ordered" else text
-    reference = template("verify_reference", input=source, value=text, sort_key=sort_key).subquery()
-    problems = _foreign_values(engine, counts, reference, sa.name, base)
+    inputs = {COUNTS: template("verify_counts", release=written, qi=qi_cols, value=text),
+              REFERENCE: template("verify_reference", input=source, value=text, sort_key=sort_key)}
+    counts, reference = _table(COUNTS), _table(REFERENCE)
+    problems = _foreign_values(engine, _with(template("verify_foreign", counts=counts, reference=reference), inputs),
+                               sa.name, base)
     params = list(base)
     recursive_l = s.recursive.l if s.recursive is not None else 1
     diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery()
@@ -204,15 +213,22 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
                              on=exp.EQ(this=exp.column("cls", "d"), expression=exp.column("cls", "m")),
                              join_type="left")
     specs = _model_specs(sa, params)
-    row = _one_row(engine, joined.select(*[e for spec in specs for e in spec[2:]]), params)
+    row = _one_row(engine, _with(joined.select(*[e for spec in specs for e in spec[2:]]), inputs), params)
     models = [ModelResult(name, sa.name, parameters, _plain(row[f"reached_{i}"]), int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
     return problems, models
 
 
-def _foreign_values(engine: Engine, counts: exp.Expression, reference: exp.Expression, name: str,
-                    params: list[Any]) -> list[str]:
-    found = _one_row(engine, template("verify_foreign", counts=counts, reference=reference), params)
+def _with(query: exp.Select, inputs: dict[str, exp.Expression]) -> exp.Select:
+    """The per-column inputs as common table expressions: each read once per query, however
+    many of the measures use it."""
+    for name, body in inputs.items():
+        query = query.with_(exp.to_identifier(name, quoted=True), as_=body.copy())
+    return query
+
+
+def _foreign_values(engine: Engine, query: exp.Expression, name: str, params: list[Any]) -> list[str]:
+    found = _one_row(engine, query, params)
     if not found["classes"]:
         return []
     example = "NULL" if found["nulls"] and found["example"] is None else repr(found["example"])
@@ -292,6 +308,10 @@ def _param(value: Any, params: list[Any]) -> exp.Expression:
     """A bound parameter ($n): values never enter SQL as text."""
     params.append(value)
     return exp.Placeholder(this=str(len(params)))
+
+
+def _table(name: str) -> exp.Table:
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
 def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table) -> exp.Table:
