@@ -2,8 +2,9 @@
 
 Each test writes a real release, but the engine's ``copy_to_parquet`` is wrapped so that right
 after writing the true file it rewrites it through DuckDB with one corruption — a class made
-smaller than k, sensitive values swapped so that t breaks, a QI label renamed, a suppressed row
-put back, a row dropped, an identifier column added. ``write_parquet`` must raise a
+smaller than k, sensitive values swapped so that t breaks, a QI label renamed, two classes'
+labels exchanged, a pass-through value edited, a suppressed row put back, a row dropped, an
+identifier column added. ``write_parquet`` must raise a
 ``VerificationError`` naming what broke, and leave nothing at the output path (no temporary
 files either). Nothing in the comparison is patched: the independent re-check
 (``verify_sql``) has to see each corruption in the file itself. A control run through the same
@@ -13,14 +14,13 @@ wrapper with no corruption must pass, so the harness alone does not cause the fa
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from corruption import corrupt_on_write
 
 import sqlclose
 from sqlclose import VerificationError
@@ -29,37 +29,14 @@ REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
 
 
-# ---------------------------------------------------------------------------- the harness
-
-
-def corrupt_on_write(monkeypatch: pytest.MonkeyPatch, release: sqlclose.Release, scratch: Path,
-                     statements: list[str]) -> None:
-    """After the release's true file is written, load it into table ``t`` of a fresh DuckDB,
-    run ``statements`` on it, and put the result in its place (the scratch copy is moved, so no
-    file of ours is left beside the output)."""
-    engine = release.problem.engine
-    original = engine.copy_to_parquet
-
-    def copy_then_corrupt(query, path, params=()):
-        original(query, path, params)
-        con = duckdb.connect()
-        con.execute("CREATE TABLE t AS SELECT * FROM read_parquet(?)", [str(path)])
-        for statement in statements:
-            con.execute(statement)
-        scratch.mkdir(exist_ok=True)
-        rewritten = scratch / "rewritten.parquet"
-        con.execute("COPY t TO ? (FORMAT PARQUET)", [str(rewritten)])
-        con.close()
-        os.replace(rewritten, path)
-
-    monkeypatch.setattr(engine, "copy_to_parquet", copy_then_corrupt)
+# ---------------------------------------------------------------------------- the harness (tests/corruption.py)
 
 
 def rejected(monkeypatch, release, tmp_path: Path, statements: list[str]) -> str:
     """Write with the corruption; return the VerificationError's message after checking that
     nothing was left behind."""
     outdir = tmp_path / "out"
-    corrupt_on_write(monkeypatch, release, tmp_path / "scratch", statements)
+    corrupt_on_write(monkeypatch, release.problem.engine, tmp_path / "scratch", statements)
     with pytest.raises(VerificationError) as e:
         release.write_parquet(outdir / "release.parquet")
     assert sorted(p.name for p in outdir.iterdir()) == []  # no release, no report, no temporary file
@@ -77,7 +54,7 @@ def table3() -> Iterator[sqlclose.Release]:
 
 
 def test_control_the_uncorrupted_file_passes(monkeypatch, table3, tmp_path):
-    corrupt_on_write(monkeypatch, table3, tmp_path / "scratch", [])
+    corrupt_on_write(monkeypatch, table3.problem.engine, tmp_path / "scratch", [])
     report = table3.write_parquet(tmp_path / "out" / "release.parquet")
     assert report["verified"] is True
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["release.parquet", "release.parquet.report.json"]
