@@ -124,8 +124,8 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[QIColum
                   registered: list[str]) -> tuple[list[list[int]], list[str]]:
     """Per column, the levels whose labels hold every written value; a problem for each column
     that no level fits. One query for all columns (each column's distinct values, stacked)."""
-    rows = [(i, level, label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows
-            for level, label in enumerate(row)]
+    rows = sorted({(i, level, label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows
+                   for level, label in enumerate(row)})
     labels = _register(engine, registered, "verify_labels", pa.table(
         {"col": [r[0] for r in rows], "level": [r[1] for r in rows], "label": [r[2] for r in rows]}))
     params: list[Any] = []
@@ -136,7 +136,9 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[QIColum
     per_column: list[list[dict]] = [[] for _ in qis]
     for r in found.to_pylist():  # one row per (column, level), fewest misfits first
         per_column[r["col"]].append(r)
-    levels = [[r["level"] for r in rs if r["misfits"] == 0] for rs in per_column]
+    # A column with no values (an empty file) fits every level.
+    levels = [[r["level"] for r in rs if r["misfits"] == 0] if rs else list(range(qi.hierarchy.levels))
+              for qi, rs in zip(qis, per_column)]
     problems = [f"column {qi.name!r} holds {rs[0]['misfits']} value(s) that are not labels of any one level of its "
                 f"hierarchy {qi.hierarchy.origin} (closest: level {rs[0]['level']}, which lacks {rs[0]['example']!r})"
                 for qi, rs, fit in zip(qis, per_column, levels) if not fit]
@@ -214,7 +216,7 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
                              join_type="left")
     specs = _model_specs(sa, params)
     row = _one_row(engine, _with(joined.select(*[e for spec in specs for e in spec[2:]]), inputs), params)
-    models = [ModelResult(name, sa.name, parameters, _plain(row[f"reached_{i}"]), int(row[f"failing_{i}"] or 0))
+    models = [ModelResult(name, sa.name, parameters, row[f"reached_{i}"], int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
     return problems, models
 
@@ -323,7 +325,3 @@ def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table)
 
 def _one_row(engine: Engine, query: exp.Expression, params: Sequence[Any] = ()) -> dict:
     return engine.fetch(query, list(params) or None).to_pylist()[0]
-
-
-def _plain(value: Any) -> Any:
-    return float(value) if isinstance(value, float) else value

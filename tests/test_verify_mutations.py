@@ -104,6 +104,11 @@ def test_table3_row_dropped(monkeypatch, table3, tmp_path):
     assert "fail k-anonymity" in msg
 
 
+def test_table3_every_row_deleted(monkeypatch, table3, tmp_path):
+    msg = rejected(monkeypatch, table3, tmp_path, ["DELETE FROM t"])
+    assert "0 rows instead of 9" in msg and "0 classes instead of 3" in msg
+
+
 def test_table3_identifier_column_added(monkeypatch, tmp_path):
     src = tmp_path / "named.csv"
     with (TABLE3 / "table3.csv").open() as f, src.open("w", newline="") as out:
