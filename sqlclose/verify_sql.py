@@ -94,8 +94,8 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
                  columns: Sequence[str] | None = None) -> FileMeasures:
     """Measure the release ``written`` against the input ``source`` (the table Q comes from).
 
-    With ``columns`` (the file's columns, once known to be the input's minus identifiers), also
-    check that every written row is an input row generalized at the levels the labels show."""
+    With ``columns`` (the file's columns, all of them input columns), also check that every
+    written row is an input row generalized at the levels the labels show, on those columns."""
     registered: list[str] = []
     try:
         qi_cols = [_col(qi.name) for qi in qis]

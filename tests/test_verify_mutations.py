@@ -109,6 +109,19 @@ def test_table3_every_row_deleted(monkeypatch, table3, tmp_path):
     assert "0 rows instead of 9" in msg and "0 classes instead of 3" in msg
 
 
+def test_table3_qi_column_dropped(monkeypatch, table3, tmp_path):
+    msg = rejected(monkeypatch, table3, tmp_path, ["ALTER TABLE t DROP COLUMN age"])
+    assert "columns ['zip', 'salary', 'disease'] instead of ['zip', 'age', 'salary', 'disease']" in msg
+    assert "the file lacks the column(s) ['age']" in msg
+
+
+def test_table3_column_type_changed(monkeypatch, table3, tmp_path):
+    # salary as text: the rows no longer compare with the input's (fail closed, as a verification error).
+    msg = rejected(monkeypatch, table3, tmp_path, ["ALTER TABLE t ALTER salary TYPE VARCHAR",
+                                                   "UPDATE t SET salary = salary || ' EUR'"])
+    assert "the file could not be re-checked" in msg and "'3000 EUR'" in msg
+
+
 def test_table3_identifier_column_added(monkeypatch, tmp_path):
     src = tmp_path / "named.csv"
     with (TABLE3 / "table3.csv").open() as f, src.open("w", newline="") as out:
