@@ -284,7 +284,7 @@ def test_ordered_domain_leaves_out_values_only_dropped_rows_hold(tmp_path, repo_
     src = tmp_path / "nulls.csv"
     src.write_text("\n".join([header, *(",".join(c) for c in cells)]) + "\n")
     spec = {"quasi_identifiers": {"zip": {"mask": True, "nulls": "drop"}, "age": {"file": str(table3 / "age.csv")}},
-            "sensitive": {"salary": {"distance": "ordered", "t": 1.0}}, "k": 2}
+            "sensitive": {"salary": {"distance": "ordered", "t": 1.0}}, "k": 2, "identifiers": ["disease"]}
     with sqlclose.anonymize(src, spec) as release:
         doc = release.write_parquet(tmp_path / "out.parquet")  # verified: the two paths agree
         assert doc["classes"] > 1
