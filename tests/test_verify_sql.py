@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -297,3 +298,41 @@ def test_ordered_domain_leaves_out_values_only_dropped_rows_hold(tmp_path, repo_
         by_class[(r["zip"], r["age"])][salaries.index(r["salary"])] += 1
     oracle = max(lp_emd(p, q, ordered_ground(8)) for p in by_class.values())
     assert doc["privacy"]["sensitive"]["salary"]["max_emd"] == pytest.approx(oracle, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------- independence
+
+
+def test_the_verifier_reaches_no_judging_code_of_the_search(repo_dir):
+    # Follow verify_sql's imports inside the package (read from source with ast): none of the
+    # search's judging modules may be reached, directly or through another module.
+    import ast
+
+    package = repo_dir / "sqlclose"
+    forbidden = {"privacy", "distances", "emd", "classes", "audit", "problem"}
+
+    def source(module: str) -> tuple[Path, bool] | None:
+        file = package.joinpath(*module.split(".")).with_suffix(".py")
+        init = package.joinpath(*module.split("."), "__init__.py")
+        return (file, False) if file.exists() else (init, True) if init.exists() else None
+
+    def imports(module: str) -> set[str]:
+        path, is_package = source(module)
+        parts = module.split(".") if is_package else module.split(".")[:-1]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else [])
+                target = ".".join(base)
+                found.add(target)
+                found.update(f"{target}.{a.name}".lstrip(".") for a in node.names)
+        return {m for m in found if m and source(m)}
+
+    seen, todo = set(), ["verify_sql"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(imports(module))
+    assert {"spec", "hierarchy", "engine.base", "sqltemplates"} <= seen  # the walk does follow imports
+    assert not {m.split(".")[-1] for m in seen} & forbidden, sorted(seen)
