@@ -99,8 +99,20 @@ class Tree:
             nl += np.bincount(self.ancestors[self.leaf_nodes, lv], minlength=self.nodes)
         return nl
 
-    def lca(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    @cached_property
+    def lca_table(self) -> np.ndarray | None:
+        """LCA of every pair of nodes, when the hierarchy is small enough to tabulate."""
+        if self.nodes > _DENSE_PAIR_LIMIT:
+            return None
+        v = np.arange(self.nodes)
+        return self._lca(v[:, None], v[None, :])
+
+    def lca(self, a: np.ndarray | int, b: np.ndarray | int) -> np.ndarray:
         """Lowest common ancestor of nodes a and b (broadcast)."""
+        table = self.lca_table
+        return table[a, b] if table is not None else self._lca(np.asarray(a), np.asarray(b))
+
+    def _lca(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         anc_a, anc_b = self.ancestors[a], self.ancestors[b]
         low = np.maximum(self.level[a], self.level[b])
         # Levels at which both have an ancestor and it is the same one: a suffix of the levels.
@@ -143,7 +155,7 @@ class Metric:
         """M(v, v') = cost(v, LCA(v, v')) over all nodes of QI j (Definition 5)."""
         tree = self.trees[j]
         v = np.arange(tree.nodes)
-        lca = tree.lca(v[:, None], v[None, :])
+        lca = tree.lca(v[:, None], v[None, :]) if tree.lca_table is None else tree.lca_table
         return self.to_root[j][:, None] - self.to_root[j][lca]
 
     @cached_property
@@ -155,11 +167,15 @@ class Metric:
             out.append(None if m is None else m + m.T)
         return tuple(out)
 
+    def pair_matrix(self, j: int) -> np.ndarray | None:
+        """M + Mᵀ of QI j (None for a hierarchy too big to tabulate)."""
+        return self._pair_matrices[j]
+
     def pair_cost(self, j: int, a: int, b: np.ndarray) -> np.ndarray:
         """M(a, b) + M(b, a) for one node a against many nodes b of QI j."""
         dense = self._pair_matrices[j]
         if dense is not None:
-            return dense[a, b]
+            return dense[a].take(b)
         lca = self.trees[j].lca(np.int64(a), b)
         up = self.to_root[j]
         return (up[a] - up[lca]) + (up[b] - up[lca])
