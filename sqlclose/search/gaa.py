@@ -27,6 +27,7 @@ relative 1e-9, to absorb float rounding of sums), C is the one of least id.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -114,6 +115,7 @@ class _State:
         self.groups = _cost_groups(mu)
         self.joint = self._joint(slice(None))
         self.where = {tuple(self.nodes[:, p]): p for p in range(n0)}
+        self._init_keys()
         self._check_feasible()
 
     # ---- the model Φ -------------------------------------------------------------------
@@ -196,28 +198,83 @@ class _State:
                 out[g] = out[g] * self.mu.trees[j].nodes + self.nodes[j, columns]
         return out
 
-    def _merged(self, s: int, pool: np.ndarray) -> np.ndarray:
-        return self.hist[pool] + self.hist[s]
-
     def _ldiv(self, s: int, pool: np.ndarray) -> np.ndarray:
-        own = class_l_diversity(self._merged(s, pool))
-        return own if self.scope == "class" else np.minimum(own, self._others(s, pool, self.ldiv, np.min))
+        partner = self._partners(s, pool)
+        own = class_l_diversity(self._merged(s, pool, partner))
+        return own if self.scope == "class" else np.minimum(own, self._others(s, pool, partner, self.ldiv, True))
 
     def _tclo(self, s: int, pool: np.ndarray) -> np.ndarray:
-        own = class_l1_closeness(self._merged(s, pool), self.reference)
-        return own if self.scope == "class" else np.maximum(own, self._others(s, pool, self.tclo, np.max))
+        partner = self._partners(s, pool)
+        own = class_l1_closeness(self._merged(s, pool, partner), self.reference)
+        return own if self.scope == "class" else np.maximum(own, self._others(s, pool, partner, self.tclo, False))
 
-    def _others(self, s: int, pool: np.ndarray, values: np.ndarray, extreme) -> np.ndarray:
-        """Per candidate C, the min (or max) of ``values`` over the live classes other than C_s and C:
-        the rest of the table after merging them."""
-        neutral = np.inf if extreme is np.min else -np.inf
-        v = np.where(self.alive, values, neutral)
-        v[s] = neutral
-        first = int(np.argmin(v) if extreme is np.min else np.argmax(v))
-        best = v[first]
-        v[first] = neutral
-        second = extreme(v)
-        return np.where(pool == first, second, best)
+    def _merged(self, s: int, pool: np.ndarray, partner: np.ndarray) -> np.ndarray:
+        """Sensitive counts of C_s ∪ C for every candidate C, plus the class its LCA tuple joins."""
+        merged = self.hist[pool] + self.hist[s]
+        joins = partner >= 0
+        merged[joins] += self.hist[partner[joins]]
+        return merged
+
+    def _partners(self, s: int, pool: np.ndarray) -> np.ndarray:
+        """Per candidate C, the live class (position) whose generalized tuple equals LCA(C_s, C) —
+        it becomes part of the merged class — or -1."""
+        lca = np.empty((self.nodes.shape[0], pool.size), dtype=np.int64)
+        for j, tree in enumerate(self.mu.trees):
+            a, b = int(self.nodes[j, s]), self.nodes[j, pool]
+            lca[j] = tree.lca_table[a].take(b) if tree.lca_table is not None else tree.lca(a, b)
+        if self.strides is not None:
+            keys = self.strides @ lca
+            i = np.minimum(np.searchsorted(self.sorted_keys, keys), self.sorted_keys.size - 1)
+            partner = np.where(self.sorted_keys[i] == keys, self.sorted_pos[i], -1)
+        else:  # keys would overflow int64: look the tuples up one by one
+            partner = np.array([self.where.get(tuple(col), -1) for col in lca.T], dtype=np.int64)
+        partner[(partner == s) | (partner == pool)] = -1
+        return partner
+
+    def _others(self, s: int, pool: np.ndarray, partner: np.ndarray, values: np.ndarray, lowest: bool) -> np.ndarray:
+        """Per candidate C, the min (``lowest``) or max of ``values`` over the live classes the merge
+        leaves as they are (all but C_s, C and C's partner): the rest of the table."""
+        w = np.where(self.alive, values if lowest else -values, np.inf)
+        w[s] = np.inf
+        top = np.argsort(w, kind="stable")[:3]  # the three most extreme; at most two are excluded
+        out = np.full(pool.size, np.inf)
+        done = np.zeros(pool.size, dtype=bool)
+        for i in top:
+            ok = ~done & (pool != i) & (partner != i)
+            out[ok] = w[i]
+            done |= ok
+        return out if lowest else -out
+
+    def _init_keys(self) -> None:
+        """One int64 key per generalized tuple (mixed radix over node counts) and the live keys
+        sorted, to find vectorized which class a candidate merge would join."""
+        sizes = [t.nodes for t in self.mu.trees]
+        self.strides = None
+        if self.hist is None or math.prod(sizes) >= 2**62:
+            return
+        strides = [1] * len(sizes)
+        for j in range(len(sizes) - 2, -1, -1):
+            strides[j] = strides[j + 1] * sizes[j + 1]
+        self.strides = np.array(strides, dtype=np.int64)
+        self._sort_keys()
+
+    def _sort_keys(self) -> None:
+        live = np.flatnonzero(self.alive)
+        keys = self.strides @ self.nodes[:, live]
+        order = np.argsort(keys, kind="stable")
+        self.sorted_keys, self.sorted_pos = keys[order], live[order]
+
+    def _remove_keys(self, removed: list[int]) -> None:
+        for p in removed:
+            i = int(np.searchsorted(self.sorted_keys, self.strides @ self.nodes[:, p]))
+            self.sorted_keys = np.delete(self.sorted_keys, i)
+            self.sorted_pos = np.delete(self.sorted_pos, i)
+
+    def _insert_key(self, keep: int) -> None:
+        key = self.strides @ self.nodes[:, keep]
+        i = int(np.searchsorted(self.sorted_keys, key))
+        self.sorted_keys = np.insert(self.sorted_keys, i, key)
+        self.sorted_pos = np.insert(self.sorted_pos, i, keep)
 
     # ---- merging -----------------------------------------------------------------------
     def _merge(self, s: int, c: int) -> None:
@@ -226,6 +283,8 @@ class _State:
         same = self.where.get(tuple(lca))
         if same is not None and same not in group:  # the merged records equal another class's: one class
             group.append(same)
+        if self.strides is not None:
+            self._remove_keys(group)  # the merged tuple's key goes in below
         for p in group:
             del self.where[tuple(self.nodes[:, p])]
         keep = min(group, key=lambda p: self.ids[p])
@@ -239,6 +298,8 @@ class _State:
         self.nodes[:, keep] = lca
         self.joint[:, keep] = self._joint(slice(keep, keep + 1))[:, 0]
         self.where[tuple(lca)] = keep
+        if self.strides is not None:
+            self._insert_key(keep)
         if self.hist is not None:
             self.ldiv[keep] = class_l_diversity(self.hist[keep])[0]
             self.tclo[keep] = class_l1_closeness(self.hist[keep], self.reference)[0]
@@ -252,6 +313,8 @@ class _State:
             self.hist, self.ldiv, self.tclo = self.hist[live], self.ldiv[live], self.tclo[live]
         self.alive = np.ones(live.size, dtype=bool)
         self.where = {tuple(self.nodes[:, p]): p for p in range(live.size)}
+        if self.strides is not None:
+            self._sort_keys()
 
     # ---- output ------------------------------------------------------------------------
     def result(self, merges: int, seconds: float) -> GaaResult:
