@@ -182,7 +182,7 @@ def oracle_partition(classes, combos):
 # ---- tests ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
-@pytest.mark.parametrize("seed", [*range(6), 13, 35])
+@pytest.mark.parametrize("seed", [*range(6), 13, 34])
 def test_gaa_equals_brute_force_greedy(strategy, seed):
     combos, hists, data = random_table(seed)
     weights = random_weights(seed)

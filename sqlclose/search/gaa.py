@@ -111,6 +111,7 @@ class _State:
             self.reference = self.hist.sum(axis=0)
             self.ldiv = class_l_diversity(self.hist)
             self.tclo = class_l1_closeness(self.hist, self.reference)
+            self.xlogx = _xlogx(self.hist).sum(axis=1)
         self.viol = self._violates(np.arange(n0))
         self.groups = _cost_groups(mu)
         self.joint = self._joint(slice(None))
@@ -199,14 +200,53 @@ class _State:
         return out
 
     def _ldiv(self, s: int, pool: np.ndarray) -> np.ndarray:
+        """l_div(gen_T(C_s ∪ C)) per candidate (scope "table"), or the merged class's own value."""
         partner = self._partners(s, pool)
-        own = class_l_diversity(self._merged(s, pool, partner))
-        return own if self.scope == "class" else np.minimum(own, self._others(s, pool, partner, self.ldiv, True))
+        n = self._mix(s, pool, partner, np.ones(self.size.size))
+        if self.scope == "class":
+            return self._merged_ldiv(s, pool, partner, n)
+        rest = self._others(s, pool, partner, self.ldiv, lowest=True)
+        # Entropy is concave: the merged class's value is at least exp(Σ share_i · entropy_i), so
+        # where that bound already reaches the rest of the table, the table's value is the rest's.
+        low = np.exp(self._mix(s, pool, partner, np.log(self.ldiv)) / n)
+        out = rest.copy()
+        need = np.flatnonzero(low < rest)
+        if need.size:
+            out[need] = np.minimum(self._merged_ldiv(s, pool[need], partner[need], n[need]), rest[need])
+        return out
 
     def _tclo(self, s: int, pool: np.ndarray) -> np.ndarray:
+        """t_clo(gen_T(C_s ∪ C)) per candidate (scope "table"), or the merged class's own value."""
         partner = self._partners(s, pool)
-        own = class_l1_closeness(self._merged(s, pool, partner), self.reference)
-        return own if self.scope == "class" else np.maximum(own, self._others(s, pool, partner, self.tclo, False))
+        if self.scope == "class":
+            return class_l1_closeness(self._merged(s, pool, partner), self.reference)
+        rest = self._others(s, pool, partner, self.tclo, lowest=False)
+        # The L1 distance is convex: the merged class is no farther than the size-weighted mean.
+        high = self._mix(s, pool, partner, self.tclo) / self._mix(s, pool, partner, np.ones(self.size.size))
+        out = rest.copy()
+        need = np.flatnonzero(high > rest)
+        if need.size:
+            own = class_l1_closeness(self._merged(s, pool[need], partner[need]), self.reference)
+            out[need] = np.maximum(own, rest[need])
+        return out
+
+    def _mix(self, s: int, pool: np.ndarray, partner: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """Σ size × value over C_s, each candidate C and C's partner."""
+        total = self.size[s] * values[s] + self.size[pool] * values[pool]
+        joins = partner >= 0
+        total[joins] += self.size[partner[joins]] * values[partner[joins]]
+        return total
+
+    def _merged_ldiv(self, s: int, pool: np.ndarray, partner: np.ndarray, n: np.ndarray) -> np.ndarray:
+        """exp(entropy) of each merged class from Σ x·ln x: only C_s's few values change C's sum."""
+        xlogx = self.xlogx[pool].copy()
+        for v in np.flatnonzero(self.hist[s]):
+            x = self.hist[pool, v]
+            xlogx += _xlogx(x + self.hist[s, v]) - _xlogx(x)
+        joins = np.flatnonzero(partner >= 0)
+        if joins.size:  # rare: a third class joins; sum those exactly
+            xlogx[joins] = _xlogx(self._merged(s, pool[joins], partner[joins])).sum(axis=1)
+        return np.exp(np.log(n) - xlogx / n)
 
     def _merged(self, s: int, pool: np.ndarray, partner: np.ndarray) -> np.ndarray:
         """Sensitive counts of C_s ∪ C for every candidate C, plus the class its LCA tuple joins."""
@@ -236,12 +276,17 @@ class _State:
         leaves as they are (all but C_s, C and C's partner): the rest of the table."""
         w = np.where(self.alive, values if lowest else -values, np.inf)
         w[s] = np.inf
-        top = np.argsort(w, kind="stable")[:3]  # the three most extreme; at most two are excluded
+        top, kept = [], []
+        for _ in range(min(3, w.size)):  # the three most extreme (at most two are excluded per candidate)
+            i = int(np.argmin(w))
+            top.append(i)
+            kept.append(w[i])
+            w[i] = np.inf
         out = np.full(pool.size, np.inf)
         done = np.zeros(pool.size, dtype=bool)
-        for i in top:
+        for i, value in zip(top, kept):
             ok = ~done & (pool != i) & (partner != i)
-            out[ok] = w[i]
+            out[ok] = value
             done |= ok
         return out if lowest else -out
 
@@ -303,6 +348,7 @@ class _State:
         if self.hist is not None:
             self.ldiv[keep] = class_l_diversity(self.hist[keep])[0]
             self.tclo[keep] = class_l1_closeness(self.hist[keep], self.reference)[0]
+            self.xlogx[keep] = _xlogx(self.hist[keep]).sum()
         self.viol[keep] = self._violates(np.array([keep]))[0]
 
     def _compact(self) -> None:
@@ -311,6 +357,7 @@ class _State:
         self.nodes, self.joint = self.nodes[:, live], self.joint[:, live]
         if self.hist is not None:
             self.hist, self.ldiv, self.tclo = self.hist[live], self.ldiv[live], self.tclo[live]
+            self.xlogx = self.xlogx[live]
         self.alive = np.ones(live.size, dtype=bool)
         self.where = {tuple(self.nodes[:, p]): p for p in range(live.size)}
         if self.strides is not None:
@@ -381,6 +428,10 @@ def _joint_matrix(mu: Metric, qis: list[int]) -> np.ndarray:
         p = mu.pair_matrix(j)
         m = (m[:, None, :, None] + p[None, :, None, :]).reshape(m.shape[0] * p.shape[0], -1)
     return m
+
+
+def _xlogx(x: np.ndarray) -> np.ndarray:
+    return x * np.log(np.where(x > 0, x, 1.0))
 
 
 def _best(pool: np.ndarray, values: np.ndarray, *, minimize: bool) -> np.ndarray:
