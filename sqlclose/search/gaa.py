@@ -181,21 +181,21 @@ class _State:
         """μ̄(C_s, C) for every C in pool (default: every position): one gather per group of QIs
         from the group's joint pair-cost matrix (per QI through the metric for huge hierarchies)."""
         total = np.zeros(self.nodes.shape[1] if pool is None else pool.size)
-        for g, (qis, matrix) in enumerate(self.groups):
-            if matrix is None:
-                j = qis[0]
+        for g, group in enumerate(self.groups):
+            if group.cost is None:
+                j = group.qis[0]
                 b = self.nodes[j] if pool is None else self.nodes[j, pool]
                 total += self.mu.pair_cost(j, int(self.nodes[j, s]), b)
             else:
                 b = self.joint[g] if pool is None else self.joint[g, pool]
-                total += matrix[self.joint[g, s]].take(b)
+                total += group.cost[self.joint[g, s]].take(b)
         return total
 
     def _joint(self, columns: np.ndarray | slice) -> np.ndarray:
         """Each position's node tuple within each QI group as one index into the group's matrix."""
         out = np.zeros((len(self.groups), self.nodes[:, columns].shape[1]), dtype=np.int64)
-        for g, (qis, _) in enumerate(self.groups):
-            for j in qis:
+        for g, group in enumerate(self.groups):
+            for j in group.qis:
                 out[g] = out[g] * self.mu.trees[j].nodes + self.nodes[j, columns]
         return out
 
@@ -258,16 +258,22 @@ class _State:
     def _partners(self, s: int, pool: np.ndarray) -> np.ndarray:
         """Per candidate C, the live class (position) whose generalized tuple equals LCA(C_s, C) —
         it becomes part of the merged class — or -1."""
-        lca = np.empty((self.nodes.shape[0], pool.size), dtype=np.int64)
-        for j, tree in enumerate(self.mu.trees):
-            a, b = int(self.nodes[j, s]), self.nodes[j, pool]
-            lca[j] = tree.lca_table[a].take(b) if tree.lca_table is not None else tree.lca(a, b)
-        if self.strides is not None:
-            keys = self.strides @ lca
+        if self.strides is None:  # keys would overflow int64: look the LCA tuples up one by one
+            lca = np.empty((self.nodes.shape[0], pool.size), dtype=np.int64)
+            for j, tree in enumerate(self.mu.trees):
+                lca[j] = tree.lca(int(self.nodes[j, s]), self.nodes[j, pool])
+            partner = np.array([self.where.get(tuple(col), -1) for col in lca.T], dtype=np.int64)
+        else:
+            keys = np.zeros(pool.size, dtype=np.int64)
+            for g, group in enumerate(self.groups):
+                if group.lca is not None:
+                    lca = group.lca[self.joint[g, s]].take(self.joint[g, pool])
+                else:
+                    j = group.qis[0]
+                    lca = self.mu.trees[j].lca(int(self.nodes[j, s]), self.nodes[j, pool])
+                keys += lca * self.strides[g]
             i = np.minimum(np.searchsorted(self.sorted_keys, keys), self.sorted_keys.size - 1)
             partner = np.where(self.sorted_keys[i] == keys, self.sorted_pos[i], -1)
-        else:  # keys would overflow int64: look the tuples up one by one
-            partner = np.array([self.where.get(tuple(col), -1) for col in lca.T], dtype=np.int64)
         partner[(partner == s) | (partner == pool)] = -1
         return partner
 
@@ -293,30 +299,34 @@ class _State:
     def _init_keys(self) -> None:
         """One int64 key per generalized tuple (mixed radix over node counts) and the live keys
         sorted, to find vectorized which class a candidate merge would join."""
-        sizes = [t.nodes for t in self.mu.trees]
+        sizes = [g.size for g in self.groups]
         self.strides = None
         if self.hist is None or math.prod(sizes) >= 2**62:
             return
         strides = [1] * len(sizes)
-        for j in range(len(sizes) - 2, -1, -1):
-            strides[j] = strides[j + 1] * sizes[j + 1]
+        for g in range(len(sizes) - 2, -1, -1):
+            strides[g] = strides[g + 1] * sizes[g + 1]
         self.strides = np.array(strides, dtype=np.int64)
         self._sort_keys()
 
     def _sort_keys(self) -> None:
         live = np.flatnonzero(self.alive)
-        keys = self.strides @ self.nodes[:, live]
+        keys = self._keys(live)
         order = np.argsort(keys, kind="stable")
         self.sorted_keys, self.sorted_pos = keys[order], live[order]
 
+    def _keys(self, positions: np.ndarray | int) -> np.ndarray:
+        """The tuple key of classes: their joint group indices, mixed radix over the groups."""
+        return (self.joint[:, positions].T * self.strides).sum(axis=-1)
+
     def _remove_keys(self, removed: list[int]) -> None:
         for p in removed:
-            i = int(np.searchsorted(self.sorted_keys, self.strides @ self.nodes[:, p]))
+            i = int(np.searchsorted(self.sorted_keys, self._keys(p)))
             self.sorted_keys = np.delete(self.sorted_keys, i)
             self.sorted_pos = np.delete(self.sorted_pos, i)
 
     def _insert_key(self, keep: int) -> None:
-        key = self.strides @ self.nodes[:, keep]
+        key = self._keys(keep)
         i = int(np.searchsorted(self.sorted_keys, key))
         self.sorted_keys = np.insert(self.sorted_keys, i, key)
         self.sorted_pos = np.insert(self.sorted_pos, i, keep)
@@ -400,34 +410,46 @@ def release_mapping(data: GaaInput, result: GaaResult) -> pa.Table:
     return pa.table(columns)
 
 
-def _cost_groups(mu: Metric, limit: int = 1024) -> list[tuple[list[int], np.ndarray | None]]:
-    """Pack QIs into groups whose joint node count stays ≤ ``limit``, each with the joint pair-cost
-    matrix Σ_j (M_j + M_jᵀ): fewer gathers per merge (Adult's 9 QIs: 4). A QI too big for a dense
-    matrix is its own group without one."""
+@dataclass
+class _Group:
+    """QIs evaluated together: their joint node index is mixed radix over their node counts."""
+
+    qis: list[int]
+    size: int  # joint node count
+    cost: np.ndarray | None  # joint pair cost Σ_j (M_j + M_jᵀ); None for a hierarchy too big to tabulate
+    lca: np.ndarray | None  # joint index of the per-QI LCAs
+
+
+def _cost_groups(mu: Metric, limit: int = 1024) -> list[_Group]:
+    """Pack QIs into groups whose joint node count stays ≤ ``limit``, with joint pair-cost and LCA
+    tables: fewer gathers per merge (Adult's 9 QIs: 5). A QI too big to tabulate is its own group."""
     sizes = [t.nodes for t in mu.trees]
-    groups: list[tuple[list[int], np.ndarray | None]] = []
+    packs: list[list[int]] = []
     current: list[int] = []
     for j in sorted(range(len(sizes)), key=lambda j: -sizes[j]):
-        pair = mu.pair_matrix(j)
-        if pair is None:
-            groups.append(([j], None))
-        elif current and int(np.prod([sizes[i] for i in current])) * sizes[j] <= limit:
+        if mu.pair_matrix(j) is None:
+            packs.append([j])
+        elif current and math.prod(sizes[i] for i in current) * sizes[j] <= limit:
             current.append(j)
         else:
             if current:
-                groups.append((current, None))
+                packs.append(current)
             current = [j]
     if current:
-        groups.append((current, None))
-    return [(qis, None if mu.pair_matrix(qis[0]) is None else _joint_matrix(mu, qis)) for qis, _ in groups]
-
-
-def _joint_matrix(mu: Metric, qis: list[int]) -> np.ndarray:
-    m = mu.pair_matrix(qis[0])
-    for j in qis[1:]:
-        p = mu.pair_matrix(j)
-        m = (m[:, None, :, None] + p[None, :, None, :]).reshape(m.shape[0] * p.shape[0], -1)
-    return m
+        packs.append(current)
+    groups = []
+    for qis in packs:
+        size = math.prod(sizes[j] for j in qis)
+        if mu.pair_matrix(qis[0]) is None:
+            groups.append(_Group(qis, size, None, None))
+            continue
+        cost, lca = mu.pair_matrix(qis[0]), mu.trees[qis[0]].lca_table
+        for j in qis[1:]:
+            n = sizes[j]
+            cost = (cost[:, None, :, None] + mu.pair_matrix(j)[None, :, None, :]).reshape(cost.shape[0] * n, -1)
+            lca = (lca[:, None, :, None] * n + mu.trees[j].lca_table[None, :, None, :]).reshape(lca.shape[0] * n, -1)
+        groups.append(_Group(qis, size, cost, lca))
+    return groups
 
 
 def _xlogx(x: np.ndarray) -> np.ndarray:
