@@ -27,6 +27,7 @@ relative 1e-9, to absorb float rounding of sums), C is the one of least id.
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Sequence
@@ -105,6 +106,7 @@ class _State:
         self.alive = np.ones(n0, dtype=bool)
         self.size = np.asarray(data.counts, dtype=np.int64).copy()
         self.nodes = np.stack([tree.leaf_nodes[data.leaves[:, j]] for j, tree in enumerate(mu.trees)])  # QIs × n
+        self.pos_of_id = np.arange(n0, dtype=np.int64)  # class id → its position (until compaction moves it)
         self.parent = np.arange(n0, dtype=np.int64)  # union-find over class ids, for the final mapping
         self.hist = np.asarray(data.sensitive, dtype=np.float64).copy() if needs_sensitive else None
         if self.hist is not None:
@@ -139,20 +141,27 @@ class _State:
 
     # ---- the loop ----------------------------------------------------------------------
     def run(self) -> int:
-        merges = 0
-        while True:
-            violating = np.flatnonzero(self.viol & self.alive)
-            if violating.size == 0:
-                return merges
-            if np.count_nonzero(self.alive) == 1:  # cannot happen after _check_feasible; kept as a guard
+        # Violating classes in a heap keyed (size, id): the least size, then the least id. Sizes
+        # only grow, so an entry whose size no longer matches its class is stale and skipped.
+        heap = [(int(self.size[p]), int(self.ids[p])) for p in np.flatnonzero(self.viol)]
+        heapq.heapify(heap)
+        merges, live = 0, int(self.alive.size)
+        while heap:
+            size, cid = heapq.heappop(heap)
+            s = int(self.pos_of_id[cid])
+            if not (s < self.alive.size and self.ids[s] == cid and self.alive[s] and self.size[s] == size
+                    and self.viol[s]):  # stale: merged away, grown, moved by compaction, or satisfied
+                continue
+            if live == 1:  # cannot happen after _check_feasible; kept as a guard
                 raise NoSolutionError("GAA merged the whole table into one class and it still violates the model")
-            key = self.size[violating] * (self.n0 + 1) + self.ids[violating]  # least size, then least id
-            s = int(violating[np.argmin(key)])
-            c = self._choose(s)
-            self._merge(s, c)
+            keep, removed = self._merge(s, self._choose(s))
+            live -= removed
             merges += 1
-            if np.count_nonzero(self.alive) * 2 < self.alive.size and self.alive.size > 64:
+            if self.viol[keep]:
+                heapq.heappush(heap, (int(self.size[keep]), int(self.ids[keep])))
+            if live * 2 < self.alive.size and self.alive.size > 64:
                 self._compact()
+        return merges
 
     def _choose(self, s: int) -> int:
         st = self.strategy
@@ -332,7 +341,9 @@ class _State:
         self.sorted_pos = np.insert(self.sorted_pos, i, keep)
 
     # ---- merging -----------------------------------------------------------------------
-    def _merge(self, s: int, c: int) -> None:
+    def _merge(self, s: int, c: int) -> tuple[int, int]:
+        """Merge C_s and C (and any class with their LCA tuple) into the one of least id; returns
+        its position and how many classes disappeared."""
         lca = np.array([tree.lca(int(self.nodes[j, s]), int(self.nodes[j, c])) for j, tree in enumerate(self.mu.trees)])
         group = [s, c]
         same = self.where.get(tuple(lca))
@@ -346,6 +357,7 @@ class _State:
         for p in group:
             if p != keep:
                 self.alive[p] = False
+                self.viol[p] = False
                 self.parent[self.ids[p]] = self.ids[keep]
                 self.size[keep] += self.size[p]
                 if self.hist is not None:
@@ -360,6 +372,7 @@ class _State:
             self.tclo[keep] = class_l1_closeness(self.hist[keep], self.reference)[0]
             self.xlogx[keep] = _xlogx(self.hist[keep]).sum()
         self.viol[keep] = self._violates(np.array([keep]))[0]
+        return keep, len(group) - 1
 
     def _compact(self) -> None:
         live = np.flatnonzero(self.alive)
@@ -369,6 +382,7 @@ class _State:
             self.hist, self.ldiv, self.tclo = self.hist[live], self.ldiv[live], self.tclo[live]
             self.xlogx = self.xlogx[live]
         self.alive = np.ones(live.size, dtype=bool)
+        self.pos_of_id[self.ids] = np.arange(live.size)
         self.where = {tuple(self.nodes[:, p]): p for p in range(live.size)}
         if self.strides is not None:
             self._sort_keys()
