@@ -47,8 +47,8 @@ HAND = {
 }
 
 
-def _path_cost(h: Hierarchy, per_level: dict[int, float], leaf: str, level: int) -> float:
-    """Oracle: walk from the leaf up to ``level`` adding each edge's weight."""
+def _path_cost(per_level: dict[int, float], level: int) -> float:
+    """Oracle: walk from a leaf up to ``level`` adding each edge's weight (per child level)."""
     return sum(per_level[lv] for lv in range(level))
 
 
@@ -81,7 +81,7 @@ def test_named_metric_weights_match_hand_computation(name):
             for level in range(h.levels):
                 node = tree.node(level, h.labels(level).index(_label_at(h, leaf, level)))
                 leaf_node = tree.leaf_nodes[h.leaves.index(leaf)]
-                assert mu.cost(j, leaf_node, node) == pytest.approx(_path_cost(h, HAND[name][j], leaf, level))
+                assert mu.cost(j, leaf_node, node) == pytest.approx(_path_cost(HAND[name][j], level))
 
 
 def test_w1_sums_powers_of_m():
@@ -114,9 +114,9 @@ def _aggregate(records, generalized):
 def test_alteration_of_a_small_table_by_hand(name):
     leaves, nodes, counts = _aggregate(RECORDS, GENERALIZED)
     mu = metric(name, [AGE, SEX])
-    per_record = [sum(_path_cost(h, HAND[name][j], r[j], g[j][0]) for j, h in enumerate([AGE, SEX]))
+    per_record = [sum(_path_cost(HAND[name][j], g[j][0]) for j, h in enumerate([AGE, SEX]))
                   for r, g in zip(RECORDS, GENERALIZED)]
-    full = [sum(_path_cost(h, HAND[name][j], r[j], h.levels - 1) for j, h in enumerate([AGE, SEX])) for r in RECORDS]
+    full = [sum(_path_cost(HAND[name][j], h.levels - 1) for j, h in enumerate([AGE, SEX])) for r in RECORDS]
     assert mu.table_cost(leaves, nodes, counts) == pytest.approx(sum(per_record))
     assert mu.alteration(leaves, nodes, counts) == pytest.approx(sum(per_record) / sum(full) * 100)
 
