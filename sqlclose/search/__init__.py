@@ -1,8 +1,5 @@
-"""Search algorithms: Incognito (LeFevre et al. 2005), the lattice search the papers use, and
-GAA (Mauger et al. 2023), the greedy multidimensional merge."""
+"""Lattice search algorithms. Incognito (LeFevre et al. 2005) is the one the papers use."""
 
-from .gaa import STRATEGIES, GaaInput, GaaResult, fetch_gaa_input, gaa, release_mapping
 from .incognito import SearchResult, incognito
 
-__all__ = ["STRATEGIES", "GaaInput", "GaaResult", "SearchResult", "fetch_gaa_input", "gaa", "incognito",
-           "release_mapping"]
+__all__ = ["SearchResult", "incognito"]
