@@ -17,7 +17,6 @@ import os
 import time
 from pathlib import Path
 
-from sqlclose.api import ReadOptions, _open
 from sqlclose.problem import prepare
 from sqlclose.search.gaa import fetch_gaa_input, gaa
 from sqlclose.spec import build_spec
@@ -32,6 +31,19 @@ from sqlclose.utility import (
 
 REPO = Path(__file__).resolve().parents[1]
 ADULT = Path(os.environ.get("SQLCLOSE_ADULT_DIR", REPO.parent / "shared" / "datasets" / "adult"))
+def open_source(source, delimiter: str | None = None):
+    """(engine, relation, label) for a path or an Arrow table, through whichever source-opening API
+    this version of sqlclose has (``sqlclose.sources`` replaces ``api._open``)."""
+    try:
+        from sqlclose.sources import ReadOptions
+        from sqlclose.sources import open_source as opener
+    except ImportError:
+        from sqlclose.api import ReadOptions, _open
+        return _open(source, None, ReadOptions(delimiter=delimiter))
+    opened = opener(source, None, ReadOptions(delimiter=delimiter))
+    return opened.engine, opened.relation, opened.label
+
+
 COLUMNS = ["age", "sex", "race", "marital-status", "education", "native-country", "workclass", "occupation",
            "salary-class"]
 
@@ -49,7 +61,7 @@ def main() -> None:
            for c in COLUMNS if c != args.sensitive}
     sensitive = {args.sensitive: {"distance": "equal", "t": 1.0}} if args.sensitive else {}
     spec = build_spec({"privacy": {"k": 1}, "quasi_identifiers": qis, "sensitive": sensitive})
-    engine, relation, label = _open(ADULT / "adult.csv", None, ReadOptions(delimiter=";"))
+    engine, relation, label = open_source(ADULT / "adult.csv", ";")
     started = time.perf_counter()
     data = fetch_gaa_input(prepare(engine, relation, spec, label), args.sensitive)
     print(f"prepare + input: {time.perf_counter() - started:.2f} s, {len(data.counts)} distinct QI combinations")

@@ -14,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from sqlclose.api import ReadOptions, _open
 from sqlclose.errors import NoSolutionError
 from sqlclose.hierarchy import Hierarchy
 from sqlclose.problem import prepare
@@ -28,6 +27,19 @@ SEX = Hierarchy.from_rows([("M", "*"), ("F", "*")])
 ZONE = Hierarchy.from_rows([("N1", "North", "*"), ("N2", "North", "*"), ("S1", "South", "*"), ("W", "W", "*")])
 HS = [AGE, SEX, ZONE]
 TIE = 1e-9
+
+
+def open_source(source, delimiter: str | None = None):
+    """(engine, relation, label) for a path or an Arrow table, through whichever source-opening API
+    this version of sqlclose has (``sqlclose.sources`` replaces ``api._open``)."""
+    try:
+        from sqlclose.sources import ReadOptions
+        from sqlclose.sources import open_source as opener
+    except ImportError:
+        from sqlclose.api import ReadOptions, _open
+        return _open(source, None, ReadOptions(delimiter=delimiter))
+    opened = opener(source, None, ReadOptions(delimiter=delimiter))
+    return opened.engine, opened.relation, opened.label
 
 
 # ---- the oracle ----------------------------------------------------------------------------
@@ -249,7 +261,7 @@ def test_input_from_sql_equals_a_plain_group_by(tmp_path: Path):
                       "zone": rng.choice(ZONE.leaves, n).tolist(), "dx": rng.choice(["a", "b", "c"], n).tolist()})
     spec = build_spec({"privacy": {"k": 2}, "quasi_identifiers": {"age": AGE, "sex": SEX, "zone": ZONE},
                        "sensitive": {"dx": {"distance": "equal", "t": 1.0}}})
-    engine, rel, label = _open(table, None)
+    engine, rel, label = open_source(table)
     problem = prepare(engine, rel, spec, label)
     data = fetch_gaa_input(problem, "dx")
     con = duckdb.connect()
@@ -281,7 +293,7 @@ def test_adult_nine_qis_end_to_end(adult_dir: Path, repo_dir: Path):
               "salary-class"):
         qis[c] = {"file": str(hierarchies / f"{c}.csv")}
     spec = build_spec({"privacy": {"k": 5}, "quasi_identifiers": qis})
-    engine, rel, label = _open(adult_dir / "adult.csv", None, ReadOptions(delimiter=";"))
+    engine, rel, label = open_source(adult_dir / "adult.csv", ";")
     problem = prepare(engine, rel, spec, label)
     data = fetch_gaa_input(problem)
     started = time.perf_counter()
