@@ -436,21 +436,16 @@ class _Group:
 
 def _cost_groups(mu: Metric, limit: int = 1024) -> list[_Group]:
     """Pack QIs into groups whose joint node count stays ≤ ``limit``, with joint pair-cost and LCA
-    tables: fewer gathers per merge (Adult's 9 QIs: 5). A QI too big to tabulate is its own group."""
+    tables: fewer gathers per merge (Adult's 9 QIs: 4). A QI too big to tabulate is its own group."""
     sizes = [t.nodes for t in mu.trees]
     packs: list[list[int]] = []
-    current: list[int] = []
-    for j in sorted(range(len(sizes)), key=lambda j: -sizes[j]):
-        if mu.pair_matrix(j) is None:
-            packs.append([j])
-        elif current and math.prod(sizes[i] for i in current) * sizes[j] <= limit:
-            current.append(j)
+    for j in sorted(range(len(sizes)), key=lambda j: -sizes[j]):  # first fit, largest first
+        fits = [p for p in packs if mu.pair_matrix(p[0]) is not None
+                and math.prod(sizes[i] for i in p) * sizes[j] <= limit]
+        if mu.pair_matrix(j) is not None and fits:
+            fits[0].append(j)
         else:
-            if current:
-                packs.append(current)
-            current = [j]
-    if current:
-        packs.append(current)
+            packs.append([j])
     groups = []
     for qis in packs:
         size = math.prod(sizes[j] for j in qis)
