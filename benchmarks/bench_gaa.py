@@ -78,7 +78,7 @@ def main() -> None:
                 tclo = f"{l1_closeness_value(hist, data.sensitive.sum(axis=0)):.3f}"
             print(f"| {k} | {strategy} | {r.classes} | {r.merges} | {r.seconds:.2f} | "
                   f"{mu.alteration(data.leaves, r.nodes, data.counts):.2f} | "
-                  f"{generalized_percent(mu.trees, data.leaves, r.nodes, data.counts):.1f} | "
+                  f"{generalized_percent(mu.trees, r.nodes, data.counts):.1f} | "
                   f"{root_percent(mu.trees, r.nodes, data.counts):.1f} | {ldiv} | {tclo} |", flush=True)
     engine.close()
 

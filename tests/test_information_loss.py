@@ -136,7 +136,7 @@ def test_quality_criteria_by_hand():
     leaves, nodes, counts = _aggregate(RECORDS, GENERALIZED)
     ts = trees([AGE, SEX])
     # Values raised: records 0–1 age only (2 values), records 2–5 both (8 values): 10 of 12.
-    assert generalized_percent(ts, leaves, nodes, counts) == pytest.approx(10 / 12 * 100)
+    assert generalized_percent(ts, nodes, counts) == pytest.approx(10 / 12 * 100)
     assert root_percent(ts, nodes, counts) == pytest.approx(8 / 12 * 100)
     mus = [metric(n, [AGE, SEX]) for n in ("ncp", "total")]
     assert mean_alteration(mus, leaves, nodes, counts) == pytest.approx(
@@ -170,7 +170,7 @@ def test_raw_table_alters_0_and_root_table_100(adult_combos, name):
     assert mu.alteration(leaves, top, counts) == pytest.approx(100.0)
     middle = full_domain_nodes(ts, [min(1, h.levels - 1) for h in hs], leaves)
     assert 0.0 < mu.alteration(leaves, middle, counts) < 100.0
-    assert generalized_percent(ts, leaves, raw, counts) == 0.0
+    assert generalized_percent(ts, raw, counts) == 0.0
     assert root_percent(ts, top, counts) == 100.0
 
 

@@ -331,8 +331,8 @@ def mean_alteration(metrics: Sequence[Metric], leaves: np.ndarray, nodes: np.nda
     return float(np.mean([m.alteration(leaves, nodes, counts) for m in metrics]))
 
 
-def generalized_percent(ts: Sequence[Tree], leaves: np.ndarray, nodes: np.ndarray, counts: np.ndarray) -> float:
-    """p_gen: % of (record, QI) values whose level rose above the original's."""
+def generalized_percent(ts: Sequence[Tree], nodes: np.ndarray, counts: np.ndarray) -> float:
+    """p_gen: % of (record, QI) values whose level rose above the original's (leaves are level 0)."""
     raised = np.column_stack([t.level[nodes[:, j]] > 0 for j, t in enumerate(ts)])
     return _percent_of_values(raised, counts)
 
