@@ -310,3 +310,18 @@ def test_adult_nine_qis_end_to_end(adult_dir: Path, repo_dir: Path):
     alteration = metric("nllm", data.hierarchies).alteration(data.leaves, result.nodes, data.counts)
     assert 0 < alteration < 100
     assert seconds < 120  # measured 4–10 s on the shared 2-core machine (docs/utility.md)
+
+
+@pytest.mark.parametrize("strategy", ["S1", "S3", "S7"])
+def test_untabulated_hierarchies_give_the_same_result(monkeypatch, strategy):
+    """Hierarchies too big for dense pair-cost and LCA tables take the ancestors-table path."""
+    import sqlclose.utility.information_loss as il
+
+    combos, hists, data = random_table(21)
+    weights = random_weights(21)
+    monkeypatch.setattr(il, "_DENSE_PAIR_LIMIT", 0)
+    mu = custom_metric(HS, weights)
+    assert all(t.lca_table is None for t in mu.trees) and mu.pair_matrix(0) is None
+    result = gaa(data, 3, mu, strategy)
+    expect = oracle_gaa(combos, data.counts, hists, weights, 3, strategy)
+    assert partition_of(result, combos) == oracle_partition(expect, combos)
