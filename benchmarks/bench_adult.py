@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import sqlclose
-from sqlclose.privacy import criteria_for
+from sqlclose.privacy.criteria import criteria_for
 from sqlclose.search import incognito
 
 ROOT = Path(__file__).resolve().parent.parent

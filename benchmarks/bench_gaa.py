@@ -17,9 +17,9 @@ import os
 import time
 from pathlib import Path
 
-from sqlclose.problem import prepare
+from sqlclose.model.spec import build_spec
+from sqlclose.prepare.problem import prepare
 from sqlclose.search.gaa import fetch_gaa_input, gaa
-from sqlclose.spec import build_spec
 from sqlclose.utility import (
     generalized_percent,
     l1_closeness_value,
@@ -35,8 +35,8 @@ def open_source(source, delimiter: str | None = None):
     """(engine, relation, label) for a path or an Arrow table, through whichever source-opening API
     this version of sqlclose has (``sqlclose.sources`` replaces ``api._open``)."""
     try:
-        from sqlclose.sources import ReadOptions
-        from sqlclose.sources import open_source as opener
+        from sqlclose.prepare.sources import ReadOptions
+        from sqlclose.prepare.sources import open_source as opener
     except ImportError:
         from sqlclose.api import ReadOptions, _open
         return _open(source, None, ReadOptions(delimiter=delimiter))

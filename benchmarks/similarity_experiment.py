@@ -52,10 +52,10 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 import sqlclose
-from sqlclose import audit
-from sqlclose.check import check as sqlclose_check
-from sqlclose.nodes import NodeRunner
-from sqlclose.privacy import criteria_for, judge
+from sqlclose.audit import tables as audit
+from sqlclose.audit.check import check as sqlclose_check
+from sqlclose.privacy.criteria import criteria_for, judge
+from sqlclose.search.node_histograms import NodeRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 ADULT_DIR = Path(os.environ.get("SQLCLOSE_ADULT_DIR", ROOT.parent / "shared" / "datasets" / "adult")).resolve()

@@ -4,11 +4,10 @@
     release.write_parquet("out/patients.parquet")
 """
 
-from ._version import __version__
-from .api import anonymize  # noqa: E402
-from .check import CheckReport, check  # noqa: E402
-from .emd import emd  # noqa: E402
-from .errors import (  # noqa: E402
+from sqlclose._version import __version__
+from sqlclose.api import anonymize  # noqa: E402
+from sqlclose.audit.check import CheckReport, check  # noqa: E402
+from sqlclose.errors import (  # noqa: E402
     DataError,
     HierarchyError,
     InputError,
@@ -18,9 +17,10 @@ from .errors import (  # noqa: E402
     SqlcloseError,
     VerificationError,
 )
-from .hierarchy import Hierarchy  # noqa: E402
-from .release import Release  # noqa: E402
-from .spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive, Spec, load_spec  # noqa: E402
+from sqlclose.model.hierarchy import Hierarchy  # noqa: E402
+from sqlclose.model.spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive, Spec, load_spec  # noqa: E402
+from sqlclose.privacy.emd import emd  # noqa: E402
+from sqlclose.release.release import Release  # noqa: E402
 
 __all__ = [
     "anonymize", "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive",

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
-from .engine import Engine
-from .errors import NoSolutionError, SpecError
-from .explain import describe_problem
-from .hierarchy import Hierarchy
-from .privacy import criteria_for
-from .problem import keyed_fingerprint, prepare
-from .release import Release
-from .search import ProgressCallback, incognito
-from .sources import Opened, ReadOptions, SourceLike, open_source
-from .spec import Spec, build_spec, load_spec
+from sqlclose.audit.check import check as run_check
+from sqlclose.engine import Engine
+from sqlclose.errors import InputError, NoSolutionError, SpecError
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Sensitive, Spec, as_spec
+from sqlclose.prepare.plan import describe_problem
+from sqlclose.prepare.problem import keyed_fingerprint, prepare
+from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
+from sqlclose.privacy.criteria import criteria_for
+from sqlclose.release.files import sha256
+from sqlclose.release.release import Release
+from sqlclose.search import ProgressCallback, incognito
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
@@ -31,7 +35,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     the input fingerprint in the report; without one the report records no fingerprint.
     """
     started = time.perf_counter()
-    spec = _as_spec(spec)
+    spec = as_spec(spec)
     given = engine
     opened = _open_for(source, spec, engine)
     engine = opened.engine
@@ -62,7 +66,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
     the bottom). Validates everything a run validates (columns, hierarchies, NULLs)."""
-    spec = _as_spec(spec)
+    spec = as_spec(spec)
     opened = _open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
@@ -75,7 +79,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
 def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
                       fingerprint_key: str | None = None) -> str | None:
     """The keyed fingerprint a run would record for this input (None without a key): one scan."""
-    spec = _as_spec(spec)
+    spec = as_spec(spec)
     key = _key(fingerprint_key)
     if key is None:
         return None
@@ -89,7 +93,7 @@ def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
 def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike = None) -> Hierarchy:
     """The hierarchy a run would use for a quasi-identifier: read, or built by its rule from the
     data, and validated against the data (every value a leaf)."""
-    spec = _as_spec(spec)
+    spec = as_spec(spec)
     if column not in spec.quasi_identifiers:
         raise SpecError(f"{column!r} is not a quasi-identifier of the spec (those are: "
                         f"{', '.join(repr(c) for c in spec.quasi_identifiers)})")
@@ -114,14 +118,6 @@ def _key(given: str | None) -> str | None:
     return (given if given is not None else os.environ.get(FINGERPRINT_KEY_VARIABLE)) or None
 
 
-def _as_spec(spec: Spec | str | Path | dict) -> Spec:
-    if isinstance(spec, Spec):
-        return spec
-    if isinstance(spec, (str, Path)):
-        return load_spec(spec)
-    if isinstance(spec, dict):
-        return build_spec(spec)
-    raise SpecError(f"spec must be a Spec, a TOML path or a dict, not {type(spec).__name__}")
 
 
 def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
@@ -129,3 +125,64 @@ def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
     return (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
             f"(searched the lattice of {size} nodes over {rows} rows); relax t or k, allow more suppression, "
             "or add hierarchy levels")
+
+
+AGAINST_TOLERANCE = 1e-9  # the report's values and the re-check's may differ in the last float bits
+
+
+def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None) -> dict:
+    """Re-verify a released file against its report (its manifest): the file's sha256, rows,
+    classes and smallest class, every l/p value, and each sensitive column's largest distance
+    against the file's own distribution (the report's ``t_against_release``). ``spec`` gives the
+    hierarchies a hierarchical distance needs; without it the report's models are used as stated."""
+    try:
+        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        node, privacy = doc["node"], doc["privacy"]
+    except (OSError, ValueError, KeyError) as e:
+        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    problems = []
+    if sha256(Path(path)) != doc.get("output", {}).get("sha256"):
+        problems.append("its sha256 differs from the report's output.sha256 (the file was changed or replaced)")
+    models = dict(as_spec(spec).sensitive) if spec is not None else {
+        name: _model_from_report(name, entry) for name, entry in privacy["sensitive"].items()}
+    audit_ = run_check(path, list(node), models, k=privacy["k"]).to_dict()
+    expected = {"rows": doc["output"]["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
+    found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
+    problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()
+                 if found[key] != value]
+    for name, entry in privacy["sensitive"].items():
+        measured = audit_["sensitive"][name]
+        for key in ("distinct_l", "entropy_l", "recursive", "p"):
+            if key in entry:
+                problems += _mismatch(f"{name} {key}", entry[key]["reached"], _reached(measured, key))
+        if "t" in entry and name in doc.get("t_against_release", {}):
+            got = measured["distances"][entry["distance"]]["reached"]
+            problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
+                                  doc["t_against_release"][name], got)
+    return {"file": str(path), "report": str(report_path), "rows": found["rows"], "classes": found["classes"],
+            "problems": problems}
+
+
+def _model_from_report(name: str, entry: dict) -> Sensitive:
+    if entry.get("distance") == "hierarchical":
+        raise InputError(f"column {name!r} uses the hierarchical distance: give the release's spec (--spec) for its "
+                         "hierarchy")
+    given = {"distance": entry.get("distance", "equal"), "t": entry.get("t")}
+    given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
+    if "recursive" in entry:
+        given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
+    if "p" in entry:
+        given["p"] = entry["p"]["p"]
+    return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+
+
+def _reached(measured: dict, key: str) -> Any:
+    entry = measured.get(key) or {}
+    return entry.get("reached")
+
+
+def _mismatch(what: str, claimed: Any, found: Any) -> list[str]:
+    if claimed is None or found is None:
+        return [] if claimed == found else [f"{what} is {found}, the report says {claimed}"]
+    same = abs(float(claimed) - float(found)) <= AGAINST_TOLERANCE * max(1.0, abs(float(claimed)))
+    return [] if same else [f"{what} is {found}, the report says {claimed}"]

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 
 import sqlclose
 from sqlclose import DataError, InputError, SpecError
-from sqlclose.check import check
+from sqlclose.audit.check import check
 from sqlclose.cli import main
 
 REPO = Path(__file__).resolve().parents[1]

@@ -10,7 +10,6 @@ import resource
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -174,15 +173,18 @@ def test_interrupts_exit_distinctly_and_leave_no_files(adult_dir, tmp_path, sig,
     text = text.replace("${SQLCLOSE_ADULT_DIR:-../../../shared/datasets/adult}", str(adult_dir))
     text = text.replace("../../out/adult/release.parquet", str(tmp_path / "out" / "r.parquet"))
     spec.write_text(text.replace("suppression = 0.0", "suppression = 0.05"))
-    proc = subprocess.Popen([sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec), "--no-progress"],
+    proc = subprocess.Popen([sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2.0)  # inside the search (Adult at 5 % takes seconds)
+    first = proc.stderr.readline()  # the first progress line: the search is under way, handlers installed
+    assert "search:" in first, first
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=60)
+    _, rest = proc.communicate(timeout=120)
     if proc.returncode == 0:
         pytest.skip("the run finished before the signal arrived on this machine")
-    assert proc.returncode == code, err
-    assert "Traceback" not in err and "SELECT" not in err and len(err.strip().splitlines()) == 1
+    assert proc.returncode == code, rest
+    errors = [line for line in rest.splitlines() if "search:" not in line]
+    assert "Traceback" not in rest and "SELECT" not in rest and len(errors) == 1, rest
+    assert errors[0].startswith("sqlclose: error:") and "nothing was placed" in errors[0]
     out = tmp_path / "out"
     assert not out.exists() or list(out.iterdir()) == []
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.optimize import linprog
 
-from sqlclose.emd import (
+from sqlclose.privacy.emd import (
     EMD_TOLERANCE,
     emd,
     equal_emd,

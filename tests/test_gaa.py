@@ -15,10 +15,10 @@ import pyarrow as pa
 import pytest
 
 from sqlclose.errors import NoSolutionError
-from sqlclose.hierarchy import Hierarchy
-from sqlclose.problem import prepare
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import build_spec
+from sqlclose.prepare.problem import prepare
 from sqlclose.search.gaa import STRATEGIES, GaaInput, fetch_gaa_input, gaa, release_mapping
-from sqlclose.spec import build_spec
 from sqlclose.utility import custom_metric, metric
 
 AGE = Hierarchy.from_rows([(str(a), f"{a // 2 * 2}-{a // 2 * 2 + 1}", "<4" if a < 4 else ">=4", "*")
@@ -33,8 +33,8 @@ def open_source(source, delimiter: str | None = None):
     """(engine, relation, label) for a path or an Arrow table, through whichever source-opening API
     this version of sqlclose has (``sqlclose.sources`` replaces ``api._open``)."""
     try:
-        from sqlclose.sources import ReadOptions
-        from sqlclose.sources import open_source as opener
+        from sqlclose.prepare.sources import ReadOptions
+        from sqlclose.prepare.sources import open_source as opener
     except ImportError:
         from sqlclose.api import ReadOptions, _open
         return _open(source, None, ReadOptions(delimiter=delimiter))

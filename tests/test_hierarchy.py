@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sqlclose.errors import HierarchyError, InputError
-from sqlclose.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 

@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from sqlclose.hierarchy import Hierarchy
+from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.utility import (
     METRICS,
     class_l1_closeness,

@@ -20,8 +20,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
-from sqlclose import files
 from sqlclose.errors import DataError, InputError, OutputExistsError, SpecError
+from sqlclose.release import files
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -363,7 +363,7 @@ KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     import pyarrow.csv as pacsv, pyarrow as pa
     import sqlclose
-    from sqlclose import files
+    from sqlclose.release import files
     stage = sys.argv[2]
     real = files._place
     def place(tmp, target):

@@ -36,11 +36,12 @@ from pycanon import anonymity as pycanon
 from scipy.optimize import linprog
 
 import sqlclose
-from sqlclose.check import check
-from sqlclose.classes import ClassHistograms
-from sqlclose.distances import distance, kl_divergence, variational_distance
-from sqlclose.hierarchy import Hierarchy
-from sqlclose.privacy import (
+from sqlclose.audit.check import check
+from sqlclose.model.attributes import SensitiveAttribute
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Sensitive
+from sqlclose.privacy.criteria import (
     Criterion,
     DistinctLDiversity,
     EntropyLDiversity,
@@ -48,11 +49,10 @@ from sqlclose.privacy import (
     PSensitivity,
     RecursiveCLDiversity,
     TCloseness,
+    max_distance,
     suppression_lower_bound,
 )
-from sqlclose.problem import SensitiveColumn
-from sqlclose.queries import CodedColumn
-from sqlclose.spec import Sensitive
+from sqlclose.privacy.distances import distance, kl_divergence, variational_distance
 
 REPO = Path(__file__).resolve().parents[1]
 ADULT_TOML = REPO / "datasets" / "adult" / "adult.toml"
@@ -73,11 +73,9 @@ def histograms(counts) -> ClassHistograms:
                            [counts], None)
 
 
-def sensitive_column(domain: list[str], q, hierarchy: Hierarchy | None = None, **spec) -> SensitiveColumn:
+def sensitive_column(domain: list[str], q, hierarchy: Hierarchy | None = None, **spec) -> SensitiveAttribute:
     s = Sensitive(hierarchy=hierarchy, **spec) if hierarchy is not None else Sensitive(**spec)
-    column = SensitiveColumn("s", s, CodedColumn("s", "s", "s", ""), list(domain), hierarchy)
-    column.q = np.asarray(q, dtype=np.float64)
-    return column
+    return SensitiveAttribute("s", s, list(domain), hierarchy, np.asarray(q, dtype=np.float64))
 
 
 def table(groups: dict[str, list]) -> pa.Table:
@@ -582,23 +580,14 @@ def test_monotone_under_generalization(name):
     assert fails > 0  # the thresholds are not vacuous
 
 
-MONOTONE_WITH_SUPPRESSION = ["k", "distinct", "p"]  # the declarations test_monotone_with_suppression_flags pins
-
-
-@pytest.mark.parametrize("name", MONOTONE_WITH_SUPPRESSION)
-def test_monotone_with_suppression_declaration(name):
-    """monotone_with_suppression = True: the records in failing classes never grow when classes merge."""
+@pytest.mark.parametrize("name", ["k", "distinct", "p"])
+def test_failing_records_never_grow_when_classes_merge(name):
+    """For k, distinct l and p, the records in failing classes never grow when classes merge (so
+    their suppression is monotone; docs/privacy-models.md)."""
     for criterion, fine, merged, _ in _trials(name):
-        assert criterion.monotone_with_suppression is True
         before = fine.sizes[~criterion.passes(fine)].sum()
         after = merged.sizes[~criterion.passes(merged)].sum()
         assert after <= before, (fine.counts[0], merged.counts[0])
-
-
-def test_monotone_with_suppression_flags():
-    # True exactly for k, distinct l and p; the others are refuted by test_not_monotone_with_suppression.
-    flags = {name: _criterion(name, np.ones(len(DOMAIN))).monotone_with_suppression for name in CRITERION_IDS}
-    assert flags == {i: i in MONOTONE_WITH_SUPPRESSION for i in CRITERION_IDS}
 
 
 @pytest.mark.parametrize(("make", "fine", "merged"), [
@@ -611,12 +600,11 @@ def test_monotone_with_suppression_flags():
      [[5, 1]]),
 ], ids=["entropy", "recursive", "t"])
 def test_not_monotone_with_suppression(make, fine, merged):
-    """The models declared *not* monotone with suppression really are not: a passing class merged into
-    a failing one fails too and takes its records with it."""
+    """Entropy and recursive l-diversity and t-closeness are not monotone with suppression: a passing
+    class merged into a failing one fails too and takes its records with it."""
     q = np.array([1.0, 1.0])
     fine_h, merged_h = histograms(fine), histograms(merged)
     fine_c, merged_c = make(q), make(q)
-    assert fine_c.monotone_with_suppression is False
     before = fine_h.sizes[~fine_c.passes(fine_h)].sum()
     after = merged_h.sizes[~merged_c.passes(merged_h)].sum()
     assert after > before
@@ -685,7 +673,7 @@ def test_max_distance_is_the_farthest_distribution(name):
     """The t-closeness bound divides by D_max, the farthest any class can be from the table: every
     distance is convex, so D_max is reached at a one-value distribution. Checked against the direct
     distances of the point masses and of random distributions over the table's values."""
-    from sqlclose.distances import point_mass_distances
+    from sqlclose.privacy.distances import point_mass_distances
 
     rng = np.random.default_rng([RNG_SEED, 7, len(name)])
     hierarchy = DISEASES if name == "hierarchical" else None
@@ -697,8 +685,8 @@ def test_max_distance_is_the_farthest_distribution(name):
         direct = distance(eye, q, name, hierarchy)
         np.testing.assert_allclose(point_mass_distances(q, name, hierarchy)[present], direct, atol=1e-12)
         column = sensitive_column(DOMAIN, q, hierarchy, distance=name, t=0.1)
-        assert column.max_distance == pytest.approx(direct.max(), abs=1e-12)
+        assert max_distance(column) == pytest.approx(direct.max(), abs=1e-12)
         # random classes over the table's values never exceed it
         classes = rng.integers(0, 5, size=(50, len(DOMAIN))) * present
         classes = classes[classes.sum(axis=1) > 0]
-        assert (distance(classes, q, name, hierarchy) <= column.max_distance + 1e-12).all()
+        assert (distance(classes, q, name, hierarchy) <= max_distance(column) + 1e-12).all()

@@ -102,8 +102,8 @@ def test_user_columns_named_like_internal_ones(tmp_path, name):
 
 def test_fingerprint_covers_every_column():
     from sqlclose.engine import DuckDBEngine
-    from sqlclose.queries import Params, fingerprint
-    from sqlclose.sources import open_source
+    from sqlclose.prepare.sources import open_source
+    from sqlclose.sql.queries import Params, fingerprint
 
     prints = []
     for other in ([1, 2], [1, 3]):
@@ -139,7 +139,7 @@ def test_a_file_that_is_not_parquet_is_bad_input(tmp_path):
 def test_suppression_limit_is_exact_for_large_tables():
     from fractions import Fraction
 
-    from sqlclose.problem import Problem
+    from sqlclose.prepare.problem import Problem
 
     problem = Problem.__new__(Problem)
     problem.suppression, problem.rows = 0.69, 88_420_600
@@ -152,8 +152,8 @@ def test_one_query_per_node_fallback_agrees_with_the_batched_search(suppression,
     # they must find the same satisfying set, minimal nodes and optimum.
     import importlib
 
-    from sqlclose.nodes import NodeRunner
-    from sqlclose.privacy import criteria_for
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search.node_histograms import NodeRunner
 
     search = importlib.import_module("sqlclose.search.incognito")
     data = sqlclose.load_spec("datasets/adult/adult.toml").model_dump()

@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 
 import sqlclose
-from sqlclose.report import SCHEMA_VERSION, Report, json_schema
+from sqlclose.release.report import SCHEMA_VERSION, Report, json_schema
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "datasets" / "table3" / "table3.toml"
@@ -17,7 +17,7 @@ SPEC = REPO / "datasets" / "table3" / "table3.toml"
 
 def test_the_published_schema_is_the_models():
     assert (REPO / "docs" / "report-schema.json").read_text() == json_schema(), \
-        "regenerate it: python -m sqlclose.report > docs/report-schema.json"
+        "regenerate it: python -m sqlclose.release.report > docs/report-schema.json"
 
 
 def test_a_written_report_validates_against_the_model(tmp_path):

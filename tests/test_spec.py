@@ -10,8 +10,8 @@ import pytest
 
 import sqlclose
 from sqlclose.errors import InputError, SpecError
-from sqlclose.hierarchy import Hierarchy
-from sqlclose.spec import Spec, build_spec, expand_env, load_spec
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Spec, build_spec, expand_env, load_spec
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import click
 
-from .._version import __version__
-from .anonymize import anonymize, explain
-from .audit import check
-from .common import CONTEXT, install_signal_handlers
-from .demo import demo
-from .hierarchy import hierarchy
-from .report import report
+from sqlclose._version import __version__
+from sqlclose.cli.anonymize import anonymize, explain
+from sqlclose.cli.audit import check
+from sqlclose.cli.common import CONTEXT, install_signal_handlers
+from sqlclose.cli.demo import demo
+from sqlclose.cli.hierarchy import hierarchy
+from sqlclose.cli.report import report
 
 
 @click.group(name="sqlclose", context_settings=CONTEXT, invoke_without_command=True)

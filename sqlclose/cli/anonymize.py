@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from ..errors import SpecError
-from .common import CONTEXT, guarded, json_option, parse_node, quiet_option, verbose_option
-from .progress import search_progress
+from sqlclose.cli.common import CONTEXT, guarded, json_option, parse_node, quiet_option, verbose_option
+from sqlclose.cli.progress import search_progress
+from sqlclose.errors import SpecError
 
 EXAMPLE = """\b
 Examples:
@@ -44,9 +44,9 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
               html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
     file, and place it with its JSON report."""
-    from .. import api
-    from ..files import refuse_unsafe_targets
-    from ..spec import default_report_path, load_spec
+    from sqlclose import api
+    from sqlclose.model.spec import default_report_path, load_spec
+    from sqlclose.release.files import refuse_unsafe_targets
 
     spec = load_spec(spec_path)
     chosen = parse_node(node)
@@ -69,7 +69,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
             chosen_release = release.at(chosen) if chosen else release
             doc = chosen_release.write_parquet(out, rep, overwrite=replace)
     if html_path is not None:
-        from ..html_report import write_html
+        from sqlclose.audit.html import write_html
 
         write_html(rep, html_path, spec)
     if as_json:
@@ -88,7 +88,7 @@ def _up_to_date(api, source, spec, out: Path, report: Path) -> bool:
         return False
     if doc.get("spec_sha256") != spec.sha256() or not doc.get("input", {}).get("fingerprint"):
         return False
-    from ..files import sha256
+    from sqlclose.release.files import sha256
 
     if doc.get("output", {}).get("sha256") != sha256(out):
         return False
@@ -109,8 +109,8 @@ def explain(spec_path: Path, source: Path | None, node: str | None, as_json: boo
     """Show what a run would do: source and rows, each quasi-identifier's hierarchy with example
     generalizations per level, the lattice, the requirements, and the SQL of the histogram scan
     and of the release. Reads the data once (validating it); writes nothing."""
-    from .. import api
-    from ..spec import load_spec
+    from sqlclose import api
+    from sqlclose.model.spec import load_spec
 
     _print_plan(api.plan(source, load_spec(spec_path), parse_node(node)), as_json, quiet=False, sql=True)
 

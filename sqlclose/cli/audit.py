@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import SpecError, VerificationError
-from .common import CONTEXT, guarded, json_option, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded, json_option, verbose_option
+from sqlclose.errors import SpecError, VerificationError
 
 EXAMPLE = """\b
 Examples:
@@ -60,7 +60,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
     --against, 4 when the file does not match its report."""
-    from ..check import check as run_check
+    from sqlclose.audit.check import check as run_check
 
     qi = _split(qis)
     names = _split(sensitives)
@@ -85,7 +85,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
 def _against(path: Path, report_path: Path, spec_path: Path | None, as_json: bool) -> None:
     """A released file against its manifest: same bytes, same classes, same values reached (the
     distances against the file's own distribution, as an auditor holding only the file sees them)."""
-    from ..check import verify_against_report
+    from sqlclose.api import verify_against_report
 
     outcome = verify_against_report(path, report_path, spec_path)
     if as_json:

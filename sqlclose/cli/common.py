@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..errors import EngineError, EnvironmentFailure, Interrupted, SqlcloseError
+from sqlclose.errors import EngineError, EnvironmentFailure, Interrupted, SqlcloseError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INTERNAL_ERROR = 1

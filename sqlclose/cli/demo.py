@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .common import CONTEXT, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded, verbose_option
 
 DEMO_FILES = ("table3.csv", "age.csv", "disease.csv", "table3.toml")
 
@@ -31,8 +31,8 @@ def _shipped() -> Path:
 def demo(folder: Path | None, verbose: bool) -> None:
     """Anonymize Table 3 of Li et al. (9 patients; ZIP, age; salary and disease sensitive):
     copies the data, hierarchies and spec into a folder, releases it, and says what it wrote."""
-    from .. import api
-    from ..spec import load_spec
+    from sqlclose import api
+    from sqlclose.model.spec import load_spec
 
     folder = folder or Path(tempfile.mkdtemp(prefix="sqlclose-demo-"))
     folder.mkdir(parents=True, exist_ok=True)

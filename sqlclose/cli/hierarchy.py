@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from ..errors import SpecError
-from .common import CONTEXT, guarded, json_option, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded, json_option, verbose_option
+from sqlclose.errors import SpecError
 
 TARGET_HELP = "TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (any rule: bands, mask, tree)."
 
@@ -58,8 +58,8 @@ def show(target: str, data: Path | None, limit: int, as_json: bool, verbose: boo
 def validate(target: str, data: Path | None, column: str | None, delimiter: str, verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
     of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value)."""
-    from .. import api
-    from ..hierarchy import Hierarchy
+    from sqlclose import api
+    from sqlclose.model.hierarchy import Hierarchy
 
     spec_path, _, spec_column = target.rpartition(":") if _is_spec_target(target) else ("", "", "")
     if spec_path:
@@ -86,8 +86,8 @@ def _is_spec_target(target: str) -> bool:
 
 
 def _load(target: str, data: Path | None):
-    from .. import api
-    from ..hierarchy import Hierarchy
+    from sqlclose import api
+    from sqlclose.model.hierarchy import Hierarchy
 
     if _is_spec_target(target):
         spec_path, _, column = target.rpartition(":")

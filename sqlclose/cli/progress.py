@@ -13,7 +13,7 @@ from contextlib import contextmanager
 
 import click
 
-from ..search import ProgressCallback, SearchProgress
+from sqlclose.search import ProgressCallback, SearchProgress
 
 
 @contextmanager

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import CONTEXT, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded, verbose_option
 
 
 @click.command(context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
@@ -26,7 +26,7 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     """Write one self-contained HTML page (charts embedded, no network) for a released file and its
     report: the lattice, the levels and labels, class sizes against k, class distances against t,
     the distributions, suppression, the attack audit and utility."""
-    from ..html_report import write_html
+    from sqlclose.audit.html import write_html
 
     out = write_html(report_path, html_path, spec_path, release_path)
     click.echo(f"wrote {out}")

@@ -1,6 +1,6 @@
 """SQL engines. DuckDB is the default; others implement ``Engine``."""
 
-from .base import Engine
-from .duckdb import DuckDBEngine
+from sqlclose.engine.base import Engine
+from sqlclose.engine.duckdb import DuckDBEngine
 
 __all__ = ["Engine", "DuckDBEngine"]

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from ..errors import EngineError
+from sqlclose.errors import EngineError
 
 _names = itertools.count()
 

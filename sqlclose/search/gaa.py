@@ -36,11 +36,11 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from .. import queries as q
-from ..errors import NoSolutionError
-from ..hierarchy import Hierarchy
-from ..problem import Problem
-from ..utility.information_loss import Metric, class_l1_closeness, class_l_diversity, metric
+from sqlclose.errors import NoSolutionError
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.prepare.problem import Problem
+from sqlclose.sql import queries as q
+from sqlclose.utility.information_loss import Metric, class_l1_closeness, class_l_diversity, metric
 
 STRATEGIES = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "ldiv", "tclo")
 _SENSITIVE_STRATEGIES = frozenset(STRATEGIES) - {"S1"}

@@ -22,10 +22,10 @@ from itertools import combinations
 
 import numpy as np
 
-from ..lattice import Node, height, lift, minimal, nodes, nodes_by_height_groups
-from ..nodes import Subset, runner_for
-from ..privacy import Criterion, judge_batch, suppression_lower_bound
-from ..problem import Problem
+from sqlclose.model.lattice import Node, height, lift, minimal, nodes, nodes_by_height_groups
+from sqlclose.prepare.problem import Problem
+from sqlclose.privacy.criteria import Criterion, judge_batch, suppression_lower_bound
+from sqlclose.search.node_histograms import Subset, runner_for
 
 
 @dataclass(frozen=True)

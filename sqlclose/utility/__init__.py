@@ -1,6 +1,6 @@
 """Utility: how much information a release loses (Mauger et al. 2023's unified metric model)."""
 
-from .information_loss import (
+from sqlclose.utility.information_loss import (
     METRICS,
     Metric,
     Tree,

@@ -35,7 +35,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..hierarchy import Hierarchy
+from sqlclose.model.hierarchy import Hierarchy
 
 METRICS = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
 _DENSE_PAIR_LIMIT = 2048  # nodes per hierarchy up to which the pair-cost matrix is precomputed

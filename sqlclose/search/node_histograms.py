@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from . import queries as q
-from .classes import ClassHistograms, class_histograms, tally
-from .lattice import Node, predecessors
-from .packing import Packing
-from .problem import Problem
+from sqlclose.model.classes import ClassHistograms, class_histograms, tally
+from sqlclose.model.lattice import Node, predecessors
+from sqlclose.prepare.problem import Problem
+from sqlclose.search.packing import Packing
+from sqlclose.sql import queries as q
 
 Subset = tuple[int, ...]
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)

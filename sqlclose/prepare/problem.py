@@ -9,10 +9,9 @@ Python sees distinct values and counts.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
-import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -20,12 +19,12 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import queries as q
-from .distances import distance, point_mass_distances
-from .engine import Engine
-from .errors import DataError, HierarchyError
-from .hierarchy import Hierarchy, bands_hierarchy, mask_hierarchy
-from .spec import HierarchySpec, QuasiIdentifier, Sensitive, Spec
+from sqlclose.engine import Engine
+from sqlclose.errors import DataError
+from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
+from sqlclose.model.hierarchy import Hierarchy, bands_hierarchy, mask_hierarchy
+from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
+from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
 
@@ -41,28 +40,11 @@ class QuasiIdentifierColumn:
         return self.hierarchy.levels
 
 
-@dataclass
-class SensitiveColumn:
-    name: str
-    spec: Sensitive
-    coded: q.CodedColumn
-    domain: list[str]  # values in code order
-    hierarchy: Hierarchy | None = None
-    q: np.ndarray = field(default_factory=lambda: np.zeros(0))  # counts over the domain, whole table
+@dataclass(frozen=True, eq=False)
+class SensitiveColumn(SensitiveAttribute):
+    """A sensitive attribute with its SQL plumbing: where its codes live."""
 
-    @property
-    def distance(self) -> str:
-        return self.spec.distance
-
-    @functools.cached_property
-    def max_distance(self) -> float:
-        """The farthest any distribution of the table's values is from the table's: every
-        distance here is convex, so it is the farthest one-value distribution."""
-        return float(np.max(point_mass_distances(self.q, self.distance, self.hierarchy)[self.q > 0]))
-
-    def distances(self, counts: np.ndarray) -> np.ndarray:
-        """Distance of every class (rows of ``counts``) from the whole table's distribution."""
-        return distance(counts, self.q, self.distance, self.hierarchy)
+    coded: q.CodedColumn | None = None
 
 
 @dataclass
@@ -147,16 +129,13 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _check_leaves(engine, raw, qi.coded, qi.hierarchy)
     # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain.
     kept = _kept_rows(raw, [c.raw for c in coded if policies[c.raw] == "drop" and nulls[c.raw]])
-    sas = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
+    unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
 
     base = engine.create_temp_table(engine.temp_name("base_histogram"), q.base_histogram(raw, coded))
     size_query = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), exp.Sum(this=exp.column("n")).as_("rows"))
     size = engine.fetch(size_query.from_(base.copy())).to_pylist()[0]
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
-    for sa in sas:
-        dist = engine.fetch(q.node_histogram(base.copy(), [], [sa.coded.code]))
-        sa.q = np.bincount(dist.column(sa.coded.code).to_numpy(),
-                           weights=dist.column("n").to_numpy().astype(np.float64), minlength=len(sa.domain))
+    sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
     drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
     effective = source
     if drop:
@@ -164,6 +143,13 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                                                  else source.copy()).where(q.not_null(drop)).subquery()
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
+
+
+def _reference_counts(engine: Engine, base: exp.Table, sa: SensitiveColumn) -> np.ndarray:
+    """The whole (kept) table's counts over a sensitive column's domain: t-closeness's Q."""
+    dist = engine.fetch(q.node_histogram(base.copy(), [], [sa.coded.code]))
+    return np.bincount(dist.column(sa.coded.code).to_numpy(), weights=dist.column("n").to_numpy().astype(np.float64),
+                       minlength=len(sa.domain))
 
 
 def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
@@ -211,19 +197,8 @@ def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source
                         "place in an ordered distance; clean them, or set nulls for them and nulls = \"drop\"")
 
 
-def is_number_or_time(dtype: pa.DataType) -> bool:
-    t = pa.types
-    return t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
 
 
-def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> None:
-    """The ordered distance sorts values: only numbers, dates, times (and booleans) sort meaningfully."""
-    if not (is_number_or_time(dtype) or pa.types.is_boolean(dtype)):
-        raise DataError(
-            f"column {name!r} in {source_label} is {dtype}, but distance = \"ordered\" needs numbers, dates or "
-            "times (text would sort '10' before '9'); cast the column, or use distance = \"equal\" or "
-            "\"hierarchical\""
-        )
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:
@@ -272,7 +247,7 @@ def _distinct(engine: Engine, raw: exp.Expression, c: q.CodedColumn) -> pa.Table
 
 def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
     if s.kind in ("file", "tree", "hierarchy"):
-        return _static_hierarchy(s, c.name)
+        return static_hierarchy(s, c.name)
     values = _distinct(engine, raw, c)
     texts = values.column("text").to_pylist()
     special = [c.null_value] if c.null_value is not None else []
@@ -295,15 +270,6 @@ def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIden
     return h
 
 
-def _static_hierarchy(s: HierarchySpec, column: str) -> Hierarchy:
-    try:
-        if s.kind == "file":
-            return Hierarchy.from_csv(s.file, s.delimiter)
-        if s.kind == "tree":
-            return Hierarchy.from_tree(s.tree, f"tree for column {column!r}")
-        return s.hierarchy
-    except HierarchyError as e:
-        raise HierarchyError(f"hierarchy of column {column!r}: {e}") from None
 
 
 def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
@@ -340,22 +306,14 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     )
 
 
-def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
-                     distinct_values: Callable[[], list[str]]) -> list[str]:
-    """A sensitive column's values in code order: its hierarchy's leaves (a hierarchical distance
-    needs every leaf), except for the ordered distance, which uses the table's distinct values
-    sorted as the column's type sorts them."""
-    if hierarchy is not None and distance_name != "ordered":
-        return hierarchy.leaves
-    return distinct_values()
 
 
 def _sensitive_column(engine: Engine, raw: exp.Expression, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
-    hierarchy = _static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
+    hierarchy = static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
     # The raw column is typed for ordered distances, so numbers sort as numbers.
     domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, raw, c).column("text").to_pylist())
     engine.register(c.lookup, pa.table({"value": domain, "code": list(range(len(domain)))}))
     _check_leaves(engine, raw, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(domain, hierarchy, c.name)
-    return SensitiveColumn(c.name, s, c, domain, hierarchy)
+    return SensitiveColumn(c.name, s, domain, hierarchy, coded=c)

@@ -17,23 +17,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
-from .classes import ClassHistograms
-from .distances import is_emd
-from .emd import EMD_TOLERANCE
-from .metrics import discernibility
-from .problem import SensitiveColumn
+from sqlclose.model.attributes import SensitiveAttribute
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.privacy.distances import distance, is_emd, point_mass_distances
+from sqlclose.privacy.emd import EMD_TOLERANCE
+from sqlclose.utility.metrics import discernibility
 
 TOLERANCE = EMD_TOLERANCE  # float comparisons with a threshold: pass within 1e-12
 
 
 class Criterion:
-    name: str = ""
-    monotone: bool = True  # generalizing a passing node keeps it passing (no suppression)
-    monotone_with_suppression: bool = False  # … also when failing classes are suppressed
-    worse_is_higher: bool = False  # for the measure: is a larger value worse?
+    # Facts about the model, not settings: class constants a caller cannot override per instance.
+    name: ClassVar[str] = ""
+    monotone: ClassVar[bool] = True  # generalizing a passing node keeps it passing (no suppression)
+    worse_is_higher: ClassVar[bool] = False  # for the measure: is a larger value worse?
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
         """One value per class (what the criterion thresholds)."""
@@ -68,15 +69,14 @@ class Criterion:
 
 
 class _Cached(Criterion):
-    """Shares one measure computation between passes(), reached() and the bound on a node."""
-
-    _cache: dict
+    """Shares one measure computation between passes(), reached() and the bound on a node: the
+    value is kept with the histograms themselves (and goes with them), not in the criterion."""
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
-        # Keyed by the object itself, not id(): Python reuses ids once a histogram is freed.
-        if self._cache.get("hist") is not hist:
-            self._cache.update(hist=hist, value=self._compute(hist))
-        return self._cache["value"]
+        return hist.memo((self.name, getattr(self, "index", None), self.parameters_key()), lambda: self._compute(hist))
+
+    def parameters_key(self) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in self.parameters().items()))
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
         raise NotImplementedError
@@ -88,10 +88,8 @@ class _Cached(Criterion):
 @dataclass
 class KAnonymity(Criterion):
     k: int
-    name: str = "k-anonymity"
-    monotone: bool = True
-    # Merging classes only shrinks the set of classes below k: still monotone with suppression.
-    monotone_with_suppression: bool = True
+    name: ClassVar[str] = "k-anonymity"
+    monotone: ClassVar[bool] = True
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
         return hist.sizes
@@ -108,49 +106,64 @@ class KAnonymity(Criterion):
 
 
 @dataclass
-class DistinctLDiversity(_Cached):
-    """At least l distinct sensitive values in every class."""
+class _DistinctValues(_Cached):
+    """At least ``minimum`` distinct sensitive values in every class."""
 
     index: int
-    column: SensitiveColumn
-    l: int  # noqa: E741 - the papers' name
-    name: str = "distinct l-diversity"
-    monotone: bool = True
-    # A union has at least the distinct values of each part: merging never makes a class fail.
-    monotone_with_suppression: bool = True
-    _cache: dict = field(default_factory=dict, repr=False)
+    column: SensitiveAttribute
 
     @property
-    def key(self) -> str:
-        return "distinct_l"
+    def minimum(self) -> int:
+        raise NotImplementedError
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
         return (self._counts(hist) > 0).sum(axis=1)
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
-        return self.measure(hist) >= self.l
-
-    def parameters(self) -> dict:
-        return {"l": self.l}
+        return self.measure(hist) >= self.minimum
 
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
-        # Parts of a class with fewer than l values have fewer than l values: all its records go.
+        # Parts of a class with too few values have too few values: all its records go.
         return (~self.passes(hist)).astype(np.float64)
 
 
 @dataclass
-class PSensitivity(DistinctLDiversity):
+class DistinctLDiversity(_DistinctValues):
+    """At least l distinct sensitive values in every class."""
+
+    l: int  # noqa: E741 - the papers' name
+    name: ClassVar[str] = "distinct l-diversity"
+
+    @property
+    def minimum(self) -> int:
+        return self.l
+
+    @property
+    def key(self) -> str:
+        return "distinct_l"
+
+    def parameters(self) -> dict:
+        return {"l": self.l}
+
+
+@dataclass
+class PSensitivity(_DistinctValues):
     """p-sensitive k-anonymity's sensitive part: at least p distinct values per class
     (Truta & Vinay; the same test as distinct l-diversity, reported under its own name)."""
 
-    name: str = "p-sensitivity"
+    p: int
+    name: ClassVar[str] = "p-sensitivity"
+
+    @property
+    def minimum(self) -> int:
+        return self.p
 
     @property
     def key(self) -> str:
         return "p"
 
     def parameters(self) -> dict:
-        return {"p": self.l}
+        return {"p": self.p}
 
 
 @dataclass
@@ -158,12 +171,10 @@ class EntropyLDiversity(_Cached):
     """Entropy(class) = −Σ p log p ≥ log l. The measure is exp(entropy): the l a class reaches."""
 
     index: int
-    column: SensitiveColumn
+    column: SensitiveAttribute
     l: float  # noqa: E741
-    name: str = "entropy l-diversity"
-    monotone: bool = True  # entropy is concave: a union's is at least the parts' least
-    monotone_with_suppression: bool = False
-    _cache: dict = field(default_factory=dict, repr=False)
+    name: ClassVar[str] = "entropy l-diversity"
+    monotone: ClassVar[bool] = True  # entropy is concave: a union's is at least the parts' least
 
     @property
     def key(self) -> str:
@@ -194,14 +205,12 @@ class RecursiveCLDiversity(_Cached):
     r1 / (r_l + … + r_m): a class passes when it is below c (infinite when the tail is empty)."""
 
     index: int
-    column: SensitiveColumn
+    column: SensitiveAttribute
     c: float
     l: int  # noqa: E741
-    name: str = "recursive (c,l)-diversity"
-    monotone: bool = True  # Machanavajjhala et al.
-    monotone_with_suppression: bool = False
-    worse_is_higher: bool = True
-    _cache: dict = field(default_factory=dict, repr=False)
+    name: ClassVar[str] = "recursive (c,l)-diversity"
+    monotone: ClassVar[bool] = True  # Machanavajjhala et al.
+    worse_is_higher: ClassVar[bool] = True
 
     @property
     def key(self) -> str:
@@ -226,13 +235,14 @@ class TCloseness(_Cached):
     """The class's sensitive distribution is within distance t of the whole table's."""
 
     index: int
-    column: SensitiveColumn
-    name: str = "t-closeness"
-    monotone: bool = True  # Li et al., Fact 2 (every distance here is convex)
-    # A passing class merged into a failing one can fail and take more rows with it.
-    monotone_with_suppression: bool = False
-    worse_is_higher: bool = True
-    _cache: dict = field(default_factory=dict, repr=False)
+    column: SensitiveAttribute
+    name: ClassVar[str] = "t-closeness"
+    monotone: ClassVar[bool] = True  # Li et al., Fact 2 (every distance here is convex)
+    worse_is_higher: ClassVar[bool] = True
+    _max_distance: float = field(init=False, repr=False)  # derived once from the fixed reference
+
+    def __post_init__(self) -> None:
+        self._max_distance = max_distance(self.column)
 
     @property
     def t(self) -> float:
@@ -243,7 +253,7 @@ class TCloseness(_Cached):
         return "t"
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        return self.column.distances(self._counts(hist))
+        return distance(self._counts(hist), self.column.q, self.column.distance, self.column.hierarchy)
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.measure(hist) <= self.t + TOLERANCE
@@ -257,10 +267,17 @@ class TCloseness(_Cached):
         parts (each at most D_max, the farthest any distribution is from the table's) and the
         passing rest (at most t) satisfy f·D_max + (1 − f)·t ≥ e: f ≥ (e − t) / (D_max − t),
         convex and increasing in e, hence never growing when classes merge."""
-        span = self.column.max_distance - self.t
+        span = self._max_distance - self.t
         if span <= TOLERANCE:
             return np.zeros(hist.classes)
         return np.clip((self.measure(hist) - self.t - TOLERANCE) / span, 0.0, 1.0)
+
+
+def max_distance(column: SensitiveAttribute) -> float:
+    """The farthest any distribution of the table's values is from the table's: every distance here
+    is convex, so it is the farthest one-value distribution."""
+    q = column.q
+    return float(np.max(point_mass_distances(q, column.distance, column.hierarchy)[q > 0]))
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -337,7 +354,7 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes)
 
 
-def criteria_for(k: int, sensitive: Sequence[SensitiveColumn]) -> list[Criterion]:
+def criteria_for(k: int, sensitive: Sequence[SensitiveAttribute]) -> list[Criterion]:
     """The criteria a spec asks for: k-anonymity, then each sensitive column's models."""
     found: list[Criterion] = [KAnonymity(k)] if k > 1 else []
     for j, sa in enumerate(sensitive):
@@ -345,7 +362,7 @@ def criteria_for(k: int, sensitive: Sequence[SensitiveColumn]) -> list[Criterion
     return found
 
 
-def sensitive_criteria(index: int, sa: SensitiveColumn) -> list[Criterion]:
+def sensitive_criteria(index: int, sa: SensitiveAttribute) -> list[Criterion]:
     """The models one sensitive column asks for (``index``: its position in class histograms)."""
     s = sa.spec
     found: list[Criterion] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import HierarchyError
+from sqlclose.errors import HierarchyError
 
 TOP_LABEL = "*"
 _MAX_CODE = 2**62  # codes and products of codes must stay exact in BIGINT

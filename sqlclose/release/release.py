@@ -20,21 +20,21 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import files
-from . import queries as q
-from ._version import __version__
-from .classes import ClassHistograms
-from .distances import distance
-from .errors import EngineError, EnvironmentFailure, InputError
-from .lattice import Node
-from .metrics import average_class_size
-from .nodes import NodeRunner
-from .privacy import Criterion, judge, reached_values
-from .problem import Problem
-from .report import Generalization, InputSummary, Lattice, Output, Report
-from .search import SearchResult
-from .spec import default_report_path
-from .verify import compare, recheck
+from sqlclose._version import __version__
+from sqlclose.errors import EngineError, EnvironmentFailure, InputError
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.lattice import Node
+from sqlclose.model.spec import default_report_path
+from sqlclose.prepare.problem import Problem
+from sqlclose.privacy.criteria import Criterion, judge, reached_values
+from sqlclose.privacy.distances import distance
+from sqlclose.release import files
+from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report
+from sqlclose.release.verify import compare, recheck
+from sqlclose.search import SearchResult
+from sqlclose.search.node_histograms import NodeRunner
+from sqlclose.sql import queries as q
+from sqlclose.utility.metrics import average_class_size
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
@@ -233,7 +233,7 @@ class Release:
         return doc
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
-        """The report (typed: ``sqlclose.report.Report``; JSON schema in docs/report-schema.json)."""
+        """The report (typed: ``sqlclose.release.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
         p = self.problem
         generalization = self.generalization

@@ -11,7 +11,6 @@ homogeneity, skewness and similarity attacks of Li et al. section 3. All countin
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,22 +19,15 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from . import audit
-from . import queries as q
-from .distances import ALL_DISTANCES, distance, is_emd
-from .engine import Engine
-from .errors import DataError, InputError, SpecError
-from .hierarchy import Hierarchy
-from .privacy import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
-from .problem import (
-    SensitiveColumn,
-    _static_hierarchy,
-    is_number_or_time,
-    require_ordered_type,
-    sensitive_domain,
-)
-from .sources import ReadOptions, open_source
-from .spec import Sensitive, Spec
+from sqlclose.audit import tables
+from sqlclose.engine import Engine
+from sqlclose.errors import DataError, InputError, SpecError
+from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
+from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
+from sqlclose.prepare.sources import ReadOptions, open_source
+from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
+from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
+from sqlclose.sql import queries as q
 
 DEFAULT_SKEW_RATIO = 3.0
 
@@ -75,10 +67,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     to reproduce a release report when records were suppressed). ``table`` names the table in a
     DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
     """
-    from .api import _as_spec
-
     if spec is not None:
-        spec = _as_spec(spec)
+        spec = as_spec(spec)
         quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
         sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
         k = k if k is not None else spec.k
@@ -146,9 +136,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     sources = [relation] if reference is None else [relation, reference]
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
     numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
-    for sa in sas:
-        sa.q = audit.distribution(engine, ref_relation, sa)
-    classes = audit.table_classes(engine, relation, qi, sas)
+    sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
+    classes = tables.table_classes(engine, relation, qi, sas)
     if classes.rows == 0:
         raise DataError(f"{label} has no rows: there is nothing to check")
     failures: list[str] = []
@@ -170,11 +159,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
 
 
 def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,
-                      spec: Sensitive | None) -> SensitiveColumn:
-    spec = spec or Sensitive.model_construct(distance="equal", t=None, hierarchy=None, distinct_l=None,
-                                             entropy_l=None, recursive=None, p=None, nulls="error",
-                                             null_value="NULL")
-    hierarchy: Hierarchy | None = _static_hierarchy(spec.hierarchy, name) if spec.hierarchy is not None else None
+                      spec: Sensitive | None) -> SensitiveAttribute:
+    hierarchy = static_hierarchy(spec.hierarchy, name) if spec is not None and spec.hierarchy is not None else None
 
     def distinct_values() -> list[str]:  # sorted as the column's type sorts
         value = q.col(name)
@@ -184,9 +170,8 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
                  .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
         return engine.fetch(query).column("text").to_pylist()
 
-    domain = sensitive_domain(hierarchy, spec.distance, distinct_values)
-    coded = q.CodedColumn(name, name, name, "", null_value=spec.null_value if spec.nulls == "value" else None)
-    return SensitiveColumn(name, spec, coded, domain, hierarchy)
+    domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values)
+    return SensitiveAttribute(name, spec, domain, hierarchy)
 
 
 def _reference(engine: Engine, reference: Any, needed: list[str], options: ReadOptions) -> exp.Expression:
@@ -198,7 +183,7 @@ def _reference(engine: Engine, reference: Any, needed: list[str], options: ReadO
     return relation
 
 
-def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, spec: Sensitive | None, skew: float,
+def _sensitive_entry(classes: tables.TableClasses, j: int, sa: SensitiveAttribute, spec: Sensitive | None, skew: float,
                      similarity_level: int, top: int, failures: list[str], numeric: bool) -> dict:
     hist = classes.hist
     matrix = hist.counts[j]
@@ -232,9 +217,9 @@ def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, s
         item["emd"] = is_emd(name)
         entry["distances"][name] = item
     attacks = {
-        "homogeneity": audit.homogeneity(matrix, hist.sizes),
-        "skewness": audit.skewness(matrix, hist.sizes, sa.q, skew),
-        "similarity": audit.similarity(matrix, hist.sizes, sa, similarity_level),
+        "homogeneity": tables.homogeneity(matrix, hist.sizes),
+        "skewness": tables.skewness(matrix, hist.sizes, sa.q, skew),
+        "similarity": tables.similarity(matrix, hist.sizes, sa, similarity_level),
     }
     for found in attacks.values():
         if found is not None:  # the exposed classes, largest first
@@ -245,7 +230,7 @@ def _sensitive_entry(classes: audit.TableClasses, j: int, sa: SensitiveColumn, s
     return entry
 
 
-def _applicable_distances(sa: SensitiveColumn, spec: Sensitive | None, numeric: bool) -> list[str]:
+def _applicable_distances(sa: SensitiveAttribute, spec: Sensitive | None, numeric: bool) -> list[str]:
     """Equal, variational and KL always; hierarchical with a hierarchy; ordered for numbers."""
     names = {"equal", "variational", "kl"}
     if sa.hierarchy is not None and (spec is None or spec.distance != "ordered"):
@@ -257,9 +242,9 @@ def _applicable_distances(sa: SensitiveColumn, spec: Sensitive | None, numeric: 
     return [n for n in ALL_DISTANCES if n in names]
 
 
-def _model_entry(title: str, classes: audit.TableClasses, measure: np.ndarray, higher_is_worse: bool,
+def _model_entry(title: str, classes: tables.TableClasses, measure: np.ndarray, higher_is_worse: bool,
                  required: Any, passes: np.ndarray | None, top: int, failures: list[str], j: int | None = None,
-                 sa: SensitiveColumn | None = None) -> dict:
+                 sa: SensitiveAttribute | None = None) -> dict:
     worst_value = measure.max() if higher_is_worse else measure.min()
     entry: dict[str, Any] = {"reached": _number(worst_value), "required": required}
     if passes is not None:
@@ -274,8 +259,8 @@ def _model_entry(title: str, classes: audit.TableClasses, measure: np.ndarray, h
     return entry
 
 
-def _class_entry(classes: audit.TableClasses, i: int, measure: np.ndarray, j: int | None,
-                 sa: SensitiveColumn | None) -> dict:
+def _class_entry(classes: tables.TableClasses, i: int, measure: np.ndarray, j: int | None,
+                 sa: SensitiveAttribute | None) -> dict:
     out = {"class": classes.class_values(i), "size": int(classes.hist.sizes[i]), "value": _number(measure[i])}
     if j is not None and sa is not None:
         row = classes.hist.counts[j][i]
@@ -346,66 +331,3 @@ def _line(label: str, entry: dict) -> str:
     return text
 
 
-
-AGAINST_TOLERANCE = 1e-9  # the report's values and the re-check's may differ in the last float bits
-
-
-def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None) -> dict:
-    """Re-verify a released file against its report (its manifest): the file's sha256, rows,
-    classes and smallest class, every l/p value, and each sensitive column's largest distance
-    against the file's own distribution (the report's ``t_against_release``). ``spec`` gives the
-    hierarchies a hierarchical distance needs; without it the report's models are used as stated."""
-    from .api import _as_spec
-    from .files import sha256
-
-    try:
-        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
-        node, privacy = doc["node"], doc["privacy"]
-    except (OSError, ValueError, KeyError) as e:
-        raise InputError(f"cannot read the report {report_path}: {e}") from None
-    problems = []
-    if sha256(Path(path)) != doc.get("output", {}).get("sha256"):
-        problems.append("its sha256 differs from the report's output.sha256 (the file was changed or replaced)")
-    models = dict(_as_spec(spec).sensitive) if spec is not None else {
-        name: _model_from_report(name, entry) for name, entry in privacy["sensitive"].items()}
-    audit_ = check(path, list(node), models, k=privacy["k"]).to_dict()
-    expected = {"rows": doc["output"]["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
-    found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
-    problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()
-                 if found[key] != value]
-    for name, entry in privacy["sensitive"].items():
-        measured = audit_["sensitive"][name]
-        for key in ("distinct_l", "entropy_l", "recursive", "p"):
-            if key in entry:
-                problems += _mismatch(f"{name} {key}", entry[key]["reached"], _reached(measured, key))
-        if "t" in entry and name in doc.get("t_against_release", {}):
-            got = measured["distances"][entry["distance"]]["reached"]
-            problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
-                                  doc["t_against_release"][name], got)
-    return {"file": str(path), "report": str(report_path), "rows": found["rows"], "classes": found["classes"],
-            "problems": problems}
-
-
-def _model_from_report(name: str, entry: dict) -> Sensitive:
-    if entry.get("distance") == "hierarchical":
-        raise InputError(f"column {name!r} uses the hierarchical distance: give the release's spec (--spec) for its "
-                         "hierarchy")
-    given = {"distance": entry.get("distance", "equal"), "t": entry.get("t")}
-    given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
-    if "recursive" in entry:
-        given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
-    if "p" in entry:
-        given["p"] = entry["p"]["p"]
-    return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
-
-
-def _reached(measured: dict, key: str) -> Any:
-    entry = measured.get(key) or {}
-    return entry.get("reached")
-
-
-def _mismatch(what: str, claimed: Any, found: Any) -> list[str]:
-    if claimed is None or found is None:
-        return [] if claimed == found else [f"{what} is {found}, the report says {claimed}"]
-    same = abs(float(claimed) - float(found)) <= AGAINST_TOLERANCE * max(1.0, abs(float(claimed)))
-    return [] if same else [f"{what} is {found}, the report says {claimed}"]

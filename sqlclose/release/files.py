@@ -22,7 +22,7 @@ import secrets
 from pathlib import Path
 from types import TracebackType
 
-from .errors import EnvironmentFailure, OutputExistsError
+from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")

@@ -24,10 +24,10 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
-from .engine import Engine
-from .hierarchy import Hierarchy
-from .spec import Sensitive
-from .sqltemplates import template
+from sqlclose.engine import Engine
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Sensitive
+from sqlclose.sql.templates import template
 
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
@@ -39,7 +39,7 @@ _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "o
 
 
 @dataclass(frozen=True)
-class QIColumn:
+class WrittenQI:
     """A released quasi-identifier: its name, hierarchy, and the text NULL reads as (if any)."""
 
     name: str
@@ -48,7 +48,7 @@ class QIColumn:
 
 
 @dataclass(frozen=True)
-class SensitiveColumn:
+class WrittenSensitive:
     """A sensitive column as the spec states it (thresholds, distance) with its hierarchy."""
 
     name: str
@@ -90,7 +90,7 @@ class FileMeasures:
 
 
 def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression, k: int,
-                 qis: Sequence[QIColumn], sensitive: Sequence[SensitiveColumn],
+                 qis: Sequence[WrittenQI], sensitive: Sequence[WrittenSensitive],
                  columns: Sequence[str] | None = None) -> FileMeasures:
     """Measure the release ``written`` against the input ``source`` (the table Q comes from).
 
@@ -120,7 +120,7 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
 
 # ---- quasi-identifiers: every written value must be a label of one level ------------------
 
-def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[QIColumn],
+def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[WrittenQI],
                   registered: list[str]) -> tuple[list[list[int]], list[str]]:
     """Per column, the levels whose labels hold every written value; a problem for each column
     that no level fits. One query for all columns (each column's distinct values, stacked)."""
@@ -151,7 +151,7 @@ MAX_LEVEL_CHOICES = 16  # labels shared by several levels leave a few readings t
 
 
 def _untrue_rows(engine: Engine, written: exp.Expression, source: exp.Expression, columns: Sequence[str],
-                 qis: Sequence[QIColumn], levels: list[list[int]], registered: list[str]) -> list[str]:
+                 qis: Sequence[WrittenQI], levels: list[list[int]], registered: list[str]) -> list[str]:
     """Generalize the input by label lookups (not the search's codes) at each reading of the
     levels; the file is true to the input if some reading finds every written row."""
     untrue = 0
@@ -169,7 +169,7 @@ def _untrue_rows(engine: Engine, written: exp.Expression, source: exp.Expression
             "(a label, a value or a whole row was altered)"]
 
 
-def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[QIColumn],
+def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[WrittenQI],
                  choice: Sequence[int], params: list[Any], registered: list[str]) -> exp.Expression:
     by_name = {qi.name: (qi, level) for qi, level in zip(qis, choice)}
     select = exp.select().from_(exp.alias_(source.copy(), "src", table=True) if isinstance(source, exp.Table)
@@ -193,7 +193,7 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
 # ---- sensitive columns ------------------------------------------------------------------------
 
 def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, qi_cols: list[exp.Column],
-               sa: SensitiveColumn, registered: list[str]) -> tuple[list[str], list[ModelResult]]:
+               sa: WrittenSensitive, registered: list[str]) -> tuple[list[str], list[ModelResult]]:
     s = sa.spec
     # Every query below reads ``counts``, so the stand-in's parameter ($1, if any) is always used;
     # further parameters are appended per query to a copy of this list.
@@ -238,7 +238,7 @@ def _foreign_values(engine: Engine, query: exp.Expression, name: str, params: li
             f"does not have (e.g. {example}), in {found['classes']} class(es)"]
 
 
-def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression, sa: SensitiveColumn,
+def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression, sa: WrittenSensitive,
               params: list[Any], registered: list[str]) -> exp.Expression:
     """Per class, the distance of its distribution from Q: (cls, d)."""
     pq = template("verify_pq", counts=counts, reference=reference).subquery()
@@ -257,7 +257,7 @@ def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression,
     return template("verify_hierarchical", pq=pq, tree=table, height=_param(float(h.height), params)).subquery()
 
 
-def _model_specs(sa: SensitiveColumn, params: list[Any]) -> list[tuple]:
+def _model_specs(sa: WrittenSensitive, params: list[Any]) -> list[tuple]:
     """Per model the column asks for: (name, parameters, reached AS reached_i, failing AS failing_i)."""
     s = sa.spec
     m = exp.column

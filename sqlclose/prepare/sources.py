@@ -22,11 +22,11 @@ import pyarrow as pa
 from pydantic import ValidationError
 from sqlglot import exp
 
-from . import queries as q
-from .engine import DuckDBEngine, Engine
-from .engine.base import FileRead
-from .errors import InputError
-from .spec import Source
+from sqlclose.engine import DuckDBEngine, Engine
+from sqlclose.engine.base import FileRead
+from sqlclose.errors import InputError
+from sqlclose.model.spec import Source
+from sqlclose.sql import queries as q
 
 SourceLike = Any  # path | (connection, table) | pyarrow.Table | pandas.DataFrame | None (spec's)
 

@@ -15,11 +15,11 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from . import queries as q
-from .classes import ClassHistograms
-from .engine import Engine
-from .errors import DataError
-from .problem import SensitiveColumn
+from sqlclose.engine import Engine
+from sqlclose.errors import DataError
+from sqlclose.model.attributes import SensitiveAttribute
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.sql import queries as q
 
 
 @dataclass
@@ -40,7 +40,7 @@ class TableClasses:
 
 
 def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
-                  sensitive: Sequence[SensitiveColumn]) -> TableClasses:
+                  sensitive: Sequence[SensitiveAttribute]) -> TableClasses:
     """Equivalence classes of ``relation`` over ``qi`` with a count matrix per sensitive column:
     one GROUP BY per sensitive column (class sizes come from the first), or one for the sizes
     when there is none."""
@@ -60,10 +60,10 @@ def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
     return TableClasses(hist, int(sizes.sum()), engine, relation, list(qi))
 
 
-def domain_positions(values: list, sa: SensitiveColumn) -> np.ndarray:
+def domain_positions(values: list, sa: SensitiveAttribute) -> np.ndarray:
     """Domain index of each (distinct, aggregated) value of a sensitive column."""
     position = {v: i for i, v in enumerate(sa.domain)}
-    stand_in = sa.coded.null_value if sa.coded is not None else None
+    stand_in = sa.null_value
     if stand_in is not None and stand_in in position:  # nulls = "value": NULL reads as the stand-in
         position[None] = position[stand_in]
     try:
@@ -73,7 +73,7 @@ def domain_positions(values: list, sa: SensitiveColumn) -> np.ndarray:
                         f"({len(sa.domain)} values{', from its hierarchy' if sa.hierarchy else ''})") from None
 
 
-def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveColumn) -> np.ndarray:
+def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribute) -> np.ndarray:
     """Counts of each domain value over a whole table (a plain GROUP BY)."""
     rows = engine.fetch(q.distribution(relation, q.as_text(q.col(sa.name))))
     counts = np.zeros(len(sa.domain))
@@ -102,7 +102,7 @@ def skewness(matrix: np.ndarray, sizes: np.ndarray, reference: np.ndarray, ratio
             "worst_ratio": float(worst.max()) if worst.size else 0.0, "exposed": hit}
 
 
-def similarity(matrix: np.ndarray, sizes: np.ndarray, sa: SensitiveColumn, level: int) -> dict | None:
+def similarity(matrix: np.ndarray, sizes: np.ndarray, sa: SensitiveAttribute, level: int) -> dict | None:
     """Classes whose values all fall in one group at ``level`` of the sensitive hierarchy: an
     observer learns the group (e.g. "a stomach disease") without learning the value."""
     if sa.hierarchy is None:

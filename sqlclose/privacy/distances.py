@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .emd import DISTANCES as EMD_DISTANCES
-from .emd import emd
+from sqlclose.privacy.emd import DISTANCES as EMD_DISTANCES
+from sqlclose.privacy.emd import emd
 
 NON_EMD_DISTANCES: tuple[str, ...] = ("variational", "kl")
 ALL_DISTANCES: tuple[str, ...] = (*EMD_DISTANCES, *NON_EMD_DISTANCES)

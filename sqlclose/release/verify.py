@@ -15,11 +15,11 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import EngineError, VerificationError
-from .verify_sql import EMD_NAMES, FileMeasures, QIColumn, SensitiveColumn, measure_file
+from sqlclose.errors import EngineError, VerificationError
+from sqlclose.release.verify_sql import EMD_NAMES, FileMeasures, WrittenQI, WrittenSensitive, measure_file
 
 if TYPE_CHECKING:
-    from .problem import Problem
+    from sqlclose.prepare.problem import Problem
 
 CLAIM_TOLERANCE = 1e-9  # the search's values and the re-check's may differ in the last float bits
 _KEYS = {"distinct l-diversity": "distinct_l", "entropy l-diversity": "entropy_l",
@@ -35,8 +35,8 @@ def recheck(problem: Problem, path: Path) -> dict:
     if lacking:  # nothing to measure classes or distributions by
         return {"rows": None, "columns": columns, "classes": None, "privacy": None,
                 "failing": [f"the file lacks the column(s) {lacking}"]}
-    qis = [QIColumn(qi.name, qi.hierarchy, qi.coded.null_value) for qi in problem.qis]
-    sas = [SensitiveColumn(sa.name, sa.spec, sa.hierarchy) for sa in problem.sas]
+    qis = [WrittenQI(qi.name, qi.hierarchy, qi.coded.null_value) for qi in problem.qis]
+    sas = [WrittenSensitive(sa.name, sa.spec, sa.hierarchy) for sa in problem.sas]
     # Rows are compared with the input projected on the file's columns; a column the input lacks
     # is an error of its own (``compare``), and no row comparison is possible then.
     truth = columns if set(columns) <= set(problem.columns) else None

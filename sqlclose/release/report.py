@@ -2,7 +2,7 @@
 
 The report is published beside the release (docs/what-a-release-reveals.md says why that is
 safe). Its JSON schema is generated from this model into docs/report-schema.json
-(``python -m sqlclose.report``) and a test keeps the two equal. ``schema_version`` changes
+(``python -m sqlclose.release.report``) and a test keeps the two equal. ``schema_version`` changes
 whenever a field changes meaning or goes away; new fields add a minor version.
 """
 
@@ -120,5 +120,5 @@ def json_schema() -> str:
     return json.dumps(Report.model_json_schema(), indent=2) + "\n"
 
 
-if __name__ == "__main__":  # python -m sqlclose.report > docs/report-schema.json
+if __name__ == "__main__":  # python -m sqlclose.release.report > docs/report-schema.json
     print(json_schema(), end="")

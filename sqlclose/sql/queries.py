@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from .sqltemplates import template
+from sqlclose.sql.templates import template
 
 
 def ident(name: str) -> exp.Identifier:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from . import queries as q
-from .lattice import Node
-from .problem import Problem
-from .spec import Spec
+from sqlclose.model.lattice import Node
+from sqlclose.model.spec import Spec
+from sqlclose.prepare.problem import Problem
+from sqlclose.sql import queries as q
 
 
 def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3) -> dict:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .problem import Problem
+from sqlclose.prepare.problem import Problem
 
 KEY_LIMIT = 2**62  # keep keys (and intermediate products) inside signed 64-bit integers
 

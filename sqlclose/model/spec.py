@@ -26,8 +26,8 @@ from pydantic import (
     model_validator,
 )
 
-from .errors import SpecError
-from .hierarchy import Hierarchy
+from sqlclose.errors import HierarchyError, SpecError
+from sqlclose.model.hierarchy import Hierarchy
 
 Distance = Literal["ordered", "equal", "hierarchical", "variational", "kl"]
 NullPolicy = Literal["error", "drop", "value"]
@@ -425,3 +425,25 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
                     entry["hierarchy"] = {"file": entry["hierarchy"]}
                 target = entry.get("hierarchy") if isinstance(entry.get("hierarchy"), dict) else {}
             fix(target, "file")
+
+
+def static_hierarchy(s: HierarchySpec, column: str) -> Hierarchy:
+    """A hierarchy given by a file, a tree or a ready object (rule hierarchies need the data)."""
+    try:
+        if s.kind == "file":
+            return Hierarchy.from_csv(s.file, s.delimiter)
+        if s.kind == "tree":
+            return Hierarchy.from_tree(s.tree, f"tree for column {column!r}")
+        return s.hierarchy
+    except HierarchyError as e:
+        raise HierarchyError(f"hierarchy of column {column!r}: {e}") from None
+
+def as_spec(spec: Spec | str | Path | dict) -> Spec:
+    """A spec given as a Spec, a TOML path or a dict."""
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, (str, Path)):
+        return load_spec(spec)
+    if isinstance(spec, dict):
+        return build_spec(spec)
+    raise SpecError(f"spec must be a Spec, a TOML path or a dict, not {type(spec).__name__}")

@@ -1,4 +1,4 @@
-"""Static SQL from the top-level ``sql/`` folder, filled with identifiers through the AST.
+"""Static SQL from ``sqlclose/sql/templates/``, filled with identifiers through the AST.
 
 A template names its holes ``__like_this__``: as a table (``FROM __source__``) or as a column.
 ``fill`` swaps each hole for an expression — or, for a column hole inside a list (SELECT list,
@@ -9,7 +9,6 @@ identifiers built by sqlglot, never as text.
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 import sqlglot
@@ -19,10 +18,7 @@ Fill = exp.Expression | list[exp.Expression]
 
 
 def _sql_dir() -> Path:
-    try:
-        return Path(str(resources.files("sqlclose.sql")))
-    except (ModuleNotFoundError, TypeError):
-        return Path(__file__).resolve().parent.parent / "sql"
+    return Path(__file__).resolve().parent / "templates"
 
 
 @cache

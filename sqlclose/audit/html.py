@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .check import CheckReport, check
-from .errors import InputError
-from .spec import Spec, load_spec
+from sqlclose.audit.check import CheckReport, check
+from sqlclose.errors import InputError
+from sqlclose.model.spec import Spec, load_spec
 
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 

@@ -7,8 +7,8 @@ and per sensitive attribute a ``classes × domain`` count matrix.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -22,10 +22,17 @@ class ClassHistograms:
     sizes: np.ndarray  # classes, int64
     counts: list[np.ndarray]  # per sensitive attribute: classes × domain, float64
     node: np.ndarray | None = None  # batch index of each class's node (None: a single node)
+    _memo: dict = field(default_factory=dict, repr=False, compare=False)  # measures computed on these classes
 
     @property
     def classes(self) -> int:
         return int(self.sizes.shape[0])
+
+    def memo(self, key: Hashable, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """A per-class measure computed once for these histograms (criteria share it)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
 
 
 def class_histograms(result: pa.Table, qi_codes: Sequence[str], sa_codes: Sequence[str],

@@ -1,0 +1,60 @@
+"""A sensitive attribute as the privacy models see it: no SQL, no codes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from sqlclose.errors import DataError
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Sensitive
+
+
+@dataclass(frozen=True, eq=False)
+class SensitiveAttribute:
+    """A sensitive column: its values in code order (``domain``), its hierarchy, its models
+    (``spec``: None when only measured) and the reference distribution ``q`` (counts over the
+    domain; None until measured — build a new attribute with ``dataclasses.replace``)."""
+
+    name: str
+    spec: Sensitive | None
+    domain: list[str]
+    hierarchy: Hierarchy | None = None
+    q: np.ndarray | None = None
+
+    @property
+    def distance(self) -> str:
+        return self.spec.distance if self.spec is not None else "equal"
+
+    @property
+    def null_value(self) -> str | None:
+        """The value NULL reads as (``nulls = "value"``), else None."""
+        return self.spec.null_value if self.spec is not None and self.spec.nulls == "value" else None
+
+
+def is_number_or_time(dtype: pa.DataType) -> bool:
+    t = pa.types
+    return t.is_integer(dtype) or t.is_floating(dtype) or t.is_decimal(dtype) or t.is_temporal(dtype)
+
+
+def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> None:
+    """The ordered distance sorts values: only numbers, dates, times (and booleans) sort meaningfully."""
+    if not (is_number_or_time(dtype) or pa.types.is_boolean(dtype)):
+        raise DataError(
+            f"column {name!r} in {source_label} is {dtype}, but distance = \"ordered\" needs numbers, dates or "
+            "times (text would sort '10' before '9'); cast the column, or use distance = \"equal\" or "
+            "\"hierarchical\""
+        )
+
+
+def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
+                     distinct_values: Callable[[], list[str]]) -> list[str]:
+    """A sensitive column's values in code order: its hierarchy's leaves (a hierarchical distance
+    needs every leaf), except for the ordered distance, which uses the table's distinct values
+    sorted as the column's type sorts them."""
+    if hierarchy is not None and distance_name != "ordered":
+        return hierarchy.leaves
+    return distinct_values()
