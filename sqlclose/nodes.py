@@ -18,12 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
+from sqlglot import exp
 
 from . import queries as q
 from .classes import ClassHistograms, class_histograms, tally
 from .lattice import Node, predecessors
-from .packing import Packing
+from .packing import KEY_LIMIT, Packing
 from .problem import Problem
 
 Subset = tuple[int, ...]
@@ -228,7 +230,214 @@ class NodeRunner:
     close = release_cache
 
 
-def runner_for(problem: Problem) -> BatchRunner | NodeRunner:
-    """Level batches when keys pack into 64 bits; otherwise one query per node."""
+def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
+    """Rollups in numpy over the base histogram when it is small; else level batches in SQL when
+    keys pack into 64 bits; otherwise one query per node."""
+    strides = class_strides(problem)
+    if strides is not None and problem.base_rows <= MEMORY_BASE_ROWS and _sa_span(problem) <= MEMORY_SA_SPAN:
+        return MemoryRunner(problem, strides)
     packing = Packing.for_problem(problem)
     return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)
+
+
+# ---- in memory ------------------------------------------------------------------------------
+# When the base histogram is small (Adult: 18 k rows), a lattice level costs DuckDB 10–30 ms of
+# fixed cost per query while the rollup itself is a few hundred thousand additions. The base
+# histogram (aggregated counts, fetched once by SQL) then becomes classes (a packed class key
+# each) and (class, sensitive value, count) pairs, and every node is rolled up from its parent
+# in numpy, a whole level at once: the parent's classes are regrouped by hashing
+# (pandas.factorize, O(classes), no sort) and its pairs scattered into the new classes ×
+# sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. The
+# input rows are still read only by SQL.
+MEMORY_BASE_ROWS = 1_000_000  # base histogram rows up to which the lattice work runs in numpy
+MEMORY_SA_SPAN = 4_096  # … and sensitive value combinations (columns of the per-level matrix)
+
+
+def _sa_span(problem: Problem) -> int:
+    return int(np.prod([len(s.domain) for s in problem.sas], dtype=np.float64))
+
+
+def class_strides(problem: Problem) -> tuple[int, ...] | None:
+    """Place values packing every QI's leaf code into one class key, or None over 62 bits."""
+    strides, place = [], 1
+    for qi in reversed(problem.qis):
+        strides.append(place)
+        place *= int(qi.hierarchy.leaf_codes.max()) + 1
+    return tuple(reversed(strides)) if place < KEY_LIMIT else None
+
+
+@dataclass
+class _Level:
+    """Classes and (class, sensitive value, count) pairs of a batch of nodes. Node i's classes
+    are cstart[i]:cstart[i]+ccount[i], its pairs pstart[i]:pstart[i]+pcount[i]; pairs are
+    sorted by class."""
+
+    keys: np.ndarray
+    cstart: np.ndarray
+    ccount: np.ndarray
+    pcls: np.ndarray
+    psa: np.ndarray
+    pn: np.ndarray
+    pstart: np.ndarray
+    pcount: np.ndarray
+
+    @classmethod
+    def from_matrix(cls, keys: np.ndarray, node: np.ndarray, joint: np.ndarray, nodes: int) -> _Level:
+        """From new classes (keys, node of each, contiguous per node) and their classes × sa_span counts."""
+        span = joint.shape[1]
+        flat = joint.ravel()
+        nz = np.flatnonzero(flat)
+        pcls = nz // span
+        ccount = np.bincount(node, minlength=nodes)
+        cstart = np.zeros(nodes, dtype=np.int64)
+        if len(node):
+            begins = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+            cstart[node[begins]] = begins
+        pstart = np.searchsorted(pcls, cstart)
+        pcount = np.searchsorted(pcls, cstart + ccount) - pstart
+        return cls(keys, cstart, ccount, pcls, nz % span, flat[nz], pstart, pcount)
+
+
+@dataclass
+class MemoryRunner:
+    """Class histograms of lattice levels, rolled up in numpy from one fetch of the base histogram."""
+
+    problem: Problem
+    strides: tuple[int, ...]
+    queries: int = 0
+    nodes_computed: int = 0
+    _base: _Level | None = None
+    _digits: np.ndarray | None = None  # base classes × QIs: leaf codes
+    _prev: _Level | None = None
+    _ids: dict[Item, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.card = np.array([int(qi.hierarchy.leaf_codes.max()) + 1 for qi in self.problem.qis], dtype=np.int64)
+        self.stride = np.array(self.strides, dtype=np.int64)
+        self.span = int(self.card[0] * self.stride[0])  # class keys lie in 0..span-1
+        self.domains = [len(s.domain) for s in self.problem.sas]
+        self.sa_span = _sa_span(self.problem)
+
+    def start(self) -> None:
+        self.release_cache()
+
+    def level(self, items: Sequence[Item]) -> ClassHistograms:
+        if self._base is None:
+            self._load_base()
+        if not items:
+            self.release_cache()
+            return _empty(0, self.domains)
+        kid, keys, pair_cls, psa, pn = self._gather(items)
+        node, rows = _group(kid, keys, self.span)
+        classes = len(node)
+        joint = np.bincount(rows[pair_cls] * self.sa_span + psa, weights=pn,
+                            minlength=classes * self.sa_span).reshape(classes, self.sa_span)
+        first = np.empty(classes, dtype=np.int64)
+        first[rows[::-1]] = np.arange(len(rows) - 1, -1, -1)
+        self._prev = _Level.from_matrix(keys[first], node, joint, len(items))
+        self._ids = {item: n for n, item in enumerate(items)}
+        self.nodes_computed += len(items)
+        sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
+        return ClassHistograms(np.zeros((classes, 0), dtype=np.int64), sizes, self._marginals(joint), node)
+
+    def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
+        """Per sensitive attribute, its classes × domain counts (the joint's margins)."""
+        if len(self.domains) == 1:
+            return [joint]
+        cube = joint.reshape(len(joint), *self.domains)
+        axes = range(1, len(self.domains) + 1)
+        return [cube.sum(axis=tuple(a for a in axes if a != j + 1)) for j in range(len(self.domains))]
+
+    def _load_base(self) -> None:
+        """Base histogram → classes and pairs (one query; aggregated counts only)."""
+        p = self.problem
+        names = [qi.coded.code for qi in p.qis] + [s.coded.code for s in p.sas] + ["n"]
+        table = p.engine.fetch(exp.select(*(q.col(c) for c in names)).from_(p.base.copy()))
+        self.queries += 1
+        codes = np.column_stack([table.column(qi.coded.code).to_numpy().astype(np.int64) for qi in p.qis])
+        inverse, keys = pd.factorize(codes @ self.stride)
+        sa = np.zeros(len(inverse), dtype=np.int64)
+        for s, m in zip(p.sas, self.domains):
+            sa = sa * m + table.column(s.coded.code).to_numpy().astype(np.int64)
+        joint = np.bincount(inverse * self.sa_span + sa, weights=table.column("n").to_numpy().astype(np.float64),
+                            minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
+        self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
+        self._digits = (self._base.keys[:, None] // self.stride) % self.card
+
+    def _plan(self, items: Sequence[Item]) -> tuple[list, list]:
+        """Rollups (child, parent id, stride, card, ratio) and base nodes (child, divisors)."""
+        rollups, bases = [], []
+        for n, (subset, node) in enumerate(items):
+            parents = [p for p in predecessors(node) if (subset, p) in self._ids]
+            if parents:
+                parent = min(parents, key=lambda p: (int(self._prev.pcount[self._ids[subset, p]]), p))
+                axis = next(a for a in range(len(node)) if node[a] != parent[a])
+                i = subset[axis]
+                div = self.problem.qis[i].hierarchy.divisors
+                rollups.append((n, self._ids[subset, parent], self.strides[i], int(self.card[i]),
+                                div[node[axis]] // div[parent[axis]]))
+            else:
+                levels = dict(zip(subset, node))
+                bases.append((n, [qi.hierarchy.divisors[levels[i]] if i in levels else int(self.card[i])
+                                  for i, qi in enumerate(self.problem.qis)]))
+        return rollups, bases
+
+    def _gather(self, items: Sequence[Item]) -> tuple[np.ndarray, ...]:
+        """The source classes of every item, each with its item and generalized key, and the
+        source pairs with their source class's position among them."""
+        rollups, bases = self._plan(items)
+        kid, keys, pair_cls, psa, pn = [], [], [], [], []
+        offset = 0
+        if rollups:
+            child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
+            prev = self._prev
+            cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
+            reps = [np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio)]
+            k = prev.keys[cidx]
+            digit = (k // reps[1]) % reps[2]
+            keys.append(k + (digit // reps[3] - digit) * reps[1])
+            kid.append(reps[0])
+            pidx = _ranges(prev.pstart[parent], prev.pcount[parent])
+            block = np.cumsum(prev.ccount[parent]) - prev.ccount[parent]
+            pair_cls.append(prev.pcls[pidx] - np.repeat(prev.cstart[parent] - block, prev.pcount[parent]))
+            psa.append(prev.psa[pidx])
+            pn.append(prev.pn[pidx])
+            offset = len(cidx)
+        base = self._base
+        for n, div in bases:
+            keys.append((self._digits // np.array(div, dtype=np.int64)) @ self.stride)
+            kid.append(np.full(len(base.keys), n, dtype=np.int64))
+            pair_cls.append(base.pcls + offset)
+            psa.append(base.psa)
+            pn.append(base.pn)
+            offset += len(base.keys)
+        return tuple(np.concatenate(part) for part in (kid, keys, pair_cls, psa, pn))
+
+    def release_cache(self) -> None:
+        self._prev, self._ids = None, {}
+
+    def close(self) -> None:
+        self.release_cache()
+
+
+def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenated aranges start:start+length."""
+    total = int(lengths.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
+
+
+def _group(kid: np.ndarray, keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """New classes = distinct (item, key) pairs, numbered in order of first appearance (so each
+    item's classes are contiguous, as its source classes are). Returns each class's item and
+    each source class's new class."""
+    if len(kid) and int(kid.max()) + 1 < KEY_LIMIT // span:
+        combined = kid * span + keys
+    else:
+        dense, _ = pd.factorize(keys)
+        combined = kid * (int(dense.max()) + 1 if len(dense) else 1) + dense
+    rows, uniques = pd.factorize(combined)
+    node = np.empty(len(uniques), dtype=np.int64)
+    node[rows] = kid
+    return node, rows
