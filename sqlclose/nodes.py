@@ -307,7 +307,8 @@ class MemoryRunner:
     queries: int = 0
     nodes_computed: int = 0
     _base: _Level | None = None
-    _digits: np.ndarray | None = None  # base classes × QIs: leaf codes
+    _bottoms: dict[Subset, tuple[_Level, np.ndarray]] = field(default_factory=dict)  # + leaf digits
+    _bottom_pairs: int = 0
     _prev: _Level | None = None
     _ids: dict[Item, int] = field(default_factory=dict)
 
@@ -332,9 +333,7 @@ class MemoryRunner:
         classes = len(node)
         joint = np.bincount(rows[pair_cls] * self.sa_span + psa, weights=pn,
                             minlength=classes * self.sa_span).reshape(classes, self.sa_span)
-        first = np.empty(classes, dtype=np.int64)
-        first[rows[::-1]] = np.arange(len(rows) - 1, -1, -1)
-        self._prev = _Level.from_matrix(keys[first], node, joint, len(items))
+        self._prev = _Level.from_matrix(keys[_first(rows, classes)], node, joint, len(items))
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
         sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
@@ -362,7 +361,30 @@ class MemoryRunner:
         joint = np.bincount(inverse * self.sa_span + sa, weights=table.column("n").to_numpy().astype(np.float64),
                             minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
         self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
-        self._digits = (self._base.keys[:, None] // self.stride) % self.card
+        self._bottoms[tuple(range(len(p.qis)))] = (self._base, self._digits_of(self._base.keys))
+
+    def _digits_of(self, keys: np.ndarray) -> np.ndarray:
+        return (keys[:, None] // self.stride) % self.card
+
+    def _bottom(self, subset: Subset) -> tuple[_Level, np.ndarray]:
+        """The subset's bottom node (its QIs at level 0, the others at the top) and its classes'
+        digits, projected from the bottom of the subset plus one QI — a chain down to the base
+        histogram, each step over fewer classes than the base. Kept while they fit the budget."""
+        if subset in self._bottoms:
+            return self._bottoms[subset]
+        x = min(set(range(len(self.card))) - set(subset))
+        source, digits = self._bottom(tuple(sorted((*subset, x))))
+        keys = source.keys - digits[:, x] * self.stride[x]
+        kid = np.zeros(len(keys), dtype=np.int64)
+        node, rows = _group(kid, keys, self.span)
+        joint = np.bincount(rows[source.pcls] * self.sa_span + source.psa, weights=source.pn,
+                            minlength=len(node) * self.sa_span).reshape(len(node), self.sa_span)
+        level = _Level.from_matrix(keys[_first(rows, len(node))], node, joint, 1)
+        found = (level, self._digits_of(level.keys))
+        if self._bottom_pairs + len(level.pn) <= MEMORY_BASE_ROWS:
+            self._bottoms[subset] = found
+            self._bottom_pairs += len(level.pn)
+        return found
 
     def _plan(self, items: Sequence[Item]) -> tuple[list, list]:
         """Rollups (child, parent id, stride, card, ratio) and base nodes (child, divisors)."""
@@ -378,8 +400,8 @@ class MemoryRunner:
                                 div[node[axis]] // div[parent[axis]]))
             else:
                 levels = dict(zip(subset, node))
-                bases.append((n, [qi.hierarchy.divisors[levels[i]] if i in levels else int(self.card[i])
-                                  for i, qi in enumerate(self.problem.qis)]))
+                bases.append((n, subset, [qi.hierarchy.divisors[levels[i]] if i in levels else 1
+                                          for i, qi in enumerate(self.problem.qis)]))
         return rollups, bases
 
     def _gather(self, items: Sequence[Item]) -> tuple[np.ndarray, ...]:
@@ -403,9 +425,9 @@ class MemoryRunner:
             psa.append(prev.psa[pidx])
             pn.append(prev.pn[pidx])
             offset = len(cidx)
-        base = self._base
-        for n, div in bases:
-            keys.append((self._digits // np.array(div, dtype=np.int64)) @ self.stride)
+        for n, subset, div in bases:
+            base, digits = self._bottom(subset)
+            keys.append((digits // np.array(div, dtype=np.int64)) @ self.stride)
             kid.append(np.full(len(base.keys), n, dtype=np.int64))
             pair_cls.append(base.pcls + offset)
             psa.append(base.psa)
@@ -418,6 +440,13 @@ class MemoryRunner:
 
     def close(self) -> None:
         self.release_cache()
+
+
+def _first(rows: np.ndarray, classes: int) -> np.ndarray:
+    """A source row of each class (the first; any would do: they share the key)."""
+    first = np.empty(classes, dtype=np.int64)
+    first[rows[::-1]] = np.arange(len(rows) - 1, -1, -1)
+    return first
 
 
 def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
