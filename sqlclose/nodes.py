@@ -328,16 +328,15 @@ class MemoryRunner:
         if not items:
             self.release_cache()
             return _empty(0, self.domains)
-        kid, keys, pair_cls, psa, pn = self._gather(items)
-        node, rows = _group(kid, keys, self.span)
-        classes = len(node)
-        joint = np.bincount(rows[pair_cls] * self.sa_span + psa, weights=pn,
-                            minlength=classes * self.sa_span).reshape(classes, self.sa_span)
-        self._prev = _Level.from_matrix(keys[_first(rows, classes)], node, joint, len(items))
+        rollups, bases = self._plan(items)
+        blocks = [self._rollup_block(rollups)] if rollups else []
+        blocks += [self._base_block(n, subset, div) for n, subset, div in bases]
+        node, keys, joint = (np.concatenate(part) for part in zip(*blocks))
+        self._prev = _Level.from_matrix(keys, node, joint, len(items))
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
         sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
-        return ClassHistograms(np.zeros((classes, 0), dtype=np.int64), sizes, self._marginals(joint), node)
+        return ClassHistograms(np.zeros((len(node), 0), dtype=np.int64), sizes, self._marginals(joint), node)
 
     def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
         """Per sensitive attribute, its classes × domain counts (the joint's margins)."""
@@ -404,36 +403,47 @@ class MemoryRunner:
                                           for i, qi in enumerate(self.problem.qis)]))
         return rollups, bases
 
-    def _gather(self, items: Sequence[Item]) -> tuple[np.ndarray, ...]:
-        """The source classes of every item, each with its item and generalized key, and the
-        source pairs with their source class's position among them."""
-        rollups, bases = self._plan(items)
-        kid, keys, pair_cls, psa, pn = [], [], [], [], []
-        offset = 0
-        if rollups:
-            child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
-            prev = self._prev
-            cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
-            reps = [np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio)]
-            k = prev.keys[cidx]
-            digit = (k // reps[1]) % reps[2]
-            keys.append(k + (digit // reps[3] - digit) * reps[1])
-            kid.append(reps[0])
-            pidx = _ranges(prev.pstart[parent], prev.pcount[parent])
-            block = np.cumsum(prev.ccount[parent]) - prev.ccount[parent]
-            pair_cls.append(prev.pcls[pidx] - np.repeat(prev.cstart[parent] - block, prev.pcount[parent]))
-            psa.append(prev.psa[pidx])
-            pn.append(prev.pn[pidx])
-            offset = len(cidx)
-        for n, subset, div in bases:
-            base, digits = self._bottom(subset)
-            keys.append((digits // np.array(div, dtype=np.int64)) @ self.stride)
-            kid.append(np.full(len(base.keys), n, dtype=np.int64))
-            pair_cls.append(base.pcls + offset)
-            psa.append(base.psa)
-            pn.append(base.pn)
-            offset += len(base.keys)
-        return tuple(np.concatenate(part) for part in (kid, keys, pair_cls, psa, pn))
+    def _rollup_block(self, rollups: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every rolled-up item of a level at once: the parents' classes with one digit
+        generalized, regrouped by hashing; the parents' pairs scattered into the new matrix."""
+        child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
+        prev = self._prev
+        cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
+        kid, stride, card, ratio = (np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio))
+        k = prev.keys[cidx]
+        digit = (k // stride) % card
+        keys = k + (digit // ratio - digit) * stride
+        pidx = _ranges(prev.pstart[parent], prev.pcount[parent])
+        block = np.cumsum(prev.ccount[parent]) - prev.ccount[parent]
+        pair_cls = prev.pcls[pidx] - np.repeat(prev.cstart[parent] - block, prev.pcount[parent])
+        node, rows = _group(kid, keys, self.span)
+        joint = self._scatter(rows[pair_cls], prev.psa[pidx], prev.pn[pidx], len(node))
+        return node, keys[_first(rows, len(node))], joint
+
+    def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One item with no computed parent, generalized from its subset's bottom. When the
+        node's code space is small (a coarse node), its classes are found by one bincount over
+        that space instead of hashing."""
+        source, digits = self._bottom(subset)
+        cols = list(subset)
+        d = np.array([div[i] for i in cols], dtype=np.int64)
+        codes = digits[:, cols] // d
+        local = (self.card[cols] - 1) // d + 1  # codes of each QI at the node's level
+        space = int(np.prod(local, dtype=np.float64))
+        if space * self.sa_span <= 4 * len(source.pn) + 4096:
+            lstride = np.concatenate([np.cumprod(local[::-1])[::-1][1:], [1]]).astype(np.int64)
+            full = self._scatter((codes @ lstride)[source.pcls], source.psa, source.pn, space)
+            present = np.flatnonzero(full.any(axis=1))
+            keys = ((present[:, None] // lstride) % local) @ self.stride[cols]
+            return np.full(len(present), n, dtype=np.int64), keys, full[present]
+        keys = codes @ self.stride[cols]
+        node, rows = _group(np.full(len(keys), n, dtype=np.int64), keys, self.span)
+        return node, keys[_first(rows, len(node))], self._scatter(rows[source.pcls], source.psa, source.pn, len(node))
+
+    def _scatter(self, cls: np.ndarray, sa: np.ndarray, n: np.ndarray, classes: int) -> np.ndarray:
+        """(class, sensitive combination, count) pairs → the classes × sa_span count matrix."""
+        return np.bincount(cls * self.sa_span + sa, weights=n, minlength=classes * self.sa_span) \
+            .reshape(classes, self.sa_span)
 
     def release_cache(self) -> None:
         self._prev, self._ids = None, {}
