@@ -365,26 +365,6 @@ class MemoryRunner:
     def _digits_of(self, keys: np.ndarray) -> np.ndarray:
         return (keys[:, None] // self.stride) % self.card
 
-    def _bottom(self, subset: Subset) -> tuple[_Level, np.ndarray]:
-        """The subset's bottom node (its QIs at level 0, the others at the top) and its classes'
-        digits, projected from the bottom of the subset plus one QI — a chain down to the base
-        histogram, each step over fewer classes than the base. Kept while they fit the budget."""
-        if subset in self._bottoms:
-            return self._bottoms[subset]
-        x = min(set(range(len(self.card))) - set(subset))
-        source, digits = self._bottom(tuple(sorted((*subset, x))))
-        keys = source.keys - digits[:, x] * self.stride[x]
-        kid = np.zeros(len(keys), dtype=np.int64)
-        node, rows = _group(kid, keys, self.span)
-        joint = np.bincount(rows[source.pcls] * self.sa_span + source.psa, weights=source.pn,
-                            minlength=len(node) * self.sa_span).reshape(len(node), self.sa_span)
-        level = _Level.from_matrix(keys[_first(rows, len(node))], node, joint, 1)
-        found = (level, self._digits_of(level.keys))
-        if self._bottom_pairs + len(level.pn) <= MEMORY_BASE_ROWS:
-            self._bottoms[subset] = found
-            self._bottom_pairs += len(level.pn)
-        return found
-
     def _plan(self, items: Sequence[Item]) -> tuple[list, list]:
         """Rollups (child, parent id, stride, card, ratio) and base nodes (child, divisors)."""
         rollups, bases = [], []
@@ -421,10 +401,11 @@ class MemoryRunner:
         return node, keys[_first(rows, len(node))], joint
 
     def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One item with no computed parent, generalized from its subset's bottom. When the
+        """One item with no computed parent, generalized from its subset's bottom if that was
+        computed, else from the base histogram's classes. When the
         node's code space is small (a coarse node), its classes are found by one bincount over
         that space instead of hashing."""
-        source, digits = self._bottom(subset)
+        source, digits = self._bottoms.get(subset) or self._bottoms[tuple(range(len(self.card)))]
         cols = list(subset)
         d = np.array([div[i] for i in cols], dtype=np.int64)
         codes = digits[:, cols] // d
@@ -438,7 +419,18 @@ class MemoryRunner:
             return np.full(len(present), n, dtype=np.int64), keys, full[present]
         keys = codes @ self.stride[cols]
         node, rows = _group(np.full(len(keys), n, dtype=np.int64), keys, self.span)
-        return node, keys[_first(rows, len(node))], self._scatter(rows[source.pcls], source.psa, source.pn, len(node))
+        keys, joint = keys[_first(rows, len(node))], self._scatter(rows[source.pcls], source.psa, source.pn, len(node))
+        if not any(d > 1 for d in div) and subset not in self._bottoms:
+            self._keep_bottom(subset, keys, joint)
+        return node, keys, joint
+
+    def _keep_bottom(self, subset: Subset, keys: np.ndarray, joint: np.ndarray) -> None:
+        """A subset's bottom node (its QIs at level 0), kept as the source of that subset's
+        nodes that have no computed parent: fewer classes than the base histogram."""
+        level = _Level.from_matrix(keys, np.zeros(len(keys), dtype=np.int64), joint, 1)
+        if self._bottom_pairs + len(level.pn) <= MEMORY_BASE_ROWS:
+            self._bottoms[subset] = (level, self._digits_of(keys))
+            self._bottom_pairs += len(level.pn)
 
     def _scatter(self, cls: np.ndarray, sa: np.ndarray, n: np.ndarray, classes: int) -> np.ndarray:
         """(class, sensitive combination, count) pairs → the classes × sa_span count matrix."""
