@@ -234,7 +234,8 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
     """Rollups in numpy over the base histogram when it is small; else level batches in SQL when
     keys pack into 64 bits; otherwise one query per node."""
     strides = class_strides(problem)
-    if strides is not None and problem.base_rows <= MEMORY_BASE_ROWS and _sa_span(problem) <= MEMORY_SA_SPAN:
+    if strides is not None and problem.base_rows <= MEMORY_BASE_ROWS and \
+            problem.base_rows * _sa_span(problem) <= MEMORY_CELLS:
         return MemoryRunner(problem, strides)
     packing = Packing.for_problem(problem)
     return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)
@@ -249,8 +250,11 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # (pandas.factorize, O(classes), no sort) and its pairs scattered into the new classes ×
 # sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. The
 # input rows are still read only by SQL.
-MEMORY_BASE_ROWS = 1_000_000  # base histogram rows up to which the lattice work runs in numpy
-MEMORY_SA_SPAN = 4_096  # … and sensitive value combinations (columns of the per-level matrix)
+# Limits of the in-memory path: base histogram rows, and base rows × sensitive combinations (the
+# cells of its classes × sa_span matrix). Past them, SQL level batches (bounded by the engine's
+# memory limit) do the work.
+MEMORY_BASE_ROWS = 250_000
+MEMORY_CELLS = 8_000_000
 
 
 def _sa_span(problem: Problem) -> int:
