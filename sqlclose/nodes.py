@@ -303,6 +303,29 @@ class _Level:
 
 
 @dataclass
+class _Source:
+    """Classes a parentless node is generalized from (the base's, or a subset's bottom), with
+    their leaf digits and, cached, each QI's codes at each divisor."""
+
+    level: _Level
+    digits: np.ndarray  # classes × QIs
+    codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
+
+    def at(self, i: int, divisor: int) -> np.ndarray:
+        if (i, divisor) not in self.codes:
+            self.codes[i, divisor] = self.digits[:, i] // divisor
+        return self.codes[i, divisor]
+
+
+def _weighted(source: _Source, cols: list[int], divisors: list[int], weights: np.ndarray) -> np.ndarray:
+    """Σ over the QIs of (code at the divisor's level) × weight: a packed key per source class."""
+    out = np.zeros(len(source.digits), dtype=np.int64)
+    for i, d, w in zip(cols, divisors, weights.tolist()):
+        out += source.at(i, d) * w
+    return out
+
+
+@dataclass
 class MemoryRunner:
     """Class histograms of lattice levels, rolled up in numpy from one fetch of the base histogram."""
 
@@ -311,7 +334,7 @@ class MemoryRunner:
     queries: int = 0
     nodes_computed: int = 0
     _base: _Level | None = None
-    _bottoms: dict[Subset, tuple[_Level, np.ndarray]] = field(default_factory=dict)  # + leaf digits
+    _bottoms: dict[Subset, _Source] = field(default_factory=dict)
     _bottom_pairs: int = 0
     _prev: _Level | None = None
     _ids: dict[Item, int] = field(default_factory=dict)
@@ -364,7 +387,7 @@ class MemoryRunner:
         joint = np.bincount(inverse * self.sa_span + sa, weights=table.column("n").to_numpy().astype(np.float64),
                             minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
         self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
-        self._bottoms[tuple(range(len(p.qis)))] = (self._base, self._digits_of(self._base.keys))
+        self._bottoms[tuple(range(len(p.qis)))] = _Source(self._base, self._digits_of(self._base.keys))
 
     def _digits_of(self, keys: np.ndarray) -> np.ndarray:
         return (keys[:, None] // self.stride) % self.card
@@ -406,25 +429,25 @@ class MemoryRunner:
 
     def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One item with no computed parent, generalized from its subset's bottom if that was
-        computed, else from the base histogram's classes. When the
-        node's code space is small (a coarse node), its classes are found by one bincount over
-        that space instead of hashing."""
-        source, digits = self._bottoms.get(subset) or self._bottoms[tuple(range(len(self.card)))]
+        computed, else from the base histogram's classes. When the node's code space is small (a
+        coarse node), its classes are found by one bincount over that space instead of hashing."""
+        source = self._bottoms.get(subset) or self._bottoms[tuple(range(len(self.card)))]
+        level = source.level
         cols = list(subset)
-        d = np.array([div[i] for i in cols], dtype=np.int64)
-        codes = digits[:, cols] // d
-        local = (self.card[cols] - 1) // d + 1  # codes of each QI at the node's level
+        d = [div[i] for i in cols]
+        local = [(int(self.card[i]) - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
         space = int(np.prod(local, dtype=np.float64))
-        if space * self.sa_span <= 4 * len(source.pn) + 4096:
+        if space * self.sa_span <= 4 * len(level.pn) + 4096:
             lstride = np.concatenate([np.cumprod(local[::-1])[::-1][1:], [1]]).astype(np.int64)
-            full = self._scatter((codes @ lstride)[source.pcls], source.psa, source.pn, space)
+            dense = _weighted(source, cols, d, lstride)
+            full = self._scatter(dense[level.pcls], level.psa, level.pn, space)
             present = np.flatnonzero(full.any(axis=1))
-            keys = ((present[:, None] // lstride) % local) @ self.stride[cols]
+            keys = ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols]
             return np.full(len(present), n, dtype=np.int64), keys, full[present]
-        keys = codes @ self.stride[cols]
+        keys = _weighted(source, cols, d, self.stride[cols])
         node, rows = _group(np.full(len(keys), n, dtype=np.int64), keys, self.span)
-        keys, joint = keys[_first(rows, len(node))], self._scatter(rows[source.pcls], source.psa, source.pn, len(node))
-        if not any(d > 1 for d in div) and subset not in self._bottoms:
+        keys, joint = keys[_first(rows, len(node))], self._scatter(rows[level.pcls], level.psa, level.pn, len(node))
+        if not any(di > 1 for di in d) and subset not in self._bottoms:
             self._keep_bottom(subset, keys, joint)
         return node, keys, joint
 
@@ -433,7 +456,7 @@ class MemoryRunner:
         nodes that have no computed parent: fewer classes than the base histogram."""
         level = _Level.from_matrix(keys, np.zeros(len(keys), dtype=np.int64), joint, 1)
         if self._bottom_pairs + len(level.pn) <= MEMORY_BASE_ROWS:
-            self._bottoms[subset] = (level, self._digits_of(keys))
+            self._bottoms[subset] = _Source(level, self._digits_of(keys))
             self._bottom_pairs += len(level.pn)
 
     def _scatter(self, cls: np.ndarray, sa: np.ndarray, n: np.ndarray, classes: int) -> np.ndarray:
