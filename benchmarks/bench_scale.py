@@ -38,7 +38,8 @@ SENSITIVE = "occupation"
 CASES = [("hierarchical", 0.0), ("hierarchical", 0.05), ("equal", 0.0), ("equal", 0.05)]
 SCAN = """
 import duckdb, sys
-con = duckdb.connect(config={"enable_progress_bar": False})
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 cols = ", ".join('"' + c + '"' for c in sys.argv[2].split(","))
 con.execute(f"CREATE TEMP TABLE h AS SELECT {cols}, COUNT(*) AS n FROM read_parquet($1) GROUP BY {cols}",
             [sys.argv[1]])
