@@ -253,8 +253,9 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # Limits of the in-memory path: base histogram rows, and base rows × sensitive combinations (the
 # cells of its classes × sa_span matrix). Past them, SQL level batches (bounded by the engine's
 # memory limit) do the work.
-MEMORY_BASE_ROWS = 250_000
-MEMORY_CELLS = 8_000_000
+# 1 M base rows with a 14-value sensitive attribute: ~1 GB peak (the generated table, k = 5 + t).
+MEMORY_BASE_ROWS = 1_000_000
+MEMORY_CELLS = 16_000_000
 
 
 def _sa_span(problem: Problem) -> int:
