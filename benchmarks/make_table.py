@@ -13,7 +13,7 @@ Writes into ``--out``:
   generated in SQL from the calendar the generator draws from);
 - ``table.toml``: k = 5, t = 0.2 hierarchical on occupation, 7 QIs (age as bands, zip masked,
   sex, race, marital_status, education, workclass), 0 % suppression;
-  ``table_wide.toml``: the same with dob and native_country too (9 QIs, keys wider than 62 bits).
+  ``table_wide.toml``: the same with dob and native_country too (9 QIs, a 97,200-node lattice).
 
 Diversity grows with N as in real data: ZIP codes are drawn from 100,000 with a skewed density,
 ages from 73 years, dates of birth from ~27,000 days, so distinct QI combinations keep growing

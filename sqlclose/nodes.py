@@ -234,7 +234,7 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
     """Rollups in numpy over the base histogram when it is small; else level batches in SQL when
     keys pack into 64 bits; otherwise one query per node."""
     strides = class_strides(problem)
-    if strides is not None and problem.base_rows <= MEMORY_BASE_ROWS and \
+    if strides is not None and len(problem.sas) <= 1 and problem.base_rows <= MEMORY_BASE_ROWS and \
             problem.base_rows * _sa_span(problem) <= MEMORY_CELLS:
         return MemoryRunner(problem, strides)
     packing = Packing.for_problem(problem)
@@ -250,9 +250,9 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # (pandas.factorize, O(classes), no sort) and its pairs scattered into the new classes ×
 # sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. The
 # input rows are still read only by SQL.
-# Limits of the in-memory path: base histogram rows, and base rows × sensitive combinations (the
-# cells of its classes × sa_span matrix). Past them, SQL level batches (bounded by the engine's
-# memory limit) do the work.
+# Limits of the in-memory path: at most one sensitive attribute, base histogram rows, and base
+# rows × sensitive values (the cells of its classes × domain matrix). Past them, SQL level
+# batches (bounded by the engine's memory limit) do the work.
 # 1 M base rows with a 14-value sensitive attribute: ~1 GB peak (the generated table, k = 5 + t).
 MEMORY_BASE_ROWS = 1_000_000
 MEMORY_CELLS = 16_000_000
@@ -367,12 +367,9 @@ class MemoryRunner:
         return ClassHistograms(np.zeros((len(node), 0), dtype=np.int64), sizes, self._marginals(joint), node)
 
     def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
-        """Per sensitive attribute, its classes × domain counts (the joint's margins)."""
-        if len(self.domains) == 1:
-            return [joint]
-        cube = joint.reshape(len(joint), *self.domains)
-        axes = range(1, len(self.domains) + 1)
-        return [cube.sum(axis=tuple(a for a in axes if a != j + 1)) for j in range(len(self.domains))]
+        """The classes × domain count matrix per sensitive attribute (at most one: with several,
+        the joint matrix would be the product of their domains wide, so they take the SQL path)."""
+        return [joint] if self.domains else []
 
     def _load_base(self) -> None:
         """Base histogram → classes and pairs (one query; aggregated counts only)."""
