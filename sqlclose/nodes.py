@@ -8,6 +8,8 @@ a coarser node's classes are unions of a finer node's). Nodes with no computed p
 grouped from the base histogram, also in one query. One query per level instead of one per
 node: the engine's fixed cost per query (parse, plan, bind; ~1 ms) was the search's bottleneck.
 
+``MemoryRunner`` does the same rollups in numpy when the base histogram is small (fetched once:
+aggregated counts, never input rows), where a level query's fixed cost dwarfs its work.
 ``NodeRunner`` is the one-node-at-a-time path with one column per code: it serves single nodes
 (the release) and problems whose keys do not fit in 64 bits (see ``packing``).
 """
