@@ -1,7 +1,7 @@
 -- Class histograms of a batch of lattice nodes, each rolled up from one already-computed finer
 -- node (its parent, one quasi-identifier one level lower) — Incognito's rollup, for a whole
 -- lattice level in one query. Each row's key packs the class codes and the sensitive codes
--- (sqlclose.packing); the plan gives, per child, the digit to generalize: its place value
+-- (sqlclose.search.packing); the plan gives, per child, the digit to generalize: its place value
 -- (stride), its range (card) and the divisor from the parent's level to the child's (ratio).
 -- Counts are summed as DOUBLE: exact below 2**53, and DuckDB sums doubles ~3x faster than it
 -- sums BIGINT into HUGEINT and casts back.

@@ -1,0 +1,139 @@
+"""Benchmark: generated census-like tables of 1 M / 10 M / 100 M rows, k=5 + t=0.2, 0 % and 5 %.
+
+For each size (tables from ``make_table.py``, generated into ``--data`` when missing), and each
+case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
+
+- *one scan*: one GROUP BY of the QI and sensitive columns over the same Parquet file, in a
+  fresh DuckDB process (Python start included): the floor of a SQL-backed engine;
+- *whole process*: ``sqlclose anonymize`` as a subprocess (read, search, release written,
+  re-checked from disk, report), wall seconds and peak RSS from ``/usr/bin/time -v``;
+- from the report: search seconds, nodes evaluated, engine queries, the chosen node.
+
+    python benchmarks/bench_scale.py                       # 1 M rows
+    python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
+
+Not a test: figures go to docs/performance.md with the machine they were taken on. Generated
+data lives in benchmarks/data/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import make_table  # noqa: E402
+
+QIS = ["age", "zip", "sex", "race", "marital_status", "education", "workclass"]
+SENSITIVE = "occupation"
+CASES = [("hierarchical", 0.0), ("hierarchical", 0.05), ("equal", 0.0), ("equal", 0.05)]
+SCAN = """
+import duckdb, sys
+con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
+cols = ", ".join('"' + c + '"' for c in sys.argv[2].split(","))
+con.execute(f"CREATE TEMP TABLE h AS SELECT {cols}, COUNT(*) AS n FROM read_parquet($1) GROUP BY {cols}",
+            [sys.argv[1]])
+print(con.execute("SELECT COUNT(*) FROM h").fetchone()[0])
+"""
+
+
+def parse_size(text: str) -> int:
+    m = re.fullmatch(r"(\d+)([kKmM]?)", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"size {text!r}: a number, optionally with k or m (e.g. 10m)")
+    return int(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+
+
+def timed(cmd: list[str], cwd: Path | None = None) -> dict:
+    """Run under /usr/bin/time -v: wall seconds, peak RSS (MB), exit code, stdout."""
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        proc = subprocess.run(["/usr/bin/time", "-v", "-o", report.name, *cmd], cwd=cwd,
+                              capture_output=True, text=True)
+        text = report.read()
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)", text)
+    h, m, s = (float(x) if x else 0.0 for x in wall.groups())
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", text).group(1))
+    if proc.returncode:
+        print(proc.stderr[-2000:], file=sys.stderr)
+    return {"seconds": h * 3600 + m * 60 + s, "rss_mb": rss / 1024, "rc": proc.returncode, "stdout": proc.stdout}
+
+
+def case_spec(folder: Path, distance: str, suppression: float) -> Path:
+    """table.toml with the sensitive distance and the suppression limit of one case."""
+    text = (folder / "table.toml").read_text()
+    text = text.replace("suppression = 0.0", f"suppression = {suppression}")
+    stem = f"bench_{distance}_s{suppression}"
+    text = text.replace('path = "out/table.parquet"', f'path = "out/{stem}.parquet"')
+    if distance != "hierarchical":
+        text = text.replace('distance = "hierarchical"', f'distance = "{distance}"')
+        text = text.replace('hierarchy = "hierarchies/occupation.csv"\n', "")
+    path = folder / f"{stem}.toml"
+    path.write_text(text)
+    return path
+
+
+def measure(rows: int, data: Path, runs: int) -> list[dict]:
+    folder = data / f"rows_{rows}"
+    if not (folder / "table.parquet").exists():
+        print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
+        make_table.make(rows, folder)
+    parquet = folder / "table.parquet"
+    scans = [timed([sys.executable, "-c", SCAN, str(parquet), ",".join([*QIS, SENSITIVE])]) for _ in range(runs)]
+    scan = statistics.median(s["seconds"] for s in scans)
+    out = []
+    for distance, suppression in CASES:
+        spec = case_spec(folder, distance, suppression)
+        procs = [timed(["sqlclose", "anonymize", str(spec.name)], cwd=folder) for _ in range(runs)]
+        report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
+        report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
+        whole = statistics.median(p["seconds"] for p in procs)
+        out.append({
+            "rows": rows, "distance": distance, "suppression": suppression, "scan_seconds": scan,
+            "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
+            "process_all": [round(p["seconds"], 2) for p in procs], "ratio": whole / scan,
+            "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"],
+            "search_seconds": report.get("timings", {}).get("search_seconds"),
+            "nodes_evaluated": report.get("lattice", {}).get("nodes_evaluated"),
+            "lattice_size": report.get("lattice", {}).get("size"),
+            "queries": report.get("lattice", {}).get("queries"),
+            "node": report.get("node"), "discernibility": report.get("utility", {}).get("discernibility"),
+        })
+        print(json.dumps(out[-1]), file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", type=parse_size, default=[1_000_000])
+    parser.add_argument("--data", type=Path, default=HERE / "data")
+    parser.add_argument("--runs", type=int, default=1, help="whole-process runs per case (median)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    results = [r for rows in args.sizes for r in measure(rows, args.data, args.runs)]
+    machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    if args.json:
+        print(json.dumps({"machine": machine, "results": results}, indent=2))
+        return
+    print(f"machine: {machine}")
+    print("| rows | t = 0.2 | suppression | one scan | whole process | × scan | search | peak RSS "
+          "| nodes evaluated / lattice | queries | optimum DM |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        search = f"{r['search_seconds']:.2f} s" if r["search_seconds"] is not None else "failed"
+        print(f"| {r['rows']:,} | {r['distance']} | {r['suppression']:.0%} | {r['scan_seconds']:.2f} s "
+              f"| {r['process_seconds']:.2f} s | {r['ratio']:.1f}× | {search} | {r['peak_rss_mb']:.0f} MB "
+              f"| {r['nodes_evaluated']} / {r['lattice_size']} | {r['queries']} | {r['discernibility']} |")
+
+
+if __name__ == "__main__":
+    main()
