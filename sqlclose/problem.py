@@ -114,7 +114,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     coded = qi_coded + sa_coded
     policies = {c.raw: _policy(spec, c.name) for c in coded}
 
-    fp = engine.fetch(q.fingerprint(source.copy())).to_pylist()[0]
+    fp = engine.fetch(q.fingerprint(source.copy(), engine.row_hash(q.FINGERPRINT_ROW))).to_pylist()[0]
     if not fp["row_count"]:
         raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
     params = q.Params()

@@ -129,8 +129,12 @@ def distribution(source: exp.Expression, value: exp.Expression) -> exp.Expressio
     return template("distribution", input=source, value=value)
 
 
-def fingerprint(source: exp.Expression) -> exp.Expression:
-    return template("fingerprint", source=source)
+FINGERPRINT_ROW = "__sqlclose_row"  # the alias fingerprint.sql gives the source
+
+
+def fingerprint(source: exp.Expression, row_hash: exp.Expression) -> exp.Expression:
+    """Row count and sum of row hashes; ``row_hash`` is the engine's hash of ``FINGERPRINT_ROW``."""
+    return template("fingerprint", source=source, row_hash=row_hash)
 
 
 def verify_classes(release: exp.Expression, qi: Sequence[str], sensitive: str | None) -> exp.Expression:

@@ -101,12 +101,13 @@ def test_user_columns_named_like_internal_ones(tmp_path, name):
 def test_fingerprint_covers_every_column():
     from sqlclose.api import _open
     from sqlclose.engine import DuckDBEngine
-    from sqlclose.queries import fingerprint
+    from sqlclose.queries import FINGERPRINT_ROW, fingerprint
 
     prints = []
     for other in ([1, 2], [1, 3]):
         engine, relation, _ = _open(pa.table({"src": [0, 0], "other": other}), DuckDBEngine())
-        prints.append(engine.fetch(fingerprint(relation)).column("fingerprint")[0].as_py())
+        query = fingerprint(relation, engine.row_hash(FINGERPRINT_ROW))
+        prints.append(engine.fetch(query).column("fingerprint")[0].as_py())
     assert prints[0] != prints[1]
 
 

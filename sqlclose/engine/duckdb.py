@@ -20,6 +20,7 @@ def _table(name: str) -> exp.Table:
 class DuckDBEngine(Engine):
     """Runs on a connection of its own, or on the caller's (then only temp objects are made)."""
 
+    name = "duckdb"
     dialect = "duckdb"
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None) -> None:
@@ -29,11 +30,15 @@ class DuckDBEngine(Engine):
             self.con.execute(f"SET threads = {int(threads)}")
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
 
+    def row_hash(self, alias: str) -> exp.Expression:
+        # HASH of the row (a struct through its alias) is a UBIGINT; SUM widens it to HUGEINT.
+        return exp.Anonymous(this="HASH", expressions=[exp.column(alias)])
+
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
-        return self.con.sql(sql, params=list(params) if params else None).to_arrow_table()
+        return self.con.sql(sql, params=self.bind(params) if params else None).to_arrow_table()
 
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
-        self.con.execute(sql, list(params) if params else None)
+        self.con.execute(sql, self.bind(params) if params else None)
 
     def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
         create = exp.Create(this=_table(name), kind="TABLE", expression=query,
