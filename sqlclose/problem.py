@@ -201,8 +201,9 @@ def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
 
 def _distinct(engine: Engine, raw: exp.Table, c: q.CodedColumn) -> pa.Table:
     value = q.col(c.raw)
-    query = (exp.select(q.as_text(value.copy()).as_("text"),
-                        exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE")).as_("number"))
+    # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+    query = (exp.select(q.as_text(value.copy()).as_("text"), number.as_("number"))
              .from_(raw.copy()).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
              .group_by(value.copy()).order_by(value.copy()))
     return engine.fetch(query)

@@ -49,10 +49,8 @@ def _duckdb(**options: Any) -> Engine:
 
 
 def _spark(**options: Any) -> Engine:
-    try:
-        from .spark import SparkEngine
-    except ImportError as e:
-        raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
+    from .spark import SparkEngine  # says how to install pyspark when it is missing
+
     return SparkEngine(**options)
 
 

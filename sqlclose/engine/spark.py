@@ -1,8 +1,9 @@
 """Spark: the same ASTs rendered in the "spark" dialect, run through ``SparkSession.sql``.
 
-Imported only when a Spark engine is asked for (``engine_for("spark")`` or this module
-directly), so ``import sqlclose`` never needs pyspark nor starts a JVM. Needs pyspark ≥ 4
-(``DataFrame.toArrow``, ``createDataFrame`` from Arrow, named parameters in ``spark.sql``).
+Loaded only when a Spark engine is asked for (``engine_for("spark")``, ``sqlclose.engine.SparkEngine``),
+so ``import sqlclose`` never needs pyspark nor starts a JVM; pyspark itself is imported only when a
+session is made, so the SQL this engine renders can be inspected (and snapshot-tested) without it.
+Needs pyspark ≥ 4 (``DataFrame.toArrow``, ``createDataFrame`` from Arrow, named parameters).
 
 Objects of ours are temporary views of the session: Arrow tables become local relations, temp
 tables are cached DataFrames (materialized at once, so the source is scanned once, as in
@@ -15,14 +16,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
 from sqlglot import exp
 
 from ..errors import EngineError
 from .base import Engine
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "2",  # the default 200 costs ~0.2 s per query on small counts
@@ -52,6 +55,10 @@ class SparkEngine(Engine):
                  conf: Mapping[str, str] | None = None) -> None:
         self._own = session is None
         if session is None:
+            try:
+                from pyspark.sql import SparkSession
+            except ImportError as e:
+                raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
             builder = SparkSession.builder.master(master).appName("sqlclose")
             for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
                 builder = builder.config(key, str(value))

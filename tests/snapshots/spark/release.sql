@@ -1,0 +1,1 @@
+SELECT `lk_q0`.`label_1` AS `a"b`, `src`.`x; DROP TABLE t; --` AS `x; DROP TABLE t; --`, `lk_q1`.`label_1` AS `age` FROM `t_src` AS `src` JOIN `t_lk_q0` AS `lk_q0` ON `lk_q0`.`value` = COALESCE(CAST(`src`.`a"b` AS STRING), :p1) JOIN `t_lk_q1` AS `lk_q1` ON `lk_q1`.`value` = CAST(`src`.`age` AS STRING)
