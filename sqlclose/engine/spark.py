@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "2",  # the default 200 costs ~0.2 s per query on small counts
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",  # progress bars on stderr would garble the CLI's output
     "spark.sql.session.timeZone": "UTC",
 }
 _GLOB = re.compile(r"([\\*?\[\]{}])")
