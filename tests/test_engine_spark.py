@@ -92,3 +92,17 @@ def test_a_catalog_table_is_a_source(spark, spark_session) -> None:
         assert _sorted_rows(spark.fetch(exp.select(exp.Star()).from_(relation))) == [("47602",), ("47677",), ("47678",)]
     finally:
         spark_session.catalog.dropTempView("conformance_catalog_t")
+
+
+def test_levels_kept_as_cached_frames(spark_session) -> None:
+    """The cache_levels option: the kept result is the query's, also when it reads itself."""
+    engine = SparkEngine(spark_session, cache_levels=True)
+    try:
+        name = engine.temp_name("kept")
+        values = exp.select(exp.Literal.number(3).as_("x"))
+        assert engine.fetch_and_keep(name, values).to_pylist() == [{"x": 3}]
+        doubled = exp.select(exp.Mul(this=q.col("x"), expression=exp.Literal.number(2)).as_("x")).from_(q.table(name))
+        assert engine.fetch_and_keep(name, doubled).to_pylist() == [{"x": 6}]
+        assert engine.fetch(exp.select(exp.Star()).from_(q.table(name))).to_pylist() == [{"x": 6}]
+    finally:
+        engine.close()

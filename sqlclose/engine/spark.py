@@ -53,8 +53,12 @@ class SparkEngine(Engine):
     dialect = "spark"
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
-                 conf: Mapping[str, str] | None = None) -> None:
+                 conf: Mapping[str, str] | None = None, cache_levels: bool = False) -> None:
+        """``cache_levels``: keep each lattice level as a cached DataFrame instead of shipping it
+        back as a local relation. Measured 1.8× slower in local mode (Adult search 21 s vs 12 s):
+        off by default; it may pay on a cluster, where the driver is far from the executors."""
         self._own = session is None
+        self.cache_levels = cache_levels
         if session is None:
             try:
                 from pyspark.sql import SparkSession
@@ -113,6 +117,8 @@ class SparkEngine(Engine):
         return _table(name)
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
+        if not self.cache_levels:
+            return super().fetch_and_keep(name, query)
         sql = query if isinstance(query, str) else self.render(query)
         try:
             frame = self._frame(sql, None).cache()
