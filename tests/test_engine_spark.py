@@ -131,3 +131,22 @@ def test_levels_kept_as_cached_frames(spark_session) -> None:
         assert engine.fetch(exp.select(exp.Star()).from_(q.table(name))).to_pylist() == [{"x": 6}]
     finally:
         engine.close()
+
+
+def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Path, tmp_path: Path) -> None:
+    """What write_parquet will do on Spark, minus placing the folder: write the release query as
+    a folder, re-check it from disk with the plain path; a folder missing rows is rejected."""
+    from sqlclose.errors import VerificationError
+    from sqlclose.verify import compare, recheck
+
+    with sqlclose.anonymize(None, repo_dir / "datasets" / "table3" / "table3.toml", engine=spark) as release:
+        query, params = release._query()
+        summary = release.summary
+        claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
+        spark.copy_to_parquet(query, tmp_path / "good", params)
+        found = recheck(release.problem, tmp_path / "good")
+        compare(claimed, found, release.problem, release.columns)
+        assert (found["rows"], found["classes"]) == (9, 3)  # Table 5: three classes of three
+        spark.copy_to_parquet(query.limit(8), tmp_path / "short", params)
+        with pytest.raises(VerificationError, match="8 rows instead of 9"):
+            compare(claimed, recheck(release.problem, tmp_path / "short"), release.problem, release.columns)
