@@ -4,8 +4,7 @@
     release.write_parquet("out/patients.parquet")
 """
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .api import anonymize  # noqa: E402
 from .check import CheckReport, check  # noqa: E402
 from .emd import emd  # noqa: E402

@@ -2,48 +2,42 @@
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import duckdb
-import pyarrow as pa
-from pydantic import ValidationError
-from sqlglot import exp
-
-from . import queries as q
-from .engine import DuckDBEngine, Engine
-from .errors import InputError, NoSolutionError, SpecError
+from .engine import Engine
+from .errors import NoSolutionError, SpecError
+from .explain import describe_problem
+from .hierarchy import Hierarchy
 from .privacy import criteria_for
-from .problem import prepare
+from .problem import keyed_fingerprint, prepare
 from .release import Release
-from .search import incognito
-from .spec import Source, Spec, build_spec, load_spec
+from .search import ProgressCallback, incognito
+from .sources import Opened, ReadOptions, SourceLike, open_source
+from .spec import Spec, build_spec, load_spec
 
-SourceLike = Any  # path | (connection, table) | pyarrow.Table | pandas.DataFrame | None (spec's)
+FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
-              on_progress: Callable[[int], None] | None = None) -> Release:
+              on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None) -> Release:
     """Find the optimal full-domain generalization of ``source`` that satisfies ``spec``.
 
     ``source`` is a path (Parquet, CSV, DuckDB file with the spec's table), a
     ``(duckdb connection, table name)`` pair, a pyarrow Table or a pandas DataFrame; ``None``
     takes the spec's ``[source]``. Raises ``NoSolutionError`` when no node satisfies.
+    ``fingerprint_key`` (default: $SQLCLOSE_FINGERPRINT_KEY) is the operator's secret that keys
+    the input fingerprint in the report; without one the report records no fingerprint.
     """
     started = time.perf_counter()
     spec = _as_spec(spec)
-    if source is None:
-        if spec.source is None:
-            raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
-        source = spec.source
     given = engine
-    engine, relation, label = _open(source, engine, ReadOptions.of(spec.source))
+    opened = _open_for(source, spec, engine)
+    engine = opened.engine
     try:
         timings = {}
-        problem = prepare(engine, relation, spec, label)
+        problem = prepare(engine, opened.relation, spec, opened.label, _key(fingerprint_key))
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         if spec.k > problem.rows:
@@ -57,7 +51,67 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    return Release(problem, result, criteria, spec.sha256(), label, timings, owns_engine=given is None)
+    inputs = [*opened.files, *spec.files_read]
+    return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
+                   inputs=inputs)
+
+
+def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
+         examples: int = 3) -> dict:
+    """What a run would do, without searching or writing: the source and its rows, each
+    quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
+    and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
+    the bottom). Validates everything a run validates (columns, hierarchies, NULLs)."""
+    spec = _as_spec(spec)
+    opened = _open_for(source, spec, None)
+    try:
+        problem = prepare(opened.engine, opened.relation, spec, opened.label)
+        levels = tuple((node or {}).get(qi.name, 0) for qi in problem.qis)
+        return describe_problem(problem, spec, levels, examples)
+    finally:
+        opened.engine.close()
+
+
+def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
+                      fingerprint_key: str | None = None) -> str | None:
+    """The keyed fingerprint a run would record for this input (None without a key): one scan."""
+    spec = _as_spec(spec)
+    key = _key(fingerprint_key)
+    if key is None:
+        return None
+    opened = _open_for(source, spec, None)
+    try:
+        return keyed_fingerprint(opened.engine, opened.relation, key)
+    finally:
+        opened.engine.close()
+
+
+def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike = None) -> Hierarchy:
+    """The hierarchy a run would use for a quasi-identifier: read, or built by its rule from the
+    data, and validated against the data (every value a leaf)."""
+    spec = _as_spec(spec)
+    if column not in spec.quasi_identifiers:
+        raise SpecError(f"{column!r} is not a quasi-identifier of the spec (those are: "
+                        f"{', '.join(repr(c) for c in spec.quasi_identifiers)})")
+    opened = _open_for(source, spec, None)
+    try:
+        problem = prepare(opened.engine, opened.relation, spec, opened.label)
+        return next(qi.hierarchy for qi in problem.qis if qi.name == column)
+    finally:
+        opened.engine.close()
+
+
+def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
+    if source is None:
+        if spec.source is None:
+            raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
+        source = spec.source
+    numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
+    return open_source(source, engine, ReadOptions.of(spec.source, numeric))
+
+
+def _key(given: str | None) -> str | None:
+    return (given if given is not None else os.environ.get(FINGERPRINT_KEY_VARIABLE)) or None
 
 
 def _as_spec(spec: Spec | str | Path | dict) -> Spec:
@@ -68,79 +122,6 @@ def _as_spec(spec: Spec | str | Path | dict) -> Spec:
     if isinstance(spec, dict):
         return build_spec(spec)
     raise SpecError(f"spec must be a Spec, a TOML path or a dict, not {type(spec).__name__}")
-
-
-@dataclass(frozen=True)
-class ReadOptions:
-    """How to read a bare path: the spec's [source] options, or check's --table/--delimiter."""
-
-    table: str | None = None
-    delimiter: str | None = None
-    format: str | None = None
-
-    @classmethod
-    def of(cls, source: Source | None) -> ReadOptions:
-        return cls(source.table, source.delimiter, source.format) if source else cls()
-
-
-def _open(source: SourceLike, engine: Engine | None,
-          options: ReadOptions = ReadOptions()) -> tuple[Engine, exp.Expression, str]:
-    """Make ``source`` readable by SQL: (engine, relation to select FROM, label for messages)."""
-    if isinstance(source, (str, Path)):
-        source = _source_for_path(Path(source), options)
-    if isinstance(source, Source):
-        if not source.path.exists():
-            raise InputError(f"source {source.path} does not exist")
-        engine = engine or DuckDBEngine()
-        label = str(source.path) + (f" (table {source.table})" if source.table else "")
-        try:
-            relation = engine.source_relation(source.kind, source.path, delimiter=source.delimiter,
-                                              table=source.table)
-        except Exception as e:  # the driver's own words say what is wrong with the file
-            engine.close()
-            detail = str(e).split("\n-- while running:")[0]
-            raise InputError(f"cannot read {label} as {source.kind}: {detail}") from None
-        if source.kind == "duckdb":
-            _check_table(engine, relation, f"table {source.table!r} in {source.path}")
-        return engine, relation, label
-    if isinstance(source, tuple) and len(source) == 2 and isinstance(source[0], duckdb.DuckDBPyConnection):
-        if engine is not None:
-            raise InputError("give either an engine or a (connection, table) source, not both")
-        con, name = source
-        engine = DuckDBEngine(con)
-        relation = exp.Table(this=q.ident(name)) if isinstance(name, str) else \
-            exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
-        _check_table(engine, relation, f"table {name!r}")
-        return engine, relation, f"duckdb table {name}"
-    if type(source).__module__.startswith("pandas"):
-        source = pa.Table.from_pandas(source, preserve_index=False)
-    if isinstance(source, pa.Table):
-        engine = engine or DuckDBEngine()
-        name = engine.temp_name("arrow_source")
-        engine.register(name, source)
-        return engine, q.table(name), "arrow table"
-    raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
-                     "a pyarrow Table or a pandas DataFrame")
-
-
-def _source_for_path(path: Path, options: ReadOptions) -> Source:
-    """A path given on its own takes the reading options (format, delimiter, table) that apply
-    to it."""
-    suffix_kind = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}.get(path.suffix.lower())
-    fmt = options.format if options.format and not path.suffix else None
-    is_db = (fmt or suffix_kind) == "duckdb"
-    try:
-        return Source(path=path, format=fmt, delimiter=None if is_db else options.delimiter,
-                      table=options.table if is_db else None)
-    except ValidationError as e:
-        raise InputError(f"source {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
-
-
-def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
-    try:
-        engine.schema(relation)
-    except Exception as e:
-        raise InputError(f"cannot read {label}: {str(e).splitlines()[0]}") from None
 
 
 def _no_solution_message(spec: Spec, rows: int, size: int) -> str:

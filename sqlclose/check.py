@@ -10,6 +10,7 @@ homogeneity, skewness and similarity attacks of Li et al. section 3. All countin
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from .problem import (
     require_ordered_type,
     sensitive_domain,
 )
+from .sources import ReadOptions, open_source
 from .spec import Sensitive, Spec
 
 DEFAULT_SKEW_RATIO = 3.0
@@ -43,6 +45,9 @@ class CheckReport:
 
     data: dict[str, Any]
     failures: list[str] = field(default_factory=list)
+    class_sizes: np.ndarray | None = None  # per class, for charts
+    class_distances: dict[str, np.ndarray] = field(default_factory=dict)  # per SA with t: per class
+    distributions: dict[str, dict[str, float]] = field(default_factory=dict)  # per SA: value -> rows
 
     @property
     def passed(self) -> bool | None:
@@ -69,7 +74,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     to reproduce a release report when records were suppressed). ``table`` names the table in a
     DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
     """
-    from .api import ReadOptions, _as_spec, _open
+    from .api import _as_spec
 
     if spec is not None:
         spec = _as_spec(spec)
@@ -80,9 +85,12 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
     given = engine
-    engine, relation, label = _open(source, engine, ReadOptions(table=table, delimiter=delimiter))
+    # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
+    numeric = tuple(models)
+    opened = open_source(source, engine, ReadOptions(table=table, delimiter=delimiter, numeric=numeric))
+    engine, relation, label = opened.engine, opened.relation, opened.label
     try:
-        ref = _reference(engine, reference, list(models), ReadOptions(delimiter=delimiter)) \
+        ref = _reference(engine, reference, list(models), ReadOptions(delimiter=delimiter, numeric=numeric)) \
             if reference is not None else None
         return _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
     finally:
@@ -152,7 +160,11 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     asked = k is not None or any(m is not None and m.models for m in models.values())
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
-    return CheckReport(data, failures)
+    distances = {sa.name: distance(classes.hist.counts[j], sa.q, models[sa.name].distance, sa.hierarchy)
+                 for j, sa in enumerate(sas) if models[sa.name] is not None and models[sa.name].t is not None}
+    counts = {sa.name: dict(zip(map(str, sa.domain), classes.hist.counts[j].sum(axis=0).tolist()))
+              for j, sa in enumerate(sas)}
+    return CheckReport(data, failures, classes.hist.sizes, distances, counts)
 
 
 def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,
@@ -175,10 +187,9 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     return SensitiveColumn(name, spec, coded, domain, hierarchy)
 
 
-def _reference(engine: Engine, reference: Any, needed: list[str], options) -> exp.Expression:
-    from .api import _open
-
-    _, relation, label = _open(reference, engine, options)
+def _reference(engine: Engine, reference: Any, needed: list[str], options: ReadOptions) -> exp.Expression:
+    opened = open_source(reference, engine, options)
+    relation, label = opened.relation, opened.label
     missing = [c for c in needed if c not in engine.schema(relation).names]
     if missing:
         raise DataError(f"the reference table {label} has no column {missing[0]!r}")
@@ -332,3 +343,67 @@ def _line(label: str, entry: dict) -> str:
         text += f"   (worst class {worst['class']}, {worst['size']} rows)"
     return text
 
+
+
+AGAINST_TOLERANCE = 1e-9  # the report's values and the re-check's may differ in the last float bits
+
+
+def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None) -> dict:
+    """Re-verify a released file against its report (its manifest): the file's sha256, rows,
+    classes and smallest class, every l/p value, and each sensitive column's largest distance
+    against the file's own distribution (the report's ``t_against_release``). ``spec`` gives the
+    hierarchies a hierarchical distance needs; without it the report's models are used as stated."""
+    from .api import _as_spec
+    from .files import sha256
+
+    try:
+        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        node, privacy = doc["node"], doc["privacy"]
+    except (OSError, ValueError, KeyError) as e:
+        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    problems = []
+    if sha256(Path(path)) != doc.get("output", {}).get("sha256"):
+        problems.append("its sha256 differs from the report's output.sha256 (the file was changed or replaced)")
+    models = dict(_as_spec(spec).sensitive) if spec is not None else {
+        name: _model_from_report(name, entry) for name, entry in privacy["sensitive"].items()}
+    audit_ = check(path, list(node), models, k=privacy["k"]).to_dict()
+    expected = {"rows": doc["output"]["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
+    found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
+    problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()
+                 if found[key] != value]
+    for name, entry in privacy["sensitive"].items():
+        measured = audit_["sensitive"][name]
+        for key in ("distinct_l", "entropy_l", "recursive", "p"):
+            if key in entry:
+                problems += _mismatch(f"{name} {key}", entry[key]["reached"], _reached(measured, key))
+        if "t" in entry and name in doc.get("t_against_release", {}):
+            got = measured["distances"][entry["distance"]]["reached"]
+            problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
+                                  doc["t_against_release"][name], got)
+    return {"file": str(path), "report": str(report_path), "rows": found["rows"], "classes": found["classes"],
+            "problems": problems}
+
+
+def _model_from_report(name: str, entry: dict) -> Sensitive:
+    if entry.get("distance") == "hierarchical":
+        raise InputError(f"column {name!r} uses the hierarchical distance: give the release's spec (--spec) for its "
+                         "hierarchy")
+    given = {"distance": entry.get("distance", "equal"), "t": entry.get("t")}
+    given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
+    if "recursive" in entry:
+        given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
+    if "p" in entry:
+        given["p"] = entry["p"]["p"]
+    return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+
+
+def _reached(measured: dict, key: str) -> Any:
+    entry = measured.get(key) or {}
+    return entry.get("reached")
+
+
+def _mismatch(what: str, claimed: Any, found: Any) -> list[str]:
+    if claimed is None or found is None:
+        return [] if claimed == found else [f"{what} is {found}, the report says {claimed}"]
+    same = abs(float(claimed) - float(found)) <= AGAINST_TOLERANCE * max(1.0, abs(float(claimed)))
+    return [] if same else [f"{what} is {found}, the report says {claimed}"]

@@ -2,9 +2,16 @@
 
 Every error a user can cause says what is wrong, where (column, value, file, line) and what to
 do; the CLI prints the message without a traceback.
+
+Exit codes: 0 released (or up to date); 1 an internal error (a bug: please report it);
+2 bad input (spec, hierarchy, data, an output in the way); 3 no generalization satisfies the
+requirements; 4 the written file failed verification; 5 the environment failed (disk full,
+permission denied); 130 interrupted.
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class SqlcloseError(Exception):
@@ -48,10 +55,50 @@ class VerificationError(SqlcloseError):
 
 
 class EngineError(SqlcloseError):
-    """The SQL engine failed on a generated query (a bug, or the engine ran out of resources)."""
+    """The SQL engine failed on a generated query (a bug, or the engine ran out of resources).
+    The statement is kept in ``sql``, not in the message: the CLI shows it with --verbose only."""
 
     exit_code = 1
 
     def __init__(self, message: str, sql: str) -> None:
-        super().__init__(f"{message}\n-- while running:\n{sql}")
+        super().__init__(message)
         self.sql = sql
+
+
+class EnvironmentFailure(SqlcloseError):
+    """The machine refused: disk full, permission denied, a folder that cannot be created.
+    Nothing was placed at the output path."""
+
+    exit_code = 5
+
+    @classmethod
+    def from_os_error(cls, e: OSError) -> EnvironmentFailure:
+        reason = _OS_REASONS.get(e.errno or 0, e.strerror or str(e))
+        where = f" ({e.filename})" if e.filename else ""
+        return cls(f"the environment refused: {reason}{where}; nothing was placed at the output path")
+
+    @classmethod
+    def from_engine(cls, e: EngineError) -> EnvironmentFailure | None:
+        """The engine's own I/O failures (a full disk while it writes) are the environment's."""
+        text = str(e)
+        for marker, reason in (("No space left", "the disk is full"), ("Permission denied", "permission denied"),
+                               ("File too large", "the file grew beyond the size limit")):
+            if marker in text:
+                return cls(f"the environment refused: {reason} while writing; nothing was placed at the output path")
+        return None
+
+
+_OS_REASONS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",
+               errno.EFBIG: "the file grew beyond the size limit", errno.EACCES: "permission denied",
+               errno.EPERM: "operation not permitted", errno.EROFS: "the file system is read-only",
+               errno.ENOTDIR: "a folder on the path is a file", errno.EEXIST: "a file is in the way"}
+
+
+class Interrupted(SqlcloseError):
+    """Ctrl-C (exit 130) or SIGTERM (143): the run stopped and removed what it had started to write."""
+
+    exit_code = 130
+
+    def __init__(self, message: str, signal_number: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signal_number

@@ -77,9 +77,11 @@ class Problem:
     suppression: float
     rows: int  # rows anonymized (input rows minus dropped NULL rows)
     input_rows: int
-    fingerprint: str
+    fingerprint: str | None  # keyed with the operator's secret; None without one
     base: exp.Table
     base_rows: int
+    released: list[str] = field(default_factory=list)  # the columns the release holds, in input order
+    label: str = ""  # the source, for messages
 
     @property
     def dropped_rows(self) -> int:
@@ -92,13 +94,17 @@ class Problem:
         return math.floor(Fraction(repr(self.suppression)) * self.rows)
 
 
-def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str) -> Problem:
+def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str,
+            fingerprint_key: str | None = None) -> Problem:
     schema = engine.schema(source)
     columns = [f.name for f in schema]
     _check_columns(spec, columns, source_label)
+    released = released_columns(spec, columns, source_label)
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, source_label)
+            if pa.types.is_floating(schema.field(name).type):
+                _refuse_non_finite(engine, source, name, source_label)
 
     qi_coded = [
         q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
@@ -114,14 +120,15 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     coded = qi_coded + sa_coded
     policies = {c.raw: _policy(spec, c.name) for c in coded}
 
-    fp = engine.fetch(q.fingerprint(source.copy(), engine.row_hash(q.FINGERPRINT_ROW))).to_pylist()[0]
-    if not fp["row_count"]:
-        raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
+    fingerprint = keyed_fingerprint(engine, source, fingerprint_key) if fingerprint_key else None
     params = q.Params()
     raw = engine.create_temp_table(engine.temp_name("raw_histogram"), q.raw_histogram(source.copy(), coded, params),
                                    params.values)
 
     nulls = engine.fetch(q.null_counts(raw, coded)).to_pylist()[0]
+    input_rows = int(nulls.pop("__sqlclose_rows") or 0)
+    if not input_rows:
+        raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
     for c in coded:
         if nulls[c.raw] and policies[c.raw] == "error":
             raise DataError(
@@ -154,7 +161,53 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         effective = exp.select(exp.Star()).from_(source.copy().as_("src") if isinstance(source, exp.Table)
                                                  else source.copy()).where(q.not_null(drop)).subquery()
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
-                   rows, int(fp["row_count"]), str(fp["fingerprint"]), base, int(base_rows))
+                   rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
+
+
+def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
+    """The input's fingerprint keyed with the operator's secret (sql/fingerprint.sql)."""
+    params = q.Params()
+    query = q.fingerprint(source.copy(), engine.row_hash(q.FINGERPRINT_ROW, params.add(key)))
+    return str(engine.fetch(query, params.values)[0][0].as_py())
+
+
+def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[str]:
+    """The columns a release holds, in input order: quasi-identifiers, sensitive columns and, when
+    the spec says ``others = "keep"``, the undeclared ones. Undeclared columns with no policy are
+    refused: nobody should publish a column they never looked at."""
+    declared = set(spec.declared_columns)
+    others = [c for c in columns if c not in declared]
+    if others and spec.others is None:
+        listed = ", ".join(repr(c) for c in others[:MAX_LISTED_VALUES])
+        more = f" and {len(others) - MAX_LISTED_VALUES} more" if len(others) > MAX_LISTED_VALUES else ""
+        raise DataError(f"{source_label} has {len(others)} column(s) the spec does not mention: {listed}{more}; "
+                        "say what happens to them with others = \"keep\" (release them unchanged) or "
+                        "others = \"drop\" at the top of the spec, or list them under identifiers")
+    keep = set(spec.quasi_identifiers) | set(spec.sensitive) | (set(others) if spec.others == "keep" else set())
+    return [c for c in columns if c in keep]
+
+
+def column_roles(spec: Spec, released: list[str]) -> dict[str, str]:
+    """Every released column with its role in the release."""
+    def role(name: str) -> str:
+        if name in spec.quasi_identifiers:
+            return "quasi-identifier (generalized)"
+        if name in spec.sensitive:
+            return "sensitive (unchanged)"
+        return "other (unchanged)"
+    return {name: role(name) for name in released}
+
+
+def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
+    """NaN and ±inf have no place in an ordered domain (they would sort to its top)."""
+    value = q.col(name)
+    bad = exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
+                  exp.Anonymous(this="ISINF", expressions=[value.copy()]))
+    query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(source.copy()).where(bad)
+    count = engine.fetch(query)[0][0].as_py()
+    if count:
+        raise DataError(f"column {name!r} in {source_label} has {count} NaN or infinite value(s), which have no "
+                        "place in an ordered distance; clean them, or set nulls for them and nulls = \"drop\"")
 
 
 def is_number_or_time(dtype: pa.DataType) -> bool:

@@ -76,7 +76,7 @@ def missing_values(raw: exp.Table, c: CodedColumn) -> exp.Expression:
 
 
 def null_counts(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
-    """Rows with a NULL, per column, in one pass over the raw histogram."""
+    """Rows with a NULL, per column, and all rows (``__sqlclose_rows``), in one pass over the raw histogram."""
     sums = [
         exp.alias_(
             exp.Cast(
@@ -91,7 +91,9 @@ def null_counts(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expressio
         )
         for c in columns
     ]
-    return exp.select(*sums).from_(raw)
+    total = exp.Cast(this=exp.Coalesce(this=exp.Sum(this=exp.column("n")), expressions=[exp.Literal.number(0)]),
+                     to=exp.DataType.build("BIGINT"))
+    return exp.select(*sums, exp.alias_(total, ident("__sqlclose_rows"))).from_(raw)
 
 
 def base_histogram(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
@@ -133,7 +135,8 @@ FINGERPRINT_ROW = "__sqlclose_row"  # the alias fingerprint.sql gives the source
 
 
 def fingerprint(source: exp.Expression, row_hash: exp.Expression) -> exp.Expression:
-    """Row count and sum of row hashes; ``row_hash`` is the engine's hash of ``FINGERPRINT_ROW``."""
+    """The input's keyed fingerprint; ``row_hash`` is the engine's keyed hash of ``FINGERPRINT_ROW``
+    (``Engine.row_hash``, with the secret as a bound parameter, never in SQL text)."""
     return template("fingerprint", source=source, row_hash=row_hash)
 
 
@@ -158,14 +161,14 @@ class ReleasedQI:
     divisor: int  # leaf code // divisor = class code at this level
 
 
-def release(source: exp.Expression, columns: Sequence[str], identifiers: Sequence[str],
-            qis: Sequence[ReleasedQI], suppressed: exp.Table | None, params: Params) -> exp.Expression:
-    """The released table: generalized QI labels, identifiers dropped, failing classes removed."""
+def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
+            params: Params) -> exp.Expression:
+    """The released table: ``columns`` (generalized QI labels, the others as they are), failing
+    classes removed, rows sorted by their own released values — generalized QIs first, then the
+    rest — so that the order says nothing about the input's order."""
     by_name = {r.coded.name: r for r in qis}
     select_list: list[exp.Expression] = []
     for name in columns:
-        if name in identifiers:
-            continue
         r = by_name.get(name)
         if r is None or r.level == 0:
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
@@ -189,7 +192,9 @@ def release(source: exp.Expression, columns: Sequence[str], identifiers: Sequenc
         supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
         inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
         select = select.where(exp.Not(this=exp.Exists(this=inner)))
-    return select
+    order = [name for name in by_name if name in columns] + [name for name in columns if name not in by_name]
+    return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
+            .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
 
 
 def _lk(r: ReleasedQI) -> str:

@@ -10,29 +10,36 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import json
-import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from sqlglot import exp
 
-from . import __version__
+from . import files
 from . import queries as q
+from ._version import __version__
 from .classes import ClassHistograms
-from .errors import OutputExistsError
+from .distances import distance
+from .errors import EngineError, EnvironmentFailure
 from .lattice import Node
 from .metrics import average_class_size
 from .nodes import NodeRunner
 from .privacy import Criterion, judge, reached_values
 from .problem import Problem
+from .report import Generalization, InputSummary, Lattice, Output, Report
 from .search import SearchResult
+from .spec import default_report_path
 from .verify import compare, recheck
+
+FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
+MAX_LABELS_SHOWN = 20
+
+
 
 
 @dataclass
@@ -46,8 +53,10 @@ class Release:
     source_label: str
     timings: dict[str, float] = field(default_factory=dict)
     owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
+    inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
+    _suppressed_table: exp.Table | None = None
 
     # ---- lifetime --------------------------------------------------------------------------
     def close(self) -> None:
@@ -84,7 +93,8 @@ class Release:
         if not self.search.evaluated[levels].satisfied:
             raise ValueError(f"node {node} does not satisfy the requirements")
         search = dataclasses.replace(self.search, optimum=levels)
-        return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None)
+        return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None,
+                                   _suppressed_table=None)
 
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
@@ -105,6 +115,7 @@ class Release:
         kept_rows = self.problem.rows - suppressed
         privacy = reached_values(self.criteria, hist, kept, self.problem.k, self.problem.suppression)
         return {
+            "t_against_release": self._t_against_release(hist, kept),
             "classes": int(kept.sum()),
             "suppressed_rows": suppressed,
             "rows": kept_rows,
@@ -115,20 +126,44 @@ class Release:
             },
         }
 
+    def _t_against_release(self, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
+        """Per sensitive column with a t model: the largest distance of a released class from the
+        *released* table's own distribution — what an auditor holding only the file computes."""
+        out = {}
+        for j, sa in enumerate(self.problem.sas):
+            if sa.spec.t is None or not kept.any():
+                continue
+            counts = hist.counts[j][kept]
+            out[sa.name] = float(distance(counts, counts.sum(axis=0), sa.distance, sa.hierarchy).max())
+        return out
+
+    @property
+    def column_roles(self) -> dict[str, str]:
+        """Every released column with its role."""
+        qis = {qi.name for qi in self.problem.qis}
+        sas = {sa.name for sa in self.problem.sas}
+        return {c: "quasi-identifier (generalized)" if c in qis else "sensitive (unchanged)" if c in sas
+                else "other (unchanged)" for c in self.columns}
+
     # ---- the data ---------------------------------------------------------------------------
-    def _query(self) -> tuple[Any, list]:
+    def _suppressed(self) -> exp.Table | None:
+        """The failing classes' codes, registered once per release (the release query excludes them)."""
         hist, failing = self._classes()
-        params = q.Params()
-        suppressed = None
-        if failing.any():
+        if not failing.any():
+            return None
+        if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.keys[failing, i] for i, qi in enumerate(self.problem.qis)}
             self.problem.engine.register(name, pa.table(codes))
-            suppressed = q.table(name)
+            self._suppressed_table = q.table(name)
+        return self._suppressed_table
+
+    def _query(self) -> tuple[Any, list]:
+        params = q.Params()
+        suppressed = self._suppressed()
         released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level])
                     for qi, level in zip(self.problem.qis, self.search.optimum)]
-        query = q.release(self.problem.source, self.problem.columns, self.problem.identifiers, released,
-                          suppressed, params)
+        query = q.release(self.problem.source, self.columns, released, suppressed, params)
         return query, params.values
 
     def to_arrow(self) -> pa.Table:
@@ -141,121 +176,86 @@ class Release:
 
     @property
     def columns(self) -> list[str]:
-        return [c for c in self.problem.columns if c not in self.problem.identifiers]
+        """The released columns, in input order (no identifier, no dropped column)."""
+        return list(self.problem.released)
 
     # ---- writing -------------------------------------------------------------------------------
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
-        """Write, verify from disk, then move into place; returns the report (also written as JSON)."""
+        """Write, verify from disk, then move the release and its report into place as a pair;
+        returns the report (also written as JSON)."""
         path = Path(path)
-        report_path = Path(report) if report else path.with_name(path.name + ".report.json")
-        if path.resolve() == report_path.resolve():
-            raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
-        for target in (path, report_path):
-            if target.exists() and not overwrite:
-                raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
-            if target.is_dir():
-                raise OutputExistsError(f"{target} is a directory, not a file path")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        report_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        tmp_report = report_path.with_name(f".{report_path.name}.{uuid.uuid4().hex}.tmp")
+        report_path = Path(report) if report else default_report_path(path)
+        files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite)
         try:
+            return self._write(path, report_path, overwrite)
+        except OSError as e:
+            raise EnvironmentFailure.from_os_error(e) from None
+        except EngineError as e:
+            raise EnvironmentFailure.from_engine(e) or e from None
+
+    def _write(self, path: Path, report_path: Path, overwrite: bool) -> dict:
+        with files.Transaction(path, report_path, overwrite) as txn:
             started = time.perf_counter()
             query, params = self._query()
-            self.problem.engine.copy_to_parquet(query, tmp, params)
-            _fsync(tmp)
+            self.problem.engine.copy_to_parquet(query, txn.data, params)
+            files.fsync(txn.data)
             self.timings["write_seconds"] = time.perf_counter() - started
             started = time.perf_counter()
             summary = self.summary
             claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
-            found = recheck(self.problem, tmp)
+            found = recheck(self.problem, txn.data)
             compare(claimed, found, self.problem, self.columns)
             self.timings["verify_seconds"] = time.perf_counter() - started
-            digest = _sha256(tmp)
-            doc = self.report(summary, path, digest)
-            tmp_report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-            _fsync(tmp_report)
-            _place(tmp, path, overwrite)
-            try:
-                _place(tmp_report, report_path, overwrite)
-            except BaseException:
-                path.unlink(missing_ok=True)  # no release without its report
-                raise
-            _fsync_dir(path.parent)
-            return doc
-        except BaseException:
-            for leftover in (tmp, tmp_report):
-                leftover.unlink(missing_ok=True)
-            raise
+            doc = self.report(summary, path, files.sha256(txn.data))
+            txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            files.fsync(txn.report)
+            txn.commit()
+        return doc
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
+        """The report (typed: ``sqlclose.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
         p = self.problem
-        return {
-            "sqlclose_version": __version__,
-            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "spec_sha256": self.spec_sha256,
-            "input": {"source": self.source_label, "rows": p.input_rows, "fingerprint": p.fingerprint,
-                      "dropped_null_rows": p.dropped_rows},
-            "node": self.node,
-            "minimal_nodes": self.minimal_nodes,
-            "lattice": {
-                "levels": {qi.name: qi.levels for qi in p.qis},
-                "size": self.search.lattice_size,
-                "satisfying_nodes": int(self.search.satisfying.sum()),
-                "nodes_evaluated": self.search.nodes_evaluated,
-                "queries": self.search.queries,
-                "seconds": round(self.search.seconds, 4),
-            },
-            "classes": summary["classes"],
-            "suppressed_rows": summary["suppressed_rows"],
-            "privacy": summary["privacy"],
-            "utility": summary["utility"],
-            "output": {"path": str(path) if path else None, "rows": summary["rows"], "sha256": digest,
-                       "columns": self.columns},
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            "verified": digest is not None,
-        }
+        generalization = self.generalization
+        warnings = [f"{name!r} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
+                    "information in this release" for name, g in generalization.items() if g.at_top]
+        return Report(
+            sqlclose_version=__version__,
+            created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            spec_sha256=self.spec_sha256,
+            input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
+                               fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
+                               dropped_null_rows=p.dropped_rows),
+            node=self.node,
+            minimal_nodes=self.minimal_nodes,
+            lattice=Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
+                            satisfying_nodes=int(self.search.satisfying.sum()),
+                            nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
+                            seconds=round(self.search.seconds, 4)),
+            generalization=generalization,
+            classes=summary["classes"],
+            suppressed_rows=summary["suppressed_rows"],
+            privacy=summary["privacy"],
+            t_against_release=summary["t_against_release"],
+            utility=summary["utility"],
+            output=Output(path=str(path) if path else None, rows=summary["rows"], sha256=digest,
+                          columns=self.columns, column_roles=self.column_roles),
+            warnings=warnings,
+            timings={k: round(v, 4) for k, v in self.timings.items()},
+            verified=digest is not None,
+        ).to_dict()
 
+    @property
+    def generalization(self) -> dict[str, Generalization]:
+        """Per quasi-identifier: the chosen level and the labels the released classes use there."""
+        hist, failing = self._classes()
+        out = {}
+        for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
+            h = qi.hierarchy
+            by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
+            used = sorted({by_code[int(c)] for c in np.unique(hist.keys[~failing, i])})
+            out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
+                                          label_count=len(used), at_top=int(level) == h.levels - 1)
+        return out
 
-def _place(tmp: Path, target: Path, overwrite: bool) -> None:
-    """Move a finished file into place. Without overwrite, a hard link fails atomically if the
-    target appeared meanwhile (no check-then-act window); with it, an atomic rename replaces."""
-    if overwrite:
-        os.replace(tmp, target)
-        return
-    try:
-        os.link(tmp, target)
-    except FileExistsError:
-        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
-    except OSError:  # filesystems without hard links: fall back to a checked rename
-        if target.exists():
-            raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") \
-                from None
-        os.replace(tmp, target)
-        return
-    tmp.unlink()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        _fsync(path)
-    except OSError:  # not every filesystem lets a directory be fsynced
-        pass
 

@@ -19,6 +19,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -146,22 +147,52 @@ class Sensitive(_Model):
 
 
 class Privacy(_Model):
-    k: int = Field(default=1, ge=1)
+    """The requirement. ``k`` has no default: a spec that states no requirement releases nothing."""
+
+    k: int = Field(ge=1)
     suppression: float = Field(default=0.0, ge=0.0, lt=1.0)
 
 
+CSV_TYPES = ("VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIME")
+GLOB_CHARACTERS = frozenset("*?[]{}")
+
+
 class Source(_Model):
-    """A table on disk: Parquet, CSV, or a DuckDB database file (then ``table`` is required)."""
+    """A table on disk: Parquet, CSV, or a DuckDB database file (then ``table`` is required).
+
+    A path is literal: ``data[1].csv`` is that one file. ``glob = true`` makes it a pattern. CSV
+    columns are read as the text they are (no sniffing of booleans or dates); ``types`` gives a
+    column a type, ``nulls`` the strings that mean NULL, ``encoding`` the file's encoding.
+    """
 
     path: Path
     table: str | None = None
     delimiter: str | None = None
     format: Literal["parquet", "csv", "duckdb"] | None = None
+    glob: bool = False
+    encoding: Literal["utf-8", "utf-16", "latin-1"] = "utf-8"
+    nulls: list[str] = Field(default_factory=lambda: [""])
+    types: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("types")
+    @classmethod
+    def _known_types(cls, types: dict[str, str]) -> dict[str, str]:
+        for column, name in types.items():
+            if name.upper() not in CSV_TYPES:
+                raise ValueError(f"column {column!r}: type {name!r} is not one of {', '.join(CSV_TYPES)}")
+        return {column: name.upper() for column, name in types.items()}
+
+    @property
+    def is_pattern(self) -> bool:
+        """Whether the path is read as a glob pattern (only when asked)."""
+        return self.glob and any(ch in GLOB_CHARACTERS for ch in str(self.path))
 
     @property
     def kind(self) -> str:
         if self.format:
             return self.format
+        if self.path.is_dir():
+            return "parquet"
         suffix = self.path.suffix.lower()
         if suffix in (".parquet", ".pq"):
             return "parquet"
@@ -178,6 +209,10 @@ class Source(_Model):
             raise ValueError("a DuckDB database source needs table = \"name\"")
         if kind != "duckdb" and self.table:
             raise ValueError(f"table = {self.table!r} only applies to DuckDB database sources")
+        if kind == "duckdb" and self.glob:
+            raise ValueError("glob = true applies to Parquet and CSV files, not to a DuckDB database")
+        if kind != "csv" and (self.types or self.nulls != [""] or self.encoding != "utf-8"):
+            raise ValueError("types, nulls and encoding apply to CSV sources only")
         return self
 
 
@@ -188,18 +223,33 @@ class Output(_Model):
 
     @property
     def report_path(self) -> Path:
-        return self.report or self.path.with_name(self.path.name + ".report.json")
+        return self.report or default_report_path(self.path)
+
+
+def default_report_path(path: Path) -> Path:
+    """The report sits beside the release: ``<release>.report.json``."""
+    return path.with_name(path.name + ".report.json")
+
+
+OthersPolicy = Literal["keep", "drop"]
 
 
 class Spec(_Model):
-    """Everything a release needs. ``k`` and ``suppression`` may be given at the top level."""
+    """Everything a release needs. ``k`` and ``suppression`` may be given at the top level.
+
+    ``others`` says what happens to columns that are neither identifier, quasi-identifier nor
+    sensitive: ``"keep"`` (released unchanged) or ``"drop"``. Unset, a source with such columns is
+    refused, so that nobody publishes a column they never looked at.
+    """
 
     quasi_identifiers: dict[str, QuasiIdentifier]
     sensitive: dict[str, Sensitive] = Field(default_factory=dict)
     identifiers: list[str] = Field(default_factory=list)
-    privacy: Privacy = Field(default_factory=Privacy)
+    others: OthersPolicy | None = None
+    privacy: Privacy | None = None
     source: Source | None = None
     output: Output | None = None
+    _origin: Path | None = PrivateAttr(default=None)  # the spec file, when loaded from one
 
     @model_validator(mode="before")
     @classmethod
@@ -230,6 +280,13 @@ class Spec(_Model):
                 if name in roles:
                     raise ValueError(f"column {name!r} is declared both {roles[name]} and {role}; give it one role")
                 roles[name] = role
+        if self.privacy is None:
+            raise ValueError("no privacy requirement: add [privacy] with k = … (e.g. k = 5), and t-closeness or "
+                             "l-diversity under [sensitive.<column>]; a spec that states no requirement releases "
+                             "nothing")
+        if self.privacy.k < 2 and not self.sensitive:
+            raise ValueError("k = 1 with no sensitive model protects nothing: raise k (e.g. k = 5) or add a model "
+                             "(t, distinct_l, entropy_l, recursive, p) under [sensitive.<column>]")
         return self
 
     @property
@@ -239,6 +296,17 @@ class Spec(_Model):
     @property
     def suppression(self) -> float:
         return self.privacy.suppression
+
+    @property
+    def declared_columns(self) -> list[str]:
+        return [*self.identifiers, *self.quasi_identifiers, *self.sensitive]
+
+    @property
+    def files_read(self) -> list[Path]:
+        """Every file the job reads besides the source: the spec itself and hierarchy files."""
+        files = [self._origin] if self._origin is not None else []
+        hierarchies = [*self.quasi_identifiers.values(), *(s.hierarchy for s in self.sensitive.values())]
+        return files + [h.file for h in hierarchies if h is not None and h.file is not None]
 
     def sha256(self) -> str:
         """Hash of the canonical JSON form: equal specs hash equal, however they were written."""
@@ -261,8 +329,9 @@ def canonical_json(spec: Spec) -> str:
         target = data[section][name] if section == "quasi_identifiers" else data[section][name]["hierarchy"]
         if h.hierarchy is not None:
             target["hierarchy"] = {"rows": [list(r) for r in h.hierarchy.rows]}
-        if h.file is not None:
+        if h.file is not None:  # what the file holds, not where it lies
             target["file_sha256"] = _file_sha256(Path(h.file))
+            target.pop("file", None)
     return json.dumps(data, sort_keys=True, default=default, separators=(",", ":"))
 
 
@@ -281,16 +350,20 @@ def load_spec(path: str | Path) -> Spec:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(f"spec file {path} does not exist") from None
+    except UnicodeDecodeError as e:
+        raise SpecError(f"spec file {path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
-    base = path.parent
+    base = path.resolve().parent  # absolute: the same spec hashes the same from any working directory
     try:
         _resolve_paths(data, base, str(path))
-        return Spec.model_validate(data)
+        spec = Spec.model_validate(data)
     except ValidationError as e:
         raise SpecError(format_validation_error(e, str(path))) from None
+    spec._origin = path.resolve()
+    return spec
 
 
 def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:

@@ -129,7 +129,7 @@ def test_many_absent_values_are_capped(tmp_path, outdir):
     rows = [[str(10000 + i), "x"] for i in range(30)]
     src = write_csv(tmp_path / "many.csv", ["code", "s"], rows)
     h = write_lines(tmp_path / "h.csv", ["10000;*"])
-    msg = fails(DataError, src, {"quasi_identifiers": {"code": {"file": str(h)}}}, outdir)
+    msg = fails(DataError, src, {"quasi_identifiers": {"code": {"file": str(h)}}, "k": 2, "others": "keep"}, outdir)
     assert "29 value(s)" in msg and "and 9 more" in msg
 
 
@@ -190,13 +190,13 @@ def test_hierarchy_file_does_not_exist(tmp_path, outdir):
 
 def test_mask_on_codes_of_different_lengths(tmp_path, outdir):
     src = write_csv(tmp_path / "z.csv", ["zip", "d"], [["47677", "a"], ["476", "b"]])
-    msg = fails(HierarchyError, src, {"quasi_identifiers": {"zip": {"mask": True}}}, outdir)
+    msg = fails(HierarchyError, src, {"quasi_identifiers": {"zip": {"mask": True}}, "k": 2, "others": "keep"}, outdir)
     assert "'zip'" in msg and "'476'" in msg and "'47677'" in msg
 
 
 def test_bands_on_text(tmp_path, outdir):
     src = write_csv(tmp_path / "a.csv", ["age", "d"], [["20", "a"], ["old", "b"]])
-    msg = fails(DataError, src, {"quasi_identifiers": {"age": {"bands": [10]}}}, outdir)
+    msg = fails(DataError, src, {"quasi_identifiers": {"age": {"bands": [10]}}, "k": 2, "others": "keep"}, outdir)
     assert "'age'" in msg and "old" in msg
 
 
@@ -269,7 +269,7 @@ def test_nulls_value_treats_null_as_a_leaf(tmp_path, outdir):
     # <40 = {22, 27, 29, 30}, >=40 = {43, 47, 52} and unknown = the two NULLs.
     src = table3_with_nulls(tmp_path, age_null=(7, 8))
     age = write_lines(tmp_path / "age.csv", AGE_LINES + ["NULL;unknown;unknown;*"])
-    spec = {"quasi_identifiers": {"age": {"file": str(age), "nulls": "value"}}, "k": 2}
+    spec = {"quasi_identifiers": {"age": {"file": str(age), "nulls": "value"}}, "k": 2, "others": "keep"}
     report = run(src, spec, outdir)
     assert report["node"] == {"age": 2}
     assert report["input"]["dropped_null_rows"] == 0
@@ -281,7 +281,7 @@ def test_nulls_value_treats_null_as_a_leaf(tmp_path, outdir):
 def test_nulls_value_custom_stand_in_must_be_a_leaf(tmp_path, outdir):
     src = table3_with_nulls(tmp_path, age_null=(0,))
     spec = {"quasi_identifiers": {"age": {"file": str(TABLE3 / "age.csv"), "nulls": "value",
-                                          "null_value": "n/a"}}, "k": 1}
+                                          "null_value": "n/a"}}, "k": 2, "others": "keep"}
     msg = fails(DataError, src, spec, outdir)
     assert "'age'" in msg and "'n/a'" in msg and "age.csv" in msg
 
@@ -291,7 +291,7 @@ def test_nulls_value_with_bands_gets_its_own_branch(tmp_path, outdir):
     # 20-39 = {27, 30, 36, 32}, 40-59 = {43, 52, 47} and '?' = the two NULLs.
     src = table3_with_nulls(tmp_path, age_null=(0, 1))
     spec = {"quasi_identifiers": {"age": {"bands": [10, 20], "nulls": "value", "null_value": "?"}},
-            "sensitive": {"disease": {"t": 1.0}}, "k": 2}
+            "sensitive": {"disease": {"t": 1.0}}, "k": 2, "others": "keep"}
     report = run(src, spec, outdir)
     assert report["node"] == {"age": 2}
     assert report["output"]["rows"] == 9
@@ -301,7 +301,8 @@ def test_nulls_value_with_bands_gets_its_own_branch(tmp_path, outdir):
 
 def test_all_rows_dropped_is_no_solution(tmp_path, outdir):
     src = table3_with_nulls(tmp_path, age_null=tuple(range(9)))
-    spec = {"quasi_identifiers": {"age": {"file": str(TABLE3 / "age.csv"), "nulls": "drop"}}, "k": 1}
+    spec = {"quasi_identifiers": {"age": {"file": str(TABLE3 / "age.csv"), "nulls": "drop"}}, "k": 2,
+            "others": "keep"}
     msg = fails(NoSolutionError, src, spec, outdir)
     assert "0 rows" in msg
 
@@ -317,6 +318,7 @@ def test_k_larger_than_the_table(outdir):
 def test_k_larger_than_the_table_cli_exit_3(tmp_path):
     spec = tmp_path / "spec.toml"
     spec.write_text(f"""
+others = "keep"
 [source]
 path = "{CSV.as_posix()}"
 [output]
@@ -449,7 +451,8 @@ def test_hostile_values_are_parameters(tmp_path, outdir):
     evil = "a'); DROP TABLE x; --"
     src = write_csv(tmp_path / "v.csv", ["c", "s"], [[evil, "1"], [evil, "2"], ["", "3"], ["", "4"]])
     h = write_lines(tmp_path / "h.csv", [f'"{evil}";g;*', "it''s;g;*"])
-    spec = {"quasi_identifiers": {"c": {"file": str(h), "nulls": "value", "null_value": "it''s"}}, "k": 2}
+    spec = {"quasi_identifiers": {"c": {"file": str(h), "nulls": "value", "null_value": "it''s"}}, "k": 2,
+            "others": "keep"}
     report = run(src, spec, outdir)
     assert report["output"]["rows"] == 4
     assert report["node"] == {"c": 0}

@@ -16,6 +16,7 @@ from sqlglot import exp
 
 from sqlclose import queries as q
 from sqlclose.engine import Engine, engine_for, registered_engines
+from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError
 
 TABLE = pa.table({"id": [1, 2, 3], 'a"b': ["x", "y", None], "v": [0.5, 1.5, 2.5]})
@@ -137,27 +138,32 @@ def test_parquet_round_trip(engine: Engine, tmp_path: Path) -> None:
     out = tmp_path / "out.parquet"
     engine.copy_to_parquet(query, out, params.values)
     assert out.exists()
-    for relation in (engine.read_parquet(out), engine.source_relation("parquet", out)):
+    for relation in (engine.read_parquet(out), engine.source_relation(FileRead("parquet", out))):
         assert _rows(engine.fetch(_select(exp.Star(), source=relation))) == \
             [(1, "x", "tag"), (2, "y", "tag"), (3, None, "tag")]
 
 
 def test_csv_source(engine: Engine, tmp_path: Path) -> None:
     path = tmp_path / "in.csv"
-    path.write_text("zip;age\n47677;29\n47602;22\n", encoding="utf-8")
-    relation = engine.source_relation("csv", path, delimiter=";")
-    result = engine.fetch(_select(q.as_text(q.col("zip")).as_("zip"), q.col("age"), source=relation))
-    assert _rows(result) == [("47602", 22), ("47677", 29)]
+    path.write_text("zip;age;note;v\n04767;29;;1.5\n47602;22;NA;2\n", encoding="utf-8")
+    read = FileRead("csv", path, delimiter=";", nulls=("NA",), types={"age": "BIGINT"}, numeric=("v",))
+    result = engine.fetch(_select(exp.Star(), source=engine.source_relation(read)))
+    # text as written (leading zero kept, "" is a value), declared and numeric columns typed, NA is NULL
+    assert _rows(result) == [("04767", 29, "", 1.5), ("47602", 22, None, 2.0)]
 
 
-def test_row_hash_sees_every_cell_not_the_order(engine: Engine) -> None:
+def test_keyed_row_hash_sees_every_cell_not_the_order(engine: Engine) -> None:
     prints = []
     for table in (TABLE, TABLE.take([2, 0, 1]), TABLE.set_column(2, "v", pa.array([0.5, 1.5, 2.0]))):
         name = engine.temp_name("conf")
         engine.register(name, table)
-        prints.append(engine.fetch(q.fingerprint(q.table(name), engine.row_hash(q.FINGERPRINT_ROW))).to_pylist()[0])
-    assert prints[0]["row_count"] == 3
-    assert prints[0]["fingerprint"] == prints[1]["fingerprint"] != prints[2]["fingerprint"]
+        for secret in ("one secret", "another"):
+            params = q.Params()
+            query = q.fingerprint(q.table(name), engine.row_hash(q.FINGERPRINT_ROW, params.add(secret)))
+            prints.append(engine.fetch(query, params.values).column("fingerprint")[0].as_py())
+    same_secret = prints[0::2]
+    assert same_secret[0] == same_secret[1] != same_secret[2]  # order does not count, every cell does
+    assert prints[0] != prints[1]  # keyed
 
 
 def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:

@@ -17,6 +17,7 @@ from sqlglot import exp
 import sqlclose
 from sqlclose import queries as q
 from sqlclose.engine import DuckDBEngine, SparkEngine
+from sqlclose.engine.base import FileRead
 
 pytestmark = pytest.mark.spark
 
@@ -89,7 +90,7 @@ def test_other_models_on_spark_equal_duckdb(spark, repo_dir: Path, model: str) -
 def test_a_parquet_folder_written_by_spark_is_a_source(spark, repo_dir: Path, tmp_path: Path) -> None:
     """Spark's native output (a folder of part files) reads back as one table."""
     spec = sqlclose.load_spec(repo_dir / "datasets" / "table3" / "table3.toml")
-    csv = spark.source_relation("csv", spec.source.path)
+    csv = spark.source_relation(FileRead("csv", spec.source.path))
     folder = tmp_path / "table3.parquet"
     spark.copy_to_parquet(exp.select(exp.Star()).from_(csv), folder)
     assert folder.is_dir() and list(folder.glob("*.parquet"))
@@ -103,17 +104,17 @@ def test_parquet_paths_are_literal_unless_a_glob_is_asked_for(spark, tmp_path: P
     def rows(relation: exp.Expression) -> list[tuple]:
         return _sorted_rows(spark.fetch(exp.select(q.col("x")).from_(relation)))
 
-    assert rows(spark.source_relation("parquet", tmp_path / "part[1].parquet")) == [(1,)]
-    assert rows(spark.source_relation("parquet", tmp_path / "part*.parquet", glob=True)) == [(1,), (2,)]
+    assert rows(spark.source_relation(FileRead("parquet", tmp_path / "part[1].parquet"))) == [(1,)]
+    assert rows(spark.source_relation(FileRead("parquet", tmp_path / "part*.parquet", glob=True))) == [(1,), (2,)]
     with pytest.raises(Exception, match="PATH_NOT_FOUND"):
-        spark.source_relation("parquet", tmp_path / "part*.parquet")
+        spark.source_relation(FileRead("parquet", tmp_path / "part*.parquet"))
 
 
 def test_a_catalog_table_is_a_source(spark, spark_session) -> None:
     spark_session.createDataFrame(pa.table({"zip": ["47677", "47602", "47678"]})) \
         .createOrReplaceTempView("conformance_catalog_t")
     try:
-        relation = spark.source_relation("table", Path(), table="conformance_catalog_t")
+        relation = spark.catalog_table("conformance_catalog_t")
         assert _sorted_rows(spark.fetch(exp.select(exp.Star()).from_(relation))) == [("47602",), ("47677",), ("47678",)]
     finally:
         spark_session.catalog.dropTempView("conformance_catalog_t")

@@ -8,11 +8,12 @@ import sqlclose
 
 
 def test_to_arrow_with_bound_parameters():
-    # nulls = "value" puts the stand-in into the release query as a bound parameter.
-    table = pa.table({"age": [29, None, 27, 43]})
-    release = sqlclose.anonymize(table, {"quasi_identifiers": {"age": {"bands": [10, 20], "nulls": "value"}}, "k": 1})
+    # nulls = "value" puts the stand-in into the release query as a bound parameter. Each value
+    # twice: k = 2 holds at level 0, so the release shows the raw ages (NULL mapped back).
+    table = pa.table({"age": [29, None, 27, 43] * 2})
+    release = sqlclose.anonymize(table, {"quasi_identifiers": {"age": {"bands": [10, 20], "nulls": "value"}}, "k": 2})
     got = release.to_arrow()
-    assert sorted(got.column("age").to_pylist(), key=str) == sorted([29, None, 27, 43], key=str)
+    assert sorted(got.column("age").to_pylist(), key=str) == sorted([29, None, 27, 43] * 2, key=str)
 
 
 def test_null_value_branch_on_a_mask_hierarchy_reaches_the_mask_top():
@@ -36,7 +37,7 @@ def test_null_value_on_a_sensitive_column_verifies(tmp_path):
 def test_an_empty_source_is_bad_input(qi):
     table = pa.table({"zip": pa.array([], pa.string()) if "mask" in qi else pa.array([], pa.int64())})
     with pytest.raises(sqlclose.DataError, match="no rows"):
-        sqlclose.anonymize(table, {"quasi_identifiers": {"zip": qi}})
+        sqlclose.anonymize(table, {"quasi_identifiers": {"zip": qi}, "k": 2})
 
 
 # ---- found in code review ------------------------------------------------------------------
@@ -53,7 +54,8 @@ def test_ordered_distance_refuses_a_text_column(tmp_path):
 
 def test_null_stand_in_without_nulls(tmp_path):
     table = pa.table({"age": [29, 22, 27, 43], "d": ["flu", "cold", "flu", "cold"]})
-    spec = {"quasi_identifiers": {"age": {"bands": [10]}}, "sensitive": {"d": {"t": 1.0, "nulls": "value"}}}
+    spec = {"quasi_identifiers": {"age": {"bands": [10]}}, "sensitive": {"d": {"t": 1.0, "nulls": "value"}},
+            "k": 1}
     assert sqlclose.anonymize(table, spec).write_parquet(tmp_path / "r.parquet")["verified"] is True
 
 
@@ -69,7 +71,7 @@ def test_a_ready_hierarchy_object_in_a_python_spec():
 def test_spec_hash_follows_hierarchy_file_contents(tmp_path):
     (tmp_path / "h.csv").write_text("a;*\nb;*\n")
     spec = tmp_path / "s.toml"
-    spec.write_text('[quasi_identifiers]\nx = "h.csv"\n')
+    spec.write_text('[privacy]\nk = 2\n[quasi_identifiers]\nx = "h.csv"\n')
     before = sqlclose.load_spec(spec).sha256()
     (tmp_path / "h.csv").write_text("a;*\nb;*\nc;*\n")
     assert sqlclose.load_spec(spec).sha256() != before
@@ -94,26 +96,27 @@ def test_no_temp_objects_left_in_the_callers_connection(tmp_path):
 @pytest.mark.parametrize("name", ["n", "v", "cls", "src", "key", "node"])
 def test_user_columns_named_like_internal_ones(tmp_path, name):
     table = pa.table({name: [1, 1, 2, 2, 3, 3] * 10, "other": list(range(60)), "d": ["x", "y", "z"] * 20})
-    spec = {"quasi_identifiers": {name: {"bands": [2]}}, "sensitive": {"d": {"t": 0.5}}, "k": 2}
+    spec = {"quasi_identifiers": {name: {"bands": [2]}}, "sensitive": {"d": {"t": 0.5}}, "k": 2, "others": "keep"}
     assert sqlclose.anonymize(table, spec).write_parquet(tmp_path / "r.parquet")["verified"] is True
 
 
 def test_fingerprint_covers_every_column():
-    from sqlclose.api import _open
     from sqlclose.engine import DuckDBEngine
-    from sqlclose.queries import FINGERPRINT_ROW, fingerprint
+    from sqlclose.queries import FINGERPRINT_ROW, Params, fingerprint
+    from sqlclose.sources import open_source
 
     prints = []
     for other in ([1, 2], [1, 3]):
-        engine, relation, _ = _open(pa.table({"src": [0, 0], "other": other}), DuckDBEngine())
-        query = fingerprint(relation, engine.row_hash(FINGERPRINT_ROW))
-        prints.append(engine.fetch(query).column("fingerprint")[0].as_py())
+        opened = open_source(pa.table({"src": [0, 0], "other": other}), DuckDBEngine())
+        params = Params()
+        query = fingerprint(opened.relation, opened.engine.row_hash(FINGERPRINT_ROW, params.add("operator secret")))
+        prints.append(opened.engine.fetch(query, params.values).column("fingerprint")[0].as_py())
     assert prints[0] != prints[1]
 
 
 def test_a_null_stand_in_that_is_a_real_value_is_refused():
     table = pa.table({"x": ["NULL", None, "a", "a"]})
-    spec = {"quasi_identifiers": {"x": {"tree": {"G": ["a", "NULL"]}, "nulls": "value"}}, "k": 1}
+    spec = {"quasi_identifiers": {"x": {"tree": {"G": ["a", "NULL"]}, "nulls": "value"}}, "k": 2}
     with pytest.raises(sqlclose.DataError, match="also a real value"):
         sqlclose.anonymize(table, spec)
 
@@ -130,7 +133,7 @@ def test_a_file_that_is_not_parquet_is_bad_input(tmp_path):
     bad = tmp_path / "t.parquet"
     bad.write_text("not parquet")
     with pytest.raises(sqlclose.InputError, match="cannot read"):
-        sqlclose.anonymize(bad, {"quasi_identifiers": {"x": {"mask": True}}})
+        sqlclose.anonymize(bad, {"quasi_identifiers": {"x": {"mask": True}}, "k": 2})
 
 
 def test_suppression_limit_is_exact_for_large_tables():

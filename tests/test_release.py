@@ -54,11 +54,14 @@ def rows_of(table: pa.Table) -> list[tuple]:
     return sorted(tuple(str(r[c]) for c in cols) for r in table.to_pylist())
 
 
+FINGERPRINT_KEY = "the operator's secret"  # the input fingerprint is keyed; without a key there is none
+
+
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
     """Table 3 released once, at its spec's settings: (release, report, path)."""
     out = tmp_path_factory.mktemp("release") / "t3.parquet"
-    release = sqlclose.anonymize(CSV, spec_dict())
+    release = sqlclose.anonymize(CSV, spec_dict(), fingerprint_key=FINGERPRINT_KEY)
     report = release.write_parquet(out)
     return release, report, out
 
@@ -101,6 +104,10 @@ def test_report_keys_and_values(written):
     assert report["output"]["path"] == str(out)
     assert report["output"]["rows"] == 9
     assert report["output"]["columns"] == ["zip", "age", "salary", "disease"]
+    assert list(report["output"]["column_roles"]) == ["zip", "age", "salary", "disease"]
+    # No row suppressed: the released distribution is the input's, so t against it is the same.
+    assert report["t_against_release"]["salary"] == pytest.approx(1 / 6, abs=1e-12)
+    assert report["t_against_release"]["disease"] == pytest.approx(8 / 27, abs=1e-12)
     assert report["spec_sha256"] == sqlclose.Spec.model_validate(spec_dict()).sha256()
     assert report["verified"] is True
     assert report["sqlclose_version"] == sqlclose.__version__
@@ -126,7 +133,8 @@ def test_release_properties_agree_with_report(written):
 
 def test_fingerprint_stable_across_runs(written, tmp_path):
     _, report, _ = written
-    again = sqlclose.anonymize(CSV, spec_dict()).write_parquet(tmp_path / "again.parquet")
+    again = sqlclose.anonymize(CSV, spec_dict(), fingerprint_key=FINGERPRINT_KEY).write_parquet(
+        tmp_path / "again.parquet")
     assert again["input"]["fingerprint"] == report["input"]["fingerprint"]
     assert again["output"]["sha256"] == report["output"]["sha256"]  # deterministic output
 

@@ -16,6 +16,8 @@ from sqlclose.spec import Spec, build_spec, expand_env, load_spec
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 
 BASE_TOML = """
+others = "keep"   # salary: neither QI nor sensitive here, released unchanged
+
 [source]
 path = "data/table3.csv"
 
@@ -85,6 +87,8 @@ def test_absolute_paths_kept_and_shorthand_file_resolved(tmp_path):
     spec_path = write_spec(tmp_path / "s" / "spec.toml", f"""
 [source]
 path = "{absolute.as_posix()}"
+[privacy]
+k = 2
 [quasi_identifiers]
 age = "ages.csv"
 """)
@@ -99,6 +103,8 @@ def test_tilde_expands_to_home(tmp_path, monkeypatch):
     spec = load_spec(write_spec(tmp_path / "spec.toml", """
 [source]
 path = "~/data.parquet"
+[privacy]
+k = 2
 [quasi_identifiers]
 zip = { mask = true }
 """))
@@ -214,7 +220,7 @@ def test_spec_error_is_an_input_error():
 ])
 def test_exactly_one_hierarchy_source(entry, got):
     with pytest.raises(SpecError) as e:
-        build_spec({"quasi_identifiers": {"age": entry}})
+        build_spec({"quasi_identifiers": {"age": entry}, "k": 2})
     msg = str(e.value)
     assert "quasi_identifiers.age" in msg
     assert "exactly one hierarchy source" in msg
@@ -226,12 +232,12 @@ def test_each_single_hierarchy_source_accepted():
     for entry, kind in [({"mask": True}, "mask"), ({"mask": [1, 3]}, "mask"), ({"bands": [5]}, "bands"),
                         ({"file": "age.csv"}, "file"), ({"tree": {"x": ["a"]}}, "tree"), (h, "hierarchy"),
                         ("age.csv", "file")]:
-        spec = build_spec({"quasi_identifiers": {"age": entry}})
+        spec = build_spec({"quasi_identifiers": {"age": entry}, "k": 2})
         assert spec.quasi_identifiers["age"].kind == kind
 
 
 def test_sensitive_hierarchy_rules():
-    base = {"quasi_identifiers": {"zip": {"mask": True}}}
+    base = {"quasi_identifiers": {"zip": {"mask": True}}, "k": 2}
     with pytest.raises(SpecError, match="needs a hierarchy"):
         build_spec({**base, "sensitive": {"d": {"t": 0.3, "distance": "hierarchical"}}})
     # A hierarchy is allowed with any distance: the similarity audit groups values by it.
@@ -250,15 +256,16 @@ def test_sensitive_hierarchy_rules():
 
 
 @pytest.mark.parametrize("data,fragment", [
-    ({"quasi_identifiers": {}}, "at least one quasi-identifier"),
-    ({"quasi_identifiers": {"a": {"mask": True}}, "identifiers": ["a"]}, "'a' is declared both"),
-    ({"quasi_identifiers": {"a": {"mask": True}}, "sensitive": {"a": {"t": 0.1}}}, "'a' is declared both"),
+    ({"quasi_identifiers": {}, "k": 2}, "at least one quasi-identifier"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "identifiers": ["a"], "k": 2}, "'a' is declared both"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "sensitive": {"a": {"t": 0.1}}, "k": 2}, "'a' is declared both"),
     ({"quasi_identifiers": {"a": {"mask": True}}, "k": 0}, "privacy.k"),
-    ({"quasi_identifiers": {"a": {"mask": True}}, "suppression": 1.0}, "privacy.suppression"),
-    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.duckdb"}}, "needs table"),
-    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.csv", "table": "t"}}, "only applies"),
-    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.xlsx"}}, "cannot tell the format"),
-    ({"quasi_identifiers": {"a": {"mask": True, "nulls": "maybe"}}}, "quasi_identifiers.a.nulls"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "suppression": 1.0, "k": 2}, "privacy.suppression"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.duckdb"}, "k": 2}, "needs table"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.csv", "table": "t"}, "k": 2},
+     "only applies"),
+    ({"quasi_identifiers": {"a": {"mask": True}}, "source": {"path": "x.xlsx"}, "k": 2}, "cannot tell the format"),
+    ({"quasi_identifiers": {"a": {"mask": True, "nulls": "maybe"}}, "k": 2}, "quasi_identifiers.a.nulls"),
 ])
 def test_other_validation_rules(data, fragment):
     with pytest.raises(SpecError) as e:
@@ -267,7 +274,7 @@ def test_other_validation_rules(data, fragment):
 
 
 def test_source_format_overrides_suffix():
-    spec = build_spec({"quasi_identifiers": {"a": {"mask": True}},
+    spec = build_spec({"quasi_identifiers": {"a": {"mask": True}}, "k": 2,
                        "source": {"path": "x.bin", "format": "duckdb", "table": "t"}})
     assert spec.source.kind == "duckdb"
 
@@ -287,6 +294,8 @@ def test_anonymize_rejects_a_spec_of_another_type():
 # ---------------------------------------------------------------------------- hashing
 
 REORDERED_TOML = """
+others = "keep"
+
 [sensitive.disease]
 hierarchy = "h/disease.csv"
 t = 0.3
@@ -336,6 +345,7 @@ def test_sha256_same_for_dict_and_toml(project):
         "sensitive": {"disease": {"distance": "hierarchical", "t": 0.3,
                                   "hierarchy": str(project / "h" / "disease.csv")}},
         "k": 3,
+        "others": "keep",
     })
     assert isinstance(from_dict, Spec)
     assert from_dict.sha256() == from_toml.sha256()

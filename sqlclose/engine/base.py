@@ -17,6 +17,7 @@ import itertools
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +25,25 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import EngineError
+
+
+@dataclass(frozen=True)
+class FileRead:
+    """How to read one source file (or, with ``glob``, every file a pattern matches).
+
+    CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
+    sensitive columns) without a declared type get the number type the file's values have.
+    """
+
+    kind: str  # parquet | csv | duckdb
+    path: Path
+    table: str | None = None
+    delimiter: str | None = None
+    glob: bool = False
+    encoding: str = "utf-8"
+    nulls: tuple[str, ...] = ("",)
+    types: dict[str, str] = field(default_factory=dict)
+    numeric: tuple[str, ...] = ()
 
 
 class Engine(ABC):
@@ -93,9 +113,10 @@ class Engine(ABC):
 
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod
-    def row_hash(self, alias: str) -> exp.Expression:
-        """A hash of a whole row of the relation aliased ``alias``, of a type that SUM over many
-        rows cannot overflow (the input fingerprint sums it). No two engines share a hash."""
+    def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
+        """A hash of the operator's ``secret`` (a bound parameter) and a whole row of the relation
+        aliased ``alias``, of a type that SUM over many rows cannot overflow (the keyed input
+        fingerprint sums it). No two engines share a hash."""
 
     @abstractmethod
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table: ...
@@ -116,9 +137,9 @@ class Engine(ABC):
         """Drop a registered table; unknown names are ignored."""
 
     @abstractmethod
-    def source_relation(self, kind: str, path: Path, *, delimiter: str | None = None,
-                        table: str | None = None) -> exp.Expression:
-        """Make a file or database table readable by SQL; return the AST to select FROM."""
+    def source_relation(self, read: FileRead) -> exp.Expression:
+        """Make a file or database table readable by SQL; return the AST to select FROM. A path is
+        literal (a file named ``data[1].csv`` is read as itself) unless ``read.glob``."""
 
     @abstractmethod
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:

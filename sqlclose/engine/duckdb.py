@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,11 +12,23 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from .base import Engine
+from .base import Engine, FileRead
+
+GLOB_CHARACTERS = frozenset("*?[]{}")
+NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
 
 
 def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def _qualified(table: str, database: str) -> exp.Table:
+    """``schema.table`` names a table in a schema of the attached database; a plain name is main's."""
+    schema, _, name = table.rpartition(".")
+    if not schema:
+        return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(database, quoted=True))
+    return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True),
+                     catalog=exp.to_identifier(database, quoted=True))
 
 
 class DuckDBEngine(Engine):
@@ -29,10 +43,16 @@ class DuckDBEngine(Engine):
         if threads:
             self.con.execute(f"SET threads = {int(threads)}")
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
+        self._links: Path | None = None  # folder of literal-path links, removed on close
 
-    def row_hash(self, alias: str) -> exp.Expression:
-        # HASH of the row (a struct through its alias) is a UBIGINT; SUM widens it to HUGEINT.
-        return exp.Anonymous(this="HASH", expressions=[exp.column(alias)])
+    @staticmethod
+    def is_connection(obj: object) -> bool:
+        return isinstance(obj, duckdb.DuckDBPyConnection)
+
+    def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
+        # The low 64 bits of MD5(secret || the row as text) are a UBIGINT; SUM widens it to HUGEINT.
+        text = exp.DPipe(this=secret, expression=exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR")))
+        return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         return self.con.sql(sql, params=self.bind(params) if params else None).to_arrow_table()
@@ -57,31 +77,69 @@ class DuckDBEngine(Engine):
             self.con.unregister(name)
             self._temp.remove(("arrow", name))
 
-    def source_relation(self, kind: str, path: Path, *, delimiter: str | None = None,
-                        table: str | None = None) -> exp.Expression:
+    def source_relation(self, read: FileRead) -> exp.Expression:
         name = self.temp_name("source")
-        if kind == "csv":
-            # Parsed once into a temp table: the search, the release and the checks all read it.
-            args: list[exp.Expression] = [exp.Placeholder(this="1"),
-                                          exp.EQ(this=exp.var("header"), expression=exp.true())]
-            params: list[Any] = [str(path)]
-            if delimiter:
-                args.append(exp.EQ(this=exp.var("delim"), expression=exp.Placeholder(this="2")))
-                params.append(delimiter)
-            read = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
-            return self.create_temp_table(name, read, params)
-        if kind == "parquet":
-            self.con.read_parquet(str(path)).create_view(name)
-            self._temp.append(("view", name))
-            return _table(name)
-        if kind == "duckdb":
+        if read.kind == "duckdb":
             alias = self.temp_name("db")
             attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)),
                                 expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
-            self.execute(attach, [str(path)])
+            self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
-            return exp.Table(this=exp.to_identifier(table, quoted=True), db=exp.to_identifier(alias, quoted=True))
-        raise ValueError(f"unknown source kind {kind!r}")
+            return _qualified(read.table, alias)
+        path = str(read.path) if read.glob else self._literal(read.path)
+        if read.kind == "csv":
+            # Parsed once into a temp table: the search, the release and the checks all read it.
+            return self.create_temp_table(name, *self._read_csv(path, read))
+        if read.kind == "parquet":
+            self.con.read_parquet(path).create_view(name)
+            self._temp.append(("view", name))
+            return _table(name)
+        raise ValueError(f"unknown source kind {read.kind!r}")
+
+    def _literal(self, path: Path) -> str:
+        """DuckDB expands * ? [ ] { } in file paths; a literal path holding them is read through a
+        link of a plain name, so it reads that one file and never its look-alikes."""
+        if not any(ch in GLOB_CHARACTERS for ch in str(path)):
+            return str(path)
+        if self._links is None:
+            self._links = Path(tempfile.mkdtemp(prefix="sqlclose-links-"))
+        link = self._links / f"source{len(list(self._links.iterdir()))}{''.join(path.suffixes[-1:])}"
+        link.symlink_to(path.resolve())
+        return str(link)
+
+    def _read_csv(self, path: str, read: FileRead) -> tuple[exp.Expression, list[Any]]:
+        """Every column as the text it is, except declared types and numeric (ordered) columns."""
+        types = dict(read.types)
+        undeclared = [c for c in read.numeric if c not in types]
+        if undeclared:
+            sniffed = self._sniff_types(path, read)
+            types.update({c: sniffed[c] for c in undeclared if c in sniffed})
+        options = {"header": True, "all_varchar": True, "encoding": read.encoding, "nullstr": list(read.nulls)}
+        if read.delimiter:
+            options["delim"] = read.delimiter
+        if types:
+            options["types"] = types
+        args: list[exp.Expression] = [exp.Placeholder(this="1")]
+        params: list[Any] = [path]
+        for key, value in options.items():
+            params.append(value)
+            args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
+        read_csv = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
+        return read_csv, params
+
+    def _sniff_types(self, path: str, read: FileRead) -> dict[str, str]:
+        query = "SELECT Columns FROM sniff_csv($1, auto_type_candidates = $2, encoding = $3" + \
+            (", delim = $4)" if read.delimiter else ")")
+        params: list[Any] = [path, NUMBER_TYPES, read.encoding] + ([read.delimiter] if read.delimiter else [])
+        columns = self.fetch(query, params).column(0)[0].as_py()
+        return {c["name"]: c["type"] for c in columns}
+
+    def csv_delimiter(self, read: FileRead) -> str:
+        """The delimiter a CSV source is read with: the given one, or the one DuckDB detects."""
+        if read.delimiter:
+            return read.delimiter
+        params: list[Any] = [str(read.path) if read.glob else self._literal(read.path), read.encoding]
+        return self.fetch("SELECT Delimiter FROM sniff_csv($1, encoding = $2)", params).column(0)[0].as_py()
 
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")
@@ -110,5 +168,8 @@ class DuckDBEngine(Engine):
             except duckdb.Error:
                 pass
         self._temp.clear()
+        if self._links is not None:
+            shutil.rmtree(self._links, ignore_errors=True)
+            self._links = None
         if self._own:
             self.con.close()

@@ -22,7 +22,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from ..errors import EngineError
-from .base import Engine
+from .base import Engine, FileRead
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -78,11 +78,15 @@ class SparkEngine(Engine):
     def bind(self, params: Sequence[Any]) -> dict[str, Any]:
         return {f"p{i}": value for i, value in enumerate(params, start=1)}
 
-    def row_hash(self, alias: str) -> exp.Expression:
-        # XXHASH64 is a signed BIGINT; as DECIMAL(38, 0) its sum cannot overflow (ANSI mode
-        # would raise on a BIGINT overflow).
-        row = exp.Column(this=exp.Star(), table=exp.to_identifier(alias))
-        return exp.Cast(this=exp.Anonymous(this="XXHASH64", expressions=[row]), to=exp.DataType.build("DECIMAL(38, 0)"))
+    def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
+        # MD5(secret || the row as JSON), its low 64 bits as an unsigned number: DECIMAL(38, 0),
+        # so the sum cannot overflow (ANSI mode would raise on a BIGINT overflow).
+        row = exp.Anonymous(this="TO_JSON", expressions=[
+            exp.Anonymous(this="STRUCT", expressions=[exp.Column(this=exp.Star(), table=exp.to_identifier(alias))])])
+        md5 = exp.Anonymous(this="MD5", expressions=[exp.Anonymous(this="CONCAT", expressions=[secret, row])])
+        low = exp.Anonymous(this="SUBSTRING", expressions=[md5, exp.Literal.number(17), exp.Literal.number(16)])
+        number = exp.Anonymous(this="CONV", expressions=[low, exp.Literal.number(16), exp.Literal.number(10)])
+        return exp.Cast(this=number, to=exp.DataType.build("DECIMAL(38, 0)"))
 
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:
@@ -134,25 +138,73 @@ class SparkEngine(Engine):
     def unregister(self, name: str) -> None:
         self._drop(name)
 
-    def source_relation(self, kind: str, path: Path, *, delimiter: str | None = None,
-                        table: str | None = None, glob: bool = False) -> exp.Expression:
-        """Parquet (a file or a folder of part files; a glob only with ``glob=True``), CSV (parsed
-        once into a cached table, header row, types inferred) or ``kind="table"``: a table of the
-        session's catalog, ``table`` as ``name``, ``db.name`` or ``catalog.db.name``."""
-        if kind == "table":
-            if not table:
-                raise ValueError("a catalog source needs table = \"name\"")
-            return exp.Table(**dict(zip(("this", "db", "catalog"),
-                                        (exp.to_identifier(p, quoted=True) for p in reversed(table.split("."))))))
-        where = str(path) if glob else literal_path(path)
-        if kind == "parquet":
-            return self._view(self.spark.read.parquet(where), "source")
-        if kind == "csv":
-            frame = self.spark.read.csv(where, header=True, sep=delimiter or ",", inferSchema=True)
+    def source_relation(self, read: FileRead) -> exp.Expression:
+        """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
+        once into a cached table, every column as text except declared and numeric ones)."""
+        if read.kind == "parquet":
+            return self._view(self._parquet(read.path, read.glob), "source")
+        if read.kind == "csv":
             name = self.temp_name("source")
-            self._keep(name, frame.cache(), cached=True)
+            self._keep(name, self._csv(read).cache(), cached=True)
             return _table(name)
-        raise ValueError(f"the Spark engine reads parquet, csv or catalog tables, not {kind!r}")
+        raise ValueError(f"the Spark engine reads parquet or csv files (or catalog tables through "
+                         f"catalog_table), not {read.kind!r}")
+
+    def catalog_table(self, name: str) -> exp.Table:
+        """A table of the session's catalog: ``name``, ``db.name`` or ``catalog.db.name``."""
+        parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
+        return exp.Table(**dict(zip(("this", "db", "catalog"), parts)))
+
+    def _parquet(self, path: Path, glob: bool) -> DataFrame:
+        reader = self.spark.read
+        if glob and "**" in path.parts:  # a folder's files (sources.py): Hadoop globs have no **
+            i = path.parts.index("**")
+            base, pattern = Path(*path.parts[:i]), path.parts[-1]
+            return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", pattern).parquet(str(base))
+        return reader.parquet(str(path) if glob else literal_path(path))
+
+    def csv_delimiter(self, read: FileRead) -> str:
+        return read.delimiter or ","  # Spark does not sniff; "," is its default
+
+    def _csv(self, read: FileRead) -> DataFrame:
+        where = str(read.path) if read.glob else literal_path(read.path)
+        # Read as text, no NULL marker of Spark's own (it would turn "" into NULL): the spec's apply.
+        frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
+                                    inferSchema=False, nullValue="\u0000sqlclose-no-null\u0000", emptyValue="")
+        view = self.temp_name("csv")
+        self._keep(view, frame, cached=False)
+        nulls = [exp.Literal.string(v) for v in read.nulls]
+        types = {**self._number_types(view, frame.columns, read), **read.types}
+        columns = []
+        for name in frame.columns:
+            value: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
+            if nulls:
+                value = exp.If(this=exp.In(this=value.copy(), expressions=[n.copy() for n in nulls]),
+                               true=exp.Null(), false=value)
+            if name in types:
+                value = exp.Cast(this=value, to=exp.DataType.build(types[name], dialect=self.dialect))
+            columns.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
+        return self.spark.sql(self.render(exp.select(*columns).from_(_table(view))))
+
+    def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
+        """BIGINT or DOUBLE for numeric columns without a declared type, as DuckDB sniffs them."""
+        wanted = [c for c in read.numeric if c in columns and c not in read.types]
+        if not wanted:
+            return {}
+        checks = []
+        for c in wanted:
+            value = exp.column(exp.to_identifier(c, quoted=True))
+            for t in ("BIGINT", "DOUBLE"):
+                cast = exp.TryCast(this=value.copy(), to=exp.DataType.build(t), safe=True)
+                checks.append(exp.EQ(this=exp.Count(this=value.copy()), expression=exp.Count(this=cast)))
+        row = self.fetch(exp.select(*[c.as_(f"c{i}") for i, c in enumerate(checks)]).from_(_table(view))).to_pylist()[0]
+        found = {}
+        for i, c in enumerate(wanted):
+            if row[f"c{2 * i}"]:
+                found[c] = "BIGINT"
+            elif row[f"c{2 * i + 1}"]:
+                found[c] = "DOUBLE"
+        return found
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)

@@ -16,7 +16,7 @@ node can suppress less), not only of the minimal ones.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -55,10 +55,31 @@ class SearchResult:
         return int(np.prod(self.shape))
 
 
-def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None) -> SearchResult:
+@dataclass(frozen=True)
+class SearchProgress:
+    """Where a search is: reported after each lattice height (the library only reports; the
+    command draws)."""
+
+    subset_size: int  # QIs in the subsets being walked (the full set last)
+    qis: int
+    evaluated: int  # nodes whose class histograms were computed so far, all subsets
+    candidates: int  # candidate nodes at this subset size
+    elapsed: float
+
+
+ProgressCallback = Callable[[SearchProgress], None]
+
+
+def incognito(problem: Problem, criteria: Sequence[Criterion],
+              on_progress: ProgressCallback | None = None) -> SearchResult:
     """All satisfying full-QI nodes, the minimal ones, and the optimum by discernibility."""
     started = time.perf_counter()
     runner = runner_for(problem)
+
+    def report(size: int, cands: dict[Subset, np.ndarray]) -> Callable[[], None]:
+        total = sum(int(c.sum()) for c in cands.values())
+        return lambda: on_progress and on_progress(SearchProgress(
+            size, n, runner.nodes_computed, total, time.perf_counter() - started))
     limit = problem.max_suppressed
     rows = problem.rows
     n = len(problem.qis)
@@ -84,9 +105,7 @@ def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None)
     if can_prune:
         for size in range(1, n):  # all subsets of one size walk their lattices together
             cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
-            passed.update(_explore(runner, cands, prune, infer=True))
-            if on_progress:
-                on_progress(runner.nodes_computed)
+            passed.update(_explore(runner, cands, prune, infer=True, progress=report(size, cands)))
     full = tuple(range(n))
     cand = _candidates(full, shape_of[full], passed) if can_prune else np.ones(shape_of[full], dtype=bool)
     evaluated: dict[Node, Evaluated] = {}
@@ -96,7 +115,7 @@ def incognito(problem: Problem, criteria: Sequence[Criterion], on_progress=None)
     # marked satisfying without a query.
     skip_above_perfect = not infer and all(c.monotone for c in criteria)
     satisfying = _explore(runner, {full: cand}, check, infer=infer, record=evaluated,
-                          skip_above_perfect=skip_above_perfect)[full]
+                          skip_above_perfect=skip_above_perfect, progress=report(n, {full: cand}))[full]
     runner.close()
 
     result = SearchResult(shape_of[full], satisfying, evaluated, runner.nodes_computed, 0.0, queries=runner.queries)
@@ -126,7 +145,7 @@ def _candidates(subset: Subset, shape: tuple[int, ...], passed: dict[Subset, np.
 
 def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
              record: dict[Node, Evaluated] | None = None,
-             skip_above_perfect: bool = False) -> dict[Subset, np.ndarray]:
+             skip_above_perfect: bool = False, progress: Callable[[], None] = lambda: None) -> dict[Subset, np.ndarray]:
     """Bottom-up over the lattices of ``cands``' subsets together, one height at a time (one
     batch of queries per height for all of them).
 
@@ -153,4 +172,5 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
                     above = tuple(slice(level, None) for level in node)
                     satisfying[s][above] = True
                     inferred[s][above] = True
+        progress()
     return satisfying

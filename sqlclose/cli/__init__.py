@@ -1,0 +1,45 @@
+"""The ``sqlclose`` command (click: parsing, --help and exit codes without hand-written argv code).
+
+Exit codes: 0 released, verified (or already up to date); 1 internal error; 2 bad input (spec,
+hierarchy, data, an output in the way); 3 no generalization satisfies the requirements; 4 the
+written file failed verification; 5 the environment failed (disk full, permission denied);
+130 interrupted (143 for SIGTERM). ``sqlclose check`` exits 3 when a threshold fails.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .._version import __version__
+from .anonymize import anonymize, explain
+from .audit import check
+from .common import CONTEXT, install_signal_handlers
+from .demo import demo
+from .hierarchy import hierarchy
+from .report import report
+
+
+@click.group(name="sqlclose", context_settings=CONTEXT, invoke_without_command=True)
+@click.version_option(__version__, "--version", prog_name="sqlclose")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Publish tables about people safely: k-anonymity, l-diversity and t-closeness by
+    generalizing quasi-identifiers over hierarchies, computed in SQL.
+
+    \b
+    Start here:
+      sqlclose demo                          a release on the paper's Table 3, in a temporary folder
+      sqlclose explain SPEC.toml             what a run would do, and its SQL
+      sqlclose anonymize SPEC.toml           search, write, verify, report
+      sqlclose check RELEASE.parquet --spec SPEC.toml
+    """
+    install_signal_handlers()
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
+
+
+for command in (anonymize, explain, check, hierarchy, demo, report):
+    main.add_command(command)
+
+__all__ = ["main"]

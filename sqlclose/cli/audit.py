@@ -1,0 +1,128 @@
+"""``sqlclose check``: audit any table, or re-verify a released file against its report."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import SpecError, VerificationError
+from .common import CONTEXT, guarded, json_option, verbose_option
+
+EXAMPLE = """\b
+Examples:
+  sqlclose check out/table3/release.parquet --spec datasets/table3/table3.toml
+  sqlclose check data.parquet --qi age,zip --sensitive disease --hierarchy disease=disease.csv \\
+      --k 5 --t 0.2 --distance hierarchical --json
+  sqlclose check out/table3/release.parquet --against out/table3/release.parquet.report.json \\
+      --spec datasets/table3/table3.toml
+"""
+
+
+@click.command(context_settings=CONTEXT, epilog=EXAMPLE,
+               short_help="Audit a table, or re-verify a release against its report.")
+@click.argument("source", metavar="TABLE")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Take quasi-identifiers, sensitive models and k from a release spec.")
+@click.option("--against", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Re-verify TABLE against this release report (its manifest): sha256, classes and the values "
+                   "reached.")
+@click.option("--qi", "qis", multiple=True, help="Quasi-identifier column (repeat, or comma-separate).")
+@click.option("--sensitive", "sensitives", multiple=True, help="Sensitive column (repeat, or comma-separate).")
+@click.option("--k", type=int, help="Require k-anonymity.")
+@click.option("--t", "t", type=float, help="Require t-closeness (with --distance) on every sensitive column.")
+@click.option("--distance", type=click.Choice(["ordered", "equal", "hierarchical", "variational", "kl"]),
+              default="equal", show_default=True, help="Distance for --t (variational and kl are not EMD).")
+@click.option("--distinct-l", type=int, help="Require distinct l-diversity.")
+@click.option("--entropy-l", type=float, help="Require entropy l-diversity.")
+@click.option("--recursive", metavar="C,L", help="Require recursive (c,l)-diversity, e.g. 4,4.")
+@click.option("--p", "p", type=int, help="Require p-sensitivity (p distinct values per class).")
+@click.option("--hierarchy", "hierarchies", multiple=True, metavar="COLUMN=FILE",
+              help="Hierarchy of a sensitive column (hierarchical distance, similarity attack).")
+@click.option("--reference", help="Table whose distribution t-closeness compares to (default: TABLE itself).")
+@click.option("--skew", type=float, default=3.0, show_default=True,
+              help="Skewness attack: a value's class share at least this many times its table share.")
+@click.option("--similarity-level", type=int, default=1, show_default=True,
+              help="Similarity attack: the hierarchy level whose groups an observer may learn.")
+@click.option("--top", type=int, default=10, show_default=True, help="Worst classes listed per model.")
+@click.option("--table", help="Table name, for a DuckDB database file.")
+@click.option("--delimiter", help="CSV delimiter (default: detected).")
+@json_option
+@verbose_option
+@guarded
+def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tuple[str, ...],
+          sensitives: tuple[str, ...], k: int | None, t: float | None, distance: str, distinct_l: int | None,
+          entropy_l: float | None, recursive: str | None, p: int | None, hierarchies: tuple[str, ...],
+          reference: str | None, skew: float, similarity_level: int, top: int, table: str | None,
+          delimiter: str | None, as_json: bool, verbose: bool) -> None:
+    """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
+    attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
+    --against, 4 when the file does not match its report."""
+    from ..check import check as run_check
+
+    qi = _split(qis)
+    names = _split(sensitives)
+    if spec_path is not None:
+        flags = {"--sensitive": names, "--t": t, "--distinct-l": distinct_l, "--entropy-l": entropy_l,
+                 "--recursive": recursive, "--p": p, "--hierarchy": hierarchies}
+        given = [flag for flag, value in flags.items() if value]
+        if given:
+            raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
+                            "sections set the models and thresholds (only --k and --qi may override)")
+    if report_path is not None:
+        _against(Path(source), report_path, spec_path, as_json)
+        return
+    sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
+        if names else None
+    report = run_check(source, qi or None, sensitive, spec=spec_path, k=k, reference=reference, skew=skew,
+                       similarity_level=similarity_level, top=top, table=table, delimiter=delimiter)
+    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
+    sys.exit(3 if report.passed is False else 0)
+
+
+def _against(path: Path, report_path: Path, spec_path: Path | None, as_json: bool) -> None:
+    """A released file against its manifest: same bytes, same classes, same values reached (the
+    distances against the file's own distribution, as an auditor holding only the file sees them)."""
+    from ..check import verify_against_report
+
+    outcome = verify_against_report(path, report_path, spec_path)
+    if as_json:
+        click.echo(json.dumps(outcome, indent=2))
+    if outcome["problems"]:
+        raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
+    if not as_json:
+        click.echo(f"{path} matches {report_path}: sha256, {outcome['rows']} rows, {outcome['classes']} classes, "
+                   "k and every value reached")
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_l: int | None,
+                     entropy_l: float | None, recursive: str | None, p: int | None,
+                     hierarchies: tuple[str, ...]) -> dict[str, dict]:
+    files = {}
+    for item in hierarchies:
+        column, sep, path = item.partition("=")
+        if not sep or not path:
+            raise SpecError(f"--hierarchy takes COLUMN=FILE, got {item!r}")
+        files[column] = path
+    unknown = sorted(set(files) - set(names))
+    if unknown:
+        raise SpecError(f"--hierarchy names {unknown[0]!r}, which is not a --sensitive column")
+    rec = None
+    if recursive is not None:
+        try:
+            c, l_ = recursive.split(",")
+            rec = {"c": float(c), "l": int(l_)}
+        except ValueError:
+            raise SpecError(f"--recursive takes C,L (e.g. 4,4), got {recursive!r}") from None
+    out = {}
+    for name in names:
+        entry = {"distance": distance, "t": t, "distinct_l": distinct_l, "entropy_l": entropy_l, "recursive": rec,
+                 "p": p, "hierarchy": files.get(name)}
+        out[name] = {key: value for key, value in entry.items() if value is not None}
+    return out

@@ -1,0 +1,55 @@
+"""Drawing the search's progress: a live bar on a terminal (rich), timestamped lines in a log.
+
+The library only reports (``SearchProgress`` through a callback); the command decides how it is
+shown. A job's log gets one line per stage of the search, not a redrawn bar.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+
+from ..search import ProgressCallback, SearchProgress
+
+
+@contextmanager
+def search_progress(enabled: bool) -> Iterator[ProgressCallback | None]:
+    if not enabled:
+        yield None
+    elif sys.stderr.isatty():
+        with _bar() as callback:
+            yield callback
+    else:
+        yield _log_lines()
+
+
+@contextmanager
+def _bar() -> Iterator[ProgressCallback]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("lattice", total=None)
+
+        def update(p: SearchProgress) -> None:
+            bar.update(task, description=f"QI subsets of {p.subset_size}/{p.qis}", completed=p.evaluated,
+                       total=max(p.evaluated, p.candidates))
+
+        yield update
+
+
+def _log_lines() -> ProgressCallback:
+    last = {"size": None}
+
+    def update(p: SearchProgress) -> None:
+        if p.subset_size != last["size"]:
+            last["size"] = p.subset_size
+            stamp = dt.datetime.now().isoformat(timespec="seconds")
+            click.echo(f"{stamp} search: subsets of {p.subset_size}/{p.qis} QIs, {p.candidates} candidate nodes, "
+                       f"{p.evaluated} evaluated so far, {p.elapsed:.1f} s", err=True)
+
+    return update

@@ -1,0 +1,65 @@
+"""What a run would do, from a prepared problem: the plan `sqlclose explain` and `--dry-run` print."""
+
+from __future__ import annotations
+
+import math
+
+from . import queries as q
+from .lattice import Node
+from .problem import Problem
+from .spec import Spec
+
+
+def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3) -> dict:
+    """The source, hierarchies with example generalizations, lattice, models and the SQL."""
+    qis = []
+    for qi in problem.qis:
+        h = qi.hierarchy
+        picks = _spread(len(h.rows), examples)
+        qis.append({"name": qi.name, "levels": h.levels, "origin": h.origin, "leaves": len(h.leaves),
+                    "examples": [list(h.rows[i]) for i in picks]})
+    models = {"k": spec.k, "suppression": spec.suppression,
+              "sensitive": {name: {"models": s.models, **_thresholds(s)} for name, s in spec.sensitive.items()}}
+    return {
+        "source": problem.label,
+        "rows": problem.input_rows,
+        "rows_anonymized": problem.rows,
+        "quasi_identifiers": qis,
+        "lattice_size": math.prod(qi.levels for qi in problem.qis),
+        "requirements": models,
+        "released_columns": problem.released,
+        "sql": {"histogram_scan": histogram_scan_sql(problem), "release": release_sql(problem, node)},
+    }
+
+
+def histogram_scan_sql(problem: Problem) -> str:
+    """The one scan of the source: the raw histogram query."""
+    coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas]
+    return q.raw_histogram(problem.source.copy(), coded, q.Params()).sql(dialect=problem.engine.dialect, pretty=True)
+
+
+def release_sql(problem: Problem, node: Node) -> str:
+    """The release query at ``node`` (no suppression shown: the suppressed classes are known only
+    after the search)."""
+    released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)]
+    query = q.release(problem.source, problem.released, released, None, q.Params())
+    return query.sql(dialect=problem.engine.dialect, pretty=True)
+
+
+def _spread(n: int, count: int) -> list[int]:
+    """``count`` indices spread over 0..n-1 (first, middle, last, …)."""
+    if n <= count:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (count - 1)) for i in range(count)}) if count > 1 else [0]
+
+
+def _thresholds(s) -> dict:
+    out = {}
+    if s.t is not None:
+        out.update(t=s.t, distance=s.distance)
+    for key in ("distinct_l", "entropy_l", "p"):
+        if getattr(s, key) is not None:
+            out[key] = getattr(s, key)
+    if s.recursive is not None:
+        out["recursive"] = {"c": s.recursive.c, "l": s.recursive.l}
+    return out

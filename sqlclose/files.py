@@ -1,0 +1,227 @@
+"""Placing a release and its report on disk: both or neither, never over an input.
+
+A release is a pair — the data file and the report that vouches for it (its sha256). The pair
+is placed by a ``Transaction``: both are written to hidden temporary names beside their targets
+and verified; then a journal records the move, an existing pair (``overwrite``) is set aside,
+the data and then the report are linked into place, and the old pair and the journal go. The
+report is the commit mark: a data file without its report is never a finished release.
+
+Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no chance to clean — the
+next run writing the same output finds the dead run's hidden files (their names carry its
+process id) and finishes or undoes its move: a complete new pair is kept, anything else rolls
+back to the old pair, and the temporaries are removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import secrets
+from pathlib import Path
+from types import TracebackType
+
+from .errors import EnvironmentFailure, OutputExistsError
+
+_HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
+
+
+def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool) -> None:
+    """Refuse an output or report that is a folder, already exists (unless ``overwrite``), is the
+    other one, or is — through any path, symlink or hard link — a file the job reads."""
+    for target in (path, report):
+        _refuse_blocked_folder(target)
+    if _same(path, report):
+        raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
+    for target, role in ((path, "output"), (report, "report")):
+        if target.is_dir():
+            raise OutputExistsError(f"the {role} path {target} is a directory, not a file path")
+        for source in inputs:
+            if _same(target, source):
+                raise OutputExistsError(f"the {role} path {target} is {source}, which this job reads; writing the "
+                                        "release there would destroy it: choose another path")
+        if target.exists() and not overwrite:
+            raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+
+
+def _refuse_blocked_folder(target: Path) -> None:
+    """The nearest existing ancestor must be a writable folder: fail before the search, not after."""
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise EnvironmentFailure(f"cannot create the folder for {target}: {folder} is a file")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise EnvironmentFailure(f"cannot write in {folder} (permission denied); choose another output path")
+
+
+def _same(a: Path, b: Path) -> bool:
+    """Same file by resolved path, or (both existing) by device and inode: catches hard links."""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+class Transaction:
+    """Writes to ``data`` and ``report`` (temporary paths), then ``commit`` places both."""
+
+    def __init__(self, path: Path, report: Path, overwrite: bool) -> None:
+        self.path, self.report_path, self.overwrite = path, report, overwrite
+        for folder in {path.parent, report.parent}:
+            folder.mkdir(parents=True, exist_ok=True)
+        recover(path, report)
+        token = f"{os.getpid()}-{secrets.token_hex(6)}"
+        self.data = _hidden(path, token, "tmp")
+        self.report = _hidden(report, token, "tmp")
+        self._journal = _hidden(path, token, "journal")
+        self._old = (_hidden(path, token, "old"), _hidden(report, token, "old"))
+        self._placed: list[Path] = []
+        self._set_aside: list[tuple[Path, Path]] = []  # (old file's hidden name, its place)
+
+    def __enter__(self) -> Transaction:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if kind is not None:
+            self._undo()
+        for leftover in (self.data, self.report, self._journal):
+            leftover.unlink(missing_ok=True)
+
+    def commit(self) -> None:
+        """Place the pair: journal, old pair aside, data, report, then drop the old pair."""
+        _write_journal(self._journal, self.path, self.report_path, sha256(self.data), self._old)
+        if self.overwrite:
+            for old, target in zip(self._old, (self.path, self.report_path)):
+                if target.exists():
+                    self._set_aside.append((old, target))
+                    os.replace(target, old)
+        for tmp, target in ((self.data, self.path), (self.report, self.report_path)):
+            _place(tmp, target)
+            self._placed.append(target)
+        for old, _ in self._set_aside:
+            old.unlink(missing_ok=True)
+        self._set_aside.clear()
+        fsync_dir(self.path.parent)
+
+    def _undo(self) -> None:
+        for target in self._placed:
+            target.unlink(missing_ok=True)
+        for old, target in self._set_aside:
+            if old.exists():
+                os.replace(old, target)
+
+
+def _hidden(target: Path, token: str, kind: str) -> Path:
+    return target.with_name(f".{target.name}.sqlclose-{token}.{kind}")
+
+
+def _place(tmp: Path, target: Path) -> None:
+    """A hard link fails atomically if the target appeared meanwhile (no check-then-act window)."""
+    try:
+        os.link(tmp, target)
+    except FileExistsError:
+        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+    except OSError:  # filesystems without hard links: a checked rename
+        if target.exists():
+            raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") \
+                from None
+        os.replace(tmp, target)
+        return
+    tmp.unlink()
+
+
+def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tuple[Path, Path]) -> None:
+    doc = {"data": str(path), "report": str(report), "sha256": digest, "old": [str(p) for p in old]}
+    journal.write_text(json.dumps(doc), encoding="utf-8")
+    fsync(journal)
+
+
+def recover(path: Path, report: Path) -> None:
+    """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
+    remove its temporaries. Runs that are still alive are left alone."""
+    dead = [m for m in _hidden_files(path) + _hidden_files(report) if not _alive(int(m[1]["pid"]))]
+    journals = [f for f, m in dead if m["kind"] == "journal"]
+    for journal in journals:
+        _settle(journal)
+    for f, _ in dead:
+        f.unlink(missing_ok=True)
+
+
+def _settle(journal: Path) -> None:
+    try:
+        doc = json.loads(journal.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    data, report = Path(doc["data"]), Path(doc["report"])
+    old_data, old_report = (Path(p) for p in doc["old"])
+    ours = data.exists() and sha256(data) == doc["sha256"]
+    if ours and report.exists() and _vouches(report, doc["sha256"]):
+        return  # the new pair was complete: keep it (the old pair and temporaries go)
+    if ours:
+        data.unlink()
+    if report.exists() and _vouches(report, doc["sha256"]):
+        report.unlink()
+    for old, target in ((old_data, data), (old_report, report)):
+        if old.exists() and not target.exists():
+            os.replace(old, target)
+
+
+def _vouches(report: Path, digest: str) -> bool:
+    try:
+        return json.loads(report.read_text(encoding="utf-8")).get("output", {}).get("sha256") == digest
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _hidden_files(target: Path) -> list[tuple[Path, dict[str, str]]]:
+    prefix = f".{target.name}.sqlclose-"
+    try:
+        entries = [e for e in target.parent.iterdir() if e.name.startswith(prefix)]
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        m = _HIDDEN.match(entry.name)
+        if m and m["name"] == target.name:
+            found.append((entry, m.groupdict()))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(path: Path) -> None:
+    try:
+        fsync(path)
+    except OSError:  # not every filesystem lets a directory be fsynced
+        pass

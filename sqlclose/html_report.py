@@ -1,0 +1,226 @@
+"""One self-contained HTML page a data-protection officer reads before signing a release off.
+
+Everything comes from the published pair — the report and the released file — re-measured by the
+audit path (``check``): the lattice with its minimal and chosen nodes, each quasi-identifier's
+level and labels, class sizes against k, per sensitive column the class distances against t
+and the released distribution, suppression, the attack audit and utility. Charts are PNGs
+drawn by matplotlib and embedded as data URIs: the page needs no network.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .check import CheckReport, check
+from .errors import InputError
+from .spec import Spec, load_spec
+
+PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
+
+
+def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = None,
+               release_path: Path | None = None) -> Path:
+    """Render the page for a release and write it to ``out`` (atomically: temp name, then rename)."""
+    page = render_html(report_path, spec, release_path)
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.tmp")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp.write_text(page, encoding="utf-8")
+    tmp.replace(out)
+    return out
+
+
+def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None) -> str:
+    try:
+        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    release = Path(release_path or doc["output"]["path"])
+    if not release.is_file():
+        raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")
+    spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
+    models = dict(spec.sensitive) if spec is not None else None
+    audit = check(release, list(doc["node"]), models, k=doc["privacy"]["k"])
+    return _page(doc, audit, release)
+
+
+def _page(doc: dict, audit: CheckReport, release: Path) -> str:
+    parts = [_header(doc, release), _section("The lattice", _lattice_chart(doc), _lattice_text(doc)),
+             _section("Quasi-identifiers", "", _generalization_table(doc)),
+             _section("Class sizes", _class_size_chart(audit.class_sizes, doc["privacy"]["k"]),
+                      f"<p>{doc['classes']} classes; the smallest has {doc['privacy']['min_class_size']} rows "
+                      f"(k = {doc['privacy']['k']}). {doc['suppressed_rows']} rows suppressed "
+                      f"(limit {doc['privacy']['suppression_limit']:.1%}).</p>")]
+    for name, reached in doc["privacy"]["sensitive"].items():
+        parts.append(_section(f"Sensitive column {html.escape(name)}", _sensitive_charts(name, reached, audit),
+                              _sensitive_text(name, reached, doc)))
+    parts.append(_section("Attacks on the released file", "", _attacks(audit)))
+    parts.append(_section("Utility", "", _utility(doc)))
+    if doc.get("warnings"):
+        parts.append(_section("Warnings", "", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in doc["warnings"])
+                              + "</ul>"))
+    return _document(f"sqlclose release {release.name}", "\n".join(parts))
+
+
+# ---- sections --------------------------------------------------------------------------------
+def _header(doc: dict, release: Path) -> str:
+    node = ", ".join(f"{html.escape(k)} = {v}" for k, v in doc["node"].items())
+    verified = "verified from the written file" if doc.get("verified") else "NOT verified"
+    return (f"<h1>Release {html.escape(release.name)}</h1>"
+            f"<p class='lead'>Chosen node: <strong id='chosen-node'>{node}</strong> — {doc['output']['rows']} of "
+            f"{doc['input']['rows']} rows released, {verified}; sha256 <code>{doc['output']['sha256']}</code>.</p>")
+
+
+def _section(title: str, chart: str, text: str) -> str:
+    return f"<section><h2>{html.escape(title)}</h2>{text}{chart}</section>"
+
+
+def _lattice_text(doc: dict) -> str:
+    lat = doc["lattice"]
+    minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in doc["minimal_nodes"])
+    return (f"<p>{lat['size']} nodes, {lat['satisfying_nodes']} satisfying, {len(doc['minimal_nodes'])} minimal "
+            f"({html.escape(minimal)}); {lat['nodes_evaluated']} evaluated in {lat['queries']} queries.</p>")
+
+
+def _generalization_table(doc: dict) -> str:
+    rows = []
+    for name, g in doc["generalization"].items():
+        labels = ", ".join(g["labels"][:8]) + (" …" if g["label_count"] > 8 else "")
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{g['level']} of {g['levels'] - 1}</td>"
+                    f"<td>{g['label_count']}</td><td>{html.escape(labels)}</td></tr>")
+    return ("<table><tr><th>column</th><th>level</th><th>labels</th><th>examples</th></tr>" + "".join(rows)
+            + "</table>")
+
+
+def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
+    items = []
+    if "t" in reached:
+        value = reached.get("max_emd", reached.get("max_distance"))
+        items.append(f"largest {reached['distance']} distance from the input's distribution "
+                     f"<strong class='privacy-value'>{value:.4f}</strong> ≤ t = {reached['t']}")
+        if name in doc.get("t_against_release", {}):
+            items.append(f"against the released table's own distribution: {doc['t_against_release'][name]:.4f}")
+    for key in ("distinct_l", "entropy_l", "recursive", "p"):
+        if key in reached:
+            params = ", ".join(f"{k} = {v}" for k, v in reached[key].items() if k != "reached")
+            items.append(f"{key}: reached <strong class='privacy-value'>{reached[key]['reached']:.4g}</strong> "
+                         f"({params})")
+    return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+
+
+def _attacks(audit: CheckReport) -> str:
+    rows = []
+    for name, entry in audit.data["sensitive"].items():
+        attacks = entry["attacks"]
+        similarity = attacks["similarity"]["records"] if attacks.get("similarity") else "—"
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{attacks['homogeneity']['records']}</td>"
+                    f"<td>{attacks['skewness']['records']}</td><td>{similarity}</td></tr>")
+    return ("<p>Records exposed in the released file (see <code>sqlclose check</code>).</p><table><tr><th>column"
+            "</th><th>homogeneity</th><th>skewness</th><th>similarity</th></tr>" + "".join(rows) + "</table>")
+
+
+def _utility(doc: dict) -> str:
+    return "<ul>" + "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in doc["utility"].items()) + "</ul>"
+
+
+# ---- charts ------------------------------------------------------------------------------------
+def _figure():
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("the HTML page draws its charts with matplotlib: pip install 'sqlclose[report]'") from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _embed(fig: Any, alt: str) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    _figure().close(fig)
+    data = base64.b64encode(buffer.getvalue()).decode()
+    return f"<img class='chart' alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
+
+
+def _lattice_chart(doc: dict) -> str:
+    """Every node by height; satisfying nodes are drawn as the generalizations of a minimal node."""
+    levels = list(doc["lattice"]["levels"].values())
+    names = list(doc["lattice"]["levels"])
+    if doc["lattice"]["size"] > 20000:
+        return "<p>(lattice too large to draw)</p>"
+    minimal = [tuple(m[n] for n in names) for m in doc["minimal_nodes"]]
+    chosen = tuple(doc["node"][n] for n in names)
+    by_height: dict[int, list[tuple]] = {}
+    for node in itertools.product(*(range(n) for n in levels)):
+        by_height.setdefault(sum(node), []).append(node)
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for kind in ("other", "satisfying", "minimal", "chosen"):
+        xs, ys = [], []
+        for h, nodes in by_height.items():
+            for i, node in enumerate(nodes):
+                above = any(all(a >= b for a, b in zip(node, m)) for m in minimal)
+                role = "chosen" if node == chosen else "minimal" if node in minimal else \
+                    "satisfying" if above else "other"
+                if role == kind:
+                    xs.append(h)
+                    ys.append((i + 0.5) / len(nodes))
+        ax.scatter(xs, ys, s=60 if kind == "chosen" else 14, c=PALETTE[kind], label=kind, zorder=3)
+    ax.set_xlabel("height (sum of levels)")
+    ax.set_yticks([])
+    ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
+    ax.legend(loc="upper left", fontsize=8)
+    return _embed(fig, "lattice with satisfying, minimal and chosen nodes")
+
+
+def _class_size_chart(sizes: np.ndarray | None, k: int) -> str:
+    plt = _figure()
+    fig, ax = plt.subplots(figsize=(6, 3))
+    values = np.asarray(sizes if sizes is not None else [])
+    ax.hist(values, bins=min(40, max(5, len(np.unique(values)))), color=PALETTE["minimal"])
+    ax.axvline(k, color=PALETTE["chosen"], linestyle="--", label=f"k = {k}")
+    ax.set_xlabel("class size (rows)")
+    ax.set_ylabel("classes")
+    ax.legend()
+    return _embed(fig, "class sizes against k")
+
+
+def _sensitive_charts(name: str, reached: dict, audit: CheckReport) -> str:
+    charts = []
+    plt = _figure()
+    if name in audit.class_distances:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.hist(audit.class_distances[name], bins=20, color=PALETTE["satisfying"])
+        ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
+        ax.set_xlabel(f"{reached['distance']} distance of a class from the released table")
+        ax.set_ylabel("classes")
+        ax.legend()
+        charts.append(_embed(fig, f"class distances of {name} against t"))
+    distribution = audit.distributions.get(name, {})
+    if distribution:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        shown = sorted(distribution.items(), key=lambda kv: -kv[1])[:25]
+        ax.bar(range(len(shown)), [v for _, v in shown], color=PALETTE["minimal"])
+        ax.set_xticks(range(len(shown)), [k for k, _ in shown], rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel("rows")
+        ax.set_title(f"{name}: the released table's distribution")
+        charts.append(_embed(fig, f"distribution of {name}"))
+    return "".join(charts)
+
+
+def _document(title: str, body: str) -> str:
+    style = ("body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;color:#222}"
+             "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
+             "img.chart{display:block;margin:1em 0;max-width:100%}section{margin-bottom:2em}.lead{font-size:1.1em}")
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+            f"<style>{style}</style></head><body>{body}</body></html>\n")

@@ -1,0 +1,124 @@
+"""The release report as a typed model: one place that says what a report holds and means.
+
+The report is published beside the release (docs/what-a-release-reveals.md says why that is
+safe). Its JSON schema is generated from this model into docs/report-schema.json
+(``python -m sqlclose.report``) and a test keeps the two equal. ``schema_version`` changes
+whenever a field changes meaning or goes away; new fields add a minor version.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+SCHEMA_VERSION = "2.0"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class InputSummary(_Model):
+    source: str = Field(description="The source's path or kind (as given), for the operator.")
+    rows: int = Field(description="Rows read from the source.")
+    fingerprint: str | None = Field(description="Keyed fingerprint of the input (sum over rows of a keyed hash; "
+                                    "see sql/fingerprint.sql); null without the operator's key. Without the key "
+                                    "nobody can test a guessed row against it.")
+    fingerprint_kind: str | None = Field(description="How the fingerprint was computed (versioned).")
+    dropped_null_rows: int = Field(description="Rows removed by nulls = \"drop\" before anything else.")
+
+
+class Lattice(_Model):
+    levels: dict[str, int] = Field(description="Hierarchy levels per quasi-identifier (level 0 = raw value).")
+    size: int = Field(description="Nodes in the full-domain generalization lattice.")
+    satisfying_nodes: int = Field(description="Nodes that satisfy every requirement.")
+    nodes_evaluated: int = Field(description="Nodes whose class histograms were computed, over all QI subsets.")
+    queries: int = Field(description="Queries the search ran.")
+    seconds: float = Field(description="Search time.")
+
+
+class Generalization(_Model):
+    level: int = Field(description="The chosen level (0 = raw values).")
+    levels: int = Field(description="Levels of the hierarchy.")
+    labels: list[str] = Field(description="Labels used in the release at the chosen level (at most 20 shown).")
+    label_count: int = Field(description="How many distinct labels the release uses.")
+    at_top: bool = Field(description="Generalized to the top: the column carries no information any more.")
+
+
+class SensitiveReached(_Model):
+    """What one sensitive column reached, per model asked (absent keys: model not asked)."""
+
+    distance: str | None = Field(None, description="t-closeness distance: ordered, equal, hierarchical "
+                                 "(EMD), or variational, kl (not EMD).")
+    t: float | None = Field(None, description="The t threshold.")
+    emd: bool | None = Field(None, description="Whether the distance is an Earth Mover's Distance.")
+    max_emd: float | None = Field(None, description="Largest EMD of a released class from the input's "
+                                  "distribution (the guarantee).")
+    max_distance: float | None = Field(None, description="Largest non-EMD distance (variational, KL).")
+    distinct_l: dict[str, Any] | None = Field(None, description="{l, reached}: fewest distinct values in a class.")
+    entropy_l: dict[str, Any] | None = Field(None, description="{l, reached}: smallest exp(entropy) of a class.")
+    recursive: dict[str, Any] | None = Field(None, description="{c, l, reached}: largest r1 / (r_l + … + r_m).")
+    p: dict[str, Any] | None = Field(None, description="{p, reached}: p-sensitivity, fewest distinct values.")
+
+    @model_serializer(mode="wrap")
+    def _asked_only(self, handler: Any) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
+
+
+class Privacy(_Model):
+    k: int = Field(description="The k required.")
+    min_class_size: int = Field(description="The smallest released class.")
+    suppression_limit: float = Field(description="The fraction of rows that could be suppressed.")
+    sensitive: dict[str, SensitiveReached] = Field(description="Per sensitive column, the values reached.")
+
+
+class Utility(_Model):
+    discernibility: int = Field(description="Σ class size² + suppressed rows × input rows (lower is better).")
+    average_class_size: float = Field(description="Released rows per class.")
+
+
+class Output(_Model):
+    path: str | None = Field(description="Where the release was written.")
+    rows: int = Field(description="Released rows.")
+    sha256: str | None = Field(description="sha256 of the written file; the report vouches for exactly these bytes.")
+    columns: list[str] = Field(description="Released columns, in order.")
+    column_roles: dict[str, str] = Field(description="Every released column with its role.")
+
+
+class Report(_Model):
+    """The JSON report written beside every release."""
+
+    schema_version: str = Field(SCHEMA_VERSION, description="This report's schema version.")
+    sqlclose_version: str
+    created_at: str = Field(description="UTC time the report was made.")
+    spec_sha256: str = Field(description="Hash of the spec's resolved content (hierarchy files by content), the "
+                             "same from any working directory.")
+    input: InputSummary
+    node: dict[str, int] = Field(description="The released node: level per quasi-identifier.")
+    minimal_nodes: list[dict[str, int]] = Field(description="Every minimal satisfying node.")
+    lattice: Lattice
+    generalization: dict[str, Generalization] = Field(description="Per quasi-identifier, what the release holds.")
+    classes: int = Field(description="Released equivalence classes.")
+    suppressed_rows: int
+    privacy: Privacy
+    t_against_release: dict[str, float] = Field(description="Per sensitive column with a t model: the largest "
+                                                "distance of a class from the released table's own distribution "
+                                                "(what an auditor holding only the file recomputes).")
+    utility: Utility
+    output: Output
+    warnings: list[str] = Field(description="Things a publisher should know (e.g. columns generalized to the top).")
+    timings: dict[str, float]
+    verified: bool = Field(description="The written file was re-read and re-checked by the independent verifier.")
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def json_schema() -> str:
+    return json.dumps(Report.model_json_schema(), indent=2) + "\n"
+
+
+if __name__ == "__main__":  # python -m sqlclose.report > docs/report-schema.json
+    print(json_schema(), end="")

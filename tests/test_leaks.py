@@ -1,0 +1,428 @@
+"""A release gives away nothing beyond its guarantee (issue 7): each test is an attack or a careless
+operator's move that succeeded before, and must fail now. Oracles are plain: file bytes, a GROUP BY
+over the written file, the EMD formula on its counts, the unkeyed fingerprint an attacker computes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+from sqlclose import files
+from sqlclose.errors import DataError, InputError, OutputExistsError, SpecError
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+TABLE3_SPEC = TABLE3 / "table3.toml"
+
+
+def table3() -> pa.Table:
+    return pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": pa.string(), "age": pa.int64()}))
+
+
+def table3_spec(**changes) -> dict:
+    spec = sqlclose.load_spec(TABLE3_SPEC).model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(changes)
+    return spec
+
+
+def hidden_files(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def sha256(path: Path) -> str:
+    return files.sha256(path)
+
+
+# ---- 1. row order ---------------------------------------------------------------------------------
+def test_release_is_identical_for_the_input_and_the_input_shuffled(tmp_path):
+    t = table3()
+    digests, tables = [], []
+    for i, seed in enumerate([None, 1, 2, 3]):
+        shuffled = t if seed is None else t.take(np.random.default_rng(seed).permutation(t.num_rows))
+        with sqlclose.anonymize(shuffled, table3_spec()) as release:
+            release.write_parquet(tmp_path / f"r{i}.parquet")
+            tables.append(release.to_arrow())
+        digests.append(sha256(tmp_path / f"r{i}.parquet"))
+    assert len(set(digests)) == 1, "the written bytes depend on the input's row order"
+    assert all(tab.equals(tables[0]) for tab in tables)
+
+
+def test_release_rows_are_sorted_by_their_released_values(tmp_path):
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        release.write_parquet(tmp_path / "r.parquet")
+    rows = pq.read_table(tmp_path / "r.parquet").to_pylist()
+    keys = [(r["zip"], r["age"], r["salary"], r["disease"]) for r in rows]  # QIs first, then the rest
+    assert keys == sorted(keys)
+
+
+def test_adult_release_does_not_follow_the_input_order(adult_dir, tmp_path):
+    """30,162 rows, multi-threaded: the input and a shuffled copy give byte-identical releases."""
+    con = duckdb.connect()
+    src = str(adult_dir / "adult.csv")
+    con.execute(f"COPY (SELECT * FROM read_csv('{src}', delim=';', header=true, all_varchar=true)) "
+                f"TO '{tmp_path / 'a.parquet'}' (FORMAT PARQUET)")
+    con.execute(f"COPY (SELECT * FROM read_csv('{src}', delim=';', header=true, all_varchar=true) "
+                f"ORDER BY hash(sex, age, occupation, education, workclass, \"native-country\", \"salary-class\", "
+                f"race, \"marital-status\")) TO '{tmp_path / 'b.parquet'}' (FORMAT PARQUET)")
+    spec = sqlclose.load_spec(REPO / "datasets" / "adult" / "adult.toml").model_dump(exclude={"output", "source"},
+                                                                                     exclude_none=True)
+    spec["quasi_identifiers"]["age"] = {"file": str(adult_dir / "adult_hierarchy_age.csv")}
+    for name in ("a", "b"):
+        with sqlclose.anonymize(tmp_path / f"{name}.parquet", spec) as release:
+            release.write_parquet(tmp_path / f"{name}.release.parquet")
+    assert sha256(tmp_path / "a.release.parquet") == sha256(tmp_path / "b.release.parquet")
+
+
+# ---- 2. fail closed -------------------------------------------------------------------------------
+@pytest.mark.parametrize("text, expected", [
+    ("[quasi_identifiers]\nzip = { mask = true }\n", "no privacy requirement"),
+    ('identifiers = ["salary"]\n[quasi_identifiers]\nzip = { mask = true }\n', "no privacy requirement"),
+    ("[privacy]\nk = 1\n[quasi_identifiers]\nzip = { mask = true }\n", "protects nothing"),
+])
+def test_a_spec_without_a_requirement_releases_nothing(tmp_path, text, expected):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text + f'[source]\npath = "{TABLE3 / "table3.csv"}"\n[output]\npath = "out.parquet"\n')
+    with pytest.raises(SpecError, match=expected):
+        sqlclose.load_spec(spec)
+    result = run_cli("anonymize", str(spec))
+    assert result.returncode == 2 and expected in result.stderr
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_k1_with_a_sensitive_model_is_a_requirement():
+    spec = sqlclose.Spec.model_validate({"k": 1, "quasi_identifiers": {"zip": {"mask": True}},
+                                         "sensitive": {"disease": {"distinct_l": 2}}, "others": "keep"})
+    assert spec.k == 1
+
+
+# ---- 3. the fingerprint ---------------------------------------------------------------------------
+def attacker_fingerprint(rows: pa.Table) -> str:
+    """What the report published before: an unkeyed sum of row hashes, computable by anyone."""
+    con = duckdb.connect()
+    con.register("t", rows)
+    return str(con.sql("SELECT CAST(COALESCE(SUM(HASH(r)), 0) AS VARCHAR) FROM t AS r").fetchall()[0][0])
+
+
+def test_the_report_holds_no_unkeyed_fingerprint(tmp_path):
+    t = table3()
+    doc = sqlclose.anonymize(t, table3_spec()).write_parquet(tmp_path / "r.parquet")
+    assert doc["input"]["fingerprint"] is None
+    assert attacker_fingerprint(t) not in (tmp_path / "r.parquet.report.json").read_text()
+
+
+def test_knowing_eight_rows_the_ninth_cannot_be_tested_against_a_keyed_fingerprint(tmp_path):
+    t = table3()
+    secret = "operator-secret-4f1c"
+    doc = sqlclose.anonymize(t, table3_spec(), fingerprint_key=secret).write_parquet(tmp_path / "r.parquet")
+    published = doc["input"]["fingerprint"]
+    assert published and secret not in (tmp_path / "r.parquet.report.json").read_text()
+    # The attack that worked: try every disease for row 9 and compare with the published value.
+    diseases = sorted(set(t.column("disease").to_pylist()))
+    guesses = []
+    for d in diseases:
+        candidate = t.set_column(3, "disease", pa.array(t.column("disease").to_pylist()[:8] + [d]))
+        guesses.append(attacker_fingerprint(candidate))
+    assert published not in guesses
+    # Keyed: another secret gives another value; the same secret the same value, whatever the order.
+    other = sqlclose.anonymize(t, table3_spec(), fingerprint_key="another").write_parquet(tmp_path / "o.parquet")
+    assert other["input"]["fingerprint"] != published
+    shuffled = t.take(np.random.default_rng(0).permutation(t.num_rows))
+    again = sqlclose.anonymize(shuffled, table3_spec(), fingerprint_key=secret).write_parquet(tmp_path / "s.parquet")
+    assert again["input"]["fingerprint"] == published
+    changed = t.set_column(3, "disease", pa.array(t.column("disease").to_pylist()[:8] + ["flu"]))
+    assert sqlclose.anonymize(changed, table3_spec(), fingerprint_key=secret).write_parquet(
+        tmp_path / "c.parquet")["input"]["fingerprint"] != published
+
+
+def test_the_fingerprint_key_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("SQLCLOSE_FINGERPRINT_KEY", "from-env")
+    a = sqlclose.anonymize(table3(), table3_spec()).write_parquet(tmp_path / "a.parquet")
+    b = sqlclose.anonymize(table3(), table3_spec(), fingerprint_key="from-env").write_parquet(tmp_path / "b.parquet")
+    assert a["input"]["fingerprint"] == b["input"]["fingerprint"] is not None
+
+
+# ---- 4. outputs never overwrite inputs ------------------------------------------------------------
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A copy of Table 3 with its spec and hierarchies, writable."""
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        (tmp_path / name).write_bytes((TABLE3 / name).read_bytes())
+    (tmp_path / "spec.toml").write_text(TABLE3_SPEC.read_text().replace("../../out/table3/release.parquet",
+                                                                         "out/release.parquet"))
+    return tmp_path
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("target", ["table3.csv", "spec.toml", "age.csv", "disease.csv"])
+@pytest.mark.parametrize("which", ["--output", "--report"])
+def test_an_output_that_is_an_input_is_refused(project, target, which):
+    before = {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()}
+    result = run_cli("anonymize", str(project / "spec.toml"), which, str(project / target), "--overwrite")
+    assert result.returncode == 2, result.stderr
+    assert "which this job reads" in result.stderr and target in result.stderr
+    assert {p.name: p.read_bytes() for p in project.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink", "dotdot"])
+def test_an_output_reaching_an_input_through_a_link_is_refused(project, link):
+    alias = project / "alias.csv"
+    if link == "symlink":
+        alias.symlink_to(project / "table3.csv")
+    elif link == "hardlink":
+        os.link(project / "table3.csv", alias)
+    else:
+        (project / "sub").mkdir()
+        alias = project / "sub" / ".." / "table3.csv"
+    before = (project / "table3.csv").read_bytes()
+    with sqlclose.anonymize(None, sqlclose.load_spec(project / "spec.toml")) as release:
+        with pytest.raises(OutputExistsError, match="which this job reads"):
+            release.write_parquet(alias, overwrite=True)
+        with pytest.raises(OutputExistsError, match="which this job reads"):
+            release.write_parquet(project / "fine.parquet", report=alias, overwrite=True)
+    assert (project / "table3.csv").read_bytes() == before
+    assert not (project / "fine.parquet").exists()
+
+
+# ---- 5. duplicate and undeclared columns ----------------------------------------------------------
+def test_a_csv_naming_a_column_twice_is_refused(tmp_path):
+    src = tmp_path / "d.csv"
+    src.write_text("zip,ssn,age,ssn,disease,salary\n" + "".join(
+        f"4767{i},12{i},{20 + i},99{i},flu,{1000 * i}\n" for i in range(9)))
+    with pytest.raises(InputError, match="'ssn' more than once"):
+        sqlclose.anonymize(src, table3_spec(identifiers=["ssn"]))
+
+
+def test_a_parquet_or_arrow_table_naming_a_column_twice_is_refused(tmp_path):
+    t = pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"])], names=["ssn", "ssn"])
+    with pytest.raises(InputError, match="'ssn' more than once"):
+        sqlclose.anonymize(t, {"k": 2, "quasi_identifiers": {"ssn": {"mask": True}}})
+    pq.write_table(t, tmp_path / "d.parquet")
+    with pytest.raises(InputError, match="'ssn' more than once"):
+        sqlclose.anonymize(tmp_path / "d.parquet", {"k": 2, "quasi_identifiers": {"ssn": {"mask": True}}})
+
+
+def with_extra_columns() -> pa.Table:
+    t = table3()
+    return t.append_column("notes", pa.array([f"note {i}" for i in range(9)])).append_column(
+        "visits", pa.array(list(range(9))))
+
+
+def test_undeclared_columns_are_refused_and_listed():
+    spec = table3_spec()
+    spec.pop("others", None)
+    with pytest.raises(DataError, match="2 column\\(s\\) the spec does not mention: 'notes', 'visits'"):
+        sqlclose.anonymize(with_extra_columns(), spec)
+
+
+@pytest.mark.parametrize("others, released", [
+    ("keep", ["zip", "age", "salary", "disease", "notes", "visits"]),
+    ("drop", ["zip", "age", "salary", "disease"]),
+])
+def test_others_keep_or_drop_and_the_report_lists_every_role(tmp_path, others, released):
+    doc = sqlclose.anonymize(with_extra_columns(), table3_spec(others=others)).write_parquet(tmp_path / "r.parquet")
+    assert pq.read_schema(tmp_path / "r.parquet").names == released
+    roles = doc["output"]["column_roles"]
+    assert list(roles) == released
+    assert roles["zip"].startswith("quasi-identifier") and roles["disease"].startswith("sensitive")
+    assert all(roles[c].startswith("other") for c in released if c in ("notes", "visits"))
+
+
+# ---- 6. literal paths -----------------------------------------------------------------------------
+def test_a_path_with_glob_characters_is_literal(tmp_path):
+    t = table3()
+    for name, rows in (("d1.parquet", 9), ("d2.parquet", 9), ("d*.parquet", 9), ("data1.csv", 9)):
+        if name.endswith(".parquet"):
+            pq.write_table(t.slice(0, rows), tmp_path / name)
+    (tmp_path / "data1.csv").write_text((TABLE3 / "table3.csv").read_text())
+    (tmp_path / "data[1].csv").write_text((TABLE3 / "table3.csv").read_text())
+    for literal in ("d*.parquet", "data[1].csv"):
+        with sqlclose.anonymize(tmp_path / literal, table3_spec()) as release:
+            assert release.summary["rows"] == 9, literal  # not 27 (three files) nor data1.csv
+        assert release.inputs[0] == tmp_path / literal
+
+
+def test_glob_true_reads_every_match(tmp_path):
+    t = table3()
+    for name in ("d1.parquet", "d2.parquet"):
+        pq.write_table(t, tmp_path / name)
+    spec = table3_spec(source={"path": str(tmp_path / "d*.parquet"), "glob": True}, privacy={"k": 6})
+    with sqlclose.anonymize(None, spec) as release:
+        assert release.summary["rows"] == 18
+        assert sorted(p.name for p in release.inputs[:2]) == ["d1.parquet", "d2.parquet"]
+
+
+# ---- 7. no raw records in error messages ----------------------------------------------------------
+def test_csv_errors_name_the_line_but_not_the_record(tmp_path):
+    src = tmp_path / "people.csv"
+    lines = ["zip,age,salary,disease"] + [f"4767{i % 10},{20 + i % 30},{1000 + i},flu" for i in range(30000)]
+    lines.append("47677,29,3000,flu,Jane Roe,123-45-6789")  # a ragged row carrying a name and an SSN
+    src.write_text("\n".join(lines) + "\n")
+    spec = {"k": 2, "quasi_identifiers": {"zip": {"mask": True}, "age": {"bands": [10]}},
+            "sensitive": {"disease": {"t": 1.0}}, "others": "keep"}
+    with pytest.raises(InputError) as caught:
+        sqlclose.anonymize(src, spec)
+    message = str(caught.value)
+    assert "30002" in message and str(src) in message
+    assert "123-45-6789" not in message and "Jane Roe" not in message
+    (tmp_path / "spec.toml").write_text(f'others = "keep"\n[source]\npath = "{src}"\n[output]\npath = "o.parquet"\n'
+                                        '[privacy]\nk = 2\n[quasi_identifiers]\nzip = { mask = true }\n'
+                                        'age = { bands = [10] }\n[sensitive.disease]\nt = 1.0\n')
+    result = run_cli("anonymize", str(tmp_path / "spec.toml"))
+    assert result.returncode == 2 and "123-45-6789" not in result.stderr + result.stdout
+    assert "30002" in result.stderr
+
+
+# ---- 8. values are read as they are ---------------------------------------------------------------
+def test_csv_values_are_not_retyped(tmp_path):
+    src = tmp_path / "d.csv"
+    rows = [("yes", "T", "01234"), ("no", "F", "02345"), ("yes", "F", "01234"), ("no", "T", "02345")] * 3
+    src.write_text("smoker,flag,zip\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    spec = {"k": 2, "quasi_identifiers": {"smoker": {"tree": {"*": ["yes", "no"]}},
+                                          "flag": {"tree": {"*": ["T", "F"]}}, "zip": {"mask": True}}}
+    with sqlclose.anonymize(src, spec) as release:
+        out = release.to_arrow()
+    assert set(out.column("smoker").to_pylist()) <= {"yes", "no", "*"}
+    assert set(out.column("zip").to_pylist()) <= {"01234", "02345", "0****", "0*3**", "*****"} | {
+        v for v in out.column("zip").to_pylist() if v.startswith("0") or v == "*****"}
+    assert out.schema.field("flag").type == pa.string()
+
+
+@pytest.mark.parametrize("bad, count", [("nan", 1), ("inf", 2), ("-inf", 1)])
+def test_nan_and_inf_in_an_ordered_column_are_refused(tmp_path, bad, count):
+    src = tmp_path / "d.csv"
+    values = [str(1000 * i) for i in range(9)]
+    for i in range(count):
+        values[i] = bad
+    src.write_text("zip,age,salary,disease\n" + "".join(
+        f"4767{i},{20 + i},{v},flu\n" for i, v in enumerate(values)))
+    spec = table3_spec(sensitive={"salary": {"distance": "ordered", "t": 0.5}}, others="keep")
+    with pytest.raises(DataError, match=f"'salary'.* {count} NaN or infinite"):
+        sqlclose.anonymize(src, spec)
+
+
+def test_csv_encoding_null_strings_and_types(tmp_path):
+    src = tmp_path / "latin.csv"
+    src.write_bytes(b"city,n\n" + "".join(f"{c},{n}\n" for c, n in
+                                                   [("Zürich", "1"), ("Köln", "NA"), ("Zürich", "3"),
+                                                    ("Köln", "4")] * 2).encode("latin-1"))
+    spec = {"k": 2, "quasi_identifiers": {"city": {"tree": {"*": ["Zürich", "Köln"]}}},
+            "sensitive": {"n": {"distance": "ordered", "t": 1.0, "nulls": "drop"}},
+            "source": {"path": str(src), "encoding": "latin-1", "nulls": ["NA"], "types": {"n": "bigint"}}}
+    with sqlclose.anonymize(None, spec) as release:
+        out = release.to_arrow()
+    assert out.schema.field("n").type == pa.int64()
+    assert sorted(out.column("n").to_pylist()) == [1, 1, 3, 3, 4, 4]
+
+
+# ---- 9. the release and its report are one pair ---------------------------------------------------
+def write_pair(tmp_path: Path, salary_t: float = 0.2) -> tuple[Path, dict]:
+    spec = table3_spec()
+    spec["sensitive"]["salary"]["t"] = salary_t
+    out = tmp_path / "r.parquet"
+    return out, sqlclose.anonymize(table3(), spec).write_parquet(out, overwrite=True)
+
+
+def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monkeypatch):
+    out, old = write_pair(tmp_path)
+    old_bytes, old_report = out.read_bytes(), (tmp_path / "r.parquet.report.json").read_text()
+    real = files._place
+    calls = []
+
+    def place(tmp, target):
+        calls.append(target)
+        if len(calls) == 2:  # the data file is in place; the report is next
+            raise KeyboardInterrupt
+        real(tmp, target)
+
+    monkeypatch.setattr(files, "_place", place)
+    with pytest.raises(KeyboardInterrupt):
+        write_pair(tmp_path, salary_t=0.5)
+    assert out.read_bytes() == old_bytes
+    assert (tmp_path / "r.parquet.report.json").read_text() == old_report
+    assert hidden_files(tmp_path) == []
+
+
+KILLED_RUN = textwrap.dedent("""
+    import os, signal, sys
+    import pyarrow.csv as pacsv, pyarrow as pa
+    import sqlclose
+    from sqlclose import files
+    stage = sys.argv[2]
+    real = files._place
+    def place(tmp, target):
+        if stage == "before-data" or (stage == "before-report" and target.name.endswith(".json")):
+            os.kill(os.getpid(), signal.SIGKILL)
+        real(tmp, target)
+    files._place = place
+    spec = sqlclose.load_spec(sys.argv[3]).model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec["sensitive"]["salary"]["t"] = 0.5
+    t = pacsv.read_csv(sys.argv[4], convert_options=pacsv.ConvertOptions(column_types={"zip": pa.string()}))
+    sqlclose.anonymize(t, spec).write_parquet(sys.argv[1], overwrite=True)
+""")
+
+
+@pytest.mark.parametrize("stage", ["before-data", "before-report"])
+def test_a_killed_run_is_rolled_back_by_the_next_one(tmp_path, stage):
+    out, old = write_pair(tmp_path)
+    old_bytes = out.read_bytes()
+    script = tmp_path / "kill.py"
+    script.write_text(KILLED_RUN)
+    result = subprocess.run([sys.executable, str(script), str(out), stage, str(TABLE3_SPEC),
+                             str(TABLE3 / "table3.csv")], capture_output=True, text=True)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert hidden_files(tmp_path), "the killed run should have left its temporaries"
+    files.recover(out, tmp_path / "r.parquet.report.json")
+    assert hidden_files(tmp_path) == []
+    assert out.read_bytes() == old_bytes
+    report = json.loads((tmp_path / "r.parquet.report.json").read_text())
+    assert report["output"]["sha256"] == files.sha256(out)
+
+
+def test_the_next_run_cleans_a_dead_runs_temporaries(tmp_path):
+    out, _ = write_pair(tmp_path)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    stale = [tmp_path / f".r.parquet.sqlclose-{pid}-abc123.tmp",
+             tmp_path / f".r.parquet.report.json.sqlclose-{pid}-abc123.tmp"]
+    for f in stale:
+        f.write_bytes(b"partial, unverified data")
+    live = tmp_path / f".r.parquet.sqlclose-{os.getpid()}-def456.tmp"  # a run still going: left alone
+    live.write_bytes(b"x")
+    write_pair(tmp_path)
+    assert not any(f.exists() for f in stale)
+    assert live.exists()
+
+
+# ---- the t an auditor holding only the file computes ----------------------------------------------
+def test_t_against_the_released_distribution(tmp_path):
+    out, doc = write_pair(tmp_path)
+    con = duckdb.connect()
+    counts = con.sql(f"SELECT zip, age, salary, COUNT(*) AS n FROM '{out}' GROUP BY ALL").fetchall()
+    salaries = sorted({r[2] for r in counts})
+    classes = sorted({(r[0], r[1]) for r in counts})
+    P = np.zeros((len(classes), len(salaries)))
+    for z, a, s, n in counts:
+        P[classes.index((z, a)), salaries.index(s)] += n
+    q = P.sum(axis=0) / P.sum()
+    p = P / P.sum(axis=1, keepdims=True)
+    ordered = np.abs(np.cumsum(p - q, axis=1)[:, :-1]).sum(axis=1) / (len(salaries) - 1)  # DESIGN.md formula
+    assert doc["t_against_release"]["salary"] == pytest.approx(ordered.max(), abs=1e-12)
+    # Nothing suppressed here, so the released distribution is the input's: both values agree.
+    assert doc["t_against_release"]["salary"] == pytest.approx(doc["privacy"]["sensitive"]["salary"]["max_emd"])
