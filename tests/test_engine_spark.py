@@ -70,9 +70,10 @@ def _table3_models(repo_dir: Path) -> dict[str, dict]:
             "disease": {"distance": "equal", "t": 0.6, "distinct_l": 2, "entropy_l": 1.5,
                         "hierarchy": str(d / "disease.csv")},
             "salary": {"distance": "ordered", "t": 0.4, "recursive": {"c": 3, "l": 2}}}},
-        "p-sensitivity-bands": {"quasi_identifiers": {**qis, "age": {"bands": [10, 20]}}, "k": 2,
+        "p-sensitivity-bands": {"quasi_identifiers": {**qis, "age": {"bands": [10, 20]}}, "k": 2, "others": "keep",
                                 "sensitive": {"disease": {"p": 2}}},
         "suppressing-rows": {"quasi_identifiers": {**qis, "age": {"bands": [10, 20]}}, "k": 2, "suppression": 0.4,
+                             "others": "keep",
                              "sensitive": {"disease": {"distance": "equal", "t": 0.5, "entropy_l": 1.5}}},
     }
 
@@ -90,7 +91,7 @@ def test_other_models_on_spark_equal_duckdb(spark, repo_dir: Path, model: str) -
 def test_a_parquet_folder_written_by_spark_is_a_source(spark, repo_dir: Path, tmp_path: Path) -> None:
     """Spark's native output (a folder of part files) reads back as one table."""
     spec = sqlclose.load_spec(repo_dir / "datasets" / "table3" / "table3.toml")
-    csv = spark.source_relation(FileRead("csv", spec.source.path))
+    csv = spark.source_relation(FileRead("csv", spec.source.path, numeric=("salary",)))  # ordered: a number
     folder = tmp_path / "table3.parquet"
     spark.copy_to_parquet(exp.select(exp.Star()).from_(csv), folder)
     assert folder.is_dir() and list(folder.glob("*.parquet"))

@@ -168,7 +168,7 @@ class SparkEngine(Engine):
 
     def _csv(self, read: FileRead) -> DataFrame:
         where = str(read.path) if read.glob else literal_path(read.path)
-        # Read as text, no NULL marker of Spark's own (it would turn "" into NULL): the spec's apply.
+        # Read as text with no NULL marker of Spark's own: the spec's markers apply, as in DuckDB.
         frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
                                     inferSchema=False, nullValue="\u0000sqlclose-no-null\u0000", emptyValue="")
         view = self.temp_name("csv")
@@ -177,7 +177,9 @@ class SparkEngine(Engine):
         types = {**self._number_types(view, frame.columns, read), **read.types}
         columns = []
         for name in frame.columns:
-            value: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
+            # Spark's reader makes every empty field NULL (its own marker is disabled): back to "".
+            value: exp.Expression = exp.Coalesce(this=exp.column(exp.to_identifier(name, quoted=True)),
+                                                 expressions=[exp.Literal.string("")])
             if nulls:
                 value = exp.If(this=exp.In(this=value.copy(), expressions=[n.copy() for n in nulls]),
                                true=exp.Null(), false=value)
