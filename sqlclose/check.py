@@ -10,6 +10,7 @@ homogeneity, skewness and similarity attacks of Li et al. section 3. All countin
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -87,10 +88,11 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     given = engine
     # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
     numeric = tuple(models)
-    opened = open_source(source, engine, ReadOptions(table=table, delimiter=delimiter, numeric=numeric))
+    options = ReadOptions(table=table, delimiter=delimiter, numbers_if_numeric=numeric)
+    opened = open_source(source, engine, options)
     engine, relation, label = opened.engine, opened.relation, opened.label
     try:
-        ref = _reference(engine, reference, list(models), ReadOptions(delimiter=delimiter, numeric=numeric)) \
+        ref = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
             if reference is not None else None
         return _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
     finally:

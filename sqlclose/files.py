@@ -24,6 +24,7 @@ from types import TracebackType
 
 from .errors import EnvironmentFailure, OutputExistsError
 
+PARQUET_SUFFIXES = (".parquet", ".pq")
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
 
@@ -43,6 +44,10 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                         "release there would destroy it: choose another path")
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+    if path.suffix.lower() not in PARQUET_SUFFIXES:
+        raise OutputExistsError(f"the output {path} would hold Parquet, but its extension says "
+                                f"{path.suffix or 'nothing'}: name it {path.stem}.parquet")
+
 
 
 def _refuse_blocked_folder(target: Path) -> None:

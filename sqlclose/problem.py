@@ -145,7 +145,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     for qi in qis:
         _register_qi_lookup(engine, qi)
         _check_leaves(engine, raw, qi.coded, qi.hierarchy)
-    sas = [_sensitive_column(engine, raw, c, spec.sensitive[c.name]) for c in sa_coded]
+    # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain.
+    kept = _kept_rows(raw, [c.raw for c in coded if policies[c.raw] == "drop" and nulls[c.raw]])
+    sas = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
 
     base = engine.create_temp_table(engine.temp_name("base_histogram"), q.base_histogram(raw, coded))
     size_query = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), exp.Sum(this=exp.column("n")).as_("rows"))
@@ -252,7 +254,15 @@ def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
             )
 
 
-def _distinct(engine: Engine, raw: exp.Table, c: q.CodedColumn) -> pa.Table:
+def _kept_rows(raw: exp.Table, dropped: list[str]) -> exp.Expression:
+    """The raw histogram without the rows ``nulls = "drop"`` removes (NULL in a ``dropped`` column)."""
+    if not dropped:
+        return raw
+    present = exp.and_(*[exp.Not(this=exp.Is(this=q.col(name), expression=exp.Null())) for name in dropped])
+    return exp.select(exp.Star()).from_(raw.copy()).where(present).subquery()
+
+
+def _distinct(engine: Engine, raw: exp.Expression, c: q.CodedColumn) -> pa.Table:
     value = q.col(c.raw)
     # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
     number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
@@ -306,7 +316,7 @@ def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
     engine.register(qi.coded.lookup, pa.table(data))
 
 
-def _check_leaves(engine: Engine, raw: exp.Table, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
+def _check_leaves(engine: Engine, raw: exp.Expression, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
     missing = engine.fetch(q.missing_values(raw, c))
     if missing.num_rows == 0:
         return
@@ -342,7 +352,7 @@ def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
     return distinct_values()
 
 
-def _sensitive_column(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
+def _sensitive_column(engine: Engine, raw: exp.Expression, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
     hierarchy = _static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
     # The raw column is typed for ordered distances, so numbers sort as numbers.
     domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, raw, c).column("text").to_pylist())

@@ -70,7 +70,7 @@ def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params
     return select
 
 
-def missing_values(raw: exp.Table, c: CodedColumn) -> exp.Expression:
+def missing_values(raw: exp.Expression, c: CodedColumn) -> exp.Expression:
     value = as_text(col(c.raw, "raw")) if c.typed else col(c.raw, "raw")
     return template("missing_values", raw=raw, value=value, lookup=table(c.lookup))
 

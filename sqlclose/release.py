@@ -25,7 +25,7 @@ from . import queries as q
 from ._version import __version__
 from .classes import ClassHistograms
 from .distances import distance
-from .errors import EngineError, EnvironmentFailure
+from .errors import EngineError, EnvironmentFailure, InputError
 from .lattice import Node
 from .metrics import average_class_size
 from .nodes import NodeRunner
@@ -80,18 +80,38 @@ class Release:
     def minimal_nodes(self) -> list[dict[str, int]]:
         return [self._named(n) for n in self.search.minimal_nodes]
 
+    def _levels_of(self, node: dict[str, int] | Node) -> Node:
+        """A node given by name (``{"age": 2, …}``, every QI) or as a tuple, checked."""
+        qis = self.problem.qis
+        if not isinstance(node, dict):
+            node = dict(zip((qi.name for qi in qis), node))
+        unknown = sorted(set(node) - {qi.name for qi in qis})
+        if unknown:
+            raise InputError(f"node names {unknown[0]!r}, which is not a quasi-identifier (those are: "
+                             f"{', '.join(qi.name for qi in qis)})")
+        missing = [qi.name for qi in qis if qi.name not in node]
+        if missing:
+            raise InputError(f"node gives no level for {', '.join(repr(m) for m in missing)}: name a level for "
+                             "every quasi-identifier")
+        for qi in qis:
+            if not 0 <= node[qi.name] < qi.levels:
+                raise InputError(f"node {qi.name}={node[qi.name]}: {qi.name!r} has no level {node[qi.name]} "
+                                 f"(its levels are 0 to {qi.levels - 1})")
+        return tuple(int(node[qi.name]) for qi in qis)
+
     def _named(self, node: Node) -> dict[str, int]:
         return {qi.name: int(level) for qi, level in zip(self.problem.qis, node)}
 
     def at(self, node: dict[str, int] | Node) -> Release:
         """The same release at another evaluated node (e.g. one of ``minimal_nodes``): its data,
         summary and report, written and verified the same way. The optimum is unchanged here."""
-        levels = tuple(node[qi.name] for qi in self.problem.qis) if isinstance(node, dict) else tuple(node)
-        if levels not in self.search.evaluated:
-            raise ValueError(f"node {node} was not evaluated by the search; pick one of minimal_nodes or "
-                             "a node the search checked")
-        if not self.search.evaluated[levels].satisfied:
-            raise ValueError(f"node {node} does not satisfy the requirements")
+        levels = self._levels_of(node)
+        if levels not in self.search.evaluated or not self.search.evaluated[levels].satisfied:
+            minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in self.minimal_nodes)
+            state = "was not evaluated by the search" if levels not in self.search.evaluated else \
+                "does not satisfy the requirements"
+            raise InputError(f"node {self._named(levels)} {state}; pick a satisfying node, e.g. a minimal one: "
+                             f"{minimal}")
         search = dataclasses.replace(self.search, optimum=levels)
         return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None,
                                    _suppressed_table=None)

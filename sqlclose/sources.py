@@ -10,6 +10,7 @@ that no raw record reaches a message (CSV errors quote the offending line).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import glob as globbing
 import re
 from collections import Counter
@@ -35,7 +36,8 @@ _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 @dataclass(frozen=True)
 class ReadOptions:
     """How to read a bare path: the spec's [source] options, or check's --table/--delimiter.
-    ``numeric``: columns read as numbers from a CSV (ordered sensitive columns)."""
+    ``numeric``: columns read as numbers from a CSV (ordered sensitive columns);
+    ``numbers_if_numeric``: read as numbers when their values are numbers, else as text (audits)."""
 
     table: str | None = None
     delimiter: str | None = None
@@ -45,6 +47,7 @@ class ReadOptions:
     nulls: tuple[str, ...] = ("",)
     types: dict[str, str] = field(default_factory=dict)
     numeric: tuple[str, ...] = ()
+    numbers_if_numeric: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, source: Source | None, numeric: tuple[str, ...] = ()) -> ReadOptions:
@@ -110,19 +113,21 @@ def _open_file(source: Source, engine: Engine | None, options: ReadOptions) -> O
     if folder and any(ch in "*?[]{}" for ch in str(source.path)):
         raise InputError(f"source folder {source.path} has a glob character in its name; rename it")
     read = FileRead(kind, path, source.table, source.delimiter, source.glob or folder, source.encoding,
-                    tuple(source.nulls), dict(source.types), options.numeric)
+                    tuple(source.nulls), dict(source.types), options.numeric, options.numbers_if_numeric)
+    if kind == "csv":
+        read = _with_csv_header(read, files)
+    elif kind == "parquet":
+        for f in files:
+            _refuse_duplicates(_parquet_names(f), str(f))
     own = engine is None
     engine = engine or DuckDBEngine()
     try:
-        if kind == "csv":
-            _refuse_csv_duplicates(engine, read, files)
-        elif kind == "parquet":
-            for f in files:
-                _refuse_duplicates(_parquet_names(f), str(f))
         try:
             relation = engine.source_relation(read)
         except Exception as e:  # the driver's own words say what is wrong with the file (records removed)
-            raise InputError(f"cannot read {label} as {kind}: {driver_message(e)}") from None
+            problem = csv_problem(e, read) if kind == "csv" else None
+            raise InputError(f"cannot read {label}: {problem}" if problem else
+                             f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
     except BaseException:
@@ -177,20 +182,72 @@ def _refuse_duplicates(names: list[str], where: str) -> None:
                          "be released under another name (say, an identifier's copy): rename or remove the duplicates")
 
 
-def _refuse_csv_duplicates(engine: Engine, read: FileRead, files: list[Path]) -> None:
-    """DuckDB renames a repeated header name (ssn → ssn_1): read the header line as written."""
+CSV_DELIMITERS = ",;\t|"
+
+
+def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
+    """Read the header line (only it) of each file: the column names as written — DuckDB would
+    rename a repeated one (ssn → ssn_1) — and the delimiter, given or told by the header."""
+    headers = [_header_line(f, read.encoding) for f in files]
+    delimiter = read.delimiter or _header_delimiter(headers[0])
+    names = []
+    for f, line in zip(files, headers):
+        fields = [h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
+        if len(fields) == 1 and any(d in line for d in CSV_DELIMITERS if d != delimiter):
+            seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
+            raise InputError(f"cannot read {f}: its header does not split on {delimiter!r} (it seems to use "
+                             f"{seen!r}); set [source] delimiter = {seen!r}")
+        _refuse_duplicates(fields, str(f))
+        if names and fields != names:
+            raise InputError(f"cannot read {f}: its header differs from {files[0]}'s; the files of one source "
+                             "must have the same columns")
+        names = fields
+    return dataclasses.replace(read, delimiter=delimiter, header=tuple(names))
+
+
+def _header_line(path: Path, encoding: str) -> str:
     try:
-        delimiter = engine.csv_delimiter(read)
-    except Exception as e:
-        raise InputError(f"cannot read {read.path} as csv: {driver_message(e)}") from None
-    for f in files:
-        try:
-            with f.open(newline="", encoding=read.encoding) as handle:
-                header = next(csv.reader(handle, delimiter=delimiter), [])
-        except UnicodeDecodeError as e:
-            raise InputError(f"cannot read {f} as csv: not {read.encoding} text (byte {e.start} of the header); "
-                             "set [source] encoding") from None
-        _refuse_duplicates([h.strip() for h in header], str(f))
+        with path.open("rb") as handle:  # the header line only: decoding ahead would blame later lines
+            raw = handle.readline()
+        line = raw.decode(encoding).lstrip("\ufeff")
+    except UnicodeDecodeError:
+        raise InputError(f"cannot read {path}: it is not {encoding.upper()} text (line 1); set [source] "
+                         "encoding = \"latin-1\" or \"utf-16\"") from None
+    if not line.strip():
+        raise InputError(f"cannot read {path}: the file is empty (no header, no rows)")
+    return line.rstrip("\r\n")
+
+
+def _header_delimiter(line: str) -> str:
+    """The candidate that splits the header (quotes respected) into the most fields; ',' on ties."""
+    return max(CSV_DELIMITERS, key=lambda d: (len(next(csv.reader([line], delimiter=d))), d == ","))
+
+
+_LINE = re.compile(r"CSV Error on Line: (\d+)")
+_FIELDS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
+_CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert string .* to \'(\w+)\'')
+
+
+def csv_problem(error: BaseException, read: FileRead) -> str | None:
+    """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
+    offending record or value."""
+    text = str(error)
+    line = _LINE.search(text)
+    where = f"line {line.group(1)}" if line else "a line"
+    if fields := _FIELDS.search(text):
+        return (f"{where} has {fields.group(2)} fields where the header has {fields.group(1)}; fix that row "
+                f"(or the delimiter: {read.delimiter!r})")
+    if convert := _CONVERT.search(text):
+        column, wanted = convert.group(1), convert.group(2)
+        if column in read.numeric and column not in read.types:
+            return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
+                    "needs numbers: fix the value, list it in [source] nulls, or use another distance")
+        return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
+                "[source] types or nulls")
+    if "Invalid unicode" in text:
+        return (f"it is not {read.encoding.upper()} text ({where}); set [source] encoding = \"latin-1\" or "
+                "\"utf-16\"")
+    return None
 
 
 def _parquet_names(path: Path) -> list[str]:

@@ -392,7 +392,8 @@ def expand_env(text: str) -> str:
         if value:
             return value
         if default is None:
-            raise SpecError(f"environment variable {name} is not set (used in {text!r}); set it or "
+            state = "is set but empty" if value == "" else "is not set"
+            raise SpecError(f"environment variable {name} {state} (used in {text!r}); set it or "
                             f"write ${{{name}:-default}}")
         return default
 

@@ -1,42 +1,69 @@
-"""Re-checks a written release from the file itself, by a separate and deliberately plain path.
+"""Re-checks a written release from the file itself, by an independent path, and compares.
 
-The search works on integer codes, rollups and lookup joins; this module ignores all of that.
-It reads the Parquet file back, groups it by the released quasi-identifier columns as they are
-written (``audit.table_classes``), recomputes the reference distributions with a plain GROUP BY
-over the input, and recomputes every privacy model's value. Any difference from what the search
+The search works on integer codes, rollups and numpy criteria; this module ignores all of that.
+It reads the Parquet file back and hands it to ``verify_sql``, which recomputes every privacy
+model's value in SQL — classes as a GROUP BY over the released quasi-identifier columns as they
+are written, the reference distributions by a plain GROUP BY over the input, the distances by
+their textbook formulas — sharing no judging code with the search. Any class failing a
+threshold, any label or value the release cannot hold, and any difference from what the search
 claimed is an error.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
+from .errors import EngineError, VerificationError
+from .verify_sql import EMD_NAMES, FileMeasures, QIColumn, SensitiveColumn, measure_file
 
-from .audit import distribution, table_classes
-from .errors import VerificationError
-from .privacy import criteria_for, reached_values
-from .problem import Problem
+if TYPE_CHECKING:
+    from .problem import Problem
 
 CLAIM_TOLERANCE = 1e-9  # the search's values and the re-check's may differ in the last float bits
+_KEYS = {"distinct l-diversity": "distinct_l", "entropy l-diversity": "entropy_l",
+         "recursive (c,l)-diversity": "recursive", "p-sensitivity": "p"}
 
 
 def recheck(problem: Problem, path: Path) -> dict:
-    """Rows, columns, classes and the privacy section, recomputed from the file at ``path``."""
+    """Rows, columns, classes, the privacy section and every failure, measured on the file at ``path``."""
     engine = problem.engine
     written = engine.read_parquet(path)
     columns = engine.schema(written).names
-    # The reference distributions come from the input again, not from the search's counts.
-    sas = [dataclasses.replace(sa, q=distribution(engine, problem.source.copy(), sa)) for sa in problem.sas]
-    classes = table_classes(engine, written, [qi.name for qi in problem.qis], sas)
-    kept = np.ones(classes.hist.classes, dtype=bool)
-    criteria = criteria_for(problem.k, sas)
-    privacy = reached_values(criteria, classes.hist, kept, problem.k, problem.suppression)
-    failing = [c.name for c in criteria if classes.hist.classes and not c.passes(classes.hist).all()]
-    return {"rows": classes.rows, "columns": columns, "classes": classes.hist.classes, "privacy": privacy,
-            "failing": failing}
+    lacking = [c.name for c in [*problem.qis, *problem.sas] if c.name not in columns]
+    if lacking:  # nothing to measure classes or distributions by
+        return {"rows": None, "columns": columns, "classes": None, "privacy": None,
+                "failing": [f"the file lacks the column(s) {lacking}"]}
+    qis = [QIColumn(qi.name, qi.hierarchy, qi.coded.null_value) for qi in problem.qis]
+    sas = [SensitiveColumn(sa.name, sa.spec, sa.hierarchy) for sa in problem.sas]
+    # Rows are compared with the input projected on the file's columns; a column the input lacks
+    # is an error of its own (``compare``), and no row comparison is possible then.
+    truth = columns if set(columns) <= set(problem.columns) else None
+    try:
+        measured = measure_file(engine, written, problem.source.copy(), problem.k, qis, sas, truth)
+    except EngineError as e:  # e.g. a column of another type than the release writes: fail closed
+        return {"rows": None, "columns": columns, "classes": None, "privacy": None,
+                "failing": [f"the file could not be re-checked ({str(e).splitlines()[0]})"]}
+    return {"rows": measured.rows, "columns": columns, "classes": measured.classes,
+            "privacy": privacy_section(measured, problem.k, problem.suppression), "failing": measured.failures}
+
+
+def privacy_section(measured: FileMeasures, k: int, suppression: float) -> dict:
+    """The measured values in the report's ``privacy`` shape, to compare with the search's."""
+    out: dict = {"k": k, "min_class_size": measured.min_class_size, "suppression_limit": suppression,
+                 "sensitive": {}}
+    for m in measured.models:
+        if m.column is None:
+            continue
+        entry = out["sensitive"].setdefault(m.column, {})
+        if m.model == "t-closeness":
+            emd = m.parameters["distance"] in EMD_NAMES
+            entry.update(distance=m.parameters["distance"], t=m.parameters["t"], emd=emd)
+            entry["max_emd" if emd else "max_distance"] = m.reached if m.reached is not None else 0.0
+        else:
+            entry[_KEYS[m.model]] = {**m.parameters, "reached": m.reached}
+    return out
 
 
 def compare(claimed: dict, found: dict, problem: Problem, expected_columns: list[str]) -> None:
@@ -48,11 +75,11 @@ def compare(claimed: dict, found: dict, problem: Problem, expected_columns: list
     if leaked:
         problems.append(f"identifier columns {leaked} were written")
     for key in ("rows", "classes"):
-        if found[key] != claimed[key]:
+        if found[key] is not None and found[key] != claimed[key]:
             problems.append(f"{found[key]} {key} instead of {claimed[key]}")
-    if found["failing"]:
-        problems.append(f"classes failing {', '.join(found['failing'])}")
-    problems += _differences(claimed["privacy"], found["privacy"], "privacy")
+    problems += found["failing"]
+    if found["privacy"] is not None:
+        problems += _differences(claimed["privacy"], found["privacy"], "privacy")
     if problems:
         raise VerificationError("the written release failed its re-check: " + "; ".join(problems))
 
@@ -66,7 +93,7 @@ def _differences(claimed: object, found: object, where: str) -> list[str]:
             else:
                 out += _differences(claimed[key], found[key], f"{where}.{key}")
         return out
-    if isinstance(claimed, float) or isinstance(found, float):
+    if (isinstance(claimed, float) or isinstance(found, float)) and None not in (claimed, found):
         a, b = float(claimed), float(found)
         same = (math.isinf(a) and a == b) or abs(a - b) <= CLAIM_TOLERANCE * max(1.0, abs(a))
         return [] if same else [f"{where} is {found!r}, the search found {claimed!r}"]

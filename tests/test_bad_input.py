@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from corruption import corrupt_every_write
 
 import sqlclose
 from sqlclose.cli import main
@@ -510,29 +511,21 @@ def test_existing_output_replaced_with_overwrite(tmp_path):
 
 
 def test_failed_verification_leaves_nothing(tmp_path, monkeypatch):
-    # A release whose re-check fails is removed, temporary files included.
-    import sqlclose.release as release_module
-
-    def broken(*args, **kwargs):
-        raise VerificationError("the written release failed its re-check: simulated")
-
-    monkeypatch.setattr(release_module, "compare", broken)
+    # A release whose file fails its re-check (a row dropped after writing) is removed,
+    # temporary files included; the re-check itself is not patched.
+    corrupt_every_write(monkeypatch, tmp_path / "scratch", ["DELETE FROM t WHERE salary = 3000"])
     outdir = tmp_path / "out"
-    with pytest.raises(VerificationError, match="simulated"):
+    with pytest.raises(VerificationError, match="8 rows instead of 9"):
         run(CSV, spec_dict(), outdir)
     assert sorted(p.name for p in outdir.iterdir()) == []
 
 
 def test_failed_verification_keeps_an_existing_output(tmp_path, monkeypatch):
-    import sqlclose.release as release_module
-
-    monkeypatch.setattr(release_module, "compare",
-                        lambda *a, **k: (_ for _ in ()).throw(VerificationError("simulated")))
+    corrupt_every_write(monkeypatch, tmp_path / "scratch", ["DELETE FROM t WHERE salary = 3000"])
     outdir = tmp_path / "out"
     outdir.mkdir()
     (outdir / "release.parquet").write_bytes(b"previous release")
-    with pytest.raises(VerificationError):
+    with pytest.raises(VerificationError, match="8 rows instead of 9"):
         run(CSV, spec_dict(), outdir, overwrite=True)
     assert (outdir / "release.parquet").read_bytes() == b"previous release"
     assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet"]
-

@@ -14,10 +14,10 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from corruption import corrupt_every_write
 
 import sqlclose
 from sqlclose.cli import main
-from sqlclose.errors import VerificationError
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -242,14 +242,9 @@ def test_no_solution_exit_3(tmp_path, make_spec):
 
 
 def test_verification_failure_exit_4(tmp_path, make_spec, monkeypatch):
-    import sqlclose.release as release_module
-
-    def broken(*args, **kwargs):
-        raise VerificationError("the written release failed its re-check: simulated")
-
-    monkeypatch.setattr(release_module, "compare", broken)
-    # --no-progress: the search's progress lines (stderr, not a terminal) would precede the error
-    assert_error(invoke("anonymize", make_spec(), "--no-progress"), 4, "re-check", "simulated")
+    # The written file loses a row before its re-check (which is not patched): exit 4, nothing left.
+    corrupt_every_write(monkeypatch, tmp_path / "scratch", ["DELETE FROM t WHERE salary = 3000"])
+    assert_error(invoke("anonymize", make_spec(), "--no-progress"), 4, "re-check", "8 rows instead of 9")
     assert listing(tmp_path / "out") == []
 
 

@@ -152,3 +152,8 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         spark.copy_to_parquet(query.limit(8), tmp_path / "short", params)
         with pytest.raises(VerificationError, match="8 rows instead of 9"):
             compare(claimed, recheck(release.problem, tmp_path / "short"), release.problem, release.columns)
+    # every measure of the independent verifier (verify_sql's templates) equals DuckDB's on its own file
+    with sqlclose.anonymize(None, repo_dir / "datasets" / "table3" / "table3.toml", engine=DuckDBEngine()) as release:
+        query, params = release._query()
+        release.problem.engine.copy_to_parquet(query, tmp_path / "duck.parquet", params)
+        assert recheck(release.problem, tmp_path / "duck.parquet") == found

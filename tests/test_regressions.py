@@ -182,5 +182,5 @@ def test_release_at_another_minimal_node(tmp_path, adult_dir):
     assert report["verified"] is True
     assert tuple(report["node"].values()) == satisfying[0]
     assert release.node == optimum  # the original is untouched
-    with pytest.raises(ValueError, match="not evaluated|does not satisfy"):
+    with pytest.raises(sqlclose.InputError, match="not evaluated|does not satisfy"):
         release.at((0,) * 7)

@@ -44,6 +44,8 @@ class FileRead:
     nulls: tuple[str, ...] = ("",)
     types: dict[str, str] = field(default_factory=dict)
     numeric: tuple[str, ...] = ()
+    numbers_if_numeric: tuple[str, ...] = ()  # read as numbers when a sample says they are (audits)
+    header: tuple[str, ...] = ()  # a CSV's column names, as its header line gives them
 
 
 class Engine(ABC):

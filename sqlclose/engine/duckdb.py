@@ -108,17 +108,17 @@ class DuckDBEngine(Engine):
         return str(link)
 
     def _read_csv(self, path: str, read: FileRead) -> tuple[exp.Expression, list[Any]]:
-        """Every column as the text it is, except declared types and numeric (ordered) columns."""
-        types = dict(read.types)
-        undeclared = [c for c in read.numeric if c not in types]
-        if undeclared:
-            sniffed = self._sniff_types(path, read)
-            types.update({c: sniffed[c] for c in undeclared if c in sniffed})
-        options = {"header": True, "all_varchar": True, "encoding": read.encoding, "nullstr": list(read.nulls)}
-        if read.delimiter:
-            options["delim"] = read.delimiter
-        if types:
-            options["types"] = types
+        """No sniffing: the header's columns, each read as the text it is, except declared types and
+        numeric (ordered) columns; strict, so a ragged row is an error naming its line."""
+        types = {name: read.types.get(name, "VARCHAR") for name in read.header}
+        required = [c for c in read.numeric if c not in read.types and c in types]
+        optional = [c for c in read.numbers_if_numeric if c not in read.types and c in types and c not in required]
+        if required or optional:
+            sniffed = self._sniff_numbers(path, read)
+            types.update({c: sniffed.get(c, "DOUBLE") for c in required})
+            types.update({c: sniffed.get(c, "VARCHAR") for c in optional})
+        options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
+                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
         args: list[exp.Expression] = [exp.Placeholder(this="1")]
         params: list[Any] = [path]
         for key, value in options.items():
@@ -127,19 +127,15 @@ class DuckDBEngine(Engine):
         read_csv = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
         return read_csv, params
 
-    def _sniff_types(self, path: str, read: FileRead) -> dict[str, str]:
-        query = "SELECT Columns FROM sniff_csv($1, auto_type_candidates = $2, encoding = $3" + \
-            (", delim = $4)" if read.delimiter else ")")
-        params: list[Any] = [path, NUMBER_TYPES, read.encoding] + ([read.delimiter] if read.delimiter else [])
-        columns = self.fetch(query, params).column(0)[0].as_py()
-        return {c["name"]: c["type"] for c in columns}
-
-    def csv_delimiter(self, read: FileRead) -> str:
-        """The delimiter a CSV source is read with: the given one, or the one DuckDB detects."""
-        if read.delimiter:
-            return read.delimiter
-        params: list[Any] = [str(read.path) if read.glob else self._literal(read.path), read.encoding]
-        return self.fetch("SELECT Delimiter FROM sniff_csv($1, encoding = $2)", params).column(0)[0].as_py()
+    def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
+        """BIGINT or DOUBLE for columns of numbers (a sample decides); anything else reads as DOUBLE
+        so that a stray text value fails with its line."""
+        query = "SELECT Columns FROM sniff_csv($1, auto_type_candidates = $2, encoding = $3, delim = $4, header = true)"
+        try:
+            columns = self.fetch(query, [path, NUMBER_TYPES, read.encoding, read.delimiter]).column(0)[0].as_py()
+        except Exception:  # an unreadable sample fails again, with its line, when the file is read
+            return {}
+        return {c["name"]: c["type"] for c in columns if c["type"] in ("BIGINT", "DOUBLE")}
 
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")

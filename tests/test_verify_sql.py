@@ -1,0 +1,338 @@
+"""The independent verifier's SQL measures (sqlclose.verify_sql) against independent oracles.
+
+The three EMDs are checked against the transport LP of tests/test_emd.py (scipy's HiGHS over an
+explicit ground-distance matrix); KL and the variational distance against their definitions
+evaluated in the test; entropy and recursive (c,l)-diversity against hand-worked values. Tables
+are small and random; the release is a subset of the input (whole classes removed, as
+suppression does), so the reference distribution Q must come from the input, not the file.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from sqlglot import exp
+from test_emd import equal_ground, lp_emd, ordered_ground, random_tree, tree_ground
+
+import sqlclose
+from sqlclose.engine import DuckDBEngine
+from sqlclose.hierarchy import Hierarchy
+from sqlclose.spec import Sensitive
+from sqlclose.verify_sql import QIColumn, SensitiveColumn, measure_file
+
+SEED = 8_2026
+INT = pa.int64()
+QI_HIERARCHY = Hierarchy.from_rows([(f"g{i}", "*") for i in range(12)])
+
+
+def table_ref(engine: DuckDBEngine, stem: str, table: pa.Table) -> exp.Table:
+    name = engine.temp_name(stem)
+    engine.register(name, table)
+    return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def measure(rows: list[tuple], kept: set[str], spec: Sensitive, hierarchy: Hierarchy | None = None, k: int = 1,
+            sa_type: pa.DataType = INT):
+    """Input ``rows`` of (class label, sensitive value); the release keeps the classes in ``kept``."""
+    engine = DuckDBEngine()
+    schema = pa.schema([("g", pa.string()), ("s", sa_type)])
+    source = pa.table({"g": [r[0] for r in rows], "s": [r[1] for r in rows]}, schema=schema)
+    written = source.filter(pa.array([r[0] in kept for r in rows]))
+    try:
+        return measure_file(engine, table_ref(engine, "written", written), table_ref(engine, "input", source), k,
+                            [QIColumn("g", QI_HIERARCHY)], [SensitiveColumn("s", spec, hierarchy)])
+    finally:
+        engine.close()
+
+
+def random_rows(rng: np.random.Generator, values: list) -> list[tuple]:
+    """Up to 6 classes, each drawing from a random subset of the values (so some classes are skewed)."""
+    rows = []
+    for c in range(int(rng.integers(1, 7))):
+        support = rng.choice(len(values), size=int(rng.integers(1, len(values) + 1)), replace=False)
+        for _ in range(int(rng.integers(1, 25))):
+            rows.append((f"g{c}", values[int(rng.choice(support))]))
+    return rows
+
+
+def class_distributions(rows: list[tuple], kept: set[str], domain: list) -> tuple[dict, np.ndarray]:
+    """Per kept class its counts over ``domain``, and the input's counts (the oracle's own tally)."""
+    per: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(len(domain)))
+    position = {v: i for i, v in enumerate(domain)}
+    for g, v in rows:
+        if g in kept:
+            per[g][position[v]] += 1
+    q = np.zeros(len(domain))
+    for _, v in rows:
+        q[position[v]] += 1
+    return dict(per), q
+
+
+def threshold_between(values: list[float]) -> float:
+    """A t that some values exceed and some do not, away from every value (no tolerance ties)."""
+    ordered = sorted(set(round(v, 9) for v in values))
+    if len(ordered) < 2:
+        return ordered[0] + 0.01
+    i = len(ordered) // 2
+    return (ordered[i - 1] + ordered[i]) / 2
+
+
+def assert_t(result, oracle: dict[str, float], t: float) -> None:
+    model = next(m for m in result.models if m.model == "t-closeness")
+    assert model.reached == pytest.approx(max(oracle.values()), abs=1e-9)
+    assert model.failing == sum(d > t for d in oracle.values())
+
+
+# ---------------------------------------------------------------------------- EMDs vs the LP
+
+
+@pytest.mark.parametrize("distance", ["ordered", "equal"])
+def test_flat_emds_match_the_transport_lp(distance):
+    rng = np.random.default_rng([SEED, len(distance)])
+    for _ in range(25):
+        m = int(rng.integers(1, 9))
+        # Integers whose text order differs from their numeric order ("10" < "9"): the ordered
+        # distance must walk the typed order.
+        values = sorted(int(v) for v in rng.choice(np.arange(1, 200), size=m, replace=False))
+        rows = random_rows(rng, values)
+        classes = sorted({g for g, _ in rows})
+        kept = set(classes[: max(1, len(classes) - 1)])
+        domain = sorted({v for _, v in rows})
+        per, q = class_distributions(rows, kept, domain)
+        ground = ordered_ground(len(domain)) if distance == "ordered" else equal_ground(len(domain))
+        oracle = {g: lp_emd(p, q, ground) for g, p in per.items()}
+        t = threshold_between(list(oracle.values()))
+        assert_t(measure(rows, kept, Sensitive(distance=distance, t=t)), oracle, t)
+
+
+def test_hierarchical_emd_matches_the_transport_lp():
+    rng = np.random.default_rng(SEED)
+    for _ in range(25):
+        paths = random_tree(rng, max_leaves=10)
+        height = len(paths[0])
+        leaves = [f"L{i}" for i in range(len(paths))]
+        # Ancestor at level l is the path prefix of length H - l, named by level and prefix.
+        hierarchy = Hierarchy.from_rows(
+            [(leaf, *[f"{lv}:{'.'.join(map(str, path[: height - lv]))}" for lv in range(1, height)], "*")
+             for leaf, path in zip(leaves, paths)])
+        rows = random_rows(rng, leaves)
+        classes = sorted({g for g, _ in rows})
+        kept = set(classes[: max(1, len(classes) - 1)])
+        per, q = class_distributions(rows, kept, leaves)
+        oracle = {g: lp_emd(p, q, tree_ground(paths)) for g, p in per.items()}
+        t = threshold_between(list(oracle.values()))
+        spec = Sensitive(distance="hierarchical", t=t, hierarchy=hierarchy)
+        assert_t(measure(rows, kept, spec, hierarchy, sa_type=pa.string()), oracle, t)
+
+
+def test_table3_hierarchical_values_of_the_erratum(repo_dir):
+    # Li et al.'s Table 3 disease column under Figure 1's hierarchy; the classes of docs/emd.md:
+    # {gastric ulcer, gastritis, stomach cancer} 4/9 and {gastric ulcer, stomach cancer, pneumonia} 7/27.
+    hierarchy = Hierarchy.from_csv(repo_dir / "datasets" / "table3" / "disease.csv")
+    diseases = ["gastric ulcer", "gastritis", "stomach cancer", "gastritis", "flu", "bronchitis", "bronchitis",
+                "pneumonia", "stomach cancer"]
+    rows = [("g0", d) for d in diseases]  # the input, one class
+    rows += [("g1", d) for d in ("gastric ulcer", "gastritis", "stomach cancer")]
+    rows += [("g2", d) for d in ("gastric ulcer", "stomach cancer", "pneumonia")]
+    # Q must be the 9-row table alone: keep the two example classes, compare with the table's Q.
+    engine = DuckDBEngine()
+    schema = pa.schema([("g", pa.string()), ("s", pa.string())])
+    source = pa.table({"g": ["g0"] * 9, "s": diseases}, schema=schema)
+    written = pa.table({"g": [r[0] for r in rows[9:]], "s": [r[1] for r in rows[9:]]}, schema=schema)
+    spec = Sensitive(distance="hierarchical", t=0.3, hierarchy=hierarchy)
+    result = measure_file(engine, table_ref(engine, "w", written), table_ref(engine, "i", source), 1,
+                          [QIColumn("g", QI_HIERARCHY)], [SensitiveColumn("s", spec, hierarchy)])
+    engine.close()
+    model = next(m for m in result.models if m.model == "t-closeness")
+    assert model.reached == pytest.approx(4 / 9, abs=1e-12)
+    assert model.failing == 1  # 4/9 > 0.3, 7/27 < 0.3
+
+
+# ---------------------------------------------------------------------------- variational and KL
+
+
+@pytest.mark.parametrize("distance", ["variational", "kl"])
+def test_non_emd_distances_match_their_definitions(distance):
+    rng = np.random.default_rng([SEED, 7, len(distance)])
+    for _ in range(20):
+        values = list(range(int(rng.integers(1, 7))))
+        rows = random_rows(rng, values)
+        classes = sorted({g for g, _ in rows})
+        kept = set(classes[: max(1, len(classes) - 1)])
+        domain = sorted({v for _, v in rows})
+        per, q = class_distributions(rows, kept, domain)
+        qn = q / q.sum()
+        oracle = {}
+        for g, counts in per.items():
+            p = counts / counts.sum()
+            oracle[g] = 0.5 * float(np.abs(p - qn).sum()) if distance == "variational" else \
+                sum(pi * math.log(pi / qi) for pi, qi in zip(p, qn) if pi > 0)
+        t = threshold_between(list(oracle.values()))
+        assert_t(measure(rows, kept, Sensitive(distance=distance, t=t)), oracle, t)
+
+
+# ---------------------------------------------------------------------------- l-diversity by hand
+
+
+def test_diversity_hand_values():
+    # Class A: x, x, y, z; class B: x, x, x, y.
+    #   distinct: A 3, B 2 -> min 2.
+    #   entropy: A -(1/2 ln 1/2 + 2 * 1/4 ln 1/4) = 1.5 ln 2, exp = 2^1.5 ≈ 2.828;
+    #            B -(3/4 ln 3/4 + 1/4 ln 1/4), exp = 4 / 3^(3/4) ≈ 1.755 -> min 1.755, B fails l = 2.
+    #   recursive l = 2: A r1 = 2, tail = 1 + 1 -> 1; B r1 = 3, tail = 1 -> 3; c = 2: B fails.
+    rows = [("g0", v) for v in "xxyz"] + [("g1", v) for v in "xxxy"]
+    spec = Sensitive(distinct_l=3, entropy_l=2.0, recursive={"c": 2.0, "l": 2}, p=2)
+    result = measure(rows, {"g0", "g1"}, spec, k=4, sa_type=pa.string())
+    got = {m.model: (m.reached, m.failing) for m in result.models}
+    assert got["k-anonymity"] == (4, 0)
+    assert got["distinct l-diversity"] == (2, 1)
+    assert got["p-sensitivity"] == (2, 0)
+    assert got["entropy l-diversity"][0] == pytest.approx(4 / 3 ** 0.75, abs=1e-12)
+    assert got["entropy l-diversity"][1] == 1
+    assert got["recursive (c,l)-diversity"] == (pytest.approx(3.0), 1)
+    assert result.rows == 8 and result.classes == 2 and result.min_class_size == 4
+
+
+def test_recursive_with_an_empty_tail_is_infinite():
+    # l = 3 but class B holds only two values: r_3 + … is empty, the class cannot pass.
+    rows = [("g0", v) for v in "xyz"] + [("g1", v) for v in "xxy"]
+    result = measure(rows, {"g0", "g1"}, Sensitive(recursive={"c": 5.0, "l": 3}), sa_type=pa.string())
+    model = next(m for m in result.models if m.model == "recursive (c,l)-diversity")
+    assert model.reached == math.inf and model.failing == 1
+
+
+def test_entropy_at_the_threshold_passes_within_tolerance():
+    # Two equally frequent values: exp(H) is 2 up to rounding; l = 2 must pass.
+    rows = [("g0", v) for v in "xyxy"]
+    result = measure(rows, {"g0"}, Sensitive(entropy_l=2.0), sa_type=pa.string())
+    model = next(m for m in result.models if m.model == "entropy l-diversity")
+    assert model.reached == pytest.approx(2.0) and model.failing == 0
+
+
+def test_random_diversity_against_direct_counts():
+    rng = np.random.default_rng([SEED, 3])
+    for _ in range(20):
+        rows = random_rows(rng, list("abcdef"))
+        kept = {g for g, _ in rows}
+        per = defaultdict(Counter)
+        for g, v in rows:
+            per[g][v] += 1
+        ent = {g: math.exp(-sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()))
+               for g, c in per.items()}
+        ratio = {}
+        for g, c in per.items():
+            ordered = sorted(c.values(), reverse=True)
+            tail = sum(ordered[1:])
+            ratio[g] = ordered[0] / tail if tail else math.inf
+        spec = Sensitive(entropy_l=1.5, recursive={"c": 2.0, "l": 2}, distinct_l=2)
+        got = {m.model: m for m in measure(rows, kept, spec, sa_type=pa.string()).models}
+        assert got["entropy l-diversity"].reached == pytest.approx(min(ent.values()), abs=1e-12)
+        assert got["entropy l-diversity"].failing == sum(e < 1.5 for e in ent.values())
+        assert got["recursive (c,l)-diversity"].reached == pytest.approx(max(ratio.values()))
+        assert got["recursive (c,l)-diversity"].failing == sum(r >= 2.0 for r in ratio.values())
+        assert got["distinct l-diversity"].reached == min(len(c) for c in per.values())
+
+
+# ---------------------------------------------------------------------------- what the release cannot hold
+
+
+def test_a_sensitive_value_the_input_lacks_is_reported():
+    engine = DuckDBEngine()
+    schema = pa.schema([("g", pa.string()), ("s", pa.string())])
+    source = pa.table({"g": ["g0"] * 4, "s": list("xyxy")}, schema=schema)
+    written = pa.table({"g": ["g0"] * 4, "s": list("xyxw")}, schema=schema)
+    result = measure_file(engine, table_ref(engine, "w", written), table_ref(engine, "i", source), 1,
+                          [QIColumn("g", QI_HIERARCHY)], [SensitiveColumn("s", Sensitive(t=1.0))])
+    engine.close()
+    assert result.failures == ["column 's' holds 1 value(s) the input does not have (e.g. 'w'), in 1 class(es)"]
+
+
+def test_labels_must_come_from_one_level():
+    engine = DuckDBEngine()
+    h = Hierarchy.from_rows([("47677", "4767*", "*"), ("47602", "4760*", "*")])
+    schema = pa.schema([("g", pa.string()), ("s", pa.string())])
+    source = pa.table({"g": ["47677", "47602"], "s": ["x", "y"]}, schema=schema)
+    good = pa.table({"g": ["4767*", "4760*"], "s": ["x", "y"]}, schema=schema)
+    mixed = pa.table({"g": ["4767*", "47602"], "s": ["x", "y"]}, schema=schema)
+    spec = Sensitive(t=1.0)
+    found = [measure_file(engine, table_ref(engine, "w", w), table_ref(engine, "i", source), 1,
+                          [QIColumn("g", h)], [SensitiveColumn("s", spec)]).failures for w in (good, mixed)]
+    engine.close()
+    assert found[0] == []
+    assert len(found[1]) == 1 and "column 'g' holds 1 value(s) that are not labels of any one level" in found[1][0]
+
+
+# ---------------------------------------------------------------------------- a defect the verifier found
+
+
+def test_ordered_domain_leaves_out_values_only_dropped_rows_hold(tmp_path, repo_dir):
+    # Row 2 (zip NULL, nulls = "drop") holds salary 5000 alone: the anonymized table has 8
+    # salaries, so the ordered ground distance is |i - j| / 7, not / 8 (the search once counted
+    # it, and its release failed the independent re-check). The oracle: the transport LP over the
+    # 8 remaining salaries, per class of the released table.
+    table3 = repo_dir / "datasets" / "table3"
+    lines = (table3 / "table3.csv").read_text().splitlines()
+    header, body = lines[0], lines[1:]
+    fields = header.split(",")
+    zip_at, salary_at = fields.index("zip"), fields.index("salary")
+    cells = [line.split(",") for line in body]
+    cells[2][zip_at] = ""
+    src = tmp_path / "nulls.csv"
+    src.write_text("\n".join([header, *(",".join(c) for c in cells)]) + "\n")
+    spec = {"quasi_identifiers": {"zip": {"mask": True, "nulls": "drop"}, "age": {"file": str(table3 / "age.csv")}},
+            "sensitive": {"salary": {"distance": "ordered", "t": 1.0}}, "k": 2, "identifiers": ["disease"]}
+    with sqlclose.anonymize(src, spec) as release:
+        doc = release.write_parquet(tmp_path / "out.parquet")  # verified: the two paths agree
+        assert doc["classes"] > 1
+        table = release.to_arrow()
+    salaries = sorted(int(c[salary_at]) for i, c in enumerate(cells) if i != 2)
+    assert len(salaries) == 8
+    q = np.ones(8)
+    by_class = defaultdict(lambda: np.zeros(8))
+    for r in table.to_pylist():
+        by_class[(r["zip"], r["age"])][salaries.index(r["salary"])] += 1
+    oracle = max(lp_emd(p, q, ordered_ground(8)) for p in by_class.values())
+    assert doc["privacy"]["sensitive"]["salary"]["max_emd"] == pytest.approx(oracle, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------- independence
+
+
+def test_the_verifier_reaches_no_judging_code_of_the_search(repo_dir):
+    # Follow verify_sql's imports inside the package (read from source with ast): none of the
+    # search's judging modules may be reached, directly or through another module.
+    import ast
+
+    package = repo_dir / "sqlclose"
+    forbidden = {"privacy", "distances", "emd", "classes", "audit", "problem"}
+
+    def source(module: str) -> tuple[Path, bool] | None:
+        file = package.joinpath(*module.split(".")).with_suffix(".py")
+        init = package.joinpath(*module.split("."), "__init__.py")
+        return (file, False) if file.exists() else (init, True) if init.exists() else None
+
+    def imports(module: str) -> set[str]:
+        path, is_package = source(module)
+        parts = module.split(".") if is_package else module.split(".")[:-1]
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = parts[: len(parts) - (node.level - 1)] + ([node.module] if node.module else [])
+                target = ".".join(base)
+                found.add(target)
+                found.update(f"{target}.{a.name}".lstrip(".") for a in node.names)
+        return {m for m in found if m and source(m)}
+
+    seen, todo = set(), ["verify_sql"]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            todo.extend(imports(module))
+    assert {"spec", "hierarchy", "engine.base", "sqltemplates"} <= seen  # the walk does follow imports
+    assert not {m.split(".")[-1] for m in seen} & forbidden, sorted(seen)
