@@ -91,7 +91,8 @@ def test_other_models_on_spark_equal_duckdb(spark, repo_dir: Path, model: str) -
 def test_a_parquet_folder_written_by_spark_is_a_source(spark, repo_dir: Path, tmp_path: Path) -> None:
     """Spark's native output (a folder of part files) reads back as one table."""
     spec = sqlclose.load_spec(repo_dir / "datasets" / "table3" / "table3.toml")
-    csv = spark.source_relation(FileRead("csv", spec.source.path, numeric=("salary",)))  # ordered: a number
+    csv = spark.source_relation(FileRead("csv", spec.source.path, numeric=("salary",),  # ordered: a number
+                                         header=("zip", "age", "salary", "disease")))
     folder = tmp_path / "table3.parquet"
     spark.copy_to_parquet(exp.select(exp.Star()).from_(csv), folder)
     assert folder.is_dir() and list(folder.glob("*.parquet"))
