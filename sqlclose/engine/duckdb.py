@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,19 @@ NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV
 
 def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+@contextmanager
+def _interruptible() -> Iterator[None]:
+    """DuckDB turns Ctrl-C inside a query into its own error: give it back as the interrupt it is."""
+    try:
+        yield
+    except duckdb.InterruptException:
+        raise KeyboardInterrupt from None
+    except RuntimeError as e:
+        if "interrupted" in str(e).lower():
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _qualified(table: str, database: str) -> exp.Table:
@@ -55,10 +69,12 @@ class DuckDBEngine(Engine):
         return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
-        return self.con.sql(sql, params=self.bind(params) if params else None).to_arrow_table()
+        with _interruptible():
+            return self.con.sql(sql, params=self.bind(params) if params else None).to_arrow_table()
 
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
-        self.con.execute(sql, self.bind(params) if params else None)
+        with _interruptible():
+            self.con.execute(sql, self.bind(params) if params else None)
 
     def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
         create = exp.Create(this=_table(name), kind="TABLE", expression=query,
