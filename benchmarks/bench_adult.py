@@ -65,7 +65,7 @@ def warm_search(suppression: float, repeats: int) -> dict:
 def side_by_side(suppression: float, repeats: int) -> dict:
     """Warm search on the SQL level batches and on the in-memory path, alternated in one
     process (the machine's load drifts: only the same run's ratio means something)."""
-    from sqlclose import nodes
+    from sqlclose.search import node_histograms as nodes
 
     problem = sqlclose.anonymize(None, spec_with(suppression)).problem
     criteria = criteria_for(problem.k, problem.sas)

@@ -17,6 +17,25 @@ def repo_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def spark_session():
+    """One local Spark session for the whole run, started only when a Spark test asks for it.
+
+    Without pyspark (the optional extra ``sqlclose[spark]``) the Spark tests skip, saying why."""
+    pytest.importorskip("pyspark", reason="pyspark is not installed: pip install -e '.[spark]' runs the Spark tests")
+    from pyspark.sql import SparkSession
+
+    from sqlclose.engine.spark import DEFAULT_CONF
+
+    builder = SparkSession.builder.master("local[2]").appName("sqlclose-tests")
+    for key, value in DEFAULT_CONF.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="session")
 def adult_dir() -> Path:
     """The folder holding adult.csv: $SQLCLOSE_ADULT_DIR, else <repo>/../shared/datasets/adult.
 

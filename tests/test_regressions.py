@@ -103,13 +103,13 @@ def test_user_columns_named_like_internal_ones(tmp_path, name):
 def test_fingerprint_covers_every_column():
     from sqlclose.engine import DuckDBEngine
     from sqlclose.prepare.sources import open_source
-    from sqlclose.sql.queries import Params, fingerprint
+    from sqlclose.sql.queries import FINGERPRINT_ROW, Params, fingerprint
 
     prints = []
     for other in ([1, 2], [1, 3]):
         opened = open_source(pa.table({"src": [0, 0], "other": other}), DuckDBEngine())
         params = Params()
-        query = fingerprint(opened.relation, "operator secret", params)
+        query = fingerprint(opened.relation, opened.engine.row_hash(FINGERPRINT_ROW, params.add("operator secret")))
         prints.append(opened.engine.fetch(query, params.values).column("fingerprint")[0].as_py())
     assert prints[0] != prints[1]
 

@@ -562,8 +562,8 @@ def test_sql_level_batches_match_brute_force(case: Case, monkeypatch):
     the tests above). Forcing the SQL path on Adult keeps it checked against the oracle too."""
     import importlib
 
-    from sqlclose import nodes
     from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import node_histograms as nodes
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem

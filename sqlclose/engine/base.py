@@ -1,25 +1,30 @@
 """The engine interface: the search and the release talk to this, never to a driver.
 
 An engine runs sqlglot ASTs rendered in its dialect and hands results back as Arrow. Backends
-implement the few primitive hooks (``_run``, ``_execute``, ``register`` …); everything else is
-shared and final. Driver errors are re-raised as ``EngineError`` carrying the SQL.
+declare ``name`` and ``dialect`` (no defaults: a backend that forgot its dialect would silently
+emit another engine's SQL) and implement the primitive hooks (``_run``, ``_execute``,
+``register`` …); everything else is shared. Driver errors are re-raised as ``EngineError``
+carrying the SQL.
+
+Queries are built dialect-neutrally: a bound parameter is ``exp.Placeholder(this="1")`` (the
+first value of the list passed with the query); ``render`` turns each into the engine's own
+marker (``placeholder``) and ``bind`` shapes the values the way the driver takes them.
 """
 
 from __future__ import annotations
 
 import itertools
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import EngineError
-
-_names = itertools.count()
 
 
 @dataclass(frozen=True)
@@ -44,14 +49,41 @@ class FileRead:
 
 
 class Engine(ABC):
-    dialect: str = "duckdb"
+    name: ClassVar[str]  # how specs and the registry call it: "duckdb", "spark"
+    dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for attr in ("name", "dialect"):
+            if not isinstance(getattr(cls, attr, None), str):
+                raise TypeError(f"engine {cls.__name__} must declare the class attribute {attr!r} (a str)")
 
     def temp_name(self, stem: str) -> str:
-        """A name for an object of ours: the reserved prefix keeps it apart from the user's."""
-        return f"__sqlclose_{stem}_{next(_names)}"
+        """A name for an object of ours: the reserved prefix keeps it apart from the user's. The
+        engine's own token keeps two engines on one connection (or session) apart."""
+        state = self.__dict__.get("_temp_names")
+        if state is None:  # set lazily: a backend's __init__ need not call ours
+            state = self.__dict__["_temp_names"] = (uuid.uuid4().hex[:8], itertools.count())
+        token, counter = state
+        return f"__sqlclose_{stem}_{token}_{next(counter)}"
 
+    # ---- dialect-specific pieces a backend may override -------------------------------------
+    def placeholder(self, index: int) -> exp.Expression:
+        """The marker of the ``index``-th (1-based) bound parameter: ``$1`` in DuckDB."""
+        return exp.Placeholder(this=str(index))
+
+    def bind(self, params: Sequence[Any]) -> Any:
+        """The parameters as the driver takes them (a list here; Spark takes a dict)."""
+        return list(params)
+
+    # ---- shared --------------------------------------------------------------------------
     def render(self, query: exp.Expression) -> str:
-        return query.sql(dialect=self.dialect)
+        return self._with_placeholders(query).sql(dialect=self.dialect)
+
+    def _with_placeholders(self, query: exp.Expression) -> exp.Expression:
+        if not any(_numbered(p) for p in query.find_all(exp.Placeholder)):
+            return query
+        return query.transform(lambda node: self.placeholder(int(node.name)) if _numbered(node) else node)
 
     def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None) -> pa.Table:
         """Run a query and return its result as an Arrow table."""
@@ -74,7 +106,20 @@ class Engine(ABC):
         except Exception as e:
             raise EngineError(f"{type(e).__name__}: {e}", sql) from e
 
+    def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
+        """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and
+        return it as Arrow: one operation, so a remote engine need not ship the result back."""
+        result = self.fetch(query)
+        self.register(name, result)
+        return result
+
     # ---- hooks each backend implements ----------------------------------------------------
+    @abstractmethod
+    def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
+        """A hash of the operator's ``secret`` (a bound parameter) and a whole row of the relation
+        aliased ``alias``, of a type that SUM over many rows cannot overflow (the keyed input
+        fingerprint sums it). No two engines share a hash."""
+
     @abstractmethod
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table: ...
 
@@ -90,7 +135,8 @@ class Engine(ABC):
         """Expose an Arrow table (aggregated counts, lookup tables) to SQL under ``name``."""
 
     @abstractmethod
-    def unregister(self, name: str) -> None: ...
+    def unregister(self, name: str) -> None:
+        """Drop a registered table; unknown names are ignored."""
 
     @abstractmethod
     def source_relation(self, read: FileRead) -> exp.Expression:
@@ -99,11 +145,15 @@ class Engine(ABC):
 
     @abstractmethod
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
-        """Write the query's result to ``path`` as Parquet (the path is a bound parameter)."""
+        """Write the query's result to ``path`` as Parquet (a file in DuckDB, a folder in Spark)."""
 
     @abstractmethod
     def read_parquet(self, path: Path) -> exp.Expression:
-        """The AST that reads a Parquet file back (for verification)."""
+        """The AST that reads a Parquet file (or folder) back (for verification)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
+
+
+def _numbered(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Placeholder) and node.name.isdigit()

@@ -48,6 +48,7 @@ def _qualified(table: str, database: str) -> exp.Table:
 class DuckDBEngine(Engine):
     """Runs on a connection of its own, or on the caller's (then only temp objects are made)."""
 
+    name = "duckdb"
     dialect = "duckdb"
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None) -> None:
@@ -62,13 +63,18 @@ class DuckDBEngine(Engine):
     def is_connection(obj: object) -> bool:
         return isinstance(obj, duckdb.DuckDBPyConnection)
 
+    def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
+        # The low 64 bits of MD5(secret || the row as text) are a UBIGINT; SUM widens it to HUGEINT.
+        text = exp.DPipe(this=secret, expression=exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR")))
+        return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
+
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         with _interruptible():
-            return self.con.sql(sql, params=list(params) if params else None).to_arrow_table()
+            return self.con.sql(sql, params=self.bind(params) if params else None).to_arrow_table()
 
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
         with _interruptible():
-            self.con.execute(sql, list(params) if params else None)
+            self.con.execute(sql, self.bind(params) if params else None)
 
     def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
         create = exp.Create(this=_table(name), kind="TABLE", expression=query,

@@ -155,7 +155,8 @@ def _reference_counts(engine: Engine, base: exp.Table, sa: SensitiveColumn) -> n
 def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
     """The input's fingerprint keyed with the operator's secret (sql/fingerprint.sql)."""
     params = q.Params()
-    return str(engine.fetch(q.fingerprint(source.copy(), key, params), params.values)[0][0].as_py())
+    query = q.fingerprint(source.copy(), engine.row_hash(q.FINGERPRINT_ROW, params.add(key)))
+    return str(engine.fetch(query, params.values)[0][0].as_py())
 
 
 def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[str]:
@@ -238,8 +239,9 @@ def _kept_rows(raw: exp.Table, dropped: list[str]) -> exp.Expression:
 
 def _distinct(engine: Engine, raw: exp.Expression, c: q.CodedColumn) -> pa.Table:
     value = q.col(c.raw)
-    query = (exp.select(q.as_text(value.copy()).as_("text"),
-                        exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE")).as_("number"))
+    # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+    query = (exp.select(q.as_text(value.copy()).as_("text"), number.as_("number"))
              .from_(raw.copy()).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
              .group_by(value.copy()).order_by(value.copy()))
     return engine.fetch(query)

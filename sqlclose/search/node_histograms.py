@@ -72,9 +72,13 @@ class BatchRunner:
         rollups, bases = self._plan(items, ids)
         rollup_columns = ["node", "parent", "stride", "card", "ratio"]
         base_columns = ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
-        tables = [self._run(chunk, rollup_columns, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
-        tables += [self._run(chunk, base_columns, "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
-        result = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+        jobs = [(chunk, rollup_columns, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
+        jobs += [(chunk, base_columns, "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        if len(jobs) == 1:  # the usual case: the engine keeps the result itself (no round trip)
+            result = self._run(*jobs[0], keep=True)
+        else:
+            result = pa.concat_tables([self._run(*job) for job in jobs])
+            self.problem.engine.register(self._name("level"), result)
         self.nodes_computed += len(items)
         self._keep(result, ids)
         return self._stack(result)
@@ -100,7 +104,8 @@ class BatchRunner:
                 bases.append((self.problem.base_rows, (ids[subset, node], *divisors)))
         return rollups, bases
 
-    def _run(self, plan_rows: list[tuple], names: list[str], kind: str) -> pa.Table:
+    def _run(self, plan_rows: list[tuple], names: list[str], kind: str, keep: bool = False) -> pa.Table:
+        """One batch query; ``keep``: its result also becomes the registered level table."""
         columns = list(zip(*plan_rows))
         plan = self._name("plan")
         self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
@@ -109,13 +114,14 @@ class BatchRunner:
                 q.base_batch(self.problem.base, q.table(plan), self.problem, self.packing)
             self._sql[kind] = self.problem.engine.render(query)
         self.queries += 1
+        if keep:
+            return self.problem.engine.fetch_and_keep(self._name("level"), self._sql[kind])
         return self.problem.engine.fetch(self._sql[kind])
 
     # ---- results --------------------------------------------------------------------------
     def _keep(self, result: pa.Table, ids: dict[Item, int]) -> None:
-        """The new level becomes the parents of the next."""
+        """The new level (already registered as the level table) becomes the parents of the next."""
         self._prev = self._name("level")
-        self.problem.engine.register(self._prev, result)
         counts = np.bincount(result.column("node").to_numpy(), minlength=len(ids))
         self._ids = ids
         self._rows = {item: int(counts[i]) for item, i in ids.items()}

@@ -131,9 +131,13 @@ def distribution(source: exp.Expression, value: exp.Expression) -> exp.Expressio
     return template("distribution", input=source, value=value)
 
 
-def fingerprint(source: exp.Expression, secret: str, params: Params) -> exp.Expression:
-    """The input's fingerprint keyed with the operator's secret (a bound parameter, never in SQL text)."""
-    return template("fingerprint", source=source, secret=params.add(secret))
+FINGERPRINT_ROW = "__sqlclose_row"  # the alias fingerprint.sql gives the source
+
+
+def fingerprint(source: exp.Expression, row_hash: exp.Expression) -> exp.Expression:
+    """The input's keyed fingerprint; ``row_hash`` is the engine's keyed hash of ``FINGERPRINT_ROW``
+    (``Engine.row_hash``, with the secret as a bound parameter, never in SQL text)."""
+    return template("fingerprint", source=source, row_hash=row_hash)
 
 
 def verify_classes(release: exp.Expression, qi: Sequence[str], sensitive: str | None) -> exp.Expression:

@@ -4,6 +4,10 @@ A template names its holes ``__like_this__``: as a table (``FROM __source__``) o
 ``fill`` swaps each hole for an expression — or, for a column hole inside a list (SELECT list,
 GROUP BY, ORDER BY), for several — so user-supplied names only ever enter as quoted
 identifiers built by sqlglot, never as text.
+
+The files are written in sqlglot's neutral dialect (integer division is ``DIV``; every ORDER BY
+says where NULLs go), so each engine renders them in its own dialect without a DuckDB reading
+in between.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ def _sql_dir() -> Path:
 @cache
 def _parsed(name: str) -> exp.Expression:
     text = (_sql_dir() / f"{name}.sql").read_text(encoding="utf-8")
-    tree = sqlglot.parse_one(text, read="duckdb")
+    tree = sqlglot.parse_one(text)  # neutral: no engine's dialect
     for node in tree.walk():
         node.comments = None  # the files are documented; generated SQL stays compact
     return tree

@@ -10,4 +10,4 @@ GROUP BY
   __value__
 ORDER BY
   n DESC,
-  v
+  v NULLS LAST

@@ -1,5 +1,5 @@
 -- Class histograms of one lattice node: quasi-identifier codes generalized by integer division
--- (mixed-radix codes: ancestor = code // divisor), grouped with the sensitive codes. The input
+-- (mixed-radix codes: ancestor = code DIV divisor), grouped with the sensitive codes. The input
 -- is the base histogram or an already-computed finer node (Incognito's rollup).
 SELECT
   __groups__,

@@ -7,11 +7,11 @@
 -- sums BIGINT into HUGEINT and casts back.
 SELECT
   plan.node AS node,
-  prev.key + ((prev.key // plan.stride) % plan.card // plan.ratio - (prev.key // plan.stride) % plan.card) * plan.stride AS key,
+  prev.key + ((prev.key DIV plan.stride) % plan.card DIV plan.ratio - (prev.key DIV plan.stride) % plan.card) * plan.stride AS key,
   SUM(CAST(prev.n AS DOUBLE)) AS n
 FROM __prev__ AS prev
 JOIN __plan__ AS plan
   ON prev.node = plan.parent
 GROUP BY
   plan.node,
-  prev.key + ((prev.key // plan.stride) % plan.card // plan.ratio - (prev.key // plan.stride) % plan.card) * plan.stride
+  prev.key + ((prev.key DIV plan.stride) % plan.card DIV plan.ratio - (prev.key DIV plan.stride) % plan.card) * plan.stride

@@ -3,7 +3,7 @@
 -- sensitive value as text) with its count; classes are numbered densely for numpy. Internal
 -- names start with __sqlclose_ so that no user column (say, one named "n") can shadow them.
 SELECT
-  DENSE_RANK() OVER (ORDER BY __qi__) - 1 AS __sqlclose_cls,
+  DENSE_RANK() OVER (ORDER BY __qi__ NULLS LAST) - 1 AS __sqlclose_cls,
   __sqlclose_v,
   __sqlclose_n
 FROM (

@@ -2,7 +2,7 @@
 -- are numbered by DENSE_RANK over the quasi-identifier values as written. Internal names start
 -- with __sqlclose_ so that no user column can shadow them.
 SELECT
-  DENSE_RANK() OVER (ORDER BY __qi__) AS cls,
+  DENSE_RANK() OVER (ORDER BY __qi__ NULLS LAST) AS cls,
   __sqlclose_v AS v,
   __sqlclose_n AS n
 FROM (

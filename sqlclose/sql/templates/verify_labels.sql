@@ -20,6 +20,6 @@ GROUP BY
   written.col,
   levels.level
 ORDER BY
-  col,
-  misfits,
-  level
+  col NULLS LAST,
+  misfits NULLS LAST,
+  level NULLS LAST

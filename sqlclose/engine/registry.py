@@ -1,0 +1,58 @@
+"""Engines by name: the spec's ``[engine] name`` and the command line choose through here.
+
+A new engine is one module implementing ``Engine`` plus one ``register_engine`` line. Spark is
+registered by a factory that imports ``engine.spark`` only when called, so neither
+``import sqlclose`` nor a DuckDB run ever imports pyspark.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from typing import Any
+
+from sqlclose.engine.base import Engine
+
+EngineFactory = Callable[..., Engine]
+_factories: dict[str, EngineFactory] = {}
+_requires: dict[str, str] = {}  # engine name -> the module it needs (for ``available_engines``)
+
+
+def register_engine(name: str, factory: EngineFactory, *, requires: str | None = None) -> None:
+    """Make ``engine_for(name, **options)`` call ``factory(**options)``; ``requires`` names the
+    driver module the engine needs (checked by ``available_engines`` without importing it)."""
+    _factories[name] = factory
+    if requires:
+        _requires[name] = requires
+
+
+def engine_for(name: str, **options: Any) -> Engine:
+    """A new engine of the given name, built with ``options`` (e.g. ``master``, ``conf``)."""
+    if name not in _factories:
+        raise ValueError(f"unknown engine {name!r}; known engines: {', '.join(sorted(_factories))}")
+    return _factories[name](**options)
+
+
+def registered_engines() -> list[str]:
+    return sorted(_factories)
+
+
+def available_engines() -> list[str]:
+    """Registered engines whose driver is installed."""
+    return [n for n in registered_engines() if n not in _requires or importlib.util.find_spec(_requires[n])]
+
+
+def _duckdb(**options: Any) -> Engine:
+    from sqlclose.engine.duckdb import DuckDBEngine
+
+    return DuckDBEngine(**options)
+
+
+def _spark(**options: Any) -> Engine:
+    from sqlclose.engine.spark import SparkEngine  # says how to install pyspark when it is missing
+
+    return SparkEngine(**options)
+
+
+register_engine("duckdb", _duckdb, requires="duckdb")
+register_engine("spark", _spark, requires="pyspark")

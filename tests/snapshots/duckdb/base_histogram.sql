@@ -1,0 +1,1 @@
+SELECT "lk_q0"."code" AS "q0", "lk_s0"."code" AS "s0", "lk_q1"."code" AS "q1", CAST(SUM(n) AS BIGINT) AS n FROM "t_raw" AS raw JOIN "t_lk_q0" AS "lk_q0" ON "lk_q0"."value" = "raw"."r0" JOIN "t_lk_s0" AS "lk_s0" ON "lk_s0"."value" = CAST("raw"."r1" AS TEXT) JOIN "t_lk_q1" AS "lk_q1" ON "lk_q1"."value" = "raw"."r2" GROUP BY "lk_q0"."code", "lk_s0"."code", "lk_q1"."code"

@@ -1,0 +1,1 @@
+SELECT "s0", CAST(SUM(n) AS BIGINT) AS n FROM "t_base" GROUP BY "s0"

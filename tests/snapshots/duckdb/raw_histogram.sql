@@ -1,0 +1,1 @@
+SELECT COALESCE(CAST("src"."a""b" AS TEXT), $1) AS "r0", "src"."x; DROP TABLE t; --" AS "r1", CAST("src"."age" AS TEXT) AS "r2", COUNT(*) AS n FROM "t_src" AS src GROUP BY COALESCE(CAST("src"."a""b" AS TEXT), $1), "src"."x; DROP TABLE t; --", CAST("src"."age" AS TEXT)

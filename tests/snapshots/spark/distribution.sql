@@ -1,0 +1,1 @@
+SELECT CAST(`x; DROP TABLE t; --` AS STRING) AS v, COUNT(*) AS n FROM `t_src` AS src GROUP BY CAST(`x; DROP TABLE t; --` AS STRING)

@@ -1,0 +1,1 @@
+SELECT COALESCE(CAST(`src`.`a"b` AS STRING), :p1) AS `r0`, `src`.`x; DROP TABLE t; --` AS `r1`, CAST(`src`.`age` AS STRING) AS `r2`, COUNT(*) AS n FROM `t_src` AS src GROUP BY COALESCE(CAST(`src`.`a"b` AS STRING), :p1), `src`.`x; DROP TABLE t; --`, CAST(`src`.`age` AS STRING)

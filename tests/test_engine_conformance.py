@@ -1,0 +1,208 @@
+"""What every engine must do, run against each registered engine (Spark when pyspark is installed).
+
+A third engine passes this file before anything else: fetch, bound parameters, temp tables,
+registered Arrow tables, schema, Parquet round trip, CSV sources, the row hash and close. The
+expected values are written out by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from sqlglot import exp
+
+from sqlclose.engine import Engine, engine_for, registered_engines
+from sqlclose.engine.base import FileRead
+from sqlclose.errors import EngineError
+from sqlclose.sql import queries as q
+
+TABLE = pa.table({"id": [1, 2, 3], 'a"b': ["x", "y", None], "v": [0.5, 1.5, 2.5]})
+
+
+def _select(*columns: exp.Expression, source: exp.Expression | None = None) -> exp.Select:
+    query = exp.select(*columns)
+    return query.from_(source.copy()) if source is not None else query
+
+
+@pytest.fixture(params=[pytest.param(name, marks=[pytest.mark.spark] if name == "spark" else [])
+                        for name in registered_engines()])
+def make_engine(request) -> Callable[[], Engine]:
+    """Engines on one shared connection / session, so one can see what another left behind."""
+    if request.param == "duckdb":
+        import duckdb
+
+        con = duckdb.connect()
+        request.addfinalizer(con.close)
+        handle = {"connection": con}
+    elif request.param == "spark":
+        handle = {"session": request.getfixturevalue("spark_session")}
+    else:
+        pytest.fail(f"no conformance set-up for engine {request.param!r}: add one here")
+    made: list[Engine] = []
+
+    def make() -> Engine:
+        made.append(engine_for(request.param, **handle))
+        return made[-1]
+
+    yield make
+    for engine in made:
+        engine.close()
+
+
+@pytest.fixture
+def engine(make_engine) -> Engine:
+    return make_engine()
+
+
+def _rows(table: pa.Table) -> list[tuple]:
+    return sorted((tuple(r.values()) for r in table.to_pylist()), key=lambda r: [(v is None, str(v)) for v in r])
+
+
+def test_declares_its_name_and_dialect(engine: Engine) -> None:
+    assert engine.name in registered_engines()
+    assert isinstance(engine.dialect, str) and engine.dialect
+
+
+def test_fetch_returns_arrow_and_divides_integers(engine: Engine) -> None:
+    query = _select(exp.IntDiv(this=exp.Literal.number(7), expression=exp.Literal.number(2)).as_("d"),
+                    exp.Mod(this=exp.Literal.number(7), expression=exp.Literal.number(3)).as_("m"))
+    result = engine.fetch(query)
+    assert isinstance(result, pa.Table)
+    assert result.to_pylist() == [{"d": 3, "m": 1}]
+
+
+def test_params_bind_by_number_repeated_and_out_of_order(engine: Engine) -> None:
+    # $2 appears before $1, and $1 twice: a driver binding by position of appearance would fail.
+    p1, p2 = exp.Placeholder(this="1"), exp.Placeholder(this="2")
+    query = _select(p2.as_("second"), p1.as_("first"), exp.Add(this=p1.copy(), expression=exp.Literal.number(1))
+                    .as_("plus"))
+    assert engine.fetch(query, [41, "x; DROP TABLE t; --'\""]).to_pylist() == \
+        [{"second": "x; DROP TABLE t; --'\"", "first": 41, "plus": 42}]
+
+
+def test_register_fetch_replace_unregister(engine: Engine) -> None:
+    name = engine.temp_name("conf")
+    engine.register(name, TABLE)
+    assert _rows(engine.fetch(_select(exp.Star(), source=q.table(name)))) == \
+        [(1, "x", 0.5), (2, "y", 1.5), (3, None, 2.5)]
+    engine.register(name, TABLE.slice(0, 1))  # replaces
+    assert engine.fetch(_select(exp.Count(this=exp.Star()).as_("n"), source=q.table(name))).to_pylist() == [{"n": 1}]
+    engine.unregister(name)
+    engine.unregister(name)  # unknown names are ignored
+    with pytest.raises(EngineError) as info:
+        engine.fetch(_select(exp.Star(), source=q.table(name)))
+    assert name in info.value.sql  # the error carries the SQL
+
+
+def test_schema_without_rows(engine: Engine) -> None:
+    name = engine.temp_name("conf")
+    engine.register(name, TABLE)
+    schema = engine.schema(q.table(name))
+    assert schema.names == ["id", 'a"b', "v"]
+    assert pa.types.is_integer(schema.field("id").type)
+    assert pa.types.is_string(schema.field('a"b').type) or pa.types.is_large_string(schema.field('a"b').type)
+    assert pa.types.is_floating(schema.field("v").type)
+
+
+def test_temp_table_with_params(engine: Engine) -> None:
+    name = engine.temp_name("conf")
+    engine.register(name, TABLE)
+    params = q.Params()
+    query = _select(q.col("id"), source=q.table(name)).where(exp.GT(this=q.col("v"), expression=params.add(1.0)))
+    temp = engine.create_temp_table(engine.temp_name("temp"), query, params.values)
+    engine.unregister(name)  # the temp table holds its own rows
+    assert _rows(engine.fetch(_select(exp.Star(), source=temp))) == [(2,), (3,)]
+
+
+def test_fetch_and_keep(engine: Engine) -> None:
+    name = engine.temp_name("conf")
+    engine.register(name, TABLE)
+    kept = engine.temp_name("kept")
+    result = engine.fetch_and_keep(kept, _select(q.col("id"), source=q.table(name)))
+    assert _rows(result) == [(1,), (2,), (3,)]
+    assert _rows(engine.fetch(_select(exp.Star(), source=q.table(kept)))) == [(1,), (2,), (3,)]
+    # keeping again under the same name replaces, also when the query reads the kept table
+    query = _select(exp.Mul(this=q.col("id"), expression=exp.Literal.number(10)).as_("id"), source=q.table(kept))
+    assert _rows(engine.fetch_and_keep(kept, query)) == [(10,), (20,), (30,)]
+    assert _rows(engine.fetch(_select(exp.Star(), source=q.table(kept)))) == [(10,), (20,), (30,)]
+
+
+def test_parquet_round_trip(engine: Engine, tmp_path: Path) -> None:
+    name = engine.temp_name("conf")
+    engine.register(name, TABLE)
+    params = q.Params()
+    query = _select(q.col("id"), q.col('a"b'), params.add("tag").as_("t"), source=q.table(name))
+    out = tmp_path / "out.parquet"
+    engine.copy_to_parquet(query, out, params.values)
+    assert out.exists()
+    for relation in (engine.read_parquet(out), engine.source_relation(FileRead("parquet", out))):
+        assert _rows(engine.fetch(_select(exp.Star(), source=relation))) == \
+            [(1, "x", "tag"), (2, "y", "tag"), (3, None, "tag")]
+
+
+def test_csv_source(engine: Engine, tmp_path: Path) -> None:
+    path = tmp_path / "in.csv"
+    path.write_text("zip;age;note;v\n04767;29;;1.5\n47602;22;NA;2\n", encoding="utf-8")
+    read = FileRead("csv", path, delimiter=";", nulls=("NA",), types={"age": "BIGINT"}, numeric=("v",),
+                    header=("zip", "age", "note", "v"))  # sources.py reads the header line itself
+    result = engine.fetch(_select(exp.Star(), source=engine.source_relation(read)))
+    # text as written (leading zero kept, "" is a value), declared and numeric columns typed, NA is NULL
+    assert _rows(result) == [("04767", 29, "", 1.5), ("47602", 22, None, 2.0)]
+
+
+def test_keyed_row_hash_sees_every_cell_not_the_order(engine: Engine) -> None:
+    prints = []
+    for table in (TABLE, TABLE.take([2, 0, 1]), TABLE.set_column(2, "v", pa.array([0.5, 1.5, 2.0]))):
+        name = engine.temp_name("conf")
+        engine.register(name, table)
+        for secret in ("one secret", "another"):
+            params = q.Params()
+            query = q.fingerprint(q.table(name), engine.row_hash(q.FINGERPRINT_ROW, params.add(secret)))
+            prints.append(engine.fetch(query, params.values).column("fingerprint")[0].as_py())
+    same_secret = prints[0::2]
+    assert same_secret[0] == same_secret[1] != same_secret[2]  # order does not count, every cell does
+    assert prints[0] != prints[1]  # keyed
+
+
+def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:
+    first, other = make_engine(), make_engine()
+    registered, temp = first.temp_name("conf"), first.temp_name("temp")
+    first.register(registered, TABLE)
+    first.create_temp_table(temp, _select(exp.Literal.number(1).as_("one")))
+    assert registered != other.temp_name("conf")  # two engines never pick the same names
+    assert other.fetch(_select(exp.Star(), source=q.table(temp))).num_rows == 1
+    first.close()
+    first.close()  # idempotent
+    for name in (registered, temp):
+        with pytest.raises(EngineError):
+            other.fetch(_select(exp.Star(), source=q.table(name)))
+    assert other.fetch(_select(exp.Literal.number(1).as_("one"))).num_rows == 1  # the handle still works
+
+
+# ---- the interface itself ---------------------------------------------------------------------------
+def test_an_engine_without_name_or_dialect_is_refused_at_class_creation() -> None:
+    with pytest.raises(TypeError, match="dialect"):
+        type("NoDialect", (Engine,), {"name": "x"})
+    with pytest.raises(TypeError, match="name"):
+        type("NoName", (Engine,), {"dialect": "duckdb"})
+
+
+def test_unknown_engine_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="duckdb, spark"):
+        engine_for("oracle")
+
+
+def test_importing_sqlclose_and_running_duckdb_never_imports_pyspark(repo_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, pyarrow as pa, sqlclose\n"
+            "t = pa.table({'a': [1, 1, 2, 2], 's': ['x', 'y', 'x', 'y']})\n"
+            "spec = {'quasi_identifiers': {'a': {'bands': [2]}}, 'sensitive': {'s': {'t': 0.5}}, 'k': 2}\n"
+            "with sqlclose.anonymize(t, spec) as r: r.to_arrow()\n"
+            "print('pyspark' in sys.modules, 'py4j' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=repo_dir, check=True)
+    assert out.stdout.split() == ["False", "False"]
