@@ -33,6 +33,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+pytestmark = pytest.mark.slow
+
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 HEADER = "zip,age,salary,disease"
 ROWS = (TABLE3 / "table3.csv").read_text(encoding="utf-8").splitlines()[1:]

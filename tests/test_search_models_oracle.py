@@ -47,6 +47,8 @@ from test_search_oracle import (  # the independent oracle of the core search (h
 
 import sqlclose
 
+pytestmark = pytest.mark.slow
+
 TOL = 1e-12  # entropy ≥ ln l − TOL; distance ≤ t + TOL
 OCCUPATION, SALARY = "occupation", "salary-class"
 HIERARCHY_FILES = {OCCUPATION: ADULT_HIERARCHIES / "occupation.csv", SALARY: ADULT_HIERARCHIES / "salary-class.csv"}

@@ -37,6 +37,8 @@ import pytest
 
 import sqlclose
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 ADULT_SPEC = REPO / "datasets" / "adult" / "adult.toml"
 ADULT_HIERARCHIES = REPO / "datasets" / "adult" / "hierarchies"
