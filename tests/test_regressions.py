@@ -1,5 +1,6 @@
 """Bugs found in review, each pinned by the smallest input that showed it."""
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -184,3 +185,34 @@ def test_release_at_another_minimal_node(tmp_path, adult_dir):
     assert release.node == optimum  # the original is untouched
     with pytest.raises(sqlclose.InputError, match="not evaluated|does not satisfy"):
         release.at((0,) * 7)
+
+
+@pytest.mark.parametrize("rule", [{"mask": True}, {"bands": [10]}])
+def test_a_qi_of_nulls_only_read_as_a_value_gets_its_own_hierarchy(rule):
+    """Every value NULL with nulls = "value" and a rule hierarchy crashed (min() of nothing)."""
+    table = pa.table({"z": pa.array([None] * 4, pa.string()), "d": ["a", "b", "a", "b"]})
+    spec = {"k": 2, "quasi_identifiers": {"z": {**rule, "nulls": "value"}}, "sensitive": {"d": {"distinct_l": 2}}}
+    with sqlclose.anonymize(table, spec) as release:
+        rows = release.to_arrow().to_pylist()
+    assert release.node == {"z": 0}  # one class of four rows, two values: level 0 already holds
+    assert sorted(r["d"] for r in rows) == ["a", "a", "b", "b"] and all(r["z"] is None for r in rows)
+
+
+def test_a_callers_connection_stays_open_when_the_source_cannot_be_read():
+    con = duckdb.connect()
+    con.execute("CREATE TABLE kept AS SELECT 1 AS a")
+    with pytest.raises(sqlclose.InputError, match="missing_table"):
+        sqlclose.anonymize((con, "missing_table"), {"k": 2, "quasi_identifiers": {"a": {"mask": True}}})
+    assert con.sql("SELECT a FROM kept").fetchall() == [(1,)]
+
+
+def test_a_callers_engine_stays_open_when_its_source_cannot_be_read(tmp_path):
+    from sqlclose.engine import DuckDBEngine
+
+    con = duckdb.connect()
+    engine = DuckDBEngine(con)
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet at all")
+    with pytest.raises(sqlclose.InputError, match="bad.parquet"):
+        sqlclose.anonymize(tmp_path / "bad.parquet", {"k": 2, "quasi_identifiers": {"a": {"mask": True}}},
+                           engine=engine)
+    assert engine.fetch("SELECT 42 AS x").column("x").to_pylist() == [42]

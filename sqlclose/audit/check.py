@@ -20,6 +20,7 @@ import numpy as np
 from sqlglot import exp
 
 from sqlclose.audit import tables
+from sqlclose.audit.render import render_text
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
@@ -277,57 +278,3 @@ def _number(value: Any) -> Any:
         return int(value)
     value = float(value)
     return value if np.isfinite(value) else str(value)
-
-
-def render_text(data: dict) -> str:
-    """The human-readable report."""
-    lines = [f"{data['table']}: {data['rows']} rows in {data['classes']} classes over "
-             f"{', '.join(data['quasi_identifiers'])}"]
-    lines.append(_line("k (smallest class)", data["k"]))
-    for name, s in data["sensitive"].items():
-        lines.append(f"sensitive {name} ({s['domain_size']} values; reference: {data['reference']})")
-        lines.append(_line("  distinct l", s["distinct_l"]))
-        if "p" in s:
-            lines.append(_line("  p", s["p"]))
-        lines.append(_line("  entropy l", s["entropy_l"]))
-        if "recursive" in s:
-            lines.append(_line("  recursive r1/tail", s["recursive"]))
-        for dname, d in s["distances"].items():
-            label = f"  max {'EMD ' if d['emd'] else ''}{dname}" + ("" if d["emd"] else " (not EMD)")
-            lines.append(_line(label, d))
-        a = s["attacks"]
-        lines.append(f"  homogeneity attack: {_count(a['homogeneity']['records'], 'record')} in "
-                     f"{_count(a['homogeneity']['classes'], 'class')} have one sensitive value")
-        sk = a["skewness"]
-        lines.append(f"  skewness attack: {_count(sk['records'], 'record')} in {_count(sk['classes'], 'class')} "
-                     f"hold a value at >= {sk['ratio']:g}x its table share (worst {sk['worst_ratio']:.2f}x)")
-        sim = a["similarity"]
-        if sim is None:
-            lines.append("  similarity attack: no hierarchy given for this column")
-        else:
-            lines.append(f"  similarity attack: {_count(sim['records'], 'record')} in "
-                         f"{_count(sim['classes'], 'class')} reveal their level-{sim['level']} group "
-                         f"{sim['records_by_group'] or ''}")
-    if data["passed"] is None:
-        lines.append("no thresholds given: measured only")
-    else:
-        lines.append("PASSED: every threshold holds" if data["passed"] else "FAILED:")
-        lines.extend(f"  - {f}" for f in data["failures"])
-    return "\n".join(lines)
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}es" if noun.endswith("s") else f"{n} {noun}s"
-
-
-def _line(label: str, entry: dict) -> str:
-    value = entry["reached"]
-    text = f"{label:<28} {value:.4g}" if isinstance(value, float) else f"{label:<28} {value}"
-    if entry.get("required") is not None:
-        text += f"   required {entry['required']}: {'ok' if entry['passed'] else 'FAIL'}"
-    worst = entry["worst_classes"][0] if entry["worst_classes"] else None
-    if worst is not None:
-        text += f"   (worst class {worst['class']}, {worst['size']} rows)"
-    return text
-
-

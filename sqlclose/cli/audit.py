@@ -10,6 +10,7 @@ import click
 
 from sqlclose.cli.common import CONTEXT, guarded, json_option, verbose_option
 from sqlclose.errors import SpecError, VerificationError
+from sqlclose.model.spec import ALL_DISTANCES
 
 EXAMPLE = """\b
 Examples:
@@ -33,7 +34,7 @@ Examples:
 @click.option("--sensitive", "sensitives", multiple=True, help="Sensitive column (repeat, or comma-separate).")
 @click.option("--k", type=int, help="Require k-anonymity.")
 @click.option("--t", "t", type=float, help="Require t-closeness (with --distance) on every sensitive column.")
-@click.option("--distance", type=click.Choice(["ordered", "equal", "hierarchical", "variational", "kl"]),
+@click.option("--distance", type=click.Choice(ALL_DISTANCES),
               default="equal", show_default=True, help="Distance for --t (variational and kl are not EMD).")
 @click.option("--distinct-l", type=int, help="Require distinct l-diversity.")
 @click.option("--entropy-l", type=float, help="Require entropy l-diversity.")

@@ -13,7 +13,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -29,7 +29,11 @@ from pydantic import (
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 
-Distance = Literal["ordered", "equal", "hierarchical", "variational", "kl"]
+# The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
+EmdDistance = Literal["ordered", "equal", "hierarchical"]
+Distance = Literal[EmdDistance, "variational", "kl"]
+EMD_DISTANCES: tuple[str, ...] = get_args(EmdDistance)
+ALL_DISTANCES: tuple[str, ...] = (*EMD_DISTANCES, "variational", "kl")
 NullPolicy = Literal["error", "drop", "value"]
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")

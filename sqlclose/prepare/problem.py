@@ -22,7 +22,7 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
-from sqlclose.model.hierarchy import Hierarchy, bands_hierarchy, mask_hierarchy
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
 from sqlclose.sql import queries as q
 
@@ -255,6 +255,8 @@ def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIden
     special = [c.null_value] if c.null_value is not None else []
     texts_rule = [t for t in texts if t not in special]
     name = f"{s.kind} rule for column {c.name!r}"
+    if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
+        return Hierarchy(((special[0], TOP_LABEL),), name)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]

@@ -377,23 +377,3 @@ def sensitive_criteria(index: int, sa: SensitiveAttribute) -> list[Criterion]:
     if s.p is not None:
         found.append(PSensitivity(index, sa, s.p))
     return found
-
-
-def reached_values(criteria: Sequence[Criterion], hist: ClassHistograms, kept: np.ndarray, k: int,
-                   suppression: float) -> dict:
-    """The report's ``privacy`` section: per model, its parameters and the value reached."""
-    sizes = hist.sizes[kept]
-    out: dict = {"k": k, "min_class_size": int(sizes.min()) if sizes.size else 0,
-                 "suppression_limit": suppression, "sensitive": {}}
-    for c in criteria:
-        column = getattr(c, "column", None)  # models of a sensitive attribute
-        if column is None:
-            continue
-        entry = out["sensitive"].setdefault(column.name, {})
-        values = c.reached(hist, kept)
-        if isinstance(c, TCloseness):  # the core's keys, kept flat
-            entry.update(distance=values["distance"], t=values["t"], emd=values["emd"])
-            entry["max_emd" if values["emd"] else "max_distance"] = values["reached"] or 0.0
-        else:
-            entry[c.key] = values
-    return out

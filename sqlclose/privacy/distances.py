@@ -18,11 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from sqlclose.privacy.emd import DISTANCES as EMD_DISTANCES
+from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
 from sqlclose.privacy.emd import emd
 
-NON_EMD_DISTANCES: tuple[str, ...] = ("variational", "kl")
-ALL_DISTANCES: tuple[str, ...] = (*EMD_DISTANCES, *NON_EMD_DISTANCES)
+NON_EMD_DISTANCES: tuple[str, ...] = tuple(d for d in ALL_DISTANCES if d not in EMD_DISTANCES)
 
 
 def is_emd(name: str) -> bool:

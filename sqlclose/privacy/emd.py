@@ -19,12 +19,14 @@ Not implemented here: Mauger et al.'s "t-closeness value" is the plain L1 norm s
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
-Distance = Literal["ordered", "equal", "hierarchical"]
-DISTANCES: tuple[str, ...] = ("ordered", "equal", "hierarchical")
+from sqlclose.model.spec import EMD_DISTANCES, EmdDistance
+
+Distance = EmdDistance
+DISTANCES: tuple[str, ...] = EMD_DISTANCES
 
 # A class is t-close when emd <= t + EMD_TOLERANCE. Proportions such as 1/3 are not exact in
 # float64, so an EMD that is exactly t in exact arithmetic may come out a few ulps above t;

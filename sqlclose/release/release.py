@@ -26,10 +26,10 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import default_report_path
 from sqlclose.prepare.problem import Problem
-from sqlclose.privacy.criteria import Criterion, judge, reached_values
+from sqlclose.privacy.criteria import Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
-from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report
+from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report, privacy_section
 from sqlclose.release.verify import compare, recheck
 from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
@@ -133,7 +133,7 @@ class Release:
         suppressed = int(hist.sizes[failing].sum())
         evaluated = self.search.evaluated[self.search.optimum]
         kept_rows = self.problem.rows - suppressed
-        privacy = reached_values(self.criteria, hist, kept, self.problem.k, self.problem.suppression)
+        privacy = privacy_section(self.criteria, hist, kept, self.problem.k, self.problem.suppression)
         return {
             "t_against_release": self._t_against_release(hist, kept),
             "classes": int(kept.sum()),

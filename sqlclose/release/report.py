@@ -9,9 +9,14 @@ whenever a field changes meaning or goes away; new fields add a minor version.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
+
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.privacy.criteria import Criterion, TCloseness
 
 SCHEMA_VERSION = "2.0"
 
@@ -114,6 +119,27 @@ class Report(_Model):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def privacy_section(criteria: Sequence[Criterion], hist: ClassHistograms, kept: np.ndarray, k: int,
+                   suppression: float) -> dict:
+    """The report's ``privacy`` section: per model, its parameters and the value reached."""
+    sizes = hist.sizes[kept]
+    out: dict = {"k": k, "min_class_size": int(sizes.min()) if sizes.size else 0,
+                 "suppression_limit": suppression, "sensitive": {}}
+    for c in criteria:
+        column = getattr(c, "column", None)  # models of a sensitive attribute
+        if column is None:
+            continue
+        entry = out["sensitive"].setdefault(column.name, {})
+        values = c.reached(hist, kept)
+        if isinstance(c, TCloseness):  # the core's keys, kept flat
+            entry.update(distance=values["distance"], t=values["t"], emd=values["emd"])
+            entry["max_emd" if values["emd"] else "max_distance"] = values["reached"] or 0.0
+        else:
+            entry[c.key] = values
+    return out
+
 
 
 def json_schema() -> str:
