@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -72,10 +71,7 @@ def _release(suppressed: bool) -> Callable[[Engine], Any]:
 
 
 def _base_batch(engine: Engine) -> Any:
-    problem = SimpleNamespace(qis=[SimpleNamespace(coded=QI), SimpleNamespace(coded=AGE)],
-                              sas=[SimpleNamespace(coded=SA)])
-    packing = SimpleNamespace(qi_stride=[30, 3], sa_stride=[1])
-    return q.base_batch(BASE, q.table("t_base_plan"), problem, packing), []
+    return q.base_batch(BASE, q.table("t_base_plan"), [QI.code, AGE.code], [30, 3], [SA.code], [1]), []
 
 
 def _not_null(engine: Engine) -> Any:

@@ -164,12 +164,7 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     hierarchy = static_hierarchy(spec.hierarchy, name) if spec is not None and spec.hierarchy is not None else None
 
     def distinct_values() -> list[str]:  # sorted as the column's type sorts
-        value = q.col(name)
-        parts = [exp.select(value.copy()).from_(r.copy()) for r in relations]
-        values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
-        query = (exp.select(q.as_text(value.copy()).as_("text")).from_(values.subquery("__sqlclose_values"))
-                 .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
-        return engine.fetch(query).column("text").to_pylist()
+        return engine.fetch(q.distinct_sorted(relations, name)).column("text").to_pylist()
 
     domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values)
     return SensitiveAttribute(name, spec, domain, hierarchy)

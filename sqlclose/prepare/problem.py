@@ -132,15 +132,11 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
 
     base = engine.create_temp_table(engine.temp_name("base_histogram"), q.base_histogram(raw, coded))
-    size_query = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), exp.Sum(this=exp.column("n")).as_("rows"))
-    size = engine.fetch(size_query.from_(base.copy())).to_pylist()[0]
+    size = engine.fetch(q.histogram_size(base)).to_pylist()[0]
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
     drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
-    effective = source
-    if drop:
-        effective = exp.select(exp.Star()).from_(source.copy().as_("src") if isinstance(source, exp.Table)
-                                                 else source.copy()).where(q.not_null(drop)).subquery()
+    effective = q.without_nulls(source, drop) if drop else source
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
 
@@ -188,11 +184,7 @@ def column_roles(spec: Spec, released: list[str]) -> dict[str, str]:
 
 def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
     """NaN and ±inf have no place in an ordered domain (they would sort to its top)."""
-    value = q.col(name)
-    bad = exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
-                  exp.Anonymous(this="ISINF", expressions=[value.copy()]))
-    query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(source.copy()).where(bad)
-    count = engine.fetch(query)[0][0].as_py()
+    count = engine.fetch(q.count_non_finite(source, name))[0][0].as_py()
     if count:
         raise DataError(f"column {name!r} in {source_label} has {count} NaN or infinite value(s), which have no "
                         "place in an ordered distance; clean them, or set nulls for them and nulls = \"drop\"")
@@ -206,9 +198,7 @@ def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.Code
     """A NULL stand-in that is also a real value would merge the two in the search but not in the
     release (which keeps NULL at level 0)."""
     params = q.Params()
-    hit = exp.EQ(this=q.as_text(q.col(c.name)), expression=params.add(c.null_value))
-    query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(source.copy()).where(hit)
-    if engine.fetch(query, params.values).column(0)[0].as_py():
+    if engine.fetch(q.count_text_equal(source, c.name, c.null_value, params), params.values).column(0)[0].as_py():
         raise DataError(f"column {c.name!r}: null_value = {c.null_value!r} is also a real value in {source_label}; "
                         "choose a stand-in that does not occur in the data")
 
@@ -231,20 +221,11 @@ def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
 
 def _kept_rows(raw: exp.Table, dropped: list[str]) -> exp.Expression:
     """The raw histogram without the rows ``nulls = "drop"`` removes (NULL in a ``dropped`` column)."""
-    if not dropped:
-        return raw
-    present = exp.and_(*[exp.Not(this=exp.Is(this=q.col(name), expression=exp.Null())) for name in dropped])
-    return exp.select(exp.Star()).from_(raw.copy()).where(present).subquery()
+    return q.rows_present(raw, dropped) if dropped else raw
 
 
 def _distinct(engine: Engine, raw: exp.Expression, c: q.CodedColumn) -> pa.Table:
-    value = q.col(c.raw)
-    # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
-    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
-    query = (exp.select(q.as_text(value.copy()).as_("text"), number.as_("number"))
-             .from_(raw.copy()).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
-             .group_by(value.copy()).order_by(value.copy()))
-    return engine.fetch(query)
+    return engine.fetch(q.distinct_with_numbers(raw, c.raw))
 
 
 def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from sqlglot import exp
 
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
 from sqlclose.model.lattice import Node, predecessors
@@ -111,7 +110,8 @@ class BatchRunner:
         self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
         if kind not in self._sql:
             query = q.rollup_batch(q.table(self._name("level")), q.table(plan)) if kind == "rollup" else \
-                q.base_batch(self.problem.base, q.table(plan), self.problem, self.packing)
+                q.base_batch(self.problem.base, q.table(plan), [qi.coded.code for qi in self.problem.qis],
+                             self.packing.qi_stride, [sa.coded.code for sa in self.problem.sas], self.packing.sa_stride)
             self._sql[kind] = self.problem.engine.render(query)
         self.queries += 1
         if keep:
@@ -384,7 +384,7 @@ class MemoryRunner:
         """Base histogram → classes and pairs (one query; aggregated counts only)."""
         p = self.problem
         names = [qi.coded.code for qi in p.qis] + [s.coded.code for s in p.sas] + ["n"]
-        table = p.engine.fetch(exp.select(*(q.col(c) for c in names)).from_(p.base.copy()))
+        table = p.engine.fetch(q.project(p.base, names))
         self.queries += 1
         codes = np.column_stack([table.column(qi.coded.code).to_numpy().astype(np.int64) for qi in p.qis])
         inverse, keys = pd.factorize(codes @ self.stride)

@@ -205,15 +205,17 @@ def rollup_batch(prev: exp.Table, plan: exp.Table) -> exp.Expression:
     return template("rollup_batch", prev=prev, plan=plan)
 
 
-def base_batch(base: exp.Table, plan: exp.Table, problem, packing) -> exp.Expression:
+def base_batch(base: exp.Table, plan: exp.Table, qi_codes: Sequence[str], qi_strides: Sequence[int],
+               sa_codes: Sequence[str], sa_strides: Sequence[int]) -> exp.Expression:
     """Nodes from the base histogram; plan columns d0, d1, … divide each QI's code (by the code
-    range for a QI outside the node's subset, which zeroes its digit)."""
+    range for a QI outside the node's subset, which zeroes its digit); the key packs the QI
+    digits and sensitive codes at their strides (``search.packing``)."""
     terms: list[exp.Expression] = []
-    for i, qi in enumerate(problem.qis):
-        code = exp.IntDiv(this=col(qi.coded.code, "base"), expression=col(f"d{i}", "plan"))
-        terms.append(exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(packing.qi_stride[i])))
-    for j, sa in enumerate(problem.sas):
-        terms.append(exp.Mul(this=col(sa.coded.code, "base"), expression=exp.Literal.number(packing.sa_stride[j])))
+    for i, (code_column, stride) in enumerate(zip(qi_codes, qi_strides)):
+        code = exp.IntDiv(this=col(code_column, "base"), expression=col(f"d{i}", "plan"))
+        terms.append(exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(stride)))
+    for code_column, stride in zip(sa_codes, sa_strides):
+        terms.append(exp.Mul(this=col(code_column, "base"), expression=exp.Literal.number(stride)))
     key = terms[0]
     for term in terms[1:]:
         key = exp.Add(this=key, expression=term)
@@ -222,3 +224,62 @@ def base_batch(base: exp.Table, plan: exp.Table, problem, packing) -> exp.Expres
 
 def class_labels(release: exp.Expression, qi: Sequence[str]) -> exp.Expression:
     return template("class_labels", release=release, qi=[col(c) for c in qi])
+
+
+# ---- small queries of preparation and audits ---------------------------------------------------
+def _count_where(source: exp.Expression, condition: exp.Expression) -> exp.Expression:
+    return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(source.copy()).where(condition)
+
+
+def histogram_size(histogram: exp.Expression) -> exp.Expression:
+    """Rows of a histogram (``base_rows``) and the input rows they count (``rows``)."""
+    return exp.select(exp.Count(this=exp.Star()).as_("base_rows"),
+                      exp.Sum(this=exp.column("n")).as_("rows")).from_(histogram.copy())
+
+
+def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Expression:
+    """The source without the rows holding a NULL in one of ``columns`` (as a subquery)."""
+    relation = source.copy().as_("src") if isinstance(source, exp.Table) else source.copy()
+    return exp.select(exp.Star()).from_(relation).where(not_null(columns)).subquery()
+
+
+def rows_present(histogram: exp.Expression, columns: Sequence[str]) -> exp.Expression:
+    """A histogram without the rows holding a NULL in one of ``columns``."""
+    present = exp.and_(*[exp.Not(this=exp.Is(this=col(name), expression=exp.Null())) for name in columns])
+    return exp.select(exp.Star()).from_(histogram.copy()).where(present).subquery()
+
+
+def count_non_finite(source: exp.Expression, column: str) -> exp.Expression:
+    value = col(column)
+    bad = exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
+                  exp.Anonymous(this="ISINF", expressions=[value.copy()]))
+    return _count_where(source, bad)
+
+
+def count_text_equal(source: exp.Expression, column: str, text: str, params: Params) -> exp.Expression:
+    """Rows whose ``column``, as text, equals ``text`` (a bound parameter)."""
+    return _count_where(source, exp.EQ(this=as_text(col(column)), expression=params.add(text)))
+
+
+def distinct_with_numbers(histogram: exp.Expression, column: str) -> exp.Expression:
+    """The distinct non-NULL values of a column as text, with their value as a number (NULL when
+    not one), in the column's own order."""
+    value = col(column)
+    # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+    return (exp.select(as_text(value.copy()).as_("text"), number.as_("number"))
+            .from_(histogram.copy()).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
+            .group_by(value.copy()).order_by(value.copy()))
+
+
+def distinct_sorted(relations: Sequence[exp.Expression], column: str) -> exp.Expression:
+    """The distinct values (as ``text``) of a column across tables, sorted as the column's type sorts."""
+    value = col(column)
+    parts = [exp.select(value.copy()).from_(r.copy()) for r in relations]
+    values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+    return (exp.select(as_text(value.copy()).as_("text")).from_(values.subquery("__sqlclose_values"))
+            .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
+
+
+def project(relation: exp.Expression, columns: Sequence[str]) -> exp.Expression:
+    return exp.select(*(col(c) for c in columns)).from_(relation.copy())
