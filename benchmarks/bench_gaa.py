@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from sqlclose.model.spec import build_spec
+from sqlclose.prepare import sources
 from sqlclose.prepare.problem import prepare
 from sqlclose.search.gaa import fetch_gaa_input, gaa
 from sqlclose.utility import (
@@ -32,15 +33,8 @@ from sqlclose.utility import (
 REPO = Path(__file__).resolve().parents[1]
 ADULT = Path(os.environ.get("SQLCLOSE_ADULT_DIR", REPO.parent / "shared" / "datasets" / "adult"))
 def open_source(source, delimiter: str | None = None):
-    """(engine, relation, label) for a path or an Arrow table, through whichever source-opening API
-    this version of sqlclose has (``sqlclose.sources`` replaces ``api._open``)."""
-    try:
-        from sqlclose.prepare.sources import ReadOptions
-        from sqlclose.prepare.sources import open_source as opener
-    except ImportError:
-        from sqlclose.api import ReadOptions, _open
-        return _open(source, None, ReadOptions(delimiter=delimiter))
-    opened = opener(source, None, ReadOptions(delimiter=delimiter))
+    """(engine, relation, label) for a path or an Arrow table."""
+    opened = sources.open_source(source, None, sources.ReadOptions(delimiter=delimiter))
     return opened.engine, opened.relation, opened.label
 
 

@@ -17,6 +17,7 @@ import pytest
 from sqlclose.errors import NoSolutionError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import build_spec
+from sqlclose.prepare import sources
 from sqlclose.prepare.problem import prepare
 from sqlclose.search.gaa import STRATEGIES, GaaInput, fetch_gaa_input, gaa, release_mapping
 from sqlclose.utility import custom_metric, metric
@@ -30,15 +31,8 @@ TIE = 1e-9
 
 
 def open_source(source, delimiter: str | None = None):
-    """(engine, relation, label) for a path or an Arrow table, through whichever source-opening API
-    this version of sqlclose has (``sqlclose.sources`` replaces ``api._open``)."""
-    try:
-        from sqlclose.prepare.sources import ReadOptions
-        from sqlclose.prepare.sources import open_source as opener
-    except ImportError:
-        from sqlclose.api import ReadOptions, _open
-        return _open(source, None, ReadOptions(delimiter=delimiter))
-    opened = opener(source, None, ReadOptions(delimiter=delimiter))
+    """(engine, relation, label) for a path or an Arrow table."""
+    opened = sources.open_source(source, None, sources.ReadOptions(delimiter=delimiter))
     return opened.engine, opened.relation, opened.label
 
 
