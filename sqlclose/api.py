@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from sqlclose.audit.check import check as run_check
-from sqlclose.engine import Engine
+from sqlclose.engine import Engine, engine_for
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import Sensitive, Spec, as_spec
+from sqlclose.model.spec import EngineSettings, Sensitive, Spec, as_spec
 from sqlclose.prepare.plan import describe_problem
 from sqlclose.prepare.problem import keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
@@ -106,12 +106,26 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
 
 
 def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
+    """Open the source on the given engine, else on the spec's [engine], else on DuckDB."""
     if source is None:
         if spec.source is None:
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
-    return open_source(source, engine, ReadOptions.of(spec.source, numeric))
+    made = _engine_from(spec.engine) if engine is None and spec.engine is not None else None
+    try:
+        return open_source(source, engine or made, ReadOptions.of(spec.source, numeric))
+    except BaseException:
+        if made is not None:
+            made.close()
+        raise
+
+
+def _engine_from(settings: EngineSettings) -> Engine:
+    try:
+        return engine_for(settings.name, **settings.options())
+    except (ValueError, TypeError) as e:
+        raise SpecError(f"[engine]: {e}") from None
 
 
 def _key(given: str | None) -> str | None:

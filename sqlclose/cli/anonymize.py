@@ -33,6 +33,10 @@ Examples:
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node (e.g. one of the minimal "
               "nodes) instead of the optimum.")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
+@click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine].")
+@click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads).")
+@click.option("--memory-limit", help="DuckDB memory limit, e.g. 2GB; beyond it DuckDB spills to disk.")
+@click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the sign-off page (one self-contained HTML file) here.")
 @json_option
@@ -41,6 +45,7 @@ Examples:
 @guarded
 def anonymize(spec_path: Path, source: Path | None, output: Path | None, report: Path | None,
               overwrite: bool | None, force: bool, dry_run: bool, node: str | None, no_progress: bool,
+              engine_name: str | None, threads: int | None, memory_limit: str | None, temp_directory: Path | None,
               html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
     file, and place it with its JSON report."""
@@ -48,7 +53,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
     from sqlclose.model.spec import default_report_path, load_spec
     from sqlclose.release.files import refuse_unsafe_targets
 
-    spec = load_spec(spec_path)
+    spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     chosen = parse_node(node)
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
@@ -76,6 +81,25 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
         _print_summary(doc, rep)
+
+
+def with_engine(spec, name: str | None, threads: int | None, memory_limit: str | None,
+                temp_directory: Path | None):
+    """The spec with the command line's engine settings over its [engine]."""
+    given = {"name": name, "threads": threads, "memory_limit": memory_limit, "temp_directory": temp_directory}
+    given = {key: value for key, value in given.items() if value is not None}
+    if not given:
+        return spec
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import EngineSettings, format_validation_error
+
+    current = spec.engine.model_dump(exclude_none=True) if spec.engine else {}
+    try:
+        settings = EngineSettings.model_validate({**current, **given})
+    except ValidationError as e:
+        raise SpecError(format_validation_error(e, "command line")) from None
+    return spec.model_copy(update={"engine": settings})
 
 
 def _up_to_date(api, source, spec, out: Path, report: Path) -> bool:

@@ -51,11 +51,18 @@ class DuckDBEngine(Engine):
     name = "duckdb"
     dialect = "duckdb"
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None) -> None:
+    def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
+                 memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:
+        """A connection of its own (with the given limits: DuckDB spills to ``temp_directory`` beyond
+        ``memory_limit``), or the caller's, left as the caller set it."""
         self._own = connection is None
-        self.con = connection if connection is not None else duckdb.connect()
-        if threads:
-            self.con.execute(f"SET threads = {int(threads)}")
+        settings = {"threads": threads, "memory_limit": memory_limit,
+                    "temp_directory": str(temp_directory) if temp_directory else None}
+        settings = {key: value for key, value in settings.items() if value is not None}
+        if connection is not None and settings:
+            raise ValueError("threads, memory_limit and temp_directory apply to a connection of sqlclose's own, "
+                             "not to a caller's")
+        self.con = connection if connection is not None else duckdb.connect(config=settings)
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
 

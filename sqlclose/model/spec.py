@@ -235,6 +235,26 @@ def default_report_path(path: Path) -> Path:
     return path.with_name(path.name + ".report.json")
 
 
+class EngineSettings(_Model):
+    """Where the queries run: ``name`` (duckdb, the default, or spark) and that engine's settings.
+    DuckDB: ``threads``, ``memory_limit`` (e.g. "2GB"; beyond it DuckDB spills to
+    ``temp_directory``). Spark: ``master`` (e.g. "local[2]") and ``conf`` (passed to the session
+    builder). Settings change how fast a release is made, never the release: they are not hashed."""
+
+    name: str = "duckdb"
+    threads: int | None = Field(default=None, ge=1)
+    memory_limit: str | None = Field(default=None, pattern=r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")
+    temp_directory: Path | None = None
+    master: str | None = None
+    conf: dict[str, str] = Field(default_factory=dict)
+
+    def options(self) -> dict[str, Any]:
+        """The settings given, as keyword arguments of the engine's constructor."""
+        given = {"threads": self.threads, "memory_limit": self.memory_limit, "temp_directory": self.temp_directory,
+                 "master": self.master, "conf": self.conf or None}
+        return {key: value for key, value in given.items() if value is not None}
+
+
 OthersPolicy = Literal["keep", "drop"]
 
 
@@ -253,6 +273,7 @@ class Spec(_Model):
     privacy: Privacy | None = None
     source: Source | None = None
     output: Output | None = None
+    engine: EngineSettings | None = None
     _origin: Path | None = PrivateAttr(default=None)  # the spec file, when loaded from one
 
     @model_validator(mode="before")
@@ -326,7 +347,7 @@ def canonical_json(spec: Spec) -> str:
             return str(obj)
         raise TypeError(type(obj).__name__)
 
-    data = spec.model_dump(exclude={"output"}, exclude_none=True)
+    data = spec.model_dump(exclude={"output", "engine"}, exclude_none=True)
     entries = [("quasi_identifiers", name, qi) for name, qi in spec.quasi_identifiers.items()]
     entries += [("sensitive", name, s.hierarchy) for name, s in spec.sensitive.items() if s.hierarchy is not None]
     for section, name, h in entries:
@@ -413,7 +434,7 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
             p = Path(expand_env(value)).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
-    for section, keys in (("source", ("path",)), ("output", ("path", "report"))):
+    for section, keys in (("source", ("path",)), ("output", ("path", "report")), ("engine", ("temp_directory",))):
         if isinstance(data.get(section), dict):
             for key in keys:
                 fix(data[section], key)
