@@ -1,0 +1,107 @@
+"""Unit tests of the search's parts against plain oracles: the lattice's closure and minimal
+elements against brute force, key packing against direct arithmetic, the multi-chunk batch path
+and the path choice against the single-query path, and the hard-link fallback of placing files."""
+
+from __future__ import annotations
+
+import itertools
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sqlclose
+from sqlclose.errors import OutputExistsError
+from sqlclose.model.lattice import minimal, upward_closure
+from sqlclose.privacy.criteria import criteria_for
+from sqlclose.release import files
+from sqlclose.search import incognito
+from sqlclose.search import node_histograms as runners
+from sqlclose.search.packing import Packing
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def brute_closure(mask: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(mask)
+    for node in itertools.product(*(range(n) for n in mask.shape)):
+        out[node] = any(mask[low] for low in itertools.product(*(range(v + 1) for v in node)))
+    return out
+
+
+def brute_minimal(mask: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(mask)
+    for node in zip(*np.nonzero(mask)):
+        below = [n for n in itertools.product(*(range(v + 1) for v in node)) if n != tuple(node)]
+        out[tuple(node)] = not any(mask[n] for n in below)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_closure_and_minimal_elements_against_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    shape = tuple(rng.integers(1, 5, size=rng.integers(1, 4)))
+    mask = rng.random(shape) < 0.15
+    assert (upward_closure(mask) == brute_closure(mask)).all()
+    assert (minimal(mask) == brute_minimal(mask)).all()
+
+
+@pytest.fixture(scope="module")
+def adult_release(adult_dir):
+    release = sqlclose.anonymize(None, REPO / "datasets" / "adult" / "adult.toml")
+    yield release
+    release.close()
+
+
+def test_packed_keys_unpack_to_their_codes(adult_release):
+    problem = adult_release.problem
+    packing = Packing.for_problem(problem)
+    rng = np.random.default_rng(0)
+    qi = [rng.integers(0, card, 50) for card in packing.qi_card]
+    sa = [rng.integers(0, card, 50) for card in packing.sa_card]
+    keys = sum(c * s for c, s in zip(qi, packing.qi_stride)) + sum(c * s for c, s in zip(sa, packing.sa_stride))
+    for j in range(len(sa)):
+        assert (packing.unpack_sa(keys, j) == sa[j]).all()
+    for i in range(len(qi)):
+        assert (packing.unpack_qi(keys // packing.sa_span, i) == qi[i]).all()
+
+
+def test_a_key_space_beyond_64_bits_takes_the_per_node_path(adult_release, monkeypatch):
+    monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # not the in-memory path
+    assert isinstance(runners.runner_for(adult_release.problem), runners.BatchRunner)
+    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
+    assert Packing.for_problem(adult_release.problem) is None
+    assert isinstance(runners.runner_for(adult_release.problem), runners.NodeRunner)
+
+
+def test_levels_split_into_many_queries_give_the_same_search(adult_release, monkeypatch):
+    problem = adult_release.problem
+    criteria = criteria_for(problem.k, problem.sas)
+    monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
+    one = incognito(problem, criteria)
+    monkeypatch.setattr(runners, "ROWS_PER_QUERY", 20_000)  # every level in several chunks
+    chunked = incognito(problem, criteria)
+    assert chunked.queries > one.queries  # the multi-chunk path really ran
+    assert (chunked.satisfying == one.satisfying).all()
+    assert chunked.minimal_nodes == one.minimal_nodes and chunked.optimum == one.optimum
+    assert chunked.optimum == adult_release.search.optimum  # and the in-memory path agrees
+
+
+def test_placing_without_hard_links_falls_back_to_a_checked_rename(tmp_path, monkeypatch):
+    def no_links(src, dst):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_links)
+    with sqlclose.anonymize(None, REPO / "datasets" / "table3" / "table3.toml") as release:
+        doc = release.write_parquet(tmp_path / "r.parquet")
+        assert doc["output"]["sha256"] == files.sha256(tmp_path / "r.parquet")
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["r.parquet", "r.parquet.report.json"]
+        with pytest.raises(OutputExistsError, match="already exists"):
+            release.write_parquet(tmp_path / "r.parquet")
+        tmp = tmp_path / "t.tmp"
+        tmp.write_text("x")
+        (tmp_path / "taken").write_text("someone else's")
+        with pytest.raises(OutputExistsError, match="appeared while"):
+            files._place(tmp, tmp_path / "taken")
+        assert (tmp_path / "taken").read_text() == "someone else's"
