@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pytest
-from test_search_oracle import (  # the independent oracle of the core search (helpers only)
+from oracle import (  # the independent oracle of the core search
     ADULT_AGE_WIDTHS,
     ADULT_HIERARCHIES,
     ADULT_QIS,
