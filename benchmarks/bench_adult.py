@@ -25,9 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from sqlclose.privacy.criteria.criteria import criteria_for
-
 import sqlclose
+from sqlclose.privacy.criteria import criteria_for
 from sqlclose.search import incognito
 
 ROOT = Path(__file__).resolve().parent.parent
