@@ -1,25 +1,8 @@
-"""The Incognito search against a brute-force oracle over every lattice node.
-
-The oracle is written here from the semantics alone and shares no code with sqlclose's search,
-lattice, privacy, EMD, node or query modules:
-
-- hierarchies are read from the ARX-format CSVs with the ``csv`` module (age bands and ZIP
-  masking are rebuilt by their rules), and loaded into DuckDB as (value, label at each level)
-  tables;
-- each node's classes come from a plain SQL ``GROUP BY`` over the generalized labels (first
-  pre-aggregated by all raw QI values and the sensitive values, with ``SUM(n)`` per node);
-- EMD is the plain formula of Li et al. section 5 (equal, ordered, hierarchical), itself
-  checked against the paper's examples (with DESIGN.md's erratum) and a transport LP;
-- a class fails if it is smaller than k or its EMD exceeds t + 1e-12; a node satisfies when its
-  failing classes hold at most floor(s·N) rows; discernibility = Σ kept size² + suppressed·N;
-- the optimum is the least-discernibility minimal node (no suppression) or satisfying node
-  (with suppression), ties broken by height, then by the level tuple.
-
-Every node of the lattice is judged (3,240 for Adult), so the oracle sees the whole satisfying
-set, not only what a pruned search reaches. Written releases are re-checked from the Parquet
-file with plain SQL, and the file must equal, as a multiset of rows, the release the oracle
-builds itself from the input CSV.
-"""
+"""The Incognito search against the brute-force oracle of tests/oracle.py, which judges every
+lattice node from the semantics alone and shares no code with sqlclose's search, lattice,
+privacy, EMD, node or query modules. Written releases are re-checked from the Parquet file with
+plain SQL, and the file must equal, as a multiset of rows, the release the oracle builds itself
+from the input CSV."""
 
 from __future__ import annotations
 
