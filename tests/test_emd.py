@@ -401,3 +401,15 @@ def test_level_codes_child_with_two_parents():
     codes = np.array([[0, 0, 0, 0], [1, 0, 1, 0], [2, 1, 1, 0]])
     with pytest.raises(ValueError, match="more than one parent"):
         emd([1, 2, 3], [1, 1, 1], "hierarchical", codes)
+
+
+@pytest.mark.parametrize("name", ["ordered", "equal", "variational", "kl"])
+@pytest.mark.parametrize("bad, message", [(np.nan, "NaN"), (np.inf, "infinite"), (-1.0, "negative")])
+def test_every_distance_refuses_the_same_bad_counts(name, bad, message):
+    """One validator for every distance (EMD or not): NaN, infinity and negatives are refused alike."""
+    from sqlclose.privacy.distances import distance
+
+    with pytest.raises(ValueError, match=message):
+        distance(np.array([[1.0, bad, 2.0]]), np.array([1.0, 1.0, 1.0]), name)
+    with pytest.raises(ValueError, match=message):
+        distance(np.array([[1.0, 1.0, 2.0]]), np.array([1.0, bad, 1.0]), name)

@@ -25,6 +25,7 @@ from sqlclose.engine import Engine
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
+from sqlclose.prepare.problem import require_columns
 from sqlclose.prepare.sources import ReadOptions, open_source
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
@@ -126,9 +127,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
            k: int | None, reference: exp.Expression | None, reference_label: str, skew: float, similarity_level: int,
            top: int) -> CheckReport:
     schema = engine.schema(relation)
-    for name in [*qi, *models]:
-        if name not in schema.names:
-            raise DataError(f"column {name!r} is not in {label} (its columns: {', '.join(map(repr, schema.names))})")
+    require_columns([*qi, *models], schema.names, label)
     for name, spec in models.items():
         if spec is not None and spec.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, label)

@@ -18,7 +18,7 @@ import pyarrow as pa
 class ClassHistograms:
     """The classes of one node — or of a batch of nodes, stacked, with ``node`` saying whose."""
 
-    keys: np.ndarray  # classes × QIs: the generalized codes of each class
+    codes: np.ndarray  # classes × QIs: the generalized codes of each class (not packed keys)
     sizes: np.ndarray  # classes, int64
     counts: list[np.ndarray]  # per sensitive attribute: classes × domain, float64
     node: np.ndarray | None = None  # batch index of each class's node (None: a single node)

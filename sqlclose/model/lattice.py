@@ -67,5 +67,5 @@ def lift(mask: np.ndarray, axis: int, size: int) -> np.ndarray:
     return np.broadcast_to(np.expand_dims(mask, axis), mask.shape[:axis] + (size,) + mask.shape[axis:])
 
 
-def nodes(mask: np.ndarray) -> list[Node]:
+def node_list(mask: np.ndarray) -> list[Node]:
     return [tuple(int(v) for v in idx) for idx in np.argwhere(mask)]

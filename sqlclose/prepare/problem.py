@@ -209,8 +209,12 @@ def _policy(spec: Spec, name: str) -> str:
 
 
 def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
-    declared = [*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers]
-    for name in declared:
+    require_columns([*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers], columns, source_label)
+
+
+def require_columns(names: list[str], columns: list[str], source_label: str) -> None:
+    """Every name must be a column; the error suggests close names and lists the columns."""
+    for name in names:
         if name not in columns:
             close = difflib.get_close_matches(name, columns, n=3)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

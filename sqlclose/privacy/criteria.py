@@ -330,7 +330,7 @@ def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion]
 def judge(hist: ClassHistograms, criteria: Sequence[Criterion], rows: int, max_suppressed: int) -> NodeOutcome:
     """One node: ``judge_batch`` on a batch of one, plus which classes fail."""
     failing = failing_classes(hist, criteria)
-    one = ClassHistograms(hist.keys, hist.sizes, hist.counts, np.zeros(hist.classes, dtype=np.int64))
+    one = ClassHistograms(hist.codes, hist.sizes, hist.counts, np.zeros(hist.classes, dtype=np.int64))
     b = judge_batch(one, 1, criteria, rows, max_suppressed, failing)
     return NodeOutcome(bool(b.satisfied[0]), int(b.classes[0]), int(b.suppressed[0]), int(b.discernibility[0]),
                        failing)

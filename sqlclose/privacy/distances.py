@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
-from sqlclose.privacy.emd import emd
+from sqlclose.privacy.emd import checked, emd
 
 NON_EMD_DISTANCES: tuple[str, ...] = tuple(d for d in ALL_DISTANCES if d not in EMD_DISTANCES)
 
@@ -29,12 +29,7 @@ def is_emd(name: str) -> bool:
 
 
 def _normalised(P: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    P = np.atleast_2d(np.asarray(P, dtype=np.float64))
-    q = np.asarray(q, dtype=np.float64)
-    if P.shape[1] != q.shape[0]:
-        raise ValueError(f"shape mismatch: P has {P.shape[1]} values per row but q has {q.shape[0]}")
-    if (P < 0).any() or (q < 0).any():
-        raise ValueError("counts must be non-negative")
+    P, q = checked(P, q)  # the same validation as every EMD (NaN, infinity, negatives, shapes)
     rows = P.sum(axis=1, keepdims=True)
     if (rows == 0).any() or q.sum() == 0:
         raise ValueError("every distribution needs a positive total")

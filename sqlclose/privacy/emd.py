@@ -34,13 +34,9 @@ DISTANCES: tuple[str, ...] = EMD_DISTANCES
 EMD_TOLERANCE = 1e-12
 
 
-def _extra(P: Any, q: Any) -> np.ndarray:
-    """Validate, normalise each row of P and q to sum 1, and return p - q (classes x m).
-
-    Every EMD here is a function of p - q alone. The result is a fresh float64 array that the
-    callers modify in place: at ~30,000 x 14 each extra full-size temporary costs more than
-    the arithmetic itself.
-    """
+def checked(P: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Class histograms ``P`` (a fresh float64 classes × m array) and a reference ``q``, validated:
+    shapes agree, no NaN, no infinity, no negative count. Every distance checks its input here."""
     P = np.array(P, dtype=np.float64)  # float64 first (and our own copy): never sum in int32
     q = np.asarray(q, dtype=np.float64)
     if q.ndim != 1:
@@ -63,6 +59,18 @@ def _extra(P: Any, q: Any) -> np.ndarray:
             raise ValueError(f"{name} contains an infinite value")
         if (arr < 0).any():
             raise ValueError(f"{name} contains a negative entry")
+    return P, q
+
+
+def _extra(P: Any, q: Any) -> np.ndarray:
+    """Validate, normalise each row of P and q to sum 1, and return p - q (classes x m).
+
+    Every EMD here is a function of p - q alone. The result is a fresh float64 array that the
+    callers modify in place: at ~30,000 x 14 each extra full-size temporary costs more than
+    the arithmetic itself.
+    """
+    P, q = checked(P, q)
+    m = q.shape[0]
     q_total = q.sum()
     if q_total == 0:
         raise ValueError("q sums to 0: the reference distribution is empty")

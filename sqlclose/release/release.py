@@ -173,7 +173,7 @@ class Release:
             return None
         if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
-            codes = {qi.coded.code: hist.keys[failing, i] for i, qi in enumerate(self.problem.qis)}
+            codes = {qi.coded.code: hist.codes[failing, i] for i, qi in enumerate(self.problem.qis)}
             self.problem.engine.register(name, pa.table(codes))
             self._suppressed_table = q.table(name)
         return self._suppressed_table
@@ -273,7 +273,7 @@ class Release:
         for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
             h = qi.hierarchy
             by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
-            used = sorted({by_code[int(c)] for c in np.unique(hist.keys[~failing, i])})
+            used = sorted({by_code[int(c)] for c in np.unique(hist.codes[~failing, i])})
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out

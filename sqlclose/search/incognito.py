@@ -22,7 +22,7 @@ from itertools import combinations
 
 import numpy as np
 
-from sqlclose.model.lattice import Node, height, lift, minimal, nodes, nodes_by_height_groups
+from sqlclose.model.lattice import Node, height, lift, minimal, node_list, nodes_by_height_groups
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judge_batch, suppression_lower_bound
 from sqlclose.search.node_histograms import Subset, runner_for
@@ -119,9 +119,9 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     runner.close()
 
     result = SearchResult(shape_of[full], satisfying, evaluated, runner.nodes_computed, 0.0, queries=runner.queries)
-    result.minimal_nodes = nodes(minimal(satisfying))
+    result.minimal_nodes = node_list(minimal(satisfying))
     # Nodes inferred above a perfect node were not queried and cannot be the optimum.
-    pool = result.minimal_nodes if infer else [nd for nd in nodes(satisfying) if nd in evaluated]
+    pool = result.minimal_nodes if infer else [nd for nd in node_list(satisfying) if nd in evaluated]
     if pool:
         result.optimum = min(pool, key=lambda nd: (evaluated[nd].discernibility, height(nd), nd))
     result.seconds = time.perf_counter() - started

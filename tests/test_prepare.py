@@ -1,0 +1,60 @@
+"""Preparation on its own: the base histogram, the reference distributions, NULL policies and the
+released columns of a prepared problem, against counts taken directly from a small input."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+
+from sqlclose.model.spec import as_spec
+from sqlclose.prepare.problem import prepare
+from sqlclose.prepare.sources import open_source
+
+ROWS = [("a", "x", 1, "n1"), ("a", "y", 2, "n2"), ("b", "x", 1, "n3"), ("b", "x", 3, "n4"), ("a", None, 2, "n5"),
+        ("b", "y", 1, "n6")]
+
+
+def prepared(nulls: str = "drop", others: str = "drop"):
+    table = pa.table({"g": [r[0] for r in ROWS], "h": [r[1] for r in ROWS], "s": [r[2] for r in ROWS],
+                      "note": [r[3] for r in ROWS]})
+    spec = as_spec({"k": 2, "others": others,
+                    "quasi_identifiers": {"g": {"tree": {"*": ["a", "b"]}},
+                                          "h": {"tree": {"*": ["x", "y", "NULL"]}, "nulls": nulls}},
+                    "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
+    opened = open_source(table, None)
+    return prepare(opened.engine, opened.relation, spec, opened.label)
+
+
+def test_the_base_histogram_counts_every_combination():
+    problem = prepared()
+    g, h = (qi.hierarchy for qi in problem.qis)
+    code_of = [{int(c): leaf for c, leaf in zip(x.leaf_codes, x.leaves)} for x in (g, h)]
+    base = problem.engine.fetch(f'SELECT * FROM "{problem.base.name}"').to_pylist()
+    found = Counter()
+    for row in base:
+        key = (code_of[0][row["q0"]], code_of[1][row["q1"]], problem.sas[0].domain[row["s0"]])
+        found[key] += row["n"]
+    expected = Counter((r[0], r[1], str(r[2])) for r in ROWS if r[1] is not None)  # the NULL row is dropped
+    assert found == expected
+    assert problem.input_rows == 6 and problem.rows == 5 and problem.dropped_rows == 1
+
+
+def test_the_reference_distribution_is_the_kept_rows():
+    problem = prepared()
+    sa = problem.sas[0]
+    assert sa.domain == ["1", "2", "3"]  # sorted as numbers
+    assert sa.q.tolist() == [3.0, 1.0, 1.0]  # s of the five kept rows: 1, 2, 1, 3, 1
+
+
+def test_nulls_value_keeps_the_row_and_others_keep_releases_the_note():
+    problem = prepared(nulls="value", others="keep")
+    assert problem.rows == 6 and problem.sas[0].q.tolist() == [3.0, 2.0, 1.0]
+    assert problem.released == ["g", "h", "s", "note"]
+    assert prepared().released == ["g", "h", "s"]
+
+
+def test_nulls_error_names_the_column_and_count():
+    with pytest.raises(Exception, match="column 'h' has 1 NULL"):
+        prepared(nulls="error")
