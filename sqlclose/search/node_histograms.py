@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
@@ -30,6 +29,14 @@ from sqlclose.search.packing import KEY_LIMIT, Packing
 from sqlclose.sql import queries as q
 
 Subset = tuple[int, ...]
+
+
+def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Hash grouping (codes, uniques) without a sort; pandas is imported only when the in-memory
+    path runs (it costs a quarter second at start-up)."""
+    import pandas as pd
+
+    return pd.factorize(values)
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
 
 
@@ -387,7 +394,7 @@ class MemoryRunner:
         table = p.engine.fetch(q.project(p.base, names))
         self.queries += 1
         codes = np.column_stack([table.column(qi.coded.code).to_numpy().astype(np.int64) for qi in p.qis])
-        inverse, keys = pd.factorize(codes @ self.stride)
+        inverse, keys = _factorize(codes @ self.stride)
         sa = np.zeros(len(inverse), dtype=np.int64)
         for s, m in zip(p.sas, self.domains):
             sa = sa * m + table.column(s.coded.code).to_numpy().astype(np.int64)
@@ -500,9 +507,9 @@ def _group(kid: np.ndarray, keys: np.ndarray, span: int) -> tuple[np.ndarray, np
     if len(kid) and int(kid.max()) + 1 < KEY_LIMIT // span:
         combined = kid * span + keys
     else:
-        dense, _ = pd.factorize(keys)
+        dense, _ = _factorize(keys)
         combined = kid * (int(dense.max()) + 1 if len(dense) else 1) + dense
-    rows, uniques = pd.factorize(combined)
+    rows, uniques = _factorize(combined)
     node = np.empty(len(uniques), dtype=np.int64)
     node[rows] = kid
     return node, rows
