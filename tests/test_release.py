@@ -121,13 +121,13 @@ def test_report_file_and_sha256(written):
     assert sorted(p.name for p in out.parent.iterdir()) == [out.name, beside.name]  # no temp files
 
 
-def test_release_properties_agree_with_report(written):
+def test_release_properties_are_the_papers_table5(written):
     release, report, out = written
     assert isinstance(release, Release)
-    assert release.node == report["node"]
-    assert release.minimal_nodes == report["minimal_nodes"]
+    assert release.node == {"zip": 1, "age": 2}  # Li et al., Table 5: 4767*/4760*/4790*, <40/>=40
+    assert release.minimal_nodes == [{"zip": 1, "age": 2}]
     s = release.summary
-    assert s["classes"] == report["classes"] and s["rows"] == 9 and s["suppressed_rows"] == 0
+    assert s["classes"] == 3 and s["rows"] == 9 and s["suppressed_rows"] == 0  # three classes of three
     assert release.columns == ["zip", "age", "salary", "disease"]
 
 
