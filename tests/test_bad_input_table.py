@@ -9,9 +9,8 @@ nothing written, the previous release intact, no hidden temporary file. A row th
 succeed (hostile or unicode column names, 2,000 columns, a one-valued sensitive column) must
 replace the release with a verified one and leave no temporary file.
 
-The expected message of a row is what the command should say; where today's command says
-something unclear, leaky or wrong, the row asserts the right behaviour and fails until the code
-is fixed (docs/bad-input.md lists those rows).
+The expected message of a row is what the command should say, exactly; docs/bad-input.md shows
+the same table (a test keeps the two equal).
 """
 
 from __future__ import annotations
@@ -524,11 +523,6 @@ MESSAGES = {
     ),
 }
 
-# Rows where today's command is wrong. MESSAGES keeps what it says today (the doc shows it); the
-# row asserts the right behaviour instead: the documented code, and a message matching the pattern
-# (searched in the whole of stderr). Each fails until the code is fixed.
-RIGHT: dict[str, tuple[str, str]] = {}
-
 FAILURES = [c for c in CASES if c.code != 0]
 SUCCESSES = [c for c in CASES if c.code == 0]
 
@@ -615,11 +609,7 @@ def test_bad_input_fails_cleanly(case: Case, tmp_path: Path, previous_release: d
     for row in data_rows(d):  # no raw data row of the source reaches the terminal or a job's log
         assert row not in stderr and row not in result.stdout, f"a data row leaked: {row!r} in {stderr!r}"
     assert "internal error" not in stderr, stderr
-    if case.id in RIGHT:
-        assert re.search(RIGHT[case.id][0], stderr, re.M), f"today: {stderr!r}; {RIGHT[case.id][1]}"
-        assert result.returncode == case.code
-    else:
-        assert (result.returncode, stderr.rstrip("\n")) == (case.code, MESSAGES[case.id])
+    assert (result.returncode, stderr.rstrip("\n")) == (case.code, MESSAGES[case.id])
     assert snapshot(d) == before, "the failing run wrote, changed or removed a file"
     assert_no_hidden_files(d)
 
@@ -668,4 +658,3 @@ def test_the_table_is_complete() -> None:
     assert len(CASES) >= 40
     assert len({c.id for c in CASES}) == len(CASES)
     assert sorted(MESSAGES) == sorted(c.id for c in CASES)
-    assert set(RIGHT) <= set(MESSAGES)

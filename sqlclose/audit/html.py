@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ import numpy as np
 
 from sqlclose.audit.check import CheckReport, check
 from sqlclose.errors import InputError
+from sqlclose.model.lattice import nodes_by_height_groups, upward_closure
 from sqlclose.model.spec import Spec, load_spec
 
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
@@ -154,27 +154,25 @@ def _embed(fig: Any, alt: str) -> str:
 
 def _lattice_chart(doc: dict) -> str:
     """Every node by height; satisfying nodes are drawn as the generalizations of a minimal node."""
-    levels = list(doc["lattice"]["levels"].values())
     names = list(doc["lattice"]["levels"])
+    shape = tuple(doc["lattice"]["levels"][n] for n in names)
     if doc["lattice"]["size"] > 20000:
         return "<p>(lattice too large to draw)</p>"
-    minimal = [tuple(m[n] for n in names) for m in doc["minimal_nodes"]]
-    chosen = tuple(doc["node"][n] for n in names)
-    by_height: dict[int, list[tuple]] = {}
-    for node in itertools.product(*(range(n) for n in levels)):
-        by_height.setdefault(sum(node), []).append(node)
+    minimal = np.zeros(shape, dtype=bool)
+    for m in doc["minimal_nodes"]:
+        minimal[tuple(m[n] for n in names)] = True
+    role = np.where(upward_closure(minimal), "satisfying", "other").astype(object)
+    role[minimal] = "minimal"
+    role[tuple(doc["node"][n] for n in names)] = "chosen"
+    points: dict[str, tuple[list[int], list[float]]] = {kind: ([], []) for kind in PALETTE}
+    for h, nodes in enumerate(nodes_by_height_groups(shape)):
+        for i, node in enumerate(nodes):
+            xs, ys = points[role[node]]
+            xs.append(h)
+            ys.append((i + 0.5) / len(nodes))
     plt = _figure()
     fig, ax = plt.subplots(figsize=(9, 3.6))
-    for kind in ("other", "satisfying", "minimal", "chosen"):
-        xs, ys = [], []
-        for h, nodes in by_height.items():
-            for i, node in enumerate(nodes):
-                above = any(all(a >= b for a, b in zip(node, m)) for m in minimal)
-                role = "chosen" if node == chosen else "minimal" if node in minimal else \
-                    "satisfying" if above else "other"
-                if role == kind:
-                    xs.append(h)
-                    ys.append((i + 0.5) / len(nodes))
+    for kind, (xs, ys) in points.items():
         ax.scatter(xs, ys, s=60 if kind == "chosen" else 14, c=PALETTE[kind], label=kind, zorder=3)
     ax.set_xlabel("height (sum of levels)")
     ax.set_yticks([])

@@ -52,7 +52,7 @@ def guarded(fn: F) -> F:
         except SqlcloseError as e:
             _fail(e, verbose)
         except OSError as e:
-            _fail(environment_failure(e), verbose)
+            _fail(EnvironmentFailure.from_os_error(e), verbose)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as e:  # a bug: say so plainly, keep the traceback for --verbose
@@ -63,10 +63,6 @@ def guarded(fn: F) -> F:
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
-
-
-def environment_failure(e: OSError) -> EnvironmentFailure:
-    return EnvironmentFailure.from_os_error(e)
 
 
 def _fail(e: SqlcloseError, verbose: bool) -> None:

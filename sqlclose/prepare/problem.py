@@ -171,16 +171,6 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
     return [c for c in columns if c in keep]
 
 
-def column_roles(spec: Spec, released: list[str]) -> dict[str, str]:
-    """Every released column with its role in the release."""
-    def role(name: str) -> str:
-        if name in spec.quasi_identifiers:
-            return "quasi-identifier (generalized)"
-        if name in spec.sensitive:
-            return "sensitive (unchanged)"
-        return "other (unchanged)"
-    return {name: role(name) for name in released}
-
 
 def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
     """NaN and ±inf have no place in an ordered domain (they would sort to its top)."""

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlclose.errors import EngineError, VerificationError
-from sqlclose.release.verify_sql import EMD_NAMES, FileMeasures, WrittenQI, WrittenSensitive, measure_file
+from sqlclose.model.spec import EMD_DISTANCES
+from sqlclose.release.verify_sql import FileMeasures, WrittenQI, WrittenSensitive, measure_file
 
 if TYPE_CHECKING:
     from sqlclose.prepare.problem import Problem
@@ -58,7 +59,7 @@ def privacy_section(measured: FileMeasures, k: int, suppression: float) -> dict:
             continue
         entry = out["sensitive"].setdefault(m.column, {})
         if m.model == "t-closeness":
-            emd = m.parameters["distance"] in EMD_NAMES
+            emd = m.parameters["distance"] in EMD_DISTANCES
             entry.update(distance=m.parameters["distance"], t=m.parameters["t"], emd=emd)
             entry["max_emd" if emd else "max_distance"] = m.reached if m.reached is not None else 0.0
         else:

@@ -26,13 +26,12 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import EMD_DISTANCES, Sensitive
+from sqlclose.model.spec import Sensitive
 from sqlclose.sql.templates import template
 
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
-EMD_NAMES = EMD_DISTANCES
 COUNTS, REFERENCE = "__sqlclose_counts", "__sqlclose_reference"  # the common table expressions
 _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
