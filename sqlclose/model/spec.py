@@ -255,6 +255,62 @@ class EngineSettings(_Model):
         return {key: value for key, value in given.items() if value is not None}
 
 
+Algorithm = Literal["incognito", "gaa"]
+# Discernibility (Incognito's default) and the seven metrics of Mauger et al. (2023), section 3.2;
+# "custom" takes the user's own edge weights (``weights``).
+METRIC_NAMES: tuple[str, ...] = ("discernibility", "distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm",
+                                 "custom")
+GAA_STRATEGIES: tuple[str, ...] = ("S1", "S2", "S3", "S4", "S5", "S6", "S7", "ldiv", "tclo")
+EdgeWeightsSpec = list[float] | dict[str, float]
+
+
+class Search(_Model):
+    """How the release is chosen. ``algorithm``: ``"incognito"`` (full-domain, the default) or
+    ``"gaa"`` (greedy multidimensional recoding, Mauger et al. 2023). ``metric``: what "least
+    information lost" means — for Incognito the optimum among satisfying nodes (default
+    discernibility), for GAA the merge cost (default nllm). ``"custom"`` uses ``weights``: per
+    quasi-identifier one weight per level step, or a weight per edge keyed by the child's label.
+    ``strategy`` (GAA only, default S1) and ``scope`` (GAA only: "table", the paper's definition,
+    or "class") choose GAA's merge partner."""
+
+    algorithm: Algorithm = "incognito"
+    metric: str | None = None
+    strategy: Literal[GAA_STRATEGIES] | None = None  # type: ignore[valid-type]
+    scope: Literal["table", "class"] | None = None
+    weights: dict[str, EdgeWeightsSpec] | None = None
+
+    @field_validator("metric")
+    @classmethod
+    def _known_metric(cls, name: str | None) -> str | None:
+        if name is not None and name.lower() not in METRIC_NAMES:
+            raise ValueError(f"unknown metric {name!r}; choose one of {', '.join(METRIC_NAMES)}")
+        return None if name is None else name.lower()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Search:
+        if self.algorithm != "gaa" and (self.strategy is not None or self.scope is not None):
+            raise ValueError("strategy and scope apply to algorithm = \"gaa\" only")
+        if self.algorithm == "gaa" and self.metric == "discernibility":
+            raise ValueError("GAA merges by an information-loss metric: choose one of "
+                             f"{', '.join(METRIC_NAMES[1:])}")
+        if (self.metric == "custom") != (self.weights is not None):
+            raise ValueError("metric = \"custom\" and [search.weights] go together: give both or neither")
+        return self
+
+    @property
+    def metric_name(self) -> str:
+        """The metric in effect: the given one, else discernibility (Incognito) or nllm (GAA)."""
+        return self.metric or ("nllm" if self.algorithm == "gaa" else "discernibility")
+
+    @property
+    def strategy_name(self) -> str:
+        return self.strategy or "S1"
+
+    @property
+    def scope_name(self) -> str:
+        return self.scope or "table"
+
+
 OthersPolicy = Literal["keep", "drop"]
 
 
@@ -274,6 +330,7 @@ class Spec(_Model):
     source: Source | None = None
     output: Output | None = None
     engine: EngineSettings | None = None
+    search: Search = Field(default_factory=Search)
     _origin: Path | None = PrivateAttr(default=None)  # the spec file, when loaded from one
 
     @model_validator(mode="before")
@@ -309,6 +366,14 @@ class Spec(_Model):
             raise ValueError("no privacy requirement: add [privacy] with k = … (e.g. k = 5), and t-closeness or "
                              "l-diversity under [sensitive.<column>]; a spec that states no requirement releases "
                              "nothing")
+        unknown = sorted(set(self.search.weights or {}) - set(self.quasi_identifiers))
+        if unknown:
+            raise ValueError(f"[search.weights] names {unknown[0]!r}, which is not a quasi-identifier")
+        missing = [name for name in self.quasi_identifiers if self.search.weights is not None
+                   and name not in self.search.weights]
+        if missing:
+            raise ValueError(f"[search.weights] gives no weights for {', '.join(repr(m) for m in missing)}: "
+                             "a custom metric weighs every quasi-identifier's hierarchy")
         if self.privacy.k < 2 and not self.sensitive:
             raise ValueError("k = 1 with no sensitive model protects nothing: raise k (e.g. k = 5) or add a model "
                              "(t, distinct_l, entropy_l, recursive, p) under [sensitive.<column>]")
