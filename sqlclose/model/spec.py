@@ -220,14 +220,57 @@ class Source(_Model):
         return self
 
 
+OutputFormat = Literal["parquet", "parquet-folder", "csv", "duckdb"]
+OUTPUT_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "parquet": (".parquet", ".pq"), "csv": (".csv",), "duckdb": (".duckdb", ".db", ".ddb"), "parquet-folder": ("",)}
+
+
 class Output(_Model):
+    """Where the release goes. ``format`` is told by the path when not given: ``x.parquet`` a
+    Parquet file, ``x.csv`` CSV, ``x.duckdb`` a table (``table``, schema-qualified allowed) in a
+    DuckDB database, a path without a suffix a Parquet folder (optionally ``partition_by``
+    released columns). A given format must agree with the path's suffix."""
+
     path: Path
     report: Path | None = None
     overwrite: bool = False
+    format: OutputFormat | None = None
+    table: str | None = None
+    partition_by: list[str] = Field(default_factory=list)
+
+    @property
+    def kind(self) -> str:
+        """The output format: the one given, else the one the path's suffix names."""
+        if self.format:
+            return self.format
+        return output_kind(self.path)
+
+    @model_validator(mode="after")
+    def _format_fits(self) -> Output:
+        kind = self.kind
+        if self.format and self.path.suffix.lower() not in OUTPUT_SUFFIXES[kind]:
+            raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}: name it with "
+                             f"{' or '.join(repr(s) for s in OUTPUT_SUFFIXES[kind] if s) or 'no suffix'}")
+        if (kind == "duckdb") != (self.table is not None):
+            raise ValueError("a DuckDB database output needs table = \"name\"" if kind == "duckdb"
+                             else f"table = {self.table!r} only applies to a DuckDB database output")
+        if self.partition_by and kind != "parquet-folder":
+            raise ValueError("partition_by applies to a Parquet folder output (a path without a suffix)")
+        return self
 
     @property
     def report_path(self) -> Path:
         return self.report or default_report_path(self.path)
+
+
+def output_kind(path: Path) -> str:
+    """The output format a path's suffix names (no suffix: a Parquet folder)."""
+    suffix = path.suffix.lower()
+    for kind, suffixes in OUTPUT_SUFFIXES.items():
+        if suffix in suffixes:
+            return kind
+    raise ValueError(f"cannot tell the output format of {path.name!r}: name it .parquet, .csv or .duckdb, "
+                     "give no suffix for a Parquet folder, or set format = \"…\"")
 
 
 def default_report_path(path: Path) -> Path:
