@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from sqlclose.audit.check import check as run_check
-from sqlclose.engine import Engine, engine_for
-from sqlclose.errors import InputError, NoSolutionError, SpecError
+from sqlclose.checkpoints import checkpoint
+from sqlclose.engine import DuckDBEngine, Engine, engine_for
+from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import EngineSettings, Sensitive, Spec, as_spec
 from sqlclose.prepare.plan import describe_problem
@@ -19,6 +22,7 @@ from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_sourc
 from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
+from sqlclose.release.writers import content_digest
 from sqlclose.search import ProgressCallback, incognito
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
@@ -41,13 +45,14 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     engine = opened.engine
     try:
         timings = {}
+        checkpoint("scan")
         problem = prepare(engine, opened.relation, spec, opened.label, _key(fingerprint_key))
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         if spec.k > problem.rows:
             raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                                   "generalization can make classes that big; lower k")
-        result = incognito(problem, criteria, on_progress)
+        result = incognito(problem, criteria, _with_checkpoint(on_progress))
         timings["search_seconds"] = result.seconds
         if result.optimum is None:
             raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
@@ -57,7 +62,25 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         raise
     inputs = [*opened.files, *spec.files_read]
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   inputs=inputs)
+                   inputs=inputs, hierarchy_files=_hierarchy_files(spec))
+
+
+def _with_checkpoint(on_progress: ProgressCallback | None) -> ProgressCallback:
+    """The caller's progress callback, with the "search" checkpoint (tests hold a run there)."""
+
+    def progress(event: Any) -> None:
+        checkpoint("search")
+        if on_progress is not None:
+            on_progress(event)
+
+    return progress
+
+
+def _hierarchy_files(spec: Spec) -> dict[str, tuple[Path, str]]:
+    """Per column, the hierarchy file it uses and its delimiter (the report names them)."""
+    given = dict(spec.quasi_identifiers)
+    given.update({name: s.hierarchy for name, s in spec.sensitive.items() if s.hierarchy is not None})
+    return {name: (Path(h.file), h.delimiter) for name, h in given.items() if h.file is not None}
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
@@ -145,22 +168,25 @@ AGAINST_TOLERANCE = 1e-9  # the report's values and the re-check's may differ in
 
 
 def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None) -> dict:
-    """Re-verify a released file against its report (its manifest): the file's sha256, rows,
-    classes and smallest class, every l/p value, and each sensitive column's largest distance
-    against the file's own distribution (the report's ``t_against_release``). ``spec`` gives the
-    hierarchies a hierarchical distance needs; without it the report's models are used as stated."""
+    """Re-verify a released file (or table) against its report (its manifest): the file's sha256
+    (a table's content digest), rows, classes and smallest class, every l/p value, and each
+    sensitive column's largest distance against the file's own distribution (the report's
+    ``t_against_release``). A hierarchical distance takes its hierarchy from the file the report
+    names (refused if that file changed), or from ``spec`` when given."""
     try:
         doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
-        node, privacy = doc["node"], doc["privacy"]
+        node, privacy, output = doc["node"], doc["privacy"], doc["output"]
     except (OSError, ValueError, KeyError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
-    problems = []
-    if sha256(Path(path)) != doc.get("output", {}).get("sha256"):
-        problems.append("its sha256 differs from the report's output.sha256 (the file was changed or replaced)")
     models = dict(as_spec(spec).sensitive) if spec is not None else {
-        name: _model_from_report(name, entry) for name, entry in privacy["sensitive"].items()}
-    audit_ = run_check(path, list(node), models, k=privacy["k"]).to_dict()
-    expected = {"rows": doc["output"]["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
+        name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name))
+        for name, entry in privacy["sensitive"].items()}
+    with _released(Path(path), output) as (source, digest):
+        problems = [] if digest == (output.get("content_digest") or output.get("sha256")) else [
+            "its content differs from the report's (the file or table was changed or replaced)"]
+        audit_ = run_check(source, list(node), models, k=privacy["k"],
+                           table=output.get("table") if output.get("format") == "duckdb" else None).to_dict()
+    expected = {"rows": output["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
     found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
     problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()
                  if found[key] != value]
@@ -177,11 +203,53 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
             "problems": problems}
 
 
-def _model_from_report(name: str, entry: dict) -> Sensitive:
+def released_digest(path: Path, output: dict) -> str:
+    """What a release holds, as its report records it: a file's sha256, a table's content digest."""
+    if output.get("format", "parquet") == "duckdb":
+        opened = open_source(path, None, ReadOptions(table=output.get("table")))
+        try:
+            return content_digest(opened.engine, opened.relation)
+        finally:
+            opened.engine.close()
+    if not Path(path).is_file():
+        raise InputError(f"{path} does not exist")
+    return sha256(Path(path))
+
+
+@contextmanager
+def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str]]:
+    """The release as ``check`` reads it (a CSV with the column types its report records), and
+    its digest."""
+    digest = released_digest(path, output)
+    if output.get("format") != "csv" or not output.get("column_types"):
+        yield path, digest
+        return
+    engine = DuckDBEngine()
+    try:
+        written = engine.read_csv_typed(Path(path), output["column_types"])
+    except EngineError as e:
+        engine.close()
+        raise InputError(f"cannot read {path} with the column types of its report: {str(e).splitlines()[0]}") \
+            from None
+    try:
+        yield (engine.con, written.name), digest
+    finally:
+        engine.close()
+
+
+def _model_from_report(name: str, entry: dict, hierarchy: dict | None) -> Sensitive:
+    given: dict[str, Any] = {}
     if entry.get("distance") == "hierarchical":
-        raise InputError(f"column {name!r} uses the hierarchical distance: give the release's spec (--spec) for its "
-                         "hierarchy")
-    given = {"distance": entry.get("distance", "equal"), "t": entry.get("t")}
+        if hierarchy is None:
+            raise InputError(f"column {name!r} uses the hierarchical distance and the report names no hierarchy file "
+                             "for it: give the release's spec (--spec)")
+        file = Path(hierarchy["path"])
+        if not file.is_file() or sha256(file) != hierarchy["sha256"]:
+            state = "no longer exists" if not file.is_file() else "changed since the release"
+            raise InputError(f"the hierarchy of column {name!r} ({file}) {state}: give the release's spec (--spec) "
+                             "with the hierarchy it used")
+        given["hierarchy"] = {"file": file, "delimiter": hierarchy.get("delimiter", ";")}
+    given.update({"distance": entry.get("distance", "equal"), "t": entry.get("t")})
     given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
     if "recursive" in entry:
         given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}

@@ -9,12 +9,14 @@ import click
 
 from sqlclose.cli.common import CONTEXT, guarded, json_option, parse_node, quiet_option, verbose_option
 from sqlclose.cli.progress import search_progress
-from sqlclose.errors import SpecError
+from sqlclose.errors import SpecError, SqlcloseError
 
 EXAMPLE = """\b
 Examples:
   sqlclose anonymize datasets/table3/table3.toml
   sqlclose anonymize adult.toml --output out/adult.parquet --node age=2,zip=1
+  sqlclose anonymize adult.toml --output out/adult.csv
+  sqlclose anonymize adult.toml --output out/releases.duckdb --output-table adult
   sqlclose anonymize adult.toml --dry-run
 """
 
@@ -23,7 +25,10 @@ Examples:
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Parquet file to write (overrides [output] path).")
+              help="Where to write (overrides [output]): x.parquet, x.csv, or x.duckdb with --output-table.")
+@click.option("--format", "output_format", type=click.Choice(["parquet", "csv", "duckdb"]),
+              help="Output format (default: told by the output's suffix; it must fit the suffix).")
+@click.option("--output-table", metavar="[SCHEMA.]TABLE", help="Table to write in a DuckDB database output.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON report path (default: OUTPUT.report.json).")
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
@@ -43,36 +48,35 @@ Examples:
 @quiet_option
 @verbose_option
 @guarded
-def anonymize(spec_path: Path, source: Path | None, output: Path | None, report: Path | None,
+def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_format: str | None,
+              output_table: str | None, report: Path | None,
               overwrite: bool | None, force: bool, dry_run: bool, node: str | None, no_progress: bool,
               engine_name: str | None, threads: int | None, memory_limit: str | None, temp_directory: Path | None,
               html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
-    """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
-    file, and place it with its JSON report."""
+    """Search the optimal generalization for SPEC.toml, write it (Parquet, CSV, or a table in a
+    DuckDB database), verify it from what was written, and place it with its JSON report."""
     from sqlclose import api
-    from sqlclose.model.spec import default_report_path, load_spec
-    from sqlclose.release.files import refuse_unsafe_targets
+    from sqlclose.model.spec import load_spec
+    from sqlclose.release.writers import writer_for
 
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     chosen = parse_node(node)
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
-    out = output or (spec.output.path if spec.output else None)
-    if out is None:
-        raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
-    rep = report or (spec.output.report if spec.output and not output else None) or default_report_path(out)
-    if not force and _up_to_date(api, source, spec, out, rep):
+    target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force)
+    if not force and _up_to_date(api, source, spec, target):
         if not quiet:
-            click.echo(f"{out} is up to date (same spec, same input); nothing to do (--force redoes it)")
+            click.echo(f"{_where(target)} is up to date (same spec, same input); nothing to do (--force redoes it)")
         return
-    replace = force or (overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite))
     inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
-    refuse_unsafe_targets(out, rep, inputs, replace)
+    writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress) as release:
             chosen_release = release.at(chosen) if chosen else release
-            doc = chosen_release.write_parquet(out, rep, overwrite=replace)
+            doc = chosen_release.write(target.path, target.report, target.overwrite, format=target.format,
+                                       table=target.table)
+    rep = target.report
     if html_path is not None:
         from sqlclose.audit.html import write_html
 
@@ -102,9 +106,30 @@ def with_engine(spec, name: str | None, threads: int | None, memory_limit: str |
     return spec.model_copy(update={"engine": settings})
 
 
-def _up_to_date(api, source, spec, out: Path, report: Path) -> bool:
-    """The output exists with a report for the same spec and (keyed) input fingerprint."""
-    if not (out.is_file() and report.is_file()):
+def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: str | None, report: Path | None,
+            overwrite: bool | None, force: bool):
+    """Where the release goes: the command line's --output (its format told by its suffix unless
+    --format) over the spec's [output]; --output-table names the table of a DuckDB database."""
+    from sqlclose.release.writers import Target
+
+    given = spec.output
+    if output is None and given is None:
+        raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
+    replace = force or (overwrite if overwrite is not None else bool(given and given.overwrite))
+    if output is not None:
+        return Target.of(output, report, fmt, table, replace)
+    return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace)
+
+
+def _where(target) -> str:
+    return f"{target.path} (table {target.table})" if target.table else str(target.path)
+
+
+def _up_to_date(api, source, spec, target) -> bool:
+    """The output exists with a report for the same spec and (keyed) input fingerprint, and
+    holds what the report vouches for."""
+    report = target.report
+    if not report.is_file() or not target.path.is_file():
         return False
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))
@@ -112,9 +137,13 @@ def _up_to_date(api, source, spec, out: Path, report: Path) -> bool:
         return False
     if doc.get("spec_sha256") != spec.sha256() or not doc.get("input", {}).get("fingerprint"):
         return False
-    from sqlclose.release.files import sha256
-
-    if doc.get("output", {}).get("sha256") != sha256(out):
+    output = doc.get("output", {})
+    if output.get("format", "parquet") != target.format or output.get("table") != target.table:
+        return False
+    try:
+        if api.released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
+            return False
+    except SqlcloseError:
         return False
     return api.input_fingerprint(source, spec) == doc["input"]["fingerprint"]
 
@@ -188,7 +217,8 @@ def describe_sensitive(s: dict) -> str:
 def _print_summary(doc: dict, report: Path) -> None:
     node = ", ".join(f"{k}={v}" for k, v in doc["node"].items())
     lat = doc["lattice"]
-    click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {doc['output']['path']}")
+    where = doc["output"]["path"] + (f" (table {doc['output']['table']})" if doc["output"].get("table") else "")
+    click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {where}")
     click.echo(f"  node       {node}")
     click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
                f"{doc['suppressed_rows']} rows suppressed)")
@@ -198,4 +228,5 @@ def _print_summary(doc: dict, report: Path) -> None:
                f"average class size {doc['utility']['average_class_size']:.1f}")
     click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
                f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
-    click.echo(f"  verified   sha256 {doc['output']['sha256'][:16]}…; report {report}")
+    digest = doc["output"]["sha256"] or doc["output"]["content_digest"]
+    click.echo(f"  verified   {'sha256 ' + digest[:16] if doc['output']['sha256'] else digest}…; report {report}")

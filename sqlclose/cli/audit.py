@@ -94,7 +94,7 @@ def _against(path: Path, report_path: Path, spec_path: Path | None, as_json: boo
     if outcome["problems"]:
         raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
     if not as_json:
-        click.echo(f"{path} matches {report_path}: sha256, {outcome['rows']} rows, {outcome['classes']} classes, "
+        click.echo(f"{path} matches {report_path}: content, {outcome['rows']} rows, {outcome['classes']} classes, "
                    "k and every value reached")
 
 

@@ -36,13 +36,29 @@ def _interruptible() -> Iterator[None]:
         raise
 
 
-def _qualified(table: str, database: str) -> exp.Table:
+def qualified(table: str, database: str) -> exp.Table:
     """``schema.table`` names a table in a schema of the attached database; a plain name is main's."""
     schema, _, name = table.rpartition(".")
     if not schema:
         return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(database, quoted=True))
     return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True),
                      catalog=exp.to_identifier(database, quoted=True))
+
+
+def table_exists(path: Path, table: str) -> bool:
+    """Whether a DuckDB database file holds ``table`` (``schema.table`` allowed); read-only, brief."""
+    if not Path(path).is_file():
+        return False
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        schema, _, name = table.rpartition(".")
+        found = con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2",
+                            [schema or "main", name]).fetchone()[0]
+        views = con.execute("SELECT COUNT(*) FROM duckdb_views() WHERE schema_name = $1 AND view_name = $2",
+                            [schema or "main", name]).fetchone()[0]
+        return bool(found or views)
+    finally:
+        con.close()
 
 
 class DuckDBEngine(Engine):
@@ -108,7 +124,7 @@ class DuckDBEngine(Engine):
                                 expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
-            return _qualified(read.table, alias)
+            return qualified(read.table, alias)
         path = str(read.path) if read.glob else self._literal(read.path)
         if read.kind == "csv":
             # Parsed once into a temp table: the search, the release and the checks all read it.
@@ -174,6 +190,48 @@ class DuckDBEngine(Engine):
             params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))],
         )
         self.execute(copy, [*params, str(path)])
+
+    # ---- CSV files and DuckDB database tables as outputs -------------------------------------
+    def column_types(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
+        """The columns a query yields, with their DuckDB type names (``DECIMAL(10,2)``, ``VARCHAR`` …)."""
+        described = self.fetch(exp.Describe(this=query.copy()), params)
+        return dict(zip(described.column("column_name").to_pylist(), described.column("column_type").to_pylist()))
+
+    def copy_to_csv(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
+        """Write as CSV: a header, ',' between fields, '"' quotes; an empty text is written ``""``
+        and a NULL as nothing, so that the two stay apart when read back (``read_csv_typed``)."""
+        copy = exp.Copy(
+            this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
+            params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("CSV")),
+                    exp.CopyParameter(this=exp.var("HEADER"), expression=exp.true())],
+        )
+        self.execute(copy, [*params, str(path)])
+
+    def read_csv_typed(self, path: Path, types: dict[str, str]) -> exp.Expression:
+        """A CSV written by ``copy_to_csv``, read back with the given column types (so numbers stay
+        numbers and a quoted empty text stays an empty text, not a NULL)."""
+        options = {"auto_detect": False, "header": True, "delim": ",", "quote": '"', "escape": '"',
+                   "columns": types, "nullstr": [""], "allow_quoted_nulls": False}
+        args: list[exp.Expression] = [exp.Placeholder(this="1")]
+        params: list[Any] = [self._literal(path)]
+        for key, value in options.items():
+            params.append(value)
+            args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
+        query = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
+        return self.create_temp_table(self.temp_name("written_csv"), query, params)
+
+    def attach(self, path: Path) -> str:
+        """Attach a database file for writing (created when missing); detached on close."""
+        alias = self.temp_name("out")
+        attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)))
+        self.execute(attach, [self._literal(path)])
+        self._temp.append(("database", alias))
+        return alias
+
+    def detach(self, alias: str) -> None:
+        if ("database", alias) in self._temp:
+            self._temp.remove(("database", alias))
+            self.execute(f"DETACH {exp.to_identifier(alias, quoted=True).sql('duckdb')}")
 
     def close(self) -> None:
         for kind, name in reversed(self._temp):

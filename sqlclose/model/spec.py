@@ -260,7 +260,7 @@ class Output(_Model):
 
     @property
     def report_path(self) -> Path:
-        return self.report or default_report_path(self.path)
+        return self.report or default_report_path(self.path, self.table)
 
 
 def output_kind(path: Path) -> str:
@@ -273,9 +273,10 @@ def output_kind(path: Path) -> str:
                      "give no suffix for a Parquet folder, or set format = \"…\"")
 
 
-def default_report_path(path: Path) -> Path:
-    """The report sits beside the release: ``<release>.report.json``."""
-    return path.with_name(path.name + ".report.json")
+def default_report_path(path: Path, table: str | None = None) -> Path:
+    """The report sits beside the release: ``<release>.report.json`` (for a table in a DuckDB
+    database, ``<database>.<table>.report.json``: one database holds many releases)."""
+    return path.with_name(path.name + (f".{table}" if table else "") + ".report.json")
 
 
 class EngineSettings(_Model):

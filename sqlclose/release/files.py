@@ -24,33 +24,29 @@ from types import TracebackType
 
 from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
-PARQUET_SUFFIXES = (".parquet", ".pq")
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
 
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool) -> None:
     """Refuse an output or report that is a folder, already exists (unless ``overwrite``), is the
-    other one, or is — through any path, symlink or hard link — a file the job reads."""
+    other one, or is — through any path, symlink or hard link — a file the job reads. (That the
+    path's suffix fits the format is the output spec's check: ``writers.Target``.)"""
     for target in (path, report):
-        _refuse_blocked_folder(target)
-    if _same(path, report):
+        refuse_blocked_folder(target)
+    if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     for target, role in ((path, "output"), (report, "report")):
         if target.is_dir():
             raise OutputExistsError(f"the {role} path {target} is a directory, not a file path")
         for source in inputs:
-            if _same(target, source):
+            if same(target, source):
                 raise OutputExistsError(f"the {role} path {target} is {source}, which this job reads; writing the "
                                         "release there would destroy it: choose another path")
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
-    if path.suffix.lower() not in PARQUET_SUFFIXES:
-        raise OutputExistsError(f"the output {path} would hold Parquet, but its extension says "
-                                f"{path.suffix or 'nothing'}: name it {path.stem}.parquet")
 
 
-
-def _refuse_blocked_folder(target: Path) -> None:
+def refuse_blocked_folder(target: Path) -> None:
     """The nearest existing ancestor must be a writable folder: fail before the search, not after."""
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
@@ -61,7 +57,7 @@ def _refuse_blocked_folder(target: Path) -> None:
         raise EnvironmentFailure(f"cannot write in {folder} (permission denied); choose another output path")
 
 
-def _same(a: Path, b: Path) -> bool:
+def same(a: Path, b: Path) -> bool:
     """Same file by resolved path, or (both existing) by device and inode: catches hard links."""
     if os.path.realpath(a) == os.path.realpath(b):
         return True
@@ -121,6 +117,11 @@ class Transaction:
                 os.replace(old, target)
 
 
+def place(tmp: Path, target: Path) -> None:
+    """Move a finished temporary file to its target, refusing one that appeared meanwhile."""
+    _place(tmp, target)
+
+
 def _hidden(target: Path, token: str, kind: str) -> Path:
     return target.with_name(f".{target.name}.sqlclose-{token}.{kind}")
 
@@ -149,7 +150,7 @@ def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tu
 def recover(path: Path, report: Path) -> None:
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
     remove its temporaries. Runs that are still alive are left alone."""
-    dead = [m for m in _hidden_files(path) + _hidden_files(report) if not _alive(int(m[1]["pid"]))]
+    dead = [m for m in _hidden_files(path) + _hidden_files(report) if not alive(int(m[1]["pid"]))]
     journals = [f for f, m in dead if m["kind"] == "journal"]
     for journal in journals:
         _settle(journal)
@@ -197,7 +198,7 @@ def _hidden_files(target: Path) -> list[tuple[Path, dict[str, str]]]:
     return found
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     if pid == os.getpid():
         return True
     try:

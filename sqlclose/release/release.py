@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,16 +20,24 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose._version import __version__
-from sqlclose.errors import EngineError, EnvironmentFailure, InputError
+from sqlclose.checkpoints import checkpoint
+from sqlclose.errors import InputError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
-from sqlclose.model.spec import default_report_path
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
-from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report, privacy_section
-from sqlclose.release.verify import compare, recheck
+from sqlclose.release.report import (
+    Generalization,
+    HierarchyFile,
+    InputSummary,
+    Lattice,
+    Output,
+    Report,
+    privacy_section,
+)
+from sqlclose.release.verify import compare, recheck_relation
 from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
 from sqlclose.sql import queries as q
@@ -38,9 +45,6 @@ from sqlclose.utility.metrics import average_class_size
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
-
-
-
 
 @dataclass
 class Release:
@@ -54,6 +58,7 @@ class Release:
     timings: dict[str, float] = field(default_factory=dict)
     owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
+    hierarchy_files: dict[str, tuple[Path, str]] = field(default_factory=dict)  # per column: hierarchy file, delimiter
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
@@ -200,39 +205,38 @@ class Release:
         return list(self.problem.released)
 
     # ---- writing -------------------------------------------------------------------------------
+    def write(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False, *,
+              format: str | None = None, table: str | None = None) -> dict:
+        """Write the release (Parquet, CSV or a table in a DuckDB database: told by the path's
+        suffix unless ``format`` is given), verify it from what was written, then place it and its
+        report as a pair; returns the report (also written as JSON)."""
+        from sqlclose.release.writers import Target, write_release
+
+        return write_release(self, Target.of(path, report, format, table, overwrite))
+
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
-        """Write, verify from disk, then move the release and its report into place as a pair;
-        returns the report (also written as JSON)."""
-        path = Path(path)
-        report_path = Path(report) if report else default_report_path(path)
-        files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite)
-        try:
-            return self._write(path, report_path, overwrite)
-        except OSError as e:
-            raise EnvironmentFailure.from_os_error(e) from None
-        except EngineError as e:
-            raise EnvironmentFailure.from_engine(e) or e from None
+        """``write`` as a Parquet file."""
+        return self.write(path, report, overwrite, format="parquet")
 
-    def _write(self, path: Path, report_path: Path, overwrite: bool) -> dict:
-        with files.Transaction(path, report_path, overwrite) as txn:
-            started = time.perf_counter()
-            query, params = self._query()
-            self.problem.engine.copy_to_parquet(query, txn.data, params)
-            files.fsync(txn.data)
-            self.timings["write_seconds"] = time.perf_counter() - started
-            started = time.perf_counter()
-            summary = self.summary
-            claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
-            found = recheck(self.problem, txn.data)
-            compare(claimed, found, self.problem, self.columns)
-            self.timings["verify_seconds"] = time.perf_counter() - started
-            doc = self.report(summary, path, files.sha256(txn.data))
-            txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-            files.fsync(txn.report)
-            txn.commit()
-        return doc
+    def query(self) -> tuple[Any, list]:
+        """The release query and its bound parameters."""
+        return self._query()
 
-    def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
+    def verified_summary(self, written: exp.Expression) -> dict:
+        """The summary, after the written release (read back as ``written``) passed the
+        independent re-check against it; raises VerificationError otherwise."""
+        started = time.perf_counter()
+        summary = self.summary
+        claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
+        found = recheck_relation(self.problem, written)
+        checkpoint("verify")
+        compare(claimed, found, self.problem, self.columns)
+        self.timings["verify_seconds"] = time.perf_counter() - started
+        return summary
+
+    def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None, *,
+               verified: bool | None = None, output_format: str = "parquet", table: str | None = None,
+               content_digest: str | None = None, column_types: dict[str, str] | None = None) -> dict:
         """The report (typed: ``sqlclose.release.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
         p = self.problem
@@ -253,16 +257,19 @@ class Release:
                             nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
                             seconds=round(self.search.seconds, 4)),
             generalization=generalization,
+            hierarchies={name: HierarchyFile(path=str(f), delimiter=sep, sha256=files.sha256(f))
+                         for name, (f, sep) in self.hierarchy_files.items() if f.is_file()},
             classes=summary["classes"],
             suppressed_rows=summary["suppressed_rows"],
             privacy=summary["privacy"],
             t_against_release=summary["t_against_release"],
             utility=summary["utility"],
-            output=Output(path=str(path) if path else None, rows=summary["rows"], sha256=digest,
-                          columns=self.columns, column_roles=self.column_roles),
+            output=Output(path=str(path) if path else None, format=output_format, table=table,
+                          rows=summary["rows"], sha256=digest, content_digest=content_digest,
+                          columns=self.columns, column_types=column_types, column_roles=self.column_roles),
             warnings=warnings,
             timings={k: round(v, 4) for k, v in self.timings.items()},
-            verified=digest is not None,
+            verified=digest is not None if verified is None else verified,
         ).to_dict()
 
     @property

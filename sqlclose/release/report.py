@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 
 class _Model(BaseModel):
@@ -85,11 +85,24 @@ class Utility(_Model):
 
 
 class Output(_Model):
-    path: str | None = Field(description="Where the release was written.")
+    path: str | None = Field(description="Where the release was written (for a table: the database file).")
+    format: str = Field("parquet", description="parquet, csv or duckdb (a table in a DuckDB database file).")
+    table: str | None = Field(None, description="The table, for a DuckDB database output.")
     rows: int = Field(description="Released rows.")
-    sha256: str | None = Field(description="sha256 of the written file; the report vouches for exactly these bytes.")
+    sha256: str | None = Field(description="sha256 of the written file; the report vouches for exactly these bytes "
+                               "(null for a table, which has no bytes of its own: see content_digest).")
+    content_digest: str | None = Field(None, description="For a table output: md5-sum-v1:N, the sum over rows of the "
+                                       "low 64 bits of MD5(the row as text), independent of row order.")
     columns: list[str] = Field(description="Released columns, in order.")
+    column_types: dict[str, str] | None = Field(None, description="For a CSV output: each column's type, with "
+                                                "which the file is read back (numbers stay numbers).")
     column_roles: dict[str, str] = Field(description="Every released column with its role.")
+
+
+class HierarchyFile(_Model):
+    path: str = Field(description="The hierarchy file the release used (absolute).")
+    delimiter: str = Field(";", description="Its delimiter.")
+    sha256: str = Field(description="Its sha256 when the release was made: check --against refuses a changed file.")
 
 
 class Report(_Model):
@@ -105,6 +118,8 @@ class Report(_Model):
     minimal_nodes: list[dict[str, int]] = Field(description="Every minimal satisfying node.")
     lattice: Lattice
     generalization: dict[str, Generalization] = Field(description="Per quasi-identifier, what the release holds.")
+    hierarchies: dict[str, HierarchyFile] = Field(default_factory=dict, description="Per column (quasi-identifier "
+                                                  "or sensitive), the hierarchy file it used, if it came from one.")
     classes: int = Field(description="Released equivalence classes.")
     suppressed_rows: int
     privacy: Privacy

@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sqlclose.errors import EngineError, VerificationError
 from sqlclose.model.spec import EMD_DISTANCES
 from sqlclose.release.verify_sql import FileMeasures, WrittenQI, WrittenSensitive, measure_file
@@ -28,9 +30,14 @@ _KEYS = {"distinct l-diversity": "distinct_l", "entropy l-diversity": "entropy_l
 
 
 def recheck(problem: Problem, path: Path) -> dict:
-    """Rows, columns, classes, the privacy section and every failure, measured on the file at ``path``."""
+    """Rows, columns, classes, the privacy section and every failure, measured on the Parquet file at ``path``."""
+    return recheck_relation(problem, problem.engine.read_parquet(path))
+
+
+def recheck_relation(problem: Problem, written: exp.Expression) -> dict:
+    """The same, measured on a written release read back as a relation (a CSV read with the
+    released types, a table in a DuckDB database)."""
     engine = problem.engine
-    written = engine.read_parquet(path)
     columns = engine.schema(written).names
     lacking = [c.name for c in [*problem.qis, *problem.sas] if c.name not in columns]
     if lacking:  # nothing to measure classes or distributions by

@@ -1,0 +1,333 @@
+"""Writing a release in its output format: one writer per format, behind ``WRITERS``.
+
+Every writer does the same three things: write the release to a temporary place, re-check it
+from what was written (``verify``: the file read back — a CSV with the released columns' types, so
+numbers stay numbers — or the table itself), and only then place it with its report as a pair.
+Files (Parquet, CSV) go through ``files.Transaction``. A table in a DuckDB database is written
+under a temporary name in the target database, verified from that table, and renamed in one
+DuckDB transaction that also places the report; no other table is touched, and an existing
+table is replaced only when asked. A new format is one ``Writer`` subclass and one line in
+``WRITERS`` (a Parquet folder, for instance).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from pydantic import ValidationError
+from sqlglot import exp
+
+from sqlclose.checkpoints import checkpoint
+from sqlclose.engine import DuckDBEngine
+from sqlclose.engine.duckdb import qualified, table_exists
+from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.model.spec import Output, default_report_path
+from sqlclose.release import files
+
+if TYPE_CHECKING:
+    from sqlclose.release.release import Release
+
+CONTENT_DIGEST_KIND = "md5-sum-v1"  # Σ over rows of the low 64 bits of MD5(row as text): order-independent
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a release goes: a path, its format (told by the suffix unless given), a table for a
+    DuckDB database, the report's path, and whether an existing release may be replaced."""
+
+    path: Path
+    report: Path
+    format: str
+    table: str | None = None
+    overwrite: bool = False
+
+    @classmethod
+    def of(cls, path: str | Path, report: str | Path | None = None, format: str | None = None,
+           table: str | None = None, overwrite: bool = False) -> Target:
+        """Validated as the spec's [output] is: the format must fit the path's suffix."""
+        try:
+            out = Output(path=Path(path), format=format, table=table, report=Path(report) if report else None)
+            kind = out.kind
+        except ValidationError as e:
+            raise InputError(f"output {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+        except ValueError as e:
+            raise InputError(f"output {path}: {e}") from None
+        return cls(out.path, out.report_path, kind, out.table, overwrite)
+
+
+class Writer(ABC):
+    """Writes a release in one format: ``refuse`` (before the search) and ``write``."""
+
+    format: ClassVar[str]
+
+    @abstractmethod
+    def refuse(self, target: Target, inputs: list[Path]) -> None:
+        """Raise when the target cannot or must not be written (exists, is an input, blocked)."""
+
+    @abstractmethod
+    def write(self, release: Release, target: Target) -> dict:
+        """Write, verify from what was written, place with the report; return the report."""
+
+
+class FileWriter(Writer):
+    """A release that is one file (Parquet, CSV): written to a hidden temporary file beside the
+    target, verified from it, and placed with its report by ``files.Transaction``."""
+
+    def refuse(self, target: Target, inputs: list[Path]) -> None:
+        files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite)
+
+    def write(self, release: Release, target: Target) -> dict:
+        with files.Transaction(target.path, target.report, target.overwrite) as txn:
+            started = time.perf_counter()
+            query, params = release.query()
+            types = self._types(release, query, params)
+            self._copy(release, query, params, txn.data)
+            files.fsync(txn.data)
+            release.timings["write_seconds"] = time.perf_counter() - started
+            checkpoint("write")
+            summary = release.verified_summary(self._read_back(release, txn.data, types))
+            doc = release.report(summary, target.path, files.sha256(txn.data), output_format=self.format,
+                                 column_types=types)
+            txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            files.fsync(txn.report)
+            checkpoint("place")
+            txn.commit()
+        return doc
+
+    def _types(self, release: Release, query: exp.Expression, params: list) -> dict[str, str] | None:
+        """The released columns' types, when the format does not keep them itself."""
+        return None
+
+    @abstractmethod
+    def _copy(self, release: Release, query: exp.Expression, params: list, path: Path) -> None: ...
+
+    @abstractmethod
+    def _read_back(self, release: Release, path: Path, types: dict[str, str] | None) -> exp.Expression: ...
+
+
+class ParquetWriter(FileWriter):
+    format = "parquet"
+
+    def _copy(self, release: Release, query: exp.Expression, params: list, path: Path) -> None:
+        release.problem.engine.copy_to_parquet(query, path, params)
+
+    def _read_back(self, release: Release, path: Path, types: dict[str, str] | None) -> exp.Expression:
+        return release.problem.engine.read_parquet(path)
+
+
+class CsvWriter(FileWriter):
+    """CSV with a header, read back with the released columns' own types for the re-check (and
+    recorded in the report's ``output.column_types`` for ``sqlclose check --against``)."""
+
+    format = "csv"
+
+    def _types(self, release: Release, query: exp.Expression, params: list) -> dict[str, str]:
+        types = _duckdb(release, "a CSV output").column_types(query, params)
+        nested = [f"{c!r} ({t})" for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP",
+                                                                                              "UNION"))]
+        if nested:
+            raise InputError(f"CSV cannot hold the nested column(s) {', '.join(nested)}; write Parquet instead")
+        return types
+
+    def _copy(self, release: Release, query: exp.Expression, params: list, path: Path) -> None:
+        _duckdb(release, "a CSV output").copy_to_csv(query, path, params)
+
+    def _read_back(self, release: Release, path: Path, types: dict[str, str] | None) -> exp.Expression:
+        return _duckdb(release, "a CSV output").read_csv_typed(path, types or {})
+
+
+_TEMP_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_[0-9a-f]+$")
+
+
+class DuckDBTableWriter(Writer):
+    """A table in a DuckDB database file: a temporary table in the target database (its schema),
+    verified from the table, then renamed — with the report placed — in one DuckDB transaction."""
+
+    format = "duckdb"
+
+    def refuse(self, target: Target, inputs: list[Path]) -> None:
+        for path in (target.path, target.report):
+            files.refuse_blocked_folder(path)
+        if files.same(target.path, target.report):
+            raise OutputExistsError(f"the report path is the output path ({target.path}); give the report its own file")
+        for source in inputs:
+            if files.same(target.path, source):
+                raise OutputExistsError(f"the output database {target.path} is {source}, which this job reads; write "
+                                        "the release to another database file")
+        if target.path.is_dir():
+            raise OutputExistsError(f"the output path {target.path} is a directory, not a database file")
+        try:
+            exists = table_exists(target.path, target.table)
+        except Exception as e:  # not a database, locked by another process
+            raise InputError(f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
+        if exists and not target.overwrite:
+            raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
+                                    "(--overwrite) to replace it")
+        if target.report.exists() and not target.overwrite:
+            raise OutputExistsError(f"{target.report} already exists; pass overwrite (--overwrite) to replace it")
+
+    def write(self, release: Release, target: Target) -> dict:
+        engine = _duckdb(release, "a DuckDB database output")
+        existed = target.path.exists()
+        schema, _, name = target.table.rpartition(".")
+        schema = schema or "main"
+        token = f"{os.getpid()}_{secrets.token_hex(6)}"
+        temp_name = f"__sqlclose_new_{token}"
+        alias = engine.attach(target.path)
+        temp = qualified(f"{schema}.{temp_name}", alias)
+        report = ReportPlacement(target.report, target.overwrite, token)
+        try:
+            self._require_schema(engine, alias, schema, target)
+            self._drop_dead_temporaries(engine, alias, schema)
+            started = time.perf_counter()
+            query, params = release.query()
+            engine.execute(exp.Create(this=temp, kind="TABLE", expression=query), params)
+            release.timings["write_seconds"] = time.perf_counter() - started
+            checkpoint("write")
+            summary = release.verified_summary(temp)
+            doc = release.report(summary, target.path, None, output_format=self.format, table=target.table,
+                                 content_digest=content_digest(engine, temp), verified=True)
+            report.write(doc)
+            checkpoint("place")
+            self._commit(engine, temp, qualified(f"{schema}.{name}", alias), name, target.overwrite, report)
+        except BaseException:
+            _quietly(engine, "ROLLBACK")
+            report.undo()
+            _quietly(engine, exp.Drop(tables=[temp], kind="TABLE", exists=True))
+            _quietly(engine, lambda: engine.detach(alias))
+            if not existed:  # the database was made by this run: it goes with it
+                for leftover in (target.path, target.path.with_name(target.path.name + ".wal")):
+                    leftover.unlink(missing_ok=True)
+            raise
+        finally:
+            report.cleanup()
+        engine.detach(alias)
+        return doc
+
+    @staticmethod
+    def _require_schema(engine: DuckDBEngine, alias: str, schema: str, target: Target) -> None:
+        found = engine.fetch("SELECT COUNT(*) AS n FROM duckdb_schemas() WHERE database_name = $1 AND "
+                             "schema_name = $2", [alias, schema]).column("n")[0].as_py()
+        if not found:
+            raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
+                             f"{schema}) or name the table without it")
+
+    @staticmethod
+    def _drop_dead_temporaries(engine: DuckDBEngine, alias: str, schema: str) -> None:
+        """Temporary tables of runs that were killed (their process is gone) are removed."""
+        names = engine.fetch("SELECT table_name FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2",
+                             [alias, schema]).column("table_name").to_pylist()
+        for table in names:
+            m = _TEMP_TABLE.match(table)
+            if m and not files.alive(int(m["pid"])):
+                engine.execute(exp.Drop(tables=[qualified(f"{schema}.{table}", alias)], kind="TABLE", exists=True))
+
+    @staticmethod
+    def _commit(engine: DuckDBEngine, temp: exp.Table, final: exp.Table, name: str, overwrite: bool,
+                report: ReportPlacement) -> None:
+        """One DuckDB transaction: the old table goes (when replacing), the new one takes its name,
+        and the report is placed before the commit (undone if the commit fails)."""
+        engine.execute("BEGIN TRANSACTION")
+        if overwrite:
+            engine.execute(exp.Drop(tables=[final], kind="TABLE", exists=True))
+        rename = exp.Alter(this=temp, kind="TABLE",
+                           actions=[exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))])
+        engine.execute(rename)
+        report.place()
+        engine.execute("COMMIT")
+        report.done()
+
+
+class ReportPlacement:
+    """The report of a table output: written hidden beside its target, placed by a hard link (an
+    old report set aside when replacing), undone on failure."""
+
+    def __init__(self, path: Path, overwrite: bool, token: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path, self.overwrite = path, overwrite
+        self.temp = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.tmp")
+        self.old = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.old")
+        self._placed = self._aside = False
+
+    def write(self, doc: dict) -> None:
+        self.temp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        files.fsync(self.temp)
+
+    def place(self) -> None:
+        if self.overwrite and self.path.exists():
+            os.replace(self.path, self.old)
+            self._aside = True
+        files.place(self.temp, self.path)
+        self._placed = True
+
+    def done(self) -> None:
+        self.old.unlink(missing_ok=True)
+        self._aside = False
+        files.fsync_dir(self.path.parent)
+
+    def undo(self) -> None:
+        if self._placed:
+            self.path.unlink(missing_ok=True)
+        if self._aside and self.old.exists():
+            os.replace(self.old, self.path)
+
+    def cleanup(self) -> None:
+        self.temp.unlink(missing_ok=True)
+
+
+def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
+    """What a table output holds, independent of row order (a table has no bytes to hash)."""
+    row = exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[
+        exp.Cast(this=exp.column("t"), to=exp.DataType.build("VARCHAR"))])
+    query = exp.select(exp.func("COALESCE", exp.Sum(this=row), exp.Literal.number(0)).as_("d")).from_(
+        exp.alias_(relation.copy(), "t", table=True))
+    return f"{CONTENT_DIGEST_KIND}:{engine.fetch(query).column('d')[0].as_py()}"
+
+
+def _duckdb(release: Release, what: str) -> DuckDBEngine:
+    engine = release.problem.engine
+    if not isinstance(engine, DuckDBEngine):
+        raise InputError(f"{what} is written by the DuckDB engine; the {engine.name} engine writes Parquet")
+    return engine
+
+
+def _quietly(engine: DuckDBEngine, action: object) -> None:
+    try:
+        action() if callable(action) else engine.execute(action)
+    except (EngineError, OSError):
+        pass
+
+
+WRITERS: dict[str, Writer] = {"parquet": ParquetWriter(), "csv": CsvWriter(), "duckdb": DuckDBTableWriter()}
+
+
+def writer_for(target: Target) -> Writer:
+    try:
+        return WRITERS[target.format]
+    except KeyError:
+        raise InputError(f"the output format {target.format!r} is not written yet (written: "
+                         f"{', '.join(WRITERS)})") from None
+
+
+def write_release(release: Release, target: Target) -> dict:
+    """Refuse an unsafe target, then write with the format's writer; the machine's refusals
+    (disk full, permission denied) become EnvironmentFailure."""
+    writer = writer_for(target)
+    writer.refuse(target, release.inputs)
+    try:
+        return writer.write(release, target)
+    except OSError as e:
+        raise EnvironmentFailure.from_os_error(e) from None
+    except EngineError as e:
+        raise EnvironmentFailure.from_engine(e) or e from None
+
+
+__all__ = ["WRITERS", "Target", "Writer", "default_report_path", "write_release"]
