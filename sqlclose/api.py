@@ -183,7 +183,9 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
         for name, entry in privacy["sensitive"].items()}
     with _released(Path(path), output) as (source, digest):
         problems = [] if digest == (output.get("content_digest") or output.get("sha256")) else [
-            "its content differs from the report's (the file or table was changed or replaced)"]
+            "its content digest differs from the report's output.content_digest (the table was changed or replaced)"
+            if output.get("content_digest") else
+            "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
         audit_ = run_check(source, list(node), models, k=privacy["k"],
                            table=output.get("table") if output.get("format") == "duckdb" else None).to_dict()
     expected = {"rows": output["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}

@@ -144,6 +144,16 @@ def _parquet(d: Path, name: str) -> None:
 
 # ---------------------------------------------------------------------------- the cases
 
+def _existing_output_table(d: Path) -> None:
+    import duckdb
+
+    con = duckdb.connect(str(d / "out" / "releases.duckdb"))
+    con.execute("CREATE TABLE people AS SELECT 1 AS previous")
+    con.close()
+    write(d, "spec.toml", spec(('path = "out/release.parquet"\noverwrite = true',
+                                'path = "out/releases.duckdb"\ntable = "people"\noverwrite = false')))
+
+
 def _ragged_hierarchy(d: Path) -> None:
     lines = lines_of("age.csv")
     lines[6] = "43;4*;*"
@@ -272,8 +282,16 @@ CASES: list[Case] = [
                                                ('path = "out/release.parquet"', 'path = "data.parquet"')))), 2),
     Case("output-is-source-csv", "an output path equal to the source (CSV)",
          lambda d: write(d, "spec.toml", spec(('path = "out/release.parquet"', 'path = "table3.csv"'))), 2),
-    Case("output-wrong-extension", "an output whose extension is not Parquet (`release.csv`)",
-         lambda d: write(d, "spec.toml", spec(('path = "out/release.parquet"', 'path = "out/release.csv"'))), 2),
+    Case("output-wrong-extension", "an output whose extension does not fit its format (`release.csv` with "
+         "`format = \"parquet\"`)",
+         lambda d: write(d, "spec.toml", spec(('path = "out/release.parquet"',
+                                               'path = "out/release.csv"\nformat = "parquet"'))), 2),
+    Case("output-unknown-suffix", "an output whose extension tells no format (`release.txt`)",
+         lambda d: write(d, "spec.toml", spec(('path = "out/release.parquet"', 'path = "out/release.txt"'))), 2),
+    Case("output-duckdb-no-table", "a DuckDB database output without `table`",
+         lambda d: write(d, "spec.toml", spec(('path = "out/release.parquet"', 'path = "out/releases.duckdb"'))), 2),
+    Case("output-table-exists", "an output table that exists in the DuckDB database (`overwrite = false`)",
+         _existing_output_table, 2),
     Case("report-is-output", "a report path equal to the output path",
          lambda d: write(d, "spec.toml", spec(("overwrite = true", f"overwrite = true\nreport = {RELEASE}"))),
          2),
@@ -491,8 +509,21 @@ MESSAGES = {
         " writing the release there would destroy it: choose another path"
     ),
     "output-wrong-extension": (
-        "sqlclose: error: the output <tmp>/out/release.csv would hold Parquet, but its extension "
-        "says .csv: name it release.parquet"
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - output: format = 'parquet' does not fit the path 'release.csv': name it with '.parquet' or '.pq'"
+    ),
+    "output-unknown-suffix": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - output: cannot tell the output format of 'release.txt': name it .parquet, .csv or .duckdb, give no"
+        " suffix for a Parquet folder, or set format = \"…\""
+    ),
+    "output-duckdb-no-table": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - output: a DuckDB database output needs table = \"name\""
+    ),
+    "output-table-exists": (
+        "sqlclose: error: table 'people' already exists in <tmp>/out/releases.duckdb; pass overwrite (--overwrite)"
+        " to replace it"
     ),
     "report-is-output": (
         "sqlclose: error: the report path is the output path (<tmp>/out/release.parquet); give the"

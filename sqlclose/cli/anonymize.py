@@ -64,12 +64,12 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
-    target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force)
+    inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
+    target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     if not force and _up_to_date(api, source, spec, target):
         if not quiet:
             click.echo(f"{_where(target)} is up to date (same spec, same input); nothing to do (--force redoes it)")
         return
-    inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
     writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress) as release:
@@ -107,10 +107,16 @@ def with_engine(spec, name: str | None, threads: int | None, memory_limit: str |
 
 
 def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: str | None, report: Path | None,
-            overwrite: bool | None, force: bool):
+            overwrite: bool | None, force: bool, inputs: list[Path]):
     """Where the release goes: the command line's --output (its format told by its suffix unless
-    --format) over the spec's [output]; --output-table names the table of a DuckDB database."""
+    --format) over the spec's [output]; --output-table names the table of a DuckDB database. An
+    input named as the output is refused first, whatever its suffix."""
+    from sqlclose.release.files import refuse_inputs
     from sqlclose.release.writers import Target
+
+    for path, role in ((output, "output"), (report, "report")):
+        if path is not None:
+            refuse_inputs(path, role, inputs)
 
     given = spec.output
     if output is None and given is None:

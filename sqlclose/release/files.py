@@ -38,12 +38,17 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     for target, role in ((path, "output"), (report, "report")):
         if target.is_dir():
             raise OutputExistsError(f"the {role} path {target} is a directory, not a file path")
-        for source in inputs:
-            if same(target, source):
-                raise OutputExistsError(f"the {role} path {target} is {source}, which this job reads; writing the "
-                                        "release there would destroy it: choose another path")
+        refuse_inputs(target, role, inputs)
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+
+
+def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:
+    """Refuse a target that is — through any path, symlink or hard link — a file the job reads."""
+    for source in inputs:
+        if same(target, source):
+            raise OutputExistsError(f"the {role} path {target} is {source}, which this job reads; writing the "
+                                    "release there would destroy it: choose another path")
 
 
 def refuse_blocked_folder(target: Path) -> None:

@@ -21,7 +21,7 @@ from sqlglot import exp
 
 from sqlclose._version import __version__
 from sqlclose.checkpoints import checkpoint
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem
@@ -212,6 +212,11 @@ class Release:
         report as a pair; returns the report (also written as JSON)."""
         from sqlclose.release.writers import Target, write_release
 
+        if report is not None and files.same(Path(path), Path(report)):
+            raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
+        for given, role in ((path, "output"), (report, "report")):
+            if given is not None:  # before the format's checks: an input is never written, whatever its suffix
+                files.refuse_inputs(Path(given), role, self.inputs)
         return write_release(self, Target.of(path, report, format, table, overwrite))
 
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
