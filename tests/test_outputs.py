@@ -1,0 +1,220 @@
+"""Outputs other than a Parquet file: CSV and a table in a DuckDB database.
+
+The oracle of every content check is DuckDB reading what was written by itself (a plain SELECT
+over the CSV or the table), compared with the Parquet release of the same run read the same way:
+the writers must put the same rows, with the same types, wherever they write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+
+import sqlclose
+from sqlclose.cli import main
+from sqlclose.errors import InputError, OutputExistsError, VerificationError
+from sqlclose.release.release import Release
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+
+def invoke(*args: object, env: dict | None = None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        (tmp_path / name).write_bytes((TABLE3 / name).read_bytes())
+    (tmp_path / "spec.toml").write_text((TABLE3 / "table3.toml").read_text().replace(
+        "../../out/table3/release.parquet", "out/release.parquet").replace("overwrite = true", "overwrite = false"))
+    return tmp_path
+
+
+def rows(sql: str, *params: object) -> list[tuple]:
+    return sorted(duckdb.connect().execute(sql, list(params)).fetchall(), key=repr)
+
+
+def parquet_rows(path: Path) -> list[tuple]:
+    return rows("SELECT * FROM read_parquet(?)", str(path))
+
+
+# ---- CSV ------------------------------------------------------------------------------------
+def test_csv_output_holds_the_parquet_release_with_its_types(project):
+    spec = project / "spec.toml"
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    result = invoke("anonymize", spec, "-o", project / "out" / "release.csv", "-q")
+    assert result.exit_code == 0, result.output
+    csv = project / "out" / "release.csv"
+    assert csv.read_text().splitlines()[0] == "zip,age,salary,disease"  # the --output suffix picked CSV
+    report = json.loads((project / "out" / "release.csv.report.json").read_text())
+    assert report["output"]["format"] == "csv"
+    assert report["output"]["sha256"] == hashlib.sha256(csv.read_bytes()).hexdigest()
+    assert report["output"]["column_types"]["salary"] == "BIGINT"
+    typed = rows("SELECT * FROM read_csv(?, header = true, columns = ?)", str(csv), report["output"]["column_types"])
+    assert typed == parquet_rows(project / "out" / "release.parquet")
+    assert all(isinstance(r[2], int) for r in typed)  # numbers stay numbers
+
+
+def test_csv_keeps_empty_texts_nulls_quotes_and_numbers_apart(tmp_path):
+    """An empty text and a NULL must read back as themselves, or the re-check from the file fails."""
+    n = 8
+    table = pa.table({"g": ["a", "b"] * (n // 2),
+                      "note": ["", None, 'say "hi", then', "plain", "", None, "x\ny", "ü"],
+                      "amount": [0.1, 1 / 3, -2.5, 1e300, 7.0, 0.0, 2.25, None]})
+    spec = {"k": 2, "others": "keep", "quasi_identifiers": {"g": {"tree": {"G": ["a", "b"]}}}}
+    with sqlclose.anonymize(table, spec) as release:
+        release.write(tmp_path / "r.parquet")
+        doc = release.write(tmp_path / "r.csv")
+    assert doc["verified"] and doc["output"]["column_types"] == {"g": "VARCHAR", "note": "VARCHAR",
+                                                                  "amount": "DOUBLE"}
+    back = rows("SELECT * FROM read_csv(?, header = true, columns = ?, allow_quoted_nulls = false)",
+                str(tmp_path / "r.csv"), doc["output"]["column_types"])
+    assert back == parquet_rows(tmp_path / "r.parquet")
+    assert sum(1 for r in back if r[1] == "") == 2 and sum(1 for r in back if r[1] is None) == 2
+
+
+def test_csv_output_is_the_same_bytes_on_every_run(project):
+    spec = sqlclose.load_spec(project / "spec.toml")
+    digests = set()
+    for i in range(3):
+        with sqlclose.anonymize(None, spec) as release:
+            digests.add(release.write(project / f"r{i}.csv")["output"]["sha256"])
+    assert len(digests) == 1
+
+
+def test_a_format_that_does_not_fit_the_suffix_is_refused(project):
+    with sqlclose.anonymize(None, sqlclose.load_spec(project / "spec.toml")) as release:
+        with pytest.raises(InputError, match="format = 'parquet' does not fit the path 'r.csv'"):
+            release.write(project / "r.csv", format="parquet")
+        with pytest.raises(InputError, match="format = 'csv' does not fit"):
+            release.write(project / "r.parquet", format="csv")
+    result = invoke("anonymize", project / "spec.toml", "-o", project / "r.parquet", "--format", "csv")
+    assert result.exit_code == 2 and "does not fit" in result.output
+    assert sorted(p.name for p in project.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
+
+
+# ---- a table in a DuckDB database -----------------------------------------------------------
+def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(project):
+    db = project / "releases.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE keep AS SELECT range AS i FROM range(5)")
+    con.execute("CREATE SCHEMA pub")
+    con.close()
+    spec = project / "spec.toml"
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    for table in ("people", "pub.people"):
+        result = invoke("anonymize", spec, "-o", db, "--output-table", table, "-q")
+        assert result.exit_code == 0, result.output
+    expected = parquet_rows(project / "out" / "release.parquet")
+    con = duckdb.connect(str(db), read_only=True)
+    assert sorted(con.execute("SELECT * FROM main.people").fetchall(), key=repr) == expected
+    assert sorted(con.execute("SELECT * FROM pub.people").fetchall(), key=repr) == expected
+    assert con.execute("SELECT SUM(i), COUNT(*) FROM keep").fetchall() == [(10, 5)]
+    names = con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() ORDER BY 1").fetchall()
+    assert names == [("main.keep",), ("main.people",), ("pub.people",)]  # no temporary table left
+    con.close()
+    report = json.loads((project / "releases.duckdb.pub.people.report.json").read_text())
+    assert (report["output"]["format"], report["output"]["table"], report["output"]["sha256"]) == (
+        "duckdb", "pub.people", None)
+    assert report["output"]["content_digest"].startswith("md5-sum-v1:") and report["verified"]
+
+
+def test_an_existing_table_is_refused_unless_overwrite(project):
+    db = project / "releases.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE people AS SELECT 'previous' AS x")
+    con.close()
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people")
+    assert result.exit_code == 2 and "table 'people' already exists" in result.output
+    assert duckdb.connect(str(db), read_only=True).execute("SELECT * FROM people").fetchall() == [("previous",)]
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "--overwrite", "-q")
+    assert result.exit_code == 0, result.output
+    assert duckdb.connect(str(db), read_only=True).execute("SELECT COUNT(*) FROM people").fetchall() == [(9,)]
+
+
+def test_a_failed_table_write_leaves_no_database_no_table_no_report(project, monkeypatch):
+    def fail(self, written):
+        raise VerificationError("forced by the test")
+
+    monkeypatch.setattr(Release, "verified_summary", fail)
+    spec = sqlclose.load_spec(project / "spec.toml")
+    with sqlclose.anonymize(None, spec) as release:
+        with pytest.raises(VerificationError):
+            release.write(project / "new.duckdb", table="people")  # a database this run would create
+    assert not (project / "new.duckdb").exists() and not (project / "new.duckdb.wal").exists()
+    db = project / "old.duckdb"
+    duckdb.connect(str(db)).execute("CREATE TABLE other AS SELECT 1 AS one").close()
+    with sqlclose.anonymize(None, spec) as release:
+        with pytest.raises(VerificationError):
+            release.write(db, table="people")
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [("other",)]
+    assert [p.name for p in project.iterdir() if "report" in p.name or p.name.startswith(".")] == []
+
+
+def test_the_database_the_job_reads_is_not_written(project):
+    db = project / "in.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(project / "table3.csv")])
+    con.close()
+    spec = (project / "spec.toml").read_text().replace('path = "table3.csv"', 'path = "in.duckdb"\ntable = "t3"')
+    (project / "db.toml").write_text(spec)
+    result = invoke("anonymize", project / "db.toml", "-o", db, "--output-table", "released")
+    assert result.exit_code == 2 and "which this job reads" in result.output
+
+
+# ---- check and check --against read every format --------------------------------------------
+def test_check_against_reads_csv_and_table_releases_and_sees_tampering(project):
+    spec = project / "spec.toml"
+    db = project / "r.duckdb"
+    csv = project / "out" / "r.csv"
+    assert invoke("anonymize", spec, "-o", csv, "-q").exit_code == 0
+    assert invoke("anonymize", spec, "-o", db, "--output-table", "people", "-q").exit_code == 0
+    csv_report, db_report = project / "out" / "r.csv.report.json", project / "r.duckdb.people.report.json"
+    for target, report in ((csv, csv_report), (db, db_report)):
+        result = invoke("check", target, "--against", report)  # no --spec: the report names the hierarchy file
+        assert result.exit_code == 0 and "matches" in result.output, result.output
+    assert invoke("check", db, "--table", "people", "--qi", "zip,age", "--k", "3").exit_code == 0
+    csv.write_text(csv.read_text().replace("4000", "4001", 1))
+    result = invoke("check", csv, "--against", csv_report)
+    assert result.exit_code == 4 and "sha256 differs" in result.output
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE people SET salary = 11000 WHERE salary = 3000")
+    con.close()
+    result = invoke("check", db, "--against", db_report)
+    assert result.exit_code == 4 and "content digest differs" in result.output
+    assert "salary largest ordered distance" in result.output
+
+
+def test_check_against_without_spec_refuses_a_changed_hierarchy_file(project):
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"
+    doc = json.loads(report.read_text())
+    assert doc["hierarchies"]["disease"]["path"] == str(project / "disease.csv")
+    assert doc["hierarchies"]["disease"]["sha256"] == hashlib.sha256((project / "disease.csv").read_bytes()).hexdigest()
+    assert invoke("check", release, "--against", report).exit_code == 0
+    (project / "disease.csv").write_text((project / "disease.csv").read_text() + "\n")
+    result = invoke("check", release, "--against", report)
+    assert result.exit_code == 2 and "changed since the release" in result.output and "--spec" in result.output
+
+
+# ---- reruns --------------------------------------------------------------------------------
+@pytest.mark.parametrize("args, report", [(("-o", "out/r.csv"), "out/r.csv.report.json"),
+                                          (("-o", "r.duckdb", "--output-table", "people"),
+                                           "r.duckdb.people.report.json")])
+def test_a_rerun_of_an_up_to_date_csv_or_table_does_nothing(project, args, report):
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    given = [project / a if "/" in a or "." in a else a for a in args]
+    assert invoke("anonymize", project / "spec.toml", *given, "-q", env=env).exit_code == 0
+    before = (project / report).read_bytes()
+    result = invoke("anonymize", project / "spec.toml", *given, env=env)
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
+    assert (project / report).read_bytes() == before
