@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 import sqlclose
 from sqlclose.cli import main
-from sqlclose.errors import InputError, OutputExistsError, VerificationError
+from sqlclose.errors import InputError, VerificationError
 from sqlclose.release.release import Release
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"

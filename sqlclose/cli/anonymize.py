@@ -64,7 +64,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
-    inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
+    given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
+    inputs = [*spec.files_read, *given]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     if not force and _up_to_date(api, source, spec, target):
         if not quiet:

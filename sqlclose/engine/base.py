@@ -35,8 +35,8 @@ class FileRead:
     sensitive columns) without a declared type get the number type the file's values have.
     """
 
-    kind: str  # parquet | csv | duckdb
-    path: Path
+    kind: str  # parquet | csv | duckdb | query
+    path: Path | None
     table: str | None = None
     delimiter: str | None = None
     glob: bool = False
@@ -46,6 +46,8 @@ class FileRead:
     numeric: tuple[str, ...] = ()
     numbers_if_numeric: tuple[str, ...] = ()  # read as numbers when a sample says they are (audits)
     header: tuple[str, ...] = ()  # a CSV's column names, as its header line gives them
+    query: exp.Expression | None = None  # kind "query": one SELECT, over ``path`` (a DuckDB database) or files
+    folder: Path | None = None  # kind "query": where the files it names are looked up
 
 
 class Engine(ABC):

@@ -125,6 +125,8 @@ class DuckDBEngine(Engine):
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
             return qualified(read.table, alias)
+        if read.kind == "query":
+            return self._query_source(name, read)
         path = str(read.path) if read.glob else self._literal(read.path)
         if read.kind == "csv":
             # Parsed once into a temp table: the search, the release and the checks all read it.
@@ -134,6 +136,44 @@ class DuckDBEngine(Engine):
             self._temp.append(("view", name))
             return _table(name)
         raise ValueError(f"unknown source kind {read.kind!r}")
+
+    def _query_source(self, name: str, read: FileRead) -> exp.Table:
+        """Run the (validated) SELECT once into a temp table: over a database attached read-only
+        (its tables by their names, as the database's own default), or over files looked up in
+        ``read.folder``. Every later pass reads the same rows, whatever the query does."""
+        previous = self.fetch("SELECT current_database() AS d, current_setting('file_search_path') AS f")
+        database, search_path = previous.column("d")[0].as_py(), previous.column("f")[0].as_py()
+        if read.path is not None:
+            alias = self.temp_name("db")
+            attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)),
+                                expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
+            self.execute(attach, [str(read.path)])
+            self._temp.append(("database", alias))
+            self.execute(f"USE {exp.to_identifier(alias, quoted=True).sql('duckdb')}")
+        if read.folder is not None:
+            self.execute("SET file_search_path = $1", [str(read.folder)])
+        try:
+            return self.create_temp_table(name, read.query)
+        finally:
+            self.execute(f"USE {exp.to_identifier(database, quoted=True).sql('duckdb')}")
+            self.execute("SET file_search_path = $1", [search_path or ""])
+
+    @staticmethod
+    def is_relation(obj: object) -> bool:
+        return isinstance(obj, duckdb.DuckDBPyRelation)
+
+    def load_relation(self, name: str, relation: Any) -> exp.Table:
+        """A DuckDB relation (of any connection) streamed as Arrow record batches into a temp table
+        of this engine, by one SQL statement: its rows never become Python objects."""
+        reader_name = self.temp_name("relation_stream")
+        stream = relation.to_arrow_reader() if hasattr(relation, "to_arrow_reader") else relation.fetch_record_batch()
+        self.con.register(reader_name, stream)
+        try:
+            return self.create_temp_table(name, exp.select(exp.Star()).from_(_table(reader_name)))
+        finally:
+            self.con.unregister(reader_name)
+            if hasattr(stream, "close"):  # hands the relation's connection back to its owner
+                stream.close()
 
     def _literal(self, path: Path) -> str:
         """DuckDB expands * ? [ ] { } in file paths; a literal path holding them is read through a

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import tomllib
@@ -162,14 +163,23 @@ GLOB_CHARACTERS = frozenset("*?[]{}")
 
 
 class Source(_Model):
-    """A table on disk: Parquet, CSV, or a DuckDB database file (then ``table`` is required).
+    """A table on disk: Parquet, CSV, or a DuckDB database file (then ``table`` is required,
+    schema-qualified allowed: ``main.people``) — or a SQL ``query``.
 
     A path is literal: ``data[1].csv`` is that one file. ``glob = true`` makes it a pattern. CSV
     columns are read as the text they are (no sniffing of booleans or dates); ``types`` gives a
     column a type, ``nulls`` the strings that mean NULL, ``encoding`` the file's encoding.
+
+    ``query``: one SELECT (DuckDB's SQL; anything else is refused), run once, read-only, into a
+    temporary table that the search, the release and the checks all read. With ``path`` naming a
+    DuckDB database, the query reads that database's tables; without a path, it reads files
+    (``FROM 'people.parquet'``, ``read_csv('x.csv')``), relative names looked up in ``folder``
+    (default: the spec file's folder).
     """
 
-    path: Path
+    path: Path | None = None
+    query: str | None = None
+    folder: Path | None = None
     table: str | None = None
     delimiter: str | None = None
     format: Literal["parquet", "csv", "duckdb"] | None = None
@@ -186,6 +196,13 @@ class Source(_Model):
                 raise ValueError(f"column {column!r}: type {name!r} is not one of {', '.join(CSV_TYPES)}")
         return {column: name.upper() for column, name in types.items()}
 
+    @field_validator("query")
+    @classmethod
+    def _one_select(cls, query: str | None) -> str | None:
+        if query is not None:
+            single_select(query)
+        return query
+
     @property
     def is_pattern(self) -> bool:
         """Whether the path is read as a glob pattern (only when asked)."""
@@ -193,22 +210,33 @@ class Source(_Model):
 
     @property
     def kind(self) -> str:
+        if self.query is not None:
+            return "query"
+        if self.path is None:
+            raise ValueError("give the source's path = \"…\" (a file or a DuckDB database) or a query = \"SELECT …\"")
         if self.format:
             return self.format
         if self.path.is_dir():
             return "parquet"
-        suffix = self.path.suffix.lower()
-        if suffix in (".parquet", ".pq"):
-            return "parquet"
-        if suffix in (".csv", ".tsv", ".txt"):
-            return "csv"
-        if suffix in (".duckdb", ".db", ".ddb"):
-            return "duckdb"
+        kind = _suffix_kind(self.path)
+        if kind is not None:
+            return kind
         raise ValueError(f"cannot tell the format of {self.path}; set format = \"parquet\", \"csv\" or \"duckdb\"")
 
     @model_validator(mode="after")
     def _table_for_duckdb(self) -> Source:
         kind = self.kind
+        if kind == "query":
+            if self.path is not None and (self.format or _suffix_kind(self.path)) != "duckdb":
+                raise ValueError("with a query, path names the DuckDB database it reads (.duckdb); files are named "
+                                 "in the query itself (FROM 'people.parquet')")
+            if self.table or self.glob or self.delimiter or self.types or self.nulls != [""] or \
+                    self.encoding != "utf-8":
+                raise ValueError("a query source takes path (a DuckDB database) and folder only; read files with "
+                                 "options inside the query (read_csv('x.csv', delim = ';'))")
+            return self
+        if self.folder is not None:
+            raise ValueError("folder applies to a query source (where the files it names are looked up)")
         if kind == "duckdb" and not self.table:
             raise ValueError("a DuckDB database source needs table = \"name\"")
         if kind != "duckdb" and self.table:
@@ -218,6 +246,39 @@ class Source(_Model):
         if kind != "csv" and (self.types or self.nulls != [""] or self.encoding != "utf-8"):
             raise ValueError("types, nulls and encoding apply to CSV sources only")
         return self
+
+
+def _suffix_kind(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    for kind, suffixes in (("parquet", (".parquet", ".pq")), ("csv", (".csv", ".tsv", ".txt")),
+                           ("duckdb", (".duckdb", ".db", ".ddb"))):
+        if suffix in suffixes:
+            return kind
+    return None
+
+
+def single_select(query: str) -> None:
+    """Raise ValueError unless ``query`` is exactly one SELECT (DuckDB's SQL)."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import ParseError
+
+    quiet = logging.getLogger("sqlglot")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # sqlglot warns when it falls back to a bare command: we refuse those anyway
+    try:
+        statements = [s for s in sqlglot.parse(query, read="duckdb") if s is not None]
+    except ParseError as e:
+        raise ValueError(f"the query is not valid SQL: {str(e).splitlines()[0]}") from None
+    finally:
+        quiet.setLevel(level)
+    if len(statements) != 1:
+        raise ValueError(f"the query must be one SELECT statement, not {len(statements)} statements")
+    statement = statements[0]
+    if not isinstance(statement, exp.Query) or any(
+            isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Command, exp.Copy))
+            for node in statement.walk()):
+        raise ValueError(f"the query must be a SELECT (read-only), not {statement.key.upper()}; nothing was run")
 
 
 OutputFormat = Literal["parquet", "parquet-folder", "csv", "duckdb"]
@@ -543,7 +604,11 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
             p = Path(expand_env(value)).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
-    for section, keys in (("source", ("path",)), ("output", ("path", "report")), ("engine", ("temp_directory",))):
+    source = data.get("source")
+    if isinstance(source, dict) and "query" in source and "folder" not in source:
+        source["folder"] = str(base)  # the files a query names are looked up beside the spec
+    for section, keys in (("source", ("path", "folder")), ("output", ("path", "report")),
+                          ("engine", ("temp_directory",))):
         if isinstance(data.get(section), dict):
             for key in keys:
                 fix(data[section], key)

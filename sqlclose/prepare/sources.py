@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import sqlglot
 from pydantic import ValidationError
 from sqlglot import exp
 
@@ -28,7 +29,7 @@ from sqlclose.errors import InputError
 from sqlclose.model.spec import Source
 from sqlclose.sql import queries as q
 
-SourceLike = Any  # path | (connection, table) | pyarrow.Table | pandas.DataFrame | None (spec's)
+SourceLike = Any  # path | (connection, table) | DuckDB relation | pyarrow.Table | pandas.DataFrame | None (spec's)
 
 _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 
@@ -72,7 +73,9 @@ def open_source(source: SourceLike, engine: Engine | None, options: ReadOptions 
     if isinstance(source, (str, Path)):
         source = _source_for_path(Path(source), options)
     if isinstance(source, Source):
-        return _open_file(source, engine, options)
+        return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
+    if DuckDBEngine.is_relation(source):
+        return _open_relation(source, engine)
     if _is_connection_pair(source):
         if engine is not None:
             raise InputError("give either an engine or a (connection, table) source, not both")
@@ -97,11 +100,53 @@ def open_source(source: SourceLike, engine: Engine | None, options: ReadOptions 
             raise
         return Opened(engine, q.table(name), "arrow table")
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
-                     "a pyarrow Table or a pandas DataFrame")
+                     "a DuckDB relation, a pyarrow Table or a pandas DataFrame")
 
 
 def _is_connection_pair(source: Any) -> bool:
     return isinstance(source, tuple) and len(source) == 2 and DuckDBEngine.is_connection(source[0])
+
+
+def _open_query(source: Source, engine: Engine | None) -> Opened:
+    """A SELECT (validated by the spec) run once, read-only, into a temp table."""
+    query = sqlglot.parse_one(source.query, read="duckdb")
+    label = "query" + (f" over {source.path}" if source.path else "")
+    if source.path is not None and not source.path.is_file():
+        raise InputError(f"source {source.path} does not exist")
+    own = engine is None
+    engine = engine or DuckDBEngine()
+    read = FileRead("query", source.path, query=query, folder=source.folder)
+    try:
+        try:
+            relation = engine.source_relation(read)
+        except (ValueError, NotImplementedError) as e:
+            raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
+        except Exception as e:
+            raise InputError(f"the source query failed: {driver_message(e)}") from None
+    except BaseException:
+        if own:
+            engine.close()
+        raise
+    return Opened(engine, relation, label, [source.path] if source.path else [])
+
+
+def _open_relation(relation: Any, engine: Engine | None) -> Opened:
+    """A DuckDB relation, streamed once into a temp table of our engine."""
+    own = engine is None
+    engine = engine or DuckDBEngine()
+    if not isinstance(engine, DuckDBEngine):
+        raise InputError("a DuckDB relation is read by the DuckDB engine")
+    try:
+        try:
+            table = engine.load_relation(engine.temp_name("relation_source"), relation)
+        except Exception as e:
+            raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
+        _refuse_duplicates(engine.schema(table).names, "the DuckDB relation")
+    except BaseException:
+        if own:
+            engine.close()
+        raise
+    return Opened(engine, table, "duckdb relation")
 
 
 def _open_file(source: Source, engine: Engine | None, options: ReadOptions) -> Opened:

@@ -1,0 +1,125 @@
+"""Sources beyond one file: a SQL query (over files or a DuckDB database's tables), a DuckDB
+relation from Python, and schema-qualified tables in a DuckDB file.
+
+Oracle: Table 3 read straight from its CSV is the paper's table; every other way of handing the
+same rows in (split into two tables and joined back by a query, a relation, a table in a schema)
+must give the release DuckDB reads from the CSV-sourced release, row for row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqlclose
+from sqlclose.errors import InputError, SpecError
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        (tmp_path / name).write_bytes((TABLE3 / name).read_bytes())
+    con = duckdb.connect(str(tmp_path / "staff.duckdb"))
+    con.execute("CREATE SCHEMA hr")
+    con.execute("CREATE TABLE hr.people AS SELECT * FROM read_csv(?, header = true)", [str(tmp_path / "table3.csv")])
+    con.execute("CREATE TABLE main.people AS SELECT * FROM hr.people")
+    # Split in two, so that a query has to join them back: (row id, zip, age) and (row id, salary, disease).
+    con.execute("CREATE TABLE who AS SELECT row_number() OVER () AS id, zip, age, salary, disease FROM hr.people")
+    con.execute("CREATE TABLE pay AS SELECT id, salary, disease FROM who")
+    con.execute("ALTER TABLE who DROP COLUMN salary")
+    con.execute("ALTER TABLE who DROP COLUMN disease")
+    con.close()
+    return tmp_path
+
+
+def spec_with(project: Path, source: str, name: str = "spec.toml") -> Path:
+    text = (TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', source)
+    (project / name).write_text(text.replace("../../out/table3/release.parquet", "out/release.parquet"))
+    return project / name
+
+
+def released_rows(source, spec_path: Path) -> tuple[dict, list[tuple]]:
+    with sqlclose.anonymize(source, sqlclose.load_spec(spec_path)) as release:
+        table = release.to_arrow()
+        return release.node, sorted(zip(*(table.column(c).to_pylist() for c in table.column_names)), key=repr)
+
+
+@pytest.fixture
+def expected(project) -> tuple[dict, list[tuple]]:
+    """The release of Table 3 from its CSV file: the paper's Table 5 node."""
+    node, rows = released_rows(None, spec_with(project, 'path = "table3.csv"', "csv.toml"))
+    assert node == {"zip": 1, "age": 2}
+    return node, rows
+
+
+def test_a_query_over_a_database_joins_tables_and_gives_the_same_release(project, expected, monkeypatch):
+    query = ('query = "SELECT w.zip, w.age, p.salary, p.disease FROM who AS w JOIN pay AS p ON p.id = w.id"\n'
+             'path = "staff.duckdb"')
+    spec = spec_with(project, query)
+    before = hashlib.sha256((project / "staff.duckdb").read_bytes()).hexdigest()
+    monkeypatch.chdir(project.parent)  # names are the database's, not the working directory's
+    assert released_rows(None, spec) == expected
+    assert hashlib.sha256((project / "staff.duckdb").read_bytes()).hexdigest() == before  # read-only
+
+
+def test_a_query_over_files_finds_them_beside_the_spec(project, expected, monkeypatch):
+    spec = spec_with(project, "query = \"SELECT * FROM read_csv('table3.csv', header = true) ORDER BY age\"")
+    monkeypatch.chdir(project.parent)
+    assert released_rows(None, spec) == expected
+
+
+def test_a_query_counts_what_it_selects(project):
+    """The input the report counts is the query's result: a plain SQL COUNT is the oracle."""
+    spec = spec_with(project, 'query = "SELECT * FROM people WHERE salary >= 4000"\npath = "staff.duckdb"')
+    text = spec.read_text().replace("k = 3", "k = 2").replace("t = 0.2", "t = 0.5").replace("t = 0.3", "t = 0.6")
+    spec.write_text(text)
+    expected = duckdb.connect(str(project / "staff.duckdb"), read_only=True).execute(
+        "SELECT COUNT(*) FROM people WHERE salary >= 4000").fetchone()[0]
+    with sqlclose.anonymize(None, sqlclose.load_spec(spec)) as release:
+        assert release.report()["input"]["rows"] == expected == 8  # salaries 3,000 … 11,000 by 1,000: all but one
+
+
+@pytest.mark.parametrize("table", ["hr.people", "main.people", "people"])
+def test_schema_qualified_tables_in_a_duckdb_file(project, expected, table):
+    assert released_rows(None, spec_with(project, f'path = "staff.duckdb"\ntable = "{table}"')) == expected
+
+
+def test_a_duckdb_relation_is_a_source(project, expected):
+    con = duckdb.connect()
+    relation = con.sql("SELECT * FROM read_csv(?, header = true)", params=[str(project / "table3.csv")])
+    assert released_rows(relation, spec_with(project, 'path = "table3.csv"')) == expected
+    assert con.execute("SELECT COUNT(*) FROM duckdb_tables()").fetchall() == [(0,)]  # nothing left in theirs
+    assert len(relation.fetchall()) == 9  # and the relation still reads
+
+
+@pytest.mark.parametrize("query, message", [
+    ("DELETE FROM people", "must be a SELECT (read-only), not DELETE"),
+    ("SELECT * FROM people; DROP TABLE people", "must be one SELECT statement, not 2 statements"),
+    ("ATTACH 'x.duckdb' AS x", "must be a SELECT (read-only), not ATTACH"),
+    ("COPY people TO 'x.csv'", "must be a SELECT (read-only), not COPY"),
+    ("SELEC * FROM people", "is not valid SQL"),
+])
+def test_anything_but_one_select_is_refused_before_running(project, query, message):
+    spec = spec_with(project, f'query = "{query}"\npath = "staff.duckdb"')
+    before = hashlib.sha256((project / "staff.duckdb").read_bytes()).hexdigest()
+    with pytest.raises(SpecError, match="source.query: the query " + message.replace("(", r"\(").replace(")", r"\)")):
+        sqlclose.load_spec(spec)
+    assert hashlib.sha256((project / "staff.duckdb").read_bytes()).hexdigest() == before
+
+
+def test_a_query_source_takes_no_file_options(project):
+    with pytest.raises(SpecError, match="a query source takes path"):
+        sqlclose.load_spec(spec_with(project, 'query = "SELECT 1"\npath = "staff.duckdb"\ntable = "people"'))
+    with pytest.raises(SpecError, match="path names the DuckDB database it reads"):
+        sqlclose.load_spec(spec_with(project, 'query = "SELECT 1"\npath = "table3.csv"'))
+
+
+def test_a_failing_query_is_bad_input(project):
+    spec = spec_with(project, 'query = "SELECT * FROM nosuch"\npath = "staff.duckdb"')
+    with pytest.raises(InputError, match="the source query failed: .*nosuch"):
+        sqlclose.anonymize(None, sqlclose.load_spec(spec))
