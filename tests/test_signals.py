@@ -1,0 +1,124 @@
+"""SIGINT and SIGTERM at every stage of a run: the scan, the search, the write, the verification
+and the placing of the pair.
+
+Each run is held at a named checkpoint by the documented test hook (``SQLCLOSE_TEST_PAUSE_AT=
+POINT:READY_FILE``, sqlclose/checkpoints.py): it writes READY_FILE and waits, the test sends the
+signal — no sleep tuned to a machine decides where the signal lands. Then: exit 130 (SIGINT) or
+143 (SIGTERM), one line on stderr, no traceback; every file of the work folder has the bytes it
+had before the run (the previous release and its report intact, no partial output), and no
+hidden temporary file is left beside the output. For a table in a DuckDB database: the previous
+table is intact and no temporary table is left in the database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from sqlclose.checkpoints import PAUSE_VARIABLE, POINTS
+
+pytestmark = pytest.mark.slow
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
+TABLE_POINTS = ("write", "verify", "place")  # a table output differs from a file from the write on
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """Table 3 with a previous release in place (overwrite = true: only the signal stands between
+    that release and its replacement), as a Parquet file and as a table in a DuckDB database."""
+    d = tmp_path_factory.mktemp("template")
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        (d / name).write_bytes((TABLE3 / name).read_bytes())
+    (d / "spec.toml").write_text((TABLE3 / "table3.toml").read_text().replace(
+        "../../out/table3/release.parquet", "out/release.parquet"))
+    assert run(d, []).wait(timeout=120) == 0
+    assert run(d, ["-o", str(d / "out" / "db.duckdb"), "--output-table", "people"]).wait(timeout=120) == 0
+    return d
+
+
+@pytest.fixture
+def work(template, tmp_path) -> Path:
+    d = tmp_path / "work"
+    shutil.copytree(template, d)
+    return d
+
+
+def run(d: Path, args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    environ.update(env or {})
+    return subprocess.Popen([sys.executable, "-m", "sqlclose.cli", "anonymize", str(d / "spec.toml"), "--no-progress",
+                             "-q", *args], env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def snapshot(d: Path) -> dict[str, str]:
+    return {str(p.relative_to(d)): hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir"
+            for p in sorted(d.rglob("*"))}
+
+
+def held_then_signalled(d: Path, ready: Path, point: str, sig: int, args: list[str]) -> tuple[int, str]:
+    proc = run(d, args, {PAUSE_VARIABLE: f"{point}:{ready}"})
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert proc.poll() is None, f"the run ended before reaching {point}: {proc.communicate()}"
+        assert time.monotonic() < deadline, f"the run never reached {point}"
+        time.sleep(0.02)
+    assert ready.read_text().split()[0] == point
+    proc.send_signal(sig)
+    _, stderr = proc.communicate(timeout=120)
+    return proc.returncode, stderr
+
+
+def assert_clean_exit(code: int, stderr: str, expected: int) -> None:
+    assert code == expected, stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    assert lines[0].startswith("sqlclose: error:") and "nothing was placed at the output path" in lines[0]
+
+
+@pytest.mark.parametrize("point", POINTS)
+@pytest.mark.parametrize("sig, expected", SIGNALS, ids=["SIGINT", "SIGTERM"])
+def test_a_signal_at_any_point_leaves_the_previous_release_intact(work, tmp_path, point, sig, expected):
+    before = snapshot(work)
+    code, stderr = held_then_signalled(work, tmp_path / "ready", point, sig, [])
+    assert_clean_exit(code, stderr, expected)
+    assert snapshot(work) == before, "the interrupted run wrote, changed or removed a file"
+    assert [p.name for p in work.rglob(".*")] == []
+
+
+@pytest.mark.parametrize("point", TABLE_POINTS)
+@pytest.mark.parametrize("sig, expected", SIGNALS, ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_writing_a_table_leaves_the_database_as_it_was(work, tmp_path, point, sig, expected):
+    db = work / "out" / "db.duckdb"
+    con = duckdb.connect(str(db), read_only=True)
+    previous = con.execute("SELECT * FROM people ORDER BY ALL").fetchall()
+    con.close()
+    report = (work / "out" / "db.duckdb.people.report.json").read_bytes()
+    code, stderr = held_then_signalled(work, tmp_path / "ready", point, sig,
+                                       ["-o", str(db), "--output-table", "people"])
+    assert_clean_exit(code, stderr, expected)
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT * FROM people ORDER BY ALL").fetchall() == previous
+    assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [("people",)]
+    con.close()
+    assert (work / "out" / "db.duckdb.people.report.json").read_bytes() == report
+    assert [p.name for p in work.rglob(".*")] == []
+
+
+def test_a_new_database_is_not_left_behind(work, tmp_path):
+    db = work / "out" / "new.duckdb"
+    code, stderr = held_then_signalled(work, tmp_path / "ready", "place", signal.SIGTERM,
+                                       ["-o", str(db), "--output-table", "people"])
+    assert_clean_exit(code, stderr, 143)
+    assert sorted(p.name for p in (work / "out").iterdir()) == [
+        "db.duckdb", "db.duckdb.people.report.json", "release.parquet", "release.parquet.report.json"]
