@@ -1,0 +1,202 @@
+"""The spec reference, generated from the validation models: ``python -m sqlclose.model.spec_reference
+> docs/spec-reference.md``. A test keeps the committed file equal to this output, so the reference
+cannot drift from what ``load_spec`` accepts.
+
+Sections, keys, types, defaults and constraints come from the pydantic models of
+``sqlclose.model.spec``; each section's text is its model's docstring; each key's meaning is its
+``Field`` description, else the line of ``MEANINGS`` below (a test requires one for every key).
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from typing import Any, Literal, Union, get_args, get_origin
+
+import annotated_types
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from sqlclose.model import spec as s
+
+# (section heading, model, how the section is written in TOML)
+SECTIONS: list[tuple[str, type[BaseModel], str]] = [
+    ("Top level", s.Spec, "Keys before the first table."),
+    ("[source]", s.Source, "Written as `[source]`."),
+    ("[output]", s.Output, "Written as `[output]`."),
+    ("[privacy]", s.Privacy, "Written as `[privacy]`; `k` and `suppression` may also be top-level keys."),
+    ("[quasi_identifiers]", s.QuasiIdentifier, "Written as `<column> = { … }` under `[quasi_identifiers]` (a "
+     "string is a hierarchy file): the hierarchy keys below, plus these."),
+    ("[sensitive.<column>]", s.Sensitive, "Written as `[sensitive.<column>]`, one section per sensitive column."),
+    ("Hierarchy keys", s.HierarchySpec, "Of a quasi-identifier, or `hierarchy = { … }` of a sensitive column (a "
+     "string is a file): exactly one of `file`, `bands`, `mask`, `tree`."),
+    ("recursive", s.Recursive, "Written as `recursive = { c = …, l = … }` in a sensitive column's section."),
+    ("[search]", s.Search, "Written as `[search]`."),
+    ("[engine]", s.EngineSettings, "Written as `[engine]`; not part of the spec hash."),
+]
+NESTED = {"quasi_identifiers", "sensitive", "privacy", "source", "output", "engine", "search"}
+
+MEANINGS: dict[str, str] = {
+    "Spec.identifiers": "Columns dropped from the release (direct identifiers).",
+    "Spec.others": "Columns that are neither identifier, quasi-identifier nor sensitive: \"keep\" or \"drop\"; "
+                   "unset, such columns are refused and listed.",
+    "Spec.quasi_identifiers": "Per quasi-identifier column, its hierarchy (section [quasi_identifiers]).",
+    "Spec.sensitive": "Per sensitive column, its privacy models (section [sensitive.<column>]).",
+    "Spec.privacy": "The requirement (section [privacy]); required.",
+    "Spec.source": "Where to read (section [source]); or pass a source on the command line / in Python.",
+    "Spec.output": "Where to write (section [output]); or --output.",
+    "Spec.engine": "Where the queries run (section [engine]); not part of the spec hash.",
+    "Spec.search": "How the release is chosen (section [search]).",
+    "Source.path": "A .parquet, .csv/.tsv/.txt file, a DuckDB database (.duckdb/.db/.ddb), or a folder of "
+                   "Parquet files; literal unless glob = true. With query: the DuckDB database it reads.",
+    "Source.query": "One SELECT (DuckDB SQL) whose result is the source; anything else is refused.",
+    "Source.folder": "Where the files a query names are looked up (default: the spec file's folder).",
+    "Source.table": "The table of a DuckDB database source; schema.table for another schema.",
+    "Source.delimiter": "CSV delimiter (default: told by the header line).",
+    "Source.format": "The format, when the path's suffix does not tell it.",
+    "Source.glob": "Read path as a pattern (data/*.parquet).",
+    "Source.encoding": "CSV encoding.",
+    "Source.nulls": "CSV strings that mean NULL.",
+    "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" }; undeclared columns are read as text.",
+    "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
+                   "(no suffix: a Parquet folder).",
+    "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
+    "Output.overwrite": "Replace an existing release (file, or table) and its report.",
+    "Output.format": "The format; must fit the path's suffix (writing Parquet to x.csv is an error).",
+    "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist).",
+    "Output.partition_by": "Released columns to partition a Parquet folder by.",
+    "Privacy.k": "Minimum class size; required (k = 1 needs a sensitive model).",
+    "Privacy.suppression": "Fraction of rows that may be suppressed (records of failing classes).",
+    "HierarchySpec.file": "An ARX hierarchy file: one line per leaf, leaf;level1;…;top.",
+    "HierarchySpec.delimiter": "The file's delimiter.",
+    "HierarchySpec.bands": "Numeric bands, each width a multiple of the previous, then *.",
+    "HierarchySpec.origin": "Where the bands start.",
+    "HierarchySpec.mask": "Mask codes from the right: true (one character per level) or the numbers of characters.",
+    "HierarchySpec.mask_char": "The masking character.",
+    "HierarchySpec.tree": "Nested tables with arrays of leaves.",
+    "HierarchySpec.hierarchy": "A ready sqlclose.Hierarchy (Python only).",
+    "QuasiIdentifier.nulls": "NULLs: \"error\", \"drop\" (remove those rows) or \"value\" (NULL is null_value).",
+    "QuasiIdentifier.null_value": "The value NULL stands for with nulls = \"value\".",
+    "Sensitive.distance": "t-closeness distance: ordered, equal, hierarchical (EMD); variational, kl (not EMD).",
+    "Sensitive.t": "t-closeness threshold, in [0, 1] (KL: any ≥ 0).",
+    "Sensitive.hierarchy": "Hierarchy of the values (file or tree): required for hierarchical.",
+    "Sensitive.distinct_l": "Distinct l-diversity.",
+    "Sensitive.entropy_l": "Entropy l-diversity (may be fractional).",
+    "Sensitive.recursive": "Recursive (c, l)-diversity.",
+    "Sensitive.p": "p-sensitivity: p distinct values per class.",
+    "Sensitive.nulls": "NULLs: \"error\", \"drop\" or \"value\" (not for ordered).",
+    "Sensitive.null_value": "The value NULL stands for with nulls = \"value\".",
+    "Recursive.c": "The constant c: r1 < c · (r_l + … + r_m).",
+    "Recursive.l": "The l.",
+    "Search.algorithm": "incognito (full-domain) or gaa (greedy multidimensional recoding).",
+    "Search.metric": "What least information lost means (discernibility for Incognito, nllm for GAA by default).",
+    "Search.strategy": "GAA's merge-partner strategy (default S1).",
+    "Search.scope": "GAA's scope: \"table\" or \"class\" (default table).",
+    "Search.weights": "Custom metric: per quasi-identifier, one weight per level step or a weight per edge.",
+    "EngineSettings.name": "duckdb or spark.",
+    "EngineSettings.threads": "DuckDB threads.",
+    "EngineSettings.memory_limit": "DuckDB memory limit, e.g. \"2GB\" (beyond it DuckDB spills to disk).",
+    "EngineSettings.temp_directory": "Where DuckDB spills.",
+    "EngineSettings.master": "Spark's master, e.g. \"local[2]\".",
+    "EngineSettings.conf": "Spark session settings.",
+}
+
+
+def own_fields(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """The model's keys; a QuasiIdentifier shows only what it adds to a hierarchy's keys."""
+    fields = {name: f for name, f in model.model_fields.items()}
+    if model is s.QuasiIdentifier:
+        fields = {name: f for name, f in fields.items() if name not in s.HierarchySpec.model_fields}
+    return fields
+
+
+def meaning(model: type[BaseModel], name: str, info: FieldInfo) -> str | None:
+    return info.description or MEANINGS.get(f"{_owner(model, name)}.{name}")
+
+
+def _owner(model: type[BaseModel], name: str) -> str:
+    for cls in model.__mro__:
+        if isinstance(cls, type) and issubclass(cls, BaseModel) and name in getattr(cls, "__annotations__", {}):
+            return cls.__name__
+    return model.__name__
+
+
+def type_text(annotation: Any) -> str:
+    """A TOML-minded type: text, integer, number, boolean, path, list of …, table of …, one of …."""
+    origin = get_origin(annotation)
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if origin in (Union, types.UnionType):
+        return " or ".join(dict.fromkeys(type_text(a) for a in args))
+    if origin is Literal:
+        return "one of " + ", ".join(f'"{a}"' for a in args)
+    if origin is list:
+        return f"list of {type_text(args[0])}"
+    if origin is dict:
+        return f"table of {type_text(args[1])}"
+    names = {str: "text", int: "integer", float: "number", bool: "boolean"}
+    if annotation in names:
+        return names[annotation]
+    if annotation is Any:
+        return "any"
+    name = getattr(annotation, "__name__", str(annotation))
+    return {"Path": "path", "Hierarchy": "Hierarchy (Python)", "HierarchySpec": "hierarchy",
+            "Recursive": "{ c, l }", "QuasiIdentifier": "hierarchy", "Sensitive": "models"}.get(name, name)
+
+
+def default_text(info: FieldInfo) -> str:
+    if info.default_factory is not None:
+        value = info.default_factory()
+    elif info.default is PydanticUndefined:
+        return "required"
+    else:
+        value = info.default
+    if value is None:
+        return "unset"
+    if isinstance(value, BaseModel):
+        return "its defaults"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value).replace("'", '"')
+
+
+def constraint_text(info: FieldInfo) -> str:
+    words = []
+    for item in info.metadata:
+        for attr, sign in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
+            if isinstance(item, getattr(annotated_types, attr.capitalize())):
+                words.append(f"{sign} {getattr(item, attr)}")
+        pattern = getattr(item, "pattern", None)
+        if pattern:
+            words.append(f"matches `{pattern}`")
+    return ", ".join(words)
+
+
+def _doc(model: type[BaseModel]) -> str:
+    return " ".join(inspect.cleandoc(model.__doc__ or "").split())
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def reference() -> str:
+    lines = ["# Spec reference", "",
+             "Generated from the validation models (`sqlclose/model/spec.py`) by "
+             "`python -m sqlclose.model.spec_reference > docs/spec-reference.md`; a test keeps this file equal "
+             "to that output. How to write a spec, with examples: [spec.md](spec.md).", ""]
+    for heading, model, written in SECTIONS:
+        lines += [f"## {heading}", "", written, "", _doc(model), "",
+                  "| key | type | default | constraints | meaning |", "|---|---|---|---|---|"]
+        for name, info in own_fields(model).items():
+            shown = "(sections below)" if model is s.Spec and name in NESTED else type_text(info.annotation)
+            lines.append(f"| `{name}` | {_cell(shown)} | {_cell(default_text(info))} | "
+                         f"{_cell(constraint_text(info)) or ''} | {_cell(meaning(model, name, info) or '')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(reference(), end="")
