@@ -25,7 +25,8 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +127,7 @@ class Case:
     args: tuple[str, ...] = ("anonymize", "spec.toml")
     env: dict[str, str] = field(default_factory=dict)
     fsize: int | None = None        # a file-size limit (bytes) for the run: a full disk
+    locked: str | None = None       # a folder made immutable for the run (chattr +i): not writable, even by root
     columns: tuple[str, ...] = ()   # success rows: the released columns
     node: tuple[int, ...] = ()      # success rows: the levels of (zip, age), when the paper's Table 5 gives them
 
@@ -226,6 +228,14 @@ CASES: list[Case] = [
     Case("source-unknown-format", "a source whose extension tells no format (`table3.dat`)",
          lambda d: (shutil.move(d / "table3.csv", d / "table3.dat"),
                     write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "table3.dat"')))), 2),
+    Case("query-not-select", "a source query that is not a SELECT (`DELETE FROM people`)",
+         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', 'query = "DELETE FROM people"'))), 2),
+    Case("query-two-statements", "a source query of two statements",
+         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"',
+                                               "query = \"SELECT * FROM 'table3.csv'; DROP TABLE x\""))), 2),
+    Case("query-fails", "a source query naming a file that does not exist",
+         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', "query = \"SELECT * FROM 'nosuch.csv'\""))),
+         2),
     Case("parquet-garbage", "an unreadable Parquet file (random bytes)",
          lambda d: (write(d, "data.parquet", random.Random(9).randbytes(4096)),
                     write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "data.parquet"')))), 2),
@@ -299,6 +309,9 @@ CASES: list[Case] = [
          lambda d: (write(d, "blocker", "a file, not a folder\n"),
                     write(d, "spec.toml", spec((OUTPUT, 'path = "blocker/out/release.parquet"')))),
          5),
+    Case("output-not-writable", "an output folder that is not writable (immutable: `chattr +i`, which binds "
+         "root too)", lambda d: (d / "locked").mkdir(),
+         5, args=("anonymize", "spec.toml", "--output", "locked/release.parquet"), locked="locked"),
     Case("disk-full", "a full disk (a 512-byte file-size limit, SIGXFSZ ignored)", lambda d: None, 5, fsize=512),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
@@ -533,6 +546,23 @@ MESSAGES = {
         "sqlclose: error: cannot create the folder for <tmp>/blocker/out/release.parquet: <tmp>/blocker"
         " is a file"
     ),
+    "query-not-select": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - source.query: the query must be a SELECT (read-only), not DELETE; nothing was run (got 'DELETE FROM"
+        " people')"
+    ),
+    "query-two-statements": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - source.query: the query must be one SELECT statement, not 2 statements (got \"SELECT * FROM"
+        " 'table3.csv'; DROP TABLE x\")"
+    ),
+    "query-fails": (
+        "sqlclose: error: the source query failed: IOException: IO Error: No files found that match the pattern"
+        " \"nosuch.csv\""
+    ),
+    "output-not-writable": (
+        "sqlclose: error: cannot write in locked (permission denied); choose another output path"
+    ),
     "disk-full": (
         "sqlclose: error: the environment refused: the file grew beyond the size limit while writing;"
         " nothing was placed at the output path"
@@ -630,11 +660,26 @@ def assert_no_hidden_files(d: Path) -> None:
     assert hidden == [], f"temporary files left behind: {hidden}"
 
 
+@contextmanager
+def locked(folder: Path | None) -> Iterator[None]:
+    """The folder made immutable for the duration (root's permission checks pass otherwise)."""
+    if folder is None:
+        yield
+        return
+    if shutil.which("chattr") is None or subprocess.run(["chattr", "+i", str(folder)]).returncode != 0:
+        pytest.skip("this filesystem or user cannot make a folder immutable (chattr +i)")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+
+
 @pytest.mark.parametrize("case", FAILURES, ids=[c.id for c in FAILURES])
 def test_bad_input_fails_cleanly(case: Case, tmp_path: Path, previous_release: dict[str, bytes]) -> None:
     d = prepared(tmp_path, case, previous_release)
     before = snapshot(d)
-    result = run(d, case.args, case.env, case.fsize)
+    with locked(d / case.locked if case.locked else None):
+        result = run(d, case.args, case.env, case.fsize)
     stderr = placeholders(result.stderr, d)
     assert "Traceback" not in stderr, stderr
     for row in data_rows(d):  # no raw data row of the source reaches the terminal or a job's log
