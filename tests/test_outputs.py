@@ -218,3 +218,12 @@ def test_a_rerun_of_an_up_to_date_csv_or_table_does_nothing(project, args, repor
     result = invoke("anonymize", project / "spec.toml", *given, env=env)
     assert result.exit_code == 0 and "is up to date" in result.output, result.output
     assert (project / report).read_bytes() == before
+
+
+def test_the_sign_off_page_reads_a_table_release(project):
+    db, page = project / "r.duckdb", project / "page.html"
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "--html", page, "-q")
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert "zip = 1, age = 2" in text  # the paper's Table 5 node
+    assert "content digest <code>md5-sum-v1:" in text

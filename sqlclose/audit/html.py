@@ -48,7 +48,8 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
         raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")
     spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
     models = dict(spec.sensitive) if spec is not None else None
-    audit = check(release, list(doc["node"]), models, k=doc["privacy"]["k"])
+    table = doc["output"].get("table") if doc["output"].get("format") == "duckdb" else None
+    audit = check(release, list(doc["node"]), models, k=doc["privacy"]["k"], table=table)
     return _page(doc, audit, release)
 
 
@@ -76,7 +77,10 @@ def _header(doc: dict, release: Path) -> str:
     verified = "verified from the written file" if doc.get("verified") else "NOT verified"
     return (f"<h1>Release {html.escape(release.name)}</h1>"
             f"<p class='lead'>Chosen node: <strong id='chosen-node'>{node}</strong> — {doc['output']['rows']} of "
-            f"{doc['input']['rows']} rows released, {verified}; sha256 <code>{doc['output']['sha256']}</code>.</p>")
+            f"{doc['input']['rows']} rows released, {verified}; "
+            + (f"sha256 <code>{doc['output']['sha256']}</code>.</p>" if doc["output"]["sha256"] else
+               f"table {html.escape(doc['output'].get('table') or '')}, content digest "
+               f"<code>{doc['output'].get('content_digest')}</code>.</p>"))
 
 
 def _section(title: str, chart: str, text: str) -> str:
