@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlclose.audit.check import check as run_check
-from sqlclose.checkpoints import checkpoint
 from sqlclose.engine import DuckDBEngine, Engine, engine_for
 from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
@@ -20,6 +19,7 @@ from sqlclose.prepare.plan import describe_problem
 from sqlclose.prepare.problem import keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
 from sqlclose.privacy.criteria import criteria_for
+from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
 from sqlclose.release.writers import content_digest

@@ -2,7 +2,7 @@
 and the placing of the pair.
 
 Each run is held at a named checkpoint by the documented test hook (``SQLCLOSE_TEST_PAUSE_AT=
-POINT:READY_FILE``, sqlclose/checkpoints.py): it writes READY_FILE and waits, the test sends the
+POINT:READY_FILE``, sqlclose/release/checkpoints.py): it writes READY_FILE and waits, the test sends the
 signal — no sleep tuned to a machine decides where the signal lands. Then: exit 130 (SIGINT) or
 143 (SIGTERM), one line on stderr, no traceback; every file of the work folder has the bytes it
 had before the run (the previous release and its report intact, no partial output), and no
@@ -24,7 +24,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from sqlclose.checkpoints import PAUSE_VARIABLE, POINTS
+from sqlclose.release.checkpoints import PAUSE_VARIABLE, POINTS
 
 pytestmark = pytest.mark.slow
 

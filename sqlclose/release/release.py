@@ -20,7 +20,6 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose._version import __version__
-from sqlclose.checkpoints import checkpoint
 from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
@@ -28,6 +27,7 @@ from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
+from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.report import (
     Generalization,
     HierarchyFile,

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, ClassVar
 from pydantic import ValidationError
 from sqlglot import exp
 
-from sqlclose.checkpoints import checkpoint
 from sqlclose.engine import DuckDBEngine
 from sqlclose.engine.duckdb import qualified, table_exists
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, default_report_path
 from sqlclose.release import files
+from sqlclose.release.checkpoints import checkpoint
 
 if TYPE_CHECKING:
     from sqlclose.release.release import Release
