@@ -20,6 +20,7 @@ from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
 from sqlclose.search import ProgressCallback, incognito
+from sqlclose.search.utility_costs import leaf_counts, search_cost
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
@@ -47,7 +48,9 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if spec.k > problem.rows:
             raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                                   "generalization can make classes that big; lower k")
-        result = incognito(problem, criteria, on_progress)
+        counts = leaf_counts(problem)
+        cost = search_cost(problem, spec.search.metric_name, spec.search.weights, counts)
+        result = incognito(problem, criteria, on_progress, cost)
         timings["search_seconds"] = result.seconds
         if result.optimum is None:
             raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
@@ -57,7 +60,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         raise
     inputs = [*opened.files, *spec.files_read]
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   inputs=inputs)
+                   inputs=inputs, selection=spec.search, _leaf_counts=counts)
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,

@@ -24,15 +24,17 @@ from sqlclose._version import __version__
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
-from sqlclose.model.spec import default_report_path
+from sqlclose.model.spec import Search, default_report_path
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
 from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report, privacy_section
+from sqlclose.release.utility_section import full_domain_utility
 from sqlclose.release.verify import compare, recheck
 from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
+from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size
 
@@ -54,6 +56,8 @@ class Release:
     timings: dict[str, float] = field(default_factory=dict)
     owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
+    selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
+    _leaf_counts: list | None = None  # per QI, records per leaf (for the information-loss metrics)
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
@@ -143,8 +147,15 @@ class Release:
             "utility": {
                 "discernibility": evaluated.discernibility,
                 "average_class_size": average_class_size(kept_rows, int(kept.sum())),
+                **full_domain_utility(self.problem, self.selection, self.search.optimum, hist, failing,
+                                      self._counts()),
             },
         }
+
+    def _counts(self) -> list:
+        if self._leaf_counts is None:
+            self._leaf_counts = leaf_counts(self.problem)
+        return self._leaf_counts
 
     def _t_against_release(self, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
         """Per sensitive column with a t model: the largest distance of a released class from the

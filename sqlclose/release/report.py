@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 
 class _Model(BaseModel):
@@ -79,9 +79,33 @@ class Privacy(_Model):
     sensitive: dict[str, SensitiveReached] = Field(description="Per sensitive column, the values reached.")
 
 
+class SensitiveUtility(_Model):
+    """Mauger et al.'s (2023, section 4.1) values of one sensitive column over the released classes."""
+
+    l_diversity: float | None = Field(description="The paper's l-diversity value (Definition 11): the least "
+                                      "exp(entropy) of a released class's sensitive values.")
+    l1_closeness: float | None = Field(description="The paper's t-closeness value (Definitions 12-14): the largest "
+                                       "plain L1 distance Σ|p_class − p_input| of a released class from the input "
+                                       "table's distribution, NOT halved (in [0, 2]): not an EMD, see max_emd.")
+
+
 class Utility(_Model):
     discernibility: int = Field(description="Σ class size² + suppressed rows × input rows (lower is better).")
     average_class_size: float = Field(description="Released rows per class.")
+    metric: str = Field("discernibility", description="The metric that chose the release: discernibility or one of "
+                        "Mauger et al.'s distortion, ncp, total, llm, nllm, wllm, wnllm, or custom.")
+    alteration: dict[str, float | None] = Field(default_factory=dict, description="Per information-loss metric "
+                                                "(the seven, and custom when used): the release's cost over the "
+                                                "cost of every value at the root, in % (Mauger et al. Definition "
+                                                "7); null when even that costs 0. Suppressed records count at "
+                                                "the root.")
+    mean_alteration: float | None = Field(None, description="Mean of the seven metrics' alteration (those defined).")
+    generalized_percent: float | None = Field(None, description="% of (record, QI) values above level 0; "
+                                              "suppressed records count as generalized.")
+    root_percent: float | None = Field(None, description="% of (record, QI) values at the root (suppressed "
+                                       "records count at the root).")
+    sensitive: dict[str, SensitiveUtility] = Field(default_factory=dict, description="Per sensitive column, the "
+                                                   "paper's l-diversity and L1 t-closeness values.")
 
 
 class Output(_Model):
