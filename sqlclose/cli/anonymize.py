@@ -213,10 +213,13 @@ def describe_sensitive(s: dict) -> str:
 
 
 def _print_summary(doc: dict, report: Path) -> None:
-    node = ", ".join(f"{k}={v}" for k, v in doc["node"].items())
-    lat = doc["lattice"]
     click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {doc['output']['path']}")
-    click.echo(f"  node       {node}")
+    if doc["node"] is not None:
+        click.echo(f"  node       {', '.join(f'{k}={v}' for k, v in doc['node'].items())}")
+    else:
+        for name, g in doc["generalization"].items():
+            levels = ", ".join(f"level {lv}: {n}" for lv, n in (g.get("classes_per_level") or {}).items())
+            click.echo(f"  {name:<10} classes at {levels}")
     click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
                f"{doc['suppressed_rows']} rows suppressed)")
     for name, s in doc["privacy"]["sensitive"].items():
@@ -230,6 +233,13 @@ def _print_summary(doc: dict, report: Path) -> None:
     if u.get("generalized_percent") is not None:
         click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
                    "the root")
-    click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
-               f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    lat, gaa = doc["lattice"], doc.get("gaa")
+    if lat is not None:
+        click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
+                   f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    if gaa is not None:
+        click.echo(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
+                   f"{gaa['merges']} merges from {gaa['combinations']} combinations, {gaa['seconds']:.2f} s")
+    for warning in doc["warnings"]:
+        click.echo(f"  warning    {warning}")
     click.echo(f"  verified   sha256 {doc['output']['sha256'][:16]}…; report {report}")

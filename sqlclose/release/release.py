@@ -158,15 +158,7 @@ class Release:
         return self._leaf_counts
 
     def _t_against_release(self, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
-        """Per sensitive column with a t model: the largest distance of a released class from the
-        *released* table's own distribution — what an auditor holding only the file computes."""
-        out = {}
-        for j, sa in enumerate(self.problem.sas):
-            if sa.spec.t is None or not kept.any():
-                continue
-            counts = hist.counts[j][kept]
-            out[sa.name] = float(distance(counts, counts.sum(axis=0), sa.distance, sa.hierarchy).max())
-        return out
+        return t_against_release(self.problem, hist, kept)
 
     @property
     def column_roles(self) -> dict[str, str]:
@@ -234,7 +226,7 @@ class Release:
             started = time.perf_counter()
             summary = self.summary
             claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
-            found = recheck(self.problem, txn.data)
+            found = self._recheck(txn.data)
             compare(claimed, found, self.problem, self.columns)
             self.timings["verify_seconds"] = time.perf_counter() - started
             doc = self.report(summary, path, files.sha256(txn.data))
@@ -243,6 +235,9 @@ class Release:
             txn.commit()
         return doc
 
+    def _recheck(self, path: Path) -> dict:
+        return recheck(self.problem, path)
+
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
         """The report (typed: ``sqlclose.release.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
@@ -250,6 +245,7 @@ class Release:
         generalization = self.generalization
         warnings = [f"{name!r} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
                     "information in this release" for name, g in generalization.items() if g.at_top]
+        warnings += self._warnings()
         return Report(
             sqlclose_version=__version__,
             created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -257,12 +253,7 @@ class Release:
             input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
                                fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
                                dropped_null_rows=p.dropped_rows),
-            node=self.node,
-            minimal_nodes=self.minimal_nodes,
-            lattice=Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
-                            satisfying_nodes=int(self.search.satisfying.sum()),
-                            nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
-                            seconds=round(self.search.seconds, 4)),
+            **self._search_section(),
             generalization=generalization,
             classes=summary["classes"],
             suppressed_rows=summary["suppressed_rows"],
@@ -275,6 +266,18 @@ class Release:
             timings={k: round(v, 4) for k, v in self.timings.items()},
             verified=digest is not None,
         ).to_dict()
+
+    def _search_section(self) -> dict:
+        """The report's fields that describe how the release was found."""
+        p = self.problem
+        return {"algorithm": "incognito", "node": self.node, "minimal_nodes": self.minimal_nodes,
+                "lattice": Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
+                                   satisfying_nodes=int(self.search.satisfying.sum()),
+                                   nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
+                                   seconds=round(self.search.seconds, 4))}
+
+    def _warnings(self) -> list[str]:
+        return []
 
     @property
     def generalization(self) -> dict[str, Generalization]:
@@ -290,3 +293,13 @@ class Release:
         return out
 
 
+def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
+    """Per sensitive column with a t model: the largest distance of a released class from the
+    *released* table's own distribution — what an auditor holding only the file computes."""
+    out = {}
+    for j, sa in enumerate(problem.sas):
+        if sa.spec.t is None or not kept.any():
+            continue
+        counts = hist.counts[j][kept]
+        out[sa.name] = float(distance(counts, counts.sum(axis=0), sa.distance, sa.hierarchy).max())
+    return out

@@ -14,22 +14,35 @@ import numpy as np
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
+from sqlclose.search.gaa_run import GaaRun
 from sqlclose.search.utility_costs import leaf_counts, problem_metric
 from sqlclose.utility.full_domain import FullDomainCost, value_percents
-from sqlclose.utility.information_loss import METRICS, l1_closeness_value, l_diversity_value
+from sqlclose.utility.information_loss import (
+    METRICS,
+    generalized_percent,
+    l1_closeness_value,
+    l_diversity_value,
+    root_percent,
+)
+
+
+def _metric_names(search: Search) -> list[str]:
+    return [*METRICS, *(["custom"] if search.metric_name == "custom" else [])]
+
+
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
 
 
 def alterations(problem: Problem, search: Search, counts: Sequence[np.ndarray], levels: Sequence[int],
                 hist: ClassHistograms, failing: np.ndarray) -> dict[str, float | None]:
     """Per metric (the seven, then custom when the spec uses it): alteration in %, None if undefined."""
-    names = [*METRICS, *(["custom"] if search.metric_name == "custom" else [])]
     node = np.array([levels], dtype=np.int64)
     out: dict[str, float | None] = {}
-    for name in names:
+    for name in _metric_names(search):
         cost = FullDomainCost.of(problem_metric(problem, name, search.weights), counts)
-        value = float(cost.alteration(cost.costs(node, np.zeros(hist.classes, dtype=np.int64), hist.codes,
-                                                 hist.sizes * failing)[0]))
-        out[name] = value if np.isfinite(value) else None
+        out[name] = _finite(float(cost.alteration(cost.costs(node, np.zeros(hist.classes, dtype=np.int64),
+                                                             hist.codes, hist.sizes * failing)[0])))
     return out
 
 
@@ -61,3 +74,16 @@ def full_domain_utility(problem: Problem, search: Search, levels: Sequence[int],
     return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
             "generalized_percent": p_gen, "root_percent": p_root,
             "sensitive": sensitive_values(problem, hist.counts, ~failing)}
+
+
+def multidimensional_utility(problem: Problem, search: Search, run: GaaRun, hist: ClassHistograms) -> dict:
+    """The information-loss part of the utility section for a GAA release (nothing suppressed):
+    every metric over the combinations and the node each was generalized to."""
+    data, result = run.data, run.result
+    alteration = {name: _finite(problem_metric(problem, name, search.weights).alteration(
+        data.leaves, result.nodes, data.counts)) for name in _metric_names(search)}
+    trees = run.metric.trees
+    return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
+            "generalized_percent": generalized_percent(trees, result.nodes, data.counts),
+            "root_percent": root_percent(trees, result.nodes, data.counts),
+            "sensitive": sensitive_values(problem, hist.counts, np.ones(hist.classes, dtype=bool))}
