@@ -100,15 +100,19 @@ class GaaRelease(Release):
                                  self._mapping_table, params)
         return query, params.values
 
-    def _recheck(self, path: Path) -> dict:
-        """The mapping as text — each combination's leaves and written labels — for the verifier."""
+    def text_mapping(self) -> pa.Table:
+        """The recoding as text: per distinct QI combination, each QI's value (``l0``, ``l1``, … in
+        QI order) and the label the release writes for it (``g0``, …). Aggregated values only."""
         mapping = self._mapping()
         data = self.gaa_run.data
         text = {}
         for j, qi in enumerate(self.problem.qis):
             text[f"l{j}"] = pa.array(np.asarray(qi.hierarchy.leaves, dtype=object)[data.leaves[:, j]], pa.string())
             text[f"g{j}"] = mapping.column(f"q{j}_label")
-        return recheck(self.problem, path, pa.table(text))
+        return pa.table(text)
+
+    def _recheck(self, path: Path) -> dict:
+        return recheck(self.problem, path, self.text_mapping())
 
     # ---- the report ---------------------------------------------------------------------------
     def _search_section(self) -> dict:
