@@ -32,7 +32,10 @@ from oracle import (
     qid,
     read_hierarchy,
 )
-from test_utility_search import ADULT_SUBSET_QIS, ADULT_SUBSET_ROWS, SEVEN, path_costs
+from oracle import (
+    table3_oracle as make_table3_oracle,
+)
+from test_utility_search import ADULT_SUBSET_QIS, SEVEN, path_costs
 
 import sqlclose
 from sqlclose.errors import NoSolutionError, SpecError
@@ -168,9 +171,7 @@ def run_and_check(oracle: Oracle, spec: dict, source, delimiter: str, tmp_path, 
 
 @pytest.fixture(scope="module")
 def table3_oracle() -> Oracle:
-    return Oracle(TABLE3_DIR / "table3.csv", ",", {"zip": None, "age": read_hierarchy(TABLE3_DIR / "age.csv")},
-                  {"salary": "ordered", "disease": "hierarchical"},
-                  {"disease": read_hierarchy(TABLE3_DIR / "disease.csv")}, mask=("zip",))
+    return make_table3_oracle()
 
 
 def table3_spec(**disease) -> dict:
@@ -281,13 +282,6 @@ def test_the_verifier_rejects_a_label_that_does_not_generalize(table3_oracle, tm
 
 
 # ============================================================================ an Adult subset
-
-@pytest.fixture(scope="module")
-def adult_subset(adult_dir, tmp_path_factory):
-    path = tmp_path_factory.mktemp("adult") / "adult_subset.csv"
-    duckdb.execute(f"COPY (SELECT * FROM read_csv(?, delim = ';', header = true, all_varchar = true) "
-                   f"LIMIT {ADULT_SUBSET_ROWS}) TO '{path}' (DELIMITER ';', HEADER)", [str(adult_dir / "adult.csv")])
-    return path
 
 
 @pytest.fixture(scope="module")
