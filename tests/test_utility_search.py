@@ -283,3 +283,25 @@ def test_adult_subset_optimum_is_the_least_cost_satisfying_node(adult_oracle, ad
     assert math.prod(adult_oracle.shape) == 5 * 4 * 3 * 3 * 2
     check_case(adult_oracle, adult_judged[case], adult_subset_spec(case), adult_subset, name,
                ADULT_CUSTOM if name == "custom" else None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner", ["memory", "batch", "node"])
+def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subset, monkeypatch, runner):
+    """The suppressed records' cost reads the classes' codes, which each runner produces its own
+    way (numpy keys, packed SQL keys, one query per node): all three find the hand optimum."""
+    import sqlclose.search.node_histograms as runners
+
+    if runner != "memory":
+        monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)
+    if runner == "node":
+        monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
+    import importlib
+
+    incognito = importlib.import_module("sqlclose.search.incognito")  # the module, not the function
+    used = []
+    monkeypatch.setattr(incognito, "runner_for", lambda problem: used.append(runners.runner_for(problem)) or used[-1])
+    case = "k5-t0.3-s0.05"
+    check_case(adult_oracle, adult_judged[case], adult_subset_spec(case), adult_subset, "ncp", None)
+    kinds = {"memory": runners.MemoryRunner, "batch": runners.BatchRunner, "node": runners.NodeRunner}
+    assert used and all(isinstance(r, kinds[runner]) for r in used)
