@@ -248,6 +248,7 @@ def test_a_gaa_report_renders_and_rechecks(tmp_path):
     assert page.exit_code == 0, page.output
     html = (tmp_path / "p.html").read_text()
     assert "GAA S3" in html and "The lattice" not in html
+    assert "nllm (chose the release)" in html and "L1 closeness" in html
     against = runner.invoke(main, ["check", str(out), "--against", str(report), "--spec", str(TABLE3_SPEC)])
     assert against.exit_code == 0, against.output
     node = runner.invoke(main, ["anonymize", str(TABLE3_SPEC), "-o", str(tmp_path / "n.parquet"), "--algorithm",
