@@ -160,9 +160,7 @@ def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
     if isinstance(source, Source) and source.kind == "warehouse":
-        raise SpecError(f"the source is the warehouse table {source.table}, which sqlclose does not read: run "
-                        "`sqlclose sql SPEC` there, export the result, then `sqlclose anonymize --histogram FILE "
-                        "SPEC` (docs/warehouse.md)")
+        raise hist.not_read_here(source)
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     made = _engine_from(spec.engine) if engine is None and spec.engine is not None else None
     try:

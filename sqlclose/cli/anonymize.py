@@ -73,6 +73,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
+    if source is None and spec.source is not None and spec.source.kind == "warehouse":
+        from sqlclose.prepare.histogram import not_read_here
+
+        raise not_read_here(spec.source)
     out = output or (spec.output.path if spec.output else None)
     if out is None:
         raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")

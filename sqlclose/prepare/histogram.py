@@ -34,6 +34,13 @@ def warehouse_source(spec: Spec) -> Source:
     return spec.source
 
 
+def not_read_here(source: Source) -> SpecError:
+    """The error for running the local path on a warehouse table."""
+    return SpecError(f"the source is the warehouse table {source.table}, which sqlclose does not read: run "
+                     "`sqlclose sql SPEC` there, export the result, then `sqlclose anonymize --histogram FILE SPEC` "
+                     "(docs/warehouse.md)")
+
+
 def dialect_of(spec: Spec, given: str | None) -> str:
     """The dialect asked for, else the spec's [source] dialect."""
     dialect = given or warehouse_source(spec).dialect
