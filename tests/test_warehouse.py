@@ -85,13 +85,13 @@ CASES = {
 [privacy]
 k = 2
 [quasi_identifiers]
-zip = { mask = true, nulls = "value", null_value = "none" }
-age = { file = %s }
+zip = {{ mask = true, nulls = "value", null_value = "none" }}
+age = {{ file = {} }}
 [sensitive.disease]
 distance = "equal"
 t = 0.6
 nulls = "drop"
-""" % _h(TABLE3 / "age.csv")),
+""".format(_h(TABLE3 / "age.csv"))),
     "adult-k": Case("adult", 'others = "keep"', "[privacy]\nk = 5\n" + ADULT_QIS),
     "adult-k-t-hierarchical": Case("adult", 'others = "keep"', "[privacy]\nk = 5\n" + ADULT_QIS
                                    + OCCUPATION.format(d="hierarchical", t=0.2)),
@@ -227,9 +227,12 @@ columns = {json.dumps(list(HOSTILE))}
 [privacy]
 k = 3
 suppression = 0.1
-[quasi_identifiers]
-{json.dumps(QUOTE)} = {{ tree = {{ "x'y" = ["x", "y"], "z\\\\w" = ["z", "w", "it's"] }}, nulls = "value", null_value = "it's" }}
-{json.dumps(TICK)} = {{ mask = true }}
+[quasi_identifiers.{json.dumps(QUOTE)}]
+tree = {{ "x'y" = ["x", "y"], "z\\\\w" = ["z", "w", "it's"] }}
+nulls = "value"
+null_value = "it's"
+[quasi_identifiers.{json.dumps(TICK)}]
+mask = true
 [sensitive.{json.dumps(EVIL)}]
 distance = "ordered"
 t = 0.5
