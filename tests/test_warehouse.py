@@ -199,18 +199,22 @@ def _assert_verification_query_agrees(warehouse: Path, doc: dict, local_doc: dic
     assert measured["min_class_size"] == local_doc["privacy"]["min_class_size"]
 
 
-def test_a_csv_export_gives_the_same_release_as_parquet(tmp_path, warehouse):
+def test_csv_and_folder_exports_give_the_same_release_as_parquet(tmp_path, warehouse):
     _, remote_spec = _specs(tmp_path, warehouse, CASES["table3-t-ordered-hierarchical"])
     sql = invoke("sql", remote_spec).stdout.strip().rstrip(";")
     con = duckdb.connect(str(warehouse / "warehouse.duckdb"), read_only=True)
     con.execute(f"COPY ({sql}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
     con.execute(f"COPY ({sql}) TO '{tmp_path / 'h.csv'}' (FORMAT CSV, HEADER)")
     con.close()
+    (tmp_path / "spark.parquet").mkdir()  # Spark writes a folder of part files
+    con = duckdb.connect()
+    con.execute(f"COPY (FROM '{tmp_path / 'h.parquet'}' LIMIT 4) TO '{tmp_path / 'spark.parquet' / 'part-0.parquet'}'")
+    con.execute(f"COPY (FROM '{tmp_path / 'h.parquet'}' OFFSET 4) TO '{tmp_path / 'spark.parquet' / 'part-1.parquet'}'")
     queries = []
-    for name in ("h.parquet", "h.csv"):
+    for name in ("h.parquet", "h.csv", "spark.parquet"):
         with sqlclose.anonymize_histogram(tmp_path / name, remote_spec) as release:
             queries.append(release.release_sql())
-    assert queries[0] == queries[1]
+    assert queries[0] == queries[1] == queries[2]
 
 
 # ---- other dialects: snapshots, parsed back, hostile names stay names ----------------------------
@@ -383,3 +387,21 @@ def test_the_warehouse_source_is_validated(source, fragment):
     with pytest.raises(sqlclose.SpecError, match="source") as raised:
         sqlclose.api.as_spec(spec)
     assert fragment in str(raised.value)
+
+
+
+@pytest.mark.slow
+def test_another_minimal_node_is_released_as_the_local_path_releases_it(tmp_path, warehouse):
+    local_spec, remote_spec = _specs(tmp_path, warehouse, CASES["adult-k-t-hierarchical"])
+    first = json.loads(invoke("anonymize", local_spec, "--json", "--no-progress", "--overwrite").stdout)
+    other = next(n for n in first["minimal_nodes"] if n != first["node"])
+    node = ",".join(f"{k}={v}" for k, v in other.items())
+    local = invoke("anonymize", local_spec, "--node", node, "--json", "--no-progress", "--overwrite")
+    _run_in_warehouse(warehouse, invoke("sql", remote_spec).stdout, tmp_path / "histogram.parquet")
+    made = invoke("anonymize", "--histogram", tmp_path / "histogram.parquet", remote_spec, "--node", node, "--json",
+                  "--no-progress")
+    assert local.exit_code == 0 and made.exit_code == 0, (local.output, made.output)
+    assert json.loads(made.stdout)["node"] == json.loads(local.stdout)["node"] == other
+    _run_in_warehouse(warehouse, (tmp_path / "release.sql").read_text(), tmp_path / "warehouse.parquet")
+    _assert_same_rows(tmp_path / "local.parquet", tmp_path / "warehouse.parquet",
+                      json.loads(local.stdout)["output"]["columns"])

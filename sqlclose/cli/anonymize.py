@@ -39,7 +39,7 @@ Examples:
 @click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads).")
 @click.option("--memory-limit", help="DuckDB memory limit, e.g. 2GB; beyond it DuckDB spills to disk.")
 @click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills.")
-@click.option("--histogram", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--histogram", type=click.Path(path_type=Path),
               help="The warehouse path: search over this export of `sqlclose sql`'s result and write the release "
               "query (--output X.sql) for the warehouse to run (docs/warehouse.md).")
 @dialect_option
