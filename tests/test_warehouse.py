@@ -366,6 +366,14 @@ def test_the_warehouse_path_explains_itself_when_misused(tmp_path, table3_histog
     assert not (tmp_path / "release.sql").exists()
 
 
+def test_the_dialect_is_asked_for_when_the_spec_has_none(tmp_path, table3_histogram):
+    _, spec = table3_histogram
+    spec.write_text(spec.read_text().replace('dialect = "duckdb"\n', ""))
+    result = invoke("sql", spec)
+    assert result.exit_code == 2 and "--dialect" in result.stderr, result.output
+    assert invoke("sql", spec, "--dialect", "trino").stdout.startswith('SELECT\n  CAST("src"."zip" AS VARCHAR)')
+
+
 def test_others_keep_needs_the_table_columns(tmp_path, table3_histogram):
     good, spec = table3_histogram
     text = spec.read_text().replace("columns = ", "# columns = ")
