@@ -413,3 +413,22 @@ def test_another_minimal_node_is_released_as_the_local_path_releases_it(tmp_path
     _run_in_warehouse(warehouse, (tmp_path / "release.sql").read_text(), tmp_path / "warehouse.parquet")
     _assert_same_rows(tmp_path / "local.parquet", tmp_path / "warehouse.parquet",
                       json.loads(local.stdout)["output"]["columns"])
+
+
+def test_a_table_changed_after_the_histogram_is_caught_or_not_released(tmp_path, warehouse, table3_histogram):
+    good, spec = table3_histogram
+    with sqlclose.anonymize_histogram(good, spec) as release:
+        release_sql, check_sql = release.release_sql(), release.verification_sql()
+    con = duckdb.connect(str(tmp_path / "changed.duckdb"))
+    con.execute(f"ATTACH '{warehouse / 'warehouse.duckdb'}' AS w (READ_ONLY)")
+    con.execute("CREATE SCHEMA analytics")
+    con.execute("CREATE TABLE analytics.table3 AS FROM w.analytics.table3")
+    con.execute("DETACH w")
+    # a row whose age the histogram never counted: no lookup row, so it is not released
+    con.execute("INSERT INTO analytics.table3 VALUES (47677, 99, 5000, 'flu')")
+    assert con.sql(f"SELECT COUNT(*) FROM ({release_sql}) WHERE salary = 5000 AND disease = 'flu'").fetchall() == [(0,)]
+    assert con.sql(check_sql).fetchall()[0][-1] is True
+    # a row of known values is released into its class: the verification query says so
+    con.execute("INSERT INTO analytics.table3 VALUES (47677, 29, 5000, 'flu')")
+    measured = con.sql(check_sql).to_arrow_table().to_pylist()[0]
+    assert measured["released_rows"] == 10 and measured["ok"] is False

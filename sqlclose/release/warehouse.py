@@ -22,6 +22,7 @@ from sqlclose.model.spec import default_report_path
 from sqlclose.release import files
 from sqlclose.release.release import Release
 from sqlclose.release.report import Report
+from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
 
 NOT_VERIFIED = ("the release was not verified locally: the warehouse makes it, so sqlclose never sees its rows; "
@@ -44,11 +45,20 @@ class WarehouseRelease(Release):
         lookups = []
         for qi, level in zip(self.problem.qis, self.search.optimum):
             h = qi.hierarchy
-            codes = (h.leaf_codes // h.divisors[level]).tolist()
-            labels = [row[level] for row in h.rows] if level else None
-            lookups.append(wh.InlineLookup(qi.coded, int(level), list(h.leaves), codes, labels))
+            # Only the leaves the histogram counted: a row with a value the search never saw (the
+            # table changed since) finds no lookup row and is not released.
+            seen = self._counted_codes(qi.coded.code)
+            rows = [i for i, code in enumerate(h.leaf_codes.tolist()) if code in seen]
+            codes = [int(h.leaf_codes[i] // h.divisors[level]) for i in rows]
+            labels = [h.rows[i][level] for i in rows] if level else None
+            lookups.append(wh.InlineLookup(qi.coded, int(level), [h.leaves[i] for i in rows], codes, labels))
         suppressed = hist.codes[failing].tolist() if failing.any() else []
         return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls))
+
+    def _counted_codes(self, code: str) -> set[int]:
+        """The leaf codes of one quasi-identifier present in the base histogram."""
+        query = exp.select(q.col(code)).distinct().from_(self.problem.base.copy())
+        return set(self.problem.engine.fetch(query).column(0).to_pylist())
 
     def release_sql(self, dialect: str | None = None) -> str:
         """The release, for the warehouse to run (e.g. in CREATE TABLE … AS)."""
