@@ -15,13 +15,13 @@ from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import EngineSettings, Sensitive, Source, Spec, as_spec
 from sqlclose.prepare import histogram as hist
 from sqlclose.prepare.plan import describe_problem
-from sqlclose.prepare.problem import keyed_fingerprint, prepare
+from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
-from sqlclose.privacy.criteria import criteria_for
+from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
 from sqlclose.release.warehouse import WarehouseRelease
-from sqlclose.search import ProgressCallback, incognito
+from sqlclose.search import ProgressCallback, SearchResult, incognito
 from sqlclose.sql.warehouse import warehouse_table
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
@@ -98,7 +98,8 @@ def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) ->
     return hist.histogram_sql(as_spec(spec), dialect)
 
 
-def _search(problem, criteria, spec: Spec, on_progress: ProgressCallback | None):
+def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
+            on_progress: ProgressCallback | None) -> SearchResult:
     if spec.k > problem.rows:
         raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                               "generalization can make classes that big; lower k")
