@@ -432,3 +432,12 @@ def test_a_table_changed_after_the_histogram_is_caught_or_not_released(tmp_path,
     con.execute("INSERT INTO analytics.table3 VALUES (47677, 29, 5000, 'flu')")
     measured = con.sql(check_sql).to_arrow_table().to_pylist()[0]
     assert measured["released_rows"] == 10 and measured["ok"] is False
+
+
+def test_a_dry_run_searches_and_writes_nothing(tmp_path, table3_histogram):
+    good, spec = table3_histogram
+    result = invoke("anonymize", "--histogram", good, spec, "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"histogram": str(good), "rows": 9, "node": {"zip": 1, "age": 2},
+                                         "dry_run": True}  # the paper's Table 5
+    assert not (tmp_path / "release.sql").exists() and not (tmp_path / "release.sql.report.json").exists()

@@ -20,10 +20,11 @@ dialect_option = click.option("--dialect", type=click.Choice(WAREHOUSE_DIALECTS)
 
 @click.command(context_settings=CONTEXT, short_help="Print the histogram query a warehouse runs for the search.",
                epilog="""\b
-Example (the table stays in the warehouse; only counts leave it):
+Example (the rows stay in the warehouse; only counts per combination leave it):
   sqlclose sql people.toml --dialect postgres > histogram.sql
-  psql -c "\\copy ($(cat histogram.sql)) TO 'histogram.csv' CSV HEADER"
+  psql -c "COPY ($(cat histogram.sql)) TO STDOUT WITH CSV HEADER" > histogram.csv
   sqlclose anonymize --histogram histogram.csv people.toml --output release.sql
+  psql -c "CREATE TABLE analytics.people_release AS $(cat release.sql)"
 """)
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @dialect_option
@@ -38,7 +39,7 @@ def sql(spec_path: Path, dialect: str | None, which: str, verbose: bool) -> None
     from sqlclose import api
     from sqlclose.model.spec import load_spec
 
-    click.echo(api.histogram_sql(load_spec(spec_path), dialect) + ";")
+    click.echo(api.histogram_sql(load_spec(spec_path), dialect))  # no ';': it is wrapped in COPY / EXPORT
 
 
 def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, output: Path | None,
@@ -57,9 +58,13 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
         with api.anonymize_histogram(histogram, spec, dialect=dialect, on_progress=on_progress) as release:
             chosen = release.at(node) if node else release
             if dry_run:
-                if not quiet:
-                    click.echo(f"histogram {histogram}: {release.problem.input_rows} rows counted; node "
-                               f"{_node(chosen.node)}; dry run: nothing was written")
+                found = {"histogram": str(histogram), "rows": release.problem.input_rows, "node": chosen.node,
+                         "dry_run": True}
+                if as_json:
+                    click.echo(json.dumps(found, indent=2))
+                elif not quiet:
+                    click.echo(f"histogram {histogram}: {found['rows']} rows counted; node {_node(chosen.node)}; "
+                               "dry run: nothing was written")
                 return
             doc = chosen.write_sql(out, rep, overwrite=replace)
     if as_json:

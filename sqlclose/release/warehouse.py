@@ -100,7 +100,7 @@ class WarehouseRelease(Release):
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         try:
             with files.Transaction(path, report_path, overwrite) as txn:
-                txn.data.write_text(self.release_sql() + ";\n", encoding="utf-8")
+                txn.data.write_text(self.release_sql() + "\n", encoding="utf-8")  # no ';': it gets wrapped
                 files.fsync(txn.data)
                 doc = self.warehouse_report(path, files.sha256(txn.data))
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
