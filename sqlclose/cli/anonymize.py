@@ -9,6 +9,7 @@ import click
 
 from sqlclose.cli.common import CONTEXT, guarded, json_option, parse_node, quiet_option, verbose_option
 from sqlclose.cli.progress import search_progress
+from sqlclose.cli.sql import dialect_option, release_from_histogram
 from sqlclose.errors import SpecError
 
 EXAMPLE = """\b
@@ -16,6 +17,7 @@ Examples:
   sqlclose anonymize datasets/table3/table3.toml
   sqlclose anonymize adult.toml --output out/adult.parquet --node age=2,zip=1
   sqlclose anonymize adult.toml --dry-run
+  sqlclose anonymize people.toml --histogram histogram.parquet --output release.sql
 """
 
 
@@ -42,6 +44,10 @@ Examples:
 @click.option("--algorithm", type=click.Choice(["incognito", "gaa"]), help="Full-domain Incognito (default) or "
               "GAA's multidimensional recoding (overrides [search] algorithm).")
 @click.option("--strategy", help="GAA's merge strategy S1..S7, ldiv or tclo (overrides [search] strategy).")
+@click.option("--histogram", type=click.Path(path_type=Path),
+              help="The warehouse path: search over this export of `sqlclose sql`'s result and write the release "
+              "query (--output X.sql) for the warehouse to run (docs/warehouse.md).")
+@dialect_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the sign-off page (one self-contained HTML file) here.")
 @json_option
@@ -52,7 +58,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
               overwrite: bool | None, force: bool, dry_run: bool, node: str | None, no_progress: bool,
               engine_name: str | None, threads: int | None, memory_limit: str | None, temp_directory: Path | None,
               metric: str | None, algorithm: str | None, strategy: str | None,
-              html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
+              histogram: Path | None, dialect: str | None, html_path: Path | None, as_json: bool, quiet: bool,
+              verbose: bool) -> None:
     """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
     file, and place it with its JSON report."""
     from sqlclose import api
@@ -62,9 +69,21 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy)
     chosen = parse_node(node)
+    if histogram is not None or dialect is not None:
+        if histogram is None or source is not None or html_path is not None:
+            raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source or --html, "
+                            "and --dialect needs --histogram")
+        replace = force or (overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite))
+        release_from_histogram(spec, histogram, dialect, output, report, replace, chosen, dry_run, as_json, quiet,
+                               not no_progress)
+        return
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
+    if source is None and spec.source is not None and spec.source.kind == "warehouse":
+        from sqlclose.prepare.histogram import not_read_here
+
+        raise not_read_here(spec.source)
     out = output or (spec.output.path if spec.output else None)
     if out is None:
         raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
@@ -74,7 +93,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
             click.echo(f"{out} is up to date (same spec, same input); nothing to do (--force redoes it)")
         return
     replace = force or (overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite))
-    inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
+    inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source and spec.source.path
+                                  else [])]
     refuse_unsafe_targets(out, rep, inputs, replace)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress) as release:

@@ -28,7 +28,8 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
 
-def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool) -> None:
+def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,
+                          suffixes: tuple[str, ...] = PARQUET_SUFFIXES) -> None:
     """Refuse an output or report that is a folder, already exists (unless ``overwrite``), is the
     other one, or is — through any path, symlink or hard link — a file the job reads."""
     for target in (path, report):
@@ -44,9 +45,10 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                         "release there would destroy it: choose another path")
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
-    if path.suffix.lower() not in PARQUET_SUFFIXES:
-        raise OutputExistsError(f"the output {path} would hold Parquet, but its extension says "
-                                f"{path.suffix or 'nothing'}: name it {path.stem}.parquet")
+    if path.suffix.lower() not in suffixes:
+        what = "Parquet" if suffixes == PARQUET_SUFFIXES else f"{suffixes[0][1:].upper()} text"
+        raise OutputExistsError(f"the output {path} would hold {what}, but its extension says "
+                                f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
 
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "3.0"
+SCHEMA_VERSION = "3.1"
 
 
 class _Model(BaseModel):
@@ -139,6 +139,22 @@ class Output(_Model):
     column_roles: dict[str, str] = Field(description="Every released column with its role.")
 
 
+class Warehouse(_Model):
+    """The warehouse path (docs/warehouse.md): the release is a query the warehouse runs."""
+
+    dialect: str = Field(description="The SQL dialect of the release and verification queries.")
+    table: str = Field(description="The warehouse table the histogram counted and the release reads.")
+    histogram: str = Field(description="The histogram file the search read (counts, no rows).")
+    histogram_rows: int = Field(description="Distinct combinations of coded QI and sensitive values it held.")
+    release_query: str | None = Field(description="The file holding the release query.")
+    verified_locally: bool = Field(description="Always false: sqlclose never sees the released rows.")
+    note: str = Field(description="What to do instead: run verification_query in the warehouse.")
+    verification_query: str = Field(description="One row measured on the released table in the warehouse: "
+                                    "released_rows, classes, min_class_size, min_distinct_s<j>, and ok.")
+    expected: dict[str, int] = Field(description="The values verification_query must return (the search's claims).")
+    sensitive_columns: dict[str, str] = Field(description="s<j> in expected's keys → the sensitive column.")
+
+
 class Report(_Model):
     """The JSON report written beside every release."""
 
@@ -166,6 +182,8 @@ class Report(_Model):
     warnings: list[str] = Field(description="Things a publisher should know (e.g. columns generalized to the top).")
     timings: dict[str, float]
     verified: bool = Field(description="The written file was re-read and re-checked by the independent verifier.")
+    warehouse: Warehouse | None = Field(None, description="Only for a release made by the warehouse "
+                                        "(sqlclose anonymize --histogram): its queries and expected values.")
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

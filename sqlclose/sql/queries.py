@@ -55,7 +55,11 @@ class CodedColumn:
     typed: bool = False  # keep the SA typed in the raw histogram (ordered domains)
 
 
-def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params) -> exp.Expression:
+def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
+                  counts: str | None = None) -> exp.Expression:
+    """Rows counted per combination of the columns' values. ``counts``: the source is itself a
+    histogram (the warehouse path's export) whose column of that name says how many rows each of
+    its rows stands for: they are summed instead of counted."""
     exprs = []
     for c in columns:
         value: exp.Expression = col(c.name, "src")
@@ -67,6 +71,9 @@ def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params
     select = template("raw_histogram", source=source, columns=exprs)
     # GROUP BY the expressions, not the aliases: portable to engines without alias grouping.
     select.set("group", exp.Group(expressions=[e.this.copy() for e in exprs]))
+    if counts is not None:
+        total = exp.Cast(this=exp.Sum(this=col(counts, "src")), to=exp.DataType.build("BIGINT"))
+        select.expressions[-1].set("this", total)
     return select
 
 
@@ -176,11 +183,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in qis], params)
     if suppressed is not None:
-        match = exp.and_(*[
-            exp.EQ(this=col(r.coded.code, "supp"),
-                   expression=exp.IntDiv(this=col("code", _lk(r)), expression=exp.Literal.number(r.divisor)))
-            for r in qis
-        ])
+        match = exp.and_(*[exp.EQ(this=col(r.coded.code, "supp"), expression=_class_code(r)) for r in qis])
         supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
         inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
         select = select.where(exp.Not(this=exp.Exists(this=inner)))
@@ -222,6 +225,13 @@ def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequen
     order = [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
     return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
             .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
+
+
+def _class_code(r: ReleasedQI) -> exp.Expression:
+    """A row's class code at the released level; divisor 1 (a lookup holding codes at that level,
+    as the warehouse path's does) needs no division, which some dialects render as float arithmetic."""
+    code = col("code", _lk(r))
+    return code if r.divisor == 1 else exp.IntDiv(this=code, expression=exp.Literal.number(r.divisor))
 
 
 def _lk(r: ReleasedQI) -> str:
