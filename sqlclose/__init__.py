@@ -5,7 +5,7 @@
 """
 
 from sqlclose._version import __version__
-from sqlclose.api import anonymize  # noqa: E402
+from sqlclose.api import anonymize, anonymize_histogram, histogram_sql  # noqa: E402
 from sqlclose.audit.check import CheckReport, check  # noqa: E402
 from sqlclose.errors import (  # noqa: E402
     DataError,
@@ -23,7 +23,8 @@ from sqlclose.privacy.emd import emd  # noqa: E402
 from sqlclose.release.release import Release  # noqa: E402
 
 __all__ = [
-    "anonymize", "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive",
+    "anonymize", "anonymize_histogram", "histogram_sql",
+    "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive",
     "HierarchySpec", "Privacy",
     "Hierarchy", "Release", "SqlcloseError", "InputError", "SpecError", "HierarchyError", "DataError",
     "OutputExistsError", "NoSolutionError", "VerificationError", "__version__",

@@ -14,23 +14,30 @@ from sqlclose.audit.check import check as run_check
 from sqlclose.engine import DuckDBEngine, Engine, engine_for
 from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import EngineSettings, Sensitive, Spec, as_spec
+from sqlclose.model.spec import EngineSettings, Sensitive, Source, Spec, as_spec
+from sqlclose.prepare import histogram as hist
 from sqlclose.prepare.plan import describe_problem
-from sqlclose.prepare.problem import keyed_fingerprint, prepare
+from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
-from sqlclose.privacy.criteria import criteria_for
+from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
+from sqlclose.release.gaa_release import GaaRelease
 from sqlclose.release.release import Release
+from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import content_digest
-from sqlclose.search import ProgressCallback, incognito
+from sqlclose.search import ProgressCallback, SearchResult, incognito
+from sqlclose.search.gaa_run import run_gaa
+from sqlclose.search.utility_costs import leaf_counts, search_cost
+from sqlclose.sql.warehouse import warehouse_table
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
               on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None) -> Release:
-    """Find the optimal full-domain generalization of ``source`` that satisfies ``spec``.
+    """Find the optimal full-domain generalization of ``source`` that satisfies ``spec`` — or, with
+    ``[search] algorithm = "gaa"``, GAA's multidimensional recoding (a ``GaaRelease``).
 
     ``source`` is a path (Parquet, CSV, DuckDB file with the spec's table), a
     ``(duckdb connection, table name)`` pair, a pyarrow Table or a pandas DataFrame; ``None``
@@ -52,17 +59,23 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if spec.k > problem.rows:
             raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                                   "generalization can make classes that big; lower k")
-        result = incognito(problem, criteria, _with_checkpoint(on_progress))
+        inputs = [*opened.files, *spec.files_read]
+        if spec.search.algorithm == "gaa":
+            run = run_gaa(problem, criteria, spec.search)
+            timings["search_seconds"] = run.result.seconds
+            return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
+                              owns_engine=given is None, inputs=inputs, selection=spec.search, gaa_run=run,
+                              hierarchy_files=_hierarchy_files(spec))
+        counts = leaf_counts(problem)
+        result = _search(problem, criteria, spec, _with_checkpoint(on_progress), counts)
         timings["search_seconds"] = result.seconds
-        if result.optimum is None:
-            raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
     except BaseException:
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    inputs = [*opened.files, *spec.files_read]
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   inputs=inputs, hierarchy_files=_hierarchy_files(spec))
+                   inputs=inputs, selection=spec.search, _leaf_counts=counts,
+                   hierarchy_files=_hierarchy_files(spec))
 
 
 def _with_checkpoint(on_progress: ProgressCallback | None) -> ProgressCallback:
@@ -81,6 +94,56 @@ def _hierarchy_files(spec: Spec) -> dict[str, tuple[Path, str]]:
     given = dict(spec.quasi_identifiers)
     given.update({name: s.hierarchy for name, s in spec.sensitive.items() if s.hierarchy is not None})
     return {name: (Path(h.file), h.delimiter) for name, h in given.items() if h.file is not None}
+
+
+def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *, dialect: str | None = None,
+                        on_progress: ProgressCallback | None = None) -> WarehouseRelease:
+    """The warehouse path (docs/warehouse.md): search over ``histogram`` — the warehouse's export
+    (Parquet or CSV) of ``histogram_sql(spec)``'s result, counts only — and return the release as
+    a query for the warehouse (``release_sql()``, ``write_sql(path)``) in ``dialect`` (default:
+    the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies."""
+    spec = as_spec(spec)
+    source = hist.warehouse_source(spec)
+    dialect = hist.dialect_of(spec, dialect)
+    if spec.search.algorithm != "incognito":
+        raise SpecError(f"[search] algorithm = {spec.search.algorithm!r}: the warehouse path releases a full-domain "
+                        "generalization (incognito), whose lookups the release query carries")
+    started = time.perf_counter()
+    opened = hist.open_histogram(Path(histogram), spec)
+    try:
+        problem = hist.prepare_histogram(opened, spec)
+        timings = {"prepare_seconds": time.perf_counter() - started}
+        criteria = criteria_for(spec.k, problem.sas)
+        counts = leaf_counts(problem)
+        result = _search(problem, criteria, spec, on_progress, counts)
+        timings["search_seconds"] = result.seconds
+    except BaseException:
+        opened.engine.close()
+        raise
+    drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()] if s.nulls == "drop")
+    return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
+                            inputs=[Path(histogram), *spec.files_read], table=warehouse_table(source.table_parts),
+                            table_name=str(source.table), dialect=dialect, drop_nulls=drop,
+                            selection=spec.search, _leaf_counts=counts)
+
+
+def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) -> str:
+    """The one query a warehouse runs for the search (docs/warehouse.md): rows counted per
+    combination of quasi-identifier and sensitive values, in ``dialect`` (default: the spec's)."""
+    return hist.histogram_sql(as_spec(spec), dialect)
+
+
+def _search(problem: Problem, criteria: list[Criterion], spec: Spec, on_progress: ProgressCallback | None,
+            counts: Any) -> SearchResult:
+    """Incognito under the spec's metric; raises NoSolutionError when no node satisfies."""
+    if spec.k > problem.rows:
+        raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
+                              "generalization can make classes that big; lower k")
+    cost = search_cost(problem, spec.search.metric_name, spec.search.weights, counts)
+    result = incognito(problem, criteria, on_progress, cost)
+    if result.optimum is None:
+        raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
+    return result
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
@@ -134,6 +197,8 @@ def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
         if spec.source is None:
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
+    if isinstance(source, Source) and source.kind == "warehouse":
+        raise hist.not_read_here(source)
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     made = _engine_from(spec.engine) if engine is None and spec.engine is not None else None
     try:
@@ -175,7 +240,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     names (refused if that file changed), or from ``spec`` when given."""
     try:
         doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
-        node, privacy, output = doc["node"], doc["privacy"], doc["output"]
+        qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
     except (OSError, ValueError, KeyError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
     models = dict(as_spec(spec).sensitive) if spec is not None else {
@@ -186,7 +251,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
             "its content digest differs from the report's output.content_digest (the table was changed or replaced)"
             if output.get("content_digest") else
             "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
-        audit_ = run_check(source, list(node), models, k=privacy["k"],
+        audit_ = run_check(source, qis, models, k=privacy["k"],
                            table=output.get("table") if output.get("format") == "duckdb" else None).to_dict()
     expected = {"rows": output["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
     found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}

@@ -9,6 +9,7 @@ import click
 
 from sqlclose.cli.common import CONTEXT, guarded, json_option, parse_node, quiet_option, verbose_option
 from sqlclose.cli.progress import search_progress
+from sqlclose.cli.sql import dialect_option, release_from_histogram
 from sqlclose.errors import SpecError, SqlcloseError
 
 EXAMPLE = """\b
@@ -18,6 +19,7 @@ Examples:
   sqlclose anonymize adult.toml --output out/adult.csv
   sqlclose anonymize adult.toml --output out/releases.duckdb --output-table adult
   sqlclose anonymize adult.toml --dry-run
+  sqlclose anonymize people.toml --histogram histogram.parquet --output release.sql
 """
 
 
@@ -42,6 +44,15 @@ Examples:
 @click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads).")
 @click.option("--memory-limit", help="DuckDB memory limit, e.g. 2GB; beyond it DuckDB spills to disk.")
 @click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills.")
+@click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
+              "ncp, total, llm, nllm, wllm, wnllm, or custom (with [search.weights]).")
+@click.option("--algorithm", type=click.Choice(["incognito", "gaa"]), help="Full-domain Incognito (default) or "
+              "GAA's multidimensional recoding (overrides [search] algorithm).")
+@click.option("--strategy", help="GAA's merge strategy S1..S7, ldiv or tclo (overrides [search] strategy).")
+@click.option("--histogram", type=click.Path(path_type=Path),
+              help="The warehouse path: search over this export of `sqlclose sql`'s result and write the release "
+              "query (--output X.sql) for the warehouse to run (docs/warehouse.md).")
+@dialect_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the sign-off page (one self-contained HTML file) here.")
 @json_option
@@ -52,7 +63,9 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
               output_table: str | None, report: Path | None,
               overwrite: bool | None, force: bool, dry_run: bool, node: str | None, no_progress: bool,
               engine_name: str | None, threads: int | None, memory_limit: str | None, temp_directory: Path | None,
-              html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
+              metric: str | None, algorithm: str | None, strategy: str | None,
+              histogram: Path | None, dialect: str | None, html_path: Path | None, as_json: bool, quiet: bool,
+              verbose: bool) -> None:
     """Search the optimal generalization for SPEC.toml, write it (Parquet, CSV, or a table in a
     DuckDB database), verify it from what was written, and place it with its JSON report."""
     from sqlclose import api
@@ -60,10 +73,23 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     from sqlclose.release.writers import writer_for
 
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
+    spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy)
     chosen = parse_node(node)
+    if histogram is not None or dialect is not None:
+        if histogram is None or source is not None or html_path is not None:
+            raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source or --html, "
+                            "and --dialect needs --histogram")
+        replace = force or (overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite))
+        release_from_histogram(spec, histogram, dialect, output, report, replace, chosen, dry_run, as_json, quiet,
+                               not no_progress)
+        return
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
+    if source is None and spec.source is not None and spec.source.kind == "warehouse":
+        from sqlclose.prepare.histogram import not_read_here
+
+        raise not_read_here(spec.source)
     given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
     inputs = [*spec.files_read, *given]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
@@ -105,6 +131,26 @@ def with_engine(spec, name: str | None, threads: int | None, memory_limit: str |
     except ValidationError as e:
         raise SpecError(format_validation_error(e, "command line")) from None
     return spec.model_copy(update={"engine": settings})
+
+
+def with_search(spec, **given: str | None):
+    """The spec with the command line's [search] settings over its own (validated together)."""
+    given = {key: value for key, value in given.items() if value is not None}
+    if not given:
+        return spec
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import Search, format_validation_error
+
+    current = spec.search.model_dump(exclude_none=True)
+    if given.get("algorithm", current.get("algorithm")) != "gaa":  # GAA's settings go with GAA only
+        current.pop("strategy", None)
+        current.pop("scope", None)
+    try:
+        search = Search.model_validate({**current, **given})
+    except ValidationError as e:
+        raise SpecError(format_validation_error(e, "command line")) from None
+    return spec.model_copy(update={"search": search})
 
 
 def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: str | None, report: Path | None,
@@ -222,18 +268,35 @@ def describe_sensitive(s: dict) -> str:
 
 
 def _print_summary(doc: dict, report: Path) -> None:
-    node = ", ".join(f"{k}={v}" for k, v in doc["node"].items())
-    lat = doc["lattice"]
     where = doc["output"]["path"] + (f" (table {doc['output']['table']})" if doc["output"].get("table") else "")
     click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {where}")
-    click.echo(f"  node       {node}")
+    if doc["node"] is not None:
+        click.echo(f"  node       {', '.join(f'{k}={v}' for k, v in doc['node'].items())}")
+    else:
+        for name, g in doc["generalization"].items():
+            levels = ", ".join(f"level {lv}: {n}" for lv, n in (g.get("classes_per_level") or {}).items())
+            click.echo(f"  {name:<10} classes at {levels}")
     click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
                f"{doc['suppressed_rows']} rows suppressed)")
     for name, s in doc["privacy"]["sensitive"].items():
         click.echo(f"  {name:<10} {describe_sensitive(s)}")
-    click.echo(f"  utility    discernibility {doc['utility']['discernibility']}, "
-               f"average class size {doc['utility']['average_class_size']:.1f}")
-    click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
-               f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    u = doc["utility"]
+    click.echo(f"  utility    discernibility {u['discernibility']}, average class size {u['average_class_size']:.1f}")
+    chosen = u.get("alteration", {}).get(u.get("metric"))
+    if chosen is not None:
+        click.echo(f"             chosen by {u['metric']}: {chosen:.2f} % altered; mean of the seven "
+                   f"{u['mean_alteration']:.2f} %")
+    if u.get("generalized_percent") is not None:
+        click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
+                   "the root")
+    lat, gaa = doc["lattice"], doc.get("gaa")
+    if lat is not None:
+        click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
+                   f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    if gaa is not None:
+        click.echo(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
+                   f"{gaa['merges']} merges from {gaa['combinations']} combinations, {gaa['seconds']:.2f} s")
+    for warning in doc["warnings"]:
+        click.echo(f"  warning    {warning}")
     digest = doc["output"]["sha256"] or doc["output"]["content_digest"]
     click.echo(f"  verified   {'sha256 ' + digest[:16] if doc['output']['sha256'] else digest}…; report {report}")

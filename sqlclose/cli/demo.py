@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 
 import click
@@ -14,12 +14,9 @@ from sqlclose.cli.common import CONTEXT, guarded, verbose_option
 DEMO_FILES = ("table3.csv", "age.csv", "disease.csv", "table3.toml")
 
 
-def _shipped() -> Path:
-    """datasets/table3: installed as package data ``sqlclose.demo``, or beside the package in a checkout."""
-    try:
-        return Path(str(resources.files("sqlclose.demo")))
-    except (ModuleNotFoundError, TypeError):
-        return Path(__file__).resolve().parents[2] / "datasets" / "table3"
+def _shipped() -> Traversable:
+    """datasets/table3, installed as the data package ``sqlclose.demo`` (see pyproject.toml)."""
+    return resources.files("sqlclose.demo")
 
 
 @click.command(context_settings=CONTEXT, short_help="A release of the paper's Table 3 in a temporary folder.",
@@ -38,7 +35,7 @@ def demo(folder: Path | None, verbose: bool) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     shipped = _shipped()
     for name in DEMO_FILES:
-        shutil.copyfile(shipped / name, folder / name)
+        (folder / name).write_bytes(shipped.joinpath(name).read_bytes())
     spec_path = folder / "table3.toml"
     spec_path.write_text(spec_path.read_text(encoding="utf-8").replace("../../out/table3/release.parquet",
                                                                         "out/release.parquet"), encoding="utf-8")

@@ -162,9 +162,16 @@ CSV_TYPES = ("VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIM
 GLOB_CHARACTERS = frozenset("*?[]{}")
 
 
+WarehouseDialect = Literal["duckdb", "spark", "postgres", "snowflake", "bigquery", "trino"]
+WAREHOUSE_DIALECTS: tuple[str, ...] = get_args(WarehouseDialect)
+
+
 class Source(_Model):
     """A table on disk: Parquet, CSV, or a DuckDB database file (then ``table`` is required,
-    schema-qualified allowed: ``main.people``) — or a SQL ``query``.
+    schema-qualified allowed: ``main.people``) — or a SQL ``query`` — or, with ``format =
+    "warehouse"``, a table in a SQL warehouse that sqlclose never reads itself (``table``: its
+    dotted name, no ``path``; ``dialect``: the warehouse's SQL; ``columns``: the table's columns,
+    which the release query names; see docs/warehouse.md).
 
     A path is literal: ``data[1].csv`` is that one file. ``glob = true`` makes it a pattern. CSV
     columns are read as the text they are (no sniffing of booleans or dates); ``types`` gives a
@@ -182,7 +189,9 @@ class Source(_Model):
     folder: Path | None = None
     table: str | None = None
     delimiter: str | None = None
-    format: Literal["parquet", "csv", "duckdb"] | None = None
+    format: Literal["parquet", "csv", "duckdb", "warehouse"] | None = None
+    dialect: WarehouseDialect | None = None
+    columns: list[str] | None = None
     glob: bool = False
     encoding: Literal["utf-8", "utf-16", "latin-1"] = "utf-8"
     nulls: list[str] = Field(default_factory=lambda: [""])
@@ -212,10 +221,11 @@ class Source(_Model):
     def kind(self) -> str:
         if self.query is not None:
             return "query"
-        if self.path is None:
-            raise ValueError("give the source's path = \"…\" (a file or a DuckDB database) or a query = \"SELECT …\"")
         if self.format:
             return self.format
+        if self.path is None:
+            raise ValueError("give path = \"…\" (a file or a DuckDB database), query = \"SELECT …\", or format = "
+                             "\"warehouse\" with table = \"schema.table\"")
         if self.path.is_dir():
             return "parquet"
         kind = _suffix_kind(self.path)
@@ -231,12 +241,16 @@ class Source(_Model):
                 raise ValueError("with a query, path names the DuckDB database it reads (.duckdb); files are named "
                                  "in the query itself (FROM 'people.parquet')")
             if self.table or self.glob or self.delimiter or self.types or self.nulls != [""] or \
-                    self.encoding != "utf-8":
+                    self.encoding != "utf-8" or self.dialect is not None or self.columns is not None:
                 raise ValueError("a query source takes path (a DuckDB database) and folder only; read files with "
                                  "options inside the query (read_csv('x.csv', delim = ';'))")
             return self
         if self.folder is not None:
             raise ValueError("folder applies to a query source (where the files it names are looked up)")
+        if kind == "warehouse":
+            return self._warehouse_table()
+        if self.dialect is not None or self.columns is not None:
+            raise ValueError("dialect and columns apply to a warehouse source (format = \"warehouse\") only")
         if kind == "duckdb" and not self.table:
             raise ValueError("a DuckDB database source needs table = \"name\"")
         if kind != "duckdb" and self.table:
@@ -246,6 +260,25 @@ class Source(_Model):
         if kind != "csv" and (self.types or self.nulls != [""] or self.encoding != "utf-8"):
             raise ValueError("types, nulls and encoding apply to CSV sources only")
         return self
+
+    def _warehouse_table(self) -> Source:
+        if self.path is not None or self.glob or self.delimiter is not None:
+            raise ValueError("a warehouse source is a table, not a file: give table = \"schema.table\" and no path, "
+                             "glob or delimiter")
+        if self.types or self.nulls != [""] or self.encoding != "utf-8":
+            raise ValueError("types, nulls and encoding apply to CSV sources only")
+        if not self.table or any(not part.strip() for part in self.table.split(".")) or \
+                len(self.table.split(".")) > 3:
+            raise ValueError("a warehouse source needs table = \"[catalog.][schema.]table\" (1 to 3 dot-separated "
+                             f"names; got {self.table!r})")
+        if self.columns is not None and len(set(self.columns)) != len(self.columns):
+            raise ValueError("columns names a column more than once")
+        return self
+
+    @property
+    def table_parts(self) -> list[str]:
+        """A warehouse table's name split at its dots: [catalog, schema, table] (or fewer)."""
+        return (self.table or "").split(".")
 
 
 def _suffix_kind(path: Path) -> str | None:
@@ -281,9 +314,11 @@ def single_select(query: str) -> None:
         raise ValueError(f"the query must be a SELECT (read-only), not {statement.key.upper()}; nothing was run")
 
 
-OutputFormat = Literal["parquet", "parquet-folder", "csv", "duckdb"]
+OutputFormat = Literal["parquet", "parquet-folder", "csv", "duckdb", "sql"]
 OUTPUT_SUFFIXES: dict[str, tuple[str, ...]] = {
-    "parquet": (".parquet", ".pq"), "csv": (".csv",), "duckdb": (".duckdb", ".db", ".ddb"), "parquet-folder": ("",)}
+    "parquet": (".parquet", ".pq"), "csv": (".csv",), "duckdb": (".duckdb", ".db", ".ddb"),
+    "sql": (".sql",),  # the warehouse path's release query (sqlclose anonymize --histogram)
+    "parquet-folder": ("",)}
 
 
 class Output(_Model):

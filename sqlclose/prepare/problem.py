@@ -77,9 +77,13 @@ class Problem:
 
 
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str,
-            fingerprint_key: str | None = None) -> Problem:
+            fingerprint_key: str | None = None, *, counts: str | None = None,
+            table_columns: list[str] | None = None) -> Problem:
+    """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
+    combination of QI and sensitive values, counts in that column), not the table's rows;
+    ``table_columns``: then the columns of the table it counts, which decide what is released."""
     schema = engine.schema(source)
-    columns = [f.name for f in schema]
+    columns = table_columns if table_columns is not None else [f.name for f in schema]
     _check_columns(spec, columns, source_label)
     released = released_columns(spec, columns, source_label)
     for name, s in spec.sensitive.items():
@@ -104,8 +108,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
 
     fingerprint = keyed_fingerprint(engine, source, fingerprint_key) if fingerprint_key else None
     params = q.Params()
-    raw = engine.create_temp_table(engine.temp_name("raw_histogram"), q.raw_histogram(source.copy(), coded, params),
-                                   params.values)
+    raw = engine.create_temp_table(engine.temp_name("raw_histogram"),
+                                   q.raw_histogram(source.copy(), coded, params, counts), params.values)
 
     nulls = engine.fetch(q.null_counts(raw, coded)).to_pylist()[0]
     input_rows = int(nulls.pop("__sqlclose_rows") or 0)

@@ -27,10 +27,11 @@ from sqlclose.errors import EnvironmentFailure, OutputExistsError
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
 
-def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool) -> None:
+def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,
+                          suffixes: tuple[str, ...] | None = None) -> None:
     """Refuse an output or report that is a folder, already exists (unless ``overwrite``), is the
-    other one, or is — through any path, symlink or hard link — a file the job reads. (That the
-    path's suffix fits the format is the output spec's check: ``writers.Target``.)"""
+    other one, or is — through any path, symlink or hard link — a file the job reads. ``suffixes``:
+    the ones the output may have (a release's format and suffix are ``writers.Target``'s check)."""
     for target in (path, report):
         refuse_blocked_folder(target)
     if same(path, report):
@@ -41,6 +42,9 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
         refuse_inputs(target, role, inputs)
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+    if suffixes is not None and path.suffix.lower() not in suffixes:
+        raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
+                                f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
 
 
 def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:

@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import EngineError, VerificationError
@@ -29,14 +30,15 @@ _KEYS = {"distinct l-diversity": "distinct_l", "entropy l-diversity": "entropy_l
          "recursive (c,l)-diversity": "recursive", "p-sensitivity": "p"}
 
 
-def recheck(problem: Problem, path: Path) -> dict:
-    """Rows, columns, classes, the privacy section and every failure, measured on the Parquet file at ``path``."""
-    return recheck_relation(problem, problem.engine.read_parquet(path))
+def recheck(problem: Problem, path: Path, mapping: pa.Table | None = None) -> dict:
+    """Rows, columns, classes, the privacy section and every failure, measured on the Parquet file at
+    ``path``; ``mapping``: a multidimensional release's leaf → label table (see ``measure_file``)."""
+    return recheck_relation(problem, problem.engine.read_parquet(path), mapping)
 
 
-def recheck_relation(problem: Problem, written: exp.Expression) -> dict:
-    """The same, measured on a written release read back as a relation (a CSV read with the
-    released types, a table in a DuckDB database)."""
+def recheck_relation(problem: Problem, written: exp.Expression, mapping: pa.Table | None = None) -> dict:
+    """The same, measured on a written release read back as a relation (a Parquet file, a CSV read
+    with the released types, a table in a DuckDB database)."""
     engine = problem.engine
     columns = engine.schema(written).names
     lacking = [c.name for c in [*problem.qis, *problem.sas] if c.name not in columns]
@@ -49,7 +51,7 @@ def recheck_relation(problem: Problem, written: exp.Expression) -> dict:
     # is an error of its own (``compare``), and no row comparison is possible then.
     truth = columns if set(columns) <= set(problem.columns) else None
     try:
-        measured = measure_file(engine, written, problem.source.copy(), problem.k, qis, sas, truth)
+        measured = measure_file(engine, written, problem.source.copy(), problem.k, qis, sas, truth, mapping)
     except EngineError as e:  # e.g. a column of another type than the release writes: fail closed
         return {"rows": None, "columns": columns, "classes": None, "privacy": None,
                 "failing": [f"the file could not be re-checked ({str(e).splitlines()[0]})"]}

@@ -55,7 +55,11 @@ class CodedColumn:
     typed: bool = False  # keep the SA typed in the raw histogram (ordered domains)
 
 
-def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params) -> exp.Expression:
+def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
+                  counts: str | None = None) -> exp.Expression:
+    """Rows counted per combination of the columns' values. ``counts``: the source is itself a
+    histogram (the warehouse path's export) whose column of that name says how many rows each of
+    its rows stands for: they are summed instead of counted."""
     exprs = []
     for c in columns:
         value: exp.Expression = col(c.name, "src")
@@ -67,6 +71,9 @@ def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params
     select = template("raw_histogram", source=source, columns=exprs)
     # GROUP BY the expressions, not the aliases: portable to engines without alias grouping.
     select.set("group", exp.Group(expressions=[e.this.copy() for e in exprs]))
+    if counts is not None:
+        total = exp.Cast(this=exp.Sum(this=col(counts, "src")), to=exp.DataType.build("BIGINT"))
+        select.expressions[-1].set("this", total)
     return select
 
 
@@ -174,27 +181,57 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
-    select = exp.select(*select_list).from_(exp.alias_(source.copy(), ident("src"), table=True)
-                                            if isinstance(source, exp.Table) else
-                                            source.copy().as_("src"))
-    for r in qis:
-        value: exp.Expression = as_text(col(r.coded.name, "src"))
-        if r.coded.null_value is not None:
-            value = exp.Coalesce(this=value, expressions=[params.add(r.coded.null_value)])
-        select = select.join(exp.alias_(table(r.coded.lookup), ident(_lk(r)), table=True),
-                             on=exp.EQ(this=col("value", _lk(r)), expression=value))
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in qis], params)
     if suppressed is not None:
-        match = exp.and_(*[
-            exp.EQ(this=col(r.coded.code, "supp"),
-                   expression=exp.IntDiv(this=col("code", _lk(r)), expression=exp.Literal.number(r.divisor)))
-            for r in qis
-        ])
+        match = exp.and_(*[exp.EQ(this=col(r.coded.code, "supp"), expression=_class_code(r)) for r in qis])
         supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
         inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
         select = select.where(exp.Not(this=exp.Exists(this=inner)))
-    order = [name for name in by_name if name in columns] + [name for name in columns if name not in by_name]
+    return _sorted_release(select, columns, list(by_name))
+
+
+def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
+                   params: Params) -> exp.Expression:
+    """A multidimensional release (GAA): each row's QI leaf codes looked up, then its generalized
+    labels read from ``mapping`` (one row per leaf-code combination: columns named by the QIs'
+    code columns, and ``<code>_label``). Every QI column is text: its labels sit at several levels."""
+    by_name = {c.name: c for c in qis}
+    select_list = [exp.alias_(col(f"{by_name[name].code}_label", "map"), ident(name)) if name in by_name
+                   else exp.alias_(col(name, "src"), ident(name)) for name in columns]
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
+    match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
+    select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)
+    return _sorted_release(select, columns, list(by_name))
+
+
+def _as_src(source: exp.Expression) -> exp.Expression:
+    return exp.alias_(source.copy(), ident("src"), table=True) if isinstance(source, exp.Table) else \
+        source.copy().as_("src")
+
+
+def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Params) -> exp.Select:
+    """Each QI's lookup (value as text → code and labels), joined on the row's value (NULL as its stand-in)."""
+    for c in coded:
+        value: exp.Expression = as_text(col(c.name, "src"))
+        if c.null_value is not None:
+            value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
+        select = select.join(exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True),
+                             on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
+    return select
+
+
+def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str]) -> exp.Expression:
+    """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
+    order = [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
     return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
             .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
+
+
+def _class_code(r: ReleasedQI) -> exp.Expression:
+    """A row's class code at the released level; divisor 1 (a lookup holding codes at that level,
+    as the warehouse path's does) needs no division, which some dialects render as float arithmetic."""
+    code = col("code", _lk(r))
+    return code if r.divisor == 1 else exp.IntDiv(this=code, expression=exp.Literal.number(r.divisor))
 
 
 def _lk(r: ReleasedQI) -> str:
@@ -283,3 +320,23 @@ def distinct_sorted(relations: Sequence[exp.Expression], column: str) -> exp.Exp
 
 def project(relation: exp.Expression, columns: Sequence[str]) -> exp.Expression:
     return exp.select(*(col(c) for c in columns)).from_(relation.copy())
+
+
+def text_values(relation: exp.Expression, column: str) -> exp.Expression:
+    """The distinct values of a column as text, as column ``value``."""
+    return exp.select(as_text(col(column)).as_("value")).from_(relation.copy()).distinct().subquery()
+
+
+def value_shares(relation: exp.Expression, column: str, params: Params, top: str,
+                 leaves: exp.Expression | None) -> exp.Expression:
+    """Rows, rows whose value (as text) is the top label ``top``, and — given a relation of leaf
+    values (column ``value``) — rows whose value is a leaf: one pass."""
+    value = as_text(col(column, "src"))
+    at_root = exp.Sum(this=exp.If(this=exp.EQ(this=value.copy(), expression=params.add(top)),
+                                  true=exp.Literal.number(1), false=exp.Literal.number(0)))
+    select = exp.select(exp.Count(this=exp.Star()).as_("rows"), at_root.as_("at_root")).from_(_as_src(relation))
+    if leaves is not None:
+        distinct = exp.select(col("value")).from_(leaves.copy()).distinct().subquery("lv")
+        select = select.join(distinct, join_type="left", on=exp.EQ(this=col("value", "lv"), expression=value.copy()))
+        select = select.select(exp.Count(this=col("value", "lv")).as_("leaves"))
+    return select

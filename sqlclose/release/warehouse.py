@@ -1,0 +1,125 @@
+"""A release the warehouse makes itself: the chosen node as a query in the warehouse's dialect.
+
+The search ran locally over the warehouse's histogram; the rows never left the warehouse, so they
+cannot be written or re-checked here. What is written is the release *query* (``release_sql``:
+the chosen level's lookups and the suppressed classes inline, the same joins and ORDER BY as the
+local release) and the report, which says the release was not verified locally and carries a
+verification query for the warehouse (``verification_sql``) with the values it must return.
+Both are placed as a pair, as a local release is (``files.Transaction``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from sqlclose.errors import EnvironmentFailure, InputError
+from sqlclose.model.spec import default_report_path
+from sqlclose.release import files
+from sqlclose.release.release import Release
+from sqlclose.release.report import Report
+from sqlclose.sql import queries as q
+from sqlclose.sql import warehouse as wh
+
+NOT_VERIFIED = ("the release was not verified locally: the warehouse makes it, so sqlclose never sees its rows; "
+                "run verification_query in the warehouse over the same table and compare with expected "
+                "(its ok column says whether every value matches)")
+
+
+@dataclass
+class WarehouseRelease(Release):
+    """``Release`` over a warehouse's histogram: everything measured is the same; the data is a query."""
+
+    table: exp.Table | None = None  # the warehouse table the histogram counted
+    table_name: str = ""
+    dialect: str = "duckdb"
+    drop_nulls: tuple[str, ...] = ()  # columns whose NULL rows nulls = "drop" removes
+
+    # ---- the queries --------------------------------------------------------------------
+    def release_query(self) -> exp.Select:
+        hist, failing = self._classes()
+        lookups = []
+        for qi, level in zip(self.problem.qis, self.search.optimum):
+            h = qi.hierarchy
+            # Only the leaves the histogram counted: a row with a value the search never saw (the
+            # table changed since) finds no lookup row and is not released.
+            seen = self._counted_codes(qi.coded.code)
+            rows = [i for i, code in enumerate(h.leaf_codes.tolist()) if code in seen]
+            codes = [int(h.leaf_codes[i] // h.divisors[level]) for i in rows]
+            labels = [h.rows[i][level] for i in rows] if level else None
+            lookups.append(wh.InlineLookup(qi.coded, int(level), [h.leaves[i] for i in rows], codes, labels))
+        suppressed = hist.codes[failing].tolist() if failing.any() else []
+        return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls))
+
+    def _counted_codes(self, code: str) -> set[int]:
+        """The leaf codes of one quasi-identifier present in the base histogram."""
+        query = exp.select(q.col(code)).distinct().from_(self.problem.base.copy())
+        return set(self.problem.engine.fetch(query).column(0).to_pylist())
+
+    def release_sql(self, dialect: str | None = None) -> str:
+        """The release, for the warehouse to run (e.g. in CREATE TABLE … AS)."""
+        return wh.render(self.release_query(), dialect or self.dialect)
+
+    def expected(self) -> dict[str, int]:
+        """What the verification query must measure: the search's own claims."""
+        hist, failing = self._classes()
+        kept = ~failing
+        sizes = hist.sizes[kept]
+        out = {"released_rows": int(sizes.sum()), "classes": int(kept.sum()),
+               "min_class_size": int(sizes.min()) if sizes.size else 0}
+        for j in range(len(self.problem.sas)):
+            distinct = (hist.counts[j][kept] > 0).sum(axis=1)
+            out[f"min_distinct_s{j}"] = int(distinct.min()) if distinct.size else 0
+        return out
+
+    def verification_sql(self, dialect: str | None = None) -> str:
+        """One row measured in the warehouse on the released table, with ``ok``."""
+        stand_ins = {sa.name: sa.coded.null_value for sa in self.problem.sas}
+        query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis], stand_ins,
+                                self.expected(), self.problem.k)
+        return wh.render(query, dialect or self.dialect)
+
+    # ---- no local data ---------------------------------------------------------------------
+    def to_arrow(self) -> Any:
+        raise InputError("this release is made by the warehouse: sqlclose never sees its rows; run release_sql() "
+                         "there (or write_sql)")
+
+    def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
+        raise InputError("this release is made by the warehouse: write its query with write_sql(\"release.sql\") "
+                         "and run it there")
+
+    # ---- writing ---------------------------------------------------------------------------
+    def write_sql(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
+        """Write the release query and its report as a pair; returns the report."""
+        path = Path(path)
+        report_path = Path(report) if report else default_report_path(path)
+        files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
+        try:
+            with files.Transaction(path, report_path, overwrite) as txn:
+                txn.data.write_text(self.release_sql() + "\n", encoding="utf-8")  # no ';': it gets wrapped
+                files.fsync(txn.data)
+                doc = self.warehouse_report(path, files.sha256(txn.data))
+                txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+                files.fsync(txn.report)
+                txn.commit()
+        except OSError as e:
+            raise EnvironmentFailure.from_os_error(e) from None
+        return doc
+
+    def warehouse_report(self, path: Path | None = None, digest: str | None = None) -> dict:
+        """The report: the local one's values, ``verified: false``, and the ``warehouse`` section."""
+        doc = self.report(self.summary, path, digest)
+        doc["verified"] = False
+        doc["warehouse"] = {
+            "dialect": self.dialect, "table": self.table_name, "histogram": self.source_label,
+            "histogram_rows": int(self.problem.base_rows), "release_query": str(path) if path else None,
+            "verified_locally": False, "note": NOT_VERIFIED, "verification_query": self.verification_sql(),
+            "expected": self.expected(),
+            "sensitive_columns": {f"s{j}": sa.name for j, sa in enumerate(self.problem.sas)},
+        }
+        doc["warnings"] = [*doc["warnings"], "not verified locally: " + NOT_VERIFIED]
+        return Report.model_validate(doc).to_dict()

@@ -1,0 +1,158 @@
+"""The warehouse path's queries: what runs inside the warehouse, rendered in its dialect.
+
+Only two queries cross the warehouse's boundary. The *histogram* (``histogram``) goes in and its
+result comes out: rows counted per combination of quasi-identifier values (as text) and
+sensitive values, the same GROUP BY as the local scan (``queries.raw_histogram``), NULLs kept
+as NULL so the NULL policies are applied and checked locally. The *release* (``release``) goes in
+and stays: the chosen level's lookups and the suppressed classes inline as VALUES (literals built
+by sqlglot, never text pasted together), so that the warehouse generalizes its own rows. A
+*verification* query measures the released table there (``verification``).
+
+User names enter as quoted identifiers; user values as sqlglot literals (a warehouse SQL file has
+no bound parameters), escaped per dialect by sqlglot.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlglot import exp
+
+from sqlclose.sql import queries as q
+
+COUNT_COLUMN = "__sqlclose_count"  # the histogram's count column (the reserved prefix: never a user's column)
+RELEASED = "__sqlclose_released"
+SUPPRESSED = "__sqlclose_suppressed"
+VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
+
+
+def warehouse_table(parts: Sequence[str]) -> exp.Table:
+    """``[catalog, schema, table]`` (or fewer) as a table of quoted identifiers."""
+    *prefix, name = parts
+    args: dict[str, Any] = {"this": q.ident(name)}
+    if prefix:
+        args["db"] = q.ident(prefix[-1])
+    if len(prefix) == 2:
+        args["catalog"] = q.ident(prefix[0])
+    return exp.Table(**args)
+
+
+def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn]) -> exp.Expression:
+    """The one query the search needs: the scan's GROUP BY, columns named as in the table, and
+    the count as ``COUNT_COLUMN``. ``columns`` carry only name and typing (``typed``: an ordered
+    sensitive column stays a number); NULLs stay NULL."""
+    plain = [q.CodedColumn(c.name, c.name, c.code, c.lookup, typed=c.typed) for c in columns]
+    select = q.raw_histogram(table, plain, q.Params())
+    select.expressions[-1].set("alias", q.ident(COUNT_COLUMN))
+    return quoted(select)
+
+
+@dataclass(frozen=True)
+class InlineLookup:
+    """One quasi-identifier at the released level: each leaf value (as text) with its class code
+    at that level and, above level 0, its label there."""
+
+    coded: q.CodedColumn
+    level: int
+    values: Sequence[str]
+    codes: Sequence[int]
+    labels: Sequence[str] | None = None  # None at level 0 (the raw value is released)
+
+    @property
+    def cte(self) -> str:
+        return f"__sqlclose_lookup_{self.coded.code}"
+
+
+def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[InlineLookup],
+            suppressed: Sequence[Sequence[int]], drop_nulls: Sequence[str]) -> exp.Select:
+    """The release as the warehouse runs it: the same query as the local release
+    (``queries.release``: same joins, same exclusion of suppressed classes, same ORDER BY) over
+    inline lookups. ``suppressed``: the failing classes' codes, one per lookup; ``drop_nulls``:
+    columns whose NULL rows ``nulls = "drop"`` removed."""
+    source = q.without_nulls(table, drop_nulls) if drop_nulls else table
+    released = [q.ReleasedQI(dataclasses.replace(lk.coded, lookup=lk.cte), lk.level, 1) for lk in lookups]
+    params = q.Params()
+    query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
+    query = inline(query, params.values)
+    for lk in lookups:
+        rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
+                + ([exp.Literal.string(label)] if lk.labels is not None else [])
+                for v, c, label in zip(lk.values, lk.codes, lk.labels or [None] * len(lk.values))]
+        names = ["value", "code"] + ([f"label_{lk.level}"] if lk.labels is not None else [])
+        query = query.with_(q.ident(lk.cte), as_=values_table(names, rows))
+    if suppressed:
+        rows = [[exp.Literal.number(int(code)) for code in codes] for codes in sorted(map(tuple, suppressed))]
+        query = query.with_(q.ident(SUPPRESSED), as_=values_table([lk.coded.code for lk in lookups], rows))
+    return quoted(query)
+
+
+def values_table(names: Sequence[str], rows: Sequence[Sequence[exp.Expression]]) -> exp.Expression:
+    """``SELECT * FROM (VALUES …) AS t(names)``, in chunks joined by UNION ALL (VALUES has a row
+    limit in some warehouses); BigQuery, which has no VALUES, gets UNNEST of STRUCTs from sqlglot."""
+    parts = []
+    for start in range(0, len(rows), VALUES_CHUNK):
+        alias = exp.TableAlias(this=q.ident("t"), columns=[q.ident(n) for n in names])
+        chunk = exp.Values(expressions=[exp.tuple_(*r) for r in rows[start:start + VALUES_CHUNK]], alias=alias)
+        parts.append(exp.select(exp.Star()).from_(chunk))
+    return parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+
+
+def inline(query: exp.Expression, values: Sequence[Any]) -> exp.Expression:
+    """Bound parameters ($1, …) replaced by literals: a file for the warehouse binds nothing."""
+    def literal(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Placeholder) and node.name.isdigit():
+            value = values[int(node.name) - 1]
+            return exp.Literal.number(value) if isinstance(value, (int, float)) else exp.Literal.string(str(value))
+        return node
+
+    return query.transform(literal)
+
+
+def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mapping[str, str | None],
+                 expected: Mapping[str, int], k: int) -> exp.Expression:
+    """One row measured on the released table in the warehouse: released rows, classes, the
+    smallest class and, per sensitive column, the fewest distinct values in a class (NULL read as
+    its stand-in when ``sensitive`` gives one); ``ok`` says whether each equals ``expected`` (the
+    search's claims) and the smallest class is at least ``k``."""
+    body = release_query.copy()
+    ctes = body.args.pop("with_", None) or body.args.pop("with", None)
+    body.set("order", None)
+    per_class = [exp.alias_(exp.Count(this=exp.Star()), q.ident("n"))]
+    for j, (name, stand_in) in enumerate(sensitive.items()):
+        value: exp.Expression = q.col(name)
+        if stand_in is not None:
+            value = exp.Coalesce(this=q.as_text(value), expressions=[exp.Literal.string(stand_in)])
+        per_class.append(exp.alias_(exp.Count(this=exp.Distinct(expressions=[value])), q.ident(f"d{j}")))
+    classes = exp.select(*per_class).from_(q.table(RELEASED)).group_by(*[q.col(c) for c in qi])
+    measured = {"released_rows": exp.Sum(this=q.col("n")), "classes": exp.Count(this=exp.Star()),
+                "min_class_size": exp.Min(this=q.col("n"))}
+    measured.update({f"min_distinct_s{j}": exp.Min(this=q.col(f"d{j}")) for j in range(len(sensitive))})
+    checks = [exp.EQ(this=m.copy(), expression=exp.Literal.number(expected[name])) for name, m in measured.items()]
+    checks.append(exp.GTE(this=measured["min_class_size"].copy(), expression=exp.Literal.number(k)))
+    select = exp.select(*[exp.alias_(m, q.ident(name)) for name, m in measured.items()],
+                        exp.alias_(exp.and_(*checks), q.ident("ok"))).from_(classes.subquery(q.ident("classes")))
+    select = select.with_(q.ident(RELEASED), as_=body)
+    if ctes is not None:  # the release's lookups come first: the released table reads them
+        select.set("with_" if "with_" in select.args else "with",
+                   exp.With(expressions=[*ctes.expressions, *_with(select).expressions]))
+    return quoted(select)
+
+
+def _with(select: exp.Select) -> exp.With:
+    return select.args.get("with_") or select.args.get("with")
+
+
+def quoted(query: exp.Expression) -> exp.Expression:
+    """Every identifier quoted, aliases too: Snowflake upper-cases an unquoted alias (``AS src`` is
+    SRC), which a quoted reference (``"src"."age"``) would then miss."""
+    for node in query.find_all(exp.Identifier):
+        node.set("quoted", True)
+    return query
+
+
+def render(query: exp.Expression, dialect: str) -> str:
+    """The SQL text for a warehouse, pretty-printed (a reviewer reads it before running it)."""
+    return query.sql(dialect=dialect, pretty=True)

@@ -1,0 +1,58 @@
+WITH `__sqlclose_lookup_q0` AS (
+  SELECT
+    *
+  FROM UNNEST([
+    STRUCT('x' AS `value`, 0 AS `code`, 'x\'y' AS `label_1`),
+    STRUCT('y' AS `value`, 0 AS `code`, 'x\'y' AS `label_1`),
+    STRUCT('z' AS `value`, 1 AS `code`, 'z\\w' AS `label_1`),
+    STRUCT('w' AS `value`, 1 AS `code`, 'z\\w' AS `label_1`),
+    STRUCT('it\'s' AS `value`, 1 AS `code`, 'z\\w' AS `label_1`)
+  ]) AS `t`
+), `__sqlclose_lookup_q1` AS (
+  SELECT
+    *
+  FROM UNNEST([STRUCT('a\\b' AS `value`, 0 AS `code`), STRUCT('o\'k' AS `value`, 1 AS `code`)]) AS `t`
+), `__sqlclose_suppressed` AS (
+  SELECT
+    *
+  FROM UNNEST([STRUCT(0 AS `q0`, 0 AS `q1`)]) AS `t`
+), `__sqlclose_released` AS (
+  SELECT
+    `a"b`,
+    `x; DROP TABLE t; --`,
+    `c\`d'e`
+  FROM (
+    SELECT
+      `lk_q0`.`label_1` AS `a"b`,
+      `src`.`x; DROP TABLE t; --` AS `x; DROP TABLE t; --`,
+      `src`.`c\`d'e` AS `c\`d'e`
+    FROM `my-project`.`ana;lytics`.`peo"ple` AS `src`
+    JOIN `__sqlclose_lookup_q0` AS `lk_q0`
+      ON `lk_q0`.`value` = COALESCE(CAST(`src`.`a"b` AS STRING), 'it\'s')
+    JOIN `__sqlclose_lookup_q1` AS `lk_q1`
+      ON `lk_q1`.`value` = CAST(`src`.`c\`d'e` AS STRING)
+    WHERE
+      NOT EXISTS(
+        SELECT
+          1
+        FROM `__sqlclose_suppressed` AS `supp`
+        WHERE
+          `supp`.`q0` = `lk_q0`.`code` AND `supp`.`q1` = `lk_q1`.`code`
+      )
+  ) AS `released`
+)
+SELECT
+  SUM(`n`) AS `released_rows`,
+  COUNT(*) AS `classes`,
+  MIN(`n`) AS `min_class_size`,
+  MIN(`d0`) AS `min_distinct_s0`,
+  SUM(`n`) = 11 AND COUNT(*) = 2 AND MIN(`n`) = 5 AND MIN(`d0`) = 3 AND MIN(`n`) >= 3 AS `ok`
+FROM (
+  SELECT
+    COUNT(*) AS `n`,
+    COUNT(DISTINCT `x; DROP TABLE t; --`) AS `d0`
+  FROM `__sqlclose_released`
+  GROUP BY
+    `a"b`,
+    `c\`d'e`
+) AS `classes`

@@ -1,0 +1,443 @@
+"""The warehouse path (docs/warehouse.md): `sqlclose sql` → the warehouse runs the histogram →
+`sqlclose anonymize --histogram` → the warehouse runs the release query.
+
+The oracle is the local path: a DuckDB database plays the warehouse; the DuckDB rendering of
+both queries, run there, must give exactly the release `sqlclose anonymize` writes (and verifies)
+from the same table — compared by plain SQL over both Parquet files (EXCEPT ALL both ways, and
+row by row in file order) — and the warehouse's verification query must return ok with the
+values of the local, verified report. The other dialects are snapshot-tested and parsed back by
+sqlglot (tests/snapshots/warehouse/<dialect>/; refresh with SQLCLOSE_UPDATE_SNAPSHOTS=1 and
+review the diff), hostile column names included.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+import sqlglot
+from click.testing import CliRunner
+from sqlglot import exp
+
+import sqlclose
+from sqlclose.cli import main
+from sqlclose.model.spec import WAREHOUSE_DIALECTS
+from sqlclose.sql import warehouse as wh
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+ADULT_H = REPO / "datasets" / "adult" / "hierarchies"
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "warehouse"
+QUOTE, EVIL, TICK = 'a"b', "x; DROP TABLE t; --", "c`d'e"
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _h(path: Path) -> str:
+    return json.dumps(path.as_posix())
+
+
+TABLE3_QIS = f"""
+[quasi_identifiers]
+zip = {{ mask = true }}
+age = {{ file = {_h(TABLE3 / 'age.csv')} }}
+"""
+TABLE3_T = """
+[sensitive.salary]
+distance = "ordered"
+t = 0.2
+
+[sensitive.disease]
+distance = "hierarchical"
+t = 0.3
+hierarchy = {disease}
+""".format(disease=_h(TABLE3 / "disease.csv"))
+ADULT_QIS = "[quasi_identifiers]\nage = { bands = [5, 10, 20] }\n" + "".join(
+    f"{name} = {{ file = {_h(ADULT_H / (name + '.csv'))} }}\n"
+    for name in ("workclass", "education", "native-country", "marital-status", "race", "sex"))
+ADULT_NO_AGE = "[quasi_identifiers]\n" + "".join(
+    f"{name} = {{ file = {_h(ADULT_H / (name + '.csv'))} }}\n"
+    for name in ("workclass", "education", "marital-status", "race", "sex"))
+OCCUPATION = "\n[sensitive.occupation]\ndistance = \"{d}\"\nt = {t}\n" + \
+    f"hierarchy = {_h(ADULT_H / 'occupation.csv')}\n"
+
+
+@dataclass(frozen=True)
+class Case:
+    table: str  # in the warehouse's schema "analytics"
+    top: str  # top-level keys (before any table)
+    body: str  # [privacy] and the columns
+    list_columns: bool = True  # the warehouse spec lists the table's columns ([source] columns)
+    suppresses: bool = False  # the release suppresses classes (the inline VALUES of suppressed classes)
+
+
+CASES = {
+    "table3-k": Case("table3", 'others = "keep"', "[privacy]\nk = 3\n" + TABLE3_QIS),
+    "table3-t-ordered-hierarchical": Case("table3", "", "[privacy]\nk = 3\n" + TABLE3_QIS + TABLE3_T),
+    "table3-nulls-value-and-drop": Case("table3_nulls", 'others = "keep"', """
+[privacy]
+k = 2
+[quasi_identifiers]
+zip = {{ mask = true, nulls = "value", null_value = "none" }}
+age = {{ file = {} }}
+[sensitive.disease]
+distance = "equal"
+t = 0.6
+nulls = "drop"
+""".format(_h(TABLE3 / "age.csv"))),
+    "adult-k": Case("adult", 'others = "keep"', "[privacy]\nk = 5\n" + ADULT_QIS),
+    "adult-k-t-hierarchical": Case("adult", 'others = "keep"', "[privacy]\nk = 5\n" + ADULT_QIS
+                                   + OCCUPATION.format(d="hierarchical", t=0.2)),
+    "adult-t-equal-5pct": Case("adult", 'others = "keep"', "[privacy]\nk = 5\nsuppression = 0.05\n" + ADULT_QIS
+                               + OCCUPATION.format(d="equal", t=0.25), suppresses=True),
+    "adult-t-ordered-5pct-unlisted": Case("adult", 'others = "drop"', "[privacy]\nk = 10\nsuppression = 0.05\n"
+                                          + ADULT_NO_AGE + "\n[sensitive.age]\ndistance = \"ordered\"\nt = 0.1\n",
+                                          list_columns=False, suppresses=True),
+}
+FAST = {"table3-k", "table3-t-ordered-hierarchical", "table3-nulls-value-and-drop", "adult-k-t-hierarchical"}
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory, adult_dir) -> Path:
+    """A DuckDB database playing the warehouse, with a Parquet copy of each table for the local path."""
+    folder = tmp_path_factory.mktemp("warehouse")
+    con = duckdb.connect(str(folder / "warehouse.duckdb"))
+    con.execute("CREATE SCHEMA analytics")
+    con.execute("CREATE TABLE analytics.table3 AS SELECT * FROM read_csv(?)", [str(TABLE3 / "table3.csv")])
+    con.execute("CREATE TABLE analytics.table3_nulls AS SELECT * REPLACE ("
+                "CASE WHEN age IN (22, 43) THEN NULL ELSE zip END AS zip, "
+                "CASE WHEN salary = 9000 THEN NULL ELSE disease END AS disease) FROM analytics.table3")
+    con.execute("CREATE TABLE analytics.adult AS SELECT * FROM read_csv(?, delim = ';')",
+                [str(adult_dir / "adult.csv")])
+    for name in ("table3", "table3_nulls", "adult"):
+        con.execute(f"COPY analytics.{name} TO '{folder / name}.parquet' (FORMAT PARQUET)")
+    con.close()
+    return folder
+
+
+def _columns(warehouse: Path, table: str) -> list[str]:
+    return pq.read_schema(warehouse / f"{table}.parquet").names
+
+
+def _specs(tmp: Path, warehouse: Path, case: Case) -> tuple[Path, Path]:
+    local = tmp / "local.toml"
+    local.write_text(f"{case.top}\n[source]\npath = {_h(warehouse / (case.table + '.parquet'))}\n"
+                     f"[output]\npath = {_h(tmp / 'local.parquet')}\n{case.body}", encoding="utf-8")
+    listed = f"columns = {json.dumps(_columns(warehouse, case.table))}\n" if case.list_columns else ""
+    remote = tmp / "warehouse.toml"
+    remote.write_text(f"{case.top}\n[source]\nformat = \"warehouse\"\ntable = \"analytics.{case.table}\"\n"
+                      f"dialect = \"duckdb\"\n{listed}[output]\npath = {_h(tmp / 'release.sql')}\n{case.body}",
+                      encoding="utf-8")
+    return local, remote
+
+
+def _run_in_warehouse(warehouse: Path, sql: str, target: Path) -> None:
+    con = duckdb.connect(str(warehouse / "warehouse.duckdb"), read_only=True)
+    try:
+        con.execute(f"COPY ({sql.strip().rstrip(';')}) TO '{target}' (FORMAT PARQUET)")
+    finally:
+        con.close()
+
+
+def _params():
+    return [pytest.param(name, marks=() if name in FAST else pytest.mark.slow) for name in CASES]
+
+
+@pytest.mark.parametrize("name", _params())
+def test_the_warehouse_makes_exactly_the_local_release(tmp_path, warehouse, name):
+    case = CASES[name]
+    local_spec, remote_spec = _specs(tmp_path, warehouse, case)
+    local = invoke("anonymize", local_spec, "--json", "--no-progress")
+    assert local.exit_code == 0, local.output
+    local_doc = json.loads(local.stdout)
+
+    printed = invoke("sql", remote_spec)
+    assert printed.exit_code == 0, printed.output
+    _run_in_warehouse(warehouse, printed.stdout, tmp_path / "histogram.parquet")
+    made = invoke("anonymize", "--histogram", tmp_path / "histogram.parquet", remote_spec, "--json", "--no-progress")
+    assert made.exit_code == 0, made.output
+    doc = json.loads(made.stdout)
+    _run_in_warehouse(warehouse, (tmp_path / "release.sql").read_text(), tmp_path / "warehouse.parquet")
+
+    columns = local_doc["output"]["columns"]
+    assert doc["output"]["columns"] == columns or not case.list_columns
+    assert sorted(doc["output"]["columns"]) == sorted(columns)
+    _assert_same_rows(tmp_path / "local.parquet", tmp_path / "warehouse.parquet", columns)
+    for key in ("node", "minimal_nodes", "classes", "suppressed_rows", "privacy", "t_against_release", "utility"):
+        assert doc[key] == local_doc[key], key
+    assert (local_doc["suppressed_rows"] > 0) == case.suppresses
+    assert doc["verified"] is False and doc["warehouse"]["verified_locally"] is False
+    _assert_verification_query_agrees(warehouse, doc, local_doc)
+
+
+def _assert_same_rows(local: Path, remote: Path, columns: list[str]) -> None:
+    con = duckdb.connect()
+    listed = ", ".join(exp.to_identifier(c, quoted=True).sql("duckdb") for c in columns)
+    a, b = f"(SELECT {listed} FROM read_parquet('{local}'))", f"(SELECT {listed} FROM read_parquet('{remote}'))"
+    assert con.execute(f"SELECT COUNT(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
+    assert con.execute(f"SELECT COUNT(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
+    assert con.execute(a).fetchall() == con.execute(b).fetchall()  # the same rows in the same order
+    assert con.execute(f"DESCRIBE {a}").fetchall() == con.execute(f"DESCRIBE {b}").fetchall()
+
+
+def _assert_verification_query_agrees(warehouse: Path, doc: dict, local_doc: dict) -> None:
+    con = duckdb.connect(str(warehouse / "warehouse.duckdb"), read_only=True)
+    measured = con.sql(doc["warehouse"]["verification_query"]).to_arrow_table().to_pylist()
+    con.close()
+    assert len(measured) == 1
+    measured = measured[0]
+    assert measured["ok"] is True
+    assert measured["released_rows"] == local_doc["output"]["rows"]
+    assert measured["classes"] == local_doc["classes"]
+    assert measured["min_class_size"] == local_doc["privacy"]["min_class_size"]
+
+
+def test_csv_and_folder_exports_give_the_same_release_as_parquet(tmp_path, warehouse):
+    _, remote_spec = _specs(tmp_path, warehouse, CASES["table3-t-ordered-hierarchical"])
+    sql = invoke("sql", remote_spec).stdout.strip().rstrip(";")
+    con = duckdb.connect(str(warehouse / "warehouse.duckdb"), read_only=True)
+    con.execute(f"COPY ({sql}) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+    con.execute(f"COPY ({sql}) TO '{tmp_path / 'h.csv'}' (FORMAT CSV, HEADER)")
+    con.close()
+    (tmp_path / "spark.parquet").mkdir()  # Spark writes a folder of part files
+    con = duckdb.connect()
+    con.execute(f"COPY (FROM '{tmp_path / 'h.parquet'}' LIMIT 4) TO '{tmp_path / 'spark.parquet' / 'part-0.parquet'}'")
+    con.execute(f"COPY (FROM '{tmp_path / 'h.parquet'}' OFFSET 4) TO '{tmp_path / 'spark.parquet' / 'part-1.parquet'}'")
+    queries = []
+    for name in ("h.parquet", "h.csv", "spark.parquet"):
+        with sqlclose.anonymize_histogram(tmp_path / name, remote_spec) as release:
+            queries.append(release.release_sql())
+    assert queries[0] == queries[1] == queries[2]
+
+
+# ---- other dialects: snapshots, parsed back, hostile names stay names ----------------------------
+HOSTILE = {QUOTE: ["x", "y", "x", "z", None, "y", "x", "z", "y", "x", "z", "w"],
+           EVIL: [1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 9],
+           TICK: ["a\\b"] + ["o'k"] * 11,  # the first row's class is too small: suppressed
+           "id": list(range(12))}
+HOSTILE_SPEC = f"""
+identifiers = ["id"]
+[source]
+format = "warehouse"
+table = "my-project.ana;lytics.peo\\"ple"
+columns = {json.dumps(list(HOSTILE))}
+[privacy]
+k = 3
+suppression = 0.1
+[quasi_identifiers.{json.dumps(QUOTE)}]
+tree = {{ "x'y" = ["x", "y"], "z\\\\w" = ["z", "w", "it's"] }}
+nulls = "value"
+null_value = "it's"
+[quasi_identifiers.{json.dumps(TICK)}]
+mask = true
+[sensitive.{json.dumps(EVIL)}]
+distance = "ordered"
+t = 0.5
+"""
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    """A warehouse table whose names and values are hostile; its histogram made by the DuckDB rendering."""
+    folder = tmp_path_factory.mktemp("hostile")
+    spec = folder / "hostile.toml"
+    spec.write_text(HOSTILE_SPEC, encoding="utf-8")
+    con = duckdb.connect(str(folder / "warehouse.duckdb"))
+    con.execute('CREATE SCHEMA "ana;lytics"')
+    import pyarrow as pa
+
+    con.register("data", pa.table(HOSTILE))
+    con.execute('CREATE TABLE "ana;lytics"."peo""ple" AS SELECT * FROM data')
+    con.execute(f"COPY \"ana;lytics\".\"peo\"\"ple\" TO '{folder / 'data.parquet'}' (FORMAT PARQUET)")
+    sql = sqlclose.histogram_sql(spec, "duckdb").replace('"my-project".', "")  # DuckDB: one database
+    con.execute(f"COPY ({sql}) TO '{folder / 'histogram.parquet'}' (FORMAT PARQUET)")
+    con.close()
+    return folder, spec
+
+
+def _three_queries(hostile, dialect: str) -> dict[str, str]:
+    folder, spec = hostile
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect=dialect) as release:
+        return {"histogram": sqlclose.histogram_sql(spec, dialect), "release": release.release_sql(),
+                "verification": release.verification_sql()}
+
+
+@pytest.mark.parametrize("dialect", WAREHOUSE_DIALECTS)
+def test_every_dialect_matches_its_snapshot_and_parses_back(hostile, dialect):
+    for name, sql in _three_queries(hostile, dialect).items():
+        path = SNAPSHOTS / dialect / f"{name}.sql"
+        if os.environ.get("SQLCLOSE_UPDATE_SNAPSHOTS"):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(sql + "\n", encoding="utf-8")
+        assert path.is_file(), f"no snapshot {path}: run with SQLCLOSE_UPDATE_SNAPSHOTS=1 and review it"
+        assert sql + "\n" == path.read_text(encoding="utf-8"), name
+        statements = sqlglot.parse(sql, read=dialect)
+        assert len(statements) == 1 and isinstance(statements[0], exp.Query), name
+        tree = statements[0]
+        assert not list(tree.find_all(exp.Drop)), name
+        columns = {c.name for c in tree.find_all(exp.Column)}
+        assert {QUOTE, EVIL, TICK} <= columns, (name, columns)
+        tables = {t.name for t in tree.find_all(exp.Table)}
+        assert 'peo"ple' in tables, name
+
+
+@pytest.mark.parametrize("dialect", WAREHOUSE_DIALECTS)
+def test_hostile_values_survive_as_literals_in_every_dialect(hostile, dialect):
+    tree = sqlglot.parse_one(_three_queries(hostile, dialect)["release"], read=dialect)
+    strings = {lit.this for lit in tree.find_all(exp.Literal) if lit.is_string}
+    assert {"x'y", "z\\w", "o'k", "a\\b", "it's"} <= strings
+
+
+def test_hostile_names_run_in_duckdb_and_give_the_local_release(tmp_path, hostile):
+    folder, spec = hostile
+    local = sqlclose.load_spec(spec).model_dump()
+    local["source"] = {"path": folder / "data.parquet"}
+    with sqlclose.anonymize(folder / "data.parquet", local) as release:
+        expected = release.to_arrow()
+    sql = _three_queries(hostile, "duckdb")["release"].replace('"my-project".', "")
+    con = duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True)
+    assert con.sql(sql).to_arrow_table().equals(expected)
+    assert expected.num_rows < len(HOSTILE["id"])  # some class was suppressed, inline
+
+
+def test_large_lookups_are_split_into_union_all_chunks(monkeypatch):
+    monkeypatch.setattr(wh, "VALUES_CHUNK", 3)
+    rows = [[exp.Literal.string(str(i)), exp.Literal.number(i)] for i in range(7)]
+    query = wh.values_table(["value", "code"], rows)
+    assert len(list(query.find_all(exp.Values))) == 3
+    assert duckdb.connect().execute(wh.render(query, "duckdb")).fetchall() == [(str(i), i) for i in range(7)]
+
+
+# ---- bad input: one clear line, exit 2, nothing written -------------------------------------------
+@pytest.fixture
+def table3_histogram(tmp_path, warehouse) -> tuple[Path, Path]:
+    _, remote_spec = _specs(tmp_path, warehouse, CASES["table3-t-ordered-hierarchical"])
+    _run_in_warehouse(warehouse, invoke("sql", remote_spec).stdout, tmp_path / "good.parquet")
+    return tmp_path / "good.parquet", remote_spec
+
+
+def _broken(good: Path, target: Path, select: str) -> Path:
+    duckdb.sql(f"COPY (SELECT {select} FROM read_parquet('{good}')) TO '{target}' (FORMAT PARQUET)")
+    return target
+
+
+@pytest.mark.parametrize("select, fragments", [
+    ("* EXCLUDE (age)", ["has no column 'age'"]),
+    ("*, 1 AS extra", ["'extra'", "does not count"]),
+    ("* REPLACE (CASE WHEN salary = 3000 THEN -1 ELSE __sqlclose_count END AS __sqlclose_count)",
+     ["1 row(s) have a count below 1"]),
+    ("* REPLACE (CASE WHEN salary = 3000 THEN NULL ELSE __sqlclose_count END AS __sqlclose_count)",
+     ["1 row(s) have no count"]),
+    ("* REPLACE (CASE WHEN salary = 3000 THEN NULL ELSE zip END AS zip)", ["column 'zip' has 1 NULL value(s)",
+                                                                         "nulls"]),
+    ("* REPLACE (__sqlclose_count * 1.5 AS __sqlclose_count)", ["not whole numbers"]),
+])
+def test_a_bad_histogram_is_refused_with_exit_2(tmp_path, table3_histogram, select, fragments):
+    good, spec = table3_histogram
+    bad = _broken(good, tmp_path / "bad.parquet", select)
+    result = invoke("anonymize", "--histogram", bad, spec)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("sqlclose: error:") and "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, result.stderr
+    assert not (tmp_path / "release.sql").exists()
+
+
+def test_the_warehouse_path_explains_itself_when_misused(tmp_path, table3_histogram, warehouse):
+    good, spec = table3_histogram
+    local_spec, _ = _specs(tmp_path, warehouse, CASES["table3-k"])
+    cases = [
+        (["anonymize", spec], "sqlclose sql"),  # a warehouse table is not read by sqlclose
+        (["sql", local_spec, "--dialect", "postgres"], "format = \"warehouse\""),
+        (["anonymize", "--histogram", good, spec, "--output", tmp_path / "r.parquet"], "release.sql"),
+        (["anonymize", "--dialect", "postgres", spec], "--histogram"),
+    ]
+    for args, fragment in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert fragment in result.stderr, (args, result.stderr)
+    assert not (tmp_path / "release.sql").exists()
+
+
+def test_the_dialect_is_asked_for_when_the_spec_has_none(tmp_path, table3_histogram):
+    _, spec = table3_histogram
+    spec.write_text(spec.read_text().replace('dialect = "duckdb"\n', ""))
+    result = invoke("sql", spec)
+    assert result.exit_code == 2 and "--dialect" in result.stderr, result.output
+    assert invoke("sql", spec, "--dialect", "trino").stdout.startswith('SELECT\n  CAST("src"."zip" AS VARCHAR)')
+
+
+def test_others_keep_needs_the_table_columns(tmp_path, table3_histogram):
+    good, spec = table3_histogram
+    text = spec.read_text().replace("columns = ", "# columns = ")
+    spec.write_text('others = "keep"\n' + text)
+    result = invoke("anonymize", "--histogram", good, spec)
+    assert result.exit_code == 2 and "[source] columns" in result.stderr, result.output
+
+
+@pytest.mark.parametrize("source, fragment", [
+    ({"format": "warehouse", "table": "a.b", "path": "x.csv"}, "not a file"),
+    ({"format": "warehouse", "table": "a.b.c.d"}, "1 to 3"),
+    ({"format": "warehouse", "table": "a..b"}, "1 to 3"),
+    ({"format": "warehouse"}, "table ="),
+    ({"path": "x.csv", "columns": ["a"]}, "warehouse source"),
+    ({"format": "warehouse", "table": "t", "dialect": "oracle"}, "dialect"),
+])
+def test_the_warehouse_source_is_validated(source, fragment):
+    spec = {"source": source, "privacy": {"k": 2}, "quasi_identifiers": {"a": {"mask": True}}}
+    with pytest.raises(sqlclose.SpecError, match="source") as raised:
+        sqlclose.api.as_spec(spec)
+    assert fragment in str(raised.value)
+
+
+
+@pytest.mark.slow
+def test_another_minimal_node_is_released_as_the_local_path_releases_it(tmp_path, warehouse):
+    local_spec, remote_spec = _specs(tmp_path, warehouse, CASES["adult-k-t-hierarchical"])
+    first = json.loads(invoke("anonymize", local_spec, "--json", "--no-progress", "--overwrite").stdout)
+    other = next(n for n in first["minimal_nodes"] if n != first["node"])
+    node = ",".join(f"{k}={v}" for k, v in other.items())
+    local = invoke("anonymize", local_spec, "--node", node, "--json", "--no-progress", "--overwrite")
+    _run_in_warehouse(warehouse, invoke("sql", remote_spec).stdout, tmp_path / "histogram.parquet")
+    made = invoke("anonymize", "--histogram", tmp_path / "histogram.parquet", remote_spec, "--node", node, "--json",
+                  "--no-progress")
+    assert local.exit_code == 0 and made.exit_code == 0, (local.output, made.output)
+    assert json.loads(made.stdout)["node"] == json.loads(local.stdout)["node"] == other
+    _run_in_warehouse(warehouse, (tmp_path / "release.sql").read_text(), tmp_path / "warehouse.parquet")
+    _assert_same_rows(tmp_path / "local.parquet", tmp_path / "warehouse.parquet",
+                      json.loads(local.stdout)["output"]["columns"])
+
+
+def test_a_table_changed_after_the_histogram_is_caught_or_not_released(tmp_path, warehouse, table3_histogram):
+    good, spec = table3_histogram
+    with sqlclose.anonymize_histogram(good, spec) as release:
+        release_sql, check_sql = release.release_sql(), release.verification_sql()
+    con = duckdb.connect(str(tmp_path / "changed.duckdb"))
+    con.execute(f"ATTACH '{warehouse / 'warehouse.duckdb'}' AS w (READ_ONLY)")
+    con.execute("CREATE SCHEMA analytics")
+    con.execute("CREATE TABLE analytics.table3 AS FROM w.analytics.table3")
+    con.execute("DETACH w")
+    # a row whose age the histogram never counted: no lookup row, so it is not released
+    con.execute("INSERT INTO analytics.table3 VALUES (47677, 99, 5000, 'flu')")
+    assert con.sql(f"SELECT COUNT(*) FROM ({release_sql}) WHERE salary = 5000 AND disease = 'flu'").fetchall() == [(0,)]
+    assert con.sql(check_sql).fetchall()[0][-1] is True
+    # a row of known values is released into its class: the verification query says so
+    con.execute("INSERT INTO analytics.table3 VALUES (47677, 29, 5000, 'flu')")
+    measured = con.sql(check_sql).to_arrow_table().to_pylist()[0]
+    assert measured["released_rows"] == 10 and measured["ok"] is False
+
+
+def test_a_dry_run_searches_and_writes_nothing(tmp_path, table3_histogram):
+    good, spec = table3_histogram
+    result = invoke("anonymize", "--histogram", good, spec, "--dry-run", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"histogram": str(good), "rows": 9, "node": {"zip": 1, "age": 2},
+                                         "dry_run": True}  # the paper's Table 5
+    assert not (tmp_path / "release.sql").exists() and not (tmp_path / "release.sql.report.json").exists()

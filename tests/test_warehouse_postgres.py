@@ -1,0 +1,124 @@
+"""The warehouse path on a real PostgreSQL: the Postgres rendering of both queries, run by
+Postgres, gives the release `sqlclose anonymize` writes locally from the same table.
+
+A throwaway server (initdb with the C locale, so text sorts by bytes as in DuckDB; a Unix socket
+only, no TCP) is started for this module from the machine's PostgreSQL binaries; psql is the
+client (no Python driver). The histogram and the release leave Postgres as CSV through
+`COPY (…) TO STDOUT`, and the comparison is plain SQL in DuckDB over both files, as text.
+Without the binaries the module skips, saying what to install.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_warehouse import CASES, TABLE3, _specs, invoke, warehouse  # noqa: F401 - the fixture is used
+
+PG_BIN = sorted(glob.glob("/usr/lib/postgresql/*/bin"))
+
+
+def _binary(name: str) -> str | None:
+    return shutil.which(name) or next((f"{d}/{name}" for d in reversed(PG_BIN) if os.path.exists(f"{d}/{name}")),
+                                      None)
+
+
+class Postgres:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.as_server_user = ["runuser", "-u", "nobody", "--"] if os.geteuid() == 0 else []  # never as root
+
+    def psql(self, sql: str, stdin: Path | None = None) -> str:
+        args = [_binary("psql"), "-h", str(self.folder), "-p", "5432", "-U", "sqlclose", "-d", "postgres",
+                "-v", "ON_ERROR_STOP=1", "-X", "-q", "-c", sql]
+        with open(stdin, "rb") if stdin else open(os.devnull, "rb") as given:
+            done = subprocess.run(args, stdin=given, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr.decode()
+        return done.stdout.decode()
+
+    def copy_out(self, query: str, target: Path) -> None:
+        target.write_text(self.psql(f"COPY ({query}) TO STDOUT WITH CSV HEADER"), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    tools = [_binary(n) for n in ("initdb", "pg_ctl", "psql")]
+    if not all(tools):
+        pytest.skip("PostgreSQL is not installed (initdb, pg_ctl, psql): apt-get install postgresql")
+    folder = Path(tempfile.mkdtemp(prefix="sqlclose-pg-"))  # not under pytest's 0700 folders: nobody must enter
+    folder.chmod(0o777)
+    server = Postgres(folder)
+    data = folder / "data"
+    run = server.as_server_user
+    subprocess.run([*run, tools[0], "-D", str(data), "-A", "trust", "-U", "sqlclose", "--locale=C", "-E", "UTF8",
+                    "--no-sync"], check=True, capture_output=True, timeout=300)
+    options = f"-k {folder} -p 5432 -c listen_addresses='' -c fsync=off"
+    subprocess.run([*run, tools[1], "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"],
+                   check=True, capture_output=True, timeout=300)
+    try:
+        yield server
+    finally:
+        subprocess.run([*run, tools[1], "-D", str(data), "-m", "immediate", "stop"], capture_output=True, timeout=300)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def loaded(postgres, adult_dir):
+    """Table 3 (and a copy with NULLs) and Adult in Postgres, typed as DuckDB reads them."""
+    postgres.psql("CREATE SCHEMA analytics; CREATE TABLE analytics.table3 (zip BIGINT, age BIGINT, salary BIGINT, "
+                  "disease TEXT)")
+    postgres.psql("COPY analytics.table3 FROM STDIN WITH CSV HEADER", stdin=TABLE3 / "table3.csv")
+    postgres.psql("CREATE TABLE analytics.table3_nulls AS SELECT CASE WHEN age IN (22, 43) THEN NULL ELSE zip END "
+                  "AS zip, age, salary, CASE WHEN salary = 9000 THEN NULL ELSE disease END AS disease "
+                  "FROM analytics.table3")
+    columns = (adult_dir / "adult.csv").read_text(encoding="utf-8").splitlines()[0].split(";")
+    typed = ", ".join(f'"{c}" {"BIGINT" if c == "age" else "TEXT"}' for c in columns)
+    postgres.psql(f"CREATE TABLE analytics.adult ({typed})")
+    postgres.psql("COPY analytics.adult FROM STDIN WITH CSV HEADER DELIMITER ';'", stdin=adult_dir / "adult.csv")
+    return postgres
+
+
+@pytest.mark.parametrize("name", [
+    "table3-t-ordered-hierarchical", "table3-nulls-value-and-drop",
+    pytest.param("adult-t-equal-5pct", marks=pytest.mark.slow),
+])
+def test_postgres_makes_exactly_the_local_release(tmp_path, warehouse, loaded, name):  # noqa: F811
+    local_spec, remote_spec = _specs(tmp_path, warehouse, CASES[name])
+    local = invoke("anonymize", local_spec, "--json", "--no-progress")
+    assert local.exit_code == 0, local.output
+    local_doc = json.loads(local.stdout)
+
+    loaded.copy_out(invoke("sql", remote_spec, "--dialect", "postgres").stdout, tmp_path / "histogram.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "histogram.csv", remote_spec, "--dialect", "postgres",
+                  "--json", "--no-progress")
+    assert made.exit_code == 0, made.output
+    doc = json.loads(made.stdout)
+    for key in ("node", "minimal_nodes", "classes", "suppressed_rows", "privacy"):
+        assert doc[key] == local_doc[key], key
+    loaded.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "postgres.csv")
+    _assert_same_text_rows(tmp_path / "local.parquet", tmp_path / "postgres.csv", local_doc["output"]["columns"])
+
+    loaded.copy_out(doc["warehouse"]["verification_query"], tmp_path / "check.csv")
+    check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
+    assert check[0][-1] == "t"  # ok
+    assert int(check[0][0]) == local_doc["output"]["rows"] and int(check[0][1]) == local_doc["classes"]
+
+
+def _assert_same_text_rows(local: Path, remote: Path, columns: list[str]) -> None:
+    """Both files as text (CSV has no types): the same rows, in the same order."""
+    con = duckdb.connect()
+    quoted = ['"' + c.replace('"', '""') + '"' for c in columns]
+    as_text = ", ".join(f"CAST({c} AS VARCHAR) AS {c}" for c in quoted)
+    a = f"(SELECT {as_text} FROM read_parquet('{local}'))"
+    b = (f"(SELECT {', '.join(quoted)} FROM read_csv('{remote}', all_varchar = true, header = true, "
+         "nullstr = '', allow_quoted_nulls = false))")
+    assert con.execute(f"SELECT COUNT(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
+    assert con.execute(f"SELECT COUNT(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
+    assert con.execute(a).fetchall() == con.execute(b).fetchall()
