@@ -54,10 +54,13 @@ MEANINGS: dict[str, str] = {
     "Source.folder": "Where the files a query names are looked up (default: the spec file's folder).",
     "Source.table": "The table of a DuckDB database source; schema.table for another schema.",
     "Source.delimiter": "CSV delimiter (default: told by the header line).",
-    "Source.format": "The format, when the path's suffix does not tell it.",
+    "Source.format": "The format, when the path's suffix does not tell it; \"warehouse\" for a table in a SQL "
+                     "warehouse that sqlclose never reads (docs/warehouse.md).",
     "Source.glob": "Read path as a pattern (data/*.parquet).",
     "Source.encoding": "CSV encoding.",
     "Source.nulls": "CSV strings that mean NULL.",
+    "Source.dialect": "A warehouse source's SQL dialect (docs/warehouse.md).",
+    "Source.columns": "A warehouse source's columns, in order (the release query names them).",
     "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" }; undeclared columns are read as text.",
     "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
                    "(no suffix: a Parquet folder).",
