@@ -310,6 +310,9 @@ WRITERS: dict[str, Writer] = {"parquet": ParquetWriter(), "csv": CsvWriter(), "d
 
 
 def writer_for(target: Target) -> Writer:
+    if target.format == "sql":
+        raise InputError(f"{target.path} would hold a release query: that is the warehouse path (sqlclose anonymize "
+                         "--histogram, docs/warehouse.md); name a .parquet, .csv or .duckdb output here")
     try:
         return WRITERS[target.format]
     except KeyError:
