@@ -20,6 +20,7 @@ from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
 from sqlclose.search import ProgressCallback, incognito
+from sqlclose.search.hybrid import search_problem
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
@@ -47,8 +48,10 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if spec.k > problem.rows:
             raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                                   "generalization can make classes that big; lower k")
-        result = incognito(problem, criteria, on_progress)
-        timings["search_seconds"] = result.seconds
+        started = time.perf_counter()
+        with search_problem(problem) as searched:  # locally over the collected histogram, on Spark
+            result = incognito(searched, criteria, on_progress)
+        timings["search_seconds"] = time.perf_counter() - started  # with the collection, when local
         if result.optimum is None:
             raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
     except BaseException:

@@ -22,8 +22,9 @@ Examples:
 @click.command(context_settings=CONTEXT, epilog=EXAMPLE, short_help="Search, write, verify and report a release.")
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Parquet file to write (overrides [output] path).")
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="Where to write (overrides [output] path): x.parquet a file, a path without a suffix a "
+              "Parquet folder.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON report path (default: OUTPUT.report.json).")
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
@@ -50,7 +51,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
     """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
     file, and place it with its JSON report."""
     from sqlclose import api
-    from sqlclose.model.spec import default_report_path, load_spec
+    from sqlclose.model.spec import default_report_path, load_spec, output_kind
     from sqlclose.release.files import refuse_unsafe_targets
 
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
@@ -68,11 +69,12 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
         return
     replace = force or (overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite))
     inputs = [*spec.files_read, *([source] if source else [spec.source.path] if spec.source else [])]
-    refuse_unsafe_targets(out, rep, inputs, replace)
+    kind, partition_by = _output_format(spec, output, output_kind)
+    refuse_unsafe_targets(out, rep, inputs, replace, kind)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress) as release:
             chosen_release = release.at(chosen) if chosen else release
-            doc = chosen_release.write_parquet(out, rep, overwrite=replace)
+            doc = chosen_release.write(out, rep, overwrite=replace, format=kind, partition_by=partition_by)
     if html_path is not None:
         from sqlclose.audit.html import write_html
 
@@ -81,6 +83,17 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
         _print_summary(doc, rep)
+
+
+def _output_format(spec, output: Path | None, output_kind) -> tuple[str, list[str]]:
+    """The format (and partition columns) of the output: the spec's [output], or the --output
+    path's suffix (no suffix: a Parquet folder)."""
+    if output is None:
+        return spec.output.kind, list(spec.output.partition_by)
+    try:
+        return output_kind(output), []
+    except ValueError as e:
+        raise SpecError(f"--output: {e}") from None
 
 
 def with_engine(spec, name: str | None, threads: int | None, memory_limit: str | None,
@@ -104,7 +117,7 @@ def with_engine(spec, name: str | None, threads: int | None, memory_limit: str |
 
 def _up_to_date(api, source, spec, out: Path, report: Path) -> bool:
     """The output exists with a report for the same spec and (keyed) input fingerprint."""
-    if not (out.is_file() and report.is_file()):
+    if not (out.exists() and report.is_file()):
         return False
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))

@@ -51,6 +51,11 @@ class FileRead:
 class Engine(ABC):
     name: ClassVar[str]  # how specs and the registry call it: "duckdb", "spark"
     dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
+    # Can ``copy_to_parquet`` write one file? Spark writes folders of part files only.
+    writes_parquet_file: ClassVar[bool] = True
+    # Is the search better run locally over the collected base histogram (search/hybrid.py)?
+    # True for engines whose per-query cost is high (a cluster); DuckDB runs it in place.
+    local_search: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -148,8 +153,17 @@ class Engine(ABC):
         """Write the query's result to ``path`` as Parquet (a file in DuckDB, a folder in Spark)."""
 
     @abstractmethod
+    def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
+                               partition_by: Sequence[str] = ()) -> None:
+        """Write the query's result to the new folder ``path`` as Parquet part files, in the
+        query's row order, with deterministic file names (``part-…``; no run-specific token) and
+        nothing else (no marker or checksum files); ``partition_by`` columns become Hive-style
+        ``col=value`` folders (NULL: ``__HIVE_DEFAULT_PARTITION__``) and leave the files."""
+
+    @abstractmethod
     def read_parquet(self, path: Path) -> exp.Expression:
-        """The AST that reads a Parquet file (or folder) back (for verification)."""
+        """The AST that reads a Parquet file (or folder) back (for verification). A folder is read
+        whole, with Hive-style partition columns as text (after the files' columns)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -45,12 +45,29 @@ def literal_path(path: Path | str) -> str:
     return _GLOB.sub(r"\\\1", str(path))
 
 
+_PART = re.compile(r"^part-(?P<task>\d+)-[0-9a-f-]{36}[.-]c(?P<file>\d+)(?P<rest>(\.[a-z0-9]+)*\.parquet)$")
+
+
+def tidy_part_files(folder: Path) -> None:
+    """``part-00000-<job uuid>-c000.snappy.parquet`` → ``part-00000-c000.snappy.parquet``; Spark's
+    marker (``_SUCCESS``) and checksum (``.*.crc``) files removed: the folder holds data only."""
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        if path.name == "_SUCCESS" or (path.name.startswith(".") and path.name.endswith(".crc")):
+            path.unlink()
+        elif m := _PART.match(path.name):
+            path.rename(path.with_name(f"part-{m['task']}-c{m['file']}{m['rest']}"))
+
+
 class SparkEngine(Engine):
     """Runs on a session of its own (local mode by default) or on the caller's (then only
     temporary views are made, and the session is left running on ``close``)."""
 
     name = "spark"
     dialect = "spark"
+    writes_parquet_file = False  # Spark writes folders of part files
+    local_search = True  # a query costs ~0.1-1 s of planning and jobs: search the histogram locally
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
                  conf: Mapping[str, str] | None = None, cache_levels: bool = False) -> None:
@@ -221,8 +238,31 @@ class SparkEngine(Engine):
         except Exception as e:
             raise EngineError(f"{type(e).__name__}: {e}", sql) from e
 
+    def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
+                               partition_by: Sequence[str] = ()) -> None:
+        """Spark's own folder (part files in the query's order: a sorted query is range-partitioned),
+        then made deterministic: part files renamed without the job's UUID, ``_SUCCESS`` and the
+        ``.crc`` side files removed."""
+        sql = self.render(query)
+        try:
+            writer = self._frame(sql, params).write.mode("errorifexists")
+            if partition_by:
+                writer = writer.partitionBy(*partition_by)
+            writer.parquet(literal_path(path))
+        except Exception as e:
+            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+        tidy_part_files(path)
+
     def read_parquet(self, path: Path) -> exp.Expression:
-        return self._view(self.spark.read.parquet(literal_path(path)), "written")
+        # Partition values are read as text, as DuckDB reads them (no type guessing); the
+        # setting is read when the folder is listed, i.e. now.
+        key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+        before = self.spark.conf.get(key)
+        self.spark.conf.set(key, "false")
+        try:
+            return self._view(self.spark.read.parquet(literal_path(path)), "written")
+        finally:
+            self.spark.conf.set(key, before)
 
     def close(self) -> None:
         for name in list(self._views):

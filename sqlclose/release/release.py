@@ -24,11 +24,12 @@ from sqlclose._version import __version__
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
-from sqlclose.model.spec import default_report_path
+from sqlclose.model.spec import default_report_path, output_kind
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
+from sqlclose.release.folder import ParquetFolder
 from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report, privacy_section
 from sqlclose.release.verify import compare, recheck
 from sqlclose.search import SearchResult
@@ -40,7 +41,21 @@ FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
 
 
+class ParquetFile:
+    """The writer of a one-file Parquet release."""
 
+    kind = "parquet"
+
+    def check(self, engine, query: exp.Expression, params: list, columns: list[str]) -> None:
+        if not engine.writes_parquet_file:
+            raise InputError(f"the {engine.name} engine writes Parquet folders, not one file: give the output a path "
+                             "without a suffix (a Parquet folder)")
+
+    def write(self, engine, query: exp.Expression, params: list, target: Path) -> None:
+        engine.copy_to_parquet(query, target, params)
+
+    def read(self, engine, target: Path, query: exp.Expression, params: list, columns: list[str]) -> exp.Expression:
+        return engine.read_parquet(target)
 
 @dataclass
 class Release:
@@ -203,27 +218,48 @@ class Release:
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
         """Write, verify from disk, then move the release and its report into place as a pair;
         returns the report (also written as JSON)."""
-        path = Path(path)
+        return self._write_with(ParquetFile(), Path(path), report, overwrite)
+
+    def write_parquet_folder(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False,
+                             partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+        """The same as a Parquet folder (release/folder.py), optionally Hive-partitioned by
+        released columns; the report's ``output.sha256`` is the folder's (``files.folder_sha256``)."""
+        return self._write_with(ParquetFolder(tuple(partition_by)), Path(path), report, overwrite)
+
+    def write(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False,
+              format: str | None = None, partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+        """Write in the format ``format`` names, else the one the path's suffix names (none: a
+        Parquet folder)."""
+        kind = format or output_kind(Path(path))
+        if kind == "parquet-folder":
+            return self.write_parquet_folder(path, report, overwrite, partition_by)
+        if kind == "parquet":
+            return self.write_parquet(path, report, overwrite)
+        raise InputError(f"writing a {kind} release is not supported here; write Parquet (a file or a folder)")
+
+    def _write_with(self, writer, path: Path, report: str | Path | None, overwrite: bool) -> dict:
         report_path = Path(report) if report else default_report_path(path)
-        files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite)
+        files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, writer.kind)
         try:
-            return self._write(path, report_path, overwrite)
+            return self._write(writer, path, report_path, overwrite)
         except OSError as e:
             raise EnvironmentFailure.from_os_error(e) from None
         except EngineError as e:
             raise EnvironmentFailure.from_engine(e) or e from None
 
-    def _write(self, path: Path, report_path: Path, overwrite: bool) -> dict:
+    def _write(self, writer, path: Path, report_path: Path, overwrite: bool) -> dict:
+        engine = self.problem.engine
+        query, params = self._query()
+        writer.check(engine, query, params, self.columns)
         with files.Transaction(path, report_path, overwrite) as txn:
             started = time.perf_counter()
-            query, params = self._query()
-            self.problem.engine.copy_to_parquet(query, txn.data, params)
+            writer.write(engine, query, params, txn.data)
             files.fsync(txn.data)
             self.timings["write_seconds"] = time.perf_counter() - started
             started = time.perf_counter()
             summary = self.summary
             claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
-            found = recheck(self.problem, txn.data)
+            found = recheck(self.problem, txn.data, writer.read(engine, txn.data, query, params, self.columns))
             compare(claimed, found, self.problem, self.columns)
             self.timings["verify_seconds"] = time.perf_counter() - started
             doc = self.report(summary, path, files.sha256(txn.data))

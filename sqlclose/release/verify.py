@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlglot import exp
+
 from sqlclose.errors import EngineError, VerificationError
 from sqlclose.model.spec import EMD_DISTANCES
 from sqlclose.release.verify_sql import FileMeasures, WrittenQI, WrittenSensitive, measure_file
@@ -27,10 +29,11 @@ _KEYS = {"distinct l-diversity": "distinct_l", "entropy l-diversity": "entropy_l
          "recursive (c,l)-diversity": "recursive", "p-sensitivity": "p"}
 
 
-def recheck(problem: Problem, path: Path) -> dict:
-    """Rows, columns, classes, the privacy section and every failure, measured on the file at ``path``."""
+def recheck(problem: Problem, path: Path, written: exp.Expression | None = None) -> dict:
+    """Rows, columns, classes, the privacy section and every failure, measured on the file (or
+    folder) at ``path``; ``written``: the relation reading it, when the writer reads it its way."""
     engine = problem.engine
-    written = engine.read_parquet(path)
+    written = written if written is not None else engine.read_parquet(path)
     columns = engine.schema(written).names
     lacking = [c.name for c in [*problem.qis, *problem.sas] if c.name not in columns]
     if lacking:  # nothing to measure classes or distributions by
