@@ -29,14 +29,18 @@ from sqlclose.errors import EngineError
 
 @dataclass(frozen=True)
 class FileRead:
-    """How to read one source file (or, with ``glob``, every file a pattern matches).
+    """How to read a file (or, with ``glob``, every file a pattern matches; with ``folder``, every
+    Parquet file of a folder, Hive partition folders read as columns) — the one description both
+    engines take, and, without a path yet, the reading options of a bare path (the spec's
+    ``[source]``, or check's ``--table``/``--delimiter``): ``kind`` is then the format asked for.
 
     CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
-    sensitive columns) without a declared type get the number type the file's values have.
+    sensitive columns) without a declared type get the number type the file's values have;
+    ``numbers_if_numeric`` ones are read as numbers when a sample says they are (audits).
     """
 
-    kind: str  # parquet | csv | duckdb
-    path: Path
+    kind: str | None = None  # parquet | csv | duckdb (None: told by the path)
+    path: Path | None = None
     table: str | None = None
     delimiter: str | None = None
     glob: bool = False
@@ -44,8 +48,21 @@ class FileRead:
     nulls: tuple[str, ...] = ("",)
     types: dict[str, str] = field(default_factory=dict)
     numeric: tuple[str, ...] = ()
-    numbers_if_numeric: tuple[str, ...] = ()  # read as numbers when a sample says they are (audits)
+    numbers_if_numeric: tuple[str, ...] = ()
     header: tuple[str, ...] = ()  # a CSV's column names, as its header line gives them
+    folder: bool = False  # ``path`` is a folder's ``**/*.parquet``
+
+    @property
+    def format(self) -> str | None:
+        return self.kind
+
+    @classmethod
+    def of(cls, source: Any, numeric: tuple[str, ...] = ()) -> FileRead:
+        """The reading options a spec's ``[source]`` (a ``model.spec.Source``, or None) states."""
+        if source is None:
+            return cls(numeric=numeric)
+        return cls(source.format, None, source.table, source.delimiter, source.glob, source.encoding,
+                   tuple(source.nulls), dict(source.types), numeric)
 
 
 class Engine(ABC):

@@ -114,7 +114,8 @@ class DuckDBEngine(Engine):
             # Parsed once into a temp table: the search, the release and the checks all read it.
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
-            self.con.read_parquet(path).create_view(name)
+            # A folder's Hive partition folders (col=value) are columns, as its writer meant them.
+            self.con.read_parquet(path, hive_partitioning=read.folder).create_view(name)
             self._temp.append(("view", name))
             return _table(name)
         raise ValueError(f"unknown source kind {read.kind!r}")

@@ -159,7 +159,7 @@ class SparkEngine(Engine):
         """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
         once into a cached table, every column as text except declared and numeric ones)."""
         if read.kind == "parquet":
-            return self._view(self._parquet(read.path, read.glob), "source")
+            return self._view(self._parquet(read.path, read.glob, read.folder), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
             self._keep(name, self._csv(read).cache(), cached=True)
@@ -167,16 +167,22 @@ class SparkEngine(Engine):
         raise ValueError(f"the Spark engine reads parquet or csv files (or catalog tables through "
                          f"catalog_table), not {read.kind!r}")
 
+    def frame_relation(self, frame: DataFrame) -> exp.Table:
+        """A caller's DataFrame, readable by SQL as a temporary view of ours (dropped on close)."""
+        return self._view(frame, "frame")
+
     def catalog_table(self, name: str) -> exp.Table:
         """A table of the session's catalog: ``name``, ``db.name`` or ``catalog.db.name``."""
         parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
         return exp.Table(**dict(zip(("this", "db", "catalog"), parts)))
 
-    def _parquet(self, path: Path, glob: bool) -> DataFrame:
+    def _parquet(self, path: Path, glob: bool, folder: bool = False) -> DataFrame:
         reader = self.spark.read
         if glob and "**" in path.parts:  # a folder's files (sources.py): Hadoop globs have no **
             i = path.parts.index("**")
             base, pattern = Path(*path.parts[:i]), path.parts[-1]
+            if folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
+                return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
             return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", pattern).parquet(str(base))
         return reader.parquet(str(path) if glob else literal_path(path))
 
