@@ -15,7 +15,7 @@ from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import EngineSettings, Sensitive, Spec, as_spec
 from sqlclose.prepare.plan import describe_problem
 from sqlclose.prepare.problem import keyed_fingerprint, prepare
-from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
+from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, is_spark_source, open_source
 from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
@@ -115,7 +115,9 @@ def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
-    made = _engine_from(spec.engine) if engine is None and spec.engine is not None else None
+    # A Spark DataFrame or (session, table) brings its own engine: the spec's [engine] is not made.
+    made = _engine_from(spec.engine) if engine is None and spec.engine is not None and not is_spark_source(source) \
+        else None
     try:
         return open_source(source, engine or made, ReadOptions.of(spec.source, numeric))
     except BaseException:

@@ -72,7 +72,7 @@ class Engine(ABC):
     writes_parquet_file: ClassVar[bool] = True
     # Is the search better run locally over the collected base histogram (search/hybrid.py)?
     # True for engines whose per-query cost is high (a cluster); DuckDB runs it in place.
-    local_search: ClassVar[bool] = False
+    local_search: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -62,7 +62,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
             exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
         _check_table(engine, relation, f"table {name!r}")
         return Opened(engine, relation, f"duckdb table {name}")
-    if _is_spark(source) or (isinstance(source, tuple) and len(source) == 2 and _is_spark(source[0])):
+    if is_spark_source(source):
         return _open_spark(source, engine)
     if type(source).__module__.startswith("pandas"):
         source = pa.Table.from_pandas(source, preserve_index=False)
@@ -85,6 +85,11 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
 def _is_spark(obj: Any) -> bool:
     """A pyspark object (a DataFrame or a SparkSession), told without importing pyspark."""
     return type(obj).__module__.startswith("pyspark.")
+
+
+def is_spark_source(source: Any) -> bool:
+    """A Spark DataFrame or a ``(SparkSession, table)`` pair."""
+    return _is_spark(source) or (isinstance(source, tuple) and len(source) == 2 and _is_spark(source[0]))
 
 
 def _open_spark(source: Any, engine: Engine | None) -> Opened:
