@@ -123,7 +123,8 @@ def test_an_output_folder_holding_the_input_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("partition_by", "message"), [
-    (["nope"], "does not hold"), (["zip", "age", "salary", "disease"], "every released column")])
+    (["nope"], "does not hold"), (["zip", "age", "salary", "disease"], "every released column"),
+    (['a"b'], "letters, digits")])
 def test_bad_partition_columns_are_refused_before_writing(tmp_path: Path, partition_by: list, message: str) -> None:
     with sqlclose.anonymize(table3(), table3_spec()) as release:
         with pytest.raises(InputError, match=message):

@@ -14,6 +14,7 @@ release's column order, so the verifier compares the same table the file release
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.errors import InputError
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.large_string(): "VARCHAR", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
               pa.int32(): "INT", pa.int64(): "BIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE",
               pa.bool_(): "BOOLEAN", pa.date32(): "DATE"}
@@ -51,6 +53,10 @@ class ParquetFolder:
         cannot carry — before anything is written."""
         if not self.partition_by:
             return
+        odd_names = [c for c in self.partition_by if not _PLAIN_NAME.fullmatch(c)]
+        if odd_names:  # folder names escape other characters, and DuckDB reads the escaped name back
+            raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd_names)}: a partition column's name "
+                             "may hold letters, digits, '_' and '-' only")
         unknown = [c for c in self.partition_by if c not in columns]
         if unknown:
             raise InputError(f"partition_by names {', '.join(repr(c) for c in unknown)}, which the release does not "
