@@ -53,10 +53,20 @@ def _run(engine, source: Path, suppression: float) -> dict:
             "queries": release.search.queries}
 
 
-def _job(engine, spec_path: Path, out: Path) -> dict:
+def _table_spec(spec_path: Path, without: list[str]) -> sqlclose.Spec:
+    """The generated table's spec, optionally without some QIs (released unchanged instead): with
+    ZIP codes as a QI, 10 M rows have ~10 M distinct combinations and the search alone takes hours."""
+    spec = sqlclose.load_spec(spec_path)
+    if not without:
+        return spec
+    qis = {k: v for k, v in spec.quasi_identifiers.items() if k not in without}
+    return spec.model_copy(update={"quasi_identifiers": qis, "others": "keep"})
+
+
+def _job(engine, spec: sqlclose.Spec, out: Path) -> dict:
     """Scan, search, write + verify of a generated table's spec: a Parquet folder release."""
     started = time.perf_counter()
-    with sqlclose.anonymize(None, spec_path, engine=engine) as release:
+    with sqlclose.anonymize(None, spec, engine=engine) as release:
         scanned = time.perf_counter()
         write_started = time.perf_counter()
         doc = release.write_parquet_folder(out, overwrite=True)
@@ -72,7 +82,7 @@ def _job(engine, spec_path: Path, out: Path) -> dict:
 def _engine(name: str):
     if name == "duckdb":
         return DuckDBEngine()
-    engine = SparkEngine(local_search=name == "spark")
+    engine = SparkEngine(local_search=name == "spark", conf={"spark.driver.memory": "4g"})
     engine.spark.sparkContext.setLogLevel("ERROR")
     return engine
 
@@ -85,7 +95,8 @@ def table_main(args: argparse.Namespace) -> None:
         engine = _engine(name)
         start_s = time.perf_counter() - started
         try:
-            results[name] = {"engine_start_s": start_s, **_job(engine, Path(args.table), out / f"{name}-release")}
+            spec = _table_spec(Path(args.table), args.without.split(",") if args.without else [])
+            results[name] = {"engine_start_s": start_s, **_job(engine, spec, out / f"{name}-release")}
         finally:
             engine.close()
         print(name, json.dumps(results[name]), flush=True)
@@ -105,6 +116,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--table", help="a generated table's spec (make_table.py) instead of Adult")
     parser.add_argument("--engines", default="duckdb,spark", help="duckdb, spark (hybrid search), spark-remote")
+    parser.add_argument("--without", help="QIs to leave out of the generated table's spec (comma-separated)")
     args = parser.parse_args()
     if args.table:
         table_main(args)
