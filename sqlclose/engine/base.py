@@ -29,7 +29,7 @@ from sqlclose.errors import EngineError
 
 @dataclass(frozen=True)
 class FileRead:
-    """How to read a file (or, with ``glob``, every file a pattern matches; with ``folder``, every
+    """How to read a file (or, with ``glob``, every file a pattern matches; with ``parquet_folder``, every
     Parquet file of a folder, Hive partition folders read as columns) — the one description both
     engines take, and, without a path yet, the reading options of a bare path (the spec's
     ``[source]``, or check's ``--table``/``--delimiter``): ``kind`` is then the format asked for.
@@ -50,7 +50,7 @@ class FileRead:
     numeric: tuple[str, ...] = ()
     numbers_if_numeric: tuple[str, ...] = ()
     header: tuple[str, ...] = ()  # a CSV's column names, as its header line gives them
-    folder: bool = False  # ``path`` is a folder's ``**/*.parquet``
+    parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)
 
     @property
     def format(self) -> str | None:

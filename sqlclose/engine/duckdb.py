@@ -115,7 +115,7 @@ class DuckDBEngine(Engine):
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
             # A folder's Hive partition folders (col=value) are columns, as its writer meant them.
-            self.con.read_parquet(path, hive_partitioning=read.folder).create_view(name)
+            self.con.read_parquet(path, hive_partitioning=read.parquet_folder).create_view(name)
             self._temp.append(("view", name))
             return _table(name)
         raise ValueError(f"unknown source kind {read.kind!r}")

@@ -163,7 +163,7 @@ class SparkEngine(Engine):
         """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
         once into a cached table, every column as text except declared and numeric ones)."""
         if read.kind == "parquet":
-            return self._view(self._parquet(read.path, read.glob, read.folder), "source")
+            return self._view(self._parquet(read.path, read.glob, read.parquet_folder), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
             self._keep(name, self._csv(read).cache(), cached=True)

@@ -125,7 +125,7 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         raise InputError(f"source folder {source.path} has a glob character in its name; rename it")
     read = dataclasses.replace(options, kind=kind, path=path, table=source.table, delimiter=source.delimiter,
                                glob=source.glob or folder, encoding=source.encoding, nulls=tuple(source.nulls),
-                               types=dict(source.types), folder=folder)
+                               types=dict(source.types), parquet_folder=folder)
     if kind == "csv":
         read = _with_csv_header(read, files)
     elif kind == "parquet":
