@@ -8,6 +8,15 @@ types differently, which is not what is measured here).
 
     python benchmarks/bench_engines.py          # Markdown table; --json for machines
 
+A generated table (benchmarks/make_table.py) instead, the whole job per engine — scan
+(preparation), search, write (a Parquet folder, verified from disk, with its report):
+
+    python benchmarks/make_table.py --rows 10000000 --out benchmarks/data/10m
+    python benchmarks/bench_engines.py --table benchmarks/data/10m/table.toml [--engines duckdb,spark,spark-remote]
+
+``spark`` runs the search locally over the collected base histogram (the hybrid rule);
+``spark-remote`` keeps the search's queries on Spark (``local_search=False``), to find the crossover.
+
 Not a test: figures go to docs/engines.md with the machine they were taken on.
 """
 
@@ -44,10 +53,74 @@ def _run(engine, source: Path, suppression: float) -> dict:
             "queries": release.search.queries}
 
 
+def _table_spec(spec_path: Path, without: list[str]) -> sqlclose.Spec:
+    """The generated table's spec, optionally without some QIs (released unchanged instead): with
+    ZIP codes as a QI, 10 M rows have ~10 M distinct combinations and the search alone takes hours."""
+    spec = sqlclose.load_spec(spec_path)
+    if not without:
+        return spec
+    qis = {k: v for k, v in spec.quasi_identifiers.items() if k not in without}
+    return spec.model_copy(update={"quasi_identifiers": qis, "others": "keep"})
+
+
+def _job(engine, spec: sqlclose.Spec, out: Path) -> dict:
+    """Scan, search, write + verify of a generated table's spec: a Parquet folder release."""
+    started = time.perf_counter()
+    with sqlclose.anonymize(None, spec, engine=engine) as release:
+        scanned = time.perf_counter()
+        write_started = time.perf_counter()
+        doc = release.write_parquet_folder(out, overwrite=True)
+        written = time.perf_counter()
+        return {"scan_s": release.timings["prepare_seconds"], "search_s": release.timings["search_seconds"],
+                "write_s": doc["timings"].get("write_seconds"), "verify_s": doc["timings"].get("verify_seconds"),
+                "write_verify_report_s": written - write_started, "whole_s": written - started,
+                "anonymize_s": scanned - started, "base_rows": release.problem.base_rows,
+                "rows": release.problem.rows, "queries": release.search.queries, "node": release.node,
+                "released_rows": doc["output"]["rows"]}
+
+
+def _engine(name: str):
+    if name == "duckdb":
+        return DuckDBEngine()
+    engine = SparkEngine(local_search=name == "spark", conf={"spark.driver.memory": "4g"})
+    engine.spark.sparkContext.setLogLevel("ERROR")
+    return engine
+
+
+def table_main(args: argparse.Namespace) -> None:
+    results = {}
+    out = Path(args.table).parent / "out"
+    for name in args.engines.split(","):
+        started = time.perf_counter()
+        engine = _engine(name)
+        start_s = time.perf_counter() - started
+        try:
+            spec = _table_spec(Path(args.table), args.without.split(",") if args.without else [])
+            results[name] = {"engine_start_s": start_s, **_job(engine, spec, out / f"{name}-release")}
+        finally:
+            engine.close()
+        print(name, json.dumps(results[name]), flush=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print("| engine | start (s) | scan (s) | search (s) | write (s) | verify (s) | whole job (s) | base rows "
+          "| queries |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, r in results.items():
+        print(f"| {name} | {r['engine_start_s']:.1f} | {r['scan_s']:.1f} | {r['search_s']:.1f} | {r['write_s']:.1f} | "
+              f"{r['verify_s']:.1f} | {r['whole_s']:.1f} | {r['base_rows']:,} | {r['queries']} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--table", help="a generated table's spec (make_table.py) instead of Adult")
+    parser.add_argument("--engines", default="duckdb,spark", help="duckdb, spark (hybrid search), spark-remote")
+    parser.add_argument("--without", help="QIs to leave out of the generated table's spec (comma-separated)")
     args = parser.parse_args()
+    if args.table:
+        table_main(args)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "adult.parquet"
         csv = Path(os.environ.get("SQLCLOSE_ADULT_DIR", REPO.parent / "shared" / "datasets" / "adult")) / "adult.csv"

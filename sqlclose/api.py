@@ -18,7 +18,7 @@ from sqlclose.model.spec import EngineSettings, Sensitive, Source, Spec, as_spec
 from sqlclose.prepare import histogram as hist
 from sqlclose.prepare.plan import describe_problem
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
+from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, is_spark_source, open_source
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
@@ -28,6 +28,7 @@ from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import content_digest
 from sqlclose.search import ProgressCallback, SearchResult, incognito
 from sqlclose.search.gaa_run import run_gaa
+from sqlclose.search.hybrid import search_problem
 from sqlclose.search.utility_costs import leaf_counts, search_cost
 from sqlclose.sql.warehouse import warehouse_table
 
@@ -67,8 +68,9 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
                               owns_engine=given is None, inputs=inputs, selection=spec.search, gaa_run=run,
                               hierarchy_files=_hierarchy_files(spec))
         counts = leaf_counts(problem)
+        started = time.perf_counter()
         result = _search(problem, criteria, spec, _with_checkpoint(on_progress), counts)
-        timings["search_seconds"] = result.seconds
+        timings["search_seconds"] = time.perf_counter() - started  # with the histogram's collection, when local
     except BaseException:
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
@@ -140,7 +142,8 @@ def _search(problem: Problem, criteria: list[Criterion], spec: Spec, on_progress
         raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                               "generalization can make classes that big; lower k")
     cost = search_cost(problem, spec.search.metric_name, spec.search.weights, counts)
-    result = incognito(problem, criteria, on_progress, cost)
+    with search_problem(problem) as searched:  # on Spark: locally over the collected histogram
+        result = incognito(searched, criteria, on_progress, cost)
     if result.optimum is None:
         raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
     return result
@@ -200,7 +203,9 @@ def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
     if isinstance(source, Source) and source.kind == "warehouse":
         raise hist.not_read_here(source)
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
-    made = _engine_from(spec.engine) if engine is None and spec.engine is not None else None
+    # A Spark DataFrame or (session, table) brings its own engine: the spec's [engine] is not made.
+    made = _engine_from(spec.engine) if engine is None and spec.engine is not None and not is_spark_source(source) \
+        else None
     try:
         return open_source(source, engine or made, ReadOptions.of(spec.source, numeric))
     except BaseException:
@@ -278,9 +283,9 @@ def released_digest(path: Path, output: dict) -> str:
             return content_digest(opened.engine, opened.relation)
         finally:
             opened.engine.close()
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise InputError(f"{path} does not exist")
-    return sha256(Path(path))
+    return sha256(Path(path))  # a folder's: the digest of its files' (files.folder_sha256)
 
 
 @contextmanager

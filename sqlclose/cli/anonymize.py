@@ -26,9 +26,10 @@ Examples:
 @click.command(context_settings=CONTEXT, epilog=EXAMPLE, short_help="Search, write, verify and report a release.")
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to write (overrides [output]): x.parquet, x.csv, or x.duckdb with --output-table.")
-@click.option("--format", "output_format", type=click.Choice(["parquet", "csv", "duckdb"]),
+@click.option("--output", "-o", type=click.Path(path_type=Path),
+              help="Where to write (overrides [output]): x.parquet, x.csv, x.duckdb with --output-table, or a path "
+              "without a suffix for a Parquet folder.")
+@click.option("--format", "output_format", type=click.Choice(["parquet", "parquet-folder", "csv", "duckdb"]),
               help="Output format (default: told by the output's suffix; it must fit the suffix).")
 @click.option("--output-table", metavar="[SCHEMA.]TABLE", help="Table to write in a DuckDB database output.")
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
@@ -102,7 +103,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         with api.anonymize(source, spec, on_progress=on_progress) as release:
             chosen_release = release.at(chosen) if chosen else release
             doc = chosen_release.write(target.path, target.report, target.overwrite, format=target.format,
-                                       table=target.table)
+                                       table=target.table, partition_by=target.partition_by)
     rep = target.report
     if html_path is not None:
         from sqlclose.audit.html import write_html
@@ -171,7 +172,8 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
     replace = force or (overwrite if overwrite is not None else bool(given and given.overwrite))
     if output is not None:
         return Target.of(output, report, fmt, table, replace)
-    return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace)
+    return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
+                     given.partition_by)
 
 
 def _where(target) -> str:
@@ -182,7 +184,7 @@ def _up_to_date(api, source, spec, target) -> bool:
     """The output exists with a report for the same spec and (keyed) input fingerprint, and
     holds what the report vouches for."""
     report = target.report
-    if not report.is_file() or not target.path.is_file():
+    if not report.is_file() or not target.path.exists():
         return False
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))

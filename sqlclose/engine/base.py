@@ -29,14 +29,18 @@ from sqlclose.errors import EngineError
 
 @dataclass(frozen=True)
 class FileRead:
-    """How to read one source file (or, with ``glob``, every file a pattern matches).
+    """How to read a file (or, with ``glob``, every file a pattern matches; with ``parquet_folder``, every
+    Parquet file of a folder, Hive partition folders read as columns) — the one description both
+    engines take, and, without a path yet, the reading options of a bare path (the spec's
+    ``[source]``, or check's ``--table``/``--delimiter``): ``kind`` is then the format asked for.
 
     CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
-    sensitive columns) without a declared type get the number type the file's values have.
+    sensitive columns) without a declared type get the number type the file's values have;
+    ``numbers_if_numeric`` ones are read as numbers when a sample says they are (audits).
     """
 
-    kind: str  # parquet | csv | duckdb | query
-    path: Path | None
+    kind: str | None = None  # parquet | csv | duckdb | query (None: told by the path)
+    path: Path | None = None
     table: str | None = None
     delimiter: str | None = None
     glob: bool = False
@@ -44,15 +48,33 @@ class FileRead:
     nulls: tuple[str, ...] = ("",)
     types: dict[str, str] = field(default_factory=dict)
     numeric: tuple[str, ...] = ()
-    numbers_if_numeric: tuple[str, ...] = ()  # read as numbers when a sample says they are (audits)
+    numbers_if_numeric: tuple[str, ...] = ()
     header: tuple[str, ...] = ()  # a CSV's column names, as its header line gives them
     query: exp.Expression | None = None  # kind "query": one SELECT, over ``path`` (a DuckDB database) or files
     folder: Path | None = None  # kind "query": where the files it names are looked up
+    parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)
+
+    @property
+    def format(self) -> str | None:
+        return self.kind
+
+    @classmethod
+    def of(cls, source: Any, numeric: tuple[str, ...] = ()) -> FileRead:
+        """The reading options a spec's ``[source]`` (a ``model.spec.Source``, or None) states."""
+        if source is None:
+            return cls(numeric=numeric)
+        return cls(source.format, None, source.table, source.delimiter, source.glob, source.encoding,
+                   tuple(source.nulls), dict(source.types), numeric)
 
 
 class Engine(ABC):
     name: ClassVar[str]  # how specs and the registry call it: "duckdb", "spark"
     dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
+    # Can ``copy_to_parquet`` write one file? Spark writes folders of part files only.
+    writes_parquet_file: ClassVar[bool] = True
+    # Is the search better run locally over the collected base histogram (search/hybrid.py)?
+    # True for engines whose per-query cost is high (a cluster); DuckDB runs it in place.
+    local_search: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -150,8 +172,17 @@ class Engine(ABC):
         """Write the query's result to ``path`` as Parquet (a file in DuckDB, a folder in Spark)."""
 
     @abstractmethod
+    def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
+                               partition_by: Sequence[str] = ()) -> None:
+        """Write the query's result to the new folder ``path`` as Parquet part files, in the
+        query's row order, with deterministic file names (``part-…``; no run-specific token) and
+        nothing else (no marker or checksum files); ``partition_by`` columns become Hive-style
+        ``col=value`` folders (NULL: ``__HIVE_DEFAULT_PARTITION__``) and leave the files."""
+
+    @abstractmethod
     def read_parquet(self, path: Path) -> exp.Expression:
-        """The AST that reads a Parquet file (or folder) back (for verification)."""
+        """The AST that reads a Parquet file (or folder) back (for verification). A folder is read
+        whole, with Hive-style partition columns as text (after the files' columns)."""
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass

@@ -132,7 +132,8 @@ class DuckDBEngine(Engine):
             # Parsed once into a temp table: the search, the release and the checks all read it.
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
-            self.con.read_parquet(path).create_view(name)
+            # A folder's Hive partition folders (col=value) are columns, as its writer meant them.
+            self.con.read_parquet(path, hive_partitioning=read.parquet_folder).create_view(name)
             self._temp.append(("view", name))
             return _table(name)
         raise ValueError(f"unknown source kind {read.kind!r}")
@@ -218,9 +219,33 @@ class DuckDBEngine(Engine):
 
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")
-        self.con.read_parquet(str(path)).create_view(name)
+        if path.is_dir():  # every part file; partition values stay text (no type guessing)
+            files = str(Path(self._literal(path)) / "**" / "*.parquet")
+            with _interruptible():
+                self.con.sql("SELECT * FROM read_parquet($1, hive_partitioning = true, hive_types_autocast = false)",
+                             params=[files]).create_view(name)
+        else:
+            self.con.read_parquet(self._literal(path)).create_view(name)
         self._temp.append(("view", name))
         return _table(name)
+
+    def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
+                               partition_by: Sequence[str] = ()) -> None:
+        """One file ``part-0.parquet`` (DuckDB keeps the query's order in it), or with
+        ``partition_by`` one per partition folder: deterministic names, byte-reproducible output."""
+        options = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
+        if partition_by:
+            columns = exp.Tuple(expressions=[exp.to_identifier(c, quoted=True) for c in partition_by])
+            options += [exp.CopyParameter(this=exp.var("PARTITION_BY"), expression=columns),
+                        exp.CopyParameter(this=exp.var("FILENAME_PATTERN"),
+                                          expression=exp.Placeholder(this=str(len(params) + 2)))]
+            target, extra = str(path), ["part-{i}"]
+        else:
+            path.mkdir()
+            target, extra = str(path / "part-0.parquet"), []
+        copy = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
+                        params=options)
+        self.execute(copy, [*params, target, *extra])
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         copy = exp.Copy(

@@ -45,20 +45,41 @@ def literal_path(path: Path | str) -> str:
     return _GLOB.sub(r"\\\1", str(path))
 
 
+_PART = re.compile(r"^part-(?P<task>\d+)-[0-9a-f-]{36}[.-]c(?P<file>\d+)(?P<rest>(\.[a-z0-9]+)*\.parquet)$")
+
+
+def tidy_part_files(folder: Path) -> None:
+    """``part-00000-<job uuid>-c000.snappy.parquet`` → ``part-00000-c000.snappy.parquet``; Spark's
+    marker (``_SUCCESS``) and checksum (``.*.crc``) files removed: the folder holds data only."""
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file():
+            continue
+        if path.name == "_SUCCESS" or (path.name.startswith(".") and path.name.endswith(".crc")):
+            path.unlink()
+        elif m := _PART.match(path.name):
+            path.rename(path.with_name(f"part-{m['task']}-c{m['file']}{m['rest']}"))
+
+
 class SparkEngine(Engine):
     """Runs on a session of its own (local mode by default) or on the caller's (then only
     temporary views are made, and the session is left running on ``close``)."""
 
     name = "spark"
     dialect = "spark"
+    writes_parquet_file = False  # Spark writes folders of part files
+    local_search = True  # a query costs ~0.1-1 s of planning and jobs: search the histogram locally
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
-                 conf: Mapping[str, str] | None = None, cache_levels: bool = False) -> None:
+                 conf: Mapping[str, str] | None = None, cache_levels: bool = False,
+                 local_search: bool = True) -> None:
         """``cache_levels``: keep each lattice level as a cached DataFrame instead of shipping it
         back as a local relation. Measured 1.8× slower in local mode (Adult search 21 s vs 12 s):
-        off by default; it may pay on a cluster, where the driver is far from the executors."""
+        off by default; it may pay on a cluster, where the driver is far from the executors.
+        ``local_search``: run the search in a local DuckDB over the collected base histogram when
+        it is small enough (search/hybrid.py); False keeps every query on Spark."""
         self._own = session is None
         self.cache_levels = cache_levels
+        self.local_search = local_search
         if session is None:
             try:
                 from pyspark.sql import SparkSession
@@ -142,7 +163,7 @@ class SparkEngine(Engine):
         """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
         once into a cached table, every column as text except declared and numeric ones)."""
         if read.kind == "parquet":
-            return self._view(self._parquet(read.path, read.glob), "source")
+            return self._view(self._parquet(read.path, read.glob, read.parquet_folder), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
             self._keep(name, self._csv(read).cache(), cached=True)
@@ -150,16 +171,22 @@ class SparkEngine(Engine):
         raise ValueError(f"the Spark engine reads parquet or csv files (or catalog tables through "
                          f"catalog_table), not {read.kind!r}")
 
+    def frame_relation(self, frame: DataFrame) -> exp.Table:
+        """A caller's DataFrame, readable by SQL as a temporary view of ours (dropped on close)."""
+        return self._view(frame, "frame")
+
     def catalog_table(self, name: str) -> exp.Table:
         """A table of the session's catalog: ``name``, ``db.name`` or ``catalog.db.name``."""
         parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
         return exp.Table(**dict(zip(("this", "db", "catalog"), parts)))
 
-    def _parquet(self, path: Path, glob: bool) -> DataFrame:
+    def _parquet(self, path: Path, glob: bool, folder: bool = False) -> DataFrame:
         reader = self.spark.read
         if glob and "**" in path.parts:  # a folder's files (sources.py): Hadoop globs have no **
             i = path.parts.index("**")
             base, pattern = Path(*path.parts[:i]), path.parts[-1]
+            if folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
+                return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
             return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", pattern).parquet(str(base))
         return reader.parquet(str(path) if glob else literal_path(path))
 
@@ -221,8 +248,31 @@ class SparkEngine(Engine):
         except Exception as e:
             raise EngineError(f"{type(e).__name__}: {e}", sql) from e
 
+    def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
+                               partition_by: Sequence[str] = ()) -> None:
+        """Spark's own folder (part files in the query's order: a sorted query is range-partitioned),
+        then made deterministic: part files renamed without the job's UUID, ``_SUCCESS`` and the
+        ``.crc`` side files removed."""
+        sql = self.render(query)
+        try:
+            writer = self._frame(sql, params).write.mode("errorifexists")
+            if partition_by:
+                writer = writer.partitionBy(*partition_by)
+            writer.parquet(literal_path(path))
+        except Exception as e:
+            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+        tidy_part_files(path)
+
     def read_parquet(self, path: Path) -> exp.Expression:
-        return self._view(self.spark.read.parquet(literal_path(path)), "written")
+        # Partition values are read as text, as DuckDB reads them (no type guessing); the
+        # setting is read when the folder is listed, i.e. now.
+        key = "spark.sql.sources.partitionColumnTypeInference.enabled"
+        before = self.spark.conf.get(key)
+        self.spark.conf.set(key, "false")
+        try:
+            return self._view(self.spark.read.parquet(literal_path(path)), "written")
+        finally:
+            self.spark.conf.set(key, before)
 
     def close(self) -> None:
         for name in list(self._views):

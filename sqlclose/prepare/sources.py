@@ -34,28 +34,7 @@ SourceLike = Any  # path | (connection, table) | DuckDB relation | pyarrow.Table
 _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 
 
-@dataclass(frozen=True)
-class ReadOptions:
-    """How to read a bare path: the spec's [source] options, or check's --table/--delimiter.
-    ``numeric``: columns read as numbers from a CSV (ordered sensitive columns);
-    ``numbers_if_numeric``: read as numbers when their values are numbers, else as text (audits)."""
-
-    table: str | None = None
-    delimiter: str | None = None
-    format: str | None = None
-    glob: bool = False
-    encoding: str = "utf-8"
-    nulls: tuple[str, ...] = ("",)
-    types: dict[str, str] = field(default_factory=dict)
-    numeric: tuple[str, ...] = ()
-    numbers_if_numeric: tuple[str, ...] = ()
-
-    @classmethod
-    def of(cls, source: Source | None, numeric: tuple[str, ...] = ()) -> ReadOptions:
-        if source is None:
-            return cls(numeric=numeric)
-        return cls(source.table, source.delimiter, source.format, source.glob, source.encoding,
-                   tuple(source.nulls), dict(source.types), numeric)
+ReadOptions = FileRead  # the reading options of a bare path: one description with the engines' (no path yet)
 
 
 @dataclass
@@ -68,8 +47,9 @@ class Opened:
     files: list[Path] = field(default_factory=list)
 
 
-def open_source(source: SourceLike, engine: Engine | None, options: ReadOptions = ReadOptions()) -> Opened:
+def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not."""
+    options = options or FileRead()
     if isinstance(source, (str, Path)):
         source = _source_for_path(Path(source), options)
     if isinstance(source, Source):
@@ -85,6 +65,8 @@ def open_source(source: SourceLike, engine: Engine | None, options: ReadOptions 
             exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
         _check_table(engine, relation, f"table {name!r}")
         return Opened(engine, relation, f"duckdb table {name}")
+    if is_spark_source(source):
+        return _open_spark(source, engine)
     if type(source).__module__.startswith("pandas"):
         source = pa.Table.from_pandas(source, preserve_index=False)
     if isinstance(source, pa.Table):
@@ -100,7 +82,37 @@ def open_source(source: SourceLike, engine: Engine | None, options: ReadOptions 
             raise
         return Opened(engine, q.table(name), "arrow table")
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
-                     "a DuckDB relation, a pyarrow Table or a pandas DataFrame")
+                     "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
+                     "(SparkSession, table)")
+
+
+def _is_spark(obj: Any) -> bool:
+    """A pyspark object (a DataFrame or a SparkSession), told without importing pyspark."""
+    return type(obj).__module__.startswith("pyspark.")
+
+
+def is_spark_source(source: Any) -> bool:
+    """A Spark DataFrame or a ``(SparkSession, table)`` pair."""
+    return _is_spark(source) or (isinstance(source, tuple) and len(source) == 2 and _is_spark(source[0]))
+
+
+def _open_spark(source: Any, engine: Engine | None) -> Opened:
+    """A Spark DataFrame, or a ``(SparkSession, "db.table")`` pair naming a table of its catalog:
+    read on the Spark engine (the given one, or one on that session)."""
+    from sqlclose.engine.spark import SparkEngine  # only here: a Spark source means pyspark is there
+
+    session = source[0] if isinstance(source, tuple) else source.sparkSession
+    if engine is not None and not (isinstance(engine, SparkEngine) and engine.spark is session):
+        raise InputError("a Spark source is read by the Spark engine on its own session: pass "
+                         "engine=SparkEngine(session) with that session, or no engine")
+    engine = engine or SparkEngine(session)
+    if isinstance(source, tuple):
+        name = source[1]
+        relation: exp.Expression = engine.catalog_table(name)
+        _check_table(engine, relation, f"table {name!r} of the Spark catalog")
+        return Opened(engine, relation, f"spark table {name}")
+    _refuse_duplicates(source.columns, "the Spark DataFrame")
+    return Opened(engine, engine.frame_relation(source), "spark dataframe")
 
 
 def _is_connection_pair(source: Any) -> bool:
@@ -149,7 +161,7 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     return Opened(engine, table, "duckdb relation")
 
 
-def _open_file(source: Source, engine: Engine | None, options: ReadOptions) -> Opened:
+def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Opened:
     files = _files(source)
     kind = source.kind
     label = str(source.path) + (f" (table {source.table})" if source.table else "")
@@ -157,8 +169,9 @@ def _open_file(source: Source, engine: Engine | None, options: ReadOptions) -> O
     path = source.path / "**" / "*.parquet" if folder else source.path
     if folder and any(ch in "*?[]{}" for ch in str(source.path)):
         raise InputError(f"source folder {source.path} has a glob character in its name; rename it")
-    read = FileRead(kind, path, source.table, source.delimiter, source.glob or folder, source.encoding,
-                    tuple(source.nulls), dict(source.types), options.numeric, options.numbers_if_numeric)
+    read = dataclasses.replace(options, kind=kind, path=path, table=source.table, delimiter=source.delimiter,
+                               glob=source.glob or folder, encoding=source.encoding, nulls=tuple(source.nulls),
+                               types=dict(source.types), parquet_folder=folder)
     if kind == "csv":
         read = _with_csv_header(read, files)
     elif kind == "parquet":
@@ -200,7 +213,7 @@ def _files(source: Source) -> list[Path]:
     return [source.path]
 
 
-def _source_for_path(path: Path, options: ReadOptions) -> Source:
+def _source_for_path(path: Path, options: FileRead) -> Source:
     """A path given on its own takes the reading options (format, delimiter, table) that apply to it."""
     fmt = options.format if options.format and not path.suffix else None
     is_db = (fmt or _DB_SUFFIXES.get(path.suffix.lower())) == "duckdb"

@@ -1,6 +1,7 @@
 """Placing a release and its report on disk: both or neither, never over an input.
 
-A release is a pair — the data file and the report that vouches for it (its sha256). The pair
+A release is a pair — the data (a file, or a Parquet folder) and the report that vouches for it
+(its sha256; a folder's is defined by ``folder_sha256``). The pair
 is placed by a ``Transaction``: both are written to hidden temporary names beside their targets
 and verified; then a journal records the move, an existing pair (``overwrite``) is set aside,
 the data and then the report are linked into place, and the old pair and the journal go. The
@@ -19,6 +20,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 from pathlib import Path
 from types import TracebackType
 
@@ -28,21 +30,31 @@ _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]
 
 
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,
-                          suffixes: tuple[str, ...] | None = None) -> None:
-    """Refuse an output or report that is a folder, already exists (unless ``overwrite``), is the
-    other one, or is — through any path, symlink or hard link — a file the job reads. ``suffixes``:
-    the ones the output may have (a release's format and suffix are ``writers.Target``'s check)."""
+                          suffixes: tuple[str, ...] | None = None, kind: str = "parquet") -> None:
+    """Refuse an output or report that is a folder (a file for ``kind = "parquet-folder"``),
+    already exists (unless ``overwrite``), is the other one, or is — through any path, symlink or
+    hard link — a file the job reads (or, for a folder, holds one). ``suffixes``: the ones the
+    output may have (a release's format and suffix are ``writers.Target``'s check)."""
     for target in (path, report):
         refuse_blocked_folder(target)
     if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
+    folder = kind == "parquet-folder"
     for target, role in ((path, "output"), (report, "report")):
-        if target.is_dir():
+        if folder and target is path:
+            if target.exists() and not target.is_dir():
+                raise OutputExistsError(f"the output {target} is a file; a Parquet folder output needs a folder path")
+        elif target.is_dir():
             raise OutputExistsError(f"the {role} path {target} is a directory, not a file path")
         refuse_inputs(target, role, inputs)
+        if folder and target is path:
+            held = [source for source in inputs if _inside(source, target)]
+            if held:
+                raise OutputExistsError(f"the output folder {target} holds {held[0]}, which this job reads; writing "
+                                        "the release there would destroy it: choose another path")
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
-    if suffixes is not None and path.suffix.lower() not in suffixes:
+    if suffixes is not None and not folder and path.suffix.lower() not in suffixes:
         raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
 
@@ -66,6 +78,10 @@ def refuse_blocked_folder(target: Path) -> None:
         raise EnvironmentFailure(f"cannot write in {folder} (permission denied); choose another output path")
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(folder))
+
+
 def same(a: Path, b: Path) -> bool:
     """Same file by resolved path, or (both existing) by device and inode: catches hard links."""
     if os.path.realpath(a) == os.path.realpath(b):
@@ -77,7 +93,8 @@ def same(a: Path, b: Path) -> bool:
 
 
 class Transaction:
-    """Writes to ``data`` and ``report`` (temporary paths), then ``commit`` places both."""
+    """Writes to ``data`` and ``report`` (temporary paths), then ``commit`` places both. ``data``
+    may be written as a file or as a folder (a Parquet folder release): both are placed alike."""
 
     def __init__(self, path: Path, report: Path, overwrite: bool) -> None:
         self.path, self.report_path, self.overwrite = path, report, overwrite
@@ -100,7 +117,7 @@ class Transaction:
         if kind is not None:
             self._undo()
         for leftover in (self.data, self.report, self._journal):
-            leftover.unlink(missing_ok=True)
+            remove(leftover)
 
     def commit(self) -> None:
         """Place the pair: journal, old pair aside, data, report, then drop the old pair."""
@@ -114,13 +131,13 @@ class Transaction:
             _place(tmp, target)
             self._placed.append(target)
         for old, _ in self._set_aside:
-            old.unlink(missing_ok=True)
+            remove(old)
         self._set_aside.clear()
         fsync_dir(self.path.parent)
 
     def _undo(self) -> None:
         for target in self._placed:
-            target.unlink(missing_ok=True)
+            remove(target)
         for old, target in self._set_aside:
             if old.exists():
                 os.replace(old, target)
@@ -137,6 +154,9 @@ def _hidden(target: Path, token: str, kind: str) -> Path:
 
 def _place(tmp: Path, target: Path) -> None:
     """A hard link fails atomically if the target appeared meanwhile (no check-then-act window)."""
+    if tmp.is_dir():
+        _place_folder(tmp, target)
+        return
     try:
         os.link(tmp, target)
     except FileExistsError:
@@ -148,6 +168,28 @@ def _place(tmp: Path, target: Path) -> None:
         os.replace(tmp, target)
         return
     tmp.unlink()
+
+
+def _place_folder(tmp: Path, target: Path) -> None:
+    """``mkdir`` claims the name atomically (it fails if anything is there), then the folder is
+    renamed over the empty folder it made: a folder that appeared meanwhile is never replaced."""
+    try:
+        target.mkdir()
+    except FileExistsError:
+        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+    try:
+        os.replace(tmp, target)
+    except OSError:
+        target.rmdir()
+        raise
+
+
+def remove(path: Path) -> None:
+    """Remove a file or a folder (a Parquet folder release); a missing one is fine."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tuple[Path, Path]) -> None:
@@ -164,7 +206,7 @@ def recover(path: Path, report: Path) -> None:
     for journal in journals:
         _settle(journal)
     for f, _ in dead:
-        f.unlink(missing_ok=True)
+        remove(f)
 
 
 def _settle(journal: Path) -> None:
@@ -178,7 +220,7 @@ def _settle(journal: Path) -> None:
     if ours and report.exists() and _vouches(report, doc["sha256"]):
         return  # the new pair was complete: keep it (the old pair and temporaries go)
     if ours:
-        data.unlink()
+        remove(data)
     if report.exists() and _vouches(report, doc["sha256"]):
         report.unlink()
     for old, target in ((old_data, data), (old_report, report)):
@@ -220,6 +262,9 @@ def alive(pid: int) -> bool:
 
 
 def sha256(path: Path) -> str:
+    """A file's sha256, or a folder's (``folder_sha256``)."""
+    if path.is_dir():
+        return folder_sha256(path)
     h = hashlib.sha256()
     with path.open("rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -227,7 +272,31 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+def folder_files(folder: Path) -> list[str]:
+    """The files of a folder, as sorted '/'-separated paths relative to it."""
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+
+
+def folder_sha256(folder: Path) -> str:
+    """A folder's digest: the sha256 of its manifest — one line ``<sha256 of the file>  <relative
+    path>`` per file (as ``sha256sum`` prints them), sorted by path. Reproducible with
+    ``(cd FOLDER && find . -type f | sed 's|^./||' | LC_ALL=C sort | xargs sha256sum) | sha256sum``."""
+    manifest = "".join(f"{sha256(folder / name)}  {name}\n" for name in folder_files(folder))
+    return hashlib.sha256(manifest.encode("utf-8")).hexdigest()
+
+
 def fsync(path: Path) -> None:
+    """Flush a file (or every file of a folder, and its folders) to disk."""
+    if path.is_dir():
+        for name in folder_files(path):
+            fsync(path / name)
+        for sub in [path, *(p for p in path.rglob("*") if p.is_dir())]:
+            fsync_dir(sub)
+        return
+    _fsync_one(path)
+
+
+def _fsync_one(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -237,6 +306,6 @@ def fsync(path: Path) -> None:
 
 def fsync_dir(path: Path) -> None:
     try:
-        fsync(path)
+        _fsync_one(path)
     except OSError:  # not every filesystem lets a directory be fsynced
         pass

@@ -210,9 +210,10 @@ class Release:
 
     # ---- writing -------------------------------------------------------------------------------
     def write(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False, *,
-              format: str | None = None, table: str | None = None) -> dict:
-        """Write the release (Parquet, CSV or a table in a DuckDB database: told by the path's
-        suffix unless ``format`` is given), verify it from what was written, then place it and its
+              format: str | None = None, table: str | None = None,
+              partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+        """Write the release (Parquet, a Parquet folder, CSV or a table in a DuckDB database: told by
+        the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
         report as a pair; returns the report (also written as JSON)."""
         from sqlclose.release.writers import Target, write_release
 
@@ -221,11 +222,17 @@ class Release:
         for given, role in ((path, "output"), (report, "report")):
             if given is not None:  # before the format's checks: an input is never written, whatever its suffix
                 files.refuse_inputs(Path(given), role, self.inputs)
-        return write_release(self, Target.of(path, report, format, table, overwrite))
+        return write_release(self, Target.of(path, report, format, table, overwrite, partition_by))
 
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
         """``write`` as a Parquet file."""
         return self.write(path, report, overwrite, format="parquet")
+
+    def write_parquet_folder(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False,
+                             partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+        """``write`` as a Parquet folder (release/folder.py), optionally Hive-partitioned by released
+        columns; the report's ``output.sha256`` is the folder's (``files.folder_sha256``)."""
+        return self.write(path, report, overwrite, format="parquet-folder", partition_by=partition_by)
 
     def query(self) -> tuple[Any, list]:
         """The release query and its bound parameters."""

@@ -7,7 +7,7 @@ Files (Parquet, CSV) go through ``files.Transaction``. A table in a DuckDB datab
 under a temporary name in the target database, verified from that table, and renamed in one
 DuckDB transaction that also places the report; no other table is touched, and an existing
 table is replaced only when asked. A new format is one ``Writer`` subclass and one line in
-``WRITERS`` (a Parquet folder, for instance).
+``WRITERS``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import re
 import secrets
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -31,6 +32,7 @@ from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputE
 from sqlclose.model.spec import Output, default_report_path
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
+from sqlclose.release.folder import ParquetFolder
 
 if TYPE_CHECKING:
     from sqlclose.release.release import Release
@@ -48,19 +50,21 @@ class Target:
     format: str
     table: str | None = None
     overwrite: bool = False
+    partition_by: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, path: str | Path, report: str | Path | None = None, format: str | None = None,
-           table: str | None = None, overwrite: bool = False) -> Target:
+           table: str | None = None, overwrite: bool = False, partition_by: Sequence[str] = ()) -> Target:
         """Validated as the spec's [output] is: the format must fit the path's suffix."""
         try:
-            out = Output(path=Path(path), format=format, table=table, report=Path(report) if report else None)
+            out = Output(path=Path(path), format=format, table=table, report=Path(report) if report else None,
+                         partition_by=list(partition_by))
             kind = out.kind
         except ValidationError as e:
             raise InputError(f"output {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         except ValueError as e:
             raise InputError(f"output {path}: {e}") from None
-        return cls(out.path, out.report_path, kind, out.table, overwrite)
+        return cls(out.path, out.report_path, kind, out.table, overwrite, tuple(out.partition_by))
 
 
 class Writer(ABC):
@@ -82,18 +86,19 @@ class FileWriter(Writer):
     target, verified from it, and placed with its report by ``files.Transaction``."""
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
-        files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite)
+        files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format)
 
     def write(self, release: Release, target: Target) -> dict:
+        query, params = release.query()
+        self._check(release, target, query, params)
         with files.Transaction(target.path, target.report, target.overwrite) as txn:
             started = time.perf_counter()
-            query, params = release.query()
             types = self._types(release, query, params)
-            self._copy(release, query, params, txn.data)
+            self._copy(release, target, query, params, txn.data)
             files.fsync(txn.data)
             release.timings["write_seconds"] = time.perf_counter() - started
             checkpoint("write")
-            summary = release.verified_summary(self._read_back(release, txn.data, types))
+            summary = release.verified_summary(self._read_back(release, target, query, params, txn.data, types))
             doc = release.report(summary, target.path, files.sha256(txn.data), output_format=self.format,
                                  column_types=types)
             txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
@@ -102,25 +107,53 @@ class FileWriter(Writer):
             txn.commit()
         return doc
 
+    def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
+        """Refuse what the engine or the format cannot write, before anything is written."""
+
     def _types(self, release: Release, query: exp.Expression, params: list) -> dict[str, str] | None:
         """The released columns' types, when the format does not keep them itself."""
         return None
 
     @abstractmethod
-    def _copy(self, release: Release, query: exp.Expression, params: list, path: Path) -> None: ...
+    def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None: ...
 
     @abstractmethod
-    def _read_back(self, release: Release, path: Path, types: dict[str, str] | None) -> exp.Expression: ...
+    def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
+                   types: dict[str, str] | None) -> exp.Expression: ...
 
 
 class ParquetWriter(FileWriter):
     format = "parquet"
 
-    def _copy(self, release: Release, query: exp.Expression, params: list, path: Path) -> None:
+    def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
+        engine = release.problem.engine
+        if not engine.writes_parquet_file:
+            raise InputError(f"the {engine.name} engine writes Parquet folders, not one file: give the output a path "
+                             "without a suffix (a Parquet folder)")
+
+    def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
         release.problem.engine.copy_to_parquet(query, path, params)
 
-    def _read_back(self, release: Release, path: Path, types: dict[str, str] | None) -> exp.Expression:
+    def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
+                   types: dict[str, str] | None) -> exp.Expression:
         return release.problem.engine.read_parquet(path)
+
+
+class ParquetFolderWriter(FileWriter):
+    """A folder of Parquet files (release/folder.py), optionally Hive-partitioned; the engine's
+    native output on Spark. Placed like a file: the Transaction renames folders too."""
+
+    format = "parquet-folder"
+
+    def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
+        ParquetFolder(target.partition_by).check(release.problem.engine, query, params, release.columns)
+
+    def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
+        ParquetFolder(target.partition_by).write(release.problem.engine, query, params, path)
+
+    def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
+                   types: dict[str, str] | None) -> exp.Expression:
+        return ParquetFolder(target.partition_by).read(release.problem.engine, path, query, params, release.columns)
 
 
 class CsvWriter(FileWriter):
@@ -137,10 +170,11 @@ class CsvWriter(FileWriter):
             raise InputError(f"CSV cannot hold the nested column(s) {', '.join(nested)}; write Parquet instead")
         return types
 
-    def _copy(self, release: Release, query: exp.Expression, params: list, path: Path) -> None:
+    def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
         _duckdb(release, "a CSV output").copy_to_csv(query, path, params)
 
-    def _read_back(self, release: Release, path: Path, types: dict[str, str] | None) -> exp.Expression:
+    def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
+                   types: dict[str, str] | None) -> exp.Expression:
         return _duckdb(release, "a CSV output").read_csv_typed(path, types or {})
 
 
@@ -306,7 +340,8 @@ def _quietly(engine: DuckDBEngine, action: object) -> None:
         pass
 
 
-WRITERS: dict[str, Writer] = {"parquet": ParquetWriter(), "csv": CsvWriter(), "duckdb": DuckDBTableWriter()}
+WRITERS: dict[str, Writer] = {"parquet": ParquetWriter(), "parquet-folder": ParquetFolderWriter(), "csv": CsvWriter(),
+                              "duckdb": DuckDBTableWriter()}
 
 
 def writer_for(target: Target) -> Writer:

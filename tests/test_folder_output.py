@@ -1,0 +1,227 @@
+"""A release written as a Parquet folder (DuckDB; Spark's in test_spark_release.py).
+
+Oracles: the rows of the written folder read by a plain DuckDB GROUP BY / ORDER BY (not the
+code under test) against the one-file release and against Table 5 of Li et al.; the folder's
+digest recomputed here from its files by hashlib, following the documented definition.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+
+import sqlclose
+from sqlclose.errors import InputError, OutputExistsError
+from sqlclose.release import files
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+TABLE5 = {("4760*", "<40"): 3, ("4767*", "<40"): 3, ("4790*", ">=40"): 3}  # Li et al., Table 5 (zip, age)
+
+
+def table3() -> pa.Table:
+    return pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": pa.string()}))
+
+
+def table3_spec() -> dict:
+    return sqlclose.load_spec(TABLE3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+
+
+def rows_of(path: Path) -> list[tuple]:
+    """Every written row with its multiplicity, by a plain GROUP BY over the file or folder."""
+    where = str(path / "**" / "*.parquet") if path.is_dir() else str(path)
+    return duckdb.sql("SELECT zip, age, salary, disease, COUNT(*) AS n FROM read_parquet($1, hive_partitioning = "
+                      "true, hive_types_autocast = false) GROUP BY ALL ORDER BY ALL", params=[where]).fetchall()
+
+
+def manifest_digest(folder: Path) -> str:
+    lines = []
+    for p in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix()):
+        if p.is_file():
+            lines.append(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n")
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.mark.parametrize("partition_by", [(), ("age",), ("age", "zip")], ids=["plain", "by-age", "by-age-zip"])
+def test_a_folder_release_holds_the_file_releases_rows(tmp_path: Path, partition_by: tuple) -> None:
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        release.write_parquet(tmp_path / "one.parquet")
+        doc = release.write_parquet_folder(tmp_path / "folder", partition_by=partition_by)
+    folder = tmp_path / "folder"
+    assert rows_of(folder) == rows_of(tmp_path / "one.parquet")
+    classes = duckdb.sql("SELECT zip, age, SUM(n) FROM (SELECT * FROM (VALUES " + ", ".join(
+        f"('{z}', '{a}', {n})" for z, a, _, _, n in rows_of(folder)) + ") v(zip, age, n)) GROUP BY ALL").fetchall()
+    assert {(z, a): int(n) for z, a, n in classes} == TABLE5
+    assert doc["output"]["sha256"] == manifest_digest(folder) == files.sha256(folder)
+    assert doc["output"]["rows"] == 9 and doc["verified"]
+    names = files.folder_files(folder)
+    assert all(n.endswith(".parquet") for n in names)
+    if partition_by == ("age",):  # Hive folders, labels escaped by DuckDB
+        assert names == ["age=%3C40/part-0.parquet", "age=%3E%3D40/part-0.parquet"]
+    if not partition_by:
+        assert names == ["part-0.parquet"]
+    assert hidden(tmp_path) == []
+
+
+def test_a_folder_release_is_byte_reproducible(tmp_path: Path) -> None:
+    digests = []
+    for name in ("a", "b"):
+        with sqlclose.anonymize(table3(), table3_spec()) as release:
+            digests.append(release.write_parquet_folder(tmp_path / name, partition_by=["age"])["output"]["sha256"])
+    assert digests[0] == digests[1]
+    for name in files.folder_files(tmp_path / "a"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_an_existing_folder_is_replaced_only_when_asked(tmp_path: Path) -> None:
+    out = tmp_path / "rel"
+    out.mkdir()
+    (out / "mine.txt").write_text("someone's file")
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(OutputExistsError, match="already exists"):
+            release.write_parquet_folder(out)
+        assert (out / "mine.txt").read_text() == "someone's file"
+        doc = release.write_parquet_folder(out, overwrite=True, partition_by=["age"])
+    assert not (out / "mine.txt").exists() and doc["output"]["sha256"] == manifest_digest(out)
+    assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(out)
+    assert hidden(tmp_path) == []
+
+
+def test_a_file_where_the_folder_goes_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "rel").write_text("a file")
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(OutputExistsError, match="is a file"):
+            release.write_parquet_folder(tmp_path / "rel", overwrite=True)
+    assert (tmp_path / "rel").read_text() == "a file"
+
+
+def test_an_output_folder_holding_the_input_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}', types = {{'zip': 'VARCHAR'}})) "
+               f"TO '{data / 'part.parquet'}' (FORMAT PARQUET)")
+    with sqlclose.anonymize(data, table3_spec()) as release:
+        with pytest.raises(OutputExistsError, match="which this job reads"):
+            release.write_parquet_folder(data, overwrite=True)
+    assert files.folder_files(data) == ["part.parquet"]
+
+
+@pytest.mark.parametrize(("partition_by", "message"), [
+    (["nope"], "does not hold"), (["zip", "age", "salary", "disease"], "every released column"),
+    (['a"b'], "letters, digits")])
+def test_bad_partition_columns_are_refused_before_writing(tmp_path: Path, partition_by: list, message: str) -> None:
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(InputError, match=message):
+            release.write_parquet_folder(tmp_path / "rel", partition_by=partition_by)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
+def test_a_failure_after_writing_leaves_nothing(tmp_path: Path, monkeypatch, failure: type) -> None:
+    from sqlclose.release import release as release_module
+
+    def broken(*args, **kwargs):
+        raise failure("stopped during verification")
+
+    monkeypatch.setattr(release_module, "recheck_relation", broken)
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(failure):
+            release.write_parquet_folder(tmp_path / "rel", partition_by=["age"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failure_between_the_placements_keeps_the_old_folder(tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "rel"
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        old = release.write_parquet_folder(out)["output"]["sha256"]
+    real, calls = files._place, []
+
+    def place(tmp, target):
+        calls.append(target)
+        if len(calls) == 2:  # the folder is in place; the report is next
+            raise KeyboardInterrupt
+        real(tmp, target)
+
+    monkeypatch.setattr(files, "_place", place)
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(KeyboardInterrupt):
+            release.write_parquet_folder(out, overwrite=True, partition_by=["age"])
+    assert manifest_digest(out) == old and files.folder_files(out) == ["part-0.parquet"]
+    assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == old
+    assert hidden(tmp_path) == []
+
+
+KILLED_RUN = textwrap.dedent("""
+    import os, signal, sys
+    import pyarrow.csv as pacsv, pyarrow as pa
+    import sqlclose
+    from sqlclose.release import files
+    stage = sys.argv[2]
+    real = files._place
+    def place(tmp, target):
+        if stage == "before-data" or (stage == "before-report" and target.name.endswith(".json")):
+            os.kill(os.getpid(), signal.SIGKILL)
+        real(tmp, target)
+    files._place = place
+    spec = sqlclose.load_spec(sys.argv[3]).model_dump(exclude={"output", "source"}, exclude_none=True)
+    t = pacsv.read_csv(sys.argv[4], convert_options=pacsv.ConvertOptions(column_types={"zip": pa.string()}))
+    sqlclose.anonymize(t, spec).write_parquet_folder(sys.argv[1], overwrite=True, partition_by=["age"])
+""")
+
+
+@pytest.mark.parametrize("stage", ["before-data", "before-report"])
+def test_a_killed_folder_run_is_rolled_back_by_the_next_one(tmp_path: Path, stage: str) -> None:
+    out = tmp_path / "rel"
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        old = release.write_parquet_folder(out)["output"]["sha256"]
+    script = tmp_path / "kill.py"
+    script.write_text(KILLED_RUN)
+    result = subprocess.run([sys.executable, str(script), str(out), stage, str(TABLE3 / "table3.toml"),
+                             str(TABLE3 / "table3.csv")], capture_output=True, text=True)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    assert hidden(tmp_path), "the killed run should have left its temporaries"
+    files.recover(out, tmp_path / "rel.report.json")
+    assert hidden(tmp_path) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["kill.py", "rel",
+                                                                                    "rel.report.json"]
+    assert manifest_digest(out) == old
+    assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == old
+
+
+def test_the_command_writes_and_checks_a_folder(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    text = (TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', f'path = "{TABLE3 / "table3.csv"}"')
+    for name in ("age.csv", "disease.csv"):
+        text = text.replace(f'"{name}"', f'"{TABLE3 / name}"')
+    spec.write_text(text.replace("../../out/table3/release.parquet", str(tmp_path / "out" / "rel")))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cmd = [sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec), "--no-progress", "--json"]
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    out = tmp_path / "out" / "rel"
+    assert out.is_dir() and json.loads(result.stdout)["output"]["sha256"] == manifest_digest(out)
+    check = subprocess.run([sys.executable, "-m", "sqlclose.cli", "check", str(out), "--against",
+                            str(tmp_path / "out" / "rel.report.json"), "--spec", str(spec)],
+                           capture_output=True, text=True, env=env)
+    assert check.returncode == 0, check.stderr
+    assert "matches" in check.stdout
+    (out / "part-0.parquet").write_bytes((out / "part-0.parquet").read_bytes()[:-8] + b"PAR1PAR1")
+    check = subprocess.run([sys.executable, "-m", "sqlclose.cli", "check", str(out), "--against",
+                            str(tmp_path / "out" / "rel.report.json"), "--spec", str(spec)],
+                           capture_output=True, text=True, env=env)
+    assert check.returncode != 0

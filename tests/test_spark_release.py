@@ -1,0 +1,163 @@
+"""The Spark engine end to end: a Parquet folder release, Spark sources, the command (marked ``spark``).
+
+Oracles: the rows of Spark's written folder and of DuckDB's written file, each read by a plain
+DuckDB ``GROUP BY … ORDER BY`` (not the code under test); Table 5 of Li et al. for Table 3;
+the folder digest recomputed by hashlib from the files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pytest
+
+import sqlclose
+from sqlclose.engine import DuckDBEngine, SparkEngine
+from sqlclose.errors import InputError
+from sqlclose.release import files
+from sqlclose.search.hybrid import searches_locally
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+
+
+@pytest.fixture
+def spark(spark_session):
+    engine = SparkEngine(spark_session)
+    yield engine
+    engine.close()
+
+
+def table3() -> pa.Table:
+    return pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": pa.string()}))
+
+
+def grouped(path: Path, columns: list[str]) -> list[tuple]:
+    """Rows with their multiplicity, by a plain GROUP BY over a written file or folder."""
+    where = str(path / "**" / "*.parquet") if path.is_dir() else str(path)
+    names = ", ".join(f'CAST("{c}" AS VARCHAR) AS "{c}"' for c in columns)
+    return duckdb.sql(f"SELECT {names}, COUNT(*) AS n FROM read_parquet($1, hive_partitioning = true, "
+                      "hive_types_autocast = false) GROUP BY ALL ORDER BY ALL", params=[where]).fetchall()
+
+
+def manifest_digest(folder: Path) -> str:
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
+             for p in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix()) if p.is_file()]
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("partition_by", [(), ("age",)], ids=["plain", "by-age"])
+def test_table3_folder_on_spark_equals_duckdbs_release(spark, tmp_path: Path, partition_by: tuple) -> None:
+    spec = TABLE3 / "table3.toml"
+    with sqlclose.anonymize(None, spec, engine=spark) as release:
+        assert searches_locally(release.problem)  # the hybrid path: the search ran in a local DuckDB
+        doc = release.write_parquet_folder(tmp_path / "spark", partition_by=partition_by)
+        again = release.write_parquet_folder(tmp_path / "again", partition_by=partition_by) if not partition_by \
+            else doc
+    with sqlclose.anonymize(None, spec) as release:
+        duck = release.write_parquet(tmp_path / "duck.parquet")
+    columns = ["zip", "age", "salary", "disease"]
+    rows = grouped(tmp_path / "spark", columns)
+    assert rows == grouped(tmp_path / "duck.parquet", columns)
+    assert {(z, a) for z, a, *_ in rows} == {("4760*", "<40"), ("4767*", "<40"), ("4790*", ">=40")}  # Table 5
+    assert sum(r[-1] for r in rows) == 9
+    assert doc["output"]["sha256"] == manifest_digest(tmp_path / "spark")
+    assert again["output"]["sha256"] == doc["output"]["sha256"]  # deterministic names and bytes (written twice)
+    for key in ("node", "minimal_nodes", "classes", "suppressed_rows", "privacy", "utility"):
+        assert doc[key] == duck[key]
+    names = files.folder_files(tmp_path / "spark")
+    assert names and all(n.endswith(".parquet") and "-c0" in n for n in names)  # no UUID, no _SUCCESS, no .crc
+    assert all(len(Path(n).name.split("-")) == 3 for n in names)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_adult_folder_on_spark_equals_duckdbs_release(spark, adult_dir: Path, tmp_path: Path,
+                                                      monkeypatch) -> None:
+    monkeypatch.setenv("SQLCLOSE_ADULT_DIR", str(adult_dir))
+    spec = sqlclose.load_spec(REPO / "datasets" / "adult" / "adult.toml")
+    spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"suppression": 0.05})})
+    with sqlclose.anonymize(None, spec, engine=spark) as release:
+        doc = release.write_parquet_folder(tmp_path / "spark", partition_by=["sex"])
+    with sqlclose.anonymize(None, spec) as release:
+        duck = release.write_parquet(tmp_path / "duck.parquet")
+    columns = doc["output"]["columns"]
+    assert grouped(tmp_path / "spark", columns) == grouped(tmp_path / "duck.parquet", columns)
+    assert doc["output"]["rows"] == duck["output"]["rows"] < 30_162  # 5 % suppression removed rows
+    for key in ("node", "minimal_nodes", "classes", "suppressed_rows", "privacy", "utility", "t_against_release"):
+        assert doc[key] == duck[key]
+
+
+def test_a_parquet_file_output_is_refused_on_spark(spark, tmp_path: Path) -> None:
+    with sqlclose.anonymize(table3(), TABLE3 / "table3.toml", engine=spark) as release:
+        with pytest.raises(InputError, match="writes Parquet folders"):
+            release.write_parquet(tmp_path / "r.parquet")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_verification_failure_on_spark_leaves_nothing(spark, tmp_path: Path, monkeypatch) -> None:
+    from sqlclose.errors import VerificationError
+    from sqlclose.release import release as release_module
+
+    real = release_module.recheck_relation  # the re-check finds one row fewer than the search claims
+    monkeypatch.setattr(release_module, "recheck_relation", lambda p, w: {**real(p, w), "rows": 8})
+    with sqlclose.anonymize(table3(), TABLE3 / "table3.toml", engine=spark) as release:
+        with pytest.raises(VerificationError, match="8 rows instead of 9"):
+            release.write_parquet_folder(tmp_path / "rel")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_spark_sources_a_dataframe_and_a_catalog_table(spark_session) -> None:
+    frame = spark_session.createDataFrame(table3())
+    with sqlclose.anonymize(table3(), TABLE3 / "table3.toml") as release:
+        expected = (release.node, release.summary, sorted(map(str, release.to_arrow().to_pylist())))
+    with sqlclose.anonymize(frame, TABLE3 / "table3.toml") as release:  # a DataFrame chooses the Spark engine
+        assert release.problem.engine.name == "spark"
+        assert (release.node, release.summary, sorted(map(str, release.to_arrow().to_pylist()))) == expected
+    frame.createOrReplaceTempView("sqlclose_test_table3")
+    try:
+        with sqlclose.anonymize((spark_session, "sqlclose_test_table3"), TABLE3 / "table3.toml") as release:
+            assert (release.node, release.summary, sorted(map(str, release.to_arrow().to_pylist()))) == expected
+        with pytest.raises(InputError, match="Spark catalog"):
+            sqlclose.anonymize((spark_session, "no_such_table"), TABLE3 / "table3.toml")
+        with pytest.raises(InputError, match="Spark engine on its own session"):
+            sqlclose.anonymize(frame, TABLE3 / "table3.toml", engine=DuckDBEngine())
+    finally:
+        spark_session.catalog.dropTempView("sqlclose_test_table3")
+    assert spark_session.range(1).count() == 1  # the caller's session is still running
+
+
+def test_the_command_runs_on_spark(tmp_path: Path) -> None:
+    """``sqlclose anonymize --engine spark`` in a process of its own: a Parquet folder source,
+    a folder release verified on Spark, equal to DuckDB's by a plain GROUP BY."""
+    source = tmp_path / "table3"
+    source.mkdir()
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}', types = {{'zip': 'VARCHAR'}})) "
+               f"TO '{source / 'part-0.parquet'}' (FORMAT PARQUET)")
+    text = (TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', f'path = "{source}"')
+    for name in ("age.csv", "disease.csv"):
+        text = text.replace(f'"{name}"', f'"{TABLE3 / name}"')
+    spec = tmp_path / "spec_spark.toml"
+    engine = '\n[engine]\nname = "spark"\nmaster = "local[1]"\nconf = { "spark.sql.shuffle.partitions" = "1" }\n'
+    spec.write_text(text.replace("../../out/table3/release.parquet", str(tmp_path / "out" / "rel")) + engine)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec), "--engine", "spark",
+                             "--no-progress", "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    doc = json.loads(result.stdout)
+    assert doc["verified"] and doc["output"]["sha256"] == manifest_digest(tmp_path / "out" / "rel")
+    duck = tmp_path / "duck.parquet"
+    with sqlclose.anonymize(None, spec, engine=DuckDBEngine()) as release:  # the spec says spark
+        release.write_parquet(duck)
+    columns = ["zip", "age", "salary", "disease"]
+    assert grouped(tmp_path / "out" / "rel", columns) == grouped(duck, columns)
