@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -45,6 +46,18 @@ def _qualified(table: str, database: str) -> exp.Table:
                      catalog=exp.to_identifier(database, quoted=True))
 
 
+_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def parse_bytes(text: str) -> int:
+    """``"256MB"`` → 256,000,000 (DuckDB's units: KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*", text)
+    if not m or m.group(2).upper() not in _UNITS:
+        raise ValueError(f"memory_limit {text!r}: a number and a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
+
+
 class DuckDBEngine(Engine):
     """Runs on a connection of its own, or on the caller's (then only temp objects are made)."""
 
@@ -63,6 +76,7 @@ class DuckDBEngine(Engine):
             raise ValueError("threads, memory_limit and temp_directory apply to a connection of sqlclose's own, "
                              "not to a caller's")
         self.con = connection if connection is not None else duckdb.connect(config=settings)
+        self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
 
