@@ -69,7 +69,8 @@ def main() -> None:
         print(json.dumps({"load_average": os.getloadavg(), "results": rows}, indent=2))
         return
     print(f"load average at the end: {os.getloadavg()}")
-    print("| model | suppression | warm search (median) | all runs | nodes evaluated / lattice | queries | optimum DM |")
+    print("| model | suppression | warm search (median) | all runs | nodes evaluated / lattice | queries "
+          "| optimum DM |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['model']} | {r['suppression']:.0%} | {r['search_seconds_median'] * 1000:.0f} ms "
