@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -58,11 +59,16 @@ def timed(cmd: list[str], cwd: Path | None = None, timeout: float | None = None)
     """Run under /usr/bin/time -v: wall seconds, peak RSS (MB), exit code, stdout. A run past
     ``timeout`` seconds is stopped and reported as such (rc -9, the time limit as its wall)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
+        # A session of its own, so a timeout stops the command too, not only /usr/bin/time.
+        proc = subprocess.Popen(["/usr/bin/time", "-v", "-o", report.name, *cmd], cwd=cwd, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            proc = subprocess.run(["/usr/bin/time", "-v", "-o", report.name, *cmd], cwd=cwd,
-                                  capture_output=True, text=True, timeout=timeout)
+            stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
             return {"seconds": timeout, "rss_mb": float("nan"), "rc": -9, "stdout": ""}
+        proc = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
         text = report.read()
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)", text)
     h, m, s = (float(x) if x else 0.0 for x in wall.groups())
