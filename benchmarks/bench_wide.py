@@ -64,8 +64,9 @@ def main() -> None:
         run(args.spec, args.mode, args.budget)
         return
     for mode in ("batch", "node"):  # fresh processes: no warm caches shared between them
-        subprocess.run([sys.executable, __file__, str(args.spec.resolve()), "--budget", str(args.budget), "--mode", mode],
-                       cwd=args.spec.parent, check=True)
+        spec = args.spec.resolve()
+        subprocess.run([sys.executable, __file__, str(spec), "--budget", str(args.budget), "--mode", mode],
+                       cwd=spec.parent, check=True)
 
 
 if __name__ == "__main__":
