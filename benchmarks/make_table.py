@@ -5,7 +5,8 @@
 Writes into ``--out``:
 
 - ``table.parquet``: age, dob (DATE), zip (5 digits), sex, race, marital_status, education,
-  workclass, native_country, occupation, salary (INTEGER) — generated entirely in DuckDB from
+  workclass, native_country, occupation, children, hours_per_week, area_code (3 digits),
+  employer_zip (5 digits), housing, salary (INTEGER) — generated entirely in DuckDB from
   ``range(N)`` with hash-based pseudo-random columns, so it is deterministic for a seed and never
   held in Python memory (100 M rows stream to Parquet in row groups of 1 M);
 - ``hierarchies/*.csv``: ARX-format hierarchies for the categorical columns (Adult's vocabularies,
@@ -13,7 +14,9 @@ Writes into ``--out``:
   generated in SQL from the calendar the generator draws from);
 - ``table.toml``: k = 5, t = 0.2 hierarchical on occupation, 7 QIs (age as bands, zip masked,
   sex, race, marital_status, education, workclass), 0 % suppression;
-  ``table_wide.toml``: the same with dob and native_country too (9 QIs, a 97,200-node lattice).
+  ``table_wide.toml``: the same with dob and native_country too (9 QIs, a 97,200-node lattice);
+  ``table_15.toml``: 15 QIs (95 bits of codes: a wide problem), mostly flat value → * hierarchies
+  (``hierarchies/flat_*.csv``, from the data's distinct values in SQL).
 
 Diversity grows with N as in real data: ZIP codes are drawn from 100,000 with a skewed density,
 ages from 73 years, dates of birth from ~27,000 days, so distinct QI combinations keep growing
