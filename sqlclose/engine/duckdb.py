@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -15,6 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead
+from sqlclose.engine.limits import parse_bytes
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
@@ -44,18 +44,6 @@ def _qualified(table: str, database: str) -> exp.Table:
         return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(database, quoted=True))
     return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True),
                      catalog=exp.to_identifier(database, quoted=True))
-
-
-_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
-
-def parse_bytes(text: str) -> int:
-    """``"256MB"`` → 256,000,000 (DuckDB's units: KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*", text)
-    if not m or m.group(2).upper() not in _UNITS:
-        raise ValueError(f"memory_limit {text!r}: a number and a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
 class DuckDBEngine(Engine):
