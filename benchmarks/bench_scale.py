@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -54,11 +55,20 @@ def parse_size(text: str) -> int:
     return int(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
 
 
-def timed(cmd: list[str], cwd: Path | None = None) -> dict:
-    """Run under /usr/bin/time -v: wall seconds, peak RSS (MB), exit code, stdout."""
+def timed(cmd: list[str], cwd: Path | None = None, timeout: float | None = None) -> dict:
+    """Run under /usr/bin/time -v: wall seconds, peak RSS (MB), exit code, stdout. A run past
+    ``timeout`` seconds is stopped and reported as such (rc -9, the time limit as its wall)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as report:
-        proc = subprocess.run(["/usr/bin/time", "-v", "-o", report.name, *cmd], cwd=cwd,
-                              capture_output=True, text=True)
+        # A session of its own, so a timeout stops the command too, not only /usr/bin/time.
+        proc = subprocess.Popen(["/usr/bin/time", "-v", "-o", report.name, *cmd], cwd=cwd, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            return {"seconds": timeout, "rss_mb": float("nan"), "rc": -9, "stdout": ""}
+        proc = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
         text = report.read()
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)", text)
     h, m, s = (float(x) if x else 0.0 for x in wall.groups())
@@ -82,7 +92,8 @@ def case_spec(folder: Path, distance: str, suppression: float) -> Path:
     return path
 
 
-def measure(rows: int, data: Path, runs: int) -> list[dict]:
+def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = CASES,
+            timeout: float | None = None) -> list[dict]:
     folder = data / f"rows_{rows}"
     if not (folder / "table.parquet").exists():
         print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
@@ -90,10 +101,14 @@ def measure(rows: int, data: Path, runs: int) -> list[dict]:
     parquet = folder / "table.parquet"
     scans = [timed([sys.executable, "-c", SCAN, str(parquet), ",".join([*QIS, SENSITIVE])]) for _ in range(runs)]
     scan = statistics.median(s["seconds"] for s in scans)
+    print(json.dumps({"rows": rows, "scan_seconds": scan, "scans": [round(s["seconds"], 2) for s in scans],
+                      "scan_rss_mb": max(s["rss_mb"] for s in scans), "groups": scans[0]["stdout"].strip()}),
+          file=sys.stderr)
     out = []
-    for distance, suppression in CASES:
+    for distance, suppression in cases:
         spec = case_spec(folder, distance, suppression)
-        procs = [timed(["sqlclose", "anonymize", str(spec.name)], cwd=folder) for _ in range(runs)]
+        procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name)], cwd=folder,
+                       timeout=timeout) for _ in range(runs)]
         report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
         whole = statistics.median(p["seconds"] for p in procs)
@@ -101,7 +116,7 @@ def measure(rows: int, data: Path, runs: int) -> list[dict]:
             "rows": rows, "distance": distance, "suppression": suppression, "scan_seconds": scan,
             "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
             "process_all": [round(p["seconds"], 2) for p in procs], "ratio": whole / scan,
-            "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"],
+            "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"], "rc": procs[-1]["rc"],
             "search_seconds": report.get("timings", {}).get("search_seconds"),
             "nodes_evaluated": report.get("lattice", {}).get("nodes_evaluated"),
             "lattice_size": report.get("lattice", {}).get("size"),
@@ -117,9 +132,13 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", type=parse_size, default=[1_000_000])
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=1, help="whole-process runs per case (median)")
+    parser.add_argument("--cases", nargs="*", default=None,
+                        help="distance:suppression (e.g. hierarchical:0.05); default all four; none: scan only")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds per whole-process run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = [r for rows in args.sizes for r in measure(rows, args.data, args.runs)]
+    cases = CASES if args.cases is None else [(c.split(":")[0], float(c.split(":")[1])) for c in args.cases]
+    results = [r for rows in args.sizes for r in measure(rows, args.data, args.runs, cases, args.timeout)]
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     if args.json:
         print(json.dumps({"machine": machine, "results": results}, indent=2))
@@ -129,7 +148,8 @@ def main() -> None:
           "| nodes evaluated / lattice | queries | optimum DM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results:
-        search = f"{r['search_seconds']:.2f} s" if r["search_seconds"] is not None else "failed"
+        search = f"{r['search_seconds']:.2f} s" if r["search_seconds"] is not None else \
+            ("stopped" if r["rc"] == -9 else "failed")
         print(f"| {r['rows']:,} | {r['distance']} | {r['suppression']:.0%} | {r['scan_seconds']:.2f} s "
               f"| {r['process_seconds']:.2f} s | {r['ratio']:.1f}× | {search} | {r['peak_rss_mb']:.0f} MB "
               f"| {r['nodes_evaluated']} / {r['lattice_size']} | {r['queries']} | {r['discernibility']} |")

@@ -5,7 +5,8 @@
 Writes into ``--out``:
 
 - ``table.parquet``: age, dob (DATE), zip (5 digits), sex, race, marital_status, education,
-  workclass, native_country, occupation, salary (INTEGER) — generated entirely in DuckDB from
+  workclass, native_country, occupation, children, hours_per_week, area_code (3 digits),
+  employer_zip (5 digits), housing, salary (INTEGER) — generated entirely in DuckDB from
   ``range(N)`` with hash-based pseudo-random columns, so it is deterministic for a seed and never
   held in Python memory (100 M rows stream to Parquet in row groups of 1 M);
 - ``hierarchies/*.csv``: ARX-format hierarchies for the categorical columns (Adult's vocabularies,
@@ -13,7 +14,9 @@ Writes into ``--out``:
   generated in SQL from the calendar the generator draws from);
 - ``table.toml``: k = 5, t = 0.2 hierarchical on occupation, 7 QIs (age as bands, zip masked,
   sex, race, marital_status, education, workclass), 0 % suppression;
-  ``table_wide.toml``: the same with dob and native_country too (9 QIs, a 97,200-node lattice).
+  ``table_wide.toml``: the same with dob and native_country too (9 QIs, a 97,200-node lattice);
+  ``table_15.toml``: 15 QIs (95 bits of codes: a wide problem), mostly flat value → * hierarchies
+  (``hierarchies/flat_*.csv``, from the data's distinct values in SQL).
 
 Diversity grows with N as in real data: ZIP codes are drawn from 100,000 with a skewed density,
 ages from 73 years, dates of birth from ~27,000 days, so distinct QI combinations keep growing
@@ -79,7 +82,7 @@ def _uniform(k: int) -> str:
 
 
 def table_query() -> str:
-    u = {k: _uniform(k) for k in range(1, 14)}
+    u = {k: _uniform(k) for k in range(1, 19)}
     degree = ", ".join(f"'{d}'" for d in DEGREES)
     countries = "[" + ", ".join(f"'{c}'" for c in COUNTRIES) + "]"
     return f"""
@@ -105,6 +108,11 @@ SELECT
   CASE WHEN {u[11]} < 0.9 THEN 'United-States'
        ELSE list_extract({countries}, 1 + CAST(floor({len(COUNTRIES)} * {u[12]}) AS INTEGER)) END AS native_country,
   occupation,
+  CASE WHEN age < 20 THEN 0 ELSE CAST(floor(4 * pow({u[14]}, 2) * least(age - 19, 20) / 10) AS INTEGER) END AS children,
+  CAST(10 + floor(70 * pow({u[15]}, 0.8)) AS INTEGER) AS hours_per_week,
+  lpad(CAST(200 + CAST(floor(800 * {u[16]}) AS INTEGER) AS VARCHAR), 3, '0') AS area_code,
+  lpad(CAST(CAST(floor(100000 * pow({u[17]}, 1.5)) AS INTEGER) AS VARCHAR), 5, '0') AS employer_zip,
+  CASE WHEN {u[18]} < 0.3 THEN 'own' WHEN {u[18]} < 0.6 THEN 'rent' ELSE 'other' END AS housing,
   CAST(round((12000 + 600 * least(age, 55) + CASE WHEN education IN ({degree}) THEN 25000 ELSE 0 END
        + CASE WHEN sex = 'Male' THEN 6000 ELSE 0 END + 60000 * pow({u[13]}, 3)) / 1000) * 1000 AS INTEGER) AS salary
 FROM (
@@ -154,6 +162,29 @@ distance = "hierarchical"
 t = 0.2
 hierarchy = "hierarchies/occupation.csv"
 """
+# 15 QIs: the 9 of table_wide and 6 more, with large domains (5-digit ZIP and employer ZIP,
+# dates of birth, 800 area codes): more than 62 bits of class codes, so packed keys take
+# two words (search.packing). Most QIs are flat (value → *) to keep the lattice searchable
+# (3,888 nodes); the width is in the number of QIs and the code ranges.
+SPEC15_QIS = """
+[quasi_identifiers]
+age = {{ bands = [20] }}
+zip = {{ mask = [5] }}
+dob = {{ file = "hierarchies/flat_dob.csv" }}
+sex = {{ file = "hierarchies/sex.csv" }}
+race = {{ file = "hierarchies/race.csv" }}
+marital_status = {{ file = "hierarchies/marital_status.csv" }}
+education = {{ file = "hierarchies/education.csv" }}
+workclass = {{ file = "hierarchies/flat_workclass.csv" }}
+native_country = {{ file = "hierarchies/flat_native_country.csv" }}
+salary = {{ file = "hierarchies/flat_salary.csv" }}
+children = {{ file = "hierarchies/flat_children.csv" }}
+hours_per_week = {{ file = "hierarchies/flat_hours_per_week.csv" }}
+area_code = {{ mask = [3] }}
+employer_zip = {{ mask = [5] }}
+housing = {{ file = "hierarchies/flat_housing.csv" }}
+"""
+FLAT = ("dob", "workclass", "native_country", "salary", "children", "hours_per_week", "housing")
 WIDE_EXTRA = ('dob = { file = "hierarchies/dob.csv" }\n'
               'native_country = { file = "hierarchies/native_country.csv" }\n')
 
@@ -177,6 +208,13 @@ def make(rows: int, out: Path, seed: int = 1, threads: int | None = None) -> Pat
     (out / "hierarchies" / "dob.csv").write_text("\n".join(lines) + "\n")
     (out / "table.toml").write_text(SPEC.format(rows=rows, seed=seed, stem="table", extra=""))
     (out / "table_wide.toml").write_text(SPEC.format(rows=rows, seed=seed, stem="table_wide", extra=WIDE_EXTRA))
+    for column in FLAT:  # value → * hierarchies of the 15-QI spec, from the data in SQL
+        values = con.execute(f'SELECT DISTINCT CAST("{column}" AS VARCHAR) FROM read_parquet($path) ORDER BY 1',
+                             {"path": str(target)}).fetchall()
+        (out / "hierarchies" / f"flat_{column}.csv").write_text("".join(f"{v};*\n" for (v,) in values))
+    head, tail = SPEC.split("[quasi_identifiers]")
+    spec15 = head + SPEC15_QIS.strip() + "\n" + tail[tail.index("[sensitive."):]
+    (out / "table_15.toml").write_text(spec15.format(rows=rows, seed=seed, stem="table_15"))
     return target
 
 

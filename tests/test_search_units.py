@@ -54,25 +54,47 @@ def adult_release(adult_dir):
     release.close()
 
 
-def test_packed_keys_unpack_to_their_codes(adult_release):
+@pytest.mark.parametrize("limit", [2**62, 2**14], ids=["one-word", "several-words"])
+def test_packed_keys_unpack_to_their_codes(adult_release, monkeypatch, limit):
+    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", limit)
     problem = adult_release.problem
     packing = Packing.for_problem(problem)
+    assert (packing.words == 1) == (limit == 2**62)
     rng = np.random.default_rng(0)
     qi = [rng.integers(0, card, 50) for card in packing.qi_card]
     sa = [rng.integers(0, card, 50) for card in packing.sa_card]
-    keys = sum(c * s for c, s in zip(qi, packing.qi_stride)) + sum(c * s for c, s in zip(sa, packing.sa_stride))
+    words = [sum(c * s for c, s, w in zip(qi, packing.qi_stride, packing.qi_word) if w == word) +
+             np.zeros(50, dtype=np.int64) for word in range(packing.words)]
+    words[0] = words[0] + sum(c * s for c, s in zip(sa, packing.sa_stride))
+    assert all(int(w.max()) < limit for w in words)
     for j in range(len(sa)):
-        assert (packing.unpack_sa(keys, j) == sa[j]).all()
+        assert (packing.unpack_sa(words[0], j) == sa[j]).all()
     for i in range(len(qi)):
-        assert (packing.unpack_qi(keys // packing.sa_span, i) == qi[i]).all()
+        assert (packing.unpack_qi(words, i) == qi[i]).all()
 
 
-def test_a_key_space_beyond_64_bits_takes_the_per_node_path(adult_release, monkeypatch):
+def test_only_a_single_digit_beyond_64_bits_takes_the_per_node_path(adult_release, monkeypatch):
     monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # not the in-memory path
+    assert isinstance(runners.runner_for(adult_release.problem), runners.BatchRunner)
+    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**10)  # several words, still batches
+    assert Packing.for_problem(adult_release.problem).words > 1
     assert isinstance(runners.runner_for(adult_release.problem), runners.BatchRunner)
     monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
     assert Packing.for_problem(adult_release.problem) is None
     assert isinstance(runners.runner_for(adult_release.problem), runners.NodeRunner)
+
+
+def test_keys_in_several_words_give_the_same_search(adult_release, monkeypatch):
+    problem = adult_release.problem
+    criteria = criteria_for(problem.k, problem.sas)
+    monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
+    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**12)  # 3+ key words on Adult
+    assert Packing.for_problem(problem).words >= 3
+    wide = incognito(problem, criteria)
+    assert wide.queries < wide.nodes_evaluated
+    assert wide.optimum == adult_release.search.optimum  # the in-memory path's (one word)
+    assert (wide.satisfying == adult_release.search.satisfying).all()
+    assert wide.minimal_nodes == adult_release.search.minimal_nodes
 
 
 def test_levels_split_into_many_queries_give_the_same_search(adult_release, monkeypatch):

@@ -48,9 +48,11 @@ LOOKUPS = {
 }
 SUPPRESSED = pa.table({"q0": [1], "q1": [0]})  # class (z*, 30-39) at node (1, 1) is removed
 # A computed level (node, packed key, n) and a rollup plan over it: key = q0 * 10 + s0.
-PREV = pa.table({"node": [0, 0, 0, 0, 1, 1], "key": [0, 11, 21, 32, 1, 12], "n": [2.0, 1.0, 3.0, 1.0, 4.0, 5.0]})
-ROLLUP_PLAN = pa.table({"node": [0, 1, 2], "parent": [0, 0, 1], "stride": [10, 10, 10], "card": [4, 4, 4],
-                        "ratio": [2, 4, 2]})
+# key1 is a second key word (wide problems): here q1 = key1, range 5.
+PREV = pa.table({"node": [0, 0, 0, 0, 1, 1], "key": [0, 11, 21, 32, 1, 12], "key1": [0, 1, 1, 3, 4, 4],
+                 "n": [2.0, 1.0, 3.0, 1.0, 4.0, 5.0]})
+ROLLUP_PLAN = pa.table({"node": [0, 1, 2, 3], "parent": [0, 0, 1, 0], "word": [0, 0, 0, 1], "stride": [10, 10, 10, 1],
+                        "card": [4, 4, 4, 5], "ratio": [2, 4, 2, 2]})
 BASE_PLAN = pa.table({"node": [0, 1, 2], "d0": [1, 2, 4], "d1": [1, 5, 2]})
 
 SRC, RAW, BASE = q.table("t_src"), q.table("t_raw"), q.table("t_base")
@@ -72,6 +74,10 @@ def _release(suppressed: bool) -> Callable[[Engine], Any]:
 
 def _base_batch(engine: Engine) -> Any:
     return q.base_batch(BASE, q.table("t_base_plan"), [QI.code, AGE.code], [30, 3], [SA.code], [1]), []
+
+
+def _base_batch_words(engine: Engine) -> Any:
+    return q.base_batch(BASE, q.table("t_base_plan"), [QI.code, AGE.code], [3, 1], [SA.code], [1], [0, 1]), []
 
 
 def _not_null(engine: Engine) -> Any:
@@ -98,6 +104,8 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "release_suppressed": (_release(True), True),
     "rollup_batch": (lambda e: (q.rollup_batch(q.table("t_prev"), q.table("t_plan")), []), False),
     "base_batch": (_base_batch, False),
+    "rollup_batch_words": (lambda e: (q.rollup_batch(q.table("t_prev"), q.table("t_plan"), 2), []), False),
+    "base_batch_words": (_base_batch_words, False),
     "not_null": (_not_null, False),
 }
 
@@ -218,6 +226,27 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     rolled = spark.fetch(q.rollup_batch(q.table("t_prev"), q.table("t_plan")))
     node1 = sorted((r["key"], r["n"]) for r in rolled.to_pylist() if r["node"] == 1)
     assert node1 == [(0, 2.0), (1, 4.0), (2, 1.0)]
+    assert _two_word_rollup(spark) == EXPECTED_TWO_WORDS
+
+
+# By hand: node 0 halves the q0 digit of key (tens) and carries key1; node 3 halves key1 (ratio 2)
+# and carries key. (key, key1, n) of parent node 0: (0,0,2) (11,1,1) (21,1,3) (32,3,1).
+EXPECTED_TWO_WORDS = {0: [(0, 0, 2.0), (1, 1, 1.0), (11, 1, 3.0), (12, 3, 1.0)],
+                      3: [(0, 0, 2.0), (11, 0, 1.0), (21, 0, 3.0), (32, 1, 1.0)]}
+
+
+def _two_word_rollup(engine: Engine) -> dict[int, list[tuple]]:
+    rows = engine.fetch(q.rollup_batch(q.table("t_prev"), q.table("t_plan"), 2)).to_pylist()
+    return {node: sorted((r["key"], r["key1"], r["n"]) for r in rows if r["node"] == node) for node in (0, 3)}
+
+
+def test_two_word_rollup_by_hand_on_duckdb() -> None:
+    engine = DuckDBEngine()
+    try:
+        _setup(engine)
+        assert _two_word_rollup(engine) == EXPECTED_TWO_WORDS
+    finally:
+        engine.close()
 
 
 @pytest.mark.spark

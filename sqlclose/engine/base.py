@@ -82,6 +82,10 @@ class Engine(ABC):
             if not isinstance(getattr(cls, attr, None), str):
                 raise TypeError(f"engine {cls.__name__} must declare the class attribute {attr!r} (a str)")
 
+    # Bytes the user allowed this job (``[engine] memory_limit``), or None when no limit was set:
+    # the search counts its Python-side structures against it (search.node_histograms.runner_for).
+    memory_budget: int | None = None
+
     def temp_name(self, stem: str) -> str:
         """A name for an object of ours: the reserved prefix keeps it apart from the user's. The
         engine's own token keeps two engines on one connection (or session) apart."""

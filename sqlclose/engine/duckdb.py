@@ -14,6 +14,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead
+from sqlclose.engine.limits import parse_bytes
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
@@ -79,6 +80,7 @@ class DuckDBEngine(Engine):
             raise ValueError("threads, memory_limit and temp_directory apply to a connection of sqlclose's own, "
                              "not to a caller's")
         self.con = connection if connection is not None else duckdb.connect(config=settings)
+        self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
 

@@ -28,6 +28,7 @@ from pydantic import (
 )
 
 from sqlclose.errors import HierarchyError, SpecError
+from sqlclose.model.dates import check_levels
 from sqlclose.model.hierarchy import Hierarchy
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -44,9 +45,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
 
+_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")
+RULES = ("bands", "mask", "dates")  # built from the column's distinct values
+
+
 class HierarchySpec(_Model):
-    """Where a hierarchy comes from: exactly one of ``file``, ``bands``, ``mask``, ``tree``
-    (or, from Python, a ready ``hierarchy``)."""
+    """Where a hierarchy comes from: exactly one of ``file``, ``bands``, ``mask``, ``dates``,
+    ``tree`` (or, from Python, a ready ``hierarchy``)."""
 
     file: Path | None = None
     delimiter: str = ";"
@@ -54,22 +59,28 @@ class HierarchySpec(_Model):
     origin: float = 0.0
     mask: bool | list[int] | None = None
     mask_char: str = "*"
+    dates: bool | list[str] | None = None  # day → month → year → 5y → * (model/dates.py)
     tree: dict[str, Any] | None = None
     hierarchy: Hierarchy | None = None
 
+    @field_validator("dates")
+    @classmethod
+    def _date_levels(cls, value: bool | list[str] | None) -> bool | list[str] | None:
+        return check_levels(value) if isinstance(value, list) else value
+
     @model_validator(mode="after")
     def _exactly_one_source(self) -> HierarchySpec:
-        given = [k for k in ("file", "bands", "mask", "tree", "hierarchy") if getattr(self, k) not in (None, False)]
+        given = [k for k in _SOURCES if getattr(self, k) not in (None, False)]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one hierarchy source: file = \"x.csv\", bands = [5, 10], mask = true, "
+                "give exactly one hierarchy source: file = \"x.csv\", bands = [5, 10], mask = true, dates = true, "
                 f"or tree = {{…}} (got {', '.join(given) or 'none'})"
             )
         return self
 
     @property
     def kind(self) -> str:
-        return next(k for k in ("file", "bands", "mask", "tree", "hierarchy") if getattr(self, k) not in (None, False))
+        return next(k for k in _SOURCES if getattr(self, k) not in (None, False))
 
 
 def _coerce_hierarchy(value: Any) -> Any:
@@ -138,8 +149,9 @@ class Sensitive(_Model):
             raise ValueError("distance = \"hierarchical\" needs a hierarchy (e.g. hierarchy = \"disease.csv\")")
         if self.distance == "ordered" and self.nulls == "value":
             raise ValueError("nulls = \"value\" cannot place a NULL in an ordered domain; use \"drop\" or \"error\"")
-        if self.hierarchy is not None and self.hierarchy.kind in ("bands", "mask"):
-            raise ValueError("a sensitive hierarchy must list its values (file, tree or hierarchy), not bands or mask")
+        if self.hierarchy is not None and self.hierarchy.kind in RULES:
+            raise ValueError("a sensitive hierarchy must list its values (file, tree or hierarchy), not bands, mask "
+                             "or dates")
         return self
 
     @property

@@ -22,6 +22,7 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
+from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
 from sqlclose.sql import queries as q
@@ -244,6 +245,8 @@ def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIden
             raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
                             "bands; give it a hierarchy file or tree (dates: e.g. day;month;year;*), or clean the data")
         h = bands_hierarchy(pairs, s.bands or [], s.origin, name)
+    elif s.kind == "dates":
+        h = dates_hierarchy(texts_rule, None if s.dates is True else s.dates, name)
     else:
         steps = None if s.mask is True else s.mask
         h = mask_hierarchy(texts_rule, steps, s.mask_char, name)

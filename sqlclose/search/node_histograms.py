@@ -11,7 +11,8 @@ node: the engine's fixed cost per query (parse, plan, bind; ~1 ms) was the searc
 ``MemoryRunner`` does the same rollups in numpy when the base histogram is small (fetched once:
 aggregated counts, never input rows), where a level query's fixed cost dwarfs its work.
 ``NodeRunner`` is the one-node-at-a-time path with one column per code: it serves single nodes
-(the release) and problems whose keys do not fit in 64 bits (see ``packing``).
+(the release) and problems whose single QI digit does not fit in 62 bits (see ``packing``: wider
+problems spread their digits over several BIGINT key words and keep the level batches).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pyarrow as pa
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
-from sqlclose.search.packing import KEY_LIMIT, Packing
+from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
 from sqlclose.sql import queries as q
 
 Subset = tuple[int, ...]
@@ -76,7 +77,7 @@ class BatchRunner:
             return _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
         ids = {item: n for n, item in enumerate(items)}
         rollups, bases = self._plan(items, ids)
-        rollup_columns = ["node", "parent", "stride", "card", "ratio"]
+        rollup_columns = ["node", "parent", "word", "stride", "card", "ratio"]
         base_columns = ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
         jobs = [(chunk, rollup_columns, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
         jobs += [(chunk, base_columns, "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
@@ -99,8 +100,8 @@ class BatchRunner:
                 axis = next(a for a in range(len(node)) if node[a] != parent[a])
                 i = subset[axis]
                 div = self.problem.qis[i].hierarchy.divisors
-                row = (ids[subset, node], self._ids[subset, parent], self.packing.qi_stride[i],
-                       self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
+                row = (ids[subset, node], self._ids[subset, parent], self.packing.qi_word[i],
+                       self.packing.qi_stride[i], self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
                 rollups.append((self._rows[subset, parent], row))
             else:
                 # A QI outside the subset is divided by its code range: its digit becomes 0.
@@ -116,9 +117,10 @@ class BatchRunner:
         plan = self._name("plan")
         self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
         if kind not in self._sql:
-            query = q.rollup_batch(q.table(self._name("level")), q.table(plan)) if kind == "rollup" else \
+            pk = self.packing
+            query = q.rollup_batch(q.table(self._name("level")), q.table(plan), pk.words) if kind == "rollup" else \
                 q.base_batch(self.problem.base, q.table(plan), [qi.coded.code for qi in self.problem.qis],
-                             self.packing.qi_stride, [sa.coded.code for sa in self.problem.sas], self.packing.sa_stride)
+                             pk.qi_stride, [sa.coded.code for sa in self.problem.sas], pk.sa_stride, pk.qi_word)
             self._sql[kind] = self.problem.engine.render(query)
         self.queries += 1
         if keep:
@@ -134,27 +136,31 @@ class BatchRunner:
         self._rows = {item: int(counts[i]) for item, i in ids.items()}
 
     def _stack(self, result: pa.Table) -> ClassHistograms:
-        """Rows (node, packed key, n) → the classes of all nodes, numbered node by node."""
+        """Rows (node, packed key words, n) → the classes of all nodes, numbered node by node.
+        (The search reads sizes and sensitive counts only: class codes are not unpacked.)"""
         span = self.packing.sa_span
         node = result.column("node").to_numpy()
         keys = result.column("key").to_numpy()
         counts = result.column("n").to_numpy()
         cls = keys // span
+        higher = [result.column(key_column(w)).to_numpy() for w in range(1, self.packing.words)]
         class_span = int(cls.max()) + 1 if len(cls) else 1
-        if class_span * (int(node.max()) + 1 if len(node) else 1) < 2**62:
+        if not higher and class_span * (int(node.max()) + 1 if len(node) else 1) < 2**62:
             order = np.argsort(node * class_span + cls)  # one int64 sort: ~2× a two-key lexsort
         else:
-            order = np.lexsort((cls, node))
+            order = np.lexsort((*reversed(higher), cls, node))
         node, cls, keys, counts = node[order], cls[order], keys[order], counts[order]
         starts = np.empty(len(node), dtype=bool)
         starts[:1] = True
         starts[1:] = (node[1:] != node[:-1]) | (cls[1:] != cls[:-1])
+        for word in higher:
+            word = word[order]
+            starts[1:] |= word[1:] != word[:-1]
         inverse = np.cumsum(starts) - 1
         first = np.flatnonzero(starts)
         sa = [self.packing.unpack_sa(keys, j) for j in range(len(self.packing.sa_card))]
         sizes, matrices = tally(inverse, len(first), counts, sa, self.packing.sa_card)
-        codes = np.column_stack([self.packing.unpack_qi(cls[first], i) for i in range(len(self.problem.qis))])
-        return ClassHistograms(codes, sizes, matrices, node[first])
+        return ClassHistograms(np.zeros((len(first), 0), dtype=np.int64), sizes, matrices, node[first])
 
     def release_cache(self) -> None:
         if self._prev is not None:
@@ -249,11 +255,12 @@ class NodeRunner:
 
 
 def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
-    """Rollups in numpy over the base histogram when it is small; else level batches in SQL when
-    keys pack into 64 bits; otherwise one query per node."""
+    """Rollups in numpy over the base histogram when it is small and its class keys fit one word;
+    else level batches in SQL (keys in one or more BIGINT words); one query per node only when a
+    single QI's codes exceed 62 bits."""
     strides = class_strides(problem)
     if strides is not None and len(problem.sas) <= 1 and problem.base_rows <= MEMORY_BASE_ROWS and \
-            problem.base_rows * _sa_span(problem) <= MEMORY_CELLS:
+            problem.base_rows * _sa_span(problem) <= MEMORY_CELLS and _fits_budget(problem):
         return MemoryRunner(problem, strides)
     packing = Packing.for_problem(problem)
     return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)
@@ -275,6 +282,21 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # SQL but peaked at 0.9 GB at 0 % suppression and 2.9 GB at 5 % (wider levels): kept at 250 k.
 MEMORY_BASE_ROWS = 250_000
 MEMORY_CELLS = 4_000_000
+
+
+# Peak bytes of the in-memory search per base cell (base row × sensitive value): the classes ×
+# domain matrices of a level and their pairs, in float64/int64. Measured: 1 M base rows × 14 values
+# peaked at 0.9 GB (0 % suppression) and 2.9 GB (5 %), i.e. 64–210 bytes per cell; 256 covers both.
+MEMORY_BYTES_PER_CELL = 256
+
+
+def _fits_budget(problem: Problem) -> bool:
+    """With a user memory limit, the in-memory path must fit in half of it (DuckDB, bounded by the
+    same limit, holds the base histogram beside it); else the engine does the rollups, spilling
+    to disk past the limit."""
+    budget = problem.engine.memory_budget
+    cells = problem.base_rows * max(_sa_span(problem), 1)
+    return budget is None or cells * MEMORY_BYTES_PER_CELL <= budget // 2
 
 
 def _sa_span(problem: Problem) -> int:

@@ -238,25 +238,56 @@ def _lk(r: ReleasedQI) -> str:
     return f"lk_{r.coded.code}"
 
 
-def rollup_batch(prev: exp.Table, plan: exp.Table) -> exp.Expression:
-    return template("rollup_batch", prev=prev, plan=plan)
+def rollup_batch(prev: exp.Table, plan: exp.Table, words: int = 1) -> exp.Expression:
+    """A lattice level rolled up from the previous one. With several key words (wide problems,
+    ``search.packing``) the plan's ``word`` column says which word the child's digit lives in:
+    that word is rolled up, the others are carried."""
+    select = template("rollup_batch", prev=prev, plan=plan)
+    if words == 1:
+        return select
+    rolled = next(e for e in select.expressions if e.alias == "key").this
+    keys = []
+    for w in range(words):
+        name = "key" if w == 0 else f"key{w}"
+        this = rolled.copy().transform(
+            lambda node, name=name: exp.column(name, "prev") if isinstance(node, exp.Column) and
+            node.name == "key" and node.table == "prev" else node)
+        keys.append(exp.Case(ifs=[exp.If(this=exp.EQ(this=exp.column("word", "plan"), expression=exp.Literal.number(w)),
+                                          true=this)], default=exp.column(name, "prev")))
+    return _with_keys(select, keys)
+
+
+def _with_keys(select: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
+    """``select`` (node, key, n grouped by node, key) with ``keys`` as key, key1, key2, …"""
+    node, _, n = select.expressions
+    aliased = [exp.alias_(k, "key" if w == 0 else f"key{w}") for w, k in enumerate(keys)]
+    select.set("expressions", [node, *aliased, n])
+    select.set("group", exp.Group(expressions=[node.this.copy(), *(k.copy() for k in keys)]))
+    return select
 
 
 def base_batch(base: exp.Table, plan: exp.Table, qi_codes: Sequence[str], qi_strides: Sequence[int],
-               sa_codes: Sequence[str], sa_strides: Sequence[int]) -> exp.Expression:
+               sa_codes: Sequence[str], sa_strides: Sequence[int], qi_words: Sequence[int] = ()) -> exp.Expression:
     """Nodes from the base histogram; plan columns d0, d1, … divide each QI's code (by the code
-    range for a QI outside the node's subset, which zeroes its digit); the key packs the QI
-    digits and sensitive codes at their strides (``search.packing``)."""
-    terms: list[exp.Expression] = []
+    range for a QI outside the node's subset, which zeroes its digit); the keys pack the QI
+    digits (in word ``qi_words[i]``, default 0) and, in word 0, the sensitive codes at their
+    strides (``search.packing``)."""
+    words = max(qi_words, default=0) + 1
+    terms: list[list[exp.Expression]] = [[] for _ in range(words)]
     for i, (code_column, stride) in enumerate(zip(qi_codes, qi_strides)):
         code = exp.IntDiv(this=col(code_column, "base"), expression=col(f"d{i}", "plan"))
-        terms.append(exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(stride)))
+        terms[qi_words[i] if qi_words else 0].append(
+            exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(stride)))
     for code_column, stride in zip(sa_codes, sa_strides):
-        terms.append(exp.Mul(this=col(code_column, "base"), expression=exp.Literal.number(stride)))
-    key = terms[0]
-    for term in terms[1:]:
-        key = exp.Add(this=key, expression=term)
-    return template("base_batch", base=base, plan=plan, key=key)
+        terms[0].append(exp.Mul(this=col(code_column, "base"), expression=exp.Literal.number(stride)))
+    keys = []
+    for word in terms:
+        key = word[0] if word else exp.Literal.number(0)
+        for term in word[1:]:
+            key = exp.Add(this=key, expression=term)
+        keys.append(key)
+    select = template("base_batch", base=base, plan=plan, key=keys[0])
+    return select if words == 1 else _with_keys(select, keys)
 
 
 def class_labels(release: exp.Expression, qi: Sequence[str]) -> exp.Expression:

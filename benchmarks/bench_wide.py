@@ -1,0 +1,73 @@
+"""Benchmark: a wide problem (codes over 62 bits) searched by the SQL level batches (keys in
+several BIGINT words) against one query per node, each in a fresh process with a time budget.
+
+    python benchmarks/make_table.py --rows 3000 --out benchmarks/data/wide3k
+    python benchmarks/bench_wide.py benchmarks/data/wide3k/table_15.toml --budget 240
+
+Prints, per runner: finished or stopped, seconds, nodes evaluated, queries, nodes per second.
+Not a test: figures go to docs/performance.md with the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def run(spec: Path, mode: str, budget: int) -> None:
+    from sqlclose.api import _open_for, as_spec, prepare
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import node_histograms as nh
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    loaded = as_spec(spec)
+    opened = _open_for(None, loaded, None)
+    problem = prepare(opened.engine, opened.relation, loaded, opened.label)
+    nh.MEMORY_BASE_ROWS = 0  # the SQL path, as for inputs too big for the in-memory rollups
+    made = []
+
+    def runner(p):
+        made.append(nh.NodeRunner(p) if mode == "node" else nh.runner_for(p))
+        return made[-1]
+
+    search.runner_for = runner
+
+    def stop(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGALRM, stop)
+    signal.alarm(budget)
+    started = time.perf_counter()
+    try:
+        search.incognito(problem, criteria_for(problem.k, problem.sas))
+        state = "finished"
+    except KeyboardInterrupt:
+        state = "stopped"
+    seconds = time.perf_counter() - started
+    r = made[0]
+    print(f"{mode}: {type(r).__name__} {state} after {seconds:.0f} s, {r.nodes_computed} nodes evaluated, "
+          f"{r.queries} queries, {r.nodes_computed / seconds:.1f} nodes/s", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spec", type=Path)
+    parser.add_argument("--budget", type=int, default=240, help="seconds per runner")
+    parser.add_argument("--mode", choices=["batch", "node"], default=None, help="(internal) one runner")
+    args = parser.parse_args()
+    if args.mode:
+        run(args.spec, args.mode, args.budget)
+        return
+    for mode in ("batch", "node"):  # fresh processes: no warm caches shared between them
+        spec = args.spec.resolve()
+        subprocess.run([sys.executable, __file__, str(spec), "--budget", str(args.budget), "--mode", mode],
+                       cwd=spec.parent, check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""The dates rule: day → month → year → 5-year band → * (or the levels the spec names).
+
+``dates = true`` gives ``["month", "year", "5y"]``; ``dates = ["month", "year", "10y"]`` names
+them: ``month`` (2024-05), ``quarter`` (2024-Q2), ``year`` (2024) and ``Ny`` bands of N years
+aligned on multiples of N (``5y``: 2020-2024), then ``*``. Each level must be coarser than the
+one before and nest in the next (a 10-year band holds two 5-year bands; 5y then 10y is fine,
+5y then 12y is not), so every value has one parent per level.
+
+The values are the column's distinct values as the engine prints them (``CAST(col AS VARCHAR)``
+by SQL: DATE ``2024-05-17``, TIMESTAMP ``2024-05-17 08:30:00``, or ISO text); the first ten
+characters must be an ISO date.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import date
+
+from sqlclose.errors import HierarchyError
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
+
+DEFAULT_LEVELS = ("month", "year", "5y")
+_YEARS = re.compile(r"([1-9][0-9]*)y")
+_RANK = {"month": 1, "quarter": 3, "year": 12}  # width in months
+
+
+def level_months(level: str) -> int | None:
+    """A level's width in months, or None when the name is not a dates level."""
+    if level in _RANK:
+        return _RANK[level]
+    m = _YEARS.fullmatch(level)
+    return int(m.group(1)) * 12 if m else None
+
+
+def check_levels(levels: Sequence[str]) -> list[str]:
+    """The levels, validated: known names, growing, each a multiple of the one before."""
+    if not levels:
+        raise ValueError(f"dates levels must not be empty: give some of {', '.join(DEFAULT_LEVELS)} (or true)")
+    widths = []
+    for level in levels:
+        width = level_months(level)
+        if width is None:
+            raise ValueError(f"unknown dates level {level!r}: use month, quarter, year or a band of years "
+                             "like 5y or 10y")
+        widths.append(width)
+    for (a, wa), (b, wb) in zip(zip(levels, widths), zip(levels[1:], widths[1:])):
+        if wb <= wa or wb % wa:
+            raise ValueError(f"dates levels must grow and nest: {b!r} after {a!r} would give a "
+                             f"{a} two parents; each level must be a multiple of the one before")
+    return list(levels)
+
+
+def _label(day: date, level: str) -> str:
+    if level == "month":
+        return f"{day.year:04d}-{day.month:02d}"
+    if level == "quarter":
+        return f"{day.year:04d}-Q{(day.month - 1) // 3 + 1}"
+    if level == "year":
+        return f"{day.year:04d}"
+    n = int(level[:-1])
+    lo = day.year // n * n
+    return f"{lo:04d}-{lo + n - 1:04d}"
+
+
+def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates") -> Hierarchy:
+    """One row per distinct value: the value, its label at each level, then ``*``."""
+    levels = list(DEFAULT_LEVELS) if levels is None else levels
+    rows = []
+    for text in values:
+        try:
+            day = date.fromisoformat(text[:10])
+        except ValueError:
+            raise HierarchyError(f"{name}: value {text!r} is not a date (YYYY-MM-DD…); the dates rule needs "
+                                 "DATE or TIMESTAMP values, or ISO text; give a hierarchy file otherwise") from None
+        rows.append((text, *(_label(day, level) for level in levels), TOP_LABEL))
+    return Hierarchy(tuple(rows), name)

@@ -1,0 +1,1 @@
+SELECT plan.node AS node, (`base`.`q0` DIV `plan`.`d0`) * 3 + `base`.`s0` * 1 AS key, (`base`.`q1` DIV `plan`.`d1`) * 1 AS key1, SUM(CAST(base.n AS DOUBLE)) AS n FROM `t_base` AS base CROSS JOIN `t_base_plan` AS plan GROUP BY plan.node, (`base`.`q0` DIV `plan`.`d0`) * 3 + `base`.`s0` * 1, (`base`.`q1` DIV `plan`.`d1`) * 1

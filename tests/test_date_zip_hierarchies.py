@@ -1,0 +1,117 @@
+"""The hierarchy builders users expect: dates (day → month → year → 5-year band → *) and ZIP
+masking, generated from the column's distinct values. Expected labels come from DuckDB's own
+date functions and string slicing over the same file (an independent computation), the CLI's
+``hierarchy show`` prints them, and a release with both is re-checked from the written file."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+import sqlclose
+from sqlclose.api import hierarchy_of
+from sqlclose.cli import main
+from sqlclose.errors import SpecError
+
+
+@pytest.fixture(scope="module")
+def people(tmp_path_factory) -> Path:
+    """300 rows: a DATE of birth, a 5-digit ZIP (text), a sensitive column; fixed by hand-made
+    arithmetic so the file is the same on every run."""
+    folder = tmp_path_factory.mktemp("people")
+    start = dt.date(1950, 1, 1)
+    dob = [start + dt.timedelta(days=(i * 7919) % 20_000) for i in range(300)]
+    zips = [f"{(i * 7) % 13 + 40:02d}{(i * 31) % 7}{(i * 17) % 10}{i % 3}" for i in range(300)]
+    illness = [["flu", "cold", "ulcer"][(i * 5) % 3] for i in range(300)]
+    pq.write_table(pa.table({"dob": dob, "zip": zips, "illness": illness}), folder / "people.parquet")
+    return folder
+
+
+def _spec(folder: Path, dates) -> dict:
+    return {"others": "keep", "source": {"path": str(folder / "people.parquet")},
+            "output": {"path": str(folder / "out" / "r.parquet"), "overwrite": True},
+            "privacy": {"k": 3, "suppression": 0.0},
+            "quasi_identifiers": {"dob": {"dates": dates}, "zip": {"mask": True}},
+            "sensitive": {"illness": {"t": 0.5, "distance": "equal"}}}
+
+
+def _sql_rows(folder: Path, query: str) -> list[tuple]:
+    with duckdb.connect() as con:
+        return con.execute(query.replace("FILE", f"read_parquet('{folder / 'people.parquet'}')")).fetchall()
+
+
+def test_dates_rule_labels_each_day_as_sql_would(people):
+    h = hierarchy_of(_spec(people, True), "dob")
+    expected = _sql_rows(people, """
+        SELECT DISTINCT CAST(dob AS VARCHAR), strftime(dob, '%Y-%m'), CAST(year(dob) AS VARCHAR),
+               CAST(year(dob) // 5 * 5 AS VARCHAR) || '-' || CAST(year(dob) // 5 * 5 + 4 AS VARCHAR), '*'
+        FROM FILE""")
+    assert h.levels == 5
+    assert sorted(h.rows) == sorted(expected)
+
+
+def test_dates_rule_with_named_levels(people):
+    h = hierarchy_of(_spec(people, ["quarter", "year", "10y"]), "dob")
+    expected = _sql_rows(people, """
+        SELECT DISTINCT CAST(dob AS VARCHAR), CAST(year(dob) AS VARCHAR) || '-Q' || CAST(quarter(dob) AS VARCHAR),
+               CAST(year(dob) AS VARCHAR),
+               CAST(year(dob) // 10 * 10 AS VARCHAR) || '-' || CAST(year(dob) // 10 * 10 + 9 AS VARCHAR), '*'
+        FROM FILE""")
+    assert sorted(h.rows) == sorted(expected)
+
+
+def test_zip_mask_is_the_zip_builder(people):
+    h = hierarchy_of(_spec(people, True), "zip")
+    expected = _sql_rows(people, """
+        SELECT DISTINCT zip, left(zip, 4) || '*', left(zip, 3) || '**', left(zip, 2) || '***', left(zip, 1) || '****',
+               '*****' FROM FILE""")
+    assert h.levels == 6
+    assert sorted(h.rows) == sorted(expected)
+
+
+@pytest.mark.parametrize(("levels", "message"), [
+    (["year", "month"], "must grow and nest"),
+    (["5y", "12y"], "must grow and nest"),
+    (["week"], "unknown dates level 'week'"),
+    ([], "must not be empty"),
+])
+def test_bad_dates_levels_are_refused_by_the_spec(people, levels, message):
+    with pytest.raises((SpecError, ValueError), match=message):
+        sqlclose.Spec.model_validate(_spec(people, levels))
+
+
+def test_dates_rule_on_a_column_that_is_not_dates(people):
+    spec = _spec(people, True)
+    spec["quasi_identifiers"] = {"dob": {"mask": True}, "zip": {"dates": True}}
+    with pytest.raises(sqlclose.HierarchyError, match="'zip'.*is not a date"):
+        hierarchy_of(spec, "zip")
+
+
+def test_hierarchy_show_prints_the_dates_rule(people, tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'others = "keep"\n[source]\npath = "{people / "people.parquet"}"\n[privacy]\nk = 3\n'
+                    '[quasi_identifiers]\ndob = { dates = ["month", "year"] }\nzip = { mask = true }\n')
+    result = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:dob", "--limit", "0"])
+    assert result.exit_code == 0, result.output
+    first = min(_sql_rows(people, "SELECT DISTINCT CAST(dob AS VARCHAR) FROM FILE"))[0]
+    line = next(ln for ln in result.output.splitlines() if ln.strip().startswith(first))
+    assert line.split() == [first, first[:7], first[:4], "*"]
+
+
+def test_release_with_dates_and_zip_rules_rechecks_from_the_file(people):
+    with sqlclose.anonymize(None, _spec(people, True)) as release:
+        release.write_parquet(people / "out" / "r.parquet")  # re-checked from the file before it is placed
+    # Every class of the written file has at least k rows (plain SQL over the file).
+    with duckdb.connect() as con:
+        smallest = con.execute("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM read_parquet(?) GROUP BY dob, zip)",
+                               [str(people / "out" / "r.parquet")]).fetchone()[0]
+    assert smallest >= 3
+    report = json.loads((people / "out" / "r.parquet.report.json").read_text())
+    assert set(report["node"]) == {"dob", "zip"}
