@@ -77,7 +77,8 @@ MEANINGS: dict[str, str] = {
     "HierarchySpec.origin": "Where the bands start.",
     "HierarchySpec.mask": "Mask codes from the right: true (one character per level) or the numbers of characters.",
     "HierarchySpec.mask_char": "The masking character.",
-    "HierarchySpec.dates": "Dates: true (day → month → year → 5-year band → *) or the levels, e.g. [\"month\", \"year\", \"5y\"].",
+    "HierarchySpec.dates": "Dates: true (day → month → year → 5-year band → *) or the levels, e.g. "
+                           "[\"month\", \"year\", \"5y\"].",
     "HierarchySpec.tree": "Nested tables with arrays of leaves.",
     "HierarchySpec.hierarchy": "A ready sqlclose.Hierarchy (Python only).",
     "QuasiIdentifier.nulls": "NULLs: \"error\", \"drop\" (remove those rows) or \"value\" (NULL is null_value).",
