@@ -286,16 +286,19 @@ def test_adult_subset_optimum_is_the_least_cost_satisfying_node(adult_oracle, ad
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("runner", ["memory", "batch", "node"])
+@pytest.mark.parametrize("runner", ["memory", "batch", "batch-several-words", "node"])
 def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subset, monkeypatch, runner):
     """The suppressed records' cost reads the classes' codes, which each runner produces its own
-    way (numpy keys, packed SQL keys, one query per node): all three find the hand optimum."""
+    way (numpy keys, packed SQL keys in one or several words, one query per node): all find the
+    hand optimum."""
     import sqlclose.search.node_histograms as runners
 
     if runner != "memory":
         monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)
     if runner == "node":
         monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
+    if runner == "batch-several-words":
+        monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**10)
     import importlib
 
     incognito = importlib.import_module("sqlclose.search.incognito")  # the module, not the function
@@ -303,5 +306,8 @@ def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subs
     monkeypatch.setattr(incognito, "runner_for", lambda problem: used.append(runners.runner_for(problem)) or used[-1])
     case = "k5-t0.3-s0.05"
     check_case(adult_oracle, adult_judged[case], adult_subset_spec(case), adult_subset, "ncp", None)
-    kinds = {"memory": runners.MemoryRunner, "batch": runners.BatchRunner, "node": runners.NodeRunner}
+    kinds = {"memory": runners.MemoryRunner, "batch": runners.BatchRunner, "batch-several-words": runners.BatchRunner,
+             "node": runners.NodeRunner}
     assert used and all(isinstance(r, kinds[runner]) for r in used)
+    if runner == "batch-several-words":
+        assert all(r.packing.words > 1 for r in used)

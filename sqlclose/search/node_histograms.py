@@ -136,8 +136,8 @@ class BatchRunner:
         self._rows = {item: int(counts[i]) for item, i in ids.items()}
 
     def _stack(self, result: pa.Table) -> ClassHistograms:
-        """Rows (node, packed key words, n) → the classes of all nodes, numbered node by node.
-        (The search reads sizes and sensitive counts only: class codes are not unpacked.)"""
+        """Rows (node, packed key words, n) → the classes of all nodes, numbered node by node, with
+        their codes at their node's levels (a metric's suppression cost reads them)."""
         span = self.packing.sa_span
         node = result.column("node").to_numpy()
         keys = result.column("key").to_numpy()
@@ -150,17 +150,20 @@ class BatchRunner:
         else:
             order = np.lexsort((*reversed(higher), cls, node))
         node, cls, keys, counts = node[order], cls[order], keys[order], counts[order]
+        higher = [word[order] for word in higher]
         starts = np.empty(len(node), dtype=bool)
         starts[:1] = True
         starts[1:] = (node[1:] != node[:-1]) | (cls[1:] != cls[:-1])
         for word in higher:
-            word = word[order]
             starts[1:] |= word[1:] != word[:-1]
         inverse = np.cumsum(starts) - 1
         first = np.flatnonzero(starts)
         sa = [self.packing.unpack_sa(keys, j) for j in range(len(self.packing.sa_card))]
         sizes, matrices = tally(inverse, len(first), counts, sa, self.packing.sa_card)
-        return ClassHistograms(np.zeros((len(first), 0), dtype=np.int64), sizes, matrices, node[first])
+        words = [keys[first], *(word[first] for word in higher)]
+        codes = np.column_stack([self.packing.unpack_qi(words, i) for i in range(len(self.problem.qis))]) \
+            if self.problem.qis else np.zeros((len(first), 0), dtype=np.int64)
+        return ClassHistograms(codes, sizes, matrices, node[first])
 
     def release_cache(self) -> None:
         if self._prev is not None:
