@@ -105,6 +105,12 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
         opened.engine.close()
 
 
+def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Opened:
+    """The source opened as a run opens it (for callers that prepare once and search many times,
+    like ``sqlclose.sweep``); the caller closes ``Opened.engine`` when it made none."""
+    return _open_for(source, spec, engine)
+
+
 def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
     """Open the source on the given engine, else on the spec's [engine], else on DuckDB."""
     if source is None:

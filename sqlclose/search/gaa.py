@@ -30,7 +30,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,6 +80,45 @@ def gaa(data: GaaInput, k: int, metric_: Metric | str = "nllm", strategy: str = 
         l: float | None = None, t: float | None = None, scope: str = "table") -> GaaResult:  # noqa: E741
     """Run GAA; ``metric_`` is a Metric or the name of one of the seven (over ``data.hierarchies``)."""
     started = time.perf_counter()
+    state = _start(data, k, metric_, strategy, l, t, scope)
+    merges = state.run()
+    return state.result(merges, time.perf_counter() - started)
+
+
+def gaa_k_sweep(data: GaaInput, ks: Sequence[int], metric_: Metric | str = "nllm", strategy: str = "S1", *,
+                scope: str = "table", on_result: Callable[[int, GaaResult], None] | None = None
+                ) -> dict[int, GaaResult]:
+    """GAA under plain k-anonymity for several k in ONE run: the result at each k equals
+    ``gaa(data, k, …)``, and each result's ``seconds`` is the time from the start to that k.
+
+    Why one run is enough: C_s is the least (size, id) among classes below k, and the partner a
+    strategy picks does not depend on k. So while some class is smaller than k₁ < k₂, the runs at
+    k₁ and k₂ make the same merge; the run at k₁ stops when the least class reaches k₁, which is
+    exactly where the run at k₂ stands then. Not so with an l or t model (C_s may then be a
+    large class that fails l or t): run ``gaa`` per value for those. ``on_result(k, result)``
+    hears each k as soon as it is reached."""
+    started = time.perf_counter()
+    wanted = sorted({int(k) for k in ks})
+    if not wanted:
+        return {}
+    state = _start(data, wanted[-1], metric_, strategy, None, None, scope)
+    out: dict[int, GaaResult] = {}
+
+    def reached(least: int | None, merges: int) -> None:
+        # Every k ≤ the least violating class's size (all classes when none is left) is done.
+        while wanted and (least is None or wanted[0] <= least):
+            k = wanted.pop(0)
+            out[k] = state.result(merges, time.perf_counter() - started)
+            if on_result is not None:
+                on_result(k, out[k])
+
+    merges = state.run(reached)
+    reached(None, merges)
+    return out
+
+
+def _start(data: GaaInput, k: int, metric_: Metric | str, strategy: str, l: float | None,  # noqa: E741
+           t: float | None, scope: str) -> _State:
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown GAA strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if scope not in ("table", "class"):
@@ -88,9 +127,7 @@ def gaa(data: GaaInput, k: int, metric_: Metric | str = "nllm", strategy: str = 
     if needs_sensitive and data.sensitive is None:
         raise ValueError(f"strategy {strategy} / l / t need the sensitive histograms (GaaInput.sensitive)")
     mu = metric(metric_, data.hierarchies) if isinstance(metric_, str) else metric_
-    state = _State(data, mu, k, l, t, scope, strategy, needs_sensitive)
-    merges = state.run()
-    return state.result(merges, time.perf_counter() - started)
+    return _State(data, mu, k, l, t, scope, strategy, needs_sensitive)
 
 
 class _State:
@@ -140,7 +177,9 @@ class _State:
                                       f"l-diversity value of {best:.4g}")
 
     # ---- the loop ----------------------------------------------------------------------
-    def run(self) -> int:
+    def run(self, reached: Callable[[int, int], None] | None = None) -> int:
+        """Merge until no class violates; ``reached(size, merges)`` hears the least violating
+        class's size before each merge (for ``gaa_k_sweep``)."""
         # Violating classes in a heap keyed (size, id): the least size, then the least id. Sizes
         # only grow, so an entry whose size no longer matches its class is stale and skipped.
         heap = [(int(self.size[p]), int(self.ids[p])) for p in np.flatnonzero(self.viol)]
@@ -152,6 +191,8 @@ class _State:
             if not (s < self.alive.size and self.ids[s] == cid and self.alive[s] and self.size[s] == size
                     and self.viol[s]):  # stale: merged away, grown, moved by compaction, or satisfied
                 continue
+            if reached is not None:
+                reached(size, merges)
             if live == 1:  # cannot happen after _check_feasible; kept as a guard
                 raise NoSolutionError("GAA merged the whole table into one class and it still violates the model")
             keep, removed = self._merge(s, self._choose(s))
