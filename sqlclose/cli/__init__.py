@@ -17,6 +17,7 @@ from sqlclose.cli.common import CONTEXT, install_signal_handlers
 from sqlclose.cli.demo import demo
 from sqlclose.cli.hierarchy import hierarchy
 from sqlclose.cli.report import report
+from sqlclose.cli.sweep import sweep
 
 
 @click.group(name="sqlclose", context_settings=CONTEXT, invoke_without_command=True)
@@ -32,6 +33,7 @@ def main(ctx: click.Context) -> None:
       sqlclose explain SPEC.toml             what a run would do, and its SQL
       sqlclose anonymize SPEC.toml           search, write, verify, report
       sqlclose check RELEASE.parquet --spec SPEC.toml
+      sqlclose sweep SPEC.toml --k 3,5,10 --out DIR   utility over many k: CSV and charts
     """
     install_signal_handlers()
     if ctx.invoked_subcommand is None:
@@ -39,7 +41,7 @@ def main(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-for command in (anonymize, explain, check, hierarchy, demo, report):
+for command in (anonymize, explain, check, hierarchy, demo, report, sweep):
     main.add_command(command)
 
 __all__ = ["main"]
