@@ -251,6 +251,9 @@ class _State:
 
     def _ldiv(self, s: int, pool: np.ndarray) -> np.ndarray:
         """l_div(gen_T(C_s ∪ C)) per candidate (scope "table"), or the merged class's own value."""
+        flat = self._flat_rest(s, self.ldiv, lowest=True)
+        if flat is not None and self.ldiv[s] >= flat:  # every candidate's table value is `flat` (see there)
+            return np.full(pool.size, flat)
         partner = self._partners(s, pool)
         n = self._mix(s, pool, partner, np.ones(self.size.size))
         if self.scope == "class":
@@ -267,6 +270,9 @@ class _State:
 
     def _tclo(self, s: int, pool: np.ndarray) -> np.ndarray:
         """t_clo(gen_T(C_s ∪ C)) per candidate (scope "table"), or the merged class's own value."""
+        flat = self._flat_rest(s, self.tclo, lowest=False)
+        if flat is not None and self.tclo[s] <= flat:
+            return np.full(pool.size, flat)
         partner = self._partners(s, pool)
         if self.scope == "class":
             return class_l1_closeness(self._merged(s, pool, partner), self.reference)
@@ -279,6 +285,24 @@ class _State:
             own = class_l1_closeness(self._merged(s, pool[need], partner[need]), self.reference)
             out[need] = np.maximum(own, rest[need])
         return out
+
+    def _flat_rest(self, s: int, values: np.ndarray, lowest: bool) -> float | None:
+        """In the table scope, the table's value after any merge when it is the same for every
+        candidate: when at least three live classes besides C_s share the extreme (least l, most
+        t) value v, the classes a merge leaves untouched still hold v (a merge removes at most two
+        besides C_s), and the merged class cannot pass it as long as C_s does not (entropy is
+        concave and the L1 distance convex: a merged class is no worse than its worst part). The
+        caller checks C_s. This skips the per-candidate work on most merges (homogeneous classes
+        pin the l-value at 1 early on). None when it does not apply."""
+        if self.scope != "table":
+            return None
+        live = self.alive.copy()
+        live[s] = False
+        v = values[live]
+        if v.size < 3:
+            return None
+        extreme = v.min() if lowest else v.max()
+        return float(extreme) if np.count_nonzero(v == extreme) >= 3 else None
 
     def _mix(self, s: int, pool: np.ndarray, partner: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Σ size × value over C_s, each candidate C and C's partner."""
@@ -322,6 +346,8 @@ class _State:
                     j = group.qis[0]
                     lca = self.mu.trees[j].lca(int(self.nodes[j, s]), self.nodes[j, pool])
                 keys += lca * self.strides[g]
+            if self.keys_stale:
+                self._sort_keys()
             i = np.minimum(np.searchsorted(self.sorted_keys, keys), self.sorted_keys.size - 1)
             partner = np.where(self.sorted_keys[i] == keys, self.sorted_pos[i], -1)
         partner[(partner == s) | (partner == pool)] = -1
@@ -350,7 +376,7 @@ class _State:
         """One int64 key per generalized tuple (mixed radix over node counts) and the live keys
         sorted, to find vectorized which class a candidate merge would join."""
         sizes = [g.size for g in self.groups]
-        self.strides = None
+        self.strides, self.keys_stale = None, True
         if self.hist is None or math.prod(sizes) >= 2**62:
             return
         strides = [1] * len(sizes)
@@ -360,26 +386,18 @@ class _State:
         self._sort_keys()
 
     def _sort_keys(self) -> None:
+        """Sort the live classes' keys. Done lazily, when ``_partners`` needs them after merges
+        (``keys_stale``): most merges never look partners up (``_flat_rest``), and one sort of
+        all keys costs about what inserting and deleting one key in a sorted array does."""
         live = np.flatnonzero(self.alive)
         keys = self._keys(live)
         order = np.argsort(keys, kind="stable")
         self.sorted_keys, self.sorted_pos = keys[order], live[order]
+        self.keys_stale = False
 
     def _keys(self, positions: np.ndarray | int) -> np.ndarray:
         """The tuple key of classes: their joint group indices, mixed radix over the groups."""
         return (self.joint[:, positions].T * self.strides).sum(axis=-1)
-
-    def _remove_keys(self, removed: list[int]) -> None:
-        for p in removed:
-            i = int(np.searchsorted(self.sorted_keys, self._keys(p)))
-            self.sorted_keys = np.delete(self.sorted_keys, i)
-            self.sorted_pos = np.delete(self.sorted_pos, i)
-
-    def _insert_key(self, keep: int) -> None:
-        key = self._keys(keep)
-        i = int(np.searchsorted(self.sorted_keys, key))
-        self.sorted_keys = np.insert(self.sorted_keys, i, key)
-        self.sorted_pos = np.insert(self.sorted_pos, i, keep)
 
     # ---- merging -----------------------------------------------------------------------
     def _merge(self, s: int, c: int) -> tuple[int, int]:
@@ -390,8 +408,6 @@ class _State:
         same = self.where.get(tuple(lca))
         if same is not None and same not in group:  # the merged records equal another class's: one class
             group.append(same)
-        if self.strides is not None:
-            self._remove_keys(group)  # the merged tuple's key goes in below
         for p in group:
             del self.where[tuple(self.nodes[:, p])]
         keep = min(group, key=lambda p: self.ids[p])
@@ -406,8 +422,7 @@ class _State:
         self.nodes[:, keep] = lca
         self.joint[:, keep] = self._joint(slice(keep, keep + 1))[:, 0]
         self.where[tuple(lca)] = keep
-        if self.strides is not None:
-            self._insert_key(keep)
+        self.keys_stale = True
         if self.hist is not None:
             self.ldiv[keep] = class_l_diversity(self.hist[keep])[0]
             self.tclo[keep] = class_l1_closeness(self.hist[keep], self.reference)[0]
@@ -425,8 +440,7 @@ class _State:
         self.alive = np.ones(live.size, dtype=bool)
         self.pos_of_id[self.ids] = np.arange(live.size)
         self.where = {tuple(self.nodes[:, p]): p for p in range(live.size)}
-        if self.strides is not None:
-            self._sort_keys()
+        self.keys_stale = True
 
     # ---- output ------------------------------------------------------------------------
     def result(self, merges: int, seconds: float) -> GaaResult:
