@@ -50,7 +50,7 @@ PARAMETERS = ("algorithm", "strategy", "metric", "scope", "k", "l", "t")
 ALTERATIONS = tuple(f"alteration_{m}" for m in METRICS)
 MEASURES = ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent", "l_diversity",
             "l1_closeness", "classes", "suppressed_rows", "discernibility", "average_class_size", "seconds")
-COLUMNS = (*PARAMETERS, "status", *MEASURES)
+COLUMNS = (*PARAMETERS, "status", "node", *MEASURES)  # node: the Incognito optimum, "age=2,zip=1"
 
 # What each measure is, for chart axes: (title, axis label with unit).
 LABELS = {
@@ -276,7 +276,9 @@ class _IncognitoSweep(_Sweep):
         if result.optimum is None:
             return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
         summary = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False).summary
-        return {**row, "status": "ok", "classes": summary["classes"], "suppressed_rows": summary["suppressed_rows"],
+        node = ",".join(f"{qi.name}={level}" for qi, level in zip(problem.qis, result.optimum))
+        return {**row, "status": "ok", "node": node, "classes": summary["classes"],
+                "suppressed_rows": summary["suppressed_rows"],
                 "discernibility": summary["utility"]["discernibility"],
                 "average_class_size": summary["utility"]["average_class_size"],
                 "seconds": time.perf_counter() - started}
