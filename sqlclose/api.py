@@ -18,15 +18,19 @@ from sqlclose.prepare.problem import keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, open_source
 from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release.files import sha256
+from sqlclose.release.gaa_release import GaaRelease
 from sqlclose.release.release import Release
 from sqlclose.search import ProgressCallback, incognito
+from sqlclose.search.gaa_run import run_gaa
+from sqlclose.search.utility_costs import leaf_counts, search_cost
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
               on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None) -> Release:
-    """Find the optimal full-domain generalization of ``source`` that satisfies ``spec``.
+    """Find the optimal full-domain generalization of ``source`` that satisfies ``spec`` — or, with
+    ``[search] algorithm = "gaa"``, GAA's multidimensional recoding (a ``GaaRelease``).
 
     ``source`` is a path (Parquet, CSV, DuckDB file with the spec's table), a
     ``(duckdb connection, table name)`` pair, a pyarrow Table or a pandas DataFrame; ``None``
@@ -47,7 +51,15 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if spec.k > problem.rows:
             raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                                   "generalization can make classes that big; lower k")
-        result = incognito(problem, criteria, on_progress)
+        inputs = [*opened.files, *spec.files_read]
+        if spec.search.algorithm == "gaa":
+            run = run_gaa(problem, criteria, spec.search)
+            timings["search_seconds"] = run.result.seconds
+            return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
+                              owns_engine=given is None, inputs=inputs, selection=spec.search, gaa_run=run)
+        counts = leaf_counts(problem)
+        cost = search_cost(problem, spec.search.metric_name, spec.search.weights, counts)
+        result = incognito(problem, criteria, on_progress, cost)
         timings["search_seconds"] = result.seconds
         if result.optimum is None:
             raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
@@ -55,9 +67,8 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    inputs = [*opened.files, *spec.files_read]
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   inputs=inputs)
+                   inputs=inputs, selection=spec.search, _leaf_counts=counts)
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
@@ -157,7 +168,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     hierarchies a hierarchical distance needs; without it the report's models are used as stated."""
     try:
         doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
-        node, privacy = doc["node"], doc["privacy"]
+        qis, privacy = list(doc["generalization"]), doc["privacy"]
     except (OSError, ValueError, KeyError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
     problems = []
@@ -165,7 +176,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
         problems.append("its sha256 differs from the report's output.sha256 (the file was changed or replaced)")
     models = dict(as_spec(spec).sensitive) if spec is not None else {
         name: _model_from_report(name, entry) for name, entry in privacy["sensitive"].items()}
-    audit_ = run_check(path, list(node), models, k=privacy["k"]).to_dict()
+    audit_ = run_check(path, qis, models, k=privacy["k"]).to_dict()
     expected = {"rows": doc["output"]["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
     found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
     problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()

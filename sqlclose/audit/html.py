@@ -48,12 +48,14 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
         raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")
     spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
     models = dict(spec.sensitive) if spec is not None else None
-    audit = check(release, list(doc["node"]), models, k=doc["privacy"]["k"])
+    audit = check(release, list(doc["generalization"]), models, k=doc["privacy"]["k"])
     return _page(doc, audit, release)
 
 
 def _page(doc: dict, audit: CheckReport, release: Path) -> str:
-    parts = [_header(doc, release), _section("The lattice", _lattice_chart(doc), _lattice_text(doc)),
+    search = _section("The lattice", _lattice_chart(doc), _lattice_text(doc)) if doc.get("lattice") else \
+        _section("GAA", "", _gaa_text(doc))
+    parts = [_header(doc, release), search,
              _section("Quasi-identifiers", "", _generalization_table(doc)),
              _section("Class sizes", _class_size_chart(audit.class_sizes, doc["privacy"]["k"]),
                       f"<p>{doc['classes']} classes; the smallest has {doc['privacy']['min_class_size']} rows "
@@ -72,10 +74,16 @@ def _page(doc: dict, audit: CheckReport, release: Path) -> str:
 
 # ---- sections --------------------------------------------------------------------------------
 def _header(doc: dict, release: Path) -> str:
-    node = ", ".join(f"{html.escape(k)} = {v}" for k, v in doc["node"].items())
+    if doc.get("node") is not None:
+        chosen = "Chosen node: <strong id='chosen-node'>" + ", ".join(
+            f"{html.escape(k)} = {v}" for k, v in doc["node"].items()) + "</strong>"
+    else:
+        g = doc["gaa"]
+        chosen = (f"Multidimensional recoding by <strong id='chosen-node'>GAA {html.escape(g['strategy'])}</strong> "
+                  f"({html.escape(g['scope'])} scope, merge cost {html.escape(g['metric'])})")
     verified = "verified from the written file" if doc.get("verified") else "NOT verified"
     return (f"<h1>Release {html.escape(release.name)}</h1>"
-            f"<p class='lead'>Chosen node: <strong id='chosen-node'>{node}</strong> — {doc['output']['rows']} of "
+            f"<p class='lead'>{chosen} — {doc['output']['rows']} of "
             f"{doc['input']['rows']} rows released, {verified}; sha256 <code>{doc['output']['sha256']}</code>.</p>")
 
 
@@ -90,11 +98,26 @@ def _lattice_text(doc: dict) -> str:
             f"({html.escape(minimal)}); {lat['nodes_evaluated']} evaluated in {lat['queries']} queries.</p>")
 
 
+def _gaa_text(doc: dict) -> str:
+    g = doc["gaa"]
+    return (f"<p>GAA (Mauger et al. 2023) merged {g['merges']} times, starting from {g['combinations']} distinct "
+            f"value combinations, with strategy {html.escape(g['strategy'])} and merge cost "
+            f"{html.escape(g['metric'])}, in {g['seconds']:.2f} s. Classes sit at different levels; GAA suppresses "
+            "nothing.</p>")
+
+
+def _level_text(g: dict) -> str:
+    if g.get("level") is not None:
+        return f"{g['level']} of {g['levels'] - 1}"
+    per_level = g.get("classes_per_level") or {}
+    return html.escape(", ".join(f"{lv}: {n} classes" for lv, n in per_level.items())) + f" (of {g['levels'] - 1})"
+
+
 def _generalization_table(doc: dict) -> str:
     rows = []
     for name, g in doc["generalization"].items():
         labels = ", ".join(g["labels"][:8]) + (" …" if g["label_count"] > 8 else "")
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{g['level']} of {g['levels'] - 1}</td>"
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{_level_text(g)}</td>"
                     f"<td>{g['label_count']}</td><td>{html.escape(labels)}</td></tr>")
     return ("<table><tr><th>column</th><th>level</th><th>labels</th><th>examples</th></tr>" + "".join(rows)
             + "</table>")

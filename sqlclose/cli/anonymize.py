@@ -37,6 +37,11 @@ Examples:
 @click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads).")
 @click.option("--memory-limit", help="DuckDB memory limit, e.g. 2GB; beyond it DuckDB spills to disk.")
 @click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills.")
+@click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
+              "ncp, total, llm, nllm, wllm, wnllm, or custom (with [search.weights]).")
+@click.option("--algorithm", type=click.Choice(["incognito", "gaa"]), help="Full-domain Incognito (default) or "
+              "GAA's multidimensional recoding (overrides [search] algorithm).")
+@click.option("--strategy", help="GAA's merge strategy S1..S7, ldiv or tclo (overrides [search] strategy).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the sign-off page (one self-contained HTML file) here.")
 @json_option
@@ -46,6 +51,7 @@ Examples:
 def anonymize(spec_path: Path, source: Path | None, output: Path | None, report: Path | None,
               overwrite: bool | None, force: bool, dry_run: bool, node: str | None, no_progress: bool,
               engine_name: str | None, threads: int | None, memory_limit: str | None, temp_directory: Path | None,
+              metric: str | None, algorithm: str | None, strategy: str | None,
               html_path: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Search the optimal generalization for SPEC.toml, write it as Parquet, verify it from the
     file, and place it with its JSON report."""
@@ -54,6 +60,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, report:
     from sqlclose.release.files import refuse_unsafe_targets
 
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
+    spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy)
     chosen = parse_node(node)
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
@@ -100,6 +107,26 @@ def with_engine(spec, name: str | None, threads: int | None, memory_limit: str |
     except ValidationError as e:
         raise SpecError(format_validation_error(e, "command line")) from None
     return spec.model_copy(update={"engine": settings})
+
+
+def with_search(spec, **given: str | None):
+    """The spec with the command line's [search] settings over its own (validated together)."""
+    given = {key: value for key, value in given.items() if value is not None}
+    if not given:
+        return spec
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import Search, format_validation_error
+
+    current = spec.search.model_dump(exclude_none=True)
+    if given.get("algorithm", current.get("algorithm")) != "gaa":  # GAA's settings go with GAA only
+        current.pop("strategy", None)
+        current.pop("scope", None)
+    try:
+        search = Search.model_validate({**current, **given})
+    except ValidationError as e:
+        raise SpecError(format_validation_error(e, "command line")) from None
+    return spec.model_copy(update={"search": search})
 
 
 def _up_to_date(api, source, spec, out: Path, report: Path) -> bool:
@@ -186,16 +213,33 @@ def describe_sensitive(s: dict) -> str:
 
 
 def _print_summary(doc: dict, report: Path) -> None:
-    node = ", ".join(f"{k}={v}" for k, v in doc["node"].items())
-    lat = doc["lattice"]
     click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {doc['output']['path']}")
-    click.echo(f"  node       {node}")
+    if doc["node"] is not None:
+        click.echo(f"  node       {', '.join(f'{k}={v}' for k, v in doc['node'].items())}")
+    else:
+        for name, g in doc["generalization"].items():
+            levels = ", ".join(f"level {lv}: {n}" for lv, n in (g.get("classes_per_level") or {}).items())
+            click.echo(f"  {name:<10} classes at {levels}")
     click.echo(f"  classes    {doc['classes']} (min size {doc['privacy']['min_class_size']}, "
                f"{doc['suppressed_rows']} rows suppressed)")
     for name, s in doc["privacy"]["sensitive"].items():
         click.echo(f"  {name:<10} {describe_sensitive(s)}")
-    click.echo(f"  utility    discernibility {doc['utility']['discernibility']}, "
-               f"average class size {doc['utility']['average_class_size']:.1f}")
-    click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
-               f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    u = doc["utility"]
+    click.echo(f"  utility    discernibility {u['discernibility']}, average class size {u['average_class_size']:.1f}")
+    chosen = u.get("alteration", {}).get(u.get("metric"))
+    if chosen is not None:
+        click.echo(f"             chosen by {u['metric']}: {chosen:.2f} % altered; mean of the seven "
+                   f"{u['mean_alteration']:.2f} %")
+    if u.get("generalized_percent") is not None:
+        click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
+                   "the root")
+    lat, gaa = doc["lattice"], doc.get("gaa")
+    if lat is not None:
+        click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
+                   f"{lat['size']}, {len(doc['minimal_nodes'])} minimal nodes, {lat['seconds']:.2f} s")
+    if gaa is not None:
+        click.echo(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
+                   f"{gaa['merges']} merges from {gaa['combinations']} combinations, {gaa['seconds']:.2f} s")
+    for warning in doc["warnings"]:
+        click.echo(f"  warning    {warning}")
     click.echo(f"  verified   sha256 {doc['output']['sha256'][:16]}…; report {report}")

@@ -24,15 +24,17 @@ from sqlclose._version import __version__
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
-from sqlclose.model.spec import default_report_path
+from sqlclose.model.spec import Search, default_report_path
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
 from sqlclose.release.report import Generalization, InputSummary, Lattice, Output, Report, privacy_section
+from sqlclose.release.utility_section import full_domain_utility
 from sqlclose.release.verify import compare, recheck
 from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
+from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size
 
@@ -54,6 +56,8 @@ class Release:
     timings: dict[str, float] = field(default_factory=dict)
     owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
+    selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
+    _leaf_counts: list | None = None  # per QI, records per leaf (for the information-loss metrics)
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
@@ -143,19 +147,18 @@ class Release:
             "utility": {
                 "discernibility": evaluated.discernibility,
                 "average_class_size": average_class_size(kept_rows, int(kept.sum())),
+                **full_domain_utility(self.problem, self.selection, self.search.optimum, hist, failing,
+                                      self._counts()),
             },
         }
 
+    def _counts(self) -> list:
+        if self._leaf_counts is None:
+            self._leaf_counts = leaf_counts(self.problem)
+        return self._leaf_counts
+
     def _t_against_release(self, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
-        """Per sensitive column with a t model: the largest distance of a released class from the
-        *released* table's own distribution — what an auditor holding only the file computes."""
-        out = {}
-        for j, sa in enumerate(self.problem.sas):
-            if sa.spec.t is None or not kept.any():
-                continue
-            counts = hist.counts[j][kept]
-            out[sa.name] = float(distance(counts, counts.sum(axis=0), sa.distance, sa.hierarchy).max())
-        return out
+        return t_against_release(self.problem, hist, kept)
 
     @property
     def column_roles(self) -> dict[str, str]:
@@ -223,7 +226,7 @@ class Release:
             started = time.perf_counter()
             summary = self.summary
             claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
-            found = recheck(self.problem, txn.data)
+            found = self._recheck(txn.data)
             compare(claimed, found, self.problem, self.columns)
             self.timings["verify_seconds"] = time.perf_counter() - started
             doc = self.report(summary, path, files.sha256(txn.data))
@@ -232,6 +235,9 @@ class Release:
             txn.commit()
         return doc
 
+    def _recheck(self, path: Path) -> dict:
+        return recheck(self.problem, path)
+
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None) -> dict:
         """The report (typed: ``sqlclose.release.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
@@ -239,6 +245,7 @@ class Release:
         generalization = self.generalization
         warnings = [f"{name!r} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
                     "information in this release" for name, g in generalization.items() if g.at_top]
+        warnings += self._warnings()
         return Report(
             sqlclose_version=__version__,
             created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
@@ -246,12 +253,7 @@ class Release:
             input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
                                fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
                                dropped_null_rows=p.dropped_rows),
-            node=self.node,
-            minimal_nodes=self.minimal_nodes,
-            lattice=Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
-                            satisfying_nodes=int(self.search.satisfying.sum()),
-                            nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
-                            seconds=round(self.search.seconds, 4)),
+            **self._search_section(),
             generalization=generalization,
             classes=summary["classes"],
             suppressed_rows=summary["suppressed_rows"],
@@ -264,6 +266,18 @@ class Release:
             timings={k: round(v, 4) for k, v in self.timings.items()},
             verified=digest is not None,
         ).to_dict()
+
+    def _search_section(self) -> dict:
+        """The report's fields that describe how the release was found."""
+        p = self.problem
+        return {"algorithm": "incognito", "node": self.node, "minimal_nodes": self.minimal_nodes,
+                "lattice": Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
+                                   satisfying_nodes=int(self.search.satisfying.sum()),
+                                   nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
+                                   seconds=round(self.search.seconds, 4))}
+
+    def _warnings(self) -> list[str]:
+        return []
 
     @property
     def generalization(self) -> dict[str, Generalization]:
@@ -279,3 +293,13 @@ class Release:
         return out
 
 
+def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
+    """Per sensitive column with a t model: the largest distance of a released class from the
+    *released* table's own distribution — what an auditor holding only the file computes."""
+    out = {}
+    for j, sa in enumerate(problem.sas):
+        if sa.spec.t is None or not kept.any():
+            continue
+        counts = hist.counts[j][kept]
+        out[sa.name] = float(distance(counts, counts.sum(axis=0), sa.distance, sa.hierarchy).max())
+    return out

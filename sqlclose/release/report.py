@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "3.0"
 
 
 class _Model(BaseModel):
@@ -45,11 +45,34 @@ class Lattice(_Model):
 
 
 class Generalization(_Model):
-    level: int = Field(description="The chosen level (0 = raw values).")
+    level: int | None = Field(description="The chosen level (0 = raw values); null for a multidimensional (GAA) "
+                              "release, whose classes sit at several levels (see classes_per_level).")
     levels: int = Field(description="Levels of the hierarchy.")
     labels: list[str] = Field(description="Labels used in the release at the chosen level (at most 20 shown).")
     label_count: int = Field(description="How many distinct labels the release uses.")
     at_top: bool = Field(description="Generalized to the top: the column carries no information any more.")
+    classes_per_level: dict[str, int] | None = Field(None, description="GAA: how many released classes hold this "
+                                                     "column at each level (keys are levels).")
+
+    @model_serializer(mode="wrap")
+    def _without_absent(self, handler: Any) -> dict[str, Any]:
+        out = handler(self)
+        if out.get("classes_per_level") is None:
+            out.pop("classes_per_level", None)
+        return out
+
+
+class GaaSummary(_Model):
+    """How a GAA release was made (Mauger et al. 2023, Algorithm 1)."""
+
+    metric: str = Field(description="The merge cost: one of the seven information-loss metrics, or custom.")
+    strategy: str = Field(description="The merge strategy: S1..S7, ldiv or tclo (Definition 17).")
+    scope: str = Field(description="table (the paper's: the table's l / t value after a merge) or class.")
+    strategy_column: str | None = Field(description="The sensitive column whose l-diversity / L1 values the "
+                                        "strategies compare (the spec's first).")
+    merges: int = Field(description="Merges GAA made.")
+    combinations: int = Field(description="Distinct QI value combinations GAA started from.")
+    seconds: float = Field(description="GAA's time.")
 
 
 class SensitiveReached(_Model):
@@ -79,9 +102,33 @@ class Privacy(_Model):
     sensitive: dict[str, SensitiveReached] = Field(description="Per sensitive column, the values reached.")
 
 
+class SensitiveUtility(_Model):
+    """Mauger et al.'s (2023, section 4.1) values of one sensitive column over the released classes."""
+
+    l_diversity: float | None = Field(description="The paper's l-diversity value (Definition 11): the least "
+                                      "exp(entropy) of a released class's sensitive values.")
+    l1_closeness: float | None = Field(description="The paper's t-closeness value (Definitions 12-14): the largest "
+                                       "plain L1 distance Σ|p_class − p_input| of a released class from the input "
+                                       "table's distribution, NOT halved (in [0, 2]): not an EMD, see max_emd.")
+
+
 class Utility(_Model):
     discernibility: int = Field(description="Σ class size² + suppressed rows × input rows (lower is better).")
     average_class_size: float = Field(description="Released rows per class.")
+    metric: str = Field("discernibility", description="The metric that chose the release: discernibility or one of "
+                        "Mauger et al.'s distortion, ncp, total, llm, nllm, wllm, wnllm, or custom.")
+    alteration: dict[str, float | None] = Field(default_factory=dict, description="Per information-loss metric "
+                                                "(the seven, and custom when used): the release's cost over the "
+                                                "cost of every value at the root, in % (Mauger et al. Definition "
+                                                "7); null when even that costs 0. Suppressed records count at "
+                                                "the root.")
+    mean_alteration: float | None = Field(None, description="Mean of the seven metrics' alteration (those defined).")
+    generalized_percent: float | None = Field(None, description="% of (record, QI) values above level 0; "
+                                              "suppressed records count as generalized.")
+    root_percent: float | None = Field(None, description="% of (record, QI) values at the root (suppressed "
+                                       "records count at the root).")
+    sensitive: dict[str, SensitiveUtility] = Field(default_factory=dict, description="Per sensitive column, the "
+                                                   "paper's l-diversity and L1 t-closeness values.")
 
 
 class Output(_Model):
@@ -101,9 +148,12 @@ class Report(_Model):
     spec_sha256: str = Field(description="Hash of the spec's resolved content (hierarchy files by content), the "
                              "same from any working directory.")
     input: InputSummary
-    node: dict[str, int] = Field(description="The released node: level per quasi-identifier.")
-    minimal_nodes: list[dict[str, int]] = Field(description="Every minimal satisfying node.")
-    lattice: Lattice
+    algorithm: str = Field("incognito", description="incognito (full-domain: one level per quasi-identifier) or "
+                           "gaa (multidimensional: classes at different levels).")
+    node: dict[str, int] | None = Field(description="The released node: level per quasi-identifier (null for GAA).")
+    minimal_nodes: list[dict[str, int]] = Field(description="Every minimal satisfying node (empty for GAA).")
+    lattice: Lattice | None = Field(description="The lattice search (null for GAA).")
+    gaa: GaaSummary | None = Field(None, description="How GAA made the release (null for Incognito).")
     generalization: dict[str, Generalization] = Field(description="Per quasi-identifier, what the release holds.")
     classes: int = Field(description="Released equivalence classes.")
     suppressed_rows: int

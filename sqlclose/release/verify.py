@@ -15,6 +15,8 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pyarrow as pa
+
 from sqlclose.errors import EngineError, VerificationError
 from sqlclose.model.spec import EMD_DISTANCES
 from sqlclose.release.verify_sql import FileMeasures, WrittenQI, WrittenSensitive, measure_file
@@ -27,8 +29,9 @@ _KEYS = {"distinct l-diversity": "distinct_l", "entropy l-diversity": "entropy_l
          "recursive (c,l)-diversity": "recursive", "p-sensitivity": "p"}
 
 
-def recheck(problem: Problem, path: Path) -> dict:
-    """Rows, columns, classes, the privacy section and every failure, measured on the file at ``path``."""
+def recheck(problem: Problem, path: Path, mapping: pa.Table | None = None) -> dict:
+    """Rows, columns, classes, the privacy section and every failure, measured on the file at
+    ``path``; ``mapping``: a multidimensional release's leaf → label table (see ``measure_file``)."""
     engine = problem.engine
     written = engine.read_parquet(path)
     columns = engine.schema(written).names
@@ -42,7 +45,7 @@ def recheck(problem: Problem, path: Path) -> dict:
     # is an error of its own (``compare``), and no row comparison is possible then.
     truth = columns if set(columns) <= set(problem.columns) else None
     try:
-        measured = measure_file(engine, written, problem.source.copy(), problem.k, qis, sas, truth)
+        measured = measure_file(engine, written, problem.source.copy(), problem.k, qis, sas, truth, mapping)
     except EngineError as e:  # e.g. a column of another type than the release writes: fail closed
         return {"rows": None, "columns": columns, "classes": None, "privacy": None,
                 "failing": [f"the file could not be re-checked ({str(e).splitlines()[0]})"]}

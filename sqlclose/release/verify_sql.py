@@ -90,11 +90,16 @@ class FileMeasures:
 
 def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression, k: int,
                  qis: Sequence[WrittenQI], sensitive: Sequence[WrittenSensitive],
-                 columns: Sequence[str] | None = None) -> FileMeasures:
+                 columns: Sequence[str] | None = None, mapping: pa.Table | None = None) -> FileMeasures:
     """Measure the release ``written`` against the input ``source`` (the table Q comes from).
 
     With ``columns`` (the file's columns, all of them input columns), also check that every
-    written row is an input row generalized at the levels the labels show, on those columns."""
+    written row is an input row generalized at the levels the labels show, on those columns.
+
+    A multidimensional release (GAA) gives its ``mapping``: per QI leaf combination, the leaves
+    as text (``l0``, ``l1``, …) and the labels written for them (``g0``, …). Then a column's
+    values may be labels of any level, every mapped label must be its leaf or an ancestor of it
+    in the hierarchy, and every written row must be an input row recoded by the mapping."""
     registered: list[str] = []
     try:
         qi_cols = [_col(qi.name) for qi in qis]
@@ -103,10 +108,11 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
         result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
         result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size,
                                          int(sizes["below_k"])))
-        levels, problems = _label_levels(engine, written, qis, registered)
+        levels, problems = _label_levels(engine, written, qis, registered, any_level=mapping is not None)
         result.problems += problems
         if columns is not None and all(levels):
-            result.problems += _untrue_rows(engine, written, source, columns, qis, levels, registered)
+            result.problems += _untrue_rows(engine, written, source, columns, qis, levels, registered) \
+                if mapping is None else _untrue_mapped_rows(engine, written, source, columns, qis, mapping, registered)
         for sa in sensitive:
             problems, models = _sensitive(engine, written, source, qi_cols, sa, registered)
             result.problems += problems
@@ -119,12 +125,16 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
 
 # ---- quasi-identifiers: every written value must be a label of one level ------------------
 
+ANY_LEVEL = -1  # a multidimensional release: the labels of all levels together
+
+
 def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[WrittenQI],
-                  registered: list[str]) -> tuple[list[list[int]], list[str]]:
+                  registered: list[str], any_level: bool = False) -> tuple[list[list[int]], list[str]]:
     """Per column, the levels whose labels hold every written value; a problem for each column
-    that no level fits. One query for all columns (each column's distinct values, stacked)."""
-    rows = sorted({(i, level, label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows
-                   for level, label in enumerate(row)})
+    that no level fits. One query for all columns (each column's distinct values, stacked).
+    ``any_level``: the labels of all levels count as one level (``ANY_LEVEL``)."""
+    rows = sorted({(i, ANY_LEVEL if any_level else level, label) for i, qi in enumerate(qis)
+                   for row in qi.hierarchy.rows for level, label in enumerate(row)})
     labels = _register(engine, registered, "verify_labels", pa.table(
         {"col": [r[0] for r in rows], "level": [r[1] for r in rows], "label": [r[2] for r in rows]}))
     params: list[Any] = []
@@ -136,9 +146,11 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
     for r in found.to_pylist():  # one row per (column, level), fewest misfits first
         per_column[r["col"]].append(r)
     # A column with no values (an empty file) fits every level.
-    levels = [[r["level"] for r in rs if r["misfits"] == 0] if rs else list(range(qi.hierarchy.levels))
-              for qi, rs in zip(qis, per_column)]
-    problems = [f"column {qi.name!r} holds {rs[0]['misfits']} value(s) that are not labels of any one level of its "
+    levels = [[r["level"] for r in rs if r["misfits"] == 0] if rs else
+              ([ANY_LEVEL] if any_level else list(range(qi.hierarchy.levels))) for qi, rs in zip(qis, per_column)]
+    problems = [f"column {qi.name!r} holds {rs[0]['misfits']} value(s) that are not labels of any level of its "
+                f"hierarchy {qi.hierarchy.origin} (e.g. {rs[0]['example']!r})" if any_level else
+                f"column {qi.name!r} holds {rs[0]['misfits']} value(s) that are not labels of any one level of its "
                 f"hierarchy {qi.hierarchy.origin} (closest: level {rs[0]['level']}, which lacks {rs[0]['example']!r})"
                 for qi, rs, fit in zip(qis, per_column, levels) if not fit]
     return levels, problems
@@ -166,6 +178,47 @@ def _untrue_rows(engine: Engine, written: exp.Expression, source: exp.Expression
             return []
     return [f"{untrue} written row(s) are not rows of the input generalized at the levels the labels show "
             "(a label, a value or a whole row was altered)"]
+
+
+def _untrue_mapped_rows(engine: Engine, written: exp.Expression, source: exp.Expression, columns: Sequence[str],
+                        qis: Sequence[WrittenQI], mapping: pa.Table, registered: list[str]) -> list[str]:
+    """A multidimensional release: the mapping must only generalize (each label its leaf or an
+    ancestor, by the hierarchy's rows), and the file must hold input rows recoded by it."""
+    covers = sorted({(i, row[0], label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows for label in row})
+    cover = _register(engine, registered, "verify_covers", pa.table(
+        {"col": [c[0] for c in covers], "leaf": [c[1] for c in covers], "label": [c[2] for c in covers]}))
+    mapped = _register(engine, registered, "verify_mapping", mapping)
+    problems = []
+    for i, qi in enumerate(qis):
+        pair = exp.and_(exp.EQ(this=exp.column("col", "c"), expression=exp.Literal.number(i)),
+                        exp.EQ(this=exp.column("leaf", "c"), expression=exp.column(f"l{i}", "m")),
+                        exp.EQ(this=exp.column("label", "c"), expression=exp.column(f"g{i}", "m")))
+        covered = exp.Exists(this=exp.select(exp.Literal.number(1)).from_(exp.alias_(cover.copy(), "c", table=True))
+                             .where(pair))
+        query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(exp.alias_(mapped.copy(), "m", table=True)) \
+            .where(exp.Not(this=covered))
+        bad = _one_row(engine, query)["n"]
+        if bad:
+            problems.append(f"column {qi.name!r}: {bad} mapped label(s) are neither the value nor one of its ancestors "
+                            f"in {qi.hierarchy.origin}")
+    params: list[Any] = []
+    by_name = {qi.name: i for i, qi in enumerate(qis)}
+    select = exp.select().from_(exp.alias_(source.copy(), "src", table=True) if isinstance(source, exp.Table)
+                                else source.copy().as_("src"))
+    select = select.join(exp.alias_(mapped.copy(), "m", table=True), join_type="left", on=exp.and_(*[
+        exp.EQ(this=exp.column(f"l{i}", "m"), expression=_text(qi.name, qi.null_value, params, table="src"))
+        for i, qi in enumerate(qis)]))
+    for name in columns:
+        value = exp.column(f"g{by_name[name]}", "m") if name in by_name else _col(name, "src")
+        select = select.select(exp.alias_(value, exp.to_identifier(name, quoted=True)))
+    same = exp.and_(*[exp.NullSafeEQ(this=_col(c, "written"), expression=_col(c, "generalized")) for c in columns])
+    query = template("verify_untrue_rows", release=written, generalized=select.subquery(),
+                     columns=[_col(c) for c in columns], same_row=same)
+    untrue = _one_row(engine, query, params)["untrue_rows"]
+    if untrue:
+        problems.append(f"{untrue} written row(s) are not rows of the input recoded by the release's mapping (a "
+                        "label, a value or a whole row was altered)")
+    return problems
 
 
 def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[WrittenQI],

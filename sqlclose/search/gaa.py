@@ -57,6 +57,7 @@ class GaaInput:
     counts: np.ndarray  # combos: records per combination
     sensitive: np.ndarray | None = None  # combos × sensitive domain: counts
     names: list[str] | None = None  # QI column names, for the release mapping
+    extra: list[np.ndarray] | None = None  # per sensitive column, combos × domain: what ``violates`` judges
 
 
 @dataclass
@@ -76,11 +77,19 @@ class GaaResult:
         return int(self.sizes.shape[0])
 
 
+Violates = Callable[[np.ndarray, list[np.ndarray]], np.ndarray]
+
+
 def gaa(data: GaaInput, k: int, metric_: Metric | str = "nllm", strategy: str = "S1", *,
-        l: float | None = None, t: float | None = None, scope: str = "table") -> GaaResult:  # noqa: E741
-    """Run GAA; ``metric_`` is a Metric or the name of one of the seven (over ``data.hierarchies``)."""
+        l: float | None = None, t: float | None = None, scope: str = "table",  # noqa: E741
+        violates: Violates | None = None) -> GaaResult:
+    """Run GAA; ``metric_`` is a Metric or the name of one of the seven (over ``data.hierarchies``).
+
+    ``violates(sizes, histograms)`` adds models to Φ: given classes' sizes and, per sensitive
+    column, their classes × domain counts (``data.extra``, merged as classes merge), it says
+    which classes violate them (e.g. a spec's l-diversity or EMD t-closeness)."""
     started = time.perf_counter()
-    state = _start(data, k, metric_, strategy, l, t, scope)
+    state = _start(data, k, metric_, strategy, l, t, scope, violates)
     merges = state.run()
     return state.result(merges, time.perf_counter() - started)
 
@@ -118,7 +127,7 @@ def gaa_k_sweep(data: GaaInput, ks: Sequence[int], metric_: Metric | str = "nllm
 
 
 def _start(data: GaaInput, k: int, metric_: Metric | str, strategy: str, l: float | None,  # noqa: E741
-           t: float | None, scope: str) -> _State:
+           t: float | None, scope: str, violates: Violates | None = None) -> _State:
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown GAA strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if scope not in ("table", "class"):
@@ -127,15 +136,17 @@ def _start(data: GaaInput, k: int, metric_: Metric | str, strategy: str, l: floa
     if needs_sensitive and data.sensitive is None:
         raise ValueError(f"strategy {strategy} / l / t need the sensitive histograms (GaaInput.sensitive)")
     mu = metric(metric_, data.hierarchies) if isinstance(metric_, str) else metric_
-    return _State(data, mu, k, l, t, scope, strategy, needs_sensitive)
+    return _State(data, mu, k, l, t, scope, strategy, needs_sensitive, violates)
 
 
 class _State:
     """The live classes as parallel arrays over positions (dead positions are compacted away)."""
 
     def __init__(self, data: GaaInput, mu: Metric, k: int, l: float | None, t: float | None,  # noqa: E741
-                 scope: str, strategy: str, needs_sensitive: bool) -> None:
+                 scope: str, strategy: str, needs_sensitive: bool, violates: Violates | None = None) -> None:
         self.mu, self.k, self.l, self.t, self.scope, self.strategy = mu, k, l, t, scope, strategy
+        self.extra_violates = violates
+        self.extra = [np.asarray(h, dtype=np.float64).copy() for h in data.extra or []] if violates else []
         n0 = data.leaves.shape[0]
         self.n0 = n0
         self.total = int(np.sum(data.counts))
@@ -165,6 +176,8 @@ class _State:
             bad |= self.ldiv[p] < self.l - _MODEL_TOL
         if self.t is not None:
             bad |= self.tclo[p] > self.t + _MODEL_TOL
+        if self.extra_violates is not None:
+            bad |= self.extra_violates(self.size[p], [h[p] for h in self.extra])
         return bad
 
     def _check_feasible(self) -> None:
@@ -175,6 +188,10 @@ class _State:
             if best < self.l - _MODEL_TOL:
                 raise NoSolutionError(f"l = {self.l:g} cannot be reached: even one class of the whole table has an "
                                       f"l-diversity value of {best:.4g}")
+        if self.extra_violates is not None and self.extra_violates(
+                np.array([self.total]), [h.sum(axis=0, keepdims=True) for h in self.extra])[0]:
+            raise NoSolutionError("the privacy models fail even with the whole table as one class: no merging can "
+                                  "satisfy them")
 
     # ---- the loop ----------------------------------------------------------------------
     def run(self, reached: Callable[[int, int], None] | None = None) -> int:
@@ -419,6 +436,8 @@ class _State:
                 self.size[keep] += self.size[p]
                 if self.hist is not None:
                     self.hist[keep] += self.hist[p]
+                for h in self.extra:
+                    h[keep] += h[p]
         self.nodes[:, keep] = lca
         self.joint[:, keep] = self._joint(slice(keep, keep + 1))[:, 0]
         self.where[tuple(lca)] = keep
@@ -437,6 +456,7 @@ class _State:
         if self.hist is not None:
             self.hist, self.ldiv, self.tclo = self.hist[live], self.ldiv[live], self.tclo[live]
             self.xlogx = self.xlogx[live]
+        self.extra = [h[live] for h in self.extra]
         self.alive = np.ones(live.size, dtype=bool)
         self.pos_of_id[self.ids] = np.arange(live.size)
         self.where = {tuple(self.nodes[:, p]): p for p in range(live.size)}

@@ -24,8 +24,11 @@ import numpy as np
 
 from sqlclose.model.lattice import Node, height, lift, minimal, node_list, nodes_by_height_groups
 from sqlclose.prepare.problem import Problem
-from sqlclose.privacy.criteria import Criterion, judge_batch, suppression_lower_bound
+from sqlclose.privacy.criteria import Criterion, failing_classes, judge_batch, suppression_lower_bound
 from sqlclose.search.node_histograms import Subset, runner_for
+from sqlclose.utility.full_domain import FullDomainCost
+
+TIE = 1e-9  # relative: metric costs this close count as equal (float sums of edge weights)
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Evaluated:
     classes: int
     suppressed: int
     discernibility: int
+    cost: float | None = None  # the search metric's table cost, when it is not discernibility
 
 
 @dataclass
@@ -71,8 +75,10 @@ ProgressCallback = Callable[[SearchProgress], None]
 
 
 def incognito(problem: Problem, criteria: Sequence[Criterion],
-              on_progress: ProgressCallback | None = None) -> SearchResult:
-    """All satisfying full-QI nodes, the minimal ones, and the optimum by discernibility."""
+              on_progress: ProgressCallback | None = None, cost: FullDomainCost | None = None) -> SearchResult:
+    """All satisfying full-QI nodes, the minimal ones, and the optimum: the least discernibility,
+    or the least ``cost`` (one of Mauger et al.'s metrics) when given. Ties (costs within a
+    relative 1e-9) go to the lower node, then the lexicographically smaller level tuple."""
     started = time.perf_counter()
     runner = runner_for(problem)
 
@@ -87,19 +93,23 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
 
     if limit:
         def prune(hist, nodes):
-            bound = suppression_lower_bound(hist, nodes, criteria)
-            return bound <= limit, None
+            bound = suppression_lower_bound(hist, len(nodes), criteria)
+            return bound <= limit, None, None
         can_prune, infer = True, False
     else:
         monotone = [c for c in criteria if c.monotone]
 
         def prune(hist, nodes):
-            return judge_batch(hist, nodes, monotone, rows, limit).satisfied, None
+            return judge_batch(hist, len(nodes), monotone, rows, limit).satisfied, None, None
         can_prune, infer = bool(monotone), len(monotone) == len(criteria)
 
     def check(hist, nodes):
-        outcome = judge_batch(hist, nodes, criteria, rows, limit)
-        return outcome.satisfied, outcome
+        failing = failing_classes(hist, criteria)
+        outcome = judge_batch(hist, len(nodes), criteria, rows, limit, failing)
+        costs = None
+        if cost is not None and nodes:
+            costs = cost.costs(np.array(nodes), hist.node, hist.codes, hist.sizes * failing)
+        return outcome.satisfied, outcome, costs
 
     passed: dict[Subset, np.ndarray] = {}
     if can_prune:
@@ -123,9 +133,19 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     # Nodes inferred above a perfect node were not queried and cannot be the optimum.
     pool = result.minimal_nodes if infer else [nd for nd in node_list(satisfying) if nd in evaluated]
     if pool:
-        result.optimum = min(pool, key=lambda nd: (evaluated[nd].discernibility, height(nd), nd))
+        result.optimum = best_node(pool, evaluated, cost is not None)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def best_node(pool: Sequence[Node], evaluated: dict[Node, Evaluated], by_cost: bool) -> Node:
+    """The least discernibility (exact integers) or the least metric cost (equal within a relative
+    1e-9: float sums of edge weights), then the lower node, then the smaller level tuple."""
+    if not by_cost:
+        return min(pool, key=lambda nd: (evaluated[nd].discernibility, height(nd), nd))
+    least = min(evaluated[nd].cost for nd in pool)
+    tied = [nd for nd in pool if evaluated[nd].cost <= least + TIE * max(1.0, abs(least))]
+    return min(tied, key=lambda nd: (height(nd), nd))
 
 
 def _all_subsets(n: int) -> list[Subset]:
@@ -149,7 +169,8 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
     """Bottom-up over the lattices of ``cands``' subsets together, one height at a time (one
     batch of queries per height for all of them).
 
-    ``judge(histograms, count)`` returns (satisfied per node, BatchOutcome or None). With
+    ``judge(histograms, nodes)`` returns (satisfied per node, BatchOutcome or None, metric cost
+    per node or None). With
     ``infer``, a satisfying node marks all its generalizations, which are then not queried; with
     ``skip_above_perfect``, only a node that suppresses nothing does. Returns the satisfying
     nodes of each subset.
@@ -161,11 +182,12 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
     for h in range(max(len(g) for g in groups.values())):
         todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h]
                 if cands[s][nd] and not inferred[s][nd]]
-        satisfied, outcome = judge(runner.level(todo), len(todo))
+        satisfied, outcome, costs = judge(runner.level(todo), [nd for _, nd in todo])
         for n, (s, node) in enumerate(todo):
             if outcome is not None and record is not None:
                 record[node] = Evaluated(node, bool(outcome.satisfied[n]), int(outcome.classes[n]),
-                                         int(outcome.suppressed[n]), int(outcome.discernibility[n]))
+                                         int(outcome.suppressed[n]), int(outcome.discernibility[n]),
+                                         None if costs is None else float(costs[n]))
             if satisfied[n]:
                 satisfying[s][node] = True
                 if infer or (skip_above_perfect and outcome.suppressed[n] == 0):

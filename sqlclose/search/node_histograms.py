@@ -209,8 +209,11 @@ class NodeRunner:
             self.problem.engine.unregister(self._cache.pop(item)[0])
         if not parts:
             return _empty(0, [len(s.domain) for s in self.problem.sas])
+        widths = {p.codes.shape[1] for p in parts}  # one subset size per level: the codes stack
+        codes = np.concatenate([p.codes for p in parts]) if len(widths) == 1 else \
+            np.zeros((sum(p.classes for p in parts), 0), dtype=np.int64)
         return ClassHistograms(
-            np.zeros((sum(p.classes for p in parts), 0), dtype=np.int64), np.concatenate([p.sizes for p in parts]),
+            codes, np.concatenate([p.sizes for p in parts]),
             [np.concatenate([p.counts[j] for p in parts]) for j in range(len(self.problem.sas))],
             np.concatenate([np.full(p.classes, n, dtype=np.int64) for n, p in enumerate(parts)]))
 
@@ -380,7 +383,8 @@ class MemoryRunner:
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
         sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
-        return ClassHistograms(np.zeros((len(node), 0), dtype=np.int64), sizes, self._marginals(joint), node)
+        # The classes' codes at their node's levels (a metric's suppression cost reads them).
+        return ClassHistograms(self._digits_of(keys), sizes, self._marginals(joint), node)
 
     def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
         """The classes × domain count matrix per sensitive attribute (at most one: with several,

@@ -174,15 +174,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
-    select = exp.select(*select_list).from_(exp.alias_(source.copy(), ident("src"), table=True)
-                                            if isinstance(source, exp.Table) else
-                                            source.copy().as_("src"))
-    for r in qis:
-        value: exp.Expression = as_text(col(r.coded.name, "src"))
-        if r.coded.null_value is not None:
-            value = exp.Coalesce(this=value, expressions=[params.add(r.coded.null_value)])
-        select = select.join(exp.alias_(table(r.coded.lookup), ident(_lk(r)), table=True),
-                             on=exp.EQ(this=col("value", _lk(r)), expression=value))
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in qis], params)
     if suppressed is not None:
         match = exp.and_(*[
             exp.EQ(this=col(r.coded.code, "supp"),
@@ -192,7 +184,42 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
         supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
         inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
         select = select.where(exp.Not(this=exp.Exists(this=inner)))
-    order = [name for name in by_name if name in columns] + [name for name in columns if name not in by_name]
+    return _sorted_release(select, columns, list(by_name))
+
+
+def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
+                   params: Params) -> exp.Expression:
+    """A multidimensional release (GAA): each row's QI leaf codes looked up, then its generalized
+    labels read from ``mapping`` (one row per leaf-code combination: columns named by the QIs'
+    code columns, and ``<code>_label``). Every QI column is text: its labels sit at several levels."""
+    by_name = {c.name: c for c in qis}
+    select_list = [exp.alias_(col(f"{by_name[name].code}_label", "map"), ident(name)) if name in by_name
+                   else exp.alias_(col(name, "src"), ident(name)) for name in columns]
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
+    match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
+    select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)
+    return _sorted_release(select, columns, list(by_name))
+
+
+def _as_src(source: exp.Expression) -> exp.Expression:
+    return exp.alias_(source.copy(), ident("src"), table=True) if isinstance(source, exp.Table) else \
+        source.copy().as_("src")
+
+
+def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Params) -> exp.Select:
+    """Each QI's lookup (value as text → code and labels), joined on the row's value (NULL as its stand-in)."""
+    for c in coded:
+        value: exp.Expression = as_text(col(c.name, "src"))
+        if c.null_value is not None:
+            value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
+        select = select.join(exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True),
+                             on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
+    return select
+
+
+def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str]) -> exp.Expression:
+    """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
+    order = [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
     return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
             .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
 

@@ -1,0 +1,147 @@
+"""A GAA release: multidimensional recoding written, verified and reported like any release.
+
+GAA's result is a mapping from each QI leaf combination to its generalized labels (levels may
+differ between classes and columns). The mapping is registered as a table and joined in the
+release query (``queries.release_mapped``); writing, the transaction, the independent re-check
+from the written file and the report are ``Release``'s. The re-check receives the mapping as
+text (leaves → labels) and proves it only generalizes (every label is its leaf or an ancestor)
+and that the file is the input recoded by it; privacy is measured on the file as for any release.
+GAA never suppresses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlclose.errors import InputError
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.lattice import Node
+from sqlclose.release.release import MAX_LABELS_SHOWN, Release, t_against_release
+from sqlclose.release.report import GaaSummary, Generalization, privacy_section
+from sqlclose.release.utility_section import multidimensional_utility
+from sqlclose.release.verify import recheck
+from sqlclose.search.gaa import release_mapping
+from sqlclose.search.gaa_run import GaaRun
+from sqlclose.sql import queries as q
+from sqlclose.utility.metrics import average_class_size
+
+
+@dataclass
+class GaaRelease(Release):
+    """The result of ``sqlclose.anonymize`` with ``[search] algorithm = "gaa"``."""
+
+    gaa_run: GaaRun | None = None
+    _mapping_table: exp.Table | None = None
+
+    # ---- no lattice -------------------------------------------------------------------------
+    @property
+    def node(self) -> None:  # type: ignore[override]
+        return None
+
+    @property
+    def minimal_nodes(self) -> list[dict[str, int]]:
+        return []
+
+    def at(self, node: dict[str, int] | Node) -> Release:
+        raise InputError("a GAA release has no lattice nodes: --node and Release.at apply to algorithm = "
+                         "\"incognito\"")
+
+    # ---- classes ------------------------------------------------------------------------------
+    def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
+        if self._hist is None:
+            run = self.gaa_run
+            classes = run.result.classes
+            counts = []
+            for h in run.data.extra or []:
+                out = np.zeros((classes, h.shape[1]))
+                np.add.at(out, run.result.class_of, h)
+                counts.append(out)
+            self._hist = ClassHistograms(np.zeros((classes, 0), dtype=np.int64), run.result.sizes.astype(np.int64),
+                                         counts)
+            self._failing = np.zeros(classes, dtype=bool)
+        return self._hist, self._failing
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        hist, failing = self._classes()
+        kept = ~failing
+        p = self.problem
+        sizes = hist.sizes
+        return {
+            "t_against_release": t_against_release(p, hist, kept),
+            "classes": hist.classes,
+            "suppressed_rows": 0,
+            "rows": p.rows,
+            "privacy": privacy_section(self.criteria, hist, kept, p.k, p.suppression),
+            "utility": {
+                "discernibility": int((sizes.astype(np.int64) ** 2).sum()),
+                "average_class_size": average_class_size(p.rows, hist.classes),
+                **multidimensional_utility(p, self.selection, self.gaa_run, hist),
+            },
+        }
+
+    # ---- the data -----------------------------------------------------------------------------
+    def _mapping(self) -> pa.Table:
+        return release_mapping(self.gaa_run.data, self.gaa_run.result)
+
+    def _query(self) -> tuple[Any, list]:
+        if self._mapping_table is None:
+            name = self.problem.engine.temp_name("gaa_mapping")
+            self.problem.engine.register(name, self._mapping())
+            self._mapping_table = q.table(name)
+        params = q.Params()
+        query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
+                                 self._mapping_table, params)
+        return query, params.values
+
+    def text_mapping(self) -> pa.Table:
+        """The recoding as text: per distinct QI combination, each QI's value (``l0``, ``l1``, … in
+        QI order) and the label the release writes for it (``g0``, …). Aggregated values only."""
+        mapping = self._mapping()
+        data = self.gaa_run.data
+        text = {}
+        for j, qi in enumerate(self.problem.qis):
+            text[f"l{j}"] = pa.array(np.asarray(qi.hierarchy.leaves, dtype=object)[data.leaves[:, j]], pa.string())
+            text[f"g{j}"] = mapping.column(f"q{j}_label")
+        return pa.table(text)
+
+    def _recheck(self, path: Path) -> dict:
+        return recheck(self.problem, path, self.text_mapping())
+
+    # ---- the report ---------------------------------------------------------------------------
+    def _search_section(self) -> dict:
+        run = self.gaa_run
+        return {"algorithm": "gaa", "node": None, "minimal_nodes": [], "lattice": None,
+                "gaa": GaaSummary(metric=self.selection.metric_name, strategy=run.strategy, scope=run.scope,
+                                  strategy_column=run.strategy_column, merges=run.result.merges,
+                                  combinations=int(run.data.leaves.shape[0]),
+                                  seconds=round(run.result.seconds, 4))}
+
+    def _warnings(self) -> list[str]:
+        if self.problem.suppression > 0:
+            return [f"GAA does not suppress records: the suppression limit ({self.problem.suppression:g}) was not "
+                    "used; every input row is released"]
+        return []
+
+    @property
+    def generalization(self) -> dict[str, Generalization]:
+        """Per quasi-identifier: how many classes sit at each level, and the labels used."""
+        result = self.gaa_run.result
+        first = np.unique(result.class_of, return_index=True)[1]  # one combination per class
+        out = {}
+        for j, qi in enumerate(self.problem.qis):
+            h = qi.hierarchy
+            levels = result.levels[first, j]
+            labels = result.labels[first, j]
+            used = sorted({h.labels(int(lv))[int(i)] for lv, i in zip(levels, labels)})
+            per_level = {str(int(lv)): int(n) for lv, n in zip(*np.unique(levels, return_counts=True))}
+            out[qi.name] = Generalization(level=None, levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
+                                          label_count=len(used), at_top=bool((levels == h.levels - 1).all()),
+                                          classes_per_level=per_level)
+        return out

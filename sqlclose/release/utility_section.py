@@ -1,0 +1,89 @@
+"""The report's ``utility`` section: how much a release lost, by Mauger et al.'s (2023) measures.
+
+Every quantity comes from class-level counts: each QI's leaf counts (one GROUP BY per QI over
+the base histogram) and the released node's classes (codes, sizes, sensitive counts). Suppressed
+records count as generalized to the root (see utility/full_domain.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.spec import Search
+from sqlclose.prepare.problem import Problem
+from sqlclose.search.gaa_run import GaaRun
+from sqlclose.search.utility_costs import leaf_counts, problem_metric
+from sqlclose.utility.full_domain import FullDomainCost, value_percents
+from sqlclose.utility.information_loss import (
+    METRICS,
+    generalized_percent,
+    l1_closeness_value,
+    l_diversity_value,
+    root_percent,
+)
+
+
+def _metric_names(search: Search) -> list[str]:
+    return [*METRICS, *(["custom"] if search.metric_name == "custom" else [])]
+
+
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
+
+
+def alterations(problem: Problem, search: Search, counts: Sequence[np.ndarray], levels: Sequence[int],
+                hist: ClassHistograms, failing: np.ndarray) -> dict[str, float | None]:
+    """Per metric (the seven, then custom when the spec uses it): alteration in %, None if undefined."""
+    node = np.array([levels], dtype=np.int64)
+    out: dict[str, float | None] = {}
+    for name in _metric_names(search):
+        cost = FullDomainCost.of(problem_metric(problem, name, search.weights), counts)
+        out[name] = _finite(float(cost.alteration(cost.costs(node, np.zeros(hist.classes, dtype=np.int64),
+                                                             hist.codes, hist.sizes * failing)[0])))
+    return out
+
+
+def mean_of(alteration: dict[str, float | None]) -> float | None:
+    """The mean alteration of Definition 9 over the seven metrics that are defined."""
+    values = [v for name, v in alteration.items() if name in METRICS and v is not None]
+    return float(np.mean(values)) if values else None
+
+
+def sensitive_values(problem: Problem, counts: Sequence[np.ndarray], kept: np.ndarray) -> dict[str, dict]:
+    """Per sensitive column: the paper's l-diversity value and L1 t-closeness value over released classes."""
+    out = {}
+    for j, sa in enumerate(problem.sas):
+        released = counts[j][kept]
+        if not released.shape[0]:
+            out[sa.name] = {"l_diversity": None, "l1_closeness": None}
+            continue
+        out[sa.name] = {"l_diversity": l_diversity_value(released), "l1_closeness": l1_closeness_value(released, sa.q)}
+    return out
+
+
+def full_domain_utility(problem: Problem, search: Search, levels: Sequence[int], hist: ClassHistograms,
+                        failing: np.ndarray, counts: Sequence[np.ndarray] | None = None) -> dict:
+    """The information-loss part of the utility section for a full-domain release."""
+    counts = counts if counts is not None else leaf_counts(problem)
+    alteration = alterations(problem, search, counts, levels, hist, failing)
+    suppressed = int(hist.sizes[failing].sum())
+    p_gen, p_root = value_percents(levels, [qi.levels - 1 for qi in problem.qis], problem.rows, suppressed)
+    return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
+            "generalized_percent": p_gen, "root_percent": p_root,
+            "sensitive": sensitive_values(problem, hist.counts, ~failing)}
+
+
+def multidimensional_utility(problem: Problem, search: Search, run: GaaRun, hist: ClassHistograms) -> dict:
+    """The information-loss part of the utility section for a GAA release (nothing suppressed):
+    every metric over the combinations and the node each was generalized to."""
+    data, result = run.data, run.result
+    alteration = {name: _finite(problem_metric(problem, name, search.weights).alteration(
+        data.leaves, result.nodes, data.counts)) for name in _metric_names(search)}
+    trees = run.metric.trees
+    return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
+            "generalized_percent": generalized_percent(trees, result.nodes, data.counts),
+            "root_percent": root_percent(trees, result.nodes, data.counts),
+            "sensitive": sensitive_values(problem, hist.counts, np.ones(hist.classes, dtype=bool))}

@@ -1,0 +1,88 @@
+"""GAA as a release algorithm: its input from SQL, the spec's models as its Φ, its result.
+
+The input is one GROUP BY over the base histogram (every QI code and every sensitive code, with
+counts), turned into distinct leaf combinations with, per sensitive column, a combinations ×
+domain count matrix. GAA's Φ is k-anonymity (native) plus every sensitive model of the spec,
+judged by the same vectorized criteria Incognito uses (``privacy.criteria``) over the merged
+classes: entropy / distinct / recursive l-diversity, p-sensitivity and t-closeness with any
+distance. The paper's own l and L1 t are not spec models; the strategies (S2–S7, ldiv, tclo)
+read the paper's l-diversity and L1 values of the first sensitive column. GAA never suppresses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sqlclose.errors import SpecError
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.spec import Search
+from sqlclose.prepare.problem import Problem
+from sqlclose.privacy.criteria import Criterion, KAnonymity, failing_classes
+from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, Violates, gaa
+from sqlclose.search.utility_costs import leaf_index, problem_metric
+from sqlclose.sql import queries as q
+from sqlclose.utility.information_loss import Metric
+
+_SENSITIVE_STRATEGIES = frozenset(STRATEGIES) - {"S1"}
+
+
+@dataclass
+class GaaRun:
+    """What a GAA release was made from: its input combinations, its result and settings."""
+
+    data: GaaInput
+    result: GaaResult
+    metric: Metric
+    strategy: str
+    scope: str
+    strategy_column: str | None  # the sensitive column the strategies' l / t values read
+
+
+def fetch_input(problem: Problem) -> GaaInput:
+    """One GROUP BY over the base histogram: the distinct QI leaf combinations (lexicographic),
+    their counts and, per sensitive column, their histograms."""
+    sas = problem.sas
+    query = q.node_histogram(problem.base.copy(), [(qi.coded.code, 1) for qi in problem.qis],
+                             [sa.coded.code for sa in sas])
+    result = problem.engine.fetch(query)
+    n = result.column("n").to_numpy().astype(np.float64)
+    leaves = np.column_stack([leaf_index(qi.hierarchy, result.column(qi.coded.code).to_numpy().astype(np.int64))
+                              for qi in problem.qis])
+    combos, inverse = np.unique(leaves, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    counts = np.bincount(inverse, weights=n, minlength=len(combos)).astype(np.int64)
+    hists = []
+    for sa in sas:
+        m = len(sa.domain)
+        codes = result.column(sa.coded.code).to_numpy().astype(np.int64)
+        hists.append(np.bincount(inverse * m + codes, weights=n, minlength=len(combos) * m).reshape(len(combos), m))
+    return GaaInput([qi.hierarchy for qi in problem.qis], combos, counts, hists[0] if hists else None,
+                    [qi.name for qi in problem.qis], hists)
+
+
+def spec_violations(criteria: Sequence[Criterion]) -> Violates | None:
+    """The spec's sensitive models as GAA's extra Φ: classes failing any of them (k is GAA's own)."""
+    models = [c for c in criteria if not isinstance(c, KAnonymity)]
+    if not models:
+        return None
+
+    def violates(sizes: np.ndarray, hists: list[np.ndarray]) -> np.ndarray:
+        hist = ClassHistograms(np.zeros((len(sizes), 0), dtype=np.int64), np.asarray(sizes, dtype=np.int64), hists)
+        return failing_classes(hist, models)
+
+    return violates
+
+
+def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search) -> GaaRun:
+    """GAA over the problem with the spec's metric, strategy, scope and models."""
+    strategy, scope = search.strategy_name, search.scope_name
+    if strategy in _SENSITIVE_STRATEGIES and not problem.sas:
+        raise SpecError(f"GAA strategy {strategy} compares sensitive values: declare a [sensitive.<column>] or use "
+                        "strategy = \"S1\"")
+    mu = problem_metric(problem, search.metric_name, search.weights)
+    data = fetch_input(problem)
+    result = gaa(data, problem.k, mu, strategy, scope=scope, violates=spec_violations(criteria))
+    return GaaRun(data, result, mu, strategy, scope, problem.sas[0].name if problem.sas else None)
