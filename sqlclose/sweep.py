@@ -19,31 +19,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from sqlclose import api
 from sqlclose.engine import Engine
 from sqlclose.errors import InputError, NoSolutionError, SpecError
-from sqlclose.model.spec import Spec, as_spec
+from sqlclose.model.spec import Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
-from sqlclose.privacy.criteria import criteria_for
+from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
+from sqlclose.release.gaa_release import GaaRelease
 from sqlclose.release.release import Release
 from sqlclose.search import incognito
-from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, fetch_gaa_input, gaa, gaa_k_sweep
-from sqlclose.utility import (
-    METRICS,
-    Metric,
-    class_l_diversity,
-    custom_metric,
-    generalized_percent,
-    l1_closeness_value,
-    l_diversity_value,
-    metric,
-    nauc,
-    node_class_histograms,
-    root_percent,
-)
+from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
+from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
+from sqlclose.search.utility_costs import leaf_counts, problem_metric, search_cost
+from sqlclose.utility import METRICS, Metric, class_l_diversity, nauc
 
 # Every run's row: what was run, then what it gave.
 PARAMETERS = ("algorithm", "strategy", "metric", "scope", "k", "l", "t")
@@ -193,9 +182,11 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     """Run the spec's algorithm (``[search]``) for every k (× every l, t; × every GAA strategy
     and metric) over one preparation of ``source`` (None: the spec's ``[source]``).
 
-    Incognito: ``ls`` / ``ts`` replace the l of the first sensitive column's l-diversity model
-    and its t. GAA: they are the paper's model Φ (l-diversity value ≥ l, L1 t-closeness value ≤ t
-    of every class) on the first sensitive column, whose histograms the sensitive strategies read.
+    Every run's figures are its release's ``summary`` (``Release`` or ``GaaRelease``; nothing
+    is written). Incognito: the optimum by each metric; ``ls`` / ``ts`` replace the l of the first
+    sensitive column's l-diversity model and its t. GAA: Φ is k plus the spec's sensitive models
+    (as a GAA release has it) plus, from ``ls`` / ``ts``, the paper's l-diversity value ≥ l and L1
+    t-closeness value ≤ t on the first sensitive column, whose histograms the strategies read.
     """
     started = time.perf_counter()
     spec = as_spec(spec)
@@ -255,102 +246,110 @@ class _Sweep:
 
 class _IncognitoSweep(_Sweep):
     def run(self) -> SweepResult:
+        counts = leaf_counts(self.problem)  # one GROUP BY per QI, shared by every run's metrics
         for name in self.metrics:
-            if name != "discernibility":
-                raise SpecError(f"Incognito sweeps choose the optimum by discernibility; metric {name!r} is for "
-                                "GAA ([search] algorithm = \"gaa\")")
+            selection = _selection(self.spec, metric=name)
+            cost = search_cost(self.problem, name, selection.weights, counts)
             for l in self.ls or [None]:  # noqa: E741
                 for t in self.ts or [None]:
                     sas = _with_models(self.problem.sas, l, t)
                     for k in self.ks:
-                        self.add(self._one(dataclasses.replace(self.problem, k=k, sas=sas), name, l, t))
-        sa = self.problem.sas[0] if self.problem.sas else None
-        best = float(class_l_diversity(sa.q)[0]) if sa is not None and sa.q is not None else None
-        return SweepResult(self.rows, max_l_diversity=best)
+                        problem = dataclasses.replace(self.problem, k=k, sas=sas)
+                        self.add(self._one(problem, selection, cost, counts, l, t))
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
 
-    def _one(self, problem: Problem, name: str, l: float | None, t: float | None) -> dict[str, Any]:  # noqa: E741
+    def _one(self, problem: Problem, selection: Search, cost: Any, counts: list, l: float | None,  # noqa: E741
+             t: float | None) -> dict[str, Any]:
         started = time.perf_counter()
-        row: dict[str, Any] = {"algorithm": "incognito", "metric": name, "k": problem.k, "l": l, "t": t}
+        row: dict[str, Any] = {"algorithm": "incognito", "metric": selection.metric_name, "k": problem.k, "l": l,
+                               "t": t}
         criteria = criteria_for(problem.k, problem.sas)
-        result = incognito(problem, criteria)
+        result = incognito(problem, criteria, None, cost)
         if result.optimum is None:
             return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
-        summary = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False).summary
+        release = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False,
+                          selection=selection, _leaf_counts=counts)
         node = ",".join(f"{qi.name}={level}" for qi, level in zip(problem.qis, result.optimum))
-        return {**row, "status": "ok", "node": node, "classes": summary["classes"],
-                "suppressed_rows": summary["suppressed_rows"],
-                "discernibility": summary["utility"]["discernibility"],
-                "average_class_size": summary["utility"]["average_class_size"],
+        return {**row, "status": "ok", "node": node, **_from_summary(release.summary, selection.metric_name),
                 "seconds": time.perf_counter() - started}
 
 
 class _GaaSweep(_Sweep):
     def run(self) -> SweepResult:
-        sensitive = next(iter(self.spec.sensitive), None)
-        data = fetch_gaa_input(self.problem, sensitive)
-        needs = [s for s in self.strategies if s != "S1"]
-        if (needs or self.ls or self.ts) and data.sensitive is None:
-            raise SpecError(f"{'strategy ' + needs[0] if needs else 'l and t'} need(s) a sensitive column: declare "
-                            "one under [sensitive.<column>] in the spec")
-        seven = {m: metric(m, data.hierarchies) for m in METRICS}
+        data = fetch_input(self.problem)
+        if self.ls or self.ts or any(s != "S1" for s in self.strategies):
+            if data.sensitive is None:
+                raise SpecError("GAA's strategies S2–S7 and the paper's l and t read a sensitive column: declare "
+                                "one under [sensitive.<column>] in the spec")
         for name in self.metrics:
-            mu = self._metric(name, data, seven)
+            mu = problem_metric(self.problem, name, self.spec.search.weights)
             for strategy in self.strategies:
-                if self.ls or self.ts:
-                    self._with_model(data, mu, strategy, seven)
-                else:
-                    self._k_sweep(data, mu, strategy, seven)
-        best = float(class_l_diversity(data.sensitive.sum(axis=0))[0]) if data.sensitive is not None else None
-        return SweepResult(self.rows, max_l_diversity=best)
+                selection = _selection(self.spec, metric=name, strategy=strategy)
+                self._curve(data, mu, selection)
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
 
-    def _metric(self, name: str, data: GaaInput, seven: dict[str, Metric]) -> Metric:
-        if name in seven:
-            return seven[name]
-        weights = self.spec.search.weights
-        if name == "custom" and weights is not None:
-            return custom_metric(data.hierarchies, [weights[qi.name] for qi in self.problem.qis])
-        raise SpecError(f"GAA metric {name!r}: choose one of {', '.join(METRICS)} (or custom with [search.weights])")
-
-    def _k_sweep(self, data: GaaInput, mu: Metric, strategy: str, seven: dict[str, Metric]) -> None:
-        scope = self.spec.search.scope_name
-        gaa_k_sweep(data, self.ks, mu, strategy, scope=scope,
-                    on_result=lambda k, r: self.add(self._row(data, r, mu, strategy, k, None, None, seven)))
-
-    def _with_model(self, data: GaaInput, mu: Metric, strategy: str, seven: dict[str, Metric]) -> None:
+    def _curve(self, data: GaaInput, mu: Metric, selection: Search) -> None:
+        scope, strategy = selection.scope_name, selection.strategy_name
+        binding = [c for c in criteria_for(2, self.problem.sas) if not _vacuous(c)]
+        if not (self.ls or self.ts or binding):  # plain k-anonymity: one greedy run reaches every k
+            gaa_k_sweep(data, self.ks, mu, strategy, scope=scope,
+                        on_result=lambda k, r: self.add(self._row(data, r, mu, selection, k, None, None)))
+            return
         for l in self.ls or [None]:  # noqa: E741
             for t in self.ts or [None]:
                 for k in self.ks:
+                    criteria = [c for c in criteria_for(k, self.problem.sas) if not _vacuous(c)]
                     try:
-                        r = gaa(data, k, mu, strategy, l=l, t=t, scope=self.spec.search.scope_name)
+                        r = gaa(data, k, mu, strategy, l=l, t=t, scope=scope, violates=spec_violations(criteria))
                     except NoSolutionError:
-                        self.add({"algorithm": "gaa", "strategy": strategy, "metric": mu.name, "k": k, "l": l,
-                                  "t": t, "status": "no solution"})
+                        self.add({"algorithm": "gaa", "strategy": strategy, "metric": mu.name, "scope": scope,
+                                  "k": k, "l": l, "t": t, "status": "no solution"})
                         continue
-                    self.add(self._row(data, r, mu, strategy, k, l, t, seven))
+                    self.add(self._row(data, r, mu, selection, k, l, t))
 
-    def _row(self, data: GaaInput, r: GaaResult, mu: Metric, strategy: str, k: int, l: float | None,  # noqa: E741
-             t: float | None, seven: dict[str, Metric]) -> dict[str, Any]:
-        return {"algorithm": "gaa", "strategy": strategy, "metric": mu.name, "scope": self.spec.search.scope_name,
-                "k": k, "l": l, "t": t, "status": "ok", "seconds": r.seconds,
-                **gaa_measures(data, r, mu, seven)}
+    def _row(self, data: GaaInput, r: GaaResult, mu: Metric, selection: Search, k: int, l: float | None,  # noqa: E741
+             t: float | None) -> dict[str, Any]:
+        problem = dataclasses.replace(self.problem, k=k)
+        criteria = criteria_for(k, problem.sas)
+        run = GaaRun(data, r, mu, selection.strategy_name, selection.scope_name,
+                     problem.sas[0].name if problem.sas else None)
+        release = GaaRelease(problem, None, criteria, self.spec.sha256(), problem.label, owns_engine=False,
+                             selection=selection, gaa_run=run)
+        return {"algorithm": "gaa", "strategy": selection.strategy_name, "metric": selection.metric_name,
+                "scope": selection.scope_name, "k": k, "l": l, "t": t, "status": "ok",
+                **_from_summary(release.summary, selection.metric_name), "seconds": r.seconds}
 
 
-def gaa_measures(data: GaaInput, r: GaaResult, mu: Metric, seven: dict[str, Metric]) -> dict[str, Any]:
-    """A GAA release's figures from its per-combination nodes (aggregated counts only)."""
-    leaves, nodes, counts = data.leaves, r.nodes, data.counts
-    alterations = {f"alteration_{m}": seven[m].alteration(leaves, nodes, counts) for m in METRICS}
-    out: dict[str, Any] = {"alteration": mu.alteration(leaves, nodes, counts), **alterations,
-                           "mean_alteration": float(np.nanmean(list(alterations.values()))),
-                           "generalized_percent": generalized_percent(mu.trees, nodes, counts),
-                           "root_percent": root_percent(mu.trees, nodes, counts),
-                           "classes": r.classes, "suppressed_rows": 0,
-                           "discernibility": int(np.sum(r.sizes.astype(np.int64) ** 2)),
-                           "average_class_size": float(np.sum(counts)) / r.classes}
-    if data.sensitive is not None:
-        hist = node_class_histograms(nodes, data.sensitive)
-        out["l_diversity"] = l_diversity_value(hist)
-        out["l1_closeness"] = l1_closeness_value(hist, data.sensitive.sum(axis=0))
-    return out
+def _from_summary(summary: dict[str, Any], metric_name: str) -> dict[str, Any]:
+    """A run's figures from its release's summary (``Release.summary["utility"]``)."""
+    utility = summary["utility"]
+    alteration = utility.get("alteration") or {}
+    sensitive = next(iter((utility.get("sensitive") or {}).values()), {})
+    return {"classes": summary["classes"], "suppressed_rows": summary["suppressed_rows"],
+            "discernibility": utility["discernibility"], "average_class_size": utility["average_class_size"],
+            "alteration": alteration.get(metric_name),
+            **{f"alteration_{m}": alteration.get(m) for m in METRICS},
+            "mean_alteration": utility.get("mean_alteration"),
+            "generalized_percent": utility.get("generalized_percent"), "root_percent": utility.get("root_percent"),
+            "l_diversity": sensitive.get("l_diversity"), "l1_closeness": sensitive.get("l1_closeness")}
+
+
+def _selection(spec: Spec, **changes: str) -> Search:
+    """The spec's [search] with one run's metric (and strategy)."""
+    return spec.search.model_copy(update=changes)
+
+
+def _vacuous(criterion: Criterion) -> bool:
+    """A model no class can fail (t at least the largest distance any class can have, e.g. a
+    placeholder t = 1 that declares a column for GAA's strategies): left out of GAA's Φ, so the
+    k-sweep keeps its single run. The release path judges it anyway."""
+    return isinstance(criterion, TCloseness) and criterion.t >= max_distance(criterion.column) - 1e-12
+
+
+def _max_l_diversity(problem: Problem) -> float | None:
+    """The whole table's l-diversity value (one class): the paper's scale for l-diversity NAUC."""
+    sa = problem.sas[0] if problem.sas else None
+    return float(class_l_diversity(sa.q)[0]) if sa is not None and sa.q is not None else None
 
 
 # ---- helpers -------------------------------------------------------------------------------
