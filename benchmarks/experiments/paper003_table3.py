@@ -44,7 +44,7 @@ def run(which: str, folder: Path) -> tuple[dict, float]:
     folder.mkdir(parents=True, exist_ok=True)
     result.to_csv(folder / "sweep.csv")
     result.nauc_to_csv(folder / "nauc.csv", *NAUC_RANGE)
-    result.charts(folder)
+    result.charts(folder, CRITERIA)
     ours = {}
     for row in result.nauc(*NAUC_RANGE):
         if row["measure"] in CRITERIA:

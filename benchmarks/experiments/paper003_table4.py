@@ -87,7 +87,7 @@ def run(name: str, spec: dict, ks: list[int], strategies: list[str], folder: Pat
     folder.mkdir(parents=True, exist_ok=True)
     result.to_csv(folder / "sweep.csv")
     result.nauc_to_csv(folder / "nauc.csv")
-    result.charts(folder)
+    result.charts(folder, list(MEASURES))
     return result, seconds
 
 
