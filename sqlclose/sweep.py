@@ -293,7 +293,7 @@ class _GaaSweep(_Sweep):
 
     def _curve(self, data: GaaInput, mu: Metric, selection: Search) -> None:
         scope, strategy = selection.scope_name, selection.strategy_name
-        binding = [c for c in criteria_for(2, self.problem.sas) if not _vacuous(c)]
+        binding = [c for c in criteria_for(1, self.problem.sas) if not _vacuous(c)]  # the models besides k
         if not (self.ls or self.ts or binding):  # plain k-anonymity: one greedy run reaches every k
             gaa_k_sweep(data, self.ks, mu, strategy, scope=scope,
                         on_result=lambda k, r: self.add(self._row(data, r, mu, selection, k, None, None)))

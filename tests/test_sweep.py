@@ -198,3 +198,18 @@ def test_gaa_k_sweep_rows_equal_single_gaa_releases_from_anonymize():
         assert row["classes"] == summary["classes"] and row["discernibility"] == summary["utility"]["discernibility"]
         assert row["alteration"] == pytest.approx(summary["utility"]["alteration"]["nllm"])
         assert row["l1_closeness"] == pytest.approx(summary["utility"]["sensitive"]["disease"]["l1_closeness"])
+
+
+def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch):
+    """Without a model that can fail (t = 1 cannot), a curve is one gaa_k_sweep, never gaa per k."""
+    import sqlclose.sweep as sweep_module
+
+    def per_k(*args, **kwargs):
+        raise AssertionError("gaa() per k was called for a k-only sweep")
+
+    monkeypatch.setattr(sweep_module, "gaa", per_k)
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    assert len(sweep(None, spec, [2, 3, 4], strategies=["S1", "S2"]).rows) == 6

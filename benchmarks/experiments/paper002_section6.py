@@ -76,13 +76,13 @@ def curves(rows: list[dict], x: str, y: str) -> dict:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", help="output folder (default benchmarks/data/experiments/paper002_section6)")
     parser.add_argument("--hierarchies", default="ours", choices=["ours", "arx"])
     parser.add_argument("--repeat", type=int, default=3, help="runs per point; the fastest is kept")
     parser.add_argument("--suppression", type=float, default=0.0, help="suppression limit (fraction of rows)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     folder = out_folder(args.out, f"paper002_section6/{args.hierarchies}-suppression-{args.suppression:g}")
     started = time.perf_counter()
     fig3a = [one(m, 5, QIS[:s], args) for s in range(2, 8) for m in MEASURES]
