@@ -125,7 +125,8 @@ def real_section(sa: str, scope: str, values: dict, seconds: float) -> str:
     header = ["strategy"] + [f"{label} {who}" for label in MEASURES.values() for who in ("ours", "paper")]
     rows = []
     for s in sorted(values, key=lambda s: values[s]["alteration"]):
-        rows.append([s] + [x for i, m in enumerate(MEASURES) for x in (values[s][m], paper[s][i])])
+        printed = paper.get(s, (None, None, None))  # ldiv / tclo: the paper gives no NAUC
+        rows.append([s] + [x for i, m in enumerate(MEASURES) for x in (values[s][m], printed[i])])
     text = f"\n### Adult, {sa} sensitive, {scope} scope ({seconds:.0f} s)\n\n" + markdown_table(header, rows)
     order = {m: " < ".join(sorted(values, key=lambda s: values[s][m])) for m in MEASURES}
     text += "".join(f"- {label} ranks (ascending): ours {order[m]}; paper "
