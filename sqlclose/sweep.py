@@ -22,7 +22,7 @@ from typing import Any
 from sqlclose import api
 from sqlclose.engine import Engine
 from sqlclose.errors import InputError, NoSolutionError, SpecError
-from sqlclose.model.spec import Search, Spec, as_spec
+from sqlclose.model.spec import METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
@@ -200,6 +200,10 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     metrics = [m.lower() for m in metrics] if metrics else [spec.search.metric_name]
     if algorithm != "gaa" and strategies != [spec.search.strategy_name]:
         raise SpecError("strategies apply to GAA: set [search] algorithm = \"gaa\" in the spec")
+    allowed = [m for m in METRIC_NAMES if not (algorithm == "gaa" and m == "discernibility")]
+    unknown = [m for m in metrics if m not in allowed]
+    if unknown:
+        raise SpecError(f"unknown metric {unknown[0]!r} for {algorithm}; choose from {', '.join(allowed)}")
     opened = api.open_for(source, spec, engine)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)

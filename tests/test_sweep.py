@@ -149,6 +149,7 @@ def test_sweep_command_end_to_end_on_table3(tmp_path):
     (["--k", "2,3", "--nauc-range", "1,3"], "inside the swept values"),
     (["--k", "2,3", "--strategies", "S2"], "GAA"),
     (["--k", "2,99"], "larger than the table"),
+    (["--k", "2,3", "--metrics", "nllm,foo"], "unknown metric 'foo'"),
 ])
 def test_sweep_command_refuses_bad_arguments_with_exit_2(tmp_path, args, message):
     run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
