@@ -50,3 +50,17 @@ def adult_dir() -> Path:
         pytest.fail(f"Adult data not found: {csv} does not exist (folder from {source}). Set SQLCLOSE_ADULT_DIR "
                     "to the folder holding adult.csv (';'-separated, 30,162 rows).", pytrace=False)
     return folder
+
+
+ADULT_SUBSET_ROWS = 3000  # the first rows of Adult: brute-force oracles stay fast
+
+
+@pytest.fixture(scope="session")
+def adult_subset(adult_dir, tmp_path_factory) -> Path:
+    """The first ADULT_SUBSET_ROWS rows of Adult as a ';' CSV in a temporary folder."""
+    import duckdb
+
+    path = tmp_path_factory.mktemp("adult") / "adult_subset.csv"
+    duckdb.execute(f"COPY (SELECT * FROM read_csv(?, delim = ';', header = true, all_varchar = true) "
+                   f"LIMIT {ADULT_SUBSET_ROWS}) TO '{path}' (DELIMITER ';', HEADER)", [str(adult_dir / "adult.csv")])
+    return path

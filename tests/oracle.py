@@ -280,6 +280,13 @@ class Oracle:
                 f"WHERE EXISTS (SELECT 1 FROM {kept_table} k WHERE {match})")
 
 
+def table3_oracle() -> Oracle:
+    """Table 3 with its ZIP mask, age file and both sensitive columns (salary ordered, disease hierarchical)."""
+    return Oracle(TABLE3_DIR / "table3.csv", ",", {"zip": None, "age": read_hierarchy(TABLE3_DIR / "age.csv")},
+                  {"salary": "ordered", "disease": "hierarchical"},
+                  {"disease": read_hierarchy(TABLE3_DIR / "disease.csv")}, mask=("zip",))
+
+
 @dataclass
 class Solution:
     satisfying: set[tuple[int, ...]]

@@ -32,7 +32,10 @@ from oracle import (
     qid,
     read_hierarchy,
 )
-from test_utility_search import ADULT_SUBSET_QIS, ADULT_SUBSET_ROWS, SEVEN, path_costs
+from oracle import (
+    table3_oracle as make_table3_oracle,
+)
+from test_utility_search import ADULT_SUBSET_QIS, SEVEN, path_costs
 
 import sqlclose
 from sqlclose.errors import NoSolutionError, SpecError
@@ -75,8 +78,9 @@ def recheck(oracle: Oracle, path, spec: dict) -> None:
         P = counts / counts.sum(axis=1, keepdims=True)
         q = oracle.q[sa.name]
         if "t" in model:
-            d = {"equal": lambda: equal_emd(P, q), "ordered": lambda: ordered_emd(P, q),
-                 "hierarchical": lambda: hierarchical_emd(P, q, sa.domain, sa.hierarchy)}[model.get("distance", "equal")]()
+            name = model.get("distance", "equal")
+            d = equal_emd(P, q) if name == "equal" else ordered_emd(P, q) if name == "ordered" else \
+                hierarchical_emd(P, q, sa.domain, sa.hierarchy)
             assert d.max() <= model["t"] + TOL, f"{sa.name}: EMD {d.max()} > t = {model['t']}"
         distinct = (counts > 0).sum(axis=1)
         for key_ in ("distinct_l", "p"):
@@ -167,9 +171,7 @@ def run_and_check(oracle: Oracle, spec: dict, source, delimiter: str, tmp_path, 
 
 @pytest.fixture(scope="module")
 def table3_oracle() -> Oracle:
-    return Oracle(TABLE3_DIR / "table3.csv", ",", {"zip": None, "age": read_hierarchy(TABLE3_DIR / "age.csv")},
-                  {"salary": "ordered", "disease": "hierarchical"},
-                  {"disease": read_hierarchy(TABLE3_DIR / "disease.csv")}, mask=("zip",))
+    return make_table3_oracle()
 
 
 def table3_spec(**disease) -> dict:
@@ -246,6 +248,7 @@ def test_a_gaa_report_renders_and_rechecks(tmp_path):
     assert page.exit_code == 0, page.output
     html = (tmp_path / "p.html").read_text()
     assert "GAA S3" in html and "The lattice" not in html
+    assert "nllm (chose the release)" in html and "L1 closeness" in html
     against = runner.invoke(main, ["check", str(out), "--against", str(report), "--spec", str(TABLE3_SPEC)])
     assert against.exit_code == 0, against.output
     node = runner.invoke(main, ["anonymize", str(TABLE3_SPEC), "-o", str(tmp_path / "n.parquet"), "--algorithm",
@@ -281,13 +284,6 @@ def test_the_verifier_rejects_a_label_that_does_not_generalize(table3_oracle, tm
 
 # ============================================================================ an Adult subset
 
-@pytest.fixture(scope="module")
-def adult_subset(adult_dir, tmp_path_factory):
-    path = tmp_path_factory.mktemp("adult") / "adult_subset.csv"
-    duckdb.execute(f"COPY (SELECT * FROM read_csv(?, delim = ';', header = true, all_varchar = true) "
-                   f"LIMIT {ADULT_SUBSET_ROWS}) TO '{path}' (DELIMITER ';', HEADER)", [str(adult_dir / "adult.csv")])
-    return path
-
 
 @pytest.fixture(scope="module")
 def adult_oracle(adult_subset) -> Oracle:
@@ -304,3 +300,35 @@ def test_adult_subset_every_strategy_satisfies_the_spec_on_file(adult_oracle, ad
     d["others"] = "drop"
     d["sensitive"]["occupation"].update(t=0.3, entropy_l=2)
     run_and_check(adult_oracle, d, adult_subset, ";", tmp_path, strategy)
+
+
+def test_check_reports_the_utility_a_file_gives(table3_oracle, tmp_path):
+    """sqlclose check on a GAA file: the paper's l-diversity and L1 values per sensitive column and
+    the shares of generalized / root values, against plain SQL over the file."""
+    spec = {**table3_spec(), "search": {"algorithm": "gaa", "strategy": "S5"}}
+    path = tmp_path / "r.parquet"
+    with sqlclose.anonymize(TABLE3_DIR / "table3.csv", spec) as release:
+        release.write_parquet(path)
+    got = sqlclose.check(path, spec=TABLE3_SPEC, reference=TABLE3_DIR / "table3.csv").to_dict()["utility"]
+    for sa in table3_oracle.sas:
+        classes = list(file_classes(path, table3_oracle.qis, sa.name).values())
+        key = float if sa.name == "salary" else str
+        ldiv, l1 = [], []
+        for hist in classes:
+            n = sum(hist.values())
+            p = {key(v): c / n for v, c in hist.items()}
+            ldiv.append(math.exp(-sum(x * math.log(x) for x in p.values())))
+            l1.append(sum(abs(p.get(key(v), 0.0) - table3_oracle.q[sa.name][i]) for i, v in enumerate(sa.domain)))
+        assert got["sensitive"][sa.name]["l_diversity"] == pytest.approx(min(ldiv))
+        assert got["sensitive"][sa.name]["l1_closeness"] == pytest.approx(max(l1))
+    shares = []
+    for q in table3_oracle.qis:
+        rows = table3_oracle.rows[q]
+        leaves, top = {r[0] for r in rows}, rows[0][-1]
+        values = [r[0] for r in duckdb.execute(f"SELECT CAST({qid(q)} AS VARCHAR) FROM read_parquet(?)",
+                                              [str(path)]).fetchall()]
+        generalized = 100 * sum(v not in leaves for v in values) / len(values)
+        root = 100 * sum(v == top for v in values) / len(values)
+        assert got["quasi_identifiers"][q] == pytest.approx({"generalized_percent": generalized, "root_percent": root})
+        shares.append((generalized, root))
+    assert got["generalized_percent"] == pytest.approx(sum(s[0] for s in shares) / 2)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-import duckdb
 import numpy as np
 import pytest
 from oracle import (
@@ -27,6 +26,9 @@ from oracle import (
     Oracle,
     read_hierarchy,
 )
+from oracle import (
+    table3_oracle as make_table3_oracle,
+)
 
 import sqlclose
 
@@ -34,7 +36,6 @@ SEVEN = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
 TABLE3_CUSTOM = {"zip": [0.1, 0.1, 0.1, 0.1, 0.1], "age": [5.0, 5.0, 5.0]}  # ZIP is cheap to generalize, age is not
 ADULT_SUBSET_QIS = ("age", "education", "marital-status", "race", "sex")
 ADULT_CUSTOM = {"age": [1, 1, 1, 1], "education": [9, 9, 9], "marital-status": [0, 2], "race": [1, 1], "sex": [3]}
-ADULT_SUBSET_ROWS = 3000
 
 
 # ============================================================================ the hand cost formula
@@ -137,9 +138,7 @@ def check_case(oracle: Oracle, satisfying: dict, spec: dict, source, name: str, 
 
 @pytest.fixture(scope="module")
 def table3_oracle() -> Oracle:
-    return Oracle(TABLE3_DIR / "table3.csv", ",", {"zip": None, "age": read_hierarchy(TABLE3_DIR / "age.csv")},
-                  {"salary": "ordered", "disease": "hierarchical"},
-                  {"disease": read_hierarchy(TABLE3_DIR / "disease.csv")}, mask=("zip",))
+    return make_table3_oracle()
 
 
 TABLE3_CASES = {"k3-t-s0": (TABLE3_CONFIG, 0.0), "k3-t-s0.34": (TABLE3_CONFIG, 0.34),
@@ -252,13 +251,6 @@ def test_cli_metric_overrides_the_spec(tmp_path):
 
 # ============================================================================ an Adult subset
 
-@pytest.fixture(scope="module")
-def adult_subset(adult_dir, tmp_path_factory):
-    path = tmp_path_factory.mktemp("adult") / "adult_subset.csv"
-    duckdb.execute(f"COPY (SELECT * FROM read_csv(?, delim = ';', header = true, all_varchar = true) "
-                   f"LIMIT {ADULT_SUBSET_ROWS}) TO '{path}' (DELIMITER ';', HEADER)", [str(adult_dir / "adult.csv")])
-    return path
-
 
 @pytest.fixture(scope="module")
 def adult_oracle(adult_subset) -> Oracle:
@@ -291,3 +283,25 @@ def test_adult_subset_optimum_is_the_least_cost_satisfying_node(adult_oracle, ad
     assert math.prod(adult_oracle.shape) == 5 * 4 * 3 * 3 * 2
     check_case(adult_oracle, adult_judged[case], adult_subset_spec(case), adult_subset, name,
                ADULT_CUSTOM if name == "custom" else None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner", ["memory", "batch", "node"])
+def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subset, monkeypatch, runner):
+    """The suppressed records' cost reads the classes' codes, which each runner produces its own
+    way (numpy keys, packed SQL keys, one query per node): all three find the hand optimum."""
+    import sqlclose.search.node_histograms as runners
+
+    if runner != "memory":
+        monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)
+    if runner == "node":
+        monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
+    import importlib
+
+    incognito = importlib.import_module("sqlclose.search.incognito")  # the module, not the function
+    used = []
+    monkeypatch.setattr(incognito, "runner_for", lambda problem: used.append(runners.runner_for(problem)) or used[-1])
+    case = "k5-t0.3-s0.05"
+    check_case(adult_oracle, adult_judged[case], adult_subset_spec(case), adult_subset, "ncp", None)
+    kinds = {"memory": runners.MemoryRunner, "batch": runners.BatchRunner, "node": runners.NodeRunner}
+    assert used and all(isinstance(r, kinds[runner]) for r in used)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
-from sqlclose.audit import tables
+from sqlclose.audit import tables, utility
 from sqlclose.audit.render import render_text
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError, InputError, SpecError
@@ -69,8 +69,11 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     to reproduce a release report when records were suppressed). ``table`` names the table in a
     DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
     """
+    hierarchies = {}
     if spec is not None:
         spec = as_spec(spec)
+        hierarchies = {name: static_hierarchy(s, name) for name, s in spec.quasi_identifiers.items()
+                       if s.kind in ("file", "tree", "hierarchy")}  # rule hierarchies need the input's values
         quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
         sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
         k = k if k is not None else spec.k
@@ -86,7 +89,10 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     try:
         ref = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
             if reference is not None else None
-        return _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
+        audit = _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
+        shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
+        audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
+        return audit
     finally:
         if given is None:
             engine.close()
@@ -149,6 +155,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     data["sensitive"] = {sa.name: _sensitive_entry(classes, j, sa, models[sa.name], skew, similarity_level, top,
                                                    failures, sa.name in numeric) for j, sa in enumerate(sas)}
     asked = k is not None or any(m is not None and m.models for m in models.values())
+    data["utility"] = {"sensitive": utility.sensitive_values(classes.hist, sas)}
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
     distances = {sa.name: distance(classes.hist.counts[j], sa.q, models[sa.name].distance, sa.hierarchy)

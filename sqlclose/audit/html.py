@@ -151,7 +151,22 @@ def _attacks(audit: CheckReport) -> str:
 
 
 def _utility(doc: dict) -> str:
-    return "<ul>" + "".join(f"<li>{html.escape(k)}: {v}</li>" for k, v in doc["utility"].items()) + "</ul>"
+    u = doc["utility"]
+    items = [f"discernibility {u['discernibility']}", f"average class size {u['average_class_size']:.2f}"]
+    if u.get("generalized_percent") is not None:
+        items.append(f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root")
+    for name, s in (u.get("sensitive") or {}).items():
+        items.append(f"{html.escape(name)}: l-diversity value {s['l_diversity']:.3f}, L1 closeness (not halved, "
+                     f"not an EMD) {s['l1_closeness']:.4f}" if s["l_diversity"] is not None else html.escape(name))
+    rows = "".join(f"<tr><td>{html.escape(name)}{' (chose the release)' if name == u.get('metric') else ''}</td>"
+                   f"<td>{'—' if value is None else f'{value:.2f} %'}</td></tr>"
+                   for name, value in (u.get("alteration") or {}).items())
+    table = ""
+    if rows:
+        mean = u.get("mean_alteration")
+        table = ("<table><tr><th>metric (Mauger et al.)</th><th>alteration</th></tr>" + rows
+                 + f"<tr><td>mean of the seven</td><td>{'—' if mean is None else f'{mean:.2f} %'}</td></tr></table>")
+    return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" + table
 
 
 # ---- charts ------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ def render_text(data: dict) -> str:
             lines.append(f"  similarity attack: {_count(sim['records'], 'record')} in "
                          f"{_count(sim['classes'], 'class')} reveal their level-{sim['level']} group "
                          f"{sim['records_by_group'] or ''}")
+    lines.extend(_utility_lines(data.get("utility")))
     if data["passed"] is None:
         lines.append("no thresholds given: measured only")
     else:
@@ -55,3 +56,17 @@ def _line(label: str, entry: dict) -> str:
     return text
 
 
+def _percent(value: float | None) -> str:
+    return "unknown (give the spec's file hierarchy or --reference)" if value is None else f"{value:.1f} %"
+
+
+def _utility_lines(u: dict | None) -> list[str]:
+    """Mauger et al.'s values a file alone gives (alterations need the original values: see --against)."""
+    if not u:
+        return []
+    lines = [f"utility: values generalized {_percent(u.get('generalized_percent'))}, at the root "
+             f"{_percent(u.get('root_percent'))}"]
+    for name, s in u.get("sensitive", {}).items():
+        lines.append(f"  {name}: l-diversity value (least exp(entropy)) {s['l_diversity']:.3f}; L1 closeness "
+                     f"(largest Σ|p - q|, not halved) {s['l1_closeness']:.4f}")
+    return lines

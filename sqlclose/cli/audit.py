@@ -96,6 +96,21 @@ def _against(path: Path, report_path: Path, spec_path: Path | None, as_json: boo
     if not as_json:
         click.echo(f"{path} matches {report_path}: sha256, {outcome['rows']} rows, {outcome['classes']} classes, "
                    "k and every value reached")
+        for line in _report_utility(report_path):
+            click.echo(line)
+
+
+def _report_utility(report_path: Path) -> list[str]:
+    """The report's information loss (the alterations need the original values, which the file lacks)."""
+    u = json.loads(report_path.read_text(encoding="utf-8")).get("utility", {})
+    alteration = u.get("alteration") or {}
+    if not alteration:
+        return []
+    shown = ", ".join(f"{name} {value:.2f} %" if value is not None else f"{name} undefined"
+                      for name, value in alteration.items())
+    return [f"utility (from the report; chosen by {u.get('metric')}): alteration {shown}; mean "
+            f"{u['mean_alteration']:.2f} %; {u['generalized_percent']:.1f} % of values generalized, "
+            f"{u['root_percent']:.1f} % at the root"]
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

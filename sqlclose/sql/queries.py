@@ -310,3 +310,23 @@ def distinct_sorted(relations: Sequence[exp.Expression], column: str) -> exp.Exp
 
 def project(relation: exp.Expression, columns: Sequence[str]) -> exp.Expression:
     return exp.select(*(col(c) for c in columns)).from_(relation.copy())
+
+
+def text_values(relation: exp.Expression, column: str) -> exp.Expression:
+    """The distinct values of a column as text, as column ``value``."""
+    return exp.select(as_text(col(column)).as_("value")).from_(relation.copy()).distinct().subquery()
+
+
+def value_shares(relation: exp.Expression, column: str, params: Params, top: str,
+                 leaves: exp.Expression | None) -> exp.Expression:
+    """Rows, rows whose value (as text) is the top label ``top``, and — given a relation of leaf
+    values (column ``value``) — rows whose value is a leaf: one pass."""
+    value = as_text(col(column, "src"))
+    at_root = exp.Sum(this=exp.If(this=exp.EQ(this=value.copy(), expression=params.add(top)),
+                                  true=exp.Literal.number(1), false=exp.Literal.number(0)))
+    select = exp.select(exp.Count(this=exp.Star()).as_("rows"), at_root.as_("at_root")).from_(_as_src(relation))
+    if leaves is not None:
+        distinct = exp.select(col("value")).from_(leaves.copy()).distinct().subquery("lv")
+        select = select.join(distinct, join_type="left", on=exp.EQ(this=col("value", "lv"), expression=value.copy()))
+        select = select.select(exp.Count(this=col("value", "lv")).as_("leaves"))
+    return select

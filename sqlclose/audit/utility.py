@@ -1,0 +1,71 @@
+"""What a released file alone says about its utility (Mauger et al. 2023, Definition 9 and
+section 4.1), for ``sqlclose check``.
+
+Computable from the file: per sensitive column, the paper's l-diversity value (least
+exp(entropy) of a class) and L1 t-closeness value (largest Σ|p_class − p_reference|, not halved;
+the reference is the file itself unless ``--reference`` gives the input); per quasi-identifier,
+the share of values at the root (the hierarchy's top label) and, when the leaves are known (a
+file or tree hierarchy from the spec, or the reference's values of the column), the share of
+values generalized (not a leaf). The alterations need each record's original value: they are
+not computed here; ``check --against REPORT`` prints the report's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlclose.engine import Engine
+from sqlclose.model.attributes import SensitiveAttribute
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
+from sqlclose.sql import queries as q
+from sqlclose.utility.information_loss import l1_closeness_value, l_diversity_value
+
+
+def sensitive_values(hist: ClassHistograms, sas: Sequence[SensitiveAttribute]) -> dict[str, dict]:
+    return {sa.name: {"l_diversity": l_diversity_value(hist.counts[j]),
+                      "l1_closeness": l1_closeness_value(hist.counts[j], sa.q)} for j, sa in enumerate(sas)}
+
+
+def value_shares(engine: Engine, relation: exp.Expression, qi: Sequence[str], hierarchies: dict[str, Hierarchy],
+                 reference: exp.Expression | None) -> dict[str, dict]:
+    """Per QI column: % of values at the root and, when the leaves are known, % generalized."""
+    out = {}
+    for name in qi:
+        h = hierarchies.get(name)
+        top = h.labels(h.levels - 1)[0] if h is not None else TOP_LABEL
+        leaves = _leaves(engine, h, name, reference)
+        params = q.Params()
+        query = q.value_shares(relation, name, params, top, leaves[0] if leaves else None)
+        counts = engine.fetch(query, params.values).to_pylist()[0]
+        if leaves and leaves[1]:
+            engine.unregister(leaves[1])
+        rows, at_root, leaf = (int(counts.get(key) or 0) for key in ("rows", "at_root", "leaves"))
+        out[name] = {"root_percent": 100.0 * at_root / rows if rows else None,
+                     "generalized_percent": 100.0 * (rows - leaf) / rows if rows and leaves else None}
+    return out
+
+
+def _leaves(engine: Engine, h: Hierarchy | None, name: str, reference: exp.Expression | None
+            ) -> tuple[exp.Expression, str | None] | None:
+    """A relation of the column's leaves as text (column ``value``), and its registered name if any."""
+    if h is not None:
+        registered = engine.temp_name("check_leaves")
+        engine.register(registered, pa.table({"value": pa.array(h.leaves, pa.string())}))
+        return q.table(registered), registered
+    if reference is not None:
+        return q.text_values(reference, name), None
+    return None
+
+
+def table_shares(per_qi: dict[str, dict]) -> dict[str, float | None]:
+    """p_gen and p_root over all (record, QI) values: the mean of the columns' (every column has
+    the same rows); None when a column's share is unknown."""
+    out = {}
+    for key in ("generalized_percent", "root_percent"):
+        values = [entry[key] for entry in per_qi.values()]
+        out[key] = sum(values) / len(values) if values and None not in values else None
+    return out
