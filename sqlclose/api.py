@@ -49,7 +49,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     started = time.perf_counter()
     spec = as_spec(spec)
     given = engine
-    opened = _open_for(source, spec, engine)
+    opened = open_for(source, spec, engine)
     engine = opened.engine
     try:
         timings = {}
@@ -156,7 +156,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
     the bottom). Validates everything a run validates (columns, hierarchies, NULLs)."""
     spec = as_spec(spec)
-    opened = _open_for(source, spec, None)
+    opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
         levels = tuple((node or {}).get(qi.name, 0) for qi in problem.qis)
@@ -172,7 +172,7 @@ def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
     key = _key(fingerprint_key)
     if key is None:
         return None
-    opened = _open_for(source, spec, None)
+    opened = open_for(source, spec, None)
     try:
         return keyed_fingerprint(opened.engine, opened.relation, key)
     finally:
@@ -186,7 +186,7 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
     if column not in spec.quasi_identifiers:
         raise SpecError(f"{column!r} is not a quasi-identifier of the spec (those are: "
                         f"{', '.join(repr(c) for c in spec.quasi_identifiers)})")
-    opened = _open_for(source, spec, None)
+    opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
         return next(qi.hierarchy for qi in problem.qis if qi.name == column)
@@ -194,8 +194,10 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
         opened.engine.close()
 
 
-def _open_for(source: SourceLike, spec: Spec, engine: Engine | None) -> Opened:
-    """Open the source on the given engine, else on the spec's [engine], else on DuckDB."""
+def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Opened:
+    """Open the source as a run does: on the given engine, else on the spec's [engine], else on
+    DuckDB (also for callers that prepare once and search many times, like ``sqlclose.sweep``;
+    the caller closes ``Opened.engine`` when it passed none)."""
     if source is None:
         if spec.source is None:
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")

@@ -18,6 +18,7 @@ from sqlclose.cli.demo import demo
 from sqlclose.cli.hierarchy import hierarchy
 from sqlclose.cli.report import report
 from sqlclose.cli.sql import sql
+from sqlclose.cli.sweep import sweep
 
 
 @click.group(name="sqlclose", context_settings=CONTEXT, invoke_without_command=True)
@@ -34,6 +35,7 @@ def main(ctx: click.Context) -> None:
       sqlclose anonymize SPEC.toml           search, write, verify, report
       sqlclose check RELEASE.parquet --spec SPEC.toml
       sqlclose sql SPEC.toml --dialect postgres   the warehouse path (docs/warehouse.md)
+      sqlclose sweep SPEC.toml --k 3,5,10 --out DIR   utility over many k: CSV and charts
     """
     install_signal_handlers()
     if ctx.invoked_subcommand is None:
@@ -41,7 +43,7 @@ def main(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-for command in (anonymize, explain, check, hierarchy, demo, report, sql):
+for command in (anonymize, explain, check, hierarchy, demo, report, sql, sweep):
     main.add_command(command)
 
 __all__ = ["main"]

@@ -1,4 +1,4 @@
-"""Drawing the search's progress: a live bar on a terminal (rich), timestamped lines in a log.
+"""Drawing the progress of a search or a sweep: a live bar on a terminal (rich), timestamped lines in a log.
 
 The library only reports (``SearchProgress`` through a callback); the command decides how it is
 shown. A job's log gets one line per stage of the search, not a redrawn bar.
@@ -10,10 +10,14 @@ import datetime as dt
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import click
 
 from sqlclose.search import ProgressCallback, SearchProgress
+
+if TYPE_CHECKING:  # the sweep module is loaded only by the sweep command
+    from sqlclose.sweep import SweepCallback, SweepProgress
 
 
 @contextmanager
@@ -53,3 +57,36 @@ def _log_lines() -> ProgressCallback:
                        f"{p.evaluated} evaluated so far, {p.elapsed:.1f} s", err=True)
 
     return update
+
+
+@contextmanager
+def sweep_progress(enabled: bool) -> Iterator[SweepCallback | None]:
+    """A sweep's runs: a live line on a terminal, one timestamped line per run in a log."""
+    if not enabled:
+        yield None
+    elif sys.stderr.isatty():
+        with _sweep_bar() as callback:
+            yield callback
+    else:
+        yield _sweep_lines
+
+
+@contextmanager
+def _sweep_bar() -> Iterator[SweepCallback]:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=True) as bar:
+        task = bar.add_task("sweep", total=None)
+
+        def update(p: SweepProgress) -> None:
+            bar.update(task, description=f"sweep: {p.label} ({p.run_seconds:.1f} s)", completed=p.done,
+                       total=p.total)
+
+        yield update
+
+
+def _sweep_lines(p: SweepProgress) -> None:
+    stamp = dt.datetime.now().isoformat(timespec="seconds")
+    click.echo(f"{stamp} sweep: run {p.done}/{p.total} {p.label}: {p.run_seconds:.2f} s, {p.elapsed:.1f} s elapsed",
+               err=True)

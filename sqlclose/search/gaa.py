@@ -89,6 +89,45 @@ def gaa(data: GaaInput, k: int, metric_: Metric | str = "nllm", strategy: str = 
     column, their classes × domain counts (``data.extra``, merged as classes merge), it says
     which classes violate them (e.g. a spec's l-diversity or EMD t-closeness)."""
     started = time.perf_counter()
+    state = _start(data, k, metric_, strategy, l, t, scope, violates)
+    merges = state.run()
+    return state.result(merges, time.perf_counter() - started)
+
+
+def gaa_k_sweep(data: GaaInput, ks: Sequence[int], metric_: Metric | str = "nllm", strategy: str = "S1", *,
+                scope: str = "table", on_result: Callable[[int, GaaResult], None] | None = None
+                ) -> dict[int, GaaResult]:
+    """GAA under plain k-anonymity for several k in ONE run: the result at each k equals
+    ``gaa(data, k, …)``, and each result's ``seconds`` is the time from the start to that k.
+
+    Why one run is enough: C_s is the least (size, id) among classes below k, and the partner a
+    strategy picks does not depend on k. So while some class is smaller than k₁ < k₂, the runs at
+    k₁ and k₂ make the same merge; the run at k₁ stops when the least class reaches k₁, which is
+    exactly where the run at k₂ stands then. Not so with an l or t model (C_s may then be a
+    large class that fails l or t): run ``gaa`` per value for those. ``on_result(k, result)``
+    hears each k as soon as it is reached."""
+    started = time.perf_counter()
+    wanted = sorted({int(k) for k in ks})
+    if not wanted:
+        return {}
+    state = _start(data, wanted[-1], metric_, strategy, None, None, scope)
+    out: dict[int, GaaResult] = {}
+
+    def reached(least: int | None, merges: int) -> None:
+        # Every k ≤ the least violating class's size (all classes when none is left) is done.
+        while wanted and (least is None or wanted[0] <= least):
+            k = wanted.pop(0)
+            out[k] = state.result(merges, time.perf_counter() - started)
+            if on_result is not None:
+                on_result(k, out[k])
+
+    merges = state.run(reached)
+    reached(None, merges)
+    return out
+
+
+def _start(data: GaaInput, k: int, metric_: Metric | str, strategy: str, l: float | None,  # noqa: E741
+           t: float | None, scope: str, violates: Violates | None = None) -> _State:
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown GAA strategy {strategy!r}; choose one of {', '.join(STRATEGIES)}")
     if scope not in ("table", "class"):
@@ -97,9 +136,7 @@ def gaa(data: GaaInput, k: int, metric_: Metric | str = "nllm", strategy: str = 
     if needs_sensitive and data.sensitive is None:
         raise ValueError(f"strategy {strategy} / l / t need the sensitive histograms (GaaInput.sensitive)")
     mu = metric(metric_, data.hierarchies) if isinstance(metric_, str) else metric_
-    state = _State(data, mu, k, l, t, scope, strategy, needs_sensitive, violates)
-    merges = state.run()
-    return state.result(merges, time.perf_counter() - started)
+    return _State(data, mu, k, l, t, scope, strategy, needs_sensitive, violates)
 
 
 class _State:
@@ -157,7 +194,9 @@ class _State:
                                   "satisfy them")
 
     # ---- the loop ----------------------------------------------------------------------
-    def run(self) -> int:
+    def run(self, reached: Callable[[int, int], None] | None = None) -> int:
+        """Merge until no class violates; ``reached(size, merges)`` hears the least violating
+        class's size before each merge (for ``gaa_k_sweep``)."""
         # Violating classes in a heap keyed (size, id): the least size, then the least id. Sizes
         # only grow, so an entry whose size no longer matches its class is stale and skipped.
         heap = [(int(self.size[p]), int(self.ids[p])) for p in np.flatnonzero(self.viol)]
@@ -169,6 +208,8 @@ class _State:
             if not (s < self.alive.size and self.ids[s] == cid and self.alive[s] and self.size[s] == size
                     and self.viol[s]):  # stale: merged away, grown, moved by compaction, or satisfied
                 continue
+            if reached is not None:
+                reached(size, merges)
             if live == 1:  # cannot happen after _check_feasible; kept as a guard
                 raise NoSolutionError("GAA merged the whole table into one class and it still violates the model")
             keep, removed = self._merge(s, self._choose(s))
@@ -227,6 +268,9 @@ class _State:
 
     def _ldiv(self, s: int, pool: np.ndarray) -> np.ndarray:
         """l_div(gen_T(C_s ∪ C)) per candidate (scope "table"), or the merged class's own value."""
+        flat = self._flat_rest(s, self.ldiv, lowest=True)
+        if flat is not None and self.ldiv[s] >= flat:  # every candidate's table value is `flat` (see there)
+            return np.full(pool.size, flat)
         partner = self._partners(s, pool)
         n = self._mix(s, pool, partner, np.ones(self.size.size))
         if self.scope == "class":
@@ -243,6 +287,9 @@ class _State:
 
     def _tclo(self, s: int, pool: np.ndarray) -> np.ndarray:
         """t_clo(gen_T(C_s ∪ C)) per candidate (scope "table"), or the merged class's own value."""
+        flat = self._flat_rest(s, self.tclo, lowest=False)
+        if flat is not None and self.tclo[s] <= flat:
+            return np.full(pool.size, flat)
         partner = self._partners(s, pool)
         if self.scope == "class":
             return class_l1_closeness(self._merged(s, pool, partner), self.reference)
@@ -255,6 +302,24 @@ class _State:
             own = class_l1_closeness(self._merged(s, pool[need], partner[need]), self.reference)
             out[need] = np.maximum(own, rest[need])
         return out
+
+    def _flat_rest(self, s: int, values: np.ndarray, lowest: bool) -> float | None:
+        """In the table scope, the table's value after any merge when it is the same for every
+        candidate: when at least three live classes besides C_s share the extreme (least l, most
+        t) value v, the classes a merge leaves untouched still hold v (a merge removes at most two
+        besides C_s), and the merged class cannot pass it as long as C_s does not (entropy is
+        concave and the L1 distance convex: a merged class is no worse than its worst part). The
+        caller checks C_s. This skips the per-candidate work on most merges (homogeneous classes
+        pin the l-value at 1 early on). None when it does not apply."""
+        if self.scope != "table":
+            return None
+        live = self.alive.copy()
+        live[s] = False
+        v = values[live]
+        if v.size < 3:
+            return None
+        extreme = v.min() if lowest else v.max()
+        return float(extreme) if np.count_nonzero(v == extreme) >= 3 else None
 
     def _mix(self, s: int, pool: np.ndarray, partner: np.ndarray, values: np.ndarray) -> np.ndarray:
         """Σ size × value over C_s, each candidate C and C's partner."""
@@ -298,6 +363,8 @@ class _State:
                     j = group.qis[0]
                     lca = self.mu.trees[j].lca(int(self.nodes[j, s]), self.nodes[j, pool])
                 keys += lca * self.strides[g]
+            if self.keys_stale:
+                self._sort_keys()
             i = np.minimum(np.searchsorted(self.sorted_keys, keys), self.sorted_keys.size - 1)
             partner = np.where(self.sorted_keys[i] == keys, self.sorted_pos[i], -1)
         partner[(partner == s) | (partner == pool)] = -1
@@ -326,7 +393,7 @@ class _State:
         """One int64 key per generalized tuple (mixed radix over node counts) and the live keys
         sorted, to find vectorized which class a candidate merge would join."""
         sizes = [g.size for g in self.groups]
-        self.strides = None
+        self.strides, self.keys_stale = None, True
         if self.hist is None or math.prod(sizes) >= 2**62:
             return
         strides = [1] * len(sizes)
@@ -336,26 +403,18 @@ class _State:
         self._sort_keys()
 
     def _sort_keys(self) -> None:
+        """Sort the live classes' keys. Done lazily, when ``_partners`` needs them after merges
+        (``keys_stale``): most merges never look partners up (``_flat_rest``), and one sort of
+        all keys costs about what inserting and deleting one key in a sorted array does."""
         live = np.flatnonzero(self.alive)
         keys = self._keys(live)
         order = np.argsort(keys, kind="stable")
         self.sorted_keys, self.sorted_pos = keys[order], live[order]
+        self.keys_stale = False
 
     def _keys(self, positions: np.ndarray | int) -> np.ndarray:
         """The tuple key of classes: their joint group indices, mixed radix over the groups."""
         return (self.joint[:, positions].T * self.strides).sum(axis=-1)
-
-    def _remove_keys(self, removed: list[int]) -> None:
-        for p in removed:
-            i = int(np.searchsorted(self.sorted_keys, self._keys(p)))
-            self.sorted_keys = np.delete(self.sorted_keys, i)
-            self.sorted_pos = np.delete(self.sorted_pos, i)
-
-    def _insert_key(self, keep: int) -> None:
-        key = self._keys(keep)
-        i = int(np.searchsorted(self.sorted_keys, key))
-        self.sorted_keys = np.insert(self.sorted_keys, i, key)
-        self.sorted_pos = np.insert(self.sorted_pos, i, keep)
 
     # ---- merging -----------------------------------------------------------------------
     def _merge(self, s: int, c: int) -> tuple[int, int]:
@@ -366,8 +425,6 @@ class _State:
         same = self.where.get(tuple(lca))
         if same is not None and same not in group:  # the merged records equal another class's: one class
             group.append(same)
-        if self.strides is not None:
-            self._remove_keys(group)  # the merged tuple's key goes in below
         for p in group:
             del self.where[tuple(self.nodes[:, p])]
         keep = min(group, key=lambda p: self.ids[p])
@@ -384,8 +441,7 @@ class _State:
         self.nodes[:, keep] = lca
         self.joint[:, keep] = self._joint(slice(keep, keep + 1))[:, 0]
         self.where[tuple(lca)] = keep
-        if self.strides is not None:
-            self._insert_key(keep)
+        self.keys_stale = True
         if self.hist is not None:
             self.ldiv[keep] = class_l_diversity(self.hist[keep])[0]
             self.tclo[keep] = class_l1_closeness(self.hist[keep], self.reference)[0]
@@ -404,8 +460,7 @@ class _State:
         self.alive = np.ones(live.size, dtype=bool)
         self.pos_of_id[self.ids] = np.arange(live.size)
         self.where = {tuple(self.nodes[:, p]): p for p in range(live.size)}
-        if self.strides is not None:
-            self._sort_keys()
+        self.keys_stale = True
 
     # ---- output ------------------------------------------------------------------------
     def result(self, merges: int, seconds: float) -> GaaResult:

@@ -1,0 +1,140 @@
+"""``sqlclose sweep``: a spec run over many k (l, t, GAA strategies, metrics), as CSV and charts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+
+from sqlclose.cli.common import CONTEXT, guarded, json_option, quiet_option, verbose_option
+from sqlclose.cli.progress import sweep_progress
+from sqlclose.errors import OutputExistsError
+
+EXAMPLE = """\b
+Examples:
+  sqlclose sweep datasets/table3/table3.toml --k 1,2,3,4,5,9 --out out/table3-sweep
+  sqlclose sweep adult-gaa.toml --k 3,5,10,100,1000 --metrics nllm,ncp --nauc-range 3,1000 --out out/adult
+  sqlclose sweep adult-gaa.toml --k 5,10,20 --strategies S1,S3,S6 --out out/strategies --overwrite
+
+Writes OUT/sweep.csv (one row per run), OUT/nauc.csv (normalized area under each curve) and one
+OUT/<measure>.png per measure (x = k, one curve per strategy or metric).
+"""
+
+
+def _numbers(kind: type, name: str):
+    def parse(ctx: click.Context, param: click.Parameter, text: str | None) -> list | None:
+        if text is None:
+            return None
+        try:
+            return [kind(item) for item in text.replace(" ", "").split(",") if item]
+        except ValueError:
+            raise click.BadParameter(f"expected comma-separated numbers, got {text!r}", param_hint=name) from None
+    return parse
+
+
+def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list[str] | None:
+    return [item.strip() for item in text.split(",") if item.strip()] if text else None
+
+
+@click.command(context_settings=CONTEXT, epilog=EXAMPLE,
+               short_help="Run a spec over many k (l, t, strategies, metrics): CSV, NAUC and charts.")
+@click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--k", "ks", required=True, callback=_numbers(int, "--k"), metavar="K,K,…",
+              help="The values of k to run (e.g. 3,5,10,100).")
+@click.option("--l", "ls", callback=_numbers(float, "--l"), metavar="L,…",
+              help="Values of l (Incognito: the first sensitive column's l-diversity model; GAA: the paper's "
+                   "l-diversity value).")
+@click.option("--t", "ts", callback=_numbers(float, "--t"), metavar="T,…",
+              help="Values of t (Incognito: the first sensitive column's t; GAA: the paper's L1 t-closeness value).")
+@click.option("--strategies", callback=_names, metavar="S1,S3,…", help="GAA merge strategies (S1–S7, ldiv, tclo).")
+@click.option("--metrics", callback=_names, metavar="NLLM,NCP,…",
+              help="Metrics (GAA: what guides the merges; default the spec's [search] metric).")
+@click.option("--nauc-range", callback=_numbers(float, "--nauc-range"), metavar="LO,HI",
+              help="The range of the swept parameter NAUC is taken over (default: all of it).")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write sweep.csv, nauc.csv and the PNG charts into.")
+@click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
+@click.option("--overwrite", is_flag=True, help="Replace the sweep files already in OUT.")
+@click.option("--no-charts", is_flag=True, help="Write the CSV files only.")
+@click.option("--no-progress", is_flag=True, help="Do not show progress per run.")
+@json_option
+@quiet_option
+@verbose_option
+@guarded
+def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float] | None,
+          strategies: list[str] | None, metrics: list[str] | None, nauc_range: list[float] | None, out: Path,
+          source: Path | None, overwrite: bool, no_charts: bool, no_progress: bool, as_json: bool, quiet: bool,
+          verbose: bool) -> None:
+    """Run SPEC.toml's algorithm ([search]: Incognito, or GAA) for every value of k (and l, t;
+    GAA strategies and metrics), preparing the data once, and write every run's utility, the
+    normalized area under each curve and one chart per measure into OUT."""
+    from sqlclose.model.spec import load_spec
+    from sqlclose.sweep import CHARTED
+    from sqlclose.sweep import sweep as run_sweep
+
+    lo_hi = _range(nauc_range, ks, ls, ts)
+    spec = load_spec(spec_path)
+    targets = ["sweep.csv", "nauc.csv", *([] if no_charts else [f"{m}.png" for m in CHARTED])]
+    in_the_way = [name for name in targets if (out / name).exists()]
+    if in_the_way and not overwrite:
+        raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
+                                "; pass --overwrite to replace them, or choose another --out")
+    with sweep_progress(not (quiet or as_json or no_progress)) as on_progress:
+        result = run_sweep(source, spec, ks, ls=ls, ts=ts, strategies=strategies, metrics=metrics,
+                           on_progress=on_progress)
+    written = _write(result, out, lo_hi, charts=not no_charts)
+    if as_json:
+        click.echo(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
+                               "files": [str(p) for p in written], "nauc": result.nauc(*lo_hi)}, indent=2,
+                              default=str))
+    elif not quiet:
+        _print_summary(result, written, lo_hi)
+
+
+def _range(given: list[float] | None, ks: list[int], ls: list[float] | None,
+           ts: list[float] | None) -> tuple[float | None, float | None]:
+    if given is None:
+        return None, None
+    swept = ks if len(ks) > 1 or not (ls and len(ls) > 1 or ts and len(ts) > 1) else (ls if ls and len(ls) > 1 else ts)
+    if len(given) != 2 or not min(swept) <= given[0] < given[1] <= max(swept):
+        raise click.BadParameter(f"expected LO,HI with {min(swept):g} <= LO < HI <= {max(swept):g} (inside the swept "
+                                 f"values), got {','.join(f'{v:g}' for v in given)}", param_hint="--nauc-range")
+    return given[0], given[1]
+
+
+def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:
+    """Everything is drawn in a temporary folder inside OUT, then moved into place: a failure
+    leaves none of this sweep's files behind."""
+    out.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".sweep-", dir=out))
+    try:
+        made = [result.to_csv(staging / "sweep.csv"), result.nauc_to_csv(staging / "nauc.csv", *lo_hi)]
+        if charts:
+            made += result.charts(staging)
+        placed = []
+        for path in made:
+            os.replace(path, out / path.name)
+            placed.append(out / path.name)
+        return placed
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
+    click.echo(f"swept {len(result.rows)} runs of {result.source} over {result.x} in {result.seconds:.1f} s")
+    for path in written:
+        what = {"sweep.csv": "one row per run", "nauc.csv": "NAUC per curve and measure"}.get(path.name, "chart")
+        click.echo(f"  {path}  ({what})")
+    failed = [r for r in result.rows if r["status"] != "ok"]
+    if failed:
+        click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(
+            f"{result.x}={r[result.x]}" for r in failed[:5]))
+    main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
+    rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
+    if rows:
+        click.echo(f"  NAUC of {main} on [{rows[0]['lo']:g}, {rows[0]['hi']:g}]: " + "; ".join(
+            f"{r['curve']} {r['nauc']:.4g}" for r in sorted(rows, key=lambda r: r["nauc"])))

@@ -1,0 +1,427 @@
+"""Sweeps: one spec run over many values of k (and of l or t), with the utility of every run,
+the normalized area under each curve (NAUC, Mauger et al. 2023 §3.3.1) and charts like the
+papers' figures.
+
+The source is scanned and prepared once; every run reuses the prepared problem (Incognito) or
+GAA's aggregated input (one GROUP BY over the base histogram). Under plain k-anonymity a GAA
+curve over k is ONE greedy run that reports each k as it reaches it (``gaa_k_sweep``): the run at
+a larger k passes through the run at a smaller one.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlclose import api
+from sqlclose.engine import Engine
+from sqlclose.errors import InputError, NoSolutionError, SpecError
+from sqlclose.model.spec import METRIC_NAMES, Search, Spec, as_spec
+from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
+from sqlclose.prepare.sources import SourceLike
+from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
+from sqlclose.release.gaa_release import GaaRelease
+from sqlclose.release.release import Release
+from sqlclose.search import incognito
+from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
+from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
+from sqlclose.search.utility_costs import leaf_counts, problem_metric, search_cost
+from sqlclose.utility import METRICS, Metric, class_l_diversity, nauc
+
+# Every run's row: what was run, then what it gave.
+PARAMETERS = ("algorithm", "strategy", "metric", "scope", "k", "l", "t")
+ALTERATIONS = tuple(f"alteration_{m}" for m in METRICS)
+MEASURES = ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent", "l_diversity",
+            "l1_closeness", "classes", "suppressed_rows", "discernibility", "average_class_size", "search_seconds",
+            "seconds")
+COLUMNS = (*PARAMETERS, "status", "node", *MEASURES)  # node: the Incognito optimum, "age=2,zip=1"
+
+# What each measure is, for chart axes: (title, axis label with unit).
+LABELS = {
+    "alteration": ("Alteration for the run's metric", "alteration (% of the fully generalized table's cost)"),
+    "mean_alteration": ("Mean alteration over the seven metrics", "mean alteration (%)"),
+    "generalized_percent": ("Generalized values", "values generalized above the leaf (%)"),
+    "root_percent": ("Values generalized to the root", "values at the root (%)"),
+    "l_diversity": ("l-diversity value", "least exp(entropy) over classes"),
+    "l1_closeness": ("t-closeness value (L1)", "largest L1 distance of a class from the table (0–2)"),
+    "classes": ("Equivalence classes", "classes released"),
+    "suppressed_rows": ("Suppressed rows", "rows suppressed"),
+    "discernibility": ("Discernibility", "Σ class size² + suppressed × rows"),
+    "average_class_size": ("Average class size", "records per class"),
+    "search_seconds": ("Search time", "seconds (the search alone)"),
+    "seconds": ("Running time", "seconds (search and measurements)"),
+}
+CHARTED = ("alteration", "mean_alteration", "generalized_percent", "root_percent", "l_diversity", "l1_closeness",
+           "discernibility", "average_class_size", "suppressed_rows", "search_seconds", "seconds")
+AXES = {"k": "k (smallest class size required)", "l": "l", "t": "t"}
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """A run finished: how many of how many, which, how long it took and the sweep so far."""
+
+    done: int
+    total: int
+    label: str
+    run_seconds: float
+    elapsed: float
+
+
+SweepCallback = Callable[[SweepProgress], None]
+
+
+@dataclass
+class SweepResult:
+    """One row per run (``COLUMNS``), in run order."""
+
+    rows: list[dict[str, Any]]
+    source: str = ""
+    max_l_diversity: float | None = None  # the whole table as one class: the paper's l-diversity scale
+    seconds: float = 0.0
+    x: str = "k"  # the swept parameter the curves run over
+    nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
+
+    # ---- curves ----------------------------------------------------------------------------
+    def curve_keys(self) -> list[tuple]:
+        """The distinct curves: every parameter but the swept one, in first-run order."""
+        seen: dict[tuple, None] = {}
+        for row in self.rows:
+            seen.setdefault(self._key(row), None)
+        return list(seen)
+
+    def _key(self, row: dict) -> tuple:
+        return tuple(row[p] for p in PARAMETERS if p != self.x)
+
+    def label(self, key: tuple) -> str:
+        """A curve's legend: only the parameters that differ between curves (else the metric)."""
+        names = [p for p in PARAMETERS if p != self.x]
+        keys = self.curve_keys()
+        varying = [i for i, _ in enumerate(names) if len({k[i] for k in keys}) > 1]
+        if not varying:
+            varying = [names.index("strategy" if self.rows and self.rows[0]["algorithm"] == "gaa" else "metric")]
+            if self.rows and self.rows[0]["algorithm"] == "gaa":
+                varying.append(names.index("metric"))
+        parts = [f"{names[i]}={key[i]}" if names[i] in ("l", "t", "k", "scope") else str(key[i]) for i in varying]
+        return " ".join(parts)
+
+    def curve(self, key: tuple, measure: str) -> tuple[list[float], list[float]]:
+        """(x, y) of one curve for one measure, sorted by x, runs without a value left out."""
+        points = sorted((float(r[self.x]), _number(r[measure])) for r in self.rows if self._key(r) == key)
+        return [x for x, y in points if y is not None], [y for _, y in points if y is not None]
+
+    def measured(self, measure: str) -> bool:
+        return any(_number(r[measure]) is not None for r in self.rows)
+
+    # ---- NAUC ------------------------------------------------------------------------------
+    def nauc(self, lo: float | None = None, hi: float | None = None) -> list[dict[str, Any]]:
+        """Per curve and measure: the mean value of the curve on [lo, hi] (default: the sweep's
+        range), and the paper's percentage where it defines one (alteration and the %
+        measures as they are; the t-closeness value × 100; the l-diversity value over the whole
+        table's, × 100)."""
+        lo, hi = (lo, hi) if lo is not None and hi is not None else (self.nauc_range or (None, None))
+        out = []
+        for key in self.curve_keys():
+            for measure in MEASURES:
+                xs, ys = self.curve(key, measure)
+                if len(xs) < 2 or lo is None or not (xs[0] <= lo < hi <= xs[-1]):
+                    continue
+                value = nauc(xs, ys, lo, hi)
+                row = {p: v for p, v in zip((p for p in PARAMETERS if p != self.x), key)}
+                row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi, nauc=value,
+                           nauc_percent=self._percent(measure, value))
+                out.append(row)
+        return out
+
+    def _percent(self, measure: str, value: float) -> float | None:
+        if measure in ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent"):
+            return value
+        if measure == "l1_closeness":
+            return value * 100.0
+        if measure == "l_diversity" and self.max_l_diversity:
+            return value / self.max_l_diversity * 100.0
+        return None
+
+    # ---- files -----------------------------------------------------------------------------
+    def to_csv(self, path: str | Path) -> Path:
+        """Every run, one row each (``COLUMNS``); empty cells where a measure does not apply."""
+        return _write_csv(Path(path), list(COLUMNS), self.rows)
+
+    def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
+        rows = self.nauc(lo, hi)
+        columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent"]
+        return _write_csv(Path(path), columns, rows)
+
+    def chart_names(self) -> list[str]:
+        """The measures a chart is drawn for: those with a value in some run."""
+        return [m for m in CHARTED if self.measured(m)]
+
+    def charts(self, folder: str | Path, measures: Sequence[str] | None = None) -> list[Path]:
+        """One PNG per measure (``<measure>.png``; default every measured one): x = the swept
+        parameter, one curve per run set."""
+        from sqlclose.utility.charts import line_chart
+
+        folder = Path(folder)
+        written = []
+        what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
+        for measure in [m for m in self.chart_names() if measures is None or m in measures]:
+            title, unit = LABELS[measure]
+            curves = {self.label(key): self.curve(key, measure) for key in self.curve_keys()}
+            written.append(line_chart(folder / f"{measure}.png", curves,
+                                      title=f"{title} against {self.x} — {what}, {self.source}",
+                                      xlabel=AXES[self.x], ylabel=unit))
+        return written
+
+
+def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int], *,
+          ls: Sequence[float] | None = None, ts: Sequence[float] | None = None,
+          strategies: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+          on_progress: SweepCallback | None = None, engine: Engine | None = None) -> SweepResult:
+    """Run the spec's algorithm (``[search]``) for every k (× every l, t; × every GAA strategy
+    and metric) over one preparation of ``source`` (None: the spec's ``[source]``).
+
+    Every run's figures are its release's ``summary`` (``Release`` or ``GaaRelease``; nothing
+    is written). Incognito: the optimum by each metric; ``ls`` / ``ts`` replace the l of the first
+    sensitive column's l-diversity model and its t. GAA: Φ is k plus the spec's sensitive models
+    (as a GAA release has it) plus, from ``ls`` / ``ts``, the paper's l-diversity value ≥ l and L1
+    t-closeness value ≤ t on the first sensitive column, whose histograms the strategies read.
+    """
+    started = time.perf_counter()
+    spec = as_spec(spec)
+    ks = _values("k", ks, int)
+    ls, ts = _values("l", ls or [], float), _values("t", ts or [], float)
+    algorithm = spec.search.algorithm
+    strategies = [_strategy(s) for s in strategies] if strategies else [spec.search.strategy_name]
+    metrics = [m.lower() for m in metrics] if metrics else [spec.search.metric_name]
+    if algorithm != "gaa" and strategies != [spec.search.strategy_name]:
+        raise SpecError("strategies apply to GAA: set [search] algorithm = \"gaa\" in the spec")
+    allowed = [m for m in METRIC_NAMES if not (algorithm == "gaa" and m == "discernibility")]
+    unknown = [m for m in metrics if m not in allowed]
+    if unknown:
+        raise SpecError(f"unknown metric {unknown[0]!r} for {algorithm}; choose from {', '.join(allowed)}")
+    opened = api.open_for(source, spec, engine)
+    try:
+        problem = prepare(opened.engine, opened.relation, spec, opened.label)
+        too_big = [k for k in ks if k > problem.rows]
+        if too_big:
+            raise InputError(f"k = {too_big[0]} is larger than the table ({problem.rows} rows); sweep k up to "
+                             f"{problem.rows}")
+        runner = _GaaSweep if algorithm == "gaa" else _IncognitoSweep
+        result = runner(problem, spec, ks, ls, ts, strategies, metrics, on_progress, started).run()
+    finally:
+        if engine is None:
+            opened.engine.close()
+    result.source = Path(opened.label).name if "/" in opened.label else opened.label
+    result.x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
+    swept = {"k": ks, "l": ls, "t": ts}[result.x]
+    result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+# ---- the runs ------------------------------------------------------------------------------
+
+@dataclass
+class _Sweep:
+    problem: Problem
+    spec: Spec
+    ks: list[int]
+    ls: list[float]
+    ts: list[float]
+    strategies: list[str]
+    metrics: list[str]
+    on_progress: SweepCallback | None
+    started: float
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def total(self) -> int:
+        return len(self.ks) * max(1, len(self.ls)) * max(1, len(self.ts)) * len(self.metrics) * \
+            (len(self.strategies) if self.spec.search.algorithm == "gaa" else 1)
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append({c: row.get(c) for c in COLUMNS})
+        if self.on_progress is not None:
+            label = " ".join(f"{p}={row[p]}" for p in PARAMETERS if row.get(p) is not None and p != "algorithm")
+            self.on_progress(SweepProgress(len(self.rows), self.total(), label, float(row.get("seconds") or 0.0),
+                                           time.perf_counter() - self.started))
+
+
+class _IncognitoSweep(_Sweep):
+    def run(self) -> SweepResult:
+        counts = leaf_counts(self.problem)  # one GROUP BY per QI, shared by every run's metrics
+        for name in self.metrics:
+            selection = _selection(self.spec, metric=name)
+            cost = search_cost(self.problem, name, selection.weights, counts)
+            for l in self.ls or [None]:  # noqa: E741
+                for t in self.ts or [None]:
+                    sas = _with_models(self.problem.sas, l, t)
+                    for k in self.ks:
+                        problem = dataclasses.replace(self.problem, k=k, sas=sas)
+                        self.add(self._one(problem, selection, cost, counts, l, t))
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
+
+    def _one(self, problem: Problem, selection: Search, cost: Any, counts: list, l: float | None,  # noqa: E741
+             t: float | None) -> dict[str, Any]:
+        started = time.perf_counter()
+        row: dict[str, Any] = {"algorithm": "incognito", "metric": selection.metric_name, "k": problem.k, "l": l,
+                               "t": t}
+        criteria = criteria_for(problem.k, problem.sas)
+        result = incognito(problem, criteria, None, cost)
+        if result.optimum is None:
+            return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
+        release = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False,
+                          selection=selection, _leaf_counts=counts)
+        node = ",".join(f"{qi.name}={level}" for qi, level in zip(problem.qis, result.optimum))
+        return {**row, "status": "ok", "node": node, **_from_summary(release.summary, selection.metric_name),
+                "search_seconds": result.seconds, "seconds": time.perf_counter() - started}
+
+
+class _GaaSweep(_Sweep):
+    def run(self) -> SweepResult:
+        data = fetch_input(self.problem)
+        if self.ls or self.ts or any(s != "S1" for s in self.strategies):
+            if data.sensitive is None:
+                raise SpecError("GAA's strategies S2–S7 and the paper's l and t read a sensitive column: declare "
+                                "one under [sensitive.<column>] in the spec")
+        for name in self.metrics:
+            mu = problem_metric(self.problem, name, self.spec.search.weights)
+            for strategy in self.strategies:
+                selection = _selection(self.spec, metric=name, strategy=strategy)
+                self._curve(data, mu, selection)
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
+
+    def _curve(self, data: GaaInput, mu: Metric, selection: Search) -> None:
+        scope, strategy = selection.scope_name, selection.strategy_name
+        binding = [c for c in criteria_for(1, self.problem.sas) if not _vacuous(c)]  # the models besides k
+        if not (self.ls or self.ts or binding):  # plain k-anonymity: one greedy run reaches every k
+            gaa_k_sweep(data, self.ks, mu, strategy, scope=scope,
+                        on_result=lambda k, r: self.add(self._row(data, r, mu, selection, k, None, None)))
+            return
+        for l in self.ls or [None]:  # noqa: E741
+            for t in self.ts or [None]:
+                for k in self.ks:
+                    criteria = [c for c in criteria_for(k, self.problem.sas) if not _vacuous(c)]
+                    try:
+                        r = gaa(data, k, mu, strategy, l=l, t=t, scope=scope, violates=spec_violations(criteria))
+                    except NoSolutionError:
+                        self.add({"algorithm": "gaa", "strategy": strategy, "metric": mu.name, "scope": scope,
+                                  "k": k, "l": l, "t": t, "status": "no solution"})
+                        continue
+                    self.add(self._row(data, r, mu, selection, k, l, t))
+
+    def _row(self, data: GaaInput, r: GaaResult, mu: Metric, selection: Search, k: int, l: float | None,  # noqa: E741
+             t: float | None) -> dict[str, Any]:
+        problem = dataclasses.replace(self.problem, k=k)
+        criteria = criteria_for(k, problem.sas)
+        run = GaaRun(data, r, mu, selection.strategy_name, selection.scope_name,
+                     problem.sas[0].name if problem.sas else None)
+        release = GaaRelease(problem, None, criteria, self.spec.sha256(), problem.label, owns_engine=False,
+                             selection=selection, gaa_run=run)
+        return {"algorithm": "gaa", "strategy": selection.strategy_name, "metric": selection.metric_name,
+                "scope": selection.scope_name, "k": k, "l": l, "t": t, "status": "ok",
+                **_from_summary(release.summary, selection.metric_name), "search_seconds": r.seconds,
+                "seconds": r.seconds}
+
+
+def _from_summary(summary: dict[str, Any], metric_name: str) -> dict[str, Any]:
+    """A run's figures from its release's summary (``Release.summary["utility"]``)."""
+    utility = summary["utility"]
+    alteration = utility.get("alteration") or {}
+    sensitive = next(iter((utility.get("sensitive") or {}).values()), {})
+    return {"classes": summary["classes"], "suppressed_rows": summary["suppressed_rows"],
+            "discernibility": utility["discernibility"], "average_class_size": utility["average_class_size"],
+            "alteration": alteration.get(metric_name),
+            **{f"alteration_{m}": alteration.get(m) for m in METRICS},
+            "mean_alteration": utility.get("mean_alteration"),
+            "generalized_percent": utility.get("generalized_percent"), "root_percent": utility.get("root_percent"),
+            "l_diversity": sensitive.get("l_diversity"), "l1_closeness": sensitive.get("l1_closeness")}
+
+
+def _selection(spec: Spec, **changes: str) -> Search:
+    """The spec's [search] with one run's metric (and strategy)."""
+    return spec.search.model_copy(update=changes)
+
+
+def _vacuous(criterion: Criterion) -> bool:
+    """A model no class can fail (t at least the largest distance any class can have, e.g. a
+    placeholder t = 1 that declares a column for GAA's strategies): left out of GAA's Φ, so the
+    k-sweep keeps its single run. The release path judges it anyway."""
+    return isinstance(criterion, TCloseness) and criterion.t >= max_distance(criterion.column) - 1e-12
+
+
+def _max_l_diversity(problem: Problem) -> float | None:
+    """The whole table's l-diversity value (one class): the paper's scale for l-diversity NAUC."""
+    sa = problem.sas[0] if problem.sas else None
+    return float(class_l_diversity(sa.q)[0]) if sa is not None and sa.q is not None else None
+
+
+# ---- helpers -------------------------------------------------------------------------------
+
+def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -> list[SensitiveColumn]:  # noqa: E741
+    """The sensitive columns with the first one's l and/or t replaced (Incognito l/t sweeps)."""
+    if l is None and t is None:
+        return sas
+    if not sas:
+        raise SpecError("an l or t sweep needs a sensitive column: declare one under [sensitive.<column>]")
+    s = sas[0].spec
+    update: dict[str, Any] = {}
+    if t is not None:
+        update["t"] = t
+    if l is not None:
+        if s.entropy_l is not None:
+            update["entropy_l"] = l
+        elif s.distinct_l is not None:
+            update["distinct_l"] = int(l)
+        elif s.recursive is not None:
+            update["recursive"] = s.recursive.model_copy(update={"l": int(l)})
+        else:
+            raise SpecError(f"an l sweep replaces the l of an l-diversity model, and {sas[0].name!r} has none: give "
+                            "it entropy_l, distinct_l or recursive = {c = …, l = …} in the spec")
+    return [dataclasses.replace(sas[0], spec=s.model_copy(update=update)), *sas[1:]]
+
+
+def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
+    out = []
+    for v in given:
+        try:
+            value = kind(v)
+        except (TypeError, ValueError):
+            raise InputError(f"{name} = {v!r} is not a number") from None
+        if not math.isfinite(value) or value < (1 if name != "t" else 0):
+            raise InputError(f"{name} = {v!r} is out of range ({name} ≥ {1 if name != 't' else 0})")
+        out.append(value)
+    if name == "k" and not out:
+        raise InputError("give at least one k to sweep")
+    return sorted(set(out))
+
+
+def _strategy(name: str) -> str:
+    fixed = {s.lower(): s for s in STRATEGIES}.get(name.strip().lower())
+    if fixed is None:
+        raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
+    return fixed
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow(["" if _blank(row.get(c)) else row.get(c) for c in columns])
+    return path
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and not math.isfinite(value))

@@ -1,0 +1,63 @@
+"""Line charts of utility curves, drawn like the papers' figures: x = a parameter (k, l or t,
+on a log scale when its range is wide), one curve per strategy or metric, PNG.
+
+matplotlib is an optional extra (``sqlclose[report]``): it is imported only when a chart is
+drawn, with the Agg backend (no display needed), so the rest of sqlclose runs without it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sqlclose.errors import EnvironmentFailure
+
+WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
+LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
+
+Curve = tuple[Sequence[float], Sequence[float]]
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError:
+        raise EnvironmentFailure("charts need matplotlib, the optional extra: pip install 'sqlclose[report]'") \
+            from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def wide_range(xs: Sequence[float]) -> bool:
+    """Whether an x range deserves a log scale: all positive and spanning more than 20×."""
+    values = [float(x) for x in xs]
+    return bool(values) and min(values) > 0 and max(values) / min(values) > LOG_SCALE_RATIO
+
+
+def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xlabel: str, ylabel: str,
+               log_x: bool | None = None, legend_title: str | None = None) -> Path:
+    """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``.
+    ``log_x=None`` picks a log scale when the x values span more than 20×."""
+    plt = _pyplot()
+    path = Path(path)
+    every_x = [x for xs, _ in curves.values() for x in xs]
+    fig, ax = plt.subplots(figsize=(WIDTH_INCHES, HEIGHT_INCHES), dpi=DPI)
+    try:
+        for i, (label, (xs, ys)) in enumerate(curves.items()):
+            ax.plot(list(xs), list(ys), marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.5, label=label)
+        if log_x if log_x is not None else wide_range(every_x):
+            ax.set_xscale("log")
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="major", alpha=0.3)
+        if curves:
+            ax.legend(title=legend_title, fontsize="small", loc="best")
+        fig.tight_layout()
+        fig.savefig(path, dpi=DPI, format="png")
+    finally:
+        plt.close(fig)
+    return path

@@ -1,0 +1,216 @@
+"""Sweeps (``sqlclose.sweep``, ``sqlclose sweep``): GAA's one-run k-sweep against the brute-force
+greedy and single runs, Incognito sweeps against single ``sqlclose.anonymize`` runs and a plain
+GROUP BY over releases written at the same k, NAUC against a hand trapezoid, and the command's
+files (CSV read back plainly, PNGs decoded by Pillow)."""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+from test_gaa import oracle_gaa, oracle_partition, partition_of, random_table, random_weights
+
+import sqlclose
+from sqlclose.cli import main
+from sqlclose.model.spec import Search
+from sqlclose.search.gaa import STRATEGIES, gaa, gaa_k_sweep
+from sqlclose.sweep import COLUMNS, SweepResult, sweep
+from sqlclose.utility import custom_metric
+from sqlclose.utility.charts import DPI, HEIGHT_INCHES, WIDTH_INCHES
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3_SPEC = REPO / "datasets" / "table3" / "table3.toml"
+KS = [1, 2, 3, 4, 5, 9]
+
+
+# ---- GAA: one run for every k ----------------------------------------------------------------
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+@pytest.mark.parametrize("seed", [0, 1, 2, 13])
+def test_gaa_k_sweep_equals_the_brute_force_greedy_at_every_k(strategy, seed):
+    combos, hists, data = random_table(seed)
+    weights = random_weights(seed)
+    mu = custom_metric(data.hierarchies, weights)
+    ks = [2, 3, 4, 6, int(data.counts.sum())]
+    for scope in ("table", "class"):
+        swept = gaa_k_sweep(data, ks, mu, strategy, scope=scope)
+        assert sorted(swept) == ks
+        for k in ks:
+            expect = oracle_gaa(combos, data.counts, hists, weights, k, strategy, scope=scope)
+            assert partition_of(swept[k], combos) == oracle_partition(expect, combos), (k, scope)
+            single = gaa(data, k, mu, strategy, scope=scope)
+            assert single.merges == swept[k].merges and np.array_equal(single.nodes, swept[k].nodes)
+
+
+# ---- NAUC --------------------------------------------------------------------------------------
+
+def test_sweep_nauc_is_the_hand_trapezoid():
+    # A curve measured at k = 1, 3, 7 with values 10, 20, 5; on [2, 5] the ends interpolate to
+    # 15 (k = 2) and 12.5 (k = 5): area 1·(15 + 20)/2 + 2·(20 + 12.5)/2 = 17.5 + 32.5 = 50, mean 50/3.
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                          "status": "ok", "k": k, "mean_alteration": y, "l_diversity": y / 10,
+                                          "l1_closeness": y / 100}
+            for k, y in ((1, 10.0), (3, 20.0), (7, 5.0))]
+    result = SweepResult(rows, max_l_diversity=4.0, nauc_range=(1.0, 7.0))
+    by_measure = {r["measure"]: r for r in result.nauc(2, 5)}
+    assert by_measure["mean_alteration"]["nauc"] == pytest.approx(50 / 3)
+    assert by_measure["mean_alteration"]["nauc_percent"] == pytest.approx(50 / 3)
+    # The paper's percentages: t-closeness value × 100; l-diversity value over the table's maximum × 100.
+    assert by_measure["l1_closeness"]["nauc_percent"] == pytest.approx(50 / 3 / 100 * 100)
+    assert by_measure["l_diversity"]["nauc_percent"] == pytest.approx(50 / 3 / 10 / 4.0 * 100)
+    # Default range: the whole sweep, 2·(10 + 20)/2 + 4·(20 + 5)/2 = 80 over 6.
+    assert {r["measure"]: r["nauc"] for r in result.nauc()}["mean_alteration"] == pytest.approx(80 / 6)
+
+
+# ---- Incognito sweeps against single runs ------------------------------------------------------
+
+@pytest.mark.parametrize("metric_name", ["discernibility", "nllm"])
+def test_incognito_sweep_equals_single_anonymize_runs_and_a_group_by_over_written_releases(tmp_path, metric_name):
+    result = sweep(None, TABLE3_SPEC, KS, metrics=[metric_name])
+    assert [r["k"] for r in result.rows] == KS and all(r["status"] == "ok" for r in result.rows)
+    con = duckdb.connect()
+    for row in result.rows:
+        spec = sqlclose.load_spec(TABLE3_SPEC).model_copy(update={"privacy": sqlclose.Privacy(k=row["k"]),
+                                                                  "search": Search(metric=metric_name)})
+        out = tmp_path / f"k{row['k']}.parquet"
+        with sqlclose.anonymize(None, spec) as release:
+            doc = release.write_parquet(out)
+            assert row["node"] == ",".join(f"{q}={v}" for q, v in release.node.items())
+        if metric_name == "nllm":
+            assert row["alteration"] == pytest.approx(doc["utility"]["alteration"]["nllm"])
+        sizes = [n for (n,) in con.execute("SELECT count(*) FROM read_parquet($p) GROUP BY zip, age",
+                                           {"p": str(out)}).fetchall()]
+        assert min(sizes) >= row["k"]
+        assert row["classes"] == len(sizes)
+        assert row["discernibility"] == sum(n * n for n in sizes)
+        assert row["average_class_size"] == pytest.approx(sum(sizes) / len(sizes))
+
+
+# ---- the command -------------------------------------------------------------------------------
+
+def test_sweep_command_end_to_end_on_table3(tmp_path):
+    out = tmp_path / "sweep"
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", ",".join(map(str, KS)), "--out", str(out),
+                                    "--nauc-range", "2,5"])
+    assert run.exit_code == 0, run.output
+    assert str(out / "sweep.csv") in run.output and str(out / "nauc.csv") in run.output
+    with (out / "sweep.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert tuple(rows[0]) == COLUMNS
+    assert [int(r["k"]) for r in rows] == KS
+    con = duckdb.connect()
+    table3 = str(REPO / "datasets" / "table3" / "table3.csv")
+    levels = {"zip": lambda lv: f"left(CAST(zip AS VARCHAR), {5 - lv})", "age": None}
+    for r in rows:
+        # Brute-force independent check of "k reached ≥ k": regroup the input at the row's node
+        # (ZIP masked by its level; age by the age.csv hierarchy) with a plain GROUP BY.
+        node = dict(item.split("=") for item in r["node"].split(","))
+        age_level = int(node["age"])
+        con.execute("CREATE OR REPLACE TABLE h AS SELECT * FROM read_csv($p, header = false, delim = ';', "
+                    "all_varchar = true)", {"p": str(REPO / "datasets" / "table3" / "age.csv")})
+        sizes = [n for (n,) in con.execute(
+            f"SELECT count(*) FROM read_csv($p, all_varchar = true) t JOIN h ON h.column0 = t.age "
+            f"GROUP BY {levels['zip'](int(node['zip']))}, h.column{age_level}", {"p": table3}).fetchall()]
+        assert min(sizes) >= int(r["k"]), r
+        assert int(r["classes"]) == len(sizes)
+    with (out / "nauc.csv").open(newline="", encoding="utf-8") as f:
+        nauc_rows = {r["measure"]: r for r in csv.DictReader(f)}
+    disc = {int(r["k"]): float(r["discernibility"]) for r in rows}
+    # discernibility at k = 2, 3, 4, 5 (all measured): trapezoids over [2, 5].
+    hand = sum((b - a) * (disc[a] + disc[b]) / 2 for a, b in ((2, 3), (3, 4), (4, 5))) / 3
+    assert float(nauc_rows["discernibility"]["nauc"]) == pytest.approx(hand)
+    pngs = sorted(out.glob("*.png"))
+    assert {p.name for p in pngs} >= {"discernibility.png", "average_class_size.png", "seconds.png"}
+    for png in pngs:
+        assert png.stat().st_size > 0
+        with Image.open(png) as image:
+            assert image.format == "PNG"
+            assert image.size == (int(WIDTH_INCHES * DPI), int(HEIGHT_INCHES * DPI))
+    # A second run refuses to clobber (exit 2, nothing changed), and --overwrite replaces.
+    before = (out / "sweep.csv").stat().st_mtime_ns
+    again = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out)])
+    assert again.exit_code == 2 and "--overwrite" in again.output
+    assert (out / "sweep.csv").stat().st_mtime_ns == before
+    replaced = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--overwrite",
+                                         "--quiet"])
+    assert replaced.exit_code == 0 and replaced.output == ""
+    with (out / "sweep.csv").open(newline="", encoding="utf-8") as f:
+        assert [int(r["k"]) for r in csv.DictReader(f)] == [2, 3]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "2,x"], "comma-separated numbers"),
+    (["--k", "2,3", "--nauc-range", "1,3"], "inside the swept values"),
+    (["--k", "2,3", "--strategies", "S2"], "GAA"),
+    (["--k", "2,99"], "larger than the table"),
+    (["--k", "2,3", "--metrics", "nllm,foo"], "unknown metric 'foo'"),
+])
+def test_sweep_command_refuses_bad_arguments_with_exit_2(tmp_path, args, message):
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert not (tmp_path / "o" / "sweep.csv").exists()
+
+
+def test_gaa_sweep_rows_are_the_information_loss_of_single_runs(tmp_path):
+    """A GAA sweep over a small table: each row's figures equal those of a single gaa() run."""
+    from sqlclose.prepare.problem import prepare
+    from sqlclose.search.gaa import fetch_gaa_input
+    from sqlclose.utility import metric
+
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa", "metric": "ncp"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    result = sweep(None, spec, [2, 3, 4], strategies=["S1", "S3"])
+    assert [(r["strategy"], r["k"]) for r in result.rows] == [("S1", 2), ("S1", 3), ("S1", 4), ("S3", 2),
+                                                              ("S3", 3), ("S3", 4)]
+    opened = sqlclose.api.open_for(None, sqlclose.model.spec.build_spec(spec))
+    data = fetch_gaa_input(prepare(opened.engine, opened.relation, sqlclose.model.spec.build_spec(spec),
+                                   opened.label), "disease")
+    mu = metric("ncp", data.hierarchies)
+    for row in result.rows:
+        single = gaa(data, row["k"], mu, row["strategy"])
+        assert row["classes"] == single.classes and min(single.sizes) >= row["k"]
+        assert row["alteration"] == pytest.approx(mu.alteration(data.leaves, single.nodes, data.counts))
+        assert row["discernibility"] == int((single.sizes ** 2).sum())
+        assert not math.isnan(row["l_diversity"])
+    opened.engine.close()
+
+
+def test_gaa_k_sweep_rows_equal_single_gaa_releases_from_anonymize():
+    """The sweep's one greedy run per curve against ``sqlclose.anonymize`` with algorithm = "gaa" at
+    each k (the release path: fetch, Φ with the spec's models, gaa per k)."""
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa", "metric": "nllm"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    result = sweep(None, spec, [2, 3, 4, 5], strategies=["S1", "S6"])
+    for row in result.rows:
+        single = {**spec, "privacy": {"k": row["k"]}, "search": {**spec["search"], "strategy": row["strategy"]}}
+        with sqlclose.anonymize(None, single) as release:
+            summary = release.summary
+        assert row["classes"] == summary["classes"] and row["discernibility"] == summary["utility"]["discernibility"]
+        assert row["alteration"] == pytest.approx(summary["utility"]["alteration"]["nllm"])
+        assert row["l1_closeness"] == pytest.approx(summary["utility"]["sensitive"]["disease"]["l1_closeness"])
+
+
+def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch):
+    """Without a model that can fail (t = 1 cannot), a curve is one gaa_k_sweep, never gaa per k."""
+    import sqlclose.sweep as sweep_module
+
+    def per_k(*args, **kwargs):
+        raise AssertionError("gaa() per k was called for a k-only sweep")
+
+    monkeypatch.setattr(sweep_module, "gaa", per_k)
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    assert len(sweep(None, spec, [2, 3, 4], strategies=["S1", "S2"]).rows) == 6
