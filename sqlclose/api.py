@@ -203,13 +203,32 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
         source = spec.source
     if isinstance(source, Source) and source.kind == "warehouse":
-        raise hist.not_read_here(source)
+        return _open_catalog_table(source, spec, engine)
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     # A Spark DataFrame or (session, table) brings its own engine: the spec's [engine] is not made.
     made = _engine_from(spec.engine) if engine is None and spec.engine is not None and not is_spark_source(source) \
         else None
     try:
         return open_source(source, engine or made, ReadOptions.of(spec.source, numeric))
+    except BaseException:
+        if made is not None:
+            made.close()
+        raise
+
+
+def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Opened:
+    """A warehouse table is read in place when the run's engine is that warehouse: a table of the
+    Spark catalog on the Spark engine. Elsewhere sqlclose cannot reach it: the histogram path is
+    the way (docs/warehouse.md)."""
+    wants_spark = engine is None and spec.engine is not None and spec.engine.name == "spark"
+    made = _engine_from(spec.engine) if wants_spark else None
+    runner = engine or made
+    if runner is None or runner.name != "spark" or source.dialect not in (None, "spark"):
+        if made is not None:
+            made.close()
+        raise hist.not_read_here(source)
+    try:
+        return open_source((runner.spark, source.table), runner)
     except BaseException:
         if made is not None:
             made.close()

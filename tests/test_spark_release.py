@@ -21,7 +21,8 @@ import pytest
 
 import sqlclose
 from sqlclose.engine import DuckDBEngine, SparkEngine
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, SpecError
+from sqlclose.model.spec import load_spec
 from sqlclose.release import files
 from sqlclose.search.hybrid import searches_locally
 
@@ -135,6 +136,24 @@ def test_spark_sources_a_dataframe_and_a_catalog_table(spark_session) -> None:
     finally:
         spark_session.catalog.dropTempView("sqlclose_test_table3")
     assert spark_session.range(1).count() == 1  # the caller's session is still running
+
+
+def test_a_spec_names_a_table_of_the_spark_catalog(spark, spark_session) -> None:
+    """``[source] format = "warehouse"`` with ``table``: read in place on the Spark engine (its
+    catalog is the warehouse), refused on DuckDB with the histogram path's pointer."""
+    spec = load_spec(TABLE3 / "table3.toml").model_dump(exclude_none=True)
+    spec["source"] = {"format": "warehouse", "table": "default.sqlclose_test_catalog3"}
+    spec.pop("output", None)
+    with sqlclose.anonymize(table3(), TABLE3 / "table3.toml") as release:
+        expected = (release.node, release.summary, sorted(map(str, release.to_arrow().to_pylist())))
+    spark_session.createDataFrame(table3()).write.mode("overwrite").saveAsTable("default.sqlclose_test_catalog3")
+    try:
+        with sqlclose.anonymize(None, spec, engine=spark) as release:
+            assert (release.node, release.summary, sorted(map(str, release.to_arrow().to_pylist()))) == expected
+        with pytest.raises(SpecError, match="sqlclose sql SPEC"):
+            sqlclose.anonymize(None, spec)
+    finally:
+        spark_session.sql("DROP TABLE IF EXISTS default.sqlclose_test_catalog3")
 
 
 def test_the_command_runs_on_spark(tmp_path: Path) -> None:

@@ -87,7 +87,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     if dry_run:
         _print_plan(api.plan(source, spec, chosen), as_json, quiet)
         return
-    if source is None and spec.source is not None and spec.source.kind == "warehouse":
+    if source is None and spec.source is not None and spec.source.kind == "warehouse" and \
+            (spec.engine is None or spec.engine.name != "spark"):  # Spark reads its catalog's tables in place
         from sqlclose.prepare.histogram import not_read_here
 
         raise not_read_here(spec.source)
