@@ -17,6 +17,7 @@ from sqlglot import exp
 import sqlclose
 from sqlclose.engine import DuckDBEngine, SparkEngine
 from sqlclose.engine.base import FileRead
+from sqlclose.model.spec import Sensitive
 from sqlclose.sql import queries as q
 
 pytestmark = pytest.mark.spark
@@ -60,6 +61,39 @@ def test_adult_on_spark_equals_duckdb(spark, adult_dir: Path, repo_dir: Path, su
     on_duckdb = _outcome(None, spec, DuckDBEngine())
     assert on_spark == on_duckdb
     assert on_spark["summary"]["privacy"]["k"] == 5 and len(on_spark["rows"]) > 0
+
+
+def _adult_variant(spec: sqlclose.Spec, variant: str) -> sqlclose.Spec:
+    """Adult under the other models: entropy l with equal-distance t at 5 % suppression; age
+    moved to the sensitive side for the ordered distance with recursive (c, l)-diversity."""
+    occupation = spec.sensitive["occupation"]
+    if variant == "entropy-l-equal-t":
+        sensitive = {"occupation": occupation.model_copy(update={"distance": "equal", "t": 0.2, "entropy_l": 2.0})}
+        return spec.model_copy(update={"sensitive": sensitive, "privacy": spec.privacy.model_copy(
+            update={"suppression": 0.05})})
+    qis = {name: qi for name, qi in spec.quasi_identifiers.items() if name != "age"}
+    sensitive = {"occupation": occupation.model_copy(update={"distinct_l": 3}),
+                 "age": Sensitive(distance="ordered", t=0.25, recursive={"c": 4, "l": 3})}
+    return spec.model_copy(update={"quasi_identifiers": qis, "sensitive": sensitive})
+
+
+@pytest.mark.parametrize("variant", ["entropy-l-equal-t", "ordered-t-recursive-l"])
+def test_adult_under_other_models_on_spark_equals_duckdb(spark, adult_dir: Path, repo_dir: Path, variant: str,
+                                                         monkeypatch) -> None:
+    spec = _adult_variant(_adult_spec(adult_dir, repo_dir, 0.0, monkeypatch), variant)
+    on_spark = _outcome(None, spec, spark)
+    assert on_spark == _outcome(None, spec, DuckDBEngine())
+    assert len(on_spark["rows"]) > 0
+
+
+@pytest.mark.parametrize("suppression", [0.0, 0.05], ids=["no-suppression", "5%-suppression"])
+def test_adult_with_the_arx_hierarchies_on_spark_equals_duckdb(spark, adult_dir: Path, repo_dir: Path,
+                                                               suppression: float, monkeypatch) -> None:
+    monkeypatch.setenv("SQLCLOSE_ADULT_DIR", str(adult_dir))
+    spec = sqlclose.load_spec(repo_dir / "datasets" / "adult" / "adult_arx.toml")
+    spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"suppression": suppression})})
+    on_spark = _outcome(None, spec, spark)
+    assert on_spark == _outcome(None, spec, DuckDBEngine())
 
 
 def _table3_models(repo_dir: Path) -> dict[str, dict]:
