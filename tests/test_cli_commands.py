@@ -14,25 +14,15 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from click.testing import CliRunner
-
-from sqlclose.cli import main
+from table3_project import invoke, table3_project
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
 
 
-def invoke(*args: str, env: dict | None = None):
-    return CliRunner().invoke(main, [str(a) for a in args], env=env)
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
-    for name in ("table3.csv", "age.csv", "disease.csv"):
-        (tmp_path / name).write_bytes((TABLE3 / name).read_bytes())
-    (tmp_path / "spec.toml").write_text((TABLE3 / "table3.toml").read_text().replace(
-        "../../out/table3/release.parquet", "out/release.parquet").replace("overwrite = true", "overwrite = false"))
-    return tmp_path
+    return table3_project(tmp_path)
 
 
 def test_bare_command_prints_help_and_exits_0():

@@ -15,27 +15,18 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from click.testing import CliRunner
+from table3_project import invoke, table3_project
 
 import sqlclose
-from sqlclose.cli import main
 from sqlclose.errors import InputError, VerificationError
 from sqlclose.release.release import Release
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 
 
-def invoke(*args: object, env: dict | None = None):
-    return CliRunner().invoke(main, [str(a) for a in args], env=env)
-
-
 @pytest.fixture
 def project(tmp_path) -> Path:
-    for name in ("table3.csv", "age.csv", "disease.csv"):
-        (tmp_path / name).write_bytes((TABLE3 / name).read_bytes())
-    (tmp_path / "spec.toml").write_text((TABLE3 / "table3.toml").read_text().replace(
-        "../../out/table3/release.parquet", "out/release.parquet").replace("overwrite = true", "overwrite = false"))
-    return tmp_path
+    return table3_project(tmp_path)
 
 
 def rows(sql: str, *params: object) -> list[tuple]:

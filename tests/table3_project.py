@@ -1,0 +1,24 @@
+"""A copy of Table 3 with its hierarchies and spec in a folder of its own, and the CLI invoked in-process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from sqlclose.cli import main
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+
+def invoke(*args: object, env: dict | None = None):
+    return CliRunner().invoke(main, [str(a) for a in args], env=env)
+
+
+def table3_project(folder: Path) -> Path:
+    """Table 3, its hierarchies and ``spec.toml`` (output ``out/release.parquet``, no overwrite)."""
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        (folder / name).write_bytes((TABLE3 / name).read_bytes())
+    (folder / "spec.toml").write_text((TABLE3 / "table3.toml").read_text().replace(
+        "../../out/table3/release.parquet", "out/release.parquet").replace("overwrite = true", "overwrite = false"))
+    return folder
