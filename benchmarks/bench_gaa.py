@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 ADULT = Path(os.environ.get("SQLCLOSE_ADULT_DIR", REPO.parent / "shared" / "datasets" / "adult"))
 def open_source(source, delimiter: str | None = None):
     """(engine, relation, label) for a path or an Arrow table."""
-    opened = sources.open_source(source, None, sources.ReadOptions(delimiter=delimiter))
+    opened = sources.open_source(source, None, sources.FileRead(delimiter=delimiter))
     return opened.engine, opened.relation, opened.label
 
 

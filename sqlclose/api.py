@@ -12,13 +12,14 @@ from typing import Any
 
 from sqlclose.audit.check import check as run_check
 from sqlclose.engine import DuckDBEngine, Engine, engine_for
+from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import EngineSettings, Sensitive, Source, Spec, as_spec
 from sqlclose.prepare import histogram as hist
 from sqlclose.prepare.plan import describe_problem
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.sources import Opened, ReadOptions, SourceLike, is_spark_source, open_source
+from sqlclose.prepare.sources import Opened, SourceLike, is_spark_source, open_source
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
@@ -57,9 +58,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         problem = prepare(engine, opened.relation, spec, opened.label, _key(fingerprint_key))
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
-        if spec.k > problem.rows:
-            raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
-                                  "generalization can make classes that big; lower k")
+        _refuse_k_over_rows(spec, problem)
         inputs = [*opened.files, *spec.files_read]
         if spec.search.algorithm == "gaa":
             run = run_gaa(problem, criteria, spec.search)
@@ -116,6 +115,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         problem = hist.prepare_histogram(opened, spec)
         timings = {"prepare_seconds": time.perf_counter() - started}
         criteria = criteria_for(spec.k, problem.sas)
+        _refuse_k_over_rows(spec, problem)
         counts = leaf_counts(problem)
         result = _search(problem, criteria, spec, on_progress, counts)
         timings["search_seconds"] = result.seconds
@@ -135,12 +135,15 @@ def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) ->
     return hist.histogram_sql(as_spec(spec), dialect)
 
 
-def _search(problem: Problem, criteria: list[Criterion], spec: Spec, on_progress: ProgressCallback | None,
-            counts: Any) -> SearchResult:
-    """Incognito under the spec's metric; raises NoSolutionError when no node satisfies."""
+def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
     if spec.k > problem.rows:
         raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
                               "generalization can make classes that big; lower k")
+
+
+def _search(problem: Problem, criteria: list[Criterion], spec: Spec, on_progress: ProgressCallback | None,
+            counts: Any) -> SearchResult:
+    """Incognito under the spec's metric; raises NoSolutionError when no node satisfies."""
     cost = search_cost(problem, spec.search.metric_name, spec.search.weights, counts)
     with search_problem(problem) as searched:  # on Spark: locally over the collected histogram
         result = incognito(searched, criteria, on_progress, cost)
@@ -209,7 +212,7 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
     made = _engine_from(spec.engine) if engine is None and spec.engine is not None and not is_spark_source(source) \
         else None
     try:
-        return open_source(source, engine or made, ReadOptions.of(spec.source, numeric))
+        return open_source(source, engine or made, FileRead.of(spec.source, numeric))
     except BaseException:
         if made is not None:
             made.close()
@@ -299,7 +302,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
 def released_digest(path: Path, output: dict) -> str:
     """What a release holds, as its report records it: a file's sha256, a table's content digest."""
     if output.get("format", "parquet") == "duckdb":
-        opened = open_source(path, None, ReadOptions(table=output.get("table")))
+        opened = open_source(path, None, FileRead(table=output.get("table")))
         try:
             return content_digest(opened.engine, opened.relation)
         finally:

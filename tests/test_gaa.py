@@ -32,7 +32,7 @@ TIE = 1e-9
 
 def open_source(source, delimiter: str | None = None):
     """(engine, relation, label) for a path or an Arrow table."""
-    opened = sources.open_source(source, None, sources.ReadOptions(delimiter=delimiter))
+    opened = sources.open_source(source, None, sources.FileRead(delimiter=delimiter))
     return opened.engine, opened.relation, opened.label
 
 

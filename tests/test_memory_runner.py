@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 import sqlclose
+from sqlclose.engine.base import FileRead
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.prepare.problem import prepare
-from sqlclose.prepare.sources import ReadOptions, open_source
+from sqlclose.prepare.sources import open_source
 from sqlclose.search import node_histograms as nodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -33,7 +34,7 @@ def problem(tmp_path_factory):
     make_table.make(3_000, folder, seed=7)
     data = sqlclose.load_spec(folder / "table.toml").model_dump()
     spec = sqlclose.Spec.model_validate(data)
-    opened = open_source(spec.source, None, ReadOptions.of(spec.source))
+    opened = open_source(spec.source, None, FileRead.of(spec.source))
     yield prepare(opened.engine, opened.relation, spec, opened.label)
     opened.engine.close()
 

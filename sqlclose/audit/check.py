@@ -22,11 +22,12 @@ from sqlglot import exp
 from sqlclose.audit import tables, utility
 from sqlclose.audit.render import render_text
 from sqlclose.engine import Engine
+from sqlclose.engine.base import FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
 from sqlclose.prepare.problem import require_columns
-from sqlclose.prepare.sources import ReadOptions, open_source
+from sqlclose.prepare.sources import open_source
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
 from sqlclose.sql import queries as q
@@ -83,7 +84,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     given = engine
     # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
     numeric = tuple(models)
-    options = ReadOptions(table=table, delimiter=delimiter, numbers_if_numeric=numeric)
+    options = FileRead(table=table, delimiter=delimiter, numbers_if_numeric=numeric)
     opened = open_source(source, engine, options)
     engine, relation, label = opened.engine, opened.relation, opened.label
     try:
@@ -176,7 +177,7 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     return SensitiveAttribute(name, spec, domain, hierarchy)
 
 
-def _reference(engine: Engine, reference: Any, needed: list[str], options: ReadOptions) -> exp.Expression:
+def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead) -> exp.Expression:
     opened = open_source(reference, engine, options)
     relation, label = opened.relation, opened.label
     missing = [c for c in needed if c not in engine.schema(relation).names]

@@ -16,10 +16,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.engine.base import FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
 from sqlclose.prepare.problem import Problem, prepare
-from sqlclose.prepare.sources import Opened, ReadOptions, open_source
+from sqlclose.prepare.sources import Opened, open_source
 from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
 
@@ -84,7 +85,7 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
         raise InputError(f"the histogram {path} should be the warehouse's export as .parquet (or .csv)")
     ordered = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
-    opened = open_source(path, None, ReadOptions(types={wh.COUNT_COLUMN: "BIGINT"}, numeric=ordered))
+    opened = open_source(path, None, FileRead(types={wh.COUNT_COLUMN: "BIGINT"}, numeric=ordered))
     try:
         label = f"the histogram {path}"
         _check_columns(opened.engine.schema(opened.relation), spec, label)

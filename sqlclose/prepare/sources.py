@@ -34,7 +34,6 @@ SourceLike = Any  # path | (connection, table) | DuckDB relation | pyarrow.Table
 _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 
 
-ReadOptions = FileRead  # the reading options of a bare path: one description with the engines' (no path yet)
 
 
 @dataclass

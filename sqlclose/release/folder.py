@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,54 +40,46 @@ def sql_type(t: pa.DataType) -> exp.DataType | None:
     return exp.DataType.build(name) if name and not pa.types.is_floating(t) else None
 
 
-@dataclass(frozen=True)
-class ParquetFolder:
-    """The writer of a Parquet folder release, optionally partitioned by released columns."""
+def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Expression, params: Sequence[Any],
+                     columns: list[str]) -> None:
+    """Refuse partition columns that are not released, all of them, or of a type folder names
+    cannot carry — before anything is written."""
+    if not partition_by:
+        return
+    odd_names = [c for c in partition_by if not _PLAIN_NAME.fullmatch(c)]
+    if odd_names:  # folder names escape other characters, and DuckDB reads the escaped name back
+        raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd_names)}: a partition column's name "
+                         "may hold letters, digits, '_' and '-' only")
+    unknown = [c for c in partition_by if c not in columns]
+    if unknown:
+        raise InputError(f"partition_by names {', '.join(repr(c) for c in unknown)}, which the release does not "
+                         f"hold (its columns: {', '.join(repr(c) for c in columns)})")
+    if len(set(partition_by)) == len(columns):
+        raise InputError("partition_by names every released column; leave at least one column in the files")
+    schema = _schema(engine, query, params)
+    odd = [c for c in partition_by if sql_type(schema.field(c).type) is None]
+    if odd:
+        raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd)}: a folder name cannot carry "
+                         f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "
+                         "date columns")
 
-    partition_by: tuple[str, ...] = ()
-    kind = "parquet-folder"
 
-    def check(self, engine: Engine, query: exp.Expression, params: Sequence[Any], columns: list[str]) -> None:
-        """Refuse partition columns that are not released, all of them, or of a type folder names
-        cannot carry — before anything is written."""
-        if not self.partition_by:
-            return
-        odd_names = [c for c in self.partition_by if not _PLAIN_NAME.fullmatch(c)]
-        if odd_names:  # folder names escape other characters, and DuckDB reads the escaped name back
-            raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd_names)}: a partition column's name "
-                             "may hold letters, digits, '_' and '-' only")
-        unknown = [c for c in self.partition_by if c not in columns]
-        if unknown:
-            raise InputError(f"partition_by names {', '.join(repr(c) for c in unknown)}, which the release does not "
-                             f"hold (its columns: {', '.join(repr(c) for c in columns)})")
-        if len(set(self.partition_by)) == len(columns):
-            raise InputError("partition_by names every released column; leave at least one column in the files")
-        schema = self._schema(engine, query, params)
-        odd = [c for c in self.partition_by if sql_type(schema.field(c).type) is None]
-        if odd:
-            raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd)}: a folder name cannot carry "
-                             f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "
-                             "date columns")
+def read_folder(partition_by: Sequence[str], engine: Engine, target: Path, query: exp.Expression,
+                params: Sequence[Any], columns: list[str]) -> exp.Expression:
+    """The written folder as one relation: released column order, partition columns typed."""
+    written = engine.read_parquet(target)
+    if not partition_by:
+        return written
+    schema = _schema(engine, query, params)
+    present = engine.schema(written).names
+    select = []
+    for name in [c for c in columns if c in present] + [c for c in present if c not in columns]:
+        value: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
+        if name in partition_by:
+            value = exp.Cast(this=value, to=sql_type(schema.field(name).type))
+        select.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
+    return exp.select(*select).from_(written).subquery()
 
-    def write(self, engine: Engine, query: exp.Expression, params: Sequence[Any], target: Path) -> None:
-        engine.copy_to_parquet_folder(query, target, params, self.partition_by)
 
-    def read(self, engine: Engine, target: Path, query: exp.Expression, params: Sequence[Any],
-             columns: list[str]) -> exp.Expression:
-        """The written folder as one relation: released column order, partition columns typed."""
-        written = engine.read_parquet(target)
-        if not self.partition_by:
-            return written
-        schema = self._schema(engine, query, params)
-        present = engine.schema(written).names
-        select = []
-        for name in [c for c in columns if c in present] + [c for c in present if c not in columns]:
-            value: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
-            if name in self.partition_by:
-                value = exp.Cast(this=value, to=sql_type(schema.field(name).type))
-            select.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
-        return exp.select(*select).from_(written).subquery()
-
-    @staticmethod
-    def _schema(engine: Engine, query: exp.Expression, params: Sequence[Any]) -> pa.Schema:
-        return engine.fetch(exp.select(exp.Star()).from_(query.subquery()).limit(0), list(params) or None).schema
+def _schema(engine: Engine, query: exp.Expression, params: Sequence[Any]) -> pa.Schema:
+    return engine.fetch(exp.select(exp.Star()).from_(query.subquery()).limit(0), list(params) or None).schema

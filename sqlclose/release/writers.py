@@ -32,7 +32,7 @@ from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputE
 from sqlclose.model.spec import Output, default_report_path
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
-from sqlclose.release.folder import ParquetFolder
+from sqlclose.release.folder import check_partitions, read_folder
 
 if TYPE_CHECKING:
     from sqlclose.release.release import Release
@@ -146,14 +146,14 @@ class ParquetFolderWriter(FileWriter):
     format = "parquet-folder"
 
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
-        ParquetFolder(target.partition_by).check(release.problem.engine, query, params, release.columns)
+        check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
-        ParquetFolder(target.partition_by).write(release.problem.engine, query, params, path)
+        release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
                    types: dict[str, str] | None) -> exp.Expression:
-        return ParquetFolder(target.partition_by).read(release.problem.engine, path, query, params, release.columns)
+        return read_folder(target.partition_by, release.problem.engine, path, query, params, release.columns)
 
 
 class CsvWriter(FileWriter):
