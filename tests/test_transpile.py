@@ -54,6 +54,10 @@ PREV = pa.table({"node": [0, 0, 0, 0, 1, 1], "key": [0, 11, 21, 32, 1, 12], "key
 ROLLUP_PLAN = pa.table({"node": [0, 1, 2, 3], "parent": [0, 0, 1, 0], "word": [0, 0, 0, 1], "stride": [10, 10, 10, 1],
                         "card": [4, 4, 4, 5], "ratio": [2, 4, 2, 2]})
 BASE_PLAN = pa.table({"node": [0, 1, 2], "d0": [1, 2, 4], "d1": [1, 5, 2]})
+# Nodes from kept floors (PREV as the floors): node 0 halves q0 (in key) from floor 0; node 1 zeroes
+# q1 (key1, range 5) of floor 1.
+FLOOR_PLAN = pa.table({"node": [0, 1], "parent": [0, 1], "r0": [2, 1], "r1": [1, 5]})
+RUNNING = pa.table({"node": [0, 1]})
 
 SRC, RAW, BASE = q.table("t_src"), q.table("t_raw"), q.table("t_base")
 
@@ -78,6 +82,12 @@ def _base_batch(engine: Engine) -> Any:
 
 def _base_batch_words(engine: Engine) -> Any:
     return q.base_batch(BASE, q.table("t_base_plan"), [QI.code, AGE.code], [3, 1], [SA.code], [1], [0, 1]), []
+
+
+def _base_nodes(engine: Engine) -> Any:
+    """The base_batch case with literal divisors (one GROUP BY per node): the same rows."""
+    nodes = [tuple(row.values()) for row in BASE_PLAN.to_pylist()]
+    return q.base_nodes(BASE, nodes, [QI.code, AGE.code], [30, 3], [4, 5], [SA.code], [1], [0, 0]), []
 
 
 def _not_null(engine: Engine) -> Any:
@@ -107,6 +117,15 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "rollup_batch_words": (lambda e: (q.rollup_batch(q.table("t_prev"), q.table("t_plan"), 2), []), False),
     "base_batch_words": (_base_batch_words, False),
     "not_null": (_not_null, False),
+    "base_nodes": (_base_nodes, False),
+    "floor_batch_words": (lambda e: (q.floor_batch(q.table("t_prev"), q.table("t_floor_plan"), [10, 1], [4, 5],
+                                                   [0, 1], 10), []), False),
+    "level_summary": (lambda e: (q.level_summary(q.table("t_prev"), 1, 10, 3), []), False),
+    "level_summary_words": (lambda e: (q.level_summary(q.table("t_prev"), 2, 10, 3), []), False),
+    "large_classes": (lambda e: (q.large_classes(q.table("t_prev"), q.table("t_running"), 1, 10, 3), []), False),
+    "large_classes_words": (lambda e: (q.large_classes(q.table("t_prev"), q.table("t_running"), 2, 10, 3), []),
+                            False),
+    "rows_per_node": (lambda e: (q.rows_per_node(q.table("t_prev")), []), False),
 }
 
 
@@ -118,6 +137,8 @@ def _setup(engine: Engine) -> None:
     engine.register("t_prev", PREV)
     engine.register("t_plan", ROLLUP_PLAN)
     engine.register("t_base_plan", BASE_PLAN)
+    engine.register("t_floor_plan", FLOOR_PLAN)
+    engine.register("t_running", RUNNING)
     query, params = _raw(engine)
     engine.create_temp_table("t_raw", query, params)
     engine.create_temp_table("t_base", q.base_histogram(RAW, [QI, SA, AGE]))
@@ -245,6 +266,27 @@ def test_two_word_rollup_by_hand_on_duckdb() -> None:
     try:
         _setup(engine)
         assert _two_word_rollup(engine) == EXPECTED_TWO_WORDS
+    finally:
+        engine.close()
+
+
+def test_kept_level_queries_by_hand_on_duckdb() -> None:
+    """PREV read as a kept level, classes = key DIV 10 (q0), k = 3. Node 0's classes 0..3 hold 2, 1,
+    3, 1 records: 4 below k, class 2 (key 21, 3 records) kept; node 1's classes 0 and 1 hold 4 and
+    5: none below k. Floors: node 0 halves q0 of floor 0's keys 0, 11, 21, 32 → 0, 1, 11, 12 with
+    key1 carried; node 1 zeroes key1 of floor 1's rows (1, 4) and (12, 4). base_nodes gives
+    base_batch's rows."""
+    engine = DuckDBEngine()
+    try:
+        _setup(engine)
+        summary = engine.fetch(q.level_summary(q.table("t_prev"), 1, 10, 3)).to_pylist()
+        assert sorted((r["node"], r["pairs"], r["dropped"]) for r in summary) == [(0, 4, 4.0), (1, 2, 0.0)]
+        large = engine.fetch(q.large_classes(q.table("t_prev"), q.table("t_running"), 1, 10, 3)).to_pylist()
+        assert sorted((r["node"], r["key"], r["n"]) for r in large) == [(0, 21, 3.0), (1, 1, 4.0), (1, 12, 5.0)]
+        floors = engine.fetch(CASES["floor_batch_words"][0](engine)[0]).to_pylist()
+        assert sorted((r["node"], r["key"], r["key1"], r["n"]) for r in floors) == [
+            (0, 0, 0, 2.0), (0, 1, 1, 1.0), (0, 11, 1, 3.0), (0, 12, 3, 1.0), (1, 1, 0, 4.0), (1, 12, 0, 5.0)]
+        assert _rows(engine.fetch(_base_nodes(engine)[0]), False) == _rows(engine.fetch(_base_batch(engine)[0]), False)
     finally:
         engine.close()
 

@@ -72,6 +72,11 @@ class Engine(ABC):
     dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
     # Can ``copy_to_parquet`` write one file? Spark writes folders of part files only.
     writes_parquet_file: ClassVar[bool] = True
+    # Can lattice levels stay engine-side (``keep``/``rename``), so that the search fetches only
+    # what the privacy judge reads (search.node_histograms.BatchRunner)? Else each level comes back
+    # whole and is registered again (``fetch_and_keep``).
+    keeps_levels: bool = False
+
     # Is the search better run locally over the collected base histogram (search/hybrid.py)?
     # True for engines whose per-query cost is high (a cluster); DuckDB runs it in place.
     local_search: bool = False
@@ -140,6 +145,15 @@ class Engine(ABC):
         result = self.fetch(query)
         self.register(name, result)
         return result
+
+    def keep(self, name: str, query: exp.Expression, append: bool = False) -> None:
+        """Run a query and keep its result engine-side as table ``name`` (replacing an earlier one,
+        or with ``append`` adding to it); nothing comes back. Only where ``keeps_levels``."""
+        raise NotImplementedError(f"the {self.name} engine does not keep results engine-side")
+
+    def rename(self, old: str, new: str) -> None:
+        """A table made by ``keep`` takes the name ``new``, replacing what had it."""
+        raise NotImplementedError(f"the {self.name} engine does not keep results engine-side")
 
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod

@@ -67,6 +67,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = "duckdb"
+    keeps_levels = True
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
                  memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:
@@ -117,6 +118,26 @@ class DuckDBEngine(Engine):
         if ("arrow", name) in self._temp:
             self.con.unregister(name)
             self._temp.remove(("arrow", name))
+        if ("table", name) in self._temp:
+            self.execute(f"DROP TABLE IF EXISTS {_table(name).sql('duckdb')}")
+            self._temp.remove(("table", name))
+
+    def keep(self, name: str, query: exp.Expression, append: bool = False) -> None:
+        # A temporary table lives under the connection's memory limit and spills past it.
+        if append:
+            self.execute(exp.Insert(this=_table(name), expression=query))
+            return
+        self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, replace=True,
+                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        if ("table", name) not in self._temp:
+            self._temp.append(("table", name))
+
+    def rename(self, old: str, new: str) -> None:
+        self.unregister(new)
+        self.execute(exp.Alter(this=_table(old), kind="TABLE",
+                               actions=[exp.AlterRename(this=exp.Table(this=exp.to_identifier(new, quoted=True)))]))
+        self._temp.remove(("table", old))
+        self._temp.append(("table", new))
 
     def source_relation(self, read: FileRead) -> exp.Expression:
         name = self.temp_name("source")

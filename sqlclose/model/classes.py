@@ -22,6 +22,9 @@ class ClassHistograms:
     sizes: np.ndarray  # classes, int64
     counts: list[np.ndarray]  # per sensitive attribute: classes × domain, float64
     node: np.ndarray | None = None  # batch index of each class's node (None: a single node)
+    # Per node of a batch: records in classes left out because they already fail k-anonymity
+    # (see privacy.criteria.drop_classes_below); None when every class is here.
+    presuppressed: np.ndarray | None = None
     _memo: dict = field(default_factory=dict, repr=False, compare=False)  # measures computed on these classes
 
     @property

@@ -324,6 +324,9 @@ def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion]
     suppressed = np.bincount(hist.node, weights=hist.sizes * failing, minlength=nodes).astype(np.int64)
     classes = np.bincount(hist.node, weights=~failing, minlength=nodes).astype(np.int64)
     dm = discernibility(hist.node, hist.sizes, failing, nodes, rows)
+    if hist.presuppressed is not None:  # classes left out below k: suppressed, each record costs `rows`
+        suppressed += hist.presuppressed
+        dm += hist.presuppressed * rows
     return BatchOutcome(suppressed <= max_suppressed, classes, suppressed, dm)
 
 
@@ -346,12 +349,34 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     fails, and so does everything below it. It makes "bound ≤ limit" a monotone criterion that
     lets Incognito prune even with suppression, where t-closeness itself is not monotone.
     """
+    left_out = np.zeros(nodes) if hist.presuppressed is None else hist.presuppressed.astype(np.float64)
     if not hist.classes:
-        return np.zeros(nodes)
+        return left_out
     fraction = np.zeros(hist.classes)
     for c in criteria:
         np.maximum(fraction, c.suppression_bound(hist), out=fraction)
-    return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes)
+    return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes) + left_out
+
+
+def k_of(criteria: Sequence[Criterion]) -> int:
+    """The k a set of criteria demands (1: none)."""
+    return max((c.k for c in criteria if isinstance(c, KAnonymity)), default=1)
+
+
+def drop_classes_below(hist: ClassHistograms, k: int, nodes: int) -> ClassHistograms:
+    """The histograms without the classes smaller than ``k``, their records counted per node in
+    ``presuppressed``. Only for a batch judged with k-anonymity(k): such a class fails whatever
+    else holds, its records are suppressed (suppression bound 1) and nothing else of it is read,
+    so the other criteria need not be computed on it — at fine lattice levels most classes."""
+    small = hist.sizes < k
+    if k <= 1 or not small.any():
+        return hist
+    left_out = np.bincount(hist.node[small], weights=hist.sizes[small], minlength=nodes).astype(np.int64)
+    if hist.presuppressed is not None:
+        left_out += hist.presuppressed
+    kept = ~small
+    return ClassHistograms(hist.codes[kept], hist.sizes[kept], [m[kept] for m in hist.counts], hist.node[kept],
+                           left_out)
 
 
 def criteria_for(k: int, sensitive: Sequence[SensitiveAttribute]) -> list[Criterion]:

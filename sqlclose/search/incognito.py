@@ -24,8 +24,16 @@ import numpy as np
 
 from sqlclose.model.lattice import Node, height, lift, minimal, node_list, nodes_by_height_groups
 from sqlclose.prepare.problem import Problem
-from sqlclose.privacy.criteria import Criterion, failing_classes, judge_batch, suppression_lower_bound
-from sqlclose.search.node_histograms import Subset, runner_for
+from sqlclose.privacy.criteria import (
+    Criterion,
+    KAnonymity,
+    drop_classes_below,
+    failing_classes,
+    judge_batch,
+    k_of,
+    suppression_lower_bound,
+)
+from sqlclose.search.node_histograms import BatchRunner, Subset, runner_for
 from sqlclose.utility.full_domain import FullDomainCost
 
 TIE = 1e-9  # relative: metric costs this close count as equal (float sums of edge weights)
@@ -81,6 +89,7 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     relative 1e-9) go to the lower node, then the lexicographically smaller level tuple."""
     started = time.perf_counter()
     runner = runner_for(problem)
+    trim = _trim_for(runner, criteria, cost)
 
     def report(size: int, cands: dict[Subset, np.ndarray]) -> Callable[[], None]:
         total = sum(int(c.sum()) for c in cands.values())
@@ -93,17 +102,18 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
 
     if limit:
         def prune(hist, nodes):
-            bound = suppression_lower_bound(hist, len(nodes), criteria)
+            bound = suppression_lower_bound(trim(hist, len(nodes)), len(nodes), criteria)
             return bound <= limit, None, None
         can_prune, infer = True, False
     else:
         monotone = [c for c in criteria if c.monotone]
 
         def prune(hist, nodes):
-            return judge_batch(hist, len(nodes), monotone, rows, limit).satisfied, None, None
+            return judge_batch(trim(hist, len(nodes)), len(nodes), monotone, rows, limit).satisfied, None, None
         can_prune, infer = bool(monotone), len(monotone) == len(criteria)
 
     def check(hist, nodes):
+        hist = trim(hist, len(nodes))
         failing = failing_classes(hist, criteria)
         outcome = judge_batch(hist, len(nodes), criteria, rows, limit, failing)
         costs = None
@@ -136,6 +146,19 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
         result.optimum = best_node(pool, evaluated, cost is not None)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _trim_for(runner, criteria: Sequence[Criterion], cost: FullDomainCost | None) -> Callable:
+    """How a level's classes below k are left out before judging (they fail k whatever else
+    holds, so no other criterion need be computed on them): engine-side by the SQL level batches,
+    in numpy otherwise when other criteria would be computed. Not under a metric other than
+    discernibility, whose suppression cost reads every suppressed class's codes."""
+    k = k_of(criteria) if cost is None else 1
+    if isinstance(runner, BatchRunner):
+        runner.drop_below = k
+    if k <= 1 or all(isinstance(c, KAnonymity) for c in criteria):
+        return lambda hist, nodes: hist
+    return lambda hist, nodes: drop_classes_below(hist, k, nodes)
 
 
 def best_node(pool: Sequence[Node], evaluated: dict[Node, Evaluated], by_cost: bool) -> Node:

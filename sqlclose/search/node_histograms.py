@@ -39,6 +39,7 @@ def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
     return pd.factorize(values)
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
+ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
 Item = tuple[Subset, Node]  # a node of one QI subset's lattice
@@ -52,9 +53,14 @@ class BatchRunner:
     packing: Packing
     queries: int = 0
     nodes_computed: int = 0
+    # k of the criteria the levels are judged with (set by the search; 1: none or unknown). Where
+    # the engine keeps levels itself, only classes of at least this many records come back.
+    drop_below: int = 1
     _ids: dict[Item, int] = field(default_factory=dict)  # items of the previous level -> id
     _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
+    _floors: dict[Subset, list[tuple[int, Node, int]]] = field(default_factory=dict)  # (floor id, levels, rows)
+    _floors_made: list[int] = field(default_factory=list)
     _names: dict[str, str] = field(default_factory=dict)
     _sql: dict[str, str] = field(default_factory=dict)
 
@@ -65,10 +71,6 @@ class BatchRunner:
             self._names[role] = self.problem.engine.temp_name(role)
         return self._names[role]
 
-    def start(self) -> None:
-        """Forget the previous level (a new lattice walk begins)."""
-        self.release_cache()
-
     def level(self, items: Sequence[Item]) -> ClassHistograms:
         """Class histograms of ``items`` (nodes of one height, of any subsets), stacked;
         ``.node`` indexes ``items``. Computed in as few queries as fit the row budget."""
@@ -76,11 +78,12 @@ class BatchRunner:
             self.release_cache()  # the next level's parents would not be at this height
             return _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
         ids = {item: n for n, item in enumerate(items)}
-        rollups, bases = self._plan(items, ids)
-        rollup_columns = ["node", "parent", "word", "stride", "card", "ratio"]
-        base_columns = ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
-        jobs = [(chunk, rollup_columns, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
-        jobs += [(chunk, base_columns, "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        rollups, parentless = self._plan(items, ids)
+        if self.problem.engine.keeps_levels:
+            return self._level_kept(rollups, parentless, ids)
+        bases = [(self.problem.base_rows, self._base_row(n, subset, node)) for n, (subset, node) in parentless]
+        jobs = [(chunk, ROLLUP_COLUMNS, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
+        jobs += [(chunk, self._base_columns(), "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
         if len(jobs) == 1:  # the usual case: the engine keeps the result itself (no round trip)
             result = self._run(*jobs[0], keep=True)
         else:
@@ -91,40 +94,178 @@ class BatchRunner:
         return self._stack(result)
 
     # ---- planning -------------------------------------------------------------------------
-    def _plan(self, items: Sequence[Item], ids: dict[Item, int]) -> tuple[list, list]:
-        rollups, bases = [], []
+    def _plan(self, items: Sequence[Item], ids: dict[Item, int]) -> tuple[list, list[tuple[int, Item]]]:
+        """Rollups (estimated input rows, plan row) of items with a computed parent, each from its
+        smallest one; the items without one."""
+        rollups, parentless = [], []
         for subset, node in items:
             parents = [p for p in predecessors(node) if (subset, p) in self._ids]
-            if parents:
-                parent = min(parents, key=lambda p: (self._rows[subset, p], p))
-                axis = next(a for a in range(len(node)) if node[a] != parent[a])
-                i = subset[axis]
-                div = self.problem.qis[i].hierarchy.divisors
-                row = (ids[subset, node], self._ids[subset, parent], self.packing.qi_word[i],
-                       self.packing.qi_stride[i], self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
-                rollups.append((self._rows[subset, parent], row))
-            else:
-                # A QI outside the subset is divided by its code range: its digit becomes 0.
-                levels = dict(zip(subset, node))
-                divisors = [qi.hierarchy.divisors[levels[i]] if i in levels else self.packing.qi_card[i]
-                            for i, qi in enumerate(self.problem.qis)]
-                bases.append((self.problem.base_rows, (ids[subset, node], *divisors)))
-        return rollups, bases
+            if not parents:
+                parentless.append((ids[subset, node], (subset, node)))
+                continue
+            parent = min(parents, key=lambda p: (self._rows[subset, p], p))
+            axis = next(a for a in range(len(node)) if node[a] != parent[a])
+            i = subset[axis]
+            div = self.problem.qis[i].hierarchy.divisors
+            row = (ids[subset, node], self._ids[subset, parent], self.packing.qi_word[i],
+                   self.packing.qi_stride[i], self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
+            rollups.append((self._rows[subset, parent], row))
+        return rollups, parentless
+
+    def _base_columns(self) -> list[str]:
+        return ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
+
+    def _base_row(self, n: int, subset: Subset, node: Node) -> tuple[int, ...]:
+        """A node grouped from the base histogram: a divisor per QI; a QI outside the subset is
+        divided by its code range (its digit becomes 0)."""
+        levels = dict(zip(subset, node))
+        return (n, *(qi.hierarchy.divisors[levels[i]] if i in levels else self.packing.qi_card[i]
+                     for i, qi in enumerate(self.problem.qis)))
 
     def _run(self, plan_rows: list[tuple], names: list[str], kind: str, keep: bool = False) -> pa.Table:
         """One batch query; ``keep``: its result also becomes the registered level table."""
-        columns = list(zip(*plan_rows))
-        plan = self._name("plan")
-        self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
+        self._register_plan(plan_rows, names)
         if kind not in self._sql:
-            pk = self.packing
-            query = q.rollup_batch(q.table(self._name("level")), q.table(plan), pk.words) if kind == "rollup" else \
-                q.base_batch(self.problem.base, q.table(plan), [qi.coded.code for qi in self.problem.qis],
-                             pk.qi_stride, [sa.coded.code for sa in self.problem.sas], pk.sa_stride, pk.qi_word)
-            self._sql[kind] = self.problem.engine.render(query)
+            self._sql[kind] = self.problem.engine.render(self._query(kind))
         self.queries += 1
         if keep:
             return self.problem.engine.fetch_and_keep(self._name("level"), self._sql[kind])
+        return self.problem.engine.fetch(self._sql[kind])
+
+    def _register_plan(self, plan_rows: list[tuple], names: list[str]) -> None:
+        columns = list(zip(*plan_rows))
+        self.problem.engine.register(self._name("plan"),
+                                     pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
+
+    def _query(self, kind: str):
+        pk, p = self.packing, self.problem
+        level, plan = q.table(self._name("level")), q.table(self._name("plan"))
+        if kind == "rollup":
+            return q.rollup_batch(level, plan, pk.words)
+        if kind == "base":
+            return q.base_batch(p.base, plan, [qi.coded.code for qi in p.qis], pk.qi_stride,
+                                [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
+        if kind == "floor":
+            return q.floor_batch(q.table(self._name("floors")), plan, pk.qi_stride, pk.qi_card, pk.qi_word, pk.sa_span)
+        if kind == "floor_rows":
+            return q.rows_per_node(q.table(self._name("floors")))
+        if kind == "summary":
+            return q.level_summary(level, pk.words, pk.sa_span, self.drop_below)
+        return q.large_classes(level, q.table(self._name("running")), pk.words, pk.sa_span, self.drop_below)
+
+    # ---- levels kept engine-side --------------------------------------------------------------
+    def _level_kept(self, rollups: list, parentless: list[tuple[int, Item]], ids: dict[Item, int]) -> ClassHistograms:
+        """The level is built in a table of the engine (under its memory limit, spilling past it)
+        and stays there as the next level's parents; what comes back is per node the records in
+        classes below k and, for the nodes those alone do not put past the suppression limit,
+        the rows of their classes of at least k — at fine levels a small part of the level.
+
+        An item without a computed parent is generalized from its subset's *floor* (made once per
+        walk from the base histogram, at the least levels of the subset's nodes still to check),
+        not from the base histogram itself: the floor of a few QIs has far fewer rows."""
+        engine = self.problem.engine
+        self._make_floors(parentless)
+        from_floor, bases = [], []
+        for n, (subset, node) in parentless:
+            floor = self._floor_for(subset, node)
+            if floor is None:
+                bases.append((self.problem.base_rows, self._base_row(n, subset, node)))
+            else:
+                from_floor.append((floor[2], self._floor_row(n, floor, subset, node)))
+        jobs = [(chunk, ROLLUP_COLUMNS, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
+        floor_columns = ["node", "parent", *(f"r{i}" for i in range(len(self.problem.qis)))]
+        jobs += [(chunk, floor_columns, "floor") for chunk in _chunks(from_floor, ROWS_PER_QUERY)]
+        jobs += [(chunk, self._base_columns(), "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        staging = self._name("staging")
+        for n, (plan_rows, names, kind) in enumerate(jobs):
+            if kind == "base":
+                query = self._base_nodes(plan_rows)
+            else:
+                self._register_plan(plan_rows, names)
+                query = self._query(kind)
+            engine.keep(staging, query, append=n > 0)
+            self.queries += 1
+        engine.rename(staging, self._name("level"))
+        self._prev = self._name("level")
+        return self._judged_part(ids)
+
+    def _judged_part(self, ids: dict[Item, int]) -> ClassHistograms:
+        engine = self.problem.engine
+        summary = self._fetch("summary")
+        nodes = len(ids)
+        node = summary.column("node").to_numpy()
+        pairs = np.zeros(nodes, dtype=np.int64)
+        pairs[node] = summary.column("pairs").to_numpy()
+        dropped = np.zeros(nodes, dtype=np.int64)
+        dropped[node] = np.rint(summary.column("dropped").to_numpy()).astype(np.int64)
+        self._ids, self._rows = ids, {item: int(pairs[i]) for item, i in ids.items()}
+        self.nodes_computed += nodes
+        running = np.flatnonzero(dropped <= self.problem.max_suppressed)
+        if len(running):
+            engine.register(self._name("running"), pa.table({"node": pa.array(running, pa.int64())}))
+            hist = self._stack(self._fetch("large"))
+        else:
+            hist = _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
+        hist.presuppressed = dropped
+        return hist
+
+    def _base_nodes(self, plan_rows: list[tuple]):
+        pk, p = self.packing, self.problem
+        return q.base_nodes(p.base, plan_rows, [qi.coded.code for qi in p.qis], pk.qi_stride, pk.qi_card,
+                            [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
+
+    def _floor_for(self, subset: Subset, node: Node) -> tuple[int, Node, int] | None:
+        """The smallest kept floor of the subset at or below ``node``."""
+        below = [f for f in self._floors.get(subset, ()) if all(a <= b for a, b in zip(f[1], node))]
+        return min(below, key=lambda f: f[2]) if below else None
+
+    def _make_floors(self, parentless: list[tuple[int, Item]]) -> None:
+        """Per subset, when its parentless items of this level have no floor below them yet: a
+        floor at their least levels (their meet), grouped from the base histogram — if its code
+        space (times the sensitive span) is at most an eighth of the base's rows. A floor near
+        the base's size would cost a scan of the base and save little (measured on a generated
+        1 M-row table: floors at the least levels of a whole subset walk had ~0.5 M rows and made
+        the search slower)."""
+        uncovered: dict[Subset, list[Node]] = {}
+        for _, (subset, node) in parentless:
+            if self._floor_for(subset, node) is None:
+                uncovered.setdefault(subset, []).append(node)
+        new = []
+        for subset, nodes in sorted(uncovered.items()):
+            meet = tuple(int(x) for x in np.min(np.array(nodes), axis=0))
+            if self._space(subset, meet) * 8 <= self.problem.base_rows:
+                new.append((subset, meet, len(self._floors_made) + len(new)))
+        if not new:
+            return
+        query = self._base_nodes([self._base_row(fid, subset, meet) for subset, meet, fid in new])
+        self.problem.engine.keep(self._name("floors"), query, append=bool(self._floors_made))
+        self.queries += 1
+        counts = self._fetch("floor_rows")
+        rows = dict(zip(counts.column("node").to_pylist(), counts.column("rows").to_pylist()))
+        for subset, meet, fid in new:
+            self._floors.setdefault(subset, []).append((fid, meet, int(rows.get(fid, 0))))
+            self._floors_made.append(fid)
+
+    def _space(self, subset: Subset, levels: Node) -> float:
+        """Codes a node of the subset at ``levels`` can take, times the sensitive span: a bound
+        on its rows."""
+        space = float(self.packing.sa_span)
+        for i, level in zip(subset, levels):
+            space *= (self.packing.qi_card[i] - 1) // self.problem.qis[i].hierarchy.divisors[level] + 1
+        return space
+
+    def _floor_row(self, n: int, floor: tuple[int, Node, int], subset: Subset, node: Node) -> tuple[int, ...]:
+        fid, levels, _ = floor
+        ratio = [1] * len(self.problem.qis)
+        for i, level, low in zip(subset, node, levels):
+            div = self.problem.qis[i].hierarchy.divisors
+            ratio[i] = div[level] // div[low]
+        return (n, fid, *ratio)
+
+    def _fetch(self, kind: str) -> pa.Table:
+        """A read of kept results (not counted in ``queries``: those computed histograms)."""
+        if kind not in self._sql:
+            self._sql[kind] = self.problem.engine.render(self._query(kind))
         return self.problem.engine.fetch(self._sql[kind])
 
     # ---- results --------------------------------------------------------------------------
@@ -169,6 +310,13 @@ class BatchRunner:
         if self._prev is not None:
             self.problem.engine.unregister(self._prev)
         self._prev, self._ids, self._rows = None, {}, {}
+
+    def start(self) -> None:
+        """A new lattice walk: forget the previous level and the floors."""
+        self.release_cache()
+        if self._floors_made:
+            self.problem.engine.unregister(self._name("floors"))
+        self._floors, self._floors_made = {}, []
 
     def close(self) -> None:
         self.release_cache()

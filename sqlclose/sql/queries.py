@@ -257,6 +257,96 @@ def rollup_batch(prev: exp.Table, plan: exp.Table, words: int = 1) -> exp.Expres
     return _with_keys(select, keys)
 
 
+def rows_per_node(source: exp.Table) -> exp.Expression:
+    return exp.select(col("node"), exp.Count(this=exp.Star()).as_("rows")).from_(source).group_by(col("node"))
+
+
+def level_summary(level: exp.Table, words: int, span: int, k: int) -> exp.Expression:
+    """Per node of a kept level: (class, sensitive value) rows, and records in classes below k."""
+    return template("level_summary", level=level, span=exp.Literal.number(span), k=exp.Literal.number(k),
+                    higher=[col(f"key{w}", "lv") for w in range(1, words)])
+
+
+def large_classes(level: exp.Table, running: exp.Table, words: int, span: int, k: int) -> exp.Expression:
+    """The rows of a kept level's classes of at least k records, for the nodes in ``running``."""
+    higher = [f"key{w}" for w in range(1, words)]
+    match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
+        else exp.true()
+    return template("large_classes", level=level, running=running, span=exp.Literal.number(span),
+                    k=exp.Literal.number(k), higher=[col(h, "lv") for h in higher],
+                    higher_out=[exp.alias_(col(h, "lv"), h) for h in higher], match=match)
+
+
+def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequence[str],
+               qi_strides: Sequence[int], qi_cards: Sequence[int], sa_codes: Sequence[str],
+               sa_strides: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
+    """``base_batch`` with the divisors as literals: one GROUP BY per node (node id, divisor per
+    QI), joined by UNION ALL. DuckDB divides by a constant and skips a QI outside the subset
+    (divisor = its code range) instead of joining every base row with every plan row: measured
+    ~1.5x faster on a 1 M-row base."""
+    words = max(qi_words, default=0) + 1
+    selects = []
+    for node, *divisors in nodes:
+        terms: list[list[exp.Expression]] = [[] for _ in range(words)]
+        for i, (code_column, stride, card, d) in enumerate(zip(qi_codes, qi_strides, qi_cards, divisors)):
+            if d >= card:
+                continue  # the digit is 0
+            code = _bigint(col(code_column, "base"))  # codes may be narrow: multiply in 64 bits
+            if d > 1:
+                code = exp.Paren(this=exp.IntDiv(this=code, expression=exp.Literal.number(d)))
+            terms[qi_words[i]].append(exp.Mul(this=code, expression=exp.Literal.number(stride)))
+        for code_column, stride in zip(sa_codes, sa_strides):
+            terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
+        keys = []
+        for word in terms:
+            key = word[0] if word else exp.Literal.number(0)
+            for term in word[1:]:
+                key = exp.Add(this=key, expression=term)
+            keys.append(key)
+        select = exp.select(_bigint(exp.Literal.number(node)).as_("node"),
+                            *(k.as_(key_name(w)) for w, k in enumerate(keys)),
+                            exp.Sum(this=exp.Cast(this=col("n", "base"), to=exp.DataType.build("DOUBLE"))).as_("n"))
+        select = select.from_(base.copy().as_("base"))
+        grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
+        selects.append(select.group_by(*grouped) if grouped else select)
+    out = selects[0]
+    for select in selects[1:]:
+        out = exp.union(out, select, distinct=False)
+    return out
+
+
+def _bigint(e: exp.Expression) -> exp.Expression:
+    return exp.Cast(this=e, to=exp.DataType.build("BIGINT"))
+
+
+def key_name(word: int) -> str:
+    return "key" if word == 0 else f"key{word}"
+
+
+def floor_batch(source: exp.Table, plan: exp.Table, qi_strides: Sequence[int], qi_cards: Sequence[int],
+                qi_words: Sequence[int], sa_span: int) -> exp.Expression:
+    """Nodes generalized from kept finer nodes (their floors) by a divisor per QI (plan columns
+    r0, r1, …): key word w = Σ over its QIs of (digit DIV r_i) · stride_i, plus in word 0 the
+    sensitive part (key % sa_span)."""
+    words = max(qi_words, default=0) + 1
+    terms: list[list[exp.Expression]] = [[] for _ in range(words)]
+    terms[0].append(exp.Mod(this=col("key", "src"), expression=exp.Literal.number(sa_span)))
+    for i, (stride, card, word) in enumerate(zip(qi_strides, qi_cards, qi_words)):
+        digit = exp.Mod(this=exp.IntDiv(this=col("key" if word == 0 else f"key{word}", "src"),
+                                        expression=exp.Literal.number(stride)),
+                        expression=exp.Literal.number(card))
+        general = exp.IntDiv(this=exp.Paren(this=digit), expression=col(f"r{i}", "plan"))
+        terms[word].append(exp.Mul(this=exp.Paren(this=general), expression=exp.Literal.number(stride)))
+    keys = []
+    for word in terms:
+        key = word[0] if word else exp.Literal.number(0)
+        for term in word[1:]:
+            key = exp.Add(this=key, expression=term)
+        keys.append(key)
+    select = template("floor_batch", source=source, plan=plan, key=keys[0])
+    return select if words == 1 else _with_keys(select, keys)
+
+
 def _with_keys(select: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
     """``select`` (node, key, n grouped by node, key) with ``keys`` as key, key1, key2, …"""
     node, _, n = select.expressions

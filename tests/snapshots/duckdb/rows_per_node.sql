@@ -1,0 +1,1 @@
+SELECT "node", COUNT(*) AS rows FROM "t_prev" GROUP BY "node"
