@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from sqlclose._version import __version__
 from sqlclose.errors import InputError, OutputExistsError
+from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Search
@@ -183,7 +184,7 @@ class Release:
         if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.codes[failing, i] for i, qi in enumerate(self.problem.qis)}
-            self.problem.engine.register(name, pa.table(codes))
+            self.problem.engine.register(name, arrow_table(codes))
             self._suppressed_table = q.table(name)
         return self._suppressed_table
 

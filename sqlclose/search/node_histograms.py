@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
+from sqlclose.model.factorize import factorize as _factorize
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
 from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
@@ -32,12 +34,6 @@ from sqlclose.sql import queries as q
 Subset = tuple[int, ...]
 
 
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Hash grouping (codes, uniques) without a sort; pandas is imported only when the in-memory
-    path runs (it costs a quarter second at start-up)."""
-    import pandas as pd
-
-    return pd.factorize(values)
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
 
 
@@ -115,7 +111,7 @@ class BatchRunner:
         """One batch query; ``keep``: its result also becomes the registered level table."""
         columns = list(zip(*plan_rows))
         plan = self._name("plan")
-        self.problem.engine.register(plan, pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
+        self.problem.engine.register(plan, arrow_table(dict(zip(names, columns)), dict.fromkeys(names, pa.int64())))
         if kind not in self._sql:
             pk = self.packing
             query = q.rollup_batch(q.table(self._name("level")), q.table(plan), pk.words) if kind == "rollup" else \
@@ -131,7 +127,7 @@ class BatchRunner:
     def _keep(self, result: pa.Table, ids: dict[Item, int]) -> None:
         """The new level (already registered as the level table) becomes the parents of the next."""
         self._prev = self._name("level")
-        counts = np.bincount(result.column("node").to_numpy(), minlength=len(ids))
+        counts = np.bincount(numpy_of(result.column("node")), minlength=len(ids))
         self._ids = ids
         self._rows = {item: int(counts[i]) for item, i in ids.items()}
 
@@ -139,11 +135,11 @@ class BatchRunner:
         """Rows (node, packed key words, n) → the classes of all nodes, numbered node by node, with
         their codes at their node's levels (a metric's suppression cost reads them)."""
         span = self.packing.sa_span
-        node = result.column("node").to_numpy()
-        keys = result.column("key").to_numpy()
-        counts = result.column("n").to_numpy()
+        node = numpy_of(result.column("node"))
+        keys = numpy_of(result.column("key"))
+        counts = numpy_of(result.column("n"))
         cls = keys // span
-        higher = [result.column(key_column(w)).to_numpy() for w in range(1, self.packing.words)]
+        higher = [numpy_of(result.column(key_column(w))) for w in range(1, self.packing.words)]
         class_span = int(cls.max()) + 1 if len(cls) else 1
         if not higher and class_span * (int(node.max()) + 1 if len(node) else 1) < 2**62:
             order = np.argsort(node * class_span + cls)  # one int64 sort: ~2× a two-key lexsort
@@ -422,12 +418,12 @@ class MemoryRunner:
         names = [qi.coded.code for qi in p.qis] + [s.coded.code for s in p.sas] + ["n"]
         table = p.engine.fetch(q.project(p.base, names))
         self.queries += 1
-        codes = np.column_stack([table.column(qi.coded.code).to_numpy().astype(np.int64) for qi in p.qis])
+        codes = np.column_stack([numpy_of(table.column(qi.coded.code)).astype(np.int64) for qi in p.qis])
         inverse, keys = _factorize(codes @ self.stride)
         sa = np.zeros(len(inverse), dtype=np.int64)
         for s, m in zip(p.sas, self.domains):
-            sa = sa * m + table.column(s.coded.code).to_numpy().astype(np.int64)
-        joint = np.bincount(inverse * self.sa_span + sa, weights=table.column("n").to_numpy().astype(np.float64),
+            sa = sa * m + numpy_of(table.column(s.coded.code)).astype(np.int64)
+        joint = np.bincount(inverse * self.sa_span + sa, weights=numpy_of(table.column("n")).astype(np.float64),
                             minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
         self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
         self._bottoms[tuple(range(len(p.qis)))] = _Source(self._base, self._digits_of(self._base.keys))
