@@ -121,4 +121,6 @@ def _buffer_view(chunk: pa.Array) -> np.ndarray | None:
     dtype = _NUMPY_DTYPES.get(chunk.type)
     if dtype is None:
         return None
-    return np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize)
+    view = np.frombuffer(chunk.buffers()[1], dtype=dtype, count=len(chunk), offset=chunk.offset * dtype.itemsize)
+    view.flags.writeable = False  # Arrow's memory: never written through, as with to_numpy
+    return view
