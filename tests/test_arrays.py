@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from sqlclose.model.arrays import arrow_array, arrow_table, numpy_of
-from sqlclose.model.factorize import _by_sort, factorize
+from sqlclose.model.factorize import _by_sort, factorize, sorted_unique
 
 INPUTS = [
     ["a", "bé", "", "日本", "x" * 300],
@@ -116,3 +116,12 @@ def test_factorize_is_pandas_factorize(n, span):
     assert np.array_equal(uniques[codes], values)
     codes, uniques = factorize(values)  # pandas is imported here: this takes its path
     assert np.array_equal(codes, expected_codes) and np.array_equal(uniques, expected_uniques)
+
+
+@pytest.mark.parametrize("values", [np.array([], dtype=np.int64), np.array([3]), np.array([2, 2, 2]),
+                                    np.array([5, -1, 5, 3, -1, 0], dtype=np.int32),
+                                    np.array([[4, 1], [1, 9]]), np.array([True, False, True]),
+                                    np.random.default_rng(3).integers(0, 50, 10_000)])
+def test_sorted_unique_is_np_unique(values):
+    got, expected = sorted_unique(values), np.unique(values)
+    assert got.dtype == expected.dtype and np.array_equal(got, expected)

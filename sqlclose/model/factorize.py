@@ -1,5 +1,7 @@
-"""Hash grouping of integer keys, as ``pandas.factorize`` gives it, without importing pandas
-for small inputs (the import is ~0.3 s of a cold run; docs/performance.md "Cold start")."""
+"""Grouping integer keys without the imports a cold run cannot afford (docs/performance.md
+"Cold start"): ``factorize`` as ``pandas.factorize`` gives it, without pandas for small inputs
+(~0.3 s to import); ``sorted_unique`` as ``np.unique`` gives it, without ``numpy.ma`` (which
+``np.unique`` imports on its first plain call, to ask whether the array is masked)."""
 
 from __future__ import annotations
 
@@ -28,3 +30,14 @@ def _by_sort(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     rank = np.empty(len(order), dtype=np.intp)
     rank[order] = np.arange(len(order), dtype=np.intp)
     return rank[inverse.reshape(-1)], sorted_uniques[order]
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique(values)`` for an integer (or bool) array: its distinct values, sorted, flattened."""
+    ordered = np.sort(values, axis=None)
+    if ordered.size == 0:
+        return ordered
+    keep = np.empty(ordered.size, dtype=np.bool_)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]

@@ -23,6 +23,7 @@ from sqlclose._version import __version__
 from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
@@ -308,7 +309,7 @@ class Release:
         for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
             h = qi.hierarchy
             by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
-            used = sorted({by_code[int(c)] for c in np.unique(hist.codes[~failing, i])})
+            used = sorted({by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])})
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out
