@@ -132,7 +132,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
            for c in qi_coded]
     for qi in qis:
         _register_qi_lookup(engine, qi)
-        _check_leaves(engine, raw, qi.coded, qi.hierarchy)
+    _check_qi_leaves(engine, raw, qis)
     # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain.
     kept = _kept_rows(raw, [c.raw for c in coded if policies[c.raw] == "drop" and nulls[c.raw]])
     unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
@@ -273,6 +273,18 @@ def _check_leaves(engine: Engine, raw: exp.Expression, c: q.CodedColumn, hierarc
         return
     where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
     _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
+
+
+def _check_qi_leaves(engine: Engine, raw: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
+    """``_check_leaves`` of every quasi-identifier in one query; the first column (in spec order)
+    with values its hierarchy lacks raises, as the column-by-column checks would."""
+    missing = engine.fetch(q.missing_values_of(raw, [qi.coded for qi in qis]))
+    if missing.num_rows == 0:
+        return
+    positions, values, counts = (missing.column(name).to_pylist() for name in ("col", "v", "n"))
+    qi = qis[positions[0]]
+    rows = [i for i, p in enumerate(positions) if p == positions[0]]
+    _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows])
 
 
 def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
