@@ -100,7 +100,7 @@ def test_numpy_of_equals_to_numpy(kind):
 
 
 def test_numpy_of_with_nulls_or_strings_is_to_numpy():
-    for column in (pa.chunked_array([[1, None, 3]]), pa.chunked_array([["a", "b"]])):
+    for column in (pa.chunked_array([[1, None, 3]]), pa.chunked_array([["a", "b"]]), pa.chunked_array([], pa.string())):
         got, expected = numpy_of(column), column.to_numpy()
         assert got.dtype == expected.dtype
         assert list(map(str, got)) == list(map(str, expected))

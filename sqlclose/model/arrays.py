@@ -1,11 +1,13 @@
-"""Arrow tables of small Python lists and NumPy arrays, built without importing pandas.
+"""Arrow tables from Python lists and NumPy arrays, and NumPy arrays from Arrow columns,
+without importing pandas.
 
 ``pa.array`` and ``pa.table`` on Python or NumPy input ask whether the input is a pandas
-object, and that question imports pandas (~0.3 s of a cold ``sqlclose anonymize``, measured in
-docs/performance.md "Cold start"). ``pa.Array.from_buffers`` asks nothing, so the lookup tables
-of a run (hierarchy leaves and labels, codes, the re-check's tables) are built here from buffers.
-The types are the ones ``pa.array`` would infer (int64, double, bool, string); any other input
-falls back to ``pa.array``, which is correct, only slower to start.
+object, and ``to_numpy`` initializes pandas' statics: either imports pandas (~0.3 s of a cold
+``sqlclose anonymize``; docs/performance.md "Cold start"). ``pa.Array.from_buffers`` and
+``np.frombuffer`` ask nothing, so the lookup tables of a run (hierarchy leaves and labels, codes,
+the re-check's tables) are built here from buffers, and engine results read as views of theirs.
+The types are the ones ``pa.array`` would infer (int64, double, bool, string) and ``to_numpy``
+would give; any other input falls back to pyarrow's own call: correct, only slower to start.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def _from_numpy(values: np.ndarray, kind: pa.DataType | None) -> pa.Array | None
 
 def _from_list(values: Sequence[Any], kind: pa.DataType | None) -> pa.Array | None:
     if not values:
-        return None  # pa.array's null type (or the type asked for), which it builds without pandas' check
+        return pa.nulls(0, kind or pa.null())  # what pa.array([]) gives: no rows, null type unless asked
     kinds = {type(v) for v in values}
     kind = kind or _infer(kinds)
     if kind == pa.string() and kinds <= {str, type(None)}:
@@ -101,11 +103,11 @@ def numpy_of(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     view, as ``to_numpy`` does; several give a new array."""
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     arrays = [_buffer_view(chunk) for chunk in chunks]
-    if any(a is None for a in arrays):
+    dtype = np.dtype(np.bool_) if column.type == pa.bool_() else _NUMPY_DTYPES.get(column.type)
+    if dtype is None or any(a is None for a in arrays):
         return column.to_numpy()
     if len(arrays) == 1:
         return arrays[0]
-    dtype = _NUMPY_DTYPES.get(column.type, np.dtype(np.bool_))
     return np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
 
 
