@@ -4,10 +4,13 @@
     release.write_parquet("out/patients.parquet")
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from sqlclose._version import __version__
-from sqlclose.api import anonymize, anonymize_histogram, histogram_sql  # noqa: E402
-from sqlclose.audit.check import CheckReport, check  # noqa: E402
-from sqlclose.errors import (  # noqa: E402
+from sqlclose.errors import (
     DataError,
     HierarchyError,
     InputError,
@@ -17,10 +20,40 @@ from sqlclose.errors import (  # noqa: E402
     SqlcloseError,
     VerificationError,
 )
-from sqlclose.model.hierarchy import Hierarchy  # noqa: E402
-from sqlclose.model.spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive, Spec, load_spec  # noqa: E402
-from sqlclose.privacy.emd import emd  # noqa: E402
-from sqlclose.release.release import Release  # noqa: E402
+
+if TYPE_CHECKING:
+    from sqlclose.api import anonymize, anonymize_histogram, histogram_sql
+    from sqlclose.audit.check import CheckReport, check
+    from sqlclose.model.hierarchy import Hierarchy
+    from sqlclose.model.spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive, Spec, load_spec
+    from sqlclose.privacy.emd import emd
+    from sqlclose.release.release import Release
+
+# The entry points are imported on first use (PEP 562), so ``import sqlclose.cli`` (--help,
+# --version, every command's start) does not pay for the whole library: docs/performance.md "Cold start".
+_LAZY = {
+    "sqlclose.api": ("anonymize", "anonymize_histogram", "histogram_sql"),
+    "sqlclose.audit.check": ("check", "CheckReport"),
+    "sqlclose.model.hierarchy": ("Hierarchy",),
+    "sqlclose.model.spec": ("HierarchySpec", "Privacy", "QuasiIdentifier", "Sensitive", "Spec", "load_spec"),
+    "sqlclose.privacy.emd": ("emd",),
+    "sqlclose.release.release": ("Release",),
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sqlclose' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_MODULE_OF})
+
 
 __all__ = [
     "anonymize", "anonymize_histogram", "histogram_sql",

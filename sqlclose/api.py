@@ -8,30 +8,29 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlclose.audit.check import check as run_check
 from sqlclose.engine import DuckDBEngine, Engine, engine_for
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import EngineSettings, Sensitive, Source, Spec, as_spec
-from sqlclose.prepare import histogram as hist
-from sqlclose.prepare.plan import describe_problem
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, is_spark_source, open_source
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
-from sqlclose.release.gaa_release import GaaRelease
 from sqlclose.release.release import Release
-from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import content_digest
 from sqlclose.search import ProgressCallback, SearchResult, incognito
-from sqlclose.search.gaa_run import run_gaa
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.utility_costs import leaf_counts, search_cost
-from sqlclose.sql.warehouse import warehouse_table
+
+if TYPE_CHECKING:
+    from sqlclose.release.warehouse import WarehouseRelease
+
+# GAA, the warehouse path, plans and checks import their modules when called: a plain run does
+# not load them (docs/performance.md "Cold start").
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
@@ -61,6 +60,9 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         _refuse_k_over_rows(spec, problem)
         inputs = [*opened.files, *spec.files_read]
         if spec.search.algorithm == "gaa":
+            from sqlclose.release.gaa_release import GaaRelease
+            from sqlclose.search.gaa_run import run_gaa
+
             run = run_gaa(problem, criteria, spec.search)
             timings["search_seconds"] = run.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
@@ -103,6 +105,10 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     (Parquet or CSV) of ``histogram_sql(spec)``'s result, counts only — and return the release as
     a query for the warehouse (``release_sql()``, ``write_sql(path)``) in ``dialect`` (default:
     the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies."""
+    from sqlclose.prepare import histogram as hist
+    from sqlclose.release.warehouse import WarehouseRelease
+    from sqlclose.sql.warehouse import warehouse_table
+
     spec = as_spec(spec)
     source = hist.warehouse_source(spec)
     dialect = hist.dialect_of(spec, dialect)
@@ -132,6 +138,8 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
 def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) -> str:
     """The one query a warehouse runs for the search (docs/warehouse.md): rows counted per
     combination of quasi-identifier and sensitive values, in ``dialect`` (default: the spec's)."""
+    from sqlclose.prepare import histogram as hist
+
     return hist.histogram_sql(as_spec(spec), dialect)
 
 
@@ -163,6 +171,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
         levels = tuple((node or {}).get(qi.name, 0) for qi in problem.qis)
+        from sqlclose.prepare.plan import describe_problem
+
         return describe_problem(problem, spec, levels, examples)
     finally:
         opened.engine.close()
@@ -229,7 +239,9 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
     if runner is None or runner.name != "spark" or source.dialect not in (None, "spark"):
         if made is not None:
             made.close()
-        raise hist.not_read_here(source)
+        from sqlclose.prepare.histogram import not_read_here
+
+        raise not_read_here(source)
     try:
         return open_source((runner.spark, source.table), runner)
     except BaseException:
@@ -280,6 +292,8 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
             "its content digest differs from the report's output.content_digest (the table was changed or replaced)"
             if output.get("content_digest") else
             "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
+        from sqlclose.audit.check import check as run_check
+
         audit_ = run_check(source, qis, models, k=privacy["k"],
                            table=output.get("table") if output.get("format") == "duckdb" else None).to_dict()
     expected = {"rows": output["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}

@@ -3,6 +3,7 @@ released columns of a prepared problem, against counts taken directly from a sma
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 import pyarrow as pa
@@ -58,3 +59,22 @@ def test_nulls_value_keeps_the_row_and_others_keep_releases_the_note():
 def test_nulls_error_names_the_column_and_count():
     with pytest.raises(Exception, match="column 'h' has 1 NULL"):
         prepared(nulls="error")
+
+
+@pytest.mark.parametrize("order", [("g", "h"), ("h", "g")])
+def test_values_missing_from_hierarchies_name_the_first_column_in_spec_order(order):
+    """All quasi-identifiers are checked in one query; the error is still the first column's
+    (spec order), its strays most frequent first with their row counts (counted by hand from ROWS:
+    g lacks 'b' (3 rows); h lacks 'x' (3 rows) and 'y' (2 rows))."""
+    from sqlclose.errors import DataError
+
+    table = pa.table({"g": [r[0] for r in ROWS], "h": [r[1] for r in ROWS], "s": [r[2] for r in ROWS]})
+    trees = {"g": {"tree": {"*": ["a"]}}, "h": {"tree": {"*": ["z"]}, "nulls": "drop"}}
+    spec = as_spec({"k": 2, "quasi_identifiers": {name: trees[name] for name in order},
+                    "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
+    opened = open_source(table, None)
+    expected = {"g": "column 'g': 1 value(s) are not leaves of hierarchy tree for column 'g': 'b' (3 rows);",
+                "h": "column 'h': 2 value(s) are not leaves of hierarchy tree for column 'h': 'x' (3 rows), "
+                     "'y' (2 rows);"}
+    with pytest.raises(DataError, match=re.escape(expected[order[0]])):
+        prepare(opened.engine, opened.relation, spec, opened.label)

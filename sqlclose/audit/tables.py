@@ -17,6 +17,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
+from sqlclose.model.arrays import numpy_of
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.sql import queries as q
@@ -46,8 +47,8 @@ def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
     when there is none."""
     grouped = [engine.fetch(q.verify_classes(relation, qi, sa.name)) for sa in sensitive] or \
         [engine.fetch(q.verify_classes(relation, qi, None))]
-    cls_of_row = [g.column("__sqlclose_cls").to_numpy() for g in grouped]
-    n_of_row = [g.column("__sqlclose_n").to_numpy().astype(np.float64) for g in grouped]
+    cls_of_row = [numpy_of(g.column("__sqlclose_cls")) for g in grouped]
+    n_of_row = [numpy_of(g.column("__sqlclose_n")).astype(np.float64) for g in grouped]
     classes = int(cls_of_row[0].max()) + 1 if len(cls_of_row[0]) else 0
     sizes = np.bincount(cls_of_row[0], weights=n_of_row[0], minlength=classes).astype(np.int64)
     matrices = []
@@ -77,7 +78,7 @@ def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribut
     """Counts of each domain value over a whole table (a plain GROUP BY)."""
     rows = engine.fetch(q.distribution(relation, q.as_text(q.col(sa.name))))
     counts = np.zeros(len(sa.domain))
-    np.add.at(counts, domain_positions(rows.column("v").to_pylist(), sa), rows.column("n").to_numpy())
+    np.add.at(counts, domain_positions(rows.column("v").to_pylist(), sa), numpy_of(rows.column("n")))
     return counts
 
 

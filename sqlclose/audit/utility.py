@@ -18,6 +18,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.model.arrays import arrow_table
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
@@ -54,7 +55,7 @@ def _leaves(engine: Engine, h: Hierarchy | None, name: str, reference: exp.Expre
     """A relation of the column's leaves as text (column ``value``), and its registered name if any."""
     if h is not None:
         registered = engine.temp_name("check_leaves")
-        engine.register(registered, pa.table({"value": pa.array(h.leaves, pa.string())}))
+        engine.register(registered, arrow_table({"value": h.leaves}, {"value": pa.string()}))
         return q.table(registered), registered
     if reference is not None:
         return q.text_values(reference, name), None

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sqlclose.search import ProgressCallback, SearchProgress
-
-if TYPE_CHECKING:  # the sweep module is loaded only by the sweep command
+if TYPE_CHECKING:  # the search and the sweep are loaded by the commands that run them, not by --help
+    from sqlclose.search import ProgressCallback, SearchProgress
     from sqlclose.sweep import SweepCallback, SweepProgress
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from sqlclose.model.arrays import numpy_of
+
 
 @dataclass
 class ClassHistograms:
@@ -40,11 +42,11 @@ class ClassHistograms:
 
 def class_histograms(result: pa.Table, qi_codes: Sequence[str], sa_codes: Sequence[str],
                      domain_sizes: Sequence[int]) -> ClassHistograms:
-    n = result.column("n").to_numpy().astype(np.int64, copy=False)
-    codes = np.column_stack([result.column(c).to_numpy() for c in qi_codes]).astype(np.int64, copy=False) \
+    n = numpy_of(result.column("n")).astype(np.int64, copy=False)
+    codes = np.column_stack([numpy_of(result.column(c)) for c in qi_codes]).astype(np.int64, copy=False) \
         if qi_codes else np.zeros((len(n), 0), dtype=np.int64)
     keys, inverse = _classes(codes)
-    sa = [result.column(name).to_numpy().astype(np.int64, copy=False) for name in sa_codes]
+    sa = [numpy_of(result.column(name)).astype(np.int64, copy=False) for name in sa_codes]
     sizes, counts = tally(inverse, len(keys), n, sa, domain_sizes)
     return ClassHistograms(keys, sizes, counts)
 

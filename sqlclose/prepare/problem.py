@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
+from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
 from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
@@ -131,7 +132,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
            for c in qi_coded]
     for qi in qis:
         _register_qi_lookup(engine, qi)
-        _check_leaves(engine, raw, qi.coded, qi.hierarchy)
+    _check_qi_leaves(engine, raw, qis)
     # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain.
     kept = _kept_rows(raw, [c.raw for c in coded if policies[c.raw] == "drop" and nulls[c.raw]])
     unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
@@ -149,7 +150,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
 def _reference_counts(engine: Engine, base: exp.Table, sa: SensitiveColumn) -> np.ndarray:
     """The whole (kept) table's counts over a sensitive column's domain: t-closeness's Q."""
     dist = engine.fetch(q.node_histogram(base.copy(), [], [sa.coded.code]))
-    return np.bincount(dist.column(sa.coded.code).to_numpy(), weights=dist.column("n").to_numpy().astype(np.float64),
+    return np.bincount(numpy_of(dist.column(sa.coded.code)), weights=numpy_of(dist.column("n")).astype(np.float64),
                        minlength=len(sa.domain))
 
 
@@ -263,7 +264,7 @@ def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
     data: dict[str, list] = {"value": h.leaves, "code": h.leaf_codes.tolist()}
     for level in range(1, h.levels):
         data[f"label_{level}"] = [row[level] for row in h.rows]
-    engine.register(qi.coded.lookup, pa.table(data))
+    engine.register(qi.coded.lookup, arrow_table(data))
 
 
 def _check_leaves(engine: Engine, raw: exp.Expression, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
@@ -272,6 +273,18 @@ def _check_leaves(engine: Engine, raw: exp.Expression, c: q.CodedColumn, hierarc
         return
     where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
     _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
+
+
+def _check_qi_leaves(engine: Engine, raw: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
+    """``_check_leaves`` of every quasi-identifier in one query; the first column (in spec order)
+    with values its hierarchy lacks raises, as the column-by-column checks would."""
+    missing = engine.fetch(q.missing_values_of(raw, [qi.coded for qi in qis]))
+    if missing.num_rows == 0:
+        return
+    positions, values, counts = (missing.column(name).to_pylist() for name in ("col", "v", "n"))
+    qi = qis[positions[0]]
+    rows = [i for i, p in enumerate(positions) if p == positions[0]]
+    _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows])
 
 
 def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
@@ -298,7 +311,7 @@ def _sensitive_column(engine: Engine, raw: exp.Expression, c: q.CodedColumn, s: 
     hierarchy = static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
     # The raw column is typed for ordered distances, so numbers sort as numbers.
     domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, raw, c).column("text").to_pylist())
-    engine.register(c.lookup, pa.table({"value": domain, "code": list(range(len(domain)))}))
+    engine.register(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}))
     _check_leaves(engine, raw, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(domain, hierarchy, c.name)

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.spec import EMD_DISTANCES, EmdDistance
 
 Distance = EmdDistance
@@ -128,7 +129,7 @@ def _check_level_codes(level_codes: Any) -> np.ndarray:
         raise ValueError("level_codes last column (the root) must be all zeros")
     for level in range(1, levels):
         child, parent = codes[:, level - 1], codes[:, level]
-        present = np.unique(parent)
+        present = sorted_unique(parent)
         if not np.array_equal(present, np.arange(present.size)):
             raise ValueError(
                 f"level_codes column {level} must use dense codes 0..n-1, got {present.tolist()}"

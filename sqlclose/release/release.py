@@ -21,7 +21,9 @@ from sqlglot import exp
 
 from sqlclose._version import __version__
 from sqlclose.errors import InputError, OutputExistsError
+from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
@@ -183,7 +185,7 @@ class Release:
         if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.codes[failing, i] for i, qi in enumerate(self.problem.qis)}
-            self.problem.engine.register(name, pa.table(codes))
+            self.problem.engine.register(name, arrow_table(codes))
             self._suppressed_table = q.table(name)
         return self._suppressed_table
 
@@ -307,7 +309,7 @@ class Release:
         for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
             h = qi.hierarchy
             by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
-            used = sorted({by_code[int(c)] for c in np.unique(hist.codes[~failing, i])})
+            used = sorted({by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])})
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out

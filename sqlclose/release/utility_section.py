@@ -8,13 +8,13 @@ records count as generalized to the root (see utility/full_domain.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
-from sqlclose.search.gaa_run import GaaRun
 from sqlclose.search.utility_costs import leaf_counts, problem_metric
 from sqlclose.utility.full_domain import FullDomainCost, value_percents
 from sqlclose.utility.information_loss import (
@@ -24,6 +24,9 @@ from sqlclose.utility.information_loss import (
     l_diversity_value,
     root_percent,
 )
+
+if TYPE_CHECKING:  # GAA's run is imported only when a GAA release is made
+    from sqlclose.search.gaa_run import GaaRun
 
 
 def _metric_names(search: Search) -> list[str]:

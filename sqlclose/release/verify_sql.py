@@ -25,6 +25,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.model.arrays import arrow_table
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
 from sqlclose.sql.templates import template
@@ -135,7 +136,7 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
     ``any_level``: the labels of all levels count as one level (``ANY_LEVEL``)."""
     rows = sorted({(i, ANY_LEVEL if any_level else level, label) for i, qi in enumerate(qis)
                    for row in qi.hierarchy.rows for level, label in enumerate(row)})
-    labels = _register(engine, registered, "verify_labels", pa.table(
+    labels = _register(engine, registered, "verify_labels", arrow_table(
         {"col": [r[0] for r in rows], "level": [r[1] for r in rows], "label": [r[2] for r in rows]}))
     params: list[Any] = []
     values = [template("verify_label_values", release=written, col=exp.Literal.number(i),
@@ -185,7 +186,7 @@ def _untrue_mapped_rows(engine: Engine, written: exp.Expression, source: exp.Exp
     """A multidimensional release: the mapping must only generalize (each label its leaf or an
     ancestor, by the hierarchy's rows), and the file must hold input rows recoded by it."""
     covers = sorted({(i, row[0], label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows for label in row})
-    cover = _register(engine, registered, "verify_covers", pa.table(
+    cover = _register(engine, registered, "verify_covers", arrow_table(
         {"col": [c[0] for c in covers], "leaf": [c[1] for c in covers], "label": [c[2] for c in covers]}))
     mapped = _register(engine, registered, "verify_mapping", mapping)
     problems = []
@@ -232,7 +233,7 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
             select = select.select(exp.alias_(exp.column(exp.to_identifier(name, quoted=True), "src"),
                                               exp.to_identifier(name, quoted=True)))
             continue
-        lookup = _register(engine, registered, "verify_generalize", pa.table(
+        lookup = _register(engine, registered, "verify_generalize", arrow_table(
             {"leaf": qi.hierarchy.leaves, "label": [row[level] for row in qi.hierarchy.rows]}))
         alias = f"lk_{len(select.args.get('joins') or [])}"
         value = _text(name, qi.null_value, params, table="src")
@@ -301,11 +302,11 @@ def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression,
     if h is None:
         raise ValueError(f"column {sa.name!r}: the hierarchical distance needs the column's hierarchy")
     tree = [(row[0], level, row[level], row[level + 1], level + 1) for row in h.rows for level in range(h.height)]
-    table = _register(engine, registered, "verify_tree", pa.table({
+    table = _register(engine, registered, "verify_tree", arrow_table({
         "leaf": [r[0] for r in tree], "level": [r[1] for r in tree], "node": [r[2] for r in tree],
         "parent": [r[3] for r in tree], "parent_height": [r[4] for r in tree]},
-        schema=pa.schema([("leaf", pa.string()), ("level", pa.int64()), ("node", pa.string()),
-                          ("parent", pa.string()), ("parent_height", pa.int64())])))
+        {"leaf": pa.string(), "level": pa.int64(), "node": pa.string(), "parent": pa.string(),
+         "parent_height": pa.int64()}))
     return template("verify_hierarchical", pq=pq, tree=table, height=_param(float(h.height), params)).subquery()
 
 

@@ -23,7 +23,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
+from sqlclose.model.factorize import factorize as _factorize
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
 from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
@@ -32,12 +34,6 @@ from sqlclose.sql import queries as q
 Subset = tuple[int, ...]
 
 
-def _factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Hash grouping (codes, uniques) without a sort; pandas is imported only when the in-memory
-    path runs (it costs a quarter second at start-up)."""
-    import pandas as pd
-
-    return pd.factorize(values)
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
@@ -135,7 +131,7 @@ class BatchRunner:
     def _register_plan(self, plan_rows: list[tuple], names: list[str]) -> None:
         columns = list(zip(*plan_rows))
         self.problem.engine.register(self._name("plan"),
-                                     pa.table({n: pa.array(c, pa.int64()) for n, c in zip(names, columns)}))
+                                     arrow_table(dict(zip(names, columns)), dict.fromkeys(names, pa.int64())))
 
     def _query(self, kind: str):
         pk, p = self.packing, self.problem
@@ -193,16 +189,16 @@ class BatchRunner:
         engine = self.problem.engine
         summary = self._fetch("summary")
         nodes = len(ids)
-        node = summary.column("node").to_numpy()
+        node = numpy_of(summary.column("node"))
         pairs = np.zeros(nodes, dtype=np.int64)
-        pairs[node] = summary.column("pairs").to_numpy()
+        pairs[node] = numpy_of(summary.column("pairs"))
         dropped = np.zeros(nodes, dtype=np.int64)
-        dropped[node] = np.rint(summary.column("dropped").to_numpy()).astype(np.int64)
+        dropped[node] = np.rint(numpy_of(summary.column("dropped"))).astype(np.int64)
         self._ids, self._rows = ids, {item: int(pairs[i]) for item, i in ids.items()}
         self.nodes_computed += nodes
         running = np.flatnonzero(dropped <= self.problem.max_suppressed)
         if len(running):
-            engine.register(self._name("running"), pa.table({"node": pa.array(running, pa.int64())}))
+            engine.register(self._name("running"), arrow_table({"node": running}, {"node": pa.int64()}))
             hist = self._stack(self._fetch("large"))
         else:
             hist = _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
@@ -272,7 +268,7 @@ class BatchRunner:
     def _keep(self, result: pa.Table, ids: dict[Item, int]) -> None:
         """The new level (already registered as the level table) becomes the parents of the next."""
         self._prev = self._name("level")
-        counts = np.bincount(result.column("node").to_numpy(), minlength=len(ids))
+        counts = np.bincount(numpy_of(result.column("node")), minlength=len(ids))
         self._ids = ids
         self._rows = {item: int(counts[i]) for item, i in ids.items()}
 
@@ -280,11 +276,11 @@ class BatchRunner:
         """Rows (node, packed key words, n) → the classes of all nodes, numbered node by node, with
         their codes at their node's levels (a metric's suppression cost reads them)."""
         span = self.packing.sa_span
-        node = result.column("node").to_numpy()
-        keys = result.column("key").to_numpy()
-        counts = result.column("n").to_numpy()
+        node = numpy_of(result.column("node"))
+        keys = numpy_of(result.column("key"))
+        counts = numpy_of(result.column("n"))
         cls = keys // span
-        higher = [result.column(key_column(w)).to_numpy() for w in range(1, self.packing.words)]
+        higher = [numpy_of(result.column(key_column(w))) for w in range(1, self.packing.words)]
         class_span = int(cls.max()) + 1 if len(cls) else 1
         if not higher and class_span * (int(node.max()) + 1 if len(node) else 1) < 2**62:
             order = np.argsort(node * class_span + cls)  # one int64 sort: ~2× a two-key lexsort
@@ -570,12 +566,12 @@ class MemoryRunner:
         names = [qi.coded.code for qi in p.qis] + [s.coded.code for s in p.sas] + ["n"]
         table = p.engine.fetch(q.project(p.base, names))
         self.queries += 1
-        codes = np.column_stack([table.column(qi.coded.code).to_numpy().astype(np.int64) for qi in p.qis])
+        codes = np.column_stack([numpy_of(table.column(qi.coded.code)).astype(np.int64) for qi in p.qis])
         inverse, keys = _factorize(codes @ self.stride)
         sa = np.zeros(len(inverse), dtype=np.int64)
         for s, m in zip(p.sas, self.domains):
-            sa = sa * m + table.column(s.coded.code).to_numpy().astype(np.int64)
-        joint = np.bincount(inverse * self.sa_span + sa, weights=table.column("n").to_numpy().astype(np.float64),
+            sa = sa * m + numpy_of(table.column(s.coded.code)).astype(np.int64)
+        joint = np.bincount(inverse * self.sa_span + sa, weights=numpy_of(table.column("n")).astype(np.float64),
                             minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
         self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
         self._bottoms[tuple(range(len(p.qis)))] = _Source(self._base, self._digits_of(self._base.keys))

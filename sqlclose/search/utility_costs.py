@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from sqlclose.errors import SpecError
+from sqlclose.model.arrays import numpy_of
 from sqlclose.prepare.problem import Problem
 from sqlclose.sql import queries as q
 from sqlclose.utility.full_domain import FullDomainCost
@@ -32,8 +33,8 @@ def leaf_counts(problem: Problem) -> list[np.ndarray]:
     out = []
     for qi in problem.qis:
         result = problem.engine.fetch(q.node_histogram(problem.base.copy(), [(qi.coded.code, 1)], []))
-        codes = result.column(qi.coded.code).to_numpy().astype(np.int64)
-        n = result.column("n").to_numpy().astype(np.float64)
+        codes = numpy_of(result.column(qi.coded.code)).astype(np.int64)
+        n = numpy_of(result.column("n")).astype(np.float64)
         out.append(np.bincount(leaf_index(qi.hierarchy, codes), weights=n, minlength=len(qi.hierarchy.leaves)))
     return out
 

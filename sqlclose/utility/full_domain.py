@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sqlclose.model.factorize import sorted_unique
 from sqlclose.utility.information_loss import Metric
 
 
@@ -81,7 +82,7 @@ class FullDomainCost:
         per_class = np.zeros(hit.size)
         for j, tables in enumerate(self.to_root_by_code):
             lv = levels[class_node[hit], j]
-            for level in np.unique(lv):
+            for level in sorted_unique(lv):
                 at = lv == level
                 per_class[at] += tables[level][codes[hit[at], j]]
         return np.bincount(class_node[hit], weights=per_class * suppressed_sizes[hit], minlength=levels.shape[0])

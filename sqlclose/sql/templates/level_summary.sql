@@ -3,7 +3,7 @@
 -- records in its classes smaller than k, which fail k-anonymity whatever else holds.
 SELECT
   c.node AS node,
-  SUM(c.pairs) AS pairs,
+  CAST(SUM(c.pairs) AS BIGINT) AS pairs,
   SUM(CASE WHEN c.size < __k__ THEN c.size ELSE 0 END) AS dropped
 FROM (
   SELECT
