@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
+from sqlglot import exp
 
 from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
@@ -147,7 +148,11 @@ class BatchRunner:
             return q.rows_per_node(q.table(self._name("floors")))
         if kind == "summary":
             return q.level_summary(level, pk.words, pk.sa_span, self.drop_below)
-        return q.large_classes(level, q.table(self._name("running")), pk.words, pk.sa_span, self.drop_below)
+        if kind == "large":
+            return q.large_classes(level, q.table(self._name("running")), pk.words, pk.sa_span, self.drop_below)
+        if kind == "classes":
+            return exp.select("*").from_(q.table(self._name("large")))
+        return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span)
 
     # ---- levels kept engine-side --------------------------------------------------------------
     def _level_kept(self, rollups: list, parentless: list[tuple[int, Item]], ids: dict[Item, int]) -> ClassHistograms:
@@ -199,7 +204,8 @@ class BatchRunner:
         running = np.flatnonzero(dropped <= self.problem.max_suppressed)
         if len(running):
             engine.register(self._name("running"), arrow_table({"node": running}, {"node": pa.int64()}))
-            hist = self._stack(self._fetch("large"))
+            engine.keep(self._name("large"), self._query("large"))
+            hist = self._numbered(self._fetch("classes"), self._fetch("rows"))
         else:
             hist = _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
         hist.presuppressed = dropped
@@ -257,6 +263,25 @@ class BatchRunner:
             div = self.problem.qis[i].hierarchy.divisors
             ratio[i] = div[level] // div[low]
         return (n, fid, *ratio)
+
+    def _numbered(self, classes: pa.Table, rows: pa.Table) -> ClassHistograms:
+        """Classes numbered by the engine (cid) and their (cid, sensitive part, n) rows → the
+        histograms, by bincounts alone: no sort, unlike ``_stack``."""
+        count = classes.num_rows
+        cid = numpy_of(classes.column("cid")).astype(np.int64)
+        node = np.empty(count, dtype=np.int64)
+        node[cid] = numpy_of(classes.column("node"))
+        words = [np.empty(count, dtype=np.int64) for _ in range(self.packing.words)]
+        words[0][cid] = numpy_of(classes.column("cls")) * self.packing.sa_span  # word 0 as stored, sensitive part 0
+        for w in range(1, self.packing.words):
+            words[w][cid] = numpy_of(classes.column(key_column(w)))
+        inverse = numpy_of(rows.column("cid")).astype(np.int64)
+        sa_part = numpy_of(rows.column("sa"))
+        sa = [self.packing.unpack_sa(sa_part, j) for j in range(len(self.packing.sa_card))]
+        sizes, matrices = tally(inverse, count, numpy_of(rows.column("n")), sa, self.packing.sa_card)
+        codes = np.column_stack([self.packing.unpack_qi(words, i) for i in range(len(self.problem.qis))]) \
+            if self.problem.qis else np.zeros((count, 0), dtype=np.int64)
+        return ClassHistograms(codes, sizes, matrices, node)
 
     def _fetch(self, kind: str) -> pa.Table:
         """A read of kept results (not counted in ``queries``: those computed histograms)."""

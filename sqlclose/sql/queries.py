@@ -279,13 +279,19 @@ def level_summary(level: exp.Table, words: int, span: int, k: int) -> exp.Expres
 
 
 def large_classes(level: exp.Table, running: exp.Table, words: int, span: int, k: int) -> exp.Expression:
-    """The rows of a kept level's classes of at least k records, for the nodes in ``running``."""
+    """A kept level's classes of at least k records, of the nodes in ``running``, numbered."""
+    higher = [f"key{w}" for w in range(1, words)]
+    return template("large_classes", level=level, running=running, span=exp.Literal.number(span),
+                    k=exp.Literal.number(k), higher=[col(h, "lv") for h in higher],
+                    higher_out=[exp.alias_(col(h, "lv"), h) for h in higher])
+
+
+def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int) -> exp.Expression:
+    """The (class number, sensitive part, count) rows of the classes ``large_classes`` numbered."""
     higher = [f"key{w}" for w in range(1, words)]
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
-    return template("large_classes", level=level, running=running, span=exp.Literal.number(span),
-                    k=exp.Literal.number(k), higher=[col(h, "lv") for h in higher],
-                    higher_out=[exp.alias_(col(h, "lv"), h) for h in higher], match=match)
+    return template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match)
 
 
 def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequence[str],
@@ -320,10 +326,16 @@ def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequ
         select = select.from_(base.copy().as_("base"))
         grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
         selects.append(select.group_by(*grouped) if grouped else select)
-    out = selects[0]
-    for select in selects[1:]:
-        out = exp.union(out, select, distinct=False)
-    return out
+    return _union_all(selects)
+
+
+def _union_all(selects: list[exp.Expression]) -> exp.Expression:
+    """UNION ALL of the selects as a balanced tree: no copies, and a depth of log2(n) for the
+    generator's recursion (a chain of hundreds would be as deep)."""
+    while len(selects) > 1:
+        pairs = [exp.Union(this=a, expression=b, distinct=False) for a, b in zip(selects[::2], selects[1::2])]
+        selects = pairs + selects[len(pairs) * 2:]
+    return selects[0]
 
 
 def _bigint(e: exp.Expression) -> exp.Expression:

@@ -1,1 +1,1 @@
-SELECT lv.node AS node, lv.key AS key, lv.n AS n FROM "t_prev" AS lv JOIN (SELECT lv.node AS node, lv.key // 10 AS cls FROM "t_prev" AS lv JOIN "t_running" AS running ON lv.node = running.node GROUP BY lv.node, lv.key // 10 HAVING SUM(lv.n) >= 3) AS big ON lv.node = big.node AND lv.key // 10 = big.cls AND TRUE
+SELECT lv.node AS node, lv.key // 10 AS cls, ROW_NUMBER() OVER (ORDER BY lv.node NULLS FIRST, lv.key // 10 NULLS FIRST) - 1 AS cid FROM "t_prev" AS lv JOIN "t_running" AS running ON lv.node = running.node GROUP BY lv.node, lv.key // 10 HAVING SUM(lv.n) >= 3

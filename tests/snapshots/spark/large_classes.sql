@@ -1,1 +1,1 @@
-SELECT lv.node AS node, lv.key AS key, lv.n AS n FROM `t_prev` AS lv JOIN (SELECT lv.node AS node, lv.key DIV 10 AS cls FROM `t_prev` AS lv JOIN `t_running` AS running ON lv.node = running.node GROUP BY lv.node, lv.key DIV 10 HAVING SUM(lv.n) >= 3) AS big ON lv.node = big.node AND lv.key DIV 10 = big.cls AND TRUE
+SELECT lv.node AS node, lv.key DIV 10 AS cls, ROW_NUMBER() OVER (ORDER BY lv.node, lv.key DIV 10) - 1 AS cid FROM `t_prev` AS lv JOIN `t_running` AS running ON lv.node = running.node GROUP BY lv.node, lv.key DIV 10 HAVING SUM(lv.n) >= 3
