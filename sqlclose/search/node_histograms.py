@@ -408,8 +408,8 @@ class MemoryRunner:
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
         sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
-        # The classes' codes at their node's levels (a metric's suppression cost reads them).
-        return ClassHistograms(self._digits_of(keys), sizes, self._marginals(joint), node)
+        # The classes' codes at their node's levels: only a metric's suppression cost reads them.
+        return ClassHistograms(lambda: self._digits_of(keys), sizes, self._marginals(joint), node)
 
     def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
         """The classes × domain count matrix per sensitive attribute (at most one: with several,
