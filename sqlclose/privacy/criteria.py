@@ -285,14 +285,15 @@ def max_distance(column: SensitiveAttribute) -> float:
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
-    """−Σ p log p per row, as log n − Σ c log c / n over the nonzero counts c (n = Σ c): one log
-    per nonzero cell instead of a division and a log over the whole matrix; 0 for an empty row."""
+    """−Σ p log p per row, as log n − Σ c log c / n (n = Σ c; 0 for an empty row). Counts are
+    record counts: a nonzero one is at least 1, so c · log max(c, 1) is c log c with 0 log 0 = 0 —
+    one log per cell, no division or mask over the whole matrix."""
     totals = counts.sum(axis=1)
-    clogc = np.zeros_like(counts)
-    np.log(counts, out=clogc, where=counts > 0)
-    weighted = np.einsum("ij,ij->i", counts, clogc)
+    logs = np.maximum(counts, 1.0)
+    np.log(logs, out=logs)
+    weighted = np.einsum("ij,ij->i", counts, logs)
     safe = np.where(totals > 0, totals, 1.0)
-    return np.maximum(np.where(totals > 0, np.log(safe) - weighted / safe, 0.0), 0.0)  # rounding: never below 0
+    return np.maximum(np.log(safe) - weighted / safe, 0.0)  # rounding: never below 0
 
 
 @dataclass
