@@ -349,22 +349,24 @@ class _Level:
 
 @dataclass
 class _Source:
-    """Classes a parentless node is generalized from (the base's, or a subset's bottom), with
-    their leaf digits and, cached, each QI's codes at each divisor."""
+    """Classes a parentless node is generalized from (the base's, or a subset's bottom), with,
+    cached, each QI's codes at each divisor (unpacked from the class keys on first use)."""
 
     level: _Level
-    digits: np.ndarray  # classes × QIs
+    stride: np.ndarray
+    card: np.ndarray
     codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
 
     def at(self, i: int, divisor: int) -> np.ndarray:
         if (i, divisor) not in self.codes:
-            self.codes[i, divisor] = self.digits[:, i] // divisor
+            self.codes[i, divisor] = self.at(i, 1) // divisor if divisor > 1 else \
+                (self.level.keys // self.stride[i]) % self.card[i]
         return self.codes[i, divisor]
 
 
 def _weighted(source: _Source, cols: list[int], divisors: list[int], weights: np.ndarray) -> np.ndarray:
     """Σ over the QIs of (code at the divisor's level) × weight: a packed key per source class."""
-    out = np.zeros(len(source.digits), dtype=np.int64)
+    out = np.zeros(len(source.level.keys), dtype=np.int64)
     for i, d, w in zip(cols, divisors, weights.tolist()):
         out += source.at(i, d) * w
     return out
@@ -391,8 +393,15 @@ class MemoryRunner:
         self.domains = [len(s.domain) for s in self.problem.sas]
         self.sa_span = _sa_span(self.problem)
 
+    @property
+    def _full(self) -> Subset:
+        return tuple(range(len(self.card)))
+
     def start(self) -> None:
+        """A new walk (the next subset size): the last walk's subset bottoms are of no more use."""
         self.release_cache()
+        self._bottoms = {s: b for s, b in self._bottoms.items() if s == self._full}
+        self._bottom_pairs = 0
 
     def level(self, items: Sequence[Item]) -> ClassHistograms:
         if self._base is None:
@@ -430,7 +439,7 @@ class MemoryRunner:
         joint = np.bincount(inverse * self.sa_span + sa, weights=table.column("n").to_numpy().astype(np.float64),
                             minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
         self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
-        self._bottoms[tuple(range(len(p.qis)))] = _Source(self._base, self._digits_of(self._base.keys))
+        self._bottoms[self._full] = _Source(self._base, self.stride, self.card)
 
     def _digits_of(self, keys: np.ndarray) -> np.ndarray:
         return (keys[:, None] // self.stride) % self.card
@@ -472,12 +481,19 @@ class MemoryRunner:
 
     def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One item with no computed parent, generalized from its subset's bottom if that was
-        computed, else from the base histogram's classes. When the node's code space is small (a
-        coarse node), its classes are found by one bincount over that space instead of hashing."""
-        source = self._bottoms.get(subset) or self._bottoms[tuple(range(len(self.card)))]
+        kept, else from the base histogram's classes."""
+        source = self._bottoms.get(subset) or self._bottoms[self._full]
+        d = [div[i] for i in subset]
+        keys, joint = self._generalize(source, list(subset), d)
+        if not any(di > 1 for di in d) and subset not in self._bottoms:
+            self._keep_bottom(subset, keys, joint)
+        return np.full(len(keys), n, dtype=np.int64), keys, joint
+
+    def _generalize(self, source: _Source, cols: list[int], d: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The classes (keys, classes × sa_span counts) of ``source`` with QI ``cols[j]`` divided by
+        ``d[j]`` and the other QIs dropped. When the code space is small (a coarse node), the
+        classes are found by one bincount over that space instead of hashing."""
         level = source.level
-        cols = list(subset)
-        d = [div[i] for i in cols]
         local = [(int(self.card[i]) - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
         space = int(np.prod(local, dtype=np.float64))
         if space * self.sa_span <= 4 * len(level.pn) + 4096:
@@ -485,21 +501,17 @@ class MemoryRunner:
             dense = _weighted(source, cols, d, lstride)
             full = self._scatter(dense[level.pcls], level.psa, level.pn, space)
             present = np.flatnonzero(full.any(axis=1))
-            keys = ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols]
-            return np.full(len(present), n, dtype=np.int64), keys, full[present]
+            return ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols], full[present]
         keys = _weighted(source, cols, d, self.stride[cols])
-        node, rows = _group(np.full(len(keys), n, dtype=np.int64), keys, self.span)
-        keys, joint = keys[_first(rows, len(node))], self._scatter(rows[level.pcls], level.psa, level.pn, len(node))
-        if not any(di > 1 for di in d) and subset not in self._bottoms:
-            self._keep_bottom(subset, keys, joint)
-        return node, keys, joint
+        node, rows = _group(np.zeros(len(keys), dtype=np.int64), keys, self.span)
+        return keys[_first(rows, len(node))], self._scatter(rows[level.pcls], level.psa, level.pn, len(node))
 
     def _keep_bottom(self, subset: Subset, keys: np.ndarray, joint: np.ndarray) -> None:
         """A subset's bottom node (its QIs at level 0), kept as the source of that subset's
         nodes that have no computed parent: fewer classes than the base histogram."""
         level = _Level.from_matrix(keys, np.zeros(len(keys), dtype=np.int64), joint, 1)
         if self._bottom_pairs + len(level.pn) <= MEMORY_BASE_ROWS:
-            self._bottoms[subset] = _Source(level, self._digits_of(keys))
+            self._bottoms[subset] = _Source(level, self.stride, self.card)
             self._bottom_pairs += len(level.pn)
 
     def _scatter(self, cls: np.ndarray, sa: np.ndarray, n: np.ndarray, classes: int) -> np.ndarray:
