@@ -285,6 +285,10 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # SQL but peaked at 0.9 GB at 0 % suppression and 2.9 GB at 5 % (wider levels): kept at 250 k.
 MEMORY_BASE_ROWS = 250_000
 MEMORY_CELLS = 4_000_000
+# A parentless node's classes are found by one bincount over its whole code space (× sensitive
+# values) when that space is at most this many cells per source pair: zeroing and scanning a cell
+# costs ~1 ns, hashing a source class ~15 ns.
+DENSE_CELLS_PER_PAIR = 4
 
 
 # Peak bytes of the in-memory search per base cell (base row × sensitive value): the classes ×
@@ -337,14 +341,44 @@ class _Level:
         flat = joint.ravel()
         nz = np.flatnonzero(flat)
         pcls = nz // span
-        ccount = np.bincount(node, minlength=nodes)
-        cstart = np.zeros(nodes, dtype=np.int64)
-        if len(node):
-            begins = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
-            cstart[node[begins]] = begins
+        cstart, ccount = _spans(node, nodes)
         pstart = np.searchsorted(pcls, cstart)
         pcount = np.searchsorted(pcls, cstart + ccount) - pstart
         return cls(keys, cstart, ccount, pcls, nz % span, flat[nz], pstart, pcount)
+
+
+def _spans(node: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """First class and number of classes of each node (classes contiguous per node, nodes in any order)."""
+    ccount = np.bincount(node, minlength=nodes)
+    cstart = np.zeros(nodes, dtype=np.int64)
+    if len(node):
+        begins = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+        cstart[node[begins]] = begins
+    return cstart, ccount
+
+
+@dataclass
+class _Classes:
+    """A level's classes as computed (keys, node of each, classes × sa_span counts, contiguous per
+    node): its pairs are built only for the nodes the next level rolls up from."""
+
+    keys: np.ndarray
+    node: np.ndarray
+    joint: np.ndarray
+    cstart: np.ndarray
+    ccount: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray, node: np.ndarray, joint: np.ndarray, nodes: int) -> _Classes:
+        return cls(keys, node, joint, *_spans(node, nodes))
+
+    def pairs_of(self, used: np.ndarray) -> _Level:
+        """The classes and pairs of nodes ``used`` (sorted ids), renumbered 0..len(used)-1."""
+        if len(used) == len(self.ccount):
+            return _Level.from_matrix(self.keys, self.node, self.joint, len(used))
+        rows = _ranges(self.cstart[used], self.ccount[used])
+        node = np.repeat(np.arange(len(used)), self.ccount[used])
+        return _Level.from_matrix(self.keys[rows], node, self.joint[rows], len(used))
 
 
 @dataclass
@@ -383,7 +417,7 @@ class MemoryRunner:
     _base: _Level | None = None
     _bottoms: dict[Subset, _Source] = field(default_factory=dict)
     _bottom_pairs: int = 0
-    _prev: _Level | None = None
+    _prev: _Classes | None = None
     _ids: dict[Item, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -413,7 +447,7 @@ class MemoryRunner:
         blocks = [self._rollup_block(rollups)] if rollups else []
         blocks += [self._base_block(n, subset, div) for n, subset, div in bases]
         node, keys, joint = (np.concatenate(part) for part in zip(*blocks))
-        self._prev = _Level.from_matrix(keys, node, joint, len(items))
+        self._prev = _Classes.of(keys, node, joint, len(items))
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
         sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
@@ -450,7 +484,7 @@ class MemoryRunner:
         for n, (subset, node) in enumerate(items):
             parents = [p for p in predecessors(node) if (subset, p) in self._ids]
             if parents:
-                parent = min(parents, key=lambda p: (int(self._prev.pcount[self._ids[subset, p]]), p))
+                parent = min(parents, key=lambda p: (int(self._prev.ccount[self._ids[subset, p]]), p))
                 axis = next(a for a in range(len(node)) if node[a] != parent[a])
                 i = subset[axis]
                 div = self.problem.qis[i].hierarchy.divisors
@@ -466,7 +500,9 @@ class MemoryRunner:
         """Every rolled-up item of a level at once: the parents' classes with one digit
         generalized, regrouped by hashing; the parents' pairs scattered into the new matrix."""
         child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
-        prev = self._prev
+        used = np.unique(parent)
+        prev = self._prev.pairs_of(used)
+        parent = np.searchsorted(used, parent)
         cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
         kid, stride, card, ratio = (np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio))
         k = prev.keys[cidx]
@@ -475,9 +511,8 @@ class MemoryRunner:
         pidx = _ranges(prev.pstart[parent], prev.pcount[parent])
         block = np.cumsum(prev.ccount[parent]) - prev.ccount[parent]
         pair_cls = prev.pcls[pidx] - np.repeat(prev.cstart[parent] - block, prev.pcount[parent])
-        node, rows = _group(kid, keys, self.span)
-        joint = self._scatter(rows[pair_cls], prev.psa[pidx], prev.pn[pidx], len(node))
-        return node, keys[_first(rows, len(node))], joint
+        node, keys, rows = _group(kid, keys, self.span)
+        return node, keys, self._scatter(rows[pair_cls], prev.psa[pidx], prev.pn[pidx], len(node))
 
     def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One item with no computed parent, generalized from its subset's bottom if that was
@@ -496,15 +531,15 @@ class MemoryRunner:
         level = source.level
         local = [(int(self.card[i]) - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
         space = int(np.prod(local, dtype=np.float64))
-        if space * self.sa_span <= 4 * len(level.pn) + 4096:
+        if space * self.sa_span <= DENSE_CELLS_PER_PAIR * len(level.pn) + 4096:
             lstride = np.concatenate([np.cumprod(local[::-1])[::-1][1:], [1]]).astype(np.int64)
             dense = _weighted(source, cols, d, lstride)
             full = self._scatter(dense[level.pcls], level.psa, level.pn, space)
             present = np.flatnonzero(full.any(axis=1))
             return ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols], full[present]
         keys = _weighted(source, cols, d, self.stride[cols])
-        node, rows = _group(np.zeros(len(keys), dtype=np.int64), keys, self.span)
-        return keys[_first(rows, len(node))], self._scatter(rows[level.pcls], level.psa, level.pn, len(node))
+        rows, keys = _factorize(keys)
+        return keys, self._scatter(rows[level.pcls], level.psa, level.pn, len(keys))
 
     def _keep_bottom(self, subset: Subset, keys: np.ndarray, joint: np.ndarray) -> None:
         """A subset's bottom node (its QIs at level 0), kept as the source of that subset's
@@ -541,16 +576,15 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
 
 
-def _group(kid: np.ndarray, keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+def _group(kid: np.ndarray, keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """New classes = distinct (item, key) pairs, numbered in order of first appearance (so each
-    item's classes are contiguous, as its source classes are). Returns each class's item and
-    each source class's new class."""
+    item's classes are contiguous, as its source classes are). Returns each class's item and key,
+    and each source class's new class."""
     if len(kid) and int(kid.max()) + 1 < KEY_LIMIT // span:
-        combined = kid * span + keys
-    else:
-        dense, _ = _factorize(keys)
-        combined = kid * (int(dense.max()) + 1 if len(dense) else 1) + dense
-    rows, uniques = _factorize(combined)
+        rows, uniques = _factorize(kid * span + keys)
+        return uniques // span, uniques % span, rows  # the hashed values hold item and key
+    dense, _ = _factorize(keys)
+    rows, uniques = _factorize(kid * (int(dense.max()) + 1 if len(dense) else 1) + dense)
     node = np.empty(len(uniques), dtype=np.int64)
     node[rows] = kid
-    return node, rows
+    return node, keys[_first(rows, len(node))], rows
