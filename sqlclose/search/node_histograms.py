@@ -276,8 +276,10 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # each) and (class, sensitive value, count) pairs, and every node is rolled up from its parent
 # in numpy, a whole level at once: the parent's classes are regrouped by hashing
 # (pandas.factorize, O(classes), no sort) and its pairs scattered into the new classes ×
-# sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. The
-# input rows are still read only by SQL.
+# sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. A level's
+# pairs are extracted from its matrix only for the nodes the next level rolls up from, and its
+# classes' codes are unpacked only if read (a metric's suppression cost). The input rows are
+# still read only by SQL.
 # Limits of the in-memory path: at most one sensitive attribute, base histogram rows, and base
 # rows × sensitive values (the cells of its classes × domain matrix). Past them, SQL level
 # batches (bounded by the engine's memory limit) do the work.
@@ -372,13 +374,16 @@ class _Classes:
     def of(cls, keys: np.ndarray, node: np.ndarray, joint: np.ndarray, nodes: int) -> _Classes:
         return cls(keys, node, joint, *_spans(node, nodes))
 
-    def pairs_of(self, used: np.ndarray) -> _Level:
-        """The classes and pairs of nodes ``used`` (sorted ids), renumbered 0..len(used)-1."""
-        if len(used) == len(self.ccount):
-            return _Level.from_matrix(self.keys, self.node, self.joint, len(used))
+    def pairs_of(self, used: np.ndarray) -> tuple[_Level, np.ndarray]:
+        """The classes and pairs of at least the nodes ``used`` (sorted ids), and where each node
+        is in them. When those nodes hold most classes, all are taken (no copy of the matrix)."""
+        if 2 * int(self.ccount[used].sum()) >= len(self.keys):
+            return _Level.from_matrix(self.keys, self.node, self.joint, len(self.ccount)), np.arange(len(self.ccount))
         rows = _ranges(self.cstart[used], self.ccount[used])
         node = np.repeat(np.arange(len(used)), self.ccount[used])
-        return _Level.from_matrix(self.keys[rows], node, self.joint[rows], len(used))
+        where = np.zeros(len(self.ccount), dtype=np.int64)
+        where[used] = np.arange(len(used))
+        return _Level.from_matrix(self.keys[rows], node, self.joint[rows], len(used)), where
 
 
 @dataclass
@@ -500,9 +505,8 @@ class MemoryRunner:
         """Every rolled-up item of a level at once: the parents' classes with one digit
         generalized, regrouped by hashing; the parents' pairs scattered into the new matrix."""
         child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
-        used = np.unique(parent)
-        prev = self._prev.pairs_of(used)
-        parent = np.searchsorted(used, parent)
+        prev, where = self._prev.pairs_of(np.unique(parent))
+        parent = where[parent]
         cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
         kid, stride, card, ratio = (np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio))
         k = prev.keys[cidx]
