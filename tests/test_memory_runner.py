@@ -92,3 +92,23 @@ def test_rollups_match_sql_group_by(problem, size):
                 np.testing.assert_allclose(runner_rows(hist, index), oracle(problem, subset, node))
                 checked += 1
     assert checked >= 3
+
+
+def test_codes_match_sql_group_by(problem):
+    """The classes' codes (computed on first read): per node, the QIs of its subset at its levels
+    are the SQL GROUP BY's groups, the others 0."""
+    runner = nodes.runner_for(problem)
+    runner.start()
+    subset = (0, 2, 5)
+    groups = nodes_by_height_groups(tuple(problem.qis[i].levels for i in subset))
+    for h in (0, 1, 2):
+        items = [(subset, nd) for nd in groups[h]]
+        hist = runner.level(items)
+        for index, (_, node) in enumerate(items):
+            codes = hist.codes[hist.node == index]
+            assert not codes[:, [i for i in range(len(problem.qis)) if i not in subset]].any()
+            sql_codes = ", ".join(f'"{problem.qis[i].coded.code}" // {problem.qis[i].hierarchy.divisors[lv]}'
+                                  for i, lv in zip(subset, node))
+            table = problem.engine.fetch(f"SELECT DISTINCT {sql_codes} FROM {problem.base.sql('duckdb')}")
+            expected = sorted(tuple(int(v) for v in row.values()) for row in table.to_pylist())
+            assert sorted(map(tuple, codes[:, list(subset)].tolist())) == expected

@@ -266,6 +266,27 @@ def test_entropy_thresholds():
     assert report["passed"] is True
 
 
+def test_entropy_matches_the_definition_row_by_row():
+    """H = log n − Σ c log c / n (the fast form) against −Σ p ln p summed per row with math.log,
+    on random record counts with empty rows, one-value rows and large counts."""
+    rng = np.random.default_rng(10)
+    counts = rng.integers(0, 4, (300, 9)) * rng.integers(1, 5000, (300, 9)) * (rng.random((300, 9)) < 0.4)
+    counts[:3] = 0
+    counts[3:6, :] = 0
+    counts[3:6, 2] = [1, 7, 40_000]
+    hist = histograms(counts)
+    column = sensitive_column(list("abcdefghi"), np.ones(9))
+    expected = []
+    for row in counts.tolist():
+        n = sum(row)
+        expected.append(-sum(c / n * math.log(c / n) for c in row if c) if n else 0.0)
+    got = np.log(EntropyLDiversity(0, column, 2.0).measure(hist))
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+    assert (got[:6] == 0).all()  # empty and one-value rows: exactly 0, never a rounding below
+    passes = EntropyLDiversity(0, column, 2.0).passes(hist)
+    assert passes.tolist() == [h >= math.log(2.0) - 1e-12 for h in expected]
+
+
 def test_distinct_and_p_sensitivity():
     column = sensitive_column(["x", "y", "z"], [4, 3, 4])
     hist = histograms([[3, 1, 1], [1, 2, 1], [0, 0, 2]])

@@ -20,7 +20,9 @@ from sqlclose.model.arrays import numpy_of
 class ClassHistograms:
     """The classes of one node — or of a batch of nodes, stacked, with ``node`` saying whose."""
 
-    codes: np.ndarray  # classes × QIs: the generalized codes of each class (not packed keys)
+    # classes × QIs: the generalized codes of each class (not packed keys) — or a function giving
+    # them, called on first read of ``codes`` (only metric suppression costs and releases read them)
+    _codes: np.ndarray | Callable[[], np.ndarray]
     sizes: np.ndarray  # classes, int64
     counts: list[np.ndarray]  # per sensitive attribute: classes × domain, float64
     node: np.ndarray | None = None  # batch index of each class's node (None: a single node)
@@ -28,6 +30,12 @@ class ClassHistograms:
     # (see privacy.criteria.drop_classes_below); None when every class is here.
     presuppressed: np.ndarray | None = None
     _memo: dict = field(default_factory=dict, repr=False, compare=False)  # measures computed on these classes
+
+    @property
+    def codes(self) -> np.ndarray:
+        if callable(self._codes):
+            self._codes = self._codes()
+        return self._codes
 
     @property
     def classes(self) -> int:

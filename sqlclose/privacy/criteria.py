@@ -181,10 +181,14 @@ class EntropyLDiversity(_Cached):
         return "entropy_l"
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        return np.exp(_entropy(self._counts(hist)))
+        return np.exp(self._entropy(hist))
+
+    def _entropy(self, hist: ClassHistograms) -> np.ndarray:
+        """Per class, shared by passes(), the measure and the bound on the same histograms."""
+        return hist.memo(("entropy", self.index), lambda: _entropy(self._counts(hist)))
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
-        return _entropy(self._counts(hist)) >= np.log(self.l) - TOLERANCE
+        return self._entropy(hist) >= np.log(self.l) - TOLERANCE
 
     def parameters(self) -> dict:
         return {"l": self.l}
@@ -195,7 +199,7 @@ class EntropyLDiversity(_Cached):
         and decreasing in H, which merging only raises."""
         if self.l <= 1:
             return np.zeros(hist.classes)
-        h = _entropy(self._counts(hist))
+        h = self._entropy(hist)
         return np.clip(1.0 - (h + TOLERANCE) / np.log(self.l), 0.0, 1.0)
 
 
@@ -281,10 +285,15 @@ def max_distance(column: SensitiveAttribute) -> float:
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
-    totals = counts.sum(axis=1, keepdims=True)
-    p = counts / np.where(totals > 0, totals, 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
+    """−Σ p log p per row, as log n − Σ c log c / n (n = Σ c; 0 for an empty row). Counts are
+    record counts: a nonzero one is at least 1, so c · log max(c, 1) is c log c with 0 log 0 = 0 —
+    one log per cell, no division or mask over the whole matrix."""
+    totals = counts.sum(axis=1)
+    logs = np.maximum(counts, 1.0)
+    np.log(logs, out=logs)
+    weighted = np.einsum("ij,ij->i", counts, logs)
+    safe = np.where(totals > 0, totals, 1.0)
+    return np.maximum(np.log(safe) - weighted / safe, 0.0)  # rounding: never below 0
 
 
 @dataclass
@@ -375,8 +384,8 @@ def drop_classes_below(hist: ClassHistograms, k: int, nodes: int) -> ClassHistog
     if hist.presuppressed is not None:
         left_out += hist.presuppressed
     kept = ~small
-    return ClassHistograms(hist.codes[kept], hist.sizes[kept], [m[kept] for m in hist.counts], hist.node[kept],
-                           left_out)
+    return ClassHistograms(lambda: hist.codes[kept], hist.sizes[kept], [m[kept] for m in hist.counts],
+                           hist.node[kept], left_out)
 
 
 def criteria_for(k: int, sensitive: Sequence[SensitiveAttribute]) -> list[Criterion]:

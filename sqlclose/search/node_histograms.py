@@ -445,8 +445,10 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # each) and (class, sensitive value, count) pairs, and every node is rolled up from its parent
 # in numpy, a whole level at once: the parent's classes are regrouped by hashing
 # (pandas.factorize, O(classes), no sort) and its pairs scattered into the new classes ×
-# sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. The
-# input rows are still read only by SQL.
+# sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. A level's
+# pairs are extracted from its matrix only for the nodes the next level rolls up from, and its
+# classes' codes are unpacked only if read (a metric's suppression cost). The input rows are
+# still read only by SQL.
 # Limits of the in-memory path: at most one sensitive attribute, base histogram rows, and base
 # rows × sensitive values (the cells of its classes × domain matrix). Past them, SQL level
 # batches (bounded by the engine's memory limit) do the work.
@@ -454,6 +456,10 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # SQL but peaked at 0.9 GB at 0 % suppression and 2.9 GB at 5 % (wider levels): kept at 250 k.
 MEMORY_BASE_ROWS = 250_000
 MEMORY_CELLS = 4_000_000
+# A parentless node's classes are found by one bincount over its whole code space (× sensitive
+# values) when that space is at most this many cells per source pair: zeroing and scanning a cell
+# costs ~1 ns, hashing a source class ~15 ns.
+DENSE_CELLS_PER_PAIR = 4
 
 
 # Peak bytes of the in-memory search per base cell (base row × sensitive value): the classes ×
@@ -506,34 +512,69 @@ class _Level:
         flat = joint.ravel()
         nz = np.flatnonzero(flat)
         pcls = nz // span
-        ccount = np.bincount(node, minlength=nodes)
-        cstart = np.zeros(nodes, dtype=np.int64)
-        if len(node):
-            begins = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
-            cstart[node[begins]] = begins
+        cstart, ccount = _spans(node, nodes)
         pstart = np.searchsorted(pcls, cstart)
         pcount = np.searchsorted(pcls, cstart + ccount) - pstart
         return cls(keys, cstart, ccount, pcls, nz % span, flat[nz], pstart, pcount)
 
 
+def _spans(node: np.ndarray, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """First class and number of classes of each node (classes contiguous per node, nodes in any order)."""
+    ccount = np.bincount(node, minlength=nodes)
+    cstart = np.zeros(nodes, dtype=np.int64)
+    if len(node):
+        begins = np.flatnonzero(np.r_[True, node[1:] != node[:-1]])
+        cstart[node[begins]] = begins
+    return cstart, ccount
+
+
+@dataclass
+class _Classes:
+    """A level's classes as computed (keys, node of each, classes × sa_span counts, contiguous per
+    node): its pairs are built only for the nodes the next level rolls up from."""
+
+    keys: np.ndarray
+    node: np.ndarray
+    joint: np.ndarray
+    cstart: np.ndarray
+    ccount: np.ndarray
+
+    @classmethod
+    def of(cls, keys: np.ndarray, node: np.ndarray, joint: np.ndarray, nodes: int) -> _Classes:
+        return cls(keys, node, joint, *_spans(node, nodes))
+
+    def pairs_of(self, used: np.ndarray) -> tuple[_Level, np.ndarray]:
+        """The classes and pairs of at least the nodes ``used`` (sorted ids), and where each node
+        is in them. When those nodes hold most classes, all are taken (no copy of the matrix)."""
+        if 2 * int(self.ccount[used].sum()) >= len(self.keys):
+            return _Level.from_matrix(self.keys, self.node, self.joint, len(self.ccount)), np.arange(len(self.ccount))
+        rows = _ranges(self.cstart[used], self.ccount[used])
+        node = np.repeat(np.arange(len(used)), self.ccount[used])
+        where = np.zeros(len(self.ccount), dtype=np.int64)
+        where[used] = np.arange(len(used))
+        return _Level.from_matrix(self.keys[rows], node, self.joint[rows], len(used)), where
+
+
 @dataclass
 class _Source:
-    """Classes a parentless node is generalized from (the base's, or a subset's bottom), with
-    their leaf digits and, cached, each QI's codes at each divisor."""
+    """Classes a parentless node is generalized from (the base's, or a subset's bottom), with,
+    cached, each QI's codes at each divisor (unpacked from the class keys on first use)."""
 
     level: _Level
-    digits: np.ndarray  # classes × QIs
+    stride: np.ndarray
+    card: np.ndarray
     codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
 
     def at(self, i: int, divisor: int) -> np.ndarray:
         if (i, divisor) not in self.codes:
-            self.codes[i, divisor] = self.digits[:, i] // divisor
+            self.codes[i, divisor] = self.at(i, 1) // divisor if divisor > 1 else \
+                (self.level.keys // self.stride[i]) % self.card[i]
         return self.codes[i, divisor]
 
 
 def _weighted(source: _Source, cols: list[int], divisors: list[int], weights: np.ndarray) -> np.ndarray:
     """Σ over the QIs of (code at the divisor's level) × weight: a packed key per source class."""
-    out = np.zeros(len(source.digits), dtype=np.int64)
+    out = np.zeros(len(source.level.keys), dtype=np.int64)
     for i, d, w in zip(cols, divisors, weights.tolist()):
         out += source.at(i, d) * w
     return out
@@ -550,7 +591,7 @@ class MemoryRunner:
     _base: _Level | None = None
     _bottoms: dict[Subset, _Source] = field(default_factory=dict)
     _bottom_pairs: int = 0
-    _prev: _Level | None = None
+    _prev: _Classes | None = None
     _ids: dict[Item, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -560,8 +601,15 @@ class MemoryRunner:
         self.domains = [len(s.domain) for s in self.problem.sas]
         self.sa_span = _sa_span(self.problem)
 
+    @property
+    def _full(self) -> Subset:
+        return tuple(range(len(self.card)))
+
     def start(self) -> None:
+        """A new walk (the next subset size): the last walk's subset bottoms are of no more use."""
         self.release_cache()
+        self._bottoms = {s: b for s, b in self._bottoms.items() if s == self._full}
+        self._bottom_pairs = 0
 
     def level(self, items: Sequence[Item]) -> ClassHistograms:
         if self._base is None:
@@ -573,12 +621,12 @@ class MemoryRunner:
         blocks = [self._rollup_block(rollups)] if rollups else []
         blocks += [self._base_block(n, subset, div) for n, subset, div in bases]
         node, keys, joint = (np.concatenate(part) for part in zip(*blocks))
-        self._prev = _Level.from_matrix(keys, node, joint, len(items))
+        self._prev = _Classes.of(keys, node, joint, len(items))
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
         sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
-        # The classes' codes at their node's levels (a metric's suppression cost reads them).
-        return ClassHistograms(self._digits_of(keys), sizes, self._marginals(joint), node)
+        # The classes' codes at their node's levels: only a metric's suppression cost reads them.
+        return ClassHistograms(lambda: self._digits_of(keys), sizes, self._marginals(joint), node)
 
     def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
         """The classes × domain count matrix per sensitive attribute (at most one: with several,
@@ -599,7 +647,7 @@ class MemoryRunner:
         joint = np.bincount(inverse * self.sa_span + sa, weights=numpy_of(table.column("n")).astype(np.float64),
                             minlength=len(keys) * self.sa_span).reshape(len(keys), self.sa_span)
         self._base = _Level.from_matrix(np.asarray(keys, dtype=np.int64), np.zeros(len(keys), dtype=np.int64), joint, 1)
-        self._bottoms[tuple(range(len(p.qis)))] = _Source(self._base, self._digits_of(self._base.keys))
+        self._bottoms[self._full] = _Source(self._base, self.stride, self.card)
 
     def _digits_of(self, keys: np.ndarray) -> np.ndarray:
         return (keys[:, None] // self.stride) % self.card
@@ -610,7 +658,7 @@ class MemoryRunner:
         for n, (subset, node) in enumerate(items):
             parents = [p for p in predecessors(node) if (subset, p) in self._ids]
             if parents:
-                parent = min(parents, key=lambda p: (int(self._prev.pcount[self._ids[subset, p]]), p))
+                parent = min(parents, key=lambda p: (int(self._prev.ccount[self._ids[subset, p]]), p))
                 axis = next(a for a in range(len(node)) if node[a] != parent[a])
                 i = subset[axis]
                 div = self.problem.qis[i].hierarchy.divisors
@@ -626,7 +674,8 @@ class MemoryRunner:
         """Every rolled-up item of a level at once: the parents' classes with one digit
         generalized, regrouped by hashing; the parents' pairs scattered into the new matrix."""
         child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
-        prev = self._prev
+        prev, where = self._prev.pairs_of(np.unique(parent))
+        parent = where[parent]
         cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
         kid, stride, card, ratio = (np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio))
         k = prev.keys[cidx]
@@ -635,40 +684,42 @@ class MemoryRunner:
         pidx = _ranges(prev.pstart[parent], prev.pcount[parent])
         block = np.cumsum(prev.ccount[parent]) - prev.ccount[parent]
         pair_cls = prev.pcls[pidx] - np.repeat(prev.cstart[parent] - block, prev.pcount[parent])
-        node, rows = _group(kid, keys, self.span)
-        joint = self._scatter(rows[pair_cls], prev.psa[pidx], prev.pn[pidx], len(node))
-        return node, keys[_first(rows, len(node))], joint
+        node, keys, rows = _group(kid, keys, self.span)
+        return node, keys, self._scatter(rows[pair_cls], prev.psa[pidx], prev.pn[pidx], len(node))
 
     def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One item with no computed parent, generalized from its subset's bottom if that was
-        computed, else from the base histogram's classes. When the node's code space is small (a
-        coarse node), its classes are found by one bincount over that space instead of hashing."""
-        source = self._bottoms.get(subset) or self._bottoms[tuple(range(len(self.card)))]
+        kept, else from the base histogram's classes."""
+        source = self._bottoms.get(subset) or self._bottoms[self._full]
+        d = [div[i] for i in subset]
+        keys, joint = self._generalize(source, list(subset), d)
+        if not any(di > 1 for di in d) and subset not in self._bottoms:
+            self._keep_bottom(subset, keys, joint)
+        return np.full(len(keys), n, dtype=np.int64), keys, joint
+
+    def _generalize(self, source: _Source, cols: list[int], d: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The classes (keys, classes × sa_span counts) of ``source`` with QI ``cols[j]`` divided by
+        ``d[j]`` and the other QIs dropped. When the code space is small (a coarse node), the
+        classes are found by one bincount over that space instead of hashing."""
         level = source.level
-        cols = list(subset)
-        d = [div[i] for i in cols]
         local = [(int(self.card[i]) - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
         space = int(np.prod(local, dtype=np.float64))
-        if space * self.sa_span <= 4 * len(level.pn) + 4096:
+        if space * self.sa_span <= DENSE_CELLS_PER_PAIR * len(level.pn) + 4096:
             lstride = np.concatenate([np.cumprod(local[::-1])[::-1][1:], [1]]).astype(np.int64)
             dense = _weighted(source, cols, d, lstride)
             full = self._scatter(dense[level.pcls], level.psa, level.pn, space)
             present = np.flatnonzero(full.any(axis=1))
-            keys = ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols]
-            return np.full(len(present), n, dtype=np.int64), keys, full[present]
+            return ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols], full[present]
         keys = _weighted(source, cols, d, self.stride[cols])
-        node, rows = _group(np.full(len(keys), n, dtype=np.int64), keys, self.span)
-        keys, joint = keys[_first(rows, len(node))], self._scatter(rows[level.pcls], level.psa, level.pn, len(node))
-        if not any(di > 1 for di in d) and subset not in self._bottoms:
-            self._keep_bottom(subset, keys, joint)
-        return node, keys, joint
+        rows, keys = _factorize(keys)
+        return keys, self._scatter(rows[level.pcls], level.psa, level.pn, len(keys))
 
     def _keep_bottom(self, subset: Subset, keys: np.ndarray, joint: np.ndarray) -> None:
         """A subset's bottom node (its QIs at level 0), kept as the source of that subset's
         nodes that have no computed parent: fewer classes than the base histogram."""
         level = _Level.from_matrix(keys, np.zeros(len(keys), dtype=np.int64), joint, 1)
         if self._bottom_pairs + len(level.pn) <= MEMORY_BASE_ROWS:
-            self._bottoms[subset] = _Source(level, self._digits_of(keys))
+            self._bottoms[subset] = _Source(level, self.stride, self.card)
             self._bottom_pairs += len(level.pn)
 
     def _scatter(self, cls: np.ndarray, sa: np.ndarray, n: np.ndarray, classes: int) -> np.ndarray:
@@ -698,16 +749,15 @@ def _ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(total)
 
 
-def _group(kid: np.ndarray, keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+def _group(kid: np.ndarray, keys: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """New classes = distinct (item, key) pairs, numbered in order of first appearance (so each
-    item's classes are contiguous, as its source classes are). Returns each class's item and
-    each source class's new class."""
+    item's classes are contiguous, as its source classes are). Returns each class's item and key,
+    and each source class's new class."""
     if len(kid) and int(kid.max()) + 1 < KEY_LIMIT // span:
-        combined = kid * span + keys
-    else:
-        dense, _ = _factorize(keys)
-        combined = kid * (int(dense.max()) + 1 if len(dense) else 1) + dense
-    rows, uniques = _factorize(combined)
+        rows, uniques = _factorize(kid * span + keys)
+        return uniques // span, uniques % span, rows  # the hashed values hold item and key
+    dense, _ = _factorize(keys)
+    rows, uniques = _factorize(kid * (int(dense.max()) + 1 if len(dense) else 1) + dense)
     node = np.empty(len(uniques), dtype=np.int64)
     node[rows] = kid
-    return node, rows
+    return node, keys[_first(rows, len(node))], rows
