@@ -9,17 +9,22 @@ import sys
 
 import numpy as np
 
-# Above this many keys pandas' hash table beats numpy's sort by more than pandas' import costs.
+# Above this many keys — in one call, or sorted so far in this process — pandas' hash table beats
+# numpy's sort by more than pandas' import costs (a search over many lattice levels calls this
+# hundreds of times: measured on Adult at 5 % suppression, entropy l 1.33 s by sort, 0.95 s by hash).
 PANDAS_FROM = 1_000_000
+_sorted_so_far = 0
 
 
 def factorize(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(codes, uniques) of a 1-D integer array: uniques in order of first appearance,
     ``uniques[codes] == values`` — the result of ``pandas.factorize``."""
-    if len(values) >= PANDAS_FROM or "pandas" in sys.modules:
+    global _sorted_so_far
+    if len(values) >= PANDAS_FROM or _sorted_so_far >= PANDAS_FROM or "pandas" in sys.modules:
         import pandas as pd
 
         return pd.factorize(values)
+    _sorted_so_far += len(values)
     return _by_sort(values)
 
 

@@ -161,9 +161,8 @@ class BatchRunner:
         classes below k and, for the nodes those alone do not put past the suppression limit,
         the rows of their classes of at least k — at fine levels a small part of the level.
 
-        An item without a computed parent is generalized from its subset's *floor* (made once per
-        walk from the base histogram, at the least levels of the subset's nodes still to check),
-        not from the base histogram itself: the floor of a few QIs has far fewer rows."""
+        An item without a computed parent is grouped from the base histogram by a literal GROUP BY
+        of its own, or generalized from a small *floor* of its subset (``_make_floors``)."""
         engine = self.problem.engine
         self._make_floors(parentless)
         from_floor, bases = [], []
@@ -277,10 +276,12 @@ class BatchRunner:
             words[w][cid] = numpy_of(classes.column(key_column(w)))
         inverse = numpy_of(rows.column("cid")).astype(np.int64)
         sa_part = numpy_of(rows.column("sa"))
-        sa = [self.packing.unpack_sa(sa_part, j) for j in range(len(self.packing.sa_card))]
+        sa = [sa_part] if len(self.packing.sa_card) == 1 else \
+            [self.packing.unpack_sa(sa_part, j) for j in range(len(self.packing.sa_card))]
         sizes, matrices = tally(inverse, count, numpy_of(rows.column("n")), sa, self.packing.sa_card)
-        codes = np.column_stack([self.packing.unpack_qi(words, i) for i in range(len(self.problem.qis))]) \
-            if self.problem.qis else np.zeros((count, 0), dtype=np.int64)
+        qis = len(self.problem.qis)
+        codes = (lambda: np.column_stack([self.packing.unpack_qi(words, i) for i in range(qis)])) if qis \
+            else np.zeros((count, 0), dtype=np.int64)  # read only by a metric's suppression cost
         return ClassHistograms(codes, sizes, matrices, node)
 
     def _fetch(self, kind: str) -> pa.Table:
