@@ -314,12 +314,7 @@ def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequ
             terms[qi_words[i]].append(exp.Mul(this=code, expression=exp.Literal.number(stride)))
         for code_column, stride in zip(sa_codes, sa_strides):
             terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
-        keys = []
-        for word in terms:
-            key = word[0] if word else exp.Literal.number(0)
-            for term in word[1:]:
-                key = exp.Add(this=key, expression=term)
-            keys.append(key)
+        keys = _word_sums(terms)
         select = exp.select(_bigint(exp.Literal.number(node)).as_("node"),
                             *(k.as_(key_name(w)) for w, k in enumerate(keys)),
                             exp.Sum(this=exp.Cast(this=col("n", "base"), to=exp.DataType.build("DOUBLE"))).as_("n"))
@@ -360,14 +355,20 @@ def floor_batch(source: exp.Table, plan: exp.Table, qi_strides: Sequence[int], q
                         expression=exp.Literal.number(card))
         general = exp.IntDiv(this=exp.Paren(this=digit), expression=col(f"r{i}", "plan"))
         terms[word].append(exp.Mul(this=exp.Paren(this=general), expression=exp.Literal.number(stride)))
+    keys = _word_sums(terms)
+    select = template("floor_batch", source=source, plan=plan, key=keys[0])
+    return select if words == 1 else _with_keys(select, keys)
+
+
+def _word_sums(terms: list[list[exp.Expression]]) -> list[exp.Expression]:
+    """Each key word as the sum of its terms (0 for a word without any)."""
     keys = []
     for word in terms:
         key = word[0] if word else exp.Literal.number(0)
         for term in word[1:]:
             key = exp.Add(this=key, expression=term)
         keys.append(key)
-    select = template("floor_batch", source=source, plan=plan, key=keys[0])
-    return select if words == 1 else _with_keys(select, keys)
+    return keys
 
 
 def _with_keys(select: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select:
@@ -393,12 +394,7 @@ def base_batch(base: exp.Table, plan: exp.Table, qi_codes: Sequence[str], qi_str
             exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(stride)))
     for code_column, stride in zip(sa_codes, sa_strides):
         terms[0].append(exp.Mul(this=col(code_column, "base"), expression=exp.Literal.number(stride)))
-    keys = []
-    for word in terms:
-        key = word[0] if word else exp.Literal.number(0)
-        for term in word[1:]:
-            key = exp.Add(this=key, expression=term)
-        keys.append(key)
+    keys = _word_sums(terms)
     select = template("base_batch", base=base, plan=plan, key=keys[0])
     return select if words == 1 else _with_keys(select, keys)
 
