@@ -41,7 +41,9 @@ TIE = 1e-9  # relative: metric costs this close count as equal (float sums of ed
 
 @dataclass(frozen=True)
 class Evaluated:
-    """A full-QI node that was queried."""
+    """A full-QI node that was queried. For a node whose classes below k alone exceed the
+    suppression limit, the SQL path does not fetch its other classes: it fails, and ``classes``
+    and ``discernibility`` count only what was judged (it is never the optimum)."""
 
     node: Node
     satisfied: bool

@@ -79,8 +79,7 @@ class BatchRunner:
         if self.problem.engine.keeps_levels:
             return self._level_kept(rollups, parentless, ids)
         bases = [(self.problem.base_rows, self._base_row(n, subset, node)) for n, (subset, node) in parentless]
-        jobs = [(chunk, ROLLUP_COLUMNS, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
-        jobs += [(chunk, self._base_columns(), "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        jobs = self._jobs(rollups, [], bases)
         if len(jobs) == 1:  # the usual case: the engine keeps the result itself (no round trip)
             result = self._run(*jobs[0], keep=True)
         else:
@@ -109,6 +108,14 @@ class BatchRunner:
             rollups.append((self._rows[subset, parent], row))
         return rollups, parentless
 
+    def _jobs(self, rollups: list, from_floor: list, bases: list) -> list[tuple[list[tuple], list[str], str]]:
+        """(plan rows, plan columns, kind) per query: each kind's (estimated rows, plan row) pairs
+        split to the row budget."""
+        floor_columns = ["node", "parent", *(f"r{i}" for i in range(len(self.problem.qis)))]
+        kinds = [(rollups, ROLLUP_COLUMNS, "rollup"), (from_floor, floor_columns, "floor"),
+                 (bases, self._base_columns(), "base")]
+        return [(chunk, columns, kind) for plan, columns, kind in kinds for chunk in _chunks(plan, ROWS_PER_QUERY)]
+
     def _base_columns(self) -> list[str]:
         return ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
 
@@ -122,12 +129,16 @@ class BatchRunner:
     def _run(self, plan_rows: list[tuple], names: list[str], kind: str, keep: bool = False) -> pa.Table:
         """One batch query; ``keep``: its result also becomes the registered level table."""
         self._register_plan(plan_rows, names)
-        if kind not in self._sql:
-            self._sql[kind] = self.problem.engine.render(self._query(kind))
         self.queries += 1
         if keep:
-            return self.problem.engine.fetch_and_keep(self._name("level"), self._sql[kind])
-        return self.problem.engine.fetch(self._sql[kind])
+            return self.problem.engine.fetch_and_keep(self._name("level"), self._rendered(kind))
+        return self.problem.engine.fetch(self._rendered(kind))
+
+    def _rendered(self, kind: str) -> str:
+        """A query's SQL text, rendered once per run (the names it reads stay the same)."""
+        if kind not in self._sql:
+            self._sql[kind] = self.problem.engine.render(self._query(kind))
+        return self._sql[kind]
 
     def _register_plan(self, plan_rows: list[tuple], names: list[str]) -> None:
         columns = list(zip(*plan_rows))
@@ -172,10 +183,7 @@ class BatchRunner:
                 bases.append((self.problem.base_rows, self._base_row(n, subset, node)))
             else:
                 from_floor.append((floor[2], self._floor_row(n, floor, subset, node)))
-        jobs = [(chunk, ROLLUP_COLUMNS, "rollup") for chunk in _chunks(rollups, ROWS_PER_QUERY)]
-        floor_columns = ["node", "parent", *(f"r{i}" for i in range(len(self.problem.qis)))]
-        jobs += [(chunk, floor_columns, "floor") for chunk in _chunks(from_floor, ROWS_PER_QUERY)]
-        jobs += [(chunk, self._base_columns(), "base") for chunk in _chunks(bases, ROWS_PER_QUERY)]
+        jobs = self._jobs(rollups, from_floor, bases)
         staging = self._name("staging")
         for n, (plan_rows, names, kind) in enumerate(jobs):
             if kind == "base":
@@ -286,9 +294,7 @@ class BatchRunner:
 
     def _fetch(self, kind: str) -> pa.Table:
         """A read of kept results (not counted in ``queries``: those computed histograms)."""
-        if kind not in self._sql:
-            self._sql[kind] = self.problem.engine.render(self._query(kind))
-        return self.problem.engine.fetch(self._sql[kind])
+        return self.problem.engine.fetch(self._rendered(kind))
 
     # ---- results --------------------------------------------------------------------------
     def _keep(self, result: pa.Table, ids: dict[Item, int]) -> None:
