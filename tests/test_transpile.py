@@ -282,7 +282,8 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
     """PREV read as a kept level, classes = key DIV 10 (q0), k = 3. Node 0's classes 0..3 hold 2, 1,
     3, 1 records: 4 below k, class 2 (key 21, 3 records) kept and numbered 0; node 1's classes 0
     and 1 (keys 1 and 12) hold 4 and 5: none below k, numbered 1 and 2; their rows carry the
-    sensitive part key % 10; a range of class numbers brings back those classes and their rows alone.
+    sensitive part key % 10, as matrix cells (class number from the range's first × 10 + sensitive
+    part); a range of class numbers brings back those classes and their rows alone.
     Floors: node 0 halves q0 of floor 0's keys 0, 11, 21, 32 → 0, 1, 11, 12 with
     key1 carried; node 1 zeroes key1 of floor 1's rows (1, 4) and (12, 4). base_nodes gives
     base_batch's rows."""
@@ -295,9 +296,9 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
         large = engine.fetch(q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3)).to_pylist()
         assert sorted((r["cid"], r["node"], r["cls"]) for r in large) == [(0, 0, 2), (1, 1, 0), (2, 1, 1)]
         rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [0, 3]).to_pylist()
-        assert sorted((r["cid"], r["sa"], r["n"]) for r in rows) == [(0, 1, 3.0), (1, 1, 4.0), (2, 2, 5.0)]
-        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [1, 2]).to_pylist()
-        assert [(r["cid"], r["sa"], r["n"]) for r in rows] == [(1, 1, 4.0)]
+        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 3.0), (1 * 10 + 1, 4.0), (2 * 10 + 2, 5.0)]
+        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [1, 3]).to_pylist()
+        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 4.0), (1 * 10 + 2, 5.0)]  # from class 1
         classes = engine.fetch(q.numbered_classes(q.table("t_large")), [1, 3]).to_pylist()
         assert sorted((r["cid"], r["node"], r["cls"]) for r in classes) == [(1, 1, 0), (2, 1, 1)]
         floors = engine.fetch(CASES["floor_batch_words"][0](engine)[0]).to_pylist()

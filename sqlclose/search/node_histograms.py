@@ -321,7 +321,7 @@ class BatchRunner:
 
     def _numbered(self, classes: pa.Table, rows: pa.Table, first: int, start: int) -> ClassHistograms:
         """Classes numbered by the engine (cid, from ``first``; their nodes from ``start``) and their
-        (cid, sensitive part, n) rows → the histograms, by bincounts alone: no sort, unlike ``_stack``."""
+        (matrix cell, n) rows → the histograms, by bincounts alone: no sort, unlike ``_stack``."""
         count = classes.num_rows
         cid = numpy_of(classes.column("cid")).astype(np.int64) - first
         node = np.empty(count, dtype=np.int64)
@@ -330,11 +330,13 @@ class BatchRunner:
         words[0][cid] = numpy_of(classes.column("cls")) * self.packing.sa_span  # word 0 as stored, sensitive part 0
         for w in range(1, self.packing.words):
             words[w][cid] = numpy_of(classes.column(key_column(w)))
-        inverse = numpy_of(rows.column("cid")).astype(np.int64) - first
-        sa_part = numpy_of(rows.column("sa"))
-        sa = [sa_part] if len(self.packing.sa_card) == 1 else \
-            [self.packing.unpack_sa(sa_part, j) for j in range(len(self.packing.sa_card))]
-        sizes, matrices = tally(inverse, count, numpy_of(rows.column("n")), sa, self.packing.sa_card)
+        cell, n, span = numpy_of(rows.column("cell")), numpy_of(rows.column("n")), self.packing.sa_span
+        if len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's: one bincount
+            matrix = np.bincount(cell, weights=n, minlength=count * span).reshape(count, span)
+            sizes, matrices = np.rint(matrix.sum(axis=1)).astype(np.int64), [matrix]
+        else:
+            sa = [self.packing.unpack_sa(cell, j) for j in range(len(self.packing.sa_card))]
+            sizes, matrices = tally(cell // span, count, n, sa, self.packing.sa_card)
         qis = len(self.problem.qis)
         codes = (lambda: np.column_stack([self.packing.unpack_qi(words, i) for i in range(qis)])) if qis \
             else np.zeros((count, 0), dtype=np.int64)  # read only by a metric's suppression cost

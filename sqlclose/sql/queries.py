@@ -294,12 +294,13 @@ def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> e
 
 
 def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int) -> exp.Expression:
-    """The (class number, sensitive part, count) rows of the classes ``large_classes`` numbered,
-    those numbered from $1 up to (not including) $2."""
+    """The (matrix cell, count) rows of the classes ``large_classes`` numbered from $1 up to (not
+    including) $2: cell = (number − $1) × span + sensitive part."""
     higher = [f"key{w}" for w in range(1, words)]
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
-    query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match)
+    query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match,
+                     first=exp.Placeholder(this="1"))
     return query.where(_numbers_between(col("cid", "big")))
 
 
