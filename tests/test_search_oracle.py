@@ -266,13 +266,13 @@ def test_search_matches_brute_force(case: Case):
 SQL_PATH_CASES = ["adult-k5-hier-s0.0", "adult-k5-equal-s0.05", "adult-k5-s0.05", NON_MONOTONE]
 
 
-@pytest.mark.parametrize("returned", [None, 200], ids=["whole-levels", "levels-in-parts"])
+@pytest.mark.parametrize("returned", [None, 20_000], ids=["whole-levels", "levels-in-parts"])
 @pytest.mark.parametrize("case", SQL_PATH_CASES, indirect=True)
 def test_sql_level_batches_match_brute_force(case: Case, returned: int | None, monkeypatch):
     """Small inputs with at most one sensitive attribute take the in-memory rollups
     (sqlclose.search.node_histograms.MemoryRunner); the others the SQL level batches (Table 3, with two, does in
     the tests above). Forcing the SQL path on Adult keeps it checked against the oracle too — with each
-    level's classes brought back whole, and in parts of at most 200 rows (as under a small memory limit)."""
+    level's classes brought back whole, and in parts of at most 20 kB (as under a small memory limit)."""
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
@@ -285,7 +285,7 @@ def test_sql_level_batches_match_brute_force(case: Case, returned: int | None, m
     assert isinstance(nodes.runner_for(problem), nodes.BatchRunner)
     most_parts = [1]
     if returned is not None:
-        monkeypatch.setattr(nodes, "RETURNED_ROWS", returned)
+        monkeypatch.setattr(nodes, "RETURNED_BYTES", returned)
         split = nodes._parts
         monkeypatch.setattr(nodes, "_parts", lambda rows, budget: most_parts.append(len(split(rows, budget)))
                             or split(rows, budget))

@@ -122,18 +122,15 @@ def test_a_kept_level_comes_back_in_parts_of_whole_nodes(rows, budget, parts):
     assert runners._parts(np.array(rows, dtype=np.int64), budget) == parts
 
 
-@pytest.mark.parametrize(("limit", "rows"), [
-    (None, runners.RETURNED_ROWS),
-    (1_000_000_000, 1_000_000_000 // 2 // runners.RETURNED_BYTES_PER_ROW),  # half the limit, by hand: 3,125,000
-    (10**13, runners.RETURNED_ROWS),  # never more than without a limit
-    (100, 1),
+@pytest.mark.parametrize(("limit", "budget"), [
+    (None, runners.RETURNED_BYTES),
+    (600_000_000, 300_000_000),  # half the limit
+    (10**13, runners.RETURNED_BYTES),  # never more than without a limit
 ])
-def test_a_parts_size_is_half_the_memory_limit(adult_release, monkeypatch, limit, rows):
+def test_a_parts_size_is_half_the_memory_limit(adult_release, monkeypatch, limit, budget):
     runner = runners.BatchRunner(adult_release.problem, Packing.for_problem(adult_release.problem))
     monkeypatch.setattr(adult_release.problem.engine, "memory_budget", limit)
-    assert runner._returned_rows() == rows
-    if limit == 1_000_000_000:
-        assert rows == 3_125_000
+    assert runner._part_bytes() == budget
 
 
 def test_placing_without_hard_links_falls_back_to_a_checked_rename(tmp_path, monkeypatch):

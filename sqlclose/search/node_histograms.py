@@ -35,13 +35,15 @@ Subset = tuple[int, ...]
 
 
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
-# (class, sensitive value) rows of a kept level that one part brings to Python for judging, and
-# the peak bytes each costs there (the Arrow result, its NumPy columns, the tally, the classes ×
-# domain matrices and the criteria's temporaries over them; measured on the generated 1 M-row
-# table, 5 % suppression: see docs/performance.md). With a user memory limit a part fits in half
-# of it, as the in-memory path does.
-RETURNED_ROWS = 4_000_000
-RETURNED_BYTES_PER_ROW = 160
+# What one part of a kept level may cost in Python when no memory limit is set (with one, half of
+# it, as the in-memory path), and what it costs: per returned (class, sensitive value) row its Arrow
+# and NumPy columns (cell, n), per class its classes × sensitive-values matrix and the criteria's
+# temporaries over it (a few matrix-sized arrays). Measured with tracemalloc on the generated 1 M-row
+# table (hierarchical t, 5 %, 182 parts of 0.2–4 M rows): at most 19 bytes of Arrow and 38 of
+# NumPy per row, ~9 rows and a 14-value matrix per class; the model below gives 74 there.
+RETURNED_BYTES = 512_000_000
+BYTES_PER_RETURNED_ROW = 24
+MATRIX_COPIES = 4
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
@@ -228,8 +230,8 @@ class BatchRunner:
     def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
         """What of a kept level comes back: per node the records in classes below k and, for the
         nodes those alone do not put past the suppression limit, the rows of their classes of at
-        least k — at fine levels a small part of the level — in parts of whole nodes of at most
-        ``_returned_rows`` rows (a node larger than that alone), so that Python holds one part
+        least k — at fine levels a small part of the level — in parts of whole nodes that cost at
+        most ``_part_bytes`` in Python (a node costing more alone), so that Python holds one part
         at a time whatever the level's size."""
         engine = self.problem.engine
         engine.keep(self._name("sizes"), self._query("sizes"))
@@ -248,7 +250,9 @@ class BatchRunner:
                                                                 {"node": pa.int64()}))
             engine.keep(self._name("large"), self._query("large"))
         classes = np.where(running, per_node["big_classes"], 0)
-        for start, stop in _parts(np.where(running, per_node["big_pairs"], 0), self._returned_rows()):
+        cost = np.where(running, per_node["big_pairs"], 0) * BYTES_PER_RETURNED_ROW \
+            + classes * (self.packing.sa_span * 8 * MATRIX_COPIES)
+        for start, stop in _parts(cost, self._part_bytes()):
             first, last = int(classes[:start].sum()), int(classes[:stop].sum())
             if last > first:
                 hist = self._numbered(self._fetch("classes", (first, last)), self._fetch("rows", (first, last)),
@@ -258,13 +262,11 @@ class BatchRunner:
             hist.presuppressed = dropped[start:stop]
             yield LevelPart(start, stop, hist)
 
-    def _returned_rows(self) -> int:
-        """Rows one part of a kept level may bring to Python: half the user's memory limit, if
-        one was set (as the in-memory path), else ``RETURNED_ROWS``."""
+    def _part_bytes(self) -> int:
+        """What one part of a kept level may cost in Python: half the user's memory limit, if one
+        was set (as the in-memory path), else ``RETURNED_BYTES``."""
         budget = self.problem.engine.memory_budget
-        if budget is None:
-            return RETURNED_ROWS
-        return max(1, min(RETURNED_ROWS, budget // 2 // RETURNED_BYTES_PER_ROW))
+        return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, budget // 2)
 
     def _base_nodes(self, plan_rows: list[tuple]):
         pk, p = self.packing, self.problem
@@ -408,16 +410,16 @@ def _empty(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:
                            [np.zeros((0, m)) for m in domain_sizes], np.zeros(0, dtype=np.int64))
 
 
-def _parts(rows: np.ndarray, budget: int) -> list[tuple[int, int]]:
-    """Ranges of consecutive nodes whose ``rows`` sum to at most ``budget`` (a node with more
+def _parts(cost: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Ranges of consecutive nodes whose ``cost`` sums to at most ``budget`` (a node costing more
     alone); one range for all when everything fits."""
     cuts, total = [0], 0
-    for n, r in enumerate(rows.tolist()):
+    for n, r in enumerate(cost.tolist()):
         if total and total + r > budget:
             cuts.append(n)
             total = 0
         total += r
-    return list(zip(cuts, [*cuts[1:], len(rows)])) if len(rows) else [(0, 0)]
+    return list(zip(cuts, [*cuts[1:], len(cost)])) if len(cost) else [(0, 0)]
 
 
 def _chunks(plan: list[tuple[int, tuple]], budget: int) -> list[list[tuple]]:
