@@ -13,7 +13,7 @@ import pytest
 
 import sqlclose
 from sqlclose.errors import OutputExistsError
-from sqlclose.model.lattice import minimal, upward_closure
+from sqlclose.model.lattice import by_height, minimal, upward_closure
 from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release import files
 from sqlclose.search import incognito
@@ -45,6 +45,18 @@ def test_closure_and_minimal_elements_against_brute_force(seed):
     mask = rng.random(shape) < 0.15
     assert (upward_closure(mask) == brute_closure(mask)).all()
     assert (minimal(mask) == brute_minimal(mask)).all()
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_candidates_by_height_against_brute_force(seed):
+    """Incognito walks a mask's nodes by height, then lexicographically: brute force over every
+    node of the lattice, in that order, keeps the same ones."""
+    rng = np.random.default_rng(seed)
+    shape = tuple(int(s) for s in rng.integers(1, 5, size=rng.integers(1, 5)))
+    mask = rng.random(shape) < 0.3
+    every = sorted(itertools.product(*(range(n) for n in shape)), key=lambda nd: (sum(nd), nd))
+    expected = [[nd for nd in every if sum(nd) == h and mask[nd]] for h in range(sum(shape) - len(shape) + 1)]
+    assert [list(g) for g in by_height(mask)] == expected
 
 
 @pytest.fixture(scope="module")
