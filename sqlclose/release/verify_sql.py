@@ -257,8 +257,7 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
     inputs = {COUNTS: template("verify_counts", release=written, qi=qi_cols, value=text),
               REFERENCE: template("verify_reference", input=source, value=text, sort_key=sort_key)}
     counts, reference = _table(COUNTS), _table(REFERENCE)
-    problems = _foreign_values(engine, _with(template("verify_foreign", counts=counts, reference=reference), inputs),
-                               sa.name, base)
+    foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
     params = list(base)
     recursive_l = s.recursive.l if s.recursive is not None else 1
     diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery()
@@ -268,22 +267,26 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
                              on=exp.EQ(this=exp.column("cls", "d"), expression=exp.column("cls", "m")),
                              join_type="left")
     specs = _model_specs(sa, params)
-    row = _one_row(engine, _with(joined.select(*[e for spec in specs for e in spec[2:]]), inputs), params)
+    measures = joined.select(*[e for spec in specs for e in spec[2:]], copy=False).subquery("ms", copy=False)
+    # One statement (one row): the foreign-value check beside the models' measures, over the
+    # same common table expressions (the written file and the input each grouped once).
+    both = exp.select(exp.Star()).from_(foreign, copy=False).join(measures, join_type="cross", copy=False)
+    row = _one_row(engine, _with(both, inputs), params)
     models = [ModelResult(name, sa.name, parameters, row[f"reached_{i}"], int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
-    return problems, models
+    return _foreign_values(row, sa.name), models
 
 
 def _with(query: exp.Select, inputs: dict[str, exp.Expression]) -> exp.Select:
     """The per-column inputs as common table expressions: each read once per query, however
     many of the measures use it."""
     for name, body in inputs.items():
-        query = query.with_(exp.to_identifier(name, quoted=True), as_=body.copy())
+        query = query.with_(exp.to_identifier(name, quoted=True), as_=body, copy=False)
     return query
 
 
-def _foreign_values(engine: Engine, query: exp.Expression, name: str, params: list[Any]) -> list[str]:
-    found = _one_row(engine, query, params)
+def _foreign_values(found: dict, name: str) -> list[str]:
+    """A problem when the written column holds values the input does not (verify_foreign's row)."""
     if not found["classes"]:
         return []
     example = "NULL" if found["nulls"] and found["example"] is None else repr(found["example"])
