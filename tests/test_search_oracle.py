@@ -266,11 +266,13 @@ def test_search_matches_brute_force(case: Case):
 SQL_PATH_CASES = ["adult-k5-hier-s0.0", "adult-k5-equal-s0.05", "adult-k5-s0.05", NON_MONOTONE]
 
 
+@pytest.mark.parametrize("returned", [None, 200], ids=["whole-levels", "levels-in-parts"])
 @pytest.mark.parametrize("case", SQL_PATH_CASES, indirect=True)
-def test_sql_level_batches_match_brute_force(case: Case, monkeypatch):
+def test_sql_level_batches_match_brute_force(case: Case, returned: int | None, monkeypatch):
     """Small inputs with at most one sensitive attribute take the in-memory rollups
     (sqlclose.search.node_histograms.MemoryRunner); the others the SQL level batches (Table 3, with two, does in
-    the tests above). Forcing the SQL path on Adult keeps it checked against the oracle too."""
+    the tests above). Forcing the SQL path on Adult keeps it checked against the oracle too — with each
+    level's classes brought back whole, and in parts of at most 200 rows (as under a small memory limit)."""
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
@@ -281,7 +283,14 @@ def test_sql_level_batches_match_brute_force(case: Case, monkeypatch):
     assert isinstance(nodes.runner_for(problem), nodes.MemoryRunner)  # what the other tests exercised
     monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
     assert isinstance(nodes.runner_for(problem), nodes.BatchRunner)
+    most_parts = [1]
+    if returned is not None:
+        monkeypatch.setattr(nodes, "RETURNED_ROWS", returned)
+        split = nodes._parts
+        monkeypatch.setattr(nodes, "_parts", lambda rows, budget: most_parts.append(len(split(rows, budget)))
+                            or split(rows, budget))
     result = search.incognito(problem, criteria_for(problem.k, problem.sas))
+    assert (max(most_parts) > 1) == (returned is not None)  # the parts path really ran, or really did not
     sol = case.solution
     assert {tuple(int(x) for x in idx) for idx in np.argwhere(result.satisfying)} == sol.satisfying
     assert set(result.minimal_nodes) == sol.minimal

@@ -1,6 +1,7 @@
 """Unit tests of the search's parts against plain oracles: the lattice's closure and minimal
 elements against brute force, key packing against direct arithmetic, the multi-chunk batch path
-and the path choice against the single-query path, and the hard-link fallback of placing files."""
+and the path choice against the single-query path, the parts a kept level comes back in (by hand),
+and the hard-link fallback of placing files."""
 
 from __future__ import annotations
 
@@ -120,6 +121,31 @@ def test_levels_split_into_many_queries_give_the_same_search(adult_release, monk
     assert (chunked.satisfying == one.satisfying).all()
     assert chunked.minimal_nodes == one.minimal_nodes and chunked.optimum == one.optimum
     assert chunked.optimum == adult_release.search.optimum  # and the in-memory path agrees
+
+
+@pytest.mark.parametrize(("rows", "budget", "parts"), [
+    ([3, 0, 5, 2, 7], 6, [(0, 2), (2, 3), (3, 4), (4, 5)]),  # 3+0 fit; 5, 2 and 7 each start a part
+    ([3, 0, 5, 2, 7], 17, [(0, 5)]),  # everything fits: one part
+    ([10, 1, 1], 6, [(0, 1), (1, 3)]),  # a node over the budget is a part alone
+    ([0, 0], 6, [(0, 2)]),  # nodes with nothing to bring back still belong to a part
+    ([], 6, [(0, 0)]),
+])
+def test_a_kept_level_comes_back_in_parts_of_whole_nodes(rows, budget, parts):
+    assert runners._parts(np.array(rows, dtype=np.int64), budget) == parts
+
+
+@pytest.mark.parametrize(("limit", "rows"), [
+    (None, runners.RETURNED_ROWS),
+    (1_000_000_000, 1_000_000_000 // 2 // runners.RETURNED_BYTES_PER_ROW),  # half the limit, by hand: 3,125,000
+    (10**13, runners.RETURNED_ROWS),  # never more than without a limit
+    (100, 1),
+])
+def test_a_parts_size_is_half_the_memory_limit(adult_release, monkeypatch, limit, rows):
+    runner = runners.BatchRunner(adult_release.problem, Packing.for_problem(adult_release.problem))
+    monkeypatch.setattr(adult_release.problem.engine, "memory_budget", limit)
+    assert runner._returned_rows() == rows
+    if limit == 1_000_000_000:
+        assert rows == 3_125_000
 
 
 def test_placing_without_hard_links_falls_back_to_a_checked_rename(tmp_path, monkeypatch):

@@ -120,14 +120,16 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "base_nodes": (_base_nodes, False),
     "floor_batch_words": (lambda e: (q.floor_batch(q.table("t_prev"), q.table("t_floor_plan"), [10, 1], [4, 5],
                                                    [0, 1], 10), []), False),
-    "level_summary": (lambda e: (q.level_summary(q.table("t_prev"), 1, 10, 3), []), False),
-    "level_summary_words": (lambda e: (q.level_summary(q.table("t_prev"), 2, 10, 3), []), False),
-    "large_classes": (lambda e: (q.large_classes(q.table("t_prev"), q.table("t_running"), 1, 10, 3), []), False),
-    "large_classes_words": (lambda e: (q.large_classes(q.table("t_prev"), q.table("t_running"), 2, 10, 3), []),
+    "class_sizes": (lambda e: (q.class_sizes(q.table("t_prev"), 1, 10), []), False),
+    "class_sizes_words": (lambda e: (q.class_sizes(q.table("t_prev"), 2, 10), []), False),
+    "level_summary": (lambda e: (q.level_summary(q.table("t_sizes"), 3), []), False),
+    "large_classes": (lambda e: (q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3), []), False),
+    "large_classes_words": (lambda e: (q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3), []),
                             False),
     "rows_per_node": (lambda e: (q.rows_per_node(q.table("t_prev")), []), False),
-    "class_rows": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), []), False),
-    "class_rows_words": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large2"), 2, 10), []), False),
+    "class_rows": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [0, 3]), False),
+    "class_rows_words": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large2"), 2, 10), [1, 2]), False),
+    "numbered_classes": (lambda e: (q.numbered_classes(q.table("t_large")), [1, 3]), False),
 }
 
 
@@ -144,8 +146,10 @@ def _setup(engine: Engine) -> None:
     query, params = _raw(engine)
     engine.create_temp_table("t_raw", query, params)
     engine.create_temp_table("t_base", q.base_histogram(RAW, [QI, SA, AGE]))
-    engine.create_temp_table("t_large", q.large_classes(q.table("t_prev"), q.table("t_running"), 1, 10, 3))
-    engine.create_temp_table("t_large2", q.large_classes(q.table("t_prev"), q.table("t_running"), 2, 10, 3))
+    engine.create_temp_table("t_sizes", q.class_sizes(q.table("t_prev"), 1, 10))
+    engine.create_temp_table("t_sizes2", q.class_sizes(q.table("t_prev"), 2, 10))
+    engine.create_temp_table("t_large", q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3))
+    engine.create_temp_table("t_large2", q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3))
 
 
 def _renderer(cls: type[Engine]) -> Engine:
@@ -278,18 +282,25 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
     """PREV read as a kept level, classes = key DIV 10 (q0), k = 3. Node 0's classes 0..3 hold 2, 1,
     3, 1 records: 4 below k, class 2 (key 21, 3 records) kept and numbered 0; node 1's classes 0
     and 1 (keys 1 and 12) hold 4 and 5: none below k, numbered 1 and 2; their rows carry the
-    sensitive part key % 10. Floors: node 0 halves q0 of floor 0's keys 0, 11, 21, 32 → 0, 1, 11, 12 with
+    sensitive part key % 10, as matrix cells (class number from the range's first × 10 + sensitive
+    part); a range of class numbers brings back those classes and their rows alone.
+    Floors: node 0 halves q0 of floor 0's keys 0, 11, 21, 32 → 0, 1, 11, 12 with
     key1 carried; node 1 zeroes key1 of floor 1's rows (1, 4) and (12, 4). base_nodes gives
     base_batch's rows."""
     engine = DuckDBEngine()
     try:
         _setup(engine)
-        summary = engine.fetch(q.level_summary(q.table("t_prev"), 1, 10, 3)).to_pylist()
-        assert sorted((r["node"], r["pairs"], r["dropped"]) for r in summary) == [(0, 4, 4.0), (1, 2, 0.0)]
-        large = engine.fetch(q.large_classes(q.table("t_prev"), q.table("t_running"), 1, 10, 3)).to_pylist()
+        summary = engine.fetch(q.level_summary(q.table("t_sizes"), 3)).to_pylist()
+        assert sorted((r["node"], r["pairs"], r["dropped"], r["big_classes"], r["big_pairs"]) for r in summary) == [
+            (0, 4, 4.0, 1, 1), (1, 2, 0.0, 2, 2)]
+        large = engine.fetch(q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3)).to_pylist()
         assert sorted((r["cid"], r["node"], r["cls"]) for r in large) == [(0, 0, 2), (1, 1, 0), (2, 1, 1)]
-        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10)).to_pylist()
-        assert sorted((r["cid"], r["sa"], r["n"]) for r in rows) == [(0, 1, 3.0), (1, 1, 4.0), (2, 2, 5.0)]
+        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [0, 3]).to_pylist()
+        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 3.0), (1 * 10 + 1, 4.0), (2 * 10 + 2, 5.0)]
+        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [1, 3]).to_pylist()
+        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 4.0), (1 * 10 + 2, 5.0)]  # from class 1
+        classes = engine.fetch(q.numbered_classes(q.table("t_large")), [1, 3]).to_pylist()
+        assert sorted((r["cid"], r["node"], r["cls"]) for r in classes) == [(1, 1, 0), (2, 1, 1)]
         floors = engine.fetch(CASES["floor_batch_words"][0](engine)[0]).to_pylist()
         assert sorted((r["node"], r["key"], r["key1"], r["n"]) for r in floors) == [
             (0, 0, 0, 2.0), (0, 1, 1, 1.0), (0, 11, 1, 3.0), (0, 12, 3, 1.0), (1, 1, 0, 4.0), (1, 12, 0, 5.0)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import combinations
 
 import numpy as np
@@ -25,6 +25,7 @@ import numpy as np
 from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import (
+    BatchOutcome,
     Criterion,
     KAnonymity,
     drop_classes_below,
@@ -33,7 +34,7 @@ from sqlclose.privacy.criteria import (
     k_of,
     suppression_lower_bound,
 )
-from sqlclose.search.node_histograms import BatchRunner, Subset, runner_for
+from sqlclose.search.node_histograms import BatchRunner, Subset, level_parts, runner_for
 from sqlclose.utility.full_domain import FullDomainCost
 
 TIE = 1e-9  # relative: metric costs this close count as equal (float sums of edge weights)
@@ -207,7 +208,9 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
     for h in range(max(len(g) for g in groups.values())):
         todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h]
                 if not inferred[s][nd]]
-        satisfied, outcome, costs = judge(runner.level(todo), [nd for _, nd in todo])
+        nodes = [nd for _, nd in todo]
+        satisfied, outcome, costs = _joined([judge(part.hist, nodes[part.start:part.stop])
+                                             for part in level_parts(runner, todo)])
         for n, (s, node) in enumerate(todo):
             if outcome is not None and record is not None:
                 record[node] = Evaluated(node, bool(outcome.satisfied[n]), int(outcome.classes[n]),
@@ -221,3 +224,14 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
                     inferred[s][above] = True
         progress()
     return satisfying
+
+
+def _joined(parts: list[tuple]) -> tuple:
+    """(satisfied, outcome, costs) of a level judged in parts of consecutive nodes, as one."""
+    if len(parts) == 1:
+        return parts[0]
+    satisfied = np.concatenate([p[0] for p in parts])
+    outcome = None if parts[0][1] is None else BatchOutcome(
+        *(np.concatenate([getattr(p[1], f.name) for p in parts]) for f in fields(BatchOutcome)))
+    costs = None if parts[0][2] is None else np.concatenate([p[2] for p in parts])
+    return satisfied, outcome, costs

@@ -17,12 +17,11 @@ problems spread their digits over several BIGINT key words and keep the level ba
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
-from sqlglot import exp
 
 from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
@@ -37,10 +36,35 @@ Subset = tuple[int, ...]
 
 
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
+# (class, sensitive value) rows of a kept level that one part brings to Python for judging, and
+# the peak bytes each costs there (the Arrow result, its NumPy columns, the tally, the classes ×
+# domain matrices and the criteria's temporaries over them; measured on the generated 1 M-row
+# table, 5 % suppression: see docs/performance.md). With a user memory limit a part fits in half
+# of it, as the in-memory path does.
+RETURNED_ROWS = 4_000_000
+RETURNED_BYTES_PER_ROW = 160
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
 Item = tuple[Subset, Node]  # a node of one QI subset's lattice
+
+
+@dataclass
+class LevelPart:
+    """The class histograms of the items ``start`` … ``stop`` − 1 of a level (``hist.node``
+    counts from ``start``)."""
+
+    start: int
+    stop: int
+    hist: ClassHistograms
+
+
+def level_parts(runner: MemoryRunner | BatchRunner | NodeRunner, items: Sequence[Item]) -> Iterator[LevelPart]:
+    """A level's class histograms in parts of whole nodes: the SQL level batches may bring a large
+    kept level back in several; the other runners compute a level whole."""
+    if isinstance(runner, BatchRunner):
+        return runner.level_parts(items)
+    return iter([LevelPart(0, len(items), runner.level(items))])
 
 
 @dataclass
@@ -69,16 +93,20 @@ class BatchRunner:
             self._names[role] = self.problem.engine.temp_name(role)
         return self._names[role]
 
-    def level(self, items: Sequence[Item]) -> ClassHistograms:
-        """Class histograms of ``items`` (nodes of one height, of any subsets), stacked;
-        ``.node`` indexes ``items``. Computed in as few queries as fit the row budget."""
+    def level_parts(self, items: Sequence[Item]) -> Iterator[LevelPart]:
+        """Class histograms of ``items`` (nodes of one height, of any subsets), stacked, in parts
+        of whole nodes (one unless the level is kept engine-side and large); ``.node`` indexes
+        ``items`` from the part's start. Computed in as few queries as fit the row budget."""
         if not items:
             self.release_cache()  # the next level's parents would not be at this height
-            return _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
+            yield LevelPart(0, 0, _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas]))
+            return
         ids = {item: n for n, item in enumerate(items)}
         rollups, parentless = self._plan(items, ids)
         if self.problem.engine.keeps_levels:
-            return self._level_kept(rollups, parentless, ids)
+            self._build_kept(rollups, parentless)
+            yield from self._judged_parts(ids)
+            return
         bases = [(self.problem.base_rows, self._base_row(n, subset, node)) for n, (subset, node) in parentless]
         jobs = self._jobs(rollups, [], bases)
         if len(jobs) == 1:  # the usual case: the engine keeps the result itself (no round trip)
@@ -88,7 +116,7 @@ class BatchRunner:
             self.problem.engine.register(self._name("level"), result)
         self.nodes_computed += len(items)
         self._keep(result, ids)
-        return self._stack(result)
+        yield LevelPart(0, len(items), self._stack(result))
 
     # ---- planning -------------------------------------------------------------------------
     def _plan(self, items: Sequence[Item], ids: dict[Item, int]) -> tuple[list, list[tuple[int, Item]]]:
@@ -158,20 +186,21 @@ class BatchRunner:
             return q.floor_batch(q.table(self._name("floors")), plan, pk.qi_stride, pk.qi_card, pk.qi_word, pk.sa_span)
         if kind == "floor_rows":
             return q.rows_per_node(q.table(self._name("floors")))
+        if kind == "sizes":
+            return q.class_sizes(level, pk.words, pk.sa_span)
         if kind == "summary":
-            return q.level_summary(level, pk.words, pk.sa_span, self.drop_below)
+            return q.level_summary(q.table(self._name("sizes")), self.drop_below)
         if kind == "large":
-            return q.large_classes(level, q.table(self._name("running")), pk.words, pk.sa_span, self.drop_below)
+            return q.large_classes(q.table(self._name("sizes")), q.table(self._name("running")), pk.words,
+                                   self.drop_below)
         if kind == "classes":
-            return exp.select("*").from_(q.table(self._name("large")))
+            return q.numbered_classes(q.table(self._name("large")))
         return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span)
 
     # ---- levels kept engine-side --------------------------------------------------------------
-    def _level_kept(self, rollups: list, parentless: list[tuple[int, Item]], ids: dict[Item, int]) -> ClassHistograms:
+    def _build_kept(self, rollups: list, parentless: list[tuple[int, Item]]) -> None:
         """The level is built in a table of the engine (under its memory limit, spilling past it)
-        and stays there as the next level's parents; what comes back is per node the records in
-        classes below k and, for the nodes those alone do not put past the suppression limit,
-        the rows of their classes of at least k — at fine levels a small part of the level.
+        and stays there as the next level's parents.
 
         An item without a computed parent is grouped from the base histogram by a literal GROUP BY
         of its own, or generalized from a small *floor* of its subset (``_make_floors``)."""
@@ -196,28 +225,47 @@ class BatchRunner:
             self.queries += 1
         engine.rename(staging, self._name("level"))
         self._prev = self._name("level")
-        return self._judged_part(ids)
 
-    def _judged_part(self, ids: dict[Item, int]) -> ClassHistograms:
+    def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
+        """What of a kept level comes back: per node the records in classes below k and, for the
+        nodes those alone do not put past the suppression limit, the rows of their classes of at
+        least k — at fine levels a small part of the level — in parts of whole nodes of at most
+        ``_returned_rows`` rows (a node larger than that alone), so that Python holds one part
+        at a time whatever the level's size."""
         engine = self.problem.engine
+        engine.keep(self._name("sizes"), self._query("sizes"))
         summary = self._fetch("summary")
         nodes = len(ids)
-        node = numpy_of(summary.column("node"))
-        pairs = np.zeros(nodes, dtype=np.int64)
-        pairs[node] = numpy_of(summary.column("pairs"))
-        dropped = np.zeros(nodes, dtype=np.int64)
-        dropped[node] = np.rint(numpy_of(summary.column("dropped"))).astype(np.int64)
-        self._ids, self._rows = ids, {item: int(pairs[i]) for item, i in ids.items()}
+        per_node = {}
+        for column in ("pairs", "dropped", "big_classes", "big_pairs"):
+            per_node[column] = np.zeros(nodes, dtype=np.int64)
+            per_node[column][numpy_of(summary.column("node"))] = np.rint(numpy_of(summary.column(column)))
+        dropped = per_node["dropped"]
+        self._ids, self._rows = ids, {item: int(per_node["pairs"][i]) for item, i in ids.items()}
         self.nodes_computed += nodes
-        running = np.flatnonzero(dropped <= self.problem.max_suppressed)
-        if len(running):
-            engine.register(self._name("running"), arrow_table({"node": running}, {"node": pa.int64()}))
+        running = dropped <= self.problem.max_suppressed
+        if running.any():
+            engine.register(self._name("running"), arrow_table({"node": np.flatnonzero(running)},
+                                                                {"node": pa.int64()}))
             engine.keep(self._name("large"), self._query("large"))
-            hist = self._numbered(self._fetch("classes"), self._fetch("rows"))
-        else:
-            hist = _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
-        hist.presuppressed = dropped
-        return hist
+        classes = np.where(running, per_node["big_classes"], 0)
+        for start, stop in _parts(np.where(running, per_node["big_pairs"], 0), self._returned_rows()):
+            first, last = int(classes[:start].sum()), int(classes[:stop].sum())
+            if last > first:
+                hist = self._numbered(self._fetch("classes", (first, last)), self._fetch("rows", (first, last)),
+                                      first, start)
+            else:
+                hist = _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
+            hist.presuppressed = dropped[start:stop]
+            yield LevelPart(start, stop, hist)
+
+    def _returned_rows(self) -> int:
+        """Rows one part of a kept level may bring to Python: half the user's memory limit, if
+        one was set (as the in-memory path), else ``RETURNED_ROWS``."""
+        budget = self.problem.engine.memory_budget
+        if budget is None:
+            return RETURNED_ROWS
+        return max(1, min(RETURNED_ROWS, budget // 2 // RETURNED_BYTES_PER_ROW))
 
     def _base_nodes(self, plan_rows: list[tuple]):
         pk, p = self.packing, self.problem
@@ -272,30 +320,32 @@ class BatchRunner:
             ratio[i] = div[level] // div[low]
         return (n, fid, *ratio)
 
-    def _numbered(self, classes: pa.Table, rows: pa.Table) -> ClassHistograms:
-        """Classes numbered by the engine (cid) and their (cid, sensitive part, n) rows → the
-        histograms, by bincounts alone: no sort, unlike ``_stack``."""
+    def _numbered(self, classes: pa.Table, rows: pa.Table, first: int, start: int) -> ClassHistograms:
+        """Classes numbered by the engine (cid, from ``first``; their nodes from ``start``) and their
+        (matrix cell, n) rows → the histograms, by bincounts alone: no sort, unlike ``_stack``."""
         count = classes.num_rows
-        cid = numpy_of(classes.column("cid")).astype(np.int64)
+        cid = numpy_of(classes.column("cid")).astype(np.int64) - first
         node = np.empty(count, dtype=np.int64)
-        node[cid] = numpy_of(classes.column("node"))
+        node[cid] = numpy_of(classes.column("node")) - start
         words = [np.empty(count, dtype=np.int64) for _ in range(self.packing.words)]
         words[0][cid] = numpy_of(classes.column("cls")) * self.packing.sa_span  # word 0 as stored, sensitive part 0
         for w in range(1, self.packing.words):
             words[w][cid] = numpy_of(classes.column(key_column(w)))
-        inverse = numpy_of(rows.column("cid")).astype(np.int64)
-        sa_part = numpy_of(rows.column("sa"))
-        sa = [sa_part] if len(self.packing.sa_card) == 1 else \
-            [self.packing.unpack_sa(sa_part, j) for j in range(len(self.packing.sa_card))]
-        sizes, matrices = tally(inverse, count, numpy_of(rows.column("n")), sa, self.packing.sa_card)
+        cell, n, span = numpy_of(rows.column("cell")), numpy_of(rows.column("n")), self.packing.sa_span
+        if len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's: one bincount
+            matrix = np.bincount(cell, weights=n, minlength=count * span).reshape(count, span)
+            sizes, matrices = np.rint(matrix.sum(axis=1)).astype(np.int64), [matrix]
+        else:
+            sa = [self.packing.unpack_sa(cell, j) for j in range(len(self.packing.sa_card))]
+            sizes, matrices = tally(cell // span, count, n, sa, self.packing.sa_card)
         qis = len(self.problem.qis)
         codes = (lambda: np.column_stack([self.packing.unpack_qi(words, i) for i in range(qis)])) if qis \
             else np.zeros((count, 0), dtype=np.int64)  # read only by a metric's suppression cost
         return ClassHistograms(codes, sizes, matrices, node)
 
-    def _fetch(self, kind: str) -> pa.Table:
+    def _fetch(self, kind: str, params: Sequence[int] | None = None) -> pa.Table:
         """A read of kept results (not counted in ``queries``: those computed histograms)."""
-        return self.problem.engine.fetch(self._rendered(kind))
+        return self.problem.engine.fetch(self._rendered(kind), params)
 
     # ---- results --------------------------------------------------------------------------
     def _keep(self, result: pa.Table, ids: dict[Item, int]) -> None:
@@ -357,6 +407,18 @@ class BatchRunner:
 def _empty(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:
     return ClassHistograms(np.zeros((0, qis), dtype=np.int64), np.zeros(0, dtype=np.int64),
                            [np.zeros((0, m)) for m in domain_sizes], np.zeros(0, dtype=np.int64))
+
+
+def _parts(rows: np.ndarray, budget: int) -> list[tuple[int, int]]:
+    """Ranges of consecutive nodes whose ``rows`` sum to at most ``budget`` (a node with more
+    alone); one range for all when everything fits."""
+    cuts, total = [0], 0
+    for n, r in enumerate(rows.tolist()):
+        if total and total + r > budget:
+            cuts.append(n)
+            total = 0
+        total += r
+    return list(zip(cuts, [*cuts[1:], len(rows)])) if len(rows) else [(0, 0)]
 
 
 def _chunks(plan: list[tuple[int, tuple]], budget: int) -> list[list[tuple]]:

@@ -272,26 +272,47 @@ def rows_per_node(source: exp.Table) -> exp.Expression:
     return exp.select(col("node"), exp.Count(this=exp.Star()).as_("rows")).from_(source).group_by(col("node"))
 
 
-def level_summary(level: exp.Table, words: int, span: int, k: int) -> exp.Expression:
-    """Per node of a kept level: (class, sensitive value) rows, and records in classes below k."""
-    return template("level_summary", level=level, span=exp.Literal.number(span), k=exp.Literal.number(k),
-                    higher=[col(f"key{w}", "lv") for w in range(1, words)])
-
-
-def large_classes(level: exp.Table, running: exp.Table, words: int, span: int, k: int) -> exp.Expression:
-    """A kept level's classes of at least k records, of the nodes in ``running``, numbered."""
+def class_sizes(level: exp.Table, words: int, span: int) -> exp.Expression:
+    """Per class of a kept level: its records (size) and its (class, sensitive value) rows (pairs)."""
     higher = [f"key{w}" for w in range(1, words)]
-    return template("large_classes", level=level, running=running, span=exp.Literal.number(span),
-                    k=exp.Literal.number(k), higher=[col(h, "lv") for h in higher],
+    return template("class_sizes", level=level, span=exp.Literal.number(span), higher=[col(h, "lv") for h in higher],
                     higher_out=[exp.alias_(col(h, "lv"), h) for h in higher])
 
 
+def level_summary(sizes: exp.Table, k: int) -> exp.Expression:
+    """Per node of a kept level, from ``class_sizes``: (class, sensitive value) rows, records in
+    classes below k, and the classes of at least k with their rows."""
+    return template("level_summary", sizes=sizes, k=exp.Literal.number(k))
+
+
+def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> exp.Expression:
+    """A kept level's classes (from ``class_sizes``) of at least k records, of the nodes in
+    ``running``, numbered."""
+    higher = [f"key{w}" for w in range(1, words)]
+    return template("large_classes", sizes=sizes, running=running, k=exp.Literal.number(k),
+                    higher=[col(h, "c") for h in higher], higher_out=[exp.alias_(col(h, "c"), h) for h in higher])
+
+
 def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int) -> exp.Expression:
-    """The (class number, sensitive part, count) rows of the classes ``large_classes`` numbered."""
+    """The (matrix cell, count) rows of the classes ``large_classes`` numbered from $1 up to (not
+    including) $2: cell = (number − $1) × span + sensitive part."""
     higher = [f"key{w}" for w in range(1, words)]
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
-    return template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match)
+    query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match,
+                     first=exp.Placeholder(this="1"))
+    return query.where(_numbers_between(col("cid", "big")))
+
+
+def numbered_classes(classes: exp.Table) -> exp.Expression:
+    """The classes ``large_classes`` numbered from $1 up to (not including) $2."""
+    return exp.select(exp.Star()).from_(exp.alias_(classes.copy(), ident("big"), table=True)).where(
+        _numbers_between(col("cid", "big")))
+
+
+def _numbers_between(number: exp.Column) -> exp.Expression:
+    return exp.and_(exp.GTE(this=number, expression=exp.Placeholder(this="1")),
+                    exp.LT(this=number.copy(), expression=exp.Placeholder(this="2")))
 
 
 def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequence[str],

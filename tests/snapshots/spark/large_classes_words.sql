@@ -1,1 +1,1 @@
-SELECT lv.node AS node, lv.key DIV 10 AS cls, `lv`.`key1` AS key1, ROW_NUMBER() OVER (ORDER BY lv.node, lv.key DIV 10, `lv`.`key1`) - 1 AS cid FROM `t_prev` AS lv JOIN `t_running` AS running ON lv.node = running.node GROUP BY lv.node, lv.key DIV 10, `lv`.`key1` HAVING SUM(lv.n) >= 3
+SELECT c.node AS node, c.cls AS cls, `c`.`key1` AS key1, ROW_NUMBER() OVER (ORDER BY c.node, c.cls, `c`.`key1`) - 1 AS cid FROM `t_sizes2` AS c JOIN `t_running` AS running ON c.node = running.node WHERE c.size >= 3

@@ -1,1 +1,1 @@
-SELECT c.node AS node, CAST(SUM(c.pairs) AS BIGINT) AS pairs, SUM(CASE WHEN c.size < 3 THEN c.size ELSE 0 END) AS dropped FROM (SELECT lv.node AS node, COUNT(*) AS pairs, SUM(lv.n) AS size FROM `t_prev` AS lv GROUP BY lv.node, lv.key DIV 10) AS c GROUP BY c.node
+SELECT c.node AS node, CAST(SUM(c.pairs) AS BIGINT) AS pairs, SUM(CASE WHEN c.size < 3 THEN c.size ELSE 0 END) AS dropped, CAST(SUM(CASE WHEN c.size >= 3 THEN 1 ELSE 0 END) AS BIGINT) AS big_classes, CAST(SUM(CASE WHEN c.size >= 3 THEN c.pairs ELSE 0 END) AS BIGINT) AS big_pairs FROM `t_sizes` AS c GROUP BY c.node

@@ -1,0 +1,1 @@
+SELECT * FROM "t_large" AS "big" WHERE "big"."cid" >= $1 AND "big"."cid" < $2

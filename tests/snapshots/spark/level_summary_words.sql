@@ -1,1 +1,0 @@
-SELECT c.node AS node, CAST(SUM(c.pairs) AS BIGINT) AS pairs, SUM(CASE WHEN c.size < 3 THEN c.size ELSE 0 END) AS dropped FROM (SELECT lv.node AS node, COUNT(*) AS pairs, SUM(lv.n) AS size FROM `t_prev` AS lv GROUP BY lv.node, lv.key DIV 10, `lv`.`key1`) AS c GROUP BY c.node
