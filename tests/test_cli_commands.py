@@ -31,6 +31,21 @@ def test_bare_command_prints_help_and_exits_0():
     assert "..." not in result.output.split("Commands:")[1], "short summaries must not be cut off"
 
 
+def test_a_command_loads_only_its_own_module():
+    """Subcommands are imported when named: in a fresh interpreter, ``anonymize --help`` leaves the
+    other commands' modules unloaded, and the help lists every command with its summary."""
+    probe = ("import sys\nfrom sqlclose.cli import main\ntry:\n    main(['anonymize', '--help'])\n"
+             "except SystemExit:\n    pass\nprint(sorted(m for m in sys.modules if m.startswith('sqlclose.cli.')))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True)
+    loaded = proc.stdout.strip().splitlines()[-1]
+    assert "sqlclose.cli.anonymize" in loaded
+    for other in ("audit", "demo", "hierarchy", "report", "sweep"):
+        assert f"sqlclose.cli.{other}'" not in loaded
+    listed = invoke("--help").output.split("Commands:")[1]
+    for name in ("anonymize", "check", "demo", "explain", "hierarchy", "report", "sql", "sweep"):
+        assert f"\n  {name} " in listed
+
+
 @pytest.mark.parametrize("command", [["anonymize"], ["explain"], ["check"], ["demo"], ["hierarchy"],
                                      ["hierarchy", "show"], ["hierarchy", "validate"]])
 @pytest.mark.parametrize("flag", ["-h", "--help"])

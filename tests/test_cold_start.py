@@ -4,12 +4,15 @@ would). Checked honestly: the modules loaded when the process exits, in a fresh 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 from table3_project import table3_project
+
+REPO = Path(__file__).resolve().parents[1]
 
 # Runs the command in-process and records, at exit, whether pandas was ever imported.
 RUN = """
@@ -46,3 +49,16 @@ def test_the_pandas_check_sees_an_import(tmp_path):
     proc, imported = _run(tmp_path, preload="pandas")
     assert proc.returncode == 0, proc.stderr
     assert imported == "True True"
+
+
+def test_an_adult_run_never_imports_pandas_nor_numpy_ma(tmp_path, adult_dir):
+    """Adult's search rolls lattice levels up in numpy (Table 3's is too small to): that path too
+    stays clear of both."""
+    marker = tmp_path / "imported.txt"
+    proc = subprocess.run([sys.executable, "-c", RUN.format(preload=""), str(marker), "anonymize",
+                           str(REPO / "datasets" / "adult" / "adult.toml"), "--output", str(tmp_path / "adult.parquet"),
+                           "--quiet"], capture_output=True, text=True, timeout=300, cwd=tmp_path,
+                          env={**os.environ, "SQLCLOSE_ADULT_DIR": str(adult_dir)})
+    assert proc.returncode == 0, proc.stderr
+    assert pq.read_table(tmp_path / "adult.parquet").num_rows == 30162
+    assert marker.read_text() == "False False"

@@ -325,3 +325,17 @@ def test_class_numbers_put_null_last_on_both_engines(engines) -> None:
 def test_distinct_values_query(engines, column: q.CodedColumn, expected: list[tuple]) -> None:
     for engine in engines:
         assert _rows(_distinct(engine, RAW, column), True) == expected
+
+
+@pytest.mark.parametrize("dialect_engine", [DuckDBEngine, SparkEngine], ids=["duckdb", "spark"])
+def test_rendering_leaves_the_callers_tree_as_it_was(dialect_engine: type[Engine]) -> None:
+    """A tree with parameter markers is rendered from the engine's own marked copy (in place):
+    the caller's tree, with or without markers, is the same afterwards and renders the same twice."""
+    engine = _renderer(dialect_engine)
+    # Spark's generator rewrites QUALIFY into a subquery by mutating the tree it is given.
+    first_row = "ROW_NUMBER() OVER (ORDER BY x) = 1"
+    for query in (exp.select("*").from_("t").where(exp.column("x").eq(exp.Placeholder(this="1"))).qualify(first_row),
+                  exp.select("*").from_("t").qualify(first_row)):
+        before = repr(query)
+        first, second = engine.render(query), engine.render(query)
+        assert first == second and repr(query) == before

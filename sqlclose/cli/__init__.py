@@ -8,20 +8,34 @@ written file failed verification; 5 the environment failed (disk full, permissio
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import click
 
 from sqlclose._version import __version__
-from sqlclose.cli.anonymize import anonymize, explain
-from sqlclose.cli.audit import check
 from sqlclose.cli.common import CONTEXT, install_signal_handlers
-from sqlclose.cli.demo import demo
-from sqlclose.cli.hierarchy import hierarchy
-from sqlclose.cli.report import report
-from sqlclose.cli.sql import sql
-from sqlclose.cli.sweep import sweep
+
+# Each subcommand's module is imported when the command is named (or --help lists them all): a run
+# of one command does not load (and, without bytecode, compile) the others' modules.
+COMMANDS = {"anonymize": "sqlclose.cli.anonymize:anonymize", "check": "sqlclose.cli.audit:check",
+            "demo": "sqlclose.cli.demo:demo", "explain": "sqlclose.cli.anonymize:explain",
+            "hierarchy": "sqlclose.cli.hierarchy:hierarchy", "report": "sqlclose.cli.report:report",
+            "sql": "sqlclose.cli.sql:sql", "sweep": "sqlclose.cli.sweep:sweep"}
 
 
-@click.group(name="sqlclose", context_settings=CONTEXT, invoke_without_command=True)
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(import_module(module), attr)
+
+
+@click.group(name="sqlclose", cls=_LazyGroup, context_settings=CONTEXT, invoke_without_command=True)
 @click.version_option(__version__, "--version", prog_name="sqlclose")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -42,8 +56,5 @@ def main(ctx: click.Context) -> None:
         click.echo(ctx.get_help())
         ctx.exit(0)
 
-
-for command in (anonymize, explain, check, hierarchy, demo, report, sql, sweep):
-    main.add_command(command)
 
 __all__ = ["main"]

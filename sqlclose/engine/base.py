@@ -111,7 +111,10 @@ class Engine(ABC):
 
     # ---- shared --------------------------------------------------------------------------
     def render(self, query: exp.Expression) -> str:
-        return self._with_placeholders(query).sql(dialect=self.dialect)
+        marked = self._with_placeholders(query)
+        # The generator copies the tree it renders (its transforms mutate it); a tree with our
+        # markers is already our own copy, so it is rendered in place.
+        return marked.sql(dialect=self.dialect, copy=marked is query)
 
     def _with_placeholders(self, query: exp.Expression) -> exp.Expression:
         if not any(_numbered(p) for p in query.find_all(exp.Placeholder)):

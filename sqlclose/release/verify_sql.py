@@ -141,8 +141,8 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
     params: list[Any] = []
     values = [template("verify_label_values", release=written, col=exp.Literal.number(i),
                        value=_text(qi.name, qi.null_value, params)) for i, qi in enumerate(qis)]
-    stacked = values[0] if len(values) == 1 else exp.union(*values, distinct=False)
-    found = engine.fetch(template("verify_labels", written=stacked.subquery(), labels=labels), params or None)
+    stacked = values[0] if len(values) == 1 else exp.union(*values, distinct=False, copy=False)
+    found = engine.fetch(template("verify_labels", written=stacked.subquery(copy=False), labels=labels), params or None)
     per_column: list[list[dict]] = [[] for _ in qis]
     for r in found.to_pylist():  # one row per (column, level), fewest misfits first
         per_column[r["col"]].append(r)
@@ -231,16 +231,17 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
         qi, level = by_name.get(name, (None, 0))
         if qi is None or level == 0:
             select = select.select(exp.alias_(exp.column(exp.to_identifier(name, quoted=True), "src"),
-                                              exp.to_identifier(name, quoted=True)))
+                                              exp.to_identifier(name, quoted=True), copy=False), copy=False)
             continue
         lookup = _register(engine, registered, "verify_generalize", arrow_table(
             {"leaf": qi.hierarchy.leaves, "label": [row[level] for row in qi.hierarchy.rows]}))
         alias = f"lk_{len(select.args.get('joins') or [])}"
         value = _text(name, qi.null_value, params, table="src")
-        select = select.join(exp.alias_(lookup, alias, table=True), join_type="left",
-                             on=exp.EQ(this=exp.column("leaf", alias), expression=value))
-        select = select.select(exp.alias_(exp.column("label", alias), exp.to_identifier(name, quoted=True)))
-    return select.subquery()
+        select = select.join(exp.alias_(lookup, alias, table=True, copy=False), join_type="left",
+                             on=exp.EQ(this=exp.column("leaf", alias), expression=value), copy=False)
+        select = select.select(exp.alias_(exp.column("label", alias), exp.to_identifier(name, quoted=True), copy=False),
+                               copy=False)
+    return select.subquery(copy=False)  # built here, one owner: the builders need not copy it at each step
 
 
 # ---- sensitive columns ------------------------------------------------------------------------
@@ -257,33 +258,37 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
     inputs = {COUNTS: template("verify_counts", release=written, qi=qi_cols, value=text),
               REFERENCE: template("verify_reference", input=source, value=text, sort_key=sort_key)}
     counts, reference = _table(COUNTS), _table(REFERENCE)
-    problems = _foreign_values(engine, _with(template("verify_foreign", counts=counts, reference=reference), inputs),
-                               sa.name, base)
+    foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
     params = list(base)
     recursive_l = s.recursive.l if s.recursive is not None else 1
-    diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery()
-    joined = exp.select().from_(diversity.as_("m"))
+    diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery(copy=False)
+    joined = exp.select().from_(diversity.as_("m", copy=False), copy=False)
     if s.t is not None:
-        joined = joined.join(_distance(engine, counts, reference, sa, params, registered).as_("d"),
+        joined = joined.join(_distance(engine, counts, reference, sa, params, registered).as_("d", copy=False),
+                             copy=False,
                              on=exp.EQ(this=exp.column("cls", "d"), expression=exp.column("cls", "m")),
                              join_type="left")
     specs = _model_specs(sa, params)
-    row = _one_row(engine, _with(joined.select(*[e for spec in specs for e in spec[2:]]), inputs), params)
+    measures = joined.select(*[e for spec in specs for e in spec[2:]], copy=False).subquery("ms", copy=False)
+    # One statement (one row): the foreign-value check beside the models' measures, over the
+    # same common table expressions (the written file and the input each grouped once).
+    both = exp.select(exp.Star()).from_(foreign, copy=False).join(measures, join_type="cross", copy=False)
+    row = _one_row(engine, _with(both, inputs), params)
     models = [ModelResult(name, sa.name, parameters, row[f"reached_{i}"], int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
-    return problems, models
+    return _foreign_values(row, sa.name), models
 
 
 def _with(query: exp.Select, inputs: dict[str, exp.Expression]) -> exp.Select:
     """The per-column inputs as common table expressions: each read once per query, however
     many of the measures use it."""
     for name, body in inputs.items():
-        query = query.with_(exp.to_identifier(name, quoted=True), as_=body.copy())
+        query = query.with_(exp.to_identifier(name, quoted=True), as_=body, copy=False)
     return query
 
 
-def _foreign_values(engine: Engine, query: exp.Expression, name: str, params: list[Any]) -> list[str]:
-    found = _one_row(engine, query, params)
+def _foreign_values(found: dict, name: str) -> list[str]:
+    """A problem when the written column holds values the input does not (verify_foreign's row)."""
     if not found["classes"]:
         return []
     example = "NULL" if found["nulls"] and found["example"] is None else repr(found["example"])
@@ -294,10 +299,10 @@ def _foreign_values(engine: Engine, query: exp.Expression, name: str, params: li
 def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression, sa: WrittenSensitive,
               params: list[Any], registered: list[str]) -> exp.Expression:
     """Per class, the distance of its distribution from Q: (cls, d)."""
-    pq = template("verify_pq", counts=counts, reference=reference).subquery()
+    pq = template("verify_pq", counts=counts, reference=reference).subquery(copy=False)
     name = sa.spec.distance
     if name != "hierarchical":
-        return template(_DISTANCE_TEMPLATE[name], pq=pq).subquery()
+        return template(_DISTANCE_TEMPLATE[name], pq=pq).subquery(copy=False)
     h = sa.hierarchy
     if h is None:
         raise ValueError(f"column {sa.name!r}: the hierarchical distance needs the column's hierarchy")
@@ -307,7 +312,8 @@ def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression,
         "parent": [r[3] for r in tree], "parent_height": [r[4] for r in tree]},
         {"leaf": pa.string(), "level": pa.int64(), "node": pa.string(), "parent": pa.string(),
          "parent_height": pa.int64()}))
-    return template("verify_hierarchical", pq=pq, tree=table, height=_param(float(h.height), params)).subquery()
+    tree_distance = template("verify_hierarchical", pq=pq, tree=table, height=_param(float(h.height), params))
+    return tree_distance.subquery(copy=False)
 
 
 def _model_specs(sa: WrittenSensitive, params: list[Any]) -> list[tuple]:

@@ -32,7 +32,6 @@ from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputE
 from sqlclose.model.spec import Output, default_report_path
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
-from sqlclose.release.folder import check_partitions, read_folder
 
 if TYPE_CHECKING:
     from sqlclose.release.release import Release
@@ -146,6 +145,8 @@ class ParquetFolderWriter(FileWriter):
     format = "parquet-folder"
 
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
+        from sqlclose.release.folder import check_partitions  # only folder releases load (and compile) it
+
         check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
@@ -153,6 +154,8 @@ class ParquetFolderWriter(FileWriter):
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
                    types: dict[str, str] | None) -> exp.Expression:
+        from sqlclose.release.folder import read_folder
+
         return read_folder(target.partition_by, release.problem.engine, path, query, params, release.columns)
 
 

@@ -22,7 +22,7 @@ from itertools import combinations
 
 import numpy as np
 
-from sqlclose.model.lattice import Node, height, lift, minimal, node_list, nodes_by_height_groups
+from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import (
     BatchOutcome,
@@ -204,10 +204,10 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
     runner.start()
     satisfying = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
     inferred = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
-    groups = {s: nodes_by_height_groups(c.shape) for s, c in cands.items()}
+    groups = {s: by_height(c) for s, c in cands.items()}  # candidates only: Incognito never asks of others
     for h in range(max(len(g) for g in groups.values())):
         todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h]
-                if cands[s][nd] and not inferred[s][nd]]
+                if not inferred[s][nd]]
         nodes = [nd for _, nd in todo]
         satisfied, outcome, costs = _joined([judge(part.hist, nodes[part.start:part.stop])
                                              for part in level_parts(runner, todo)])

@@ -26,6 +26,7 @@ import pyarrow as pa
 from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
 from sqlclose.model.factorize import factorize as _factorize
+from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
 from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
@@ -745,7 +746,7 @@ class MemoryRunner:
         """Every rolled-up item of a level at once: the parents' classes with one digit
         generalized, regrouped by hashing; the parents' pairs scattered into the new matrix."""
         child, parent, stride, card, ratio = (np.array(c, dtype=np.int64) for c in zip(*rollups))
-        prev, where = self._prev.pairs_of(np.unique(parent))
+        prev, where = self._prev.pairs_of(sorted_unique(parent))  # np.unique would import numpy.ma
         parent = where[parent]
         cidx = _ranges(prev.cstart[parent], prev.ccount[parent])
         kid, stride, card, ratio = (np.repeat(v, prev.ccount[parent]) for v in (child, stride, card, ratio))
