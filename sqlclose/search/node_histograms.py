@@ -467,6 +467,8 @@ MEMORY_CELLS = 4_000_000
 # values) when that space is at most this many cells per source pair: zeroing and scanning a cell
 # costs ~1 ns, hashing a source class ~15 ns.
 DENSE_CELLS_PER_PAIR = 4
+# Parentless items of one subset in a level share a meet computed once from this many on.
+MEET_FROM = 2
 
 
 # Peak bytes of the in-memory search per base cell (base row × sensitive value): the classes ×
@@ -570,11 +572,13 @@ class _Source:
     level: _Level
     stride: np.ndarray
     card: np.ndarray
+    unit: dict[int, int] = field(default_factory=dict)  # QI → the divisor its key digits are at (else 1)
     codes: dict[tuple[int, int], np.ndarray] = field(default_factory=dict)
 
     def at(self, i: int, divisor: int) -> np.ndarray:
         if (i, divisor) not in self.codes:
-            self.codes[i, divisor] = self.at(i, 1) // divisor if divisor > 1 else \
+            unit = self.unit.get(i, 1)  # divisors are nested: leaf // divisor == (leaf // unit) // (divisor // unit)
+            self.codes[i, divisor] = self.at(i, unit) // (divisor // unit) if divisor > unit else \
                 (self.level.keys // self.stride[i]) % self.card[i]
         return self.codes[i, divisor]
 
@@ -626,7 +630,7 @@ class MemoryRunner:
             return _empty(0, self.domains)
         rollups, bases = self._plan(items)
         blocks = [self._rollup_block(rollups)] if rollups else []
-        blocks += [self._base_block(n, subset, div) for n, subset, div in bases]
+        blocks += self._base_blocks(bases)
         node, keys, joint = (np.concatenate(part) for part in zip(*blocks))
         self._prev = _Classes.of(keys, node, joint, len(items))
         self._ids = {item: n for n, item in enumerate(items)}
@@ -694,10 +698,32 @@ class MemoryRunner:
         node, keys, rows = _group(kid, keys, self.span)
         return node, keys, self._scatter(rows[pair_cls], prev.psa[pidx], prev.pn[pidx], len(node))
 
-    def _base_block(self, n: int, subset: Subset, div: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One item with no computed parent, generalized from its subset's bottom if that was
-        kept, else from the base histogram's classes."""
-        source = self._bottoms.get(subset) or self._bottoms[self._full]
+    def _base_blocks(self, bases: list[tuple]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """The items of a level with no computed parent. Several of one subset that all generalize
+        some QI are generalized from their meet (each QI at the least level among them), computed
+        once and not counted as evaluated: it has fewer classes than the base or bottom each would
+        read (on Adult, coarse parentless nodes read ~2× fewer source pairs in all)."""
+        by_subset: dict[Subset, list[tuple[int, list[int]]]] = {}
+        for n, subset, div in bases:
+            by_subset.setdefault(subset, []).append((n, div))
+        blocks = []
+        for subset, group in by_subset.items():
+            meet = [min(div[i] for _, div in group) for i in subset]
+            if len(group) < MEET_FROM or max(meet) == 1:
+                blocks += [self._base_block(n, subset, div) for n, div in group]
+                continue
+            source = self._bottoms.get(subset) or self._bottoms[self._full]
+            keys, joint = self._generalize(source, list(subset), meet)
+            level = _Level.from_matrix(keys, np.zeros(len(keys), dtype=np.int64), joint, 1)
+            shared = _Source(level, self.stride, self.card, dict(zip(subset, meet)))
+            blocks += [self._base_block(n, subset, div, shared) for n, div in group]
+        return blocks
+
+    def _base_block(self, n: int, subset: Subset, div: list[int], source: _Source | None = None) \
+            -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One item with no computed parent, generalized from ``source`` if given, else from its
+        subset's bottom if that was kept, else from the base histogram's classes."""
+        source = source or self._bottoms.get(subset) or self._bottoms[self._full]
         d = [div[i] for i in subset]
         keys, joint = self._generalize(source, list(subset), d)
         if not any(di > 1 for di in d) and subset not in self._bottoms:
