@@ -17,6 +17,7 @@ problems spread their digits over several BIGINT key words and keep the level ba
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -583,12 +584,18 @@ class _Source:
         return self.codes[i, divisor]
 
 
-def _weighted(source: _Source, cols: list[int], divisors: list[int], weights: np.ndarray) -> np.ndarray:
+def _weighted(source: _Source, cols: list[int], divisors: list[int], weights: list[int]) -> np.ndarray:
     """Σ over the QIs of (code at the divisor's level) × weight: a packed key per source class."""
-    out = np.zeros(len(source.level.keys), dtype=np.int64)
-    for i, d, w in zip(cols, divisors, weights.tolist()):
-        out += source.at(i, d) * w
-    return out
+    out = None
+    for i, d, w in zip(cols, divisors, weights):
+        code = source.at(i, d)
+        if out is None:
+            out = code * w  # a new array: the cached codes stay as they are
+        elif w == 1:
+            out += code
+        else:
+            out += code * w
+    return np.zeros(len(source.level.keys), dtype=np.int64) if out is None else out
 
 
 @dataclass
@@ -608,6 +615,7 @@ class MemoryRunner:
     def __post_init__(self) -> None:
         self.card = np.array([int(qi.hierarchy.leaf_codes.max()) + 1 for qi in self.problem.qis], dtype=np.int64)
         self.stride = np.array(self.strides, dtype=np.int64)
+        self._cards = self.card.tolist()
         self.span = int(self.card[0] * self.stride[0])  # class keys lie in 0..span-1
         self.domains = [len(s.domain) for s in self.problem.sas]
         self.sa_span = _sa_span(self.problem)
@@ -735,17 +743,20 @@ class MemoryRunner:
         ``d[j]`` and the other QIs dropped. When the code space is small (a coarse node), the
         classes are found by one bincount over that space instead of hashing."""
         level = source.level
-        local = [(int(self.card[i]) - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
-        space = int(np.prod(local, dtype=np.float64))
+        local = [(self._cards[i] - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
+        space = math.prod(local)
+        pcls = None if len(level.pcls) == len(level.keys) else level.pcls  # None: one pair per class, in order
         if space * self.sa_span <= DENSE_CELLS_PER_PAIR * len(level.pn) + 4096:
-            lstride = np.concatenate([np.cumprod(local[::-1])[::-1][1:], [1]]).astype(np.int64)
+            lstride = [math.prod(local[j + 1:]) for j in range(len(local))]
             dense = _weighted(source, cols, d, lstride)
-            full = self._scatter(dense[level.pcls], level.psa, level.pn, space)
-            present = np.flatnonzero(full.any(axis=1))
-            return ((present[:, None] // lstride) % np.array(local)) @ self.stride[cols], full[present]
-        keys = _weighted(source, cols, d, self.stride[cols])
-        rows, keys = _factorize(keys)
-        return keys, self._scatter(rows[level.pcls], level.psa, level.pn, len(keys))
+            full = self._scatter(dense if pcls is None else dense[pcls], level.psa, level.pn, space)
+            present = np.flatnonzero(full.any(axis=1) if self.sa_span > 1 else full[:, 0])
+            keys = np.zeros(len(present), dtype=np.int64)
+            for i, ls, loc in zip(cols, lstride, local):
+                keys += (present // ls) % loc * self.strides[i]
+            return keys, full[present]
+        rows, keys = _factorize(_weighted(source, cols, d, [self.strides[i] for i in cols]))
+        return keys, self._scatter(rows if pcls is None else rows[pcls], level.psa, level.pn, len(keys))
 
     def _keep_bottom(self, subset: Subset, keys: np.ndarray, joint: np.ndarray) -> None:
         """A subset's bottom node (its QIs at level 0), kept as the source of that subset's
@@ -757,6 +768,8 @@ class MemoryRunner:
 
     def _scatter(self, cls: np.ndarray, sa: np.ndarray, n: np.ndarray, classes: int) -> np.ndarray:
         """(class, sensitive combination, count) pairs → the classes × sa_span count matrix."""
+        if self.sa_span == 1:
+            return np.bincount(cls, weights=n, minlength=classes).reshape(classes, 1)
         return np.bincount(cls * self.sa_span + sa, weights=n, minlength=classes * self.sa_span) \
             .reshape(classes, self.sa_span)
 
