@@ -455,8 +455,9 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # (pandas.factorize, O(classes), no sort) and its pairs scattered into the new classes ×
 # sensitive-domain matrix by one bincount — the matrix the privacy checks read anyway. A level's
 # pairs are extracted from its matrix only for the nodes the next level rolls up from, and its
-# classes' codes are unpacked only if read (a metric's suppression cost). The input rows are
-# still read only by SQL.
+# classes' codes are unpacked only if read (a metric's suppression cost). A node with no computed
+# parent is generalized from the base's classes (or its subset's kept bottom); several such nodes
+# of one subset in a level share their meet, computed once. The input rows are still read only by SQL.
 # Limits of the in-memory path: at most one sensitive attribute, base histogram rows, and base
 # rows × sensitive values (the cells of its classes × domain matrix). Past them, SQL level
 # batches (bounded by the engine's memory limit) do the work.
