@@ -112,3 +112,32 @@ def test_codes_match_sql_group_by(problem):
             table = problem.engine.fetch(f"SELECT DISTINCT {sql_codes} FROM {problem.base.sql('duckdb')}")
             expected = sorted(tuple(int(v) for v in row.values()) for row in table.to_pylist())
             assert sorted(map(tuple, codes[:, list(subset)].tolist())) == expected
+
+
+def test_parentless_nodes_from_their_meet_match_sql_group_by(problem, monkeypatch):
+    """A level whose nodes have no computed parent and all generalize every QI of their subset:
+    they are generalized from their meet (computed once per subset, not counted as evaluated);
+    each node's classes and codes still match the SQL GROUP BY."""
+    runner = nodes.runner_for(problem)
+    runner.start()
+    subsets = [(0, 2, 5), (1, 3)]
+    items = [(s, nd) for s in subsets for g in nodes_by_height_groups(tuple(problem.qis[i].levels for i in s))
+             for nd in g if min(nd) >= 1 and sum(nd) <= 4]
+    assert all(sum(1 for s, _ in items if s == subset) >= nodes.MEET_FROM for subset in subsets)
+    units, real = [], nodes._Source
+
+    def spy(*args, **kwargs):
+        units.append(args[3] if len(args) > 3 else kwargs.get("unit", {}))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(nodes, "_Source", spy)
+    hist = runner.level(items)
+    assert sum(1 for unit in units if unit) == len(subsets)  # one meet per subset
+    assert runner.nodes_computed == len(items)
+    for index, (subset, node) in enumerate(items):
+        np.testing.assert_allclose(runner_rows(hist, index), oracle(problem, subset, node))
+        sql_codes = ", ".join(f'"{problem.qis[i].coded.code}" // {problem.qis[i].hierarchy.divisors[lv]}'
+                              for i, lv in zip(subset, node))
+        table = problem.engine.fetch(f"SELECT DISTINCT {sql_codes} FROM {problem.base.sql('duckdb')}")
+        expected = sorted(tuple(int(v) for v in row.values()) for row in table.to_pylist())
+        assert sorted(map(tuple, hist.codes[hist.node == index][:, list(subset)].tolist())) == expected
