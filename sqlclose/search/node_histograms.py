@@ -254,8 +254,9 @@ class BatchRunner:
         classes = np.where(running, per_node["big_classes"], 0)
         cost = np.where(running, per_node["big_pairs"], 0) * BYTES_PER_RETURNED_ROW \
             + classes * (self.packing.sa_span * 8 * MATRIX_COPIES)
+        numbers = np.concatenate([[0], np.cumsum(classes)])  # a node's classes are numbered from numbers[node]
         for start, stop in _parts(cost, self._part_bytes()):
-            first, last = int(classes[:start].sum()), int(classes[:stop].sum())
+            first, last = int(numbers[start]), int(numbers[stop])
             if last > first:
                 hist = self._numbered(self._fetch("classes", (first, last)), self._fetch("rows", (first, last)),
                                       first, start)
