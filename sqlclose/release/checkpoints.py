@@ -28,7 +28,11 @@ def checkpoint(name: str) -> None:
     if point != name or name in _reached or not ready:
         return
     _reached.add(name)
-    Path(ready).write_text(f"{name} {os.getpid()}\n", encoding="utf-8")
+    # Written aside and renamed into place: the waiting test polls for the file and reads it at
+    # once, and on a loaded machine it could see it created but still empty (a CI failure).
+    staged = Path(f"{ready}.partial")
+    staged.write_text(f"{name} {os.getpid()}\n", encoding="utf-8")
+    os.replace(staged, ready)
     deadline = time.monotonic() + MAX_WAIT_SECONDS
     while time.monotonic() < deadline:  # a signal's handler raises out of this sleep
         time.sleep(0.02)
