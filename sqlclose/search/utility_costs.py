@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from sqlglot import exp
 
 from sqlclose.errors import SpecError
 from sqlclose.model.arrays import numpy_of
@@ -32,12 +31,7 @@ def leaf_index(hierarchy, codes: np.ndarray) -> np.ndarray:
 def leaf_counts(problem: Problem) -> list[np.ndarray]:
     """Records per leaf of every QI (``hierarchy.leaves`` order): a GROUP BY per QI in SQL, all
     in one query (UNION ALL, each branch tagged with its QI's position): one round trip, not one per QI."""
-    branches = [exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(exp.column(exp.to_identifier(
-        qi.coded.code, quoted=True)), "code"), "n").from_(q.node_histogram(problem.base.copy(), [(qi.coded.code, 1)],
-                                                                           []).subquery(f"h{i}", copy=False))
-        for i, qi in enumerate(problem.qis)]
-    union = branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False, copy=False)
-    result = problem.engine.fetch(union)
+    result = problem.engine.fetch(q.leaf_counts(problem.base, [qi.coded.code for qi in problem.qis]))
     which = numpy_of(result.column("qi")).astype(np.int64)
     codes = numpy_of(result.column("code")).astype(np.int64)
     n = numpy_of(result.column("n")).astype(np.float64)

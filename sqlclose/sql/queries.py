@@ -272,6 +272,14 @@ def rows_per_node(source: exp.Table) -> exp.Expression:
     return exp.select(col("node"), exp.Count(this=exp.Star()).as_("rows")).from_(source).group_by(col("node"))
 
 
+def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
+    """Records per code of each of ``codes`` over the base histogram: a GROUP BY per column, all in
+    one query (UNION ALL, each branch tagged with its column's position ``qi``): one round trip."""
+    branches = [exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(col(code), "code"), "n").from_(
+        node_histogram(base.copy(), [(code, 1)], []).subquery(f"h{i}", copy=False)) for i, code in enumerate(codes)]
+    return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False, copy=False)
+
+
 def class_sizes(level: exp.Table, words: int, span: int) -> exp.Expression:
     """Per class of a kept level: its records (size) and its (class, sensitive value) rows (pairs)."""
     higher = [f"key{w}" for w in range(1, words)]
