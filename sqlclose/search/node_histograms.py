@@ -102,7 +102,7 @@ class BatchRunner:
         ``items`` from the part's start. Computed in as few queries as fit the row budget."""
         if not items:
             self.release_cache()  # the next level's parents would not be at this height
-            yield LevelPart(0, 0, _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas]))
+            yield LevelPart(0, 0, self._no_classes())
             return
         ids = {item: n for n, item in enumerate(items)}
         rollups, parentless = self._plan(items, ids)
@@ -261,9 +261,12 @@ class BatchRunner:
                 hist = self._numbered(self._fetch("classes", (first, last)), self._fetch("rows", (first, last)),
                                       first, start)
             else:
-                hist = _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
+                hist = self._no_classes()
             hist.presuppressed = dropped[start:stop]
             yield LevelPart(start, stop, hist)
+
+    def _no_classes(self) -> ClassHistograms:
+        return _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
 
     def _part_bytes(self) -> int:
         """What one part of a kept level may cost in Python: half the user's memory limit, if one

@@ -282,7 +282,7 @@ def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
 
 def class_sizes(level: exp.Table, words: int, span: int) -> exp.Expression:
     """Per class of a kept level: its records (size) and its (class, sensitive value) rows (pairs)."""
-    higher = [f"key{w}" for w in range(1, words)]
+    higher = _higher_words(words)
     return template("class_sizes", level=level, span=exp.Literal.number(span), higher=[col(h, "lv") for h in higher],
                     higher_out=[exp.alias_(col(h, "lv"), h) for h in higher])
 
@@ -296,7 +296,7 @@ def level_summary(sizes: exp.Table, k: int) -> exp.Expression:
 def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> exp.Expression:
     """A kept level's classes (from ``class_sizes``) of at least k records, of the nodes in
     ``running``, numbered."""
-    higher = [f"key{w}" for w in range(1, words)]
+    higher = _higher_words(words)
     return template("large_classes", sizes=sizes, running=running, k=exp.Literal.number(k),
                     higher=[col(h, "c") for h in higher], higher_out=[exp.alias_(col(h, "c"), h) for h in higher])
 
@@ -304,7 +304,7 @@ def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> e
 def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int) -> exp.Expression:
     """The (matrix cell, count) rows of the classes ``large_classes`` numbered from $1 up to (not
     including) $2: cell = (number − $1) × span + sensitive part."""
-    higher = [f"key{w}" for w in range(1, words)]
+    higher = _higher_words(words)
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
     query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match,
@@ -316,6 +316,11 @@ def numbered_classes(classes: exp.Table) -> exp.Expression:
     """The classes ``large_classes`` numbered from $1 up to (not including) $2."""
     return exp.select(exp.Star()).from_(exp.alias_(classes.copy(), ident("big"), table=True)).where(
         _numbers_between(col("cid", "big")))
+
+
+def _higher_words(words: int) -> list[str]:
+    """The key columns past the first of a level kept in ``words`` words: key1, key2, …"""
+    return [f"key{w}" for w in range(1, words)]
 
 
 def _numbers_between(number: exp.Column) -> exp.Expression:
