@@ -65,6 +65,13 @@ class EngineError(SqlcloseError):
         self.sql = sql
 
 
+class EngineOutOfMemory(EngineError):
+    """The engine ran out of the memory it was given; the message says what it had and what to
+    change. Nothing was placed at the output path."""
+
+    exit_code = 5
+
+
 class EnvironmentFailure(SqlcloseError):
     """The machine refused: disk full, permission denied, a folder that cannot be created.
     Nothing was placed at the output path."""
@@ -102,3 +109,8 @@ class Interrupted(SqlcloseError):
     def __init__(self, message: str, signal_number: int = 2) -> None:
         super().__init__(message)
         self.exit_code = 128 + signal_number
+
+
+class LimitWarning(UserWarning):
+    """A resource limit the job cannot keep as asked (e.g. a memory limit below the interpreter's
+    own size); the job still runs."""

@@ -3,13 +3,15 @@ release (the same release and spec hash whatever the settings)."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from table3_project import invoke, table3_project
 
 import sqlclose
-from sqlclose.errors import SpecError
+from sqlclose.errors import LimitWarning, SpecError
 from sqlclose.model.spec import as_spec
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,12 +26,14 @@ def spec_with(engine: dict | None) -> sqlclose.Spec:
 
 
 def test_duckdb_limits_reach_the_engine_and_leave_the_release_alone(tmp_path):
-    limited = spec_with({"threads": 1, "memory_limit": "256MB", "temp_directory": str(tmp_path / "spill")})
+    limited = spec_with({"threads": 1, "memory_limit": "1GB", "temp_directory": str(tmp_path / "spill")})
     with sqlclose.anonymize(None, limited) as release:
         settings = release.problem.engine.fetch(
             "SELECT current_setting('threads') AS t, current_setting('memory_limit') AS m").to_pylist()[0]
         release.write_parquet(tmp_path / "limited.parquet")
-    assert int(settings["t"]) == 1 and settings["m"].replace(" ", "").upper().startswith(("256", "244"))
+    # The limit bounds the whole job: DuckDB's own limit is 60 % of what the interpreter's 250 MB leave
+    # (450 MB = 429.2 MiB).
+    assert int(settings["t"]) == 1 and settings["m"].replace(" ", "").upper().startswith(("450", "429"))
     with sqlclose.anonymize(None, spec_with(None)) as release:
         release.write_parquet(tmp_path / "plain.parquet")
     assert pq.read_table(tmp_path / "limited.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
@@ -59,3 +63,24 @@ def test_a_given_spark_engine_finds_what_duckdb_finds(spark_session):
     with sqlclose.anonymize(None, spec_with(None)) as on_duckdb:
         assert on_duckdb.node == spark_node == {"zip": 1, "age": 2}  # the paper's Table 5
         assert on_duckdb.to_arrow().to_pylist() == spark_rows
+
+
+def test_a_memory_limit_too_small_for_the_process_is_said_once_on_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # the CLI replaces it
+    project = table3_project(tmp_path)
+    result = invoke("anonymize", project / "spec.toml", "--memory-limit", "300MB", "--no-progress")
+    assert result.exit_code == 0, result.output
+    said = [line for line in result.output.splitlines() if "warning" in line]
+    assert said == ["sqlclose: warning: memory_limit 300 MB cannot bound this job: the interpreter and its libraries "
+                    "alone take ~250 MB. DuckDB gets 45 MB and spills past it, but the process will go over the limit; "
+                    "give at least 500 MB for a bound that holds"]
+
+
+def test_a_memory_limit_the_process_can_keep_is_not_warned_about():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LimitWarning)
+        with sqlclose.anonymize(None, spec_with({"memory_limit": "500MB"})) as release:
+            setting = release.problem.engine.fetch("SELECT current_setting('memory_limit') AS m").to_pylist()[0]["m"]
+    assert setting.replace(" ", "").upper().startswith(("150", "143"))  # 60 % of 500 - 250 MB = 143.1 MiB
+    with pytest.warns(LimitWarning, match="499 MB cannot bound"):
+        sqlclose.anonymize(None, spec_with({"memory_limit": "499MB"})).close()

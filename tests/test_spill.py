@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
+from sqlclose.errors import EngineOutOfMemory, LimitWarning
 from sqlclose.search import node_histograms as nodes
 
 pytestmark = pytest.mark.slow
@@ -65,14 +66,14 @@ class _Watch(threading.Thread):
 
 def test_a_small_memory_limit_spills_and_gives_the_same_release(big, tmp_path):
     spill = tmp_path / "spill"
-    limited = _spec(big, {"threads": 1, "memory_limit": "64MB", "temp_directory": str(spill)})
+    limited = _spec(big, {"threads": 1, "memory_limit": "360MB", "temp_directory": str(spill)})
     watch = _Watch(spill)
     watch.start()
     try:
-        with sqlclose.anonymize(None, limited) as release:
+        with pytest.warns(LimitWarning, match="cannot bound this job"), sqlclose.anonymize(None, limited) as release:
             problem = release.problem
-            assert problem.engine.memory_budget == 64_000_000
-            # The Python-side search would not fit in half the limit: the engine does the rollups.
+            assert problem.engine.memory_budget == 360_000_000  # DuckDB gets 66 MB of it
+            # The Python-side search would not fit in its share of the limit: the engine does the rollups.
             assert problem.base_rows > 300_000
             assert isinstance(nodes.runner_for(problem), nodes.BatchRunner)
             release.write_parquet(tmp_path / "limited.parquet")
@@ -98,3 +99,17 @@ def test_without_a_limit_small_inputs_stay_in_memory(big):
         problem = release.problem
         assert problem.engine.memory_budget == 8_000_000_000
         assert nodes._fits_budget(problem)  # 8 GB holds the in-memory search of this table
+
+
+def test_a_limit_too_small_for_duckdb_says_what_to_change_and_writes_nothing(big, tmp_path):
+    out = tmp_path / "release.parquet"
+    with pytest.warns(LimitWarning), pytest.raises(EngineOutOfMemory) as caught:
+        with sqlclose.anonymize(None, _spec(big, {"memory_limit": "40MB"})) as release:
+            release.write_parquet(out)
+    said = str(caught.value)
+    assert said.startswith("DuckDB ran out of memory (")
+    assert "within its 6 MB of the job's memory_limit (40 MB): raise [engine] memory_limit (--memory-limit), or set " \
+           "[engine] threads = 1" in said
+    assert "SET memory_limit" not in said  # DuckDB's advice names SQL settings the user cannot reach
+    assert caught.value.exit_code == 5 and caught.value.sql  # the statement, shown with --verbose
+    assert not out.exists()

@@ -43,7 +43,8 @@ Examples:
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
 @click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine].")
 @click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads).")
-@click.option("--memory-limit", help="DuckDB memory limit, e.g. 2GB; beyond it DuckDB spills to disk.")
+@click.option("--memory-limit", help="Memory the whole job may use, e.g. 2GB: of what the interpreter's 250 MB "
+              "leave, DuckDB gets 60 % (and spills to disk past it), the search 20 %.")
 @click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills.")
 @click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
               "ncp, total, llm, nllm, wllm, wnllm, or custom (with [search.weights]).")

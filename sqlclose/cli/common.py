@@ -12,12 +12,13 @@ import json
 import signal
 import sys
 import traceback
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 
-from sqlclose.errors import EngineError, EnvironmentFailure, Interrupted, SqlcloseError
+from sqlclose.errors import EngineError, EnvironmentFailure, Interrupted, LimitWarning, SqlcloseError
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INTERNAL_ERROR = 1
@@ -33,6 +34,20 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print the re
 def install_signal_handlers() -> None:
     """SIGTERM unwinds like Ctrl-C, so a stopped job removes its temporary files on the way out."""
     signal.signal(signal.SIGTERM, _terminate)
+
+
+def show_warnings_as_lines() -> None:
+    """sqlclose's own warnings print as one line (``sqlclose: warning: …``), not Python's
+    file-and-line form."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
+        if issubclass(category, LimitWarning):
+            click.echo(f"sqlclose: warning: {message}", err=True)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -129,7 +129,7 @@ class Engine(ABC):
         except EngineError:
             raise
         except Exception as e:  # driver errors differ per backend; keep the SQL with them
-            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+            raise self.engine_error(e, sql) from e
 
     def schema(self, relation: exp.Expression) -> pa.Schema:
         """Column names and types of a relation, without reading its rows."""
@@ -140,7 +140,11 @@ class Engine(ABC):
         try:
             self._execute(sql, params)
         except Exception as e:
-            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+            raise self.engine_error(e, sql) from e
+
+    def engine_error(self, e: Exception, sql: str) -> EngineError:
+        """The driver's error ``e`` on ``sql`` as sqlclose's; a backend says more where it can."""
+        return EngineError(f"{type(e).__name__}: {e}", sql)
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and

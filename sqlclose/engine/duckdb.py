@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,7 +15,8 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead
-from sqlclose.engine.limits import parse_bytes
+from sqlclose.engine.limits import below_interpreter, engine_share, parse_bytes
+from sqlclose.errors import EngineError, EngineOutOfMemory, LimitWarning
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
@@ -71,17 +73,20 @@ class DuckDBEngine(Engine):
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
                  memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:
-        """A connection of its own (with the given limits: DuckDB spills to ``temp_directory`` beyond
-        ``memory_limit``), or the caller's, left as the caller set it."""
+        """A connection of its own, or the caller's, left as the caller set it. ``memory_limit`` bounds
+        the whole job: DuckDB gets its share of it (``limits.engine_share``) and spills to
+        ``temp_directory`` beyond that; the search counts its own structures against the rest."""
         self._own = connection is None
-        settings = {"threads": threads, "memory_limit": memory_limit,
-                    "temp_directory": str(temp_directory) if temp_directory else None}
+        self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
+        settings = {"threads": threads, "temp_directory": str(temp_directory) if temp_directory else None,
+                    "memory_limit": f"{engine_share(self.memory_budget)}B" if self.memory_budget else None}
         settings = {key: value for key, value in settings.items() if value is not None}
         if connection is not None and settings:
             raise ValueError("threads, memory_limit and temp_directory apply to a connection of sqlclose's own, "
                              "not to a caller's")
+        if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
+            warnings.warn(too_small, LimitWarning, stacklevel=2)
         self.con = connection if connection is not None else duckdb.connect(config=settings)
-        self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
 
@@ -93,6 +98,18 @@ class DuckDBEngine(Engine):
         # The low 64 bits of MD5(secret || the row as text) are a UBIGINT; SUM widens it to HUGEINT.
         text = exp.DPipe(this=secret, expression=exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR")))
         return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
+
+    def engine_error(self, e: Exception, sql: str) -> EngineError:
+        if not isinstance(e, duckdb.OutOfMemoryException):
+            return super().engine_error(e, sql)
+        # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
+        said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
+        given = (f"its {engine_share(self.memory_budget) / 1e6:,.0f} MB of the job's memory_limit "
+                 f"({self.memory_budget / 1e6:,.0f} MB)" if self.memory_budget else "its default limit (80 % of RAM)")
+        return EngineOutOfMemory(
+            f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit), "
+            f"or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory "
+            f"(--temp-directory) on a disk with room to spill; nothing was placed at the output path", sql)
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         with _interruptible():

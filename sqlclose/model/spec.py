@@ -389,9 +389,11 @@ def default_report_path(path: Path, table: str | None = None) -> Path:
 
 class EngineSettings(_Model):
     """Where the queries run: ``name`` (duckdb, the default, or spark) and that engine's settings.
-    DuckDB: ``threads``, ``memory_limit`` (e.g. "2GB"; beyond it DuckDB spills to
-    ``temp_directory``). Spark: ``master`` (e.g. "local[2]") and ``conf`` (passed to the session
-    builder). Settings change how fast a release is made, never the release: they are not hashed."""
+    DuckDB: ``threads``, ``memory_limit`` (e.g. "2GB", for the whole job: of what the interpreter's
+    250 MB leave, DuckDB gets 60 % and spills past it to ``temp_directory``, the search's Python side
+    20 %). Spark: ``master`` (e.g.
+    "local[2]") and ``conf`` (passed to the session builder). Settings change how fast a release is
+    made, never the release: they are not hashed."""
 
     name: str = "duckdb"
     threads: int | None = Field(default=None, ge=1)

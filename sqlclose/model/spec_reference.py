@@ -101,7 +101,9 @@ MEANINGS: dict[str, str] = {
     "Search.weights": "Custom metric: per quasi-identifier, one weight per level step or a weight per edge.",
     "EngineSettings.name": "duckdb or spark.",
     "EngineSettings.threads": "DuckDB threads.",
-    "EngineSettings.memory_limit": "DuckDB memory limit, e.g. \"2GB\" (beyond it DuckDB spills to disk).",
+    "EngineSettings.memory_limit": "Memory the whole job may use, e.g. \"2GB\": of what the interpreter's 250 MB "
+                                   "leave, DuckDB gets 60 % (and spills to disk past it), the search's Python side "
+                                   "20 %.",
     "EngineSettings.temp_directory": "Where DuckDB spills.",
     "EngineSettings.master": "Spark's master, e.g. \"local[2]\".",
     "EngineSettings.conf": "Spark session settings.",

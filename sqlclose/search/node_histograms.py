@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from sqlclose.engine.limits import search_share
 from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, class_histograms, tally
 from sqlclose.model.factorize import factorize as _factorize
@@ -37,8 +38,8 @@ Subset = tuple[int, ...]
 
 
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
-# What one part of a kept level may cost in Python when no memory limit is set (with one, half of
-# it, as the in-memory path), and what it costs: per returned (class, sensitive value) row its Arrow
+# What one part of a kept level may cost in Python when no memory limit is set (with one, the search's
+# share of it, as the in-memory path), and what it costs: per returned (class, sensitive value) row its Arrow
 # and NumPy columns (cell, n), per class its classes × sensitive-values matrix and the criteria's
 # temporaries over it (a few matrix-sized arrays). Measured with tracemalloc on the generated 1 M-row
 # table (hierarchical t, 5 %, 182 parts of 0.2–4 M rows): at most 19 bytes of Arrow and 38 of
@@ -269,10 +270,10 @@ class BatchRunner:
         return _empty(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
 
     def _part_bytes(self) -> int:
-        """What one part of a kept level may cost in Python: half the user's memory limit, if one
-        was set (as the in-memory path), else ``RETURNED_BYTES``."""
+        """What one part of a kept level may cost in Python: the search's share of the user's memory
+        limit, if one was set (as the in-memory path), else ``RETURNED_BYTES``."""
         budget = self.problem.engine.memory_budget
-        return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, budget // 2)
+        return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, search_share(budget))
 
     def _base_nodes(self, plan_rows: list[tuple]):
         pk, p = self.packing, self.problem
@@ -549,12 +550,12 @@ MEMORY_BYTES_PER_CELL = 256
 
 
 def _fits_budget(problem: Problem) -> bool:
-    """With a user memory limit, the in-memory path must fit in half of it (DuckDB, bounded by the
-    same limit, holds the base histogram beside it); else the engine does the rollups, spilling
-    to disk past the limit."""
+    """With a user memory limit, the in-memory path must fit in the search's share of it (DuckDB,
+    holding the base histogram beside it, has its own); else the engine does the rollups, spilling
+    to disk past its share."""
     budget = problem.engine.memory_budget
     cells = problem.base_rows * max(_sa_span(problem), 1)
-    return budget is None or cells * MEMORY_BYTES_PER_CELL <= budget // 2
+    return budget is None or cells * MEMORY_BYTES_PER_CELL <= search_share(budget)
 
 
 def _sa_span(problem: Problem) -> int:
