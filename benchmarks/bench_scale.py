@@ -11,6 +11,7 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
 
     python benchmarks/bench_scale.py                       # 1 M rows
     python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
+    python benchmarks/bench_scale.py --memory-limit 1GB    # the whole job under a limit (peak RSS vs it)
 
 Not a test: figures go to docs/performance.md with the machine they were taken on. Generated
 data lives in benchmarks/data/ (git-ignored).
@@ -93,7 +94,7 @@ def case_spec(folder: Path, distance: str, suppression: float) -> Path:
 
 
 def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = CASES,
-            timeout: float | None = None) -> list[dict]:
+            timeout: float | None = None, memory_limit: str | None = None) -> list[dict]:
     folder = data / f"rows_{rows}"
     if not (folder / "table.parquet").exists():
         print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
@@ -107,13 +108,15 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
     out = []
     for distance, suppression in cases:
         spec = case_spec(folder, distance, suppression)
-        procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name)], cwd=folder,
-                       timeout=timeout) for _ in range(runs)]
+        limit = ["--memory-limit", memory_limit] if memory_limit else []
+        procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name), *limit],
+                       cwd=folder, timeout=timeout) for _ in range(runs)]
         report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
         whole = statistics.median(p["seconds"] for p in procs)
         out.append({
-            "rows": rows, "distance": distance, "suppression": suppression, "scan_seconds": scan,
+            "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit,
+            "scan_seconds": scan,
             "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
             "process_all": [round(p["seconds"], 2) for p in procs], "ratio": whole / scan,
             "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"], "rc": procs[-1]["rc"],
@@ -135,15 +138,17 @@ def main() -> None:
     parser.add_argument("--cases", nargs="*", default=None,
                         help="distance:suppression (e.g. hierarchical:0.05); default all four; none: scan only")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per whole-process run")
+    parser.add_argument("--memory-limit", default=None, help="the job's memory limit (sqlclose --memory-limit)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cases = CASES if args.cases is None else [(c.split(":")[0], float(c.split(":")[1])) for c in args.cases]
-    results = [r for rows in args.sizes for r in measure(rows, args.data, args.runs, cases, args.timeout)]
+    results = [r for rows in args.sizes
+               for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit)]
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     if args.json:
         print(json.dumps({"machine": machine, "results": results}, indent=2))
         return
-    print(f"machine: {machine}")
+    print(f"machine: {machine}; memory limit: {args.memory_limit or 'none'}")
     print("| rows | t = 0.2 | suppression | one scan | whole process | × scan | search | peak RSS "
           "| nodes evaluated / lattice | queries | optimum DM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
