@@ -6,7 +6,7 @@ do; the CLI prints the message without a traceback.
 Exit codes: 0 released (or up to date); 1 an internal error (a bug: please report it);
 2 bad input (spec, hierarchy, data, an output in the way); 3 no generalization satisfies the
 requirements; 4 the written file failed verification; 5 the environment failed (disk full,
-permission denied); 130 interrupted.
+permission denied, out of memory); 130 interrupted.
 """
 
 from __future__ import annotations

@@ -313,6 +313,8 @@ CASES: list[Case] = [
          "root too)", lambda d: (d / "locked").mkdir(),
          5, args=("anonymize", "spec.toml", "--output", "locked/release.parquet"), locked="locked"),
     Case("disk-full", "a full disk (a 512-byte file-size limit, SIGXFSZ ignored)", lambda d: None, 5, fsize=512),
+    Case("memory-too-small", "a memory limit DuckDB cannot work in (`--memory-limit 1MB`)", lambda d: None, 5,
+         args=("anonymize", "spec.toml", "--memory-limit", "1MB")),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
     # -- rows that must succeed
@@ -566,6 +568,15 @@ MESSAGES = {
     "disk-full": (
         "sqlclose: error: the environment refused: the file grew beyond the size limit while writing;"
         " nothing was placed at the output path"
+    ),
+    "memory-too-small": (
+        "sqlclose: warning: memory_limit 1 MB cannot bound this job: the interpreter and its libraries alone take"
+        " ~250 MB. DuckDB gets 0.15 MB and spills past it, but the process will go over the limit; give at least"
+        " 500 MB for a bound that holds\n"
+        "sqlclose: error: DuckDB ran out of memory (could not allocate block of size 256.0 KiB (4.0 KiB/146.4 KiB"
+        " used)) within its 0.15 MB of the job's memory_limit (1 MB): raise [engine] memory_limit (--memory-limit),"
+        " or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory"
+        " (--temp-directory) on a disk with room to spill; nothing was placed at the output path"
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"

@@ -15,7 +15,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead
-from sqlclose.engine.limits import below_interpreter, engine_share, parse_bytes
+from sqlclose.engine.limits import below_interpreter, engine_share, megabytes, parse_bytes
 from sqlclose.errors import EngineError, EngineOutOfMemory, LimitWarning
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
@@ -104,8 +104,8 @@ class DuckDBEngine(Engine):
             return super().engine_error(e, sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
         said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
-        given = (f"its {engine_share(self.memory_budget) / 1e6:,.0f} MB of the job's memory_limit "
-                 f"({self.memory_budget / 1e6:,.0f} MB)" if self.memory_budget else "its default limit (80 % of RAM)")
+        given = (f"its {megabytes(engine_share(self.memory_budget))} of the job's memory_limit "
+                 f"({megabytes(self.memory_budget)})" if self.memory_budget else "its default limit (80 % of RAM)")
         return EngineOutOfMemory(
             f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit), "
             f"or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory "

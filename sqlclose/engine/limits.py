@@ -43,11 +43,16 @@ def search_share(limit: int) -> int:
     return int(_working(limit) * SEARCH_SHARE)
 
 
+def megabytes(n: int) -> str:
+    """``150000000`` → "150 MB"; below 10 MB with two significant digits ("0.15 MB")."""
+    return f"{n / 1e6:,.0f} MB" if n >= 10**7 else f"{n / 1e6:.2g} MB"
+
+
 def below_interpreter(limit: int) -> str | None:
     """A warning when the limit is too small for the job's process to stay within it, else None."""
     if limit >= 2 * INTERPRETER_BYTES:
         return None
-    return (f"memory_limit {limit / 1e6:,.0f} MB cannot bound this job: the interpreter and its libraries "
-            f"alone take ~{INTERPRETER_BYTES / 1e6:.0f} MB. DuckDB gets {engine_share(limit) / 1e6:,.0f} MB and "
+    return (f"memory_limit {megabytes(limit)} cannot bound this job: the interpreter and its libraries "
+            f"alone take ~{megabytes(INTERPRETER_BYTES)}. DuckDB gets {megabytes(engine_share(limit))} and "
             f"spills past it, but the process will go over the limit; give at least "
-            f"{2 * INTERPRETER_BYTES / 1e6:.0f} MB for a bound that holds")
+            f"{megabytes(2 * INTERPRETER_BYTES)} for a bound that holds")

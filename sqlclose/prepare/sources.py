@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import InputError
+from sqlclose.errors import EngineOutOfMemory, InputError
 from sqlclose.model.spec import Source
 from sqlclose.sql import queries as q
 
@@ -150,6 +150,8 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     try:
         try:
             table = engine.load_relation(engine.temp_name("relation_source"), relation)
+        except EngineOutOfMemory:  # not the input's fault: its message says which limit to raise
+            raise
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
         _refuse_duplicates(engine.schema(table).names, "the DuckDB relation")
@@ -181,6 +183,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     try:
         try:
             relation = engine.source_relation(read)
+        except EngineOutOfMemory:
+            raise
         except Exception as e:  # the driver's own words say what is wrong with the file (records removed)
             problem = csv_problem(e, read) if kind == "csv" else None
             raise InputError(f"cannot read {label}: {problem}" if problem else
@@ -228,6 +232,8 @@ def _source_for_path(path: Path, options: FileRead) -> Source:
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
     try:
         engine.schema(relation)
+    except EngineOutOfMemory:
+        raise
     except Exception as e:
         raise InputError(f"cannot read {label}: {driver_message(e)}") from None
 
