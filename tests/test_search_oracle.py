@@ -299,6 +299,45 @@ def test_sql_level_batches_match_brute_force(case: Case, returned: int | None, m
     assert result.evaluated[result.optimum].suppressed == sol.results[sol.optimum].suppressed
 
 
+def maximal_failing(solution: Solution, shape: tuple[int, ...]) -> set[tuple[int, ...]]:
+    """Failing nodes whose every one-step generalization satisfies (from the oracle's results)."""
+    found = set()
+    for node in solution.results:
+        if node in solution.satisfying:
+            continue
+        ups = [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] + 1 < shape[i]]
+        if all(up in solution.satisfying for up in ups):
+            found.add(node)
+    return found
+
+
+EITHER_END_CASES = ["adult-k5-s0.0", "adult-k5-hier-s0.0", "adult-k5-hier-s0.05", NON_MONOTONE, "table3-s0.34"]
+
+
+@pytest.mark.parametrize("share", [0.0, 1e18], ids=["from-above-alone", "from-below-alone"])
+@pytest.mark.parametrize("case", EITHER_END_CASES, indirect=True)
+def test_either_walk_alone_matches_brute_force(case: Case, share: float, monkeypatch):
+    """The search walks the full lattice from both ends; each walk alone must give the oracle's
+    answer. From above alone, without suppression, it evaluates exactly the satisfying nodes and
+    the highest failing ones (everything lower is decided by them)."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    monkeypatch.setattr(search, "BELOW_SHARE", share)
+    problem = case.release.problem
+    result = search.incognito(problem, criteria_for(problem.k, problem.sas))
+    sol = case.solution
+    assert {tuple(int(x) for x in idx) for idx in np.argwhere(result.satisfying)} == sol.satisfying
+    assert set(result.minimal_nodes) == sol.minimal
+    assert result.optimum == sol.optimum
+    assert result.evaluated[result.optimum].discernibility == sol.results[sol.optimum].dm
+    assert result.evaluated[result.optimum].suppressed == sol.results[sol.optimum].suppressed
+    if share == 0.0 and case.suppression == 0:
+        assert set(result.evaluated) == sol.satisfying | maximal_failing(sol, case.oracle.shape)
+
+
 def test_adult_cases_are_not_vacuous(adult_solutions):
     """The cases exercise what they claim: non-trivial satisfying sets, t that binds, suppression
     that is used and moves the optimum."""

@@ -39,21 +39,25 @@ def _bar() -> Iterator[ProgressCallback]:
         task = bar.add_task("lattice", total=None)
 
         def update(p: SearchProgress) -> None:
-            bar.update(task, description=f"QI subsets of {p.subset_size}/{p.qis}", completed=p.evaluated,
-                       total=max(p.evaluated, p.candidates))
+            bar.update(task, description=f"lattice decided (subsets of {p.subset_size}/{p.qis} QIs from below)",
+                       completed=p.decided, total=p.lattice)
 
         yield update
 
 
 def _log_lines() -> ProgressCallback:
-    last = {"size": None}
+    """A line when the walk from below reaches a larger subset size or the full lattice is another
+    tenth decided (by either walk)."""
+    last = {"size": None, "tenth": 0}
 
     def update(p: SearchProgress) -> None:
-        if p.subset_size != last["size"]:
-            last["size"] = p.subset_size
+        tenth = 10 * p.decided // max(p.lattice, 1)
+        if p.subset_size != last["size"] or tenth > last["tenth"]:
+            last.update(size=p.subset_size, tenth=tenth)
             stamp = dt.datetime.now().isoformat(timespec="seconds")
-            click.echo(f"{stamp} search: subsets of {p.subset_size}/{p.qis} QIs, {p.candidates} candidate nodes, "
-                       f"{p.evaluated} evaluated so far, {p.elapsed:.1f} s", err=True)
+            click.echo(f"{stamp} search: full lattice {p.decided:,} of {p.lattice:,} nodes decided; from below at "
+                       f"subsets of {p.subset_size}/{p.qis} QIs ({p.candidates:,} candidates); {p.evaluated:,} "
+                       f"evaluated so far, {p.elapsed:.1f} s", err=True)
 
     return update
 

@@ -60,18 +60,24 @@ def upward_closure(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def minimal(mask: np.ndarray) -> np.ndarray:
-    """Nodes of ``mask`` with no strict specialization in ``mask``."""
+def strictly_above(mask: np.ndarray) -> np.ndarray:
+    """Every node strictly above some node of ``mask`` (a node one step below it, on some axis,
+    is at or above one)."""
     above = upward_closure(mask)
-    has_lower = np.zeros_like(mask)
+    out = np.zeros_like(mask)
     for axis in range(mask.ndim):
         shifted = np.zeros_like(mask)
         src = [slice(None)] * mask.ndim
         dst = [slice(None)] * mask.ndim
         src[axis], dst[axis] = slice(0, -1), slice(1, None)
         shifted[tuple(dst)] = above[tuple(src)]
-        has_lower |= shifted
-    return mask & ~has_lower
+        out |= shifted
+    return out
+
+
+def minimal(mask: np.ndarray) -> np.ndarray:
+    """Nodes of ``mask`` with no strict specialization in ``mask``."""
+    return mask & ~strictly_above(mask)
 
 
 def lift(mask: np.ndarray, axis: int, size: int) -> np.ndarray:

@@ -11,18 +11,23 @@ monotone *necessary* condition instead: the suppression lower bound of ``privacy
 specialization must suppress) stays within the limit. The full-QI lattice is then checked node
 by node on every candidate, and the optimum is the best of all satisfying nodes (a more general
 node can suppress less), not only of the minimal ones.
+
+The full lattice is also walked from the top down at the same time (``full_lattice``): a node
+that fails the monotone condition decides everything below it. On real data the releasable region
+is a small cap of the lattice, and that walk decides it with a tenth of the nodes Incognito computes;
+on data where nearly everything satisfies, Incognito's walk ends first.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import combinations
 
 import numpy as np
 
-from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list
+from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list, strictly_above
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import (
     BatchOutcome,
@@ -34,7 +39,8 @@ from sqlclose.privacy.criteria import (
     k_of,
     suppression_lower_bound,
 )
-from sqlclose.search.node_histograms import BatchRunner, Subset, level_parts, runner_for
+from sqlclose.search.full_lattice import FullLattice, walk_from_above
+from sqlclose.search.node_histograms import BatchRunner, Subset, level_parts, runner_for, second_runner
 from sqlclose.utility.full_domain import FullDomainCost
 
 TIE = 1e-9  # relative: metric costs this close count as equal (float sums of edge weights)
@@ -75,11 +81,13 @@ class SearchProgress:
     """Where a search is: reported after each lattice height (the library only reports; the
     command draws)."""
 
-    subset_size: int  # QIs in the subsets being walked (the full set last)
+    subset_size: int  # QIs in the subsets the walk from below is at (the full set last)
     qis: int
-    evaluated: int  # nodes whose class histograms were computed so far, all subsets
+    evaluated: int  # nodes whose class histograms were computed so far, all subsets, both walks
     candidates: int  # candidate nodes at this subset size
     elapsed: float
+    decided: int = 0  # nodes of the full lattice decided so far (by either walk)
+    lattice: int = 0  # nodes of the full lattice
 
 
 ProgressCallback = Callable[[SearchProgress], None]
@@ -89,34 +97,42 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
               on_progress: ProgressCallback | None = None, cost: FullDomainCost | None = None) -> SearchResult:
     """All satisfying full-QI nodes, the minimal ones, and the optimum: the least discernibility,
     or the least ``cost`` (one of Mauger et al.'s metrics) when given. Ties (costs within a
-    relative 1e-9) go to the lower node, then the lexicographically smaller level tuple."""
-    started = time.perf_counter()
-    runner = runner_for(problem)
-    trim = _trim_for(runner, criteria, cost)
+    relative 1e-9) go to the lower node, then the lexicographically smaller level tuple.
 
-    def report(size: int, cands: dict[Subset, np.ndarray]) -> Callable[[], None]:
-        total = sum(int(c.sum()) for c in cands.values())
-        return lambda: on_progress and on_progress(SearchProgress(
-            size, n, runner.nodes_computed, total, time.perf_counter() - started))
-    limit = problem.max_suppressed
-    rows = problem.rows
-    n = len(problem.qis)
+    The full lattice is decided from both ends: Incognito from below, and a walk from the top
+    down (``full_lattice.walk_from_above``), interleaved so that the walk from below reads at most
+    ``BELOW_SHARE`` of the rows the walk from above has read; whichever decides the last node ends
+    the search. The answer does not depend on which: both are exact."""
+    started = time.perf_counter()
+    below, above = runner_for(problem), None
+    trim = _trim_for(below, criteria, cost)
+    limit, rows, n = problem.max_suppressed, problem.rows, len(problem.qis)
+    full = tuple(range(n))
     shape_of = {s: tuple(problem.qis[i].levels for i in s) for s in _all_subsets(n)}
+    lattice = FullLattice(shape_of[full])
+    where = {"size": 1, "candidates": 0}
+
+    def report() -> None:
+        if on_progress:
+            on_progress(SearchProgress(where["size"], n, below.nodes_computed + (above.nodes_computed if above else 0),
+                                       where["candidates"], time.perf_counter() - started,
+                                       lattice.decided_count(), lattice.size))
 
     if limit:
-        def prune(hist, nodes):
-            bound = suppression_lower_bound(trim(hist, len(nodes)), len(nodes), criteria)
-            return bound <= limit, None, None
+        def necessary(hist, nodes):  # monotone, so a failing node's specializations fail too
+            return suppression_lower_bound(hist, len(nodes), criteria) <= limit
         can_prune, infer = True, False
     else:
         monotone = [c for c in criteria if c.monotone]
 
-        def prune(hist, nodes):
-            return judge_batch(trim(hist, len(nodes)), len(nodes), monotone, rows, limit).satisfied, None, None
+        def necessary(hist, nodes):
+            return judge_batch(hist, len(nodes), monotone, rows, limit).satisfied
         can_prune, infer = bool(monotone), len(monotone) == len(criteria)
 
-    def check(hist, nodes):
-        hist = trim(hist, len(nodes))
+    def prune(hist, nodes):
+        return necessary(trim(hist, len(nodes)), nodes), None, None
+
+    def judged(hist, nodes):  # on trimmed histograms
         failing = failing_classes(hist, criteria)
         outcome = judge_batch(hist, len(nodes), criteria, rows, limit, failing)
         costs = None
@@ -124,31 +140,87 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
             costs = cost.costs(np.array(nodes), hist.node, hist.codes, hist.sizes * failing)
         return outcome.satisfied, outcome, costs
 
-    passed: dict[Subset, np.ndarray] = {}
-    if can_prune:
-        for size in range(1, n):  # all subsets of one size walk their lattices together
-            cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
-            passed.update(_explore(runner, cands, prune, infer=True, progress=report(size, cands)))
-    full = tuple(range(n))
-    cand = _candidates(full, shape_of[full], passed) if can_prune else np.ones(shape_of[full], dtype=bool)
-    evaluated: dict[Node, Evaluated] = {}
-    # With suppression, a node whose classes all pass needs no suppression; if the criteria are
-    # monotone without suppression, so do its generalizations — and they cannot beat it (their
-    # discernibility is Σ size², which only grows, and ties go to the lower node). They are
-    # marked satisfying without a query.
-    skip_above_perfect = not infer and all(c.monotone for c in criteria)
-    satisfying = _explore(runner, {full: cand}, check, infer=infer, record=evaluated,
-                          skip_above_perfect=skip_above_perfect, progress=report(n, {full: cand}))[full]
-    runner.close()
+    def check(hist, nodes):
+        return judged(trim(hist, len(nodes)), nodes)
 
-    result = SearchResult(shape_of[full], satisfying, evaluated, runner.nodes_computed, 0.0, queries=runner.queries)
-    result.minimal_nodes = node_list(minimal(satisfying))
-    # Nodes inferred above a perfect node were not queried and cannot be the optimum.
-    pool = result.minimal_nodes if infer else [nd for nd in node_list(satisfying) if nd in evaluated]
+    def record(nodes: list[Node], satisfied: np.ndarray, outcome: BatchOutcome, costs: np.ndarray | None) -> None:
+        for i, node in enumerate(nodes):
+            lattice.evaluated[node] = Evaluated(node, bool(satisfied[i]), int(outcome.classes[i]),
+                                                int(outcome.suppressed[i]), int(outcome.discernibility[i]),
+                                                None if costs is None else float(costs[i]))
+            lattice.decided[node] = True
+            if satisfied[i]:
+                lattice.satisfying[node] = True
+                lattice.perfect[node] = outcome.suppressed[i] == 0
+
+    def from_below() -> Iterator[None]:
+        passed: dict[Subset, np.ndarray] = {}
+        if can_prune:
+            for size in range(1, n):  # all subsets of one size walk their lattices together
+                cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
+                where.update(size=size, candidates=sum(int(c.sum()) for c in cands.values()))
+                passed.update((yield from _explore(below, cands, prune, infer=True, progress=report)))
+        cand = _candidates(full, shape_of[full], passed) if can_prune else np.ones(shape_of[full], dtype=bool)
+        lattice.fail_outside(cand)  # a node with a failing projection fails
+        where.update(size=n, candidates=int(cand.sum()))
+        # With suppression, a node whose classes all pass needs no suppression; if the criteria are
+        # monotone without suppression, so do its generalizations — and they cannot beat it (their
+        # discernibility is Σ size², which only grows, and ties go to the lower node). They are
+        # marked satisfying without a query.
+        skip_above_perfect = not infer and all(c.monotone for c in criteria)
+        yield from _explore(below, {full: cand}, check, infer=infer, lattice=lattice, on_judged=record,
+                            skip_above_perfect=skip_above_perfect, progress=report)
+
+    def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
+        judged_parts, fails = [], []
+        for part in level_parts(above, [(full, node) for node in nodes]):
+            hist = trim(part.hist, part.stop - part.start)
+            satisfied, outcome, costs = judged(hist, nodes[part.start:part.stop])
+            judged_parts.append((satisfied, outcome, costs))
+            fails.append(~satisfied if infer else ~necessary(hist, nodes[part.start:part.stop]) if can_prune
+                         else np.zeros(len(satisfied), dtype=bool))
+        above.release_cache()  # nothing rolls up from above: a coarser node never yields a finer one
+        record(nodes, *_joined(judged_parts))
+        report()
+        return np.concatenate(fails)
+
+    above = second_runner(below)
+    _trim_for(above, criteria, cost)
+    try:
+        above.start()
+        _both_ends(from_below(), walk_from_above(lattice, evaluate_from_above), below, above, lattice)
+    finally:
+        below.close()
+        above.close()
+
+    result = SearchResult(shape_of[full], lattice.satisfying, lattice.evaluated,
+                          below.nodes_computed + above.nodes_computed, 0.0, queries=below.queries + above.queries)
+    result.minimal_nodes = node_list(minimal(lattice.satisfying))
+    # Nodes above a perfect one cannot beat it (see from_below): as when inferred, they are not the optimum.
+    eligible = lattice.satisfying if infer else lattice.satisfying & ~strictly_above(lattice.perfect)
+    pool = result.minimal_nodes if infer else [nd for nd in node_list(eligible) if nd in lattice.evaluated]
     if pool:
-        result.optimum = best_node(pool, evaluated, cost is not None)
+        result.optimum = best_node(pool, lattice.evaluated, cost is not None)
     result.seconds = time.perf_counter() - started
     return result
+
+
+# The walk from below may read at most this fraction of the rows the walk from above has read
+# (each runner counts the rows its batches read; 0: from above alone, a huge number: Incognito
+# alone). From above is the faster end on real data (every case of the benchmarks: Adult 3-12×,
+# 1 M generated rows 4×); from below wins when nearly the whole lattice satisfies (a table of
+# repeated rows), where this share bounds the search to ~11× Incognito alone in rows read
+# (measured 4× on Adult repeated 5 times; docs/performance.md, "Both ends of the lattice").
+BELOW_SHARE = 0.1
+
+
+def _both_ends(from_below: Iterator[None], from_above: Iterator[None], below, above, lattice: FullLattice) -> None:
+    """Advance the walk that is behind its share of the rows read, a batch at a time, until the
+    lattice is decided (either walk ending means it is)."""
+    while not lattice.done:
+        walk = from_below if below.rows_read < BELOW_SHARE * max(above.rows_read, 1) else from_above
+        if next(walk, StopIteration) is StopIteration:
+            return
 
 
 def _trim_for(runner, criteria: Sequence[Criterion], cost: FullDomainCost | None) -> Callable:
@@ -189,40 +261,44 @@ def _candidates(subset: Subset, shape: tuple[int, ...], passed: dict[Subset, np.
     return cand
 
 
-def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool,
-             record: dict[Node, Evaluated] | None = None,
-             skip_above_perfect: bool = False, progress: Callable[[], None] = lambda: None) -> dict[Subset, np.ndarray]:
+def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattice: FullLattice | None = None,
+             on_judged: Callable | None = None, skip_above_perfect: bool = False,
+             progress: Callable[[], None] = lambda: None) -> Generator[None, None, dict[Subset, np.ndarray]]:
     """Bottom-up over the lattices of ``cands``' subsets together, one height at a time (one
-    batch of queries per height for all of them).
+    batch of queries per height for all of them); yields after each height.
 
     ``judge(histograms, nodes)`` returns (satisfied per node, BatchOutcome or None, metric cost
-    per node or None). With
-    ``infer``, a satisfying node marks all its generalizations, which are then not queried; with
-    ``skip_above_perfect``, only a node that suppresses nothing does. Returns the satisfying
-    nodes of each subset.
+    per node or None). With ``infer``, a satisfying node marks all its generalizations, which are
+    then not queried; with ``skip_above_perfect``, only a node that suppresses nothing does.
+    ``lattice`` (the full subset's walk): its decided nodes are skipped, and what this walk
+    decides is written there; ``on_judged(nodes, satisfied, outcome, costs)`` records outcomes.
+    Returns the satisfying nodes of each subset.
     """
     runner.start()
     satisfying = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
-    inferred = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
+    decided = {s: np.zeros(c.shape, dtype=bool) for s, c in cands.items()}
+    if lattice is not None:
+        (full,) = cands
+        satisfying[full], decided[full] = lattice.satisfying, lattice.decided
     groups = {s: by_height(c) for s, c in cands.items()}  # candidates only: Incognito never asks of others
     for h in range(max(len(g) for g in groups.values())):
         todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h]
-                if not inferred[s][nd]]
+                if not decided[s][nd]]
         nodes = [nd for _, nd in todo]
         satisfied, outcome, costs = _joined([judge(part.hist, nodes[part.start:part.stop])
                                              for part in level_parts(runner, todo)])
+        if on_judged is not None and todo:
+            on_judged(nodes, satisfied, outcome, costs)
         for n, (s, node) in enumerate(todo):
-            if outcome is not None and record is not None:
-                record[node] = Evaluated(node, bool(outcome.satisfied[n]), int(outcome.classes[n]),
-                                         int(outcome.suppressed[n]), int(outcome.discernibility[n]),
-                                         None if costs is None else float(costs[n]))
+            decided[s][node] = True
             if satisfied[n]:
                 satisfying[s][node] = True
                 if infer or (skip_above_perfect and outcome.suppressed[n] == 0):
                     above = tuple(slice(level, None) for level in node)
                     satisfying[s][above] = True
-                    inferred[s][above] = True
+                    decided[s][above] = True
         progress()
+        yield
     return satisfying
 
 

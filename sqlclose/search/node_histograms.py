@@ -79,6 +79,7 @@ class BatchRunner:
     packing: Packing
     queries: int = 0
     nodes_computed: int = 0
+    rows_read: int = 0  # (class, sensitive value) rows the batches grouped: the work done, by a count
     # k of the criteria the levels are judged with (set by the search; 1: none or unknown). Where
     # the engine keeps levels itself, only classes of at least this many records come back.
     drop_below: int = 1
@@ -147,6 +148,7 @@ class BatchRunner:
         floor_columns = ["node", "parent", *(f"r{i}" for i in range(len(self.problem.qis)))]
         kinds = [(rollups, ROLLUP_COLUMNS, "rollup"), (from_floor, floor_columns, "floor"),
                  (bases, self._base_columns(), "base")]
+        self.rows_read += sum(rows for plan, _, _ in kinds for rows, _ in plan)
         return [(chunk, columns, kind) for plan, columns, kind in kinds for chunk in _chunks(plan, ROWS_PER_QUERY)]
 
     def _base_columns(self) -> list[str]:
@@ -306,6 +308,7 @@ class BatchRunner:
         query = self._base_nodes([self._base_row(fid, subset, meet) for subset, meet, fid in new])
         self.problem.engine.keep(self._name("floors"), query, append=bool(self._floors_made))
         self.queries += 1
+        self.rows_read += self.problem.base_rows
         counts = self._fetch("floor_rows")
         rows = dict(zip(counts.column("node").to_pylist(), counts.column("rows").to_pylist()))
         for subset, meet, fid in new:
@@ -452,6 +455,7 @@ class NodeRunner:
     problem: Problem
     queries: int = 0
     nodes_computed: int = 0
+    rows_read: int = 0
     _cache: dict[Item, tuple[str, int]] = field(default_factory=dict)
 
     def start(self) -> None:
@@ -477,10 +481,11 @@ class NodeRunner:
         """Class histograms of one node; ``keys`` holds the codes of the subset's QIs."""
         parents = [(self._cache[subset, p][1], p) for p in predecessors(node) if (subset, p) in self._cache]
         if parents:
-            parent = min(parents)[1]
+            read, parent = min(parents)
             source, from_levels = q.table(self._cache[subset, parent][0]), parent
         else:
-            source, from_levels = self.problem.base.copy(), tuple(0 for _ in node)
+            read, source, from_levels = self.problem.base_rows, self.problem.base.copy(), tuple(0 for _ in node)
+        self.rows_read += read
         groups = []
         for i, level, from_level in zip(subset, node, from_levels):
             divisors = self.problem.qis[i].hierarchy.divisors
@@ -547,6 +552,16 @@ MEET_FROM = 2
 # domain matrices of a level and their pairs, in float64/int64. Measured: 1 M base rows × 14 values
 # peaked at 0.9 GB (0 % suppression) and 2.9 GB (5 %), i.e. 64–210 bytes per cell; 256 covers both.
 MEMORY_BYTES_PER_CELL = 256
+
+
+def second_runner(runner: MemoryRunner | BatchRunner | NodeRunner) -> MemoryRunner | BatchRunner | NodeRunner:
+    """A runner of the same kind for a second walk over the same problem: its own previous level
+    and engine tables, the in-memory base histogram shared."""
+    if isinstance(runner, MemoryRunner):
+        return runner.sibling()
+    if isinstance(runner, BatchRunner):
+        return BatchRunner(runner.problem, runner.packing, drop_below=runner.drop_below)
+    return NodeRunner(runner.problem)
 
 
 def _fits_budget(problem: Problem) -> bool:
@@ -677,6 +692,7 @@ class MemoryRunner:
     strides: tuple[int, ...]
     queries: int = 0
     nodes_computed: int = 0
+    rows_read: int = 0  # (class, sensitive value) pairs read from parents and sources
     _base: _Level | None = None
     _bottoms: dict[Subset, _Source] = field(default_factory=dict)
     _bottom_pairs: int = 0
@@ -772,6 +788,7 @@ class MemoryRunner:
         digit = (k // stride) % card
         keys = k + (digit // ratio - digit) * stride
         pidx = _ranges(prev.pstart[parent], prev.pcount[parent])
+        self.rows_read += len(pidx)
         block = np.cumsum(prev.ccount[parent]) - prev.ccount[parent]
         pair_cls = prev.pcls[pidx] - np.repeat(prev.cstart[parent] - block, prev.pcount[parent])
         node, keys, rows = _group(kid, keys, self.span)
@@ -814,6 +831,7 @@ class MemoryRunner:
         ``d[j]`` and the other QIs dropped. When the code space is small (a coarse node), the
         classes are found by one bincount over that space instead of hashing."""
         level = source.level
+        self.rows_read += len(level.pn)
         local = [(self._cards[i] - 1) // di + 1 for i, di in zip(cols, d)]  # codes per QI at the node's level
         space = math.prod(local)
         pcls = None if len(level.pcls) == len(level.keys) else level.pcls  # None: one pair per class, in order
@@ -843,6 +861,14 @@ class MemoryRunner:
             return np.bincount(cls, weights=n, minlength=classes).reshape(classes, 1)
         return np.bincount(cls * self.sa_span + sa, weights=n, minlength=classes * self.sa_span) \
             .reshape(classes, self.sa_span)
+
+    def sibling(self) -> MemoryRunner:
+        """A second runner over the same base histogram (fetched once, shared read-only)."""
+        if self._base is None:
+            self._load_base()
+        other = MemoryRunner(self.problem, self.strides, _base=self._base)
+        other._bottoms[self._full] = self._bottoms[self._full]
+        return other
 
     def release_cache(self) -> None:
         self._prev, self._ids = None, {}
