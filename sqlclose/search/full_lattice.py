@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from sqlclose.model.lattice import Node
+from sqlclose.model.lattice import Node, node_list, strictly_above
+from sqlclose.privacy.criteria import BatchOutcome
 
 
 @lru_cache(maxsize=64)
@@ -29,6 +30,20 @@ def _heights(shape: tuple[int, ...]) -> np.ndarray:
     return heights
 
 
+@dataclass(frozen=True)
+class Evaluated:
+    """A full-QI node that was queried. For a node whose classes below k alone exceed the
+    suppression limit, the SQL path does not fetch its other classes: it fails, and ``classes``
+    and ``discernibility`` count only what was judged (it is never the optimum)."""
+
+    node: Node
+    satisfied: bool
+    classes: int
+    suppressed: int
+    discernibility: int
+    cost: float | None = None  # the search metric's table cost, when it is not discernibility
+
+
 @dataclass
 class FullLattice:
     """The full lattice's decided and satisfying nodes (boolean arrays, one cell per node), the
@@ -38,7 +53,7 @@ class FullLattice:
     decided: np.ndarray = field(init=False)
     satisfying: np.ndarray = field(init=False)
     perfect: np.ndarray = field(init=False)
-    evaluated: dict = field(default_factory=dict)  # Node → Evaluated
+    evaluated: dict[Node, Evaluated] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.decided = np.zeros(self.shape, dtype=bool)
@@ -74,6 +89,25 @@ class FullLattice:
         above = tuple(slice(level, None) for level in node)
         self.satisfying[above] = True
         self.decided[above] = True
+
+    def record(self, nodes: list[Node], satisfied: np.ndarray, outcome: BatchOutcome,
+               costs: np.ndarray | None) -> None:
+        """Evaluated nodes' outcomes (either walk's)."""
+        for i, node in enumerate(nodes):
+            self.evaluated[node] = Evaluated(node, bool(satisfied[i]), int(outcome.classes[i]),
+                                             int(outcome.suppressed[i]), int(outcome.discernibility[i]),
+                                             None if costs is None else float(costs[i]))
+            self.decided[node] = True
+            if satisfied[i]:
+                self.satisfying[node] = True
+                self.perfect[node] = outcome.suppressed[i] == 0
+
+    def pool(self) -> list[Node]:
+        """Where the optimum is, with suppression: the evaluated satisfying nodes, except those
+        above a node that suppresses nothing (they cannot beat it, as when the walk from below
+        infers them without evaluating)."""
+        eligible = self.satisfying & ~strictly_above(self.perfect)
+        return [node for node in node_list(eligible) if node in self.evaluated]
 
     def fail_outside(self, candidates: np.ndarray) -> None:
         """Nodes that are not candidates (a projection failed a monotone condition) fail."""

@@ -27,7 +27,7 @@ from itertools import combinations
 
 import numpy as np
 
-from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list, strictly_above
+from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import (
     BatchOutcome,
@@ -39,25 +39,11 @@ from sqlclose.privacy.criteria import (
     k_of,
     suppression_lower_bound,
 )
-from sqlclose.search.full_lattice import FullLattice, walk_from_above
+from sqlclose.search.full_lattice import Evaluated, FullLattice, walk_from_above
 from sqlclose.search.node_histograms import BatchRunner, Subset, level_parts, runner_for, second_runner
 from sqlclose.utility.full_domain import FullDomainCost
 
 TIE = 1e-9  # relative: metric costs this close count as equal (float sums of edge weights)
-
-
-@dataclass(frozen=True)
-class Evaluated:
-    """A full-QI node that was queried. For a node whose classes below k alone exceed the
-    suppression limit, the SQL path does not fetch its other classes: it fails, and ``classes``
-    and ``discernibility`` count only what was judged (it is never the optimum)."""
-
-    node: Node
-    satisfied: bool
-    classes: int
-    suppressed: int
-    discernibility: int
-    cost: float | None = None  # the search metric's table cost, when it is not discernibility
 
 
 @dataclass
@@ -104,113 +90,122 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     ``BELOW_SHARE`` of the rows the walk from above has read; whichever decides the last node ends
     the search. The answer does not depend on which: both are exact."""
     started = time.perf_counter()
-    below, above = runner_for(problem), None
-    trim = _trim_for(below, criteria, cost)
-    limit, rows, n = problem.max_suppressed, problem.rows, len(problem.qis)
-    full = tuple(range(n))
-    shape_of = {s: tuple(problem.qis[i].levels for i in s) for s in _all_subsets(n)}
-    lattice = FullLattice(shape_of[full])
+    below = runner_for(problem)
+    above = second_runner(below)
+    judge = _Judge(problem, criteria, cost, _trim_for(below, criteria, cost))
+    _trim_for(above, criteria, cost)
+    n = len(problem.qis)
+    lattice = FullLattice(tuple(qi.levels for qi in problem.qis))
     where = {"size": 1, "candidates": 0}
 
     def report() -> None:
         if on_progress:
-            on_progress(SearchProgress(where["size"], n, below.nodes_computed + (above.nodes_computed if above else 0),
+            on_progress(SearchProgress(where["size"], n, below.nodes_computed + above.nodes_computed,
                                        where["candidates"], time.perf_counter() - started,
                                        lattice.decided_count(), lattice.size))
 
-    if limit:
-        def necessary(hist, nodes):  # monotone, so a failing node's specializations fail too
-            return suppression_lower_bound(hist, len(nodes), criteria) <= limit
-        can_prune, infer = True, False
-    else:
-        monotone = [c for c in criteria if c.monotone]
-
-        def necessary(hist, nodes):
-            return judge_batch(hist, len(nodes), monotone, rows, limit).satisfied
-        can_prune, infer = bool(monotone), len(monotone) == len(criteria)
-
-    def prune(hist, nodes):
-        return necessary(trim(hist, len(nodes)), nodes), None, None
-
-    def judged(hist, nodes):  # on trimmed histograms
-        failing = failing_classes(hist, criteria)
-        outcome = judge_batch(hist, len(nodes), criteria, rows, limit, failing)
-        costs = None
-        if cost is not None and nodes:
-            costs = cost.costs(np.array(nodes), hist.node, hist.codes, hist.sizes * failing)
-        return outcome.satisfied, outcome, costs
-
-    def check(hist, nodes):
-        return judged(trim(hist, len(nodes)), nodes)
-
-    def record(nodes: list[Node], satisfied: np.ndarray, outcome: BatchOutcome, costs: np.ndarray | None) -> None:
-        for i, node in enumerate(nodes):
-            lattice.evaluated[node] = Evaluated(node, bool(satisfied[i]), int(outcome.classes[i]),
-                                                int(outcome.suppressed[i]), int(outcome.discernibility[i]),
-                                                None if costs is None else float(costs[i]))
-            lattice.decided[node] = True
-            if satisfied[i]:
-                lattice.satisfying[node] = True
-                lattice.perfect[node] = outcome.suppressed[i] == 0
-
-    def from_below() -> Iterator[None]:
-        passed: dict[Subset, np.ndarray] = {}
-        if can_prune:
-            for size in range(1, n):  # all subsets of one size walk their lattices together
-                cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
-                where.update(size=size, candidates=sum(int(c.sum()) for c in cands.values()))
-                passed.update((yield from _explore(below, cands, prune, infer=True, progress=report)))
-        cand = _candidates(full, shape_of[full], passed) if can_prune else np.ones(shape_of[full], dtype=bool)
-        lattice.fail_outside(cand)  # a node with a failing projection fails
-        where.update(size=n, candidates=int(cand.sum()))
-        # With suppression, a node whose classes all pass needs no suppression; if the criteria are
-        # monotone without suppression, so do its generalizations — and they cannot beat it (their
-        # discernibility is Σ size², which only grows, and ties go to the lower node). They are
-        # marked satisfying without a query.
-        skip_above_perfect = not infer and all(c.monotone for c in criteria)
-        yield from _explore(below, {full: cand}, check, infer=infer, lattice=lattice, on_judged=record,
-                            skip_above_perfect=skip_above_perfect, progress=report)
-
     def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
-        judged_parts, fails = [], []
-        for part in level_parts(above, [(full, node) for node in nodes]):
-            hist = trim(part.hist, part.stop - part.start)
-            satisfied, outcome, costs = judged(hist, nodes[part.start:part.stop])
-            judged_parts.append((satisfied, outcome, costs))
-            fails.append(~satisfied if infer else ~necessary(hist, nodes[part.start:part.stop]) if can_prune
-                         else np.zeros(len(satisfied), dtype=bool))
+        parts = [judge.from_above(part.hist, nodes[part.start:part.stop])
+                 for part in level_parts(above, [(tuple(range(n)), node) for node in nodes])]
         above.release_cache()  # nothing rolls up from above: a coarser node never yields a finer one
-        record(nodes, *_joined(judged_parts))
+        lattice.record(nodes, *_joined([p[:3] for p in parts]))
         report()
-        return np.concatenate(fails)
+        return np.concatenate([p[3] for p in parts])
 
-    above = second_runner(below)
-    _trim_for(above, criteria, cost)
     try:
         above.start()
-        _both_ends(from_below(), walk_from_above(lattice, evaluate_from_above), below, above, lattice)
+        _both_ends(_from_below(below, judge, lattice, where, report),
+                   walk_from_above(lattice, evaluate_from_above), below, above, lattice)
     finally:
         below.close()
         above.close()
-
-    result = SearchResult(shape_of[full], lattice.satisfying, lattice.evaluated,
+    result = SearchResult(lattice.shape, lattice.satisfying, lattice.evaluated,
                           below.nodes_computed + above.nodes_computed, 0.0, queries=below.queries + above.queries)
     result.minimal_nodes = node_list(minimal(lattice.satisfying))
-    # Nodes above a perfect one cannot beat it (see from_below): as when inferred, they are not the optimum.
-    eligible = lattice.satisfying if infer else lattice.satisfying & ~strictly_above(lattice.perfect)
-    pool = result.minimal_nodes if infer else [nd for nd in node_list(eligible) if nd in lattice.evaluated]
+    pool = result.minimal_nodes if judge.infer else lattice.pool()
     if pool:
         result.optimum = best_node(pool, lattice.evaluated, cost is not None)
     result.seconds = time.perf_counter() - started
     return result
 
 
+class _Judge:
+    """How the search judges a batch of nodes: the full criteria (``check``), the monotone
+    necessary condition the subset phases prune on (``prune``: the criteria without suppression,
+    the suppression lower bound with it), and both at once for the walk from above."""
+
+    def __init__(self, problem: Problem, criteria: Sequence[Criterion], cost: FullDomainCost | None,
+                 trim: Callable) -> None:
+        self.criteria, self.cost, self.trim = criteria, cost, trim
+        self.rows, self.limit = problem.rows, problem.max_suppressed
+        self.monotone = [c for c in criteria if c.monotone]
+        self.can_prune = bool(self.limit) or bool(self.monotone)
+        # Without suppression and with every criterion monotone, a satisfying node's generalizations satisfy.
+        self.infer = not self.limit and len(self.monotone) == len(criteria)
+        # With suppression, a node whose classes all pass needs no suppression; if the criteria are
+        # monotone without suppression, so do its generalizations — and they cannot beat it (their
+        # discernibility is Σ size², which only grows, and ties go to the lower node). They are
+        # marked satisfying without a query.
+        self.skip_above_perfect = not self.infer and len(self.monotone) == len(criteria)
+
+    def necessary(self, hist, nodes) -> np.ndarray:
+        """Per node: the monotone condition holds (if not, it fails for every specialization too)."""
+        if self.limit:
+            return suppression_lower_bound(hist, len(nodes), self.criteria) <= self.limit
+        return judge_batch(hist, len(nodes), self.monotone, self.rows, self.limit).satisfied
+
+    def prune(self, hist, nodes) -> tuple:
+        return self.necessary(self.trim(hist, len(nodes)), nodes), None, None
+
+    def check(self, hist, nodes) -> tuple:
+        return self._judged(self.trim(hist, len(nodes)), nodes)
+
+    def from_above(self, hist, nodes) -> tuple:
+        """``check``'s outcome, and per node whether everything below it fails."""
+        hist = self.trim(hist, len(nodes))
+        satisfied, outcome, costs = self._judged(hist, nodes)
+        if self.infer:
+            fails_below = ~satisfied
+        elif self.can_prune:
+            fails_below = ~self.necessary(hist, nodes)
+        else:
+            fails_below = np.zeros(len(nodes), dtype=bool)
+        return satisfied, outcome, costs, fails_below
+
+    def _judged(self, hist, nodes) -> tuple:
+        failing = failing_classes(hist, self.criteria)
+        outcome = judge_batch(hist, len(nodes), self.criteria, self.rows, self.limit, failing)
+        costs = None
+        if self.cost is not None and nodes:
+            costs = self.cost.costs(np.array(nodes), hist.node, hist.codes, hist.sizes * failing)
+        return outcome.satisfied, outcome, costs
+
+
+def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report: Callable[[], None]) -> Iterator[None]:
+    """Incognito: the QI subsets' lattices by size (a-priori pruning), then the full lattice's
+    candidates bottom-up; yields after each height. ``where`` tells the progress report the size."""
+    n = len(lattice.shape)
+    shape_of = {s: tuple(lattice.shape[i] for i in s) for s in _all_subsets(n)}
+    passed: dict[Subset, np.ndarray] = {}
+    if judge.can_prune:
+        for size in range(1, n):  # all subsets of one size walk their lattices together
+            cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
+            where.update(size=size, candidates=sum(int(c.sum()) for c in cands.values()))
+            passed.update((yield from _explore(runner, cands, judge.prune, infer=True, progress=report)))
+    full = tuple(range(n))
+    cand = _candidates(full, lattice.shape, passed) if judge.can_prune else np.ones(lattice.shape, dtype=bool)
+    lattice.fail_outside(cand)  # a node with a failing projection fails
+    where.update(size=n, candidates=int(cand.sum()))
+    yield from _explore(runner, {full: cand}, judge.check, infer=judge.infer, lattice=lattice,
+                        on_judged=lattice.record, skip_above_perfect=judge.skip_above_perfect, progress=report)
+
+
 # The walk from below may read at most this fraction of the rows the walk from above has read
 # (each runner counts the rows its batches read; 0: from above alone, a huge number: Incognito
 # alone). From above is the faster end on real data (every case of the benchmarks: Adult 3-12×,
-# 1 M generated rows 4×); from below wins when nearly the whole lattice satisfies (a table of
-# repeated rows), where this share bounds the search to ~11× Incognito alone in rows read
-# (measured 4× on Adult repeated 5 times; docs/performance.md, "Both ends of the lattice").
+# 1 M generated rows 1.7-4×, 10 M 6×); from below wins when nearly the whole lattice satisfies (a
+# table of repeated rows), where this share bounds the search to ~11× Incognito alone in rows read
+# (measured 4× on Adult repeated 5 times; docs/performance.md, "the lattice from both ends").
 BELOW_SHARE = 0.1
 
 
