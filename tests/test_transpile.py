@@ -54,9 +54,9 @@ PREV = pa.table({"node": [0, 0, 0, 0, 1, 1], "key": [0, 11, 21, 32, 1, 12], "key
 ROLLUP_PLAN = pa.table({"node": [0, 1, 2, 3], "parent": [0, 0, 1, 0], "word": [0, 0, 0, 1], "stride": [10, 10, 10, 1],
                         "card": [4, 4, 4, 5], "ratio": [2, 4, 2, 2]})
 BASE_PLAN = pa.table({"node": [0, 1, 2], "d0": [1, 2, 4], "d1": [1, 5, 2]})
-# Nodes from kept floors (PREV as the floors): node 0 halves q0 (in key) from floor 0; node 1 zeroes
-# q1 (key1, range 5) of floor 1.
-FLOOR_PLAN = pa.table({"node": [0, 1], "parent": [0, 1], "r0": [2, 1], "r1": [1, 5]})
+# Nodes from kept floors (PREV as the floors), as (node, floor, ratio per QI): node 0 halves q0 (in key)
+# from floor 0; node 1 zeroes q1 (key1, range 5) of floor 1.
+FLOOR_NODES = [(0, 0, 2, 1), (1, 1, 1, 5)]
 RUNNING = pa.table({"node": [0, 1]})
 
 SRC, RAW, BASE = q.table("t_src"), q.table("t_raw"), q.table("t_base")
@@ -118,8 +118,8 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "base_batch_words": (_base_batch_words, False),
     "not_null": (_not_null, False),
     "base_nodes": (_base_nodes, False),
-    "floor_batch_words": (lambda e: (q.floor_batch(q.table("t_prev"), q.table("t_floor_plan"), [10, 1], [4, 5],
-                                                   [0, 1], 10), []), False),
+    "floor_nodes_words": (lambda e: (q.floor_nodes(q.table("t_prev"), FLOOR_NODES, [10, 1], [4, 5], [0, 1]), []),
+                          False),
     "class_sizes": (lambda e: (q.class_sizes(q.table("t_prev"), 1, 10), []), False),
     "class_sizes_words": (lambda e: (q.class_sizes(q.table("t_prev"), 2, 10), []), False),
     "level_summary": (lambda e: (q.level_summary(q.table("t_sizes"), 3), []), False),
@@ -141,7 +141,6 @@ def _setup(engine: Engine) -> None:
     engine.register("t_prev", PREV)
     engine.register("t_plan", ROLLUP_PLAN)
     engine.register("t_base_plan", BASE_PLAN)
-    engine.register("t_floor_plan", FLOOR_PLAN)
     engine.register("t_running", RUNNING)
     query, params = _raw(engine)
     engine.create_temp_table("t_raw", query, params)
@@ -301,7 +300,7 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
         assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 4.0), (1 * 10 + 2, 5.0)]  # from class 1
         classes = engine.fetch(q.numbered_classes(q.table("t_large")), [1, 3]).to_pylist()
         assert sorted((r["cid"], r["node"], r["cls"]) for r in classes) == [(1, 1, 0), (2, 1, 1)]
-        floors = engine.fetch(CASES["floor_batch_words"][0](engine)[0]).to_pylist()
+        floors = engine.fetch(CASES["floor_nodes_words"][0](engine)[0]).to_pylist()
         assert sorted((r["node"], r["key"], r["key1"], r["n"]) for r in floors) == [
             (0, 0, 0, 2.0), (0, 1, 1, 1.0), (0, 11, 1, 3.0), (0, 12, 3, 1.0), (1, 1, 0, 4.0), (1, 12, 0, 5.0)]
         assert _rows(engine.fetch(_base_nodes(engine)[0]), False) == _rows(engine.fetch(_base_batch(engine)[0]), False)

@@ -91,6 +91,16 @@ class Engine(ABC):
     # the search counts its Python-side structures against it (search.node_histograms.runner_for).
     memory_budget: int | None = None
 
+    def fit_memory(self) -> None:
+        """Resize the engine's own memory limit to what the job's limit leaves beside what the
+        process holds outside the engine now. Called by the search as it goes; a no-op for an
+        engine whose memory lives elsewhere (a cluster's)."""
+        return None
+
+    def reset_memory(self) -> None:
+        """The engine's memory limit back to its share of the job's (the search has ended)."""
+        return None
+
     def temp_name(self, stem: str) -> str:
         """A name for an object of ours: the reserved prefix keeps it apart from the user's. The
         engine's own token keeps two engines on one connection (or session) apart."""

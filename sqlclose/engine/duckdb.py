@@ -15,11 +15,21 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead
-from sqlclose.engine.limits import below_interpreter, engine_share, megabytes, parse_bytes
+from sqlclose.engine.limits import (
+    below_interpreter,
+    engine_limit_now,
+    engine_share,
+    megabytes,
+    parse_bytes,
+    resident_bytes,
+)
 from sqlclose.errors import EngineError, EngineOutOfMemory, LimitWarning
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
+# The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
+_MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
+    .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
 
 
 def _table(name: str) -> exp.Table:
@@ -87,6 +97,9 @@ class DuckDBEngine(Engine):
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
         self.con = connection if connection is not None else duckdb.connect(config=settings)
+        self._outside = 0  # the most the process has held outside DuckDB's buffers (fit_memory)
+        self._engine_limit = engine_share(self.memory_budget) if self.memory_budget else None
+        self._monitor: duckdb.DuckDBPyConnection | None = None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
 
@@ -104,7 +117,7 @@ class DuckDBEngine(Engine):
             return super().engine_error(e, sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
         said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
-        given = (f"its {megabytes(engine_share(self.memory_budget))} of the job's memory_limit "
+        given = (f"its {megabytes(self._engine_limit)} of the job's memory_limit "
                  f"({megabytes(self.memory_budget)})" if self.memory_budget else "its default limit (80 % of RAM)")
         return EngineOutOfMemory(
             f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit), "
@@ -337,6 +350,27 @@ class DuckDBEngine(Engine):
         if ("database", alias) in self._temp:
             self._temp.remove(("database", alias))
             self.execute(f"DETACH {exp.to_identifier(alias, quoted=True).sql('duckdb')}")
+
+    def fit_memory(self) -> None:
+        """DuckDB's limit follows the most the process has held outside its buffers
+        (``limits.engine_limit_now``); only for a connection of our own with a limit set."""
+        resident = resident_bytes()
+        if not (self.memory_budget and self._own and resident is not None):
+            return
+        if self._monitor is None:  # a cursor of its own: the connection may hold a pending result
+            self._monitor = self.con.cursor()
+        used = self._monitor.execute(_MEMORY_USED).fetchone()[0] or 0
+        self._outside = max(self._outside, resident - int(used))
+        limit = engine_limit_now(self.memory_budget, self._outside)
+        if abs(limit - self._engine_limit) > limit // 50:  # a setting per level, not per byte
+            self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])
+            self._engine_limit = limit
+
+    def reset_memory(self) -> None:
+        if self.memory_budget and self._own and self._engine_limit != engine_share(self.memory_budget):
+            self._engine_limit = engine_share(self.memory_budget)
+            self._monitor.execute("SET memory_limit = $1", [f"{self._engine_limit}B"])  # set by fit_memory
+        self._outside = 0
 
     def close(self) -> None:
         if self._own:  # closing our own connection drops all it holds: no statement per object (~10 ms)

@@ -5,10 +5,15 @@ the interpreter and its libraries; of the rest DuckDB gets ``ENGINE_SHARE`` as i
 (it spills past it), the search's Python-side structures ``SEARCH_SHARE`` (a kept level's part, the
 in-memory rollups), and what remains covers what neither accounts for: DuckDB's allocations outside
 its limit and freed memory the allocators keep. Measured: docs/engines.md, "Memory limit".
+
+That last part is not a constant: it grows over a long run (pages the allocators keep, the
+search's bookkeeping). So during the search DuckDB's limit follows what the process holds outside
+DuckDB (``engine_limit_now``): measured, not modelled.
 """
 
 from __future__ import annotations
 
+import os
 import re
 
 _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
@@ -18,6 +23,11 @@ _UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
 INTERPRETER_BYTES = 250 * 10**6
 ENGINE_SHARE = 0.6
 SEARCH_SHARE = 0.2
+# During the search DuckDB's limit is what the job's limit leaves, less this headroom, after the most
+# the process has held outside DuckDB; never below ENGINE_FLOOR of its share (it would spill most of
+# its work) nor above its share.
+HEADROOM = 0.05
+ENGINE_FLOOR = 0.5
 
 
 def parse_bytes(text: str) -> int:
@@ -41,6 +51,23 @@ def engine_share(limit: int) -> int:
 def search_share(limit: int) -> int:
     """Bytes the search's Python-side structures may hold under the job's limit."""
     return int(_working(limit) * SEARCH_SHARE)
+
+
+def engine_limit_now(limit: int, outside: int) -> int:
+    """DuckDB's memory limit, in bytes, when the job's process holds ``outside`` bytes besides
+    DuckDB's own buffers (the interpreter, the search's parts, allocator-kept pages)."""
+    share = engine_share(limit)
+    room = int(limit * (1 - HEADROOM)) - outside
+    return max(int(share * ENGINE_FLOOR), min(share, room))
+
+
+def resident_bytes() -> int | None:
+    """The process's resident set size now, or None where ``/proc`` cannot tell (not Linux)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def megabytes(n: int) -> str:

@@ -47,6 +47,12 @@ ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds i
 RETURNED_BYTES = 512_000_000
 BYTES_PER_RETURNED_ROW = 24
 MATRIX_COPIES = 4
+# Floors chosen by estimated rows (BatchRunner._estimated_floors): a candidate must cover this many
+# nodes; at most this many candidates are estimated in one pass; an estimate is padded by this
+# factor (DuckDB's HyperLogLog: up to ~5 % off, measured).
+FLOOR_GROUP_MIN = 4
+FLOOR_CANDIDATES = 32
+ESTIMATE_MARGIN = 1.1
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
@@ -109,10 +115,11 @@ class BatchRunner:
         ids = {item: n for n, item in enumerate(items)}
         rollups, parentless = self._plan(items, ids)
         if self.problem.engine.keeps_levels:
+            self.problem.engine.fit_memory()
             self._build_kept(rollups, parentless)
             yield from self._judged_parts(ids)
             return
-        bases = [(self.problem.base_rows, self._base_row(n, subset, node)) for n, (subset, node) in parentless]
+        bases = [(self._base_weight(subset, node), self._base_row(n, subset, node)) for n, (subset, node) in parentless]
         jobs = self._jobs(rollups, [], bases)
         if len(jobs) == 1:  # the usual case: the engine keeps the result itself (no round trip)
             result = self._run(*jobs[0], keep=True)
@@ -144,12 +151,22 @@ class BatchRunner:
 
     def _jobs(self, rollups: list, from_floor: list, bases: list) -> list[tuple[list[tuple], list[str], str]]:
         """(plan rows, plan columns, kind) per query: each kind's (estimated rows, plan row) pairs
-        split to the row budget."""
+        split to the row budget. A rollup or floor item is estimated by the rows it joins; a base
+        item by the rows it can return (``_base_weight``), though each reads the whole base."""
         floor_columns = ["node", "parent", *(f"r{i}" for i in range(len(self.problem.qis)))]
         kinds = [(rollups, ROLLUP_COLUMNS, "rollup"), (from_floor, floor_columns, "floor"),
                  (bases, self._base_columns(), "base")]
-        self.rows_read += sum(rows for plan, _, _ in kinds for rows, _ in plan)
+        self.rows_read += sum(rows for plan in (rollups, from_floor) for rows, _ in plan) \
+            + len(bases) * self.problem.base_rows
         return [(chunk, columns, kind) for plan, columns, kind in kinds for chunk in _chunks(plan, ROWS_PER_QUERY)]
+
+    def _base_weight(self, subset: Subset, node: Node) -> int:
+        """What a node grouped from the base weighs in a query's row budget: the rows it can return
+        (its code space, at most the base's rows). Its GROUP BY is a branch of a UNION ALL over the
+        base, whose memory is its hash table, sized by its groups; a batch of coarse nodes is one
+        query instead of one each (measured on a 10 M-row base: 20 nodes in one query took half the
+        time of 20 queries, with or without a memory limit; docs/performance.md)."""
+        return int(min(self._space(subset, node), self.problem.base_rows))
 
     def _base_columns(self) -> list[str]:
         return ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
@@ -188,8 +205,6 @@ class BatchRunner:
         if kind == "base":
             return q.base_batch(p.base, plan, [qi.coded.code for qi in p.qis], pk.qi_stride,
                                 [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
-        if kind == "floor":
-            return q.floor_batch(q.table(self._name("floors")), plan, pk.qi_stride, pk.qi_card, pk.qi_word, pk.sa_span)
         if kind == "floor_rows":
             return q.rows_per_node(q.table(self._name("floors")))
         if kind == "sizes":
@@ -216,7 +231,7 @@ class BatchRunner:
         for n, (subset, node) in parentless:
             floor = self._floor_for(subset, node)
             if floor is None:
-                bases.append((self.problem.base_rows, self._base_row(n, subset, node)))
+                bases.append((self._base_weight(subset, node), self._base_row(n, subset, node)))
             else:
                 from_floor.append((floor[2], self._floor_row(n, floor, subset, node)))
         jobs = self._jobs(rollups, from_floor, bases)
@@ -224,6 +239,9 @@ class BatchRunner:
         for n, (plan_rows, names, kind) in enumerate(jobs):
             if kind == "base":
                 query = self._base_nodes(plan_rows)
+            elif kind == "floor":
+                query = q.floor_nodes(q.table(self._name("floors")), plan_rows, self.packing.qi_stride,
+                                      self.packing.qi_card, self.packing.qi_word)
             else:
                 self._register_plan(plan_rows, names)
                 query = self._query(kind)
@@ -266,6 +284,7 @@ class BatchRunner:
             else:
                 hist = self._no_classes()
             hist.presuppressed = dropped[start:stop]
+            engine.fit_memory()  # the part is held now: what Python holds at its most
             yield LevelPart(start, stop, hist)
 
     def _no_classes(self) -> ClassHistograms:
@@ -288,32 +307,84 @@ class BatchRunner:
         return min(below, key=lambda f: f[2]) if below else None
 
     def _make_floors(self, parentless: list[tuple[int, Item]]) -> None:
-        """Per subset, when its parentless items of this level have no floor below them yet: a
-        floor at their least levels (their meet), grouped from the base histogram — if its code
-        space (times the sensitive span) is at most an eighth of the base's rows. A floor near
-        the base's size would cost a scan of the base and save little (measured on a generated
-        1 M-row table: floors at the least levels of a whole subset walk had ~0.5 M rows and made
-        the search slower)."""
+        """Floors for the parentless items of this level that have none below them yet, grouped
+        from the base histogram in one query. Per subset, a floor at their least levels (their
+        meet) if its code space (times the sensitive span) is at most an eighth of the base's rows
+        — a floor near the base's size would cost a scan of the base and save little (measured on
+        a generated 1 M-row table: floors at the least levels of a whole subset walk had ~0.5 M
+        rows and made the search slower). Where that bound cannot tell, as on tables with wide
+        QIs (a code space far above the rows the table has), floors are chosen by their rows
+        estimated in one pass (``_estimated_floors``)."""
         uncovered: dict[Subset, list[Node]] = {}
         for _, (subset, node) in parentless:
             if self._floor_for(subset, node) is None:
                 uncovered.setdefault(subset, []).append(node)
-        new = []
+        new, unsure = [], {}
         for subset, nodes in sorted(uncovered.items()):
             meet = tuple(int(x) for x in np.min(np.array(nodes), axis=0))
             if self._space(subset, meet) * 8 <= self.problem.base_rows:
-                new.append((subset, meet, len(self._floors_made) + len(new)))
+                new.append((subset, meet))
+            elif len(nodes) >= FLOOR_GROUP_MIN:
+                unsure[subset] = nodes
+        new += self._estimated_floors(unsure)
         if not new:
             return
-        query = self._base_nodes([self._base_row(fid, subset, meet) for subset, meet, fid in new])
+        first = len(self._floors_made)
+        query = self._base_nodes([self._base_row(first + n, subset, meet) for n, (subset, meet) in enumerate(new)])
         self.problem.engine.keep(self._name("floors"), query, append=bool(self._floors_made))
         self.queries += 1
         self.rows_read += self.problem.base_rows
         counts = self._fetch("floor_rows")
         rows = dict(zip(counts.column("node").to_pylist(), counts.column("rows").to_pylist()))
-        for subset, meet, fid in new:
-            self._floors.setdefault(subset, []).append((fid, meet, int(rows.get(fid, 0))))
-            self._floors_made.append(fid)
+        for n, (subset, meet) in enumerate(new):
+            self._floors.setdefault(subset, []).append((first + n, meet, int(rows.get(first + n, 0))))
+            self._floors_made.append(first + n)
+
+    def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
+        """Floors worth their pass over the base, among candidates per subset: the meet of its
+        nodes, and the meets of its nodes at or above each level of each QI. Their rows are
+        estimated in one pass (HyperLogLog); then, greedily, the candidate that saves the most rows
+        read — what its nodes would read from the base less what they read from it, less the base
+        read that builds it — until none saves any. Their rows together stay below the base's."""
+        candidates: dict[tuple[Subset, Node], list[Node]] = {}
+        for subset, nodes in unsure.items():
+            grid = np.array(nodes)
+            groups = [grid] + [grid[grid[:, a] >= v] for a in range(grid.shape[1])
+                               for v in range(1, int(grid[:, a].max()) + 1)]
+            for group in groups:
+                if len(group) >= FLOOR_GROUP_MIN:
+                    meet = tuple(int(x) for x in group.min(axis=0))
+                    candidates.setdefault((subset, meet), [tuple(int(x) for x in g) for g in group])
+        if not candidates:
+            return []
+        ranked = sorted(candidates.items(), key=lambda c: -len(c[1]))[:FLOOR_CANDIDATES]
+        estimate = self._fetch_estimates([self._base_row(n, subset, meet)
+                                          for n, ((subset, meet), _) in enumerate(ranked)])
+        base = self.problem.base_rows
+        cost = {(subset, node): float(base) for (subset, _), nodes in ranked for node in nodes}
+        chosen, held = [], 0.0
+        while True:
+            gains = [(sum(max(cost[subset, node] - estimate[n], 0.0) for node in nodes) - base, n)
+                     for n, ((subset, _), nodes) in enumerate(ranked) if held + estimate[n] <= base]
+            gain, best = max(gains, default=(0.0, -1))
+            if gain <= 0:
+                return chosen
+            (subset, meet), nodes = ranked[best]
+            chosen.append((subset, meet))
+            held += estimate[best]
+            for node in nodes:
+                cost[subset, node] = min(cost[subset, node], estimate[best])
+
+    def _fetch_estimates(self, plan_rows: list[tuple]) -> list[float]:
+        """The estimated rows of nodes grouped from the base (``q.estimated_rows``), padded by its
+        error, in one pass over the base."""
+        pk, p = self.packing, self.problem
+        query = q.estimated_rows(p.base, plan_rows, [qi.coded.code for qi in p.qis], pk.qi_stride, pk.qi_card,
+                                 [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
+        row = p.engine.fetch(query).to_pylist()[0]
+        self.queries += 1
+        self.rows_read += p.base_rows
+        return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(len(plan_rows))]
 
     def _space(self, subset: Subset, levels: Node) -> float:
         """Codes a node of the subset at ``levels`` can take, times the sensitive span: a bound
@@ -413,6 +484,7 @@ class BatchRunner:
         for name in self._names.values():
             self.problem.engine.unregister(name)  # idempotent: the level table may be gone already
         self._names.clear()
+        self.problem.engine.reset_memory()  # the parts are gone: the release runs at the engine's share
 
 
 def _empty(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:

@@ -335,27 +335,49 @@ def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequ
     QI), joined by UNION ALL. DuckDB divides by a constant and skips a QI outside the subset
     (divisor = its code range) instead of joining every base row with every plan row: measured
     ~1.5x faster on a 1 M-row base."""
-    words = max(qi_words, default=0) + 1
     selects = []
     for node, *divisors in nodes:
-        terms: list[list[exp.Expression]] = [[] for _ in range(words)]
-        for i, (code_column, stride, card, d) in enumerate(zip(qi_codes, qi_strides, qi_cards, divisors)):
-            if d >= card:
-                continue  # the digit is 0
-            code = _bigint(col(code_column, "base"))  # codes may be narrow: multiply in 64 bits
-            if d > 1:
-                code = exp.Paren(this=exp.IntDiv(this=code, expression=exp.Literal.number(d)))
-            terms[qi_words[i]].append(exp.Mul(this=code, expression=exp.Literal.number(stride)))
-        for code_column, stride in zip(sa_codes, sa_strides):
-            terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
-        keys = _word_sums(terms)
+        keys = _literal_keys(divisors, qi_codes, qi_strides, qi_cards, sa_codes, sa_strides, qi_words)
+        # A word without terms is the literal 0: BIGINT still, for the tables it is kept in.
         select = exp.select(_bigint(exp.Literal.number(node)).as_("node"),
-                            *(k.as_(key_name(w)) for w, k in enumerate(keys)),
+                            *((_bigint(k) if isinstance(k, exp.Literal) else k).as_(key_name(w))
+                              for w, k in enumerate(keys)),
                             exp.Sum(this=exp.Cast(this=col("n", "base"), to=exp.DataType.build("DOUBLE"))).as_("n"))
         select = select.from_(base.copy().as_("base"))
         grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
         selects.append(select.group_by(*grouped) if grouped else select)
     return _union_all(selects)
+
+
+def estimated_rows(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequence[str],
+                   qi_strides: Sequence[int], qi_cards: Sequence[int], sa_codes: Sequence[str],
+                   sa_strides: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
+    """One row: per node (node id, divisor per QI, as ``base_nodes``) the rows its histogram would
+    have, estimated by HyperLogLog (``approx_count_distinct``, a few % off) in one pass over the
+    base — far cheaper than grouping by each. Column ``e<i>`` is the ``i``-th node's."""
+    estimates = []
+    for i, (_, *divisors) in enumerate(nodes):
+        keys = _literal_keys(divisors, qi_codes, qi_strides, qi_cards, sa_codes, sa_strides, qi_words)
+        key = keys[0] if len(keys) == 1 else exp.Anonymous(this="HASH", expressions=keys)
+        estimates.append(exp.alias_(exp.ApproxDistinct(this=key), f"e{i}"))
+    return exp.select(*estimates).from_(base.copy().as_("base"))
+
+
+def _literal_keys(divisors: Sequence[int], qi_codes: Sequence[str], qi_strides: Sequence[int],
+                  qi_cards: Sequence[int], sa_codes: Sequence[str], sa_strides: Sequence[int],
+                  qi_words: Sequence[int]) -> list[exp.Expression]:
+    """A node's packed key words over the base, each QI's code divided by its literal divisor."""
+    terms: list[list[exp.Expression]] = [[] for _ in range(max(qi_words, default=0) + 1)]
+    for i, (code_column, stride, card, d) in enumerate(zip(qi_codes, qi_strides, qi_cards, divisors)):
+        if d >= card:
+            continue  # the digit is 0
+        code = _bigint(col(code_column, "base"))  # codes may be narrow: multiply in 64 bits
+        if d > 1:
+            code = exp.Paren(this=exp.IntDiv(this=code, expression=exp.Literal.number(d)))
+        terms[qi_words[i]].append(exp.Mul(this=code, expression=exp.Literal.number(stride)))
+    for code_column, stride in zip(sa_codes, sa_strides):
+        terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
+    return _word_sums(terms)
 
 
 def _union_all(selects: list[exp.Expression]) -> exp.Expression:
@@ -375,23 +397,34 @@ def key_name(word: int) -> str:
     return "key" if word == 0 else f"key{word}"
 
 
-def floor_batch(source: exp.Table, plan: exp.Table, qi_strides: Sequence[int], qi_cards: Sequence[int],
-                qi_words: Sequence[int], sa_span: int) -> exp.Expression:
-    """Nodes generalized from kept finer nodes (their floors) by a divisor per QI (plan columns
-    r0, r1, …): key word w = Σ over its QIs of (digit DIV r_i) · stride_i, plus in word 0 the
-    sensitive part (key % sa_span)."""
-    words = max(qi_words, default=0) + 1
-    terms: list[list[exp.Expression]] = [[] for _ in range(words)]
-    terms[0].append(exp.Mod(this=col("key", "src"), expression=exp.Literal.number(sa_span)))
-    for i, (stride, card, word) in enumerate(zip(qi_strides, qi_cards, qi_words)):
-        digit = exp.Mod(this=exp.IntDiv(this=col("key" if word == 0 else f"key{word}", "src"),
-                                        expression=exp.Literal.number(stride)),
-                        expression=exp.Literal.number(card))
-        general = exp.IntDiv(this=exp.Paren(this=digit), expression=col(f"r{i}", "plan"))
-        terms[word].append(exp.Mul(this=exp.Paren(this=general), expression=exp.Literal.number(stride)))
-    keys = _word_sums(terms)
-    select = template("floor_batch", source=source, plan=plan, key=keys[0])
-    return select if words == 1 else _with_keys(select, keys)
+def floor_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides: Sequence[int],
+                qi_cards: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
+    """Nodes generalized from kept finer nodes (their floors): per plan row (node id, floor id,
+    ratio per QI) a GROUP BY over its floor's rows, joined by UNION ALL. A QI whose ratio is 1 keeps its digit:
+    a key word loses, for each QI generalized in it, (digit − digit DIV r) · stride — DuckDB
+    folds the constants, and a floor's rows are found by their node id alone (the floors are
+    kept in the order they were made). Measured on a generated 1 M-row table: ~2× faster per
+    row read than a join of the floors with a plan table of ratios (the shape before)."""
+    selects = []
+    for node, floor, *ratios in nodes:
+        keys = [col("key" if w == 0 else f"key{w}", "src") for w in range(max(qi_words, default=0) + 1)]
+        for stride, card, word, r in zip(qi_strides, qi_cards, qi_words, ratios):
+            if r == 1:
+                continue
+            digit = exp.Mod(this=exp.IntDiv(this=col("key" if word == 0 else f"key{word}", "src"),
+                                            expression=exp.Literal.number(stride)),
+                            expression=exp.Literal.number(card))
+            lost = exp.Sub(this=exp.Paren(this=digit), expression=exp.IntDiv(this=exp.Paren(this=digit.copy()),
+                                                                             expression=exp.Literal.number(r)))
+            keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=exp.Paren(this=lost),
+                                                                    expression=exp.Literal.number(stride)))
+        select = exp.select(_bigint(exp.Literal.number(node)).as_("node"),
+                            *(k.as_(key_name(w)) for w, k in enumerate(keys)),
+                            exp.Sum(this=col("n", "src")).as_("n"))
+        select = select.from_(source.copy().as_("src")).where(
+            exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor)))
+        selects.append(select.group_by(*(k.copy() for k in keys)))
+    return _union_all(selects)
 
 
 def _word_sums(terms: list[list[exp.Expression]]) -> list[exp.Expression]:

@@ -1,1 +1,0 @@
-SELECT plan.node AS node, "src"."key" % 10 + (("src"."key" // 10 % 4) // "plan"."r0") * 10 AS key, (("src"."key1" // 1 % 5) // "plan"."r1") * 1 AS key1, SUM(src.n) AS n FROM "t_prev" AS src JOIN "t_floor_plan" AS plan ON src.node = plan.parent GROUP BY plan.node, "src"."key" % 10 + (("src"."key" // 10 % 4) // "plan"."r0") * 10, (("src"."key1" // 1 % 5) // "plan"."r1") * 1

@@ -1,1 +1,0 @@
-SELECT plan.node AS node, `src`.`key` % 10 + ((`src`.`key` DIV 10 % 4) DIV `plan`.`r0`) * 10 AS key, ((`src`.`key1` DIV 1 % 5) DIV `plan`.`r1`) * 1 AS key1, SUM(src.n) AS n FROM `t_prev` AS src JOIN `t_floor_plan` AS plan ON src.node = plan.parent GROUP BY plan.node, `src`.`key` % 10 + ((`src`.`key` DIV 10 % 4) DIV `plan`.`r0`) * 10, ((`src`.`key1` DIV 1 % 5) DIV `plan`.`r1`) * 1
