@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from hashed_tables import write_hashed_table
 from table3_project import invoke, table3_project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -176,15 +177,7 @@ def long_search(tmp_path_factory) -> Path:
     QIs, 5 % suppression: ~3 s of search on 2 cores), so that a signal sent on that line arrives
     during the search on any machine (Adult's search is over in ~50 ms)."""
     folder = tmp_path_factory.mktemp("long_search")
-    with duckdb.connect() as con:
-        con.execute(f"""COPY (SELECT
-            lpad(CAST(hash(i, 1) % 100000 AS VARCHAR), 5, '0') AS zip,
-            lpad(CAST(hash(i, 2) % 1000 AS VARCHAR), 3, '0') AS area,
-            CASE WHEN hash(i, 3) % 2 = 0 THEN 'F' ELSE 'M' END AS sex,
-            CAST(hash(i, 5) % 90 AS INTEGER) AS age,
-            'v' || CAST(hash(i, 4) % 6 AS VARCHAR) AS illness
-            FROM range(1000000) AS t(i)) TO '{folder / "big.parquet"}' (FORMAT parquet)""")
-    (folder / "sex.csv").write_text("F;*\nM;*\n")
+    write_hashed_table(folder / "big.parquet", 1_000_000, age=True)
     (folder / "spec.toml").write_text(
         '[source]\npath = "big.parquet"\n[output]\npath = "out/r.parquet"\n'
         "[privacy]\nk = 5\nsuppression = 0.05\n"

@@ -354,8 +354,7 @@ class DuckDBEngine(Engine):
     def fit_memory(self) -> None:
         """DuckDB's limit follows the most the process has held outside its buffers
         (``limits.engine_limit_now``); only for a connection of our own with a limit set."""
-        resident = resident_bytes()
-        if not (self.memory_budget and self._own and resident is not None):
+        if not (self.memory_budget and self._own) or (resident := resident_bytes()) is None:
             return
         if self._monitor is None:  # a cursor of its own: the connection may hold a pending result
             self._monitor = self.con.cursor()
@@ -363,14 +362,16 @@ class DuckDBEngine(Engine):
         self._outside = max(self._outside, resident - int(used))
         limit = engine_limit_now(self.memory_budget, self._outside)
         if abs(limit - self._engine_limit) > limit // 50:  # a setting per level, not per byte
-            self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])
-            self._engine_limit = limit
+            self._set_limit(limit)
 
     def reset_memory(self) -> None:
         if self.memory_budget and self._own and self._engine_limit != engine_share(self.memory_budget):
-            self._engine_limit = engine_share(self.memory_budget)
-            self._monitor.execute("SET memory_limit = $1", [f"{self._engine_limit}B"])  # set by fit_memory
+            self._set_limit(engine_share(self.memory_budget))
         self._outside = 0
+
+    def _set_limit(self, limit: int) -> None:
+        self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])  # the monitor exists: fit_memory made it
+        self._engine_limit = limit
 
     def close(self) -> None:
         if self._own:  # closing our own connection drops all it holds: no statement per object (~10 ms)

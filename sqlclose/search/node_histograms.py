@@ -153,8 +153,7 @@ class BatchRunner:
         """(plan rows, plan columns, kind) per query: each kind's (estimated rows, plan row) pairs
         split to the row budget. A rollup or floor item is estimated by the rows it joins; a base
         item by the rows it can return (``_base_weight``), though each reads the whole base."""
-        floor_columns = ["node", "parent", *(f"r{i}" for i in range(len(self.problem.qis)))]
-        kinds = [(rollups, ROLLUP_COLUMNS, "rollup"), (from_floor, floor_columns, "floor"),
+        kinds = [(rollups, ROLLUP_COLUMNS, "rollup"), (from_floor, [], "floor"),  # floor: literals, no plan
                  (bases, self._base_columns(), "base")]
         self.rows_read += sum(rows for plan in (rollups, from_floor) for rows, _ in plan) \
             + len(bases) * self.problem.base_rows
@@ -297,9 +296,15 @@ class BatchRunner:
         return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, search_share(budget))
 
     def _base_nodes(self, plan_rows: list[tuple]):
+        return q.base_nodes(self.problem.base, plan_rows, *self._literal_key_args())
+
+    def _literal_key_args(self) -> tuple:
+        """How a node's key is built over the base with literal divisors (``q.base_nodes``,
+        ``q.estimated_rows``): the QIs' code columns, strides and ranges, the sensitive code columns
+        and strides, each QI's key word."""
         pk, p = self.packing, self.problem
-        return q.base_nodes(p.base, plan_rows, [qi.coded.code for qi in p.qis], pk.qi_stride, pk.qi_card,
-                            [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
+        return ([qi.coded.code for qi in p.qis], pk.qi_stride, pk.qi_card, [sa.coded.code for sa in p.sas],
+                pk.sa_stride, pk.qi_word)
 
     def _floor_for(self, subset: Subset, node: Node) -> tuple[int, Node, int] | None:
         """The smallest kept floor of the subset at or below ``node``."""
@@ -378,10 +383,8 @@ class BatchRunner:
     def _fetch_estimates(self, plan_rows: list[tuple]) -> list[float]:
         """The estimated rows of nodes grouped from the base (``q.estimated_rows``), padded by its
         error, in one pass over the base."""
-        pk, p = self.packing, self.problem
-        query = q.estimated_rows(p.base, plan_rows, [qi.coded.code for qi in p.qis], pk.qi_stride, pk.qi_card,
-                                 [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
-        row = p.engine.fetch(query).to_pylist()[0]
+        p = self.problem
+        row = p.engine.fetch(q.estimated_rows(p.base, plan_rows, *self._literal_key_args())).to_pylist()[0]
         self.queries += 1
         self.rows_read += p.base_rows
         return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(len(plan_rows))]
