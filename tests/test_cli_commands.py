@@ -1,6 +1,7 @@
 """The whole ``sqlclose`` command (issue 9): help everywhere, explain, dry runs, demo, hierarchies,
-chosen nodes, reruns, re-verification against a report, and distinct exit codes for interrupts and
-environment failures. Every run is a real process or click's runner; outputs are checked on disk."""
+chosen nodes, reruns, re-verification against a report, and distinct exit codes for environment
+failures (interrupts, at every stage of a run: tests/test_signals.py). Every run is a real process or
+click's runner; outputs are checked on disk."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from hashed_tables import write_hashed_table
 from table3_project import invoke, table3_project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def test_the_spec_hash_does_not_depend_on_the_working_directory(project, tmp_pat
     assert len(hashes) == 1
 
 
-# ---- exit codes for the environment and interrupts -----------------------------------------------
+# ---- exit codes for the environment (interrupts: tests/test_signals.py) ---------------------------------
 def test_an_output_folder_under_a_file_is_an_environment_failure_before_the_search(project):
     (project / "blocker").write_text("a file")
     result = invoke("anonymize", project / "spec.toml", "-o", project / "blocker" / "r.parquet")
@@ -168,38 +168,6 @@ def test_a_full_disk_is_an_environment_failure_and_leaves_nothing(project):
     assert result.returncode == 5, result.stderr
     assert "environment refused" in result.stderr and "Traceback" not in result.stderr
     out = project / "out"
-    assert not out.exists() or list(out.iterdir()) == []
-
-
-@pytest.fixture(scope="module")
-def long_search(tmp_path_factory) -> Path:
-    """A spec whose search takes seconds after its first progress line (1 M generated rows, four
-    QIs, 5 % suppression: ~3 s of search on 2 cores), so that a signal sent on that line arrives
-    during the search on any machine (Adult's search is over in ~50 ms)."""
-    folder = tmp_path_factory.mktemp("long_search")
-    write_hashed_table(folder / "big.parquet", 1_000_000, age=True)
-    (folder / "spec.toml").write_text(
-        '[source]\npath = "big.parquet"\n[output]\npath = "out/r.parquet"\n'
-        "[privacy]\nk = 5\nsuppression = 0.05\n"
-        '[quasi_identifiers]\nzip = { mask = true }\narea = { mask = true }\nsex = { file = "sex.csv" }\n'
-        "age = { bands = [5, 10, 20] }\n"
-        '[sensitive.illness]\ndistance = "equal"\nt = 0.3\n')
-    return folder
-
-
-@pytest.mark.parametrize("sig, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_interrupts_exit_distinctly_and_leave_no_files(long_search, sig, code):
-    proc = subprocess.Popen([sys.executable, "-m", "sqlclose.cli", "anonymize", str(long_search / "spec.toml")],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    first = proc.stderr.readline()  # the first progress line: the search is under way, handlers installed
-    assert "search:" in first, first
-    proc.send_signal(sig)
-    _, rest = proc.communicate(timeout=120)
-    assert proc.returncode == code, rest  # 0 would mean the run ended before the signal: the spec is too small
-    errors = [line for line in rest.splitlines() if "search:" not in line]
-    assert "Traceback" not in rest and "SELECT" not in rest and len(errors) == 1, rest
-    assert errors[0].startswith("sqlclose: error:") and "nothing was placed" in errors[0]
-    out = long_search / "out"
     assert not out.exists() or list(out.iterdir()) == []
 
 

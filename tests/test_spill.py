@@ -12,9 +12,9 @@ import threading
 import time
 from pathlib import Path
 
+import duckdb
 import pyarrow.parquet as pq
 import pytest
-from hashed_tables import write_hashed_table
 
 import sqlclose
 from sqlclose.errors import EngineOutOfMemory, LimitWarning
@@ -27,7 +27,14 @@ ROWS = 400_000
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("spill")
-    write_hashed_table(folder / "big.parquet", ROWS)
+    with duckdb.connect() as con:
+        con.execute(f"""COPY (SELECT
+            lpad(CAST(hash(i, 1) % 100000 AS VARCHAR), 5, '0') AS zip,
+            lpad(CAST(hash(i, 2) % 1000 AS VARCHAR), 3, '0') AS area,
+            CASE WHEN hash(i, 3) % 2 = 0 THEN 'F' ELSE 'M' END AS sex,
+            'v' || CAST(hash(i, 4) % 6 AS VARCHAR) AS illness
+            FROM range({ROWS}) AS t(i)) TO '{folder / "big.parquet"}' (FORMAT parquet)""")
+    (folder / "sex.csv").write_text("F;*\nM;*\n")
     return folder
 
 
