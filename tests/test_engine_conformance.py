@@ -193,6 +193,23 @@ def test_keyed_row_hash_sees_every_cell_not_the_order(engine: Engine) -> None:
     assert prints[0] != prints[1]  # keyed
 
 
+def test_row_keys_tell_rows_apart_by_value_position_and_null(engine: Engine) -> None:
+    # Rows the re-check's truth test must keep apart: a NULL moved to another column, a NULL and
+    # an empty text, the same texts in another column order; and rows it must equate: an integer
+    # and a text that reads the same (rows are compared as text, whatever the columns' types).
+    rows = pa.table({"a": [None, "x", None, "", "x", "y", "5"], "b": ["x", None, "", None, "y", "x", "7"]})
+    typed = pa.table({"a": pa.array([5], pa.int64()), "b": pa.array([7], pa.int32())})
+    keys = []
+    for table in (rows, typed):
+        name = engine.temp_name("conf")
+        engine.register(name, table)
+        key_0, key_1 = engine.row_keys([exp.column("a"), exp.column("b")])
+        result = engine.fetch(_select(key_0.as_("k0"), key_1.as_("k1"), source=q.table(name)))
+        keys += list(zip(result.column("k0").to_pylist(), result.column("k1").to_pylist()))
+    assert len(set(keys[:7])) == 7
+    assert keys[6] == keys[7]
+
+
 def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:
     first, other = make_engine(), make_engine()
     registered, temp = first.temp_name("conf"), first.temp_name("temp")

@@ -78,3 +78,32 @@ def test_values_missing_from_hierarchies_name_the_first_column_in_spec_order(ord
                      "'y' (2 rows);"}
     with pytest.raises(DataError, match=re.escape(expected[order[0]])):
         prepare(opened.engine, opened.relation, spec, opened.label)
+
+
+def test_a_sensitive_value_held_only_by_dropped_rows_is_not_in_the_domain():
+    # s = 9 sits only in the row whose h is NULL (dropped): the ordered domain, and so the
+    # distance's denominator m - 1, are those of the five kept rows.
+    table = pa.table({"g": [r[0] for r in ROWS], "h": [r[1] for r in ROWS],
+                      "s": [9 if r[1] is None else r[2] for r in ROWS]})
+    spec = as_spec({"k": 2, "quasi_identifiers": {"g": {"tree": {"*": ["a", "b"]}},
+                                                  "h": {"tree": {"*": ["x", "y"]}, "nulls": "drop"}},
+                    "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
+    opened = open_source(table, None)
+    problem = prepare(opened.engine, opened.relation, spec, opened.label)
+    assert problem.sas[0].domain == ["1", "2", "3"]
+    assert problem.sas[0].q.tolist() == [3.0, 1.0, 1.0]
+    assert problem.input_rows == 6 and problem.rows == 5
+
+
+def test_null_counts_per_column_from_the_column_values():
+    # By hand from the table: h has 2 NULLs, s 1, g none; 5 rows.
+    from sqlclose.sql import queries as q
+
+    table = pa.table({"g": ["a", "a", "b", "b", "a"], "h": ["x", None, None, "y", "x"], "s": [1, 2, None, 1, 1]})
+    opened = open_source(table, None)
+    engine = opened.engine
+    coded = [q.CodedColumn(name, f"r{i}", f"c{i}", f"lk{i}") for i, name in enumerate(("g", "h", "s"))]
+    params = q.Params()
+    values = engine.create_temp_table("v", q.column_values(opened.relation, coded, params), params.values)
+    assert engine.fetch(q.null_counts(values, coded)).to_pylist() == [{"r0": 0, "r1": 2, "r2": 1,
+                                                                      "__sqlclose_rows": 5}]

@@ -59,12 +59,22 @@ BASE_PLAN = pa.table({"node": [0, 1, 2], "d0": [1, 2, 4], "d1": [1, 5, 2]})
 FLOOR_NODES = [(0, 0, 2, 1), (1, 1, 1, 5)]
 RUNNING = pa.table({"node": [0, 1]})
 
-SRC, RAW, BASE = q.table("t_src"), q.table("t_raw"), q.table("t_base")
+SRC, VALUES, BASE = q.table("t_src"), q.table("t_values"), q.table("t_base")
 
 
 def _raw(engine: Engine) -> Any:
     params = q.Params()
     return q.raw_histogram(SRC, [QI, SA, AGE], params), params.values
+
+
+def _column_values(engine: Engine) -> Any:
+    params = q.Params()
+    return q.column_values(SRC, [QI, SA, AGE], params), params.values
+
+
+def _base(engine: Engine) -> Any:
+    params = q.Params()
+    return q.base_histogram(SRC, [QI, SA, AGE], params), params.values
 
 
 def _release(suppressed: bool) -> Callable[[Engine], Any]:
@@ -98,10 +108,11 @@ def _not_null(engine: Engine) -> Any:
 # name -> (build(engine) -> (query, params), ordered: the query fixes its row order)
 CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "raw_histogram": (_raw, False),
-    "missing_values_text": (lambda e: (q.missing_values(RAW, QI), []), True),
-    "missing_values_typed": (lambda e: (q.missing_values(RAW, SA), []), True),
-    "null_counts": (lambda e: (q.null_counts(RAW, [QI, SA, AGE]), []), False),
-    "base_histogram": (lambda e: (q.base_histogram(RAW, [QI, SA, AGE]), []), False),
+    "column_values": (_column_values, False),
+    "missing_values_text": (lambda e: (q.missing_values(VALUES, QI), []), True),
+    "missing_values_typed": (lambda e: (q.missing_values(VALUES, SA), []), True),
+    "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
+    "base_histogram": (_base, False),
     "node_histogram": (lambda e: (q.node_histogram(BASE, [("q0", 2), ("q1", 1)], ["s0"]), []), False),
     "node_histogram_sa_only": (lambda e: (q.node_histogram(BASE, [], ["s0"]), []), False),
     "distribution": (lambda e: (q.distribution(SRC, q.as_text(q.col(EVIL))), []), False),
@@ -142,9 +153,8 @@ def _setup(engine: Engine) -> None:
     engine.register("t_plan", ROLLUP_PLAN)
     engine.register("t_base_plan", BASE_PLAN)
     engine.register("t_running", RUNNING)
-    query, params = _raw(engine)
-    engine.create_temp_table("t_raw", query, params)
-    engine.create_temp_table("t_base", q.base_histogram(RAW, [QI, SA, AGE]))
+    engine.create_temp_table("t_values", *_column_values(engine))
+    engine.create_temp_table("t_base", *_base(engine))
     engine.create_temp_table("t_sizes", q.class_sizes(q.table("t_prev"), 1, 10))
     engine.create_temp_table("t_sizes2", q.class_sizes(q.table("t_prev"), 2, 10))
     engine.create_temp_table("t_large", q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3))
@@ -247,8 +257,8 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     """Two results checked by hand, so both engines being wrong the same way would show."""
     _, spark = engines
     # missing values: w (1 row) of a"b; 4 (1 row) of the sensitive column
-    assert _rows(spark.fetch(q.missing_values(RAW, QI)), True) == [("w", 1)]
-    assert _rows(spark.fetch(q.missing_values(RAW, SA)), True) == [("4", 1)]
+    assert _rows(spark.fetch(q.missing_values(VALUES, QI)), True) == [("w", 1)]
+    assert _rows(spark.fetch(q.missing_values(VALUES, SA)), True) == [("4", 1)]
     # rollup: node 1 from node 0 with ratio 4 turns every q0 digit into 0: keys 0, 11, 21, 32
     # (n 2, 1, 3, 1) become 0, 1, 1, 2
     rolled = spark.fetch(q.rollup_batch(q.table("t_prev"), q.table("t_plan")))
@@ -323,7 +333,7 @@ def test_class_numbers_put_null_last_on_both_engines(engines) -> None:
 ], ids=["text", "typed"])
 def test_distinct_values_query(engines, column: q.CodedColumn, expected: list[tuple]) -> None:
     for engine in engines:
-        assert _rows(_distinct(engine, RAW, column), True) == expected
+        assert _rows(_distinct(engine, VALUES, column), True) == expected
 
 
 @pytest.mark.parametrize("dialect_engine", [DuckDBEngine, SparkEngine], ids=["duckdb", "spark"])

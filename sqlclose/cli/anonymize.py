@@ -244,7 +244,7 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False) -> No
         click.echo(f"  {name}: {', '.join(s['models'])} ({details})")
     click.echo(f"release    columns {', '.join(plan['released_columns'])}")
     if sql:
-        click.echo("\n-- the one scan of the source (histogram of QI and sensitive values):")
+        click.echo("\n-- the one grouping of the source's rows (QI and sensitive values as codes, counted):")
         click.echo(plan["sql"]["histogram_scan"])
         click.echo("\n-- the release query (suppressed classes are excluded once the search has run):")
         click.echo(plan["sql"]["release"])

@@ -180,6 +180,12 @@ class Engine(ABC):
         fingerprint sums it). No two engines share a hash."""
 
     @abstractmethod
+    def row_keys(self, values: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+        """Two 64-bit hashes of a row's ``values``, each over the values as text, in opposite
+        orders: the re-check's truth test compares rows by them (a 128-bit key that tells NULL
+        from any text and does not depend on the columns' types)."""
+
+    @abstractmethod
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table: ...
 
     @abstractmethod

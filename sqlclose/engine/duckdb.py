@@ -112,6 +112,12 @@ class DuckDBEngine(Engine):
         text = exp.DPipe(this=secret, expression=exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR")))
         return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
 
+    def row_keys(self, values: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+        # HASH hashes NULL apart from every text and combines its arguments in order.
+        texts = [exp.Cast(this=v.copy(), to=exp.DataType.build("VARCHAR")) for v in values]
+        return (exp.Anonymous(this="HASH", expressions=texts),
+                exp.Anonymous(this="HASH", expressions=[t.copy() for t in reversed(texts)]))
+
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         if not isinstance(e, duckdb.OutOfMemoryException):
             return super().engine_error(e, sql)

@@ -109,6 +109,14 @@ class SparkEngine(Engine):
         number = exp.Anonymous(this="CONV", expressions=[low, exp.Literal.number(16), exp.Literal.number(10)])
         return exp.Cast(this=number, to=exp.DataType.build("DECIMAL(38, 0)"))
 
+    def row_keys(self, values: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+        # XXHASH64 skips NULL arguments, so each value is followed by its IS NULL flag: (NULL, 'a')
+        # and ('a', NULL) then hash apart.
+        parts = [[exp.Cast(this=v.copy(), to=exp.DataType.build("STRING")),
+                  exp.Is(this=v.copy(), expression=exp.Null())] for v in values]
+        return (exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in parts for e in p]),
+                exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in reversed(parts) for e in p]))
+
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:
         return self.spark.sql(sql, args=self.bind(params)) if params else self.spark.sql(sql)

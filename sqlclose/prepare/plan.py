@@ -33,9 +33,9 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
 
 
 def histogram_scan_sql(problem: Problem) -> str:
-    """The one scan of the source: the raw histogram query."""
+    """The one grouping of the source's rows before the release: the base histogram query."""
     coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas]
-    return q.raw_histogram(problem.source.copy(), coded, q.Params()).sql(dialect=problem.engine.dialect, pretty=True)
+    return q.base_histogram(problem.source.copy(), coded, q.Params()).sql(dialect=problem.engine.dialect, pretty=True)
 
 
 def release_sql(problem: Problem, node: Node) -> str:

@@ -1,10 +1,10 @@
 """From a spec and a source to a validated, integer-coded problem ready for the search.
 
-Order of work: check the columns exist; one scan of the source into the *raw histogram*
-(rows counted per combination of QI and sensitive values); build rule hierarchies from its
-distinct values; register lookup tables; prove every value is a leaf and every NULL has a
-policy; encode to the *base histogram* of integer codes. Nothing here reads rows in Python:
-Python sees distinct values and counts.
+Order of work: check the columns exist; one cheap pass for each column's distinct values and
+their rows (*column values*: a GROUP BY per column, NULLs included); build rule hierarchies
+from them; register lookup tables; prove every value is a leaf and every NULL has a policy;
+then group the source's rows once, by integer codes, into the *base histogram*. Nothing here
+reads rows in Python: Python sees distinct values and counts.
 """
 
 from __future__ import annotations
@@ -110,10 +110,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
 
     fingerprint = keyed_fingerprint(engine, source, fingerprint_key) if fingerprint_key else None
     params = q.Params()
-    raw = engine.create_temp_table(engine.temp_name("raw_histogram"),
-                                   q.raw_histogram(source.copy(), coded, params, counts), params.values)
+    values = engine.create_temp_table(engine.temp_name("column_values"),
+                                      q.column_values(source.copy(), coded, params, counts), params.values)
 
-    nulls = engine.fetch(q.null_counts(raw, coded)).to_pylist()[0]
+    nulls = engine.fetch(q.null_counts(values, coded)).to_pylist()[0]
     input_rows = int(nulls.pop("__sqlclose_rows") or 0)
     if not input_rows:
         raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
@@ -128,20 +128,23 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         if c.null_value is not None:
             _refuse_colliding_stand_in(engine, source, c, source_label)
 
-    qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(engine, raw, c, spec.quasi_identifiers[c.name]), c)
+    qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(engine, values, c, spec.quasi_identifiers[c.name]), c)
            for c in qi_coded]
     for qi in qis:
         _register_qi_lookup(engine, qi)
-    _check_qi_leaves(engine, raw, qis)
-    # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain.
-    kept = _kept_rows(raw, [c.raw for c in coded if policies[c.raw] == "drop" and nulls[c.raw]])
+    _check_qi_leaves(engine, values, qis)
+    # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain,
+    # and a sensitive domain is that of the rows kept.
+    drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
+    kept = _kept_values(engine, source, drop, sa_coded, counts) if drop and sa_coded else values
     unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
 
-    base = engine.create_temp_table(engine.temp_name("base_histogram"), q.base_histogram(raw, coded))
+    params = q.Params()
+    base = engine.create_temp_table(engine.temp_name("base_histogram"),
+                                    q.base_histogram(source.copy(), coded, params, counts), params.values)
     size = engine.fetch(q.histogram_size(base)).to_pylist()[0]
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
-    drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
     effective = q.without_nulls(source, drop) if drop else source
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
@@ -219,19 +222,22 @@ def require_columns(names: list[str], columns: list[str], source_label: str) -> 
             )
 
 
-def _kept_rows(raw: exp.Table, dropped: list[str]) -> exp.Expression:
-    """The raw histogram without the rows ``nulls = "drop"`` removes (NULL in a ``dropped`` column)."""
-    return q.rows_present(raw, dropped) if dropped else raw
+def _kept_values(engine: Engine, source: exp.Expression, drop: list[str], columns: list[q.CodedColumn],
+                 counts: str | None) -> exp.Table:
+    """``column_values`` of ``columns`` over the rows without a NULL in a ``drop`` column."""
+    params = q.Params()
+    return engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
+        q.without_nulls(source, drop), columns, params, counts), params.values)
 
 
-def _distinct(engine: Engine, raw: exp.Expression, c: q.CodedColumn) -> pa.Table:
-    return engine.fetch(q.distinct_with_numbers(raw, c.raw))
+def _distinct(engine: Engine, values: exp.Expression, c: q.CodedColumn) -> pa.Table:
+    return engine.fetch(q.distinct_with_numbers(values, c.raw))
 
 
-def _qi_hierarchy(engine: Engine, raw: exp.Table, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
+def _qi_hierarchy(engine: Engine, column_values: exp.Table, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
-    values = _distinct(engine, raw, c)
+    values = _distinct(engine, column_values, c)
     texts = values.column("text").to_pylist()
     special = [c.null_value] if c.null_value is not None else []
     texts_rule = [t for t in texts if t not in special]
@@ -267,18 +273,18 @@ def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
     engine.register(qi.coded.lookup, arrow_table(data))
 
 
-def _check_leaves(engine: Engine, raw: exp.Expression, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
-    missing = engine.fetch(q.missing_values(raw, c))
+def _check_leaves(engine: Engine, values: exp.Expression, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
+    missing = engine.fetch(q.missing_values(values, c))
     if missing.num_rows == 0:
         return
     where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
     _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
 
 
-def _check_qi_leaves(engine: Engine, raw: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
+def _check_qi_leaves(engine: Engine, values: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
     """``_check_leaves`` of every quasi-identifier in one query; the first column (in spec order)
     with values its hierarchy lacks raises, as the column-by-column checks would."""
-    missing = engine.fetch(q.missing_values_of(raw, [qi.coded for qi in qis]))
+    missing = engine.fetch(q.missing_values_of(values, [qi.coded for qi in qis]))
     if missing.num_rows == 0:
         return
     positions, values, counts = (missing.column(name).to_pylist() for name in ("col", "v", "n"))
@@ -307,12 +313,12 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
 
 
 
-def _sensitive_column(engine: Engine, raw: exp.Expression, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
+def _sensitive_column(engine: Engine, values: exp.Expression, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
     hierarchy = static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
-    # The raw column is typed for ordered distances, so numbers sort as numbers.
-    domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, raw, c).column("text").to_pylist())
+    # The value is typed for ordered distances, so numbers sort as numbers.
+    domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, values, c).column("text").to_pylist())
     engine.register(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}))
-    _check_leaves(engine, raw, c, hierarchy)
+    _check_leaves(engine, values, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(domain, hierarchy, c.name)
     return SensitiveColumn(c.name, s, domain, hierarchy, coded=c)

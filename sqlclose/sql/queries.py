@@ -60,6 +60,16 @@ def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params
     """Rows counted per combination of the columns' values. ``counts``: the source is itself a
     histogram (the warehouse path's export) whose column of that name says how many rows each of
     its rows stands for: they are summed instead of counted."""
+    exprs = _raw_values(columns, params)
+    select = template("raw_histogram", source=source, columns=exprs)
+    # GROUP BY the expressions, not the aliases: portable to engines without alias grouping.
+    select.set("group", exp.Group(expressions=[e.this.copy() for e in exprs]))
+    return _counted(select, counts)
+
+
+def _raw_values(columns: Sequence[CodedColumn], params: Params) -> list[exp.Expression]:
+    """Each column's value as the raw histogram holds it, aliased by its raw name: text (the form
+    hierarchy leaves are matched in), typed for ordered domains, NULL as its stand-in if any."""
     exprs = []
     for c in columns:
         value: exp.Expression = col(c.name, "src")
@@ -68,65 +78,75 @@ def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params
         if c.null_value is not None:
             value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
         exprs.append(exp.alias_(value, ident(c.raw)))
-    select = template("raw_histogram", source=source, columns=exprs)
-    # GROUP BY the expressions, not the aliases: portable to engines without alias grouping.
-    select.set("group", exp.Group(expressions=[e.this.copy() for e in exprs]))
+    return exprs
+
+
+def _counted(select: exp.Select, counts: str | None) -> exp.Select:
+    """``counts``: the source is a histogram; its last select item (``n``) sums that column."""
     if counts is not None:
         total = exp.Cast(this=exp.Sum(this=col(counts, "src")), to=exp.DataType.build("BIGINT"))
         select.expressions[-1].set("this", total)
     return select
 
 
-def missing_values(raw: exp.Expression, c: CodedColumn) -> exp.Expression:
-    value = as_text(col(c.raw, "raw")) if c.typed else col(c.raw, "raw")
-    return template("missing_values", raw=raw, value=value, lookup=table(c.lookup))
+def column_values(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
+                  counts: str | None = None) -> exp.Expression:
+    """Every column's distinct values, NULL included, with the rows holding each: one GROUP BY per
+    column, stacked (``column_values.sql``). A row of column i has ``col`` = i, the value under the
+    column's raw name (as ``raw_histogram`` would hold it), NULL under the other raw names, and
+    ``n``. What preparation reads before the base histogram — NULL counts, the distinct values of
+    rule-built hierarchies and sensitive domains, missing-leaf checks — is this small table, so
+    the source's rows are grouped once more only by ``base_histogram``."""
+    exprs = _raw_values(columns, params)
+    parts = []
+    for i, e in enumerate(exprs):
+        values = [e if j == i else exp.alias_(exp.Null(), ident(c.raw)) for j, c in enumerate(columns)]
+        select = template("column_values", source=source, position=exp.Literal.number(i), columns=values,
+                          value=e.this)
+        parts.append(_counted(select, counts))
+    return parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
 
 
-def missing_values_of(raw: exp.Expression, columns: Sequence[CodedColumn]) -> exp.Expression:
+def missing_values(values: exp.Expression, c: CodedColumn) -> exp.Expression:
+    """A column's values (from ``column_values``) that its lookup lacks, with their rows."""
+    value = as_text(col(c.raw, "vals")) if c.typed else col(c.raw, "vals")
+    return template("missing_values", values=values, value=value, lookup=table(c.lookup))
+
+
+def missing_values_of(values: exp.Expression, columns: Sequence[CodedColumn]) -> exp.Expression:
     """``missing_values`` of several columns in one query (one query's fixed cost instead of one
     per column): (col, v, n), ``col`` the column's position, each column's rows in the same order."""
     parts = [exp.select(exp.alias_(exp.Literal.number(i), "col"), exp.column("v"), exp.column("n"))
-             .from_(missing_values(raw, c).subquery(f"m{i}")) for i, c in enumerate(columns)]
+             .from_(missing_values(values, c).subquery(f"m{i}")) for i, c in enumerate(columns)]
     stacked = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
     return (exp.select(exp.column("col"), exp.column("v"), exp.column("n")).from_(stacked.subquery("missing"))
             .order_by(exp.column("col"), exp.Ordered(this=exp.column("n"), desc=True),
                       exp.Ordered(this=exp.column("v"), nulls_first=False)))
 
 
-def null_counts(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
-    """Rows with a NULL, per column, and all rows (``__sqlclose_rows``), in one pass over the raw histogram."""
-    sums = [
-        exp.alias_(
-            exp.Cast(
-                this=exp.Coalesce(
-                    this=exp.Sum(this=exp.If(this=exp.Is(this=col(c.raw), expression=exp.Null()),
-                                             true=exp.column("n"), false=exp.Literal.number(0))),
-                    expressions=[exp.Literal.number(0)],
-                ),
-                to=exp.DataType.build("BIGINT"),
-            ),
-            ident(c.raw),
-        )
-        for c in columns
-    ]
-    total = exp.Cast(this=exp.Coalesce(this=exp.Sum(this=exp.column("n")), expressions=[exp.Literal.number(0)]),
-                     to=exp.DataType.build("BIGINT"))
-    return exp.select(*sums, exp.alias_(total, ident("__sqlclose_rows"))).from_(raw)
+def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
+    """Rows with a NULL, per column, and all rows (``__sqlclose_rows``), from ``column_values``."""
+    def rows_of(i: int, condition: exp.Expression | None = None) -> exp.Expression:
+        mine = exp.EQ(this=exp.column("col"), expression=exp.Literal.number(i))
+        when = mine if condition is None else exp.and_(mine, condition)
+        total = exp.Sum(this=exp.If(this=when, true=exp.column("n"), false=exp.Literal.number(0)))
+        return exp.Cast(this=exp.Coalesce(this=total, expressions=[exp.Literal.number(0)]),
+                        to=exp.DataType.build("BIGINT"))
+
+    sums = [exp.alias_(rows_of(i, exp.Is(this=col(c.raw), expression=exp.Null())), ident(c.raw))
+            for i, c in enumerate(columns)]
+    return exp.select(*sums, exp.alias_(rows_of(0), ident("__sqlclose_rows"))).from_(values)
 
 
-def base_histogram(raw: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
-    """Inner joins to the lookups: rows with a NULL left by ``nulls = "drop"`` fall out here."""
+def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
+                   counts: str | None = None) -> exp.Expression:
+    """The source's rows counted per combination of codes: inner joins to the lookups, so rows with
+    a NULL left by ``nulls = "drop"`` fall out here."""
     codes = [col("code", f"lk_{c.code}") for c in columns]
-    select = template("base_histogram", raw=raw, codes=codes)
+    select = template("base_histogram", source=source, codes=codes)
     select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(codes, columns)]
                + [select.expressions[-1]])
-    for c in columns:
-        value = as_text(col(c.raw, "raw")) if c.typed else col(c.raw, "raw")
-        select = select.join(
-            exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True),
-            on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value),
-        )
-    return select
+    return _counted(_join_lookups(select, columns, params), counts)
 
 
 def node_histogram(source: exp.Expression, groups: Sequence[tuple[str, int]], extra: Sequence[str]) -> exp.Expression:

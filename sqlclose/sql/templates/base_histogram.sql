@@ -1,9 +1,11 @@
--- The base histogram: the raw histogram with every value replaced by its integer code (inner
--- joins to the lookup tables, added by queries.base_histogram; validation has already proved
--- every value has a code). Node queries group this, or a finer node, by generalized codes.
+-- The base histogram, the one grouping of the source's rows before the release: rows counted per
+-- combination of codes, every value replaced by its integer code (inner joins to the lookup
+-- tables, added by queries.base_histogram; validation has already proved every value has a code,
+-- on the distinct values of column_values.sql). Node queries group this, or a finer node, by
+-- generalized codes.
 SELECT
   __codes__,
-  CAST(SUM(n) AS BIGINT) AS n
-FROM __raw__ AS raw
+  COUNT(*) AS n
+FROM __source__ AS src
 GROUP BY
   __codes__

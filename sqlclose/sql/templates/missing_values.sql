@@ -1,9 +1,9 @@
 -- Error path only: the values of a quasi-identifier or sensitive column that are not leaves of
--- its hierarchy, most frequent first, with how many rows carry each.
+-- its hierarchy, most frequent first, with how many rows carry each (read from column_values.sql).
 SELECT
   __value__ AS v,
   CAST(SUM(n) AS BIGINT) AS n
-FROM __raw__ AS raw
+FROM __values__ AS vals
 WHERE
   NOT __value__ IS NULL AND NOT __value__ IN (SELECT value FROM __lookup__)
 GROUP BY

@@ -1,7 +1,7 @@
--- The one scan of the source: rows counted per combination of quasi-identifier values (as text,
--- the form hierarchy leaves are matched in) and sensitive values (typed, so an ordered domain
--- sorts numbers as numbers). Everything before the release — distinct values for rule-built
--- hierarchies, NULL counts, missing-leaf checks, the base histogram — reads this, not the source.
+-- Rows counted per combination of quasi-identifier values (as text, the form hierarchy leaves are
+-- matched in) and sensitive values (typed, so an ordered domain sorts numbers as numbers): what
+-- the warehouse path exports (sql/warehouse.py), and what `sqlclose explain` shows as the scan a
+-- warehouse runs. A local run groups its rows once, into the base histogram, instead.
 SELECT
   __columns__,
   COUNT(*) AS n
