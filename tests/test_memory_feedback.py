@@ -73,3 +73,23 @@ def test_a_callers_connection_and_a_job_without_a_limit_keep_their_settings(monk
     unlimited.fit_memory()
     assert unlimited.con.execute("SELECT current_setting('memory_limit')").fetchone() == before
     unlimited.close()
+
+
+def test_ctrl_c_inside_the_memory_monitor_is_an_interrupt(monkeypatch):
+    # DuckDB reports a Ctrl-C that lands inside a query as its own error; in the monitor's queries
+    # (read DuckDB's buffers, set its limit) it must still stop the run as an interrupt (exit 130).
+    class Interrupted:
+        def execute(self, *args):
+            raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")
+
+    engine = DuckDBEngine(memory_limit="1GB")
+    try:
+        monkeypatch.setattr(duckdb_engine, "resident_bytes", lambda: 600 * MB)
+        engine._monitor = Interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            engine.fit_memory()
+        with pytest.raises(KeyboardInterrupt):
+            engine._set_limit(300 * MB)
+    finally:
+        engine._monitor = None
+        engine.close()

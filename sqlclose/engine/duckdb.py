@@ -364,7 +364,8 @@ class DuckDBEngine(Engine):
             return
         if self._monitor is None:  # a cursor of its own: the connection may hold a pending result
             self._monitor = self.con.cursor()
-        used = self._monitor.execute(_MEMORY_USED).fetchone()[0] or 0
+        with _interruptible():  # Ctrl-C may land in these queries too
+            used = self._monitor.execute(_MEMORY_USED).fetchone()[0] or 0
         self._outside = max(self._outside, resident - int(used))
         limit = engine_limit_now(self.memory_budget, self._outside)
         if abs(limit - self._engine_limit) > limit // 50:  # a setting per level, not per byte
@@ -376,7 +377,8 @@ class DuckDBEngine(Engine):
         self._outside = 0
 
     def _set_limit(self, limit: int) -> None:
-        self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])  # the monitor exists: fit_memory made it
+        with _interruptible():
+            self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])  # the monitor exists: fit_memory made it
         self._engine_limit = limit
 
     def close(self) -> None:
