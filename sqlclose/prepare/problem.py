@@ -281,10 +281,10 @@ def _check_leaves(engine: Engine, values: exp.Expression, c: q.CodedColumn, hier
     _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
 
 
-def _check_qi_leaves(engine: Engine, values: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
+def _check_qi_leaves(engine: Engine, column_values: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
     """``_check_leaves`` of every quasi-identifier in one query; the first column (in spec order)
     with values its hierarchy lacks raises, as the column-by-column checks would."""
-    missing = engine.fetch(q.missing_values_of(values, [qi.coded for qi in qis]))
+    missing = engine.fetch(q.missing_values_of(column_values, [qi.coded for qi in qis]))
     if missing.num_rows == 0:
         return
     positions, values, counts = (missing.column(name).to_pylist() for name in ("col", "v", "n"))

@@ -508,12 +508,6 @@ def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Express
     return exp.select(exp.Star()).from_(relation).where(not_null(columns)).subquery()
 
 
-def rows_present(histogram: exp.Expression, columns: Sequence[str]) -> exp.Expression:
-    """A histogram without the rows holding a NULL in one of ``columns``."""
-    present = exp.and_(*[exp.Not(this=exp.Is(this=col(name), expression=exp.Null())) for name in columns])
-    return exp.select(exp.Star()).from_(histogram.copy()).where(present).subquery()
-
-
 def count_non_finite(source: exp.Expression, column: str) -> exp.Expression:
     value = col(column)
     bad = exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
