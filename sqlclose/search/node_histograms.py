@@ -93,7 +93,7 @@ class BatchRunner:
     _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
     _floors: dict[Subset, list[tuple[int, Node, int]]] = field(default_factory=dict)  # (floor id, levels, rows)
-    _floors_made: list[int] = field(default_factory=list)
+    _floors_made: int = 0  # floors kept so far (their ids are 0 … this − 1, in the kept table's order)
     _names: dict[str, str] = field(default_factory=dict)
     _sql: dict[str, str] = field(default_factory=dict)
 
@@ -334,16 +334,16 @@ class BatchRunner:
         new += self._estimated_floors(unsure)
         if not new:
             return
-        first = len(self._floors_made)
+        first = self._floors_made
         query = self._base_nodes([self._base_row(first + n, subset, meet) for n, (subset, meet) in enumerate(new)])
-        self.problem.engine.keep(self._name("floors"), query, append=bool(self._floors_made))
+        self.problem.engine.keep(self._name("floors"), query, append=first > 0)
         self.queries += 1
         self.rows_read += self.problem.base_rows
         counts = self._fetch("floor_rows")
         rows = dict(zip(counts.column("node").to_pylist(), counts.column("rows").to_pylist()))
         for n, (subset, meet) in enumerate(new):
             self._floors.setdefault(subset, []).append((first + n, meet, int(rows.get(first + n, 0))))
-            self._floors_made.append(first + n)
+        self._floors_made += len(new)
 
     def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
         """Floors worth their pass over the base, among candidates per subset: the meet of its
@@ -480,7 +480,7 @@ class BatchRunner:
         self.release_cache()
         if self._floors_made:
             self.problem.engine.unregister(self._name("floors"))
-        self._floors, self._floors_made = {}, []
+        self._floors, self._floors_made = {}, 0
 
     def close(self) -> None:
         self.release_cache()
