@@ -12,6 +12,7 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
     python benchmarks/bench_scale.py                       # 1 M rows
     python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
     python benchmarks/bench_scale.py --memory-limit 1GB    # the whole job under a limit (peak RSS vs it)
+    python benchmarks/bench_scale.py --explore optimum     # [search] explore = "optimum" (default: lattice)
 
 Not a test: figures go to docs/performance.md with the machine they were taken on. Generated
 data lives in benchmarks/data/ (git-ignored).
@@ -94,7 +95,7 @@ def case_spec(folder: Path, distance: str, suppression: float) -> Path:
 
 
 def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = CASES,
-            timeout: float | None = None, memory_limit: str | None = None) -> list[dict]:
+            timeout: float | None = None, memory_limit: str | None = None, explore: str = "lattice") -> list[dict]:
     folder = data / f"rows_{rows}"
     if not (folder / "table.parquet").exists():
         print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
@@ -109,13 +110,15 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
     for distance, suppression in cases:
         spec = case_spec(folder, distance, suppression)
         limit = ["--memory-limit", memory_limit] if memory_limit else []
-        procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name), *limit],
+        procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name), *limit,
+                        "--explore", explore],
                        cwd=folder, timeout=timeout) for _ in range(runs)]
         report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
         whole = statistics.median(p["seconds"] for p in procs)
         out.append({
             "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit,
+            "explore": explore,
             "scan_seconds": scan,
             "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
             "process_all": [round(p["seconds"], 2) for p in procs], "ratio": whole / scan,
@@ -139,16 +142,18 @@ def main() -> None:
                         help="distance:suppression (e.g. hierarchical:0.05); default all four; none: scan only")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per whole-process run")
     parser.add_argument("--memory-limit", default=None, help="the job's memory limit (sqlclose --memory-limit)")
+    parser.add_argument("--explore", choices=["lattice", "optimum"], default="lattice",
+                        help="decide the whole lattice, or only what the optimum needs ([search] explore)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cases = CASES if args.cases is None else [(c.split(":")[0], float(c.split(":")[1])) for c in args.cases]
     results = [r for rows in args.sizes
-               for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit)]
+               for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit, args.explore)]
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     if args.json:
         print(json.dumps({"machine": machine, "results": results}, indent=2))
         return
-    print(f"machine: {machine}; memory limit: {args.memory_limit or 'none'}")
+    print(f"machine: {machine}; memory limit: {args.memory_limit or 'none'}; explore: {args.explore}")
     print("| rows | t = 0.2 | suppression | one scan | whole process | × scan | search | peak RSS "
           "| nodes evaluated / lattice | queries | optimum DM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

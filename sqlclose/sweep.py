@@ -271,7 +271,7 @@ class _IncognitoSweep(_Sweep):
         row: dict[str, Any] = {"algorithm": "incognito", "metric": selection.metric_name, "k": problem.k, "l": l,
                                "t": t}
         criteria = criteria_for(problem.k, problem.sas)
-        result = incognito(problem, criteria, None, cost)
+        result = incognito(problem, criteria, None, cost, explore="optimum")  # a sweep row lists no minimal nodes
         if result.optimum is None:
             return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
         release = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False,

@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -358,3 +359,21 @@ def test_no_suppression_needed_when_allowed():
     release = sqlclose.anonymize(CSV, spec_dict(suppression=0.5))
     assert release.node == {"zip": 1, "age": 2}
     assert release.summary["suppressed_rows"] == 0
+
+
+def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(tmp_path):
+    """[search] explore = "optimum": the optimum worked out above (zip=2, age=2, 3 rows
+    suppressed), the same file, fewer nodes evaluated; the report says the lattice was not
+    decided whole instead of listing minimal nodes it does not know."""
+    whole = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34))
+    alone = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34, search={"explore": "optimum"}))
+    assert whole.node == alone.node == {"zip": 2, "age": 2}
+    a, b = whole.write_parquet(tmp_path / "a.parquet"), alone.write_parquet(tmp_path / "b.parquet")
+    assert a["output"]["sha256"] == b["output"]["sha256"]
+    assert a["lattice"]["complete"] is True and a["minimal_nodes"] and a["lattice"]["satisfying_nodes"] > 0
+    assert b["lattice"]["complete"] is False and b["minimal_nodes"] is None and b["lattice"]["satisfying_nodes"] is None
+    assert b["lattice"]["nodes_evaluated"] < a["lattice"]["nodes_evaluated"]
+    left_out = next(tuple(int(v) for v in node) for node in np.argwhere(np.ones(alone.search.shape, dtype=bool))
+                    if tuple(int(v) for v in node) not in alone.search.evaluated)
+    with pytest.raises(sqlclose.InputError, match="explored for the optimum alone"):
+        alone.at(left_out)

@@ -338,6 +338,84 @@ def test_either_walk_alone_matches_brute_force(case: Case, share: float, monkeyp
         assert set(result.evaluated) == sol.satisfying | maximal_failing(sol, case.oracle.shape)
 
 
+def assert_optimum_gives(result, sol: Solution) -> None:
+    """A search for the optimum alone against the oracle: the same optimum, and what it recorded
+    of every node it evaluated is true."""
+    assert not result.complete and result.minimal_nodes == []
+    assert result.optimum == sol.optimum
+    assert result.evaluated[result.optimum].discernibility == sol.results[sol.optimum].dm
+    assert result.evaluated[result.optimum].suppressed == sol.results[sol.optimum].suppressed
+    for node, ev in result.evaluated.items():
+        if ev.satisfied:  # a node left unread is recorded failing, whatever it would have been
+            assert node in sol.satisfying and ev.discernibility == sol.results[node].dm, node
+
+
+@pytest.mark.parametrize("share", [0.0, 0.1, 1e18], ids=["from-above-alone", "both-ends", "from-below-alone"])
+@pytest.mark.parametrize("case", [c for c in ALL_CASES if c != "table3-k10-s0.0"], indirect=True)
+def test_search_for_the_optimum_matches_brute_force(case: Case, share: float, monkeypatch):
+    """explore = "optimum" leaves alone nodes that cannot be the optimum: it must still find the
+    oracle's optimum, from either end or both, and evaluate fewer nodes than deciding the lattice."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    monkeypatch.setattr(search, "BELOW_SHARE", share)
+    problem = case.release.problem
+    criteria = criteria_for(problem.k, problem.sas)
+    whole = search.incognito(problem, criteria)
+    result = search.incognito(problem, criteria, explore="optimum")
+    assert_optimum_gives(result, case.solution)
+    assert whole.complete and len(result.evaluated) <= len(whole.evaluated)
+
+
+@pytest.mark.parametrize("case", ["adult-k5-hier-s0.05", "adult-k5-s0.05", NON_MONOTONE, "adult-k5-hier-s0.0"],
+                         indirect=True)
+def test_sql_batches_for_the_optimum_match_brute_force(case: Case, monkeypatch):
+    """The SQL level batches, exploring for the optimum, do not read the classes of nodes whose
+    records below k alone cost more than a node found (``read_within``): same optimum as the
+    oracle, and such nodes were really left unread under suppression."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import node_histograms as nodes
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    problem = case.release.problem
+    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
+    cut_short = []
+    parts = nodes.BatchRunner._judged_parts
+
+    def spied(self, ids):
+        for part in parts(self, ids):
+            cut_short.append(int((part.hist.unread & (part.hist.presuppressed <= problem.max_suppressed)).sum()))
+            yield part
+
+    monkeypatch.setattr(nodes.BatchRunner, "_judged_parts", spied)
+    result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore="optimum")
+    assert_optimum_gives(result, case.solution)
+    within = case.solution.results[case.solution.optimum].dm // problem.rows  # records the optimum's cost allows
+    assert (sum(cut_short) > 0) == (within < problem.max_suppressed)
+
+
+@pytest.mark.parametrize("name", ["adult", "table3"])
+def test_least_discernibility_is_below_every_nodes(name: str, request):
+    """The floor the search for the optimum rules nodes out by (rows² / the classes a node can
+    have) is at most every node's discernibility, as the oracle computes it, at any suppression."""
+    from sqlclose.search.incognito import _least_discernibility
+
+    oracle = request.getfixturevalue(f"{name}_oracle")
+    cases = ADULT_CASES if name == "adult" else TABLE3_CASES
+    spec = adult_spec(*cases[next(iter(cases))]) if name == "adult" else table3_spec(*cases[next(iter(cases))])
+    source = request.getfixturevalue("adult_dir") / "adult.csv" if name == "adult" else TABLE3_DIR / "table3.csv"
+    with sqlclose.anonymize(source, spec) as release:
+        floor = _least_discernibility(release.problem, oracle.shape)
+    for case in cases:
+        for node, r in request.getfixturevalue(f"{name}_solutions")[case].results.items():
+            assert floor[node] <= r.dm, (case, node)
+    assert (floor > 0).all()
+
+
 def test_adult_cases_are_not_vacuous(adult_solutions):
     """The cases exercise what they claim: non-trivial satisfying sets, t that binds, suppression
     that is used and moves the optimum."""

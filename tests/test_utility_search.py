@@ -249,6 +249,28 @@ def test_cli_metric_overrides_the_spec(tmp_path):
     assert bad.exit_code == 2 and "unknown metric 'nope'" in bad.output
 
 
+def test_cli_explore_overrides_the_spec_and_goes_with_incognito(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    out = tmp_path / "r.parquet"
+    run = ["anonymize", str(TABLE3_SPEC), "-o", str(out), "--no-progress", "--overwrite"]
+    result = CliRunner().invoke(main, [*run, "--explore", "optimum"])
+    assert result.exit_code == 0, result.output
+    assert "explored for the optimum alone" in result.output and "minimal nodes" not in result.output
+    report = json.loads(out.with_name("r.parquet.report.json").read_text())
+    assert report["minimal_nodes"] is None and report["lattice"]["complete"] is False
+    assert CliRunner().invoke(main, [*run, "--explore", "all"]).exit_code == 2
+    gaa = CliRunner().invoke(main, [*run, "--algorithm", "gaa", "--explore", "optimum"])
+    assert gaa.exit_code == 2 and "explore applies to algorithm = \"incognito\" only" in gaa.output
+    spec = sqlclose.load_spec(TABLE3_SPEC).model_dump(mode="json")
+    with pytest.raises(ValueError, match="explore applies to"):
+        sqlclose.Spec.model_validate({**spec, "search": {"algorithm": "gaa", "explore": "optimum"}})
+
+
 # ============================================================================ an Adult subset
 
 

@@ -97,9 +97,13 @@ def _section(title: str, chart: str, text: str) -> str:
 
 def _lattice_text(doc: dict) -> str:
     lat = doc["lattice"]
+    evaluated = f"{lat['nodes_evaluated']} evaluated in {lat['queries']} queries"
+    if doc["minimal_nodes"] is None:
+        return (f"<p>{lat['size']} nodes, {evaluated}; the search explored for the optimum alone, so the "
+                "satisfying and minimal nodes were not all decided.</p>")
     minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in doc["minimal_nodes"])
     return (f"<p>{lat['size']} nodes, {lat['satisfying_nodes']} satisfying, {len(doc['minimal_nodes'])} minimal "
-            f"({html.escape(minimal)}); {lat['nodes_evaluated']} evaluated in {lat['queries']} queries.</p>")
+            f"({html.escape(minimal)}); {evaluated}.</p>")
 
 
 def _gaa_text(doc: dict) -> str:
@@ -201,7 +205,7 @@ def _lattice_chart(doc: dict) -> str:
     if doc["lattice"]["size"] > 20000:
         return "<p>(lattice too large to draw)</p>"
     minimal = np.zeros(shape, dtype=bool)
-    for m in doc["minimal_nodes"]:
+    for m in doc["minimal_nodes"] or []:  # none listed: the chosen node alone is drawn
         minimal[tuple(m[n] for n in names)] = True
     role = np.where(upward_closure(minimal), "satisfying", "other").astype(object)
     role[minimal] = "minimal"

@@ -29,6 +29,9 @@ class ClassHistograms:
     # Per node of a batch: records in classes left out because they already fail k-anonymity
     # (see privacy.criteria.drop_classes_below); None when every class is here.
     presuppressed: np.ndarray | None = None
+    # Per node of a batch: its classes of at least k were not read, since the records below k alone
+    # rule it out (past the suppression limit, or costlier than a node found); judged failing.
+    unread: np.ndarray | None = None
     _memo: dict = field(default_factory=dict, repr=False, compare=False)  # measures computed on these classes
 
     @property

@@ -336,7 +336,10 @@ def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion]
     if hist.presuppressed is not None:  # classes left out below k: suppressed, each record costs `rows`
         suppressed += hist.presuppressed
         dm += hist.presuppressed * rows
-    return BatchOutcome(suppressed <= max_suppressed, classes, suppressed, dm)
+    satisfied = suppressed <= max_suppressed
+    if hist.unread is not None:
+        satisfied &= ~hist.unread
+    return BatchOutcome(satisfied, classes, suppressed, dm)
 
 
 def judge(hist: ClassHistograms, criteria: Sequence[Criterion], rows: int, max_suppressed: int) -> NodeOutcome:
@@ -385,7 +388,7 @@ def drop_classes_below(hist: ClassHistograms, k: int, nodes: int) -> ClassHistog
         left_out += hist.presuppressed
     kept = ~small
     return ClassHistograms(lambda: hist.codes[kept], hist.sizes[kept], [m[kept] for m in hist.counts],
-                           hist.node[kept], left_out)
+                           hist.node[kept], left_out, hist.unread)
 
 
 def criteria_for(k: int, sensitive: Sequence[SensitiveAttribute]) -> list[Criterion]:

@@ -89,7 +89,10 @@ class Release:
         return self._named(self.search.optimum)
 
     @property
-    def minimal_nodes(self) -> list[dict[str, int]]:
+    def minimal_nodes(self) -> list[dict[str, int]] | None:
+        """Every minimal satisfying node; None when the search explored for the optimum alone."""
+        if not self.search.complete:
+            return None
         return [self._named(n) for n in self.search.minimal_nodes]
 
     def _levels_of(self, node: dict[str, int] | Node) -> Node:
@@ -118,6 +121,10 @@ class Release:
         """The same release at another evaluated node (e.g. one of ``minimal_nodes``): its data,
         summary and report, written and verified the same way. The optimum is unchanged here."""
         levels = self._levels_of(node)
+        if not self.search.complete and levels not in self.search.evaluated:
+            raise InputError(f"node {self._named(levels)} was not evaluated: the search explored for the optimum "
+                             "alone ([search] explore = \"optimum\"), leaving out nodes that cannot be it; search "
+                             "with explore = \"lattice\" to release another node")
         if levels not in self.search.evaluated or not self.search.evaluated[levels].satisfied:
             minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in self.minimal_nodes)
             state = "was not evaluated by the search" if levels not in self.search.evaluated else \
@@ -294,7 +301,8 @@ class Release:
         p = self.problem
         return {"algorithm": "incognito", "node": self.node, "minimal_nodes": self.minimal_nodes,
                 "lattice": Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
-                                   satisfying_nodes=int(self.search.satisfying.sum()),
+                                   satisfying_nodes=int(self.search.satisfying.sum()) if self.search.complete else None,
+                                   complete=self.search.complete,
                                    nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
                                    seconds=round(self.search.seconds, 4))}
 

@@ -38,7 +38,11 @@ class InputSummary(_Model):
 class Lattice(_Model):
     levels: dict[str, int] = Field(description="Hierarchy levels per quasi-identifier (level 0 = raw value).")
     size: int = Field(description="Nodes in the full-domain generalization lattice.")
-    satisfying_nodes: int = Field(description="Nodes that satisfy every requirement.")
+    satisfying_nodes: int | None = Field(description="Nodes that satisfy every requirement (null when the lattice "
+                                         "was not decided whole: see complete).")
+    complete: bool = Field(True, description="Every node was decided, so satisfying_nodes and minimal_nodes are "
+                           "exact. False when [search] explore = \"optimum\" left alone, under suppression, nodes "
+                           "that could not be the optimum.")
     nodes_evaluated: int = Field(description="Nodes whose class histograms were computed, over all QI subsets.")
     queries: int = Field(description="Queries the search ran.")
     seconds: float = Field(description="Search time.")
@@ -180,7 +184,8 @@ class Report(_Model):
     algorithm: str = Field("incognito", description="incognito (full-domain: one level per quasi-identifier) or "
                            "gaa (multidimensional: classes at different levels).")
     node: dict[str, int] | None = Field(description="The released node: level per quasi-identifier (null for GAA).")
-    minimal_nodes: list[dict[str, int]] = Field(description="Every minimal satisfying node (empty for GAA).")
+    minimal_nodes: list[dict[str, int]] | None = Field(description="Every minimal satisfying node (empty for GAA; "
+                                                       "null when the search explored for the optimum alone).")
     lattice: Lattice | None = Field(description="The lattice search (null for GAA).")
     gaa: GaaSummary | None = Field(None, description="How GAA made the release (null for Incognito).")
     generalization: dict[str, Generalization] = Field(description="Per quasi-identifier, what the release holds.")

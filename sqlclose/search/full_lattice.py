@@ -109,6 +109,10 @@ class FullLattice:
         eligible = self.satisfying & ~strictly_above(self.perfect)
         return [node for node in node_list(eligible) if node in self.evaluated]
 
+    def rule_out(self, cannot_be_optimum: np.ndarray) -> None:
+        """Nodes that cannot be the optimum (exploring for it alone) are decided, not evaluated."""
+        self.decided |= cannot_be_optimum
+
     def fail_outside(self, candidates: np.ndarray) -> None:
         """Nodes that are not candidates (a projection failed a monotone condition) fail."""
         self.decided |= ~candidates

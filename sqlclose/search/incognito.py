@@ -56,6 +56,9 @@ class SearchResult:
     queries: int = 0  # engine queries that computed them (one per lattice level and batch)
     optimum: Node | None = None
     minimal_nodes: list[Node] = field(default_factory=list)
+    # Every node decided, so ``satisfying`` and ``minimal_nodes`` are exact; False when the search
+    # explored for the optimum alone and left nodes that could not be it undecided.
+    complete: bool = True
 
     @property
     def lattice_size(self) -> int:
@@ -80,10 +83,14 @@ ProgressCallback = Callable[[SearchProgress], None]
 
 
 def incognito(problem: Problem, criteria: Sequence[Criterion],
-              on_progress: ProgressCallback | None = None, cost: FullDomainCost | None = None) -> SearchResult:
+              on_progress: ProgressCallback | None = None, cost: FullDomainCost | None = None,
+              explore: str = "lattice") -> SearchResult:
     """All satisfying full-QI nodes, the minimal ones, and the optimum: the least discernibility,
     or the least ``cost`` (one of Mauger et al.'s metrics) when given. Ties (costs within a
     relative 1e-9) go to the lower node, then the lexicographically smaller level tuple.
+
+    ``explore = "optimum"``: the optimum alone. Under suppression and discernibility, nodes that
+    cannot be it are left undecided (``_Judge.within``); the result is then not ``complete``.
 
     The full lattice is decided from both ends: Incognito from below, and a walk from the top
     down (``full_lattice.walk_from_above``), interleaved so that the walk from below reads at most
@@ -92,8 +99,11 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     started = time.perf_counter()
     below = runner_for(problem)
     above = second_runner(below)
-    judge = _Judge(problem, criteria, cost, _trim_for(below, criteria, cost))
+    judge = _Judge(problem, criteria, cost, _trim_for(below, criteria, cost), explore == "optimum")
     _trim_for(above, criteria, cost)
+    for runner in (below, above):
+        if judge.bounded and isinstance(runner, BatchRunner):
+            runner.read_within = judge.within
     n = len(problem.qis)
     lattice = FullLattice(tuple(qi.levels for qi in problem.qis))
     where = {"size": 1, "candidates": 0}
@@ -104,25 +114,34 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
                                        where["candidates"], time.perf_counter() - started,
                                        lattice.decided_count(), lattice.size))
 
+    least = _least_discernibility(problem, lattice.shape) if judge.bounded else None
+
+    def record(nodes: list[Node], satisfied: np.ndarray, outcome, costs) -> None:
+        lattice.record(nodes, satisfied, outcome, costs)
+        if least is not None and judge.best is not None:  # what cannot cost less than a node found is out
+            lattice.rule_out(least > judge.best * (1 + TIE))
+
     def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
         parts = [judge.from_above(part.hist, nodes[part.start:part.stop])
                  for part in level_parts(above, [(tuple(range(n)), node) for node in nodes])]
         above.release_cache()  # nothing rolls up from above: a coarser node never yields a finer one
-        lattice.record(nodes, *_joined([p[:3] for p in parts]))
+        record(nodes, *_joined([p[:3] for p in parts]))
         report()
         return np.concatenate([p[3] for p in parts])
 
     try:
         above.start()
-        _both_ends(_from_below(below, judge, lattice, where, report),
+        _both_ends(_from_below(below, judge, lattice, where, report, record),
                    walk_from_above(lattice, evaluate_from_above), below, above, lattice)
     finally:
         below.close()
         above.close()
     result = SearchResult(lattice.shape, lattice.satisfying, lattice.evaluated,
-                          below.nodes_computed + above.nodes_computed, 0.0, queries=below.queries + above.queries)
-    result.minimal_nodes = node_list(minimal(lattice.satisfying))
-    pool = result.minimal_nodes if judge.infer else lattice.pool()
+                          below.nodes_computed + above.nodes_computed, 0.0, queries=below.queries + above.queries,
+                          complete=not judge.bounded)
+    lowest = node_list(minimal(lattice.satisfying))  # evaluated nodes: inferred ones sit above one
+    result.minimal_nodes = lowest if result.complete else []
+    pool = lowest if judge.infer else lattice.pool()
     if pool:
         result.optimum = best_node(pool, lattice.evaluated, cost is not None)
     result.seconds = time.perf_counter() - started
@@ -135,7 +154,7 @@ class _Judge:
     the suppression lower bound with it), and both at once for the walk from above."""
 
     def __init__(self, problem: Problem, criteria: Sequence[Criterion], cost: FullDomainCost | None,
-                 trim: Callable) -> None:
+                 trim: Callable, for_optimum: bool = False) -> None:
         self.criteria, self.cost, self.trim = criteria, cost, trim
         self.rows, self.limit = problem.rows, problem.max_suppressed
         self.monotone = [c for c in criteria if c.monotone]
@@ -147,11 +166,26 @@ class _Judge:
         # discernibility is Σ size², which only grows, and ties go to the lower node). They are
         # marked satisfying without a query.
         self.skip_above_perfect = not self.infer and len(self.monotone) == len(criteria)
+        # Exploring for the optimum under suppression: each suppressed record costs ``rows`` of
+        # discernibility, so a node that must suppress more than (the least discernibility of a
+        # satisfying node found) / rows cannot be the optimum, nor can its specializations (they
+        # suppress at least as much). Without suppression the walk already infers all it can.
+        self.bounded = for_optimum and cost is None
+        self.best: int | None = None  # that least discernibility, once a node satisfied
+
+    def within(self) -> int:
+        """Records a node may have to suppress and still be the optimum (or satisfy at all)."""
+        if self.best is None:
+            return self.limit
+        return min(self.limit, self.best // self.rows)
 
     def necessary(self, hist, nodes) -> np.ndarray:
-        """Per node: the monotone condition holds (if not, it fails for every specialization too)."""
+        """Per node: the monotone condition holds (if not, it fails for every specialization too).
+        With suppression: the records any specialization must suppress are within ``within()``
+        (the bound is a float sum; the margin keeps rounding from ruling out a node)."""
         if self.limit:
-            return suppression_lower_bound(hist, len(nodes), self.criteria) <= self.limit
+            within = self.within()
+            return suppression_lower_bound(hist, len(nodes), self.criteria) <= within + 1e-9 * max(1, within)
         return judge_batch(hist, len(nodes), self.monotone, self.rows, self.limit).satisfied
 
     def prune(self, hist, nodes) -> tuple:
@@ -175,15 +209,20 @@ class _Judge:
     def _judged(self, hist, nodes) -> tuple:
         failing = failing_classes(hist, self.criteria)
         outcome = judge_batch(hist, len(nodes), self.criteria, self.rows, self.limit, failing)
+        if self.bounded and outcome.satisfied.any():
+            least = int(outcome.discernibility[outcome.satisfied].min())
+            self.best = least if self.best is None else min(self.best, least)
         costs = None
         if self.cost is not None and nodes:
             costs = self.cost.costs(np.array(nodes), hist.node, hist.codes, hist.sizes * failing)
         return outcome.satisfied, outcome, costs
 
 
-def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report: Callable[[], None]) -> Iterator[None]:
+def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report: Callable[[], None],
+                record: Callable) -> Iterator[None]:
     """Incognito: the QI subsets' lattices by size (a-priori pruning), then the full lattice's
-    candidates bottom-up; yields after each height. ``where`` tells the progress report the size."""
+    candidates bottom-up; yields after each height. ``where`` tells the progress report the size;
+    ``record`` takes the full lattice's outcomes."""
     n = len(lattice.shape)
     shape_of = {s: tuple(lattice.shape[i] for i in s) for s in _all_subsets(n)}
     passed: dict[Subset, np.ndarray] = {}
@@ -197,7 +236,7 @@ def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report
     lattice.fail_outside(cand)  # a node with a failing projection fails
     where.update(size=n, candidates=int(cand.sum()))
     yield from _explore(runner, {full: cand}, judge.check, infer=judge.infer, lattice=lattice,
-                        on_judged=lattice.record, skip_above_perfect=judge.skip_above_perfect, progress=report)
+                        on_judged=record, skip_above_perfect=judge.skip_above_perfect, progress=report)
 
 
 # The walk from below may read at most this fraction of the rows the walk from above has read
@@ -229,6 +268,17 @@ def _trim_for(runner, criteria: Sequence[Criterion], cost: FullDomainCost | None
     if k <= 1 or all(isinstance(c, KAnonymity) for c in criteria):
         return lambda hist, nodes: hist
     return lambda hist, nodes: drop_classes_below(hist, k, nodes)
+
+
+def _least_discernibility(problem: Problem, shape: tuple[int, ...]) -> np.ndarray:
+    """Per full-lattice node, a floor under its discernibility: rows² / classes (Σ size² over c
+    classes is at least rows²/c; a suppressed record costs rows, at least its class's size), with
+    at most min(rows, Π labels at the node's levels) classes."""
+    classes = np.ones(shape)
+    for axis, qi in enumerate(problem.qis):
+        labels = np.array([len(qi.hierarchy.labels(level)) for level in range(qi.levels)], dtype=np.float64)
+        classes = classes * labels.reshape([-1 if a == axis else 1 for a in range(len(shape))])
+    return float(problem.rows) ** 2 / np.minimum(classes, problem.rows)
 
 
 def best_node(pool: Sequence[Node], evaluated: dict[Node, Evaluated], by_cost: bool) -> Node:

@@ -18,7 +18,7 @@ problems spread their digits over several BIGINT key words and keep the level ba
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -89,6 +89,9 @@ class BatchRunner:
     # k of the criteria the levels are judged with (set by the search; 1: none or unknown). Where
     # the engine keeps levels itself, only classes of at least this many records come back.
     drop_below: int = 1
+    # Records below k past which a node of a kept level is not read further (set by the search when
+    # it explores for the optimum; None: the suppression limit).
+    read_within: Callable[[], float] | None = None
     _ids: dict[Item, int] = field(default_factory=dict)  # items of the previous level -> id
     _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
@@ -251,8 +254,8 @@ class BatchRunner:
 
     def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
         """What of a kept level comes back: per node the records in classes below k and, for the
-        nodes those alone do not put past the suppression limit, the rows of their classes of at
-        least k — at fine levels a small part of the level — in parts of whole nodes that cost at
+        nodes those alone do not put past the suppression limit (or ``read_within``), the rows of
+        their classes of at least k — at fine levels a small part of the level — in parts of whole nodes that cost at
         most ``_part_bytes`` in Python (a node costing more alone), so that Python holds one part
         at a time whatever the level's size."""
         engine = self.problem.engine
@@ -266,7 +269,7 @@ class BatchRunner:
         dropped = per_node["dropped"]
         self._ids, self._rows = ids, {item: int(per_node["pairs"][i]) for item, i in ids.items()}
         self.nodes_computed += nodes
-        running = dropped <= self.problem.max_suppressed
+        running = dropped <= (self.problem.max_suppressed if self.read_within is None else self.read_within())
         if running.any():
             engine.register(self._name("running"), arrow_table({"node": np.flatnonzero(running)},
                                                                 {"node": pa.int64()}))
@@ -282,7 +285,7 @@ class BatchRunner:
                                       first, start)
             else:
                 hist = self._no_classes()
-            hist.presuppressed = dropped[start:stop]
+            hist.presuppressed, hist.unread = dropped[start:stop], ~running[start:stop]
             engine.fit_memory()  # the part is held now: what Python holds at its most
             yield LevelPart(start, stop, hist)
 
