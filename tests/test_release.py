@@ -375,5 +375,10 @@ def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(
     assert b["lattice"]["nodes_evaluated"] < a["lattice"]["nodes_evaluated"]
     left_out = next(tuple(int(v) for v in node) for node in np.argwhere(np.ones(alone.search.shape, dtype=bool))
                     if tuple(int(v) for v in node) not in alone.search.evaluated)
-    with pytest.raises(sqlclose.InputError, match="explored for the optimum alone"):
-        alone.at(left_out)
+    failing = [node for node, ev in alone.search.evaluated.items() if not ev.satisfied]
+    assert failing  # the walk from above evaluated failing nodes too
+    for node, said in [(left_out, "was not evaluated"), (failing[0], "is not known to satisfy the requirements")]:
+        with pytest.raises(sqlclose.InputError, match=f"{said}: the search explored for the optimum alone"):
+            alone.at(node)
+    with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; pick a satisfying node"):
+        whole.at(failing[0])

@@ -121,19 +121,22 @@ class Release:
         """The same release at another evaluated node (e.g. one of ``minimal_nodes``): its data,
         summary and report, written and verified the same way. The optimum is unchanged here."""
         levels = self._levels_of(node)
-        if not self.search.complete and levels not in self.search.evaluated:
-            raise InputError(f"node {self._named(levels)} was not evaluated: the search explored for the optimum "
-                             "alone ([search] explore = \"optimum\"), leaving out nodes that cannot be it; search "
-                             "with explore = \"lattice\" to release another node")
-        if levels not in self.search.evaluated or not self.search.evaluated[levels].satisfied:
-            minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in self.minimal_nodes)
-            state = "was not evaluated by the search" if levels not in self.search.evaluated else \
-                "does not satisfy the requirements"
-            raise InputError(f"node {self._named(levels)} {state}; pick a satisfying node, e.g. a minimal one: "
-                             f"{minimal}")
+        evaluated = self.search.evaluated.get(levels)
+        if evaluated is None or not evaluated.satisfied:
+            raise InputError(f"node {self._named(levels)} {self._not_releasable(evaluated is None)}")
         search = dataclasses.replace(self.search, optimum=levels)
         return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None,
                                    _suppressed_table=None)
+
+    def _not_releasable(self, unevaluated: bool) -> str:
+        """Why ``at`` refuses a node, and what to do."""
+        if self.minimal_nodes is None:  # a node recorded failing may have been left unread
+            state = "was not evaluated" if unevaluated else "is not known to satisfy the requirements"
+            return (f"{state}: the search explored for the optimum alone ([search] explore = \"optimum\"), "
+                    "leaving out nodes that cannot be it; search with explore = \"lattice\" to release another node")
+        minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in self.minimal_nodes)
+        state = "was not evaluated by the search" if unevaluated else "does not satisfy the requirements"
+        return f"{state}; pick a satisfying node, e.g. a minimal one: {minimal}"
 
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:

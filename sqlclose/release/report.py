@@ -41,8 +41,8 @@ class Lattice(_Model):
     satisfying_nodes: int | None = Field(description="Nodes that satisfy every requirement (null when the lattice "
                                          "was not decided whole: see complete).")
     complete: bool = Field(True, description="Every node was decided, so satisfying_nodes and minimal_nodes are "
-                           "exact. False when [search] explore = \"optimum\" left alone, under suppression, nodes "
-                           "that could not be the optimum.")
+                           "exact. False when [search] explore = \"optimum\" left alone nodes that could not be "
+                           "the optimum.")
     nodes_evaluated: int = Field(description="Nodes whose class histograms were computed, over all QI subsets.")
     queries: int = Field(description="Queries the search ran.")
     seconds: float = Field(description="Search time.")

@@ -89,8 +89,9 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     or the least ``cost`` (one of Mauger et al.'s metrics) when given. Ties (costs within a
     relative 1e-9) go to the lower node, then the lexicographically smaller level tuple.
 
-    ``explore = "optimum"``: the optimum alone. Under suppression and discernibility, nodes that
-    cannot be it are left undecided (``_Judge.within``); the result is then not ``complete``.
+    ``explore = "optimum"``: the optimum alone. With discernibility, nodes that cannot be it — by
+    the records they must suppress (``_Judge.within``) or the classes they can have
+    (``_least_discernibility``) — are decided without evaluation; the result is then not ``complete``.
 
     The full lattice is decided from both ends: Incognito from below, and a walk from the top
     down (``full_lattice.walk_from_above``), interleaved so that the walk from below reads at most
@@ -166,10 +167,10 @@ class _Judge:
         # discernibility is Σ size², which only grows, and ties go to the lower node). They are
         # marked satisfying without a query.
         self.skip_above_perfect = not self.infer and len(self.monotone) == len(criteria)
-        # Exploring for the optimum under suppression: each suppressed record costs ``rows`` of
-        # discernibility, so a node that must suppress more than (the least discernibility of a
-        # satisfying node found) / rows cannot be the optimum, nor can its specializations (they
-        # suppress at least as much). Without suppression the walk already infers all it can.
+        # Exploring for the optimum (discernibility only): each suppressed record costs ``rows``, so
+        # a node that must suppress more than (the least discernibility of a satisfying node found)
+        # // rows cannot be the optimum, nor can its specializations (they suppress at least as
+        # much); nor can a node whose possible classes put a floor above it (``incognito``).
         self.bounded = for_optimum and cost is None
         self.best: int | None = None  # that least discernibility, once a node satisfied
 
