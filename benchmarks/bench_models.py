@@ -6,6 +6,8 @@ search's wall time in a process that already ran it once (median of ``--repeats`
 evaluated, queries, the optimum's discernibility.
 
     python benchmarks/bench_models.py [--repeats 5] [--json]
+    python benchmarks/bench_models.py --explore both   # deciding the lattice vs the optimum alone,
+                                                       # alternated in one process (same optimum asserted)
 """
 
 from __future__ import annotations
@@ -44,36 +46,44 @@ def spec_for(model: dict, suppression: float) -> sqlclose.Spec:
     return sqlclose.Spec.model_validate(data)
 
 
-def measure(name: str, suppression: float, repeats: int) -> dict:
+def measure(name: str, suppression: float, repeats: int, explores: list[str]) -> list[dict]:
+    """One row per way of exploring, their runs alternated (the machine's load drifts)."""
+    times: dict[str, list[float]] = {e: [] for e in explores}
+    results = {}
     with sqlclose.anonymize(None, spec_for(MODELS[name], suppression)) as release:
         problem = release.problem
         criteria = criteria_for(problem.k, problem.sas)
-        times = []
         for _ in range(repeats):
-            started = time.perf_counter()
-            result = incognito(problem, criteria)
-            times.append(time.perf_counter() - started)
-    return {"model": name, "suppression": suppression, "search_seconds_median": statistics.median(times),
-            "search_seconds_all": [round(t, 3) for t in times], "nodes_evaluated": result.nodes_evaluated,
-            "lattice_size": result.lattice_size, "queries": result.queries,
-            "discernibility": result.evaluated[result.optimum].discernibility if result.optimum else None}
+            for explore in explores:
+                started = time.perf_counter()
+                results[explore] = incognito(problem, criteria, explore=explore)
+                times[explore].append(time.perf_counter() - started)
+    found = {e: (r.optimum, r.evaluated[r.optimum].discernibility if r.optimum else None) for e, r in results.items()}
+    assert len(set(found.values())) == 1, found
+    return [{"model": name, "suppression": suppression, "explore": e, "search_seconds_median": statistics.median(t),
+             "search_seconds_all": [round(x, 3) for x in t], "nodes_evaluated": results[e].nodes_evaluated,
+             "lattice_size": results[e].lattice_size, "queries": results[e].queries, "discernibility": found[e][1]}
+            for e, t in times.items()]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--explore", choices=["lattice", "optimum", "both"], default="lattice",
+                        help="[search] explore: decide the whole lattice, the optimum alone, or both side by side")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    rows = [measure(name, s, args.repeats) for name in MODELS for s in (0.0, 0.05)]
+    explores = ["lattice", "optimum"] if args.explore == "both" else [args.explore]
+    rows = [row for name in MODELS for s in (0.0, 0.05) for row in measure(name, s, args.repeats, explores)]
     if args.json:
         print(json.dumps({"load_average": os.getloadavg(), "results": rows}, indent=2))
         return
     print(f"load average at the end: {os.getloadavg()}")
-    print("| model | suppression | warm search (median) | all runs | nodes evaluated / lattice | queries "
+    print("| model | suppression | explore | warm search (median) | all runs | nodes evaluated / lattice | queries "
           "| optimum DM |")
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['model']} | {r['suppression']:.0%} | {r['search_seconds_median'] * 1000:.0f} ms "
+        print(f"| {r['model']} | {r['suppression']:.0%} | {r['explore']} | {r['search_seconds_median'] * 1000:.0f} ms "
               f"| {', '.join(f'{t:.3f}' for t in r['search_seconds_all'])} | {r['nodes_evaluated']:,} / "
               f"{r['lattice_size']:,} | {r['queries']} | {r['discernibility']:,} |")
 
