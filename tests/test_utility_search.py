@@ -264,6 +264,9 @@ def test_cli_explore_overrides_the_spec_and_goes_with_incognito(tmp_path):
     report = json.loads(out.with_name("r.parquet.report.json").read_text())
     assert report["minimal_nodes"] is None and report["lattice"]["complete"] is False
     assert CliRunner().invoke(main, [*run, "--explore", "all"]).exit_code == 2
+    out.unlink()
+    chosen = CliRunner().invoke(main, [*run, "--explore", "optimum", "--node", "zip=2,age=2"])
+    assert chosen.exit_code == 2 and "run it with --explore lattice" in chosen.output and not out.exists()
     gaa = CliRunner().invoke(main, [*run, "--algorithm", "gaa", "--explore", "optimum"])
     assert gaa.exit_code == 2 and "explore applies to algorithm = \"incognito\" only" in gaa.output
     spec = sqlclose.load_spec(TABLE3_SPEC).model_dump(mode="json")

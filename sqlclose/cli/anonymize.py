@@ -80,6 +80,9 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy, explore=explore)
     chosen = parse_node(node)
+    if chosen and spec.search.explore == "optimum":  # refused before the search, not after it
+        raise SpecError("--node releases a node the search decided, and [search] explore = \"optimum\" leaves most "
+                        "nodes undecided: run it with --explore lattice")
     if histogram is not None or dialect is not None:
         if histogram is None or source is not None or html_path is not None:
             raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source or --html, "
