@@ -192,3 +192,31 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         query, params = release._query()
         release.problem.engine.copy_to_parquet(query, tmp_path / "duck.parquet", params)
         assert recheck(release.problem, tmp_path / "duck.parquet") == found
+
+
+def test_exploring_for_the_optimum_with_the_search_on_spark_equals_duckdb(spark_session, repo_dir: Path,
+                                                                          monkeypatch) -> None:
+    """explore = "optimum" with the level batches running on Spark (no local search, no in-memory
+    path): the same node, summary and rows as DuckDB deciding the whole lattice."""
+    import importlib
+
+    from sqlclose.search import node_histograms
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    monkeypatch.setattr(node_histograms, "MEMORY_BASE_ROWS", 0)
+    runners = []
+    monkeypatch.setattr(search, "runner_for", lambda problem: runners.append(node_histograms.runner_for(problem))
+                        or runners[-1])
+    spec = sqlclose.load_spec(repo_dir / "datasets" / "table3" / "table3.toml")
+    spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"k": 4, "suppression": 0.34})})
+    optimum = spec.model_copy(update={"search": spec.search.model_copy(update={"explore": "optimum"})})
+    engine = SparkEngine(spark_session, local_search=False)
+    try:
+        on_spark = _outcome(None, optimum, engine)
+    finally:
+        engine.close()
+    on_duckdb = _outcome(None, spec, DuckDBEngine())
+    assert on_spark["minimal_nodes"] is None and on_duckdb["minimal_nodes"]
+    assert {**on_spark, "minimal_nodes": None} == {**on_duckdb, "minimal_nodes": None}
+    assert on_spark["node"] == {"zip": 2, "age": 2} and on_spark["summary"]["suppressed_rows"] == 3
+    assert isinstance(runners[0], node_histograms.BatchRunner) and runners[0].problem.engine.name == "spark"
