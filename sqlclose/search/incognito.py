@@ -103,8 +103,8 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     judge = _Judge(problem, criteria, cost, _trim_for(below, criteria, cost), explore == "optimum")
     _trim_for(above, criteria, cost)
     for runner in (below, above):
-        if judge.bounded and isinstance(runner, BatchRunner):
-            runner.read_within = judge.within
+        if isinstance(runner, BatchRunner):
+            runner.read_within = judge.within  # the limit, or less when exploring for the optimum
     n = len(problem.qis)
     lattice = FullLattice(tuple(qi.levels for qi in problem.qis))
     where = {"size": 1, "candidates": 0}

@@ -89,9 +89,9 @@ class BatchRunner:
     # k of the criteria the levels are judged with (set by the search; 1: none or unknown). Where
     # the engine keeps levels itself, only classes of at least this many records come back.
     drop_below: int = 1
-    # Records below k past which a node of a kept level is not read further (set by the search when
-    # it explores for the optimum; None: the suppression limit).
-    read_within: Callable[[], float] | None = None
+    # Records below k past which a node of a kept level is not read further: the suppression limit,
+    # or less once the search knows a node a costlier one cannot beat (set by the search; None: the limit).
+    read_within: Callable[[], int] | None = None
     _ids: dict[Item, int] = field(default_factory=dict)  # items of the previous level -> id
     _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
@@ -254,10 +254,10 @@ class BatchRunner:
 
     def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
         """What of a kept level comes back: per node the records in classes below k and, for the
-        nodes those alone do not put past the suppression limit (or ``read_within``), the rows of
-        their classes of at least k — at fine levels a small part of the level — in parts of whole nodes that cost at
-        most ``_part_bytes`` in Python (a node costing more alone), so that Python holds one part
-        at a time whatever the level's size."""
+        nodes those alone do not put past ``read_within`` (the suppression limit, or less), the rows
+        of their classes of at least k — at fine levels a small part of the level — in parts of
+        whole nodes that cost at most ``_part_bytes`` in Python (a node costing more alone), so
+        that Python holds one part at a time whatever the level's size."""
         engine = self.problem.engine
         engine.keep(self._name("sizes"), self._query("sizes"))
         summary = self._fetch("summary")
