@@ -369,6 +369,48 @@ def test_search_for_the_optimum_matches_brute_force(case: Case, share: float, mo
     assert whole.complete and len(result.evaluated) <= len(whole.evaluated)
 
 
+@pytest.mark.parametrize("explore", ["lattice", "optimum"])
+@pytest.mark.parametrize("case", SQL_PATH_CASES, indirect=True)
+def test_floors_of_floors_match_brute_force(case: Case, explore: str, monkeypatch):
+    """Floors refined from floors (``_refine_floors``) wherever a candidate exists — every floor
+    large enough, candidates of two nodes, estimates made tiny — give the oracle's answer, deciding
+    the lattice or exploring for the optimum; refined floors were really made (from a floor, not
+    the base) and nodes were generalized from them."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import node_histograms as nodes
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    problem = case.release.problem
+    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(nodes, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(nodes, "REFINE_SHARE", 10 ** 12)
+    monkeypatch.setattr(nodes.BatchRunner, "_space", lambda self, subset, levels: float("inf"))
+    monkeypatch.setattr(nodes.BatchRunner, "_fetch_estimates", lambda self, rows: [1.0] * len(rows))
+    real = nodes.BatchRunner._fetch_floor_estimates
+    refined, used = set(), []
+    monkeypatch.setattr(nodes.BatchRunner, "_fetch_floor_estimates",
+                        lambda self, rows, floors: real(self, rows, floors) and [0.5] * len(rows))
+    add = nodes.BatchRunner._add_floors
+
+    def spied_add(self, query, new):
+        if "floors" in query.sql():  # grouped from the floors table, not from the base
+            refined.update(range(self._floors_made, self._floors_made + len(new)))
+        add(self, query, new)
+
+    monkeypatch.setattr(nodes.BatchRunner, "_add_floors", spied_add)
+    floor_for = nodes.BatchRunner._floor_for
+    monkeypatch.setattr(nodes.BatchRunner, "_floor_for",
+                        lambda self, subset, node: used.append(found := floor_for(self, subset, node)) or found)
+    result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)
+    assert refined and any(f is not None and f[0] in refined for f in used)
+    if explore == "lattice":
+        assert_search_gives(result, case.solution)
+    else:
+        assert_optimum_gives(result, case.solution)
+
+
 @pytest.mark.parametrize("case", ["adult-k5-hier-s0.05", "adult-k5-s0.05", NON_MONOTONE, "adult-k5-hier-s0.0"],
                          indirect=True)
 def test_sql_batches_for_the_optimum_match_brute_force(case: Case, monkeypatch):

@@ -239,6 +239,44 @@ def test_estimated_rows_are_within_a_few_percent_of_a_group_by(adult_release):
     runner.close()
 
 
+def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adult_release, monkeypatch):
+    """The greedy choice of floors refined from a floor of R rows, by hand: a candidate covering m
+    of the level's nodes with estimate e saves m·(R − e) − R (R: its build reads the source floor,
+    not the base). Nodes whose floor is too small to refine (below the base's rows / 32) are left
+    alone, and refined floors stop where they would hold more than REFINE_ROOM times the base's rows."""
+    problem = adult_release.problem
+    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
+    B = problem.base_rows
+    R = B // 2
+    subset = (0, 1)
+    runner._floors = {subset: [(0, (0, 0), R)], (2, 3): [(1, (0, 0), B // 64)]}  # the second: below B / 32
+    nodes = [(1, 1), (1, 2), (2, 1), (2, 2)]
+    parentless = [(n, (subset, node)) for n, node in enumerate(nodes)] + [(4, ((2, 3), (1, 1))), (5, ((2, 3), (2, 1)))]
+    # Candidates over floor 0 as in the base case: (1, 1) covering 4, (2, 1) covering 2, (1, 2) covering 2.
+    sizes = {(1, 1): R * 0.9, (2, 1): R * 0.1, (1, 2): R * 0.6}
+    seen, made = [], []
+
+    def fake(self, plan, floors):
+        assert {f[0] for f in floors} == {0} and {row[1] for row in plan} == {0}  # read from floor 0 alone
+        meets = [tuple(self.problem.qis[i].hierarchy.divisors.index(row[2 + i]) for i in subset) for row in plan]
+        seen.extend(meets)
+        return [sizes[m] for m in meets]
+
+    monkeypatch.setattr(runners.BatchRunner, "_fetch_floor_estimates", fake)
+    monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new))
+    runner._refine_floors(parentless)
+    assert sorted(seen) == sorted(sizes)
+    # (2, 1): 2·0.9R − R = 0.8R; then (1, 1) saves 2·0.1R − R < 0 beside it, (1, 2) 2·0.4R − R < 0.
+    assert made == [(subset, (2, 1))]
+    # Refined floors together hold at most REFINE_ROOM times the base's rows: with less than 0.1R left, none.
+    made.clear()
+    runner._refined_rows = runners.REFINE_ROOM * B - int(R * 0.05)
+    runner._refine_floors(parentless)
+    assert made == []
+    runner.close()
+
+
 def test_floors_are_chosen_while_they_save_more_rows_than_they_read(adult_release, monkeypatch):
     """The greedy choice by hand: with base B rows, a candidate covering m nodes with estimate e
     saves m·(B − e) − B; a second candidate counts only what it saves beyond the first."""

@@ -137,7 +137,9 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "large_classes": (lambda e: (q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3), []), False),
     "large_classes_words": (lambda e: (q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3), []),
                             False),
-    "rows_per_node": (lambda e: (q.rows_per_node(q.table("t_prev")), []), False),
+    "rows_per_node": (lambda e: (q.rows_per_node(q.table("t_prev")), [1]), False),
+    "estimated_floor_rows": (lambda e: (q.estimated_floor_rows(q.table("t_prev"), FLOOR_NODES, [10, 1], [4, 5],
+                                                               [0, 1]), []), False),
     "class_rows": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [0, 3]), False),
     "class_rows_words": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large2"), 2, 10), [1, 2]), False),
     "numbered_classes": (lambda e: (q.numbered_classes(q.table("t_large")), [1, 3]), False),
@@ -294,8 +296,8 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
     sensitive part key % 10, as matrix cells (class number from the range's first × 10 + sensitive
     part); a range of class numbers brings back those classes and their rows alone.
     Floors: node 0 halves q0 of floor 0's keys 0, 11, 21, 32 → 0, 1, 11, 12 with
-    key1 carried; node 1 zeroes key1 of floor 1's rows (1, 4) and (12, 4). base_nodes gives
-    base_batch's rows."""
+    key1 carried; node 1 zeroes key1 of floor 1's rows (1, 4) and (12, 4); their rows estimated
+    alike; the rows of node ids from 1 on. base_nodes gives base_batch's rows."""
     engine = DuckDBEngine()
     try:
         _setup(engine)
@@ -313,6 +315,9 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
         floors = engine.fetch(CASES["floor_nodes_words"][0](engine)[0]).to_pylist()
         assert sorted((r["node"], r["key"], r["key1"], r["n"]) for r in floors) == [
             (0, 0, 0, 2.0), (0, 1, 1, 1.0), (0, 11, 1, 3.0), (0, 12, 3, 1.0), (1, 1, 0, 4.0), (1, 12, 0, 5.0)]
+        # HyperLogLog is exact on sets this small: those two nodes' 4 and 2 rows, one pass.
+        assert engine.fetch(CASES["estimated_floor_rows"][0](engine)[0]).to_pylist() == [{"e0": 4, "e1": 2}]
+        assert engine.fetch(q.rows_per_node(q.table("t_prev")), [1]).to_pylist() == [{"node": 1, "rows": 2}]
         assert _rows(engine.fetch(_base_nodes(engine)[0]), False) == _rows(engine.fetch(_base_batch(engine)[0]), False)
     finally:
         engine.close()

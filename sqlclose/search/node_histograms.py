@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +34,9 @@ from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
 from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
 from sqlclose.sql import queries as q
+
+if TYPE_CHECKING:
+    from sqlglot import exp
 
 Subset = tuple[int, ...]
 
@@ -53,6 +57,11 @@ MATRIX_COPIES = 4
 FLOOR_GROUP_MIN = 4
 FLOOR_CANDIDATES = 32
 ESTIMATE_MARGIN = 1.1
+# A floor is refined (BatchRunner._refine_floors) when it holds at least the base's rows / this; the
+# floors refined in one walk hold at most this many times the base's rows together (a bound on what
+# they keep engine-side; measured: 3.5× on the generated 1 M-row table, 5 %, for the optimum alone).
+REFINE_SHARE = 32
+REFINE_ROOM = 8
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
@@ -97,6 +106,7 @@ class BatchRunner:
     _prev: str | None = None
     _floors: dict[Subset, list[tuple[int, Node, int]]] = field(default_factory=dict)  # (floor id, levels, rows)
     _floors_made: int = 0  # floors kept so far (their ids are 0 … this − 1, in the kept table's order)
+    _refined_rows: int = 0  # rows of the floors made from floors (``_refine_floors``)
     _names: dict[str, str] = field(default_factory=dict)
     _sql: dict[str, str] = field(default_factory=dict)
 
@@ -229,6 +239,7 @@ class BatchRunner:
         of its own, or generalized from a small *floor* of its subset (``_make_floors``)."""
         engine = self.problem.engine
         self._make_floors(parentless)
+        self._refine_floors(parentless)
         from_floor, bases = [], []
         for n, (subset, node) in parentless:
             floor = self._floor_for(subset, node)
@@ -335,18 +346,71 @@ class BatchRunner:
             elif len(nodes) >= FLOOR_GROUP_MIN:
                 unsure[subset] = nodes
         new += self._estimated_floors(unsure)
-        if not new:
-            return
+        if new:
+            first = self._floors_made
+            self._add_floors(self._base_nodes([self._base_row(first + n, subset, meet)
+                                               for n, (subset, meet) in enumerate(new)]), new)
+            self.rows_read += self.problem.base_rows
+
+    def _add_floors(self, query: exp.Expression, new: list[tuple[Subset, Node]]) -> None:
+        """Keep the floors ``query`` computes (ids from ``_floors_made``, in ``new``'s order) and
+        their rows."""
         first = self._floors_made
-        query = self._base_nodes([self._base_row(first + n, subset, meet) for n, (subset, meet) in enumerate(new)])
         self.problem.engine.keep(self._name("floors"), query, append=first > 0)
         self.queries += 1
-        self.rows_read += self.problem.base_rows
-        counts = self._fetch("floor_rows")
+        counts = self._fetch("floor_rows", (first,))
         rows = dict(zip(counts.column("node").to_pylist(), counts.column("rows").to_pylist()))
         for n, (subset, meet) in enumerate(new):
             self._floors.setdefault(subset, []).append((first + n, meet, int(rows.get(first + n, 0))))
         self._floors_made += len(new)
+
+    def _refine_floors(self, parentless: list[tuple[int, Item]]) -> None:
+        """Floors of floors: where this level's items would read a large floor (``REFINE_SHARE``),
+        floors at the meets of groups of them, grouped from that floor, if their rows estimated in
+        one pass over it say they save more than they read (as ``_estimated_floors``, with the
+        source floor's rows in place of the base's), within ``REFINE_ROOM``. A walk from above has
+        no finer nodes to roll up from: at 10 M rows its nodes read floors of 1–8 M rows to return
+        ~0.1 M each (docs/performance.md, tenth round)."""
+        groups: dict[tuple[Subset, int], tuple[tuple[int, Node, int], list[Node]]] = {}
+        for _, (subset, node) in parentless:
+            floor = self._floor_for(subset, node)
+            if floor is not None and floor[2] * REFINE_SHARE >= self.problem.base_rows:
+                groups.setdefault((subset, floor[0]), (floor, []))[1].append(node)
+        candidates: dict[tuple[Subset, Node], tuple[tuple[int, Node, int], list[Node]]] = {}
+        for (subset, _), (floor, nodes) in sorted(groups.items()):
+            for meet, covered in _meet_groups(nodes):
+                if meet != floor[1]:
+                    candidates.setdefault((subset, meet), (floor, covered))
+        if not candidates:
+            return
+        ranked = sorted(candidates.items(), key=lambda c: -len(c[1][1]))[:FLOOR_CANDIDATES]
+        plan = [self._floor_row(n, floor, subset, meet) for n, ((subset, meet), (floor, _)) in enumerate(ranked)]
+        estimate = self._fetch_floor_estimates(plan, sorted({floor for _, (floor, _) in ranked}))
+        cost = {(subset, node): float(floor[2]) for (subset, _), (floor, nodes) in ranked for node in nodes}
+        chosen = _greedy_floors([(key, nodes, float(floor[2])) for key, (floor, nodes) in ranked], estimate, cost,
+                                room=float(REFINE_ROOM * self.problem.base_rows - self._refined_rows))
+        if chosen:
+            first = self._floors_made
+            self._add_floors(q.floor_nodes(q.table(self._name("floors")),
+                                           [self._floor_row(first + n, ranked[c][1][0], *ranked[c][0])
+                                            for n, c in enumerate(chosen)],
+                                           self.packing.qi_stride, self.packing.qi_card, self.packing.qi_word),
+                             [ranked[c][0] for c in chosen])
+            self.rows_read += sum({ranked[c][1][0][0]: ranked[c][1][0][2] for c in chosen}.values())
+            self._refined_rows += sum(f[2] for f in self._floors_since(first))
+
+    def _floors_since(self, first: int) -> list[tuple[int, Node, int]]:
+        return [f for floors in self._floors.values() for f in floors if f[0] >= first]
+
+    def _fetch_floor_estimates(self, plan_rows: list[tuple], floors: list[tuple[int, Node, int]]) -> list[float]:
+        """The estimated rows of floor-derived nodes (plan rows as ``_floor_row``'s), padded by the
+        estimate's error, in one pass over their source floors."""
+        row = self.problem.engine.fetch(q.estimated_floor_rows(
+            q.table(self._name("floors")), plan_rows, self.packing.qi_stride, self.packing.qi_card,
+            self.packing.qi_word)).to_pylist()[0]
+        self.queries += 1
+        self.rows_read += sum(f[2] for f in floors)
+        return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(len(plan_rows))]
 
     def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
         """Floors worth their pass over the base, among candidates per subset: the meet of its
@@ -356,32 +420,17 @@ class BatchRunner:
         read that builds it — until none saves any. Their rows together stay below the base's."""
         candidates: dict[tuple[Subset, Node], list[Node]] = {}
         for subset, nodes in unsure.items():
-            grid = np.array(nodes)
-            groups = [grid] + [grid[grid[:, a] >= v] for a in range(grid.shape[1])
-                               for v in range(1, int(grid[:, a].max()) + 1)]
-            for group in groups:
-                if len(group) >= FLOOR_GROUP_MIN:
-                    meet = tuple(int(x) for x in group.min(axis=0))
-                    candidates.setdefault((subset, meet), [tuple(int(x) for x in g) for g in group])
+            for meet, covered in _meet_groups(nodes):
+                candidates.setdefault((subset, meet), covered)
         if not candidates:
             return []
         ranked = sorted(candidates.items(), key=lambda c: -len(c[1]))[:FLOOR_CANDIDATES]
         estimate = self._fetch_estimates([self._base_row(n, subset, meet)
                                           for n, ((subset, meet), _) in enumerate(ranked)])
-        base = self.problem.base_rows
-        cost = {(subset, node): float(base) for (subset, _), nodes in ranked for node in nodes}
-        chosen, held = [], 0.0
-        while True:
-            gains = [(sum(max(cost[subset, node] - estimate[n], 0.0) for node in nodes) - base, n)
-                     for n, ((subset, _), nodes) in enumerate(ranked) if held + estimate[n] <= base]
-            gain, best = max(gains, default=(0.0, -1))
-            if gain <= 0:
-                return chosen
-            (subset, meet), nodes = ranked[best]
-            chosen.append((subset, meet))
-            held += estimate[best]
-            for node in nodes:
-                cost[subset, node] = min(cost[subset, node], estimate[best])
+        base = float(self.problem.base_rows)
+        cost = {(subset, node): base for (subset, _), nodes in ranked for node in nodes}
+        chosen = _greedy_floors([(key, nodes, base) for key, nodes in ranked], estimate, cost, room=base)
+        return [ranked[c][0] for c in chosen]
 
     def _fetch_estimates(self, plan_rows: list[tuple]) -> list[float]:
         """The estimated rows of nodes grouped from the base (``q.estimated_rows``), padded by its
@@ -483,7 +532,7 @@ class BatchRunner:
         self.release_cache()
         if self._floors_made:
             self.problem.engine.unregister(self._name("floors"))
-        self._floors, self._floors_made = {}, 0
+        self._floors, self._floors_made, self._refined_rows = {}, 0, 0
 
     def close(self) -> None:
         self.release_cache()
@@ -491,6 +540,36 @@ class BatchRunner:
             self.problem.engine.unregister(name)  # idempotent: the level table may be gone already
         self._names.clear()
         self.problem.engine.reset_memory()  # the parts are gone: the release runs at the engine's share
+
+
+def _meet_groups(nodes: Sequence[Node]) -> list[tuple[Node, list[Node]]]:
+    """Candidate floors for ``nodes`` (of one subset): the meet of them all, and per QI and level
+    the meet of those at or above it; each with the nodes it covers (at least ``FLOOR_GROUP_MIN``)."""
+    grid = np.array(nodes)
+    groups = [grid] + [grid[grid[:, a] >= v] for a in range(grid.shape[1]) for v in range(1, int(grid[:, a].max()) + 1)]
+    return [(tuple(int(x) for x in group.min(axis=0)), [tuple(int(x) for x in g) for g in group])
+            for group in groups if len(group) >= FLOOR_GROUP_MIN]
+
+
+def _greedy_floors(ranked: Sequence[tuple[tuple[Subset, Node], list[Node], float]], estimate: Sequence[float],
+                   cost: dict[tuple[Subset, Node], float], room: float) -> list[int]:
+    """Of candidates ((subset, meet), nodes covered, rows read to build it), the indices chosen
+    greedily: each time the one that saves the most rows — what its nodes would read less (``cost``:
+    what each reads now, lowered as floors are chosen) minus what building it reads — until none
+    saves any; their estimated rows together stay within ``room``."""
+    chosen: list[int] = []
+    held = 0.0
+    while True:
+        gains = [(sum(max(cost[key[0], node] - estimate[n], 0.0) for node in nodes) - build, n)
+                 for n, (key, nodes, build) in enumerate(ranked) if held + estimate[n] <= room]
+        gain, best = max(gains, default=(0.0, -1))
+        if gain <= 0:
+            return chosen
+        (subset, _), nodes, _ = ranked[best]
+        chosen.append(best)
+        held += estimate[best]
+        for node in nodes:
+            cost[subset, node] = min(cost[subset, node], estimate[best])
 
 
 def _empty(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:

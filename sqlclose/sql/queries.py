@@ -289,7 +289,10 @@ def rollup_batch(prev: exp.Table, plan: exp.Table, words: int = 1) -> exp.Expres
 
 
 def rows_per_node(source: exp.Table) -> exp.Expression:
-    return exp.select(col("node"), exp.Count(this=exp.Star()).as_("rows")).from_(source).group_by(col("node"))
+    """Rows per node id of ``source``, for the ids from the first parameter on (the newest of a
+    table kept in the order its ids were made: the scan skips the older row groups)."""
+    return (exp.select(col("node"), exp.Count(this=exp.Star()).as_("rows")).from_(source)
+            .where(exp.GTE(this=col("node"), expression=exp.Placeholder(this="1"))).group_by(col("node")))
 
 
 def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
@@ -428,17 +431,7 @@ def floor_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides:
     before)."""
     selects = []
     for node, floor, *ratios in nodes:
-        keys = [col(key_name(w), "src") for w in range(max(qi_words, default=0) + 1)]
-        for stride, card, word, r in zip(qi_strides, qi_cards, qi_words, ratios):
-            if r == 1:
-                continue
-            digit = exp.Mod(this=exp.IntDiv(this=col(key_name(word), "src"),
-                                            expression=exp.Literal.number(stride)),
-                            expression=exp.Literal.number(card))
-            lost = exp.Sub(this=exp.Paren(this=digit), expression=exp.IntDiv(this=exp.Paren(this=digit.copy()),
-                                                                             expression=exp.Literal.number(r)))
-            keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=exp.Paren(this=lost),
-                                                                    expression=exp.Literal.number(stride)))
+        keys = _floor_keys(ratios, qi_strides, qi_cards, qi_words)
         select = exp.select(_bigint(exp.Literal.number(node)).as_("node"),
                             *(k.as_(key_name(w)) for w, k in enumerate(keys)),
                             exp.Sum(this=col("n", "src")).as_("n"))
@@ -446,6 +439,38 @@ def floor_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides:
             exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor)))
         selects.append(select.group_by(*(k.copy() for k in keys)))
     return _union_all(selects)
+
+
+def estimated_floor_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides: Sequence[int],
+                         qi_cards: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
+    """One row: per plan row of ``floor_nodes`` the rows its result would have, estimated by
+    HyperLogLog in one pass over the floors it reads (column ``e<i>``: the ``i``-th row's)."""
+    estimates = []
+    for i, (_, floor, *ratios) in enumerate(nodes):
+        keys = _floor_keys(ratios, qi_strides, qi_cards, qi_words)
+        key = keys[0] if len(keys) == 1 else exp.Anonymous(this="HASH", expressions=keys)
+        mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
+        estimates.append(exp.alias_(exp.ApproxDistinct(this=exp.If(this=mine, true=key, false=exp.Null())), f"e{i}"))
+    read = sorted({floor for _, floor, *_ in nodes})
+    return exp.select(*estimates).from_(source.copy().as_("src")).where(
+        exp.In(this=col("node", "src"), expressions=[exp.Literal.number(f) for f in read]))
+
+
+def _floor_keys(ratios: Sequence[int], qi_strides: Sequence[int], qi_cards: Sequence[int],
+                qi_words: Sequence[int]) -> list[exp.Expression]:
+    """A floor row's packed key words generalized by a ratio per QI: a QI whose ratio is 1 keeps
+    its digit; a key word loses, for each QI generalized in it, (digit − digit DIV r) · stride."""
+    keys: list[exp.Expression] = [col(key_name(w), "src") for w in range(max(qi_words, default=0) + 1)]
+    for stride, card, word, r in zip(qi_strides, qi_cards, qi_words, ratios):
+        if r == 1:
+            continue
+        digit = exp.Mod(this=exp.IntDiv(this=col(key_name(word), "src"), expression=exp.Literal.number(stride)),
+                        expression=exp.Literal.number(card))
+        lost = exp.Sub(this=exp.Paren(this=digit), expression=exp.IntDiv(this=exp.Paren(this=digit.copy()),
+                                                                         expression=exp.Literal.number(r)))
+        keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=exp.Paren(this=lost),
+                                                                expression=exp.Literal.number(stride)))
+    return keys
 
 
 def _word_sums(terms: list[list[exp.Expression]]) -> list[exp.Expression]:

@@ -1,1 +1,1 @@
-SELECT `node`, COUNT(*) AS rows FROM `t_prev` GROUP BY `node`
+SELECT `node`, COUNT(*) AS rows FROM `t_prev` WHERE `node` >= :p1 GROUP BY `node`
