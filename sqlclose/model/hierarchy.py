@@ -37,10 +37,10 @@ class Hierarchy:
     rows: tuple[tuple[str, ...], ...]
     origin: str = "<inline>"
     lines: tuple[int, ...] | None = None
-    _codes: dict = field(default_factory=dict, repr=False, compare=False)
+    _codes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        _validate(self.rows, self.origin, self.lines)
+        self._codes["dense"] = _validate(self.rows, self.origin, self.lines)  # (labels, codes): _encode's start
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -133,8 +133,8 @@ class Hierarchy:
         return self._encoding()["mixed"][:, level]
 
     def _encoding(self) -> dict:
-        if not self._codes:
-            self._codes.update(_encode(self.rows, self.origin))
+        if "mixed" not in self._codes:
+            self._codes.update(_encode(*self._codes["dense"], self.origin))
         return self._codes
 
     def describe(self) -> str:
@@ -145,7 +145,9 @@ def _where(origin: str, lines: tuple[int, ...] | None, i: int) -> str:
     return f"{origin}, line {lines[i]}" if lines else f"{origin}, row {i + 1}"
 
 
-def _validate(rows: tuple[tuple[str, ...], ...], origin: str, lines: tuple[int, ...] | None) -> None:
+def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
+              lines: tuple[int, ...] | None) -> tuple[list[list[str]], np.ndarray]:
+    """Raise on what makes ``rows`` no hierarchy; return their labels and dense codes per level."""
     if not rows:
         raise HierarchyError(f"{origin}: hierarchy has no leaves")
     width = len(rows[0])
@@ -157,79 +159,95 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str, lines: tuple[int, 
                 f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {len(row)} levels, "
                 f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
             )
-        for level, label in enumerate(row):
-            if label == "":
-                raise HierarchyError(
-                    f"{_where(origin, lines, i)}: empty label at level {level} for leaf {row[0]!r}"
-                )
-    seen: dict[str, int] = {}
-    for i, row in enumerate(rows):
-        if row[0] in seen:
+        if "" in row:
             raise HierarchyError(
-                f"{_where(origin, lines, i)}: leaf {row[0]!r} appears twice "
-                f"(also {_where(origin, lines, seen[row[0]])}); each value needs exactly one line"
+                f"{_where(origin, lines, i)}: empty label at level {row.index('')} for leaf {row[0]!r}"
             )
-        seen[row[0]] = i
+    labels, dense = _dense_codes(rows, width)
+    first = _first_rows(dense)  # per level, the row where each label first appears
+    repeated = np.flatnonzero(first[0][dense[:, 0]] != np.arange(len(rows)))
+    if len(repeated):
+        i = int(repeated[0])
+        raise HierarchyError(
+            f"{_where(origin, lines, i)}: leaf {rows[i][0]!r} appears twice "
+            f"(also {_where(origin, lines, int(first[0][dense[i, 0]]))}); each value needs exactly one line"
+        )
     for level in range(1, width):
-        parent_of: dict[str, tuple[str, int]] = {}
-        for i, row in enumerate(rows):
-            child, parent = row[level - 1], row[level]
-            if child in parent_of and parent_of[child][0] != parent:
-                other, j = parent_of[child]
-                raise HierarchyError(
-                    f"{_where(origin, lines, i)}: {child!r} at level {level - 1} has two parents at level "
-                    f"{level}: {other!r} ({_where(origin, lines, j)}) and {parent!r}; a value may have "
-                    "only one parent per level"
-                )
-            parent_of.setdefault(child, (parent, i))
-    tops = sorted({row[-1] for row in rows})
+        # A row whose parent differs from the one its child had where the child first appeared.
+        seen_at = first[level - 1][dense[:, level - 1]]
+        clash = np.flatnonzero(dense[seen_at, level] != dense[:, level])
+        if len(clash):
+            i = int(clash[0])
+            j = int(seen_at[i])
+            raise HierarchyError(
+                f"{_where(origin, lines, i)}: {rows[i][level - 1]!r} at level {level - 1} has two parents at "
+                f"level {level}: {rows[j][level]!r} ({_where(origin, lines, j)}) and {rows[i][level]!r}; a value "
+                "may have only one parent per level"
+            )
+    tops = sorted(labels[-1])
     if len(tops) != 1:
         shown = ", ".join(repr(t) for t in tops[:5])
         raise HierarchyError(
             f"{origin}: the top level must be one value for all leaves, found {len(tops)}: {shown}"
             f"{', …' if len(tops) > 5 else ''}; add a final column with '{TOP_LABEL}' on every line"
         )
+    return labels, dense
 
 
-def _encode(rows: tuple[tuple[str, ...], ...], origin: str) -> dict:
-    width = len(rows[0])
-    labels: list[dict[str, int]] = []  # label -> dense code, per level, first-appearance order
-    for level in range(width):
-        d: dict[str, int] = {}
-        for row in rows:
-            d.setdefault(row[level], len(d))
-        labels.append(d)
-    dense = np.array([[labels[lv][row[lv]] for lv in range(width)] for row in rows], dtype=np.int64)
-
-    # Mixed radix, top-down: a node's code is parent_code * radix + index among its siblings.
-    mixed_by_level: list[dict[str, int]] = [dict() for _ in range(width)]
-    mixed_by_level[-1] = {rows[0][-1]: 0}
-    radices = [1] * width
+def _encode(labels: list[list[str]], dense: np.ndarray, origin: str) -> dict:
+    width = dense.shape[1]
+    # Mixed radix, top-down: a node's code is parent_code * radix + index among its siblings, siblings
+    # in order of first appearance (= their dense order). Radices first: the overflow check needs them.
+    radices, sibling = [1] * width, [np.zeros(0, dtype=np.int64)] * width
+    first_rows = _first_rows(dense)
     for level in range(width - 2, -1, -1):
-        children: dict[str, list[str]] = {}
-        for row in rows:
-            kids = children.setdefault(row[level + 1], [])
-            if row[level] not in kids:
-                kids.append(row[level])
-        radix = max(len(k) for k in children.values())
-        radices[level] = radix
-        for parent, kids in children.items():
-            base = mixed_by_level[level + 1][parent] * radix
-            for idx, kid in enumerate(kids):
-                mixed_by_level[level][kid] = base + idx
+        parent_of_child = dense[first_rows[level], level + 1]
+        sibling[level], radices[level] = _sibling_index(parent_of_child)
     divisors = [1] * width
     for level in range(1, width):
         divisors[level] = divisors[level - 1] * radices[level - 1]
     if divisors[-1] >= _MAX_CODE:
         raise HierarchyError(f"{origin}: too wide to encode in 62-bit integer codes (the product of the largest "
                              "number of children per level is too big); add an intermediate level")
-    mixed = np.array([[mixed_by_level[lv][row[lv]] for lv in range(width)] for row in rows], dtype=np.int64)
-    return {
-        "labels": [list(d) for d in labels],
-        "dense": dense,
-        "mixed": mixed,
-        "divisors": divisors,
-    }
+    mixed = np.zeros_like(dense)
+    for level in range(width - 2, -1, -1):
+        mixed[:, level] = mixed[:, level + 1] * radices[level] + sibling[level][dense[:, level]]
+    return {"labels": labels, "dense": dense, "mixed": mixed, "divisors": divisors}
+
+
+def _dense_codes(rows: tuple[tuple[str, ...], ...], width: int) -> tuple[list[list[str]], np.ndarray]:
+    """Per level, the distinct labels in order of first appearance and each row's code among them.
+    A dict per level, not Arrow's dictionary encoding: its first call costs ~0.2 s, a cold start's
+    budget (docs/performance.md, "Cold start")."""
+    labels, dense = [], np.empty((len(rows), width), dtype=np.int64)
+    for level, column in enumerate(zip(*rows)):
+        codes: dict[str, int] = {}
+        dense[:, level] = [codes.setdefault(label, len(codes)) for label in column]
+        labels.append(list(codes))
+    return labels, dense
+
+
+def _first_rows(dense: np.ndarray) -> list[np.ndarray]:
+    """Per level, the row where each code first appears (codes number labels in order of first
+    appearance, so those rows are where the running maximum grows; ``np.unique`` would import
+    ``numpy.ma`` on a cold start)."""
+    firsts = []
+    for level in range(dense.shape[1]):
+        top = np.maximum.accumulate(dense[:, level])
+        firsts.append(np.flatnonzero(np.r_[True, top[1:] > top[:-1]]))
+    return firsts
+
+
+def _sibling_index(parents: np.ndarray) -> tuple[np.ndarray, int]:
+    """Children 0…k−1 (in order of first appearance) with their parents' codes → each child's index
+    among its parent's children, in that order; and the most children a parent has."""
+    order = np.argsort(parents, kind="stable")
+    ordered = parents[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    sizes = np.diff(np.r_[starts, len(order)])
+    index = np.empty(len(order), dtype=np.int64)
+    index[order] = np.arange(len(order)) - np.repeat(starts, sizes)
+    return index, int(sizes.max())
 
 
 # ---- rule builders (need the column's distinct values) -----------------------------------
