@@ -133,20 +133,29 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
     return out
 
 
+def _case(parser: argparse.ArgumentParser, text: str) -> tuple[str, float]:
+    distance, _, share = text.partition(":")
+    try:
+        return distance, float(share)
+    except ValueError:
+        parser.error(f"--cases {text!r}: give distance:suppression, e.g. hierarchical:0.05, or none")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", type=parse_size, default=[1_000_000])
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=1, help="whole-process runs per case (median)")
     parser.add_argument("--cases", nargs="*", default=None,
-                        help="distance:suppression (e.g. hierarchical:0.05); default all four; none: scan only")
+                        help="distance:suppression (e.g. hierarchical:0.05); default all four; "
+                             "none (or no value): the scan alone")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per whole-process run")
     parser.add_argument("--memory-limit", default=None, help="the job's memory limit (sqlclose --memory-limit)")
     parser.add_argument("--explore", choices=["lattice", "optimum"], default="lattice",
                         help="decide the whole lattice, or only what the optimum needs ([search] explore)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    cases = CASES if args.cases is None else [(c.split(":")[0], float(c.split(":")[1])) for c in args.cases]
+    cases = CASES if args.cases is None else [_case(parser, c) for c in args.cases if c != "none"]
     results = [r for rows in args.sizes
                for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit, args.explore)]
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
