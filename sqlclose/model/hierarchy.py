@@ -40,7 +40,7 @@ class Hierarchy:
     _codes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._codes["dense"] = _validate(self.rows, self.origin, self.lines)  # (labels, codes): _encode's start
+        self._codes["validated"] = _validate(self.rows, self.origin, self.lines)  # labels, dense codes
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -134,7 +134,7 @@ class Hierarchy:
 
     def _encoding(self) -> dict:
         if "mixed" not in self._codes:
-            self._codes.update(_encode(*self._codes["dense"], self.origin))
+            self._codes.update(_encode(*self._codes["validated"], self.origin))
         return self._codes
 
     def describe(self) -> str:

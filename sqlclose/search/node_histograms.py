@@ -396,7 +396,7 @@ class BatchRunner:
                                             for n, c in enumerate(chosen)],
                                            self.packing.qi_stride, self.packing.qi_card, self.packing.qi_word),
                              [ranked[c][0] for c in chosen])
-            self.rows_read += sum({ranked[c][1][0][0]: ranked[c][1][0][2] for c in chosen}.values())
+            self.rows_read += sum(ranked[c][1][0][2] for c in chosen)  # each branch reads its source floor
             self._refined_rows += sum(f[2] for f in self._floors_since(first))
 
     def _floors_since(self, first: int) -> list[tuple[int, Node, int]]:
