@@ -397,7 +397,7 @@ def test_floors_of_floors_match_brute_force(case: Case, explore: str, monkeypatc
     def spied_add(self, query, new):
         if "floors" in query.sql():  # grouped from the floors table, not from the base
             refined.update(range(self._floors_made, self._floors_made + len(new)))
-        add(self, query, new)
+        return add(self, query, new)
 
     monkeypatch.setattr(nodes.BatchRunner, "_add_floors", spied_add)
     floor_for = nodes.BatchRunner._floor_for

@@ -264,7 +264,7 @@ def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adu
         return [sizes[m] for m in meets]
 
     monkeypatch.setattr(runners.BatchRunner, "_fetch_floor_estimates", fake)
-    monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new))
+    monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
     runner._refine_floors(parentless)
     assert sorted(seen) == sorted(sizes)
     # (2, 1): 2·0.9R − R = 0.8R; then (1, 1) saves 2·0.1R − R < 0 beside it, (1, 2) 2·0.4R − R < 0.

@@ -352,9 +352,9 @@ class BatchRunner:
                                                for n, (subset, meet) in enumerate(new)]), new)
             self.rows_read += self.problem.base_rows
 
-    def _add_floors(self, query: exp.Expression, new: list[tuple[Subset, Node]]) -> None:
+    def _add_floors(self, query: exp.Expression, new: list[tuple[Subset, Node]]) -> int:
         """Keep the floors ``query`` computes (ids from ``_floors_made``, in ``new``'s order) and
-        their rows."""
+        their rows; return how many rows they hold."""
         first = self._floors_made
         self.problem.engine.keep(self._name("floors"), query, append=first > 0)
         self.queries += 1
@@ -363,6 +363,7 @@ class BatchRunner:
         for n, (subset, meet) in enumerate(new):
             self._floors.setdefault(subset, []).append((first + n, meet, int(rows.get(first + n, 0))))
         self._floors_made += len(new)
+        return int(sum(rows.values()))
 
     def _refine_floors(self, parentless: list[tuple[int, Item]]) -> None:
         """Floors of floors: where this level's items would read a large floor (``REFINE_SHARE``),
@@ -391,16 +392,11 @@ class BatchRunner:
                                 room=float(REFINE_ROOM * self.problem.base_rows - self._refined_rows))
         if chosen:
             first = self._floors_made
-            self._add_floors(q.floor_nodes(q.table(self._name("floors")),
-                                           [self._floor_row(first + n, ranked[c][1][0], *ranked[c][0])
-                                            for n, c in enumerate(chosen)],
-                                           self.packing.qi_stride, self.packing.qi_card, self.packing.qi_word),
-                             [ranked[c][0] for c in chosen])
+            plan = [self._floor_row(first + n, ranked[c][1][0], *ranked[c][0]) for n, c in enumerate(chosen)]
+            self._refined_rows += self._add_floors(
+                q.floor_nodes(q.table(self._name("floors")), plan, self.packing.qi_stride, self.packing.qi_card,
+                              self.packing.qi_word), [ranked[c][0] for c in chosen])
             self.rows_read += sum(ranked[c][1][0][2] for c in chosen)  # each branch reads its source floor
-            self._refined_rows += sum(f[2] for f in self._floors_since(first))
-
-    def _floors_since(self, first: int) -> list[tuple[int, Node, int]]:
-        return [f for floors in self._floors.values() for f in floors if f[0] >= first]
 
     def _fetch_floor_estimates(self, plan_rows: list[tuple], floors: list[tuple[int, Node, int]]) -> list[float]:
         """The estimated rows of floor-derived nodes (plan rows as ``_floor_row``'s), padded by the
