@@ -116,11 +116,13 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
                                        lattice.decided_count(), lattice.size))
 
     least = _least_discernibility(problem, lattice.shape) if judge.bounded else None
+    ruled_out_above: list[int | None] = [None]  # the best the lattice was last pruned by
 
     def record(nodes: list[Node], satisfied: np.ndarray, outcome, costs) -> None:
         lattice.record(nodes, satisfied, outcome, costs)
-        if least is not None and judge.best is not None:  # what cannot cost less than a node found is out
-            lattice.rule_out(least > judge.best * (1 + TIE))
+        if least is not None and judge.best is not None and judge.best != ruled_out_above[0]:
+            lattice.rule_out(least > judge.best * (1 + TIE))  # what cannot cost less than a node found is out
+            ruled_out_above[0] = judge.best
 
     def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
         parts = [judge.from_above(part.hist, nodes[part.start:part.stop])

@@ -386,27 +386,27 @@ class BatchRunner:
             return
         ranked = sorted(candidates.items(), key=lambda c: -len(c[1][1]))[:FLOOR_CANDIDATES]
         plan = [self._floor_row(n, floor, subset, meet) for n, ((subset, meet), (floor, _)) in enumerate(ranked)]
-        estimate = self._fetch_floor_estimates(plan, sorted({floor for _, (floor, _) in ranked}))
+        sources = sorted({floor for _, (floor, _) in ranked})
+        estimate = self._fetch_floor_estimates(plan, sources)
         cost = {(subset, node): float(floor[2]) for (subset, _), (floor, nodes) in ranked for node in nodes}
         chosen = _greedy_floors([(key, nodes, float(floor[2])) for key, (floor, nodes) in ranked], estimate, cost,
                                 room=float(REFINE_ROOM * self.problem.base_rows - self._refined_rows))
         if chosen:
+            picked = [ranked[c] for c in chosen]
             first = self._floors_made
-            plan = [self._floor_row(first + n, ranked[c][1][0], *ranked[c][0]) for n, c in enumerate(chosen)]
+            plan = [self._floor_row(first + n, floor, subset, meet)
+                    for n, ((subset, meet), (floor, _)) in enumerate(picked)]
             self._refined_rows += self._add_floors(
                 q.floor_nodes(q.table(self._name("floors")), plan, self.packing.qi_stride, self.packing.qi_card,
-                              self.packing.qi_word), [ranked[c][0] for c in chosen])
-            self.rows_read += sum(ranked[c][1][0][2] for c in chosen)  # each branch reads its source floor
+                              self.packing.qi_word), [key for key, _ in picked])
+            self.rows_read += sum(floor[2] for _, (floor, _) in picked)  # each branch reads its source floor
 
     def _fetch_floor_estimates(self, plan_rows: list[tuple], floors: list[tuple[int, Node, int]]) -> list[float]:
         """The estimated rows of floor-derived nodes (plan rows as ``_floor_row``'s), padded by the
         estimate's error, in one pass over their source floors."""
-        row = self.problem.engine.fetch(q.estimated_floor_rows(
-            q.table(self._name("floors")), plan_rows, self.packing.qi_stride, self.packing.qi_card,
-            self.packing.qi_word)).to_pylist()[0]
-        self.queries += 1
-        self.rows_read += sum(f[2] for f in floors)
-        return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(len(plan_rows))]
+        query = q.estimated_floor_rows(q.table(self._name("floors")), plan_rows, self.packing.qi_stride,
+                                       self.packing.qi_card, self.packing.qi_word)
+        return self._estimates(query, len(plan_rows), sum(f[2] for f in floors))
 
     def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
         """Floors worth their pass over the base, among candidates per subset: the meet of its
@@ -432,10 +432,15 @@ class BatchRunner:
         """The estimated rows of nodes grouped from the base (``q.estimated_rows``), padded by its
         error, in one pass over the base."""
         p = self.problem
-        row = p.engine.fetch(q.estimated_rows(p.base, plan_rows, *self._literal_key_args())).to_pylist()[0]
+        return self._estimates(q.estimated_rows(p.base, plan_rows, *self._literal_key_args()), len(plan_rows),
+                               p.base_rows)
+
+    def _estimates(self, query: exp.Expression, count: int, read: int) -> list[float]:
+        """The ``count`` estimates (columns ``e<i>``) of an estimating query that reads ``read`` rows."""
+        row = self.problem.engine.fetch(query).to_pylist()[0]
         self.queries += 1
-        self.rows_read += p.base_rows
-        return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(len(plan_rows))]
+        self.rows_read += read
+        return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(count)]
 
     def _space(self, subset: Subset, levels: Node) -> float:
         """Codes a node of the subset at ``levels`` can take, times the sensitive span: a bound

@@ -381,9 +381,13 @@ def estimated_rows(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: 
     estimates = []
     for i, (_, *divisors) in enumerate(nodes):
         keys = _literal_keys(divisors, qi_codes, qi_strides, qi_cards, sa_codes, sa_strides, qi_words)
-        key = keys[0] if len(keys) == 1 else exp.Anonymous(this="HASH", expressions=keys)
-        estimates.append(exp.alias_(exp.ApproxDistinct(this=key), f"e{i}"))
+        estimates.append(exp.alias_(exp.ApproxDistinct(this=_one_key(keys)), f"e{i}"))
     return exp.select(*estimates).from_(base.copy().as_("base"))
+
+
+def _one_key(keys: list[exp.Expression]) -> exp.Expression:
+    """A multi-word key as one value to count distinct: the word itself, or a hash of the words."""
+    return keys[0] if len(keys) == 1 else exp.Anonymous(this="HASH", expressions=keys)
 
 
 def _literal_keys(divisors: Sequence[int], qi_codes: Sequence[str], qi_strides: Sequence[int],
@@ -447,8 +451,7 @@ def estimated_floor_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi
     HyperLogLog in one pass over the floors it reads (column ``e<i>``: the ``i``-th row's)."""
     estimates = []
     for i, (_, floor, *ratios) in enumerate(nodes):
-        keys = _floor_keys(ratios, qi_strides, qi_cards, qi_words)
-        key = keys[0] if len(keys) == 1 else exp.Anonymous(this="HASH", expressions=keys)
+        key = _one_key(_floor_keys(ratios, qi_strides, qi_cards, qi_words))
         mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
         estimates.append(exp.alias_(exp.ApproxDistinct(this=exp.If(this=mine, true=key, false=exp.Null())), f"e{i}"))
     read = sorted({floor for _, floor, *_ in nodes})
