@@ -275,13 +275,13 @@ def assert_search_gives(result, sol: Solution) -> None:
 SQL_PATH_CASES = ["adult-k5-hier-s0.0", "adult-k5-equal-s0.05", "adult-k5-s0.05", NON_MONOTONE]
 
 
-@pytest.mark.parametrize("returned", [None, 20_000], ids=["whole-levels", "levels-in-parts"])
+@pytest.mark.parametrize("returned", [None, 5_000], ids=["whole-levels", "levels-in-parts"])
 @pytest.mark.parametrize("case", SQL_PATH_CASES, indirect=True)
 def test_sql_level_batches_match_brute_force(case: Case, returned: int | None, monkeypatch):
     """Small inputs with at most one sensitive attribute take the in-memory rollups
     (sqlclose.search.node_histograms.MemoryRunner); the others the SQL level batches (Table 3, with two, does in
     the tests above). Forcing the SQL path on Adult keeps it checked against the oracle too — with each
-    level's classes brought back whole, and in parts of at most 20 kB (as under a small memory limit)."""
+    level's classes brought back whole, and in parts of at most 5 kB (as under a small memory limit)."""
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for

@@ -303,3 +303,71 @@ def test_floors_are_chosen_while_they_save_more_rows_than_they_read(adult_releas
     # (1, 1) saves 2·0.1B − B, (1, 2) saves 2·0.4B − B: nothing more.
     assert chosen == [(subset, (2, 1))]
     runner.close()
+
+
+def test_the_walk_from_below_starts_a_batch_only_within_its_share(monkeypatch):
+    """``_both_ends`` by hand, share 0.1: the walk from below says what its next batch reads
+    before running it, and runs it only while that keeps it under a tenth of what the walk from
+    above has read. From above, batches of 10 rows; from below, batches of 5, 60 and 5. Below's
+    first waits for above's 60 rows (5 < 6), its second for 660 (65 < 66), its third for 710
+    (70 < 71); then it has ended, and so has the search."""
+    import importlib
+    from types import SimpleNamespace
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    monkeypatch.setattr(search, "BELOW_SHARE", 0.1)
+    below, above = SimpleNamespace(rows_read=0), SimpleNamespace(rows_read=0)
+    trace = []
+
+    def walk_from_below():
+        for rows in (5, 60, 5):
+            yield rows
+            below.rows_read += rows
+            trace.append(("below", above.rows_read))
+
+    def walk_from_above():
+        for _ in range(1000):
+            above.rows_read += 10
+            trace.append(("above", above.rows_read))
+            yield
+
+    class Undecided:
+        done = False
+
+    search._both_ends(walk_from_below(), walk_from_above(), below, above, Undecided())
+    assert [t for t in trace if t[0] == "below"] == [("below", 60), ("below", 660), ("below", 710)]
+    assert trace[-1] == ("below", 710) and len(trace) == 71 + 3
+
+
+def test_planned_rows_are_the_smallest_computed_parents_rows(adult_release):
+    """What a level would read, told before it runs (``planned_rows``): for nodes with a computed
+    parent, the distinct (generalized codes, sensitive value) rows of their smallest parent, as a
+    plain SELECT DISTINCT over the base histogram counts them; running the level reads exactly that."""
+    from sqlclose.model.lattice import predecessors
+
+    problem = adult_release.problem
+    full = tuple(range(len(problem.qis)))
+    shape = [qi.levels for qi in problem.qis]
+    grid = list(itertools.product(*(range(s) for s in shape)))
+    base = problem.base.sql("duckdb")
+
+    def distinct(node) -> int:
+        columns = [f'"{qi.coded.code}" // {qi.hierarchy.divisors[level]}' for qi, level in zip(problem.qis, node)]
+        columns += [f'"{sa.coded.code}"' for sa in problem.sas]
+        got = problem.engine.fetch(f"SELECT COUNT(*) AS c FROM (SELECT DISTINCT {', '.join(columns)} FROM {base})")
+        return got.column("c")[0].as_py()
+
+    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    runner.start()
+    low = [node for node in grid if sum(node) == 3]
+    for _ in runner.level_parts([(full, node) for node in low]):
+        pass
+    rows = {node: distinct(node) for node in low}
+    up = [node for node in grid if sum(node) == 4]
+    expected = sum(min(rows[p] for p in predecessors(node)) for node in up)
+    assert runner.planned_rows([(full, node) for node in up]) == expected
+    before = runner.rows_read
+    for _ in runner.level_parts([(full, node) for node in up]):
+        pass
+    assert runner.rows_read - before == expected
+    runner.close()

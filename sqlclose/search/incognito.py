@@ -222,10 +222,10 @@ class _Judge:
 
 
 def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report: Callable[[], None],
-                record: Callable) -> Iterator[None]:
+                record: Callable) -> Iterator[int]:
     """Incognito: the QI subsets' lattices by size (a-priori pruning), then the full lattice's
-    candidates bottom-up; yields after each height. ``where`` tells the progress report the size;
-    ``record`` takes the full lattice's outcomes."""
+    candidates bottom-up; yields before each height what it would read (``_explore``). ``where``
+    tells the progress report the size; ``record`` takes the full lattice's outcomes."""
     n = len(lattice.shape)
     shape_of = {s: tuple(lattice.shape[i] for i in s) for s in _all_subsets(n)}
     passed: dict[Subset, np.ndarray] = {}
@@ -251,12 +251,19 @@ def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report
 BELOW_SHARE = 0.1
 
 
-def _both_ends(from_below: Iterator[None], from_above: Iterator[None], below, above, lattice: FullLattice) -> None:
-    """Advance the walk that is behind its share of the rows read, a batch at a time, until the
-    lattice is decided (either walk ending means it is)."""
+def _both_ends(from_below: Iterator[int], from_above: Iterator[None], below, above, lattice: FullLattice) -> None:
+    """Advance the walk from below when its next batch (which it says before running it) keeps it
+    within its share of the rows read, else the walk from above, a batch at a time, until the
+    lattice is decided (either walk ending means it is). Judged after the batch instead, one batch
+    of subsets could take the walk from below to 3× its share (10 M rows, 5 %: 60 M rows read
+    by one batch of 15 two-QI nodes, 5.3 s of a 31 s search; docs/performance.md, eleventh round)."""
+    upcoming = next(from_below, None)
     while not lattice.done:
-        walk = from_below if below.rows_read < BELOW_SHARE * max(above.rows_read, 1) else from_above
-        if next(walk, StopIteration) is StopIteration:
+        if upcoming is not None and below.rows_read + upcoming < BELOW_SHARE * max(above.rows_read, 1):
+            upcoming = next(from_below, None)
+            if upcoming is None:
+                return
+        elif next(from_above, StopIteration) is StopIteration:
             return
 
 
@@ -311,9 +318,10 @@ def _candidates(subset: Subset, shape: tuple[int, ...], passed: dict[Subset, np.
 
 def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattice: FullLattice | None = None,
              on_judged: Callable | None = None, skip_above_perfect: bool = False,
-             progress: Callable[[], None] = lambda: None) -> Generator[None, None, dict[Subset, np.ndarray]]:
+             progress: Callable[[], None] = lambda: None) -> Generator[int, None, dict[Subset, np.ndarray]]:
     """Bottom-up over the lattices of ``cands``' subsets together, one height at a time (one
-    batch of queries per height for all of them); yields after each height.
+    batch of queries per height for all of them); yields before each height what its batch would
+    read (``planned_rows``), and runs it when resumed.
 
     ``judge(histograms, nodes)`` returns (satisfied per node, BatchOutcome or None, metric cost
     per node or None). With ``infer``, a satisfying node marks all its generalizations, which are
@@ -329,9 +337,13 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
         (full,) = cands
         satisfying[full], decided[full] = lattice.satisfying, lattice.decided
     groups = {s: by_height(c) for s, c in cands.items()}  # candidates only: Incognito never asks of others
+
+    def todo_at(h: int) -> list[tuple[Subset, Node]]:
+        return [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h] if not decided[s][nd]]
+
     for h in range(max(len(g) for g in groups.values())):
-        todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h]
-                if not decided[s][nd]]
+        yield runner.planned_rows(todo_at(h))
+        todo = todo_at(h)  # again: the other walk may have decided some meanwhile
         nodes = [nd for _, nd in todo]
         satisfied, outcome, costs = _joined([judge(part.hist, nodes[part.start:part.stop])
                                              for part in level_parts(runner, todo)])
@@ -346,7 +358,6 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
                     satisfying[s][above] = True
                     decided[s][above] = True
         progress()
-        yield
     return satisfying
 
 

@@ -144,6 +144,24 @@ class BatchRunner:
         yield LevelPart(0, len(items), self._stack(result))
 
     # ---- planning -------------------------------------------------------------------------
+    def planned_rows(self, items: Sequence[Item]) -> int:
+        """What a batch of ``items`` would read, told before it runs (the search balances its two
+        walks by it): a computed parent's rows; else the smallest floor's below the item; else at
+        most its code space — a floor made for it holds no more — plus one read of the base that
+        makes the floors (the base's rows each, where levels are not kept engine-side)."""
+        total, unfloored = 0, False
+        for subset, node in items:
+            parents = [self._rows[subset, p] for p in predecessors(node) if (subset, p) in self._ids]
+            floor = None if parents else self._floor_for(subset, node)
+            if parents or floor is not None:
+                total += min(parents) if parents else floor[2]
+            elif self.problem.engine.keeps_levels:
+                total += int(min(self._space(subset, node), self.problem.base_rows))
+                unfloored = True
+            else:
+                total += self.problem.base_rows
+        return total + (self.problem.base_rows if unfloored else 0)
+
     def _plan(self, items: Sequence[Item], ids: dict[Item, int]) -> tuple[list, list[tuple[int, Item]]]:
         """Rollups (estimated input rows, plan row) of items with a computed parent, each from its
         smallest one; the items without one."""
@@ -635,6 +653,12 @@ class NodeRunner:
             [np.concatenate([p.counts[j] for p in parts]) for j in range(len(self.problem.sas))],
             np.concatenate([np.full(p.classes, n, dtype=np.int64) for n, p in enumerate(parts)]))
 
+    def planned_rows(self, items: Sequence[Item]) -> int:
+        """What a batch of ``items`` would read (as ``BatchRunner.planned_rows``): each a computed
+        parent's rows, or the base's."""
+        return sum(min((self._cache[subset, p][1] for p in predecessors(node) if (subset, p) in self._cache),
+                       default=self.problem.base_rows) for subset, node in items)
+
     def histograms(self, subset: Subset, node: Node, keep: bool = True) -> ClassHistograms:
         """Class histograms of one node; ``keys`` holds the codes of the subset's QIs."""
         parents = [(self._cache[subset, p][1], p) for p in predecessors(node) if (subset, p) in self._cache]
@@ -874,6 +898,10 @@ class MemoryRunner:
         self.release_cache()
         self._bottoms = {s: b for s, b in self._bottoms.items() if s == self._full}
         self._bottom_pairs = 0
+
+    def planned_rows(self, items: Sequence[Item]) -> int:
+        """0: a level in numpy takes milliseconds; the walks share the work by what they have read."""
+        return 0
 
     def level(self, items: Sequence[Item]) -> ClassHistograms:
         if self._base is None:
