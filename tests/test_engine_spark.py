@@ -187,6 +187,16 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         spark.copy_to_parquet(query.limit(8), tmp_path / "short", params)
         with pytest.raises(VerificationError, match="8 rows instead of 9"):
             compare(claimed, recheck(release.problem, tmp_path / "short"), release.problem, release.columns)
+        # as many rows as the input, one of them edited: the sums of row keys differ, and the count says 1
+        salary = exp.column("salary", "r")
+        edit = exp.Case(ifs=[exp.If(this=exp.EQ(this=salary.copy(), expression=exp.Literal.number(3000)),
+                                    true=exp.Literal.number(3001))], default=salary.copy())
+        edited = exp.select(*[exp.alias_(edit if c == "salary" else exp.column(c, "r"), c) for c in release.columns]) \
+            .from_(query.subquery("r"))
+        spark.copy_to_parquet(edited, tmp_path / "edited", params)
+        failing = recheck(release.problem, tmp_path / "edited")["failing"]
+        assert ("1 written row(s) are not rows of the input generalized at the levels the labels show "
+                "(a label, a value or a whole row was altered)") in failing
     # every measure of the independent verifier (verify_sql's templates) equals DuckDB's on its own file
     with sqlclose.anonymize(None, repo_dir / "datasets" / "table3" / "table3.toml", engine=DuckDBEngine()) as release:
         query, params = release._query()

@@ -301,3 +301,42 @@ def test_ordered_domain_leaves_out_values_only_dropped_rows_hold(tmp_path, repo_
 
 # ---------------------------------------------------------------------------- independence
 
+
+
+@pytest.mark.parametrize("edit", ["none", "one value", "two values swapped", "a class left out"])
+def test_the_truth_test_compares_sums_of_row_keys_when_no_row_was_left_out(edit, monkeypatch):
+    """A file with as many rows as the input must hold exactly its generalized rows: sums of row
+    keys decide (``verify_row_sums``), and only when they differ does the grouped comparison
+    (``verify_untrue_rows``) run, to count the untrue rows. A file with fewer rows is counted
+    directly. The count against Counter arithmetic over the rows, in the test."""
+    from sqlclose.release import verify_sql
+
+    rng = np.random.default_rng(SEED)
+    rows = [(f"g{int(rng.integers(4))}", int(rng.integers(10))) for _ in range(200)]
+    written = list(rows)
+    if edit == "one value":
+        written[0] = (written[0][0], written[0][1] + 100)
+    elif edit == "two values swapped":
+        j = next(j for j, r in enumerate(rows) if r[0] != rows[0][0] and r[1] != rows[0][1])
+        written[0], written[j] = (rows[0][0], rows[j][1]), (rows[j][0], rows[0][1])
+    elif edit == "a class left out":
+        written = [r for r in rows if r[0] != "g0"]
+    expected = sum((Counter(written) - Counter(rows)).values())
+    used = []
+    real = verify_sql.template
+    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
+    engine = DuckDBEngine()
+    schema = pa.schema([("g", pa.string()), ("s", INT)])
+    table = lambda rs: pa.table({"g": [r[0] for r in rs], "s": [r[1] for r in rs]}, schema=schema)  # noqa: E731
+    try:
+        found = measure_file(engine, table_ref(engine, "written", table(written)),
+                             table_ref(engine, "input", table(rows)), 1, [WrittenQI("g", QI_HIERARCHY)], [],
+                             columns=["g", "s"])
+    finally:
+        engine.close()
+    untrue = [p for p in found.problems if "written row(s) are not rows of the input" in p]
+    assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
+                       "show (a label, a value or a whole row was altered)"] if expected else [])
+    assert ("verify_row_sums" in used) == (edit != "a class left out")
+    assert ("verify_untrue_rows" in used) == (edit != "none")
+    assert expected == {"none": 0, "one value": 1, "two values swapped": 2, "a class left out": 0}[edit]

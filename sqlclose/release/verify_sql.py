@@ -112,8 +112,9 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
         levels, problems = _label_levels(engine, written, qis, registered, any_level=mapping is not None)
         result.problems += problems
         if columns is not None and all(levels):
-            result.problems += _untrue_rows(engine, written, source, columns, qis, levels, registered) \
-                if mapping is None else _untrue_mapped_rows(engine, written, source, columns, qis, mapping, registered)
+            truth = _Truth(engine, written, columns, result.rows == _one_row(engine, _count(source))["n"])
+            result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
+                if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
         for sa in sensitive:
             problems, models = _sensitive(engine, written, source, qi_cols, sa, registered)
             result.problems += problems
@@ -162,23 +163,44 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
 MAX_LEVEL_CHOICES = 16  # labels shared by several levels leave a few readings to try
 
 
-def _untrue_rows(engine: Engine, written: exp.Expression, source: exp.Expression, columns: Sequence[str],
-                 qis: Sequence[WrittenQI], levels: list[list[int]], registered: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class _Truth:
+    """The truth test's comparison: rows of ``written`` (on ``columns``) in excess of a generalized
+    input, as multisets. ``whole``: the file has as many rows as the input, so it must hold exactly
+    the generalized rows, and sums of row keys tell (``verify_row_sums``) before any count is made."""
+
+    engine: Engine
+    written: exp.Expression
+    columns: Sequence[str]
+    whole: bool
+
+    def untrue(self, generalized: exp.Expression, params: list[Any]) -> int:
+        key_0, key_1 = self.engine.row_keys([_col(c) for c in self.columns])
+        if self.whole:
+            sums = _one_row(self.engine, template("verify_row_sums", release=self.written, generalized=generalized,
+                                                  key_0=key_0, key_1=key_1), params)
+            if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
+                return 0
+        return _one_row(self.engine, template("verify_untrue_rows", release=self.written, generalized=generalized,
+                                              key_0=key_0, key_1=key_1), params)["untrue_rows"]
+
+
+def _untrue_rows(engine: Engine, truth: _Truth, source: exp.Expression, qis: Sequence[WrittenQI],
+                 levels: list[list[int]], registered: list[str]) -> list[str]:
     """Generalize the input by label lookups (not the search's codes) at each reading of the
     levels; the file is true to the input if some reading finds every written row."""
     untrue = 0
     for choice in itertools.islice(itertools.product(*levels), MAX_LEVEL_CHOICES):
         params: list[Any] = []
-        generalized = _generalized(engine, source, columns, qis, choice, params, registered)
-        untrue = _one_row(engine, _untrue_query(engine, written, generalized, columns), params)["untrue_rows"]
+        untrue = truth.untrue(_generalized(engine, source, truth.columns, qis, choice, params, registered), params)
         if not untrue:
             return []
     return [f"{untrue} written row(s) are not rows of the input generalized at the levels the labels show "
             "(a label, a value or a whole row was altered)"]
 
 
-def _untrue_mapped_rows(engine: Engine, written: exp.Expression, source: exp.Expression, columns: Sequence[str],
-                        qis: Sequence[WrittenQI], mapping: pa.Table, registered: list[str]) -> list[str]:
+def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, qis: Sequence[WrittenQI],
+                        mapping: pa.Table, registered: list[str]) -> list[str]:
     """A multidimensional release: the mapping must only generalize (each label its leaf or an
     ancestor, by the hierarchy's rows), and the file must hold input rows recoded by it."""
     covers = sorted({(i, row[0], label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows for label in row})
@@ -205,21 +227,14 @@ def _untrue_mapped_rows(engine: Engine, written: exp.Expression, source: exp.Exp
     select = select.join(exp.alias_(mapped.copy(), "m", table=True), join_type="left", on=exp.and_(*[
         exp.EQ(this=exp.column(f"l{i}", "m"), expression=_text(qi.name, qi.null_value, params, table="src"))
         for i, qi in enumerate(qis)]))
-    for name in columns:
+    for name in truth.columns:
         value = exp.column(f"g{by_name[name]}", "m") if name in by_name else _col(name, "src")
         select = select.select(exp.alias_(value, exp.to_identifier(name, quoted=True)))
-    untrue = _one_row(engine, _untrue_query(engine, written, select.subquery(), columns), params)["untrue_rows"]
+    untrue = truth.untrue(select.subquery(), params)
     if untrue:
         problems.append(f"{untrue} written row(s) are not rows of the input recoded by the release's mapping (a "
                         "label, a value or a whole row was altered)")
     return problems
-
-
-def _untrue_query(engine: Engine, written: exp.Expression, generalized: exp.Expression,
-                  columns: Sequence[str]) -> exp.Expression:
-    """Rows of ``written`` in excess of ``generalized`` (multisets), rows compared by their keys."""
-    key_0, key_1 = engine.row_keys([_col(c) for c in columns])
-    return template("verify_untrue_rows", release=written, generalized=generalized, key_0=key_0, key_1=key_1)
 
 
 def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[WrittenQI],
@@ -380,6 +395,12 @@ def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table)
     engine.register(name, table)
     registered.append(name)
     return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def _count(relation: exp.Expression) -> exp.Select:
+    return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(
+        exp.alias_(relation.copy(), "__sqlclose_in", table=True) if isinstance(relation, exp.Table)
+        else relation.copy().as_("__sqlclose_in"))
 
 
 def _one_row(engine: Engine, query: exp.Expression, params: Sequence[Any] = ()) -> dict:
