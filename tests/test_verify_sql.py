@@ -299,8 +299,7 @@ def test_ordered_domain_leaves_out_values_only_dropped_rows_hold(tmp_path, repo_
     assert doc["privacy"]["sensitive"]["salary"]["max_emd"] == pytest.approx(oracle, abs=1e-9)
 
 
-# ---------------------------------------------------------------------------- independence
-
+# ---------------------------------------------------------------------------- the truth test's two paths
 
 
 @pytest.mark.parametrize("edit", ["none", "one value", "two values swapped", "a class left out"])

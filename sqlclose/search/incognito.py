@@ -255,7 +255,7 @@ def _both_ends(from_below: Iterator[int], from_above: Iterator[None], below, abo
     """Advance the walk from below when its next batch (which it says before running it) keeps it
     within its share of the rows read, else the walk from above, a batch at a time, until the
     lattice is decided (either walk ending means it is). Judged after the batch instead, one batch
-    of subsets could take the walk from below to 3× its share (10 M rows, 5 %: 60 M rows read
+    of subsets took the walk from below to 3.6× its share (10 M rows, 5 %: 60 M rows read
     by one batch of 15 two-QI nodes, 5.3 s of a 31 s search; docs/performance.md, eleventh round)."""
     upcoming = next(from_below, None)
     while not lattice.done:
