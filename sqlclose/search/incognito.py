@@ -116,13 +116,14 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
                                        lattice.decided_count(), lattice.size))
 
     least = _least_discernibility(problem, lattice.shape) if judge.bounded else None
-    ruled_out_above: list[int | None] = [None]  # the best the lattice was last pruned by
+    ruled_out_above: int | None = None  # the best the lattice was last pruned by
 
     def record(nodes: list[Node], satisfied: np.ndarray, outcome, costs) -> None:
+        nonlocal ruled_out_above
         lattice.record(nodes, satisfied, outcome, costs)
-        if least is not None and judge.best is not None and judge.best != ruled_out_above[0]:
+        if least is not None and judge.best is not None and judge.best != ruled_out_above:
             lattice.rule_out(least > judge.best * (1 + TIE))  # what cannot cost less than a node found is out
-            ruled_out_above[0] = judge.best
+            ruled_out_above = judge.best
 
     def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
         parts = [judge.from_above(part.hist, nodes[part.start:part.stop])
@@ -337,13 +338,10 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
         (full,) = cands
         satisfying[full], decided[full] = lattice.satisfying, lattice.decided
     groups = {s: by_height(c) for s, c in cands.items()}  # candidates only: Incognito never asks of others
-
-    def todo_at(h: int) -> list[tuple[Subset, Node]]:
-        return [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h] if not decided[s][nd]]
-
     for h in range(max(len(g) for g in groups.values())):
-        yield runner.planned_rows(todo_at(h))
-        todo = todo_at(h)  # again: the other walk may have decided some meanwhile
+        todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h] if not decided[s][nd]]
+        yield runner.planned_rows(todo)
+        todo = [(s, nd) for s, nd in todo if not decided[s][nd]]  # the other walk may have decided some meanwhile
         nodes = [nd for _, nd in todo]
         satisfied, outcome, costs = _joined([judge(part.hist, nodes[part.start:part.stop])
                                              for part in level_parts(runner, todo)])

@@ -151,10 +151,10 @@ class BatchRunner:
         makes the floors (the base's rows each, where levels are not kept engine-side)."""
         total, unfloored = 0, False
         for subset, node in items:
-            parents = [self._rows[subset, p] for p in predecessors(node) if (subset, p) in self._ids]
-            floor = None if parents else self._floor_for(subset, node)
-            if parents or floor is not None:
-                total += min(parents) if parents else floor[2]
+            parent = self._smallest_parent(subset, node)
+            floor = None if parent is not None else self._floor_for(subset, node)
+            if parent is not None or floor is not None:
+                total += self._rows[subset, parent] if parent is not None else floor[2]
             elif self.problem.engine.keeps_levels:
                 total += int(min(self._space(subset, node), self.problem.base_rows))
                 unfloored = True
@@ -167,11 +167,10 @@ class BatchRunner:
         smallest one; the items without one."""
         rollups, parentless = [], []
         for subset, node in items:
-            parents = [p for p in predecessors(node) if (subset, p) in self._ids]
-            if not parents:
+            parent = self._smallest_parent(subset, node)
+            if parent is None:
                 parentless.append((ids[subset, node], (subset, node)))
                 continue
-            parent = min(parents, key=lambda p: (self._rows[subset, p], p))
             axis = next(a for a in range(len(node)) if node[a] != parent[a])
             i = subset[axis]
             div = self.problem.qis[i].hierarchy.divisors
@@ -179,6 +178,11 @@ class BatchRunner:
                    self.packing.qi_stride[i], self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
             rollups.append((self._rows[subset, parent], row))
         return rollups, parentless
+
+    def _smallest_parent(self, subset: Subset, node: Node) -> Node | None:
+        """The computed parent (previous level) of the fewest rows, ties to the smaller levels."""
+        parents = [p for p in predecessors(node) if (subset, p) in self._ids]
+        return min(parents, key=lambda p: (self._rows[subset, p], p)) if parents else None
 
     def _jobs(self, rollups: list, from_floor: list, bases: list) -> list[tuple[list[tuple], list[str], str]]:
         """(plan rows, plan columns, kind) per query: each kind's (estimated rows, plan row) pairs
@@ -656,17 +660,20 @@ class NodeRunner:
     def planned_rows(self, items: Sequence[Item]) -> int:
         """What a batch of ``items`` would read (as ``BatchRunner.planned_rows``): each a computed
         parent's rows, or the base's."""
-        return sum(min((self._cache[subset, p][1] for p in predecessors(node) if (subset, p) in self._cache),
-                       default=self.problem.base_rows) for subset, node in items)
+        return sum(self._source(subset, node)[0] for subset, node in items)
+
+    def _source(self, subset: Subset, node: Node) -> tuple[int, Node | None]:
+        """The rows a node reads and the cached parent it reads them from: the smallest, or the base (None)."""
+        parents = [(self._cache[subset, p][1], p) for p in predecessors(node) if (subset, p) in self._cache]
+        return min(parents) if parents else (self.problem.base_rows, None)
 
     def histograms(self, subset: Subset, node: Node, keep: bool = True) -> ClassHistograms:
         """Class histograms of one node; ``keys`` holds the codes of the subset's QIs."""
-        parents = [(self._cache[subset, p][1], p) for p in predecessors(node) if (subset, p) in self._cache]
-        if parents:
-            read, parent = min(parents)
+        read, parent = self._source(subset, node)
+        if parent is not None:
             source, from_levels = q.table(self._cache[subset, parent][0]), parent
         else:
-            read, source, from_levels = self.problem.base_rows, self.problem.base.copy(), tuple(0 for _ in node)
+            source, from_levels = self.problem.base.copy(), tuple(0 for _ in node)
         self.rows_read += read
         groups = []
         for i, level, from_level in zip(subset, node, from_levels):
