@@ -24,6 +24,7 @@ the sensitive values,
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
@@ -680,10 +681,40 @@ def test_suppression_bound_is_sound(name):
                 parts = histograms(_random_split(row, rng))
                 suppressed = parts.sizes[~criterion.passes(parts)].sum() / row.sum()
                 assert bound[i] <= suppressed + 1e-9, (row, parts.counts[0], bound[i])
-    if name.startswith("recursive"):
-        assert positive == 0  # no bound declared: 0 is always sound
-    else:
-        assert positive > 0  # a real (non-zero) bound was exercised
+    assert positive > 0  # a real (non-zero) bound was exercised
+
+
+def _largest_passing_part(row: np.ndarray, c: float, l_: int) -> int:
+    """Brute force: the most records of any sub-multiset of the class (each value's count from 0
+    to its own) with r1 < c · (r_l + … + r_m), the definition written out again."""
+    best = 0
+    for part in itertools.product(*(range(int(n) + 1) for n in row)):
+        ordered = sorted(part, reverse=True)
+        if sum(part) > best and ordered[0] < c * sum(ordered[l_ - 1:]):
+            best = sum(part)
+    return best
+
+
+@pytest.mark.parametrize(("c", "l_"), [(2.0, 2), (3.0, 3), (1.5, 2), (0.75, 3)])
+def test_recursive_bound_is_the_largest_passing_part(c, l_):
+    """Recursive (c, l): the bound is 1 − (the largest part that passes) / size, within the
+    relaxation to whole records (at most one record per value more kept), against an enumeration
+    of every sub-multiset of random classes; a class with fewer than l values loses everything."""
+    rng = np.random.default_rng([RNG_SEED, 7, l_])
+    column = sensitive_column(DOMAIN, np.ones(len(DOMAIN)))
+    criterion = RecursiveCLDiversity(0, column, c, l_)
+    rows = rng.integers(0, 7, size=(150, len(DOMAIN))) * (rng.random((150, len(DOMAIN))) < 0.8)
+    rows = np.vstack([rows[rows.sum(axis=1) > 0], [[9, 0, 0, 0], [5, 5, 0, 0], [1, 1, 1, 1], [12, 1, 1, 1]]])
+    bound = criterion.suppression_bound(histograms(rows))
+    exact = 0
+    for row, b in zip(rows, bound):
+        size = row.sum()
+        kept = _largest_passing_part(row, c, l_)
+        assert 1 - (kept + len(row)) / size - 1e-9 <= b <= 1 - kept / size + 1e-9, (row, kept, b)
+        exact += abs(b - (1 - kept / size)) < 1e-9
+        if (row > 0).sum() < l_:
+            assert b == pytest.approx(1.0)
+    assert exact > len(rows) // 2  # mostly the whole-record answer itself, not just within the slack
 
 
 def test_suppression_lower_bound_sums_per_node():

@@ -233,6 +233,46 @@ class RecursiveCLDiversity(_Cached):
     def parameters(self) -> dict:
         return {"c": self.c, "l": self.l}
 
+    def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
+        """The parts of a class that pass, merged, pass (the model is monotone), so they are a
+        sub-multiset U of the class with r1(U) < c · tail(U); records outside the largest such U
+        are suppressed in any specialization: f ≥ 1 − max |U| / size. Merging never lowers
+        max |U| below the sum of the parts' (their union is a candidate), so the suppressed
+        records never grow (``_recursive_kept``)."""
+        bound = np.zeros(hist.classes)
+        failing = ~self.passes(hist)
+        if failing.any():
+            counts = self._counts(hist)[failing]
+            kept = _recursive_kept(-np.sort(-counts, axis=1), self.c, self.l)
+            bound[failing] = np.clip(1.0 - kept / counts.sum(axis=1) - TOLERANCE, 0.0, 1.0)
+        return bound
+
+
+def _recursive_kept(ordered: np.ndarray, c: float, l: int) -> np.ndarray:  # noqa: E741
+    """Per class (its counts sorted in descending order): at least the records of the largest
+    sub-multiset U with r1(U) < c · (r_l + … + r_m)(U). Lowering counts to a cap h keeps the
+    order and raises no count, and for a given largest count the capped class is the largest
+    candidate (the tail never shrinks as counts rise), so max |U| = Σ min(r_i, h*) for the
+    largest h* with h* < c · T(h*), T(h) = Σ_{i ≥ l} min(r_i, h). h − c · T(h) is convex and 0 at
+    0, so the h that pass form an interval (0, h*): h* is its root, on the segment between the
+    last tail count (ascending) where it is still ≤ 0 and the next. Real h (a relaxation of whole
+    records) only raises the count kept: the bound stays sound."""
+    if l - 1 >= ordered.shape[1]:
+        return np.zeros(len(ordered))  # no tail: every part fails
+    tail = ordered[:, l - 1:][:, ::-1]  # ascending
+    q = tail.shape[1]
+    below = np.cumsum(tail, axis=1)  # Σ of the j smallest
+    above = q - np.arange(1, q + 1)  # tail counts above the j-th smallest
+    g = tail - c * (below + above * tail)  # h − c · T(h) at h = the j-th smallest
+    last = (g <= 0).sum(axis=1)  # breakpoints within the interval (it starts at 0)
+    rows = np.arange(len(ordered))
+    sum_below = np.where(last > 0, below[rows, np.maximum(last - 1, 0)], 0.0)
+    slope = 1.0 - c * (q - last)
+    segment_end = np.where(last < q, tail[rows, np.minimum(last, q - 1)], np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = np.where(slope > 0, c * sum_below / np.where(slope > 0, slope, 1.0), segment_end)
+    return np.minimum(ordered, root[:, None]).sum(axis=1)
+
 
 @dataclass
 class TCloseness(_Cached):
