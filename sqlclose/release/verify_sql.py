@@ -135,10 +135,7 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
     """Per column, the levels whose labels hold every written value; a problem for each column
     that no level fits. One query for all columns (each column's distinct values, stacked).
     ``any_level``: the labels of all levels count as one level (``ANY_LEVEL``)."""
-    rows = sorted({(i, ANY_LEVEL if any_level else level, label) for i, qi in enumerate(qis)
-                   for row in qi.hierarchy.rows for level, label in enumerate(row)})
-    labels = _register(engine, registered, "verify_labels", arrow_table(
-        {"col": [r[0] for r in rows], "level": [r[1] for r in rows], "label": [r[2] for r in rows]}))
+    labels = _register(engine, registered, "verify_labels", arrow_table(_labels_table(qis, any_level)))
     params: list[Any] = []
     values = [template("verify_label_values", release=written, col=exp.Literal.number(i),
                        value=_text(qi.name, qi.null_value, params)) for i, qi in enumerate(qis)]
@@ -156,6 +153,23 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
                 f"hierarchy {qi.hierarchy.origin} (closest: level {rs[0]['level']}, which lacks {rs[0]['example']!r})"
                 for qi, rs, fit in zip(qis, per_column, levels) if not fit]
     return levels, problems
+
+
+def _labels_table(qis: Sequence[WrittenQI], any_level: bool) -> dict[str, list]:
+    """Columns col, level, label: each column's distinct labels per level (``ANY_LEVEL``: of all
+    levels together), deduplicated a level at a time (a 100 k-leaf ZIP hierarchy holds 600 k labels)."""
+    cols: list[int] = []
+    levels: list[int] = []
+    labels: list[str] = []
+    for i, qi in enumerate(qis):
+        per_level = list(zip(*qi.hierarchy.rows))
+        groups = [(ANY_LEVEL, dict.fromkeys(itertools.chain(*per_level)))] if any_level else \
+            [(level, dict.fromkeys(column)) for level, column in enumerate(per_level)]
+        for level, distinct in groups:
+            labels += distinct
+            cols += [i] * len(distinct)
+            levels += [level] * len(distinct)
+    return {"col": cols, "level": levels, "label": labels}
 
 
 # ---- rows: each a generalized input row ------------------------------------------------------
