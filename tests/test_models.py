@@ -717,6 +717,53 @@ def test_recursive_bound_is_the_largest_passing_part(c, l_):
     assert exact > len(rows) // 2  # mostly the whole-record answer itself, not just within the slack
 
 
+def _oracle_distances(P: np.ndarray, q: np.ndarray, name: str) -> np.ndarray:
+    """Each row's distance from q over DOMAIN, written from the definitions: ½ Σ |p − q|; Σ over
+    the gaps of |running surplus| / (m − 1); and Li et al.'s tree formula over DISEASES, Σ over
+    inner nodes of level / H · min(positive extra, negative extra) of the children."""
+    extra = P / P.sum(axis=1, keepdims=True) - q / q.sum()
+    if name in ("equal", "variational"):
+        return 0.5 * np.abs(extra).sum(axis=1)
+    if name == "ordered":
+        return np.abs(np.cumsum(extra, axis=1)[:, :-1]).sum(axis=1) / (extra.shape[1] - 1)
+    groups = [extra[:, :2], extra[:, 2:]]  # respiratory (flu, pneumonia), digestive (gastritis, ulcer)
+
+    def moved(children: np.ndarray) -> np.ndarray:
+        return np.minimum(np.clip(children, 0, None).sum(axis=1), np.clip(-children, 0, None).sum(axis=1))
+
+    root = np.column_stack([g.sum(axis=1) for g in groups])
+    return sum(0.5 * moved(g) for g in groups) + 1.0 * moved(root)
+
+
+@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-hierarchical", "t-variational"])
+def test_t_bound_against_the_largest_passing_part(name):
+    """Whatever a specialization keeps of a class is one sub-multiset whose distance is within t
+    (the passing parts, merged, pass: the distances are convex), and keeping the largest such one
+    (with the rest as a second part) is a specialization: so the bound is sound exactly when it is
+    at most 1 − (the largest passing sub-multiset) / size — here found by enumerating every
+    sub-multiset of random classes, distances from the definitions. The bound of a class whose
+    values cannot come within t in any proportion is 1, more than the convexity share alone
+    (which some of these classes show)."""
+    rng = np.random.default_rng([RNG_SEED, 11, CRITERION_IDS.index(name)])
+    distance_name = name.removeprefix("t-")
+    sharper = 0
+    for _ in range(40):
+        counts = _random_table(rng)
+        q = counts.sum(axis=0).astype(np.float64)
+        criterion = _criterion(name, q)
+        hist = histograms(counts)
+        bound = criterion.suppression_bound(hist)
+        convexity = np.clip((criterion.measure(hist) - criterion.t) / (max_distance(criterion.column) - criterion.t),
+                            0.0, 1.0)
+        for row, b, share in zip(counts, bound, convexity):
+            parts = np.array(list(itertools.product(*(range(int(n) + 1) for n in row))), dtype=np.float64)[1:]
+            close = _oracle_distances(parts, q, distance_name) <= criterion.t + 1e-12
+            kept = parts[close].sum(axis=1).max(initial=0.0)
+            assert b <= 1 - kept / row.sum() + 1e-9, (row, q, b, kept)
+            sharper += b > share + 1e-9
+    assert sharper > 0
+
+
 def test_suppression_lower_bound_sums_per_node():
     # Two nodes stacked: node 0 holds classes (3,0) and (1,1); node 1 holds (2,2). k = 3: only the
     # class of size 2 in node 0 is below k -> node 0 must suppress 2 records, node 1 none.

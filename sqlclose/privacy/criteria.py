@@ -23,7 +23,7 @@ import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.privacy.distances import distance, is_emd, point_mass_distances
+from sqlclose.privacy.distances import distance, is_emd, least_distance_on_support, point_mass_distances
 from sqlclose.privacy.emd import EMD_TOLERANCE
 from sqlclose.utility.metrics import discernibility
 
@@ -283,10 +283,10 @@ class TCloseness(_Cached):
     name: ClassVar[str] = "t-closeness"
     monotone: ClassVar[bool] = True  # Li et al., Fact 2 (every distance here is convex)
     worse_is_higher: ClassVar[bool] = True
-    _max_distance: float = field(init=False, repr=False)  # derived once from the fixed reference
+    _point_mass: np.ndarray = field(init=False, repr=False)  # each value's distance as a class alone
 
     def __post_init__(self) -> None:
-        self._max_distance = max_distance(self.column)
+        self._point_mass = point_mass_distances(self.column.q, self.column.distance, self.column.hierarchy)
 
     @property
     def t(self) -> float:
@@ -308,13 +308,24 @@ class TCloseness(_Cached):
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
         """Every distance here is convex in the class distribution (for EMD, Li et al.'s Fact 2),
         so if a class at distance e splits into parts, the share f of its records in failing
-        parts (each at most D_max, the farthest any distribution is from the table's) and the
-        passing rest (at most t) satisfy f·D_max + (1 − f)·t ≥ e: f ≥ (e − t) / (D_max − t),
-        convex and increasing in e, hence never growing when classes merge."""
-        span = self._max_distance - self.t
-        if span <= TOLERANCE:
-            return np.zeros(hist.classes)
-        return np.clip((self.measure(hist) - self.t - TOLERANCE) / span, 0.0, 1.0)
+        parts and the passing rest (at most t) satisfy f·D + (1 − f)·t ≥ e, D the farthest any
+        distribution on the class's own values is from the table's (the farthest of those values
+        alone, by convexity): f ≥ (e − t) / (D − t). And every part holds only the class's values,
+        so none passes when even the nearest distribution on them is farther than t
+        (``least_distance_on_support``): f = 1. Merging raises D and lowers that least distance,
+        and the first fraction is convex in e: the suppressed records never grow."""
+        measured = self.measure(hist)
+        bound = np.zeros(hist.classes)
+        failing = measured > self.t + TOLERANCE
+        if not failing.any():
+            return bound
+        present = self._counts(hist)[failing] > 0
+        span = np.max(np.where(present, self._point_mass, -np.inf), axis=1) - self.t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
+        least = least_distance_on_support(present, self.column.q, self.column.distance, self.column.hierarchy)
+        bound[failing] = np.clip(np.where(least > self.t + TOLERANCE, 1.0, share), 0.0, 1.0)
+        return bound
 
 
 def max_distance(column: SensitiveAttribute) -> float:

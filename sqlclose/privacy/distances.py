@@ -86,6 +86,45 @@ def point_mass_distances(q: Any, name: str, hierarchy: Any = None) -> np.ndarray
     raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
 
 
+def least_distance_on_support(present: np.ndarray, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
+    """Per row of ``present`` (classes × values, True where the class holds the value): a lower
+    bound on the distance from q of every distribution whose values all lie among the present
+    ones. An EMD moves each value's mass q_v from some present value, at least the ground
+    distance to the nearest: equal (and variational) Σ q_v over absent values; hierarchical the
+    mean over levels 0…H−1 of that sum over the absent nodes of the level (its EMD is that mean of
+    equal EMDs); ordered Σ q_v · (distance to the nearest present value) / (m − 1). KL: 0."""
+    q = np.asarray(q, dtype=np.float64)
+    q = q / q.sum()
+    absent = ~present
+    if name in ("equal", "variational"):
+        return absent @ q
+    if name == "hierarchical":
+        codes = np.asarray(getattr(hierarchy, "level_codes", hierarchy))
+        height = codes.shape[1] - 1
+        if height == 0:
+            return np.zeros(len(present))
+        total = absent @ q
+        for level in range(1, height):
+            nodes = int(codes[:, level].max()) + 1
+            indicator = np.zeros((len(q), nodes))
+            indicator[np.arange(len(q)), codes[:, level]] = 1.0
+            held = present @ indicator > 0  # the level's nodes with a present value below them
+            total += ~held @ (q @ indicator)
+        return total / height
+    if name == "ordered":
+        m = len(q)
+        if m == 1:
+            return np.zeros(len(present))
+        index = np.arange(m, dtype=np.float64)
+        left = np.maximum.accumulate(np.where(present, index, -np.inf), axis=1)
+        right = np.minimum.accumulate(np.where(present, index, np.inf)[:, ::-1], axis=1)[:, ::-1]
+        nearest = np.minimum(index - left, right - index)  # inf in an empty row: no bound needed there
+        return np.where(np.isfinite(nearest), nearest, 0.0) @ q / (m - 1)
+    if name == "kl":
+        return np.zeros(len(present))
+    raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
+
+
 def distance(P: Any, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
     """The named distance of every row of P from q (an array, one value per row)."""
     if name in EMD_DISTANCES:
