@@ -196,11 +196,16 @@ class EntropyLDiversity(_Cached):
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
         """Entropy is concave, so parts of a class with entropy H, a share f failing (entropy ≥ 0)
         and the rest passing (≥ log l), satisfy H ≥ (1 − f) log l: f ≥ 1 − H / log l — convex
-        and decreasing in H, which merging only raises."""
+        and decreasing in H, which merging only raises. And a part holds only the class's d
+        values, so its entropy is at most log d: with log d below log l every part fails, f = 1
+        (merging only adds values)."""
         if self.l <= 1:
             return np.zeros(hist.classes)
         h = self._entropy(hist)
-        return np.clip(1.0 - (h + TOLERANCE) / np.log(self.l), 0.0, 1.0)
+        share = np.clip(1.0 - (h + TOLERANCE) / np.log(self.l), 0.0, 1.0)
+        values = (self._counts(hist) > 0).sum(axis=1)
+        with np.errstate(divide="ignore"):
+            return np.where(np.log(values) < np.log(self.l) - TOLERANCE, 1.0, share)
 
 
 @dataclass
