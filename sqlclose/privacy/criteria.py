@@ -23,7 +23,14 @@ import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.privacy.distances import distance, is_emd, least_distance_on_support, point_mass_distances
+from sqlclose.privacy.distances import (
+    deficit_terms,
+    distance,
+    is_emd,
+    largest_within,
+    least_distance_on_support,
+    point_mass_distances,
+)
 from sqlclose.privacy.emd import EMD_TOLERANCE
 from sqlclose.utility.metrics import discernibility
 
@@ -317,19 +324,31 @@ class TCloseness(_Cached):
         distribution on the class's own values is from the table's (the farthest of those values
         alone, by convexity): f ≥ (e − t) / (D − t). And every part holds only the class's values,
         so none passes when even the nearest distribution on them is farther than t
-        (``least_distance_on_support``): f = 1. Merging raises D and lowers that least distance,
-        and the first fraction is convex in e: the suppressed records never grow."""
+        (``least_distance_on_support``): f = 1. Finally, what any specialization keeps of the
+        class is one sub-multiset within t (the passing parts, merged), and no sub-multiset of T
+        records is nearer than ψ(T) (``deficit_terms``): f ≥ 1 − (the largest T with ψ(T) ≤ t) /
+        size. Merging raises D, lowers the least distance, and keeps ψ of the summed T within t
+        (a weighted mean of the parts'), and the first fraction is convex in e: the suppressed
+        records never grow."""
         measured = self.measure(hist)
         bound = np.zeros(hist.classes)
         failing = measured > self.t + TOLERANCE
         if not failing.any():
             return bound
-        present = self._counts(hist)[failing] > 0
+        counts = self._counts(hist)[failing]
+        present = counts > 0
         span = np.max(np.where(present, self._point_mass, -np.inf), axis=1) - self.t
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
-        least = least_distance_on_support(present, self.column.q, self.column.distance, self.column.hierarchy)
-        bound[failing] = np.clip(np.where(least > self.t + TOLERANCE, 1.0, share), 0.0, 1.0)
+        column = self.column
+        least = least_distance_on_support(present, column.q, column.distance, column.hierarchy)
+        share = np.where(least > self.t + TOLERANCE, 1.0, share)
+        terms = deficit_terms(counts, column.q, column.distance, column.hierarchy)
+        if terms is not None:
+            sizes = counts.sum(axis=1)
+            kept = largest_within(*terms, sizes, self.t + TOLERANCE)
+            share = np.maximum(share, 1.0 - kept / sizes - TOLERANCE)
+        bound[failing] = np.clip(share, 0.0, 1.0)
         return bound
 
 

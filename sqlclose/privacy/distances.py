@@ -125,6 +125,68 @@ def least_distance_on_support(present: np.ndarray, q: Any, name: str, hierarchy:
     raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
 
 
+def deficit_terms(counts: np.ndarray, q: Any, name: str, hierarchy: Any = None) \
+        -> tuple[np.ndarray, np.ndarray] | None:
+    """(a, b) with, for every sub-multiset U of each row of ``counts`` holding T records, the
+    distance of U from q at least ψ(T) = Σ_j max(0, a_j − b_j / T) (a: one per term; b: classes ×
+    terms). An EMD's part at one level cannot hold more of a value (or a hierarchy node) than the
+    class does: equal distance ½ Σ |u/T − q| ≥ Σ_v max(0, q_v − n_v / T); hierarchical the mean of
+    that over levels 0…H−1 (its EMD is that mean of equal EMDs); ordered, the cumulative share of U
+    at each gap lies between 1 − (the class's records above it) / T and (those at or below it) / T,
+    and its EMD is Σ over the gaps of |F_U − F_q| / (m − 1). None for KL."""
+    q = np.asarray(q, dtype=np.float64)
+    q = q / q.sum()
+    if name in ("equal", "variational"):
+        return q, counts
+    if name == "hierarchical":
+        codes = np.asarray(getattr(hierarchy, "level_codes", hierarchy))
+        height = codes.shape[1] - 1
+        if height == 0:
+            return None
+        a, b = [q], [counts]
+        for level in range(1, height):
+            indicator = np.zeros((len(q), int(codes[:, level].max()) + 1))
+            indicator[np.arange(len(q)), codes[:, level]] = 1.0
+            a.append(q @ indicator)
+            b.append(counts @ indicator)
+        return np.concatenate(a) / height, np.hstack(b) / height
+    if name == "ordered":
+        m = len(q)
+        if m == 1:
+            return None
+        below = np.cumsum(counts, axis=1)[:, :-1]  # the class's records at or below each gap
+        above = counts.sum(axis=1, keepdims=True) - below
+        F = np.cumsum(q)[:-1]
+        return np.concatenate([F, 1.0 - F]) / (m - 1), np.hstack([below, above]) / (m - 1)
+    return None
+
+
+def largest_within(a: np.ndarray, b: np.ndarray, sizes: np.ndarray, t: float) -> np.ndarray:
+    """Per class, the largest T ≤ its size with ψ(T) = Σ_j max(0, a_j − b_j / T) ≤ t (0 if none).
+    In x = 1/T, ψ is convex, piecewise linear and non-increasing, with a break where each term
+    reaches 0 (x = a_j / b_j): the least x within t is on the segment between the last break
+    above t and the first within it, where ψ = Σ over the terms not yet 0 of (a_j − b_j x)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        breaks = np.where(b > 0, a / np.where(b > 0, b, 1.0), np.inf)
+    order = np.argsort(breaks, axis=1)
+    breaks = np.take_along_axis(breaks, order, axis=1)
+    a_sorted = np.broadcast_to(a, b.shape)[np.arange(len(b))[:, None], order]
+    b_sorted = np.take_along_axis(b, order, axis=1)
+    a_after = np.cumsum(a_sorted[:, ::-1], axis=1)[:, ::-1]  # Σ over the terms from this break on
+    b_after = np.cumsum(b_sorted[:, ::-1], axis=1)[:, ::-1]
+    finite = np.isfinite(breaks)
+    within = finite & (a_after - b_after * np.where(finite, breaks, 0.0) <= t)
+    first = np.where(within.any(axis=1), within.argmax(axis=1), -1)  # ψ non-increasing: a suffix is within
+    rows = np.arange(len(b))
+    k = np.maximum(first, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        root = (a_after[rows, k] - t) / b_after[rows, k]
+    lower = np.where(k > 0, breaks[rows, k - 1], 0.0)
+    x = np.clip(root, lower, breaks[rows, k])
+    largest = np.where(x > 0, np.minimum(sizes, 1.0 / np.where(x > 0, x, 1.0)), sizes)
+    return np.where(first >= 0, largest, 0.0)
+
+
 def distance(P: Any, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
     """The named distance of every row of P from q (an array, one value per row)."""
     if name in EMD_DISTANCES:
