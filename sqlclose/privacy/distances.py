@@ -104,10 +104,7 @@ def least_distance_on_support(present: np.ndarray, q: Any, name: str, hierarchy:
         if height == 0:
             return np.zeros(len(present))
         total = absent @ q
-        for level in range(1, height):
-            nodes = int(codes[:, level].max()) + 1
-            indicator = np.zeros((len(q), nodes))
-            indicator[np.arange(len(q)), codes[:, level]] = 1.0
+        for indicator in _level_indicators(codes):
             held = present @ indicator > 0  # the level's nodes with a present value below them
             total += ~held @ (q @ indicator)
         return total / height
@@ -144,9 +141,7 @@ def deficit_terms(counts: np.ndarray, q: Any, name: str, hierarchy: Any = None) 
         if height == 0:
             return None
         a, b = [q], [counts]
-        for level in range(1, height):
-            indicator = np.zeros((len(q), int(codes[:, level].max()) + 1))
-            indicator[np.arange(len(q)), codes[:, level]] = 1.0
+        for indicator in _level_indicators(codes):
             a.append(q @ indicator)
             b.append(counts @ indicator)
         return np.concatenate(a) / height, np.hstack(b) / height
@@ -159,6 +154,17 @@ def deficit_terms(counts: np.ndarray, q: Any, name: str, hierarchy: Any = None) 
         F = np.cumsum(q)[:-1]
         return np.concatenate([F, 1.0 - F]) / (m - 1), np.hstack([below, above]) / (m - 1)
     return None
+
+
+def _level_indicators(codes: np.ndarray) -> list[np.ndarray]:
+    """Per inner level 1…H−1 of a hierarchy (``level_codes``), the leaves × nodes 0/1 matrix of
+    which node each leaf is under: counts or shares times it sum them per node."""
+    out = []
+    for level in range(1, codes.shape[1] - 1):
+        indicator = np.zeros((len(codes), int(codes[:, level].max()) + 1))
+        indicator[np.arange(len(codes)), codes[:, level]] = 1.0
+        out.append(indicator)
+    return out
 
 
 def largest_within(a: np.ndarray, b: np.ndarray, sizes: np.ndarray, t: float) -> np.ndarray:
