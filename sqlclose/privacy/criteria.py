@@ -24,11 +24,11 @@ import numpy as np
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.distances import (
-    deficit_terms,
+    deficit_map,
     distance,
     is_emd,
     largest_within,
-    least_distance_on_support,
+    ordered_least_distance,
     point_mass_distances,
 )
 from sqlclose.privacy.emd import EMD_TOLERANCE
@@ -296,9 +296,14 @@ class TCloseness(_Cached):
     monotone: ClassVar[bool] = True  # Li et al., Fact 2 (every distance here is convex)
     worse_is_higher: ClassVar[bool] = True
     _point_mass: np.ndarray = field(init=False, repr=False)  # each value's distance as a class alone
+    _deficit: np.ndarray | None = field(init=False, repr=False)  # values × terms (distances.deficit_map)
+    _shares: np.ndarray | None = field(init=False, repr=False)  # the table's shares of those terms
 
     def __post_init__(self) -> None:
-        self._point_mass = point_mass_distances(self.column.q, self.column.distance, self.column.hierarchy)
+        column = self.column
+        self._point_mass = point_mass_distances(column.q, column.distance, column.hierarchy)
+        self._deficit = deficit_map(column.distance, len(column.q), column.hierarchy)
+        self._shares = None if self._deficit is None else (column.q / column.q.sum()) @ self._deficit
 
     @property
     def t(self) -> float:
@@ -322,13 +327,14 @@ class TCloseness(_Cached):
         so if a class at distance e splits into parts, the share f of its records in failing
         parts and the passing rest (at most t) satisfy f·D + (1 − f)·t ≥ e, D the farthest any
         distribution on the class's own values is from the table's (the farthest of those values
-        alone, by convexity): f ≥ (e − t) / (D − t). And every part holds only the class's values,
-        so none passes when even the nearest distribution on them is farther than t
-        (``least_distance_on_support``): f = 1. Finally, what any specialization keeps of the
+        alone, by convexity): f ≥ (e − t) / (D − t). And what any specialization keeps of the
         class is one sub-multiset within t (the passing parts, merged), and no sub-multiset of T
-        records is nearer than ψ(T) (``deficit_terms``): f ≥ 1 − (the largest T with ψ(T) ≤ t) /
-        size. Merging raises D, lowers the least distance, and keeps ψ of the summed T within t
-        (a weighted mean of the parts'), and the first fraction is convex in e: the suppressed
+        records is nearer than ψ(T) (``deficit_map``): f ≥ 1 − (the largest T with ψ(T) ≤ t) /
+        size — 1 when no distribution on the class's values comes within t. For the ordered
+        distance a part is also no nearer than its values' nearest-value bound
+        (``ordered_least_distance``), which sees gaps ψ does not: f = 1 when that is above t.
+        Merging raises D, keeps ψ of the summed T within t (a weighted mean of the parts') and
+        lowers the nearest-value bound, and the first fraction is convex in e: the suppressed
         records never grow."""
         measured = self.measure(hist)
         bound = np.zeros(hist.classes)
@@ -340,14 +346,12 @@ class TCloseness(_Cached):
         span = np.max(np.where(present, self._point_mass, -np.inf), axis=1) - self.t
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
-        column = self.column
-        least = least_distance_on_support(present, column.q, column.distance, column.hierarchy)
-        share = np.where(least > self.t + TOLERANCE, 1.0, share)
-        terms = deficit_terms(counts, column.q, column.distance, column.hierarchy)
-        if terms is not None:
+        if self._deficit is not None:
             sizes = counts.sum(axis=1)
-            kept = largest_within(*terms, sizes, self.t + TOLERANCE)
+            kept = largest_within(self._shares, counts @ self._deficit, sizes, self.t + TOLERANCE)
             share = np.maximum(share, 1.0 - kept / sizes - TOLERANCE)
+        if self.column.distance == "ordered":
+            share = np.where(ordered_least_distance(present, self.column.q) > self.t + TOLERANCE, 1.0, share)
         bound[failing] = np.clip(share, 0.0, 1.0)
         return bound
 

@@ -86,85 +86,54 @@ def point_mass_distances(q: Any, name: str, hierarchy: Any = None) -> np.ndarray
     raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
 
 
-def least_distance_on_support(present: np.ndarray, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
-    """Per row of ``present`` (classes × values, True where the class holds the value): a lower
-    bound on the distance from q of every distribution whose values all lie among the present
-    ones. An EMD moves each value's mass q_v from some present value, at least the ground
-    distance to the nearest: equal (and variational) Σ q_v over absent values; hierarchical the
-    mean over levels 0…H−1 of that sum over the absent nodes of the level (its EMD is that mean of
-    equal EMDs); ordered Σ q_v · (distance to the nearest present value) / (m − 1). KL: 0."""
+def ordered_least_distance(present: np.ndarray, q: Any) -> np.ndarray:
+    """Per row of ``present`` (classes × values in order, True where the class holds the value):
+    a lower bound on the ordered EMD from q of every distribution on the present values alone.
+    Each value's share q_v must come from a present value, at least the distance to the nearest
+    one away: Σ q_v · that distance / (m − 1). (For the equal and hierarchical distances the same
+    bound — the shares of the absent values and hierarchy nodes — is ``deficit_map``'s ψ as the
+    part shrinks; for the ordered one ψ only sees values missing from an end, this also the gaps.)"""
     q = np.asarray(q, dtype=np.float64)
     q = q / q.sum()
-    absent = ~present
-    if name in ("equal", "variational"):
-        return absent @ q
-    if name == "hierarchical":
-        codes = np.asarray(getattr(hierarchy, "level_codes", hierarchy))
-        height = codes.shape[1] - 1
-        if height == 0:
-            return np.zeros(len(present))
-        total = absent @ q
-        for indicator in _level_indicators(codes):
-            held = present @ indicator > 0  # the level's nodes with a present value below them
-            total += ~held @ (q @ indicator)
-        return total / height
-    if name == "ordered":
-        m = len(q)
-        if m == 1:
-            return np.zeros(len(present))
-        index = np.arange(m, dtype=np.float64)
-        left = np.maximum.accumulate(np.where(present, index, -np.inf), axis=1)
-        right = np.minimum.accumulate(np.where(present, index, np.inf)[:, ::-1], axis=1)[:, ::-1]
-        nearest = np.minimum(index - left, right - index)  # inf in an empty row: no bound needed there
-        return np.where(np.isfinite(nearest), nearest, 0.0) @ q / (m - 1)
-    if name == "kl":
+    m = len(q)
+    if m == 1:
         return np.zeros(len(present))
-    raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
+    index = np.arange(m, dtype=np.float64)
+    left = np.maximum.accumulate(np.where(present, index, -np.inf), axis=1)
+    right = np.minimum.accumulate(np.where(present, index, np.inf)[:, ::-1], axis=1)[:, ::-1]
+    nearest = np.minimum(index - left, right - index)  # inf in an empty row: no bound needed there
+    return np.where(np.isfinite(nearest), nearest, 0.0) @ q / (m - 1)
 
 
-def deficit_terms(counts: np.ndarray, q: Any, name: str, hierarchy: Any = None) \
-        -> tuple[np.ndarray, np.ndarray] | None:
-    """(a, b) with, for every sub-multiset U of each row of ``counts`` holding T records, the
-    distance of U from q at least ψ(T) = Σ_j max(0, a_j − b_j / T) (a: one per term; b: classes ×
-    terms). An EMD's part at one level cannot hold more of a value (or a hierarchy node) than the
-    class does: equal distance ½ Σ |u/T − q| ≥ Σ_v max(0, q_v − n_v / T); hierarchical the mean of
-    that over levels 0…H−1 (its EMD is that mean of equal EMDs); ordered, the cumulative share of U
-    at each gap lies between 1 − (the class's records above it) / T and (those at or below it) / T,
-    and its EMD is Σ over the gaps of |F_U − F_q| / (m − 1). None for KL."""
-    q = np.asarray(q, dtype=np.float64)
-    q = q / q.sum()
+def deficit_map(name: str, values: int, hierarchy: Any = None) -> np.ndarray | None:
+    """A values × terms matrix M such that no sub-multiset U of T records of a class with counts
+    n is nearer to q than ψ(T) = Σ_j max(0, a_j − b_j / T), a = q @ M (q as shares) and b = n @ M.
+    U cannot hold more of a value (or of a hierarchy node, or on one side of an ordered gap) than
+    the class does: equal distance ½ Σ |u/T − q| ≥ Σ_v max(0, q_v − n_v / T) (M = I); hierarchical
+    the mean of that over levels 0…H−1, its EMD being that mean of equal EMDs (M = leaf-to-node
+    indicators of each level, / H); ordered, U's cumulative share at each gap lies within
+    [1 − (the class's records above it) / T, (those at or below it) / T] and its EMD is Σ over the
+    gaps of |F_U − F_q| / (m − 1) (M = at-or-below and above indicators of each gap, / (m − 1)).
+    None for KL, or when the distance is 0 for every distribution."""
     if name in ("equal", "variational"):
-        return q, counts
+        return np.eye(values)
     if name == "hierarchical":
         codes = np.asarray(getattr(hierarchy, "level_codes", hierarchy))
         height = codes.shape[1] - 1
         if height == 0:
             return None
-        a, b = [q], [counts]
-        for indicator in _level_indicators(codes):
-            a.append(q @ indicator)
-            b.append(counts @ indicator)
-        return np.concatenate(a) / height, np.hstack(b) / height
+        blocks = [np.eye(values)]
+        for level in range(1, height):
+            indicator = np.zeros((values, int(codes[:, level].max()) + 1))
+            indicator[np.arange(values), codes[:, level]] = 1.0
+            blocks.append(indicator)
+        return np.hstack(blocks) / height
     if name == "ordered":
-        m = len(q)
-        if m == 1:
+        if values == 1:
             return None
-        below = np.cumsum(counts, axis=1)[:, :-1]  # the class's records at or below each gap
-        above = counts.sum(axis=1, keepdims=True) - below
-        F = np.cumsum(q)[:-1]
-        return np.concatenate([F, 1.0 - F]) / (m - 1), np.hstack([below, above]) / (m - 1)
+        at_or_below = (np.arange(values)[:, None] <= np.arange(values - 1)[None, :]).astype(np.float64)
+        return np.hstack([at_or_below, 1.0 - at_or_below]) / (values - 1)
     return None
-
-
-def _level_indicators(codes: np.ndarray) -> list[np.ndarray]:
-    """Per inner level 1…H−1 of a hierarchy (``level_codes``), the leaves × nodes 0/1 matrix of
-    which node each leaf is under: counts or shares times it sum them per node."""
-    out = []
-    for level in range(1, codes.shape[1] - 1):
-        indicator = np.zeros((len(codes), int(codes[:, level].max()) + 1))
-        indicator[np.arange(len(codes)), codes[:, level]] = 1.0
-        out.append(indicator)
-    return out
 
 
 def largest_within(a: np.ndarray, b: np.ndarray, sizes: np.ndarray, t: float) -> np.ndarray:
