@@ -70,7 +70,8 @@ class Criterion:
         """Per class, a lower bound on the fraction of its records that must be suppressed in
         *any* specialization of the node (the node itself included) for this criterion to hold.
 
-        It must not grow when classes merge (see ``suppression_lower_bound``). 0 is always sound.
+        Size × it must not grow when classes merge: a merged class's at most the sum of its parts'
+        (see ``suppression_lower_bound``). 0 is always sound.
         """
         return np.zeros(hist.classes)
 
@@ -434,8 +435,8 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     """Per node of a batch: records that any specialization of the node must suppress.
 
     Each class contributes its size times the largest fraction any criterion demands. Merging
-    classes never raises the sum (each criterion's fraction is convex and increasing in a
-    quantity that merging averages, or, for k, only shrinks), so the bound holds for every
+    classes never raises the sum (each criterion's records bound never grows when classes merge:
+    each ``suppression_bound`` says why), so the bound holds for every
     specialization and projection-superset: a node whose bound exceeds the suppression limit
     fails, and so does everything below it. It makes "bound ≤ limit" a monotone criterion that
     lets Incognito prune even with suppression, where t-closeness itself is not monotone.
