@@ -217,9 +217,7 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
                         mapping: pa.Table, registered: list[str]) -> list[str]:
     """A multidimensional release: the mapping must only generalize (each label its leaf or an
     ancestor, by the hierarchy's rows), and the file must hold input rows recoded by it."""
-    covers = sorted({(i, row[0], label) for i, qi in enumerate(qis) for row in qi.hierarchy.rows for label in row})
-    cover = _register(engine, registered, "verify_covers", arrow_table(
-        {"col": [c[0] for c in covers], "leaf": [c[1] for c in covers], "label": [c[2] for c in covers]}))
+    cover = _register(engine, registered, "verify_covers", arrow_table(_covers_table(qis)))
     mapped = _register(engine, registered, "verify_mapping", mapping)
     problems = []
     for i, qi in enumerate(qis):
@@ -228,8 +226,7 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
                         exp.EQ(this=exp.column("label", "c"), expression=exp.column(f"g{i}", "m")))
         covered = exp.Exists(this=exp.select(exp.Literal.number(1)).from_(exp.alias_(cover.copy(), "c", table=True))
                              .where(pair))
-        query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(exp.alias_(mapped.copy(), "m", table=True)) \
-            .where(exp.Not(this=covered))
+        query = _count(mapped, "m").where(exp.Not(this=covered))
         bad = _one_row(engine, query)["n"]
         if bad:
             problems.append(f"column {qi.name!r}: {bad} mapped label(s) are neither the value nor one of its ancestors "
@@ -249,6 +246,21 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
         problems.append(f"{untrue} written row(s) are not rows of the input recoded by the release's mapping (a "
                         "label, a value or a whole row was altered)")
     return problems
+
+
+def _covers_table(qis: Sequence[WrittenQI]) -> dict[str, list]:
+    """Columns col, leaf, label: each leaf with itself and its ancestors (a hierarchy row's
+    distinct labels), row by row — leaves are unique, so no set over all rows is needed."""
+    cols: list[int] = []
+    leaves: list[str] = []
+    labels: list[str] = []
+    for i, qi in enumerate(qis):
+        for row in qi.hierarchy.rows:
+            distinct = dict.fromkeys(row)
+            labels += distinct
+            leaves += [row[0]] * len(distinct)
+            cols += [i] * len(distinct)
+    return {"col": cols, "leaf": leaves, "label": labels}
 
 
 def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[WrittenQI],
@@ -411,10 +423,11 @@ def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table)
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
-def _count(relation: exp.Expression) -> exp.Select:
+def _count(relation: exp.Expression, alias: str = "__sqlclose_in") -> exp.Select:
+    """``SELECT COUNT(*) AS n FROM relation AS alias`` (a table or a query)."""
     return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(
-        exp.alias_(relation.copy(), "__sqlclose_in", table=True) if isinstance(relation, exp.Table)
-        else relation.copy().as_("__sqlclose_in"))
+        exp.alias_(relation.copy(), alias, table=True) if isinstance(relation, exp.Table)
+        else relation.copy().as_(alias))
 
 
 def _one_row(engine: Engine, query: exp.Expression, params: Sequence[Any] = ()) -> dict:
