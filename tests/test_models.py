@@ -793,6 +793,36 @@ def test_t_bound_of_classes_short_of_some_values(name):
     assert (bound > convexity + 0.1).any()
 
 
+@pytest.mark.parametrize("name", ["equal", "hierarchical", "ordered"])
+def test_largest_within_against_every_whole_t(name):
+    """``largest_within`` against ψ evaluated from its definition, Σ max(0, a − b/T), at every whole
+    T from 1 to the class's size: ψ is non-decreasing in T, so the largest whole T within t is
+    ⌊T*⌋ — and 0 when none is."""
+    from sqlclose.privacy.distances import deficit_map, largest_within
+
+    rng = np.random.default_rng(7)
+    codes = np.array([[v, v // 3, v // 6, 0] for v in range(9)])
+    M = deficit_map(name, 9, codes)
+    checked = 0
+    for _ in range(40):
+        q = rng.random(9) * (rng.random(9) < 0.8) + 1e-3
+        a = (q / q.sum()) @ M
+        counts = rng.integers(0, 7, size=(50, 9)) * (rng.random((50, 9)) < 0.5)
+        counts[:, 0] += 1
+        sizes = counts.sum(axis=1).astype(np.float64)
+        b = counts @ M
+        for t in (0.02, 0.1, 0.3):
+            found = largest_within(a, b, sizes, t)
+            for row, size, got in zip(b, sizes, found):
+                whole = np.arange(1, int(size) + 1, dtype=np.float64)
+                psi = np.maximum(0.0, a[None, :] - row[None, :] / whole[:, None]).sum(axis=1)
+                within = whole[psi <= t + 1e-12]
+                expected = within.max(initial=0.0)
+                assert expected == math.floor(got + 1e-9), (name, t, row, got, expected)
+                checked += expected > 0
+    assert checked > 100
+
+
 def test_suppression_lower_bound_sums_per_node():
     # Two nodes stacked: node 0 holds classes (3,0) and (1,1); node 1 holds (2,2). k = 3: only the
     # class of size 2 in node 0 is below k -> node 0 must suppress 2 records, node 1 none.

@@ -120,11 +120,13 @@ class Engine(ABC):
         return list(params)
 
     # ---- shared --------------------------------------------------------------------------
-    def render(self, query: exp.Expression) -> str:
+    def render(self, query: exp.Expression, owned: bool = False) -> str:
+        """The query's SQL in this engine's dialect. ``owned``: the caller built the tree for this
+        one statement, so the generator may transform it in place instead of copying it."""
         marked = self._with_placeholders(query)
         # The generator copies the tree it renders (its transforms mutate it); a tree with our
         # markers is already our own copy, so it is rendered in place.
-        return marked.sql(dialect=self.dialect, copy=marked is query)
+        return marked.sql(dialect=self.dialect, copy=marked is query and not owned)
 
     def _with_placeholders(self, query: exp.Expression) -> exp.Expression:
         if not any(_numbered(p) for p in query.find_all(exp.Placeholder)):
@@ -145,8 +147,9 @@ class Engine(ABC):
         """Column names and types of a relation, without reading its rows."""
         return self.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema
 
-    def execute(self, statement: exp.Expression | str, params: Sequence[Any] | None = None) -> None:
-        sql = statement if isinstance(statement, str) else self.render(statement)
+    def execute(self, statement: exp.Expression | str, params: Sequence[Any] | None = None,
+                owned: bool = False) -> None:
+        sql = statement if isinstance(statement, str) else self.render(statement, owned)
         try:
             self._execute(sql, params)
         except Exception as e:
@@ -165,7 +168,8 @@ class Engine(ABC):
 
     def keep(self, name: str, query: exp.Expression, append: bool = False) -> None:
         """Run a query and keep its result engine-side as table ``name`` (replacing an earlier one,
-        or with ``append`` adding to it); nothing comes back. Only where ``keeps_levels``."""
+        or with ``append`` adding to it); nothing comes back. Only where ``keeps_levels``. The
+        query is the engine's to render in place: callers build it for this one statement."""
         raise NotImplementedError(f"the {self.name} engine does not keep results engine-side")
 
     def rename(self, old: str, new: str) -> None:

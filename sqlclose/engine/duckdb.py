@@ -160,11 +160,12 @@ class DuckDBEngine(Engine):
 
     def keep(self, name: str, query: exp.Expression, append: bool = False) -> None:
         # A temporary table lives under the connection's memory limit and spills past it.
+        # The floors' and levels' queries are large (a branch per node): rendered without a copy.
         if append:
-            self.execute(exp.Insert(this=_table(name), expression=query))
+            self.execute(exp.Insert(this=_table(name), expression=query), owned=True)
             return
         self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, replace=True,
-                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])), owned=True)
         if ("table", name) not in self._temp:
             self._temp.append(("table", name))
 
