@@ -341,7 +341,7 @@ def test_either_walk_alone_matches_brute_force(case: Case, share: float, monkeyp
 def assert_optimum_gives(result, sol: Solution) -> None:
     """A search for the optimum alone against the oracle: the same optimum, and what it recorded
     of every node it evaluated is true."""
-    assert not result.complete and result.minimal_nodes == []
+    assert not result.complete and result.minimal_nodes is None
     assert result.optimum == sol.optimum
     assert result.evaluated[result.optimum].discernibility == sol.results[sol.optimum].dm
     assert result.evaluated[result.optimum].suppressed == sol.results[sol.optimum].suppressed

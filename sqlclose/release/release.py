@@ -91,7 +91,7 @@ class Release:
     @property
     def minimal_nodes(self) -> list[dict[str, int]] | None:
         """Every minimal satisfying node; None when the search explored for the optimum alone."""
-        if not self.search.complete:
+        if self.search.minimal_nodes is None:
             return None
         return [self._named(n) for n in self.search.minimal_nodes]
 

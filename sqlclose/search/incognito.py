@@ -55,7 +55,9 @@ class SearchResult:
     seconds: float
     queries: int = 0  # engine queries that computed them (one per lattice level and batch)
     optimum: Node | None = None
-    minimal_nodes: list[Node] = field(default_factory=list)
+    # Every minimal satisfying node; None when the search explored for the optimum alone (an empty
+    # list would say that no node satisfies).
+    minimal_nodes: list[Node] | None = field(default_factory=list)
     # Every node decided, so ``satisfying`` and ``minimal_nodes`` are exact; False when the search
     # explored for the optimum alone and left nodes that could not be it undecided.
     complete: bool = True
@@ -144,7 +146,7 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
                           below.nodes_computed + above.nodes_computed, 0.0, queries=below.queries + above.queries,
                           complete=not judge.bounded)
     lowest = node_list(minimal(lattice.satisfying))  # evaluated nodes: inferred ones sit above one
-    result.minimal_nodes = lowest if result.complete else []
+    result.minimal_nodes = lowest if result.complete else None
     pool = lowest if judge.infer else lattice.pool()
     if pool:
         result.optimum = best_node(pool, lattice.evaluated, cost is not None)
