@@ -183,6 +183,20 @@ def test_rendered_sql_matches_snapshot(case: str, dialect_engine: type[Engine]) 
     assert sql == path.read_text(encoding="utf-8")
 
 
+@pytest.mark.parametrize("dialect_engine", [DuckDBEngine, SparkEngine], ids=["duckdb", "spark"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_rendering_in_place_gives_the_same_sql(case: str, dialect_engine: type[Engine]) -> None:
+    """``render(owned=True)`` (what ``keep`` does with the statements it is handed) skips the copy
+    of the tree, not anything of the SQL: the same text as the snapshot; and the default rendering
+    leaves the caller's tree as it was."""
+    engine = _renderer(dialect_engine)
+    query, _ = CASES[case][0](engine)
+    before = query.copy()
+    expected = engine.render(query)
+    assert query == before
+    assert engine.render(query, owned=True) == expected
+
+
 def test_every_template_has_a_case(monkeypatch: pytest.MonkeyPatch) -> None:
     used: set[str] = set()
     real = sqltemplates.template
