@@ -148,20 +148,20 @@ def largest_within(a: np.ndarray, b: np.ndarray, sizes: np.ndarray, t: float) ->
     a = np.asarray(a, dtype=np.float64)
     sizes = np.asarray(sizes, dtype=np.float64)
     x = 1.0 / np.where(sizes > 0, sizes, 1.0)
-    todo = np.arange(len(b))
+    todo, rows = np.arange(len(b)), b  # the classes not there yet, and their rows of b
     for _ in range(b.shape[1] + 2):  # one step per break at most; short of the root is sound
-        terms = (b if len(todo) == len(b) else b[todo]) * -x[todo, None]
+        terms = rows * -x[todo, None]
         terms += a
         np.maximum(terms, 0.0, out=terms)
         over = terms.sum(axis=1) - t
         above = over > 1e-12  # ψ within t up to rounding: a hair more T is a hair less bound
-        todo, terms, over = todo[above], terms[above], over[above]
+        todo, rows, terms, over = todo[above], rows[above], terms[above], over[above]
         if not len(todo):
             break
-        slope = np.einsum("ij,ij->i", b[todo], terms > 0)
-        stuck = slope <= 0
-        x[todo[stuck]] = np.inf
-        todo, over, slope = todo[~stuck], over[~stuck], slope[~stuck]
+        slope = np.einsum("ij,ij->i", rows, terms > 0)
+        moving = slope > 0  # else only terms no part can lower stay above t
+        x[todo[~moving]] = np.inf
+        todo, rows, over, slope = todo[moving], rows[moving], over[moving], slope[moving]
         x[todo] += over / slope
     with np.errstate(divide="ignore"):
         return np.where(np.isinf(x), 0.0, np.minimum(sizes, 1.0 / x))

@@ -17,7 +17,7 @@ hierarchy objects (which labels exist at which level).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -158,18 +158,27 @@ def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[Written
 def _labels_table(qis: Sequence[WrittenQI], any_level: bool) -> dict[str, list]:
     """Columns col, level, label: each column's distinct labels per level (``ANY_LEVEL``: of all
     levels together), deduplicated a level at a time (a 100 k-leaf ZIP hierarchy holds 600 k labels)."""
+    def groups():
+        for i, qi in enumerate(qis):
+            per_level = list(zip(*qi.hierarchy.rows))
+            if any_level:
+                yield i, ANY_LEVEL, dict.fromkeys(itertools.chain(*per_level))
+            else:
+                yield from ((i, level, dict.fromkeys(column)) for level, column in enumerate(per_level))
+    return _stacked(groups(), "level")
+
+
+def _stacked(groups: Iterable[tuple[int, Any, Iterable[str]]], key: str) -> dict[str, list]:
+    """Columns col, ``key``, label from (column index, key, its distinct labels) groups."""
     cols: list[int] = []
-    levels: list[int] = []
+    keys: list[Any] = []
     labels: list[str] = []
-    for i, qi in enumerate(qis):
-        per_level = list(zip(*qi.hierarchy.rows))
-        groups = [(ANY_LEVEL, dict.fromkeys(itertools.chain(*per_level)))] if any_level else \
-            [(level, dict.fromkeys(column)) for level, column in enumerate(per_level)]
-        for level, distinct in groups:
-            labels += distinct
-            cols += [i] * len(distinct)
-            levels += [level] * len(distinct)
-    return {"col": cols, "level": levels, "label": labels}
+    for i, k, distinct in groups:
+        before = len(labels)
+        labels += distinct
+        cols += [i] * (len(labels) - before)
+        keys += [k] * (len(labels) - before)
+    return {"col": cols, key: keys, "label": labels}
 
 
 # ---- rows: each a generalized input row ------------------------------------------------------
@@ -251,16 +260,8 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
 def _covers_table(qis: Sequence[WrittenQI]) -> dict[str, list]:
     """Columns col, leaf, label: each leaf with itself and its ancestors (a hierarchy row's
     distinct labels), row by row — leaves are unique, so no set over all rows is needed."""
-    cols: list[int] = []
-    leaves: list[str] = []
-    labels: list[str] = []
-    for i, qi in enumerate(qis):
-        for row in qi.hierarchy.rows:
-            distinct = dict.fromkeys(row)
-            labels += distinct
-            leaves += [row[0]] * len(distinct)
-            cols += [i] * len(distinct)
-    return {"col": cols, "leaf": leaves, "label": labels}
+    return _stacked(((i, row[0], dict.fromkeys(row)) for i, qi in enumerate(qis) for row in qi.hierarchy.rows),
+                    "leaf")
 
 
 def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[WrittenQI],

@@ -58,9 +58,12 @@ class SearchResult:
     # Every minimal satisfying node; None when the search explored for the optimum alone (an empty
     # list would say that no node satisfies).
     minimal_nodes: list[Node] | None = field(default_factory=list)
-    # Every node decided, so ``satisfying`` and ``minimal_nodes`` are exact; False when the search
-    # explored for the optimum alone and left nodes that could not be it undecided.
-    complete: bool = True
+
+    @property
+    def complete(self) -> bool:
+        """Every node decided, so ``satisfying`` and ``minimal_nodes`` are exact; False when the
+        search explored for the optimum alone and left nodes that could not be it undecided."""
+        return self.minimal_nodes is not None
 
     @property
     def lattice_size(self) -> int:
@@ -142,11 +145,10 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     finally:
         below.close()
         above.close()
+    lowest = node_list(minimal(lattice.satisfying))  # evaluated nodes: inferred ones sit above one
     result = SearchResult(lattice.shape, lattice.satisfying, lattice.evaluated,
                           below.nodes_computed + above.nodes_computed, 0.0, queries=below.queries + above.queries,
-                          complete=not judge.bounded)
-    lowest = node_list(minimal(lattice.satisfying))  # evaluated nodes: inferred ones sit above one
-    result.minimal_nodes = lowest if result.complete else None
+                          minimal_nodes=None if judge.bounded else lowest)
     pool = lowest if judge.infer else lattice.pool()
     if pool:
         result.optimum = best_node(pool, lattice.evaluated, cost is not None)
