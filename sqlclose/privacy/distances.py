@@ -160,13 +160,12 @@ def largest_within(a: np.ndarray, b: np.ndarray, sizes: np.ndarray, t: float) ->
         np.maximum(terms, 0.0, out=terms)
         over = terms.sum(axis=1) - t
         above = over > 1e-12  # ψ within t up to rounding: a hair more T is a hair less bound
-        todo, rows, terms, over = todo[above], rows[above], terms[above], over[above]
-        if not len(todo):
+        slope = np.einsum("ij,ij->i", rows, terms > 0)  # on every row: cheaper than copying terms
+        moving = above & (slope > 0)  # above t with slope 0: only terms no part can lower are left
+        x[todo[above & ~moving]] = np.inf
+        if not moving.any():
             break
-        slope = np.einsum("ij,ij->i", rows, terms > 0)
-        moving = slope > 0  # else only terms no part can lower stay above t
-        x[todo[~moving]] = np.inf
-        todo, rows, over, slope = todo[moving], rows[moving], over[moving], slope[moving]
+        todo, over, slope, rows = todo[moving], over[moving], slope[moving], rows[moving]
         x[todo] += over / slope
     with np.errstate(divide="ignore"):
         return np.where(np.isinf(x), 0.0, np.minimum(sizes, 1.0 / x))
