@@ -297,12 +297,14 @@ class TCloseness(_Cached):
     monotone: ClassVar[bool] = True  # Li et al., Fact 2 (every distance here is convex)
     worse_is_higher: ClassVar[bool] = True
     _point_mass: np.ndarray = field(init=False, repr=False)  # each value's distance as a class alone
+    _farthest_first: np.ndarray = field(init=False, repr=False)  # the values by that distance, farthest first
     _deficit: np.ndarray | None = field(init=False, repr=False)  # values × terms (distances.deficit_map)
     _shares: np.ndarray | None = field(init=False, repr=False)  # the table's shares of those terms
 
     def __post_init__(self) -> None:
         column = self.column
         self._point_mass = point_mass_distances(column.q, column.distance, column.hierarchy)
+        self._farthest_first = np.argsort(-self._point_mass, kind="stable")
         self._deficit = deficit_map(column.distance, len(column.q), column.hierarchy)
         self._shares = None if self._deficit is None else (column.q / column.q.sum()) @ self._deficit
 
@@ -344,7 +346,7 @@ class TCloseness(_Cached):
             return bound
         counts = self._counts(hist)[failing]
         present = counts > 0
-        span = np.max(np.where(present, self._point_mass, -np.inf), axis=1) - self.t
+        span = self._farthest_present(present) - self.t
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
         if self._deficit is not None:
@@ -355,6 +357,13 @@ class TCloseness(_Cached):
             share = np.where(ordered_least_distance(present, self.column.q) > self.t + TOLERANCE, 1.0, share)
         bound[failing] = np.clip(share, 0.0, 1.0)
         return bound
+
+
+    def _farthest_present(self, present: np.ndarray) -> np.ndarray:
+        """Per class, the largest point-mass distance among its values (−∞ with none): the first
+        present value in farthest-first order, one argmax instead of a masked max over every cell."""
+        first = np.argmax(present[:, self._farthest_first], axis=1)
+        return np.where(present.any(axis=1), self._point_mass[self._farthest_first][first], -np.inf)
 
 
 def max_distance(column: SensitiveAttribute) -> float:
