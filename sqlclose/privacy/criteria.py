@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
-from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.classes import ClassHistograms, record_totals
 from sqlclose.privacy.distances import (
     deficit_map,
     distance,
@@ -350,7 +350,7 @@ class TCloseness(_Cached):
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
         if self._deficit is not None:
-            sizes = counts.sum(axis=1)
+            sizes = record_totals(counts)
             kept = largest_within(self._shares, counts @ self._deficit, sizes, self.t + TOLERANCE)
             share = np.maximum(share, 1.0 - kept / sizes - TOLERANCE)
         if self.column.distance == "ordered":
@@ -377,7 +377,7 @@ def _entropy(counts: np.ndarray) -> np.ndarray:
     """−Σ p log p per row, as log n − Σ c log c / n (n = Σ c; 0 for an empty row). Counts are
     record counts: a nonzero one is at least 1, so c · log max(c, 1) is c log c with 0 log 0 = 0 —
     one log per cell, no division or mask over the whole matrix."""
-    totals = counts.sum(axis=1)
+    totals = record_totals(counts)
     logs = np.maximum(counts, 1.0)
     np.log(logs, out=logs)
     weighted = np.einsum("ij,ij->i", counts, logs)

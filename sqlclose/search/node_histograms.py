@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from sqlclose.engine.limits import search_share
 from sqlclose.model.arrays import arrow_table, numpy_of
-from sqlclose.model.classes import ClassHistograms, class_histograms, tally
+from sqlclose.model.classes import ClassHistograms, class_histograms, record_totals, tally
 from sqlclose.model.factorize import factorize as _factorize
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, predecessors
@@ -494,7 +494,7 @@ class BatchRunner:
         cell, n, span = numpy_of(rows.column("cell")), numpy_of(rows.column("n")), self.packing.sa_span
         if len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's: one bincount
             matrix = np.bincount(cell, weights=n, minlength=count * span).reshape(count, span)
-            sizes, matrices = np.rint(matrix.sum(axis=1)).astype(np.int64), [matrix]
+            sizes, matrices = np.rint(record_totals(matrix)).astype(np.int64), [matrix]
         else:
             sa = [self.packing.unpack_sa(cell, j) for j in range(len(self.packing.sa_card))]
             sizes, matrices = tally(cell // span, count, n, sa, self.packing.sa_card)
@@ -923,7 +923,7 @@ class MemoryRunner:
         self._prev = _Classes.of(keys, node, joint, len(items))
         self._ids = {item: n for n, item in enumerate(items)}
         self.nodes_computed += len(items)
-        sizes = np.rint(joint.sum(axis=1)).astype(np.int64)
+        sizes = np.rint(record_totals(joint)).astype(np.int64)
         # The classes' codes at their node's levels: only a metric's suppression cost reads them.
         return ClassHistograms(lambda: self._digits_of(keys), sizes, self._marginals(joint), node)
 
