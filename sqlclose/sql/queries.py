@@ -362,10 +362,10 @@ def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequ
     for node, *divisors in nodes:
         keys = _literal_keys(divisors, qi_codes, qi_strides, qi_cards, sa_codes, sa_strides, qi_words)
         # A word without terms is the literal 0: BIGINT still, for the tables it is kept in.
-        select = exp.select(_bigint(exp.Literal.number(node)).as_("node"),
-                            *((_bigint(k) if isinstance(k, exp.Literal) else k).as_(key_name(w))
+        select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
+                            *(exp.alias_(_bigint(k) if isinstance(k, exp.Literal) else k, key_name(w), copy=False)
                               for w, k in enumerate(keys)),
-                            exp.Sum(this=exp.Cast(this=col("n", "base"), to=exp.DataType.build("DOUBLE"))).as_("n"))
+                            exp.alias_(exp.Sum(this=_double(col("n", "base"))), "n", copy=False), copy=False)
         select = select.from_(base.copy().as_("base"), copy=False)  # a fresh tree: no builder copies
         grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
         selects.append(select.group_by(*grouped, copy=False) if grouped else select)
@@ -420,6 +420,10 @@ def _bigint(e: exp.Expression) -> exp.Expression:
     return exp.Cast(this=e, to=exp.DataType(this=exp.DataType.Type.BIGINT, nested=False))  # build() parses
 
 
+def _double(e: exp.Expression) -> exp.Cast:
+    return exp.Cast(this=e, to=exp.DataType(this=exp.DataType.Type.DOUBLE, nested=False))  # build() parses
+
+
 def key_name(word: int) -> str:
     return "key" if word == 0 else f"key{word}"
 
@@ -442,8 +446,9 @@ def floor_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides:
         keyed = exp.select(*(exp.alias_(k, name, copy=False) for k, name in zip(keys, names)), col("n", "src"),
                            copy=False).from_(source.copy().as_("src"), copy=False).where(
             exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor)), copy=False)
-        select = exp.select(_bigint(exp.Literal.number(node)).as_("node"), *(col(name) for name in names),
-                            exp.Sum(this=col("n")).as_("n"), copy=False)
+        select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
+                            *(col(name) for name in names), exp.alias_(exp.Sum(this=col("n")), "n", copy=False),
+                            copy=False)
         selects.append(select.from_(keyed.subquery("fl", copy=False), copy=False)
                        .group_by(*(col(name) for name in names), copy=False))
     return _union_all(selects)
@@ -471,13 +476,18 @@ def _floor_keys(ratios: Sequence[int], qi_strides: Sequence[int], qi_cards: Sequ
     for stride, card, word, r in zip(qi_strides, qi_cards, qi_words, ratios):
         if r == 1:
             continue
-        digit = exp.Mod(this=exp.IntDiv(this=col(key_name(word), "src"), expression=exp.Literal.number(stride)),
-                        expression=exp.Literal.number(card))
-        lost = exp.Sub(this=exp.Paren(this=digit), expression=exp.IntDiv(this=exp.Paren(this=digit.copy()),
-                                                                         expression=exp.Literal.number(r)))
+        # the digit built twice rather than copied: a copy costs more than building it
+        lost = exp.Sub(this=_digit(word, stride, card),
+                       expression=exp.IntDiv(this=_digit(word, stride, card), expression=exp.Literal.number(r)))
         keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=exp.Paren(this=lost),
                                                                 expression=exp.Literal.number(stride)))
     return keys
+
+
+def _digit(word: int, stride: int, card: int) -> exp.Paren:
+    """A QI's digit of a floor row's key word: (word DIV stride) MOD card."""
+    shifted = exp.IntDiv(this=col(key_name(word), "src"), expression=exp.Literal.number(stride))
+    return exp.Paren(this=exp.Mod(this=shifted, expression=exp.Literal.number(card)))
 
 
 def _word_sums(terms: list[list[exp.Expression]]) -> list[exp.Expression]:
