@@ -233,8 +233,12 @@ class RecursiveCLDiversity(_Cached):
     def key(self) -> str:
         return "recursive"
 
+    def _descending(self, hist: ClassHistograms) -> np.ndarray:
+        """Each class's counts sorted in descending order, once for the measure and the bound."""
+        return hist.memo(("descending", self.index), lambda: -np.sort(-self._counts(hist), axis=1))
+
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        ordered = -np.sort(-self._counts(hist), axis=1)
+        ordered = self._descending(hist)
         r1 = ordered[:, 0]
         tail = ordered[:, self.l - 1:].sum(axis=1) if self.l - 1 < ordered.shape[1] else np.zeros(len(r1))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -255,9 +259,9 @@ class RecursiveCLDiversity(_Cached):
         bound = np.zeros(hist.classes)
         failing = ~self.passes(hist)
         if failing.any():
-            counts = self._counts(hist)[failing]
-            kept = _recursive_kept(-np.sort(-counts, axis=1), self.c, self.l)
-            bound[failing] = np.clip(1.0 - kept / counts.sum(axis=1) - TOLERANCE, 0.0, 1.0)
+            ordered = self._descending(hist)[failing]
+            kept = _recursive_kept(ordered, self.c, self.l)
+            bound[failing] = np.clip(1.0 - kept / record_totals(ordered) - TOLERANCE, 0.0, 1.0)
         return bound
 
 
