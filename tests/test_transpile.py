@@ -57,7 +57,9 @@ BASE_PLAN = pa.table({"node": [0, 1, 2], "d0": [1, 2, 4], "d1": [1, 5, 2]})
 # Nodes from kept floors (PREV as the floors), as (node, floor, ratio per QI): node 0 halves q0 (in key)
 # from floor 0; node 1 zeroes q1 (key1, range 5) of floor 1.
 FLOOR_NODES = [(0, 0, 2, 1), (1, 1, 1, 5)]
-RUNNING = pa.table({"node": [0, 1]})
+# The nodes still in the running and each one's first class number: node 0 has one class of at least 3
+# records in t_sizes, so node 1's are numbered from 1 (the search sums them from the level summary).
+RUNNING = pa.table({"node": [0, 1], "first": [0, 1]})
 
 SRC, VALUES, BASE = q.table("t_src"), q.table("t_values"), q.table("t_base")
 

@@ -303,14 +303,15 @@ class BatchRunner:
         self._ids, self._rows = ids, {item: int(per_node["pairs"][i]) for item, i in ids.items()}
         self.nodes_computed += nodes
         running = dropped <= (self.problem.max_suppressed if self.read_within is None else self.read_within())
-        if running.any():
-            engine.register(self._name("running"), arrow_table({"node": np.flatnonzero(running)},
-                                                                {"node": pa.int64()}))
-            engine.keep(self._name("large"), self._query("large"))
         classes = np.where(running, per_node["big_classes"], 0)
+        numbers = np.concatenate([[0], np.cumsum(classes)])  # a node's classes are numbered from numbers[node]
+        if running.any():
+            kept = np.flatnonzero(running)
+            engine.register(self._name("running"), arrow_table({"node": kept, "first": numbers[kept]},
+                                                                {"node": pa.int64(), "first": pa.int64()}))
+            engine.keep(self._name("large"), self._query("large"))
         cost = np.where(running, per_node["big_pairs"], 0) * BYTES_PER_RETURNED_ROW \
             + classes * (self.packing.sa_span * 8 * MATRIX_COPIES)
-        numbers = np.concatenate([[0], np.cumsum(classes)])  # a node's classes are numbered from numbers[node]
         for start, stop in _parts(cost, self._part_bytes()):
             first, last = int(numbers[start]), int(numbers[stop])
             if last > first:
