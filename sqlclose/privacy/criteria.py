@@ -362,7 +362,6 @@ class TCloseness(_Cached):
         bound[failing] = np.clip(share, 0.0, 1.0)
         return bound
 
-
     def _farthest_present(self, present: np.ndarray) -> np.ndarray:
         """Per class, the largest point-mass distance among its values (−∞ with none): the first
         present value in farthest-first order, one argmax instead of a masked max over every cell."""
