@@ -29,7 +29,7 @@ def table(name: str) -> exp.Table:
 
 
 def as_text(expr: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=expr, to=exp.DataType.build("VARCHAR"))
+    return _cast(expr, exp.DataType.Type.VARCHAR)
 
 
 @dataclass
@@ -84,7 +84,7 @@ def _raw_values(columns: Sequence[CodedColumn], params: Params) -> list[exp.Expr
 def _counted(select: exp.Select, counts: str | None) -> exp.Select:
     """``counts``: the source is a histogram; its last select item (``n``) sums that column."""
     if counts is not None:
-        total = exp.Cast(this=exp.Sum(this=col(counts, "src")), to=exp.DataType.build("BIGINT"))
+        total = _bigint(exp.Sum(this=col(counts, "src")))
         select.expressions[-1].set("this", total)
     return select
 
@@ -130,8 +130,7 @@ def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expres
         mine = exp.EQ(this=exp.column("col"), expression=exp.Literal.number(i))
         when = mine if condition is None else exp.and_(mine, condition)
         total = exp.Sum(this=exp.If(this=when, true=exp.column("n"), false=exp.Literal.number(0)))
-        return exp.Cast(this=exp.Coalesce(this=total, expressions=[exp.Literal.number(0)]),
-                        to=exp.DataType.build("BIGINT"))
+        return _bigint(exp.Coalesce(this=total, expressions=[exp.Literal.number(0)]))
 
     sums = [exp.alias_(rows_of(i, exp.Is(this=col(c.raw), expression=exp.Null())), ident(c.raw))
             for i, c in enumerate(columns)]
@@ -416,12 +415,16 @@ def _union_all(selects: list[exp.Expression]) -> exp.Expression:
     return selects[0]
 
 
-def _bigint(e: exp.Expression) -> exp.Expression:
-    return exp.Cast(this=e, to=exp.DataType(this=exp.DataType.Type.BIGINT, nested=False))  # build() parses
+def _cast(e: exp.Expression, kind: exp.DataType.Type) -> exp.Cast:
+    return exp.Cast(this=e, to=exp.DataType(this=kind, nested=False))  # DataType.build() would parse the name
+
+
+def _bigint(e: exp.Expression) -> exp.Cast:
+    return _cast(e, exp.DataType.Type.BIGINT)
 
 
 def _double(e: exp.Expression) -> exp.Cast:
-    return exp.Cast(this=e, to=exp.DataType(this=exp.DataType.Type.DOUBLE, nested=False))  # build() parses
+    return _cast(e, exp.DataType.Type.DOUBLE)
 
 
 def key_name(word: int) -> str:
