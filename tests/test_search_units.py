@@ -371,3 +371,21 @@ def test_planned_rows_are_the_smallest_computed_parents_rows(adult_release):
         pass
     assert runner.rows_read - before == expected
     runner.close()
+
+
+def test_cells_in_many_batches_land_where_a_plain_sum_puts_them():
+    """The level's (cell, n) rows arrive in Arrow batches; every batch must reach the matrix. Oracle:
+    a per-row sum into a dict, independent of the vectorized scatter."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(7)
+    cells = rng.choice(5_000 * 14, size=9_000, replace=False)
+    counts = rng.integers(1, 40, size=len(cells)).astype(np.float64)
+    batches = [pa.record_batch([pa.array(cells[i:i + 700]), pa.array(counts[i:i + 700])], names=["cell", "n"])
+               for i in range(0, len(cells), 700)]
+    table = pa.Table.from_batches(batches)
+    assert table.column("cell").num_chunks == 13
+    expected = np.zeros(5_000 * 14)
+    for cell, n in zip(cells.tolist(), counts.tolist()):
+        expected[cell] += n
+    assert np.array_equal(runners._scattered(table, 5_000 * 14), expected)
