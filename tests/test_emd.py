@@ -413,3 +413,15 @@ def test_every_distance_refuses_the_same_bad_counts(name, bad, message):
         distance(np.array([[1.0, bad, 2.0]]), np.array([1.0, 1.0, 1.0]), name)
     with pytest.raises(ValueError, match=message):
         distance(np.array([[1.0, 1.0, 2.0]]), np.array([1.0, bad, 1.0]), name)
+
+
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+def test_emd_leaves_the_callers_histograms_as_they_were(distance):
+    """EMD reads a level's class matrix without copying it; it must never write into it."""
+    rng = np.random.default_rng(3)
+    P = rng.integers(0, 9, size=(50, 4)).astype(np.float64)
+    P[:, 0] += 1  # no empty row
+    before = P.copy()
+    codes = np.array([[0, 0, 0], [1, 0, 0], [2, 1, 0], [3, 1, 0]])
+    emd(P, np.array([3.0, 1.0, 2.0, 4.0]), distance, codes if distance == "hierarchical" else None)
+    assert np.array_equal(P, before)
