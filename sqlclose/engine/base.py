@@ -129,6 +129,8 @@ class Engine(ABC):
         return marked.sql(dialect=self.dialect, copy=marked is query and not owned)
 
     def _with_placeholders(self, query: exp.Expression) -> exp.Expression:
+        if type(self).placeholder is Engine.placeholder:
+            return query  # the markers are this engine's own: no walk over the tree to find them
         if not any(_numbered(p) for p in query.find_all(exp.Placeholder)):
             return query
         return query.transform(lambda node: self.placeholder(int(node.name)) if _numbered(node) else node)
