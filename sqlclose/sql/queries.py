@@ -474,16 +474,18 @@ def estimated_floor_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi
 def _floor_keys(ratios: Sequence[int], qi_strides: Sequence[int], qi_cards: Sequence[int],
                 qi_words: Sequence[int]) -> list[exp.Expression]:
     """A floor row's packed key words generalized by a ratio per QI: a QI whose ratio is 1 keeps
-    its digit; a key word loses, for each QI generalized in it, (digit − digit DIV r) · stride."""
+    its digit; a key word loses, for each QI generalized in it, (digit − digit DIV r) · stride —
+    the whole digit when r is at least the QI's range (the digit DIV r is then 0: one term less
+    per row, and a smaller plan, for the nodes at a QI's top)."""
     keys: list[exp.Expression] = [col(key_name(w), "src") for w in range(max(qi_words, default=0) + 1)]
     for stride, card, word, r in zip(qi_strides, qi_cards, qi_words, ratios):
         if r == 1:
             continue
-        # the digit built twice rather than copied: a copy costs more than building it
-        lost = exp.Sub(this=_digit(word, stride, card),
-                       expression=exp.IntDiv(this=_digit(word, stride, card), expression=exp.Literal.number(r)))
-        keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=exp.Paren(this=lost),
-                                                                expression=exp.Literal.number(stride)))
+        lost: exp.Expression = _digit(word, stride, card)
+        if r < card:  # the digit built twice rather than copied: a copy costs more than building it
+            lost = exp.Paren(this=exp.Sub(this=lost, expression=exp.IntDiv(this=_digit(word, stride, card),
+                                                                           expression=exp.Literal.number(r))))
+        keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=lost, expression=exp.Literal.number(stride)))
     return keys
 
 
