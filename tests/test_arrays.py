@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from sqlclose.model.arrays import arrow_array, arrow_table, numpy_of
+from sqlclose.model.arrays import arrow_array, arrow_table, decoded_strings, numpy_of
 from sqlclose.model.factorize import _by_sort, factorize, sorted_unique
 
 INPUTS = [
@@ -125,3 +125,12 @@ def test_factorize_is_pandas_factorize(n, span):
 def test_sorted_unique_is_np_unique(values):
     got, expected = sorted_unique(values), np.unique(values)
     assert got.dtype == expected.dtype and np.array_equal(got, expected)
+
+
+def test_decoded_strings_are_the_labels_arrow_builds_from_a_list():
+    """Oracle: pyarrow's own array of the labels picked per row in Python."""
+    labels = ["0-4", "ZIP 0213*", "Zürich", "€ 12", "*"]
+    codes = np.random.default_rng(5).integers(0, len(labels), size=10_000)
+    expected = pa.array([labels[c] for c in codes.tolist()], pa.string())
+    assert decoded_strings(codes, labels).equals(expected)
+    assert decoded_strings(np.zeros(0, dtype=np.int64), labels).equals(pa.array([], pa.string()))
