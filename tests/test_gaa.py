@@ -314,7 +314,8 @@ def test_untabulated_hierarchies_give_the_same_result(monkeypatch, strategy):
     combos, hists, data = random_table(21)
     weights = random_weights(21)
     monkeypatch.setattr(il, "_DENSE_PAIR_LIMIT", 0)
-    mu = custom_metric(HS, weights)
+    # Fresh hierarchies: HS's trees are built once (Hierarchy.memo), their tables under the real limit.
+    mu = custom_metric([Hierarchy(h.rows, h.origin) for h in HS], weights)
     assert all(t.lca_table is None for t in mu.trees) and mu.pair_matrix(0) is None
     result = gaa(data, 3, mu, strategy)
     expect = oracle_gaa(combos, data.counts, hists, weights, 3, strategy)
