@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 import sqlclose
@@ -376,8 +377,6 @@ def test_planned_rows_are_the_smallest_computed_parents_rows(adult_release):
 def test_cells_in_many_batches_land_where_a_plain_sum_puts_them():
     """The level's (cell, n) rows arrive in Arrow batches; every batch must reach the matrix. Oracle:
     a per-row sum into a dict, independent of the vectorized scatter."""
-    import pyarrow as pa
-
     rng = np.random.default_rng(7)
     cells = rng.choice(5_000 * 14, size=9_000, replace=False)
     counts = rng.integers(1, 40, size=len(cells)).astype(np.float64)

@@ -38,10 +38,11 @@ class Hierarchy:
     rows: tuple[tuple[str, ...], ...]
     origin: str = "<inline>"
     lines: tuple[int, ...] | None = None
-    _codes: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    # What is derived from the rows, computed once: validation, encodings, ``memo``'s structures.
+    _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self._codes["validated"] = _validate(self.rows, self.origin, self.lines)  # labels, dense codes
+        self._derived["validated"] = _validate(self.rows, self.origin, self.lines)  # labels, dense codes
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -134,16 +135,16 @@ class Hierarchy:
         return self._encoding()["mixed"][:, level]
 
     def _encoding(self) -> dict:
-        if "mixed" not in self._codes:
-            self._codes.update(_encode(*self._codes["validated"], self.origin))
-        return self._codes
+        if "mixed" not in self._derived:
+            self._derived.update(_encode(*self._derived["validated"], self.origin))
+        return self._derived
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """A structure derived from this hierarchy, computed once (a utility metric's tree: a
         release's report costs seven metrics over the same hierarchies)."""
-        if key not in self._codes:
-            self._codes[key] = compute()
-        return self._codes[key]
+        if key not in self._derived:
+            self._derived[key] = compute()
+        return self._derived[key]
 
     def describe(self) -> str:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"

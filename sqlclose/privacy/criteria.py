@@ -302,6 +302,7 @@ class TCloseness(_Cached):
     worse_is_higher: ClassVar[bool] = True
     _point_mass: np.ndarray = field(init=False, repr=False)  # each value's distance as a class alone
     _farthest_first: np.ndarray = field(init=False, repr=False)  # the values by that distance, farthest first
+    _farthest_mass: np.ndarray = field(init=False, repr=False)  # their distances, in that order
     _deficit: np.ndarray | None = field(init=False, repr=False)  # values × terms (distances.deficit_map)
     _shares: np.ndarray | None = field(init=False, repr=False)  # the table's shares of those terms
 
@@ -309,6 +310,7 @@ class TCloseness(_Cached):
         column = self.column
         self._point_mass = point_mass_distances(column.q, column.distance, column.hierarchy)
         self._farthest_first = np.argsort(-self._point_mass, kind="stable")
+        self._farthest_mass = self._point_mass[self._farthest_first]
         self._deficit = deficit_map(column.distance, len(column.q), column.hierarchy)
         self._shares = None if self._deficit is None else (column.q / column.q.sum()) @ self._deficit
 
@@ -366,7 +368,7 @@ class TCloseness(_Cached):
         """Per class, the largest point-mass distance among its values (−∞ with none): the first
         present value in farthest-first order, one argmax instead of a masked max over every cell."""
         first = np.argmax(present[:, self._farthest_first], axis=1)
-        return np.where(present.any(axis=1), self._point_mass[self._farthest_first][first], -np.inf)
+        return np.where(present.any(axis=1), self._farthest_mass[first], -np.inf)
 
 
 def max_distance(column: SensitiveAttribute) -> float:
