@@ -72,6 +72,11 @@ class EngineOutOfMemory(EngineError):
     exit_code = 5
 
 
+class EngineOutOfDisk(EngineOutOfMemory):
+    """The engine's spill files filled the disk of its temp directory; the message names the
+    directory and what to change. Nothing was placed at the output path."""
+
+
 class EnvironmentFailure(SqlcloseError):
     """The machine refused: disk full, permission denied, a folder that cannot be created.
     Nothing was placed at the output path."""

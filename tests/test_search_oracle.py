@@ -411,6 +411,67 @@ def test_floors_of_floors_match_brute_force(case: Case, explore: str, monkeypatc
         assert_optimum_gives(result, case.solution)
 
 
+# A node a chunk, and chunks of 20 k rows; k alone at 5 % (~1,000 nodes a walk) only in the latter, for time.
+CHUNKED = [(c, 1) for c in SQL_PATH_CASES if c != "adult-k5-s0.05"] + [(c, 20_000) for c in SQL_PATH_CASES]
+
+
+@pytest.mark.parametrize("explore", ["lattice", "optimum"])
+@pytest.mark.parametrize(("case", "chunk_rows"), CHUNKED, indirect=["case"])
+def test_levels_judged_in_chunks_match_brute_force(case: Case, explore: str, chunk_rows: int, monkeypatch):
+    """The walk from above's levels staged and judged in chunks (``CHUNK_ROWS``, ~60 M rows in a
+    job, shrunk here so that Adult's levels split): the oracle's answer, deciding the lattice or
+    exploring for the optimum; levels were really split (a node a chunk at the smallest budget),
+    each chunk within the budget by its bound (a node over it alone), and the walk from below still
+    staged its levels whole."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import node_histograms as nodes
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    problem = case.release.problem
+    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(nodes, "CHUNK_ROWS", chunk_rows)
+    built, levels = [], []
+    build, chunked = nodes.BatchRunner._build_kept, nodes.BatchRunner._chunked_parts
+
+    def spied_build(self, rollups, parentless, make_floors=True):
+        bound = sum(self._rows_bound(*item) for _, item in parentless)
+        built.append((self.levels_are_parents, make_floors, len(parentless), bound))
+        return build(self, rollups, parentless, make_floors)
+
+    def spied_chunked(self, items, parentless):
+        levels.append(len(items))
+        return chunked(self, items, parentless)
+
+    tiles = []
+    parts = nodes.BatchRunner.level_parts
+
+    def spied_parts(self, items):
+        got = list(parts(self, items))
+        tiles.append(([(p.start, p.stop) for p in got], len(items)))
+        assert all(not len(p.hist.node) or p.hist.node.max() < p.stop - p.start for p in got)
+        yield from got
+
+    monkeypatch.setattr(nodes.BatchRunner, "_build_kept", spied_build)
+    monkeypatch.setattr(nodes.BatchRunner, "_chunked_parts", spied_chunked)
+    monkeypatch.setattr(nodes.BatchRunner, "level_parts", spied_parts)
+    result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)
+    for ranges, n in tiles:  # each level's parts tile its items in order
+        assert [a for a, _ in ranges] == [0, *(b for _, b in ranges[:-1])] and ranges[-1][1] == n
+    chunks = [b for b in built if not b[0]]
+    assert chunks and all(not make_floors for _, make_floors, _, _ in chunks)
+    assert sum(n for _, _, n, _ in chunks) == sum(levels)  # every node of those levels, once
+    if chunk_rows == 1:  # every node its own chunk
+        assert len(chunks) == sum(levels) > len(levels)
+    assert all(bound <= chunk_rows or n == 1 for _, _, n, bound in chunks)
+    assert all(make_floors for parents, make_floors, _, _ in built if parents)  # from below: whole levels
+    if explore == "lattice":
+        assert_search_gives(result, case.solution)
+    else:
+        assert_optimum_gives(result, case.solution)
+
+
 @pytest.mark.parametrize("case", ["adult-k5-hier-s0.05", "adult-k5-s0.05", NON_MONOTONE, "adult-k5-hier-s0.0"],
                          indirect=True)
 def test_sql_batches_for_the_optimum_match_brute_force(case: Case, monkeypatch):

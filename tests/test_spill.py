@@ -113,3 +113,31 @@ def test_a_limit_too_small_for_duckdb_says_what_to_change_and_writes_nothing(big
     assert "SET memory_limit" not in said  # DuckDB's advice names SQL settings the user cannot reach
     assert caught.value.exit_code == 5 and caught.value.sql  # the statement, shown with --verbose
     assert not out.exists()
+
+
+def test_a_full_spill_disk_says_where_it_spills_and_what_to_change(tmp_path):
+    """DuckDB's I/O error when its spill files fill the disk (as a 100 M-row job met) becomes an
+    error naming the temp directory and what to change; a full disk under one of our own files (the
+    release being written) stays the writer's, which reports it as the environment's."""
+    from sqlclose.engine import DuckDBEngine
+    from sqlclose.errors import EngineOutOfDisk, EnvironmentFailure
+
+    spill = tmp_path / "spill"
+    engine = DuckDBEngine(temp_directory=spill)
+    try:
+        full = duckdb.IOException(f'IO Error: Could not write file "{spill}/duckdb_temp_3333_0_storage_DEFAULT-5.tmp": '
+                                  "No space left on device")
+        err = engine.engine_error(full, "SELECT 1")
+        assert isinstance(err, EngineOutOfDisk) and err.exit_code == 5 and err.sql == "SELECT 1"
+        said = str(err)
+        assert f"its temp directory ({spill.resolve()})" in said
+        for advice in ("[engine] temp_directory (--temp-directory)", "[engine] memory_limit (--memory-limit)",
+                       "--explore optimum", "nothing was placed at the output path"):
+            assert advice in said
+        ours = duckdb.IOException(f'IO Error: Could not write file "{tmp_path}/.release.parquet.tmp-1": '
+                                  "No space left on device")
+        plain = engine.engine_error(ours, "COPY …")
+        assert not isinstance(plain, EngineOutOfMemory)
+        assert "the disk is full while writing" in str(EnvironmentFailure.from_engine(plain))
+    finally:
+        engine.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import warnings
@@ -23,7 +24,7 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
-from sqlclose.errors import EngineError, EngineOutOfMemory, LimitWarning
+from sqlclose.errors import EngineError, EngineOutOfDisk, EngineOutOfMemory, LimitWarning
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
@@ -47,6 +48,14 @@ def _interruptible() -> Iterator[None]:
         if "interrupted" in str(e).lower():
             raise KeyboardInterrupt from None
         raise
+
+
+def _spilling(message: str) -> bool:
+    """A DuckDB I/O error names the file it could not write: one of its spill files
+    (``duckdb_temp_…``), or else a file of ours (the release being written, whose full disk the
+    writer reports as the environment's)."""
+    m = re.search(r'write file "([^"]+)"', message)
+    return m is None or Path(m.group(1)).name.startswith("duckdb_temp")
 
 
 def qualified(table: str, database: str) -> exp.Table:
@@ -119,6 +128,8 @@ class DuckDBEngine(Engine):
                 exp.Anonymous(this="HASH", expressions=[t.copy() for t in reversed(texts)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
+        if isinstance(e, duckdb.IOException) and "No space left on device" in str(e) and _spilling(str(e)):
+            return self._out_of_disk(sql)
         if not isinstance(e, duckdb.OutOfMemoryException):
             return super().engine_error(e, sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
@@ -129,6 +140,19 @@ class DuckDBEngine(Engine):
             f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit), "
             f"or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory "
             f"(--temp-directory) on a disk with room to spill; nothing was placed at the output path", sql)
+
+    def _out_of_disk(self, sql: str) -> EngineOutOfDisk:
+        """The disk filled while DuckDB spilled: say where it spills and what to change."""
+        try:
+            where = self.con.sql("SELECT current_setting('temp_directory') AS d").fetchall()[0][0]
+        except duckdb.Error:
+            where = None
+        place = f"its temp directory ({Path(where).resolve()})" if where else "its temp directory"
+        return EngineOutOfDisk(
+            f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: give [engine] "
+            f"temp_directory (--temp-directory) on a disk with more room, or raise [engine] memory_limit "
+            f"(--memory-limit) so that less spills; exploring for the optimum alone ([search] explore = "
+            f"\"optimum\", --explore optimum) keeps far less; nothing was placed at the output path", sql)
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         with _interruptible():

@@ -110,6 +110,8 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
     for runner in (below, above):
         if isinstance(runner, BatchRunner):
             runner.read_within = judge.within  # the limit, or less when exploring for the optimum
+    if isinstance(above, BatchRunner):
+        above.levels_are_parents = False  # its levels are judged and dropped: large ones in chunks
     n = len(problem.qis)
     lattice = FullLattice(tuple(qi.levels for qi in problem.qis))
     where = {"size": 1, "candidates": 0}

@@ -62,6 +62,13 @@ ESTIMATE_MARGIN = 1.1
 # they keep engine-side; measured: 3.5× on the generated 1 M-row table, 5 %, for the optimum alone).
 REFINE_SHARE = 32
 REFINE_ROOM = 8
+# A level no walk rolls up from (the walk from above's) is staged and judged in chunks of consecutive
+# nodes whose histograms can hold at most this many rows together (~1.5 GB engine-side), each dropped
+# once judged: the engine keeps the base, the floors and one chunk, not a whole level (at 100 M rows
+# the walk from above's levels spilled past the 77 GB of free disk). A chunk costs ~20 ms of fixed
+# statements (measured at 1 M rows); below ~60 M rows no level needs more than one. docs/performance.md,
+# sixteenth round.
+CHUNK_ROWS = 64_000_000
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
@@ -101,6 +108,9 @@ class BatchRunner:
     # Records below k past which a node of a kept level is not read further: the suppression limit,
     # or less once the search knows a node a costlier one cannot beat (set by the search; None: the limit).
     read_within: Callable[[], int] | None = None
+    # False for a walk whose levels are never parents (the walk from above; set by the search): a large
+    # level is then staged and judged in chunks (``CHUNK_ROWS``) where the engine keeps levels.
+    levels_are_parents: bool = True
     _ids: dict[Item, int] = field(default_factory=dict)  # items of the previous level -> id
     _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
@@ -129,8 +139,11 @@ class BatchRunner:
         rollups, parentless = self._plan(items, ids)
         if self.problem.engine.keeps_levels:
             self.problem.engine.fit_memory()
-            self._build_kept(rollups, parentless)
-            yield from self._judged_parts(ids)
+            if self.levels_are_parents or rollups:
+                self._build_kept(rollups, parentless)
+                yield from self._judged_parts(ids)
+            else:
+                yield from self._chunked_parts(items, parentless)
             return
         bases = [(self._base_weight(subset, node), self._base_row(n, subset, node)) for n, (subset, node) in parentless]
         jobs = self._jobs(rollups, [], bases)
@@ -253,15 +266,17 @@ class BatchRunner:
         return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span)
 
     # ---- levels kept engine-side --------------------------------------------------------------
-    def _build_kept(self, rollups: list, parentless: list[tuple[int, Item]]) -> None:
+    def _build_kept(self, rollups: list, parentless: list[tuple[int, Item]], make_floors: bool = True) -> None:
         """The level is built in a table of the engine (under its memory limit, spilling past it)
-        and stays there as the next level's parents.
+        and stays there as the next level's parents (a chunk of a level: until it is judged).
 
         An item without a computed parent is grouped from the base histogram by a literal GROUP BY
-        of its own, or generalized from a small *floor* of its subset (``_make_floors``)."""
+        of its own, or generalized from a small *floor* of its subset (``_make_floors``; not when
+        the caller made the floors for a whole level it builds in chunks)."""
         engine = self.problem.engine
-        self._make_floors(parentless)
-        self._refine_floors(parentless)
+        if make_floors:
+            self._make_floors(parentless)
+            self._refine_floors(parentless)
         from_floor, bases = [], []
         for n, (subset, node) in parentless:
             floor = self._floor_for(subset, node)
@@ -284,6 +299,28 @@ class BatchRunner:
             self.queries += 1
         engine.rename(staging, self._name("level"))
         self._prev = self._name("level")
+
+    def _chunked_parts(self, items: Sequence[Item], parentless: list[tuple[int, Item]]) -> Iterator[LevelPart]:
+        """A level no walk rolls up from, in chunks of consecutive items whose histograms can hold
+        at most ``CHUNK_ROWS`` rows (a bound per item: its code space, at most the rows of the floor
+        or base it is grouped from), each staged, judged and dropped before the next. The floors are
+        chosen once for the whole level, as if it were staged whole."""
+        self._make_floors(parentless)
+        self._refine_floors(parentless)
+        bound = np.array([self._rows_bound(subset, node) for subset, node in items], dtype=np.float64)
+        for start, stop in _parts(bound, CHUNK_ROWS):
+            chunk = items[start:stop]
+            ids = {item: n for n, item in enumerate(chunk)}
+            self._build_kept([], [(n, item) for n, item in enumerate(chunk)], make_floors=False)
+            for part in self._judged_parts(ids):
+                yield LevelPart(start + part.start, start + part.stop, part.hist)
+            self.release_cache()
+
+    def _rows_bound(self, subset: Subset, node: Node) -> float:
+        """The most rows an item without a parent can have: its code space, at most the rows of
+        the floor (or base) it is grouped from."""
+        floor = self._floor_for(subset, node)
+        return min(self._space(subset, node), float(self.problem.base_rows if floor is None else floor[2]))
 
     def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
         """What of a kept level comes back: per node the records in classes below k and, for the
