@@ -66,8 +66,7 @@ REFINE_ROOM = 8
 # nodes whose histograms can hold at most this many rows together (~1.5 GB engine-side), each dropped
 # once judged: the engine keeps the base, the floors and one chunk, not a whole level (at 100 M rows
 # the walk from above's levels spilled past the 77 GB of free disk). A chunk costs ~20 ms of fixed
-# statements (measured at 1 M rows); below ~60 M rows no level needs more than one. docs/performance.md,
-# sixteenth round.
+# statements (measured at 1 M rows, where every level fits in one). docs/performance.md, sixteenth round.
 CHUNK_ROWS = 64_000_000
 ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
