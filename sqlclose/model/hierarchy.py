@@ -142,9 +142,10 @@ class Hierarchy:
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """A structure derived from this hierarchy, computed once (a utility metric's tree: a
         release's report costs seven metrics over the same hierarchies)."""
-        if key not in self._derived:
-            self._derived[key] = compute()
-        return self._derived[key]
+        slot = ("memo", key)  # apart from the encodings' own keys
+        if slot not in self._derived:
+            self._derived[slot] = compute()
+        return self._derived[slot]
 
     def describe(self) -> str:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
