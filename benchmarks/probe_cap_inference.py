@@ -36,8 +36,9 @@ from sqlclose.privacy.criteria import criteria_for, failing_classes
 from sqlclose.sql import queries as q
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def prepared_from_arguments(description: str) -> tuple[Problem, list]:
+    """The problem and criteria of the spec named on the command line, at ``--suppression``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("spec")
     parser.add_argument("--suppression", type=float, default=0.05)
     args = parser.parse_args()
@@ -45,7 +46,11 @@ def main() -> None:
     spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"suppression": args.suppression})})
     opened = open_for(None, spec, None)
     problem = prepare(opened.engine, opened.relation, spec, opened.label, None)
-    criteria = criteria_for(spec.k, problem.sas)
+    return problem, criteria_for(spec.k, problem.sas)
+
+
+def main() -> None:
+    problem, criteria = prepared_from_arguments(__doc__.splitlines()[0])
     search = importlib.import_module("sqlclose.search.incognito")  # the package re-exports the function
     result = search.incognito(problem, criteria, explore="lattice")
     satisfying = sorted((tuple(int(v) for v in x) for x in np.argwhere(result.satisfying)), key=sum)

@@ -59,6 +59,25 @@ def test_duckdbs_limit_follows_the_most_held_outside_it_then_returns_to_its_shar
         engine.close()
 
 
+def test_duckdbs_limit_makes_room_for_what_is_about_to_be_allocated_outside_it(monkeypatch):
+    """A part about to be judged: DuckDB's limit leaves room for its estimated cost on top of what
+    is held now (before the judging, so that the job's peak stays within its limit), without
+    counting it as held once the part is gone."""
+    engine = DuckDBEngine(memory_limit="1GB")
+    try:
+        held = {"now": 300 * MB}
+        monkeypatch.setattr(duckdb_engine, "resident_bytes", lambda: held["now"])
+        engine.fit_memory(upcoming=250 * MB)
+        assert abs(_setting(engine) - 400 * MB) < 2 * MB  # 950 − (300 + 250) held and about to be
+        engine.fit_memory()
+        assert abs(_setting(engine) - 450 * MB) < 2 * MB  # the share again: 300 was the most held
+        held["now"] = 500 * MB
+        engine.fit_memory(upcoming=100 * MB)
+        assert abs(_setting(engine) - 350 * MB) < 2 * MB  # 950 − 600
+    finally:
+        engine.close()
+
+
 def test_a_callers_connection_and_a_job_without_a_limit_keep_their_settings(monkeypatch):
     monkeypatch.setattr(duckdb_engine, "resident_bytes", lambda: 10**12)
     con = duckdb.connect(config={"memory_limit": "300MB"})

@@ -91,10 +91,11 @@ class Engine(ABC):
     # the search counts its Python-side structures against it (search.node_histograms.runner_for).
     memory_budget: int | None = None
 
-    def fit_memory(self) -> None:
+    def fit_memory(self, upcoming: int = 0) -> None:
         """Resize the engine's own memory limit to what the job's limit leaves beside what the
-        process holds outside the engine now. Called by the search as it goes; a no-op for an
-        engine whose memory lives elsewhere (a cluster's)."""
+        process holds outside the engine now, plus ``upcoming`` bytes the caller is about to
+        allocate (a part's judging). Called by the search as it goes; a no-op for an engine whose
+        memory lives elsewhere (a cluster's)."""
         return None
 
     def reset_memory(self) -> None:

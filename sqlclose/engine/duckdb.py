@@ -380,17 +380,19 @@ class DuckDBEngine(Engine):
             self._temp.remove(("database", alias))
             self.execute(f"DETACH {exp.to_identifier(alias, quoted=True).sql('duckdb')}")
 
-    def fit_memory(self) -> None:
-        """DuckDB's limit follows the most the process has held outside its buffers
-        (``limits.engine_limit_now``); only for a connection of our own with a limit set."""
+    def fit_memory(self, upcoming: int = 0) -> None:
+        """DuckDB's limit follows the most the process has held outside its buffers, or what it
+        holds now plus ``upcoming`` if more (``limits.engine_limit_now``); only for a connection of
+        our own with a limit set."""
         if not (self.memory_budget and self._own) or (resident := resident_bytes()) is None:
             return
         if self._monitor is None:  # a cursor of its own: the connection may hold a pending result
             self._monitor = self.con.cursor()
         with _interruptible():  # Ctrl-C may land in these queries too
             used = self._monitor.execute(_MEMORY_USED).fetchone()[0] or 0
-        self._outside = max(self._outside, resident - int(used))
-        limit = engine_limit_now(self.memory_budget, self._outside)
+        held = resident - int(used)
+        self._outside = max(self._outside, held)
+        limit = engine_limit_now(self.memory_budget, max(self._outside, held + upcoming))
         if abs(limit - self._engine_limit) > limit // 50:  # a setting per level, not per byte
             self._set_limit(limit)
 

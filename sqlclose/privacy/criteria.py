@@ -461,7 +461,22 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     fraction = np.zeros(hist.classes)
     for c in criteria:
         np.maximum(fraction, c.suppression_bound(hist), out=fraction)
+    _none_kept_below_k(fraction, hist.sizes, k_of(criteria))
     return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes) + left_out
+
+
+def _none_kept_below_k(fraction: np.ndarray, sizes: np.ndarray, k: int) -> None:
+    """What a specialization keeps of a class are its passing parts, each of at least k records:
+    k or more, or nothing. A class of which the criteria let fewer than k records be kept loses
+    them all (fraction 1). Sound: the kept records are a whole number at most size × (1 − fraction),
+    so below k (less a rounding margin) they are 0. Still monotone: what a merged class may keep
+    is at least the sum of what its parts may (each ``suppression_bound``), and a threshold at k
+    keeps that (a part that keeps nothing adds nothing; a merged class that keeps under k has
+    parts that each keep under k). Measured: a few nodes fewer (docs/performance.md, seventeenth round)."""
+    if k <= 1:
+        return
+    kept = sizes * (1.0 - fraction)
+    fraction[kept < k * (1.0 - 1e-9)] = 1.0
 
 
 def k_of(criteria: Sequence[Criterion]) -> int:

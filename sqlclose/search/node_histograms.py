@@ -356,7 +356,10 @@ class BatchRunner:
             else:
                 hist = self._no_classes()
             hist.presuppressed, hist.unread = dropped[start:stop], ~running[start:stop]
-            engine.fit_memory()  # the part is held now: what Python holds at its most
+            # The part is held now, and judging it takes up to its estimated cost more (the criteria's
+            # temporaries): DuckDB's limit makes room for that before, not after (the job's peak at
+            # 10 M rows under 1 GB went past the limit in judging; docs/performance.md, seventeenth round).
+            engine.fit_memory(upcoming=int(cost[start:stop].sum()))
             yield LevelPart(start, stop, hist)
 
     def _no_classes(self) -> ClassHistograms:
