@@ -77,13 +77,19 @@ class _Classes:
         cards = self.codes.max(axis=0) + 1
         self.stride = np.cumprod(np.r_[1, cards[::-1][:-1]])[::-1]
 
-    def of(self, node: Node) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(class index per base row, class sizes, failing per class)."""
+    def histograms(self, node: Node) -> tuple[np.ndarray, np.ndarray, ClassHistograms]:
+        """(class index per base row, class sizes, the classes' histograms as one node's)."""
         divisors = [qi.hierarchy.divisors[level] for qi, level in zip(self.problem.qis, node)]
         keys = sum((self.codes[:, i] // d) * self.stride[i] for i, d in enumerate(divisors))
         uniq, inverse = np.unique(keys, return_inverse=True)
         sizes, counts = tally(inverse, len(uniq), self.n, [self.sa], [len(self.problem.sas[0].domain)])
-        hist = ClassHistograms(np.zeros((len(uniq), 0), dtype=np.int64), sizes, counts)
+        hist = ClassHistograms(np.zeros((len(uniq), 0), dtype=np.int64), sizes, counts,
+                               np.zeros(len(uniq), dtype=np.int64))
+        return inverse, sizes, hist
+
+    def of(self, node: Node) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(class index per base row, class sizes, failing per class)."""
+        inverse, sizes, hist = self.histograms(node)
         return inverse, sizes, failing_classes(hist, self.criteria)
 
 

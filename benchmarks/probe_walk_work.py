@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import numpy as np
 from probe_cap_inference import _Classes, prepared_from_arguments
 
-from sqlclose.model.classes import ClassHistograms, tally
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.privacy.criteria import failing_classes, suppression_lower_bound
 
@@ -42,31 +41,22 @@ class _Facts:
 
 
 class _Judged(_Classes):
-    """Each node's facts (cached), and per base row whether its class fails (for the bound)."""
+    """Each evaluated node's facts (kept for the report), and per base row whether its class fails."""
 
     def __init__(self, problem, criteria) -> None:
         super().__init__(problem, criteria)
         self.limit = problem.max_suppressed
-        self._facts: dict[Node, _Facts] = {}
-
-    def classes_of(self, node: Node):
-        divisors = [qi.hierarchy.divisors[level] for qi, level in zip(self.problem.qis, node)]
-        keys = sum((self.codes[:, i] // d) * self.stride[i] for i, d in enumerate(divisors))
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        sizes, counts = tally(inverse, len(uniq), self.n, [self.sa], [len(self.problem.sas[0].domain)])
-        hist = ClassHistograms(np.zeros((len(uniq), 0), dtype=np.int64), sizes, counts,
-                               np.zeros(len(uniq), dtype=np.int64))
-        return inverse, sizes, hist
+        self.found: dict[Node, _Facts] = {}
 
     def facts(self, node: Node) -> tuple[_Facts, np.ndarray]:
         """The node's facts, and per base row whether its class fails."""
-        inverse, sizes, hist = self.classes_of(node)
+        inverse, sizes, hist = self.histograms(node)
         failing = failing_classes(hist, self.criteria)
         suppressed = float(sizes[failing].sum())
         bound = float(suppression_lower_bound(hist, 1, self.criteria)[0])
         found = _Facts(suppressed <= self.limit, bound > self.limit + 1e-9 * max(1, self.limit),
                        int(np.count_nonzero(hist.counts[0])), bound, suppressed)
-        self._facts[node] = found
+        self.found[node] = found
         return found, failing[inverse]
 
 
@@ -123,7 +113,7 @@ class _Walk:
             self.decided[tuple(slice(0, level + 1) for level in node)] = True
 
     def _inferred(self, node: Node) -> bool:
-        inverse, sizes, _ = self.judged.classes_of(node)
+        inverse, sizes, _ = self.judged.histograms(node)
         best = None
         for child in predecessors(node):
             if child in self.possibly:
@@ -143,7 +133,7 @@ class _Walk:
 def _work(walk: _Walk) -> dict:
     """Evaluations and pairs by outcome, and how far the bound of the nodes that do not decide
     their cone is from the limit."""
-    facts = walk.judged._facts
+    facts = walk.judged.found
     groups: dict[str, list[Node]] = {"satisfying": [], "failing, decides its cone": [],
                                      "failing, open cone, a node below satisfies": [],
                                      "failing, open cone, nothing below satisfies": []}
@@ -177,7 +167,7 @@ def main() -> None:
         walk = _Walk(judged, shape, defer).run()
         print(json.dumps({"defer": defer, "lattice": int(np.prod(shape)), "limit": judged.limit,
                           "evaluated": len(walk.evaluated), "inferred": walk.inferred,
-                          "pairs": sum(judged._facts[n].pairs for n in walk.evaluated),
+                          "pairs": sum(judged.found[n].pairs for n in walk.evaluated),
                           "satisfying": int(walk.satisfying.sum()), "by outcome": _work(walk),
                           "probe_seconds": round(time.perf_counter() - started, 1)}), flush=True)
 
