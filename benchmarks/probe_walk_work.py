@@ -29,6 +29,7 @@ from probe_cap_inference import _Classes, prepared_from_arguments
 
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.privacy.criteria import failing_classes, suppression_lower_bound
+from sqlclose.search.full_lattice import FullLattice
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,8 @@ class _Walk:
 
     def __init__(self, judged: _Judged, shape: tuple[int, ...], defer: bool) -> None:
         self.judged, self.shape, self.defer = judged, shape, defer
-        self.decided = np.zeros(shape, dtype=bool)
-        self.satisfying = np.zeros(shape, dtype=bool)
+        self.lattice = FullLattice(shape)  # the search's own bookkeeping: decided, satisfying
+        self.decided, self.satisfying = self.lattice.decided, self.lattice.satisfying
         self.deferred = np.zeros(shape, dtype=bool)
         self.heights = np.indices(shape).sum(axis=0)
         self.evaluated: list[Node] = []
@@ -110,7 +111,7 @@ class _Walk:
             self.satisfying[node] = True
             self.possibly[node] = failing_rows
         if facts.decides_cone:
-            self.decided[tuple(slice(0, level + 1) for level in node)] = True
+            self.lattice.fail_below(node)
 
     def _inferred(self, node: Node) -> bool:
         inverse, sizes, _ = self.judged.histograms(node)

@@ -274,8 +274,7 @@ class BatchRunner:
         the caller made the floors for a whole level it builds in chunks)."""
         engine = self.problem.engine
         if make_floors:
-            self._make_floors(parentless)
-            self._refine_floors(parentless)
+            self._floors_for_level(parentless)
         from_floor, bases = [], []
         for n, (subset, node) in parentless:
             floor = self._floor_for(subset, node)
@@ -304,8 +303,7 @@ class BatchRunner:
         at most ``CHUNK_ROWS`` rows (a bound per item: its code space, at most the rows of the floor
         or base it is grouped from), each staged, judged and dropped before the next. The floors are
         chosen once for the whole level, as if it were staged whole."""
-        self._make_floors(parentless)
-        self._refine_floors(parentless)
+        self._floors_for_level(parentless)
         bound = np.array([self._rows_bound(subset, node) for subset, node in items], dtype=np.float64)
         for start, stop in _parts(bound, CHUNK_ROWS):
             chunk = items[start:stop]
@@ -314,6 +312,11 @@ class BatchRunner:
             for part in self._judged_parts(ids):
                 yield LevelPart(start + part.start, start + part.stop, part.hist)
             self.release_cache()
+
+    def _floors_for_level(self, parentless: list[tuple[int, Item]]) -> None:
+        """Floors from the base for the level's items without one, then floors of large floors."""
+        self._make_floors(parentless)
+        self._refine_floors(parentless)
 
     def _rows_bound(self, subset: Subset, node: Node) -> float:
         """The most rows an item without a parent can have: its code space, at most the rows of
