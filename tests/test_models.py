@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import tracemalloc
 from pathlib import Path
 
 import duckdb
@@ -50,6 +51,9 @@ from sqlclose.privacy.criteria import (
     PSensitivity,
     RecursiveCLDiversity,
     TCloseness,
+    failing_classes,
+    judge_batch,
+    judging_bytes,
     max_distance,
     suppression_lower_bound,
 )
@@ -834,6 +838,61 @@ def test_suppression_lower_bound_sums_per_node():
     assert suppression_lower_bound(hist, 2, [KAnonymity(3)]).tolist() == [2.0, 0.0]
     # with distinct 2 as well: (3,0) has one value -> its 3 records too; the largest fraction wins.
     assert suppression_lower_bound(hist, 2, [KAnonymity(3), DistinctLDiversity(0, column, 2)]).tolist() == [5.0, 0.0]
+
+
+@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "entropy"])
+def test_classes_judged_in_runs_are_each_judged_as_themselves(name, monkeypatch):
+    """Large parts are judged in runs of classes (``ClassHistograms.slices``), so that the criteria's
+    temporaries stay small. With runs of three classes, over a batch of nodes: each class passes
+    or fails as its definition says, and each node's suppression lower bound is the sum of its
+    classes' bounds, each class judged alone (it fails if a run's results land on other classes)."""
+    rng = np.random.default_rng([RNG_SEED, 17, CRITERION_IDS.index(name)])
+    monkeypatch.setattr("sqlclose.privacy.criteria.SLICE_BYTES", 3 * 8 * len(DOMAIN))
+    k = 4
+    for _ in range(20):
+        counts = np.concatenate([_random_table(rng) for _ in range(4)])
+        q = counts.sum(axis=0).astype(np.float64)
+        criteria = [KAnonymity(k), _criterion(name, q)]
+        nodes = rng.integers(0, 5, size=len(counts))
+        hist = ClassHistograms(np.zeros((len(counts), 0), dtype=np.int64), counts.sum(axis=1).astype(np.int64),
+                               [counts.astype(np.float64)], nodes)
+        assert len(hist.slices(3 * 8 * len(DOMAIN))) == -(-len(counts) // 3)
+        expected = (counts.sum(axis=1) < k) | ~_oracle_passes(counts.astype(np.float64), q, name, criteria[1])
+        np.testing.assert_array_equal(failing_classes(hist, criteria), expected)
+        alone = [float(suppression_lower_bound(_one_node_per_class(row[None, :]), 1, criteria)[0]) for row in counts]
+        per_node = np.bincount(nodes, weights=alone, minlength=5)
+        np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), per_node, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["t-hierarchical", "entropy"])
+def test_judging_a_large_part_allocates_at_most_judging_bytes(name):
+    """What judging a part allocates beyond its histograms, measured by tracemalloc (NumPy reports
+    its buffers to it), is within ``judging_bytes``, which DuckDB's limit makes room for. 300 k
+    classes of 14 values: their matrix is 34 MB, so judged whole (~3 matrices of temporaries) they
+    would exceed it."""
+    rng = np.random.default_rng([RNG_SEED, 19])
+    domain = [f"v{i:02d}" for i in range(14)]  # as the generated tables' occupation: 14 values in 3 groups
+    counts = rng.integers(0, 3, size=(300_000, len(domain))).astype(np.float64)
+    counts[counts.sum(axis=1) == 0, 0] = 1
+    q = counts.sum(axis=0)
+    if name == "entropy":
+        model: Criterion = EntropyLDiversity(0, sensitive_column(domain, q), 4.0)
+    else:
+        tree = Hierarchy.from_rows([(v, f"g{i % 3}", "*") for i, v in enumerate(domain)])
+        model = TCloseness(0, sensitive_column(domain, q, tree, distance="hierarchical", t=0.1))
+    criteria = [KAnonymity(4), model]
+    hist = ClassHistograms(np.zeros((len(counts), 0), dtype=np.int64), counts.sum(axis=1).astype(np.int64),
+                           [counts], np.arange(len(counts)) // 1000)
+    tracemalloc.start()
+    try:
+        held = tracemalloc.get_traced_memory()[0]
+        failing = failing_classes(hist, criteria)
+        judge_batch(hist, 300, criteria, len(counts), 10, failing)
+        suppression_lower_bound(hist, 300, criteria)
+        peak = tracemalloc.get_traced_memory()[1] - held
+    finally:
+        tracemalloc.stop()
+    assert 0 < peak <= judging_bytes(hist.classes), (peak, judging_bytes(hist.classes))
 
 
 def _one_node_per_class(counts: np.ndarray) -> ClassHistograms:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -44,11 +45,31 @@ class ClassHistograms:
     def classes(self) -> int:
         return int(self.sizes.shape[0])
 
-    def memo(self, key: Hashable, compute: Callable[[], np.ndarray]) -> np.ndarray:
+    def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
         """A per-class measure computed once for these histograms (criteria share it)."""
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def slices(self, max_bytes: int) -> list[ClassHistograms]:
+        """These classes in consecutive runs whose count matrices hold at most ``max_bytes`` (a
+        class at least): views, not copies, for the criteria's per-class work, whose temporaries
+        are a few matrices of the classes judged (~3× measured). Kept with these histograms, so
+        that criteria judging the same classes again (passes, then the suppression bound) find
+        each run's measures."""
+        width = sum(m.itemsize * m.shape[1] for m in self.counts)
+        step = max(1, max_bytes // width) if width else max(1, self.classes)
+        if self.classes <= step:
+            return [self]
+        return self.memo(("slices", step), lambda: [self._view(a, min(a + step, self.classes))
+                                                    for a in range(0, self.classes, step)])
+
+    def _view(self, start: int, stop: int) -> ClassHistograms:
+        """Classes ``start`` … ``stop`` − 1: their codes, sizes and counts (per-node fields stay behind)."""
+        codes = self._codes  # a view holds no reference to these histograms (kept in their memo: no cycle)
+        return ClassHistograms((lambda: codes()[start:stop]) if callable(codes) else codes[start:stop],
+                               self.sizes[start:stop], [m[start:stop] for m in self.counts],
+                               None if self.node is None else self.node[start:stop])
 
 
 def class_histograms(result: pa.Table, qi_codes: Sequence[str], sa_codes: Sequence[str],

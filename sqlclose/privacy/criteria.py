@@ -35,6 +35,10 @@ from sqlclose.privacy.emd import EMD_TOLERANCE
 from sqlclose.utility.metrics import discernibility
 
 TOLERANCE = EMD_TOLERANCE  # float comparisons with a threshold: pass within 1e-12
+# The criteria judge classes in runs whose count matrices hold at most this (ClassHistograms.slices):
+# their temporaries stay ~3× that, whatever the part's size (docs/performance.md, eighteenth round).
+SLICE_BYTES = 8_000_000
+JUDGING_BYTES_PER_CLASS = 64  # per class judged: the outcome's arrays (failing, fractions, weights)
 
 
 class Criterion:
@@ -414,9 +418,19 @@ class BatchOutcome:
 def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.ndarray:
     """Classes that fail any criterion: the records suppression would remove."""
     failing = np.zeros(hist.classes, dtype=bool)
-    for c in criteria if hist.classes else ():
-        failing |= ~c.passes(hist)
+    start = 0
+    for run in hist.slices(SLICE_BYTES) if hist.classes else ():
+        for c in criteria:
+            failing[start:start + run.classes] |= ~c.passes(run)
+        start += run.classes
     return failing
+
+
+def judging_bytes(classes: int) -> int:
+    """What judging ``classes`` classes (``failing_classes``, ``judge_batch``, the suppression
+    bound) allocates beyond their histograms, at most: one run's temporaries and the per-class
+    arrays. Measured with tracemalloc: 32 MB for 228 k classes of 14 values, against 38 MB here."""
+    return 3 * SLICE_BYTES + JUDGING_BYTES_PER_CLASS * classes
 
 
 def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion], rows: int,
@@ -459,8 +473,12 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     if not hist.classes:
         return left_out
     fraction = np.zeros(hist.classes)
-    for c in criteria:
-        np.maximum(fraction, c.suppression_bound(hist), out=fraction)
+    start = 0
+    for run in hist.slices(SLICE_BYTES):
+        part = fraction[start:start + run.classes]
+        for c in criteria:
+            np.maximum(part, c.suppression_bound(run), out=part)
+        start += run.classes
     _none_kept_below_k(fraction, hist.sizes, k_of(criteria))
     return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes) + left_out
 

@@ -32,6 +32,7 @@ from sqlclose.model.factorize import factorize as _factorize
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
+from sqlclose.privacy.criteria import judging_bytes
 from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
 from sqlclose.sql import queries as q
 
@@ -44,13 +45,13 @@ Subset = tuple[int, ...]
 ROWS_PER_QUERY = 4_000_000  # input rows one batch query may expand to (bounds its memory)
 # What one part of a kept level may cost in Python when no memory limit is set (with one, the search's
 # share of it, as the in-memory path), and what it costs: per returned (class, sensitive value) row its Arrow
-# and NumPy columns (cell, n), per class its classes × sensitive-values matrix and the criteria's
-# temporaries over it (a few matrix-sized arrays). Measured with tracemalloc on the generated 1 M-row
-# table (hierarchical t, 5 %, 182 parts of 0.2–4 M rows): at most 19 bytes of Arrow and 38 of
-# NumPy per row, ~9 rows and a 14-value matrix per class; the model below gives 74 there.
+# and NumPy columns (cell, n), per class its classes × sensitive-values matrix, the temporaries that build
+# it (~0.4 of it) and what judging it allocates (a bounded run of classes at a time: criteria.judging_bytes).
+# Measured with tracemalloc on the generated 1 M-row table (hierarchical t, 5 %, 40 parts of 5–150 MB):
+# fetch, build and judging together peaked at most at 0.91 of this model (median 0.27).
 RETURNED_BYTES = 512_000_000
 BYTES_PER_RETURNED_ROW = 24
-MATRIX_COPIES = 4
+MATRIX_COPIES = 3
 # Floors chosen by estimated rows (BatchRunner._estimated_floors): a candidate must cover this many
 # nodes; at most this many candidates are estimated in one pass; an estimate is padded by this
 # factor (DuckDB's HyperLogLog: up to ~5 % off, measured).
@@ -359,10 +360,9 @@ class BatchRunner:
             else:
                 hist = self._no_classes()
             hist.presuppressed, hist.unread = dropped[start:stop], ~running[start:stop]
-            # The part is held now, and judging it takes up to its estimated cost more (the criteria's
-            # temporaries): DuckDB's limit makes room for that before, not after (the job's peak at
-            # 10 M rows under 1 GB went past the limit in judging; docs/performance.md, seventeenth round).
-            engine.fit_memory(upcoming=int(cost[start:stop].sum()))
+            # The part is held now, and judging it allocates a little more: DuckDB's limit makes room
+            # for that before, not after (docs/performance.md, seventeenth and eighteenth rounds).
+            engine.fit_memory(upcoming=judging_bytes(hist.classes))
             yield LevelPart(start, stop, hist)
 
     def _no_classes(self) -> ClassHistograms:
