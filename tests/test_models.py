@@ -28,6 +28,7 @@ import itertools
 import math
 import tracemalloc
 from pathlib import Path
+from types import SimpleNamespace
 
 import duckdb
 import numpy as np
@@ -58,6 +59,7 @@ from sqlclose.privacy.criteria import (
     suppression_lower_bound,
 )
 from sqlclose.privacy.distances import distance, kl_divergence, variational_distance
+from sqlclose.release.release import t_against_release
 
 REPO = Path(__file__).resolve().parents[1]
 ADULT_TOML = REPO / "datasets" / "adult" / "adult.toml"
@@ -864,23 +866,86 @@ def test_classes_judged_in_runs_are_each_judged_as_themselves(name, monkeypatch)
         np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), per_node, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["t-hierarchical", "entropy"])
-def test_judging_a_large_part_allocates_at_most_judging_bytes(name):
+def test_runs_read_their_classes_codes_from_one_unpacking():
+    """A run's codes are its classes' rows of the node's codes, unpacked once for the node and all
+    its runs (a cost metric reads them; unpacking is a pass over every class)."""
+    codes = np.arange(20).reshape(10, 2)
+    calls = []
+
+    def unpack() -> np.ndarray:
+        calls.append(1)
+        return codes
+
+    counts = np.ones((10, 4))
+    hist = ClassHistograms(unpack, np.full(10, 4), [counts], np.zeros(10, dtype=np.int64))
+    runs = hist.slices(3 * counts.itemsize * 4)
+    assert [run.classes for run in runs] == [3, 3, 3, 1]
+    np.testing.assert_array_equal(np.concatenate([run.codes for run in runs]), codes)
+    np.testing.assert_array_equal(hist.codes, codes)
+    assert len(calls) == 1
+
+
+def _oracle_measure(counts: np.ndarray, q: np.ndarray, name: str) -> np.ndarray:
+    """Each class's measure, from the definitions: exp(−Σ p ln p); the distinct values; r1 over
+    r_l + … + r_m (the counts in descending order); the distance from q."""
+    if name == "entropy":
+        p = counts / counts.sum(axis=1, keepdims=True)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.exp(-np.where(p > 0, p * np.log(p), 0.0).sum(axis=1))
+    if name == "distinct":
+        return (counts > 0).sum(axis=1).astype(np.float64)
+    if name == "recursive-2-2":
+        ordered = -np.sort(-counts, axis=1)
+        tail = ordered[:, 1:].sum(axis=1)
+        return np.where(tail > 0, ordered[:, 0] / np.where(tail > 0, tail, 1), np.inf)
+    return _oracle_distances(counts, q, name.removeprefix("t-"))
+
+
+@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "entropy", "distinct", "recursive-2-2"])
+def test_measures_in_runs_are_the_definitions(name, monkeypatch):
+    """A criterion's measure of many classes is computed a run at a time (a report's ``reached``
+    on a large node): with runs of three classes each value is still its class's own, from the
+    definitions; so is the largest distance from the released table's distribution, with some
+    classes suppressed (``t_against_release``)."""
+    rng = np.random.default_rng([RNG_SEED, 23, CRITERION_IDS.index(name)])
+    width = 3 * 8 * len(DOMAIN)
+    monkeypatch.setattr("sqlclose.privacy.criteria.SLICE_BYTES", width)
+    monkeypatch.setattr("sqlclose.release.release.SLICE_BYTES", width)
+    for _ in range(20):
+        counts = np.concatenate([_random_table(rng) for _ in range(3)]).astype(np.float64)
+        q = counts.sum(axis=0)
+        model = _criterion(name, q)
+        hist = histograms(counts)
+        assert len(hist.slices(width)) > 1
+        np.testing.assert_allclose(model.measure(hist), _oracle_measure(counts, q, name), rtol=1e-12, atol=1e-12)
+        if not name.startswith("t-"):
+            continue
+        distance_name = name.removeprefix("t-")
+        kept = rng.random(len(counts)) < 0.6
+        kept[rng.integers(len(counts))] = True
+        problem = SimpleNamespace(sas=[SimpleNamespace(name="s", spec=model.column.spec, distance=distance_name,
+                                                       hierarchy=model.column.hierarchy)])
+        expected_t = _oracle_distances(counts[kept], counts[kept].sum(axis=0), distance_name).max()
+        assert t_against_release(problem, histograms(counts), kept)["s"] == pytest.approx(expected_t, abs=1e-12)
+
+
+@pytest.mark.parametrize("names", [["t"], ["entropy"], ["recursive"], ["t", "entropy", "distinct", "recursive"]])
+def test_judging_a_large_part_allocates_at_most_judging_bytes(names):
     """What judging a part allocates beyond its histograms, measured by tracemalloc (NumPy reports
     its buffers to it), is within ``judging_bytes``, which DuckDB's limit makes room for. 300 k
     classes of 14 values: their matrix is 34 MB, so judged whole (~3 matrices of temporaries) they
-    would exceed it."""
+    would exceed it, and so would a sorted copy of it kept for recursive (c, l)-diversity."""
     rng = np.random.default_rng([RNG_SEED, 19])
     domain = [f"v{i:02d}" for i in range(14)]  # as the generated tables' occupation: 14 values in 3 groups
     counts = rng.integers(0, 3, size=(300_000, len(domain))).astype(np.float64)
     counts[counts.sum(axis=1) == 0, 0] = 1
     q = counts.sum(axis=0)
-    if name == "entropy":
-        model: Criterion = EntropyLDiversity(0, sensitive_column(domain, q), 4.0)
-    else:
-        tree = Hierarchy.from_rows([(v, f"g{i % 3}", "*") for i, v in enumerate(domain)])
-        model = TCloseness(0, sensitive_column(domain, q, tree, distance="hierarchical", t=0.1))
-    criteria = [KAnonymity(4), model]
+    plain = sensitive_column(domain, q)
+    tree = Hierarchy.from_rows([(v, f"g{i % 3}", "*") for i, v in enumerate(domain)])
+    models = {"t": TCloseness(0, sensitive_column(domain, q, tree, distance="hierarchical", t=0.1)),
+              "entropy": EntropyLDiversity(0, plain, 4.0), "distinct": DistinctLDiversity(0, plain, 5),
+              "recursive": RecursiveCLDiversity(0, plain, 2.0, 4)}
+    criteria = [KAnonymity(4), *(models[n] for n in names)]
     hist = ClassHistograms(np.zeros((len(counts), 0), dtype=np.int64), counts.sum(axis=1).astype(np.int64),
                            [counts], np.arange(len(counts)) // 1000)
     tracemalloc.start()
@@ -892,7 +957,7 @@ def test_judging_a_large_part_allocates_at_most_judging_bytes(name):
         peak = tracemalloc.get_traced_memory()[1] - held
     finally:
         tracemalloc.stop()
-    assert 0 < peak <= judging_bytes(hist.classes), (peak, judging_bytes(hist.classes))
+    assert 0 < peak <= judging_bytes(hist.classes, criteria), (peak, judging_bytes(hist.classes, criteria))
 
 
 def _one_node_per_class(counts: np.ndarray) -> ClassHistograms:

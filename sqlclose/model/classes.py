@@ -7,6 +7,7 @@ and per sensitive attribute a ``classes × domain`` count matrix.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,6 +62,8 @@ class ClassHistograms:
         step = max(1, max_bytes // width) if width else max(1, self.classes)
         if self.classes <= step:
             return [self]
+        if callable(self._codes):  # unpacked once, if ever, for these histograms and all their runs
+            self._codes = functools.cache(self._codes)
         return self.memo(("slices", step), lambda: [self._view(a, min(a + step, self.classes))
                                                     for a in range(0, self.classes, step)])
 

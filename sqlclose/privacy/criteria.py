@@ -15,7 +15,7 @@ l-diversity (Machanavajjhala et al., as defined in Li et al. section 2); t-close
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -39,6 +39,7 @@ TOLERANCE = EMD_TOLERANCE  # float comparisons with a threshold: pass within 1e-
 # their temporaries stay ~3× that, whatever the part's size (docs/performance.md, eighteenth round).
 SLICE_BYTES = 8_000_000
 JUDGING_BYTES_PER_CLASS = 64  # per class judged: the outcome's arrays (failing, fractions, weights)
+MEASURE_BYTES = 16  # per class and criterion: the measures kept with the histograms (float64, two at most)
 
 
 class Criterion:
@@ -85,7 +86,19 @@ class _Cached(Criterion):
     value is kept with the histograms themselves (and goes with them), not in the criterion."""
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
-        return hist.memo((self.name, getattr(self, "index", None), self.parameters_key()), lambda: self._compute(hist))
+        return self._per_class(hist, (self.name, getattr(self, "index", None), self.parameters_key()), self._compute)
+
+    def _per_class(self, hist: ClassHistograms, key: tuple,
+                   compute: Callable[[ClassHistograms], np.ndarray]) -> np.ndarray:
+        """A per-class array kept with the histograms under ``key``, computed one run of classes at
+        a time (``SLICE_BYTES``): a report's ``reached`` or ``passes`` on a whole large node then
+        allocates no more than judging it in runs did."""
+        def in_runs() -> np.ndarray:
+            runs = hist.slices(SLICE_BYTES)
+            if len(runs) == 1:
+                return compute(hist)
+            return np.concatenate([self._per_class(run, key, compute) for run in runs])
+        return hist.memo(key, in_runs)
 
     def parameters_key(self) -> tuple:
         return tuple(sorted((k, str(v)) for k, v in self.parameters().items()))
@@ -197,7 +210,7 @@ class EntropyLDiversity(_Cached):
 
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, shared by passes(), the measure and the bound on the same histograms."""
-        return hist.memo(("entropy", self.index), lambda: _entropy(self._counts(hist)))
+        return self._per_class(hist, ("entropy", self.index), lambda h: _entropy(self._counts(h)))
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self._entropy(hist) >= np.log(self.l) - TOLERANCE
@@ -237,12 +250,8 @@ class RecursiveCLDiversity(_Cached):
     def key(self) -> str:
         return "recursive"
 
-    def _descending(self, hist: ClassHistograms) -> np.ndarray:
-        """Each class's counts sorted in descending order, once for the measure and the bound."""
-        return hist.memo(("descending", self.index), lambda: -np.sort(-self._counts(hist), axis=1))
-
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        ordered = self._descending(hist)
+        ordered = _descending(self._counts(hist))
         r1 = ordered[:, 0]
         tail = ordered[:, self.l - 1:].sum(axis=1) if self.l - 1 < ordered.shape[1] else np.zeros(len(r1))
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -263,10 +272,15 @@ class RecursiveCLDiversity(_Cached):
         bound = np.zeros(hist.classes)
         failing = ~self.passes(hist)
         if failing.any():
-            ordered = self._descending(hist)[failing]
+            ordered = _descending(self._counts(hist)[failing])  # sorted again, not kept: a matrix per part
             kept = _recursive_kept(ordered, self.c, self.l)
             bound[failing] = np.clip(1.0 - kept / record_totals(ordered) - TOLERANCE, 0.0, 1.0)
         return bound
+
+
+def _descending(counts: np.ndarray) -> np.ndarray:
+    """Each class's counts sorted in descending order."""
+    return -np.sort(-counts, axis=1)
 
 
 def _recursive_kept(ordered: np.ndarray, c: float, l: int) -> np.ndarray:  # noqa: E741
@@ -426,11 +440,14 @@ def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.
     return failing
 
 
-def judging_bytes(classes: int) -> int:
-    """What judging ``classes`` classes (``failing_classes``, ``judge_batch``, the suppression
-    bound) allocates beyond their histograms, at most: one run's temporaries and the per-class
-    arrays. Measured with tracemalloc: 32 MB for 228 k classes of 14 values, against 38 MB here."""
-    return 3 * SLICE_BYTES + JUDGING_BYTES_PER_CLASS * classes
+def judging_bytes(classes: int, criteria: Sequence[Criterion], codes: int = 0) -> int:
+    """What judging ``classes`` classes against ``criteria`` (``failing_classes``, ``judge_batch``,
+    the suppression bound) allocates beyond their histograms, at most: one run's temporaries, the
+    outcome's per-class arrays, the measures kept with the histograms (two a criterion at most) and,
+    when a cost metric reads them, the classes' ``codes`` QI codes. Measured with tracemalloc on
+    300 k classes of 14 values: tests/test_models.py."""
+    per_class = JUDGING_BYTES_PER_CLASS + MEASURE_BYTES * len(criteria) + 8 * codes
+    return 3 * SLICE_BYTES + per_class * classes
 
 
 def judge_batch(hist: ClassHistograms, nodes: int, criteria: Sequence[Criterion], rows: int,

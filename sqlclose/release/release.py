@@ -27,7 +27,7 @@ from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
-from sqlclose.privacy.criteria import Criterion, judge
+from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
@@ -328,11 +328,18 @@ class Release:
 
 def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
     """Per sensitive column with a t model: the largest distance of a released class from the
-    *released* table's own distribution — what an auditor holding only the file computes."""
-    out = {}
-    for j, sa in enumerate(problem.sas):
-        if sa.spec.t is None or not kept.any():
-            continue
-        counts = hist.counts[j][kept]
-        out[sa.name] = float(distance(counts, counts.sum(axis=0), sa.distance, sa.hierarchy).max())
+    *released* table's own distribution — what an auditor holding only the file computes.
+    ``kept``: a boolean mask of the classes released."""
+    out: dict[str, float] = {}
+    measured = [j for j, sa in enumerate(problem.sas) if sa.spec.t is not None]
+    if not measured or not kept.any():
+        return out
+    runs = hist.slices(SLICE_BYTES)  # one run of classes at a time: bounded temporaries on a large node
+    bounds = np.cumsum([0] + [run.classes for run in runs])
+    for j in measured:
+        sa = problem.sas[j]
+        released = kept @ hist.counts[j]
+        worst = [distance(run.counts[j][kept[a:b]], released, sa.distance, sa.hierarchy).max()
+                 for run, a, b in zip(runs, bounds, bounds[1:]) if kept[a:b].any()]
+        out[sa.name] = float(max(worst))
     return out

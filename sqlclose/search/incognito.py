@@ -278,10 +278,12 @@ def _trim_for(runner, criteria: Sequence[Criterion], cost: FullDomainCost | None
     """How a level's classes below k are left out before judging (they fail k whatever else
     holds, so no other criterion need be computed on them): engine-side by the SQL level batches,
     in numpy otherwise when other criteria would be computed. Not under a metric other than
-    discernibility, whose suppression cost reads every suppressed class's codes."""
+    discernibility, whose suppression cost reads every suppressed class's codes. A SQL runner is
+    also told what its parts are judged against, to make room for that in DuckDB's limit."""
     k = k_of(criteria) if cost is None else 1
     if isinstance(runner, BatchRunner):
         runner.drop_below = k
+        runner.judged_by, runner.codes_read = criteria, 0 if cost is None else len(runner.problem.qis)
     if k <= 1 or all(isinstance(c, KAnonymity) for c in criteria):
         return lambda hist, nodes: hist
     return lambda hist, nodes: drop_classes_below(hist, k, nodes)

@@ -32,7 +32,7 @@ from sqlclose.model.factorize import factorize as _factorize
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.prepare.problem import Problem
-from sqlclose.privacy.criteria import judging_bytes
+from sqlclose.privacy.criteria import Criterion, judging_bytes
 from sqlclose.search.packing import KEY_LIMIT, Packing, key_column
 from sqlclose.sql import queries as q
 
@@ -111,6 +111,10 @@ class BatchRunner:
     # False for a walk whose levels are never parents (the walk from above; set by the search): a large
     # level is then staged and judged in chunks (``CHUNK_ROWS``) where the engine keeps levels.
     levels_are_parents: bool = True
+    # What a part is judged against (set by the search): DuckDB's limit makes room for its judging
+    # (``criteria.judging_bytes``); ``codes_read``: QI columns whose codes judging unpacks (a cost metric).
+    judged_by: Sequence[Criterion] = ()
+    codes_read: int = 0
     _ids: dict[Item, int] = field(default_factory=dict)  # items of the previous level -> id
     _rows: dict[Item, int] = field(default_factory=dict)  # … -> rows in their histograms
     _prev: str | None = None
@@ -362,7 +366,7 @@ class BatchRunner:
             hist.presuppressed, hist.unread = dropped[start:stop], ~running[start:stop]
             # The part is held now, and judging it allocates a little more: DuckDB's limit makes room
             # for that before, not after (docs/performance.md, seventeenth and eighteenth rounds).
-            engine.fit_memory(upcoming=judging_bytes(hist.classes))
+            engine.fit_memory(upcoming=judging_bytes(hist.classes, self.judged_by, self.codes_read))
             yield LevelPart(start, stop, hist)
 
     def _no_classes(self) -> ClassHistograms:
