@@ -67,6 +67,14 @@ class ClassHistograms:
         return self.memo(("slices", step), lambda: [self._view(a, min(a + step, self.classes))
                                                     for a in range(0, self.classes, step)])
 
+    def spans(self, max_bytes: int) -> list[tuple[slice, ClassHistograms]]:
+        """``slices``, each with the slice of these classes it holds (for writing its results back)."""
+        runs, start = [], 0
+        for run in self.slices(max_bytes):
+            runs.append((slice(start, start + run.classes), run))
+            start += run.classes
+        return runs
+
     def _view(self, start: int, stop: int) -> ClassHistograms:
         """Classes ``start`` … ``stop`` − 1: their codes, sizes and counts (per-node fields stay behind)."""
         codes = self._codes  # a view holds no reference to these histograms (kept in their memo: no cycle)

@@ -432,11 +432,9 @@ class BatchOutcome:
 def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.ndarray:
     """Classes that fail any criterion: the records suppression would remove."""
     failing = np.zeros(hist.classes, dtype=bool)
-    start = 0
-    for run in hist.slices(SLICE_BYTES) if hist.classes else ():
+    for where, run in hist.spans(SLICE_BYTES) if hist.classes else ():
         for c in criteria:
-            failing[start:start + run.classes] |= ~c.passes(run)
-        start += run.classes
+            failing[where] |= ~c.passes(run)
     return failing
 
 
@@ -490,12 +488,9 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     if not hist.classes:
         return left_out
     fraction = np.zeros(hist.classes)
-    start = 0
-    for run in hist.slices(SLICE_BYTES):
-        part = fraction[start:start + run.classes]
+    for where, run in hist.spans(SLICE_BYTES):
         for c in criteria:
-            np.maximum(part, c.suppression_bound(run), out=part)
-        start += run.classes
+            np.maximum(fraction[where], c.suppression_bound(run), out=fraction[where])
     _none_kept_below_k(fraction, hist.sizes, k_of(criteria))
     return np.bincount(hist.node, weights=hist.sizes * fraction, minlength=nodes) + left_out
 

@@ -334,12 +334,11 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
     measured = [j for j, sa in enumerate(problem.sas) if sa.spec.t is not None]
     if not measured or not kept.any():
         return out
-    runs = hist.slices(SLICE_BYTES)  # one run of classes at a time: bounded temporaries on a large node
-    bounds = np.cumsum([0] + [run.classes for run in runs])
+    runs = hist.spans(SLICE_BYTES)  # one run of classes at a time: bounded temporaries on a large node
     for j in measured:
         sa = problem.sas[j]
         released = kept @ hist.counts[j]
-        worst = [distance(run.counts[j][kept[a:b]], released, sa.distance, sa.hierarchy).max()
-                 for run, a, b in zip(runs, bounds, bounds[1:]) if kept[a:b].any()]
+        worst = [distance(run.counts[j][kept[where]], released, sa.distance, sa.hierarchy).max()
+                 for where, run in runs if kept[where].any()]
         out[sa.name] = float(max(worst))
     return out
