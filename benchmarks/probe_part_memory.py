@@ -40,16 +40,14 @@ def _measured(record: list[tuple[int, int, int, int]]) -> None:
     judged = nh.BatchRunner._judged_parts
 
     def judged_parts(self: nh.BatchRunner, ids: dict) -> Iterator[nh.LevelPart]:
-        gen = judged(self, ids)
-        for n in range(sys.maxsize):
-            held = tracemalloc.get_traced_memory()[0]
-            tracemalloc.reset_peak()
-            part = next(gen, None)
-            if part is None:
-                return
+        held = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()  # from here the peak covers the next part's fetch, build and judging
+        for n, part in enumerate(judged(self, ids)):
             matrix = sum(c.nbytes for c in part.hist.counts)
             yield part  # the search judges it before asking for the next
             record.append((tracemalloc.get_traced_memory()[1] - held, estimates[n], matrix, part.hist.classes))
+            held = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
 
     nh._parts = parts
     nh.BatchRunner._judged_parts = judged_parts

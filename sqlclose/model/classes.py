@@ -47,10 +47,22 @@ class ClassHistograms:
         return int(self.sizes.shape[0])
 
     def memo(self, key: Hashable, compute: Callable[[], Any]) -> Any:
-        """A per-class measure computed once for these histograms (criteria share it)."""
+        """A value computed once for these histograms (a per-class measure criteria share, the runs)."""
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
+
+    def memo_in_runs(self, key: Hashable, compute: Callable[[ClassHistograms], np.ndarray],
+                     max_bytes: int) -> np.ndarray:
+        """A per-class array kept under ``key``, computed one run of classes at a time (``slices``),
+        each run's part kept with that run too: whoever asks for it, on the whole or on a run, the
+        temporaries are those of one run."""
+        def in_runs() -> np.ndarray:
+            runs = self.slices(max_bytes)
+            if len(runs) == 1:
+                return compute(self)
+            return np.concatenate([run.memo_in_runs(key, compute, max_bytes) for run in runs])
+        return self.memo(key, in_runs)
 
     def slices(self, max_bytes: int) -> list[ClassHistograms]:
         """These classes in consecutive runs whose count matrices hold at most ``max_bytes`` (a

@@ -15,7 +15,7 @@ l-diversity (Machanavajjhala et al., as defined in Li et al. section 2); t-close
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -86,19 +86,9 @@ class _Cached(Criterion):
     value is kept with the histograms themselves (and goes with them), not in the criterion."""
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
-        return self._per_class(hist, (self.name, getattr(self, "index", None), self.parameters_key()), self._compute)
-
-    def _per_class(self, hist: ClassHistograms, key: tuple,
-                   compute: Callable[[ClassHistograms], np.ndarray]) -> np.ndarray:
-        """A per-class array kept with the histograms under ``key``, computed one run of classes at
-        a time (``SLICE_BYTES``): a report's ``reached`` or ``passes`` on a whole large node then
-        allocates no more than judging it in runs did."""
-        def in_runs() -> np.ndarray:
-            runs = hist.slices(SLICE_BYTES)
-            if len(runs) == 1:
-                return compute(hist)
-            return np.concatenate([self._per_class(run, key, compute) for run in runs])
-        return hist.memo(key, in_runs)
+        # In runs of classes: a report's ``reached`` on a whole large node allocates no more than judging it did.
+        key = (self.name, getattr(self, "index", None), self.parameters_key())
+        return hist.memo_in_runs(key, self._compute, SLICE_BYTES)
 
     def parameters_key(self) -> tuple:
         return tuple(sorted((k, str(v)) for k, v in self.parameters().items()))
@@ -210,7 +200,7 @@ class EntropyLDiversity(_Cached):
 
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, shared by passes(), the measure and the bound on the same histograms."""
-        return self._per_class(hist, ("entropy", self.index), lambda h: _entropy(self._counts(h)))
+        return hist.memo_in_runs(("entropy", self.index), lambda h: _entropy(self._counts(h)), SLICE_BYTES)
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self._entropy(hist) >= np.log(self.l) - TOLERANCE
