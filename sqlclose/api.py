@@ -10,11 +10,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlclose.engine import DuckDBEngine, Engine, engine_for
+from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import EngineSettings, Sensitive, Source, Spec, as_spec
+from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, is_spark_source, open_source
 from sqlclose.privacy.criteria import Criterion, criteria_for
@@ -219,7 +219,7 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
         return _open_catalog_table(source, spec, engine)
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     # A Spark DataFrame or (session, table) brings its own engine: the spec's [engine] is not made.
-    made = _engine_from(spec.engine) if engine is None and spec.engine is not None and not is_spark_source(source) \
+    made = engine_from(spec.engine) if engine is None and spec.engine is not None and not is_spark_source(source) \
         else None
     try:
         return open_source(source, engine or made, FileRead.of(spec.source, numeric))
@@ -234,7 +234,7 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
     Spark catalog on the Spark engine. Elsewhere sqlclose cannot reach it: the histogram path is
     the way (docs/warehouse.md)."""
     wants_spark = engine is None and spec.engine is not None and spec.engine.name == "spark"
-    made = _engine_from(spec.engine) if wants_spark else None
+    made = engine_from(spec.engine) if wants_spark else None
     runner = engine or made
     if runner is None or runner.name != "spark" or source.dialect not in (None, "spark"):
         if made is not None:
@@ -248,13 +248,6 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
         if made is not None:
             made.close()
         raise
-
-
-def _engine_from(settings: EngineSettings) -> Engine:
-    try:
-        return engine_for(settings.name, **settings.options())
-    except (ValueError, TypeError) as e:
-        raise SpecError(f"[engine]: {e}") from None
 
 
 def _key(given: str | None) -> str | None:

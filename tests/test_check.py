@@ -23,8 +23,10 @@ from click.testing import CliRunner
 
 import sqlclose
 from sqlclose import DataError, InputError, SpecError
+from sqlclose.audit import tables
 from sqlclose.audit.check import check
 from sqlclose.cli import main
+from sqlclose.model.spec import EngineSettings
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -58,6 +60,16 @@ def disease_csv(tmp_path) -> Path:
     path = tmp_path / "disease.csv"
     path.write_text("\n".join(";".join(r) for r in DISEASE_ROWS) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.fixture(autouse=True, params=["whole", "runs of one class"])
+def runs(request, monkeypatch) -> str:
+    """Every audit twice: the classes read in one run, and one class per run, so that the hand-made
+    oracles below also check what is gathered across runs (worst values, failing classes, the
+    classes listed and their order, attacks, utility values)."""
+    if request.param == "runs of one class":
+        monkeypatch.setattr(tables, "RUN_BYTES", 1)
+    return request.param
 
 
 def invoke(*args):
@@ -347,6 +359,7 @@ def test_worst_classes_order_and_contents():
     # k: smallest first; no distribution for k
     assert k == [{"class": {"g": "c"}, "size": 2, "value": 2}, {"class": {"g": "b"}, "size": 4, "value": 4},
                  {"class": {"g": "a"}, "size": 5, "value": 5}]
+    assert all(isinstance(c["value"], int) for c in k)  # a count reads as one: 2, not 2.0
     s = report["sensitive"]["s"]
     distributions = {"a": {"x": 3, "y": 1, "z": 1}, "b": {"y": 2, "x": 1, "z": 1}, "c": {"z": 2}}
     # distinct (lowest first): c 1, then a and b at 3
@@ -377,6 +390,41 @@ def test_worst_classes_top_n(top):
         assert entry["worst_classes"][0]["class"] == {"g": "c"}
 
 
+def test_tied_classes_are_listed_in_class_order():
+    # Classes e, d, c, b, a of two x each (read in that order), and f: x y y. Classes are numbered in
+    # the order of their QI values: a b c d e f. k: a..e tie at 2, so the three smallest are a, b, c,
+    # as one stable sort over every class lists them; homogeneity exposes a..e, largest first: a, b, c.
+    groups = {name: ["x", "x"] for name in "edcba"} | {"f": ["x", "y", "y"]}
+    report = check(table(groups), ["g"], ["s"], top=3).to_dict()
+    assert [c["class"]["g"] for c in report["k"]["worst_classes"]] == ["a", "b", "c"]
+    homogeneity = report["sensitive"]["s"]["attacks"]["homogeneity"]
+    assert (homogeneity["classes"], homogeneity["records"]) == (5, 10)
+    assert [c["class"]["g"] for c in homogeneity["exposed_classes"]] == ["a", "b", "c"]
+    # distinct l: a..e have 1 value, f 2: the three lowest are a, b, c
+    assert [c["class"]["g"] for c in report["sensitive"]["s"]["distinct_l"]["worst_classes"]] == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("top", [1, 5])
+def test_many_classes_list_the_smallest_in_class_order(top):
+    # 60 classes c00..c59 of 1..7 records (i * 5 % 7 + 1), listed smallest first, ties by name: Python's
+    # own sort of the sizes is the oracle. Past 4 × top classes, only the top values and their ties are sorted.
+    sizes = {f"c{i:02d}": i * 5 % 7 + 1 for i in range(60)}
+    report = check(table({name: ["x"] * n for name, n in sizes.items()}), ["g"], ["s"], top=top).to_dict()
+    expected = sorted(sizes, key=lambda name: (sizes[name], name))[:top]
+    assert [c["class"]["g"] for c in report["k"]["worst_classes"]] == expected
+    assert [c["size"] for c in report["k"]["worst_classes"]] == [sizes[name] for name in expected]
+
+
+def test_utility_values_are_the_least_and_largest_over_every_class():
+    # a: x y; b: x x; c: x y z. Table: x 4/7, y 2/7, z 1/7.
+    # exp(entropy): a 2, b 1, c 3 -> the least is b's, 1.
+    # L1 (not halved): a 1/14 + 3/14 + 2/14 = 3/7; b 3/7 + 2/7 + 1/7 = 6/7; c 5/21 + 1/21 + 4/21 = 10/21 -> 6/7.
+    got = check(table({"a": ["x", "y"], "b": ["x", "x"], "c": ["x", "y", "z"]}), ["g"], ["s"]).to_dict()
+    values = got["utility"]["sensitive"]["s"]
+    assert values["l_diversity"] == pytest.approx(1.0, abs=TOL)
+    assert values["l1_closeness"] == pytest.approx(6 / 7, abs=TOL)
+
+
 def test_worst_class_distribution_lists_ten_values_then_the_rest():
     # one class with 12 distinct values: v00 x 13, v01 x 12, ..., v11 x 2 -> ten listed, two (3 + 2) summed
     values = [f"v{i:02d}" for i in range(12) for _ in range(13 - i)]
@@ -401,6 +449,34 @@ def test_worst_classes_with_several_quasi_identifiers():
     assert [c["value"] for c in ordered] == sorted((c["value"] for c in ordered), reverse=True)
     for c in ordered:
         assert sum(c["distribution"].values()) == c["size"] == 3
+
+
+def test_python_holds_a_run_of_classes_at_a_time(monkeypatch):
+    """200 k classes × 14 values (a 22 MB count matrix) read in runs of 1 MB: what Python allocates
+    stays within the model in ``check``'s docstring — 8 bytes per class for each per-class array
+    the report keeps (sizes, and the distance t is judged by), twice while the runs' parts are
+    joined — plus RUN_COPIES runs. Read whole, the same audit allocates ~57 MB."""
+    import tracemalloc
+
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT i AS g, 'v' || ((i * 7 + j) % 14) AS s "
+                "FROM range(200000) a(i), range(3) b(j)")
+    monkeypatch.setattr(tables, "RUN_BYTES", 1_000_000)
+
+    def audit():
+        return check((con, "t"), ["g"], {"s": {"t": 0.5, "distance": "equal"}}, k=2)
+
+    audit()  # imports and caches of a first call are not the audit's
+    tracemalloc.start()
+    try:
+        report = audit()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert report.to_dict()["classes"] == 200_000
+    assert peak <= 2 * 2 * 8 * 200_000 + tables.RUN_COPIES * tables.RUN_BYTES, peak
 
 
 # ============================================================ bad input
@@ -557,6 +633,46 @@ def test_cli_human_readable(hand_csv):
     assert bad.exit_code == 3 and "FAILED" in bad.stdout
     measured = invoke(hand_csv, "--qi", "g", "--sensitive", "s")
     assert measured.exit_code == 0 and "measured only" in measured.stdout
+
+
+def _engines_made(monkeypatch) -> list[dict]:
+    """The settings of every DuckDB engine made from here on."""
+    from sqlclose.engine import duckdb as duckdb_engine
+
+    made: list[dict] = []
+    real = duckdb_engine.DuckDBEngine.__init__
+
+    def spy(self, connection=None, **settings):
+        made.append(settings)
+        real(self, connection, **settings)
+
+    monkeypatch.setattr(duckdb_engine.DuckDBEngine, "__init__", spy)
+    return made
+
+
+def test_cli_engine_settings_reach_the_audits_engine(hand_csv, tmp_path, monkeypatch):
+    plain = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--json")
+    made = _engines_made(monkeypatch)
+    spill = tmp_path / "spill"
+    bounded = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--json", "--threads", 1, "--memory-limit", "600MB",
+                     "--temp-directory", spill)
+    assert bounded.exit_code == plain.exit_code == 0, bounded.stderr
+    assert made == [{"threads": 1, "memory_limit": "600MB", "temp_directory": spill}]
+    assert json.loads(bounded.stdout) == json.loads(plain.stdout)
+
+
+def test_check_runs_on_the_specs_engine(tmp_path, monkeypatch):
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    spec = spec.model_copy(update={"engine": EngineSettings(threads=1, memory_limit="700MB")})
+    made = _engines_made(monkeypatch)
+    report = check(TABLE3_CSV, spec=spec)
+    assert made == [{"threads": 1, "memory_limit": "700MB"}]
+    assert report.to_dict()["rows"] == 9
+
+
+def test_cli_bad_memory_limit_is_a_clear_error(hand_csv):
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--memory-limit", "lots")
+    assert_cli_error(result, "memory_limit", "command line")
 
 
 def test_cli_measure_only_json(hand_csv):

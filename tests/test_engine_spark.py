@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 from sqlglot import exp
@@ -230,3 +231,18 @@ def test_exploring_for_the_optimum_with_the_search_on_spark_equals_duckdb(spark_
     assert {**on_spark, "minimal_nodes": None} == {**on_duckdb, "minimal_nodes": None}
     assert on_spark["node"] == {"zip": 2, "age": 2} and on_spark["summary"]["suppressed_rows"] == 3
     assert isinstance(runners[0], node_histograms.BatchRunner) and runners[0].problem.engine.name == "spark"
+
+
+def test_check_on_spark_equals_duckdb(spark, adult_dir: Path, repo_dir: Path, monkeypatch) -> None:
+    """``check`` of the raw Adult table (thousands of classes, read in runs of a few hundred) says on
+    Spark what it says on DuckDB: the class numbering, every value reached, the classes listed."""
+    from sqlclose.audit import tables
+    from sqlclose.audit.check import check
+
+    monkeypatch.setattr(tables, "RUN_BYTES", 20_000)
+    spec = _adult_spec(adult_dir, repo_dir, 0.0, monkeypatch)
+    source = pacsv.read_csv(adult_dir / "adult.csv", parse_options=pacsv.ParseOptions(delimiter=";"))
+    on_spark, on_duckdb = check(source, spec=spec, engine=spark), check(source, spec=spec, engine=DuckDBEngine())
+    assert on_spark.to_dict()["classes"] > 1000
+    assert on_spark.to_dict() == on_duckdb.to_dict()
+    assert on_spark.class_sizes.tolist() == on_duckdb.class_sizes.tolist()

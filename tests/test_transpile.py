@@ -120,9 +120,8 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "distribution": (lambda e: (q.distribution(SRC, q.as_text(q.col(EVIL))), []), False),
     "fingerprint": (lambda e: (q.fingerprint(SRC, e.row_hash(q.FINGERPRINT_ROW, exp.Placeholder(this="1"))),
                                ["secret"]), False),
-    "verify_classes": (lambda e: (q.verify_classes(SRC, [QUOTE, "age"], EVIL), []), False),
-    "verify_classes_no_sensitive": (lambda e: (q.verify_classes(SRC, [QUOTE], None), []), False),
-    "class_labels": (lambda e: (q.class_labels(SRC, [QUOTE, "age"]), []), True),
+    "audit_classes": (lambda e: (q.audit_classes(SRC, [QUOTE, "age"], EVIL), []), False),
+    "audit_classes_no_sensitive": (lambda e: (q.audit_classes(SRC, [QUOTE], None), []), True),
     "release": (_release(False), True),  # sorted by its own values, NULLs last, on every engine
     "release_suppressed": (_release(True), True),
     "rollup_batch": (lambda e: (q.rollup_batch(q.table("t_prev"), q.table("t_plan")), []), False),
@@ -343,8 +342,9 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
 def test_class_numbers_put_null_last_on_both_engines(engines) -> None:
     """DuckDB sorts NULLs last, Spark first: the class numbering must not depend on it."""
     for engine in engines:
-        labels = engine.fetch(q.class_labels(SRC, [QUOTE])).to_pylist()
-        assert [r[QUOTE] for r in labels] == ["w", "x", "y", "z", None]
+        classes = engine.fetch(q.audit_classes(SRC, [QUOTE], None)).to_pylist()
+        assert [(r[q.AUDIT_CLASS], r[q.audit_qi_name(0)]) for r in classes] == [
+            (0, "w"), (1, "x"), (2, "y"), (3, "z"), (4, None)]
 
 
 @pytest.mark.spark

@@ -5,7 +5,8 @@ sensitive columns: the value each privacy model reaches (k; distinct, entropy an
 l-diversity; p; the largest distance of a class from the table for every applicable distance),
 the worst classes, pass/fail against the thresholds given, and the records exposed to the
 homogeneity, skewness and similarity attacks of Li et al. section 3. All counting is SQL
-(``audit``); Python sees one row per (class, sensitive value).
+(``tables``); Python sees one row per (class, sensitive value), a run of classes at a time, and
+keeps of each model only what the report shows (``_Worst``, ``_SensitiveTally``).
 """
 
 from __future__ import annotations
@@ -21,16 +22,18 @@ from sqlglot import exp
 
 from sqlclose.audit import tables, utility
 from sqlclose.audit.render import render_text
-from sqlclose.engine import Engine
+from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
+from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
 from sqlclose.prepare.problem import require_columns
 from sqlclose.prepare.sources import open_source
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
 from sqlclose.sql import queries as q
+from sqlclose.utility.information_loss import l1_closeness_value, l_diversity_value
 
 DEFAULT_SKEW_RATIO = 3.0
 
@@ -68,11 +71,22 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     sensitive models and k of a release spec. ``reference`` is the table whose distribution
     t-closeness compares against (default: the audited table itself; give the release's input
     to reproduce a release report when records were suppressed). ``table`` names the table in a
-    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
+    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected). Without
+    ``engine``, the spec's [engine] runs the queries, or DuckDB as it comes. What Python holds is
+    a run of classes at a time (``tables.RUN_BYTES``) and 8 bytes per class for each per-class
+    array the report keeps (sizes, and the distances t is judged by).
     """
     hierarchies = {}
     if spec is not None:
         spec = as_spec(spec)
+        if engine is None and spec.engine is not None:  # the spec's [engine]: made here, closed here
+            made = engine_from(spec.engine)
+            try:
+                return check(source, quasi_identifiers, sensitive, spec=spec, k=k, reference=reference, skew=skew,
+                             similarity_level=similarity_level, top=top, table=table, delimiter=delimiter,
+                             engine=made)
+            finally:
+                made.close()
         hierarchies = {name: static_hierarchy(s, name) for name, s in spec.quasi_identifiers.items()
                        if s.kind in ("file", "tree", "hierarchy")}  # rule hierarchies need the input's values
         quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
@@ -144,26 +158,36 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
     numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
+    tallies = [_SensitiveTally(j, sa, models[sa.name], skew, similarity_level, top, sa.name in numeric)
+               for j, sa in enumerate(sas)]
     classes = tables.table_classes(engine, relation, qi, sas)
-    if classes.rows == 0:
-        raise DataError(f"{label} has no rows: there is nothing to check")
+    try:
+        if classes.rows == 0:
+            raise DataError(f"{label} has no rows: there is nothing to check")
+        k_tally = _Worst("k", higher_is_worse=False, required=k, top=top)
+        sizes = []
+        for start, hist in classes.runs():
+            k_tally.add(start, hist, hist.sizes, None if k is None else hist.sizes >= k)
+            sizes.append(hist.sizes)
+            for tally in tallies:
+                tally.add(start, hist)
+        listed = [k_tally, *(w for tally in tallies for w in tally.listing())]
+        labels = classes.class_values(i for w in listed for i in w.ids)
+    finally:
+        classes.drop()
     failures: list[str] = []
-    data: dict[str, Any] = {"table": label, "rows": classes.rows, "classes": classes.hist.classes,
+    data: dict[str, Any] = {"table": label, "rows": classes.rows, "classes": classes.classes,
                             "quasi_identifiers": qi, "reference": "the table itself" if reference is None
                             else reference_label}
-    data["k"] = _model_entry("k", classes, classes.hist.sizes, higher_is_worse=False, required=k,
-                             passes=None if k is None else classes.hist.sizes >= k, top=top, failures=failures)
-    data["sensitive"] = {sa.name: _sensitive_entry(classes, j, sa, models[sa.name], skew, similarity_level, top,
-                                                   failures, sa.name in numeric) for j, sa in enumerate(sas)}
+    data["k"] = k_tally.entry(labels, failures)
+    data["sensitive"] = {tally.sa.name: tally.entry(labels, failures) for tally in tallies}
     asked = k is not None or any(m is not None and m.models for m in models.values())
-    data["utility"] = {"sensitive": utility.sensitive_values(classes.hist, sas)}
+    data["utility"] = {"sensitive": {tally.sa.name: tally.utility() for tally in tallies}}
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
-    distances = {sa.name: distance(classes.hist.counts[j], sa.q, models[sa.name].distance, sa.hierarchy)
-                 for j, sa in enumerate(sas) if models[sa.name] is not None and models[sa.name].t is not None}
-    counts = {sa.name: dict(zip(map(str, sa.domain), classes.hist.counts[j].sum(axis=0).tolist()))
-              for j, sa in enumerate(sas)}
-    return CheckReport(data, failures, classes.hist.sizes, distances, counts)
+    distances = {tally.sa.name: np.concatenate(tally.distances) for tally in tallies if tally.distances}
+    counts = {tally.sa.name: dict(zip(map(str, tally.sa.domain), tally.counts.tolist())) for tally in tallies}
+    return CheckReport(data, failures, np.concatenate(sizes), distances, counts)
 
 
 def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,
@@ -186,51 +210,155 @@ def _reference(engine: Engine, reference: Any, needed: list[str], options: FileR
     return relation
 
 
-def _sensitive_entry(classes: tables.TableClasses, j: int, sa: SensitiveAttribute, spec: Sensitive | None, skew: float,
-                     similarity_level: int, top: int, failures: list[str], numeric: bool) -> dict:
-    hist = classes.hist
-    matrix = hist.counts[j]
-    asked = {c.key: c for c in sensitive_criteria(j, sa)} if spec is not None else {}
+class _Worst:
+    """One model over every class, gathered run by run: the worst value reached, the classes and
+    records failing (when judged), and the ``top`` classes to list, worst first — ties in class
+    order, as one stable sort over every class would list them."""
 
-    def model(title: str, key: str, measured: Criterion, required: Any) -> dict:
-        """A model's entry: the asked criterion judges; distinct and entropy l are always measured."""
-        criterion = asked.get(key)
-        return _model_entry(f"{sa.name}: {title}", classes, (criterion or measured).measure(hist),
-                            measured.worse_is_higher, required if criterion else None,
-                            criterion.passes(hist) if criterion else None, top, failures, j, sa)
+    def __init__(self, title: str, higher_is_worse: bool, required: Any, top: int, j: int | None = None,
+                 sa: SensitiveAttribute | None = None) -> None:
+        self.title, self.higher_is_worse, self.required, self.top, self.j, self.sa = \
+            title, higher_is_worse, required, top, j, sa
+        self.reached: Any = None
+        self.judged = False
+        self.failing = self.failing_records = 0
+        self.ids = np.zeros(0, dtype=np.int64)  # the classes to list so far, worst first
+        self.values: np.ndarray | None = None  # of the measure's type: a count lists as an integer
+        self.sizes = np.zeros(0, dtype=np.int64)
+        self.rows = np.zeros((0, len(sa.domain) if sa is not None else 0))
 
-    entry: dict[str, Any] = {"domain_size": len(sa.domain)}
-    entry["distinct_l"] = model("distinct l-diversity", "distinct_l", DistinctLDiversity(j, sa, 1),
-                                spec and spec.distinct_l)
-    if "p" in asked:
-        entry["p"] = model("p-sensitivity", "p", asked["p"], spec.p)
-    entry["entropy_l"] = model("entropy l-diversity", "entropy_l", EntropyLDiversity(j, sa, 1.0),
-                               spec and spec.entropy_l)
-    if "recursive" in asked:
-        c, rl = spec.recursive.c, spec.recursive.l
-        entry["recursive"] = model(f"recursive ({c},{rl})-diversity", "recursive", asked["recursive"],
-                                   {"c": c, "l": rl})
-    entry["distances"] = {}
-    for name in _applicable_distances(sa, spec, numeric):
-        closeness = asked.get("t") if name == sa.distance else None
-        values = closeness.measure(hist) if closeness else distance(matrix, sa.q, name, sa.hierarchy)
-        item = _model_entry(f"{sa.name}: t-closeness ({name})", classes, values, True,
-                            spec.t if closeness else None, closeness.passes(hist) if closeness else None,
-                            top, failures, j, sa)
-        item["emd"] = is_emd(name)
-        entry["distances"][name] = item
-    attacks = {
-        "homogeneity": tables.homogeneity(matrix, hist.sizes),
-        "skewness": tables.skewness(matrix, hist.sizes, sa.q, skew),
-        "similarity": tables.similarity(matrix, hist.sizes, sa, similarity_level),
-    }
-    for found in attacks.values():
-        if found is not None:  # the exposed classes, largest first
-            exposed = np.flatnonzero(found.pop("exposed"))
-            exposed = exposed[np.argsort(-hist.sizes[exposed], kind="stable")][:top]
-            found["exposed_classes"] = [_class_entry(classes, int(i), hist.sizes, j, sa) for i in exposed]
-    entry["attacks"] = attacks
-    return entry
+    def add(self, start: int, hist: ClassHistograms, measure: np.ndarray, passes: np.ndarray | None,
+            among: np.ndarray | None = None) -> None:
+        """A run of classes (numbered from ``start``): each one's measure, whether it passes, and
+        which may be listed (all, unless ``among`` says)."""
+        reached = measure.max() if self.higher_is_worse else measure.min()
+        pick = np.max if self.higher_is_worse else np.min
+        self.reached = reached if self.reached is None else pick([self.reached, reached])
+        if passes is not None:
+            self.judged = True
+            self.failing += int((~passes).sum())
+            self.failing_records += int(hist.sizes[~passes].sum())
+        pool = np.arange(hist.classes) if among is None else np.flatnonzero(among)
+        chosen = pool[self._worst_first(measure[pool])]
+        self.ids = np.concatenate([self.ids, chosen + start])
+        self.values = measure[chosen] if self.values is None else np.concatenate([self.values, measure[chosen]])
+        self.sizes = np.concatenate([self.sizes, hist.sizes[chosen]])
+        if self.j is not None:
+            self.rows = np.concatenate([self.rows, hist.counts[self.j][chosen]])
+        kept = self._worst_first(self.values)  # stable: tied classes stay in class order, as appended
+        self.ids, self.values, self.sizes, self.rows = (self.ids[kept], self.values[kept], self.sizes[kept],
+                                                        self.rows[kept] if self.j is not None else self.rows)
+
+    def _worst_first(self, values: np.ndarray) -> np.ndarray:
+        """Positions of the ``top`` worst values, worst first, ties in position order."""
+        key = -values if self.higher_is_worse else values
+        if len(key) > 4 * self.top:  # sort only what can be listed: the top values and their ties
+            nth = np.partition(key, self.top - 1)[self.top - 1]
+            if not np.isnan(nth):  # NaN sorts last: then the whole sort says where
+                pool = np.flatnonzero(key <= nth)
+                return pool[np.argsort(key[pool], kind="stable")[:self.top]]
+        return np.argsort(key, kind="stable")[:self.top]
+
+    def entry(self, labels: dict[int, dict], failures: list[str] | None) -> dict:
+        """The report's entry; a failing judged model adds its line to ``failures``."""
+        entry: dict[str, Any] = {"reached": _number(self.reached), "required": self.required}
+        if self.judged:
+            entry.update(passed=not self.failing, failing_classes=self.failing, failing_records=self.failing_records)
+            if self.failing and failures is not None:
+                failures.append(f"{self.title}: {self.failing} classes ({self.failing_records} records) fail; "
+                                f"worst {_number(self.reached)}, required {self.required}")
+        entry["worst_classes"] = self.listed(labels)
+        return entry
+
+    def listed(self, labels: dict[int, dict]) -> list[dict]:
+        """The classes to list, worst first: QI values, size, value and (for a sensitive column) its
+        ten commonest values."""
+        out = []
+        for n in self._worst_first(self.values):
+            item = {"class": labels[int(self.ids[n])], "size": int(self.sizes[n]), "value": _number(self.values[n])}
+            if self.sa is not None:
+                item["distribution"] = _distribution(self.rows[n], self.sa)
+            out.append(item)
+        return out
+
+
+class _SensitiveTally:
+    """Everything ``check`` reports of one sensitive column, gathered run by run."""
+
+    def __init__(self, j: int, sa: SensitiveAttribute, spec: Sensitive | None, skew: float, similarity_level: int,
+                 top: int, numeric: bool) -> None:
+        self.j, self.sa, self.spec = j, sa, spec
+        asked = {c.key: c for c in sensitive_criteria(j, sa)} if spec is not None else {}
+        # (entry key, the criterion measuring it or a distance's name, the criterion judging it or None)
+        self.models: list[tuple[str, Criterion | str, Criterion | None, _Worst]] = []
+
+        def model(key: str, title: str, measured: Criterion | str, judged: Criterion | None, required: Any,
+                  higher_is_worse: bool) -> None:
+            self.models.append((key, measured, judged, _Worst(f"{sa.name}: {title}", higher_is_worse,
+                                                              required if judged else None, top, j, sa)))
+
+        for key, title, measured, required in [
+                ("distinct_l", "distinct l-diversity", DistinctLDiversity(j, sa, 1), spec and spec.distinct_l),
+                ("p", "p-sensitivity", asked.get("p"), spec and spec.p),
+                ("entropy_l", "entropy l-diversity", EntropyLDiversity(j, sa, 1.0), spec and spec.entropy_l),
+                ("recursive", "recursive ({c},{l})-diversity", asked.get("recursive"),
+                 spec and spec.recursive and {"c": spec.recursive.c, "l": spec.recursive.l})]:
+            if measured is None:  # p and recursive are listed only when asked
+                continue
+            if key == "recursive":
+                title = title.format(c=spec.recursive.c, l=spec.recursive.l)
+            judged = asked.get(key)
+            model(key, title, judged or measured, judged, required, measured.worse_is_higher)
+        for name in _applicable_distances(sa, spec, numeric):
+            closeness = asked.get("t") if name == sa.distance else None
+            model(f"distance:{name}", f"t-closeness ({name})", closeness or name, closeness,
+                  spec.t if closeness else None, True)
+        self.t_distance = spec.distance if spec is not None and spec.t is not None else None
+        self.distances: list[np.ndarray] = []  # per run: the distance t is judged by, per class (charts)
+        self.attacks: dict[str, tables.Homogeneity | None] = {
+            "homogeneity": tables.Homogeneity(), "skewness": tables.Skewness(sa.q, skew),
+            "similarity": tables.Similarity(sa, similarity_level) if sa.hierarchy is not None else None}
+        self.exposed = {kind: _Worst(kind, True, None, top, j, sa) for kind in self.attacks}
+        self.l_diversity, self.l1_closeness = np.inf, -np.inf
+        self.counts = np.zeros(len(sa.domain))
+
+    def add(self, start: int, hist: ClassHistograms) -> None:
+        matrix = hist.counts[self.j]
+        for key, measured, judged, worst in self.models:
+            values = measured.measure(hist) if isinstance(measured, Criterion) else \
+                distance(matrix, self.sa.q, measured, self.sa.hierarchy)
+            worst.add(start, hist, values, judged.passes(hist) if judged else None)
+            if key == f"distance:{self.t_distance}":
+                self.distances.append(values)
+        for kind, attack in self.attacks.items():
+            if attack is not None:
+                hit = attack.exposed(matrix, hist.sizes)
+                self.exposed[kind].add(start, hist, hist.sizes, None, among=hit)
+        self.l_diversity = min(self.l_diversity, l_diversity_value(matrix))
+        self.l1_closeness = max(self.l1_closeness, l1_closeness_value(matrix, self.sa.q))
+        self.counts += matrix.sum(axis=0)
+
+    def listing(self) -> list[_Worst]:
+        return [worst for *_, worst in self.models] + list(self.exposed.values())
+
+    def entry(self, labels: dict[int, dict], failures: list[str]) -> dict:
+        entry: dict[str, Any] = {"domain_size": len(self.sa.domain), "distances": {}}
+        for key, _, _, worst in self.models:
+            if key.startswith("distance:"):
+                name = key.removeprefix("distance:")
+                entry["distances"][name] = {**worst.entry(labels, failures), "emd": is_emd(name)}
+            else:
+                entry[key] = worst.entry(labels, failures)
+        entry["distances"] = entry.pop("distances")  # after the l-diversity models, as the report lists them
+        attacks: dict[str, Any] = {}
+        for kind, attack in self.attacks.items():
+            attacks[kind] = None if attack is None else \
+                {**attack.result(), "exposed_classes": self.exposed[kind].listed(labels)}
+        entry["attacks"] = attacks
+        return entry
+
+    def utility(self) -> dict:
+        return {"l_diversity": float(self.l_diversity), "l1_closeness": float(self.l1_closeness)}
 
 
 def _applicable_distances(sa: SensitiveAttribute, spec: Sensitive | None, numeric: bool) -> list[str]:
@@ -245,33 +373,13 @@ def _applicable_distances(sa: SensitiveAttribute, spec: Sensitive | None, numeri
     return [n for n in ALL_DISTANCES if n in names]
 
 
-def _model_entry(title: str, classes: tables.TableClasses, measure: np.ndarray, higher_is_worse: bool,
-                 required: Any, passes: np.ndarray | None, top: int, failures: list[str], j: int | None = None,
-                 sa: SensitiveAttribute | None = None) -> dict:
-    worst_value = measure.max() if higher_is_worse else measure.min()
-    entry: dict[str, Any] = {"reached": _number(worst_value), "required": required}
-    if passes is not None:
-        failing = ~passes
-        entry.update(passed=bool(not failing.any()), failing_classes=int(failing.sum()),
-                     failing_records=int(classes.hist.sizes[failing].sum()))
-        if failing.any():
-            failures.append(f"{title}: {int(failing.sum())} classes ({int(classes.hist.sizes[failing].sum())} "
-                            f"records) fail; worst {_number(worst_value)}, required {required}")
-    order = np.argsort(-measure if higher_is_worse else measure, kind="stable")[:top]
-    entry["worst_classes"] = [_class_entry(classes, int(i), measure, j, sa) for i in order]
-    return entry
-
-
-def _class_entry(classes: tables.TableClasses, i: int, measure: np.ndarray, j: int | None,
-                 sa: SensitiveAttribute | None) -> dict:
-    out = {"class": classes.class_values(i), "size": int(classes.hist.sizes[i]), "value": _number(measure[i])}
-    if j is not None and sa is not None:
-        row = classes.hist.counts[j][i]
-        nonzero = np.flatnonzero(row)
-        nonzero = nonzero[np.argsort(-row[nonzero], kind="stable")]
-        out["distribution"] = {str(sa.domain[v]): int(row[v]) for v in nonzero[:10]}
-        if len(nonzero) > 10:
-            out["distribution"]["(other values)"] = int(row[nonzero[10:]].sum())
+def _distribution(row: np.ndarray, sa: SensitiveAttribute) -> dict[str, int]:
+    """A class's ten commonest sensitive values (the rest summed)."""
+    nonzero = np.flatnonzero(row)
+    nonzero = nonzero[np.argsort(-row[nonzero], kind="stable")]
+    out = {str(sa.domain[v]): int(row[v]) for v in nonzero[:10]}
+    if len(nonzero) > 10:
+        out["(other values)"] = int(row[nonzero[10:]].sum())
     return out
 
 

@@ -1,18 +1,20 @@
 """Measures a table as it is: its equivalence classes, every privacy model, and the attacks.
 
-This is the plain path: classes are a GROUP BY over the quasi-identifier columns as they are
-written (no hierarchies, no codes, no rollups), one query per sensitive attribute, aggregated
-in the engine; Python sees one row per (class, sensitive value). It serves ``sqlclose check``
-and the re-check of every written release (``verify``).
+This is the plain path of ``sqlclose check``: classes are a GROUP BY over the quasi-identifier
+columns as they are written (no hierarchies, no codes, no rollups), one per sensitive attribute,
+kept in the engine in class order. Python reads them in runs of consecutive classes, one row per
+(class, sensitive value), so that what it holds is bounded by a run, not by the table: auditing a
+raw 10 M-row table (10 M classes) once held every class's matrix and its temporaries at once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from sqlglot import exp
 
 from sqlclose.engine import Engine
@@ -22,56 +24,96 @@ from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.sql import queries as q
 
+# Bytes of count matrix in one run of classes; each run is one range read per sensitive column
+# (at 10 M classes × 14 values, 36 reads). Judging a run holds RUN_COPIES times its matrix at most:
+# the read rows, the matrix and the measures' temporaries. Under a memory limit DuckDB's is lowered
+# to leave that room (``Engine.fit_memory``) before each run.
+RUN_BYTES = 32_000_000
+RUN_COPIES = 5
+
 
 @dataclass
 class TableClasses:
-    """The classes of a table: histograms, and on demand each class's QI values (for reports)."""
+    """The classes of a table, kept in the engine: per sensitive column (or one table, for the
+    sizes, when there is none) its ``q.audit_classes`` rows. Read in runs (``runs``); the QI
+    values of a few classes on demand (``class_values``)."""
 
-    hist: ClassHistograms
-    rows: int
     engine: Engine
-    relation: exp.Expression
+    counted: list[exp.Table]
+    sensitive: list[SensitiveAttribute]
     qi: list[str]
-    _labels: pa.Table | None = None
+    classes: int
+    rows: int
 
-    def class_values(self, i: int) -> dict:
-        if self._labels is None:  # one more scan, paid only when classes are listed
-            self._labels = self.engine.fetch(q.class_labels(self.relation, self.qi))
-        return {name: _plain(self._labels.column(name)[i].as_py()) for name in self._labels.column_names[1:]}
+    def runs(self, max_bytes: int | None = None) -> Iterator[tuple[int, ClassHistograms]]:
+        """(number of its first class, histograms) of consecutive runs covering every class once,
+        each of at most ``max_bytes`` (``RUN_BYTES``) of count matrix, a class at least."""
+        width = 8 * max(sum(len(sa.domain) for sa in self.sensitive), 1)
+        step = max(1, (RUN_BYTES if max_bytes is None else max_bytes) // width)
+        for start in range(0, self.classes, step):
+            self.engine.fit_memory(upcoming=RUN_COPIES * step * width)
+            yield start, self._histograms(start, min(start + step, self.classes))
+
+    def _histograms(self, start: int, stop: int) -> ClassHistograms:
+        count = stop - start
+        read = [self.engine.fetch(q.class_range(t), [start, stop]) for t in self.counted]
+        sizes = np.bincount(_class_of(read[0], start), weights=_counts(read[0]), minlength=count)
+        matrices = []
+        for sa, rows in zip(self.sensitive, read):
+            span = len(sa.domain)
+            cells = _class_of(rows, start) * span + domain_positions(rows.column(q.AUDIT_VALUE), sa)
+            matrices.append(np.bincount(cells, weights=_counts(rows), minlength=count * span).reshape(count, span))
+        return ClassHistograms(np.zeros((count, 0), dtype=np.int64), np.rint(sizes).astype(np.int64), matrices,
+                               np.zeros(count, dtype=np.int64))
+
+    def class_values(self, classes: Iterable[int]) -> dict[int, dict]:
+        """The QI values of each of ``classes`` (class numbers), by one read of those classes."""
+        wanted = sorted({int(c) for c in classes})
+        if not wanted:
+            return {}
+        rows = self.engine.fetch(q.labels_of_classes(self.counted[0], len(self.qi), wanted)).to_pylist()
+        return {row[q.AUDIT_CLASS]: {name: _plain(row[q.audit_qi_name(i)]) for i, name in enumerate(self.qi)}
+                for row in rows}
+
+    def drop(self) -> None:
+        """Drop the kept tables now (an engine of the caller's lives on)."""
+        for table in self.counted:
+            self.engine.execute(exp.Drop(tables=[table], kind="TABLE", exists=True))
 
 
 def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
                   sensitive: Sequence[SensitiveAttribute]) -> TableClasses:
-    """Equivalence classes of ``relation`` over ``qi`` with a count matrix per sensitive column:
-    one GROUP BY per sensitive column (class sizes come from the first), or one for the sizes
-    when there is none."""
-    grouped = [engine.fetch(q.verify_classes(relation, qi, sa.name)) for sa in sensitive] or \
-        [engine.fetch(q.verify_classes(relation, qi, None))]
-    cls_of_row = [numpy_of(g.column("__sqlclose_cls")) for g in grouped]
-    n_of_row = [numpy_of(g.column("__sqlclose_n")).astype(np.float64) for g in grouped]
-    classes = int(cls_of_row[0].max()) + 1 if len(cls_of_row[0]) else 0
-    sizes = np.bincount(cls_of_row[0], weights=n_of_row[0], minlength=classes).astype(np.int64)
-    matrices = []
-    for sa, g, cls, n in zip(sensitive, grouped, cls_of_row, n_of_row):
-        matrix = np.zeros((classes, len(sa.domain)))
-        np.add.at(matrix, (cls, domain_positions(g.column("__sqlclose_v").to_pylist(), sa)), n)
-        matrices.append(matrix)
-    hist = ClassHistograms(np.zeros((classes, 0), dtype=np.int64), sizes, matrices,
-                           np.zeros(classes, dtype=np.int64))
-    return TableClasses(hist, int(sizes.sum()), engine, relation, list(qi))
+    """Equivalence classes of ``relation`` over ``qi``, counted in the engine: one GROUP BY per
+    sensitive column (class sizes come from the first), or one for the sizes when there is none."""
+    counted = [engine.create_temp_table(engine.temp_name("audit_classes"), q.audit_classes(relation, qi, sa.name))
+               for sa in sensitive] or \
+        [engine.create_temp_table(engine.temp_name("audit_classes"), q.audit_classes(relation, qi, None))]
+    totals = engine.fetch(q.class_totals(counted[0])).to_pylist()[0]
+    return TableClasses(engine, counted, list(sensitive), list(qi), int(totals["classes"]), int(totals["records"]))
 
 
-def domain_positions(values: list, sa: SensitiveAttribute) -> np.ndarray:
-    """Domain index of each (distinct, aggregated) value of a sensitive column."""
-    position = {v: i for i, v in enumerate(sa.domain)}
+def _class_of(rows: pa.Table, start: int) -> np.ndarray:
+    return numpy_of(rows.column(q.AUDIT_CLASS)).astype(np.int64) - start
+
+
+def _counts(rows: pa.Table) -> np.ndarray:
+    return numpy_of(rows.column(q.AUDIT_COUNT)).astype(np.float64)
+
+
+def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: SensitiveAttribute) -> np.ndarray:
+    """Domain index of each (distinct, aggregated) value of a sensitive column, as text: looked up
+    by Arrow, not one by one in Python."""
+    values = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, type=pa.string())
     stand_in = sa.null_value
-    if stand_in is not None and stand_in in position:  # nulls = "value": NULL reads as the stand-in
-        position[None] = position[stand_in]
-    try:
-        return np.array([position[v] for v in values], dtype=np.int64)
-    except KeyError as e:
-        raise DataError(f"column {sa.name!r} holds {e.args[0]!r}, which is not in its domain "
-                        f"({len(sa.domain)} values{', from its hierarchy' if sa.hierarchy else ''})") from None
+    if stand_in is not None and stand_in in sa.domain:  # nulls = "value": NULL reads as the stand-in
+        values = pc.fill_null(values, str(stand_in))
+    domain = pa.array([None if v is None else str(v) for v in sa.domain], type=pa.string())
+    found = pc.index_in(values, value_set=domain)
+    if found.null_count:
+        missing = pc.filter(values, pc.is_null(found))[0].as_py()
+        raise DataError(f"column {sa.name!r} holds {missing!r}, which is not in its domain "
+                        f"({len(sa.domain)} values{', from its hierarchy' if sa.hierarchy else ''})")
+    return numpy_of(found).astype(np.int64)
 
 
 def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribute) -> np.ndarray:
@@ -83,47 +125,83 @@ def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribut
 
 
 # ---- attacks (Li et al. section 3) --------------------------------------------------------
-# Each returns counts plus "exposed", a boolean per class, for listing the classes at risk.
+# Each is tallied run by run: ``exposed`` takes a run's classes, counts the classes at risk and
+# returns a boolean per class (for listing them); ``result`` is the tally over every run.
 
-def homogeneity(matrix: np.ndarray, sizes: np.ndarray) -> dict:
+class Homogeneity:
     """Classes whose sensitive values are all equal: membership discloses the value."""
-    hit = (matrix > 0).sum(axis=1) == 1
-    return {"classes": int(hit.sum()), "records": int(sizes[hit].sum()), "exposed": hit}
+
+    def __init__(self) -> None:
+        self.classes = self.records = 0
+
+    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        hit = (matrix > 0).sum(axis=1) == 1
+        self.classes += int(hit.sum())
+        self.records += int(sizes[hit].sum())
+        return hit
+
+    def result(self) -> dict:
+        return {"classes": self.classes, "records": self.records}
 
 
-def skewness(matrix: np.ndarray, sizes: np.ndarray, reference: np.ndarray, ratio: float) -> dict:
+class Skewness(Homogeneity):
     """Classes where some value's share is at least ``ratio`` times its share in the table."""
-    q_share = reference / reference.sum()
-    p_share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = np.where(q_share > 0, p_share / np.where(q_share > 0, q_share, 1), 0.0)
-    worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
-    hit = worst >= ratio
-    return {"ratio": ratio, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
-            "worst_ratio": float(worst.max()) if worst.size else 0.0, "exposed": hit}
+
+    def __init__(self, reference: np.ndarray, ratio: float) -> None:
+        super().__init__()
+        self.q_share = reference / reference.sum()
+        self.ratio = ratio
+        self.worst = 0.0
+
+    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        p_share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
+        q = self.q_share
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), 0.0)
+        worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
+        if worst.size:
+            self.worst = max(self.worst, float(worst.max()))
+        hit = worst >= self.ratio
+        self.classes += int(hit.sum())
+        self.records += int(sizes[hit].sum())
+        return hit
+
+    def result(self) -> dict:
+        return {"ratio": self.ratio, "classes": self.classes, "records": self.records, "worst_ratio": self.worst}
 
 
-def similarity(matrix: np.ndarray, sizes: np.ndarray, sa: SensitiveAttribute, level: int) -> dict | None:
+class Similarity(Homogeneity):
     """Classes whose values all fall in one group at ``level`` of the sensitive hierarchy: an
     observer learns the group (e.g. "a stomach disease") without learning the value."""
-    if sa.hierarchy is None:
-        return None
-    if not 1 <= level <= sa.hierarchy.height:
-        raise DataError(f"similarity level {level} is outside 1..{sa.hierarchy.height} for column {sa.name!r} "
-                        f"(hierarchy {sa.hierarchy.origin})")
-    position = {v: i for i, v in enumerate(sa.hierarchy.leaves)}
-    groups = sa.hierarchy.level_codes[[position[v] for v in sa.domain], level]
-    present = matrix > 0
-    per_group = np.zeros((matrix.shape[0], int(groups.max()) + 1), dtype=bool)
-    for g in np.unique(groups):
-        per_group[:, g] = present[:, groups == g].any(axis=1)
-    hit = per_group.sum(axis=1) == 1
-    names = sa.hierarchy.labels(level)
-    learned: dict[str, int] = {}
-    for g in np.flatnonzero(per_group[hit].any(axis=0)):
-        learned[names[g]] = int(sizes[hit & per_group[:, g]].sum())
-    return {"level": level, "classes": int(hit.sum()), "records": int(sizes[hit].sum()),
-            "records_by_group": learned, "exposed": hit}
+
+    def __init__(self, sa: SensitiveAttribute, level: int) -> None:
+        super().__init__()
+        hierarchy = sa.hierarchy
+        if not 1 <= level <= hierarchy.height:
+            raise DataError(f"similarity level {level} is outside 1..{hierarchy.height} for column {sa.name!r} "
+                            f"(hierarchy {hierarchy.origin})")
+        position = {v: i for i, v in enumerate(hierarchy.leaves)}
+        self.groups = hierarchy.level_codes[[position[v] for v in sa.domain], level]
+        self.names = hierarchy.labels(level)
+        self.level = level
+        self.by_group = np.zeros(int(self.groups.max()) + 1, dtype=np.int64)
+        self.learned = np.zeros(len(self.by_group), dtype=bool)
+
+    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        present = matrix > 0
+        per_group = np.zeros((matrix.shape[0], len(self.by_group)), dtype=bool)
+        for g in np.unique(self.groups):
+            per_group[:, g] = present[:, self.groups == g].any(axis=1)
+        hit = per_group.sum(axis=1) == 1
+        self.classes += int(hit.sum())
+        self.records += int(sizes[hit].sum())
+        self.by_group += (per_group[hit] * sizes[hit, None]).sum(axis=0)
+        self.learned |= per_group[hit].any(axis=0)
+        return hit
+
+    def result(self) -> dict:
+        return {"level": self.level, "classes": self.classes, "records": self.records,
+                "records_by_group": {self.names[g]: int(self.by_group[g]) for g in np.flatnonzero(self.learned)}}
 
 
 def _plain(value: object) -> object:

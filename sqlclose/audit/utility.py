@@ -19,16 +19,8 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.model.arrays import arrow_table
-from sqlclose.model.attributes import SensitiveAttribute
-from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
 from sqlclose.sql import queries as q
-from sqlclose.utility.information_loss import l1_closeness_value, l_diversity_value
-
-
-def sensitive_values(hist: ClassHistograms, sas: Sequence[SensitiveAttribute]) -> dict[str, dict]:
-    return {sa.name: {"l_diversity": l_diversity_value(hist.counts[j]),
-                      "l1_closeness": l1_closeness_value(hist.counts[j], sa.q)} for j, sa in enumerate(sas)}
 
 
 def value_shares(engine: Engine, relation: exp.Expression, qi: Sequence[str], hierarchies: dict[str, Hierarchy],

@@ -7,7 +7,16 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, json_option, parse_node, quiet_option, verbose_option
+from sqlclose.cli.common import (
+    CONTEXT,
+    engine_options,
+    guarded,
+    json_option,
+    parse_node,
+    quiet_option,
+    verbose_option,
+    with_engine,
+)
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
 from sqlclose.errors import SpecError, SqlcloseError
@@ -41,11 +50,7 @@ Examples:
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node (e.g. one of the minimal "
               "nodes) instead of the optimum.")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
-@click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine].")
-@click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads).")
-@click.option("--memory-limit", help="Memory the whole job may use, e.g. 2GB: of what the interpreter's 250 MB "
-              "leave, DuckDB gets 60 % (and spills to disk past it), the search 20 %.")
-@click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills.")
+@engine_options
 @click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
               "ncp, total, llm, nllm, wllm, wnllm, or custom (with [search.weights]).")
 @click.option("--algorithm", type=click.Choice(["incognito", "gaa"]), help="Full-domain Incognito (default) or "
@@ -121,25 +126,6 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
         _print_summary(doc, rep)
-
-
-def with_engine(spec, name: str | None, threads: int | None, memory_limit: str | None,
-                temp_directory: Path | None):
-    """The spec with the command line's engine settings over its [engine]."""
-    given = {"name": name, "threads": threads, "memory_limit": memory_limit, "temp_directory": temp_directory}
-    given = {key: value for key, value in given.items() if value is not None}
-    if not given:
-        return spec
-    from pydantic import ValidationError
-
-    from sqlclose.model.spec import EngineSettings, format_validation_error
-
-    current = spec.engine.model_dump(exclude_none=True) if spec.engine else {}
-    try:
-        settings = EngineSettings.model_validate({**current, **given})
-    except ValidationError as e:
-        raise SpecError(format_validation_error(e, "command line")) from None
-    return spec.model_copy(update={"engine": settings})
 
 
 def with_search(spec, **given: str | None):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, json_option, verbose_option
+from sqlclose.cli.common import CONTEXT, engine_options, engine_settings, guarded, json_option, verbose_option
 from sqlclose.errors import SpecError, VerificationError
 from sqlclose.model.spec import ALL_DISTANCES
 
@@ -50,6 +50,7 @@ Examples:
 @click.option("--top", type=int, default=10, show_default=True, help="Worst classes listed per model.")
 @click.option("--table", help="Table name, for a DuckDB database file.")
 @click.option("--delimiter", help="CSV delimiter (default: detected).")
+@engine_options
 @json_option
 @verbose_option
 @guarded
@@ -57,7 +58,8 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
           sensitives: tuple[str, ...], k: int | None, t: float | None, distance: str, distinct_l: int | None,
           entropy_l: float | None, recursive: str | None, p: int | None, hierarchies: tuple[str, ...],
           reference: str | None, skew: float, similarity_level: int, top: int, table: str | None,
-          delimiter: str | None, as_json: bool, verbose: bool) -> None:
+          delimiter: str | None, engine_name: str | None, threads: int | None, memory_limit: str | None,
+          temp_directory: Path | None, as_json: bool, verbose: bool) -> None:
     """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
     --against, 4 when the file does not match its report."""
@@ -77,8 +79,19 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         return
     sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
         if names else None
-    report = run_check(source, qi or None, sensitive, spec=spec_path, k=k, reference=reference, skew=skew,
-                       similarity_level=similarity_level, top=top, table=table, delimiter=delimiter)
+    from sqlclose.engine import engine_from
+    from sqlclose.model.spec import load_spec
+
+    spec = load_spec(spec_path) if spec_path is not None else None
+    settings = engine_settings(spec.engine if spec else None, engine_name, threads, memory_limit, temp_directory)
+    engine = engine_from(settings) if settings is not None else None
+    try:
+        report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
+                           similarity_level=similarity_level, top=top, table=table, delimiter=delimiter,
+                           engine=engine)
+    finally:
+        if engine is not None:
+            engine.close()
     click.echo(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
     sys.exit(3 if report.passed is False else 0)
 

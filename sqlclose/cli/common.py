@@ -14,11 +14,15 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from sqlclose.errors import EngineError, EnvironmentFailure, Interrupted, LimitWarning, SqlcloseError
+from sqlclose.errors import EngineError, EnvironmentFailure, Interrupted, LimitWarning, SpecError, SqlcloseError
+
+if TYPE_CHECKING:
+    from sqlclose.model.spec import EngineSettings, Spec
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INTERNAL_ERROR = 1
@@ -29,6 +33,44 @@ verbose_option = click.option("--verbose", "-v", is_flag=True, help="Show the SQ
                               "tracebacks of internal errors.")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+_ENGINE_OPTIONS = [
+    click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine]."),
+    click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads)."),
+    click.option("--memory-limit", help="Memory the whole job may use, e.g. 2GB: of what the interpreter's 250 MB "
+                 "leave, DuckDB gets 60 % (and spills to disk past it), the rest the job's Python side."),
+    click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills."),
+]
+
+
+def engine_options(fn: F) -> F:
+    """--engine, --threads, --memory-limit and --temp-directory: where the queries run."""
+    for option in reversed(_ENGINE_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+def engine_settings(current: EngineSettings | None, name: str | None, threads: int | None,
+                    memory_limit: str | None, temp_directory: Path | None) -> EngineSettings | None:
+    """A spec's [engine] (or none) with the command line's engine settings over it."""
+    given = {"name": name, "threads": threads, "memory_limit": memory_limit, "temp_directory": temp_directory}
+    given = {key: value for key, value in given.items() if value is not None}
+    if not given:
+        return current
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import EngineSettings, format_validation_error
+
+    try:
+        return EngineSettings.model_validate({**(current.model_dump(exclude_none=True) if current else {}), **given})
+    except ValidationError as e:
+        raise SpecError(format_validation_error(e, "command line")) from None
+
+
+def with_engine(spec: Spec, name: str | None, threads: int | None, memory_limit: str | None,
+                temp_directory: Path | None) -> Spec:
+    """The spec with the command line's engine settings over its [engine]."""
+    return spec.model_copy(update={"engine": engine_settings(spec.engine, name, threads, memory_limit,
+                                                             temp_directory)})
 
 
 def install_signal_handlers() -> None:

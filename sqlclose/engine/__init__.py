@@ -7,10 +7,10 @@ from typing import Any
 
 from sqlclose.engine.base import Engine
 from sqlclose.engine.duckdb import DuckDBEngine
-from sqlclose.engine.registry import available_engines, engine_for, register_engine, registered_engines
+from sqlclose.engine.registry import available_engines, engine_for, engine_from, register_engine, registered_engines
 
-__all__ = ["Engine", "DuckDBEngine", "SparkEngine", "available_engines", "engine_for", "register_engine",
-           "registered_engines"]
+__all__ = ["Engine", "DuckDBEngine", "SparkEngine", "available_engines", "engine_for", "engine_from",
+           "register_engine", "registered_engines"]
 
 
 def __getattr__(name: str) -> Any:

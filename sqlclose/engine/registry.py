@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlclose.engine.base import Engine
+from sqlclose.errors import SpecError
+
+if TYPE_CHECKING:
+    from sqlclose.model.spec import EngineSettings
 
 EngineFactory = Callable[..., Engine]
 _factories: dict[str, EngineFactory] = {}
@@ -31,6 +35,14 @@ def engine_for(name: str, **options: Any) -> Engine:
     if name not in _factories:
         raise ValueError(f"unknown engine {name!r}; known engines: {', '.join(sorted(_factories))}")
     return _factories[name](**options)
+
+
+def engine_from(settings: EngineSettings) -> Engine:
+    """A new engine as a spec's [engine] (or the command line over it) describes it."""
+    try:
+        return engine_for(settings.name, **settings.options())
+    except (ValueError, TypeError) as e:
+        raise SpecError(f"[engine]: {e}") from None
 
 
 def registered_engines() -> list[str]:

@@ -177,10 +177,45 @@ def fingerprint(source: exp.Expression, row_hash: exp.Expression) -> exp.Express
     return template("fingerprint", source=source, row_hash=row_hash)
 
 
-def verify_classes(release: exp.Expression, qi: Sequence[str], sensitive: str | None) -> exp.Expression:
-    """Per (class, sensitive value as text) counts of a written release; no SA: one row per class."""
+AUDIT_CLASS, AUDIT_VALUE, AUDIT_COUNT = "__sqlclose_cls", "__sqlclose_v", "__sqlclose_n"
+
+
+def audit_qi_name(i: int) -> str:
+    """The name ``audit_classes`` gives the ``i``-th quasi-identifier's values."""
+    return f"__sqlclose_q{i}"
+
+
+def audit_classes(relation: exp.Expression, qi: Sequence[str], sensitive: str | None) -> exp.Expression:
+    """Per (class, sensitive value as text) counts of a table as it is, with each class's number and
+    QI values, in class order; no SA: one row per class."""
     sa = as_text(col(sensitive)) if sensitive else as_text(exp.Null())  # a number would be a position
-    return template("verify_classes", release=release, qi=[col(q) for q in qi], sensitive=sa)
+    named = [exp.alias_(col(c), audit_qi_name(i), quoted=True) for i, c in enumerate(qi)]
+    return template("audit_classes", release=relation, qi=[col(c) for c in qi], named=named,
+                    keys=[col(audit_qi_name(i)) for i in range(len(qi))], sensitive=sa)
+
+
+def class_range(counted: exp.Table) -> exp.Expression:
+    """The (class, value, count) rows of ``audit_classes`` kept in ``counted``, of the classes
+    numbered from the first parameter up to (not including) the second."""
+    number = col(AUDIT_CLASS)
+    within = exp.and_(exp.GTE(this=number, expression=exp.Placeholder(this="1")),
+                      exp.LT(this=number.copy(), expression=exp.Placeholder(this="2")))
+    return exp.select(number.copy(), col(AUDIT_VALUE), col(AUDIT_COUNT)).from_(counted.copy()).where(within)
+
+
+def class_totals(counted: exp.Table) -> exp.Expression:
+    """Classes and records of an ``audit_classes`` table (columns ``classes``, ``records``)."""
+    zero = exp.Literal.number(0)
+    classes = exp.Coalesce(this=exp.Max(this=col(AUDIT_CLASS)) + 1, expressions=[zero])
+    records = exp.Coalesce(this=exp.Sum(this=col(AUDIT_COUNT)), expressions=[zero.copy()])
+    return exp.select(exp.alias_(classes, "classes"), exp.alias_(records, "records")).from_(counted.copy())
+
+
+def labels_of_classes(counted: exp.Table, qis: int, classes: Sequence[int]) -> exp.Expression:
+    """The QI values of the given classes (numbers the caller computed) of an ``audit_classes`` table."""
+    keys = [col(audit_qi_name(i)) for i in range(qis)]
+    wanted = exp.In(this=col(AUDIT_CLASS), expressions=[exp.Literal.number(int(c)) for c in classes])
+    return exp.select(col(AUDIT_CLASS), *keys).distinct().from_(counted.copy()).where(wanted)
 
 
 def not_null(columns: Sequence[str]) -> exp.Expression | None:
@@ -532,10 +567,6 @@ def base_batch(base: exp.Table, plan: exp.Table, qi_codes: Sequence[str], qi_str
     keys = _word_sums(terms)
     select = template("base_batch", base=base, plan=plan, key=keys[0])
     return select if words == 1 else _with_keys(select, keys)
-
-
-def class_labels(release: exp.Expression, qi: Sequence[str]) -> exp.Expression:
-    return template("class_labels", release=release, qi=[col(c) for c in qi])
 
 
 # ---- small queries of preparation and audits ---------------------------------------------------

@@ -1,0 +1,1 @@
+SELECT DENSE_RANK() OVER (ORDER BY `__sqlclose_q0` NULLS LAST) - 1 AS __sqlclose_cls, `__sqlclose_q0`, __sqlclose_v, __sqlclose_n FROM (SELECT `a"b` AS `__sqlclose_q0`, CAST(NULL AS STRING) AS __sqlclose_v, COUNT(*) AS __sqlclose_n FROM `t_src` AS __sqlclose_rel GROUP BY `a"b`, CAST(NULL AS STRING)) AS __sqlclose_counted ORDER BY __sqlclose_cls NULLS LAST

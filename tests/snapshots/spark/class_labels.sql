@@ -1,1 +1,0 @@
-SELECT DENSE_RANK() OVER (ORDER BY `a"b` NULLS LAST, `age` NULLS LAST) - 1 AS __sqlclose_cls, `a"b`, `age` FROM (SELECT DISTINCT `a"b`, `age` FROM `t_src` AS __sqlclose_rel) AS __sqlclose_distinct ORDER BY __sqlclose_cls NULLS LAST

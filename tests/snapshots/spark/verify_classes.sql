@@ -1,1 +1,0 @@
-SELECT DENSE_RANK() OVER (ORDER BY `a"b` NULLS LAST, `age` NULLS LAST) - 1 AS __sqlclose_cls, __sqlclose_v, __sqlclose_n FROM (SELECT `a"b`, `age`, CAST(`x; DROP TABLE t; --` AS STRING) AS __sqlclose_v, COUNT(*) AS __sqlclose_n FROM `t_src` AS __sqlclose_rel GROUP BY `a"b`, `age`, CAST(`x; DROP TABLE t; --` AS STRING)) AS __sqlclose_counted
