@@ -16,7 +16,7 @@ from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.sources import Opened, SourceLike, is_spark_source, open_source
+from sqlclose.prepare.sources import Opened, SourceLike, brings_engine, is_spark_source, open_source
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
@@ -266,12 +266,14 @@ def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
 AGAINST_TOLERANCE = 1e-9  # the report's values and the re-check's may differ in the last float bits
 
 
-def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None) -> dict:
+def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None,
+                          engine: Engine | None = None) -> dict:
     """Re-verify a released file (or table) against its report (its manifest): the file's sha256
     (a table's content digest), rows, classes and smallest class, every l/p value, and each
     sensitive column's largest distance against the file's own distribution (the report's
     ``t_against_release``). A hierarchical distance takes its hierarchy from the file the report
-    names (refused if that file changed), or from ``spec`` when given."""
+    names (refused if that file changed), or from ``spec`` when given. ``engine`` runs the audit
+    of a file (a DuckDB table is read on its own database's connection)."""
     try:
         doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
         qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
@@ -288,7 +290,8 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
         from sqlclose.audit.check import check as run_check
 
         audit_ = run_check(source, qis, models, k=privacy["k"],
-                           table=output.get("table") if output.get("format") == "duckdb" else None).to_dict()
+                           table=output.get("table") if output.get("format") == "duckdb" else None,
+                           engine=None if brings_engine(source) else engine).to_dict()
     expected = {"rows": output["rows"], "classes": doc["classes"], "k": privacy["min_class_size"]}
     found = {"rows": audit_["rows"], "classes": audit_["classes"], "k": audit_["k"]["reached"]}
     problems += [f"{key} is {found[key]}, the report says {value}" for key, value in expected.items()

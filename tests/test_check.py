@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -380,6 +381,14 @@ def test_worst_classes_order_and_contents():
             assert list(c["distribution"].values()) == sorted(c["distribution"].values(), reverse=True)
 
 
+def test_a_failure_line_shows_ten_digits_and_the_json_every_bit():
+    # c: z z against the table's x 4, y 3, z 4 (n = 11): equal EMD 1 - 4/11 = 7/11.
+    report = check(table(HAND), ["g"], {"s": {"t": 0.1, "distance": "equal"}}).to_dict()
+    assert report["sensitive"]["s"]["distances"]["equal"]["reached"] == pytest.approx(7 / 11, abs=TOL)
+    assert report["failures"] == ["s: t-closeness (equal): 3 classes (11 records) fail; worst 0.6363636364, "
+                                  "required 0.1"]
+
+
 @pytest.mark.parametrize("top", [1, 2])
 def test_worst_classes_top_n(top):
     report = check(table(HAND), ["g"], ["s"], top=top).to_dict()
@@ -449,6 +458,67 @@ def test_worst_classes_with_several_quasi_identifiers():
     assert [c["value"] for c in ordered] == sorted((c["value"] for c in ordered), reverse=True)
     for c in ordered:
         assert sum(c["distribution"].values()) == c["size"] == 3
+
+
+def _same(a, b, path="report"):
+    """Equal, floats to 1e-12 (a float measure's last bits depend on how many classes a run held)."""
+    if isinstance(a, float) and isinstance(b, float):
+        assert b == pytest.approx(a, rel=1e-12, abs=1e-12), path
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), path
+        for key in a:
+            _same(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    else:
+        assert a == b and type(a) is type(b), (path, a, b)
+
+
+@pytest.mark.parametrize("run_bytes", [1, 700, 5_000, 60_000])
+def test_runs_of_any_size_give_the_report_of_one_pass(disease_csv, monkeypatch, run_bytes):
+    # A random table of ~120 classes (a QI with NULLs), two sensitive columns, every model, with a
+    # reference: read in runs of one class, a few, or dozens (past 4 × top, where only the top values
+    # and their ties are sorted), the report is the one of a single run, and so are the arrays kept.
+    rng = random.Random(7)
+    leaves = [row[0] for row in DISEASE_ROWS]
+
+    def rows(n: int) -> pa.Table:
+        return pa.table({"g": [rng.choice(["a", "b", "c", None]) for _ in range(n)],
+                         "h": [rng.randint(0, 30) for _ in range(n)],
+                         "salary": [rng.randint(1, 9) * 1000 for _ in range(n)],
+                         "disease": [rng.choice(leaves) for _ in range(n)]})
+
+    data, reference = rows(400), rows(300)
+    sensitive = {"salary": {"distance": "ordered", "t": 0.3, "recursive": {"c": 2, "l": 2}, "p": 2},
+                 "disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": str(disease_csv), "distinct_l": 2,
+                             "entropy_l": 1.5}}
+
+    def audit(limit: int):
+        monkeypatch.setattr(tables, "RUN_BYTES", limit)
+        return check(data, ["g", "h"], sensitive, k=3, top=5, reference=reference)
+
+    whole, runs = audit(10**12), audit(run_bytes)
+    assert whole.to_dict()["classes"] > 100
+    _same(whole.to_dict(), runs.to_dict())
+    assert runs.class_sizes.tolist() == whole.class_sizes.tolist()
+    assert runs.distributions == whole.distributions
+    assert list(runs.class_distances) == list(whole.class_distances) == ["salary", "disease"]
+    for name, values in whole.class_distances.items():
+        assert runs.class_distances[name] == pytest.approx(values, rel=1e-12, abs=1e-12)
+
+
+def test_a_spec_engine_does_not_apply_to_a_connections_table():
+    # The table lives in the caller's DuckDB connection: it is read there, and the spec's [engine]
+    # (which would make a DuckDB of its own) is not an error.
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM read_csv(?)", [str(TABLE3_CSV)])
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    spec = spec.model_copy(update={"engine": EngineSettings(threads=1, memory_limit="700MB")})
+    assert check((con, "t"), spec=spec).to_dict()["rows"] == 9
 
 
 def test_python_holds_a_run_of_classes_at_a_time(monkeypatch):
@@ -636,17 +706,24 @@ def test_cli_human_readable(hand_csv):
 
 
 def _engines_made(monkeypatch) -> list[dict]:
-    """The settings of every DuckDB engine made from here on."""
+    """The settings of every DuckDB engine made from here on; each gains "closed": True when closed."""
     from sqlclose.engine import duckdb as duckdb_engine
 
     made: list[dict] = []
-    real = duckdb_engine.DuckDBEngine.__init__
+    real_init, real_close = duckdb_engine.DuckDBEngine.__init__, duckdb_engine.DuckDBEngine.close
 
     def spy(self, connection=None, **settings):
+        self._spied = settings  # the dict in ``made``: close marks it
         made.append(settings)
-        real(self, connection, **settings)
+        real_init(self, connection, **settings)
+
+    def close(self):
+        if hasattr(self, "_spied"):
+            self._spied["closed"] = True
+        real_close(self)
 
     monkeypatch.setattr(duckdb_engine.DuckDBEngine, "__init__", spy)
+    monkeypatch.setattr(duckdb_engine.DuckDBEngine, "close", close)
     return made
 
 
@@ -657,7 +734,7 @@ def test_cli_engine_settings_reach_the_audits_engine(hand_csv, tmp_path, monkeyp
     bounded = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--json", "--threads", 1, "--memory-limit", "600MB",
                      "--temp-directory", spill)
     assert bounded.exit_code == plain.exit_code == 0, bounded.stderr
-    assert made == [{"threads": 1, "memory_limit": "600MB", "temp_directory": spill}]
+    assert made == [{"threads": 1, "memory_limit": "600MB", "temp_directory": spill, "closed": True}]
     assert json.loads(bounded.stdout) == json.loads(plain.stdout)
 
 
@@ -666,7 +743,7 @@ def test_check_runs_on_the_specs_engine(tmp_path, monkeypatch):
     spec = spec.model_copy(update={"engine": EngineSettings(threads=1, memory_limit="700MB")})
     made = _engines_made(monkeypatch)
     report = check(TABLE3_CSV, spec=spec)
-    assert made == [{"threads": 1, "memory_limit": "700MB"}]
+    assert made == [{"threads": 1, "memory_limit": "700MB", "closed": True}]
     assert report.to_dict()["rows"] == 9
 
 

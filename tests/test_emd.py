@@ -166,6 +166,38 @@ def test_random_hierarchies_match_lp():
         np.testing.assert_array_equal(via_attr, got)
 
 
+def test_hierarchies_in_tree_order_match_lp():
+    # Leaves listed parent by parent, as hierarchy files list them: grouped without a copy.
+    rng = np.random.default_rng([SEED, 2])
+    for _ in range(100):
+        paths = sorted(random_tree(rng))
+        codes = codes_from_paths(paths)
+        P = random_histograms(rng, int(rng.integers(1, 6)), len(paths))
+        q = random_histograms(rng, 1, len(paths))[0]
+        check_against_lp(P, q, hierarchical_emd(P, q, codes), tree_ground(paths))
+
+
+@pytest.mark.parametrize("distance", ["ordered", "equal", "hierarchical", "hierarchical, shuffled leaves"])
+def test_a_class_distance_does_not_depend_on_the_classes_beside_it(distance):
+    # The same bits for a class whether it is computed alone, in runs of 7, or among 3,000 classes:
+    # a run of classes, a batch of nodes or a memory limit must not change a reported value. (A
+    # matrix-vector product changed the last bits of about half the rows with the batch's shape.)
+    rng = np.random.default_rng([SEED, 3])
+    paths = [(a, b) for a in range(3) for b in range(5)][:14]
+    if distance.endswith("shuffled leaves"):
+        paths = [paths[i] for i in rng.permutation(len(paths))]
+    codes = codes_from_paths(paths)
+    P = random_histograms(rng, 3000, len(paths)).astype(np.float64)
+    q = random_histograms(rng, 1, len(paths))[0]
+    name = distance.split(",")[0]
+    whole = emd(P, q, name, codes if name == "hierarchical" else None)
+    runs = np.concatenate([emd(P[a:a + 7], q, name, codes if name == "hierarchical" else None)
+                           for a in range(0, len(P), 7)])
+    alone = np.array([emd(P[i:i + 1], q, name, codes if name == "hierarchical" else None)[0] for i in range(200)])
+    np.testing.assert_array_equal(runs, whole)
+    np.testing.assert_array_equal(alone, whole[:200])
+
+
 def test_proportions_and_counts_agree():
     rng = np.random.default_rng(SEED + 1)
     P = random_histograms(rng, 50, 9)

@@ -122,6 +122,9 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
                                ["secret"]), False),
     "audit_classes": (lambda e: (q.audit_classes(SRC, [QUOTE, "age"], EVIL), []), False),
     "audit_classes_no_sensitive": (lambda e: (q.audit_classes(SRC, [QUOTE], None), []), True),
+    "class_range": (lambda e: (q.class_range(q.table("t_audit")), [1, 3]), False),
+    "class_totals": (lambda e: (q.class_totals(q.table("t_audit")), []), True),
+    "labels_of_classes": (lambda e: (q.labels_of_classes(q.table("t_audit"), 2, [0, 4]), []), False),
     "release": (_release(False), True),  # sorted by its own values, NULLs last, on every engine
     "release_suppressed": (_release(True), True),
     "rollup_batch": (lambda e: (q.rollup_batch(q.table("t_prev"), q.table("t_plan")), []), False),
@@ -162,6 +165,7 @@ def _setup(engine: Engine) -> None:
     engine.create_temp_table("t_sizes2", q.class_sizes(q.table("t_prev"), 2, 10))
     engine.create_temp_table("t_large", q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3))
     engine.create_temp_table("t_large2", q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3))
+    engine.create_temp_table("t_audit", q.audit_classes(SRC, [QUOTE, "age"], EVIL))
 
 
 def _renderer(cls: type[Engine]) -> Engine:

@@ -29,7 +29,7 @@ from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, req
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
 from sqlclose.prepare.problem import require_columns
-from sqlclose.prepare.sources import open_source
+from sqlclose.prepare.sources import brings_engine, open_source
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
 from sqlclose.sql import queries as q
@@ -79,7 +79,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     hierarchies = {}
     if spec is not None:
         spec = as_spec(spec)
-        if engine is None and spec.engine is not None:  # the spec's [engine]: made here, closed here
+        if engine is None and spec.engine is not None and not brings_engine(source):  # made here, closed here
             made = engine_from(spec.engine)
             try:
                 return check(source, quasi_identifiers, sensitive, spec=spec, k=k, reference=reference, skew=skew,
@@ -158,12 +158,12 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
     numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
-    tallies = [_SensitiveTally(j, sa, models[sa.name], skew, similarity_level, top, sa.name in numeric)
-               for j, sa in enumerate(sas)]
     classes = tables.table_classes(engine, relation, qi, sas)
     try:
         if classes.rows == 0:
             raise DataError(f"{label} has no rows: there is nothing to check")
+        tallies = [_SensitiveTally(j, sa, models[sa.name], skew, similarity_level, top, sa.name in numeric)
+                   for j, sa in enumerate(sas)]
         k_tally = _Worst("k", higher_is_worse=False, required=k, top=top)
         sizes = []
         for start, hist in classes.runs():
@@ -175,6 +175,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
         labels = classes.class_values(i for w in listed for i in w.ids)
     finally:
         classes.drop()
+        engine.reset_memory()  # DuckDB's limit lowered for the runs: its share again
     failures: list[str] = []
     data: dict[str, Any] = {"table": label, "rows": classes.rows, "classes": classes.classes,
                             "quasi_identifiers": qi, "reference": "the table itself" if reference is None
@@ -250,7 +251,8 @@ class _Worst:
                                                         self.rows[kept] if self.j is not None else self.rows)
 
     def _worst_first(self, values: np.ndarray) -> np.ndarray:
-        """Positions of the ``top`` worst values, worst first, ties in position order."""
+        """Positions of the ``top`` worst values, worst first, ties in position order (a class's
+        measure is a function of its own counts, to the last bit: ``emd.row_sums``)."""
         key = -values if self.higher_is_worse else values
         if len(key) > 4 * self.top:  # sort only what can be listed: the top values and their ties
             nth = np.partition(key, self.top - 1)[self.top - 1]
@@ -266,7 +268,7 @@ class _Worst:
             entry.update(passed=not self.failing, failing_classes=self.failing, failing_records=self.failing_records)
             if self.failing and failures is not None:
                 failures.append(f"{self.title}: {self.failing} classes ({self.failing_records} records) fail; "
-                                f"worst {_number(self.reached)}, required {self.required}")
+                                f"worst {_shown(self.reached)}, required {self.required}")
         entry["worst_classes"] = self.listed(labels)
         return entry
 
@@ -334,8 +336,8 @@ class _SensitiveTally:
             if attack is not None:
                 hit = attack.exposed(matrix, hist.sizes)
                 self.exposed[kind].add(start, hist, hist.sizes, None, among=hit)
-        self.l_diversity = min(self.l_diversity, l_diversity_value(matrix))
-        self.l1_closeness = max(self.l1_closeness, l1_closeness_value(matrix, self.sa.q))
+        self.l_diversity = np.minimum(self.l_diversity, l_diversity_value(matrix))  # NaN stays NaN, as one pass
+        self.l1_closeness = np.maximum(self.l1_closeness, l1_closeness_value(matrix, self.sa.q))
         self.counts += matrix.sum(axis=0)
 
     def listing(self) -> list[_Worst]:
@@ -381,6 +383,12 @@ def _distribution(row: np.ndarray, sa: SensitiveAttribute) -> dict[str, int]:
     if len(nonzero) > 10:
         out["(other values)"] = int(row[nonzero[10:]].sum())
     return out
+
+
+def _shown(value: Any) -> str:
+    """A value for a line a person reads: ten significant digits (the JSON keeps every bit)."""
+    value = _number(value)
+    return f"{value:.10g}" if isinstance(value, float) else str(value)
 
 
 def _number(value: Any) -> Any:

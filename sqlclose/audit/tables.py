@@ -10,7 +10,7 @@ raw 10 M-row table (10 M classes) once held every class's matrix and its tempora
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -24,12 +24,14 @@ from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.sql import queries as q
 
-# Bytes of count matrix in one run of classes; each run is one range read per sensitive column
-# (at 10 M classes × 14 values, 36 reads). Judging a run holds RUN_COPIES times its matrix at most:
-# the read rows, the matrix and the measures' temporaries. Under a memory limit DuckDB's is lowered
-# to leave that room (``Engine.fit_memory``) before each run.
-RUN_BYTES = 32_000_000
+# What judging one run of classes may hold, in bytes: per class, RUN_COPIES times its count
+# matrix row (the matrix and the measures' temporaries), and PAIR_BYTES per (class, value) row read
+# (the Arrow row and its numpy copies: class, position, cell, count). Each run is one range read per
+# sensitive column: at 10 M raw classes × 14 values, ~60 reads. Under a memory limit DuckDB's is
+# lowered to leave that room (``Engine.fit_memory``) before each run.
+RUN_BYTES = 160_000_000
 RUN_COPIES = 5
+PAIR_BYTES = 80
 
 
 @dataclass
@@ -44,15 +46,22 @@ class TableClasses:
     qi: list[str]
     classes: int
     rows: int
+    pairs: int  # (class, value) rows over every sensitive column's table
+    _domains: dict[str, pa.Array] = field(default_factory=dict, repr=False)  # per column, for domain_positions
 
     def runs(self, max_bytes: int | None = None) -> Iterator[tuple[int, ClassHistograms]]:
         """(number of its first class, histograms) of consecutive runs covering every class once,
-        each of at most ``max_bytes`` (``RUN_BYTES``) of count matrix, a class at least."""
-        width = 8 * max(sum(len(sa.domain) for sa in self.sensitive), 1)
-        step = max(1, (RUN_BYTES if max_bytes is None else max_bytes) // width)
+        each holding at most ``max_bytes`` (``RUN_BYTES``) while judged, a class at least."""
+        step = max(1, int((RUN_BYTES if max_bytes is None else max_bytes) // self.class_bytes()))
         for start in range(0, self.classes, step):
-            self.engine.fit_memory(upcoming=RUN_COPIES * step * width)
-            yield start, self._histograms(start, min(start + step, self.classes))
+            stop = min(start + step, self.classes)
+            self.engine.fit_memory(upcoming=int((stop - start) * self.class_bytes()))
+            yield start, self._histograms(start, stop)
+
+    def class_bytes(self) -> float:
+        """What judging one class holds, on average (``RUN_BYTES``)."""
+        matrix_row = 8 * sum(len(sa.domain) for sa in self.sensitive)
+        return RUN_COPIES * matrix_row + PAIR_BYTES * self.pairs / max(self.classes, 1)
 
     def _histograms(self, start: int, stop: int) -> ClassHistograms:
         count = stop - start
@@ -61,7 +70,7 @@ class TableClasses:
         matrices = []
         for sa, rows in zip(self.sensitive, read):
             span = len(sa.domain)
-            cells = _class_of(rows, start) * span + domain_positions(rows.column(q.AUDIT_VALUE), sa)
+            cells = _class_of(rows, start) * span + domain_positions(rows.column(q.AUDIT_VALUE), sa, self._domains)
             matrices.append(np.bincount(cells, weights=_counts(rows), minlength=count * span).reshape(count, span))
         return ClassHistograms(np.zeros((count, 0), dtype=np.int64), np.rint(sizes).astype(np.int64), matrices,
                                np.zeros(count, dtype=np.int64))
@@ -77,19 +86,34 @@ class TableClasses:
 
     def drop(self) -> None:
         """Drop the kept tables now (an engine of the caller's lives on)."""
-        for table in self.counted:
-            self.engine.execute(exp.Drop(tables=[table], kind="TABLE", exists=True))
+        drop_tables(self.engine, self.counted)
 
 
 def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
                   sensitive: Sequence[SensitiveAttribute]) -> TableClasses:
     """Equivalence classes of ``relation`` over ``qi``, counted in the engine: one GROUP BY per
     sensitive column (class sizes come from the first), or one for the sizes when there is none."""
-    counted = [engine.create_temp_table(engine.temp_name("audit_classes"), q.audit_classes(relation, qi, sa.name))
-               for sa in sensitive] or \
-        [engine.create_temp_table(engine.temp_name("audit_classes"), q.audit_classes(relation, qi, None))]
-    totals = engine.fetch(q.class_totals(counted[0])).to_pylist()[0]
-    return TableClasses(engine, counted, list(sensitive), list(qi), int(totals["classes"]), int(totals["records"]))
+    counted: list[exp.Table] = []
+    try:
+        for sa in list(sensitive) or [None]:
+            query = q.audit_classes(relation, qi, sa.name if sa is not None else None)
+            counted.append(engine.create_temp_table(engine.temp_name("audit_classes"), query))
+        totals = [engine.fetch(q.class_totals(t)).to_pylist()[0] for t in counted]
+    except BaseException:
+        drop_tables(engine, counted)
+        raise
+    return TableClasses(engine, counted, list(sensitive), list(qi), int(totals[0]["classes"]),
+                        int(totals[0]["records"]), sum(int(t["pairs"]) for t in totals))
+
+
+def drop_tables(engine: Engine, tables: Sequence[exp.Table]) -> None:
+    """Drop kept tables, as far as the engine lets: a failure here must not hide why the audit
+    stopped (the engine drops what is left when it closes)."""
+    for table in tables:
+        try:
+            engine.unregister(table.name)
+        except Exception:  # noqa: BLE001 - cleanup; the engine's close drops it too
+            pass
 
 
 def _class_of(rows: pa.Table, start: int) -> np.ndarray:
@@ -100,15 +124,18 @@ def _counts(rows: pa.Table) -> np.ndarray:
     return numpy_of(rows.column(q.AUDIT_COUNT)).astype(np.float64)
 
 
-def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: SensitiveAttribute) -> np.ndarray:
+def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: SensitiveAttribute,
+                     domains: dict[str, pa.Array] | None = None) -> np.ndarray:
     """Domain index of each (distinct, aggregated) value of a sensitive column, as text: looked up
-    by Arrow, not one by one in Python."""
+    by Arrow, not one by one in Python. ``domains`` keeps each column's domain as Arrow between calls."""
     values = values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(values, type=pa.string())
     stand_in = sa.null_value
     if stand_in is not None and stand_in in sa.domain:  # nulls = "value": NULL reads as the stand-in
         values = pc.fill_null(values, str(stand_in))
-    domain = pa.array([None if v is None else str(v) for v in sa.domain], type=pa.string())
-    found = pc.index_in(values, value_set=domain)
+    domains = {} if domains is None else domains
+    if sa.name not in domains:
+        domains[sa.name] = pa.array([None if v is None else str(v) for v in sa.domain], type=pa.string())
+    found = pc.index_in(values, value_set=domains[sa.name])
     if found.null_count:
         missing = pc.filter(values, pc.is_null(found))[0].as_py()
         raise DataError(f"column {sa.name!r} holds {missing!r}, which is not in its domain "

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from sqlclose.cli.common import CONTEXT, engine_options, engine_settings, guarded, json_option, verbose_option
 from sqlclose.errors import SpecError, VerificationError
 from sqlclose.model.spec import ALL_DISTANCES
+
+if TYPE_CHECKING:
+    from sqlclose.engine import Engine
+    from sqlclose.model.spec import Spec
 
 EXAMPLE = """\b
 Examples:
@@ -74,11 +79,6 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         if given:
             raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
                             "sections set the models and thresholds (only --k and --qi may override)")
-    if report_path is not None:
-        _against(Path(source), report_path, spec_path, as_json)
-        return
-    sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
-        if names else None
     from sqlclose.engine import engine_from
     from sqlclose.model.spec import load_spec
 
@@ -86,6 +86,11 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     settings = engine_settings(spec.engine if spec else None, engine_name, threads, memory_limit, temp_directory)
     engine = engine_from(settings) if settings is not None else None
     try:
+        if report_path is not None:
+            _against(Path(source), report_path, spec, as_json, engine)
+            return
+        sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
+            if names else None
         report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
                            similarity_level=similarity_level, top=top, table=table, delimiter=delimiter,
                            engine=engine)
@@ -96,12 +101,12 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     sys.exit(3 if report.passed is False else 0)
 
 
-def _against(path: Path, report_path: Path, spec_path: Path | None, as_json: bool) -> None:
+def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, engine: Engine | None) -> None:
     """A released file against its manifest: same bytes, same classes, same values reached (the
     distances against the file's own distribution, as an auditor holding only the file sees them)."""
     from sqlclose.api import verify_against_report
 
-    outcome = verify_against_report(path, report_path, spec_path)
+    outcome = verify_against_report(path, report_path, spec, engine)
     if as_json:
         click.echo(json.dumps(outcome, indent=2))
     if outcome["problems"]:

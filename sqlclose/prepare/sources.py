@@ -85,6 +85,12 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
                      "(SparkSession, table)")
 
 
+def brings_engine(source: Any) -> bool:
+    """Whether ``source`` is read by an engine it comes with (a DuckDB connection or relation, a
+    Spark DataFrame or session): a spec's [engine] cannot apply to it."""
+    return DuckDBEngine.is_relation(source) or _is_connection_pair(source) or is_spark_source(source)
+
+
 def _is_spark(obj: Any) -> bool:
     """A pyspark object (a DataFrame or a SparkSession), told without importing pyspark."""
     return type(obj).__module__.startswith("pyspark.")

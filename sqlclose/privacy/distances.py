@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
-from sqlclose.privacy.emd import checked, emd
+from sqlclose.privacy.emd import checked, emd, row_sums
 
 NON_EMD_DISTANCES: tuple[str, ...] = tuple(d for d in ALL_DISTANCES if d not in EMD_DISTANCES)
 
@@ -30,7 +30,7 @@ def is_emd(name: str) -> bool:
 
 def _normalised(P: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
     P, q = checked(P, q)  # the same validation as every EMD (NaN, infinity, negatives, shapes)
-    rows = P.sum(axis=1, keepdims=True)
+    rows = row_sums(P)[:, np.newaxis]
     if (rows == 0).any() or q.sum() == 0:
         raise ValueError("every distribution needs a positive total")
     return P / rows, q / q.sum()
@@ -39,7 +39,7 @@ def _normalised(P: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
 def variational_distance(P: Any, q: Any) -> np.ndarray:
     """½ Σ |p_i − q_i| per row of P (not an EMD; see module docstring)."""
     P, q = _normalised(P, q)
-    return 0.5 * np.abs(P - q).sum(axis=1)
+    return 0.5 * row_sums(np.abs(P - q))
 
 
 def kl_divergence(P: Any, q: Any) -> np.ndarray:
@@ -47,7 +47,7 @@ def kl_divergence(P: Any, q: Any) -> np.ndarray:
     P, q = _normalised(P, q)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(P > 0, P * (np.log(P) - np.log(q)), 0.0)
-    return terms.sum(axis=1)
+    return row_sums(terms)
 
 
 def point_mass_distances(q: Any, name: str, hierarchy: Any = None) -> np.ndarray:

@@ -204,11 +204,13 @@ def class_range(counted: exp.Table) -> exp.Expression:
 
 
 def class_totals(counted: exp.Table) -> exp.Expression:
-    """Classes and records of an ``audit_classes`` table (columns ``classes``, ``records``)."""
+    """Classes, records and rows of an ``audit_classes`` table (columns ``classes``, ``records``,
+    ``pairs``)."""
     zero = exp.Literal.number(0)
     classes = exp.Coalesce(this=exp.Max(this=col(AUDIT_CLASS)) + 1, expressions=[zero])
     records = exp.Coalesce(this=exp.Sum(this=col(AUDIT_COUNT)), expressions=[zero.copy()])
-    return exp.select(exp.alias_(classes, "classes"), exp.alias_(records, "records")).from_(counted.copy())
+    return exp.select(exp.alias_(classes, "classes"), exp.alias_(records, "records"),
+                      exp.alias_(exp.Count(this=exp.Star()), "pairs")).from_(counted.copy())
 
 
 def labels_of_classes(counted: exp.Table, qis: int, classes: Sequence[int]) -> exp.Expression:
