@@ -170,7 +170,7 @@ def released_at(release: sqlclose.Release, named: dict) -> sqlclose.Release:
     return release.at(named)
 
 
-def _tallied(attack: audit.Homogeneity, matrix, sizes) -> dict:
+def _tallied(attack: audit.Attack, matrix, sizes) -> dict:
     """An attack (``sqlclose.audit.tables``) over one released table's classes."""
     attack.exposed(matrix, sizes)
     return attack.result()

@@ -186,7 +186,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     data["utility"] = {"sensitive": {tally.sa.name: tally.utility() for tally in tallies}}
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
-    distances = {tally.sa.name: np.concatenate(tally.distances) for tally in tallies if tally.distances}
+    distances = {tally.sa.name: np.concatenate(tally.judged_distance) for tally in tallies if tally.judged_distance}
     counts = {tally.sa.name: dict(zip(map(str, tally.sa.domain), tally.counts.tolist())) for tally in tallies}
     return CheckReport(data, failures, np.concatenate(sizes), distances, counts)
 
@@ -289,35 +289,30 @@ class _SensitiveTally:
 
     def __init__(self, j: int, sa: SensitiveAttribute, spec: Sensitive | None, skew: float, similarity_level: int,
                  top: int, numeric: bool) -> None:
-        self.j, self.sa, self.spec = j, sa, spec
+        self.j, self.sa = j, sa
         asked = {c.key: c for c in sensitive_criteria(j, sa)} if spec is not None else {}
-        # (entry key, the criterion measuring it or a distance's name, the criterion judging it or None)
-        self.models: list[tuple[str, Criterion | str, Criterion | None, _Worst]] = []
-
-        def model(key: str, title: str, measured: Criterion | str, judged: Criterion | None, required: Any,
-                  higher_is_worse: bool) -> None:
-            self.models.append((key, measured, judged, _Worst(f"{sa.name}: {title}", higher_is_worse,
-                                                              required if judged else None, top, j, sa)))
-
+        recursive = spec.recursive if spec is not None else None
+        # (entry key, the criterion measuring it, the asked one judging it or None, its tally);
+        # distinct and entropy l are always measured, p and recursive only when asked.
+        self.diversity: list[tuple[str, Criterion, Criterion | None, _Worst]] = []
         for key, title, measured, required in [
                 ("distinct_l", "distinct l-diversity", DistinctLDiversity(j, sa, 1), spec and spec.distinct_l),
                 ("p", "p-sensitivity", asked.get("p"), spec and spec.p),
                 ("entropy_l", "entropy l-diversity", EntropyLDiversity(j, sa, 1.0), spec and spec.entropy_l),
-                ("recursive", "recursive ({c},{l})-diversity", asked.get("recursive"),
-                 spec and spec.recursive and {"c": spec.recursive.c, "l": spec.recursive.l})]:
-            if measured is None:  # p and recursive are listed only when asked
-                continue
-            if key == "recursive":
-                title = title.format(c=spec.recursive.c, l=spec.recursive.l)
-            judged = asked.get(key)
-            model(key, title, judged or measured, judged, required, measured.worse_is_higher)
+                ("recursive", recursive and f"recursive ({recursive.c},{recursive.l})-diversity",
+                 asked.get("recursive"), recursive and {"c": recursive.c, "l": recursive.l})]:
+            if measured is not None:
+                judged = asked.get(key)
+                self.diversity.append((key, judged or measured, judged, _Worst(
+                    f"{sa.name}: {title}", measured.worse_is_higher, required if judged else None, top, j, sa)))
+        # (distance name, the t-closeness criterion judging it or None, its tally)
+        self.distances: list[tuple[str, Criterion | None, _Worst]] = []
         for name in _applicable_distances(sa, spec, numeric):
-            closeness = asked.get("t") if name == sa.distance else None
-            model(f"distance:{name}", f"t-closeness ({name})", closeness or name, closeness,
-                  spec.t if closeness else None, True)
-        self.t_distance = spec.distance if spec is not None and spec.t is not None else None
-        self.distances: list[np.ndarray] = []  # per run: the distance t is judged by, per class (charts)
-        self.attacks: dict[str, tables.Homogeneity | None] = {
+            judged = asked.get("t") if name == sa.distance else None
+            self.distances.append((name, judged, _Worst(f"{sa.name}: t-closeness ({name})", True,
+                                                        spec.t if judged else None, top, j, sa)))
+        self.judged_distance: list[np.ndarray] = []  # per run: the distance t is judged by, per class (charts)
+        self.attacks: dict[str, tables.Attack | None] = {
             "homogeneity": tables.Homogeneity(), "skewness": tables.Skewness(sa.q, skew),
             "similarity": tables.Similarity(sa, similarity_level) if sa.hierarchy is not None else None}
         self.exposed = {kind: _Worst(kind, True, None, top, j, sa) for kind in self.attacks}
@@ -326,37 +321,31 @@ class _SensitiveTally:
 
     def add(self, start: int, hist: ClassHistograms) -> None:
         matrix = hist.counts[self.j]
-        for key, measured, judged, worst in self.models:
-            values = measured.measure(hist) if isinstance(measured, Criterion) else \
-                distance(matrix, self.sa.q, measured, self.sa.hierarchy)
+        for _, measured, judged, worst in self.diversity:
+            worst.add(start, hist, measured.measure(hist), judged.passes(hist) if judged else None)
+        for name, judged, worst in self.distances:
+            values = judged.measure(hist) if judged else distance(matrix, self.sa.q, name, self.sa.hierarchy)
             worst.add(start, hist, values, judged.passes(hist) if judged else None)
-            if key == f"distance:{self.t_distance}":
-                self.distances.append(values)
+            if judged:
+                self.judged_distance.append(values)
         for kind, attack in self.attacks.items():
             if attack is not None:
-                hit = attack.exposed(matrix, hist.sizes)
-                self.exposed[kind].add(start, hist, hist.sizes, None, among=hit)
+                self.exposed[kind].add(start, hist, hist.sizes, None, among=attack.exposed(matrix, hist.sizes))
         self.l_diversity = np.minimum(self.l_diversity, l_diversity_value(matrix))  # NaN stays NaN, as one pass
         self.l1_closeness = np.maximum(self.l1_closeness, l1_closeness_value(matrix, self.sa.q))
         self.counts += matrix.sum(axis=0)
 
     def listing(self) -> list[_Worst]:
-        return [worst for *_, worst in self.models] + list(self.exposed.values())
+        return [m[-1] for m in self.diversity] + [m[-1] for m in self.distances] + list(self.exposed.values())
 
     def entry(self, labels: dict[int, dict], failures: list[str]) -> dict:
-        entry: dict[str, Any] = {"domain_size": len(self.sa.domain), "distances": {}}
-        for key, _, _, worst in self.models:
-            if key.startswith("distance:"):
-                name = key.removeprefix("distance:")
-                entry["distances"][name] = {**worst.entry(labels, failures), "emd": is_emd(name)}
-            else:
-                entry[key] = worst.entry(labels, failures)
-        entry["distances"] = entry.pop("distances")  # after the l-diversity models, as the report lists them
-        attacks: dict[str, Any] = {}
-        for kind, attack in self.attacks.items():
-            attacks[kind] = None if attack is None else \
-                {**attack.result(), "exposed_classes": self.exposed[kind].listed(labels)}
-        entry["attacks"] = attacks
+        entry: dict[str, Any] = {"domain_size": len(self.sa.domain)}
+        entry.update((key, worst.entry(labels, failures)) for key, _, _, worst in self.diversity)
+        entry["distances"] = {name: {**worst.entry(labels, failures), "emd": is_emd(name)}
+                              for name, _, worst in self.distances}
+        entry["attacks"] = {kind: None if attack is None else
+                            {**attack.result(), "exposed_classes": self.exposed[kind].listed(labels)}
+                            for kind, attack in self.attacks.items()}
         return entry
 
     def utility(self) -> dict:

@@ -155,23 +155,32 @@ def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribut
 # Each is tallied run by run: ``exposed`` takes a run's classes, counts the classes at risk and
 # returns a boolean per class (for listing them); ``result`` is the tally over every run.
 
-class Homogeneity:
-    """Classes whose sensitive values are all equal: membership discloses the value."""
+class Attack:
+    """The classes and records an attack exposes, counted run by run."""
 
     def __init__(self) -> None:
         self.classes = self.records = 0
 
     def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        hit = (matrix > 0).sum(axis=1) == 1
-        self.classes += int(hit.sum())
-        self.records += int(sizes[hit].sum())
-        return hit
+        raise NotImplementedError
 
     def result(self) -> dict:
         return {"classes": self.classes, "records": self.records}
 
+    def _count(self, hit: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        self.classes += int(hit.sum())
+        self.records += int(sizes[hit].sum())
+        return hit
 
-class Skewness(Homogeneity):
+
+class Homogeneity(Attack):
+    """Classes whose sensitive values are all equal: membership discloses the value."""
+
+    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        return self._count((matrix > 0).sum(axis=1) == 1, sizes)
+
+
+class Skewness(Attack):
     """Classes where some value's share is at least ``ratio`` times its share in the table."""
 
     def __init__(self, reference: np.ndarray, ratio: float) -> None:
@@ -188,16 +197,13 @@ class Skewness(Homogeneity):
         worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
         if worst.size:
             self.worst = max(self.worst, float(worst.max()))
-        hit = worst >= self.ratio
-        self.classes += int(hit.sum())
-        self.records += int(sizes[hit].sum())
-        return hit
+        return self._count(worst >= self.ratio, sizes)
 
     def result(self) -> dict:
         return {"ratio": self.ratio, "classes": self.classes, "records": self.records, "worst_ratio": self.worst}
 
 
-class Similarity(Homogeneity):
+class Similarity(Attack):
     """Classes whose values all fall in one group at ``level`` of the sensitive hierarchy: an
     observer learns the group (e.g. "a stomach disease") without learning the value."""
 
@@ -219,9 +225,7 @@ class Similarity(Homogeneity):
         per_group = np.zeros((matrix.shape[0], len(self.by_group)), dtype=bool)
         for g in np.unique(self.groups):
             per_group[:, g] = present[:, self.groups == g].any(axis=1)
-        hit = per_group.sum(axis=1) == 1
-        self.classes += int(hit.sum())
-        self.records += int(sizes[hit].sum())
+        hit = self._count(per_group.sum(axis=1) == 1, sizes)
         self.by_group += (per_group[hit] * sizes[hit, None]).sum(axis=0)
         self.learned |= per_group[hit].any(axis=0)
         return hit
