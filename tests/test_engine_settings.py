@@ -40,6 +40,20 @@ def test_duckdb_limits_reach_the_engine_and_leave_the_release_alone(tmp_path):
     assert limited.sha256() == spec_with(None).sha256()
 
 
+def test_a_connections_table_runs_on_that_connection_whatever_the_specs_engine(tmp_path):
+    # The table lives in the caller's DuckDB: it is read there, as with no [engine], and the spec's
+    # [engine] (a DuckDB of its own, which cannot read that connection's tables) is not made.
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT * FROM read_csv(?)", [str(REPO / "datasets" / "table3" / "table3.csv")])
+    with sqlclose.anonymize((con, "t"), spec_with({"threads": 1, "memory_limit": "1GB"})) as release:
+        release.write_parquet(tmp_path / "limited.parquet")
+    with sqlclose.anonymize(None, spec_with(None)) as release:
+        release.write_parquet(tmp_path / "plain.parquet")
+    assert pq.read_table(tmp_path / "limited.parquet").equals(pq.read_table(tmp_path / "plain.parquet"))
+
+
 @pytest.mark.parametrize("engine, message", [
     ({"name": "oracle9i"}, "unknown engine 'oracle9i'"),
     ({"master": "local[2]"}, "master"),
