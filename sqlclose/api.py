@@ -16,7 +16,7 @@ from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.sources import Opened, SourceLike, brings_engine, open_source
+from sqlclose.prepare.sources import Opened, SourceLike, brings_engine, open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
@@ -218,10 +218,7 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
     if isinstance(source, Source) and source.kind == "warehouse":
         return _open_catalog_table(source, spec, engine)
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
-    # A DuckDB connection's table or relation, a Spark DataFrame or (session, table) brings its own
-    # engine: the spec's [engine] is not made.
-    made = engine_from(spec.engine) if engine is None and spec.engine is not None and not brings_engine(source) \
-        else None
+    made = spec_engine(spec.engine, source) if engine is None else None
     try:
         return open_source(source, engine or made, FileRead.of(spec.source, numeric))
     except BaseException:

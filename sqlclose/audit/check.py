@@ -22,14 +22,14 @@ from sqlglot import exp
 
 from sqlclose.audit import tables, utility
 from sqlclose.audit.render import render_text
-from sqlclose.engine import Engine, engine_from
+from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
 from sqlclose.prepare.problem import require_columns
-from sqlclose.prepare.sources import brings_engine, open_source
+from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
 from sqlclose.sql import queries as q
@@ -79,8 +79,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     hierarchies = {}
     if spec is not None:
         spec = as_spec(spec)
-        if engine is None and spec.engine is not None and not brings_engine(source):  # made here, closed here
-            made = engine_from(spec.engine)
+        if engine is None and (made := spec_engine(spec.engine, source)) is not None:  # closed here
             try:
                 return check(source, quasi_identifiers, sensitive, spec=spec, k=k, reference=reference, skew=skew,
                              similarity_level=similarity_level, top=top, table=table, delimiter=delimiter,

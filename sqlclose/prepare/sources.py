@@ -16,18 +16,21 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import sqlglot
 from pydantic import ValidationError
 from sqlglot import exp
 
-from sqlclose.engine import DuckDBEngine, Engine
+from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineOutOfMemory, InputError
 from sqlclose.model.spec import Source
 from sqlclose.sql import queries as q
+
+if TYPE_CHECKING:
+    from sqlclose.model.spec import EngineSettings
 
 SourceLike = Any  # path | (connection, table) | DuckDB relation | pyarrow.Table | pandas.DataFrame | None (spec's)
 
@@ -89,6 +92,12 @@ def brings_engine(source: Any) -> bool:
     """Whether ``source`` is read by an engine it comes with (a DuckDB connection or relation, a
     Spark DataFrame or session): a spec's [engine] cannot apply to it."""
     return DuckDBEngine.is_relation(source) or _is_connection_pair(source) or is_spark_source(source)
+
+
+def spec_engine(settings: EngineSettings | None, source: Any) -> Engine | None:
+    """The engine a spec's [engine] describes, made for ``source`` (the caller closes it); None
+    when the spec names none or the source brings its own (``brings_engine``)."""
+    return engine_from(settings) if settings is not None and not brings_engine(source) else None
 
 
 def _is_spark(obj: Any) -> bool:
