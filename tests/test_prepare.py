@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
 from sqlclose.model.spec import as_spec
 from sqlclose.prepare.problem import prepare
 from sqlclose.prepare.sources import open_source
+from sqlclose.sql import queries as q
 
 ROWS = [("a", "x", 1, "n1"), ("a", "y", 2, "n2"), ("b", "x", 1, "n3"), ("b", "x", 3, "n4"), ("a", None, 2, "n5"),
         ("b", "y", 1, "n6")]
@@ -107,3 +109,61 @@ def test_null_counts_per_column_from_the_column_values():
     values = engine.create_temp_table("v", q.column_values(opened.relation, coded, params), params.values)
     assert engine.fetch(q.null_counts(values, coded)).to_pylist() == [{"r0": 0, "r1": 2, "r2": 1,
                                                                       "__sqlclose_rows": 5}]
+
+
+# ---- the base histogram's storage: narrow codes, sorted ---------------------------------------------
+def wide_domains_prepared():
+    """QIs of 2, 300 and 40,000 leaves and a sensitive column of 200 values: codes below 2**7,
+    2**15 and 2**31, stored by the base histogram as TINYINT, SMALLINT and INTEGER."""
+    rows = 1_000
+    table = pa.table({"sex": [("f", "m")[i % 2] for i in range(rows)],
+                      "town": [f"t{i % 300:03d}" for i in range(rows)],
+                      "zip": [f"{(i * 37) % 40_000:05d}" for i in range(rows)],
+                      "s": [i % 200 for i in range(rows)]})
+    spec = as_spec({"k": 2, "quasi_identifiers": {
+        "sex": {"tree": {"*": ["f", "m"]}},
+        "town": {"tree": {"*": [f"t{i:03d}" for i in range(300)]}},
+        "zip": {"tree": {"*": [f"{i:05d}" for i in range(40_000)]}}},
+        "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
+    opened = open_source(table, None)
+    return prepare(opened.engine, opened.relation, spec, opened.label), table
+
+
+def test_the_base_histogram_stores_each_code_in_the_narrowest_type_that_holds_it():
+    problem, _ = wide_domains_prepared()
+    described = problem.engine.fetch(f'DESCRIBE "{problem.base.name}"').to_pylist()
+    types = {r["column_name"]: r["column_type"] for r in described}
+    assert types == {"q0": "TINYINT", "q1": "SMALLINT", "q2": "INTEGER", "s0": "SMALLINT", "n": "BIGINT"}
+
+
+def test_the_base_histogram_is_stored_sorted_sensitive_codes_first_then_widest_qi():
+    problem, table = wide_domains_prepared()
+    stored = problem.engine.fetch(f'SELECT * FROM "{problem.base.name}"').to_pylist()  # storage order
+    order = ["s0", "q2", "q1", "q0"]  # the sensitive codes, then QIs of 40,000, 300 and 2 codes
+    assert len(stored) == table.num_rows  # every row its own combination
+    assert stored == sorted(stored, key=lambda r: [r[c] for c in order])
+    assert stored != sorted(stored, key=lambda r: [r[c] for c in ["q0", "q1", "q2", "s0"]])  # another order
+
+
+def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
+    """A node's packed key multiplies narrow codes by strides past their types' ranges (here the
+    sensitive code, SMALLINT, by 24,000,000); the keys must be those of int64 arithmetic (numpy,
+    on the same codes), not an overflow."""
+    problem, _ = wide_domains_prepared()
+    engine, base = problem.engine, problem.base
+    plan = "__test_plan"
+    engine.register(plan, pa.table({"node": [0, 1], "d0": [1, 2], "d1": [1, 10], "d2": [1, 100]}))
+    strides, sa_stride = [1, 2, 2 * 300], 2 * 300 * 40_000
+    query = q.base_batch(base, q.table(plan), ["q0", "q1", "q2"], strides, ["s0"], [sa_stride])
+    found = sorted((r["node"], r["key"], r["n"]) for r in engine.fetch(query).to_pylist())
+    codes = engine.fetch(f'SELECT q0, q1, q2, s0, n FROM "{base.name}"').to_pydict()
+    q0, q1, q2, s0, n = (np.asarray(codes[c], dtype=np.int64) for c in ("q0", "q1", "q2", "s0", "n"))
+    expected = []
+    for node, divisors in enumerate([(1, 1, 1), (2, 10, 100)]):
+        keys = sum((c // d) * st for c, d, st in zip((q0, q1, q2), divisors, strides)) + s0 * sa_stride
+        sums = Counter()
+        for key, count in zip(keys.tolist(), n.tolist()):
+            sums[key] += count
+        expected += [(node, key, float(total)) for key, total in sums.items()]
+    assert max(key for _, key, _ in expected) > 2**31  # the keys do overflow narrower types
+    assert found == sorted(expected)

@@ -75,8 +75,15 @@ def _column_values(engine: Engine) -> Any:
 
 
 def _base(engine: Engine) -> Any:
+    """Codes stored narrow (TINYINT: 4, 3 and 5 leaves), as preparation stores them: every query
+    over t_base reads narrow columns on both engines."""
     params = q.Params()
-    return q.base_histogram(SRC, [QI, SA, AGE], params), params.values
+    return q.base_histogram(SRC, [QI, SA, AGE], params, ranges=[4, 3, 5]), params.values
+
+
+def _base_ordered(engine: Engine) -> Any:
+    params = q.Params()
+    return q.base_histogram(SRC, [QI, SA, AGE], params, ranges=[4, 3, 5], order_by=["s0", "q1", "q0"]), params.values
 
 
 def _release(suppressed: bool) -> Callable[[Engine], Any]:
@@ -115,6 +122,7 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "missing_values_typed": (lambda e: (q.missing_values(VALUES, SA), []), True),
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
     "base_histogram": (_base, False),
+    "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
     "node_histogram": (lambda e: (q.node_histogram(BASE, [("q0", 2), ("q1", 1)], ["s0"]), []), False),
     "node_histogram_sa_only": (lambda e: (q.node_histogram(BASE, [], ["s0"]), []), False),
     "distribution": (lambda e: (q.distribution(SRC, q.as_text(q.col(EVIL))), []), False),

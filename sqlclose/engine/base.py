@@ -76,6 +76,9 @@ class Engine(ABC):
     # what the privacy judge reads (search.node_histograms.BatchRunner)? Else each level comes back
     # whole and is registered again (``fetch_and_keep``).
     keeps_levels: bool = False
+    # Does a table made by CREATE TABLE AS … ORDER BY keep that order in storage? Then the base
+    # histogram is stored sorted (queries.base_histogram), and grouping it touches each group in runs.
+    orders_tables: ClassVar[bool] = False
 
     # Is the search better run locally over the collected base histogram (search/hybrid.py)?
     # True for engines whose per-query cost is high (a cluster); DuckDB runs it in place.

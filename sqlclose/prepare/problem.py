@@ -141,14 +141,26 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
 
     params = q.Params()
+    ranges = [int(qi.hierarchy.leaf_codes.max()) + 1 for qi in qis] + [len(sa.domain) for sa in unmeasured]
+    order = _base_order(qi_coded, sa_coded, ranges) if engine.orders_tables else []
     base = engine.create_temp_table(engine.temp_name("base_histogram"),
-                                    q.base_histogram(source.copy(), coded, params, counts), params.values)
+                                    q.base_histogram(source.copy(), coded, params, counts, ranges, order),
+                                    params.values)
     size = engine.fetch(q.histogram_size(base)).to_pylist()[0]
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
     effective = q.without_nulls(source, drop) if drop else source
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
+
+
+def _base_order(qis: list[q.CodedColumn], sas: list[q.CodedColumn], ranges: list[int]) -> list[str]:
+    """The base histogram's storage order: the sensitive codes first (every node groups by them
+    whole), then the QI codes, the widest range first. Replaying the groupings of the base of a
+    10 M-row search took 5.6–5.8 s over the base so sorted, 6.1–6.3 s with the QIs first, and
+    7.6–9.0 s unsorted (docs/performance.md, twentieth round)."""
+    widest = sorted(range(len(qis)), key=lambda i: -ranges[i])
+    return [c.code for c in sas] + [qis[i].code for i in widest]
 
 
 def _reference_counts(engine: Engine, base: exp.Table, sa: SensitiveColumn) -> np.ndarray:

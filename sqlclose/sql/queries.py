@@ -138,14 +138,30 @@ def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expres
 
 
 def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
-                   counts: str | None = None) -> exp.Expression:
+                   counts: str | None = None, ranges: Sequence[int] = (),
+                   order_by: Sequence[str] = ()) -> exp.Expression:
     """The source's rows counted per combination of codes: inner joins to the lookups, so rows with
-    a NULL left by ``nulls = "drop"`` fall out here."""
+    a NULL left by ``nulls = "drop"`` fall out here. ``ranges`` (each column's codes are below
+    it) store each code in the narrowest integer type that holds it; ``order_by`` (code column
+    names) sorts the rows, so that grouping them meets each group in runs."""
     codes = [col("code", f"lk_{c.code}") for c in columns]
     select = template("base_histogram", source=source, codes=codes)
-    select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(codes, columns)]
+    typed = [_narrowest(code, r) for code, r in zip(codes, ranges)] + codes[len(ranges):]
+    select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(typed, columns)]
                + [select.expressions[-1]])
-    return _counted(_join_lookups(select, columns, params), counts)
+    select = _counted(_join_lookups(select, columns, params), counts)
+    return select.order_by(*[col(name) for name in order_by]) if order_by else select
+
+
+def _narrowest(code: exp.Expression, below: int) -> exp.Expression:
+    """A code as the narrowest signed integer type holding 0 … ``below`` - 1 (signed: every engine
+    has them). Arithmetic on such a column must widen it first (``_bigint``): a narrow type
+    multiplied by a literal stays narrow and overflows."""
+    for limit, kind in ((2**7, exp.DataType.Type.TINYINT), (2**15, exp.DataType.Type.SMALLINT),
+                        (2**31, exp.DataType.Type.INT)):
+        if below <= limit:
+            return _cast(code, kind)
+    return _bigint(code)
 
 
 def node_histogram(source: exp.Expression, groups: Sequence[tuple[str, int]], extra: Sequence[str]) -> exp.Expression:
@@ -565,7 +581,7 @@ def base_batch(base: exp.Table, plan: exp.Table, qi_codes: Sequence[str], qi_str
         terms[qi_words[i] if qi_words else 0].append(
             exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(stride)))
     for code_column, stride in zip(sa_codes, sa_strides):
-        terms[0].append(exp.Mul(this=col(code_column, "base"), expression=exp.Literal.number(stride)))
+        terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
     keys = _word_sums(terms)
     select = template("base_batch", base=base, plan=plan, key=keys[0])
     return select if words == 1 else _with_keys(select, keys)
