@@ -77,7 +77,8 @@ class Engine(ABC):
     # whole and is registered again (``fetch_and_keep``).
     keeps_levels: bool = False
     # Does a table made by CREATE TABLE AS … ORDER BY keep that order in storage? Then the base
-    # histogram is stored sorted (queries.base_histogram), and grouping it touches each group in runs.
+    # histogram is stored sorted (problem._base_order), and grouping it meets each group in runs.
+    # Only speed depends on it, never a result.
     orders_tables: ClassVar[bool] = False
 
     # Is the search better run locally over the collected base histogram (search/hybrid.py)?

@@ -22,8 +22,9 @@ from sqlclose.prepare.problem import Problem
 from sqlclose.sql import queries as q
 
 # Rows of the base histogram up to which the search runs locally. The collected table costs the
-# driver ~8 bytes per code column per row (Arrow, int64) plus DuckDB's work space: 10 M rows of
-# a 9-column histogram is ~0.7 GB. Past it, the search stays on the engine (distributed).
+# driver 1–8 bytes per code column per row (Arrow; each code is stored in the narrowest type that
+# holds it) and 8 for the count, plus DuckDB's work space: 10 M rows of a 9-column histogram is
+# 0.2–0.7 GB. Past it, the search stays on the engine (distributed).
 LOCAL_SEARCH_MAX_ROWS = 10_000_000
 
 
