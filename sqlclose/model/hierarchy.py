@@ -127,6 +127,11 @@ class Hierarchy:
         return self._encoding()["mixed"][:, 0]
 
     @property
+    def code_range(self) -> int:
+        """Every leaf code is below it: the range a packed key or a column type must hold."""
+        return int(self.leaf_codes.max()) + 1
+
+    @property
     def divisors(self) -> list[int]:
         """``leaf_code // divisors[l]`` is the mixed-radix code of the ancestor at level l."""
         return list(self._encoding()["divisors"])

@@ -141,7 +141,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
 
     params = q.Params()
-    ranges = [int(qi.hierarchy.leaf_codes.max()) + 1 for qi in qis] + [len(sa.domain) for sa in unmeasured]
+    ranges = [qi.hierarchy.code_range for qi in qis] + [len(sa.domain) for sa in unmeasured]
     order = _base_order(qi_coded, sa_coded, ranges) if engine.orders_tables else []
     base = engine.create_temp_table(engine.temp_name("base_histogram"),
                                     q.base_histogram(source.copy(), coded, params, counts, ranges, order),

@@ -830,7 +830,7 @@ def class_strides(problem: Problem) -> tuple[int, ...] | None:
     strides, place = [], 1
     for qi in reversed(problem.qis):
         strides.append(place)
-        place *= int(qi.hierarchy.leaf_codes.max()) + 1
+        place *= qi.hierarchy.code_range
     return tuple(reversed(strides)) if place < KEY_LIMIT else None
 
 
@@ -948,7 +948,7 @@ class MemoryRunner:
     _ids: dict[Item, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.card = np.array([int(qi.hierarchy.leaf_codes.max()) + 1 for qi in self.problem.qis], dtype=np.int64)
+        self.card = np.array([qi.hierarchy.code_range for qi in self.problem.qis], dtype=np.int64)
         self.stride = np.array(self.strides, dtype=np.int64)
         self._cards = self.card.tolist()
         self.span = int(self.card[0] * self.stride[0])  # class keys lie in 0..span-1

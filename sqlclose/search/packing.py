@@ -49,7 +49,7 @@ class Packing:
     def for_problem(cls, problem: Problem) -> Packing | None:
         """The packing; None only when one QI's or the sensitive digits alone exceed 62 bits."""
         sa_card = [len(s.domain) for s in problem.sas]
-        qi_card = [int(qi.hierarchy.leaf_codes.max()) + 1 for qi in problem.qis]
+        qi_card = [qi.hierarchy.code_range for qi in problem.qis]
         sa_stride, place = [], 1
         for m in reversed(sa_card):
             sa_stride.append(place)
