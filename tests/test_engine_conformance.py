@@ -7,6 +7,7 @@ expected values are written out by hand.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from pathlib import Path
 
@@ -208,6 +209,33 @@ def test_row_keys_tell_rows_apart_by_value_position_and_null(engine: Engine) -> 
         keys += list(zip(result.column("k0").to_pylist(), result.column("k1").to_pylist()))
     assert len(set(keys[:7])) == 7
     assert keys[6] == keys[7]
+
+
+def test_row_keys_of_columns_hashed_as_they_are_tell_values_null_and_position_apart(engine: Engine) -> None:
+    # The truth test hashes columns of one exact type on both sides as they are (no cast to text):
+    # the keys must still tell every value, a NULL and a swap of columns apart, and equal rows equal.
+    day = datetime.date(2026, 11, 27)
+    table = pa.table({"a": pa.array([5, 7, None, 5, 5, 0], pa.int64()),
+                      "b": pa.array([7, 5, 5, None, 7, None], pa.int64()),
+                      "d": pa.array([day, day, day, day, day, None], pa.date32())})
+    name = engine.temp_name("conf")
+    engine.register(name, table)
+    key_0, key_1 = engine.row_keys([exp.column("a"), exp.column("b"), exp.column("d")], [True, True, True])
+    result = engine.fetch(_select(key_0.as_("k0"), key_1.as_("k1"), source=q.table(name)))
+    keys = list(zip(result.column("k0").to_pylist(), result.column("k1").to_pylist()))
+    assert keys[0] == keys[4]  # the same row twice
+    assert len({keys[i] for i in (0, 1, 2, 3, 5)}) == 5  # swapped, NULL in a or b or d
+
+
+@pytest.mark.parametrize(("written", "generalized", "as_is"), [
+    (pa.int64(), pa.int64(), True), (pa.int32(), pa.int32(), True), (pa.string(), pa.string(), True),
+    (pa.date32(), pa.date32(), True), (pa.bool_(), pa.bool_(), True),
+    (pa.int64(), pa.int32(), False),  # another type: compared as text, as before
+    (pa.string(), pa.int64(), False), (pa.float64(), pa.float64(), False),  # -0.0 = 0.0, texts differ
+    (pa.timestamp("us", "UTC"), pa.timestamp("us", "UTC"), False), (pa.null(), pa.null(), False),
+])
+def test_only_one_exact_type_on_both_sides_is_hashed_as_it_is(written, generalized, as_is) -> None:
+    assert Engine.hashed_as_is(written, generalized) is as_is
 
 
 def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:

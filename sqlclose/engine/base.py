@@ -26,6 +26,12 @@ from sqlglot import exp
 
 from sqlclose.errors import EngineError
 
+# Types whose values are equal exactly when their texts are (Engine.hashed_as_is): casting them to
+# text for the truth test's row keys cost ~0.35 s of its 2.9 s at 10 M rows (four integer and date
+# columns; docs/performance.md, twenty-first round).
+_EXACT_TYPES = (pa.types.is_integer, pa.types.is_string, pa.types.is_large_string, pa.types.is_date,
+                pa.types.is_boolean)
+
 
 @dataclass(frozen=True)
 class FileRead:
@@ -191,10 +197,19 @@ class Engine(ABC):
         fingerprint sums it). No two engines share a hash."""
 
     @abstractmethod
-    def row_keys(self, values: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
-        """Two 64-bit hashes of a row's ``values``, each over the values as text, in opposite
-        orders: the re-check's truth test compares rows by them (a 128-bit key that tells NULL
-        from any text and does not depend on the columns' types)."""
+    def row_keys(self, values: Sequence[exp.Expression],
+                 as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
+        """Two 64-bit hashes of a row's ``values``, in opposite orders: the re-check's truth test
+        compares rows by them (a 128-bit key that tells NULL from any value). Each value is hashed
+        as text, so that the key does not depend on the columns' types, except where ``as_is``
+        says so: the caller's word that the column has one type on both sides compared, whose
+        values are equal exactly when their texts are (``Engine.hashed_as_is``)."""
+
+    @staticmethod
+    def hashed_as_is(written: pa.DataType, generalized: pa.DataType) -> bool:
+        """Whether ``row_keys`` may hash a column as it is: the same type on both sides, one whose
+        equal values have equal texts and unequal ones unequal texts (not floats: -0.0 = 0.0)."""
+        return written == generalized and any(test(written) for test in _EXACT_TYPES)
 
     @abstractmethod
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table: ...
@@ -238,6 +253,14 @@ class Engine(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
+
+
+def key_values(values: Sequence[exp.Expression], as_is: Sequence[bool], text: str) -> list[exp.Expression]:
+    """The ``values`` ``Engine.row_keys`` hashes: each cast to the dialect's ``text`` type, or as it
+    is where ``as_is`` (if given) says."""
+    kept = list(as_is) or [False] * len(values)
+    return [v.copy() if keep else exp.Cast(this=v.copy(), to=exp.DataType.build(text))
+            for v, keep in zip(values, kept, strict=True)]
 
 
 def _numbered(node: exp.Expression) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead
+from sqlclose.engine.base import Engine, FileRead, key_values
 from sqlclose.errors import EngineError
 
 if TYPE_CHECKING:
@@ -109,11 +109,12 @@ class SparkEngine(Engine):
         number = exp.Anonymous(this="CONV", expressions=[low, exp.Literal.number(16), exp.Literal.number(10)])
         return exp.Cast(this=number, to=exp.DataType.build("DECIMAL(38, 0)"))
 
-    def row_keys(self, values: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+    def row_keys(self, values: Sequence[exp.Expression],
+                 as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
         # XXHASH64 skips NULL arguments, so each value is followed by its IS NULL flag: (NULL, 'a')
         # and ('a', NULL) then hash apart.
-        parts = [[exp.Cast(this=v.copy(), to=exp.DataType.build("STRING")),
-                  exp.Is(this=v.copy(), expression=exp.Null())] for v in values]
+        parts = [[h, exp.Is(this=v.copy(), expression=exp.Null())]
+                 for h, v in zip(key_values(values, as_is, "STRING"), values, strict=True)]
         return (exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in parts for e in p]),
                 exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in reversed(parts) for e in p]))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -197,8 +198,14 @@ class _Truth:
     columns: Sequence[str]
     whole: bool
 
+    @cached_property
+    def written_types(self) -> pa.Schema:
+        return _types(self.engine, self.written)
+
     def untrue(self, generalized: exp.Expression, params: list[Any]) -> int:
-        key_0, key_1 = self.engine.row_keys([_col(c) for c in self.columns])
+        typed = _types(self.engine, generalized, params)
+        as_is = [self.engine.hashed_as_is(self.written_types.field(c).type, typed.field(c).type) for c in self.columns]
+        key_0, key_1 = self.engine.row_keys([_col(c) for c in self.columns], as_is)
         if self.whole:
             sums = _one_row(self.engine, template("verify_row_sums", release=self.written, generalized=generalized,
                                                   key_0=key_0, key_1=key_1), params)
@@ -242,8 +249,7 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
                             f"in {qi.hierarchy.origin}")
     params: list[Any] = []
     by_name = {qi.name: i for i, qi in enumerate(qis)}
-    select = exp.select().from_(exp.alias_(source.copy(), "src", table=True) if isinstance(source, exp.Table)
-                                else source.copy().as_("src"))
+    select = exp.select().from_(_aliased(source, "src"))
     select = select.join(exp.alias_(mapped.copy(), "m", table=True), join_type="left", on=exp.and_(*[
         exp.EQ(this=exp.column(f"l{i}", "m"), expression=_text(qi.name, qi.null_value, params, table="src"))
         for i, qi in enumerate(qis)]))
@@ -267,8 +273,7 @@ def _covers_table(qis: Sequence[WrittenQI]) -> dict[str, list]:
 def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str], qis: Sequence[WrittenQI],
                  choice: Sequence[int], params: list[Any], registered: list[str]) -> exp.Expression:
     by_name = {qi.name: (qi, level) for qi, level in zip(qis, choice)}
-    select = exp.select().from_(exp.alias_(source.copy(), "src", table=True) if isinstance(source, exp.Table)
-                                else source.copy().as_("src"))
+    select = exp.select().from_(_aliased(source, "src"))
     for name in columns:
         qi, level = by_name.get(name, (None, 0))
         if qi is None or level == 0:
@@ -426,9 +431,20 @@ def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table)
 
 def _count(relation: exp.Expression, alias: str = "__sqlclose_in") -> exp.Select:
     """``SELECT COUNT(*) AS n FROM relation AS alias`` (a table or a query)."""
-    return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(
-        exp.alias_(relation.copy(), alias, table=True) if isinstance(relation, exp.Table)
-        else relation.copy().as_(alias))
+    return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(_aliased(relation, alias))
+
+
+def _types(engine: Engine, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
+    """The column types of a table or query, by a query that returns no row."""
+    query = exp.select(exp.Star()).from_(_aliased(relation, "__sqlclose_typed")).limit(0)
+    return engine.fetch(query, list(params) or None).schema
+
+
+def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
+    """A copy of a table or query under ``alias``, to select FROM."""
+    if isinstance(relation, exp.Table):
+        return exp.alias_(relation.copy(), alias, table=True)
+    return relation.copy().as_(alias)
 
 
 def _one_row(engine: Engine, query: exp.Expression, params: Sequence[Any] = ()) -> dict:
