@@ -156,9 +156,10 @@ class Engine(ABC):
         except Exception as e:  # driver errors differ per backend; keep the SQL with them
             raise self.engine_error(e, sql) from e
 
-    def schema(self, relation: exp.Expression) -> pa.Schema:
-        """Column names and types of a relation, without reading its rows."""
-        return self.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema
+    def schema(self, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
+        """Column names and types of a relation (a table, or a subquery with its ``params``), without
+        reading its rows."""
+        return self.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0), list(params) or None).schema
 
     def execute(self, statement: exp.Expression | str, params: Sequence[Any] | None = None,
                 owned: bool = False) -> None:

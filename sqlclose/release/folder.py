@@ -56,7 +56,7 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
                          f"hold (its columns: {', '.join(repr(c) for c in columns)})")
     if len(set(partition_by)) == len(columns):
         raise InputError("partition_by names every released column; leave at least one column in the files")
-    schema = _schema(engine, query, params)
+    schema = engine.schema(query.subquery(), params)
     odd = [c for c in partition_by if sql_type(schema.field(c).type) is None]
     if odd:
         raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd)}: a folder name cannot carry "
@@ -70,7 +70,7 @@ def read_folder(partition_by: Sequence[str], engine: Engine, target: Path, query
     written = engine.read_parquet(target)
     if not partition_by:
         return written
-    schema = _schema(engine, query, params)
+    schema = engine.schema(query.subquery(), params)
     present = engine.schema(written).names
     select = []
     for name in [c for c in columns if c in present] + [c for c in present if c not in columns]:
@@ -79,7 +79,3 @@ def read_folder(partition_by: Sequence[str], engine: Engine, target: Path, query
             value = exp.Cast(this=value, to=sql_type(schema.field(name).type))
         select.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
     return exp.select(*select).from_(written).subquery()
-
-
-def _schema(engine: Engine, query: exp.Expression, params: Sequence[Any]) -> pa.Schema:
-    return engine.fetch(exp.select(exp.Star()).from_(query.subquery()).limit(0), list(params) or None).schema

@@ -200,10 +200,10 @@ class _Truth:
 
     @cached_property
     def written_types(self) -> pa.Schema:
-        return _types(self.engine, self.written)
+        return self.engine.schema(self.written)
 
     def untrue(self, generalized: exp.Expression, params: list[Any]) -> int:
-        typed = _types(self.engine, generalized, params)
+        typed = self.engine.schema(generalized, params)
         as_is = [self.engine.hashed_as_is(self.written_types.field(c).type, typed.field(c).type) for c in self.columns]
         key_0, key_1 = self.engine.row_keys([_col(c) for c in self.columns], as_is)
         if self.whole:
@@ -432,12 +432,6 @@ def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table)
 def _count(relation: exp.Expression, alias: str = "__sqlclose_in") -> exp.Select:
     """``SELECT COUNT(*) AS n FROM relation AS alias`` (a table or a query)."""
     return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(_aliased(relation, alias))
-
-
-def _types(engine: Engine, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
-    """The column types of a table or query, by a query that returns no row."""
-    query = exp.select(exp.Star()).from_(_aliased(relation, "__sqlclose_typed")).limit(0)
-    return engine.fetch(query, list(params) or None).schema
 
 
 def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
