@@ -141,9 +141,9 @@ def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], param
                    counts: str | None = None, ranges: Sequence[int] = (),
                    order_by: Sequence[str] = ()) -> exp.Expression:
     """The source's rows counted per combination of codes: inner joins to the lookups, so rows with
-    a NULL left by ``nulls = "drop"`` fall out here. ``ranges`` (one per column, or none: each
-    column's codes are below it) store each code in the narrowest integer type that holds it; ``order_by`` (code column
-    names) sorts the rows, so that grouping them meets each group in runs."""
+    a NULL left by ``nulls = "drop"`` fall out here. ``ranges`` (one per column, or none; each
+    column's codes are below it) store each code in the narrowest integer type that holds it;
+    ``order_by`` (code column names) sorts the rows, so that grouping them meets each group in runs."""
     codes = [col("code", f"lk_{c.code}") for c in columns]
     select = template("base_histogram", source=source, codes=codes)
     typed = [_narrowest(code, r) for code, r in zip(codes, ranges, strict=True)] if ranges else codes
