@@ -8,6 +8,7 @@ expected values are written out by hand.
 from __future__ import annotations
 
 import datetime
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -236,6 +237,27 @@ def test_row_keys_of_columns_hashed_as_they_are_tell_values_null_and_position_ap
 ])
 def test_only_one_exact_type_on_both_sides_is_hashed_as_it_is(written, generalized, as_is) -> None:
     assert Engine.hashed_as_is(written, generalized) is as_is
+
+
+@pytest.mark.parametrize("buckets", [4096, 2], ids=["as-shipped", "two-buckets"])
+def test_class_numbers_are_one_per_class_and_apart_between_classes(engine: Engine, buckets: int,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # The re-check numbers classes by their QI values (Engine.class_numbers); on Spark within hash
+    # buckets, so two buckets also put several classes in one bucket. The oracle: the classes are
+    # the distinct (a, b) pairs of the rows, NULL a value of its own.
+    if engine.name == "spark":
+        monkeypatch.setattr(sys.modules["sqlclose.engine.spark"], "CLASS_BUCKETS", buckets)
+    a = ["x", "x", None, "y", None, "", "x", "y", "z", None]
+    b = [1, 1, 1, None, None, 1, 2, None, 3, 1]
+    name = engine.temp_name("conf")
+    engine.register(name, pa.table({"a": pa.array(a, pa.string()), "b": pa.array(b, pa.int64())}))
+    keys = [exp.column("a"), exp.column("b")]
+    result = engine.fetch(_select(engine.class_numbers(keys).as_("cls"), *keys, source=q.table(name)))
+    number = {}
+    for row in result.to_pylist():
+        assert number.setdefault((row["a"], row["b"]), row["cls"]) == row["cls"]
+    assert set(number) == set(zip(a, b))
+    assert len(set(number.values())) == len(number)
 
 
 def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 import sqlclose
 from sqlclose.engine import DuckDBEngine, SparkEngine
-from sqlclose.engine.base import FileRead
+from sqlclose.engine.base import FileRead, dense_rank
 from sqlclose.model.spec import Sensitive
 from sqlclose.sql import queries as q
 
@@ -203,6 +203,21 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         query, params = release._query()
         release.problem.engine.copy_to_parquet(query, tmp_path / "duck.parquet", params)
         assert recheck(release.problem, tmp_path / "duck.parquet") == found
+
+
+def test_the_recheck_numbers_classes_without_sending_every_row_to_one_task(spark) -> None:
+    # DENSE_RANK over a whole relation is one partition on Spark: at scale, every (class, value)
+    # row of the re-check through one task. Engine.class_numbers ranks within hash buckets instead.
+    name = spark.temp_name("classes")
+    spark.register(name, pa.table({"a": ["x", "y", None, "x"], "b": [1, 2, 3, None]}))
+    keys = [exp.column("a"), exp.column("b")]
+
+    def plan(number: exp.Expression) -> str:
+        sql = spark.render(exp.select(number.as_("cls")).from_(q.table(name)))
+        return spark.spark.sql(sql)._jdf.queryExecution().executedPlan().toString()
+
+    assert "SinglePartition" in plan(dense_rank(keys))  # the whole-relation rank, as before
+    assert "SinglePartition" not in plan(spark.class_numbers(keys))
 
 
 def test_exploring_for_the_optimum_with_the_search_on_spark_equals_duckdb(spark_session, repo_dir: Path,

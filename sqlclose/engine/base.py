@@ -190,6 +190,12 @@ class Engine(ABC):
         """A table made by ``keep`` takes the name ``new``, replacing what had it."""
         raise NotImplementedError(f"the {self.name} engine does not keep results engine-side")
 
+    def class_numbers(self, keys: Sequence[exp.Expression]) -> exp.Expression:
+        """A number per class of grouped rows, equal within a class (its ``keys``: QI values, NULL
+        one of them) and different between classes; not dense. Here DENSE_RANK over the keys: one
+        sort of every row, which DuckDB runs on all its threads."""
+        return dense_rank(keys)
+
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod
     def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
@@ -262,6 +268,15 @@ def key_values(values: Sequence[exp.Expression], as_is: Sequence[bool], text: st
     kept = list(as_is) or [False] * len(values)
     return [v.copy() if keep else exp.Cast(this=v.copy(), to=exp.DataType.build(text))
             for v, keep in zip(values, kept, strict=True)]
+
+
+def dense_rank(keys: Sequence[exp.Expression], partition: exp.Expression | None = None) -> exp.Expression:
+    """DENSE_RANK over ``keys`` (NULLs last), within ``partition`` if given; 1 without keys."""
+    if not keys:
+        return exp.Literal.number(1)
+    order = exp.Order(expressions=[exp.Ordered(this=k.copy(), nulls_first=False) for k in keys])
+    return exp.Window(this=exp.DenseRank(), partition_by=[partition] if partition is not None else None,
+                      order=order, over="OVER")
 
 
 def _numbered(node: exp.Expression) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead, key_values
+from sqlclose.engine.base import Engine, FileRead, dense_rank, key_values
 from sqlclose.errors import EngineError
 
 if TYPE_CHECKING:
@@ -33,6 +33,9 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",  # progress bars on stderr would garble the CLI's output
     "spark.sql.session.timeZone": "UTC",
 }
+# Hash buckets the re-check ranks classes within (``class_numbers``): more than a cluster's
+# shuffle partitions, so that every partition gets some.
+CLASS_BUCKETS = 4096
 _GLOB = re.compile(r"([\\*?\[\]{}])")
 
 
@@ -117,6 +120,18 @@ class SparkEngine(Engine):
                  for h, v in zip(key_values(values, as_is, "STRING"), values, strict=True)]
         return (exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in parts for e in p]),
                 exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in reversed(parts) for e in p]))
+
+    def class_numbers(self, keys: Sequence[exp.Expression]) -> exp.Expression:
+        # DENSE_RANK over the whole relation is one partition: every (class, value) row to one
+        # task. Ranked within CLASS_BUCKETS hash buckets of the keys instead (a class's rows share
+        # its bucket), the rank times the bucket count plus the bucket is unique per class.
+        if not keys:
+            return dense_rank(keys)
+        bucket = exp.Anonymous(this="PMOD", expressions=[
+            exp.Anonymous(this="XXHASH64", expressions=[k.copy() for k in keys]), exp.Literal.number(CLASS_BUCKETS)])
+        rank = exp.Cast(this=dense_rank(keys, bucket), to=exp.DataType.build("BIGINT"))
+        return exp.Add(this=exp.Mul(this=rank, expression=exp.Literal.number(CLASS_BUCKETS)),
+                       expression=bucket.copy())
 
     # ---- hooks ----------------------------------------------------------------------------
     def _frame(self, sql: str, params: Sequence[Any] | None) -> DataFrame:

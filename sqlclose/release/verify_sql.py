@@ -302,7 +302,8 @@ def _sensitive(engine: Engine, written: exp.Expression, source: exp.Expression, 
     text = _text(sa.name, s.null_value if s.nulls == "value" else None, base)
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
     sort_key = _col(sa.name) if s.distance == "ordered" else text
-    inputs = {COUNTS: template("verify_counts", release=written, qi=qi_cols, value=text),
+    inputs = {COUNTS: template("verify_counts", release=written, qi=qi_cols, value=text,
+                               number=engine.class_numbers(qi_cols)),
               REFERENCE: template("verify_reference", input=source, value=text, sort_key=sort_key)}
     counts, reference = _table(COUNTS), _table(REFERENCE)
     foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
