@@ -8,6 +8,7 @@ expected values are written out by hand.
 from __future__ import annotations
 
 import datetime
+import random
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ import pyarrow as pa
 import pytest
 from sqlglot import exp
 
+from sqlclose.audit import tables
 from sqlclose.engine import Engine, engine_for, registered_engines
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError
@@ -258,6 +260,24 @@ def test_class_numbers_are_one_per_class_and_apart_between_classes(engine: Engin
         assert number.setdefault((row["a"], row["b"]), row["cls"]) == row["cls"]
     assert set(number) == set(zip(a, b))
     assert len(set(number.values())) == len(number)
+
+
+def test_audit_classes_are_numbered_densely_in_the_order_of_their_qi_values(engine: Engine) -> None:
+    # sqlclose check reads classes in runs of numbers and lists ties in number order, so the numbers
+    # must be 0, 1, … in the order of the QI values, NULLs last, on every engine. The oracle: the
+    # rows' distinct QI values sorted in Python.
+    rng = random.Random(7)
+    a = [rng.choice(["x", "y", "z", "", "w", None]) for _ in range(4000)]
+    b = [rng.choice([1, 2, 3, 10, -5, None]) for _ in range(4000)]
+    c = [rng.choice(["p", "q", None]) for _ in range(4000)]
+    name = engine.temp_name("conf")
+    engine.register(name, pa.table({"a": pa.array(a, pa.string()), "b": pa.array(b, pa.int64()),
+                                    "c": pa.array(c, pa.string())}))
+    expected = sorted(set(zip(a, b, c)), key=lambda row: [(v is None, v) for v in row])
+    classes = tables.table_classes(engine, q.table(name), ["a", "b", "c"], [])
+    rows = engine.fetch(q.labels_of_classes(classes.counted[0], 3, range(classes.classes))).to_pylist()
+    numbered = sorted((r[q.AUDIT_CLASS], tuple(r[q.audit_qi_name(i)] for i in range(3))) for r in rows)
+    assert numbered == list(enumerate(expected))
 
 
 def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:
