@@ -192,8 +192,8 @@ class Engine(ABC):
 
     def class_numbers(self, keys: Sequence[exp.Expression]) -> exp.Expression:
         """A number per class of grouped rows, equal within a class (its ``keys``: QI values, NULL
-        one of them) and different between classes; not dense. Here DENSE_RANK over the keys: one
-        sort of every row, which DuckDB runs on all its threads."""
+        one of them) and different between classes, not necessarily dense (Spark's are not). Here
+        DENSE_RANK over the keys: one sort of every row, which DuckDB runs on all its threads."""
         return dense_rank(keys)
 
     # ---- hooks each backend implements ----------------------------------------------------
