@@ -271,9 +271,7 @@ def key_values(values: Sequence[exp.Expression], as_is: Sequence[bool], text: st
 
 
 def dense_rank(keys: Sequence[exp.Expression], partition: exp.Expression | None = None) -> exp.Expression:
-    """DENSE_RANK over ``keys`` (NULLs last), within ``partition`` if given; 1 without keys."""
-    if not keys:
-        return exp.Literal.number(1)
+    """DENSE_RANK over ``keys`` (NULLs last; a spec has at least one QI), within ``partition`` if given."""
     order = exp.Order(expressions=[exp.Ordered(this=k.copy(), nulls_first=False) for k in keys])
     return exp.Window(this=exp.DenseRank(), partition_by=[partition] if partition is not None else None,
                       order=order, over="OVER")

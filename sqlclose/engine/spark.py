@@ -125,8 +125,6 @@ class SparkEngine(Engine):
         # DENSE_RANK over the whole relation is one partition: every (class, value) row to one
         # task. Ranked within CLASS_BUCKETS hash buckets of the keys instead (a class's rows share
         # its bucket), the rank times the bucket count plus the bucket is unique per class.
-        if not keys:
-            return dense_rank(keys)
         bucket = exp.Anonymous(this="PMOD", expressions=[
             exp.Anonymous(this="XXHASH64", expressions=[k.copy() for k in keys]), exp.Literal.number(CLASS_BUCKETS)])
         rank = exp.Cast(this=dense_rank(keys, bucket), to=exp.DataType.build("BIGINT"))
