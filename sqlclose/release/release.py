@@ -46,6 +46,7 @@ from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
 from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
+from sqlclose.sql.release_counts import CountedColumn, read_back_type, release_from_counts
 from sqlclose.utility.metrics import average_class_size
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
@@ -202,10 +203,39 @@ class Release:
     def _query(self) -> tuple[Any, list]:
         params = q.Params()
         suppressed = self._suppressed()
+        counted = self._counted_columns()
+        if counted is not None:  # the release rebuilt from the base histogram's counts
+            order = q.release_order(self.columns, [qi.name for qi in self.problem.qis])
+            query = release_from_counts(self.problem.base, *counted, self.columns, order, suppressed, params)
+            return query, params.values
         released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level])
                     for qi, level in zip(self.problem.qis, self.search.optimum)]
         query = q.release(self.problem.source, self.columns, released, suppressed, params)
         return query, params.values
+
+    def _counted_columns(self) -> tuple[list[CountedColumn], list[CountedColumn]] | None:
+        """The quasi-identifiers and sensitive columns as the counts give them back, or None when
+        the release must be read from the source: a released column that is neither (its values
+        are in no histogram), a value whose text may not read back exactly, or a sensitive
+        column's NULL stand-in (it may also be a real value: the counts cannot tell them apart)."""
+        p = self.problem
+        if set(self.columns) - {qi.name for qi in p.qis} - {sa.name for sa in p.sas}:
+            return None
+        schema = p.engine.schema(p.source)
+        qis = []
+        for qi, level in zip(p.qis, self.search.optimum):
+            kind = None if level else read_back_type(schema.field(qi.name).type)
+            if kind is None and not level:
+                return None
+            qis.append(CountedColumn(qi.name, qi.coded, int(level), qi.hierarchy.divisors[level], kind,
+                                     None if level else qi.coded.null_value))
+        sas = []
+        for sa in p.sas:
+            kind = read_back_type(schema.field(sa.name).type)
+            if kind is None or sa.coded.null_value is not None:
+                return None
+            sas.append(CountedColumn(sa.name, sa.coded, type=kind))
+        return qis, sas
 
     def to_arrow(self) -> pa.Table:
         """The released table (generalized, identifiers dropped, failing classes suppressed)."""

@@ -303,9 +303,14 @@ def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Para
     return select
 
 
+def release_order(columns: Sequence[str], qi_names: Sequence[str]) -> list[str]:
+    """The released columns a release is sorted by, in turn: its quasi-identifiers, then the rest."""
+    return [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
+
+
 def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str]) -> exp.Expression:
     """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
-    order = [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
+    order = release_order(columns, qi_names)
     return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
             .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
 

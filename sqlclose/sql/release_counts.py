@@ -1,0 +1,113 @@
+"""The release rebuilt from counts, when every released column is a quasi-identifier or a
+sensitive column.
+
+Such a release is the chosen node's class histogram — its classes × sensitive values, grouped
+from the base histogram — with each of its rows repeated ``n`` times. Built that way it does not
+read the source a second time and joins the lookups once per class row instead of once per input
+row; its rows are then sorted by their released values, as every release's are. The rows, their
+order and their types are those of the release read from the source (``queries.release``), which
+stays the way for every other release (docs/performance.md, twenty-third round).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlclose.sql import queries as q
+
+# Types whose values read back from their text exactly, each as the SQL type to read them back as.
+# Others (floats, decimals, timestamps, unsigned integers…) keep the release read from the source.
+_READ_BACK = ((pa.types.is_string, "VARCHAR"), (pa.types.is_large_string, "VARCHAR"),
+              (lambda t: t == pa.int8(), "TINYINT"), (lambda t: t == pa.int16(), "SMALLINT"),
+              (lambda t: t == pa.int32(), "INT"), (lambda t: t == pa.int64(), "BIGINT"),
+              (lambda t: t == pa.date32(), "DATE"), (pa.types.is_boolean, "BOOLEAN"))
+
+
+def read_back_type(kind: pa.DataType) -> exp.DataType | None:
+    """The SQL type a column of ``kind`` is read back as from its text, or None when its text may
+    not give back exactly the value it was made from."""
+    return next((exp.DataType.build(sql) for test, sql in _READ_BACK if test(kind)), None)
+
+
+@dataclass(frozen=True)
+class CountedColumn:
+    """A released column as its lookup gives it: the label of its class at ``level`` (a
+    generalized quasi-identifier), or its own value read back from the lookup's text as ``type``
+    (level 0, and sensitive columns), NULL where the text is the column's ``null_value``."""
+
+    name: str
+    coded: q.CodedColumn
+    level: int = 0
+    divisor: int = 1  # leaf code // divisor = class code at ``level``
+    type: exp.DataType | None = None  # the source's type; None: text, as the lookup holds it
+    null_value: str | None = None  # the stand-in NULLs were read as (quasi-identifiers only)
+
+
+def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
+                        names: Sequence[str], order: Sequence[str], suppressed: exp.Table | None,
+                        params: q.Params) -> exp.Expression:
+    """The release: the columns ``names`` (every one a quasi-identifier or a sensitive column),
+    failing classes removed (``suppressed``: their class codes), rows sorted by ``order`` (names,
+    NULLs last) after they are repeated: only an ORDER BY at the top guarantees an order."""
+    by_name = {c.name: c for c in [*qis, *sas]}
+    columns = [by_name[name] for name in names]
+    count, copy = _free_names(["count", "copy"], names)
+    classes = q.node_histogram(base.copy(), [(c.coded.code, c.divisor) for c in qis], [c.coded.code for c in sas])
+    select = exp.select(*[exp.alias_(q.col("value", _lk(c)), q.ident(c.name)) for c in columns],
+                        exp.alias_(q.col("n", "cls"), q.ident(count))).from_(classes.subquery("cls", copy=False))
+    for c in columns:
+        on = exp.EQ(this=q.col("code", _lk(c)), expression=q.col(c.coded.code, "cls"))
+        select = select.join(_lookup(c, params).subquery(_lk(c), copy=False), on=on)
+    if suppressed is not None:
+        select = select.where(_not_suppressed(suppressed, qis))
+    copies = exp.Explode(this=exp.GenerateSeries(start=exp.Literal.number(1), end=q.col(count)))
+    repeated = exp.select(*[q.col(name) for name in names], exp.alias_(copies, q.ident(copy))).from_(
+        select.subquery("counted", copy=False))
+    return (exp.select(*[q.col(name) for name in names]).from_(repeated.subquery("released", copy=False))
+            .order_by(*[exp.Ordered(this=q.col(name), nulls_first=False) for name in order]))
+
+
+def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
+    """Names for the query's own columns that no released column has (a user's may be "n" or
+    "__sqlclose_count")."""
+    out = []
+    for stem in stems:
+        name, i = f"__sqlclose_{stem}", 0
+        while name in taken:
+            i += 1
+            name = f"__sqlclose_{stem}_{i}"
+        out.append(name)
+    return out
+
+
+def _not_suppressed(suppressed: exp.Table, qis: Sequence[CountedColumn]) -> exp.Expression:
+    """No failing class has the class row's codes."""
+    match = exp.and_(*[exp.EQ(this=q.col(c.coded.code, "supp"), expression=q.col(c.coded.code, "cls")) for c in qis])
+    supp = exp.alias_(suppressed.copy(), q.ident("supp"), table=True)
+    return exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp).where(match)))
+
+
+def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
+    """``code`` → ``value`` for one column: a class's label at its level, or a leaf's value typed."""
+    code = q.col("code")
+    if c.level:
+        label = q.col(f"label_{c.level}")
+        if c.divisor != 1:
+            code = exp.IntDiv(this=code, expression=exp.Literal.number(c.divisor))
+        labels = exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct()
+        return labels.from_(q.table(c.coded.lookup))
+    value: exp.Expression = q.col("value")
+    if c.type is not None:
+        value = exp.Cast(this=value, to=c.type.copy())
+    if c.null_value is not None:
+        is_stand_in = exp.EQ(this=q.col("value"), expression=params.add(c.null_value))
+        value = exp.Case(ifs=[exp.If(this=is_stand_in, true=exp.Null())], default=value)
+    return exp.select(code, exp.alias_(value, "value")).from_(q.table(c.coded.lookup))
+
+
+def _lk(c: CountedColumn) -> str:
+    return f"lk_{c.coded.code}"
