@@ -1,15 +1,22 @@
-"""Benchmark: writing a release rebuilt from the base histogram's counts against reading it from
-the source's rows (``sql/release_counts.py`` against ``queries.release``).
+"""Benchmark: the ways a release is written, side by side (docs/performance.md, twenty-third round).
+
+- *every QI looked up*: read from the source's rows, each row joined to every quasi-identifier's
+  lookup and sorted by every released column (``queries.release`` before that round);
+- *QIs at their top as constants*: the same, but a QI generalized to its hierarchy's top is its
+  one label, joined to no lookup and sorted by nothing;
+- *rebuilt from counts*: the base histogram grouped to the node, each class row repeated
+  (``sql/release_counts.py``), when every released column is a QI or a sensitive column
+  (``--others drop``).
 
 One search, then the release written (COPY to Parquet) and re-checked from the file again and
 again, the ways alternated, into a scratch folder; medians of the write and of the whole
-write + re-check. The spec must release only quasi-identifiers and sensitive columns
-(``others = "drop"``), or there is nothing to compare:
+write + re-check:
 
     python benchmarks/make_table.py --rows 10000000 --out benchmarks/data/rows_10000000
+    python benchmarks/bench_release_write.py benchmarks/data/rows_10000000/table.toml
     python benchmarks/bench_release_write.py benchmarks/data/rows_10000000/table.toml --others drop
 
-Both files must hold the same rows in the same order: the script compares their content digests
+Every way must write the same rows in the same order: the script compares their content digests
 (an order-dependent hash of every row, in DuckDB) before it prints anything. Not a test: figures
 go to docs/performance.md with the machine.
 """
@@ -20,18 +27,30 @@ import argparse
 import statistics
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
 
 import sqlclose
 from sqlclose.model.spec import EngineSettings, load_spec
+from sqlclose.release import release as release_module
 
 
 def _digest(path: Path) -> tuple:
     """Rows and an order-dependent hash of the file's rows (row number mixed into each row's hash)."""
     return duckdb.sql("SELECT COUNT(*), SUM(h) FROM (SELECT HASH(t, ROW_NUMBER() OVER ()) % 1000000007 AS h "
                       "FROM read_parquet($1) AS t)", params=[str(path)]).fetchall()[0]
+
+
+def _ways(release: sqlclose.Release) -> dict[str, tuple[Callable, Callable]]:
+    """Per way: the ``_counted_columns`` and ``_top`` it writes with."""
+    counted, top = release._counted_columns, release_module._top
+    ways = {"read from the source's rows, every QI looked up (before)": (lambda: None, lambda qi, level: None),
+            "read from the source's rows, QIs at their top as constants": (lambda: None, top)}
+    if counted() is not None:
+        ways["rebuilt from counts"] = (counted, top)
+    return ways
 
 
 def main() -> None:
@@ -50,16 +69,13 @@ def main() -> None:
     started = time.perf_counter()
     with sqlclose.anonymize(None, spec) as release, tempfile.TemporaryDirectory(dir=args.spec.parent) as scratch:
         print(f"prepared and searched in {time.perf_counter() - started:.1f} s; node {release.node}")
-        counted = release._counted_columns()
-        if counted is None:
-            raise SystemExit("this spec's release cannot be rebuilt from counts: release only QI and sensitive columns")
-        ways = {"read from the source's rows (before)": None, "rebuilt from counts (now)": counted}
+        ways = _ways(release)
         write: dict[str, list[float]] = {name: [] for name in ways}
         whole: dict[str, list[float]] = {name: [] for name in ways}
         digests = {}
         for i in range(args.repeats):
-            for name, columns in ways.items():
-                release._counted_columns = lambda columns=columns: columns
+            for name, (counted, top) in ways.items():
+                release._counted_columns, release_module._top = counted, top
                 path = Path(scratch) / f"{i}_{len(digests)}.parquet"
                 began = time.perf_counter()
                 release.write(path)

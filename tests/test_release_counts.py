@@ -30,7 +30,7 @@ def people(rows: int = ROWS, seed: int = 7) -> pa.Table:
     zips = ["47677", "47602", "47678", "47905", "47909", "47906"]
     return pa.table({
         "age": pa.array([rng.randint(20, 69) for _ in range(rows)], pa.int32()),
-        "born": pa.array([datetime.date(1950, 1, 1) + datetime.timedelta(days=rng.choice([0, 40, 400, 800]))
+        "born": pa.array([datetime.date(1950, 1, 1) + datetime.timedelta(days=rng.choice([0, 40, 400, 800, 2000]))
                           for _ in range(rows)], pa.date32()),
         "zip": pa.array([None if rng.random() < 0.05 else rng.choice(zips) for _ in range(rows)], pa.string()),
         "__sqlclose_count": pa.array([rng.random() < 0.5 for _ in range(rows)], pa.bool_()),
@@ -155,3 +155,34 @@ def test_on_spark_the_release_from_counts_is_the_one_read_from_the_source(spark_
             assert local.to_arrow().to_pylist() == on_spark
     finally:
         engine.close()
+
+
+def test_a_quasi_identifier_at_its_top_is_one_label_joined_to_nothing_and_sorted_by_nothing() -> None:
+    table = people().append_column("share", pa.array([i / 7 for i in range(ROWS)], pa.float64()))
+    with sqlclose.anonymize(table, spec(others="keep")) as release:  # "share" is kept: read from the source
+        tops = [node for node, e in release.search.evaluated.items() if e.satisfied and node[2] == 2]
+        assert tops
+        at = release.at(tops[0])
+        assert at._counted_columns() is None
+        query, _ = at.query()
+        sql = at.problem.engine.render(query)
+        assert release.problem.qis[2].coded.lookup not in sql  # zip's lookup: not joined
+        assert '"zip"' not in sql.split("ORDER BY")[1]
+        rows = at.to_arrow()
+    assert set(rows.column("zip").to_pylist()) == {"*****"}
+    assert rows.num_rows == ROWS - at.summary["suppressed_rows"]
+
+
+@pytest.mark.parametrize("sensitive", [True, False], ids=["with-sensitive", "quasi-identifiers-only"])
+def test_a_release_with_every_quasi_identifier_at_its_top_is_one_class(sensitive) -> None:
+    changed = spec(k=ROWS, suppression=0.0, others="drop")  # one class of every row: only the top node
+    if not sensitive:
+        changed["sensitive"] = {}
+    with sqlclose.anonymize(people(), changed) as release:
+        assert release.node == {"age": 3, "born": 3, "zip": 2, "__sqlclose_count": 1}
+        assert release._counted_columns() is not None
+        built = release.to_arrow()
+        assert built.to_pylist() == read_from_source(release).to_pylist()
+    assert {(r["age"], r["born"], r["zip"], r["__sqlclose_count"]) for r in built.to_pylist()} == {("*", "*", "*****",
+                                                                                                 "*")}
+    assert built.num_rows == ROWS

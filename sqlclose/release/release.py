@@ -26,7 +26,7 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Search
-from sqlclose.prepare.problem import Problem
+from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
@@ -205,10 +205,11 @@ class Release:
         suppressed = self._suppressed()
         counted = self._counted_columns()
         if counted is not None:  # the release rebuilt from the base histogram's counts
-            order = q.release_order(self.columns, [qi.name for qi in self.problem.qis])
+            order = q.release_order(self.columns, [qi.name for qi in self.problem.qis],
+                                    [c.name for c in counted[0] if c.top is not None])
             query = release_from_counts(self.problem.base, *counted, self.columns, order, suppressed, params)
             return query, params.values
-        released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level])
+        released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], _top(qi, level))
                     for qi, level in zip(self.problem.qis, self.search.optimum)]
         query = q.release(self.problem.source, self.columns, released, suppressed, params)
         return query, params.values
@@ -228,7 +229,7 @@ class Release:
             if kind is None and not level:
                 return None
             qis.append(CountedColumn(qi.name, qi.coded, int(level), qi.hierarchy.divisors[level], kind,
-                                     None if level else qi.coded.null_value))
+                                     None if level else qi.coded.null_value, _top(qi, level)))
         sas = []
         for sa in p.sas:
             kind = read_back_type(schema.field(sa.name).type)
@@ -354,6 +355,11 @@ class Release:
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out
+
+
+def _top(qi: QuasiIdentifierColumn, level: int) -> str | None:
+    """The one label of every value at ``level`` when it is the hierarchy's top (above level 0)."""
+    return qi.hierarchy.labels(level)[0] if 0 < level == qi.levels - 1 else None
 
 
 def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:

@@ -176,7 +176,7 @@ def node_histogram(source: exp.Expression, groups: Sequence[tuple[str, int]], ex
         exprs.append(col(name))
         keys.append(col(name))
     select = template("node_histogram", input=source, groups=exprs)
-    select.set("group", exp.Group(expressions=keys))
+    select.set("group", exp.Group(expressions=keys) if keys else None)  # no keys: one class, the whole table
     return select
 
 
@@ -249,28 +249,39 @@ class ReleasedQI:
     coded: CodedColumn
     level: int
     divisor: int  # leaf code // divisor = class code at this level
+    top: str | None = None  # at the hierarchy's top: the one label every value has there (no lookup needed)
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
             params: Params) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are), failing
     classes removed, rows sorted by their own released values — generalized QIs first, then the
-    rest — so that the order says nothing about the input's order."""
+    rest — so that the order says nothing about the input's order. A QI at its top is one label
+    for every row: it joins no lookup, tells no class apart and sorts nothing."""
     by_name = {r.coded.name: r for r in qis}
     select_list: list[exp.Expression] = []
     for name in columns:
         r = by_name.get(name)
         if r is None or r.level == 0:
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
+        elif r.top is not None:
+            select_list.append(exp.alias_(as_text(params.add(r.top)), ident(name)))
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
-    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in qis], params)
+    classes = [r for r in qis if r.top is None]
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params)
     if suppressed is not None:
-        match = exp.and_(*[exp.EQ(this=col(r.coded.code, "supp"), expression=_class_code(r)) for r in qis])
-        supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
-        inner = exp.select(exp.Literal.number(1)).from_(supp).where(match)
-        select = select.where(exp.Not(this=exp.Exists(this=inner)))
-    return _sorted_release(select, columns, list(by_name))
+        select = select.where(exp.Not(this=exp.Exists(this=_suppressed_class(suppressed, classes))))
+    return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
+
+
+def _suppressed_class(suppressed: exp.Table, qis: Sequence[ReleasedQI]) -> exp.Select:
+    """The row's class among the failing ones, matched on the codes of ``qis`` (a QI at its top
+    has one class code: every failing class has it)."""
+    supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
+    match = exp.and_(*[exp.EQ(this=col(r.coded.code, "supp"), expression=_class_code(r)) for r in qis]) if qis \
+        else exp.true()
+    return exp.select(exp.Literal.number(1)).from_(supp).where(match)
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
@@ -303,16 +314,23 @@ def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Para
     return select
 
 
-def release_order(columns: Sequence[str], qi_names: Sequence[str]) -> list[str]:
-    """The released columns a release is sorted by, in turn: its quasi-identifiers, then the rest."""
-    return [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
+def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = ()) -> list[str]:
+    """The released columns a release is sorted by, in turn: its quasi-identifiers, then the rest;
+    not those in ``constant`` (QIs at their top), whose one value orders nothing."""
+    order = [name for name in qi_names if name in columns] + [name for name in columns if name not in qi_names]
+    return [name for name in order if name not in constant]
 
 
-def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str]) -> exp.Expression:
+def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str],
+                    constant: Sequence[str] = ()) -> exp.Expression:
     """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
-    order = release_order(columns, qi_names)
-    return (exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released")))
-            .order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]))
+    order = release_order(columns, qi_names, constant)
+    return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order)
+
+
+def sorted_by(select: exp.Select, order: Sequence[str]) -> exp.Select:
+    """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is."""
+    return select.order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]) if order else select
 
 
 def _class_code(r: ReleasedQI) -> exp.Expression:

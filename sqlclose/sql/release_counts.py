@@ -45,6 +45,7 @@ class CountedColumn:
     divisor: int = 1  # leaf code // divisor = class code at ``level``
     type: exp.DataType | None = None  # the source's type; None: text, as the lookup holds it
     null_value: str | None = None  # the stand-in NULLs were read as (quasi-identifiers only)
+    top: str | None = None  # at the hierarchy's top: the one label of every class (nothing to group or join)
 
 
 def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
@@ -56,19 +57,22 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
     by_name = {c.name: c for c in [*qis, *sas]}
     columns = [by_name[name] for name in names]
     count, copy = _free_names(["count", "copy"], names)
-    classes = q.node_histogram(base.copy(), [(c.coded.code, c.divisor) for c in qis], [c.coded.code for c in sas])
-    select = exp.select(*[exp.alias_(q.col("value", _lk(c)), q.ident(c.name)) for c in columns],
+    grouped = [c for c in qis if c.top is None]
+    classes = q.node_histogram(base.copy(), [(c.coded.code, c.divisor) for c in grouped], [c.coded.code for c in sas])
+    values = [q.col("value", _lk(c)) if c.top is None else q.as_text(params.add(c.top)) for c in columns]
+    select = exp.select(*[exp.alias_(v, q.ident(c.name)) for v, c in zip(values, columns)],
                         exp.alias_(q.col("n", "cls"), q.ident(count))).from_(classes.subquery("cls", copy=False))
     for c in columns:
-        on = exp.EQ(this=q.col("code", _lk(c)), expression=q.col(c.coded.code, "cls"))
-        select = select.join(_lookup(c, params).subquery(_lk(c), copy=False), on=on)
+        if c.top is None:
+            on = exp.EQ(this=q.col("code", _lk(c)), expression=q.col(c.coded.code, "cls"))
+            select = select.join(_lookup(c, params).subquery(_lk(c), copy=False), on=on)
     if suppressed is not None:
-        select = select.where(_not_suppressed(suppressed, qis))
+        select = select.where(_not_suppressed(suppressed, grouped))
     copies = exp.Explode(this=exp.GenerateSeries(start=exp.Literal.number(1), end=q.col(count)))
     repeated = exp.select(*[q.col(name) for name in names], exp.alias_(copies, q.ident(copy))).from_(
         select.subquery("counted", copy=False))
-    return (exp.select(*[q.col(name) for name in names]).from_(repeated.subquery("released", copy=False))
-            .order_by(*[exp.Ordered(this=q.col(name), nulls_first=False) for name in order]))
+    return q.sorted_by(exp.select(*[q.col(name) for name in names]).from_(repeated.subquery("released", copy=False)),
+                       order)
 
 
 def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
@@ -85,8 +89,10 @@ def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
 
 
 def _not_suppressed(suppressed: exp.Table, qis: Sequence[CountedColumn]) -> exp.Expression:
-    """No failing class has the class row's codes."""
-    match = exp.and_(*[exp.EQ(this=q.col(c.coded.code, "supp"), expression=q.col(c.coded.code, "cls")) for c in qis])
+    """No failing class has the class row's codes (those of ``qis``: a QI at its top has one code,
+    which every failing class has)."""
+    match = exp.and_(*[exp.EQ(this=q.col(c.coded.code, "supp"), expression=q.col(c.coded.code, "cls"))
+                       for c in qis]) if qis else exp.true()
     supp = exp.alias_(suppressed.copy(), q.ident("supp"), table=True)
     return exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp).where(match)))
 
