@@ -225,8 +225,8 @@ class Release:
         schema = p.engine.schema(p.source)
         qis = []
         for qi, level in zip(p.qis, self.search.optimum):
-            kind = None if level else read_back_type(schema.field(qi.name).type)
-            if kind is None and not level:
+            kind = read_back_type(schema.field(qi.name).type) if level == 0 else None  # above 0: labels, text
+            if level == 0 and kind is None:
                 return None
             qis.append(CountedColumn(qi.name, qi.coded, int(level), qi.hierarchy.divisors[level], kind,
                                      None if level else qi.coded.null_value, _top(qi, level)))

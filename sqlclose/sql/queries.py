@@ -271,17 +271,17 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     classes = [r for r in qis if r.top is None]
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params)
     if suppressed is not None:
-        select = select.where(exp.Not(this=exp.Exists(this=_suppressed_class(suppressed, classes))))
+        select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
 
 
-def _suppressed_class(suppressed: exp.Table, qis: Sequence[ReleasedQI]) -> exp.Select:
-    """The row's class among the failing ones, matched on the codes of ``qis`` (a QI at its top
-    has one class code: every failing class has it)."""
-    supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
-    match = exp.and_(*[exp.EQ(this=col(r.coded.code, "supp"), expression=_class_code(r)) for r in qis]) if qis \
+def not_suppressed(suppressed: exp.Table, codes: Sequence[tuple[str, exp.Expression]]) -> exp.Expression:
+    """No failing class (a row of ``suppressed``) has these class codes: (its code column, the
+    row's code). A QI at its top has one class code, which every failing class has: it is left out."""
+    match = exp.and_(*[exp.EQ(this=col(name, "supp"), expression=code) for name, code in codes]) if codes \
         else exp.true()
-    return exp.select(exp.Literal.number(1)).from_(supp).where(match)
+    supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
+    return exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp).where(match)))
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,

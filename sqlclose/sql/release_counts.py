@@ -67,7 +67,8 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
             on = exp.EQ(this=q.col("code", _lk(c)), expression=q.col(c.coded.code, "cls"))
             select = select.join(_lookup(c, params).subquery(_lk(c), copy=False), on=on)
     if suppressed is not None:
-        select = select.where(_not_suppressed(suppressed, grouped))
+        codes = [(c.coded.code, q.col(c.coded.code, "cls")) for c in grouped]
+        select = select.where(q.not_suppressed(suppressed, codes))
     copies = exp.Explode(this=exp.GenerateSeries(start=exp.Literal.number(1), end=q.col(count)))
     repeated = exp.select(*[q.col(name) for name in names], exp.alias_(copies, q.ident(copy))).from_(
         select.subquery("counted", copy=False))
@@ -86,15 +87,6 @@ def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
             name = f"__sqlclose_{stem}_{i}"
         out.append(name)
     return out
-
-
-def _not_suppressed(suppressed: exp.Table, qis: Sequence[CountedColumn]) -> exp.Expression:
-    """No failing class has the class row's codes (those of ``qis``: a QI at its top has one code,
-    which every failing class has)."""
-    match = exp.and_(*[exp.EQ(this=q.col(c.coded.code, "supp"), expression=q.col(c.coded.code, "cls"))
-                       for c in qis]) if qis else exp.true()
-    supp = exp.alias_(suppressed.copy(), q.ident("supp"), table=True)
-    return exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp).where(match)))
 
 
 def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
