@@ -3,7 +3,8 @@
 - *every QI looked up*: read from the source's rows, each row joined to every quasi-identifier's
   lookup and sorted by every released column (``queries.release`` before that round);
 - *QIs at their top as constants*: the same, but a QI generalized to its hierarchy's top is its
-  one label, joined to no lookup and sorted by nothing;
+  one label, joined to no lookup and sorted by nothing, and a QI released as it is joins its
+  lookup only to match failing classes;
 - *rebuilt from counts*: the base histogram grouped to the node, each class row repeated
   (``sql/release_counts.py``), when every released column is a QI or a sensitive column
   (``--others drop``).
@@ -34,7 +35,8 @@ import duckdb
 
 import sqlclose
 from sqlclose.model.spec import EngineSettings, load_spec
-from sqlclose.release import release as release_module
+from sqlclose.prepare.release_query import top_label
+from sqlclose.sql import queries as q
 
 
 def _digest(path: Path) -> tuple:
@@ -43,13 +45,24 @@ def _digest(path: Path) -> tuple:
                       "FROM read_parquet($1) AS t)", params=[str(path)]).fetchall()[0]
 
 
-def _ways(release: sqlclose.Release) -> dict[str, tuple[Callable, Callable]]:
-    """Per way: the ``_counted_columns`` and ``_top`` it writes with."""
-    counted, top = release._counted_columns, release_module._top
-    ways = {"read from the source's rows, every QI looked up (before)": (lambda: None, lambda qi, level: None),
-            "read from the source's rows, QIs at their top as constants": (lambda: None, top)}
-    if counted() is not None:
-        ways["rebuilt from counts"] = (counted, top)
+def _ways(release: sqlclose.Release) -> dict[str, Callable]:
+    """Per way: the release query it writes (``Release._query``'s shape: query and parameters)."""
+    problem, node = release.problem, release.search.optimum
+
+    def from_source(constants: bool) -> Callable:
+        def query() -> tuple:
+            params = q.Params()
+            released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level) if constants
+                                     else None) for qi, level in zip(problem.qis, node)]
+            built = q.release(problem.source, problem.released, released, release._suppressed(), params,
+                              values_checked=constants)
+            return built, params.values
+        return query
+
+    ways = {"read from the source's rows, every QI looked up (before)": from_source(False),
+            "read from the source's rows, QIs at their top as constants": from_source(True)}
+    if release._counted_columns() is not None:
+        ways["rebuilt from counts"] = release._query
     return ways
 
 
@@ -74,8 +87,8 @@ def main() -> None:
         whole: dict[str, list[float]] = {name: [] for name in ways}
         digests = {}
         for i in range(args.repeats):
-            for name, (counted, top) in ways.items():
-                release._counted_columns, release_module._top = counted, top
+            for name, query in ways.items():
+                release._query = query
                 path = Path(scratch) / f"{i}_{len(digests)}.parquet"
                 began = time.perf_counter()
                 release.write(path)

@@ -7,6 +7,7 @@ import math
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Spec
 from sqlclose.prepare.problem import Problem
+from sqlclose.prepare.release_query import counted_columns, release_query
 from sqlclose.sql import queries as q
 
 
@@ -39,10 +40,9 @@ def histogram_scan_sql(problem: Problem) -> str:
 
 
 def release_sql(problem: Problem, node: Node) -> str:
-    """The release query at ``node`` (no suppression shown: the suppressed classes are known only
-    after the search)."""
-    released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)]
-    query = q.release(problem.source, problem.released, released, None, q.Params())
+    """The release query at ``node``, as a run writes it (no suppression shown: the suppressed
+    classes are known only after the search)."""
+    query = release_query(problem, node, None, q.Params(), counted_columns(problem, node))
     return query.sql(dialect=problem.engine.dialect, pretty=True)
 
 

@@ -26,7 +26,8 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node
 from sqlclose.model.spec import Search
-from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
+from sqlclose.prepare.problem import Problem
+from sqlclose.prepare.release_query import Counted, counted_columns, release_query
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance
 from sqlclose.release import files
@@ -46,7 +47,6 @@ from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
 from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
-from sqlclose.sql.release_counts import CountedColumn, read_back_type, release_from_counts
 from sqlclose.utility.metrics import average_class_size
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
@@ -202,41 +202,12 @@ class Release:
 
     def _query(self) -> tuple[Any, list]:
         params = q.Params()
-        suppressed = self._suppressed()
-        counted = self._counted_columns()
-        if counted is not None:  # the release rebuilt from the base histogram's counts
-            order = q.release_order(self.columns, [qi.name for qi in self.problem.qis],
-                                    [c.name for c in counted[0] if c.top is not None])
-            query = release_from_counts(self.problem.base, *counted, self.columns, order, suppressed, params)
-            return query, params.values
-        released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], _top(qi, level))
-                    for qi, level in zip(self.problem.qis, self.search.optimum)]
-        query = q.release(self.problem.source, self.columns, released, suppressed, params)
+        query = release_query(self.problem, self.search.optimum, self._suppressed(), params, self._counted_columns())
         return query, params.values
 
-    def _counted_columns(self) -> tuple[list[CountedColumn], list[CountedColumn]] | None:
-        """The quasi-identifiers and sensitive columns as the counts give them back, or None when
-        the release must be read from the source: a released column that is neither (its values
-        are in no histogram), a value whose text may not read back exactly, or a sensitive
-        column's NULL stand-in (it may also be a real value: the counts cannot tell them apart)."""
-        p = self.problem
-        if set(self.columns) - {qi.name for qi in p.qis} - {sa.name for sa in p.sas}:
-            return None
-        schema = p.engine.schema(p.source)
-        qis = []
-        for qi, level in zip(p.qis, self.search.optimum):
-            kind = read_back_type(schema.field(qi.name).type) if level == 0 else None  # above 0: labels, text
-            if level == 0 and kind is None:
-                return None
-            qis.append(CountedColumn(qi.name, qi.coded, int(level), qi.hierarchy.divisors[level], kind,
-                                     None if level else qi.coded.null_value, _top(qi, level)))
-        sas = []
-        for sa in p.sas:
-            kind = read_back_type(schema.field(sa.name).type)
-            if kind is None or sa.coded.null_value is not None:
-                return None
-            sas.append(CountedColumn(sa.name, sa.coded, type=kind))
-        return qis, sas
+    def _counted_columns(self) -> Counted | None:
+        """The columns as the base histogram's counts give them back, or None: read from the source."""
+        return counted_columns(self.problem, self.search.optimum)
 
     def to_arrow(self) -> pa.Table:
         """The released table (generalized, identifiers dropped, failing classes suppressed)."""
@@ -355,11 +326,6 @@ class Release:
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out
-
-
-def _top(qi: QuasiIdentifierColumn, level: int) -> str | None:
-    """The one label of every value at ``level`` when it is the hierarchy's top (above level 0)."""
-    return qi.hierarchy.labels(level)[0] if 0 < level == qi.levels - 1 else None
 
 
 def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
