@@ -3,8 +3,7 @@
 - *every QI looked up*: read from the source's rows, each row joined to every quasi-identifier's
   lookup and sorted by every released column (``queries.release`` before that round);
 - *QIs at their top as constants*: the same, but a QI generalized to its hierarchy's top is its
-  one label, joined to no lookup and sorted by nothing, and a QI released as it is joins its
-  lookup only to match failing classes;
+  one label, joined to no lookup and sorted by nothing;
 - *rebuilt from counts*: the base histogram grouped to the node, each class row repeated
   (``sql/release_counts.py``), when every released column is a QI or a sensitive column
   (``--others drop``).
@@ -54,8 +53,7 @@ def _ways(release: sqlclose.Release) -> dict[str, Callable]:
             params = q.Params()
             released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level) if constants
                                      else None) for qi, level in zip(problem.qis, node)]
-            built = q.release(problem.source, problem.released, released, release._suppressed(), params,
-                              values_checked=constants)
+            built = q.release(problem.source, problem.released, released, release._suppressed(), params)
             return built, params.values
         return query
 

@@ -57,4 +57,4 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
         return release_from_counts(problem.base, *counted, problem.released, order, suppressed, params)
     released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level))
                 for qi, level in zip(problem.qis, node)]
-    return q.release(problem.source, problem.released, released, suppressed, params, values_checked=True)
+    return q.release(problem.source, problem.released, released, suppressed, params)

@@ -253,16 +253,11 @@ class ReleasedQI:
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
-            params: Params, values_checked: bool = False) -> exp.Expression:
+            params: Params) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are), failing
     classes removed, rows sorted by their own released values — generalized QIs first, then the
     rest — so that the order says nothing about the input's order. A QI at its top is one label
-    for every row: it joins no lookup, tells no class apart and sorts nothing.
-
-    The lookup joins also drop rows whose value has no lookup row. ``values_checked``: every
-    value of the source was checked against the lookups (preparation), so a QI released as it is
-    joins its lookup only to match the failing classes; the warehouse's table may have changed
-    since its histogram, so there every lookup is joined."""
+    for every row: it joins no lookup, tells no class apart and sorts nothing."""
     by_name = {r.coded.name: r for r in qis}
     select_list: list[exp.Expression] = []
     for name in columns:
@@ -274,8 +269,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
     classes = [r for r in qis if r.top is None]
-    joined = [r for r in classes if r.level > 0 or suppressed is not None or not values_checked]
-    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in joined], params)
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params)
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
