@@ -52,9 +52,7 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     """The release at ``node``, failing classes (``suppressed``) removed: rebuilt from counts when
     ``counted`` (``counted_columns``) gives its columns, else read from the source's rows."""
     if counted is not None:
-        order = q.release_order(problem.released, [qi.name for qi in problem.qis],
-                                [c.name for c in counted[0] if c.top is not None])
-        return release_from_counts(problem.base, *counted, problem.released, order, suppressed, params)
+        return release_from_counts(problem.base, *counted, problem.released, suppressed, params)
     released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level))
                 for qi, level in zip(problem.qis, node)]
     return q.release(problem.source, problem.released, released, suppressed, params)

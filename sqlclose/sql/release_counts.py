@@ -49,11 +49,11 @@ class CountedColumn:
 
 
 def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
-                        names: Sequence[str], order: Sequence[str], suppressed: exp.Table | None,
-                        params: q.Params) -> exp.Expression:
+                        names: Sequence[str], suppressed: exp.Table | None, params: q.Params) -> exp.Expression:
     """The release: the columns ``names`` (every one a quasi-identifier or a sensitive column),
-    failing classes removed (``suppressed``: their class codes), rows sorted by ``order`` (names,
-    NULLs last) after they are repeated: only an ORDER BY at the top guarantees an order."""
+    failing classes removed (``suppressed``: their class codes), rows sorted as every release's
+    are (``queries.release_order``) after they are repeated: only an ORDER BY at the top
+    guarantees an order."""
     by_name = {c.name: c for c in [*qis, *sas]}
     columns = [by_name[name] for name in names]
     count, copy = _free_names(["count", "copy"], names)
@@ -72,6 +72,7 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
     copies = exp.Explode(this=exp.GenerateSeries(start=exp.Literal.number(1), end=q.col(count)))
     repeated = exp.select(*[q.col(name) for name in names], exp.alias_(copies, q.ident(copy))).from_(
         select.subquery("counted", copy=False))
+    order = q.release_order(names, [c.name for c in qis], [c.name for c in qis if c.top is not None])
     return q.sorted_by(exp.select(*[q.col(name) for name in names]).from_(repeated.subquery("released", copy=False)),
                        order)
 
