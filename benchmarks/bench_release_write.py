@@ -1,16 +1,20 @@
-"""Benchmark: the ways a release is written, side by side (docs/performance.md, twenty-third round).
+"""Benchmark: the ways a release is written, side by side (docs/performance.md, twenty-third and
+twenty-fourth rounds).
 
 - *every QI looked up*: read from the source's rows, each row joined to every quasi-identifier's
-  lookup and sorted by every released column (``queries.release`` before that round);
+  lookup and sorted by every released column (``queries.release`` before the twenty-third round);
 - *QIs at their top as constants*: the same, but a QI generalized to its hierarchy's top is its
   one label, joined to no lookup and sorted by nothing;
 - *rebuilt from counts*: the base histogram grouped to the node, each class row repeated
   (``sql/release_counts.py``), when every released column is a QI or a sensitive column
-  (``--others drop``).
+  (``--others drop``);
+- *… as text* or *… in dictionary types*: the labels (and, from counts, text values) as VARCHAR,
+  or as the engine's dictionary types (``Engine.dictionary_type``: DuckDB's ENUM), as a Parquet
+  write runs since the twenty-fourth round.
 
 One search, then the release written (COPY to Parquet) and re-checked from the file again and
 again, the ways alternated, into a scratch folder; medians of the write and of the whole
-write + re-check:
+write + re-check, and the file's size:
 
     python benchmarks/make_table.py --rows 10000000 --out benchmarks/data/rows_10000000
     python benchmarks/bench_release_write.py benchmarks/data/rows_10000000/table.toml
@@ -34,7 +38,7 @@ import duckdb
 
 import sqlclose
 from sqlclose.model.spec import EngineSettings, load_spec
-from sqlclose.prepare.release_query import top_label
+from sqlclose.prepare.release_query import Counted, release_query
 from sqlclose.sql import queries as q
 
 
@@ -45,22 +49,28 @@ def _digest(path: Path) -> tuple:
 
 
 def _ways(release: sqlclose.Release) -> dict[str, Callable]:
-    """Per way: the release query it writes (``Release._query``'s shape: query and parameters)."""
+    """Per way: the release query it writes, as ``Release._query`` (query and parameters; its
+    argument, whether a Parquet write asks for dictionary types, is the way's to decide)."""
     problem, node = release.problem, release.search.optimum
 
-    def from_source(constants: bool) -> Callable:
-        def query() -> tuple:
+    def every_qi_looked_up(_: bool = False) -> tuple:
+        params = q.Params()
+        released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)]
+        return q.release(problem.source, problem.released, released, release._suppressed(), params), params.values
+
+    def built(counted: Counted | None, dictionaries: bool) -> Callable:
+        def query(_: bool = False) -> tuple:
             params = q.Params()
-            released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level) if constants
-                                     else None) for qi, level in zip(problem.qis, node)]
-            built = q.release(problem.source, problem.released, released, release._suppressed(), params)
-            return built, params.values
+            return release_query(problem, node, release._suppressed(), params, counted, dictionaries), params.values
         return query
 
-    ways = {"read from the source's rows, every QI looked up (before)": from_source(False),
-            "read from the source's rows, QIs at their top as constants": from_source(True)}
-    if release._counted_columns() is not None:
-        ways["rebuilt from counts"] = release._query
+    ways = {"read from the source's rows, every QI looked up (before the twenty-third round)": every_qi_looked_up}
+    for dictionaries, kind in ((False, "as text"), (True, "in dictionary types")):
+        ways[f"read from the source's rows, QIs at their top as constants, {kind}"] = built(None, dictionaries)
+    counted = release._counted_columns()
+    if counted is not None:
+        for dictionaries, kind in ((False, "as text"), (True, "in dictionary types")):
+            ways[f"rebuilt from counts, {kind}"] = built(counted, dictionaries)
     return ways
 
 
@@ -83,7 +93,7 @@ def main() -> None:
         ways = _ways(release)
         write: dict[str, list[float]] = {name: [] for name in ways}
         whole: dict[str, list[float]] = {name: [] for name in ways}
-        digests = {}
+        digests, sizes = {}, {}
         for i in range(args.repeats):
             for name, query in ways.items():
                 release._query = query
@@ -92,17 +102,17 @@ def main() -> None:
                 release.write(path)
                 whole[name].append(time.perf_counter() - began)
                 write[name].append(release.timings["write_seconds"])
-                digests[name] = _digest(path)
+                digests[name], sizes[name] = _digest(path), path.stat().st_size
                 path.unlink()
                 path.with_name(path.name + ".report.json").unlink()
         if len(set(digests.values())) != 1:
             raise SystemExit(f"the ways wrote different files: {digests}")
     print(f"\n{digests[name][0]:,} rows released, same content and order every way\n")
-    print("| way | write (median) | write + re-check (median) | runs |")
-    print("|---|---|---|---|")
+    print("| way | write (median) | write + re-check (median) | runs | file |")
+    print("|---|---|---|---|---|")
     for name in ways:
         print(f"| {name} | {statistics.median(write[name]):.2f} s | {statistics.median(whole[name]):.2f} s | "
-              f"{', '.join(f'{s:.2f}' for s in whole[name])} |")
+              f"{', '.join(f'{s:.2f}' for s in whole[name])} | {sizes[name] / 1e6:.1f} MB |")
 
 
 if __name__ == "__main__":

@@ -253,6 +253,13 @@ class Engine(ABC):
         nothing else (no marker or checksum files); ``partition_by`` columns become Hive-style
         ``col=value`` folders (NULL: ``__HIVE_DEFAULT_PARTITION__``) and leave the files."""
 
+    def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
+        """A text type whose values are those of ``values`` (a query of one text column), sorted as
+        text sorts and stored as small integer codes, for a Parquet write: DuckDB's ENUM, written as
+        Parquet text without a dictionary built row by row. None where the engine has none (the
+        column stays text): only speed depends on it, never a written value or the rows' order."""
+        return None
+
     @abstractmethod
     def read_parquet(self, path: Path) -> exp.Expression:
         """The AST that reads a Parquet file (or folder) back (for verification). A folder is read

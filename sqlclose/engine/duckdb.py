@@ -331,6 +331,23 @@ class DuckDBEngine(Engine):
                         params=options)
         self.execute(copy, [*params, target, *extra])
 
+    def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
+        # DuckDB's Parquet writer writes an ENUM column's codes against its dictionary as they are,
+        # where a VARCHAR column's dictionary is built value by value, and an ENUM sorts by its codes
+        # (docs/performance.md, twenty-fourth round). Its members are created in text order, so it
+        # sorts as the text does; a connection with a default collation sorts text otherwise (and
+        # may call two members one): the column then stays text.
+        setting = exp.Anonymous(this="CURRENT_SETTING", expressions=[exp.Literal.string("default_collation")])
+        if self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py():
+            return None
+        column = exp.column(values.selects[0].alias_or_name)
+        members = exp.select(column).distinct().from_(values.subquery("v")).where(
+            exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null()))).order_by(column.copy())
+        name = self.temp_name("dictionary")
+        self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql('duckdb')})")
+        self._temp.append(("type", name))
+        return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
+
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         copy = exp.Copy(
             this=query.subquery(),

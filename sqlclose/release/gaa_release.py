@@ -89,7 +89,9 @@ class GaaRelease(Release):
     def _mapping(self) -> pa.Table:
         return release_mapping(self.gaa_run.data, self.gaa_run.result)
 
-    def _query(self) -> tuple[Any, list]:
+    def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
+        """The release query; its labels stay text whatever the write (``dictionaries``): they come
+        from a per-run mapping, at several levels per column."""
         if self._mapping_table is None:
             name = self.problem.engine.temp_name("gaa_mapping")
             self.problem.engine.register(name, self._mapping())

@@ -200,9 +200,10 @@ class Release:
             self._suppressed_table = q.table(name)
         return self._suppressed_table
 
-    def _query(self) -> tuple[Any, list]:
+    def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
         params = q.Params()
-        query = release_query(self.problem, self.search.optimum, self._suppressed(), params, self._counted_columns())
+        query = release_query(self.problem, self.search.optimum, self._suppressed(), params, self._counted_columns(),
+                              dictionaries)
         return query, params.values
 
     def _counted_columns(self) -> Counted | None:
@@ -248,9 +249,10 @@ class Release:
         columns; the report's ``output.sha256`` is the folder's (``files.folder_sha256``)."""
         return self.write(path, report, overwrite, format="parquet-folder", partition_by=partition_by)
 
-    def query(self) -> tuple[Any, list]:
-        """The release query and its bound parameters."""
-        return self._query()
+    def query(self, dictionaries: bool = False) -> tuple[Any, list]:
+        """The release query and its bound parameters; ``dictionaries``: as a Parquet write runs it,
+        its text columns in the engine's dictionary types where it has them (``Engine.dictionary_type``)."""
+        return self._query(dictionaries)
 
     def verified_summary(self, written: exp.Expression) -> dict:
         """The summary, after the written release (read back as ``written``) passed the

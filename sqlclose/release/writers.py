@@ -131,6 +131,7 @@ class ParquetWriter(FileWriter):
                              "without a suffix (a Parquet folder)")
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
+        query, params = release.query(dictionaries=True)
         release.problem.engine.copy_to_parquet(query, path, params)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
@@ -150,6 +151,8 @@ class ParquetFolderWriter(FileWriter):
         check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
+        if not target.partition_by:  # a partition column's type names its folders: it stays as checked
+            query, params = release.query(dictionaries=True)
         release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,

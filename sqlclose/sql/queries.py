@@ -250,6 +250,7 @@ class ReleasedQI:
     level: int
     divisor: int  # leaf code // divisor = class code at this level
     top: str | None = None  # at the hierarchy's top: the one label every value has there (no lookup needed)
+    dictionary: exp.DataType | None = None  # the labels' type where not text (Engine.dictionary_type)
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
@@ -265,11 +266,13 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
         if r is None or r.level == 0:
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
         elif r.top is not None:
-            select_list.append(exp.alias_(as_text(params.add(r.top)), ident(name)))
+            select_list.append(exp.alias_(labelled(params.add(r.top), r.dictionary), ident(name)))
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
     classes = [r for r in qis if r.top is None]
-    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params)
+    relabelled = {r.coded.code: (r.level, r.dictionary) for r in classes if r.dictionary is not None}
+    select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params,
+                           relabelled)
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
@@ -303,15 +306,28 @@ def _as_src(source: exp.Expression) -> exp.Expression:
         source.copy().as_("src")
 
 
-def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Params) -> exp.Select:
-    """Each QI's lookup (value as text → code and labels), joined on the row's value (NULL as its stand-in)."""
+def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Params,
+                  relabelled: dict[str, tuple[int, exp.DataType]] | None = None) -> exp.Select:
+    """Each QI's lookup (value as text → code and labels), joined on the row's value (NULL as its
+    stand-in); ``relabelled``: by code column, a level whose labels the lookup gives in a type of
+    their own, cast once per lookup row rather than once per input row."""
     for c in coded:
         value: exp.Expression = as_text(col(c.name, "src"))
         if c.null_value is not None:
             value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
-        select = select.join(exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True),
-                             on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
+        lookup: exp.Expression = exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True)
+        if relabelled and c.code in relabelled:
+            level, kind = relabelled[c.code]
+            label = exp.alias_(labelled(col(f"label_{level}"), kind), ident(f"label_{level}"))
+            lookup = exp.select(col("code"), col("value"), label).from_(table(c.lookup)) \
+                .subquery(ident(f"lk_{c.code}"), copy=False)
+        select = select.join(lookup, on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
     return select
+
+
+def labelled(label: exp.Expression, dictionary: exp.DataType | None) -> exp.Expression:
+    """A label as text, or as its dictionary type when it has one."""
+    return as_text(label) if dictionary is None else exp.Cast(this=label, to=dictionary.copy())
 
 
 def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = ()) -> list[str]:

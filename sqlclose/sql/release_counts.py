@@ -46,6 +46,7 @@ class CountedColumn:
     type: exp.DataType | None = None  # the source's type; None: text, as the lookup holds it
     null_value: str | None = None  # the stand-in NULLs were read as (quasi-identifiers only)
     top: str | None = None  # at the hierarchy's top: the one label of every class (nothing to group or join)
+    dictionary: exp.DataType | None = None  # its text's type where not VARCHAR (Engine.dictionary_type)
 
 
 def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
@@ -59,7 +60,8 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
     count, copy = _free_names(["count", "copy"], names)
     grouped = [c for c in qis if c.top is None]
     classes = q.node_histogram(base.copy(), [(c.coded.code, c.divisor) for c in grouped], [c.coded.code for c in sas])
-    values = [q.col("value", _lk(c)) if c.top is None else q.as_text(params.add(c.top)) for c in columns]
+    values = [q.col("value", _lk(c)) if c.top is None else q.labelled(params.add(c.top), c.dictionary)
+              for c in columns]
     select = exp.select(*[exp.alias_(v, q.ident(c.name)) for v, c in zip(values, columns)],
                         exp.alias_(q.col("n", "cls"), q.ident(count))).from_(classes.subquery("cls", copy=False))
     for c in columns:
@@ -97,11 +99,13 @@ def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
         label = q.col(f"label_{c.level}")
         if c.divisor != 1:
             code = exp.IntDiv(this=code, expression=exp.Literal.number(c.divisor))
+        if c.dictionary is not None:
+            label = q.labelled(label, c.dictionary)
         labels = exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct()
         return labels.from_(q.table(c.coded.lookup))
     value: exp.Expression = q.col("value")
-    if c.type is not None:
-        value = exp.Cast(this=value, to=c.type.copy())
+    if c.dictionary is not None or c.type is not None:
+        value = exp.Cast(this=value, to=(c.dictionary or c.type).copy())
     if c.null_value is not None:
         is_stand_in = exp.EQ(this=q.col("value"), expression=params.add(c.null_value))
         value = exp.Case(ifs=[exp.If(this=is_stand_in, true=exp.Null())], default=value)
