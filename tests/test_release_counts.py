@@ -191,6 +191,8 @@ def test_a_release_with_every_quasi_identifier_at_its_top_is_one_class(sensitive
 
 @pytest.mark.parametrize("others", ["drop", "keep"], ids=["rebuilt-from-counts", "read-from-the-source"])
 def test_explain_shows_the_release_query_a_run_writes(others) -> None:
+    """With its text as text: a Parquet write on DuckDB casts labels to dictionary types, the same
+    values in the same order (test_release_dictionaries.py); explain makes no types."""
     table = people().append_column("share", pa.array([i / 7 for i in range(ROWS)], pa.float64()))
     with sqlclose.anonymize(table, spec(suppression=0.0, others=others)) as release:
         assert (release._counted_columns() is not None) is (others == "drop")
