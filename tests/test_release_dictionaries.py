@@ -29,13 +29,17 @@ ROWS = 500
 
 
 def people(rows: int = ROWS, seed: int = 11) -> pa.Table:
+    """Two people of "vaduz" (the only city of its group "Alps") and one with "plague": values whose
+    classes fail k at many nodes, so that only suppressed rows have them there."""
     rng = random.Random(seed)
+    city = [None if rng.random() < 0.05 else rng.choice(["zell", "aarau", "mels", "bern", "chur"])
+            for _ in range(rows - 2)] + ["vaduz", "vaduz"]
+    disease = [rng.choice(["ulcer", "flu", "gastritis", "cancer"]) for _ in range(rows - 1)] + ["plague"]
     return pa.table({
-        "city": pa.array([None if rng.random() < 0.05 else rng.choice(["zell", "aarau", "mels", "bern", "chur"])
-                          for _ in range(rows)], pa.string()),
+        "city": pa.array(city, pa.string()),
         "age": pa.array([rng.randint(20, 69) for _ in range(rows)], pa.int32()),
         "job": pa.array([rng.choice(["tailor", "baker", "smith", "Zoologist"]) for _ in range(rows)], pa.string()),
-        "disease": pa.array([rng.choice(["ulcer", "flu", "gastritis", "cancer"]) for _ in range(rows)]),
+        "disease": pa.array(disease),
     })
 
 
@@ -44,7 +48,9 @@ def spec() -> dict:
         "k": 4, "suppression": 0.1, "search": {"explore": "lattice"},
         # Labels out of text order: "West" before "East", "upper" before "lower".
         "quasi_identifiers": {
-            "city": {"tree": {"*": {"West": ["zell", "mels", "none"], "East": ["aarau", "bern", "chur"]}},
+            # "North" and "kiruna" are in the hierarchy, not in the data.
+            "city": {"tree": {"*": {"West": ["zell", "mels", "none"], "East": ["aarau", "bern", "chur"],
+                                    "Alps": ["vaduz"], "North": ["kiruna"]}},
                      "nulls": "value", "null_value": "none"},
             "age": {"bands": [10, 20]},
             "job": {"tree": {"*": {"upper": ["tailor", "Zoologist"], "lower": ["smith", "baker"]}}},
@@ -89,7 +95,7 @@ def test_the_file_is_the_one_written_as_text(tmp_path: Path) -> None:
         assert got.equals(text)
 
 
-@pytest.mark.parametrize("bound", [("MAX_DICTIONARY", 1), ("ROWS_PER_VALUE", ROWS)])
+@pytest.mark.parametrize("bound", [("MAX_DICTIONARY", 0), ("ROWS_PER_VALUE", ROWS + 1)])
 def test_a_column_with_too_many_values_for_a_dictionary_stays_text(monkeypatch: pytest.MonkeyPatch, bound) -> None:
     """More values than a dictionary holds, or too few rows per value to pay for making one."""
     monkeypatch.setattr(release_query, *bound)
@@ -121,3 +127,57 @@ def test_a_connection_that_sorts_text_by_a_collation_keeps_text() -> None:
     con.execute("SET default_collation = 'nocase'")
     con.execute("CREATE TABLE words AS SELECT * FROM (VALUES ('b'), ('B'), ('a')) AS t(w)")
     assert DuckDBEngine(connection=con).dictionary_type(exp.select("w").from_("words")) is None
+
+
+def _released(table: pa.Table) -> dict[str, set]:
+    return {name: {v for v in table.column(name).to_pylist() if v is not None} for name in table.column_names}
+
+
+@pytest.mark.parametrize("way", ["from counts", "from the source's rows"])
+def test_a_dictionary_holds_the_values_the_release_holds_and_nothing_else(way: str) -> None:
+    """A Parquet writer may write a type's every member into the file: a label of a suppressed class,
+    a value only suppressed rows have, or a label no row has, must not be a member. The oracle: the
+    distinct values of each column of the VARCHAR release."""
+    hidden_seen = set()
+    with sqlclose.anonymize(people(), spec()) as release:
+        for node in [node for node, e in release.search.evaluated.items() if e.satisfied]:
+            at = release.at(node)
+            if way != "from counts":
+                at._counted_columns = lambda: None  # type: ignore[method-assign]
+            engine = at.problem.engine
+            types = release_query.released_dictionaries(at.problem, at.search.optimum, at._suppressed(),
+                                                        at._counted_columns())
+            released = _released(at.to_arrow())
+            for name, kind in types.items():
+                assert set(_members(engine, kind)) == released[name], (node, name)
+            hidden_seen |= {v for name in ("city", "disease") for v in ("Alps", "North", "plague")
+                            if name in types} - released["city"] - released["disease"]
+    assert {"Alps", "North"} <= hidden_seen  # labels of suppressed classes and of no row were left out
+    if way == "from counts":
+        assert "plague" in hidden_seen  # a sensitive value only suppressed rows have, left out
+
+
+def test_the_written_file_holds_only_released_values(tmp_path: Path) -> None:
+    """Every row group's dictionary and statistics, read from the Parquet file itself."""
+    with sqlclose.anonymize(people(), spec()) as release:
+        checked = 0
+        for i, node in enumerate(node for node, e in release.search.evaluated.items() if e.satisfied):
+            at = release.at(node)
+            path = tmp_path / f"{i}.parquet"
+            released = _released(written(at, path))
+            metadata = pq.ParquetFile(path).metadata
+            dictionaries = pq.read_table(path, read_dictionary=[n for n in released if n != "age"])
+            for name in [n for n in released if n != "age"]:
+                for chunk in dictionaries.column(name).chunks:
+                    # DuckDB's ENUM writer puts an empty text in each dictionary page; no row holds it.
+                    assert set(chunk.dictionary.to_pylist()) - {""} <= released[name], (node, name)
+                    checked += 1
+                column = metadata.schema.names.index(name)
+                for g in range(metadata.num_row_groups):
+                    stats = metadata.row_group(g).column(column).statistics
+                    if stats is not None and stats.has_min_max:
+                        assert {stats.min, stats.max} <= released[name], (node, name)
+            data = path.read_bytes()
+            for hidden in {"Alps", "North", "kiruna", "plague"} - set().union(*released.values()):
+                assert hidden.encode() not in data, (node, hidden)
+    assert checked

@@ -86,6 +86,9 @@ class Engine(ABC):
     # histogram is stored sorted (problem._base_order), and grouping it meets each group in runs.
     # Only speed depends on it, never a result.
     orders_tables: ClassVar[bool] = False
+    # Has it text types stored as small codes (``dictionary_type``)? Else a Parquet write's text
+    # stays text, and nothing is computed to make them.
+    has_dictionary_types: ClassVar[bool] = False
 
     # Is the search better run locally over the collected base histogram (search/hybrid.py)?
     # True for engines whose per-query cost is high (a cluster); DuckDB runs it in place.

@@ -5,12 +5,15 @@ counts (``sql/release_counts.py``) when the counts give every released value bac
 other is read from the source's rows (``queries.release``). Either way a QI at its hierarchy's top
 is its one label (docs/performance.md, twenty-third round). A Parquet write asks for its labels, and
 the text values it reads back from counts, in the engine's dictionary types (DuckDB's ENUM): the
-same text in the same order, written and sorted by small codes (twenty-fourth round). `explain`
-shows the query as text: a dictionary type exists only while a run writes.
+same text in the same order, written and sorted by small codes (twenty-fourth round). A type's
+members are the values the release holds, never a lookup's every value: a Parquet writer may write
+every member into the file. `explain` shows the query as text: a dictionary type exists only while
+a run writes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from sqlglot import exp
@@ -65,43 +68,88 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     ``counted`` (``counted_columns``) gives its columns, else read from the source's rows.
     ``dictionaries``: for a Parquet write, text the lookups give (labels, and values read back from
     counts) in the engine's dictionary types where it has them: the same values, in the same order."""
+    types = released_dictionaries(problem, node, suppressed, counted) if dictionaries else {}
     if counted is not None:
-        if dictionaries:
-            counted = _with_dictionaries(problem, counted)
+        qis, sas = counted
+        counted = ([replace(c, dictionary=types.get(c.name)) for c in qis],
+                   [replace(c, dictionary=types.get(c.name)) for c in sas])
         return release_from_counts(problem.base, *counted, problem.released, suppressed, params)
     released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level),
-                             _label_dictionary(problem, qi, level) if dictionaries else None)
+                             types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     return q.release(problem.source, problem.released, released, suppressed, params)
 
 
-def _with_dictionaries(problem: Problem, counted: Counted) -> Counted:
-    """The columns from counts with their dictionary types: labels, and text values read back."""
-    qis, sas = counted
-    by_name = {qi.name: qi for qi in problem.qis}
-    sizes = {sa.name: len(sa.domain) for sa in problem.sas}
-    qis = [replace(c, dictionary=_label_dictionary(problem, by_name[c.name], c.level)) if c.level
-           else replace(c, dictionary=_value_dictionary(problem, c, len(by_name[c.name].hierarchy.leaves)))
-           for c in qis]
-    sas = [replace(c, dictionary=_value_dictionary(problem, c, sizes[c.name])) for c in sas]
-    return qis, sas
+def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | None,
+                          counted: Counted | None) -> dict[str, exp.DataType]:
+    """Per released text column a lookup gives, its dictionary type (``Engine.dictionary_type``),
+    whose members are the values the release holds, and nothing else: a Parquet writer may write a
+    type's every member into the file (DuckDB's did, in every row group's dictionary page), and a
+    label of a suppressed class, or a value only suppressed rows have, must not reach it. The
+    members come from the node's released classes, grouped once from the base histogram."""
+    wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
+    if not wanted:
+        return {}
+    engine = problem.engine
+    grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
+               if top_label(qi, level) is None]
+    classes = q.node_histogram(problem.base.copy(), grouped, [sa.coded.code for sa in problem.sas])
+    if suppressed is not None:
+        codes = [(code, q.col(code, "cls")) for code, _ in grouped]
+        classes = exp.select("*").from_(classes.subquery("cls", copy=False)).where(q.not_suppressed(suppressed, codes))
+    table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
+    try:
+        released = engine.fetch(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))
+        if not released.column("n")[0].as_py():
+            return {}  # nothing released: nothing to write faster
+        types = {name: engine.dictionary_type(members(table)) for name, members in wanted.items()}
+    finally:
+        engine.unregister(table.name)
+    return {name: kind for name, kind in types.items() if kind is not None}
 
 
-def _label_dictionary(problem: Problem, qi: QuasiIdentifierColumn, level: int) -> exp.DataType | None:
-    """The dictionary type of the QI's labels at ``level`` (above 0: at 0 the row path releases the
-    source's own values)."""
-    if not level or not _worth_a_dictionary(problem, len(qi.hierarchy.labels(level))):
-        return None
-    labels = exp.select(exp.alias_(q.col(f"label_{level}"), "v")).from_(q.table(qi.coded.lookup))
-    return problem.engine.dictionary_type(labels)
+Members = Callable[[exp.Table], exp.Select]
 
 
-def _value_dictionary(problem: Problem, c: CountedColumn, count: int) -> exp.DataType | None:
-    """The dictionary type of a column read back from its lookup's text as text."""
-    if c.type is None or not c.type.is_type(exp.DataType.Type.VARCHAR) or not _worth_a_dictionary(problem, count):
-        return None
-    values = exp.select(exp.alias_(q.as_text(q.col("value")), "v")).from_(q.table(c.coded.lookup))
-    return problem.engine.dictionary_type(values)
+def _wanted(problem: Problem, node: Node, counted: Counted | None) -> dict[str, Members]:
+    """The released columns worth a dictionary type, each with the query of its values over the
+    released classes: a QI's labels (above level 0), and, rebuilt from counts, text values."""
+    wanted: dict[str, Members] = {}
+    for qi, level in zip(problem.qis, node):
+        if level and _worth_a_dictionary(problem, len(qi.hierarchy.labels(level))):
+            wanted[qi.name] = _labels(qi, level)
+    if counted is None:
+        return wanted
+    leaves = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
+    domains = {sa.name: len(sa.domain) for sa in problem.sas}
+    for c in [c for c in counted[0] if not c.level] + list(counted[1]):
+        text = c.type is not None and c.type.is_type(exp.DataType.Type.VARCHAR)
+        # A NULL stand-in is released as NULL, not as its text: such a column stays text.
+        if text and c.null_value is None and _worth_a_dictionary(problem, leaves.get(c.name) or domains[c.name]):
+            wanted[c.name] = _values(c)
+    return wanted
+
+
+def _labels(qi: QuasiIdentifierColumn, level: int) -> Members:
+    """The labels at ``level`` of the released classes (at its top: the one label)."""
+    label = q.col(f"label_{level}")
+    if top_label(qi, level) is not None:
+        return lambda classes: exp.select(exp.alias_(label, "v")).from_(q.table(qi.coded.lookup))
+    code = exp.IntDiv(this=q.col("code"), expression=exp.Literal.number(qi.hierarchy.divisors[level]))
+    lookup = exp.select(exp.alias_(code, "code"), label).distinct().from_(q.table(qi.coded.lookup))
+    return lambda classes: _joined(classes, lookup, qi.coded.code, q.col(f"label_{level}", "lk"))
+
+
+def _values(c: CountedColumn) -> Members:
+    """The text values of a column read back from counts, as the released classes hold them."""
+    lookup = exp.select(q.col("code"), q.col("value")).from_(q.table(c.coded.lookup))
+    return lambda classes: _joined(classes, lookup, c.coded.code, q.as_text(q.col("value", "lk")))
+
+
+def _joined(classes: exp.Table, lookup: exp.Select, code: str, value: exp.Expression) -> exp.Select:
+    on = exp.EQ(this=q.col("code", "lk"), expression=q.col(code, "cls"))
+    return exp.select(exp.alias_(value, "v")).from_(exp.alias_(classes.copy(), "cls", table=True)).join(
+        lookup.subquery("lk"), on=on)
 
 
 def _worth_a_dictionary(problem: Problem, values: int) -> bool:

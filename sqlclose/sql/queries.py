@@ -318,7 +318,7 @@ def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Para
         lookup: exp.Expression = exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True)
         if relabelled and c.code in relabelled:
             level, kind = relabelled[c.code]
-            label = exp.alias_(labelled(col(f"label_{level}"), kind), ident(f"label_{level}"))
+            label = exp.alias_(in_dictionary(col(f"label_{level}"), kind), ident(f"label_{level}"))
             lookup = exp.select(col("code"), col("value"), label).from_(table(c.lookup)) \
                 .subquery(ident(f"lk_{c.code}"), copy=False)
         select = select.join(lookup, on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
@@ -328,6 +328,14 @@ def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Para
 def labelled(label: exp.Expression, dictionary: exp.DataType | None) -> exp.Expression:
     """A label as text, or as its dictionary type when it has one."""
     return as_text(label) if dictionary is None else exp.Cast(this=label, to=dictionary.copy())
+
+
+def in_dictionary(value: exp.Expression, dictionary: exp.DataType) -> exp.Expression:
+    """A lookup row's text in its column's dictionary type, NULL when the type has no such member.
+    The members are the values the release holds (``prepare/release_query.released_dictionaries``):
+    a lookup row without one belongs to no released row, only to suppressed ones or to none, and
+    the written file is re-checked against the source's rows."""
+    return exp.TryCast(this=value, to=dictionary.copy())
 
 
 def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = ()) -> list[str]:

@@ -100,12 +100,14 @@ def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
         if c.divisor != 1:
             code = exp.IntDiv(this=code, expression=exp.Literal.number(c.divisor))
         if c.dictionary is not None:
-            label = q.labelled(label, c.dictionary)
+            label = q.in_dictionary(label, c.dictionary)
         labels = exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct()
         return labels.from_(q.table(c.coded.lookup))
     value: exp.Expression = q.col("value")
-    if c.dictionary is not None or c.type is not None:
-        value = exp.Cast(this=value, to=(c.dictionary or c.type).copy())
+    if c.dictionary is not None:
+        value = q.in_dictionary(value, c.dictionary)
+    elif c.type is not None:
+        value = exp.Cast(this=value, to=c.type.copy())
     if c.null_value is not None:
         is_stand_in = exp.EQ(this=q.col("value"), expression=params.add(c.null_value))
         value = exp.Case(ifs=[exp.If(this=is_stand_in, true=exp.Null())], default=value)
