@@ -84,7 +84,8 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
                           counted: Counted | None) -> dict[str, exp.DataType]:
     """Per released text column a lookup gives, its dictionary type (``Engine.dictionary_type``),
     whose members are the values the release holds, and nothing else: a Parquet writer may write a
-    type's every member into the file (DuckDB's did, in every row group's dictionary page), and a
+    type's every member into the file (DuckDB's did in every row group's dictionary page, in the
+    versions whose source we read), and a
     label of a suppressed class, or a value only suppressed rows have, must not reach it. The
     members come from the node's released classes, grouped once from the base histogram."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
@@ -120,24 +121,22 @@ def _wanted(problem: Problem, node: Node, counted: Counted | None) -> dict[str, 
             wanted[qi.name] = _labels(qi, level)
     if counted is None:
         return wanted
-    leaves = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
-    domains = {sa.name: len(sa.domain) for sa in problem.sas}
+    values = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
+    values.update({sa.name: len(sa.domain) for sa in problem.sas})
     for c in [c for c in counted[0] if not c.level] + list(counted[1]):
         text = c.type is not None and c.type.is_type(exp.DataType.Type.VARCHAR)
         # A NULL stand-in is released as NULL, not as its text: such a column stays text.
-        if text and c.null_value is None and _worth_a_dictionary(problem, leaves.get(c.name) or domains[c.name]):
+        if text and c.null_value is None and _worth_a_dictionary(problem, values[c.name]):
             wanted[c.name] = _values(c)
     return wanted
 
 
 def _labels(qi: QuasiIdentifierColumn, level: int) -> Members:
     """The labels at ``level`` of the released classes (at its top: the one label)."""
-    label = q.col(f"label_{level}")
     if top_label(qi, level) is not None:
-        return lambda classes: exp.select(exp.alias_(label, "v")).from_(q.table(qi.coded.lookup))
-    code = exp.IntDiv(this=q.col("code"), expression=exp.Literal.number(qi.hierarchy.divisors[level]))
-    lookup = exp.select(exp.alias_(code, "code"), label).distinct().from_(q.table(qi.coded.lookup))
-    return lambda classes: _joined(classes, lookup, qi.coded.code, q.col(f"label_{level}", "lk"))
+        return lambda classes: exp.select(exp.alias_(q.col(f"label_{level}"), "v")).from_(q.table(qi.coded.lookup))
+    lookup = q.class_labels(qi.coded.lookup, level, qi.hierarchy.divisors[level])
+    return lambda classes: _joined(classes, lookup, qi.coded.code, q.col("value", "lk"))
 
 
 def _values(c: CountedColumn) -> Members:

@@ -330,6 +330,18 @@ def labelled(label: exp.Expression, dictionary: exp.DataType | None) -> exp.Expr
     return as_text(label) if dictionary is None else exp.Cast(this=label, to=dictionary.copy())
 
 
+def class_labels(lookup: str, level: int, divisor: int, dictionary: exp.DataType | None = None) -> exp.Select:
+    """``code`` → ``value`` from a QI's lookup: each class's label at ``level`` (leaf code //
+    ``divisor``), in its dictionary type when given (``in_dictionary``)."""
+    code: exp.Expression = col("code")
+    if divisor != 1:
+        code = exp.IntDiv(this=code, expression=exp.Literal.number(divisor))
+    label: exp.Expression = col(f"label_{level}")
+    if dictionary is not None:
+        label = in_dictionary(label, dictionary)
+    return exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct().from_(table(lookup))
+
+
 def in_dictionary(value: exp.Expression, dictionary: exp.DataType) -> exp.Expression:
     """A lookup row's text in its column's dictionary type, NULL when the type has no such member.
     The members are the values the release holds (``prepare/release_query.released_dictionaries``):

@@ -94,15 +94,8 @@ def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
 
 def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
     """``code`` → ``value`` for one column: a class's label at its level, or a leaf's value typed."""
-    code = q.col("code")
     if c.level:
-        label = q.col(f"label_{c.level}")
-        if c.divisor != 1:
-            code = exp.IntDiv(this=code, expression=exp.Literal.number(c.divisor))
-        if c.dictionary is not None:
-            label = q.in_dictionary(label, c.dictionary)
-        labels = exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct()
-        return labels.from_(q.table(c.coded.lookup))
+        return q.class_labels(c.coded.lookup, c.level, c.divisor, c.dictionary)
     value: exp.Expression = q.col("value")
     if c.dictionary is not None:
         value = q.in_dictionary(value, c.dictionary)
@@ -111,7 +104,7 @@ def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
     if c.null_value is not None:
         is_stand_in = exp.EQ(this=q.col("value"), expression=params.add(c.null_value))
         value = exp.Case(ifs=[exp.If(this=is_stand_in, true=exp.Null())], default=value)
-    return exp.select(code, exp.alias_(value, "value")).from_(q.table(c.coded.lookup))
+    return exp.select(q.col("code"), exp.alias_(value, "value")).from_(q.table(c.coded.lookup))
 
 
 def _lk(c: CountedColumn) -> str:
