@@ -342,7 +342,7 @@ class DuckDBEngine(Engine):
         if self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py():
             return None
         column = exp.column(values.selects[0].alias_or_name)
-        members = exp.select(column).distinct().from_(values.subquery("v")).where(
+        members = exp.select(column).distinct().from_(values.subquery("vals")).where(
             exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null()))).order_by(column.copy())
         name = self.temp_name("dictionary")
         self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql('duckdb')})")
