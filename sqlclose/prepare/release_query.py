@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
 from sqlclose.sql import queries as q
-from sqlclose.sql.release_counts import CountedColumn, read_back_type, release_from_counts
+from sqlclose.sql.release_counts import CountedColumn, read_back_type, release_from_counts, released_classes
 
 Counted = tuple[list[CountedColumn], list[CountedColumn]]
 
@@ -85,19 +85,16 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     """Per released text column a lookup gives, its dictionary type (``Engine.dictionary_type``),
     whose members are the values the release holds, and nothing else: a Parquet writer may write a
     type's every member into the file (DuckDB's did in every row group's dictionary page, in the
-    versions whose source we read), and a
-    label of a suppressed class, or a value only suppressed rows have, must not reach it. The
-    members come from the node's released classes, grouped once from the base histogram."""
+    versions whose source we read), and a label of a suppressed class, or a value only suppressed
+    rows have, must not reach it. The members come from the node's released classes
+    (``release_counts.released_classes``), grouped once from the base histogram."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
     if not wanted:
         return {}
     engine = problem.engine
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
                if top_label(qi, level) is None]
-    classes = q.node_histogram(problem.base.copy(), grouped, [sa.coded.code for sa in problem.sas])
-    if suppressed is not None:
-        codes = [(code, q.col(code, "cls")) for code, _ in grouped]
-        classes = exp.select("*").from_(classes.subquery("cls", copy=False)).where(q.not_suppressed(suppressed, codes))
+    classes = released_classes(problem.base, grouped, [sa.coded.code for sa in problem.sas], suppressed)
     table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
     try:
         released = engine.fetch(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))

@@ -58,8 +58,8 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
     by_name = {c.name: c for c in [*qis, *sas]}
     columns = [by_name[name] for name in names]
     count, copy = _free_names(["count", "copy"], names)
-    grouped = [c for c in qis if c.top is None]
-    classes = q.node_histogram(base.copy(), [(c.coded.code, c.divisor) for c in grouped], [c.coded.code for c in sas])
+    grouped = [(c.coded.code, c.divisor) for c in qis if c.top is None]
+    classes = released_classes(base, grouped, [c.coded.code for c in sas], suppressed)
     values = [q.col("value", _lk(c)) if c.top is None else q.labelled(params.add(c.top), c.dictionary)
               for c in columns]
     select = exp.select(*[exp.alias_(v, q.ident(c.name)) for v, c in zip(values, columns)],
@@ -68,15 +68,24 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
         if c.top is None:
             on = exp.EQ(this=q.col("code", _lk(c)), expression=q.col(c.coded.code, "cls"))
             select = select.join(_lookup(c, params).subquery(_lk(c), copy=False), on=on)
-    if suppressed is not None:
-        codes = [(c.coded.code, q.col(c.coded.code, "cls")) for c in grouped]
-        select = select.where(q.not_suppressed(suppressed, codes))
     copies = exp.Explode(this=exp.GenerateSeries(start=exp.Literal.number(1), end=q.col(count)))
     repeated = exp.select(*[q.col(name) for name in names], exp.alias_(copies, q.ident(copy))).from_(
         select.subquery("counted", copy=False))
     order = q.release_order(names, [c.name for c in qis], [c.name for c in qis if c.top is not None])
     return q.sorted_by(exp.select(*[q.col(name) for name in names]).from_(repeated.subquery("released", copy=False)),
                        order)
+
+
+def released_classes(base: exp.Table, groups: Sequence[tuple[str, int]], sa_codes: Sequence[str],
+                     suppressed: exp.Table | None) -> exp.Select:
+    """A node's classes × sensitive values with their counts, grouped from the base histogram
+    (``groups``: the QIs' code columns and divisors, those at their top left out), failing classes
+    (``suppressed``: their class codes) removed: what a release of the node holds."""
+    classes = q.node_histogram(base.copy(), groups, sa_codes)
+    if suppressed is None:
+        return classes
+    codes = [(code, q.col(code, "cls")) for code, _ in groups]
+    return exp.select("*").from_(classes.subquery("cls", copy=False)).where(q.not_suppressed(suppressed, codes))
 
 
 def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
