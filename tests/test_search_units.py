@@ -98,6 +98,32 @@ def test_only_a_single_digit_beyond_64_bits_takes_the_per_node_path(adult_releas
     assert isinstance(runners.runner_for(adult_release.problem), runners.NodeRunner)
 
 
+@pytest.mark.parametrize("base_rows, suppression, in_memory", [
+    (250_000, 0.0, True),     # the plain bounds: 250 k base rows, 4 M cells (Adult's 14 occupations: 3.5 M)
+    (250_001, 0.0, False),
+    (400_000, 0.0, False),
+    (400_000, 0.05, True),    # under suppression 2.5 times both: 625 k rows, 10 M cells (5.6 M here)
+    (625_000, 0.05, True),
+    (625_001, 0.05, False),
+])
+def test_suppression_widens_the_in_memory_paths_bounds(adult_release, base_rows, suppression, in_memory):
+    import dataclasses
+
+    problem = dataclasses.replace(adult_release.problem, base_rows=base_rows, suppression=suppression)
+    assert len(problem.sas[0].domain) == 14 and (problem.max_suppressed > 0) == (suppression > 0)
+    runner = runners.runner_for(problem)
+    assert isinstance(runner, runners.MemoryRunner if in_memory else runners.BatchRunner)
+
+
+def test_a_memory_limit_still_bounds_the_in_memory_path_under_suppression(adult_release, monkeypatch):
+    import dataclasses
+
+    problem = dataclasses.replace(adult_release.problem, base_rows=600_000, suppression=0.05)
+    assert isinstance(runners.runner_for(problem), runners.MemoryRunner)  # no limit: within the bounds
+    monkeypatch.setattr(problem.engine, "memory_budget", 1_000_000_000)
+    assert isinstance(runners.runner_for(problem), runners.BatchRunner)  # 8.4 M cells × 256 B > its share
+
+
 def test_keys_in_several_words_give_the_same_search(adult_release, monkeypatch):
     problem = adult_release.problem
     criteria = criteria_for(problem.k, problem.sas)

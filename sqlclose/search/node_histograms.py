@@ -758,12 +758,14 @@ class NodeRunner:
 
 
 def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
-    """Rollups in numpy over the base histogram when it is small and its class keys fit one word;
-    else level batches in SQL (keys in one or more BIGINT words); one query per node only when a
+    """Rollups in numpy over the base histogram when it is small (``MEMORY_BASE_ROWS``,
+    ``MEMORY_CELLS``; ``SUPPRESSING_SCALE`` times more under suppression) and its class keys fit
+    one word; else level batches in SQL (keys in one or more BIGINT words); one query per node only when a
     single QI's codes exceed 62 bits."""
     strides = class_strides(problem)
-    if strides is not None and len(problem.sas) <= 1 and problem.base_rows <= MEMORY_BASE_ROWS and \
-            problem.base_rows * _sa_span(problem) <= MEMORY_CELLS and _fits_budget(problem):
+    scale = SUPPRESSING_SCALE if problem.max_suppressed else 1.0
+    if strides is not None and len(problem.sas) <= 1 and problem.base_rows <= MEMORY_BASE_ROWS * scale and \
+            problem.base_rows * _sa_span(problem) <= MEMORY_CELLS * scale and _fits_budget(problem):
         return MemoryRunner(problem, strides)
     packing = Packing.for_problem(problem)
     return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)
@@ -788,6 +790,12 @@ def runner_for(problem: Problem) -> MemoryRunner | BatchRunner | NodeRunner:
 # SQL but peaked at 0.9 GB at 0 % suppression and 2.9 GB at 5 % (wider levels): kept at 250 k.
 MEMORY_BASE_ROWS = 250_000
 MEMORY_CELLS = 4_000_000
+# With suppression both bounds are this many times larger: the search evaluates many more nodes
+# (hundreds to thousands), each level a SQL statement of fixed cost, and numpy stays ahead further.
+# Measured on generated tables, 5 %, whole process side by side (docs/performance.md, twenty-fifth
+# round): in memory the search took 0.6–0.85 of the SQL path's time from 300 k to 700 k base rows
+# and tied at 1 M; without suppression it is behind from 300 k on (pandas' import among its costs).
+SUPPRESSING_SCALE = 2.5
 # A parentless node's classes are found by one bincount over its whole code space (× sensitive
 # values) when that space is at most this many cells per source pair: zeroing and scanning a cell
 # costs ~1 ns, hashing a source class ~15 ns.
