@@ -5,6 +5,7 @@ and the hard-link fallback of placing files."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 from pathlib import Path
@@ -107,8 +108,6 @@ def test_only_a_single_digit_beyond_64_bits_takes_the_per_node_path(adult_releas
     (625_001, 0.05, False),
 ])
 def test_suppression_widens_the_in_memory_paths_bounds(adult_release, base_rows, suppression, in_memory):
-    import dataclasses
-
     problem = dataclasses.replace(adult_release.problem, base_rows=base_rows, suppression=suppression)
     assert len(problem.sas[0].domain) == 14 and (problem.max_suppressed > 0) == (suppression > 0)
     runner = runners.runner_for(problem)
@@ -116,8 +115,6 @@ def test_suppression_widens_the_in_memory_paths_bounds(adult_release, base_rows,
 
 
 def test_a_memory_limit_still_bounds_the_in_memory_path_under_suppression(adult_release, monkeypatch):
-    import dataclasses
-
     problem = dataclasses.replace(adult_release.problem, base_rows=600_000, suppression=0.05)
     assert isinstance(runners.runner_for(problem), runners.MemoryRunner)  # no limit: within the bounds
     monkeypatch.setattr(problem.engine, "memory_budget", 1_000_000_000)

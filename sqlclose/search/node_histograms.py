@@ -794,7 +794,8 @@ MEMORY_CELLS = 4_000_000
 # (hundreds to thousands), each level a SQL statement of fixed cost, and numpy stays ahead further.
 # Measured on generated tables, 5 %, whole process side by side (docs/performance.md, twenty-fifth
 # round): in memory the search took 0.6–0.85 of the SQL path's time from 300 k to 700 k base rows
-# and tied at 1 M; without suppression it is behind from 300 k on (pandas' import among its costs).
+# and tied at 1 M (2.5: 625 k rows, short of the tie); without suppression it is behind from 300 k on
+# (pandas' import among its costs). A kept subset bottom still counts against MEMORY_BASE_ROWS.
 SUPPRESSING_SCALE = 2.5
 # A parentless node's classes are found by one bincount over its whole code space (× sensitive
 # values) when that space is at most this many cells per source pair: zeroing and scanning a cell
