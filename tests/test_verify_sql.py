@@ -371,7 +371,7 @@ def test_the_truth_test_hashes_columns_of_one_exact_type_as_they_are_and_others_
     keys = []
     real = verify_sql.template
     monkeypatch.setattr(verify_sql, "template", lambda name, **holes: (
-        keys.append(holes["key_0"]) if name == "verify_row_sums" else None) or real(name, **holes))
+        keys.append(holes["written_key_0"]) if name == "verify_row_sums" else None) or real(name, **holes))
     engine = DuckDBEngine()
     try:
         found = measure_file(engine, table_ref(engine, "written", table(written, s_type)),

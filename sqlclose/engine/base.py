@@ -206,7 +206,6 @@ class Engine(ABC):
         aliased ``alias``, of a type that SUM over many rows cannot overflow (the keyed input
         fingerprint sums it). No two engines share a hash."""
 
-    @abstractmethod
     def row_keys(self, values: Sequence[exp.Expression],
                  as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
         """Two 64-bit hashes of a row's ``values``, in opposite orders: the re-check's truth test
@@ -214,6 +213,18 @@ class Engine(ABC):
         as text, so that the key does not depend on the columns' types, except where ``as_is``
         says so: the caller's word that the column has one type on both sides compared, whose
         values are equal exactly when their texts are (``Engine.hashed_as_is``)."""
+        kept = list(as_is) or [False] * len(values)
+        return self.keys_of_hashes([self.value_hash(v, keep) for v, keep in zip(values, kept, strict=True)])
+
+    @abstractmethod
+    def value_hash(self, value: exp.Expression, as_is: bool = False) -> exp.Expression:
+        """A 64-bit hash of one value, as text unless ``as_is`` (see ``row_keys``): never NULL, and
+        a NULL's apart from every value's. A small lookup's labels can be hashed once per label and
+        carried through its join (the truth test's generalized input) instead of once per row."""
+
+    @abstractmethod
+    def keys_of_hashes(self, hashes: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+        """``row_keys`` of a row whose values are already hashed (``value_hash``), in their order."""
 
     @staticmethod
     def hashed_as_is(written: pa.DataType, generalized: pa.DataType) -> bool:
@@ -272,12 +283,9 @@ class Engine(ABC):
         pass
 
 
-def key_values(values: Sequence[exp.Expression], as_is: Sequence[bool], text: str) -> list[exp.Expression]:
-    """The ``values`` ``Engine.row_keys`` hashes: each cast to the dialect's ``text`` type, or as it
-    is where ``as_is`` (if given) says."""
-    kept = list(as_is) or [False] * len(values)
-    return [v.copy() if keep else exp.Cast(this=v.copy(), to=exp.DataType.build(text))
-            for v, keep in zip(values, kept, strict=True)]
+def key_value(value: exp.Expression, as_is: bool, text: str) -> exp.Expression:
+    """The value ``Engine.value_hash`` hashes: cast to the dialect's ``text`` type, or as it is."""
+    return value.copy() if as_is else exp.Cast(this=value.copy(), to=exp.DataType.build(text))
 
 
 def dense_rank(keys: Sequence[exp.Expression], partition: exp.Expression | None = None) -> exp.Expression:

@@ -14,7 +14,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead, key_values
+from sqlclose.engine.base import Engine, FileRead, key_value
 from sqlclose.engine.limits import (
     below_interpreter,
     engine_limit_now,
@@ -121,12 +121,14 @@ class DuckDBEngine(Engine):
         text = exp.DPipe(this=secret, expression=exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR")))
         return exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[text])
 
-    def row_keys(self, values: Sequence[exp.Expression],
-                 as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
-        # HASH hashes NULL apart from every value and combines its arguments in order.
-        hashed = key_values(values, as_is, "VARCHAR")
-        return (exp.Anonymous(this="HASH", expressions=hashed),
-                exp.Anonymous(this="HASH", expressions=[t.copy() for t in reversed(hashed)]))
+    def value_hash(self, value: exp.Expression, as_is: bool = False) -> exp.Expression:
+        # HASH hashes NULL apart from every value (to a value, not to NULL).
+        return exp.Anonymous(this="HASH", expressions=[key_value(value, as_is, "VARCHAR")])
+
+    def keys_of_hashes(self, hashes: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+        # HASH combines its arguments in order.
+        return (exp.Anonymous(this="HASH", expressions=[h.copy() for h in hashes]),
+                exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         if isinstance(e, duckdb.IOException) and "No space left on device" in str(e) and _spilling(str(e)):

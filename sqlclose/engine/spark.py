@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead, dense_rank, key_values
+from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
 from sqlclose.errors import EngineError
 
 if TYPE_CHECKING:
@@ -112,14 +112,15 @@ class SparkEngine(Engine):
         number = exp.Anonymous(this="CONV", expressions=[low, exp.Literal.number(16), exp.Literal.number(10)])
         return exp.Cast(this=number, to=exp.DataType.build("DECIMAL(38, 0)"))
 
-    def row_keys(self, values: Sequence[exp.Expression],
-                 as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
-        # XXHASH64 skips NULL arguments, so each value is followed by its IS NULL flag: (NULL, 'a')
-        # and ('a', NULL) then hash apart.
-        parts = [[h, exp.Is(this=v.copy(), expression=exp.Null())]
-                 for h, v in zip(key_values(values, as_is, "STRING"), values, strict=True)]
-        return (exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in parts for e in p]),
-                exp.Anonymous(this="XXHASH64", expressions=[e.copy() for p in reversed(parts) for e in p]))
+    def value_hash(self, value: exp.Expression, as_is: bool = False) -> exp.Expression:
+        # XXHASH64 skips NULL arguments, so the value is followed by its IS NULL flag: a NULL hashes
+        # as the flag alone, apart from every value (and never to NULL).
+        return exp.Anonymous(this="XXHASH64", expressions=[key_value(value, as_is, "STRING"),
+                                                          exp.Is(this=value.copy(), expression=exp.Null())])
+
+    def keys_of_hashes(self, hashes: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+        return (exp.Anonymous(this="XXHASH64", expressions=[h.copy() for h in hashes]),
+                exp.Anonymous(this="XXHASH64", expressions=[h.copy() for h in reversed(hashes)]))
 
     def class_numbers(self, keys: Sequence[exp.Expression]) -> exp.Expression:
         # DENSE_RANK over the whole relation is one partition: every (class, value) row to one

@@ -10,23 +10,23 @@ SELECT
   CAST(COALESCE(SUM(written.__sqlclose_n - COALESCE(generalized.__sqlclose_n, 0)), 0) AS BIGINT) AS untrue_rows
 FROM (
   SELECT
-    __key_0__ AS __sqlclose_k0,
-    __key_1__ AS __sqlclose_k1,
+    __written_key_0__ AS __sqlclose_k0,
+    __written_key_1__ AS __sqlclose_k1,
     COUNT(*) AS __sqlclose_n
   FROM __release__ AS __sqlclose_rel
   GROUP BY
-    __key_0__,
-    __key_1__
+    __written_key_0__,
+    __written_key_1__
 ) AS written
 LEFT JOIN (
   SELECT
-    __key_0__ AS __sqlclose_k0,
-    __key_1__ AS __sqlclose_k1,
+    __generalized_key_0__ AS __sqlclose_k0,
+    __generalized_key_1__ AS __sqlclose_k1,
     COUNT(*) AS __sqlclose_n
   FROM __generalized__ AS __sqlclose_gen
   GROUP BY
-    __key_0__,
-    __key_1__
+    __generalized_key_0__,
+    __generalized_key_1__
 ) AS generalized
   ON written.__sqlclose_k0 = generalized.__sqlclose_k0 AND written.__sqlclose_k1 = generalized.__sqlclose_k1
 WHERE
