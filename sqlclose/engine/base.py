@@ -208,8 +208,9 @@ class Engine(ABC):
 
     def row_keys(self, values: Sequence[exp.Expression],
                  as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
-        """Two 64-bit hashes of a row's ``values``, in opposite orders: the re-check's truth test
-        compares rows by them (a 128-bit key that tells NULL from any value). Each value is hashed
+        """Two 64-bit hashes of a row's ``values`` (of each value's ``value_hash``), in opposite
+        orders: the re-check's truth test compares rows by them (a 128-bit key that tells NULL from
+        any value). Each value is hashed
         as text, so that the key does not depend on the columns' types, except where ``as_is``
         says so: the caller's word that the column has one type on both sides compared, whose
         values are equal exactly when their texts are (``Engine.hashed_as_is``)."""
