@@ -207,12 +207,12 @@ class _Truth:
         ``Engine.value_hash``, carried from its lookup — under another column's name."""
         typed = self.engine.schema(generalized, params)
         as_is = [self.engine.hashed_as_is(self.written_types.field(c).type, typed.field(c).type) for c in self.columns]
-        written_hashes = [self.engine.value_hash(_col(c), keep) for c, keep in zip(self.columns, as_is)]
         carried = hashed or {}
         # A carried hash is the label's as text; a text label hashed as it is hashes the same.
         input_hashes = [_col(carried[c]) if c in carried else self.engine.value_hash(_col(c), keep)
                         for c, keep in zip(self.columns, as_is)]
-        keys = dict(zip(("written_key_0", "written_key_1"), self.engine.keys_of_hashes(written_hashes)))
+        written_keys = self.engine.row_keys([_col(c) for c in self.columns], as_is)
+        keys = dict(zip(("written_key_0", "written_key_1"), written_keys))
         keys.update(zip(("generalized_key_0", "generalized_key_1"), self.engine.keys_of_hashes(input_hashes)))
         if self.whole:
             sums = _one_row(self.engine, template("verify_row_sums", release=self.written, generalized=generalized,
