@@ -2,9 +2,9 @@
 -- input's generalized rows exactly (as multisets), and equal multisets have equal sums of their
 -- row keys (Engine.row_keys), whatever the order. Two scans, no GROUP BY on ~all rows and no
 -- join between them: at 10 M rows, 2.6 s where the grouped comparison (verify_untrue_rows) took
--- 5.9 s. The generalized side's keys may read label hashes carried from its lookups
--- (Engine.value_hash): the same keys, each label hashed once instead of once per row. Sums that differ mean some written row is not an input row; verify_untrue_rows then
--- counts them.
+-- 5.9 s. Sums that differ mean some written row is not an input row; verify_untrue_rows then
+-- counts them. The generalized side's keys may read label hashes carried from its lookups
+-- (Engine.value_hash): the same keys, each label hashed once instead of once per row.
 SELECT
   written.s0 AS written_0,
   written.s1 AS written_1,

@@ -5,7 +5,8 @@
 -- invented row is not. Rows are compared by a key of two 64-bit hashes of the whole row
 -- (Engine.row_keys): grouping and joining on 16 text columns was 3-4x slower at 10 M rows, and
 -- EXCEPT ALL slower still. It runs when the file has fewer rows than the input (suppression), or
--- when verify_row_sums finds that the sums of the keys differ.
+-- when verify_row_sums finds that the sums of the keys differ. As there, the generalized side's keys
+-- may read label hashes carried from its lookups: the same keys.
 SELECT
   CAST(COALESCE(SUM(written.__sqlclose_n - COALESCE(generalized.__sqlclose_n, 0)), 0) AS BIGINT) AS untrue_rows
 FROM (
