@@ -101,6 +101,21 @@ def test_register_fetch_replace_unregister(engine: Engine) -> None:
     assert name in info.value.sql  # the error carries the SQL
 
 
+def test_load_holds_its_own_rows_replaces_and_unregisters(engine: Engine) -> None:
+    name = engine.temp_name("conf")
+    table = pa.table({"id": [1, 2, 3], 'a"b': ["x", "y", None], "v": [0.5, 1.5, 2.5]})
+    engine.load(name, table)
+    del table  # the engine holds a copy, not a view of Python memory
+    assert _rows(engine.fetch(_select(exp.Star(), source=q.table(name)))) == \
+        [(1, "x", 0.5), (2, "y", 1.5), (3, None, 2.5)]
+    assert engine.schema(q.table(name)).names == ["id", 'a"b', "v"]
+    engine.load(name, TABLE.slice(0, 1))  # replaces
+    assert engine.fetch(_select(exp.Count(this=exp.Star()).as_("n"), source=q.table(name))).to_pylist() == [{"n": 1}]
+    engine.unregister(name)
+    with pytest.raises(EngineError):
+        engine.fetch(_select(exp.Star(), source=q.table(name)))
+
+
 def test_schema_without_rows(engine: Engine) -> None:
     name = engine.temp_name("conf")
     engine.register(name, TABLE)
@@ -283,13 +298,15 @@ def test_audit_classes_are_numbered_densely_in_the_order_of_their_qi_values(engi
 def test_close_drops_what_it_made_and_leaves_the_handle(make_engine) -> None:
     first, other = make_engine(), make_engine()
     registered, temp = first.temp_name("conf"), first.temp_name("temp")
+    loaded = first.temp_name("loaded")
     first.register(registered, TABLE)
+    first.load(loaded, TABLE)
     first.create_temp_table(temp, _select(exp.Literal.number(1).as_("one")))
     assert registered != other.temp_name("conf")  # two engines never pick the same names
     assert other.fetch(_select(exp.Star(), source=q.table(temp))).num_rows == 1
     first.close()
     first.close()  # idempotent
-    for name in (registered, temp):
+    for name in (registered, loaded, temp):
         with pytest.raises(EngineError):
             other.fetch(_select(exp.Star(), source=q.table(name)))
     assert other.fetch(_select(exp.Literal.number(1).as_("one"))).num_rows == 1  # the handle still works

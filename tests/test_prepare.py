@@ -97,6 +97,19 @@ def test_a_sensitive_value_held_only_by_dropped_rows_is_not_in_the_domain():
     assert problem.input_rows == 6 and problem.rows == 5
 
 
+@pytest.mark.parametrize("nulls", ["drop", "value"])
+def test_leaf_counts_count_the_anonymized_rows_per_leaf(nulls):
+    # By hand from ROWS: under "drop" the row (a, NULL) is not anonymized, so it is in no leaf count
+    # (read from the base, as the distinct values count it); under "value" its h is the leaf "NULL".
+    from sqlclose.search.utility_costs import leaf_counts
+
+    problem = prepared(nulls=nulls)
+    kept = [r for r in ROWS if nulls == "value" or r[1] is not None]
+    expected = [Counter(r[0] for r in kept), Counter("NULL" if r[1] is None else r[1] for r in kept)]
+    for qi, got, want in zip(problem.qis, leaf_counts(problem), expected):
+        assert got.tolist() == [float(want[leaf]) for leaf in qi.hierarchy.leaves], qi.name
+
+
 def test_null_counts_per_column_from_the_column_values():
     # By hand from the table: h has 2 NULLs, s 1, g none; 5 rows.
     from sqlclose.sql import queries as q

@@ -247,9 +247,15 @@ class Engine(ABC):
     def register(self, name: str, table: pa.Table) -> None:
         """Expose an Arrow table (aggregated counts, lookup tables) to SQL under ``name``."""
 
+    def load(self, name: str, table: pa.Table) -> None:
+        """Copy an Arrow table into the engine as ``name``, for tables joined against every input
+        row (lookups): a table the engine holds has the statistics its planner sizes joins by.
+        ``unregister`` drops it. By default the same as ``register``."""
+        self.register(name, table)
+
     @abstractmethod
     def unregister(self, name: str) -> None:
-        """Drop a registered table; unknown names are ignored."""
+        """Drop a registered or loaded table; unknown names are ignored."""
 
     @abstractmethod
     def source_relation(self, read: FileRead) -> exp.Expression:

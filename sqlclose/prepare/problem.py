@@ -67,6 +67,9 @@ class Problem:
     base_rows: int
     released: list[str] = field(default_factory=list)  # the columns the release holds, in input order
     label: str = ""  # the source, for messages
+    # column_values (a row per distinct value of each coded column) when it counts the rows the base
+    # counts, i.e. no row was dropped for a NULL; None otherwise.
+    values: exp.Table | None = None
 
     @property
     def dropped_rows(self) -> int:
@@ -151,7 +154,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
     effective = q.without_nulls(source, drop) if drop else source
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
-                   rows, input_rows, fingerprint, base, int(base_rows), released, source_label)
+                   rows, input_rows, fingerprint, base, int(base_rows), released, source_label,
+                   None if drop else values)
 
 
 def _base_order(qis: list[q.CodedColumn], sas: list[q.CodedColumn], ranges: list[int]) -> list[str]:
@@ -283,7 +287,7 @@ def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
     data: dict[str, Any] = {"value": h.leaves, "code": h.leaf_codes}
     for level in range(1, h.levels):  # a level's labels decoded from its codes: no string per leaf
         data[f"label_{level}"] = decoded_strings(h.level_codes[:, level], h.labels(level))
-    engine.register(qi.coded.lookup, arrow_table(data))
+    engine.load(qi.coded.lookup, arrow_table(data))
 
 
 def _check_leaves(engine: Engine, values: exp.Expression, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
@@ -330,7 +334,7 @@ def _sensitive_column(engine: Engine, values: exp.Expression, c: q.CodedColumn, 
     hierarchy = static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
     # The value is typed for ordered distances, so numbers sort as numbers.
     domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, values, c).column("text").to_pylist())
-    engine.register(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}))
+    engine.load(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}))
     _check_leaves(engine, values, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(domain, hierarchy, c.name)

@@ -414,6 +414,22 @@ def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
     return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False, copy=False)
 
 
+def leaf_counts_of_values(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
+    """``leaf_counts`` read from ``column_values`` (a row per distinct value, not per combination):
+    each column's values joined to its lookup, the counts summed per code, all in one query."""
+    branches = []
+    for i, c in enumerate(columns):
+        lookup = exp.alias_(table(c.lookup), ident("lk"), table=True)
+        branches.append(
+            exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(col("code", "lk"), "code"),
+                       exp.alias_(_bigint(exp.Sum(this=col("n", "vals"))), "n"))
+            .from_(exp.alias_(values.copy(), ident("vals"), table=True))
+            .join(lookup, on=exp.EQ(this=col("value", "lk"), expression=col(c.raw, "vals")))
+            .where(exp.EQ(this=col("col", "vals"), expression=exp.Literal.number(i)))
+            .group_by(col("code", "lk")))
+    return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False, copy=False)
+
+
 def class_sizes(level: exp.Table, words: int, span: int) -> exp.Expression:
     """Per class of a kept level: its records (size) and its (class, sensitive value) rows (pairs)."""
     higher = _higher_words(words)
