@@ -122,6 +122,29 @@ def test_table3_column_type_changed(monkeypatch, table3, tmp_path):
     assert "9 written row(s) are not rows of the input generalized at the levels the labels show" in msg
 
 
+@pytest.fixture(scope="module")
+def table3_top() -> Iterator[sqlclose.Release]:
+    """Table 3 with k = 9: one class of all nine rows, zip=3 (47***) and age=3 — age at its top
+    ('*'), which the truth test reads as the hierarchy's top label, not through its lookup."""
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"k": 9})})
+    with sqlclose.anonymize(None, spec) as release:
+        assert release.node == {"zip": 3, "age": 3}
+        yield release
+
+
+def test_a_qi_at_its_top_the_control_passes(monkeypatch, table3_top, tmp_path):
+    corrupt_on_write(monkeypatch, table3_top.problem.engine, tmp_path / "scratch", [])
+    assert table3_top.write_parquet(tmp_path / "out" / "release.parquet")["verified"] is True
+
+
+def test_a_qi_at_its_top_a_row_edited_is_untrue(monkeypatch, table3_top, tmp_path):
+    # One row's salary moved to a value no input row has with its disease: one class still, every
+    # label true, the row untrue.
+    msg = rejected(monkeypatch, table3_top, tmp_path, ["UPDATE t SET salary = 3000 WHERE salary = 11000"])
+    assert "1 written row(s) are not rows of the input generalized at the levels the labels show" in msg
+
+
 def test_table3_identifier_column_added(monkeypatch, tmp_path):
     src = tmp_path / "named.csv"
     with (TABLE3 / "table3.csv").open() as f, src.open("w", newline="") as out:

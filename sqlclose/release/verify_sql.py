@@ -284,7 +284,9 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
                  registered: list[str]) -> tuple[exp.Expression, dict[str, str]]:
     """The input generalized at ``choice`` by label lookups, and which of its columns carry a
     generalized QI's label hash (``_Truth.untrue``): each label is hashed once, in its lookup, not
-    once per row (at 10 M rows the hashing was 0.7 of the generalized side's 1.2 s)."""
+    once per row (at 10 M rows the hashing was 0.7 of the generalized side's 1.2 s). A QI at its
+    top is the top label, a bound constant: every value generalizes to it, and its join cost ~0.08 s
+    a column at 10 M rows (docs/performance.md, twenty-sixth round)."""
     by_name = {qi.name: (qi, level) for qi, level in zip(qis, choice)}
     select = exp.select().from_(_aliased(source, "src"))
     hashed: dict[str, str] = {}
@@ -294,6 +296,13 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
             select = select.select(exp.alias_(exp.column(exp.to_identifier(name, quoted=True), "src"),
                                               exp.to_identifier(name, quoted=True), copy=False), copy=False)
             continue
+        hashed[name] = f"__sqlclose_h{len(hashed)}"
+        if level == qi.hierarchy.height:  # the top: one label for every value, no lookup to join
+            top = _param(qi.hierarchy.rows[0][-1], params)
+            select = select.select(exp.alias_(top, exp.to_identifier(name, quoted=True), copy=False),
+                                   exp.alias_(engine.value_hash(top.copy(), as_is=True),
+                                              exp.to_identifier(hashed[name], quoted=True), copy=False), copy=False)
+            continue
         lookup = _register(engine, registered, "verify_generalize", arrow_table(
             {"leaf": qi.hierarchy.leaves, "label": [row[level] for row in qi.hierarchy.rows]}))
         labels = exp.select("leaf", "label", exp.alias_(engine.value_hash(exp.column("label"), as_is=True), "h")) \
@@ -302,7 +311,6 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
         value = _text(name, qi.null_value, params, table="src")
         select = select.join(labels.subquery(alias, copy=False), join_type="left",
                              on=exp.EQ(this=exp.column("leaf", alias), expression=value), copy=False)
-        hashed[name] = f"__sqlclose_h{len(hashed)}"
         # A leaf missing from the lookup has no label: its hash is then the hash of NULL, as if hashed per row.
         carried = exp.Coalesce(this=exp.column("h", alias),
                                expressions=[engine.value_hash(exp.column("label", alias), as_is=True)])
