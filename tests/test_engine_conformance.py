@@ -340,31 +340,36 @@ def test_importing_sqlclose_and_running_duckdb_never_imports_pyspark(repo_dir: P
 
 def test_label_hashes_carried_from_lookups_give_the_rows_keys_hashed_per_row(engine: Engine) -> None:
     # The truth test hashes a generalized QI's labels once, in their lookup, and carries the hash
-    # through the join (verify_sql._generalized). The keys it builds from them must be the keys of
-    # the labels hashed row by row (Engine.row_keys) — a leaf missing from the hierarchy (no label)
-    # and a NULL included — or a true file would read as untrue, and an untrue one as true.
+    # through the join (verify_sql._generalized); a QI at its top is its top label, a bound
+    # constant. The keys it builds from them must be the keys of the labels hashed row by row
+    # (Engine.row_keys) — a leaf missing from the hierarchy (no label) and a NULL included — or a
+    # true file would read as untrue, and an untrue one as true.
     from sqlclose.model.hierarchy import Hierarchy
     from sqlclose.release.verify_sql import WrittenQI, _generalized
 
     zips = Hierarchy.from_rows([("47677", "4767*", "*"), ("47678", "4767*", "*"), ("10115", "1011*", "*")])
-    sexes = Hierarchy.from_rows([("f", "*"), ("m", "*")])
+    sexes = Hierarchy.from_rows([("f", "person", "*"), ("m", "person", "*")])
+    bands = Hierarchy.from_rows([("a", "any"), ("b", "any")])  # released at its top, "any"
     rows = pa.table({"zip": ["47677", "47678", "10115", "99999", None, "47677"],
-                     "sex": ["f", "m", "x", "f", "m", None], "n": pa.array([1, 1, 3, 4, 4, 6], pa.int64())})
+                     "sex": ["f", "m", "x", "f", "m", None], "band": ["a", "b", "c", None, "a", "b"],
+                     "n": pa.array([1, 1, 3, 4, 4, 6], pa.int64())})
     name = engine.temp_name("conf")
     engine.register(name, rows)
     registered: list[str] = []
     params: list = []
-    generalized, hashed = _generalized(engine, q.table(name), ["zip", "sex", "n"],
-                                       [WrittenQI("zip", zips), WrittenQI("sex", sexes)], [1, 1], params,
-                                       registered)
-    assert set(hashed) == {"zip", "sex"}
-    per_row = engine.row_keys([exp.column("zip"), exp.column("sex"), exp.column("n")], [True, True, True])
-    carried = engine.keys_of_hashes([exp.column(hashed["zip"]), exp.column(hashed["sex"]),
+    columns = ["zip", "sex", "band", "n"]
+    generalized, hashed = _generalized(engine, q.table(name), columns,
+                                       [WrittenQI("zip", zips), WrittenQI("sex", sexes), WrittenQI("band", bands)],
+                                       [1, 1, 1], params, registered)
+    assert set(hashed) == {"zip", "sex", "band"}
+    per_row = engine.row_keys([exp.column(c) for c in columns], [True] * len(columns))
+    carried = engine.keys_of_hashes([exp.column(hashed["zip"]), exp.column(hashed["sex"]), exp.column(hashed["band"]),
                                      engine.value_hash(exp.column("n"), True)])
     keys = engine.fetch(_select(per_row[0].as_("p0"), per_row[1].as_("p1"), carried[0].as_("c0"),
-                                carried[1].as_("c1"), exp.column("zip"), exp.column("sex"),
-                                source=generalized.as_("g"))).to_pylist()
-    assert [(r["zip"], r["sex"]) for r in keys] == [("4767*", "*"), ("4767*", "*"), ("1011*", None),
-                                                    (None, "*"), (None, "*"), ("4767*", None)]
+                                carried[1].as_("c1"), exp.column("zip"), exp.column("sex"), exp.column("band"),
+                                source=generalized.as_("g")), params).to_pylist()
+    assert [(r["zip"], r["sex"], r["band"]) for r in keys] == [
+        ("4767*", "person", "any"), ("4767*", "person", "any"), ("1011*", None, "any"), (None, "person", "any"),
+        (None, "person", "any"), ("4767*", None, "any")]
     assert all((r["p0"], r["p1"]) == (r["c0"], r["c1"]) for r in keys)
     assert len({(r["c0"], r["c1"]) for r in keys}) == 4  # rows 0 and 1 alike, 3 and 4 alike

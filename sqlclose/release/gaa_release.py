@@ -94,7 +94,7 @@ class GaaRelease(Release):
         from a per-run mapping, at several levels per column."""
         if self._mapping_table is None:
             name = self.problem.engine.temp_name("gaa_mapping")
-            self.problem.engine.load(name, self._mapping())
+            self.problem.engine.register(name, self._mapping())
             self._mapping_table = q.table(name)
         params = q.Params()
         query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],

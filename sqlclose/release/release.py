@@ -196,7 +196,7 @@ class Release:
         if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.codes[failing, i] for i, qi in enumerate(self.problem.qis)}
-            self.problem.engine.load(name, arrow_table(codes))
+            self.problem.engine.register(name, arrow_table(codes))
             self._suppressed_table = q.table(name)
         return self._suppressed_table
 

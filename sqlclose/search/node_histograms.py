@@ -736,8 +736,10 @@ class NodeRunner:
         self.rows_read += read
         groups = []
         for i, level, from_level in zip(subset, node, from_levels):
-            divisors = self.problem.qis[i].hierarchy.divisors
-            groups.append((self.problem.qis[i].coded.code, divisors[level] // divisors[from_level]))
+            qi = self.problem.qis[i]
+            divisors = qi.hierarchy.divisors
+            top = level == qi.levels - 1
+            groups.append((qi.coded.code, None if top else divisors[level] // divisors[from_level]))
         sas = self.problem.sas
         result = self.problem.engine.fetch(q.node_histogram(source, groups, [s.coded.code for s in sas]))
         self.queries += 1

@@ -164,11 +164,17 @@ def _narrowest(code: exp.Expression, below: int) -> exp.Expression:
     return _bigint(code)
 
 
-def node_histogram(source: exp.Expression, groups: Sequence[tuple[str, int]], extra: Sequence[str]) -> exp.Expression:
-    """Class histograms of a node: ``groups`` are (code column, divisor from the source's level)."""
+def node_histogram(source: exp.Expression, groups: Sequence[tuple[str, int | None]],
+                   extra: Sequence[str]) -> exp.Expression:
+    """Class histograms of a node: ``groups`` are (code column, divisor from the source's level);
+    divisor None: the column is at its top, code 0 for every row, and not grouped by (at 10 M rows
+    a node with five of seven QIs at the top took 0.23 s grouped by all seven, ~0.11 s by two)."""
     exprs: list[exp.Expression] = []
     keys: list[exp.Expression] = []
     for name, divisor in groups:
+        if divisor is None:
+            exprs.append(exp.alias_(exp.Literal.number(0), ident(name)))
+            continue
         value = col(name) if divisor == 1 else exp.IntDiv(this=col(name), expression=exp.Literal.number(divisor))
         exprs.append(value if divisor == 1 else exp.alias_(value, ident(name)))
         keys.append(value.copy())
