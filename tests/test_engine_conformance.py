@@ -111,6 +111,12 @@ def test_load_holds_its_own_rows_replaces_and_unregisters(engine: Engine) -> Non
     assert engine.schema(q.table(name)).names == ["id", 'a"b', "v"]
     engine.load(name, TABLE.slice(0, 1))  # replaces
     assert engine.fetch(_select(exp.Count(this=exp.Star()).as_("n"), source=q.table(name))).to_pylist() == [{"n": 1}]
+    registered = engine.temp_name("conf")
+    engine.register(registered, TABLE)
+    engine.load(registered, TABLE.slice(0, 2))  # replaces a registered table too
+    assert engine.fetch(_select(exp.Count(this=exp.Star()).as_("n"), source=q.table(registered))).to_pylist() == \
+        [{"n": 2}]
+    engine.unregister(registered)
     engine.unregister(name)
     with pytest.raises(EngineError):
         engine.fetch(_select(exp.Star(), source=q.table(name)))

@@ -245,7 +245,7 @@ class Engine(ABC):
 
     @abstractmethod
     def register(self, name: str, table: pa.Table) -> None:
-        """Expose an Arrow table (aggregated counts, lookup tables) to SQL under ``name``."""
+        """Expose an Arrow table (aggregated counts, plans, small lookups) to SQL under ``name``."""
 
     def load(self, name: str, table: pa.Table) -> None:
         """Copy an Arrow table into the engine as ``name``, for tables joined against every input

@@ -181,6 +181,7 @@ class DuckDBEngine(Engine):
         # Joins to a registered Arrow table are planned without its size: the base histogram of a
         # 10 M-row table took 3.2 s with its lookups registered, 2.8 s with them loaded
         # (docs/performance.md, twenty-sixth round). The view lives only for the copy.
+        self.unregister(name)  # a registered table of that name would clash with the new one
         view = self.temp_name("arrow")
         self.con.register(view, table)
         try:
