@@ -100,7 +100,8 @@ def test_a_sensitive_value_held_only_by_dropped_rows_is_not_in_the_domain():
 @pytest.mark.parametrize("nulls", ["drop", "value"])
 def test_leaf_counts_count_the_anonymized_rows_per_leaf(nulls):
     # By hand from ROWS: under "drop" the row (a, NULL) is not anonymized, so it is in no leaf count
-    # (read from the base, as the distinct values count it); under "value" its h is the leaf "NULL".
+    # (the column values count it, so the counts come from the base histogram); under "value" its h
+    # is the leaf "NULL".
     from sqlclose.search.utility_costs import leaf_counts
 
     problem = prepared(nulls=nulls)
