@@ -181,17 +181,16 @@ class DuckDBEngine(Engine):
         # Joins to a registered Arrow table are planned without its size: the base histogram of a
         # 10 M-row table took 3.2 s with its lookups registered, 2.8 s with them loaded
         # (docs/performance.md, twenty-sixth round). The view lives only for the copy.
-        self.unregister(name)  # a registered table of that name would clash with the new one
+        self.unregister(name)  # what had the name (registered or loaded) goes first
         view = self.temp_name("arrow")
         self.con.register(view, table)
         try:
-            self.execute(exp.Create(this=_table(name), kind="TABLE", replace=True,
+            self.execute(exp.Create(this=_table(name), kind="TABLE",
                                     expression=exp.select(exp.Star()).from_(_table(view)),
                                     properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
         finally:
             self.con.unregister(view)
-        if ("table", name) not in self._temp:
-            self._temp.append(("table", name))
+        self._temp.append(("table", name))
 
     def unregister(self, name: str) -> None:
         if ("arrow", name) in self._temp:

@@ -417,7 +417,7 @@ def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
     one query (UNION ALL, each branch tagged with its column's position ``qi``): one round trip."""
     branches = [exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(col(code), "code"), "n").from_(
         node_histogram(base.copy(), [(code, 1)], []).subquery(f"h{i}", copy=False)) for i, code in enumerate(codes)]
-    return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False, copy=False)
+    return _union_all(branches)
 
 
 def leaf_counts_of_values(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
@@ -433,7 +433,7 @@ def leaf_counts_of_values(values: exp.Table, columns: Sequence[CodedColumn]) -> 
             .join(lookup, on=exp.EQ(this=col("value", "lk"), expression=col(c.raw, "vals")))
             .where(exp.EQ(this=col("col", "vals"), expression=exp.Literal.number(i)))
             .group_by(col("code", "lk")))
-    return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False, copy=False)
+    return _union_all(branches)
 
 
 def class_sizes(level: exp.Table, words: int, span: int) -> exp.Expression:
