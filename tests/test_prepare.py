@@ -13,6 +13,7 @@ import pytest
 from sqlclose.model.spec import as_spec
 from sqlclose.prepare.problem import prepare
 from sqlclose.prepare.sources import open_source
+from sqlclose.search.packing import Packing
 from sqlclose.sql import queries as q
 
 ROWS = [("a", "x", 1, "n1"), ("a", "y", 2, "n2"), ("b", "x", 1, "n3"), ("b", "x", 3, "n4"), ("a", None, 2, "n5"),
@@ -160,24 +161,32 @@ def test_the_base_histogram_is_stored_sorted_sensitive_codes_first_then_widest_q
 
 
 def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
-    """A node's packed key multiplies narrow codes by strides past their types' ranges (here the
-    sensitive code, SMALLINT, by 24,000,000); the keys must be those of int64 arithmetic (numpy,
-    on the same codes), not an overflow."""
+    """The keyed base packs narrow codes into 64-bit keys past their types' ranges (the sensitive
+    code, SMALLINT, below QI fields of 1 + 9 + 16 bits); a node's keys must unpack to the codes
+    int64 arithmetic gives (numpy, on the same codes), not an overflow."""
     problem, _ = wide_domains_prepared()
     engine, base = problem.engine, problem.base
+    packing = Packing.for_problem(problem)
+    keyed = engine.create_temp_table("__test_keyed", q.keyed_base(
+        base, ["q0", "q1", "q2"], packing.padded, packing.qi_stride, packing.qi_word, ["s0"], packing.sa_stride))
+    nodes = [(0, 0, 0), (1, 0, 1), (0, 1, 0)]  # levels of sex, town, zip (1: the top)
     plan = "__test_plan"
-    engine.register(plan, pa.table({"node": [0, 1], "d0": [1, 2], "d1": [1, 10], "d2": [1, 100]}))
-    strides, sa_stride = [1, 2, 2 * 300], 2 * 300 * 40_000
-    query = q.base_batch(base, q.table(plan), ["q0", "q1", "q2"], strides, ["s0"], [sa_stride])
-    found = sorted((r["node"], r["key"], r["n"]) for r in engine.fetch(query).to_pylist())
+    engine.register(plan, pa.table({"node": [0, 1, 2], "m0": [packing.masks(dict(enumerate(n)))[0] for n in nodes]}))
+    found = engine.fetch(q.base_batch(keyed, q.table(plan))).to_pydict()
+    keys, node = np.asarray(found["key"]), np.asarray(found["node"])
+    assert keys.max() > 2**31  # the keys do overflow narrower types
+    divisors = np.array([[qi.hierarchy.divisors[level] for qi, level in zip(problem.qis, levels)] for levels in nodes])
+    unpacked = [packing.unpack_qi([keys], i, divisors[node, i]) for i in range(3)]
+    sa = packing.unpack_sa(keys % packing.sa_span, 0)
+    got = sorted(zip(node.tolist(), *(u.tolist() for u in unpacked), sa.tolist(), found["n"]))
     codes = engine.fetch(f'SELECT q0, q1, q2, s0, n FROM "{base.name}"').to_pydict()
     q0, q1, q2, s0, n = (np.asarray(codes[c], dtype=np.int64) for c in ("q0", "q1", "q2", "s0", "n"))
     expected = []
-    for node, divisors in enumerate([(1, 1, 1), (2, 10, 100)]):
-        keys = sum((c // d) * st for c, d, st in zip((q0, q1, q2), divisors, strides)) + s0 * sa_stride
+    for number, levels in enumerate(nodes):
+        ranges = [qi.hierarchy.code_range for qi in problem.qis]
+        generalized = [c if level == 0 else c // r for c, level, r in zip((q0, q1, q2), levels, ranges)]
         sums = Counter()
-        for key, count in zip(keys.tolist(), n.tolist()):
-            sums[key] += count
-        expected += [(node, key, float(total)) for key, total in sums.items()]
-    assert max(key for _, key, _ in expected) > 2**31  # the keys do overflow narrower types
-    assert found == sorted(expected)
+        for row, count in zip(zip(*(g.tolist() for g in generalized), s0.tolist()), n.tolist()):
+            sums[row] += count
+        expected += [(number, *row, float(total)) for row, total in sums.items()]
+    assert got == sorted(expected)

@@ -71,21 +71,31 @@ def adult_release(adult_dir):
 
 @pytest.mark.parametrize("limit", [2**62, 2**14], ids=["one-word", "several-words"])
 def test_packed_keys_unpack_to_their_codes(adult_release, monkeypatch, limit):
+    """Leaf codes padded and packed, then generalized by a node's masks, unpack to the codes of
+    that node's levels (leaf code DIV the level's divisor: the hierarchy's own arithmetic)."""
     monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", limit)
     problem = adult_release.problem
     packing = Packing.for_problem(problem)
     assert (packing.words == 1) == (limit == 2**62)
+    assert not all(p.identity for p in packing.padded)  # some of Adult's levels are padded
     rng = np.random.default_rng(0)
-    qi = [rng.integers(0, card, 50) for card in packing.qi_card]
+    leaves = [rng.integers(0, qi.hierarchy.code_range, 50) for qi in problem.qis]
     sa = [rng.integers(0, card, 50) for card in packing.sa_card]
-    words = [sum(c * s for c, s, w in zip(qi, packing.qi_stride, packing.qi_word) if w == word) +
-             np.zeros(50, dtype=np.int64) for word in range(packing.words)]
+    words = [sum(p.pad(c) * s for c, p, s, w in zip(leaves, packing.padded, packing.qi_stride, packing.qi_word)
+                 if w == word) + np.zeros(50, dtype=np.int64) for word in range(packing.words)]
     words[0] = words[0] + sum(c * s for c, s in zip(sa, packing.sa_stride))
     assert all(int(w.max()) < limit for w in words)
     for j in range(len(sa)):
-        assert (packing.unpack_sa(words[0], j) == sa[j]).all()
-    for i in range(len(qi)):
-        assert (packing.unpack_qi(words, i) == qi[i]).all()
+        assert (packing.unpack_sa(words[0] % packing.sa_span, j) == sa[j]).all()
+    for _ in range(20):
+        levels = {i: int(rng.integers(0, qi.levels)) for i, qi in enumerate(problem.qis)}
+        masked = [w & m for w, m in zip(words, packing.masks(levels))]
+        for j in range(len(sa)):  # the sensitive part is kept
+            assert (packing.unpack_sa(masked[0] % packing.sa_span, j) == sa[j]).all()
+        for i, qi in enumerate(problem.qis):
+            divisor = qi.hierarchy.divisors[levels[i]]
+            expected = leaves[i] // divisor
+            assert (packing.unpack_qi(masked, i, np.full(50, divisor)) == expected).all()
 
 
 def test_only_a_single_digit_beyond_64_bits_takes_the_per_node_path(adult_release, monkeypatch):
@@ -253,14 +263,20 @@ def test_estimated_rows_are_within_a_few_percent_of_a_group_by(adult_release):
     plan = [runner._base_row(n, full, node) for n, node in enumerate(nodes)]
     estimates = runner._fetch_estimates(plan)
     base = problem.base.sql("duckdb")
-    for (_, *divisors), estimate in zip(plan, estimates):
-        columns = [f'"{qi.coded.code}" // {d}' for qi, d in zip(problem.qis, divisors)]
+    for node, estimate in zip(nodes, estimates):
+        columns = [f'"{qi.coded.code}" // {qi.hierarchy.divisors[level]}' for qi, level in zip(problem.qis, node)]
         columns += [f'"{sa.coded.code}"' for sa in problem.sas]
         exact = problem.engine.fetch(f"SELECT COUNT(*) AS c FROM (SELECT DISTINCT {', '.join(columns)} FROM {base})")
         exact = exact.column("c")[0].as_py()
         assert abs(estimate / runners.ESTIMATE_MARGIN - exact) <= 0.08 * exact + 2  # measured: up to ~5 % off
     assert runner.queries == 1 and runner.rows_read == problem.base_rows  # one pass for all of them
     runner.close()
+
+
+def _node_of_masks(runner, subset, masks) -> tuple[int, ...]:
+    """The node of ``subset`` whose masks a plan row carries."""
+    levels = itertools.product(*(range(runner.problem.qis[i].levels) for i in subset))
+    return {runner._masks(subset, node): node for node in levels}[tuple(masks)]
 
 
 def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adult_release, monkeypatch):
@@ -283,7 +299,7 @@ def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adu
 
     def fake(self, plan, floors):
         assert {f[0] for f in floors} == {0} and {row[1] for row in plan} == {0}  # read from floor 0 alone
-        meets = [tuple(self.problem.qis[i].hierarchy.divisors.index(row[2 + i]) for i in subset) for row in plan]
+        meets = [_node_of_masks(self, subset, row[2:]) for row in plan]
         seen.extend(meets)
         return [sizes[m] for m in meets]
 
@@ -316,7 +332,7 @@ def test_floors_are_chosen_while_they_save_more_rows_than_they_read(adult_releas
     seen = []
 
     def fake(self, plan):
-        meets = [tuple(self.problem.qis[i].hierarchy.divisors.index(row[1 + i]) for i in subset) for row in plan]
+        meets = [_node_of_masks(self, subset, row[1:]) for row in plan]
         seen.extend(meets)
         return [sizes[m] for m in meets]
 

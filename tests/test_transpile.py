@@ -23,6 +23,7 @@ from sqlglot import exp
 
 import sqlclose.sql.templates as sqltemplates
 from sqlclose.engine import DuckDBEngine, Engine, SparkEngine
+from sqlclose.model.padded import PaddedCode
 from sqlclose.prepare.problem import _distinct
 from sqlclose.sql import queries as q
 
@@ -47,16 +48,24 @@ LOOKUPS = {
                          "label_1": ["30-39", "30-39", "40-49", "40-49", "40-49"]}),
 }
 SUPPRESSED = pa.table({"q0": [1], "q1": [0]})  # class (z*, 30-39) at node (1, 1) is removed
-# A computed level (node, packed key, n) and a rollup plan over it: key = q0 * 10 + s0.
-# key1 is a second key word (wide problems): here q1 = key1, range 5.
-PREV = pa.table({"node": [0, 0, 0, 0, 1, 1], "key": [0, 11, 21, 32, 1, 12], "key1": [0, 1, 1, 3, 4, 4],
+# A computed level (node, packed key, n) and a rollup plan over it: key = q0 · 4 + s0 (q0 on bits 2–3,
+# the sensitive part on bits 0–1: span 4, 3 values). key1 is a second key word (wide problems): here
+# q1 = key1, 3 bits. (q0, s0) of node 0: (0, 0) (1, 1) (2, 1) (3, 2); of node 1: (0, 1) (1, 2).
+PREV = pa.table({"node": [0, 0, 0, 0, 1, 1], "key": [0, 5, 9, 14, 1, 6], "key1": [0, 1, 1, 3, 4, 4],
                  "n": [2.0, 1.0, 3.0, 1.0, 4.0, 5.0]})
-ROLLUP_PLAN = pa.table({"node": [0, 1, 2, 3], "parent": [0, 0, 1, 0], "word": [0, 0, 0, 1], "stride": [10, 10, 10, 1],
-                        "card": [4, 4, 4, 5], "ratio": [2, 4, 2, 2]})
-BASE_PLAN = pa.table({"node": [0, 1, 2], "d0": [1, 2, 4], "d1": [1, 5, 2]})
-# Nodes from kept floors (PREV as the floors), as (node, floor, ratio per QI): node 0 halves q0 (in key)
-# from floor 0; node 1 zeroes q1 (key1, range 5) of floor 1.
-FLOOR_NODES = [(0, 0, 2, 1), (1, 1, 1, 5)]
+# Masks: 11 = 0b1011 clears q0's low bit (halves it), 3 clears q0 whole; −2 clears key1's low bit.
+ROLLUP_PLAN = pa.table({"node": [0, 1, 2, 3], "parent": [0, 0, 1, 0], "m0": [11, 3, 11, -1], "m1": [-1, -1, -1, -2]})
+# The keyed base of t_base: a"b (codes 0–3, level 1 = code DIV 2: bits as they are) and age (codes
+# 0–4 with divisors 1, 3, 6: padded, its level-0 index on bits 0–1 and its level-1 index on bit 2).
+PADDED = [PaddedCode.of((1, 2, 4)), PaddedCode.of((1, 3, 6))]
+# One word: s0 on bits 0–1, age on bits 2–4, a"b on bits 5–6. Node 0: leaves; node 1: a"b halved, age at
+# its top (keeps bits 0, 1, 6); node 2: a"b at its top, age at level 1 (keeps bits 0, 1, 4).
+BASE_PLAN = pa.table({"node": [0, 1, 2], "m0": [-1, 0b1000011, 0b10011]})
+# Two words: s0 and a"b (bits 2–3) in key, age in key1 (bits 0–2); the same nodes.
+BASE_PLAN_WORDS = pa.table({"node": [0, 1, 2], "m0": [-1, 0b1011, 0b11], "m1": [-1, 0, 0b100]})
+# Nodes from kept floors (PREV as the floors), as (node, floor, mask per word): node 0 halves q0 (in key)
+# from floor 0; node 1 zeroes q1 (key1) of floor 1.
+FLOOR_NODES = [(0, 0, 11, -1), (1, 1, -1, 0)]
 # The nodes still in the running and each one's first class number: node 0 has one class of at least 3
 # records in t_sizes, so node 1's are numbered from 1 (the search sums them from the level summary).
 RUNNING = pa.table({"node": [0, 1], "first": [0, 1]})
@@ -95,18 +104,23 @@ def _release(suppressed: bool) -> Callable[[Engine], Any]:
     return build
 
 
+def _keyed(words: int) -> exp.Expression:
+    strides, word_of = ([32, 4], [0, 0]) if words == 1 else ([4, 1], [0, 1])
+    return q.keyed_base(BASE, [QI.code, AGE.code], PADDED, strides, word_of, [SA.code], [1])
+
+
 def _base_batch(engine: Engine) -> Any:
-    return q.base_batch(BASE, q.table("t_base_plan"), [QI.code, AGE.code], [30, 3], [SA.code], [1]), []
+    return q.base_batch(q.table("t_keyed"), q.table("t_base_plan")), []
 
 
 def _base_batch_words(engine: Engine) -> Any:
-    return q.base_batch(BASE, q.table("t_base_plan"), [QI.code, AGE.code], [3, 1], [SA.code], [1], [0, 1]), []
+    return q.base_batch(q.table("t_keyed2"), q.table("t_base_plan2"), 2), []
 
 
 def _base_nodes(engine: Engine) -> Any:
-    """The base_batch case with literal divisors (one GROUP BY per node): the same rows."""
+    """The base_batch case with literal masks (one GROUP BY per node): the same rows."""
     nodes = [tuple(row.values()) for row in BASE_PLAN.to_pylist()]
-    return q.base_nodes(BASE, nodes, [QI.code, AGE.code], [30, 3], [4, 5], [SA.code], [1], [0, 0]), []
+    return q.masked_nodes(q.table("t_keyed"), nodes, 1), []
 
 
 def _not_null(engine: Engine) -> Any:
@@ -140,20 +154,21 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "rollup_batch_words": (lambda e: (q.rollup_batch(q.table("t_prev"), q.table("t_plan"), 2), []), False),
     "base_batch_words": (_base_batch_words, False),
     "not_null": (_not_null, False),
+    "keyed_base": (lambda e: (_keyed(1), []), False),
+    "keyed_base_words": (lambda e: (_keyed(2), []), False),
     "base_nodes": (_base_nodes, False),
-    "floor_nodes_words": (lambda e: (q.floor_nodes(q.table("t_prev"), FLOOR_NODES, [10, 1], [4, 5], [0, 1]), []),
-                          False),
-    "class_sizes": (lambda e: (q.class_sizes(q.table("t_prev"), 1, 10), []), False),
-    "class_sizes_words": (lambda e: (q.class_sizes(q.table("t_prev"), 2, 10), []), False),
+    "floor_nodes_words": (lambda e: (q.masked_nodes(q.table("t_prev"), FLOOR_NODES, 2, floors=True), []), False),
+    "estimated_rows": (lambda e: (q.estimated_rows(q.table("t_keyed"), [(0, -1), (1, 0b1000011)], 1), []), False),
+    "class_sizes": (lambda e: (q.class_sizes(q.table("t_prev"), 1, 4), []), False),
+    "class_sizes_words": (lambda e: (q.class_sizes(q.table("t_prev"), 2, 4), []), False),
     "level_summary": (lambda e: (q.level_summary(q.table("t_sizes"), 3), []), False),
     "large_classes": (lambda e: (q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3), []), False),
     "large_classes_words": (lambda e: (q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3), []),
                             False),
     "rows_per_node": (lambda e: (q.rows_per_node(q.table("t_prev")), [1]), False),
-    "estimated_floor_rows": (lambda e: (q.estimated_floor_rows(q.table("t_prev"), FLOOR_NODES, [10, 1], [4, 5],
-                                                               [0, 1]), []), False),
-    "class_rows": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [0, 3]), False),
-    "class_rows_words": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large2"), 2, 10), [1, 2]), False),
+    "estimated_floor_rows": (lambda e: (q.estimated_rows(q.table("t_prev"), FLOOR_NODES, 2, floors=True), []), False),
+    "class_rows": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 4, 3), [0, 3]), False),
+    "class_rows_words": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large2"), 2, 4, 3), [1, 2]), False),
     "numbered_classes": (lambda e: (q.numbered_classes(q.table("t_large")), [1, 3]), False),
 }
 
@@ -166,11 +181,14 @@ def _setup(engine: Engine) -> None:
     engine.register("t_prev", PREV)
     engine.register("t_plan", ROLLUP_PLAN)
     engine.register("t_base_plan", BASE_PLAN)
+    engine.register("t_base_plan2", BASE_PLAN_WORDS)
     engine.register("t_running", RUNNING)
     engine.create_temp_table("t_values", *_column_values(engine))
     engine.create_temp_table("t_base", *_base(engine))
-    engine.create_temp_table("t_sizes", q.class_sizes(q.table("t_prev"), 1, 10))
-    engine.create_temp_table("t_sizes2", q.class_sizes(q.table("t_prev"), 2, 10))
+    engine.create_temp_table("t_keyed", _keyed(1))
+    engine.create_temp_table("t_keyed2", _keyed(2))
+    engine.create_temp_table("t_sizes", q.class_sizes(q.table("t_prev"), 1, 4))
+    engine.create_temp_table("t_sizes2", q.class_sizes(q.table("t_prev"), 2, 4))
     engine.create_temp_table("t_large", q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3))
     engine.create_temp_table("t_large2", q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3))
     engine.create_temp_table("t_audit", q.audit_classes(SRC, [QUOTE, "age"], EVIL))
@@ -288,7 +306,7 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     # missing values: w (1 row) of a"b; 4 (1 row) of the sensitive column
     assert _rows(spark.fetch(q.missing_values(VALUES, QI)), True) == [("w", 1)]
     assert _rows(spark.fetch(q.missing_values(VALUES, SA)), True) == [("4", 1)]
-    # rollup: node 1 from node 0 with ratio 4 turns every q0 digit into 0: keys 0, 11, 21, 32
+    # rollup: node 1 from node 0 with mask 3 turns every q0 digit into 0: keys 0, 5, 9, 14
     # (n 2, 1, 3, 1) become 0, 1, 1, 2
     rolled = spark.fetch(q.rollup_batch(q.table("t_prev"), q.table("t_plan")))
     node1 = sorted((r["key"], r["n"]) for r in rolled.to_pylist() if r["node"] == 1)
@@ -296,10 +314,10 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     assert _two_word_rollup(spark) == EXPECTED_TWO_WORDS
 
 
-# By hand: node 0 halves the q0 digit of key (tens) and carries key1; node 3 halves key1 (ratio 2)
-# and carries key. (key, key1, n) of parent node 0: (0,0,2) (11,1,1) (21,1,3) (32,3,1).
-EXPECTED_TWO_WORDS = {0: [(0, 0, 2.0), (1, 1, 1.0), (11, 1, 3.0), (12, 3, 1.0)],
-                      3: [(0, 0, 2.0), (11, 0, 1.0), (21, 0, 3.0), (32, 1, 1.0)]}
+# By hand: node 0 halves the q0 digit of key (clears bit 2) and carries key1; node 3 halves key1
+# (clears bit 0) and carries key. (key, key1, n) of parent node 0: (0,0,2) (5,1,1) (9,1,3) (14,3,1).
+EXPECTED_TWO_WORDS = {0: [(0, 0, 2.0), (1, 1, 1.0), (9, 1, 3.0), (10, 3, 1.0)],
+                      3: [(0, 0, 2.0), (5, 0, 1.0), (9, 0, 3.0), (14, 2, 1.0)]}
 
 
 def _two_word_rollup(engine: Engine) -> dict[int, list[tuple]]:
@@ -317,14 +335,14 @@ def test_two_word_rollup_by_hand_on_duckdb() -> None:
 
 
 def test_kept_level_queries_by_hand_on_duckdb() -> None:
-    """PREV read as a kept level, classes = key DIV 10 (q0), k = 3. Node 0's classes 0..3 hold 2, 1,
-    3, 1 records: 4 below k, class 2 (key 21, 3 records) kept and numbered 0; node 1's classes 0
-    and 1 (keys 1 and 12) hold 4 and 5: none below k, numbered 1 and 2; their rows carry the
-    sensitive part key % 10, as matrix cells (class number from the range's first × 10 + sensitive
-    part); a range of class numbers brings back those classes and their rows alone.
-    Floors: node 0 halves q0 of floor 0's keys 0, 11, 21, 32 → 0, 1, 11, 12 with
-    key1 carried; node 1 zeroes key1 of floor 1's rows (1, 4) and (12, 4); their rows estimated
-    alike; the rows of node ids from 1 on. base_nodes gives base_batch's rows."""
+    """PREV read as a kept level, classes = key DIV 4 (q0), k = 3. Node 0's classes 0..3 hold 2, 1,
+    3, 1 records: 4 below k, class 2 (key 9, 3 records) kept and numbered 0; node 1's classes 0
+    and 1 (keys 1 and 6) hold 4 and 5: none below k, numbered 1 and 2; their rows carry the
+    sensitive part key % 4, as matrix cells (class number from the range's first × 3 values +
+    sensitive part); a range of class numbers brings back those classes and their rows alone.
+    Floors: node 0 halves q0 of floor 0's keys 0, 5, 9, 14 → 0, 1, 9, 10 with key1 carried; node 1
+    zeroes key1 of floor 1's rows (1, 4) and (6, 4); their rows estimated alike; the rows of node
+    ids from 1 on. base_nodes gives base_batch's rows."""
     engine = DuckDBEngine()
     try:
         _setup(engine)
@@ -333,19 +351,60 @@ def test_kept_level_queries_by_hand_on_duckdb() -> None:
             (0, 4, 4.0, 1, 1), (1, 2, 0.0, 2, 2)]
         large = engine.fetch(q.large_classes(q.table("t_sizes"), q.table("t_running"), 1, 3)).to_pylist()
         assert sorted((r["cid"], r["node"], r["cls"]) for r in large) == [(0, 0, 2), (1, 1, 0), (2, 1, 1)]
-        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [0, 3]).to_pylist()
-        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 3.0), (1 * 10 + 1, 4.0), (2 * 10 + 2, 5.0)]
-        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 10), [1, 3]).to_pylist()
-        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 10 + 1, 4.0), (1 * 10 + 2, 5.0)]  # from class 1
+        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 4, 3), [0, 3]).to_pylist()
+        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 3 + 1, 3.0), (1 * 3 + 1, 4.0), (2 * 3 + 2, 5.0)]
+        rows = engine.fetch(q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 4, 3), [1, 3]).to_pylist()
+        assert sorted((r["cell"], r["n"]) for r in rows) == [(0 * 3 + 1, 4.0), (1 * 3 + 2, 5.0)]  # from class 1
         classes = engine.fetch(q.numbered_classes(q.table("t_large")), [1, 3]).to_pylist()
         assert sorted((r["cid"], r["node"], r["cls"]) for r in classes) == [(1, 1, 0), (2, 1, 1)]
         floors = engine.fetch(CASES["floor_nodes_words"][0](engine)[0]).to_pylist()
         assert sorted((r["node"], r["key"], r["key1"], r["n"]) for r in floors) == [
-            (0, 0, 0, 2.0), (0, 1, 1, 1.0), (0, 11, 1, 3.0), (0, 12, 3, 1.0), (1, 1, 0, 4.0), (1, 12, 0, 5.0)]
+            (0, 0, 0, 2.0), (0, 1, 1, 1.0), (0, 9, 1, 3.0), (0, 10, 3, 1.0), (1, 1, 0, 4.0), (1, 6, 0, 5.0)]
         # HyperLogLog is exact on sets this small: those two nodes' 4 and 2 rows, one pass.
         assert engine.fetch(CASES["estimated_floor_rows"][0](engine)[0]).to_pylist() == [{"e0": 4, "e1": 2}]
         assert engine.fetch(q.rows_per_node(q.table("t_prev")), [1]).to_pylist() == [{"node": 1, "rows": 2}]
         assert _rows(engine.fetch(_base_nodes(engine)[0]), False) == _rows(engine.fetch(_base_batch(engine)[0]), False)
+    finally:
+        engine.close()
+
+
+# age's padded codes by hand: codes 0, 1, 2 (level-1 group 0) keep bits 0–1; 3, 4 (group 1) get bit 2.
+AGE_PADDED = {0: 0b000, 1: 0b001, 2: 0b010, 3: 0b100, 4: 0b101}
+
+
+def test_keyed_base_and_masked_nodes_by_hand_on_duckdb() -> None:
+    """The keyed base's keys are t_base's codes at their fields (age padded), in one word and in
+    two; a node's masks group them as the codes generalized by hand: node 1 (a"b halved, age at its
+    top) by (a"b DIV 2, s0), node 2 (a"b at its top, age at level 1) by (age DIV 3, s0)."""
+    engine = DuckDBEngine()
+    try:
+        _setup(engine)
+        base = engine.fetch(exp.select("*").from_(BASE.copy())).to_pylist()
+        keyed = engine.fetch(exp.select("*").from_(q.table("t_keyed"))).to_pylist()
+        assert sorted((r["key"], r["n"]) for r in keyed) == sorted(
+            (r["q0"] * 32 + AGE_PADDED[r["q1"]] * 4 + r["s0"], float(r["n"])) for r in base)
+        keyed2 = engine.fetch(exp.select("*").from_(q.table("t_keyed2"))).to_pylist()
+        assert sorted((r["key"], r["key1"], r["n"]) for r in keyed2) == sorted(
+            (r["q0"] * 4 + r["s0"], AGE_PADDED[r["q1"]], float(r["n"])) for r in base)
+        # (plan, keyed base, words, node, its classes by hand, a found row's class read off its key words)
+        cases = [("t_base_plan", "t_keyed", 1, 1, lambda r: (r["q0"] // 2, r["s0"]),
+                  lambda r: (r["key"] >> 6, r["key"] & 3)),
+                 ("t_base_plan", "t_keyed", 1, 2, lambda r: (r["q1"] // 3, r["s0"]),
+                  lambda r: (r["key"] >> 4, r["key"] & 3)),
+                 ("t_base_plan2", "t_keyed2", 2, 1, lambda r: (r["q0"] // 2, r["s0"]),
+                  lambda r: (r["key"] >> 3, r["key"] & 3, r["key1"])),
+                 ("t_base_plan2", "t_keyed2", 2, 2, lambda r: (r["q1"] // 3, r["s0"]),
+                  lambda r: (r["key1"] >> 2, r["key"], r["key1"] & 3))]
+        for plan, keyed_name, words, node, by_hand, read in cases:
+            expected: dict = {}
+            for r in base:
+                expected[by_hand(r)] = expected.get(by_hand(r), 0) + float(r["n"])
+            found = engine.fetch(q.base_batch(q.table(keyed_name), q.table(plan), words)).to_pylist()
+            got = {read(r): r["n"] for r in found if r["node"] == node}
+            if words == 2:  # the cleared field must read 0
+                assert all(k[-1] == 0 for k in got), (plan, node)
+                got = {k[:2]: n for k, n in got.items()}
+            assert got == expected, (plan, node)
     finally:
         engine.close()
 

@@ -69,7 +69,6 @@ REFINE_ROOM = 8
 # the walk from above's levels spilled past the 77 GB of free disk). A chunk costs ~20 ms of fixed
 # statements (measured at 1 M rows, where every level fits in one). docs/performance.md, sixteenth round.
 CHUNK_ROWS = 64_000_000
-ROLLUP_COLUMNS = ["node", "parent", "word", "stride", "card", "ratio"]
 
 
 Item = tuple[Subset, Node]  # a node of one QI subset's lattice
@@ -94,11 +93,36 @@ def level_parts(runner: MemoryRunner | BatchRunner | NodeRunner, items: Sequence
 
 
 @dataclass
+class KeyedBase:
+    """The base histogram as the SQL search reads it (``q.keyed_base``: padded key words and a
+    DOUBLE count per row), made on first read and shared by a problem's runners: every node
+    grouped from the base is then its keys under one AND per word (``Packing.masks``)."""
+
+    problem: Problem
+    packing: Packing
+    _table: exp.Table | None = None
+
+    def table(self) -> exp.Table:
+        if self._table is None:
+            p, pk = self.problem, self.packing
+            query = q.keyed_base(p.base, [qi.coded.code for qi in p.qis], pk.padded, pk.qi_stride, pk.qi_word,
+                                 [sa.coded.code for sa in p.sas], pk.sa_stride)
+            self._table = p.engine.create_temp_table(p.engine.temp_name("keyed"), query)
+        return self._table
+
+    def drop(self) -> None:
+        if self._table is not None:
+            self.problem.engine.unregister(self._table.name)
+            self._table = None
+
+
+@dataclass
 class BatchRunner:
     """Class histograms for batches of lattice nodes — of one or many QI subsets at once."""
 
     problem: Problem
     packing: Packing
+    keyed: KeyedBase | None = None  # shared with a second runner over the same problem (None: its own)
     queries: int = 0
     nodes_computed: int = 0
     rows_read: int = 0  # (class, sensitive value) rows the batches grouped: the work done, by a count
@@ -123,6 +147,10 @@ class BatchRunner:
     _refined_rows: int = 0  # rows of the floors made from floors (``_refine_floors``)
     _names: dict[str, str] = field(default_factory=dict)
     _sql: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.keyed is None:
+            self.keyed = KeyedBase(self.problem, self.packing)
 
     def _name(self, role: str) -> str:
         """One registered name per role, re-registered each time: each query's SQL text is
@@ -158,7 +186,7 @@ class BatchRunner:
             self.problem.engine.register(self._name("level"), result)
         self.nodes_computed += len(items)
         self._keep(result, ids)
-        yield LevelPart(0, len(items), self._stack(result))
+        yield LevelPart(0, len(items), self._stack(result, self._divisors(ids)))
 
     # ---- planning -------------------------------------------------------------------------
     def planned_rows(self, items: Sequence[Item]) -> int:
@@ -188,11 +216,7 @@ class BatchRunner:
             if parent is None:
                 parentless.append((ids[subset, node], (subset, node)))
                 continue
-            axis = next(a for a in range(len(node)) if node[a] != parent[a])
-            i = subset[axis]
-            div = self.problem.qis[i].hierarchy.divisors
-            row = (ids[subset, node], self._ids[subset, parent], self.packing.qi_word[i],
-                   self.packing.qi_stride[i], self.packing.qi_card[i], div[node[axis]] // div[parent[axis]])
+            row = (ids[subset, node], self._ids[subset, parent], *self._masks(subset, node))
             rollups.append((self._rows[subset, parent], row))
         return rollups, parentless
 
@@ -205,8 +229,9 @@ class BatchRunner:
         """(plan rows, plan columns, kind) per query: each kind's (estimated rows, plan row) pairs
         split to the row budget. A rollup or floor item is estimated by the rows it joins; a base
         item by the rows it can return (``_base_weight``), though each reads the whole base."""
-        kinds = [(rollups, ROLLUP_COLUMNS, "rollup"), (from_floor, [], "floor"),  # floor: literals, no plan
-                 (bases, self._base_columns(), "base")]
+        masks = [f"m{w}" for w in range(self.packing.words)]
+        kinds = [(rollups, ["node", "parent", *masks], "rollup"), (from_floor, [], "floor"),  # floor: literals
+                 (bases, ["node", *masks], "base")]
         self.rows_read += sum(rows for plan in (rollups, from_floor) for rows, _ in plan) \
             + len(bases) * self.problem.base_rows
         return [(chunk, columns, kind) for plan, columns, kind in kinds for chunk in _chunks(plan, ROWS_PER_QUERY)]
@@ -219,15 +244,22 @@ class BatchRunner:
         time of 20 queries, with or without a memory limit; docs/performance.md)."""
         return int(min(self._space(subset, node), self.problem.base_rows))
 
-    def _base_columns(self) -> list[str]:
-        return ["node", *(f"d{i}" for i in range(len(self.problem.qis)))]
+    def _masks(self, subset: Subset, node: Node) -> tuple[int, ...]:
+        """The node's masks, one per key word (a QI outside the subset is cleared, as at its top)."""
+        return self.packing.masks(dict(zip(subset, node)))
 
     def _base_row(self, n: int, subset: Subset, node: Node) -> tuple[int, ...]:
-        """A node grouped from the base histogram: a divisor per QI; a QI outside the subset is
-        divided by its code range (its digit becomes 0)."""
-        levels = dict(zip(subset, node))
-        return (n, *(qi.hierarchy.divisors[levels[i]] if i in levels else self.packing.qi_card[i]
-                     for i, qi in enumerate(self.problem.qis)))
+        """A node grouped from the keyed base: its id and masks."""
+        return (n, *self._masks(subset, node))
+
+    def _divisors(self, ids: dict[Item, int]) -> np.ndarray:
+        """Per item (by id) and QI, the divisor of the item's level (1 outside its subset, whose
+        digit is 0): what turns a class's unpadded digits into its codes."""
+        div = np.ones((len(ids), len(self.problem.qis)), dtype=np.int64)
+        for (subset, node), n in ids.items():
+            for i, level in zip(subset, node):
+                div[n, i] = self.problem.qis[i].hierarchy.divisors[level]
+        return div
 
     def _run(self, plan_rows: list[tuple], names: list[str], kind: str, keep: bool = False) -> pa.Table:
         """One batch query; ``keep``: its result also becomes the registered level table."""
@@ -249,13 +281,12 @@ class BatchRunner:
                                      arrow_table(dict(zip(names, columns)), dict.fromkeys(names, pa.int64())))
 
     def _query(self, kind: str):
-        pk, p = self.packing, self.problem
+        pk = self.packing
         level, plan = q.table(self._name("level")), q.table(self._name("plan"))
         if kind == "rollup":
             return q.rollup_batch(level, plan, pk.words)
         if kind == "base":
-            return q.base_batch(p.base, plan, [qi.coded.code for qi in p.qis], pk.qi_stride,
-                                [sa.coded.code for sa in p.sas], pk.sa_stride, pk.qi_word)
+            return q.base_batch(self.keyed.table(), plan, pk.words)
         if kind == "floor_rows":
             return q.rows_per_node(q.table(self._name("floors")))
         if kind == "sizes":
@@ -267,7 +298,7 @@ class BatchRunner:
                                    self.drop_below)
         if kind == "classes":
             return q.numbered_classes(q.table(self._name("large")))
-        return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span)
+        return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span, pk.sa_width)
 
     # ---- levels kept engine-side --------------------------------------------------------------
     def _build_kept(self, rollups: list, parentless: list[tuple[int, Item]], make_floors: bool = True) -> None:
@@ -293,8 +324,7 @@ class BatchRunner:
             if kind == "base":
                 query = self._base_nodes(plan_rows)
             elif kind == "floor":
-                query = q.floor_nodes(q.table(self._name("floors")), plan_rows, self.packing.qi_stride,
-                                      self.packing.qi_card, self.packing.qi_word)
+                query = q.masked_nodes(q.table(self._name("floors")), plan_rows, self.packing.words, floors=True)
             else:
                 self._register_plan(plan_rows, names)
                 query = self._query(kind)
@@ -339,6 +369,7 @@ class BatchRunner:
         engine.keep(self._name("sizes"), self._query("sizes"))
         summary = self._fetch("summary")
         nodes = len(ids)
+        divisors = self._divisors(ids)
         per_node = {}
         for column in ("pairs", "dropped", "big_classes", "big_pairs"):
             per_node[column] = np.zeros(nodes, dtype=np.int64)
@@ -355,12 +386,12 @@ class BatchRunner:
                                                                 {"node": pa.int64(), "first": pa.int64()}))
             engine.keep(self._name("large"), self._query("large"))
         cost = np.where(running, per_node["big_pairs"], 0) * BYTES_PER_RETURNED_ROW \
-            + classes * (self.packing.sa_span * 8 * MATRIX_COPIES)
+            + classes * (self.packing.sa_width * 8 * MATRIX_COPIES)
         for start, stop in _parts(cost, self._part_bytes()):
             first, last = int(numbers[start]), int(numbers[stop])
             if last > first:
                 hist = self._numbered(self._fetch("classes", (first, last)), self._fetch("rows", (first, last)),
-                                      first, start)
+                                      first, start, divisors[start:stop])
             else:
                 hist = self._no_classes()
             hist.presuppressed, hist.unread = dropped[start:stop], ~running[start:stop]
@@ -379,15 +410,7 @@ class BatchRunner:
         return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, search_share(budget))
 
     def _base_nodes(self, plan_rows: list[tuple]):
-        return q.base_nodes(self.problem.base, plan_rows, *self._literal_key_args())
-
-    def _literal_key_args(self) -> tuple:
-        """How a node's key is built over the base with literal divisors (``q.base_nodes``,
-        ``q.estimated_rows``): the QIs' code columns, strides and ranges, the sensitive code columns
-        and strides, each QI's key word."""
-        pk, p = self.packing, self.problem
-        return ([qi.coded.code for qi in p.qis], pk.qi_stride, pk.qi_card, [sa.coded.code for sa in p.sas],
-                pk.sa_stride, pk.qi_word)
+        return q.masked_nodes(self.keyed.table(), plan_rows, self.packing.words)
 
     def _floor_for(self, subset: Subset, node: Node) -> tuple[int, Node, int] | None:
         """The smallest kept floor of the subset at or below ``node``."""
@@ -466,15 +489,14 @@ class BatchRunner:
             plan = [self._floor_row(first + n, floor, subset, meet)
                     for n, ((subset, meet), (floor, _)) in enumerate(picked)]
             self._refined_rows += self._add_floors(
-                q.floor_nodes(q.table(self._name("floors")), plan, self.packing.qi_stride, self.packing.qi_card,
-                              self.packing.qi_word), [key for key, _ in picked])
+                q.masked_nodes(q.table(self._name("floors")), plan, self.packing.words, floors=True),
+                [key for key, _ in picked])
             self.rows_read += sum(floor[2] for _, (floor, _) in picked)  # each branch reads its source floor
 
     def _fetch_floor_estimates(self, plan_rows: list[tuple], floors: list[tuple[int, Node, int]]) -> list[float]:
         """The estimated rows of floor-derived nodes (plan rows as ``_floor_row``'s), padded by the
         estimate's error, in one pass over their source floors."""
-        query = q.estimated_floor_rows(q.table(self._name("floors")), plan_rows, self.packing.qi_stride,
-                                       self.packing.qi_card, self.packing.qi_word)
+        query = q.estimated_rows(q.table(self._name("floors")), plan_rows, self.packing.words, floors=True)
         return self._estimates(query, len(plan_rows), sum(f[2] for f in floors))
 
     def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
@@ -499,10 +521,9 @@ class BatchRunner:
 
     def _fetch_estimates(self, plan_rows: list[tuple]) -> list[float]:
         """The estimated rows of nodes grouped from the base (``q.estimated_rows``), padded by its
-        error, in one pass over the base."""
-        p = self.problem
-        return self._estimates(q.estimated_rows(p.base, plan_rows, *self._literal_key_args()), len(plan_rows),
-                               p.base_rows)
+        error, in one pass over the keyed base."""
+        return self._estimates(q.estimated_rows(self.keyed.table(), plan_rows, self.packing.words), len(plan_rows),
+                               self.problem.base_rows)
 
     def _estimates(self, query: exp.Expression, count: int, read: int) -> list[float]:
         """The ``count`` estimates (columns ``e<i>``) of an estimating query that reads ``read`` rows."""
@@ -514,22 +535,22 @@ class BatchRunner:
     def _space(self, subset: Subset, levels: Node) -> float:
         """Codes a node of the subset at ``levels`` can take, times the sensitive span: a bound
         on its rows."""
-        space = float(self.packing.sa_span)
+        space = float(self.packing.sa_width)
         for i, level in zip(subset, levels):
-            space *= (self.packing.qi_card[i] - 1) // self.problem.qis[i].hierarchy.divisors[level] + 1
+            hierarchy = self.problem.qis[i].hierarchy
+            space *= (hierarchy.code_range - 1) // hierarchy.divisors[level] + 1
         return space
 
     def _floor_row(self, n: int, floor: tuple[int, Node, int], subset: Subset, node: Node) -> tuple[int, ...]:
-        fid, levels, _ = floor
-        ratio = [1] * len(self.problem.qis)
-        for i, level, low in zip(subset, node, levels):
-            div = self.problem.qis[i].hierarchy.divisors
-            ratio[i] = div[level] // div[low]
-        return (n, fid, *ratio)
+        """A node grouped from a kept floor below it: its id, the floor's, its masks (a floor's keys
+        are already under the floor's masks, finer than the node's)."""
+        return (n, floor[0], *self._masks(subset, node))
 
-    def _numbered(self, classes: pa.Table, rows: pa.Table, first: int, start: int) -> ClassHistograms:
-        """Classes numbered by the engine (cid, from ``first``; their nodes from ``start``) and their
-        (matrix cell, n) rows → the histograms, by scatter or bincounts: no sort, unlike ``_stack``."""
+    def _numbered(self, classes: pa.Table, rows: pa.Table, first: int, start: int,
+                  divisors: np.ndarray) -> ClassHistograms:
+        """Classes numbered by the engine (cid, from ``first``; their nodes from ``start``, whose
+        ``divisors`` these are) and their (matrix cell, n) rows → the histograms, by scatter or
+        bincounts: no sort, unlike ``_stack``."""
         count = classes.num_rows
         cid = numpy_of(classes.column("cid")).astype(np.int64) - first
         node = np.empty(count, dtype=np.int64)
@@ -538,16 +559,16 @@ class BatchRunner:
         words[0][cid] = numpy_of(classes.column("cls")) * self.packing.sa_span  # word 0 as stored, sensitive part 0
         for w in range(1, self.packing.words):
             words[w][cid] = numpy_of(classes.column(key_column(w)))
-        span = self.packing.sa_span
+        width = self.packing.sa_width
         if len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's
-            matrix = _scattered(rows, count * span).reshape(count, span)
+            matrix = _scattered(rows, count * width).reshape(count, width)
             sizes, matrices = np.rint(record_totals(matrix)).astype(np.int64), [matrix]
         else:
             cell, n = numpy_of(rows.column("cell")), numpy_of(rows.column("n"))
             sa = [self.packing.unpack_sa(cell, j) for j in range(len(self.packing.sa_card))]
-            sizes, matrices = tally(cell // span, count, n, sa, self.packing.sa_card)
+            sizes, matrices = tally(cell // width, count, n, sa, self.packing.sa_card)
         qis = len(self.problem.qis)
-        codes = (lambda: np.column_stack([self.packing.unpack_qi(words, i) for i in range(qis)])) if qis \
+        codes = (lambda: self._codes(words, divisors[node])) if qis \
             else np.zeros((count, 0), dtype=np.int64)  # read only by a metric's suppression cost
         return ClassHistograms(codes, sizes, matrices, node)
 
@@ -563,9 +584,14 @@ class BatchRunner:
         self._ids = ids
         self._rows = {item: int(counts[i]) for item, i in ids.items()}
 
-    def _stack(self, result: pa.Table) -> ClassHistograms:
+    def _codes(self, words: list[np.ndarray], divisors: np.ndarray) -> np.ndarray:
+        """Classes' codes (classes × QIs) from their key words, ``divisors`` per class and QI."""
+        return np.column_stack([self.packing.unpack_qi(words, i, divisors[:, i]) for i in range(len(self.problem.qis))])
+
+    def _stack(self, result: pa.Table, divisors: np.ndarray) -> ClassHistograms:
         """Rows (node, packed key words, n) → the classes of all nodes, numbered node by node, with
-        their codes at their node's levels (a metric's suppression cost reads them)."""
+        their codes at their node's levels (``divisors`` per node; a metric's suppression cost reads
+        them)."""
         span = self.packing.sa_span
         node = numpy_of(result.column("node"))
         keys = numpy_of(result.column("key"))
@@ -586,11 +612,11 @@ class BatchRunner:
             starts[1:] |= word[1:] != word[:-1]
         inverse = np.cumsum(starts) - 1
         first = np.flatnonzero(starts)
-        sa = [self.packing.unpack_sa(keys, j) for j in range(len(self.packing.sa_card))]
+        sa = [self.packing.unpack_sa(keys % span, j) for j in range(len(self.packing.sa_card))]
         sizes, matrices = tally(inverse, len(first), counts, sa, self.packing.sa_card)
         words = [keys[first], *(word[first] for word in higher)]
-        codes = np.column_stack([self.packing.unpack_qi(words, i) for i in range(len(self.problem.qis))]) \
-            if self.problem.qis else np.zeros((len(first), 0), dtype=np.int64)
+        codes = self._codes(words, divisors[node[first]]) if self.problem.qis \
+            else np.zeros((len(first), 0), dtype=np.int64)
         return ClassHistograms(codes, sizes, matrices, node[first])
 
     def release_cache(self) -> None:
@@ -607,6 +633,7 @@ class BatchRunner:
 
     def close(self) -> None:
         self.release_cache()
+        self.keyed.drop()  # a second runner sharing it may still read it: it is made again then
         for name in self._names.values():
             self.problem.engine.unregister(name)  # idempotent: the level table may be gone already
         self._names.clear()
@@ -819,7 +846,7 @@ def second_runner(runner: MemoryRunner | BatchRunner | NodeRunner) -> MemoryRunn
     if isinstance(runner, MemoryRunner):
         return runner.sibling()
     if isinstance(runner, BatchRunner):
-        return BatchRunner(runner.problem, runner.packing, drop_below=runner.drop_below)
+        return BatchRunner(runner.problem, runner.packing, runner.keyed, drop_below=runner.drop_below)
     return NodeRunner(runner.problem)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlglot import exp
 
+from sqlclose.model.padded import PaddedCode
 from sqlclose.sql.templates import template
 
 
@@ -387,22 +388,16 @@ def _lk(r: ReleasedQI) -> str:
 
 
 def rollup_batch(prev: exp.Table, plan: exp.Table, words: int = 1) -> exp.Expression:
-    """A lattice level rolled up from the previous one. With several key words (wide problems,
-    ``search.packing``) the plan's ``word`` column says which word the child's digit lives in:
-    that word is rolled up, the others are carried."""
+    """A lattice level rolled up from the previous one: each child's key words are its parent's
+    under the child's masks (plan columns ``m0``, ``m1``, …; ``search.packing``)."""
     select = template("rollup_batch", prev=prev, plan=plan)
     if words == 1:
         return select
-    rolled = next(e for e in select.expressions if e.alias == "key").this
-    keys = []
-    for w in range(words):
-        name = "key" if w == 0 else f"key{w}"
-        this = rolled.copy().transform(
-            lambda node, name=name: exp.column(name, "prev") if isinstance(node, exp.Column) and
-            node.name == "key" and node.table == "prev" else node)
-        keys.append(exp.Case(ifs=[exp.If(this=exp.EQ(this=exp.column("word", "plan"), expression=exp.Literal.number(w)),
-                                          true=this)], default=exp.column(name, "prev")))
-    return _with_keys(select, keys)
+    return _with_keys(select, [_plan_masked(col(key_name(w), "prev"), w) for w in range(words)])
+
+
+def _plan_masked(key: exp.Expression, word: int) -> exp.Expression:
+    return exp.BitwiseAnd(this=key, expression=col(f"m{word}", "plan"))
 
 
 def rows_per_node(source: exp.Table) -> exp.Expression:
@@ -457,14 +452,15 @@ def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> e
                     higher=[col(h, "c") for h in higher], higher_out=[exp.alias_(col(h, "c"), h) for h in higher])
 
 
-def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int) -> exp.Expression:
+def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int, width: int | None = None) -> exp.Expression:
     """The (matrix cell, count) rows of the classes ``large_classes`` numbered from $1 up to (not
-    including) $2: cell = (number − $1) × span + sensitive part."""
+    including) $2: cell = (number − $1) × width + sensitive part (the key % span; the width of the
+    classes × sensitive values matrix, the span by default)."""
     higher = _higher_words(words)
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
     query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match,
-                     first=exp.Placeholder(this="1"))
+                     width=exp.Literal.number(span if width is None else width), first=exp.Placeholder(this="1"))
     return query.where(_numbers_between(col("cid", "big")))
 
 
@@ -484,60 +480,101 @@ def _numbers_between(number: exp.Column) -> exp.Expression:
                     exp.LT(this=number.copy(), expression=exp.Placeholder(this="2")))
 
 
-def base_nodes(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequence[str],
-               qi_strides: Sequence[int], qi_cards: Sequence[int], sa_codes: Sequence[str],
-               sa_strides: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
-    """``base_batch`` with the divisors as literals: one GROUP BY per node (node id, divisor per
-    QI), joined by UNION ALL. DuckDB divides by a constant and skips a QI outside the subset
-    (divisor = its code range) instead of joining every base row with every plan row: measured
-    ~1.5x faster on a 1 M-row base."""
+def keyed_base(base: exp.Table, qi_codes: Sequence[str], padded: Sequence[PaddedCode], qi_strides: Sequence[int],
+               qi_words: Sequence[int], sa_codes: Sequence[str], sa_strides: Sequence[int]) -> exp.Expression:
+    """The base histogram as the SQL search reads it: per row its key words (each QI's leaf code
+    padded, at its field; the sensitive codes in word 0) and its count as DOUBLE (summed as such by
+    every node query), in the base's order."""
+    terms: list[list[exp.Expression]] = [[] for _ in range(max(qi_words, default=0) + 1)]
+    for code_column, pad, stride, word in zip(qi_codes, padded, qi_strides, qi_words):
+        if pad.bits:
+            terms[word].append(_times(_padded(_bigint(col(code_column, "base")), pad), stride))
+    for code_column, stride in zip(sa_codes, sa_strides):
+        terms[0].append(_times(_bigint(col(code_column, "base")), stride))
+    keys = [_bigint(k) if isinstance(k, exp.Literal) else k for k in _word_sums(terms)]
+    return exp.select(*(exp.alias_(k, key_name(w)) for w, k in enumerate(keys)),
+                      exp.alias_(_double(col("n", "base")), "n")).from_(base.copy().as_("base"))
+
+
+def _padded(code: exp.Expression, pad: PaddedCode) -> exp.Expression:
+    """A mixed-radix leaf code as its padded code: each level's sibling index moved to its bits."""
+    if pad.identity:
+        return code
+    terms = []
+    top = max(level for level, r in enumerate(pad.radices) if r > 1)
+    for level, (d, r, shift) in enumerate(zip(pad.divisors, pad.radices, pad.shifts)):
+        if r == 1:
+            continue
+        index = code.copy() if d == 1 else \
+            exp.Paren(this=exp.IntDiv(this=code.copy(), expression=exp.Literal.number(d)))
+        if level < top:  # the top-most index needs no remainder: codes are below its divisor × radix
+            index = exp.Paren(this=exp.Mod(this=index, expression=exp.Literal.number(r)))
+        terms.append(_times(index, 1 << shift))
+    return exp.Paren(this=_word_sums([terms])[0])
+
+
+def _times(e: exp.Expression, factor: int) -> exp.Expression:
+    return e if factor == 1 else exp.Mul(this=e, expression=exp.Literal.number(factor))
+
+
+def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], words: int,
+                 floors: bool = False) -> exp.Expression:
+    """Nodes grouped from keyed rows by literal masks: per plan row (node id, [floor id,] a mask per
+    key word) a GROUP BY of the source's keys under the masks, joined by UNION ALL — from the keyed
+    base, or (``floors``) from the kept floors' rows of that floor id (kept in the order their ids
+    were made, found by the id alone). DuckDB skips a QI outside the subset and folds each mask into
+    one AND, instead of joining every row with every plan row: measured ~1.5x faster on a 1 M-row
+    base than a plan table (``base_batch``)."""
     selects = []
-    for node, *divisors in nodes:
-        keys = _literal_keys(divisors, qi_codes, qi_strides, qi_cards, sa_codes, sa_strides, qi_words)
-        # A word without terms is the literal 0: BIGINT still, for the tables it is kept in.
+    for node, *rest in nodes:
+        floor, masks = (rest[0], rest[1:]) if floors else (None, rest)
+        keys = _masked(masks)
         select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
                             *(exp.alias_(_bigint(k) if isinstance(k, exp.Literal) else k, key_name(w), copy=False)
                               for w, k in enumerate(keys)),
-                            exp.alias_(exp.Sum(this=_double(col("n", "base"))), "n", copy=False), copy=False)
-        select = select.from_(base.copy().as_("base"), copy=False)  # a fresh tree: no builder copies
+                            exp.alias_(exp.Sum(this=col("n", "src")), "n", copy=False), copy=False)
+        select = select.from_(source.copy().as_("src"), copy=False)  # a fresh tree: no builder copies
+        if floors:
+            select = select.where(exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor)), copy=False)
         grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
         selects.append(select.group_by(*grouped, copy=False) if grouped else select)
     return _union_all(selects)
 
 
-def estimated_rows(base: exp.Table, nodes: Sequence[tuple[int, ...]], qi_codes: Sequence[str],
-                   qi_strides: Sequence[int], qi_cards: Sequence[int], sa_codes: Sequence[str],
-                   sa_strides: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
-    """One row: per node (node id, divisor per QI, as ``base_nodes``) the rows its histogram would
-    have, estimated by HyperLogLog (``approx_count_distinct``, a few % off) in one pass over the
-    base — far cheaper than grouping by each. Column ``e<i>`` is the ``i``-th node's."""
-    estimates = []
-    for i, (_, *divisors) in enumerate(nodes):
-        keys = _literal_keys(divisors, qi_codes, qi_strides, qi_cards, sa_codes, sa_strides, qi_words)
-        estimates.append(exp.alias_(exp.ApproxDistinct(this=_one_key(keys)), f"e{i}"))
-    return exp.select(*estimates).from_(base.copy().as_("base"), copy=False)
+def estimated_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], words: int,
+                   floors: bool = False) -> exp.Expression:
+    """One row: per plan row of ``masked_nodes`` the rows its result would have, estimated by
+    HyperLogLog (``approx_count_distinct``, a few % off) in one pass over what they read — far
+    cheaper than grouping by each. Column ``e<i>`` is the ``i``-th plan row's."""
+    estimates, read = [], set()
+    for i, (_, *rest) in enumerate(nodes):
+        floor, masks = (rest[0], rest[1:]) if floors else (None, rest)
+        key = _one_key(_masked(masks))
+        if floors:
+            read.add(floor)
+            mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
+            key = exp.If(this=mine, true=key, false=exp.Null())
+        estimates.append(exp.alias_(exp.ApproxDistinct(this=key), f"e{i}"))
+    select = exp.select(*estimates).from_(source.copy().as_("src"), copy=False)
+    if not floors:
+        return select
+    return select.where(exp.In(this=col("node", "src"), expressions=[exp.Literal.number(f) for f in sorted(read)]),
+                        copy=False)
+
+
+def _masked(masks: Sequence[int]) -> list[exp.Expression]:
+    """Key words under literal masks (``Packing.masks``): −1 keeps a word as is, 0 makes it 0."""
+    keys: list[exp.Expression] = []
+    for w, mask in enumerate(masks):
+        key = col(key_name(w), "src")
+        keys.append(exp.Literal.number(0) if mask == 0 else key if mask == -1 else
+                    exp.BitwiseAnd(this=key, expression=exp.Literal.number(mask)))
+    return keys
 
 
 def _one_key(keys: list[exp.Expression]) -> exp.Expression:
     """A multi-word key as one value to count distinct: the word itself, or a hash of the words."""
     return keys[0] if len(keys) == 1 else exp.Anonymous(this="HASH", expressions=keys)
-
-
-def _literal_keys(divisors: Sequence[int], qi_codes: Sequence[str], qi_strides: Sequence[int],
-                  qi_cards: Sequence[int], sa_codes: Sequence[str], sa_strides: Sequence[int],
-                  qi_words: Sequence[int]) -> list[exp.Expression]:
-    """A node's packed key words over the base, each QI's code divided by its literal divisor."""
-    terms: list[list[exp.Expression]] = [[] for _ in range(max(qi_words, default=0) + 1)]
-    for i, (code_column, stride, card, d) in enumerate(zip(qi_codes, qi_strides, qi_cards, divisors)):
-        if d >= card:
-            continue  # the digit is 0
-        code = _bigint(col(code_column, "base"))  # codes may be narrow: multiply in 64 bits
-        if d > 1:
-            code = exp.Paren(this=exp.IntDiv(this=code, expression=exp.Literal.number(d)))
-        terms[qi_words[i]].append(exp.Mul(this=code, expression=exp.Literal.number(stride)))
-    for code_column, stride in zip(sa_codes, sa_strides):
-        terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
-    return _word_sums(terms)
 
 
 def _union_all(selects: list[exp.Expression]) -> exp.Expression:
@@ -565,70 +602,6 @@ def key_name(word: int) -> str:
     return "key" if word == 0 else f"key{word}"
 
 
-def floor_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides: Sequence[int],
-                qi_cards: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
-    """Nodes generalized from kept finer nodes (their floors): per plan row (node id, floor id,
-    ratio per QI) a GROUP BY over its floor's rows, joined by UNION ALL. A QI whose ratio is 1
-    keeps its digit; a key word loses, for each QI generalized in it, (digit − digit DIV r) ·
-    stride — DuckDB folds the constants, and a floor's rows are found by their node id alone
-    (the floors are kept in the order they were made). Measured on a generated 1 M-row table:
-    ~2× faster per row read than a join of the floors with a plan table of ratios (the shape
-    before)."""
-    selects = []
-    for node, floor, *ratios in nodes:
-        keys = _floor_keys(ratios, qi_strides, qi_cards, qi_words)
-        names = [key_name(w) for w in range(len(keys))]
-        # The keys computed in a subquery and grouped by name: each key tree is built once, never
-        # copied (at 1 M rows a walk renders ~1,400 branches; their copies were ~1 s of it).
-        keyed = exp.select(*(exp.alias_(k, name, copy=False) for k, name in zip(keys, names)), col("n", "src"),
-                           copy=False).from_(source.copy().as_("src"), copy=False).where(
-            exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor)), copy=False)
-        select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
-                            *(col(name) for name in names), exp.alias_(exp.Sum(this=col("n")), "n", copy=False),
-                            copy=False)
-        selects.append(select.from_(keyed.subquery("fl", copy=False), copy=False)
-                       .group_by(*(col(name) for name in names), copy=False))
-    return _union_all(selects)
-
-
-def estimated_floor_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], qi_strides: Sequence[int],
-                         qi_cards: Sequence[int], qi_words: Sequence[int]) -> exp.Expression:
-    """One row: per plan row of ``floor_nodes`` the rows its result would have, estimated by
-    HyperLogLog in one pass over the floors it reads (column ``e<i>``: the ``i``-th row's)."""
-    estimates = []
-    for i, (_, floor, *ratios) in enumerate(nodes):
-        key = _one_key(_floor_keys(ratios, qi_strides, qi_cards, qi_words))
-        mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
-        estimates.append(exp.alias_(exp.ApproxDistinct(this=exp.If(this=mine, true=key, false=exp.Null())), f"e{i}"))
-    read = sorted({floor for _, floor, *_ in nodes})
-    return exp.select(*estimates).from_(source.copy().as_("src"), copy=False).where(
-        exp.In(this=col("node", "src"), expressions=[exp.Literal.number(f) for f in read]), copy=False)
-
-
-def _floor_keys(ratios: Sequence[int], qi_strides: Sequence[int], qi_cards: Sequence[int],
-                qi_words: Sequence[int]) -> list[exp.Expression]:
-    """A floor row's packed key words generalized by a ratio per QI: a QI whose ratio is 1 keeps
-    its digit; a key word loses, for each QI generalized in it, (digit − digit DIV r) · stride —
-    the whole digit when r is at least the QI's range (the digit DIV r is then 0: one term less
-    per row, and a smaller plan, for the nodes at a QI's top)."""
-    keys: list[exp.Expression] = [col(key_name(w), "src") for w in range(max(qi_words, default=0) + 1)]
-    for stride, card, word, r in zip(qi_strides, qi_cards, qi_words, ratios):
-        if r == 1:
-            continue
-        lost: exp.Expression = _digit(word, stride, card)
-        if r < card:  # the digit built twice rather than copied: a copy costs more than building it
-            lost = exp.Paren(this=exp.Sub(this=lost, expression=exp.IntDiv(this=_digit(word, stride, card),
-                                                                           expression=exp.Literal.number(r))))
-        keys[word] = exp.Sub(this=keys[word], expression=exp.Mul(this=lost, expression=exp.Literal.number(stride)))
-    return keys
-
-
-def _digit(word: int, stride: int, card: int) -> exp.Paren:
-    """A QI's digit of a floor row's key word: (word DIV stride) MOD card."""
-    shifted = exp.IntDiv(this=col(key_name(word), "src"), expression=exp.Literal.number(stride))
-    return exp.Paren(this=exp.Mod(this=shifted, expression=exp.Literal.number(card)))
-
-
 def _word_sums(terms: list[list[exp.Expression]]) -> list[exp.Expression]:
     """Each key word as the sum of its terms (0 for a word without any)."""
     keys = []
@@ -649,23 +622,13 @@ def _with_keys(select: exp.Select, keys: Sequence[exp.Expression]) -> exp.Select
     return select
 
 
-def base_batch(base: exp.Table, plan: exp.Table, qi_codes: Sequence[str], qi_strides: Sequence[int],
-               sa_codes: Sequence[str], sa_strides: Sequence[int], qi_words: Sequence[int] = ()) -> exp.Expression:
-    """Nodes from the base histogram; plan columns d0, d1, … divide each QI's code (by the code
-    range for a QI outside the node's subset, which zeroes its digit); the keys pack the QI
-    digits (in word ``qi_words[i]``, default 0) and, in word 0, the sensitive codes at their
-    strides (``search.packing``)."""
-    words = max(qi_words, default=0) + 1
-    terms: list[list[exp.Expression]] = [[] for _ in range(words)]
-    for i, (code_column, stride) in enumerate(zip(qi_codes, qi_strides)):
-        code = exp.IntDiv(this=col(code_column, "base"), expression=col(f"d{i}", "plan"))
-        terms[qi_words[i] if qi_words else 0].append(
-            exp.Mul(this=exp.Paren(this=code), expression=exp.Literal.number(stride)))
-    for code_column, stride in zip(sa_codes, sa_strides):
-        terms[0].append(exp.Mul(this=_bigint(col(code_column, "base")), expression=exp.Literal.number(stride)))
-    keys = _word_sums(terms)
-    select = template("base_batch", base=base, plan=plan, key=keys[0])
-    return select if words == 1 else _with_keys(select, keys)
+def base_batch(keyed: exp.Table, plan: exp.Table, words: int = 1) -> exp.Expression:
+    """Nodes from the keyed base (``keyed_base``): each plan row a node with a mask per key word
+    (plan columns ``m0``, ``m1``, …), every base row's keys under each node's masks."""
+    select = template("base_batch", base=keyed, plan=plan)
+    if words == 1:
+        return select
+    return _with_keys(select, [_plan_masked(col(key_name(w), "base"), w) for w in range(words)])
 
 
 # ---- small queries of preparation and audits ---------------------------------------------------

@@ -1,13 +1,12 @@
--- Class histograms of a batch of lattice nodes computed from the base histogram: each plan row
--- is a node with one divisor per quasi-identifier (leaf code DIV divisor = code at the node's
--- level); the key packs the generalized codes with the sensitive codes (built by
--- queries.packed_key, as the same expression in SELECT and GROUP BY).
+-- Class histograms of a batch of lattice nodes computed from the keyed base histogram
+-- (queries.keyed_base: a packed key and a DOUBLE count per row): each plan row is a node with
+-- its mask (m0), which generalizes every base key to the node's levels in one AND.
 SELECT
   plan.node AS node,
-  __key__ AS key,
-  SUM(CAST(base.n AS DOUBLE)) AS n
+  base.key & plan.m0 AS key,
+  SUM(base.n) AS n
 FROM __base__ AS base
 CROSS JOIN __plan__ AS plan
 GROUP BY
   plan.node,
-  __key__
+  base.key & plan.m0

@@ -1,1 +1,1 @@
-SELECT lv.node AS node, lv.key // 10 AS cls, SUM(lv.n) AS size, COUNT(*) AS pairs FROM "t_prev" AS lv GROUP BY lv.node, lv.key // 10
+SELECT lv.node AS node, lv.key // 4 AS cls, SUM(lv.n) AS size, COUNT(*) AS pairs FROM "t_prev" AS lv GROUP BY lv.node, lv.key // 4

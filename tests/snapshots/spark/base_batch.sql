@@ -1,1 +1,1 @@
-SELECT plan.node AS node, (`base`.`q0` DIV `plan`.`d0`) * 30 + (`base`.`q1` DIV `plan`.`d1`) * 3 + CAST(`base`.`s0` AS BIGINT) * 1 AS key, SUM(CAST(base.n AS DOUBLE)) AS n FROM `t_base` AS base CROSS JOIN `t_base_plan` AS plan GROUP BY plan.node, (`base`.`q0` DIV `plan`.`d0`) * 30 + (`base`.`q1` DIV `plan`.`d1`) * 3 + CAST(`base`.`s0` AS BIGINT) * 1
+SELECT plan.node AS node, base.key & plan.m0 AS key, SUM(base.n) AS n FROM `t_keyed` AS base CROSS JOIN `t_base_plan` AS plan GROUP BY plan.node, base.key & plan.m0

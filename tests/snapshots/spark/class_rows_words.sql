@@ -1,1 +1,1 @@
-SELECT (big.cid - :p1) * 10 + lv.key % 10 AS cell, lv.n AS n FROM `t_prev` AS lv JOIN `t_large2` AS big ON lv.node = big.node AND lv.key DIV 10 = big.cls AND `lv`.`key1` = `big`.`key1` WHERE `big`.`cid` >= :p1 AND `big`.`cid` < :p2
+SELECT (big.cid - :p1) * 3 + lv.key % 4 AS cell, lv.n AS n FROM `t_prev` AS lv JOIN `t_large2` AS big ON lv.node = big.node AND lv.key DIV 4 = big.cls AND `lv`.`key1` = `big`.`key1` WHERE `big`.`cid` >= :p1 AND `big`.`cid` < :p2

@@ -1,1 +1,1 @@
-SELECT APPROX_COUNT_DISTINCT(IF(`src`.`node` = 0, HASH(`src`.`key` - ((`src`.`key` DIV 10 % 4) - (`src`.`key` DIV 10 % 4) DIV 2) * 10, `src`.`key1`), NULL)) AS e0, APPROX_COUNT_DISTINCT(IF(`src`.`node` = 1, HASH(`src`.`key`, `src`.`key1` - (`src`.`key1` DIV 1 % 5) * 1), NULL)) AS e1 FROM `t_prev` AS src WHERE `src`.`node` IN (0, 1)
+SELECT APPROX_COUNT_DISTINCT(IF(`src`.`node` = 0, HASH(`src`.`key` & 11, `src`.`key1`), NULL)) AS e0, APPROX_COUNT_DISTINCT(IF(`src`.`node` = 1, HASH(`src`.`key`, 0), NULL)) AS e1 FROM `t_prev` AS src WHERE `src`.`node` IN (0, 1)
