@@ -549,7 +549,8 @@ def estimated_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], words: i
     estimates, read = [], set()
     for i, (_, *rest) in enumerate(nodes):
         floor, masks = (rest[0], rest[1:]) if floors else (None, rest)
-        key = _one_key(_masked(masks))
+        words = [k for k in _masked(masks) if not isinstance(k, exp.Literal)]  # a cleared word counts nothing
+        key = _one_key(words or [exp.Literal.number(0)])
         if floors:
             read.add(floor)
             mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))

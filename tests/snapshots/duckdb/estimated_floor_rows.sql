@@ -1,1 +1,1 @@
-SELECT APPROX_COUNT_DISTINCT(CASE WHEN "src"."node" = 0 THEN HASH("src"."key" & 11, "src"."key1") ELSE NULL END) AS e0, APPROX_COUNT_DISTINCT(CASE WHEN "src"."node" = 1 THEN HASH("src"."key", 0) ELSE NULL END) AS e1 FROM "t_prev" AS src WHERE "src"."node" IN (0, 1)
+SELECT APPROX_COUNT_DISTINCT(CASE WHEN "src"."node" = 0 THEN HASH("src"."key" & 11, "src"."key1") ELSE NULL END) AS e0, APPROX_COUNT_DISTINCT(CASE WHEN "src"."node" = 1 THEN "src"."key" ELSE NULL END) AS e1 FROM "t_prev" AS src WHERE "src"."node" IN (0, 1)

@@ -1,1 +1,1 @@
-SELECT APPROX_COUNT_DISTINCT(IF(`src`.`node` = 0, HASH(`src`.`key` & 11, `src`.`key1`), NULL)) AS e0, APPROX_COUNT_DISTINCT(IF(`src`.`node` = 1, HASH(`src`.`key`, 0), NULL)) AS e1 FROM `t_prev` AS src WHERE `src`.`node` IN (0, 1)
+SELECT APPROX_COUNT_DISTINCT(IF(`src`.`node` = 0, HASH(`src`.`key` & 11, `src`.`key1`), NULL)) AS e0, APPROX_COUNT_DISTINCT(IF(`src`.`node` = 1, `src`.`key`, NULL)) AS e1 FROM `t_prev` AS src WHERE `src`.`node` IN (0, 1)
