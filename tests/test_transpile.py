@@ -120,7 +120,7 @@ def _base_batch_words(engine: Engine) -> Any:
 def _base_nodes(engine: Engine) -> Any:
     """The base_batch case with literal masks (one GROUP BY per node): the same rows."""
     nodes = [tuple(row.values()) for row in BASE_PLAN.to_pylist()]
-    return q.masked_nodes(q.table("t_keyed"), nodes, 1), []
+    return q.masked_nodes(q.table("t_keyed"), nodes), []
 
 
 def _not_null(engine: Engine) -> Any:
@@ -157,8 +157,8 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "keyed_base": (lambda e: (_keyed(1), []), False),
     "keyed_base_words": (lambda e: (_keyed(2), []), False),
     "base_nodes": (_base_nodes, False),
-    "floor_nodes_words": (lambda e: (q.masked_nodes(q.table("t_prev"), FLOOR_NODES, 2, floors=True), []), False),
-    "estimated_rows": (lambda e: (q.estimated_rows(q.table("t_keyed"), [(0, -1), (1, 0b1000011)], 1), []), False),
+    "floor_nodes_words": (lambda e: (q.masked_nodes(q.table("t_prev"), FLOOR_NODES, floors=True), []), False),
+    "estimated_rows": (lambda e: (q.estimated_rows(q.table("t_keyed"), [(0, -1), (1, 0b1000011)]), []), False),
     "class_sizes": (lambda e: (q.class_sizes(q.table("t_prev"), 1, 4), []), False),
     "class_sizes_words": (lambda e: (q.class_sizes(q.table("t_prev"), 2, 4), []), False),
     "level_summary": (lambda e: (q.level_summary(q.table("t_sizes"), 3), []), False),
@@ -166,7 +166,7 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "large_classes_words": (lambda e: (q.large_classes(q.table("t_sizes2"), q.table("t_running"), 2, 3), []),
                             False),
     "rows_per_node": (lambda e: (q.rows_per_node(q.table("t_prev")), [1]), False),
-    "estimated_floor_rows": (lambda e: (q.estimated_rows(q.table("t_prev"), FLOOR_NODES, 2, floors=True), []), False),
+    "estimated_floor_rows": (lambda e: (q.estimated_rows(q.table("t_prev"), FLOOR_NODES, floors=True), []), False),
     "class_rows": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large"), 1, 4, 3), [0, 3]), False),
     "class_rows_words": (lambda e: (q.class_rows(q.table("t_prev"), q.table("t_large2"), 2, 4, 3), [1, 2]), False),
     "numbered_classes": (lambda e: (q.numbered_classes(q.table("t_large")), [1, 3]), False),

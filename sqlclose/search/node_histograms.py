@@ -324,7 +324,7 @@ class BatchRunner:
             if kind == "base":
                 query = self._base_nodes(plan_rows)
             elif kind == "floor":
-                query = q.masked_nodes(q.table(self._name("floors")), plan_rows, self.packing.words, floors=True)
+                query = q.masked_nodes(q.table(self._name("floors")), plan_rows, floors=True)
             else:
                 self._register_plan(plan_rows, names)
                 query = self._query(kind)
@@ -410,7 +410,7 @@ class BatchRunner:
         return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, search_share(budget))
 
     def _base_nodes(self, plan_rows: list[tuple]):
-        return q.masked_nodes(self.keyed.table(), plan_rows, self.packing.words)
+        return q.masked_nodes(self.keyed.table(), plan_rows)
 
     def _floor_for(self, subset: Subset, node: Node) -> tuple[int, Node, int] | None:
         """The smallest kept floor of the subset at or below ``node``."""
@@ -489,14 +489,14 @@ class BatchRunner:
             plan = [self._floor_row(first + n, floor, subset, meet)
                     for n, ((subset, meet), (floor, _)) in enumerate(picked)]
             self._refined_rows += self._add_floors(
-                q.masked_nodes(q.table(self._name("floors")), plan, self.packing.words, floors=True),
+                q.masked_nodes(q.table(self._name("floors")), plan, floors=True),
                 [key for key, _ in picked])
             self.rows_read += sum(floor[2] for _, (floor, _) in picked)  # each branch reads its source floor
 
     def _fetch_floor_estimates(self, plan_rows: list[tuple], floors: list[tuple[int, Node, int]]) -> list[float]:
         """The estimated rows of floor-derived nodes (plan rows as ``_floor_row``'s), padded by the
         estimate's error, in one pass over their source floors."""
-        query = q.estimated_rows(q.table(self._name("floors")), plan_rows, self.packing.words, floors=True)
+        query = q.estimated_rows(q.table(self._name("floors")), plan_rows, floors=True)
         return self._estimates(query, len(plan_rows), sum(f[2] for f in floors))
 
     def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
@@ -522,7 +522,7 @@ class BatchRunner:
     def _fetch_estimates(self, plan_rows: list[tuple]) -> list[float]:
         """The estimated rows of nodes grouped from the base (``q.estimated_rows``), padded by its
         error, in one pass over the keyed base."""
-        return self._estimates(q.estimated_rows(self.keyed.table(), plan_rows, self.packing.words), len(plan_rows),
+        return self._estimates(q.estimated_rows(self.keyed.table(), plan_rows), len(plan_rows),
                                self.problem.base_rows)
 
     def _estimates(self, query: exp.Expression, count: int, read: int) -> list[float]:

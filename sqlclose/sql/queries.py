@@ -452,15 +452,15 @@ def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> e
                     higher=[col(h, "c") for h in higher], higher_out=[exp.alias_(col(h, "c"), h) for h in higher])
 
 
-def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int, width: int | None = None) -> exp.Expression:
+def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int, width: int) -> exp.Expression:
     """The (matrix cell, count) rows of the classes ``large_classes`` numbered from $1 up to (not
-    including) $2: cell = (number − $1) × width + sensitive part (the key % span; the width of the
-    classes × sensitive values matrix, the span by default)."""
+    including) $2: cell = (number − $1) × width + sensitive part (the key % span; ``width``: that of
+    the classes × sensitive values matrix)."""
     higher = _higher_words(words)
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
     query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match,
-                     width=exp.Literal.number(span if width is None else width), first=exp.Placeholder(this="1"))
+                     width=exp.Literal.number(width), first=exp.Placeholder(this="1"))
     return query.where(_numbers_between(col("cid", "big")))
 
 
@@ -517,8 +517,7 @@ def _times(e: exp.Expression, factor: int) -> exp.Expression:
     return e if factor == 1 else exp.Mul(this=e, expression=exp.Literal.number(factor))
 
 
-def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], words: int,
-                 floors: bool = False) -> exp.Expression:
+def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bool = False) -> exp.Expression:
     """Nodes grouped from keyed rows by literal masks: per plan row (node id, [floor id,] a mask per
     key word) a GROUP BY of the source's keys under the masks, joined by UNION ALL — from the keyed
     base, or (``floors``) from the kept floors' rows of that floor id (kept in the order their ids
@@ -541,16 +540,15 @@ def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], words: int
     return _union_all(selects)
 
 
-def estimated_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], words: int,
-                   floors: bool = False) -> exp.Expression:
+def estimated_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bool = False) -> exp.Expression:
     """One row: per plan row of ``masked_nodes`` the rows its result would have, estimated by
     HyperLogLog (``approx_count_distinct``, a few % off) in one pass over what they read — far
     cheaper than grouping by each. Column ``e<i>`` is the ``i``-th plan row's."""
     estimates, read = [], set()
     for i, (_, *rest) in enumerate(nodes):
         floor, masks = (rest[0], rest[1:]) if floors else (None, rest)
-        words = [k for k in _masked(masks) if not isinstance(k, exp.Literal)]  # a cleared word counts nothing
-        key = _one_key(words or [exp.Literal.number(0)])
+        kept = [k for k in _masked(masks) if not isinstance(k, exp.Literal)]  # a cleared word counts nothing
+        key = _one_key(kept or [exp.Literal.number(0)])
         if floors:
             read.add(floor)
             mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
