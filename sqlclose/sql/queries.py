@@ -526,7 +526,7 @@ def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bo
     base than a plan table (``base_batch``)."""
     selects = []
     for node, *rest in nodes:
-        floor, masks = (rest[0], rest[1:]) if floors else (None, rest)
+        floor, masks = _floor_and_masks(rest, floors)
         keys = _masked(masks)
         select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
                             *(exp.alias_(_bigint(k) if isinstance(k, exp.Literal) else k, key_name(w), copy=False)
@@ -534,7 +534,7 @@ def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bo
                             exp.alias_(exp.Sum(this=col("n", "src")), "n", copy=False), copy=False)
         select = select.from_(source.copy().as_("src"), copy=False)  # a fresh tree: no builder copies
         if floors:
-            select = select.where(exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor)), copy=False)
+            select = select.where(_of_floor(floor), copy=False)
         grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
         selects.append(select.group_by(*grouped, copy=False) if grouped else select)
     return _union_all(selects)
@@ -546,19 +546,28 @@ def estimated_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: 
     cheaper than grouping by each. Column ``e<i>`` is the ``i``-th plan row's."""
     estimates, read = [], set()
     for i, (_, *rest) in enumerate(nodes):
-        floor, masks = (rest[0], rest[1:]) if floors else (None, rest)
+        floor, masks = _floor_and_masks(rest, floors)
         kept = [k for k in _masked(masks) if not isinstance(k, exp.Literal)]  # a cleared word counts nothing
         key = _one_key(kept or [exp.Literal.number(0)])
         if floors:
             read.add(floor)
-            mine = exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
-            key = exp.If(this=mine, true=key, false=exp.Null())
+            key = exp.If(this=_of_floor(floor), true=key, false=exp.Null())
         estimates.append(exp.alias_(exp.ApproxDistinct(this=key), f"e{i}"))
     select = exp.select(*estimates).from_(source.copy().as_("src"), copy=False)
     if not floors:
         return select
     return select.where(exp.In(this=col("node", "src"), expressions=[exp.Literal.number(f) for f in sorted(read)]),
                         copy=False)
+
+
+def _floor_and_masks(rest: Sequence[int], floors: bool) -> tuple[int | None, Sequence[int]]:
+    """A plan row past its node id: (floor id, masks) when read from floors, else (None, masks)."""
+    return (rest[0], rest[1:]) if floors else (None, rest)
+
+
+def _of_floor(floor: int) -> exp.Expression:
+    """The kept floors' rows of one floor id."""
+    return exp.EQ(this=col("node", "src"), expression=exp.Literal.number(floor))
 
 
 def _masked(masks: Sequence[int]) -> list[exp.Expression]:
