@@ -345,18 +345,16 @@ def test_floors_are_chosen_while_they_save_more_rows_than_they_read(adult_releas
     runner.close()
 
 
-def test_the_walk_from_below_starts_a_batch_only_within_its_share(monkeypatch):
-    """``_both_ends`` by hand, share 0.1: the walk from below says what its next batch reads
-    before running it, and runs it only while that keeps it under a tenth of what the walk from
-    above has read. From above, batches of 10 rows; from below, batches of 5, 60 and 5. Below's
-    first waits for above's 60 rows (5 < 6), its second for 660 (65 < 66), its third for 710
-    (70 < 71); then it has ended, and so has the search."""
+def _both_ends_trace(monkeypatch, decided_per_node: int, rows_per_batch: int = 10) -> list[tuple[str, int]]:
+    """``_both_ends`` at share 0.1 with walks by hand: from above, batches of one node and
+    ``rows_per_batch`` rows, each deciding ``decided_per_node`` nodes; from below, batches of 5, 60
+    and 5 rows."""
     import importlib
     from types import SimpleNamespace
 
     search = importlib.import_module("sqlclose.search.incognito")
     monkeypatch.setattr(search, "BELOW_SHARE", 0.1)
-    below, above = SimpleNamespace(rows_read=0), SimpleNamespace(rows_read=0)
+    below, above = SimpleNamespace(rows_read=0), SimpleNamespace(rows_read=0, nodes_computed=0)
     trace = []
 
     def walk_from_below():
@@ -367,16 +365,39 @@ def test_the_walk_from_below_starts_a_batch_only_within_its_share(monkeypatch):
 
     def walk_from_above():
         for _ in range(1000):
-            above.rows_read += 10
+            above.rows_read += rows_per_batch
+            above.nodes_computed += 1
             trace.append(("above", above.rows_read))
             yield
 
     class Undecided:
         done = False
 
+        def decided_count(self) -> int:
+            return above.nodes_computed * decided_per_node
+
     search._both_ends(walk_from_below(), walk_from_above(), below, above, Undecided())
+    return trace
+
+
+def test_the_walk_from_below_starts_a_batch_only_within_its_share(monkeypatch):
+    """Each node from above deciding only itself, the share stays 0.1: the walk from below says
+    what its next batch reads before running it, and runs it only while that keeps it under a tenth
+    of what the walk from above has read. Below's first waits for above's 60 rows (5 < 6), its
+    second for 660 (65 < 66), its third for 710 (70 < 71); then it has ended, and so has the search."""
+    trace = _both_ends_trace(monkeypatch, decided_per_node=1)
     assert [t for t in trace if t[0] == "below"] == [("below", 60), ("below", 660), ("below", 710)]
     assert trace[-1] == ("below", 710) and len(trace) == 71 + 3
+
+
+def test_the_walk_from_below_s_share_shrinks_as_the_walk_from_above_decides_more(monkeypatch):
+    """Each node from above deciding ten (a failing node decides everything below it), the share
+    is 0.1 × 1/10; above's batches of 9 rows (no threshold falls on a multiple): below's first
+    batch waits for above's 56th batch (5 < 5.04), its second for the 723rd (65 < 65.07), its third
+    for the 778th (70 < 70.02)."""
+    trace = _both_ends_trace(monkeypatch, decided_per_node=10, rows_per_batch=9)
+    assert [t for t in trace if t[0] == "below"] == [("below", 56 * 9), ("below", 723 * 9), ("below", 778 * 9)]
+    assert trace[-1] == ("below", 778 * 9) and len(trace) == 778 + 3
 
 
 def test_planned_rows_are_the_smallest_computed_parents_rows(adult_release):

@@ -251,11 +251,22 @@ def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report
 
 # The walk from below may read at most this fraction of the rows the walk from above has read
 # (each runner counts the rows its batches read; 0: from above alone, a huge number: Incognito
-# alone). From above is the faster end on real data (every case of the benchmarks: Adult 3-12×,
-# 1 M generated rows 1.7-4×, 10 M 6×); from below wins when nearly the whole lattice satisfies (a
-# table of repeated rows), where this share bounds the search to ~11× Incognito alone in rows read
-# (measured 4× on Adult repeated 5 times; docs/performance.md, "the lattice from both ends").
+# alone), shrunk as the walk from above decides more nodes than it judges (``_below_share``). From
+# above is the faster end on real data (every case of the benchmarks: Adult 3-12×, 1 M generated
+# rows 1.7-4×, 10 M 6×; with a fixed share the walk from below cost the 1 M-row searches 10-45 % and
+# decided nothing first, docs/performance.md, twenty-eighth round); from below wins when nearly the
+# whole lattice satisfies (a table of repeated rows), where each node from above decides only itself,
+# so the share stays whole and bounds the search to ~11× Incognito alone in rows read (measured 4×
+# on Adult repeated 5 times; docs/performance.md, "the lattice from both ends").
 BELOW_SHARE = 0.1
+
+
+def _below_share(above, lattice: FullLattice) -> float:
+    """The walk from below's share now: ``BELOW_SHARE`` while each node the walk from above judges
+    decides about one node (nearly the whole lattice satisfies: the case the walk from below is kept
+    for), less as it decides more (a failing node decides everything below it): ``BELOW_SHARE`` ×
+    the nodes it computed / the nodes decided (by either walk, or ruled out)."""
+    return BELOW_SHARE * min(1.0, max(above.nodes_computed, 1) / max(lattice.decided_count(), 1))
 
 
 def _both_ends(from_below: Iterator[int], from_above: Iterator[None], below, above, lattice: FullLattice) -> None:
@@ -266,7 +277,7 @@ def _both_ends(from_below: Iterator[int], from_above: Iterator[None], below, abo
     by one batch of 15 two-QI nodes, 5.3 s of a 31 s search; docs/performance.md, eleventh round)."""
     upcoming = next(from_below, None)
     while not lattice.done:
-        if upcoming is not None and below.rows_read + upcoming < BELOW_SHARE * max(above.rows_read, 1):
+        if upcoming is not None and below.rows_read + upcoming < _below_share(above, lattice) * max(above.rows_read, 1):
             upcoming = next(from_below, None)
             if upcoming is None:
                 return
