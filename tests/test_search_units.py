@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 from pathlib import Path
 
@@ -279,22 +280,32 @@ def _node_of_masks(runner, subset, masks) -> tuple[int, ...]:
     return {runner._masks(subset, node): node for node in levels}[tuple(masks)]
 
 
-def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adult_release, monkeypatch):
-    """The greedy choice of floors refined from a floor of R rows, by hand: a candidate covering m
-    of the level's nodes with estimate e saves m·(R − e) − R (R: its build reads the source floor,
-    not the base). Nodes whose floor is too small to refine (below the base's rows / 32) are left
-    alone, and refined floors stop where they would hold more than REFINE_ROOM times the base's rows."""
+def _rho(groups: float, cached: float) -> float:
+    """The read cost of a row into ``groups`` groups, as docs/architecture.md states it."""
+    return 1 + 0.66 * math.log2(1 + groups / cached)
+
+
+def test_floors_of_floors_are_chosen_by_the_time_they_save_on_their_source_floor(adult_release, monkeypatch):
+    """The greedy choice of floors refined from a floor of R rows, by hand, in the time model (a
+    group written costs W = 3 row reads, a row read into g groups ρ(g) = 1 + 0.66·log2(1 + g/R)):
+    a candidate with estimate e covering nodes that read c rows now saves Σ (c − e)·ρ(e) and costs
+    R·ρ(e) + e·W to build. Nodes whose floor is too small to refine (below the base's rows / 32) are
+    left alone, and refined floors stop where they would hold more than REFINE_ROOM times the
+    base's rows."""
     problem = adult_release.problem
     runner = runners.BatchRunner(problem, Packing.for_problem(problem))
-    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
     B = problem.base_rows
     R = B // 2
+    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(runners, "GROUP_WRITE", 3.0)
+    monkeypatch.setattr(runners, "CACHED_GROUPS", R)
+    monkeypatch.setattr(runner, "_space", lambda subset, levels: 1e18)  # each node's groups: the floor's
     subset = (0, 1)
     runner._floors = {subset: [(0, (0, 0), R)], (2, 3): [(1, (0, 0), B // 64)]}  # the second: below B / 32
     nodes = [(1, 1), (1, 2), (2, 1), (2, 2)]
     parentless = [(n, (subset, node)) for n, node in enumerate(nodes)] + [(4, ((2, 3), (1, 1))), (5, ((2, 3), (2, 1)))]
     # Candidates over floor 0 as in the base case: (1, 1) covering 4, (2, 1) covering 2, (1, 2) covering 2.
-    sizes = {(1, 1): R * 0.9, (2, 1): R * 0.1, (1, 2): R * 0.6}
+    sizes = {(1, 1): R * 0.5, (2, 1): R * 0.1, (1, 2): R * 0.6}
     seen, made = [], []
 
     def fake(self, plan, floors):
@@ -307,7 +318,12 @@ def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adu
     monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
     runner._refine_floors(parentless)
     assert sorted(seen) == sorted(sizes)
-    # (2, 1): 2·0.9R − R = 0.8R; then (1, 1) saves 2·0.1R − R < 0 beside it, (1, 2) 2·0.4R − R < 0.
+    # (1, 1): 4·0.5R·ρ(0.5R) − (R·ρ(0.5R) + 1.5R) = −0.11R; (2, 1): 2·0.9R·ρ(0.1R) − (R·ρ(0.1R) + 0.3R)
+    # = 0.57R; (1, 2): 2·0.4R·ρ(0.6R) − (R·ρ(0.6R) + 1.8R) < 0. Then (1, 1) saves only on (1, 1) and
+    # (1, 2): 2·0.5R·ρ(0.5R) − 2.89R < 0, and (1, 2) only on (1, 2). (Counted in rows, (1, 1) would
+    # have come first: 4·0.5R − R = R against 2·0.9R − R = 0.8R.)
+    r = lambda g: _rho(g, R)  # noqa: E731
+    assert 4 * 0.5 * r(0.5 * R) - (r(0.5 * R) + 1.5) < 0 < 2 * 0.9 * r(0.1 * R) - (r(0.1 * R) + 0.3)
     assert made == [(subset, (2, 1))]
     # Refined floors together hold at most REFINE_ROOM times the base's rows: with less than 0.1R left, none.
     made.clear()
@@ -317,18 +333,23 @@ def test_floors_of_floors_are_chosen_by_what_they_save_on_their_source_floor(adu
     runner.close()
 
 
-def test_floors_are_chosen_while_they_save_more_rows_than_they_read(adult_release, monkeypatch):
-    """The greedy choice by hand: with base B rows, a candidate covering m nodes with estimate e
-    saves m·(B − e) − B; a second candidate counts only what it saves beyond the first."""
+def test_floors_are_chosen_while_they_save_more_time_than_they_cost(adult_release, monkeypatch):
+    """The greedy choice by hand, from a base of B rows, in the time model (W = 3, ρ(g) = 1 +
+    0.66·log2(1 + g/B)): a candidate with estimate e covering m nodes saves m·(B − e)·ρ(e) and costs
+    B·ρ(e) + e·W; a second candidate counts only what it saves beyond the first. A node's groups are
+    at most its code space: (1, 2)'s is B/100 here, so what it reads is weighed at ρ(B/100)."""
     problem = adult_release.problem
     runner = runners.BatchRunner(problem, Packing.for_problem(problem))
-    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
     B = problem.base_rows
+    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(runners, "GROUP_WRITE", 3.0)
+    monkeypatch.setattr(runners, "CACHED_GROUPS", B)
+    monkeypatch.setattr(runner, "_space", lambda subset, levels: B / 100 if levels == (1, 2) else 1e18)
     subset = (0, 1)
     nodes = [(1, 1), (1, 2), (2, 1), (2, 2)]
     # Candidates: the meet of all (0+…: here (1, 1)) covering 4, and per QI and level the meets of
     # the nodes at or above it: (1, 1) again (dropped as a repeat), (2, 1) covering 2, (1, 2) covering 2.
-    sizes = {(1, 1): B * 0.9, (2, 1): B * 0.1, (1, 2): B * 0.6}
+    sizes = {(1, 1): B * 0.5, (2, 1): B * 0.1, (1, 2): B * 0.6}
     seen = []
 
     def fake(self, plan):
@@ -339,8 +360,12 @@ def test_floors_are_chosen_while_they_save_more_rows_than_they_read(adult_releas
     monkeypatch.setattr(runners.BatchRunner, "_fetch_estimates", fake)
     chosen = runner._estimated_floors({subset: nodes})
     assert sorted(seen) == sorted(sizes)
-    # (2, 1): 2·0.9B − B = 0.8B; (1, 1): 4·0.1B − B < 0; (1, 2): 2·0.4B − B < 0. Then, beside (2, 1):
-    # (1, 1) saves 2·0.1B − B, (1, 2) saves 2·0.4B − B: nothing more.
+    # (1, 1): (3·0.5B·ρ(0.5B) + 0.5B·ρ(B/100)) − (B·ρ(0.5B) + 1.5B) < 0; (2, 1): 2·0.9B·ρ(0.1B) −
+    # (B·ρ(0.1B) + 0.3B) > 0; (1, 2): 0.4B·ρ(B/100) + 0.4B·ρ(0.6B) − (B·ρ(0.6B) + 1.8B) < 0. Then
+    # nothing more saves: (1, 1) on (1, 1) and (1, 2) alone, (1, 2) on (1, 2) alone.
+    r = lambda g: _rho(g, B)  # noqa: E731
+    assert 3 * 0.5 * r(0.5 * B) + 0.5 * r(B / 100) - (r(0.5 * B) + 1.5) < 0 < 2 * 0.9 * r(0.1 * B) - (r(0.1 * B) + 0.3)
+    assert 0.5 * r(0.5 * B) + 0.5 * r(B / 100) - (r(0.5 * B) + 1.5) < 0
     assert chosen == [(subset, (2, 1))]
     runner.close()
 

@@ -18,7 +18,7 @@ problems spread their digits over several BIGINT key words and keep the level ba
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -63,6 +63,16 @@ ESTIMATE_MARGIN = 1.1
 # they keep engine-side; measured: 3.5× on the generated 1 M-row table, 5 %, for the optimum alone).
 REFINE_SHARE = 32
 REFINE_ROOM = 8
+# A floor is chosen by the time it saves, not the rows: a GROUP BY costs per row read, in units of a
+# row read into few groups (~3.7 ns here), 1 + READ_COST_SLOPE·log2(1 + groups / CACHED_GROUPS) as its
+# hash table outgrows the CPU's caches (``_read_cost``), and per group written GROUP_WRITE units.
+# Fitted on the keyed base of the generated 10 M-row table: a row read into 560 groups 3.7 ns, into
+# 0.47 M groups 11 ns, into 3.9 M 20 ns; a group written 70–100 ns. Counted in rows, a floor of
+# 6.6 M rows (0.77 s to build) was chosen to save its four nodes 3.4 M rows each (~0.05 s each).
+# docs/performance.md, twenty-eighth round.
+GROUP_WRITE = 22.0
+CACHED_GROUPS = 65_536
+READ_COST_SLOPE = 0.66
 # A level no walk rolls up from (the walk from above's) is staged and judged in chunks of consecutive
 # nodes whose histograms can hold at most this many rows together (~1.5 GB engine-side), each dropped
 # once judged: the engine keeps the base, the floors and one chunk, not a whole level (at 100 M rows
@@ -460,7 +470,7 @@ class BatchRunner:
     def _refine_floors(self, parentless: list[tuple[int, Item]]) -> None:
         """Floors of floors: where this level's items would read a large floor (``REFINE_SHARE``),
         floors at the meets of groups of them, grouped from that floor, if their rows estimated in
-        one pass over it say they save more than they read (as ``_estimated_floors``, with the
+        one pass over it say they save more time than they cost (as ``_estimated_floors``, with the
         source floor's rows in place of the base's), within ``REFINE_ROOM``. A walk from above has
         no finer nodes to roll up from: at 10 M rows its nodes read floors of 1–8 M rows to return
         ~0.1 M each (docs/performance.md, tenth round)."""
@@ -482,7 +492,8 @@ class BatchRunner:
         estimate = self._fetch_floor_estimates(plan, sources)
         cost = {(subset, node): float(floor[2]) for (subset, _), (floor, nodes) in ranked for node in nodes}
         chosen = _greedy_floors([(key, nodes, float(floor[2])) for key, (floor, nodes) in ranked], estimate, cost,
-                                room=float(REFINE_ROOM * self.problem.base_rows - self._refined_rows))
+                                room=float(REFINE_ROOM * self.problem.base_rows - self._refined_rows),
+                                spaces=self._spaces(cost))
         if chosen:
             picked = [ranked[c] for c in chosen]
             first = self._floors_made
@@ -502,9 +513,9 @@ class BatchRunner:
     def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
         """Floors worth their pass over the base, among candidates per subset: the meet of its
         nodes, and the meets of its nodes at or above each level of each QI. Their rows are
-        estimated in one pass (HyperLogLog); then, greedily, the candidate that saves the most rows
-        read — what its nodes would read from the base less what they read from it, less the base
-        read that builds it — until none saves any. Their rows together stay below the base's."""
+        estimated in one pass (HyperLogLog); then, greedily, the candidate that saves the most time
+        — its nodes reading it instead of the base, less building it (``_floor_gain``) — until none
+        saves any. Their rows together stay below the base's."""
         candidates: dict[tuple[Subset, Node], list[Node]] = {}
         for subset, nodes in unsure.items():
             for meet, covered in _meet_groups(nodes):
@@ -516,7 +527,8 @@ class BatchRunner:
                                           for n, ((subset, meet), _) in enumerate(ranked)])
         base = float(self.problem.base_rows)
         cost = {(subset, node): base for (subset, _), nodes in ranked for node in nodes}
-        chosen = _greedy_floors([(key, nodes, base) for key, nodes in ranked], estimate, cost, room=base)
+        chosen = _greedy_floors([(key, nodes, base) for key, nodes in ranked], estimate, cost, room=base,
+                                spaces=self._spaces(cost))
         return [ranked[c][0] for c in chosen]
 
     def _fetch_estimates(self, plan_rows: list[tuple]) -> list[float]:
@@ -531,6 +543,9 @@ class BatchRunner:
         self.queries += 1
         self.rows_read += read
         return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(count)]
+
+    def _spaces(self, items: Iterable[Item]) -> dict[Item, float]:
+        return {(subset, node): self._space(subset, node) for subset, node in items}
 
     def _space(self, subset: Subset, levels: Node) -> float:
         """Codes a node of the subset at ``levels`` can take, times the sensitive span: a bound
@@ -661,16 +676,17 @@ def _scattered(rows: pa.Table, cells: int) -> np.ndarray:
 
 
 def _greedy_floors(ranked: Sequence[tuple[tuple[Subset, Node], list[Node], float]], estimate: Sequence[float],
-                   cost: dict[tuple[Subset, Node], float], room: float) -> list[int]:
+                   cost: dict[tuple[Subset, Node], float], room: float,
+                   spaces: Mapping[tuple[Subset, Node], float]) -> list[int]:
     """Of candidates ((subset, meet), nodes covered, rows read to build it), the indices chosen
-    greedily: each time the one that saves the most rows — what its nodes would read less (``cost``:
-    what each reads now, lowered as floors are chosen) minus what building it reads — until none
+    greedily: each time the one that saves the most time (``_floor_gain``; ``cost``: the rows each
+    node reads now, lowered as floors are chosen; ``spaces``: each node's code space) until none
     saves any; their estimated rows together stay within ``room``."""
     chosen: list[int] = []
     held = 0.0
     while True:
-        gains = [(sum(max(cost[key[0], node] - estimate[n], 0.0) for node in nodes) - build, n)
-                 for n, (key, nodes, build) in enumerate(ranked) if held + estimate[n] <= room]
+        gains = [(_floor_gain(key[0], nodes, source, estimate[n], cost, spaces), n)
+                 for n, (key, nodes, source) in enumerate(ranked) if held + estimate[n] <= room]
         gain, best = max(gains, default=(0.0, -1))
         if gain <= 0:
             return chosen
@@ -679,6 +695,19 @@ def _greedy_floors(ranked: Sequence[tuple[tuple[Subset, Node], list[Node], float
         held += estimate[best]
         for node in nodes:
             cost[subset, node] = min(cost[subset, node], estimate[best])
+
+
+def _floor_gain(subset: Subset, nodes: list[Node], source: float, rows: float,
+                cost: Mapping[tuple[Subset, Node], float], spaces: Mapping[tuple[Subset, Node], float]) -> float:
+    """The time a floor of ``rows`` rows, grouped from ``source`` rows, saves its ``nodes`` (each
+    reading fewer rows into its groups: at most its code space and the floor's rows), less its build."""
+    saved = sum(max(cost[subset, node] - rows, 0.0) * _read_cost(min(spaces[subset, node], rows)) for node in nodes)
+    return saved - (source * _read_cost(rows) + rows * GROUP_WRITE)
+
+
+def _read_cost(groups: float) -> float:
+    """What a row read costs a GROUP BY into ``groups`` groups, in reads into few (see ``GROUP_WRITE``)."""
+    return 1.0 + READ_COST_SLOPE * math.log2(1.0 + groups / CACHED_GROUPS)
 
 
 def _empty(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:
