@@ -253,11 +253,11 @@ def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report
 # (each runner counts the rows its batches read; 0: from above alone, a huge number: Incognito
 # alone), shrunk as the walk from above decides more nodes than it judges (``_below_share``). From
 # above is the faster end on real data (every case of the benchmarks: Adult 3-12×, 1 M generated
-# rows 1.7-4×, 10 M 6×; with a fixed share the walk from below cost the 1 M-row searches 10-45 % and
-# decided nothing first, docs/performance.md, twenty-eighth round); from below wins when nearly the
-# whole lattice satisfies (a table of repeated rows), where each node from above decides only itself,
-# so the share stays whole and bounds the search to ~11× Incognito alone in rows read (measured 4×
-# on Adult repeated 5 times; docs/performance.md, "the lattice from both ends").
+# rows 1.7-4×, 10 M 6×; with a fixed share the walk from below cost the 1 M- and 10 M-row searches
+# 10-47 % and decided nothing first, docs/performance.md, twenty-eighth round); from below wins when
+# nearly the whole lattice satisfies (a table of repeated rows), where each node from above decides
+# only itself, so the share stays whole and bounds the search to ~11× Incognito alone in rows read
+# (measured 4× on Adult repeated 5 times; docs/performance.md, "the lattice from both ends").
 BELOW_SHARE = 0.1
 
 

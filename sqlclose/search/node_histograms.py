@@ -66,10 +66,10 @@ REFINE_ROOM = 8
 # A floor is chosen by the time it saves, not the rows: a GROUP BY costs per row read, in units of a
 # row read into few groups (~3.7 ns here), 1 + READ_COST_SLOPE·log2(1 + groups / CACHED_GROUPS) as its
 # hash table outgrows the CPU's caches (``_read_cost``), and per group written GROUP_WRITE units.
-# Fitted on the keyed base of the generated 10 M-row table: a row read into 560 groups 3.7 ns, into
-# 0.47 M groups 11 ns, into 3.9 M 20 ns; a group written 70–100 ns. Counted in rows, a floor of
-# 6.6 M rows (0.77 s to build) was chosen to save its four nodes 3.4 M rows each (~0.05 s each).
-# docs/performance.md, twenty-eighth round.
+# Fitted on the generated 10 M-row table's packed keys (benchmarks/bench_group_cost.py): a row read
+# into few groups ~3.5 ns, into 0.47 M 11 ns, into 1.6–3.9 M ~20 ns; a group written 65–100 ns.
+# Counted in rows, a floor of 6.6 M rows (0.77 s to build) was chosen to save its four nodes 3.4 M
+# rows each (~0.05 s each). docs/performance.md, twenty-eighth round.
 GROUP_WRITE = 22.0
 CACHED_GROUPS = 65_536
 READ_COST_SLOPE = 0.66
@@ -545,6 +545,7 @@ class BatchRunner:
         return [float(row[f"e{n}"]) * ESTIMATE_MARGIN for n in range(count)]
 
     def _spaces(self, items: Iterable[Item]) -> dict[Item, float]:
+        """``_space`` of each item: what a floor's greedy choice bounds a node's groups by."""
         return {(subset, node): self._space(subset, node) for subset, node in items}
 
     def _space(self, subset: Subset, levels: Node) -> float:
