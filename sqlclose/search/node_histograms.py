@@ -64,7 +64,7 @@ ESTIMATE_MARGIN = 1.1
 REFINE_SHARE = 32
 REFINE_ROOM = 8
 # A floor is chosen by the time it saves, not the rows: a GROUP BY costs per row read, in units of a
-# row read into few groups (~3.7 ns here), 1 + READ_COST_SLOPE·log2(1 + groups / CACHED_GROUPS) as its
+# row read into few groups (~3.5 ns here), 1 + READ_COST_SLOPE·log2(1 + groups / CACHED_GROUPS) as its
 # hash table outgrows the CPU's caches (``_read_cost``), and per group written GROUP_WRITE units.
 # Fitted on the generated 10 M-row table's packed keys (benchmarks/bench_group_cost.py): a row read
 # into few groups ~3.5 ns, into 0.47 M 11 ns, into 1.6–3.9 M ~20 ns; a group written 65–100 ns.
