@@ -435,3 +435,24 @@ def test_mask_bad_steps_rejected(steps):
 def test_mask_char_must_be_one_character():
     with pytest.raises(HierarchyError, match="one character"):
         mask_hierarchy(["47677"], mask_char="**")
+
+
+def test_a_hierarchy_too_wide_for_mixed_codes_still_has_its_labels_and_dense_codes():
+    """Seven levels with a parent of 600 children each (600⁷ > 2⁶²): valid, but no mixed-radix
+    code fits. Its labels and dense codes come from validation alone — what the re-check of a
+    release reads — while the mixed codes the search needs raise. Labels by hand: each level's
+    distinct values in order of first appearance."""
+    fan, depth = 600, 7
+    paths = [()]
+    for _ in range(depth):  # top down; only a node named …/0 branches, the others have one child (…/-)
+        paths = [p + (f"{p[-1] if p else ''}/{i}",) for p in paths
+                 for i in (range(fan) if not p or p[-1].endswith("/0") else ["-"])]
+    rows = [tuple(reversed(p)) + (TOP_LABEL,) for p in paths]
+    h = Hierarchy.from_rows(rows, "wide")
+    for level in range(h.levels):
+        column = [r[level] for r in rows]
+        expected = list(dict.fromkeys(column))
+        assert h.labels(level) == expected
+        assert [expected[c] for c in h.level_codes[:, level].tolist()] == column
+    with pytest.raises(HierarchyError, match="too wide to encode in 62-bit"):
+        _ = h.divisors

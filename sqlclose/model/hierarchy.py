@@ -113,13 +113,15 @@ class Hierarchy:
 
     def labels(self, level: int) -> list[str]:
         """Distinct labels at ``level``, in the order of their dense codes."""
-        return list(self._encoding()["labels"][level])
+        return list(self._derived["validated"][0][level])
 
     # ---- encodings ----------------------------------------------------------------------
     @property
     def level_codes(self) -> np.ndarray:
-        """Dense ancestor codes, shape (leaves, levels); column 0 is 0..m-1, the last all 0."""
-        return self._encoding()["dense"]
+        """Dense ancestor codes, shape (leaves, levels); column 0 is 0..m-1, the last all 0. Known
+        once validated: a hierarchy too wide for mixed codes (``_encode``) still has them, and the
+        re-check reads a release's hierarchies by them."""
+        return self._derived["validated"][1]
 
     @property
     def leaf_codes(self) -> np.ndarray:
@@ -141,7 +143,7 @@ class Hierarchy:
 
     def _encoding(self) -> dict:
         if "mixed" not in self._derived:
-            self._derived.update(_encode(*self._derived["validated"], self.origin))
+            self._derived.update(_encode(self.level_codes, self.origin))
         return self._derived
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
@@ -212,7 +214,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     return labels, dense
 
 
-def _encode(labels: list[list[str]], dense: np.ndarray, origin: str) -> dict:
+def _encode(dense: np.ndarray, origin: str) -> dict:
     width = dense.shape[1]
     # Mixed radix, top-down: a node's code is parent_code * radix + index among its siblings, siblings
     # in order of first appearance (= their dense order). Radices first: the overflow check needs them.
@@ -230,7 +232,7 @@ def _encode(labels: list[list[str]], dense: np.ndarray, origin: str) -> dict:
     mixed = np.zeros_like(dense)
     for level in range(width - 2, -1, -1):
         mixed[:, level] = mixed[:, level + 1] * radices[level] + sibling[level][dense[:, level]]
-    return {"labels": labels, "dense": dense, "mixed": mixed, "divisors": divisors}
+    return {"mixed": mixed, "divisors": divisors}
 
 
 def _dense_codes(columns: list[tuple[str, ...]]) -> tuple[list[list[str]], np.ndarray]:
