@@ -341,6 +341,50 @@ def test_the_truth_test_compares_sums_of_row_keys_when_no_row_was_left_out(edit,
     assert expected == {"none": 0, "one value": 1, "two values swapped": 2, "a class left out": 0}[edit]
 
 
+@pytest.mark.parametrize("edit", ["none", "one value", "a row doubled, another dropped", "a class left out"])
+def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_from_its_groups(edit, monkeypatch):
+    """A release of quasi-identifier and sensitive columns alone is grouped once (each distinct
+    row with its count); sizes, labels, distributions and the truth test all read the groups. The
+    untrue rows still count as multisets: a row written twice for an input row written once is one
+    untrue row (Counter arithmetic over the rows, in the test), and the class sizes are the file's
+    (a plain count per class over the written rows, in the test)."""
+    from sqlclose.engine import duckdb as duckdb_engine
+
+    rng = np.random.default_rng(SEED)
+    rows = [(f"g{int(rng.integers(4))}", int(rng.integers(10))) for _ in range(200)]
+    written = list(rows)
+    if edit == "one value":
+        written[0] = (written[0][0], written[0][1] + 100)
+    elif edit == "a row doubled, another dropped":
+        j = next(j for j, r in enumerate(rows) if r != rows[0])
+        written[j] = rows[0]
+    elif edit == "a class left out":
+        written = [r for r in rows if r[0] != "g0"]
+    expected = sum((Counter(written) - Counter(rows)).values())
+    engine = DuckDBEngine()
+    file = table_ref(engine, "written", pa.table({"g": [r[0] for r in written], "s": [r[1] for r in written]},
+                                                 schema=pa.schema([("g", pa.string()), ("s", INT)])))
+    reads = []  # the statements that name the written file
+    for method in ("_run", "_execute"):
+        real = getattr(duckdb_engine.DuckDBEngine, method)
+        monkeypatch.setattr(duckdb_engine.DuckDBEngine, method, lambda self, sql, params, real=real: (
+            reads.append(sql) if file.name in sql else None) or real(self, sql, params))
+    try:
+        found = measure_file(engine, file, table_ref(engine, "input", pa.table({"g": [r[0] for r in rows],
+                                                                                  "s": [r[1] for r in rows]})),
+                             1, [WrittenQI("g", QI_HIERARCHY)], [WrittenSensitive("s", Sensitive(t=1.0))],
+                             columns=["g", "s"])
+    finally:
+        engine.close()
+    assert len(reads) == 1
+    sizes = Counter(r[0] for r in written)
+    assert (found.rows, found.classes, found.min_class_size) == (len(written), len(sizes), min(sizes.values()))
+    untrue = [p for p in found.problems if "written row(s) are not rows of the input" in p]
+    assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
+                       "show (a label, a value or a whole row was altered)"] if expected else [])
+    assert expected == {"none": 0, "one value": 1, "a row doubled, another dropped": 1, "a class left out": 0}[edit]
+
+
 @pytest.mark.parametrize("edit", ["none", "a date moved", "an integer changed", "integers written as int32",
                                   "integers written as text"])
 def test_the_truth_test_hashes_columns_of_one_exact_type_as_they_are_and_others_as_text(edit, monkeypatch):

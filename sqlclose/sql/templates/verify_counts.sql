@@ -1,7 +1,7 @@
 -- Re-check: rows of a written release per (equivalence class, sensitive value as text). Each class
 -- gets a number of its own from its quasi-identifier values as written (__number__, the engine's
 -- Engine.class_numbers: DENSE_RANK over them, or a rank within hash buckets where one sort of all
--- rows would run in one task). Internal names start with __sqlclose_ so that no user column can
+-- rows would run in one task); __rows__ as in verify_sizes.sql. Internal names start with __sqlclose_ so that no user column can
 -- shadow them.
 SELECT
   __number__ AS cls,
@@ -11,7 +11,7 @@ FROM (
   SELECT
     __qi__,
     __value__ AS __sqlclose_v,
-    COUNT(*) AS __sqlclose_n
+    __rows__ AS __sqlclose_n
   FROM __release__ AS __sqlclose_rel
   GROUP BY
     __qi__,

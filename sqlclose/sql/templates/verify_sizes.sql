@@ -1,6 +1,7 @@
 -- Independent re-check of a written release (sqlclose.verify_sql): the equivalence classes are a
 -- plain GROUP BY over the quasi-identifier columns as written; how many, how many rows, the
--- smallest, and how many are below k (k is a bound parameter).
+-- smallest, and how many are below k (k is a bound parameter). __rows__ counts the rows a row of
+-- __release__ stands for: COUNT(*) over the file, the sum of its counts over the file grouped once.
 SELECT
   COUNT(*) AS classes,
   CAST(COALESCE(SUM(size), 0) AS BIGINT) AS row_count,
@@ -8,7 +9,7 @@ SELECT
   CAST(COALESCE(SUM(CASE WHEN size < __k__ THEN 1 ELSE 0 END), 0) AS BIGINT) AS below_k
 FROM (
   SELECT
-    COUNT(*) AS size
+    __rows__ AS size
   FROM __release__ AS __sqlclose_rel
   GROUP BY
     __qi__

@@ -6,14 +6,15 @@
 -- (Engine.row_keys): grouping and joining on 16 text columns was 3-4x slower at 10 M rows, and
 -- EXCEPT ALL slower still. It runs when the file has fewer rows than the input (suppression), or
 -- when verify_row_sums finds that the sums of the keys differ. As there, the generalized side's keys
--- may read label hashes carried from its lookups: the same keys.
+-- may read label hashes carried from its lookups: the same keys; and a written row counts
+-- __written_rows__ (verify_row_sums.sql).
 SELECT
   CAST(COALESCE(SUM(written.__sqlclose_n - COALESCE(generalized.__sqlclose_n, 0)), 0) AS BIGINT) AS untrue_rows
 FROM (
   SELECT
     __written_key_0__ AS __sqlclose_k0,
     __written_key_1__ AS __sqlclose_k1,
-    COUNT(*) AS __sqlclose_n
+    SUM(__written_rows__) AS __sqlclose_n
   FROM __release__ AS __sqlclose_rel
   GROUP BY
     __written_key_0__,
