@@ -302,14 +302,8 @@ def test_ordered_domain_leaves_out_values_only_dropped_rows_hold(tmp_path, repo_
 # ---------------------------------------------------------------------------- the truth test's two paths
 
 
-@pytest.mark.parametrize("edit", ["none", "one value", "two values swapped", "a class left out"])
-def test_the_truth_test_compares_sums_of_row_keys_when_no_row_was_left_out(edit, monkeypatch):
-    """A file with as many rows as the input must hold exactly its generalized rows: sums of row
-    keys decide (``verify_row_sums``), and only when they differ does the grouped comparison
-    (``verify_untrue_rows``) run, to count the untrue rows. A file with fewer rows is counted
-    directly. The count against Counter arithmetic over the rows, in the test."""
-    from sqlclose.release import verify_sql
-
+def _edited_rows(edit: str) -> tuple[list[tuple], list[tuple]]:
+    """200 input rows (group, value) and the rows a file holds after ``edit``."""
     rng = np.random.default_rng(SEED)
     rows = [(f"g{int(rng.integers(4))}", int(rng.integers(10))) for _ in range(200)]
     written = list(rows)
@@ -318,8 +312,23 @@ def test_the_truth_test_compares_sums_of_row_keys_when_no_row_was_left_out(edit,
     elif edit == "two values swapped":
         j = next(j for j, r in enumerate(rows) if r[0] != rows[0][0] and r[1] != rows[0][1])
         written[0], written[j] = (rows[0][0], rows[j][1]), (rows[j][0], rows[0][1])
+    elif edit == "a row doubled, another dropped":
+        j = next(j for j, r in enumerate(rows) if r != rows[0])
+        written[j] = rows[0]
     elif edit == "a class left out":
         written = [r for r in rows if r[0] != "g0"]
+    return rows, written
+
+
+@pytest.mark.parametrize("edit", ["none", "one value", "two values swapped", "a class left out"])
+def test_the_truth_test_compares_sums_of_row_keys_when_no_row_was_left_out(edit, monkeypatch):
+    """A file with as many rows as the input must hold exactly its generalized rows: sums of row
+    keys decide (``verify_row_sums``), and only when they differ does the grouped comparison
+    (``verify_untrue_rows``) run, to count the untrue rows. A file with fewer rows is counted
+    directly. The count against Counter arithmetic over the rows, in the test."""
+    from sqlclose.release import verify_sql
+
+    rows, written = _edited_rows(edit)
     expected = sum((Counter(written) - Counter(rows)).values())
     used = []
     real = verify_sql.template
@@ -350,16 +359,7 @@ def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_fro
     (a plain count per class over the written rows, in the test)."""
     from sqlclose.engine import duckdb as duckdb_engine
 
-    rng = np.random.default_rng(SEED)
-    rows = [(f"g{int(rng.integers(4))}", int(rng.integers(10))) for _ in range(200)]
-    written = list(rows)
-    if edit == "one value":
-        written[0] = (written[0][0], written[0][1] + 100)
-    elif edit == "a row doubled, another dropped":
-        j = next(j for j, r in enumerate(rows) if r != rows[0])
-        written[j] = rows[0]
-    elif edit == "a class left out":
-        written = [r for r in rows if r[0] != "g0"]
+    rows, written = _edited_rows(edit)
     expected = sum((Counter(written) - Counter(rows)).values())
     engine = DuckDBEngine()
     file = table_ref(engine, "written", pa.table({"g": [r[0] for r in written], "s": [r[1] for r in written]},
