@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from sqlclose.errors import HierarchyError, InputError
-from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, _validate, bands_hierarchy, mask_hierarchy
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 
@@ -435,6 +435,29 @@ def test_mask_bad_steps_rejected(steps):
 def test_mask_char_must_be_one_character():
     with pytest.raises(HierarchyError, match="one character"):
         mask_hierarchy(["47677"], mask_char="**")
+
+
+@pytest.mark.parametrize(("length", "steps", "char"), [(5, None, "*"), (5, [2, 4], "#"), (3, [1, 2, 3], "*"),
+                                                   (6, [3], "x")])
+def test_a_masked_hierarchy_carries_the_labels_and_codes_validation_would_find(length, steps, char):
+    """The mask rule builds its levels itself and is not validated again: its rows are the codes
+    masked by hand, and its labels and dense codes per level are what validating those rows gives
+    (each level's distinct labels in order of first appearance; unsorted, repeated prefixes)."""
+    rng = np.random.default_rng(29)
+    values = list(dict.fromkeys("".join(str(d) for d in rng.integers(0, 4, length)) for _ in range(300)))
+    h = mask_hierarchy(values, steps=steps, mask_char=char)
+    masked = list(range(1, length + 1)) if steps is None else steps
+    expected = [(v, *(v[: length - m] + char * m for m in masked), *(["*"] if masked[-1] < length else []))
+                for v in values]
+    assert h.rows == tuple(expected)
+    labels, dense = _validate(h.rows, "by hand", None)
+    assert [h.labels(level) for level in range(h.levels)] == labels
+    np.testing.assert_array_equal(h.level_codes, dense)
+
+
+def test_a_masked_hierarchy_with_a_repeated_value_is_refused_as_validation_says():
+    with pytest.raises(HierarchyError, match="'47677' appears twice"):
+        mask_hierarchy(["47677", "47602", "47677"])
 
 
 def test_a_hierarchy_too_wide_for_mixed_codes_still_has_its_labels_and_dense_codes():

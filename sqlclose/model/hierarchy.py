@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,16 +38,30 @@ class Hierarchy:
     rows: tuple[tuple[str, ...], ...]
     origin: str = "<inline>"
     lines: tuple[int, ...] | None = None
+    # A rule that built the hierarchy level by level gives what validation would derive from its rows
+    # (``_built``): each level's labels in order of first appearance and the rows' dense codes.
+    _levels: InitVar[tuple[list[list[str]], np.ndarray] | None] = None
     # What is derived from the rows, computed once: validation, encodings, ``memo``'s structures.
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self._derived["validated"] = _validate(self.rows, self.origin, self.lines)  # labels, dense codes
+    def __post_init__(self, _levels: tuple[list[list[str]], np.ndarray] | None) -> None:
+        # labels, dense codes
+        self._derived["validated"] = _levels if _levels is not None else _validate(self.rows, self.origin, self.lines)
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
         return cls(tuple(tuple(str(v) for v in r) for r in rows), origin)
+
+    @classmethod
+    def _built(cls, columns: list[list[str]], labels: list[list[str]], codes: list[np.ndarray],
+               origin: str) -> Hierarchy:
+        """A hierarchy a rule built level by level, valid by construction (distinct leaves, each
+        label a function of the one below, one top): its ``labels`` per level, in order of first
+        appearance, and each row's ``codes`` among them are what validation would derive from its
+        rows, so it is not validated again (99,832 masked ZIP codes: 0.115 of 0.2 s).
+        ``tests/test_hierarchy.py`` compares them with validation's."""
+        return cls(tuple(zip(*columns)), origin, None, (labels, np.column_stack(codes)))
 
     @classmethod
     def from_csv(cls, path: str | Path, delimiter: str = ";") -> Hierarchy:
@@ -343,13 +357,20 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         )
     # Each level's labels are computed from the distinct labels of the level below and spread to the
     # rows by their codes (for 99,832 ZIP codes: 10 k labels at the first masked level, 1 k above).
-    columns, labels, codes = [list(values)], list(values), np.arange(len(values))
+    # Parents are numbered as they first appear among the labels below, which are in order of their
+    # first row: so each level's codes are numbered in order of first appearance, as validation's.
+    columns, labels, codes = [list(values)], [list(values)], [np.arange(len(values))]
     for s in steps:
         mask = mask_char * s
         parents: dict[str, int] = {}
-        codes = np.array([parents.setdefault(v[: n - s] + mask, len(parents)) for v in labels], dtype=np.int64)[codes]
-        labels = list(parents)
-        columns.append(np.array(labels, dtype=object)[codes].tolist())
+        below = [parents.setdefault(v[: n - s] + mask, len(parents)) for v in labels[-1]]
+        codes.append(np.array(below, dtype=np.int64)[codes[-1]])
+        labels.append(list(parents))
+        columns.append(np.array(labels[-1], dtype=object)[codes[-1]].tolist())
     if steps[-1] < n:
         columns.append([TOP_LABEL] * len(values))
-    return Hierarchy(tuple(zip(*columns)), name)
+        labels.append([TOP_LABEL])
+        codes.append(np.zeros(len(values), dtype=np.int64))
+    if len(set(values)) != len(values):  # validation names the repeated value and its rows
+        return Hierarchy(tuple(zip(*columns)), name)
+    return Hierarchy._built(columns, labels, codes, name)
