@@ -74,6 +74,6 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
             raise HierarchyError(f"{name}: value {text!r} is not a date (YYYY-MM-DD…); the dates rule needs "
                                  "DATE or TIMESTAMP values, or ISO text; give a hierarchy file otherwise") from None
         months.append((day.year, day.month))
-    # Labels made once per distinct month, not per value (26,645 dates of birth: 0.17 → 0.06 s).
+    # Labels made once per distinct month, not per value (26,645 dates of birth: 0.144 → 0.047 s).
     labels = {ym: (*(_label(date(*ym, 1), level) for level in levels), TOP_LABEL) for ym in dict.fromkeys(months)}
     return Hierarchy(tuple((text, *labels[ym]) for text, ym in zip(values, months)), name)

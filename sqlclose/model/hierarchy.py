@@ -45,8 +45,8 @@ class Hierarchy:
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self, _levels: tuple[list[list[str]], np.ndarray] | None) -> None:
-        # labels, dense codes
-        self._derived["validated"] = _levels if _levels is not None else _validate(self.rows, self.origin, self.lines)
+        validated = _levels if _levels is not None else _validate(self.rows, self.origin, self.lines)
+        self._derived["validated"] = validated  # labels, dense codes
 
     # ---- construction -------------------------------------------------------------------
     @classmethod

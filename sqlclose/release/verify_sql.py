@@ -39,6 +39,7 @@ from sqlclose.sql.templates import template
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
 COUNTS, REFERENCE = "__sqlclose_counts", "__sqlclose_reference"  # the common table expressions
+ROWS = "__sqlclose_rows"  # the grouped file's count column (the reserved prefix: never a user's column)
 _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
 
@@ -136,9 +137,6 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
     finally:
         for name in registered:
             engine.unregister(name)
-
-
-ROWS = "__sqlclose_rows"  # the grouped file's count column (the reserved prefix: never a user's column)
 
 
 def _grouped_release(engine: Engine, written: exp.Expression, columns: Sequence[str],
