@@ -112,9 +112,8 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
         qi_cols = [_col(qi.name) for qi in qis]
         measured = [qi.name for qi in qis] + [sa.name for sa in sensitive]
         grouped = _grouped_release(engine, written, measured, registered)
-        rows = _grouped_rows()
         params: list[Any] = []
-        sizes = _one_row(engine, template("verify_sizes", release=grouped, qi=qi_cols, rows=rows,
+        sizes = _one_row(engine, template("verify_sizes", release=grouped, qi=qi_cols, rows=_grouped_rows(),
                                           k=_param(k, params)), params)
         result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
         result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size,
@@ -162,14 +161,14 @@ def _grouped_rows() -> exp.Expression:
 ANY_LEVEL = -1  # a multidimensional release: the labels of all levels together
 
 
-def _label_levels(engine: Engine, written: exp.Expression, qis: Sequence[WrittenQI],
+def _label_levels(engine: Engine, grouped: exp.Table, qis: Sequence[WrittenQI],
                   registered: list[str], any_level: bool = False) -> tuple[list[list[int]], list[str]]:
-    """Per column, the levels whose labels hold every written value; a problem for each column
-    that no level fits. One query for all columns (each column's distinct values, stacked).
-    ``any_level``: the labels of all levels count as one level (``ANY_LEVEL``)."""
+    """Per column, the levels whose labels hold every written value (read from the ``grouped``
+    file); a problem for each column that no level fits. One query for all columns (each column's
+    distinct values, stacked). ``any_level``: the labels of all levels count as one level (``ANY_LEVEL``)."""
     labels = _register(engine, registered, "verify_labels", arrow_table(_labels_table(qis, any_level)))
     params: list[Any] = []
-    values = [template("verify_label_values", release=written, col=exp.Literal.number(i),
+    values = [template("verify_label_values", release=grouped, col=exp.Literal.number(i),
                        value=_text(qi.name, qi.null_value, params)) for i, qi in enumerate(qis)]
     stacked = values[0] if len(values) == 1 else exp.union(*values, distinct=False, copy=False)
     found = engine.fetch(template("verify_labels", written=stacked.subquery(copy=False), labels=labels), params or None)
