@@ -157,6 +157,35 @@ def test_a_dictionary_holds_the_values_the_release_holds_and_nothing_else(way: s
         assert "plague" in hidden_seen  # a sensitive value only suppressed rows have, left out
 
 
+def test_with_nothing_suppressed_the_members_are_read_from_the_values_the_rows_hold(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no class is suppressed and no row was dropped, the members come from the column values
+    (``Problem.values``), the base histogram not grouped again for them; still only what the release
+    holds: "North" (a label only the hierarchy has) is no member. At k = 2 without suppression, and
+    with a t every class meets, the city's labels are released. The oracle: the distinct values of
+    each column of the VARCHAR release."""
+    def no_grouping(*args, **kwargs):
+        raise AssertionError("the base histogram was grouped for the members")
+
+    seen: set[str] = set()
+    at_two = {**spec(), "k": 2, "suppression": 0.0, "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    with sqlclose.anonymize(people(), at_two) as release:
+        for node in [node for node, e in release.search.evaluated.items() if e.satisfied]:
+            at = release.at(node)
+            assert at._suppressed() is None
+            with monkeypatch.context() as m:
+                m.setattr(release_query, "released_classes", no_grouping)
+                types = release_query.released_dictionaries(at.problem, at.search.optimum, None,
+                                                            at._counted_columns())
+            released = _released(at.to_arrow())
+            for name, kind in types.items():
+                members = _members(at.problem.engine, kind)
+                assert set(members) == released[name], (node, name)
+                seen |= set(members)
+    assert {"Alps", "West"} <= seen  # the city's labels were at stake
+    assert "North" not in seen
+
+
 def test_the_written_file_holds_only_released_values(tmp_path: Path) -> None:
     """Every row group's dictionary and statistics, read from the Parquet file itself."""
     with sqlclose.anonymize(people(), spec()) as release:

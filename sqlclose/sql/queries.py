@@ -431,6 +431,22 @@ def leaf_counts_of_values(values: exp.Table, columns: Sequence[CodedColumn]) -> 
     return _union_all(branches)
 
 
+def present_codes(values: exp.Table, c: CodedColumn, divisor: int = 1) -> exp.Select:
+    """The codes (leaf code // ``divisor``) of the values a column's rows hold, read from
+    ``column_values``, under the column's code name: what a node's classes hold of it when none is
+    suppressed and no row was dropped."""
+    value = as_text(col(c.raw, "vals")) if c.typed else col(c.raw, "vals")
+    code: exp.Expression = col("code", "lk")
+    if divisor != 1:
+        code = exp.IntDiv(this=code, expression=exp.Literal.number(divisor))
+    held = exp.GT(this=col("n", "vals"), expression=exp.Literal.number(0))
+    lookup = exp.alias_(table(c.lookup), ident("lk"), table=True)
+    return (exp.select(exp.alias_(code, ident(c.code))).distinct()
+            .from_(exp.alias_(values.copy(), ident("vals"), table=True))
+            .join(lookup, on=exp.EQ(this=col("value", "lk"), expression=value))
+            .where(held))
+
+
 def class_sizes(level: exp.Table, words: int, span: int) -> exp.Expression:
     """Per class of a kept level: its records (size) and its (class, sensitive value) rows (pairs)."""
     higher = _higher_words(words)
