@@ -22,8 +22,9 @@ from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release
 from sqlclose.release.writers import content_digest
-from sqlclose.search import ProgressCallback, SearchResult, incognito
+from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
+from sqlclose.search.incognito import incognito
 from sqlclose.search.utility_costs import leaf_counts, search_cost
 
 if TYPE_CHECKING:

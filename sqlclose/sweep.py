@@ -28,9 +28,9 @@ from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
 from sqlclose.release.gaa_release import GaaRelease
 from sqlclose.release.release import Release
-from sqlclose.search import incognito
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
 from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
+from sqlclose.search.incognito import incognito
 from sqlclose.search.utility_costs import leaf_counts, problem_metric, search_cost
 from sqlclose.utility import METRICS, Metric, class_l_diversity, nauc
 

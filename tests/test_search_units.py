@@ -20,8 +20,8 @@ from sqlclose.errors import OutputExistsError
 from sqlclose.model.lattice import by_height, minimal, upward_closure
 from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release import files
-from sqlclose.search import incognito
 from sqlclose.search import node_histograms as runners
+from sqlclose.search.incognito import incognito
 from sqlclose.search.packing import Packing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -473,3 +473,15 @@ def test_cells_in_many_batches_land_where_a_plain_sum_puts_them():
     for cell, n in zip(cells.tolist(), counts.tolist()):
         expected[cell] += n
     assert np.array_equal(runners._scattered(table, 5_000 * 14), expected)
+
+
+def test_the_search_module_is_not_hidden_by_its_function() -> None:
+    """``sqlclose.search`` exports the search's result types, not the function named like its
+    module: ``import sqlclose.search.incognito as m`` gives the module, so a patch through it
+    reaches the search's helpers (it gave the function, and such a patch changed nothing)."""
+    import inspect
+
+    import sqlclose.search.incognito as module
+
+    assert inspect.ismodule(module) and callable(module.incognito)
+    assert module.incognito is incognito
