@@ -90,7 +90,7 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     rows have, must not reach it. The members come from the node's released classes
     (``release_counts.released_classes``), grouped once from the base histogram; or, when no class
     is suppressed and no row was dropped, from the values the rows hold (``Problem.values``): the
-    release then holds every one, and the base need not be grouped again for them (0.12 s of a
+    release then holds every one, and the base need not be grouped again for them (~0.11 s of a
     10 M-row job; docs/performance.md, thirtieth round)."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
     if not wanted:

@@ -439,7 +439,7 @@ def present_codes(values: exp.Table, c: CodedColumn, divisor: int = 1) -> exp.Se
     code: exp.Expression = col("code", "lk")
     if divisor != 1:
         code = exp.IntDiv(this=code, expression=exp.Literal.number(divisor))
-    held = exp.GT(this=col("n", "vals"), expression=exp.Literal.number(0))
+    held = exp.GT(this=col("n", "vals"), expression=exp.Literal.number(0))  # a counted histogram may hold zeros
     lookup = exp.alias_(table(c.lookup), ident("lk"), table=True)
     return (exp.select(exp.alias_(code, ident(c.code))).distinct()
             .from_(exp.alias_(values.copy(), ident("vals"), table=True))
