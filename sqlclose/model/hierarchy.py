@@ -59,7 +59,7 @@ class Hierarchy:
         """A hierarchy a rule built level by level, valid by construction (distinct leaves, each
         label a function of the one below, one top): its ``labels`` per level, in order of first
         appearance, and each row's ``codes`` among them are what validation would derive from its
-        rows, so it is not validated again (99,832 masked ZIP codes: 0.115 of 0.2 s).
+        rows, so it is not validated again (99,832 masked ZIP codes: 0.115 of 0.185 s).
         ``tests/test_hierarchy.py`` compares them with validation's."""
         return cls(tuple(zip(*columns)), origin, None, (labels, np.column_stack(codes)))
 
