@@ -365,10 +365,16 @@ def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_fro
     file = table_ref(engine, "written", pa.table({"g": [r[0] for r in written], "s": [r[1] for r in written]},
                                                  schema=pa.schema([("g", pa.string()), ("s", INT)])))
     reads = []  # the statements that name the written file
+
+    def spied(real):
+        def run(self, sql, params):
+            if file.name in sql:
+                reads.append(sql)
+            return real(self, sql, params)
+        return run
+
     for method in ("_run", "_execute"):
-        real = getattr(duckdb_engine.DuckDBEngine, method)
-        monkeypatch.setattr(duckdb_engine.DuckDBEngine, method, lambda self, sql, params, real=real: (
-            reads.append(sql) if file.name in sql else None) or real(self, sql, params))
+        monkeypatch.setattr(duckdb_engine.DuckDBEngine, method, spied(getattr(duckdb_engine.DuckDBEngine, method)))
     try:
         found = measure_file(engine, file, table_ref(engine, "input", pa.table({"g": [r[0] for r in rows],
                                                                                   "s": [r[1] for r in rows]})),

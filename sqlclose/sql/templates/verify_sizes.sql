@@ -1,7 +1,8 @@
 -- Independent re-check of a written release (sqlclose.verify_sql): the equivalence classes are a
 -- plain GROUP BY over the quasi-identifier columns as written; how many, how many rows, the
--- smallest, and how many are below k (k is a bound parameter). __rows__ counts the rows a row of
--- __release__ stands for: COUNT(*) over the file, the sum of its counts over the file grouped once.
+-- smallest, and how many are below k (k is a bound parameter). __release__ is the file grouped
+-- once by its measured columns (verify_sql._grouped_release); __rows__ sums the rows its groups
+-- stand for.
 SELECT
   COUNT(*) AS classes,
   CAST(COALESCE(SUM(size), 0) AS BIGINT) AS row_count,
