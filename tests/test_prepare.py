@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from sqlclose.model.spec import as_spec
+from sqlclose.prepare.plan import histogram_scan_sql
 from sqlclose.prepare.problem import prepare
 from sqlclose.prepare.sources import open_source
 from sqlclose.search.packing import Packing
@@ -190,3 +191,89 @@ def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
             sums[row] += count
         expected += [(number, *row, float(total)) for row, total in sums.items()]
     assert got == sorted(expected)
+
+
+# ---- a base of the rows as they stand ------------------------------------------------------
+
+
+def repeated_prepared(combinations: int, repeats: int, monkeypatch, least: int = 1_000, again: int = 0):
+    """A source of ``combinations`` distinct (age, zip, s) rows, each ``repeats`` times and the first
+    ``again`` once more, prepared with the ungrouped base allowed from ``least`` rows; with the
+    statements the engine ran."""
+    from sqlclose.prepare import problem as preparation
+
+    monkeypatch.setattr(preparation, "UNGROUPED_MIN_ROWS", least)
+    distinct = [(i % 100, f"{10_000 + 37 * (i // 100):05d}", i % 7) for i in range(combinations)]
+    rows = distinct * repeats + distinct[:again]
+    table = pa.table({"age": [r[0] for r in rows], "zip": [r[1] for r in rows], "s": [r[2] for r in rows]})
+    spec = as_spec({"k": 2, "others": "drop", "quasi_identifiers": {"age": {"bands": [10, 50]}, "zip": {"mask": True}},
+                    "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
+    opened = open_source(table, None)
+    statements = []
+    fetch = opened.engine.fetch
+
+    def spied(query, *args, **kwargs):
+        statements.append(query if isinstance(query, str) else query.sql("duckdb"))
+        return fetch(query, *args, **kwargs)
+
+    monkeypatch.setattr(opened.engine, "fetch", spied)
+    return prepare(opened.engine, opened.relation, spec, opened.label), rows, statements
+
+
+def decoded_base(problem) -> tuple[list[dict], Counter]:
+    """The base histogram's stored rows, and its counts per (age, zip, s) decoded from the codes."""
+    age, zip_ = (qi.hierarchy for qi in problem.qis)
+    code_of = [{int(c): leaf for c, leaf in zip(h.leaf_codes, h.leaves)} for h in (age, zip_)]
+    stored = problem.engine.fetch(f'SELECT * FROM "{problem.base.name}"').to_pylist()
+    counts = Counter()
+    for row in stored:
+        counts[code_of[0][row["q0"]], code_of[1][row["q1"]], problem.sas[0].domain[row["s0"]]] += row["n"]
+    return stored, counts
+
+
+def test_a_large_source_of_distinct_rows_keeps_them_as_they_stand_in_the_base(monkeypatch):
+    """Nearly every row its own combination (2,000 combinations in 2,050 rows), at least
+    ``UNGROUPED_MIN_ROWS`` rows: the base holds each row once with a count of 1 (not grouped: the
+    50 repeated combinations have two rows each), still sorted as every base is, and its counts are
+    the rows' own."""
+    problem, rows, statements = repeated_prepared(2_000, 1, monkeypatch, again=50)
+    stored, counts = decoded_base(problem)
+    assert any("APPROX_COUNT_DISTINCT" in s for s in statements)
+    assert problem.base_rows == len(stored) == len(rows) == 2_050
+    assert {r["n"] for r in stored} == {1}
+    assert "GROUP BY" not in histogram_scan_sql(problem)  # what `sqlclose explain` shows of it
+    assert counts == Counter((str(a), z, str(s)) for a, z, s in rows)
+    order = ["s0", "q0", "q1"]  # the sensitive codes, then the widest QI (100 ages, 20 ZIP codes)
+    assert stored == sorted(stored, key=lambda r: [r[c] for c in order])
+
+
+def test_a_source_of_repeated_rows_is_grouped_into_the_base(monkeypatch):
+    """Each combination three times: the estimate finds a third as many combinations as rows, so
+    the base groups them, one row per combination counting 3."""
+    problem, rows, statements = repeated_prepared(700, 3, monkeypatch)
+    stored, counts = decoded_base(problem)
+    assert any("APPROX_COUNT_DISTINCT" in s for s in statements)
+    assert problem.base_rows == len(stored) == 700 and problem.rows == 2_100
+    assert {r["n"] for r in stored} == {3}
+    assert "GROUP BY" in histogram_scan_sql(problem)
+    assert counts == Counter((str(a), z, str(s)) for a, z, s in rows)
+
+
+def test_a_small_source_is_grouped_without_an_estimate(monkeypatch):
+    """Below ``UNGROUPED_MIN_ROWS`` rows the base is grouped, and no pass estimates anything."""
+    problem, rows, statements = repeated_prepared(2_000, 1, monkeypatch, least=2_051, again=50)
+    stored, counts = decoded_base(problem)
+    assert not any("APPROX_COUNT_DISTINCT" in s for s in statements)
+    assert problem.base_rows == 2_000 and problem.rows == 2_050
+    assert counts == Counter((str(a), z, str(s)) for a, z, s in rows)
+
+
+def test_a_counted_source_is_always_grouped():
+    """A histogram (the warehouse path) is grouped by its codes whatever its rows: two raw values
+    may share a code, and its counts must be summed."""
+    from sqlclose.prepare.problem import _groups_base
+
+    problem, _ = wide_domains_prepared()
+    assert _groups_base(problem.engine, problem.source, [], 10**9, counts="n")
+    with pytest.raises(ValueError, match="always grouped"):
+        q.base_histogram(problem.source, [], q.Params(), counts="n", grouped=False)

@@ -95,6 +95,14 @@ def _base_ordered(engine: Engine) -> Any:
     return q.base_histogram(SRC, [QI, SA, AGE], params, ranges=[4, 3, 5], order_by=["s0", "q1", "q0"]), params.values
 
 
+def _base_ungrouped(engine: Engine) -> Any:
+    """The rows as they stand, one each (counting 1), as preparation keeps a source of nearly
+    distinct rows: (x, 2, 31) is there twice."""
+    params = q.Params()
+    return q.base_histogram(SRC, [QI, SA, AGE], params, ranges=[4, 3, 5], order_by=["s0", "q1", "q0"],
+                            grouped=False), params.values
+
+
 def _release(suppressed: bool) -> Callable[[Engine], Any]:
     def build(engine: Engine) -> Any:
         params = q.Params()
@@ -137,6 +145,8 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
     "base_histogram": (_base, False),
     "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
+    "base_histogram_ungrouped": (_base_ungrouped, True),
+    "estimated_combinations": (lambda e: (q.estimated_combinations(SRC, [QUOTE, EVIL, "age"]), []), False),
     "node_histogram": (lambda e: (q.node_histogram(BASE, [("q0", 2), ("q1", 1)], ["s0"]), []), False),
     "node_histogram_sa_only": (lambda e: (q.node_histogram(BASE, [], ["s0"]), []), False),
     "distribution": (lambda e: (q.distribution(SRC, q.as_text(q.col(EVIL))), []), False),

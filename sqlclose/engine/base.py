@@ -86,6 +86,10 @@ class Engine(ABC):
     # histogram is stored sorted (problem._base_order), and grouping it meets each group in runs.
     # Only speed depends on it, never a result.
     orders_tables: ClassVar[bool] = False
+    # May the base histogram keep the rows as they stand, one per row, when nearly every row is a
+    # combination of its own (one HyperLogLog pass tells: prepare.problem._groups_base)? Its readers
+    # all sum counts, so only speed depends on it; measured on DuckDB only.
+    ungrouped_base: ClassVar[bool] = False
     # Has it text types stored as small codes (``dictionary_type``)? Else a Parquet write's text
     # stays text, and nothing is computed to make them.
     has_dictionary_types: ClassVar[bool] = False

@@ -88,6 +88,7 @@ class DuckDBEngine(Engine):
     dialect = "duckdb"
     keeps_levels = True
     orders_tables = True
+    ungrouped_base = True
     has_dictionary_types = True
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,

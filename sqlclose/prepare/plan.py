@@ -34,9 +34,11 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
 
 
 def histogram_scan_sql(problem: Problem) -> str:
-    """The one grouping of the source's rows before the release: the base histogram query."""
+    """The one grouping of the source's rows before the release: the base histogram query (without
+    its GROUP BY where the run keeps the rows as they stand)."""
     coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas]
-    return q.base_histogram(problem.source.copy(), coded, q.Params()).sql(dialect=problem.engine.dialect, pretty=True)
+    query = q.base_histogram(problem.source.copy(), coded, q.Params(), grouped=problem.base_grouped)
+    return query.sql(dialect=problem.engine.dialect, pretty=True)
 
 
 def release_sql(problem: Problem, node: Node) -> str:

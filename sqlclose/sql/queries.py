@@ -140,18 +140,32 @@ def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expres
 
 def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
                    counts: str | None = None, ranges: Sequence[int] = (),
-                   order_by: Sequence[str] = ()) -> exp.Expression:
+                   order_by: Sequence[str] = (), grouped: bool = True) -> exp.Expression:
     """The source's rows counted per combination of codes: inner joins to the lookups, so rows with
     a NULL left by ``nulls = "drop"`` fall out here. ``ranges`` (one per column, or none; each
     column's codes are below it) store each code in the narrowest integer type that holds it;
-    ``order_by`` (code column names) sorts the rows, so that grouping them meets each group in runs."""
+    ``order_by`` (code column names) sorts the rows, so that grouping them meets each group in runs.
+    Not ``grouped``: each row as it stands, counting 1 (a combination may then have several rows;
+    every reader sums them) — for sources where nearly every row is a combination of its own."""
     codes = [col("code", f"lk_{c.code}") for c in columns]
     select = template("base_histogram", source=source, codes=codes)
+    if not grouped:
+        if counts is not None:
+            raise ValueError("a counted source (a histogram) is always grouped")
+        select.set("group", None)
+        select.expressions[-1].set("this", _bigint(exp.Literal.number(1)))
     typed = [_narrowest(code, r) for code, r in zip(codes, ranges, strict=True)] if ranges else codes
     select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(typed, columns)]
                + [select.expressions[-1]])
     select = _counted(_join_lookups(select, columns, params), counts)
     return select.order_by(*[col(name) for name in order_by]) if order_by else select
+
+
+def estimated_combinations(source: exp.Expression, names: Sequence[str]) -> exp.Expression:
+    """One row (``combinations``): the distinct combinations of the columns ``names`` among the
+    source's rows, estimated by HyperLogLog (``estimated_combinations.sql``)."""
+    return template("estimated_combinations", source=source,
+                    row=exp.Tuple(expressions=[col(name, "src") for name in names]))
 
 
 def _narrowest(code: exp.Expression, below: int) -> exp.Expression:
