@@ -196,14 +196,15 @@ def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
 # ---- a base of the rows as they stand ------------------------------------------------------
 
 
-def repeated_prepared(combinations: int, repeats: int, monkeypatch, least: int = 1_000, again: int = 0):
-    """A source of ``combinations`` distinct (age, zip, s) rows, each ``repeats`` times and the first
-    ``again`` once more, prepared with the ungrouped base allowed from ``least`` rows; with the
-    statements the engine ran."""
+def repeated_prepared(combinations: int, repeats: int, monkeypatch, least: int = 1_000, again: int = 0,
+                      ages: int = 100):
+    """A source of ``combinations`` (age, zip, s) rows (distinct while ``ages`` is 100), each
+    ``repeats`` times and the first ``again`` once more, prepared with the ungrouped base allowed
+    from ``least`` rows; with the statements the engine ran."""
     from sqlclose.prepare import problem as preparation
 
     monkeypatch.setattr(preparation, "UNGROUPED_MIN_ROWS", least)
-    distinct = [(i % 100, f"{10_000 + 37 * (i // 100):05d}", i % 7) for i in range(combinations)]
+    distinct = [(i % ages, f"{10_000 + 37 * (i // 100):05d}", i % 7) for i in range(combinations)]
     rows = distinct * repeats + distinct[:again]
     table = pa.table({"age": [r[0] for r in rows], "zip": [r[1] for r in rows], "s": [r[2] for r in rows]})
     spec = as_spec({"k": 2, "others": "drop", "quasi_identifiers": {"age": {"bands": [10, 50]}, "zip": {"mask": True}},
@@ -268,12 +269,22 @@ def test_a_small_source_is_grouped_without_an_estimate(monkeypatch):
     assert counts == Counter((str(a), z, str(s)) for a, z, s in rows)
 
 
+def test_a_source_whose_codes_allow_fewer_combinations_than_its_rows_is_grouped_without_an_estimate(monkeypatch):
+    """2,100 rows of 10 ages, 7 ZIP codes and 7 sensitive values: at most 490 combinations, so the
+    base is grouped without a pass to estimate them."""
+    problem, rows, statements = repeated_prepared(700, 3, monkeypatch, ages=10)
+    stored, counts = decoded_base(problem)
+    assert not any("APPROX_COUNT_DISTINCT" in s for s in statements)
+    assert problem.base_rows == len(counts) == len(set(rows)) <= 490 and problem.rows == 2_100
+    assert counts == Counter((str(a), z, str(s)) for a, z, s in rows)
+
+
 def test_a_counted_source_is_always_grouped():
     """A histogram (the warehouse path) is grouped by its codes whatever its rows: two raw values
     may share a code, and its counts must be summed."""
     from sqlclose.prepare.problem import _groups_base
 
     problem, _ = wide_domains_prepared()
-    assert _groups_base(problem.engine, problem.source, [], 10**9, counts="n")
+    assert _groups_base(problem.engine, problem.source, [], 10**9, 10**18, counts="n")
     with pytest.raises(ValueError, match="always grouped"):
         q.base_histogram(problem.source, [], q.Params(), counts="n", grouped=False)

@@ -148,7 +148,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     params = q.Params()
     ranges = [qi.hierarchy.code_range for qi in qis] + [len(sa.domain) for sa in unmeasured]
     order = _base_order(qi_coded, sa_coded, ranges) if engine.orders_tables else []
-    grouped = _groups_base(engine, source, coded, input_rows, counts)
+    space = math.prod(len(qi.hierarchy.leaves) for qi in qis) * math.prod(len(sa.domain) for sa in unmeasured)
+    grouped = _groups_base(engine, source, coded, input_rows, space, counts)
     base = engine.create_temp_table(engine.temp_name("base_histogram"),
                                     q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped),
                                     params.values)
@@ -172,11 +173,13 @@ UNGROUPED_SHARE = 0.9
 
 
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
-                 counts: str | None) -> bool:
+                 space: int, counts: str | None) -> bool:
     """Whether the base histogram groups the source's rows by their codes (else one row per row).
-    A counted source (a histogram) is always grouped; an engine that does not offer it
-    (``Engine.ungrouped_base``) always groups."""
-    if counts is not None or not engine.ungrouped_base or input_rows < UNGROUPED_MIN_ROWS:
+    ``space``: how many combinations the codes allow; when that is below the share, grouping pays
+    without an estimate. A counted source (a histogram) is always grouped; so is every source on
+    an engine that does not offer it (``Engine.ungrouped_base``)."""
+    if counts is not None or not engine.ungrouped_base or input_rows < UNGROUPED_MIN_ROWS or \
+            space < UNGROUPED_SHARE * input_rows:
         return True
     found = engine.fetch(q.estimated_combinations(source.copy(), [c.name for c in coded]))
     return int(found.column("combinations")[0].as_py() or 0) < UNGROUPED_SHARE * input_rows
