@@ -248,7 +248,16 @@ def test_unreachable_models_raise():
         gaa(GaaInput(HS, data.leaves, data.counts), 2, "nllm", "S2")
 
 
-def test_input_from_sql_equals_a_plain_group_by(tmp_path: Path):
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped-base", "base-of-the-rows-as-they-stand"])
+def test_input_from_sql_equals_a_plain_group_by(tmp_path: Path, grouped: bool, monkeypatch):
+    """GAA's input (leaf combinations with their sensitive counts) from the base histogram, as it
+    is or forced to hold the rows as they stand (one each: what a source of nearly distinct rows
+    gets), equals a plain GROUP BY of the table."""
+    if not grouped:
+        from sqlclose.prepare import problem as preparation
+
+        monkeypatch.setattr(preparation, "UNGROUPED_MIN_ROWS", 0)
+        monkeypatch.setattr(preparation, "UNGROUPED_SHARE", 0.0)
     rng = np.random.default_rng(5)
     n = 300
     table = pa.table({"age": [str(x) for x in rng.integers(0, 6, n)], "sex": rng.choice(["M", "F"], n).tolist(),
@@ -261,6 +270,7 @@ def test_input_from_sql_equals_a_plain_group_by(tmp_path: Path):
     con = duckdb.connect()
     con.register("t", table)
     rows = con.sql("SELECT age, sex, zone, dx, COUNT(*) FROM t GROUP BY ALL").fetchall()
+    assert (problem.base_rows < n) if grouped else (problem.base_rows == n > len(rows))
     domain = problem.sas[0].domain
     expect: dict = {}
     for a, s, z, d, c in rows:
