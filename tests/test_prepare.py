@@ -280,8 +280,9 @@ def test_a_source_whose_codes_allow_fewer_combinations_than_its_rows_is_grouped_
 
 
 def test_a_counted_source_is_always_grouped():
-    """A histogram (the warehouse path) is grouped by its codes whatever its rows: two raw values
-    may share a code, and its counts must be summed."""
+    """A histogram (the warehouse path) is always grouped, whatever an estimate would say: it holds
+    a row per combination already, so nothing is saved, and a row of it counts its count column,
+    never 1. The ungrouped form refuses one."""
     from sqlclose.prepare.problem import _groups_base
 
     problem, _ = wide_domains_prepared()
