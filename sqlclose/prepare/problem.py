@@ -31,6 +31,15 @@ from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
 
+# The base histogram keeps the rows as they stand (no GROUP BY) when the source has at least
+# UNGROUPED_MIN_ROWS rows and nearly all of them (UNGROUPED_SHARE, estimated) are combinations of
+# their own: grouping would then merge few rows at the price of a hash table as large as the input
+# (10 M generated rows, 9.96 M combinations: 5.6-5.8 s grouped and sorted, 3.5-3.7 s sorted alone;
+# the estimate 0.2 s; docs/performance.md, thirty-first round). Below that size grouping costs
+# little, and the in-memory search wants the fewest rows.
+UNGROUPED_MIN_ROWS = 1_000_000
+UNGROUPED_SHARE = 0.9
+
 
 @dataclass
 class QuasiIdentifierColumn:
@@ -162,27 +171,17 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                    None if drop else values, grouped)
 
 
-# The base histogram keeps the rows as they stand (no GROUP BY) when the source has at least
-# UNGROUPED_MIN_ROWS rows and nearly all of them (UNGROUPED_SHARE, estimated) are combinations of
-# their own: grouping would then merge few rows at the price of a hash table as large as the input
-# (10 M generated rows, 9.96 M combinations: 5.6-5.8 s grouped and sorted, 3.5-3.7 s sorted alone;
-# the estimate 0.2 s; docs/performance.md, thirty-first round). Below that size grouping costs
-# little, and the in-memory search wants the fewest rows.
-UNGROUPED_MIN_ROWS = 1_000_000
-UNGROUPED_SHARE = 0.9
-
-
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
                  space: int, counts: str | None) -> bool:
     """Whether the base histogram groups the source's rows by their codes (else one row per row).
     ``space``: how many combinations the codes allow; when that is below the share, grouping pays
     without an estimate. A counted source (a histogram) is always grouped; so is every source on
     an engine that does not offer it (``Engine.ungrouped_base``)."""
-    if counts is not None or not engine.ungrouped_base or input_rows < UNGROUPED_MIN_ROWS or \
-            space < UNGROUPED_SHARE * input_rows:
+    enough = UNGROUPED_SHARE * input_rows  # combinations that make grouping not worth its hash table
+    if counts is not None or not engine.ungrouped_base or input_rows < UNGROUPED_MIN_ROWS or space < enough:
         return True
     found = engine.fetch(q.estimated_combinations(source.copy(), [c.name for c in coded]))
-    return int(found.column("combinations")[0].as_py() or 0) < UNGROUPED_SHARE * input_rows
+    return int(found.column("combinations")[0].as_py() or 0) < enough
 
 
 def _base_order(qis: list[q.CodedColumn], sas: list[q.CodedColumn], ranges: list[int]) -> list[str]:
