@@ -9,6 +9,11 @@ import pytest
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
+# The tests' Spark session evaluates expressions interpreted: their tables have a few thousand rows,
+# and compiling Java for every query took longer than running it (tests/test_spark_random.py: 161 s
+# with code generation, 126 s without). Results do not depend on it; one test,
+# test_spark_release.py::test_the_command_runs_on_spark, runs the product's settings, code generation on.
+TEST_SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
 @pytest.fixture(scope="session")
@@ -27,7 +32,7 @@ def spark_session():
     from sqlclose.engine.spark import DEFAULT_CONF
 
     builder = SparkSession.builder.master("local[2]").appName("sqlclose-tests")
-    for key, value in DEFAULT_CONF.items():
+    for key, value in {**DEFAULT_CONF, **TEST_SPARK_CONF}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")

@@ -158,7 +158,8 @@ def test_a_spec_names_a_table_of_the_spark_catalog(spark, spark_session) -> None
 
 def test_the_command_runs_on_spark(tmp_path: Path) -> None:
     """``sqlclose anonymize --engine spark`` in a process of its own: a Parquet folder source,
-    a folder release verified on Spark, equal to DuckDB's by a plain GROUP BY."""
+    a folder release verified on Spark, equal to DuckDB's by a plain GROUP BY. Its session has the
+    product's settings: code generation on, unlike the other Spark tests' (``TEST_SPARK_CONF``)."""
     source = tmp_path / "table3"
     source.mkdir()
     duckdb.sql(f"COPY (SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}', types = {{'zip': 'VARCHAR'}})) "
