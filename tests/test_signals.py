@@ -58,7 +58,16 @@ def run(d: Path, args: list[str], env: dict[str, str] | None = None) -> subproce
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
     environ.update(env or {})
     return subprocess.Popen([sys.executable, "-m", "sqlclose.cli", "anonymize", str(d / "spec.toml"), "--no-progress",
-                             "-q", *args], env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "-q", *args], env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ctrl_c_as_at_a_terminal)
+
+
+def _ctrl_c_as_at_a_terminal() -> None:
+    """The run gets SIGINT's default disposition, as a command typed at a terminal does. A test
+    process started in the background (``cmd &`` in a script, nohup) ignores SIGINT, and a child
+    inherits an ignored signal: the run would then rightly ignore Ctrl-C, and the SIGINT cases fail
+    (they did under pytest-xdist, in a worker that had not started Spark, whose handler masked it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def snapshot(d: Path) -> dict[str, str]:
