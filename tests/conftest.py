@@ -16,28 +16,6 @@ DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
 TEST_SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
-# The longest test files, longest first: seconds on 2 cores under `pytest -n 2` (2026-11-28).
-LONG_FILES = ("test_search_oracle.py",  # 197
-              "test_engine_spark.py",  # 184
-              "test_spark_release.py",  # 123
-              "test_search_models_oracle.py",  # 97
-              "test_bad_input_table.py",  # 90
-              "test_check.py",  # 75
-              "test_spark_random.py",  # 64
-              "test_signals.py",  # ~60
-              "test_transpile.py")  # 59
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The long files first. Under ``pytest -n auto``, pytest-xdist hands whole files to the
-    workers in this order (pyproject's ``--dist loadfile --no-loadscope-reorder``), so the last
-    ones handed out are short and no worker runs on long after the others (16 min with the files
-    in xdist's own order, by their number of tests). The sort is stable: a file's tests keep their
-    order, and the other files theirs."""
-    rank = {name: i for i, name in enumerate(LONG_FILES)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(LONG_FILES)))
-
-
 @pytest.fixture(scope="session")
 def repo_dir() -> Path:
     return REPO_DIR

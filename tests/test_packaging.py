@@ -34,11 +34,3 @@ def test_the_wheel_holds_the_templates_and_the_demo(tmp_path):
     assert templates and templates <= names
     assert {"sqlclose/demo/table3.csv", "sqlclose/demo/table3.toml", "sqlclose/demo/age.csv",
             "sqlclose/demo/disease.csv"} <= demo <= names
-
-
-def test_the_long_test_files_scheduled_first_exist():
-    """conftest.LONG_FILES orders the suite for pytest-xdist by file name: a renamed file would
-    silently drop out of that order."""
-    from conftest import LONG_FILES
-
-    assert [name for name in LONG_FILES if not (ROOT / "tests" / name).is_file()] == []
