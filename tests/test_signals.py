@@ -65,8 +65,10 @@ def run(d: Path, args: list[str], env: dict[str, str] | None = None) -> subproce
 def _ctrl_c_as_at_a_terminal() -> None:
     """The run gets SIGINT's default disposition, as a command typed at a terminal does. A test
     process started in the background (``cmd &`` in a script, nohup) ignores SIGINT, and a child
-    inherits an ignored signal: the run would then rightly ignore Ctrl-C, and the SIGINT cases fail
-    (they did under pytest-xdist, in a worker that had not started Spark, whose handler masked it)."""
+    inherits an ignored signal: the run would then rightly ignore Ctrl-C and the SIGINT cases fail.
+    They passed in one process only because the Spark tests ran before them and Spark's session
+    installs a SIGINT handler of its own (a handled signal is not inherited); under pytest-xdist,
+    in a worker that had started no Spark session, they failed."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
