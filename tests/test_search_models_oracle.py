@@ -37,8 +37,10 @@ from oracle import (  # the independent oracle of the core search
     ADULT_ROWS,
     ADULT_SPEC,
     CLOSE,
+    Grouper,
     Oracle,
     Solution,
+    class_rows,
     equal_emd,
     hierarchical_emd,
     read_hierarchy,
@@ -283,45 +285,6 @@ def models_oracle(adult_dir) -> Oracle:
     return oracle
 
 
-class Grouper:
-    """Each node's classes, grouped in numpy from the oracle's pre-aggregated SQL rows (one per
-    distinct raw QI values and sensitive values, with every level's generalized label): a node's
-    classes are the distinct label tuples at its levels. Checked against the oracle's own SQL
-    ``GROUP BY`` on sampled nodes (test_grouper_matches_sql_group_by); ~10x faster for 3,240 nodes."""
-
-    def __init__(self, oracle: Oracle):
-        got = oracle.con.execute("SELECT * FROM wide").fetchnumpy()
-        self.oracle = oracle
-        self.n = np.asarray(got["n"], dtype=np.int64)
-        self.codes: dict[tuple[int, int], np.ndarray] = {}
-        self.radix: dict[tuple[int, int], int] = {}
-        for i, levels in enumerate(oracle.shape):
-            for lv in range(levels):
-                labels, inverse = np.unique(np.asarray(got[f"q{i}_{lv}"], dtype=object).astype(str),
-                                            return_inverse=True)
-                self.codes[(i, lv)], self.radix[(i, lv)] = inverse.astype(np.int64), len(labels)
-        assert math.prod(max(self.radix[(i, lv)] for lv in range(levels))
-                         for i, levels in enumerate(oracle.shape)) < 2**62
-        self.values: dict[str, np.ndarray] = {}
-        for j, sa in enumerate(oracle.sas):
-            column = {v: d for d, v in enumerate(sa.domain)}
-            self.values[sa.name] = np.array([column[v] for v in got[f"s{j}"]], dtype=np.int64)
-
-    def classes(self, node: tuple[int, ...]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        key = np.zeros(self.n.shape[0], dtype=np.int64)
-        for i, lv in enumerate(node):
-            key = key * self.radix[(i, lv)] + self.codes[(i, lv)]
-        _, cls = np.unique(key, return_inverse=True)
-        C = int(cls.max()) + 1
-        sizes = np.bincount(cls, weights=self.n, minlength=C).astype(np.int64)
-        counts = {}
-        for sa in self.oracle.sas:
-            m = len(sa.domain)
-            flat = np.bincount(cls * m + self.values[sa.name], weights=self.n, minlength=C * m)
-            counts[sa.name] = flat.reshape(C, m).astype(np.int64)
-        return sizes, counts
-
-
 @pytest.fixture(scope="module")
 def grouper(models_oracle) -> Grouper:
     return Grouper(models_oracle)
@@ -381,10 +344,6 @@ def test_oracle_models_on_hand_examples():
     assert kl(P, q)[2] == pytest.approx(0.0, abs=CLOSE)
 
 
-def _class_rows(sizes: np.ndarray, counts: dict[str, np.ndarray]) -> list[tuple[int, ...]]:
-    return sorted(tuple(int(x) for x in row) for row in np.column_stack([sizes, *counts.values()]))
-
-
 def test_grouper_matches_sql_group_by(models_oracle, grouper):
     """The numpy grouping gives the same classes (as a multiset of size and counts rows) as the
     oracle's plain SQL GROUP BY over the generalized labels, on the bottom, top and sampled nodes."""
@@ -394,7 +353,7 @@ def test_grouper_matches_sql_group_by(models_oracle, grouper):
         sizes, counts, _ = models_oracle.classes(node)
         got_sizes, got_counts = grouper.classes(node)
         assert list(got_counts) == list(counts)
-        assert _class_rows(got_sizes, got_counts) == _class_rows(sizes, counts), node
+        assert class_rows(got_sizes, got_counts) == class_rows(sizes, counts), node
     assert grouper.classes(nodes[0])[0].shape[0] > 10_000 and grouper.classes(nodes[-1])[0].tolist() == [ADULT_ROWS]
 
 
