@@ -74,6 +74,9 @@ def test_generated_problem_takes_the_in_memory_path(problem):
     assert isinstance(nodes.runner_for(problem), nodes.MemoryRunner)
 
 
+SAMPLED_PER_HEIGHT = 8  # 7 QIs: ~1,400 nodes checked at 30 % took 67 s of the suite; 137 now, in 9 s
+
+
 @pytest.mark.parametrize("size", [1, 2, 4, 7])
 def test_rollups_match_sql_group_by(problem, size):
     rng = random.Random(size)
@@ -87,10 +90,13 @@ def test_rollups_match_sql_group_by(problem, size):
         items = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h] if rng.random() < 0.7]
         hist = runner.level(items)
         assert hist.sizes.sum() == problem.rows * len(items)
-        for index, (subset, node) in enumerate(items):
-            if size <= 2 or h == 0 or rng.random() < 0.3:  # a query per node: sample the large lattices
-                np.testing.assert_allclose(runner_rows(hist, index), oracle(problem, subset, node))
-                checked += 1
+        indexes = range(len(items))
+        if size > 2 and h > 0:  # a query per node: a few sampled nodes of each height of the large lattices
+            indexes = sorted(rng.sample(indexes, min(SAMPLED_PER_HEIGHT, len(items))))
+        for index in indexes:
+            subset, node = items[index]
+            np.testing.assert_allclose(runner_rows(hist, index), oracle(problem, subset, node))
+            checked += 1
     assert checked >= 3
 
 
