@@ -88,7 +88,7 @@ class FileWriter(Writer):
         files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format)
 
     def write(self, release: Release, target: Target) -> dict:
-        query, params = release.query()
+        query, params = self._query(release, target)
         self._check(release, target, query, params)
         with files.Transaction(target.path, target.report, target.overwrite) as txn:
             started = time.perf_counter()
@@ -105,6 +105,10 @@ class FileWriter(Writer):
             checkpoint("place")
             txn.commit()
         return doc
+
+    def _query(self, release: Release, target: Target) -> tuple[exp.Expression, list]:
+        """The release query this format writes (built once: checked, copied and read back as is)."""
+        return release.query()
 
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         """Refuse what the engine or the format cannot write, before anything is written."""
@@ -130,8 +134,10 @@ class ParquetWriter(FileWriter):
             raise InputError(f"the {engine.name} engine writes Parquet folders, not one file: give the output a path "
                              "without a suffix (a Parquet folder)")
 
+    def _query(self, release: Release, target: Target) -> tuple[exp.Expression, list]:
+        return release.query(dictionaries=True)
+
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
-        query, params = release.query(dictionaries=True)
         release.problem.engine.copy_to_parquet(query, path, params)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
@@ -150,9 +156,11 @@ class ParquetFolderWriter(FileWriter):
 
         check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
 
+    def _query(self, release: Release, target: Target) -> tuple[exp.Expression, list]:
+        # A partition column's type names its folders: a partitioned release keeps its plain types.
+        return release.query(dictionaries=not target.partition_by)
+
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
-        if not target.partition_by:  # a partition column's type names its folders: it stays as checked
-            query, params = release.query(dictionaries=True)
         release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
