@@ -330,6 +330,13 @@ def class_rows(sizes: np.ndarray, counts: dict[str, np.ndarray]) -> list[tuple[i
     return sorted(tuple(int(x) for x in row) for row in np.column_stack([sizes, *counts.values()]))
 
 
+def sampled_nodes(oracle: Oracle, count: int, seed: int) -> list[tuple[int, ...]]:
+    """The lattice's bottom and top, and ``count`` other nodes drawn at random."""
+    every = list(oracle.nodes())
+    drawn = np.random.default_rng(seed).choice(np.arange(1, len(every) - 1), count, replace=False)
+    return [every[0], every[-1], *(every[i] for i in drawn)]
+
+
 def check_grouper(oracle: Oracle, grouper: Grouper, nodes: list[tuple[int, ...]]) -> None:
     """The numpy grouping gives each node the classes of the oracle's SQL ``GROUP BY`` (as a
     multiset of size and counts rows), and the lattice's top is one class of every row."""

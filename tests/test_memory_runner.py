@@ -90,9 +90,9 @@ def test_rollups_match_sql_group_by(problem, size):
         items = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h] if rng.random() < 0.7]
         hist = runner.level(items)
         assert hist.sizes.sum() == problem.rows * len(items)
-        indexes = range(len(items))
+        indexes = list(range(len(items)))
         if size > 2 and h > 0:  # a query per node: a few sampled nodes of each height of the large lattices
-            indexes = sorted(rng.sample(indexes, min(SAMPLED_PER_HEIGHT, len(items))))
+            indexes = sorted(rng.sample(indexes, min(SAMPLED_PER_HEIGHT, len(indexes))))
         for index in indexes:
             subset, node = items[index]
             np.testing.assert_allclose(runner_rows(hist, index), oracle(problem, subset, node))

@@ -44,6 +44,7 @@ from oracle import (  # the independent oracle of the core search
     equal_emd,
     hierarchical_emd,
     read_hierarchy,
+    sampled_nodes,
     solve,
 )
 
@@ -347,11 +348,9 @@ def test_oracle_models_on_hand_examples():
 def test_grouper_matches_sql_group_by(models_oracle, grouper):
     """The numpy grouping gives the oracle's SQL ``GROUP BY`` classes (two sensitive columns) on
     the bottom, top and 10 sampled nodes."""
-    nodes = list(models_oracle.nodes())
-    rng = np.random.default_rng(3)
-    check_grouper(models_oracle, grouper, [nodes[0], nodes[-1], *(nodes[i] for i in rng.choice(len(nodes), 10,
-                                                                                                replace=False))])
-    assert grouper.classes(nodes[0])[0].shape[0] > 10_000
+    nodes = sampled_nodes(models_oracle, 10, seed=3)
+    check_grouper(models_oracle, grouper, nodes)
+    assert grouper.classes(nodes[0])[0].shape[0] > 10_000  # the bottom: Adult's many classes
 
 
 # ============================================================================ sqlclose vs the oracle

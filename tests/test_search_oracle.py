@@ -42,6 +42,7 @@ from oracle import (  # the independent oracle, shared with test_search_models_o
     ordered_emd,
     qid,
     read_hierarchy,
+    sampled_nodes,
     solve,
 )
 
@@ -235,10 +236,7 @@ def test_oracle_grouping_matches_sql_group_by(name: str, request):
     """Judging every node groups in numpy (``Grouper``), checked against the plain SQL ``GROUP BY``:
     every node of Table 3; Adult's bottom, top and 12 sampled nodes."""
     oracle = request.getfixturevalue(f"{name}_oracle")
-    nodes = list(oracle.nodes())
-    if name == "adult":
-        rng = np.random.default_rng(5)
-        nodes = [nodes[0], nodes[-1], *(nodes[i] for i in rng.choice(len(nodes), 12, replace=False))]
+    nodes = list(oracle.nodes()) if name == "table3" else sampled_nodes(oracle, 12, seed=5)
     check_grouper(oracle, Grouper(oracle), nodes)
 
 
