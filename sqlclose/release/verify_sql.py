@@ -38,7 +38,6 @@ from sqlclose.sql.templates import template
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
-COUNTS, REFERENCE = "__sqlclose_counts", "__sqlclose_reference"  # the common table expressions
 ROWS = "__sqlclose_rows"  # the grouped file's count column (the reserved prefix: never a user's column)
 _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
@@ -146,9 +145,7 @@ def _grouped_release(engine: Engine, written: exp.Expression, columns: Sequence[
     keys = [_col(c) for c in dict.fromkeys(columns)]
     query = exp.select(*keys, exp.alias_(exp.Count(this=exp.Star()), ROWS, quoted=True)) \
         .from_(_aliased(written, "__sqlclose_rel")).group_by(*[k.copy() for k in keys])
-    table = engine.create_temp_table(engine.temp_name("verify_grouped"), query)
-    registered.append(table.name)
-    return table
+    return _kept(engine, registered, "verify_grouped", query)
 
 
 def _grouped_rows() -> exp.Expression:
@@ -358,18 +355,17 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
 def _sensitive(engine: Engine, grouped: exp.Table, source: exp.Expression, qi_cols: list[exp.Column],
                sa: WrittenSensitive, registered: list[str]) -> tuple[list[str], list[ModelResult]]:
     s = sa.spec
-    # Every query below reads ``counts``, so the stand-in's parameter ($1, if any) is always used;
-    # further parameters are appended per query to a copy of this list.
-    base: list[Any] = []
-    text = _text(sa.name, s.null_value if s.nulls == "value" else None, base)
+    text_params: list[Any] = []  # the NULL stand-in ($1), if any: bound where the value is read as text
+    text = _text(sa.name, s.null_value if s.nulls == "value" else None, text_params)
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
     sort_key = _col(sa.name) if s.distance == "ordered" else text
-    inputs = {COUNTS: template("verify_counts", release=grouped, qi=qi_cols, value=text, rows=_grouped_rows(),
-                               number=engine.class_numbers(qi_cols)),
-              REFERENCE: template("verify_reference", input=source, value=text, sort_key=sort_key)}
-    counts, reference = _table(COUNTS), _table(REFERENCE)
+    counts = _kept(engine, registered, "verify_counts", template(
+        "verify_counts", release=grouped, qi=qi_cols, value=text, rows=_grouped_rows(),
+        number=engine.class_numbers(qi_cols)), text_params)
+    reference = _kept(engine, registered, "verify_reference", template(
+        "verify_reference", input=source, value=text, sort_key=sort_key), text_params)
     foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
-    params = list(base)
+    params: list[Any] = []
     recursive_l = s.recursive.l if s.recursive is not None else 1
     diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery(copy=False)
     joined = exp.select().from_(diversity.as_("m", copy=False), copy=False)
@@ -380,21 +376,22 @@ def _sensitive(engine: Engine, grouped: exp.Table, source: exp.Expression, qi_co
                              join_type="left")
     specs = _model_specs(sa, params)
     measures = joined.select(*[e for spec in specs for e in spec[2:]], copy=False).subquery("ms", copy=False)
-    # One statement (one row): the foreign-value check beside the models' measures, over the
-    # same common table expressions (the written file and the input each grouped once).
+    # One statement (one row): the foreign-value check beside the models' measures.
     both = exp.select(exp.Star()).from_(foreign, copy=False).join(measures, join_type="cross", copy=False)
-    row = _one_row(engine, _with(both, inputs), params)
+    row = _one_row(engine, both, params)
     models = [ModelResult(name, sa.name, parameters, row[f"reached_{i}"], int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
     return _foreign_values(row, sa.name), models
 
 
-def _with(query: exp.Select, inputs: dict[str, exp.Expression]) -> exp.Select:
-    """The per-column inputs as common table expressions: each read once per query, however
-    many of the measures use it."""
-    for name, body in inputs.items():
-        query = query.with_(exp.to_identifier(name, quoted=True), as_=body, copy=False)
-    return query
+def _kept(engine: Engine, registered: list[str], stem: str, query: exp.Expression,
+          params: Sequence[Any] = ()) -> exp.Table:
+    """``query`` kept engine-side, for measures that read it several times. A sensitive column's
+    counts and reference were common table expressions, which Spark computed again at every
+    reference (~22 shuffle stages per column; docs/performance.md, thirty-fourth round)."""
+    table = engine.create_temp_table(engine.temp_name(stem), query, params)
+    registered.append(table.name)
+    return table
 
 
 def _foreign_values(found: dict, name: str) -> list[str]:
@@ -479,10 +476,6 @@ def _param(value: Any, params: list[Any]) -> exp.Expression:
     """A bound parameter ($n): values never enter SQL as text."""
     params.append(value)
     return exp.Placeholder(this=str(len(params)))
-
-
-def _table(name: str) -> exp.Table:
-    return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
 def _register(engine: Engine, registered: list[str], stem: str, table: pa.Table) -> exp.Table:
