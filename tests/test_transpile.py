@@ -142,6 +142,7 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "column_values": (_column_values, False),
     "missing_values_text": (lambda e: (q.missing_values(VALUES, QI), []), True),
     "missing_values_typed": (lambda e: (q.missing_values(VALUES, SA), []), True),
+    "values_on_leaves": (lambda e: (q.values_on_leaves(VALUES, [QI]), []), True),
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
     "base_histogram": (_base, False),
     "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
@@ -316,6 +317,10 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     # missing values: w (1 row) of a"b; 4 (1 row) of the sensitive column
     assert _rows(spark.fetch(q.missing_values(VALUES, QI)), True) == [("w", 1)]
     assert _rows(spark.fetch(q.missing_values(VALUES, SA)), True) == [("4", 1)]
+    # a"b on its leaves (col, code, v, n; most rows first, then v, then code): x 4 rows, y 3, z 2,
+    # NULL read as "NA" 2 (code 3), and w 1 with no leaf (code −1)
+    assert _rows(spark.fetch(q.values_on_leaves(VALUES, [QI])), True) == [
+        (0, 0, None, 4), (0, 1, None, 3), (0, 2, None, 2), (0, 3, None, 2), (0, -1, "w", 1)]
     # rollup: node 1 from node 0 with mask 3 turns every q0 digit into 0: keys 0, 5, 9, 14
     # (n 2, 1, 3, 1) become 0, 1, 1, 2
     rolled = spark.fetch(q.rollup_batch(q.table("t_prev"), q.table("t_plan")))

@@ -152,6 +152,11 @@ class Hierarchy:
         """``leaf_code // divisors[l]`` is the mixed-radix code of the ancestor at level l."""
         return list(self._encoding()["divisors"])
 
+    def leaf_index(self, codes: np.ndarray) -> np.ndarray:
+        """Mixed-radix leaf codes → their positions in ``leaves``."""
+        order = self.memo("leaf_order", lambda: np.argsort(self.leaf_codes))
+        return order[np.searchsorted(self.leaf_codes[order], codes)]
+
     def level_mixed_codes(self, level: int) -> np.ndarray:
         return self._encoding()["mixed"][:, level]
 

@@ -81,6 +81,9 @@ class Problem:
     values: exp.Table | None = None
     # False when the base holds the rows as they stand, one per row (``_groups_base``).
     base_grouped: bool = True
+    # Records per leaf of each QI (``hierarchy.leaves`` order), read with the leaf check when
+    # ``values`` counts the base's rows; None otherwise (``search.utility_costs.leaf_counts``).
+    leaf_counts: list[np.ndarray] | None = None
 
     @property
     def dropped_rows(self) -> int:
@@ -147,7 +150,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
            for c in qi_coded]
     for qi in qis:
         _register_qi_lookup(engine, qi)
-    _check_qi_leaves(engine, values, qis)
+    leaf_counts = _qi_leaf_counts(engine, values, qis)
     # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain,
     # and a sensitive domain is that of the rows kept.
     drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
@@ -168,7 +171,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     effective = q.without_nulls(source, drop) if drop else source
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label,
-                   None if drop else values, grouped)
+                   None if drop else values, grouped, None if drop else leaf_counts)
 
 
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
@@ -324,16 +327,26 @@ def _check_leaves(engine: Engine, values: exp.Expression, c: q.CodedColumn, hier
     _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
 
 
-def _check_qi_leaves(engine: Engine, column_values: exp.Expression, qis: list[QuasiIdentifierColumn]) -> None:
-    """``_check_leaves`` of every quasi-identifier in one query; the first column (in spec order)
-    with values its hierarchy lacks raises, as the column-by-column checks would."""
-    missing = engine.fetch(q.missing_values_of(column_values, [qi.coded for qi in qis]))
-    if missing.num_rows == 0:
-        return
-    positions, values, counts = (missing.column(name).to_pylist() for name in ("col", "v", "n"))
-    qi = qis[positions[0]]
-    rows = [i for i, p in enumerate(positions) if p == positions[0]]
-    _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows])
+def _qi_leaf_counts(engine: Engine, column_values: exp.Table, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
+    """Records per leaf of every quasi-identifier (``hierarchy.leaves`` order), read with the
+    values its hierarchy lacks in one query (``q.values_on_leaves``): the first column (in spec
+    order) with such values raises, as the column-by-column checks would."""
+    found = engine.fetch(q.values_on_leaves(column_values, [qi.coded for qi in qis]))
+    position = numpy_of(found.column("col")).astype(np.int64)
+    codes = numpy_of(found.column("code")).astype(np.int64)
+    known = codes >= 0
+    if not known.all():
+        values, counts = found.column("v").to_pylist(), found.column("n").to_pylist()
+        first = int(position[~known][0])
+        rows = np.flatnonzero(~known & (position == first)).tolist()
+        qi = qis[first]
+        _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows])
+    n = numpy_of(found.column("n")).astype(np.float64)
+    counts = [np.bincount(qi.hierarchy.leaf_index(codes[position == i]), weights=n[position == i],
+                          minlength=len(qi.hierarchy.leaves)) for i, qi in enumerate(qis)]
+    for c in counts:
+        c.flags.writeable = False  # shared by every reader of the problem's leaf counts
+    return counts
 
 
 def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:

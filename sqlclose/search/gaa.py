@@ -551,7 +551,7 @@ def combos_from_codes(codes: np.ndarray, counts: np.ndarray, hierarchies: Sequen
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Grouped rows (mixed-radix leaf codes per QI, count, optional sensitive code) → the distinct
     leaf-index combinations in lexicographic order, their counts and sensitive histograms."""
-    leaves = np.column_stack([_leaf_index(h, codes[:, j]) for j, h in enumerate(hierarchies)])
+    leaves = np.column_stack([h.leaf_index(codes[:, j]) for j, h in enumerate(hierarchies)])
     combos, inverse = np.unique(leaves, axis=0, return_inverse=True)
     inverse = inverse.ravel()
     total = np.bincount(inverse, weights=counts, minlength=len(combos)).astype(np.int64)
@@ -560,11 +560,6 @@ def combos_from_codes(codes: np.ndarray, counts: np.ndarray, hierarchies: Sequen
         hist = np.bincount(inverse * domain + sensitive_codes, weights=counts,
                            minlength=len(combos) * domain).reshape(len(combos), domain).astype(np.int64)
     return combos, total, hist
-
-
-def _leaf_index(h: Hierarchy, codes: np.ndarray) -> np.ndarray:
-    order = np.argsort(h.leaf_codes)
-    return order[np.searchsorted(h.leaf_codes[order], codes)]
 
 
 def fetch_gaa_input(problem: Problem, sensitive: str | None = None) -> GaaInput:

@@ -22,7 +22,7 @@ from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, KAnonymity, failing_classes
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, Violates, gaa
-from sqlclose.search.utility_costs import leaf_index, problem_metric
+from sqlclose.search.utility_costs import problem_metric
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import Metric
 
@@ -49,7 +49,7 @@ def fetch_input(problem: Problem) -> GaaInput:
                              [sa.coded.code for sa in sas])
     result = problem.engine.fetch(query)
     n = result.column("n").to_numpy().astype(np.float64)
-    leaves = np.column_stack([leaf_index(qi.hierarchy, result.column(qi.coded.code).to_numpy().astype(np.int64))
+    leaves = np.column_stack([qi.hierarchy.leaf_index(result.column(qi.coded.code).to_numpy().astype(np.int64))
                               for qi in problem.qis])
     combos, inverse = np.unique(leaves, axis=0, return_inverse=True)
     inverse = inverse.ravel()

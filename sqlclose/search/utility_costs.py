@@ -22,31 +22,19 @@ from sqlclose.utility.information_loss import METRICS, Metric, custom_metric, me
 DISCERNIBILITY = "discernibility"
 
 
-def leaf_index(hierarchy, codes: np.ndarray) -> np.ndarray:
-    """Mixed-radix leaf codes → indices into ``hierarchy.leaves``."""
-    order = np.argsort(hierarchy.leaf_codes)
-    return order[np.searchsorted(hierarchy.leaf_codes[order], codes)]
-
-
 def leaf_counts(problem: Problem) -> list[np.ndarray]:
-    """Records per leaf of every QI (``hierarchy.leaves`` order): a GROUP BY per QI in SQL, all
-    in one query (UNION ALL, each branch tagged with its QI's position): one round trip, not one per QI.
-    Read from the distinct values preparation counted when they count the base's rows (0.21 s
-    → ~5 ms at 10 M rows; docs/performance.md, twenty-sixth round), else from the base histogram."""
-    if problem.values is not None:
-        query = q.leaf_counts_of_values(problem.values, [qi.coded for qi in problem.qis])
-    else:
-        query = q.leaf_counts(problem.base, [qi.coded.code for qi in problem.qis])
-    result = problem.engine.fetch(query)
+    """Records per leaf of every QI (``hierarchy.leaves`` order): read by preparation with its
+    leaf check when the distinct values it counted count the base's rows (``Problem.leaf_counts``),
+    else a GROUP BY per QI over the base histogram, all in one query (UNION ALL, each branch
+    tagged with its QI's position)."""
+    if problem.leaf_counts is not None:
+        return problem.leaf_counts
+    result = problem.engine.fetch(q.leaf_counts(problem.base, [qi.coded.code for qi in problem.qis]))
     which = numpy_of(result.column("qi")).astype(np.int64)
     codes = numpy_of(result.column("code")).astype(np.int64)
     n = numpy_of(result.column("n")).astype(np.float64)
-    out = []
-    for i, qi in enumerate(problem.qis):
-        mine = which == i
-        out.append(np.bincount(leaf_index(qi.hierarchy, codes[mine]), weights=n[mine],
-                               minlength=len(qi.hierarchy.leaves)))
-    return out
+    return [np.bincount(qi.hierarchy.leaf_index(codes[which == i]), weights=n[which == i],
+                        minlength=len(qi.hierarchy.leaves)) for i, qi in enumerate(problem.qis)]
 
 
 def problem_metric(problem: Problem, name: str, weights: Mapping[str, Sequence[float] | Mapping[str, float]] | None

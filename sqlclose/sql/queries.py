@@ -114,15 +114,30 @@ def missing_values(values: exp.Expression, c: CodedColumn) -> exp.Expression:
     return template("missing_values", values=values, value=value, lookup=table(c.lookup))
 
 
-def missing_values_of(values: exp.Expression, columns: Sequence[CodedColumn]) -> exp.Expression:
-    """``missing_values`` of several columns in one query (one query's fixed cost instead of one
-    per column): (col, v, n), ``col`` the column's position, each column's rows in the same order."""
-    parts = [exp.select(exp.alias_(exp.Literal.number(i), "col"), exp.column("v"), exp.column("n"))
-             .from_(missing_values(values, c).subquery(f"m{i}")) for i, c in enumerate(columns)]
-    stacked = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
-    return (exp.select(exp.column("col"), exp.column("v"), exp.column("n")).from_(stacked.subquery("missing"))
+def values_on_leaves(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
+    """Each quasi-identifier's values (from ``column_values``) on its lookup, in one query: per
+    column (``col``, its position) a row per leaf code with the rows holding it (``v`` NULL), and a
+    row per value the lookup lacks (``code`` −1, the value in ``v``), most rows first. ``columns``
+    are ``column_values``' first columns, in its order (preparation puts the QIs there). What the
+    leaf check and the leaf counts each read in a query of their own before: on Spark a query of
+    joins costs seconds of stages on any table (docs/performance.md, thirty-fourth round)."""
+    branches = []
+    for i, c in enumerate(columns):
+        value, code = col(c.raw, "vals"), col("code", "lk")
+        missing = exp.If(this=exp.Is(this=code.copy(), expression=exp.Null()), true=value.copy(), false=exp.Null())
+        lookup = exp.alias_(table(c.lookup), ident("lk"), table=True)
+        branches.append(
+            exp.select(exp.alias_(exp.Literal.number(i), "col"),
+                       exp.alias_(exp.Coalesce(this=code.copy(), expressions=[exp.Literal.number(-1)]), "code"),
+                       exp.alias_(missing.copy(), "v"), exp.alias_(_bigint(exp.Sum(this=col("n", "vals"))), "n"))
+            .from_(exp.alias_(values.copy(), ident("vals"), table=True))
+            .join(lookup, join_type="left", on=exp.EQ(this=col("value", "lk"), expression=value.copy()))
+            .where(exp.and_(exp.EQ(this=col("col", "vals"), expression=exp.Literal.number(i)),
+                            exp.Not(this=exp.Is(this=value, expression=exp.Null()))))
+            .group_by(code, missing))
+    return (exp.select(exp.Star()).from_(_union_all(branches).subquery("found"))
             .order_by(exp.column("col"), exp.Ordered(this=exp.column("n"), desc=True),
-                      exp.Ordered(this=exp.column("v"), nulls_first=False)))
+                      exp.Ordered(this=exp.column("v"), nulls_first=False), exp.column("code")))
 
 
 def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
@@ -426,22 +441,6 @@ def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
     one query (UNION ALL, each branch tagged with its column's position ``qi``): one round trip."""
     branches = [exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(col(code), "code"), "n").from_(
         node_histogram(base.copy(), [(code, 1)], []).subquery(f"h{i}", copy=False)) for i, code in enumerate(codes)]
-    return _union_all(branches)
-
-
-def leaf_counts_of_values(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
-    """``leaf_counts`` read from ``column_values`` (a row per distinct value, not per combination):
-    each column's values joined to its lookup, the counts summed per code, all in one query."""
-    branches = []
-    for i, c in enumerate(columns):
-        lookup = exp.alias_(table(c.lookup), ident("lk"), table=True)
-        branches.append(
-            exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(col("code", "lk"), "code"),
-                       exp.alias_(_bigint(exp.Sum(this=col("n", "vals"))), "n"))
-            .from_(exp.alias_(values.copy(), ident("vals"), table=True))
-            .join(lookup, on=exp.EQ(this=col("value", "lk"), expression=col(c.raw, "vals")))
-            .where(exp.EQ(this=col("col", "vals"), expression=exp.Literal.number(i)))
-            .group_by(col("code", "lk")))
     return _union_all(branches)
 
 
