@@ -9,8 +9,9 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from sqlclose.model.arrays import arrow_array, arrow_table, decoded_strings, numpy_of
+from sqlclose.model.arrays import arrow_array, arrow_table, decoded_strings, leaf_labels, numpy_of
 from sqlclose.model.factorize import _by_sort, factorize, sorted_unique
+from sqlclose.model.hierarchy import mask_hierarchy
 
 INPUTS = [
     ["a", "bé", "", "日本", "x" * 300],
@@ -134,3 +135,12 @@ def test_decoded_strings_are_the_labels_arrow_builds_from_a_list():
     expected = pa.array([labels[c] for c in codes.tolist()], pa.string())
     assert decoded_strings(codes, labels).equals(expected)
     assert decoded_strings(np.zeros(0, dtype=np.int64), labels).equals(pa.array([], pa.string()))
+
+
+def test_leaf_labels_are_the_hierarchy_rows_column_made_once():
+    """Oracle: pyarrow's array of each row's label at the level, read from the hierarchy's rows."""
+    h = mask_hierarchy([f"{z:05d}" for z in np.random.default_rng(3).choice(100_000, 2_000, replace=False)])
+    for level in range(h.levels):
+        expected = pa.array([row[level] for row in h.rows], pa.string())
+        assert leaf_labels(h, level).equals(expected)
+        assert leaf_labels(h, level) is leaf_labels(h, level)  # the lookups and the re-check share one

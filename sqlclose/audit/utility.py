@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
-from sqlclose.model.arrays import arrow_table
+from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
 from sqlclose.sql import queries as q
 
@@ -47,7 +46,7 @@ def _leaves(engine: Engine, h: Hierarchy | None, name: str, reference: exp.Expre
     """A relation of the column's leaves as text (column ``value``), and its registered name if any."""
     if h is not None:
         registered = engine.temp_name("check_leaves")
-        engine.register(registered, arrow_table({"value": h.leaves}, {"value": pa.string()}))
+        engine.register(registered, arrow_table({"value": leaf_labels(h, 0)}))
         return q.table(registered), registered
     if reference is not None:
         return q.text_values(reference, name), None

@@ -13,10 +13,13 @@ would give; any other input falls back to pyarrow's own call: correct, only slow
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from sqlclose.model.hierarchy import Hierarchy
 
 _INT32_MAX = 2**31 - 1  # a string array's offsets are int32
 
@@ -95,6 +98,17 @@ def _strings(values: Sequence[str | None]) -> pa.Array | None:
     validity = pa.py_buffer(np.packbits(~missing, bitorder="little")) if nulls else None
     return pa.Array.from_buffers(pa.string(), len(values), [validity, pa.py_buffer(offsets),
                                                             pa.py_buffer(b"".join(encoded))], null_count=nulls)
+
+
+def leaf_labels(hierarchy: Hierarchy, level: int) -> pa.Array:
+    """Each leaf's label at ``level`` (level 0: the leaf itself), in ``leaves`` order, as an Arrow
+    string array made once per hierarchy and level: the QI lookups and the re-check's generalizing
+    tables read the same ones (a 100 k-leaf ZIP's leaves: ~0.05 s a conversion)."""
+    def build() -> pa.Array:
+        if level == 0:
+            return arrow_array(hierarchy.leaves, pa.string())
+        return decoded_strings(hierarchy.level_codes[:, level], hierarchy.labels(level))
+    return hierarchy.memo(f"leaf_labels_{level}", build)
 
 
 def decoded_strings(codes: np.ndarray, labels: Sequence[str]) -> pa.Array:

@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
-from sqlclose.model.arrays import arrow_table, decoded_strings, numpy_of
+from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
 from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
@@ -313,9 +313,9 @@ def _qi_hierarchy(engine: Engine, column_values: exp.Table, c: q.CodedColumn, s:
 
 def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
     h = qi.hierarchy
-    data: dict[str, Any] = {"value": h.leaves, "code": h.leaf_codes}
-    for level in range(1, h.levels):  # a level's labels decoded from its codes: no string per leaf
-        data[f"label_{level}"] = decoded_strings(h.level_codes[:, level], h.labels(level))
+    data: dict[str, Any] = {"value": leaf_labels(h, 0), "code": h.leaf_codes}
+    for level in range(1, h.levels):
+        data[f"label_{level}"] = leaf_labels(h, level)
     engine.load(qi.coded.lookup, arrow_table(data))
 
 

@@ -30,7 +30,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
-from sqlclose.model.arrays import arrow_table, decoded_strings
+from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
 from sqlclose.sql.templates import template
@@ -333,8 +333,8 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
                                               exp.to_identifier(hashed[name], quoted=True), copy=False), copy=False)
             continue
         h = qi.hierarchy
-        lookup = _register(engine, registered, "verify_generalize", arrow_table(
-            {"leaf": h.leaves, "label": decoded_strings(h.level_codes[:, level], h.labels(level))}))
+        lookup = _register(engine, registered, "verify_generalize",
+                           arrow_table({"leaf": leaf_labels(h, 0), "label": leaf_labels(h, level)}))
         labels = exp.select("leaf", "label", exp.alias_(engine.value_hash(exp.column("label"), as_is=True), "h")) \
             .from_(lookup, copy=False)
         alias = f"lk_{len(select.args.get('joins') or [])}"
