@@ -158,6 +158,10 @@ class Hierarchy:
         order = self.memo("leaf_order", lambda: np.argsort(self.leaf_codes))
         return order[np.searchsorted(self.leaf_codes[order], codes)]
 
+    def leaf_totals(self, codes: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """(mixed-radix leaf code, count) pairs → the counts summed per leaf, in ``leaves`` order."""
+        return np.bincount(self.leaf_index(codes), weights=counts, minlength=len(self.rows))
+
     def level_mixed_codes(self, level: int) -> np.ndarray:
         return self._encoding()["mixed"][:, level]
 

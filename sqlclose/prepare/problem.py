@@ -342,8 +342,7 @@ def _qi_leaf_counts(engine: Engine, column_values: exp.Table, qis: list[QuasiIde
         qi = qis[first]
         _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows])
     n = numpy_of(found.column("n")).astype(np.float64)
-    counts = [np.bincount(qi.hierarchy.leaf_index(codes[position == i]), weights=n[position == i],
-                          minlength=len(qi.hierarchy.leaves)) for i, qi in enumerate(qis)]
+    counts = [qi.hierarchy.leaf_totals(codes[position == i], n[position == i]) for i, qi in enumerate(qis)]
     for c in counts:
         c.flags.writeable = False  # shared by every reader of the problem's leaf counts
     return counts

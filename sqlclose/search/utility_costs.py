@@ -33,8 +33,7 @@ def leaf_counts(problem: Problem) -> list[np.ndarray]:
     which = numpy_of(result.column("qi")).astype(np.int64)
     codes = numpy_of(result.column("code")).astype(np.int64)
     n = numpy_of(result.column("n")).astype(np.float64)
-    return [np.bincount(qi.hierarchy.leaf_index(codes[which == i]), weights=n[which == i],
-                        minlength=len(qi.hierarchy.leaves)) for i, qi in enumerate(problem.qis)]
+    return [qi.hierarchy.leaf_totals(codes[which == i], n[which == i]) for i, qi in enumerate(problem.qis)]
 
 
 def problem_metric(problem: Problem, name: str, weights: Mapping[str, Sequence[float] | Mapping[str, float]] | None
