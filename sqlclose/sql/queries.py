@@ -109,7 +109,8 @@ def column_values(source: exp.Expression, columns: Sequence[CodedColumn], params
 
 
 def missing_values(values: exp.Expression, c: CodedColumn) -> exp.Expression:
-    """A column's values (from ``column_values``) that its lookup lacks, with their rows."""
+    """A sensitive column's values (from ``column_values``) that its lookup lacks, with their
+    rows; the quasi-identifiers' come with their leaf counts (``values_on_leaves``)."""
     value = as_text(col(c.raw, "vals")) if c.typed else col(c.raw, "vals")
     return template("missing_values", values=values, value=value, lookup=table(c.lookup))
 

@@ -1,5 +1,6 @@
--- Error path only: the values of a quasi-identifier or sensitive column that are not leaves of
--- its hierarchy, most frequent first, with how many rows carry each (read from column_values.sql).
+-- Error path only: the values of a sensitive column that are not leaves of its hierarchy or
+-- domain, most frequent first, with how many rows carry each (read from column_values.sql). The
+-- quasi-identifiers' are read with their leaf counts (queries.values_on_leaves).
 SELECT
   __value__ AS v,
   CAST(SUM(n) AS BIGINT) AS n
