@@ -24,7 +24,6 @@ from sqlglot import exp
 import sqlclose.sql.templates as sqltemplates
 from sqlclose.engine import DuckDBEngine, Engine, SparkEngine
 from sqlclose.model.padded import PaddedCode
-from sqlclose.prepare.problem import _distinct
 from sqlclose.sql import queries as q
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -47,6 +46,8 @@ LOOKUPS = {
     "t_lk_q1": pa.table({"value": ["30", "31", "45", "46", "47"], "code": [0, 1, 2, 3, 4],
                          "label_1": ["30-39", "30-39", "40-49", "40-49", "40-49"]}),
 }
+# Floats for the non-finite count: NaN, +inf and -inf are three; NULL and the finite values are not.
+FLOATS = pa.table({"x": [1.5, float("nan"), float("inf"), None, -float("inf"), -2.0, 1e308]})
 SUPPRESSED = pa.table({"q0": [1], "q1": [0]})  # class (z*, 30-39) at node (1, 1) is removed
 # A computed level (node, packed key, n) and a rollup plan over it: key = q0 · 4 + s0 (q0 on bits 2–3,
 # the sensitive part on bits 0–1: span 4, 3 values). key1 is a second key word (wide problems): here
@@ -144,6 +145,7 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "missing_values_typed": (lambda e: (q.missing_values(VALUES, SA), []), True),
     "values_on_leaves": (lambda e: (q.values_on_leaves(VALUES, [QI]), []), True),
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
+    "count_non_finite": (lambda e: (q.count_non_finite(q.table("t_floats"), "x"), []), False),
     "base_histogram": (_base, False),
     "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
     "base_histogram_ungrouped": (_base_ungrouped, True),
@@ -189,6 +191,7 @@ def _setup(engine: Engine) -> None:
     for name, table in LOOKUPS.items():
         engine.register(name, table)
     engine.register("t_supp", SUPPRESSED)
+    engine.register("t_floats", FLOATS)
     engine.register("t_prev", PREV)
     engine.register("t_plan", ROLLUP_PLAN)
     engine.register("t_base_plan", BASE_PLAN)
@@ -317,6 +320,7 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     # missing values: w (1 row) of a"b; 4 (1 row) of the sensitive column
     assert _rows(spark.fetch(q.missing_values(VALUES, QI)), True) == [("w", 1)]
     assert _rows(spark.fetch(q.missing_values(VALUES, SA)), True) == [("4", 1)]
+    assert _rows(spark.fetch(q.count_non_finite(q.table("t_floats"), "x")), True) == [(3,)]  # NaN, inf, -inf
     # a"b on its leaves (col, code, v, n; most rows first, then v, then code): x 4 rows, y 3, z 2,
     # NULL read as "NA" 2 (code 3), and w 1 with no leaf (code −1)
     assert _rows(spark.fetch(q.values_on_leaves(VALUES, [QI])), True) == [
@@ -440,7 +444,7 @@ def test_class_numbers_put_null_last_on_both_engines(engines) -> None:
 ], ids=["text", "typed"])
 def test_distinct_values_query(engines, column: q.CodedColumn, expected: list[tuple]) -> None:
     for engine in engines:
-        assert _rows(_distinct(engine, VALUES, column), True) == expected
+        assert _rows(engine.fetch(q.distinct_with_numbers(VALUES, column.raw)), True) == expected
 
 
 @pytest.mark.parametrize("dialect_engine", [DuckDBEngine, SparkEngine], ids=["duckdb", "spark"])

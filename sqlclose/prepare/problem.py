@@ -27,6 +27,7 @@ from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, 
 from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
+from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
@@ -131,31 +132,24 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     values = engine.create_temp_table(engine.temp_name("column_values"),
                                       q.column_values(source.copy(), coded, params, counts), params.values)
 
-    nulls = engine.fetch(q.null_counts(values, coded)).to_pylist()[0]
-    input_rows = int(nulls.pop("__sqlclose_rows") or 0)
-    if not input_rows:
-        raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
-    for c in coded:
-        if nulls[c.raw] and policies[c.raw] == "error":
-            raise DataError(
-                f"column {c.name!r} has {nulls[c.raw]} NULL value(s) in {source_label}; set nulls = \"drop\" "
-                f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
-                "or clean the data"
-            )
-    for c in qi_coded:
-        if c.null_value is not None:
-            _refuse_colliding_stand_in(engine, source, c, source_label)
+    with values_reader(engine, values) as reader:
+        input_rows, nulls = _null_counts(reader, coded, policies, source_label)
+        for c in qi_coded:
+            if c.null_value is not None:
+                _refuse_colliding_stand_in(engine, source, c, source_label)
 
-    qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(engine, values, c, spec.quasi_identifiers[c.name]), c)
-           for c in qi_coded]
-    for qi in qis:
-        _register_qi_lookup(engine, qi)
-    leaf_counts = _qi_leaf_counts(engine, values, qis)
-    # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain,
-    # and a sensitive domain is that of the rows kept.
-    drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
-    kept = _kept_values(engine, source, drop, sa_coded, counts) if drop and sa_coded else values
-    unmeasured = [_sensitive_column(engine, kept, c, spec.sensitive[c.name]) for c in sa_coded]
+        qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(reader, c, spec.quasi_identifiers[c.name]), c)
+               for c in qi_coded]
+        for qi in qis:
+            _register_qi_lookup(reader, qi)
+        leaf_counts = _qi_leaf_counts(reader, qis)
+        # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain,
+        # and a sensitive domain is that of the rows kept.
+        drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
+        if drop and sa_coded:
+            kept = _kept_values(engine, source, drop, sa_coded, counts)
+            reader = ValuesReader(engine, kept, engine, kept)
+        unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name]) for c in sa_coded]
 
     params = q.Params()
     ranges = [qi.hierarchy.code_range for qi in qis] + [len(sa.domain) for sa in unmeasured]
@@ -172,6 +166,23 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label,
                    None if drop else values, grouped, None if drop else leaf_counts)
+
+
+def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn], policies: dict[str, str],
+                 source_label: str) -> tuple[int, dict[str, int]]:
+    """The input's rows, and its NULLs per raw column; NULLs under ``nulls = "error"`` raise."""
+    nulls = reader.engine.fetch(q.null_counts(reader.table, coded)).to_pylist()[0]
+    input_rows = int(nulls.pop("__sqlclose_rows") or 0)
+    if not input_rows:
+        raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
+    for c in coded:
+        if nulls[c.raw] and policies[c.raw] == "error":
+            raise DataError(
+                f"column {c.name!r} has {nulls[c.raw]} NULL value(s) in {source_label}; set nulls = \"drop\" "
+                f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
+                "or clean the data"
+            )
+    return input_rows, nulls
 
 
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
@@ -276,14 +287,14 @@ def _kept_values(engine: Engine, source: exp.Expression, drop: list[str], column
         q.without_nulls(source, drop), columns, params, counts), params.values)
 
 
-def _distinct(engine: Engine, values: exp.Expression, c: q.CodedColumn) -> pa.Table:
-    return engine.fetch(q.distinct_with_numbers(values, c.raw))
+def _distinct(reader: ValuesReader, c: q.CodedColumn) -> pa.Table:
+    return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw))
 
 
-def _qi_hierarchy(engine: Engine, column_values: exp.Table, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
+def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
-    values = _distinct(engine, column_values, c)
+    values = _distinct(reader, c)
     texts = values.column("text").to_pylist()
     special = [c.null_value] if c.null_value is not None else []
     texts_rule = [t for t in texts if t not in special]
@@ -311,27 +322,32 @@ def _qi_hierarchy(engine: Engine, column_values: exp.Table, c: q.CodedColumn, s:
 
 
 
-def _register_qi_lookup(engine: Engine, qi: QuasiIdentifierColumn) -> None:
+def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None:
+    """The lookup the base histogram joins, on the source's engine (and on a local reader's, for
+    the leaf check and counts)."""
     h = qi.hierarchy
     data: dict[str, Any] = {"value": leaf_labels(h, 0), "code": h.leaf_codes}
     for level in range(1, h.levels):
         data[f"label_{level}"] = leaf_labels(h, level)
-    engine.load(qi.coded.lookup, arrow_table(data))
+    lookup = arrow_table(data)
+    reader.source_engine.load(qi.coded.lookup, lookup)
+    if reader.local:
+        reader.engine.register(qi.coded.lookup, lookup)
 
 
-def _check_leaves(engine: Engine, values: exp.Expression, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
-    missing = engine.fetch(q.missing_values(values, c))
+def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
+    missing = reader.engine.fetch(q.missing_values(reader.table, c))
     if missing.num_rows == 0:
         return
     where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
     _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
 
 
-def _qi_leaf_counts(engine: Engine, column_values: exp.Table, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
+def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
     """Records per leaf of every quasi-identifier (``hierarchy.leaves`` order), read with the
     values its hierarchy lacks in one query (``q.values_on_leaves``): the first column (in spec
     order) with such values raises, as the column-by-column checks would."""
-    found = engine.fetch(q.values_on_leaves(column_values, [qi.coded for qi in qis]))
+    found = reader.engine.fetch(q.values_on_leaves(reader.table, [qi.coded for qi in qis]))
     position = numpy_of(found.column("col")).astype(np.int64)
     codes = numpy_of(found.column("code")).astype(np.int64)
     known = codes >= 0
@@ -368,16 +384,21 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
 
 
 
-def _sensitive_column(engine: Engine, values: exp.Expression, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
+def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive) -> SensitiveColumn:
     hierarchy = static_hierarchy(s.hierarchy, c.name) if s.hierarchy is not None else None
-    # The value is typed for ordered distances, so numbers sort as numbers.
-    domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(engine, values, c).column("text").to_pylist())
+    # The value is typed for ordered distances, so numbers sort as numbers; its text is the engine's
+    # own cast, the one the base histogram's join will make: asked on the source's engine.
+    ask = reader.at_source() if c.typed else reader
+    domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(ask, c).column("text").to_pylist())
     # Registered, not loaded like the QIs' lookups: a loaded table's statistics (no NULL) would make
     # DuckDB write the sensitive column as REQUIRED when written as text but not through a
     # dictionary type (the release's schema must not depend on that), and loading it was measured
     # no faster (10 M rows: base histogram 2.58–2.82 s loaded, 2.67–2.68 s registered).
-    engine.register(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}))
-    _check_leaves(engine, values, c, hierarchy)
+    lookup = arrow_table({"value": domain, "code": list(range(len(domain)))})
+    reader.source_engine.register(c.lookup, lookup)
+    if ask.local:
+        ask.engine.register(c.lookup, lookup)
+    _check_leaves(ask, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(domain, hierarchy, c.name)
     return SensitiveColumn(c.name, s, domain, hierarchy, coded=c)

@@ -687,9 +687,12 @@ def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Express
 
 
 def count_non_finite(source: exp.Expression, column: str) -> exp.Expression:
+    """Rows whose floating-point ``column`` is NaN or ±infinity. Infinity as ABS = 'Infinity':
+    Spark has no ISINF."""
     value = col(column)
+    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
     bad = exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
-                  exp.Anonymous(this="ISINF", expressions=[value.copy()]))
+                  exp.EQ(this=exp.Abs(this=value.copy()), expression=infinity))
     return _count_where(source, bad)
 
 
@@ -720,6 +723,11 @@ def distinct_sorted(relations: Sequence[exp.Expression], column: str) -> exp.Exp
 
 def project(relation: exp.Expression, columns: Sequence[str]) -> exp.Expression:
     return exp.select(*(col(c) for c in columns)).from_(relation.copy())
+
+
+def first_rows(relation: exp.Expression, rows: int) -> exp.Expression:
+    """At most ``rows`` rows of ``relation``, any of them: a bounded collect."""
+    return exp.select(exp.Star()).from_(relation.copy()).limit(rows)
 
 
 def text_values(relation: exp.Expression, column: str) -> exp.Expression:

@@ -1,0 +1,121 @@
+"""Preparation on Spark asks its column-value questions of a local DuckDB (prepare/local_values.py).
+
+NULL counts, a rule hierarchy's values, the leaf checks and the leaf counts are read from the
+collected ``column_values`` table; the lookups the base histogram joins stay on Spark, and a typed
+sensitive column's text (Spark's own cast, the one its join makes) is asked on Spark. Each case
+runs collected (the default) and with the collect refused (a limit of 0 rows: every question on
+Spark), and must give the values counted by hand from ROWS — and the errors DuckDB gives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pyarrow as pa
+import pytest
+
+from sqlclose.engine import DuckDBEngine, SparkEngine
+from sqlclose.errors import DataError
+from sqlclose.model.spec import as_spec
+from sqlclose.prepare import local_values
+from sqlclose.prepare.problem import prepare
+from sqlclose.prepare.sources import open_source
+
+pytestmark = pytest.mark.spark
+
+# (age, zip, disease, income): income is an ordered (typed) sensitive column whose large values
+# Spark writes as text in its own way ("1.2E7"), unlike DuckDB ("12000000.0").
+ROWS = [(23, "47677", "flu", 1.2e7), (37, "47602", "flu", 3.5e7), (41, "47678", "cancer", 1.2e7),
+        (23, "47905", "ulcer", 2.0), (37, "47677", "cancer", 1.2e7)]
+NULL_ROW = (29, None, "flu", 3.5e7)
+DISEASES = {"*": {"respiratory": ["flu"], "other": ["cancer", "ulcer"]}}
+
+
+def table(rows: list[tuple] = ROWS) -> pa.Table:
+    return pa.table({"age": [r[0] for r in rows], "zip": [r[1] for r in rows],
+                     "disease": [r[2] for r in rows], "income": [r[3] for r in rows]})
+
+
+def spec(**changes) -> object:
+    d = {"k": 2, "quasi_identifiers": {"age": {"bands": [10, 20]}, "zip": {"mask": True, "nulls": "drop"}},
+         "sensitive": {"disease": {"distance": "hierarchical", "t": 1.0, "hierarchy": {"tree": DISEASES}},
+                       "income": {"distance": "ordered", "t": 1.0}}}
+    d.update(changes)
+    return as_spec(d)
+
+
+@pytest.fixture(params=["collected", "on-spark"])
+def spark(request, spark_session, monkeypatch):
+    """A Spark engine whose preparation collects the column values, or (a limit of 0 rows) not."""
+    if request.param == "on-spark":
+        monkeypatch.setattr(local_values, "LOCAL_VALUES_MAX_ROWS", 0)
+    engine = SparkEngine(spark_session)
+    yield engine
+    engine.close()
+
+
+def prepared(engine, the_spec=None, rows: list[tuple] = ROWS):
+    opened = open_source(table(rows), engine)
+    return prepare(opened.engine, opened.relation, the_spec or spec(), opened.label)
+
+
+def test_the_problem_is_the_one_counted_by_hand(spark) -> None:
+    problem = prepared(spark)
+    assert problem.input_rows == problem.rows == 5
+    age, zip_ = (qi.hierarchy for qi in problem.qis)
+    assert age.leaves == ["23", "37", "41"]  # the rules' values, read from the column values
+    assert zip_.leaves == ["47602", "47677", "47678", "47905"]
+    expected = [Counter(str(r[0]) for r in ROWS), Counter(r[1] for r in ROWS)]
+    for qi, got, want in zip(problem.qis, problem.leaf_counts, expected, strict=True):
+        assert got.tolist() == [float(want[leaf]) for leaf in qi.hierarchy.leaves], qi.name
+    disease, income = problem.sas
+    assert disease.domain == ["flu", "cancer", "ulcer"]  # the hierarchy's leaf order
+    assert disease.q.tolist() == [2.0, 2.0, 1.0]
+    # Spark's own text of the typed values (the text its base histogram joins on), sorted as numbers.
+    assert income.domain == ["2.0", "1.2E7", "3.5E7"]
+    assert income.q.tolist() == [1.0, 3.0, 1.0]
+
+
+def test_a_row_dropped_for_its_null_is_in_no_domain_and_no_count(spark) -> None:
+    # The NULL row's age (29) is still a value of the column (its rule reads every value); its
+    # income 3.5E7 is also another row's, so the domain stays; its disease (flu) is not counted.
+    problem = prepared(spark, rows=[*ROWS, NULL_ROW])
+    assert problem.input_rows == 6 and problem.rows == 5
+    assert problem.qis[0].hierarchy.leaves == ["23", "29", "37", "41"]
+    assert problem.leaf_counts is None  # then grouped from the base (search.utility_costs)
+    disease, income = problem.sas
+    assert disease.q.tolist() == [2.0, 2.0, 1.0] and income.q.tolist() == [1.0, 3.0, 1.0]
+
+
+def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spark(spark, monkeypatch) -> None:
+    """Collected: Spark reads the column values once, plus the typed column's two questions (its
+    values as text, its missing values); not collected, every question is asked there."""
+    statements: list[str] = []
+    run = SparkEngine._run
+
+    def logged(self, sql, params):
+        statements.append(sql)
+        return run(self, sql, params)
+
+    monkeypatch.setattr(SparkEngine, "_run", logged)
+    prepared(spark)
+    reads = [s for s in statements if "__sqlclose_column_values_" in s]
+    if local_values.LOCAL_VALUES_MAX_ROWS:
+        assert len(reads) == 3 and "LIMIT 10000001" in reads[0]
+    else:  # the refused collect, NULL counts, the rule's values, leaf counts, two per sensitive column
+        assert len(reads) == 8
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"quasi_identifiers": {"age": {"bands": [10]}, "zip": {"mask": True}}}, "column 'zip' has 1 NULL value(s)"),
+    ({"quasi_identifiers": {"age": {"tree": {"*": ["23", "37", "41"]}}, "zip": {"mask": True, "nulls": "drop"}}},
+     "column 'age': 1 value(s) are not leaves of hierarchy tree for column 'age': '29' (1 rows);"),
+    ({"sensitive": {"disease": {"distance": "hierarchical", "t": 1.0, "hierarchy": {"tree": {"*": ["flu", "cancer"]}}},
+                    "income": {"distance": "ordered", "t": 1.0}}},
+     "column 'disease': 1 value(s) are not leaves of hierarchy tree for column 'disease': 'ulcer' (1 rows);"),
+], ids=["null", "qi-leaf", "sensitive-leaf"])
+def test_bad_values_give_duckdbs_errors(spark, changes, message) -> None:
+    for engine in (spark, DuckDBEngine()):
+        with pytest.raises(DataError, match=re.escape(message)):
+            prepared(engine, spec(**changes), [*ROWS, NULL_ROW])
