@@ -370,11 +370,16 @@ def height(node) -> int:
 
 def minimal_nodes(satisfying: set[tuple[int, ...]]) -> set[tuple[int, ...]]:
     """Nodes of the set with no other node of the set below them (componentwise)."""
+    if not satisfying:
+        return set()
+    nodes = sorted(satisfying)
+    levels = np.array(nodes, dtype=np.int64).reshape(len(nodes), -1)
     found = set()
-    for n in satisfying:
-        below = any(m != n and all(a <= b for a, b in zip(m, n)) for m in satisfying)
-        if not below:
-            found.add(n)
+    for i, n in enumerate(levels):  # a row per node against every other: a set's nodes are distinct
+        below = (levels <= n).all(axis=1)
+        below[i] = False
+        if not below.any():
+            found.add(nodes[i])
     return found
 
 
