@@ -98,3 +98,16 @@ def test_a_memory_limit_the_process_can_keep_is_not_warned_about():
     assert setting.replace(" ", "").upper().startswith(("150", "143"))  # 60 % of 500 - 250 MB = 143.1 MiB
     with pytest.warns(LimitWarning, match="499 MB cannot bound"):
         sqlclose.anonymize(None, spec_with({"memory_limit": "499MB"})).close()
+
+
+def test_a_spark_session_of_our_own_logs_through_our_configuration_unless_the_caller_says_otherwise():
+    from sqlclose.engine.spark import LOG_CONFIG, session_conf
+
+    ours = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    assert LOG_CONFIG.is_file()
+    assert session_conf(None)["spark.driver.extraJavaOptions"] == ours
+    given = session_conf({"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=mine.xml -Xss4m",
+                          "spark.sql.shuffle.partitions": 8})
+    # A later -D wins in Java: the caller's file replaces ours; their other options stay.
+    assert given["spark.driver.extraJavaOptions"] == f"{ours} -Dlog4j2.configurationFile=mine.xml -Xss4m"
+    assert given["spark.sql.shuffle.partitions"] == "8"  # the caller's setting over the default "2"

@@ -14,6 +14,7 @@ DuckDB). Bound parameters are named (``:p1``, ``:p2`` …): Spark has no numbere
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,10 +34,27 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",  # progress bars on stderr would garble the CLI's output
     "spark.sql.session.timeZone": "UTC",
 }
+# Spark's logging for a session of our own: Spark's defaults at WARN, less the warnings our
+# queries raise by design (the file says which and why; docs/engines.md#logging).
+LOG_CONFIG = Path(__file__).with_name("spark_log4j2.properties")
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+# pyspark imports its test helpers at run time, which warn that pandas 3 is not fully supported:
+# sqlclose exchanges Arrow with Spark, never pandas, so the warning would only be noise in a job's log.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
 # Hash buckets the re-check ranks classes within (``class_numbers``): more than a cluster's
 # shuffle partitions, so that every partition gets some.
 CLASS_BUCKETS = 4096
 _GLOB = re.compile(r"([\\*?\[\]{}])")
+
+
+def session_conf(conf: Mapping[str, Any] | None) -> dict[str, str]:
+    """The settings of a session of our own: the defaults, the caller's, and our logging ahead of
+    the caller's Java options (a later ``-D`` wins, so theirs can replace it). Java options reach
+    the driver only as the JVM starts: a JVM already running in the process keeps its logging."""
+    merged = {key: str(value) for key, value in {**DEFAULT_CONF, **(conf or {})}.items()}
+    ours = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
+    merged[JAVA_OPTIONS] = f"{ours} {merged.get(JAVA_OPTIONS, '')}".strip()
+    return merged
 
 
 def _table(name: str) -> exp.Table:
@@ -89,8 +107,8 @@ class SparkEngine(Engine):
             except ImportError as e:
                 raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
             builder = SparkSession.builder.master(master).appName("sqlclose")
-            for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
-                builder = builder.config(key, str(value))
+            for key, value in session_conf(conf).items():
+                builder = builder.config(key, value)
             session = builder.getOrCreate()
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
