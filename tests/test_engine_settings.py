@@ -100,14 +100,30 @@ def test_a_memory_limit_the_process_can_keep_is_not_warned_about():
         sqlclose.anonymize(None, spec_with({"memory_limit": "499MB"})).close()
 
 
-def test_a_spark_session_of_our_own_logs_through_our_configuration_unless_the_caller_says_otherwise():
-    from sqlclose.engine.spark import LOG_CONFIG, session_conf
 
-    ours = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
-    assert LOG_CONFIG.is_file()
-    assert session_conf(None)["spark.driver.extraJavaOptions"] == ours
-    given = session_conf({"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=mine.xml -Xss4m",
-                          "spark.sql.shuffle.partitions": 8})
-    # A later -D wins in Java: the caller's file replaces ours; their other options stay.
-    assert given["spark.driver.extraJavaOptions"] == f"{ours} -Dlog4j2.configurationFile=mine.xml -Xss4m"
-    assert given["spark.sql.shuffle.partitions"] == "8"  # the caller's setting over the default "2"
+@pytest.mark.spark
+def test_a_spark_session_logs_through_ours_only_where_spark_would_use_its_defaults(spark_session, tmp_path):
+    """Spark's built-in defaults give way to sqlclose's file; a file of the cluster's or the
+    caller's (here: one set in the JVM) stays in charge."""
+    from sqlclose.engine.spark import LOG_CONFIG, log_quietly
+
+    jvm = spark_session.sparkContext._jvm
+    configurator = jvm.org.apache.logging.log4j.core.config.Configurator
+
+    def location() -> str:
+        context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+        return str(context.getConfiguration().getConfigurationSource().getLocation())
+
+    before = location()
+    theirs = tmp_path / "cluster-log4j2.properties"
+    theirs.write_text("rootLogger.level = info\n")
+    defaults = jvm.java.lang.Thread.currentThread().getContextClassLoader().getResource(
+        "org/apache/spark/log4j2-defaults.properties").toURI()
+    try:
+        configurator.reconfigure(jvm.java.net.URI(theirs.as_uri()))
+        assert not log_quietly(spark_session) and location() == str(theirs)
+        configurator.reconfigure(defaults)
+        assert location().endswith("org/apache/spark/log4j2-defaults.properties")
+        assert log_quietly(spark_session) and location() == str(LOG_CONFIG)
+    finally:
+        configurator.reconfigure(jvm.java.net.URI(before if ":" in before else Path(before).as_uri()))

@@ -3,8 +3,9 @@
 NULL counts, a rule hierarchy's values, the leaf checks and the leaf counts are read from the
 collected ``column_values`` table; the lookups the base histogram joins stay on Spark, and a typed
 sensitive column's text (Spark's own cast, the one its join makes) is asked on Spark. Each case
-runs collected (the default) and with the collect refused (a limit of 0 rows: every question on
-Spark), and must give the values counted by hand from ROWS — and the errors DuckDB gives.
+runs collected (the default), with the collect refused (a bound of 0 bytes) and with the collect
+failing (as under a driver's lower spark.driver.maxResultSize): then every question is asked on
+Spark. Each way must give the values counted by hand from ROWS, and the errors DuckDB gives.
 """
 
 from __future__ import annotations
@@ -45,11 +46,21 @@ def spec(**changes) -> object:
     return as_spec(d)
 
 
-@pytest.fixture(params=["collected", "on-spark"])
+@pytest.fixture(params=["collected", "on-spark", "collect-fails"])
 def spark(request, spark_session, monkeypatch):
-    """A Spark engine whose preparation collects the column values, or (a limit of 0 rows) not."""
+    """A Spark engine whose preparation collects the column values, or (a bound of 0 bytes, or a
+    failing collect) not."""
     if request.param == "on-spark":
-        monkeypatch.setattr(local_values, "LOCAL_VALUES_MAX_ROWS", 0)
+        monkeypatch.setattr(local_values, "LOCAL_VALUES_MAX_BYTES", 0)
+    if request.param == "collect-fails":
+        run = SparkEngine._run
+
+        def refused(self, sql, params):
+            if "__sqlclose_column_values_" in sql and " LIMIT " in sql:
+                raise RuntimeError("Total size of serialized results is bigger than spark.driver.maxResultSize")
+            return run(self, sql, params)
+
+        monkeypatch.setattr(SparkEngine, "_run", refused)
     engine = SparkEngine(spark_session)
     yield engine
     engine.close()
@@ -88,7 +99,8 @@ def test_a_row_dropped_for_its_null_is_in_no_domain_and_no_count(spark) -> None:
     assert disease.q.tolist() == [2.0, 2.0, 1.0] and income.q.tolist() == [1.0, 3.0, 1.0]
 
 
-def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spark(spark, monkeypatch) -> None:
+def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spark(spark, monkeypatch,
+                                                                                  request) -> None:
     """Collected: Spark reads the column values once, plus the typed column's two questions (its
     values as text, its missing values); not collected, every question is asked there."""
     statements: list[str] = []
@@ -101,10 +113,11 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
     monkeypatch.setattr(SparkEngine, "_run", logged)
     prepared(spark)
     reads = [s for s in statements if "__sqlclose_column_values_" in s]
-    if local_values.LOCAL_VALUES_MAX_ROWS:
-        assert len(reads) == 3 and "LIMIT 10000001" in reads[0]
-    else:  # the refused collect, NULL counts, the rule's values, leaf counts, two per sensitive column
-        assert len(reads) == 8
+    if request.node.callspec.params["spark"] == "collected":
+        # 256 MiB at 12 + 9 × 4 + 16 bytes a row of 4 coded columns, and one row past it.
+        assert len(reads) == 3 and "LIMIT 4194305" in reads[0], reads
+    else:  # the refused or failed collect, NULL counts, the rule's values, leaf counts, two per sensitive column
+        assert len(reads) == 8, reads
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -116,6 +129,25 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
      "column 'disease': 1 value(s) are not leaves of hierarchy tree for column 'disease': 'ulcer' (1 rows);"),
 ], ids=["null", "qi-leaf", "sensitive-leaf"])
 def test_bad_values_give_duckdbs_errors(spark, changes, message) -> None:
-    for engine in (spark, DuckDBEngine()):
-        with pytest.raises(DataError, match=re.escape(message)):
-            prepared(engine, spec(**changes), [*ROWS, NULL_ROW])
+    duck = DuckDBEngine()
+    try:
+        for engine in (spark, duck):
+            with pytest.raises(DataError, match=re.escape(message)):
+                prepared(engine, spec(**changes), [*ROWS, NULL_ROW])
+    finally:
+        duck.close()
+
+
+def test_a_bands_rule_reads_numbers_as_the_source_does(spark) -> None:
+    """Plain numbers read alike everywhere; other text each engine reads its own way (Spark: "1d" is
+    the double 1, DuckDB: not a number). Spark's source is read as Spark reads it, collected or not."""
+    rows = [("5", r[1], r[2], r[3]) for r in ROWS[:3]] + [("1d", *ROWS[3][1:]), ("12", *ROWS[4][1:])]
+    the_spec = spec(quasi_identifiers={"age": {"bands": [10]}, "zip": {"mask": True}})
+    age = prepared(spark, the_spec, rows).qis[0].hierarchy
+    assert {leaf: band for leaf, band, _ in age.rows} == {"1d": "0-9", "5": "0-9", "12": "10-19"}
+    duck = DuckDBEngine()
+    try:
+        with pytest.raises(DataError, match=re.escape("column 'age' has non-numeric values ['1d']")):
+            prepared(duck, the_spec, rows)
+    finally:
+        duck.close()

@@ -34,27 +34,33 @@ DEFAULT_CONF = {
     "spark.ui.showConsoleProgress": "false",  # progress bars on stderr would garble the CLI's output
     "spark.sql.session.timeZone": "UTC",
 }
-# Spark's logging for a session of our own: Spark's defaults at WARN, less the warnings our
-# queries raise by design (the file says which and why; docs/engines.md#logging).
+# Spark's logging for a session of our own, where Spark would log with its built-in defaults:
+# those at WARN, less the warnings our queries raise by design (the file says which and why;
+# docs/engines.md#logging). A log4j2 file of the cluster's or the caller's is left in charge.
 LOG_CONFIG = Path(__file__).with_name("spark_log4j2.properties")
-JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_SPARK_DEFAULT_LOG = "org/apache/spark/log4j2-defaults.properties"
 # pyspark imports its test helpers at run time, which warn that pandas 3 is not fully supported:
-# sqlclose exchanges Arrow with Spark, never pandas, so the warning would only be noise in a job's log.
-warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning)
+# sqlclose exchanges Arrow with Spark, never pandas. Only that import's warning is filtered (by its
+# module), not the same warning from a user's pandas-on-Spark code.
+warnings.filterwarnings("ignore", message="PySpark does not yet fully support pandas", category=FutureWarning,
+                        module=r"pyspark\.testing\.utils")
 # Hash buckets the re-check ranks classes within (``class_numbers``): more than a cluster's
 # shuffle partitions, so that every partition gets some.
 CLASS_BUCKETS = 4096
 _GLOB = re.compile(r"([\\*?\[\]{}])")
 
 
-def session_conf(conf: Mapping[str, Any] | None) -> dict[str, str]:
-    """The settings of a session of our own: the defaults, the caller's, and our logging ahead of
-    the caller's Java options (a later ``-D`` wins, so theirs can replace it). Java options reach
-    the driver only as the JVM starts: a JVM already running in the process keeps its logging."""
-    merged = {key: str(value) for key, value in {**DEFAULT_CONF, **(conf or {})}.items()}
-    ours = f"-Dlog4j2.configurationFile={LOG_CONFIG.as_uri()}"
-    merged[JAVA_OPTIONS] = f"{ours} {merged.get(JAVA_OPTIONS, '')}".strip()
-    return merged
+def log_quietly(session: SparkSession) -> bool:
+    """Log through ``LOG_CONFIG`` if the session's JVM logs with Spark's built-in defaults (no
+    log4j2 file of the cluster's or the caller's); whether it did. After start-up: Spark's own
+    start-up lines are printed before any session exists."""
+    jvm = session.sparkContext._jvm
+    context = jvm.org.apache.logging.log4j.LogManager.getContext(False)
+    location = context.getConfiguration().getConfigurationSource().getLocation()
+    if location is not None and not str(location).endswith(_SPARK_DEFAULT_LOG):
+        return False
+    jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(LOG_CONFIG.as_uri()))
+    return True
 
 
 def _table(name: str) -> exp.Table:
@@ -107,9 +113,10 @@ class SparkEngine(Engine):
             except ImportError as e:
                 raise ImportError("the Spark engine needs pyspark: pip install 'sqlclose[spark]'") from e
             builder = SparkSession.builder.master(master).appName("sqlclose")
-            for key, value in session_conf(conf).items():
-                builder = builder.config(key, value)
+            for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
+                builder = builder.config(key, str(value))
             session = builder.getOrCreate()
+            log_quietly(session)
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
 

@@ -10,8 +10,10 @@ there (docs/performance.md, thirty-fifth round). The lookups the base histogram 
 registered on the source's engine, which also keeps asking what depends on its own casts (the text
 of a typed sensitive value).
 
-Past ``LOCAL_VALUES_MAX_ROWS`` rows (a column of millions of distinct values) the questions stay on
-the engine: the collect is bounded by a LIMIT, so a table too large is never held whole.
+The copy is bounded in bytes (``LOCAL_VALUES_MAX_BYTES``, turned into rows by the table's width):
+the collect reads at most one row past the bound (a LIMIT), so a table too large — a column of
+millions of distinct values — is never held whole, and its questions stay on the engine, as they do
+when the collect itself fails (a driver's ``spark.driver.maxResultSize`` lower than the bound).
 """
 
 from __future__ import annotations
@@ -23,12 +25,19 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
+from sqlclose.errors import EngineError
 from sqlclose.sql import queries as q
 
-# Rows of column_values up to which its questions run locally: Arrow holds a row in a few tens of
-# bytes (the value's text and the count), so the bound is ~0.1–0.5 GB of driver memory at most,
-# the hybrid search's own bound (search/hybrid.py).
-LOCAL_VALUES_MAX_ROWS = 10_000_000
+# Driver memory the local copy may take: a quarter of Spark's default spark.driver.maxResultSize (1 GB).
+LOCAL_VALUES_MAX_BYTES = 256 * 2**20
+
+
+def row_limit(columns: int) -> int:
+    """Rows of a ``column_values`` table of ``columns`` coded columns that fit the bound. As Arrow, a
+    row holds its column number and count (12 bytes), a text slot per coded column (NULL but in one:
+    an 8-byte offset, Spark shipping large strings, and validity) and its value's text (~16 bytes
+    assumed; measured 50 B a row in all for 8 columns in DuckDB's Arrow, 84 B for 16)."""
+    return LOCAL_VALUES_MAX_BYTES // (12 + 9 * columns + 16)
 
 
 @dataclass(frozen=True)
@@ -51,16 +60,20 @@ class ValuesReader:
 
 
 @contextmanager
-def values_reader(engine: Engine, values: exp.Table, max_rows: int | None = None) -> Iterator[ValuesReader]:
-    """The reader of ``values`` (``column_values`` on ``engine``): a local copy when the engine asks
-    for local work and the table has at most ``max_rows`` rows, else the table where it is."""
-    limit = LOCAL_VALUES_MAX_ROWS if max_rows is None else max_rows
+def values_reader(engine: Engine, values: exp.Table, columns: int) -> Iterator[ValuesReader]:
+    """The reader of ``values`` (``column_values`` of ``columns`` coded columns on ``engine``): a
+    local copy when the engine asks for local work and the table fits ``row_limit``, else the
+    table where it is."""
     where = ValuesReader(engine, values, engine, values)
     if not engine.local_search:
         yield where
         return
-    collected = engine.fetch(q.first_rows(values, limit + 1))
-    if collected.num_rows > limit:
+    limit = row_limit(columns)
+    try:
+        collected = engine.fetch(q.first_rows(values, limit + 1))
+    except EngineError:  # a driver bound below ours: the engine answers, as past the limit
+        collected = None
+    if collected is None or collected.num_rows > limit:
         yield where
         return
     local = DuckDBEngine()

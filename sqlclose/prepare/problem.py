@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -31,6 +32,10 @@ from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
+# A number in plain decimal or scientific notation, which every engine reads as the same double.
+# Other text ("1_000", "1d", "Infinity") each reads its own way: a bands rule's values that hold any
+# are read as numbers by the source's engine, not by a local copy's (prepare/local_values.py).
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 # The base histogram keeps the rows as they stand (no GROUP BY) when the source has at least
 # UNGROUPED_MIN_ROWS rows and nearly all of them (UNGROUPED_SHARE, estimated) are combinations of
@@ -132,7 +137,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     values = engine.create_temp_table(engine.temp_name("column_values"),
                                       q.column_values(source.copy(), coded, params, counts), params.values)
 
-    with values_reader(engine, values) as reader:
+    with values_reader(engine, values, len(coded)) as reader:
         input_rows, nulls = _null_counts(reader, coded, policies, source_label)
         for c in qi_coded:
             if c.null_value is not None:
@@ -298,6 +303,8 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) ->
     texts = values.column("text").to_pylist()
     special = [c.null_value] if c.null_value is not None else []
     texts_rule = [t for t in texts if t not in special]
+    if s.kind == "bands" and reader.local and not all(_PLAIN_NUMBER.fullmatch(t) for t in texts_rule):
+        values = _distinct(reader.at_source(), c)  # numbers as the source's engine reads them
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return Hierarchy(((special[0], TOP_LABEL),), name)
