@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
@@ -57,6 +58,16 @@ class ValuesReader:
 
     def at_source(self) -> ValuesReader:
         return ValuesReader(self.source_engine, self.source_table, self.source_engine, self.source_table)
+
+    def add_lookup(self, name: str, lookup: pa.Table, load: bool = False) -> None:
+        """A lookup on the source's engine, for the base histogram to join (``load``: loaded, else
+        registered), and beside a local copy, for the questions asked of it."""
+        if load:
+            self.source_engine.load(name, lookup)
+        else:
+            self.source_engine.register(name, lookup)
+        if self.local:
+            self.engine.register(name, lookup)
 
 
 @contextmanager
