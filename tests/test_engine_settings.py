@@ -100,7 +100,6 @@ def test_a_memory_limit_the_process_can_keep_is_not_warned_about():
         sqlclose.anonymize(None, spec_with({"memory_limit": "499MB"})).close()
 
 
-
 @pytest.mark.spark
 def test_a_spark_session_logs_through_ours_only_where_spark_would_use_its_defaults(spark_session, tmp_path):
     """Spark's built-in defaults give way to sqlclose's file; a file of the cluster's or the

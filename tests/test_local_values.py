@@ -66,6 +66,13 @@ def spark(request, spark_session, monkeypatch):
     engine.close()
 
 
+@pytest.fixture
+def duck():
+    engine = DuckDBEngine()
+    yield engine
+    engine.close()
+
+
 def prepared(engine, the_spec=None, rows: list[tuple] = ROWS):
     opened = open_source(table(rows), engine)
     return prepare(opened.engine, opened.relation, the_spec or spec(), opened.label)
@@ -128,26 +135,18 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
                     "income": {"distance": "ordered", "t": 1.0}}},
      "column 'disease': 1 value(s) are not leaves of hierarchy tree for column 'disease': 'ulcer' (1 rows);"),
 ], ids=["null", "qi-leaf", "sensitive-leaf"])
-def test_bad_values_give_duckdbs_errors(spark, changes, message) -> None:
-    duck = DuckDBEngine()
-    try:
-        for engine in (spark, duck):
-            with pytest.raises(DataError, match=re.escape(message)):
-                prepared(engine, spec(**changes), [*ROWS, NULL_ROW])
-    finally:
-        duck.close()
+def test_bad_values_give_duckdbs_errors(spark, duck, changes, message) -> None:
+    for engine in (spark, duck):
+        with pytest.raises(DataError, match=re.escape(message)):
+            prepared(engine, spec(**changes), [*ROWS, NULL_ROW])
 
 
-def test_a_bands_rule_reads_numbers_as_the_source_does(spark) -> None:
+def test_a_bands_rule_reads_numbers_as_the_source_does(spark, duck) -> None:
     """Plain numbers read alike everywhere; other text each engine reads its own way (Spark: "1d" is
     the double 1, DuckDB: not a number). Spark's source is read as Spark reads it, collected or not."""
     rows = [("5", r[1], r[2], r[3]) for r in ROWS[:3]] + [("1d", *ROWS[3][1:]), ("12", *ROWS[4][1:])]
     the_spec = spec(quasi_identifiers={"age": {"bands": [10]}, "zip": {"mask": True}})
     age = prepared(spark, the_spec, rows).qis[0].hierarchy
     assert {leaf: band for leaf, band, _ in age.rows} == {"1d": "0-9", "5": "0-9", "12": "10-19"}
-    duck = DuckDBEngine()
-    try:
-        with pytest.raises(DataError, match=re.escape("column 'age' has non-numeric values ['1d']")):
-            prepared(duck, the_spec, rows)
-    finally:
-        duck.close()
+    with pytest.raises(DataError, match=re.escape("column 'age' has non-numeric values ['1d']")):
+        prepared(duck, the_spec, rows)

@@ -8,7 +8,7 @@ check and counts of Adult's seven quasi-identifiers took 7–10 s, a query of jo
 a few hundred rows), the table is collected once as Arrow into a local DuckDB and the questions run
 there (docs/performance.md, thirty-fifth round). The lookups the base histogram joins are still
 registered on the source's engine, which also keeps asking what depends on its own casts (the text
-of a typed sensitive value).
+of a typed sensitive value, the numbers a bands rule reads from text that is not a plain number).
 
 The copy is bounded in bytes (``LOCAL_VALUES_MAX_BYTES``, turned into rows by the table's width):
 the collect reads at most one row past the bound (a LIMIT), so a table too large — a column of
@@ -18,7 +18,8 @@ when the collect itself fails (a driver's ``spark.driver.maxResultSize`` lower t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -29,6 +30,9 @@ from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.errors import EngineError
 from sqlclose.sql import queries as q
 
+# A number in plain decimal or scientific notation, which every engine reads as the same double.
+# Other text ("1_000", "1d", "Infinity") each reads its own way.
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 # Driver memory the local copy may take: a quarter of Spark's default spark.driver.maxResultSize (1 GB).
 LOCAL_VALUES_MAX_BYTES = 256 * 2**20
 
@@ -58,6 +62,11 @@ class ValuesReader:
 
     def at_source(self) -> ValuesReader:
         return ValuesReader(self.source_engine, self.source_table, self.source_engine, self.source_table)
+
+    def reads_numbers_as_source(self, texts: Iterable[str]) -> bool:
+        """Whether this reader reads ``texts`` as numbers as the source's engine would: at the
+        source, or when every one is a plain number (a local copy parses the rest its own way)."""
+        return not self.local or all(_PLAIN_NUMBER.fullmatch(t) for t in texts)
 
     def add_lookup(self, name: str, lookup: pa.Table, load: bool = False) -> None:
         """A lookup on the source's engine, for the base histogram to join (``load``: loaded, else

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -32,10 +31,6 @@ from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
-# A number in plain decimal or scientific notation, which every engine reads as the same double.
-# Other text ("1_000", "1d", "Infinity") each reads its own way: a bands rule's values that hold any
-# are read as numbers by the source's engine, not by a local copy's (prepare/local_values.py).
-_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 # The base histogram keeps the rows as they stand (no GROUP BY) when the source has at least
 # UNGROUPED_MIN_ROWS rows and nearly all of them (UNGROUPED_SHARE, estimated) are combinations of
@@ -303,8 +298,8 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) ->
     texts = values.column("text").to_pylist()
     special = [c.null_value] if c.null_value is not None else []
     texts_rule = [t for t in texts if t not in special]
-    if s.kind == "bands" and reader.local and not all(_PLAIN_NUMBER.fullmatch(t) for t in texts_rule):
-        values = _distinct(reader.at_source(), c)  # numbers as the source's engine reads them
+    if s.kind == "bands" and not reader.reads_numbers_as_source(texts_rule):
+        values = _distinct(reader.at_source(), c)
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return Hierarchy(((special[0], TOP_LABEL),), name)
