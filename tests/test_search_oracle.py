@@ -714,3 +714,41 @@ def test_floors_chosen_by_estimate_match_brute_force(case: Case, monkeypatch):
     result = search.incognito(problem, criteria_for(problem.k, problem.sas))
     assert estimated and any(f is not None for f in used)
     assert_search_gives(result, case.solution)
+
+
+@pytest.mark.parametrize("explore", ["lattice", "optimum"])
+@pytest.mark.parametrize("case", SQL_PATH_CASES, indirect=True)
+def test_floors_bounded_by_code_space_match_brute_force(case: Case, explore: str, monkeypatch):
+    """The SQL level batches with floors at the meets of pairs of nodes wherever the greedy choice
+    takes them (every code space made tiny, the meet of a whole group never taken, no estimates):
+    the search still matches the oracle, and such floors were really made and nodes read them."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import node_histograms as nodes
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    problem = case.release.problem
+    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(nodes, "FLOOR_GROUP_MIN", 10 ** 9)
+    monkeypatch.setattr(nodes.BatchRunner, "_space", lambda self, subset, levels: 1.0)
+    monkeypatch.setattr(nodes.BatchRunner, "_small_meet", lambda self, subset, nodes_: None)
+    bounded, used = set(), []
+    real = nodes.BatchRunner._bounded_floors
+
+    def spied(self, subset, nodes_):
+        chosen, rest = real(self, subset, nodes_)
+        bounded.update(chosen)
+        return chosen, rest
+
+    monkeypatch.setattr(nodes.BatchRunner, "_bounded_floors", spied)
+    floor_for = nodes.BatchRunner._floor_for
+    monkeypatch.setattr(nodes.BatchRunner, "_floor_for",
+                        lambda self, subset, node: used.append((subset, found := floor_for(self, subset, node)))
+                        or found)
+    result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)
+    assert bounded and any(f is not None and (subset, f[1]) in bounded for subset, f in used)
+    if explore == "lattice":
+        assert_search_gives(result, case.solution)
+    else:
+        assert_optimum_gives(result, case.solution)

@@ -238,7 +238,9 @@ def test_coarse_nodes_grouped_from_the_base_share_one_query(adult_release, monke
     items = [(full, node) for node in itertools.product(*(range(s) for s in shape))
              if sum(s - 1 for s in shape) - sum(node) == 2]
     monkeypatch.setattr(runners, "ROWS_PER_QUERY", problem.base_rows - 1)  # below one base read
-    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 10**9)  # no floors chosen by estimate: all from the base
+    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 10**9)  # no floors (by estimate, by code space): all from the base
+    monkeypatch.setattr(runners.BatchRunner, "_small_meet", lambda self, subset, nodes: None)
+    monkeypatch.setattr(runners.BatchRunner, "_bounded_floors", lambda self, subset, nodes: ([], nodes))
     batched = runners.BatchRunner(problem, Packing.for_problem(problem))
     together = _classes_by_node(batched, items)
     monkeypatch.setattr(runners, "ROWS_PER_QUERY", 1)  # every node alone
@@ -367,6 +369,36 @@ def test_floors_are_chosen_while_they_save_more_time_than_they_cost(adult_releas
     assert 3 * 0.5 * r(0.5 * B) + 0.5 * r(B / 100) - (r(0.5 * B) + 1.5) < 0 < 2 * 0.9 * r(0.1 * B) - (r(0.1 * B) + 0.3)
     assert 0.5 * r(0.5 * B) + 0.5 * r(B / 100) - (r(0.5 * B) + 1.5) < 0
     assert chosen == [(subset, (2, 1))]
+    runner.close()
+
+
+def test_floors_bounded_by_their_code_space_cover_pairs_of_nodes(adult_release, monkeypatch):
+    """Floors whose code space is at most an eighth of the base's rows need no estimate: among the
+    meets of pairs of nodes, chosen greedily in the time model (W = 3, ρ(g) = 1 + 0.66·log2(1 +
+    g/B)) with the code space for the rows. By hand: (1, 2, 1) covers (2, 2, 1) and (1, 2, 2) and
+    saves 2·0.99B·ρ(B/1000) − (B·ρ(B/100) + 0.03B) ≈ 0.94B; (2, 1, 1) would save 0.41B alone, and
+    nothing once (2, 2, 1) reads the first; (1, 1, 2) and the meet of all are too large to be
+    bounded. (2, 1, 2) is left to the estimating pass (too few for one: it reads the base)."""
+    problem = adult_release.problem
+    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    B = problem.base_rows
+    monkeypatch.setattr(runners, "GROUP_WRITE", 3.0)
+    monkeypatch.setattr(runners, "CACHED_GROUPS", B)
+    nodes = [(2, 2, 1), (2, 1, 2), (1, 2, 2)]
+    spaces = {(2, 1, 1): B / 10, (1, 2, 1): B / 100, (1, 1, 2): B / 4, (1, 1, 1): B, **{n: B / 1000 for n in nodes}}
+    monkeypatch.setattr(runner, "_space", lambda subset, levels: spaces[levels])
+    subset = (0, 1, 2)
+    r = lambda g: _rho(g, B)  # noqa: E731
+    first = 2 * 0.99 * r(B / 1000) - (r(B / 100) + 0.03)
+    second = 2 * 0.9 * r(B / 1000) - (r(B / 10) + 0.3)
+    assert first > second > 0 > 0.9 * r(B / 1000) - (r(B / 10) + 0.3)
+    assert runner._bounded_floors(subset, nodes) == ([(subset, (1, 2, 1))], [(2, 1, 2)])
+    # Made for a level: no estimating pass (one node is left), one floor query over the base.
+    made = []
+    monkeypatch.setattr(runners.BatchRunner, "_fetch_estimates", lambda self, rows: pytest.fail("estimated"))
+    monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
+    runner._make_floors([(n, (subset, node)) for n, node in enumerate(nodes)])
+    assert made == [(subset, (1, 2, 1))]
     runner.close()
 
 
