@@ -69,3 +69,24 @@ def adult_subset(adult_dir, tmp_path_factory) -> Path:
     duckdb.execute(f"COPY (SELECT * FROM read_csv(?, delim = ';', header = true, all_varchar = true) "
                    f"LIMIT {ADULT_SUBSET_ROWS}) TO '{path}' (DELIMITER ';', HEADER)", [str(adult_dir / "adult.csv")])
     return path
+
+
+@pytest.fixture
+def judges(monkeypatch) -> list[bool]:
+    """Per file the re-check measures, whether its grouped file was judged on a local copy
+    (``release.verify_local``) rather than on the engine that read it."""
+    from contextlib import contextmanager
+
+    from sqlclose.release import verify_sql
+
+    found: list[bool] = []
+    real = verify_sql.judge_for
+
+    @contextmanager
+    def spied(engine, *args):
+        with real(engine, *args) as judge:
+            found.append(judge.engine is not engine)
+            yield judge
+
+    monkeypatch.setattr(verify_sql, "judge_for", spied)
+    return found

@@ -171,12 +171,19 @@ def test_levels_kept_as_cached_frames(spark_session) -> None:
         engine.close()
 
 
-def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("judged", ["on a local copy", "on Spark"])
+def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Path, tmp_path: Path, judged: str,
+                                                             monkeypatch, judges) -> None:
     """What write_parquet will do on Spark, minus placing the folder: write the release query as
-    a folder, re-check it from disk with the plain path; a folder missing rows is rejected."""
+    a folder, re-check it from disk with the plain path; a folder missing rows is rejected. The
+    grouped file's measures run on a local copy of it (``verify_local``), or on Spark when it is
+    past the bound: the same findings either way, and the same as DuckDB's on its own file."""
     from sqlclose.errors import VerificationError
+    from sqlclose.release import verify_local
     from sqlclose.release.verify import compare, recheck
 
+    if judged == "on Spark":
+        monkeypatch.setattr(verify_local, "GROUPED_MAX_BYTES", 0)
     with sqlclose.anonymize(None, repo_dir / "datasets" / "table3" / "table3.toml", engine=spark) as release:
         query, params = release._query()
         summary = release.summary
@@ -198,6 +205,9 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         failing = recheck(release.problem, tmp_path / "edited")["failing"]
         assert ("1 written row(s) are not rows of the input generalized at the levels the labels show "
                 "(a label, a value or a whole row was altered)") in failing
+        assert any(f.startswith("column 'salary' holds 1 value(s) the input does not have (e.g. '3001')")
+                   for f in failing)
+        assert judges == [judged == "on a local copy"] * 3
     # every measure of the independent verifier (verify_sql's templates) equals DuckDB's on its own file
     with sqlclose.anonymize(None, repo_dir / "datasets" / "table3" / "table3.toml", engine=DuckDBEngine()) as release:
         query, params = release._query()

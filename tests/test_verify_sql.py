@@ -25,6 +25,18 @@ from sqlclose.model.spec import Sensitive
 from sqlclose.release.verify_sql import WrittenQI, WrittenSensitive, measure_file
 
 SEED = 8_2026
+
+
+@pytest.fixture(autouse=True, params=["on the engine", "on a local copy"])
+def judged_where(request, monkeypatch, judges):
+    """Every test twice: the grouped file's measures on the engine itself, and on a local copy of
+    it, as on Spark (``verify_local``; here a DuckDB copied into another, the text its own)."""
+    if request.param == "on a local copy":
+        monkeypatch.setattr(DuckDBEngine, "local_search", True)
+    yield request.param
+    assert set(judges) <= {request.param == "on a local copy"}  # each file measured where the case says
+
+
 INT = pa.int64()
 QI_HIERARCHY = Hierarchy.from_rows([(f"g{i}", "*") for i in range(12)])
 

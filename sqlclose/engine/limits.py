@@ -28,6 +28,9 @@ SEARCH_SHARE = 0.2
 # its work) nor above its share.
 HEADROOM = 0.05
 ENGINE_FLOOR = 0.5
+# Driver memory a local copy of a small engine-side table may take (Spark's column values, a grouped
+# release for its re-check): a quarter of Spark's default spark.driver.maxResultSize (1 GB).
+LOCAL_COPY_MAX_BYTES = 256 * 2**20
 
 
 def parse_bytes(text: str) -> int:

@@ -26,15 +26,14 @@ from dataclasses import dataclass
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.errors import EngineError
-from sqlclose.sql import queries as q
+from sqlclose.engine import Engine
+from sqlclose.engine.limits import LOCAL_COPY_MAX_BYTES
+from sqlclose.engine.local_copy import local_copy
 
 # A number in plain decimal or scientific notation, which every engine reads as the same double.
 # Other text ("1_000", "1d", "Infinity") each reads its own way.
 _PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
-# Driver memory the local copy may take: a quarter of Spark's default spark.driver.maxResultSize (1 GB).
-LOCAL_VALUES_MAX_BYTES = 256 * 2**20
+LOCAL_VALUES_MAX_BYTES = LOCAL_COPY_MAX_BYTES
 
 
 def row_limit(columns: int) -> int:
@@ -84,22 +83,9 @@ def values_reader(engine: Engine, values: exp.Table, columns: int) -> Iterator[V
     """The reader of ``values`` (``column_values`` of ``columns`` coded columns on ``engine``): a
     local copy when the engine asks for local work and the table fits ``row_limit``, else the
     table where it is."""
-    where = ValuesReader(engine, values, engine, values)
-    if not engine.local_search:
-        yield where
-        return
-    limit = row_limit(columns)
-    try:
-        collected = engine.fetch(q.first_rows(values, limit + 1))
-    except EngineError:  # a driver bound below ours: the engine answers, as past the limit
-        collected = None
-    if collected is None or collected.num_rows > limit:
-        yield where
-        return
-    local = DuckDBEngine()
-    try:
-        name = local.temp_name("column_values")
-        local.register(name, collected)
-        yield ValuesReader(local, q.table(name), engine, values)
-    finally:
-        local.close()
+    rows = exp.select(exp.Star()).from_(values.copy())
+    with local_copy(engine, rows, row_limit(columns), "column_values") as copy:
+        if copy is None:
+            yield ValuesReader(engine, values, engine, values)
+        else:
+            yield ValuesReader(*copy, engine, values)

@@ -13,6 +13,7 @@ not the search's closed forms. Python only sees one row of aggregates per model.
 The file is read once: grouped by its quasi-identifier and sensitive columns (each distinct row
 with the rows it stands for), which every measure reads instead of the file — at 10 M rows the
 file's four reads took ~1.2 s, the grouping ~0.35 s (docs/performance.md, twenty-ninth round).
+On Spark the measures of the grouped file run on a local copy of it (``verify_local``).
 
 What it may share with the search: the spec (thresholds, distance names, NULL policy) and the
 hierarchy objects (which labels exist at which level).
@@ -33,6 +34,7 @@ from sqlclose.engine import Engine
 from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
+from sqlclose.release.verify_local import Judge, judge_for
 from sqlclose.sql.templates import template
 
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
@@ -108,33 +110,44 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
     in the hierarchy, and every written row must be an input row recoded by the mapping."""
     registered: list[str] = []
     try:
-        qi_cols = [_col(qi.name) for qi in qis]
         measured = [qi.name for qi in qis] + [sa.name for sa in sensitive]
         grouped = _grouped_release(engine, written, measured, registered)
-        params: list[Any] = []
-        sizes = _one_row(engine, template("verify_sizes", release=grouped, qi=qi_cols, rows=_grouped_rows(),
-                                          k=_param(k, params)), params)
-        result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
-        result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size,
-                                         int(sizes["below_k"])))
-        levels, problems = _label_levels(engine, grouped, qis, registered, any_level=mapping is not None)
-        result.problems += problems
-        if columns is not None and all(levels):
-            whole = result.rows == _one_row(engine, _count(source))["n"]
-            # Rows are compared on the file's columns: the grouped file holds them when they are
-            # the measured ones (a release of quasi-identifiers and sensitive columns alone).
-            truth = _Truth(engine, grouped, columns, whole, _col(ROWS)) if set(columns) == set(measured) \
-                else _Truth(engine, written, columns, whole, exp.Literal.number(1))
-            result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
-                if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
-        for sa in sensitive:
-            problems, models = _sensitive(engine, grouped, source, qi_cols, sa, registered)
-            result.problems += problems
-            result.models += models
-        return result
+        with judge_for(engine, grouped, list(dict.fromkeys(measured)), ROWS, registered) as judge:
+            return _measured(engine, judge, written, grouped, source, k, qis, sensitive, columns, mapping,
+                             registered)
     finally:
         for name in registered:
             engine.unregister(name)
+
+
+def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: exp.Table, source: exp.Expression,
+              k: int, qis: Sequence[WrittenQI], sensitive: Sequence[WrittenSensitive], columns: Sequence[str] | None,
+              mapping: pa.Table | None, registered: list[str]) -> FileMeasures:
+    """``measure_file``'s measures: those of the grouped file by the ``judge`` (``verify_local``),
+    the truth test and the reference distributions on the engine, which reads the input."""
+    qi_cols = [_col(qi.name) for qi in qis]
+    params: list[Any] = []
+    sizes = _one_row(judge.engine, template("verify_sizes", release=judge.grouped, qi=qi_cols, rows=_grouped_rows(),
+                                            k=_param(k, params)), params)
+    result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
+    result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size, int(sizes["below_k"])))
+    levels, problems = _label_levels(judge.engine, judge.grouped, qis, judge.registered,
+                                     any_level=mapping is not None)
+    result.problems += problems
+    if columns is not None and all(levels):
+        whole = result.rows == _one_row(engine, _count(source))["n"]
+        # Rows are compared on the file's columns: the grouped file holds them when they are
+        # the measured ones (a release of quasi-identifiers and sensitive columns alone).
+        measured = {qi.name for qi in qis} | {sa.name for sa in sensitive}
+        truth = _Truth(engine, grouped, columns, whole, _col(ROWS)) if set(columns) == measured \
+            else _Truth(engine, written, columns, whole, exp.Literal.number(1))
+        result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
+            if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
+    for sa in sensitive:
+        problems, models = _sensitive(engine, judge, source, qi_cols, sa, registered)
+        result.problems += problems
+        result.models += models
+    return result
 
 
 def _grouped_release(engine: Engine, written: exp.Expression, columns: Sequence[str],
@@ -352,33 +365,35 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
 
 # ---- sensitive columns ------------------------------------------------------------------------
 
-def _sensitive(engine: Engine, grouped: exp.Table, source: exp.Expression, qi_cols: list[exp.Column],
+def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: list[exp.Column],
                sa: WrittenSensitive, registered: list[str]) -> tuple[list[str], list[ModelResult]]:
+    """A sensitive column's models: its counts per class by the ``judge``, Q from the input by the
+    engine (copied beside the counts when the judge is a local copy)."""
     s = sa.spec
     text_params: list[Any] = []  # the NULL stand-in ($1), if any: bound where the value is read as text
     text = _text(sa.name, s.null_value if s.nulls == "value" else None, text_params)
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
     sort_key = _col(sa.name) if s.distance == "ordered" else text
-    counts = _kept(engine, registered, "verify_counts", template(
-        "verify_counts", release=grouped, qi=qi_cols, value=text, rows=_grouped_rows(),
-        number=engine.class_numbers(qi_cols)), text_params)
-    reference = _kept(engine, registered, "verify_reference", template(
-        "verify_reference", input=source, value=text, sort_key=sort_key), text_params)
+    counts = _kept(judge.engine, judge.registered, "verify_counts", template(
+        "verify_counts", release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(),
+        number=judge.engine.class_numbers(qi_cols)), text_params)
+    reference = judge.copied(engine, _kept(engine, registered, "verify_reference", template(
+        "verify_reference", input=source, value=text, sort_key=sort_key), text_params), "verify_reference")
     foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
     params: list[Any] = []
     recursive_l = s.recursive.l if s.recursive is not None else 1
     diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery(copy=False)
     joined = exp.select().from_(diversity.as_("m", copy=False), copy=False)
     if s.t is not None:
-        joined = joined.join(_distance(engine, counts, reference, sa, params, registered).as_("d", copy=False),
-                             copy=False,
+        distances = _distance(judge.engine, counts, reference, sa, params, judge.registered)
+        joined = joined.join(distances.as_("d", copy=False), copy=False,
                              on=exp.EQ(this=exp.column("cls", "d"), expression=exp.column("cls", "m")),
                              join_type="left")
     specs = _model_specs(sa, params)
     measures = joined.select(*[e for spec in specs for e in spec[2:]], copy=False).subquery("ms", copy=False)
     # One statement (one row): the foreign-value check beside the models' measures.
     both = exp.select(exp.Star()).from_(foreign, copy=False).join(measures, join_type="cross", copy=False)
-    row = _one_row(engine, both, params)
+    row = _one_row(judge.engine, both, params)
     models = [ModelResult(name, sa.name, parameters, row[f"reached_{i}"], int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
     return _foreign_values(row, sa.name), models

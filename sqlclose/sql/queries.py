@@ -725,11 +725,6 @@ def project(relation: exp.Expression, columns: Sequence[str]) -> exp.Expression:
     return exp.select(*(col(c) for c in columns)).from_(relation.copy())
 
 
-def first_rows(relation: exp.Expression, rows: int) -> exp.Expression:
-    """At most ``rows`` rows of ``relation``, any of them: a bounded collect."""
-    return exp.select(exp.Star()).from_(relation.copy()).limit(rows)
-
-
 def text_values(relation: exp.Expression, column: str) -> exp.Expression:
     """The distinct values of a column as text, as column ``value``."""
     return exp.select(as_text(col(column)).as_("value")).from_(relation.copy()).distinct().subquery()
