@@ -215,6 +215,22 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         assert recheck(release.problem, tmp_path / "duck.parquet") == found
 
 
+def test_a_release_of_doubles_rechecks_on_a_local_copy_as_spark_prints_them(spark, tmp_path: Path, judges) -> None:
+    """An ordered sensitive column of doubles that Spark prints in its own way (``1.2E7``, where
+    DuckDB writes ``12000000.0``): the re-check's local copy holds Spark's text, so the written
+    values are the input's and the release verifies; its privacy figures are DuckDB's."""
+    table = pa.table({"g": [f"g{i % 3}" for i in range(18)],
+                      "s": [float(v) for v in [1.2e7, 2.5e7, 3.0e-5, 1.2e7, 7.5, 2.5e7] * 3]})
+    spec = {"quasi_identifiers": {"g": {"tree": {"*": ["g0", "g1", "g2"]}}}, "k": 2,
+            "sensitive": {"s": {"distance": "ordered", "t": 0.5}}}
+    with sqlclose.anonymize(table, spec, engine=spark) as release:
+        release.write_parquet_folder(tmp_path / "spark")
+        on_spark = release.summary["privacy"]
+    assert judges == [True]  # the written folder re-checked on a local copy
+    with sqlclose.anonymize(table, spec) as release:
+        assert release.summary["privacy"] == on_spark
+
+
 def test_the_recheck_numbers_classes_without_sending_every_row_to_one_task(spark) -> None:
     # DENSE_RANK over a whole relation is one partition on Spark: at scale, every (class, value)
     # row of the re-check through one task. Engine.class_numbers ranks within hash buckets instead.

@@ -736,8 +736,8 @@ def test_floors_bounded_by_code_space_match_brute_force(case: Case, explore: str
     bounded, used = set(), []
     real = nodes.BatchRunner._bounded_floors
 
-    def spied(self, subset, nodes_):
-        chosen, rest = real(self, subset, nodes_)
+    def spied(self, subset, nodes_, room):
+        chosen, rest = real(self, subset, nodes_, room)
         bounded.update(chosen)
         return chosen, rest
 

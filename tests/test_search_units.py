@@ -240,7 +240,7 @@ def test_coarse_nodes_grouped_from_the_base_share_one_query(adult_release, monke
     monkeypatch.setattr(runners, "ROWS_PER_QUERY", problem.base_rows - 1)  # below one base read
     monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 10**9)  # no floors (by estimate, by code space): all from the base
     monkeypatch.setattr(runners.BatchRunner, "_small_meet", lambda self, subset, nodes: None)
-    monkeypatch.setattr(runners.BatchRunner, "_bounded_floors", lambda self, subset, nodes: ([], nodes))
+    monkeypatch.setattr(runners.BatchRunner, "_bounded_floors", lambda self, subset, nodes, room: ([], nodes))
     batched = runners.BatchRunner(problem, Packing.for_problem(problem))
     together = _classes_by_node(batched, items)
     monkeypatch.setattr(runners, "ROWS_PER_QUERY", 1)  # every node alone
@@ -360,7 +360,7 @@ def test_floors_are_chosen_while_they_save_more_time_than_they_cost(adult_releas
         return [sizes[m] for m in meets]
 
     monkeypatch.setattr(runners.BatchRunner, "_fetch_estimates", fake)
-    chosen = runner._estimated_floors({subset: nodes})
+    chosen = runner._estimated_floors({subset: nodes}, float(B))
     assert sorted(seen) == sorted(sizes)
     # (1, 1): (3·0.5B·ρ(0.5B) + 0.5B·ρ(B/100)) − (B·ρ(0.5B) + 1.5B) < 0; (2, 1): 2·0.9B·ρ(0.1B) −
     # (B·ρ(0.1B) + 0.3B) > 0; (1, 2): 0.4B·ρ(B/100) + 0.4B·ρ(0.6B) − (B·ρ(0.6B) + 1.8B) < 0. Then
@@ -392,7 +392,18 @@ def test_floors_bounded_by_their_code_space_cover_pairs_of_nodes(adult_release, 
     first = 2 * 0.99 * r(B / 1000) - (r(B / 100) + 0.03)
     second = 2 * 0.9 * r(B / 1000) - (r(B / 10) + 0.3)
     assert first > second > 0 > 0.9 * r(B / 1000) - (r(B / 10) + 0.3)
-    assert runner._bounded_floors(subset, nodes) == ([(subset, (1, 2, 1))], [(2, 1, 2)])
+    assert runner._bounded_floors(subset, nodes, float(B)) == ([(subset, (1, 2, 1))], [(2, 1, 2)])
+    # Two nodes whose meet (1, 1, 2) would save time either way: 2·(6/7)B·ρ(B/1000) − (B·ρ(B/7) + 3B/7)
+    # ≈ 0.16B, 2·(8/9)B·ρ(B/1000) − (B·ρ(B/9) + B/3) ≈ 0.35B. Its code space must say it is small
+    # (at most B/8), and fit the room the level's other floors leave.
+    pair = [(2, 1, 2), (1, 2, 2)]
+    assert 2 * 6 / 7 * r(B / 1000) - (r(B / 7) + 3 / 7) > 0 and 2 * 8 / 9 * r(B / 1000) - (r(B / 9) + 1 / 3) > 0
+    spaces[(1, 1, 2)] = B / 7
+    assert runner._bounded_floors(subset, pair, float(B)) == ([], pair)
+    spaces[(1, 1, 2)] = B / 9
+    assert runner._bounded_floors(subset, pair, float(B)) == ([(subset, (1, 1, 2))], [])
+    assert runner._bounded_floors(subset, pair, B / 10) == ([], pair)
+    spaces[(1, 1, 2)] = B / 4
     # Made for a level: no estimating pass (one node is left), one floor query over the base.
     made = []
     monkeypatch.setattr(runners.BatchRunner, "_fetch_estimates", lambda self, rows: pytest.fail("estimated"))

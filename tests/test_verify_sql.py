@@ -448,3 +448,63 @@ def test_the_truth_test_hashes_columns_of_one_exact_type_as_they_are_and_others_
     (key,) = keys
     cast = {c.name for cast in key.find_all(exp.Cast) for c in cast.find_all(exp.Column)}
     assert cast == ({"s"} if s_type != INT else set())  # g: text on both sides, as it is
+
+
+# ---------------------------------------------------------------------------- where the grouped file is judged
+
+
+@pytest.mark.parametrize("case", ["a zoned timestamp", "a reference past the bound", "a failing collect"])
+def test_the_engine_measures_what_a_local_copy_cannot_hold_faithfully(case, monkeypatch, judges):
+    """On an engine that asks for local work, the grouped file is measured on the engine itself
+    when a column's text is not one-to-one on its values (a zoned timestamp), when a reference does
+    not fit beside the copy, or when the collect fails: the same findings as on the engine."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlclose.errors import EngineError
+    from sqlclose.release import verify_local, verify_sql
+
+    rng = np.random.default_rng(SEED)
+    if case == "a zoned timestamp":
+        start = datetime(2026, 3, 29, tzinfo=UTC)
+        rows = [(g, start + timedelta(hours=int(h))) for g, h in random_rows(rng, list(range(6)))]
+        sa_type = pa.timestamp("us", tz="UTC")
+    else:
+        rows, sa_type = random_rows(rng, list(range(6))), INT
+    kept = {g for g, _ in rows if g != "g0"} or {"g0"}
+    spec = Sensitive(t=0.3, distinct_l=2)
+    monkeypatch.setattr(DuckDBEngine, "local_search", False)
+    expected = measure(rows, kept, spec, sa_type=sa_type)
+    monkeypatch.setattr(DuckDBEngine, "local_search", True)
+    if case == "a reference past the bound":
+        monkeypatch.setattr(verify_local, "REFERENCE_ROW_BYTES", verify_local.GROUPED_MAX_BYTES)
+    if case == "a failing collect":
+        real = DuckDBEngine.fetch
+
+        def failing(self, query, params=None):
+            if isinstance(query, exp.Select) and query.args.get("limit") and verify_sql_rows(query):
+                raise EngineError("the driver's result size limit", sql="")
+            return real(self, query, params)
+
+        monkeypatch.setattr(DuckDBEngine, "fetch", failing)
+    unfit = []
+    real_measured = verify_sql._measured
+
+    def measured(engine, judge, *args):
+        try:
+            return real_measured(engine, judge, *args)
+        except verify_local.Unfit:
+            unfit.append(judge.engine is not engine)
+            raise
+
+    monkeypatch.setattr(verify_sql, "_measured", measured)
+    assert measure(rows, kept, spec, sa_type=sa_type) == expected
+    assert expected.models and expected.rows > 0
+    # Judged locally only to find the reference unfit; else on the engine from the start.
+    assert judges == [False, case == "a reference past the bound"]
+    assert unfit == ([True] if case == "a reference past the bound" else [])
+    judges.clear()  # checked here: the module's fixture would expect one place for every file
+
+
+def verify_sql_rows(query: exp.Select) -> bool:
+    """Whether ``query`` reads the grouped file's count column (the local copy's collect)."""
+    return any(c.name == "__sqlclose_rows" for c in query.find_all(exp.Column))

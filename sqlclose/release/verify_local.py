@@ -10,12 +10,15 @@ Q — stay on the engine; Q, a row per sensitive value, is then copied beside th
 
 Every column is collected as the engine's text of it (``CAST … AS VARCHAR``), the form labels and
 sensitive values are matched in: the local copy never casts a value itself, so a double reads as
-Spark printed it (``1.2E7``), as the input's column values were read. The grouping is kept: the
-engine grouped the typed values, and text is one-to-one on them.
+Spark printed it (``1.2E7``), as the input's column values were read. The grouping is kept where
+text is one-to-one on the values the engine grouped (``_FAITHFUL``: text, integers, booleans,
+dates, decimals, floats — Spark groups −0.0 with 0.0 and NaN with NaN before the text is made —
+and timestamps without a time zone); a file with a column of another type (a zoned timestamp,
+whose text repeats in a daylight-saving hour; binary; nested values) is measured on the engine.
 
-The copy is bounded in bytes (``GROUPED_MAX_BYTES``, turned into rows by the file's width): at most
-one row past the bound is read (a LIMIT), and past it, or when the collect fails, the measures run
-on the engine as before.
+The copy is bounded in bytes (``GROUPED_MAX_BYTES``, turned into rows by the file's width; the
+references copied beside it count against the same bound): at most one row past the bound is read
+(a LIMIT). Past it, or when a collect fails, the measures run on the engine as before.
 """
 
 from __future__ import annotations
@@ -24,49 +27,86 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.engine.limits import LOCAL_COPY_MAX_BYTES
 from sqlclose.engine.local_copy import local_copy
+from sqlclose.errors import EngineError
 
 GROUPED_MAX_BYTES = LOCAL_COPY_MAX_BYTES
+REFERENCE_ROW_BYTES = 8 + 8 + 25  # a reference row: its position, its share and its value's text
+
+
+class Unfit(Exception):
+    """A table the judge needs beside its copy is past the bound, or its collect failed."""
 
 
 def row_limit(columns: int) -> int:
     """Rows of a grouped file of ``columns`` text columns that fit the bound: per row its count
-    (8 bytes) and per column an offset, validity and its text (~24 bytes assumed)."""
-    return GROUPED_MAX_BYTES // (8 + 25 * columns)
+    (8 bytes), and per column an offset, validity and its text (~24 bytes assumed)."""
+    return GROUPED_MAX_BYTES // _row_bytes(columns)
+
+
+def _row_bytes(columns: int) -> int:
+    return 8 + 25 * columns
+
+
+def _faithful(t: pa.DataType) -> bool:
+    """Whether the engine's text of values of type ``t`` is one-to-one on the values it groups."""
+    return (pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_integer(t)
+            or pa.types.is_boolean(t) or pa.types.is_date(t) or pa.types.is_decimal(t)
+            or pa.types.is_floating(t) or (pa.types.is_timestamp(t) and t.tz is None))
 
 
 @dataclass
 class Judge:
     """The engine the grouped file's measures run on, the grouped file there, and the names
-    registered there (the source's engine drops them; a local engine is closed whole)."""
+    registered there (the source's engine drops them; a local engine is closed whole); ``room``:
+    the bytes a local copy may still take."""
 
     engine: Engine
     grouped: exp.Table
     registered: list[str] = field(default_factory=list)
+    room: int = 0
 
     def copied(self, source: Engine, table: exp.Table, stem: str) -> exp.Table:
-        """``table`` of the source's engine as the judge reads it: itself there, else a local copy."""
+        """``table`` of the source's engine as the judge reads it: itself there, else a local copy
+        (``Unfit`` past the room left, or when its collect fails)."""
         if source is self.engine:
             return table
+        limit = self.room // REFERENCE_ROW_BYTES
+        try:
+            rows = source.fetch(exp.select(exp.Star()).from_(table.copy()).limit(limit + 1))
+        except EngineError as e:
+            raise Unfit(str(e)) from e
+        if rows.num_rows > limit:
+            raise Unfit(f"{stem}: more than {limit} rows")
+        self.room -= rows.num_rows * REFERENCE_ROW_BYTES
         name = self.engine.temp_name(stem)
-        self.engine.register(name, source.fetch(exp.select(exp.Star()).from_(table.copy())))
+        self.engine.register(name, rows)
         return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
 @contextmanager
 def judge_for(engine: Engine, grouped: exp.Table, columns: Sequence[str], rows: str,
               registered: list[str]) -> Iterator[Judge]:
-    """The judge of ``grouped`` (its text ``columns`` and its count ``rows``): a local copy when the
-    engine asks for local work and the file fits ``row_limit``, else the engine itself."""
+    """The judge of ``grouped`` (its ``columns`` and its count ``rows``): a local copy of it as text
+    when the engine asks for local work, its columns' text is faithful and it fits ``row_limit``,
+    else the engine itself."""
+    if engine.local_search and not all(_faithful(f.type) for f in engine.schema(grouped) if f.name in columns):
+        yield Judge(engine, grouped, registered)
+        return
     text = [exp.alias_(exp.Cast(this=_col(c), to=exp.DataType.build("VARCHAR")), exp.to_identifier(c, quoted=True))
             for c in columns]
     with local_copy(engine, exp.select(*text, _col(rows)).from_(grouped.copy()), row_limit(len(columns)),
                     "verify_grouped") as copy:
-        yield Judge(engine, grouped, registered) if copy is None else Judge(*copy)
+        if copy is None:
+            yield Judge(engine, grouped, registered)
+        else:
+            used = copy[0].fetch(exp.select(exp.Count(this=exp.Star()).as_("n")).from_(copy[1].copy()))
+            yield Judge(*copy, room=GROUPED_MAX_BYTES - used.column("n")[0].as_py() * _row_bytes(len(columns)))
 
 
 def _col(name: str) -> exp.Column:

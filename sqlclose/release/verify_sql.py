@@ -34,7 +34,7 @@ from sqlclose.engine import Engine
 from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.release.verify_local import Judge, judge_for
+from sqlclose.release.verify_local import Judge, Unfit, judge_for
 from sqlclose.sql.templates import template
 
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
@@ -113,8 +113,13 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
         measured = [qi.name for qi in qis] + [sa.name for sa in sensitive]
         grouped = _grouped_release(engine, written, measured, registered)
         with judge_for(engine, grouped, list(dict.fromkeys(measured)), ROWS, registered) as judge:
-            return _measured(engine, judge, written, grouped, source, k, qis, sensitive, columns, mapping,
-                             registered)
+            try:
+                return _measured(engine, judge, written, grouped, source, k, qis, sensitive, columns, mapping,
+                                 registered)
+            except Unfit:  # a reference past the local copy's bound: every measure on the engine
+                pass
+        return _measured(engine, Judge(engine, grouped, registered), written, grouped, source, k, qis, sensitive,
+                         columns, mapping, registered)
     finally:
         for name in registered:
             engine.unregister(name)

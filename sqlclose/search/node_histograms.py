@@ -58,9 +58,13 @@ MATRIX_COPIES = 3
 # factor (DuckDB's HyperLogLog: up to ~5 % off, measured).
 FLOOR_GROUP_MIN = 4
 FLOOR_CANDIDATES = 32
+# A floor whose code space is at most the base's rows / this is made without an estimate (``_small_meet``,
+# ``_bounded_floors``): its space bounds its rows well below a pass over the base.
+SMALL_FLOOR_SHARE = 8
 # Floors bounded by their code space (BatchRunner._bounded_floors) are sought among the meets of pairs
 # of a subset's uncovered nodes when there are at most this many of them (~5 k pairs).
 BOUNDED_PAIRS_MAX = 100
+BOUNDED_CANDIDATES = 256  # of them, those covering the most nodes (then the smallest) enter the greedy choice
 ESTIMATE_MARGIN = 1.1
 # A floor is refined (BatchRunner._refine_floors) when it holds at least the base's rows / this; the
 # floors refined in one walk hold at most this many times the base's rows together (a bound on what
@@ -446,16 +450,18 @@ class BatchRunner:
             if self._floor_for(subset, node) is None:
                 uncovered.setdefault(subset, []).append(node)
         new, unsure = [], {}
+        room = float(self.problem.base_rows)  # what the level's chosen floors may hold together, by their bounds
         for subset, nodes in sorted(uncovered.items()):
             meet = self._small_meet(subset, nodes)
             if meet is not None:
                 new.append((subset, meet))
                 continue
-            bounded, rest = self._bounded_floors(subset, nodes)
+            bounded, rest = self._bounded_floors(subset, nodes, max(room, 0.0))
             new += bounded
+            room -= sum(self._space(*floor) for floor in bounded)
             if len(rest) >= FLOOR_GROUP_MIN:
                 unsure[subset] = rest
-        new += self._estimated_floors(unsure)
+        new += self._estimated_floors(unsure, max(room, 0.0))
         if new:
             first = self._floors_made
             self._add_floors(self._base_nodes([self._base_row(first + n, subset, meet)
@@ -522,15 +528,19 @@ class BatchRunner:
         """The meet of ``nodes`` if its code space is at most an eighth of the base's rows: a floor
         there serves them and, in a walk from below, every node above them at later levels."""
         meet = tuple(int(x) for x in np.min(np.array(nodes), axis=0))
-        return meet if self._space(subset, meet) * 8 <= self.problem.base_rows else None
+        return meet if self._space(subset, meet) * SMALL_FLOOR_SHARE <= self.problem.base_rows else None
 
-    def _bounded_floors(self, subset: Subset, nodes: list[Node]) -> tuple[list[tuple[Subset, Node]], list[Node]]:
-        """Floors whose code space alone says they are small (at most an eighth of the base's rows,
-        as the meet of all), each at the meet of two or more of ``nodes``, chosen greedily by the
-        time they save with their code space for their rows (``_floor_gain``: an upper bound, so
-        no estimating pass is needed); and the nodes none covers. Near the top of a lattice, where
-        nodes leave one QI or two below their top each, the meet of them all is far larger than
-        floors of a few of them: at 10 M rows, 25 such nodes read the base (1.4 s)."""
+    def _bounded_floors(self, subset: Subset, nodes: list[Node],
+                        room: float) -> tuple[list[tuple[Subset, Node]], list[Node]]:
+        """Floors whose code space alone says they are small (at most the base's rows /
+        ``SMALL_FLOOR_SHARE``, as the meet of all), each at the meet of two or more of ``nodes``,
+        chosen greedily by the time they save with their code space for their rows (``_floor_gain``:
+        an upper bound, so no estimating pass is needed), their spaces together within ``room``;
+        and the nodes none covers. Near the top of a lattice, where nodes leave one QI or two below
+        their top each, the meet of them all is far larger than floors of a few of them: at 10 M
+        rows, 25 such nodes read the base (1.4 s). Candidates: the meets of pairs of nodes (of at
+        most ``BOUNDED_PAIRS_MAX`` nodes; more take the group meets alone) and of groups
+        (``_meet_groups``), the ``BOUNDED_CANDIDATES`` covering most kept."""
         base = float(self.problem.base_rows)
         grid = np.array(nodes)
         pairs = itertools.combinations(range(len(nodes)), 2) if len(nodes) <= BOUNDED_PAIRS_MAX else ()
@@ -540,22 +550,24 @@ class BatchRunner:
         for meet in sorted(meets):
             space = self._space(subset, meet)
             covered = grid[(grid >= np.array(meet)).all(axis=1)]
-            if space * 8 <= base and len(covered) >= 2:
+            if space * SMALL_FLOOR_SHARE <= base and len(covered) >= 2:
                 ranked.append(((subset, meet), [tuple(int(x) for x in g) for g in covered], base, space))
         if not ranked:
             return [], nodes
+        ranked = sorted(ranked, key=lambda r: (-len(r[1]), r[3]))[:BOUNDED_CANDIDATES]
         cost = {(subset, node): base for node in nodes}
-        chosen = _greedy_floors([r[:3] for r in ranked], [r[3] for r in ranked], cost, room=base,
+        chosen = _greedy_floors([r[:3] for r in ranked], [r[3] for r in ranked], cost, room=room,
                                 spaces=self._spaces(cost))
         covered = {node for c in chosen for node in ranked[c][1]}
         return [ranked[c][0] for c in chosen], [node for node in nodes if node not in covered]
 
-    def _estimated_floors(self, unsure: dict[Subset, list[Node]]) -> list[tuple[Subset, Node]]:
+    def _estimated_floors(self, unsure: dict[Subset, list[Node]], room: float) -> list[tuple[Subset, Node]]:
         """Floors worth their pass over the base, among candidates per subset: the meet of its
         nodes, and the meets of its nodes at or above each level of each QI. Their rows are
         estimated in one pass (HyperLogLog); then, greedily, the candidate that saves the most time
         — its nodes reading it instead of the base, less building it (``_floor_gain``) — until none
-        saves any. Their rows together stay below the base's."""
+        saves any. Their rows together stay within ``room`` (the base's rows, less what the level's
+        other floors may hold)."""
         candidates: dict[tuple[Subset, Node], list[Node]] = {}
         for subset, nodes in unsure.items():
             for meet, covered in _meet_groups(nodes):
@@ -567,7 +579,7 @@ class BatchRunner:
                                           for n, ((subset, meet), _) in enumerate(ranked)])
         base = float(self.problem.base_rows)
         cost = {(subset, node): base for (subset, _), nodes in ranked for node in nodes}
-        chosen = _greedy_floors([(key, nodes, base) for key, nodes in ranked], estimate, cost, room=base,
+        chosen = _greedy_floors([(key, nodes, base) for key, nodes in ranked], estimate, cost, room=room,
                                 spaces=self._spaces(cost))
         return [ranked[c][0] for c in chosen]
 
