@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import NamedTuple
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine
@@ -19,24 +21,36 @@ from sqlclose.engine.duckdb import DuckDBEngine
 from sqlclose.errors import EngineError
 
 
-@contextmanager
-def local_copy(engine: Engine, rows: exp.Select, limit: int, stem: str) -> Iterator[tuple[Engine, exp.Table] | None]:
-    """The local DuckDB holding ``rows`` (at most ``limit`` of them) and their table there, for the
-    block's length; None where the engine keeps them."""
-    if not engine.local_search:
-        yield None
-        return
+class LocalCopy(NamedTuple):
+    """Rows copied into a local DuckDB: the engine, their table there and how many they are."""
+
+    engine: Engine
+    table: exp.Table
+    rows: int
+
+
+def bounded_fetch(engine: Engine, rows: exp.Select, limit: int) -> pa.Table | None:
+    """At most ``limit`` of ``rows`` as Arrow (one more is read to tell); None past the limit, or when
+    the collect fails."""
     try:
         collected = engine.fetch(rows.limit(limit + 1))
     except EngineError:
-        collected = None
-    if collected is None or collected.num_rows > limit:
+        return None
+    return None if collected.num_rows > limit else collected
+
+
+@contextmanager
+def local_copy(engine: Engine, rows: exp.Select, limit: int, stem: str) -> Iterator[LocalCopy | None]:
+    """The local DuckDB holding ``rows`` (at most ``limit`` of them), for the block's length; None
+    where the engine keeps them."""
+    collected = bounded_fetch(engine, rows, limit) if engine.local_search else None
+    if collected is None:
         yield None
         return
     local = DuckDBEngine()
     try:
         name = local.temp_name(stem)
         local.register(name, collected)
-        yield local, exp.Table(this=exp.to_identifier(name, quoted=True))
+        yield LocalCopy(local, exp.Table(this=exp.to_identifier(name, quoted=True)), collected.num_rows)
     finally:
         local.close()

@@ -88,4 +88,4 @@ def values_reader(engine: Engine, values: exp.Table, columns: int) -> Iterator[V
         if copy is None:
             yield ValuesReader(engine, values, engine, values)
         else:
-            yield ValuesReader(*copy, engine, values)
+            yield ValuesReader(copy.engine, copy.table, engine, values)

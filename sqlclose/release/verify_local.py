@@ -32,8 +32,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.engine.limits import LOCAL_COPY_MAX_BYTES
-from sqlclose.engine.local_copy import local_copy
-from sqlclose.errors import EngineError
+from sqlclose.engine.local_copy import bounded_fetch, local_copy
 
 GROUPED_MAX_BYTES = LOCAL_COPY_MAX_BYTES
 REFERENCE_ROW_BYTES = 8 + 8 + 25  # a reference row: its position, its share and its value's text
@@ -76,13 +75,9 @@ class Judge:
         (``Unfit`` past the room left, or when its collect fails)."""
         if source is self.engine:
             return table
-        limit = self.room // REFERENCE_ROW_BYTES
-        try:
-            rows = source.fetch(exp.select(exp.Star()).from_(table.copy()).limit(limit + 1))
-        except EngineError as e:
-            raise Unfit(str(e)) from e
-        if rows.num_rows > limit:
-            raise Unfit(f"{stem}: more than {limit} rows")
+        rows = bounded_fetch(source, exp.select(exp.Star()).from_(table.copy()), self.room // REFERENCE_ROW_BYTES)
+        if rows is None:
+            raise Unfit(stem)
         self.room -= rows.num_rows * REFERENCE_ROW_BYTES
         name = self.engine.temp_name(stem)
         self.engine.register(name, rows)
@@ -105,8 +100,7 @@ def judge_for(engine: Engine, grouped: exp.Table, columns: Sequence[str], rows: 
         if copy is None:
             yield Judge(engine, grouped, registered)
         else:
-            used = copy[0].fetch(exp.select(exp.Count(this=exp.Star()).as_("n")).from_(copy[1].copy()))
-            yield Judge(*copy, room=GROUPED_MAX_BYTES - used.column("n")[0].as_py() * _row_bytes(len(columns)))
+            yield Judge(copy.engine, copy.table, room=GROUPED_MAX_BYTES - copy.rows * _row_bytes(len(columns)))
 
 
 def _col(name: str) -> exp.Column:
