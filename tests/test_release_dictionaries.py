@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -23,6 +24,7 @@ from sqlglot import exp
 import sqlclose
 import sqlclose.prepare.release_query as release_query
 from sqlclose.engine.duckdb import DuckDBEngine
+from sqlclose.release import files
 from sqlclose.release.release import Release
 
 ROWS = 500
@@ -210,3 +212,205 @@ def test_the_written_file_holds_only_released_values(tmp_path: Path) -> None:
             for hidden in {"Alps", "North", "kiruna", "plague"} - set().union(*released.values()):
                 assert hidden.encode() not in data, (node, hidden)
     assert checked
+
+
+# ---- columns passed through as they are (a release read from the source's rows) -----------------------
+@pytest.fixture
+def passing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A release of any size gives its text columns dictionary types (the tables here have 400 rows)."""
+    monkeypatch.setattr(release_query, "PASSED_MIN_ROWS", 0)
+
+
+def staff(rows: int = 400, seed: int = 5) -> pa.Table:
+    """QIs city and age, a sensitive disease, and columns passed through as they are: "team" (text,
+    no NULL), "note" (text with NULLs, one value held by one row only), "score" (numbers)."""
+    rng = random.Random(seed)
+    return pa.table({
+        "city": pa.array([rng.choice(["zell", "aarau", "mels", "bern", "chur"]) for _ in range(rows)]),
+        "age": pa.array([rng.randint(20, 69) for _ in range(rows)], pa.int32()),
+        "disease": pa.array([rng.choice(["ulcer", "flu", "gastritis", "cancer"]) for _ in range(rows)]),
+        "team": pa.array([rng.choice(["Zeta", "alpha", "Beta", "émile"]) for _ in range(rows)]),
+        "note": pa.array([None if rng.random() < 0.2 else rng.choice(["late", "Early", "ok"]) for _ in range(rows - 1)]
+                         + ["once"]),
+        "score": pa.array([rng.randint(0, 9) for _ in range(rows)], pa.int32()),
+    })
+
+
+def staff_spec(**privacy) -> dict:
+    return {
+        "k": 2, "suppression": 0.0, "others": "keep", "search": {"explore": "lattice"}, **privacy,
+        "quasi_identifiers": {
+            "city": {"tree": {"*": {"West": ["zell", "mels"], "East": ["aarau", "bern", "chur"]}}},
+            "age": {"bands": [10, 20]},
+        },
+        "sensitive": {"disease": {"distance": "equal", "t": 1.0}},
+    }
+
+
+def _text_schema(release: Release, path: Path) -> pa.Schema:
+    """The oracle: the Parquet schema of the VARCHAR release written by the same COPY."""
+    query, params = release.query()
+    release.problem.engine.copy_to_parquet(query, path, params)
+    return pq.read_schema(path)
+
+
+def _schema_as_text(path: Path, text: pa.Schema, qis: set[str]) -> None:
+    """The file's Parquet schema is the text release's: the same types, and each sensitive or
+    other column as NOT NULL (a QI's, joined to its lookup, is as the engine's plan makes it, as
+    its labels' already were)."""
+    got = pq.read_schema(path)
+    assert got.names == text.names and got.types == text.types
+    assert [f.nullable for f in got if f.name not in qis] == [f.nullable for f in text if f.name not in qis]
+
+
+def test_passed_through_text_columns_in_dictionary_types_are_the_text_release(tmp_path: Path, passing: None) -> None:
+    """At every satisfying node (nothing suppressed at k = 2 without suppression), read from the
+    source's rows: the text columns given as they are (a QI at level 0 too) get dictionary types,
+    and the file holds the text release's rows, order and Parquet schema."""
+    passed_seen: set[str] = set()
+    with sqlclose.anonymize(staff(), staff_spec()) as release:
+        nodes = [node for node, e in release.search.evaluated.items() if e.satisfied]
+        for i, node in enumerate(nodes):
+            at = release.at(node)
+            at._counted_columns = lambda: None  # type: ignore[method-assign]
+            assert at._suppressed() is None
+            passed = release_query.passed_through_dictionaries(at.problem, at.search.optimum, None)
+            level_zero = {qi.name for qi, level in zip(at.problem.qis, node) if level == 0}
+            assert set(passed) == {"disease", "team", "note"} | (level_zero & {"city"})  # text, given as it is
+            assert passed["note"].nulls  # the release's NULLs kept: a LEFT JOIN
+            expected = at.to_arrow()
+            released = _released(expected)
+            for name, column in passed.items():  # the members: the values the release holds
+                assert set(_members(at.problem.engine, _kind(at, column))) == released[name], (node, name)
+            got = written(at, tmp_path / f"{i}.parquet")
+            assert got.to_pylist() == expected.to_pylist()  # same rows, same order
+            _schema_as_text(tmp_path / f"{i}.parquet", _text_schema(at, tmp_path / f"t{i}.parquet"), {"city", "age"})
+            passed_seen |= set(passed)
+    assert len(nodes) >= 3 and "city" in passed_seen
+
+
+def test_a_required_column_of_a_parquet_source_stays_not_null(tmp_path: Path, passing: None) -> None:
+    """A source that declares its columns NOT NULL: the text release writes them so, and so does the
+    release in dictionary types (an inner join on a lookup without NULL)."""
+    table = staff()
+    required = pa.schema([pa.field(f.name, f.type, nullable=f.name == "note") for f in table.schema])
+    pq.write_table(table.cast(required), tmp_path / "staff.parquet")
+    with sqlclose.anonymize(tmp_path / "staff.parquet", staff_spec()) as release:
+        release._counted_columns = lambda: None  # type: ignore[method-assign]
+        got = written(release, tmp_path / "out.parquet")
+        schema = pq.read_schema(tmp_path / "out.parquet")
+        _schema_as_text(tmp_path / "out.parquet", _text_schema(release, tmp_path / "text.parquet"), {"city", "age"})
+        assert not schema.field("team").nullable and schema.field("note").nullable
+        assert got.to_pylist() == release.to_arrow().to_pylist()
+
+
+def test_with_a_class_suppressed_passed_through_columns_stay_text(passing: None) -> None:
+    """A value only a suppressed class's rows hold must be no member: with any class suppressed the
+    columns given as they are stay text. people()'s "vaduz" rows fail k = 4 at many nodes."""
+    checked = 0
+    with sqlclose.anonymize(people(), spec()) as release:
+        for node in [node for node, e in release.search.evaluated.items() if e.satisfied]:
+            at = release.at(node)
+            if at._suppressed() is not None:
+                assert release_query.passed_through_dictionaries(at.problem, at.search.optimum, at._suppressed()) == {}
+                query, _ = at.query(dictionaries=True)
+                assert "passed_lookup" not in query.sql("duckdb")
+                checked += 1
+    assert checked
+
+
+def test_a_value_only_dropped_rows_hold_is_no_member(tmp_path: Path, passing: None) -> None:
+    """Rows dropped for a NULL (nulls = "drop") are not released: a value only they hold ("secret")
+    is in no dictionary and nowhere in the written file."""
+    table = staff()
+    city = table.column("city").to_pylist()
+    note = table.column("note").to_pylist()
+    city[0], note[0] = None, "secret"
+    table = table.set_column(0, "city", pa.array(city)).set_column(4, "note", pa.array(note))
+    drop = staff_spec()
+    drop["quasi_identifiers"]["city"]["nulls"] = "drop"
+    with sqlclose.anonymize(table, drop) as release:
+        release._counted_columns = lambda: None  # type: ignore[method-assign]
+        passed = release_query.passed_through_dictionaries(release.problem, release.search.optimum, None)
+        assert "note" in passed
+        assert "secret" not in _members(release.problem.engine, _kind(release, passed["note"]))
+        written(release, tmp_path / "out.parquet")
+    assert b"secret" not in (tmp_path / "out.parquet").read_bytes()
+
+
+def _kind(release: Release, passed) -> exp.DataType:
+    """The dictionary type of a passed-through column, read from its lookup's code column."""
+    described = release.problem.engine.con.sql(f"DESCRIBE {passed.lookup.sql('duckdb')}").fetchall()
+    return exp.DataType.build(dict((r[0], r[1]) for r in described)["code"], dialect="duckdb", udt=True)
+
+
+@pytest.mark.parametrize("spellings", [["Ann", "ann", "Bob"], ["ann", "Bob", "cy"]])
+def test_a_collated_column_is_released_as_its_text(spellings: list[str], passing: None) -> None:
+    """A DuckDB table's column under COLLATE NOCASE groups "Ann" with "ann": joined on its members it
+    would be released in one spelling, so it stays text; without two such spellings it may take a
+    dictionary type, and sorts as the collation does ("ann" < "Bob" < "cy"). The oracle: the text
+    release of the same connection, as the engine gives it (a collated column's file does not pass
+    the re-check yet, text or not: its values hash as the collation folds them)."""
+    con = duckdb.connect()
+    con.register("staff_arrow", staff())
+    con.execute("CREATE TABLE staff AS SELECT * EXCLUDE (note) FROM staff_arrow")
+    con.execute("ALTER TABLE staff ADD COLUMN nick VARCHAR COLLATE NOCASE")
+    con.execute(f"UPDATE staff SET nick = ['{spellings[0]}', '{spellings[1]}', '{spellings[2]}'][1 + rowid % 3]")
+    with sqlclose.anonymize((con, "staff"), staff_spec()) as release:
+        release._counted_columns = lambda: None  # type: ignore[method-assign]
+        passed = release_query.passed_through_dictionaries(release.problem, release.search.optimum, None)
+        assert ("nick" in passed) == (spellings[0].lower() != spellings[1].lower())
+        got = release.problem.engine.fetch(*release.query(dictionaries=True))
+        assert got.to_pylist() == release.to_arrow().to_pylist()
+        assert set(got.column("nick").to_pylist()) == set(spellings)
+
+
+def test_a_column_estimated_to_have_too_many_values_is_not_grouped(monkeypatch: pytest.MonkeyPatch,
+                                                                   passing: None) -> None:
+    """Another column's values are estimated before it is grouped: with a bound below its estimate,
+    "team" (4 values) is neither grouped nor given a type, while the QI and the sensitive column,
+    bounded by their leaves and domain, still are."""
+    grouped: list[str] = []
+    original = release_query._passed_through
+
+    def recorded(problem, name):
+        grouped.append(name)
+        return original(problem, name)
+
+    monkeypatch.setattr(release_query, "_passed_through", recorded)
+    monkeypatch.setattr(release_query, "ESTIMATE_ERROR", 0.001)  # every estimate a thousand times higher
+    with sqlclose.anonymize(staff(), staff_spec()) as release:
+        release._counted_columns = lambda: None  # type: ignore[method-assign]
+        passed = release_query.passed_through_dictionaries(release.problem, release.search.optimum, None)
+        assert "team" not in grouped and "note" not in grouped
+        assert "disease" in passed and "team" not in passed
+        got = release.problem.engine.fetch(*release.query(dictionaries=True))
+        assert got.to_pylist() == release.to_arrow().to_pylist()
+
+
+def test_a_small_release_or_a_column_of_many_values_stays_text(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grouping a column's values costs a pass over the source's rows: below ``PASSED_MIN_ROWS`` rows
+    (the default here) nothing is passed through; past ``PASSED_MAX_VALUES`` values a column is not."""
+    with sqlclose.anonymize(staff(), staff_spec()) as release:
+        release._counted_columns = lambda: None  # type: ignore[method-assign]
+        assert release_query.passed_through_dictionaries(release.problem, release.search.optimum, None) == {}
+        monkeypatch.setattr(release_query, "PASSED_MIN_ROWS", 0)
+        monkeypatch.setattr(release_query, "PASSED_MAX_VALUES", 3)  # team has 4 values, note 4, disease 4
+        assert release_query.passed_through_dictionaries(release.problem, release.search.optimum, None) == {}
+        monkeypatch.setattr(release_query, "PASSED_MAX_VALUES", 4)
+        assert set(release_query.passed_through_dictionaries(release.problem, release.search.optimum, None)) \
+            >= {"team", "disease"}
+
+
+def test_a_release_with_passed_through_dictionaries_does_not_follow_the_input_order(tmp_path: Path,
+                                                                                    passing: None) -> None:
+    """The input and shuffled copies give byte-identical files, dictionary types and all."""
+    table, digests = staff(), []
+    for i, seed in enumerate([None, 1, 2]):
+        shuffled = table if seed is None else table.take(np.random.default_rng(seed).permutation(table.num_rows))
+        with sqlclose.anonymize(shuffled, staff_spec()) as release:
+            release._counted_columns = lambda: None  # type: ignore[method-assign]
+            assert release_query.passed_through_dictionaries(release.problem, release.search.optimum, None)
+            written(release, tmp_path / f"r{i}.parquet")
+        digests.append(files.sha256(tmp_path / f"r{i}.parquet"))
+    assert len(set(digests)) == 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
@@ -32,6 +33,17 @@ Counted = tuple[list[CountedColumn], list[CountedColumn]]
 # and column. A column with more values stays text.
 MAX_DICTIONARY = 100_000
 ROWS_PER_VALUE = 8
+# A text column a release gives as it is takes a dictionary type only with at most this many values
+# and in a release of at least this many rows: its values are grouped from the source's rows first.
+# Measured on the 10 M-row generated table (docs/performance.md, thirty-seventh round): grouping a
+# column of 3–800 values took 0.15–0.18 s and saved more in the sorted write; one of 100 k values
+# took 0.85 s, its type and lookup 0.2 s more, for less than it saved. At 1 M rows, ~35 ms a column
+# against a few tens of ms saved.
+PASSED_MAX_VALUES = 10_000
+PASSED_MIN_ROWS = 2_000_000
+# HyperLogLog's estimate of a column's distinct values can be this much above them (a few % at
+# DuckDB's precision): a column is grouped unless its estimate, so lowered, has too many values.
+ESTIMATE_ERROR = 1.1
 
 
 def top_label(qi: QuasiIdentifierColumn, level: int) -> str | None:
@@ -78,7 +90,77 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level),
                              types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
-    return q.release(problem.source, problem.released, released, suppressed, params)
+    passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
+    return q.release(problem.source, problem.released, released, suppressed, params, passed)
+
+
+def passed_through_dictionaries(problem: Problem, node: Node,
+                                suppressed: exp.Table | None) -> dict[str, q.PassedThrough]:
+    """For a release read from the source's rows, the text columns it gives as they are (a QI at
+    level 0, sensitive and other columns) in dictionary types, where none of its classes is
+    suppressed: the members are then the values of the source's kept rows (``Problem.source``:
+    rows dropped for a NULL are left out), one pass per column. With a class suppressed, a value
+    only its rows hold would be a member, which a Parquet writer may write into the file: the
+    columns stay text. Written and sorted as small codes, the 10 M-row generated table's release of
+    16 columns took 20–30 % less time to write (docs/performance.md, thirty-seventh round); its
+    text, order and NULLs are the text release's, and a sensitive or other column is as NOT NULL in
+    the file as the text release writes it. A column whose values group together under a collation
+    although they are spelled differently ("A", "a") stays text: joined on its members it would be
+    written in one spelling. A column with too many values for a dictionary (``_worth_a_dictionary``)
+    is not grouped: a QI's are at most its leaves, a sensitive column's its domain, another's are
+    estimated first (HyperLogLog, all such columns in one pass)."""
+    engine = problem.engine
+    if suppressed is not None or not engine.has_dictionary_types or problem.rows < PASSED_MIN_ROWS:
+        return {}
+    levels = dict(zip((qi.name for qi in problem.qis), node))
+    schema = engine.schema(problem.source)
+    text = [name for name in problem.released if levels.get(name, 0) == 0
+            and (pa.types.is_string(schema.field(name).type) or pa.types.is_large_string(schema.field(name).type))]
+    kinds = {name: _passed_through(problem, name) for name in _few_values(problem, text)}
+    lookups = {name: lookup for name, lookup in kinds.items() if lookup is not None}
+    if not lookups:
+        return {}
+    # Joined as the source gives each column: optional where the engine's plan of the source lets it
+    # hold NULLs (a LEFT JOIN keeps them), else required (an inner join: no row has a NULL to lose),
+    # as the text release writes a column the source gives (a QI's, joined to its lookup, may differ:
+    # the engine's plan decides, as it does for labels).
+    nullable = engine.may_hold_nulls(exp.select(exp.Star()).from_(problem.source.copy()), list(lookups))
+    return {name: q.PassedThrough(lookup, nullable[name]) for name, lookup in lookups.items()}
+
+
+def _few_values(problem: Problem, names: list[str]) -> list[str]:
+    """Of ``names``, the columns that may have few enough values for a dictionary: at most a QI's
+    leaves or a sensitive column's domain; another's estimated, with the estimate's error."""
+    known = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
+    known.update({sa.name: len(sa.domain) for sa in problem.sas})
+    others = [name for name in names if name not in known]
+    if others:
+        found = problem.engine.fetch(q.estimated_values(problem.source, others)).to_pylist()[0]
+        known.update({name: int(found[f"e{i}"] / ESTIMATE_ERROR) for i, name in enumerate(others)})
+    return [name for name in names if _worth_passing(problem, known[name])]
+
+
+def _worth_passing(problem: Problem, values: int) -> bool:
+    return values <= PASSED_MAX_VALUES and _worth_a_dictionary(problem, values)
+
+
+def _passed_through(problem: Problem, name: str) -> exp.Table | None:
+    """One column's lookup (value → its member of the column's dictionary type) in a temp table of
+    the engine, kept while the engine is (the release query joins it); None where it stays text."""
+    engine = problem.engine
+    values = engine.create_temp_table(engine.temp_name("passed_values"), q.passed_values(problem.source, name))
+    found = engine.fetch(q.passed_value_counts(values)).to_pylist()[0]
+    distinct, respelled = int(found["distinct_values"]), bool(found["respelled"])
+    kind = None
+    if distinct and not respelled and _worth_passing(problem, distinct):
+        kind = engine.dictionary_type(q.passed_members(values))
+    if kind is None:
+        engine.unregister(values.name)
+        return None
+    # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
+    lookup = engine.create_temp_table(engine.temp_name("passed_lookup"), q.passed_lookup(values, kind))
+    engine.unregister(values.name)
+    return lookup
 
 
 def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | None,

@@ -7,7 +7,7 @@ values only as bound parameters (``Params``). Static shapes come from ``sql/*.sq
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,17 +290,34 @@ class ReleasedQI:
     dictionary: exp.DataType | None = None  # the labels' type where not text (Engine.dictionary_type)
 
 
+@dataclass(frozen=True)
+class PassedThrough:
+    """A released column the source gives as it is (a QI at level 0, a sensitive or other
+    column), written in its dictionary type (``Engine.dictionary_type``): its lookup joined on the
+    row's value, each value cast once per member rather than once per row. ``nulls``: the engine's
+    plan lets the column hold NULLs (``Engine.may_hold_nulls``): a LEFT JOIN keeps them and the
+    column is written optional, as the text release writes it; else an inner join (no row has a
+    NULL to lose) keeps it required."""
+
+    lookup: exp.Table  # value (text) → code (the value in its dictionary type): ``passed_lookup``
+    nulls: bool
+
+
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
-            params: Params) -> exp.Expression:
+            params: Params, passed: Mapping[str, PassedThrough] | None = None) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are), failing
     classes removed, rows sorted by their own released values — generalized QIs first, then the
     rest — so that the order says nothing about the input's order. A QI at its top is one label
-    for every row: it joins no lookup, tells no class apart and sorts nothing."""
+    for every row: it joins no lookup, tells no class apart and sorts nothing. ``passed``: columns
+    given as they are in their dictionary types (``PassedThrough``)."""
     by_name = {r.coded.name: r for r in qis}
+    passed = passed or {}
     select_list: list[exp.Expression] = []
     for name in columns:
         r = by_name.get(name)
-        if r is None or r.level == 0:
+        if name in passed:
+            select_list.append(exp.alias_(col("code", _passed_alias(columns, name)), ident(name)))
+        elif r is None or r.level == 0:
             select_list.append(exp.alias_(col(name, "src"), ident(name)))
         elif r.top is not None:
             select_list.append(exp.alias_(labelled(params.add(r.top), r.dictionary), ident(name)))
@@ -310,9 +327,61 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     relabelled = {r.coded.code: (r.level, r.dictionary) for r in classes if r.dictionary is not None}
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params,
                            relabelled)
+    for name, p in passed.items():
+        alias = _passed_alias(columns, name)
+        select = select.join(exp.alias_(p.lookup.copy(), ident(alias), table=True),
+                             on=exp.EQ(this=col("value", alias), expression=col(name, "src")),
+                             join_type="left" if p.nulls else None)
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
+
+
+def passed_values(source: exp.Expression, name: str) -> exp.Select:
+    """A text column's values among the source's rows (NULL among them, if any), each with whether
+    the rows its GROUP BY put together are spelled in more than one way (a collation calls "A" and
+    "a" one value): their bytes (DuckDB's ENCODE) differ."""
+    value = col(name, "src")
+    spelled = exp.Anonymous(this="ENCODE", expressions=[value.copy()])
+    respelled = exp.NEQ(this=exp.Min(this=spelled), expression=exp.Max(this=spelled.copy()))
+    return exp.select(exp.alias_(value, "v"), exp.alias_(respelled, "respelled")).from_(_as_src(source)) \
+        .group_by(value.copy())
+
+
+def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select:
+    """One row: per column ``names[i]``, its distinct values estimated by HyperLogLog (``e<i>``)."""
+    estimates = [exp.alias_(exp.ApproxDistinct(this=col(name, "src")), f"e{i}") for i, name in enumerate(names)]
+    return exp.select(*estimates).from_(_as_src(source))
+
+
+def passed_value_counts(values: exp.Table) -> exp.Select:
+    """One row of ``passed_values``' facts: its distinct non-NULL values, and whether any value is
+    spelled in more than one way."""
+    flag = exp.Max(this=exp.Case(ifs=[exp.If(this=col("respelled"), true=exp.Literal.number(1))],
+                                 default=exp.Literal.number(0)))
+    return exp.select(exp.alias_(exp.Count(this=col("v")), "distinct_values"),
+                      exp.alias_(flag, "respelled")).from_(values.copy())
+
+
+def passed_lookup(values: exp.Table, kind: exp.DataType) -> exp.Select:
+    """``passed_values``' non-NULL values (``value``), each with itself in its dictionary type (``code``)."""
+    return exp.select(exp.alias_(col("v"), "value"), exp.alias_(exp.Cast(this=col("v"), to=kind.copy()), "code")) \
+        .from_(values.copy()).where(_not_null(col("v")))
+
+
+def _not_null(e: exp.Expression) -> exp.Expression:
+    return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
+
+
+def passed_members(values: exp.Table) -> exp.Select:
+    """``passed_values``' non-NULL values (column ``v``): a passed-through column's dictionary members."""
+    return exp.select(col("v")).from_(values.copy()).where(_not_null(col("v")))
+
+
+def _passed_alias(columns: Sequence[str], name: str) -> str:
+    """A passed-through column's lookup alias, by its place among the columns (a user's name is
+    never an alias)."""
+    return f"dict_{list(columns).index(name)}"
 
 
 def not_suppressed(suppressed: exp.Table, codes: Sequence[tuple[str, exp.Expression]]) -> exp.Expression:
