@@ -285,9 +285,9 @@ class Engine(ABC):
         column stays text): only speed depends on it, never a written value or the rows' order."""
         return None
 
-    def may_hold_nulls(self, query: exp.Select, columns: Sequence[str], params: Sequence[Any] = ()) -> dict[str, bool]:
-        """Per column of ``query``'s, whether the engine's plan lets it hold NULLs (a Parquet writer
-        then writes it optional, else required). True where the engine cannot tell."""
+    def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:
+        """Per column of ``relation``'s, whether the engine's plan lets it hold NULLs (a Parquet
+        writer then writes it optional, else required). True where the engine cannot tell."""
         return dict.fromkeys(columns, True)
 
     @abstractmethod

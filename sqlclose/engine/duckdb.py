@@ -367,20 +367,18 @@ class DuckDBEngine(Engine):
         self._temp.append(("type", name))
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
 
-    def may_hold_nulls(self, query: exp.Select, columns: Sequence[str], params: Sequence[Any] = ()) -> dict[str, bool]:
+    def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:
         # The planner's statistics of each column (STATS), which its Parquet writer reads for a
         # column's repetition: a Parquet source's declared NOT NULL, a table's known absence of NULLs.
-        # One row of the query is read (its ORDER BY, if any, left out).
         def has_null(name: str) -> exp.Expression:
-            stats = exp.Anonymous(this="STATS", expressions=[exp.column(name, "q", quoted=True)])
+            stats = exp.Anonymous(this="STATS", expressions=[exp.column(name, "src", quoted=True)])
             return exp.Cast(this=exp.Bracket(this=stats, expressions=[exp.Literal.string("has_null")]),
                             to=exp.DataType.build("BOOLEAN"))
 
-        unordered = query.copy()
-        unordered.set("order", None)
-        probe = exp.select(*(exp.alias_(has_null(name), f"n{i}") for i, name in enumerate(columns))) \
-            .from_(unordered.subquery("q")).limit(1)
-        found = self.fetch(probe, params)
+        source = exp.alias_(relation.copy(), "src", table=True) if isinstance(relation, exp.Table) \
+            else relation.copy().subquery("src")
+        found = self.fetch(exp.select(*(exp.alias_(has_null(name), f"n{i}") for i, name in enumerate(columns)))
+                           .from_(source).limit(1))
         if not found.num_rows:
             return dict.fromkeys(columns, True)
         return {name: found.column(f"n{i}")[0].as_py() is not False for i, name in enumerate(columns)}

@@ -124,7 +124,7 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     # hold NULLs (a LEFT JOIN keeps them), else required (an inner join: no row has a NULL to lose),
     # as the text release writes a column the source gives (a QI's, joined to its lookup, may differ:
     # the engine's plan decides, as it does for labels).
-    nullable = engine.may_hold_nulls(exp.select(exp.Star()).from_(problem.source.copy()), list(lookups))
+    nullable = engine.may_hold_nulls(problem.source, list(lookups))
     return {name: q.PassedThrough(lookup, nullable[name]) for name, lookup in lookups.items()}
 
 
