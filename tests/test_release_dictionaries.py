@@ -414,3 +414,18 @@ def test_a_release_with_passed_through_dictionaries_does_not_follow_the_input_or
             written(release, tmp_path / f"r{i}.parquet")
         digests.append(files.sha256(tmp_path / f"r{i}.parquet"))
     assert len(set(digests)) == 1
+
+
+def test_json_and_uuid_columns_stay_text(passing: None) -> None:
+    """A DuckDB table's JSON and UUID columns reach Arrow as text but are no plain text: no ENUM
+    holds them, so they are not passed through, and the write is the text release's."""
+    con = duckdb.connect()
+    con.register("staff_arrow", staff())
+    con.execute("CREATE TABLE staff AS SELECT *, uuid() AS badge, CAST('{\"a\": ' || score || '}' AS JSON) AS doc "
+                "FROM staff_arrow")
+    with sqlclose.anonymize((con, "staff"), staff_spec()) as release:
+        release._counted_columns = lambda: None  # type: ignore[method-assign]
+        passed = release_query.passed_through_dictionaries(release.problem, release.search.optimum, None)
+        assert "team" in passed and not {"badge", "doc"} & set(passed)
+        got = release.problem.engine.fetch(*release.query(dictionaries=True))
+        assert got.to_pylist() == release.to_arrow().to_pylist()

@@ -285,6 +285,11 @@ class Engine(ABC):
         column stays text): only speed depends on it, never a written value or the rows' order."""
         return None
 
+    def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
+        """Of ``columns``, those of ``relation`` a dictionary type (``dictionary_type``) may stand
+        for: of the engine's plain text type, sorted as text sorts. None on an engine without them."""
+        return []
+
     def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:
         """Per column of ``relation``'s, whether the engine's plan lets it hold NULLs (a Parquet
         writer then writes it optional, else required). True where the engine cannot tell."""

@@ -356,8 +356,7 @@ class DuckDBEngine(Engine):
         # (docs/performance.md, twenty-fourth round). Its members are created in text order, so it
         # sorts as the text does; a connection with a default collation sorts text otherwise (and
         # may call two members one): the column then stays text.
-        setting = exp.Anonymous(this="CURRENT_SETTING", expressions=[exp.Literal.string("default_collation")])
-        if self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py():
+        if self._collates_text():
             return None
         column = exp.column(values.selects[0].alias_or_name)
         members = exp.select(column).distinct().from_(values.subquery("vals")).where(
@@ -366,6 +365,19 @@ class DuckDBEngine(Engine):
         self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql('duckdb')})")
         self._temp.append(("type", name))
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
+
+    def _collates_text(self) -> bool:
+        setting = exp.Anonymous(this="CURRENT_SETTING", expressions=[exp.Literal.string("default_collation")])
+        return bool(self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py())
+
+    def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
+        # VARCHAR itself: JSON and UUID reach Arrow as text too, but an ENUM holds neither (ENCODE
+        # takes no UUID, a JSON value casts to no member). A column's own collation is caught by
+        # grouping its values with their bytes (release_query), a connection's here.
+        if not columns or self._collates_text():
+            return []
+        types = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+        return [name for name in columns if types.get(name) == "VARCHAR"]
 
     def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:
         # The planner's statistics of each column (STATS), which its Parquet writer reads for a

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
@@ -106,16 +105,16 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     text, order and NULLs are the text release's, and a sensitive or other column is as NOT NULL in
     the file as the text release writes it. A column whose values group together under a collation
     although they are spelled differently ("A", "a") stays text: joined on its members it would be
-    written in one spelling. A column with too many values for a dictionary (``_worth_a_dictionary``)
+    written in one spelling. Only the engine's plain text type (``Engine.dictionary_columns``: on
+    DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text too). A column with too many values
+    for a dictionary (``_worth_passing``)
     is not grouped: a QI's are at most its leaves, a sensitive column's its domain, another's are
     estimated first (HyperLogLog, all such columns in one pass)."""
     engine = problem.engine
     if suppressed is not None or not engine.has_dictionary_types or problem.rows < PASSED_MIN_ROWS:
         return {}
     levels = dict(zip((qi.name for qi in problem.qis), node))
-    schema = engine.schema(problem.source)
-    text = [name for name in problem.released if levels.get(name, 0) == 0
-            and (pa.types.is_string(schema.field(name).type) or pa.types.is_large_string(schema.field(name).type))]
+    text = engine.dictionary_columns(problem.source, [name for name in problem.released if levels.get(name, 0) == 0])
     kinds = {name: _passed_through(problem, name) for name in _few_values(problem, text)}
     lookups = {name: lookup for name, lookup in kinds.items() if lookup is not None}
     if not lookups:
@@ -149,18 +148,18 @@ def _passed_through(problem: Problem, name: str) -> exp.Table | None:
     the engine, kept while the engine is (the release query joins it); None where it stays text."""
     engine = problem.engine
     values = engine.create_temp_table(engine.temp_name("passed_values"), q.passed_values(problem.source, name))
-    found = engine.fetch(q.passed_value_counts(values)).to_pylist()[0]
-    distinct, respelled = int(found["distinct_values"]), bool(found["respelled"])
-    kind = None
-    if distinct and not respelled and _worth_passing(problem, distinct):
+    try:
+        found = engine.fetch(q.passed_value_counts(values)).to_pylist()[0]
+        distinct, respelled = int(found["distinct_values"]), bool(found["respelled"])
+        if not distinct or respelled or not _worth_passing(problem, distinct):
+            return None
         kind = engine.dictionary_type(q.passed_members(values))
-    if kind is None:
+        if kind is None:
+            return None
+        # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
+        return engine.create_temp_table(engine.temp_name("passed_lookup"), q.passed_lookup(values, kind))
+    finally:
         engine.unregister(values.name)
-        return None
-    # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
-    lookup = engine.create_temp_table(engine.temp_name("passed_lookup"), q.passed_lookup(values, kind))
-    engine.unregister(values.name)
-    return lookup
 
 
 def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | None,
