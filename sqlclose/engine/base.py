@@ -287,7 +287,7 @@ class Engine(ABC):
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         """Of ``columns``, those of ``relation`` a dictionary type (``dictionary_type``) may stand
-        for: of the engine's plain text type, sorted as text sorts. None on an engine without them."""
+        for: of the engine's plain text type, sorted as text sorts; none on an engine without them."""
         return []
 
     def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:

@@ -107,9 +107,8 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     although they are spelled differently ("A", "a") stays text: joined on its members it would be
     written in one spelling. Only the engine's plain text type (``Engine.dictionary_columns``: on
     DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text too). A column with too many values
-    for a dictionary (``_worth_passing``)
-    is not grouped: a QI's are at most its leaves, a sensitive column's its domain, another's are
-    estimated first (HyperLogLog, all such columns in one pass)."""
+    for a dictionary (``_worth_passing``) is not grouped: a QI's are at most its leaves, a sensitive
+    column's its domain, another's are estimated first (HyperLogLog, all such columns in one pass)."""
     engine = problem.engine
     if suppressed is not None or not engine.has_dictionary_types or problem.rows < PASSED_MIN_ROWS:
         return {}

@@ -134,7 +134,7 @@ def values_on_leaves(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.E
             .from_(exp.alias_(values.copy(), ident("vals"), table=True))
             .join(lookup, join_type="left", on=exp.EQ(this=col("value", "lk"), expression=value.copy()))
             .where(exp.and_(exp.EQ(this=col("col", "vals"), expression=exp.Literal.number(i)),
-                            exp.Not(this=exp.Is(this=value, expression=exp.Null()))))
+                            is_not_null(value)))
             .group_by(code, missing))
     return (exp.select(exp.Star()).from_(_union_all(branches).subquery("found"))
             .order_by(exp.column("col"), exp.Ordered(this=exp.column("n"), desc=True),
@@ -276,7 +276,11 @@ def labels_of_classes(counted: exp.Table, qis: int, classes: Sequence[int]) -> e
 def not_null(columns: Sequence[str]) -> exp.Expression | None:
     if not columns:
         return None
-    return exp.and_(*[exp.Not(this=exp.Is(this=col(c, "src"), expression=exp.Null())) for c in columns])
+    return exp.and_(*[is_not_null(col(c, "src")) for c in columns])
+
+
+def is_not_null(e: exp.Expression) -> exp.Expression:
+    return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
 
 
 @dataclass(frozen=True)
@@ -366,16 +370,12 @@ def passed_value_counts(values: exp.Table) -> exp.Select:
 def passed_lookup(values: exp.Table, kind: exp.DataType) -> exp.Select:
     """``passed_values``' non-NULL values (``value``), each with itself in its dictionary type (``code``)."""
     return exp.select(exp.alias_(col("v"), "value"), exp.alias_(exp.Cast(this=col("v"), to=kind.copy()), "code")) \
-        .from_(values.copy()).where(_not_null(col("v")))
-
-
-def _not_null(e: exp.Expression) -> exp.Expression:
-    return exp.Not(this=exp.Is(this=e, expression=exp.Null()))
+        .from_(values.copy()).where(is_not_null(col("v")))
 
 
 def passed_members(values: exp.Table) -> exp.Select:
     """``passed_values``' non-NULL values (column ``v``): a passed-through column's dictionary members."""
-    return exp.select(col("v")).from_(values.copy()).where(_not_null(col("v")))
+    return exp.select(col("v")).from_(values.copy()).where(is_not_null(col("v")))
 
 
 def _passed_alias(columns: Sequence[str], name: str) -> str:
@@ -777,7 +777,7 @@ def distinct_with_numbers(histogram: exp.Expression, column: str) -> exp.Express
     # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
     number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
     return (exp.select(as_text(value.copy()).as_("text"), number.as_("number"))
-            .from_(histogram.copy()).where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
+            .from_(histogram.copy()).where(is_not_null(value.copy()))
             .group_by(value.copy()).order_by(value.copy()))
 
 
