@@ -126,3 +126,25 @@ def test_a_spark_session_logs_through_ours_only_where_spark_would_use_its_defaul
         assert log_quietly(spark_session) and location() == str(LOG_CONFIG)
     finally:
         configurator.reconfigure(jvm.java.net.URI(before if ":" in before else Path(before).as_uri()))
+
+
+_SLOW_STATEMENT = """
+import sys, duckdb
+from sqlclose.engine.duckdb import DuckDBEngine
+con = DuckDBEngine().con if sys.argv[1] == "engine" else duckdb.connect()
+con.execute("SET progress_bar_time = 0")  # a bar from the first moment, for any statement DuckDB can follow
+con.execute("SELECT COUNT(DISTINCT (a * 7919) % 100000007) FROM range(3000000) t(a)").fetchall()
+"""
+
+
+def test_duckdb_draws_no_progress_bar_of_its_own_on_sqlclose_connections() -> None:
+    """DuckDB prints a progress bar on stdout for a long statement (past 2 s by default), into the
+    CLI's output, a --json document or a job's log. Not on a connection sqlclose opens; the plain
+    connection beside it shows the statement does draw one."""
+    import subprocess
+    import sys
+
+    out = {way: subprocess.run([sys.executable, "-c", _SLOW_STATEMENT, way], capture_output=True, text=True,
+                               check=True).stdout for way in ("engine", "plain")}
+    assert "100%" in out["plain"]
+    assert out["engine"] == ""

@@ -61,6 +61,12 @@ def spec() -> dict:
     }
 
 
+def _in_types(query: exp.Expression) -> bool:
+    """The query casts to a dictionary type, or joins a lookup kept in one."""
+    sql = query.sql("duckdb")
+    return "__sqlclose_dictionary" in sql or "__sqlclose_typed_lookup" in sql
+
+
 def written(release: Release, path: Path) -> pa.Table:
     release.write(path)
     return pq.read_table(path)
@@ -77,11 +83,15 @@ def test_a_parquet_release_in_dictionary_types_is_the_text_release(tmp_path: Pat
                 at._counted_columns = lambda: None  # type: ignore[method-assign]
             assert (at._counted_columns() is not None) == (way == "from counts")
             query, _ = at.query(dictionaries=True)
-            types_seen += "__sqlclose_dictionary" in query.sql("duckdb")
+            types_seen += _in_types(query)
             expected = at.to_arrow()  # the oracle: the VARCHAR query
             got = written(at, tmp_path / f"{i}.parquet")
             assert got.schema.types == expected.schema.types
             assert got.to_pylist() == expected.to_pylist()  # same rows, same order
+            # Each column as required or optional as the VARCHAR query written by the same COPY.
+            text_query, params = at.query()
+            at.problem.engine.copy_to_parquet(text_query, tmp_path / f"{i}.text.parquet", params)
+            assert pq.read_schema(tmp_path / f"{i}.parquet") == pq.read_schema(tmp_path / f"{i}.text.parquet")
     assert len(nodes) >= 10
     assert types_seen == len(nodes)  # every node's write had labels in dictionary types
 
@@ -103,7 +113,7 @@ def test_a_column_with_too_many_values_for_a_dictionary_stays_text(monkeypatch: 
     monkeypatch.setattr(release_query, *bound)
     with sqlclose.anonymize(people(), spec()) as release:
         query, _ = release.query(dictionaries=True)
-        assert "__sqlclose_dictionary" not in query.sql("duckdb")
+        assert not _in_types(query)
         assert release.problem.engine.fetch(*release.query(dictionaries=True)).equals(release.to_arrow())
 
 
@@ -429,3 +439,48 @@ def test_json_and_uuid_columns_stay_text(passing: None) -> None:
         assert "team" in passed and not {"badge", "doc"} & set(passed)
         got = release.problem.engine.fetch(*release.query(dictionaries=True))
         assert got.to_pylist() == release.to_arrow().to_pylist()
+
+
+def _write_objects(engine: DuckDBEngine) -> tuple[int, int]:
+    """The dictionary types the engine holds now, and the lookups made for them."""
+    types = engine.con.sql("SELECT COUNT(*) FROM duckdb_types() "
+                           "WHERE starts_with(type_name, '__sqlclose_dictionary')").fetchall()[0][0]
+    tables = engine.con.sql("SELECT COUNT(*) FROM duckdb_tables() WHERE starts_with(table_name, "
+                            "'__sqlclose_typed_lookup') OR starts_with(table_name, '__sqlclose_passed_lookup')"
+                            ).fetchall()[0][0]
+    return int(types), int(tables)
+
+
+@pytest.mark.parametrize("way", ["labels", "passed through"])
+def test_each_write_drops_the_types_and_lookups_it_made(tmp_path: Path, passing: None, way: str) -> None:
+    """A write makes its own dictionary types and lookups and drops them once it is done, written
+    or not: the many writes of one session (a sweep's, ``at`` node after node) keep none of them.
+    The release is written again afterwards, whole."""
+    table, requirement = (people(), spec()) if way == "labels" else (staff(), staff_spec())
+    with sqlclose.anonymize(table, requirement) as release:
+        engine = release.problem.engine
+        during: list[tuple[int, int]] = []
+        copy = engine.copy_to_parquet
+
+        def watched(*args, **kwargs) -> None:
+            during.append(_write_objects(engine))
+            copy(*args, **kwargs)
+
+        engine.copy_to_parquet = watched  # type: ignore[method-assign]
+        nodes = [node for node, e in release.search.evaluated.items() if e.satisfied]
+        for i, node in enumerate(nodes):
+            release.at(node).write(tmp_path / f"{i}.parquet")
+            assert _write_objects(engine) == (0, 0)
+        assert all(types and tables for types, tables in during)  # every write had some
+        failing = release.at(nodes[0])
+
+        def fails(written: exp.Expression) -> dict:
+            raise RuntimeError("the re-check stopped")
+
+        failing.verified_summary = fails  # type: ignore[method-assign]
+        with pytest.raises(RuntimeError, match="re-check stopped"):
+            failing.write(tmp_path / "failed.parquet")
+        assert not (tmp_path / "failed.parquet").exists() and _write_objects(engine) == (0, 0)
+        first = release.write(tmp_path / "again.parquet")
+        assert pq.read_table(tmp_path / "again.parquet").to_pylist() == release.to_arrow().to_pylist()
+        assert first["verified"] and _write_objects(engine) == (0, 0)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import itertools
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -294,6 +295,17 @@ class Engine(ABC):
         """Per column of ``relation``'s, whether the engine's plan lets it hold NULLs (a Parquet
         writer then writes it optional, else required). True where the engine cannot tell."""
         return dict.fromkeys(columns, True)
+
+    @contextmanager
+    def objects_made(self) -> Iterator[list[Any]]:
+        """The temporary objects (tables, types, …) made inside the block and still there at its
+        end, listed on leaving it, for ``drop_objects``: what one write made for itself alone.
+        Empty on an engine that lists none (``close`` drops what it made)."""
+        yield []
+
+    def drop_objects(self, objects: Sequence[Any]) -> None:  # noqa: B027 - optional hook
+        """Drop objects ``objects_made`` listed, newest first (a table before the type it holds);
+        those already dropped are passed over."""
 
     @abstractmethod
     def read_parquet(self, path: Path) -> exp.Expression:

@@ -107,6 +107,11 @@ class DuckDBEngine(Engine):
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
         self.con = connection if connection is not None else duckdb.connect(config=settings)
+        if connection is None:
+            # DuckDB draws its own progress bar on stdout for a statement past ~2 s: it would garble
+            # the CLI's output (its bar, a --json document) and a job's log. A caller's is left as set.
+            self.con.execute("SET enable_progress_bar = false")
+            self.con.execute("SET enable_progress_bar_print = false")
         self._outside = 0  # the most the process has held outside DuckDB's buffers (fit_memory)
         self._engine_limit = engine_share(self.memory_budget) if self.memory_budget else None
         self._monitor: duckdb.DuckDBPyConnection | None = None
@@ -472,19 +477,37 @@ class DuckDBEngine(Engine):
             self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])  # the monitor exists: fit_memory made it
         self._engine_limit = limit
 
+    @contextmanager
+    def objects_made(self) -> Iterator[list[tuple[str, str]]]:
+        before = set(self._temp)
+        made: list[tuple[str, str]] = []
+        try:
+            yield made
+        finally:
+            made.extend(obj for obj in self._temp if obj not in before)
+
+    def drop_objects(self, objects: Sequence[tuple[str, str]]) -> None:
+        for obj in reversed(objects):
+            if obj in self._temp:
+                self._drop(*obj)
+                self._temp.remove(obj)
+
+    def _drop(self, kind: str, name: str) -> None:
+        try:
+            if kind == "arrow":
+                self.con.unregister(name)
+            elif kind == "database":
+                self.con.execute(f"DETACH {exp.to_identifier(name, quoted=True).sql('duckdb')}")
+            else:
+                self.con.execute(f"DROP {kind.upper()} IF EXISTS {_table(name).sql('duckdb')}")
+        except duckdb.Error:
+            pass
+
     def close(self) -> None:
         if self._own:  # closing our own connection drops all it holds: no statement per object (~10 ms)
             self._temp.clear()
         for kind, name in reversed(self._temp):
-            try:
-                if kind == "arrow":
-                    self.con.unregister(name)
-                elif kind == "database":
-                    self.con.execute(f"DETACH {exp.to_identifier(name, quoted=True).sql('duckdb')}")
-                else:
-                    self.con.execute(f"DROP {kind.upper()} IF EXISTS {_table(name).sql('duckdb')}")
-            except duckdb.Error:
-                pass
+            self._drop(kind, name)
         self._temp.clear()
         if self._links is not None:
             shutil.rmtree(self._links, ignore_errors=True)

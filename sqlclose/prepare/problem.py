@@ -389,11 +389,12 @@ def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive) -> S
     # own cast, the one the base histogram's join will make: asked on the source's engine.
     ask = reader.at_source() if c.typed else reader
     domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(ask, c).column("text").to_pylist())
-    # Registered, not loaded like the QIs' lookups: a loaded table's statistics (no NULL) would make
-    # DuckDB write the sensitive column as REQUIRED when written as text but not through a
-    # dictionary type (the release's schema must not depend on that), and loading it was measured
-    # no faster (10 M rows: base histogram 2.58–2.82 s loaded, 2.67–2.68 s registered).
-    ask.add_lookup(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}))
+    # Loaded like the QIs' lookups: the engine then knows its values hold no NULL, and a release
+    # read back from counts writes the column required, as one read from a Parquet source's rows
+    # without NULLs does (a dictionary type's lookup is kept so that it writes the same:
+    # release_query._kept_lookup). Registered, it was written optional; no faster either way
+    # (10 M rows: base histogram 2.58–2.82 s loaded, 2.67–2.68 s registered).
+    ask.add_lookup(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}), load=True)
     _check_leaves(ask, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":
         _check_leaves_cover(domain, hierarchy, c.name)

@@ -22,7 +22,13 @@ from sqlclose.engine import Engine
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
 from sqlclose.sql import queries as q
-from sqlclose.sql.release_counts import CountedColumn, read_back_type, release_from_counts, released_classes
+from sqlclose.sql.release_counts import (
+    CountedColumn,
+    read_back_type,
+    release_from_counts,
+    released_classes,
+    typed_lookup,
+)
 
 Counted = tuple[list[CountedColumn], list[CountedColumn]]
 
@@ -82,15 +88,39 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     counts) in the engine's dictionary types where it has them: the same values, in the same order."""
     types = released_dictionaries(problem, node, suppressed, counted) if dictionaries else {}
     if counted is not None:
-        qis, sas = counted
-        counted = ([replace(c, dictionary=types.get(c.name)) for c in qis],
-                   [replace(c, dictionary=types.get(c.name)) for c in sas])
-        return release_from_counts(problem.base, *counted, problem.released, suppressed, params)
-    released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level),
-                             types.get(qi.name) if level else None)
+        qis, sas = (_counted_in_types(problem.engine, columns, types) for columns in counted)
+        return release_from_counts(problem.base, qis, sas, problem.released, suppressed, params)
+    released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
     return q.release(problem.source, problem.released, released, suppressed, params, passed)
+
+
+def _released_qi(engine: Engine, qi: QuasiIdentifierColumn, level: int, kind: exp.DataType | None) -> q.ReleasedQI:
+    """How a QI is released at ``level``: with a dictionary type below its top, joined to its
+    lookup kept with its labels so typed (``queries.typed_labels``)."""
+    top = top_label(qi, level)
+    typed = _kept_lookup(engine, q.typed_labels(qi.coded.lookup, level, kind)) \
+        if kind is not None and top is None else None
+    return q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top, kind, typed)
+
+
+def _counted_in_types(engine: Engine, columns: list[CountedColumn],
+                      types: dict[str, exp.DataType]) -> list[CountedColumn]:
+    """The columns read back from counts, each with its dictionary type, if any, and below its top
+    its lookup kept so typed (``release_counts.typed_lookup``)."""
+    out = []
+    for c in columns:
+        kind = types.get(c.name)
+        typed = _kept_lookup(engine, typed_lookup(c, kind)) if kind is not None and c.top is None else None
+        out.append(replace(c, dictionary=kind, typed=typed))
+    return out
+
+
+def _kept_lookup(engine: Engine, lookup: exp.Select) -> exp.Table:
+    """A typed lookup as a temp table: the engine then knows where its typed column holds NULL
+    (``queries.is_member``), and a Parquet write is as required or optional as the text release's."""
+    return engine.create_temp_table(engine.temp_name("typed_lookup"), lookup)
 
 
 def passed_through_dictionaries(problem: Problem, node: Node,

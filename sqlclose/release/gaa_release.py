@@ -92,14 +92,21 @@ class GaaRelease(Release):
     def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
         """The release query; its labels stay text whatever the write (``dictionaries``): they come
         from a per-run mapping, at several levels per column."""
+        params = q.Params()
+        query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
+                                 self._mapping_relation(), params)
+        return query, params.values
+
+    def _own_tables(self) -> None:
+        self._mapping_relation()
+
+    def _mapping_relation(self) -> exp.Table:
+        """The run's mapping, registered once for all the release's queries."""
         if self._mapping_table is None:
             name = self.problem.engine.temp_name("gaa_mapping")
             self.problem.engine.register(name, self._mapping())
             self._mapping_table = q.table(name)
-        params = q.Params()
-        query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
-                                 self._mapping_table, params)
-        return query, params.values
+        return self._mapping_table
 
     def text_mapping(self) -> pa.Table:
         """The recoding as text: per distinct QI combination, each QI's value (``l0``, ``l1``, … in

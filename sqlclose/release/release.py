@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -253,6 +255,25 @@ class Release:
         """The release query and its bound parameters; ``dictionaries``: as a Parquet write runs it,
         its text columns in the engine's dictionary types where it has them (``Engine.dictionary_type``)."""
         return self._query(dictionaries)
+
+    @contextmanager
+    def query_for_write(self, dictionaries: bool = False) -> Iterator[tuple[Any, list]]:
+        """``query`` for one write: what it made on the engine for itself alone (a Parquet write's
+        dictionary types and their typed lookups) is dropped when the block ends, where a sweep's
+        every write kept its own until the engine closed. The tables the release keeps for all its
+        queries (``_own_tables``) are made first, and kept."""
+        engine = self.problem.engine
+        self._own_tables()
+        with engine.objects_made() as made:
+            query, params = self._query(dictionaries)
+        try:
+            yield query, params
+        finally:
+            engine.drop_objects(made)
+
+    def _own_tables(self) -> None:
+        """Make the tables every query of the release reads (its failing classes' codes)."""
+        self._suppressed()
 
     def verified_summary(self, written: exp.Expression) -> dict:
         """The summary, after the written release (read back as ``written``) passed the

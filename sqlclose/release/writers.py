@@ -88,27 +88,28 @@ class FileWriter(Writer):
         files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format)
 
     def write(self, release: Release, target: Target) -> dict:
-        query, params = self._query(release, target)
-        self._check(release, target, query, params)
-        with files.Transaction(target.path, target.report, target.overwrite) as txn:
-            started = time.perf_counter()
-            types = self._types(release, query, params)
-            self._copy(release, target, query, params, txn.data)
-            files.fsync(txn.data)
-            release.timings["write_seconds"] = time.perf_counter() - started
-            checkpoint("write")
-            summary = release.verified_summary(self._read_back(release, target, query, params, txn.data, types))
-            doc = release.report(summary, target.path, files.sha256(txn.data), output_format=self.format,
-                                 column_types=types)
-            txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-            files.fsync(txn.report)
-            checkpoint("place")
-            txn.commit()
+        with release.query_for_write(self._dictionaries(target)) as (query, params):
+            self._check(release, target, query, params)
+            with files.Transaction(target.path, target.report, target.overwrite) as txn:
+                started = time.perf_counter()
+                types = self._types(release, query, params)
+                self._copy(release, target, query, params, txn.data)
+                files.fsync(txn.data)
+                release.timings["write_seconds"] = time.perf_counter() - started
+                checkpoint("write")
+                summary = release.verified_summary(self._read_back(release, target, query, params, txn.data, types))
+                doc = release.report(summary, target.path, files.sha256(txn.data), output_format=self.format,
+                                     column_types=types)
+                txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+                files.fsync(txn.report)
+                checkpoint("place")
+                txn.commit()
         return doc
 
-    def _query(self, release: Release, target: Target) -> tuple[exp.Expression, list]:
-        """The release query this format writes (built once: checked, copied and read back as is)."""
-        return release.query()
+    def _dictionaries(self, target: Target) -> bool:
+        """Whether the release query this format writes (built once: checked, copied and read back
+        as is) asks for the engine's dictionary types (``Release.query``)."""
+        return False
 
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         """Refuse what the engine or the format cannot write, before anything is written."""
@@ -134,8 +135,8 @@ class ParquetWriter(FileWriter):
             raise InputError(f"the {engine.name} engine writes Parquet folders, not one file: give the output a path "
                              "without a suffix (a Parquet folder)")
 
-    def _query(self, release: Release, target: Target) -> tuple[exp.Expression, list]:
-        return release.query(dictionaries=True)
+    def _dictionaries(self, target: Target) -> bool:
+        return True
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
         release.problem.engine.copy_to_parquet(query, path, params)
@@ -156,9 +157,9 @@ class ParquetFolderWriter(FileWriter):
 
         check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
 
-    def _query(self, release: Release, target: Target) -> tuple[exp.Expression, list]:
+    def _dictionaries(self, target: Target) -> bool:
         # A partition column's type names its folders: a partitioned release keeps its plain types.
-        return release.query(dictionaries=not target.partition_by)
+        return not target.partition_by
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
         release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by)

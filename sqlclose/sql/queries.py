@@ -292,6 +292,7 @@ class ReleasedQI:
     divisor: int  # leaf code // divisor = class code at this level
     top: str | None = None  # at the hierarchy's top: the one label every value has there (no lookup needed)
     dictionary: exp.DataType | None = None  # the labels' type where not text (Engine.dictionary_type)
+    typed: exp.Table | None = None  # below the top, with a dictionary: its lookup so typed (``typed_labels``)
 
 
 @dataclass(frozen=True)
@@ -328,7 +329,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
     classes = [r for r in qis if r.top is None]
-    relabelled = {r.coded.code: (r.level, r.dictionary) for r in classes if r.dictionary is not None}
+    relabelled = {r.coded.code: r.typed for r in classes if r.typed is not None}
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params,
                            relabelled)
     for name, p in passed.items():
@@ -413,21 +414,17 @@ def _as_src(source: exp.Expression) -> exp.Expression:
 
 
 def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Params,
-                  relabelled: dict[str, tuple[int, exp.DataType]] | None = None) -> exp.Select:
+                  relabelled: Mapping[str, exp.Table] | None = None) -> exp.Select:
     """Each QI's lookup (value as text → code and labels), joined on the row's value (NULL as its
-    stand-in); ``relabelled``: by code column, a level whose labels the lookup gives in a type of
-    their own, cast once per lookup row rather than once per input row."""
+    stand-in); ``relabelled``: by code column, the lookup with its released level's labels in
+    their dictionary type (``typed_labels``) to join instead."""
     for c in coded:
         value: exp.Expression = as_text(col(c.name, "src"))
         if c.null_value is not None:
             value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
-        lookup: exp.Expression = exp.alias_(table(c.lookup), ident(f"lk_{c.code}"), table=True)
-        if relabelled and c.code in relabelled:
-            level, kind = relabelled[c.code]
-            label = exp.alias_(in_dictionary(col(f"label_{level}"), kind), ident(f"label_{level}"))
-            lookup = exp.select(col("code"), col("value"), label).from_(table(c.lookup)) \
-                .subquery(ident(f"lk_{c.code}"), copy=False)
-        select = select.join(lookup, on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
+        lookup = relabelled[c.code] if relabelled and c.code in relabelled else table(c.lookup)
+        select = select.join(exp.alias_(lookup.copy(), ident(f"lk_{c.code}"), table=True),
+                             on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
     return select
 
 
@@ -438,14 +435,16 @@ def labelled(label: exp.Expression, dictionary: exp.DataType | None) -> exp.Expr
 
 def class_labels(lookup: str, level: int, divisor: int, dictionary: exp.DataType | None = None) -> exp.Select:
     """``code`` → ``value`` from a QI's lookup: each class's label at ``level`` (leaf code //
-    ``divisor``), in its dictionary type when given (``in_dictionary``)."""
+    ``divisor``); in its dictionary type when given, the labels that are no member left out
+    (``is_member``)."""
     code: exp.Expression = col("code")
     if divisor != 1:
         code = exp.IntDiv(this=code, expression=exp.Literal.number(divisor))
     label: exp.Expression = col(f"label_{level}")
-    if dictionary is not None:
-        label = in_dictionary(label, dictionary)
-    return exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct().from_(table(lookup))
+    if dictionary is None:
+        return exp.select(exp.alias_(code, "code"), exp.alias_(label, "value")).distinct().from_(table(lookup))
+    return exp.select(exp.alias_(code, "code"), exp.alias_(in_dictionary(label, dictionary), "value")).distinct() \
+        .from_(table(lookup)).where(is_member(label, dictionary))
 
 
 def in_dictionary(value: exp.Expression, dictionary: exp.DataType) -> exp.Expression:
@@ -454,6 +453,23 @@ def in_dictionary(value: exp.Expression, dictionary: exp.DataType) -> exp.Expres
     a lookup row without one belongs to no released row, only to suppressed ones or to none, and
     the written file is re-checked against the source's rows."""
     return exp.TryCast(this=value, to=dictionary.copy())
+
+
+def typed_labels(lookup: str, level: int, dictionary: exp.DataType) -> exp.Select:
+    """A QI's lookup (``code``, ``value``) with its labels at ``level`` in their dictionary type,
+    the rows whose label is no member left out (``is_member``)."""
+    label = col(f"label_{level}")
+    typed = exp.alias_(in_dictionary(label, dictionary), ident(f"label_{level}"))
+    return exp.select(col("code"), col("value"), typed).from_(table(lookup)).where(is_member(label, dictionary))
+
+
+def is_member(text: exp.Expression, dictionary: exp.DataType) -> exp.Expression:
+    """A lookup row's text is a member of its dictionary type, or NULL (which stays NULL). Kept as
+    a table with only such rows (release_query), a typed column holds a NULL exactly where the
+    text does, and the engine knows it: a Parquet write is as required or optional as the text
+    release's, where a cast that may give NULL, joined as a query, made every such column optional
+    (DuckDB's writer reads the plan's statistics)."""
+    return exp.or_(exp.Is(this=text.copy(), expression=exp.Null()), is_not_null(in_dictionary(text, dictionary)))
 
 
 def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = ()) -> list[str]:

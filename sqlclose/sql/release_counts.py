@@ -47,6 +47,7 @@ class CountedColumn:
     null_value: str | None = None  # the stand-in NULLs were read as (quasi-identifiers only)
     top: str | None = None  # at the hierarchy's top: the one label of every class (nothing to group or join)
     dictionary: exp.DataType | None = None  # its text's type where not VARCHAR (Engine.dictionary_type)
+    typed: exp.Table | None = None  # below the top, with a dictionary: its lookup kept so typed (``typed_lookup``)
 
 
 def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
@@ -102,18 +103,30 @@ def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:
 
 
 def _lookup(c: CountedColumn, params: q.Params) -> exp.Select:
-    """``code`` → ``value`` for one column: a class's label at its level, or a leaf's value typed."""
+    """``code`` → ``value`` for one column: a class's label at its level, or a leaf's value typed;
+    in its dictionary type, the kept ``typed_lookup``."""
+    if c.typed is not None:
+        return exp.select(q.col("code"), q.col("value")).from_(c.typed.copy())
     if c.level:
-        return q.class_labels(c.coded.lookup, c.level, c.divisor, c.dictionary)
+        return q.class_labels(c.coded.lookup, c.level, c.divisor)
     value: exp.Expression = q.col("value")
-    if c.dictionary is not None:
-        value = q.in_dictionary(value, c.dictionary)
-    elif c.type is not None:
+    if c.type is not None:
         value = exp.Cast(this=value, to=c.type.copy())
     if c.null_value is not None:
         is_stand_in = exp.EQ(this=q.col("value"), expression=params.add(c.null_value))
         value = exp.Case(ifs=[exp.If(this=is_stand_in, true=exp.Null())], default=value)
     return exp.select(q.col("code"), exp.alias_(value, "value")).from_(q.table(c.coded.lookup))
+
+
+def typed_lookup(c: CountedColumn, dictionary: exp.DataType) -> exp.Select:
+    """``code`` → ``value`` for a column below its top given a dictionary type: its classes'
+    labels, or its leaves' text, in that type, those that are no member left out
+    (``queries.is_member``: a label or value no released class holds)."""
+    if c.level:
+        return q.class_labels(c.coded.lookup, c.level, c.divisor, dictionary)
+    value = exp.alias_(q.in_dictionary(q.col("value"), dictionary), "value")
+    member = q.is_member(q.col("value"), dictionary)
+    return exp.select(q.col("code"), value).from_(q.table(c.coded.lookup)).where(member)
 
 
 def _lk(c: CountedColumn) -> str:
