@@ -232,18 +232,16 @@ class DuckDBEngine(Engine):
                                 expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
-            return qualified(read.table, alias)
+            return self.compared_as_bytes(qualified(read.table, alias))
         if read.kind == "query":
-            return self._query_source(name, read)
+            return self.compared_as_bytes(self._query_source(name, read))
         path = str(read.path) if read.glob else self._literal(read.path)
         if read.kind == "csv":
             # Parsed once into a temp table: the search, the release and the checks all read it.
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
             # A folder's Hive partition folders (col=value) are columns, as its writer meant them.
-            self.con.read_parquet(path, hive_partitioning=read.parquet_folder).create_view(name)
-            self._temp.append(("view", name))
-            return _table(name)
+            return self._view(name, self.con.read_parquet(path, hive_partitioning=read.parquet_folder))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
     def _query_source(self, name: str, read: FileRead) -> exp.Table:
@@ -266,6 +264,27 @@ class DuckDBEngine(Engine):
         finally:
             self.execute(f"USE {exp.to_identifier(database, quoted=True).sql('duckdb')}")
             self.execute("SET file_search_path = $1", [search_path or ""])
+
+    def compared_as_bytes(self, relation: exp.Table) -> exp.Table:
+        """``relation`` with its text compared byte by byte: a view re-collating every VARCHAR
+        column to DuckDB's ``binary``, the relation itself when it has none. A column of a DuckDB
+        table or query declared ``COLLATE NOCASE`` (or any collation) groups, joins and hashes "A"
+        and "a" as one value, where sqlclose's hierarchies, lookups and re-check tell them apart:
+        its release was refused by the re-check as altered. A column without a collation reads as
+        it is; the planner's statistics pass through the view (``may_hold_nulls``)."""
+        columns = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+        text = [name for name, kind in columns.items() if kind == "VARCHAR"]
+        if not text:
+            return relation
+        binary = exp.Identifier(this="binary", quoted=True)
+        replaced = [exp.alias_(exp.Collate(this=exp.column(name, quoted=True), expression=binary.copy()),
+                               exp.to_identifier(name, quoted=True)) for name in text]
+        name = self.temp_name("compared_as_bytes")
+        view = exp.select(exp.Star(**{"replace": replaced})).from_(relation.copy())
+        self.execute(exp.Create(this=_table(name), kind="VIEW", expression=view,
+                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        self._temp.append(("view", name))
+        return _table(name)
 
     @staticmethod
     def is_relation(obj: object) -> bool:
@@ -330,11 +349,17 @@ class DuckDBEngine(Engine):
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
             files = str(Path(self._literal(path)) / "**" / "*.parquet")
             with _interruptible():
-                self.con.sql("SELECT * FROM read_parquet($1, hive_partitioning = true, hive_types_autocast = false)",
-                             params=[files]).create_view(name)
-        else:
-            self.con.read_parquet(self._literal(path)).create_view(name)
-        self._temp.append(("view", name))
+                return self._view(name, self.con.sql(
+                    "SELECT * FROM read_parquet($1, hive_partitioning = true, hive_types_autocast = false)",
+                    params=[files]))
+        return self._view(name, self.con.read_parquet(self._literal(path)))
+
+    def _view(self, name: str, relation: duckdb.DuckDBPyRelation) -> exp.Table:
+        """A relation readable by SQL as ``name``: a temporary view the connection keeps (``register``:
+        ``create_view`` made it in the connection's database, which a caller's read-only connection
+        refused, so that no release from one could be written and read back)."""
+        self.con.register(name, relation)
+        self._temp.append(("arrow", name))
         return _table(name)
 
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),

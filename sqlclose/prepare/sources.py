@@ -66,7 +66,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         relation = exp.Table(this=q.ident(name)) if isinstance(name, str) else \
             exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
         _check_table(engine, relation, f"table {name!r}")
-        return Opened(engine, relation, f"duckdb table {name}")
+        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
     if is_spark_source(source):
         return _open_spark(source, engine)
     if type(source).__module__.startswith("pandas"):
