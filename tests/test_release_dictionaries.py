@@ -265,12 +265,8 @@ def _text_schema(release: Release, path: Path) -> pa.Schema:
 
 
 def _schema_as_text(path: Path, text: pa.Schema, qis: set[str]) -> None:
-    """The file's Parquet schema is the text release's: the same types, and each sensitive or
-    other column as NOT NULL (a QI's, joined to its lookup, is as the engine's plan makes it, as
-    its labels' already were)."""
-    got = pq.read_schema(path)
-    assert got.names == text.names and got.types == text.types
-    assert [f.nullable for f in got if f.name not in qis] == [f.nullable for f in text if f.name not in qis]
+    """The file's Parquet schema is the text release's: the same types and repetition."""
+    assert pq.read_schema(path) == text
 
 
 def test_passed_through_text_columns_in_dictionary_types_are_the_text_release(tmp_path: Path, passing: None) -> None:
@@ -287,7 +283,6 @@ def test_passed_through_text_columns_in_dictionary_types_are_the_text_release(tm
             passed = release_query.passed_through_dictionaries(at.problem, at.search.optimum, None)
             level_zero = {qi.name for qi, level in zip(at.problem.qis, node) if level == 0}
             assert set(passed) == {"disease", "team", "note"} | (level_zero & {"city"})  # text, given as it is
-            assert passed["note"].nulls  # the release's NULLs kept: a LEFT JOIN
             expected = at.to_arrow()
             released = _released(expected)
             for name, column in passed.items():  # the members: the values the release holds
@@ -299,19 +294,42 @@ def test_passed_through_text_columns_in_dictionary_types_are_the_text_release(tm
     assert len(nodes) >= 3 and "city" in passed_seen
 
 
-def test_a_required_column_of_a_parquet_source_stays_not_null(tmp_path: Path, passing: None) -> None:
-    """A source that declares its columns NOT NULL: the text release writes them so, and so does the
-    release in dictionary types (an inner join on a lookup without NULL)."""
-    table = staff()
-    required = pa.schema([pa.field(f.name, f.type, nullable=f.name == "note") for f in table.schema])
-    pq.write_table(table.cast(required), tmp_path / "staff.parquet")
-    with sqlclose.anonymize(tmp_path / "staff.parquet", staff_spec()) as release:
-        release._counted_columns = lambda: None  # type: ignore[method-assign]
-        got = written(release, tmp_path / "out.parquet")
-        schema = pq.read_schema(tmp_path / "out.parquet")
-        _schema_as_text(tmp_path / "out.parquet", _text_schema(release, tmp_path / "text.parquet"), {"city", "age"})
-        assert not schema.field("team").nullable and schema.field("note").nullable
-        assert got.to_pylist() == release.to_arrow().to_pylist()
+def _repetition(path: Path) -> dict[str, bool]:
+    return {f.name: f.nullable for f in pq.read_schema(path)}
+
+
+@pytest.mark.parametrize("way", ["from the source's rows", "from counts"])
+def test_a_columns_repetition_follows_its_role_never_the_rows(tmp_path: Path, passing: None, way: str) -> None:
+    """A generalized column is required (a label is never NULL); a column given as it is is optional
+    whatever the rows hold: a source that declares its columns NOT NULL, one without a NULL and
+    one with NULLs give files of one schema, in dictionary types or as text. Before, DuckDB's writer
+    read the planner's statistics: the schema told whether the input held a NULL, suppressed rows
+    included, and changed with the night's data."""
+    table = staff() if way == "from the source's rows" else staff().select(["city", "age", "disease"])
+    sources = {
+        "declared": table.cast(pa.schema([pa.field(f.name, f.type, nullable=f.name == "note") for f in table.schema])),
+        "no null": table,
+        "nulls": table.set_column(table.schema.get_field_index("disease"), "disease",
+                                  pa.array([None if i % 50 == 0 else v for i, v in
+                                            enumerate(table.column("disease").to_pylist())])),
+    }
+    schemas = set()
+    for name, data in sources.items():
+        pq.write_table(data, tmp_path / f"{name}.parquet")
+        requirement = staff_spec()
+        if name == "nulls":
+            requirement["sensitive"]["disease"].update({"nulls": "value", "null_value": "unknown"})
+        with sqlclose.anonymize(tmp_path / f"{name}.parquet", requirement) as release:
+            for i, node in enumerate([node for node, e in release.search.evaluated.items() if e.satisfied]):
+                at = release.at(node)
+                assert (at._counted_columns() is not None) == (way == "from counts" and name != "nulls")
+                out = tmp_path / f"{name}_{i}.parquet"
+                written(at, out)
+                generalized = {qi.name for qi, level in zip(at.problem.qis, node) if level > 0}
+                assert _repetition(out) == {c: c not in generalized for c in at.columns}, (name, node)
+                _schema_as_text(out, _text_schema(at, tmp_path / f"{name}_{i}.text.parquet"), set())
+                schemas.add((node, pq.read_schema(out)))
+    assert len({node for node, _ in schemas}) == len(schemas)  # one schema per node, whatever the source
 
 
 def test_with_a_class_suppressed_passed_through_columns_stay_text(passing: None) -> None:
@@ -487,3 +505,14 @@ def test_each_write_drops_the_types_and_lookups_it_made(tmp_path: Path, passing:
         first = release.write(tmp_path / "again.parquet")
         assert pq.read_table(tmp_path / "again.parquet").to_pylist() == release.to_arrow().to_pylist()
         assert first["verified"] and _write_objects(engine) == (0, 0)
+
+
+def test_a_gaa_release_has_the_same_repetition(tmp_path: Path) -> None:
+    """Multidimensional recoding (its labels at several levels per column, from a per-run mapping):
+    generalized columns required, those given as they are optional, as a full-domain release's."""
+    requirement = staff_spec()
+    requirement["search"] = {"algorithm": "gaa"}
+    with sqlclose.anonymize(staff(), requirement) as release:
+        release.write(tmp_path / "gaa.parquet")
+        generalized = {qi.name for qi in release.problem.qis}
+        assert _repetition(tmp_path / "gaa.parquet") == {c: c not in generalized for c in release.columns}

@@ -291,11 +291,6 @@ class Engine(ABC):
         for: of the engine's plain text type, sorted as text sorts; none on an engine without them."""
         return []
 
-    def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:
-        """Per column of ``relation``'s, whether the engine's plan lets it hold NULLs (a Parquet
-        writer then writes it optional, else required). True where the engine cannot tell."""
-        return dict.fromkeys(columns, True)
-
     @contextmanager
     def objects_made(self) -> Iterator[list[Any]]:
         """The temporary objects (tables, types, …) made inside the block and still there at its

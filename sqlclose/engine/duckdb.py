@@ -271,7 +271,7 @@ class DuckDBEngine(Engine):
         table or query declared ``COLLATE NOCASE`` (or any collation) groups, joins and hashes "A"
         and "a" as one value, where sqlclose's hierarchies, lookups and re-check tell them apart:
         its release was refused by the re-check as altered. A column without a collation reads as
-        it is; the planner's statistics pass through the view (``may_hold_nulls``)."""
+        it is."""
         columns = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
         text = [name for name, kind in columns.items() if kind == "VARCHAR"]
         if not text:
@@ -408,22 +408,6 @@ class DuckDBEngine(Engine):
             return []
         types = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
         return [name for name in columns if types.get(name) == "VARCHAR"]
-
-    def may_hold_nulls(self, relation: exp.Expression, columns: Sequence[str]) -> dict[str, bool]:
-        # The planner's statistics of each column (STATS), which its Parquet writer reads for a
-        # column's repetition: a Parquet source's declared NOT NULL, a table's known absence of NULLs.
-        def has_null(name: str) -> exp.Expression:
-            stats = exp.Anonymous(this="STATS", expressions=[exp.column(name, "src", quoted=True)])
-            return exp.Cast(this=exp.Bracket(this=stats, expressions=[exp.Literal.string("has_null")]),
-                            to=exp.DataType.build("BOOLEAN"))
-
-        source = exp.alias_(relation.copy(), "src", table=True) if isinstance(relation, exp.Table) \
-            else relation.copy().subquery("src")
-        found = self.fetch(exp.select(*(exp.alias_(has_null(name), f"n{i}") for i, name in enumerate(columns)))
-                           .from_(source).limit(1))
-        if not found.num_rows:
-            return dict.fromkeys(columns, True)
-        return {name: found.column(f"n{i}")[0].as_py() is not False for i, name in enumerate(columns)}
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         copy = exp.Copy(

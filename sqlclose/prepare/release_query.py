@@ -132,10 +132,10 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     only its rows hold would be a member, which a Parquet writer may write into the file: the
     columns stay text. Written and sorted as small codes, the 10 M-row generated table's release of
     16 columns took 20–30 % less time to write (docs/performance.md, thirty-seventh round); its
-    text, order and NULLs are the text release's, and a sensitive or other column is as NOT NULL in
-    the file as the text release writes it. A column whose values group together under a collation
-    although they are spelled differently ("A", "a") stays text: joined on its members it would be
-    written in one spelling. Only the engine's plain text type (``Engine.dictionary_columns``: on
+    text, order, NULLs and Parquet schema are the text release's. A column whose values group
+    together under a collation although they are spelled differently ("A", "a") stays text: joined
+    on its members it would be written in one spelling (sources are read byte by byte,
+    ``DuckDBEngine.compared_as_bytes``: a defence). Only the engine's plain text type (``Engine.dictionary_columns``: on
     DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text too). A column with too many values
     for a dictionary (``_worth_passing``) is not grouped: a QI's are at most its leaves, a sensitive
     column's its domain, another's are estimated first (HyperLogLog, all such columns in one pass)."""
@@ -145,15 +145,7 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     levels = dict(zip((qi.name for qi in problem.qis), node))
     text = engine.dictionary_columns(problem.source, [name for name in problem.released if levels.get(name, 0) == 0])
     kinds = {name: _passed_through(problem, name) for name in _few_values(problem, text)}
-    lookups = {name: lookup for name, lookup in kinds.items() if lookup is not None}
-    if not lookups:
-        return {}
-    # Joined as the source gives each column: optional where the engine's plan of the source lets it
-    # hold NULLs (a LEFT JOIN keeps them), else required (an inner join: no row has a NULL to lose),
-    # as the text release writes a column the source gives (a QI's, joined to its lookup, may differ:
-    # the engine's plan decides, as it does for labels).
-    nullable = engine.may_hold_nulls(problem.source, list(lookups))
-    return {name: q.PassedThrough(lookup, nullable[name]) for name, lookup in lookups.items()}
+    return {name: q.PassedThrough(lookup) for name, lookup in kinds.items() if lookup is not None}
 
 
 def _few_values(problem: Problem, names: list[str]) -> list[str]:

@@ -104,7 +104,9 @@ class GaaRelease(Release):
         """The run's mapping, registered once for all the release's queries."""
         if self._mapping_table is None:
             name = self.problem.engine.temp_name("gaa_mapping")
-            self.problem.engine.register(name, self._mapping())
+            # Loaded, not registered: the engine knows its labels hold no NULL, and a Parquet write makes
+            # them required, as every generalized column is (queries.given_as_is).
+            self.problem.engine.load(name, self._mapping())
             self._mapping_table = q.table(name)
         return self._mapping_table
 

@@ -299,31 +299,39 @@ class ReleasedQI:
 class PassedThrough:
     """A released column the source gives as it is (a QI at level 0, a sensitive or other
     column), written in its dictionary type (``Engine.dictionary_type``): its lookup joined on the
-    row's value, each value cast once per member rather than once per row. ``nulls``: the engine's
-    plan lets the column hold NULLs (``Engine.may_hold_nulls``): a LEFT JOIN keeps them and the
-    column is written optional, as the text release writes it; else an inner join (no row has a
-    NULL to lose) keeps it required."""
+    row's value (a LEFT JOIN: a NULL stays NULL), each value cast once per member rather than once
+    per row."""
 
     lookup: exp.Table  # value (text) → code (the value in its dictionary type): ``passed_lookup``
-    nulls: bool
+
+
+def given_as_is(value: exp.Expression) -> exp.Expression:
+    """A released column given as it is (a QI at level 0, a sensitive or other column), its value
+    unchanged, written optional whatever the rows hold. DuckDB's Parquet writer makes a column
+    required where the planner's statistics rule NULLs out: the file's schema then told whether
+    the input, its suppressed rows included, held a NULL there, and changed from one night's data
+    to the next (a Parquet source's statistics, a CSV table's). The planner does not see through
+    this CASE."""
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                    default=value)
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
             params: Params, passed: Mapping[str, PassedThrough] | None = None) -> exp.Expression:
-    """The released table: ``columns`` (generalized QI labels, the others as they are), failing
-    classes removed, rows sorted by their own released values — generalized QIs first, then the
-    rest — so that the order says nothing about the input's order. A QI at its top is one label
-    for every row: it joins no lookup, tells no class apart and sorts nothing. ``passed``: columns
-    given as they are in their dictionary types (``PassedThrough``)."""
+    """The released table: ``columns`` (generalized QI labels, the others as they are:
+    ``given_as_is``), failing classes removed, rows sorted by their own released values —
+    generalized QIs first, then the rest — so that the order says nothing about the input's order.
+    A QI at its top is one label for every row: it joins no lookup, tells no class apart and sorts
+    nothing. ``passed``: columns given as they are in their dictionary types (``PassedThrough``)."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
     for name in columns:
         r = by_name.get(name)
         if name in passed:
-            select_list.append(exp.alias_(col("code", _passed_alias(columns, name)), ident(name)))
+            select_list.append(exp.alias_(given_as_is(col("code", _passed_alias(columns, name))), ident(name)))
         elif r is None or r.level == 0:
-            select_list.append(exp.alias_(col(name, "src"), ident(name)))
+            select_list.append(exp.alias_(given_as_is(col(name, "src")), ident(name)))
         elif r.top is not None:
             select_list.append(exp.alias_(labelled(params.add(r.top), r.dictionary), ident(name)))
         else:
@@ -335,8 +343,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     for name, p in passed.items():
         alias = _passed_alias(columns, name)
         select = select.join(exp.alias_(p.lookup.copy(), ident(alias), table=True),
-                             on=exp.EQ(this=col("value", alias), expression=col(name, "src")),
-                             join_type="left" if p.nulls else None)
+                             on=exp.EQ(this=col("value", alias), expression=col(name, "src")), join_type="left")
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
@@ -401,7 +408,7 @@ def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence
     code columns, and ``<code>_label``). Every QI column is text: its labels sit at several levels."""
     by_name = {c.name: c for c in qis}
     select_list = [exp.alias_(col(f"{by_name[name].code}_label", "map"), ident(name)) if name in by_name
-                   else exp.alias_(col(name, "src"), ident(name)) for name in columns]
+                   else exp.alias_(given_as_is(col(name, "src")), ident(name)) for name in columns]
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
     match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
     select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)

@@ -61,8 +61,8 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
     count, copy = _free_names(["count", "copy"], names)
     grouped = [(c.coded.code, c.divisor) for c in qis if c.top is None]
     classes = released_classes(base, grouped, [c.coded.code for c in sas], suppressed)
-    values = [q.col("value", _lk(c)) if c.top is None else q.labelled(params.add(c.top), c.dictionary)
-              for c in columns]
+    values = [q.labelled(params.add(c.top), c.dictionary) if c.top is not None
+              else q.col("value", _lk(c)) if c.level else q.given_as_is(q.col("value", _lk(c))) for c in columns]
     select = exp.select(*[exp.alias_(v, q.ident(c.name)) for v, c in zip(values, columns)],
                         exp.alias_(q.col("n", "cls"), q.ident(count))).from_(classes.subquery("cls", copy=False))
     for c in columns:

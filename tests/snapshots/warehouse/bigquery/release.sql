@@ -24,8 +24,12 @@ SELECT
 FROM (
   SELECT
     `lk_q0`.`label_1` AS `a"b`,
-    `src`.`x; DROP TABLE t; --` AS `x; DROP TABLE t; --`,
-    `src`.`c\`d'e` AS `c\`d'e`
+    CASE
+      WHEN `src`.`x; DROP TABLE t; --` IS NULL
+      THEN NULL
+      ELSE `src`.`x; DROP TABLE t; --`
+    END AS `x; DROP TABLE t; --`,
+    CASE WHEN `src`.`c\`d'e` IS NULL THEN NULL ELSE `src`.`c\`d'e` END AS `c\`d'e`
   FROM `my-project`.`ana;lytics`.`peo"ple` AS `src`
   JOIN `__sqlclose_lookup_q0` AS `lk_q0`
     ON `lk_q0`.`value` = COALESCE(CAST(`src`.`a"b` AS STRING), 'it\'s')
