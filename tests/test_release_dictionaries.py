@@ -490,8 +490,11 @@ def test_each_write_drops_the_types_and_lookups_it_made(tmp_path: Path, passing:
         engine.copy_to_parquet = watched  # type: ignore[method-assign]
         nodes = [node for node, e in release.search.evaluated.items() if e.satisfied]
         for i, node in enumerate(nodes):
-            release.at(node).write(tmp_path / f"{i}.parquet")
-            assert _write_objects(engine) == (0, 0)
+            at = release.at(node)
+            at._own_tables()
+            before = list(engine._temp)
+            at.write(tmp_path / f"{i}.parquet")
+            assert _write_objects(engine) == (0, 0) and engine._temp == before  # the read-back view too
         assert all(types and tables for types, tables in during)  # every write had some
         failing = release.at(nodes[0])
 

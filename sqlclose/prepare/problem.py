@@ -389,11 +389,9 @@ def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive) -> S
     # own cast, the one the base histogram's join will make: asked on the source's engine.
     ask = reader.at_source() if c.typed else reader
     domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(ask, c).column("text").to_pylist())
-    # Loaded like the QIs' lookups: the engine then knows its values hold no NULL, and a release
-    # read back from counts writes the column required, as one read from a Parquet source's rows
-    # without NULLs does (a dictionary type's lookup is kept so that it writes the same:
-    # release_query._kept_lookup). Registered, it was written optional; no faster either way
-    # (10 M rows: base histogram 2.58–2.82 s loaded, 2.67–2.68 s registered).
+    # Loaded like the QIs' lookups, a table the engine knows (no faster than registered: 10 M rows,
+    # base histogram 2.58–2.82 s loaded, 2.67–2.68 s registered). A release's repetition does not
+    # depend on it: a column given as it is is written optional (queries.given_as_is).
     ask.add_lookup(c.lookup, arrow_table({"value": domain, "code": list(range(len(domain)))}), load=True)
     _check_leaves(ask, c, hierarchy)
     if hierarchy is not None and s.distance == "ordered":

@@ -135,8 +135,9 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     text, order, NULLs and Parquet schema are the text release's. A column whose values group
     together under a collation although they are spelled differently ("A", "a") stays text: joined
     on its members it would be written in one spelling (sources are read byte by byte,
-    ``DuckDBEngine.compared_as_bytes``: a defence). Only the engine's plain text type (``Engine.dictionary_columns``: on
-    DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text too). A column with too many values
+    ``DuckDBEngine.compared_as_bytes``: a defence). Only the engine's plain text type
+    (``Engine.dictionary_columns``: on DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text
+    too). A column with too many values
     for a dictionary (``_worth_passing``) is not grouped: a QI's are at most its leaves, a sensitive
     column's its domain, another's are estimated first (HyperLogLog, all such columns in one pass)."""
     engine = problem.engine

@@ -258,16 +258,17 @@ class Release:
 
     @contextmanager
     def query_for_write(self, dictionaries: bool = False) -> Iterator[tuple[Any, list]]:
-        """``query`` for one write: what it made on the engine for itself alone (a Parquet write's
-        dictionary types and their typed lookups) is dropped when the block ends, where a sweep's
-        every write kept its own until the engine closed. The tables the release keeps for all its
-        queries (``_own_tables``) are made first, and kept."""
+        """``query`` for one write: what the block makes on the engine for itself alone (a Parquet
+        write's dictionary types and typed lookups, the view reading the written file back) is
+        dropped when it ends, written or not, where a sweep's every write kept its own until the
+        engine closed. The tables the release keeps for all its queries (``_own_tables``) are made
+        first, and kept."""
         engine = self.problem.engine
         self._own_tables()
-        with engine.objects_made() as made:
-            query, params = self._query(dictionaries)
+        made: list[Any] = []
         try:
-            yield query, params
+            with engine.objects_made() as made:
+                yield self._query(dictionaries)
         finally:
             engine.drop_objects(made)
 
