@@ -24,6 +24,7 @@ from sqlglot import exp
 import sqlclose
 import sqlclose.prepare.release_query as release_query
 from sqlclose.engine.duckdb import DuckDBEngine
+from sqlclose.errors import InputError
 from sqlclose.release import files
 from sqlclose.release.release import Release
 
@@ -134,11 +135,20 @@ def test_dictionary_members_are_the_distinct_values_in_text_order_without_null()
     assert con.sql("SELECT COUNT(*) FROM duckdb_types() WHERE type_name LIKE '__sqlclose_%'").fetchall() == [(0,)]
 
 
-def test_a_connection_that_sorts_text_by_a_collation_keeps_text() -> None:
+def test_a_connection_that_sets_a_default_collation_is_refused(tmp_path: Path) -> None:
+    """Under a default collation DuckDB folds text wherever no column says otherwise (the lookups,
+    the file read back): a caller's connection setting one is refused with what to do, before
+    anything is read or written, and is left as it was."""
     con = duckdb.connect()
     con.execute("SET default_collation = 'nocase'")
-    con.execute("CREATE TABLE words AS SELECT * FROM (VALUES ('b'), ('B'), ('a')) AS t(w)")
-    assert DuckDBEngine(connection=con).dictionary_type(exp.select("w").from_("words")) is None
+    con.register("staff_arrow", staff())
+    con.execute("CREATE TABLE staff AS SELECT * FROM staff_arrow")
+    with pytest.raises(InputError, match="default_collation = 'nocase'.*SET default_collation = ''"):
+        DuckDBEngine(connection=con)
+    with pytest.raises(InputError, match="default_collation"):
+        sqlclose.anonymize((con, "staff"), staff_spec())
+    assert con.sql("SELECT current_setting('default_collation'), COUNT(*) FROM staff").fetchall() == [("nocase", 400)]
+    assert not list(tmp_path.iterdir())
 
 
 def _released(table: pa.Table) -> dict[str, set]:

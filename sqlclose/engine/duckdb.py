@@ -23,7 +23,7 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
-from sqlclose.errors import EngineError, EngineOutOfDisk, EngineOutOfMemory, LimitWarning
+from sqlclose.errors import EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
@@ -63,6 +63,19 @@ def qualified(table: str, database: str) -> exp.Table:
         return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(database, quoted=True))
     return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True),
                      catalog=exp.to_identifier(database, quoted=True))
+
+
+def _refuse_default_collation(con: duckdb.DuckDBPyConnection) -> None:
+    """A caller's connection that sets ``default_collation`` is refused: under it DuckDB compares,
+    groups and hashes text folded ("A" as "a") wherever no column says otherwise — the lookups the
+    search joins, the written file the re-check reads back — where sqlclose's hierarchies and
+    re-check tell values apart byte by byte (with "nocase", a release was refused, or a file with a
+    value's case altered passed its re-check)."""
+    collation = con.execute("SELECT current_setting('default_collation')").fetchall()[0][0]
+    if collation:
+        raise InputError(f"the DuckDB connection sets default_collation = {collation!r}: sqlclose compares text "
+                         "byte by byte (its hierarchies, lookups and re-check tell 'A' from 'a'), which a default "
+                         "collation changes; give it a connection without one (SET default_collation = '')")
 
 
 def table_exists(path: Path, table: str) -> bool:
@@ -106,6 +119,8 @@ class DuckDBEngine(Engine):
                              "not to a caller's")
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
+        if connection is not None:
+            _refuse_default_collation(connection)
         self.con = connection if connection is not None else duckdb.connect(config=settings)
         if connection is None:
             # DuckDB draws its own progress bar on stdout for a statement past ~2 s: it would garble
