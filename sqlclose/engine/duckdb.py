@@ -65,19 +65,6 @@ def qualified(table: str, database: str) -> exp.Table:
                      catalog=exp.to_identifier(database, quoted=True))
 
 
-def _refuse_default_collation(con: duckdb.DuckDBPyConnection) -> None:
-    """A caller's connection that sets ``default_collation`` is refused: under it DuckDB compares,
-    groups and hashes text folded ("A" as "a") wherever no column says otherwise — the lookups the
-    search joins, the written file the re-check reads back — where sqlclose's hierarchies and
-    re-check tell values apart byte by byte (with "nocase", a release was refused, or a file with a
-    value's case altered passed its re-check)."""
-    collation = con.execute("SELECT current_setting('default_collation')").fetchall()[0][0]
-    if collation:
-        raise InputError(f"the DuckDB connection sets default_collation = {collation!r}: sqlclose compares text "
-                         "byte by byte (its hierarchies, lookups and re-check tell 'A' from 'a'), which a default "
-                         "collation changes; give it a connection without one (SET default_collation = '')")
-
-
 def table_exists(path: Path, table: str) -> bool:
     """Whether a DuckDB database file holds ``table`` (``schema.table`` allowed); read-only, brief."""
     if not Path(path).is_file():
@@ -119,9 +106,15 @@ class DuckDBEngine(Engine):
                              "not to a caller's")
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
-        if connection is not None:
-            _refuse_default_collation(connection)
         self.con = connection if connection is not None else duckdb.connect(config=settings)
+        if connection is not None and (collation := self._default_collation()):
+            # Under a default collation DuckDB compares, groups and hashes text folded ("A" as "a")
+            # wherever no column says otherwise — the lookups the search joins, the written file the
+            # re-check reads back — where sqlclose tells values apart byte by byte (with "nocase", a
+            # release was refused, or a file with a value's case altered passed its re-check).
+            raise InputError(f"the DuckDB connection sets default_collation = {collation!r}: sqlclose compares text "
+                             "byte by byte (its hierarchies, lookups and re-check tell 'A' from 'a'), which a default "
+                             "collation changes; give it a connection without one (SET default_collation = '')")
         if connection is None:
             # DuckDB draws its own progress bar on stdout for a statement past ~2 s: it would garble
             # the CLI's output (its bar, a --json document) and a job's log. A caller's is left as set.
@@ -193,7 +186,7 @@ class DuckDBEngine(Engine):
         self._temp.append(("table", name))
         return _table(name)
 
-    def register(self, name: str, table: pa.Table) -> None:
+    def register(self, name: str, table: pa.Table | duckdb.DuckDBPyRelation) -> None:
         self.con.register(name, table)  # replaces an earlier table of the same name
         if ("arrow", name) not in self._temp:
             self._temp.append(("arrow", name))
@@ -287,8 +280,7 @@ class DuckDBEngine(Engine):
         and "a" as one value, where sqlclose's hierarchies, lookups and re-check tell them apart:
         its release was refused by the re-check as altered. A column without a collation reads as
         it is."""
-        columns = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
-        text = [name for name, kind in columns.items() if kind == "VARCHAR"]
+        text = self._text_columns(relation)
         if not text:
             return relation
         binary = exp.Identifier(this="binary", quoted=True)
@@ -370,11 +362,10 @@ class DuckDBEngine(Engine):
         return self._view(name, self.con.read_parquet(self._literal(path)))
 
     def _view(self, name: str, relation: duckdb.DuckDBPyRelation) -> exp.Table:
-        """A relation readable by SQL as ``name``: a temporary view the connection keeps (``register``:
-        ``create_view`` made it in the connection's database, which a caller's read-only connection
-        refused, so that no release from one could be written and read back)."""
-        self.con.register(name, relation)
-        self._temp.append(("arrow", name))
+        """A relation readable by SQL as ``name``: registered, a temporary view (``create_view`` made
+        it in the connection's database, which a caller's read-only connection refused, so that no
+        release from one could be written and read back)."""
+        self.register(name, relation)
         return _table(name)
 
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
@@ -412,8 +403,11 @@ class DuckDBEngine(Engine):
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
 
     def _collates_text(self) -> bool:
+        return bool(self._default_collation())
+
+    def _default_collation(self) -> str:
         setting = exp.Anonymous(this="CURRENT_SETTING", expressions=[exp.Literal.string("default_collation")])
-        return bool(self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py())
+        return self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py() or ""
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         # VARCHAR itself: JSON and UUID reach Arrow as text too, but an ENUM holds neither (ENCODE
@@ -421,8 +415,13 @@ class DuckDBEngine(Engine):
         # grouping its values with their bytes (release_query), a connection's here.
         if not columns or self._collates_text():
             return []
+        text = set(self._text_columns(relation))
+        return [name for name in columns if name in text]
+
+    def _text_columns(self, relation: exp.Expression) -> list[str]:
+        """The columns of ``relation`` of DuckDB's plain text type, ``VARCHAR`` itself."""
         types = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
-        return [name for name in columns if types.get(name) == "VARCHAR"]
+        return [name for name, kind in types.items() if kind == "VARCHAR"]
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         copy = exp.Copy(
