@@ -406,8 +406,9 @@ class DuckDBEngine(Engine):
         return bool(self._default_collation())
 
     def _default_collation(self) -> str:
-        setting = exp.Anonymous(this="CURRENT_SETTING", expressions=[exp.Literal.string("default_collation")])
-        return self.fetch(exp.select(exp.alias_(setting, "c"))).column("c")[0].as_py() or ""
+        # execute, not a relation: a caller's connection may hold a result it has not fetched to the
+        # end, which a relation's query refuses (execute replaces it, as the caller's next one would).
+        return self.con.execute("SELECT current_setting('default_collation')").fetchall()[0][0] or ""
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         # VARCHAR itself: JSON and UUID reach Arrow as text too, but an ENUM holds neither (ENCODE
