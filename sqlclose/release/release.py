@@ -45,6 +45,7 @@ from sqlclose.release.report import (
 )
 from sqlclose.release.utility_section import full_domain_utility
 from sqlclose.release.verify import compare, recheck_relation
+from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
 from sqlclose.search.node_histograms import NodeRunner
 from sqlclose.search.utility_costs import leaf_counts
@@ -232,8 +233,6 @@ class Release:
         """Write the release (Parquet, a Parquet folder, CSV or a table in a DuckDB database: told by
         the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
         report as a pair; returns the report (also written as JSON)."""
-        from sqlclose.release.writers import Target, write_release
-
         if report is not None and files.same(Path(path), Path(report)):
             raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for given, role in ((path, "output"), (report, "report")):

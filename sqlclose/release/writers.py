@@ -19,9 +19,10 @@ import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from pydantic import ValidationError
 from sqlglot import exp
@@ -30,11 +31,9 @@ from sqlclose.engine import DuckDBEngine
 from sqlclose.engine.duckdb import qualified, table_exists
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, default_report_path
+from sqlclose.prepare.problem import Problem
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
-
-if TYPE_CHECKING:
-    from sqlclose.release.release import Release
 
 CONTENT_DIGEST_KIND = "md5-sum-v1"  # Σ over rows of the low 64 bits of MD5(row as text): order-independent
 
@@ -64,6 +63,29 @@ class Target:
         except ValueError as e:
             raise InputError(f"output {path}: {e}") from None
         return cls(out.path, out.report_path, kind, out.table, overwrite, tuple(out.partition_by))
+
+
+class Release(Protocol):
+    """What a writer asks of a release (``release.Release``, ``gaa_release.GaaRelease``): its query
+    for the write, the re-check of what was written, and the report. Named here, so that writers
+    do not import the release they write, whose ``write`` calls them."""
+
+    problem: Problem
+    timings: dict[str, float]
+    inputs: list[Path]
+
+    @property
+    def columns(self) -> list[str]: ...
+
+    def query(self, dictionaries: bool = False) -> tuple[Any, list]: ...
+
+    def query_for_write(self, dictionaries: bool = False) -> AbstractContextManager[tuple[Any, list]]: ...
+
+    def verified_summary(self, written: exp.Expression) -> dict: ...
+
+    def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None, *,
+               verified: bool | None = None, output_format: str = "parquet", table: str | None = None,
+               content_digest: str | None = None, column_types: dict[str, str] | None = None) -> dict: ...
 
 
 class Writer(ABC):
