@@ -64,21 +64,21 @@ def warm_search(suppression: float, repeats: int) -> dict:
 def side_by_side(suppression: float, repeats: int) -> dict:
     """Warm search on the SQL level batches and on the in-memory path, alternated in one
     process (the machine's load drifts: only the same run's ratio means something)."""
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import memory_runner
 
     problem = sqlclose.anonymize(None, spec_with(suppression)).problem
     criteria = criteria_for(problem.k, problem.sas)
-    default = nodes.MEMORY_BASE_ROWS
+    default = memory_runner.MEMORY_BASE_ROWS
     times: dict[str, list[float]] = {"sql": [], "memory": []}
     found = {}
     for _ in range(repeats):
         for path, limit in (("sql", 0), ("memory", default)):
-            nodes.MEMORY_BASE_ROWS = limit
+            memory_runner.MEMORY_BASE_ROWS = limit
             started = time.perf_counter()
             result = incognito(problem, criteria)
             times[path].append(time.perf_counter() - started)
             found[path] = (result.optimum, result.evaluated[result.optimum].discernibility, result.nodes_evaluated)
-    nodes.MEMORY_BASE_ROWS = default
+    memory_runner.MEMORY_BASE_ROWS = default
     assert found["sql"] == found["memory"], found
     sql, memory = statistics.median(times["sql"]), statistics.median(times["memory"])
     return {"suppression": suppression, "sql_median": sql, "memory_median": memory, "speedup": sql / memory}

@@ -1,6 +1,6 @@
 """What a GROUP BY of packed keys costs DuckDB per row read and per group written.
 
-The floors' greedy choice (``search/node_histograms._floor_gain``) weighs a floor by this model:
+The floors' greedy choice (``search/floors._floor_gain``) weighs a floor by this model:
 a row read into g groups costs 1 + 0.66·log2(1 + g/65,536) reads into few groups, a group written
 22 of them. This script measures the points the model was fitted on: a generated table's QI and
 sensitive columns packed into one BIGINT per distinct row (as the search's keyed base), grouped

@@ -22,17 +22,17 @@ from pathlib import Path
 def run(spec: Path, mode: str, budget: int) -> None:
     from sqlclose.api import _open_for, as_spec, prepare
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nh
+    from sqlclose.search import memory_runner, node_runner, runners
 
     search = importlib.import_module("sqlclose.search.incognito")
     loaded = as_spec(spec)
     opened = _open_for(None, loaded, None)
     problem = prepare(opened.engine, opened.relation, loaded, opened.label)
-    nh.MEMORY_BASE_ROWS = 0  # the SQL path, as for inputs too big for the in-memory rollups
+    memory_runner.MEMORY_BASE_ROWS = 0  # the SQL path, as for inputs too big for the in-memory rollups
     made = []
 
     def runner(p):
-        made.append(nh.NodeRunner(p) if mode == "node" else nh.runner_for(p))
+        made.append(node_runner.NodeRunner(p) if mode == "node" else runners.runner_for(p))
         return made[-1]
 
     search.runner_for = runner

@@ -20,8 +20,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-import sqlclose.search.node_histograms as nh
 from sqlclose.cli import main
+from sqlclose.search import batch_runner, items
 
 MB = 1e6
 LARGE = 5 * MB  # parts estimated below this are dominated by fixed costs: left out of the ratios
@@ -30,16 +30,16 @@ LARGE = 5 * MB  # parts estimated below this are dominated by fixed costs: left 
 def _measured(record: list[tuple[int, int, int, int]]) -> None:
     """Wrap the part sizing and the part generator to record (peak, estimate, matrix bytes, classes)."""
     estimates: list[int] = []
-    sized = nh._parts
+    sized = batch_runner._parts
 
     def parts(cost: np.ndarray, budget: int) -> list[tuple[int, int]]:
         ranges = sized(cost, budget)
         estimates[:] = [int(cost[a:b].sum()) for a, b in ranges]
         return ranges
 
-    judged = nh.BatchRunner._judged_parts
+    judged = batch_runner.BatchRunner._judged_parts
 
-    def judged_parts(self: nh.BatchRunner, ids: dict) -> Iterator[nh.LevelPart]:
+    def judged_parts(self: batch_runner.BatchRunner, ids: dict) -> Iterator[items.LevelPart]:
         held = tracemalloc.get_traced_memory()[0]
         tracemalloc.reset_peak()  # from here the peak covers the next part's fetch, build and judging
         for n, part in enumerate(judged(self, ids)):
@@ -49,8 +49,8 @@ def _measured(record: list[tuple[int, int, int, int]]) -> None:
             held = tracemalloc.get_traced_memory()[0]
             tracemalloc.reset_peak()
 
-    nh._parts = parts
-    nh.BatchRunner._judged_parts = judged_parts
+    batch_runner._parts = parts
+    batch_runner.BatchRunner._judged_parts = judged_parts
 
 
 def _summary(record: list[tuple[int, int, int, int]]) -> str:

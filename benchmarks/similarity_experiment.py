@@ -55,7 +55,7 @@ import sqlclose
 from sqlclose.audit import tables as audit
 from sqlclose.audit.check import check as sqlclose_check
 from sqlclose.privacy.criteria import criteria_for, judge
-from sqlclose.search.node_histograms import NodeRunner
+from sqlclose.search.node_runner import NodeRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 ADULT_DIR = Path(os.environ.get("SQLCLOSE_ADULT_DIR", ROOT.parent / "shared" / "datasets" / "adult")).resolve()

@@ -252,13 +252,13 @@ def test_exploring_for_the_optimum_with_the_search_on_spark_equals_duckdb(spark_
     path): the same node, summary and rows as DuckDB deciding the whole lattice."""
     import importlib
 
-    from sqlclose.search import node_histograms
+    from sqlclose.search import batch_runner, memory_runner, runners
 
     search = importlib.import_module("sqlclose.search.incognito")
-    monkeypatch.setattr(node_histograms, "MEMORY_BASE_ROWS", 0)
-    runners = []
-    monkeypatch.setattr(search, "runner_for", lambda problem: runners.append(node_histograms.runner_for(problem))
-                        or runners[-1])
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    made = []
+    monkeypatch.setattr(search, "runner_for", lambda problem: made.append(runners.runner_for(problem))
+                        or made[-1])
     spec = sqlclose.load_spec(repo_dir / "datasets" / "table3" / "table3.toml")
     spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"k": 4, "suppression": 0.34})})
     optimum = spec.model_copy(update={"search": spec.search.model_copy(update={"explore": "optimum"})})
@@ -271,7 +271,7 @@ def test_exploring_for_the_optimum_with_the_search_on_spark_equals_duckdb(spark_
     assert on_spark["minimal_nodes"] is None and on_duckdb["minimal_nodes"]
     assert {**on_spark, "minimal_nodes": None} == {**on_duckdb, "minimal_nodes": None}
     assert on_spark["node"] == {"zip": 2, "age": 2} and on_spark["summary"]["suppressed_rows"] == 3
-    assert isinstance(runners[0], node_histograms.BatchRunner) and runners[0].problem.engine.name == "spark"
+    assert isinstance(made[0], batch_runner.BatchRunner) and made[0].problem.engine.name == "spark"
 
 
 def test_check_on_spark_equals_duckdb(spark, adult_dir: Path, repo_dir: Path, monkeypatch) -> None:

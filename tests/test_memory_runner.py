@@ -1,4 +1,4 @@
-"""The in-memory lattice rollups (search.node_histograms.MemoryRunner) against a plain SQL GROUP BY per node.
+"""The in-memory lattice rollups (search.memory_runner.MemoryRunner) against a plain SQL GROUP BY per node.
 
 The oracle groups the base histogram by each QI's code divided by the hierarchy's divisor at the
 node's level (QIs outside the subset dropped) and the sensitive codes, in one DuckDB query per
@@ -22,7 +22,7 @@ from sqlclose.engine.base import FileRead
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.prepare.problem import prepare
 from sqlclose.prepare.sources import open_source
-from sqlclose.search import node_histograms as nodes
+from sqlclose.search import memory_runner, runners
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import make_table  # noqa: E402
@@ -75,13 +75,13 @@ def runner_rows(hist, index: int) -> np.ndarray:
 
 def test_generated_problem_takes_the_in_memory_path(problem):
     assert len(problem.sas) == 1
-    assert isinstance(nodes.runner_for(problem), nodes.MemoryRunner)
+    assert isinstance(runners.runner_for(problem), memory_runner.MemoryRunner)
 
 
 @pytest.mark.parametrize("size", [1, 2, 4, 7])
 def test_rollups_match_sql_group_by(problem, size):
     rng = random.Random(size)
-    runner = nodes.runner_for(problem)
+    runner = runners.runner_for(problem)
     every = list(itertools.combinations(range(len(problem.qis)), size))
     subsets = rng.sample(every, min(2, len(every)))
     groups = {s: nodes_by_height_groups(tuple(problem.qis[i].levels for i in s)) for s in subsets}
@@ -104,7 +104,7 @@ def test_rollups_match_sql_group_by(problem, size):
 def test_codes_match_sql_group_by(problem):
     """The classes' codes (computed on first read): per node, the QIs of its subset at its levels
     are the SQL GROUP BY's groups, the others 0."""
-    runner = nodes.runner_for(problem)
+    runner = runners.runner_for(problem)
     runner.start()
     subset = (0, 2, 5)
     groups = nodes_by_height_groups(tuple(problem.qis[i].levels for i in subset))
@@ -125,19 +125,19 @@ def test_parentless_nodes_from_their_meet_match_sql_group_by(problem, monkeypatc
     """A level whose nodes have no computed parent and all generalize every QI of their subset:
     they are generalized from their meet (computed once per subset, not counted as evaluated);
     each node's classes and codes still match the SQL GROUP BY."""
-    runner = nodes.runner_for(problem)
+    runner = runners.runner_for(problem)
     runner.start()
     subsets = [(0, 2, 5), (1, 3)]
     items = [(s, nd) for s in subsets for g in nodes_by_height_groups(tuple(problem.qis[i].levels for i in s))
              for nd in g if min(nd) >= 1 and sum(nd) <= 4]
-    assert all(sum(1 for s, _ in items if s == subset) >= nodes.MEET_FROM for subset in subsets)
-    units, real = [], nodes._Source
+    assert all(sum(1 for s, _ in items if s == subset) >= memory_runner.MEET_FROM for subset in subsets)
+    units, real = [], memory_runner._Source
 
     def spy(*args, **kwargs):
         units.append(args[3] if len(args) > 3 else kwargs.get("unit", {}))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(nodes, "_Source", spy)
+    monkeypatch.setattr(memory_runner, "_Source", spy)
     hist = runner.level(items)
     assert sum(1 for unit in units if unit) == len(subsets)  # one meet per subset
     assert runner.nodes_computed == len(items)

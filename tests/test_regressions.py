@@ -154,7 +154,7 @@ def test_one_query_per_node_fallback_agrees_with_the_batched_search(suppression,
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search.node_histograms import NodeRunner
+    from sqlclose.search.node_runner import NodeRunner
 
     search = importlib.import_module("sqlclose.search.incognito")
     data = sqlclose.load_spec("datasets/adult/adult.toml").model_dump()

@@ -292,24 +292,24 @@ SQL_PATH_CASES = ["adult-k5-hier-s0.0", "adult-k5-equal-s0.05", "adult-k5-s0.05"
 @pytest.mark.parametrize("case", SQL_PATH_CASES, indirect=True)
 def test_sql_level_batches_match_brute_force(case: Case, returned: int | None, monkeypatch):
     """Small inputs with at most one sensitive attribute take the in-memory rollups
-    (sqlclose.search.node_histograms.MemoryRunner); the others the SQL level batches (Table 3, with two, does in
+    (sqlclose.search.memory_runner.MemoryRunner); the others the SQL level batches (Table 3, with two, does in
     the tests above). Forcing the SQL path on Adult keeps it checked against the oracle too — with each
     level's classes brought back whole, and in parts of at most 5 kB (as under a small memory limit)."""
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, memory_runner, runners
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem
-    assert isinstance(nodes.runner_for(problem), nodes.MemoryRunner)  # what the other tests exercised
-    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
-    assert isinstance(nodes.runner_for(problem), nodes.BatchRunner)
+    assert isinstance(runners.runner_for(problem), memory_runner.MemoryRunner)  # what the other tests exercised
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    assert isinstance(runners.runner_for(problem), batch_runner.BatchRunner)
     most_parts = [1]
     if returned is not None:
-        monkeypatch.setattr(nodes, "RETURNED_BYTES", returned)
-        split = nodes._parts
-        monkeypatch.setattr(nodes, "_parts", lambda rows, budget: most_parts.append(len(split(rows, budget)))
+        monkeypatch.setattr(batch_runner, "RETURNED_BYTES", returned)
+        split = batch_runner._parts
+        monkeypatch.setattr(batch_runner, "_parts", lambda rows, budget: most_parts.append(len(split(rows, budget)))
                             or split(rows, budget))
     result = search.incognito(problem, criteria_for(problem.k, problem.sas))
     assert (max(most_parts) > 1) == (returned is not None)  # the parts path really ran, or really did not
@@ -392,29 +392,29 @@ def test_floors_of_floors_match_brute_force(case: Case, explore: str, monkeypatc
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, floors, memory_runner
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem
-    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
-    monkeypatch.setattr(nodes, "FLOOR_GROUP_MIN", 2)
-    monkeypatch.setattr(nodes, "REFINE_SHARE", 10 ** 12)
-    monkeypatch.setattr(nodes.BatchRunner, "_space", lambda self, subset, levels: float("inf"))
-    monkeypatch.setattr(nodes.BatchRunner, "_fetch_estimates", lambda self, rows: [1.0] * len(rows))
-    real = nodes.BatchRunner._fetch_floor_estimates
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(floors, "REFINE_SHARE", 10 ** 12)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_space", lambda self, subset, levels: float("inf"))
+    monkeypatch.setattr(batch_runner.BatchRunner, "_fetch_estimates", lambda self, rows: [1.0] * len(rows))
+    real = batch_runner.BatchRunner._fetch_floor_estimates
     refined, used = set(), []
-    monkeypatch.setattr(nodes.BatchRunner, "_fetch_floor_estimates",
+    monkeypatch.setattr(batch_runner.BatchRunner, "_fetch_floor_estimates",
                         lambda self, rows, floors: real(self, rows, floors) and [0.5] * len(rows))
-    add = nodes.BatchRunner._add_floors
+    add = batch_runner.BatchRunner._add_floors
 
     def spied_add(self, query, new):
         if "floors" in query.sql():  # grouped from the floors table, not from the base
             refined.update(range(self._floors_made, self._floors_made + len(new)))
         return add(self, query, new)
 
-    monkeypatch.setattr(nodes.BatchRunner, "_add_floors", spied_add)
-    floor_for = nodes.BatchRunner._floor_for
-    monkeypatch.setattr(nodes.BatchRunner, "_floor_for",
+    monkeypatch.setattr(batch_runner.BatchRunner, "_add_floors", spied_add)
+    floor_for = batch_runner.BatchRunner._floor_for
+    monkeypatch.setattr(batch_runner.BatchRunner, "_floor_for",
                         lambda self, subset, node: used.append(found := floor_for(self, subset, node)) or found)
     result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)
     assert refined and any(f is not None and f[0] in refined for f in used)
@@ -439,14 +439,14 @@ def test_levels_judged_in_chunks_match_brute_force(case: Case, explore: str, chu
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, memory_runner
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem
-    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
-    monkeypatch.setattr(nodes, "CHUNK_ROWS", chunk_rows)
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(batch_runner, "CHUNK_ROWS", chunk_rows)
     built, levels = [], []
-    build, chunked = nodes.BatchRunner._build_kept, nodes.BatchRunner._chunked_parts
+    build, chunked = batch_runner.BatchRunner._build_kept, batch_runner.BatchRunner._chunked_parts
 
     def spied_build(self, rollups, parentless, make_floors=True):
         bound = sum(self._rows_bound(*item) for _, item in parentless)
@@ -458,7 +458,7 @@ def test_levels_judged_in_chunks_match_brute_force(case: Case, explore: str, chu
         return chunked(self, items, parentless)
 
     tiles = []
-    parts = nodes.BatchRunner.level_parts
+    parts = batch_runner.BatchRunner.level_parts
 
     def spied_parts(self, items):
         got = list(parts(self, items))
@@ -466,9 +466,9 @@ def test_levels_judged_in_chunks_match_brute_force(case: Case, explore: str, chu
         assert all(not len(p.hist.node) or p.hist.node.max() < p.stop - p.start for p in got)
         yield from got
 
-    monkeypatch.setattr(nodes.BatchRunner, "_build_kept", spied_build)
-    monkeypatch.setattr(nodes.BatchRunner, "_chunked_parts", spied_chunked)
-    monkeypatch.setattr(nodes.BatchRunner, "level_parts", spied_parts)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_build_kept", spied_build)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_chunked_parts", spied_chunked)
+    monkeypatch.setattr(batch_runner.BatchRunner, "level_parts", spied_parts)
     result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)
     for ranges, n in tiles:  # each level's parts tile its items in order
         assert [a for a, _ in ranges] == [0, *(b for _, b in ranges[:-1])] and ranges[-1][1] == n
@@ -494,20 +494,20 @@ def test_sql_batches_for_the_optimum_match_brute_force(case: Case, monkeypatch):
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, memory_runner
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem
-    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
     cut_short = []
-    parts = nodes.BatchRunner._judged_parts
+    parts = batch_runner.BatchRunner._judged_parts
 
     def spied(self, ids):
         for part in parts(self, ids):
             cut_short.append(int((part.hist.unread & (part.hist.presuppressed <= problem.max_suppressed)).sum()))
             yield part
 
-    monkeypatch.setattr(nodes.BatchRunner, "_judged_parts", spied)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_judged_parts", spied)
     result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore="optimum")
     assert_optimum_gives(result, case.solution)
     within = case.solution.results[case.solution.optimum].dm // problem.rows  # records the optimum's cost allows
@@ -656,18 +656,18 @@ def test_a_base_of_the_rows_as_they_stand_matches_brute_force(case: Case, runner
     reader sums its counts, so the search, the release and its file are the oracle's. Forced here
     on inputs with many repeated combinations, so that each combination really has several rows."""
     from sqlclose.prepare import problem as preparation
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, memory_runner, runners
 
     monkeypatch.setattr(preparation, "UNGROUPED_MIN_ROWS", 0)
     monkeypatch.setattr(preparation, "UNGROUPED_SHARE", 0.0)
     if runner == "sql-batches":
-        monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
+        monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
     grouped = case.release.problem
     with sqlclose.anonymize(case.source, case.spec) as release:
         problem = release.problem
         assert problem.base_rows == problem.rows == case.oracle.N > grouped.base_rows  # one row per row
-        wanted = nodes.MemoryRunner if runner == "in-memory" else nodes.BatchRunner
-        assert isinstance(nodes.runner_for(problem), wanted)
+        wanted = memory_runner.MemoryRunner if runner == "in-memory" else batch_runner.BatchRunner
+        assert isinstance(runners.runner_for(problem), wanted)
         assert_search_gives(release.search, case.solution)
         assert {as_tuple(n, case.qis) for n in release.minimal_nodes} == case.solution.minimal
         assert_written_release_is_the_oracles(dataclasses.replace(case, release=release), tmp_path)
@@ -697,19 +697,19 @@ def test_floors_chosen_by_estimate_match_brute_force(case: Case, monkeypatch):
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, floors, memory_runner
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem
-    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
-    monkeypatch.setattr(nodes, "FLOOR_GROUP_MIN", 2)
-    monkeypatch.setattr(nodes.BatchRunner, "_space", lambda self, subset, levels: float("inf"))
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_space", lambda self, subset, levels: float("inf"))
     estimated, used = [], []
-    real = nodes.BatchRunner._fetch_estimates
-    monkeypatch.setattr(nodes.BatchRunner, "_fetch_estimates",
+    real = batch_runner.BatchRunner._fetch_estimates
+    monkeypatch.setattr(batch_runner.BatchRunner, "_fetch_estimates",
                         lambda self, rows: estimated.append(real(self, rows)) or [1.0] * len(rows))
-    floor_for = nodes.BatchRunner._floor_for
-    monkeypatch.setattr(nodes.BatchRunner, "_floor_for",
+    floor_for = batch_runner.BatchRunner._floor_for
+    monkeypatch.setattr(batch_runner.BatchRunner, "_floor_for",
                         lambda self, subset, node: used.append(found := floor_for(self, subset, node)) or found)
     result = search.incognito(problem, criteria_for(problem.k, problem.sas))
     assert estimated and any(f is not None for f in used)
@@ -725,25 +725,25 @@ def test_floors_bounded_by_code_space_match_brute_force(case: Case, explore: str
     import importlib
 
     from sqlclose.privacy.criteria import criteria_for
-    from sqlclose.search import node_histograms as nodes
+    from sqlclose.search import batch_runner, floors, memory_runner
 
     search = importlib.import_module("sqlclose.search.incognito")
     problem = case.release.problem
-    monkeypatch.setattr(nodes, "MEMORY_BASE_ROWS", 0)
-    monkeypatch.setattr(nodes, "FLOOR_GROUP_MIN", 10 ** 9)
-    monkeypatch.setattr(nodes.BatchRunner, "_space", lambda self, subset, levels: 1.0)
-    monkeypatch.setattr(nodes.BatchRunner, "_small_meet", lambda self, subset, nodes_: None)
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 10 ** 9)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_space", lambda self, subset, levels: 1.0)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_small_meet", lambda self, subset, nodes_: None)
     bounded, used = set(), []
-    real = nodes.BatchRunner._bounded_floors
+    real = batch_runner.BatchRunner._bounded_floors
 
     def spied(self, subset, nodes_, room):
         chosen, rest = real(self, subset, nodes_, room)
         bounded.update(chosen)
         return chosen, rest
 
-    monkeypatch.setattr(nodes.BatchRunner, "_bounded_floors", spied)
-    floor_for = nodes.BatchRunner._floor_for
-    monkeypatch.setattr(nodes.BatchRunner, "_floor_for",
+    monkeypatch.setattr(batch_runner.BatchRunner, "_bounded_floors", spied)
+    floor_for = batch_runner.BatchRunner._floor_for
+    monkeypatch.setattr(batch_runner.BatchRunner, "_floor_for",
                         lambda self, subset, node: used.append((subset, found := floor_for(self, subset, node)))
                         or found)
     result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)

@@ -20,7 +20,7 @@ from sqlclose.errors import OutputExistsError
 from sqlclose.model.lattice import by_height, minimal, upward_closure
 from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release import files
-from sqlclose.search import node_histograms as runners
+from sqlclose.search import batch_runner, floors, memory_runner, node_runner, runners
 from sqlclose.search.incognito import incognito
 from sqlclose.search.packing import Packing
 
@@ -100,14 +100,14 @@ def test_packed_keys_unpack_to_their_codes(adult_release, monkeypatch, limit):
 
 
 def test_only_a_single_digit_beyond_64_bits_takes_the_per_node_path(adult_release, monkeypatch):
-    monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # not the in-memory path
-    assert isinstance(runners.runner_for(adult_release.problem), runners.BatchRunner)
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)  # not the in-memory path
+    assert isinstance(runners.runner_for(adult_release.problem), batch_runner.BatchRunner)
     monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**10)  # several words, still batches
     assert Packing.for_problem(adult_release.problem).words > 1
-    assert isinstance(runners.runner_for(adult_release.problem), runners.BatchRunner)
+    assert isinstance(runners.runner_for(adult_release.problem), batch_runner.BatchRunner)
     monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
     assert Packing.for_problem(adult_release.problem) is None
-    assert isinstance(runners.runner_for(adult_release.problem), runners.NodeRunner)
+    assert isinstance(runners.runner_for(adult_release.problem), node_runner.NodeRunner)
 
 
 @pytest.mark.parametrize("base_rows, suppression, in_memory", [
@@ -122,20 +122,20 @@ def test_suppression_widens_the_in_memory_paths_bounds(adult_release, base_rows,
     problem = dataclasses.replace(adult_release.problem, base_rows=base_rows, suppression=suppression)
     assert len(problem.sas[0].domain) == 14 and (problem.max_suppressed > 0) == (suppression > 0)
     runner = runners.runner_for(problem)
-    assert isinstance(runner, runners.MemoryRunner if in_memory else runners.BatchRunner)
+    assert isinstance(runner, memory_runner.MemoryRunner if in_memory else batch_runner.BatchRunner)
 
 
 def test_a_memory_limit_still_bounds_the_in_memory_path_under_suppression(adult_release, monkeypatch):
     problem = dataclasses.replace(adult_release.problem, base_rows=600_000, suppression=0.05)
-    assert isinstance(runners.runner_for(problem), runners.MemoryRunner)  # no limit: within the bounds
+    assert isinstance(runners.runner_for(problem), memory_runner.MemoryRunner)  # no limit: within the bounds
     monkeypatch.setattr(problem.engine, "memory_budget", 1_000_000_000)
-    assert isinstance(runners.runner_for(problem), runners.BatchRunner)  # 8.4 M cells × 256 B > its share
+    assert isinstance(runners.runner_for(problem), batch_runner.BatchRunner)  # 8.4 M cells × 256 B > its share
 
 
 def test_keys_in_several_words_give_the_same_search(adult_release, monkeypatch):
     problem = adult_release.problem
     criteria = criteria_for(problem.k, problem.sas)
-    monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
     monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**12)  # 3+ key words on Adult
     assert Packing.for_problem(problem).words >= 3
     wide = incognito(problem, criteria)
@@ -148,9 +148,9 @@ def test_keys_in_several_words_give_the_same_search(adult_release, monkeypatch):
 def test_levels_split_into_many_queries_give_the_same_search(adult_release, monkeypatch):
     problem = adult_release.problem
     criteria = criteria_for(problem.k, problem.sas)
-    monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
     one = incognito(problem, criteria)
-    monkeypatch.setattr(runners, "ROWS_PER_QUERY", 500)  # every level in several chunks
+    monkeypatch.setattr(batch_runner, "ROWS_PER_QUERY", 500)  # every level in several chunks
     chunked = incognito(problem, criteria)
     assert chunked.queries > one.queries  # the multi-chunk path really ran
     assert (chunked.satisfying == one.satisfying).all()
@@ -166,16 +166,16 @@ def test_levels_split_into_many_queries_give_the_same_search(adult_release, monk
     ([], 6, [(0, 0)]),
 ])
 def test_a_kept_level_comes_back_in_parts_of_whole_nodes(rows, budget, parts):
-    assert runners._parts(np.array(rows, dtype=np.int64), budget) == parts
+    assert batch_runner._parts(np.array(rows, dtype=np.int64), budget) == parts
 
 
 @pytest.mark.parametrize(("limit", "budget"), [
-    (None, runners.RETURNED_BYTES),
+    (None, batch_runner.RETURNED_BYTES),
     (650_000_000, 80_000_000),  # the search's 20 % of what the interpreter's 250 MB leave
-    (10**13, runners.RETURNED_BYTES),  # never more than without a limit
+    (10**13, batch_runner.RETURNED_BYTES),  # never more than without a limit
 ])
 def test_a_parts_size_is_the_searchs_share_of_the_memory_limit(adult_release, monkeypatch, limit, budget):
-    runner = runners.BatchRunner(adult_release.problem, Packing.for_problem(adult_release.problem))
+    runner = batch_runner.BatchRunner(adult_release.problem, Packing.for_problem(adult_release.problem))
     monkeypatch.setattr(adult_release.problem.engine, "memory_budget", limit)
     assert runner._part_bytes() == budget
 
@@ -216,7 +216,7 @@ def test_leaf_counts_in_one_query_against_a_group_by_over_the_input(adult_releas
         assert got.tolist() == [float(expected.get(leaf, 0)) for leaf in qi.hierarchy.leaves], qi.name
 
 
-def _classes_by_node(runner: runners.BatchRunner, items: list) -> dict:
+def _classes_by_node(runner: batch_runner.BatchRunner, items: list) -> dict:
     """Per item, its classes as a sorted list of (codes, size, sensitive counts)."""
     out: dict = {item: [] for item in items}
     for part in runner.level_parts(items):
@@ -237,14 +237,14 @@ def test_coarse_nodes_grouped_from_the_base_share_one_query(adult_release, monke
     shape = [qi.levels for qi in problem.qis]
     items = [(full, node) for node in itertools.product(*(range(s) for s in shape))
              if sum(s - 1 for s in shape) - sum(node) == 2]
-    monkeypatch.setattr(runners, "ROWS_PER_QUERY", problem.base_rows - 1)  # below one base read
-    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 10**9)  # no floors (by estimate, by code space): all from the base
-    monkeypatch.setattr(runners.BatchRunner, "_small_meet", lambda self, subset, nodes: None)
-    monkeypatch.setattr(runners.BatchRunner, "_bounded_floors", lambda self, subset, nodes, room: ([], nodes))
-    batched = runners.BatchRunner(problem, Packing.for_problem(problem))
+    monkeypatch.setattr(batch_runner, "ROWS_PER_QUERY", problem.base_rows - 1)  # below one base read
+    monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 10**9)  # no floors (by estimate, by code space): all from the base
+    monkeypatch.setattr(batch_runner.BatchRunner, "_small_meet", lambda self, subset, nodes: None)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_bounded_floors", lambda self, subset, nodes, room: ([], nodes))
+    batched = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     together = _classes_by_node(batched, items)
-    monkeypatch.setattr(runners, "ROWS_PER_QUERY", 1)  # every node alone
-    alone = runners.BatchRunner(problem, Packing.for_problem(problem))
+    monkeypatch.setattr(batch_runner, "ROWS_PER_QUERY", 1)  # every node alone
+    alone = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     one_each = _classes_by_node(alone, items)
     assert len(items) > 10 and batched.queries == 1 and alone.queries == len(items)
     assert together == one_each
@@ -258,7 +258,7 @@ def test_estimated_rows_are_within_a_few_percent_of_a_group_by(adult_release):
     """The one-pass HyperLogLog estimates that choose floors, against the distinct generalized
     (QI codes, sensitive value) rows a plain SELECT DISTINCT over the base histogram counts."""
     problem = adult_release.problem
-    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     full = tuple(range(len(problem.qis)))
     shape = [qi.levels for qi in problem.qis]
     rng = np.random.default_rng(3)
@@ -271,7 +271,7 @@ def test_estimated_rows_are_within_a_few_percent_of_a_group_by(adult_release):
         columns += [f'"{sa.coded.code}"' for sa in problem.sas]
         exact = problem.engine.fetch(f"SELECT COUNT(*) AS c FROM (SELECT DISTINCT {', '.join(columns)} FROM {base})")
         exact = exact.column("c")[0].as_py()
-        assert abs(estimate / runners.ESTIMATE_MARGIN - exact) <= 0.08 * exact + 2  # measured: up to ~5 % off
+        assert abs(estimate / floors.ESTIMATE_MARGIN - exact) <= 0.08 * exact + 2  # measured: up to ~5 % off
     assert runner.queries == 1 and runner.rows_read == problem.base_rows  # one pass for all of them
     runner.close()
 
@@ -295,12 +295,12 @@ def test_floors_of_floors_are_chosen_by_the_time_they_save_on_their_source_floor
     left alone, and refined floors stop where they would hold more than REFINE_ROOM times the
     base's rows."""
     problem = adult_release.problem
-    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     B = problem.base_rows
     R = B // 2
-    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
-    monkeypatch.setattr(runners, "GROUP_WRITE", 3.0)
-    monkeypatch.setattr(runners, "CACHED_GROUPS", R)
+    monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(floors, "GROUP_WRITE", 3.0)
+    monkeypatch.setattr(floors, "CACHED_GROUPS", R)
     monkeypatch.setattr(runner, "_space", lambda subset, levels: 1e18)  # each node's groups: the floor's
     subset = (0, 1)
     runner._floors = {subset: [(0, (0, 0), R)], (2, 3): [(1, (0, 0), B // 64)]}  # the second: below B / 32
@@ -316,8 +316,8 @@ def test_floors_of_floors_are_chosen_by_the_time_they_save_on_their_source_floor
         seen.extend(meets)
         return [sizes[m] for m in meets]
 
-    monkeypatch.setattr(runners.BatchRunner, "_fetch_floor_estimates", fake)
-    monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_fetch_floor_estimates", fake)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
     runner._refine_floors(parentless)
     assert sorted(seen) == sorted(sizes)
     # (1, 1): 4·0.5R·ρ(0.5R) − (R·ρ(0.5R) + 1.5R) = −0.11R; (2, 1): 2·0.9R·ρ(0.1R) − (R·ρ(0.1R) + 0.3R)
@@ -329,7 +329,7 @@ def test_floors_of_floors_are_chosen_by_the_time_they_save_on_their_source_floor
     assert made == [(subset, (2, 1))]
     # Refined floors together hold at most REFINE_ROOM times the base's rows: with less than 0.1R left, none.
     made.clear()
-    runner._refined_rows = runners.REFINE_ROOM * B - int(R * 0.05)
+    runner._refined_rows = floors.REFINE_ROOM * B - int(R * 0.05)
     runner._refine_floors(parentless)
     assert made == []
     runner.close()
@@ -341,11 +341,11 @@ def test_floors_are_chosen_while_they_save_more_time_than_they_cost(adult_releas
     B·ρ(e) + e·W; a second candidate counts only what it saves beyond the first. A node's groups are
     at most its code space: (1, 2)'s is B/100 here, so what it reads is weighed at ρ(B/100)."""
     problem = adult_release.problem
-    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     B = problem.base_rows
-    monkeypatch.setattr(runners, "FLOOR_GROUP_MIN", 2)
-    monkeypatch.setattr(runners, "GROUP_WRITE", 3.0)
-    monkeypatch.setattr(runners, "CACHED_GROUPS", B)
+    monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 2)
+    monkeypatch.setattr(floors, "GROUP_WRITE", 3.0)
+    monkeypatch.setattr(floors, "CACHED_GROUPS", B)
     monkeypatch.setattr(runner, "_space", lambda subset, levels: B / 100 if levels == (1, 2) else 1e18)
     subset = (0, 1)
     nodes = [(1, 1), (1, 2), (2, 1), (2, 2)]
@@ -359,7 +359,7 @@ def test_floors_are_chosen_while_they_save_more_time_than_they_cost(adult_releas
         seen.extend(meets)
         return [sizes[m] for m in meets]
 
-    monkeypatch.setattr(runners.BatchRunner, "_fetch_estimates", fake)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_fetch_estimates", fake)
     chosen = runner._estimated_floors({subset: nodes}, float(B))
     assert sorted(seen) == sorted(sizes)
     # (1, 1): (3·0.5B·ρ(0.5B) + 0.5B·ρ(B/100)) − (B·ρ(0.5B) + 1.5B) < 0; (2, 1): 2·0.9B·ρ(0.1B) −
@@ -380,10 +380,10 @@ def test_floors_bounded_by_their_code_space_cover_pairs_of_nodes(adult_release, 
     nothing once (2, 2, 1) reads the first; (1, 1, 2) and the meet of all are too large to be
     bounded. (2, 1, 2) is left to the estimating pass (too few for one: it reads the base)."""
     problem = adult_release.problem
-    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     B = problem.base_rows
-    monkeypatch.setattr(runners, "GROUP_WRITE", 3.0)
-    monkeypatch.setattr(runners, "CACHED_GROUPS", B)
+    monkeypatch.setattr(floors, "GROUP_WRITE", 3.0)
+    monkeypatch.setattr(floors, "CACHED_GROUPS", B)
     nodes = [(2, 2, 1), (2, 1, 2), (1, 2, 2)]
     spaces = {(2, 1, 1): B / 10, (1, 2, 1): B / 100, (1, 1, 2): B / 4, (1, 1, 1): B, **{n: B / 1000 for n in nodes}}
     monkeypatch.setattr(runner, "_space", lambda subset, levels: spaces[levels])
@@ -406,8 +406,8 @@ def test_floors_bounded_by_their_code_space_cover_pairs_of_nodes(adult_release, 
     spaces[(1, 1, 2)] = B / 4
     # Made for a level: no estimating pass (one node is left), one floor query over the base.
     made = []
-    monkeypatch.setattr(runners.BatchRunner, "_fetch_estimates", lambda self, rows: pytest.fail("estimated"))
-    monkeypatch.setattr(runners.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_fetch_estimates", lambda self, rows: pytest.fail("estimated"))
+    monkeypatch.setattr(batch_runner.BatchRunner, "_add_floors", lambda self, query, new: made.extend(new) or 0)
     runner._make_floors([(n, (subset, node)) for n, node in enumerate(nodes)])
     assert made == [(subset, (1, 2, 1))]
     runner.close()
@@ -486,7 +486,7 @@ def test_planned_rows_are_the_smallest_computed_parents_rows(adult_release):
         got = problem.engine.fetch(f"SELECT COUNT(*) AS c FROM (SELECT DISTINCT {', '.join(columns)} FROM {base})")
         return got.column("c")[0].as_py()
 
-    runner = runners.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
     runner.start()
     low = [node for node in grid if sum(node) == 3]
     for _ in runner.level_parts([(full, node) for node in low]):
@@ -515,7 +515,7 @@ def test_cells_in_many_batches_land_where_a_plain_sum_puts_them():
     expected = np.zeros(5_000 * 14)
     for cell, n in zip(cells.tolist(), counts.tolist()):
         expected[cell] += n
-    assert np.array_equal(runners._scattered(table, 5_000 * 14), expected)
+    assert np.array_equal(batch_runner._scattered(table, 5_000 * 14), expected)
 
 
 def test_the_search_module_is_not_hidden_by_its_function() -> None:

@@ -16,7 +16,7 @@ import pytest
 from oracle import Config, Oracle, read_hierarchy, solve
 
 import sqlclose
-from sqlclose.search import node_histograms as nodes
+from sqlclose.search import batch_runner, memory_runner, runners
 from sqlclose.search.packing import Packing
 
 pytestmark = pytest.mark.slow
@@ -70,8 +70,8 @@ def test_wide_keys_take_the_level_batches_and_match_brute_force(wide_dir, soluti
         problem = release.problem
         packing = Packing.for_problem(problem)
         assert packing is not None and packing.words >= 2  # really beyond one 62-bit key
-        assert nodes.class_strides(problem) is None  # so not the in-memory path either
-        assert isinstance(nodes.runner_for(problem), nodes.BatchRunner)
+        assert memory_runner.class_strides(problem) is None  # so not the in-memory path either
+        assert isinstance(runners.runner_for(problem), batch_runner.BatchRunner)
         search = release.search
         sol = solutions[case]
         assert sol.optimum is not None and len(sol.satisfying) < 3 ** 4 * 2  # not vacuous

@@ -90,9 +90,9 @@ def _outcome(table: pa.Table, spec: dict, engine) -> dict | None:
 def test_random_tables_on_spark_equal_duckdb(spark_session, b: int, tmp_path, monkeypatch) -> None:
     table, spec, _ = batch(b)
     if b in SEARCH_ON_SPARK:  # small histograms take the in-memory path (one fetch) on any engine: force SQL
-        from sqlclose.search import node_histograms
+        from sqlclose.search import memory_runner
 
-        monkeypatch.setattr(node_histograms, "MEMORY_BASE_ROWS", 0)
+        monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
     on_duckdb = _outcome(table, spec, DuckDBEngine())
     engine = SparkEngine(spark_session, local_search=b not in SEARCH_ON_SPARK)
     try:

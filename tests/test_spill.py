@@ -18,7 +18,7 @@ import pytest
 
 import sqlclose
 from sqlclose.errors import EngineOutOfMemory, LimitWarning
-from sqlclose.search import node_histograms as nodes
+from sqlclose.search import batch_runner, memory_runner, runners
 
 pytestmark = pytest.mark.slow
 ROWS = 600_000  # at 400,000 and 360 MB the narrow base histogram (twentieth round) left nothing to spill
@@ -75,7 +75,7 @@ def test_a_small_memory_limit_spills_and_gives_the_same_release(big, tmp_path):
             assert problem.engine.memory_budget == 330_000_000  # DuckDB gets 49.5 MB of it
             # The Python-side search would not fit in its share of the limit: the engine does the rollups.
             assert problem.base_rows > 300_000
-            assert isinstance(nodes.runner_for(problem), nodes.BatchRunner)
+            assert isinstance(runners.runner_for(problem), batch_runner.BatchRunner)
             release.write_parquet(tmp_path / "limited.parquet")
             limited_node, limited_summary = release.node, release.summary
     finally:
@@ -98,7 +98,7 @@ def test_without_a_limit_small_inputs_stay_in_memory(big):
     with sqlclose.anonymize(None, _spec(big, {"memory_limit": "8GB"})) as release:
         problem = release.problem
         assert problem.engine.memory_budget == 8_000_000_000
-        assert nodes._fits_budget(problem)  # 8 GB holds the in-memory search of this table
+        assert memory_runner._fits_budget(problem)  # 8 GB holds the in-memory search of this table
 
 
 def test_a_limit_too_small_for_duckdb_says_what_to_change_and_writes_nothing(big, tmp_path):

@@ -316,10 +316,10 @@ def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subs
     """The suppressed records' cost reads the classes' codes, which each runner produces its own
     way (numpy keys, packed SQL keys in one or several words, one query per node): all find the
     hand optimum."""
-    import sqlclose.search.node_histograms as runners
+    from sqlclose.search import batch_runner, memory_runner, node_runner, runners
 
     if runner != "memory":
-        monkeypatch.setattr(runners, "MEMORY_BASE_ROWS", 0)
+        monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
     if runner == "node":
         monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
     if runner == "batch-several-words":
@@ -331,8 +331,8 @@ def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subs
     monkeypatch.setattr(incognito, "runner_for", lambda problem: used.append(runners.runner_for(problem)) or used[-1])
     case = "k5-t0.3-s0.05"
     check_case(adult_oracle, adult_judged[case], adult_subset_spec(case), adult_subset, "ncp", None)
-    kinds = {"memory": runners.MemoryRunner, "batch": runners.BatchRunner, "batch-several-words": runners.BatchRunner,
-             "node": runners.NodeRunner}
+    kinds = {"memory": memory_runner.MemoryRunner, "batch": batch_runner.BatchRunner,
+             "batch-several-words": batch_runner.BatchRunner, "node": node_runner.NodeRunner}
     assert used and all(isinstance(r, kinds[runner]) for r in used)
     if runner == "batch-several-words":
         assert all(r.packing.words > 1 for r in used)

@@ -80,7 +80,7 @@ class Engine(ABC):
     # Can ``copy_to_parquet`` write one file? Spark writes folders of part files only.
     writes_parquet_file: ClassVar[bool] = True
     # Can lattice levels stay engine-side (``keep``/``rename``), so that the search fetches only
-    # what the privacy judge reads (search.node_histograms.BatchRunner)? Else each level comes back
+    # what the privacy judge reads (search.batch_runner.BatchRunner)? Else each level comes back
     # whole and is registered again (``fetch_and_keep``).
     keeps_levels: bool = False
     # Does a table made by CREATE TABLE AS … ORDER BY keep that order in storage? Then the base
@@ -106,7 +106,7 @@ class Engine(ABC):
                 raise TypeError(f"engine {cls.__name__} must declare the class attribute {attr!r} (a str)")
 
     # Bytes the user allowed this job (``[engine] memory_limit``), or None when no limit was set:
-    # the search counts its Python-side structures against it (search.node_histograms.runner_for).
+    # the search counts its Python-side structures against it (search.memory_runner.takes).
     memory_budget: int | None = None
 
     def fit_memory(self, upcoming: int = 0) -> None:

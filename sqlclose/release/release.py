@@ -47,7 +47,7 @@ from sqlclose.release.utility_section import full_domain_utility
 from sqlclose.release.verify import compare, recheck_relation
 from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
-from sqlclose.search.node_histograms import NodeRunner
+from sqlclose.search.node_runner import NodeRunner
 from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size

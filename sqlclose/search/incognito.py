@@ -39,8 +39,10 @@ from sqlclose.privacy.criteria import (
     k_of,
     suppression_lower_bound,
 )
+from sqlclose.search.batch_runner import BatchRunner
 from sqlclose.search.full_lattice import Evaluated, FullLattice, walk_from_above
-from sqlclose.search.node_histograms import BatchRunner, Subset, level_parts, runner_for, second_runner
+from sqlclose.search.items import Subset
+from sqlclose.search.runners import level_parts, runner_for, second_runner
 from sqlclose.utility.full_domain import FullDomainCost
 
 TIE = 1e-9  # relative: metric costs this close count as equal (float sums of edge weights)

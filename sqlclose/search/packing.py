@@ -13,7 +13,7 @@ a key already generalized to a finer node keeps its class under the coarser node
 10 M-row base, 12 row estimates took 0.43 s as integer division and remainder per QI and 0.17 s as
 one AND (docs/performance.md, twenty-seventh round). The base histogram keeps the hierarchies'
 dense mixed-radix codes (every other reader uses them); the SQL search reads it once as padded
-keys (``search.node_histograms.KeyedBase``) and unpacks a class's digits back to those codes.
+keys (``search.keyed_base.KeyedBase``) and unpacks a class's digits back to those codes.
 
     key_w = Σ_{i in word w} padded_i · 2^offset_i  (+ the sensitive part in word 0)
 

@@ -1,0 +1,37 @@
+"""The base histogram as the SQL level batches read it: one packed key per row (``packing``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlclose.prepare.problem import Problem
+from sqlclose.search.packing import Packing
+from sqlclose.sql import queries as q
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+
+@dataclass
+class KeyedBase:
+    """The base histogram as the SQL search reads it (``q.keyed_base``: padded key words and a
+    DOUBLE count per row), made on first read and shared by a problem's runners: every node
+    grouped from the base is then its keys under one AND per word (``Packing.masks``)."""
+
+    problem: Problem
+    packing: Packing
+    _table: exp.Table | None = None
+
+    def table(self) -> exp.Table:
+        if self._table is None:
+            p, pk = self.problem, self.packing
+            query = q.keyed_base(p.base, [qi.coded.code for qi in p.qis], pk.padded, pk.qi_stride, pk.qi_word,
+                                 [sa.coded.code for sa in p.sas], pk.sa_stride)
+            self._table = p.engine.create_temp_table(p.engine.temp_name("keyed"), query)
+        return self._table
+
+    def drop(self) -> None:
+        if self._table is not None:
+            self.problem.engine.unregister(self._table.name)
+            self._table = None
