@@ -151,6 +151,35 @@ def test_a_connection_that_sets_a_default_collation_is_refused(tmp_path: Path) -
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("name", ["release.parquet", "release.csv", "release.duckdb"])
+def test_a_default_collation_set_after_the_search_is_refused_before_the_write(tmp_path: Path, name: str) -> None:
+    """A caller may set one on its connection after the release was searched: the write says so,
+    before anything is written (its re-check used to refuse the file as "altered", a value's
+    case folded in the joins), and writes once the setting is gone. The oracle for that write:
+    the source's rows, grouped by a plain GROUP BY, against the file's."""
+    con = duckdb.connect()
+    con.register("staff_arrow", staff())
+    con.execute("CREATE TABLE staff AS SELECT * FROM staff_arrow")
+    path = tmp_path / name
+    table = {"table": "release"} if name.endswith(".duckdb") else {}
+    with sqlclose.anonymize((con, "staff"), staff_spec()) as release:
+        con.execute("SET default_collation = 'nocase'")
+        with pytest.raises(InputError, match="default_collation = 'nocase'.*SET default_collation = ''"):
+            release.write(path, **table)
+        assert not list(tmp_path.iterdir())
+        con.execute("SET default_collation = ''")
+        doc = release.write(path, **table)
+    assert doc["verified"] is True
+    reader = duckdb.connect()
+    if name.endswith(".duckdb"):
+        reader.execute(f"ATTACH '{path}' AS out (READ_ONLY)")
+        written = "out.main.release"
+    else:
+        written = f"'{path}'"
+    teams = reader.sql(f"SELECT team, COUNT(*) FROM {written} GROUP BY team ORDER BY team").fetchall()
+    assert teams == con.sql("SELECT team, COUNT(*) FROM staff GROUP BY team ORDER BY team").fetchall()
+
+
 def _released(table: pa.Table) -> dict[str, set]:
     return {name: {v for v in table.column(name).to_pylist() if v is not None} for name in table.column_names}
 

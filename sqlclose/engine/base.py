@@ -120,6 +120,12 @@ class Engine(ABC):
         """The engine's memory limit back to its share of the job's (the search has ended)."""
         return None
 
+    def check_connection(self) -> None:
+        """Raise InputError when the connection is set in a way sqlclose cannot work under (a
+        caller's connection may be changed after the engine was made: checked again before each
+        write). Nothing by default."""
+        return None
+
     def temp_name(self, stem: str) -> str:
         """A name for an object of ours: the reserved prefix keeps it apart from the user's. The
         engine's own token keeps two engines on one connection (or session) apart."""

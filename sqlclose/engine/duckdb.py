@@ -107,14 +107,8 @@ class DuckDBEngine(Engine):
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
         self.con = connection if connection is not None else duckdb.connect(config=settings)
-        if connection is not None and (collation := self._default_collation()):
-            # Under a default collation DuckDB compares, groups and hashes text folded ("A" as "a")
-            # wherever no column says otherwise — the lookups the search joins, the written file the
-            # re-check reads back — where sqlclose tells values apart byte by byte (with "nocase", a
-            # release was refused, or a file with a value's case altered passed its re-check).
-            raise InputError(f"the DuckDB connection sets default_collation = {collation!r}: sqlclose compares text "
-                             "byte by byte (its hierarchies, lookups and re-check tell 'A' from 'a'), which a default "
-                             "collation changes; give it a connection without one (SET default_collation = '')")
+        if connection is not None:
+            self.check_connection()
         if connection is None:
             # DuckDB draws its own progress bar on stdout for a statement past ~2 s: it would garble
             # the CLI's output (its bar, a --json document) and a job's log. A caller's is left as set.
@@ -401,6 +395,17 @@ class DuckDBEngine(Engine):
         self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql('duckdb')})")
         self._temp.append(("type", name))
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
+
+    def check_connection(self) -> None:
+        # Under a default collation DuckDB compares, groups and hashes text folded ("A" as "a")
+        # wherever no column says otherwise — the lookups the search joins, the written file the
+        # re-check reads back — where sqlclose tells values apart byte by byte (with "nocase", a
+        # release was refused, or a file with a value's case altered passed its re-check). A caller
+        # may set one after the engine was made: the re-check then refused the file as "altered".
+        if collation := self._default_collation():
+            raise InputError(f"the DuckDB connection sets default_collation = {collation!r}: sqlclose compares text "
+                             "byte by byte (its hierarchies, lookups and re-check tell 'A' from 'a'), which a default "
+                             "collation changes; give it a connection without one (SET default_collation = '')")
 
     def _collates_text(self) -> bool:
         return bool(self._default_collation())

@@ -397,6 +397,7 @@ def write_release(release: Release, target: Target) -> dict:
     (disk full, permission denied) become EnvironmentFailure."""
     writer = writer_for(target)
     writer.refuse(target, release.inputs)
+    release.problem.engine.check_connection()  # a caller may have changed it since the search
     try:
         return writer.write(release, target)
     except OSError as e:
