@@ -109,7 +109,7 @@ class DuckDBEngine(Engine):
         self.con = connection if connection is not None else duckdb.connect(config=settings)
         if connection is not None:
             self.check_connection()
-        if connection is None:
+        else:
             # DuckDB draws its own progress bar on stdout for a statement past ~2 s: it would garble
             # the CLI's output (its bar, a --json document) and a job's log. A caller's is left as set.
             self.con.execute("SET enable_progress_bar = false")
