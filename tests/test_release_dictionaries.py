@@ -405,9 +405,9 @@ def test_a_value_only_dropped_rows_hold_is_no_member(tmp_path: Path, passing: No
     assert b"secret" not in (tmp_path / "out.parquet").read_bytes()
 
 
-def _kind(release: Release, passed) -> exp.DataType:
+def _kind(release: Release, lookup: exp.Table) -> exp.DataType:
     """The dictionary type of a passed-through column, read from its lookup's code column."""
-    described = release.problem.engine.con.sql(f"DESCRIBE {passed.lookup.sql('duckdb')}").fetchall()
+    described = release.problem.engine.con.sql(f"DESCRIBE {lookup.sql('duckdb')}").fetchall()
     return exp.DataType.build(dict((r[0], r[1]) for r in described)["code"], dialect="duckdb", udt=True)
 
 

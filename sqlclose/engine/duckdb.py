@@ -386,7 +386,7 @@ class DuckDBEngine(Engine):
         # (docs/performance.md, twenty-fourth round). Its members are created in text order, so it
         # sorts as the text does; a connection with a default collation sorts text otherwise (and
         # may call two members one): the column then stays text.
-        if self._collates_text():
+        if self._default_collation():
             return None
         column = exp.column(values.selects[0].alias_or_name)
         members = exp.select(column).distinct().from_(values.subquery("vals")).where(
@@ -407,9 +407,6 @@ class DuckDBEngine(Engine):
                              "byte by byte (its hierarchies, lookups and re-check tell 'A' from 'a'), which a default "
                              "collation changes; give it a connection without one (SET default_collation = '')")
 
-    def _collates_text(self) -> bool:
-        return bool(self._default_collation())
-
     def _default_collation(self) -> str:
         # execute, not a relation: a caller's connection may hold a result it has not fetched to the
         # end, which a relation's query refuses (execute replaces it, as the caller's next one would).
@@ -419,7 +416,7 @@ class DuckDBEngine(Engine):
         # VARCHAR itself: JSON and UUID reach Arrow as text too, but an ENUM holds neither (ENCODE
         # takes no UUID, a JSON value casts to no member). A column's own collation is caught by
         # grouping its values with their bytes (release_query), a connection's here.
-        if not columns or self._collates_text():
+        if not columns or self._default_collation():
             return []
         text = set(self._text_columns(relation))
         return [name for name in columns if name in text]

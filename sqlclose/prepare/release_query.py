@@ -124,7 +124,7 @@ def _kept_lookup(engine: Engine, lookup: exp.Select) -> exp.Table:
 
 
 def passed_through_dictionaries(problem: Problem, node: Node,
-                                suppressed: exp.Table | None) -> dict[str, q.PassedThrough]:
+                                suppressed: exp.Table | None) -> dict[str, exp.Table]:
     """For a release read from the source's rows, the text columns it gives as they are (a QI at
     level 0, sensitive and other columns) in dictionary types, where none of its classes is
     suppressed: the members are then the values of the source's kept rows (``Problem.source``:
@@ -146,7 +146,7 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     levels = dict(zip((qi.name for qi in problem.qis), node))
     text = engine.dictionary_columns(problem.source, [name for name in problem.released if levels.get(name, 0) == 0])
     kinds = {name: _passed_through(problem, name) for name in _few_values(problem, text)}
-    return {name: q.PassedThrough(lookup) for name, lookup in kinds.items() if lookup is not None}
+    return {name: lookup for name, lookup in kinds.items() if lookup is not None}
 
 
 def _few_values(problem: Problem, names: list[str]) -> list[str]:

@@ -295,16 +295,6 @@ class ReleasedQI:
     typed: exp.Table | None = None  # below the top, with a dictionary: its lookup so typed (``typed_labels``)
 
 
-@dataclass(frozen=True)
-class PassedThrough:
-    """A released column the source gives as it is (a QI at level 0, a sensitive or other
-    column), written in its dictionary type (``Engine.dictionary_type``): its lookup joined on the
-    row's value (a LEFT JOIN: a NULL stays NULL), each value cast once per member rather than once
-    per row."""
-
-    lookup: exp.Table  # value (text) → code (the value in its dictionary type): ``passed_lookup``
-
-
 def given_as_is(value: exp.Expression) -> exp.Expression:
     """A released column given as it is (a QI at level 0, a sensitive or other column), its value
     unchanged, written optional whatever the rows hold. DuckDB's Parquet writer makes a column
@@ -317,12 +307,14 @@ def given_as_is(value: exp.Expression) -> exp.Expression:
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
-            params: Params, passed: Mapping[str, PassedThrough] | None = None) -> exp.Expression:
+            params: Params, passed: Mapping[str, exp.Table] | None = None) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are:
     ``given_as_is``), failing classes removed, rows sorted by their own released values —
     generalized QIs first, then the rest — so that the order says nothing about the input's order.
     A QI at its top is one label for every row: it joins no lookup, tells no class apart and sorts
-    nothing. ``passed``: columns given as they are in their dictionary types (``PassedThrough``)."""
+    nothing. ``passed``: columns given as they are in their dictionary types (``Engine.dictionary_type``),
+    each with its lookup (``passed_lookup``: value as text → code, the value in its type), joined on the
+    row's value (a LEFT JOIN: a NULL stays NULL), so that each value is cast once, not once per row."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
@@ -340,9 +332,9 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     relabelled = {r.coded.code: r.typed for r in classes if r.typed is not None}
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params,
                            relabelled)
-    for name, p in passed.items():
+    for name, lookup in passed.items():
         alias = _passed_alias(columns, name)
-        select = select.join(exp.alias_(p.lookup.copy(), ident(alias), table=True),
+        select = select.join(exp.alias_(lookup.copy(), ident(alias), table=True),
                              on=exp.EQ(this=col("value", alias), expression=col(name, "src")), join_type="left")
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
