@@ -175,13 +175,34 @@ def test_gaa_sweep_rows_are_the_information_loss_of_single_runs(tmp_path):
     data = fetch_gaa_input(prepare(opened.engine, opened.relation, sqlclose.model.spec.build_spec(spec),
                                    opened.label), "disease")
     mu = metric("ncp", data.hierarchies)
+    with open(REPO / "datasets" / "table3" / "table3.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert result.max_l_diversity == pytest.approx(_exp_entropy([r["disease"] for r in rows]))
     for row in result.rows:
         single = gaa(data, row["k"], mu, row["strategy"])
         assert row["classes"] == single.classes and min(single.sizes) >= row["k"]
         assert row["alteration"] == pytest.approx(mu.alteration(data.leaves, single.nodes, data.counts))
         assert row["discernibility"] == int((single.sizes ** 2).sum())
-        assert not math.isnan(row["l_diversity"])
+        # The least exp(entropy) of a class (Definition 11), from the CSV's own disease values per class.
+        diseases: dict[int, list[str]] = {}
+        for r in rows:
+            diseases.setdefault(_class_of_row(data, single, r), []).append(r["disease"])
+        assert row["l_diversity"] == pytest.approx(min(_exp_entropy(v) for v in diseases.values()))
     opened.engine.close()
+
+
+def _exp_entropy(values: list[str]) -> float:
+    """exp(−Σ p ln p) of the values' distribution, by plain counting."""
+    counts = [values.count(v) for v in set(values)]
+    return math.exp(-sum(c / len(values) * math.log(c / len(values)) for c in counts))
+
+
+def _class_of_row(data, result, row: dict[str, str]) -> int:
+    """The GAA class of a CSV row: that of the combination whose leaves are the row's zip and age."""
+    for c, leaves in enumerate(data.leaves):
+        if all(str(h.leaves[i]) == row[name] for h, i, name in zip(data.hierarchies, leaves, data.names)):
+            return int(result.class_of[c])
+    raise AssertionError(f"no combination for {row}")
 
 
 def test_gaa_k_sweep_rows_equal_single_gaa_releases_from_anonymize():

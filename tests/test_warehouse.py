@@ -13,7 +13,6 @@ review the diff), hostile column names included.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 import sqlglot
 from click.testing import CliRunner
+from snapshot_files import assert_snapshot
 from sqlglot import exp
 
 import sqlclose
@@ -272,12 +272,7 @@ def _three_queries(hostile, dialect: str) -> dict[str, str]:
 @pytest.mark.parametrize("dialect", WAREHOUSE_DIALECTS)
 def test_every_dialect_matches_its_snapshot_and_parses_back(hostile, dialect):
     for name, sql in _three_queries(hostile, dialect).items():
-        path = SNAPSHOTS / dialect / f"{name}.sql"
-        if os.environ.get("SQLCLOSE_UPDATE_SNAPSHOTS"):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(sql + "\n", encoding="utf-8")
-        assert path.is_file(), f"no snapshot {path}: run with SQLCLOSE_UPDATE_SNAPSHOTS=1 and review it"
-        assert sql + "\n" == path.read_text(encoding="utf-8"), name
+        assert_snapshot(SNAPSHOTS / dialect / f"{name}.sql", sql + "\n")
         statements = sqlglot.parse(sql, read=dialect)
         assert len(statements) == 1 and isinstance(statements[0], exp.Query), name
         tree = statements[0]

@@ -19,7 +19,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
-from sqlclose.errors import SpecError, SqlcloseError
+from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
 
 EXAMPLE = """\b
 Examples:
@@ -80,6 +80,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     DuckDB database), verify it from what was written, and place it with its JSON report."""
     from sqlclose import api
     from sqlclose.model.spec import load_spec
+    from sqlclose.release.files import refuse_page_target
     from sqlclose.release.writers import writer_for
 
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
@@ -107,9 +108,15 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
     inputs = [*spec.files_read, *given]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
+    if html_path is not None:
+        refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
+                                       (target.path, "the release"), (target.report, "the release's report")],
+                           target.overwrite)
     if not force and _up_to_date(api, source, spec, target):
         if not quiet:
             click.echo(f"{_where(target)} is up to date (same spec, same input); nothing to do (--force redoes it)")
+        if html_path is not None:
+            _write_page(target, html_path, spec)
         return
     writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
@@ -119,9 +126,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
                                        table=target.table, partition_by=target.partition_by)
     rep = target.report
     if html_path is not None:
-        from sqlclose.audit.html import write_html
-
-        write_html(rep, html_path, spec)
+        _write_page(target, html_path, spec)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
@@ -170,6 +175,20 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         return Target.of(output, report, fmt, table, replace)
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
+
+
+def _write_page(target, page: Path, spec) -> None:
+    """The sign-off page of the release just placed (or found up to date). It is written last: a
+    failure here says that the release stands, since it was placed and verified before."""
+    from sqlclose.audit.html import write_html
+
+    try:
+        write_html(target.report, page, spec)
+    except (OSError, SqlcloseError) as e:
+        reason = e if isinstance(e, SqlcloseError) else (e.strerror or e)
+        raise EnvironmentFailure(f"the release {_where(target)} and its report {target.report} are in place and "
+                                 f"verified, but its page {page} was not written ({reason}); write it with "
+                                 f"`sqlclose report {target.report} --html PAGE`") from None
 
 
 def _where(target) -> str:

@@ -59,6 +59,22 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
 
 
+def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite: bool) -> None:
+    """Refuse a sign-off page path that is a folder, lies under a file, is — through any path — one
+    of ``protected`` (the files a job reads, the release and its report: (path, what it is)), or
+    already exists (unless ``overwrite``). Checked before the search, so a page that cannot be
+    written stops the job before anything is placed."""
+    refuse_blocked_folder(page)
+    if page.is_dir():
+        raise OutputExistsError(f"the page path {page} is a directory, not a file path")
+    for path, role in protected:
+        if same(page, path):
+            raise OutputExistsError(f"the page path {page} is {role} ({path}); writing the page there would "
+                                    "destroy it: choose another path")
+    if page.exists() and not overwrite:
+        raise OutputExistsError(f"{page} already exists; pass --overwrite to replace it")
+
+
 def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:
     """Refuse a target that is — through any path, symlink or hard link — a file the job reads."""
     for source in inputs:

@@ -1,0 +1,88 @@
+"""The sign-off page (``anonymize --html``, ``report --html``) is an output like the release: it never
+replaces a file the job reads, the release or its report, nor an existing file without --overwrite,
+and a page that cannot be written stops the job before anything is placed. The oracle: the bytes of
+every file before and after, and whether the release exists."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from table3_project import invoke, table3_project
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    return table3_project(tmp_path)
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("page", "says"), [
+    ("table3.csv", "is a file this job reads"),  # the source
+    ("age.csv", "is a file this job reads"),  # a hierarchy
+    ("spec.toml", "is a file this job reads"),
+    ("out/release.parquet", "is the release"),
+    ("out/release.parquet.report.json", "is the release's report"),
+    ("precious.html", "already exists"),
+    ("table3.csv/page.html", "is a file"),  # a file in the way of its folder
+])
+def test_anonymize_refuses_a_page_path_before_the_search(project, page, says):
+    (project / "precious.html").write_text("precious")
+    before = _digests(project)
+    result = invoke("anonymize", project / "spec.toml", "--html", project / page, "-q")
+    assert result.exit_code in (2, 5), result.output
+    assert says in result.output, result.output
+    assert _digests(project) == before  # nothing written, nothing placed
+    assert not (project / "out").exists()
+
+
+def test_an_existing_page_is_replaced_with_overwrite(project):
+    page = project / "page.html"
+    page.write_text("old page")
+    result = invoke("anonymize", project / "spec.toml", "--html", page, "--overwrite", "-q")
+    assert result.exit_code == 0, result.output
+    assert "zip = 1, age = 2" in page.read_text()  # the paper's Table 5 node
+
+
+def test_an_up_to_date_release_still_gets_its_page(project):
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}  # what tells "up to date"
+    assert invoke("anonymize", project / "spec.toml", "-q", env=env).exit_code == 0
+    release = _digests(project / "out")
+    page = project / "page.html"
+    result = invoke("anonymize", project / "spec.toml", "--html", page, env=env)
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
+    assert "zip = 1, age = 2" in page.read_text()
+    assert _digests(project / "out") == release
+
+
+@pytest.mark.parametrize(("page", "says"), [
+    ("out/release.parquet.report.json", "is the report"),
+    ("out/release.parquet", "is the release"),
+    ("age.csv", "is a file of the spec"),
+    ("precious.html", "already exists"),
+])
+def test_report_refuses_a_page_path(project, page, says):
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    (project / "precious.html").write_text("precious")
+    before = _digests(project)
+    result = invoke("report", project / "out" / "release.parquet.report.json", "--html", project / page,
+                    "--spec", project / "spec.toml")
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert _digests(project) == before
+
+
+def test_report_replaces_a_page_with_overwrite(project):
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    page = project / "page.html"
+    page.write_text("old page")
+    args = ["report", project / "out" / "release.parquet.report.json", "--html", page]
+    assert invoke(*args).exit_code == 2
+    result = invoke(*args, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert "zip = 1, age = 2" in page.read_text()
