@@ -253,6 +253,8 @@ CASES: list[Case] = [
     Case("csv-empty-file", "an empty source file (0 bytes)", lambda d: write(d, "table3.csv", ""), 2),
     Case("csv-duplicate-header", "duplicate header names (`age` twice)",
          lambda d: write(d, "table3.csv", table(HEADER + ",age", [r + ",1" for r in ROWS])), 2),
+    Case("csv-header-case", "header names differing only in case (`age`, `AGE`)",
+         lambda d: write(d, "table3.csv", table(HEADER + ",AGE", [r + ",1" for r in ROWS])), 2),
     Case("undeclared-columns", "an undeclared column (`name`) with no `others`",
          lambda d: write(d, "table3.csv", table(HEADER + ",name", [r + f",Person{i}" for i, r in enumerate(ROWS)])),
          2),
@@ -451,6 +453,11 @@ MESSAGES = {
     "csv-duplicate-header": (
         "sqlclose: error: <tmp>/table3.csv names column(s) 'age' more than once; a copy would be"
         " released under another name (say, an identifier's copy): rename or remove the duplicates"
+    ),
+    "csv-header-case": (
+        "sqlclose: error: <tmp>/table3.csv has columns whose names differ only in case ('age' and 'AGE'); SQL"
+        " engines read them as one name, and one would be released under another name (say, an identifier's"
+        " copy): rename or remove one of them"
     ),
     "undeclared-columns": (
         "sqlclose: error: <tmp>/table3.csv has 1 column(s) the spec does not mention: 'name'; say what"

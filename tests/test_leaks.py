@@ -218,6 +218,24 @@ def test_a_parquet_or_arrow_table_naming_a_column_twice_is_refused(tmp_path):
         sqlclose.anonymize(tmp_path / "d.parquet", {"k": 2, "quasi_identifiers": {"ssn": {"mask": True}}})
 
 
+@pytest.mark.parametrize("kind", ["csv", "parquet", "arrow"])
+def test_columns_named_alike_but_for_case_are_refused(tmp_path, kind):
+    """ssn and SSN: DuckDB reads them as one name and renames the second SSN_1, which others = "keep"
+    would release (an identifier's copy). The oracle: nothing is released, the message names both."""
+    t = table3().append_column("ssn", pa.array([f"12{i}" for i in range(9)])).append_column(
+        "SSN", pa.array([f"12{i}" for i in range(9)]))
+    source = {"arrow": t}.get(kind, tmp_path / f"d.{kind}")
+    if kind == "parquet":
+        pq.write_table(t, source)
+    elif kind == "csv":
+        pacsv.write_csv(t, source)
+    out = tmp_path / "out.parquet"
+    with pytest.raises(InputError, match="differ only in case \\('ssn' and 'SSN'\\)"):
+        with sqlclose.anonymize(source, table3_spec(identifiers=["ssn"], others="keep")) as release:
+            release.write_parquet(out)
+    assert not out.exists()
+
+
 def with_extra_columns() -> pa.Table:
     t = table3()
     return t.append_column("notes", pa.array([f"note {i}" for i in range(9)])).append_column(

@@ -254,10 +254,22 @@ def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
 
 
 def _refuse_duplicates(names: list[str], where: str) -> None:
+    """Refuse a column named twice, or two names that differ only in case: SQL engines read names
+    without regard to case (DuckDB renames the second ``SSN`` of ``ssn, SSN`` to ``SSN_1``), so the
+    copy would be released under a name nobody declared."""
     twice = sorted(name for name, n in Counter(names).items() if n > 1)
     if twice:
         raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
                          "be released under another name (say, an identifier's copy): rename or remove the duplicates")
+    spelled: dict[str, list[str]] = {}
+    for name in names:
+        spelled.setdefault(name.casefold(), []).append(name)
+    alike = sorted(group for group in spelled.values() if len(group) > 1)
+    if alike:
+        pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
+        raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
+                         "one name, and one would be released under another name (say, an identifier's copy): "
+                         "rename or remove one of them")
 
 
 CSV_DELIMITERS = ",;\t|"
