@@ -200,6 +200,48 @@ def test_an_output_reaching_an_input_through_a_link_is_refused(project, link):
     assert not (project / "fine.parquet").exists()
 
 
+@pytest.mark.parametrize("query", ["SELECT * FROM 'table3.csv'", "SELECT * FROM read_csv('table3.csv', header = true)",
+                                   "SELECT * FROM read_csv('table*.csv')"])
+def test_an_output_over_a_file_a_source_query_reads_is_refused(project, query):
+    """A query source's files are inputs too (through the command and the API): the oracle is the
+    source's bytes, unchanged, and nothing written."""
+    spec = project / "spec.toml"
+    text = spec.read_text()
+    start = text.index("[source]")
+    end = text.index("[", start + 1)
+    spec.write_text(text[:start] + f'[source]\nquery = "{query}"\n\n' + text[end:])
+    before = (project / "table3.csv").read_bytes()
+    result = run_cli("anonymize", str(spec), "--output", str(project / "table3.csv"), "--overwrite")
+    assert result.returncode == 2, result.stderr
+    assert "which this job reads" in result.stderr and "table3.csv" in result.stderr
+    with sqlclose.anonymize(None, sqlclose.load_spec(spec)) as release:
+        with pytest.raises(OutputExistsError, match="which this job reads"):
+            release.write_parquet(project / "table3.csv", overwrite=True)
+    assert (project / "table3.csv").read_bytes() == before
+    assert not (project / "out").exists()
+
+
+@pytest.mark.parametrize("glob", [False, True])
+def test_an_output_inside_a_folder_or_pattern_the_job_reads_is_refused(tmp_path, glob):
+    """A Parquet folder source (or a glob over it) would read a release written inside it as input rows
+    on the next run, counting each person twice: refused, through the command and the API."""
+    (tmp_path / "data").mkdir()
+    pq.write_table(table3(), tmp_path / "data" / "part.parquet")
+    source = {"path": str(tmp_path / "data" / "*.parquet"), "glob": True} if glob else {"path": str(tmp_path / "data")}
+    spec = tmp_path / "spec.toml"
+    spec.write_text(TABLE3_SPEC.read_text().replace('path = "table3.csv"', "\n".join(
+        f"{key} = {json.dumps(value)}" for key, value in source.items())).replace(
+        'path = "../../out/table3/release.parquet"', f'path = "{tmp_path / "data" / "release.parquet"}"').replace(
+        '"age.csv"', f'"{TABLE3}/age.csv"').replace('"disease.csv"', f'"{TABLE3}/disease.csv"'))
+    result = run_cli("anonymize", str(spec))
+    assert result.returncode == 2, result.stderr
+    assert ("a folder this job reads" if not glob else "the pattern this job reads") in result.stderr
+    with sqlclose.anonymize(None, sqlclose.load_spec(spec)) as release:
+        with pytest.raises(OutputExistsError, match="this job reads"):
+            release.write_parquet(tmp_path / "data" / "other.parquet")
+    assert sorted(p.name for p in (tmp_path / "data").iterdir()) == ["part.parquet"]
+
+
 # ---- 5. duplicate and undeclared columns ----------------------------------------------------------
 def test_a_csv_naming_a_column_twice_is_refused(tmp_path):
     src = tmp_path / "d.csv"

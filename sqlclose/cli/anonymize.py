@@ -80,6 +80,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     DuckDB database), verify it from what was written, and place it with its JSON report."""
     from sqlclose import api
     from sqlclose.model.spec import load_spec
+    from sqlclose.prepare.sources import query_files
     from sqlclose.release.files import refuse_page_target
     from sqlclose.release.writers import writer_for
 
@@ -106,7 +107,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
 
         raise not_read_here(spec.source)
     given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
-    inputs = [*spec.files_read, *given]
+    inputs = [*spec.files_read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     if html_path is not None:
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),

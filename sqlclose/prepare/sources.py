@@ -153,7 +153,25 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         if own:
             engine.close()
         raise
-    return Opened(engine, relation, label, [source.path] if source.path else [])
+    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source)])
+
+
+def query_files(source: Source | None) -> list[Path]:
+    """The existing files a query source names (``FROM 'x.parquet'``, ``read_csv('y.csv')``, a glob's
+    matches), looked up as DuckDB would — in the query's folder, or the working folder: the job reads
+    them, so no output may replace them. Any string of the query that names a file counts: a
+    string that is not meant as a path protects a file needlessly, never the reverse."""
+    if source is None or source.query is None:
+        return []
+    tree = sqlglot.parse_one(source.query, read="duckdb")
+    names = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
+    names += [t.name for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier) and t.this.quoted]
+    found: set[Path] = set()
+    for name in names:
+        for base in {source.folder or Path.cwd(), Path.cwd()}:
+            pattern = str(base / name) if not Path(name).is_absolute() else name
+            found.update(Path(p) for p in globbing.glob(pattern, recursive=True) if Path(p).is_file())
+    return sorted(found)
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
@@ -210,7 +228,9 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         if own:
             engine.close()
         raise
-    return Opened(engine, relation, label, files)
+    # A folder or a pattern is an input as a whole: an output inside it (or matching it) would be
+    # read back as input rows by the next run.
+    return Opened(engine, relation, label, files + ([source.path] if folder or source.is_pattern else []))
 
 
 def _files(source: Source) -> list[Path]:

@@ -15,6 +15,7 @@ back to the old pair, and the temporaries are removed.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import os
@@ -76,11 +77,30 @@ def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite:
 
 
 def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:
-    """Refuse a target that is — through any path, symlink or hard link — a file the job reads."""
+    """Refuse a target that is — through any path, symlink or hard link — a file the job reads, or
+    that lies in a folder the job reads (a Parquet folder source) or matches its pattern (a glob
+    source): the next run would read the release back as input rows, so k would count people twice."""
     for source in inputs:
         if same(target, source):
             raise OutputExistsError(f"the {role} path {target} is {source}, which this job reads; writing the "
                                     "release there would destroy it: choose another path")
+        if source.is_dir() and _inside(target, source):
+            raise OutputExistsError(f"the {role} path {target} is inside {source}, a folder this job reads; the "
+                                    "next run would read the release as input rows: choose a path outside it")
+        if _is_pattern(source) and fnmatch.fnmatchcase(os.path.realpath(target), _real_pattern(source)):
+            raise OutputExistsError(f"the {role} path {target} matches {source}, the pattern this job reads; the "
+                                    "next run would read the release as input rows: choose a path it does not match")
+
+
+def _is_pattern(path: Path) -> bool:
+    return any(ch in str(path) for ch in "*?[") and not path.exists()
+
+
+def _real_pattern(pattern: Path) -> str:
+    """The pattern with its fixed leading folders resolved (symlinks, ``..``), as targets are."""
+    parts = pattern.parts
+    fixed = next((i for i, part in enumerate(parts) if any(ch in part for ch in "*?[")), len(parts))
+    return os.path.join(os.path.realpath(Path(*parts[:fixed])) if fixed else os.getcwd(), *parts[fixed:])
 
 
 def refuse_blocked_folder(target: Path) -> None:
