@@ -92,15 +92,29 @@ def test_a_folder_release_is_byte_reproducible(tmp_path: Path) -> None:
 def test_an_existing_folder_is_replaced_only_when_asked(tmp_path: Path) -> None:
     out = tmp_path / "rel"
     out.mkdir()
-    (out / "mine.txt").write_text("someone's file")
+    (out / "old.parquet").write_bytes(b"a previous release's file")
     with sqlclose.anonymize(table3(), table3_spec()) as release:
         with pytest.raises(OutputExistsError, match="already exists"):
             release.write_parquet_folder(out)
-        assert (out / "mine.txt").read_text() == "someone's file"
+        assert (out / "old.parquet").exists()
         doc = release.write_parquet_folder(out, overwrite=True, partition_by=["age"])
-    assert not (out / "mine.txt").exists() and doc["output"]["sha256"] == manifest_digest(out)
+    assert not (out / "old.parquet").exists() and doc["output"]["sha256"] == manifest_digest(out)
     assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(out)
     assert hidden(tmp_path) == []
+
+
+@pytest.mark.parametrize("where", ["mine.txt", "sub/notes.md"])
+def test_a_folder_holding_other_files_is_not_replaced_even_when_asked(tmp_path: Path, where: str) -> None:
+    """Replacing a folder release removes the folder whole: one holding anything but Parquet files is
+    not a release (a folder of documents named by mistake) and stays as it was."""
+    out = tmp_path / "docs"
+    (out / where).parent.mkdir(parents=True, exist_ok=True)
+    (out / where).write_text("someone's file")
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(OutputExistsError, match=f"holds {where} that are not Parquet files"):
+            release.write_parquet_folder(out, overwrite=True)
+    assert (out / where).read_text() == "someone's file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
 
 
 def test_a_file_where_the_folder_goes_is_refused(tmp_path: Path) -> None:

@@ -45,6 +45,7 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
         if folder and target is path:
             if target.exists() and not target.is_dir():
                 raise OutputExistsError(f"the output {target} is a file; a Parquet folder output needs a folder path")
+            refuse_foreign_folder(target)
         elif target.is_dir():
             raise OutputExistsError(f"the {role} path {target} is a directory, not a file path")
         refuse_inputs(target, role, inputs)
@@ -58,6 +59,19 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     if suffixes is not None and not folder and path.suffix.lower() not in suffixes:
         raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
+
+
+def refuse_foreign_folder(folder: Path) -> None:
+    """Replacing a Parquet folder release removes the folder whole: refuse one that holds anything but
+    Parquet files (a folder of documents named by mistake, with overwrite = true)."""
+    if not folder.is_dir():
+        return
+    foreign = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() != ".parquet")
+    if foreign:
+        raise OutputExistsError(f"the output folder {folder} holds {foreign[0].relative_to(folder)}"
+                                f"{f' and {len(foreign) - 1} other file(s)' if len(foreign) > 1 else ''} that are "
+                                "not Parquet files: it is not a release, and replacing it would delete them; "
+                                "choose another path, or empty the folder yourself")
 
 
 def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite: bool) -> None:
