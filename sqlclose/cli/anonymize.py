@@ -113,11 +113,15 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report")],
                            target.overwrite)
-    if not force and _up_to_date(api, source, spec, target):
-        if not quiet:
-            click.echo(f"{_where(target)} is up to date (same spec, same input); nothing to do (--force redoes it)")
+    current = None if force else _up_to_date(api, source, spec, target, chosen)
+    if current is not None:
         if html_path is not None:
             _write_page(target, html_path, spec)
+        if as_json:
+            click.echo(json.dumps(current, indent=2))
+        elif not quiet:
+            click.echo(f"{_where(target)} is up to date (same spec, same input, same node); nothing to do "
+                       "(--force redoes it)")
         return
     writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
@@ -196,27 +200,29 @@ def _where(target) -> str:
     return f"{target.path} (table {target.table})" if target.table else str(target.path)
 
 
-def _up_to_date(api, source, spec, target) -> bool:
-    """The output exists with a report for the same spec and (keyed) input fingerprint, and
-    holds what the report vouches for."""
+def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dict | None:
+    """The report of the output when it exists for the same spec, (keyed) input fingerprint and node
+    (``--node``'s, else whatever the spec's search chose), and holds what the report vouches for; else None."""
     report = target.report
     if not report.is_file() or not target.path.exists():
-        return False
+        return None
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
+        return None
     if doc.get("spec_sha256") != spec.sha256() or not doc.get("input", {}).get("fingerprint"):
-        return False
+        return None
+    if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
+        return None  # another node than asked for (a report without node_given is older: redo it)
     output = doc.get("output", {})
     if output.get("format", "parquet") != target.format or output.get("table") != target.table:
-        return False
+        return None
     try:
         if api.released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
-            return False
+            return None
     except SqlcloseError:
-        return False
-    return api.input_fingerprint(source, spec) == doc["input"]["fingerprint"]
+        return None
+    return doc if api.input_fingerprint(source, spec) == doc["input"]["fingerprint"] else None
 
 
 @click.command(context_settings=CONTEXT, short_help="What a run would do, and its SQL; writes nothing.", epilog="""\b

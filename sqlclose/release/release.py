@@ -69,6 +69,7 @@ class Release:
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
     hierarchy_files: dict[str, tuple[Path, str]] = field(default_factory=dict)  # per column: hierarchy file, delimiter
     selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
+    node_given: bool = False  # the node was given (``at``, --node), not the search's optimum
     _leaf_counts: list | None = None  # per QI, records per leaf (for the information-loss metrics)
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
@@ -129,8 +130,8 @@ class Release:
         if evaluated is None or not evaluated.satisfied:
             raise InputError(f"node {self._named(levels)} {self._not_releasable(evaluated is None)}")
         search = dataclasses.replace(self.search, optimum=levels)
-        return dataclasses.replace(self, search=search, owns_engine=False, _hist=None, _failing=None,
-                                   _suppressed_table=None)
+        return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _hist=None,
+                                   _failing=None, _suppressed_table=None)
 
     def _not_releasable(self, unevaluated: bool) -> str:
         """Why ``at`` refuses a node, and what to do."""
@@ -327,7 +328,8 @@ class Release:
     def _search_section(self) -> dict:
         """The report's fields that describe how the release was found."""
         p = self.problem
-        return {"algorithm": "incognito", "node": self.node, "minimal_nodes": self.minimal_nodes,
+        return {"algorithm": "incognito", "node": self.node, "node_given": self.node_given,
+                "minimal_nodes": self.minimal_nodes,
                 "lattice": Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
                                    satisfying_nodes=int(self.search.satisfying.sum()) if self.search.complete else None,
                                    complete=self.search.complete,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "3.2"
+SCHEMA_VERSION = "3.3"
 
 
 class _Model(BaseModel):
@@ -184,6 +184,8 @@ class Report(_Model):
     algorithm: str = Field("incognito", description="incognito (full-domain: one level per quasi-identifier) or "
                            "gaa (multidimensional: classes at different levels).")
     node: dict[str, int] | None = Field(description="The released node: level per quasi-identifier (null for GAA).")
+    node_given: bool = Field(False, description="True when the node was given (--node, Release.at) rather than "
+                             "the search's optimum.")
     minimal_nodes: list[dict[str, int]] | None = Field(description="Every minimal satisfying node (empty for GAA; "
                                                        "null when the search explored for the optimum alone).")
     lattice: Lattice | None = Field(description="The lattice search (null for GAA).")
