@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +89,17 @@ def test_report_replaces_a_page_with_overwrite(project):
     result = invoke(*args, "--overwrite")
     assert result.exit_code == 0, result.output
     assert "zip = 1, age = 2" in page.read_text()
+
+
+def test_a_closed_pipe_after_placing_says_the_release_stands(project):
+    """`sqlclose anonymize … | true`: the summary meets a closed pipe after the pair
+    was placed; the message must not say that nothing was placed. The oracle: the files on disk."""
+    # The reader leaves at once, long before the search ends: the summary's first line meets a closed pipe.
+    command = f"{shlex.quote(sys.executable)} -m sqlclose.cli anonymize {shlex.quote(str(project / 'spec.toml'))} " \
+              "--no-progress | true"
+    result = subprocess.run(["bash", "-c", f"set -o pipefail; {command}"], capture_output=True, text=True)
+    assert (project / "out" / "release.parquet").is_file()
+    assert (project / "out" / "release.parquet.report.json").is_file()
+    assert result.returncode == 5, result.stderr
+    assert "are in place and verified, but printing the summary failed (Broken pipe)" in result.stderr, result.stderr
+    assert "nothing was placed" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr

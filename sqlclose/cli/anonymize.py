@@ -129,13 +129,16 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
             chosen_release = release.at(chosen) if chosen else release
             doc = chosen_release.write(target.path, target.report, target.overwrite, format=target.format,
                                        table=target.table, partition_by=target.partition_by)
-    rep = target.report
     if html_path is not None:
         _write_page(target, html_path, spec)
-    if as_json:
-        click.echo(json.dumps(doc, indent=2))
-    elif not quiet:
-        _print_summary(doc, rep)
+    try:
+        if as_json:
+            click.echo(json.dumps(doc, indent=2))
+        elif not quiet:
+            _print_summary(doc, target.report)
+    except OSError as e:  # e.g. `| head` closed the pipe: the release stands, and the message must say so
+        raise EnvironmentFailure(f"the release {_where(target)} and its report {target.report} are in place and "
+                                 f"verified, but printing the summary failed ({e.strerror or e})") from None
 
 
 def with_search(spec, **given: str | None):

@@ -8,6 +8,7 @@ failing statement and Python tracebacks appear only with ``--verbose``. Ctrl-C a
 from __future__ import annotations
 
 import functools
+import os
 import json
 import signal
 import sys
@@ -123,6 +124,8 @@ def guarded(fn: F) -> F:
 
 
 def _fail(e: SqlcloseError, verbose: bool) -> None:
+    if isinstance(e.__context__, BrokenPipeError):  # stdout is gone: spare Python's flush at exit a second error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     click.echo(f"sqlclose: error: {e}", err=True)
     if verbose and isinstance(e, EngineError):
         click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
