@@ -26,7 +26,9 @@ from sqlglot import exp
 
 import sqlclose
 from sqlclose.cli import main
+from sqlclose.errors import EnvironmentFailure, OutputExistsError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS
+from sqlclose.release import files
 from sqlclose.sql import warehouse as wh
 
 REPO = Path(__file__).resolve().parents[1]
@@ -175,6 +177,25 @@ def test_the_warehouse_makes_exactly_the_local_release(tmp_path, warehouse, name
     assert (local_doc["suppressed_rows"] > 0) == case.suppresses
     assert doc["verified"] is False and doc["warehouse"]["verified_locally"] is False
     _assert_verification_query_agrees(warehouse, doc, local_doc)
+    _assert_the_report_holds_no_value_the_release_generalized(warehouse, tmp_path, doc)
+
+
+def _assert_the_report_holds_no_value_the_release_generalized(warehouse: Path, folder: Path, doc: dict) -> None:
+    """The report may be published: no raw value of a quasi-identifier the release generalizes is in it
+    (the release and verification queries hold them in their lookups: files for the warehouse). The
+    oracle: the table's own distinct values by plain SQL, against the report's text and the release's."""
+    con = duckdb.connect(str(warehouse / "warehouse.duckdb"), read_only=True)
+    released = duckdb.sql(f"SELECT * FROM read_parquet('{folder / 'warehouse.parquet'}')").to_arrow_table()
+    hidden = []  # values the release never shows (of three characters or more: short ones occur anywhere)
+    for column, level in doc["node"].items():
+        if level:
+            raw = con.execute(f'SELECT DISTINCT CAST("{column}" AS TEXT) FROM {doc["warehouse"]["table"]}').fetchall()
+            shown = {str(v) for v in released.column(column).to_pylist()}
+            hidden += [v for (v,) in raw if v is not None and v not in shown and len(v) > 2]
+    con.close()
+    text, verification = json.dumps(doc), Path(doc["warehouse"]["verification_query"]).read_text()
+    assert hidden and not [v for v in hidden if json.dumps(v) in text]
+    assert any(v in verification for v in hidden)  # the operator's file holds them: it is not for publishing
 
 
 def _assert_same_rows(local: Path, remote: Path, columns: list[str]) -> None:
@@ -189,7 +210,7 @@ def _assert_same_rows(local: Path, remote: Path, columns: list[str]) -> None:
 
 def _assert_verification_query_agrees(warehouse: Path, doc: dict, local_doc: dict) -> None:
     con = duckdb.connect(str(warehouse / "warehouse.duckdb"), read_only=True)
-    measured = con.sql(doc["warehouse"]["verification_query"]).to_arrow_table().to_pylist()
+    measured = con.sql(Path(doc["warehouse"]["verification_query"]).read_text()).to_arrow_table().to_pylist()
     con.close()
     assert len(measured) == 1
     measured = measured[0]
@@ -300,6 +321,31 @@ def test_hostile_names_run_in_duckdb_and_give_the_local_release(tmp_path, hostil
     con = duckdb.connect(str(folder / "warehouse.duckdb"), read_only=True)
     assert con.sql(sql).to_arrow_table().equals(expected)
     assert expected.num_rows < len(HOSTILE["id"])  # some class was suppressed, inline
+
+
+def test_the_verification_query_goes_beside_the_release_query_and_not_into_the_report(tmp_path, hostile,
+                                                                                      monkeypatch):
+    """write_sql places release.sql, its report and release.verify.sql (refused if it exists, unless
+    overwrite); a pair that fails to be placed takes its verification file back, restoring the old one."""
+    folder, spec = hostile
+    out = tmp_path / "release.sql"
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        doc = release.write_sql(out)
+        verification = tmp_path / "release.verify.sql"
+        assert doc["warehouse"]["verification_query"] == str(verification)
+        assert verification.read_text() == release.verification_sql() + "\n"
+        # a raw value (the NULL stand-in it's, as a SQL literal) is in the operator's file, not in the report
+        assert "'it''s'" in verification.read_text() and "it's" not in json.dumps(doc)
+        (tmp_path / "second.verify.sql").write_text("someone's")
+        with pytest.raises(OutputExistsError, match="second.verify.sql already exists"):
+            release.write_sql(tmp_path / "second.sql")
+        verification.write_text("the old one")
+        monkeypatch.setattr(files.Transaction, "commit", lambda self: (_ for _ in ()).throw(OSError(28, "No space")))
+        with pytest.raises(EnvironmentFailure):
+            release.write_sql(out, overwrite=True)
+    assert verification.read_text() == "the old one"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["release.sql", "release.sql.report.json", "release.verify.sql",
+                                                          "second.verify.sql"]
 
 
 def test_large_lookups_are_split_into_union_all_chunks(monkeypatch):

@@ -83,6 +83,6 @@ def _print_summary(doc: dict, report: Path) -> None:
     click.echo(f"  node       {_node(doc['node'])}")
     click.echo(f"  expected   {doc['output']['rows']} of {doc['input']['rows']} rows in {doc['classes']} classes "
                f"(min size {doc['privacy']['min_class_size']}, {doc['suppressed_rows']} rows suppressed)")
-    click.echo("  NOT verified locally: the warehouse makes the release; run the report's warehouse.verification_query "
-               "there (its ok column must be true)")
+    click.echo(f"  NOT verified locally: the warehouse makes the release; run {w['verification_query']} there "
+               "(its ok column must be true)")
     click.echo(f"  report     {report}")

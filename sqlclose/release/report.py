@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "3.3"
+SCHEMA_VERSION = "4.0"
 
 
 class _Model(BaseModel):
@@ -165,9 +165,11 @@ class Warehouse(_Model):
     histogram_rows: int = Field(description="Distinct combinations of coded QI and sensitive values it held.")
     release_query: str | None = Field(description="The file holding the release query.")
     verified_locally: bool = Field(description="Always false: sqlclose never sees the released rows.")
-    note: str = Field(description="What to do instead: run verification_query in the warehouse.")
-    verification_query: str = Field(description="One row measured on the released table in the warehouse: "
-                                    "released_rows, classes, min_class_size, min_distinct_s<j>, and ok.")
+    note: str = Field(description="What to do instead: run the verification query in the warehouse.")
+    verification_query: str | None = Field(description="The file holding the verification query (one row measured "
+                                           "on the released table in the warehouse: released_rows, classes, "
+                                           "min_class_size, min_distinct_s<j>, and ok). Like the release query it "
+                                           "holds raw values, so the report names it and does not hold it.")
     expected: dict[str, int] = Field(description="The values verification_query must return (the search's claims).")
     sensitive_columns: dict[str, str] = Field(description="s<j> in expected's keys → the sensitive column.")
 

@@ -3,14 +3,19 @@
 The search ran locally over the warehouse's histogram; the rows never left the warehouse, so they
 cannot be written or re-checked here. What is written is the release *query* (``release_sql``:
 the chosen level's lookups and the suppressed classes inline, the same joins and ORDER BY as the
-local release) and the report, which says the release was not verified locally and carries a
-verification query for the warehouse (``verification_sql``) with the values it must return.
-Both are placed as a pair, as a local release is (``files.Transaction``).
+local release) and the report, which says the release was not verified locally and names the
+verification query for the warehouse (``verification_sql``, in ``release.verify.sql`` beside the
+release query) with the values it must return. The two queries hold raw values (their lookups),
+the report does not: it is the file one may publish. The pair is placed as a local release is
+(``files.Transaction``), the verification query just before it, taken back if the pair fails.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +31,16 @@ from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
 
 NOT_VERIFIED = ("the release was not verified locally: the warehouse makes it, so sqlclose never sees its rows; "
-                "run verification_query in the warehouse over the same table and compare with expected "
-                "(its ok column says whether every value matches)")
+                "run the verification query (the file verification_query names) in the warehouse over the same "
+                "table and compare with expected (its ok column says whether every value matches)")
+
+
+def verification_path(path: Path) -> Path:
+    """Where the verification query of the release query ``path`` goes: ``release.sql`` → ``release.verify.sql``.
+    Like the release query, it holds raw quasi-identifier values (its lookups) and the suppressed
+    classes' codes: it is for the operator's warehouse, not for publishing, so the report names it
+    and does not hold it."""
+    return path.with_name(f"{path.stem}.verify.sql")
 
 
 @dataclass
@@ -97,7 +110,9 @@ class WarehouseRelease(Release):
         """Write the release query and its report as a pair; returns the report."""
         path = Path(path)
         report_path = Path(report) if report else default_report_path(path)
+        verify = verification_path(path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
+        files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
         try:
             with files.Transaction(path, report_path, overwrite) as txn:
                 txn.data.write_text(self.release_sql() + "\n", encoding="utf-8")  # no ';': it gets wrapped
@@ -105,7 +120,10 @@ class WarehouseRelease(Release):
                 doc = self.warehouse_report(path, files.sha256(txn.data))
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                 files.fsync(txn.report)
-                txn.commit()
+                # Placed just before the pair, and taken back if the pair is not placed: a report
+                # never names a verification file that is not its own.
+                with _placed_unless_failing(verify, self.verification_sql() + "\n"):
+                    txn.commit()
         except OSError as e:
             raise EnvironmentFailure.from_os_error(e) from None
         return doc
@@ -117,9 +135,35 @@ class WarehouseRelease(Release):
         doc["warehouse"] = {
             "dialect": self.dialect, "table": self.table_name, "histogram": self.source_label,
             "histogram_rows": int(self.problem.base_rows), "release_query": str(path) if path else None,
-            "verified_locally": False, "note": NOT_VERIFIED, "verification_query": self.verification_sql(),
+            "verified_locally": False, "note": NOT_VERIFIED,
+            "verification_query": str(verification_path(path)) if path else None,
             "expected": self.expected(),
             "sensitive_columns": {f"s{j}": sa.name for j, sa in enumerate(self.problem.sas)},
         }
         doc["warnings"] = [*doc["warnings"], "not verified locally: " + NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
+
+
+@contextlib.contextmanager
+def _placed_unless_failing(path: Path, text: str) -> Iterator[None]:
+    """``text`` at ``path`` (written under a hidden name, synced, renamed) for the block; if the block
+    fails, the file goes and one it replaced comes back."""
+    tmp, old = (path.with_name(f".{path.name}.sqlclose-{os.getpid()}-{kind}") for kind in ("tmp", "old"))
+    placed = False
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        files.fsync(tmp)
+        if path.exists():
+            os.replace(path, old)
+        os.replace(tmp, path)
+        placed = True
+        yield
+    except BaseException:
+        if placed:
+            path.unlink(missing_ok=True)
+        if old.exists():
+            os.replace(old, path)
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+        old.unlink(missing_ok=True)
