@@ -344,8 +344,8 @@ def test_the_verification_query_goes_beside_the_release_query_and_not_into_the_r
         with pytest.raises(EnvironmentFailure):
             release.write_sql(out, overwrite=True)
     assert verification.read_text() == "the old one"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["release.sql", "release.sql.report.json", "release.verify.sql",
-                                                          "second.verify.sql"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "release.sql", "release.sql.report.json", "release.verify.sql", "second.verify.sql"]
 
 
 def test_large_lookups_are_split_into_union_all_chunks(monkeypatch):

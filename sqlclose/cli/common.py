@@ -8,8 +8,8 @@ failing statement and Python tracebacks appear only with ``--verbose``. Ctrl-C a
 from __future__ import annotations
 
 import functools
-import os
 import json
+import os
 import signal
 import sys
 import traceback

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
@@ -93,7 +94,23 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
-    return q.release(problem.source, problem.released, released, suppressed, params, passed)
+    return q.release(problem.source, problem.released, released, suppressed, params, passed,
+                     ties=written_unlike_equal(problem, node))
+
+
+def written_unlike_equal(problem: Problem, node: Node | None) -> list[str]:
+    """The released columns whose equal values may be written differently: floating point (-0.0
+    and 0.0), intervals (1 month and 30 days), and nested types holding them; not a QI released
+    above its leaves (a label, text), nor any QI when ``node`` is None (GAA: every QI is a label)."""
+    schema = problem.engine.schema(problem.source)
+    labelled = {qi.name for qi, level in zip(problem.qis, node) if level} if node is not None \
+        else {qi.name for qi in problem.qis}
+    return [name for name in problem.released if name not in labelled and _unlike_equal(schema.field(name).type)]
+
+
+def _unlike_equal(kind: pa.DataType) -> bool:
+    return (pa.types.is_floating(kind) or pa.types.is_interval(kind) or pa.types.is_duration(kind)
+            or pa.types.is_nested(kind))
 
 
 def _released_qi(engine: Engine, qi: QuasiIdentifierColumn, level: int, kind: exp.DataType | None) -> q.ReleasedQI:

@@ -307,14 +307,15 @@ def given_as_is(value: exp.Expression) -> exp.Expression:
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
-            params: Params, passed: Mapping[str, exp.Table] | None = None) -> exp.Expression:
+            params: Params, passed: Mapping[str, exp.Table] | None = None, ties: Sequence[str] = ()) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are:
     ``given_as_is``), failing classes removed, rows sorted by their own released values —
     generalized QIs first, then the rest — so that the order says nothing about the input's order.
     A QI at its top is one label for every row: it joins no lookup, tells no class apart and sorts
     nothing. ``passed``: columns given as they are in their dictionary types (``Engine.dictionary_type``),
     each with its lookup (``passed_lookup``: value as text → code, the value in its type), joined on the
-    row's value (a LEFT JOIN: a NULL stays NULL), so that each value is cast once, not once per row."""
+    row's value (a LEFT JOIN: a NULL stays NULL), so that each value is cast once, not once per row.
+    ``ties``: columns whose equal values may be written differently (``sorted_by``)."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
@@ -338,7 +339,8 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
                              on=exp.EQ(this=col("value", alias), expression=col(name, "src")), join_type="left")
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
-    return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None])
+    return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None],
+                           ties)
 
 
 def passed_values(source: exp.Expression, name: str) -> exp.Select:
@@ -394,7 +396,7 @@ def not_suppressed(suppressed: exp.Table, codes: Sequence[tuple[str, exp.Express
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
-                   params: Params) -> exp.Expression:
+                   params: Params, ties: Sequence[str] = ()) -> exp.Expression:
     """A multidimensional release (GAA): each row's QI leaf codes looked up, then its generalized
     labels read from ``mapping`` (one row per leaf-code combination: columns named by the QIs'
     code columns, and ``<code>_label``). Every QI column is text: its labels sit at several levels."""
@@ -404,7 +406,7 @@ def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
     match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
     select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)
-    return _sorted_release(select, columns, list(by_name))
+    return _sorted_release(select, columns, list(by_name), ties=ties)
 
 
 def _as_src(source: exp.Expression) -> exp.Expression:
@@ -479,15 +481,21 @@ def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Seq
 
 
 def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str],
-                    constant: Sequence[str] = ()) -> exp.Expression:
+                    constant: Sequence[str] = (), ties: Sequence[str] = ()) -> exp.Expression:
     """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
     order = release_order(columns, qi_names, constant)
-    return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order)
+    return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order,
+                     [name for name in ties if name in order])
 
 
-def sorted_by(select: exp.Select, order: Sequence[str]) -> exp.Select:
-    """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is."""
-    return select.order_by(*[exp.Ordered(this=col(name), nulls_first=False) for name in order]) if order else select
+def sorted_by(select: exp.Select, order: Sequence[str], ties: Sequence[str] = ()) -> exp.Select:
+    """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is.
+    ``ties``: columns whose values compare equal yet are written differently (-0.0 and 0.0; the
+    intervals 1 month and 30 days), then ordered by their text too: rows that tie are then identical
+    as written, so no input order shows through."""
+    keys = [exp.Ordered(this=col(name), nulls_first=False) for name in order]
+    keys += [exp.Ordered(this=as_text(col(name)), nulls_first=False) for name in ties]
+    return select.order_by(*keys) if keys else select
 
 
 def _class_code(r: ReleasedQI) -> exp.Expression:
