@@ -122,6 +122,18 @@ def test_a_null_stand_in_that_is_a_real_value_is_refused():
         sqlclose.anonymize(table, spec)
 
 
+def test_a_sensitive_null_stand_in_that_is_a_real_value_is_refused():
+    """The search would count the NULL as flu and the release keep it NULL: refused, as for a QI."""
+    table = pa.table({"age": [30, 31, 32, 33], "disease": ["flu", None, "cold", "flu"]})
+    spec = {"quasi_identifiers": {"age": {"bands": [10]}}, "k": 2,
+            "sensitive": {"disease": {"distance": "equal", "t": 0.5, "nulls": "value", "null_value": "flu"}}}
+    with pytest.raises(sqlclose.DataError, match="column 'disease': null_value = 'flu' is also a real value"):
+        sqlclose.anonymize(table, spec)
+    spec["sensitive"]["disease"]["null_value"] = "unknown"  # a stand-in of its own is fine
+    with sqlclose.anonymize(table, spec) as release:
+        assert release.to_arrow().column("disease").null_count == 1
+
+
 def test_report_path_equal_to_output_is_refused(tmp_path):
     table = pa.table({"x": ["a", "b", "a", "b"]})
     release = sqlclose.anonymize(table, {"k": 2, "quasi_identifiers": {"x": {"tree": {"G": ["a", "b"]}}}})

@@ -65,7 +65,8 @@ MEANINGS: dict[str, str] = {
     "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
                    "(no suffix: a Parquet folder).",
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
-    "Output.overwrite": "Replace an existing release (file, or table) and its report.",
+    "Output.overwrite": "Replace an existing release (file, folder or table) and its report. A folder holding "
+                        "anything but Parquet files is never replaced.",
     "Output.format": "The format; must fit the path's suffix (writing Parquet to x.csv is an error).",
     "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist).",
     "Output.partition_by": "Released columns to partition a Parquet folder by.",
@@ -82,7 +83,8 @@ MEANINGS: dict[str, str] = {
     "HierarchySpec.tree": "Nested tables with arrays of leaves.",
     "HierarchySpec.hierarchy": "A ready sqlclose.Hierarchy (Python only).",
     "QuasiIdentifier.nulls": "NULLs: \"error\", \"drop\" (remove those rows) or \"value\" (NULL is null_value).",
-    "QuasiIdentifier.null_value": "The value NULL stands for with nulls = \"value\".",
+    "QuasiIdentifier.null_value": "The value NULL stands for with nulls = \"value\" (refused if it is also a "
+                                  "real value of the column).",
     "Sensitive.distance": "t-closeness distance: ordered, equal, hierarchical (EMD); variational, kl (not EMD).",
     "Sensitive.t": "t-closeness threshold, in [0, 1] (KL: any ≥ 0).",
     "Sensitive.hierarchy": "Hierarchy of the values (file or tree): required for hierarchical.",
@@ -91,7 +93,8 @@ MEANINGS: dict[str, str] = {
     "Sensitive.recursive": "Recursive (c, l)-diversity.",
     "Sensitive.p": "p-sensitivity: p distinct values per class.",
     "Sensitive.nulls": "NULLs: \"error\", \"drop\" or \"value\" (not for ordered).",
-    "Sensitive.null_value": "The value NULL stands for with nulls = \"value\".",
+    "Sensitive.null_value": "The value NULL stands for with nulls = \"value\" (refused if it is also a real "
+                            "value of the column).",
     "Recursive.c": "The constant c: r1 < c · (r_l + … + r_m).",
     "Recursive.l": "The l.",
     "Search.algorithm": "incognito (full-domain) or gaa (greedy multidimensional recoding).",

@@ -134,7 +134,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
 
     with values_reader(engine, values, len(coded)) as reader:
         input_rows, nulls = _null_counts(reader, coded, policies, source_label)
-        for c in qi_coded:
+        for c in coded:
             if c.null_value is not None:
                 _refuse_colliding_stand_in(engine, source, c, source_label)
 
@@ -252,7 +252,8 @@ def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:
     """A NULL stand-in that is also a real value would merge the two in the search but not in the
-    release (which keeps NULL at level 0)."""
+    release (which keeps NULL at level 0, and a sensitive column's NULL as NULL): the search would
+    judge another table than the one released."""
     params = q.Params()
     if engine.fetch(q.count_text_equal(source, c.name, c.null_value, params), params.values).column(0)[0].as_py():
         raise DataError(f"column {c.name!r}: null_value = {c.null_value!r} is also a real value in {source_label}; "
