@@ -6,7 +6,11 @@ date functions and string slicing over the same file (an independent computation
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -115,3 +119,25 @@ def test_release_with_dates_and_zip_rules_rechecks_from_the_file(people):
     assert smallest >= 3
     report = json.loads((people / "out" / "r.parquet.report.json").read_text())
     assert set(report["node"]) == {"dob", "zip"}
+
+
+def test_a_timestamp_with_time_zone_is_dated_in_utc_on_every_machine(tmp_path):
+    """A TIMESTAMPTZ's year depends on the session's time zone: 1990-01-01 00:00 UTC is still 1989 in
+    New York. Every run reads it in UTC, whatever the machine's zone. The oracle: the UTC years of the
+    instants, by hand (all 1990), and the same bytes under three TZ settings."""
+    pq.write_table(pa.table({
+        "id": list(range(8)),
+        "ts": pa.array([dt.datetime(1990, 1, 1, h, tzinfo=dt.UTC) for h in range(8)], pa.timestamp("us", "UTC")),
+        "d": ["x", "y"] * 4}), tmp_path / "tz.parquet")
+    (tmp_path / "tz.toml").write_text('identifiers = ["id"]\n[source]\npath = "tz.parquet"\n[privacy]\nk = 2\n'
+                                      '[quasi_identifiers]\nts = { dates = ["year", "5y"] }\n'
+                                      '[sensitive.d]\ndistinct_l = 2\n')
+    digests = set()
+    for zone in ("UTC", "America/New_York", "Asia/Tokyo"):
+        out = tmp_path / f"{zone.replace('/', '_')}.parquet"
+        result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(tmp_path / "tz.toml"),
+                                 "-o", str(out), "-q"], capture_output=True, text=True, env={**os.environ, "TZ": zone})
+        assert result.returncode == 0, result.stderr
+        assert pq.read_table(out).column("ts").to_pylist() == ["1990"] * 8, zone
+        digests.add(hashlib.sha256(out.read_bytes()).hexdigest())
+    assert len(digests) == 1

@@ -114,6 +114,9 @@ class DuckDBEngine(Engine):
             # the CLI's output (its bar, a --json document) and a job's log. A caller's is left as set.
             self.con.execute("SET enable_progress_bar = false")
             self.con.execute("SET enable_progress_bar_print = false")
+            # A TIMESTAMP WITH TIME ZONE's date (its year, its text) is read in the session's time zone,
+            # by default the machine's: UTC makes a release the same on every machine, as on Spark.
+            self.con.execute("SET TimeZone = 'UTC'")
         self._outside = 0  # the most the process has held outside DuckDB's buffers (fit_memory)
         self._engine_limit = engine_share(self.memory_budget) if self.memory_budget else None
         self._monitor: duckdb.DuckDBPyConnection | None = None
