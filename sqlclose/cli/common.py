@@ -137,13 +137,17 @@ def print_json(doc: Any) -> None:
 
 
 def parse_node(text: str | None) -> dict[str, int] | None:
-    """``age=2,zip=1`` → {"age": 2, "zip": 1}."""
-    if not text:
+    """``age=2,zip=1`` → {"age": 2, "zip": 1}; an empty text or a column named twice is refused
+    (neither may quietly release another node than meant)."""
+    if text is None:
         return None
-    node = {}
+    node: dict[str, int] = {}
     for item in text.split(","):
         name, sep, level = item.partition("=")
         if not sep or not level.strip().lstrip("-").isdigit():
             raise click.BadParameter(f"expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {item!r}", param_hint="--node")
+        if name.strip() in node:
+            raise click.BadParameter(f"{name.strip()!r} is given twice; give each column one level",
+                                     param_hint="--node")
         node[name.strip()] = int(level)
     return node

@@ -128,20 +128,26 @@ class Release:
         levels = self._levels_of(node)
         evaluated = self.search.evaluated.get(levels)
         if evaluated is None or not evaluated.satisfied:
-            raise InputError(f"node {self._named(levels)} {self._not_releasable(evaluated is None)}")
+            raise InputError(f"node {self._named(levels)} {self._not_releasable(levels, evaluated is None)}")
         search = dataclasses.replace(self.search, optimum=levels)
         return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _hist=None,
                                    _failing=None, _suppressed_table=None)
 
-    def _not_releasable(self, unevaluated: bool) -> str:
-        """Why ``at`` refuses a node, and what to do."""
+    def _not_releasable(self, levels: Node, unevaluated: bool) -> str:
+        """Why ``at`` refuses a node, and what to do. With the lattice decided, a node the search
+        did not evaluate is known all the same: it fails (below a failing node) or satisfies by
+        generalizing a satisfying one, its figures then unmeasured."""
         if self.minimal_nodes is None:  # a node recorded failing may have been left unread
             state = "was not evaluated" if unevaluated else "is not known to satisfy the requirements"
             return (f"{state}: the search explored for the optimum alone ([search] explore = \"optimum\"), "
                     "leaving out nodes that cannot be it; search with explore = \"lattice\" to release another node")
         minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in self.minimal_nodes)
-        state = "was not evaluated by the search" if unevaluated else "does not satisfy the requirements"
-        return f"{state}; pick a satisfying node, e.g. a minimal one: {minimal}"
+        if not self.search.satisfying[levels]:
+            state = "does not satisfy the requirements"
+        else:
+            state = ("satisfies the requirements (it generalizes a satisfying node) but was not evaluated, so "
+                     "its figures are unmeasured")
+        return f"{state}; pick an evaluated satisfying node, e.g. a minimal one: {minimal}"
 
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
