@@ -255,6 +255,11 @@ CASES: list[Case] = [
          lambda d: write(d, "table3.csv", table(HEADER + ",age", [r + ",1" for r in ROWS])), 2),
     Case("csv-header-case", "header names differing only in case (`age`, `AGE`)",
          lambda d: write(d, "table3.csv", table(HEADER + ",AGE", [r + ",1" for r in ROWS])), 2),
+    Case("csv-header-unnamed", "a header field with no name (`zip,age,,disease`)",
+         lambda d: write(d, "table3.csv", table("zip,age,,disease")), 2),
+    Case("duckdb-not-a-database", "`format = \"duckdb\"` on a CSV file",
+         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "table3.csv"\nformat = "duckdb"\n'
+                                                                      'table = "people"'))), 2),
     Case("undeclared-columns", "an undeclared column (`name`) with no `others`",
          lambda d: write(d, "table3.csv", table(HEADER + ",name", [r + f",Person{i}" for i, r in enumerate(ROWS)])),
          2),
@@ -458,6 +463,14 @@ MESSAGES = {
         "sqlclose: error: <tmp>/table3.csv has columns whose names differ only in case ('age' and 'AGE'); SQL"
         " engines read them as one name, and one would be released under another name (say, an identifier's"
         " copy): rename or remove one of them"
+    ),
+    "csv-header-unnamed": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: field 3 of its header (line 1) has no name; name it, or"
+        " remove that column"
+    ),
+    "duckdb-not-a-database": (
+        "sqlclose: error: cannot read <tmp>/table3.csv as a DuckDB database: it is not one; set [source] format"
+        " to the file's format (\"csv\", \"parquet\") or point path at a .duckdb file"
     ),
     "undeclared-columns": (
         "sqlclose: error: <tmp>/table3.csv has 1 column(s) the spec does not mention: 'name'; say what"

@@ -208,6 +208,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                                types=dict(source.types), parquet_folder=folder)
     if kind == "csv":
         read = _with_csv_header(read, files)
+    elif kind == "duckdb":
+        _refuse_non_database(source.path)
     elif kind == "parquet":
         for f in files:
             _refuse_duplicates(_parquet_names(f), str(f))
@@ -273,6 +275,16 @@ def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
         raise InputError(f"cannot read {label}: {driver_message(e)}") from None
 
 
+def _refuse_non_database(path: Path) -> None:
+    """A file read as a DuckDB database must be one (its header names it at byte 8), or DuckDB's own
+    error — about launching an in-memory database — says nothing useful."""
+    with path.open("rb") as handle:
+        header = handle.read(12)
+    if header[8:12] != b"DUCK":
+        raise InputError(f"cannot read {path} as a DuckDB database: it is not one; set [source] format to the "
+                         "file's format (\"csv\", \"parquet\") or point path at a .duckdb file")
+
+
 def _refuse_duplicates(names: list[str], where: str) -> None:
     """Refuse a column named twice, or two names that differ only in case: SQL engines read names
     without regard to case (DuckDB renames the second ``SSN`` of ``ssn, SSN`` to ``SSN_1``), so the
@@ -307,6 +319,10 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
             seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
             raise InputError(f"cannot read {f}: its header does not split on {delimiter!r} (it seems to use "
                              f"{seen!r}); set [source] delimiter = {seen!r}")
+        nameless = [i + 1 for i, name in enumerate(fields) if not name]
+        if nameless:  # DuckDB would name it C<n>, a name nobody declared or chose
+            raise InputError(f"cannot read {f}: field {nameless[0]} of its header (line 1) has no name; name it, or "
+                             "remove that column")
         _refuse_duplicates(fields, str(f))
         if names and fields != names:
             raise InputError(f"cannot read {f}: its header differs from {files[0]}'s; the files of one source "
