@@ -141,3 +141,14 @@ def test_a_timestamp_with_time_zone_is_dated_in_utc_on_every_machine(tmp_path):
         assert pq.read_table(out).column("ts").to_pylist() == ["1990"] * 8, zone
         digests.add(hashlib.sha256(out.read_bytes()).hexdigest())
     assert len(digests) == 1
+
+
+def test_a_date_before_year_1_is_refused(tmp_path):
+    """DuckDB writes 44 BC as '0044-03-15 (BC)': read as AD 44 it would share AD 44's labels."""
+    pq.write_table(pa.table({"dob": pa.array(["0044-03-15 (BC)", "2001-01-01"] * 2), "d": ["x", "y"] * 2}),
+                   tmp_path / "bc.parquet")
+    source = duckdb.sql(f"SELECT CAST(dob AS DATE) AS dob, d FROM read_parquet('{tmp_path / 'bc.parquet'}')")
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"dob": {"dates": ["year", "5y"]}},
+            "sensitive": {"d": {"distinct_l": 2}}}
+    with pytest.raises(sqlclose.HierarchyError, match="'0044-03-15 \\(BC\\)' is before year 1"):
+        sqlclose.anonymize(source, spec)

@@ -68,6 +68,9 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
     levels = list(DEFAULT_LEVELS) if levels is None else levels
     months = []  # per value, its (year, month): every level's label is a function of them
     for text in values:
+        if text.endswith("(BC)"):  # DuckDB's text for a date before year 1: its year would read as AD
+            raise HierarchyError(f"{name}: value {text!r} is before year 1; the dates rule labels years 1 to "
+                                 "9999: clean the value, or give a hierarchy file")
         try:
             day = date.fromisoformat(text[:10])
         except ValueError:
