@@ -380,5 +380,6 @@ def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(
     for node, said in [(left_out, "was not evaluated"), (failing[0], "is not known to satisfy the requirements")]:
         with pytest.raises(sqlclose.InputError, match=f"{said}: the search explored for the optimum alone"):
             alone.at(node)
-    with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; pick a satisfying node"):
+    with pytest.raises(sqlclose.InputError,
+                       match="does not satisfy the requirements; pick an evaluated satisfying node"):
         whole.at(failing[0])
