@@ -6,8 +6,9 @@ both engines; the DuckDB rendering runs on DuckDB, the Spark rendering on Spark,
 is the other's oracle; the builders' rows on DuckDB are also worked out in plain Python from the
 fixture tables (``test_builders_by_plain_python_on_duckdb``), so both engines wrong alike would
 show. The data has a column named ``a"b`` and one named ``x; DROP TABLE t; --`` (quoting per
-dialect), NULLs (ordering), and codes that need integer division. The SQL text of each rendering is snapshot-tested in ``tests/snapshots/{duckdb,spark}``
-(a change detector: ``SQLCLOSE_UPDATE_SNAPSHOTS=1`` writes a changed one and fails; review the diff).
+dialect), NULLs (ordering), and codes that need integer division. The SQL text of each rendering
+is snapshot-tested in ``tests/snapshots/{duckdb,spark}`` (a change detector:
+``SQLCLOSE_UPDATE_SNAPSHOTS=1`` writes a changed one and fails; review the diff).
 """
 
 from __future__ import annotations
