@@ -348,10 +348,16 @@ def _selection(spec: Spec, **changes: str) -> Search:
 
 
 def _vacuous(criterion: Criterion) -> bool:
-    """A model no class can fail (t at least the largest distance any class can have, e.g. a
-    placeholder t = 1 that declares a column for GAA's strategies): left out of GAA's Φ, so the
-    k-sweep keeps its single run. The release path judges it anyway."""
-    return isinstance(criterion, TCloseness) and criterion.t >= max_distance(criterion.column) - 1e-12
+    """A model no class can fail (e.g. a placeholder t = 1 that declares a column for GAA's
+    strategies): left out of GAA's Φ, so the k-sweep keeps its single run. The release path judges
+    it anyway. By its parameters alone (the spec's rule, ``Sensitive.vacuous``), or, for t, on this
+    table: t at least the largest distance any class of it can have."""
+    column = getattr(criterion, "column", None)  # k-anonymity has none
+    if column is None or column.spec is None:
+        return False
+    if isinstance(criterion, TCloseness) and criterion.t >= max_distance(column) - 1e-12:
+        return True
+    return column.spec.vacuous(criterion.key)
 
 
 def _max_l_diversity(problem: Problem) -> float | None:

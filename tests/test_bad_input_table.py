@@ -132,6 +132,10 @@ class Case:
     node: tuple[int, ...] = ()      # success rows: the levels of (zip, age), when the paper's Table 5 gives them
 
 
+AGE = 'age = { file = "age.csv" }'
+SOURCE = 'path = "table3.csv"'
+
+
 def _base(d: Path) -> None:
     for name in ("table3.csv", "age.csv", "disease.csv"):
         shutil.copy(TABLE3 / name, d / name)
@@ -324,6 +328,49 @@ CASES: list[Case] = [
          args=("anonymize", "spec.toml", "--memory-limit", "1MB")),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
+    # -- values that once stopped with an internal error, or released as given
+    Case("bands-nan", "a band width that is not a number (`bands = [nan]`)",
+         lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [nan] }"))), 2),
+    Case("bands-inf", "an infinite band width (`bands = [inf]`: every age in \"[nan, nan)\")",
+         lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [inf] }"))), 2),
+    Case("origin-nan", "a bands origin that is not a number (`origin = nan`)",
+         lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [10], origin = nan }"))), 2),
+    Case("origin-inf", "an infinite bands origin (`origin = inf`)",
+         lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [10], origin = inf }"))), 2),
+    Case("hierarchy-delimiter-empty", 'an empty hierarchy delimiter (`delimiter = ""`)',
+         lambda d: write(d, "spec.toml", spec((AGE, 'age = { file = "age.csv", delimiter = "" }'))), 2),
+    Case("hierarchy-delimiter-two", 'a two-character hierarchy delimiter (`delimiter = ";;"`)',
+         lambda d: write(d, "spec.toml", spec((AGE, 'age = { file = "age.csv", delimiter = ";;" }'))), 2),
+    Case("csv-delimiter-two", 'a two-character source delimiter (`[source] delimiter = ",,"`)',
+         lambda d: write(d, "spec.toml", spec((SOURCE, SOURCE + '\ndelimiter = ",,"'))), 2),
+    Case("csv-delimiter-backslash-t", 'a tab written as two characters (`delimiter = "\\\\t"`)',
+         lambda d: write(d, "spec.toml", spec((SOURCE, SOURCE + '\ndelimiter = "\\\\t"'))), 2),
+    Case("hierarchy-file-empty-path", 'an empty hierarchy path (`file = ""`: the spec\'s folder)',
+         lambda d: write(d, "spec.toml", spec((AGE, 'age = { file = "" }'))), 2),
+    Case("hierarchy-file-folder", 'a hierarchy path that is a folder (`hierarchy = "."`)',
+         lambda d: write(d, "spec.toml", spec(('hierarchy = "disease.csv"', 'hierarchy = "."'))), 2),
+    Case("hierarchy-other-delimiter", "a hierarchy file written with ',' where the spec expects ';'",
+         lambda d: write(d, "age.csv", "\n".join(ln.replace(";", ",") for ln in lines_of("age.csv")) + "\n"), 2),
+    Case("hierarchy-not-utf8", "a hierarchy file that is not UTF-8 (a Latin-1 label on line 7)",
+         lambda d: write(d, "age.csv", ("\n".join(lines_of("age.csv")) + "\n").replace(">=40", "\xe940")
+                         .encode("latin-1")), 2),
+    Case("k-boolean", "k given as a boolean (`k = true`, once read as k = 1)",
+         lambda d: write(d, "spec.toml", spec(("k = 3", "k = true"))), 2),
+    Case("t-boolean", "t given as a boolean (`t = true`, once read as t = 1)",
+         lambda d: write(d, "spec.toml", spec(("t = 0.2", "t = true"))), 2),
+    Case("suppression-text", 'suppression given as text (`suppression = "0.1"`)',
+         lambda d: write(d, "spec.toml", spec(("suppression = 0.0", 'suppression = "0.1"'))), 2),
+    Case("types-unknown-column", 'a type for a column the source does not have (`types = { salry = "BIGINT" }`)',
+         lambda d: write(d, "spec.toml", spec((SOURCE, SOURCE + '\ntypes = { salry = "BIGINT" }'))), 2),
+    Case("vacuous-distinct-l-p", "k = 1 with `distinct_l = 1` and `p = 1`, which every table satisfies (fail closed)",
+         lambda d: write(d, "spec.toml", spec(("k = 3", "k = 1"), ('distance = "ordered"\nt = 0.2', "distinct_l = 1"),
+                                              ('distance = "hierarchical"\nt = 0.3', "p = 1"))), 2),
+    Case("vacuous-t", "k = 1 with `t = 1` (ordered and hierarchical EMD), which every table satisfies (fail closed)",
+         lambda d: write(d, "spec.toml", spec(("k = 3", "k = 1"), ("t = 0.2", "t = 1"), ("t = 0.3", "t = 1.0"))), 2),
+    Case("vacuous-entropy-recursive", "k = 1 with `entropy_l = 1` and `recursive = { c = 1000, l = 1 }` (fail closed)",
+         lambda d: write(d, "spec.toml", spec(("k = 3", "k = 1"), ('distance = "ordered"\nt = 0.2', "entropy_l = 1.0"),
+                                              ('distance = "hierarchical"\nt = 0.3',
+                                               "recursive = { c = 1000, l = 1 }"))), 2),
     # -- rows that must succeed
     Case("names-quotes", "column names with quotes and a semicolon (succeeds)",
          with_columns(['zip"code', "age'; DROP TABLE t; --", 'sal"ary', "dis;ease"]), 0,
@@ -331,6 +378,9 @@ CASES: list[Case] = [
     Case("names-unicode", "unicode column names (succeeds)", with_columns(["邮编", "âge", "salário", "maladie ☤"]),
          0, columns=("邮编", "âge", "salário", "maladie ☤"), node=(1, 2)),
     Case("wide-2000", 'a 2,000-column table with `others = "drop"` (succeeds)', _wide, 0,
+         columns=("zip", "age", "salary", "disease"), node=(1, 2)),
+    Case("spec-bom", "a spec file that starts with a UTF-8 byte-order mark (succeeds)",
+         lambda d: write(d, "spec.toml", b"\xef\xbb\xbf" + SPEC.encode()), 0,
          columns=("zip", "age", "salary", "disease"), node=(1, 2)),
     Case("sensitive-one-value", "a sensitive column with one value (salary all 5000, disease all flu: succeeds, EMD 0)",
          _one_value, 0, columns=("zip", "age", "salary", "disease")),
@@ -341,7 +391,7 @@ MESSAGES = {
         "sqlclose: error: spec.toml: not valid TOML: Unclosed inline table (at line 13, column 20)"
     ),
     "spec-not-utf8": (
-        "sqlclose: error: spec file spec.toml is not UTF-8 text (byte 3); save it as UTF-8"
+        "sqlclose: error: spec file spec.toml is not UTF-8 text (line 1, byte 3); re-save it as UTF-8"
     ),
     "unknown-key": (
         "sqlclose: error: spec.toml: invalid spec (2 problems):\n"
@@ -600,6 +650,101 @@ MESSAGES = {
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"
+    ),
+    "bands-nan": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - quasi_identifiers.age.bands: band widths must be finite positive numbers, each a multiple "
+        "of the previous (e.g. bands = [5, 10, 20]) (got [nan])"
+    ),
+    "bands-inf": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - quasi_identifiers.age.bands: band widths must be finite positive numbers, each a multiple "
+        "of the previous (e.g. bands = [5, 10, 20]) (got [inf])"
+    ),
+    "origin-nan": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - quasi_identifiers.age.origin: origin must be a finite number: where the first band starts "
+        "(e.g. origin = 0) (got nan)"
+    ),
+    "origin-inf": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - quasi_identifiers.age.origin: origin must be a finite number: where the first band starts "
+        "(e.g. origin = 0) (got inf)"
+    ),
+    "hierarchy-delimiter-empty": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - quasi_identifiers.age.delimiter: the delimiter must be one character, such as \";\" or \",\"; "
+        "a tab is written \"\\t\" in a TOML basic string (double quotes) (got '')"
+    ),
+    "hierarchy-delimiter-two": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - quasi_identifiers.age.delimiter: the delimiter must be one character, such as \";\" or \",\"; "
+        "a tab is written \"\\t\" in a TOML basic string (double quotes) (got ';;')"
+    ),
+    "csv-delimiter-two": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - source.delimiter: the delimiter must be one character, such as \";\" or \",\"; a tab is "
+        "written \"\\t\" in a TOML basic string (double quotes) (got ',,')"
+    ),
+    "csv-delimiter-backslash-t": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - source.delimiter: the delimiter must be one character, such as \";\" or \",\"; a tab is "
+        "written \"\\t\" in a TOML basic string (double quotes) (got '\\\\t')"
+    ),
+    "hierarchy-file-empty-path": (
+        "sqlclose: error: hierarchy of column 'age': hierarchy file <tmp> is a folder: give the path of "
+        "a CSV file with one 'leaf;…;*' line per value"
+    ),
+    "hierarchy-file-folder": (
+        "sqlclose: error: hierarchy of column 'disease': hierarchy file <tmp> is a folder: give the "
+        "path of a CSV file with one 'leaf;…;*' line per value"
+    ),
+    "hierarchy-other-delimiter": (
+        "sqlclose: error: hierarchy of column 'age': hierarchy file <tmp>/age.csv: no line splits on "
+        "';', and every line holds ',': the file seems to use ','; set delimiter = \",\" for this "
+        "hierarchy, or write the file with ';'"
+    ),
+    "hierarchy-not-utf8": (
+        "sqlclose: error: hierarchy of column 'age': hierarchy file <tmp>/age.csv is not UTF-8 text "
+        "(line 7, byte 78); re-save it as UTF-8"
+    ),
+    "k-boolean": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - privacy.k: give a number, not true or false (got True)"
+    ),
+    "t-boolean": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - sensitive.salary.t: give a number, not true or false (got True)"
+    ),
+    "suppression-text": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - privacy.suppression: give a number, not text: write it without quotes (got '0.1')"
+    ),
+    "types-unknown-column": (
+        "sqlclose: error: [source] types: column 'salry' is not in <tmp>/table3.csv; did you mean "
+        "'salary'? (its columns: 'zip', 'age', 'salary', 'disease'); correct the name or remove it from "
+        "types"
+    ),
+    "vacuous-distinct-l-p": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - (top level): the requirements as given protect nothing: k = 1, and every table satisfies "
+        "sensitive.salary.distinct_l = 1, sensitive.disease.p = 1; raise k (e.g. k = 5), or raise "
+        "distinct_l to 2 or more or raise p to 2 or more"
+    ),
+    "vacuous-t": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - (top level): the requirements as given protect nothing: k = 1, and every table satisfies "
+        "sensitive.salary.t = 1, sensitive.disease.t = 1; raise k (e.g. k = 5), or lower t below 1"
+    ),
+    "vacuous-entropy-recursive": (
+        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
+        "  - (top level): the requirements as given protect nothing: k = 1, and every table satisfies "
+        "sensitive.salary.entropy_l = 1, sensitive.disease.recursive = { c = 1000, l = 1 }; raise k "
+        "(e.g. k = 5), or raise entropy_l above 1 or raise recursive's l to 2 or more (or lower c to 1 "
+        "or less)"
+    ),
+    "spec-bom": (
+        "released 9 of 9 rows -> <tmp>/out/release.parquet"
     ),
     "names-quotes": (
         "released 9 of 9 rows -> <tmp>/out/release.parquet"

@@ -65,6 +65,52 @@ def test_from_csv_other_delimiter(tmp_path):
     assert h.rows == (("a", "x", "*"), ("b", "y", "*"))
 
 
+@pytest.mark.parametrize("delimiter", ["", ";;", "\\t"])
+def test_from_csv_refuses_a_delimiter_of_other_than_one_character(tmp_path, delimiter):
+    # csv.reader raised TypeError: an internal error (exit 1) for `sqlclose hierarchy validate --delimiter`.
+    p = write(tmp_path / "h.csv", AGE_LINES)
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p, delimiter)
+    assert str(e.value) == (f"hierarchy file {p}: the delimiter must be one character, not {delimiter!r}; a tab is "
+                            'written "\\t" in a TOML basic string (double quotes)')
+
+
+@pytest.mark.parametrize("name", ["", "."])
+def test_from_csv_refuses_a_folder(tmp_path, monkeypatch, name):
+    # An empty path is the working folder: once "the environment refused: Is a directory" (exit 5).
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(name)
+    assert e.value.exit_code == 2
+    assert str(e.value) == ("hierarchy file . is a folder: give the path of a CSV file with one 'leaf;…;*' line "
+                            "per value")
+
+
+@pytest.mark.parametrize("written,expected,told", [(",", ";", '","'), (";", ",", '";"'), ("\t", ";", '"\\t"')])
+def test_from_csv_says_which_delimiter_the_file_seems_to_use(tmp_path, written, expected, told):
+    p = write(tmp_path / "h.csv", [line.replace(";", written) for line in AGE_LINES])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p, expected)
+    assert str(e.value) == (f"hierarchy file {p}: no line splits on {expected!r}, and every line holds {written!r}: "
+                            f"the file seems to use {written!r}; set delimiter = {told} for this hierarchy, or write "
+                            f"the file with {expected!r}")
+
+
+def test_from_csv_one_field_lines_without_another_delimiter_are_left_to_validation(tmp_path):
+    p = write(tmp_path / "h.csv", ["a,1", "b"])  # not every line holds ','
+    with pytest.raises(HierarchyError, match="the top level must be one value for all leaves, found 2"):
+        Hierarchy.from_csv(p)
+
+
+def test_from_csv_not_utf8_names_the_line(tmp_path):
+    p = tmp_path / "h.csv"
+    p.write_bytes(("\n".join(AGE_LINES) + "\n").replace(">=40", "\xe940").encode("latin-1"))
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    # Lines 1-6 are 12 bytes each with their newline; line 7 is "43;4*;" then the byte 0xe9.
+    assert str(e.value) == f"hierarchy file {p} is not UTF-8 text (line 7, byte {6 * 12 + 6}); re-save it as UTF-8"
+
+
 def test_from_csv_quoted_field_with_delimiter(tmp_path):
     p = write(tmp_path / "h.csv", ['"a;1";x;*', "b;x;*"])
     assert Hierarchy.from_csv(p).leaves == ["a;1", "b"]
@@ -395,6 +441,19 @@ def test_bands_non_nesting_widths_rejected(widths):
 def test_bands_non_positive_widths_rejected(widths):
     with pytest.raises(HierarchyError, match="positive"):
         bands_hierarchy([("1", 1.0)], widths)
+
+
+@pytest.mark.parametrize("widths", [[float("nan")], [float("inf")], [5, float("inf")]])
+def test_bands_non_finite_widths_rejected(widths):
+    # NaN stopped with "cannot convert float NaN to integer"; inf released every value as "[nan, nan)".
+    with pytest.raises(HierarchyError, match="band widths must be finite positive numbers"):
+        bands_hierarchy([("1", 1.0)], widths)
+
+
+@pytest.mark.parametrize("origin", [float("nan"), float("inf"), float("-inf")])
+def test_bands_non_finite_origin_rejected(origin):
+    with pytest.raises(HierarchyError, match="origin must be a finite number"):
+        bands_hierarchy([("1", 1.0)], [10], origin=origin)
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])

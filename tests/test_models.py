@@ -56,6 +56,7 @@ from sqlclose.privacy.criteria import (
     judge_batch,
     judging_bytes,
     max_distance,
+    sensitive_criteria,
     suppression_lower_bound,
 )
 from sqlclose.privacy.distances import distance, kl_divergence, variational_distance
@@ -237,6 +238,48 @@ def test_recursive_3_1_1_threshold_is_strict():
     assert RecursiveCLDiversity(0, column, 4.0, 3).measure(hist)[0] == pytest.approx(3.0)
     # l = 1: the tail is the whole class: 3 / 5; any c > 0.6 passes.
     assert RecursiveCLDiversity(0, column, 0.7, 1).measure(hist)[0] == pytest.approx(0.6)
+
+
+# Small tables (counts per value) and every class they hold: a vacuous model must pass all of
+# them; one that can fail must fail some class of one of them. The last table has a rare value,
+# so that a point mass on it is near the largest distance (1 - 1/200 for equal and ordered).
+VACUITY_TABLES = [[1, 1], [2, 1, 1], [3, 2, 1, 1], [199, 1]]
+VACUITY_MODELS = [
+    ({"distinct_l": 1}, True), ({"distinct_l": 2}, False), ({"p": 1}, True), ({"p": 2}, False),
+    ({"entropy_l": 1.0}, True), ({"entropy_l": 1.05}, False),
+    ({"recursive": {"c": 1.0001, "l": 1}}, True), ({"recursive": {"c": 1000, "l": 1}}, True),
+    ({"recursive": {"c": 1.0, "l": 1}}, False), ({"recursive": {"c": 0.5, "l": 1}}, False),
+    ({"recursive": {"c": 1000, "l": 2}}, False),
+    ({"t": 1.0, "distance": "equal"}, True), ({"t": 0.99, "distance": "equal"}, False),
+    ({"t": 1.0, "distance": "ordered"}, True), ({"t": 0.99, "distance": "ordered"}, False),
+    ({"t": 1.0, "distance": "variational"}, True), ({"t": 0.99, "distance": "variational"}, False),
+    ({"t": 1.0, "distance": "hierarchical"}, True), ({"t": 0.7, "distance": "hierarchical"}, False),
+    ({"t": 1.0, "distance": "kl"}, False),  # KL reaches log 200 > 1 on the last table
+]
+
+
+def _every_class(q: list[int]) -> np.ndarray:
+    """Every non-empty sub-multiset of the table's records, as counts per value."""
+    return np.array([c for c in itertools.product(*(range(n + 1) for n in q)) if sum(c)], dtype=np.float64)
+
+
+def _two_group_hierarchy(m: int) -> Hierarchy:
+    return Hierarchy.from_rows([(f"v{i}", "A" if i < max(1, m // 2) else "B", "*") for i in range(m)])
+
+
+@pytest.mark.parametrize("models,vacuous", VACUITY_MODELS, ids=[str(m) for m, _ in VACUITY_MODELS])
+def test_vacuous_by_parameters_is_what_no_class_fails(models, vacuous):
+    """``Sensitive.protects_nothing`` (the spec's rule that refuses k = 1 with such models, and
+    the sweep's) against the criteria judged on every class of small tables."""
+    failed = False
+    for q in VACUITY_TABLES:
+        domain = [f"v{i}" for i in range(len(q))]
+        hierarchy = _two_group_hierarchy(len(q)) if models.get("distance") == "hierarchical" else None
+        column = sensitive_column(domain, q, hierarchy, **models)
+        hist = histograms(_every_class(q))
+        failed |= bool(failing_classes(hist, sensitive_criteria(0, column)).any())
+    assert column.spec.protects_nothing is vacuous
+    assert failed is not vacuous
 
 
 def test_recursive_with_l_beyond_the_values_is_infinite():

@@ -28,7 +28,7 @@ def test_null_value_branch_on_a_mask_hierarchy_reaches_the_mask_top():
 def test_null_value_on_a_sensitive_column_verifies(tmp_path):
     table = pa.table({"age": [29, 22, 27, 43], "d": ["flu", None, "flu", "cold"]})
     spec = {"quasi_identifiers": {"age": {"bands": [10]}},
-            "sensitive": {"d": {"t": 1.0, "nulls": "value"}}, "k": 1}
+            "sensitive": {"d": {"t": 1.0, "nulls": "value"}}, "k": 2}  # k = 1 with t = 1 is refused
     report = sqlclose.anonymize(table, spec).write_parquet(tmp_path / "r.parquet")
     assert report["verified"] is True
     assert pq.read_table(tmp_path / "r.parquet").num_rows == 4
@@ -56,7 +56,7 @@ def test_ordered_distance_refuses_a_text_column(tmp_path):
 def test_null_stand_in_without_nulls(tmp_path):
     table = pa.table({"age": [29, 22, 27, 43], "d": ["flu", "cold", "flu", "cold"]})
     spec = {"quasi_identifiers": {"age": {"bands": [10]}}, "sensitive": {"d": {"t": 1.0, "nulls": "value"}},
-            "k": 1}
+            "k": 2}  # k = 1 with t = 1 protects nothing: refused
     assert sqlclose.anonymize(table, spec).write_parquet(tmp_path / "r.parquet")["verified"] is True
 
 

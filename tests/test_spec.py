@@ -273,6 +273,126 @@ def test_other_validation_rules(data, fragment):
     assert fragment in str(e.value)
 
 
+# ---------------------------------------------------------------------------- numbers, delimiters, bands
+
+QI = {"a": {"mask": True}}
+
+
+@pytest.mark.parametrize("data,key,fragment", [
+    ({"k": True}, "privacy.k", "give a number, not true or false"),
+    ({"k": "3"}, "privacy.k", "give a number, not text"),
+    ({"k": 3, "suppression": "0.1"}, "privacy.suppression", "give a number, not text"),
+    ({"k": 3, "suppression": True}, "privacy.suppression", "give a number, not true or false"),
+    ({"k": 3, "sensitive": {"d": {"t": True}}}, "sensitive.d.t", "give a number, not true or false"),
+    ({"k": 3, "sensitive": {"d": {"t": "0.2"}}}, "sensitive.d.t", "give a number, not text"),
+    ({"k": 3, "sensitive": {"d": {"t": float("inf"), "distance": "kl"}}}, "sensitive.d.t", "give a finite number"),
+    ({"k": 3, "sensitive": {"d": {"distinct_l": True}}}, "sensitive.d.distinct_l", "not true or false"),
+    ({"k": 3, "sensitive": {"d": {"entropy_l": "2"}}}, "sensitive.d.entropy_l", "not text"),
+    ({"k": 3, "sensitive": {"d": {"p": True}}}, "sensitive.d.p", "not true or false"),
+    ({"k": 3, "sensitive": {"d": {"recursive": {"c": "3", "l": 2}}}}, "sensitive.d.recursive.c", "not text"),
+    ({"k": 3, "sensitive": {"d": {"recursive": {"c": 3, "l": True}}}}, "sensitive.d.recursive.l", "not true"),
+])
+def test_numeric_fields_refuse_booleans_text_and_non_finite_values(data, key, fragment):
+    # Pydantic's lax mode read k = true as 1, t = true as 1.0 and "0.1" as 0.1.
+    with pytest.raises(SpecError) as e:
+        build_spec({"quasi_identifiers": QI, **data})
+    line = next(ln for ln in str(e.value).splitlines() if ln.startswith(f"  - {key}: "))
+    assert fragment in line
+
+
+@pytest.mark.parametrize("entry,key,fragment", [
+    ({"bands": [float("nan")]}, "bands", "band widths must be finite positive numbers"),
+    ({"bands": [5, float("inf")]}, "bands", "band widths must be finite positive numbers"),
+    ({"bands": [0]}, "bands", "band widths must be finite positive numbers"),
+    ({"bands": [True]}, "bands", "band widths must be finite positive numbers"),
+    ({"bands": [10], "origin": float("nan")}, "origin", "origin must be a finite number"),
+    ({"bands": [10], "origin": float("-inf")}, "origin", "origin must be a finite number"),
+    ({"file": "a.csv", "delimiter": ""}, "delimiter", "the delimiter must be one character"),
+    ({"file": "a.csv", "delimiter": ";;"}, "delimiter", "the delimiter must be one character"),
+    ({"file": "a.csv", "delimiter": "\\t"}, "delimiter", 'a tab is written "\\t" in a TOML basic string'),
+])
+def test_bands_origin_and_hierarchy_delimiter_are_checked_when_read(entry, key, fragment):
+    # Once: "cannot convert float NaN to integer", "[nan, nan)" bands, or csv's TypeError.
+    with pytest.raises(SpecError) as e:
+        build_spec({"quasi_identifiers": {"age": entry}, "k": 2})
+    line = next(ln for ln in str(e.value).splitlines() if ln.startswith(f"  - quasi_identifiers.age.{key}: "))
+    assert fragment in line
+
+
+@pytest.mark.parametrize("delimiter", ["", ",,", "\\t"])
+def test_source_delimiter_is_one_character(delimiter):
+    with pytest.raises(SpecError) as e:
+        build_spec({"quasi_identifiers": QI, "k": 2, "source": {"path": "x.csv", "delimiter": delimiter}})
+    assert "  - source.delimiter: the delimiter must be one character" in str(e.value)
+    assert build_spec({"quasi_identifiers": QI, "k": 2, "source": {"path": "x.csv", "delimiter": "\t"}})
+
+
+def test_a_spec_with_a_byte_order_mark_loads(project):
+    spec_path = project / "spec.toml"
+    spec_path.write_bytes(b"\xef\xbb\xbf" + spec_path.read_bytes())
+    assert load_spec(spec_path).k == 3
+
+
+def test_a_spec_that_is_not_utf8_names_the_line(project):
+    spec_path = project / "spec.toml"
+    spec_path.write_bytes(b"\xef\xbb\xbf# one\n# two\n# r\xe9sum\xe9\n" + BASE_TOML.encode())
+    with pytest.raises(SpecError) as e:
+        load_spec(spec_path)
+    # The byte 0xe9 is at offset 3 (BOM) + 6 + 6 + 3 = 18, on the third line.
+    assert str(e.value) == f"spec file {spec_path} is not UTF-8 text (line 3, byte 18); re-save it as UTF-8"
+
+
+def test_a_spec_path_that_is_a_folder(tmp_path):
+    # Once IsADirectoryError: "the environment refused" (exit 5).
+    with pytest.raises(SpecError) as e:
+        load_spec(tmp_path)
+    assert e.value.exit_code == 2
+    assert str(e.value) == f"spec file {tmp_path} is a folder: give the path of a TOML file"
+
+
+# ---------------------------------------------------------------------------- fail closed: vacuous models
+
+@pytest.mark.parametrize("sensitive,shown,fix", [
+    ({"d": {"distinct_l": 1}}, "sensitive.d.distinct_l = 1", "raise distinct_l to 2 or more"),
+    ({"d": {"p": 1}}, "sensitive.d.p = 1", "raise p to 2 or more"),
+    ({"d": {"entropy_l": 1.0}}, "sensitive.d.entropy_l = 1", "raise entropy_l above 1"),
+    ({"d": {"t": 1.0}}, "sensitive.d.t = 1", "lower t below 1"),
+    ({"d": {"t": 1.0, "distance": "ordered"}}, "sensitive.d.t = 1", "lower t below 1"),
+    ({"d": {"t": 1.0, "distance": "hierarchical", "hierarchy": {"tree": {"*": ["x", "y"]}}}}, "sensitive.d.t = 1",
+     "lower t below 1"),
+    ({"d": {"t": 1.0, "distance": "variational"}}, "sensitive.d.t = 1", "lower t below 1"),
+    ({"d": {"recursive": {"c": 1000, "l": 1}}}, "sensitive.d.recursive = { c = 1000, l = 1 }",
+     "raise recursive's l to 2 or more"),
+    ({"d": {"distinct_l": 1, "t": 1.0}, "e": {"p": 1}}, "sensitive.d.t = 1, sensitive.d.distinct_l = 1, "
+     "sensitive.e.p = 1", "lower t below 1 or raise distinct_l to 2 or more or raise p to 2 or more"),
+])
+def test_k1_with_only_vacuous_models_protects_nothing(sensitive, shown, fix):
+    # With k = 1 these released the table unchanged: every table satisfies every model given.
+    with pytest.raises(SpecError) as e:
+        build_spec({"quasi_identifiers": QI, "k": 1, "sensitive": sensitive})
+    assert f"the requirements as given protect nothing: k = 1, and every table satisfies {shown}; " \
+           f"raise k (e.g. k = 5), or {fix}" in str(e.value)
+
+
+@pytest.mark.parametrize("sensitive", [
+    {"d": {"recursive": {"c": 1, "l": 1}}},  # a one-valued class fails: r1 < 1 · r1 is false
+    {"d": {"recursive": {"c": 2, "l": 2}}},
+    {"d": {"t": 1.0, "distance": "kl"}},  # KL's largest value depends on the table
+    {"d": {"t": 0.99}},
+    {"d": {"entropy_l": 1.01}},
+    {"d": {"t": 1.0, "distinct_l": 2}},  # one model that can fail is a requirement
+    {"d": {"t": 1.0}, "e": {"p": 2}},
+])
+def test_k1_with_a_model_that_can_fail_is_a_requirement(sensitive):
+    assert build_spec({"quasi_identifiers": QI, "k": 1, "sensitive": sensitive}).k == 1
+
+
+def test_vacuous_models_with_k_above_1_are_placeholders():
+    # GAA sweeps declare a column with t = 1 to use its strategies: k protects.
+    spec = build_spec({"quasi_identifiers": QI, "k": 2, "sensitive": {"d": {"t": 1.0}, "e": {"distinct_l": 1}}})
+    assert spec.sensitive["d"].protects_nothing and spec.sensitive["e"].protects_nothing
+
+
 def test_source_format_overrides_suffix():
     spec = build_spec({"quasi_identifiers": {"a": {"mask": True}}, "k": 2,
                        "source": {"path": "x.bin", "format": "duckdb", "table": "t"}})

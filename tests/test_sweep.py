@@ -222,8 +222,11 @@ def test_gaa_k_sweep_rows_equal_single_gaa_releases_from_anonymize():
         assert row["l1_closeness"] == pytest.approx(summary["utility"]["sensitive"]["disease"]["l1_closeness"])
 
 
-def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch):
-    """Without a model that can fail (t = 1 cannot), a curve is one gaa_k_sweep, never gaa per k."""
+@pytest.mark.parametrize("placeholder", [{"distance": "equal", "t": 1.0}, {"distinct_l": 1}, {"p": 1},
+                                         {"entropy_l": 1.0}, {"recursive": {"c": 2, "l": 1}}])
+def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch, placeholder):
+    """Without a model that can fail (t = 1 cannot, nor distinct_l, p, entropy_l = 1 or recursive
+    (c > 1, 1): the spec's rule, Sensitive.vacuous), a curve is one gaa_k_sweep, never gaa per k."""
     import sqlclose.sweep as sweep_module
 
     def per_k(*args, **kwargs):
@@ -233,5 +236,5 @@ def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch):
     spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
             "privacy": {"k": 2}, "search": {"algorithm": "gaa"},
             "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
-            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+            "sensitive": {"disease": placeholder}}
     assert len(sweep(None, spec, [2, 3, 4], strategies=["S1", "S2"]).rows) == 6

@@ -13,6 +13,8 @@ hierarchical EMD wants.
 from __future__ import annotations
 
 import csv
+import io
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -22,8 +24,11 @@ from typing import Any
 import numpy as np
 
 from sqlclose.errors import HierarchyError
+from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
+USUAL_DELIMITERS = ";,\t"
+TAB_HINT = 'a tab is written "\\t" in a TOML basic string (double quotes)'
 _MAX_CODE = 2**62  # codes and products of codes must stay exact in BIGINT
 
 
@@ -67,21 +72,25 @@ class Hierarchy:
     def from_csv(cls, path: str | Path, delimiter: str = ";") -> Hierarchy:
         """Read an ARX-format hierarchy file: one ``leaf;level1;…;top`` line per leaf."""
         path = Path(path)
+        if len(delimiter) != 1:  # csv would raise a TypeError, an internal error to the user
+            raise HierarchyError(f"hierarchy file {path}: the delimiter must be one character, not {delimiter!r}; "
+                                 f"{TAB_HINT}")
+        if path.is_dir():
+            raise HierarchyError(f"hierarchy file {path} is a folder: give the path of a CSV file with one "
+                                 "'leaf;…;*' line per value")
         try:
-            with path.open(newline="", encoding="utf-8-sig") as f:
-                raw = list(csv.reader(f, delimiter=delimiter))
+            text = read_utf8(path, f"hierarchy file {path}", HierarchyError)
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {path} does not exist") from None
-        except UnicodeDecodeError as e:
-            raise HierarchyError(f"hierarchy file {path} is not UTF-8 text: {e}") from None
         rows, lines = [], []
-        for lineno, fields in enumerate(raw, start=1):
+        for lineno, fields in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1):
             if not fields or all(not f.strip() for f in fields):
                 continue  # blank lines are harmless
             rows.append(tuple(f.strip() for f in fields))
             lines.append(lineno)
         if not rows:
             raise HierarchyError(f"hierarchy file {path} is empty: expected one 'leaf;…;*' line per value")
+        _refuse_other_delimiter(rows, path, delimiter)
         return cls(tuple(rows), str(path), tuple(lines))
 
     @classmethod
@@ -180,6 +189,18 @@ class Hierarchy:
 
     def describe(self) -> str:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
+
+
+def _refuse_other_delimiter(rows: list[tuple[str, ...]], path: Path, delimiter: str) -> None:
+    """Lines that do not split on the delimiter but all hold another usual one: the file was
+    written with that one (validation would only see one top per leaf)."""
+    if any(len(row) != 1 for row in rows):
+        return
+    seen = next((d for d in USUAL_DELIMITERS if d != delimiter and all(d in row[0] for row in rows)), None)
+    if seen is not None:
+        raise HierarchyError(f"hierarchy file {path}: no line splits on {delimiter!r}, and every line holds "
+                             f"{seen!r}: the file seems to use {seen!r}; set delimiter = {json.dumps(seen)} for this "
+                             f"hierarchy, or write the file with {delimiter!r}")
 
 
 def _where(origin: str, lines: tuple[int, ...] | None, i: int) -> str:
@@ -309,8 +330,10 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     multiple of the previous) so that every band has one parent band.
     """
     widths = [float(w) for w in widths]
-    if not widths or any(w <= 0 for w in widths):
-        raise HierarchyError(f"{name}: band widths must be positive numbers, got {list(widths)}")
+    if not widths or any(not (math.isfinite(w) and w > 0) for w in widths):  # NaN and inf make no band
+        raise HierarchyError(f"{name}: band widths must be finite positive numbers, got {list(widths)}")
+    if not math.isfinite(origin):
+        raise HierarchyError(f"{name}: origin must be a finite number (where the bands start), got {origin}")
     for a, b in zip(widths, widths[1:]):
         ratio = b / a
         if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 2:

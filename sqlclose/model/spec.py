@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import numbers
 import os
 import re
 import tomllib
@@ -29,13 +31,18 @@ from pydantic import (
 
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import check_levels
-from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.hierarchy import TAB_HINT, Hierarchy
+from sqlclose.model.text import read_utf8
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
 EmdDistance = Literal["ordered", "equal", "hierarchical"]
 Distance = Literal[EmdDistance, "variational", "kl"]
 EMD_DISTANCES: tuple[str, ...] = get_args(EmdDistance)
 ALL_DISTANCES: tuple[str, ...] = (*EMD_DISTANCES, "variational", "kl")
+# The largest value a distance takes between two distributions: EMD with a ground distance in [0, 1]
+# (docs/emd.md) and ½ Σ |p − q| are at most 1. KL has no bound of its own (−log of the table's least
+# share), so a KL t is never judged vacuous here.
+DISTANCE_BOUNDS: dict[str, float] = {name: 1.0 for name in (*EMD_DISTANCES, "variational")}
 NullPolicy = Literal["error", "drop", "value"]
 
 _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -43,6 +50,30 @@ _ENV_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
+
+
+def plain_number(value: Any) -> Any:
+    """A number as written: pydantic would read true as 1 and "0.1" as 0.1, and NaN or inf is no
+    threshold. Before validation of a numeric field (the field's own type and range follow)."""
+    if isinstance(value, bool):
+        raise ValueError("give a number, not true or false")
+    if isinstance(value, str):
+        raise ValueError("give a number, not text: write it without quotes")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("give a finite number (not nan or inf)")
+    return value
+
+
+def _finite(value: Any) -> bool:
+    """A finite number as written (not a boolean, not text)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def one_character(delimiter: str | None) -> str | None:
+    """A CSV delimiter is one character (the csv module and DuckDB take no other)."""
+    if delimiter is not None and len(delimiter) != 1:
+        raise ValueError(f"the delimiter must be one character, such as \";\" or \",\"; {TAB_HINT}")
+    return delimiter
 
 
 _SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")
@@ -62,6 +93,26 @@ class HierarchySpec(_Model):
     dates: bool | list[str] | None = None  # day → month → year → 5y → * (model/dates.py)
     tree: dict[str, Any] | None = None
     hierarchy: Hierarchy | None = None
+
+    @field_validator("bands", mode="before")
+    @classmethod
+    def _band_widths(cls, widths: Any) -> Any:
+        if isinstance(widths, list) and (not widths or not all(_finite(w) and w > 0 for w in widths)):
+            raise ValueError("band widths must be finite positive numbers, each a multiple of the previous "
+                             "(e.g. bands = [5, 10, 20])")
+        return widths
+
+    @field_validator("origin", mode="before")
+    @classmethod
+    def _finite_origin(cls, origin: Any) -> Any:
+        if not _finite(origin):
+            raise ValueError("origin must be a finite number: where the first band starts (e.g. origin = 0)")
+        return origin
+
+    @field_validator("delimiter")
+    @classmethod
+    def _one_character(cls, delimiter: str) -> str:
+        return one_character(delimiter)
 
     @field_validator("dates")
     @classmethod
@@ -110,6 +161,14 @@ class Recursive(_Model):
     c: float = Field(gt=0)
     l: int = Field(ge=1)  # noqa: E741 - the papers' name
 
+    _numbers = field_validator("c", "l", mode="before")(plain_number)
+
+    @property
+    def vacuous(self) -> bool:
+        """(c, 1): r1 < c · (r1 + … + r_m), the class size: any class passes when c > 1 (r1 ≤ size),
+        and a one-valued class fails when c ≤ 1. With l ≥ 2 a one-valued class fails."""
+        return self.l == 1 and self.c > 1
+
 
 class Sensitive(_Model):
     """A sensitive column and the privacy models it must satisfy (all of those given).
@@ -135,11 +194,13 @@ class Sensitive(_Model):
     def _hierarchy_shorthand(cls, value: Any) -> Any:
         return _coerce_hierarchy(value)
 
+    _numbers = field_validator("t", "distinct_l", "entropy_l", "p", mode="before")(plain_number)
+
     @field_validator("t")
     @classmethod
     def _t_in_range(cls, t: float | None, info: ValidationInfo) -> float | None:
         distance = info.data.get("distance", "equal")
-        if t is not None and t > 1 and distance != "kl":
+        if t is not None and t > DISTANCE_BOUNDS.get(distance, math.inf):
             raise ValueError(f"t must be in [0, 1] for the {distance} distance (KL alone is unbounded)")
         return t
 
@@ -157,10 +218,38 @@ class Sensitive(_Model):
     @property
     def models(self) -> list[str]:
         """The privacy models asked for, by name."""
-        given = {"t-closeness": self.t, "distinct l-diversity": self.distinct_l,
-                 "entropy l-diversity": self.entropy_l, "recursive (c,l)-diversity": self.recursive,
-                 "p-sensitivity": self.p}
-        return [name for name, value in given.items() if value is not None]
+        return [MODEL_NAMES[key] for key in self.model_keys]
+
+    @property
+    def model_keys(self) -> list[str]:
+        """The keys of the models asked for (t, distinct_l, entropy_l, recursive, p)."""
+        return [key for key in MODEL_NAMES if getattr(self, key) is not None]
+
+    def vacuous(self, key: str) -> bool:
+        """Whether the model ``key`` holds for every class of any table, by its parameters alone:
+        every class has a value (distinct_l, p ≤ 1) and entropy ≥ 0 = log 1 (entropy_l ≤ 1); a
+        distance is never above its bound (t ≥ 1, KL aside); recursive (c, 1) with c > 1."""
+        value = getattr(self, key)
+        if value is None:
+            return False
+        if key == "t":
+            return value >= DISTANCE_BOUNDS.get(self.distance, math.inf)
+        if key == "recursive":
+            return value.vacuous
+        return value <= 1
+
+    @property
+    def protects_nothing(self) -> bool:
+        """Every model asked for holds for any table (see ``vacuous``)."""
+        return all(self.vacuous(key) for key in self.model_keys)
+
+
+MODEL_NAMES = {"t": "t-closeness", "distinct_l": "distinct l-diversity", "entropy_l": "entropy l-diversity",
+               "recursive": "recursive (c,l)-diversity", "p": "p-sensitivity"}
+# What makes each model able to fail (for the message that refuses a vacuous one).
+_TIGHTER = {"t": "lower t below 1", "distinct_l": "raise distinct_l to 2 or more",
+            "entropy_l": "raise entropy_l above 1", "recursive": "raise recursive's l to 2 or more (or lower c to 1 "
+            "or less)", "p": "raise p to 2 or more"}
 
 
 class Privacy(_Model):
@@ -168,6 +257,8 @@ class Privacy(_Model):
 
     k: int = Field(ge=1)
     suppression: float = Field(default=0.0, ge=0.0, lt=1.0)
+
+    _numbers = field_validator("k", "suppression", mode="before")(plain_number)
 
 
 CSV_TYPES = ("VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIME")
@@ -208,6 +299,8 @@ class Source(_Model):
     encoding: Literal["utf-8", "utf-16", "latin-1"] = "utf-8"
     nulls: list[str] = Field(default_factory=lambda: [""])
     types: dict[str, str] = Field(default_factory=dict)
+
+    _one_character = field_validator("delimiter")(one_character)
 
     @field_validator("types")
     @classmethod
@@ -538,7 +631,17 @@ class Spec(_Model):
         if self.privacy.k < 2 and not self.sensitive:
             raise ValueError("k = 1 with no sensitive model protects nothing: raise k (e.g. k = 5) or add a model "
                              "(t, distinct_l, entropy_l, recursive, p) under [sensitive.<column>]")
+        if self.privacy.k < 2 and all(s.protects_nothing for s in self.sensitive.values()):
+            raise ValueError(self._vacuous_message())
         return self
+
+    def _vacuous_message(self) -> str:
+        given = [(name, key) for name, s in self.sensitive.items() for key in s.model_keys]
+        shown = ", ".join(f"sensitive.{name}.{key} = {_toml(getattr(self.sensitive[name], key))}"
+                          for name, key in given)
+        tighter = " or ".join(dict.fromkeys(_TIGHTER[key] for _, key in given))
+        return (f"the requirements as given protect nothing: k = 1, and every table satisfies {shown}; raise k "
+                f"(e.g. k = 5), or {tighter}")
 
     @property
     def k(self) -> int:
@@ -562,6 +665,13 @@ class Spec(_Model):
     def sha256(self) -> str:
         """Hash of the canonical JSON form: equal specs hash equal, however they were written."""
         return hashlib.sha256(canonical_json(self).encode()).hexdigest()
+
+
+def _toml(value: Any) -> str:
+    """A model's parameter as the spec writes it."""
+    if isinstance(value, Recursive):
+        return f"{{ c = {value.c:g}, l = {value.l} }}"
+    return f"{value:g}"
 
 
 def canonical_json(spec: Spec) -> str:
@@ -597,12 +707,12 @@ def load_spec(path: str | Path) -> Spec:
     """Read a TOML spec. Relative paths in it are relative to the spec file; ``${VAR}`` and
     ``${VAR:-default}`` in paths expand from the environment."""
     path = Path(path)
+    if path.is_dir():
+        raise SpecError(f"spec file {path} is a folder: give the path of a TOML file")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path, f"spec file {path}", SpecError)
     except FileNotFoundError:
         raise SpecError(f"spec file {path} does not exist") from None
-    except UnicodeDecodeError as e:
-        raise SpecError(f"spec file {path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -53,7 +53,7 @@ MEANINGS: dict[str, str] = {
     "Source.query": "One SELECT (DuckDB SQL) whose result is the source; anything else is refused.",
     "Source.folder": "Where the files a query names are looked up (default: the spec file's folder).",
     "Source.table": "The table of a DuckDB database source; schema.table for another schema.",
-    "Source.delimiter": "CSV delimiter (default: told by the header line).",
+    "Source.delimiter": "CSV delimiter, one character (default: told by the header line).",
     "Source.format": "The format, when the path's suffix does not tell it; \"warehouse\" for a table in a SQL "
                      "warehouse that sqlclose never reads (docs/warehouse.md).",
     "Source.glob": "Read path as a pattern (data/*.parquet).",
@@ -61,7 +61,8 @@ MEANINGS: dict[str, str] = {
     "Source.nulls": "CSV strings that mean NULL.",
     "Source.dialect": "A warehouse source's SQL dialect (docs/warehouse.md).",
     "Source.columns": "A warehouse source's columns, in order (the release query names them).",
-    "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" }; undeclared columns are read as text.",
+    "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" }; undeclared columns are read as text; a name "
+                    "that is not a column of the file is refused.",
     "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
                    "(no suffix: a Parquet folder).",
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
@@ -70,12 +71,12 @@ MEANINGS: dict[str, str] = {
     "Output.format": "The format; must fit the path's suffix (writing Parquet to x.csv is an error).",
     "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist).",
     "Output.partition_by": "Released columns to partition a Parquet folder by.",
-    "Privacy.k": "Minimum class size; required (k = 1 needs a sensitive model).",
+    "Privacy.k": "Minimum class size; required (k = 1 needs a sensitive model that some table fails).",
     "Privacy.suppression": "Fraction of rows that may be suppressed (records of failing classes).",
     "HierarchySpec.file": "An ARX hierarchy file: one line per leaf, leaf;level1;…;top.",
-    "HierarchySpec.delimiter": "The file's delimiter.",
-    "HierarchySpec.bands": "Numeric bands, each width a multiple of the previous, then *.",
-    "HierarchySpec.origin": "Where the bands start.",
+    "HierarchySpec.delimiter": "The file's delimiter, one character (a tab: \"\\t\").",
+    "HierarchySpec.bands": "Numeric bands, finite positive widths, each a multiple of the previous, then *.",
+    "HierarchySpec.origin": "Where the bands start (a finite number).",
     "HierarchySpec.mask": "Mask codes from the right: true (one character per level) or the numbers of characters.",
     "HierarchySpec.mask_char": "The masking character.",
     "HierarchySpec.dates": "Dates: true (day → month → year → 5-year band → *) or the levels, e.g. "

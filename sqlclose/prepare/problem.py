@@ -273,11 +273,14 @@ def require_columns(names: list[str], columns: list[str], source_label: str) -> 
     """Every name must be a column; the error suggests close names and lists the columns."""
     for name in names:
         if name not in columns:
-            close = difflib.get_close_matches(name, columns, n=3)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise DataError(
-                f"column {name!r} is not in {source_label}{hint} (its columns: {', '.join(repr(c) for c in columns)})"
-            )
+            raise DataError(missing_column(name, columns, source_label))
+
+
+def missing_column(name: str, columns: list[str], source_label: str) -> str:
+    """That ``name`` is not a column, with the close names and the columns there are."""
+    close = difflib.get_close_matches(name, columns, n=3)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"column {name!r} is not in {source_label}{hint} (its columns: {', '.join(repr(c) for c in columns)})"
 
 
 def _kept_values(engine: Engine, source: exp.Expression, drop: list[str], columns: list[q.CodedColumn],

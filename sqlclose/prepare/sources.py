@@ -25,8 +25,9 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import EngineOutOfMemory, InputError
+from sqlclose.errors import DataError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import Source
+from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 
 if TYPE_CHECKING:
@@ -328,6 +329,10 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
             raise InputError(f"cannot read {f}: its header differs from {files[0]}'s; the files of one source "
                              "must have the same columns")
         names = fields
+    unknown = [name for name in read.types if name not in names]
+    if unknown:  # DuckDB would ignore it: a typo would leave the column read as text
+        raise DataError(f"[source] types: {missing_column(unknown[0], names, str(read.path))}; correct the name "
+                        "or remove it from types")
     return dataclasses.replace(read, delimiter=delimiter, header=tuple(names))
 
 
