@@ -107,7 +107,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
 
         raise not_read_here(spec.source)
     given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
-    inputs = [*spec.files_read, *given, *([] if source else query_files(spec.source))]
+    # A hierarchy "file" that is a folder is refused when it is read, with its column: not here, as a
+    # folder an output would lie in.
+    read = [path for path in spec.files_read if not path.is_dir()]
+    inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     if html_path is not None:
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
