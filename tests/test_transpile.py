@@ -13,6 +13,7 @@ is snapshot-tested in ``tests/snapshots/{duckdb,spark}`` (a change detector:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
@@ -49,7 +50,8 @@ LOOKUPS = {
                          "label_1": ["30-31", "30-31", "45-46", "45-46", "47"]}),  # level 1 = code DIV 2
 }
 # Floats for the non-finite count: NaN, +inf and -inf are three; NULL and the finite values are not.
-FLOATS = pa.table({"x": [1.5, float("nan"), float("inf"), None, -float("inf"), -2.0, 1e308]})
+# The signed zeros: one -0.0, two 0.0.
+FLOATS = pa.table({"x": [1.5, float("nan"), float("inf"), None, -float("inf"), -2.0, 1e308, -0.0, 0.0, 0.0]})
 SUPPRESSED = pa.table({"q0": [1], "q1": [1]})  # class (z*, 45-46) at node (1, 1) is removed: 3 rows
 # A computed level (node, packed key, n) and a rollup plan over it: key = q0 · 4 + s0 (q0 on bits 2–3,
 # the sensitive part on bits 0–1: span 4, 3 values). key1 is a second key word (wide problems): here
@@ -148,6 +150,7 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "values_on_leaves": (lambda e: (q.values_on_leaves(VALUES, [QI]), []), True),
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
     "count_non_finite": (lambda e: (q.count_non_finite(q.table("t_floats"), "x"), []), False),
+    "signed_zeros": (lambda e: (q.signed_zeros(q.table("t_floats"), "x"), []), False),
     "base_histogram": (_base, False),
     "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
     "base_histogram_ungrouped": (_base_ungrouped, True),
@@ -511,6 +514,7 @@ def _released(suppressed: set[tuple[int, int]]) -> list[tuple]:
 def _expected_rows() -> dict[str, list[tuple]]:
     """Per case, its rows (sorted as ``_rows`` sorts unless the case fixes its order), by plain Python."""
     coded = [c for c in map(_coded, ROWS) if c is not None]
+    floats = [x for x in FLOATS.column("x").to_pylist() if x is not None]
     audit = _audit_classes([QUOTE, "age"])
     audit_rows = _counted([(audit[(r[QUOTE], r["age"])], r[QUOTE], r["age"], str(r[EVIL])) for r in ROWS])
     alone = _audit_classes([QUOTE])
@@ -524,6 +528,8 @@ def _expected_rows() -> dict[str, list[tuple]]:
         "null_counts": [(0, sum(r[EVIL] is None for r in ROWS), sum(r["age"] is None for r in ROWS), len(ROWS))],
         "distribution": _counted([(str(r[EVIL]),) for r in ROWS]),
         "not_null": [(sum(r[QUOTE] is not None and r[EVIL] is not None for r in ROWS),)],
+        "signed_zeros": [(sum(x == 0 and math.copysign(1, x) < 0 for x in floats),
+                          sum(x == 0 and math.copysign(1, x) > 0 for x in floats))],
         # HyperLogLog is exact on sets this small
         "estimated_combinations": [(len({(r[QUOTE], r[EVIL], r["age"]) for r in ROWS}),)],
         "audit_classes": audit_rows,

@@ -112,6 +112,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             require_ordered_type(name, schema.field(name).type, source_label)
             if pa.types.is_floating(schema.field(name).type):
                 _refuse_non_finite(engine, source, name, source_label)
+                _refuse_two_zeros(engine, source, name, source_label)
 
     qi_coded = [
         q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
@@ -246,7 +247,14 @@ def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source
                         "place in an ordered distance; clean them, or set nulls for them and nulls = \"drop\"")
 
 
-
+def _refuse_two_zeros(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
+    """-0.0 and 0.0 are one number, grouped as one value of the ordered domain, which keeps one of
+    their texts: the rows of the other would find no code and not be counted."""
+    zeros = engine.fetch(q.signed_zeros(source, name)).to_pylist()[0]
+    if zeros["negative"] and zeros["positive"]:
+        raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
+                        f"ordered distance needs one: normalize it (e.g. {name} + 0.0 in a [source] query turns -0.0 "
+                        "into 0.0) or choose another distance")
 
 
 

@@ -788,6 +788,22 @@ def count_non_finite(source: exp.Expression, column: str) -> exp.Expression:
     return _count_where(source, bad)
 
 
+def signed_zeros(source: exp.Expression, column: str) -> exp.Expression:
+    """Rows whose floating-point ``column`` is -0.0 (``negative``) and 0.0 (``positive``): one number
+    that reads as two texts. The text is cast only for zeros."""
+    value = col(column)
+    zero = exp.EQ(this=value.copy(), expression=exp.Literal.number(0))
+    minus = exp.Like(this=as_text(value.copy()), expression=exp.Literal.string("-%"))
+
+    def rows(where: exp.Expression) -> exp.Expression:
+        return exp.Coalesce(this=exp.Sum(this=exp.If(this=where, true=exp.Literal.number(1),
+                                                     false=exp.Literal.number(0))),
+                            expressions=[exp.Literal.number(0)])
+
+    return exp.select(rows(exp.and_(zero, minus)).as_("negative"),
+                      rows(exp.and_(zero.copy(), exp.Not(this=minus.copy()))).as_("positive")).from_(source.copy())
+
+
 def count_text_equal(source: exp.Expression, column: str, text: str, params: Params) -> exp.Expression:
     """Rows whose ``column``, as text, equals ``text`` (a bound parameter)."""
     return _count_where(source, exp.EQ(this=as_text(col(column)), expression=params.add(text)))
