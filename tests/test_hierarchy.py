@@ -496,6 +496,13 @@ def test_mask_char_must_be_one_character():
         mask_hierarchy(["47677"], mask_char="**")
 
 
+def test_a_mask_char_the_values_hold_is_refused():
+    """Masked by "2", 47627 becomes 47622 at its first level: a label that reads as a real code."""
+    with pytest.raises(HierarchyError, match="mask_char '2' occurs in 2 of the column's values"):
+        mask_hierarchy(["47627", "47602", "47677"], mask_char="2", name="mask rule for column 'zip'")
+    assert mask_hierarchy(["47627", "47602"], mask_char="X").rows[0][1] == "4762X"
+
+
 @pytest.mark.parametrize(("length", "steps", "char"), [(5, None, "*"), (5, [2, 4], "#"), (3, [1, 2, 3], "*"),
                                                    (6, [3], "x")])
 def test_a_masked_hierarchy_carries_the_labels_and_codes_validation_would_find(length, steps, char):

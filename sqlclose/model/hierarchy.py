@@ -373,6 +373,11 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
     """Mask codes from the right: 47677 → 4767* → 476** → … → *****."""
     if len(mask_char) != 1:
         raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
+    holding = sum(mask_char in v for v in values)
+    if holding:  # masked by "2", 47627 becomes 47622: a label that reads as a real code
+        raise HierarchyError(f"{name}: mask_char {mask_char!r} occurs in {holding} of the column's values, so a "
+                             "masked label could read as a real value; choose a character the values never hold "
+                             "(e.g. \"*\")")
     lengths = sorted({len(v) for v in values})
     if len(lengths) != 1:
         short = min(values, key=len)

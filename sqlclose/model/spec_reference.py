@@ -78,7 +78,7 @@ MEANINGS: dict[str, str] = {
     "HierarchySpec.bands": "Numeric bands, finite positive widths, each a multiple of the previous, then *.",
     "HierarchySpec.origin": "Where the bands start (a finite number).",
     "HierarchySpec.mask": "Mask codes from the right: true (one character per level) or the numbers of characters.",
-    "HierarchySpec.mask_char": "The masking character.",
+    "HierarchySpec.mask_char": "The masking character (refused if the column's values hold it).",
     "HierarchySpec.dates": "Dates: true (day → month → year → 5-year band → *) or the levels, e.g. "
                            "[\"month\", \"year\", \"5y\"].",
     "HierarchySpec.tree": "Nested tables with arrays of leaves.",
