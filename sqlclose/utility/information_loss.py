@@ -299,7 +299,10 @@ def _user_weights(tree: Tree, given: EdgeWeights) -> np.ndarray:
     missing = [(int(tree.level[v]), h.labels(int(tree.level[v]))[int(tree.label_index(v))])
                for v in np.flatnonzero(np.isnan(out))]
     if missing:
-        raise ValueError(f"{h.origin}: no weight for the edges from {missing[:5]}{' …' if len(missing) > 5 else ''}")
+        shown = ", ".join(f"{label!r} (level {level})" for level, label in missing[:5])
+        raise ValueError(f"{h.origin}: no weight for the edge up from {shown}{' …' if len(missing) > 5 else ''} "
+                         f"({len(missing)} edge(s) in all): give each edge a weight keyed by its child's label, or "
+                         f"one weight per level step (a list of {tree.levels - 1})")
     return _non_negative(out, h)
 
 
