@@ -17,10 +17,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import duckdb
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pytest
 from click.testing import CliRunner
+from oracle import hierarchical_emd, ordered_emd, read_hierarchy
 
 import sqlclose
 from sqlclose import DataError, InputError, SpecError
@@ -162,6 +165,40 @@ def test_table3_release_reports_what_check_finds(mix, tmp_path):
     assert_check_matches_release(report, checked)
     if mix == "suppressed":
         assert report["suppressed_rows"] > 0
+
+
+def test_table3_check_and_report_against_the_oracle(tmp_path):
+    """check() reads the file with the search's own criteria code; here the same figures come from
+    outside it: classes by a plain DuckDB GROUP BY of the written file, each class's EMD by the
+    oracle's formulas (tests/oracle.py, Li et al. section 5) against the input's distributions read
+    from the CSV by hand: salary ordered over the input's sorted distinct salaries, disease
+    hierarchical over disease.csv."""
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml")
+    out = tmp_path / "release.parquet"
+    with sqlclose.anonymize(TABLE3_CSV, spec) as release:
+        report = release.write_parquet(out)
+    checked = check(out, spec=spec, reference=TABLE3_CSV).to_dict()
+    rows = [line.split(",") for line in TABLE3_CSV.read_text().splitlines()[1:]]
+    salaries = sorted({int(r[2]) for r in rows})
+    diseases = sorted({r[3] for r in rows})
+    classes = duckdb.sql(f"SELECT zip, age, LIST(salary) AS s, LIST(disease) AS d FROM read_parquet('{out}') "
+                         "GROUP BY zip, age").fetchall()
+
+    def shares(values: list, domain: list) -> np.ndarray:
+        return np.array([values.count(v) / len(values) for v in domain])
+
+    salary = ordered_emd(np.array([shares([int(v) for v in s], salaries) for _, _, s, _ in classes]),
+                         shares([int(r[2]) for r in rows], salaries))
+    disease = hierarchical_emd(np.array([shares(list(d), diseases) for _, _, _, d in classes]),
+                               shares([r[3] for r in rows], diseases), diseases,
+                               read_hierarchy(TABLE3 / "disease.csv"))
+    sizes = [len(s) for _, _, s, _ in classes]
+    assert report["classes"] == checked["classes"] == len(classes)
+    assert report["privacy"]["min_class_size"] == checked["k"]["reached"] == min(sizes)
+    for name, oracle in (("salary", salary), ("disease", disease)):
+        claimed = report["privacy"]["sensitive"][name]
+        assert close(claimed["max_emd"], oracle.max()), (name, claimed["max_emd"], oracle.max())
+        assert close(checked["sensitive"][name]["distances"][claimed["distance"]]["reached"], oracle.max())
 
 
 def test_release_with_a_sensitive_value_fully_suppressed(tmp_path):
