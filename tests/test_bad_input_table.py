@@ -395,19 +395,19 @@ MESSAGES = {
     ),
     "unknown-key": (
         "sqlclose: error: spec.toml: invalid spec (2 problems):\n"
-        "  - privacy.k: Field required\n"
-        "  - privacy.kk: Extra inputs are not permitted (got 3)"
+        "  - privacy.k: missing: this key is required\n"
+        "  - privacy.kk: unknown key; did you mean 'k'?"
     ),
     "unknown-key-typo": (
         "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source.delimeter: Extra inputs are not permitted (got ',')"
+        "  - source.delimeter: unknown key; did you mean 'delimiter'?"
     ),
     "spec-missing": (
         "sqlclose: error: spec file nope.toml does not exist"
     ),
     "spec-empty": (
         "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers: Field required"
+        "  - quasi_identifiers: missing: this key is required"
     ),
     "no-privacy": (
         "sqlclose: error: spec.toml: invalid spec (1 problem):\n"

@@ -7,6 +7,7 @@ into one ``SpecError`` that names the file and the key path of every problem.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import logging
@@ -738,12 +739,52 @@ def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:
 def format_validation_error(error: ValidationError, where: str) -> str:
     lines = [f"{where}: invalid spec ({error.error_count()} problem{'s' if error.error_count() > 1 else ''}):"]
     for item in error.errors():
-        loc = ".".join(str(p) for p in item["loc"] if not str(p).startswith("function-"))
-        msg = item["msg"].removeprefix("Value error, ")
+        parts = tuple(str(p) for p in item["loc"] if not str(p).startswith("function-"))
         shown = item.get("input")
-        got = f" (got {shown!r})" if item["type"] not in ("missing",) and not isinstance(shown, dict) else ""
-        lines.append(f"  - {loc or '(top level)'}: {msg}{got}")
+        if item["type"] == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
+            msg, got = _unknown_key(parts), ""
+        elif item["type"] == "missing":  # pydantic: "Field required"
+            msg, got = "missing: this key is required", ""
+        else:
+            msg = item["msg"].removeprefix("Value error, ")
+            got = f" (got {shown!r})" if not isinstance(shown, dict) else ""
+        lines.append(f"  - {'.'.join(parts) or '(top level)'}: {msg}{got}")
     return "\n".join(lines)
+
+
+def _unknown_key(loc: tuple[str, ...]) -> str:
+    """What to say of a key no model has: the close keys of its table, else the keys it has."""
+    keys = _keys_at(loc[:-1])
+    close = difflib.get_close_matches(loc[-1], keys, n=2) if loc else []
+    if close:
+        return f"unknown key; did you mean {' or '.join(repr(k) for k in close)}?"
+    return f"unknown key (this table's keys: {', '.join(keys)})" if keys else "unknown key"
+
+
+def _keys_at(loc: tuple[str, ...]) -> list[str]:
+    """The keys the spec's table at ``loc`` takes (a column's name under quasi_identifiers or
+    sensitive is not a key: the table below it is that column's)."""
+    model: type[BaseModel] = Spec
+    for part in loc:
+        field = model.model_fields.get(part)
+        if field is None:
+            continue
+        found = _model_in(field.annotation)
+        if found is None:
+            return []
+        model = found
+    return [name for name in model.model_fields if not name.startswith("_")]
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The spec model a field holds, itself or inside an Optional, a union or a dict's values."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
 
 
 def expand_env(text: str) -> str:
