@@ -406,8 +406,8 @@ MESSAGES = {
         "sqlclose: error: spec file nope.toml does not exist"
     ),
     "spec-empty": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers: missing: this key is required"
+        "sqlclose: error: spec file spec.toml is empty (or holds only comments): name the quasi-identifiers and"
+        " the requirements, as in datasets/table3/table3.toml"
     ),
     "no-privacy": (
         "sqlclose: error: spec.toml: invalid spec (1 problem):\n"

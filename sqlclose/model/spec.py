@@ -718,6 +718,9 @@ def load_spec(path: str | Path) -> Spec:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
+    if not data:
+        raise SpecError(f"spec file {path} is empty (or holds only comments): name the quasi-identifiers and the "
+                        "requirements, as in datasets/table3/table3.toml")
     base = path.resolve().parent  # absolute: the same spec hashes the same from any working directory
     try:
         _resolve_paths(data, base, str(path))
