@@ -399,8 +399,8 @@ MESSAGES = {
         "  - privacy.kk: unknown key; did you mean 'k'?"
     ),
     "unknown-key-typo": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source.delimeter: unknown key; did you mean 'delimiter'?"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "source.delimeter: unknown key; did you mean 'delimiter'?"
     ),
     "spec-missing": (
         "sqlclose: error: spec file nope.toml does not exist"
@@ -410,57 +410,57 @@ MESSAGES = {
         " the requirements, as in datasets/table3/table3.toml"
     ),
     "no-privacy": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - (top level): no privacy requirement: add [privacy] with k = … (e.g. k = 5), and"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "(top level): no privacy requirement: add [privacy] with k = … (e.g. k = 5), and"
         " t-closeness or l-diversity under [sensitive.<column>]; a spec that states no requirement"
         " releases nothing"
     ),
     "k-zero": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - privacy.k: Input should be greater than or equal to 1 (got 0)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "privacy.k: Input should be greater than or equal to 1 (got 0)"
     ),
     "k-fraction": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - privacy.k: Input should be a valid integer, got a number with a fractional part (got 2.5)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "privacy.k: Input should be a valid integer, got a number with a fractional part (got 2.5)"
     ),
     "k-above-rows": (
         "sqlclose: error: k = 10 is larger than the table (9 rows): no generalization can make classes"
         " that big; lower k"
     ),
     "t-above-1": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - sensitive.disease.t: t must be in [0, 1] for the hierarchical distance (KL alone is"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "sensitive.disease.t: t must be in [0, 1] for the hierarchical distance (KL alone is"
         " unbounded) (got 1.5)"
     ),
     "t-negative": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - sensitive.salary.t: Input should be greater than or equal to 0 (got -0.1)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "sensitive.salary.t: Input should be greater than or equal to 0 (got -0.1)"
     ),
     "suppression-1": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - privacy.suppression: Input should be less than 1 (got 1.0)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "privacy.suppression: Input should be less than 1 (got 1.0)"
     ),
     "suppression-negative": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - privacy.suppression: Input should be greater than or equal to 0 (got -0.05)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "privacy.suppression: Input should be greater than or equal to 0 (got -0.05)"
     ),
     "two-roles": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - (top level): column 'age' is declared both quasi-identifier and sensitive; give it one role"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "(top level): column 'age' is declared both quasi-identifier and sensitive; give it one role"
     ),
     "identifier-and-qi": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - (top level): column 'zip' is declared both quasi-identifier and identifier; give it one"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "(top level): column 'zip' is declared both quasi-identifier and identifier; give it one"
         " role"
     ),
     "unknown-distance": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - sensitive.salary.distance: Input should be 'ordered', 'equal', 'hierarchical',"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "sensitive.salary.distance: Input should be 'ordered', 'equal', 'hierarchical',"
         " 'variational' or 'kl' (got 'manhattan')"
     ),
     "hierarchical-no-hierarchy": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - sensitive.disease: distance = \"hierarchical\" needs a hierarchy (e.g. hierarchy ="
+        "sqlclose: error: spec.toml: invalid spec: "
+        "sensitive.disease: distance = \"hierarchical\" needs a hierarchy (e.g. hierarchy ="
         " \"disease.csv\")"
     ),
     "env-unset": (
@@ -475,8 +475,8 @@ MESSAGES = {
         "sqlclose: error: source <tmp>/table3.csv does not exist"
     ),
     "source-unknown-format": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source: cannot tell the format of <tmp>/table3.dat; set format = \"parquet\", \"csv\" or"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "source: cannot tell the format of <tmp>/table3.dat; set format = \"parquet\", \"csv\" or"
         " \"duckdb\""
     ),
     "parquet-garbage": (
@@ -594,17 +594,17 @@ MESSAGES = {
         " writing the release there would destroy it: choose another path"
     ),
     "output-wrong-extension": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - output: format = 'parquet' does not fit the path 'release.csv': name it with '.parquet' or '.pq'"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "output: format = 'parquet' does not fit the path 'release.csv': name it with '.parquet' or '.pq'"
     ),
     "output-unknown-suffix": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - output: cannot tell the output format of 'release.txt': name it .parquet, .csv or .duckdb, give no"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "output: cannot tell the output format of 'release.txt': name it .parquet, .csv or .duckdb, give no"
         " suffix for a Parquet folder, or set format = \"…\""
     ),
     "output-duckdb-no-table": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - output: a DuckDB database output needs table = \"name\""
+        "sqlclose: error: spec.toml: invalid spec: "
+        "output: a DuckDB database output needs table = \"name\""
     ),
     "output-table-exists": (
         "sqlclose: error: table 'people' already exists in <tmp>/out/releases.duckdb; pass overwrite (--overwrite)"
@@ -619,13 +619,13 @@ MESSAGES = {
         " is a file"
     ),
     "query-not-select": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source.query: the query must be a SELECT (read-only), not DELETE; nothing was run (got 'DELETE FROM"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "source.query: the query must be a SELECT (read-only), not DELETE; nothing was run (got 'DELETE FROM"
         " people')"
     ),
     "query-two-statements": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source.query: the query must be one SELECT statement, not 2 statements (got \"SELECT * FROM"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "source.query: the query must be one SELECT statement, not 2 statements (got \"SELECT * FROM"
         " 'table3.csv'; DROP TABLE x\")"
     ),
     "query-fails": (
@@ -652,43 +652,43 @@ MESSAGES = {
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"
     ),
     "bands-nan": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers.age.bands: band widths must be finite positive numbers, each a multiple "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "quasi_identifiers.age.bands: band widths must be finite positive numbers, each a multiple "
         "of the previous (e.g. bands = [5, 10, 20]) (got [nan])"
     ),
     "bands-inf": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers.age.bands: band widths must be finite positive numbers, each a multiple "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "quasi_identifiers.age.bands: band widths must be finite positive numbers, each a multiple "
         "of the previous (e.g. bands = [5, 10, 20]) (got [inf])"
     ),
     "origin-nan": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers.age.origin: origin must be a finite number: where the first band starts "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "quasi_identifiers.age.origin: origin must be a finite number: where the first band starts "
         "(e.g. origin = 0) (got nan)"
     ),
     "origin-inf": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers.age.origin: origin must be a finite number: where the first band starts "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "quasi_identifiers.age.origin: origin must be a finite number: where the first band starts "
         "(e.g. origin = 0) (got inf)"
     ),
     "hierarchy-delimiter-empty": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers.age.delimiter: the delimiter must be one character, such as \";\" or \",\"; "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "quasi_identifiers.age.delimiter: the delimiter must be one character, such as \";\" or \",\"; "
         "a tab is written \"\\t\" in a TOML basic string (double quotes) (got '')"
     ),
     "hierarchy-delimiter-two": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - quasi_identifiers.age.delimiter: the delimiter must be one character, such as \";\" or \",\"; "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "quasi_identifiers.age.delimiter: the delimiter must be one character, such as \";\" or \",\"; "
         "a tab is written \"\\t\" in a TOML basic string (double quotes) (got ';;')"
     ),
     "csv-delimiter-two": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source.delimiter: the delimiter must be one character, such as \";\" or \",\"; a tab is "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "source.delimiter: the delimiter must be one character, such as \";\" or \",\"; a tab is "
         "written \"\\t\" in a TOML basic string (double quotes) (got ',,')"
     ),
     "csv-delimiter-backslash-t": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - source.delimiter: the delimiter must be one character, such as \";\" or \",\"; a tab is "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "source.delimiter: the delimiter must be one character, such as \";\" or \",\"; a tab is "
         "written \"\\t\" in a TOML basic string (double quotes) (got '\\\\t')"
     ),
     "hierarchy-file-empty-path": (
@@ -709,16 +709,16 @@ MESSAGES = {
         "(line 7, byte 78); re-save it as UTF-8"
     ),
     "k-boolean": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - privacy.k: give a number, not true or false (got True)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "privacy.k: give a number, not true or false (got True)"
     ),
     "t-boolean": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - sensitive.salary.t: give a number, not true or false (got True)"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "sensitive.salary.t: give a number, not true or false (got True)"
     ),
     "suppression-text": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - privacy.suppression: give a number, not text: write it without quotes (got '0.1')"
+        "sqlclose: error: spec.toml: invalid spec: "
+        "privacy.suppression: give a number, not text: write it without quotes (got '0.1')"
     ),
     "types-unknown-column": (
         "sqlclose: error: [source] types: column 'salry' is not in <tmp>/table3.csv; did you mean "
@@ -726,19 +726,19 @@ MESSAGES = {
         "types"
     ),
     "vacuous-distinct-l-p": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - (top level): the requirements as given protect nothing: k = 1, and every table satisfies "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "(top level): the requirements as given protect nothing: k = 1, and every table satisfies "
         "sensitive.salary.distinct_l = 1, sensitive.disease.p = 1; raise k (e.g. k = 5), or raise "
         "distinct_l to 2 or more or raise p to 2 or more"
     ),
     "vacuous-t": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - (top level): the requirements as given protect nothing: k = 1, and every table satisfies "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "(top level): the requirements as given protect nothing: k = 1, and every table satisfies "
         "sensitive.salary.t = 1, sensitive.disease.t = 1; raise k (e.g. k = 5), or lower t below 1"
     ),
     "vacuous-entropy-recursive": (
-        "sqlclose: error: spec.toml: invalid spec (1 problem):\n"
-        "  - (top level): the requirements as given protect nothing: k = 1, and every table satisfies "
+        "sqlclose: error: spec.toml: invalid spec: "
+        "(top level): the requirements as given protect nothing: k = 1, and every table satisfies "
         "sensitive.salary.entropy_l = 1, sensitive.disease.recursive = { c = 1000, l = 1 }; raise k "
         "(e.g. k = 5), or raise entropy_l above 1 or raise recursive's l to 2 or more (or lower c to 1 "
         "or less)"

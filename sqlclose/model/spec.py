@@ -740,19 +740,26 @@ def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:
 
 
 def format_validation_error(error: ValidationError, where: str) -> str:
-    lines = [f"{where}: invalid spec ({error.error_count()} problem{'s' if error.error_count() > 1 else ''}):"]
-    for item in error.errors():
-        parts = tuple(str(p) for p in item["loc"] if not str(p).startswith("function-"))
-        shown = item.get("input")
-        if item["type"] == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
-            msg, got = _unknown_key(parts), ""
-        elif item["type"] == "missing":  # pydantic: "Field required"
-            msg, got = "missing: this key is required", ""
-        else:
-            msg = item["msg"].removeprefix("Value error, ")
-            got = f" (got {shown!r})" if not isinstance(shown, dict) else ""
-        lines.append(f"  - {'.'.join(parts) or '(top level)'}: {msg}{got}")
-    return "\n".join(lines)
+    """One problem on the message's one line (a job log searched for ``error:`` shows it); several
+    listed below a line that counts them."""
+    problems = [_problem(item) for item in error.errors()]
+    if len(problems) == 1:
+        return f"{where}: invalid spec: {problems[0]}"
+    return "\n".join([f"{where}: invalid spec ({len(problems)} problems):", *(f"  - {p}" for p in problems)])
+
+
+def _problem(item: Any) -> str:
+    """One validation error as ``key.path: what is wrong (got …)``."""
+    parts = tuple(str(p) for p in item["loc"] if not str(p).startswith("function-"))
+    shown = item.get("input")
+    if item["type"] == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
+        msg, got = _unknown_key(parts), ""
+    elif item["type"] == "missing":  # pydantic: "Field required"
+        msg, got = "missing: this key is required", ""
+    else:
+        msg = item["msg"].removeprefix("Value error, ")
+        got = f" (got {shown!r})" if not isinstance(shown, dict) else ""
+    return f"{'.'.join(parts) or '(top level)'}: {msg}{got}"
 
 
 def _unknown_key(loc: tuple[str, ...]) -> str:
