@@ -111,8 +111,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         if s.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, source_label)
             if pa.types.is_floating(schema.field(name).type):
-                _refuse_non_finite(engine, source, name, source_label)
-                _refuse_two_zeros(engine, source, name, source_label)
+                _refuse_odd_floats(engine, source, name, source_label)
 
     qi_coded = [
         q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
@@ -239,23 +238,19 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
 
 
 
-def _refuse_non_finite(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
-    """NaN and ±inf have no place in an ordered domain (they would sort to its top)."""
-    count = engine.fetch(q.count_non_finite(source, name))[0][0].as_py()
-    if count:
-        raise DataError(f"column {name!r} in {source_label} has {count} NaN or infinite value(s), which have no "
-                        "place in an ordered distance; clean them, or set nulls for them and nulls = \"drop\"")
-
-
-def _refuse_two_zeros(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
-    """-0.0 and 0.0 are one number, grouped as one value of the ordered domain, which keeps one of
-    their texts: the rows of the other would find no code and not be counted."""
-    zeros = engine.fetch(q.signed_zeros(source, name)).to_pylist()[0]
-    if zeros["negative"] and zeros["positive"]:
+def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
+    """An ordered domain holds neither NaN nor ±inf (they would sort to its top), nor -0.0 beside
+    0.0: one number, grouped as one value that keeps one of their texts, so the rows of the other
+    would find no code and not be counted. Both asked in one pass over the column."""
+    found = engine.fetch(q.float_checks(source, name)).to_pylist()[0]
+    if found["non_finite"]:
+        raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
+                        "which have no place in an ordered distance; clean them, or set nulls for them and "
+                        "nulls = \"drop\"")
+    if found["negative"] and found["positive"]:
         raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
                         f"ordered distance needs one: normalize it (e.g. {name} + 0.0 in a [source] query turns -0.0 "
                         "into 0.0) or choose another distance")
-
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:

@@ -779,29 +779,41 @@ def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Express
 
 
 def count_non_finite(source: exp.Expression, column: str) -> exp.Expression:
-    """Rows whose floating-point ``column`` is NaN or ±infinity. Infinity as ABS = 'Infinity':
-    Spark has no ISINF."""
-    value = col(column)
-    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
-    bad = exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
-                  exp.EQ(this=exp.Abs(this=value.copy()), expression=infinity))
-    return _count_where(source, bad)
+    """Rows whose floating-point ``column`` is NaN or ±infinity."""
+    return _count_where(source, _non_finite(col(column)))
 
 
 def signed_zeros(source: exp.Expression, column: str) -> exp.Expression:
     """Rows whose floating-point ``column`` is -0.0 (``negative``) and 0.0 (``positive``): one number
-    that reads as two texts. The text is cast only for zeros."""
+    that reads as two texts."""
+    return exp.select(*_zero_counts(col(column))).from_(source.copy())
+
+
+def float_checks(source: exp.Expression, column: str) -> exp.Expression:
+    """``count_non_finite`` (as ``non_finite``) and ``signed_zeros`` in one pass over the source."""
     value = col(column)
+    return exp.select(_rows_where(_non_finite(value)).as_("non_finite"), *_zero_counts(value)).from_(source.copy())
+
+
+def _non_finite(value: exp.Expression) -> exp.Expression:
+    """NaN or ±infinity; infinity as ABS = 'Infinity': Spark has no ISINF."""
+    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
+    return exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
+                   exp.EQ(this=exp.Abs(this=value.copy()), expression=infinity))
+
+
+def _zero_counts(value: exp.Expression) -> list[exp.Expression]:
+    """Rows of -0.0 (``negative``) and of 0.0 (``positive``); the text is cast only for zeros."""
     zero = exp.EQ(this=value.copy(), expression=exp.Literal.number(0))
     minus = exp.Like(this=as_text(value.copy()), expression=exp.Literal.string("-%"))
+    return [_rows_where(exp.and_(zero, minus)).as_("negative"),
+            _rows_where(exp.and_(zero.copy(), exp.Not(this=minus.copy()))).as_("positive")]
 
-    def rows(where: exp.Expression) -> exp.Expression:
-        return exp.Coalesce(this=exp.Sum(this=exp.If(this=where, true=exp.Literal.number(1),
-                                                     false=exp.Literal.number(0))),
-                            expressions=[exp.Literal.number(0)])
 
-    return exp.select(rows(exp.and_(zero, minus)).as_("negative"),
-                      rows(exp.and_(zero.copy(), exp.Not(this=minus.copy()))).as_("positive")).from_(source.copy())
+def _rows_where(where: exp.Expression) -> exp.Expression:
+    return exp.Coalesce(this=exp.Sum(this=exp.If(this=where, true=exp.Literal.number(1),
+                                                 false=exp.Literal.number(0))),
+                        expressions=[exp.Literal.number(0)])
 
 
 def count_text_equal(source: exp.Expression, column: str, text: str, params: Params) -> exp.Expression:
