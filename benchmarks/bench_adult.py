@@ -27,7 +27,7 @@ from pathlib import Path
 
 import sqlclose
 from sqlclose.privacy.criteria import criteria_for
-from sqlclose.search import incognito
+from sqlclose.search.incognito import incognito
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "datasets" / "adult" / "adult.toml"

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import sqlclose
 from sqlclose.privacy.criteria import criteria_for
-from sqlclose.search import incognito
+from sqlclose.search.incognito import incognito
 
 SPEC = Path(__file__).resolve().parent.parent / "datasets" / "adult" / "adult.toml"
 MODELS = {

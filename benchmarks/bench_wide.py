@@ -20,13 +20,13 @@ from pathlib import Path
 
 
 def run(spec: Path, mode: str, budget: int) -> None:
-    from sqlclose.api import _open_for, as_spec, prepare
+    from sqlclose.api import as_spec, open_for, prepare
     from sqlclose.privacy.criteria import criteria_for
     from sqlclose.search import memory_runner, node_runner, runners
 
     search = importlib.import_module("sqlclose.search.incognito")
     loaded = as_spec(spec)
-    opened = _open_for(None, loaded, None)
+    opened = open_for(None, loaded)
     problem = prepare(opened.engine, opened.relation, loaded, opened.label)
     memory_runner.MEMORY_BASE_ROWS = 0  # the SQL path, as for inputs too big for the in-memory rollups
     made = []
@@ -35,7 +35,11 @@ def run(spec: Path, mode: str, budget: int) -> None:
         made.append(node_runner.NodeRunner(p) if mode == "node" else runners.runner_for(p))
         return made[-1]
 
-    search.runner_for = runner
+    def second(below):  # the walk from above: a runner of the same kind
+        made.append(runners.second_runner(below))
+        return made[-1]
+
+    search.runner_for, search.second_runner = runner, second
 
     def stop(*_):
         raise KeyboardInterrupt
@@ -49,9 +53,9 @@ def run(spec: Path, mode: str, budget: int) -> None:
     except KeyboardInterrupt:
         state = "stopped"
     seconds = time.perf_counter() - started
-    r = made[0]
-    print(f"{mode}: {type(r).__name__} {state} after {seconds:.0f} s, {r.nodes_computed} nodes evaluated, "
-          f"{r.queries} queries, {r.nodes_computed / seconds:.1f} nodes/s", flush=True)
+    nodes, queries = sum(r.nodes_computed for r in made), sum(r.queries for r in made)
+    print(f"{mode}: {type(made[0]).__name__} {state} after {seconds:.0f} s, {nodes} nodes evaluated "
+          f"(both walks), {queries} queries, {nodes / seconds:.1f} nodes/s", flush=True)
 
 
 def main() -> None:

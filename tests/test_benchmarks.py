@@ -1,0 +1,106 @@
+"""The benchmark scripts keep running as the code moves under them.
+
+They are not timed here (figures go to docs/performance.md); this only catches a script broken by a
+rename or a changed signature, as ``bench_adult.py`` once was (``sqlclose.search`` stopped exporting
+``incognito``) and nobody could measure Adult until it was found by hand."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+SCRIPTS = sorted(BENCHMARKS.rglob("*.py"))
+
+
+def _sqlclose_imports(script: Path) -> list[tuple[str, str | None]]:
+    """(module, name) for every ``from sqlclose… import name`` and ``import sqlclose…``, nested ones too."""
+    found: list[tuple[str, str | None]] = []
+    for node in ast.walk(ast.parse(script.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "sqlclose":
+            found += [(node.module, alias.name) for alias in node.names]
+        elif isinstance(node, ast.Import):
+            found += [(alias.name, None) for alias in node.names if alias.name.split(".")[0] == "sqlclose"]
+    return found
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: str(p.relative_to(BENCHMARKS)))
+def test_every_sqlclose_name_a_benchmark_imports_exists(script):
+    missing = []
+    for module_name, name in _sqlclose_imports(script):
+        module = importlib.import_module(module_name)
+        if name is None or hasattr(module, name):
+            continue
+        try:  # a submodule not yet imported
+            importlib.import_module(f"{module_name}.{name}")
+        except ModuleNotFoundError:
+            missing.append(f"{module_name}.{name}")
+    assert not missing, f"{script.name} imports names sqlclose no longer has: {missing}"
+
+
+@pytest.fixture(scope="module")
+def small_table(tmp_path_factory) -> Path:
+    """A 3,000-row table as make_table.py writes it (its spec, hierarchies and Parquet file)."""
+    folder = tmp_path_factory.mktemp("bench") / "t3k"
+    _run("make_table.py", "--rows", "3000", "--out", str(folder), cwd=folder.parent)
+    return folder
+
+
+def _run(script: str, *args: str, cwd: Path) -> str:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert done.returncode == 0, f"{script} {' '.join(args)} failed:\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+# Each with its smallest settings; the Spark ones (bench_engines, bench_class_numbers) are left to the
+# import check above: a Spark session alone costs more than all of these.
+ON_THE_SMALL_TABLE = [
+    ("bench_base_grouping.py", ["{table}/table.parquet", "--repeats", "1"]),
+    ("bench_group_cost.py", ["{table}/table.parquet", "--runs", "1"]),
+    ("bench_release_write.py", ["{table}/table.toml", "--repeats", "1"]),
+    ("probe_cap_inference.py", ["{table}/table.toml"]),
+    ("probe_walk_work.py", ["{table}/table.toml"]),
+    ("probe_part_memory.py", ["anonymize", "{table}/table.toml", "-q", "--output", "{table}/probe.parquet",
+                              "--overwrite"]),
+    ("bench_scale.py", ["--sizes", "3000", "--data", "{table}/scale", "--runs", "1"]),
+    ("bench_check.py", ["--sizes", "3000", "--data", "{table}/check", "--runs", "1"]),
+]
+ON_ADULT = [
+    ("bench_adult.py", ["--repeats", "1"]),
+    ("bench_models.py", ["--repeats", "1"]),
+    ("bench_gaa.py", ["--k", "5", "--strategies", "S1", "--sensitive", "occupation", "--scope", "class"]),
+    ("bench_gaa_release.py", ["--k", "5", "--strategies", "S1"]),
+    ("similarity_experiment.py", ["--no-verify"]),
+]
+
+
+@pytest.mark.parametrize(("script", "args"), ON_THE_SMALL_TABLE, ids=[s for s, _ in ON_THE_SMALL_TABLE])
+def test_a_benchmark_runs_on_a_small_generated_table(script, args, small_table):
+    out = _run(script, *(a.format(table=small_table) for a in args), cwd=small_table)
+    assert "|---" in out or out.lstrip().startswith("{"), f"{script} printed no table:\n{out[-2000:]}"
+
+
+@pytest.mark.parametrize(("script", "args"), ON_ADULT, ids=[s for s, _ in ON_ADULT])
+def test_a_benchmark_runs_on_adult(script, args, adult_dir, tmp_path):
+    os.environ.setdefault("SQLCLOSE_ADULT_DIR", str(adult_dir))
+    out = _run(script, *args, cwd=tmp_path)
+    assert "|---" in out, f"{script} printed no table:\n{out[-2000:]}"
+
+
+def test_bench_wide_counts_both_walks(small_table):
+    """Both walks evaluate nodes since the search decides the lattice from both ends; counting the
+    walk from below alone printed 0 nodes for a finished search. The two runners run one search: the
+    same nodes, in 15-QI keys over several words or one query each."""
+    out = _run("bench_wide.py", str(small_table / "table_15.toml"), "--budget", "60", cwd=small_table)
+    lines = out.strip().splitlines()
+    assert [line.split(":")[0] for line in lines] == ["batch", "node"], out
+    assert all("finished" in line for line in lines), out
+    nodes = {line.split(", ")[1].split(" nodes")[0] for line in lines}
+    assert len(nodes) == 1 and nodes != {"0"}, out
