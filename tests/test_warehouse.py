@@ -13,6 +13,9 @@ review the diff), hostile column names included.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -482,3 +485,39 @@ def test_a_dry_run_searches_and_writes_nothing(tmp_path, table3_histogram):
     assert json.loads(result.stdout) == {"histogram": str(good), "rows": 9, "node": {"zip": 1, "age": 2},
                                          "dry_run": True}  # the paper's Table 5
     assert not (tmp_path / "release.sql").exists() and not (tmp_path / "release.sql.report.json").exists()
+
+
+KILLED_WRITE_SQL = """
+import os, signal, sys
+import sqlclose
+from sqlclose.release import files
+out, stage, histogram, spec = sys.argv[1:5]
+real = files._place
+def place(tmp, target):
+    if target.name == stage:  # killed just before this file is placed
+        os.kill(os.getpid(), signal.SIGKILL)
+    real(tmp, target)
+files._place = place
+with sqlclose.anonymize_histogram(histogram, spec, dialect="duckdb") as release:
+    release.write_sql(out, overwrite=True)
+"""
+
+
+@pytest.mark.parametrize("stage", ["release.verify.sql", "release.sql", "release.sql.report.json"])
+def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, hostile, stage):
+    """The verification file is one of the release's files: a run killed while placing them (old
+    ones set aside) leaves the three old files to the next run's recovery, not a hidden one of them."""
+    folder, spec = hostile
+    out, verify, report = (tmp_path / name for name in ("release.sql", "release.verify.sql", "release.sql.report.json"))
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        release.write_sql(out)
+    before = {p.name: p.read_bytes() for p in (out, verify, report)}
+    script = tmp_path / "kill.py"
+    script.write_text(KILLED_WRITE_SQL)
+    killed = subprocess.run([sys.executable, str(script), str(out), stage, str(folder / "histogram.parquet"),
+                             str(spec)], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert any(p.name.startswith(".") for p in tmp_path.iterdir()), "the killed run should have left its files"
+    files.recover(out, report, (verify,))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kill.py", *sorted(before)]
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before

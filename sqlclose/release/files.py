@@ -5,7 +5,9 @@ A release is a pair — the data (a file, or a Parquet folder) and the report th
 is placed by a ``Transaction``: both are written to hidden temporary names beside their targets
 and verified; then a journal records the move, an existing pair (``overwrite``) is set aside,
 the data and then the report are linked into place, and the old pair and the journal go. The
-report is the commit mark: a data file without its report is never a finished release.
+report is the commit mark: a data file without its report is never a finished release. A pair may
+bring companions (the warehouse's ``release.verify.sql``): placed before the data under the same
+journal, and rolled back with the pair.
 
 Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no chance to clean — the
 next run writing the same output finds the dead run's hidden files (their names carry its
@@ -146,18 +148,25 @@ class Transaction:
     """Writes to ``data`` and ``report`` (temporary paths), then ``commit`` places both. ``data``
     may be written as a file or as a folder (a Parquet folder release): both are placed alike."""
 
-    def __init__(self, path: Path, report: Path, overwrite: bool) -> None:
+    def __init__(self, path: Path, report: Path, overwrite: bool, companions: tuple[Path, ...] = ()) -> None:
+        """``companions``: files placed with the pair (write each at ``companion(target)``)."""
         self.path, self.report_path, self.overwrite = path, report, overwrite
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
-        recover(path, report)
+        recover(path, report, companions)
         token = f"{os.getpid()}-{secrets.token_hex(6)}"
         self.data = _hidden(path, token, "tmp")
         self.report = _hidden(report, token, "tmp")
+        self._companions = {target: _hidden(target, token, "tmp") for target in companions}
         self._journal = _hidden(path, token, "journal")
         self._old = (_hidden(path, token, "old"), _hidden(report, token, "old"))
+        self._old_companions = {target: _hidden(target, token, "old") for target in companions}
         self._placed: list[Path] = []
         self._set_aside: list[tuple[Path, Path]] = []  # (old file's hidden name, its place)
+
+    def companion(self, target: Path) -> Path:
+        """The temporary path to write the companion ``target`` at."""
+        return self._companions[target]
 
     def __enter__(self) -> Transaction:
         return self
@@ -166,18 +175,24 @@ class Transaction:
                  tb: TracebackType | None) -> None:
         if kind is not None:
             self._undo()
-        for leftover in (self.data, self.report, self._journal):
+        for leftover in (self.data, self.report, self._journal, *self._companions.values()):
             remove(leftover)
 
     def commit(self) -> None:
-        """Place the pair: journal, old pair aside, data, report, then drop the old pair."""
-        _write_journal(self._journal, self.path, self.report_path, sha256(self.data), self._old)
+        """Place the pair: journal, old files aside, companions, data, report, then drop the old files."""
+        companions = {str(target): [str(self._old_companions[target]), sha256(tmp)]
+                      for target, tmp in self._companions.items()}
+        _write_journal(self._journal, self.path, self.report_path, sha256(self.data), self._old, companions)
         if self.overwrite:
-            for old, target in zip(self._old, (self.path, self.report_path)):
+            olds = [*zip(self._old, (self.path, self.report_path)),
+                    *((old, target) for target, old in self._old_companions.items())]
+            for old, target in olds:
                 if target.exists():
                     self._set_aside.append((old, target))
                     os.replace(target, old)
-        for tmp, target in ((self.data, self.path), (self.report, self.report_path)):
+        placing = [*((tmp, target) for target, tmp in self._companions.items()),
+                   (self.data, self.path), (self.report, self.report_path)]
+        for tmp, target in placing:
             _place(tmp, target)
             self._placed.append(target)
         for old, _ in self._set_aside:
@@ -242,16 +257,19 @@ def remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tuple[Path, Path]) -> None:
-    doc = {"data": str(path), "report": str(report), "sha256": digest, "old": [str(p) for p in old]}
+def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tuple[Path, Path],
+                   companions: dict[str, list[str]]) -> None:
+    doc = {"data": str(path), "report": str(report), "sha256": digest, "old": [str(p) for p in old],
+           "companions": companions}  # target: [its old file's hidden name, the new one's sha256]
     journal.write_text(json.dumps(doc), encoding="utf-8")
     fsync(journal)
 
 
-def recover(path: Path, report: Path) -> None:
+def recover(path: Path, report: Path, companions: tuple[Path, ...] = ()) -> None:
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
     remove its temporaries. Runs that are still alive are left alone."""
-    dead = [m for m in _hidden_files(path) + _hidden_files(report) if not alive(int(m[1]["pid"]))]
+    hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
+    dead = [m for m in hidden if not alive(int(m[1]["pid"]))]
     journals = [f for f, m in dead if m["kind"] == "journal"]
     for journal in journals:
         _settle(journal)
@@ -273,7 +291,12 @@ def _settle(journal: Path) -> None:
         remove(data)
     if report.exists() and _vouches(report, doc["sha256"]):
         report.unlink()
-    for old, target in ((old_data, data), (old_report, report)):
+    olds = [(old_data, data), (old_report, report)]
+    for target, (old, digest) in doc.get("companions", {}).items():
+        if Path(target).exists() and sha256(Path(target)) == digest:
+            Path(target).unlink()
+        olds.append((Path(old), Path(target)))
+    for old, target in olds:
         if old.exists() and not target.exists():
             os.replace(old, target)
 

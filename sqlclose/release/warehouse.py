@@ -12,10 +12,7 @@ the report does not: it is the file one may publish. The pair is placed as a loc
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,16 +111,17 @@ class WarehouseRelease(Release):
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
         try:
-            with files.Transaction(path, report_path, overwrite) as txn:
+            # The verification file is placed with the pair, and rolled back with it: a report
+            # never names a verification file that is not its own.
+            with files.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
                 txn.data.write_text(self.release_sql() + "\n", encoding="utf-8")  # no ';': it gets wrapped
-                files.fsync(txn.data)
+                txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
+                for written in (txn.data, txn.companion(verify)):
+                    files.fsync(written)
                 doc = self.warehouse_report(path, files.sha256(txn.data))
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                 files.fsync(txn.report)
-                # Placed just before the pair, and taken back if the pair is not placed: a report
-                # never names a verification file that is not its own.
-                with _placed_unless_failing(verify, self.verification_sql() + "\n"):
-                    txn.commit()
+                txn.commit()
         except OSError as e:
             raise EnvironmentFailure.from_os_error(e) from None
         return doc
@@ -142,28 +140,3 @@ class WarehouseRelease(Release):
         }
         doc["warnings"] = [*doc["warnings"], "not verified locally: " + NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
-
-
-@contextlib.contextmanager
-def _placed_unless_failing(path: Path, text: str) -> Iterator[None]:
-    """``text`` at ``path`` (written under a hidden name, synced, renamed) for the block; if the block
-    fails, the file goes and one it replaced comes back."""
-    tmp, old = (path.with_name(f".{path.name}.sqlclose-{os.getpid()}-{kind}") for kind in ("tmp", "old"))
-    placed = False
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        files.fsync(tmp)
-        if path.exists():
-            os.replace(path, old)
-        os.replace(tmp, path)
-        placed = True
-        yield
-    except BaseException:
-        if placed:
-            path.unlink(missing_ok=True)
-        if old.exists():
-            os.replace(old, path)
-        raise
-    finally:
-        tmp.unlink(missing_ok=True)
-        old.unlink(missing_ok=True)
