@@ -778,19 +778,9 @@ def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Express
     return exp.select(exp.Star()).from_(relation).where(not_null(columns)).subquery()
 
 
-def count_non_finite(source: exp.Expression, column: str) -> exp.Expression:
-    """Rows whose floating-point ``column`` is NaN or ±infinity."""
-    return _count_where(source, _non_finite(col(column)))
-
-
-def signed_zeros(source: exp.Expression, column: str) -> exp.Expression:
-    """Rows whose floating-point ``column`` is -0.0 (``negative``) and 0.0 (``positive``): one number
-    that reads as two texts."""
-    return exp.select(*_zero_counts(col(column))).from_(source.copy())
-
-
 def float_checks(source: exp.Expression, column: str) -> exp.Expression:
-    """``count_non_finite`` (as ``non_finite``) and ``signed_zeros`` in one pass over the source."""
+    """Rows of a floating-point ``column`` that are NaN or ±infinity (``non_finite``), -0.0
+    (``negative``) and 0.0 (``positive``: one number that reads as two texts), in one pass."""
     value = col(column)
     return exp.select(_rows_where(_non_finite(value)).as_("non_finite"), *_zero_counts(value)).from_(source.copy())
 

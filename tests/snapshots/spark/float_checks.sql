@@ -1,0 +1,1 @@
+SELECT COALESCE(SUM(IF(ISNAN(`x`) OR ABS(`x`) = CAST('Infinity' AS DOUBLE), 1, 0)), 0) AS non_finite, COALESCE(SUM(IF(`x` = 0 AND CAST(`x` AS STRING) LIKE '-%', 1, 0)), 0) AS negative, COALESCE(SUM(IF(`x` = 0 AND NOT CAST(`x` AS STRING) LIKE '-%', 1, 0)), 0) AS positive FROM `t_floats`
