@@ -17,15 +17,16 @@ import shutil
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from oracle import Config, table3_oracle
 
 import sqlclose
 from sqlclose import Release
+from sqlclose.search import incognito as incognito_module
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 CSV = TABLE3 / "table3.csv"
@@ -373,13 +374,39 @@ def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(
     assert a["lattice"]["complete"] is True and a["minimal_nodes"] and a["lattice"]["satisfying_nodes"] > 0
     assert b["lattice"]["complete"] is False and b["minimal_nodes"] is None and b["lattice"]["satisfying_nodes"] is None
     assert b["lattice"]["nodes_evaluated"] < a["lattice"]["nodes_evaluated"]
-    left_out = next(tuple(int(v) for v in node) for node in np.argwhere(np.ones(alone.search.shape, dtype=bool))
-                    if tuple(int(v) for v in node) not in alone.search.evaluated)
     failing = [node for node, ev in alone.search.evaluated.items() if not ev.satisfied]
     assert failing  # the walk from above evaluated failing nodes too
-    for node, said in [(left_out, "was not evaluated"), (failing[0], "is not known to satisfy the requirements")]:
-        with pytest.raises(sqlclose.InputError, match=f"{said}: the search explored for the optimum alone"):
-            alone.at(node)
+    with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; the optimum is zip=2, age=2"):
+        alone.at(failing[0])
     with pytest.raises(sqlclose.InputError,
-                       match="does not satisfy the requirements; pick an evaluated satisfying node"):
+                       match="does not satisfy the requirements; pick a satisfying node, e.g. a minimal one: zip="):
         whole.at(failing[0])
+
+
+@pytest.mark.parametrize(("k", "suppression", "explore"), [(3, 0.0, "lattice"), (4, 0.34, "optimum"),
+                                                           (3, 0.34, "optimum")])
+def test_any_satisfying_node_is_released_measured_even_one_the_search_did_not_evaluate(tmp_path, monkeypatch, k,
+                                                                                     suppression, explore):
+    """``at`` (``--node``) releases exactly the nodes brute force says satisfy, with brute force's
+    figures: also those the search decided without measuring them (inferred above a satisfying
+    node by the walk from below, alone here, or left aside exploring for the optimum), which it
+    evaluates then."""
+    monkeypatch.setattr(incognito_module, "BELOW_SHARE", 1e18)
+    t = {"salary": (0.2, "ordered"), "disease": (0.3, "hierarchical")}
+    truth = table3_oracle().evaluate_all({"case": (Config(k, t), suppression)})["case"]
+    release = sqlclose.anonymize(CSV, spec_dict(k=k, suppression=suppression, search={"explore": explore}))
+    unmeasured = [n for n, r in truth.items() if r.satisfied and not getattr(
+        release.search.evaluated.get(n), "satisfied", False)]
+    assert unmeasured, "no satisfying node left unmeasured: the case tests nothing new"
+    for node, expected in truth.items():
+        if not expected.satisfied:
+            with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements"):
+                release.at(node)
+            continue
+        chosen = release.at(node)
+        assert (chosen.summary["suppressed_rows"], chosen.summary["classes"]) == (expected.suppressed, expected.classes)
+        assert chosen.summary["utility"]["discernibility"] == expected.dm
+    out = tmp_path / "r.parquet"
+    release.at(unmeasured[0]).write_parquet(out)
+    sizes = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{out}') GROUP BY zip, age").fetchall()
+    assert min(n for (n,) in sizes) >= k and sum(n for (n,) in sizes) == 9 - truth[unmeasured[0]].suppressed

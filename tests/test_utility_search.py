@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import duckdb
 import numpy as np
 import pytest
 from oracle import (
@@ -265,8 +266,16 @@ def test_cli_explore_overrides_the_spec_and_goes_with_incognito(tmp_path):
     assert report["minimal_nodes"] is None and report["lattice"]["complete"] is False
     assert CliRunner().invoke(main, [*run, "--explore", "all"]).exit_code == 2
     out.unlink()
-    chosen = CliRunner().invoke(main, [*run, "--explore", "optimum", "--node", "zip=2,age=2"])
-    assert chosen.exit_code == 2 and "run it with --explore lattice" in chosen.output and not out.exists()
+    # --node with the optimum alone: the node is measured when the search left it (zip=0, age=0 is the
+    # bottom: Table 3's nine rows each their own class, which k = 3 fails)
+    chosen = CliRunner().invoke(main, [*run, "--explore", "optimum", "--node", "zip=5,age=3", "--json"])
+    assert chosen.exit_code == 0, chosen.output
+    released = duckdb.sql(f"SELECT DISTINCT zip, age FROM read_parquet('{out}')").fetchall()
+    assert released == [("*****", "*")]
+    out.unlink()
+    bottom = CliRunner().invoke(main, [*run, "--explore", "optimum", "--node", "zip=0,age=0"])
+    assert bottom.exit_code == 2 and "does not satisfy the requirements; the optimum is" in bottom.output
+    assert not out.exists()
     gaa = CliRunner().invoke(main, [*run, "--algorithm", "gaa", "--explore", "optimum"])
     assert gaa.exit_code == 2 and "explore applies to algorithm = \"incognito\" only" in gaa.output
     spec = sqlclose.load_spec(TABLE3_SPEC).model_dump(mode="json")

@@ -48,7 +48,7 @@ Examples:
 @click.option("--dry-run", is_flag=True, help="Validate the spec, data and hierarchies; print the plan; write "
               "nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node (e.g. one of the minimal "
-              "nodes) instead of the optimum.")
+              "nodes) instead of the optimum; one the search did not measure is evaluated first.")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
 @engine_options
 @click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
@@ -87,9 +87,6 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy, explore=explore)
     chosen = parse_node(node)
-    if chosen and spec.search.explore == "optimum":  # refused before the search, not after it
-        raise SpecError("--node releases a node the search decided, and [search] explore = \"optimum\" leaves most "
-                        "nodes undecided: run it with --explore lattice")
     if histogram is not None or dialect is not None:
         if histogram is None or source is not None or html_path is not None:
             raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source or --html, "

@@ -47,6 +47,7 @@ from sqlclose.release.utility_section import full_domain_utility
 from sqlclose.release.verify import compare, recheck_relation
 from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
+from sqlclose.search.full_lattice import Evaluated
 from sqlclose.search.node_runner import NodeRunner
 from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
@@ -123,31 +124,41 @@ class Release:
         return {qi.name: int(level) for qi, level in zip(self.problem.qis, node)}
 
     def at(self, node: dict[str, int] | Node) -> Release:
-        """The same release at another evaluated node (e.g. one of ``minimal_nodes``): its data,
-        summary and report, written and verified the same way. The optimum is unchanged here."""
+        """The same release at another satisfying node (e.g. one of ``minimal_nodes``): its data,
+        summary and report, written and verified the same way. The optimum is unchanged here. A
+        node the search decided without measuring it (a generalization of a satisfying node, or
+        one left aside when exploring for the optimum) is evaluated now: one GROUP BY."""
         levels = self._levels_of(node)
-        evaluated = self.search.evaluated.get(levels)
+        evaluated, measured = self.search.evaluated.get(levels), {"_hist": None, "_failing": None}
+        if self._unmeasured(levels, evaluated):
+            evaluated, measured["_hist"], measured["_failing"] = self._measure(levels)
         if evaluated is None or not evaluated.satisfied:
-            raise InputError(f"node {self._named(levels)} {self._not_releasable(levels, evaluated is None)}")
-        search = dataclasses.replace(self.search, optimum=levels)
-        return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _hist=None,
-                                   _failing=None, _suppressed_table=None)
+            raise InputError(f"node {self._named(levels)} does not satisfy the requirements; {self._instead()}")
+        known = {**self.search.evaluated, levels: evaluated}
+        search = dataclasses.replace(self.search, optimum=levels, evaluated=known)
+        return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _suppressed_table=None,
+                                   **measured)
 
-    def _not_releasable(self, levels: Node, unevaluated: bool) -> str:
-        """Why ``at`` refuses a node, and what to do. With the lattice decided, a node the search
-        did not evaluate is known all the same: it fails (below a failing node) or satisfies by
-        generalizing a satisfying one, its figures then unmeasured."""
-        if self.minimal_nodes is None:  # a node recorded failing may have been left unread
-            state = "was not evaluated" if unevaluated else "is not known to satisfy the requirements"
-            return (f"{state}: the search explored for the optimum alone ([search] explore = \"optimum\"), "
-                    "leaving out nodes that cannot be it; search with explore = \"lattice\" to release another node")
-        minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in self.minimal_nodes)
-        if not self.search.satisfying[levels]:
-            state = "does not satisfy the requirements"
-        else:
-            state = ("satisfies the requirements (it generalizes a satisfying node) but was not evaluated, so "
-                     "its figures are unmeasured")
-        return f"{state}; pick an evaluated satisfying node, e.g. a minimal one: {minimal}"
+    def _unmeasured(self, levels: Node, evaluated: Evaluated | None) -> bool:
+        """Whether ``levels`` may satisfy without the search having measured it. With the lattice
+        decided, a node not evaluated satisfies exactly when it generalizes a satisfying one (else
+        it is below a failing one). Exploring for the optimum, a node left aside, or recorded
+        failing with its classes left unread (it could not be the optimum), may satisfy."""
+        if not self.search.complete:
+            return evaluated is None or not evaluated.satisfied
+        return evaluated is None and bool(self.search.satisfying[levels])
+
+    def _measure(self, levels: Node) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
+        hist = NodeRunner(self.problem).histograms(tuple(range(len(self.problem.qis))), levels, keep=False)
+        outcome = judge(hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
+        return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
+                hist, outcome.failing)
+
+    def _instead(self) -> str:
+        """What to release instead of a node that does not satisfy."""
+        if self.minimal_nodes is None:
+            return f"the optimum is {_listed(self._named(self.search.optimum))}"
+        return "pick a satisfying node, e.g. a minimal one: " + "; ".join(_listed(m) for m in self.minimal_nodes)
 
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
@@ -375,3 +386,7 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
                  for where, run in runs if kept[where].any()]
         out[sa.name] = float(max(worst))
     return out
+
+
+def _listed(node: dict[str, int]) -> str:
+    return ", ".join(f"{name}={level}" for name, level in node.items())
