@@ -4,12 +4,14 @@ over the written file, the EMD formula on its counts, the unkeyed fingerprint an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import duckdb
@@ -460,6 +462,54 @@ def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monke
         write_pair(tmp_path, salary_t=0.5)
     assert out.read_bytes() == old_bytes
     assert (tmp_path / "r.parquet.report.json").read_text() == old_report
+    assert hidden_files(tmp_path) == []
+
+
+def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_succeeded(tmp_path, monkeypatch):
+    """Two nightly runs with --overwrite reach their commits together: B sets aside and places its
+    whole pair while A has placed its data and not yet its report. A run that says it placed its
+    pair must find it in place: B's, placed last. (Before the folder lock, A failed on B's report,
+    and its undo removed B's data and put the previous night's pair back, B having exited 0.)"""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+
+    def place_pair(data: bytes) -> None:
+        with files.Transaction(out, report, overwrite=True) as txn:
+            txn.data.write_bytes(data)
+            txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(data).hexdigest()}}))
+            txn.commit()
+
+    place_pair(b"the previous night's release")
+    real = files._place
+    a_half_placed, a_may_go_on = threading.Event(), threading.Event()
+
+    def place(tmp, target):
+        if threading.current_thread().name == "A" and target == report:
+            a_half_placed.set()
+            a_may_go_on.wait(30)
+        real(tmp, target)
+
+    monkeypatch.setattr(files, "_place", place)
+    said = {}
+
+    def run(data: bytes) -> None:
+        try:
+            place_pair(data)
+            said[threading.current_thread().name] = "placed"
+        except Exception as e:  # noqa: BLE001 - what the run would say
+            said[threading.current_thread().name] = type(e).__name__
+
+    a = threading.Thread(target=run, args=(b"run A",), name="A")
+    a.start()
+    assert a_half_placed.wait(30)
+    b = threading.Thread(target=run, args=(b"run B",), name="B")
+    b.start()
+    b.join(timeout=1.0)  # unlocked, B placed its whole pair by now; locked, it waits for A
+    a_may_go_on.set()
+    a.join(30)
+    b.join(30)
+    assert said == {"A": "placed", "B": "placed"}
+    assert out.read_bytes() == b"run B"
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"run B").hexdigest()
     assert hidden_files(tmp_path) == []
 
 

@@ -13,10 +13,15 @@ Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no cha
 next run writing the same output finds the dead run's hidden files (their names carry its
 process id) and finishes or undoes its move: a complete new pair is kept, anything else rolls
 back to the old pair, and the temporaries are removed.
+
+Runs placing a release in the same folder take turns (``_placing_lock``: an advisory lock on the
+folder itself, so nothing is left behind): two nightly runs writing one output at once each set
+aside and place a whole pair, and one never undoes the other's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import hashlib
 import json
@@ -24,11 +29,15 @@ import os
 import re
 import secrets
 import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
+LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
 
@@ -153,7 +162,8 @@ class Transaction:
         self.path, self.report_path, self.overwrite = path, report, overwrite
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
-        recover(path, report, companions)
+        with _placing_lock(path, report, *companions):
+            recover(path, report, companions)
         token = f"{os.getpid()}-{secrets.token_hex(6)}"
         self.data = _hidden(path, token, "tmp")
         self.report = _hidden(report, token, "tmp")
@@ -179,7 +189,17 @@ class Transaction:
             remove(leftover)
 
     def commit(self) -> None:
-        """Place the pair: journal, old files aside, companions, data, report, then drop the old files."""
+        """Place the pair: journal, old files aside, companions, data, report, then drop the old files.
+        Under the folders' lock, and undone under it on failure: between another run's setting
+        aside and placing, nothing of it is touched."""
+        with _placing_lock(self.path, self.report_path, *self._companions):
+            try:
+                self._commit()
+            except BaseException:
+                self._undo()
+                raise
+
+    def _commit(self) -> None:
         companions = {str(target): [str(self._old_companions[target]), sha256(tmp)]
                       for target, tmp in self._companions.items()}
         _write_journal(self._journal, self.path, self.report_path, sha256(self.data), self._old, companions)
@@ -206,6 +226,41 @@ class Transaction:
         for old, target in self._set_aside:
             if old.exists():
                 os.replace(old, target)
+        self._placed, self._set_aside = [], []  # undone once: a later call must not touch another run's pair
+
+
+@contextmanager
+def _placing_lock(*targets: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock (flock) on the folder of each target, in one order, while a
+    pair is placed or a dead run's move settled. The lock is on the folder itself: no lock file is
+    left beside the release. A filesystem without flock places as before, unlocked; a lock held past
+    ``LOCK_WAIT_SECONDS`` (a run stopped mid-placing) is an environment failure that names it."""
+    fds: list[int] = []
+    try:
+        for folder in sorted({os.path.realpath(t.parent) for t in targets}):
+            try:
+                fd = os.open(folder, os.O_RDONLY)
+            except OSError:
+                continue
+            fds.append(fd)
+            deadline = time.monotonic() + LOCK_WAIT_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise EnvironmentFailure(
+                            f"another run has been placing a release in {folder} for {LOCK_WAIT_SECONDS:.0f} s; "
+                            "nothing was placed at the output path: check for a stopped sqlclose process "
+                            "there, and run again") from None
+                    time.sleep(0.05)
+                except OSError:  # no flock on this filesystem
+                    break
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)  # releases the lock
 
 
 def place(tmp: Path, target: Path) -> None:
@@ -225,14 +280,18 @@ def _place(tmp: Path, target: Path) -> None:
     try:
         os.link(tmp, target)
     except FileExistsError:
-        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+        raise OutputExistsError(_appeared(target)) from None
     except OSError:  # filesystems without hard links: a checked rename
         if target.exists():
-            raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") \
-                from None
+            raise OutputExistsError(_appeared(target)) from None
         os.replace(tmp, target)
         return
     tmp.unlink()
+
+
+def _appeared(target: Path) -> str:
+    return (f"{target} appeared while the release was being written (another run placed it?); nothing of this run "
+            "was placed: pass overwrite (--overwrite) to replace it")
 
 
 def _place_folder(tmp: Path, target: Path) -> None:
@@ -241,7 +300,7 @@ def _place_folder(tmp: Path, target: Path) -> None:
     try:
         target.mkdir()
     except FileExistsError:
-        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+        raise OutputExistsError(_appeared(target)) from None
     try:
         os.replace(tmp, target)
     except OSError:
