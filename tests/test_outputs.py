@@ -118,6 +118,18 @@ def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(proj
     assert report["output"]["content_digest"].startswith("md5-sum-v1:") and report["verified"]
 
 
+def test_a_table_output_in_a_folder_not_made_yet_is_written_there(project):
+    """As a Parquet or CSV output's folder is made, so is a database's (it was an exit-1 'Cannot open
+    file … No such file or directory' from DuckDB's ATTACH, for a nightly job's first night)."""
+    db = project / "new" / "nightly" / "releases.duckdb"
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "-q")
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM people").fetchall() == [(9,)]  # Table 3's nine rows, k = 3 holds
+    con.close()
+    assert sorted(p.name for p in db.parent.iterdir()) == ["releases.duckdb", "releases.duckdb.people.report.json"]
+
+
 def test_an_existing_table_is_refused_unless_overwrite(project):
     db = project / "releases.duckdb"
     con = duckdb.connect(str(db))

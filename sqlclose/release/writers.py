@@ -252,6 +252,7 @@ class DuckDBTableWriter(Writer):
         schema = schema or "main"
         token = f"{os.getpid()}_{secrets.token_hex(6)}"
         temp_name = f"__sqlclose_new_{token}"
+        target.path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
         alias = engine.attach(target.path)
         temp = qualified(f"{schema}.{temp_name}", alias)
         report = ReportPlacement(target.report, target.overwrite, token)
