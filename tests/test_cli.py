@@ -114,6 +114,31 @@ def test_subprocess_exit_code_for_bad_input(tmp_path):
     assert listing(tmp_path) == []
 
 
+SIGTERM_IN_A_QUERY = """
+import os, signal, threading
+from sqlclose.cli.common import guarded, install_signal_handlers
+from sqlclose.engine import DuckDBEngine
+install_signal_handlers()
+
+@guarded
+def run(verbose=False):
+    engine = DuckDBEngine(threads=1)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    engine.fetch("SELECT SUM(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b")  # minutes of work
+
+run()
+"""
+
+
+def test_sigterm_inside_a_duckdb_query_exits_143_and_says_sigterm():
+    """A scheduler stops a job with SIGTERM, most often while DuckDB runs a query (the scan, the
+    search, the write): DuckDB swallows the handler's exception and raises its own 'interrupted',
+    which read as Ctrl-C (exit 130, 'interrupted'). The README promises 143 for SIGTERM."""
+    proc = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_QUERY], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 143, proc.stderr
+    assert proc.stderr == "sqlclose: error: stopped by SIGTERM; nothing was placed at the output path\n"
+
+
 def test_human_summary(tmp_path, make_spec):
     result = invoke("anonymize", make_spec())
     assert result.exit_code == 0, result.stderr
