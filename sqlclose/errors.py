@@ -77,6 +77,12 @@ class EngineOutOfDisk(EngineOutOfMemory):
     directory and what to change. Nothing was placed at the output path."""
 
 
+class EngineCannotSpill(EngineOutOfMemory):
+    """The engine could not write its spill files (a temp directory it cannot create or write: by
+    default ``.tmp`` in the working folder); the message names the directory and what to change.
+    Nothing was placed at the output path."""
+
+
 class EnvironmentFailure(SqlcloseError):
     """The machine refused: disk full, permission denied, a folder that cannot be created.
     Nothing was placed at the output path."""
