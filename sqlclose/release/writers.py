@@ -402,9 +402,9 @@ def write_release(release: Release, target: Target) -> dict:
     try:
         return writer.write(release, target)
     except OSError as e:
-        raise EnvironmentFailure.from_os_error(e) from None
+        raise EnvironmentFailure.from_os_error(e, target.path) from None
     except EngineError as e:
-        raise EnvironmentFailure.from_engine(e) or e from None
+        raise EnvironmentFailure.from_engine(e, target.path) or e from None
 
 
 __all__ = ["WRITERS", "Target", "Writer", "default_report_path", "write_release"]
