@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -137,6 +138,25 @@ def test_sigterm_inside_a_duckdb_query_exits_143_and_says_sigterm():
     proc = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_QUERY], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 143, proc.stderr
     assert proc.stderr == "sqlclose: error: stopped by SIGTERM; nothing was placed at the output path\n"
+
+
+def test_log_lines_carry_their_utc_offset(tmp_path):
+    """Without a terminal the search writes timestamped lines to stderr (a job's log). They were
+    local time with no offset: in a log gathered from machines in several zones they could not
+    be ordered, nor matched with the report's created_at (UTC, with its offset)."""
+    out = tmp_path / "r.parquet"
+    env = {**os.environ, "TZ": "IST-5:30"}  # POSIX form: UTC+05:30, no zone database needed
+    before = datetime.datetime.now(datetime.UTC)
+    proc = subprocess.run([str(SQLCLOSE), "anonymize", "datasets/table3/table3.toml", "-o", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+    after = datetime.datetime.now(datetime.UTC)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if " search: " in line]
+    assert lines, proc.stderr
+    for line in lines:
+        stamp = datetime.datetime.fromisoformat(line.split(" ", 1)[0])
+        assert stamp.utcoffset() == datetime.timedelta(hours=5, minutes=30), line
+        assert before - datetime.timedelta(seconds=1) <= stamp <= after, line
 
 
 def test_human_summary(tmp_path, make_spec):
