@@ -223,6 +223,26 @@ def test_a_rerun_of_an_up_to_date_csv_or_table_does_nothing(project, args, repor
     assert (project / report).read_bytes() == before
 
 
+def test_a_release_made_by_another_sqlclose_version_is_redone(project):
+    """After an upgrade the nightly job must not keep a release the old version made (the upgrade
+    may fix what a release holds): the same spec, input and node were 'up to date' whatever
+    sqlclose_version and schema_version the report gave. The oracle: the installed package's
+    version, read from its metadata, not from sqlclose's code."""
+    from importlib.metadata import version
+
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, report = project / "spec.toml", project / "out" / "release.parquet.report.json"
+    assert invoke("anonymize", spec, "-q", env=env).exit_code == 0
+    doc = json.loads(report.read_text())
+    doc["sqlclose_version"] = "0.0.1"  # as an older sqlclose wrote it
+    report.write_text(json.dumps(doc, indent=2))
+    result = invoke("anonymize", spec, "--overwrite", "--no-progress", env=env)
+    assert result.exit_code == 0 and result.output.startswith("released 9 of 9 rows"), result.output
+    assert json.loads(report.read_text())["sqlclose_version"] == version("sqlclose")
+    result = invoke("anonymize", spec, env=env)  # and now it is up to date
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
+
+
 def test_a_rerun_with_another_node_redoes_the_release(project):
     """Up to date means the same spec, input and node: --node asks for another node than the file
     holds (and a run without it, for the search's optimum again). The oracle: the node of each report,
