@@ -557,11 +557,29 @@ def test_the_next_run_cleans_a_dead_runs_temporaries(tmp_path):
              tmp_path / f".r.parquet.report.json.sqlclose-{pid}-abc123.tmp"]
     for f in stale:
         f.write_bytes(b"partial, unverified data")
-    live = tmp_path / f".r.parquet.sqlclose-{os.getpid()}-def456.tmp"  # a run still going: left alone
-    live.write_bytes(b"x")
+    going = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = tmp_path / f".r.parquet.sqlclose-{going.pid}-def456.tmp"  # a run still going: left alone
+        live.write_bytes(b"x")
+        write_pair(tmp_path)
+        assert not any(f.exists() for f in stale)
+        assert live.exists()
+    finally:
+        going.kill()
+        going.wait()
+
+
+def test_a_dead_run_that_had_this_process_id_is_cleaned_too(tmp_path):
+    """A job in a container is the same PID every night (often 1): last night's killed run left
+    temporaries named with the PID this run has now, and they were taken for this run's own,
+    alive, and kept forever (an unpublished release copy among them). Its token tells them apart."""
+    out, _ = write_pair(tmp_path)
+    stale = [tmp_path / f".r.parquet.sqlclose-{os.getpid()}-abc123.tmp",
+             tmp_path / f".r.parquet.report.json.sqlclose-{os.getpid()}-abc123.tmp"]
+    for f in stale:
+        f.write_bytes(b"partial, unverified data")
     write_pair(tmp_path)
-    assert not any(f.exists() for f in stale)
-    assert live.exists()
+    assert hidden_files(tmp_path) == []
 
 
 # ---- the t an auditor holding only the file computes ----------------------------------------------

@@ -37,6 +37,7 @@ from types import TracebackType
 
 from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
+_OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
 LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
@@ -164,7 +165,7 @@ class Transaction:
             folder.mkdir(parents=True, exist_ok=True)
         with _placing_lock(path, report, *companions):
             recover(path, report, companions)
-        token = f"{os.getpid()}-{secrets.token_hex(6)}"
+        token = run_token()
         self.data = _hidden(path, token, "tmp")
         self.report = _hidden(report, token, "tmp")
         self._companions = {target: _hidden(target, token, "tmp") for target in companions}
@@ -328,7 +329,7 @@ def recover(path: Path, report: Path, companions: tuple[Path, ...] = ()) -> None
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
     remove its temporaries. Runs that are still alive are left alone."""
     hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
-    dead = [m for m in hidden if not alive(int(m[1]["pid"]))]
+    dead = [m for m in hidden if not alive(int(m[1]["pid"]), m[1]["token"])]
     journals = [f for f, m in dead if m["kind"] == "journal"]
     for journal in journals:
         _settle(journal)
@@ -381,9 +382,20 @@ def _hidden_files(target: Path) -> list[tuple[Path, dict[str, str]]]:
     return found
 
 
-def alive(pid: int) -> bool:
+def run_token(sep: str = "-") -> str:
+    """``<pid><sep><random hex>``: names a run's temporaries (files, a table output's temporary
+    table); the hex is remembered as this process's own."""
+    token = secrets.token_hex(6)
+    _OURS.add(token)
+    return f"{os.getpid()}{sep}{token}"
+
+
+def alive(pid: int, token: str | None = None) -> bool:
+    """Whether the run that named a temporary ``pid``-``token`` may still be going. Our own pid with
+    a token this process never made is a dead process's that had our pid: a job in a container is
+    the same PID (often 1) every night, so last night's killed run looked alive forever."""
     if pid == os.getpid():
-        return True
+        return token is None or token in _OURS
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -215,7 +214,7 @@ class CsvWriter(FileWriter):
         return _duckdb(release, "a CSV output").read_csv_typed(path, types or {})
 
 
-_TEMP_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_[0-9a-f]+$")
+_TEMP_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_(?P<token>[0-9a-f]+)$")
 
 
 class DuckDBTableWriter(Writer):
@@ -250,7 +249,7 @@ class DuckDBTableWriter(Writer):
         existed = target.path.exists()
         schema, _, name = target.table.rpartition(".")
         schema = schema or "main"
-        token = f"{os.getpid()}_{secrets.token_hex(6)}"
+        token = files.run_token("_")
         temp_name = f"__sqlclose_new_{token}"
         target.path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
         alias = engine.attach(target.path)
@@ -299,7 +298,7 @@ class DuckDBTableWriter(Writer):
                              [alias, schema]).column("table_name").to_pylist()
         for table in names:
             m = _TEMP_TABLE.match(table)
-            if m and not files.alive(int(m["pid"])):
+            if m and not files.alive(int(m["pid"]), m["token"]):
                 engine.execute(exp.Drop(tables=[qualified(f"{schema}.{table}", alias)], kind="TABLE", exists=True))
 
     @staticmethod
