@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -128,6 +130,20 @@ def test_a_table_output_in_a_folder_not_made_yet_is_written_there(project):
     assert con.execute("SELECT COUNT(*) FROM people").fetchall() == [(9,)]  # Table 3's nine rows, k = 3 holds
     con.close()
     assert sorted(p.name for p in db.parent.iterdir()) == ["releases.duckdb", "releases.duckdb.people.report.json"]
+
+
+def test_a_killed_table_runs_hidden_report_is_removed_by_the_next_run(project):
+    """A table output's run killed after writing its report (SIGKILL: no chance to clean) left
+    '.releases.duckdb.people.report.json.sqlclose-<pid>-<token>.tmp' beside the database for good:
+    the next run dropped the dead run's temporary table, but no one removed its report file."""
+    db = project / "releases.duckdb"
+    args = ("-o", db, "--output-table", "people", "-q")
+    assert invoke("anonymize", project / "spec.toml", *args).exit_code == 0
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = project / f".releases.duckdb.people.report.json.sqlclose-{int(dead.stdout)}-abc123.tmp"
+    stale.write_text('{"output": {}}')
+    assert invoke("anonymize", project / "spec.toml", *args, "--overwrite").exit_code == 0
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
 
 
 def test_an_existing_table_is_refused_unless_overwrite(project):

@@ -258,6 +258,7 @@ class DuckDBTableWriter(Writer):
         try:
             self._require_schema(engine, alias, schema, target)
             self._drop_dead_temporaries(engine, alias, schema)
+            ReportPlacement.recover(target.report)
             started = time.perf_counter()
             query, params = release.query()
             engine.execute(exp.Create(this=temp, kind="TABLE", expression=query), params)
@@ -327,6 +328,19 @@ class ReportPlacement:
         self.temp = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.tmp")
         self.old = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.old")
         self._placed = self._aside = False
+
+    @staticmethod
+    def recover(path: Path) -> None:
+        """A killed run's hidden report files (the database's lock, held now, says no other run is
+        placing one): its temporary goes; the old report it set aside comes back when no report is
+        in place, else goes."""
+        for hidden, name in files._hidden_files(path):
+            if files.alive(int(name["pid"]), name["token"]):
+                continue
+            if name["kind"] == "old" and not path.exists():
+                os.replace(hidden, path)
+            else:
+                files.remove(hidden)
 
     def write(self, doc: dict) -> None:
         self.temp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
