@@ -77,6 +77,12 @@ class EngineOutOfDisk(EngineOutOfMemory):
     directory and what to change. Nothing was placed at the output path."""
 
 
+class EngineCannotSpill(EngineOutOfMemory):
+    """The engine could not write its spill files (a temp directory it cannot create or write: by
+    default ``.tmp`` in the working folder); the message names the directory and what to change.
+    Nothing was placed at the output path."""
+
+
 class EnvironmentFailure(SqlcloseError):
     """The machine refused: disk full, permission denied, a folder that cannot be created.
     Nothing was placed at the output path."""
@@ -84,19 +90,22 @@ class EnvironmentFailure(SqlcloseError):
     exit_code = 5
 
     @classmethod
-    def from_os_error(cls, e: OSError) -> EnvironmentFailure:
+    def from_os_error(cls, e: OSError, writing: object = None) -> EnvironmentFailure:
+        """``writing``: the output being written, named when the error names no file (a full disk
+        while writing a file names none), so a job's log says which disk to look at."""
         reason = _OS_REASONS.get(e.errno or 0, e.strerror or str(e))
-        where = f" ({e.filename})" if e.filename else ""
+        where = f" ({e.filename})" if e.filename else f" while writing {writing}" if writing else ""
         return cls(f"the environment refused: {reason}{where}; nothing was placed at the output path")
 
     @classmethod
-    def from_engine(cls, e: EngineError) -> EnvironmentFailure | None:
-        """The engine's own I/O failures (a full disk while it writes) are the environment's."""
+    def from_engine(cls, e: EngineError, writing: object = None) -> EnvironmentFailure | None:
+        """The engine's own I/O failures (a full disk while it writes ``writing``) are the environment's."""
         text = str(e)
         for marker, reason in (("No space left", "the disk is full"), ("Permission denied", "permission denied"),
                                ("File too large", "the file grew beyond the size limit")):
             if marker in text:
-                return cls(f"the environment refused: {reason} while writing; nothing was placed at the output path")
+                what = f"writing {writing}" if writing else "writing"
+                return cls(f"the environment refused: {reason} while {what}; nothing was placed at the output path")
         return None
 
 

@@ -636,8 +636,8 @@ MESSAGES = {
         "sqlclose: error: cannot write in locked (permission denied); choose another output path"
     ),
     "disk-full": (
-        "sqlclose: error: the environment refused: the file grew beyond the size limit while writing;"
-        " nothing was placed at the output path"
+        "sqlclose: error: the environment refused: the file grew beyond the size limit while writing"
+        " <tmp>/out/release.parquet; nothing was placed at the output path"
     ),
     "memory-too-small": (
         "sqlclose: warning: memory_limit 1 MB cannot bound this job: the interpreter and its libraries alone take"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import os
@@ -112,6 +113,50 @@ def test_subprocess_exit_code_for_bad_input(tmp_path):
     assert proc.stderr.startswith("sqlclose: error:")
     assert "missing.toml" in proc.stderr and "Traceback" not in proc.stderr
     assert listing(tmp_path) == []
+
+
+SIGTERM_IN_A_QUERY = """
+import os, signal, threading
+from sqlclose.cli.common import guarded, install_signal_handlers
+from sqlclose.engine import DuckDBEngine
+install_signal_handlers()
+
+@guarded
+def run(verbose=False):
+    engine = DuckDBEngine(threads=1)
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGTERM)).start()
+    engine.fetch("SELECT SUM(a.range * b.range) AS s FROM range(1000000) a, range(1000000) b")  # minutes of work
+
+run()
+"""
+
+
+def test_sigterm_inside_a_duckdb_query_exits_143_and_says_sigterm():
+    """A scheduler stops a job with SIGTERM, most often while DuckDB runs a query (the scan, the
+    search, the write): DuckDB swallows the handler's exception and raises its own 'interrupted',
+    which read as Ctrl-C (exit 130, 'interrupted'). The README promises 143 for SIGTERM."""
+    proc = subprocess.run([sys.executable, "-c", SIGTERM_IN_A_QUERY], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 143, proc.stderr
+    assert proc.stderr == "sqlclose: error: stopped by SIGTERM; nothing was placed at the output path\n"
+
+
+def test_log_lines_carry_their_utc_offset(tmp_path):
+    """Without a terminal the search writes timestamped lines to stderr (a job's log). They were
+    local time with no offset: in a log gathered from machines in several zones they could not
+    be ordered, nor matched with the report's created_at (UTC, with its offset)."""
+    out = tmp_path / "r.parquet"
+    env = {**os.environ, "TZ": "IST-5:30"}  # POSIX form: UTC+05:30, no zone database needed
+    before = datetime.datetime.now(datetime.UTC)
+    proc = subprocess.run([str(SQLCLOSE), "anonymize", "datasets/table3/table3.toml", "-o", str(out)],
+                          cwd=REPO, capture_output=True, text=True, timeout=60, env=env)
+    after = datetime.datetime.now(datetime.UTC)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if " search: " in line]
+    assert lines, proc.stderr
+    for line in lines:
+        stamp = datetime.datetime.fromisoformat(line.split(" ", 1)[0])
+        assert stamp.utcoffset() == datetime.timedelta(hours=5, minutes=30), line
+        assert before - datetime.timedelta(seconds=1) <= stamp <= after, line
 
 
 def test_human_summary(tmp_path, make_spec):

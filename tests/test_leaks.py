@@ -4,12 +4,14 @@ over the written file, the EMD formula on its counts, the unkeyed fingerprint an
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import duckdb
@@ -463,6 +465,54 @@ def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monke
     assert hidden_files(tmp_path) == []
 
 
+def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_succeeded(tmp_path, monkeypatch):
+    """Two nightly runs with --overwrite reach their commits together: B sets aside and places its
+    whole pair while A has placed its data and not yet its report. A run that says it placed its
+    pair must find it in place: B's, placed last. (Before the folder lock, A failed on B's report,
+    and its undo removed B's data and put the previous night's pair back, B having exited 0.)"""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+
+    def place_pair(data: bytes) -> None:
+        with files.Transaction(out, report, overwrite=True) as txn:
+            txn.data.write_bytes(data)
+            txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(data).hexdigest()}}))
+            txn.commit()
+
+    place_pair(b"the previous night's release")
+    real = files._place
+    a_half_placed, a_may_go_on = threading.Event(), threading.Event()
+
+    def place(tmp, target):
+        if threading.current_thread().name == "A" and target == report:
+            a_half_placed.set()
+            a_may_go_on.wait(30)
+        real(tmp, target)
+
+    monkeypatch.setattr(files, "_place", place)
+    said = {}
+
+    def run(data: bytes) -> None:
+        try:
+            place_pair(data)
+            said[threading.current_thread().name] = "placed"
+        except Exception as e:  # noqa: BLE001 - what the run would say
+            said[threading.current_thread().name] = type(e).__name__
+
+    a = threading.Thread(target=run, args=(b"run A",), name="A")
+    a.start()
+    assert a_half_placed.wait(30)
+    b = threading.Thread(target=run, args=(b"run B",), name="B")
+    b.start()
+    b.join(timeout=1.0)  # unlocked, B placed its whole pair by now; locked, it waits for A
+    a_may_go_on.set()
+    a.join(30)
+    b.join(30)
+    assert said == {"A": "placed", "B": "placed"}
+    assert out.read_bytes() == b"run B"
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"run B").hexdigest()
+    assert hidden_files(tmp_path) == []
+
+
 KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     import pyarrow.csv as pacsv, pyarrow as pa
@@ -507,11 +557,29 @@ def test_the_next_run_cleans_a_dead_runs_temporaries(tmp_path):
              tmp_path / f".r.parquet.report.json.sqlclose-{pid}-abc123.tmp"]
     for f in stale:
         f.write_bytes(b"partial, unverified data")
-    live = tmp_path / f".r.parquet.sqlclose-{os.getpid()}-def456.tmp"  # a run still going: left alone
-    live.write_bytes(b"x")
+    going = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        live = tmp_path / f".r.parquet.sqlclose-{going.pid}-def456.tmp"  # a run still going: left alone
+        live.write_bytes(b"x")
+        write_pair(tmp_path)
+        assert not any(f.exists() for f in stale)
+        assert live.exists()
+    finally:
+        going.kill()
+        going.wait()
+
+
+def test_a_dead_run_that_had_this_process_id_is_cleaned_too(tmp_path):
+    """A job in a container is the same PID every night (often 1): last night's killed run left
+    temporaries named with the PID this run has now, and they were taken for this run's own,
+    alive, and kept forever (an unpublished release copy among them). Its token tells them apart."""
+    out, _ = write_pair(tmp_path)
+    stale = [tmp_path / f".r.parquet.sqlclose-{os.getpid()}-abc123.tmp",
+             tmp_path / f".r.parquet.report.json.sqlclose-{os.getpid()}-abc123.tmp"]
+    for f in stale:
+        f.write_bytes(b"partial, unverified data")
     write_pair(tmp_path)
-    assert not any(f.exists() for f in stale)
-    assert live.exists()
+    assert hidden_files(tmp_path) == []
 
 
 # ---- the t an auditor holding only the file computes ----------------------------------------------

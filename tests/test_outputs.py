@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -118,6 +120,32 @@ def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(proj
     assert report["output"]["content_digest"].startswith("md5-sum-v1:") and report["verified"]
 
 
+def test_a_table_output_in_a_folder_not_made_yet_is_written_there(project):
+    """As a Parquet or CSV output's folder is made, so is a database's (it was an exit-1 'Cannot open
+    file … No such file or directory' from DuckDB's ATTACH, for a nightly job's first night)."""
+    db = project / "new" / "nightly" / "releases.duckdb"
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "-q")
+    assert result.exit_code == 0, result.output
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM people").fetchall() == [(9,)]  # Table 3's nine rows, k = 3 holds
+    con.close()
+    assert sorted(p.name for p in db.parent.iterdir()) == ["releases.duckdb", "releases.duckdb.people.report.json"]
+
+
+def test_a_killed_table_runs_hidden_report_is_removed_by_the_next_run(project):
+    """A table output's run killed after writing its report (SIGKILL: no chance to clean) left
+    '.releases.duckdb.people.report.json.sqlclose-<pid>-<token>.tmp' beside the database for good:
+    the next run dropped the dead run's temporary table, but no one removed its report file."""
+    db = project / "releases.duckdb"
+    args = ("-o", db, "--output-table", "people", "-q")
+    assert invoke("anonymize", project / "spec.toml", *args).exit_code == 0
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = project / f".releases.duckdb.people.report.json.sqlclose-{int(dead.stdout)}-abc123.tmp"
+    stale.write_text('{"output": {}}')
+    assert invoke("anonymize", project / "spec.toml", *args, "--overwrite").exit_code == 0
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
+
+
 def test_an_existing_table_is_refused_unless_overwrite(project):
     db = project / "releases.duckdb"
     con = duckdb.connect(str(db))
@@ -209,6 +237,26 @@ def test_a_rerun_of_an_up_to_date_csv_or_table_does_nothing(project, args, repor
     result = invoke("anonymize", project / "spec.toml", *given, env=env)
     assert result.exit_code == 0 and "is up to date" in result.output, result.output
     assert (project / report).read_bytes() == before
+
+
+def test_a_release_made_by_another_sqlclose_version_is_redone(project):
+    """After an upgrade the nightly job must not keep a release the old version made (the upgrade
+    may fix what a release holds): the same spec, input and node were 'up to date' whatever
+    sqlclose_version and schema_version the report gave. The oracle: the installed package's
+    version, read from its metadata, not from sqlclose's code."""
+    from importlib.metadata import version
+
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, report = project / "spec.toml", project / "out" / "release.parquet.report.json"
+    assert invoke("anonymize", spec, "-q", env=env).exit_code == 0
+    doc = json.loads(report.read_text())
+    doc["sqlclose_version"] = "0.0.1"  # as an older sqlclose wrote it
+    report.write_text(json.dumps(doc, indent=2))
+    result = invoke("anonymize", spec, "--overwrite", "--no-progress", env=env)
+    assert result.exit_code == 0 and result.output.startswith("released 9 of 9 rows"), result.output
+    assert json.loads(report.read_text())["sqlclose_version"] == version("sqlclose")
+    result = invoke("anonymize", spec, env=env)  # and now it is up to date
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
 
 
 def test_a_rerun_with_another_node_redoes_the_release(project):

@@ -103,3 +103,24 @@ def test_a_closed_pipe_after_placing_says_the_release_stands(project):
     assert result.returncode == 5, result.stderr
     assert "are in place and verified, but printing the summary failed (Broken pipe)" in result.stderr, result.stderr
     assert "nothing was placed" not in result.stderr and "Exception ignored" not in result.stderr, result.stderr
+
+
+def test_a_job_whose_home_cannot_be_written_gets_its_page_without_matplotlib_warnings(project, tmp_path):
+    """A service account's home is often read-only or absent: matplotlib, finding no config folder
+    it can make, printed two warnings on stderr (under -q too, so cron mailed them every night) and
+    used a temporary folder. The page is written, stderr stays empty, and no temporary folder of
+    matplotlib's is left (it removes its own at exit)."""
+    home = tmp_path / "home-is-a-file"
+    home.write_text("")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MPL", "XDG_", "SQLCLOSE_"))}
+    env.update(HOME=str(home), TMPDIR=str(temp))
+    page = project / "page.html"
+    proc = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(project / "spec.toml"), "-q",
+                           "--no-progress", "--html", str(page)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    assert list(temp.iterdir()) == []

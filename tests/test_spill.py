@@ -141,3 +141,57 @@ def test_a_full_spill_disk_says_where_it_spills_and_what_to_change(tmp_path):
         assert "the disk is full while writing" in str(EnvironmentFailure.from_engine(plain))
     finally:
         engine.close()
+
+
+SPILLING = ("SELECT i % 500000 AS g, COUNT(*) AS n, string_agg(i::VARCHAR, ',') AS s FROM range(3000000) t(i) "
+            "GROUP BY 1 ORDER BY 1")  # needs far more than 20 MB: spills
+
+
+def _spilling_engine(temp_directory, cap: str | None = None):
+    from sqlclose.engine import DuckDBEngine
+
+    engine = DuckDBEngine(threads=1, temp_directory=temp_directory)
+    engine.con.execute("SET memory_limit = '20MB'")  # DuckDB's own share, as a small --memory-limit leaves it
+    if cap:
+        engine.con.execute(f"SET max_temp_directory_size = '{cap}'")  # a disk with this much room
+    return engine
+
+
+def test_a_temp_directory_that_cannot_be_made_is_the_environments_failure_and_named(tmp_path):
+    """A nightly job whose working folder is read-only (DuckDB spills to .tmp there unless told)
+    stopped with exit 1 and DuckDB's 'IO Error: Failed to create directory ".tmp": Read-only file
+    system': the code of a bug, no folder resolved, nothing to do. Here the folder cannot be made
+    because a file is in its way (the same error from DuckDB, without needing a read-only mount)."""
+    from sqlclose.errors import EngineError
+
+    (tmp_path / "a-file").write_text("x")
+    spill = tmp_path / "a-file" / "spill"
+    engine = _spilling_engine(spill)
+    try:
+        with pytest.raises(EngineError) as caught:
+            engine.fetch(SPILLING)
+    finally:
+        engine.close()
+    said = str(caught.value)
+    assert caught.value.exit_code == 5
+    assert said.startswith(f"DuckDB could not spill past its memory limit to its temp directory ({spill}): ")
+    assert "[engine] temp_directory (--temp-directory)" in said and "nothing was placed at the output path" in said
+
+
+def test_a_spill_disk_without_room_says_the_disk_not_the_memory(tmp_path):
+    """DuckDB caps its spill files at the free space of the temp directory's disk; reaching the cap
+    is an out-of-memory error ('failed to offload data block … max_temp_directory_size'), which
+    read as 'DuckDB ran out of memory'. It is the disk of the temp directory that is full (a 5 MB
+    tmpfs as temp directory gave the same error as this 1 MB cap)."""
+    from sqlclose.errors import EngineError
+
+    spill = tmp_path / "spill"
+    engine = _spilling_engine(spill, cap="1MB")
+    try:
+        with pytest.raises(EngineError) as caught:
+            engine.fetch(SPILLING)
+    finally:
+        engine.close()
+    said = str(caught.value)
+    assert caught.value.exit_code == 5
+    assert said.startswith(f"DuckDB filled the disk of its temp directory ({spill.resolve()})")

@@ -179,13 +179,17 @@ def _utility(doc: dict) -> str:
 
 # ---- charts ------------------------------------------------------------------------------------
 def _figure():
-    try:
-        import matplotlib
-    except ImportError:
-        raise InputError("the HTML page draws its charts with matplotlib: pip install 'sqlclose[report]'") from None
+    from sqlclose.utility.charts import quiet_matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    with quiet_matplotlib():
+        try:
+            import matplotlib
+        except ImportError:
+            raise InputError("the HTML page draws its charts with matplotlib: pip install 'sqlclose[report]'") \
+                from None
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
     return plt
 

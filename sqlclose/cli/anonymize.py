@@ -205,7 +205,11 @@ def _where(target) -> str:
 
 def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dict | None:
     """The report of the output when it exists for the same spec, (keyed) input fingerprint and node
-    (``--node``'s, else whatever the spec's search chose), and holds what the report vouches for; else None."""
+    (``--node``'s, else whatever the spec's search chose), was made by this sqlclose (version and
+    report schema), and holds what the report vouches for; else None."""
+    from sqlclose._version import __version__
+    from sqlclose.release.report import SCHEMA_VERSION
+
     report = target.report
     if not report.is_file() or not target.path.exists():
         return None
@@ -215,6 +219,8 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
         return None
     if doc.get("spec_sha256") != spec.sha256() or not doc.get("input", {}).get("fingerprint"):
         return None
+    if (doc.get("sqlclose_version"), doc.get("schema_version")) != (__version__, SCHEMA_VERSION):
+        return None  # made by another sqlclose: an upgrade (a fix of what a release holds) redoes it
     if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
         return None  # another node than asked for (a report without node_given is older: redo it)
     output = doc.get("output", {})

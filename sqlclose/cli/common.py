@@ -93,8 +93,19 @@ def show_warnings_as_lines() -> None:
     warnings.showwarning = show
 
 
+_received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
+
+
 def _terminate(signum: int, frame: object) -> None:
-    raise Interrupted(f"stopped by {signal.Signals(signum).name}; nothing was placed at the output path", signum)
+    # Inside a DuckDB query the exception raised here is swallowed by DuckDB, which stops the query
+    # with its own "interrupted" error (read as Ctrl-C): the signal is recorded first, so the run
+    # still exits 143 and says SIGTERM, as a scheduler stopping it expects.
+    _received.append(signum)
+    raise _stopped_by(signum)
+
+
+def _stopped_by(signum: int) -> Interrupted:
+    return Interrupted(f"stopped by {signal.Signals(signum).name}; nothing was placed at the output path", signum)
 
 
 def guarded(fn: F) -> F:
@@ -106,7 +117,8 @@ def guarded(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
-            _fail(Interrupted("interrupted; nothing was placed at the output path"), verbose)
+            _fail(_stopped_by(_received[-1]) if _received else
+                  Interrupted("interrupted; nothing was placed at the output path"), verbose)
         except SqlcloseError as e:
             _fail(e, verbose)
         except OSError as e:

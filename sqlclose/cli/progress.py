@@ -54,12 +54,18 @@ def _log_lines() -> ProgressCallback:
         tenth = 10 * p.decided // max(p.lattice, 1)
         if p.subset_size != last["size"] or tenth > last["tenth"]:
             last.update(size=p.subset_size, tenth=tenth)
-            stamp = dt.datetime.now().isoformat(timespec="seconds")
+            stamp = _now()
             click.echo(f"{stamp} search: full lattice {p.decided:,} of {p.lattice:,} nodes decided; from below at "
                        f"subsets of {p.subset_size}/{p.qis} QIs ({p.candidates:,} candidates); {p.evaluated:,} "
                        f"evaluated so far, {p.elapsed:.1f} s", err=True)
 
     return update
+
+
+def _now() -> str:
+    """Local time with its UTC offset: a log gathered from machines in several zones (or read after
+    a daylight-saving change) orders its lines unambiguously, as the report's created_at is."""
+    return dt.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
 @contextmanager
@@ -90,6 +96,6 @@ def _sweep_bar() -> Iterator[SweepCallback]:
 
 
 def _sweep_lines(p: SweepProgress) -> None:
-    stamp = dt.datetime.now().isoformat(timespec="seconds")
+    stamp = _now()
     click.echo(f"{stamp} sweep: run {p.done}/{p.total} {p.label}: {p.run_seconds:.2f} s, {p.elapsed:.1f} s elapsed",
                err=True)

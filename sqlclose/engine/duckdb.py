@@ -23,7 +23,7 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
-from sqlclose.errors import EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
+from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
 
 GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
@@ -142,8 +142,12 @@ class DuckDBEngine(Engine):
                 exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
-        if isinstance(e, duckdb.IOException) and "No space left on device" in str(e) and _spilling(str(e)):
-            return self._out_of_disk(sql)
+        if isinstance(e, duckdb.IOException) and (_spilling(str(e)) or self._names_temp_directory(str(e))):
+            if "No space left on device" in str(e):
+                return self._out_of_disk(sql)
+            return self._cannot_spill(str(e), sql)
+        if isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in str(e):
+            return self._out_of_disk(sql)  # DuckDB caps its spill files at the disk's free space
         if not isinstance(e, duckdb.OutOfMemoryException):
             return super().engine_error(e, sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
@@ -155,12 +159,31 @@ class DuckDBEngine(Engine):
             f"or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory "
             f"(--temp-directory) on a disk with room to spill; nothing was placed at the output path", sql)
 
+    def _temp_directory(self) -> str | None:
+        try:
+            return self.con.sql("SELECT current_setting('temp_directory') AS d").fetchall()[0][0] or None
+        except duckdb.Error:
+            return None
+
+    def _names_temp_directory(self, message: str) -> bool:
+        """DuckDB's error names the temp directory itself (it could not create it)."""
+        where = self._temp_directory()
+        return bool(where) and any(f'"{name}"' in message for name in {where, str(Path(where).resolve())})
+
+    def _cannot_spill(self, message: str, sql: str) -> EngineCannotSpill:
+        """DuckDB could not create or write its temp directory (by default ``.tmp`` in the working
+        folder, which a scheduled job's working folder may not allow): say where and what to change."""
+        where = self._temp_directory()
+        place = f"its temp directory ({Path(where).resolve()})" if where else "its temp directory"
+        reason = message.splitlines()[0].rpartition('": ')[2] or message.splitlines()[0]
+        return EngineCannotSpill(
+            f"DuckDB could not spill past its memory limit to {place}: {reason}; give [engine] temp_directory "
+            f"(--temp-directory) a folder it can write (by default it is .tmp in the working folder), or raise "
+            f"[engine] memory_limit (--memory-limit) so that less spills; nothing was placed at the output path", sql)
+
     def _out_of_disk(self, sql: str) -> EngineOutOfDisk:
         """The disk filled while DuckDB spilled: say where it spills and what to change."""
-        try:
-            where = self.con.sql("SELECT current_setting('temp_directory') AS d").fetchall()[0][0]
-        except duckdb.Error:
-            where = None
+        where = self._temp_directory()
         place = f"its temp directory ({Path(where).resolve()})" if where else "its temp directory"
         return EngineOutOfDisk(
             f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: give [engine] "

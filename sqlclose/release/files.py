@@ -13,10 +13,15 @@ Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no cha
 next run writing the same output finds the dead run's hidden files (their names carry its
 process id) and finishes or undoes its move: a complete new pair is kept, anything else rolls
 back to the old pair, and the temporaries are removed.
+
+Runs placing a release in the same folder take turns (``_placing_lock``: an advisory lock on the
+folder itself, so nothing is left behind): two nightly runs writing one output at once each set
+aside and place a whole pair, and one never undoes the other's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import hashlib
 import json
@@ -24,11 +29,16 @@ import os
 import re
 import secrets
 import shutil
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
+_OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
+LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
 
 
@@ -153,8 +163,9 @@ class Transaction:
         self.path, self.report_path, self.overwrite = path, report, overwrite
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
-        recover(path, report, companions)
-        token = f"{os.getpid()}-{secrets.token_hex(6)}"
+        with _placing_lock(path, report, *companions):
+            recover(path, report, companions)
+        token = run_token()
         self.data = _hidden(path, token, "tmp")
         self.report = _hidden(report, token, "tmp")
         self._companions = {target: _hidden(target, token, "tmp") for target in companions}
@@ -179,7 +190,17 @@ class Transaction:
             remove(leftover)
 
     def commit(self) -> None:
-        """Place the pair: journal, old files aside, companions, data, report, then drop the old files."""
+        """Place the pair: journal, old files aside, companions, data, report, then drop the old files.
+        Under the folders' lock, and undone under it on failure: between another run's setting
+        aside and placing, nothing of it is touched."""
+        with _placing_lock(self.path, self.report_path, *self._companions):
+            try:
+                self._commit()
+            except BaseException:
+                self._undo()
+                raise
+
+    def _commit(self) -> None:
         companions = {str(target): [str(self._old_companions[target]), sha256(tmp)]
                       for target, tmp in self._companions.items()}
         _write_journal(self._journal, self.path, self.report_path, sha256(self.data), self._old, companions)
@@ -206,6 +227,41 @@ class Transaction:
         for old, target in self._set_aside:
             if old.exists():
                 os.replace(old, target)
+        self._placed, self._set_aside = [], []  # undone once: a later call must not touch another run's pair
+
+
+@contextmanager
+def _placing_lock(*targets: Path) -> Iterator[None]:
+    """Hold an exclusive advisory lock (flock) on the folder of each target, in one order, while a
+    pair is placed or a dead run's move settled. The lock is on the folder itself: no lock file is
+    left beside the release. A filesystem without flock places as before, unlocked; a lock held past
+    ``LOCK_WAIT_SECONDS`` (a run stopped mid-placing) is an environment failure that names it."""
+    fds: list[int] = []
+    try:
+        for folder in sorted({os.path.realpath(t.parent) for t in targets}):
+            try:
+                fd = os.open(folder, os.O_RDONLY)
+            except OSError:
+                continue
+            fds.append(fd)
+            deadline = time.monotonic() + LOCK_WAIT_SECONDS
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise EnvironmentFailure(
+                            f"another run has been placing a release in {folder} for {LOCK_WAIT_SECONDS:.0f} s; "
+                            "nothing was placed at the output path: check for a stopped sqlclose process "
+                            "there, and run again") from None
+                    time.sleep(0.05)
+                except OSError:  # no flock on this filesystem
+                    break
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)  # releases the lock
 
 
 def place(tmp: Path, target: Path) -> None:
@@ -225,14 +281,18 @@ def _place(tmp: Path, target: Path) -> None:
     try:
         os.link(tmp, target)
     except FileExistsError:
-        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+        raise OutputExistsError(_appeared(target)) from None
     except OSError:  # filesystems without hard links: a checked rename
         if target.exists():
-            raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") \
-                from None
+            raise OutputExistsError(_appeared(target)) from None
         os.replace(tmp, target)
         return
     tmp.unlink()
+
+
+def _appeared(target: Path) -> str:
+    return (f"{target} appeared while the release was being written (another run placed it?); nothing of this run "
+            "was placed: pass overwrite (--overwrite) to replace it")
 
 
 def _place_folder(tmp: Path, target: Path) -> None:
@@ -241,7 +301,7 @@ def _place_folder(tmp: Path, target: Path) -> None:
     try:
         target.mkdir()
     except FileExistsError:
-        raise OutputExistsError(f"{target} appeared while the release was being written; not replacing it") from None
+        raise OutputExistsError(_appeared(target)) from None
     try:
         os.replace(tmp, target)
     except OSError:
@@ -269,7 +329,7 @@ def recover(path: Path, report: Path, companions: tuple[Path, ...] = ()) -> None
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
     remove its temporaries. Runs that are still alive are left alone."""
     hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
-    dead = [m for m in hidden if not alive(int(m[1]["pid"]))]
+    dead = [m for m in hidden if not alive(int(m[1]["pid"]), m[1]["token"])]
     journals = [f for f, m in dead if m["kind"] == "journal"]
     for journal in journals:
         _settle(journal)
@@ -322,9 +382,20 @@ def _hidden_files(target: Path) -> list[tuple[Path, dict[str, str]]]:
     return found
 
 
-def alive(pid: int) -> bool:
+def run_token(sep: str = "-") -> str:
+    """``<pid><sep><random hex>``: names a run's temporaries (files, a table output's temporary
+    table); the hex is remembered as this process's own."""
+    token = secrets.token_hex(6)
+    _OURS.add(token)
+    return f"{os.getpid()}{sep}{token}"
+
+
+def alive(pid: int, token: str | None = None) -> bool:
+    """Whether the run that named a temporary ``pid``-``token`` may still be going. Our own pid with
+    a token this process never made is a dead process's that had our pid: a job in a container is
+    the same PID (often 1) every night, so last night's killed run looked alive forever."""
     if pid == os.getpid():
-        return True
+        return token is None or token in _OURS
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

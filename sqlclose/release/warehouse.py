@@ -123,7 +123,7 @@ class WarehouseRelease(Release):
                 files.fsync(txn.report)
                 txn.commit()
         except OSError as e:
-            raise EnvironmentFailure.from_os_error(e) from None
+            raise EnvironmentFailure.from_os_error(e, path) from None
         return doc
 
     def warehouse_report(self, path: Path | None = None, digest: str | None = None) -> dict:

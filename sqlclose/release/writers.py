@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -215,7 +214,7 @@ class CsvWriter(FileWriter):
         return _duckdb(release, "a CSV output").read_csv_typed(path, types or {})
 
 
-_TEMP_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_[0-9a-f]+$")
+_TEMP_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_(?P<token>[0-9a-f]+)$")
 
 
 class DuckDBTableWriter(Writer):
@@ -250,14 +249,16 @@ class DuckDBTableWriter(Writer):
         existed = target.path.exists()
         schema, _, name = target.table.rpartition(".")
         schema = schema or "main"
-        token = f"{os.getpid()}_{secrets.token_hex(6)}"
+        token = files.run_token("_")
         temp_name = f"__sqlclose_new_{token}"
+        target.path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
         alias = engine.attach(target.path)
         temp = qualified(f"{schema}.{temp_name}", alias)
         report = ReportPlacement(target.report, target.overwrite, token)
         try:
             self._require_schema(engine, alias, schema, target)
             self._drop_dead_temporaries(engine, alias, schema)
+            ReportPlacement.recover(target.report)
             started = time.perf_counter()
             query, params = release.query()
             engine.execute(exp.Create(this=temp, kind="TABLE", expression=query), params)
@@ -298,7 +299,7 @@ class DuckDBTableWriter(Writer):
                              [alias, schema]).column("table_name").to_pylist()
         for table in names:
             m = _TEMP_TABLE.match(table)
-            if m and not files.alive(int(m["pid"])):
+            if m and not files.alive(int(m["pid"]), m["token"]):
                 engine.execute(exp.Drop(tables=[qualified(f"{schema}.{table}", alias)], kind="TABLE", exists=True))
 
     @staticmethod
@@ -327,6 +328,19 @@ class ReportPlacement:
         self.temp = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.tmp")
         self.old = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.old")
         self._placed = self._aside = False
+
+    @staticmethod
+    def recover(path: Path) -> None:
+        """A killed run's hidden report files (the database's lock, held now, says no other run is
+        placing one): its temporary goes; the old report it set aside comes back when no report is
+        in place, else goes."""
+        for hidden, name in files._hidden_files(path):
+            if files.alive(int(name["pid"]), name["token"]):
+                continue
+            if name["kind"] == "old" and not path.exists():
+                os.replace(hidden, path)
+            else:
+                files.remove(hidden)
 
     def write(self, doc: dict) -> None:
         self.temp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
@@ -401,9 +415,9 @@ def write_release(release: Release, target: Target) -> dict:
     try:
         return writer.write(release, target)
     except OSError as e:
-        raise EnvironmentFailure.from_os_error(e) from None
+        raise EnvironmentFailure.from_os_error(e, target.path) from None
     except EngineError as e:
-        raise EnvironmentFailure.from_engine(e) or e from None
+        raise EnvironmentFailure.from_engine(e, target.path) or e from None
 
 
 __all__ = ["WRITERS", "Target", "Writer", "default_report_path", "write_release"]

@@ -7,7 +7,9 @@ drawn, with the Agg backend (no display needed), so the rest of sqlclose runs wi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure
@@ -19,14 +21,30 @@ MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 Curve = tuple[Sequence[float], Sequence[float]]
 
 
-def _pyplot():
+@contextmanager
+def quiet_matplotlib() -> Iterator[None]:
+    """matplotlib logs two warnings on stderr (even under --quiet, in a scheduled job's mail) when
+    its config folder under HOME cannot be made — a service account's read-only or absent home —
+    and then uses a temporary folder it removes at exit. The same, without the warnings: only its
+    errors are shown while it is imported."""
+    log = logging.getLogger("matplotlib")
+    level = log.level
+    log.setLevel(logging.ERROR)
     try:
-        import matplotlib
-    except ImportError:
-        raise EnvironmentFailure("charts need matplotlib, the optional extra: pip install 'sqlclose[report]'") \
-            from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        yield
+    finally:
+        log.setLevel(level)
+
+
+def _pyplot():
+    with quiet_matplotlib():
+        try:
+            import matplotlib
+        except ImportError:
+            raise EnvironmentFailure("charts need matplotlib, the optional extra: pip install 'sqlclose[report]'") \
+                from None
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
 
     return plt
 
