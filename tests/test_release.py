@@ -383,3 +383,25 @@ def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(
     with pytest.raises(sqlclose.InputError,
                        match="does not satisfy the requirements; pick an evaluated satisfying node"):
         whole.at(failing[0])
+
+
+def test_connection_table_named_with_its_schema_and_catalog():
+    # README: "sqlclose.anonymize((connection, "schema.table"), spec)". The name was quoted whole
+    # (a table called "hr.people", which does not exist), and a 3-part tuple dropped its middle
+    # part: ("other", "hr", "people") read other.main.people, another table, without a word.
+    rows = len(input_rows())
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    con.execute("CREATE SCHEMA hr")
+    con.execute("CREATE TABLE hr.people AS SELECT * FROM t3")
+    con.execute("ATTACH ':memory:' AS other")
+    con.execute("CREATE SCHEMA other.hr")
+    con.execute("CREATE TABLE other.hr.people AS SELECT * FROM t3")
+    con.execute("CREATE TABLE other.main.people AS SELECT * FROM t3 LIMIT 3")  # a decoy: 3 rows
+    con.execute("CREATE TABLE main.people AS SELECT * FROM t3 LIMIT 3")  # another
+    for name in ("hr.people", ("hr", "people"), "other.hr.people", ("other", "hr", "people")):
+        with sqlclose.anonymize((con, name), spec_dict()) as release:
+            assert release.summary["rows"] == rows, name
+    with pytest.raises(sqlclose.InputError, match="a.b.c.d"):
+        sqlclose.anonymize((con, "a.b.c.d"), spec_dict())
+    con.close()

@@ -63,9 +63,8 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         if engine is not None:
             raise InputError("give either an engine or a (connection, table) source, not both")
         con, name = source
+        relation = _connection_table(name)
         engine = DuckDBEngine(con)
-        relation = exp.Table(this=q.ident(name)) if isinstance(name, str) else \
-            exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
         _check_table(engine, relation, f"table {name!r}")
         return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
     if is_spark_source(source):
@@ -128,6 +127,20 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         return Opened(engine, relation, f"spark table {name}")
     _refuse_duplicates(source.columns, "the Spark DataFrame")
     return Opened(engine, engine.frame_relation(source), "spark dataframe")
+
+
+def _connection_table(name: Any) -> exp.Table:
+    """The table a ``(connection, name)`` source names: ``"table"``, ``"schema.table"`` or
+    ``"catalog.schema.table"`` (split at its dots, as ``[source] table`` is), or those parts as a
+    tuple (a part may then hold a dot). Each part is quoted."""
+    parts = name.split(".") if isinstance(name, str) else list(name) if isinstance(name, (tuple, list)) else []
+    if not 1 <= len(parts) <= 3 or not all(isinstance(part, str) and part for part in parts):
+        raise InputError(f"cannot read table {name!r} of the DuckDB connection: name it \"table\", \"schema.table\" "
+                         "or \"catalog.schema.table\", or give those parts as a tuple (\"schema\", \"table\") when a "
+                         "name holds a dot")
+    *outer, table = parts
+    return exp.Table(this=q.ident(table), db=q.ident(outer[-1]) if outer else None,
+                     catalog=q.ident(outer[0]) if len(outer) == 2 else None)
 
 
 def _is_connection_pair(source: Any) -> bool:
