@@ -405,3 +405,17 @@ def test_connection_table_named_with_its_schema_and_catalog():
     with pytest.raises(sqlclose.InputError, match="a.b.c.d"):
         sqlclose.anonymize((con, "a.b.c.d"), spec_dict())
     con.close()
+
+
+def test_a_closed_release_says_so(tmp_path):
+    # Used after its `with` block, a release failed with DuckDB's "Connection has already been
+    # closed" (to_arrow, as an EngineError) or its raw ConnectionException (write_parquet).
+    with sqlclose.anonymize(CSV, spec_dict()) as release:
+        node = release.node
+        other = release.at(node)
+    for use in (release.to_arrow, lambda: release.write_parquet(tmp_path / "r.parquet"), other.to_arrow,
+                lambda: release.at(node).to_arrow(), lambda: release.write(tmp_path / "r.csv")):
+        with pytest.raises(sqlclose.InputError, match="this release was closed"):
+            use()
+    assert list(tmp_path.iterdir()) == []
+    release.close()  # closing again is harmless

@@ -316,6 +316,9 @@ class Engine(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
+    # Set by ``close``: what the engine made (and its own connection) is gone.
+    closed: bool = False
+
 
 def key_value(value: exp.Expression, as_is: bool, text: str) -> exp.Expression:
     """The value ``Engine.value_hash`` hashes: cast to the dialect's ``text`` type, or as it is."""

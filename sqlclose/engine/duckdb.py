@@ -543,3 +543,4 @@ class DuckDBEngine(Engine):
             self._links = None
         if self._own:
             self.con.close()
+        self.closed = True

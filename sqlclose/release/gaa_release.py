@@ -93,6 +93,7 @@ class GaaRelease(Release):
     def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
         """The release query; its labels stay text whatever the write (``dictionaries``): they come
         from a per-run mapping, at several levels per column."""
+        self._require_open()
         params = q.Params()
         query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
                                  self._mapping_relation(), params, ties=written_unlike_equal(self.problem, None))

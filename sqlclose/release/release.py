@@ -81,6 +81,13 @@ class Release:
         if self.owns_engine:
             self.problem.engine.close()
 
+    def _require_open(self) -> None:
+        """Refuse what needs the engine once the release was closed: its tables went with it."""
+        if self.problem.engine.closed:
+            raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
+                             "tables it reads went with it: read or write it before closing, or make it again with "
+                             "sqlclose.anonymize")
+
     def __enter__(self) -> Release:
         return self
 
@@ -125,6 +132,7 @@ class Release:
     def at(self, node: dict[str, int] | Node) -> Release:
         """The same release at another evaluated node (e.g. one of ``minimal_nodes``): its data,
         summary and report, written and verified the same way. The optimum is unchanged here."""
+        self._require_open()
         levels = self._levels_of(node)
         evaluated = self.search.evaluated.get(levels)
         if evaluated is None or not evaluated.satisfied:
@@ -152,6 +160,7 @@ class Release:
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
         if self._hist is None:
+            self._require_open()
             full = tuple(range(len(self.problem.qis)))
             self._hist = NodeRunner(self.problem).histograms(full, self.search.optimum, keep=False)
             outcome = judge(self._hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
@@ -211,6 +220,7 @@ class Release:
         return self._suppressed_table
 
     def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
+        self._require_open()
         params = q.Params()
         query = release_query(self.problem, self.search.optimum, self._suppressed(), params, self._counted_columns(),
                               dictionaries)
@@ -240,6 +250,7 @@ class Release:
         """Write the release (Parquet, a Parquet folder, CSV or a table in a DuckDB database: told by
         the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
         report as a pair; returns the report (also written as JSON)."""
+        self._require_open()
         if report is not None and files.same(Path(path), Path(report)):
             raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for given, role in ((path, "output"), (report, "report")):
@@ -269,6 +280,7 @@ class Release:
         dropped when it ends, written or not, where a sweep's every write kept its own until the
         engine closed. The tables the release keeps for all its queries (``_own_tables``) are made
         first, and kept."""
+        self._require_open()
         engine = self.problem.engine
         self._own_tables()
         made: list[Any] = []
