@@ -32,7 +32,7 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size
 
 
-@dataclass
+@dataclass(repr=False)  # Release's own repr
 class GaaRelease(Release):
     """The result of ``sqlclose.anonymize`` with ``[search] algorithm = "gaa"``."""
 

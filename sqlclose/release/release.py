@@ -55,7 +55,7 @@ from sqlclose.utility.metrics import average_class_size
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
 
-@dataclass
+@dataclass(repr=False)  # the dataclass's repr printed the problem: internals, and the hierarchies' leaves
 class Release:
     """The result of ``sqlclose.anonymize``: the optimal node and everything measured about it."""
 
@@ -87,6 +87,16 @@ class Release:
             raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
                              "tables it reads went with it: read or write it before closing, or make it again with "
                              "sqlclose.anonymize")
+
+    def __repr__(self) -> str:
+        """What a notebook shows: the source, the node, the rows and whether it is still open; no
+        value of the data (the hierarchies' leaves are the input's own values)."""
+        node = self.node
+        chosen = "node " + ", ".join(f"{name}={level}" for name, level in node.items()) if node is not None \
+            else "multidimensional (GAA)"
+        state = "closed" if self.problem.engine.closed else "open"
+        rows = f"{self.problem.rows} rows, k = {self.problem.k}"
+        return f"<{type(self).__name__} of {self.source_label}: {chosen}; {rows}; {state}>"
 
     def __enter__(self) -> Release:
         return self

@@ -40,7 +40,7 @@ def verification_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.verify.sql")
 
 
-@dataclass
+@dataclass(repr=False)  # Release's own repr
 class WarehouseRelease(Release):
     """``Release`` over a warehouse's histogram: everything measured is the same; the data is a query."""
 
