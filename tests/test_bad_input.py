@@ -529,3 +529,18 @@ def test_failed_verification_keeps_an_existing_output(tmp_path, monkeypatch):
         run(CSV, spec_dict(), outdir, overwrite=True)
     assert (outdir / "release.parquet").read_bytes() == b"previous release"
     assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet"]
+
+
+def test_pandas_column_of_mixed_types_is_named_without_its_values(outdir):
+    # An object column holding text and a number: pyarrow's ArrowInvalid escaped (no SqlcloseError,
+    # so a caller's `except sqlclose.SqlcloseError` missed it), quoting a value of the data.
+    import pandas as pd
+
+    frame = pd.DataFrame(TABLE3_ROWS)
+    frame["zip"] = frame["zip"].astype(object)
+    frame.loc[0, "zip"] = int(TABLE3_ROWS[0]["zip"])
+    msg = fails(InputError, frame, spec_dict(), outdir)
+    assert "pandas DataFrame" in msg and "column 'zip'" in msg and "astype" in msg
+    assert not [row["zip"] for row in TABLE3_ROWS if row["zip"] in msg]
+    with pytest.raises(InputError, match="column 'zip'"):
+        sqlclose.check(frame, ["zip"], k=1)

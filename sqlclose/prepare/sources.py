@@ -69,10 +69,11 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
     if is_spark_source(source):
         return _open_spark(source, engine)
+    label = "arrow table"
     if type(source).__module__.startswith("pandas"):
-        source = pa.Table.from_pandas(source, preserve_index=False)
+        source, label = _arrow_of_pandas(source), "pandas DataFrame"
     if isinstance(source, pa.Table):
-        _refuse_duplicates(source.schema.names, "the Arrow table")
+        _refuse_duplicates(source.schema.names, f"the {label}")
         own = engine is None
         engine = engine or DuckDBEngine()
         name = engine.temp_name("arrow_source")
@@ -82,10 +83,27 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
             if own:
                 engine.close()
             raise
-        return Opened(engine, q.table(name), "arrow table")
+        return Opened(engine, q.table(name), label)
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")
+
+
+_CONVERSION = re.compile(r"Conversion failed for column (.+) with type (\S+)")
+
+
+def _arrow_of_pandas(frame: Any) -> pa.Table:
+    """A pandas DataFrame as Arrow, its columns as they are (the index is not a column). A column
+    Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
+    name, not with Arrow's error, which quotes a value of the data."""
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        found = _CONVERSION.search(str(e))
+        column = f"column {found.group(1)!r} (dtype {found.group(2)})" if found else "a column"
+        raise InputError(f"cannot read the pandas DataFrame: {column} holds values Arrow cannot read as one type "
+                         "(say numbers and text in one object column); convert it first, e.g. "
+                         "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
 
 
 def brings_engine(source: Any) -> bool:
