@@ -163,10 +163,11 @@ class SweepResult:
 
     def charts(self, folder: str | Path, measures: Sequence[str] | None = None) -> list[Path]:
         """One PNG per measure (``<measure>.png``; default every measured one): x = the swept
-        parameter, one curve per run set."""
+        parameter, one curve per run set; ``folder`` is made if missing."""
         from sqlclose.utility.charts import line_chart
 
         folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
         written = []
         what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
         for measure in [m for m in self.chart_names() if measures is None or m in measures]:
