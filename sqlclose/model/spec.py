@@ -732,8 +732,12 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:
-    """Validate a spec given as a dict (as from Python), with the same messages as load_spec."""
+    """Validate a spec given as a dict (as from Python), with the same messages as load_spec. Its
+    relative paths are relative to the working folder, made absolute now (as a TOML spec's are
+    beside its file), so that the report names files any folder can find; the dict is not changed."""
+    data = _copy_dicts(data)
     try:
+        _resolve_paths(data, Path.cwd(), where)
         return Spec.model_validate(data)
     except ValidationError as e:
         raise SpecError(format_validation_error(e, where)) from None
@@ -810,6 +814,11 @@ def expand_env(text: str) -> str:
         return default
 
     return _ENV_VAR.sub(sub, text)
+
+
+def _copy_dicts(value: Any) -> Any:
+    """``value`` with every dict in it copied (what ``_resolve_paths`` rewrites); other values shared."""
+    return {key: _copy_dicts(item) for key, item in value.items()} if isinstance(value, dict) else value
 
 
 def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
