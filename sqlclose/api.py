@@ -117,7 +117,8 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         raise SpecError(f"[search] algorithm = {spec.search.algorithm!r}: the warehouse path releases a full-domain "
                         "generalization (incognito), whose lookups the release query carries")
     started = time.perf_counter()
-    opened = hist.open_histogram(Path(histogram), spec)
+    histogram = Path(histogram).expanduser()  # "~": the home folder, as in a spec
+    opened = hist.open_histogram(histogram, spec)
     try:
         problem = hist.prepare_histogram(opened, spec)
         timings = {"prepare_seconds": time.perf_counter() - started}
@@ -131,7 +132,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         raise
     drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()] if s.nulls == "drop")
     return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
-                            inputs=[Path(histogram), *spec.files_read], table=warehouse_table(source.table_parts),
+                            inputs=[histogram, *spec.files_read], table=warehouse_table(source.table_parts),
                             table_name=str(source.table), dialect=dialect, drop_nulls=drop,
                             selection=spec.search, _leaf_counts=counts)
 

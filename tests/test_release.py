@@ -435,3 +435,23 @@ def test_repr_names_the_release_not_its_data():
     with sqlclose.anonymize(arrow, spec_dict(search={"algorithm": "gaa"})) as gaa:
         assert len(repr(gaa)) < 200 and "GaaRelease" in repr(gaa)
         assert not [v for v in values if v in repr(gaa)]
+
+
+def test_a_path_under_the_home_folder(tmp_path, monkeypatch):
+    # "~/out/r.parquet" was taken literally by Python (a folder "~" made in the working folder)
+    # but expanded by DuckDB, whose COPY wrote the temporary file in the home folder: the run
+    # failed ("No such file or directory") and left that file there. It means the home folder,
+    # as it does in a spec.
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    shutil.copy(CSV, home / "t3.csv")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    with sqlclose.anonymize("~/t3.csv", spec_dict()) as release:
+        doc = release.write_parquet("~/out/r.parquet")
+    assert sorted(p.name for p in (home / "out").iterdir()) == ["r.parquet", "r.parquet.report.json"]
+    assert sorted(p.name for p in home.iterdir()) == ["out", "t3.csv"]  # no temporary file left
+    assert list(work.iterdir()) == []  # no folder called "~"
+    assert doc["output"]["path"] == str(home / "out" / "r.parquet")
+    assert pq.read_table(home / "out" / "r.parquet").num_rows == len(input_rows())

@@ -53,8 +53,8 @@ class Opened:
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not."""
     options = options or FileRead()
-    if isinstance(source, (str, Path)):
-        source = _source_for_path(Path(source), options)
+    if isinstance(source, (str, Path)):  # "~" is the home folder, as in a spec (DuckDB would expand it alone)
+        source = _source_for_path(Path(source).expanduser(), options)
     if isinstance(source, Source):
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):

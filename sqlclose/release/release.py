@@ -261,6 +261,9 @@ class Release:
         the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
         report as a pair; returns the report (also written as JSON)."""
         self._require_open()
+        # "~" is the home folder, as in a spec: DuckDB expands it in the temporary file's name
+        # anyway, where Python would have made a folder called "~" beside it.
+        path, report = Path(path).expanduser(), Path(report).expanduser() if report is not None else None
         if report is not None and files.same(Path(path), Path(report)):
             raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for given, role in ((path, "output"), (report, "report")):
