@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -544,3 +545,14 @@ def test_pandas_column_of_mixed_types_is_named_without_its_values(outdir):
     assert not [row["zip"] for row in TABLE3_ROWS if row["zip"] in msg]
     with pytest.raises(InputError, match="column 'zip'"):
         sqlclose.check(frame, ["zip"], k=1)
+
+
+def test_a_missing_path_with_a_pattern_says_paths_are_literal(tmp_path, outdir):
+    # "data/*.csv" given as a source said only that it does not exist: a path is literal, and
+    # the message now says how to read the files a pattern matches.
+    (tmp_path / "data").mkdir()
+    shutil.copy(CSV, tmp_path / "data" / "a.csv")
+    msg = fails(InputError, tmp_path / "data" / "*.csv", spec_dict(), outdir)
+    assert "does not exist" in msg and "glob = true" in msg
+    msg = fails(InputError, tmp_path / "data" / "b.csv", spec_dict(), outdir)
+    assert "glob" not in msg  # a plain missing path: no word about patterns

@@ -275,7 +275,10 @@ def _files(source: Source) -> list[Path]:
             raise InputError(f"source pattern {source.path} matches no file")
         return matches
     if not source.path.exists():
-        raise InputError(f"source {source.path} does not exist")
+        pattern = any(ch in "*?[]{}" for ch in source.path.name)
+        raise InputError(f"source {source.path} does not exist" + (
+            " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
+            "glob = true; from Python, then pass None as the source)" if pattern else ""))
     if source.path.is_dir():
         files = sorted(p for p in source.path.rglob("*.parquet") if p.is_file())
         if source.kind != "parquet" or not files:
