@@ -415,6 +415,15 @@ def test_anonymize_rejects_a_spec_of_another_type():
         sqlclose.anonymize(TABLE3 / "table3.csv", 42)
 
 
+def test_toml_text_given_as_the_spec_is_told_apart_from_a_path():
+    # The text of a TOML spec passed as `spec` was taken as a file name: "spec file [privacy]
+    # k = 3 … does not exist", over several lines.
+    with pytest.raises(SpecError) as e:
+        sqlclose.anonymize(TABLE3 / "table3.csv", BASE_TOML)
+    message = str(e.value)
+    assert "\n" not in message and "TOML text" in message and "tomllib.loads" in message
+
+
 # ---------------------------------------------------------------------------- hashing
 
 REORDERED_TOML = """

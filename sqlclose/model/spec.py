@@ -867,6 +867,9 @@ def as_spec(spec: Spec | str | Path | dict) -> Spec:
     """A spec given as a Spec, a TOML path or a dict."""
     if isinstance(spec, Spec):
         return spec
+    if isinstance(spec, str) and "\n" in spec:  # no file name holds a line break: a spec's text
+        raise SpecError("spec is TOML text, not a path: give the spec file's path, or the text parsed, "
+                        "tomllib.loads(text), as a dict (its relative paths then relative to the working folder)")
     if isinstance(spec, (str, Path)):
         return load_spec(spec)
     if isinstance(spec, dict):
