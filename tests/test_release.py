@@ -455,3 +455,33 @@ def test_a_path_under_the_home_folder(tmp_path, monkeypatch):
     assert list(work.iterdir()) == []  # no folder called "~"
     assert doc["output"]["path"] == str(home / "out" / "r.parquet")
     assert pq.read_table(home / "out" / "r.parquet").num_rows == len(input_rows())
+
+
+def test_a_release_never_closed_leaves_nothing_once_collected(tmp_path, monkeypatch):
+    # A notebook forgets close(): the temporary tables sqlclose made on the caller's connection
+    # (its base histogram: the data's values, grouped) stayed there until the caller closed it,
+    # five tables and a view a run; a source path holding a glob character left its folder of
+    # links in the temporary folder for good, even past the interpreter's exit.
+    import gc
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    odd = tmp_path / "data[1]"
+    odd.mkdir()
+    shutil.copy(CSV, odd / "t3.csv")
+    for _ in range(2):
+        release = sqlclose.anonymize((con, "t3"), spec_dict())
+        release.to_arrow()
+        release = sqlclose.anonymize(odd / "t3.csv", spec_dict())
+        assert release.to_arrow().num_rows == len(input_rows())
+        assert list((tmp_path / "tmp").iterdir())  # the links are there while the release lives
+    del release
+    gc.collect()
+    temporary = con.execute("SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+                            "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchone()[0]
+    assert temporary == 0
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert con.execute("SELECT count(*) FROM t3").fetchone()[0] == len(input_rows())  # the caller's own table stays
+    con.close()
