@@ -485,3 +485,36 @@ def test_a_release_never_closed_leaves_nothing_once_collected(tmp_path, monkeypa
     assert list((tmp_path / "tmp").iterdir()) == []
     assert con.execute("SELECT count(*) FROM t3").fetchone()[0] == len(input_rows())  # the caller's own table stays
     con.close()
+
+
+def test_an_engine_the_caller_gave_is_left_as_it_was_by_each_release(tmp_path):
+    # anonymize(…, engine=DuckDBEngine(memory_limit=…)) reused over a notebook's runs: each run's
+    # tables (a CSV's parsed copy, the base histogram, lookups, the suppressed classes) stayed on
+    # the engine after its release's `with` block, and after a failed run, until the engine closed.
+    from sqlclose.engine import DuckDBEngine
+
+    def held(engine) -> int:
+        return engine.con.execute(
+            "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+            "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal) + "
+            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchone()[0]
+
+    engine = DuckDBEngine(threads=1)
+    assert held(engine) == 0
+    for k in (2, 3):
+        with sqlclose.anonymize(CSV, spec_dict(k=k, suppression=0.5), engine=engine) as release:
+            other = release.at(release.minimal_nodes[0])
+            other.to_arrow()
+            release.write_parquet(tmp_path / f"k{k}.parquet")
+        assert held(engine) == 0, k
+        with pytest.raises(sqlclose.InputError, match="this release was closed"):
+            other.to_arrow()  # its tables went with the release it came from
+    with pytest.raises(sqlclose.NoSolutionError):
+        sqlclose.anonymize(CSV, spec_dict(k=len(input_rows()) + 1), engine=engine)
+    assert held(engine) == 0
+    with sqlclose.anonymize(CSV, spec_dict(search={"algorithm": "gaa"}), engine=engine) as gaa:
+        gaa.to_arrow()
+    assert held(engine) == 0
+    with sqlclose.anonymize(CSV, spec_dict(), engine=engine) as release:  # the engine still works
+        assert release.to_arrow().num_rows == len(input_rows())
+    engine.close()

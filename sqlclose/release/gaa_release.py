@@ -108,7 +108,8 @@ class GaaRelease(Release):
             name = self.problem.engine.temp_name("gaa_mapping")
             # Loaded, not registered: the engine knows its labels hold no NULL, and a Parquet write makes
             # them required, as every generalized column is (queries.given_as_is).
-            self.problem.engine.load(name, self._mapping())
+            with self._recording():
+                self.problem.engine.load(name, self._mapping())
             self._mapping_table = q.table(name)
         return self._mapping_table
 

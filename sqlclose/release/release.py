@@ -74,16 +74,42 @@ class Release:
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
+    # A run on an engine the caller gave (``anonymize(…, engine=…)``): {"objects": what it made
+    # there, "closed": …}, shared with the release's ``at`` copies; the release that ran it
+    # (``_drops_run``) drops them on close, and the copies are then closed too.
+    _run: dict[str, Any] | None = None
+    _drops_run: bool = False
 
     # ---- lifetime --------------------------------------------------------------------------
     def close(self) -> None:
         """Drop the engine objects this release made (and its own connection, if it has one)."""
         if self.owns_engine:
             self.problem.engine.close()
+        elif self._drops_run and self._run is not None and not self._run["closed"]:
+            self._run["closed"] = True
+            if not self.problem.engine.closed:
+                self.problem.engine.drop_objects(self._run["objects"])
+            self._run["objects"].clear()
+
+    def _closed(self) -> bool:
+        return self.problem.engine.closed or (self._run is not None and self._run["closed"])
+
+    @contextmanager
+    def _recording(self) -> Iterator[None]:
+        """What the block makes on the engine is the run's (``_run``), dropped with it on close."""
+        if self._run is None:
+            yield
+            return
+        made: list = []
+        try:
+            with self.problem.engine.objects_made() as made:
+                yield
+        finally:
+            self._run["objects"].extend(made)
 
     def _require_open(self) -> None:
         """Refuse what needs the engine once the release was closed: its tables went with it."""
-        if self.problem.engine.closed:
+        if self._closed():
             raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
                              "tables it reads went with it: read or write it before closing, or make it again with "
                              "sqlclose.anonymize")
@@ -94,7 +120,7 @@ class Release:
         node = self.node
         chosen = "node " + ", ".join(f"{name}={level}" for name, level in node.items()) if node is not None \
             else "multidimensional (GAA)"
-        state = "closed" if self.problem.engine.closed else "open"
+        state = "closed" if self._closed() else "open"
         rows = f"{self.problem.rows} rows, k = {self.problem.k}"
         return f"<{type(self).__name__} of {self.source_label}: {chosen}; {rows}; {state}>"
 
@@ -149,7 +175,7 @@ class Release:
             raise InputError(f"node {self._named(levels)} {self._not_releasable(levels, evaluated is None)}")
         search = dataclasses.replace(self.search, optimum=levels)
         return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _hist=None,
-                                   _failing=None, _suppressed_table=None)
+                                   _failing=None, _suppressed_table=None, _drops_run=False)
 
     def _not_releasable(self, levels: Node, unevaluated: bool) -> str:
         """Why ``at`` refuses a node, and what to do. With the lattice decided, a node the search
@@ -225,7 +251,8 @@ class Release:
         if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.codes[failing, i] for i, qi in enumerate(self.problem.qis)}
-            self.problem.engine.register(name, arrow_table(codes))
+            with self._recording():
+                self.problem.engine.register(name, arrow_table(codes))
             self._suppressed_table = q.table(name)
         return self._suppressed_table
 
