@@ -547,6 +547,16 @@ def test_pandas_column_of_mixed_types_is_named_without_its_values(outdir):
         sqlclose.check(frame, ["zip"], k=1)
 
 
+def test_pandas_columns_named_twice_are_refused_as_any_source_s(outdir):
+    # pyarrow's ValueError "Duplicate column names found" escaped, outside SqlcloseError.
+    import pandas as pd
+
+    frame = pd.DataFrame(TABLE3_ROWS)
+    twice = pd.concat([frame, frame[["salary"]]], axis=1)
+    msg = fails(InputError, twice, spec_dict(), outdir)
+    assert "pandas DataFrame" in msg and "'salary'" in msg and "more than once" in msg
+
+
 def test_a_missing_path_with_a_pattern_says_paths_are_literal(tmp_path, outdir):
     # "data/*.csv" given as a source said only that it does not exist: a path is literal, and
     # the message now says how to read the files a pattern matches.

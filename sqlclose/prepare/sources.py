@@ -95,7 +95,9 @@ _CONVERSION = re.compile(r"Conversion failed for column (.+) with type (\S+)")
 def _arrow_of_pandas(frame: Any) -> pa.Table:
     """A pandas DataFrame as Arrow, its columns as they are (the index is not a column). A column
     Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
-    name, not with Arrow's error, which quotes a value of the data."""
+    name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
+    but for case) are refused as for every source, before Arrow's own ValueError."""
+    _refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
     try:
         return pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
