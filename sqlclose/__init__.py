@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from sqlclose._version import __version__
@@ -45,6 +46,10 @@ _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 def __getattr__(name: str) -> Any:
     module = _MODULE_OF.get(name)
     if module is None:
+        # A subpackage or module (``sqlclose.engine.SparkEngine``, ``sqlclose.sweep.sweep``) is
+        # imported when first named, as ``import sqlclose.engine`` would.
+        if not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}") is not None:
+            return importlib.import_module(f"{__name__}.{name}")
         raise AttributeError(f"module 'sqlclose' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

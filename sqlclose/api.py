@@ -49,6 +49,24 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     """
     started = time.perf_counter()
     spec = as_spec(spec)
+    if engine is None:
+        return _anonymize(source, spec, None, on_progress, fingerprint_key, started)
+    # An engine the caller gave outlives the release: what this run makes on it is listed, and
+    # dropped when the release closes (at once when the run fails), leaving the engine as it was.
+    run: dict[str, Any] = {"objects": [], "closed": False}
+    made: list = []
+    try:
+        with engine.objects_made() as made:
+            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run)
+    except BaseException:
+        engine.drop_objects(made)
+        raise
+    run["objects"].extend(made)
+    return release
+
+
+def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
+               fingerprint_key: str | None, started: float, run: dict[str, Any] | None = None) -> Release:
     given = engine
     opened = open_for(source, spec, engine)
     engine = opened.engine
@@ -64,11 +82,11 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
             from sqlclose.release.gaa_release import GaaRelease
             from sqlclose.search.gaa_run import run_gaa
 
-            run = run_gaa(problem, criteria, spec.search)
-            timings["search_seconds"] = run.result.seconds
+            gaa = run_gaa(problem, criteria, spec.search)
+            timings["search_seconds"] = gaa.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
-                              owns_engine=given is None, inputs=inputs, selection=spec.search, gaa_run=run,
-                              hierarchy_files=_hierarchy_files(spec))
+                              owns_engine=given is None, inputs=inputs, selection=spec.search, gaa_run=gaa,
+                              hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
         counts = leaf_counts(problem)
         started = time.perf_counter()
         result = _search(problem, criteria, spec, _with_checkpoint(on_progress), counts)
@@ -79,7 +97,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         raise
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
                    inputs=inputs, selection=spec.search, _leaf_counts=counts,
-                   hierarchy_files=_hierarchy_files(spec))
+                   hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
 
 
 def _with_checkpoint(on_progress: ProgressCallback | None) -> ProgressCallback:
@@ -117,7 +135,8 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         raise SpecError(f"[search] algorithm = {spec.search.algorithm!r}: the warehouse path releases a full-domain "
                         "generalization (incognito), whose lookups the release query carries")
     started = time.perf_counter()
-    opened = hist.open_histogram(Path(histogram), spec)
+    histogram = Path(histogram).expanduser()  # "~": the home folder, as in a spec
+    opened = hist.open_histogram(histogram, spec)
     try:
         problem = hist.prepare_histogram(opened, spec)
         timings = {"prepare_seconds": time.perf_counter() - started}
@@ -131,7 +150,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         raise
     drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()] if s.nulls == "drop")
     return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
-                            inputs=[Path(histogram), *spec.files_read], table=warehouse_table(source.table_parts),
+                            inputs=[histogram, *spec.files_read], table=warehouse_table(source.table_parts),
                             table_name=str(source.table), dialect=dialect, drop_nulls=drop,
                             selection=spec.search, _leaf_counts=counts)
 

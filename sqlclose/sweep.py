@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlclose import api
 from sqlclose.engine import Engine
+from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
@@ -163,10 +164,11 @@ class SweepResult:
 
     def charts(self, folder: str | Path, measures: Sequence[str] | None = None) -> list[Path]:
         """One PNG per measure (``<measure>.png``; default every measured one): x = the swept
-        parameter, one curve per run set."""
+        parameter, one curve per run set; ``folder`` is made if missing."""
         from sqlclose.utility.charts import line_chart
 
         folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
         written = []
         what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
         for measure in [m for m in self.chart_names() if measures is None or m in measures]:
@@ -204,18 +206,19 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise SpecError(f"unknown metric {unknown[0]!r} for {algorithm}; choose from {', '.join(allowed)}")
-    opened = api.open_for(source, spec, engine)
-    try:
-        problem = prepare(opened.engine, opened.relation, spec, opened.label)
-        too_big = [k for k in ks if k > problem.rows]
-        if too_big:
-            raise InputError(f"k = {too_big[0]} is larger than the table ({problem.rows} rows); sweep k up to "
-                             f"{problem.rows}")
-        runner = _GaaSweep if algorithm == "gaa" else _IncognitoSweep
-        result = runner(problem, spec, ks, ls, ts, strategies, metrics, on_progress, started).run()
-    finally:
-        if engine is None:
-            opened.engine.close()
+    with leaves_as_found(engine):  # a caller's engine: what the sweep made there goes at its end
+        opened = api.open_for(source, spec, engine)
+        try:
+            problem = prepare(opened.engine, opened.relation, spec, opened.label)
+            too_big = [k for k in ks if k > problem.rows]
+            if too_big:
+                raise InputError(f"k = {too_big[0]} is larger than the table ({problem.rows} rows); sweep k up to "
+                                 f"{problem.rows}")
+            runner = _GaaSweep if algorithm == "gaa" else _IncognitoSweep
+            result = runner(problem, spec, ks, ls, ts, strategies, metrics, on_progress, started).run()
+        finally:
+            if engine is None:
+                opened.engine.close()
     result.source = Path(opened.label).name if "/" in opened.label else opened.label
     result.x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
     swept = {"k": ks, "l": ls, "t": ts}[result.x]

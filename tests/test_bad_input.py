@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -529,3 +530,39 @@ def test_failed_verification_keeps_an_existing_output(tmp_path, monkeypatch):
         run(CSV, spec_dict(), outdir, overwrite=True)
     assert (outdir / "release.parquet").read_bytes() == b"previous release"
     assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet"]
+
+
+def test_pandas_column_of_mixed_types_is_named_without_its_values(outdir):
+    # An object column holding text and a number: pyarrow's ArrowInvalid escaped (no SqlcloseError,
+    # so a caller's `except sqlclose.SqlcloseError` missed it), quoting a value of the data.
+    import pandas as pd
+
+    frame = pd.DataFrame(TABLE3_ROWS)
+    frame["zip"] = frame["zip"].astype(object)
+    frame.loc[0, "zip"] = int(TABLE3_ROWS[0]["zip"])
+    msg = fails(InputError, frame, spec_dict(), outdir)
+    assert "pandas DataFrame" in msg and "column 'zip'" in msg and "astype" in msg
+    assert not [row["zip"] for row in TABLE3_ROWS if row["zip"] in msg]
+    with pytest.raises(InputError, match="column 'zip'"):
+        sqlclose.check(frame, ["zip"], k=1)
+
+
+def test_pandas_columns_named_twice_are_refused_as_any_source_s(outdir):
+    # pyarrow's ValueError "Duplicate column names found" escaped, outside SqlcloseError.
+    import pandas as pd
+
+    frame = pd.DataFrame(TABLE3_ROWS)
+    twice = pd.concat([frame, frame[["salary"]]], axis=1)
+    msg = fails(InputError, twice, spec_dict(), outdir)
+    assert "pandas DataFrame" in msg and "'salary'" in msg and "more than once" in msg
+
+
+def test_a_missing_path_with_a_pattern_says_paths_are_literal(tmp_path, outdir):
+    # "data/*.csv" given as a source said only that it does not exist: a path is literal, and
+    # the message now says how to read the files a pattern matches.
+    (tmp_path / "data").mkdir()
+    shutil.copy(CSV, tmp_path / "data" / "a.csv")
+    msg = fails(InputError, tmp_path / "data" / "*.csv", spec_dict(), outdir)
+    assert "does not exist" in msg and "glob = true" in msg
+    msg = fails(InputError, tmp_path / "data" / "b.csv", spec_dict(), outdir)
+    assert "glob" not in msg  # a plain missing path: no word about patterns

@@ -934,3 +934,27 @@ def test_cli_exit_codes_in_a_real_process(hand_csv):
     assert json.loads(ok.stdout)["passed"] is True
     failing = run("--qi", "g", "--sensitive", "s", "--k", 3)
     assert failing.returncode == 3 and "FAILED" in failing.stdout
+
+
+def test_check_and_sweep_leave_an_engine_the_caller_gave_as_they_found_it():
+    # check(…, engine=…) and sweep(…, engine=…) left each call's tables (the CSV's parsed copy,
+    # the audit's and the sweep's histograms) on the caller's engine until it closed.
+    from sqlclose.engine import DuckDBEngine
+    from sqlclose.sweep import sweep
+
+    def held(engine) -> int:
+        return engine.con.execute(
+            "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+            "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal) + "
+            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchone()[0]
+
+    table3 = TABLE3
+    engine = DuckDBEngine(threads=1)
+    report = check(table3 / "table3.csv", ["zip", "age"], ["disease"], k=2, engine=engine)
+    assert report.data["rows"] == 9 and held(engine) == 0
+    with pytest.raises(SpecError):  # a failing call too
+        check(table3 / "table3.csv", ["zip"], {"disease": {"t": 2}}, engine=engine)
+    assert held(engine) == 0
+    result = sweep(table3 / "table3.csv", table3 / "table3.toml", [2, 3], engine=engine)
+    assert [row["k"] for row in result.rows] == [2, 3] and held(engine) == 0
+    engine.close()

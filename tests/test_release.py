@@ -410,3 +410,138 @@ def test_any_satisfying_node_is_released_measured_even_one_the_search_did_not_ev
     release.at(unmeasured[0]).write_parquet(out)
     sizes = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{out}') GROUP BY zip, age").fetchall()
     assert min(n for (n,) in sizes) >= k and sum(n for (n,) in sizes) == 9 - truth[unmeasured[0]].suppressed
+
+
+def test_connection_table_named_with_its_schema_and_catalog():
+    # README: "sqlclose.anonymize((connection, "schema.table"), spec)". The name was quoted whole
+    # (a table called "hr.people", which does not exist), and a 3-part tuple dropped its middle
+    # part: ("other", "hr", "people") read other.main.people, another table, without a word.
+    rows = len(input_rows())
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    con.execute("CREATE SCHEMA hr")
+    con.execute("CREATE TABLE hr.people AS SELECT * FROM t3")
+    con.execute("ATTACH ':memory:' AS other")
+    con.execute("CREATE SCHEMA other.hr")
+    con.execute("CREATE TABLE other.hr.people AS SELECT * FROM t3")
+    con.execute("CREATE TABLE other.main.people AS SELECT * FROM t3 LIMIT 3")  # a decoy: 3 rows
+    con.execute("CREATE TABLE main.people AS SELECT * FROM t3 LIMIT 3")  # another
+    for name in ("hr.people", ("hr", "people"), "other.hr.people", ("other", "hr", "people")):
+        with sqlclose.anonymize((con, name), spec_dict()) as release:
+            assert release.summary["rows"] == rows, name
+    with pytest.raises(sqlclose.InputError, match="a.b.c.d"):
+        sqlclose.anonymize((con, "a.b.c.d"), spec_dict())
+    con.close()
+
+
+def test_a_closed_release_says_so(tmp_path):
+    # Used after its `with` block, a release failed with DuckDB's "Connection has already been
+    # closed" (to_arrow, as an EngineError) or its raw ConnectionException (write_parquet).
+    with sqlclose.anonymize(CSV, spec_dict()) as release:
+        node = release.node
+        other = release.at(node)
+    for use in (release.to_arrow, lambda: release.write_parquet(tmp_path / "r.parquet"), other.to_arrow,
+                lambda: release.at(node).to_arrow(), lambda: release.write(tmp_path / "r.csv")):
+        with pytest.raises(sqlclose.InputError, match="this release was closed"):
+            use()
+    assert list(tmp_path.iterdir()) == []
+    release.close()  # closing again is harmless
+
+
+def test_repr_names_the_release_not_its_data():
+    # A notebook shows a release by its repr: it was the dataclass's, 5 KB on Table 3 (66 KB on
+    # Adult) of internals, with the hierarchies' leaves — the input's own values — in it.
+    values = {row[c] for row in input_rows() for c in ("zip", "age", "salary", "disease")}
+    arrow = pacsv.read_csv(CSV)  # its label, "arrow table", holds no digit a path might
+    with sqlclose.anonymize(arrow, spec_dict()) as release:
+        shown = repr(release)
+        assert len(shown) < 200
+        assert "zip" in shown and "age" in shown and "open" in shown
+        assert not [v for v in values if v in shown]
+    assert "closed" in repr(release)
+    with sqlclose.anonymize(arrow, spec_dict(search={"algorithm": "gaa"})) as gaa:
+        assert len(repr(gaa)) < 200 and "GaaRelease" in repr(gaa)
+        assert not [v for v in values if v in repr(gaa)]
+
+
+def test_a_path_under_the_home_folder(tmp_path, monkeypatch):
+    # "~/out/r.parquet" was taken literally by Python (a folder "~" made in the working folder)
+    # but expanded by DuckDB, whose COPY wrote the temporary file in the home folder: the run
+    # failed ("No such file or directory") and left that file there. It means the home folder,
+    # as it does in a spec.
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    shutil.copy(CSV, home / "t3.csv")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(work)
+    with sqlclose.anonymize("~/t3.csv", spec_dict()) as release:
+        doc = release.write_parquet("~/out/r.parquet")
+    assert sorted(p.name for p in (home / "out").iterdir()) == ["r.parquet", "r.parquet.report.json"]
+    assert sorted(p.name for p in home.iterdir()) == ["out", "t3.csv"]  # no temporary file left
+    assert list(work.iterdir()) == []  # no folder called "~"
+    assert doc["output"]["path"] == str(home / "out" / "r.parquet")
+    assert pq.read_table(home / "out" / "r.parquet").num_rows == len(input_rows())
+
+
+def test_a_release_never_closed_leaves_nothing_once_collected(tmp_path, monkeypatch):
+    # A notebook forgets close(): the temporary tables sqlclose made on the caller's connection
+    # (its base histogram: the data's values, grouped) stayed there until the caller closed it,
+    # five tables and a view a run; a source path holding a glob character left its folder of
+    # links in the temporary folder for good, even past the interpreter's exit.
+    import gc
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    odd = tmp_path / "data[1]"
+    odd.mkdir()
+    shutil.copy(CSV, odd / "t3.csv")
+    for _ in range(2):
+        release = sqlclose.anonymize((con, "t3"), spec_dict())
+        release.to_arrow()
+        release = sqlclose.anonymize(odd / "t3.csv", spec_dict())
+        assert release.to_arrow().num_rows == len(input_rows())
+        assert list((tmp_path / "tmp").iterdir())  # the links are there while the release lives
+    del release
+    gc.collect()
+    temporary = con.execute("SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+                            "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchone()[0]
+    assert temporary == 0
+    assert list((tmp_path / "tmp").iterdir()) == []
+    assert con.execute("SELECT count(*) FROM t3").fetchone()[0] == len(input_rows())  # the caller's own table stays
+    con.close()
+
+
+def test_an_engine_the_caller_gave_is_left_as_it_was_by_each_release(tmp_path):
+    # anonymize(…, engine=DuckDBEngine(memory_limit=…)) reused over a notebook's runs: each run's
+    # tables (a CSV's parsed copy, the base histogram, lookups, the suppressed classes) stayed on
+    # the engine after its release's `with` block, and after a failed run, until the engine closed.
+    from sqlclose.engine import DuckDBEngine
+
+    def held(engine) -> int:
+        return engine.con.execute(
+            "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+            "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal) + "
+            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchone()[0]
+
+    engine = DuckDBEngine(threads=1)
+    assert held(engine) == 0
+    for k in (2, 3):
+        with sqlclose.anonymize(CSV, spec_dict(k=k, suppression=0.5), engine=engine) as release:
+            other = release.at(release.minimal_nodes[0])
+            other.to_arrow()
+            release.write_parquet(tmp_path / f"k{k}.parquet")
+        assert held(engine) == 0, k
+        with pytest.raises(sqlclose.InputError, match="this release was closed"):
+            other.to_arrow()  # its tables went with the release it came from
+    with pytest.raises(sqlclose.NoSolutionError):
+        sqlclose.anonymize(CSV, spec_dict(k=len(input_rows()) + 1), engine=engine)
+    assert held(engine) == 0
+    with sqlclose.anonymize(CSV, spec_dict(search={"algorithm": "gaa"}), engine=engine) as gaa:
+        gaa.to_arrow()
+    assert held(engine) == 0
+    with sqlclose.anonymize(CSV, spec_dict(), engine=engine) as release:  # the engine still works
+        assert release.to_arrow().num_rows == len(input_rows())
+    engine.close()

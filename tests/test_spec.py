@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 from pathlib import Path
@@ -414,6 +415,15 @@ def test_anonymize_rejects_a_spec_of_another_type():
         sqlclose.anonymize(TABLE3 / "table3.csv", 42)
 
 
+def test_toml_text_given_as_the_spec_is_told_apart_from_a_path():
+    # The text of a TOML spec passed as `spec` was taken as a file name: "spec file [privacy]
+    # k = 3 … does not exist", over several lines.
+    with pytest.raises(SpecError) as e:
+        sqlclose.anonymize(TABLE3 / "table3.csv", BASE_TOML)
+    message = str(e.value)
+    assert "\n" not in message and "TOML text" in message and "tomllib.loads" in message
+
+
 # ---------------------------------------------------------------------------- hashing
 
 REORDERED_TOML = """
@@ -480,3 +490,26 @@ def test_sha256_in_report_matches_spec(project, tmp_path):
     doc = release.write_parquet(tmp_path / "r.parquet")
     assert doc["spec_sha256"] == spec.sha256()
     assert not os.path.exists(project / "out")  # the spec's output is not used by the API
+
+
+def test_a_dict_spec_reads_its_relative_paths_from_the_working_folder_once(project, tmp_path, monkeypatch):
+    # A dict's relative paths were kept relative: the report named the hierarchy "h/disease.csv",
+    # so re-verifying the release against it from any other folder said the hierarchy "no longer
+    # exists". They are made absolute when the spec is built, as a TOML spec's are beside its file.
+    from sqlclose.api import verify_against_report
+
+    monkeypatch.chdir(project)
+    given = {
+        "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": "h/age.csv"}},
+        "sensitive": {"disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": "h/disease.csv"}},
+        "k": 3, "others": "keep",
+    }
+    before = copy.deepcopy(given)
+    with sqlclose.anonymize("data/table3.csv", given) as release:
+        doc = release.write_parquet(tmp_path / "r.parquet")
+    assert given == before  # the caller's dict is not changed
+    assert doc["hierarchies"]["disease"]["path"] == str(project / "h" / "disease.csv")
+    assert doc["hierarchies"]["age"]["path"] == str(project / "h" / "age.csv")
+    monkeypatch.chdir(tmp_path)
+    checked = verify_against_report(tmp_path / "r.parquet", tmp_path / "r.parquet.report.json")
+    assert checked["problems"] == []

@@ -238,3 +238,15 @@ def test_gaa_sweep_under_k_alone_is_one_greedy_run_per_curve(monkeypatch, placeh
             "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
             "sensitive": {"disease": placeholder}}
     assert len(sweep(None, spec, [2, 3, 4], strategies=["S1", "S2"]).rows) == 6
+
+
+def test_charts_into_a_folder_not_made_yet(tmp_path):
+    # docs/utility.md's `result.charts("charts/")` raised FileNotFoundError unless the folder
+    # existed (matplotlib's savefig does not make it).
+    result = sweep(None, TABLE3_SPEC, [2, 3])
+    folder = tmp_path / "charts" / "table3"
+    written = result.charts(folder)
+    assert written and sorted(written) == sorted(folder.iterdir())
+    for png in written:
+        with Image.open(png) as image:
+            assert image.format == "PNG"

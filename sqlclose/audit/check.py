@@ -23,7 +23,7 @@ from sqlglot import exp
 from sqlclose.audit import tables, utility
 from sqlclose.audit.render import render_text
 from sqlclose.engine import Engine
-from sqlclose.engine.base import FileRead
+from sqlclose.engine.base import FileRead, leaves_as_found
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
@@ -98,18 +98,19 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
     numeric = tuple(models)
     options = FileRead(table=table, delimiter=delimiter, numbers_if_numeric=numeric)
-    opened = open_source(source, engine, options)
-    engine, relation, label = opened.engine, opened.relation, opened.label
-    try:
-        ref = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
-            if reference is not None else None
-        audit = _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
-        shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
-        audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
-        return audit
-    finally:
-        if given is None:
-            engine.close()
+    with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
+        opened = open_source(source, engine, options)
+        engine, relation, label = opened.engine, opened.relation, opened.label
+        try:
+            ref = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
+                if reference is not None else None
+            audit = _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
+            shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
+            audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
+            return audit
+        finally:
+            if given is None:
+                engine.close()
 
 
 def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:

@@ -316,6 +316,25 @@ class Engine(ABC):
     def close(self) -> None:  # noqa: B027 - optional hook
         pass
 
+    # Set by ``close``: what the engine made (and its own connection) is gone.
+    closed: bool = False
+
+
+@contextmanager
+def leaves_as_found(engine: Engine | None) -> Iterator[None]:
+    """A block run on an engine the caller gave (``check``, ``sweep``) leaves it as it found it:
+    what the block made there is dropped at its end, however it ends. Without one, a no-op (the
+    block's own engine is closed by the block)."""
+    if engine is None:
+        yield
+        return
+    made: list[Any] = []
+    try:
+        with engine.objects_made() as made:
+            yield
+    finally:
+        engine.drop_objects(made)
+
 
 def key_value(value: exp.Expression, as_is: bool, text: str) -> exp.Expression:
     """The value ``Engine.value_hash`` hashes: cast to the dialect's ``text`` type, or as it is."""

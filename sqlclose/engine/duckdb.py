@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import warnings
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,6 +123,12 @@ class DuckDBEngine(Engine):
         self._monitor: duckdb.DuckDBPyConnection | None = None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
+        # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
+        # exit: what it made on a caller's connection is dropped, its links folder removed. The
+        # callbacks hold the connection and the lists, never the engine. Our own connection goes
+        # with the engine.
+        self._cleanup = weakref.finalize(self, _drop_all, self.con, self._temp) if connection is not None else None
+        self._links_cleanup: weakref.finalize | None = None
 
     @staticmethod
     def is_connection(obj: object) -> bool:
@@ -337,6 +344,7 @@ class DuckDBEngine(Engine):
             return str(path)
         if self._links is None:
             self._links = Path(tempfile.mkdtemp(prefix="sqlclose-links-"))
+            self._links_cleanup = weakref.finalize(self, shutil.rmtree, str(self._links), True)
         link = self._links / f"source{len(list(self._links.iterdir()))}{''.join(path.suffixes[-1:])}"
         link.symlink_to(path.resolve())
         return str(link)
@@ -545,15 +553,7 @@ class DuckDBEngine(Engine):
                 self._temp.remove(obj)
 
     def _drop(self, kind: str, name: str) -> None:
-        try:
-            if kind == "arrow":
-                self.con.unregister(name)
-            elif kind == "database":
-                self.con.execute(f"DETACH {exp.to_identifier(name, quoted=True).sql('duckdb')}")
-            else:
-                self.con.execute(f"DROP {kind.upper()} IF EXISTS {_table(name).sql('duckdb')}")
-        except duckdb.Error:
-            pass
+        _drop_object(self.con, kind, name)
 
     def close(self) -> None:
         if self._own:  # closing our own connection drops all it holds: no statement per object (~10 ms)
@@ -561,8 +561,32 @@ class DuckDBEngine(Engine):
         for kind, name in reversed(self._temp):
             self._drop(kind, name)
         self._temp.clear()
-        if self._links is not None:
-            shutil.rmtree(self._links, ignore_errors=True)
-            self._links = None
+        if self._cleanup is not None:
+            self._cleanup.detach()
+        if self._links_cleanup is not None:
+            self._links_cleanup()  # removes the folder, once
+            self._links, self._links_cleanup = None, None
         if self._own:
             self.con.close()
+        self.closed = True
+
+
+def _drop_object(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> None:
+    try:
+        if kind == "arrow":
+            con.unregister(name)
+        elif kind == "database":
+            con.execute(f"DETACH {exp.to_identifier(name, quoted=True).sql('duckdb')}")
+        else:
+            con.execute(f"DROP {kind.upper()} IF EXISTS {_table(name).sql('duckdb')}")
+    except duckdb.Error:
+        pass
+
+
+def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) -> None:
+    """What an engine made on a caller's connection, dropped newest first when the engine was
+    collected unclosed (its ``weakref.finalize``): the connection may be busy, or closed, then
+    they stay, as they did before."""
+    for kind, name in reversed(objects):
+        _drop_object(con, kind, name)
+    objects.clear()

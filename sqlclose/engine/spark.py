@@ -330,3 +330,4 @@ class SparkEngine(Engine):
                 self._views.pop(name, None)
         if self._own:
             self.spark.stop()
+        self.closed = True

@@ -732,8 +732,12 @@ def load_spec(path: str | Path) -> Spec:
 
 
 def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:
-    """Validate a spec given as a dict (as from Python), with the same messages as load_spec."""
+    """Validate a spec given as a dict (as from Python), with the same messages as load_spec. Its
+    relative paths are relative to the working folder, made absolute now (as a TOML spec's are
+    beside its file), so that the report names files any folder can find; the dict is not changed."""
+    data = _copy_dicts(data)
     try:
+        _resolve_paths(data, Path.cwd(), where)
         return Spec.model_validate(data)
     except ValidationError as e:
         raise SpecError(format_validation_error(e, where)) from None
@@ -812,6 +816,11 @@ def expand_env(text: str) -> str:
     return _ENV_VAR.sub(sub, text)
 
 
+def _copy_dicts(value: Any) -> Any:
+    """``value`` with every dict in it copied (what ``_resolve_paths`` rewrites); other values shared."""
+    return {key: _copy_dicts(item) for key, item in value.items()} if isinstance(value, dict) else value
+
+
 def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
     """Expand env vars and make relative paths absolute (relative to the spec file)."""
 
@@ -858,6 +867,9 @@ def as_spec(spec: Spec | str | Path | dict) -> Spec:
     """A spec given as a Spec, a TOML path or a dict."""
     if isinstance(spec, Spec):
         return spec
+    if isinstance(spec, str) and "\n" in spec:  # no file name holds a line break: a spec's text
+        raise SpecError("spec is TOML text, not a path: give the spec file's path, or the text parsed, "
+                        "tomllib.loads(text), as a dict (its relative paths then relative to the working folder)")
     if isinstance(spec, (str, Path)):
         return load_spec(spec)
     if isinstance(spec, dict):

@@ -53,8 +53,8 @@ class Opened:
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not."""
     options = options or FileRead()
-    if isinstance(source, (str, Path)):
-        source = _source_for_path(Path(source), options)
+    if isinstance(source, (str, Path)):  # "~" is the home folder, as in a spec (DuckDB would expand it alone)
+        source = _source_for_path(Path(source).expanduser(), options)
     if isinstance(source, Source):
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):
@@ -63,17 +63,17 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         if engine is not None:
             raise InputError("give either an engine or a (connection, table) source, not both")
         con, name = source
+        relation = _connection_table(name)
         engine = DuckDBEngine(con)
-        relation = exp.Table(this=q.ident(name)) if isinstance(name, str) else \
-            exp.Table(this=q.ident(name[-1]), db=q.ident(name[0]))
         _check_table(engine, relation, f"table {name!r}")
         return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
     if is_spark_source(source):
         return _open_spark(source, engine)
+    label = "arrow table"
     if type(source).__module__.startswith("pandas"):
-        source = pa.Table.from_pandas(source, preserve_index=False)
+        source, label = _arrow_of_pandas(source), "pandas DataFrame"
     if isinstance(source, pa.Table):
-        _refuse_duplicates(source.schema.names, "the Arrow table")
+        _refuse_duplicates(source.schema.names, f"the {label}")
         own = engine is None
         engine = engine or DuckDBEngine()
         name = engine.temp_name("arrow_source")
@@ -83,10 +83,29 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
             if own:
                 engine.close()
             raise
-        return Opened(engine, q.table(name), "arrow table")
+        return Opened(engine, q.table(name), label)
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")
+
+
+_CONVERSION = re.compile(r"Conversion failed for column (.+) with type (\S+)")
+
+
+def _arrow_of_pandas(frame: Any) -> pa.Table:
+    """A pandas DataFrame as Arrow, its columns as they are (the index is not a column). A column
+    Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
+    name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
+    but for case) are refused as for every source, before Arrow's own ValueError."""
+    _refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
+        found = _CONVERSION.search(str(e))
+        column = f"column {found.group(1)!r} (dtype {found.group(2)})" if found else "a column"
+        raise InputError(f"cannot read the pandas DataFrame: {column} holds values Arrow cannot read as one type "
+                         "(say numbers and text in one object column); convert it first, e.g. "
+                         "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
 
 
 def brings_engine(source: Any) -> bool:
@@ -128,6 +147,20 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         return Opened(engine, relation, f"spark table {name}")
     _refuse_duplicates(source.columns, "the Spark DataFrame")
     return Opened(engine, engine.frame_relation(source), "spark dataframe")
+
+
+def _connection_table(name: Any) -> exp.Table:
+    """The table a ``(connection, name)`` source names: ``"table"``, ``"schema.table"`` or
+    ``"catalog.schema.table"`` (split at its dots, as ``[source] table`` is), or those parts as a
+    tuple (a part may then hold a dot). Each part is quoted."""
+    parts = name.split(".") if isinstance(name, str) else list(name) if isinstance(name, (tuple, list)) else []
+    if not 1 <= len(parts) <= 3 or not all(isinstance(part, str) and part for part in parts):
+        raise InputError(f"cannot read table {name!r} of the DuckDB connection: name it \"table\", \"schema.table\" "
+                         "or \"catalog.schema.table\", or give those parts as a tuple (\"schema\", \"table\") when a "
+                         "name holds a dot")
+    *outer, table = parts
+    return exp.Table(this=q.ident(table), db=q.ident(outer[-1]) if outer else None,
+                     catalog=q.ident(outer[0]) if len(outer) == 2 else None)
 
 
 def _is_connection_pair(source: Any) -> bool:
@@ -244,7 +277,10 @@ def _files(source: Source) -> list[Path]:
             raise InputError(f"source pattern {source.path} matches no file")
         return matches
     if not source.path.exists():
-        raise InputError(f"source {source.path} does not exist")
+        pattern = any(ch in "*?[]{}" for ch in source.path.name)
+        raise InputError(f"source {source.path} does not exist" + (
+            " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
+            "glob = true; from Python, then pass None as the source)" if pattern else ""))
     if source.path.is_dir():
         files = sorted(p for p in source.path.rglob("*.parquet") if p.is_file())
         if source.kind != "parquet" or not files:

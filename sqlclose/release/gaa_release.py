@@ -32,7 +32,7 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size
 
 
-@dataclass
+@dataclass(repr=False)  # Release's own repr
 class GaaRelease(Release):
     """The result of ``sqlclose.anonymize`` with ``[search] algorithm = "gaa"``."""
 
@@ -93,6 +93,7 @@ class GaaRelease(Release):
     def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
         """The release query; its labels stay text whatever the write (``dictionaries``): they come
         from a per-run mapping, at several levels per column."""
+        self._require_open()
         params = q.Params()
         query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
                                  self._mapping_relation(), params, ties=written_unlike_equal(self.problem, None))
@@ -107,7 +108,8 @@ class GaaRelease(Release):
             name = self.problem.engine.temp_name("gaa_mapping")
             # Loaded, not registered: the engine knows its labels hold no NULL, and a Parquet write makes
             # them required, as every generalized column is (queries.given_as_is).
-            self.problem.engine.load(name, self._mapping())
+            with self._recording():
+                self.problem.engine.load(name, self._mapping())
             self._mapping_table = q.table(name)
         return self._mapping_table
 

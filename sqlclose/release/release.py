@@ -56,7 +56,7 @@ from sqlclose.utility.metrics import average_class_size
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
 
-@dataclass
+@dataclass(repr=False)  # the dataclass's repr printed the problem: internals, and the hierarchies' leaves
 class Release:
     """The result of ``sqlclose.anonymize``: the optimal node and everything measured about it."""
 
@@ -75,12 +75,55 @@ class Release:
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
+    # A run on an engine the caller gave (``anonymize(…, engine=…)``): {"objects": what it made
+    # there, "closed": …}, shared with the release's ``at`` copies; the release that ran it
+    # (``_drops_run``) drops them on close, and the copies are then closed too.
+    _run: dict[str, Any] | None = None
+    _drops_run: bool = False
 
     # ---- lifetime --------------------------------------------------------------------------
     def close(self) -> None:
         """Drop the engine objects this release made (and its own connection, if it has one)."""
         if self.owns_engine:
             self.problem.engine.close()
+        elif self._drops_run and self._run is not None and not self._run["closed"]:
+            self._run["closed"] = True
+            if not self.problem.engine.closed:
+                self.problem.engine.drop_objects(self._run["objects"])
+            self._run["objects"].clear()
+
+    def _closed(self) -> bool:
+        return self.problem.engine.closed or (self._run is not None and self._run["closed"])
+
+    @contextmanager
+    def _recording(self) -> Iterator[None]:
+        """What the block makes on the engine is the run's (``_run``), dropped with it on close."""
+        if self._run is None:
+            yield
+            return
+        made: list = []
+        try:
+            with self.problem.engine.objects_made() as made:
+                yield
+        finally:
+            self._run["objects"].extend(made)
+
+    def _require_open(self) -> None:
+        """Refuse what needs the engine once the release was closed: its tables went with it."""
+        if self._closed():
+            raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
+                             "tables it reads went with it: read or write it before closing, or make it again with "
+                             "sqlclose.anonymize")
+
+    def __repr__(self) -> str:
+        """What a notebook shows: the source, the node, the rows and whether it is still open; no
+        value of the data (the hierarchies' leaves are the input's own values)."""
+        node = self.node
+        chosen = "node " + ", ".join(f"{name}={level}" for name, level in node.items()) if node is not None \
+            else "multidimensional (GAA)"
+        state = "closed" if self._closed() else "open"
+        rows = f"{self.problem.rows} rows, k = {self.problem.k}"
+        return f"<{type(self).__name__} of {self.source_label}: {chosen}; {rows}; {state}>"
 
     def __enter__(self) -> Release:
         return self
@@ -128,6 +171,7 @@ class Release:
         summary and report, written and verified the same way. The optimum is unchanged here. A
         node the search decided without measuring it (a generalization of a satisfying node, or
         one left aside when exploring for the optimum) is evaluated now: one GROUP BY."""
+        self._require_open()
         levels = self._levels_of(node)
         evaluated, measured = self.search.evaluated.get(levels), {"_hist": None, "_failing": None}
         if self._unmeasured(levels, evaluated):
@@ -137,7 +181,7 @@ class Release:
         known = {**self.search.evaluated, levels: evaluated}
         search = dataclasses.replace(self.search, optimum=levels, evaluated=known)
         return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _suppressed_table=None,
-                                   **measured)
+                                   _drops_run=False, **measured)
 
     def _unmeasured(self, levels: Node, evaluated: Evaluated | None) -> bool:
         """Whether ``levels`` may satisfy without the search having measured it. With the lattice
@@ -163,6 +207,7 @@ class Release:
     # ---- measurements of the chosen node ---------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
         if self._hist is None:
+            self._require_open()
             full = tuple(range(len(self.problem.qis)))
             self._hist = NodeRunner(self.problem).histograms(full, self.search.optimum, keep=False)
             outcome = judge(self._hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
@@ -217,11 +262,13 @@ class Release:
         if self._suppressed_table is None:
             name = self.problem.engine.temp_name("suppressed")
             codes = {qi.coded.code: hist.codes[failing, i] for i, qi in enumerate(self.problem.qis)}
-            self.problem.engine.register(name, arrow_table(codes))
+            with self._recording():
+                self.problem.engine.register(name, arrow_table(codes))
             self._suppressed_table = q.table(name)
         return self._suppressed_table
 
     def _query(self, dictionaries: bool = False) -> tuple[Any, list]:
+        self._require_open()
         params = q.Params()
         query = release_query(self.problem, self.search.optimum, self._suppressed(), params, self._counted_columns(),
                               dictionaries)
@@ -251,6 +298,10 @@ class Release:
         """Write the release (Parquet, a Parquet folder, CSV or a table in a DuckDB database: told by
         the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
         report as a pair; returns the report (also written as JSON)."""
+        self._require_open()
+        # "~" is the home folder, as in a spec: DuckDB expands it in the temporary file's name
+        # anyway, where Python would have made a folder called "~" beside it.
+        path, report = Path(path).expanduser(), Path(report).expanduser() if report is not None else None
         if report is not None and files.same(Path(path), Path(report)):
             raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for given, role in ((path, "output"), (report, "report")):
@@ -280,6 +331,7 @@ class Release:
         dropped when it ends, written or not, where a sweep's every write kept its own until the
         engine closed. The tables the release keeps for all its queries (``_own_tables``) are made
         first, and kept."""
+        self._require_open()
         engine = self.problem.engine
         self._own_tables()
         made: list[Any] = []

@@ -40,7 +40,7 @@ def verification_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}.verify.sql")
 
 
-@dataclass
+@dataclass(repr=False)  # Release's own repr
 class WarehouseRelease(Release):
     """``Release`` over a warehouse's histogram: everything measured is the same; the data is a query."""
 
@@ -105,8 +105,8 @@ class WarehouseRelease(Release):
     # ---- writing ---------------------------------------------------------------------------
     def write_sql(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
         """Write the release query and its report as a pair; returns the report."""
-        path = Path(path)
-        report_path = Path(report) if report else default_report_path(path)
+        path = Path(path).expanduser()  # "~": the home folder, as in a spec
+        report_path = Path(report).expanduser() if report else default_report_path(path)
         verify = verification_path(path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
