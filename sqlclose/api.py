@@ -20,7 +20,7 @@ from sqlclose.prepare.sources import Opened, SourceLike, brings_engine, open_sou
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
-from sqlclose.release.release import Release
+from sqlclose.release.release import Release, RunObjects
 from sqlclose.release.writers import content_digest
 from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
@@ -53,7 +53,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
         return _anonymize(source, spec, None, on_progress, fingerprint_key, started)
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
     # dropped when the release closes (at once when the run fails), leaving the engine as it was.
-    run: dict[str, Any] = {"objects": [], "closed": False}
+    run = RunObjects()
     made: list = []
     try:
         with engine.objects_made() as made:
@@ -61,12 +61,12 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     except BaseException:
         engine.drop_objects(made)
         raise
-    run["objects"].extend(made)
+    run.objects.extend(made)
     return release
 
 
 def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
-               fingerprint_key: str | None, started: float, run: dict[str, Any] | None = None) -> Release:
+               fingerprint_key: str | None, started: float, run: RunObjects | None = None) -> Release:
     given = engine
     opened = open_for(source, spec, engine)
     engine = opened.engine

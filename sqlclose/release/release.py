@@ -56,6 +56,14 @@ from sqlclose.utility.metrics import average_class_size
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
 
+@dataclass
+class RunObjects:
+    """What one run made on an engine the caller gave (``Engine.objects_made``), dropped once."""
+
+    objects: list[Any] = field(default_factory=list)
+    closed: bool = False
+
+
 @dataclass(repr=False)  # the dataclass's repr printed the problem: internals, and the hierarchies' leaves
 class Release:
     """The result of ``sqlclose.anonymize``: the optimal node and everything measured about it."""
@@ -75,10 +83,10 @@ class Release:
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
-    # A run on an engine the caller gave (``anonymize(…, engine=…)``): {"objects": what it made
-    # there, "closed": …}, shared with the release's ``at`` copies; the release that ran it
-    # (``_drops_run``) drops them on close, and the copies are then closed too.
-    _run: dict[str, Any] | None = None
+    # A run on an engine the caller gave (``anonymize(…, engine=…)``): what it made there, shared
+    # with the release's ``at`` copies; the release that ran it (``_drops_run``) drops them on
+    # close, and the copies are then closed too.
+    _run: RunObjects | None = None
     _drops_run: bool = False
 
     # ---- lifetime --------------------------------------------------------------------------
@@ -86,14 +94,14 @@ class Release:
         """Drop the engine objects this release made (and its own connection, if it has one)."""
         if self.owns_engine:
             self.problem.engine.close()
-        elif self._drops_run and self._run is not None and not self._run["closed"]:
-            self._run["closed"] = True
+        elif self._drops_run and self._run is not None and not self._run.closed:
+            self._run.closed = True
             if not self.problem.engine.closed:
-                self.problem.engine.drop_objects(self._run["objects"])
-            self._run["objects"].clear()
+                self.problem.engine.drop_objects(self._run.objects)
+            self._run.objects.clear()
 
     def _closed(self) -> bool:
-        return self.problem.engine.closed or (self._run is not None and self._run["closed"])
+        return self.problem.engine.closed or (self._run is not None and self._run.closed)
 
     @contextmanager
     def _recording(self) -> Iterator[None]:
@@ -106,7 +114,7 @@ class Release:
             with self.problem.engine.objects_made() as made:
                 yield
         finally:
-            self._run["objects"].extend(made)
+            self._run.objects.extend(made)
 
     def _require_open(self) -> None:
         """Refuse what needs the engine once the release was closed: its tables went with it."""
