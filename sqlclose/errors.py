@@ -98,11 +98,14 @@ class EnvironmentFailure(SqlcloseError):
         return cls(f"the environment refused: {reason}{where}; nothing was placed at the output path")
 
     @classmethod
-    def from_engine(cls, e: EngineError, writing: object = None) -> EnvironmentFailure | None:
-        """The engine's own I/O failures (a full disk while it writes ``writing``) are the environment's."""
+    def from_engine(cls, e: EngineError | Exception, writing: object = None) -> EnvironmentFailure | None:
+        """The engine's own I/O failures (a full disk while it writes ``writing``, a database file
+        another process holds) are the environment's; None for any other error."""
         text = str(e)
         for marker, reason in (("No space left", "the disk is full"), ("Permission denied", "permission denied"),
-                               ("File too large", "the file grew beyond the size limit")):
+                               ("File too large", "the file grew beyond the size limit"),
+                               ("Could not set lock on file", "another process holds the database file's lock "
+                                                              "(run again once it is done)")):
             if marker in text:
                 what = f"writing {writing}" if writing else "writing"
                 return cls(f"the environment refused: {reason} while {what}; nothing was placed at the output path")

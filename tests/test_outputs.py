@@ -146,6 +146,31 @@ def test_a_killed_table_runs_hidden_report_is_removed_by_the_next_run(project):
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
 
 
+HOLDS_THE_LOCK = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+print("holding", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_database_another_process_holds_is_the_environments_failure(project):
+    """Another process writing to the output database (DuckDB's file lock) is a transient failure
+    of the environment, exit 5, not bad input (exit 2, DuckDB's text with the other PID)."""
+    db = project / "releases.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDS_THE_LOCK, str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "-q")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result.exit_code == 5, result.output
+    assert f"another process holds the database file's lock (run again once it is done) while writing {db}" \
+        in result.output
+    assert not (project / "releases.duckdb.people.report.json").exists()
+
+
 def test_an_existing_table_is_refused_unless_overwrite(project):
     db = project / "releases.duckdb"
     con = duckdb.connect(str(db))

@@ -236,8 +236,9 @@ class DuckDBTableWriter(Writer):
             raise OutputExistsError(f"the output path {target.path} is a directory, not a database file")
         try:
             exists = table_exists(target.path, target.table)
-        except Exception as e:  # not a database, locked by another process
-            raise InputError(f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
+        except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
+            raise EnvironmentFailure.from_engine(e, target.path) or InputError(
+                f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
         if exists and not target.overwrite:
             raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
                                     "(--overwrite) to replace it")
