@@ -313,3 +313,26 @@ def test_the_sign_off_page_reads_a_table_release(project):
     text = page.read_text()
     assert "zip = 1, age = 2" in text  # the paper's Table 5 node
     assert "content digest <code>md5-sum-v1:" in text
+
+
+
+@pytest.mark.parametrize("output", ["parquet", "csv", "duckdb", "folder"])
+def test_a_failed_write_leaves_no_folder_it_made(project, monkeypatch, output):
+    """A release that fails its verification leaves nothing at the output path: not even the
+    folders made for it (a nightly job's first night to a new folder left them, empty). A folder
+    that held something before is left as it was."""
+    def fail(*_):
+        raise VerificationError("forced by the test")
+
+    monkeypatch.setattr(Release, "verified_summary", fail)
+    kept = project / "kept"
+    kept.mkdir()
+    (kept / "notes.txt").write_text("someone's")
+    names = {"parquet": "r.parquet", "csv": "r.csv", "duckdb": "r.duckdb", "folder": "r"}
+    kinds = {"duckdb": {"table": "people"}, "folder": {"format": "parquet-folder"}}
+    with sqlclose.anonymize(None, sqlclose.load_spec(project / "spec.toml")) as release:
+        with pytest.raises(VerificationError):
+            release.write(project / "new" / "nightly" / names[output], report=kept / "new" / "r.json",
+                          **kinds.get(output, {}))
+    assert not (project / "new").exists()
+    assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]

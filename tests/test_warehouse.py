@@ -521,3 +521,14 @@ def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, 
     files.recover(out, report, (verify,))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kill.py", *sorted(before)]
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
+def test_a_failed_write_sql_leaves_no_folder_it_made(tmp_path, hostile, monkeypatch):
+    """As for a file output: the folders made for the query, its report and verification file go
+    again when placing them fails."""
+    folder, spec = hostile
+    monkeypatch.setattr(files.Transaction, "commit", lambda self: (_ for _ in ()).throw(OSError(28, "No space")))
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        with pytest.raises(EnvironmentFailure):
+            release.write_sql(tmp_path / "new" / "nightly" / "release.sql")
+    assert list(tmp_path.iterdir()) == []

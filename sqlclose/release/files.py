@@ -264,6 +264,27 @@ def _placing_lock(*targets: Path) -> Iterator[None]:
             os.close(fd)  # releases the lock
 
 
+@contextmanager
+def folders_undone_on_failure(*targets: Path) -> Iterator[None]:
+    """Folders the block makes for ``targets`` (missing now) are removed again if it fails and
+    they are still empty: a failed run leaves nothing at the output path, not even its folder."""
+    missing: list[Path] = []
+    for target in targets:
+        folder = target.absolute().parent
+        while not folder.exists() and folder not in missing:
+            missing.append(folder)
+            folder = folder.parent
+    try:
+        yield
+    except BaseException:
+        for folder in sorted(missing, key=lambda f: len(f.parts), reverse=True):  # the deepest first
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (another run's files), or gone
+                pass
+        raise
+
+
 def place(tmp: Path, target: Path) -> None:
     """Move a finished temporary file to its target, refusing one that appeared meanwhile."""
     _place(tmp, target)

@@ -113,7 +113,8 @@ class WarehouseRelease(Release):
         try:
             # The verification file is placed with the pair, and rolled back with it: a report
             # never names a verification file that is not its own.
-            with files.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
+            with files.folders_undone_on_failure(path, report_path), \
+                    files.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
                 txn.data.write_text(self.release_sql() + "\n", encoding="utf-8")  # no ';': it gets wrapped
                 txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
                 for written in (txn.data, txn.companion(verify)):

@@ -414,7 +414,8 @@ def write_release(release: Release, target: Target) -> dict:
     writer.refuse(target, release.inputs)
     release.problem.engine.check_connection()  # a caller may have changed it since the search
     try:
-        return writer.write(release, target)
+        with files.folders_undone_on_failure(target.path, target.report):
+            return writer.write(release, target)
     except OSError as e:
         raise EnvironmentFailure.from_os_error(e, target.path) from None
     except EngineError as e:
