@@ -129,6 +129,18 @@ def test_check_against_its_report(project):
     assert "sha256" in result.output and "salary largest ordered distance" in result.output
 
 
+def test_check_quiet_says_it_by_its_exit_code(project):
+    """A job checking releases wants the exit code alone: -q prints nothing, pass or fail (Table 3
+    raw: every class is one row, so k = 3 fails; the released file at k = 3 passes it)."""
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"
+    for args, code in [((release, "--qi", "zip,age", "--k", "3"), 0), ((project / "table3.csv", "--qi", "zip,age",
+                                                                       "--k", "3"), 3),
+                       ((release, "--against", report, "--spec", project / "spec.toml"), 0)]:
+        result = invoke("check", *args, "-q")
+        assert (result.exit_code, result.output) == (code, ""), (args, result.output)
+
+
 def test_hierarchy_show_and_validate(project, tmp_path):
     result = invoke("hierarchy", "show", f"{project / 'spec.toml'}:zip")
     assert result.exit_code == 0 and "47677  4767*  476**  47***  4****  *****" in result.output

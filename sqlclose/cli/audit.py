@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from sqlclose.cli.common import CONTEXT, engine_options, engine_settings, guarded, json_option, verbose_option
+from sqlclose.cli.common import (
+    CONTEXT,
+    engine_options,
+    engine_settings,
+    guarded,
+    json_option,
+    quiet_option,
+    verbose_option,
+)
 from sqlclose.errors import SpecError, VerificationError
 from sqlclose.model.spec import ALL_DISTANCES
 
@@ -57,6 +65,7 @@ Examples:
 @click.option("--delimiter", help="CSV delimiter (default: detected).")
 @engine_options
 @json_option
+@quiet_option
 @verbose_option
 @guarded
 def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tuple[str, ...],
@@ -64,10 +73,11 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
           entropy_l: float | None, recursive: str | None, p: int | None, hierarchies: tuple[str, ...],
           reference: str | None, skew: float, similarity_level: int, top: int, table: str | None,
           delimiter: str | None, engine_name: str | None, threads: int | None, memory_limit: str | None,
-          temp_directory: Path | None, as_json: bool, verbose: bool) -> None:
+          temp_directory: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
-    --against, 4 when the file does not match its report."""
+    --against, 4 when the file does not match its report. --quiet prints nothing: the exit code
+    (and a failure's one line on stderr) says it all."""
     from sqlclose.audit.check import check as run_check
 
     qi = _split(qis)
@@ -87,7 +97,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     engine = engine_from(settings) if settings is not None else None
     try:
         if report_path is not None:
-            _against(Path(source), report_path, spec, as_json, engine)
+            _against(Path(source), report_path, spec, as_json, engine, quiet)
             return
         sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
             if names else None
@@ -97,11 +107,13 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     finally:
         if engine is not None:
             engine.close()
-    click.echo(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
+    if as_json or not quiet:
+        click.echo(json.dumps(report.to_dict(), indent=2) if as_json else str(report))
     sys.exit(3 if report.passed is False else 0)
 
 
-def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, engine: Engine | None) -> None:
+def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, engine: Engine | None,
+             quiet: bool = False) -> None:
     """A released file against its manifest: same bytes, same classes, same values reached (the
     distances against the file's own distribution, as an auditor holding only the file sees them)."""
     from sqlclose.api import verify_against_report
@@ -111,7 +123,7 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
         click.echo(json.dumps(outcome, indent=2))
     if outcome["problems"]:
         raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
-    if not as_json:
+    if not as_json and not quiet:
         click.echo(f"{path} matches {report_path}: content, {outcome['rows']} rows, {outcome['classes']} classes, "
                    "k and every value reached")
         for line in _report_utility(report_path):
