@@ -148,3 +148,19 @@ def test_duckdb_draws_no_progress_bar_of_its_own_on_sqlclose_connections() -> No
                                check=True).stdout for way in ("engine", "plain")}
     assert "100%" in out["plain"]
     assert out["engine"] == ""
+
+
+@pytest.mark.parametrize(("threads", "advised"), [(1, False), (2, True)])
+def test_out_of_memory_advises_one_thread_only_when_there_are_more(threads, advised):
+    """DuckDB's own out-of-memory error, as a query over a limit too small raises it: the advice
+    names [engine] threads = 1 only to a job that runs more threads than that."""
+    from sqlclose.engine.duckdb import DuckDBEngine
+    from sqlclose.errors import EngineOutOfMemory
+
+    engine = DuckDBEngine(threads=threads, memory_limit="32MB")
+    try:
+        with pytest.raises(EngineOutOfMemory) as caught:
+            engine.fetch("SELECT list(range) FROM range(100000000) GROUP BY range % 7")
+    finally:
+        engine.close()
+    assert ("threads = 1" in str(caught.value)) is advised, str(caught.value)

@@ -161,10 +161,18 @@ class DuckDBEngine(Engine):
         said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
         given = (f"its {megabytes(self._engine_limit)} of the job's memory_limit "
                  f"({megabytes(self.memory_budget)})" if self.memory_budget else "its default limit (80 % of RAM)")
+        fewer = "" if self._threads() == 1 else \
+            ", or set [engine] threads = 1 (a query then needs less memory)"
         return EngineOutOfMemory(
-            f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit), "
-            f"or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory "
-            f"(--temp-directory) on a disk with room to spill; nothing was placed at the output path", sql)
+            f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit){fewer}, "
+            f"and give [engine] temp_directory (--temp-directory) on a disk with room to spill; nothing was placed "
+            f"at the output path", sql)
+
+    def _threads(self) -> int | None:
+        try:
+            return int(self.con.sql("SELECT current_setting('threads') AS t").fetchall()[0][0])
+        except (duckdb.Error, TypeError, ValueError):
+            return None
 
     def _temp_directory(self) -> str | None:
         try:
