@@ -291,7 +291,9 @@ class Release:
         query, params = self._query()
         return self.problem.engine.fetch(query, params)
 
-    def to_pandas(self):
+    def to_pandas(self) -> Any:
+        """The released rows as a pandas DataFrame (``to_arrow().to_pandas()``): for interop, the
+        table in memory; ``write`` is the way to publish (verified, with its report)."""
         return self.to_arrow().to_pandas()
 
     @property
