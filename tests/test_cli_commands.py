@@ -141,6 +141,26 @@ def test_check_quiet_says_it_by_its_exit_code(project):
         assert (result.exit_code, result.output) == (code, ""), (args, result.output)
 
 
+def test_a_failure_with_json_is_a_json_document_on_stdout_too(project, monkeypatch):
+    """--json: a job parsing stdout reads a failure as it reads a report (error, exit code and its
+    kind, as the README's exit codes name them); the one line on stderr stays. Without --json,
+    stdout stays empty."""
+    bad = invoke("anonymize", project / "spec.toml", "--json", "--node", "zip=1,age=9")
+    assert bad.exit_code == 2 and bad.stderr.startswith("sqlclose: error: node age=9")
+    assert json.loads(bad.stdout) == {"error": "node age=9: 'age' has no level 9 (its levels are 0 to 3)",
+                                      "exit_code": 2, "kind": "bad input"}
+    assert invoke("anonymize", project / "spec.toml", "--node", "zip=1,age=9").stdout == ""
+
+    def broken(*_a, **_k):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr("sqlclose.api.plan", broken)
+    bug = invoke("explain", project / "spec.toml", "--json")
+    assert bug.exit_code == 1 and json.loads(bug.stdout)["kind"] == "internal error"
+    assert json.loads(bug.stdout)["error"].startswith("RuntimeError: a bug")
+    assert not (project / "out").exists()
+
+
 def test_hierarchy_show_and_validate(project, tmp_path):
     result = invoke("hierarchy", "show", f"{project / 'spec.toml'}:zip")
     assert result.exit_code == 0 and "47677  4767*  476**  47***  4****  *****" in result.output

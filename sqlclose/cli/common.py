@@ -113,35 +113,50 @@ def guarded(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        verbose = bool(kwargs.get("verbose"))
+        verbose, as_json = bool(kwargs.get("verbose")), bool(kwargs.get("as_json"))
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
             _fail(_stopped_by(_received[-1]) if _received else
-                  Interrupted("interrupted; nothing was placed at the output path"), verbose)
+                  Interrupted("interrupted; nothing was placed at the output path"), verbose, as_json)
         except SqlcloseError as e:
-            _fail(e, verbose)
+            _fail(e, verbose, as_json)
         except OSError as e:
-            _fail(EnvironmentFailure.from_os_error(e), verbose)
+            _fail(EnvironmentFailure.from_os_error(e), verbose, as_json)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as e:  # a bug: say so plainly, keep the traceback for --verbose
             if verbose:
                 traceback.print_exc()
-            click.echo(f"sqlclose: internal error: {type(e).__name__}: {e} (a bug: please report it; run with "
-                       "--verbose for the traceback)", err=True)
+            said = f"{type(e).__name__}: {e} (a bug: please report it; run with --verbose for the traceback)"
+            click.echo(f"sqlclose: internal error: {said}", err=True)
+            _json_failure(said, INTERNAL_ERROR, as_json)
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
 
 
-def _fail(e: SqlcloseError, verbose: bool) -> None:
-    if isinstance(e.__context__, BrokenPipeError):  # stdout is gone: spare Python's flush at exit a second error
+def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
+    broken = isinstance(e.__context__, BrokenPipeError)
+    if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     click.echo(f"sqlclose: error: {e}", err=True)
     if verbose and isinstance(e, EngineError):
         click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
+    _json_failure(str(e), e.exit_code, as_json and not broken)
     sys.exit(e.exit_code)
+
+
+# What each exit code means, in a failure's JSON document (README, "Exit codes").
+FAILURE_KINDS = {INTERNAL_ERROR: "internal error", 2: "bad input", 3: "no solution", 4: "verification failed",
+                 5: "environment", 130: "interrupted", 143: "interrupted"}
+
+
+def _json_failure(message: str, code: int, as_json: bool) -> None:
+    """With --json, a failure is a JSON document on stdout too (the line on stderr stays): a job
+    that parses stdout reads success and failure alike."""
+    if as_json:
+        print_json({"error": message, "exit_code": code, "kind": FAILURE_KINDS.get(code, "error")})
 
 
 def print_json(doc: Any) -> None:
