@@ -1,10 +1,10 @@
-"""SIGINT and SIGTERM at every stage of a run: the scan, the search, the write, the verification
+"""SIGINT, SIGTERM and SIGHUP at every stage of a run: the scan, the search, the write, the verification
 and the placing of the pair.
 
 Each run is held at a named checkpoint by the documented test hook (``SQLCLOSE_TEST_PAUSE_AT=
 POINT:READY_FILE``, sqlclose/release/checkpoints.py): it writes READY_FILE and waits, the test sends the
 signal — no sleep tuned to a machine decides where the signal lands. Then: exit 130 (SIGINT) or
-143 (SIGTERM), one line on stderr, no traceback; every file of the work folder has the bytes it
+143 (SIGTERM) or 129 (SIGHUP), one line on stderr, no traceback; every file of the work folder has the bytes it
 had before the run (the previous release and its report intact, no partial output), and no
 hidden temporary file is left beside the output. For a table in a DuckDB database: the previous
 table is intact and no temporary table is left in the database.
@@ -29,7 +29,7 @@ from sqlclose.release.checkpoints import PAUSE_VARIABLE, POINTS
 pytestmark = pytest.mark.slow
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
-SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143)]
+SIGNALS = [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)]
 TABLE_POINTS = ("write", "verify", "place")  # a table output differs from a file from the write on
 
 
@@ -68,8 +68,10 @@ def _ctrl_c_as_at_a_terminal() -> None:
     inherits an ignored signal: the run would then rightly ignore Ctrl-C and the SIGINT cases fail.
     They passed in one process only because the Spark tests ran before them and Spark's session
     installs a SIGINT handler of its own (a handled signal is not inherited); under pytest-xdist,
-    in a worker that had started no Spark session, they failed."""
+    in a worker that had started no Spark session, they failed. SIGHUP likewise (a CI run under
+    nohup ignores it)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def snapshot(d: Path) -> dict[str, str]:
@@ -98,7 +100,7 @@ def assert_clean_exit(code: int, stderr: str, expected: int) -> None:
 
 
 @pytest.mark.parametrize("point", POINTS)
-@pytest.mark.parametrize("sig, expected", SIGNALS, ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig, expected", SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_at_any_point_leaves_the_previous_release_intact(work, tmp_path, point, sig, expected):
     before = snapshot(work)
     code, stderr = held_then_signalled(work, tmp_path / "ready", point, sig, [])
@@ -108,7 +110,7 @@ def test_a_signal_at_any_point_leaves_the_previous_release_intact(work, tmp_path
 
 
 @pytest.mark.parametrize("point", TABLE_POINTS)
-@pytest.mark.parametrize("sig, expected", SIGNALS, ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("sig, expected", SIGNALS, ids=["SIGINT", "SIGTERM", "SIGHUP"])
 def test_a_signal_while_writing_a_table_leaves_the_database_as_it_was(work, tmp_path, point, sig, expected):
     db = work / "out" / "db.duckdb"
     con = duckdb.connect(str(db), read_only=True)

@@ -75,8 +75,12 @@ def with_engine(spec: Spec, name: str | None, threads: int | None, memory_limit:
 
 
 def install_signal_handlers() -> None:
-    """SIGTERM unwinds like Ctrl-C, so a stopped job removes its temporary files on the way out."""
+    """SIGTERM unwinds like Ctrl-C, so a stopped job removes its temporary files on the way out; so
+    does SIGHUP (the terminal or ssh session that started it closed: exit 129), unless the run was
+    started ignoring it (``nohup``), which it then keeps doing."""
     signal.signal(signal.SIGTERM, _terminate)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:
+        signal.signal(signal.SIGHUP, _terminate)
 
 
 def show_warnings_as_lines() -> None:
@@ -149,7 +153,7 @@ def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
 
 # What each exit code means, in a failure's JSON document (README, "Exit codes").
 FAILURE_KINDS = {INTERNAL_ERROR: "internal error", 2: "bad input", 3: "no solution", 4: "verification failed",
-                 5: "environment", 130: "interrupted", 143: "interrupted"}
+                 5: "environment", 129: "interrupted", 130: "interrupted", 143: "interrupted"}
 
 
 def _json_failure(message: str, code: int, as_json: bool) -> None:
