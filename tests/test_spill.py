@@ -162,18 +162,11 @@ def test_a_temp_directory_that_cannot_be_made_is_the_environments_failure_and_na
     stopped with exit 1 and DuckDB's 'IO Error: Failed to create directory ".tmp": Read-only file
     system': the code of a bug, no folder resolved, nothing to do. Here the folder cannot be made
     because a file is in its way (the same error from DuckDB, without needing a read-only mount)."""
-    from sqlclose.errors import EngineError
-
     (tmp_path / "a-file").write_text("x")
     spill = tmp_path / "a-file" / "spill"
-    engine = _spilling_engine(spill)
-    try:
-        with pytest.raises(EngineError) as caught:
-            engine.fetch(SPILLING)
-    finally:
-        engine.close()
-    said = str(caught.value)
-    assert caught.value.exit_code == 5
+    caught = _spill_failure(spill)
+    said = str(caught)
+    assert caught.exit_code == 5
     assert said.startswith(f"DuckDB could not spill past its memory limit to its temp directory ({spill}): ")
     assert "[engine] temp_directory (--temp-directory)" in said and "nothing was placed at the output path" in said
 
@@ -183,15 +176,21 @@ def test_a_spill_disk_without_room_says_the_disk_not_the_memory(tmp_path):
     is an out-of-memory error ('failed to offload data block … max_temp_directory_size'), which
     read as 'DuckDB ran out of memory'. It is the disk of the temp directory that is full (a 5 MB
     tmpfs as temp directory gave the same error as this 1 MB cap)."""
+    spill = tmp_path / "spill"
+    caught = _spill_failure(spill, cap="1MB")
+    said = str(caught)
+    assert caught.exit_code == 5
+    assert said.startswith(f"DuckDB filled the disk of its temp directory ({spill.resolve()})")
+
+
+def _spill_failure(spill: Path, **limits: str) -> Exception:
+    """The engine error of the spilling query, its temp directory at ``spill``."""
     from sqlclose.errors import EngineError
 
-    spill = tmp_path / "spill"
-    engine = _spilling_engine(spill, cap="1MB")
+    engine = _spilling_engine(spill, **limits)
     try:
         with pytest.raises(EngineError) as caught:
             engine.fetch(SPILLING)
     finally:
         engine.close()
-    said = str(caught.value)
-    assert caught.value.exit_code == 5
-    assert said.startswith(f"DuckDB filled the disk of its temp directory ({spill.resolve()})")
+    return caught.value

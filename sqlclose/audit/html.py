@@ -179,19 +179,9 @@ def _utility(doc: dict) -> str:
 
 # ---- charts ------------------------------------------------------------------------------------
 def _figure():
-    from sqlclose.utility.charts import quiet_matplotlib
+    from sqlclose.utility.charts import pyplot
 
-    with quiet_matplotlib():
-        try:
-            import matplotlib
-        except ImportError:
-            raise InputError("the HTML page draws its charts with matplotlib: pip install 'sqlclose[report]'") \
-                from None
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-    return plt
+    return pyplot("the HTML page's charts")
 
 
 def _embed(fig: Any, alt: str) -> str:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from sqlclose.errors import EnvironmentFailure
 
@@ -36,13 +37,15 @@ def quiet_matplotlib() -> Iterator[None]:
         log.setLevel(level)
 
 
-def _pyplot():
+def pyplot(needed_by: str = "charts") -> Any:
+    """matplotlib's pyplot on its file backend (Agg), imported quietly; without the optional extra,
+    an EnvironmentFailure naming what needed it and how to install it."""
     with quiet_matplotlib():
         try:
             import matplotlib
         except ImportError:
-            raise EnvironmentFailure("charts need matplotlib, the optional extra: pip install 'sqlclose[report]'") \
-                from None
+            raise EnvironmentFailure(f"{needed_by} need matplotlib, the optional extra: pip install "
+                                     "'sqlclose[report]'") from None
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
@@ -59,7 +62,7 @@ def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xla
                log_x: bool | None = None, legend_title: str | None = None) -> Path:
     """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``.
     ``log_x=None`` picks a log scale when the x values span more than 20×."""
-    plt = _pyplot()
+    plt = pyplot()
     path = Path(path)
     every_x = [x for xs, _ in curves.values() for x in xs]
     fig, ax = plt.subplots(figsize=(WIDTH_INCHES, HEIGHT_INCHES), dpi=DPI)
