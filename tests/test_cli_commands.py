@@ -127,6 +127,9 @@ def test_check_against_its_report(project):
     result = invoke("check", tampered, "--against", report, "--spec", project / "spec.toml")
     assert result.exit_code == 4
     assert "sha256" in result.output and "salary largest ordered distance" in result.output
+    as_json = invoke("check", tampered, "--against", report, "--spec", project / "spec.toml", "--json")
+    failure = json.loads(as_json.stdout)  # one document: the failure's
+    assert as_json.exit_code == 4 and failure["kind"] == "verification failed" and "sha256" in failure["error"]
 
 
 def test_check_quiet_says_it_by_its_exit_code(project):

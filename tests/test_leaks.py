@@ -465,6 +465,40 @@ def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monke
     assert hidden_files(tmp_path) == []
 
 
+@pytest.mark.parametrize("where", ["after the commit", "while the old pair goes"])
+def test_a_signal_once_the_pair_is_placed_leaves_the_new_pair(tmp_path, monkeypatch, where):
+    """The report placed is the commit mark: a SIGTERM (here its KeyboardInterrupt) after it —
+    after ``commit`` returned, or while the old pair is being removed — must not undo the new
+    pair, whose old one is gone or going (it used to remove the new pair: nothing in place)."""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+
+    def place_pair(data: bytes, stop: bool) -> None:
+        with files.Transaction(out, report, overwrite=True) as txn:
+            txn.data.write_bytes(data)
+            txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(data).hexdigest()}}))
+            txn.commit()
+            if stop:
+                raise KeyboardInterrupt
+
+    place_pair(b"the previous night's release", stop=False)
+    if where == "while the old pair goes":
+        real = files.remove
+
+        def remove(path):
+            if ".old" in path.name:
+                raise KeyboardInterrupt
+            real(path)
+
+        monkeypatch.setattr(files, "remove", remove)
+    with pytest.raises(KeyboardInterrupt):
+        place_pair(b"tonight's release", stop=where == "after the commit")
+    monkeypatch.undo()
+    assert out.read_bytes() == b"tonight's release"
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"tonight's release").hexdigest()
+    if where == "after the commit":  # nothing left over (stopped mid-removal, the old file is the next run's)
+        assert hidden_files(tmp_path) == []
+
+
 def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_succeeded(tmp_path, monkeypatch):
     """Two nightly runs with --overwrite reach their commits together: B sets aside and places its
     whole pair while A has placed its data and not yet its report. A run that says it placed its

@@ -119,11 +119,11 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
     from sqlclose.api import verify_against_report
 
     outcome = verify_against_report(path, report_path, spec, engine)
+    if outcome["problems"]:  # with --json, the failure's document says them (one document on stdout)
+        raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
     if as_json:
         click.echo(json.dumps(outcome, indent=2))
-    if outcome["problems"]:
-        raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
-    if not as_json and not quiet:
+    elif not quiet:
         click.echo(f"{path} matches {report_path}: content, {outcome['rows']} rows, {outcome['classes']} classes, "
                    "k and every value reached")
         for line in _report_utility(report_path):

@@ -216,9 +216,11 @@ class Transaction:
         for tmp, target in placing:
             _place(tmp, target)
             self._placed.append(target)
-        for old, _ in self._set_aside:
+        # The report, placed last, is the commit mark: from here the new pair stands, and a signal
+        # must not undo it (the old files left hidden by one are the next run's to remove).
+        olds, self._placed, self._set_aside = [old for old, _ in self._set_aside], [], []
+        for old in olds:
             remove(old)
-        self._set_aside.clear()
         fsync_dir(self.path.parent)
 
     def _undo(self) -> None:

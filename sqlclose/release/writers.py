@@ -355,8 +355,9 @@ class ReportPlacement:
         self._placed = True
 
     def done(self) -> None:
+        """The table's COMMIT went through: the new report stands (nothing to undo), the old goes."""
+        self._placed = self._aside = False
         self.old.unlink(missing_ok=True)
-        self._aside = False
         files.fsync_dir(self.path.parent)
 
     def undo(self) -> None:
