@@ -119,7 +119,8 @@ _OS_REASONS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota i
 
 
 class Interrupted(SqlcloseError):
-    """Ctrl-C (exit 130) or SIGTERM (143): the run stopped and removed what it had started to write."""
+    """Ctrl-C (exit 130), SIGTERM (143) or SIGHUP (129): the run stopped and removed what it had
+    started to write."""
 
     exit_code = 130
 

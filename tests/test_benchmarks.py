@@ -88,8 +88,8 @@ def test_a_benchmark_runs_on_a_small_generated_table(script, args, small_table):
 
 
 @pytest.mark.parametrize(("script", "args"), ON_ADULT, ids=[s for s, _ in ON_ADULT])
-def test_a_benchmark_runs_on_adult(script, args, adult_dir, tmp_path):
-    os.environ.setdefault("SQLCLOSE_ADULT_DIR", str(adult_dir))
+def test_a_benchmark_runs_on_adult(script, args, adult_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("SQLCLOSE_ADULT_DIR", str(adult_dir))
     out = _run(script, *args, cwd=tmp_path)
     assert "|---" in out, f"{script} printed no table:\n{out[-2000:]}"
 

@@ -343,7 +343,8 @@ def test_the_verification_query_goes_beside_the_release_query_and_not_into_the_r
         with pytest.raises(OutputExistsError, match="second.verify.sql already exists"):
             release.write_sql(tmp_path / "second.sql")
         verification.write_text("the old one")
-        monkeypatch.setattr(files.Transaction, "commit", lambda self: (_ for _ in ()).throw(OSError(28, "No space")))
+        monkeypatch.setattr(files.Transaction, "commit",
+                            lambda self, *_: (_ for _ in ()).throw(OSError(28, "No space")))
         with pytest.raises(EnvironmentFailure):
             release.write_sql(out, overwrite=True)
     assert verification.read_text() == "the old one"
@@ -531,7 +532,7 @@ def test_a_failed_write_sql_leaves_no_folder_it_made(tmp_path, hostile, monkeypa
     """As for a file output: the folders made for the query, its report and verification file go
     again when placing them fails."""
     folder, spec = hostile
-    monkeypatch.setattr(files.Transaction, "commit", lambda self: (_ for _ in ()).throw(OSError(28, "No space")))
+    monkeypatch.setattr(files.Transaction, "commit", lambda self, *_: (_ for _ in ()).throw(OSError(28, "No space")))
     with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
         with pytest.raises(EnvironmentFailure):
             release.write_sql(tmp_path / "new" / "nightly" / "release.sql")

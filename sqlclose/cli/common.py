@@ -1,8 +1,9 @@
 """What every command shares: help settings, error handling with distinct exit codes, output.
 
 Errors print one line (``sqlclose: error: …``) and exit with the error's code; the SQL of a
-failing statement and Python tracebacks appear only with ``--verbose``. Ctrl-C and SIGTERM exit
-130 and 143 after the run removed what it had started to write.
+failing statement and Python tracebacks appear only with ``--verbose``; with ``--json`` a failure
+is a JSON document on stdout too. Ctrl-C, SIGTERM and SIGHUP exit 130, 143 and 129 after the run
+removed what it had started to write.
 """
 
 from __future__ import annotations
@@ -144,10 +145,13 @@ def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
     broken = isinstance(e.__context__, BrokenPipeError)
     if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    click.echo(f"sqlclose: error: {e}", err=True)
-    if verbose and isinstance(e, EngineError):
-        click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
-    _json_failure(str(e), e.exit_code, as_json and not broken)
+    try:  # after SIGHUP the terminal may be gone: the exit code still says what happened
+        click.echo(f"sqlclose: error: {e}", err=True)
+        if verbose and isinstance(e, EngineError):
+            click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
+        _json_failure(str(e), e.exit_code, as_json and not broken)
+    except OSError:
+        pass
     sys.exit(e.exit_code)
 
 

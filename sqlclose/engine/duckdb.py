@@ -25,8 +25,8 @@ from sqlclose.engine.limits import (
     resident_bytes,
 )
 from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
+from sqlclose.model.spec import GLOB_CHARACTERS
 
-GLOB_CHARACTERS = frozenset("*?[]{}")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
@@ -180,6 +180,10 @@ class DuckDBEngine(Engine):
         except duckdb.Error:
             return None
 
+    def _temp_place(self) -> str:
+        where = self._temp_directory()
+        return f"its temp directory ({Path(where).resolve()})" if where else "its temp directory"
+
     def _names_temp_directory(self, message: str) -> bool:
         """DuckDB's error names the temp directory itself (it could not create it)."""
         where = self._temp_directory()
@@ -188,8 +192,7 @@ class DuckDBEngine(Engine):
     def _cannot_spill(self, message: str, sql: str) -> EngineCannotSpill:
         """DuckDB could not create or write its temp directory (by default ``.tmp`` in the working
         folder, which a scheduled job's working folder may not allow): say where and what to change."""
-        where = self._temp_directory()
-        place = f"its temp directory ({Path(where).resolve()})" if where else "its temp directory"
+        place = self._temp_place()
         reason = message.splitlines()[0].rpartition('": ')[2] or message.splitlines()[0]
         return EngineCannotSpill(
             f"DuckDB could not spill past its memory limit to {place}: {reason}; give [engine] temp_directory "
@@ -198,8 +201,7 @@ class DuckDBEngine(Engine):
 
     def _out_of_disk(self, sql: str) -> EngineOutOfDisk:
         """The disk filled while DuckDB spilled: say where it spills and what to change."""
-        where = self._temp_directory()
-        place = f"its temp directory ({Path(where).resolve()})" if where else "its temp directory"
+        place = self._temp_place()
         return EngineOutOfDisk(
             f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: give [engine] "
             f"temp_directory (--temp-directory) on a disk with more room, or raise [engine] memory_limit "

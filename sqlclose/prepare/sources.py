@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import DataError, EngineOutOfMemory, InputError
-from sqlclose.model.spec import Source
+from sqlclose.model.spec import GLOB_CHARACTERS, Source
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 
@@ -277,7 +277,7 @@ def _files(source: Source) -> list[Path]:
             raise InputError(f"source pattern {source.path} matches no file")
         return matches
     if not source.path.exists():
-        pattern = any(ch in "*?[]{}" for ch in source.path.name)
+        pattern = any(ch in GLOB_CHARACTERS for ch in source.path.name)
         raise InputError(f"source {source.path} does not exist" + (
             " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
             "glob = true; from Python, then pass None as the source)" if pattern else ""))

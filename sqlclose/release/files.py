@@ -189,21 +189,23 @@ class Transaction:
         for leftover in (self.data, self.report, self._journal, *self._companions.values()):
             remove(leftover)
 
-    def commit(self) -> None:
+    def commit(self, digest: str | None = None) -> None:
         """Place the pair: journal, old files aside, companions, data, report, then drop the old files.
         Under the folders' lock, and undone under it on failure: between another run's setting
-        aside and placing, nothing of it is touched."""
+        aside and placing, nothing of it is touched. ``digest``: the data's sha256 when the caller
+        has it (the report's), so that a large release is not read again under the lock."""
+        digest = digest or sha256(self.data)
+        companions = {str(target): [str(self._old_companions[target]), sha256(tmp)]
+                      for target, tmp in self._companions.items()}
         with _placing_lock(self.path, self.report_path, *self._companions):
             try:
-                self._commit()
+                self._commit(digest, companions)
             except BaseException:
                 self._undo()
                 raise
 
-    def _commit(self) -> None:
-        companions = {str(target): [str(self._old_companions[target]), sha256(tmp)]
-                      for target, tmp in self._companions.items()}
-        _write_journal(self._journal, self.path, self.report_path, sha256(self.data), self._old, companions)
+    def _commit(self, digest: str, companions: dict[str, list[str]]) -> None:
+        _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions)
         if self.overwrite:
             olds = [*zip(self._old, (self.path, self.report_path)),
                     *((old, target) for target, old in self._old_companions.items())]

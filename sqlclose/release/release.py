@@ -181,15 +181,15 @@ class Release:
         one left aside when exploring for the optimum) is evaluated now: one GROUP BY."""
         self._require_open()
         levels = self._levels_of(node)
-        evaluated, measured = self.search.evaluated.get(levels), {"_hist": None, "_failing": None}
+        evaluated, hist, failing = self.search.evaluated.get(levels), None, None
         if self._unmeasured(levels, evaluated):
-            evaluated, measured["_hist"], measured["_failing"] = self._measure(levels)
+            evaluated, hist, failing = self._measure(levels)
         if evaluated is None or not evaluated.satisfied:
             raise InputError(f"node {self._named(levels)} does not satisfy the requirements; {self._instead()}")
         known = {**self.search.evaluated, levels: evaluated}
         search = dataclasses.replace(self.search, optimum=levels, evaluated=known)
         return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _suppressed_table=None,
-                                   _drops_run=False, **measured)
+                                   _drops_run=False, _hist=hist, _failing=failing)
 
     def _unmeasured(self, levels: Node, evaluated: Evaluated | None) -> bool:
         """Whether ``levels`` may satisfy without the search having measured it. With the lattice
@@ -201,6 +201,7 @@ class Release:
         return evaluated is None and bool(self.search.satisfying[levels])
 
     def _measure(self, levels: Node) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
+        """A node's classes (one GROUP BY), its outcome and its failing classes."""
         hist = NodeRunner(self.problem).histograms(tuple(range(len(self.problem.qis))), levels, keep=False)
         outcome = judge(hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
         return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
@@ -216,10 +217,7 @@ class Release:
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
         if self._hist is None:
             self._require_open()
-            full = tuple(range(len(self.problem.qis)))
-            self._hist = NodeRunner(self.problem).histograms(full, self.search.optimum, keep=False)
-            outcome = judge(self._hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
-            self._failing = outcome.failing
+            _, self._hist, self._failing = self._measure(self.search.optimum)
         return self._hist, self._failing
 
     @property

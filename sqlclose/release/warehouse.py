@@ -7,7 +7,8 @@ local release) and the report, which says the release was not verified locally a
 verification query for the warehouse (``verification_sql``, in ``release.verify.sql`` beside the
 release query) with the values it must return. The two queries hold raw values (their lookups),
 the report does not: it is the file one may publish. The pair is placed as a local release is
-(``files.Transaction``), the verification query just before it, taken back if the pair fails.
+(``files.Transaction``), the verification query a companion of the pair: placed first under
+the same journal, and rolled back with it.
 """
 
 from __future__ import annotations
@@ -119,10 +120,11 @@ class WarehouseRelease(Release):
                 txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
                 for written in (txn.data, txn.companion(verify)):
                     files.fsync(written)
-                doc = self.warehouse_report(path, files.sha256(txn.data))
+                digest = files.sha256(txn.data)
+                doc = self.warehouse_report(path, digest)
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                 files.fsync(txn.report)
-                txn.commit()
+                txn.commit(digest)
         except OSError as e:
             raise EnvironmentFailure.from_os_error(e, path) from None
         return doc

@@ -119,12 +119,13 @@ class FileWriter(Writer):
                 release.timings["write_seconds"] = time.perf_counter() - started
                 checkpoint("write")
                 summary = release.verified_summary(self._read_back(release, target, query, params, txn.data, types))
-                doc = release.report(summary, target.path, files.sha256(txn.data), output_format=self.format,
+                digest = files.sha256(txn.data)
+                doc = release.report(summary, target.path, digest, output_format=self.format,
                                      column_types=types)
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                 files.fsync(txn.report)
                 checkpoint("place")
-                txn.commit()
+                txn.commit(digest)
         return doc
 
     def _dictionaries(self, target: Target) -> bool:
