@@ -721,23 +721,20 @@ def load_spec(path: str | Path) -> Spec:
     if not data:
         raise SpecError(f"spec file {path} is empty (or holds only comments): name the quasi-identifiers and the "
                         "requirements, as in datasets/table3/table3.toml")
-    base = path.resolve().parent  # absolute: the same spec hashes the same from any working directory
-    try:
-        _resolve_paths(data, base, str(path))
-        spec = Spec.model_validate(data)
-    except ValidationError as e:
-        raise SpecError(format_validation_error(e, str(path))) from None
+    # absolute: the same spec hashes the same from any working directory
+    spec = build_spec(data, str(path), base=path.resolve().parent)
     spec._origin = path.resolve()
     return spec
 
 
-def build_spec(data: dict[str, Any], where: str = "spec") -> Spec:
+def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None = None) -> Spec:
     """Validate a spec given as a dict (as from Python), with the same messages as load_spec. Its
-    relative paths are relative to the working folder, made absolute now (as a TOML spec's are
-    beside its file), so that the report names files any folder can find; the dict is not changed."""
+    relative paths are relative to ``base`` (default: the working folder), made absolute now (as a
+    TOML spec's are beside its file), so that the report names files any folder can find; the dict
+    is not changed."""
     data = _copy_dicts(data)
     try:
-        _resolve_paths(data, Path.cwd(), where)
+        _resolve_paths(data, base or Path.cwd(), where)
         return Spec.model_validate(data)
     except ValidationError as e:
         raise SpecError(format_validation_error(e, where)) from None

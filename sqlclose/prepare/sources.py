@@ -29,6 +29,7 @@ from sqlclose.errors import DataError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import GLOB_CHARACTERS, Source
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
+from sqlclose.sql.warehouse import warehouse_table
 
 if TYPE_CHECKING:
     from sqlclose.model.spec import EngineSettings
@@ -158,9 +159,7 @@ def _connection_table(name: Any) -> exp.Table:
         raise InputError(f"cannot read table {name!r} of the DuckDB connection: name it \"table\", \"schema.table\" "
                          "or \"catalog.schema.table\", or give those parts as a tuple (\"schema\", \"table\") when a "
                          "name holds a dot")
-    *outer, table = parts
-    return exp.Table(this=q.ident(table), db=q.ident(outer[-1]) if outer else None,
-                     catalog=q.ident(outer[0]) if len(outer) == 2 else None)
+    return warehouse_table(parts)
 
 
 def _is_connection_pair(source: Any) -> bool:

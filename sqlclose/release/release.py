@@ -22,6 +22,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose._version import __version__
+from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
@@ -340,14 +341,9 @@ class Release:
         engine closed. The tables the release keeps for all its queries (``_own_tables``) are made
         first, and kept."""
         self._require_open()
-        engine = self.problem.engine
         self._own_tables()
-        made: list[Any] = []
-        try:
-            with engine.objects_made() as made:
-                yield self._query(dictionaries)
-        finally:
-            engine.drop_objects(made)
+        with leaves_as_found(self.problem.engine):
+            yield self._query(dictionaries)
 
     def _own_tables(self) -> None:
         """Make the tables every query of the release reads (its failing classes' codes)."""
