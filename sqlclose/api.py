@@ -294,15 +294,16 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     ``t_against_release``). A hierarchical distance takes its hierarchy from the file the report
     names (refused if that file changed), or from ``spec`` when given. ``engine`` runs the audit
     of a file (a DuckDB table is read on its own database's connection)."""
+    path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
     try:
-        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
+        doc = json.loads(report_path.read_text(encoding="utf-8"))
         qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
     except (OSError, ValueError, KeyError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
     models = dict(as_spec(spec).sensitive) if spec is not None else {
         name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name))
         for name, entry in privacy["sensitive"].items()}
-    with _released(Path(path), output) as (source, digest):
+    with _released(path, output) as (source, digest):
         problems = [] if digest == (output.get("content_digest") or output.get("sha256")) else [
             "its content digest differs from the report's output.content_digest (the table was changed or replaced)"
             if output.get("content_digest") else

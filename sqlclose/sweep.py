@@ -167,7 +167,7 @@ class SweepResult:
         parameter, one curve per run set; ``folder`` is made if missing."""
         from sqlclose.utility.charts import line_chart
 
-        folder = Path(folder)
+        folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"

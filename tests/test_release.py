@@ -26,6 +26,7 @@ from oracle import Config, table3_oracle
 
 import sqlclose
 from sqlclose import Release
+from sqlclose.api import verify_against_report
 from sqlclose.search import incognito as incognito_module
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
@@ -482,6 +483,13 @@ def test_a_path_under_the_home_folder(tmp_path, monkeypatch):
     assert list(work.iterdir()) == []  # no folder called "~"
     assert doc["output"]["path"] == str(home / "out" / "r.parquet")
     assert pq.read_table(home / "out" / "r.parquet").num_rows == len(input_rows())
+    # a spec file and a release re-verified against its report, named from the home folder too
+    age = TABLE3 / "age.csv"
+    (home / "spec.toml").write_text(f'[privacy]\nk = 3\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                                    f'age = {{ file = "{age}" }}\n')
+    assert sqlclose.load_spec("~/spec.toml").k == 3
+    checked = verify_against_report("~/out/r.parquet", "~/out/r.parquet.report.json")
+    assert checked["problems"] == [] and checked["rows"] == len(input_rows())
 
 
 def test_a_release_never_closed_leaves_nothing_once_collected(tmp_path, monkeypatch):

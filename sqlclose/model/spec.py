@@ -706,8 +706,8 @@ def _file_sha256(path: Path) -> str | None:
 
 def load_spec(path: str | Path) -> Spec:
     """Read a TOML spec. Relative paths in it are relative to the spec file; ``${VAR}`` and
-    ``${VAR:-default}`` in paths expand from the environment."""
-    path = Path(path)
+    ``${VAR:-default}`` in paths expand from the environment; ``~`` is the home folder, as in them."""
+    path = Path(path).expanduser()
     if path.is_dir():
         raise SpecError(f"spec file {path} is a folder: give the path of a TOML file")
     try:
