@@ -169,14 +169,16 @@ class DuckDBEngine(Engine):
             f"at the output path", sql)
 
     def _threads(self) -> int | None:
-        try:
-            return int(self.con.sql("SELECT current_setting('threads') AS t").fetchall()[0][0])
-        except (duckdb.Error, TypeError, ValueError):
-            return None
+        threads = self._setting("threads")
+        return int(threads) if threads is not None else None
 
     def _temp_directory(self) -> str | None:
+        return self._setting("temp_directory") or None
+
+    def _setting(self, name: str) -> Any:
+        """A DuckDB setting of the connection; None when it cannot be read (a failing connection)."""
         try:
-            return self.con.sql("SELECT current_setting('temp_directory') AS d").fetchall()[0][0] or None
+            return self.con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0]
         except duckdb.Error:
             return None
 

@@ -128,8 +128,7 @@ class Release:
         """What a notebook shows: the source, the node, the rows and whether it is still open; no
         value of the data (the hierarchies' leaves are the input's own values)."""
         node = self.node
-        chosen = "node " + ", ".join(f"{name}={level}" for name, level in node.items()) if node is not None \
-            else "multidimensional (GAA)"
+        chosen = f"node {_listed(node)}" if node is not None else "multidimensional (GAA)"
         state = "closed" if self._closed() else "open"
         rows = f"{self.problem.rows} rows, k = {self.problem.k}"
         return f"<{type(self).__name__} of {self.source_label}: {chosen}; {rows}; {state}>"
@@ -311,7 +310,7 @@ class Release:
         # "~" is the home folder, as in a spec: DuckDB expands it in the temporary file's name
         # anyway, where Python would have made a folder called "~" beside it.
         path, report = Path(path).expanduser(), Path(report).expanduser() if report is not None else None
-        if report is not None and files.same(Path(path), Path(report)):
+        if report is not None and files.same(path, report):
             raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for given, role in ((path, "output"), (report, "report")):
             if given is not None:  # before the format's checks: an input is never written, whatever its suffix
