@@ -583,6 +583,106 @@ def test_a_killed_run_is_rolled_back_by_the_next_one(tmp_path, stage):
     assert report["output"]["sha256"] == files.sha256(out)
 
 
+KILLED_MID_MOVE = textwrap.dedent("""
+    import os, signal, sys
+    import pyarrow.csv as pacsv, pyarrow as pa
+    import sqlclose
+    from sqlclose.release import files
+    out, stage, spec_path, csv, t = sys.argv[1:6]
+    real_replace, real_remove = os.replace, files.remove
+    def replace(src, dst):
+        src, dst = str(src), str(dst)
+        if stage == "report-aside" and src.endswith(".json") and dst.endswith(".old"):
+            os.kill(os.getpid(), signal.SIGKILL)  # the data is set aside, the report not yet
+        if stage == "mark" and dst.endswith(".committed"):
+            os.kill(os.getpid(), signal.SIGKILL)  # the whole pair is placed, the journal not yet renamed
+        real_replace(src, dst)
+    def remove(path):
+        if stage == "olds" and str(path).endswith(".old"):
+            os.kill(os.getpid(), signal.SIGKILL)  # past the mark, the old pair not yet removed
+        real_remove(path)
+    files.os.replace, files.remove = replace, remove
+    spec = sqlclose.load_spec(spec_path).model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec["sensitive"]["salary"]["t"] = float(t)
+    table = pacsv.read_csv(csv, convert_options=pacsv.ConvertOptions(column_types={"zip": pa.string()}))
+    sqlclose.anonymize(table, spec).write_parquet(out, overwrite=True)
+""")
+
+
+@pytest.mark.parametrize("stage, t, kept", [
+    ("report-aside", 0.2, "old"),  # a rerun whose data is byte for byte the old data
+    ("report-aside", 0.5, "old"),
+    ("mark", 0.2, "old"),
+    ("mark", 0.5, "old"),
+    ("olds", 0.5, "new"),
+])
+def test_a_run_killed_mid_move_leaves_one_whole_pair(tmp_path, stage, t, kept):
+    """The next run told what a dead run had placed by bytes: a rerun whose release was the old one
+    byte for byte, killed with its data set aside and its report not yet, lost the old report (the
+    report in place vouched for the new data's digest, so it was taken for the new one and removed).
+    Now the journal says which targets existed, and the pair stands once its journal is renamed."""
+    out, _ = write_pair(tmp_path)
+    report = tmp_path / "r.parquet.report.json"
+    before = (out.read_bytes(), report.read_bytes())
+    script = tmp_path / "kill.py"
+    script.write_text(KILLED_MID_MOVE)
+    result = subprocess.run([sys.executable, str(script), str(out), stage, str(TABLE3_SPEC),
+                             str(TABLE3 / "table3.csv"), str(t)], capture_output=True, text=True)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    files.recover(out, report)
+    assert hidden_files(tmp_path) == []
+    assert out.exists() and report.exists()
+    assert json.loads(report.read_text())["output"]["sha256"] == files.sha256(out)
+    if kept == "old":
+        assert (out.read_bytes(), report.read_bytes()) == before
+    else:
+        assert report.read_bytes() != before[1]  # the new run's report (its requirement is t = 0.5)
+
+
+def test_a_run_that_died_after_this_one_began_is_settled_before_this_one_places(tmp_path):
+    """A run that began (and checked for dead runs) before another died mid-move set the dead run's
+    placed data aside as its own old file; the next run then settled the dead run's journal and took
+    this run's data for the dead run's."""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+    out.write_bytes(b"old data")
+    report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(b"old data").hexdigest()}}))
+    txn = files.Transaction(out, report, overwrite=True)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    token = f"{int(dead.stdout)}-abc123"
+    journal, old_data, old_report = (files._hidden(out, token, "journal"), files._hidden(out, token, "old"),
+                                     files._hidden(report, token, "old"))
+    files._write_journal(journal, out, report, hashlib.sha256(b"dead").hexdigest(), (old_data, old_report), {},
+                         [str(out), str(report)])
+    os.replace(out, old_data)  # the dead run set the old pair aside and placed its data, then died
+    os.replace(report, old_report)
+    out.write_bytes(b"dead")
+    with txn:
+        txn.data.write_bytes(b"new data")
+        txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(b"new data").hexdigest()}}))
+        txn.commit()
+    files.recover(out, report)  # the next run
+    assert out.read_bytes() == b"new data"
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"new data").hexdigest()
+    assert hidden_files(tmp_path) == []
+
+
+def test_a_journal_of_an_earlier_build_is_still_settled(tmp_path):
+    """A run killed before an upgrade left a journal without ``existed``: it is settled as it was then."""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    token = f"{int(dead.stdout)}-abc123"
+    old_data, old_report = files._hidden(out, token, "old"), files._hidden(report, token, "old")
+    old_data.write_bytes(b"old data")
+    old_report.write_text("{}")
+    out.write_bytes(b"new data")  # placed, its report not yet
+    doc = {"data": str(out), "report": str(report), "sha256": hashlib.sha256(b"new data").hexdigest(),
+           "old": [str(old_data), str(old_report)], "companions": {}}
+    files._hidden(out, token, "journal").write_text(json.dumps(doc))
+    files.recover(out, report)
+    assert out.read_bytes() == b"old data" and report.read_text() == "{}"
+    assert hidden_files(tmp_path) == []
+
+
 def test_the_next_run_cleans_a_dead_runs_temporaries(tmp_path):
     out, _ = write_pair(tmp_path)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)

@@ -4,15 +4,17 @@ A release is a pair — the data (a file, or a Parquet folder) and the report th
 (its sha256; a folder's is defined by ``folder_sha256``). The pair
 is placed by a ``Transaction``: both are written to hidden temporary names beside their targets
 and verified; then a journal records the move, an existing pair (``overwrite``) is set aside,
-the data and then the report are linked into place, and the old pair and the journal go. The
-report is the commit mark: a data file without its report is never a finished release. A pair may
-bring companions (the warehouse's ``release.verify.sql``): placed before the data under the same
+the data and then the report are linked into place, the journal is renamed to its commit mark,
+and the old pair and the mark go: a data file without its report is never a finished release. A pair
+may bring companions (the warehouse's ``release.verify.sql``): placed before the data under the same
 journal, and rolled back with the pair.
 
 Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no chance to clean — the
 next run writing the same output finds the dead run's hidden files (their names carry its
-process id) and finishes or undoes its move: a complete new pair is kept, anything else rolls
-back to the old pair, and the temporaries are removed.
+process id) and finishes or undoes its move: a pair past its commit mark is kept, anything else
+rolls back to the old pair, and the temporaries are removed. Which files the dead run placed is
+told by the journal (what existed before it) and the files it set aside, never by their bytes: a
+rerun's release may be byte for byte the old one.
 
 Runs placing a release in the same folder take turns (``_placing_lock``: an advisory lock on the
 folder itself, so nothing is left behind): two nightly runs writing one output at once each set
@@ -170,6 +172,7 @@ class Transaction:
         self.report = _hidden(report, token, "tmp")
         self._companions = {target: _hidden(target, token, "tmp") for target in companions}
         self._journal = _hidden(path, token, "journal")
+        self._committed = _hidden(path, token, "committed")  # the journal, renamed once the report stands
         self._old = (_hidden(path, token, "old"), _hidden(report, token, "old"))
         self._old_companions = {target: _hidden(target, token, "old") for target in companions}
         self._placed: list[Path] = []
@@ -186,7 +189,7 @@ class Transaction:
                  tb: TracebackType | None) -> None:
         if kind is not None:
             self._undo()
-        for leftover in (self.data, self.report, self._journal, *self._companions.values()):
+        for leftover in (self.data, self.report, self._journal, self._committed, *self._companions.values()):
             remove(leftover)
 
     def commit(self, digest: str | None = None) -> None:
@@ -198,6 +201,9 @@ class Transaction:
         companions = {str(target): [str(self._old_companions[target]), sha256(tmp)]
                       for target, tmp in self._companions.items()}
         with _placing_lock(self.path, self.report_path, *self._companions):
+            # A run that died since this one began left its move half done: settled first, or its
+            # files would be set aside here as if they were the old pair.
+            recover(self.path, self.report_path, tuple(self._companions))
             try:
                 self._commit(digest, companions)
             except BaseException:
@@ -205,7 +211,8 @@ class Transaction:
                 raise
 
     def _commit(self, digest: str, companions: dict[str, list[str]]) -> None:
-        _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions)
+        existed = [str(t) for t in (self.path, self.report_path, *self._companions) if t.exists()]
+        _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions, existed)
         if self.overwrite:
             olds = [*zip(self._old, (self.path, self.report_path)),
                     *((old, target) for target, old in self._old_companions.items())]
@@ -218,12 +225,14 @@ class Transaction:
         for tmp, target in placing:
             _place(tmp, target)
             self._placed.append(target)
-        # The report, placed last, is the commit mark: from here the new pair stands, and a signal
-        # must not undo it (the old files left hidden by one are the next run's to remove).
+        # The journal renamed is the commit mark: from here the new pair stands, and a signal must
+        # not undo it (the old files left hidden by one are the next run's to remove).
+        os.replace(self._journal, self._committed)
+        fsync_dir(self.path.parent)
         olds, self._placed, self._set_aside = [old for old, _ in self._set_aside], [], []
         for old in olds:
             remove(old)
-        fsync_dir(self.path.parent)
+        remove(self._committed)
 
     def _undo(self) -> None:
         for target in self._placed:
@@ -343,9 +352,10 @@ def remove(path: Path) -> None:
 
 
 def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tuple[Path, Path],
-                   companions: dict[str, list[str]]) -> None:
+                   companions: dict[str, list[str]], existed: list[str]) -> None:
     doc = {"data": str(path), "report": str(report), "sha256": digest, "old": [str(p) for p in old],
-           "companions": companions}  # target: [its old file's hidden name, the new one's sha256]
+           "companions": companions,  # target: [its old file's hidden name, the new one's sha256]
+           "existed": existed}  # the targets in place before the move: any other one found was placed by it
     journal.write_text(json.dumps(doc), encoding="utf-8")
     fsync(journal)
 
@@ -355,18 +365,38 @@ def recover(path: Path, report: Path, companions: tuple[Path, ...] = ()) -> None
     remove its temporaries. Runs that are still alive are left alone."""
     hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
     dead = [m for m in hidden if not alive(int(m[1]["pid"]), m[1]["token"])]
-    journals = [f for f, m in dead if m["kind"] == "journal"]
-    for journal in journals:
-        _settle(journal)
+    for journal, m in dead:
+        if m["kind"] in ("journal", "committed"):
+            _settle(journal, committed=m["kind"] == "committed")
     for f, _ in dead:
         remove(f)
 
 
-def _settle(journal: Path) -> None:
+def _settle(journal: Path, committed: bool) -> None:
+    """A dead run's move: past its commit mark the new pair stands and the old files go; before it,
+    what the run placed goes (a target it set aside, or one that was not there before it) and what
+    it set aside comes back."""
     try:
         doc = json.loads(journal.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
+    if "existed" not in doc:
+        _settle_by_digest(doc)
+        return
+    moves = [(Path(doc["data"]), Path(doc["old"][0])), (Path(doc["report"]), Path(doc["old"][1])),
+             *((Path(target), Path(old)) for target, (old, _) in doc["companions"].items())]
+    if committed:
+        return  # the new pair stands; the old files, hidden, go with the dead run's other files
+    for target, old in moves:
+        if target.exists() and (old.exists() or str(target) not in doc["existed"]):
+            remove(target)
+        if old.exists():
+            os.replace(old, target)
+
+
+def _settle_by_digest(doc: dict) -> None:
+    """A journal an earlier build wrote (no ``existed``, no commit mark), left by a run killed
+    before an upgrade: the report vouching for the data was its mark, the data told by its sha256."""
     data, report = Path(doc["data"]), Path(doc["report"])
     old_data, old_report = (Path(p) for p in doc["old"])
     ours = data.exists() and sha256(data) == doc["sha256"]
