@@ -146,6 +146,58 @@ def test_a_killed_table_runs_hidden_report_is_removed_by_the_next_run(project):
     assert sorted(p.name for p in project.iterdir() if p.name.startswith(".")) == []
 
 
+KILLED_BEFORE_COMMIT = """
+import os, signal, sys
+import sqlclose
+from sqlclose.release.writers import ReportPlacement
+real = ReportPlacement.place
+def place(self):
+    real(self)
+    os.kill(os.getpid(), signal.SIGKILL)  # the report is in place; the table's COMMIT is next
+ReportPlacement.place = place
+with sqlclose.anonymize(None, sys.argv[1]) as release:
+    release.write(sys.argv[2], table="people", overwrite=True)
+"""
+
+
+@pytest.mark.parametrize("replacing", [True, False])
+def test_a_table_runs_report_placed_before_its_commit_does_not_outlive_it(project, monkeypatch, replacing):
+    """A table output's run killed between placing its report and its table's COMMIT left its report
+    in place for good, beside the old table (or no table): the next run removed the old report it
+    had set aside, since a report stood. Its temporary table, still there, says it never committed."""
+    db, report = project / "releases.duckdb", project / "releases.duckdb.people.report.json"
+    if replacing:
+        assert invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "-q").exit_code == 0
+        old_report = report.read_bytes()
+        old_rows = sorted(duckdb.connect(str(db), read_only=True).execute("SELECT * FROM people").fetchall(), key=repr)
+    script = project / "kill.py"
+    script.write_text(KILLED_BEFORE_COMMIT)
+    looser = project / "looser.toml"  # another release than the one in place: t = 0.5 for salary
+    looser.write_text((project / "spec.toml").read_text().replace("t = 0.2", "t = 0.5"))
+    killed = subprocess.run([sys.executable, str(script), str(looser), str(db)],
+                            capture_output=True, text=True)
+    assert killed.returncode == -9, killed.stderr
+    assert report.exists()  # the dead run's, or the old one
+
+    def fail(self, written):
+        raise VerificationError("forced by the test")
+
+    monkeypatch.setattr(Release, "verified_summary", fail)  # the next run recovers, then fails: nothing of its own
+    with sqlclose.anonymize(None, sqlclose.load_spec(project / "spec.toml")) as release:
+        with pytest.raises(VerificationError):
+            release.write(db, table="people", overwrite=True)
+    con = duckdb.connect(str(db), read_only=True)
+    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
+    if replacing:
+        assert tables == ["people"]
+        assert sorted(con.execute("SELECT * FROM people").fetchall(), key=repr) == old_rows
+        assert report.read_bytes() == old_report
+    else:
+        assert tables == [] and not report.exists()
+    con.close()
+    assert [p.name for p in project.iterdir() if p.name.startswith(".")] == []
+
+
 HOLDS_THE_LOCK = """
 import sys, time, duckdb
 con = duckdb.connect(sys.argv[1])

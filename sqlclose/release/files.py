@@ -298,16 +298,17 @@ def folders_undone_on_failure(*targets: Path) -> Iterator[None]:
         raise
 
 
-def place(tmp: Path, target: Path) -> None:
-    """Move a finished temporary file to its target, refusing one that appeared meanwhile."""
-    _place(tmp, target)
+def place(tmp: Path, target: Path, keep: bool = False) -> None:
+    """Move a finished temporary file to its target, refusing one that appeared meanwhile.
+    ``keep``: the temporary stays (a second link, or a copy), to tell later what was placed."""
+    _place(tmp, target, keep)
 
 
 def _hidden(target: Path, token: str, kind: str) -> Path:
     return target.with_name(f".{target.name}.sqlclose-{token}.{kind}")
 
 
-def _place(tmp: Path, target: Path) -> None:
+def _place(tmp: Path, target: Path, keep: bool = False) -> None:
     """A hard link fails atomically if the target appeared meanwhile (no check-then-act window)."""
     if tmp.is_dir():
         _place_folder(tmp, target)
@@ -316,12 +317,13 @@ def _place(tmp: Path, target: Path) -> None:
         os.link(tmp, target)
     except FileExistsError:
         raise OutputExistsError(_appeared(target)) from None
-    except OSError:  # filesystems without hard links: a checked rename
+    except OSError:  # filesystems without hard links: a checked rename (a copy when kept)
         if target.exists():
             raise OutputExistsError(_appeared(target)) from None
-        os.replace(tmp, target)
+        (shutil.copyfile if keep else os.replace)(tmp, target)
         return
-    tmp.unlink()
+    if not keep:
+        tmp.unlink()
 
 
 def _appeared(target: Path) -> str:

@@ -12,6 +12,7 @@ table is replaced only when asked. A new format is one ``Writer`` subclass and o
 
 from __future__ import annotations
 
+import filecmp
 import json
 import os
 import re
@@ -259,8 +260,7 @@ class DuckDBTableWriter(Writer):
         report = ReportPlacement(target.report, target.overwrite, token)
         try:
             self._require_schema(engine, alias, schema, target)
-            self._drop_dead_temporaries(engine, alias, schema)
-            ReportPlacement.recover(target.report)
+            ReportPlacement.recover(target.report, uncommitted=self._drop_dead_temporaries(engine, alias))
             started = time.perf_counter()
             query, params = release.query()
             engine.execute(exp.Create(this=temp, kind="TABLE", expression=query), params)
@@ -295,14 +295,20 @@ class DuckDBTableWriter(Writer):
                              f"{schema}) or name the table without it")
 
     @staticmethod
-    def _drop_dead_temporaries(engine: DuckDBEngine, alias: str, schema: str) -> None:
-        """Temporary tables of runs that were killed (their process is gone) are removed."""
-        names = engine.fetch("SELECT table_name FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2",
-                             [alias, schema]).column("table_name").to_pylist()
-        for table in names:
-            m = _TEMP_TABLE.match(table)
+    def _drop_dead_temporaries(engine: DuckDBEngine, alias: str) -> set[tuple[str, str]]:
+        """Temporary tables of runs that were killed (their process is gone) are removed. Returns
+        those runs' (pid, token): a run's temporary table is renamed by its COMMIT, so each of them
+        died before committing."""
+        found = engine.fetch("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = $1",
+                             [alias]).to_pylist()
+        dead = set()
+        for row in found:
+            m = _TEMP_TABLE.match(row["table_name"])
             if m and not files.alive(int(m["pid"]), m["token"]):
-                engine.execute(exp.Drop(tables=[qualified(f"{schema}.{table}", alias)], kind="TABLE", exists=True))
+                name = qualified(f"{row['schema_name']}.{row['table_name']}", alias)
+                engine.execute(exp.Drop(tables=[name], kind="TABLE", exists=True))
+                dead.add((m["pid"], m["token"]))
+        return dead
 
     @staticmethod
     def _commit(engine: DuckDBEngine, temp: exp.Table, final: exp.Table, name: str, overwrite: bool,
@@ -332,13 +338,18 @@ class ReportPlacement:
         self._placed = self._aside = False
 
     @staticmethod
-    def recover(path: Path) -> None:
+    def recover(path: Path, uncommitted: set[tuple[str, str]]) -> None:
         """A killed run's hidden report files (the database's lock, held now, says no other run is
-        placing one): its temporary goes; the old report it set aside comes back when no report is
-        in place, else goes."""
-        for hidden, name in files._hidden_files(path):
-            if files.alive(int(name["pid"]), name["token"]):
-                continue
+        placing one). The report in place is its own if it equals its temporary (kept until the
+        run ends); placed by a run in ``uncommitted`` (its table never committed), it goes. The old
+        report it set aside comes back when no report is in place, else goes; its temporary goes."""
+        dead = [(hidden, name) for hidden, name in files._hidden_files(path)
+                if not files.alive(int(name["pid"]), name["token"])]
+        for hidden, name in dead:
+            if name["kind"] == "tmp" and (name["pid"], name["token"]) in uncommitted and path.exists() \
+                    and filecmp.cmp(hidden, path, shallow=False):
+                path.unlink()
+        for hidden, name in dead:
             if name["kind"] == "old" and not path.exists():
                 os.replace(hidden, path)
             else:
@@ -352,7 +363,7 @@ class ReportPlacement:
         if self.overwrite and self.path.exists():
             os.replace(self.path, self.old)
             self._aside = True
-        files.place(self.temp, self.path)
+        files.place(self.temp, self.path, keep=True)  # the temporary tells a later run which report this is
         self._placed = True
 
     def done(self) -> None:
