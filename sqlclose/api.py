@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
@@ -21,17 +21,17 @@ from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
 from sqlclose.release.release import Release, RunObjects
+from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import content_digest
 from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
 from sqlclose.search.utility_costs import leaf_counts, search_cost
 
-if TYPE_CHECKING:
-    from sqlclose.release.warehouse import WarehouseRelease
 
-# GAA, the warehouse path, plans and checks import their modules when called: a plain run does
-# not load them (docs/performance.md "Cold start").
+# GAA, plans and checks import their modules when called: a plain run does not load them
+# (docs/performance.md "Cold start"). The warehouse release is imported here, ~5 ms, so that
+# anonymize_histogram's return type resolves (typing.get_type_hints, documentation tools).
 
 FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
 
@@ -127,7 +127,6 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     a query for the warehouse (``release_sql()``, ``write_sql(path)``) in ``dialect`` (default:
     the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies."""
     from sqlclose.prepare import histogram as hist
-    from sqlclose.release.warehouse import WarehouseRelease
     from sqlclose.sql.warehouse import warehouse_table
 
     spec = as_spec(spec)

@@ -34,3 +34,23 @@ def test_the_wheel_holds_the_templates_and_the_demo(tmp_path):
     assert templates and templates <= names
     assert {"sqlclose/demo/table3.csv", "sqlclose/demo/table3.toml", "sqlclose/demo/age.csv",
             "sqlclose/demo/disease.csv"} <= demo <= names
+
+
+def test_the_public_apis_type_hints_resolve():
+    """``typing.get_type_hints(sqlclose.anonymize_histogram)`` raised NameError (its return type was
+    imported for type checkers only): documentation tools and callers that read hints broke."""
+    import inspect
+    import typing
+
+    import sqlclose
+
+    checked = 0
+    for name in sqlclose.__all__:
+        obj = getattr(sqlclose, name)
+        functions = [obj] if inspect.isfunction(obj) else \
+            [f for _, f in inspect.getmembers(obj, inspect.isfunction)] if inspect.isclass(obj) else []
+        for function in functions:
+            if function.__module__.startswith("sqlclose"):
+                typing.get_type_hints(function)
+                checked += 1
+    assert checked > 40
