@@ -28,7 +28,6 @@ from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
 from sqlclose.search.utility_costs import leaf_counts, search_cost
 
-
 # GAA, plans and checks import their modules when called: a plain run does not load them
 # (docs/performance.md "Cold start"). The warehouse release is imported here, ~5 ms, so that
 # anonymize_histogram's return type resolves (typing.get_type_hints, documentation tools).

@@ -21,7 +21,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from sqlclose.errors import EngineError, EnvironmentFailure, Interrupted, LimitWarning, SpecError, SqlcloseError
+from sqlclose.errors import (
+    EngineError,
+    EnvironmentFailure,
+    InputError,
+    Interrupted,
+    LimitWarning,
+    NoSolutionError,
+    SpecError,
+    SqlcloseError,
+    VerificationError,
+)
 
 if TYPE_CHECKING:
     from sqlclose.model.spec import EngineSettings, Spec
@@ -156,8 +166,10 @@ def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
 
 
 # What each exit code means, in a failure's JSON document (README, "Exit codes").
-FAILURE_KINDS = {INTERNAL_ERROR: "internal error", 2: "bad input", 3: "no solution", 4: "verification failed",
-                 5: "environment", 129: "interrupted", 130: "interrupted", 143: "interrupted"}
+FAILURE_KINDS = {INTERNAL_ERROR: "internal error", InputError.exit_code: "bad input",
+                 NoSolutionError.exit_code: "no solution", VerificationError.exit_code: "verification failed",
+                 EnvironmentFailure.exit_code: "environment",
+                 **{128 + s: "interrupted" for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}}
 
 
 def _json_failure(message: str, code: int, as_json: bool) -> None:
