@@ -228,8 +228,8 @@ class Transaction:
         # The journal renamed is the commit mark: from here the new pair stands, and a signal must
         # not undo it (the old files left hidden by one are the next run's to remove).
         os.replace(self._journal, self._committed)
-        fsync_dir(self.path.parent)
         olds, self._placed, self._set_aside = [old for old, _ in self._set_aside], [], []
+        fsync_dir(self.path.parent)
         for old in olds:
             remove(old)
         remove(self._committed)
@@ -385,10 +385,10 @@ def _settle(journal: Path, committed: bool) -> None:
     if "existed" not in doc:
         _settle_by_digest(doc)
         return
-    moves = [(Path(doc["data"]), Path(doc["old"][0])), (Path(doc["report"]), Path(doc["old"][1])),
-             *((Path(target), Path(old)) for target, (old, _) in doc["companions"].items())]
     if committed:
         return  # the new pair stands; the old files, hidden, go with the dead run's other files
+    moves = [(Path(doc["data"]), Path(doc["old"][0])), (Path(doc["report"]), Path(doc["old"][1])),
+             *((Path(target), Path(old)) for target, (old, _) in doc["companions"].items())]
     for target, old in moves:
         if target.exists() and (old.exists() or str(target) not in doc["existed"]):
             remove(target)
