@@ -732,3 +732,38 @@ def test_t_against_the_released_distribution(tmp_path):
     assert doc["t_against_release"]["salary"] == pytest.approx(ordered.max(), abs=1e-12)
     # Nothing suppressed here, so the released distribution is the input's: both values agree.
     assert doc["t_against_release"]["salary"] == pytest.approx(doc["privacy"]["sensitive"]["salary"]["max_emd"])
+
+
+# ---- the warehouse path's published report --------------------------------------------------------
+def _warehouse_release_sql(tmp_path: Path, rows: pa.Table, spec: dict, name: str) -> tuple[str, dict]:
+    """The attacker's tool and the operator's: the table in a DuckDB 'warehouse', its histogram by
+    the printed query, the release query sqlclose writes for it."""
+    con = duckdb.connect()
+    con.register("people", rows)
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec)}) TO '{tmp_path / (name + '.parquet')}' (FORMAT PARQUET)")
+    with sqlclose.anonymize_histogram(tmp_path / f"{name}.parquet", spec) as release:
+        doc = release.write_sql(tmp_path / f"{name}.sql")
+        return release.release_sql(), doc
+
+
+def test_the_warehouse_report_holds_no_digest_the_hidden_rows_can_be_tested_against(tmp_path):
+    """``release.sql`` is never published: its lookups list every raw quasi-identifier value, the
+    suppressed rows' too. Its report is, and its ``output.sha256`` was the plain sha256 of that file,
+    a function of the spec and the raw values only: knowing every row but one, anyone could rebuild
+    the query for each guess of the last row and find the true one. The written query now carries
+    a random token (a comment), so its digest matches no rebuilt guess."""
+    spec = table3_spec(source={"format": "warehouse", "table": "people", "dialect": "duckdb"})
+    t = table3()
+    published = _warehouse_release_sql(tmp_path, t, spec, "release")[1]["output"]["sha256"]
+    assert published == sha256(tmp_path / "release.sql")  # the report still vouches for its file
+    guesses = {}
+    for age in [line.split(";")[0] for line in (TABLE3 / "age.csv").read_text().split()]:  # every 9th age
+        candidate = t.set_column(1, "age", pa.array(t.column("age").to_pylist()[:8] + [int(age)]))
+        query = _warehouse_release_sql(tmp_path, candidate, spec, f"guess{age}")[0]
+        guesses[age] = hashlib.sha256((query + "\n").encode()).hexdigest()  # the file's bytes before
+    assert str(t.column("age")[8]) in guesses and published not in guesses.values()
+    # The query still runs as it is, wrapped as the warehouse wraps it.
+    con = duckdb.connect()
+    con.register("people", t)
+    wrapped = f"SELECT COUNT(*) FROM ({(tmp_path / 'release.sql').read_text()})"
+    assert con.execute(wrapped).fetchone()[0] == t.num_rows
