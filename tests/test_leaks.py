@@ -767,3 +767,50 @@ def test_the_warehouse_report_holds_no_digest_the_hidden_rows_can_be_tested_agai
     con.register("people", t)
     wrapped = f"SELECT COUNT(*) FROM ({(tmp_path / 'release.sql').read_text()})"
     assert con.execute(wrapped).fetchone()[0] == t.num_rows
+
+
+# ---- counts of distinct raw values ---------------------------------------------------------------
+def _ninth_row_variants() -> list[pa.Table]:
+    """Table 3 with its 9th row (47607, 32) as it is, and as a copy of the 7th's or the 2nd's raw
+    zip and age: the same generalized row at every node, one distinct raw combination fewer."""
+    t = table3()
+    out = []
+    for z, a in [("47607", 32), ("47605", 30), ("47602", 22)]:
+        out.append(t.set_column(0, "zip", pa.array(t.column("zip").to_pylist()[:8] + [z]))
+                    .set_column(1, "age", pa.array(t.column("age").to_pylist()[:8] + [a])))
+    return out
+
+
+def _distinct_raw_combinations(rows: pa.Table) -> int:
+    con = duckdb.connect()
+    con.register("t", rows)
+    return con.execute("SELECT COUNT(*) FROM (SELECT DISTINCT zip, age FROM t)").fetchone()[0]
+
+
+def test_a_gaa_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_path):
+    """The GAA section gave the merges made and the distinct raw QI combinations GAA started from:
+    with the release the same byte for byte, it told whether the 9th person's raw zip and age are
+    another's. The oracle: the files' sha256 and a plain DuckDB DISTINCT over the inputs."""
+    spec = table3_spec(search={"algorithm": "gaa"})
+    sections, digests, distinct = [], set(), []
+    for i, rows in enumerate(_ninth_row_variants()):
+        doc = sqlclose.anonymize(rows, spec).write_parquet(tmp_path / f"r{i}.parquet")
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        sections.append({k: v for k, v in doc["gaa"].items() if k != "seconds"})
+        distinct.append(_distinct_raw_combinations(rows))
+    assert len(digests) == 1 and distinct == [9, 8, 8]
+    assert sections[0] == sections[1] == sections[2]
+
+
+def test_a_warehouse_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_path):
+    """The warehouse section gave the histogram's rows: the distinct raw (QI, sensitive)
+    combinations. The oracle: the expected release (same classes, same counts) and DISTINCT."""
+    spec = table3_spec(source={"format": "warehouse", "table": "people", "dialect": "duckdb"})
+    sections = []
+    for i, rows in enumerate(_ninth_row_variants()):
+        rows = rows.set_column(2, "salary", pa.array(rows.column("salary").to_pylist()[:8] + [7000]))
+        rows = rows.set_column(3, "disease", pa.array(rows.column("disease").to_pylist()[:8] + ["bronchitis"]))
+        doc = _warehouse_release_sql(tmp_path, rows, spec, f"r{i}")[1]
+        sections.append({k: v for k, v in doc["warehouse"].items() if k not in ("histogram", "release_query",
+                                                                                "verification_query")})
+    assert sections[0] == sections[1] == sections[2]

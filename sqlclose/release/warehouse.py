@@ -136,7 +136,7 @@ class WarehouseRelease(Release):
         doc["verified"] = False
         doc["warehouse"] = {
             "dialect": self.dialect, "table": self.table_name, "histogram": self.source_label,
-            "histogram_rows": int(self.problem.base_rows), "release_query": str(path) if path else None,
+            "release_query": str(path) if path else None,
             "verified_locally": False, "note": NOT_VERIFIED,
             "verification_query": str(verification_path(path)) if path else None,
             "expected": self.expected(),
