@@ -814,3 +814,33 @@ def test_a_warehouse_report_does_not_tell_whether_two_rows_share_their_raw_value
         sections.append({k: v for k, v in doc["warehouse"].items() if k not in ("histogram", "release_query",
                                                                                 "verification_query")})
     assert sections[0] == sections[1] == sections[2]
+
+
+def test_t_against_the_release_is_over_the_values_the_release_holds(tmp_path):
+    """A suppressed row's salary that no released row holds stretched the ordered domain the report's
+    ``t_against_release`` was measured over (1/9 per gap instead of 1/8): the value differed from
+    what an auditor computes from the file (``check --against`` refused a sound release) and told
+    whether the suppressed rows' salaries are ones the release shows. The oracle: a GROUP BY over
+    the written file and the DESIGN.md formula over the salaries it holds."""
+    t = table3()
+    outlier = pa.table({"zip": ["12345"], "age": [36], "salary": [99999], "disease": ["colitis"]}, schema=t.schema)
+    rows = pa.concat_tables([t, outlier])
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.2})
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.5
+    out = tmp_path / "r.parquet"
+    doc = sqlclose.anonymize(rows, spec).write_parquet(out)
+    assert doc["suppressed_rows"] == 1
+    con = duckdb.connect()
+    counts = con.sql(f"SELECT zip, age, salary, COUNT(*) AS n FROM '{out}' GROUP BY ALL").fetchall()
+    salaries = sorted({r[2] for r in counts})
+    classes = sorted({(r[0], r[1]) for r in counts})
+    assert 99999 not in salaries
+    P = np.zeros((len(classes), len(salaries)))
+    for z, a, s, n in counts:
+        P[classes.index((z, a)), salaries.index(s)] += n
+    q = P.sum(axis=0) / P.sum()
+    p = P / P.sum(axis=1, keepdims=True)
+    ordered = np.abs(np.cumsum(p - q, axis=1)[:, :-1]).sum(axis=1) / (len(salaries) - 1)
+    assert doc["t_against_release"]["salary"] == pytest.approx(ordered.max(), abs=1e-12)
+    report = tmp_path / "r.parquet.report.json"
+    assert run_cli("check", str(out), "--against", str(report)).returncode == 0

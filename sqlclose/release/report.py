@@ -201,7 +201,8 @@ class Report(_Model):
     privacy: Privacy
     t_against_release: dict[str, float] = Field(description="Per sensitive column with a t model: the largest "
                                                 "distance of a class from the released table's own distribution "
-                                                "(what an auditor holding only the file recomputes).")
+                                                "over the values the file holds (what an auditor holding only "
+                                                "the file recomputes).")
     utility: Utility
     output: Output
     warnings: list[str] = Field(description="Things a publisher should know (e.g. columns generalized to the top).")
