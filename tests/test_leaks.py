@@ -137,6 +137,33 @@ def test_k1_with_a_sensitive_model_is_a_requirement():
     assert spec.k == 1
 
 
+@pytest.mark.parametrize("algorithm", ["incognito", "gaa"])
+def test_a_sweep_run_without_a_requirement_measures_nothing(tmp_path, algorithm):
+    """A sweep's k = 1 with no model that can fail measured the input as it is: its row gave the
+    classes of the raw table (the distinct raw zip and age combinations, the oracle: a DISTINCT in
+    DuckDB) in sweep.csv and the charts. Refused, with nothing written; k from 2 still runs."""
+    spec = table3_spec(sensitive={}, others="keep", search={"algorithm": algorithm})
+    with pytest.raises(SpecError, match="protects nothing"):
+        sqlclose.sweep.sweep(table3(), spec, [1, 2, 3])
+    for vacuous in ({"t": 1.0}, {"distinct_l": 1}):  # a model every table satisfies is none
+        with pytest.raises(SpecError, match="protects nothing"):
+            sqlclose.sweep.sweep(table3(), {**spec, "sensitive": {"disease": vacuous}}, [1, 2])
+    con = duckdb.connect()
+    con.register("t", table3())
+    raw_classes = con.execute("SELECT COUNT(*) FROM (SELECT DISTINCT zip, age FROM t)").fetchone()[0]
+    rows = sqlclose.sweep.sweep(table3(), spec, [2, 3]).rows
+    assert [r["k"] for r in rows] == [2, 3] and all(r["classes"] < raw_classes for r in rows)
+    source = tmp_path / "t.csv"
+    pacsv.write_csv(table3(), source)
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(f'others = "keep"\n[source]\npath = "{source}"\n[privacy]\nk = 2\n[search]\n'
+                         f'algorithm = "{algorithm}"\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                         f'age = {{ file = "{TABLE3 / "age.csv"}" }}\n')
+    result = run_cli("sweep", str(spec_file), "--k", "1,2", "--out", str(tmp_path / "sweep"), "--no-charts")
+    assert result.returncode == 2 and "protects nothing" in result.stderr
+    assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
+
+
 # ---- 3. the fingerprint ---------------------------------------------------------------------------
 def attacker_fingerprint(rows: pa.Table) -> str:
     """What the report published before: an unkeyed sum of row hashes, computable by anyone."""
