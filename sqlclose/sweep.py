@@ -246,6 +246,23 @@ class _Sweep:
         return len(self.ks) * max(1, len(self.ls)) * max(1, len(self.ts)) * len(self.metrics) * \
             (len(self.strategies) if self.spec.search.algorithm == "gaa" else 1)
 
+    def refuse_runs_without_a_requirement(self) -> None:
+        """A run at k = 1 whose models (with the swept l / t) every table satisfies would measure the
+        input as it is — its classes are the distinct raw combinations — and a sweep's files may be
+        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule)."""
+        if min(self.ks) >= 2:
+            return
+        gaa = self.spec.search.algorithm == "gaa"
+        for l in self.ls or [None]:  # noqa: E741
+            for t in self.ts or [None]:
+                sas = self.problem.sas if gaa else _with_models(self.problem.sas, l, t)
+                # GAA's l and t are the paper's values: l-diversity ≥ l binds above 1, L1 ≤ t below 2.
+                paper = gaa and ((l is not None and l > 1) or (t is not None and t < 2))
+                if not paper and all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
+                    swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
+                    raise SpecError(f"k = 1{swept} protects nothing: that run would measure the input as it is; "
+                                    "sweep k from 2, or give a model that can fail under [sensitive.<column>]")
+
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append({c: row.get(c) for c in COLUMNS})
         if self.on_progress is not None:
@@ -256,6 +273,7 @@ class _Sweep:
 
 class _IncognitoSweep(_Sweep):
     def run(self) -> SweepResult:
+        self.refuse_runs_without_a_requirement()
         counts = leaf_counts(self.problem)  # one GROUP BY per QI, shared by every run's metrics
         for name in self.metrics:
             selection = _selection(self.spec, metric=name)
@@ -286,6 +304,7 @@ class _IncognitoSweep(_Sweep):
 
 class _GaaSweep(_Sweep):
     def run(self) -> SweepResult:
+        self.refuse_runs_without_a_requirement()
         data = fetch_input(self.problem)
         if self.ls or self.ts or any(s != "S1" for s in self.strategies):
             if data.sensitive is None:

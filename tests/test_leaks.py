@@ -137,6 +137,33 @@ def test_k1_with_a_sensitive_model_is_a_requirement():
     assert spec.k == 1
 
 
+@pytest.mark.parametrize("algorithm", ["incognito", "gaa"])
+def test_a_sweep_run_without_a_requirement_measures_nothing(tmp_path, algorithm):
+    """A sweep's k = 1 with no model that can fail measured the input as it is: its row gave the
+    classes of the raw table (the distinct raw zip and age combinations, the oracle: a DISTINCT in
+    DuckDB) in sweep.csv and the charts. Refused, with nothing written; k from 2 still runs."""
+    spec = table3_spec(sensitive={}, others="keep", search={"algorithm": algorithm})
+    with pytest.raises(SpecError, match="protects nothing"):
+        sqlclose.sweep.sweep(table3(), spec, [1, 2, 3])
+    for vacuous in ({"t": 1.0}, {"distinct_l": 1}):  # a model every table satisfies is none
+        with pytest.raises(SpecError, match="protects nothing"):
+            sqlclose.sweep.sweep(table3(), {**spec, "sensitive": {"disease": vacuous}}, [1, 2])
+    con = duckdb.connect()
+    con.register("t", table3())
+    raw_classes = con.execute("SELECT COUNT(*) FROM (SELECT DISTINCT zip, age FROM t)").fetchone()[0]
+    rows = sqlclose.sweep.sweep(table3(), spec, [2, 3]).rows
+    assert [r["k"] for r in rows] == [2, 3] and all(r["classes"] < raw_classes for r in rows)
+    source = tmp_path / "t.csv"
+    pacsv.write_csv(table3(), source)
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(f'others = "keep"\n[source]\npath = "{source}"\n[privacy]\nk = 2\n[search]\n'
+                         f'algorithm = "{algorithm}"\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                         f'age = {{ file = "{TABLE3 / "age.csv"}" }}\n')
+    result = run_cli("sweep", str(spec_file), "--k", "1,2", "--out", str(tmp_path / "sweep"), "--no-charts")
+    assert result.returncode == 2 and "protects nothing" in result.stderr
+    assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
+
+
 # ---- 3. the fingerprint ---------------------------------------------------------------------------
 def attacker_fingerprint(rows: pa.Table) -> str:
     """What the report published before: an unkeyed sum of row hashes, computable by anyone."""
@@ -732,3 +759,142 @@ def test_t_against_the_released_distribution(tmp_path):
     assert doc["t_against_release"]["salary"] == pytest.approx(ordered.max(), abs=1e-12)
     # Nothing suppressed here, so the released distribution is the input's: both values agree.
     assert doc["t_against_release"]["salary"] == pytest.approx(doc["privacy"]["sensitive"]["salary"]["max_emd"])
+
+
+# ---- the warehouse path's published report --------------------------------------------------------
+def _warehouse_release_sql(tmp_path: Path, rows: pa.Table, spec: dict, name: str) -> tuple[str, dict]:
+    """The attacker's tool and the operator's: the table in a DuckDB 'warehouse', its histogram by
+    the printed query, the release query sqlclose writes for it."""
+    con = duckdb.connect()
+    con.register("people", rows)
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec)}) TO '{tmp_path / (name + '.parquet')}' (FORMAT PARQUET)")
+    with sqlclose.anonymize_histogram(tmp_path / f"{name}.parquet", spec) as release:
+        doc = release.write_sql(tmp_path / f"{name}.sql")
+        return release.release_sql(), doc
+
+
+def test_the_warehouse_report_holds_no_digest_the_hidden_rows_can_be_tested_against(tmp_path):
+    """``release.sql`` is never published: its lookups list every raw quasi-identifier value, the
+    suppressed rows' too. Its report is, and its ``output.sha256`` was the plain sha256 of that file,
+    a function of the spec and the raw values only: knowing every row but one, anyone could rebuild
+    the query for each guess of the last row and find the true one. The written query now carries
+    a random token (a comment), so its digest matches no rebuilt guess."""
+    spec = table3_spec(source={"format": "warehouse", "table": "people", "dialect": "duckdb"})
+    t = table3()
+    published = _warehouse_release_sql(tmp_path, t, spec, "release")[1]["output"]["sha256"]
+    assert published == sha256(tmp_path / "release.sql")  # the report still vouches for its file
+    guesses = {}
+    for age in [line.split(";")[0] for line in (TABLE3 / "age.csv").read_text().split()]:  # every 9th age
+        candidate = t.set_column(1, "age", pa.array(t.column("age").to_pylist()[:8] + [int(age)]))
+        query = _warehouse_release_sql(tmp_path, candidate, spec, f"guess{age}")[0]
+        guesses[age] = hashlib.sha256((query + "\n").encode()).hexdigest()  # the file's bytes before
+    assert str(t.column("age")[8]) in guesses and published not in guesses.values()
+    # The query still runs as it is, wrapped as the warehouse wraps it.
+    con = duckdb.connect()
+    con.register("people", t)
+    wrapped = f"SELECT COUNT(*) FROM ({(tmp_path / 'release.sql').read_text()})"
+    assert con.execute(wrapped).fetchone()[0] == t.num_rows
+
+
+# ---- counts of distinct raw values ---------------------------------------------------------------
+def _ninth_row_variants() -> list[pa.Table]:
+    """Table 3 with its 9th row (47607, 32) as it is, and as a copy of the 7th's or the 2nd's raw
+    zip and age: the same generalized row at every node, one distinct raw combination fewer."""
+    t = table3()
+    out = []
+    for z, a in [("47607", 32), ("47605", 30), ("47602", 22)]:
+        out.append(t.set_column(0, "zip", pa.array(t.column("zip").to_pylist()[:8] + [z]))
+                    .set_column(1, "age", pa.array(t.column("age").to_pylist()[:8] + [a])))
+    return out
+
+
+def _distinct_raw_combinations(rows: pa.Table) -> int:
+    con = duckdb.connect()
+    con.register("t", rows)
+    return con.execute("SELECT COUNT(*) FROM (SELECT DISTINCT zip, age FROM t)").fetchone()[0]
+
+
+def test_a_gaa_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_path):
+    """The GAA section gave the merges made and the distinct raw QI combinations GAA started from:
+    with the release the same byte for byte, it told whether the 9th person's raw zip and age are
+    another's. The oracle: the files' sha256 and a plain DuckDB DISTINCT over the inputs."""
+    spec = table3_spec(search={"algorithm": "gaa"})
+    sections, digests, distinct = [], set(), []
+    for i, rows in enumerate(_ninth_row_variants()):
+        doc = sqlclose.anonymize(rows, spec).write_parquet(tmp_path / f"r{i}.parquet")
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        sections.append({k: v for k, v in doc["gaa"].items() if k != "seconds"})
+        distinct.append(_distinct_raw_combinations(rows))
+    assert len(digests) == 1 and distinct == [9, 8, 8]
+    assert sections[0] == sections[1] == sections[2]
+
+
+def test_a_warehouse_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_path):
+    """The warehouse section gave the histogram's rows: the distinct raw (QI, sensitive)
+    combinations. The oracle: the expected release (same classes, same counts) and DISTINCT."""
+    spec = table3_spec(source={"format": "warehouse", "table": "people", "dialect": "duckdb"})
+    sections = []
+    for i, rows in enumerate(_ninth_row_variants()):
+        rows = rows.set_column(2, "salary", pa.array(rows.column("salary").to_pylist()[:8] + [7000]))
+        rows = rows.set_column(3, "disease", pa.array(rows.column("disease").to_pylist()[:8] + ["bronchitis"]))
+        doc = _warehouse_release_sql(tmp_path, rows, spec, f"r{i}")[1]
+        sections.append({k: v for k, v in doc["warehouse"].items() if k not in ("histogram", "release_query",
+                                                                                "verification_query")})
+    assert sections[0] == sections[1] == sections[2]
+
+
+def test_t_against_the_release_is_over_the_values_the_release_holds(tmp_path):
+    """A suppressed row's salary that no released row holds stretched the ordered domain the report's
+    ``t_against_release`` was measured over (1/9 per gap instead of 1/8): the value differed from
+    what an auditor computes from the file (``check --against`` refused a sound release) and told
+    whether the suppressed rows' salaries are ones the release shows. The oracle: a GROUP BY over
+    the written file and the DESIGN.md formula over the salaries it holds."""
+    t = table3()
+    outlier = pa.table({"zip": ["12345"], "age": [36], "salary": [99999], "disease": ["colitis"]}, schema=t.schema)
+    rows = pa.concat_tables([t, outlier])
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.2})
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.5
+    out = tmp_path / "r.parquet"
+    doc = sqlclose.anonymize(rows, spec).write_parquet(out)
+    assert doc["suppressed_rows"] == 1
+    con = duckdb.connect()
+    counts = con.sql(f"SELECT zip, age, salary, COUNT(*) AS n FROM '{out}' GROUP BY ALL").fetchall()
+    salaries = sorted({r[2] for r in counts})
+    classes = sorted({(r[0], r[1]) for r in counts})
+    assert 99999 not in salaries
+    P = np.zeros((len(classes), len(salaries)))
+    for z, a, s, n in counts:
+        P[classes.index((z, a)), salaries.index(s)] += n
+    q = P.sum(axis=0) / P.sum()
+    p = P / P.sum(axis=1, keepdims=True)
+    ordered = np.abs(np.cumsum(p - q, axis=1)[:, :-1]).sum(axis=1) / (len(salaries) - 1)
+    assert doc["t_against_release"]["salary"] == pytest.approx(ordered.max(), abs=1e-12)
+    report = tmp_path / "r.parquet.report.json"
+    assert run_cli("check", str(out), "--against", str(report)).returncode == 0
+
+
+def test_the_l1_closeness_value_is_against_the_released_distribution(tmp_path):
+    """The utility's L1 t-closeness value (Mauger et al.) was measured against the input's
+    distribution, suppressed rows included: with the release the same byte for byte, it changed with
+    the suppressed row's salary, which anyone knowing the other rows could test guesses against.
+    It is now against the released table's distribution; the oracle: a GROUP BY over the file."""
+    t = table3()
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.2})
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.6
+    digests, values = set(), []
+    for salary in (3000, 99999):
+        outlier = pa.table({"zip": ["12345"], "age": [36], "salary": [salary], "disease": ["flu"]}, schema=t.schema)
+        out = tmp_path / f"{salary}.parquet"
+        doc = sqlclose.anonymize(pa.concat_tables([t, outlier]), spec).write_parquet(out)
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(out))
+        values.append(doc["utility"]["sensitive"])
+        for column in ("salary", "disease"):
+            counts = duckdb.connect().sql(f"SELECT zip, age, {column}, COUNT(*) FROM '{out}' GROUP BY ALL").fetchall()
+            domain, classes = sorted({r[2] for r in counts}), sorted({r[:2] for r in counts})
+            P = np.zeros((len(classes), len(domain)))
+            for z, a, v, n in counts:
+                P[classes.index((z, a)), domain.index(v)] += n
+            l1 = np.abs(P / P.sum(axis=1, keepdims=True) - P.sum(axis=0) / P.sum()).sum(axis=1).max()
+            assert doc["utility"]["sensitive"][column]["l1_closeness"] == pytest.approx(l1, abs=1e-12)
+    assert len(digests) == 1 and values[0] == values[1]

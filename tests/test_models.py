@@ -968,7 +968,10 @@ def test_measures_in_runs_are_the_definitions(name, monkeypatch):
         kept[rng.integers(len(counts))] = True
         problem = SimpleNamespace(sas=[SimpleNamespace(name="s", spec=model.column.spec, distance=distance_name,
                                                        hierarchy=model.column.hierarchy)])
-        expected_t = _oracle_distances(counts[kept], counts[kept].sum(axis=0), distance_name).max()
+        released = counts[kept]
+        if distance_name == "ordered":  # the file's values: one only suppressed classes hold is no gap in it
+            released = released[:, released.sum(axis=0) > 0]
+        expected_t = _oracle_distances(released, released.sum(axis=0), distance_name).max()
         assert t_against_release(problem, histograms(counts), kept)["s"] == pytest.approx(expected_t, abs=1e-12)
 
 

@@ -108,8 +108,8 @@ def _lattice_text(doc: dict) -> str:
 
 def _gaa_text(doc: dict) -> str:
     g = doc["gaa"]
-    return (f"<p>GAA (Mauger et al. 2023) merged {g['merges']} times, starting from {g['combinations']} distinct "
-            f"value combinations, with strategy {html.escape(g['strategy'])} and merge cost "
+    return (f"<p>GAA (Mauger et al. 2023) merged value combinations with strategy {html.escape(g['strategy'])} "
+            "and merge cost "
             f"{html.escape(g['metric'])}, in {g['seconds']:.2f} s. Classes sit at different levels; GAA suppresses "
             "nothing.</p>")
 

@@ -334,7 +334,7 @@ def _print_summary(doc: dict, report: Path) -> None:
                    f"{lat['size']}, {_minimal_count(doc)}, {lat['seconds']:.2f} s")
     if gaa is not None:
         click.echo(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
-                   f"{gaa['merges']} merges from {gaa['combinations']} combinations, {gaa['seconds']:.2f} s")
+                   f"{gaa['seconds']:.2f} s")
     for warning in doc["warnings"]:
         click.echo(f"  warning    {warning}")
     digest = doc["output"]["sha256"] or doc["output"]["content_digest"]

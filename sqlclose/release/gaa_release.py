@@ -132,9 +132,7 @@ class GaaRelease(Release):
         run = self.gaa_run
         return {"algorithm": "gaa", "node": None, "minimal_nodes": [], "lattice": None,
                 "gaa": GaaSummary(metric=self.selection.metric_name, strategy=run.strategy, scope=run.scope,
-                                  strategy_column=run.strategy_column, merges=run.result.merges,
-                                  combinations=int(run.data.leaves.shape[0]),
-                                  seconds=round(run.result.seconds, 4))}
+                                  strategy_column=run.strategy_column, seconds=round(run.result.seconds, 4))}
 
     def _warnings(self) -> list[str]:
         if self.problem.suppression > 0:

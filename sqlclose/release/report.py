@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "4.0"
+SCHEMA_VERSION = "5.0"
 
 
 class _Model(BaseModel):
@@ -74,8 +74,8 @@ class GaaSummary(_Model):
     scope: str = Field(description="table (the paper's: the table's l / t value after a merge) or class.")
     strategy_column: str | None = Field(description="The sensitive column whose l-diversity / L1 values the "
                                         "strategies compare (the spec's first).")
-    merges: int = Field(description="Merges GAA made.")
-    combinations: int = Field(description="Distinct QI value combinations GAA started from.")
+    # No count of merges or of the distinct raw QI combinations GAA started from: both tell whether
+    # two rows share their raw values, which the release hides (docs/what-a-release-reveals.md).
     seconds: float = Field(description="GAA's time.")
 
 
@@ -162,7 +162,8 @@ class Warehouse(_Model):
     dialect: str = Field(description="The SQL dialect of the release and verification queries.")
     table: str = Field(description="The warehouse table the histogram counted and the release reads.")
     histogram: str = Field(description="The histogram file the search read (counts, no rows).")
-    histogram_rows: int = Field(description="Distinct combinations of coded QI and sensitive values it held.")
+    # No count of the histogram's rows: the distinct raw (QI, sensitive) combinations, which tell
+    # whether two rows share their raw values (docs/what-a-release-reveals.md).
     release_query: str | None = Field(description="The file holding the release query.")
     verified_locally: bool = Field(description="Always false: sqlclose never sees the released rows.")
     note: str = Field(description="What to do instead: run the verification query in the warehouse.")
@@ -200,7 +201,8 @@ class Report(_Model):
     privacy: Privacy
     t_against_release: dict[str, float] = Field(description="Per sensitive column with a t model: the largest "
                                                 "distance of a class from the released table's own distribution "
-                                                "(what an auditor holding only the file recomputes).")
+                                                "over the values the file holds (what an auditor holding only "
+                                                "the file recomputes).")
     utility: Utility
     output: Output
     warnings: list[str] = Field(description="Things a publisher should know (e.g. columns generalized to the top).")

@@ -63,7 +63,10 @@ def sensitive_values(problem: Problem, counts: Sequence[np.ndarray], kept: np.nd
         if not released.shape[0]:
             out[sa.name] = {"l_diversity": None, "l1_closeness": None}
             continue
-        out[sa.name] = {"l_diversity": l_diversity_value(released), "l1_closeness": l1_closeness_value(released, sa.q)}
+        # Against the released table's own distribution: the input's (sa.q) holds the suppressed
+        # rows' values, which the release hides (t-closeness's max_emd is the one measure against it).
+        out[sa.name] = {"l_diversity": l_diversity_value(released),
+                        "l1_closeness": l1_closeness_value(released, released.sum(axis=0))}
     return out
 
 

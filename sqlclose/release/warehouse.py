@@ -14,6 +14,7 @@ the same journal, and rolled back with it.
 from __future__ import annotations
 
 import json
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ class WarehouseRelease(Release):
             # never names a verification file that is not its own.
             with files.folders_undone_on_failure(path, report_path), \
                     files.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
-                txn.data.write_text(self.release_sql() + "\n", encoding="utf-8")  # no ';': it gets wrapped
+                txn.data.write_text(_salted(self.release_sql()), encoding="utf-8")
                 txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
                 for written in (txn.data, txn.companion(verify)):
                     files.fsync(written)
@@ -135,7 +136,7 @@ class WarehouseRelease(Release):
         doc["verified"] = False
         doc["warehouse"] = {
             "dialect": self.dialect, "table": self.table_name, "histogram": self.source_label,
-            "histogram_rows": int(self.problem.base_rows), "release_query": str(path) if path else None,
+            "release_query": str(path) if path else None,
             "verified_locally": False, "note": NOT_VERIFIED,
             "verification_query": str(verification_path(path)) if path else None,
             "expected": self.expected(),
@@ -143,3 +144,12 @@ class WarehouseRelease(Release):
         }
         doc["warnings"] = [*doc["warnings"], "not verified locally: " + NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
+
+
+def _salted(query: str) -> str:
+    """The release query as written, led by a comment holding a random token. The report (which
+    may be published) gives the file's sha256 to vouch for it; without the token that digest is a
+    function of the spec and the raw values the lookups list, so anyone knowing all rows but one
+    could rebuild the query for each guess of the last one and test it against the report. No ';'
+    at the end: the warehouse wraps the query (a leading line comment wraps with it)."""
+    return f"-- sqlclose release query {secrets.token_hex(16)}: for the warehouse, never to be published\n{query}\n"
