@@ -250,3 +250,39 @@ def test_charts_into_a_folder_not_made_yet(tmp_path):
     for png in written:
         with Image.open(png) as image:
             assert image.format == "PNG"
+
+
+def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
+    # An analyst swept with a sensitive column (l-diversity and L1 charts), then swept again with
+    # --overwrite into the same folder. The earlier l_diversity.png stayed beside the new
+    # sweep.csv, whose runs have no l-diversity value: a chart of another sweep read as this one's.
+    out = tmp_path / "sweep"
+    first = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--quiet"])
+    assert first.exit_code == 0, first.output
+    assert (out / "l_diversity.png").exists() and (out / "l1_closeness.png").exists()
+    no_sensitive = tmp_path / "no_sensitive.toml"
+    folder = (REPO / "datasets" / "table3").as_posix()
+    no_sensitive.write_text(f'identifiers = ["salary", "disease"]\n[source]\npath = "{folder}/table3.csv"\n'
+                            f'[privacy]\nk = 2\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                            f'age = {{ file = "{folder}/age.csv" }}\n', encoding="utf-8")
+    second = CliRunner().invoke(main, ["sweep", str(no_sensitive), "--k", "2,3", "--out", str(out), "--overwrite",
+                                       "--quiet"])
+    assert second.exit_code == 0, second.output
+    with (out / "sweep.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["l_diversity"] for r in rows] == ["", ""]  # this sweep measured no l-diversity ...
+    assert not (out / "l_diversity.png").exists()  # ... so no l-diversity chart is beside it
+    assert not (out / "l1_closeness.png").exists()
+    assert (out / "discernibility.png").exists()
+    # --no-charts --overwrite: the CSVs are this sweep's, and no chart of the earlier one stays.
+    third = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--overwrite",
+                                      "--no-charts", "--quiet"])
+    assert third.exit_code == 0, third.output
+    assert sorted(p.name for p in out.iterdir()) == ["nauc.csv", "sweep.csv"]
+    # Without --overwrite, a folder holding only an earlier sweep's chart is refused too.
+    (out / "seconds.png").write_bytes(b"old")
+    (out / "sweep.csv").unlink()
+    (out / "nauc.csv").unlink()
+    refused = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--no-charts"])
+    assert refused.exit_code == 2 and "seconds.png" in refused.output and "--overwrite" in refused.output
+    assert sorted(p.name for p in out.iterdir()) == ["seconds.png"]

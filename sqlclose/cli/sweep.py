@@ -78,7 +78,9 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
 
     lo_hi = _range(nauc_range, ks, ls, ts)
     spec = load_spec(spec_path)
-    targets = ["sweep.csv", "nauc.csv", *([] if no_charts else [f"{m}.png" for m in CHARTED])]
+    # Every file a sweep may write, charts included even under --no-charts: an older sweep's
+    # chart left beside this sweep's CSV would be read as this sweep's.
+    targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
     in_the_way = [name for name in targets if (out / name).exists()]
     if in_the_way and not overwrite:
         raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
@@ -87,6 +89,7 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
         result = run_sweep(source, spec, ks, ls=ls, ts=ts, strategies=strategies, metrics=metrics,
                            on_progress=on_progress)
     written = _write(result, out, lo_hi, charts=not no_charts)
+    _remove_stale(out, in_the_way, written)
     if as_json:
         click.echo(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
                                "files": [str(p) for p in written], "nauc": result.nauc(*lo_hi)}, indent=2,
@@ -122,6 +125,14 @@ def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:
         return placed
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _remove_stale(out: Path, in_the_way: list[str], written: list[Path]) -> None:
+    """Under --overwrite, once the sweep is in place: the earlier sweep's files this one did not
+    write (a chart of a measure this sweep has no value for, every chart under --no-charts) go, so
+    the folder holds one sweep only."""
+    for name in set(in_the_way) - {p.name for p in written}:
+        (out / name).unlink(missing_ok=True)
 
 
 def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
