@@ -125,7 +125,7 @@ class SweepResult:
         range), and the paper's percentage where it defines one (alteration and the %
         measures as they are; the t-closeness value × 100; the l-diversity value over the whole
         table's, × 100)."""
-        lo, hi = (lo, hi) if lo is not None and hi is not None else (self.nauc_range or (None, None))
+        lo, hi = self._nauc_bounds(lo, hi)
         out = []
         for key in self.curve_keys():
             for measure in MEASURES:
@@ -138,6 +138,21 @@ class SweepResult:
                            nauc_percent=self._percent(measure, value))
                 out.append(row)
         return out
+
+    def _nauc_bounds(self, lo: float | None, hi: float | None) -> tuple[float | None, float | None]:
+        """[lo, hi]: a bound not given is the sweep's own (``nauc(3)`` is [3, the largest value]);
+        a range outside the swept values is an error, not an empty answer."""
+        default_lo, default_hi = self.nauc_range or (None, None)
+        lo = default_lo if lo is None else float(lo)
+        hi = default_hi if hi is None else float(hi)
+        if lo is None or hi is None:  # one swept value and no range given: no area to take
+            return None, None
+        swept = [float(r[self.x]) for r in self.rows if _number(r.get(self.x)) is not None]
+        if not swept or not min(swept) <= lo < hi <= max(swept):
+            span = f"[{min(swept):g}, {max(swept):g}]" if swept else "none"
+            raise InputError(f"NAUC range [{lo:g}, {hi:g}] must lie inside the swept values of {self.x} ({span}) "
+                             "with lo < hi")
+        return lo, hi
 
     def _percent(self, measure: str, value: float) -> float | None:
         if measure in ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent"):

@@ -18,6 +18,7 @@ from test_gaa import oracle_gaa, oracle_partition, partition_of, random_table, r
 
 import sqlclose
 from sqlclose.cli import main
+from sqlclose.errors import InputError
 from sqlclose.model.spec import Search
 from sqlclose.search.gaa import STRATEGIES, gaa, gaa_k_sweep
 from sqlclose.sweep import COLUMNS, SweepResult, sweep
@@ -66,6 +67,24 @@ def test_sweep_nauc_is_the_hand_trapezoid():
     assert by_measure["l_diversity"]["nauc_percent"] == pytest.approx(50 / 3 / 10 / 4.0 * 100)
     # Default range: the whole sweep, 2·(10 + 20)/2 + 4·(20 + 5)/2 = 80 over 6.
     assert {r["measure"]: r["nauc"] for r in result.nauc()}["mean_alteration"] == pytest.approx(80 / 6)
+
+
+def test_sweep_nauc_with_one_bound_uses_it_and_refuses_a_range_outside_the_sweep():
+    # result.nauc(2) silently ignored lo = 2 and answered over the whole sweep [1, 7]; a range
+    # outside the swept values answered [] (every curve skipped) instead of saying why.
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                          "status": "ok", "k": k, "mean_alteration": y}
+            for k, y in ((1, 10.0), (3, 20.0), (7, 5.0))]
+    result = SweepResult(rows, nauc_range=(1.0, 7.0))
+    # On [2, 7]: 15 at k = 2 (interpolated), 1·(15 + 20)/2 + 4·(20 + 5)/2 = 17.5 + 50 = 67.5 over 5.
+    lo_only = {r["measure"]: r for r in result.nauc(2)}["mean_alteration"]
+    assert (lo_only["lo"], lo_only["hi"]) == (2.0, 7.0)
+    assert lo_only["nauc"] == pytest.approx(67.5 / 5)
+    # On [1, 3]: 2·(10 + 20)/2 = 30 over 2.
+    assert {r["measure"]: r["nauc"] for r in result.nauc(hi=3)}["mean_alteration"] == pytest.approx(15.0)
+    for lo, hi in ((1, 9), (0.5, 3), (5, 4)):
+        with pytest.raises(InputError, match=r"inside the swept values of k \(\[1, 7\]\)"):
+            result.nauc(lo, hi)
 
 
 # ---- Incognito sweeps against single runs ------------------------------------------------------
