@@ -87,6 +87,7 @@ class SweepResult:
     seconds: float = 0.0
     x: str = "k"  # the swept parameter the curves run over
     nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
+    sensitive: str | None = None  # the column the l-diversity and L1 values are of (the first sensitive one)
 
     # ---- curves ----------------------------------------------------------------------------
     def curve_keys(self) -> list[tuple]:
@@ -187,12 +188,40 @@ class SweepResult:
         written = []
         what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
         for measure in [m for m in self.chart_names() if measures is None or m in measures]:
-            title, unit = LABELS[measure]
-            curves = {self.label(key): self.curve(key, measure) for key in self.curve_keys()}
+            curves = {self._legend(key): self.curve(key, measure) for key in self.curve_keys()}
             written.append(line_chart(folder / f"{measure}.png", curves,
-                                      title=f"{title} against {self.x} — {what}, {self.source}",
-                                      xlabel=AXES[self.x], ylabel=unit))
+                                      title=f"{self._title(measure)} against {self.x} — {what}, {self.source}",
+                                      xlabel=AXES[self.x], ylabel=LABELS[measure][1]))
         return written
+
+    def _title(self, measure: str) -> str:
+        """The chart's title names what the legend does not: the metric of "alteration" when every
+        curve has the same one, and the column the l-diversity and L1 values are of."""
+        title = LABELS[measure][0]
+        metrics = {r["metric"] for r in self.rows}
+        if measure == "alteration" and len(metrics) == 1:
+            return f"Alteration for {_metric_title(metrics.pop())}"
+        if measure in ("l_diversity", "l1_closeness") and self.sensitive:
+            return f"{title} of {self.sensitive}"
+        return title
+
+    def _legend(self, key: tuple) -> str:
+        """A curve's legend, saying where it has no point because the model had no solution: a
+        curve drawn without points (or with a gap) would otherwise look like a missing line."""
+        failed = [r[self.x] for r in self.rows if self._key(r) == key and r["status"] != "ok"]
+        if not failed:
+            return self.label(key)
+        if len(failed) == sum(1 for r in self.rows if self._key(r) == key):
+            return f"{self.label(key)} (no solution)"
+        return f"{self.label(key)} (no solution at {self.x} = {', '.join(f'{float(v):g}' for v in failed)})"
+
+    def failed_runs(self) -> list[str]:
+        """The runs that found no solution, each named by its curve and swept value."""
+        return [f"{self._legend_base(r)}{self.x}={float(r[self.x]):g}" for r in self.rows if r["status"] != "ok"]
+
+    def _legend_base(self, row: dict) -> str:
+        label = self.label(self._key(row)) if len(self.curve_keys()) > 1 else ""
+        return f"{label} " if label else ""
 
 
 def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int], *,
@@ -281,7 +310,8 @@ class _IncognitoSweep(_Sweep):
                     for k in self.ks:
                         problem = dataclasses.replace(self.problem, k=k, sas=sas)
                         self.add(self._one(problem, selection, cost, counts, l, t))
-        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem),
+                           sensitive=self.problem.sas[0].name if self.problem.sas else None)
 
     def _one(self, problem: Problem, selection: Search, cost: Any, counts: list, l: float | None,  # noqa: E741
              t: float | None) -> dict[str, Any]:
@@ -311,7 +341,8 @@ class _GaaSweep(_Sweep):
             for strategy in self.strategies:
                 selection = _selection(self.spec, metric=name, strategy=strategy)
                 self._curve(data, mu, selection)
-        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem),
+                           sensitive=self.problem.sas[0].name if self.problem.sas else None)
 
     def _curve(self, data: GaaInput, mu: Metric, selection: Search) -> None:
         scope, strategy = selection.scope_name, selection.strategy_name
@@ -429,6 +460,11 @@ def _strategy(name: str) -> str:
     if fixed is None:
         raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
     return fixed
+
+
+def _metric_title(name: str) -> str:
+    """A metric as the paper writes it: Distortion, NCP, Total, LLM, NLLM, WLLM, WNLLM."""
+    return {"distortion": "Distortion", "total": "Total", "custom": "the custom weights"}.get(name, name.upper())
 
 
 def _number(value: Any) -> float | None:

@@ -305,3 +305,54 @@ def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
     refused = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--no-charts"])
     assert refused.exit_code == 2 and "seconds.png" in refused.output and "--overwrite" in refused.output
     assert sorted(p.name for p in out.iterdir()) == ["seconds.png"]
+
+
+def _rows(curves: dict[tuple[str, float], list[tuple[int, float | None]]]) -> list[dict]:
+    return [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": metric, "scope": "table",
+                                          "l": lv, "k": k, "status": "ok" if y is not None else "no solution",
+                                          "alteration": y, "l_diversity": y, "l1_closeness": y}
+            for (metric, lv), points in curves.items() for k, y in points]
+
+
+def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_solution(tmp_path, monkeypatch):
+    # The alteration chart was titled "Alteration for the run's metric" without naming it, the
+    # l-diversity and L1 charts did not say of which column, and a curve whose model had no
+    # solution was listed in the legend as if it were drawn ("l=20.0", no point, no word why).
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, tuple[str, list[str]]] = {}
+
+    def capture(path, curves, *, title, xlabel, ylabel, **_):
+        drawn[Path(path).stem] = (title, list(curves))
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("nllm", 20.0): [(2, None), (5, None)],
+                                ("nllm", 4.0): [(2, 3.0), (5, None)]}), source="adult.csv", sensitive="occupation")
+    result.charts(tmp_path)
+    title, legend = drawn["alteration"]
+    assert title == "Alteration for NLLM against k — GAA, adult.csv"
+    assert legend == ["l=2.0", "l=20.0 (no solution)", "l=4.0 (no solution at k = 5)"]
+    assert drawn["l_diversity"][0] == "l-diversity value of occupation against k — GAA, adult.csv"
+    assert drawn["l1_closeness"][0] == "t-closeness value (L1) of occupation against k — GAA, adult.csv"
+    assert result.failed_runs() == ["l=20.0 k=2", "l=20.0 k=5", "l=4.0 k=5"]
+    # Curves of different metrics: the legend names each metric, the title does not pick one.
+    mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
+                        source="adult.csv")
+    mixed.charts(tmp_path)
+    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, adult.csv", ["nllm", "total"])
+    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, adult.csv"
+
+
+def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
+    # "2 run(s) found no solution: k=2, k=3" did not say which curve (which l) those runs were of.
+    spec = tmp_path / "table3_l.toml"
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec.write_text(f'identifiers = ["disease"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    f'[sensitive.salary]\nentropy_l = 2\n', encoding="utf-8")
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--l", "2,50", "--out", str(tmp_path / "o"),
+                                    "--no-charts", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    # Table 3 has 9 distinct salaries: exp(entropy) ≤ 9 < 50, so l = 50 has no solution at any k.
+    assert "2 run(s) found no solution: l=50.0 k=2, l=50.0 k=3" in run.output

@@ -140,10 +140,10 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
     for path in written:
         what = {"sweep.csv": "one row per run", "nauc.csv": "NAUC per curve and measure"}.get(path.name, "chart")
         click.echo(f"  {path}  ({what})")
-    failed = [r for r in result.rows if r["status"] != "ok"]
+    failed = result.failed_runs()
     if failed:
-        click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(
-            f"{result.x}={r[result.x]}" for r in failed[:5]))
+        click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(failed[:5])
+                   + (" …" if len(failed) > 5 else ""))
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
     if rows:
