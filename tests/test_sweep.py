@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import math
+import time
 from pathlib import Path
 
 import duckdb
@@ -356,3 +357,40 @@ def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
     assert run.exit_code == 0, run.output
     # Table 3 has 9 distinct salaries: exp(entropy) ≤ 9 < 50, so l = 50 has no solution at any k.
     assert "2 run(s) found no solution: l=50.0 k=2, l=50.0 k=3" in run.output
+
+
+def test_gaa_k_sweep_seconds_are_gaas_own_not_the_callers():
+    # The one-run k-sweep timed each k from the start, including the time its caller spent in
+    # on_result on the smaller k's (the sweep builds every k's release summary there): the
+    # "search time" of a large k grew with the measurements of all smaller ones.
+    combos, _, data = random_table(3)
+    pause = 0.4
+    plain = gaa_k_sweep(data, [2, 3, 4], "nllm", "S1")
+    heard = gaa_k_sweep(data, [2, 3, 4], "nllm", "S1", on_result=lambda k, r: time.sleep(pause))
+    # The greedy on this small table takes milliseconds (measured just above without a caller);
+    # with the caller sleeping 0.4 s at k = 2 and 3, k = 4 is still GAA's milliseconds.
+    assert plain[4].seconds < pause / 4
+    assert heard[4].seconds < plain[4].seconds + pause / 4
+    assert partition_of(heard[4], combos) == partition_of(plain[4], combos)
+
+
+def test_gaa_sweep_row_seconds_are_the_search_and_its_measurements(monkeypatch):
+    # docs/utility.md: `seconds` is the run's seconds (search and measurements); GAA rows gave the
+    # search's alone. Measuring a run (its release summary) is made to take 0.3 s here.
+    from sqlclose.release.gaa_release import GaaRelease
+
+    real = GaaRelease.summary
+
+    def slow(self):
+        time.sleep(0.3)
+        return real.fget(self)
+
+    monkeypatch.setattr(GaaRelease, "summary", property(slow))
+    folder = (REPO / "datasets" / "table3").as_posix()
+    gaa_spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 2},
+                "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+                "sensitive": {"salary": {"entropy_l": 1}}, "search": {"algorithm": "gaa"}}
+    rows = sweep(None, gaa_spec, [2, 3]).rows
+    for row in rows:
+        assert row["seconds"] >= row["search_seconds"] + 0.3
+    assert rows[1]["search_seconds"] < 0.3  # k = 3's search does not hold k = 2's measurement
