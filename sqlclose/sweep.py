@@ -188,7 +188,10 @@ class SweepResult:
         written = []
         what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
         for measure in [m for m in self.chart_names() if measures is None or m in measures]:
-            curves = {self._legend(key): self.curve(key, measure) for key in self.curve_keys()}
+            # A curve with no value for this measure and no failed run (discernibility's curve on
+            # the alteration chart: it has no alteration) is not drawn, nor listed in the legend.
+            curves = {self._legend(key): self.curve(key, measure) for key in self.curve_keys()
+                      if self.curve(key, measure)[0] or self._failed(key)}
             written.append(line_chart(folder / f"{measure}.png", curves,
                                       title=f"{self._title(measure)} against {self.x} — {what}, {self.source}",
                                       xlabel=AXES[self.x], ylabel=LABELS[measure][1]))
@@ -208,12 +211,16 @@ class SweepResult:
     def _legend(self, key: tuple) -> str:
         """A curve's legend, saying where it has no point because the model had no solution: a
         curve drawn without points (or with a gap) would otherwise look like a missing line."""
-        failed = [r[self.x] for r in self.rows if self._key(r) == key and r["status"] != "ok"]
+        failed = self._failed(key)
         if not failed:
             return self.label(key)
         if len(failed) == sum(1 for r in self.rows if self._key(r) == key):
             return f"{self.label(key)} (no solution)"
         return f"{self.label(key)} (no solution at {self.x} = {', '.join(f'{float(v):g}' for v in failed)})"
+
+    def _failed(self, key: tuple) -> list[Any]:
+        """The swept values at which a curve's model had no solution."""
+        return [r[self.x] for r in self.rows if self._key(r) == key and r["status"] != "ok"]
 
     def failed_runs(self) -> list[str]:
         """The runs that found no solution, each named by its curve and swept value."""

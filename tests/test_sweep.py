@@ -394,3 +394,20 @@ def test_gaa_sweep_row_seconds_are_the_search_and_its_measurements(monkeypatch):
     for row in rows:
         assert row["seconds"] >= row["search_seconds"] + 0.3
     assert rows[1]["search_seconds"] < 0.3  # k = 3's search does not hold k = 2's measurement
+
+
+def test_sweep_alteration_chart_leaves_out_a_curve_that_has_no_alteration(tmp_path, monkeypatch):
+    # Incognito swept by ncp and discernibility: discernibility has no alteration (the report's
+    # `alteration` is per information-loss metric), yet its curve sat in the alteration chart's
+    # legend with nothing drawn, as if its line were missing.
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, list[str]] = {}
+    monkeypatch.setattr(charts, "line_chart",
+                        lambda path, curves, **_: drawn.setdefault(Path(path).stem, list(curves)) and Path(path))
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": metric, "k": k, "status": "ok",
+                                          "alteration": alteration, "discernibility": 10.0 * k}
+            for metric, alteration in (("ncp", 50.0), ("discernibility", None)) for k in (2, 5)]
+    SweepResult(rows).charts(tmp_path)
+    assert drawn["alteration"] == ["ncp"]
+    assert drawn["discernibility"] == ["ncp", "discernibility"]
