@@ -323,8 +323,9 @@ def _print_summary(doc: dict, report: Path) -> None:
     click.echo(f"  utility    discernibility {u['discernibility']}, average class size {u['average_class_size']:.1f}")
     chosen = u.get("alteration", {}).get(u.get("metric"))
     if chosen is not None:
-        click.echo(f"             chosen by {u['metric']}: {chosen:.2f} % altered; mean of the seven "
-                   f"{u['mean_alteration']:.2f} %")
+        by = f"by {u['metric']} (the node was given, not chosen by it)" if doc.get("node_given") else \
+            f"chosen by {u['metric']}"
+        click.echo(f"             {by}: {chosen:.2f} % altered; mean of the seven {u['mean_alteration']:.2f} %")
     if u.get("generalized_percent") is not None:
         click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
                    "the root")
