@@ -436,6 +436,11 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
     if t is not None:
         update["t"] = t
     if l is not None:
+        if s.entropy_l is None and (s.distinct_l is not None or s.recursive is not None) and l != int(l):
+            # int(2.5) ran distinct l = 2 in a row labelled l = 2.5: a weaker model than the row says.
+            model = "distinct_l" if s.distinct_l is not None else "recursive"
+            raise InputError(f"l = {l:g} is not a whole number, and {sas[0].name!r}'s l-diversity model ({model}) "
+                             "counts distinct values: sweep whole values of l, or use entropy_l")
         if s.entropy_l is not None:
             update["entropy_l"] = l
         elif s.distinct_l is not None:

@@ -411,3 +411,16 @@ def test_sweep_alteration_chart_leaves_out_a_curve_that_has_no_alteration(tmp_pa
     SweepResult(rows).charts(tmp_path)
     assert drawn["alteration"] == ["ncp"]
     assert drawn["discernibility"] == ["ncp", "discernibility"]
+
+
+@pytest.mark.parametrize("model", [{"distinct_l": 2}, {"recursive": {"c": 3, "l": 2}}])
+def test_incognito_l_sweep_refuses_a_fractional_l_for_a_count_of_distinct_values(model):
+    # --l 2.5 on a distinct_l (or recursive) model ran int(2.5) = 2 in a row labelled l = 2.5: on
+    # Adult (occupation, k = 2) that row's node was l = 2's, whose classes hold 2 distinct values.
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 1},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+            "sensitive": {"salary": model}}
+    with pytest.raises(InputError, match=r"l = 2.5 is not a whole number.*'salary'"):
+        sweep(None, spec, [1], ls=[2, 2.5])
+    assert [r["l"] for r in sweep(None, spec, [1], ls=[2, 3]).rows] == [2.0, 3.0]
