@@ -58,6 +58,13 @@ LABELS = {
     "search_seconds": ("Search time", "seconds (the search alone)"),
     "seconds": ("Running time", "seconds (search and measurements)"),
 }
+def _metric_title(name: str) -> str:
+    """A metric as the paper writes it: Distortion, NCP, Total, LLM, NLLM, WLLM, WNLLM."""
+    return {"distortion": "Distortion", "total": "Total", "custom": "the custom weights"}.get(name, name.upper())
+
+
+# Every metric's alteration may be charted too (asked by name: ``charts(folder, ["alteration_ncp"])``).
+LABELS.update({f"alteration_{m}": (f"Alteration for {_metric_title(m)}", LABELS["alteration"][1]) for m in METRICS})
 CHARTED = ("alteration", "mean_alteration", "generalized_percent", "root_percent", "l_diversity", "l1_closeness",
            "discernibility", "average_class_size", "suppressed_rows", "search_seconds", "seconds")
 AXES = {"k": "k (smallest class size required)", "l": "l", "t": "t"}
@@ -179,15 +186,23 @@ class SweepResult:
         return [m for m in CHARTED if self.measured(m)]
 
     def charts(self, folder: str | Path, measures: Sequence[str] | None = None) -> list[Path]:
-        """One PNG per measure (``<measure>.png``; default every measured one): x = the swept
-        parameter, one curve per run set; ``folder`` is made if missing."""
+        """One PNG per measure (``<measure>.png``): by default every ``CHARTED`` measure with a
+        value in some run; ``measures`` names others too (any ``LABELS`` key, e.g.
+        ``alteration_ncp``), an unknown name being an InputError. x = the swept parameter, one
+        curve per run set; ``folder`` is made if missing."""
         from sqlclose.utility.charts import line_chart
 
+        if isinstance(measures, str):  # charts(folder, "alteration"): one name, not its letters
+            measures = [measures]
+        unknown = [m for m in measures or [] if m not in LABELS]
+        if unknown:
+            raise InputError(f"no chart for measure {unknown[0]!r}; choose from {', '.join(LABELS)}")
         folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
-        for measure in [m for m in self.chart_names() if measures is None or m in measures]:
+        wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
+        for measure in wanted:
             # A curve with no value for this measure and no failed run (discernibility's curve on
             # the alteration chart: it has no alteration) is not drawn, nor listed in the legend.
             curves = {self._legend(key): self.curve(key, measure) for key in self.curve_keys()
@@ -473,11 +488,6 @@ def _strategy(name: str) -> str:
     if fixed is None:
         raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
     return fixed
-
-
-def _metric_title(name: str) -> str:
-    """A metric as the paper writes it: Distortion, NCP, Total, LLM, NLLM, WLLM, WNLLM."""
-    return {"distortion": "Distortion", "total": "Total", "custom": "the custom weights"}.get(name, name.upper())
 
 
 def _number(value: Any) -> float | None:

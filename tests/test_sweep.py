@@ -424,3 +424,28 @@ def test_incognito_l_sweep_refuses_a_fractional_l_for_a_count_of_distinct_values
     with pytest.raises(InputError, match=r"l = 2.5 is not a whole number.*'salary'"):
         sweep(None, spec, [1], ls=[2, 2.5])
     assert [r["l"] for r in sweep(None, spec, [1], ls=[2, 3]).rows] == [2.0, 3.0]
+
+
+def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(tmp_path, monkeypatch):
+    # charts(folder, ["alteration_ncp"]) drew nothing (only the default set could be drawn) and a
+    # misspelt name ("mean_alteraton") was silently skipped: both returned [].
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, tuple[str, list]] = {}
+
+    def capture(path, curves, *, title, **_):
+        drawn[Path(path).stem] = (title, [list(ys) for _, ys in curves.values()])
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                          "status": "ok", "k": k, "alteration": 2.0 * k, "alteration_ncp": 3.0 * k,
+                                          "mean_alteration": 1.0 * k}
+            for k in (2, 5)]
+    result = SweepResult(rows, source="t.csv")
+    written = result.charts(tmp_path, ["alteration_ncp"])
+    assert [p.name for p in written] == ["alteration_ncp.png"]
+    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, t.csv", [[6.0, 15.0]])
+    assert [p.name for p in result.charts(tmp_path, "mean_alteration")] == ["mean_alteration.png"]
+    with pytest.raises(InputError, match="no chart for measure 'mean_alteraton'"):
+        result.charts(tmp_path, ["mean_alteraton"])
