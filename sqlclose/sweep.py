@@ -264,8 +264,9 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     ks = _values("k", ks, int)
     ls, ts = _values("l", ls or [], float), _values("t", ts or [], float)
     algorithm = spec.search.algorithm
-    strategies = [_strategy(s) for s in strategies] if strategies else [spec.search.strategy_name]
-    metrics = [m.lower() for m in metrics] if metrics else [spec.search.metric_name]
+    # Each once, in the order given: "nllm,NLLM" or "S1,s1" name one curve, not two identical ones.
+    strategies = list(dict.fromkeys(_strategy(s) for s in strategies)) if strategies else [spec.search.strategy_name]
+    metrics = list(dict.fromkeys(m.strip().lower() for m in metrics)) if metrics else [spec.search.metric_name]
     if algorithm != "gaa" and strategies != [spec.search.strategy_name]:
         raise SpecError("strategies apply to GAA: set [search] algorithm = \"gaa\" in the spec")
     allowed = [m for m in METRIC_NAMES if not (algorithm == "gaa" and m == "discernibility")]

@@ -449,3 +449,15 @@ def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(t
     assert [p.name for p in result.charts(tmp_path, "mean_alteration")] == ["mean_alteration.png"]
     with pytest.raises(InputError, match="no chart for measure 'mean_alteraton'"):
         result.charts(tmp_path, ["mean_alteraton"])
+
+
+def test_sweep_runs_a_metric_or_strategy_named_twice_once():
+    # --metrics nllm,NLLM --strategies S1,s1 ran every k four times: four identical curves under
+    # one legend entry, and four times the work.
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 2},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+            "sensitive": {"salary": {"entropy_l": 1}}, "search": {"algorithm": "gaa"}}
+    result = sweep(None, spec, [2, 3], metrics=["nllm", "NLLM", "ncp"], strategies=["S1", "s1"])
+    assert [(r["metric"], r["strategy"], r["k"]) for r in result.rows] == [
+        ("nllm", "S1", 2), ("nllm", "S1", 3), ("ncp", "S1", 2), ("ncp", "S1", 3)]
