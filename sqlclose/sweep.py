@@ -68,6 +68,13 @@ LABELS.update({f"alteration_{m}": (f"Alteration for {_metric_title(m)}", LABELS[
 CHARTED = ("alteration", "mean_alteration", "generalized_percent", "root_percent", "l_diversity", "l1_closeness",
            "discernibility", "average_class_size", "suppressed_rows", "search_seconds", "seconds")
 AXES = {"k": "k (smallest class size required)", "l": "l", "t": "t"}
+# l and t mean different things for the two algorithms (sweep's docstring): the axis says which.
+SENSITIVE_AXES = {
+    ("gaa", "l"): "l (least l-diversity value required: exp(entropy) of {column})",
+    ("gaa", "t"): "t (largest L1 t-closeness value allowed for {column}, not halved: 0–2)",
+    ("incognito", "l"): "l (of {column}'s l-diversity model)",
+    ("incognito", "t"): "t (largest EMD of {column} allowed)",
+}
 
 
 @dataclass(frozen=True)
@@ -209,8 +216,14 @@ class SweepResult:
                       if self.curve(key, measure)[0] or self._failed(key)}
             written.append(line_chart(folder / f"{measure}.png", curves,
                                       title=f"{self._title(measure)} against {self.x} — {what}, {self.source}",
-                                      xlabel=AXES[self.x], ylabel=LABELS[measure][1]))
+                                      xlabel=self._axis(), ylabel=LABELS[measure][1]))
         return written
+
+    def _axis(self) -> str:
+        """The x axis: k, or which l or t (the paper's values for GAA, the spec's model for Incognito)."""
+        algorithm = self.rows[0]["algorithm"] if self.rows else "incognito"
+        axis = SENSITIVE_AXES.get((algorithm, self.x))
+        return axis.format(column=self.sensitive) if axis and self.sensitive else AXES[self.x]
 
     def _title(self, measure: str) -> str:
         """The chart's title names what the legend does not: the metric of "alteration" when every

@@ -461,3 +461,24 @@ def test_sweep_runs_a_metric_or_strategy_named_twice_once():
     result = sweep(None, spec, [2, 3], metrics=["nllm", "NLLM", "ncp"], strategies=["S1", "s1"])
     assert [(r["metric"], r["strategy"], r["k"]) for r in result.rows] == [
         ("nllm", "S1", 2), ("nllm", "S1", 3), ("ncp", "S1", 2), ("ncp", "S1", 3)]
+
+
+@pytest.mark.parametrize("algorithm, axis", [
+    ("gaa", "t (largest L1 t-closeness value allowed for occupation, not halved: 0–2)"),
+    ("incognito", "t (largest EMD of occupation allowed)")])
+def test_sweep_chart_over_t_says_which_t(tmp_path, monkeypatch, algorithm, axis):
+    # A sweep over t was drawn against an axis named "t": for GAA the paper's plain L1 value (0–2),
+    # for Incognito the spec's EMD bound, two quantities an analyst comparing charts would mix up.
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, str] = {}
+
+    def capture(path, curves, *, xlabel, **_):
+        drawn[Path(path).stem] = xlabel
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    rows = [{c: None for c in COLUMNS} | {"algorithm": algorithm, "metric": "nllm", "k": 5, "t": t, "status": "ok",
+                                          "mean_alteration": 10.0 * t} for t in (0.2, 0.4)]
+    SweepResult(rows, x="t", sensitive="occupation").charts(tmp_path)
+    assert drawn["mean_alteration"] == axis
