@@ -27,7 +27,7 @@ from sqlclose.model.spec import METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
-from sqlclose.release.gaa_release import GaaRelease
+from sqlclose.release.gaa_release import GaaRelease, suppression_unused
 from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
 from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
@@ -102,6 +102,7 @@ class SweepResult:
     x: str = "k"  # the swept parameter the curves run over
     nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
     sensitive: str | None = None  # the column the l-diversity and L1 values are of (the first sensitive one)
+    warnings: list[str] = field(default_factory=list)  # what every run's report would warn of (a setting unused)
 
     # ---- curves ----------------------------------------------------------------------------
     def curve_keys(self) -> list[tuple]:
@@ -296,6 +297,8 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
                                  f"{problem.rows}")
             runner = _GaaSweep if algorithm == "gaa" else _IncognitoSweep
             result = runner(problem, spec, ks, ls, ts, strategies, metrics, on_progress, started).run()
+            if algorithm == "gaa":  # as each run's release report would say
+                result.warnings += suppression_unused(problem.suppression)
         finally:
             if engine is None:
                 opened.engine.close()

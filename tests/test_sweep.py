@@ -6,6 +6,7 @@ files (CSV read back plainly, PNGs decoded by Pillow)."""
 from __future__ import annotations
 
 import csv
+import json
 import math
 import time
 from pathlib import Path
@@ -482,3 +483,26 @@ def test_sweep_chart_over_t_says_which_t(tmp_path, monkeypatch, algorithm, axis)
                                           "mean_alteration": 10.0 * t} for t in (0.2, 0.4)]
     SweepResult(rows, x="t", sensitive="occupation").charts(tmp_path)
     assert drawn["mean_alteration"] == axis
+
+
+def test_gaa_sweep_says_the_spec_suppression_is_not_used(tmp_path):
+    # A GAA release warns that GAA never suppresses (the spec's limit is unused); a GAA sweep of
+    # the same spec said nothing, so its suppressed_rows column of zeros read as "nothing needed".
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = tmp_path / "gaa.toml"
+    spec.write_text(f'identifiers = ["disease"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'suppression = 0.1\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                    f'age = {{ file = "{folder}/age.csv" }}\n[sensitive.salary]\nentropy_l = 1\n'
+                    '[search]\nalgorithm = "gaa"\n', encoding="utf-8")
+    expected = "GAA does not suppress records: the suppression limit (0.1) was not used; every input row is released"
+    result = sweep(None, spec, [2, 3])
+    assert result.warnings == [expected]
+    assert [r["suppressed_rows"] for r in result.rows] == [0, 0]
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--out", str(tmp_path / "o"), "--no-charts",
+                                    "--no-progress"])
+    assert run.exit_code == 0 and f"warning    {expected}" in run.output
+    as_json = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--out", str(tmp_path / "j"), "--no-charts",
+                                        "--json"])
+    assert json.loads(as_json.output)["warnings"] == [expected]
+    # Incognito suppresses: nothing to warn of.
+    assert sweep(None, TABLE3_SPEC, [2, 3]).warnings == []

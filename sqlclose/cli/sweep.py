@@ -92,8 +92,8 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     _remove_stale(out, in_the_way, written)
     if as_json:
         click.echo(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
-                               "files": [str(p) for p in written], "nauc": result.nauc(*lo_hi)}, indent=2,
-                              default=str))
+                               "files": [str(p) for p in written], "warnings": result.warnings,
+                               "nauc": result.nauc(*lo_hi)}, indent=2, default=str))
     elif not quiet:
         _print_summary(result, written, lo_hi)
 
@@ -140,6 +140,8 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
     for path in written:
         what = {"sweep.csv": "one row per run", "nauc.csv": "NAUC per curve and measure"}.get(path.name, "chart")
         click.echo(f"  {path}  ({what})")
+    for warning in result.warnings:
+        click.echo(f"  warning    {warning}")
     failed = result.failed_runs()
     if failed:
         click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(failed[:5])
