@@ -506,3 +506,26 @@ def test_gaa_sweep_says_the_spec_suppression_is_not_used(tmp_path):
     assert json.loads(as_json.output)["warnings"] == [expected]
     # Incognito suppresses: nothing to warn of.
     assert sweep(None, TABLE3_SPEC, [2, 3]).warnings == []
+
+
+def test_a_chart_of_many_curves_shows_every_legend_entry_outside_the_plot(tmp_path, monkeypatch):
+    # A sweep of 9 strategies × 7 metrics draws 63 curves: the legend, inside the plot at "best",
+    # covered the curves and ran off the 500-pixel image (a third of the entries were cut off).
+    import matplotlib.pyplot as plt
+
+    from sqlclose.utility.charts import line_chart
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    curves = {f"S{i % 9} m{i // 9}": ([2, 5, 10], [i, i + 1, i + 2]) for i in range(63)}
+    path = line_chart(tmp_path / "many.png", curves, title="t", xlabel="k", ylabel="y")
+    fig = kept[0]
+    renderer = fig.canvas.get_renderer()
+    legend = (fig.legends or [fig.axes[0].get_legend()])[0]
+    box, page, plot = legend.get_window_extent(renderer), fig.bbox, fig.axes[0].get_window_extent(renderer)
+    assert len(legend.get_texts()) == 63
+    assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1  # all on the image
+    assert not box.overlaps(plot)  # and none over the curves
+    with Image.open(path) as image:
+        assert image.size[0] == int(WIDTH_INCHES * DPI) and image.size[1] > int(HEIGHT_INCHES * DPI)
+    plt.close(fig)
