@@ -23,7 +23,7 @@ from sqlclose import api
 from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
-from sqlclose.model.spec import METRIC_NAMES, Search, Spec, as_spec
+from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
@@ -466,6 +466,11 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
     s = sas[0].spec
     update: dict[str, Any] = {}
     if t is not None:
+        bound = DISTANCE_BOUNDS.get(s.distance, math.inf)
+        if t > bound:  # the spec refuses such a t; model_copy below would not (it skips validation)
+            raise InputError(f"t = {t:g} is above {bound:g}, the largest {s.distance} distance of {sas[0].name!r}: "
+                             f"an Incognito t sweep replaces that column's t (its EMD bound, 0–{bound:g}); the paper's "
+                             "L1 t-closeness value (0–2) is GAA's t")
         update["t"] = t
     if l is not None:
         if s.entropy_l is None and (s.distinct_l is not None or s.recursive is not None) and l != int(l):

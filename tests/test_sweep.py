@@ -529,3 +529,18 @@ def test_a_chart_of_many_curves_shows_every_legend_entry_outside_the_plot(tmp_pa
     with Image.open(path) as image:
         assert image.size[0] == int(WIDTH_INCHES * DPI) and image.size[1] > int(HEIGHT_INCHES * DPI)
     plt.close(fig)
+
+
+def test_incognito_t_sweep_refuses_a_t_above_the_distance_bound():
+    # --t 1.5 on Table 3's salary (ordered EMD, at most 1) ran a row labelled t = 1.5 (a bound no
+    # class can reach, so no model at all), though the spec itself refuses t = 1.5 for that distance:
+    # the mistake of an analyst reading t as the paper's L1 value (0–2), which is GAA's.
+    with pytest.raises(InputError, match=r"t = 1.5 is above 1, the largest ordered distance of 'salary'"):
+        sweep(None, TABLE3_SPEC, [2, 3], ts=[0.2, 1.5])
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import Sensitive
+
+    with pytest.raises(ValidationError, match=r"t must be in \[0, 1\]"):  # the spec's own rule
+        Sensitive.model_validate({"distance": "ordered", "t": 1.5})
+    assert [r["t"] for r in sweep(None, TABLE3_SPEC, [2], ts=[0.2, 1.0]).rows] == [0.2, 1.0]
