@@ -208,7 +208,7 @@ class SweepResult:
         folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
         folder.mkdir(parents=True, exist_ok=True)
         written = []
-        what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
+        what = self._algorithm_title()
         wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
         for measure in wanted:
             # A curve with no value for this measure and no failed run (discernibility's curve on
@@ -219,6 +219,13 @@ class SweepResult:
                                       title=f"{self._title(measure)} against {self.x} — {what}, {self.source}",
                                       xlabel=self._axis(), ylabel=LABELS[measure][1]))
         return written
+
+    def _algorithm_title(self) -> str:
+        """Incognito, or GAA with its scope: a class-scope chart looks like a table-scope one."""
+        if not self.rows or self.rows[0]["algorithm"] != "gaa":
+            return "Incognito"
+        scopes = {r["scope"] for r in self.rows}
+        return f"GAA, {scopes.pop()} scope" if len(scopes) == 1 else "GAA"
 
     def _axis(self) -> str:
         """The x axis: k, or which l or t (the paper's values for GAA, the spec's model for Incognito)."""

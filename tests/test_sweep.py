@@ -333,17 +333,18 @@ def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_soluti
                                 ("nllm", 4.0): [(2, 3.0), (5, None)]}), source="adult.csv", sensitive="occupation")
     result.charts(tmp_path)
     title, legend = drawn["alteration"]
-    assert title == "Alteration for NLLM against k — GAA, adult.csv"
+    assert title == "Alteration for NLLM against k — GAA, table scope, adult.csv"
     assert legend == ["l=2.0", "l=20.0 (no solution)", "l=4.0 (no solution at k = 5)"]
-    assert drawn["l_diversity"][0] == "l-diversity value of occupation against k — GAA, adult.csv"
-    assert drawn["l1_closeness"][0] == "t-closeness value (L1) of occupation against k — GAA, adult.csv"
+    assert drawn["l_diversity"][0] == "l-diversity value of occupation against k — GAA, table scope, adult.csv"
+    assert drawn["l1_closeness"][0] == "t-closeness value (L1) of occupation against k — GAA, table scope, adult.csv"
     assert result.failed_runs() == ["l=20.0 k=2", "l=20.0 k=5", "l=4.0 k=5"]
     # Curves of different metrics: the legend names each metric, the title does not pick one.
     mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
                         source="adult.csv")
     mixed.charts(tmp_path)
-    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, adult.csv", ["nllm", "total"])
-    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, adult.csv"
+    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, table scope, adult.csv",
+                                   ["nllm", "total"])
+    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, table scope, adult.csv"
 
 
 def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
@@ -446,7 +447,7 @@ def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(t
     result = SweepResult(rows, source="t.csv")
     written = result.charts(tmp_path, ["alteration_ncp"])
     assert [p.name for p in written] == ["alteration_ncp.png"]
-    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, t.csv", [[6.0, 15.0]])
+    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, table scope, t.csv", [[6.0, 15.0]])
     assert [p.name for p in result.charts(tmp_path, "mean_alteration")] == ["mean_alteration.png"]
     with pytest.raises(InputError, match="no chart for measure 'mean_alteraton'"):
         result.charts(tmp_path, ["mean_alteraton"])
@@ -544,3 +545,21 @@ def test_incognito_t_sweep_refuses_a_t_above_the_distance_bound():
     with pytest.raises(ValidationError, match=r"t must be in \[0, 1\]"):  # the spec's own rule
         Sensitive.model_validate({"distance": "ordered", "t": 1.5})
     assert [r["t"] for r in sweep(None, TABLE3_SPEC, [2], ts=[0.2, 1.0]).rows] == [0.2, 1.0]
+
+
+def test_gaa_sweep_charts_say_the_scope(tmp_path, monkeypatch):
+    # A class-scope sweep's charts were titled like a table-scope one's ("… — GAA, adult.csv"),
+    # though the two scopes give far apart curves for S3/S6 (docs/utility.md).
+    import sqlclose.utility.charts as charts
+
+    titles: dict[str, str] = {}
+
+    def capture(path, curves, *, title, **_):
+        titles[Path(path).stem] = title
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S3", "metric": "nllm", "scope": "class",
+                                          "status": "ok", "k": k, "mean_alteration": 1.0 * k} for k in (2, 5)]
+    SweepResult(rows, source="adult.csv").charts(tmp_path)
+    assert titles["mean_alteration"] == "Mean alteration over the seven metrics against k — GAA, class scope, adult.csv"
