@@ -379,3 +379,26 @@ def test_a_given_node_is_not_said_to_be_chosen_by_the_metric(tmp_path):
                                       "--html", str(chosen_page), "--no-progress"])
     assert again.exit_code == 0 and "chosen by ncp" in again.output
     assert "ncp (chose the release)" in chosen_page.read_text(encoding="utf-8")
+
+
+def test_discernibility_is_said_to_have_chosen_the_release(tmp_path):
+    # With the default metric, neither the summary nor the sign-off page said which metric chose
+    # the release (with one of the seven they say "ncp (chose the release)").
+    import duckdb
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    out, page = tmp_path / "r.parquet", tmp_path / "r.html"
+    run = CliRunner().invoke(main, ["anonymize", str(TABLE3_SPEC), "-o", str(out), "--html", str(page),
+                                    "--no-progress"])
+    assert run.exit_code == 0, run.output
+    # Discernibility by its definition, from the written file (nothing is suppressed here): Σ size².
+    sizes = [n for (n,) in duckdb.sql(f"SELECT count(*) FROM '{out}' GROUP BY zip, age").fetchall()]
+    value = sum(n * n for n in sizes)
+    assert sum(sizes) == 9
+    assert f"discernibility {value} (chose the release)" in run.output
+    assert f"discernibility {value} (chose the release)" in page.read_text(encoding="utf-8")
+    given = CliRunner().invoke(main, ["anonymize", str(TABLE3_SPEC), "--node", "zip=5,age=3", "-o",
+                                      str(tmp_path / "g.parquet"), "--no-progress"])
+    assert "discernibility 81 (the search's metric; the node was given)" in given.output  # one class of 9

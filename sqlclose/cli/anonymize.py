@@ -320,7 +320,11 @@ def _print_summary(doc: dict, report: Path) -> None:
     for name, s in doc["privacy"]["sensitive"].items():
         click.echo(f"  {name:<10} {describe_sensitive(s)}")
     u = doc["utility"]
-    click.echo(f"  utility    discernibility {u['discernibility']}, average class size {u['average_class_size']:.1f}")
+    chose = ""
+    if u.get("metric") == "discernibility":  # the default metric says it chose, as the seven do below
+        chose = " (the search's metric; the node was given)" if doc.get("node_given") else " (chose the release)"
+    click.echo(f"  utility    discernibility {u['discernibility']}{chose}, average class size "
+               f"{u['average_class_size']:.1f}")
     chosen = u.get("alteration", {}).get(u.get("metric"))
     if chosen is not None:
         by = f"by {u['metric']} (the node was given, not chosen by it)" if doc.get("node_given") else \
