@@ -182,12 +182,12 @@ class SweepResult:
     # ---- files -----------------------------------------------------------------------------
     def to_csv(self, path: str | Path) -> Path:
         """Every run, one row each (``COLUMNS``); empty cells where a measure does not apply."""
-        return _write_csv(Path(path), list(COLUMNS), self.rows)
+        return _write_csv(Path(path).expanduser(), list(COLUMNS), self.rows)
 
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
         rows = self.nauc(lo, hi)
         columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent"]
-        return _write_csv(Path(path), columns, rows)
+        return _write_csv(Path(path).expanduser(), columns, rows)  # "~" as charts() and every sqlclose path
 
     def chart_names(self) -> list[str]:
         """The measures a chart is drawn for: those with a value in some run."""

@@ -563,3 +563,17 @@ def test_gaa_sweep_charts_say_the_scope(tmp_path, monkeypatch):
                                           "status": "ok", "k": k, "mean_alteration": 1.0 * k} for k in (2, 5)]
     SweepResult(rows, source="adult.csv").charts(tmp_path)
     assert titles["mean_alteration"] == "Mean alteration over the seven metrics against k — GAA, class scope, adult.csv"
+
+
+def test_sweep_csv_files_take_a_path_under_the_home_folder(tmp_path, monkeypatch):
+    # charts("~/…") wrote under the home folder but to_csv("~/sweep.csv") and nauc_to_csv raised
+    # FileNotFoundError for the literal "~" folder.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "k": k, "status": "ok",
+                                          "mean_alteration": 10.0 * k} for k in (2, 4)]
+    result = SweepResult(rows, nauc_range=(2.0, 4.0))
+    assert result.to_csv("~/sweep.csv") == tmp_path / "sweep.csv"
+    assert result.nauc_to_csv("~/nauc.csv") == tmp_path / "nauc.csv"
+    with (tmp_path / "nauc.csv").open(newline="", encoding="utf-8") as f:
+        by_measure = {r["measure"]: r for r in csv.DictReader(f)}
+    assert float(by_measure["mean_alteration"]["nauc"]) == pytest.approx(30.0)  # (20 + 40) / 2 over [2, 4]
