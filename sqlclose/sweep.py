@@ -223,9 +223,19 @@ class SweepResult:
     def _algorithm_title(self) -> str:
         """Incognito, or GAA with its scope: a class-scope chart looks like a table-scope one."""
         if not self.rows or self.rows[0]["algorithm"] != "gaa":
-            return "Incognito"
+            return "Incognito" + self._fixed()
         scopes = {r["scope"] for r in self.rows}
-        return f"GAA, {scopes.pop()} scope" if len(scopes) == 1 else "GAA"
+        return (f"GAA, {scopes.pop()} scope" if len(scopes) == 1 else "GAA") + self._fixed()
+
+    def _fixed(self) -> str:
+        """k, l and t where every run has the same one (and the chart is not drawn over it): the
+        legend names only what varies, so a sweep at l = 2 and one at l = 3 looked alike."""
+        parts = []
+        for p in ("k", "l", "t"):
+            values = {r[p] for r in self.rows}
+            if p != self.x and len(values) == 1 and (value := values.pop()) is not None:
+                parts.append(f"{p} = {float(value):g}")
+        return "".join(f", {part}" for part in parts)
 
     def _axis(self) -> str:
         """The x axis: k, or which l or t (the paper's values for GAA, the spec's model for Incognito)."""

@@ -342,9 +342,9 @@ def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_soluti
     mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
                         source="adult.csv")
     mixed.charts(tmp_path)
-    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, table scope, adult.csv",
+    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, table scope, l = 2, adult.csv",
                                    ["nllm", "total"])
-    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, table scope, adult.csv"
+    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, table scope, l = 2, adult.csv"
 
 
 def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
@@ -577,3 +577,27 @@ def test_sweep_csv_files_take_a_path_under_the_home_folder(tmp_path, monkeypatch
     with (tmp_path / "nauc.csv").open(newline="", encoding="utf-8") as f:
         by_measure = {r["measure"]: r for r in csv.DictReader(f)}
     assert float(by_measure["mean_alteration"]["nauc"]) == pytest.approx(30.0)  # (20 + 40) / 2 over [2, 4]
+
+
+def test_sweep_charts_name_the_fixed_l_t_and_k(tmp_path, monkeypatch):
+    # A sweep over k at l = 2 and one at l = 3 drew identical titles and legends ("S1 nllm"): the
+    # fixed l was nowhere on the chart; a sweep over l at k = 5 did not say k.
+    import sqlclose.utility.charts as charts
+
+    titles: dict[str, str] = {}
+
+    def capture(path, curves, *, title, **_):
+        titles[Path(path).stem] = title
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    over_k = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                            "status": "ok", "k": k, "l": 2.0, "mean_alteration": 1.0 * k}
+              for k in (2, 5)]
+    SweepResult(over_k, source="adult.csv").charts(tmp_path)
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — GAA, table scope, l = 2, "
+                                         "adult.csv")
+    over_l = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "status": "ok", "k": 5,
+                                            "l": lv, "mean_alteration": 10.0 * lv} for lv in (2.0, 3.5)]
+    SweepResult(over_l, source="adult.csv", x="l").charts(tmp_path)
+    assert titles["mean_alteration"] == "Mean alteration over the seven metrics against l — Incognito, k = 5, adult.csv"
