@@ -228,9 +228,13 @@ class SweepResult:
         return (f"GAA, {scopes.pop()} scope" if len(scopes) == 1 else "GAA") + self._fixed()
 
     def _fixed(self) -> str:
-        """k, l and t where every run has the same one (and the chart is not drawn over it): the
-        legend names only what varies, so a sweep at l = 2 and one at l = 3 looked alike."""
+        """The metric, k, l and t where every run has the same one (and the chart is not drawn over
+        it): the legend names only what varies, so a sweep at l = 2 and one at l = 3 looked alike."""
         parts = []
+        metrics = {r["metric"] for r in self.rows}
+        if len(metrics) == 1:  # GAA merges by it, Incognito picks its optimum by it: every chart depends on it
+            verb = "merge cost" if self.rows[0]["algorithm"] == "gaa" else "chosen by"
+            parts.append(f"{verb} {_metric_title(metrics.pop())}")
         for p in ("k", "l", "t"):
             values = {r[p] for r in self.rows}
             if p != self.x and len(values) == 1 and (value := values.pop()) is not None:

@@ -333,10 +333,11 @@ def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_soluti
                                 ("nllm", 4.0): [(2, 3.0), (5, None)]}), source="adult.csv", sensitive="occupation")
     result.charts(tmp_path)
     title, legend = drawn["alteration"]
-    assert title == "Alteration for NLLM against k — GAA, table scope, adult.csv"
+    assert title == "Alteration for NLLM against k — GAA, table scope, merge cost NLLM, adult.csv"
     assert legend == ["l=2.0", "l=20.0 (no solution)", "l=4.0 (no solution at k = 5)"]
-    assert drawn["l_diversity"][0] == "l-diversity value of occupation against k — GAA, table scope, adult.csv"
-    assert drawn["l1_closeness"][0] == "t-closeness value (L1) of occupation against k — GAA, table scope, adult.csv"
+    run = "GAA, table scope, merge cost NLLM, adult.csv"
+    assert drawn["l_diversity"][0] == f"l-diversity value of occupation against k — {run}"
+    assert drawn["l1_closeness"][0] == f"t-closeness value (L1) of occupation against k — {run}"
     assert result.failed_runs() == ["l=20.0 k=2", "l=20.0 k=5", "l=4.0 k=5"]
     # Curves of different metrics: the legend names each metric, the title does not pick one.
     mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
@@ -447,7 +448,8 @@ def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(t
     result = SweepResult(rows, source="t.csv")
     written = result.charts(tmp_path, ["alteration_ncp"])
     assert [p.name for p in written] == ["alteration_ncp.png"]
-    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, table scope, t.csv", [[6.0, 15.0]])
+    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, table scope, merge cost NLLM, t.csv",
+                                       [[6.0, 15.0]])
     assert [p.name for p in result.charts(tmp_path, "mean_alteration")] == ["mean_alteration.png"]
     with pytest.raises(InputError, match="no chart for measure 'mean_alteraton'"):
         result.charts(tmp_path, ["mean_alteraton"])
@@ -562,7 +564,8 @@ def test_gaa_sweep_charts_say_the_scope(tmp_path, monkeypatch):
     rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S3", "metric": "nllm", "scope": "class",
                                           "status": "ok", "k": k, "mean_alteration": 1.0 * k} for k in (2, 5)]
     SweepResult(rows, source="adult.csv").charts(tmp_path)
-    assert titles["mean_alteration"] == "Mean alteration over the seven metrics against k — GAA, class scope, adult.csv"
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — "
+                                         "GAA, class scope, merge cost NLLM, adult.csv")
 
 
 def test_sweep_csv_files_take_a_path_under_the_home_folder(tmp_path, monkeypatch):
@@ -595,9 +598,10 @@ def test_sweep_charts_name_the_fixed_l_t_and_k(tmp_path, monkeypatch):
                                             "status": "ok", "k": k, "l": 2.0, "mean_alteration": 1.0 * k}
               for k in (2, 5)]
     SweepResult(over_k, source="adult.csv").charts(tmp_path)
-    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — GAA, table scope, l = 2, "
-                                         "adult.csv")
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — "
+                                         "GAA, table scope, merge cost NLLM, l = 2, adult.csv")
     over_l = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "status": "ok", "k": 5,
                                             "l": lv, "mean_alteration": 10.0 * lv} for lv in (2.0, 3.5)]
     SweepResult(over_l, source="adult.csv", x="l").charts(tmp_path)
-    assert titles["mean_alteration"] == "Mean alteration over the seven metrics against l — Incognito, k = 5, adult.csv"
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against l — "
+                                         "Incognito, chosen by NCP, k = 5, adult.csv")
