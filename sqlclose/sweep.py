@@ -23,11 +23,11 @@ from sqlclose import api
 from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
-from sqlclose.model.spec import METRIC_NAMES, Search, Spec, as_spec
+from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
-from sqlclose.release.gaa_release import GaaRelease
+from sqlclose.release.gaa_release import GaaRelease, suppression_unused
 from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
 from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
@@ -58,9 +58,23 @@ LABELS = {
     "search_seconds": ("Search time", "seconds (the search alone)"),
     "seconds": ("Running time", "seconds (search and measurements)"),
 }
+def _metric_title(name: str) -> str:
+    """A metric as the paper writes it: Distortion, NCP, Total, LLM, NLLM, WLLM, WNLLM."""
+    return {"distortion": "Distortion", "total": "Total", "custom": "the custom weights"}.get(name, name.upper())
+
+
+# Every metric's alteration may be charted too (asked by name: ``charts(folder, ["alteration_ncp"])``).
+LABELS.update({f"alteration_{m}": (f"Alteration for {_metric_title(m)}", LABELS["alteration"][1]) for m in METRICS})
 CHARTED = ("alteration", "mean_alteration", "generalized_percent", "root_percent", "l_diversity", "l1_closeness",
            "discernibility", "average_class_size", "suppressed_rows", "search_seconds", "seconds")
 AXES = {"k": "k (smallest class size required)", "l": "l", "t": "t"}
+# l and t mean different things for the two algorithms (sweep's docstring): the axis says which.
+SENSITIVE_AXES = {
+    ("gaa", "l"): "l (least l-diversity value required: exp(entropy) of {column})",
+    ("gaa", "t"): "t (largest L1 t-closeness value allowed for {column}, not halved: 0–2)",
+    ("incognito", "l"): "l (of {column}'s l-diversity model)",
+    ("incognito", "t"): "t (largest EMD of {column} allowed)",
+}
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,8 @@ class SweepResult:
     seconds: float = 0.0
     x: str = "k"  # the swept parameter the curves run over
     nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
+    sensitive: str | None = None  # the column the l-diversity and L1 values are of (the first sensitive one)
+    warnings: list[str] = field(default_factory=list)  # what every run's report would warn of (a setting unused)
 
     # ---- curves ----------------------------------------------------------------------------
     def curve_keys(self) -> list[tuple]:
@@ -125,7 +141,7 @@ class SweepResult:
         range), and the paper's percentage where it defines one (alteration and the %
         measures as they are; the t-closeness value × 100; the l-diversity value over the whole
         table's, × 100)."""
-        lo, hi = (lo, hi) if lo is not None and hi is not None else (self.nauc_range or (None, None))
+        lo, hi = self._nauc_bounds(lo, hi)
         out = []
         for key in self.curve_keys():
             for measure in MEASURES:
@@ -139,6 +155,21 @@ class SweepResult:
                 out.append(row)
         return out
 
+    def _nauc_bounds(self, lo: float | None, hi: float | None) -> tuple[float | None, float | None]:
+        """[lo, hi]: a bound not given is the sweep's own (``nauc(3)`` is [3, the largest value]);
+        a range outside the swept values is an error, not an empty answer."""
+        default_lo, default_hi = self.nauc_range or (None, None)
+        lo = default_lo if lo is None else float(lo)
+        hi = default_hi if hi is None else float(hi)
+        if lo is None or hi is None:  # one swept value and no range given: no area to take
+            return None, None
+        swept = [float(r[self.x]) for r in self.rows if _number(r.get(self.x)) is not None]
+        if not swept or not min(swept) <= lo < hi <= max(swept):
+            span = f"[{min(swept):g}, {max(swept):g}]" if swept else "none"
+            raise InputError(f"NAUC range [{lo:g}, {hi:g}] must lie inside the swept values of {self.x} ({span}) "
+                             "with lo < hi")
+        return lo, hi
+
     def _percent(self, measure: str, value: float) -> float | None:
         if measure in ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent"):
             return value
@@ -151,33 +182,103 @@ class SweepResult:
     # ---- files -----------------------------------------------------------------------------
     def to_csv(self, path: str | Path) -> Path:
         """Every run, one row each (``COLUMNS``); empty cells where a measure does not apply."""
-        return _write_csv(Path(path), list(COLUMNS), self.rows)
+        return _write_csv(Path(path).expanduser(), list(COLUMNS), self.rows)
 
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
         rows = self.nauc(lo, hi)
         columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent"]
-        return _write_csv(Path(path), columns, rows)
+        return _write_csv(Path(path).expanduser(), columns, rows)  # "~" as charts() and every sqlclose path
 
     def chart_names(self) -> list[str]:
         """The measures a chart is drawn for: those with a value in some run."""
         return [m for m in CHARTED if self.measured(m)]
 
     def charts(self, folder: str | Path, measures: Sequence[str] | None = None) -> list[Path]:
-        """One PNG per measure (``<measure>.png``; default every measured one): x = the swept
-        parameter, one curve per run set; ``folder`` is made if missing."""
+        """One PNG per measure (``<measure>.png``): by default every ``CHARTED`` measure with a
+        value in some run; ``measures`` names others too (any ``LABELS`` key, e.g.
+        ``alteration_ncp``), an unknown name being an InputError. x = the swept parameter, one
+        curve per run set; ``folder`` is made if missing."""
         from sqlclose.utility.charts import line_chart
 
+        if isinstance(measures, str):  # charts(folder, "alteration"): one name, not its letters
+            measures = [measures]
+        unknown = [m for m in measures or [] if m not in LABELS]
+        if unknown:
+            raise InputError(f"no chart for measure {unknown[0]!r}; choose from {', '.join(LABELS)}")
         folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
         folder.mkdir(parents=True, exist_ok=True)
         written = []
-        what = self.rows[0]["algorithm"].upper() if self.rows and self.rows[0]["algorithm"] == "gaa" else "Incognito"
-        for measure in [m for m in self.chart_names() if measures is None or m in measures]:
-            title, unit = LABELS[measure]
-            curves = {self.label(key): self.curve(key, measure) for key in self.curve_keys()}
+        what = self._algorithm_title()
+        wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
+        for measure in wanted:
+            # A curve with no value for this measure and no failed run (discernibility's curve on
+            # the alteration chart: it has no alteration) is not drawn, nor listed in the legend.
+            curves = {self._legend(key): self.curve(key, measure) for key in self.curve_keys()
+                      if self.curve(key, measure)[0] or self._failed(key)}
             written.append(line_chart(folder / f"{measure}.png", curves,
-                                      title=f"{title} against {self.x} — {what}, {self.source}",
-                                      xlabel=AXES[self.x], ylabel=unit))
+                                      title=f"{self._title(measure)} against {self.x} — {what}, {self.source}",
+                                      xlabel=self._axis(), ylabel=LABELS[measure][1]))
         return written
+
+    def _algorithm_title(self) -> str:
+        """Incognito, or GAA with its scope: a class-scope chart looks like a table-scope one."""
+        if not self.rows or self.rows[0]["algorithm"] != "gaa":
+            return "Incognito" + self._fixed()
+        scopes = {r["scope"] for r in self.rows}
+        return (f"GAA, {scopes.pop()} scope" if len(scopes) == 1 else "GAA") + self._fixed()
+
+    def _fixed(self) -> str:
+        """The metric, k, l and t where every run has the same one (and the chart is not drawn over
+        it): the legend names only what varies, so a sweep at l = 2 and one at l = 3 looked alike."""
+        parts = []
+        metrics = {r["metric"] for r in self.rows}
+        if len(metrics) == 1:  # GAA merges by it, Incognito picks its optimum by it: every chart depends on it
+            verb = "merge cost" if self.rows[0]["algorithm"] == "gaa" else "chosen by"
+            parts.append(f"{verb} {_metric_title(metrics.pop())}")
+        for p in ("k", "l", "t"):
+            values = {r[p] for r in self.rows}
+            if p != self.x and len(values) == 1 and (value := values.pop()) is not None:
+                parts.append(f"{p} = {float(value):g}")
+        return "".join(f", {part}" for part in parts)
+
+    def _axis(self) -> str:
+        """The x axis: k, or which l or t (the paper's values for GAA, the spec's model for Incognito)."""
+        algorithm = self.rows[0]["algorithm"] if self.rows else "incognito"
+        axis = SENSITIVE_AXES.get((algorithm, self.x))
+        return axis.format(column=self.sensitive) if axis and self.sensitive else AXES[self.x]
+
+    def _title(self, measure: str) -> str:
+        """The chart's title names what the legend does not: the metric of "alteration" when every
+        curve has the same one, and the column the l-diversity and L1 values are of."""
+        title = LABELS[measure][0]
+        metrics = {r["metric"] for r in self.rows}
+        if measure == "alteration" and len(metrics) == 1:
+            return f"Alteration for {_metric_title(metrics.pop())}"
+        if measure in ("l_diversity", "l1_closeness") and self.sensitive:
+            return f"{title} of {self.sensitive}"
+        return title
+
+    def _legend(self, key: tuple) -> str:
+        """A curve's legend, saying where it has no point because the model had no solution: a
+        curve drawn without points (or with a gap) would otherwise look like a missing line."""
+        failed = self._failed(key)
+        if not failed:
+            return self.label(key)
+        if len(failed) == sum(1 for r in self.rows if self._key(r) == key):
+            return f"{self.label(key)} (no solution)"
+        return f"{self.label(key)} (no solution at {self.x} = {', '.join(f'{float(v):g}' for v in failed)})"
+
+    def _failed(self, key: tuple) -> list[Any]:
+        """The swept values at which a curve's model had no solution."""
+        return [r[self.x] for r in self.rows if self._key(r) == key and r["status"] != "ok"]
+
+    def failed_runs(self) -> list[str]:
+        """The runs that found no solution, each named by its curve and swept value."""
+        return [f"{self._legend_base(r)}{self.x}={float(r[self.x]):g}" for r in self.rows if r["status"] != "ok"]
+
+    def _legend_base(self, row: dict) -> str:
+        label = self.label(self._key(row)) if len(self.curve_keys()) > 1 else ""
+        return f"{label} " if label else ""
 
 
 def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int], *,
@@ -198,8 +299,9 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     ks = _values("k", ks, int)
     ls, ts = _values("l", ls or [], float), _values("t", ts or [], float)
     algorithm = spec.search.algorithm
-    strategies = [_strategy(s) for s in strategies] if strategies else [spec.search.strategy_name]
-    metrics = [m.lower() for m in metrics] if metrics else [spec.search.metric_name]
+    # Each once, in the order given: "nllm,NLLM" or "S1,s1" name one curve, not two identical ones.
+    strategies = list(dict.fromkeys(_strategy(s) for s in strategies)) if strategies else [spec.search.strategy_name]
+    metrics = list(dict.fromkeys(m.strip().lower() for m in metrics)) if metrics else [spec.search.metric_name]
     if algorithm != "gaa" and strategies != [spec.search.strategy_name]:
         raise SpecError("strategies apply to GAA: set [search] algorithm = \"gaa\" in the spec")
     allowed = [m for m in METRIC_NAMES if not (algorithm == "gaa" and m == "discernibility")]
@@ -216,6 +318,8 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
                                  f"{problem.rows}")
             runner = _GaaSweep if algorithm == "gaa" else _IncognitoSweep
             result = runner(problem, spec, ks, ls, ts, strategies, metrics, on_progress, started).run()
+            if algorithm == "gaa":  # as each run's release report would say
+                result.warnings += suppression_unused(problem.suppression)
         finally:
             if engine is None:
                 opened.engine.close()
@@ -284,7 +388,8 @@ class _IncognitoSweep(_Sweep):
                     for k in self.ks:
                         problem = dataclasses.replace(self.problem, k=k, sas=sas)
                         self.add(self._one(problem, selection, cost, counts, l, t))
-        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem),
+                           sensitive=self.problem.sas[0].name if self.problem.sas else None)
 
     def _one(self, problem: Problem, selection: Search, cost: Any, counts: list, l: float | None,  # noqa: E741
              t: float | None) -> dict[str, Any]:
@@ -315,7 +420,8 @@ class _GaaSweep(_Sweep):
             for strategy in self.strategies:
                 selection = _selection(self.spec, metric=name, strategy=strategy)
                 self._curve(data, mu, selection)
-        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem))
+        return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem),
+                           sensitive=self.problem.sas[0].name if self.problem.sas else None)
 
     def _curve(self, data: GaaInput, mu: Metric, selection: Search) -> None:
         scope, strategy = selection.scope_name, selection.strategy_name
@@ -338,6 +444,7 @@ class _GaaSweep(_Sweep):
 
     def _row(self, data: GaaInput, r: GaaResult, mu: Metric, selection: Search, k: int, l: float | None,  # noqa: E741
              t: float | None) -> dict[str, Any]:
+        started = time.perf_counter()
         problem = dataclasses.replace(self.problem, k=k)
         criteria = criteria_for(k, problem.sas)
         run = GaaRun(data, r, mu, selection.strategy_name, selection.scope_name,
@@ -347,7 +454,7 @@ class _GaaSweep(_Sweep):
         return {"algorithm": "gaa", "strategy": selection.strategy_name, "metric": selection.metric_name,
                 "scope": selection.scope_name, "k": k, "l": l, "t": t, "status": "ok",
                 **_from_summary(release.summary, selection.metric_name), "search_seconds": r.seconds,
-                "seconds": r.seconds}
+                "seconds": r.seconds + time.perf_counter() - started}  # the search and this run's measurements
 
 
 def _from_summary(summary: dict[str, Any], metric_name: str) -> dict[str, Any]:
@@ -399,8 +506,18 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
     s = sas[0].spec
     update: dict[str, Any] = {}
     if t is not None:
+        bound = DISTANCE_BOUNDS.get(s.distance, math.inf)
+        if t > bound:  # the spec refuses such a t; model_copy below would not (it skips validation)
+            raise InputError(f"t = {t:g} is above {bound:g}, the largest {s.distance} distance of {sas[0].name!r}: "
+                             f"an Incognito t sweep replaces that column's t (its EMD bound, 0–{bound:g}); the paper's "
+                             "L1 t-closeness value (0–2) is GAA's t")
         update["t"] = t
     if l is not None:
+        if s.entropy_l is None and (s.distinct_l is not None or s.recursive is not None) and l != int(l):
+            # int(2.5) ran distinct l = 2 in a row labelled l = 2.5: a weaker model than the row says.
+            model = "distinct_l" if s.distinct_l is not None else "recursive"
+            raise InputError(f"l = {l:g} is not a whole number, and {sas[0].name!r}'s l-diversity model ({model}) "
+                             "counts distinct values: sweep whole values of l, or use entropy_l")
         if s.entropy_l is not None:
             update["entropy_l"] = l
         elif s.distinct_l is not None:

@@ -332,3 +332,26 @@ def test_check_reports_the_utility_a_file_gives(table3_oracle, tmp_path):
         assert got["quasi_identifiers"][q] == pytest.approx({"generalized_percent": generalized, "root_percent": root})
         shares.append((generalized, root))
     assert got["generalized_percent"] == pytest.approx(sum(s[0] for s in shares) / 2)
+
+
+def test_anonymize_takes_a_strategy_in_any_case_as_sweep_does(tmp_path):
+    # `sqlclose sweep --strategies s3` ran S3 but `sqlclose anonymize --strategy s3` (and a spec's
+    # strategy = "s3") was refused; metric names were already taken in any case.
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+    from sqlclose.model.spec import Search
+
+    assert Search.model_validate({"algorithm": "gaa", "strategy": "s3"}).strategy == "S3"
+    assert Search.model_validate({"algorithm": "gaa", "strategy": " LDIV "}).strategy == "ldiv"
+    folder = TABLE3_DIR.as_posix()
+    spec = tmp_path / "gaa.toml"
+    spec.write_text(f'identifiers = ["disease"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 3\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    '[sensitive.salary]\nentropy_l = 1\n[search]\nalgorithm = "gaa"\n', encoding="utf-8")
+    run = CliRunner().invoke(main, ["anonymize", str(spec), "--strategy", "s3", "-o", str(tmp_path / "r.parquet"),
+                                    "--json", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    assert json.loads(run.output)["gaa"]["strategy"] == "S3"
+    bad = CliRunner().invoke(main, ["anonymize", str(spec), "--strategy", "s9", "-o", str(tmp_path / "x.parquet")])
+    assert bad.exit_code == 2 and "'S1', 'S2'" in bad.output

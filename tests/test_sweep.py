@@ -6,7 +6,9 @@ files (CSV read back plainly, PNGs decoded by Pillow)."""
 from __future__ import annotations
 
 import csv
+import json
 import math
+import time
 from pathlib import Path
 
 import duckdb
@@ -18,6 +20,7 @@ from test_gaa import oracle_gaa, oracle_partition, partition_of, random_table, r
 
 import sqlclose
 from sqlclose.cli import main
+from sqlclose.errors import InputError
 from sqlclose.model.spec import Search
 from sqlclose.search.gaa import STRATEGIES, gaa, gaa_k_sweep
 from sqlclose.sweep import COLUMNS, SweepResult, sweep
@@ -66,6 +69,24 @@ def test_sweep_nauc_is_the_hand_trapezoid():
     assert by_measure["l_diversity"]["nauc_percent"] == pytest.approx(50 / 3 / 10 / 4.0 * 100)
     # Default range: the whole sweep, 2·(10 + 20)/2 + 4·(20 + 5)/2 = 80 over 6.
     assert {r["measure"]: r["nauc"] for r in result.nauc()}["mean_alteration"] == pytest.approx(80 / 6)
+
+
+def test_sweep_nauc_with_one_bound_uses_it_and_refuses_a_range_outside_the_sweep():
+    # result.nauc(2) silently ignored lo = 2 and answered over the whole sweep [1, 7]; a range
+    # outside the swept values answered [] (every curve skipped) instead of saying why.
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                          "status": "ok", "k": k, "mean_alteration": y}
+            for k, y in ((1, 10.0), (3, 20.0), (7, 5.0))]
+    result = SweepResult(rows, nauc_range=(1.0, 7.0))
+    # On [2, 7]: 15 at k = 2 (interpolated), 1·(15 + 20)/2 + 4·(20 + 5)/2 = 17.5 + 50 = 67.5 over 5.
+    lo_only = {r["measure"]: r for r in result.nauc(2)}["mean_alteration"]
+    assert (lo_only["lo"], lo_only["hi"]) == (2.0, 7.0)
+    assert lo_only["nauc"] == pytest.approx(67.5 / 5)
+    # On [1, 3]: 2·(10 + 20)/2 = 30 over 2.
+    assert {r["measure"]: r["nauc"] for r in result.nauc(hi=3)}["mean_alteration"] == pytest.approx(15.0)
+    for lo, hi in ((1, 9), (0.5, 3), (5, 4)):
+        with pytest.raises(InputError, match=r"inside the swept values of k \(\[1, 7\]\)"):
+            result.nauc(lo, hi)
 
 
 # ---- Incognito sweeps against single runs ------------------------------------------------------
@@ -250,3 +271,337 @@ def test_charts_into_a_folder_not_made_yet(tmp_path):
     for png in written:
         with Image.open(png) as image:
             assert image.format == "PNG"
+
+
+def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
+    # An analyst swept with a sensitive column (l-diversity and L1 charts), then swept again with
+    # --overwrite into the same folder. The earlier l_diversity.png stayed beside the new
+    # sweep.csv, whose runs have no l-diversity value: a chart of another sweep read as this one's.
+    out = tmp_path / "sweep"
+    first = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--quiet"])
+    assert first.exit_code == 0, first.output
+    assert (out / "l_diversity.png").exists() and (out / "l1_closeness.png").exists()
+    no_sensitive = tmp_path / "no_sensitive.toml"
+    folder = (REPO / "datasets" / "table3").as_posix()
+    no_sensitive.write_text(f'identifiers = ["salary", "disease"]\n[source]\npath = "{folder}/table3.csv"\n'
+                            f'[privacy]\nk = 2\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                            f'age = {{ file = "{folder}/age.csv" }}\n', encoding="utf-8")
+    second = CliRunner().invoke(main, ["sweep", str(no_sensitive), "--k", "2,3", "--out", str(out), "--overwrite",
+                                       "--quiet"])
+    assert second.exit_code == 0, second.output
+    with (out / "sweep.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [r["l_diversity"] for r in rows] == ["", ""]  # this sweep measured no l-diversity ...
+    assert not (out / "l_diversity.png").exists()  # ... so no l-diversity chart is beside it
+    assert not (out / "l1_closeness.png").exists()
+    assert (out / "discernibility.png").exists()
+    # --no-charts --overwrite: the CSVs are this sweep's, and no chart of the earlier one stays.
+    third = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--overwrite",
+                                      "--no-charts", "--quiet"])
+    assert third.exit_code == 0, third.output
+    assert sorted(p.name for p in out.iterdir()) == ["nauc.csv", "sweep.csv"]
+    # Without --overwrite, a folder holding only an earlier sweep's chart is refused too.
+    (out / "seconds.png").write_bytes(b"old")
+    (out / "sweep.csv").unlink()
+    (out / "nauc.csv").unlink()
+    refused = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--no-charts"])
+    assert refused.exit_code == 2 and "seconds.png" in refused.output and "--overwrite" in refused.output
+    assert sorted(p.name for p in out.iterdir()) == ["seconds.png"]
+
+
+def _rows(curves: dict[tuple[str, float], list[tuple[int, float | None]]]) -> list[dict]:
+    return [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": metric, "scope": "table",
+                                          "l": lv, "k": k, "status": "ok" if y is not None else "no solution",
+                                          "alteration": y, "l_diversity": y, "l1_closeness": y}
+            for (metric, lv), points in curves.items() for k, y in points]
+
+
+def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_solution(tmp_path, monkeypatch):
+    # The alteration chart was titled "Alteration for the run's metric" without naming it, the
+    # l-diversity and L1 charts did not say of which column, and a curve whose model had no
+    # solution was listed in the legend as if it were drawn ("l=20.0", no point, no word why).
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, tuple[str, list[str]]] = {}
+
+    def capture(path, curves, *, title, xlabel, ylabel, **_):
+        drawn[Path(path).stem] = (title, list(curves))
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("nllm", 20.0): [(2, None), (5, None)],
+                                ("nllm", 4.0): [(2, 3.0), (5, None)]}), source="adult.csv", sensitive="occupation")
+    result.charts(tmp_path)
+    title, legend = drawn["alteration"]
+    assert title == "Alteration for NLLM against k — GAA, table scope, merge cost NLLM, adult.csv"
+    assert legend == ["l=2.0", "l=20.0 (no solution)", "l=4.0 (no solution at k = 5)"]
+    run = "GAA, table scope, merge cost NLLM, adult.csv"
+    assert drawn["l_diversity"][0] == f"l-diversity value of occupation against k — {run}"
+    assert drawn["l1_closeness"][0] == f"t-closeness value (L1) of occupation against k — {run}"
+    assert result.failed_runs() == ["l=20.0 k=2", "l=20.0 k=5", "l=4.0 k=5"]
+    # Curves of different metrics: the legend names each metric, the title does not pick one.
+    mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
+                        source="adult.csv")
+    mixed.charts(tmp_path)
+    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, table scope, l = 2, adult.csv",
+                                   ["nllm", "total"])
+    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, table scope, l = 2, adult.csv"
+
+
+def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
+    # "2 run(s) found no solution: k=2, k=3" did not say which curve (which l) those runs were of.
+    spec = tmp_path / "table3_l.toml"
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec.write_text(f'identifiers = ["disease"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    f'[sensitive.salary]\nentropy_l = 2\n', encoding="utf-8")
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--l", "2,50", "--out", str(tmp_path / "o"),
+                                    "--no-charts", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    # Table 3 has 9 distinct salaries: exp(entropy) ≤ 9 < 50, so l = 50 has no solution at any k.
+    assert "2 run(s) found no solution: l=50.0 k=2, l=50.0 k=3" in run.output
+
+
+def test_gaa_k_sweep_seconds_are_gaas_own_not_the_callers():
+    # The one-run k-sweep timed each k from the start, including the time its caller spent in
+    # on_result on the smaller k's (the sweep builds every k's release summary there): the
+    # "search time" of a large k grew with the measurements of all smaller ones.
+    combos, _, data = random_table(3)
+    pause = 0.4
+    plain = gaa_k_sweep(data, [2, 3, 4], "nllm", "S1")
+    heard = gaa_k_sweep(data, [2, 3, 4], "nllm", "S1", on_result=lambda k, r: time.sleep(pause))
+    # The greedy on this small table takes milliseconds (measured just above without a caller);
+    # with the caller sleeping 0.4 s at k = 2 and 3, k = 4 is still GAA's milliseconds.
+    assert plain[4].seconds < pause / 4
+    assert heard[4].seconds < plain[4].seconds + pause / 4
+    assert partition_of(heard[4], combos) == partition_of(plain[4], combos)
+
+
+def test_gaa_sweep_row_seconds_are_the_search_and_its_measurements(monkeypatch):
+    # docs/utility.md: `seconds` is the run's seconds (search and measurements); GAA rows gave the
+    # search's alone. Measuring a run (its release summary) is made to take 0.3 s here.
+    from sqlclose.release.gaa_release import GaaRelease
+
+    real = GaaRelease.summary
+
+    def slow(self):
+        time.sleep(0.3)
+        return real.fget(self)
+
+    monkeypatch.setattr(GaaRelease, "summary", property(slow))
+    folder = (REPO / "datasets" / "table3").as_posix()
+    gaa_spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 2},
+                "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+                "sensitive": {"salary": {"entropy_l": 1}}, "search": {"algorithm": "gaa"}}
+    rows = sweep(None, gaa_spec, [2, 3]).rows
+    for row in rows:
+        assert row["seconds"] >= row["search_seconds"] + 0.3
+    assert rows[1]["search_seconds"] < 0.3  # k = 3's search does not hold k = 2's measurement
+
+
+def test_sweep_alteration_chart_leaves_out_a_curve_that_has_no_alteration(tmp_path, monkeypatch):
+    # Incognito swept by ncp and discernibility: discernibility has no alteration (the report's
+    # `alteration` is per information-loss metric), yet its curve sat in the alteration chart's
+    # legend with nothing drawn, as if its line were missing.
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, list[str]] = {}
+    monkeypatch.setattr(charts, "line_chart",
+                        lambda path, curves, **_: drawn.setdefault(Path(path).stem, list(curves)) and Path(path))
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": metric, "k": k, "status": "ok",
+                                          "alteration": alteration, "discernibility": 10.0 * k}
+            for metric, alteration in (("ncp", 50.0), ("discernibility", None)) for k in (2, 5)]
+    SweepResult(rows).charts(tmp_path)
+    assert drawn["alteration"] == ["ncp"]
+    assert drawn["discernibility"] == ["ncp", "discernibility"]
+
+
+@pytest.mark.parametrize("model", [{"distinct_l": 2}, {"recursive": {"c": 3, "l": 2}}])
+def test_incognito_l_sweep_refuses_a_fractional_l_for_a_count_of_distinct_values(model):
+    # --l 2.5 on a distinct_l (or recursive) model ran int(2.5) = 2 in a row labelled l = 2.5: on
+    # Adult (occupation, k = 2) that row's node was l = 2's, whose classes hold 2 distinct values.
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 1},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+            "sensitive": {"salary": model}}
+    with pytest.raises(InputError, match=r"l = 2.5 is not a whole number.*'salary'"):
+        sweep(None, spec, [1], ls=[2, 2.5])
+    assert [r["l"] for r in sweep(None, spec, [1], ls=[2, 3]).rows] == [2.0, 3.0]
+
+
+def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(tmp_path, monkeypatch):
+    # charts(folder, ["alteration_ncp"]) drew nothing (only the default set could be drawn) and a
+    # misspelt name ("mean_alteraton") was silently skipped: both returned [].
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, tuple[str, list]] = {}
+
+    def capture(path, curves, *, title, **_):
+        drawn[Path(path).stem] = (title, [list(ys) for _, ys in curves.values()])
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                          "status": "ok", "k": k, "alteration": 2.0 * k, "alteration_ncp": 3.0 * k,
+                                          "mean_alteration": 1.0 * k}
+            for k in (2, 5)]
+    result = SweepResult(rows, source="t.csv")
+    written = result.charts(tmp_path, ["alteration_ncp"])
+    assert [p.name for p in written] == ["alteration_ncp.png"]
+    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, table scope, merge cost NLLM, t.csv",
+                                       [[6.0, 15.0]])
+    assert [p.name for p in result.charts(tmp_path, "mean_alteration")] == ["mean_alteration.png"]
+    with pytest.raises(InputError, match="no chart for measure 'mean_alteraton'"):
+        result.charts(tmp_path, ["mean_alteraton"])
+
+
+def test_sweep_runs_a_metric_or_strategy_named_twice_once():
+    # --metrics nllm,NLLM --strategies S1,s1 ran every k four times: four identical curves under
+    # one legend entry, and four times the work.
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 2},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+            "sensitive": {"salary": {"entropy_l": 1}}, "search": {"algorithm": "gaa"}}
+    result = sweep(None, spec, [2, 3], metrics=["nllm", "NLLM", "ncp"], strategies=["S1", "s1"])
+    assert [(r["metric"], r["strategy"], r["k"]) for r in result.rows] == [
+        ("nllm", "S1", 2), ("nllm", "S1", 3), ("ncp", "S1", 2), ("ncp", "S1", 3)]
+
+
+@pytest.mark.parametrize("algorithm, axis", [
+    ("gaa", "t (largest L1 t-closeness value allowed for occupation, not halved: 0–2)"),
+    ("incognito", "t (largest EMD of occupation allowed)")])
+def test_sweep_chart_over_t_says_which_t(tmp_path, monkeypatch, algorithm, axis):
+    # A sweep over t was drawn against an axis named "t": for GAA the paper's plain L1 value (0–2),
+    # for Incognito the spec's EMD bound, two quantities an analyst comparing charts would mix up.
+    import sqlclose.utility.charts as charts
+
+    drawn: dict[str, str] = {}
+
+    def capture(path, curves, *, xlabel, **_):
+        drawn[Path(path).stem] = xlabel
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    rows = [{c: None for c in COLUMNS} | {"algorithm": algorithm, "metric": "nllm", "k": 5, "t": t, "status": "ok",
+                                          "mean_alteration": 10.0 * t} for t in (0.2, 0.4)]
+    SweepResult(rows, x="t", sensitive="occupation").charts(tmp_path)
+    assert drawn["mean_alteration"] == axis
+
+
+def test_gaa_sweep_says_the_spec_suppression_is_not_used(tmp_path):
+    # A GAA release warns that GAA never suppresses (the spec's limit is unused); a GAA sweep of
+    # the same spec said nothing, so its suppressed_rows column of zeros read as "nothing needed".
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = tmp_path / "gaa.toml"
+    spec.write_text(f'identifiers = ["disease"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'suppression = 0.1\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                    f'age = {{ file = "{folder}/age.csv" }}\n[sensitive.salary]\nentropy_l = 1\n'
+                    '[search]\nalgorithm = "gaa"\n', encoding="utf-8")
+    expected = "GAA does not suppress records: the suppression limit (0.1) was not used; every input row is released"
+    result = sweep(None, spec, [2, 3])
+    assert result.warnings == [expected]
+    assert [r["suppressed_rows"] for r in result.rows] == [0, 0]
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--out", str(tmp_path / "o"), "--no-charts",
+                                    "--no-progress"])
+    assert run.exit_code == 0 and f"warning    {expected}" in run.output
+    as_json = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--out", str(tmp_path / "j"), "--no-charts",
+                                        "--json"])
+    assert json.loads(as_json.output)["warnings"] == [expected]
+    # Incognito suppresses: nothing to warn of.
+    assert sweep(None, TABLE3_SPEC, [2, 3]).warnings == []
+
+
+def test_a_chart_of_many_curves_shows_every_legend_entry_outside_the_plot(tmp_path, monkeypatch):
+    # A sweep of 9 strategies × 7 metrics draws 63 curves: the legend, inside the plot at "best",
+    # covered the curves and ran off the 500-pixel image (a third of the entries were cut off).
+    import matplotlib.pyplot as plt
+
+    from sqlclose.utility.charts import line_chart
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    curves = {f"S{i % 9} m{i // 9}": ([2, 5, 10], [i, i + 1, i + 2]) for i in range(63)}
+    path = line_chart(tmp_path / "many.png", curves, title="t", xlabel="k", ylabel="y")
+    fig = kept[0]
+    renderer = fig.canvas.get_renderer()
+    legend = (fig.legends or [fig.axes[0].get_legend()])[0]
+    box, page, plot = legend.get_window_extent(renderer), fig.bbox, fig.axes[0].get_window_extent(renderer)
+    assert len(legend.get_texts()) == 63
+    assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1  # all on the image
+    assert not box.overlaps(plot)  # and none over the curves
+    with Image.open(path) as image:
+        assert image.size[0] == int(WIDTH_INCHES * DPI) and image.size[1] > int(HEIGHT_INCHES * DPI)
+    plt.close(fig)
+
+
+def test_incognito_t_sweep_refuses_a_t_above_the_distance_bound():
+    # --t 1.5 on Table 3's salary (ordered EMD, at most 1) ran a row labelled t = 1.5 (a bound no
+    # class can reach, so no model at all), though the spec itself refuses t = 1.5 for that distance:
+    # the mistake of an analyst reading t as the paper's L1 value (0–2), which is GAA's.
+    with pytest.raises(InputError, match=r"t = 1.5 is above 1, the largest ordered distance of 'salary'"):
+        sweep(None, TABLE3_SPEC, [2, 3], ts=[0.2, 1.5])
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import Sensitive
+
+    with pytest.raises(ValidationError, match=r"t must be in \[0, 1\]"):  # the spec's own rule
+        Sensitive.model_validate({"distance": "ordered", "t": 1.5})
+    assert [r["t"] for r in sweep(None, TABLE3_SPEC, [2], ts=[0.2, 1.0]).rows] == [0.2, 1.0]
+
+
+def test_gaa_sweep_charts_say_the_scope(tmp_path, monkeypatch):
+    # A class-scope sweep's charts were titled like a table-scope one's ("… — GAA, adult.csv"),
+    # though the two scopes give far apart curves for S3/S6 (docs/utility.md).
+    import sqlclose.utility.charts as charts
+
+    titles: dict[str, str] = {}
+
+    def capture(path, curves, *, title, **_):
+        titles[Path(path).stem] = title
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S3", "metric": "nllm", "scope": "class",
+                                          "status": "ok", "k": k, "mean_alteration": 1.0 * k} for k in (2, 5)]
+    SweepResult(rows, source="adult.csv").charts(tmp_path)
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — "
+                                         "GAA, class scope, merge cost NLLM, adult.csv")
+
+
+def test_sweep_csv_files_take_a_path_under_the_home_folder(tmp_path, monkeypatch):
+    # charts("~/…") wrote under the home folder but to_csv("~/sweep.csv") and nauc_to_csv raised
+    # FileNotFoundError for the literal "~" folder.
+    monkeypatch.setenv("HOME", str(tmp_path))
+    rows = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "k": k, "status": "ok",
+                                          "mean_alteration": 10.0 * k} for k in (2, 4)]
+    result = SweepResult(rows, nauc_range=(2.0, 4.0))
+    assert result.to_csv("~/sweep.csv") == tmp_path / "sweep.csv"
+    assert result.nauc_to_csv("~/nauc.csv") == tmp_path / "nauc.csv"
+    with (tmp_path / "nauc.csv").open(newline="", encoding="utf-8") as f:
+        by_measure = {r["measure"]: r for r in csv.DictReader(f)}
+    assert float(by_measure["mean_alteration"]["nauc"]) == pytest.approx(30.0)  # (20 + 40) / 2 over [2, 4]
+
+
+def test_sweep_charts_name_the_fixed_l_t_and_k(tmp_path, monkeypatch):
+    # A sweep over k at l = 2 and one at l = 3 drew identical titles and legends ("S1 nllm"): the
+    # fixed l was nowhere on the chart; a sweep over l at k = 5 did not say k.
+    import sqlclose.utility.charts as charts
+
+    titles: dict[str, str] = {}
+
+    def capture(path, curves, *, title, **_):
+        titles[Path(path).stem] = title
+        return Path(path)
+
+    monkeypatch.setattr(charts, "line_chart", capture)
+    over_k = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
+                                            "status": "ok", "k": k, "l": 2.0, "mean_alteration": 1.0 * k}
+              for k in (2, 5)]
+    SweepResult(over_k, source="adult.csv").charts(tmp_path)
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — "
+                                         "GAA, table scope, merge cost NLLM, l = 2, adult.csv")
+    over_l = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "status": "ok", "k": 5,
+                                            "l": lv, "mean_alteration": 10.0 * lv} for lv in (2.0, 3.5)]
+    SweepResult(over_l, source="adult.csv", x="l").charts(tmp_path)
+    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against l — "
+                                         "Incognito, chosen by NCP, k = 5, adult.csv")

@@ -345,3 +345,60 @@ def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subs
     assert used and all(isinstance(r, kinds[runner]) for r in used)
     if runner == "batch-several-words":
         assert all(r.packing.words > 1 for r in used)
+
+
+def test_a_given_node_is_not_said_to_be_chosen_by_the_metric(tmp_path):
+    # `anonymize --metric ncp --node …` printed "chosen by ncp: … % altered" and the sign-off page
+    # said "Chosen node" and "ncp (chose the release)" for a node the user picked: the NCP optimum
+    # is another node, so a reviewer read the given node as the metric's choice.
+    import json
+
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    spec = TABLE3_SPEC
+    optimum = CliRunner().invoke(main, ["anonymize", str(spec), "--metric", "ncp", "-o", str(tmp_path / "o.parquet"),
+                                        "--json", "--no-progress"])
+    assert optimum.exit_code == 0, optimum.output
+    best = json.loads(optimum.output)["node"]
+    top = {"zip": 5, "age": 3}  # every value at its root: satisfies any k, and is not the NCP optimum here
+    assert best != top
+    out, page = tmp_path / "g.parquet", tmp_path / "g.html"
+    given = CliRunner().invoke(main, ["anonymize", str(spec), "--metric", "ncp", "--node", "zip=5,age=3",
+                                      "-o", str(out), "--html", str(page), "--no-progress"])
+    assert given.exit_code == 0, given.output
+    assert "chosen by ncp" not in given.output
+    assert "by ncp (the node was given, not chosen by it): 100.00 % altered" in given.output  # all at the root
+    html = page.read_text(encoding="utf-8")
+    assert "Chosen node" not in html and "chose the release" not in html
+    assert "Given node (not the search's optimum)" in html and "ncp (the search's metric; the node was given)" in html
+    # The search's own optimum still says so.
+    chosen_page = tmp_path / "o.html"
+    again = CliRunner().invoke(main, ["anonymize", str(spec), "--metric", "ncp", "-o", str(tmp_path / "o2.parquet"),
+                                      "--html", str(chosen_page), "--no-progress"])
+    assert again.exit_code == 0 and "chosen by ncp" in again.output
+    assert "ncp (chose the release)" in chosen_page.read_text(encoding="utf-8")
+
+
+def test_discernibility_is_said_to_have_chosen_the_release(tmp_path):
+    # With the default metric, neither the summary nor the sign-off page said which metric chose
+    # the release (with one of the seven they say "ncp (chose the release)").
+    import duckdb
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    out, page = tmp_path / "r.parquet", tmp_path / "r.html"
+    run = CliRunner().invoke(main, ["anonymize", str(TABLE3_SPEC), "-o", str(out), "--html", str(page),
+                                    "--no-progress"])
+    assert run.exit_code == 0, run.output
+    # Discernibility by its definition, from the written file (nothing is suppressed here): Σ size².
+    sizes = [n for (n,) in duckdb.sql(f"SELECT count(*) FROM '{out}' GROUP BY zip, age").fetchall()]
+    value = sum(n * n for n in sizes)
+    assert sum(sizes) == 9
+    assert f"discernibility {value} (chose the release)" in run.output
+    assert f"discernibility {value} (chose the release)" in page.read_text(encoding="utf-8")
+    given = CliRunner().invoke(main, ["anonymize", str(TABLE3_SPEC), "--node", "zip=5,age=3", "-o",
+                                      str(tmp_path / "g.parquet"), "--no-progress"])
+    assert "discernibility 81 (the search's metric; the node was given)" in given.output  # one class of 9

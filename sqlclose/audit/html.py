@@ -76,7 +76,9 @@ def _page(doc: dict, audit: CheckReport, release: Path) -> str:
 # ---- sections --------------------------------------------------------------------------------
 def _header(doc: dict, release: Path) -> str:
     if doc.get("node") is not None:
-        chosen = "Chosen node: <strong id='chosen-node'>" + ", ".join(
+        # A node given with --node / Release.at was not chosen by the search or its metric.
+        chosen = ("Given node (not the search's optimum)" if doc.get("node_given") else "Chosen node") + \
+            ": <strong id='chosen-node'>" + ", ".join(
             f"{html.escape(k)} = {v}" for k, v in doc["node"].items()) + "</strong>"
     else:
         g = doc["gaa"]
@@ -160,13 +162,16 @@ def _attacks(audit: CheckReport) -> str:
 
 def _utility(doc: dict) -> str:
     u = doc["utility"]
-    items = [f"discernibility {u['discernibility']}", f"average class size {u['average_class_size']:.2f}"]
+    role = " (the search's metric; the node was given)" if doc.get("node_given") else " (chose the release)"
+    # Discernibility, the default metric, is said to have chosen the release as the seven are below.
+    chose = role if u.get("metric") == "discernibility" else ""
+    items = [f"discernibility {u['discernibility']}{chose}", f"average class size {u['average_class_size']:.2f}"]
     if u.get("generalized_percent") is not None:
         items.append(f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root")
     for name, s in (u.get("sensitive") or {}).items():
         items.append(f"{html.escape(name)}: l-diversity value {s['l_diversity']:.3f}, L1 closeness (not halved, "
                      f"not an EMD) {s['l1_closeness']:.4f}" if s["l_diversity"] is not None else html.escape(name))
-    rows = "".join(f"<tr><td>{html.escape(name)}{' (chose the release)' if name == u.get('metric') else ''}</td>"
+    rows = "".join(f"<tr><td>{html.escape(name)}{role if name == u.get('metric') else ''}</td>"
                    f"<td>{'—' if value is None else f'{value:.2f} %'}</td></tr>"
                    for name, value in (u.get("alteration") or {}).items())
     table = ""

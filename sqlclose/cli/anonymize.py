@@ -320,11 +320,16 @@ def _print_summary(doc: dict, report: Path) -> None:
     for name, s in doc["privacy"]["sensitive"].items():
         click.echo(f"  {name:<10} {describe_sensitive(s)}")
     u = doc["utility"]
-    click.echo(f"  utility    discernibility {u['discernibility']}, average class size {u['average_class_size']:.1f}")
+    chose = ""
+    if u.get("metric") == "discernibility":  # the default metric says it chose, as the seven do below
+        chose = " (the search's metric; the node was given)" if doc.get("node_given") else " (chose the release)"
+    click.echo(f"  utility    discernibility {u['discernibility']}{chose}, average class size "
+               f"{u['average_class_size']:.1f}")
     chosen = u.get("alteration", {}).get(u.get("metric"))
     if chosen is not None:
-        click.echo(f"             chosen by {u['metric']}: {chosen:.2f} % altered; mean of the seven "
-                   f"{u['mean_alteration']:.2f} %")
+        by = f"by {u['metric']} (the node was given, not chosen by it)" if doc.get("node_given") else \
+            f"chosen by {u['metric']}"
+        click.echo(f"             {by}: {chosen:.2f} % altered; mean of the seven {u['mean_alteration']:.2f} %")
     if u.get("generalized_percent") is not None:
         click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
                    "the root")

@@ -78,7 +78,9 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
 
     lo_hi = _range(nauc_range, ks, ls, ts)
     spec = load_spec(spec_path)
-    targets = ["sweep.csv", "nauc.csv", *([] if no_charts else [f"{m}.png" for m in CHARTED])]
+    # Every file a sweep may write, charts included even under --no-charts: an older sweep's
+    # chart left beside this sweep's CSV would be read as this sweep's.
+    targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
     in_the_way = [name for name in targets if (out / name).exists()]
     if in_the_way and not overwrite:
         raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
@@ -87,10 +89,11 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
         result = run_sweep(source, spec, ks, ls=ls, ts=ts, strategies=strategies, metrics=metrics,
                            on_progress=on_progress)
     written = _write(result, out, lo_hi, charts=not no_charts)
+    _remove_stale(out, in_the_way, written)
     if as_json:
         click.echo(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
-                               "files": [str(p) for p in written], "nauc": result.nauc(*lo_hi)}, indent=2,
-                              default=str))
+                               "files": [str(p) for p in written], "warnings": result.warnings,
+                               "nauc": result.nauc(*lo_hi)}, indent=2, default=str))
     elif not quiet:
         _print_summary(result, written, lo_hi)
 
@@ -124,15 +127,25 @@ def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:
         shutil.rmtree(staging, ignore_errors=True)
 
 
+def _remove_stale(out: Path, in_the_way: list[str], written: list[Path]) -> None:
+    """Under --overwrite, once the sweep is in place: the earlier sweep's files this one did not
+    write (a chart of a measure this sweep has no value for, every chart under --no-charts) go, so
+    the folder holds one sweep only."""
+    for name in set(in_the_way) - {p.name for p in written}:
+        (out / name).unlink(missing_ok=True)
+
+
 def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
     click.echo(f"swept {len(result.rows)} runs of {result.source} over {result.x} in {result.seconds:.1f} s")
     for path in written:
         what = {"sweep.csv": "one row per run", "nauc.csv": "NAUC per curve and measure"}.get(path.name, "chart")
         click.echo(f"  {path}  ({what})")
-    failed = [r for r in result.rows if r["status"] != "ok"]
+    for warning in result.warnings:
+        click.echo(f"  warning    {warning}")
+    failed = result.failed_runs()
     if failed:
-        click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(
-            f"{result.x}={r[result.x]}" for r in failed[:5]))
+        click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(failed[:5])
+                   + (" …" if len(failed) > 5 else ""))
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
     if rows:

@@ -532,6 +532,15 @@ class Search(_Model):
     scope: Literal["table", "class"] | None = None
     weights: dict[str, EdgeWeightsSpec] | None = None
 
+    @field_validator("strategy", mode="before")
+    @classmethod
+    def _strategy_any_case(cls, name: object) -> object:
+        """"s3" is S3 and "LDIV" is ldiv, as metric names and `sqlclose sweep --strategies` take
+        any case; an unknown name is left for the Literal to refuse, listing the choices."""
+        if isinstance(name, str):
+            return {s.lower(): s for s in GAA_STRATEGIES}.get(name.strip().lower(), name)
+        return name
+
     @field_validator("metric")
     @classmethod
     def _known_metric(cls, name: str | None) -> str | None:

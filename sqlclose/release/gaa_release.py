@@ -32,6 +32,14 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size
 
 
+def suppression_unused(limit: float) -> list[str]:
+    """GAA never suppresses: a spec's suppression limit is not used, and the user is told so."""
+    if limit > 0:
+        return [f"GAA does not suppress records: the suppression limit ({limit:g}) was not used; every input row "
+                "is released"]
+    return []
+
+
 @dataclass(repr=False)  # Release's own repr
 class GaaRelease(Release):
     """The result of ``sqlclose.anonymize`` with ``[search] algorithm = "gaa"``."""
@@ -135,10 +143,7 @@ class GaaRelease(Release):
                                   strategy_column=run.strategy_column, seconds=round(run.result.seconds, 4))}
 
     def _warnings(self) -> list[str]:
-        if self.problem.suppression > 0:
-            return [f"GAA does not suppress records: the suppression limit ({self.problem.suppression:g}) was not "
-                    "used; every input row is released"]
-        return []
+        return suppression_unused(self.problem.suppression)
 
     @property
     def generalization(self) -> dict[str, Generalization]:

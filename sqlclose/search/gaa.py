@@ -98,7 +98,8 @@ def gaa_k_sweep(data: GaaInput, ks: Sequence[int], metric_: Metric | str = "nllm
                 scope: str = "table", on_result: Callable[[int, GaaResult], None] | None = None
                 ) -> dict[int, GaaResult]:
     """GAA under plain k-anonymity for several k in ONE run: the result at each k equals
-    ``gaa(data, k, …)``, and each result's ``seconds`` is the time from the start to that k.
+    ``gaa(data, k, …)``, and each result's ``seconds`` is the time from the start to that k
+    (GAA's own: the time spent in ``on_result`` is not counted).
 
     Why one run is enough: C_s is the least (size, id) among classes below k, and the partner a
     strategy picks does not depend on k. So while some class is smaller than k₁ < k₂, the runs at
@@ -112,14 +113,17 @@ def gaa_k_sweep(data: GaaInput, ks: Sequence[int], metric_: Metric | str = "nllm
         return {}
     state = _start(data, wanted[-1], metric_, strategy, None, None, scope)
     out: dict[int, GaaResult] = {}
+    listening = [0.0]  # time spent in on_result: the caller's work (a sweep measures each k), not GAA's
 
     def reached(least: int | None, merges: int) -> None:
         # Every k ≤ the least violating class's size (all classes when none is left) is done.
         while wanted and (least is None or wanted[0] <= least):
             k = wanted.pop(0)
-            out[k] = state.result(merges, time.perf_counter() - started)
+            out[k] = state.result(merges, time.perf_counter() - started - listening[0])
             if on_result is not None:
+                heard = time.perf_counter()
                 on_result(k, out[k])
+                listening[0] += time.perf_counter() - heard
 
     merges = state.run(reached)
     reached(None, merges)

@@ -17,6 +17,8 @@ from sqlclose.errors import EnvironmentFailure
 
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
 LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
+LEGEND_INSIDE = 10  # up to this many curves the legend sits inside the plot; more go below it, in columns
+LEGEND_COLUMNS, LEGEND_ROW_INCHES = 4, 0.2
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 
 Curve = tuple[Sequence[float], Sequence[float]]
@@ -60,12 +62,18 @@ def wide_range(xs: Sequence[float]) -> bool:
 
 def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xlabel: str, ylabel: str,
                log_x: bool | None = None, legend_title: str | None = None) -> Path:
-    """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``.
+    """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``
+    (taller by 20 pixels per legend row when more than 10 curves put the legend below the plot).
     ``log_x=None`` picks a log scale when the x values span more than 20×."""
     plt = pyplot()
     path = Path(path)
     every_x = [x for xs, _ in curves.values() for x in xs]
-    fig, ax = plt.subplots(figsize=(WIDTH_INCHES, HEIGHT_INCHES), dpi=DPI)
+    # Many curves (a sweep of strategies × metrics): inside the plot their legend hid the curves and
+    # ran off the image. Below the plot, in columns, on a taller image, every entry is seen.
+    below = len(curves) > LEGEND_INSIDE
+    legend_rows = -(-len(curves) // LEGEND_COLUMNS) if below else 0
+    height = HEIGHT_INCHES + legend_rows * LEGEND_ROW_INCHES
+    fig, ax = plt.subplots(figsize=(WIDTH_INCHES, height), dpi=DPI, layout="constrained" if below else None)
     try:
         for i, (label, (xs, ys)) in enumerate(curves.items()):
             ax.plot(list(xs), list(ys), marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.5, label=label)
@@ -75,9 +83,12 @@ def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xla
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, which="major", alpha=0.3)
-        if curves:
+        if below:
+            fig.legend(title=legend_title, fontsize="small", loc="outside lower center", ncols=LEGEND_COLUMNS)
+        elif curves:
             ax.legend(title=legend_title, fontsize="small", loc="best")
-        fig.tight_layout()
+        if not below:
+            fig.tight_layout()
         fig.savefig(path, dpi=DPI, format="png")
     finally:
         plt.close(fig)
