@@ -19,6 +19,7 @@ from sqlclose.search.utility_costs import leaf_counts, problem_metric
 from sqlclose.utility.full_domain import FullDomainCost, value_percents
 from sqlclose.utility.information_loss import (
     METRICS,
+    Metric,
     generalized_percent,
     l1_closeness_value,
     l_diversity_value,
@@ -39,14 +40,46 @@ def _finite(value: float) -> float | None:
 
 def alterations(problem: Problem, search: Search, counts: Sequence[np.ndarray], levels: Sequence[int],
                 hist: ClassHistograms, failing: np.ndarray) -> dict[str, float | None]:
-    """Per metric (the seven, then custom when the spec uses it): alteration in %, None if undefined."""
+    """Per metric (the seven, then custom when the spec uses it): alteration in %, None if undefined.
+    From the records at each released label where the metric allows (``Metric.released_cost``):
+    summed over raw values, the floating-point result told them apart in its last digits."""
     node = np.array([levels], dtype=np.int64)
     out: dict[str, float | None] = {}
     for name in _metric_names(search):
-        cost = FullDomainCost.of(problem_metric(problem, name, search.weights), counts)
+        metric = problem_metric(problem, name, search.weights)
+        if metric.from_leaves is not None:
+            out[name] = _finite(metric.released_alteration(_node_records(metric, levels, hist, failing)))
+            continue
+        cost = FullDomainCost.of(metric, counts)  # custom weights per edge: a cost per raw leaf
         out[name] = _finite(float(cost.alteration(cost.costs(node, np.zeros(hist.classes, dtype=np.int64),
                                                              hist.codes, hist.sizes * failing)[0])))
     return out
+
+
+def _node_records(metric: Metric, levels: Sequence[int], hist: ClassHistograms,
+                  failing: np.ndarray) -> list[np.ndarray]:
+    """Per QI, the records at each node of its tree: a kept class's at its label, the suppressed at the root."""
+    kept = np.where(failing, 0, hist.sizes).astype(np.float64)
+    suppressed = float(hist.sizes[failing].sum())
+    out = []
+    for j, (tree, level) in enumerate(zip(metric.trees, levels)):
+        h = tree.hierarchy
+        mixed = h.leaf_codes // h.divisors[level]  # a class's code at this level, per leaf
+        node_of = np.zeros(int(mixed.max()) + 1, dtype=np.int64)
+        node_of[mixed] = tree.ancestors[tree.leaf_nodes, level]
+        records = np.bincount(node_of[hist.codes[:, j]], weights=kept, minlength=tree.nodes)
+        records[tree.root] += suppressed
+        out.append(records)
+    return out
+
+
+def _multidimensional_alteration(metric: Metric, leaves: np.ndarray, nodes: np.ndarray, counts: np.ndarray) -> float:
+    """A GAA release's alteration: from the records at each node where the metric allows (as above)."""
+    if metric.from_leaves is None:
+        return float(metric.alteration(leaves, nodes, counts))
+    weights = np.asarray(counts, dtype=np.float64)
+    return metric.released_alteration([np.bincount(nodes[:, j], weights=weights, minlength=tree.nodes)
+                                       for j, tree in enumerate(metric.trees)])
 
 
 def mean_of(alteration: dict[str, float | None]) -> float | None:
@@ -86,8 +119,9 @@ def multidimensional_utility(problem: Problem, search: Search, run: GaaRun, hist
     """The information-loss part of the utility section for a GAA release (nothing suppressed):
     every metric over the combinations and the node each was generalized to."""
     data, result = run.data, run.result
-    alteration = {name: _finite(problem_metric(problem, name, search.weights).alteration(
-        data.leaves, result.nodes, data.counts)) for name in _metric_names(search)}
+    alteration = {name: _finite(_multidimensional_alteration(problem_metric(problem, name, search.weights),
+                                                             data.leaves, result.nodes, data.counts))
+                  for name in _metric_names(search)}
     trees = run.metric.trees
     return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
             "generalized_percent": generalized_percent(trees, result.nodes, data.counts),

@@ -148,6 +148,38 @@ class Metric:
             out.append(up)
         return tuple(out)
 
+    @cached_property
+    def from_leaves(self) -> tuple[np.ndarray, ...] | None:
+        """Per QI, per node v: what any leaf below v costs up to v, when that is the same for every
+        leaf (the seven named metrics, and custom weights per level step: all leaves are at level 0);
+        else None (custom weights per edge). With it a table's cost follows from the records each
+        released node holds: ``released_cost``."""
+        out = []
+        for tree, up in zip(self.trees, self.to_root):
+            leaf = up[tree.leaf_nodes]
+            if not np.allclose(leaf, leaf.max(), rtol=1e-12, atol=0.0):
+                return None
+            cost = np.maximum(leaf.max() - up, 0.0)
+            cost[tree.leaf_nodes] = 0.0  # a value released as it is costs nothing, exactly
+            out.append(cost)
+        return tuple(out)
+
+    def released_cost(self, node_records: Sequence[np.ndarray]) -> float:
+        """μ_T(T^gen) from ``node_records[j]``, the records at each node of QI j (suppressed ones at
+        the root), for a metric with ``from_leaves``. Equal to ``table_cost``, but a function of the
+        release alone: neither the raw values under a label nor their order reach the floating-point
+        sums (the report, which may be published, holds it)."""
+        from_leaves = self.from_leaves
+        assert from_leaves is not None, "released_cost needs a metric whose leaves all cost the same to a node"
+        return float(sum(np.asarray(records, dtype=np.float64) @ cost
+                         for records, cost in zip(node_records, from_leaves)))
+
+    def released_alteration(self, node_records: Sequence[np.ndarray]) -> float:
+        """alt_μ (Definition 7) from the records at each node, in percent; NaN when T* costs 0."""
+        rows = [float(np.sum(records)) for records in node_records]
+        full = sum(n * float(cost[tree.root]) for n, cost, tree in zip(rows, self.from_leaves or (), self.trees))
+        return self.released_cost(node_records) / full * 100.0 if full > 0 else float("nan")
+
     def cost(self, j: int, v: np.ndarray, ancestor: np.ndarray) -> np.ndarray:
         """cost(v, v') of Definition 4 for v' an ancestor of v (or v itself)."""
         return self.to_root[j][v] - self.to_root[j][ancestor]
