@@ -16,7 +16,14 @@ from sqlclose.errors import EngineError, InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.sources import Opened, SourceLike, brings_engine, open_source, spec_engine
+from sqlclose.prepare.sources import (
+    Opened,
+    SourceLike,
+    brings_engine,
+    open_source,
+    refuse_index_columns,
+    spec_engine,
+)
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import sha256
@@ -237,6 +244,7 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
         source = spec.source
     if isinstance(source, Source) and source.kind == "warehouse":
         return _open_catalog_table(source, spec, engine)
+    refuse_index_columns(source, [*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers])
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     made = spec_engine(spec.engine, source) if engine is None else None
     try:

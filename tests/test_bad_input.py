@@ -557,6 +557,18 @@ def test_pandas_columns_named_twice_are_refused_as_any_source_s(outdir):
     assert "pandas DataFrame" in msg and "'salary'" in msg and "more than once" in msg
 
 
+def test_a_quasi_identifier_held_as_the_pandas_index_is_named_as_the_index(outdir):
+    # df.set_index("zip") said only "column 'zip' is not in pandas DataFrame (its columns: …)":
+    # the index is not read (nor released), and the message now says so and what to pass.
+    import pandas as pd
+
+    frame = pd.DataFrame(TABLE3_ROWS).astype({"age": int, "salary": int}).set_index("zip")
+    msg = fails(DataError, frame, spec_dict(), outdir)
+    assert "column 'zip' is the pandas DataFrame's index" in msg and "reset_index()" in msg
+    released = sqlclose.anonymize(frame.reset_index(), spec_dict()).to_arrow()
+    assert released.num_rows == len(TABLE3_ROWS)  # Table 3's nine rows, k = 3, nothing suppressed
+
+
 def test_a_missing_path_with_a_pattern_says_paths_are_literal(tmp_path, outdir):
     # "data/*.csv" given as a source said only that it does not exist: a path is literal, and
     # the message now says how to read the files a pattern matches.

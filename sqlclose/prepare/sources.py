@@ -93,6 +93,18 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
 _CONVERSION = re.compile(r"Conversion failed for column (.+) with type (\S+)")
 
 
+def refuse_index_columns(source: Any, names: list[str]) -> None:
+    """A column the spec names that is a pandas DataFrame's index (``set_index``) is named as such:
+    the index is not read, and "not in pandas DataFrame" alone left the user to find out why."""
+    if not type(source).__module__.startswith("pandas"):
+        return
+    columns = {str(c) for c in source.columns}
+    for name in names:
+        if name not in columns and name in {str(n) for n in source.index.names if n is not None}:
+            raise DataError(f"column {name!r} is the pandas DataFrame's index, which sqlclose does not read: pass "
+                            "df.reset_index() to make it a column")
+
+
 def _arrow_of_pandas(frame: Any) -> pa.Table:
     """A pandas DataFrame as Arrow, its columns as they are (the index is not a column). A column
     Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
