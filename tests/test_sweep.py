@@ -316,36 +316,43 @@ def _rows(curves: dict[tuple[str, float], list[tuple[int, float | None]]]) -> li
             for (metric, lv), points in curves.items() for k, y in points]
 
 
-def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_solution(tmp_path, monkeypatch):
-    # The alteration chart was titled "Alteration for the run's metric" without naming it, the
-    # l-diversity and L1 charts did not say of which column, and a curve whose model had no
-    # solution was listed in the legend as if it were drawn ("l=20.0", no point, no word why).
+@pytest.fixture
+def drawn(monkeypatch) -> dict[str, dict]:
+    """The charts a test draws, by file stem: what ``line_chart`` was asked (title, labels, curves)."""
     import sqlclose.utility.charts as charts
 
-    drawn: dict[str, tuple[str, list[str]]] = {}
+    asked: dict[str, dict] = {}
 
-    def capture(path, curves, *, title, xlabel, ylabel, **_):
-        drawn[Path(path).stem] = (title, list(curves))
+    def capture(path, curves, **labels):
+        asked[Path(path).stem] = {**labels, "curves": curves}
         return Path(path)
 
     monkeypatch.setattr(charts, "line_chart", capture)
+    return asked
+
+
+def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_solution(tmp_path, drawn):
+    # The alteration chart was titled "Alteration for the run's metric" without naming it, the
+    # l-diversity and L1 charts did not say of which column, and a curve whose model had no
+    # solution was listed in the legend as if it were drawn ("l=20.0", no point, no word why).
     result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("nllm", 20.0): [(2, None), (5, None)],
                                 ("nllm", 4.0): [(2, 3.0), (5, None)]}), source="adult.csv", sensitive="occupation")
     result.charts(tmp_path)
-    title, legend = drawn["alteration"]
+    title, legend = drawn["alteration"]["title"], list(drawn["alteration"]["curves"])
     assert title == "Alteration for NLLM against k — GAA, table scope, merge cost NLLM, adult.csv"
     assert legend == ["l=2.0", "l=20.0 (no solution)", "l=4.0 (no solution at k = 5)"]
     run = "GAA, table scope, merge cost NLLM, adult.csv"
-    assert drawn["l_diversity"][0] == f"l-diversity value of occupation against k — {run}"
-    assert drawn["l1_closeness"][0] == f"t-closeness value (L1) of occupation against k — {run}"
+    assert drawn["l_diversity"]["title"] == f"l-diversity value of occupation against k — {run}"
+    assert drawn["l1_closeness"]["title"] == f"t-closeness value (L1) of occupation against k — {run}"
     assert result.failed_runs() == ["l=20.0 k=2", "l=20.0 k=5", "l=4.0 k=5"]
     # Curves of different metrics: the legend names each metric, the title does not pick one.
     mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
                         source="adult.csv")
     mixed.charts(tmp_path)
-    assert drawn["alteration"] == ("Alteration for the run's metric against k — GAA, table scope, l = 2, adult.csv",
-                                   ["nllm", "total"])
-    assert drawn["l_diversity"][0] == "l-diversity value against k — GAA, table scope, l = 2, adult.csv"
+    assert drawn["alteration"]["title"] == ("Alteration for the run's metric against k — GAA, table scope, l = 2, "
+                                            "adult.csv")
+    assert list(drawn["alteration"]["curves"]) == ["nllm", "total"]
+    assert drawn["l_diversity"]["title"] == "l-diversity value against k — GAA, table scope, l = 2, adult.csv"
 
 
 def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
@@ -429,18 +436,9 @@ def test_incognito_l_sweep_refuses_a_fractional_l_for_a_count_of_distinct_values
     assert [r["l"] for r in sweep(None, spec, [1], ls=[2, 3]).rows] == [2.0, 3.0]
 
 
-def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(tmp_path, monkeypatch):
+def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(tmp_path, drawn):
     # charts(folder, ["alteration_ncp"]) drew nothing (only the default set could be drawn) and a
     # misspelt name ("mean_alteraton") was silently skipped: both returned [].
-    import sqlclose.utility.charts as charts
-
-    drawn: dict[str, tuple[str, list]] = {}
-
-    def capture(path, curves, *, title, **_):
-        drawn[Path(path).stem] = (title, [list(ys) for _, ys in curves.values()])
-        return Path(path)
-
-    monkeypatch.setattr(charts, "line_chart", capture)
     rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
                                           "status": "ok", "k": k, "alteration": 2.0 * k, "alteration_ncp": 3.0 * k,
                                           "mean_alteration": 1.0 * k}
@@ -448,8 +446,9 @@ def test_sweep_charts_draw_any_measure_asked_by_name_and_refuse_an_unknown_one(t
     result = SweepResult(rows, source="t.csv")
     written = result.charts(tmp_path, ["alteration_ncp"])
     assert [p.name for p in written] == ["alteration_ncp.png"]
-    assert drawn["alteration_ncp"] == ("Alteration for NCP against k — GAA, table scope, merge cost NLLM, t.csv",
-                                       [[6.0, 15.0]])
+    chart = drawn["alteration_ncp"]
+    assert chart["title"] == "Alteration for NCP against k — GAA, table scope, merge cost NLLM, t.csv"
+    assert [list(ys) for _, ys in chart["curves"].values()] == [[6.0, 15.0]]
     assert [p.name for p in result.charts(tmp_path, "mean_alteration")] == ["mean_alteration.png"]
     with pytest.raises(InputError, match="no chart for measure 'mean_alteraton'"):
         result.charts(tmp_path, ["mean_alteraton"])
@@ -470,22 +469,13 @@ def test_sweep_runs_a_metric_or_strategy_named_twice_once():
 @pytest.mark.parametrize("algorithm, axis", [
     ("gaa", "t (largest L1 t-closeness value allowed for occupation, not halved: 0–2)"),
     ("incognito", "t (largest EMD of occupation allowed)")])
-def test_sweep_chart_over_t_says_which_t(tmp_path, monkeypatch, algorithm, axis):
+def test_sweep_chart_over_t_says_which_t(tmp_path, drawn, algorithm, axis):
     # A sweep over t was drawn against an axis named "t": for GAA the paper's plain L1 value (0–2),
     # for Incognito the spec's EMD bound, two quantities an analyst comparing charts would mix up.
-    import sqlclose.utility.charts as charts
-
-    drawn: dict[str, str] = {}
-
-    def capture(path, curves, *, xlabel, **_):
-        drawn[Path(path).stem] = xlabel
-        return Path(path)
-
-    monkeypatch.setattr(charts, "line_chart", capture)
     rows = [{c: None for c in COLUMNS} | {"algorithm": algorithm, "metric": "nllm", "k": 5, "t": t, "status": "ok",
                                           "mean_alteration": 10.0 * t} for t in (0.2, 0.4)]
     SweepResult(rows, x="t", sensitive="occupation").charts(tmp_path)
-    assert drawn["mean_alteration"] == axis
+    assert drawn["mean_alteration"]["xlabel"] == axis
 
 
 def test_gaa_sweep_says_the_spec_suppression_is_not_used(tmp_path):
@@ -549,23 +539,14 @@ def test_incognito_t_sweep_refuses_a_t_above_the_distance_bound():
     assert [r["t"] for r in sweep(None, TABLE3_SPEC, [2], ts=[0.2, 1.0]).rows] == [0.2, 1.0]
 
 
-def test_gaa_sweep_charts_say_the_scope(tmp_path, monkeypatch):
+def test_gaa_sweep_charts_say_the_scope(tmp_path, drawn):
     # A class-scope sweep's charts were titled like a table-scope one's ("… — GAA, adult.csv"),
     # though the two scopes give far apart curves for S3/S6 (docs/utility.md).
-    import sqlclose.utility.charts as charts
-
-    titles: dict[str, str] = {}
-
-    def capture(path, curves, *, title, **_):
-        titles[Path(path).stem] = title
-        return Path(path)
-
-    monkeypatch.setattr(charts, "line_chart", capture)
     rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S3", "metric": "nllm", "scope": "class",
                                           "status": "ok", "k": k, "mean_alteration": 1.0 * k} for k in (2, 5)]
     SweepResult(rows, source="adult.csv").charts(tmp_path)
-    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — "
-                                         "GAA, class scope, merge cost NLLM, adult.csv")
+    assert drawn["mean_alteration"]["title"] == ("Mean alteration over the seven metrics against k — "
+                                                 "GAA, class scope, merge cost NLLM, adult.csv")
 
 
 def test_sweep_csv_files_take_a_path_under_the_home_folder(tmp_path, monkeypatch):
@@ -582,26 +563,17 @@ def test_sweep_csv_files_take_a_path_under_the_home_folder(tmp_path, monkeypatch
     assert float(by_measure["mean_alteration"]["nauc"]) == pytest.approx(30.0)  # (20 + 40) / 2 over [2, 4]
 
 
-def test_sweep_charts_name_the_fixed_l_t_and_k(tmp_path, monkeypatch):
+def test_sweep_charts_name_the_fixed_l_t_and_k(tmp_path, drawn):
     # A sweep over k at l = 2 and one at l = 3 drew identical titles and legends ("S1 nllm"): the
     # fixed l was nowhere on the chart; a sweep over l at k = 5 did not say k.
-    import sqlclose.utility.charts as charts
-
-    titles: dict[str, str] = {}
-
-    def capture(path, curves, *, title, **_):
-        titles[Path(path).stem] = title
-        return Path(path)
-
-    monkeypatch.setattr(charts, "line_chart", capture)
     over_k = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
                                             "status": "ok", "k": k, "l": 2.0, "mean_alteration": 1.0 * k}
               for k in (2, 5)]
     SweepResult(over_k, source="adult.csv").charts(tmp_path)
-    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against k — "
-                                         "GAA, table scope, merge cost NLLM, l = 2, adult.csv")
+    assert drawn["mean_alteration"]["title"] == ("Mean alteration over the seven metrics against k — "
+                                                 "GAA, table scope, merge cost NLLM, l = 2, adult.csv")
     over_l = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "status": "ok", "k": 5,
                                             "l": lv, "mean_alteration": 10.0 * lv} for lv in (2.0, 3.5)]
     SweepResult(over_l, source="adult.csv", x="l").charts(tmp_path)
-    assert titles["mean_alteration"] == ("Mean alteration over the seven metrics against l — "
-                                         "Incognito, chosen by NCP, k = 5, adult.csv")
+    assert drawn["mean_alteration"]["title"] == ("Mean alteration over the seven metrics against l — "
+                                                 "Incognito, chosen by NCP, k = 5, adult.csv")
