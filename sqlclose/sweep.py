@@ -58,6 +58,8 @@ LABELS = {
     "search_seconds": ("Search time", "seconds (the search alone)"),
     "seconds": ("Running time", "seconds (search and measurements)"),
 }
+
+
 def _metric_title(name: str) -> str:
     """A metric as the paper writes it: Distortion, NCP, Total, LLM, NLLM, WLLM, WNLLM."""
     return {"distortion": "Distortion", "total": "Total", "custom": "the custom weights"}.get(name, name.upper())
