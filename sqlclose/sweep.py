@@ -215,8 +215,8 @@ class SweepResult:
         for measure in wanted:
             # A curve with no value for this measure and no failed run (discernibility's curve on
             # the alteration chart: it has no alteration) is not drawn, nor listed in the legend.
-            curves = {self._legend(key): self.curve(key, measure) for key in self.curve_keys()
-                      if self.curve(key, measure)[0] or self._failed(key)}
+            drawn = {key: self.curve(key, measure) for key in self.curve_keys()}
+            curves = {self._legend(key): curve for key, curve in drawn.items() if curve[0] or self._failed(key)}
             written.append(line_chart(folder / f"{measure}.png", curves,
                                       title=f"{self._title(measure)} against {self.x} — {what}, {self.source}",
                                       xlabel=self._axis(), ylabel=LABELS[measure][1]))

@@ -99,8 +99,9 @@ def refuse_index_columns(source: Any, names: list[str]) -> None:
     if not type(source).__module__.startswith("pandas"):
         return
     columns = {str(c) for c in source.columns}
+    index = {str(n) for n in source.index.names if n is not None}
     for name in names:
-        if name not in columns and name in {str(n) for n in source.index.names if n is not None}:
+        if name not in columns and name in index:
             raise DataError(f"column {name!r} is the pandas DataFrame's index, which sqlclose does not read: pass "
                             "df.reset_index() to make it a column")
 

@@ -20,6 +20,7 @@ from sqlclose.utility.full_domain import FullDomainCost, value_percents
 from sqlclose.utility.information_loss import (
     METRICS,
     Metric,
+    Tree,
     generalized_percent,
     l1_closeness_value,
     l_diversity_value,
@@ -45,10 +46,12 @@ def alterations(problem: Problem, search: Search, counts: Sequence[np.ndarray], 
     summed over raw values, the floating-point result told them apart in its last digits."""
     node = np.array([levels], dtype=np.int64)
     out: dict[str, float | None] = {}
+    records: list[np.ndarray] | None = None  # the same for every metric: their trees are the hierarchies'
     for name in _metric_names(search):
         metric = problem_metric(problem, name, search.weights)
         if metric.from_leaves is not None:
-            out[name] = _finite(metric.released_alteration(_node_records(metric, levels, hist, failing)))
+            records = records if records is not None else _node_records(metric.trees, levels, hist, failing)
+            out[name] = _finite(metric.released_alteration(records))
             continue
         cost = FullDomainCost.of(metric, counts)  # custom weights per edge: a cost per raw leaf
         out[name] = _finite(float(cost.alteration(cost.costs(node, np.zeros(hist.classes, dtype=np.int64),
@@ -56,13 +59,13 @@ def alterations(problem: Problem, search: Search, counts: Sequence[np.ndarray], 
     return out
 
 
-def _node_records(metric: Metric, levels: Sequence[int], hist: ClassHistograms,
+def _node_records(trees: Sequence[Tree], levels: Sequence[int], hist: ClassHistograms,
                   failing: np.ndarray) -> list[np.ndarray]:
     """Per QI, the records at each node of its tree: a kept class's at its label, the suppressed at the root."""
     kept = np.where(failing, 0, hist.sizes).astype(np.float64)
     suppressed = float(hist.sizes[failing].sum())
     out = []
-    for j, (tree, level) in enumerate(zip(metric.trees, levels)):
+    for j, (tree, level) in enumerate(zip(trees, levels)):
         h = tree.hierarchy
         mixed = h.leaf_codes // h.divisors[level]  # a class's code at this level, per leaf
         node_of = np.zeros(int(mixed.max()) + 1, dtype=np.int64)
