@@ -183,9 +183,10 @@ def test_table3_report_values_by_hand(tmp_path):
     node), age 4 levels (decades 2*: 3 leaves, 3*: 3, 4*: 2, 5*: 1; <40: 6, >=40: 3; root 9)."""
     with sqlclose.anonymize(None, TABLE3_SPEC) as release:
         doc = release.write_parquet(tmp_path / "r.parquet")
+        u = release.summary["utility"]  # the operator's: ZIP's mask declares no alphabet, so the report withholds ncp
     assert doc["node"] == {"zip": 1, "age": 2}
-    u = doc["utility"]
     assert u["metric"] == "discernibility" and u["discernibility"] == 27 and u["average_class_size"] == 3.0
+    assert {k for k, v in doc["utility"]["alteration"].items() if v is None} == {"ncp", "llm", "nllm", "wllm", "wnllm"}
     alt = u["alteration"]
     # NCP: a leaf costs (nl(ancestor) − 1) / 9. ZIP at level 1: 2/9 per record, 9 records → 2.
     # Age at level 2: <40 records 5/9 (6 of them), >=40 records 2/9 (3) → 36/9 = 4. Root: 8/9 per
@@ -369,7 +370,8 @@ def test_a_given_node_is_not_said_to_be_chosen_by_the_metric(tmp_path):
                                       "-o", str(out), "--html", str(page), "--no-progress"])
     assert given.exit_code == 0, given.output
     assert "chosen by ncp" not in given.output
-    assert "by ncp (the node was given, not chosen by it): 100.00 % altered" in given.output  # all at the root
+    # ZIP's mask declares no alphabet: the report withholds ncp, and says so
+    assert "by ncp (the node was given, not chosen by it): its alteration is withheld from the report" in given.output
     html = page.read_text(encoding="utf-8")
     assert "Chosen node" not in html and "chose the release" not in html
     assert "Given node (not the search's optimum)" in html and "ncp (the search's metric; the node was given)" in html

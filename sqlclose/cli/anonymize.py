@@ -326,10 +326,17 @@ def _print_summary(doc: dict, report: Path) -> None:
     click.echo(f"  utility    discernibility {u['discernibility']}{chose}, average class size "
                f"{u['average_class_size']:.1f}")
     chosen = u.get("alteration", {}).get(u.get("metric"))
+    by = f"by {u['metric']} (the node was given, not chosen by it)" if doc.get("node_given") else \
+        f"chosen by {u['metric']}"
     if chosen is not None:
-        by = f"by {u['metric']} (the node was given, not chosen by it)" if doc.get("node_given") else \
-            f"chosen by {u['metric']}"
-        click.echo(f"             {by}: {chosen:.2f} % altered; mean of the seven {u['mean_alteration']:.2f} %")
+        mean = u.get("mean_alteration")
+        click.echo(f"             {by}: {chosen:.2f} % altered; mean of the seven "
+                   + (f"{mean:.2f} %" if mean is not None else "withheld"))
+    hidden = u.get("withheld") or {}
+    if u.get("metric") in hidden:
+        click.echo(f"             {by}: its alteration is withheld from the report: {hidden[u['metric']]}")
+    elif hidden:
+        click.echo(f"             withheld from the report: {', '.join(hidden)} (see utility.withheld)")
     if u.get("generalized_percent") is not None:
         click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
                    "the root")

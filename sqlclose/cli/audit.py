@@ -136,11 +136,13 @@ def _report_utility(report_path: Path) -> list[str]:
     alteration = u.get("alteration") or {}
     if not alteration:
         return []
-    shown = ", ".join(f"{name} {value:.2f} %" if value is not None else f"{name} undefined"
-                      for name, value in alteration.items())
-    return [f"utility (from the report; chosen by {u.get('metric')}): alteration {shown}; mean "
-            f"{u['mean_alteration']:.2f} %; {u['generalized_percent']:.1f} % of values generalized, "
-            f"{u['root_percent']:.1f} % at the root"]
+    hidden = u.get("withheld") or {}
+    shown = ", ".join(f"{name} {value:.2f} %" if value is not None else
+                      f"{name} {'withheld' if name in hidden else 'undefined'}" for name, value in alteration.items())
+    mean = u.get("mean_alteration")
+    mean_text = f"{mean:.2f} %" if mean is not None else "withheld" if "mean_alteration" in hidden else "undefined"
+    return [f"utility (from the report; chosen by {u.get('metric')}): alteration {shown}; mean {mean_text}; "
+            f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root"]
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

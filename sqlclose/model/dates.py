@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from datetime import date
 
 from sqlclose.errors import HierarchyError
+from sqlclose.model.domains import date_cover
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
 
 DEFAULT_LEVELS = ("month", "year", "5y")
@@ -63,8 +64,10 @@ def _label(day: date, level: str) -> str:
     return f"{lo:04d}-{lo + n - 1:04d}"
 
 
-def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates") -> Hierarchy:
-    """One row per distinct value: the value, its label at each level, then ``*``."""
+def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates",
+                    domain: tuple[date, date] | None = None) -> Hierarchy:
+    """One row per distinct value: the value, its label at each level, then ``*``. ``domain``: the
+    first and last day the column can hold, declared in the spec (model/domains.py)."""
     levels = list(DEFAULT_LEVELS) if levels is None else levels
     months = []  # per value, its (year, month): every level's label is a function of them
     for text in values:
@@ -76,7 +79,12 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
         except ValueError:
             raise HierarchyError(f"{name}: value {text!r} is not a date (YYYY-MM-DD…); the dates rule needs "
                                  "DATE or TIMESTAMP values, or ISO text; give a hierarchy file otherwise") from None
+        if domain is not None and not domain[0] <= day <= domain[1]:
+            raise HierarchyError(f"{name}: value {text!r} is outside the declared domain {domain[0]} to {domain[1]}; "
+                                 "widen the domain to every day the column can hold, or clean the value")
         months.append((day.year, day.month))
     # Labels made once per distinct month, not per value (26,645 dates of birth: 0.144 → 0.047 s).
     labels = {ym: (*(_label(date(*ym, 1), level) for level in levels), TOP_LABEL) for ym in dict.fromkeys(months)}
-    return Hierarchy(tuple((text, *labels[ym]) for text, ym in zip(values, months)), name)
+    h = Hierarchy(tuple((text, *labels[ym]) for text, ym in zip(values, months)), name)
+    widths = [level_months(level) or 0 for level in levels]
+    return h.built_by("dates", None if domain is None else date_cover(months, widths, domain))

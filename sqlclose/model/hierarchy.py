@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.errors import HierarchyError
+from sqlclose.model.domains import band_cover, mask_cover
 from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
@@ -38,6 +39,12 @@ class Hierarchy:
 
     ``rows[i]`` is ``(leaf, ancestor at level 1, …, top)``; ``origin`` names where it came from
     (a file path or a rule) and ``lines`` the file line of each row, for error messages.
+
+    A rule builds its hierarchy from the column's distinct values (``rule`` names it): its leaves then
+    describe the input, suppressed rows included, and a count of them must not be published. When
+    the spec declares the rule's domain (a mask's alphabet, a band's or a date's range), ``cover``
+    holds, per row and level, how much of that domain the row's label covers (model/domains.py):
+    NCP-like metrics count it instead of leaves, a function of the label alone.
     """
 
     rows: tuple[tuple[str, ...], ...]
@@ -46,6 +53,8 @@ class Hierarchy:
     # A rule that built the hierarchy level by level gives what validation would derive from its rows
     # (``_built``): each level's labels in order of first appearance and the rows' dense codes.
     _levels: InitVar[tuple[list[list[str]], np.ndarray] | None] = None
+    rule: str | None = None  # mask, bands or dates: built from the column's values
+    cover: np.ndarray | None = field(default=None, repr=False)  # rows × levels, see above
     # What is derived from the rows, computed once: validation, encodings, ``memo``'s structures.
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -54,6 +63,20 @@ class Hierarchy:
         self._derived["validated"] = validated  # labels, dense codes
 
     # ---- construction -------------------------------------------------------------------
+    def built_by(self, rule: str, cover: np.ndarray | None) -> Hierarchy:
+        """This hierarchy marked as built by ``rule`` from the column's values, with its labels'
+        ``cover`` of the declared domain (None when the spec declares none). Not validated again."""
+        if cover is not None and cover.shape != (len(self.rows), self.levels):
+            raise ValueError(f"{self.origin}: cover of shape {cover.shape} for {len(self.rows)} rows × "
+                             f"{self.levels} levels")
+        return Hierarchy(self.rows, self.origin, self.lines, self._derived["validated"], rule=rule, cover=cover)
+
+    @property
+    def counts_data(self) -> bool:
+        """Whether a count of leaves below a label describes the input: a rule built this hierarchy
+        from the column's values, and the spec declares no domain for it."""
+        return self.rule is not None and self.cover is None
+
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
         return cls(tuple(tuple(str(v) for v in r) for r in rows), origin)
@@ -323,11 +346,12 @@ def _sibling_index(parents: np.ndarray) -> tuple[np.ndarray, int]:
 # ---- rule builders (need the column's distinct values) -----------------------------------
 
 def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float], origin: float = 0.0,
-                    name: str = "bands") -> Hierarchy:
+                    name: str = "bands", domain: tuple[float, float] | None = None) -> Hierarchy:
     """Numeric bands of growing width, then ``*``.
 
     ``values`` are (text as the engine prints it, numeric value) pairs. Widths must nest (each a
-    multiple of the previous) so that every band has one parent band.
+    multiple of the previous) so that every band has one parent band. ``domain``: the lowest and
+    highest value the column can hold, declared in the spec (model/domains.py).
     """
     widths = [float(w) for w in widths]
     if not widths or any(not (math.isfinite(w) and w > 0) for w in widths):  # NaN and inf make no band
@@ -343,18 +367,28 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
             )
     integral = all(float(v).is_integer() for _, v in values) and all(w.is_integer() for w in widths) \
         and float(origin).is_integer()
-    rows = []
+    rows, lows = [], []
     for text, v in values:
         if v is None or math.isnan(v) or math.isinf(v):
             raise HierarchyError(f"{name}: value {text!r} is not a finite number; bands need numbers")
-        row = [text]
+        if domain is not None and not domain[0] <= v <= domain[1]:
+            raise HierarchyError(f"{name}: value {text!r} is outside the declared domain [{domain[0]:g}, "
+                                 f"{domain[1]:g}]; widen the domain to every value the column can hold, or clean "
+                                 "the value")
+        row, low = [text], []
         for w in widths:
             # Rounded before flooring: 0.3 / 0.1 is 2.9999999999999996 in floats, band 3 in fact.
             lo = origin + math.floor(round((v - origin) / w, 9)) * w
             row.append(_band_label(lo, lo + w, integral))
+            low.append(lo)
         row.append(TOP_LABEL)
         rows.append(tuple(row))
-    return Hierarchy(tuple(rows), name)
+        lows.append(low)
+    h = Hierarchy(tuple(rows), name)
+    if domain is None:
+        return h.built_by("bands", None)
+    return h.built_by("bands", band_cover(np.array(lows, dtype=np.float64).reshape(len(rows), len(widths)), widths,
+                                    integral, domain))
 
 
 def _band_label(lo: float, hi: float, integral: bool) -> str:
@@ -369,10 +403,13 @@ def _number(x: float) -> str:
 
 
 def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, mask_char: str = "*",
-                   name: str = "mask") -> Hierarchy:
-    """Mask codes from the right: 47677 → 4767* → 476** → … → *****."""
+                   name: str = "mask", alphabet: str | None = None) -> Hierarchy:
+    """Mask codes from the right: 47677 → 4767* → 476** → … → *****. ``alphabet``: the characters
+    codes are made of, declared in the spec (model/domains.py)."""
     if len(mask_char) != 1:
         raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
+    if alphabet is not None:
+        _refuse_outside_alphabet(values, alphabet, name)
     holding = sum(mask_char in v for v in values)
     if holding:  # masked by "2", 47627 becomes 47622: a label that reads as a real code
         raise HierarchyError(f"{name}: mask_char {mask_char!r} occurs in {holding} of the column's values, so a "
@@ -411,4 +448,15 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         codes.append(np.zeros(len(values), dtype=np.int64))
     if len(set(values)) != len(values):  # validation names the repeated value and its rows
         return Hierarchy(tuple(zip(*columns)), name)
-    return Hierarchy._built(columns, labels, codes, name)
+    masked = [0, *steps, *([n] if steps[-1] < n else [])]
+    cover = None if alphabet is None else mask_cover(len(values), masked, len(alphabet))
+    return Hierarchy._built(columns, labels, codes, name).built_by("mask", cover)
+
+
+def _refuse_outside_alphabet(values: Sequence[str], alphabet: str, name: str) -> None:
+    outside = set("".join(values)) - set(alphabet)
+    if outside:
+        value = next(v for v in values if set(v) & outside)
+        char = next(c for c in value if c in outside)
+        raise HierarchyError(f"{name}: value {value!r} holds {char!r}, which is not in the declared alphabet "
+                             f"{alphabet!r}; add every character the codes can hold to the alphabet")

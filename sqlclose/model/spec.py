@@ -7,6 +7,7 @@ into one ``SpecError`` that names the file and the key path of every problem.
 
 from __future__ import annotations
 
+import datetime as _dt
 import difflib
 import hashlib
 import json
@@ -94,6 +95,9 @@ class HierarchySpec(_Model):
     dates: bool | list[str] | None = None  # day → month → year → 5y → * (model/dates.py)
     tree: dict[str, Any] | None = None
     hierarchy: Hierarchy | None = None
+    # What a rule's labels cover, for information loss a report may publish (model/domains.py).
+    domain: list[Any] | None = None  # bands: [lowest, highest] value; dates: [first, last] day
+    alphabet: str | None = None  # mask: the characters codes are made of
 
     @field_validator("bands", mode="before")
     @classmethod
@@ -130,9 +134,57 @@ class HierarchySpec(_Model):
             )
         return self
 
+    @model_validator(mode="after")
+    def _domain_fits_the_rule(self) -> HierarchySpec:
+        if self.domain is not None:
+            if self.kind not in ("bands", "dates"):
+                raise ValueError(f"domain is declared for bands and dates rules, not {self.kind}"
+                                 + (": a mask declares its alphabet (e.g. alphabet = \"0123456789\")"
+                                    if self.kind == "mask" else ""))
+            self.declared_domain  # noqa: B018 - parsed here to refuse a bad one with the spec
+        if self.alphabet is not None:
+            if self.kind != "mask":
+                raise ValueError(f"alphabet is declared for a mask rule, not {self.kind}"
+                                 + (": declare domain = [lowest, highest] instead" if self.kind in RULES else ""))
+            if not self.alphabet or len(set(self.alphabet)) != len(self.alphabet) or self.mask_char in self.alphabet:
+                raise ValueError(f"alphabet must list distinct characters, without the mask character "
+                                 f"{self.mask_char!r}; got {self.alphabet!r} (e.g. alphabet = \"0123456789\")")
+        return self
+
     @property
     def kind(self) -> str:
         return next(k for k in _SOURCES if getattr(self, k) not in (None, False))
+
+    @property
+    def declared_domain(self) -> tuple[float, float] | tuple[_dt.date, _dt.date] | None:
+        """``domain`` read for the rule: two finite numbers for bands, two days for dates."""
+        if self.domain is None:
+            return None
+        example = "[0, 120]" if self.kind == "bands" else "[\"1900-01-01\", \"2025-12-31\"]"
+        if len(self.domain) != 2:
+            raise ValueError(f"domain must be [lowest, highest], e.g. domain = {example}; got {self.domain!r}")
+        ends = [_domain_end(v, self.kind, example) for v in self.domain]
+        if not ends[0] < ends[1]:
+            raise ValueError(f"domain must be [lowest, highest] with lowest < highest, e.g. domain = {example}; "
+                             f"got {self.domain!r}")
+        return ends[0], ends[1]
+
+
+def _domain_end(value: Any, kind: str, example: str) -> float | _dt.date:
+    """One end of a declared domain: a finite number (bands) or a day (dates: a TOML date or ISO text)."""
+    if kind == "bands":
+        if isinstance(value, bool) or not _finite(value):
+            raise ValueError(f"a bands domain holds two finite numbers, e.g. domain = {example}; got {value!r}")
+        return float(value)
+    if isinstance(value, _dt.datetime):
+        return value.date()
+    if isinstance(value, _dt.date):
+        return value
+    try:
+        return _dt.date.fromisoformat(str(value))
+    except ValueError:
+        raise ValueError(f"a dates domain holds two days (YYYY-MM-DD), e.g. domain = {example}; "
+                         f"got {value!r}") from None
 
 
 def _coerce_hierarchy(value: Any) -> Any:
@@ -691,6 +743,8 @@ def canonical_json(spec: Spec) -> str:
     def default(obj: Any) -> Any:
         if isinstance(obj, Path):
             return str(obj)
+        if isinstance(obj, _dt.date):  # a TOML date in a domain hashes as its ISO text does
+            return obj.isoformat()
         raise TypeError(type(obj).__name__)
 
     data = spec.model_dump(exclude={"output", "engine"}, exclude_none=True)

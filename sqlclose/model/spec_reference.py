@@ -82,6 +82,11 @@ MEANINGS: dict[str, str] = {
     "HierarchySpec.dates": "Dates: true (day → month → year → 5-year band → *) or the levels, e.g. "
                            "[\"month\", \"year\", \"5y\"].",
     "HierarchySpec.tree": "Nested tables with arrays of leaves.",
+    "HierarchySpec.domain": "Bands and dates: [lowest, highest] value the column can hold, e.g. [0, 120] or "
+                            "[\"1900-01-01\", \"2025-12-31\"]; values outside are refused. Lets the report publish "
+                            "ncp, llm, nllm, wllm, wnllm (counted over the domain, not the data).",
+    "HierarchySpec.alphabet": "Mask: the characters codes are made of, e.g. \"0123456789\"; other characters are "
+                              "refused. Lets the report publish ncp, llm, nllm, wllm, wnllm.",
     "HierarchySpec.hierarchy": "A ready sqlclose.Hierarchy (Python only).",
     "QuasiIdentifier.nulls": "NULLs: \"error\", \"drop\" (remove those rows) or \"value\" (NULL is null_value).",
     "QuasiIdentifier.null_value": "The value NULL stands for with nulls = \"value\" (refused if it is also a "

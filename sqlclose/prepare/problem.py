@@ -25,6 +25,7 @@ from sqlclose.errors import DataError
 from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
 from sqlclose.model.dates import dates_hierarchy
+from sqlclose.model.domains import with_stand_in
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader, values_reader
@@ -309,7 +310,7 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) ->
         values = _distinct(reader.at_source(), c)
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
-        return Hierarchy(((special[0], TOP_LABEL),), name)
+        return Hierarchy(((special[0], TOP_LABEL),), name).built_by(s.kind, None)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
@@ -317,15 +318,15 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) ->
         if bad:
             raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
                             "bands; give it a hierarchy file or tree (dates: e.g. day;month;year;*), or clean the data")
-        h = bands_hierarchy(pairs, s.bands or [], s.origin, name)
+        h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain)
     elif s.kind == "dates":
-        h = dates_hierarchy(texts_rule, None if s.dates is True else s.dates, name)
+        h = dates_hierarchy(texts_rule, None if s.dates is True else s.dates, name, s.declared_domain)
     else:
         steps = None if s.mask is True else s.mask
-        h = mask_hierarchy(texts_rule, steps, s.mask_char, name)
+        h = mask_hierarchy(texts_rule, steps, s.mask_char, name, s.alphabet)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
         rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
-        h = Hierarchy(rows, h.origin)
+        h = Hierarchy(rows, h.origin).built_by(s.kind, with_stand_in(h.cover))
     return h
 
 

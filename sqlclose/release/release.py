@@ -44,7 +44,7 @@ from sqlclose.release.report import (
     Report,
     privacy_section,
 )
-from sqlclose.release.utility_section import full_domain_utility
+from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
 from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
@@ -388,7 +388,7 @@ class Release:
             suppressed_rows=summary["suppressed_rows"],
             privacy=summary["privacy"],
             t_against_release=summary["t_against_release"],
-            utility=summary["utility"],
+            utility=published(summary["utility"]),
             output=Output(path=str(path) if path else None, format=output_format, table=table,
                           rows=summary["rows"], sha256=digest, content_digest=content_digest,
                           columns=self.columns, column_types=column_types, column_roles=self.column_roles),

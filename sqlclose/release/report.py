@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "5.0"
+SCHEMA_VERSION = "6.0"
 
 
 class _Model(BaseModel):
@@ -124,9 +124,12 @@ class Utility(_Model):
     alteration: dict[str, float | None] = Field(default_factory=dict, description="Per information-loss metric "
                                                 "(the seven, and custom when used): the release's cost over the "
                                                 "cost of every value at the root, in % (Mauger et al. Definition "
-                                                "7); null when even that costs 0. Suppressed records count at "
-                                                "the root.")
+                                                "7); null when even that costs 0, or when the figure is "
+                                                "withheld (see withheld). Suppressed records count at the root.")
     mean_alteration: float | None = Field(None, description="Mean of the seven metrics' alteration (those defined).")
+    withheld: dict[str, str] = Field(default_factory=dict, description="Figures left out (null above) because they "
+                                     "would describe the input beyond the release, each with the reason and what "
+                                     "to declare to publish it (docs/what-a-release-reveals.md).")
     generalized_percent: float | None = Field(None, description="% of (record, QI) values above level 0; "
                                               "suppressed records count as generalized.")
     root_percent: float | None = Field(None, description="% of (record, QI) values at the root (suppressed "

@@ -18,6 +18,7 @@ from sqlclose.prepare.problem import Problem
 from sqlclose.search.utility_costs import leaf_counts, problem_metric
 from sqlclose.utility.full_domain import FullDomainCost, value_percents
 from sqlclose.utility.information_loss import (
+    LEAF_COUNTING,
     METRICS,
     Metric,
     Tree,
@@ -85,6 +86,36 @@ def _multidimensional_alteration(metric: Metric, leaves: np.ndarray, nodes: np.n
                                        for j, tree in enumerate(metric.trees)])
 
 
+def withheld(problem: Problem, search: Search) -> dict[str, str]:
+    """Per figure of ``alteration`` (and ``mean_alteration``) that would describe the input beyond
+    the release: why the report leaves it out. The operator's summary and sweeps keep it."""
+    out: dict[str, str] = {}
+    counting = [qi for qi in problem.qis if qi.hierarchy.counts_data]
+    if counting:
+        declare = "; ".join(f"{qi.name!r}: alphabet = \"…\" (the characters its codes are made of)"
+                            if qi.hierarchy.rule == "mask" else f"{qi.name!r}: domain = [lowest, highest]"
+                            for qi in counting)
+        reason = ("it counts the values below each label, and the hierarchies of "
+                  f"{', '.join(repr(qi.name) for qi in counting)} are built from the column's values, suppressed "
+                  f"rows' included; declare each rule's domain to publish it ({declare})")
+        out.update((name, reason) for name in LEAF_COUNTING)
+        out["mean_alteration"] = f"it averages {', '.join(LEAF_COUNTING)}, which are withheld"
+    if search.metric_name == "custom" and problem_metric(problem, "custom", search.weights).from_leaves is None:
+        out["custom"] = ("its weights per edge give each value its own cost, so the figure would tell which values "
+                         "lie below a released label; give one weight per level step to publish it")
+    return out
+
+
+def published(utility: dict) -> dict:
+    """The utility section as a report may publish it: the ``withheld`` figures null."""
+    hidden = utility.get("withheld") or {}
+    if not hidden:
+        return utility
+    alteration = {name: None if name in hidden else value for name, value in (utility.get("alteration") or {}).items()}
+    mean = None if "mean_alteration" in hidden else utility.get("mean_alteration")
+    return {**utility, "alteration": alteration, "mean_alteration": mean}
+
+
 def mean_of(alteration: dict[str, float | None]) -> float | None:
     """The mean alteration of Definition 9 over the seven metrics that are defined."""
     values = [v for name, v in alteration.items() if name in METRICS and v is not None]
@@ -114,7 +145,7 @@ def full_domain_utility(problem: Problem, search: Search, levels: Sequence[int],
     suppressed = int(hist.sizes[failing].sum())
     p_gen, p_root = value_percents(levels, [qi.levels - 1 for qi in problem.qis], problem.rows, suppressed)
     return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
-            "generalized_percent": p_gen, "root_percent": p_root,
+            "withheld": withheld(problem, search), "generalized_percent": p_gen, "root_percent": p_root,
             "sensitive": sensitive_values(problem, hist.counts, ~failing)}
 
 
@@ -127,6 +158,7 @@ def multidimensional_utility(problem: Problem, search: Search, run: GaaRun, hist
                   for name in _metric_names(search)}
     trees = run.metric.trees
     return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
+            "withheld": withheld(problem, search),
             "generalized_percent": generalized_percent(trees, result.nodes, data.counts),
             "root_percent": root_percent(trees, result.nodes, data.counts),
             "sensitive": sensitive_values(problem, hist.counts, np.ones(hist.classes, dtype=bool))}

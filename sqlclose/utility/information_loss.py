@@ -38,6 +38,7 @@ import numpy as np
 from sqlclose.model.hierarchy import Hierarchy
 
 METRICS = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
+LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # their weights count the leaves below a label
 _DENSE_PAIR_LIMIT = 2048  # nodes per hierarchy up to which the pair-cost matrix is precomputed
 
 
@@ -93,10 +94,16 @@ class Tree:
 
     @cached_property
     def leaves_below(self) -> np.ndarray:
-        """nl(v): the number of leaves in the subtree of each node."""
-        nl = np.zeros(self.nodes, dtype=np.int64)
+        """nl(v): the number of leaves in the subtree of each node; for a rule's hierarchy with a
+        declared domain, how much of the domain each node's label covers (model/domains.py)."""
+        cover = self.hierarchy.cover
+        nl = np.zeros(self.nodes, dtype=np.float64)
         for lv in range(self.levels):
-            nl += np.bincount(self.ancestors[self.leaf_nodes, lv], minlength=self.nodes)
+            below = self.ancestors[self.leaf_nodes, lv]
+            if cover is None:
+                nl += np.bincount(below, minlength=self.nodes)
+            else:  # a label's rows all hold its cover
+                nl[below] = cover[:, lv]
         return nl
 
     @cached_property

@@ -1,0 +1,89 @@
+"""How much of a declared domain each label of a rule's hierarchy covers.
+
+Mauger et al.'s NCP, LLM and their normalized and weighted forms count the leaves below each
+label (nl(v)). A hierarchy file lists its leaves, and the spec's hash covers them. A rule's
+hierarchy (``mask``, ``bands``, ``dates``) has the column's distinct values as its leaves,
+suppressed rows' included, so a count of them describes the input: Table 3 with its 9th ZIP
+47602 or 47607 gives the same release and ``ncp`` 37.008 or 37.5. With the rule's domain
+declared in the spec, each label covers a part of it that follows from the label alone, and
+the metrics count that instead (``Hierarchy.cover``):
+
+- ``mask`` over an ``alphabet`` of A characters, codes of n characters: a label with s characters
+  masked covers A^s codes; the top A^n.
+- ``bands`` over ``domain = [lo, hi]``: integral bands (integer values, widths and origin) cover
+  their integers within the domain; other bands their length within it, a value none (NCP is then
+  a band's width over the range, the usual numeric NCP); the top the whole domain.
+- ``dates`` over ``domain = [first, last]``: a label covers its calendar days within the domain
+  (a month 28 to 31), a value one day (a timestamp too: the rule's finest unit is the day); the
+  top every day of the domain.
+
+A NULL stand-in with a branch of its own covers one value at every level below the top, and the
+top one more (``with_stand_in``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+
+import numpy as np
+
+
+def mask_cover(rows: int, masked: Sequence[int], alphabet: int) -> np.ndarray:
+    """rows × levels: ``alphabet`` ** the characters masked at each level (0 at the leaves)."""
+    per_level = np.array([float(alphabet) ** m for m in masked])
+    return np.tile(per_level, (rows, 1))
+
+
+def band_cover(lows: np.ndarray, widths: Sequence[float], integral: bool, domain: tuple[float, float]) -> np.ndarray:
+    """rows × levels from each value's band lower edge per width (``lows``: rows × widths)."""
+    lo, hi = domain
+    widths_ = np.asarray(widths, dtype=np.float64)
+    if integral:  # the integers of [low, low + width − 1] within [lo, hi]
+        covered = np.minimum(lows + widths_ - 1, hi) - np.maximum(lows, lo) + 1
+        leaf, top = 1.0, hi - lo + 1
+    else:  # the length of [low, low + width) within [lo, hi]
+        covered = np.minimum(lows + widths_, hi) - np.maximum(lows, lo)
+        leaf, top = 0.0, hi - lo
+    rows = lows.shape[0]
+    return np.column_stack([np.full(rows, leaf), np.maximum(covered, 0.0), np.full(rows, float(top))])
+
+
+def date_cover(months: Sequence[tuple[int, int]], widths: Sequence[int], domain: tuple[date, date]) -> np.ndarray:
+    """rows × levels from each value's (year, month) and each level's width in months (a level's
+    periods are aligned on multiples of its width, as the dates rule labels them)."""
+    first, last = domain[0].toordinal(), domain[1].toordinal()
+    index = np.array([y * 12 + m - 1 for y, m in months], dtype=np.int64)
+    columns = [np.ones(len(months))]
+    for w in widths:
+        start = index // w * w
+        # Every distinct period once: a rule's values fall in few months.
+        periods = {int(s): _days_within(int(s), int(s) + w, first, last) for s in dict.fromkeys(start.tolist())}
+        columns.append(np.array([periods[int(s)] for s in start], dtype=np.float64))
+    columns.append(np.full(len(months), float(last - first + 1)))
+    return np.column_stack(columns)
+
+
+def _days_within(start_month: int, end_month: int, first: int, last: int) -> int:
+    """Days of months [start_month, end_month) (as year × 12 + month − 1) within ordinals [first, last]."""
+    begin = max(_month_ordinal(start_month), first)
+    end = min(_month_ordinal(end_month) - 1, last)
+    return max(end - begin + 1, 0)
+
+
+def _month_ordinal(month: int) -> int:
+    """The ordinal of a month's first day, clamped to the calendar datetime can hold (years 1–9999)."""
+    if month < 12:
+        return date.min.toordinal()
+    if month >= 10_000 * 12:
+        return date.max.toordinal() + 1
+    return date(month // 12, month % 12 + 1, 1).toordinal()
+
+
+def with_stand_in(cover: np.ndarray | None) -> np.ndarray | None:
+    """The cover with a NULL stand-in's branch appended: one value below the top, the top one more."""
+    if cover is None:
+        return None
+    grown = cover.copy()
+    grown[:, -1] += 1.0
+    return np.vstack([grown, np.r_[np.ones(cover.shape[1] - 1), grown[0, -1]]])

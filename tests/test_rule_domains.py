@@ -1,0 +1,368 @@
+"""Declared domains of rule hierarchies (mask, bands, dates): the information loss a report may publish.
+
+A rule builds its hierarchy from the column's distinct values, so NCP-like metrics that count the
+leaves below a label count the input's values, suppressed rows' included. The oracles here are
+independent of the code: a label's cover from its text (masked characters, a band's integers,
+calendar days counted one by one), the metric formulas of Mauger et al. over a plain GROUP BY of
+the written file, and pairs of inputs whose releases are byte for byte equal.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import math
+import re
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+from sqlclose.errors import HierarchyError, SpecError
+from sqlclose.model.dates import dates_hierarchy
+from sqlclose.model.hierarchy import bands_hierarchy, mask_hierarchy
+from sqlclose.model.spec import as_spec
+from sqlclose.release import files
+from sqlclose.utility.information_loss import LEAF_COUNTING, Tree
+
+DOMAINS = {"zip": {"mask": True, "alphabet": "0123456789", "nulls": "value"},
+           "age": {"bands": [5, 10, 20], "domain": [0, 120]},
+           "dob": {"dates": True, "domain": ["1900-01-01", "2025-12-31"]}}
+FIRST, LAST = dt.date(1900, 1, 1), dt.date(2025, 12, 31)
+
+
+# ---- oracles: what a label covers, from its text alone ------------------------------------
+
+def mask_cover(label: str) -> float:
+    return 10.0 ** label.count("*")
+
+
+def band_cover(label: str, lo: int = 0, hi: int = 120) -> float:
+    if label == "*":
+        return hi - lo + 1
+    m = re.fullmatch(r"(-?\d+)-(-?\d+)", label)
+    if m is None:
+        return 1.0  # a value
+    a, b = int(m.group(1)), int(m.group(2))
+    return float(len(set(range(a, b + 1)) & set(range(lo, hi + 1))))
+
+
+def _day_label(day: dt.date, form: str) -> str:
+    if form == "month":
+        return day.strftime("%Y-%m")
+    if form == "year":
+        return day.strftime("%Y")
+    lo = day.year // 5 * 5
+    return f"{lo:04d}-{lo + 4:04d}"
+
+
+@functools.cache
+def date_cover(label: str, first: dt.date = FIRST, last: dt.date = LAST) -> float:
+    """Calendar days of the domain that carry the label, counted one by one."""
+    if label == "*":
+        return (last - first).days + 1
+    form = ("month" if re.fullmatch(r"\d{4}-\d{2}", label) else "year" if re.fullmatch(r"\d{4}", label)
+            else "5y" if re.fullmatch(r"\d{4}-\d{4}", label) else None)
+    if form is None:
+        return 1.0  # a day
+    days = (last - first).days + 1
+    return float(sum(_day_label(first + dt.timedelta(i), form) == label for i in range(days)))
+
+
+COVERS = {"zip": (mask_cover, 10.0 ** 5 + 1),  # the NULL stand-in is one more value
+          "age": (band_cover, 121.0), "dob": (date_cover, (LAST - FIRST).days + 1.0)}
+
+
+# ---- the covers of each rule --------------------------------------------------------------
+
+def test_a_masks_labels_cover_the_alphabet_to_the_power_of_their_masked_characters():
+    h = mask_hierarchy(["47677", "47602", "47905"], alphabet="0123456789")
+    tree = Tree.of(h)
+    for level in range(h.levels):
+        for i, label in enumerate(h.labels(level)):
+            assert tree.leaves_below[tree.node(level, i)] == mask_cover(label), label
+
+
+def test_integral_bands_cover_their_integers_within_the_domain():
+    values = [("17", 17.0), ("23", 23.0), ("90", 90.0), ("41", 41.0)]
+    h = bands_hierarchy(values, [5, 10], domain=(17.0, 90.0))
+    tree = Tree.of(h)
+    seen = {}
+    for level in range(h.levels):
+        for i, label in enumerate(h.labels(level)):
+            seen[label] = tree.leaves_below[tree.node(level, i)]
+            assert seen[label] == band_cover(label, 17, 90), label
+    assert seen["15-19"] == 3 and seen["90-94"] == 1 and seen["*"] == 74  # clipped at both ends
+
+
+def test_real_bands_cover_their_length_and_a_value_none():
+    h = bands_hierarchy([("0.5", 0.5), ("1.25", 1.25), ("1.9", 1.9)], [0.5], domain=(0.0, 1.95))
+    tree = Tree.of(h)
+    nl = {label: tree.leaves_below[tree.node(level, i)] for level in range(h.levels)
+          for i, label in enumerate(h.labels(level))}
+    assert nl["0.5"] == 0.0 and nl["[0.5, 1)"] == 0.5 and nl["[1.5, 2)"] == pytest.approx(0.45)
+    assert nl["*"] == pytest.approx(1.95)
+
+
+@pytest.mark.parametrize("levels", [None, ["quarter", "10y"]])
+def test_dates_labels_cover_their_calendar_days_within_the_domain(levels):
+    first, last = dt.date(1999, 12, 15), dt.date(2024, 2, 20)
+    values = ["2024-02-10", "2023-02-01", "1999-12-31 08:00:00", "2000-02-29"]
+    h = dates_hierarchy(values, levels, domain=(first, last))
+    tree = Tree.of(h)
+    forms = {"quarter": lambda d: f"{d.year:04d}-Q{(d.month - 1) // 3 + 1}",
+             "10y": lambda d: f"{d.year // 10 * 10:04d}-{d.year // 10 * 10 + 9:04d}"}
+    days = [first + dt.timedelta(i) for i in range((last - first).days + 1)]
+    for level in range(1, h.levels):
+        name = [*(levels or ["month", "year", "5y"]), "*"][level - 1]
+        for i, label in enumerate(h.labels(level)):
+            got = tree.leaves_below[tree.node(level, i)]
+            if name == "*":
+                want = len(days)
+            elif name in forms:
+                want = sum(forms[name](d) == label for d in days)
+            else:
+                want = sum(_day_label(d, name) == label for d in days)
+            assert got == want, (name, label)
+    assert all(tree.leaves_below[tree.node(0, i)] == 1 for i in range(len(values)))
+
+
+def test_a_leap_february_and_a_band_before_year_one_are_counted_right():
+    h = dates_hierarchy(["0003-05-01", "2000-02-03"], ["month", "5y"],
+                        domain=(dt.date(1, 1, 1), dt.date(2000, 12, 31)))
+    tree = Tree.of(h)
+    nl = {label: tree.leaves_below[tree.node(level, i)] for level in range(h.levels)
+          for i, label in enumerate(h.labels(level))}
+    assert nl["2000-02"] == 29
+    assert nl["0000-0004"] == (dt.date(4, 12, 31) - dt.date(1, 1, 1)).days + 1  # year 0 is not a year
+
+
+# ---- a release's information loss, from the written file ----------------------------------
+
+def people(rows: int = 3000, seed: int = 7, nulls: int = 5) -> pa.Table:
+    """ZIPs ending in 0, even ages and births on the 1st: every test pair below adds a new leaf."""
+    rng = np.random.default_rng(seed)
+    zips = [None if i < nulls else f"{p}{n:02d}0" for i, (p, n) in
+            enumerate(zip(rng.choice(["47", "48", "12"], rows), rng.integers(0, 100, rows)))]
+    ages = (rng.integers(9, 45, rows) * 2).tolist()
+    dobs = [dt.date(int(y), int(m), 1) for y, m in zip(rng.integers(1930, 2006, rows), rng.integers(1, 13, rows))]
+    disease = rng.choice(["flu", "gastritis", "bronchitis", "ulcer", "cancer"], rows).tolist()
+    return pa.table({"zip": pa.array(zips, pa.string()), "age": pa.array(ages, pa.int64()),
+                     "dob": pa.array(dobs, pa.date32()), "disease": disease})
+
+
+def spec_of(qis: dict, metric: str = "ncp", **privacy) -> dict:
+    return {"privacy": {"k": 10, "suppression": 0.05, **privacy}, "quasi_identifiers": qis,
+            "sensitive": {"disease": {"distinct_l": 2}}, "search": {"metric": metric}, "others": "drop"}
+
+
+def oracle_alterations(path, input_rows: int) -> dict[str, float]:
+    """ncp, llm, nllm, wllm, wnllm (Mauger et al. section 3.2) from a GROUP BY of the written file:
+    a record costs (cover(label) − cover(value)) × the QI's multiplier (÷ the root's cover when
+    normalized); suppressed records cost the root on every QI."""
+    rows = duckdb.sql(f"SELECT zip, age, CAST(dob AS VARCHAR), COUNT(*) FROM '{path}' GROUP BY ALL").fetchall()
+    suppressed = input_rows - sum(r[-1] for r in rows)
+    levels = {"zip": 6, "age": 5, "dob": 5}  # value, 1…n masked / three bands / month, year, 5y; then *
+    h = np.array(list(levels.values()), dtype=float)
+    w1 = 1 - (h - 1) ** 3 / ((h - 1) ** 3).sum()
+    w2 = h.max() / h
+    multiplier = {"ncp": np.ones(3), "llm": w2, "nllm": w2, "wllm": w1, "wnllm": w1}
+    out = {}
+    for name, mult in multiplier.items():
+        normalized = name in ("ncp", "nllm", "wnllm")
+        cost = full = 0.0
+        for j, column in enumerate(levels):
+            cover, root = COVERS[column]
+            scale = mult[j] / (root if normalized else 1.0)
+            leaf = 1.0
+            cost += sum(n * (cover(str(labels[j])) - leaf) for *labels, n in rows) * scale
+            cost += suppressed * (root - leaf) * scale
+            full += input_rows * (root - leaf) * scale
+        out[name] = cost / full * 100
+    return out
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("domains")
+    table = people()
+    with sqlclose.anonymize(table, spec_of(DOMAINS)) as release:
+        doc = release.write_parquet(folder / "r.parquet")
+        minimal = doc["minimal_nodes"]
+    return folder, table, doc, minimal
+
+
+def test_with_domains_declared_the_report_publishes_every_metric_as_the_file_gives_it(released):
+    folder, table, doc, _ = released
+    u = doc["utility"]
+    assert u["withheld"] == {}
+    assert doc["suppressed_rows"] > 0  # they cost the root: the oracle counts them
+    want = oracle_alterations(folder / "r.parquet", table.num_rows)
+    for name in LEAF_COUNTING:
+        assert u["alteration"][name] == pytest.approx(want[name], rel=1e-9), name
+    assert u["mean_alteration"] == pytest.approx(np.mean(list(u["alteration"].values())), rel=1e-12)
+
+
+def test_the_search_minimizes_ncp_over_the_declared_domains(released, tmp_path):
+    """Every minimal node, released as given, costs at least what the chosen one does (by the file's oracle)."""
+    folder, table, doc, minimal = released
+    chosen = oracle_alterations(folder / "r.parquet", table.num_rows)["ncp"]
+    others = []
+    with sqlclose.anonymize(table, spec_of(DOMAINS)) as release:
+        for i, node in enumerate(minimal):
+            release.at(node).write_parquet(tmp_path / f"m{i}.parquet")
+            others.append(oracle_alterations(tmp_path / f"m{i}.parquet", table.num_rows)["ncp"])
+    assert len(minimal) > 1
+    assert chosen <= min(others) + 1e-9, (chosen, others)
+
+
+# ---- the leak: the same release, two inputs -----------------------------------------------
+
+CHANGES = {  # a row's value, changed to a new value under the same labels at every level above the leaves
+    "zip": lambda v: v[:4] + "7" if v is not None else v,
+    "age": lambda v: v + 1,
+    "dob": lambda v: v.replace(day=2),
+}
+
+
+def _changed(table: pa.Table, column: str, row: int) -> pa.Table:
+    values = table.column(column).to_pylist()
+    values[row] = CHANGES[column](values[row])
+    return table.set_column(table.schema.get_field_index(column), column,
+                            pa.array(values, table.schema.field(column).type))
+
+
+@pytest.mark.parametrize("column", list(CHANGES))
+@pytest.mark.parametrize("declared", [True, False])
+def test_the_published_utility_is_a_function_of_the_release(tmp_path, released, column, declared):
+    """A new value under a released label: the release is byte for byte the same; counted over the
+    data's values, ncp moved with it (Table 3: 37.008 or 37.5). With the domain declared every
+    figure is published and equal; without it the figures that count values are withheld, naming
+    the column, and the rest are equal. The node is given (the search's, each QI at least one
+    level up: it still satisfies k and distinct l), so that both inputs have it."""
+    qis = {name: dict(q) for name, q in DOMAINS.items()}
+    if not declared:
+        qis[column].pop("alphabet" if column == "zip" else "domain")
+    spec = spec_of(qis)
+    node = {name: max(level, 1) for name, level in released[2]["node"].items()}
+    table = people()
+    row = 10  # not a NULL ZIP
+    docs, summaries, digests = [], [], set()
+    for i, t in enumerate((table, _changed(table, column, row))):
+        with sqlclose.anonymize(t, spec) as searched, searched.at(node) as release:
+            docs.append(release.write_parquet(tmp_path / f"r{i}.parquet"))
+            summaries.append(release.summary["utility"]["alteration"]["ncp"])
+        digests.add(files.sha256(tmp_path / f"r{i}.parquet"))
+    assert len(digests) == 1, "the test needs two inputs with the same release"
+    utilities = [{k: v for k, v in d["utility"].items()} for d in docs]
+    assert utilities[0] == utilities[1]
+    if declared:
+        assert utilities[0]["withheld"] == {} and utilities[0]["alteration"]["ncp"] is not None
+    else:
+        assert summaries[0] != summaries[1], "counted over the data, the operator's ncp differs: the leak"
+        withheld = utilities[0]["withheld"]
+        assert set(withheld) == {*LEAF_COUNTING, "mean_alteration"}
+        assert repr(column) in withheld["ncp"] and ("alphabet" if column == "zip" else "domain") in withheld["ncp"]
+        assert all(utilities[0]["alteration"][name] is None for name in LEAF_COUNTING)
+        assert utilities[0]["mean_alteration"] is None
+        assert utilities[0]["alteration"]["distortion"] is not None and utilities[0]["alteration"]["total"] is not None
+
+
+def test_custom_weights_per_edge_are_withheld_and_per_level_step_published(tmp_path):
+    """Weights per edge give each value its own cost: moving a record between two values under one
+    label moves the figure. Per level step every value costs the same up to a label."""
+    table = people()
+    ages = sorted(set(table.column("age").to_pylist()))
+    per_edge = {str(a): 1.0 + (a % 4 == 0) for a in ages}  # values cost 1 or 2 to their band
+    qis = {"age": {"tree": {"*": {f"{lo}-{lo + 9}": [str(a) for a in ages if lo <= a < lo + 10]
+                                  for lo in range(10, 100, 10) if any(lo <= a < lo + 10 for a in ages)}}},
+           "zip": DOMAINS["zip"]}
+    bands = [label for label in qis["age"]["tree"]["*"]]
+    cases = {"edge": {"age": {**per_edge, **{b: 1.0 for b in bands}}, "zip": [1, 1, 1, 1, 1]},
+             "level": {"age": [1.0, 2.0], "zip": [1, 1, 1, 1, 1]}}
+    for case, weights in cases.items():
+        spec = spec_of(qis, metric="custom")
+        spec["search"]["weights"] = weights
+        with sqlclose.anonymize(table.drop(["dob"]), spec) as release:
+            doc = release.write_parquet(tmp_path / f"{case}.parquet")
+            operators = release.summary["utility"]["alteration"]["custom"]
+        assert operators is not None and math.isfinite(operators)
+        if case == "edge":
+            assert doc["utility"]["alteration"]["custom"] is None
+            assert "weights per edge" in doc["utility"]["withheld"]["custom"]
+        else:
+            assert doc["utility"]["alteration"]["custom"] == pytest.approx(operators, rel=1e-12)
+            assert "custom" not in doc["utility"]["withheld"]
+
+
+def test_the_cli_names_what_the_report_withholds(tmp_path):
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    source = tmp_path / "people.parquet"
+    pq.write_table(people(), source)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'others = "drop"\n[source]\npath = "{source}"\n'
+                    '[privacy]\nk = 10\nsuppression = 0.05\n[search]\nmetric = "ncp"\n'
+                    '[quasi_identifiers]\nzip = { mask = true, nulls = "value" }\nage = { bands = [5, 10, 20] }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    out = tmp_path / "r.parquet"
+    result = CliRunner().invoke(main, ["anonymize", str(spec), "-o", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "chosen by ncp: its alteration is withheld from the report" in result.output
+    assert "'zip': alphabet" in result.output and "'age': domain = [lowest, highest]" in result.output
+    checked = CliRunner().invoke(main, ["check", str(out), "--against", str(out) + ".report.json", "--k", "10"])
+    assert "ncp withheld" in checked.output and "mean withheld" in checked.output, checked.output
+
+
+# ---- bad declarations ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("qi, message", [
+    ({"mask": True, "domain": [0, 9]}, "a mask declares its alphabet"),
+    ({"bands": [10], "alphabet": "0123456789"}, "declare domain = [lowest, highest] instead"),
+    ({"file": "x.csv", "domain": [0, 9]}, "domain is declared for bands and dates rules, not file"),
+    ({"bands": [10], "domain": [120, 0]}, "lowest < highest"),
+    ({"bands": [10], "domain": [0, 60, 120]}, "domain must be [lowest, highest]"),
+    ({"bands": [10], "domain": ["0", "120"]}, "two finite numbers"),
+    ({"dates": True, "domain": ["1900-01-01", "31/12/2025"]}, "two days (YYYY-MM-DD)"),
+    ({"mask": True, "alphabet": "0123456789*"}, "without the mask character '*'"),
+    ({"mask": True, "alphabet": "00"}, "distinct characters"),
+])
+def test_a_bad_declaration_is_refused_with_the_spec(qi, message):
+    with pytest.raises(SpecError) as e:
+        as_spec({"k": 2, "quasi_identifiers": {"q": qi}})
+    assert message in str(e.value)
+
+
+def test_a_toml_date_domain_hashes_as_its_text(tmp_path):
+    specs = [sqlclose.load_spec(_toml(tmp_path / f"{i}.toml", domain)) for i, domain in
+             enumerate(('[1900-01-01, 2025-12-31]', '["1900-01-01", "2025-12-31"]'))]
+    assert specs[0].quasi_identifiers["dob"].declared_domain == (FIRST, LAST)
+    assert specs[0].sha256() == specs[1].sha256()
+
+
+def _toml(path, domain: str):
+    path.write_text(f"[privacy]\nk = 2\n[quasi_identifiers]\ndob = {{ dates = true, domain = {domain} }}\n",
+                    encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("column, change, message", [
+    ("age", {"bands": [5, 10, 20], "domain": [20, 120]}, "is outside the declared domain [20, 120]"),
+    ("dob", {"dates": True, "domain": ["1950-01-01", "2025-12-31"]}, "is outside the declared domain 1950-01-01"),
+    ("zip", {"mask": True, "alphabet": "01234567", "nulls": "value"}, "which is not in the declared alphabet"),
+])
+def test_a_value_outside_its_declared_domain_is_refused_and_nothing_is_written(tmp_path, column, change, message):
+    qis = {**DOMAINS, column: change}
+    out = tmp_path / "r.parquet"
+    with pytest.raises(HierarchyError) as e:
+        with sqlclose.anonymize(people(), spec_of(qis)) as release:
+            release.write_parquet(out)
+    text = str(e.value)
+    assert f"rule for column {column!r}" in text and ("widen the domain" in text or "add every character" in text)
+    assert message in text
+    assert not out.exists() and list(tmp_path.iterdir()) == []
