@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -864,6 +865,52 @@ def test_information_loss_in_the_report_is_a_function_of_the_release(tmp_path, a
         utilities.append({k: doc["utility"][k] for k in ("alteration", "mean_alteration")})
     assert len(digests) == 1, "the test needs two inputs with the same release"
     assert utilities[0] == utilities[1]
+
+
+def _with_outlier(age: float, kind: pa.DataType) -> pa.Table:
+    t = table3()
+    t = t.set_column(1, "age", t.column("age").cast(kind))
+    outlier = pa.table({"zip": ["99999"], "age": pa.array([age], kind), "salary": [5], "disease": ["flu"]},
+                       schema=t.schema)
+    return pa.concat_tables([t, outlier])
+
+
+def test_band_labels_do_not_tell_whether_a_suppressed_value_is_whole(tmp_path):
+    """Bands were labelled ``30-39`` when every value of the column was whole and ``[30, 40)``
+    otherwise: a suppressed row's age 36.5 or 36.0 turned every label of the release. Now the
+    column's type decides (DOUBLE: intervals). The oracle: the files' sha256, and the labels read
+    back with a GROUP BY."""
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.2}, sensitive={}, others="keep")
+    spec["quasi_identifiers"]["age"] = {"bands": [10, 20]}
+    digests = set()
+    for i, age in enumerate((36.0, 36.5)):
+        doc = sqlclose.anonymize(_with_outlier(age, pa.float64()), spec).write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+    assert len(digests) == 1
+    labels = {a for (a,) in duckdb.sql(f"SELECT DISTINCT age FROM '{tmp_path / 'r0.parquet'}'").fetchall()}
+    assert labels and all(a.startswith("[") for a in labels), labels
+    with_integers = sqlclose.anonymize(_with_outlier(36, pa.int64()), spec).write_parquet(tmp_path / "int.parquet")
+    assert with_integers["suppressed_rows"] == 1
+    labels = {a for (a,) in duckdb.sql(f"SELECT DISTINCT age FROM '{tmp_path / 'int.parquet'}'").fetchall()}
+    assert labels and all(re.fullmatch(r"\d+-\d+|\*", a) for a in labels), labels
+
+
+def test_whole_bands_over_text_holding_a_fraction_are_refused_with_the_fix(tmp_path):
+    """Text has no numeric type to decide the labels by: whole widths over a text column whose values
+    are not all whole stop the job (the labels must not follow the values), saying how to read the
+    column as numbers."""
+    rows = _with_outlier(36.5, pa.float64())
+    rows = rows.set_column(1, "age", pa.array([f"{a:g}" for a in rows.column("age").to_pylist()]))
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.2})
+    spec["quasi_identifiers"]["age"] = {"bands": [10, 20]}
+    with pytest.raises(DataError) as e:
+        sqlclose.anonymize(rows, spec).write_parquet(tmp_path / "r.parquet")
+    assert "'age' is text holding '36.5'" in str(e.value) and 'types = { age = "DOUBLE" }' in str(e.value)
+    assert not (tmp_path / "r.parquet").exists()
+    spec["quasi_identifiers"]["age"] = {"bands": [2.5, 5]}  # widths of fractions: intervals, whatever the values
+    doc = sqlclose.anonymize(rows, spec).write_parquet(tmp_path / "r.parquet")
+    assert all(label.startswith("[") or label == "*" for label in doc["generalization"]["age"]["labels"])
 
 
 def test_t_against_the_release_is_over_the_values_the_release_holds(tmp_path):

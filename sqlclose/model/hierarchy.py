@@ -346,12 +346,15 @@ def _sibling_index(parents: np.ndarray) -> tuple[np.ndarray, int]:
 # ---- rule builders (need the column's distinct values) -----------------------------------
 
 def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float], origin: float = 0.0,
-                    name: str = "bands", domain: tuple[float, float] | None = None) -> Hierarchy:
+                    name: str = "bands", domain: tuple[float, float] | None = None,
+                    integral: bool | None = None) -> Hierarchy:
     """Numeric bands of growing width, then ``*``.
 
     ``values`` are (text as the engine prints it, numeric value) pairs. Widths must nest (each a
     multiple of the previous) so that every band has one parent band. ``domain``: the lowest and
-    highest value the column can hold, declared in the spec (model/domains.py).
+    highest value the column can hold, declared in the spec (model/domains.py). ``integral``:
+    label integer bands ``35-39`` rather than ``[35, 40)`` (preparation decides it by the column's
+    type, ``problem._integral_bands``); None: when the values, widths and origin are all whole.
     """
     widths = [float(w) for w in widths]
     if not widths or any(not (math.isfinite(w) and w > 0) for w in widths):  # NaN and inf make no band
@@ -365,8 +368,9 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
                 f"{name}: band widths must nest — each a multiple (≥2×) of the previous; {a:g} then {b:g} "
                 "would give a band two parents"
             )
-    integral = all(float(v).is_integer() for _, v in values) and all(w.is_integer() for w in widths) \
-        and float(origin).is_integer()
+    if integral is None:
+        integral = all(float(v).is_integer() for _, v in values) and all(w.is_integer() for w in widths) \
+            and float(origin).is_integer()
     rows, lows = [], []
     for text, v in values:
         if v is None or math.isnan(v) or math.isinf(v):

@@ -139,7 +139,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             if c.null_value is not None:
                 _refuse_colliding_stand_in(engine, source, c, source_label)
 
-        qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(reader, c, spec.quasi_identifiers[c.name]), c)
+        qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
+                                                            schema.field(c.name).type), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -299,7 +300,7 @@ def _distinct(reader: ValuesReader, c: q.CodedColumn) -> pa.Table:
     return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw))
 
 
-def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) -> Hierarchy:
+def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType) -> Hierarchy:
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
     values = _distinct(reader, c)
@@ -318,7 +319,8 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) ->
         if bad:
             raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
                             "bands; give it a hierarchy file or tree (dates: e.g. day;month;year;*), or clean the data")
-        h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain)
+        integral = _integral_bands(column_type, pairs, s, c.name)
+        h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral)
     elif s.kind == "dates":
         h = dates_hierarchy(texts_rule, None if s.dates is True else s.dates, name, s.declared_domain)
     else:
@@ -330,6 +332,26 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier) ->
     return h
 
 
+
+
+def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,
+                    column: str) -> bool:
+    """Whether bands are labelled as integers (``35-39``) or intervals (``[35, 40)``): by the widths,
+    the origin and the column's type, never by which values it holds. Decided by the values, a
+    suppressed row's 40.5 turned every label into an interval: the release told of a row it hides.
+    A text column has no numeric type: with whole widths its values must all be whole numbers."""
+    whole = all(float(w).is_integer() for w in s.bands or []) and float(s.origin).is_integer()
+    if pa.types.is_integer(column_type) or (pa.types.is_decimal(column_type) and column_type.scale == 0):
+        return whole
+    if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:
+        return False
+    odd = next((text for text, x in pairs if not float(x).is_integer()), None)
+    if odd is not None:
+        raise DataError(f"column {column!r} is text holding {odd!r}, not a whole number, and its bands have whole "
+                        "widths: read it as numbers to band it in intervals like [35, 40) — declare its type "
+                        f"([source] types = {{ {column} = \"DOUBLE\" }} for a CSV) or store it as a number — or "
+                        "clean the value")
+    return True
 
 
 def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None:
