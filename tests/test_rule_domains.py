@@ -311,8 +311,10 @@ def test_the_cli_names_what_the_report_withholds(tmp_path):
                     '[quasi_identifiers]\nzip = { mask = true, nulls = "value" }\nage = { bands = [5, 10, 20] }\n'
                     '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
     out = tmp_path / "r.parquet"
-    result = CliRunner().invoke(main, ["anonymize", str(spec), "-o", str(out), "--no-progress"])
+    page = tmp_path / "page.html"
+    result = CliRunner().invoke(main, ["anonymize", str(spec), "-o", str(out), "--html", str(page), "--no-progress"])
     assert result.exit_code == 0, result.output
+    assert page.read_text(encoding="utf-8").count("withheld from the report: it counts the values") == 5
     assert "chosen by ncp: its alteration is withheld from the report" in result.output
     assert "'zip': alphabet" in result.output and "'age': domain = [lowest, highest]" in result.output
     checked = CliRunner().invoke(main, ["check", str(out), "--against", str(out) + ".report.json", "--k", "10"])

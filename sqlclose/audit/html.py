@@ -160,6 +160,12 @@ def _attacks(audit: CheckReport) -> str:
             "</th><th>homogeneity</th><th>skewness</th><th>similarity</th></tr>" + "".join(rows) + "</table>")
 
 
+def _alteration(value: float | None, withheld: str | None) -> str:
+    if withheld is not None:
+        return f"withheld from the report: {html.escape(withheld)}"
+    return "—" if value is None else f"{value:.2f} %"
+
+
 def _utility(doc: dict) -> str:
     u = doc["utility"]
     role = " (the search's metric; the node was given)" if doc.get("node_given") else " (chose the release)"
@@ -171,14 +177,15 @@ def _utility(doc: dict) -> str:
     for name, s in (u.get("sensitive") or {}).items():
         items.append(f"{html.escape(name)}: l-diversity value {s['l_diversity']:.3f}, L1 closeness (not halved, "
                      f"not an EMD) {s['l1_closeness']:.4f}" if s["l_diversity"] is not None else html.escape(name))
+    hidden = u.get("withheld") or {}
     rows = "".join(f"<tr><td>{html.escape(name)}{role if name == u.get('metric') else ''}</td>"
-                   f"<td>{'—' if value is None else f'{value:.2f} %'}</td></tr>"
+                   f"<td>{_alteration(value, hidden.get(name))}</td></tr>"
                    for name, value in (u.get("alteration") or {}).items())
     table = ""
     if rows:
-        mean = u.get("mean_alteration")
+        mean = _alteration(u.get("mean_alteration"), hidden.get("mean_alteration"))
         table = ("<table><tr><th>metric (Mauger et al.)</th><th>alteration</th></tr>" + rows
-                 + f"<tr><td>mean of the seven</td><td>{'—' if mean is None else f'{mean:.2f} %'}</td></tr></table>")
+                 + f"<tr><td>mean of the seven</td><td>{mean}</td></tr></table>")
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>" + table
 
 
