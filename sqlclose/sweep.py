@@ -153,9 +153,16 @@ class SweepResult:
                 value = nauc(xs, ys, lo, hi)
                 row = {p: v for p, v in zip((p for p in PARAMETERS if p != self.x), key)}
                 row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi, nauc=value,
-                           nauc_percent=self._percent(measure, value))
+                           nauc_percent=self._percent(measure, value),
+                           interpolated=";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)))
                 out.append(row)
         return out
+
+    def _gaps(self, key: tuple, measure: str, lo: float, hi: float) -> list[float]:
+        """The swept values inside [lo, hi] where the curve has a run but no value (no solution):
+        the area takes the straight line over them, which the reader must be told."""
+        return sorted({float(r[self.x]) for r in self.rows if self._key(r) == key and lo <= float(r[self.x]) <= hi
+                       and _number(r[measure]) is None})
 
     def _nauc_bounds(self, lo: float | None, hi: float | None) -> tuple[float | None, float | None]:
         """[lo, hi]: a bound not given is the sweep's own (``nauc(3)`` is [3, the largest value]);
@@ -188,7 +195,8 @@ class SweepResult:
 
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
         rows = self.nauc(lo, hi)
-        columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent"]
+        columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent",
+                                                            "interpolated"]
         return _write_csv(Path(path).expanduser(), columns, rows)  # "~" as charts() and every sqlclose path
 
     def chart_names(self) -> list[str]:

@@ -579,3 +579,15 @@ def test_sweep_charts_name_the_fixed_l_t_and_k(tmp_path, drawn):
     SweepResult(over_l, source="adult.csv", x="l").charts(tmp_path)
     assert drawn["mean_alteration"]["title"] == ("Mean alteration over the seven metrics against l — "
                                                  "Incognito, chosen by NCP, k = 5, adult.csv")
+
+
+def test_nauc_says_which_runs_inside_its_range_it_draws_a_straight_line_over():
+    """A run without a solution inside the range left no point: NAUC took the straight line over it
+    without a word. By hand: points (2, 1), (8, 4) with k = 5 missing → the trapezoid (1 + 4) / 2 = 2.5."""
+    result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, None), (8, 4.0)],
+                                ("nllm", 4.0): [(2, 2.0), (5, 3.0), (8, 4.0)]}), source="adult.csv")
+    rows = {(r["curve"], r["measure"]): r for r in result.nauc(2, 8)}
+    gap, whole = rows[("l=2.0", "alteration")], rows[("l=4.0", "alteration")]
+    assert gap["nauc"] == pytest.approx(2.5) and gap["interpolated"] == "5"
+    assert whole["nauc"] == pytest.approx((2.5 * 3 + 3.5 * 3) / 6) and whole["interpolated"] == ""
+    assert {r["interpolated"] for r in result.nauc(5, 8) if r["curve"] == "l=2.0"} == {"5"}  # an end counts too

@@ -150,4 +150,9 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
     if rows:
         click.echo(f"  NAUC of {main} on [{rows[0]['lo']:g}, {rows[0]['hi']:g}]: " + "; ".join(
-            f"{r['curve']} {r['nauc']:.4g}" for r in sorted(rows, key=lambda r: r["nauc"])))
+            f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in sorted(rows, key=lambda r: r["nauc"])))
+
+
+def _over_gaps(row: dict, x: str) -> str:
+    gaps = row["interpolated"].replace(";", ", ")
+    return f" (a straight line over {x} = {gaps}, which found no solution)" if gaps else ""
