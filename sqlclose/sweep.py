@@ -444,11 +444,14 @@ class _GaaSweep(_Sweep):
             for t in self.ts or [None]:
                 for k in self.ks:
                     criteria = [c for c in criteria_for(k, self.problem.sas) if not _vacuous(c)]
+                    started = time.perf_counter()
                     try:
                         r = gaa(data, k, mu, strategy, l=l, t=t, scope=scope, violates=spec_violations(criteria))
-                    except NoSolutionError:
+                    except NoSolutionError:  # the time it took to find none is a run's time too
+                        seconds = time.perf_counter() - started
                         self.add({"algorithm": "gaa", "strategy": strategy, "metric": mu.name, "scope": scope,
-                                  "k": k, "l": l, "t": t, "status": "no solution"})
+                                  "k": k, "l": l, "t": t, "status": "no solution", "search_seconds": seconds,
+                                  "seconds": seconds})
                         continue
                     self.add(self._row(data, r, mu, selection, k, l, t))
 

@@ -591,3 +591,18 @@ def test_nauc_says_which_runs_inside_its_range_it_draws_a_straight_line_over():
     assert gap["nauc"] == pytest.approx(2.5) and gap["interpolated"] == "5"
     assert whole["nauc"] == pytest.approx((2.5 * 3 + 3.5 * 3) / 6) and whole["interpolated"] == ""
     assert {r["interpolated"] for r in result.nauc(5, 8) if r["curve"] == "l=2.0"} == {"5"}  # an end counts too
+
+
+def test_a_gaa_run_without_a_solution_has_its_time_and_progress_says_it():
+    """A GAA run that found no solution had no time: its progress line said "0.00 s", its row none,
+    though the greedy run had gone to its end. Table 3 has 6 diseases, so no class reaches the
+    paper's l-diversity value 50."""
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa", "metric": "ncp", "strategy": "S2"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    seen = []
+    result = sweep(None, spec, [2, 3], ls=[50], on_progress=seen.append)
+    assert [r["status"] for r in result.rows] == ["no solution", "no solution"]
+    assert all(r["seconds"] is not None and r["seconds"] == r["search_seconds"] > 0 for r in result.rows)
+    assert [p.run_seconds for p in seen] == [r["seconds"] for r in result.rows]
