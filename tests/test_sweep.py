@@ -526,6 +526,23 @@ def test_a_chart_of_many_curves_shows_every_legend_entry_outside_the_plot(tmp_pa
     plt.close(fig)
 
 
+def test_curves_with_the_same_points_are_drawn_once_and_named_together(tmp_path, monkeypatch):
+    # Two strategies with the same results drew two lines, the later exactly over the earlier: the
+    # chart seemed to have lost a curve, though the legend listed it.
+    import matplotlib.pyplot as plt
+
+    from sqlclose.utility.charts import line_chart
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    curves = {"S1": ([2, 5], [1.0, 2.0]), "S2": ([2, 5], [1.0, 2.5]), "S3": ([2, 5], [1.0, 2.0])}
+    line_chart(tmp_path / "same.png", curves, title="t", xlabel="k", ylabel="y")
+    fig = kept[0]
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["S1 = S3", "S2"]
+    assert [list(line.get_ydata()) for line in fig.axes[0].get_lines()] == [[1.0, 2.0], [1.0, 2.5]]
+    plt.close(fig)
+
+
 def test_incognito_t_sweep_refuses_a_t_above_the_distance_bound():
     # --t 1.5 on Table 3's salary (ordered EMD, at most 1) ran a row labelled t = 1.5 (a bound no
     # class can reach, so no model at all), though the spec itself refuses t = 1.5 for that distance:

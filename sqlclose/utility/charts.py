@@ -60,6 +60,15 @@ def wide_range(xs: Sequence[float]) -> bool:
     return bool(values) and min(values) > 0 and max(values) / min(values) > LOG_SCALE_RATIO
 
 
+def same_curves_merged(curves: Mapping[str, Curve]) -> dict[str, Curve]:
+    """Curves with the same points drawn once, labelled ``S1 = S3``: drawn apart, the later one hid
+    the earlier exactly, and the chart seemed to have lost a curve."""
+    by_points: dict[tuple, list[str]] = {}
+    for label, (xs, ys) in curves.items():
+        by_points.setdefault((tuple(map(float, xs)), tuple(map(float, ys))), []).append(label)
+    return {" = ".join(labels): curves[labels[0]] for labels in by_points.values()}
+
+
 def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xlabel: str, ylabel: str,
                log_x: bool | None = None, legend_title: str | None = None) -> Path:
     """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``
@@ -67,6 +76,7 @@ def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xla
     ``log_x=None`` picks a log scale when the x values span more than 20×."""
     plt = pyplot()
     path = Path(path)
+    curves = same_curves_merged(curves)
     every_x = [x for xs, _ in curves.values() for x in xs]
     # Many curves (a sweep of strategies × metrics): inside the plot their legend hid the curves and
     # ran off the image. Below the plot, in columns, on a taller image, every entry is seen.
