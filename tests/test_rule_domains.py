@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import json
 import math
 import re
 
@@ -368,3 +369,22 @@ def test_a_value_outside_its_declared_domain_is_refused_and_nothing_is_written(t
     assert f"rule for column {column!r}" in text and ("widen the domain" in text or "add every character" in text)
     assert message in text
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_hierarchy_show_prints_what_each_label_covers(tmp_path):
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    source = tmp_path / "people.parquet"
+    pq.write_table(people(300), source)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'others = "drop"\n[source]\npath = "{source}"\n[privacy]\nk = 10\n[quasi_identifiers]\n'
+                    'age = { bands = [5, 10, 20], domain = [0, 120] }\nzip = { mask = true, nulls = "value" }\n',
+                    encoding="utf-8")
+    shown = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age", "--json"])
+    assert shown.exit_code == 0, shown.output
+    doc = json.loads(shown.output)
+    assert doc["cover"] == [[band_cover(label) for label in row] for row in doc["rows"]]
+    text = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:zip"]).output
+    assert "no declared domain: a report withholds ncp" in text

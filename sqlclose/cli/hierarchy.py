@@ -36,14 +36,22 @@ def show(target: str, data: Path | None, limit: int, as_json: bool, verbose: boo
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
     h = _load(target, data)
     if as_json:
-        click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows]}, indent=2))
+        cover = None if h.cover is None else h.cover.tolist()
+        click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
+                               "cover": cover}, indent=2))
         return
     click.echo(f"{h.origin}: {len(h.leaves)} leaves, {h.levels} levels "
                + "(" + ", ".join(f"level {i}: {len(set(h.labels(i)))} values" for i in range(h.levels)) + ")")
+    if h.cover is not None:
+        click.echo("  each row's labels cover, of the declared domain (what NCP-like metrics count): after '|'")
+    elif h.counts_data:
+        click.echo("  built from the column's values with no declared domain: a report withholds ncp, llm, nllm, "
+                   "wllm, wnllm (declare alphabet for a mask, domain for bands and dates)")
     rows = h.rows if limit <= 0 else h.rows[:limit]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
-    for r in rows:
-        click.echo("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip())
+    for i, r in enumerate(rows):
+        covers = "" if h.cover is None else "  | " + " / ".join(f"{c:g}" for c in h.cover[i])
+        click.echo("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + covers)
     if len(rows) < len(h.rows):
         click.echo(f"  … {len(h.rows) - len(rows)} more (--limit 0 shows all)")
 
