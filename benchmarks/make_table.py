@@ -149,8 +149,8 @@ k = 5
 suppression = 0.0
 
 [quasi_identifiers]
-age = {{ bands = [5, 10, 20] }}
-zip = {{ mask = true }}
+age = {{ bands = [5, 10, 20], domain = [0, 120] }}   # domain, alphabet: the report may publish NCP
+zip = {{ mask = true, alphabet = "0123456789" }}
 sex = {{ file = "hierarchies/sex.csv" }}
 race = {{ file = "hierarchies/race.csv" }}
 marital_status = {{ file = "hierarchies/marital_status.csv" }}
@@ -168,8 +168,8 @@ hierarchy = "hierarchies/occupation.csv"
 # (3,888 nodes); the width is in the number of QIs and the code ranges.
 SPEC15_QIS = """
 [quasi_identifiers]
-age = {{ bands = [20] }}
-zip = {{ mask = [5] }}
+age = {{ bands = [20], domain = [0, 120] }}
+zip = {{ mask = [5], alphabet = "0123456789" }}
 dob = {{ file = "hierarchies/flat_dob.csv" }}
 sex = {{ file = "hierarchies/sex.csv" }}
 race = {{ file = "hierarchies/race.csv" }}
@@ -180,8 +180,8 @@ native_country = {{ file = "hierarchies/flat_native_country.csv" }}
 salary = {{ file = "hierarchies/flat_salary.csv" }}
 children = {{ file = "hierarchies/flat_children.csv" }}
 hours_per_week = {{ file = "hierarchies/flat_hours_per_week.csv" }}
-area_code = {{ mask = [3] }}
-employer_zip = {{ mask = [5] }}
+area_code = {{ mask = [3], alphabet = "0123456789" }}
+employer_zip = {{ mask = [5], alphabet = "0123456789" }}
 housing = {{ file = "hierarchies/flat_housing.csv" }}
 """
 FLAT = ("dob", "workclass", "native_country", "salary", "children", "hours_per_week", "housing")
