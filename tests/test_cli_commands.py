@@ -62,6 +62,9 @@ def test_explain_prints_hierarchies_lattice_and_sql(project):
     out = result.output
     assert "9 rows" in out and "lattice    24 nodes" in out  # zip 6 levels x age 4 levels
     assert "47677 -> 4767* -> 476** -> 47*** -> 4**** -> *****" in out
+    # what the report will publish: ZIP's mask declares no alphabet, age is a file's
+    assert "from mask rule for column 'zip'; no domain declared: a report withholds ncp" in out
+    assert "age.csv; NCP counts its leaves" in out
     assert "GROUP BY" in out and "ORDER BY" in out
     assert not (project / "out").exists()
 

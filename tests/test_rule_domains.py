@@ -390,7 +390,7 @@ def test_a_value_outside_its_declared_domain_is_refused_and_nothing_is_written(t
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
-def test_hierarchy_show_prints_what_each_label_covers(tmp_path):
+def test_hierarchy_show_and_explain_say_what_each_label_covers(tmp_path):
     from click.testing import CliRunner
 
     from sqlclose.cli import main
@@ -407,3 +407,6 @@ def test_hierarchy_show_prints_what_each_label_covers(tmp_path):
     assert doc["cover"] == [[band_cover(label) for label in row] for row in doc["rows"]]
     text = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:zip"]).output
     assert "no declared domain: a report withholds ncp" in text
+    plan = CliRunner().invoke(main, ["explain", str(spec)]).output  # before a run, what its report will publish
+    assert "bands rule for column 'age'; NCP counts the declared domain" in plan
+    assert "mask rule for column 'zip'; no domain declared: a report withholds ncp" in plan

@@ -263,7 +263,8 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False) -> No
     click.echo(f"source     {plan['source']}: {plan['rows']} rows ({plan['rows_anonymized']} after NULL policies)")
     click.echo(f"lattice    {plan['lattice_size']} nodes over {len(plan['quasi_identifiers'])} quasi-identifiers")
     for qi in plan["quasi_identifiers"]:
-        click.echo(f"  {qi['name']}: {qi['levels']} levels, {qi['leaves']} values, from {qi['origin']}")
+        click.echo(f"  {qi['name']}: {qi['levels']} levels, {qi['leaves']} values, from {qi['origin']}; "
+                   f"{qi['domain']}")
         for example in qi["examples"]:
             click.echo("      " + " -> ".join(example))
     req = plan["requirements"]

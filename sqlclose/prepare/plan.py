@@ -18,7 +18,7 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
         h = qi.hierarchy
         picks = _spread(len(h.rows), examples)
         qis.append({"name": qi.name, "levels": h.levels, "origin": h.origin, "leaves": len(h.leaves),
-                    "examples": [list(h.rows[i]) for i in picks]})
+                    "examples": [list(h.rows[i]) for i in picks], "domain": _domain(h)})
     models = {"k": spec.k, "suppression": spec.suppression,
               "sensitive": {name: {"models": s.models, **_thresholds(s)} for name, s in spec.sensitive.items()}}
     return {
@@ -46,6 +46,15 @@ def release_sql(problem: Problem, node: Node) -> str:
     classes are known only after the search)."""
     query = release_query(problem, node, None, q.Params(), counted_columns(problem, node))
     return query.sql(dialect=problem.engine.dialect, pretty=True)
+
+
+def _domain(h) -> str:
+    """What NCP-like metrics count for this hierarchy, and so whether a report may publish them."""
+    if h.rule is None:
+        return "NCP counts its leaves"
+    if h.cover is not None:
+        return "NCP counts the declared domain"
+    return "no domain declared: a report withholds ncp, llm, nllm, wllm, wnllm"
 
 
 def _spread(n: int, count: int) -> list[int]:
