@@ -43,6 +43,7 @@ def mask_cover(label: str, stand_in: bool = False) -> float:
     return 10.0 ** masked + (stand_in and masked == len(label) == 5)
 
 
+@functools.cache
 def band_cover(label: str, lo: int = 0, hi: int = 120) -> float:
     if label == "*":
         return hi - lo + 1
@@ -410,3 +411,59 @@ def test_hierarchy_show_and_explain_say_what_each_label_covers(tmp_path):
     plan = CliRunner().invoke(main, ["explain", str(spec)]).output  # before a run, what its report will publish
     assert "bands rule for column 'age'; NCP counts the declared domain" in plan
     assert "mask rule for column 'zip'; no domain declared: a report withholds ncp" in plan
+
+
+# ---- the search, by brute force over the lattice ------------------------------------------
+
+def _labels_by_level(table: pa.Table) -> dict[str, list[list[str]]]:
+    """Per column, per level, each row's label: written from the rules' definitions (not the code's
+    hierarchies)."""
+    def zip_at(z: str | None, s: int) -> str:
+        if s == 5:
+            return "*****"
+        return "NULL" if z is None else z if s == 0 else z[:5 - s] + "*" * s
+
+    def age_at(a: int, level: int) -> str:
+        if level == 4:
+            return "*"
+        if level == 0:
+            return str(a)
+        w = (5, 10, 20)[level - 1]
+        return f"{a // w * w}-{a // w * w + w - 1}"
+
+    def dob_at(d: dt.date, level: int) -> str:
+        return [d.isoformat(), d.strftime("%Y-%m"), d.strftime("%Y"), _day_label(d, "5y"), "*"][level]
+
+    zips, ages, dobs = (table.column(c).to_pylist() for c in ("zip", "age", "dob"))
+    return {"zip": [[zip_at(z, s) for z in zips] for s in range(6)],
+            "age": [[age_at(a, lv) for a in ages] for lv in range(5)],
+            "dob": [[dob_at(d, lv) for d in dobs] for lv in range(5)]}
+
+
+def test_the_chosen_release_is_the_least_ncp_of_every_satisfying_node(released):
+    """Every node of the 6 × 5 × 5 lattice: classes of the rows' labels, failing ones (k = 10,
+    distinct l = 2) suppressed within 5 %, NCP over the declared domains from the labels' covers."""
+    _, table, doc, _ = released
+    n, limit = table.num_rows, math.floor(0.05 * table.num_rows)
+    roots = {c: COVERS[c][1] for c in ("zip", "age", "dob")}
+    full = n * sum((r - 1) / r for r in roots.values())
+    labels_at, diseases = _labels_by_level(table), table.column("disease").to_pylist()
+    best = math.inf
+    for zl in range(6):
+        for al in range(5):
+            for dl in range(5):
+                classes: dict[tuple, list[str]] = {}
+                for *labels, disease in zip(labels_at["zip"][zl], labels_at["age"][al], labels_at["dob"][dl],
+                                            diseases):
+                    classes.setdefault(tuple(labels), []).append(disease)
+                failing = {c for c, ds in classes.items() if len(ds) < 10 or len(set(ds)) < 2}
+                suppressed = sum(len(classes[c]) for c in failing)
+                if suppressed > limit:
+                    continue
+                cost = suppressed * sum((r - 1) / r for r in roots.values())
+                for labels, ds in classes.items():
+                    if labels not in failing:
+                        cost += len(ds) * sum((COVERS[c][0](label) - 1) / roots[c]
+                                              for c, label in zip(("zip", "age", "dob"), labels))
+                best = min(best, cost / full * 100)
+    assert doc["utility"]["alteration"]["ncp"] == pytest.approx(best, rel=1e-9)
