@@ -17,8 +17,8 @@ the metrics count that instead (``Hierarchy.cover``):
   (a month 28 to 31), a value one day (a timestamp too: the rule's finest unit is the day); the
   top every day of the domain.
 
-A NULL stand-in with a branch of its own covers one value at every level below the top, and the
-top one more (``with_stand_in``).
+A NULL stand-in with a branch of its own covers what a value covers (one; none for real bands) at
+every level below the top, and the top one more (``with_stand_in``).
 """
 
 from __future__ import annotations
@@ -81,9 +81,13 @@ def _month_ordinal(month: int) -> int:
 
 
 def with_stand_in(cover: np.ndarray | None) -> np.ndarray | None:
-    """The cover with a NULL stand-in's branch appended: one value below the top, the top one more."""
+    """The cover with a NULL stand-in's branch appended: what a value covers (the leaves' cover: one,
+    or none for real bands) at every level below the top, the top one more. Covering one where the
+    real bands' values cover none, the stand-in cost less than they to the top: no leaf cost was
+    common to all, and the report summed each raw value's own cost, its last digits moving with a
+    suppressed row's value."""
     if cover is None:
         return None
     grown = cover.copy()
     grown[:, -1] += 1.0
-    return np.vstack([grown, np.r_[np.ones(cover.shape[1] - 1), grown[0, -1]]])
+    return np.vstack([grown, np.r_[np.full(cover.shape[1] - 1, cover[0, 0]), grown[0, -1]]])
