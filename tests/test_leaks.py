@@ -1003,3 +1003,43 @@ def test_the_sensitive_values_reached_do_not_tell_a_suppressed_rows_value(tmp_pa
         classes.setdefault((z, a), []).append(c)
     least = min(math.exp(-sum(c / sum(cs) * math.log(c / sum(cs)) for c in cs)) for cs in classes.values())
     assert sections[0][0]["disease"]["entropy_l"]["reached"] == pytest.approx(least, rel=1e-12)
+
+
+@pytest.mark.parametrize("distance", ["equal", "variational", "kl"])
+def test_t_against_the_release_does_not_tell_a_suppressed_rows_value(tmp_path, distance):
+    """``t_against_release`` is measured against the released distribution, but over the input's
+    domain: a suppressed row's value no released row holds was a zero column, which regrouped the
+    sum of each class's distance (the value moved in its last digits). Oracle: the files' sha256,
+    and the equal-distance EMD by hand from a GROUP BY of the file."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    values = [f"v{c:02d}" for c in range(2, 90, 3)]
+    base = {"zip": rng.choice(["47", "48"], n).tolist(), "age": rng.integers(20, 60, n).tolist(),
+            "disease": rng.choice(values, n).tolist()}
+    spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop",
+            "quasi_identifiers": {"zip": {"tree": {"*": {"4*": ["47", "48"], "9*": ["99"]}}},
+                                  "age": {"bands": [5, 10, 20]}},
+            "sensitive": {"disease": {"t": 0.99 if distance != "kl" else 10.0, "distance": distance}}}
+    reached, digests = [], set()
+    for i, extra in enumerate(["v00", "v03", "v10", "v31", "v50", "v64", "v88", "v99", "v02"]):
+        table = pa.table({"zip": base["zip"] + ["99"], "age": pa.array(base["age"] + [40], pa.int64()),
+                          "disease": base["disease"] + [extra]})
+        with sqlclose.anonymize(table, spec) as searched, searched.at({"zip": 0, "age": 1}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        reached.append(doc["t_against_release"])
+    assert len(digests) == 1, "the test needs inputs with the same release"
+    assert all(r == reached[0] for r in reached), reached
+    if distance == "equal":
+        path = tmp_path / "r0.parquet"
+        rows = duckdb.sql(f"SELECT zip, age, disease, COUNT(*) FROM '{path}' GROUP BY ALL").fetchall()
+        total = sum(r[-1] for r in rows)
+        whole: dict = {}
+        classes: dict = {}
+        for z, a, d, c in rows:
+            whole[d] = whole.get(d, 0) + c
+            classes.setdefault((z, a), {})[d] = c
+        emd = max(0.5 * sum(abs(cs.get(d, 0) / sum(cs.values()) - w / total) for d, w in whole.items())
+                  for cs in classes.values())
+        assert reached[0]["disease"] == pytest.approx(emd, rel=1e-12)
