@@ -1043,3 +1043,26 @@ def test_t_against_the_release_does_not_tell_a_suppressed_rows_value(tmp_path, d
         emd = max(0.5 * sum(abs(cs.get(d, 0) / sum(cs.values()) - w / total) for d, w in whole.items())
                   for cs in classes.values())
         assert reached[0]["disease"] == pytest.approx(emd, rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="left open (red team, round 44): an undeclared ordered CSV column's type is "
+                   "sniffed from its values; see the round's report for the proposed fix")
+def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_fraction(tmp_path):
+    """Table 3 read from CSV with a tenth row in a ZIP of its own, suppressed; its salary 5000 or
+    5000.5. The undeclared ordered column is sniffed BIGINT or DOUBLE from the values, suppressed
+    rows' included, and the release holds the type: int64 4000 or double 4000.0 in every row."""
+    rows = (TABLE3 / "table3.csv").read_text(encoding="utf-8")
+    digests, types = set(), set()
+    for i, salary in enumerate(("5000", "5000.5")):
+        source = tmp_path / f"in{i}.csv"
+        source.write_text(rows + f"12345,29,{salary},flu\n", encoding="utf-8")
+        spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, source={"path": str(source)})
+        spec["sensitive"]["salary"]["t"] = 0.99
+        spec["sensitive"]["disease"]["t"] = 0.99
+        with sqlclose.anonymize(None, spec) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        types.add(str(pq.read_schema(tmp_path / f"r{i}.parquet").field("salary").type))
+    assert len(types) == 1, types
+    assert len(digests) == 1
