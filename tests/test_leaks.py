@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import re
 import signal
@@ -968,3 +969,100 @@ def test_the_l1_closeness_value_is_against_the_released_distribution(tmp_path):
             l1 = np.abs(P / P.sum(axis=1, keepdims=True) - P.sum(axis=0) / P.sum()).sum(axis=1).max()
             assert doc["utility"]["sensitive"][column]["l1_closeness"] == pytest.approx(l1, abs=1e-12)
     assert len(digests) == 1 and values[0] == values[1]
+
+
+def test_the_sensitive_values_reached_do_not_tell_a_suppressed_rows_value(tmp_path):
+    """A suppressed row's sensitive value no released row holds is one more value of the column's
+    domain: a zero column in the released classes' counts, which shifted how each class's sum of
+    p log p (and of |p − q|) grouped its terms. With the release the same byte for byte, the
+    reached entropy l and the utility's l-diversity and L1 closeness moved in their last digits.
+    Oracle: the files' sha256, and the entropy l recomputed by hand from a GROUP BY of the file."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    values = [f"v{c:02d}" for c in range(2, 90, 3)]  # 30 values; the suppressed row's fall between them
+    base = {"zip": rng.choice(["47", "48"], n).tolist(), "age": rng.integers(20, 60, n).tolist(),
+            "disease": rng.choice(values, n).tolist()}
+    spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop",
+            "quasi_identifiers": {"zip": {"tree": {"*": {"4*": ["47", "48"], "9*": ["99"]}}},
+                                  "age": {"bands": [5, 10, 20]}},
+            "sensitive": {"disease": {"entropy_l": 2}}}
+    sections, digests = [], set()
+    for i, extra in enumerate(["v00", "v03", "v10", "v31", "v50", "v64", "v88", "v99", "v02"]):
+        table = pa.table({"zip": base["zip"] + ["99"], "age": pa.array(base["age"] + [40], pa.int64()),
+                          "disease": base["disease"] + [extra]})
+        with sqlclose.anonymize(table, spec) as searched, searched.at({"zip": 0, "age": 1}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        sections.append((doc["privacy"]["sensitive"], doc["utility"]["sensitive"]))
+    assert len(digests) == 1, "the test needs inputs with the same release"
+    assert all(s == sections[0] for s in sections), sections
+    groups = duckdb.sql(f"SELECT zip, age, disease, COUNT(*) FROM '{tmp_path / 'r0.parquet'}' GROUP BY ALL").fetchall()
+    classes: dict = {}
+    for z, a, _, c in groups:
+        classes.setdefault((z, a), []).append(c)
+    least = min(math.exp(-sum(c / sum(cs) * math.log(c / sum(cs)) for c in cs)) for cs in classes.values())
+    assert sections[0][0]["disease"]["entropy_l"]["reached"] == pytest.approx(least, rel=1e-12)
+
+
+@pytest.mark.parametrize("distance", ["equal", "variational", "kl"])
+def test_t_against_the_release_does_not_tell_a_suppressed_rows_value(tmp_path, distance):
+    """``t_against_release`` is measured against the released distribution, but over the input's
+    domain: a suppressed row's value no released row holds was a zero column, which regrouped the
+    sum of each class's distance (the value moved in its last digits). Oracle: the files' sha256,
+    and the equal-distance EMD by hand from a GROUP BY of the file."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    values = [f"v{c:02d}" for c in range(2, 90, 3)]
+    base = {"zip": rng.choice(["47", "48"], n).tolist(), "age": rng.integers(20, 60, n).tolist(),
+            "disease": rng.choice(values, n).tolist()}
+    spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop",
+            "quasi_identifiers": {"zip": {"tree": {"*": {"4*": ["47", "48"], "9*": ["99"]}}},
+                                  "age": {"bands": [5, 10, 20]}},
+            "sensitive": {"disease": {"t": 0.99 if distance != "kl" else 10.0, "distance": distance}}}
+    reached, digests = [], set()
+    for i, extra in enumerate(["v00", "v03", "v10", "v31", "v50", "v64", "v88", "v99", "v02"]):
+        table = pa.table({"zip": base["zip"] + ["99"], "age": pa.array(base["age"] + [40], pa.int64()),
+                          "disease": base["disease"] + [extra]})
+        with sqlclose.anonymize(table, spec) as searched, searched.at({"zip": 0, "age": 1}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        reached.append(doc["t_against_release"])
+    assert len(digests) == 1, "the test needs inputs with the same release"
+    assert all(r == reached[0] for r in reached), reached
+    if distance == "equal":
+        path = tmp_path / "r0.parquet"
+        rows = duckdb.sql(f"SELECT zip, age, disease, COUNT(*) FROM '{path}' GROUP BY ALL").fetchall()
+        total = sum(r[-1] for r in rows)
+        whole: dict = {}
+        classes: dict = {}
+        for z, a, d, c in rows:
+            whole[d] = whole.get(d, 0) + c
+            classes.setdefault((z, a), {})[d] = c
+        emd = max(0.5 * sum(abs(cs.get(d, 0) / sum(cs.values()) - w / total) for d, w in whole.items())
+                  for cs in classes.values())
+        assert reached[0]["disease"] == pytest.approx(emd, rel=1e-12)
+
+
+@pytest.mark.xfail(strict=True, reason="left open (red team, round 44): an undeclared ordered CSV column's type is "
+                   "sniffed from its values; see the round's report for the proposed fix")
+def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_fraction(tmp_path):
+    """Table 3 read from CSV with a tenth row in a ZIP of its own, suppressed; its salary 5000 or
+    5000.5. The undeclared ordered column is sniffed BIGINT or DOUBLE from the values, suppressed
+    rows' included, and the release holds the type: int64 4000 or double 4000.0 in every row."""
+    rows = (TABLE3 / "table3.csv").read_text(encoding="utf-8")
+    digests, types = set(), set()
+    for i, salary in enumerate(("5000", "5000.5")):
+        source = tmp_path / f"in{i}.csv"
+        source.write_text(rows + f"12345,29,{salary},flu\n", encoding="utf-8")
+        spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, source={"path": str(source)})
+        spec["sensitive"]["salary"]["t"] = 0.99
+        spec["sensitive"]["disease"]["t"] = 0.99
+        with sqlclose.anonymize(None, spec) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        types.add(str(pq.read_schema(tmp_path / f"r{i}.parquet").field("salary").type))
+    assert len(types) == 1, types
+    assert len(digests) == 1

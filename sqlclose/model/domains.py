@@ -17,8 +17,8 @@ the metrics count that instead (``Hierarchy.cover``):
   (a month 28 to 31), a value one day (a timestamp too: the rule's finest unit is the day); the
   top every day of the domain.
 
-A NULL stand-in with a branch of its own covers one value at every level below the top, and the
-top one more (``with_stand_in``).
+A NULL stand-in with a branch of its own covers what a value covers (one; none for real bands) at
+every level below the top, and the top one more (``with_stand_in``).
 """
 
 from __future__ import annotations
@@ -35,16 +35,27 @@ def mask_cover(rows: int, masked: Sequence[int], alphabet: int) -> np.ndarray:
     return np.tile(per_level, (rows, 1))
 
 
+def band_extent(integral: bool, domain: tuple[float, float]) -> tuple[float, float]:
+    """What a value and the top cover of a bands domain: one integer and its integers, or no
+    length and its length."""
+    lo, hi = domain
+    return (1.0, hi - lo + 1) if integral else (0.0, hi - lo)
+
+
+def date_extent(domain: tuple[date, date]) -> tuple[float, float]:
+    """What a value (a day) and the top cover of a dates domain: one day and its days."""
+    return 1.0, float(domain[1].toordinal() - domain[0].toordinal() + 1)
+
+
 def band_cover(lows: np.ndarray, widths: Sequence[float], integral: bool, domain: tuple[float, float]) -> np.ndarray:
     """rows × levels from each value's band lower edge per width (``lows``: rows × widths)."""
     lo, hi = domain
     widths_ = np.asarray(widths, dtype=np.float64)
     if integral:  # the integers of [low, low + width − 1] within [lo, hi]
         covered = np.minimum(lows + widths_ - 1, hi) - np.maximum(lows, lo) + 1
-        leaf, top = 1.0, hi - lo + 1
     else:  # the length of [low, low + width) within [lo, hi]
         covered = np.minimum(lows + widths_, hi) - np.maximum(lows, lo)
-        leaf, top = 0.0, hi - lo
+    leaf, top = band_extent(integral, domain)
     rows = lows.shape[0]
     return np.column_stack([np.full(rows, leaf), np.maximum(covered, 0.0), np.full(rows, float(top))])
 
@@ -60,7 +71,7 @@ def date_cover(months: Sequence[tuple[int, int]], widths: Sequence[int], domain:
         # Every distinct period once: a rule's values fall in few months.
         periods = {int(s): _days_within(int(s), int(s) + w, first, last) for s in dict.fromkeys(start.tolist())}
         columns.append(np.array([periods[int(s)] for s in start], dtype=np.float64))
-    columns.append(np.full(len(months), float(last - first + 1)))
+    columns.append(np.full(len(months), date_extent(domain)[1]))
     return np.column_stack(columns)
 
 
@@ -81,9 +92,19 @@ def _month_ordinal(month: int) -> int:
 
 
 def with_stand_in(cover: np.ndarray | None) -> np.ndarray | None:
-    """The cover with a NULL stand-in's branch appended: one value below the top, the top one more."""
+    """The cover with a NULL stand-in's branch appended: what a value covers (the leaves' cover: one,
+    or none for real bands) at every level below the top, the top one more. Covering one where the
+    real bands' values cover none, the stand-in cost less than they to the top: no leaf cost was
+    common to all, and the report summed each raw value's own cost, its last digits moving with a
+    suppressed row's value."""
     if cover is None:
         return None
     grown = cover.copy()
     grown[:, -1] += 1.0
-    return np.vstack([grown, np.r_[np.ones(cover.shape[1] - 1), grown[0, -1]]])
+    return np.vstack([grown, stand_in_only(cover.shape[1], cover[0, 0], cover[0, -1])])
+
+
+def stand_in_only(levels: int, leaf: float, top: float) -> np.ndarray:
+    """1 × levels: the NULL stand-in's cover in a hierarchy of ``levels`` whose values cover ``leaf``
+    and whose top covers ``top`` without the stand-in (``with_stand_in``)."""
+    return np.r_[np.full(levels - 1, leaf), top + 1.0][None, :]

@@ -24,8 +24,8 @@ from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
-from sqlclose.model.dates import dates_hierarchy
-from sqlclose.model.domains import with_stand_in
+from sqlclose.model.dates import DEFAULT_LEVELS, dates_hierarchy
+from sqlclose.model.domains import band_extent, date_extent, stand_in_only, with_stand_in
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader, values_reader
@@ -311,7 +311,7 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, co
         values = _distinct(reader.at_source(), c)
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
-        return Hierarchy(((special[0], TOP_LABEL),), name).built_by(s.kind, None)
+        return _stand_in_only(s, special[0], name, column_type, c.name)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
@@ -332,6 +332,24 @@ def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, co
     return h
 
 
+
+
+def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa.DataType, column: str) -> Hierarchy:
+    """The hierarchy of a column whose every value is NULL, read as the stand-in: its branch alone,
+    with the levels and the cover the rule gives it beside values. Two levels and no cover, it told
+    whether a suppressed row held a value (the lattice's levels; the figures withheld or published).
+    A mask's levels follow its codes' length, which no value gives: two levels, nothing counted."""
+    if s.kind == "bands":
+        below_top = 1 + len(s.bands or [])
+        extent = None if s.declared_domain is None else band_extent(_integral_bands(column_type, [], s, column),
+                                                                    s.declared_domain)
+    elif s.kind == "dates":
+        below_top = 1 + len(DEFAULT_LEVELS if s.dates is True else s.dates)
+        extent = None if s.declared_domain is None else date_extent(s.declared_domain)
+    else:
+        below_top, extent = 1, None
+    h = Hierarchy(((*[stand_in] * below_top, TOP_LABEL),), name)
+    return h.built_by(s.kind, None if extent is None else stand_in_only(h.levels, *extent))
 
 
 def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,

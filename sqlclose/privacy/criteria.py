@@ -198,6 +198,15 @@ class EntropyLDiversity(_Cached):
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
         return np.exp(self._entropy(hist))
 
+    def reached(self, hist: ClassHistograms, kept: np.ndarray) -> dict:
+        """The least exp(entropy) of the kept classes, over the values they hold. The domain also
+        holds values only suppressed rows have: their zero columns shift how the row's sum groups
+        its terms, and the report's value moved in its last digits with a suppressed row's value."""
+        counts = self._counts(hist)[kept]
+        counts = counts[:, counts.sum(axis=0) > 0]
+        worst = float(np.exp(_entropy(counts)).min()) if counts.shape[0] else None
+        return {**self.parameters(), "reached": worst}
+
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, shared by passes(), the measure and the bound on the same histograms."""
         return hist.memo_in_runs(("entropy", self.index), lambda h: _entropy(self._counts(h)), SLICE_BYTES)

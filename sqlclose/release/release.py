@@ -437,10 +437,11 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
     for j in measured:
         sa = problem.sas[j]
         released = kept @ hist.counts[j]
-        # The ordered distance's gaps are between the values the file holds: a value only suppressed
-        # rows had would widen the domain (and tell that they had it). Absent values weigh nothing in
-        # the other distances, whose hierarchy or pairs do not depend on the values present.
-        held = released > 0 if sa.distance == "ordered" else slice(None)
+        # Over the values the file holds. The ordered distance's gaps are between them: a value only
+        # suppressed rows had would widen the domain (and tell that they had it). In the equal and
+        # the other sums an absent value weighs nothing, but its zero column regrouped the sum's
+        # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
+        held = slice(None) if sa.distance == "hierarchical" else released > 0
         worst = [distance(run.counts[j][kept[where]][:, held], released[held], sa.distance, sa.hierarchy).max()
                  for where, run in runs if kept[where].any()]
         out[sa.name] = float(max(worst))

@@ -127,6 +127,9 @@ def sensitive_values(problem: Problem, counts: Sequence[np.ndarray], kept: np.nd
     out = {}
     for j, sa in enumerate(problem.sas):
         released = counts[j][kept]
+        # Over the values the release holds: a value only suppressed rows have is a zero column,
+        # which shifts how each row's sum groups its terms (the last digits moved with it).
+        released = released[:, released.sum(axis=0) > 0]
         if not released.shape[0]:
             out[sa.name] = {"l_diversity": None, "l1_closeness": None}
             continue

@@ -29,6 +29,7 @@ combinations out).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -142,6 +143,9 @@ class Metric:
     name: str
     trees: tuple[Tree, ...]
     weights: tuple[np.ndarray, ...]
+    # Per QI, per node: what any leaf costs up to it, in closed form, where the metric has one
+    # (``_leaf_costs``); ``from_leaves`` gives it as it is.
+    leaf_costs: tuple[np.ndarray, ...] | None = None
 
     @cached_property
     def to_root(self) -> tuple[np.ndarray, ...]:
@@ -161,6 +165,8 @@ class Metric:
         leaf (the seven named metrics, and custom weights per level step: all leaves are at level 0);
         else None (custom weights per edge). With it a table's cost follows from the records each
         released node holds: ``released_cost``."""
+        if self.leaf_costs is not None:
+            return self.leaf_costs
         out = []
         for tree, up in zip(self.trees, self.to_root):
             leaf = up[tree.leaf_nodes]
@@ -175,11 +181,17 @@ class Metric:
         """μ_T(T^gen) from ``node_records[j]``, the records at each node of QI j (suppressed ones at
         the root), for a metric with ``from_leaves``. Equal to ``table_cost``, but a function of the
         release alone: neither the raw values under a label nor their order reach the floating-point
-        sums (the report, which may be published, holds it)."""
+        sums (the report, which may be published, holds it). Summed exactly (``math.fsum``) over the
+        nodes holding records: a dot product over every node of the tree grouped its terms by their
+        positions, which the leaves of suppressed rows shift, and its last digits moved with them."""
         from_leaves = self.from_leaves
         assert from_leaves is not None, "released_cost needs a metric whose leaves all cost the same to a node"
-        return float(sum(np.asarray(records, dtype=np.float64) @ cost
-                         for records, cost in zip(node_records, from_leaves)))
+        terms = []
+        for records, cost in zip(node_records, from_leaves):
+            records = np.asarray(records, dtype=np.float64)
+            held = np.flatnonzero(records)
+            terms.extend((records[held] * cost[held]).tolist())
+        return math.fsum(terms)
 
     def released_alteration(self, node_records: Sequence[np.ndarray]) -> float:
         """alt_μ (Definition 7) from the records at each node, in percent; NaN when T* costs 0."""
@@ -295,7 +307,27 @@ def metric(name: str, hierarchies: Sequence[Hierarchy]) -> Metric:
     else:
         multipliers = np.ones(len(hierarchies))
     weights = tuple(_edge_weights(key, t, float(mu)) for t, mu in zip(ts, multipliers))
-    return Metric(key, tuple(ts), weights)
+    costs = [_leaf_costs(key, t, float(mu)) for t, mu in zip(ts, multipliers)]
+    return Metric(key, tuple(ts), weights, None if any(c is None for c in costs) else tuple(costs))
+
+
+def _leaf_costs(name: str, tree: Tree, multiplier: float) -> np.ndarray | None:
+    """For a metric counting the leaves below a label, what any leaf costs up to each node in closed
+    form: (nl(v) − nl(leaf)) × the multiplier (÷ nl(root) when normalized); None for the others, or
+    when the leaves' nl differ. Its edge weights sum to it along every path in exact arithmetic, but
+    in floating point the sum differs in its last bits from path to path, and ``from_leaves`` took
+    the largest over the leaves present: with a declared domain's covers (a band clipped at the
+    domain's edge, months of 28 to 31 days) a suppressed row's value moved every published figure
+    (ages over [3, 97] in bands of 3: a suppressed 96, under the clipped 96-98, or 95)."""
+    nl = tree.leaves_below
+    leaf = nl[tree.leaf_nodes]
+    if name not in LEAF_COUNTING or not (leaf == leaf[0]).all():
+        return None
+    cost = (nl - leaf[0]) * multiplier
+    if name in ("ncp", "nllm", "wnllm"):
+        cost = cost / nl[tree.root]
+    cost[tree.leaf_nodes] = 0.0
+    return cost
 
 
 EdgeWeights = Sequence[float] | Mapping[tuple[int, str] | str, float]
