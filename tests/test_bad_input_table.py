@@ -270,6 +270,9 @@ CASES: list[Case] = [
     Case("csv-type-mismatch", "a value that is not a number in an ordered sensitive column",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:4] + [ROWS[4].replace("11000", "eleven")] + ROWS[5:])),
          2),
+    Case("csv-ordered-fraction", "a number with a fraction in an ordered sensitive column of no declared type",
+         lambda d: write(d, "table3.csv", table(rows=ROWS[:4] + [ROWS[4].replace("11000", "11000.5")] + ROWS[5:])),
+         2),
     Case("csv-ragged-delimiter-given", "a CSV with a ragged row, `delimiter = \",\"` given",
          lambda d: (write(d, "table3.csv", table(rows=ROWS[:3] + [ROWS[3] + ",x"] + ROWS[4:])),
                     write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "table3.csv"\ndelimiter = ","')))), 2),
@@ -532,6 +535,11 @@ MESSAGES = {
         "a number (line 6); an ordered sensitive column needs numbers: fix the value, list it in "
         "[source] nulls, or use another distance"
     ),
+    "csv-ordered-fraction": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number(s) with a fraction; an "
+        "ordered column of a CSV is read as whole numbers unless its type is declared: declare it, e.g. [source] "
+        "types = { salary = \"DOUBLE\" } (or \"DECIMAL(12, 2)\")"
+    ),
     "csv-ragged-delimiter-given": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 5 fields where the header has "
         "4; fix that row (or the delimiter: ',')"
@@ -643,7 +651,7 @@ MESSAGES = {
         "sqlclose: warning: memory_limit 1 MB cannot bound this job: the interpreter and its libraries alone take"
         " ~250 MB. DuckDB gets 0.15 MB and spills past it, but the process will go over the limit; give at least"
         " 500 MB for a bound that holds\n"
-        "sqlclose: error: DuckDB ran out of memory (could not allocate block of size 256.0 KiB (4.0 KiB/146.4 KiB"
+        "sqlclose: error: DuckDB ran out of memory (could not allocate block of size 256.0 KiB (0 bytes/146.4 KiB"
         " used)) within its 0.15 MB of the job's memory_limit (1 MB): raise [engine] memory_limit (--memory-limit),"
         " or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory"
         " (--temp-directory) on a disk with room to spill; nothing was placed at the output path"

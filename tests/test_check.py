@@ -946,7 +946,7 @@ def test_check_and_sweep_leave_an_engine_the_caller_gave_as_they_found_it():
         return engine.con.execute(
             "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
             "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal) + "
-            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchone()[0]
+            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchall()[0][0]  # no result left open
 
     table3 = TABLE3
     engine = DuckDBEngine(threads=1)

@@ -1045,24 +1045,32 @@ def test_t_against_the_release_does_not_tell_a_suppressed_rows_value(tmp_path, d
         assert reached[0]["disease"] == pytest.approx(emd, rel=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="left open (red team, round 44): an undeclared ordered CSV column's type is "
-                   "sniffed from its values; see the round's report for the proposed fix")
 def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_fraction(tmp_path):
     """Table 3 read from CSV with a tenth row in a ZIP of its own, suppressed; its salary 5000 or
-    5000.5. The undeclared ordered column is sniffed BIGINT or DOUBLE from the values, suppressed
-    rows' included, and the release holds the type: int64 4000 or double 4000.0 in every row."""
+    5000.5. The undeclared ordered column was sniffed BIGINT or DOUBLE from the values, suppressed
+    rows' included, and the release held the type: int64 4000 or double 4000.0 in every row. Now an
+    undeclared ordered column is read as whole numbers, a fraction stops the job asking for the
+    type, and with the type declared both inputs give the same file."""
     rows = (TABLE3 / "table3.csv").read_text(encoding="utf-8")
-    digests, types = set(), set()
-    for i, salary in enumerate(("5000", "5000.5")):
+
+    def release(salary: str, i: int, types: dict | None = None) -> tuple[dict, Path]:
         source = tmp_path / f"in{i}.csv"
         source.write_text(rows + f"12345,29,{salary},flu\n", encoding="utf-8")
-        spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, source={"path": str(source)})
+        spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, source={"path": str(source), "types": types or {}})
         spec["sensitive"]["salary"]["t"] = 0.99
         spec["sensitive"]["disease"]["t"] = 0.99
-        with sqlclose.anonymize(None, spec) as release:
-            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        out = tmp_path / f"r{i}.parquet"
+        with sqlclose.anonymize(None, spec) as run:
+            doc = run.write_parquet(out)
         assert doc["suppressed_rows"] == 1
-        digests.add(sha256(tmp_path / f"r{i}.parquet"))
-        types.add(str(pq.read_schema(tmp_path / f"r{i}.parquet").field("salary").type))
-    assert len(types) == 1, types
+        return doc, out
+
+    _, whole = release("5000", 0)
+    assert str(pq.read_schema(whole).field("salary").type) == "int64"
+    with pytest.raises(InputError) as e:
+        release("5000.5", 1)
+    assert "column 'salary' holds 1 number(s) with a fraction" in str(e.value)
+    assert 'types = { salary = "DOUBLE" }' in str(e.value) and "5000.5" not in str(e.value)
+    assert not (tmp_path / "r1.parquet").exists()
+    digests = {sha256(release(salary, 2 + i, {"salary": "DOUBLE"})[1]) for i, salary in enumerate(("5000", "5000.5"))}
     assert len(digests) == 1

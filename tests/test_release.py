@@ -532,7 +532,7 @@ def test_an_engine_the_caller_gave_is_left_as_it_was_by_each_release(tmp_path):
         return engine.con.execute(
             "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
             "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal) + "
-            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchone()[0]
+            "(SELECT count(*) FROM duckdb_types() WHERE NOT internal)").fetchall()[0][0]  # no result left open
 
     engine = DuckDBEngine(threads=1)
     assert held(engine) == 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 import warnings
@@ -15,7 +16,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead, key_value
+from sqlclose.engine.base import WHOLE_NUMBER, Engine, FileRead, key_value, undeclared_number_type
 from sqlclose.engine.limits import (
     below_interpreter,
     engine_limit_now,
@@ -367,9 +368,10 @@ class DuckDBEngine(Engine):
         types = {name: read.types.get(name, "VARCHAR") for name in read.header}
         required = [c for c in read.numeric if c not in read.types and c in types]
         optional = [c for c in read.numbers_if_numeric if c not in read.types and c in types and c not in required]
-        if required or optional:
+        if required:  # no number type read: DOUBLE, so that a stray text value fails with its line
+            types.update({c: t or "DOUBLE" for c, t in self._whole_numbers(path, read, required).items()})
+        if optional:
             sniffed = self._sniff_numbers(path, read)
-            types.update({c: sniffed.get(c, "DOUBLE") for c in required})
             types.update({c: sniffed.get(c, "VARCHAR") for c in optional})
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
                    "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
@@ -380,6 +382,23 @@ class DuckDBEngine(Engine):
             args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
         read_csv = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
         return read_csv, params
+
+    def _whole_numbers(self, path: str, read: FileRead, columns: list[str]) -> dict[str, str | None]:
+        """Each undeclared ordered column's type by ``undeclared_number_type``, from its values read as
+        text (one pass over the file; DuckDB's own BIGINT read rounds 5000.5 to 5001)."""
+        relation, params = self._read_csv(path, dataclasses.replace(read, numeric=(), numbers_if_numeric=()))
+        counts = []
+        for c in columns:
+            value = exp.column(exp.to_identifier(c, quoted=True))
+            whole = exp.Anonymous(this="regexp_full_match",
+                                  expressions=[value.copy(), exp.Literal.string(WHOLE_NUMBER)])
+            number = exp.Not(this=exp.Is(this=exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE")),
+                                         expression=exp.Null()))
+            counts += [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[whole]),
+                       exp.Anonymous(this="count_if", expressions=[number])]
+        query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(relation.subquery("csv"))
+        row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
+        return {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(columns)}
 
     def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
         """BIGINT or DOUBLE for columns of numbers (a sample decides); anything else reads as DOUBLE

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
+from sqlclose.engine.base import WHOLE_NUMBER, Engine, FileRead, dense_rank, key_value, undeclared_number_type
 from sqlclose.errors import EngineError
 
 if TYPE_CHECKING:
@@ -264,24 +264,22 @@ class SparkEngine(Engine):
         return self.spark.sql(self.render(exp.select(*columns).from_(_table(view))))
 
     def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
-        """BIGINT or DOUBLE for numeric columns without a declared type, as DuckDB sniffs them."""
+        """BIGINT for ordered columns without a declared type whose values are whole numbers, by
+        ``undeclared_number_type`` as on DuckDB (Spark's own cast takes 5000.5 as 5000)."""
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
         if not wanted:
             return {}
-        checks = []
+        counts = []
         for c in wanted:
             value = exp.column(exp.to_identifier(c, quoted=True))
-            for t in ("BIGINT", "DOUBLE"):
-                cast = exp.TryCast(this=value.copy(), to=exp.DataType.build(t), safe=True)
-                checks.append(exp.EQ(this=exp.Count(this=value.copy()), expression=exp.Count(this=cast)))
-        row = self.fetch(exp.select(*[c.as_(f"c{i}") for i, c in enumerate(checks)]).from_(_table(view))).to_pylist()[0]
-        found = {}
-        for i, c in enumerate(wanted):
-            if row[f"c{2 * i}"]:
-                found[c] = "BIGINT"
-            elif row[f"c{2 * i + 1}"]:
-                found[c] = "DOUBLE"
-        return found
+            whole = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{WHOLE_NUMBER}$"))
+            number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+            counts += [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[whole]),
+                       exp.Count(this=number)]
+        row = [n or 0 for n in self.fetch(exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)])
+                                          .from_(_table(view))).to_pylist()[0].values()]  # of no rows: NULL
+        found = {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(wanted)}
+        return {c: t for c, t in found.items() if t is not None}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)

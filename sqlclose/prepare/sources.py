@@ -266,6 +266,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             relation = engine.source_relation(read)
         except EngineOutOfMemory:
             raise
+        except InputError as e:  # the engine's own words, about the file
+            raise InputError(f"cannot read {label}: {e}") from None
         except Exception as e:  # the driver's own words say what is wrong with the file (records removed)
             problem = csv_problem(e, read) if kind == "csv" else None
             raise InputError(f"cannot read {label}: {problem}" if problem else
