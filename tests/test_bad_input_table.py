@@ -536,9 +536,9 @@ MESSAGES = {
         "[source] nulls, or use another distance"
     ),
     "csv-ordered-fraction": (
-        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number(s) with a fraction; an "
-        "ordered column of a CSV is read as whole numbers unless its type is declared: declare it, e.g. [source] "
-        "types = { salary = \"DOUBLE\" } (or \"DECIMAL(12, 2)\")"
+        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number(s) that are not whole (a "
+        "fraction or an exponent); an ordered column of a CSV is read as whole numbers unless its type is "
+        "declared: declare it, e.g. [source] types = { salary = \"DOUBLE\" } (or \"DECIMAL(12, 2)\")"
     ),
     "csv-ragged-delimiter-given": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 5 fields where the header has "

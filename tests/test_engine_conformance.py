@@ -7,6 +7,7 @@ expected values are written out by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import random
 import sys
@@ -20,7 +21,7 @@ from sqlglot import exp
 from sqlclose.audit import tables
 from sqlclose.engine import Engine, engine_for, registered_engines
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import EngineError
+from sqlclose.errors import EngineError, InputError
 from sqlclose.sql import queries as q
 
 TABLE = pa.table({"id": [1, 2, 3], 'a"b': ["x", "y", None], "v": [0.5, 1.5, 2.5]})
@@ -200,11 +201,19 @@ def test_parquet_folder_round_trip(engine: Engine, tmp_path: Path, partition_by:
 
 def test_csv_source(engine: Engine, tmp_path: Path) -> None:
     path = tmp_path / "in.csv"
-    path.write_text("zip;age;note;v\n04767;29;;1.5\n47602;22;NA;2\n", encoding="utf-8")
+    path.write_text("zip;age;note;v\n04767;29;;15\n47602;22;NA;2\n", encoding="utf-8")
     read = FileRead("csv", path, delimiter=";", nulls=("NA",), types={"age": "BIGINT"}, numeric=("v",),
                     header=("zip", "age", "note", "v"))  # sources.py reads the header line itself
     result = engine.fetch(_select(exp.Star(), source=engine.source_relation(read)))
     # text as written (leading zero kept, "" is a value), declared and numeric columns typed, NA is NULL
+    assert _rows(result) == [("04767", 29, "", 15), ("47602", 22, None, 2)]
+    # an undeclared numeric column holding a fraction is refused alike (its type must not follow its
+    # values); declared, it is read as it is
+    path.write_text("zip;age;note;v\n04767;29;;1.5\n47602;22;NA;2\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"column 'v' holds 1 number\(s\) that are not whole"):
+        engine.source_relation(read)
+    declared = dataclasses.replace(read, types={"age": "BIGINT", "v": "DOUBLE"})
+    result = engine.fetch(_select(exp.Star(), source=engine.source_relation(declared)))
     assert _rows(result) == [("04767", 29, "", 1.5), ("47602", 22, None, 2.0)]
 
 

@@ -74,22 +74,26 @@ class FileRead:
                    tuple(source.nulls), dict(source.types), numeric)
 
 
-WHOLE_NUMBER = r"\s*[+-]?[0-9]+\s*"  # the text of a whole number, as both engines' regular expressions read it
+# The text of a whole number, and of a plain number (no NaN, no infinity), as both engines' regular
+# expressions read them.
+WHOLE_NUMBER = r"\s*[+-]?[0-9]+\s*"
+PLAIN_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
 
 
 def undeclared_number_type(column: str, values: int, whole: int, numbers: int) -> str | None:
     """The type of an ordered CSV column without a declared one, from the counts of its non-NULL
-    values, of those that are whole numbers and of those that are numbers: BIGINT when every value is
-    whole; None (no number type: the read or the ordered-type check names the problem) when some are
-    not numbers. Numbers with a fraction are refused: the type must not follow the values — sniffed
-    BIGINT or DOUBLE, one suppressed row's 5000.5 turned the release's column from 4000 to 4000.0."""
+    values, of those that are whole numbers and of those that are plain numbers: BIGINT when every
+    value is whole; None (no number type: the read, or the checks of NaN and of the ordered type,
+    name the problem) when some are not plain numbers. Other numbers (a fraction, an exponent) are
+    refused: the type must not follow the values — sniffed BIGINT or DOUBLE, one suppressed row's
+    5000.5 turned the release's column from 4000 to 4000.0."""
     if whole == values:
         return "BIGINT"
     if numbers < values:
         return None
-    raise InputError(f"column {column!r} holds {values - whole} number(s) with a fraction; an ordered column of "
-                     f"a CSV is read as whole numbers unless its type is declared: declare it, e.g. [source] types "
-                     f"= {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
+    raise InputError(f"column {column!r} holds {values - whole} number(s) that are not whole (a fraction or an "
+                     f"exponent); an ordered column of a CSV is read as whole numbers unless its type is declared: "
+                     f"declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
 
 
 class Engine(ABC):

@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import WHOLE_NUMBER, Engine, FileRead, key_value, undeclared_number_type
+from sqlclose.engine.base import PLAIN_NUMBER, WHOLE_NUMBER, Engine, FileRead, key_value, undeclared_number_type
 from sqlclose.engine.limits import (
     below_interpreter,
     engine_limit_now,
@@ -392,8 +392,8 @@ class DuckDBEngine(Engine):
             value = exp.column(exp.to_identifier(c, quoted=True))
             whole = exp.Anonymous(this="regexp_full_match",
                                   expressions=[value.copy(), exp.Literal.string(WHOLE_NUMBER)])
-            number = exp.Not(this=exp.Is(this=exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE")),
-                                         expression=exp.Null()))
+            number = exp.Anonymous(this="regexp_full_match",
+                                   expressions=[value.copy(), exp.Literal.string(PLAIN_NUMBER)])
             counts += [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[whole]),
                        exp.Anonymous(this="count_if", expressions=[number])]
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(relation.subquery("csv"))

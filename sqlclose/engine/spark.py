@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import WHOLE_NUMBER, Engine, FileRead, dense_rank, key_value, undeclared_number_type
+from sqlclose.engine.base import (
+    PLAIN_NUMBER,
+    WHOLE_NUMBER,
+    Engine,
+    FileRead,
+    dense_rank,
+    key_value,
+    undeclared_number_type,
+)
 from sqlclose.errors import EngineError
 
 if TYPE_CHECKING:
@@ -273,9 +281,9 @@ class SparkEngine(Engine):
         for c in wanted:
             value = exp.column(exp.to_identifier(c, quoted=True))
             whole = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{WHOLE_NUMBER}$"))
-            number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+            number = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{PLAIN_NUMBER}$"))
             counts += [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[whole]),
-                       exp.Count(this=number)]
+                       exp.Anonymous(this="count_if", expressions=[number])]
         row = [n or 0 for n in self.fetch(exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)])
                                           .from_(_table(view))).to_pylist()[0].values()]  # of no rows: NULL
         found = {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(wanted)}
