@@ -2,9 +2,9 @@
 
 Order of work: check the columns exist; one cheap pass for each column's distinct values and
 their rows (*column values*: a GROUP BY per column, NULLs included); build rule hierarchies
-from them; register lookup tables; prove every value is a leaf and every NULL has a policy;
-then group the source's rows once, by integer codes, into the *base histogram*. Nothing here
-reads rows in Python: Python sees distinct values and counts.
+from them (prepare/rule_hierarchies.py); register lookup tables; prove every value is a leaf
+and every NULL has a policy; then group the source's rows once, by integer codes, into the
+*base histogram*. Nothing here reads rows in Python: Python sees distinct values and counts.
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
-from sqlclose.model.dates import DEFAULT_LEVELS, dates_hierarchy
-from sqlclose.model.domains import band_extent, date_extent, stand_in_only, with_stand_in
-from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
-from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, static_hierarchy
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader, values_reader
+from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
@@ -139,8 +138,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             if c.null_value is not None:
                 _refuse_colliding_stand_in(engine, source, c, source_label)
 
-        qis = [QuasiIdentifierColumn(c.name, _qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
-                                                            schema.field(c.name).type), c)
+        qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
+                                                           schema.field(c.name).type), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -296,82 +295,6 @@ def _kept_values(engine: Engine, source: exp.Expression, drop: list[str], column
         q.without_nulls(source, drop), columns, params, counts), params.values)
 
 
-def _distinct(reader: ValuesReader, c: q.CodedColumn) -> pa.Table:
-    return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw))
-
-
-def _qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType) -> Hierarchy:
-    if s.kind in ("file", "tree", "hierarchy"):
-        return static_hierarchy(s, c.name)
-    values = _distinct(reader, c)
-    texts = values.column("text").to_pylist()
-    special = [c.null_value] if c.null_value is not None else []
-    texts_rule = [t for t in texts if t not in special]
-    if s.kind == "bands" and not reader.reads_numbers_as_source(texts_rule):
-        values = _distinct(reader.at_source(), c)
-    name = f"{s.kind} rule for column {c.name!r}"
-    if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
-        return _stand_in_only(s, special[0], name, column_type, c.name)
-    if s.kind == "bands":
-        numbers = values.column("number").to_pylist()
-        pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
-        bad = [t for t, x in pairs if x is None]
-        if bad:
-            raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
-                            "bands; give it a hierarchy file or tree (dates: e.g. day;month;year;*), or clean the data")
-        integral = _integral_bands(column_type, pairs, s, c.name)
-        h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral)
-    elif s.kind == "dates":
-        h = dates_hierarchy(texts_rule, None if s.dates is True else s.dates, name, s.declared_domain)
-    else:
-        steps = None if s.mask is True else s.mask
-        h = mask_hierarchy(texts_rule, steps, s.mask_char, name, s.alphabet)
-    if special:  # the NULL stand-in gets a branch of its own, up to the top
-        rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
-        h = Hierarchy(rows, h.origin).built_by(s.kind, with_stand_in(h.cover))
-    return h
-
-
-
-
-def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa.DataType, column: str) -> Hierarchy:
-    """The hierarchy of a column whose every value is NULL, read as the stand-in: its branch alone,
-    with the levels and the cover the rule gives it beside values. Two levels and no cover, it told
-    whether a suppressed row held a value (the lattice's levels; the figures withheld or published).
-    A mask's levels follow its codes' length, which no value gives: two levels, nothing counted."""
-    if s.kind == "bands":
-        below_top = 1 + len(s.bands or [])
-        extent = None if s.declared_domain is None else band_extent(_integral_bands(column_type, [], s, column),
-                                                                    s.declared_domain)
-    elif s.kind == "dates":
-        below_top = 1 + len(DEFAULT_LEVELS if s.dates is True else s.dates)
-        extent = None if s.declared_domain is None else date_extent(s.declared_domain)
-    else:
-        below_top, extent = 1, None
-    h = Hierarchy(((*[stand_in] * below_top, TOP_LABEL),), name)
-    return h.built_by(s.kind, None if extent is None else stand_in_only(h.levels, *extent))
-
-
-def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,
-                    column: str) -> bool:
-    """Whether bands are labelled as integers (``35-39``) or intervals (``[35, 40)``): by the widths,
-    the origin and the column's type, never by which values it holds. Decided by the values, a
-    suppressed row's 40.5 turned every label into an interval: the release told of a row it hides.
-    A text column has no numeric type: with whole widths its values must all be whole numbers."""
-    whole = all(float(w).is_integer() for w in s.bands or []) and float(s.origin).is_integer()
-    if pa.types.is_integer(column_type) or (pa.types.is_decimal(column_type) and column_type.scale == 0):
-        return whole
-    if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:
-        return False
-    odd = next((text for text, x in pairs if not float(x).is_integer()), None)
-    if odd is not None:
-        raise DataError(f"column {column!r} is text holding {odd!r}, not a whole number, and its bands have whole "
-                        "widths: read it as numbers to band it in intervals like [35, 40) — declare its type "
-                        f"([source] types = {{ {column} = \"DOUBLE\" }} for a CSV) or store it as a number — or "
-                        "clean the value")
-    return True
-
-
 def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None:
     """The lookup the base histogram joins, on the source's engine (and on a local reader's, for
     the leaf check and counts)."""
@@ -436,7 +359,7 @@ def _sensitive_column(reader: ValuesReader, c: q.CodedColumn, s: Sensitive) -> S
     # The value is typed for ordered distances, so numbers sort as numbers; its text is the engine's
     # own cast, the one the base histogram's join will make: asked on the source's engine.
     ask = reader.at_source() if c.typed else reader
-    domain = sensitive_domain(hierarchy, s.distance, lambda: _distinct(ask, c).column("text").to_pylist())
+    domain = sensitive_domain(hierarchy, s.distance, lambda: distinct_values(ask, c).column("text").to_pylist())
     # Loaded like the QIs' lookups, a table the engine knows (no faster than registered: 10 M rows,
     # base histogram 2.58–2.82 s loaded, 2.67–2.68 s registered). A release's repetition does not
     # depend on it: a column given as it is is written optional (queries.given_as_is).
