@@ -354,7 +354,7 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     multiple of the previous) so that every band has one parent band. ``domain``: the lowest and
     highest value the column can hold, declared in the spec (model/domains.py). ``integral``:
     label integer bands ``35-39`` rather than ``[35, 40)`` (preparation decides it by the column's
-    type, ``problem._integral_bands``); None: when the values, widths and origin are all whole.
+    type, ``rule_hierarchies._integral_bands``); None: when the values, widths and origin are all whole.
     """
     widths = [float(w) for w in widths]
     if not widths or any(not (math.isfinite(w) and w > 0) for w in widths):  # NaN and inf make no band
