@@ -45,8 +45,10 @@ def show(target: str, data: Path | None, limit: int, as_json: bool, verbose: boo
     if h.cover is not None:
         click.echo("  each row's labels cover, of the declared domain (what NCP-like metrics count): after '|'")
     elif h.counts_data:
-        click.echo("  built from the column's values with no declared domain: a report withholds ncp, llm, nllm, "
-                   "wllm, wnllm (declare alphabet for a mask, domain for bands and dates)")
+        from sqlclose.utility.information_loss import LEAF_COUNTING
+
+        click.echo(f"  built from the column's values with no declared domain: a report withholds "
+                   f"{', '.join(LEAF_COUNTING)} (declare alphabet for a mask, domain for bands and dates)")
     rows = h.rows if limit <= 0 else h.rows[:limit]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
     for i, r in enumerate(rows):

@@ -75,7 +75,7 @@ class FileRead:
 
 
 # The text of a whole number, and of a plain number (no NaN, no infinity), as both engines' regular
-# expressions read them.
+# expressions read them (``Engine.undeclared_number_types``).
 WHOLE_NUMBER = r"\s*[+-]?[0-9]+\s*"
 PLAIN_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
 
@@ -208,6 +208,23 @@ class Engine(ABC):
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         """The driver's error ``e`` on ``sql`` as sqlclose's; a backend says more where it can."""
         return EngineError(f"{type(e).__name__}: {e}", sql)
+
+    def undeclared_number_types(self, relation: exp.Expression, columns: Sequence[str],
+                                params: Sequence[Any] = ()) -> dict[str, str | None]:
+        """Each ordered CSV column without a declared type, read as text in ``relation``: its type by
+        ``undeclared_number_type``, from one pass that counts its values, its whole numbers and its
+        plain numbers (both engines' own casts take 5000.5 as a whole number)."""
+        counts: list[exp.Expression] = []
+        for c in columns:
+            value = exp.column(exp.to_identifier(c, quoted=True))
+            matches = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
+                       for pattern in (WHOLE_NUMBER, PLAIN_NUMBER)]
+            counts += [exp.Count(this=value.copy()),
+                       *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
+        source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
+        query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
+        row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
+        return {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(columns)}
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and

@@ -16,7 +16,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import PLAIN_NUMBER, WHOLE_NUMBER, Engine, FileRead, key_value, undeclared_number_type
+from sqlclose.engine.base import Engine, FileRead, key_value
 from sqlclose.engine.limits import (
     below_interpreter,
     engine_limit_now,
@@ -384,21 +384,10 @@ class DuckDBEngine(Engine):
         return read_csv, params
 
     def _whole_numbers(self, path: str, read: FileRead, columns: list[str]) -> dict[str, str | None]:
-        """Each undeclared ordered column's type by ``undeclared_number_type``, from its values read as
-        text (one pass over the file; DuckDB's own BIGINT read rounds 5000.5 to 5001)."""
-        relation, params = self._read_csv(path, dataclasses.replace(read, numeric=(), numbers_if_numeric=()))
-        counts = []
-        for c in columns:
-            value = exp.column(exp.to_identifier(c, quoted=True))
-            whole = exp.Anonymous(this="regexp_full_match",
-                                  expressions=[value.copy(), exp.Literal.string(WHOLE_NUMBER)])
-            number = exp.Anonymous(this="regexp_full_match",
-                                   expressions=[value.copy(), exp.Literal.string(PLAIN_NUMBER)])
-            counts += [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[whole]),
-                       exp.Anonymous(this="count_if", expressions=[number])]
-        query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(relation.subquery("csv"))
-        row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
-        return {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(columns)}
+        """``undeclared_number_types`` over the file read as text (DuckDB's BIGINT read rounds 5000.5)."""
+        as_text = dataclasses.replace(read, numeric=(), numbers_if_numeric=())
+        relation, params = self._read_csv(path, as_text)
+        return self.undeclared_number_types(relation, columns, params)
 
     def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
         """BIGINT or DOUBLE for columns of numbers (a sample decides); anything else reads as DOUBLE

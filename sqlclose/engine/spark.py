@@ -22,15 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import (
-    PLAIN_NUMBER,
-    WHOLE_NUMBER,
-    Engine,
-    FileRead,
-    dense_rank,
-    key_value,
-    undeclared_number_type,
-)
+from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
 from sqlclose.errors import EngineError
 
 if TYPE_CHECKING:
@@ -272,21 +264,10 @@ class SparkEngine(Engine):
         return self.spark.sql(self.render(exp.select(*columns).from_(_table(view))))
 
     def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
-        """BIGINT for ordered columns without a declared type whose values are whole numbers, by
-        ``undeclared_number_type`` as on DuckDB (Spark's own cast takes 5000.5 as 5000)."""
+        """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
+        the rule DuckDB reads them by (``undeclared_number_types``); None leaves the others text."""
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
-        if not wanted:
-            return {}
-        counts = []
-        for c in wanted:
-            value = exp.column(exp.to_identifier(c, quoted=True))
-            whole = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{WHOLE_NUMBER}$"))
-            number = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{PLAIN_NUMBER}$"))
-            counts += [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[whole]),
-                       exp.Anonymous(this="count_if", expressions=[number])]
-        row = [n or 0 for n in self.fetch(exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)])
-                                          .from_(_table(view))).to_pylist()[0].values()]  # of no rows: NULL
-        found = {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(wanted)}
+        found = self.undeclared_number_types(_table(view), wanted) if wanted else {}
         return {c: t for c, t in found.items() if t is not None}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:

@@ -32,7 +32,7 @@ from pydantic import (
 )
 
 from sqlclose.errors import HierarchyError, SpecError
-from sqlclose.model.dates import check_levels
+from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy
 from sqlclose.model.text import read_utf8
 
@@ -154,6 +154,11 @@ class HierarchySpec(_Model):
     @property
     def kind(self) -> str:
         return next(k for k in _SOURCES if getattr(self, k) not in (None, False))
+
+    @property
+    def date_levels(self) -> list[str]:
+        """The dates rule's levels below the top: the spec's, or the default (``dates = true``)."""
+        return list(DEFAULT_LEVELS) if self.dates is True else list(self.dates or [])
 
     @property
     def declared_domain(self) -> tuple[float, float] | tuple[_dt.date, _dt.date] | None:

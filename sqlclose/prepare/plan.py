@@ -9,6 +9,7 @@ from sqlclose.model.spec import Spec
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import counted_columns, release_query
 from sqlclose.sql import queries as q
+from sqlclose.utility.information_loss import LEAF_COUNTING
 
 
 def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3) -> dict:
@@ -52,9 +53,9 @@ def _domain(h) -> str:
     """What NCP-like metrics count for this hierarchy, and so whether a report may publish them."""
     if h.rule is None:
         return "NCP counts its leaves"
-    if h.cover is not None:
+    if not h.counts_data:
         return "NCP counts the declared domain"
-    return "no domain declared: a report withholds ncp, llm, nllm, wllm, wnllm"
+    return f"no domain declared: a report withholds {', '.join(LEAF_COUNTING)}"
 
 
 def _spread(n: int, count: int) -> list[int]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from sqlclose.errors import DataError
-from sqlclose.model.dates import DEFAULT_LEVELS, dates_hierarchy
+from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.domains import band_extent, date_extent, stand_in_only, with_stand_in
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
@@ -43,7 +43,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
         integral = _integral_bands(column_type, pairs, s, c.name)
         h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral)
     elif s.kind == "dates":
-        h = dates_hierarchy(texts_rule, None if s.dates is True else s.dates, name, s.declared_domain)
+        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain)
     else:
         steps = None if s.mask is True else s.mask
         h = mask_hierarchy(texts_rule, steps, s.mask_char, name, s.alphabet)
@@ -51,8 +51,6 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
         rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
         h = Hierarchy(rows, h.origin).built_by(s.kind, with_stand_in(h.cover))
     return h
-
-
 
 
 def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa.DataType, column: str) -> Hierarchy:
@@ -65,7 +63,7 @@ def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa
         extent = None if s.declared_domain is None else band_extent(_integral_bands(column_type, [], s, column),
                                                                     s.declared_domain)
     elif s.kind == "dates":
-        below_top = 1 + len(DEFAULT_LEVELS if s.dates is True else s.dates)
+        below_top = 1 + len(s.date_levels)
         extent = None if s.declared_domain is None else date_extent(s.declared_domain)
     else:
         below_top, extent = 1, None
