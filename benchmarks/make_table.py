@@ -150,7 +150,7 @@ suppression = 0.0
 
 [quasi_identifiers]
 age = {{ bands = [5, 10, 20], domain = [0, 120] }}   # domain, alphabet: the report may publish NCP
-zip = {{ mask = true, alphabet = "0123456789" }}
+zip = {{ mask = true, length = 5, alphabet = "0123456789" }}
 sex = {{ file = "hierarchies/sex.csv" }}
 race = {{ file = "hierarchies/race.csv" }}
 marital_status = {{ file = "hierarchies/marital_status.csv" }}
@@ -169,7 +169,7 @@ hierarchy = "hierarchies/occupation.csv"
 SPEC15_QIS = """
 [quasi_identifiers]
 age = {{ bands = [20], domain = [0, 120] }}
-zip = {{ mask = [5], alphabet = "0123456789" }}
+zip = {{ mask = [5], length = 5, alphabet = "0123456789" }}
 dob = {{ file = "hierarchies/flat_dob.csv" }}
 sex = {{ file = "hierarchies/sex.csv" }}
 race = {{ file = "hierarchies/race.csv" }}
@@ -180,8 +180,8 @@ native_country = {{ file = "hierarchies/flat_native_country.csv" }}
 salary = {{ file = "hierarchies/flat_salary.csv" }}
 children = {{ file = "hierarchies/flat_children.csv" }}
 hours_per_week = {{ file = "hierarchies/flat_hours_per_week.csv" }}
-area_code = {{ mask = [3], alphabet = "0123456789" }}
-employer_zip = {{ mask = [5], alphabet = "0123456789" }}
+area_code = {{ mask = [3], length = 3, alphabet = "0123456789" }}
+employer_zip = {{ mask = [5], length = 5, alphabet = "0123456789" }}
 housing = {{ file = "hierarchies/flat_housing.csv" }}
 """
 FLAT = ("dob", "workclass", "native_country", "salary", "children", "hours_per_week", "housing")

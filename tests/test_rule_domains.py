@@ -354,6 +354,12 @@ def test_the_cli_names_what_the_report_withholds(tmp_path):
     ({"dates": True, "domain": ["1900-01-01", "31/12/2025"]}, "two days (YYYY-MM-DD)"),
     ({"mask": True, "alphabet": "0123456789*"}, "without the mask character '*'"),
     ({"mask": True, "alphabet": "00"}, "distinct characters"),
+    ({"mask": True, "length": 0}, "length must be a whole number of characters, at least 1"),
+    ({"mask": True, "length": True}, "length must be a whole number"),
+    ({"mask": True, "length": 4.5}, "length must be a whole number"),
+    ({"bands": [10], "length": 5}, "length is declared for a mask rule, not bands"),
+    ({"mask": [2, 6], "length": 5}, "mask steps must increase strictly within 1..5"),
+    ({"mask": [3, 2], "length": 5}, "mask steps must increase strictly within 1..5"),
 ])
 def test_a_bad_declaration_is_refused_with_the_spec(qi, message):
     with pytest.raises(SpecError) as e:
@@ -378,6 +384,7 @@ def _toml(path, domain: str):
     ("age", {"bands": [5, 10, 20], "domain": [20, 120]}, "is outside the declared domain [20, 120]"),
     ("dob", {"dates": True, "domain": ["1950-01-01", "2025-12-31"]}, "is outside the declared domain 1950-01-01"),
     ("zip", {"mask": True, "alphabet": "01234567", "nulls": "value"}, "which is not in the declared alphabet"),
+    ("zip", {"mask": True, "length": 4, "nulls": "value"}, "characters, but the declared length is 4"),
 ])
 def test_a_value_outside_its_declared_domain_is_refused_and_nothing_is_written(tmp_path, column, change, message):
     qis = {**DOMAINS, column: change}
@@ -386,7 +393,8 @@ def test_a_value_outside_its_declared_domain_is_refused_and_nothing_is_written(t
         with sqlclose.anonymize(people(), spec_of(qis)) as release:
             release.write_parquet(out)
     text = str(e.value)
-    assert f"rule for column {column!r}" in text and ("widen the domain" in text or "add every character" in text)
+    assert f"rule for column {column!r}" in text
+    assert any(fix in text for fix in ("widen the domain", "add every character", "declare the length they have"))
     assert message in text
     assert not out.exists() and list(tmp_path.iterdir()) == []
 
@@ -411,6 +419,10 @@ def test_hierarchy_show_and_explain_say_what_each_label_covers(tmp_path):
     plan = CliRunner().invoke(main, ["explain", str(spec)]).output  # before a run, what its report will publish
     assert "bands rule for column 'age'; NCP counts the declared domain" in plan
     assert "mask rule for column 'zip'; no domain declared: a report withholds ncp" in plan
+    assert "its levels follow the codes' length: declare length = N" in plan
+    spec.write_text(spec.read_text(encoding="utf-8").replace("mask = true,", "mask = true, length = 5,"),
+                    encoding="utf-8")
+    assert "declare length" not in CliRunner().invoke(main, ["explain", str(spec)]).output
 
 
 # ---- the search, by brute force over the lattice ------------------------------------------
@@ -515,11 +527,17 @@ def test_a_suppressed_value_does_not_move_the_published_figures_last_digits(tmp_
         assert all(u == utilities[0] for u in utilities), [u["alteration"] for u in utilities]
 
 
+# rule, the column's type, the suppressed row's value, the levels the rule gives beside values
 STAND_IN_ONLY = {
-    "bands, declared": ({"bands": [5, 10], "domain": [0, 120], "nulls": "value"}, pa.int64(), 40),
-    "bands, undeclared": ({"bands": [5, 10], "nulls": "value"}, pa.int64(), 40),
+    "bands, declared": ({"bands": [5, 10], "domain": [0, 120], "nulls": "value"}, pa.int64(), 40, 4),
+    "bands, undeclared": ({"bands": [5, 10], "nulls": "value"}, pa.int64(), 40, 4),
     "dates, declared": ({"dates": ["month", "year"], "domain": ["1900-01-01", "2025-12-31"], "nulls": "value"},
-                        pa.date32(), dt.date(1980, 5, 17)),
+                        pa.date32(), dt.date(1980, 5, 17), 4),
+    "mask, length declared": ({"mask": True, "length": 5, "nulls": "value"}, pa.string(), "47677", 6),
+    "mask, steps to the whole code, declared": ({"mask": [2, 5], "length": 5, "alphabet": "0123456789",
+                                                 "nulls": "value"}, pa.string(), "47677", 3),
+    "mask, steps short of the code, declared": ({"mask": [1, 3], "length": 5, "alphabet": "0123456789",
+                                                 "nulls": "value"}, pa.string(), "47677", 4),
 }
 
 
@@ -529,14 +547,13 @@ def test_a_column_released_all_null_does_not_tell_whether_the_suppressed_row_hel
     too, or a value. The hierarchy had two levels and no cover without a value, the rule's levels
     beside one: the same release byte for byte, but the lattice's and the column's levels differ,
     and with a domain declared the figures were withheld or published."""
-    rule, kind, value = STAND_IN_ONLY[case]
+    rule, kind, value, levels = STAND_IN_ONLY[case]
     rng = np.random.default_rng(0)
     spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop", "search": {"metric": "ncp"},
             "quasi_identifiers": {"zip": {"tree": {"*": {"4*": ["47", "48"], "9*": ["99"]}}}, "q": rule},
             "sensitive": {"disease": {"distinct_l": 2}}}
     zips, diseases = rng.choice(["47", "48"], 200).tolist(), rng.choice(["flu", "ulcer"], 200).tolist()
-    levels = 2 + len(rule.get("bands") or rule.get("dates"))
-    for node in ({"zip": 0, "q": 0}, {"zip": 0, "q": 1}):
+    for node in ({"zip": 0, "q": 0}, {"zip": 0, "q": 1}, {"zip": 0, "q": levels - 1}):
         docs, digests = [], set()
         for i, last in enumerate((None, value)):
             table = pa.table({"zip": zips + ["99"], "q": pa.array([None] * 200 + [last], kind),
@@ -546,10 +563,11 @@ def test_a_column_released_all_null_does_not_tell_whether_the_suppressed_row_hel
             digests.add(files.sha256(tmp_path / f"{node['q']}-{i}.parquet"))
         assert len(digests) == 1 and all(d["suppressed_rows"] == 1 for d in docs)
         held = duckdb.sql(f"SELECT DISTINCT CAST(q AS VARCHAR) FROM '{tmp_path}/{node['q']}-0.parquet'").fetchall()
-        assert set(held) <= {(None,), ("NULL",)}, held  # the stand-in, as NULL at level 0 and as its label above
+        if node["q"] < levels - 1:  # the stand-in, as NULL at level 0 and as its label above
+            assert set(held) <= {(None,), ("NULL",)}, held
         for d in docs:
             assert d["lattice"]["levels"]["q"] == levels and d["generalization"]["q"]["levels"] == levels
         lattices = [{k: v for k, v in d["lattice"].items() if k != "seconds"} for d in docs]
         assert docs[0]["utility"] == docs[1]["utility"] and lattices[0] == lattices[1]
         assert docs[0]["generalization"] == docs[1]["generalization"]
-        assert (docs[0]["utility"]["withheld"] == {}) == ("domain" in rule)
+        assert (docs[0]["utility"]["withheld"] == {}) == ("domain" in rule or "alphabet" in rule)

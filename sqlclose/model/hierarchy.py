@@ -407,9 +407,9 @@ def _number(x: float) -> str:
 
 
 def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, mask_char: str = "*",
-                   name: str = "mask", alphabet: str | None = None) -> Hierarchy:
+                   name: str = "mask", alphabet: str | None = None, length: int | None = None) -> Hierarchy:
     """Mask codes from the right: 47677 → 4767* → 476** → … → *****. ``alphabet``: the characters
-    codes are made of, declared in the spec (model/domains.py)."""
+    codes are made of, declared in the spec (model/domains.py); ``length``: their length, declared."""
     if len(mask_char) != 1:
         raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
     if alphabet is not None:
@@ -420,6 +420,10 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
                              "masked label could read as a real value; choose a character the values never hold "
                              "(e.g. \"*\")")
     lengths = sorted({len(v) for v in values})
+    if length is not None and lengths != [length]:
+        value = next(v for v in values if len(v) != length)
+        raise HierarchyError(f"{name}: value {value!r} has {len(value)} characters, but the declared length is "
+                             f"{length}; pad or correct the codes, or declare the length they have")
     if len(lengths) != 1:
         short = min(values, key=len)
         long_ = max(values, key=len)

@@ -98,6 +98,7 @@ class HierarchySpec(_Model):
     # What a rule's labels cover, for information loss a report may publish (model/domains.py).
     domain: list[Any] | None = None  # bands: [lowest, highest] value; dates: [first, last] day
     alphabet: str | None = None  # mask: the characters codes are made of
+    length: int | None = None  # mask: the codes' length, so its levels follow from the spec alone
 
     @field_validator("bands", mode="before")
     @classmethod
@@ -113,6 +114,14 @@ class HierarchySpec(_Model):
         if not _finite(origin):
             raise ValueError("origin must be a finite number: where the first band starts (e.g. origin = 0)")
         return origin
+
+    @field_validator("length", mode="before")
+    @classmethod
+    def _whole_length(cls, length: Any) -> Any:
+        if length is not None and (not isinstance(length, int) or isinstance(length, bool) or length < 1):
+            raise ValueError(f"length must be a whole number of characters, at least 1 (e.g. length = 5 for "
+                             f"ZIP codes); got {length!r}")
+        return length
 
     @field_validator("delimiter")
     @classmethod
@@ -149,6 +158,13 @@ class HierarchySpec(_Model):
             if not self.alphabet or len(set(self.alphabet)) != len(self.alphabet) or self.mask_char in self.alphabet:
                 raise ValueError(f"alphabet must list distinct characters, without the mask character "
                                  f"{self.mask_char!r}; got {self.alphabet!r} (e.g. alphabet = \"0123456789\")")
+        if self.length is not None:
+            if self.kind != "mask":
+                raise ValueError(f"length is declared for a mask rule, not {self.kind}")
+            steps = self.mask_steps
+            if not steps or any(b <= a for a, b in zip(steps, steps[1:])) or steps[0] < 1 or steps[-1] > self.length:
+                raise ValueError(f"mask steps must increase strictly within 1..{self.length} (length, the "
+                                 f"characters masked at each level); got mask = {self.mask}")
         return self
 
     @property
@@ -159,6 +175,14 @@ class HierarchySpec(_Model):
     def date_levels(self) -> list[str]:
         """The dates rule's levels below the top: the spec's, or the default (``dates = true``)."""
         return list(DEFAULT_LEVELS) if self.dates is True else list(self.dates or [])
+
+    @property
+    def mask_steps(self) -> list[int] | None:
+        """The characters a mask hides at each level: the spec's, one more per level up to the
+        declared length (``mask = true``), or None when only the codes can tell."""
+        if isinstance(self.mask, list):
+            return [int(m) for m in self.mask]
+        return None if self.length is None else list(range(1, self.length + 1))
 
     @property
     def declared_domain(self) -> tuple[float, float] | tuple[_dt.date, _dt.date] | None:

@@ -87,6 +87,9 @@ MEANINGS: dict[str, str] = {
                             "ncp, llm, nllm, wllm, wnllm (counted over the domain, not the data).",
     "HierarchySpec.alphabet": "Mask: the characters codes are made of, e.g. \"0123456789\"; other characters are "
                               "refused. Lets the report publish ncp, llm, nllm, wllm, wnllm.",
+    "HierarchySpec.length": "Mask: the codes' length in characters, e.g. 5; codes of another length are refused. "
+                            "The levels then follow from the spec alone, also for a column whose codes are all "
+                            "in suppressed rows.",
     "HierarchySpec.hierarchy": "A ready sqlclose.Hierarchy (Python only).",
     "QuasiIdentifier.nulls": "NULLs: \"error\", \"drop\" (remove those rows) or \"value\" (NULL is null_value).",
     "QuasiIdentifier.null_value": "The value NULL stands for with nulls = \"value\" (refused if it is also a "

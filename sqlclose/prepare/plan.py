@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import Node
-from sqlclose.model.spec import Spec
+from sqlclose.model.spec import QuasiIdentifier, Spec
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import counted_columns, release_query
 from sqlclose.sql import queries as q
@@ -19,7 +20,8 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
         h = qi.hierarchy
         picks = _spread(len(h.rows), examples)
         qis.append({"name": qi.name, "levels": h.levels, "origin": h.origin, "leaves": len(h.leaves),
-                    "examples": [list(h.rows[i]) for i in picks], "domain": _domain(h)})
+                    "examples": [list(h.rows[i]) for i in picks],
+                    "domain": _domain(h, spec.quasi_identifiers[qi.name])})
     models = {"k": spec.k, "suppression": spec.suppression,
               "sensitive": {name: {"models": s.models, **_thresholds(s)} for name, s in spec.sensitive.items()}}
     return {
@@ -49,13 +51,17 @@ def release_sql(problem: Problem, node: Node) -> str:
     return query.sql(dialect=problem.engine.dialect, pretty=True)
 
 
-def _domain(h) -> str:
-    """What NCP-like metrics count for this hierarchy, and so whether a report may publish them."""
+def _domain(h: Hierarchy, s: QuasiIdentifier) -> str:
+    """What NCP-like metrics count for this hierarchy, and so whether a report may publish them;
+    for a mask, whether its levels follow the spec or the codes' length."""
     if h.rule is None:
         return "NCP counts its leaves"
-    if not h.counts_data:
-        return "NCP counts the declared domain"
-    return f"no domain declared: a report withholds {', '.join(LEAF_COUNTING)}"
+    said = ("NCP counts the declared domain" if not h.counts_data
+            else f"no domain declared: a report withholds {', '.join(LEAF_COUNTING)}")
+    if h.rule == "mask" and s.length is None:
+        said += ("; its levels follow the codes' length: declare length = N, or a column whose codes are "
+                 "all suppressed tells that they existed")
+    return said
 
 
 def _spread(n: int, count: int) -> list[int]:

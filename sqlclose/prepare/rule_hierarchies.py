@@ -45,8 +45,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     elif s.kind == "dates":
         h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain)
     else:
-        steps = None if s.mask is True else s.mask
-        h = mask_hierarchy(texts_rule, steps, s.mask_char, name, s.alphabet)
+        h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
         rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
         h = Hierarchy(rows, h.origin).built_by(s.kind, with_stand_in(h.cover))
@@ -57,7 +56,8 @@ def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa
     """The hierarchy of a column whose every value is NULL, read as the stand-in: its branch alone,
     with the levels and the cover the rule gives it beside values. Two levels and no cover, it told
     whether a suppressed row held a value (the lattice's levels; the figures withheld or published).
-    A mask's levels follow its codes' length, which no value gives: two levels, nothing counted."""
+    A mask's levels follow its codes' length: declared, as beside codes; otherwise two levels."""
+    top = TOP_LABEL
     if s.kind == "bands":
         below_top = 1 + len(s.bands or [])
         extent = None if s.declared_domain is None else band_extent(_integral_bands(column_type, [], s, column),
@@ -65,10 +65,21 @@ def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa
     elif s.kind == "dates":
         below_top = 1 + len(s.date_levels)
         extent = None if s.declared_domain is None else date_extent(s.declared_domain)
-    else:
+    elif s.length is None:
         below_top, extent = 1, None
-    h = Hierarchy(((*[stand_in] * below_top, TOP_LABEL),), name)
+    else:
+        below_top, top, extent = _masked_stand_in(s)
+    h = Hierarchy(((*[stand_in] * below_top, top),), name)
     return h.built_by(s.kind, None if extent is None else stand_in_only(h.levels, *extent))
+
+
+def _masked_stand_in(s: QuasiIdentifier) -> tuple[int, str, tuple[float, float] | None]:
+    """A declared mask's levels below the top, its top label and its extent, as ``mask_hierarchy``
+    gives them beside codes: the top is the code wholly masked when the last step masks it all."""
+    steps, n = s.mask_steps, s.length
+    whole = steps[-1] == n
+    extent = None if s.alphabet is None else (1.0, float(len(s.alphabet)) ** n)
+    return len(steps) + (0 if whole else 1), s.mask_char * n if whole else TOP_LABEL, extent
 
 
 def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,
