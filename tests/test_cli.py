@@ -115,6 +115,19 @@ def test_subprocess_exit_code_for_bad_input(tmp_path):
     assert listing(tmp_path) == []
 
 
+def test_a_run_with_its_standard_output_closed_says_its_summary_is_lost(tmp_path):
+    """Started with ``>&-`` (fd 1 closed), Python has no sys.stdout and click printed nothing,
+    silently: the summary a job's log expected was gone with exit 0. The release is still placed
+    and verified, so the exit code stays 0; stderr says what was lost and where the summary is."""
+    out = tmp_path / "r.parquet"
+    proc = subprocess.run(["bash", "-c", '"$0" anonymize datasets/table3/table3.toml -o "$1" --no-progress >&-',
+                           str(SQLCLOSE), str(out)], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("sqlclose: warning: standard output is closed"), proc.stderr
+    assert "report file holds its summary" in proc.stderr
+    assert json.loads((tmp_path / "r.parquet.report.json").read_text())["verified"] is True
+
+
 SIGTERM_IN_A_QUERY = """
 import os, signal, threading
 from sqlclose.cli.common import guarded, install_signal_handlers

@@ -13,7 +13,7 @@ from importlib import import_module
 import click
 
 from sqlclose._version import __version__
-from sqlclose.cli.common import CONTEXT, install_signal_handlers, show_warnings_as_lines
+from sqlclose.cli.common import CONTEXT, install_signal_handlers, say_when_stdout_is_closed, show_warnings_as_lines
 
 # Each subcommand's module is imported when the command is named (or --help lists them all): a run
 # of one command does not load (and, without bytecode, compile) the others' modules.
@@ -53,6 +53,7 @@ def main(ctx: click.Context) -> None:
     """
     install_signal_handlers()
     show_warnings_as_lines()
+    say_when_stdout_is_closed()
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)

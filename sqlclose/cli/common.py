@@ -108,6 +108,16 @@ def show_warnings_as_lines() -> None:
     warnings.showwarning = show
 
 
+def say_when_stdout_is_closed() -> None:
+    """Python gives a command started with its standard output closed (``>&-``) no ``sys.stdout``,
+    and click then prints nothing there without a word: a run's summary (or ``--json``) was lost
+    with exit 0. The exit code still says how the run went; the operator is told where the rest is."""
+    if sys.stdout is None:
+        click.echo("sqlclose: warning: standard output is closed, so what this command prints there (the "
+                   "summary, --json) is lost; the exit code still says how it went, and a release's report "
+                   "file holds its summary", err=True)
+
+
 _received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
 
 
