@@ -513,3 +513,25 @@ def test_a_dict_spec_reads_its_relative_paths_from_the_working_folder_once(proje
     monkeypatch.chdir(tmp_path)
     checked = verify_against_report(tmp_path / "r.parquet", tmp_path / "r.parquet.report.json")
     assert checked["problems"] == []
+
+
+def test_a_spec_built_directly_reads_its_relative_paths_from_the_working_folder_once(project, tmp_path,
+                                                                                    monkeypatch):
+    """``Spec(...)`` kept relative paths: read against whatever folder the run was in, named so in
+    the report. Built in the project's folder, run from another, it now reads the project's files,
+    whether the columns are given as dicts or as models."""
+    from sqlclose.model.spec import HierarchySpec, Privacy, QuasiIdentifier, Sensitive
+
+    monkeypatch.chdir(project)
+    spec = Spec(quasi_identifiers={"zip": {"mask": True}, "age": QuasiIdentifier(file=Path("h/age.csv"))},
+                sensitive={"disease": Sensitive(distance="hierarchical", t=0.3,
+                                                hierarchy=HierarchySpec(file="h/disease.csv"))},
+                privacy=Privacy(k=3), others="keep", source={"path": "data/table3.csv"},
+                output={"path": "out/r.parquet"})
+    assert spec.output.path == project / "out" / "r.parquet"
+    monkeypatch.chdir(tmp_path)  # no data/ nor h/ here
+    with sqlclose.anonymize(None, spec) as release:  # the spec's [source]
+        doc = release.write_parquet(tmp_path / "r.parquet")
+    assert doc["input"]["source"] == str(project / "data" / "table3.csv")
+    assert doc["hierarchies"]["age"]["path"] == str(project / "h" / "age.csv")
+    assert doc["hierarchies"]["disease"]["path"] == str(project / "h" / "disease.csv")

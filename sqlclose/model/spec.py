@@ -680,6 +680,19 @@ class Spec(_Model):
 
     @model_validator(mode="before")
     @classmethod
+    def _paths_absolute(cls, value: Any, info: ValidationInfo) -> Any:
+        """A Spec built directly (``Spec(source={"path": "x.csv"}, …)``) gets its relative paths made
+        absolute against the working folder now, as a dict spec does: kept relative, they were
+        read against whatever folder the run was in, and the report named them so. load_spec and
+        build_spec resolved them already (against the spec's file) and say so."""
+        if not isinstance(value, dict) or (info.context or {}).get("paths_resolved"):
+            return value
+        data = _copy_dicts(_as_dicts(value))
+        _resolve_paths(data, Path.cwd(), "spec")
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _top_level_privacy(cls, value: Any) -> Any:
         if isinstance(value, dict) and ("k" in value or "suppression" in value):
             value = dict(value)
@@ -827,7 +840,7 @@ def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None =
     data = _copy_dicts(data)
     try:
         _resolve_paths(data, base or Path.cwd(), where)
-        return Spec.model_validate(data)
+        return Spec.model_validate(data, context={"paths_resolved": True})
     except ValidationError as e:
         raise SpecError(format_validation_error(e, where)) from None
 
@@ -910,13 +923,29 @@ def _copy_dicts(value: Any) -> Any:
     return {key: _copy_dicts(item) for key, item in value.items()} if isinstance(value, dict) else value
 
 
+def _as_dicts(value: dict[str, Any]) -> dict[str, Any]:
+    """A spec's sections and columns given as models (``QuasiIdentifier(file="age.csv")``) as the
+    dicts they were made from, for ``_resolve_paths``; validated again, they are the same models."""
+    def plain(item: Any) -> Any:
+        return item.model_dump(exclude_unset=True) if isinstance(item, BaseModel) else item
+
+    out = {key: plain(item) for key, item in value.items()}
+    for section in ("quasi_identifiers", "sensitive"):
+        if isinstance(out.get(section), dict):
+            out[section] = {name: plain(entry) for name, entry in out[section].items()}
+            for entry in out[section].values():
+                if isinstance(entry, dict) and isinstance(entry.get("hierarchy"), BaseModel):
+                    entry["hierarchy"] = plain(entry["hierarchy"])
+    return out
+
+
 def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
     """Expand env vars and make relative paths absolute (relative to the spec file)."""
 
     def fix(container: dict[str, Any], key: str) -> None:
         value = container.get(key)
-        if isinstance(value, str):
-            p = Path(expand_env(value)).expanduser()
+        if isinstance(value, (str, Path)):
+            p = Path(expand_env(str(value))).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
     source = data.get("source")
