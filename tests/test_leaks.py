@@ -831,6 +831,45 @@ def test_a_gaa_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_
     assert sections[0] == sections[1] == sections[2]
 
 
+def _satisfying_by_group_by(rows: pa.Table, k: int) -> set[tuple[int, int]]:
+    """The oracle: the nodes of a two-column lattice (raw, *) whose plain GROUP BY has every class
+    of at least k rows."""
+    con = duckdb.connect()
+    con.register("t", rows)
+    out = set()
+    for a in (0, 1):
+        for b in (0, 1):
+            cols = ", ".join(c if level == 0 else f"'*' AS {c}" for c, level in (("a", a), ("b", b)))
+            smallest = con.execute(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM (SELECT {cols} FROM t) "
+                                   "GROUP BY a, b)").fetchone()[0]
+            if smallest >= k:
+                out.add((a, b))
+    return out
+
+
+def test_the_report_does_not_tell_which_other_nodes_satisfy(tmp_path):
+    """The release at (a raw, b *) hides every b; whether (a *, b raw) also satisfies k = 2 depends
+    on the last person's b. The report listed the minimal nodes (and counted the satisfying and
+    the evaluated ones): with the release the same byte for byte, it told that person's hidden b
+    apart, 'y' from 'z'. The oracle: a plain GROUP BY per node over each input."""
+    spec = {"k": 2, "others": "drop", "quasi_identifiers": {"a": {"tree": {"*": ["N", "S", "E"]}},
+                                                            "b": {"tree": {"*": ["x", "y", "z"]}}}}
+    docs, digests, satisfying, minimal = [], set(), [], []
+    for last in ("y", "z"):
+        rows = pa.table({"a": ["N", "N", "S", "S", "E", "E"], "b": ["x", "x", "y", "y", "x", last]})
+        with sqlclose.anonymize(rows, spec) as release:
+            docs.append(release.write_parquet(tmp_path / last / "r.parquet"))
+            minimal.append(release.minimal_nodes)
+        digests.add(sha256(tmp_path / last / "r.parquet"))
+        satisfying.append(_satisfying_by_group_by(rows, 2))
+    assert len(digests) == 1 and docs[0]["node"] == {"a": 0, "b": 1}
+    assert satisfying == [{(0, 1), (1, 0), (1, 1)}, {(0, 1), (1, 1)}]  # the hidden b decides (1, 0)
+    assert minimal == [[{"a": 0, "b": 1}, {"a": 1, "b": 0}], [{"a": 0, "b": 1}]]  # the operator's, as the oracle's
+    for doc in docs:
+        del doc["created_at"], doc["timings"], doc["lattice"]["seconds"], doc["output"]["path"]
+    assert docs[0] == docs[1]
+
+
 def test_a_warehouse_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_path):
     """The warehouse section gave the histogram's rows: the distinct raw (QI, sensitive)
     combinations. The oracle: the expected release (same classes, same counts) and DISTINCT."""

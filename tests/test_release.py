@@ -74,16 +74,18 @@ def written(tmp_path_factory):
 
 def test_report_keys_and_values(written):
     release, report, out = written
-    for key in ("node", "minimal_nodes", "lattice", "classes", "suppressed_rows", "privacy", "utility", "input",
+    for key in ("node", "lattice", "classes", "suppressed_rows", "privacy", "utility", "input",
                 "output", "spec_sha256", "verified"):
         assert key in report, key
     assert report["node"] == {"zip": 1, "age": 2}
     assert list(report["node"]) == ["zip", "age"]
-    assert {"zip": 1, "age": 2} in report["minimal_nodes"]
+    assert {"zip": 1, "age": 2} in release.minimal_nodes  # the operator's; not in the report (below)
+    assert "minimal_nodes" not in report
     lattice = report["lattice"]
     assert lattice["size"] == 6 * 4  # zip: 47677 … *****, 6 levels; age: 4 levels
     assert lattice["levels"] == {"zip": 6, "age": 4}
-    assert 1 <= lattice["nodes_evaluated"] <= lattice["size"]
+    assert set(lattice) == {"levels", "size", "complete", "seconds"} and lattice["complete"] is True
+    assert 1 <= release.search.nodes_evaluated <= lattice["size"]
     assert lattice["seconds"] >= 0
     assert report["classes"] == 3
     assert report["suppressed_rows"] == 0
@@ -366,15 +368,15 @@ def test_no_suppression_needed_when_allowed():
 def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(tmp_path):
     """[search] explore = "optimum": the optimum worked out above (zip=2, age=2, 3 rows
     suppressed), the same file, fewer nodes evaluated; the report says the lattice was not
-    decided whole instead of listing minimal nodes it does not know."""
+    decided whole, and the operator gets no minimal nodes it does not know."""
     whole = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34))
     alone = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34, search={"explore": "optimum"}))
     assert whole.node == alone.node == {"zip": 2, "age": 2}
     a, b = whole.write_parquet(tmp_path / "a.parquet"), alone.write_parquet(tmp_path / "b.parquet")
     assert a["output"]["sha256"] == b["output"]["sha256"]
-    assert a["lattice"]["complete"] is True and a["minimal_nodes"] and a["lattice"]["satisfying_nodes"] > 0
-    assert b["lattice"]["complete"] is False and b["minimal_nodes"] is None and b["lattice"]["satisfying_nodes"] is None
-    assert b["lattice"]["nodes_evaluated"] < a["lattice"]["nodes_evaluated"]
+    assert a["lattice"]["complete"] is True and whole.minimal_nodes and whole.search.satisfying.sum() > 0
+    assert b["lattice"]["complete"] is False and alone.minimal_nodes is None
+    assert alone.search.nodes_evaluated < whole.search.nodes_evaluated
     failing = [node for node, ev in alone.search.evaluated.items() if not ev.satisfied]
     assert failing  # the walk from above evaluated failing nodes too
     with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; the optimum is zip=2, age=2"):

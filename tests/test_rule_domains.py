@@ -195,7 +195,7 @@ def released(tmp_path_factory):
     table = people()
     with sqlclose.anonymize(table, spec_of(DOMAINS)) as release:
         doc = release.write_parquet(folder / "r.parquet")
-        minimal = doc["minimal_nodes"]
+        minimal = release.minimal_nodes
     return folder, table, doc, minimal
 
 

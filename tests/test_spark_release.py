@@ -75,7 +75,7 @@ def test_table3_folder_on_spark_equals_duckdbs_release(spark, tmp_path: Path, pa
     assert sum(r[-1] for r in rows) == 9
     assert doc["output"]["sha256"] == manifest_digest(tmp_path / "spark")
     assert again["output"]["sha256"] == doc["output"]["sha256"]  # deterministic names and bytes (written twice)
-    for key in ("node", "minimal_nodes", "classes", "suppressed_rows", "privacy", "utility"):
+    for key in ("node", "classes", "suppressed_rows", "privacy", "utility"):
         assert doc[key] == duck[key]
     names = files.folder_files(tmp_path / "spark")
     assert names and all(n.endswith(".parquet") and "-c0" in n for n in names)  # no UUID, no _SUCCESS, no .crc
@@ -95,7 +95,7 @@ def test_adult_folder_on_spark_equals_duckdbs_release(spark, adult_dir: Path, tm
     columns = doc["output"]["columns"]
     assert grouped(tmp_path / "spark", columns) == grouped(tmp_path / "duck.parquet", columns)
     assert doc["output"]["rows"] == duck["output"]["rows"] < 30_162  # 5 % suppression removed rows
-    for key in ("node", "minimal_nodes", "classes", "suppressed_rows", "privacy", "utility", "t_against_release"):
+    for key in ("node", "classes", "suppressed_rows", "privacy", "utility", "t_against_release"):
         assert doc[key] == duck[key]
 
 

@@ -1,7 +1,7 @@
 """One self-contained HTML page a data-protection officer reads before signing a release off.
 
 Everything comes from the published pair — the report and the released file — re-measured by the
-audit path (``check``): the lattice with its minimal and chosen nodes, each quasi-identifier's
+audit path (``check``): the lattice with its chosen node, each quasi-identifier's
 level and labels, class sizes against k, per sensitive column the class distances against t
 and the released distribution, suppression, the attack audit and utility. Charts are PNGs
 drawn by matplotlib and embedded as data URIs: the page needs no network.
@@ -20,7 +20,7 @@ import numpy as np
 
 from sqlclose.audit.check import CheckReport, check
 from sqlclose.errors import InputError
-from sqlclose.model.lattice import nodes_by_height_groups, upward_closure
+from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
 
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
@@ -99,13 +99,9 @@ def _section(title: str, chart: str, text: str) -> str:
 
 def _lattice_text(doc: dict) -> str:
     lat = doc["lattice"]
-    evaluated = f"{lat['nodes_evaluated']} evaluated in {lat['queries']} queries"
-    if doc["minimal_nodes"] is None:
-        return (f"<p>{lat['size']} nodes, {evaluated}; the search explored for the optimum alone, so the "
-                "satisfying and minimal nodes were not all decided.</p>")
-    minimal = "; ".join(", ".join(f"{k}={v}" for k, v in m.items()) for m in doc["minimal_nodes"])
-    return (f"<p>{lat['size']} nodes, {lat['satisfying_nodes']} satisfying, {len(doc['minimal_nodes'])} minimal "
-            f"({html.escape(minimal)}); {evaluated}.</p>")
+    searched = "decided the whole lattice" if lat["complete"] else "explored for the optimum alone"
+    return (f"<p>{lat['size']} nodes; the search {searched} in {lat['seconds']:.2f} s. Which other nodes satisfy "
+            "is not in the report: whether a finer node satisfies tells of values the release hides.</p>")
 
 
 def _gaa_text(doc: dict) -> str:
@@ -205,18 +201,14 @@ def _embed(fig: Any, alt: str) -> str:
 
 
 def _lattice_chart(doc: dict) -> str:
-    """Every node by height; satisfying nodes are drawn as the generalizations of a minimal node."""
+    """Every node by height, the chosen one marked (the report lists no other satisfying node)."""
     names = list(doc["lattice"]["levels"])
     shape = tuple(doc["lattice"]["levels"][n] for n in names)
     if doc["lattice"]["size"] > 20000:
         return "<p>(lattice too large to draw)</p>"
-    minimal = np.zeros(shape, dtype=bool)
-    for m in doc["minimal_nodes"] or []:  # none listed: the chosen node alone is drawn
-        minimal[tuple(m[n] for n in names)] = True
-    role = np.where(upward_closure(minimal), "satisfying", "other").astype(object)
-    role[minimal] = "minimal"
+    role = np.full(shape, "other", dtype=object)
     role[tuple(doc["node"][n] for n in names)] = "chosen"
-    points: dict[str, tuple[list[int], list[float]]] = {kind: ([], []) for kind in PALETTE}
+    points: dict[str, tuple[list[int], list[float]]] = {kind: ([], []) for kind in ("other", "chosen")}
     for h, nodes in enumerate(nodes_by_height_groups(shape)):
         for i, node in enumerate(nodes):
             xs, ys = points[role[node]]
@@ -230,7 +222,7 @@ def _lattice_chart(doc: dict) -> str:
     ax.set_yticks([])
     ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
     ax.legend(loc="upper left", fontsize=8)
-    return _embed(fig, "lattice with satisfying, minimal and chosen nodes")
+    return _embed(fig, "lattice with the chosen node")
 
 
 def _class_size_chart(sizes: np.ndarray | None, k: int) -> str:

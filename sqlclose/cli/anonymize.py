@@ -301,12 +301,6 @@ def describe_sensitive(s: dict) -> str:
     return "; ".join(parts)
 
 
-def _minimal_count(doc: dict) -> str:
-    if doc["minimal_nodes"] is None:
-        return "explored for the optimum alone"
-    return f"{len(doc['minimal_nodes'])} minimal nodes"
-
-
 def _print_summary(doc: dict, report: Path) -> None:
     where = doc["output"]["path"] + (f" (table {doc['output']['table']})" if doc["output"].get("table") else "")
     click.echo(f"released {doc['output']['rows']} of {doc['input']['rows']} rows -> {where}")
@@ -343,8 +337,8 @@ def _print_summary(doc: dict, report: Path) -> None:
                    "the root")
     lat, gaa = doc["lattice"], doc.get("gaa")
     if lat is not None:
-        click.echo(f"  search     {lat['nodes_evaluated']} nodes evaluated in {lat['queries']} queries, lattice of "
-                   f"{lat['size']}, {_minimal_count(doc)}, {lat['seconds']:.2f} s")
+        explored = "decided whole" if lat["complete"] else "explored for the optimum alone"
+        click.echo(f"  search     lattice of {lat['size']} nodes, {explored}, {lat['seconds']:.2f} s")
     if gaa is not None:
         click.echo(f"  search     GAA {gaa['strategy']} ({gaa['scope']} scope, merge cost {gaa['metric']}): "
                    f"{gaa['seconds']:.2f} s")

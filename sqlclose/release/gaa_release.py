@@ -138,7 +138,7 @@ class GaaRelease(Release):
     # ---- the report ---------------------------------------------------------------------------
     def _search_section(self) -> dict:
         run = self.gaa_run
-        return {"algorithm": "gaa", "node": None, "minimal_nodes": [], "lattice": None,
+        return {"algorithm": "gaa", "node": None, "lattice": None,
                 "gaa": GaaSummary(metric=self.selection.metric_name, strategy=run.strategy, scope=run.scope,
                                   strategy_column=run.strategy_column, seconds=round(run.result.seconds, 4))}
 

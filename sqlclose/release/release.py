@@ -401,12 +401,8 @@ class Release:
         """The report's fields that describe how the release was found."""
         p = self.problem
         return {"algorithm": "incognito", "node": self.node, "node_given": self.node_given,
-                "minimal_nodes": self.minimal_nodes,
                 "lattice": Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
-                                   satisfying_nodes=int(self.search.satisfying.sum()) if self.search.complete else None,
-                                   complete=self.search.complete,
-                                   nodes_evaluated=self.search.nodes_evaluated, queries=self.search.queries,
-                                   seconds=round(self.search.seconds, 4))}
+                                   complete=self.search.complete, seconds=round(self.search.seconds, 4))}
 
     def _warnings(self) -> list[str]:
         return []

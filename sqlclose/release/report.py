@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "6.0"
+SCHEMA_VERSION = "7.0"
 
 
 class _Model(BaseModel):
@@ -36,15 +36,16 @@ class InputSummary(_Model):
 
 
 class Lattice(_Model):
+    """The lattice searched, as the spec and hierarchies make it. Which of its other nodes satisfy
+    (the minimal ones, how many) and how many the search evaluated are not here: whether a finer
+    node satisfies is a fact of raw values the release hides (one row's hidden value told by the
+    minimal nodes alone: docs/what-a-release-reveals.md). ``Release.minimal_nodes`` gives them
+    to the operator."""
+
     levels: dict[str, int] = Field(description="Hierarchy levels per quasi-identifier (level 0 = raw value).")
     size: int = Field(description="Nodes in the full-domain generalization lattice.")
-    satisfying_nodes: int | None = Field(description="Nodes that satisfy every requirement (null when the lattice "
-                                         "was not decided whole: see complete).")
-    complete: bool = Field(True, description="Every node was decided, so satisfying_nodes and minimal_nodes are "
-                           "exact. False when [search] explore = \"optimum\" left alone nodes that could not be "
-                           "the optimum.")
-    nodes_evaluated: int = Field(description="Nodes whose class histograms were computed, over all QI subsets.")
-    queries: int = Field(description="Queries the search ran.")
+    complete: bool = Field(True, description="Every node was decided (the default). False when [search] explore = "
+                           "\"optimum\" left alone nodes that could not be the optimum.")
     seconds: float = Field(description="Search time.")
 
 
@@ -192,8 +193,6 @@ class Report(_Model):
     node: dict[str, int] | None = Field(description="The released node: level per quasi-identifier (null for GAA).")
     node_given: bool = Field(False, description="True when the node was given (--node, Release.at) rather than "
                              "the search's optimum.")
-    minimal_nodes: list[dict[str, int]] | None = Field(description="Every minimal satisfying node (empty for GAA; "
-                                                       "null when the search explored for the optimum alone).")
     lattice: Lattice | None = Field(description="The lattice search (null for GAA).")
     gaa: GaaSummary | None = Field(None, description="How GAA made the release (null for Incognito).")
     generalization: dict[str, Generalization] = Field(description="Per quasi-identifier, what the release holds.")
