@@ -763,6 +763,31 @@ def test_t_against_the_released_distribution(tmp_path):
     assert doc["t_against_release"]["salary"] == pytest.approx(doc["privacy"]["sensitive"]["salary"]["max_emd"])
 
 
+def test_the_distance_against_the_input_is_withheld_when_rows_are_suppressed(tmp_path):
+    """The input's distribution holds the suppressed rows' sensitive values: the report's max_emd
+    against it told the suppressed person's flu from ulcer, the release the same byte for byte.
+    The oracle: the equal-distance EMD worked by hand from the rows (N: three flu; S: flu and two
+    ulcer; E's one row suppressed, k = 2): 8/21 against the input with flu, 3/7 with ulcer."""
+    spec = {"k": 2, "suppression": 0.2, "others": "drop", "quasi_identifiers": {"a": {"tree": {"*": ["N", "S", "E"]}}},
+            "sensitive": {"s": {"distance": "equal", "t": 0.9}}}
+    docs, digests, operators = [], set(), []
+    for last in ("flu", "ulcer"):
+        rows = pa.table({"a": ["N", "N", "N", "S", "S", "S", "E"],
+                         "s": ["flu", "flu", "flu", "ulcer", "flu", "ulcer", last]})
+        with sqlclose.anonymize(rows, spec) as release:
+            docs.append(release.write_parquet(tmp_path / last / "r.parquet"))
+            operators.append(release.summary["privacy"]["sensitive"]["s"]["max_emd"])
+        digests.add(sha256(tmp_path / last / "r.parquet"))
+    assert len(digests) == 1 and docs[0]["suppressed_rows"] == 1
+    assert operators == [pytest.approx(8 / 21, abs=1e-12), pytest.approx(3 / 7, abs=1e-12)]  # the operator's
+    for doc in docs:
+        assert "max_emd" not in doc["privacy"]["sensitive"]["s"]
+        assert "suppressed rows' sensitive values" in doc["privacy"]["sensitive"]["s"]["withheld"]
+        assert doc["t_against_release"]["s"] == pytest.approx(1 / 3, abs=1e-12)  # N and S, each from (4/6, 2/6)
+        del doc["created_at"], doc["timings"], doc["lattice"]["seconds"], doc["output"]["path"]
+    assert docs[0] == docs[1]
+
+
 # ---- the warehouse path's published report --------------------------------------------------------
 def _warehouse_release_sql(tmp_path: Path, rows: pa.Table, spec: dict, name: str) -> tuple[str, dict]:
     """The attacker's tool and the operator's: the table in a DuckDB 'warehouse', its histogram by

@@ -133,8 +133,10 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
     items = []
     if "t" in reached:
         value = reached.get("max_emd", reached.get("max_distance"))
-        items.append(f"largest {reached['distance']} distance from the input's distribution "
-                     f"<strong class='privacy-value'>{value:.4f}</strong> ≤ t = {reached['t']}")
+        shown = ("withheld from the report: the input holds the suppressed rows' values" if value is None
+                 else f"<strong class='privacy-value'>{value:.4f}</strong>")
+        items.append(f"largest {reached['distance']} distance from the input's distribution {shown} "
+                     f"≤ t = {reached['t']}")
         if name in doc.get("t_against_release", {}):
             items.append(f"against the released table's own distribution: {doc['t_against_release'][name]:.4f}")
     for key in ("distinct_l", "entropy_l", "recursive", "p"):

@@ -287,8 +287,9 @@ def describe_sensitive(s: dict) -> str:
     parts = []
     if "t" in s:
         what = "EMD" if s["emd"] else f"{s['distance']} distance (not EMD)"
-        value = s["max_emd"] if s["emd"] else s["max_distance"]
-        parts.append(f"max {what} {value:.4f} <= t = {s['t']}" + (f" ({s['distance']})" if s["emd"] else ""))
+        value = s.get("max_emd" if s["emd"] else "max_distance")
+        shown = "withheld from the report (rows suppressed)" if value is None else f"{value:.4f}"
+        parts.append(f"max {what} {shown} <= t = {s['t']}" + (f" ({s['distance']})" if s["emd"] else ""))
     if "distinct_l" in s:
         parts.append(f"distinct l {s['distinct_l']['reached']} >= {s['distinct_l']['l']}")
     if "entropy_l" in s:

@@ -43,6 +43,7 @@ from sqlclose.release.report import (
     Output,
     Report,
     privacy_section,
+    published_privacy,
 )
 from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
@@ -386,7 +387,7 @@ class Release:
                          for name, (f, sep) in self.hierarchy_files.items() if f.is_file()},
             classes=summary["classes"],
             suppressed_rows=summary["suppressed_rows"],
-            privacy=summary["privacy"],
+            privacy=published_privacy(summary["privacy"], summary["suppressed_rows"]),
             t_against_release=summary["t_against_release"],
             utility=published(summary["utility"]),
             output=Output(path=str(path) if path else None, format=output_format, table=table,

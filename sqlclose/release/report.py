@@ -90,6 +90,9 @@ class SensitiveReached(_Model):
     max_emd: float | None = Field(None, description="Largest EMD of a released class from the input's "
                                   "distribution (the guarantee).")
     max_distance: float | None = Field(None, description="Largest non-EMD distance (variational, KL).")
+    withheld: str | None = Field(None, description="Why max_emd / max_distance is not given: with rows suppressed "
+                                 "the input's distribution holds their values (every class is within t all the "
+                                 "same; t_against_release gives the distance against the release).")
     distinct_l: dict[str, Any] | None = Field(None, description="{l, reached}: fewest distinct values in a class.")
     entropy_l: dict[str, Any] | None = Field(None, description="{l, reached}: smallest exp(entropy) of a class.")
     recursive: dict[str, Any] | None = Field(None, description="{c, l, reached}: largest r1 / (r_l + … + r_m).")
@@ -113,8 +116,9 @@ class SensitiveUtility(_Model):
     l_diversity: float | None = Field(description="The paper's l-diversity value (Definition 11): the least "
                                       "exp(entropy) of a released class's sensitive values.")
     l1_closeness: float | None = Field(description="The paper's t-closeness value (Definitions 12-14): the largest "
-                                       "plain L1 distance Σ|p_class − p_input| of a released class from the input "
-                                       "table's distribution, NOT halved (in [0, 2]): not an EMD, see max_emd.")
+                                       "plain L1 distance Σ|p_class − p_release| of a released class from the "
+                                       "released table's distribution (the input's holds the suppressed rows' "
+                                       "values), NOT halved (in [0, 2]): not an EMD.")
 
 
 class Utility(_Model):
@@ -236,6 +240,25 @@ def privacy_section(criteria: Sequence[Criterion], hist: ClassHistograms, kept: 
             entry[c.key] = values
     return out
 
+
+
+AGAINST_THE_INPUT = ("the largest distance from the input's distribution is withheld: the input holds the "
+                     "suppressed rows' sensitive values, so the figure would tell of them; every released class "
+                     "is within t all the same (verified), and t_against_release gives the largest distance "
+                     "against the released table's own distribution")
+
+
+def published_privacy(privacy: dict, suppressed_rows: int) -> dict:
+    """The privacy section as a report may publish it. With rows suppressed, no distance against the
+    input's distribution: it holds their values (a suppressed row's flu or ulcer moved ``max_emd``,
+    the release the same byte for byte). With none, the release holds every row: it is the
+    release's own distribution, and the figure stands."""
+    if not suppressed_rows:
+        return privacy
+    sensitive = {name: {**{k: v for k, v in entry.items() if k not in ("max_emd", "max_distance")},
+                        "withheld": AGAINST_THE_INPUT} if "t" in entry else entry
+                 for name, entry in privacy["sensitive"].items()}
+    return {**privacy, "sensitive": sensitive}
 
 
 def json_schema() -> str:
