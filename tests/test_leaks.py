@@ -1106,3 +1106,30 @@ def test_a_pandas_object_columns_type_does_not_tell_a_suppressed_rows_value(tmp_
         assert doc["suppressed_rows"] == 1
         digests.add(sha256(tmp_path / f"r{i}.parquet"))
     assert len(digests) == 1
+
+
+def test_a_parquet_folders_partition_column_type_does_not_tell_a_suppressed_rows_value(tmp_path):
+    """A Parquet folder source's Hive partition folders (``dept=10/``) are columns, and their type
+    was guessed from the folder names, a suppressed row's folder too: ``dept=30`` left every
+    released ``dept`` a BIGINT, ``dept=3A`` made them text (and ``dept=01`` would read as 1). Now
+    partition values are read as the text they are, as a CSV's columns are. The oracle: the files'
+    sha256 and their Parquet schema."""
+    t = table3()
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, others="keep")
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
+    folder = tmp_path / "people"  # one path: the report names it
+    digests = set()
+    for i, dept in enumerate(("30", "3A")):
+        con = duckdb.connect()
+        con.register("t", t)
+        con.execute("CREATE TABLE x AS SELECT *, CASE WHEN age < 40 THEN '10' ELSE '20' END AS dept FROM t")
+        con.execute(f"INSERT INTO x VALUES ('12345', 29, 3000, 'flu', '{dept}')")  # its own ZIP: suppressed
+        con.execute(f"COPY x TO '{folder}' (FORMAT PARQUET, PARTITION_BY (dept), OVERWRITE)")
+        con.close()
+        with sqlclose.anonymize(None, {**spec, "source": {"path": str(folder), "format": "parquet"}}) as searched, \
+                searched.at({"zip": 1, "age": 2}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+        assert str(pq.read_schema(tmp_path / f"r{i}.parquet").field("dept").type) == "string"
+    assert len(digests) == 1

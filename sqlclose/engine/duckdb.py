@@ -291,8 +291,12 @@ class DuckDBEngine(Engine):
             # Parsed once into a temp table: the search, the release and the checks all read it.
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
-            # A folder's Hive partition folders (col=value) are columns, as its writer meant them.
-            return self._view(name, self.con.read_parquet(path, hive_partitioning=read.parquet_folder))
+            # A folder's Hive partition folders (col=value) are columns, as its writer meant them,
+            # read as the text they are: typed by guessing from every folder's name, a suppressed
+            # row's too, they were BIGINT beside dept=30 and text beside dept=3A (and 01 read as 1).
+            return self._view(name, self.con.sql(
+                "SELECT * FROM read_parquet($1, hive_partitioning = $2, hive_types_autocast = false)",
+                params=[path, read.parquet_folder]))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
     def _query_source(self, name: str, read: FileRead) -> exp.Table:
