@@ -1133,3 +1133,25 @@ def test_a_parquet_folders_partition_column_type_does_not_tell_a_suppressed_rows
         digests.add(sha256(tmp_path / f"r{i}.parquet"))
         assert str(pq.read_schema(tmp_path / f"r{i}.parquet").field("dept").type) == "string"
     assert len(digests) == 1
+
+
+@pytest.mark.xfail(strict=True, reason="a source query's CSV and JSON readers guess column types from the values; "
+                                       "refusing (or typing) them changes how documented queries such as "
+                                       "read_csv('x.csv', delim = ';') are written: left for a decision")
+def test_a_source_querys_csv_column_type_does_not_tell_a_suppressed_rows_fraction(tmp_path):
+    """The forty-third round's CSV finding, through a source query: ``SELECT * FROM 'people.csv'``
+    (or ``read_csv('people.csv')``) lets DuckDB guess each column's type from a sample of the rows,
+    a suppressed row's too. Its salary 5000.5 (against 5000) made every released salary a DOUBLE
+    (4000.0): the release's schema and bytes told of the row it hides. The oracle: the files' sha256."""
+    rows = (TABLE3 / "table3.csv").read_text(encoding="utf-8")
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.15})
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
+    spec["source"] = {"query": "SELECT * FROM 'people.csv'", "folder": str(tmp_path)}
+    digests = set()
+    for i, salary in enumerate(("5000", "5000.5")):
+        (tmp_path / "people.csv").write_text(rows + f"12345,29,{salary},flu\n", encoding="utf-8")
+        with sqlclose.anonymize(None, spec) as searched, searched.at({"zip": 1, "age": 2}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+    assert len(digests) == 1, "the release's salary type tells the suppressed row's fraction"
