@@ -1067,21 +1067,22 @@ def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_fraction(tm
     assert len(digests) == 1
 
 
-@pytest.mark.parametrize("kind", ["decimal", "number", "list"])
+@pytest.mark.parametrize("kind", ["decimal", "number", "list", "bytes"])
 def test_a_pandas_object_columns_type_does_not_tell_a_suppressed_rows_value(tmp_path, kind):
     """A pandas ``object`` column (``pd.read_sql`` gives one of ``Decimal`` values for a NUMERIC
     column) has no type of its own: Arrow inferred it from every value, a suppressed row's too. Its
     salary 5000.5 (against 5000) made the column decimal128(6, 1) (against (5, 0)), and 123456789
     decimal128(9, 0): the release's Parquet schema and every written salary (3000.0) told of the
     row it hides; Python ints beside one float were double, lists of ints beside one of a float
-    lists of doubles. Now such a column is refused, asking for a type, never naming a value; with
-    the type given, the two inputs' releases have one sha256."""
+    lists of doubles, text beside one bytes value binary. Now such a column is refused, asking for
+    a type, never naming a value; with the type given, the two inputs' releases have one sha256."""
     import decimal
 
     import pandas as pd
 
     made = {"decimal": decimal.Decimal, "number": lambda v: int(v) if float(v).is_integer() else float(v),
-            "list": lambda v: [int(v) if float(v).is_integer() else float(v)]}[kind]
+            "list": lambda v: [int(v) if float(v).is_integer() else float(v)], "bytes": str}[kind]
+    hidden = (lambda v: v.encode()) if kind == "bytes" else made  # text beside the suppressed row's bytes
     spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, others="keep")
     spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
 
@@ -1089,7 +1090,7 @@ def test_a_pandas_object_columns_type_does_not_tell_a_suppressed_rows_value(tmp_
         rows = table3().to_pandas()
         rows = pd.concat([rows, pd.DataFrame({"zip": ["12345"], "age": [29], "salary": [0], "disease": ["flu"]})],
                          ignore_index=True)
-        rows["pay"] = pd.Series([made(str(s)) for s in rows["salary"][:-1]] + [made(extra)], dtype=object)
+        rows["pay"] = pd.Series([made(str(s)) for s in rows["salary"][:-1]] + [hidden(extra)], dtype=object)
         return rows
 
     for extra in ("5000.5", "123456789"):
@@ -1097,7 +1098,7 @@ def test_a_pandas_object_columns_type_does_not_tell_a_suppressed_rows_value(tmp_
             sqlclose.anonymize(frame(extra), spec)
         assert "column 'pay'" in str(e.value) and "astype" in str(e.value) and extra not in str(e.value)
     typed = {"decimal": pd.ArrowDtype(pa.decimal128(12, 1)), "number": "float64",
-             "list": pd.ArrowDtype(pa.list_(pa.float64()))}[kind]
+             "list": pd.ArrowDtype(pa.list_(pa.float64())), "bytes": pd.ArrowDtype(pa.binary())}[kind]
     digests = set()
     for i, extra in enumerate(("5000", "5000.5")):
         rows = frame(extra).astype({"pay": typed})

@@ -129,11 +129,10 @@ def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:
     row's too, and the release holds it. One Decimal 5000.5 among whole ones made the column
     decimal128(6, 1), not (5, 0) (every released salary written 3000.0), one float among ints
     double, one list of a float lists of doubles, a dict with one more key a struct with one more
-    field. Only the types no value can change are read (text, bytes, booleans, dates: any other
-    value fails to convert); the rest is refused by column, naming no value, the type left to the
-    caller."""
-    fixed = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_large_binary,
-             pa.types.is_boolean, pa.types.is_date32, pa.types.is_null)
+    field, one bytes value among text binary, one value among NULLs its own type. Only the types
+    no value can change are read (text, booleans, dates: another value fails to convert, or is
+    read as one); the rest is refused by column, naming no value, the type left to the caller."""
+    fixed = (pa.types.is_string, pa.types.is_large_string, pa.types.is_boolean, pa.types.is_date32)
     inferred = [str(name) for name, dtype in zip(frame.columns, frame.dtypes) if str(dtype) == "object"
                 and not any(test(table.schema.field(str(name)).type) for test in fixed)]
     if inferred:
