@@ -1109,12 +1109,15 @@ def test_a_pandas_object_columns_type_does_not_tell_a_suppressed_rows_value(tmp_
     assert len(digests) == 1
 
 
-def test_a_parquet_folders_partition_column_type_does_not_tell_a_suppressed_rows_value(tmp_path):
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_a_parquet_folders_partition_column_type_does_not_tell_a_suppressed_rows_value(tmp_path, engine, request):
     """A Parquet folder source's Hive partition folders (``dept=10/``) are columns, and their type
     was guessed from the folder names, a suppressed row's folder too: ``dept=30`` left every
-    released ``dept`` a BIGINT, ``dept=3A`` made them text (and ``dept=01`` would read as 1). Now
-    partition values are read as the text they are, as a CSV's columns are. The oracle: the files'
-    sha256 and their Parquet schema."""
+    released ``dept`` a BIGINT, ``dept=3A`` made them text (and ``dept=01`` would read as 1), on
+    DuckDB and on Spark. Now partition values are read as the text they are, as a CSV's columns
+    are. The oracle: the written folders' digests and their Parquet schema, read by DuckDB."""
+    from sqlclose.engine import SparkEngine
+
     t = table3()
     spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, others="keep")
     spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
@@ -1127,12 +1130,14 @@ def test_a_parquet_folders_partition_column_type_does_not_tell_a_suppressed_rows
         con.execute(f"INSERT INTO x VALUES ('12345', 29, 3000, 'flu', '{dept}')")  # its own ZIP: suppressed
         con.execute(f"COPY x TO '{folder}' (FORMAT PARQUET, PARTITION_BY (dept), OVERWRITE)")
         con.close()
-        with sqlclose.anonymize(None, {**spec, "source": {"path": str(folder), "format": "parquet"}}) as searched, \
-                searched.at({"zip": 1, "age": 2}) as release:
-            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        given = SparkEngine(request.getfixturevalue("spark_session")) if engine == "spark" else None
+        source = {**spec, "source": {"path": str(folder), "format": "parquet"}}
+        with sqlclose.anonymize(None, source, engine=given) as searched, searched.at({"zip": 1, "age": 2}) as release:
+            doc = release.write_parquet_folder(tmp_path / f"r{i}")
         assert doc["suppressed_rows"] == 1
-        digests.add(sha256(tmp_path / f"r{i}.parquet"))
-        assert str(pq.read_schema(tmp_path / f"r{i}.parquet").field("dept").type) == "string"
+        digests.add(doc["output"]["sha256"])
+        kind = duckdb.sql(f"SELECT typeof(dept) FROM read_parquet('{tmp_path / f'r{i}'}/**/*.parquet') LIMIT 1")
+        assert kind.fetchall() == [("VARCHAR",)]
     assert len(digests) == 1
 
 
