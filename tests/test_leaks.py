@@ -1129,3 +1129,99 @@ def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_fraction(tm
     assert not (tmp_path / "r1.parquet").exists()
     digests = {sha256(release(salary, 2 + i, {"salary": "DOUBLE"})[1]) for i, salary in enumerate(("5000", "5000.5"))}
     assert len(digests) == 1
+
+
+@pytest.mark.parametrize("kind", ["decimal", "number", "list", "bytes"])
+def test_a_pandas_object_columns_type_does_not_tell_a_suppressed_rows_value(tmp_path, kind):
+    """A pandas ``object`` column (``pd.read_sql`` gives one of ``Decimal`` values for a NUMERIC
+    column) has no type of its own: Arrow inferred it from every value, a suppressed row's too. Its
+    salary 5000.5 (against 5000) made the column decimal128(6, 1) (against (5, 0)), and 123456789
+    decimal128(9, 0): the release's Parquet schema and every written salary (3000.0) told of the
+    row it hides; Python ints beside one float were double, lists of ints beside one of a float
+    lists of doubles, text beside one bytes value binary. Now such a column is refused, asking for
+    a type, never naming a value; with the type given, the two inputs' releases have one sha256."""
+    import decimal
+
+    import pandas as pd
+
+    made = {"decimal": decimal.Decimal, "number": lambda v: int(v) if float(v).is_integer() else float(v),
+            "list": lambda v: [int(v) if float(v).is_integer() else float(v)], "bytes": str}[kind]
+    hidden = (lambda v: v.encode()) if kind == "bytes" else made  # text beside the suppressed row's bytes
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, others="keep")
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
+
+    def frame(extra: str) -> pd.DataFrame:
+        rows = table3().to_pandas()
+        rows = pd.concat([rows, pd.DataFrame({"zip": ["12345"], "age": [29], "salary": [0], "disease": ["flu"]})],
+                         ignore_index=True)
+        rows["pay"] = pd.Series([made(str(s)) for s in rows["salary"][:-1]] + [hidden(extra)], dtype=object)
+        return rows
+
+    for extra in ("5000.5", "123456789"):
+        with pytest.raises(InputError) as e:
+            sqlclose.anonymize(frame(extra), spec)
+        assert "column 'pay'" in str(e.value) and "astype" in str(e.value) and extra not in str(e.value)
+    typed = {"decimal": pd.ArrowDtype(pa.decimal128(12, 1)), "number": "float64",
+             "list": pd.ArrowDtype(pa.list_(pa.float64())), "bytes": pd.ArrowDtype(pa.binary())}[kind]
+    digests = set()
+    for i, extra in enumerate(("5000", "5000.5")):
+        rows = frame(extra).astype({"pay": typed})
+        with sqlclose.anonymize(rows, spec) as searched, searched.at({"zip": 1, "age": 2}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+    assert len(digests) == 1
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_a_parquet_folders_partition_column_type_does_not_tell_a_suppressed_rows_value(tmp_path, engine, request):
+    """A Parquet folder source's Hive partition folders (``dept=10/``) are columns, and their type
+    was guessed from the folder names, a suppressed row's folder too: ``dept=30`` left every
+    released ``dept`` a BIGINT, ``dept=3A`` made them text (and ``dept=01`` would read as 1), on
+    DuckDB and on Spark. Now partition values are read as the text they are, as a CSV's columns
+    are. The oracle: the written folders' digests and their Parquet schema, read by DuckDB."""
+    from sqlclose.engine import SparkEngine
+
+    t = table3()
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.15}, others="keep")
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
+    folder = tmp_path / "people"  # one path: the report names it
+    digests = set()
+    for i, dept in enumerate(("30", "3A")):
+        con = duckdb.connect()
+        con.register("t", t)
+        con.execute("CREATE TABLE x AS SELECT *, CASE WHEN age < 40 THEN '10' ELSE '20' END AS dept FROM t")
+        con.execute(f"INSERT INTO x VALUES ('12345', 29, 3000, 'flu', '{dept}')")  # its own ZIP: suppressed
+        con.execute(f"COPY x TO '{folder}' (FORMAT PARQUET, PARTITION_BY (dept), OVERWRITE)")
+        con.close()
+        given = SparkEngine(request.getfixturevalue("spark_session")) if engine == "spark" else None
+        source = {**spec, "source": {"path": str(folder), "format": "parquet"}}
+        with sqlclose.anonymize(None, source, engine=given) as searched, searched.at({"zip": 1, "age": 2}) as release:
+            doc = release.write_parquet_folder(tmp_path / f"r{i}")
+        assert doc["suppressed_rows"] == 1
+        digests.add(doc["output"]["sha256"])
+        kind = duckdb.sql(f"SELECT typeof(dept) FROM read_parquet('{tmp_path / f'r{i}'}/**/*.parquet') LIMIT 1")
+        assert kind.fetchall() == [("VARCHAR",)]
+    assert len(digests) == 1
+
+
+@pytest.mark.xfail(strict=True, reason="a source query's CSV and JSON readers guess column types from the values; "
+                                       "refusing (or typing) them changes how documented queries such as "
+                                       "read_csv('x.csv', delim = ';') are written: left for a decision")
+def test_a_source_querys_csv_column_type_does_not_tell_a_suppressed_rows_fraction(tmp_path):
+    """The forty-third round's CSV finding, through a source query: ``SELECT * FROM 'people.csv'``
+    (or ``read_csv('people.csv')``) lets DuckDB guess each column's type from a sample of the rows,
+    a suppressed row's too. Its salary 5000.5 (against 5000) made every released salary a DOUBLE
+    (4000.0): the release's schema and bytes told of the row it hides. The oracle: the files' sha256."""
+    rows = (TABLE3 / "table3.csv").read_text(encoding="utf-8")
+    spec = table3_spec(privacy={"k": 3, "suppression": 0.15})
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
+    spec["source"] = {"query": "SELECT * FROM 'people.csv'", "folder": str(tmp_path)}
+    digests = set()
+    for i, salary in enumerate(("5000", "5000.5")):
+        (tmp_path / "people.csv").write_text(rows + f"12345,29,{salary},flu\n", encoding="utf-8")
+        with sqlclose.anonymize(None, spec) as searched, searched.at({"zip": 1, "age": 2}) as release:
+            doc = release.write_parquet(tmp_path / f"r{i}.parquet")
+        assert doc["suppressed_rows"] == 1
+        digests.add(sha256(tmp_path / f"r{i}.parquet"))
+    assert len(digests) == 1, "the release's salary type tells the suppressed row's fraction"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import tempfile
 import warnings
@@ -28,6 +29,8 @@ from sqlclose.engine.limits import (
 from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
 from sqlclose.model.spec import GLOB_CHARACTERS
 
+# An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
+_ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
 NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
@@ -288,8 +291,12 @@ class DuckDBEngine(Engine):
             # Parsed once into a temp table: the search, the release and the checks all read it.
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
-            # A folder's Hive partition folders (col=value) are columns, as its writer meant them.
-            return self._view(name, self.con.read_parquet(path, hive_partitioning=read.parquet_folder))
+            # A folder's Hive partition folders (col=value) are columns, as its writer meant them,
+            # read as the text they are: typed by guessing from every folder's name, a suppressed
+            # row's too, they were BIGINT beside dept=30 and text beside dept=3A (and 01 read as 1).
+            return self._view(name, self.con.sql(
+                "SELECT * FROM read_parquet($1, hive_partitioning = $2, hive_types_autocast = false)",
+                params=[path, read.parquet_folder]))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
     def _query_source(self, name: str, read: FileRead) -> exp.Table:
@@ -319,13 +326,22 @@ class DuckDBEngine(Engine):
         table or query declared ``COLLATE NOCASE`` (or any collation) groups, joins and hashes "A"
         and "a" as one value, where sqlclose's hierarchies, lookups and re-check tell them apart:
         its release was refused by the re-check as altered. A column without a collation reads as
-        it is."""
-        text = self._text_columns(relation)
-        if not text:
+        it is. An ENUM column (alone or nested) reads as its text, below."""
+        types = self.column_types(exp.select(exp.Star()).from_(relation.copy()).limit(0))
+        text = [name for name, kind in types.items() if kind == "VARCHAR"]
+        enums = {name: _ENUM.sub("VARCHAR", kind) for name, kind in types.items() if _ENUM.search(kind)}
+        if not text and not enums:
             return relation
         binary = exp.Identifier(this="binary", quoted=True)
         replaced = [exp.alias_(exp.Collate(this=exp.column(name, quoted=True), expression=binary.copy()),
                                exp.to_identifier(name, quoted=True)) for name in text]
+        # An ENUM's members are the type's, not the rows': often every value the column held when
+        # the type was made (CREATE TYPE … AS ENUM (SELECT DISTINCT …)), a suppressed row's too. A
+        # column given as it is kept the type, and a CSV output's report (its column types) and a
+        # DuckDB table output (its schema) listed them all. Read as text, a column holds its rows'.
+        replaced += [exp.alias_(exp.Cast(this=exp.column(name, quoted=True),
+                                         to=exp.DataType.build(kind, dialect="duckdb")),
+                                exp.to_identifier(name, quoted=True)) for name, kind in enums.items()]
         name = self.temp_name("compared_as_bytes")
         view = exp.select(exp.Star(**{"replace": replaced})).from_(relation.copy())
         self.execute(exp.Create(this=_table(name), kind="VIEW", expression=view,

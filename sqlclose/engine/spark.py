@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -234,7 +235,8 @@ class SparkEngine(Engine):
             i = path.parts.index("**")
             base, pattern = Path(*path.parts[:i]), path.parts[-1]
             if folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
-                return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
+                with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
+                    return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
             return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", pattern).parquet(str(base))
         return reader.parquet(str(path) if glob else literal_path(path))
 
@@ -299,13 +301,19 @@ class SparkEngine(Engine):
         tidy_part_files(path)
 
     def read_parquet(self, path: Path) -> exp.Expression:
-        # Partition values are read as text, as DuckDB reads them (no type guessing); the
-        # setting is read when the folder is listed, i.e. now.
+        with self._partition_values_as_text():
+            return self._view(self.spark.read.parquet(literal_path(path)), "written")
+
+    @contextmanager
+    def _partition_values_as_text(self) -> Iterator[None]:
+        """Hive partition values read as text, as DuckDB reads them: typed by guessing from every
+        folder's name, a source's were BIGINT or text as a suppressed row's folder said. The
+        setting is read when the folder is listed, i.e. inside the block."""
         key = "spark.sql.sources.partitionColumnTypeInference.enabled"
         before = self.spark.conf.get(key)
         self.spark.conf.set(key, "false")
         try:
-            return self._view(self.spark.read.parquet(literal_path(path)), "written")
+            yield
         finally:
             self.spark.conf.set(key, before)
 

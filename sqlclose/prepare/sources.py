@@ -113,13 +113,36 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     but for case) are refused as for every source, before Arrow's own ValueError."""
     _refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
     try:
-        return pa.Table.from_pandas(frame, preserve_index=False)
+        table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         found = _CONVERSION.search(str(e))
         column = f"column {found.group(1)!r} (dtype {found.group(2)})" if found else "a column"
         raise InputError(f"cannot read the pandas DataFrame: {column} holds values Arrow cannot read as one type "
                          "(say numbers and text in one object column); convert it first, e.g. "
                          "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
+    _refuse_types_from_values(frame, table)
+    return table
+
+
+def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:
+    """An ``object`` column has no type of its own: Arrow infers one from every value, a suppressed
+    row's too, and the release holds it. One Decimal 5000.5 among whole ones made the column
+    decimal128(6, 1), not (5, 0) (every released salary written 3000.0), one float among ints
+    double, one list of a float lists of doubles, a dict with one more key a struct with one more
+    field, one bytes value among text binary, one value among NULLs its own type. Only the types
+    no value can change are read (text, booleans, dates: another value fails to convert, or is
+    read as one); the rest is refused by column, naming no value, the type left to the caller."""
+    fixed = (pa.types.is_string, pa.types.is_large_string, pa.types.is_boolean, pa.types.is_date32)
+    inferred = [str(name) for name, dtype in zip(frame.columns, frame.dtypes) if str(dtype) == "object"
+                and not any(test(table.schema.field(str(name)).type) for test in fixed)]
+    if inferred:
+        named = f"column {inferred[0]!r} is" if len(inferred) == 1 else \
+            f"columns {', '.join(map(repr, inferred))} are"
+        raise InputError(f"cannot read the pandas DataFrame: {named} of dtype object, whose type Arrow infers from the "
+                         "values, a suppressed row's too (one fraction among whole numbers changes every released "
+                         "value's type); give each a type first, e.g. "
+                         f"df[{inferred[0]!r}] = df[{inferred[0]!r}].astype(\"float64\"), or "
+                         "astype(pd.ArrowDtype(pa.decimal128(12, 2)))")
 
 
 def brings_engine(source: Any) -> bool:

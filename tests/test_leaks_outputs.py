@@ -1,0 +1,93 @@
+"""A release gives away nothing beyond its guarantee, whatever its output format (issue 7, the
+forty-fourth round's red team): two inputs that differ only in a row the release suppresses write
+the same CSV, the same DuckDB table and the same reports. Oracles are plain: the written file's
+bytes, the table's rows and DESCRIBE read back with DuckDB, the report's JSON."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+import sqlclose
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+# What varies from run to run whatever the input: the clock, and where the run wrote and read.
+_RUN_FIELDS = {"created_at", "timings", "path", "source", "seconds"}
+
+
+def _table3() -> pa.Table:
+    return pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": pa.string(), "age": pa.int64()}))
+
+
+def _spec(source: Path) -> dict:
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(source={"path": str(source), "table": "people"}, privacy={"k": 3, "suppression": 0.2}, others="keep")
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.9
+    return spec
+
+
+def _published(doc: dict) -> dict:
+    """The report less what every run changes (and the max EMD against the input's distribution,
+    suppressed rows included: published by design, docs/what-a-release-reveals.md)."""
+    if isinstance(doc, dict):
+        return {k: _published(v) for k, v in doc.items()
+                if k not in _RUN_FIELDS and not k.endswith("_seconds") and k != "max_emd"}
+    return [_published(v) for v in doc] if isinstance(doc, list) else doc
+
+
+def _differences(a: object, b: object, where: str = "") -> list[str]:
+    """Where two reports differ, as paths (``output.column_types.colour``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in sorted(set(a) | set(b)) for d in _differences(a.get(k), b.get(k), f"{where}.{k}")]
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in _differences(x, y, f"{where}[{i}]")]
+    return [] if a == b else [where]
+
+
+def _enum_database(path: Path, colour: str) -> Path:
+    """Table 3 in a DuckDB database, with a tenth row in a ZIP of its own (suppressed) and a
+    ``colour`` kept as it is, whose ENUM type is made from the column's values (a common idiom:
+    ``CREATE TYPE … AS ENUM (SELECT DISTINCT …)``); only the tenth row's colour differs."""
+    con = duckdb.connect(str(path))
+    con.register("t3", _table3())
+    con.execute(f"CREATE TABLE raw AS SELECT *, 'red' AS colour FROM t3 UNION ALL "
+                f"SELECT '12345', 36, 3000, 'flu', '{colour}'")
+    con.execute("CREATE TYPE colours AS ENUM (SELECT DISTINCT colour FROM raw ORDER BY colour)")
+    con.execute("CREATE TABLE people AS SELECT zip, age, salary, disease, colour::colours AS colour FROM raw")
+    con.close()
+    return path
+
+
+def test_a_source_enum_type_does_not_carry_a_suppressed_rows_value_into_a_csv_or_table(tmp_path):
+    """A DuckDB table's ENUM column kept as it is: the CSV output's report gave its type,
+    ``ENUM('red', 'secret')``, in ``output.column_types``, and the DuckDB table output was made with
+    that type (DESCRIBE lists the members): the value only the suppressed row holds (``secret``
+    against ``blue``) was published. The Parquet output wrote text. Now every format writes such a
+    column as text, whose values are the rows'."""
+    published = []
+    for i, colour in enumerate(("secret", "blue")):
+        source = tmp_path / "in.duckdb"  # one path: the spec's hash names it
+        source.unlink(missing_ok=True)
+        spec = _spec(_enum_database(source, colour))
+        outputs = []
+        for name, kwargs in ((f"r{i}.csv", {}), (f"r{i}.duckdb", {"table": "release"})):
+            with sqlclose.anonymize(None, spec) as searched, searched.at({"zip": 1, "age": 2}) as release:
+                doc = release.write(tmp_path / name, **kwargs)
+            assert doc["suppressed_rows"] == 1
+            outputs.append(_published(doc))
+        csv = (tmp_path / f"r{i}.csv").read_bytes()
+        con = duckdb.connect(str(tmp_path / f"r{i}.duckdb"), read_only=True)
+        table = (con.execute("DESCRIBE release").fetchall(), con.execute("FROM release").fetchall())
+        con.close()
+        published.append((outputs, hashlib.sha256(csv).hexdigest(), table))
+    assert published[0][1] == published[1][1], "the test needs two inputs with the same CSV release"
+    assert published[0][2][1] == published[1][2][1], "the test needs two inputs with the same table rows"
+    assert _differences(published[0][0], published[1][0]) == []
+    assert published[0][2][0] == published[1][2][0], "the tables' schemas differ"
+    assert ("colour", "VARCHAR") in [row[:2] for row in published[0][2][0]]
