@@ -19,6 +19,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from snapshot_files import assert_snapshot
@@ -422,6 +423,30 @@ def test_keyed_base_and_masked_nodes_by_hand_on_duckdb() -> None:
                 assert all(k[-1] == 0 for k in got), (plan, node)
                 got = {k[:2]: n for k, n in got.items()}
             assert got == expected, (plan, node)
+    finally:
+        engine.close()
+
+
+# Divisors of hierarchies' mixed-radix codes: powers of two (the identity), a ZIP's digits, an age's
+# bands of 5, 10, 20, a level of radix 1 between others, and radices of 3 and 4 in turn.
+PADDING_CASES = [(1, 2, 4, 8), (1, 3, 6), (1, 10, 100, 1000, 10000, 100000), (1, 5, 10, 20, 40, 120),
+                 (1, 1, 3, 3, 12), (1, 3, 12, 36, 72)]
+
+
+@pytest.mark.parametrize("divisors", PADDING_CASES)
+def test_keyed_base_pads_every_code_as_padded_code_does(divisors: tuple[int, ...]) -> None:
+    """The keyed base writes a code's padded form with divisions alone (``queries._padded``): for
+    every code below the top divisor it must be ``PaddedCode.pad``'s sum of remainders."""
+    pad = PaddedCode.of(divisors)
+    engine = DuckDBEngine()
+    try:
+        padded = q._padded(q._bigint(q.col("c", "base")), pad)
+        query = exp.select(q.col("c", "base"), exp.alias_(padded, "p")).from_(
+            exp.Table(this=exp.Anonymous(this="range", expressions=[exp.Literal.number(divisors[-1])]),
+                      alias=exp.TableAlias(this=q.ident("base"), columns=[q.ident("c")])))
+        found = engine.fetch(query).to_pydict()
+        codes = np.asarray(found["c"], dtype=np.int64)
+        assert np.array_equal(np.asarray(found["p"], dtype=np.int64), pad.pad(codes)), divisors
     finally:
         engine.close()
 

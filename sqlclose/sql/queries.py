@@ -619,19 +619,27 @@ def keyed_base(base: exp.Table, qi_codes: Sequence[str], padded: Sequence[Padded
 
 
 def _padded(code: exp.Expression, pad: PaddedCode) -> exp.Expression:
-    """A mixed-radix leaf code as its padded code: each level's sibling index moved to its bits."""
+    """A mixed-radix leaf code as its padded code: each level's sibling index moved to its bits.
+
+    ``PaddedCode.pad`` sums each level's index ``(c // D[l]) % r[l]`` at bit ``s[l]``. Here the
+    same sum is written with divisions alone: as ``D[l + 1] = D[l] × r[l]``, the index is
+    ``c // D[l] − r[l] × (c // D[l + 1])``, so ``Σ (c // D[l]) × (2^s[l] − r[l − 1] × 2^s[l − 1])``
+    (no term at a power-of-two radix, whose factor is 0; each term is non-negative and the sum is
+    the padded code, so nothing overflows that did not before). Per row that is half the integer
+    divisions or fewer: the keyed base of 10 M rows took 0.38 s instead of 0.60 s, the same keys
+    (docs/performance.md, forty-fourth round)."""
     if pad.identity:
         return code
-    terms = []
     top = max(level for level, r in enumerate(pad.radices) if r > 1)
-    for level, (d, r, shift) in enumerate(zip(pad.divisors, pad.radices, pad.shifts)):
-        if r == 1:
+    terms = []
+    for level in range(top + 1):
+        d = pad.divisors[level]
+        factor = (1 << pad.shifts[level]) - (pad.radices[level - 1] << pad.shifts[level - 1] if level else 0)
+        if factor == 0:
             continue
         index = code.copy() if d == 1 else \
             exp.Paren(this=exp.IntDiv(this=code.copy(), expression=exp.Literal.number(d)))
-        if level < top:  # the top-most index needs no remainder: codes are below its divisor × radix
-            index = exp.Paren(this=exp.Mod(this=index, expression=exp.Literal.number(r)))
-        terms.append(_times(index, 1 << shift))
+        terms.append(_times(index, factor))
     return exp.Paren(this=_word_sums([terms])[0])
 
 

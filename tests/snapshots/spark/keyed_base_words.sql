@@ -1,1 +1,1 @@
-SELECT CAST(`base`.`q0` AS BIGINT) * 4 + CAST(`base`.`s0` AS BIGINT) AS key, ((CAST(`base`.`q1` AS BIGINT) % 3) + (CAST(`base`.`q1` AS BIGINT) DIV 3) * 4) AS key1, CAST(`base`.`n` AS DOUBLE) AS n FROM `t_base` AS base
+SELECT CAST(`base`.`q0` AS BIGINT) * 4 + CAST(`base`.`s0` AS BIGINT) AS key, (CAST(`base`.`q1` AS BIGINT) + (CAST(`base`.`q1` AS BIGINT) DIV 3)) AS key1, CAST(`base`.`n` AS DOUBLE) AS n FROM `t_base` AS base
