@@ -26,7 +26,7 @@ from sqlclose.prepare.sources import (
 )
 from sqlclose.privacy.criteria import Criterion, criteria_for
 from sqlclose.release.checkpoints import checkpoint
-from sqlclose.release.files import sha256
+from sqlclose.release.files import keyed, sha256
 from sqlclose.release.release import Release, RunObjects
 from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import content_digest
@@ -81,7 +81,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
     try:
         timings = {}
         checkpoint("scan")
-        problem = prepare(engine, opened.relation, spec, opened.label, _key(fingerprint_key))
+        problem = prepare(engine, opened.relation, spec, opened.label, operator_key(fingerprint_key))
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
@@ -93,8 +93,9 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             gaa = run_gaa(problem, criteria, spec.search)
             timings["search_seconds"] = gaa.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
-                              owns_engine=given is None, inputs=inputs, selection=spec.search, gaa_run=gaa,
-                              hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
+                              owns_engine=given is None, digest_key=operator_key(fingerprint_key), inputs=inputs,
+                              selection=spec.search, gaa_run=gaa, hierarchy_files=_hierarchy_files(spec), _run=run,
+                              _drops_run=run is not None)
         counts = leaf_counts(problem)
         started = time.perf_counter()
         result = _search(problem, criteria, spec, _with_checkpoint(on_progress), counts)
@@ -104,7 +105,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   inputs=inputs, selection=spec.search, _leaf_counts=counts,
+                   digest_key=operator_key(fingerprint_key), inputs=inputs, selection=spec.search, _leaf_counts=counts,
                    hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
 
 
@@ -157,9 +158,9 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         raise
     drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()] if s.nulls == "drop")
     return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
-                            inputs=[histogram, *spec.files_read], table=warehouse_table(source.table_parts),
-                            table_name=str(source.table), dialect=dialect, drop_nulls=drop,
-                            selection=spec.search, _leaf_counts=counts)
+                            digest_key=operator_key(), inputs=[histogram, *spec.files_read],
+                            table=warehouse_table(source.table_parts), table_name=str(source.table),
+                            dialect=dialect, drop_nulls=drop, selection=spec.search, _leaf_counts=counts)
 
 
 def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) -> str:
@@ -209,7 +210,7 @@ def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
                       fingerprint_key: str | None = None) -> str | None:
     """The keyed fingerprint a run would record for this input (None without a key): one scan."""
     spec = as_spec(spec)
-    key = _key(fingerprint_key)
+    key = operator_key(fingerprint_key)
     if key is None:
         return None
     opened = open_for(source, spec, None)
@@ -276,7 +277,9 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
         raise
 
 
-def _key(given: str | None) -> str | None:
+def operator_key(given: str | None = None) -> str | None:
+    """The operator's secret: ``given``, else $SQLCLOSE_FINGERPRINT_KEY; None without one. It keys
+    the input fingerprint and every digest a report publishes (``files.keyed``)."""
     return (given if given is not None else os.environ.get(FINGERPRINT_KEY_VARIABLE)) or None
 
 
@@ -298,7 +301,8 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     (a table's content digest), rows, classes and smallest class, every l/p value, and each
     sensitive column's largest distance against the file's own distribution (the report's
     ``t_against_release``). A hierarchical distance takes its hierarchy from the file the report
-    names (refused if that file changed), or from ``spec`` when given. ``engine`` runs the audit
+    names (refused if its keyed digest says it changed; read as it is, with a note in ``notes``, when no
+    operator's key gives one), or from ``spec`` when given. ``engine`` runs the audit
     of a file (a DuckDB table is read on its own database's connection)."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
     try:
@@ -306,8 +310,9 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
         qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
     except (OSError, ValueError, KeyError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
+    notes: list[str] = []
     models = dict(as_spec(spec).sensitive) if spec is not None else {
-        name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name))
+        name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
         for name, entry in privacy["sensitive"].items()}
     with _released(path, output) as (source, digest):
         problems = [] if digest == (output.get("content_digest") or output.get("sha256")) else [
@@ -333,7 +338,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
             problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
                                   doc["t_against_release"][name], got)
     return {"file": str(path), "report": str(report_path), "rows": found["rows"], "classes": found["classes"],
-            "problems": problems}
+            "problems": problems, "notes": notes}
 
 
 def released_digest(path: Path, output: dict) -> str:
@@ -370,17 +375,13 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str]]:
         engine.close()
 
 
-def _model_from_report(name: str, entry: dict, hierarchy: dict | None) -> Sensitive:
+def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: list[str]) -> Sensitive:
     given: dict[str, Any] = {}
     if entry.get("distance") == "hierarchical":
         if hierarchy is None:
             raise InputError(f"column {name!r} uses the hierarchical distance and the report names no hierarchy file "
                              "for it: give the release's spec (--spec)")
-        file = Path(hierarchy["path"])
-        if not file.is_file() or sha256(file) != hierarchy["sha256"]:
-            state = "no longer exists" if not file.is_file() else "changed since the release"
-            raise InputError(f"the hierarchy of column {name!r} ({file}) {state}: give the release's spec (--spec) "
-                             "with the hierarchy it used")
+        file = _unchanged_hierarchy(name, hierarchy, notes)
         given["hierarchy"] = {"file": file, "delimiter": hierarchy.get("delimiter", ";")}
     given.update({"distance": entry.get("distance", "equal"), "t": entry.get("t")})
     given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
@@ -389,6 +390,27 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None) -> Sensit
     if "p" in entry:
         given["p"] = entry["p"]["p"]
     return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+
+
+def _unchanged_hierarchy(name: str, hierarchy: dict, notes: list[str]) -> Path:
+    """The hierarchy file a report names, refused when it is gone or its keyed digest
+    (``files.keyed``) says it changed. Without a digest to compare (no operator's key at the release
+    or now), it is read as it is, and ``notes`` says so."""
+    file, recorded, key = Path(hierarchy["path"]), hierarchy.get("sha256"), operator_key()
+    if not file.is_file():
+        state = "no longer exists"
+    elif recorded is None or key is None:
+        notes.append(f"the hierarchy of column {name!r} ({file}) was read as it is now: without "
+                     "$SQLCLOSE_FINGERPRINT_KEY " + ("at the release" if recorded is None else "here")
+                     + " nothing tells it unchanged; give the release's spec (--spec) to check with the hierarchy "
+                     "it used")
+        return file
+    elif keyed(key, sha256(file)) != recorded:
+        state = "changed since the release (or $SQLCLOSE_FINGERPRINT_KEY is not the release's key)"
+    else:
+        return file
+    raise InputError(f"the hierarchy of column {name!r} ({file}) {state}: give the release's spec (--spec) with "
+                     "the hierarchy it used")
 
 
 def _reached(measured: dict, key: str) -> Any:

@@ -8,6 +8,7 @@ the writers must put the same rows, with the same types, wherever they write.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import os
 import subprocess
@@ -291,15 +292,23 @@ def test_check_against_reads_csv_and_table_releases_and_sees_tampering(project):
 
 
 def test_check_against_without_spec_refuses_a_changed_hierarchy_file(project):
-    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    """The hierarchy's digest is keyed with the operator's secret (a plain one could be tested
+    against guesses of a hierarchy built from the data): the operator, holding the key, is told of
+    a changed file; without the key the file is read as it is, and the check says so."""
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    assert invoke("anonymize", project / "spec.toml", "-q", env=env).exit_code == 0
     release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"
     doc = json.loads(report.read_text())
     assert doc["hierarchies"]["disease"]["path"] == str(project / "disease.csv")
-    assert doc["hierarchies"]["disease"]["sha256"] == hashlib.sha256((project / "disease.csv").read_bytes()).hexdigest()
-    assert invoke("check", release, "--against", report).exit_code == 0
+    plain = hashlib.sha256((project / "disease.csv").read_bytes()).hexdigest()
+    assert doc["hierarchies"]["disease"]["sha256"] == hmac.new(b"operator-secret", plain.encode(), "sha256").hexdigest()
+    assert invoke("check", release, "--against", report, env=env).exit_code == 0
     (project / "disease.csv").write_text((project / "disease.csv").read_text() + "\n")
-    result = invoke("check", release, "--against", report)
+    result = invoke("check", release, "--against", report, env=env)
     assert result.exit_code == 2 and "changed since the release" in result.output and "--spec" in result.output
+    without = invoke("check", release, "--against", report, env={"SQLCLOSE_FINGERPRINT_KEY": ""})
+    assert without.exit_code == 0 and "note: the hierarchy of column 'disease'" in without.output
+    assert "nothing tells it unchanged" in without.output
 
 
 # ---- reruns --------------------------------------------------------------------------------

@@ -217,7 +217,10 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
         doc = json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if doc.get("spec_sha256") != spec.sha256() or not doc.get("input", {}).get("fingerprint"):
+    from sqlclose.release.files import keyed
+
+    published = keyed(api.operator_key(), spec.sha256())
+    if published is None or doc.get("spec_sha256") != published or not doc.get("input", {}).get("fingerprint"):
         return None
     if (doc.get("sqlclose_version"), doc.get("schema_version")) != (__version__, SCHEMA_VERSION):
         return None  # made by another sqlclose: an upgrade (a fix of what a release holds) redoes it

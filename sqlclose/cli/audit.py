@@ -128,6 +128,8 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
                    "k and every value reached")
         for line in _report_utility(report_path):
             click.echo(line)
+        for note in outcome["notes"]:
+            click.echo(f"  note: {note}")
 
 
 def _report_utility(report_path: Path) -> list[str]:

@@ -77,6 +77,7 @@ class Release:
     source_label: str
     timings: dict[str, float] = field(default_factory=dict)
     owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
+    digest_key: str | None = None  # the operator's secret, keying the report's digests (files.keyed)
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
     hierarchy_files: dict[str, tuple[Path, str]] = field(default_factory=dict)  # per column: hierarchy file, delimiter
     selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
@@ -377,13 +378,14 @@ class Release:
         return Report(
             sqlclose_version=__version__,
             created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            spec_sha256=self.spec_sha256,
+            spec_sha256=files.keyed(self.digest_key, self.spec_sha256),
             input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
                                fingerprint_kind=FINGERPRINT_KIND if p.fingerprint is not None else None,
                                dropped_null_rows=p.dropped_rows),
             **self._search_section(),
             generalization=generalization,
-            hierarchies={name: HierarchyFile(path=str(f), delimiter=sep, sha256=files.sha256(f))
+            hierarchies={name: HierarchyFile(path=str(f), delimiter=sep, sha256=files.keyed(self.digest_key,
+                                                                                         files.sha256(f)))
                          for name, (f, sep) in self.hierarchy_files.items() if f.is_file()},
             classes=summary["classes"],
             suppressed_rows=summary["suppressed_rows"],

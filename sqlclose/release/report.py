@@ -161,7 +161,10 @@ class Output(_Model):
 class HierarchyFile(_Model):
     path: str = Field(description="The hierarchy file the release used (absolute).")
     delimiter: str = Field(";", description="Its delimiter.")
-    sha256: str = Field(description="Its sha256 when the release was made: check --against refuses a changed file.")
+    sha256: str | None = Field(description="Its sha256 when the release was made, keyed with the operator's secret "
+                               "(HMAC-SHA256 under $SQLCLOSE_FINGERPRINT_KEY): check --against, given the key, "
+                               "refuses a changed file. Null without the key: a hierarchy built from the data lists "
+                               "its values, and a plain digest let anyone test guesses of a hidden row against it.")
 
 
 class Warehouse(_Model):
@@ -189,8 +192,10 @@ class Report(_Model):
     schema_version: str = Field(SCHEMA_VERSION, description="This report's schema version.")
     sqlclose_version: str
     created_at: str = Field(description="UTC time the report was made.")
-    spec_sha256: str = Field(description="Hash of the spec's resolved content (hierarchy files by content), the "
-                             "same from any working directory.")
+    spec_sha256: str | None = Field(description="Hash of the spec's resolved content (hierarchy files by content), "
+                                    "the same from any working directory, keyed with the operator's secret "
+                                    "(HMAC-SHA256 under $SQLCLOSE_FINGERPRINT_KEY); null without it (see "
+                                    "hierarchies.*.sha256).")
     input: InputSummary
     algorithm: str = Field("incognito", description="incognito (full-domain: one level per quasi-identifier) or "
                            "gaa (multidimensional: classes at different levels).")
