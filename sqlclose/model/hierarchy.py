@@ -433,7 +433,8 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         )
     n = lengths[0]
     steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
-    if not steps or any(b <= a for a, b in zip(steps, steps[1:])) or steps[0] < 1 or steps[-1] > n:
+    masked = masked_per_level(steps, n)
+    if masked is None:
         raise HierarchyError(
             f"{name}: mask steps must increase strictly within 1..{n} (characters masked at each level), "
             f"got {steps}"
@@ -456,9 +457,19 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         codes.append(np.zeros(len(values), dtype=np.int64))
     if len(set(values)) != len(values):  # validation names the repeated value and its rows
         return Hierarchy(tuple(zip(*columns)), name)
-    masked = [0, *steps, *([n] if steps[-1] < n else [])]
     cover = None if alphabet is None else mask_cover(len(values), masked, len(alphabet))
     return Hierarchy._built(columns, labels, codes, name).built_by("mask", cover)
+
+
+def masked_per_level(steps: Sequence[int], n: int) -> list[int] | None:
+    """The characters a mask over codes of ``n`` characters hides at each level: none at the leaves,
+    then ``steps``, then all n at a top of their own when the last step leaves some. None when the
+    steps do not increase strictly within 1..n. The spec, a mask built from codes and one standing in
+    for codes no row kept all take their levels from here."""
+    steps = [int(s) for s in steps]
+    if not steps or any(b <= a for a, b in zip(steps, steps[1:])) or steps[0] < 1 or steps[-1] > n:
+        return None
+    return [0, *steps, *([n] if steps[-1] < n else [])]
 
 
 def _refuse_outside_alphabet(values: Sequence[str], alphabet: str, name: str) -> None:

@@ -33,7 +33,7 @@ from pydantic import (
 
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
-from sqlclose.model.hierarchy import TAB_HINT, Hierarchy
+from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
 from sqlclose.model.text import read_utf8
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -161,8 +161,7 @@ class HierarchySpec(_Model):
         if self.length is not None:
             if self.kind != "mask":
                 raise ValueError(f"length is declared for a mask rule, not {self.kind}")
-            steps = self.mask_steps
-            if not steps or any(b <= a for a, b in zip(steps, steps[1:])) or steps[0] < 1 or steps[-1] > self.length:
+            if masked_per_level(self.mask_steps, self.length) is None:
                 raise ValueError(f"mask steps must increase strictly within 1..{self.length} (length, the "
                                  f"characters masked at each level); got mask = {self.mask}")
         return self

@@ -10,7 +10,7 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.domains import band_extent, date_extent, stand_in_only, with_stand_in
-from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy, masked_per_level
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
@@ -76,10 +76,11 @@ def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa
 def _masked_stand_in(s: QuasiIdentifier) -> tuple[int, str, tuple[float, float] | None]:
     """A declared mask's levels below the top, its top label and its extent, as ``mask_hierarchy``
     gives them beside codes: the top is the code wholly masked when the last step masks it all."""
-    steps, n = s.mask_steps, s.length
-    whole = steps[-1] == n
+    n = s.length
+    masked = masked_per_level(s.mask_steps, n)
+    whole = s.mask_steps[-1] == n  # no top of its own: the last step's label, every character masked
     extent = None if s.alphabet is None else (1.0, float(len(s.alphabet)) ** n)
-    return len(steps) + (0 if whole else 1), s.mask_char * n if whole else TOP_LABEL, extent
+    return len(masked) - 1, s.mask_char * n if whole else TOP_LABEL, extent
 
 
 def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,
