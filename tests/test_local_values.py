@@ -96,12 +96,14 @@ def test_the_problem_is_the_one_counted_by_hand(spark) -> None:
 
 
 def test_a_row_dropped_for_its_null_is_in_no_domain_and_no_count(spark) -> None:
-    # The NULL row's age (29) is still a value of the column (its rule reads every value); its
-    # income 3.5E7 is also another row's, so the domain stays; its disease (flu) is not counted.
+    # The NULL row's age (29) is no value of the column (its rule reads the rows kept); its income
+    # 3.5E7 is also another row's, so the domain stays; its disease (flu) is not counted.
     problem = prepared(spark, rows=[*ROWS, NULL_ROW])
     assert problem.input_rows == 6 and problem.rows == 5
-    assert problem.qis[0].hierarchy.leaves == ["23", "29", "37", "41"]
-    assert problem.leaf_counts is None  # then grouped from the base (search.utility_costs)
+    assert problem.qis[0].hierarchy.leaves == ["23", "37", "41"]
+    expected = [Counter(str(r[0]) for r in ROWS), Counter(r[1] for r in ROWS)]
+    for qi, got, want in zip(problem.qis, problem.leaf_counts, expected, strict=True):
+        assert got.tolist() == [float(want[leaf]) for leaf in qi.hierarchy.leaves], qi.name
     disease, income = problem.sas
     assert disease.q.tolist() == [2.0, 2.0, 1.0] and income.q.tolist() == [1.0, 3.0, 1.0]
 
@@ -129,8 +131,9 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
 
 @pytest.mark.parametrize(("changes", "message"), [
     ({"quasi_identifiers": {"age": {"bands": [10]}, "zip": {"mask": True}}}, "column 'zip' has 1 NULL value(s)"),
-    ({"quasi_identifiers": {"age": {"tree": {"*": ["23", "37", "41"]}}, "zip": {"mask": True, "nulls": "drop"}}},
-     "column 'age': 1 value(s) are not leaves of hierarchy tree for column 'age': '29' (1 rows);"),
+    # The dropped row's age (29) is in no check: the kept row's 41 is.
+    ({"quasi_identifiers": {"age": {"tree": {"*": ["23", "37"]}}, "zip": {"mask": True, "nulls": "drop"}}},
+     "column 'age': 1 value(s) are not leaves of hierarchy tree for column 'age': '41' (1 rows);"),
     ({"sensitive": {"disease": {"distance": "hierarchical", "t": 1.0, "hierarchy": {"tree": {"*": ["flu", "cancer"]}}},
                     "income": {"distance": "ordered", "t": 1.0}}},
      "column 'disease': 1 value(s) are not leaves of hierarchy tree for column 'disease': 'ulcer' (1 rows);"),

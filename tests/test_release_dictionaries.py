@@ -558,3 +558,49 @@ def test_a_gaa_release_has_the_same_repetition(tmp_path: Path) -> None:
         release.write(tmp_path / "gaa.parquet")
         generalized = {qi.name for qi in release.problem.qis}
         assert _repetition(tmp_path / "gaa.parquet") == {c: c not in generalized for c in release.columns}
+
+
+def test_a_value_only_a_dropped_row_holds_does_not_decide_a_dictionary(tmp_path: Path, passing: None) -> None:
+    """A QI built by a rule and released as it is gets a dictionary type when its values are few for
+    the rows (``ROWS_PER_VALUE``). Counted over every row, a dropped row's own ZIP tipped that
+    count: the file's type told whether the row's ZIP was one the release holds. The oracle: the
+    file of the table with that row removed, byte for byte."""
+    rng = random.Random(3)
+    zips = [z for z in ("47601", "47602", "47603", "47604", "47605") for _ in range(release_query.ROWS_PER_VALUE)]
+    kept = pa.table({"zip": zips, "disease": [rng.choice(["flu", "ulcer", "cancer"]) for _ in zips]})
+    spec = {"k": 2, "suppression": 0.0, "search": {"explore": "lattice"},
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0, "nulls": "drop"}}}
+    written_files = {}
+    for name, extra in (("none", None), ("held", "47601"), ("own", "47699")):
+        table = kept if extra is None else pa.concat_tables([kept, pa.table({"zip": [extra], "disease": [None]},
+                                                                            schema=kept.schema)])
+        with sqlclose.anonymize(table, spec) as release:
+            assert release.node == {"zip": 0} and release.problem.rows == kept.num_rows
+            release.write(tmp_path / f"{name}.parquet")
+        written_files[name] = (tmp_path / f"{name}.parquet").read_bytes()
+    assert written_files["held"] == written_files["none"]
+    assert written_files["own"] == written_files["none"]
+
+
+def test_values_only_suppressed_rows_hold_do_not_decide_a_dictionary(tmp_path: Path) -> None:
+    """Two people with the plague fail t wherever they are, and are suppressed: whether they share
+    a ZIP or not, the release is the same, and so must its file be. Decided by the size of the ZIP
+    rule's leaves and of the disease domain (which hold the suppressed rows' values), the type of
+    the released columns told the two apart. (The release is rebuilt from counts: with a class
+    suppressed, a release read from the rows keeps its text columns text.)"""
+    zips = [z for z in ("47601", "47602", "47603", "47604") for _ in range(10)]
+    diseases = (["flu"] * 4 + ["ulcer"] * 3 + ["cancer"] * 3) * 4
+    spec = {"k": 2, "suppression": 0.05, "search": {"explore": "lattice"},
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+            "sensitive": {"disease": {"distance": "equal", "t": 0.3}}}
+    written_files = []
+    for hidden in (["47698", "47698"], ["47698", "47699"]):
+        table = pa.table({"zip": zips + hidden, "disease": diseases + ["plague", "plague"]})
+        with sqlclose.anonymize(table, spec) as release:
+            assert release.node == {"zip": 0} and release.summary["suppressed_rows"] == 2
+            release.write(tmp_path / "out.parquet", overwrite=True)
+        written_files.append((tmp_path / "out.parquet").read_bytes())
+    released = pq.read_table(tmp_path / "out.parquet")
+    assert released.num_rows == 40 and b"plague" not in written_files[1]
+    assert written_files[0] == written_files[1]

@@ -1,10 +1,10 @@
 """From a spec and a source to a validated, integer-coded problem ready for the search.
 
 Order of work: check the columns exist; one cheap pass for each column's distinct values and
-their rows (*column values*: a GROUP BY per column, NULLs included); build rule hierarchies
-from them (prepare/rule_hierarchies.py); register lookup tables; prove every value is a leaf
-and every NULL has a policy; then group the source's rows once, by integer codes, into the
-*base histogram*. Nothing here reads rows in Python: Python sees distinct values and counts.
+their rows (*column values*: a GROUP BY per column, NULLs included); prove every NULL has a
+policy, and when rows are dropped for one, the same pass again over the rows kept; build rule
+hierarchies from the rows kept (prepare/rule_hierarchies.py); register lookup tables; prove every
+value is a leaf; then group the source's rows once, by integer codes, into the *base histogram*. Nothing here reads rows in Python: Python sees distinct values and counts.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -77,13 +78,13 @@ class Problem:
     base_rows: int
     released: list[str] = field(default_factory=list)  # the columns the release holds, in input order
     label: str = ""  # the source, for messages
-    # column_values (a row per distinct value of each coded column) when it counts the rows the base
-    # counts, i.e. no row was dropped for a NULL; None otherwise.
+    # column_values (a row per distinct value of each coded column) of the rows the base counts
+    # (without those dropped for a NULL); None where a problem is built without it.
     values: exp.Table | None = None
     # False when the base holds the rows as they stand, one per row (``_groups_base``).
     base_grouped: bool = True
-    # Records per leaf of each QI (``hierarchy.leaves`` order), read with the leaf check when
-    # ``values`` counts the base's rows; None otherwise (``search.utility_costs.leaf_counts``).
+    # Records per leaf of each QI (``hierarchy.leaves`` order), read with the leaf check from
+    # ``values``; None where a problem is built without it (``search.utility_costs.leaf_counts``).
     leaf_counts: list[np.ndarray] | None = None
 
     @property
@@ -110,8 +111,6 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, source_label)
-            if pa.types.is_floating(schema.field(name).type):
-                _refuse_odd_floats(engine, source, name, source_label)
 
     qi_coded = [
         q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
@@ -131,25 +130,26 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     params = q.Params()
     values = engine.create_temp_table(engine.temp_name("column_values"),
                                       q.column_values(source.copy(), coded, params, counts), params.values)
-
-    with values_reader(engine, values, len(coded)) as reader:
+    with ExitStack() as readers:
+        reader = readers.enter_context(values_reader(engine, values, len(coded)))
         input_rows, nulls = _null_counts(reader, coded, policies, source_label)
-        for c in coded:
-            if c.null_value is not None:
-                _refuse_colliding_stand_in(engine, source, c, source_label)
-
+        # Rows with a NULL under nulls = "drop" are not anonymized: every check, rule hierarchy and
+        # domain is of the rows kept. Built from all rows, a dropped row's value shaped a rule's
+        # leaves (and with them whether a column is written with a dictionary type) or stopped the job.
+        drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
+        effective = q.without_nulls(source, drop) if drop else source
+        if drop:
+            params = q.Params()
+            values = engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
+                effective.copy(), coded, params, counts), params.values)
+            reader = readers.enter_context(values_reader(engine, values, len(coded)))
+        _check_values(engine, effective, spec, coded, source_label)
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            schema.field(c.name).type), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
         leaf_counts = _qi_leaf_counts(reader, qis)
-        # Rows with a NULL under nulls = "drop" are not anonymized: their values belong to no domain,
-        # and a sensitive domain is that of the rows kept.
-        drop = [c.name for c in coded if policies[c.raw] == "drop" and nulls[c.raw]]
-        if drop and sa_coded:
-            kept = _kept_values(engine, source, drop, sa_coded, counts)
-            reader = ValuesReader(engine, kept, engine, kept)
         unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name]) for c in sa_coded]
 
     params = q.Params()
@@ -163,10 +163,21 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     size = engine.fetch(q.histogram_size(base)).to_pylist()[0]
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
-    effective = q.without_nulls(source, drop) if drop else source
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), released, source_label,
-                   None if drop else values, grouped, None if drop else leaf_counts)
+                   values, grouped, leaf_counts)
+
+
+def _check_values(engine: Engine, source: exp.Expression, spec: Spec, coded: list[q.CodedColumn],
+                  source_label: str) -> None:
+    """The checks of the rows kept: an ordered sensitive column's floats, a NULL stand-in's text."""
+    schema = engine.schema(source)
+    for name, s in spec.sensitive.items():
+        if s.distance == "ordered" and pa.types.is_floating(schema.field(name).type):
+            _refuse_odd_floats(engine, source, name, source_label)
+    for c in coded:
+        if c.null_value is not None:
+            _refuse_colliding_stand_in(engine, source, c, source_label)
 
 
 def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn], policies: dict[str, str],
@@ -285,14 +296,6 @@ def missing_column(name: str, columns: list[str], source_label: str) -> str:
     close = difflib.get_close_matches(name, columns, n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"column {name!r} is not in {source_label}{hint} (its columns: {', '.join(repr(c) for c in columns)})"
-
-
-def _kept_values(engine: Engine, source: exp.Expression, drop: list[str], columns: list[q.CodedColumn],
-                 counts: str | None) -> exp.Table:
-    """``column_values`` of ``columns`` over the rows without a NULL in a ``drop`` column."""
-    params = q.Params()
-    return engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
-        q.without_nulls(source, drop), columns, params, counts), params.values)
 
 
 def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None:

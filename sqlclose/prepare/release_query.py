@@ -155,8 +155,8 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     ``DuckDBEngine.compared_as_bytes``: a defence). Only the engine's plain text type
     (``Engine.dictionary_columns``: on DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text
     too). A column with too many values
-    for a dictionary (``_worth_passing``) is not grouped: a QI's are at most its leaves, a sensitive
-    column's its domain, another's are estimated first (HyperLogLog, all such columns in one pass)."""
+    for a dictionary (``_worth_passing``) is not grouped: a QI's and a sensitive column's are counted
+    from ``Problem.values``, another's are estimated first (HyperLogLog, all such columns in one pass)."""
     engine = problem.engine
     if suppressed is not None or not engine.has_dictionary_types or problem.rows < PASSED_MIN_ROWS:
         return {}
@@ -167,10 +167,15 @@ def passed_through_dictionaries(problem: Problem, node: Node,
 
 
 def _few_values(problem: Problem, names: list[str]) -> list[str]:
-    """Of ``names``, the columns that may have few enough values for a dictionary: at most a QI's
-    leaves or a sensitive column's domain; another's estimated, with the estimate's error."""
-    known = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
-    known.update({sa.name: len(sa.domain) for sa in problem.sas})
+    """Of ``names``, the columns that may have few enough values for a dictionary: a QI's or a
+    sensitive column's as the rows kept hold them (``Problem.values``; every one is released, none
+    being suppressed here), never its hierarchy's or domain's size, which may count values no
+    released row holds; another's estimated, with the estimate's error."""
+    coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas if sa.coded is not None]
+    known: dict[str, int] = {}
+    if problem.values is not None and coded:
+        held = problem.engine.fetch(q.held_value_counts(problem.values, coded)).to_pylist()[0]
+        known = {c.name: int(held[f"c{i}"] or 0) for i, c in enumerate(coded)}
     others = [name for name in names if name not in known]
     if others:
         found = problem.engine.fetch(q.estimated_values(problem.source, others)).to_pylist()[0]
@@ -179,7 +184,7 @@ def _few_values(problem: Problem, names: list[str]) -> list[str]:
 
 
 def _worth_passing(problem: Problem, values: int) -> bool:
-    return values <= PASSED_MAX_VALUES and _worth_a_dictionary(problem, values)
+    return values <= PASSED_MAX_VALUES and _worth_a_dictionary(problem.rows, values)
 
 
 def _passed_through(problem: Problem, name: str) -> exp.Table | None:
@@ -209,8 +214,8 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     versions whose source we read), and a label of a suppressed class, or a value only suppressed
     rows have, must not reach it. The members come from the node's released classes
     (``release_counts.released_classes``), grouped once from the base histogram; or, when no class
-    is suppressed and no row was dropped, from the values the rows hold (``Problem.values``): the
-    release then holds every one, and the base need not be grouped again for them (~0.11 s of a
+    is suppressed, from the values the rows kept hold (``Problem.values``): the release then holds
+    every one, and the base need not be grouped again for them (~0.11 s of a
     10 M-row job; docs/performance.md, thirtieth round)."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
     if not wanted:
@@ -218,22 +223,33 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     engine = problem.engine
     if suppressed is None and problem.values is not None:
         return _typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
-                               for name, (coded, divisor, members) in wanted.items()})
+                               for name, (coded, divisor, members) in wanted.items()}, problem.rows)
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
                if top_label(qi, level) is None]
     classes = released_classes(problem.base, grouped, [sa.coded.code for sa in problem.sas], suppressed)
     table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
     try:
         released = engine.fetch(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))
-        if not released.column("n")[0].as_py():
+        classes = released.column("n")[0].as_py()
+        if not classes:
             return {}  # nothing released: nothing to write faster
-        return _typed(engine, {name: members(table) for name, (_, _, members) in wanted.items()})
+        # No column holds more values than the release has classes: when those are few, all are.
+        few = _worth_a_dictionary(problem.rows, classes)
+        return _typed(engine, {name: members(table) for name, (_, _, members) in wanted.items()}, problem.rows, few)
     finally:
         engine.unregister(table.name)
 
 
-def _typed(engine: Engine, members: dict[str, exp.Select]) -> dict[str, exp.DataType]:
-    """The dictionary type of each column's members, where the engine makes one."""
+def _typed(engine: Engine, members: dict[str, exp.Select], rows: int, few: bool = False) -> dict[str, exp.DataType]:
+    """The dictionary type of each column's members worth one, where the engine makes one. Worth
+    it by how many members the column has (the values the release holds) and by its rows, never by
+    its hierarchy's size: a rule's leaves, or a file's, may be values no released row holds, a
+    suppressed or dropped one's, and the type is in the file's bytes. ``few``: every column is
+    known to have few enough, uncounted."""
+    if not few:
+        held = engine.fetch(q.distinct_counts(list(members.values()))).to_pylist()[0]
+        members = {name: query for i, (name, query) in enumerate(members.items())
+                   if _worth_a_dictionary(rows, int(held[f"c{i}"] or 0))}
     types = {name: engine.dictionary_type(query) for name, query in members.items()}
     return {name: kind for name, kind in types.items() if kind is not None}
 
@@ -243,21 +259,19 @@ Members = Callable[[exp.Expression], exp.Select]
 
 
 def _wanted(problem: Problem, node: Node, counted: Counted | None) -> dict[str, tuple[q.CodedColumn, int, Members]]:
-    """The released columns worth a dictionary type, each with its coded column, the divisor its
-    classes' codes are at, and the query of its values over the released classes: a QI's labels
-    (above level 0), and, rebuilt from counts, text values."""
+    """The released columns that may take a dictionary type, each with its coded column, the
+    divisor its classes' codes are at, and the query of its values over the released classes: a
+    QI's labels (above level 0), and, rebuilt from counts, text values (``_typed`` counts them)."""
     wanted: dict[str, tuple[q.CodedColumn, int, Members]] = {}
     for qi, level in zip(problem.qis, node):
-        if level and _worth_a_dictionary(problem, len(qi.hierarchy.labels(level))):
+        if level:
             wanted[qi.name] = (qi.coded, qi.hierarchy.divisors[level], _labels(qi, level))
     if counted is None:
         return wanted
-    values = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
-    values.update({sa.name: len(sa.domain) for sa in problem.sas})
     for c in [c for c in counted[0] if not c.level] + list(counted[1]):
         text = c.type is not None and c.type.is_type(exp.DataType.Type.VARCHAR)
         # A NULL stand-in is released as NULL, not as its text: such a column stays text.
-        if text and c.null_value is None and _worth_a_dictionary(problem, values[c.name]):
+        if text and c.null_value is None:
             wanted[c.name] = (c.coded, 1, _values(c))
     return wanted
 
@@ -282,5 +296,5 @@ def _joined(classes: exp.Expression, lookup: exp.Select, code: str, value: exp.E
         lookup.subquery("lk"), on=on)
 
 
-def _worth_a_dictionary(problem: Problem, values: int) -> bool:
-    return values <= MAX_DICTIONARY and values * ROWS_PER_VALUE <= problem.rows
+def _worth_a_dictionary(rows: int, values: int) -> bool:
+    return values <= MAX_DICTIONARY and values * ROWS_PER_VALUE <= rows

@@ -360,6 +360,22 @@ def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select
     return exp.select(*estimates).from_(_as_src(source))
 
 
+def held_value_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Select:
+    """One row: per column ``columns[i]``, the non-NULL values rows hold (``c<i>``), read from
+    ``column_values`` (each of its rows holds one column's value, NULL under the others)."""
+    held = exp.GT(this=col("n"), expression=exp.Literal.number(0))  # a counted histogram may hold zeros
+    counts = [exp.alias_(exp.Count(this=col(c.raw)), f"c{i}") for i, c in enumerate(columns)]
+    return exp.select(*counts).from_(values.copy()).where(held)
+
+
+def distinct_counts(queries: Sequence[exp.Select]) -> exp.Select:
+    """One row: per query ``queries[i]`` (a column ``v``), its distinct non-NULL values (``c<i>``)."""
+    counts = [exp.alias_(exp.Subquery(this=exp.select(exp.Count(this=exp.Distinct(expressions=[col("v")])))
+                                      .from_(query.subquery(f"m{i}"))), f"c{i}")
+              for i, query in enumerate(queries)]
+    return exp.select(*counts)
+
+
 def passed_value_counts(values: exp.Table) -> exp.Select:
     """One row of ``passed_values``' facts: its distinct non-NULL values, and whether any value is
     spelled in more than one way."""
