@@ -236,9 +236,11 @@ CASES: list[Case] = [
          lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', 'query = "DELETE FROM people"'))), 2),
     Case("query-two-statements", "a source query of two statements",
          lambda d: write(d, "spec.toml", spec(('path = "table3.csv"',
-                                               "query = \"SELECT * FROM 'table3.csv'; DROP TABLE x\""))), 2),
+                                               "query = \"SELECT * FROM 'table3.parquet'; DROP TABLE x\""))), 2),
+    Case("query-guessed-types", "a source query reading a CSV with its column types guessed (`FROM 'table3.csv'`)",
+         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', "query = \"SELECT * FROM 'table3.csv'\""))), 2),
     Case("query-fails", "a source query naming a file that does not exist",
-         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', "query = \"SELECT * FROM 'nosuch.csv'\""))),
+         lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', "query = \"SELECT * FROM 'nosuch.parquet'\""))),
          2),
     Case("parquet-garbage", "an unreadable Parquet file (random bytes)",
          lambda d: (write(d, "data.parquet", random.Random(9).randbytes(4096)),
@@ -634,11 +636,17 @@ MESSAGES = {
     "query-two-statements": (
         "sqlclose: error: spec.toml: invalid spec: "
         "source.query: the query must be one SELECT statement, not 2 statements (got \"SELECT * FROM"
-        " 'table3.csv'; DROP TABLE x\")"
+        " 'table3.parquet'; DROP TABLE x\")"
+    ),
+    "query-guessed-types": (
+        "sqlclose: error: spec.toml: invalid spec: source.query: the query reads 'table3.csv' with DuckDB guessing"
+        " each column's type from its values, suppressed rows' among them, and the release holds those types: fix"
+        " them in the query, as in read_csv('table3.csv', columns = {…}) or with all_varchar = true and a CAST of"
+        " each number, or give the file as [source] path (got \"SELECT * FROM 'table3.csv'\")"
     ),
     "query-fails": (
         "sqlclose: error: the source query failed: IOException: IO Error: No files found that match the pattern"
-        " \"nosuch.csv\""
+        " \"nosuch.parquet\""
     ),
     "output-not-writable": (
         "sqlclose: error: cannot write in locked (permission denied); choose another output path"

@@ -68,7 +68,9 @@ def test_a_query_over_a_database_joins_tables_and_gives_the_same_release(project
 
 
 def test_a_query_over_files_finds_them_beside_the_spec(project, expected, monkeypatch):
-    spec = spec_with(project, "query = \"SELECT * FROM read_csv('table3.csv', header = true) ORDER BY age\"")
+    columns = "{'zip': 'VARCHAR', 'age': 'BIGINT', 'salary': 'BIGINT', 'disease': 'VARCHAR'}"
+    spec = spec_with(project, f"query = \"SELECT * FROM read_csv('table3.csv', header = true, columns = {columns}) "
+                              "ORDER BY age\"")
     monkeypatch.chdir(project.parent)
     assert released_rows(None, spec) == expected
 

@@ -11,7 +11,6 @@ import datetime as _dt
 import difflib
 import hashlib
 import json
-import logging
 import math
 import numbers
 import os
@@ -32,6 +31,7 @@ from pydantic import (
 )
 
 from sqlclose.errors import HierarchyError, SpecError
+from sqlclose.model import source_query
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
 from sqlclose.model.text import read_utf8
@@ -364,7 +364,7 @@ class Source(_Model):
     ``query``: one SELECT (DuckDB's SQL; anything else is refused), run once, read-only, into a
     temporary table that the search, the release and the checks all read. With ``path`` naming a
     DuckDB database, the query reads that database's tables; without a path, it reads files
-    (``FROM 'people.parquet'``, ``read_csv('x.csv')``), relative names looked up in ``folder``
+    (``FROM 'people.parquet'``, ``read_csv('x.csv', columns = {…})``), relative names looked up in ``folder``
     (default: the spec file's folder).
     """
 
@@ -395,7 +395,7 @@ class Source(_Model):
     @classmethod
     def _one_select(cls, query: str | None) -> str | None:
         if query is not None:
-            single_select(query)
+            source_query.check(query)
         return query
 
     @property
@@ -429,7 +429,7 @@ class Source(_Model):
             if self.table or self.glob or self.delimiter or self.types or self.nulls != [""] or \
                     self.encoding != "utf-8" or self.dialect is not None or self.columns is not None:
                 raise ValueError("a query source takes path (a DuckDB database) and folder only; read files with "
-                                 "options inside the query (read_csv('x.csv', delim = ';'))")
+                                 "options inside the query (read_csv('x.csv', delim = ';', columns = {…}))")
             return self
         if self.folder is not None:
             raise ValueError("folder applies to a query source (where the files it names are looked up)")
@@ -474,30 +474,6 @@ def _suffix_kind(path: Path) -> str | None:
         if suffix in suffixes:
             return kind
     return None
-
-
-def single_select(query: str) -> None:
-    """Raise ValueError unless ``query`` is exactly one SELECT (DuckDB's SQL)."""
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.errors import ParseError
-
-    quiet = logging.getLogger("sqlglot")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # sqlglot warns when it falls back to a bare command: we refuse those anyway
-    try:
-        statements = [s for s in sqlglot.parse(query, read="duckdb") if s is not None]
-    except ParseError as e:
-        raise ValueError(f"the query is not valid SQL: {str(e).splitlines()[0]}") from None
-    finally:
-        quiet.setLevel(level)
-    if len(statements) != 1:
-        raise ValueError(f"the query must be one SELECT statement, not {len(statements)} statements")
-    statement = statements[0]
-    if not isinstance(statement, exp.Query) or any(
-            isinstance(node, (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Command, exp.Copy))
-            for node in statement.walk()):
-        raise ValueError(f"the query must be a SELECT (read-only), not {statement.key.upper()}; nothing was run")
 
 
 OutputFormat = Literal["parquet", "parquet-folder", "csv", "duckdb", "sql"]

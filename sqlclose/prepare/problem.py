@@ -4,7 +4,8 @@ Order of work: check the columns exist; one cheap pass for each column's distinc
 their rows (*column values*: a GROUP BY per column, NULLs included); prove every NULL has a
 policy, and when rows are dropped for one, the same pass again over the rows kept; build rule
 hierarchies from the rows kept (prepare/rule_hierarchies.py); register lookup tables; prove every
-value is a leaf; then group the source's rows once, by integer codes, into the *base histogram*. Nothing here reads rows in Python: Python sees distinct values and counts.
+value is a leaf; then group the source's rows once, by integer codes, into the *base histogram*.
+Nothing here reads rows in Python: Python sees distinct values and counts.
 """
 
 from __future__ import annotations
