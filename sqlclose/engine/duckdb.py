@@ -294,9 +294,9 @@ class DuckDBEngine(Engine):
             # A folder's Hive partition folders (col=value) are columns, as its writer meant them,
             # read as the text they are: typed by guessing from every folder's name, a suppressed
             # row's too, they were BIGINT beside dept=30 and text beside dept=3A (and 01 read as 1).
-            return self._view(name, self.con.sql(
-                "SELECT * FROM read_parquet($1, hive_partitioning = $2, hive_types_autocast = false)",
-                params=[path, read.parquet_folder]))
+            query, params = _reader("read_parquet", path, {"hive_partitioning": read.parquet_folder,
+                                                          "hive_types_autocast": False})
+            return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
     def _query_source(self, name: str, read: FileRead) -> exp.Table:
@@ -391,13 +391,7 @@ class DuckDBEngine(Engine):
             types.update({c: sniffed.get(c, "VARCHAR") for c in optional})
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
                    "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
-        args: list[exp.Expression] = [exp.Placeholder(this="1")]
-        params: list[Any] = [path]
-        for key, value in options.items():
-            params.append(value)
-            args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
-        read_csv = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
-        return read_csv, params
+        return _reader("read_csv", path, options)
 
     def _whole_numbers(self, path: str, read: FileRead, columns: list[str]) -> dict[str, str | None]:
         """``undeclared_number_types`` over the file read as text (DuckDB's BIGINT read rounds 5000.5)."""
@@ -408,9 +402,10 @@ class DuckDBEngine(Engine):
     def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
         """BIGINT or DOUBLE for columns of numbers (a sample decides); anything else reads as DOUBLE
         so that a stray text value fails with its line."""
-        query = "SELECT Columns FROM sniff_csv($1, auto_type_candidates = $2, encoding = $3, delim = $4, header = true)"
+        query, params = _reader("sniff_csv", path, {"auto_type_candidates": NUMBER_TYPES, "encoding": read.encoding,
+                                                   "delim": read.delimiter, "header": True}, exp.column("Columns"))
         try:
-            columns = self.fetch(query, [path, NUMBER_TYPES, read.encoding, read.delimiter]).column(0)[0].as_py()
+            columns = self.fetch(query, params).column(0)[0].as_py()
         except Exception:  # an unreadable sample fails again, with its line, when the file is read
             return {}
         return {c["name"]: c["type"] for c in columns if c["type"] in ("BIGINT", "DOUBLE")}
@@ -419,10 +414,9 @@ class DuckDBEngine(Engine):
         name = self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
             files = str(Path(self._literal(path)) / "**" / "*.parquet")
+            query, params = _reader("read_parquet", files, {"hive_partitioning": True, "hive_types_autocast": False})
             with _interruptible():
-                return self._view(name, self.con.sql(
-                    "SELECT * FROM read_parquet($1, hive_partitioning = true, hive_types_autocast = false)",
-                    params=[files]))
+                return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         return self._view(name, self.con.read_parquet(self._literal(path)))
 
     def _view(self, name: str, relation: duckdb.DuckDBPyRelation) -> exp.Table:
@@ -626,3 +620,16 @@ def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) ->
     for kind, name in reversed(objects):
         _drop_object(con, kind, name)
     objects.clear()
+
+
+def _reader(function: str, path: str, options: dict[str, Any],
+            select: exp.Expression | None = None) -> tuple[exp.Select, list[Any]]:
+    """``SELECT * FROM function($1, key = $2, …)`` (or ``select``): the path and every option's value
+    bound as parameters, never spliced into the text."""
+    args: list[exp.Expression] = [exp.Placeholder(this="1")]
+    params: list[Any] = [path]
+    for key, value in options.items():
+        params.append(value)
+        args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
+    table = exp.Table(this=exp.Anonymous(this=function, expressions=args))
+    return exp.select(select if select is not None else exp.Star()).from_(table), params
