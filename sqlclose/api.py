@@ -33,7 +33,7 @@ from sqlclose.release.writers import content_digest
 from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
-from sqlclose.search.utility_costs import leaf_counts, search_cost
+from sqlclose.search.utility_costs import search_cost
 
 # GAA, plans and checks import their modules when called: a plain run does not load them
 # (docs/performance.md "Cold start"). The warehouse release is imported here, ~5 ms, so that
@@ -96,16 +96,15 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
                               owns_engine=given is None, digest_key=operator_key(fingerprint_key), inputs=inputs,
                               selection=spec.search, gaa_run=gaa, hierarchy_files=_hierarchy_files(spec), _run=run,
                               _drops_run=run is not None)
-        counts = leaf_counts(problem)
         started = time.perf_counter()
-        result = _search(problem, criteria, spec, _with_checkpoint(on_progress), counts)
+        result = _search(problem, criteria, spec, _with_checkpoint(on_progress))
         timings["search_seconds"] = time.perf_counter() - started  # with the histogram's collection, when local
     except BaseException:
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   digest_key=operator_key(fingerprint_key), inputs=inputs, selection=spec.search, _leaf_counts=counts,
+                   digest_key=operator_key(fingerprint_key), inputs=inputs, selection=spec.search,
                    hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
 
 
@@ -150,8 +149,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         timings = {"prepare_seconds": time.perf_counter() - started}
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
-        counts = leaf_counts(problem)
-        result = _search(problem, criteria, spec, on_progress, counts)
+        result = _search(problem, criteria, spec, on_progress)
         timings["search_seconds"] = result.seconds
     except BaseException:
         opened.engine.close()
@@ -160,7 +158,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
                             digest_key=operator_key(), inputs=[histogram, *spec.files_read],
                             table=warehouse_table(source.table_parts), table_name=str(source.table),
-                            dialect=dialect, drop_nulls=drop, selection=spec.search, _leaf_counts=counts)
+                            dialect=dialect, drop_nulls=drop, selection=spec.search)
 
 
 def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) -> str:
@@ -177,10 +175,10 @@ def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
                               "generalization can make classes that big; lower k")
 
 
-def _search(problem: Problem, criteria: list[Criterion], spec: Spec, on_progress: ProgressCallback | None,
-            counts: Any) -> SearchResult:
+def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
+            on_progress: ProgressCallback | None) -> SearchResult:
     """Incognito under the spec's metric; raises NoSolutionError when no node satisfies."""
-    cost = search_cost(problem, spec.search.metric_name, spec.search.weights, counts)
+    cost = search_cost(problem, spec.search.metric_name, spec.search.weights)
     with search_problem(problem) as searched:  # on Spark: locally over the collected histogram
         result = incognito(searched, criteria, on_progress, cost, spec.search.explore)
     if result.optimum is None:

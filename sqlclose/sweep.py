@@ -32,7 +32,7 @@ from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
 from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
 from sqlclose.search.incognito import incognito
-from sqlclose.search.utility_costs import leaf_counts, problem_metric, search_cost
+from sqlclose.search.utility_costs import problem_metric, search_cost
 from sqlclose.utility import METRICS, Metric, class_l_diversity, nauc
 
 # Every run's row: what was run, then what it gave.
@@ -388,20 +388,19 @@ class _Sweep:
 class _IncognitoSweep(_Sweep):
     def run(self) -> SweepResult:
         self.refuse_runs_without_a_requirement()
-        counts = leaf_counts(self.problem)  # one GROUP BY per QI, shared by every run's metrics
         for name in self.metrics:
             selection = _selection(self.spec, metric=name)
-            cost = search_cost(self.problem, name, selection.weights, counts)
+            cost = search_cost(self.problem, name, selection.weights)
             for l in self.ls or [None]:  # noqa: E741
                 for t in self.ts or [None]:
                     sas = _with_models(self.problem.sas, l, t)
                     for k in self.ks:
                         problem = dataclasses.replace(self.problem, k=k, sas=sas)
-                        self.add(self._one(problem, selection, cost, counts, l, t))
+                        self.add(self._one(problem, selection, cost, l, t))
         return SweepResult(self.rows, max_l_diversity=_max_l_diversity(self.problem),
                            sensitive=self.problem.sas[0].name if self.problem.sas else None)
 
-    def _one(self, problem: Problem, selection: Search, cost: Any, counts: list, l: float | None,  # noqa: E741
+    def _one(self, problem: Problem, selection: Search, cost: Any, l: float | None,  # noqa: E741
              t: float | None) -> dict[str, Any]:
         started = time.perf_counter()
         row: dict[str, Any] = {"algorithm": "incognito", "metric": selection.metric_name, "k": problem.k, "l": l,
@@ -411,7 +410,7 @@ class _IncognitoSweep(_Sweep):
         if result.optimum is None:
             return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
         release = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False,
-                          selection=selection, _leaf_counts=counts)
+                          selection=selection)
         node = ",".join(f"{qi.name}={level}" for qi, level in zip(problem.qis, result.optimum))
         return {**row, "status": "ok", "node": node, **_from_summary(release.summary, selection.metric_name),
                 "search_seconds": result.seconds, "seconds": time.perf_counter() - started}

@@ -102,14 +102,11 @@ def test_a_sensitive_value_held_only_by_dropped_rows_is_not_in_the_domain():
 @pytest.mark.parametrize("nulls", ["drop", "value"])
 def test_leaf_counts_count_the_anonymized_rows_per_leaf(nulls):
     # By hand from ROWS: under "drop" the row (a, NULL) is not anonymized, so it is in no leaf count
-    # (the column values count it, so the counts come from the base histogram); under "value" its h
-    # is the leaf "NULL".
-    from sqlclose.search.utility_costs import leaf_counts
-
+    # (the column values of the rows kept leave it out); under "value" its h is the leaf "NULL".
     problem = prepared(nulls=nulls)
     kept = [r for r in ROWS if nulls == "value" or r[1] is not None]
     expected = [Counter(r[0] for r in kept), Counter("NULL" if r[1] is None else r[1] for r in kept)]
-    for qi, got, want in zip(problem.qis, leaf_counts(problem), expected):
+    for qi, got, want in zip(problem.qis, problem.leaf_counts, expected):
         assert got.tolist() == [float(want[leaf]) for leaf in qi.hierarchy.leaves], qi.name
 
 

@@ -199,15 +199,13 @@ def test_placing_without_hard_links_falls_back_to_a_checked_rename(tmp_path, mon
         assert (tmp_path / "taken").read_text() == "someone else's"
 
 
-def test_leaf_counts_in_one_query_against_a_group_by_over_the_input(adult_release, adult_dir):
-    """Records per leaf of every QI, from the one UNION ALL query over the base histogram, equal a
-    plain GROUP BY per column over adult.csv (values as text, in each hierarchy's leaf order)."""
+def test_leaf_counts_against_a_group_by_over_the_input(adult_release, adult_dir):
+    """Records per leaf of every QI, as preparation reads them from the column values, equal a plain
+    GROUP BY per column over adult.csv (values as text, in each hierarchy's leaf order)."""
     import duckdb
 
-    from sqlclose.search.utility_costs import leaf_counts
-
     problem = adult_release.problem
-    counts = leaf_counts(problem)
+    counts = problem.leaf_counts
     con = duckdb.connect()
     for qi, got in zip(problem.qis, counts):
         rows = con.execute(f'SELECT CAST("{qi.name}" AS VARCHAR), COUNT(*) FROM read_csv($1, delim = \';\') '

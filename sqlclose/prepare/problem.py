@@ -77,16 +77,15 @@ class Problem:
     fingerprint: str | None  # keyed with the operator's secret; None without one
     base: exp.Table
     base_rows: int
+    # column_values (a row per distinct value of each coded column) of the rows the base counts
+    # (without those dropped for a NULL).
+    values: exp.Table
+    # Records per leaf of each QI (``hierarchy.leaves`` order), read with the leaf check from ``values``.
+    leaf_counts: list[np.ndarray]
     released: list[str] = field(default_factory=list)  # the columns the release holds, in input order
     label: str = ""  # the source, for messages
-    # column_values (a row per distinct value of each coded column) of the rows the base counts
-    # (without those dropped for a NULL); None where a problem is built without it.
-    values: exp.Table | None = None
     # False when the base holds the rows as they stand, one per row (``_groups_base``).
     base_grouped: bool = True
-    # Records per leaf of each QI (``hierarchy.leaves`` order), read with the leaf check from
-    # ``values``; None where a problem is built without it (``search.utility_costs.leaf_counts``).
-    leaf_counts: list[np.ndarray] | None = None
 
     @property
     def dropped_rows(self) -> int:
@@ -165,8 +164,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
-                   rows, input_rows, fingerprint, base, int(base_rows), released, source_label,
-                   values, grouped, leaf_counts)
+                   rows, input_rows, fingerprint, base, int(base_rows), values, leaf_counts, released, source_label,
+                   base_grouped=grouped)
 
 
 def _check_values(engine: Engine, source: exp.Expression, spec: Spec, coded: list[q.CodedColumn],

@@ -173,7 +173,7 @@ def _few_values(problem: Problem, names: list[str]) -> list[str]:
     released row holds; another's estimated, with the estimate's error."""
     coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas if sa.coded is not None]
     known: dict[str, int] = {}
-    if problem.values is not None and coded:
+    if coded:
         held = problem.engine.fetch(q.held_value_counts(problem.values, coded)).to_pylist()[0]
         known = {c.name: int(held[f"c{i}"] or 0) for i, c in enumerate(coded)}
     others = [name for name in names if name not in known]
@@ -221,7 +221,7 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     if not wanted:
         return {}
     engine = problem.engine
-    if suppressed is None and problem.values is not None:
+    if suppressed is None:
         return _typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
                                for name, (coded, divisor, members) in wanted.items()}, problem.rows)
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)

@@ -51,7 +51,6 @@ from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
 from sqlclose.search.full_lattice import Evaluated
 from sqlclose.search.node_runner import NodeRunner
-from sqlclose.search.utility_costs import leaf_counts
 from sqlclose.sql import queries as q
 from sqlclose.utility.metrics import average_class_size
 
@@ -82,7 +81,6 @@ class Release:
     hierarchy_files: dict[str, tuple[Path, str]] = field(default_factory=dict)  # per column: hierarchy file, delimiter
     selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
     node_given: bool = False  # the node was given (``at``, --node), not the search's optimum
-    _leaf_counts: list | None = None  # per QI, records per leaf (for the information-loss metrics)
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
@@ -240,15 +238,9 @@ class Release:
             "utility": {
                 "discernibility": evaluated.discernibility,
                 "average_class_size": average_class_size(kept_rows, int(kept.sum())),
-                **full_domain_utility(self.problem, self.selection, self.search.optimum, hist, failing,
-                                      self._counts()),
+                **full_domain_utility(self.problem, self.selection, self.search.optimum, hist, failing),
             },
         }
-
-    def _counts(self) -> list:
-        if self._leaf_counts is None:
-            self._leaf_counts = leaf_counts(self.problem)
-        return self._leaf_counts
 
     def _t_against_release(self, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
         return t_against_release(self.problem, hist, kept)

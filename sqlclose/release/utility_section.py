@@ -15,7 +15,7 @@ import numpy as np
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
-from sqlclose.search.utility_costs import leaf_counts, problem_metric
+from sqlclose.search.utility_costs import problem_metric
 from sqlclose.utility.full_domain import FullDomainCost, value_percents
 from sqlclose.utility.information_loss import (
     LEAF_COUNTING,
@@ -141,9 +141,9 @@ def sensitive_values(problem: Problem, counts: Sequence[np.ndarray], kept: np.nd
 
 
 def full_domain_utility(problem: Problem, search: Search, levels: Sequence[int], hist: ClassHistograms,
-                        failing: np.ndarray, counts: Sequence[np.ndarray] | None = None) -> dict:
+                        failing: np.ndarray) -> dict:
     """The information-loss part of the utility section for a full-domain release."""
-    counts = counts if counts is not None else leaf_counts(problem)
+    counts = problem.leaf_counts
     alteration = alterations(problem, search, counts, levels, hist, failing)
     suppressed = int(hist.sizes[failing].sum())
     p_gen, p_root = value_percents(levels, [qi.levels - 1 for qi in problem.qis], problem.rows, suppressed)

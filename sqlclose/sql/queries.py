@@ -545,18 +545,10 @@ def rows_per_node(source: exp.Table) -> exp.Expression:
             .where(exp.GTE(this=col("node"), expression=exp.Placeholder(this="1"))).group_by(col("node")))
 
 
-def leaf_counts(base: exp.Table, codes: Sequence[str]) -> exp.Expression:
-    """Records per code of each of ``codes`` over the base histogram: a GROUP BY per column, all in
-    one query (UNION ALL, each branch tagged with its column's position ``qi``): one round trip."""
-    branches = [exp.select(exp.alias_(exp.Literal.number(i), "qi"), exp.alias_(col(code), "code"), "n").from_(
-        node_histogram(base.copy(), [(code, 1)], []).subquery(f"h{i}", copy=False)) for i, code in enumerate(codes)]
-    return _union_all(branches)
-
-
 def present_codes(values: exp.Table, c: CodedColumn, divisor: int = 1) -> exp.Select:
     """The codes (leaf code // ``divisor``) of the values a column's rows hold, read from
     ``column_values``, under the column's code name: what a node's classes hold of it when none is
-    suppressed and no row was dropped."""
+    suppressed."""
     value = as_text(col(c.raw, "vals")) if c.typed else col(c.raw, "vals")
     code: exp.Expression = col("code", "lk")
     if divisor != 1:
