@@ -1,0 +1,60 @@
+"""A release gives away nothing beyond its guarantee on every engine (issue 7, the forty-fifth
+round's red team). Oracles are plain: the written files' bytes, read back with DuckDB."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+
+
+def _part_files(folder: Path) -> dict[str, tuple[str, int]]:
+    """Each part file of a folder: its sha256 and the rows DuckDB reads from it."""
+    return {f.name: (hashlib.sha256(f.read_bytes()).hexdigest(),
+                     duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{f}')").fetchall()[0][0])
+            for f in sorted(folder.rglob("*.parquet"))}
+
+
+@pytest.mark.spark
+@pytest.mark.xfail(strict=True, reason="Spark cuts the sorted release into part files at bounds it samples from "
+                                       "the rows in the input's order; bounds from the release's own counts, or "
+                                       "one part file, change how the Spark engine writes: left for a decision")
+def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spark_session):
+    """Spark range-partitions the sorted release from a reservoir sample of each input split, taken
+    in the rows' order: the same rows in another order cut the release into part files at other
+    rows (9,656 and 10,344 rows against 10,294 and 9,706), so the folder's bytes and its report's
+    digest told two orders of one table apart. Adaptive execution off shows it on a small table;
+    with it on, a release too large to coalesce into one partition does the same. The oracle: the
+    part files' sha256 and their rows counted by DuckDB."""
+    from sqlclose.engine import SparkEngine
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    rows = pa.table({"age": pa.array(rng.integers(20, 70, n), pa.int64()),
+                     "zip": rng.choice(["47677", "47602", "47905", "47909"], n).tolist(),
+                     "dis": rng.choice(["flu", "ulcer", "cancer", "cold"], n).tolist()})
+    spec = {"k": 5, "quasi_identifiers": {"age": {"bands": [5, 10, 20]}, "zip": {"mask": True, "length": 5}},
+            "sensitive": {"dis": {"distinct_l": 2}}}
+    key = "spark.sql.adaptive.enabled"
+    before = spark_session.conf.get(key)
+    spark_session.conf.set(key, "false")
+    try:
+        folders = []
+        for i, order in enumerate((np.arange(n), np.random.default_rng(1).permutation(n))):
+            pq.write_table(rows.take(order), tmp_path / f"in{i}.parquet")
+            engine = SparkEngine(spark_session)
+            with sqlclose.anonymize(tmp_path / f"in{i}.parquet", spec, engine=engine) as searched, \
+                    searched.at({"age": 1, "zip": 0}) as release:
+                release.write_parquet_folder(tmp_path / f"r{i}")
+            folders.append(_part_files(tmp_path / f"r{i}"))
+    finally:
+        spark_session.conf.set(key, before)
+    assert sum(count for _, count in folders[0].values()) == n
+    assert folders[0] == folders[1], "the part files' bytes follow the input's order"
