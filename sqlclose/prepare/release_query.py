@@ -14,7 +14,7 @@ a run writes.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pyarrow as pa
 from sqlglot import exp
@@ -211,14 +211,16 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     (``release_counts.released_classes``), grouped once from the base histogram; or, when no class
     is suppressed and no row was dropped, from the values the rows hold (``Problem.values``): the
     release then holds every one, and the base need not be grouped again for them (~0.11 s of a
-    10 M-row job; docs/performance.md, thirtieth round)."""
+    10 M-row job; docs/performance.md, thirtieth round). Whether a column is worth a type is decided
+    by the values the release holds (``_released_values``): a rule hierarchy's labels and a sensitive
+    column's domain count a suppressed row's value too, and the type changes the file's bytes."""
     wanted = _wanted(problem, node, counted) if problem.engine.has_dictionary_types else {}
     if not wanted:
         return {}
     engine = problem.engine
-    if suppressed is None and problem.values is not None:
-        return _typed(engine, {name: members(q.present_codes(problem.values, coded, divisor).subquery())
-                               for name, (coded, divisor, members) in wanted.items()})
+    if suppressed is None and problem.values is not None:  # every row released: the counts are the release's
+        return _typed(engine, {name: w.members(q.present_codes(problem.values, w.coded, w.divisor).subquery())
+                               for name, w in wanted.items() if _worth_a_dictionary(problem, w.values)})
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
                if top_label(qi, level) is None]
     classes = released_classes(problem.base, grouped, [sa.coded.code for sa in problem.sas], suppressed)
@@ -227,9 +229,23 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
         released = engine.fetch(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))
         if not released.column("n")[0].as_py():
             return {}  # nothing released: nothing to write faster
-        return _typed(engine, {name: members(table) for name, (_, _, members) in wanted.items()})
+        held = _released_values(engine, table, wanted)
+        return _typed(engine, {name: w.members(table) for name, w in wanted.items()
+                               if _worth_a_dictionary(problem, held[name])})
     finally:
         engine.unregister(table.name)
+
+
+def _released_values(engine: Engine, classes: exp.Table, wanted: dict[str, Wanted]) -> dict[str, int]:
+    """Per wanted column, how many distinct values the released classes hold. A rule hierarchy's
+    labels (built from the column's values) and a sensitive column's domain count a suppressed
+    row's too: deciding by them, one suppressed age in a decade of its own turned the column's
+    type from dictionary to text, and the file's bytes with it (the forty-fifth round's red team)."""
+    counts = [exp.alias_(exp.select(exp.Count(this=exp.Distinct(expressions=[q.col("v")])))
+                         .from_(w.members(classes).subquery("m")).subquery(), f"n{i}")
+              for i, w in enumerate(wanted.values())]
+    found = engine.fetch(exp.select(*counts)).to_pylist()[0]
+    return {name: int(found[f"n{i}"]) for i, name in enumerate(wanted)}
 
 
 def _typed(engine: Engine, members: dict[str, exp.Select]) -> dict[str, exp.DataType]:
@@ -242,14 +258,26 @@ def _typed(engine: Engine, members: dict[str, exp.Select]) -> dict[str, exp.Data
 Members = Callable[[exp.Expression], exp.Select]
 
 
-def _wanted(problem: Problem, node: Node, counted: Counted | None) -> dict[str, tuple[q.CodedColumn, int, Members]]:
-    """The released columns worth a dictionary type, each with its coded column, the divisor its
-    classes' codes are at, and the query of its values over the released classes: a QI's labels
-    (above level 0), and, rebuilt from counts, text values."""
-    wanted: dict[str, tuple[q.CodedColumn, int, Members]] = {}
+@dataclass(frozen=True)
+class Wanted:
+    """A released column a dictionary type may serve: its coded column, the divisor its classes'
+    codes are at, the query of its values over the released classes, and how many values it has
+    (its hierarchy's labels or leaves, its domain: the input's, suppressed rows' included)."""
+
+    coded: q.CodedColumn
+    divisor: int
+    members: Members
+    values: int
+
+
+def _wanted(problem: Problem, node: Node, counted: Counted | None) -> dict[str, Wanted]:
+    """The released columns a dictionary type may serve: a QI's labels (above level 0), and, rebuilt
+    from counts, text values. Whether each is worth one is the caller's (``_worth_a_dictionary``)."""
+    wanted: dict[str, Wanted] = {}
     for qi, level in zip(problem.qis, node):
-        if level and _worth_a_dictionary(problem, len(qi.hierarchy.labels(level))):
-            wanted[qi.name] = (qi.coded, qi.hierarchy.divisors[level], _labels(qi, level))
+        if level:
+            wanted[qi.name] = Wanted(qi.coded, qi.hierarchy.divisors[level], _labels(qi, level),
+                                     len(qi.hierarchy.labels(level)))
     if counted is None:
         return wanted
     values = {qi.name: len(qi.hierarchy.leaves) for qi in problem.qis}
@@ -257,8 +285,8 @@ def _wanted(problem: Problem, node: Node, counted: Counted | None) -> dict[str, 
     for c in [c for c in counted[0] if not c.level] + list(counted[1]):
         text = c.type is not None and c.type.is_type(exp.DataType.Type.VARCHAR)
         # A NULL stand-in is released as NULL, not as its text: such a column stays text.
-        if text and c.null_value is None and _worth_a_dictionary(problem, values[c.name]):
-            wanted[c.name] = (c.coded, 1, _values(c))
+        if text and c.null_value is None:
+            wanted[c.name] = Wanted(c.coded, 1, _values(c), values[c.name])
     return wanted
 
 
