@@ -58,3 +58,34 @@ def test_a_columns_dictionary_encoding_does_not_tell_a_suppressed_rows_value(tmp
         rows.append(_rows(tmp_path / f"r{i}.parquet"))
     assert rows[0] == rows[1], "the test needs two inputs whose releases hold the same rows"
     assert len(digests) == 1, "the file's bytes tell the suppressed row's value"
+
+
+def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_digit_separator(tmp_path):
+    """An undeclared ordered column of a CSV is read as whole numbers; one holding a value that is
+    no plain number was read as DOUBLE, so that text fails with its line. DuckDB reads ``5_000`` as
+    5000: one suppressed row's salary ``5_000`` (against ``5000``) made every released salary a
+    DOUBLE (4000.0). Such a value is now refused, naming the column, not the value; with the type
+    declared, both inputs give one file. The oracle: the written files' sha256 and Parquet type."""
+    import pyarrow.parquet as pq
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(privacy={"k": 3, "suppression": 0.15})
+    spec["sensitive"]["salary"]["t"] = spec["sensitive"]["disease"]["t"] = 0.99
+
+    def release(salary: str, i: int, types: dict | None = None) -> Path:
+        source = tmp_path / f"in{i}.csv"
+        source.write_text((table3 / "table3.csv").read_text(encoding="utf-8") + f"12345,29,{salary},flu\n",
+                          encoding="utf-8")
+        with sqlclose.anonymize(None, {**spec, "source": {"path": str(source), "types": types or {}}}) as searched, \
+                searched.at({"zip": 1, "age": 2}) as run:
+            assert run.write_parquet(tmp_path / f"r{i}.parquet")["suppressed_rows"] == 1
+        return tmp_path / f"r{i}.parquet"
+
+    assert str(pq.read_schema(release("5000", 0)).field("salary").type) == "int64"
+    with pytest.raises(sqlclose.errors.InputError) as e:
+        release("5_000", 1)
+    assert "column 'salary' holds 1 value(s) read as numbers although not written as plain ones" in str(e.value)
+    assert "5_000" not in str(e.value) and not (tmp_path / "r1.parquet").exists()
+    typed = {_sha256(release(salary, 2 + i, {"salary": "BIGINT"})) for i, salary in enumerate(("5000", "5_000"))}
+    assert len(typed) == 1
