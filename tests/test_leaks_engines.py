@@ -58,3 +58,34 @@ def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spar
         spark_session.conf.set(key, before)
     assert sum(count for _, count in folders[0].values()) == n
     assert folders[0] == folders[1], "the part files' bytes follow the input's order"
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", ["declared", "ordered", "quasi-identifier"])
+def test_a_csv_value_spark_cannot_read_is_named_nowhere(tmp_path, spark_session, capfd, case):
+    """On DuckDB a CSV value its type cannot read stops the job naming the column and the line,
+    never the value. Spark's CAST failed on the row instead, and quoted it: ``The value
+    'SECRET-4711' of the type "STRING" cannot be cast to "BIGINT"`` in the error the job prints,
+    in pyspark's query-context log and in Spark's task logs (a suppressed row's value as much as
+    any). Now the column is read with TRY_CAST and the values it could not read are counted: the
+    job stops naming the column and the type. The oracle: the error's text and all stderr."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(privacy={"k": 3, "suppression": 0.15})
+    row = {"declared": "12345,29,SECRET-4711,flu", "ordered": "12345,29,SECRET-4711,flu",
+           "quasi-identifier": "12345,SECRET-4711,3000,flu"}[case]
+    types = {"declared": {"salary": "BIGINT"}, "ordered": {}, "quasi-identifier": {"age": "BIGINT"}}[case]
+    if case == "quasi-identifier":
+        spec["quasi_identifiers"]["age"] = {"bands": [10, 20]}
+    source = tmp_path / "people.csv"
+    source.write_text((table3 / "table3.csv").read_text(encoding="utf-8") + row + "\n", encoding="utf-8")
+    spec["source"] = {"path": str(source), "types": types}
+    capfd.readouterr()
+    with pytest.raises(sqlclose.errors.InputError) as e:
+        sqlclose.anonymize(None, spec, engine=SparkEngine(spark_session))
+    column = "age" if case == "quasi-identifier" else "salary"
+    assert f"column {column!r} holds 1 value(s) that are not" in str(e.value)
+    out, err = capfd.readouterr()
+    assert "SECRET" not in str(e.value) and "SECRET" not in out + err

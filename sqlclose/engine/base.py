@@ -106,7 +106,7 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
 def _unusual(value: exp.Expression, plain: exp.Expression) -> exp.Expression:
     """A value that is no plain number yet the engine reads as a finite one (NaN and ±inf are left
     to their own check: NaN is above infinity in both engines' order)."""
-    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"))
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)  # TRY_ on Spark too
     finite = exp.LT(this=exp.Abs(this=number), expression=exp.Cast(this=exp.Literal.string("Infinity"),
                                                                    to=exp.DataType.build("DOUBLE")))
     return exp.and_(exp.Not(this=plain.copy()), finite)
