@@ -89,3 +89,27 @@ def test_a_csv_value_spark_cannot_read_is_named_nowhere(tmp_path, spark_session,
     assert f"column {column!r} holds 1 value(s) that are not" in str(e.value)
     out, err = capfd.readouterr()
     assert "SECRET" not in str(e.value) and "SECRET" not in out + err
+
+
+@pytest.mark.spark
+def test_spark_reads_a_csvs_quoted_fields_as_duckdb_does(tmp_path, spark_session):
+    """A quote inside a quoted CSV field is doubled (RFC 4180; DuckDB reads it so). Spark's reader
+    escapes with a backslash by default: it released the field say ""hi"" (quoted) with its quotes
+    doubled as written, and end backslash (quoted) as end and a quote: values no row holds, and not
+    DuckDB's. The oracle: DuckDB's own read_csv of the file."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    lines = (table3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    notes = ['"say ""hi"""', '"back\\slash"', '"end\\"', '"a, b"'] * 3
+    source = tmp_path / "people.csv"
+    source.write_text("\n".join([lines[0] + ",note"] + [f"{line},{note}" for line, note in zip(lines[1:], notes)])
+                      + "\n", encoding="utf-8")
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec["others"] = "keep"
+    with sqlclose.anonymize(source, spec, engine=SparkEngine(spark_session)) as release:
+        on_spark = sorted(release.to_arrow().column("note").to_pylist())
+    expected = duckdb.sql(f"SELECT note FROM read_csv('{source}', header = true, quote = '\"', escape = '\"', "
+                          "all_varchar = true)").fetchall()
+    assert on_spark == sorted(note for (note,) in expected)
+    assert 'say "hi"' in on_spark and "end\\" in on_spark

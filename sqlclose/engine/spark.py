@@ -245,9 +245,12 @@ class SparkEngine(Engine):
 
     def _csv(self, read: FileRead) -> DataFrame:
         where = str(read.path) if read.glob else literal_path(read.path)
-        # Read as text with no NULL marker of Spark's own: the spec's markers apply, as in DuckDB.
+        # Read as text with no NULL marker of Spark's own: the spec's markers apply, as in DuckDB. A
+        # quote inside a quoted field is doubled (RFC 4180, DuckDB's escape): Spark's default escape,
+        # a backslash, read "say ""hi""" as it is written and "end\" as end".
         frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
-                                    inferSchema=False, nullValue="\u0000sqlclose-no-null\u0000", emptyValue="")
+                                    inferSchema=False, nullValue="\u0000sqlclose-no-null\u0000", emptyValue="",
+                                    quote='"', escape='"')
         view = self.temp_name("csv")
         self._keep(view, frame, cached=False)
         nulls = [exp.Literal.string(v) for v in read.nulls]
