@@ -113,3 +113,29 @@ def test_spark_reads_a_csvs_quoted_fields_as_duckdb_does(tmp_path, spark_session
                           "all_varchar = true)").fetchall()
     assert on_spark == sorted(note for (note,) in expected)
     assert 'say "hi"' in on_spark and "end\\" in on_spark
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("ragged", ["47677,29,3000,gastric ulcer,123-45-6789", "47677,29,3000,flu,ok,123-45-6789,x"])
+def test_a_csv_row_with_more_or_fewer_fields_is_refused_on_spark(tmp_path, spark_session, capfd, ragged):
+    """DuckDB's strict read stops at a row whose fields do not match the header. Spark's reader is
+    permissive: a row without its note field gave the next field, an SSN (a declared identifier),
+    to note, and the release published it; extra fields were dropped. Now such rows stop the job,
+    counted and never shown. The oracle: the error, stderr, and DuckDB's refusal of the same file."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    lines = (table3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    rows = [lines[0] + ",note,ssn"] + [f"{line},ok,000-00-000{i}" for i, line in enumerate(lines[1:])] + [ragged]
+    source = tmp_path / "people.csv"
+    source.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(others="keep", identifiers=["ssn"])
+    with pytest.raises(sqlclose.errors.InputError, match="line 11 has"):
+        sqlclose.anonymize(source, spec)
+    capfd.readouterr()
+    with pytest.raises(sqlclose.errors.InputError) as e:
+        sqlclose.anonymize(source, spec, engine=SparkEngine(spark_session))
+    assert "1 row(s) have more or fewer fields than the header's 6" in str(e.value)
+    out, err = capfd.readouterr()
+    assert "123-45-6789" not in str(e.value) + out + err

@@ -215,7 +215,11 @@ class SparkEngine(Engine):
             return self._view(self._parquet(read.path, read.glob, read.parquet_folder), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
-            self._keep(name, self._csv(read).cache(), cached=True)
+            frame, text = self._csv(read)
+            frame = frame.cache()
+            frame.count()  # parsed once, from the text's cache, which then goes
+            self._keep(name, frame, cached=True)
+            self._drop(text)
             return _table(name)
         raise ValueError(f"the Spark engine reads parquet or csv files (or catalog tables through "
                          f"catalog_table), not {read.kind!r}")
@@ -243,16 +247,14 @@ class SparkEngine(Engine):
     def csv_delimiter(self, read: FileRead) -> str:
         return read.delimiter or ","  # Spark does not sniff; "," is its default
 
-    def _csv(self, read: FileRead) -> DataFrame:
+    def _csv(self, read: FileRead) -> tuple[DataFrame, str]:
+        """The CSV's columns typed, and the name of the view of its text they are read from."""
         where = str(read.path) if read.glob else literal_path(read.path)
         # Read as text with no NULL marker of Spark's own: the spec's markers apply, as in DuckDB. A
         # quote inside a quoted field is doubled (RFC 4180, DuckDB's escape): Spark's default escape,
         # a backslash, read "say ""hi""" as it is written and "end\" as end".
-        frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
-                                    inferSchema=False, nullValue="\u0000sqlclose-no-null\u0000", emptyValue="",
-                                    quote='"', escape='"')
         view = self.temp_name("csv")
-        self._keep(view, frame, cached=False)
+        frame = self._csv_text(read, where, view)
         nulls = [exp.Literal.string(v) for v in read.nulls]
         types = {**self._number_types(view, frame.columns, read), **read.types}
         columns, unread = [], {}
@@ -273,7 +275,29 @@ class SparkEngine(Engine):
                 value = exp.TryCast(this=value, to=kind, safe=True)  # safe: rendered TRY_CAST, not CAST
             columns.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
         self._refuse_unread(view, unread, types, read)
-        return self.spark.sql(self.render(exp.select(*columns).from_(_table(view))))
+        return self.spark.sql(self.render(exp.select(*columns).from_(_table(view)))), view
+
+    def _csv_text(self, read: FileRead, where: str, view: str) -> DataFrame:
+        """The CSV's fields as text, kept (cached) as ``view``; a row with more or fewer fields
+        than the header stops the job, as on DuckDB. Spark's reader, permissive, gave a row without
+        its note field the next field, an SSN (an identifier), as its note, and dropped extra fields.
+        Counted, never shown: Spark keeps the row's text in the corrupt-record column."""
+        from pyspark.sql import types as T
+
+        names = list(read.header) or self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read),
+                                                          encoding=read.encoding).columns
+        bad = next(f"__sqlclose_bad_{i}" for i in range(len(names) + 1) if f"__sqlclose_bad_{i}" not in names)
+        schema = T.StructType([T.StructField(n, T.StringType()) for n in [*names, bad]])
+        frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
+                                    schema=schema, columnNameOfCorruptRecord=bad, mode="PERMISSIVE",
+                                    nullValue="\u0000sqlclose-no-null\u0000", emptyValue="", quote='"', escape='"')
+        frame = frame.cache()  # Spark reads the corrupt-record column only from a parsed, cached table
+        self._keep(view, frame, cached=True)
+        ragged = frame.filter(frame[bad].isNotNull()).count()
+        if ragged:
+            raise InputError(f"{ragged} row(s) have more or fewer fields than the header's {len(names)}; fix them (or "
+                             f"the delimiter: {self.csv_delimiter(read)!r})")
+        return frame.drop(bad)
 
     def _refuse_unread(self, view: str, unread: dict[str, exp.Expression], types: dict[str, str],
                        read: FileRead) -> None:
