@@ -80,20 +80,36 @@ WHOLE_NUMBER = r"\s*[+-]?[0-9]+\s*"
 PLAIN_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
 
 
-def undeclared_number_type(column: str, values: int, whole: int, numbers: int) -> str | None:
+def undeclared_number_type(column: str, values: int, whole: int, numbers: int, unusual: int = 0) -> str | None:
     """The type of an ordered CSV column without a declared one, from the counts of its non-NULL
-    values, of those that are whole numbers and of those that are plain numbers: BIGINT when every
-    value is whole; None (no number type: the read, or the checks of NaN and of the ordered type,
-    name the problem) when some are not plain numbers. Other numbers (a fraction, an exponent) are
-    refused: the type must not follow the values — sniffed BIGINT or DOUBLE, one suppressed row's
-    5000.5 turned the release's column from 4000 to 4000.0."""
+    values, of those that are whole numbers, of those that are plain numbers, and of those that are
+    no plain number yet read as a finite one (``unusual``: DuckDB reads 1_000 as 1000): BIGINT when
+    every value is whole; None (no number type: the read, or the checks of NaN and of the ordered
+    type, name the problem) when some are not plain numbers. Other numbers (a fraction, an exponent,
+    an unusual spelling) are refused: the type must not follow the values — sniffed BIGINT or
+    DOUBLE, one suppressed row's 5000.5 turned the release's column from 4000 to 4000.0, and read
+    as DOUBLE so that text fails with its line, one suppressed row's 1_000 did the same."""
     if whole == values:
         return "BIGINT"
+    if unusual:
+        raise InputError(f"column {column!r} holds {unusual} value(s) read as numbers although not written as plain "
+                         "ones (a digit separator such as 1_000); an ordered column of a CSV is read from plain "
+                         "numbers unless its type is declared: write them as plain numbers, or declare it, e.g. "
+                         f"[source] types = {{ {column} = \"DOUBLE\" }} (or \"BIGINT\")")
     if numbers < values:
         return None
     raise InputError(f"column {column!r} holds {values - whole} number(s) that are not whole (a fraction or an "
                      f"exponent); an ordered column of a CSV is read as whole numbers unless its type is declared: "
                      f"declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
+
+
+def _unusual(value: exp.Expression, plain: exp.Expression) -> exp.Expression:
+    """A value that is no plain number yet the engine reads as a finite one (NaN and ±inf are left
+    to their own check: NaN is above infinity in both engines' order)."""
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)  # TRY_ on Spark too
+    finite = exp.LT(this=exp.Abs(this=number), expression=exp.Cast(this=exp.Literal.string("Infinity"),
+                                                                   to=exp.DataType.build("DOUBLE")))
+    return exp.and_(exp.Not(this=plain.copy()), finite)
 
 
 class Engine(ABC):
@@ -212,19 +228,21 @@ class Engine(ABC):
     def undeclared_number_types(self, relation: exp.Expression, columns: Sequence[str],
                                 params: Sequence[Any] = ()) -> dict[str, str | None]:
         """Each ordered CSV column without a declared type, read as text in ``relation``: its type by
-        ``undeclared_number_type``, from one pass that counts its values, its whole numbers and its
-        plain numbers (both engines' own casts take 5000.5 as a whole number)."""
+        ``undeclared_number_type``, from one pass that counts its values, its whole numbers, its
+        plain numbers (both engines' own casts take 5000.5 as a whole number) and the values the
+        engine reads as finite numbers although they are not plain ones (DuckDB's 1_000)."""
         counts: list[exp.Expression] = []
         for c in columns:
             value = exp.column(exp.to_identifier(c, quoted=True))
-            matches = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
-                       for pattern in (WHOLE_NUMBER, PLAIN_NUMBER)]
+            whole, plain = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
+                            for pattern in (WHOLE_NUMBER, PLAIN_NUMBER)]
+            matches = (whole, plain, _unusual(value, plain))
             counts += [exp.Count(this=value.copy()),
                        *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
         source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
         row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
-        return {c: undeclared_number_type(c, *row[3 * i:3 * i + 3]) for i, c in enumerate(columns)}
+        return {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(columns)}
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and

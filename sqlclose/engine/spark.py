@@ -24,7 +24,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
-from sqlclose.errors import EngineError
+from sqlclose.errors import EngineError, InputError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -215,7 +215,11 @@ class SparkEngine(Engine):
             return self._view(self._parquet(read.path, read.glob, read.parquet_folder), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
-            self._keep(name, self._csv(read).cache(), cached=True)
+            frame, text = self._csv(read)
+            frame = frame.cache()
+            frame.count()  # parsed once, from the text's cache, which then goes
+            self._keep(name, frame, cached=True)
+            self._drop(text)
             return _table(name)
         raise ValueError(f"the Spark engine reads parquet or csv files (or catalog tables through "
                          f"catalog_table), not {read.kind!r}")
@@ -243,16 +247,17 @@ class SparkEngine(Engine):
     def csv_delimiter(self, read: FileRead) -> str:
         return read.delimiter or ","  # Spark does not sniff; "," is its default
 
-    def _csv(self, read: FileRead) -> DataFrame:
+    def _csv(self, read: FileRead) -> tuple[DataFrame, str]:
+        """The CSV's columns typed, and the name of the view of its text they are read from."""
         where = str(read.path) if read.glob else literal_path(read.path)
-        # Read as text with no NULL marker of Spark's own: the spec's markers apply, as in DuckDB.
-        frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
-                                    inferSchema=False, nullValue="\u0000sqlclose-no-null\u0000", emptyValue="")
+        # Read as text with no NULL marker of Spark's own: the spec's markers apply, as in DuckDB. A
+        # quote inside a quoted field is doubled (RFC 4180, DuckDB's escape): Spark's default escape,
+        # a backslash, read "say ""hi""" as it is written and "end\" as end".
         view = self.temp_name("csv")
-        self._keep(view, frame, cached=False)
+        frame = self._csv_text(read, where, view)
         nulls = [exp.Literal.string(v) for v in read.nulls]
         types = {**self._number_types(view, frame.columns, read), **read.types}
-        columns = []
+        columns, unread = [], {}
         for name in frame.columns:
             # Spark's reader makes every empty field NULL (its own marker is disabled): back to "".
             value: exp.Expression = exp.Coalesce(this=exp.column(exp.to_identifier(name, quoted=True)),
@@ -261,16 +266,64 @@ class SparkEngine(Engine):
                 value = exp.If(this=exp.In(this=value.copy(), expressions=[n.copy() for n in nulls]),
                                true=exp.Null(), false=value)
             if name in types:
-                value = exp.Cast(this=value, to=exp.DataType.build(types[name], dialect=self.dialect))
+                # TRY_CAST, then a count of the values it could not read: a CAST failing on a row
+                # quoted its value in the error and in Spark's logs (a suppressed row's too).
+                kind = exp.DataType.build(types[name], dialect=self.dialect)
+                unread[name] = exp.and_(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
+                                        exp.Is(this=exp.TryCast(this=value.copy(), to=kind.copy(), safe=True),
+                                               expression=exp.Null()))
+                value = exp.TryCast(this=value, to=kind, safe=True)  # safe: rendered TRY_CAST, not CAST
             columns.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
-        return self.spark.sql(self.render(exp.select(*columns).from_(_table(view))))
+        self._refuse_unread(view, unread, types, read)
+        return self.spark.sql(self.render(exp.select(*columns).from_(_table(view)))), view
+
+    def _csv_text(self, read: FileRead, where: str, view: str) -> DataFrame:
+        """The CSV's fields as text, kept (cached) as ``view``; a row with more or fewer fields
+        than the header stops the job, as on DuckDB. Spark's reader, permissive, gave a row without
+        its note field the next field, an SSN (an identifier), as its note, and dropped extra fields.
+        Counted, never shown: Spark keeps the row's text in the corrupt-record column."""
+        from pyspark.sql import types as T
+
+        names = list(read.header) or self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read),
+                                                          encoding=read.encoding).columns
+        bad = next(f"__sqlclose_bad_{i}" for i in range(len(names) + 1) if f"__sqlclose_bad_{i}" not in names)
+        schema = T.StructType([T.StructField(n, T.StringType()) for n in [*names, bad]])
+        frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
+                                    schema=schema, columnNameOfCorruptRecord=bad, mode="PERMISSIVE",
+                                    nullValue="\u0000sqlclose-no-null\u0000", emptyValue="", quote='"', escape='"')
+        frame = frame.cache()  # Spark reads the corrupt-record column only from a parsed, cached table
+        self._keep(view, frame, cached=True)
+        ragged = frame.filter(frame[bad].isNotNull()).count()
+        if ragged:
+            raise InputError(f"{ragged} row(s) have more or fewer fields than the header's {len(names)}; fix them (or "
+                             f"the delimiter: {self.csv_delimiter(read)!r})")
+        return frame.drop(bad)
+
+    def _refuse_unread(self, view: str, unread: dict[str, exp.Expression], types: dict[str, str],
+                       read: FileRead) -> None:
+        """Stop at a typed column holding a value its type cannot read, naming the column and the
+        type, never the value (DuckDB's read names the line: Spark's rows have no line numbers)."""
+        if not unread:
+            return
+        counts = [exp.Anonymous(this="count_if", expressions=[check]).as_(f"c{i}")
+                  for i, check in enumerate(unread.values())]
+        found = self.fetch(exp.select(*counts).from_(_table(view))).to_pylist()[0]
+        for i, name in enumerate(unread):
+            if found[f"c{i}"]:
+                if name in read.numeric and name not in read.types:
+                    raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not numbers; an "
+                                     "ordered sensitive column needs numbers: fix the values, list them in [source] "
+                                     "nulls, or use another distance")
+                raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not a {types[name]}; fix "
+                                 "the values, or change [source] types or nulls")
 
     def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
         """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
-        the rule DuckDB reads them by (``undeclared_number_types``); None leaves the others text."""
+        the rule DuckDB reads them by (``undeclared_number_types``); DOUBLE for the others, as on
+        DuckDB, so that a value that is no number is refused (``_refuse_unread``)."""
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
         found = self.undeclared_number_types(_table(view), wanted) if wanted else {}
-        return {c: t for c, t in found.items() if t is not None}
+        return {c: t or "DOUBLE" for c, t in found.items()}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)

@@ -1,0 +1,141 @@
+"""A release gives away nothing beyond its guarantee on every engine (issue 7, the forty-fifth
+round's red team). Oracles are plain: the written files' bytes, read back with DuckDB."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+
+
+def _part_files(folder: Path) -> dict[str, tuple[str, int]]:
+    """Each part file of a folder: its sha256 and the rows DuckDB reads from it."""
+    return {f.name: (hashlib.sha256(f.read_bytes()).hexdigest(),
+                     duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{f}')").fetchall()[0][0])
+            for f in sorted(folder.rglob("*.parquet"))}
+
+
+@pytest.mark.spark
+@pytest.mark.xfail(strict=True, reason="Spark cuts the sorted release into part files at bounds it samples from "
+                                       "the rows in the input's order; bounds from the release's own counts, or "
+                                       "one part file, change how the Spark engine writes: left for a decision")
+def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spark_session):
+    """Spark range-partitions the sorted release from a reservoir sample of each input split, taken
+    in the rows' order: the same rows in another order cut the release into part files at other
+    rows (9,656 and 10,344 rows against 10,294 and 9,706), so the folder's bytes and its report's
+    digest told two orders of one table apart. Adaptive execution off shows it on a small table;
+    with it on, a release too large to coalesce into one partition does the same. The oracle: the
+    part files' sha256 and their rows counted by DuckDB."""
+    from sqlclose.engine import SparkEngine
+
+    rng = np.random.default_rng(0)
+    n = 20_000
+    rows = pa.table({"age": pa.array(rng.integers(20, 70, n), pa.int64()),
+                     "zip": rng.choice(["47677", "47602", "47905", "47909"], n).tolist(),
+                     "dis": rng.choice(["flu", "ulcer", "cancer", "cold"], n).tolist()})
+    spec = {"k": 5, "quasi_identifiers": {"age": {"bands": [5, 10, 20]}, "zip": {"mask": True, "length": 5}},
+            "sensitive": {"dis": {"distinct_l": 2}}}
+    key = "spark.sql.adaptive.enabled"
+    before = spark_session.conf.get(key)
+    spark_session.conf.set(key, "false")
+    try:
+        folders = []
+        for i, order in enumerate((np.arange(n), np.random.default_rng(1).permutation(n))):
+            pq.write_table(rows.take(order), tmp_path / f"in{i}.parquet")
+            engine = SparkEngine(spark_session)
+            with sqlclose.anonymize(tmp_path / f"in{i}.parquet", spec, engine=engine) as searched, \
+                    searched.at({"age": 1, "zip": 0}) as release:
+                release.write_parquet_folder(tmp_path / f"r{i}")
+            folders.append(_part_files(tmp_path / f"r{i}"))
+    finally:
+        spark_session.conf.set(key, before)
+    assert sum(count for _, count in folders[0].values()) == n
+    assert folders[0] == folders[1], "the part files' bytes follow the input's order"
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", ["declared", "ordered", "quasi-identifier"])
+def test_a_csv_value_spark_cannot_read_is_named_nowhere(tmp_path, spark_session, capfd, case):
+    """On DuckDB a CSV value its type cannot read stops the job naming the column and the line,
+    never the value. Spark's CAST failed on the row instead, and quoted it: ``The value
+    'SECRET-4711' of the type "STRING" cannot be cast to "BIGINT"`` in the error the job prints,
+    in pyspark's query-context log and in Spark's task logs (a suppressed row's value as much as
+    any). Now the column is read with TRY_CAST and the values it could not read are counted: the
+    job stops naming the column and the type. The oracle: the error's text and all stderr."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(privacy={"k": 3, "suppression": 0.15})
+    row = {"declared": "12345,29,SECRET-4711,flu", "ordered": "12345,29,SECRET-4711,flu",
+           "quasi-identifier": "12345,SECRET-4711,3000,flu"}[case]
+    types = {"declared": {"salary": "BIGINT"}, "ordered": {}, "quasi-identifier": {"age": "BIGINT"}}[case]
+    if case == "quasi-identifier":
+        spec["quasi_identifiers"]["age"] = {"bands": [10, 20]}
+    source = tmp_path / "people.csv"
+    source.write_text((table3 / "table3.csv").read_text(encoding="utf-8") + row + "\n", encoding="utf-8")
+    spec["source"] = {"path": str(source), "types": types}
+    capfd.readouterr()
+    with pytest.raises(sqlclose.errors.InputError) as e:
+        sqlclose.anonymize(None, spec, engine=SparkEngine(spark_session))
+    column = "age" if case == "quasi-identifier" else "salary"
+    assert f"column {column!r} holds 1 value(s) that are not" in str(e.value)
+    out, err = capfd.readouterr()
+    assert "SECRET" not in str(e.value) and "SECRET" not in out + err
+
+
+@pytest.mark.spark
+def test_spark_reads_a_csvs_quoted_fields_as_duckdb_does(tmp_path, spark_session):
+    """A quote inside a quoted CSV field is doubled (RFC 4180; DuckDB reads it so). Spark's reader
+    escapes with a backslash by default: it released the field say ""hi"" (quoted) with its quotes
+    doubled as written, and end backslash (quoted) as end and a quote: values no row holds, and not
+    DuckDB's. The oracle: DuckDB's own read_csv of the file."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    lines = (table3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    notes = ['"say ""hi"""', '"back\\slash"', '"end\\"', '"a, b"'] * 3
+    source = tmp_path / "people.csv"
+    source.write_text("\n".join([lines[0] + ",note"] + [f"{line},{note}" for line, note in zip(lines[1:], notes)])
+                      + "\n", encoding="utf-8")
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec["others"] = "keep"
+    with sqlclose.anonymize(source, spec, engine=SparkEngine(spark_session)) as release:
+        on_spark = sorted(release.to_arrow().column("note").to_pylist())
+    expected = duckdb.sql(f"SELECT note FROM read_csv('{source}', header = true, quote = '\"', escape = '\"', "
+                          "all_varchar = true)").fetchall()
+    assert on_spark == sorted(note for (note,) in expected)
+    assert 'say "hi"' in on_spark and "end\\" in on_spark
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("ragged", ["47677,29,3000,gastric ulcer,123-45-6789", "47677,29,3000,flu,ok,123-45-6789,x"])
+def test_a_csv_row_with_more_or_fewer_fields_is_refused_on_spark(tmp_path, spark_session, capfd, ragged):
+    """DuckDB's strict read stops at a row whose fields do not match the header. Spark's reader is
+    permissive: a row without its note field gave the next field, an SSN (a declared identifier),
+    to note, and the release published it; extra fields were dropped. Now such rows stop the job,
+    counted and never shown. The oracle: the error, stderr, and DuckDB's refusal of the same file."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    lines = (table3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    rows = [lines[0] + ",note,ssn"] + [f"{line},ok,000-00-000{i}" for i, line in enumerate(lines[1:])] + [ragged]
+    source = tmp_path / "people.csv"
+    source.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(others="keep", identifiers=["ssn"])
+    with pytest.raises(sqlclose.errors.InputError, match="line 11 has"):
+        sqlclose.anonymize(source, spec)
+    capfd.readouterr()
+    with pytest.raises(sqlclose.errors.InputError) as e:
+        sqlclose.anonymize(source, spec, engine=SparkEngine(spark_session))
+    assert "1 row(s) have more or fewer fields than the header's 6" in str(e.value)
+    out, err = capfd.readouterr()
+    assert "123-45-6789" not in str(e.value) + out + err
