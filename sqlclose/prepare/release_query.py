@@ -230,11 +230,11 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
     try:
         released = engine.fetch(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))
-        classes = released.column("n")[0].as_py()
-        if not classes:
+        released_count = released.column("n")[0].as_py()
+        if not released_count:
             return {}  # nothing released: nothing to write faster
         # No column holds more values than the release has classes: when those are few, all are.
-        few = _worth_a_dictionary(problem.rows, classes)
+        few = _worth_a_dictionary(problem.rows, released_count)
         return _typed(engine, {name: members(table) for name, (_, _, members) in wanted.items()}, problem.rows, few)
     finally:
         engine.unregister(table.name)
