@@ -23,16 +23,14 @@ def _part_files(folder: Path) -> dict[str, tuple[str, int]]:
 
 
 @pytest.mark.spark
-@pytest.mark.xfail(strict=True, reason="Spark cuts the sorted release into part files at bounds it samples from "
-                                       "the rows in the input's order; bounds from the release's own counts, or "
-                                       "one part file, change how the Spark engine writes: left for a decision")
 def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spark_session):
     """Spark range-partitions the sorted release from a reservoir sample of each input split, taken
     in the rows' order: the same rows in another order cut the release into part files at other
     rows (9,656 and 10,344 rows against 10,294 and 9,706), so the folder's bytes and its report's
-    digest told two orders of one table apart. Adaptive execution off shows it on a small table;
-    with it on, a release too large to coalesce into one partition does the same. The oracle: the
-    part files' sha256 and their rows counted by DuckDB."""
+    digest told two orders of one table apart. Adaptive execution off showed it on a small table;
+    with it on, a release too large to coalesce into one partition did the same. Now the sorted
+    ranges are joined in order into one part file, as DuckDB writes one. The oracle: the part
+    files' sha256 and their rows counted by DuckDB."""
     from sqlclose.engine import SparkEngine
 
     rng = np.random.default_rng(0)
@@ -58,6 +56,7 @@ def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spar
         spark_session.conf.set(key, before)
     assert sum(count for _, count in folders[0].values()) == n
     assert folders[0] == folders[1], "the part files' bytes follow the input's order"
+    assert len(folders[0]) == 1
 
 
 @pytest.mark.spark

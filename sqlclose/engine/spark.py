@@ -331,21 +331,29 @@ class SparkEngine(Engine):
         return _table(name)
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
-        """Write a Parquet folder (Spark's part files); an existing path is an error."""
+        """Write a Parquet folder of one part file (``_in_one_part``); an existing path is an error."""
         sql = self.render(query)
         try:
-            self._frame(sql, params).write.mode("errorifexists").parquet(literal_path(path))
+            self._in_one_part(sql, params).write.mode("errorifexists").parquet(literal_path(path))
         except Exception as e:
             raise EngineError(f"{type(e).__name__}: {e}", sql) from e
 
+    def _in_one_part(self, sql: str, params: Sequence[Any]) -> DataFrame:
+        """The sorted release query's rows in one partition, in order. Spark cuts a sorted query into
+        ranges at bounds it samples from the rows in the input's order: the same rows shuffled were
+        cut into other part files, so the folder's bytes told two orders of one table apart. The
+        ranges joined in order are the release whatever the bounds: one task sorts each range in turn
+        and writes them (as DuckDB writes one file); the query's reads and shuffle stay parallel."""
+        return self._frame(sql, params).coalesce(1)
+
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
                                partition_by: Sequence[str] = ()) -> None:
-        """Spark's own folder (part files in the query's order: a sorted query is range-partitioned),
-        then made deterministic: part files renamed without the job's UUID, ``_SUCCESS`` and the
-        ``.crc`` side files removed."""
+        """Spark's own folder (one part file, or one per Hive partition: ``_in_one_part``), made
+        deterministic: part files renamed without the job's UUID, ``_SUCCESS`` and the ``.crc``
+        side files removed."""
         sql = self.render(query)
         try:
-            writer = self._frame(sql, params).write.mode("errorifexists")
+            writer = self._in_one_part(sql, params).write.mode("errorifexists")
             if partition_by:
                 writer = writer.partitionBy(*partition_by)
             writer.parquet(literal_path(path))

@@ -1,8 +1,8 @@
 """Writing a release as a Parquet folder (``[output] path`` without a suffix), and reading it back.
 
 The engine writes the release query into a new folder (``Engine.copy_to_parquet_folder``):
-DuckDB one ``part-0.parquet`` (or one per Hive partition with ``partition_by``), Spark its part
-files, renamed to drop the job's UUID and stripped of ``_SUCCESS`` and ``.crc`` files. Rows are
+one part file (or one per Hive partition with ``partition_by``): DuckDB ``part-0.parquet``, Spark
+its part file renamed to drop the job's UUID, and stripped of ``_SUCCESS`` and ``.crc`` files. Rows are
 in the release's order (sorted by the released values), so the folder's content — and with the
 same engine version and settings its bytes — is the same on every run. Its digest is
 ``files.folder_sha256``: the sha256 of the sorted list of (file sha256, relative path).
