@@ -31,7 +31,6 @@ from pydantic import (
 )
 
 from sqlclose.errors import HierarchyError, SpecError
-from sqlclose.model import source_query
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
 from sqlclose.model.text import read_utf8
@@ -395,6 +394,8 @@ class Source(_Model):
     @classmethod
     def _one_select(cls, query: str | None) -> str | None:
         if query is not None:
+            from sqlclose.model import source_query  # sqlglot loads only for a spec with a query
+
             source_query.check(query)
         return query
 
