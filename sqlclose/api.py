@@ -76,12 +76,13 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
 def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
                fingerprint_key: str | None, started: float, run: RunObjects | None = None) -> Release:
     given = engine
+    key = operator_key(fingerprint_key)  # keys the fingerprint and the report's digests
     opened = open_for(source, spec, engine)
     engine = opened.engine
     try:
         timings = {}
         checkpoint("scan")
-        problem = prepare(engine, opened.relation, spec, opened.label, operator_key(fingerprint_key))
+        problem = prepare(engine, opened.relation, spec, opened.label, key)
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
@@ -93,7 +94,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             gaa = run_gaa(problem, criteria, spec.search)
             timings["search_seconds"] = gaa.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
-                              owns_engine=given is None, digest_key=operator_key(fingerprint_key), inputs=inputs,
+                              owns_engine=given is None, digest_key=key, inputs=inputs,
                               selection=spec.search, gaa_run=gaa, hierarchy_files=_hierarchy_files(spec), _run=run,
                               _drops_run=run is not None)
         started = time.perf_counter()
@@ -104,7 +105,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
     return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   digest_key=operator_key(fingerprint_key), inputs=inputs, selection=spec.search,
+                   digest_key=key, inputs=inputs, selection=spec.search,
                    hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
 
 

@@ -143,7 +143,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             values = engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
                 effective.copy(), coded, params, counts), params.values)
             reader = readers.enter_context(values_reader(engine, values, len(coded)))
-        _check_values(engine, effective, spec, coded, source_label)
+        _check_values(engine, effective, schema, spec, coded, source_label)
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            schema.field(c.name).type), c)
                for c in qi_coded]
@@ -168,10 +168,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                    base_grouped=grouped)
 
 
-def _check_values(engine: Engine, source: exp.Expression, spec: Spec, coded: list[q.CodedColumn],
-                  source_label: str) -> None:
-    """The checks of the rows kept: an ordered sensitive column's floats, a NULL stand-in's text."""
-    schema = engine.schema(source)
+def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spec: Spec,
+                  coded: list[q.CodedColumn], source_label: str) -> None:
+    """The checks of the rows kept (``source``, of the input's ``schema``): an ordered sensitive
+    column's floats, a NULL stand-in's text."""
     for name, s in spec.sensitive.items():
         if s.distance == "ordered" and pa.types.is_floating(schema.field(name).type):
             _refuse_odd_floats(engine, source, name, source_label)
