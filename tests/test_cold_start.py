@@ -62,3 +62,30 @@ def test_an_adult_run_never_imports_pandas_nor_numpy_ma(tmp_path, adult_dir):
     assert proc.returncode == 0, proc.stderr
     assert pq.read_table(tmp_path / "adult.parquet").num_rows == 30162
     assert marker.read_text() == "False False"
+
+
+# Runs the command in-process and records, at exit, whether DuckDB or sqlclose's engines were imported.
+ENGINES_LOADED = """
+import atexit, sys
+marker, args = sys.argv[1], sys.argv[2:]
+atexit.register(lambda: open(marker, "w").write(str(any(m in sys.modules for m in ("duckdb", "sqlclose.engine")))))
+from sqlclose.cli import main
+main(args)
+"""
+
+
+def test_a_mistake_in_the_spec_is_told_without_loading_the_engines(tmp_path):
+    """Each command reading a spec says what is wrong with it before it loads DuckDB and the
+    engines (~0.7 s of a process): the exit code and message, and the modules loaded at exit."""
+    spec = tmp_path / "bad.toml"
+    spec.write_text('[source]\npath = "t.csv"\n[privacy]\nk = 3\n[quasi_identifiers]\nzip = 1\n')
+    commands = [["anonymize", str(spec)], ["explain", str(spec)], ["sql", str(spec)],
+                ["sweep", str(spec), "--k", "3", "--out", str(tmp_path / "sweep")],
+                ["check", str(tmp_path / "t.parquet"), "--spec", str(spec)]]
+    for i, command in enumerate(commands):
+        marker = tmp_path / f"loaded{i}.txt"
+        proc = subprocess.run([sys.executable, "-c", ENGINES_LOADED, str(marker), *command], capture_output=True,
+                              text=True, timeout=120, cwd=tmp_path)
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "quasi_identifiers.zip" in proc.stderr, (command, proc.stderr)
+        assert marker.read_text() == "False", f"{command[0]} loaded the engines before reading the spec"

@@ -78,8 +78,6 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
     --against, 4 when the file does not match its report. --quiet prints nothing: the exit code
     (and a failure's one line on stderr) says it all."""
-    from sqlclose.audit.check import check as run_check
-
     qi = _split(qis)
     names = _split(sensitives)
     if spec_path is not None:
@@ -89,10 +87,13 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         if given:
             raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
                             "sections set the models and thresholds (only --k and --qi may override)")
-    from sqlclose.engine import engine_from
     from sqlclose.model.spec import load_spec
 
     spec = load_spec(spec_path) if spec_path is not None else None
+    # Loaded once the spec is valid: a mistake in it is told without loading the engines.
+    from sqlclose.audit.check import check as run_check
+    from sqlclose.engine import engine_from
+
     settings = engine_settings(spec.engine if spec else None, engine_name, threads, memory_limit, temp_directory)
     engine = engine_from(settings) if settings is not None else None
     try:

@@ -36,10 +36,12 @@ def sql(spec_path: Path, dialect: str | None, which: str, verbose: bool) -> None
     """Print, for SPEC.toml whose [source] is a warehouse table (format = "warehouse"), the one
     query the search needs: rows counted per combination of quasi-identifier and sensitive values.
     Export its result (Parquet or CSV) and pass it to `sqlclose anonymize --histogram`."""
-    from sqlclose import api
     from sqlclose.model.spec import load_spec
 
-    click.echo(api.histogram_sql(load_spec(spec_path), dialect))  # no ';': it is wrapped in COPY / EXPORT
+    spec = load_spec(spec_path)
+    from sqlclose import api  # once the spec is valid: a mistake in it is told without loading the engines
+
+    click.echo(api.histogram_sql(spec, dialect))  # no ';': it is wrapped in COPY / EXPORT
 
 
 def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, output: Path | None,

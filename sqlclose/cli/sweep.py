@@ -73,11 +73,12 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     GAA strategies and metrics), preparing the data once, and write every run's utility, the
     normalized area under each curve and one chart per measure into OUT."""
     from sqlclose.model.spec import load_spec
-    from sqlclose.sweep import CHARTED
-    from sqlclose.sweep import sweep as run_sweep
 
     lo_hi = _range(nauc_range, ks, ls, ts)
     spec = load_spec(spec_path)
+    from sqlclose.sweep import CHARTED  # once the spec is valid: a mistake in it is told without the engines
+    from sqlclose.sweep import sweep as run_sweep
+
     # Every file a sweep may write, charts included even under --no-charts: an older sweep's
     # chart left beside this sweep's CSV would be read as this sweep's.
     targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
