@@ -14,6 +14,9 @@ A generated table (benchmarks/make_table.py) instead, the whole job per engine â
     python benchmarks/make_table.py --rows 10000000 --out benchmarks/data/10m
     python benchmarks/bench_engines.py --table benchmarks/data/10m/table.toml [--engines duckdb,spark,spark-remote]
 
+``--rows-per-part N`` sets Spark's rows per part file of the release folder (``SparkEngine.rows_per_part``;
+a number above the release's rows writes one part file), to compare the parallel write with one.
+
 ``spark`` runs the search locally over the collected base histogram (the hybrid rule);
 ``spark-remote`` keeps the search's queries on Spark (``local_search=False``), to find the crossover.
 
@@ -79,11 +82,13 @@ def _job(engine, spec: sqlclose.Spec, out: Path) -> dict:
                 "released_rows": doc["output"]["rows"]}
 
 
-def _engine(name: str):
+def _engine(name: str, rows_per_part: int | None = None):
     if name == "duckdb":
         return DuckDBEngine()
     engine = SparkEngine(local_search=name == "spark", conf={"spark.driver.memory": "4g"})
     engine.spark.sparkContext.setLogLevel("ERROR")
+    if rows_per_part:
+        engine.rows_per_part = rows_per_part
     return engine
 
 
@@ -92,7 +97,7 @@ def table_main(args: argparse.Namespace) -> None:
     out = Path(args.table).parent / "out"
     for name in args.engines.split(","):
         started = time.perf_counter()
-        engine = _engine(name)
+        engine = _engine(name, args.rows_per_part)
         start_s = time.perf_counter() - started
         try:
             spec = _table_spec(Path(args.table), args.without.split(",") if args.without else [])
@@ -117,6 +122,7 @@ def main() -> None:
     parser.add_argument("--table", help="a generated table's spec (make_table.py) instead of Adult")
     parser.add_argument("--engines", default="duckdb,spark", help="duckdb, spark (hybrid search), spark-remote")
     parser.add_argument("--without", help="QIs to leave out of the generated table's spec (comma-separated)")
+    parser.add_argument("--rows-per-part", type=int, help="Spark: rows per part file of the release folder")
     args = parser.parse_args()
     if args.table:
         table_main(args)

@@ -17,20 +17,37 @@ import sqlclose
 
 def _part_files(folder: Path) -> dict[str, tuple[str, int]]:
     """Each part file of a folder: its sha256 and the rows DuckDB reads from it."""
-    return {f.name: (hashlib.sha256(f.read_bytes()).hexdigest(),
+    return {str(f.relative_to(folder)): (hashlib.sha256(f.read_bytes()).hexdigest(),
                      duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{f}')").fetchall()[0][0])
             for f in sorted(folder.rglob("*.parquet"))}
 
 
+def _sorted_within(folder: Path, order: str) -> bool:
+    """Every part file's rows are in the release's order (DuckDB reads a file in its row order)."""
+    for f in folder.rglob("*.parquet"):
+        read = duckdb.sql(f"SELECT {order} FROM read_parquet('{f}')").fetchall()
+        if read != sorted(read):
+            return False
+    return True
+
+
 @pytest.mark.spark
-def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spark_session):
+@pytest.mark.parametrize(("rows_per_part", "adaptive", "partition_by"), [
+    (None, "false", ()),  # one part file
+    (4_000, "false", ()),  # five parts, chosen by each row's values
+    (4_000, "true", ()),
+    (4_000, "true", ("zip",)),  # and Hive partitions
+])
+def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spark_session, rows_per_part,
+                                                                  adaptive, partition_by):
     """Spark range-partitions the sorted release from a reservoir sample of each input split, taken
     in the rows' order: the same rows in another order cut the release into part files at other
     rows (9,656 and 10,344 rows against 10,294 and 9,706), so the folder's bytes and its report's
     digest told two orders of one table apart. Adaptive execution off showed it on a small table;
-    with it on, a release too large to coalesce into one partition did the same. Now the sorted
-    ranges are joined in order into one part file, as DuckDB writes one. The oracle: the part
-    files' sha256 and their rows counted by DuckDB."""
+    with it on, a release too large to coalesce into one partition did the same. Now a release of
+    up to ``rows_per_part`` rows is one part file, as DuckDB writes one; a larger one is cut by a
+    hash of each row's values and each part sorted. The oracle: the part files' sha256, their
+    rows counted and their order read by DuckDB."""
     from sqlclose.engine import SparkEngine
 
     rng = np.random.default_rng(0)
@@ -42,21 +59,25 @@ def test_a_spark_folders_part_files_do_not_follow_the_input_order(tmp_path, spar
             "sensitive": {"dis": {"distinct_l": 2}}}
     key = "spark.sql.adaptive.enabled"
     before = spark_session.conf.get(key)
-    spark_session.conf.set(key, "false")
+    spark_session.conf.set(key, adaptive)
     try:
         folders = []
         for i, order in enumerate((np.arange(n), np.random.default_rng(1).permutation(n))):
             pq.write_table(rows.take(order), tmp_path / f"in{i}.parquet")
             engine = SparkEngine(spark_session)
+            if rows_per_part:
+                engine.rows_per_part = rows_per_part
             with sqlclose.anonymize(tmp_path / f"in{i}.parquet", spec, engine=engine) as searched, \
                     searched.at({"age": 1, "zip": 0}) as release:
-                release.write_parquet_folder(tmp_path / f"r{i}")
+                release.write(tmp_path / f"r{i}", partition_by=partition_by)
             folders.append(_part_files(tmp_path / f"r{i}"))
     finally:
         spark_session.conf.set(key, before)
     assert sum(count for _, count in folders[0].values()) == n
     assert folders[0] == folders[1], "the part files' bytes follow the input's order"
-    assert len(folders[0]) == 1
+    files_per_folder = 5 if rows_per_part else 1
+    assert len(folders[0]) == files_per_folder * (4 if partition_by else 1)
+    assert _sorted_within(tmp_path / "r0", "age, dis" if partition_by else "age, zip, dis")
 
 
 @pytest.mark.spark

@@ -336,11 +336,14 @@ class Engine(ABC):
 
     @abstractmethod
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
-                               partition_by: Sequence[str] = ()) -> None:
+                               partition_by: Sequence[str] = (), rows: int | None = None) -> None:
         """Write the query's result to the new folder ``path`` as Parquet part files, in the
         query's row order, with deterministic file names (``part-…``; no run-specific token) and
         nothing else (no marker or checksum files); ``partition_by`` columns become Hive-style
-        ``col=value`` folders (NULL: ``__HIVE_DEFAULT_PARTITION__``) and leave the files."""
+        ``col=value`` folders (NULL: ``__HIVE_DEFAULT_PARTITION__``) and leave the files. ``rows``,
+        the query's row count when the caller knows it, lets an engine write a large result as
+        several part files in parallel, each in the query's order and chosen by the rows' own
+        values (never by the input's order)."""
 
     def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
         """A text type whose values are those of ``values`` (a query of one text column), sorted as

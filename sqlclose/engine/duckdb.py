@@ -211,8 +211,9 @@ class DuckDBEngine(Engine):
         return EngineOutOfDisk(
             f"DuckDB filled the disk of {place} with the data it spilled past its memory limit: give [engine] "
             f"temp_directory (--temp-directory) on a disk with more room, or raise [engine] memory_limit "
-            f"(--memory-limit) so that less spills; exploring for the optimum alone ([search] explore = "
-            f"\"optimum\", --explore optimum) keeps far less; nothing was placed at the output path", sql)
+            f"(--memory-limit) so that less spills; a search deciding every node ([search] explore = \"lattice\") "
+            f"keeps far more than one exploring for the optimum alone (the default, --explore optimum); nothing "
+            f"was placed at the output path", sql)
 
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         with _interruptible():
@@ -427,9 +428,10 @@ class DuckDBEngine(Engine):
         return _table(name)
 
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
-                               partition_by: Sequence[str] = ()) -> None:
-        """One file ``part-0.parquet`` (DuckDB keeps the query's order in it), or with
-        ``partition_by`` one per partition folder: deterministic names, byte-reproducible output."""
+                               partition_by: Sequence[str] = (), rows: int | None = None) -> None:
+        """One file ``part-0.parquet`` (DuckDB keeps the query's order in it, and writes it in
+        parallel: ``rows`` is not needed), or with ``partition_by`` one per partition folder:
+        deterministic names, byte-reproducible output."""
         options = [exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))]
         if partition_by:
             columns = exp.Tuple(expressions=[exp.to_identifier(c, quoted=True) for c in partition_by])

@@ -48,6 +48,8 @@ warnings.filterwarnings("ignore", message="PySpark does not yet fully support pa
 # Hash buckets the re-check ranks classes within (``class_numbers``): more than a cluster's
 # shuffle partitions, so that every partition gets some.
 CLASS_BUCKETS = 4096
+# A release folder of more rows is written as several part files in parallel (``_in_parts``).
+ROWS_PER_PART = 2_000_000
 _GLOB = re.compile(r"([\\*?\[\]{}])")
 
 
@@ -66,6 +68,10 @@ def log_quietly(session: SparkSession) -> bool:
 
 def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
+
+
+def _column(name: str) -> exp.Column:
+    return exp.Column(this=exp.to_identifier(name, quoted=True))
 
 
 def literal_path(path: Path | str) -> str:
@@ -96,6 +102,7 @@ class SparkEngine(Engine):
     dialect = "spark"
     writes_parquet_file = False  # Spark writes folders of part files
     local_search = True  # a query costs ~0.1-1 s of planning and jobs: search the histogram locally
+    rows_per_part = ROWS_PER_PART  # a release folder's part files: one per this many rows, written in parallel
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
                  conf: Mapping[str, str] | None = None, cache_levels: bool = False,
@@ -347,19 +354,47 @@ class SparkEngine(Engine):
         return self._frame(sql, params).coalesce(1)
 
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
-                               partition_by: Sequence[str] = ()) -> None:
-        """Spark's own folder (one part file, or one per Hive partition: ``_in_one_part``), made
-        deterministic: part files renamed without the job's UUID, ``_SUCCESS`` and the ``.crc``
-        side files removed."""
-        sql = self.render(query)
+                               partition_by: Sequence[str] = (), rows: int | None = None) -> None:
+        """Spark's own folder, made deterministic: part files renamed without the job's UUID,
+        ``_SUCCESS`` and the ``.crc`` side files removed. Up to ``ROWS_PER_PART`` rows (or ``rows``
+        unknown) one part file, or one per Hive partition (``_in_one_part``); more, a part file per
+        ``ROWS_PER_PART`` rows, written in parallel (``_in_parts``)."""
+        parts = -(-rows // self.rows_per_part) if rows else 1
         try:
-            writer = self._in_one_part(sql, params).write.mode("errorifexists")
+            frame = self._in_parts(query, params, parts, partition_by) if parts > 1 else None
+            frame = frame or self._in_one_part(self.render(query), params)
+            writer = frame.write.mode("errorifexists")
             if partition_by:
                 writer = writer.partitionBy(*partition_by)
             writer.parquet(literal_path(path))
         except Exception as e:
-            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+            raise EngineError(f"{type(e).__name__}: {e}", self.render(query)) from e
         tidy_part_files(path)
+
+    def _in_parts(self, query: exp.Expression, params: Sequence[Any], parts: int,
+                  partition_by: Sequence[str]) -> DataFrame | None:
+        """The sorted release query's rows in ``parts`` partitions chosen by a hash of each row's own
+        values, each partition sorted by the query's order (Hive partition columns first, so that the
+        writer need not sort again): which part file holds a row, and where in it, follows from the
+        row alone, never from the input's order. Spark's own cut of a sorted query samples its bounds
+        from the rows in the input's order; a repartition by a number (``REPARTITION(n, …)``) is one
+        adaptive execution never coalesces. None when the query is not a sorted SELECT, or no column
+        can be hashed (maps): then one part file."""
+        order = query.args.get("order") if isinstance(query, exp.Select) else None
+        if order is None or any(c.table for c in order.find_all(exp.Column)):  # keys the wrapper cannot name
+            return None
+        unordered = query.copy()
+        unordered.set("order", None)
+        schema = self.schema(unordered.subquery(), params)
+        keys = [f.name for f in schema if not pa.types.is_nested(f.type)]
+        if not keys:
+            return None
+        first = [exp.Ordered(this=_column(c), nulls_first=False) for c in partition_by]
+        parted = exp.select(exp.Star()).from_(unordered.subquery("released"))
+        parted.set("hint", exp.Hint(expressions=[exp.Anonymous(
+            this="REPARTITION", expressions=[exp.Literal.number(parts), *[_column(c) for c in keys]])]))
+        parted.set("sort", exp.Sort(expressions=[*first, *[o.copy() for o in order.expressions]]))
+        return self._frame(self.render(parted), params)
 
     def read_parquet(self, path: Path) -> exp.Expression:
         with self._partition_values_as_text():

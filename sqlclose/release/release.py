@@ -293,6 +293,12 @@ class Release:
         """The released columns, in input order (no identifier, no dropped column)."""
         return list(self.problem.released)
 
+    @property
+    def released_rows(self) -> int:
+        """The rows the release holds: the input's (less those dropped for a NULL) less the suppressed."""
+        hist, failing = self._classes()
+        return self.problem.rows - int(hist.sizes[failing].sum())
+
     # ---- writing -------------------------------------------------------------------------------
     def write(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False, *,
               format: str | None = None, table: str | None = None,

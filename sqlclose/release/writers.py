@@ -77,6 +77,9 @@ class Release(Protocol):
     @property
     def columns(self) -> list[str]: ...
 
+    @property
+    def released_rows(self) -> int: ...
+
     def query(self, dictionaries: bool = False) -> tuple[Any, list]: ...
 
     def query_for_write(self, dictionaries: bool = False) -> AbstractContextManager[tuple[Any, list]]: ...
@@ -185,7 +188,7 @@ class ParquetFolderWriter(FileWriter):
         return not target.partition_by
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
-        release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by)
+        release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by, release.released_rows)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
                    types: dict[str, str] | None) -> exp.Expression:
