@@ -5,7 +5,7 @@ for the ordered one); distinct, entropy and recursive l-diversity on occupation.
 search's wall time in a process that already ran it once (median of ``--repeats``), nodes
 evaluated, queries, the optimum's discernibility.
 
-    python benchmarks/bench_models.py [--repeats 5] [--json]
+    python benchmarks/bench_models.py [--repeats 5] [--json]   # the optimum alone, sqlclose's default
     python benchmarks/bench_models.py --explore both   # deciding the lattice vs the optimum alone,
                                                        # alternated in one process (same optimum asserted)
 """
@@ -69,7 +69,7 @@ def measure(name: str, suppression: float, repeats: int, explores: list[str]) ->
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--explore", choices=["lattice", "optimum", "both"], default="lattice",
+    parser.add_argument("--explore", choices=["lattice", "optimum", "both"], default="optimum",
                         help="[search] explore: decide the whole lattice, the optimum alone, or both side by side")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

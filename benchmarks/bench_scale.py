@@ -12,7 +12,7 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
     python benchmarks/bench_scale.py                       # 1 M rows
     python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
     python benchmarks/bench_scale.py --memory-limit 1GB    # the whole job under a limit (peak RSS vs it)
-    python benchmarks/bench_scale.py --explore optimum     # [search] explore = "optimum" (default: lattice)
+    python benchmarks/bench_scale.py --explore lattice     # decide every node (default: the optimum, as sqlclose)
 
 Not a test: figures go to docs/performance.md with the machine they were taken on. Generated
 data lives in benchmarks/data/ (git-ignored).
@@ -95,7 +95,7 @@ def case_spec(folder: Path, distance: str, suppression: float) -> Path:
 
 
 def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = CASES,
-            timeout: float | None = None, memory_limit: str | None = None, explore: str = "lattice") -> list[dict]:
+            timeout: float | None = None, memory_limit: str | None = None, explore: str = "optimum") -> list[dict]:
     folder = data / f"rows_{rows}"
     if not (folder / "table.parquet").exists():
         print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
@@ -151,7 +151,7 @@ def main() -> None:
                              "none (or no value): the scan alone")
     parser.add_argument("--timeout", type=float, default=None, help="seconds per whole-process run")
     parser.add_argument("--memory-limit", default=None, help="the job's memory limit (sqlclose --memory-limit)")
-    parser.add_argument("--explore", choices=["lattice", "optimum"], default="lattice",
+    parser.add_argument("--explore", choices=["lattice", "optimum"], default="optimum",
                         help="decide the whole lattice, or only what the optimum needs ([search] explore)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -86,6 +86,7 @@ def spec_for(hierarchies: str, model: dict, suppression: float = 0.0) -> dict:
     data = sqlclose.load_spec(HIERARCHIES[hierarchies]["spec"]).model_dump(exclude={"output"}, exclude_none=True)
     data["privacy"] = {"k": 1, "suppression": suppression}
     data["sensitive"] = {SENSITIVE: {**model, "hierarchy": str(HIERARCHIES[hierarchies]["occupation"])}}
+    data["search"] = {**data.get("search", {}), "explore": "lattice"}  # the experiment audits every minimal node
     return data
 
 

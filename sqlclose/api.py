@@ -181,7 +181,7 @@ def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
     """Incognito under the spec's metric; raises NoSolutionError when no node satisfies."""
     cost = search_cost(problem, spec.search.metric_name, spec.search.weights)
     with search_problem(problem) as searched:  # on Spark: locally over the collected histogram
-        result = incognito(searched, criteria, on_progress, cost, spec.search.explore)
+        result = incognito(searched, criteria, on_progress, cost, spec.search.exploring)
     if result.optimum is None:
         raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
     return result

@@ -86,11 +86,18 @@ def test_a_chosen_minimal_node_is_released(project):
     assert doc["node"] == {"zip": 1, "age": 2}
     labels = duckdb.sql(f"SELECT DISTINCT zip FROM '{project / 'out' / 'release.parquet'}' ORDER BY 1").fetchall()
     assert labels == [("4760*",), ("4767*",), ("4790*",)]
-    # Not evaluated (the walk from above decided it from a failing node above it), and known to fail.
-    result = invoke("anonymize", project / "spec.toml", "-o", project / "b.parquet", "--node", "zip=0,age=0")
+    # Deciding the lattice: not evaluated (the walk from above decided it from a failing node above
+    # it), known to fail, and the minimal nodes offered instead.
+    result = invoke("anonymize", project / "spec.toml", "-o", project / "b.parquet", "--node", "zip=0,age=0",
+                    "--explore", "lattice")
     assert result.exit_code == 2, result.output
     assert "node {'zip': 0, 'age': 0} does not satisfy the requirements; pick a satisfying node, " \
         "e.g. a minimal one: zip=1, age=2" in result.output
+    # Exploring for the optimum (the default): evaluated when asked for, and the optimum offered.
+    result = invoke("anonymize", project / "spec.toml", "-o", project / "b.parquet", "--node", "zip=0,age=0")
+    assert result.exit_code == 2, result.output
+    assert "node {'zip': 0, 'age': 0} does not satisfy the requirements; the optimum is zip=1, age=2" \
+        in result.output
     assert not (project / "b.parquet").exists()
 
 

@@ -44,7 +44,8 @@ def _outcome(source, spec, engine) -> dict:
 def _adult_spec(adult_dir: Path, repo_dir: Path, suppression: float, monkeypatch) -> sqlclose.Spec:
     monkeypatch.setenv("SQLCLOSE_ADULT_DIR", str(adult_dir))
     spec = sqlclose.load_spec(repo_dir / "datasets" / "adult" / "adult.toml")
-    return spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"suppression": suppression})})
+    return spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"suppression": suppression}),
+                                   "search": spec.search.model_copy(update={"explore": "lattice"})})  # every node
 
 
 def test_table3_on_spark_equals_duckdb_and_the_paper(spark, repo_dir: Path) -> None:
@@ -260,7 +261,8 @@ def test_exploring_for_the_optimum_with_the_search_on_spark_equals_duckdb(spark_
     monkeypatch.setattr(search, "runner_for", lambda problem: made.append(runners.runner_for(problem))
                         or made[-1])
     spec = sqlclose.load_spec(repo_dir / "datasets" / "table3" / "table3.toml")
-    spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"k": 4, "suppression": 0.34})})
+    spec = spec.model_copy(update={"privacy": spec.privacy.model_copy(update={"k": 4, "suppression": 0.34}),
+                                   "search": spec.search.model_copy(update={"explore": "lattice"})})
     optimum = spec.model_copy(update={"search": spec.search.model_copy(update={"explore": "optimum"})})
     engine = SparkEngine(spark_session, local_search=False)
     try:

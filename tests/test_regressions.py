@@ -171,6 +171,7 @@ def test_one_query_per_node_fallback_agrees_with_the_batched_search(suppression,
     search = importlib.import_module("sqlclose.search.incognito")
     data = sqlclose.load_spec("datasets/adult/adult.toml").model_dump()
     data["privacy"]["suppression"] = suppression
+    data["search"]["explore"] = "lattice"  # every outcome compared
     release = sqlclose.anonymize(None, sqlclose.Spec.model_validate(data))
     problem = release.problem
     monkeypatch.setattr(search, "runner_for", NodeRunner)

@@ -63,9 +63,10 @@ FINGERPRINT_KEY = "the operator's secret"  # the input fingerprint is keyed; wit
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory):
-    """Table 3 released once, at its spec's settings: (release, report, path)."""
+    """Table 3 released once, at its spec's settings, the lattice decided (the minimal nodes
+    checked): (release, report, path)."""
     out = tmp_path_factory.mktemp("release") / "t3.parquet"
-    release = sqlclose.anonymize(CSV, spec_dict(), fingerprint_key=FINGERPRINT_KEY)
+    release = sqlclose.anonymize(CSV, spec_dict(search={"explore": "lattice"}), fingerprint_key=FINGERPRINT_KEY)
     report = release.write_parquet(out)
     return release, report, out
 
@@ -115,7 +116,7 @@ def test_report_keys_and_values(written):
     assert report["t_against_release"]["salary"] == pytest.approx(1 / 6, abs=1e-12)
     assert report["t_against_release"]["disease"] == pytest.approx(8 / 27, abs=1e-12)
     # keyed with the operator's secret, as the fingerprint (tests/test_leaks_digests.py)
-    plain = sqlclose.Spec.model_validate(spec_dict()).sha256()
+    plain = sqlclose.Spec.model_validate(spec_dict(search={"explore": "lattice"})).sha256()
     assert report["spec_sha256"] == hmac.new(FINGERPRINT_KEY.encode(), plain.encode(), "sha256").hexdigest()
     assert report["verified"] is True
     assert report["sqlclose_version"] == sqlclose.__version__
@@ -369,11 +370,12 @@ def test_no_suppression_needed_when_allowed():
 
 
 def test_exploring_for_the_optimum_releases_the_same_and_lists_no_minimal_nodes(tmp_path):
-    """[search] explore = "optimum": the optimum worked out above (zip=2, age=2, 3 rows
-    suppressed), the same file, fewer nodes evaluated; the report says the lattice was not
-    decided whole, and the operator gets no minimal nodes it does not know."""
-    whole = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34))
-    alone = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34, search={"explore": "optimum"}))
+    """Exploring for the optimum alone (the default; [search] explore = "optimum"): the optimum
+    worked out above (zip=2, age=2, 3 rows suppressed), the same file as deciding the lattice,
+    fewer nodes evaluated; the report says the lattice was not decided whole, and the operator
+    gets no minimal nodes it does not know."""
+    whole = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34, search={"explore": "lattice"}))
+    alone = sqlclose.anonymize(CSV, spec_dict(k=4, suppression=0.34))
     assert whole.node == alone.node == {"zip": 2, "age": 2}
     a, b = whole.write_parquet(tmp_path / "a.parquet"), alone.write_parquet(tmp_path / "b.parquet")
     assert a["output"]["sha256"] == b["output"]["sha256"]
@@ -542,7 +544,8 @@ def test_an_engine_the_caller_gave_is_left_as_it_was_by_each_release(tmp_path):
     engine = DuckDBEngine(threads=1)
     assert held(engine) == 0
     for k in (2, 3):
-        with sqlclose.anonymize(CSV, spec_dict(k=k, suppression=0.5), engine=engine) as release:
+        with sqlclose.anonymize(CSV, spec_dict(k=k, suppression=0.5, search={"explore": "lattice"}),
+                                engine=engine) as release:
             other = release.at(release.minimal_nodes[0])
             other.to_arrow()
             release.write_parquet(tmp_path / f"k{k}.parquet")

@@ -52,8 +52,11 @@ pytestmark = pytest.mark.slow
 
 
 def adult_spec(config: Config, suppression: float) -> sqlclose.Spec:
+    """The case's spec, deciding the whole lattice (the search's every outcome is checked); the
+    default, for the optimum alone: ``test_the_default_search_releases_the_oracles_optimum``."""
     d = sqlclose.load_spec(ADULT_SPEC).model_dump()
     d["privacy"]["suppression"] = suppression
+    d["search"]["explore"] = "lattice"
     assert d["privacy"]["k"] == config.k == 5
     assert d["sensitive"]["occupation"]["distance"] == "hierarchical"  # the spec's own hierarchy file is kept
     if not config.t:
@@ -70,6 +73,7 @@ def adult_spec(config: Config, suppression: float) -> sqlclose.Spec:
 def table3_spec(config: Config, suppression: float) -> sqlclose.Spec:
     d = sqlclose.load_spec(TABLE3_SPEC).model_dump()
     d["privacy"]["suppression"] = suppression
+    d["search"]["explore"] = "lattice"  # as adult_spec
     assert d["privacy"]["k"] == 3
     d["privacy"]["k"] = config.k
     assert {n: (s["t"], s["distance"]) for n, s in d["sensitive"].items()} == TABLE3_CONFIG.t
@@ -274,6 +278,27 @@ def test_search_matches_brute_force(case: Case):
     assert summary["privacy"]["min_class_size"] >= case.config.k
     for name, value in best.max_emd.items():
         assert summary["privacy"]["sensitive"][name]["max_emd"] == pytest.approx(value, abs=CLOSE)
+
+
+@pytest.mark.parametrize("case", ALL_CASES, indirect=True)
+def test_the_default_search_releases_the_oracles_optimum(case: Case):
+    """A spec that says nothing of ``explore`` explores for the optimum alone: the release is the
+    oracle's optimum, with its figures, and lists no minimal nodes."""
+    search = case.spec.search.model_copy(update={"explore": None})
+    spec = case.spec.model_copy(update={"search": search})
+    assert spec.search.exploring == "optimum"
+    sol = case.solution
+    if sol.optimum is None:
+        with pytest.raises(sqlclose.NoSolutionError):
+            sqlclose.anonymize(case.source, spec)
+        return
+    best = sol.results[sol.optimum]
+    with sqlclose.anonymize(case.source, spec) as release:
+        assert as_tuple(release.node, case.qis) == sol.optimum
+        assert release.minimal_nodes is None
+        summary = release.summary
+    assert (summary["utility"]["discernibility"], summary["classes"], summary["suppressed_rows"]) == \
+        (best.dm, best.classes, best.suppressed)
 
 
 def assert_search_gives(result, sol: Solution) -> None:

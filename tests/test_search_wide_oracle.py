@@ -49,7 +49,7 @@ def _spec(folder: Path, config: Config, suppression: float) -> sqlclose.Spec:
     sensitive = {name: {"t": t, "distance": distance} for name, (t, distance) in config.t.items()}
     return sqlclose.Spec.model_validate({
         "others": "keep", "source": {"path": str(folder / "wide.csv")},
-        "privacy": {"k": config.k, "suppression": suppression},
+        "privacy": {"k": config.k, "suppression": suppression}, "search": {"explore": "lattice"},  # every node
         "quasi_identifiers": qis, "sensitive": sensitive})
 
 

@@ -74,6 +74,7 @@ def _rows(table: pa.Table) -> list[tuple]:
 
 def _outcome(table: pa.Table, spec: dict, engine) -> dict | None:
     """What a run gives; with suppression, also the releases at two minimal nodes (most suppress rows)."""
+    spec = {**spec, "search": {**spec.get("search", {}), "explore": "lattice"}}  # the minimal nodes compared too
     try:
         with sqlclose.anonymize(table, spec, engine=engine) as release:
             out = {"node": release.node, "minimal_nodes": release.minimal_nodes, "summary": release.summary,

@@ -446,7 +446,9 @@ def test_the_warehouse_source_is_validated(source, fragment):
 @pytest.mark.slow
 def test_another_minimal_node_is_released_as_the_local_path_releases_it(tmp_path, warehouse):
     local_spec, remote_spec = _specs(tmp_path, warehouse, CASES["adult-k-t-hierarchical"])
-    with sqlclose.anonymize(None, local_spec) as searched:  # the operator's minimal nodes (not in a report)
+    spec = sqlclose.load_spec(local_spec)
+    deciding = spec.model_copy(update={"search": spec.search.model_copy(update={"explore": "lattice"})})
+    with sqlclose.anonymize(None, deciding) as searched:  # the operator's minimal nodes (not in a report)
         other = next(n for n in searched.minimal_nodes if n != searched.node)
     node = ",".join(f"{k}={v}" for k, v in other.items())
     local = invoke("anonymize", local_spec, "--node", node, "--json", "--no-progress", "--overwrite")

@@ -56,9 +56,10 @@ Examples:
 @click.option("--algorithm", type=click.Choice(["incognito", "gaa"]), help="Full-domain Incognito (default) or "
               "GAA's multidimensional recoding (overrides [search] algorithm).")
 @click.option("--strategy", help="GAA's merge strategy S1..S7, ldiv or tclo (overrides [search] strategy).")
-@click.option("--explore", type=click.Choice(["lattice", "optimum"]), help="Decide every node, so the report "
-              "lists every minimal node (lattice, the default), or only what the optimum needs: under suppression "
-              "much faster, same release (overrides [search] explore).")
+@click.option("--explore", type=click.Choice(["lattice", "optimum"]), help="Decide only what the optimum needs "
+              "(optimum, the default), or every node (lattice: a --node that fails is told the minimal nodes, Python's "
+              "Release.minimal_nodes lists them; the same release, slower under suppression) (overrides [search] "
+              "explore).")
 @click.option("--histogram", type=click.Path(path_type=Path),
               help="The warehouse path: search over this export of `sqlclose sql`'s result and write the release "
               "query (--output X.sql) for the warehouse to run (docs/warehouse.md).")

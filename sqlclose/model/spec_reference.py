@@ -108,8 +108,9 @@ MEANINGS: dict[str, str] = {
     "Recursive.l": "The l.",
     "Search.algorithm": "incognito (full-domain) or gaa (greedy multidimensional recoding).",
     "Search.metric": "What least information lost means (discernibility for Incognito, nllm for GAA by default).",
-    "Search.explore": "Incognito: decide every node (lattice: the report lists every minimal node) or only what the "
-                      "optimum needs (optimum: same release, faster, no minimal nodes listed).",
+    "Search.explore": "Incognito: only what the optimum needs (optimum, the default) or every node (lattice: "
+                      "Release.minimal_nodes lists every minimal node, for the operator; the same release, slower "
+                      "under suppression).",
     "Search.strategy": "GAA's merge-partner strategy (default S1).",
     "Search.scope": "GAA's scope: \"table\" or \"class\" (default table).",
     "Search.weights": "Custom metric: per quasi-identifier, one weight per level step or a weight per edge.",

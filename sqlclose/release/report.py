@@ -44,8 +44,9 @@ class Lattice(_Model):
 
     levels: dict[str, int] = Field(description="Hierarchy levels per quasi-identifier (level 0 = raw value).")
     size: int = Field(description="Nodes in the full-domain generalization lattice.")
-    complete: bool = Field(True, description="Every node was decided (the default). False when [search] explore = "
-                           "\"optimum\" left alone nodes that could not be the optimum.")
+    complete: bool = Field(True, description="Every node was decided ([search] explore = \"lattice\", or a metric "
+                           "other than discernibility). False when exploring for the optimum alone (the default) left "
+                           "alone nodes that could not be the optimum.")
     seconds: float = Field(description="Search time.")
 
 
