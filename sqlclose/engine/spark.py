@@ -356,9 +356,9 @@ class SparkEngine(Engine):
     def copy_to_parquet_folder(self, query: exp.Expression, path: Path, params: Sequence[Any] = (),
                                partition_by: Sequence[str] = (), rows: int | None = None) -> None:
         """Spark's own folder, made deterministic: part files renamed without the job's UUID,
-        ``_SUCCESS`` and the ``.crc`` side files removed. Up to ``ROWS_PER_PART`` rows (or ``rows``
+        ``_SUCCESS`` and the ``.crc`` side files removed. Up to ``rows_per_part`` rows (or ``rows``
         unknown) one part file, or one per Hive partition (``_in_one_part``); more, a part file per
-        ``ROWS_PER_PART`` rows, written in parallel (``_in_parts``)."""
+        ``rows_per_part`` rows (in each Hive partition), written in parallel (``_in_parts``)."""
         parts = -(-rows // self.rows_per_part) if rows else 1
         try:
             frame = self._in_parts(query, params, parts, partition_by) if parts > 1 else None
