@@ -54,6 +54,22 @@ def _interruptible() -> Iterator[None]:
         raise
 
 
+# The value a conversion failed on, as DuckDB quotes it: 'SECRET-4711', "2020-13-45", or a
+# number after "with value"; strptime's error also prints it on a line of its own.
+_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|(?<=with value )\S+")
+
+
+def conversion_message(e: BaseException) -> str | None:
+    """A DuckDB conversion error's first line with every quoted value left out (``'…'``); None for
+    any other error. A source query's CAST, or a cast of a Parquet file to another's types, failed
+    on a row and quoted its value in the job's error and log, a suppressed row's as much as any."""
+    parsing = isinstance(e, duckdb.InvalidInputException) and "Could not parse string" in str(e)
+    if not (isinstance(e, duckdb.ConversionException) or parsing):
+        return None
+    first = str(e).splitlines()[0]
+    return _QUOTED.sub(lambda m: m[0][0] + "…" + m[0][0] if m[0][0] in "'\"" else "…", first)
+
+
 def _spilling(message: str) -> bool:
     """A DuckDB I/O error names the file it could not write: one of its spill files
     (``duckdb_temp_…``), or else a file of ours (the release being written, whose full disk the
@@ -153,6 +169,9 @@ class DuckDBEngine(Engine):
                 exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
+        redacted = conversion_message(e)
+        if redacted is not None:
+            return EngineError(f"{type(e).__name__}: {redacted}", sql)
         if isinstance(e, duckdb.IOException) and (_spilling(str(e)) or self._names_temp_directory(str(e))):
             if "No space left on device" in str(e):
                 return self._out_of_disk(sql)

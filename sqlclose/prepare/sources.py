@@ -25,7 +25,8 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import DataError, EngineOutOfMemory, InputError
+from sqlclose.engine.duckdb import conversion_message
+from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import GLOB_CHARACTERS, Source
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -434,8 +435,8 @@ _CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert
 
 def csv_problem(error: BaseException, read: FileRead) -> str | None:
     """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
-    offending record or value."""
-    text = str(error)
+    offending record or value. Read from DuckDB's own error, whose values the engine's leaves out."""
+    text = str(error.__cause__ or error) if isinstance(error, EngineError) else str(error)
     line = _LINE.search(text)
     where = f"line {line.group(1)}" if line else "a line"
     if fields := _FIELDS.search(text):
@@ -469,6 +470,9 @@ _FIXES = re.compile(r"\n\s*(Possible fixes|Possible Solution|  file =|-- while r
 def driver_message(error: BaseException) -> str:
     """A driver error in a few words, with any quoted record removed: DuckDB's CSV errors print the
     offending line (``Original Line: …``), which would put a person's record in a job log."""
+    redacted = conversion_message(error)  # a conversion error quotes the value it failed on
+    if redacted is not None:
+        return redacted
     text = _FIXES.sub("", str(error))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("Original Line")]
     return "; ".join(lines) or type(error).__name__
