@@ -1,5 +1,6 @@
-"""A source is read as its rows are, or refused (issue 7, the forty-seventh round's red team), and
-no value of the input is in an error. Oracles are plain: all of stderr and the --json document."""
+"""A source is read as its rows are, or refused (issue 7, the forty-seventh round's red team): a
+Parquet folder's files read each with its own types, and no value of the input in an error. Oracles
+are plain: each file read alone by pyarrow, the error's text, all of stderr and the --json document."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
+from sqlclose.errors import InputError
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 SECRET = "SECRET-4711"
@@ -30,6 +32,14 @@ def _spec(**changes: object) -> dict:
     return spec
 
 
+def _folder(path: Path, second: pa.Table) -> Path:
+    """Table 3 as a folder of two files: its first five rows as they are, then ``second``."""
+    path.mkdir()
+    pq.write_table(_table3().slice(0, 5), path / "a.parquet")
+    pq.write_table(second, path / "b.parquet")
+    return path
+
+
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args, "--no-progress"], cwd=cwd,
                           capture_output=True, text=True)
@@ -42,6 +52,45 @@ def _spec_file(tmp_path: Path, source: str, name: str = "spec.toml") -> Path:
     spec = spec.replace('hierarchy = "disease.csv"', f'hierarchy = "{TABLE3 / "disease.csv"}"')
     (tmp_path / name).write_text(spec, encoding="utf-8")
     return tmp_path / name
+
+
+def test_a_parquet_folders_files_of_unlike_types_are_refused(tmp_path):
+    """DuckDB reads a folder (or a pattern) as one table, every file with the first file's types:
+    a second file whose salaries are DOUBLE (8000.5) was cast to the first's BIGINT, and the release
+    published 8000, a salary no row holds, verified all the same (the re-check reads the source the
+    same way). The oracle: each file read alone by pyarrow; the same folder with one type releases
+    the salaries its files hold."""
+    rest = _table3().slice(5)
+    alike = _folder(tmp_path / "alike", rest)
+    with sqlclose.anonymize(alike, _spec()) as release:
+        release.write_parquet(tmp_path / "alike.parquet")
+    held = {v for f in alike.iterdir() for v in pq.read_table(f).column("salary").to_pylist()}
+    assert set(pq.read_table(tmp_path / "alike.parquet").column("salary").to_pylist()) == held
+
+    halves = pa.array([s + 0.5 for s in rest.column("salary").to_pylist()], pa.float64())
+    unlike = _folder(tmp_path / "unlike", rest.set_column(2, "salary", halves))
+    with pytest.raises(InputError) as refused:
+        with sqlclose.anonymize(unlike, _spec()) as release:
+            release.write_parquet(tmp_path / "unlike.parquet")
+    message = str(refused.value)
+    assert "'salary'" in message and "b.parquet" in message and "a.parquet" in message
+    assert "DOUBLE" in message and "BIGINT" in message
+    assert not any(str(v) in message for v in halves.to_pylist())
+
+
+def test_a_value_a_parquet_folders_second_file_holds_is_named_nowhere(tmp_path):
+    """A second file whose ages are text, one of them ``SECRET-4711``: DuckDB's cast to the first
+    file's BIGINT failed and its error quoted the value, printed as an internal error (exit 1) on
+    stderr and in --json's document. Now the files' types are compared before any row is read:
+    refused as bad input (exit 2), naming the files and the column, never a value."""
+    rest = _table3().slice(5)
+    ages = pa.array([SECRET, *map(str, rest.column("age").to_pylist()[1:])], pa.string())
+    _folder(tmp_path / "people", rest.set_column(1, "age", ages))
+    _spec_file(tmp_path, 'path = "people"')
+    run = _cli("anonymize", "spec.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert SECRET not in run.stderr + run.stdout
+    assert "'age'" in json.loads(run.stdout)["error"]
 
 
 @pytest.mark.parametrize(("cast", "value"), [("CAST(note AS INT)", "1"), ("CAST(note AS DATE)", "2020-01-01"),

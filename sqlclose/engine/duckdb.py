@@ -430,6 +430,11 @@ class DuckDBEngine(Engine):
             return {}
         return {c["name"]: c["type"] for c in columns if c["type"] in ("BIGINT", "DOUBLE")}
 
+    def parquet_file_types(self, path: Path) -> dict[str, str]:
+        """The columns one Parquet file holds, as DuckDB reads it alone, with their type names (not its
+        Hive folders' partition columns, which DuckDB would add for a path holding ``dept=10/``)."""
+        return self.column_types(*_reader("read_parquet", self._literal(path), {"hive_partitioning": False}))
+
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)

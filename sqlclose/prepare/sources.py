@@ -283,6 +283,7 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     elif kind == "parquet":
         for f in files:
             _refuse_duplicates(_parquet_names(f), str(f))
+        _refuse_unlike_files(files, label)
     own = engine is None
     engine = engine or DuckDBEngine()
     try:
@@ -453,6 +454,31 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
         return (f"it is not {read.encoding.upper()} text ({where}); set [source] encoding = \"latin-1\" or "
                 "\"utf-16\"")
     return None
+
+
+def _refuse_unlike_files(files: list[Path], label: str) -> None:
+    """The files of a folder or a pattern have one set of columns and types, or are refused. An
+    engine reads them as one table, every file with the first's types: a second file's DOUBLE
+    salaries were cast to the first's BIGINT (8000.5 released as 8000, a salary no row holds, the
+    re-check reading the source the same way), and its text ages failed the cast, the error quoting
+    a row's value. Compared as DuckDB reads each file alone; the refusal names no value."""
+    if len(files) < 2:
+        return
+    reader = DuckDBEngine()
+    try:
+        first = reader.parquet_file_types(files[0])
+        for f in files[1:]:
+            types = reader.parquet_file_types(f)
+            unlike = next((c for c in [*first, *types] if first.get(c) != types.get(c)), None)
+            if unlike is not None:
+                theirs, ours = (t.get(unlike, "(no such column)") for t in (types, first))
+                raise InputError(
+                    f"cannot read {label}: {f} gives column {unlike!r} the type {theirs}, {files[0]} {ours}; the "
+                    "files of one source must have the same columns and types (read as one table, every file "
+                    "takes the first's, and a value that does not fit is changed or stops the job): write them "
+                    "with one schema")
+    finally:
+        reader.close()
 
 
 def _parquet_names(path: Path) -> list[str]:
