@@ -468,7 +468,24 @@ class DuckDBEngine(Engine):
             target, extra = str(path / "part-0.parquet"), []
         copy = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
                         params=options)
-        self.execute(copy, [*params, target, *extra])
+        with self._one_thread(bool(partition_by)):
+            self.execute(copy, [*params, target, *extra])
+
+    @contextmanager
+    def _one_thread(self, needed: bool) -> Iterator[None]:
+        """The connection on one thread for a statement, then as it was. DuckDB's partitioned COPY
+        appends the sorted release to each partition's file from every thread: past a few row groups
+        a file held two sorted runs, cut where the threads met, its bytes changing run to run and with
+        the input's order. One thread appends the rows in the release's order."""
+        threads = self._threads() if needed else None
+        if threads is None or threads == 1:
+            yield
+            return
+        self.con.execute("SET threads = 1")
+        try:
+            yield
+        finally:
+            self.con.execute(f"SET threads = {int(threads)}")
 
     def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
         # DuckDB's Parquet writer writes an ENUM column's codes against its dictionary as they are,
