@@ -93,17 +93,19 @@ def test_a_value_a_parquet_folders_second_file_holds_is_named_nowhere(tmp_path):
     assert "'age'" in json.loads(run.stdout)["error"]
 
 
-@pytest.mark.parametrize(("cast", "value"), [("CAST(note AS INT)", "1"), ("CAST(note AS DATE)", "2020-01-01"),
-                                           ("strptime(note, '%Y')", "2020")])
-def test_a_value_the_source_query_cannot_convert_is_named_nowhere(tmp_path, cast, value):
-    """A source query converting a column (its own CAST, or strptime) failed on the one row whose
-    note is ``SECRET-4711``: DuckDB's conversion error quoted the value (``Could not convert string
-    'SECRET-4711' to INT32``), and the job printed it on stderr and in --json's document (a
-    suppressed row's value as much as any). Now a conversion error is shown without the values it
-    quotes. The oracle: all of stderr and stdout."""
+@pytest.mark.parametrize(("cast", "value", "secret"), [
+    ("CAST(note AS INT)", "1", SECRET), ("CAST(note AS DATE)", "2020-01-01", SECRET),
+    ("strptime(note, '%Y')", "2020", SECRET), ("CAST(note AS INT) * 1000", "1", "47114711")])
+def test_a_value_the_source_query_cannot_convert_is_named_nowhere(tmp_path, cast, value, secret):
+    """A source query converting a column (its own CAST, strptime, arithmetic) failed on the one
+    row whose note is ``SECRET-4711`` (or 47114711, which overflows): DuckDB's error quoted the value
+    (``Could not convert string 'SECRET-4711' to INT32``, ``Overflow in multiplication of INT32
+    (47114711 * 1000)``), and the job printed it on stderr and in --json's document (a suppressed
+    row's value as much as any). Now such an error is shown without it. The oracle: all of stderr
+    and stdout."""
     rows = _table3()
     rows = rows.append_column("note", pa.array([value] * rows.num_rows, pa.string()))
-    extra = pa.table({"zip": ["12345"], "age": [36], "salary": [3000], "disease": ["flu"], "note": [SECRET]},
+    extra = pa.table({"zip": ["12345"], "age": [36], "salary": [3000], "disease": ["flu"], "note": [secret]},
                      schema=rows.schema)
     pq.write_table(pa.concat_tables([rows, extra]), tmp_path / "people.parquet")
     query = f"SELECT zip, age, salary, disease, {cast} AS note FROM 'people.parquet'"
@@ -111,5 +113,21 @@ def test_a_value_the_source_query_cannot_convert_is_named_nowhere(tmp_path, cast
     spec.write_text('others = "keep"\n' + spec.read_text(encoding="utf-8"), encoding="utf-8")
     run = _cli("anonymize", "spec.toml", "--json", cwd=tmp_path)
     assert run.returncode == 2, run.stderr
-    assert SECRET not in run.stderr + run.stdout
+    assert secret not in run.stderr + run.stdout
     assert "the source query failed" in json.loads(run.stdout)["error"]
+
+
+def test_a_value_a_source_querys_declared_csv_types_cannot_read_is_named_nowhere(tmp_path):
+    """The way to a CSV's types in a source query (``read_csv(…, columns = {…})``, which the spec
+    asks for instead of DuckDB's guesses): a row whose salary is ``SECRET-4711`` failed the read, and
+    DuckDB's error quoted it (``Could not convert string "SECRET-4711" to 'BIGINT'``). Now the job
+    names the line and the column, never the value. The oracle: all of stderr and stdout."""
+    lines = (TABLE3 / "table3.csv").read_text(encoding="utf-8").splitlines() + [f"12345,36,{SECRET},flu"]
+    (tmp_path / "people.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    columns = "{'zip': 'VARCHAR', 'age': 'BIGINT', 'salary': 'BIGINT', 'disease': 'VARCHAR'}"
+    _spec_file(tmp_path, f'query = "SELECT * FROM read_csv(\'people.csv\', header = true, columns = {columns})"')
+    run = _cli("anonymize", "spec.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert SECRET not in run.stderr + run.stdout
+    error = json.loads(run.stdout)["error"]
+    assert "CSV line 11" in error and "column 'salary'" in error

@@ -54,20 +54,33 @@ def _interruptible() -> Iterator[None]:
         raise
 
 
-# The value a conversion failed on, as DuckDB quotes it: 'SECRET-4711', "2020-13-45", or a
-# number after "with value"; strptime's error also prints it on a line of its own.
-_QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|(?<=with value )\S+")
+# Where DuckDB's conversion errors say which column failed, in its words before any value (a
+# column named in plain word characters alone: the value that follows cannot ride along).
+_CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
+_CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
+_CSV_COLUMN = re.compile(r'^Error when converting column "(\w+)"\.')
 
 
 def conversion_message(e: BaseException) -> str | None:
-    """A DuckDB conversion error's first line with every quoted value left out (``'…'``); None for
-    any other error. A source query's CAST, or a cast of a Parquet file to another's types, failed
-    on a row and quoted its value in the job's error and log, a suppressed row's as much as any."""
-    parsing = isinstance(e, duckdb.InvalidInputException) and "Could not parse string" in str(e)
-    if not (isinstance(e, duckdb.ConversionException) or parsing):
+    """A DuckDB conversion (or overflow, or strptime) error without the value it names; None for any
+    other error. A source query's CAST (or its read_csv's declared types), or a Parquet file cast to
+    another's types, failed on a row and DuckDB quoted the value (``Could not convert string
+    'SECRET-4711' to INT32``) in the job's error and log, a suppressed row's as much as any. Values
+    are quoted with quotes they may hold, or bare: the message is rebuilt, not redacted — DuckDB's
+    kind of error, and the CSV line and the column where it names them."""
+    text = str(e)
+    if not (isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException)) or
+            (isinstance(e, duckdb.InvalidInputException) and "Could not parse string" in text)):
         return None
-    first = str(e).splitlines()[0]
-    return _QUOTED.sub(lambda m: m[0][0] + "…" + m[0][0] if m[0][0] in "'\"" else "…", first)
+    lines = [ln.strip() for ln in text.splitlines()]
+    said = [f"{lines[0].split(':', 1)[0]}: a value could not be converted or computed (DuckDB's message names it, "
+            "so it is not shown)"]
+    if line := _CSV_LINE.match(lines[0]):
+        said.append(f"CSV line {line[1]}")
+    column = _CAST_COLUMN.search(lines[0]) or next(filter(None, map(_CSV_COLUMN.match, lines[1:])), None)
+    if column:
+        said.append(f"column {column[1]!r}")
+    return "; ".join(said)
 
 
 def _spilling(message: str) -> bool:
