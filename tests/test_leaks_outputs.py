@@ -91,3 +91,37 @@ def test_a_source_enum_type_does_not_carry_a_suppressed_rows_value_into_a_csv_or
     assert _differences(published[0][0], published[1][0]) == []
     assert published[0][2][0] == published[1][2][0], "the tables' schemas differ"
     assert ("colour", "VARCHAR") in [row[:2] for row in published[0][2][0]]
+
+
+def test_a_hive_partitioned_folders_files_hold_the_release_in_its_order(tmp_path):
+    """DuckDB's partitioned COPY (``partition_by``) appended the sorted release to each partition's
+    file from several threads: past a few row groups a file held two sorted runs, cut where the
+    threads met (445,000 rows cut at 198,700, 245,760 or not at all, run after run), so the folder's
+    bytes and the report's digest changed with the scheduling and the input's order, where the
+    release is documented as sorted and the same byte for byte. Now the partitioned write runs on
+    one thread. The oracle: each part file's rows as DuckDB reads them against the same rows sorted
+    in Python, and the folders' files byte for byte for the input and the input reversed."""
+    from sqlclose.engine import DuckDBEngine
+
+    n = 450_000
+    con = duckdb.connect()
+    rows = con.sql(f"SELECT (i % 40)::BIGINT AS age, lpad(((i * 7919) % 1000)::VARCHAR, 5, '4') AS zip, "
+                   f"['a', 'b', 'c'][1 + (i * 31) % 3] AS dis, 'n' || (i % 997) AS note "
+                   f"FROM range({n}) t(i)").to_arrow_table()
+    spec = {"others": "keep", "privacy": {"k": 2}, "sensitive": {"dis": {"distinct_l": 2}},
+            "quasi_identifiers": {"age": {"bands": [20]}, "zip": {"mask": True, "length": 5}}}
+    folders = []
+    for i, order in enumerate((range(n), range(n - 1, -1, -1))):
+        engine = DuckDBEngine(threads=4)
+        with sqlclose.anonymize(rows.take(list(order)), spec, engine=engine) as searched, \
+                searched.at({"age": 1, "zip": 2}) as release:
+            release.write_parquet_folder(tmp_path / f"r{i}", partition_by=["age"])
+        assert engine.con.execute("SELECT current_setting('threads')").fetchall() == [(4,)]  # put back
+        engine.close()
+        parts = sorted((tmp_path / f"r{i}").rglob("*.parquet"))
+        for part in parts:
+            written = con.sql(f"SELECT zip, dis, note FROM read_parquet('{part}')").fetchall()
+            assert written == sorted(written), f"{part.relative_to(tmp_path)} is not in the release's order"
+        folders.append({str(p.relative_to(tmp_path / f"r{i}")): p.read_bytes() for p in parts})
+    assert sum(con.sql(f"SELECT COUNT(*) FROM read_parquet('{tmp_path / 'r0'}/**/*.parquet')").fetchall()[0]) == n
+    assert folders[0] == folders[1], "the partition files' bytes follow the scheduling or the input's order"

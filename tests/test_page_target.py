@@ -124,3 +124,27 @@ def test_a_job_whose_home_cannot_be_written_gets_its_page_without_matplotlib_war
     assert proc.stderr == ""
     assert page.read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
     assert list(temp.iterdir()) == []
+
+
+@pytest.mark.parametrize("partition", [None, "age"])
+def test_a_parquet_folder_release_gets_its_page(project, partition):
+    """A release written as a Parquet folder (an output path without a suffix, Spark's only kind)
+    was placed, and then its page refused: the page asked for the release to be a file ("does not
+    exist; pass it explicitly", exit 5), and `sqlclose report --html`, which the error suggested,
+    refused it the same way. The oracle: the page names the chosen node and the folder's digest from
+    its report, and its classes are the folder's, counted by DuckDB."""
+    import duckdb
+
+    spec = (project / "spec.toml").read_text().replace('"out/release.parquet"', '"out/release"')
+    if partition:
+        spec = spec.replace("[output]", f'[output]\npartition_by = ["{partition}"]')
+    (project / "spec.toml").write_text(spec)
+    page = project / "page.html"
+    result = invoke("anonymize", project / "spec.toml", "--html", page, "-q")
+    assert result.exit_code == 0, result.output
+    report = (project / "out" / "release.report.json").read_text()
+    text = page.read_text()
+    assert "zip = 1, age = 2" in text and __import__("json").loads(report)["output"]["sha256"] in text
+    classes = duckdb.sql(f"SELECT COUNT(*) FROM (SELECT DISTINCT zip, age FROM read_parquet("
+                         f"'{project / 'out' / 'release'}/**/*.parquet', hive_partitioning = true))").fetchall()[0][0]
+    assert f"{classes} classes" in text

@@ -44,7 +44,7 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
     release = Path(release_path or doc["output"]["path"])
-    if not release.is_file():
+    if not release.exists():  # a file, a Parquet folder, or a DuckDB database holding the table
         raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")
     spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
     models = dict(spec.sensitive) if spec is not None else None

@@ -54,6 +54,35 @@ def _interruptible() -> Iterator[None]:
         raise
 
 
+# Where DuckDB's conversion errors say which column failed, in its words before any value (a
+# column named in plain word characters alone: the value that follows cannot ride along).
+_CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
+_CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
+_CSV_COLUMN = re.compile(r'^Error when converting column "(\w+)"\.')
+
+
+def conversion_message(e: BaseException) -> str | None:
+    """A DuckDB conversion (or overflow, or strptime) error without the value it names; None for any
+    other error. A source query's CAST (or its read_csv's declared types), or a Parquet file cast to
+    another's types, failed on a row and DuckDB quoted the value (``Could not convert string
+    'SECRET-4711' to INT32``) in the job's error and log, a suppressed row's as much as any. Values
+    are quoted with quotes they may hold, or bare: the message is rebuilt, not redacted — DuckDB's
+    kind of error, and the CSV line and the column where it names them."""
+    text = str(e)
+    if not (isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException)) or
+            (isinstance(e, duckdb.InvalidInputException) and "Could not parse string" in text)):
+        return None
+    lines = [ln.strip() for ln in text.splitlines()]
+    said = [f"{lines[0].split(':', 1)[0]}: a value could not be converted or computed (DuckDB's message names it, "
+            "so it is not shown)"]
+    if line := _CSV_LINE.match(lines[0]):
+        said.append(f"CSV line {line[1]}")
+    column = _CAST_COLUMN.search(lines[0]) or next(filter(None, map(_CSV_COLUMN.match, lines[1:])), None)
+    if column:
+        said.append(f"column {column[1]!r}")
+    return "; ".join(said)
+
+
 def _spilling(message: str) -> bool:
     """A DuckDB I/O error names the file it could not write: one of its spill files
     (``duckdb_temp_…``), or else a file of ours (the release being written, whose full disk the
@@ -153,6 +182,9 @@ class DuckDBEngine(Engine):
                 exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
+        redacted = conversion_message(e)
+        if redacted is not None:
+            return EngineError(f"{type(e).__name__}: {redacted}", sql)
         if isinstance(e, duckdb.IOException) and (_spilling(str(e)) or self._names_temp_directory(str(e))):
             if "No space left on device" in str(e):
                 return self._out_of_disk(sql)
@@ -411,6 +443,11 @@ class DuckDBEngine(Engine):
             return {}
         return {c["name"]: c["type"] for c in columns if c["type"] in ("BIGINT", "DOUBLE")}
 
+    def parquet_file_types(self, path: Path) -> dict[str, str]:
+        """The columns one Parquet file holds, as DuckDB reads it alone, with their type names (not its
+        Hive folders' partition columns, which DuckDB would add for a path holding ``dept=10/``)."""
+        return self.column_types(*_reader("read_parquet", self._literal(path), {"hive_partitioning": False}))
+
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
@@ -444,7 +481,24 @@ class DuckDBEngine(Engine):
             target, extra = str(path / "part-0.parquet"), []
         copy = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
                         params=options)
-        self.execute(copy, [*params, target, *extra])
+        with self._one_thread(bool(partition_by)):
+            self.execute(copy, [*params, target, *extra])
+
+    @contextmanager
+    def _one_thread(self, needed: bool) -> Iterator[None]:
+        """The connection on one thread for a statement, then as it was. DuckDB's partitioned COPY
+        appends the sorted release to each partition's file from every thread: past a few row groups
+        a file held two sorted runs, cut where the threads met, its bytes changing run to run and with
+        the input's order. One thread appends the rows in the release's order."""
+        threads = self._threads() if needed else None
+        if threads is None or threads == 1:
+            yield
+            return
+        self.con.execute("SET threads = 1")
+        try:
+            yield
+        finally:
+            self.con.execute(f"SET threads = {int(threads)}")
 
     def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
         # DuckDB's Parquet writer writes an ENUM column's codes against its dictionary as they are,

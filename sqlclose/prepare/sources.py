@@ -25,7 +25,8 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import DataError, EngineOutOfMemory, InputError
+from sqlclose.engine.duckdb import conversion_message
+from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import GLOB_CHARACTERS, Source
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -282,6 +283,7 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     elif kind == "parquet":
         for f in files:
             _refuse_duplicates(_parquet_names(f), str(f))
+        _refuse_unlike_files(files, label)
     own = engine is None
     engine = engine or DuckDBEngine()
     try:
@@ -434,8 +436,8 @@ _CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert
 
 def csv_problem(error: BaseException, read: FileRead) -> str | None:
     """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
-    offending record or value."""
-    text = str(error)
+    offending record or value. Read from DuckDB's own error, whose values the engine's leaves out."""
+    text = str(error.__cause__ or error) if isinstance(error, EngineError) else str(error)
     line = _LINE.search(text)
     where = f"line {line.group(1)}" if line else "a line"
     if fields := _FIELDS.search(text):
@@ -454,6 +456,31 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
     return None
 
 
+def _refuse_unlike_files(files: list[Path], label: str) -> None:
+    """The files of a folder or a pattern have one set of columns and types, or are refused. An
+    engine reads them as one table, every file with the first's types: a second file's DOUBLE
+    salaries were cast to the first's BIGINT (8000.5 released as 8000, a salary no row holds, the
+    re-check reading the source the same way), and its text ages failed the cast, the error quoting
+    a row's value. Compared as DuckDB reads each file alone; the refusal names no value."""
+    if len(files) < 2:
+        return
+    reader = DuckDBEngine()
+    try:
+        first = reader.parquet_file_types(files[0])
+        for f in files[1:]:
+            types = reader.parquet_file_types(f)
+            unlike = next((c for c in [*first, *types] if first.get(c) != types.get(c)), None)
+            if unlike is not None:
+                theirs, ours = (t.get(unlike, "(no such column)") for t in (types, first))
+                raise InputError(
+                    f"cannot read {label}: {f} gives column {unlike!r} the type {theirs}, {files[0]} {ours}; the "
+                    "files of one source must have the same columns and types (read as one table, every file "
+                    "takes the first's, and a value that does not fit is changed or stops the job): write them "
+                    "with one schema")
+    finally:
+        reader.close()
+
+
 def _parquet_names(path: Path) -> list[str]:
     import pyarrow.parquet as pq
 
@@ -469,6 +496,9 @@ _FIXES = re.compile(r"\n\s*(Possible fixes|Possible Solution|  file =|-- while r
 def driver_message(error: BaseException) -> str:
     """A driver error in a few words, with any quoted record removed: DuckDB's CSV errors print the
     offending line (``Original Line: …``), which would put a person's record in a job log."""
+    redacted = conversion_message(error)  # a conversion error quotes the value it failed on
+    if redacted is not None:
+        return redacted
     text = _FIXES.sub("", str(error))
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("Original Line")]
     return "; ".join(lines) or type(error).__name__

@@ -1,0 +1,133 @@
+"""A source is read as its rows are, or refused (issue 7, the forty-seventh round's red team): a
+Parquet folder's files read each with its own types, and no value of the input in an error. Oracles
+are plain: each file read alone by pyarrow, the error's text, all of stderr and the --json document."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+from sqlclose.errors import InputError
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+SECRET = "SECRET-4711"
+
+
+def _table3() -> pa.Table:
+    return pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": pa.string(), "age": pa.int64(), "salary": pa.int64()}))
+
+
+def _spec(**changes: object) -> dict:
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(changes)
+    return spec
+
+
+def _folder(path: Path, second: pa.Table) -> Path:
+    """Table 3 as a folder of two files: its first five rows as they are, then ``second``."""
+    path.mkdir()
+    pq.write_table(_table3().slice(0, 5), path / "a.parquet")
+    pq.write_table(second, path / "b.parquet")
+    return path
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args, "--no-progress"], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def _spec_file(tmp_path: Path, source: str, name: str = "spec.toml") -> Path:
+    spec = (TABLE3 / "table3.toml").read_text(encoding="utf-8")
+    spec = spec.replace('path = "table3.csv"', source).replace('"../../out/table3/release.parquet"', '"out.parquet"')
+    spec = spec.replace('file = "age.csv"', f'file = "{TABLE3 / "age.csv"}"')
+    spec = spec.replace('hierarchy = "disease.csv"', f'hierarchy = "{TABLE3 / "disease.csv"}"')
+    (tmp_path / name).write_text(spec, encoding="utf-8")
+    return tmp_path / name
+
+
+def test_a_parquet_folders_files_of_unlike_types_are_refused(tmp_path):
+    """DuckDB reads a folder (or a pattern) as one table, every file with the first file's types:
+    a second file whose salaries are DOUBLE (8000.5) was cast to the first's BIGINT, and the release
+    published 8000, a salary no row holds, verified all the same (the re-check reads the source the
+    same way). The oracle: each file read alone by pyarrow; the same folder with one type releases
+    the salaries its files hold."""
+    rest = _table3().slice(5)
+    alike = _folder(tmp_path / "alike", rest)
+    with sqlclose.anonymize(alike, _spec()) as release:
+        release.write_parquet(tmp_path / "alike.parquet")
+    held = {v for f in alike.iterdir() for v in pq.read_table(f).column("salary").to_pylist()}
+    assert set(pq.read_table(tmp_path / "alike.parquet").column("salary").to_pylist()) == held
+
+    halves = pa.array([s + 0.5 for s in rest.column("salary").to_pylist()], pa.float64())
+    unlike = _folder(tmp_path / "unlike", rest.set_column(2, "salary", halves))
+    with pytest.raises(InputError) as refused:
+        with sqlclose.anonymize(unlike, _spec()) as release:
+            release.write_parquet(tmp_path / "unlike.parquet")
+    message = str(refused.value)
+    assert "'salary'" in message and "b.parquet" in message and "a.parquet" in message
+    assert "DOUBLE" in message and "BIGINT" in message
+    assert not any(str(v) in message for v in halves.to_pylist())
+
+
+def test_a_value_a_parquet_folders_second_file_holds_is_named_nowhere(tmp_path):
+    """A second file whose ages are text, one of them ``SECRET-4711``: DuckDB's cast to the first
+    file's BIGINT failed and its error quoted the value, printed as an internal error (exit 1) on
+    stderr and in --json's document. Now the files' types are compared before any row is read:
+    refused as bad input (exit 2), naming the files and the column, never a value."""
+    rest = _table3().slice(5)
+    ages = pa.array([SECRET, *map(str, rest.column("age").to_pylist()[1:])], pa.string())
+    _folder(tmp_path / "people", rest.set_column(1, "age", ages))
+    _spec_file(tmp_path, 'path = "people"')
+    run = _cli("anonymize", "spec.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert SECRET not in run.stderr + run.stdout
+    assert "'age'" in json.loads(run.stdout)["error"]
+
+
+@pytest.mark.parametrize(("cast", "value", "secret"), [
+    ("CAST(note AS INT)", "1", SECRET), ("CAST(note AS DATE)", "2020-01-01", SECRET),
+    ("strptime(note, '%Y')", "2020", SECRET), ("CAST(note AS INT) * 1000", "1", "47114711")])
+def test_a_value_the_source_query_cannot_convert_is_named_nowhere(tmp_path, cast, value, secret):
+    """A source query converting a column (its own CAST, strptime, arithmetic) failed on the one
+    row whose note is ``SECRET-4711`` (or 47114711, which overflows): DuckDB's error quoted the value
+    (``Could not convert string 'SECRET-4711' to INT32``, ``Overflow in multiplication of INT32
+    (47114711 * 1000)``), and the job printed it on stderr and in --json's document (a suppressed
+    row's value as much as any). Now such an error is shown without it. The oracle: all of stderr
+    and stdout."""
+    rows = _table3()
+    rows = rows.append_column("note", pa.array([value] * rows.num_rows, pa.string()))
+    extra = pa.table({"zip": ["12345"], "age": [36], "salary": [3000], "disease": ["flu"], "note": [secret]},
+                     schema=rows.schema)
+    pq.write_table(pa.concat_tables([rows, extra]), tmp_path / "people.parquet")
+    query = f"SELECT zip, age, salary, disease, {cast} AS note FROM 'people.parquet'"
+    spec = _spec_file(tmp_path, f'query = "{query}"')
+    spec.write_text('others = "keep"\n' + spec.read_text(encoding="utf-8"), encoding="utf-8")
+    run = _cli("anonymize", "spec.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert secret not in run.stderr + run.stdout
+    assert "the source query failed" in json.loads(run.stdout)["error"]
+
+
+def test_a_value_a_source_querys_declared_csv_types_cannot_read_is_named_nowhere(tmp_path):
+    """The way to a CSV's types in a source query (``read_csv(…, columns = {…})``, which the spec
+    asks for instead of DuckDB's guesses): a row whose salary is ``SECRET-4711`` failed the read, and
+    DuckDB's error quoted it (``Could not convert string "SECRET-4711" to 'BIGINT'``). Now the job
+    names the line and the column, never the value. The oracle: all of stderr and stdout."""
+    lines = (TABLE3 / "table3.csv").read_text(encoding="utf-8").splitlines() + [f"12345,36,{SECRET},flu"]
+    (tmp_path / "people.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    columns = "{'zip': 'VARCHAR', 'age': 'BIGINT', 'salary': 'BIGINT', 'disease': 'VARCHAR'}"
+    _spec_file(tmp_path, f'query = "SELECT * FROM read_csv(\'people.csv\', header = true, columns = {columns})"')
+    run = _cli("anonymize", "spec.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert SECRET not in run.stderr + run.stdout
+    error = json.loads(run.stdout)["error"]
+    assert "CSV line 11" in error and "column 'salary'" in error
