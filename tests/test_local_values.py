@@ -108,6 +108,19 @@ def test_a_row_dropped_for_its_null_is_in_no_domain_and_no_count(spark) -> None:
     assert disease.q.tolist() == [2.0, 2.0, 1.0] and income.q.tolist() == [1.0, 3.0, 1.0]
 
 
+def test_a_null_only_a_dropped_row_holds_stops_nothing(spark, duck) -> None:
+    """A row dropped for its NULL zip is in no check (docs/spec.md, "NULLs"): its NULL disease
+    (nulls = "error") stopped the job all the same; a kept row's NULL disease still does. The
+    oracle: the counts by hand from ROWS, as without the row."""
+    dropped_twice, kept_null = (29, None, None, 3.5e7), (29, "47677", None, 3.5e7)
+    for engine in (spark, duck):
+        problem = prepared(engine, rows=[*ROWS, dropped_twice])
+        assert problem.input_rows == 6 and problem.rows == 5
+        assert problem.sas[0].q.tolist() == [2.0, 2.0, 1.0]
+        with pytest.raises(DataError, match=re.escape("column 'disease' has 1 NULL value(s)")):
+            prepared(engine, rows=[*ROWS, kept_null])
+
+
 def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spark(spark, monkeypatch,
                                                                                   request) -> None:
     """Collected: Spark reads the column values once, plus the typed column's two questions (its

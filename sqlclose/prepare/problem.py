@@ -132,7 +132,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                                       q.column_values(source.copy(), coded, params, counts), params.values)
     with ExitStack() as readers:
         reader = readers.enter_context(values_reader(engine, values, len(coded)))
-        input_rows, nulls = _null_counts(reader, coded, policies, source_label)
+        input_rows, nulls = _null_counts(reader, coded)
+        if not input_rows:
+            raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
         # Rows with a NULL under nulls = "drop" are not anonymized: every check, rule hierarchy and
         # domain is of the rows kept. Built from all rows, a dropped row's value shaped a rule's
         # leaves (and with them whether a column is written with a dictionary type) or stopped the job.
@@ -143,6 +145,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             values = engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
                 effective.copy(), coded, params, counts), params.values)
             reader = readers.enter_context(values_reader(engine, values, len(coded)))
+            _, nulls = _null_counts(reader, coded)
+        _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label)
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            schema.field(c.name).type), c)
@@ -180,13 +184,16 @@ def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spe
             _refuse_colliding_stand_in(engine, source, c, source_label)
 
 
-def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn], policies: dict[str, str],
-                 source_label: str) -> tuple[int, dict[str, int]]:
-    """The input's rows, and its NULLs per raw column; NULLs under ``nulls = "error"`` raise."""
+def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn]) -> tuple[int, dict[str, int]]:
+    """The rows the column values were grouped from, and their NULLs per raw column."""
     nulls = reader.engine.fetch(q.null_counts(reader.table, coded)).to_pylist()[0]
-    input_rows = int(nulls.pop("__sqlclose_rows") or 0)
-    if not input_rows:
-        raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
+    return int(nulls.pop("__sqlclose_rows") or 0), nulls
+
+
+def _refuse_nulls(coded: list[q.CodedColumn], nulls: dict[str, int], policies: dict[str, str],
+                  source_label: str) -> None:
+    """NULLs under ``nulls = "error"`` raise, counted over the rows kept: a row dropped for another
+    column's NULL is in no check."""
     for c in coded:
         if nulls[c.raw] and policies[c.raw] == "error":
             raise DataError(
@@ -194,7 +201,6 @@ def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn], policies: dic
                 f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
                 "or clean the data"
             )
-    return input_rows, nulls
 
 
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
