@@ -172,6 +172,13 @@ def _two_parents(d: Path) -> None:
     write(d, "age.csv", "\n".join(lines) + "\n")
 
 
+def _label_at_two_levels_for_gaa(d: Path) -> None:
+    lines = lines_of("age.csv")
+    lines[0], lines[1] = "22;22;<40;*", "27;22;<40;*"  # '22' a leaf, and the parent of 22 and 27
+    write(d, "age.csv", "\n".join(lines) + "\n")
+    write(d, "spec.toml", spec(("[quasi_identifiers]", '[search]\nalgorithm = "gaa"\n\n[quasi_identifiers]')))
+
+
 def _two_tops(d: Path) -> None:
     write(d, "age.csv", "\n".join(ln.replace(";>=40;*", ";>=40;ALL") for ln in lines_of("age.csv")) + "\n")
 
@@ -293,6 +300,8 @@ CASES: list[Case] = [
          lambda d: write(d, "age.csv", "\n".join(ln for ln in lines_of("age.csv") if not ln.startswith("52;")) + "\n"),
          2),
     Case("hierarchy-two-parents", "a hierarchy value with two parents (3* under <40 and >=40)", _two_parents, 2),
+    Case("hierarchy-label-at-two-levels-gaa", "GAA over a hierarchy whose label '22' is a leaf and also the parent "
+         "of 22 and 27", _label_at_two_levels_for_gaa, 2),
     Case("hierarchy-ragged", "a ragged hierarchy row", _ragged_hierarchy, 2),
     Case("hierarchy-empty", "an empty hierarchy file", lambda d: write(d, "age.csv", ""), 2),
     Case("hierarchy-two-tops", "a hierarchy with two tops (`*` and `ALL`)", _two_tops, 2),
@@ -571,6 +580,12 @@ MESSAGES = {
         "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 5: '3*' at level 1 has two"
         " parents at level 2: '<40' (<tmp>/age.csv, line 4) and '>=40'; a value may have only one"
         " parent per level"
+    ),
+    "hierarchy-label-at-two-levels-gaa": (
+        "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 1: label '22' names '22' at level 0 and"
+        " '22', '27' at level 1; GAA releases a column's values at several levels side by side, where the two"
+        " would read as one class: give one of them another label (Incognito, which releases one level, takes it"
+        " as it is)"
     ),
     "hierarchy-ragged": (
         "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 7: ragged hierarchy — leaf"

@@ -358,3 +358,26 @@ def test_anonymize_takes_a_strategy_in_any_case_as_sweep_does(tmp_path):
     assert json.loads(run.output)["gaa"]["strategy"] == "S3"
     bad = CliRunner().invoke(main, ["anonymize", str(spec), "--strategy", "s9", "-o", str(tmp_path / "x.parquet")])
     assert bad.exit_code == 2 and "'S1', 'S2'" in bad.output
+
+
+def test_a_label_naming_two_groups_at_two_levels_is_refused_for_gaa(tmp_path):
+    """GAA writes a column's values at several levels side by side: a label that is a leaf ('x')
+    and also the parent of other leaves ('x' over 'x' and 'a') made two classes one in the file,
+    and the re-check refused the release (exit 4) after the search (the forty-sixth round's red
+    team). Now refused before the search, naming the file's line and the label; Incognito, which
+    releases one level of a column, takes the hierarchy as it is (the written file, grouped, has
+    classes of at least k)."""
+    (tmp_path / "h.csv").write_text("x;x;*\na;x;*\nb;y;*\nc;y;*\n", encoding="utf-8")
+    rows = pa.table({"h": ["x", "x", "a", "a", "b", "b", "c", "c", "x", "a"],
+                     "z": ["1", "2", "1", "2", "1", "2", "1", "2", "1", "2"]})
+    spec = {"k": 2, "quasi_identifiers": {"h": {"file": str(tmp_path / "h.csv")}, "z": {"tree": {"*": ["1", "2"]}}}}
+    with pytest.raises(sqlclose.HierarchyError) as raised:
+        with sqlclose.anonymize(rows, {**spec, "search": {"algorithm": "gaa", "metric": "ncp"}}):
+            pass
+    said = str(raised.value)
+    assert f"{tmp_path / 'h.csv'}, line 1: label 'x' names 'x' at level 0 and 'x', 'a' at level 1" in said
+    assert "give one of them another label" in said
+    with sqlclose.anonymize(rows, spec) as release:
+        release.write_parquet(tmp_path / "r.parquet")
+    smallest = duckdb.sql(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM '{tmp_path / 'r.parquet'}' GROUP BY h, z)")
+    assert smallest.fetchall()[0][0] >= 2

@@ -161,6 +161,29 @@ class Hierarchy:
         """Distinct labels at ``level``, in the order of their dense codes."""
         return list(self._derived["validated"][0][level])
 
+    def label_at_two_levels(self) -> str | None:
+        """Where one label names a group of leaves at one level and another group at another (``x`` a
+        leaf and also the parent of ``a`` and ``b``), said in a sentence; None if no label does.
+        Full-domain generalization releases one level of a column, so such a label is harmless
+        there; GAA releases several levels side by side, where the two groups would read as one."""
+        labels, dense = self._derived["validated"]
+        codes_of: dict[str, list[tuple[int, int]]] = {}  # label → (level, its code there)
+        for level, names in enumerate(labels):
+            for code, name in enumerate(names):
+                codes_of.setdefault(name, []).append((level, code))
+        for name, places in codes_of.items():
+            if len(places) < 2:
+                continue
+            levels = [level for level, _ in places]
+            groups = [np.flatnonzero(dense[:, level] == code) for level, code in places]
+            other = next((i for i in range(1, len(groups)) if not np.array_equal(groups[0], groups[i])), None)
+            if other is not None:
+                shown = [", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
+                         for g in (groups[0], groups[other])]
+                return (f"{_where(self.origin, self.lines, int(groups[other][0]))}: label {name!r} names "
+                        f"{shown[0]} at level {levels[0]} and {shown[1]} at level {levels[other]}")
+        return None
+
     # ---- encodings ----------------------------------------------------------------------
     @property
     def level_codes(self) -> np.ndarray:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sqlclose.errors import SpecError
+from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
@@ -82,7 +82,20 @@ def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search) -> 
     if strategy in _SENSITIVE_STRATEGIES and not problem.sas:
         raise SpecError(f"GAA strategy {strategy} compares sensitive values: declare a [sensitive.<column>] or use "
                         "strategy = \"S1\"")
+    _refuse_labels_at_two_levels(problem)
     mu = problem_metric(problem, search.metric_name, search.weights)
     data = fetch_input(problem)
     result = gaa(data, problem.k, mu, strategy, scope=scope, violates=spec_violations(criteria))
     return GaaRun(data, result, mu, strategy, scope, problem.sas[0].name if problem.sas else None)
+
+
+def _refuse_labels_at_two_levels(problem: Problem) -> None:
+    """GAA writes a class's values at the level it reached, several levels of a column side by side:
+    a label naming two groups at two levels made two classes one in the written file, and the
+    re-check refused the release (exit 4) after the search. Refused before it, naming the label."""
+    for qi in problem.qis:
+        said = qi.hierarchy.label_at_two_levels()
+        if said is not None:
+            raise HierarchyError(f"hierarchy of column {qi.name!r}: {said}; GAA releases a column's values at "
+                                 "several levels side by side, where the two would read as one class: give one "
+                                 "of them another label (Incognito, which releases one level, takes it as it is)")
