@@ -227,7 +227,7 @@ class Release:
         kept = ~failing
         suppressed = int(hist.sizes[failing].sum())
         evaluated = self.search.evaluated[self.search.optimum]
-        kept_rows = self.problem.rows - suppressed
+        kept_rows = self.released_rows
         privacy = privacy_section(self.criteria, hist, kept, self.problem.k, self.problem.suppression)
         return {
             "t_against_release": self._t_against_release(hist, kept),
