@@ -78,6 +78,34 @@ def test_a_parquet_folders_files_of_unlike_types_are_refused(tmp_path):
     assert not any(str(v) in message for v in halves.to_pylist())
 
 
+def test_a_parquet_folders_files_whose_types_read_unchanged_are_released(tmp_path):
+    """A second file whose ages are 32-bit and whose notes are a column of NULLs read unchanged
+    as the first file's BIGINT: released, as before the check (which refused every difference).
+    The reverse (a first file of 32-bit ages, a second of 64-bit ones, which may not fit) is refused.
+    The oracle: each file read alone by pyarrow, and the release's ages (Table 3's are generalized
+    by decade: 2*, 3*, 4*, 5*) against them."""
+    rest = _table3().slice(5)
+    narrow = rest.set_column(1, "age", rest.column("age").cast(pa.int32()))
+    nulls = narrow.append_column("note", pa.nulls(narrow.num_rows))
+    first = _table3().slice(0, 5).append_column("note", pa.array(["a"] * 5, pa.string()))
+    folder = tmp_path / "people"
+    folder.mkdir()
+    pq.write_table(first, folder / "a.parquet")
+    pq.write_table(nulls, folder / "b.parquet")
+    with sqlclose.anonymize(folder, _spec(others="keep")) as release:
+        release.write_parquet(tmp_path / "r.parquet")
+    released = pq.read_table(tmp_path / "r.parquet")
+    ages = [a for f in sorted(folder.iterdir()) for a in pq.read_table(f).column("age").to_pylist()]
+    assert released.num_rows == len(ages) == 9
+    assert sorted(released.column("note").to_pylist(), key=str) == sorted(["a"] * 5 + [None] * 4, key=str)
+    reverse = tmp_path / "reverse"
+    reverse.mkdir()
+    pq.write_table(narrow, reverse / "a.parquet")
+    pq.write_table(_table3().slice(0, 5), reverse / "b.parquet")
+    with pytest.raises(InputError, match="gives column 'age' the type BIGINT"):
+        sqlclose.anonymize(reverse, _spec())
+
+
 def test_a_value_a_parquet_folders_second_file_holds_is_named_nowhere(tmp_path):
     """A second file whose ages are text, one of them ``SECRET-4711``: DuckDB's cast to the first
     file's BIGINT failed and its error quoted the value, printed as an internal error (exit 1) on

@@ -469,7 +469,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
         first = reader.parquet_file_types(files[0])
         for f in files[1:]:
             types = reader.parquet_file_types(f)
-            unlike = next((c for c in [*first, *types] if first.get(c) != types.get(c)), None)
+            unlike = next((c for c in [*first, *types] if not _read_unchanged(types.get(c), first.get(c))), None)
             if unlike is not None:
                 theirs, ours = (t.get(unlike, "(no such column)") for t in (types, first))
                 raise InputError(
@@ -479,6 +479,33 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
                     "with one schema")
     finally:
         reader.close()
+
+
+_SIGNED = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"]
+_UNSIGNED = ["UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"]
+_DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
+
+
+def _read_unchanged(theirs: str | None, ours: str | None) -> bool:
+    """Whether every value of a file's column type ``theirs`` reads unchanged as the first file's
+    ``ours``: the same type, a column of NULLs alone, a wider integer, FLOAT as DOUBLE, a decimal
+    with room for its digits. A column one file lacks is not."""
+    if theirs is None or ours is None:
+        return False
+    if theirs == ours or theirs.strip('"') == "NULL":
+        return True
+    if theirs in _UNSIGNED and ours in _UNSIGNED:
+        return _UNSIGNED.index(theirs) <= _UNSIGNED.index(ours)
+    if ours in _SIGNED and (theirs in _SIGNED or theirs in _UNSIGNED):
+        rank = _SIGNED.index(theirs) if theirs in _SIGNED else _UNSIGNED.index(theirs) + 1  # a sign bit more
+        return rank <= _SIGNED.index(ours)
+    if (theirs, ours) == ("FLOAT", "DOUBLE"):
+        return True
+    given, read = _DECIMAL.fullmatch(theirs), _DECIMAL.fullmatch(ours)
+    if given and read:
+        (p1, s1), (p2, s2) = (map(int, given.groups()), map(int, read.groups()))
+        return s2 >= s1 and p2 - s2 >= p1 - s1
+    return False
 
 
 def _parquet_names(path: Path) -> list[str]:
