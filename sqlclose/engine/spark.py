@@ -358,7 +358,7 @@ class SparkEngine(Engine):
         """Spark's own folder, made deterministic: part files renamed without the job's UUID,
         ``_SUCCESS`` and the ``.crc`` side files removed. Up to ``rows_per_part`` rows (or ``rows``
         unknown) one part file, or one per Hive partition (``_in_one_part``); more, a part file per
-        ``rows_per_part`` rows (in each Hive partition), written in parallel (``_in_parts``)."""
+        ``rows_per_part`` rows, or still one per Hive partition, written in parallel (``_in_parts``)."""
         parts = -(-rows // self.rows_per_part) if rows else 1
         try:
             frame = self._in_parts(query, params, parts, partition_by) if parts > 1 else None
@@ -374,9 +374,10 @@ class SparkEngine(Engine):
     def _in_parts(self, query: exp.Expression, params: Sequence[Any], parts: int,
                   partition_by: Sequence[str]) -> DataFrame | None:
         """The sorted release query's rows in ``parts`` partitions chosen by a hash of each row's own
-        values, each partition sorted by the query's order (Hive partition columns first, so that the
-        writer need not sort again): which part file holds a row, and where in it, follows from the
-        row alone, never from the input's order. Spark's own cut of a sorted query samples its bounds
+        values (with Hive partitions, of its partition values: each Hive partition one file), each
+        partition sorted by the query's order (Hive partition columns first, so that the writer need
+        not sort again): which part file holds a row, and where in it, follows from the row alone,
+        never from the input's order. Spark's own cut of a sorted query samples its bounds
         from the rows in the input's order; a repartition by a number (``REPARTITION(n, …)``) is one
         adaptive execution never coalesces. None when the query is not a sorted SELECT, or no column
         can be hashed (maps): then one part file."""
@@ -386,7 +387,8 @@ class SparkEngine(Engine):
         unordered = query.copy()
         unordered.set("order", None)
         schema = self.schema(unordered.subquery(), params)
-        keys = [f.name for f in schema if not pa.types.is_nested(f.type)]
+        # Hive partitions each go whole to one task (one file each, as in one part); else each row's values.
+        keys = list(partition_by) or [f.name for f in schema if not pa.types.is_nested(f.type)]
         if not keys:
             return None
         first = [exp.Ordered(this=_column(c), nulls_first=False) for c in partition_by]

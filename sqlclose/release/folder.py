@@ -4,9 +4,9 @@ The engine writes the release query into a new folder (``Engine.copy_to_parquet_
 one part file (or one per Hive partition with ``partition_by``): DuckDB ``part-0.parquet``, Spark
 its part file renamed to drop the job's UUID, and stripped of ``_SUCCESS`` and ``.crc`` files (a
 Spark release of more than ``SparkEngine.rows_per_part`` rows: a part file per that many rows,
-chosen by a hash of each row's values). Rows are in the release's order (sorted by the released
-values; Spark's parts each sorted), so the folder's content — and with the same engine version and
-settings its bytes — is the same on every run. Its digest is
+chosen by a hash of each row's values, or still one per Hive partition). Rows are in the
+release's order (sorted by the released values; Spark's parts each sorted), so the folder's content
+— and with the same engine version and settings its bytes — is the same on every run. Its digest is
 ``files.folder_sha256``: the sha256 of the sorted list of (file sha256, relative path).
 
 Read back for verification, a folder is one table: the engines give Hive partition values as
