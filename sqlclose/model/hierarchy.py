@@ -167,21 +167,22 @@ class Hierarchy:
         Full-domain generalization releases one level of a column, so such a label is harmless
         there; GAA releases several levels side by side, where the two groups would read as one."""
         labels, dense = self._derived["validated"]
+        first = _first_rows(dense)  # per level, each code's first row
+        sizes = [np.bincount(dense[:, level]) for level in range(self.levels)]
         codes_of: dict[str, list[tuple[int, int]]] = {}  # label → (level, its code there)
         for level, names in enumerate(labels):
             for code, name in enumerate(names):
                 codes_of.setdefault(name, []).append((level, code))
-        for name, places in codes_of.items():
-            if len(places) < 2:
-                continue
-            levels = [level for level, _ in places]
-            groups = [np.flatnonzero(dense[:, level] == code) for level, code in places]
-            other = next((i for i in range(1, len(groups)) if not np.array_equal(groups[0], groups[i])), None)
+        for name, ((low, c), *higher) in codes_of.items():
+            # Levels nest: the group above the lower one's first leaf holds it; equal when as large.
+            other = next(((level, code) for level, code in higher if sizes[level][code] != sizes[low][c]
+                          or dense[first[low][c], level] != code), None)
             if other is not None:
+                groups = [np.flatnonzero(dense[:, level] == code) for level, code in ((low, c), other)]
                 shown = [", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
-                         for g in (groups[0], groups[other])]
-                return (f"{_where(self.origin, self.lines, int(groups[other][0]))}: label {name!r} names "
-                        f"{shown[0]} at level {levels[0]} and {shown[1]} at level {levels[other]}")
+                         for g in groups]
+                return (f"{_where(self.origin, self.lines, int(groups[1][0]))}: label {name!r} names "
+                        f"{shown[0]} at level {low} and {shown[1]} at level {other[0]}")
         return None
 
     # ---- encodings ----------------------------------------------------------------------
