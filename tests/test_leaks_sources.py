@@ -124,12 +124,14 @@ def test_a_value_a_parquet_folders_second_file_holds_is_named_nowhere(tmp_path):
 @pytest.mark.parametrize(("cast", "value", "secret"), [
     ("CAST(note AS INT)", "1", SECRET), ("CAST(note AS DATE)", "2020-01-01", SECRET),
     ("strptime(note, '%Y')", "2020", SECRET), ("CAST(note AS INT) * 1000", "1", "47114711"),
-    ("json_extract_string(note, '$.a')", '{"a": "x"}', "{bad " + SECRET)])
+    ("json_extract_string(note, '$.a')", '{"a": "x"}', "{bad " + SECRET),
+    ("regexp_matches(zip, note)", "4", "(" + SECRET)])
 def test_a_value_the_source_query_cannot_convert_is_named_nowhere(tmp_path, cast, value, secret):
     """A source query converting a column (its own CAST, strptime, arithmetic) failed on the one
-    row whose note is ``SECRET-4711`` (or 47114711, which overflows, or malformed JSON): DuckDB's error
-    quoted the value (``Could not convert string 'SECRET-4711' to INT32``, ``Overflow in multiplication
-    of INT32 (47114711 * 1000)``, ``Malformed JSON at byte 1 of input: … Input: "{bad SECRET-4711"``),
+    row whose note is ``SECRET-4711`` (or 47114711, which overflows, or malformed JSON, or a regular
+    expression): DuckDB's error quoted the value (``Could not convert string 'SECRET-4711' to INT32``,
+    ``Overflow in multiplication of INT32 (47114711 * 1000)``, ``Malformed JSON at byte 1 of input: …
+    Input: "{bad SECRET-4711"``, ``missing ): (SECRET-4711``),
     and the job printed it on stderr and in --json's document (a suppressed
     row's value as much as any). Now such an error is shown without it. The oracle: all of stderr
     and stdout."""

@@ -59,22 +59,24 @@ def _interruptible() -> Iterator[None]:
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
 _CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
 _CSV_COLUMN = re.compile(r'^Error when converting column "(\w+)"\.')
-# Invalid-input errors that quote the value they failed on: strptime's, and a JSON function's over a
-# text value (``Malformed JSON at byte 1 of input: … Input: "{bad SECRET-4711"``).
-_QUOTES_A_VALUE = re.compile(r"Could not parse string|Malformed JSON at byte \d+ of input")
+# Invalid-input errors about a file as a whole, which quote no value (a CSV's record is removed where
+# it is shown: ``driver_message``). Every other one may quote the value or argument it refused —
+# strptime's string, a JSON function's text, a hex digit, a codepoint, a regular expression read
+# from a column — and is rebuilt without it: fail closed.
+_NAMES_NO_VALUE = re.compile(r"magic bytes|CSV Error on Line|Malformed JSON in file")
 
 
 def conversion_message(e: BaseException) -> str | None:
-    """A DuckDB conversion (or overflow, strptime, JSON parse) error without the value it names; None
-    for any other error. A source query's CAST (or its read_csv's declared types, or a JSON function
-    over a text column), or a Parquet file cast to another's types, failed on a row and DuckDB quoted
-    the value (``Could not convert string 'SECRET-4711' to INT32``) in the job's error and log, a
-    suppressed row's as much as any. Values
+    """A DuckDB conversion, overflow or invalid-input error (but those about a file as a whole)
+    without the value it names; None for any other error. A source query's CAST (or its read_csv's
+    declared types, strptime, a JSON or hex function over a text column), or a Parquet file cast to
+    another's types, failed on a row and DuckDB quoted the value (``Could not convert string
+    'SECRET-4711' to INT32``) in the job's error and log, a suppressed row's as much as any. Values
     are quoted with quotes they may hold, or bare: the message is rebuilt, not redacted — DuckDB's
     kind of error, and the CSV line and the column where it names them."""
     text = str(e)
-    if not (isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException)) or
-            (isinstance(e, duckdb.InvalidInputException) and _QUOTES_A_VALUE.search(text))):
+    invalid = isinstance(e, duckdb.InvalidInputException) and not _NAMES_NO_VALUE.search(text)
+    if not (invalid or isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException))):
         return None
     lines = [ln.strip() for ln in text.splitlines()]
     said = [f"{lines[0].split(':', 1)[0]}: a value could not be converted or computed (DuckDB's message names it, "
