@@ -47,8 +47,9 @@ Examples:
 @click.option("--force", is_flag=True, help="Redo the release even when the output is up to date (replaces it).")
 @click.option("--dry-run", is_flag=True, help="Validate the spec, data and hierarchies; print the plan; write "
               "nothing.")
-@click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node (e.g. one of the minimal "
-              "nodes) instead of the optimum; one the search did not measure is evaluated first.")
+@click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
+              "minimal one: Release.minimal_nodes with --explore lattice); one the search did not measure is "
+              "evaluated first.")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
 @engine_options
 @click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "

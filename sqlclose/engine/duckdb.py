@@ -9,7 +9,7 @@ import tempfile
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -503,8 +503,11 @@ class DuckDBEngine(Engine):
         self.con.execute("SET threads = 1")
         try:
             yield
-        finally:
-            self.con.execute(f"SET threads = {int(threads)}")
+        except BaseException:
+            with suppress(duckdb.Error):  # the write's own error is the one to tell
+                self.con.execute(f"SET threads = {int(threads)}")
+            raise
+        self.con.execute(f"SET threads = {int(threads)}")
 
     def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
         # DuckDB's Parquet writer writes an ENUM column's codes against its dictionary as they are,
