@@ -66,7 +66,7 @@ _CSV_COLUMN = re.compile(r'^Error when converting column "(\w+)"\.')
 _NAMES_NO_VALUE = re.compile(r"magic bytes|CSV Error on Line|Malformed JSON in file")
 
 
-def conversion_message(e: BaseException) -> str | None:
+def message_without_values(e: BaseException) -> str | None:
     """A DuckDB conversion, overflow or invalid-input error (but those about a file as a whole)
     without the value it names; None for any other error. A source query's CAST (or its read_csv's
     declared types, strptime, a JSON or hex function over a text column), or a Parquet file cast to
@@ -188,7 +188,7 @@ class DuckDBEngine(Engine):
                 exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
-        redacted = conversion_message(e)
+        redacted = message_without_values(e)
         if redacted is not None:
             return EngineError(f"{type(e).__name__}: {redacted}", sql)
         if isinstance(e, duckdb.IOException) and (_spilling(str(e)) or self._names_temp_directory(str(e))):

@@ -267,7 +267,7 @@ class SparkEngine(Engine):
         columns, unread = [], {}
         for name in frame.columns:
             # Spark's reader makes every empty field NULL (its own marker is disabled): back to "".
-            value: exp.Expression = exp.Coalesce(this=exp.column(exp.to_identifier(name, quoted=True)),
+            value: exp.Expression = exp.Coalesce(this=_column(name),
                                                  expressions=[exp.Literal.string("")])
             if nulls:
                 value = exp.If(this=exp.In(this=value.copy(), expressions=[n.copy() for n in nulls]),
@@ -362,7 +362,8 @@ class SparkEngine(Engine):
         parts = -(-rows // self.rows_per_part) if rows else 1
         try:
             frame = self._in_parts(query, params, parts, partition_by) if parts > 1 else None
-            frame = frame or self._in_one_part(self.render(query), params)
+            if frame is None:
+                frame = self._in_one_part(self.render(query), params)
             writer = frame.write.mode("errorifexists")
             if partition_by:
                 writer = writer.partitionBy(*partition_by)

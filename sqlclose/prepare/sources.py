@@ -25,7 +25,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.engine.duckdb import conversion_message
+from sqlclose.engine.duckdb import message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import GLOB_CHARACTERS, Source
 from sqlclose.prepare.problem import missing_column
@@ -457,11 +457,12 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
 
 
 def _refuse_unlike_files(files: list[Path], label: str) -> None:
-    """The files of a folder or a pattern have one set of columns and types, or are refused. An
-    engine reads them as one table, every file with the first's types: a second file's DOUBLE
-    salaries were cast to the first's BIGINT (8000.5 released as 8000, a salary no row holds, the
-    re-check reading the source the same way), and its text ages failed the cast, the error quoting
-    a row's value. Compared as DuckDB reads each file alone; the refusal names no value."""
+    """The files of a folder or a pattern have one set of columns, of types that read unchanged as
+    the first file's (``_read_unchanged``), or are refused. An engine reads them as one table, every
+    file with the first's types: a second file's DOUBLE salaries were cast to the first's BIGINT
+    (8000.5 released as 8000, a salary no row holds, the re-check reading the source the same way),
+    and its text ages failed the cast, the error quoting a row's value. Compared as DuckDB reads
+    each file alone; the refusal names no value."""
     if len(files) < 2:
         return
     reader = DuckDBEngine()
@@ -474,9 +475,9 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
                 theirs, ours = (t.get(unlike, "(no such column)") for t in (types, first))
                 raise InputError(
                     f"cannot read {label}: {f} gives column {unlike!r} the type {theirs}, {files[0]} {ours}; the "
-                    "files of one source must have the same columns and types (read as one table, every file "
-                    "takes the first's, and a value that does not fit is changed or stops the job): write them "
-                    "with one schema")
+                    "files of one source must have the same columns, of types that read unchanged as the first "
+                    "file's (read as one table, every file takes the first's, and a value that does not fit is "
+                    "changed or stops the job): write them with one schema")
     finally:
         reader.close()
 
@@ -523,7 +524,7 @@ _FIXES = re.compile(r"\n\s*(Possible fixes|Possible Solution|  file =|-- while r
 def driver_message(error: BaseException) -> str:
     """A driver error in a few words, with any quoted record removed: DuckDB's CSV errors print the
     offending line (``Original Line: …``), which would put a person's record in a job log."""
-    redacted = conversion_message(error)  # a conversion error quotes the value it failed on
+    redacted = message_without_values(error)  # a conversion or invalid-input error may quote a value
     if redacted is not None:
         return redacted
     text = _FIXES.sub("", str(error))
