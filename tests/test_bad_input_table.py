@@ -289,6 +289,10 @@ CASES: list[Case] = [
          lambda d: (write(d, "table3.csv", table(rows=ROWS[:4] + [ROWS[4].replace("11000", "eleven")] + ROWS[5:])),
                     write(d, "spec.toml", spec(('path = "table3.csv"',
                                                 'path = "table3.csv"\ntypes = { salary = "BIGINT" }')))), 2),
+    Case("csv-type-declared-fraction", 'a fraction in a column typed `BIGINT` (`types`), which its read would round',
+         lambda d: (write(d, "table3.csv", table(rows=ROWS[:4] + [ROWS[4].replace("11000", "11000.5")] + ROWS[5:])),
+                    write(d, "spec.toml", spec(('path = "table3.csv"',
+                                                'path = "table3.csv"\ntypes = { salary = "BIGINT" }')))), 2),
     Case("qi-missing", "a QI column missing (`zipcode`)",
          lambda d: write(d, "spec.toml", spec(("zip = {", "zipcode = {"))), 2),
     Case("sensitive-missing", "a sensitive column missing (`diagnosis`)",
@@ -558,6 +562,12 @@ MESSAGES = {
     "csv-type-declared-mismatch": (
         "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds a value that is not "
         "a BIGINT (line 6); fix the value, or change [source] types or nulls"
+    ),
+    "csv-type-declared-fraction": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' is declared BIGINT but holds 1 number(s) "
+        "that type would change (a fraction, more decimals than its scale, or a spelling such as an exponent); a "
+        "release gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with "
+        "room for its decimals, or fix the values"
     ),
     "qi-missing": (
         "sqlclose: error: column 'zipcode' is not in <tmp>/table3.csv; did you mean 'zip'? (its"

@@ -112,6 +112,30 @@ def test_a_csv_value_spark_cannot_read_is_named_nowhere(tmp_path, spark_session,
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("declared, salary", [("BIGINT", "3000.5"), ("DECIMAL", "3000.5"),
+                                              ("DECIMAL(12, 2)", "3000.125")])
+def test_a_number_its_declared_type_would_change_stops_a_spark_job(tmp_path, spark_session, declared, salary):
+    """Spark's casts truncate a CSV's 3000.5 read as BIGINT to 3000, and its plain DECIMAL is
+    (10, 0): a salary no row holds. As on DuckDB the job stops, naming the column, the type and the
+    count, never the value; a plain DECIMAL is DuckDB's (18, 3) on both engines."""
+    from sqlclose.engine import SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    source = tmp_path / "people.csv"
+    source.write_text((table3 / "table3.csv").read_text(encoding="utf-8").replace(
+        "47677,29,3000,", f"47677,29,{salary},"), encoding="utf-8")
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec["source"] = {"path": str(source), "types": {"salary": declared}}
+    if declared == "DECIMAL":  # within (18, 3): released as written
+        with sqlclose.anonymize(None, spec, engine=SparkEngine(spark_session)) as release:
+            assert 3000.5 in [float(v) for v in release.to_arrow().column("salary").to_pylist()]
+        return
+    with pytest.raises(sqlclose.errors.InputError) as e:
+        sqlclose.anonymize(None, spec, engine=SparkEngine(spark_session))
+    assert "column 'salary' is declared" in str(e.value) and salary not in str(e.value)
+
+
+@pytest.mark.spark
 def test_spark_reads_a_csvs_quoted_fields_as_duckdb_does(tmp_path, spark_session):
     """A quote inside a quoted CSV field is doubled (RFC 4180; DuckDB reads it so). Spark's reader
     escapes with a backslash by default: it released the field say ""hi"" (quoted) with its quotes

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pyarrow as pa
@@ -15,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, SpecError
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 SECRET = "SECRET-4711"
@@ -163,3 +164,48 @@ def test_a_value_a_source_querys_declared_csv_types_cannot_read_is_named_nowhere
     assert SECRET not in run.stderr + run.stdout
     error = json.loads(run.stdout)["error"]
     assert "CSV line 11" in error and "column 'salary'" in error
+
+
+def _salaries(path: Path) -> set[Decimal]:
+    """The salaries a CSV holds, as the decimal numbers their text writes."""
+    return {Decimal(line.split(",")[2]) for line in path.read_text(encoding="utf-8").splitlines()[1:]}
+
+
+@pytest.mark.parametrize("declared, salary, refused", [
+    ("BIGINT", "3000.5", True), ("BIGINT", "1e3", True), ("BIGINT", "3000.0", False),
+    ("DECIMAL", "3000.1234", True), ("DECIMAL", "3000.125", False),
+    ("DECIMAL(12, 2)", "3000.125", True), ("DECIMAL(12, 2)", "3000.50", False), ("DECIMAL(12,2)", ".25", False),
+    ("DOUBLE", "3000.5", False),
+])
+def test_a_declared_number_type_releases_the_numbers_as_the_csv_writes_them(tmp_path, declared, salary, refused):
+    """Declared BIGINT, DuckDB's read rounded a CSV's 3000.5 to 3001 (and DECIMAL rounded past its
+    scale, 3 digits for a plain DECIMAL): the release gave a salary no row holds, and its re-check,
+    reading the source the same way, passed. Now a number its declared type would change stops the
+    job (the column, the type and the count; never the value), and one it reads as written is
+    released as the number it is. The oracle: the CSV's text read as Python decimals."""
+    source = tmp_path / "people.csv"
+    source.write_text((TABLE3 / "table3.csv").read_text(encoding="utf-8").replace(
+        "47677,29,3000,", f"47677,29,{salary},"), encoding="utf-8")
+    assert Decimal(salary) in _salaries(source)
+    spec = _spec(source={"path": str(source), "types": {"salary": declared}})
+    if refused:
+        with pytest.raises(InputError) as e:
+            sqlclose.anonymize(None, spec)
+        assert "column 'salary' is declared" in str(e.value)
+        assert "holds 1 number(s) that type would change" in str(e.value)
+        assert salary not in str(e.value)
+        return
+    with sqlclose.anonymize(None, spec) as release:
+        released = {Decimal(str(v)) for v in release.to_arrow().column("salary").to_pylist()}
+    assert released == _salaries(source)
+
+
+@pytest.mark.parametrize("declared, problem", [("DECIMAL(39, 2)", "precision"), ("DECIMAL(5, 6)", "precision"),
+                                               ("NUMERIC", "is not one of")])
+def test_a_declared_decimal_needs_a_precision_and_scale_the_engines_take(tmp_path, declared, problem):
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'[source]\npath = "x.csv"\ntypes = {{ salary = "{declared}" }}\n[privacy]\nk = 2\n'
+                    '[quasi_identifiers]\nage = { bands = [10] }\n', encoding="utf-8")
+    with pytest.raises(SpecError) as e:
+        sqlclose.load_spec(spec)
+    assert problem in str(e.value) and "salary" in str(e.value)

@@ -421,6 +421,10 @@ class DuckDBEngine(Engine):
         """No sniffing: the header's columns, each read as the text it is, except declared types and
         numeric (ordered) columns; strict, so a ragged row is an error naming its line."""
         types = {name: read.types.get(name, "VARCHAR") for name in read.header}
+        if declared := {c: kind for c, kind in read.types.items() if c in types and kind != "VARCHAR"}:
+            as_text = dataclasses.replace(read, types={}, numeric=(), numbers_if_numeric=())
+            relation, params = self._read_csv(path, as_text)
+            self.refuse_changed_numbers(relation, declared, params)
         required = [c for c in read.numeric if c not in read.types and c in types]
         optional = [c for c in read.numbers_if_numeric if c not in read.types and c in types and c not in required]
         if required:  # no number type read: DOUBLE, so that a stray text value fails with its line

@@ -262,6 +262,7 @@ class SparkEngine(Engine):
         # a backslash, read "say ""hi""" as it is written and "end\" as end".
         view = self.temp_name("csv")
         frame = self._csv_text(read, where, view)
+        self.refuse_changed_numbers(_table(view), {c: t for c, t in read.types.items() if c in frame.columns})
         nulls = [exp.Literal.string(v) for v in read.nulls]
         types = {**self._number_types(view, frame.columns, read), **read.types}
         columns, unread = [], {}

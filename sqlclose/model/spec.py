@@ -342,7 +342,27 @@ class Privacy(_Model):
 
 
 CSV_TYPES = ("VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIME")
+# DECIMAL(precision, scale): a money column's "DECIMAL(12, 2)" (plain DECIMAL is DECIMAL(18,3)).
+_DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 GLOB_CHARACTERS = frozenset("*?[]{}")
+
+
+def _csv_type(column: str, name: str) -> str:
+    """A declared CSV column type, spelled as the engines take it: one of ``CSV_TYPES``, or
+    DECIMAL(precision, scale) with 1 ≤ precision ≤ 38 and scale ≤ precision."""
+    upper = name.strip().upper()
+    if upper == "DECIMAL":
+        return "DECIMAL(18,3)"  # DuckDB's own; Spark's plain DECIMAL is (10,0), which rounds 3000.5 to 3001
+    if upper in CSV_TYPES:
+        return upper
+    if decimal := _DECIMAL_TYPE.fullmatch(upper):
+        precision, scale = (int(g) for g in decimal.groups())
+        if 1 <= precision <= 38 and scale <= precision:
+            return f"DECIMAL({precision},{scale})"
+        raise ValueError(f"column {column!r}: type {name!r} needs 1 <= precision <= 38 and scale <= precision, "
+                         "e.g. \"DECIMAL(12, 2)\"")
+    raise ValueError(f"column {column!r}: type {name!r} is not one of {', '.join(CSV_TYPES)} or "
+                     "DECIMAL(precision, scale)")
 
 
 WarehouseDialect = Literal["duckdb", "spark", "postgres", "snowflake", "bigquery", "trino"]
@@ -385,10 +405,7 @@ class Source(_Model):
     @field_validator("types")
     @classmethod
     def _known_types(cls, types: dict[str, str]) -> dict[str, str]:
-        for column, name in types.items():
-            if name.upper() not in CSV_TYPES:
-                raise ValueError(f"column {column!r}: type {name!r} is not one of {', '.join(CSV_TYPES)}")
-        return {column: name.upper() for column, name in types.items()}
+        return {column: _csv_type(column, name) for column, name in types.items()}
 
     @field_validator("query")
     @classmethod

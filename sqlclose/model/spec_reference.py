@@ -61,8 +61,9 @@ MEANINGS: dict[str, str] = {
     "Source.nulls": "CSV strings that mean NULL.",
     "Source.dialect": "A warehouse source's SQL dialect (docs/warehouse.md).",
     "Source.columns": "A warehouse source's columns, in order (the release query names them).",
-    "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" }; undeclared columns are read as text; a name "
-                    "that is not a column of the file is refused.",
+    "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" } or \"DECIMAL(12, 2)\"; undeclared columns are "
+                    "read as text; a number the type would change (a fraction as BIGINT, decimals past the scale) "
+                    "is refused; a name that is not a column of the file is refused.",
     "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
                    "(no suffix: a Parquet folder).",
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
