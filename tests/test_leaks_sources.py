@@ -209,3 +209,47 @@ def test_a_declared_decimal_needs_a_precision_and_scale_the_engines_take(tmp_pat
     with pytest.raises(SpecError) as e:
         sqlclose.load_spec(spec)
     assert problem in str(e.value) and "salary" in str(e.value)
+
+
+def _folder_of(path: Path, tables: list[pa.Table]) -> Path:
+    path.mkdir()
+    for i, table in enumerate(tables):
+        pq.write_table(table, path / f"part-{i:03d}.parquet")
+    return path
+
+
+def test_a_parquet_folders_later_file_naming_a_column_twice_is_refused(tmp_path):
+    """Files are compared once per kind of footer: a file whose footer is unlike the others' is
+    read, and one naming a column twice refused, wherever it sits in the folder."""
+    good = _table3().slice(0, 3)
+    twice = pa.Table.from_arrays([*good.columns, good.column("salary")], names=[*good.column_names, "salary"])
+    folder = _folder_of(tmp_path / "people", [good, good.slice(0, 1), twice, good])
+    with pytest.raises(InputError, match="'salary' more than once") as e:
+        sqlclose.anonymize(folder, _spec())
+    assert "part-002.parquet" in str(e.value)
+
+
+def test_a_file_of_a_parquet_folder_that_is_no_parquet_is_named(tmp_path):
+    folder = _folder_of(tmp_path / "people", [_table3().slice(0, 5), _table3().slice(5)])
+    (folder / "part-001.parquet").write_bytes(b"zip,age\n47677,29\n")
+    with pytest.raises(InputError) as e:
+        sqlclose.anonymize(folder, _spec())
+    assert "part-001.parquet" in str(e.value) and "parquet" in str(e.value)
+
+
+def test_files_alike_but_for_pandas_metadata_or_nesting_read_as_duckdb_reads_each(tmp_path):
+    """Footers equal but for pandas' index range read alike: released. Two files whose nested
+    columns hold the same fields in other places (a {x int, y text}, b {x text, y int} against a {x
+    text, y int}, …) read as other types: refused. The oracle: each file as pyarrow reads it alone."""
+    rows = _table3()
+    as_pandas = [pa.Table.from_pandas(rows.slice(0, 5).to_pandas()),
+                 pa.Table.from_pandas(rows.slice(5).to_pandas().reset_index(drop=True).set_axis(range(10, 14)))]
+    assert as_pandas[0].schema.metadata != as_pandas[1].schema.metadata
+    with sqlclose.anonymize(_folder_of(tmp_path / "pandas", as_pandas), _spec()) as release:
+        assert release.to_arrow().num_rows == rows.num_rows
+    a = pa.StructArray.from_arrays([pa.array([1] * 9), pa.array(["t"] * 9)], names=["x", "y"])
+    b = pa.StructArray.from_arrays([pa.array(["t"] * 9), pa.array([1] * 9)], names=["x", "y"])
+    first, second = rows.append_column("a", a).append_column("b", b), rows.append_column("a", b).append_column("b", a)
+    assert first.schema.field("a").type != second.schema.field("a").type
+    with pytest.raises(InputError, match="gives column 'a' the type"):
+        sqlclose.anonymize(_folder_of(tmp_path / "nested", [first, second]), _spec(others="keep"))

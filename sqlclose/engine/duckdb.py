@@ -458,6 +458,28 @@ class DuckDBEngine(Engine):
         Hive folders' partition columns, which DuckDB would add for a path holding ``dept=10/``)."""
         return self.column_types(*_reader("read_parquet", self._literal(path), {"hive_partitioning": False}))
 
+    def parquet_footers(self, paths: Sequence[Path]) -> list[tuple]:
+        """Per file, what decides how DuckDB reads it: its schema's elements in order (name, physical
+        and logical types, repetition, children …) and its key-value metadata but pandas' (an index's
+        row range, different in every file pandas wrote). Files alike here read alike; the footers
+        of a folder's files in two passes, where ``parquet_file_types`` costs one per file (2,000
+        files: 0.5 s against 2.6 s). On a connection of one thread, each file's elements come in
+        order."""
+        literal = [self._literal(p) for p in paths]
+        elements = ["name", "type", "type_length", "repetition_type", "num_children", "converted_type", "scale",
+                    "precision", "field_id", "logical_type"]
+        schema = self.fetch(*_reader("parquet_schema", literal, {}, exp.select(
+            "file_name", *[exp.column(e) for e in elements]).selects)).to_pylist()
+        metadata = self.fetch(*_reader("parquet_kv_metadata", literal, {}, exp.select(
+            "file_name", "key", "value").selects)).to_pylist()
+        of: dict[str, tuple[list, list]] = {name: ([], []) for name in literal}
+        for row in schema:
+            of[row["file_name"]][0].append(tuple(row[e] for e in elements))
+        for row in metadata:
+            if row["key"] != b"pandas":
+                of[row["file_name"]][1].append((row["key"], row["value"]))
+        return [(tuple(of[name][0]), tuple(sorted(of[name][1]))) for name in literal]
+
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
@@ -691,8 +713,8 @@ def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) ->
     objects.clear()
 
 
-def _reader(function: str, path: str, options: dict[str, Any],
-            select: exp.Expression | None = None) -> tuple[exp.Select, list[Any]]:
+def _reader(function: str, path: str | list[str], options: dict[str, Any],
+            select: exp.Expression | list[exp.Expression] | None = None) -> tuple[exp.Select, list[Any]]:
     """``SELECT * FROM function($1, key = $2, …)`` (or ``select``): the path and every option's value
     bound as parameters, never spliced into the text."""
     args: list[exp.Expression] = [exp.Placeholder(this="1")]
@@ -701,4 +723,5 @@ def _reader(function: str, path: str, options: dict[str, Any],
         params.append(value)
         args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
     table = exp.Table(this=exp.Anonymous(this=function, expressions=args))
-    return exp.select(select if select is not None else exp.Star()).from_(table), params
+    columns = select if isinstance(select, list) else [select if select is not None else exp.Star()]
+    return exp.select(*columns).from_(table), params

@@ -281,8 +281,6 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     elif kind == "duckdb":
         _refuse_non_database(source.path)
     elif kind == "parquet":
-        for f in files:
-            _refuse_duplicates(_parquet_names(f), str(f))
         _refuse_unlike_files(files, label)
     own = engine is None
     engine = engine or DuckDBEngine()
@@ -457,19 +455,31 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
 
 
 def _refuse_unlike_files(files: list[Path], label: str) -> None:
-    """The files of a folder or a pattern have one set of columns, of types that read unchanged as
-    the first file's (``_read_unchanged``), or are refused. An engine reads them as one table, every
-    file with the first's types: a second file's DOUBLE salaries were cast to the first's BIGINT
-    (8000.5 released as 8000, a salary no row holds, the re-check reading the source the same way),
-    and its text ages failed the cast, the error quoting a row's value. Compared as DuckDB reads
-    each file alone; the refusal names no value."""
+    """The files of a folder or a pattern name no column twice, and have one set of columns, of
+    types that read unchanged as the first file's (``_read_unchanged``), or are refused. An engine
+    reads them as one table, every file with the first's types: a second file's DOUBLE salaries
+    were cast to the first's BIGINT (8000.5 released as 8000, a salary no row holds, the re-check
+    reading the source the same way), and its text ages failed the cast, the error quoting a row's
+    value. Compared as DuckDB reads each file alone, once per kind of footer
+    (``DuckDBEngine.parquet_footers``); the refusal names no value."""
     if len(files) < 2:
+        for f in files:
+            _refuse_duplicates(_parquet_names(f), str(f))
         return
-    reader = DuckDBEngine()
+    reader = DuckDBEngine(threads=1)
     try:
-        first = reader.parquet_file_types(files[0])
-        for f in files[1:]:
-            types = reader.parquet_file_types(f)
+        try:
+            footers = reader.parquet_footers(files)
+        except Exception:  # a file that is no Parquet: told file by file, as for one file
+            for f in files:
+                _refuse_duplicates(_parquet_names(f), str(f))
+            raise
+        types_of: dict[tuple, dict[str, str]] = {}
+        for f, footer in zip(files, footers):
+            if footer not in types_of:
+                _refuse_duplicates(_top_level_names(footer[0]), str(f))
+                types_of[footer] = reader.parquet_file_types(f)
+            types, first = types_of[footer], types_of[footers[0]]
             unlike = next((c for c in [*first, *types] if not _read_unchanged(types.get(c), first.get(c))), None)
             if unlike is not None:
                 theirs, ours = (t.get(unlike, "(no such column)") for t in (types, first))
@@ -480,6 +490,22 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
                     "changed or stops the job): write them with one schema")
     finally:
         reader.close()
+
+
+def _top_level_names(elements: tuple) -> list[str]:
+    """A file's columns, from its schema's elements in order (name, …, number of children at 4):
+    the root's children, each followed by its own subtree."""
+    def after(i: int) -> int:
+        j = i + 1
+        for _ in range(elements[i][4] or 0):
+            j = after(j)
+        return j
+
+    names, i = [], 1
+    for _ in range(elements[0][4] or 0):
+        names.append(elements[i][0])
+        i = after(i)
+    return names
 
 
 _SIGNED = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"]
