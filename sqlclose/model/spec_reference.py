@@ -62,7 +62,8 @@ MEANINGS: dict[str, str] = {
     "Source.dialect": "A warehouse source's SQL dialect (docs/warehouse.md).",
     "Source.columns": "A warehouse source's columns, in order (the release query names them).",
     "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" }; undeclared columns are read as text; a name "
-                    "that is not a column of the file is refused.",
+                    "that is not a column of the file is refused. On a warehouse source: the type of an ordered "
+                    "sensitive column in a CSV histogram (e.g. DOUBLE for numeric text such as 7000.00).",
     "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
                    "(no suffix: a Parquet folder).",
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
