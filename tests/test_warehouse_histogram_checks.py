@@ -10,6 +10,7 @@ histogram's own values (never to be printed), the paper's Table 5 node, the repo
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -188,13 +189,14 @@ def test_a_declared_column_missing_from_source_columns_is_refused_by_sqlclose_sq
         assert "h.parquet" not in run.stderr, run.stderr
 
 
-def test_a_column_named_like_the_count_column_is_refused_by_sqlclose_sql(tmp_path):
-    """A QI named __sqlclose_count: the printed query had two output columns of that name."""
+def test_a_column_named_like_a_histogram_column_is_refused_by_sqlclose_sql(tmp_path):
+    """A QI named __sqlclose_count (or like a banded column's typed copy): the printed query had two
+    output columns of that name."""
     spec = _spec(tmp_path, "t", f"[privacy]\nk = 3\n[quasi_identifiers]\n{COUNT} = {{ mask = true }}\n")
     _refused(sqlclose("sql", spec), tmp_path, f"column {COUNT!r}", "rename it")
-    listed = _spec(tmp_path, "t", K5, f'columns = ["zip", "age", "{COUNT}"]')  # an undeclared column of the table
-    listed.write_text('others = "drop"\n' + listed.read_text())
-    _refused(sqlclose("sql", listed), tmp_path, f"column {COUNT!r}")
+    typed = _spec(tmp_path, "t", "[privacy]\nk = 3\n[quasi_identifiers]\nage = { bands = [5] }\n"
+                                 "__sqlclose_typed_age = { mask = true }\n")  # the name of age's typed copy
+    _refused(sqlclose("sql", typed), tmp_path, "'__sqlclose_typed_age'", "rename it")
 
 
 # ---- 6. numeric text in a CSV histogram ---------------------------------------------------------------
@@ -255,3 +257,55 @@ def test_the_warehouse_report_calls_its_output_sql_and_warns_once(tmp_path, ware
     page = sqlclose("report", report, "--html", tmp_path / "page.html")
     assert page.returncode == 2 and "--release" in page.stderr, page.stderr
     assert not (tmp_path / "page.html").exists()
+
+
+# ---- 8. bands: the warehouse column's type decides the labels, as a file's does --------------------
+BANDS = "[privacy]\nk = 15\n[quasi_identifiers]\nage = { bands = [5, 10, 20] }\n" \
+        "[sensitive.d]\ndistance = \"equal\"\nt = 0.5\n"
+INTEGRAL = re.compile(r"\d+-\d+")  # docs/spec.md: an integer column's bands, 35-39
+INTERVAL = re.compile(r"\[\d+(\.\d+)?, \d+(\.\d+)?\)")  # a DOUBLE or DECIMAL column's, [35, 40)
+
+
+def _labels(db: Path, folder: Path) -> set[str]:
+    con = duckdb.connect(str(db))
+    labels = {label for (label,) in con.execute(f"SELECT DISTINCT age FROM ({(folder / 'release.sql').read_text()})")
+              .fetchall()}
+    con.close()
+    assert labels and labels != {"*"}, labels
+    return labels - {"*"}
+
+
+@pytest.mark.parametrize("age_type, target, types, form", [
+    ("DOUBLE", "h.parquet", "", INTERVAL),  # was 20-24: the histogram held the ages as text
+    ("DECIMAL(5, 1)", "h.parquet", "", INTERVAL),  # with 20.5 among the ages: was refused outright
+    ("BIGINT", "h.parquet", "", INTEGRAL),
+    ("DOUBLE", "h.csv", "", INTEGRAL),  # a CSV's columns are text, as on the local path...
+    ("DOUBLE", "h.csv", 'types = { age = "DOUBLE" }', INTERVAL),  # ...unless the type is declared
+], ids=["double", "decimal-fraction", "bigint", "csv-double-undeclared", "csv-double-declared"])
+def test_bands_over_a_warehouse_column_are_labelled_by_its_type(tmp_path, age_type, target, types, form):
+    """docs/spec.md: "The column's type decides the labels": an integer column gets 35-39, a DOUBLE
+    or DECIMAL one [35, 40). The oracle is that text form, checked on the rows the release query
+    gives in the warehouse."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    half = " + 0.5 * (i % 2)" if age_type.startswith("DECIMAL") else ""
+    con.execute(f"CREATE TABLE p AS SELECT (20 + i % 40{half})::{age_type} AS age, ['a', 'b', 'c'][i % 3 + 1] AS d "
+                "FROM range(400) t(i)")
+    con.close()
+    spec = _spec(tmp_path, "p", BANDS, types)
+    run = sqlclose("anonymize", "--histogram", _export(db, spec, tmp_path / target), spec)
+    assert run.returncode == 0, run.stderr
+    labels = _labels(db, tmp_path)
+    assert all(form.fullmatch(label) for label in labels), labels
+
+
+def test_a_histogram_exported_before_typed_copies_is_asked_to_be_exported_again(tmp_path):
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE p AS SELECT (20 + i % 40)::DOUBLE AS age, ['a', 'b', 'c'][i % 3 + 1] AS d "
+                "FROM range(400) t(i)")
+    con.close()
+    spec = _spec(tmp_path, "p", BANDS)
+    hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_age) FROM ({q})")
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_age'",
+             "columns of `sqlclose sql`")

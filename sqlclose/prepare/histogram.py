@@ -61,12 +61,24 @@ def scanned_columns(spec: Spec) -> list[q.CodedColumn]:
     return qis + sas
 
 
+def banded(spec: Spec) -> list[str]:
+    """The quasi-identifiers cut into bands: the histogram also holds their values in the
+    warehouse's type (``wh.typed_copy``), whose type decides the labels."""
+    return [name for name, s in spec.quasi_identifiers.items() if s.kind == "bands"]
+
+
+def histogram_columns(spec: Spec) -> list[str]:
+    """The histogram's columns, as `sqlclose sql` names them."""
+    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + [wh.typed_copy(n) for n in banded(spec)]
+
+
 def check_warehouse_spec(spec: Spec) -> Source:
     """What only a warehouse spec can get wrong, refused before any query is printed or read:
     a counted column missing from ``[source] columns`` (the histogram would count it, the release
-    could not name it), a column named like the histogram's count column (the query would have two
-    columns of that name), ``[source] types`` on a column other than an ordered sensitive one (a
-    CSV histogram's quasi-identifiers are text, its count is the count)."""
+    could not name it), a counted column named like one of the histogram's own columns (the query
+    would have two columns of that name), ``[source] types`` on a column other than an ordered
+    sensitive one or a banded quasi-identifier (a CSV histogram's quasi-identifiers are text, its
+    count is the count)."""
     source = warehouse_source(spec)
     if source.columns is not None:
         for name in spec.declared_columns:
@@ -74,24 +86,24 @@ def check_warehouse_spec(spec: Spec) -> Source:
                 raise SpecError(f"column {name!r} is declared in the spec but not listed in [source] columns (the "
                                 "warehouse table's columns, which sqlclose cannot see): add it to columns if the "
                                 "table has it, or correct its name")
-    for name in [*spec.declared_columns, *(source.columns or [])]:
-        if name == wh.COUNT_COLUMN:
-            raise SpecError(f"column {name!r} has the name of the histogram's count column, so the histogram query "
-                            f"would have two columns of that name: rename it in the warehouse (e.g. a view "
-                            f"selecting it AS another name) and in the spec")
-    ordered = {name for name, s in spec.sensitive.items() if s.distance == "ordered"}
+    for c in scanned_columns(spec):
+        if c.name == wh.COUNT_COLUMN or c.name.startswith(wh.TYPED_PREFIX):
+            raise SpecError(f"column {c.name!r} has a name the histogram query gives its own columns "
+                            f"({wh.COUNT_COLUMN!r}, {wh.TYPED_PREFIX}…), so it would have two columns of that name: "
+                            "rename it in the warehouse (e.g. a view selecting it AS another name) and in the spec")
+    typed = {name for name, s in spec.sensitive.items() if s.distance == "ordered"} | set(banded(spec))
     for name in source.types:
-        if name not in ordered:
-            raise SpecError(f"[source] types names {name!r}, but on the warehouse path types apply to the ordered "
-                            "sensitive columns of a CSV histogram only (quasi-identifiers are read as text, the "
-                            "count as whole numbers): remove it")
+        if name not in typed:
+            raise SpecError(f"[source] types names {name!r}, but on the warehouse path types apply to a CSV "
+                            "histogram's ordered sensitive columns and banded quasi-identifiers only (other "
+                            "quasi-identifiers are read as text, the count as whole numbers): remove it")
     return source
 
 
 def histogram_sql(spec: Spec, dialect: str | None = None) -> str:
     """The one query the warehouse runs for the search, in its dialect."""
     source = check_warehouse_spec(spec)
-    query = wh.histogram(wh.warehouse_table(source.table_parts), scanned_columns(spec))
+    query = wh.histogram(wh.warehouse_table(source.table_parts), scanned_columns(spec), banded(spec))
     return wh.render(query, dialect_of(spec, dialect))
 
 
@@ -112,7 +124,8 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     column is first read as the text it is and checked to be whole numbers that a 64-bit integer
     holds (read as a number straight away, 1.5 became 2), then read as BIGINT; ``[source] types``
     gives an ordered sensitive column of a CSV histogram a type (e.g. DOUBLE for Postgres's
-    numeric text, 7000.00), as it does a CSV table's."""
+    numeric text, 7000.00), as it does a CSV table's, and a banded quasi-identifier's typed copy the
+    type that decides its labels (a Parquet histogram carries the warehouse's own)."""
     path = Path(path)
     if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
         raise InputError(f"the histogram {path} should be the warehouse's export as .parquet (or .csv)")
@@ -120,15 +133,17 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     label = f"the histogram {path}"
     ordered = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     csv = path.suffix.lower() == ".csv"
+    declared = {wh.typed_copy(name) if name in spec.quasi_identifiers else name: kind
+                for name, kind in source.types.items()}
     if csv:
-        as_text = open_source(path, None, FileRead(types={**source.types, wh.COUNT_COLUMN: "VARCHAR"},
+        as_text = open_source(path, None, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"},
                                                   numeric=ordered, histogram=True))
         try:
             _check_columns(as_text.engine.schema(as_text.relation), spec, label, count_type=False)
             _check_count_text(as_text.engine, as_text.relation, label)
         finally:
             as_text.engine.close()
-    types = {**source.types, wh.COUNT_COLUMN: "BIGINT"} if csv else {}
+    types = {**declared, wh.COUNT_COLUMN: "BIGINT"} if csv else {}
     opened = open_source(path, None, FileRead(types=types, numeric=ordered, histogram=True))
     try:
         _check_columns(opened.engine.schema(opened.relation), spec, label)
@@ -143,12 +158,14 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
 def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
     """The problem, read from the histogram instead of the table's rows (no input fingerprint:
     the rows never left the warehouse)."""
+    schema = opened.engine.schema(opened.relation)
     return prepare(opened.engine, opened.relation, spec, opened.label, None, counts=wh.COUNT_COLUMN,
-                   table_columns=table_columns(spec))
+                   table_columns=table_columns(spec),
+                   column_types={name: schema.field(wh.typed_copy(name)).type for name in banded(spec)})
 
 
 def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool = True) -> None:
-    expected = [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN]
+    expected = histogram_columns(spec)
     found = schema.names
     missing = [c for c in expected if c not in found]
     extra = [c for c in found if c not in expected]

@@ -100,10 +100,12 @@ class Problem:
 
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str,
             fingerprint_key: str | None = None, *, counts: str | None = None,
-            table_columns: list[str] | None = None) -> Problem:
+            table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None) -> Problem:
     """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
     combination of QI and sensitive values, counts in that column), not the table's rows;
-    ``table_columns``: then the columns of the table it counts, which decide what is released."""
+    ``table_columns``: then the columns of the table it counts, which decide what is released;
+    ``column_types``: then the table's type of a quasi-identifier the histogram holds as text
+    (a banded one: the type decides its labels)."""
     schema = engine.schema(source)
     columns = table_columns if table_columns is not None else [f.name for f in schema]
     _check_columns(spec, columns, source_label)
@@ -148,8 +150,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             _, nulls = _null_counts(reader, coded)
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
+        types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
-                                                           schema.field(c.name).type), c)
+                                                           types.get(c.name) or schema.field(c.name).type), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
