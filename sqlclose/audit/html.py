@@ -43,6 +43,10 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
         doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
+    if release_path is None and doc["output"].get("format") == "sql":
+        raise InputError(f"{report_path} is the report of a release query ({doc['output']['path']}), which the "
+                         "warehouse runs; sqlclose never saw its rows: export the released table from the warehouse "
+                         "as Parquet and pass it with --release (docs/warehouse.md)")
     release = Path(release_path or doc["output"]["path"])
     if not release.exists():  # a file, a Parquet folder, or a DuckDB database holding the table
         raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")

@@ -60,6 +60,7 @@ class FileRead:
     query: exp.Expression | None = None  # kind "query": one SELECT, over ``path`` (a DuckDB database) or files
     folder: Path | None = None  # kind "query": where the files it names are looked up
     parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)
+    histogram: bool = False  # the warehouse path's export (its errors' hints name what that path has)
 
     @property
     def format(self) -> str | None:

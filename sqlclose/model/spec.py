@@ -378,7 +378,8 @@ class Source(_Model):
 
     A path is literal: ``data[1].csv`` is that one file. ``glob = true`` makes it a pattern. CSV
     columns are read as the text they are (no sniffing of booleans or dates); ``types`` gives a
-    column a type, ``nulls`` the strings that mean NULL, ``encoding`` the file's encoding.
+    column a type, ``nulls`` the strings that mean NULL, ``encoding`` the file's encoding. On a
+    warehouse source ``types`` gives an ordered sensitive column its type in a CSV histogram.
 
     ``query``: one SELECT (DuckDB's SQL; anything else is refused), run once, read-only, into a
     temporary table that the search, the release and the checks all read. With ``path`` naming a
@@ -469,8 +470,10 @@ class Source(_Model):
         if self.path is not None or self.glob or self.delimiter is not None:
             raise ValueError("a warehouse source is a table, not a file: give table = \"schema.table\" and no path, "
                              "glob or delimiter")
-        if self.types or self.nulls != [""] or self.encoding != "utf-8":
-            raise ValueError("types, nulls and encoding apply to CSV sources only")
+        # types: an ordered sensitive column's type in a CSV histogram (histogram.check_warehouse_spec)
+        if self.nulls != [""] or self.encoding != "utf-8":
+            raise ValueError("nulls and encoding apply to CSV sources only (a warehouse's CSV histogram reads an "
+                             "empty field as NULL, as UTF-8)")
         if not self.table or any(not part.strip() for part in self.table.split(".")) or \
                 len(self.table.split(".")) > 3:
             raise ValueError("a warehouse source needs table = \"[catalog.][schema.]table\" (1 to 3 dot-separated "

@@ -63,7 +63,9 @@ MEANINGS: dict[str, str] = {
     "Source.columns": "A warehouse source's columns, in order (the release query names them).",
     "Source.types": "CSV column types, e.g. { salary = \"BIGINT\" } or \"DECIMAL(12, 2)\"; undeclared columns are "
                     "read as text; a number the type would change (a fraction as BIGINT, decimals past the scale) "
-                    "is refused; a name that is not a column of the file is refused.",
+                    "is refused; a name that is not a column of the file is refused. On a warehouse source: the "
+                    "type of an ordered sensitive or banded column in a CSV histogram (e.g. DOUBLE for numeric text "
+                    "such as 7000.00).",
     "Output.path": "The file to write (.parquet, .csv), the DuckDB database (.duckdb, with table), or a folder "
                    "(no suffix: a Parquet folder).",
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",

@@ -10,13 +10,14 @@ values, leaves checked, codes assigned, exactly as for a table.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
-from sqlclose.engine.base import FileRead
+from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
 from sqlclose.prepare.problem import Problem, prepare
@@ -60,17 +61,56 @@ def scanned_columns(spec: Spec) -> list[q.CodedColumn]:
     return qis + sas
 
 
+def banded(spec: Spec) -> list[str]:
+    """The quasi-identifiers cut into bands: the histogram also holds their values in the
+    warehouse's type (``wh.typed_copy``), whose type decides the labels."""
+    return [name for name, s in spec.quasi_identifiers.items() if s.kind == "bands"]
+
+
+def histogram_columns(spec: Spec) -> list[str]:
+    """The histogram's columns, as `sqlclose sql` names them."""
+    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + [wh.typed_copy(n) for n in banded(spec)]
+
+
+def check_warehouse_spec(spec: Spec) -> Source:
+    """What only a warehouse spec can get wrong, refused before any query is printed or read:
+    a counted column missing from ``[source] columns`` (the histogram would count it, the release
+    could not name it), a counted column named like one of the histogram's own columns (the query
+    would have two columns of that name), ``[source] types`` on a column other than an ordered
+    sensitive one or a banded quasi-identifier (a CSV histogram's quasi-identifiers are text, its
+    count is the count)."""
+    source = warehouse_source(spec)
+    if source.columns is not None:
+        for name in spec.declared_columns:
+            if name not in source.columns:
+                raise SpecError(f"column {name!r} is declared in the spec but not listed in [source] columns (the "
+                                "warehouse table's columns, which sqlclose cannot see): add it to columns if the "
+                                "table has it, or correct its name")
+    for c in scanned_columns(spec):
+        if c.name == wh.COUNT_COLUMN or c.name.startswith(wh.TYPED_PREFIX):
+            raise SpecError(f"column {c.name!r} has a name the histogram query gives its own columns "
+                            f"({wh.COUNT_COLUMN!r}, {wh.TYPED_PREFIX}…), so it would have two columns of that name: "
+                            "rename it in the warehouse (e.g. a view selecting it AS another name) and in the spec")
+    typed = {name for name, s in spec.sensitive.items() if s.distance == "ordered"} | set(banded(spec))
+    for name in source.types:
+        if name not in typed:
+            raise SpecError(f"[source] types names {name!r}, but on the warehouse path types apply to a CSV "
+                            "histogram's ordered sensitive columns and banded quasi-identifiers only (other "
+                            "quasi-identifiers are read as text, the count as whole numbers): remove it")
+    return source
+
+
 def histogram_sql(spec: Spec, dialect: str | None = None) -> str:
     """The one query the warehouse runs for the search, in its dialect."""
-    source = warehouse_source(spec)
-    query = wh.histogram(wh.warehouse_table(source.table_parts), scanned_columns(spec))
+    source = check_warehouse_spec(spec)
+    query = wh.histogram(wh.warehouse_table(source.table_parts), scanned_columns(spec), banded(spec))
     return wh.render(query, dialect_of(spec, dialect))
 
 
 def table_columns(spec: Spec) -> list[str]:
     """The warehouse table's columns as the spec lists them; unlisted, the declared ones (then
     the release holds only quasi-identifiers and sensitive columns)."""
-    source = warehouse_source(spec)
+    source = check_warehouse_spec(spec)
     if source.columns is not None:
         return list(source.columns)
     if spec.others == "keep":
@@ -80,16 +120,35 @@ def table_columns(spec: Spec) -> list[str]:
 
 
 def open_histogram(path: Path, spec: Spec) -> Opened:
-    """The exported histogram in a local DuckDB, its columns and counts checked."""
+    """The exported histogram in a local DuckDB, its columns and counts checked. A CSV's count
+    column is first read as the text it is and checked to be whole numbers that a 64-bit integer
+    holds (read as a number straight away, 1.5 became 2), then read as BIGINT; ``[source] types``
+    gives an ordered sensitive column of a CSV histogram a type (e.g. DOUBLE for Postgres's
+    numeric text, 7000.00), as it does a CSV table's, and a banded quasi-identifier's typed copy the
+    type that decides its labels (a Parquet histogram carries the warehouse's own)."""
     path = Path(path)
     if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
         raise InputError(f"the histogram {path} should be the warehouse's export as .parquet (or .csv)")
+    source = check_warehouse_spec(spec)
+    label = f"the histogram {path}"
     ordered = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
-    opened = open_source(path, None, FileRead(types={wh.COUNT_COLUMN: "BIGINT"}, numeric=ordered))
+    csv = path.suffix.lower() == ".csv"
+    declared = {wh.typed_copy(name) if name in spec.quasi_identifiers else name: kind
+                for name, kind in source.types.items()}
+    if csv:
+        as_text = open_source(path, None, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"},
+                                                  numeric=ordered, histogram=True))
+        try:
+            _check_columns(as_text.engine.schema(as_text.relation), spec, label, count_type=False)
+            _check_count_text(as_text.engine, as_text.relation, label)
+        finally:
+            as_text.engine.close()
+    types = {**declared, wh.COUNT_COLUMN: "BIGINT"} if csv else {}
+    opened = open_source(path, None, FileRead(types=types, numeric=ordered, histogram=True))
     try:
-        label = f"the histogram {path}"
         _check_columns(opened.engine.schema(opened.relation), spec, label)
         _check_counts(opened.engine, opened.relation, label)
+        _check_groups(opened.engine, opened.relation, spec, label, csv)
     except BaseException:
         opened.engine.close()
         raise
@@ -99,12 +158,14 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
 def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
     """The problem, read from the histogram instead of the table's rows (no input fingerprint:
     the rows never left the warehouse)."""
+    schema = opened.engine.schema(opened.relation)
     return prepare(opened.engine, opened.relation, spec, opened.label, None, counts=wh.COUNT_COLUMN,
-                   table_columns=table_columns(spec))
+                   table_columns=table_columns(spec),
+                   column_types={name: schema.field(wh.typed_copy(name)).type for name in banded(spec)})
 
 
-def _check_columns(schema: pa.Schema, spec: Spec, label: str) -> None:
-    expected = [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN]
+def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool = True) -> None:
+    expected = histogram_columns(spec)
     found = schema.names
     missing = [c for c in expected if c not in found]
     extra = [c for c in found if c not in expected]
@@ -115,6 +176,8 @@ def _check_columns(schema: pa.Schema, spec: Spec, label: str) -> None:
     if extra:
         raise DataError(f"{label} has column(s) the spec does not count: {', '.join(repr(c) for c in extra)}; "
                         "export the result of `sqlclose sql` for this spec unchanged")
+    if not count_type:
+        return
     kind = schema.field(wh.COUNT_COLUMN).type
     whole = pa.types.is_integer(kind) or (pa.types.is_decimal(kind) and kind.scale == 0)
     if not whole:
@@ -129,8 +192,13 @@ def _check_counts(engine: Engine, relation: exp.Expression, label: str) -> None:
         flag = exp.If(this=condition, true=exp.Literal.number(1), false=exp.Literal.number(0))
         return exp.alias_(exp.Coalesce(this=exp.Sum(this=flag), expressions=[exp.Literal.number(0)]), name)
 
+    # The total, each count capped just above the limit: exact, and never itself too large to sum.
+    wide = exp.DataType.build("DECIMAL(38, 0)")
+    capped = exp.Least(this=exp.Cast(this=count.copy(), to=wide),
+                       expressions=[exp.Cast(this=exp.Literal.number(MAX_ROWS + 1), to=wide)])
     query = exp.select(rows_where(exp.Is(this=count.copy(), expression=exp.Null()), "nulls"),
-                       rows_where(exp.LT(this=count.copy(), expression=exp.Literal.number(1)), "below")
+                       rows_where(exp.LT(this=count.copy(), expression=exp.Literal.number(1)), "below"),
+                       exp.GT(this=exp.Sum(this=capped), expression=exp.Literal.number(MAX_ROWS)).as_("too_large"),
                        ).from_(relation.copy())
     found = engine.fetch(query).to_pylist()[0]
     if found["nulls"]:
@@ -139,3 +207,60 @@ def _check_counts(engine: Engine, relation: exp.Expression, label: str) -> None:
     if found["below"]:
         raise DataError(f"{label}: {found['below']} row(s) have a count below 1 ({wh.COUNT_COLUMN!r} negative or "
                         "zero); a histogram counts rows: export the result of `sqlclose sql` unchanged")
+    if found["too_large"]:
+        raise DataError(_too_large(label, f"its counts ({wh.COUNT_COLUMN!r}) sum to more than {MAX_ROWS:,} rows"))
+
+
+BIGINT_MAX = 2**63 - 1  # a count is read as a 64-bit integer
+# The most rows the search counts exactly: discernibility (Σ class size², and suppressed rows × all
+# rows) is a 64-bit integer, so the total's square must fit one. A histogram counting more (a
+# table of over 3 billion rows) would get a wrapped-around metric, hence a wrong choice of node.
+MAX_ROWS = math.isqrt(BIGINT_MAX)
+
+
+def _check_count_text(engine: Engine, relation: exp.Expression, label: str) -> None:
+    """A CSV histogram's count column, read as text: whole numbers only (DuckDB's BIGINT read
+    rounds 1.5 to 2), each within a 64-bit integer. NULLs are left to ``_check_counts``."""
+    count = q.col(wh.COUNT_COLUMN)
+    whole = exp.RegexpLike(this=count.copy(), expression=exp.Literal.string(f"^{WHOLE_NUMBER}$"))
+    fits = exp.Not(this=exp.Is(this=exp.TryCast(this=count.copy(), to=exp.DataType.build("BIGINT")),
+                               expression=exp.Null()))
+    query = exp.select(
+        exp.Count(this=exp.If(this=exp.not_(whole), true=exp.Literal.number(1))).as_("not_whole"),
+        exp.Count(this=exp.If(this=exp.and_(whole.copy(), exp.not_(fits)), true=exp.Literal.number(1))).as_("huge"),
+    ).from_(relation.copy())
+    found = engine.fetch(query).to_pylist()[0]
+    if found["not_whole"]:
+        raise DataError(f"{label}: {found['not_whole']} row(s) have a count ({wh.COUNT_COLUMN!r}) that is not a whole "
+                        "number; a histogram counts rows: export the result of `sqlclose sql` unchanged (COUNT(*) as "
+                        "an integer)")
+    if found["huge"]:
+        raise DataError(_too_large(label, f"{found['huge']} row(s) have a count ({wh.COUNT_COLUMN!r}) above "
+                                          f"{BIGINT_MAX:,}"))
+
+
+def _too_large(label: str, what: str) -> str:
+    return (f"{label}: {what}; sqlclose's search counts at most {MAX_ROWS:,} rows exactly (its discernibility, "
+            "the sum of squared class sizes, is a 64-bit integer): export the result of `sqlclose sql` unchanged, "
+            "or anonymize a part of a larger table at a time")
+
+
+def _check_groups(engine: Engine, relation: exp.Expression, spec: Spec, label: str, csv: bool) -> None:
+    """One row per combination of values, as a GROUP BY gives it: a combination in two rows (an
+    export written twice, part files copied or merged twice) would be summed, and the search
+    would count rows the table does not have — classes below k released as k-anonymous. Counted
+    in SQL, one GROUP BY over the counted columns; the values themselves are never fetched."""
+    # As text: DuckDB groups -0.0 with 0.0, which the ordered check then names for what it is.
+    keys = [q.as_text(q.col(c.name)) for c in scanned_columns(spec)]
+    repeated = (exp.select(exp.Literal.number(1).as_("one")).from_(relation.copy())
+                .group_by(*keys).having(exp.GT(this=exp.Count(this=exp.Star()),
+                                                expression=exp.Literal.number(1))))
+    query = exp.select(exp.Count(this=exp.Star()).as_("repeated")).from_(repeated.subquery("repeated"))
+    found = engine.fetch(query).to_pylist()[0]["repeated"]
+    if found:
+        blank = (" (in a CSV export an empty string and a NULL read as one: if a counted column holds empty "
+                 "strings, export Parquet)") if csv else ""
+        raise DataError(f"{label}: {found} combination(s) of values appear in more than one row, but a histogram "
+                        "from `sqlclose sql` has one row per combination (the export was written twice, or its part "
+                        f"files copied or merged more than once){blank}; export the result of `sqlclose sql` again, "
+                        "once, and pass that file")

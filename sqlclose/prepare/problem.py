@@ -100,10 +100,12 @@ class Problem:
 
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str,
             fingerprint_key: str | None = None, *, counts: str | None = None,
-            table_columns: list[str] | None = None) -> Problem:
+            table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None) -> Problem:
     """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
     combination of QI and sensitive values, counts in that column), not the table's rows;
-    ``table_columns``: then the columns of the table it counts, which decide what is released."""
+    ``table_columns``: then the columns of the table it counts, which decide what is released;
+    ``column_types``: then the table's type of a quasi-identifier the histogram holds as text
+    (a banded one: the type decides its labels)."""
     schema = engine.schema(source)
     columns = table_columns if table_columns is not None else [f.name for f in schema]
     _check_columns(spec, columns, source_label)
@@ -147,9 +149,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             reader = readers.enter_context(values_reader(engine, values, len(coded)))
             _, nulls = _null_counts(reader, coded)
         _refuse_nulls(coded, nulls, policies, source_label)
-        _check_values(engine, effective, schema, spec, coded, source_label)
+        _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
+        types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
-                                                           schema.field(c.name).type), c)
+                                                           types.get(c.name) or schema.field(c.name).type), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -173,12 +176,13 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
 
 
 def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spec: Spec,
-                  coded: list[q.CodedColumn], source_label: str) -> None:
+                  coded: list[q.CodedColumn], source_label: str, histogram: bool = False) -> None:
     """The checks of the rows kept (``source``, of the input's ``schema``): an ordered sensitive
-    column's floats, a NULL stand-in's text."""
+    column's floats, a NULL stand-in's text. ``histogram``: the source is the warehouse path's
+    histogram, whose fixes are made in the warehouse (it has no [source] nulls or query)."""
     for name, s in spec.sensitive.items():
         if s.distance == "ordered" and pa.types.is_floating(schema.field(name).type):
-            _refuse_odd_floats(engine, source, name, source_label)
+            _refuse_odd_floats(engine, source, name, source_label, histogram)
     for c in coded:
         if c.null_value is not None:
             _refuse_colliding_stand_in(engine, source, c, source_label)
@@ -256,15 +260,26 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
 
 
 
-def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str) -> None:
+def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str,
+                       histogram: bool = False) -> None:
     """An ordered domain holds neither NaN nor ±inf (they would sort to its top), nor -0.0 beside
     0.0: one number, grouped as one value that keeps one of their texts, so the rows of the other
     would find no code and not be counted. Both asked in one pass over the column."""
     found = engine.fetch(q.float_checks(source, name)).to_pylist()[0]
+    if found["non_finite"] and histogram:
+        raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
+                        "which have no place in an ordered distance; clean them in the warehouse table (or count "
+                        "a view of it that makes them NULL, with nulls = \"drop\" or a null_value for the column), "
+                        "then run `sqlclose sql` and export again")
     if found["non_finite"]:
         raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
                         "which have no place in an ordered distance; clean them, or set nulls for them and "
                         "nulls = \"drop\"")
+    if found["negative"] and found["positive"] and histogram:
+        raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
+                        f"ordered distance needs one: normalize it in the warehouse (e.g. a view selecting {name} + "
+                        "0.0, which turns -0.0 into 0.0, as [source] table), then run `sqlclose sql` and export "
+                        "again — or choose another distance")
     if found["negative"] and found["positive"]:
         raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
                         f"ordered distance needs one: normalize it (e.g. {name} + 0.0 in a [source] query turns -0.0 "

@@ -443,6 +443,10 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                 f"(or the delimiter: {read.delimiter!r})")
     if convert := _CONVERT.search(text):
         column, wanted = convert.group(1), convert.group(2)
+        if column in read.numeric and column not in read.types and read.histogram:
+            return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
+                    "needs numbers: fix the value in the warehouse table (or count a view of it that makes it "
+                    "NULL) and export again, or use another distance")
         if column in read.numeric and column not in read.types:
             return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
                     "needs numbers: fix the value, list it in [source] nulls, or use another distance")

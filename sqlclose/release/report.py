@@ -146,7 +146,8 @@ class Utility(_Model):
 
 class Output(_Model):
     path: str | None = Field(description="Where the release was written (for a table: the database file).")
-    format: str = Field("parquet", description="parquet, csv or duckdb (a table in a DuckDB database file).")
+    format: str = Field("parquet", description="parquet, csv or duckdb (a table in a DuckDB database file); sql for "
+                        "the warehouse path's release query (docs/warehouse.md).")
     table: str | None = Field(None, description="The table, for a DuckDB database output.")
     rows: int = Field(description="Released rows.")
     sha256: str | None = Field(description="sha256 of the written file; the report vouches for exactly these bytes "

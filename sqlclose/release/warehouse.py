@@ -132,7 +132,7 @@ class WarehouseRelease(Release):
 
     def warehouse_report(self, path: Path | None = None, digest: str | None = None) -> dict:
         """The report: the local one's values, ``verified: false``, and the ``warehouse`` section."""
-        doc = self.report(self.summary, path, digest)
+        doc = self.report(self.summary, path, digest, output_format="sql")
         doc["verified"] = False
         doc["warehouse"] = {
             "dialect": self.dialect, "table": self.table_name, "histogram": self.source_label,
@@ -142,7 +142,7 @@ class WarehouseRelease(Release):
             "expected": self.expected(),
             "sensitive_columns": {f"s{j}": sa.name for j, sa in enumerate(self.problem.sas)},
         }
-        doc["warnings"] = [*doc["warnings"], "not verified locally: " + NOT_VERIFIED]
+        doc["warnings"] = [*doc["warnings"], NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
 
 

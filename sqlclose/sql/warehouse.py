@@ -26,6 +26,7 @@ from sqlclose.sql import queries as q
 COUNT_COLUMN = "__sqlclose_count"  # the histogram's count column (the reserved prefix: never a user's column)
 RELEASED = "__sqlclose_released"
 SUPPRESSED = "__sqlclose_suppressed"
+TYPED_PREFIX = "__sqlclose_typed_"  # a banded quasi-identifier's value in its own type (``typed_copy``)
 VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
 
 
@@ -40,13 +41,23 @@ def warehouse_table(parts: Sequence[str]) -> exp.Table:
     return exp.Table(**args)
 
 
-def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn]) -> exp.Expression:
+def typed_copy(name: str) -> str:
+    """The histogram's column holding a banded quasi-identifier's value in the warehouse's own
+    type (its text is what is counted): the type decides the bands' labels (``35-39`` or
+    ``[35, 40)``), as a file's column type does on the local path."""
+    return f"{TYPED_PREFIX}{name}"
+
+
+def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Sequence[str] = ()) -> exp.Expression:
     """The one query the search needs: the scan's GROUP BY, columns named as in the table, and
     the count as ``COUNT_COLUMN``. ``columns`` carry only name and typing (``typed``: an ordered
-    sensitive column stays a number); NULLs stay NULL."""
+    sensitive column stays a number); NULLs stay NULL. ``typed``: columns also given in their own
+    type, as ``MIN`` of the group (one value: the group is that value's text), named ``typed_copy``."""
     plain = [q.CodedColumn(c.name, c.name, c.code, c.lookup, typed=c.typed) for c in columns]
     select = q.raw_histogram(table, plain, q.Params())
     select.expressions[-1].set("alias", q.ident(COUNT_COLUMN))
+    for name in typed:
+        select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(name))), copy=False)
     return quoted(select)
 
 

@@ -1,0 +1,311 @@
+"""The warehouse path's checks of its spec and of the exported histogram (docs/warehouse.md).
+
+A DuckDB database plays the warehouse: the histogram query `sqlclose sql` prints runs there and
+its result is exported (Parquet, or CSV as Postgres writes it), sometimes altered the way a real
+export goes wrong (written twice, a fractional or huge count, numeric text). The oracles do not
+come from sqlclose's search: the expected exit code and the words of the documented message, the
+histogram's own values (never to be printed), the paper's Table 5 node, the report's fields.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TABLE3 = REPO / "datasets" / "table3"
+COUNT = "__sqlclose_count"
+
+
+def sqlclose(*args: object) -> subprocess.CompletedProcess:
+    extra = ["--no-progress"] if args[0] == "anonymize" else []
+    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *map(str, args), *extra],
+                          capture_output=True, text=True)
+
+
+def _h(path: Path) -> str:
+    return json.dumps(path.as_posix())
+
+
+def _spec(folder: Path, table: str, body: str, source: str = "") -> Path:
+    spec = folder / "wh.toml"
+    spec.write_text(f"""
+[source]
+format = "warehouse"
+table = "{table}"
+dialect = "duckdb"
+{source}
+[output]
+path = "release.sql"
+overwrite = true
+
+{body}
+""")
+    return spec
+
+
+QIS = f"""
+[quasi_identifiers]
+zip = {{ mask = true, length = 5 }}
+age = {{ file = {_h(TABLE3 / 'age.csv')} }}
+"""
+K5 = "[privacy]\nk = 5\n" + QIS
+T_SPEC = "[privacy]\nk = 3\n" + QIS + f"""
+[sensitive.salary]
+distance = "ordered"
+t = 0.2
+
+[sensitive.disease]
+distance = "hierarchical"
+t = 0.3
+hierarchy = {_h(TABLE3 / 'disease.csv')}
+"""
+TABLE5_NODE = {"zip": 1, "age": 2}  # the paper's Table 5: 4767*, 4760*, 4790* and <40, >=40
+
+
+@pytest.fixture
+def warehouse(tmp_path) -> Path:
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?)", [str(TABLE3 / "table3.csv")])
+    con.execute("CREATE TABLE t3n AS SELECT zip, age, salary::DECIMAL(10, 2) AS salary, disease FROM t3")
+    con.close()
+    return db
+
+
+def _export(db: Path, spec: Path, target: Path, wrap: str = "{q}") -> Path:
+    """Run `sqlclose sql` in the warehouse and export its result (``wrap``: how the export goes wrong)."""
+    query = sqlclose("sql", spec)
+    assert query.returncode == 0, query.stderr
+    con = duckdb.connect(str(db))
+    fmt = "(HEADER)" if target.suffix == ".csv" else "(FORMAT PARQUET)"
+    con.execute(f"COPY ({wrap.format(q=query.stdout)}) TO '{target}' {fmt}")
+    con.close()
+    return target
+
+
+def _refused(run: subprocess.CompletedProcess, folder: Path, *fragments: str) -> None:
+    assert run.returncode == 2, (run.returncode, run.stdout, run.stderr)
+    assert run.stderr.startswith("sqlclose: error:") and "Traceback" not in run.stderr, run.stderr
+    for fragment in fragments:
+        assert fragment in run.stderr, (fragment, run.stderr)
+    assert not (folder / "release.sql").exists()
+
+
+def _table3_values() -> set[str]:
+    """Every zip code and disease of Table 3: text that a message must never hold."""
+    rows = duckdb.sql(f"SELECT zip::VARCHAR, disease FROM read_csv('{TABLE3 / 'table3.csv'}')").fetchall()
+    return {v for row in rows for v in row}
+
+
+# ---- 1. repeated groups ------------------------------------------------------------------------
+@pytest.mark.parametrize("target, wrap", [
+    ("h.parquet", "SELECT * FROM ({q}) UNION ALL SELECT * FROM ({q})"),  # the export written twice
+    ("h.csv", "SELECT * FROM ({q}) UNION ALL SELECT * FROM ({q})"),
+    # one group split in two rows whose counts add up to the true one: still not a GROUP BY result
+    ("h.parquet", f"SELECT * FROM ({{q}}) WHERE age <> '29' UNION ALL "
+                  f"SELECT * REPLACE (1 AS {COUNT}) FROM ({{q}}) WHERE age = '29' UNION ALL "
+                  f"SELECT * REPLACE (1 AS {COUNT}) FROM ({{q}}) WHERE age = '29'"),
+], ids=["parquet-twice", "csv-twice", "one-group-split"])
+def test_a_histogram_that_repeats_a_combination_is_refused_without_showing_it(tmp_path, warehouse, target, wrap):
+    """Summed, a histogram exported twice made classes of 3 rows pass k = 5 (exit 0)."""
+    spec = _spec(tmp_path, "t3", K5)
+    hist = _export(warehouse, spec, tmp_path / target, wrap)
+    run = sqlclose("anonymize", "--histogram", hist, spec)
+    _refused(run, tmp_path, str(hist), "more than one row", "export the result of `sqlclose sql` again, once")
+    assert not any(value in run.stderr for value in _table3_values()), run.stderr
+
+
+def test_a_part_file_copied_into_a_histogram_folder_is_refused(tmp_path, warehouse):
+    """A Spark export is a folder of part files, read as one: a part copied twice repeats its groups."""
+    spec = _spec(tmp_path, "t3", K5)
+    folder = tmp_path / "h.parquet"
+    folder.mkdir()
+    part = _export(warehouse, spec, folder / "part-00000.parquet")
+    (folder / "part-00000 copy.parquet").write_bytes(part.read_bytes())
+    _refused(sqlclose("anonymize", "--histogram", folder, spec), tmp_path, "h.parquet", "more than one row")
+
+
+# ---- 2, 3. counts --------------------------------------------------------------------------------
+def test_a_csv_histogram_with_a_fractional_count_is_refused(tmp_path, warehouse):
+    """DuckDB read the CSV's 1.5 as the BIGINT 2 and released (exit 0); a Parquet one was refused."""
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    hist = _export(warehouse, spec, tmp_path / "h.csv",
+                   f"SELECT * REPLACE (CASE WHEN age = '29' THEN 1.5 ELSE {COUNT} END AS {COUNT}) FROM ({{q}})")
+    assert "1.5" in hist.read_text()
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, str(hist), COUNT, "not a whole number")
+
+
+MAX_ROWS = 3_037_000_499  # the largest n with n² < 2^63: discernibility (Σ class size²) is an int64
+
+
+@pytest.mark.parametrize("target, count", [
+    ("h.parquet", "9223372036854775807"),  # 2^63 - 1 in two rows: the total overflows a BIGINT
+    ("h.parquet", str(MAX_ROWS // 2)),  # two rows: with the other 7 rows' counts, just above MAX_ROWS
+    ("h.parquet", "100000000000000000000000000000::DECIMAL(38, 0)"),  # a whole number beyond any BIGINT
+    ("h.csv", "'100000000000000000000000000000'"),  # text: the CSV's count column as it is written
+], ids=["parquet-bigint-max", "parquet-sum-above-exact", "parquet-decimal", "csv-huge"])
+def test_a_count_too_large_to_sum_is_bad_input_not_an_internal_error(tmp_path, warehouse, target, count):
+    """The total overflowed a 64-bit sum deep in the search (exit 1, ConversionException); below
+    that, from 3,037,000,500 rows on, discernibility wrapped around silently."""
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    other = f"{COUNT}::VARCHAR" if target.endswith(".csv") else COUNT
+    hist = _export(warehouse, spec, tmp_path / target, f"SELECT * REPLACE (CASE WHEN age IN ('29', '22') THEN {count} "
+                                                       f"ELSE {other} END AS {COUNT}) FROM ({{q}})")
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, str(hist), COUNT, f"{MAX_ROWS:,} rows")
+
+
+def test_a_histogram_of_as_many_rows_as_are_counted_exactly_is_released(tmp_path, warehouse):
+    spec = _spec(tmp_path, "t3", K5)
+    total = duckdb.sql(f"SELECT count(*) FROM read_csv('{TABLE3 / 'table3.csv'}')").fetchall()[0][0]
+    hist = _export(warehouse, spec, tmp_path / "h.parquet",
+                   f"SELECT * REPLACE (CASE WHEN age = '29' THEN {MAX_ROWS - total + 1} ELSE {COUNT} END AS {COUNT}) "
+                   "FROM ({q})")
+    run = sqlclose("anonymize", "--histogram", hist, spec, "--json")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(run.stdout)
+    assert doc["input"]["rows"] == MAX_ROWS
+    # The release is one class of every row (asserted): its discernibility is MAX_ROWS², exactly,
+    # the largest that fits an int64, not wrapped around.
+    assert (doc["classes"], doc["suppressed_rows"]) == (1, 0)
+    assert doc["utility"]["discernibility"] == MAX_ROWS ** 2
+
+
+# ---- 4, 5. the spec --------------------------------------------------------------------------------
+def test_a_declared_column_missing_from_source_columns_is_refused_by_sqlclose_sql(tmp_path, warehouse):
+    """`sqlclose sql` counted 'age' anyway, and anonymize then said "'age' is not in h.parquet (its
+    columns: 'zip', 'salary', 'disease')" of a file that has it: the listed columns were the spec's."""
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    good = _export(warehouse, spec, tmp_path / "h.parquet")
+    spec = _spec(tmp_path, "t3", T_SPEC, 'columns = ["zip", "salary", "disease"]')
+    for run in (sqlclose("sql", spec), sqlclose("anonymize", "--histogram", good, spec)):
+        _refused(run, tmp_path, "'age'", "[source] columns")
+        assert "h.parquet" not in run.stderr, run.stderr
+
+
+def test_a_column_named_like_a_histogram_column_is_refused_by_sqlclose_sql(tmp_path):
+    """A QI named __sqlclose_count (or like a banded column's typed copy): the printed query had two
+    output columns of that name."""
+    spec = _spec(tmp_path, "t", f"[privacy]\nk = 3\n[quasi_identifiers]\n{COUNT} = {{ mask = true }}\n")
+    _refused(sqlclose("sql", spec), tmp_path, f"column {COUNT!r}", "rename it")
+    typed = _spec(tmp_path, "t", "[privacy]\nk = 3\n[quasi_identifiers]\nage = { bands = [5] }\n"
+                                 "__sqlclose_typed_age = { mask = true }\n")  # the name of age's typed copy
+    _refused(sqlclose("sql", typed), tmp_path, "'__sqlclose_typed_age'", "rename it")
+
+
+# ---- 6. numeric text in a CSV histogram ---------------------------------------------------------------
+def test_a_postgres_csv_export_of_a_numeric_ordered_column_is_read_with_the_type_its_hint_names(tmp_path, warehouse):
+    """Postgres writes a numeric(10, 2) salary as 7000.00. The hint said "declare [source] types",
+    which a warehouse spec refused: a dead end. It is now the way through, as on a CSV table."""
+    spec = _spec(tmp_path, "t3n", T_SPEC)
+    hist = _export(warehouse, spec, tmp_path / "h.csv")
+    assert "7000.00" in hist.read_text()
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'salary'",
+             "[source] types = { salary = \"DOUBLE\" }")
+
+    spec = _spec(tmp_path, "t3n", T_SPEC, 'types = { salary = "DOUBLE" }')
+    run = sqlclose("anonymize", "--histogram", hist, spec, "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["node"] == TABLE5_NODE
+    # The Parquet export keeps the warehouse's DECIMAL: the same node, with or without the setting.
+    parquet = _export(warehouse, spec, tmp_path / "h.parquet")
+    run = sqlclose("anonymize", "--histogram", parquet, spec, "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["node"] == TABLE5_NODE
+
+
+def test_source_types_on_a_warehouse_spec_name_ordered_sensitive_columns_only(tmp_path):
+    spec = _spec(tmp_path, "t3", T_SPEC, 'types = { age = "DOUBLE" }')
+    _refused(sqlclose("sql", spec), tmp_path, "'age'", "ordered sensitive")
+    spec = _spec(tmp_path, "t3", T_SPEC, 'nulls = ["NA"]')
+    _refused(sqlclose("sql", spec), tmp_path, "nulls and encoding apply to CSV sources only")
+
+
+@pytest.mark.parametrize("value, fragment", [("'NaN'::DOUBLE", "NaN or infinite"),
+                                             ("'-0.0'::DOUBLE", "both -0.0 and 0.0")])
+def test_an_odd_float_in_a_histogram_is_fixed_in_the_warehouse_not_with_settings_it_lacks(tmp_path, warehouse,
+                                                                                          value, fragment):
+    """The hints pointed at [source] nulls and a [source] query, which a warehouse spec does not have.
+    (A warehouse's GROUP BY merges -0.0 with 0.0; an export that has both is altered here.)"""
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    hist = _export(warehouse, spec, tmp_path / "h.parquet", f"SELECT * REPLACE (CASE WHEN age = '29' THEN {value} "
+                                                            "WHEN age = '22' THEN 0.0 ELSE salary::DOUBLE END "
+                                                            "AS salary) FROM ({q})")
+    run = sqlclose("anonymize", "--histogram", hist, spec)
+    _refused(run, tmp_path, "'salary'", fragment, "warehouse", "export again")
+    assert "[source] nulls" not in run.stderr and "[source] query" not in run.stderr, run.stderr
+
+
+# ---- 7. the report -------------------------------------------------------------------------------
+def test_the_warehouse_report_calls_its_output_sql_and_warns_once(tmp_path, warehouse):
+    """It said output.format = "parquet" for release.sql, and "not verified locally: the release
+    was not verified locally"; `sqlclose report` then read the query as a table."""
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    run = sqlclose("anonymize", "--histogram", _export(warehouse, spec, tmp_path / "h.parquet"), spec)
+    assert run.returncode == 0, run.stderr
+    assert not (tmp_path / "release.sql").read_bytes().startswith(b"PAR1")
+    report = tmp_path / "release.sql.report.json"
+    doc = json.loads(report.read_text())
+    assert doc["output"]["format"] == "sql", doc["output"]
+    assert [w for w in doc["warnings"] if "not verified locally" in w] == [doc["warehouse"]["note"]], doc["warnings"]
+    page = sqlclose("report", report, "--html", tmp_path / "page.html")
+    assert page.returncode == 2 and "--release" in page.stderr, page.stderr
+    assert not (tmp_path / "page.html").exists()
+
+
+# ---- 8. bands: the warehouse column's type decides the labels, as a file's does --------------------
+BANDS = "[privacy]\nk = 15\n[quasi_identifiers]\nage = { bands = [5, 10, 20] }\n" \
+        "[sensitive.d]\ndistance = \"equal\"\nt = 0.5\n"
+INTEGRAL = re.compile(r"\d+-\d+")  # docs/spec.md: an integer column's bands, 35-39
+INTERVAL = re.compile(r"\[\d+(\.\d+)?, \d+(\.\d+)?\)")  # a DOUBLE or DECIMAL column's, [35, 40)
+
+
+def _labels(db: Path, folder: Path) -> set[str]:
+    con = duckdb.connect(str(db))
+    labels = {label for (label,) in con.execute(f"SELECT DISTINCT age FROM ({(folder / 'release.sql').read_text()})")
+              .fetchall()}
+    con.close()
+    assert labels and labels != {"*"}, labels
+    return labels - {"*"}
+
+
+@pytest.mark.parametrize("age_type, target, types, form", [
+    ("DOUBLE", "h.parquet", "", INTERVAL),  # was 20-24: the histogram held the ages as text
+    ("DECIMAL(5, 1)", "h.parquet", "", INTERVAL),  # with 20.5 among the ages: was refused outright
+    ("BIGINT", "h.parquet", "", INTEGRAL),
+    ("DOUBLE", "h.csv", "", INTEGRAL),  # a CSV's columns are text, as on the local path...
+    ("DOUBLE", "h.csv", 'types = { age = "DOUBLE" }', INTERVAL),  # ...unless the type is declared
+], ids=["double", "decimal-fraction", "bigint", "csv-double-undeclared", "csv-double-declared"])
+def test_bands_over_a_warehouse_column_are_labelled_by_its_type(tmp_path, age_type, target, types, form):
+    """docs/spec.md: "The column's type decides the labels": an integer column gets 35-39, a DOUBLE
+    or DECIMAL one [35, 40). The oracle is that text form, checked on the rows the release query
+    gives in the warehouse."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    half = " + 0.5 * (i % 2)" if age_type.startswith("DECIMAL") else ""
+    con.execute(f"CREATE TABLE p AS SELECT (20 + i % 40{half})::{age_type} AS age, ['a', 'b', 'c'][i % 3 + 1] AS d "
+                "FROM range(400) t(i)")
+    con.close()
+    spec = _spec(tmp_path, "p", BANDS, types)
+    run = sqlclose("anonymize", "--histogram", _export(db, spec, tmp_path / target), spec)
+    assert run.returncode == 0, run.stderr
+    labels = _labels(db, tmp_path)
+    assert all(form.fullmatch(label) for label in labels), labels
+
+
+def test_a_histogram_exported_before_typed_copies_is_asked_to_be_exported_again(tmp_path):
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE p AS SELECT (20 + i % 40)::DOUBLE AS age, ['a', 'b', 'c'][i % 3 + 1] AS d "
+                "FROM range(400) t(i)")
+    con.close()
+    spec = _spec(tmp_path, "p", BANDS)
+    hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_age) FROM ({q})")
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_age'",
+             "columns of `sqlclose sql`")
