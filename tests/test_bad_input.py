@@ -578,3 +578,16 @@ def test_a_missing_path_with_a_pattern_says_paths_are_literal(tmp_path, outdir):
     assert "does not exist" in msg and "glob = true" in msg
     msg = fails(InputError, tmp_path / "data" / "b.csv", spec_dict(), outdir)
     assert "glob" not in msg  # a plain missing path: no word about patterns
+
+
+def test_a_table_of_more_rows_than_the_search_counts_exactly_is_refused(monkeypatch):
+    """Discernibility (Σ class size²) is a 64-bit integer: past isqrt(2**63 - 1) rows (3.04
+    billion) it wrapped around and chose a wrong node. Such a table is refused, as a warehouse
+    histogram counting as many is; the bound is lowered here to Table 3's 9 rows minus one."""
+    from sqlclose.prepare import problem
+
+    assert problem.MAX_ROWS == 3_037_000_499
+    monkeypatch.setattr(problem, "MAX_ROWS", 8)
+    with pytest.raises(DataError, match="has 9 rows; sqlclose's search counts at most 8 rows exactly"):
+        sqlclose.anonymize(None, sqlclose.load_spec(Path(__file__).resolve().parents[1] / "datasets" / "table3"
+                                                    / "table3.toml"))

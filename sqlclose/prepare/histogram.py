@@ -10,7 +10,6 @@ values, leaves checked, codes assigned, exactly as for a table.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,7 +19,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
-from sqlclose.prepare.problem import Problem, prepare
+from sqlclose.prepare.problem import MAX_ROWS, Problem, prepare
 from sqlclose.prepare.sources import Opened, open_source
 from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
@@ -212,10 +211,6 @@ def _check_counts(engine: Engine, relation: exp.Expression, label: str) -> None:
 
 
 BIGINT_MAX = 2**63 - 1  # a count is read as a 64-bit integer
-# The most rows the search counts exactly: discernibility (Σ class size², and suppressed rows × all
-# rows) is a 64-bit integer, so the total's square must fit one. A histogram counting more (a
-# table of over 3 billion rows) would get a wrapped-around metric, hence a wrong choice of node.
-MAX_ROWS = math.isqrt(BIGINT_MAX)
 
 
 def _check_count_text(engine: Engine, relation: exp.Expression, label: str) -> None:

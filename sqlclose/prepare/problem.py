@@ -44,6 +44,11 @@ UNGROUPED_MIN_ROWS = 1_000_000
 UNGROUPED_SHARE = 0.9
 
 
+# The most rows the search counts exactly: discernibility (Σ class size², and suppressed rows × all
+# rows) is a 64-bit integer, so the total's square must fit one. A table of more (over 3 billion
+# rows) would get a wrapped-around metric, hence a wrong choice of node.
+MAX_ROWS = math.isqrt(2**63 - 1)
+
 @dataclass
 class QuasiIdentifierColumn:
     name: str
@@ -137,6 +142,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         input_rows, nulls = _null_counts(reader, coded)
         if not input_rows:
             raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
+        if input_rows > MAX_ROWS:
+            raise DataError(f"{source_label} has {input_rows:,} rows; sqlclose's search counts at most {MAX_ROWS:,} "
+                            "rows exactly (its discernibility, the sum of squared class sizes, is a 64-bit integer): "
+                            "anonymize a part of the table at a time")
         # Rows with a NULL under nulls = "drop" are not anonymized: every check, rule hierarchy and
         # domain is of the rows kept. Built from all rows, a dropped row's value shaped a rule's
         # leaves (and with them whether a column is written with a dictionary type) or stopped the job.
