@@ -1,0 +1,96 @@
+"""What a released file alone says of its report's claims, for ``sqlclose check --against``.
+
+Measured by SQL over the file, as it is read back (``open_source``): its columns (names, in order),
+its classes (a ``GROUP BY`` over the quasi-identifier columns: how many, the smallest, the rows and
+Σ size², from one row of aggregates), and per quasi-identifier the labels it holds (distinct values
+as text: how many, the first ``shown`` in text order, and how many are not labels of each given level
+of the column's hierarchy). Python sees a few rows per column, never the file's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlclose.engine import Engine
+from sqlclose.engine.base import FileRead, leaves_as_found
+from sqlclose.prepare.sources import open_source
+from sqlclose.sql import queries as q
+
+
+@dataclass(frozen=True)
+class LabelFigures:
+    count: int  # distinct labels the file holds in the column
+    first: list[str]  # the first ``shown`` of them, in text order
+    outside: dict[int, int]  # per level whose labels were given: the file's distinct labels not of that level
+
+
+@dataclass(frozen=True)
+class ReleaseFigures:
+    columns: list[str]
+    rows: int = 0
+    classes: int = 0
+    min_class_size: int = 0
+    squared_sizes: int = 0  # Σ class size²
+    labels: Mapping[str, LabelFigures] | None = None
+
+
+def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
+                    level_labels: Mapping[str, Mapping[int, Sequence[str]]], shown: int, *, table: str | None = None,
+                    engine: Engine | None = None) -> ReleaseFigures:
+    """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
+    the columns are given: the other figures would be read from columns that are not the report's."""
+    given = engine
+    with leaves_as_found(given):
+        opened = open_source(source, engine, FileRead(table=table))
+        engine, relation = opened.engine, opened.relation
+        try:
+            columns = list(engine.schema(relation).names)
+            if columns != list(expected_columns):
+                return ReleaseFigures(columns)
+            sizes = _class_figures(engine, relation, qis)
+            labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown)
+                      for name in qis}
+            return ReleaseFigures(columns, labels=labels, **sizes)
+        finally:
+            if given is None:
+                engine.close()
+
+
+def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str]) -> dict[str, int]:
+    size = exp.Count(this=exp.Star())
+    per_class = exp.select(size.as_("n")).from_(relation.copy()).group_by(*(q.col(c) for c in qis))
+    n = q.col("n", "c")
+    query = exp.select(exp.Count(this=exp.Star()).as_("classes"), exp.Min(this=n.copy()).as_("min_class_size"),
+                       exp.Sum(this=n.copy()).as_("rows"),
+                       exp.Sum(this=exp.Mul(this=exp.cast(n.copy(), "BIGINT"), expression=n.copy())).as_("squared")
+                       ).from_(per_class.subquery("c"))
+    row = engine.fetch(query).to_pylist()[0]
+    return {"classes": int(row["classes"] or 0), "min_class_size": int(row["min_class_size"] or 0),
+            "rows": int(row["rows"] or 0), "squared_sizes": int(row["squared"] or 0)}
+
+
+def _label_figures(engine: Engine, relation: exp.Expression, name: str, levels: Mapping[int, Sequence[str]],
+                   shown: int) -> LabelFigures:
+    values = q.text_values(relation, name)  # DISTINCT CAST(column AS VARCHAR) AS value
+    label = q.col("value", "v")
+    count = engine.fetch(exp.select(exp.Count(this=label.copy()).as_("n")).from_(values.copy().as_("v")))
+    first = engine.fetch(exp.select(label.copy()).from_(values.copy().as_("v"))
+                         .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown))
+    outside = {}
+    for level, labels in levels.items():
+        registered = engine.temp_name("check_level_labels")
+        engine.register(registered, pa.table({"label": pa.array(list(labels), pa.string())}))
+        try:
+            lv = exp.select(q.col("label")).from_(q.table(registered)).distinct().subquery("lv")
+            query = (exp.select(exp.Count(this=label.copy()).as_("n")).from_(values.copy().as_("v"))
+                     .join(lv, join_type="left", on=exp.EQ(this=q.col("label", "lv"), expression=label.copy()))
+                     .where(q.col("label", "lv").is_(exp.null())))
+            outside[level] = int(engine.fetch(query).to_pylist()[0]["n"] or 0)
+        finally:
+            engine.unregister(registered)
+    return LabelFigures(int(count.to_pylist()[0]["n"] or 0), [r["value"] for r in first.to_pylist()], outside)
