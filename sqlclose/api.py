@@ -352,6 +352,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
             problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
                                   doc["t_against_release"][name], got)
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"])
+    problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
     problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes)

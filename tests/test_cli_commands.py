@@ -269,6 +269,27 @@ def test_check_against_refuses_classes_the_file_does_not_hold(table3_release, tm
     assert f"{section + '.' if section else ''}{field}: the report says 2" in result.output
 
 
+@pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
+def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
+    """Mauger et al.'s values are over the released classes and the released distribution: the
+    least exp(entropy) of a class, the largest Σ|p_class − p_release|, here by plain DuckDB."""
+    release, doc = table3_release
+    shares = ("WITH g AS (SELECT zip, age, disease, COUNT(*) AS n FROM read_parquet(?) GROUP BY zip, age, disease), "
+              "c AS (SELECT *, SUM(n) OVER (PARTITION BY zip, age) AS size FROM g), "
+              "t AS (SELECT disease, SUM(n) / (SELECT SUM(n) FROM g) AS q FROM g GROUP BY disease), "
+              "k AS (SELECT DISTINCT zip, age FROM c) ")
+    oracle = {"l_diversity": shares + "SELECT MIN(l) FROM (SELECT EXP(-SUM(n / size * LN(n / size))) AS l FROM c "
+                                      "GROUP BY zip, age)",
+              "l1_closeness": shares + "SELECT MAX(d) FROM (SELECT SUM(ABS(COALESCE(c.n / c.size, 0) - t.q)) AS d "
+                                       "FROM k CROSS JOIN t LEFT JOIN c ON c.zip = k.zip AND c.age = k.age "
+                                       "AND c.disease = t.disease GROUP BY k.zip, k.age)"}[key]
+    expected = duckdb.connect().execute(oracle, [str(release)]).fetchone()[0]
+    assert math.isclose(doc["utility"]["sensitive"]["disease"][key], expected, rel_tol=1e-9)
+    result = against_edited(tmp_path, release, doc,
+                            lambda d: d["utility"]["sensitive"]["disease"].__setitem__(key, expected + 0.5))
+    assert result.exit_code == 4 and f"utility.sensitive.disease.{key}: the report says" in result.output
+    assert math.isclose(figure_after(result.output, "the file gives"), expected, rel_tol=1e-9)
+
 @pytest.fixture(scope="module")
 def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
     """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report

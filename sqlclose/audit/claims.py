@@ -143,3 +143,18 @@ def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
                                     f"nothing was suppressed, and the largest {entry.get('distance')} distance of a "
                                     "class from the file's distribution is")
     return problems
+
+
+def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
+    """Per sensitive column, Mauger et al.'s l-diversity (least exp(entropy) of a class) and L1
+    closeness (largest Σ|p_class − p_release|) values: both are over the released classes and the
+    released table's distribution, so the file decides them (``measured``: the audit's
+    ``utility.sensitive``)."""
+    problems: list[str] = []
+    for name, entry in ((doc.get("utility") or {}).get("sensitive") or {}).items():
+        if name not in measured:  # not audited: a column of the utility section the privacy section lacks
+            continue
+        for key in ("l_diversity", "l1_closeness"):
+            if (entry or {}).get(key) is not None:
+                problems += differs(f"utility.sensitive.{name}.{key}", entry[key], measured[name].get(key))
+    return problems
