@@ -4,7 +4,8 @@ Measured by SQL over the file, as it is read back (``open_source``): its columns
 its classes (a ``GROUP BY`` over the quasi-identifier columns: how many, the smallest, the rows and
 Σ size², from one row of aggregates), and per quasi-identifier the labels it holds (distinct values
 as text: how many, the first ``shown`` in text order, and how many are not labels of each given level
-of the column's hierarchy). Python sees a few rows per column, never the file's rows.
+of the column's hierarchy: two queries per column). Python sees a few rows per column, never the
+file's rows.
 """
 
 from __future__ import annotations
@@ -76,21 +77,29 @@ def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str])
 
 def _label_figures(engine: Engine, relation: exp.Expression, name: str, levels: Mapping[int, Sequence[str]],
                    shown: int) -> LabelFigures:
+    """Two queries over the column's distinct labels (as text): their number with the first
+    ``shown``, and — given each level's labels, registered as (level, label) — how many are labels
+    of each level."""
     values = q.text_values(relation, name)  # DISTINCT CAST(column AS VARCHAR) AS value
     label = q.col("value", "v")
-    count = engine.fetch(exp.select(exp.Count(this=label.copy()).as_("n")).from_(values.copy().as_("v")))
-    first = engine.fetch(exp.select(label.copy()).from_(values.copy().as_("v"))
-                         .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown))
-    outside = {}
-    for level, labels in levels.items():
+    total = exp.Window(this=exp.Count(this=exp.Star()))
+    first = engine.fetch(exp.select(label.copy(), total.as_("n")).from_(values.copy().as_("v"))
+                         .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown)).to_pylist()
+    count = int(first[0]["n"]) if first else 0
+    outside: dict[int, int] = {}
+    if levels:
         registered = engine.temp_name("check_level_labels")
-        engine.register(registered, pa.table({"label": pa.array(list(labels), pa.string())}))
+        pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
+        engine.register(registered, pa.table({"level": pa.array([lv for lv, _ in pairs], pa.int64()),
+                                              "label": pa.array([t for _, t in pairs], pa.string())}))
         try:
-            lv = exp.select(q.col("label")).from_(q.table(registered)).distinct().subquery("lv")
-            query = (exp.select(exp.Count(this=label.copy()).as_("n")).from_(values.copy().as_("v"))
-                     .join(lv, join_type="left", on=exp.EQ(this=q.col("label", "lv"), expression=label.copy()))
-                     .where(q.col("label", "lv").is_(exp.null())))
-            outside[level] = int(engine.fetch(query).to_pylist()[0]["n"] or 0)
+            query = (exp.select(q.col("level", "lv"), exp.Count(this=exp.Star()).as_("n"))
+                     .from_(values.copy().as_("v"))
+                     .join(exp.alias_(q.table(registered), "lv"), join_type="inner",
+                           on=exp.EQ(this=q.col("label", "lv"), expression=label.copy()))
+                     .group_by(q.col("level", "lv")))
+            held = {int(r["level"]): int(r["n"]) for r in engine.fetch(query).to_pylist()}
         finally:
             engine.unregister(registered)
-    return LabelFigures(int(count.to_pylist()[0]["n"] or 0), [r["value"] for r in first.to_pylist()], outside)
+        outside = {level: count - held.get(level, 0) for level in levels}
+    return LabelFigures(count, [r["value"] for r in first], outside)
