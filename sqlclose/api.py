@@ -364,28 +364,35 @@ def _outcome(path: Path, report_path: Path, problems: list[str], notes: list[str
             "problems": problems, "notes": notes}
 
 
-def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: list[str]) -> dict[str, dict[int, list[str]]]:
+def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: list[str]) -> dict[str, Any]:
     """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
     the file the report names, refused when its keyed digest says it changed), the labels of each
-    level. A rule's hierarchy (mask, bands, dates…) is built from the input's values: its
-    column's level is not checked against the file's labels, and ``notes`` says so."""
+    level; for the spec's mask rule, the rule (``MaskLevels``). Another rule's hierarchy (bands,
+    dates; a mask without the spec) is built from the input's values: its column's level is not
+    checked against the file's labels, and ``notes`` says so."""
+    from sqlclose.audit.figures import MaskLevels
     from sqlclose.model.spec import static_hierarchy
 
     given = as_spec(spec) if spec is not None else None
-    out: dict[str, dict[int, list[str]]] = {}
+    out: dict[str, Any] = {}
     for name, g in doc["generalization"].items():
         if g.get("level") is None:  # GAA: labels of several levels, checked by the verifier at the release
             continue
         h: Hierarchy | None = None
         if given is not None and name in given.quasi_identifiers:
             s = given.quasi_identifiers[name]
+            if s.kind == "mask":  # its levels' labels follow from the rule
+                out[name] = MaskLevels(s.length, s.mask_char, s.mask_steps,
+                                       s.null_value if s.nulls == "value" else None)
+                continue
             h = static_hierarchy(s, name) if s.kind in ("file", "tree", "hierarchy") else None
         elif name in doc.get("hierarchies", {}):
             entry = doc["hierarchies"][name]
             h = Hierarchy.from_csv(_unchanged_hierarchy(name, entry, notes), entry.get("delimiter", ";"))
         if h is None:
             notes.append(f"the level of column {name!r} was not checked against the file's labels: its hierarchy "
-                         "is built by a rule from the input's values")
+                         "is built by a rule from the input's values" + ("" if given is not None else
+                                                                          " (a mask's is checked given --spec)"))
             continue
         out[name] = {level: list(h.labels(level)) for level in range(h.levels)}
     return out

@@ -269,6 +269,30 @@ def test_check_against_refuses_classes_the_file_does_not_hold(table3_release, tm
     assert f"{section + '.' if section else ''}{field}: the report says 2" in result.output
 
 
+@pytest.mark.parametrize("level", [0, 2, 5])
+def test_check_against_with_the_spec_refuses_a_mask_level_whose_labels_the_file_does_not_hold(table3_release,
+                                                                                             tmp_path, level):
+    """zip = { mask = true, length = 5 }: level L masks the last L characters. The file's zips each
+    end in exactly one '*', so they are level 1's; without the spec a rule's level is not decided."""
+    release, doc = table3_release
+    held = file_figures(release)["labels"]["zip"]
+    assert all(len(z) == 5 and z.endswith("*") and "*" not in z[:4] for z in held)
+
+    def edit(d):
+        d["node"]["zip"] = d["generalization"]["zip"]["level"] = level
+        d["generalization"]["zip"]["at_top"] = level == 5
+
+    spec = release.parents[1] / "spec.toml"
+    result = against_edited(tmp_path, release, doc, edit)
+    report = tmp_path / "edited.report.json"
+    with_spec = invoke("check", release, "--against", report, "--spec", spec)
+    assert with_spec.exit_code == 4 and "does not match" in with_spec.output
+    assert (f"generalization.zip.level (node.zip): the report says {level}, {len(held)} of the file's labels are "
+            "not labels of that level (the file's labels are those of level 1)") in with_spec.output
+    assert result.exit_code == 0 and "the level of column 'zip' was not checked" in result.output
+    assert invoke("check", release, "--against", release.with_name("release.parquet.report.json"), "--spec",
+                  spec).exit_code == 0
+
 @pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
 def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
     """Mauger et al.'s values are over the released classes and the released distribution: the

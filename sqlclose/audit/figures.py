@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead, leaves_as_found
+from sqlclose.model.hierarchy import TOP_LABEL, masked_per_level
 from sqlclose.prepare.sources import open_source
 from sqlclose.sql import queries as q
 
@@ -28,6 +29,18 @@ class LabelFigures:
     count: int  # distinct labels the file holds in the column
     first: list[str]  # the first ``shown`` of them, in text order
     outside: dict[int, int]  # per level whose labels were given: the file's distinct labels not of that level
+
+
+@dataclass(frozen=True)
+class MaskLevels:
+    """A mask rule as the spec gives it: its levels' labels follow from it without the input (the
+    characters masked per level, ``masked_per_level``), given the codes' length (declared, else the
+    length of the file's first label that is neither the stand-in nor the top)."""
+
+    length: int | None
+    mask_char: str
+    steps: list[int] | None  # None: one more character per level (mask = true)
+    stand_in: str | None  # nulls = "value": its label, at every level below the top
 
 
 @dataclass(frozen=True)
@@ -41,8 +54,8 @@ class ReleaseFigures:
 
 
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
-                    level_labels: Mapping[str, Mapping[int, Sequence[str]]], shown: int, *, table: str | None = None,
-                    engine: Engine | None = None) -> ReleaseFigures:
+                    level_labels: Mapping[str, Mapping[int, Sequence[str]] | MaskLevels], shown: int, *,
+                    table: str | None = None, engine: Engine | None = None) -> ReleaseFigures:
     """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
     the columns are given: the other figures would be read from columns that are not the report's."""
     given = engine
@@ -75,8 +88,8 @@ def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str])
             "rows": int(row["rows"] or 0), "squared_sizes": int(row["squared"] or 0)}
 
 
-def _label_figures(engine: Engine, relation: exp.Expression, name: str, levels: Mapping[int, Sequence[str]],
-                   shown: int) -> LabelFigures:
+def _label_figures(engine: Engine, relation: exp.Expression, name: str,
+                   levels: Mapping[int, Sequence[str]] | MaskLevels, shown: int) -> LabelFigures:
     """Two queries over the column's distinct labels (as text): their number with the first
     ``shown``, and — given each level's labels, registered as (level, label) — how many are labels
     of each level."""
@@ -87,7 +100,9 @@ def _label_figures(engine: Engine, relation: exp.Expression, name: str, levels: 
                          .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown)).to_pylist()
     count = int(first[0]["n"]) if first else 0
     outside: dict[int, int] = {}
-    if levels:
+    if isinstance(levels, MaskLevels):
+        outside = _outside_mask_levels(engine, values, levels, [r["value"] for r in first])
+    elif levels:
         registered = engine.temp_name("check_level_labels")
         pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
         engine.register(registered, pa.table({"level": pa.array([lv for lv, _ in pairs], pa.int64()),
@@ -103,3 +118,34 @@ def _label_figures(engine: Engine, relation: exp.Expression, name: str, levels: 
             engine.unregister(registered)
         outside = {level: count - held.get(level, 0) for level in levels}
     return LabelFigures(count, [r["value"] for r in first], outside)
+
+
+def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevels, first: list[str]) -> dict[int, int]:
+    """Per level of a mask rule, the file's distinct labels that are not of that level: a label of
+    level L is the code's first n − m characters (no mask character among them) and m mask
+    characters, m the characters masked at L; a top of its own is ``TOP_LABEL``. One query."""
+    n = mask.length or next((len(t) for t in first if t not in (mask.stand_in, TOP_LABEL)), None)
+    masked = masked_per_level(mask.steps or list(range(1, n + 1)), n) if n else None
+    if not masked:
+        return {}
+    params = q.Params()
+    value = q.col("value", "v")
+    own_top = masked[-1] == n and (mask.steps or [n])[-1] < n
+    sums = []
+    for level, m in enumerate(masked):
+        if own_top and level == len(masked) - 1:
+            fits: exp.Expression = exp.EQ(this=value.copy(), expression=params.add(TOP_LABEL))
+        else:
+            fits = exp.and_(
+                exp.EQ(this=exp.Length(this=value.copy()), expression=exp.Literal.number(n)),
+                exp.EQ(this=exp.Right(this=value.copy(), expression=exp.Literal.number(m)),
+                       expression=params.add(mask.mask_char * m)),
+                exp.EQ(this=exp.StrPosition(this=exp.Left(this=value.copy(), expression=exp.Literal.number(n - m)),
+                                            substr=params.add(mask.mask_char)), expression=exp.Literal.number(0)))
+        if mask.stand_in is not None and level < len(masked) - 1:
+            fits = exp.or_(fits, exp.EQ(this=value.copy(), expression=params.add(mask.stand_in)))
+        sums.append(exp.Sum(this=exp.If(this=fits, true=exp.Literal.number(0), false=exp.Literal.number(1)))
+                    .as_(f"l{level}"))
+    query = exp.select(*sums).from_(values.copy().as_("v")).where(value.copy().is_(exp.null()).not_())
+    row = engine.fetch(query, params.values).to_pylist()[0]
+    return {level: int(row[f"l{level}"] or 0) for level in range(len(masked))}
