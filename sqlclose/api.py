@@ -312,8 +312,8 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     try:
         doc = json.loads(report_path.read_text(encoding="utf-8"))
         qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
-        doc["input"]["rows"], doc["suppressed_rows"], doc["classes"], privacy["k"], privacy["min_class_size"]
-        output["rows"], output["columns"]
+        _ = (doc["input"]["rows"], doc["suppressed_rows"], doc["classes"], privacy["k"],  # the claims every
+             privacy["min_class_size"], output["rows"], output["columns"])  # check reads: told missing here
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
     notes: list[str] = []
