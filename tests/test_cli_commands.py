@@ -6,7 +6,9 @@ click's runner; outputs are checked on disk."""
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -140,6 +142,221 @@ def test_check_against_its_report(project):
     as_json = invoke("check", tampered, "--against", report, "--spec", project / "spec.toml", "--json")
     failure = json.loads(as_json.stdout)  # one document: the failure's
     assert as_json.exit_code == 4 and failure["kind"] == "verification failed" and "sha256" in failure["error"]
+
+
+# ---- check --against: every claim of the report the file decides --------------------------------
+# Each test edits one claim of an intact report (the file and its sha256 untouched): the file must be
+# refused (exit 4) with the report's field, its value and the file's. The file's figures are measured
+# here by plain DuckDB over the file, and the distance by hand (8/27, Li et al. Table 5, docs/emd.md).
+@pytest.fixture(scope="module")
+def table3_release(tmp_path_factory) -> tuple[Path, dict]:
+    """Table 3 at the paper's Table 5 node with nothing suppressed: the input's distribution is
+    the file's, so the report's disease distance is the file's own."""
+    folder = table3_project(tmp_path_factory.mktemp("release"))
+    assert invoke("anonymize", folder / "spec.toml", "-q").exit_code == 0
+    release = folder / "out" / "release.parquet"
+    doc = json.loads(release.with_name("release.parquet.report.json").read_text())
+    assert doc["suppressed_rows"] == 0 and doc["node"] == {"zip": 1, "age": 2}
+    assert math.isclose(doc["privacy"]["sensitive"]["disease"]["max_emd"], 8 / 27, rel_tol=1e-12)
+    return release, doc
+
+
+def against_edited(tmp_path: Path, release: Path, doc: dict, edit) -> object:
+    edited = json.loads(json.dumps(doc))
+    edit(edited)
+    report = tmp_path / "edited.report.json"
+    report.write_text(json.dumps(edited))
+    return invoke("check", release, "--against", report)
+
+
+def figure_after(text: str, marker: str) -> float:
+    """The number right after ``marker`` in ``text``."""
+    return float(re.search(re.escape(marker) + r"\s*(-?[0-9.e+-]+)", text).group(1))
+
+
+def file_figures(release: Path) -> dict:
+    """Rows, classes, Σ class size² and the labels per QI of a Table 3 release, by plain DuckDB."""
+    con = duckdb.connect()
+    rows, classes, squared = con.execute("SELECT SUM(n), COUNT(*), SUM(n * n) FROM (SELECT COUNT(*) AS n "
+                                         "FROM read_parquet(?) GROUP BY zip, age)", [str(release)]).fetchone()
+    labels = {c: [v for (v,) in con.execute(f"SELECT {c} FROM read_parquet(?) GROUP BY {c} ORDER BY {c}",
+                                            [str(release)]).fetchall()] for c in ("zip", "age")}
+    return {"rows": rows, "classes": classes, "squared": squared, "labels": labels}
+
+
+def test_check_against_passes_the_intact_report_of_table3(table3_release, tmp_path):
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc, lambda d: None)
+    assert result.exit_code == 0 and "matches" in result.output, result.output
+
+
+def test_check_against_refuses_a_max_emd_the_file_contradicts(table3_release, tmp_path):
+    """Nothing suppressed: the claimed 0.1 is not the file's 8/27."""
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc,
+                            lambda d: d["privacy"]["sensitive"]["disease"].__setitem__("max_emd", 0.1))
+    assert result.exit_code == 4 and "does not match" in result.output
+    assert "privacy.sensitive.disease.max_emd: the report says 0.1" in result.output
+    assert math.isclose(figure_after(result.output, "from the file's distribution is"), 8 / 27, rel_tol=1e-9)
+
+
+def test_check_against_refuses_a_t_below_the_reports_own_max_emd(table3_release, tmp_path):
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc,
+                            lambda d: d["privacy"]["sensitive"]["disease"].__setitem__("t", 0.2))
+    assert result.exit_code == 4 and "does not match" in result.output
+    assert "privacy.sensitive.disease.max_emd" in result.output and "above its own t = 0.2" in result.output
+
+
+def test_check_against_refuses_a_level_whose_labels_the_file_does_not_hold(table3_release, tmp_path):
+    """The file's ages (<40, >=40) are age.csv's level 2, none of its level 1 (2*, 3*, 4*, 5*)."""
+    release, doc = table3_release
+    rows = [line.split(";") for line in (TABLE3 / "age.csv").read_text().splitlines() if line]
+    level1, level2 = {r[1] for r in rows}, {r[2] for r in rows}
+    held = set(file_figures(release)["labels"]["age"])
+    assert held <= level2 and not held & level1
+    result = against_edited(tmp_path, release, doc, lambda d: (d["node"].__setitem__("age", 1),
+                                                               d["generalization"]["age"].__setitem__("level", 1)))
+    assert result.exit_code == 4 and "does not match" in result.output
+    assert f"generalization.age.level (node.age): the report says 1, {len(held)} of the file's labels" \
+           in result.output and "those of level 2" in result.output
+    node_only = against_edited(tmp_path, release, doc, lambda d: d["node"].__setitem__("age", 1))
+    assert node_only.exit_code == 4 and "node.age: the report says 1" in node_only.output
+
+
+def test_check_against_refuses_suppressed_rows_when_every_input_row_is_in_the_file(table3_release, tmp_path):
+    release, doc = table3_release
+    held = file_figures(release)["rows"]
+    assert held == doc["input"]["rows"] == 9
+    result = against_edited(tmp_path, release, doc, lambda d: d.__setitem__("suppressed_rows", 3))
+    assert result.exit_code == 4 and "does not match" in result.output
+    assert f"suppressed_rows: the report says 9 − 0 − 3 = 6 rows released, the file holds {held}" in result.output
+
+
+def test_check_against_refuses_input_rows_when_nothing_was_suppressed(table3_release, tmp_path):
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc, lambda d: d["input"].__setitem__("rows", 10))
+    assert result.exit_code == 4 and "input.rows" in result.output
+    assert f"10 − 0 − 0 = 10 rows released, the file holds {file_figures(release)['rows']}" in result.output
+
+
+@pytest.mark.parametrize("field", ["label_count", "labels"])
+def test_check_against_refuses_labels_the_file_does_not_hold(table3_release, tmp_path, field):
+    release, doc = table3_release
+    held = file_figures(release)["labels"]["zip"]
+    claimed = {"label_count": len(held) + 1, "labels": held[:-1]}[field]
+    result = against_edited(tmp_path, release, doc, lambda d: d["generalization"]["zip"].__setitem__(field, claimed))
+    assert result.exit_code == 4 and "does not match" in result.output
+    shown = len(held) if field == "label_count" else held
+    assert f"generalization.zip.{field}: the report says {claimed}, the file holds {shown}" in result.output
+
+
+def test_check_against_refuses_a_discernibility_the_file_does_not_give(table3_release, tmp_path):
+    release, doc = table3_release
+    squared = file_figures(release)["squared"]  # nothing suppressed: Σ class size² alone
+    result = against_edited(tmp_path, release, doc, lambda d: d["utility"].__setitem__("discernibility", squared + 3))
+    assert result.exit_code == 4
+    assert f"utility.discernibility: the report says {squared + 3}" in result.output
+    assert figure_after(result.output, "rows gives") == squared
+
+
+@pytest.mark.parametrize("field, section", [("classes", None), ("min_class_size", "privacy")])
+def test_check_against_refuses_classes_the_file_does_not_hold(table3_release, tmp_path, field, section):
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc,
+                            lambda d: (d[section] if section else d).__setitem__(field, 2))
+    assert result.exit_code == 4 and "does not match" in result.output
+    assert f"{section + '.' if section else ''}{field}: the report says 2" in result.output
+
+
+@pytest.mark.parametrize("level", [0, 2, 5])
+def test_check_against_with_the_spec_refuses_a_mask_level_whose_labels_the_file_does_not_hold(table3_release,
+                                                                                             tmp_path, level):
+    """zip = { mask = true, length = 5 }: level L masks the last L characters. The file's zips each
+    end in exactly one '*', so they are level 1's; without the spec a rule's level is not decided."""
+    release, doc = table3_release
+    held = file_figures(release)["labels"]["zip"]
+    assert all(len(z) == 5 and z.endswith("*") and "*" not in z[:4] for z in held)
+
+    def edit(d):
+        d["node"]["zip"] = d["generalization"]["zip"]["level"] = level
+        d["generalization"]["zip"]["at_top"] = level == 5
+
+    spec = release.parents[1] / "spec.toml"
+    result = against_edited(tmp_path, release, doc, edit)
+    report = tmp_path / "edited.report.json"
+    with_spec = invoke("check", release, "--against", report, "--spec", spec)
+    assert with_spec.exit_code == 4 and "does not match" in with_spec.output
+    assert (f"generalization.zip.level (node.zip): the report says {level}, {len(held)} of the file's labels are "
+            "not labels of that level (the file's labels are those of level 1)") in with_spec.output
+    assert result.exit_code == 0 and "the level of column 'zip' was not checked" in result.output
+    assert invoke("check", release, "--against", release.with_name("release.parquet.report.json"), "--spec",
+                  spec).exit_code == 0
+
+@pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
+def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
+    """Mauger et al.'s values are over the released classes and the released distribution: the
+    least exp(entropy) of a class, the largest Σ|p_class − p_release|, here by plain DuckDB."""
+    release, doc = table3_release
+    shares = ("WITH g AS (SELECT zip, age, disease, COUNT(*) AS n FROM read_parquet(?) GROUP BY zip, age, disease), "
+              "c AS (SELECT *, SUM(n) OVER (PARTITION BY zip, age) AS size FROM g), "
+              "t AS (SELECT disease, SUM(n) / (SELECT SUM(n) FROM g) AS q FROM g GROUP BY disease), "
+              "k AS (SELECT DISTINCT zip, age FROM c) ")
+    oracle = {"l_diversity": shares + "SELECT MIN(l) FROM (SELECT EXP(-SUM(n / size * LN(n / size))) AS l FROM c "
+                                      "GROUP BY zip, age)",
+              "l1_closeness": shares + "SELECT MAX(d) FROM (SELECT SUM(ABS(COALESCE(c.n / c.size, 0) - t.q)) AS d "
+                                       "FROM k CROSS JOIN t LEFT JOIN c ON c.zip = k.zip AND c.age = k.age "
+                                       "AND c.disease = t.disease GROUP BY k.zip, k.age)"}[key]
+    expected = duckdb.connect().execute(oracle, [str(release)]).fetchone()[0]
+    assert math.isclose(doc["utility"]["sensitive"]["disease"][key], expected, rel_tol=1e-9)
+    result = against_edited(tmp_path, release, doc,
+                            lambda d: d["utility"]["sensitive"]["disease"].__setitem__(key, expected + 0.5))
+    assert result.exit_code == 4 and f"utility.sensitive.disease.{key}: the report says" in result.output
+    assert math.isclose(figure_after(result.output, "the file gives"), expected, rel_tol=1e-9)
+
+@pytest.fixture(scope="module")
+def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
+    """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report
+    withholds max_emd and input.rows is decided only together with suppressed_rows."""
+    spec = (REPO / "datasets" / "adult" / "adult.toml").read_text().replace(
+        "suppression = 0.0 ", "suppression = 0.05").replace("${SQLCLOSE_ADULT_DIR:-../../../shared/datasets/adult}",
+                                                          str(adult_dir))
+    folder = tmp_path_factory.mktemp("adult")
+    (folder / "adult.toml").write_text(spec.replace('"hierarchies/', f'"{REPO}/datasets/adult/hierarchies/'))
+    release = folder / "r.parquet"
+    result = invoke("anonymize", folder / "adult.toml", "-o", release, "-q")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(folder.joinpath("r.parquet.report.json").read_text())
+    assert doc["suppressed_rows"] > 0 and "withheld" in doc["privacy"]["sensitive"]["occupation"]
+    return release, doc
+
+
+def test_check_against_decides_the_claims_of_a_release_with_rows_suppressed(adult_release, tmp_path):
+    release, doc = adult_release
+    qis = ", ".join(f'"{c}"' for c in doc["generalization"])
+    con = duckdb.connect()
+    rows, squared = con.execute(f"SELECT SUM(n), SUM(n * n) FROM (SELECT COUNT(*) AS n FROM read_parquet(?) "
+                                f"GROUP BY {qis})", [str(release)]).fetchone()
+    education = [v for (v,) in con.execute('SELECT "education" FROM read_parquet(?) GROUP BY 1 ORDER BY 1',
+                                           [str(release)]).fetchall()]
+    entered = doc["input"]["rows"] - doc["input"]["dropped_null_rows"]
+    assert rows == entered - doc["suppressed_rows"]
+    assert doc["utility"]["discernibility"] == squared + doc["suppressed_rows"] * entered
+    assert against_edited(tmp_path, release, doc, lambda d: None).exit_code == 0
+    edits = {
+        "generalization.education.labels": lambda d: d["generalization"]["education"].__setitem__(
+            "labels", education[1:]),
+        "generalization.education.label_count": lambda d: d["generalization"]["education"].__setitem__(
+            "label_count", len(education) - 1),
+        "utility.discernibility": lambda d: d["utility"].__setitem__("discernibility", squared),
+        "input.rows − input.dropped_null_rows − suppressed_rows": lambda d: d["input"].__setitem__(
+            "rows", d["input"]["rows"] + 1),
+        "privacy.sensitive.occupation.max_emd": lambda d: d["privacy"]["sensitive"]["occupation"].__setitem__(
+            "max_emd", 0.25),  # above t = 0.2: the one thing the file does not need to decide it
+    }
+    for field, edit in edits.items():
+        result = against_edited(tmp_path, release, doc, edit)
+        assert result.exit_code == 4 and f"{field}: the report says" in result.output, (field, result.output)
 
 
 def test_check_quiet_says_it_by_its_exit_code(project):

@@ -311,6 +311,41 @@ def test_check_against_without_spec_refuses_a_changed_hierarchy_file(project):
     assert "nothing tells it unchanged" in without.output
 
 
+@pytest.mark.parametrize("change", ["a column added", "a column removed", "two columns swapped"])
+def test_check_against_says_a_csv_whose_columns_changed_does_not_match(project, change):
+    """A CSV release with one more, one fewer or reordered columns is not the file its report
+    vouches for: exit 4, "does not match", the columns named (not read with the report's types,
+    which failed on its second line or saw '*' outside a column's domain: exit 2)."""
+    csv = project / "out" / "r.csv"
+    assert invoke("anonymize", project / "spec.toml", "-o", csv, "-q").exit_code == 0
+    report = project / "out" / "r.csv.report.json"
+    lines = csv.read_text().splitlines()
+    fields = [line.split(",") for line in lines]
+    changed = {"a column added": [f + ["1"] for f in fields[1:]], "a column removed": [f[:-1] for f in fields],
+               "two columns swapped": [[f[0], f[1], f[3], f[2]] for f in fields]}[change]
+    if change == "a column added":
+        changed.insert(0, fields[0] + ["extra"])
+    tampered = project / "tampered.csv"
+    tampered.write_text("\n".join(",".join(f) for f in changed) + "\n")
+    result = invoke("check", tampered, "--against", report)
+    assert result.exit_code == 4 and "does not match" in result.output, result.output
+    assert "output.columns: the report says ['zip', 'age', 'salary', 'disease']" in result.output
+    assert f"the file's columns are {changed[0]}" in result.output
+    held = {v for f in fields[1:] for v in f}
+    assert not any(f"'{v}'" in result.output for v in held - set(fields[0])), result.output  # no row's value
+
+
+def test_check_against_says_a_parquet_file_whose_columns_changed_does_not_match(project):
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"
+    for select, differs in (("*, 1 AS extra", "the file has 'extra'"), ("age, zip, salary, disease", "another order"),
+                            ("zip, age, salary", "the file lacks 'disease'")):
+        tampered = project / "tampered.parquet"
+        duckdb.sql(f"COPY (SELECT {select} FROM read_parquet('{release}')) TO '{tampered}' (FORMAT PARQUET)")
+        result = invoke("check", tampered, "--against", report)
+        assert result.exit_code == 4 and "does not match" in result.output and differs in result.output, result.output
+
+
 # ---- reruns --------------------------------------------------------------------------------
 @pytest.mark.parametrize("args, report", [(("-o", "out/r.csv"), "out/r.csv.report.json"),
                                           (("-o", "r.duckdb", "--output-table", "people"),

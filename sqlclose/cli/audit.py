@@ -41,8 +41,8 @@ Examples:
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Take quasi-identifiers, sensitive models and k from a release spec.")
 @click.option("--against", "report_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Re-verify TABLE against this release report (its manifest): sha256, classes and the values "
-                   "reached.")
+              help="Re-verify TABLE against this release report (its manifest): sha256, columns, and every claim "
+                   "the file decides (rows, classes, labels and levels, the values reached; docs/verification.md).")
 @click.option("--qi", "qis", multiple=True, help="Quasi-identifier column (repeat, or comma-separate).")
 @click.option("--sensitive", "sensitives", multiple=True, help="Sensitive column (repeat, or comma-separate).")
 @click.option("--k", type=int, help="Require k-anonymity.")
@@ -115,8 +115,9 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
 
 def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, engine: Engine | None,
              quiet: bool = False) -> None:
-    """A released file against its manifest: same bytes, same classes, same values reached (the
-    distances against the file's own distribution, as an auditor holding only the file sees them)."""
+    """A released file against its manifest: same bytes, same columns, and every claim of the report
+    the file decides (the distances against the file's own distribution, as an auditor holding only
+    the file sees them; docs/verification.md, "Re-verifying a release against its report")."""
     from sqlclose.api import verify_against_report
 
     outcome = verify_against_report(path, report_path, spec, engine)
@@ -125,8 +126,8 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
     if as_json:
         click.echo(json.dumps(outcome, indent=2))
     elif not quiet:
-        click.echo(f"{path} matches {report_path}: content, {outcome['rows']} rows, {outcome['classes']} classes, "
-                   "k and every value reached")
+        click.echo(f"{path} matches {report_path}: content, columns, {outcome['rows']} rows, {outcome['classes']} "
+                   "classes, labels and levels, k and every value reached the file decides")
         for line in _report_utility(report_path):
             click.echo(line)
         for note in outcome["notes"]:

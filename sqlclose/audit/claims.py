@@ -1,0 +1,160 @@
+"""A release report's claims against what its file alone decides (``sqlclose check --against``).
+
+Each function takes the report (its JSON document) and figures measured over the file
+(``figures.release_figures``, the audit of ``check``) and returns one message per claim the file
+contradicts, naming the report's field, its value and the file's. Claims the file cannot decide
+are left alone (docs/verification.md, "Re-verifying a release against its report").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from sqlclose.audit.figures import ReleaseFigures
+
+TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
+T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
+
+
+def same(claimed: Any, found: Any) -> bool:
+    if claimed is None or found is None:
+        return claimed == found
+    return abs(float(claimed) - float(found)) <= TOLERANCE * max(1.0, abs(float(claimed)))
+
+
+def differs(field: str, claimed: Any, found: Any, what: str = "the file gives") -> list[str]:
+    return [] if same(claimed, found) else [f"{field}: the report says {claimed}, {what} {found}"]
+
+
+def columns_differ(found: Sequence[str], claimed: Sequence[str]) -> str:
+    """Which columns differ (names only: never a row's values)."""
+    added = [c for c in found if c not in claimed]
+    missing = [c for c in claimed if c not in found]
+    parts = ([f"the file has {', '.join(map(repr, added))}, which the report does not list"] if added else []) + \
+            ([f"the file lacks {', '.join(map(repr, missing))}"] if missing else [])
+    if not parts:
+        parts = ["the same names in another order"]
+    return (f"output.columns: the report says {list(claimed)}, the file's columns are {list(found)} "
+            f"({'; '.join(parts)})")
+
+
+def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str]:
+    """The node against the generalization section and the lattice, and each generalized level
+    against the labels the file holds (``outside``: per QI whose hierarchy is known, per level, the
+    file's distinct labels that are not labels of that level)."""
+    problems: list[str] = []
+    node = doc.get("node") or {}
+    lattice = (doc.get("lattice") or {}).get("levels") or {}
+    for name, g in doc["generalization"].items():
+        level, levels = g.get("level"), g.get("levels")
+        if level is None:  # GAA: classes at several levels
+            continue
+        if name in node and node[name] != level:
+            problems.append(f"node.{name}: the report says {node[name]}, its generalization.{name}.level says {level}")
+        if name in lattice and lattice[name] != levels:
+            problems.append(f"generalization.{name}.levels: the report says {levels}, its lattice.levels.{name} "
+                            f"says {lattice[name]}")
+        if not 0 <= level < levels:
+            problems.append(f"generalization.{name}.level: the report says {level}, outside the hierarchy's "
+                            f"levels 0..{levels - 1}")
+            continue
+        if g.get("at_top") is not None and g["at_top"] != (level == levels - 1):
+            problems.append(f"generalization.{name}.at_top: the report says {g['at_top']}, level {level} of "
+                            f"{levels} is {'' if level == levels - 1 else 'not '}the top")
+        per_level = outside.get(name)
+        if per_level is None or level not in per_level or per_level[level] == 0:
+            continue
+        fits = [lv for lv, n in sorted(per_level.items()) if n == 0]
+        where = (f"the file's labels are those of level {fits[0]}" if fits else
+                 "the file's labels are not those of one level")
+        problems.append(f"generalization.{name}.level (node.{name}): the report says {level}, "
+                        f"{per_level[level]} of the file's labels are not labels of that level ({where})")
+    return problems
+
+
+def label_claims(doc: dict, figures: ReleaseFigures, shown: int) -> list[str]:
+    problems: list[str] = []
+    for name, g in doc["generalization"].items():
+        found = (figures.labels or {}).get(name)
+        if found is None:
+            continue
+        problems += differs(f"generalization.{name}.label_count", g.get("label_count"), found.count,
+                            "the file holds")
+        if list(g.get("labels") or []) != found.first[:shown]:
+            problems.append(f"generalization.{name}.labels: the report says {g.get('labels')}, the file holds "
+                            f"{found.first[:shown]}" + (f" (the first {shown} of {found.count})"
+                                                        if found.count > shown else ""))
+    return problems
+
+
+def row_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
+    """Rows released = input rows − rows dropped for a NULL − suppressed rows; suppression within
+    its limit; classes and the smallest class; discernibility and the average class size."""
+    problems = differs("output.rows", doc["output"]["rows"], figures.rows, "the file holds")
+    entered = doc["input"]["rows"] - doc["input"].get("dropped_null_rows", 0)
+    suppressed = doc["suppressed_rows"]
+    if entered - suppressed != figures.rows:
+        problems.append(f"input.rows − input.dropped_null_rows − suppressed_rows: the report says "
+                        f"{doc['input']['rows']} − {doc['input'].get('dropped_null_rows', 0)} − {suppressed} = "
+                        f"{entered - suppressed} rows released, the file holds {figures.rows}")
+    limit = doc["privacy"].get("suppression_limit")
+    if suppressed < 0 or (limit is not None and suppressed > math.floor(Fraction(repr(float(limit))) * entered)):
+        problems.append(f"suppressed_rows: the report says {suppressed}, beyond its own suppression_limit {limit} "
+                        f"of {entered} rows")
+    problems += differs("classes", doc["classes"], figures.classes, "the file holds")
+    problems += differs("privacy.min_class_size", doc["privacy"]["min_class_size"], figures.min_class_size)
+    if doc["privacy"]["min_class_size"] < doc["privacy"]["k"]:
+        problems.append(f"privacy.min_class_size: the report says {doc['privacy']['min_class_size']}, below its "
+                        f"own k {doc['privacy']['k']}")
+    utility = doc.get("utility") or {}
+    if "discernibility" in utility:
+        expected = figures.squared_sizes + suppressed * entered
+        problems += differs("utility.discernibility", utility["discernibility"], expected,
+                            f"Σ class size² over the file + suppressed_rows × {entered} rows gives")
+    if utility.get("average_class_size") is not None and figures.classes:
+        problems += differs("utility.average_class_size", utility["average_class_size"],
+                            figures.rows / figures.classes, "the file's rows per class are")
+    return problems
+
+
+def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
+    """Per sensitive column with a t model: the largest distance within the report's own t, and,
+    with nothing suppressed (the input's distribution is then the file's), equal to the largest
+    distance measured over the file (``measured``: the audit's per sensitive column)."""
+    problems: list[str] = []
+    suppressed = doc["suppressed_rows"]
+    for name, entry in doc["privacy"]["sensitive"].items():
+        if entry.get("t") is None:
+            continue
+        for key in ("max_emd", "max_distance"):
+            if entry.get(key) is None:
+                continue
+            field = f"privacy.sensitive.{name}.{key}"
+            if entry[key] > entry["t"] + T_TOLERANCE:
+                problems.append(f"{field}: the report says {entry[key]}, above its own t = {entry['t']} "
+                                f"(privacy.sensitive.{name}.t)")
+            if not suppressed:
+                distances = (measured.get(name) or {}).get("distances", {})
+                found = (distances.get(entry.get("distance")) or {}).get("reached")
+                problems += differs(field, entry[key], found,
+                                    f"nothing was suppressed, and the largest {entry.get('distance')} distance of a "
+                                    "class from the file's distribution is")
+    return problems
+
+
+def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
+    """Per sensitive column, Mauger et al.'s l-diversity (least exp(entropy) of a class) and L1
+    closeness (largest Σ|p_class − p_release|) values: both are over the released classes and the
+    released table's distribution, so the file decides them (``measured``: the audit's
+    ``utility.sensitive``)."""
+    problems: list[str] = []
+    for name, entry in ((doc.get("utility") or {}).get("sensitive") or {}).items():
+        if name not in measured:  # not audited: a column of the utility section the privacy section lacks
+            continue
+        for key in ("l_diversity", "l1_closeness"):
+            if (entry or {}).get(key) is not None:
+                problems += differs(f"utility.sensitive.{name}.{key}", entry[key], measured[name].get(key))
+    return problems

@@ -1,0 +1,151 @@
+"""What a released file alone says of its report's claims, for ``sqlclose check --against``.
+
+Measured by SQL over the file, as it is read back (``open_source``): its columns (names, in order),
+its classes (a ``GROUP BY`` over the quasi-identifier columns: how many, the smallest, the rows and
+Σ size², from one row of aggregates), and per quasi-identifier the labels it holds (distinct values
+as text: how many, the first ``shown`` in text order, and how many are not labels of each given level
+of the column's hierarchy: two queries per column). Python sees a few rows per column, never the
+file's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlclose.engine import Engine
+from sqlclose.engine.base import FileRead, leaves_as_found
+from sqlclose.model.hierarchy import TOP_LABEL, masked_per_level
+from sqlclose.prepare.sources import open_source
+from sqlclose.sql import queries as q
+
+
+@dataclass(frozen=True)
+class LabelFigures:
+    count: int  # distinct labels the file holds in the column
+    first: list[str]  # the first ``shown`` of them, in text order
+    outside: dict[int, int]  # per level whose labels were given: the file's distinct labels not of that level
+
+
+@dataclass(frozen=True)
+class MaskLevels:
+    """A mask rule as the spec gives it: its levels' labels follow from it without the input (the
+    characters masked per level, ``masked_per_level``), given the codes' length (declared, else the
+    length of the file's first label that is neither the stand-in nor the top)."""
+
+    length: int | None
+    mask_char: str
+    steps: list[int] | None  # None: one more character per level (mask = true)
+    stand_in: str | None  # nulls = "value": its label, at every level below the top
+
+
+@dataclass(frozen=True)
+class ReleaseFigures:
+    columns: list[str]
+    rows: int = 0
+    classes: int = 0
+    min_class_size: int = 0
+    squared_sizes: int = 0  # Σ class size²
+    labels: Mapping[str, LabelFigures] | None = None
+
+
+def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
+                    level_labels: Mapping[str, Mapping[int, Sequence[str]] | MaskLevels], shown: int, *,
+                    table: str | None = None, engine: Engine | None = None) -> ReleaseFigures:
+    """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
+    the columns are given: the other figures would be read from columns that are not the report's."""
+    given = engine
+    with leaves_as_found(given):
+        opened = open_source(source, engine, FileRead(table=table))
+        engine, relation = opened.engine, opened.relation
+        try:
+            columns = list(engine.schema(relation).names)
+            if columns != list(expected_columns):
+                return ReleaseFigures(columns)
+            sizes = _class_figures(engine, relation, qis)
+            labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown)
+                      for name in qis}
+            return ReleaseFigures(columns, labels=labels, **sizes)
+        finally:
+            if given is None:
+                engine.close()
+
+
+def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str]) -> dict[str, int]:
+    size = exp.Count(this=exp.Star())
+    per_class = exp.select(size.as_("n")).from_(relation.copy()).group_by(*(q.col(c) for c in qis))
+    n = q.col("n", "c")
+    query = exp.select(exp.Count(this=exp.Star()).as_("classes"), exp.Min(this=n.copy()).as_("min_class_size"),
+                       exp.Sum(this=n.copy()).as_("rows"),
+                       exp.Sum(this=exp.Mul(this=exp.cast(n.copy(), "BIGINT"), expression=n.copy())).as_("squared")
+                       ).from_(per_class.subquery("c"))
+    row = engine.fetch(query).to_pylist()[0]
+    return {"classes": int(row["classes"] or 0), "min_class_size": int(row["min_class_size"] or 0),
+            "rows": int(row["rows"] or 0), "squared_sizes": int(row["squared"] or 0)}
+
+
+def _label_figures(engine: Engine, relation: exp.Expression, name: str,
+                   levels: Mapping[int, Sequence[str]] | MaskLevels, shown: int) -> LabelFigures:
+    """Two queries over the column's distinct labels (as text): their number with the first
+    ``shown``, and — given each level's labels, registered as (level, label) — how many are labels
+    of each level."""
+    values = q.text_values(relation, name)  # DISTINCT CAST(column AS VARCHAR) AS value
+    label = q.col("value", "v")
+    total = exp.Window(this=exp.Count(this=exp.Star()))
+    first = engine.fetch(exp.select(label.copy(), total.as_("n")).from_(values.copy().as_("v"))
+                         .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown)).to_pylist()
+    count = int(first[0]["n"]) if first else 0
+    outside: dict[int, int] = {}
+    if isinstance(levels, MaskLevels):
+        outside = _outside_mask_levels(engine, values, levels, [r["value"] for r in first])
+    elif levels:
+        registered = engine.temp_name("check_level_labels")
+        pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
+        engine.register(registered, pa.table({"level": pa.array([lv for lv, _ in pairs], pa.int64()),
+                                              "label": pa.array([t for _, t in pairs], pa.string())}))
+        try:
+            query = (exp.select(q.col("level", "lv"), exp.Count(this=exp.Star()).as_("n"))
+                     .from_(values.copy().as_("v"))
+                     .join(exp.alias_(q.table(registered), "lv"), join_type="inner",
+                           on=exp.EQ(this=q.col("label", "lv"), expression=label.copy()))
+                     .group_by(q.col("level", "lv")))
+            held = {int(r["level"]): int(r["n"]) for r in engine.fetch(query).to_pylist()}
+        finally:
+            engine.unregister(registered)
+        outside = {level: count - held.get(level, 0) for level in levels}
+    return LabelFigures(count, [r["value"] for r in first], outside)
+
+
+def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevels, first: list[str]) -> dict[int, int]:
+    """Per level of a mask rule, the file's distinct labels that are not of that level: a label of
+    level L is the code's first n − m characters (no mask character among them) and m mask
+    characters, m the characters masked at L; a top of its own is ``TOP_LABEL``. One query."""
+    n = mask.length or next((len(t) for t in first if t not in (mask.stand_in, TOP_LABEL)), None)
+    masked = masked_per_level(mask.steps or list(range(1, n + 1)), n) if n else None
+    if not masked:
+        return {}
+    params = q.Params()
+    value = q.col("value", "v")
+    own_top = masked[-1] == n and (mask.steps or [n])[-1] < n
+    sums = []
+    for level, m in enumerate(masked):
+        if own_top and level == len(masked) - 1:
+            fits: exp.Expression = exp.EQ(this=value.copy(), expression=params.add(TOP_LABEL))
+        else:
+            fits = exp.and_(
+                exp.EQ(this=exp.Length(this=value.copy()), expression=exp.Literal.number(n)),
+                exp.EQ(this=exp.Right(this=value.copy(), expression=exp.Literal.number(m)),
+                       expression=params.add(mask.mask_char * m)),
+                exp.EQ(this=exp.StrPosition(this=exp.Left(this=value.copy(), expression=exp.Literal.number(n - m)),
+                                            substr=params.add(mask.mask_char)), expression=exp.Literal.number(0)))
+        if mask.stand_in is not None and level < len(masked) - 1:
+            fits = exp.or_(fits, exp.EQ(this=value.copy(), expression=params.add(mask.stand_in)))
+        sums.append(exp.Sum(this=exp.If(this=fits, true=exp.Literal.number(0), false=exp.Literal.number(1)))
+                    .as_(f"l{level}"))
+    query = exp.select(*sums).from_(values.copy().as_("v")).where(value.copy().is_(exp.null()).not_())
+    row = engine.fetch(query, params.values).to_pylist()[0]
+    return {level: int(row[f"l{level}"] or 0) for level in range(len(masked))}
