@@ -172,7 +172,7 @@ def _salaries(path: Path) -> set[Decimal]:
 
 
 @pytest.mark.parametrize("declared, salary, refused", [
-    ("BIGINT", "3000.5", True), ("BIGINT", "1e3", True), ("BIGINT", "3000.0", False),
+    ("BIGINT", "3000.5", True), ("BIGINT", "1e3", True), ("BIGINT", "3000.0", False), ("BIGINT", "3_000", False),
     ("DECIMAL", "3000.1234", True), ("DECIMAL", "3000.125", False),
     ("DECIMAL(12, 2)", "3000.125", True), ("DECIMAL(12, 2)", "3000.50", False), ("DECIMAL(12,2)", ".25", False),
     ("DOUBLE", "3000.5", False),

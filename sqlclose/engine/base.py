@@ -115,7 +115,7 @@ def _exactly_read(kind: str) -> str | None:
         return None
     fraction = r"(\.0*)?" if scale == 0 else rf"(\.[0-9]{{0,{scale}}}0*)?"
     tail = "" if scale == 0 else rf"|\.[0-9]{{1,{scale}}}0*"
-    return rf"\s*[+-]?([0-9]+{fraction}{tail})\s*"
+    return rf"\s*[+-]?([0-9]+(_[0-9]+)*{fraction}{tail})\s*"  # DuckDB reads 5_000 as 5000: the same number
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
