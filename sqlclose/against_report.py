@@ -9,6 +9,7 @@ import csv
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
              privacy["min_class_size"], output["rows"], output["columns"])  # check reads: told missing here
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise InputError(f"cannot read the report {report_path}: {e}") from None
-    notes: list[str] = []
+    notes = _Notes()
     models = dict(as_spec(spec).sensitive) if spec is not None else {
         name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
         for name, entry in privacy["sensitive"].items()}
@@ -86,13 +87,29 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes)
 
 
-def _outcome(path: Path, report_path: Path, problems: list[str], notes: list[str], rows: int | None = None,
+@dataclass
+class _Notes:
+    """What the check could not vouch for: its notes, and the hierarchy files read as they are now
+    (by when no key told them unchanged: "at the release" or "here"), told in one note each."""
+
+    lines: list[str] = field(default_factory=list)
+    read_as_they_are: dict[str, list[str]] = field(default_factory=dict)
+
+    def as_list(self) -> list[str]:
+        told = [f"the hierarchies of column(s) {', '.join(repr(n) for n in dict.fromkeys(names))} were read as "
+                f"they are now: without $SQLCLOSE_FINGERPRINT_KEY {when} nothing tells them unchanged; give the "
+                "release's spec (--spec) to check with the hierarchies it used"
+                for when, names in self.read_as_they_are.items()]
+        return self.lines + told
+
+
+def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, rows: int | None = None,
              classes: int | None = None) -> dict:
     return {"file": str(path), "report": str(report_path), "rows": rows, "classes": classes,
-            "problems": problems, "notes": notes}
+            "problems": problems, "notes": notes.as_list()}
 
 
-def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: list[str]) -> dict[str, Any]:
+def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> dict[str, Any]:
     """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
     the file the report names, refused when its keyed digest says it changed), the labels of each
     level; for the spec's mask rule, the rule (``MaskLevels``). Another rule's hierarchy (bands,
@@ -118,7 +135,7 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: list[str]) -
             entry = doc["hierarchies"][name]
             h = Hierarchy.from_csv(_unchanged_hierarchy(name, entry, notes), entry.get("delimiter", ";"))
         if h is None:
-            notes.append(f"the level of column {name!r} was not checked against the file's labels: its hierarchy "
+            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: its hierarchy "
                          "is built by a rule from the input's values" + ("" if given is not None else
                                                                           " (a mask's is checked given --spec)"))
             continue
@@ -178,7 +195,7 @@ def _csv_header(path: Path) -> list[str]:
         raise InputError(f"cannot read the header of {path}: {type(e).__name__}") from None
 
 
-def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: list[str]) -> Sensitive:
+def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _Notes) -> Sensitive:
     given: dict[str, Any] = {}
     if entry.get("distance") == "hierarchical":
         if hierarchy is None:
@@ -195,7 +212,7 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: li
     return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
 
 
-def _unchanged_hierarchy(name: str, hierarchy: dict, notes: list[str]) -> Path:
+def _unchanged_hierarchy(name: str, hierarchy: dict, notes: _Notes) -> Path:
     """The hierarchy file a report names, refused when it is gone or its keyed digest
     (``files.keyed``) says it changed. Without a digest to compare (no operator's key at the release
     or now), it is read as it is, and ``notes`` says so."""
@@ -203,10 +220,7 @@ def _unchanged_hierarchy(name: str, hierarchy: dict, notes: list[str]) -> Path:
     if not file.is_file():
         state = "no longer exists"
     elif recorded is None or key is None:
-        notes.append(f"the hierarchy of column {name!r} ({file}) was read as it is now: without "
-                     "$SQLCLOSE_FINGERPRINT_KEY " + ("at the release" if recorded is None else "here")
-                     + " nothing tells it unchanged; give the release's spec (--spec) to check with the hierarchy "
-                     "it used")
+        notes.read_as_they_are.setdefault("at the release" if recorded is None else "here", []).append(name)
         return file
     elif keyed(key, sha256(file)) != recorded:
         state = "changed since the release (or $SQLCLOSE_FINGERPRINT_KEY is not the release's key)"
