@@ -24,4 +24,5 @@ def test_a_newcomer_finds_the_layers_as_folders():
     for layer in layers:
         assert (REPO / "sqlclose" / layer / "__init__.py").is_file(), layer
     flat = sorted(p.name for p in (REPO / "sqlclose").glob("*.py"))
-    assert flat == ["__init__.py", "_version.py", "api.py", "errors.py", "sweep.py"]  # sweep: beside the api
+    # sweep and the re-verification against a report: beside the api, above audit/ and release/ both
+    assert flat == ["__init__.py", "_version.py", "against_report.py", "api.py", "errors.py", "sweep.py"]

@@ -190,6 +190,20 @@ def test_check_against_passes_the_intact_report_of_table3(table3_release, tmp_pa
     assert result.exit_code == 0 and "matches" in result.output, result.output
 
 
+def test_check_against_tells_the_hierarchies_read_as_they_are_in_one_note(table3_release, tmp_path, monkeypatch):
+    """Without $SQLCLOSE_FINGERPRINT_KEY nothing tells a hierarchy file unchanged: every file the
+    report names (age's, disease's) is read as it is, told in one note naming their columns, not a
+    note a file (Adult's eight filled the screen)."""
+    from sqlclose.against_report import verify_against_report
+
+    monkeypatch.delenv("SQLCLOSE_FINGERPRINT_KEY", raising=False)
+    release, doc = table3_release
+    notes = verify_against_report(release, release.with_name("release.parquet.report.json"))["notes"]
+    told = [n for n in notes if "read as they are now" in n]
+    assert len(told) == 1 and all(repr(name) in told[0] for name in doc["hierarchies"]), notes
+    assert sorted(doc["hierarchies"]) == ["age", "disease"]
+
+
 def test_check_against_refuses_a_max_emd_the_file_contradicts(table3_release, tmp_path):
     """Nothing suppressed: the claimed 0.1 is not the file's 8/27."""
     release, doc = table3_release

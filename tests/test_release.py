@@ -27,7 +27,7 @@ from oracle import Config, table3_oracle
 
 import sqlclose
 from sqlclose import Release
-from sqlclose.api import verify_against_report
+from sqlclose.against_report import verify_against_report
 from sqlclose.search import incognito as incognito_module
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"

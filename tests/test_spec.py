@@ -500,7 +500,7 @@ def test_a_dict_spec_reads_its_relative_paths_from_the_working_folder_once(proje
     # A dict's relative paths were kept relative: the report named the hierarchy "h/disease.csv",
     # so re-verifying the release against it from any other folder said the hierarchy "no longer
     # exists". They are made absolute when the spec is built, as a TOML spec's are beside its file.
-    from sqlclose.api import verify_against_report
+    from sqlclose.against_report import verify_against_report
 
     monkeypatch.chdir(project)
     given = {

@@ -222,9 +222,10 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
         doc = json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    from sqlclose.release.files import keyed
+    from sqlclose.against_report import released_digest
+    from sqlclose.release.files import keyed, operator_key
 
-    published = keyed(api.operator_key(), spec.sha256())
+    published = keyed(operator_key(), spec.sha256())
     if published is None or doc.get("spec_sha256") != published or not doc.get("input", {}).get("fingerprint"):
         return None
     if (doc.get("sqlclose_version"), doc.get("schema_version")) != (__version__, SCHEMA_VERSION):
@@ -235,7 +236,7 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     if output.get("format", "parquet") != target.format or output.get("table") != target.table:
         return None
     try:
-        if api.released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
+        if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
             return None
     except SqlcloseError:
         return None

@@ -118,7 +118,7 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
     """A released file against its manifest: same bytes, same columns, and every claim of the report
     the file decides (the distances against the file's own distribution, as an auditor holding only
     the file sees them; docs/verification.md, "Re-verifying a release against its report")."""
-    from sqlclose.api import verify_against_report
+    from sqlclose.against_report import verify_against_report
 
     outcome = verify_against_report(path, report_path, spec, engine)
     if outcome["problems"]:  # with --json, the failure's document says them (one document on stdout)

@@ -474,6 +474,15 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+FINGERPRINT_KEY_VARIABLE = "SQLCLOSE_FINGERPRINT_KEY"
+
+
+def operator_key(given: str | None = None) -> str | None:
+    """The operator's secret: ``given``, else $SQLCLOSE_FINGERPRINT_KEY; None without one. It keys
+    the input fingerprint and every digest a report publishes (``files.keyed``)."""
+    return (given if given is not None else os.environ.get(FINGERPRINT_KEY_VARIABLE)) or None
+
+
 def keyed(key: str | None, digest: str) -> str | None:
     """A digest a report may publish: HMAC-SHA256 of ``digest`` under the operator's secret, None
     without one. A plain digest of what may hold the data's values (a hierarchy built from them)

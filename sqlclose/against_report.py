@@ -1,0 +1,241 @@
+"""Re-verifying a release against its report (``sqlclose check --against``): the file's digest,
+its columns, and every claim of the report the file decides (``audit.claims`` over
+``audit.figures``), with the hierarchies the report names or the release's spec. What the file
+cannot decide is listed in docs/verification.md, "Re-verifying a release against its report"."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlclose.engine import DuckDBEngine, Engine
+from sqlclose.engine.base import FileRead
+from sqlclose.errors import EngineError, InputError
+from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import Sensitive, Spec, as_spec
+from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
+from sqlclose.release.files import keyed, operator_key, sha256
+from sqlclose.release.release import MAX_LABELS_SHOWN
+from sqlclose.release.writers import content_digest
+
+
+def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None,
+                          engine: Engine | None = None) -> dict:
+    """Re-verify a released file (or table) against its report (its manifest): the file's sha256
+    (a table's content digest), its columns, and every claim of the report the file decides
+    (``audit.claims``: rows released against input, dropped and suppressed rows, classes and
+    smallest class, discernibility, labels and levels, every l/p value, each sensitive column's
+    largest distance — against the file's own distribution, the report's ``t_against_release``,
+    and, with nothing suppressed, ``max_emd`` — and ``max_emd`` within t). A hierarchy (a
+    hierarchical distance's, or a quasi-identifier's, whose levels are checked against the file's
+    labels) comes from the file the report names (refused if its keyed digest says it changed; read
+    as it is, with a note in ``notes``, when no operator's key gives one), or from ``spec`` when
+    given. ``engine`` runs the audit of a file (a DuckDB table is read on its own database's
+    connection)."""
+    path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
+    try:
+        doc = json.loads(report_path.read_text(encoding="utf-8"))
+        qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
+        _ = (doc["input"]["rows"], doc["suppressed_rows"], doc["classes"], privacy["k"],  # the claims every
+             privacy["min_class_size"], output["rows"], output["columns"])  # check reads: told missing here
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    notes = _Notes()
+    models = dict(as_spec(spec).sensitive) if spec is not None else {
+        name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
+        for name, entry in privacy["sensitive"].items()}
+    from sqlclose.audit import claims
+
+    with _released(path, output) as (source, digest, header, unreadable):
+        problems = [] if digest == (output.get("content_digest") or output.get("sha256")) else [
+            "its content digest differs from the report's output.content_digest (the table was changed or replaced)"
+            if output.get("content_digest") else
+            "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
+        if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
+            return _outcome(path, report_path, problems + [claims.columns_differ(header, output["columns"])], notes)
+        if unreadable is not None:  # a changed CSV its report's column types do not read
+            return _outcome(path, report_path, problems + [unreadable], notes)
+        from sqlclose.audit.check import check as run_check
+        from sqlclose.audit.figures import release_figures
+
+        table = output.get("table") if output.get("format") == "duckdb" else None
+        own = None if brings_engine(source) else engine
+        figures = release_figures(source, qis, output["columns"], _level_labels(doc, spec, notes),
+                                  MAX_LABELS_SHOWN, table=table, engine=own)
+        if figures.columns != output["columns"]:
+            problems.append(claims.columns_differ(figures.columns, output["columns"]))
+            return _outcome(path, report_path, problems, notes)
+        audit_ = run_check(source, qis, models, k=privacy["k"], table=table, engine=own).to_dict()
+    for name, entry in privacy["sensitive"].items():
+        measured = audit_["sensitive"][name]
+        for key in ("distinct_l", "entropy_l", "recursive", "p"):
+            if key in entry:
+                problems += _mismatch(f"{name} {key}", entry[key]["reached"], _reached(measured, key))
+        if "t" in entry and name in doc.get("t_against_release", {}):
+            got = measured["distances"][entry["distance"]]["reached"]
+            problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
+                                  doc["t_against_release"][name], got)
+    problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"])
+    problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
+    problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
+    problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
+    return _outcome(path, report_path, problems, notes, figures.rows, figures.classes)
+
+
+@dataclass
+class _Notes:
+    """What the check could not vouch for: its notes, and the hierarchy files read as they are now
+    (by when no key told them unchanged: "at the release" or "here"), told in one note each."""
+
+    lines: list[str] = field(default_factory=list)
+    read_as_they_are: dict[str, list[str]] = field(default_factory=dict)
+
+    def as_list(self) -> list[str]:
+        told = [f"the hierarchies of column(s) {', '.join(repr(n) for n in dict.fromkeys(names))} were read as "
+                f"they are now: without $SQLCLOSE_FINGERPRINT_KEY {when} nothing tells them unchanged; give the "
+                "release's spec (--spec) to check with the hierarchies it used"
+                for when, names in self.read_as_they_are.items()]
+        return self.lines + told
+
+
+def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, rows: int | None = None,
+             classes: int | None = None) -> dict:
+    return {"file": str(path), "report": str(report_path), "rows": rows, "classes": classes,
+            "problems": problems, "notes": notes.as_list()}
+
+
+def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> dict[str, Any]:
+    """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
+    the file the report names, refused when its keyed digest says it changed), the labels of each
+    level; for the spec's mask rule, the rule (``MaskLevels``). Another rule's hierarchy (bands,
+    dates; a mask without the spec) is built from the input's values: its column's level is not
+    checked against the file's labels, and ``notes`` says so."""
+    from sqlclose.audit.figures import MaskLevels
+    from sqlclose.model.spec import static_hierarchy
+
+    given = as_spec(spec) if spec is not None else None
+    out: dict[str, Any] = {}
+    for name, g in doc["generalization"].items():
+        if g.get("level") is None:  # GAA: labels of several levels, checked by the verifier at the release
+            continue
+        h: Hierarchy | None = None
+        if given is not None and name in given.quasi_identifiers:
+            s = given.quasi_identifiers[name]
+            if s.kind == "mask":  # its levels' labels follow from the rule
+                out[name] = MaskLevels(s.length, s.mask_char, s.mask_steps,
+                                       s.null_value if s.nulls == "value" else None)
+                continue
+            h = static_hierarchy(s, name) if s.kind in ("file", "tree", "hierarchy") else None
+        elif name in doc.get("hierarchies", {}):
+            entry = doc["hierarchies"][name]
+            h = Hierarchy.from_csv(_unchanged_hierarchy(name, entry, notes), entry.get("delimiter", ";"))
+        if h is None:
+            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: its hierarchy "
+                         "is built by a rule from the input's values" + ("" if given is not None else
+                                                                          " (a mask's is checked given --spec)"))
+            continue
+        out[name] = {level: list(h.labels(level)) for level in range(h.levels)}
+    return out
+
+
+def released_digest(path: Path, output: dict) -> str:
+    """What a release holds, as its report records it: a file's sha256, a table's content digest."""
+    if output.get("format", "parquet") == "duckdb":
+        opened = open_source(path, None, FileRead(table=output.get("table")))
+        try:
+            return content_digest(opened.engine, opened.relation)
+        finally:
+            opened.engine.close()
+    if not Path(path).exists():
+        raise InputError(f"{path} does not exist")
+    return sha256(Path(path))  # a folder's: the digest of its files' (files.folder_sha256)
+
+
+@contextmanager
+def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[str] | None, str | None]]:
+    """The release as ``check`` reads it (a CSV with the column types its report records), its
+    digest, a CSV's header (None for other formats), and why a changed CSV cannot be read with its
+    report's types (else None). A CSV whose header is not the report's columns, or that is not the
+    file the report vouches for and fails that read, is given as its path, unread."""
+    digest = released_digest(path, output)
+    if output.get("format") != "csv" or not output.get("column_types"):
+        yield path, digest, None, None
+        return
+    header = _csv_header(Path(path))
+    if header != list(output["column_types"]):  # read with the report's types, its values would shift columns
+        yield path, digest, header, None
+        return
+    engine = DuckDBEngine()
+    try:
+        written = engine.read_csv_typed(Path(path), output["column_types"])
+    except EngineError as e:
+        engine.close()
+        why = f"cannot read {path} with the column types of its report: {str(e).splitlines()[0]}"
+        if digest == output.get("sha256"):  # the very file the report vouches for: not a mismatch
+            raise InputError(why) from None
+        yield path, digest, header, why
+        return
+    try:
+        yield (engine.con, written.name), digest, header, None
+    finally:
+        engine.close()
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The column names of a CSV written by ``copy_to_csv`` (comma, double quotes): its first record."""
+    try:
+        with path.open(encoding="utf-8", newline="") as f:
+            return next(csv.reader(f), [])
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        raise InputError(f"cannot read the header of {path}: {type(e).__name__}") from None
+
+
+def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _Notes) -> Sensitive:
+    given: dict[str, Any] = {}
+    if entry.get("distance") == "hierarchical":
+        if hierarchy is None:
+            raise InputError(f"column {name!r} uses the hierarchical distance and the report names no hierarchy file "
+                             "for it: give the release's spec (--spec)")
+        file = _unchanged_hierarchy(name, hierarchy, notes)
+        given["hierarchy"] = {"file": file, "delimiter": hierarchy.get("delimiter", ";")}
+    given.update({"distance": entry.get("distance", "equal"), "t": entry.get("t")})
+    given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
+    if "recursive" in entry:
+        given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
+    if "p" in entry:
+        given["p"] = entry["p"]["p"]
+    return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+
+
+def _unchanged_hierarchy(name: str, hierarchy: dict, notes: _Notes) -> Path:
+    """The hierarchy file a report names, refused when it is gone or its keyed digest
+    (``files.keyed``) says it changed. Without a digest to compare (no operator's key at the release
+    or now), it is read as it is, and ``notes`` says so."""
+    file, recorded, key = Path(hierarchy["path"]), hierarchy.get("sha256"), operator_key()
+    if not file.is_file():
+        state = "no longer exists"
+    elif recorded is None or key is None:
+        notes.read_as_they_are.setdefault("at the release" if recorded is None else "here", []).append(name)
+        return file
+    elif keyed(key, sha256(file)) != recorded:
+        state = "changed since the release (or $SQLCLOSE_FINGERPRINT_KEY is not the release's key)"
+    else:
+        return file
+    raise InputError(f"the hierarchy of column {name!r} ({file}) {state}: give the release's spec (--spec) with "
+                     "the hierarchy it used")
+
+
+def _reached(measured: dict, key: str) -> Any:
+    entry = measured.get(key) or {}
+    return entry.get("reached")
+
+
+def _mismatch(what: str, claimed: Any, found: Any) -> list[str]:
+    from sqlclose.audit.claims import same  # within the claims' tolerance: the last float bits may differ
+
+    return [] if same(claimed, found) else [f"{what} is {found}, the report says {claimed}"]
