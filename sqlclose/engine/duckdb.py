@@ -475,15 +475,16 @@ class DuckDBEngine(Engine):
         and logical types, repetition, children …) and its key-value metadata but pandas' (an index's
         row range, different in every file pandas wrote). Files alike here read alike; the footers
         of a folder's files in two passes, where ``parquet_file_types`` costs one per file (2,000
-        files: 0.5 s against 2.6 s). On a connection of one thread, each file's elements come in
-        order."""
+        files: 0.5 s against 2.6 s). Read on one thread, each file's elements come in order (files
+        whose Arrow schema embeds pandas' metadata differ there, and are compared one by one)."""
         literal = [self._literal(p) for p in paths]
         elements = ["name", "type", "type_length", "repetition_type", "num_children", "converted_type", "scale",
                     "precision", "field_id", "logical_type"]
-        schema = self.fetch(*_reader("parquet_schema", literal, {}, exp.select(
-            "file_name", *[exp.column(e) for e in elements]).selects)).to_pylist()
-        metadata = self.fetch(*_reader("parquet_kv_metadata", literal, {}, exp.select(
-            "file_name", "key", "value").selects)).to_pylist()
+        with self._one_thread(True):
+            schema = self.fetch(*_reader("parquet_schema", literal, {}, exp.select(
+                "file_name", *[exp.column(e) for e in elements]).selects)).to_pylist()
+            metadata = self.fetch(*_reader("parquet_kv_metadata", literal, {}, exp.select(
+                "file_name", "key", "value").selects)).to_pylist()
         of: dict[str, tuple[list, list]] = {name: ([], []) for name in literal}
         for row in schema:
             of[row["file_name"]][0].append(tuple(row[e] for e in elements))

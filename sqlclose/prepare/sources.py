@@ -470,7 +470,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
         for f in files:
             _refuse_duplicates(_parquet_names(f), str(f))
         return
-    reader = DuckDBEngine(threads=1)
+    reader = DuckDBEngine()
     try:
         try:
             footers = reader.parquet_footers(files)
