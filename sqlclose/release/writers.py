@@ -242,6 +242,10 @@ class DuckDBTableWriter(Writer):
         try:
             exists = table_exists(target.path, target.table)
         except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
+            if "same database file with a different configuration" in str(e):  # DuckDB's words for the case
+                raise InputError(f"the output database {target.path} is open in this process on another connection "
+                                 "(say, the one a source table was read from), which sqlclose cannot share: write "
+                                 "the release to another database file, or close that connection first") from None
             raise EnvironmentFailure.from_engine(e, target.path) or InputError(
                 f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
         if exists and not target.overwrite:
