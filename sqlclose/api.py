@@ -10,6 +10,7 @@ from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import (
@@ -183,12 +184,15 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
-    the bottom). Validates everything a run validates (columns, hierarchies, NULLs)."""
+    the bottom; a quasi-identifier not named is at level 0, a name or level it lacks is refused).
+    Validates everything a run validates (columns, hierarchies, NULLs)."""
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
-        levels = tuple((node or {}).get(qi.name, 0) for qi in problem.qis)
+        names = [qi.name for qi in problem.qis]
+        given = {name: 0 for name in names} | dict(node or {})  # a QI not named: its level 0
+        levels = checked_node(given, names, [qi.levels for qi in problem.qis])
         from sqlclose.prepare.plan import describe_problem
 
         return describe_problem(problem, spec, levels, examples)

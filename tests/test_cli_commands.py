@@ -111,6 +111,19 @@ def test_a_node_named_twice_or_empty_is_refused(project, given, says):
     assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize(("given", "says"), [
+    ("zipp=1,age=2", "node names 'zipp', which is not a quasi-identifier (those are: zip, age)"),
+    ("zip=1", "node gives no level for 'age'"),
+])
+def test_a_node_naming_no_quasi_identifier_is_refused_before_the_data_is_read(project, given, says):
+    """A --node the spec alone refutes was told only after the whole search. It is told before
+    the data is read: here the source does not even exist, and its error does not come first."""
+    result = invoke("anonymize", project / "spec.toml", "--node", given, "--source", project / "absent.csv")
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert "absent.csv" not in result.output
+    assert not (project / "out").exists()
+
+
 def test_a_rerun_with_the_same_spec_and_input_does_nothing(project):
     env = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
     assert invoke("anonymize", project / "spec.toml", "-q", env=env).exit_code == 0

@@ -456,6 +456,26 @@ def test_a_closed_release_says_so(tmp_path):
     release.close()  # closing again is harmless
 
 
+@pytest.mark.parametrize(("node", "says"), [
+    ({"zip": 1.5, "age": 2}, "node zip=1.5: a level is a whole number (0 to 5), not a float"),
+    ((1, 2, 3), "node (1, 2, 3) gives 3 levels for 2 quasi-identifiers (zip, age)"),
+    ({"zip": "1", "age": 2}, "node zip='1': a level is a whole number (0 to 5), not a str"),
+    (None, "node None is a NoneType"),
+    ("zip=1,age=2", "node 'zip=1,age=2' is a str"),
+])
+def test_release_at_refuses_a_malformed_node_with_an_input_error(node, says):
+    """``at`` takes a dict of a whole level per QI or a tuple of one level per QI. A fraction was
+    truncated (1.5 released level 1), a level too many dropped without a word, and a text level,
+    None or a text node raised a raw TypeError. Each is refused, saying the form expected."""
+    with sqlclose.anonymize(CSV, spec_dict()) as release:
+        with pytest.raises(sqlclose.InputError) as caught:
+            release.at(node)
+        assert release.at((1, 2)).node == {"zip": 1, "age": 2}  # the well-formed tuple still works
+    message = str(caught.value)
+    assert says in message, message
+    assert "a node is a dict of quasi-identifier name to level" in message or "whole number" in message, message
+
+
 def test_repr_names_the_release_not_its_data():
     # A notebook shows a release by its repr: it was the dataclass's, 5 KB on Table 3 (66 KB on
     # Adult) of internals, with the hierarchies' leaves — the input's own values — in it.

@@ -85,6 +85,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy, explore=explore)
     chosen = parse_node(node)
+    if chosen is not None:  # its names told now, not after the search (its levels' range needs the data)
+        from sqlclose.model.lattice import checked_node
+
+        checked_node(chosen, list(spec.quasi_identifiers))
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
