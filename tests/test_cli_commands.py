@@ -439,6 +439,25 @@ def test_demo_releases_into_a_folder_and_says_where(tmp_path):
     assert duckdb.sql(f"SELECT COUNT(*) FROM '{release}'").fetchall() == [(9,)]
 
 
+@pytest.mark.parametrize("mine", ["table3.csv", "table3.toml", "out/release.parquet"])
+def test_demo_does_not_silently_replace_files_in_a_given_folder(tmp_path, mine):
+    """`demo --folder DIR` copied Table 3 over a file of the user's of the same name (and its spec
+    and release): refused, naming it, with nothing written; --overwrite replaces them."""
+    folder = tmp_path / "d"
+    (folder / mine).parent.mkdir(parents=True)
+    (folder / mine).write_text("my own data\n")
+    result = invoke("demo", "--folder", folder)
+    assert result.exit_code == 2 and f"already holds {mine}, which the demo would replace" in result.output, \
+        result.output
+    assert "--overwrite" in result.output
+    assert (folder / mine).read_text() == "my own data\n"
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [mine]
+    result = invoke("demo", "--folder", folder, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert duckdb.sql(f"SELECT COUNT(*) FROM '{folder / 'out' / 'release.parquet'}'").fetchall() == [(9,)]
+    assert (folder / mine).read_bytes() != b"my own data\n"
+
+
 def test_the_spec_hash_does_not_depend_on_the_working_directory(project, tmp_path):
     hashes = set()
     for cwd in (project, tmp_path.parent, REPO):
