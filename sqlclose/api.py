@@ -215,16 +215,20 @@ def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
 
 
 def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike = None) -> Hierarchy:
-    """The hierarchy a run would use for a quasi-identifier: read, or built by its rule from the
-    data, and validated against the data (every value a leaf)."""
+    """The hierarchy a run would use for a quasi-identifier (read, or built by its rule from the
+    data) or for a sensitive column that has one, validated against the data (every value a leaf)."""
     spec = as_spec(spec)
-    if column not in spec.quasi_identifiers:
-        raise SpecError(f"{column!r} is not a quasi-identifier of the spec (those are: "
-                        f"{', '.join(repr(c) for c in spec.quasi_identifiers)})")
+    with_hierarchy = [name for name, s in spec.sensitive.items() if s.hierarchy is not None]
+    if column not in spec.quasi_identifiers and column not in with_hierarchy:
+        sensitive = f"; sensitive with a hierarchy: {', '.join(repr(c) for c in with_hierarchy)}" \
+            if with_hierarchy else ""
+        raise SpecError(f"{column!r} is neither a quasi-identifier of the spec nor a sensitive column with a "
+                        f"hierarchy (quasi-identifiers: {', '.join(repr(c) for c in spec.quasi_identifiers)}"
+                        f"{sensitive})")
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
-        return next(qi.hierarchy for qi in problem.qis if qi.name == column)
+        return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
     finally:
         opened.engine.close()
 
