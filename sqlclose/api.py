@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
 
 from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import NoSolutionError, SpecError
+from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import (
@@ -34,7 +36,8 @@ from sqlclose.search.utility_costs import search_cost
 # anonymize_histogram's return type resolves (typing.get_type_hints, documentation tools).
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
-              on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None) -> Release:
+              on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None,
+              node: dict[str, int] | tuple[int, ...] | None = None) -> Release:
     """Find the optimal full-domain generalization of ``source`` that satisfies ``spec`` — or, with
     ``[search] algorithm = "gaa"``, GAA's multidimensional recoding (a ``GaaRelease``).
 
@@ -45,18 +48,21 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     satisfies, ``InputError`` (bad input) or ``SpecError`` (a bad spec) before anything is written.
     ``fingerprint_key`` (default: $SQLCLOSE_FINGERPRINT_KEY) is the operator's secret that keys
     the input fingerprint in the report; without one the report records no fingerprint.
+    ``node`` (as ``Release.at`` takes it) returns the release at that satisfying node instead of
+    the optimum (``--node``): its form and levels are checked once the hierarchies are built, before
+    the search, so that a mistaken node costs no search.
     """
     started = time.perf_counter()
     spec = as_spec(spec)
     if engine is None:
-        return _anonymize(source, spec, None, on_progress, fingerprint_key, started)
+        return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node)
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
     # dropped when the release closes (at once when the run fails), leaving the engine as it was.
     run = RunObjects()
     made: list = []
     try:
         with engine.objects_made() as made:
-            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run)
+            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node)
     except BaseException:
         engine.drop_objects(made)
         raise
@@ -65,7 +71,8 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
 
 
 def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
-               fingerprint_key: str | None, started: float, run: RunObjects | None = None) -> Release:
+               fingerprint_key: str | None, started: float, run: RunObjects | None = None,
+               node: dict[str, int] | tuple[int, ...] | None = None) -> Release:
     given = engine
     key = operator_key(fingerprint_key)  # keys the fingerprint and the report's digests
     opened = open_for(source, spec, engine)
@@ -77,6 +84,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
+        levels = None if node is None else _given_node(node, spec, problem)
         inputs = [*opened.files, *spec.files_read]
         if spec.search.algorithm == "gaa":
             from sqlclose.release.gaa_release import GaaRelease
@@ -95,9 +103,26 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    return Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                   digest_key=key, inputs=inputs, selection=spec.search,
-                   hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
+    release = Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
+                      digest_key=key, inputs=inputs, selection=spec.search,
+                      hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
+    if levels is None:
+        return release
+    try:
+        chosen = release.at(levels)
+    except BaseException:
+        release.close()
+        raise
+    # The copy stands for the release: it closes what the run made, as the release would have.
+    return dataclasses.replace(chosen, owns_engine=release.owns_engine, _drops_run=release._drops_run)
+
+
+def _given_node(node: dict[str, int] | tuple[int, ...], spec: Spec, problem: Problem) -> tuple[int, ...]:
+    """``anonymize(…, node=…)``'s node, checked against the hierarchies before the search."""
+    if spec.search.algorithm == "gaa":
+        raise InputError("a GAA release has no lattice nodes: --node and Release.at apply to algorithm = "
+                         "\"incognito\"")
+    return checked_node(node, [qi.name for qi in problem.qis], [qi.levels for qi in problem.qis])
 
 
 def _with_checkpoint(on_progress: ProgressCallback | None) -> ProgressCallback:
@@ -183,12 +208,15 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
-    the bottom). Validates everything a run validates (columns, hierarchies, NULLs)."""
+    the bottom; a quasi-identifier not named is at level 0, a name or level it lacks is refused).
+    Validates everything a run validates (columns, hierarchies, NULLs)."""
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
-        levels = tuple((node or {}).get(qi.name, 0) for qi in problem.qis)
+        names = [qi.name for qi in problem.qis]
+        given = {name: 0 for name in names} | dict(node or {})  # a QI not named: its level 0
+        levels = checked_node(given, names, [qi.levels for qi in problem.qis])
         from sqlclose.prepare.plan import describe_problem
 
         return describe_problem(problem, spec, levels, examples)
@@ -211,16 +239,20 @@ def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
 
 
 def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike = None) -> Hierarchy:
-    """The hierarchy a run would use for a quasi-identifier: read, or built by its rule from the
-    data, and validated against the data (every value a leaf)."""
+    """The hierarchy a run would use for a quasi-identifier (read, or built by its rule from the
+    data) or for a sensitive column that has one, validated against the data (every value a leaf)."""
     spec = as_spec(spec)
-    if column not in spec.quasi_identifiers:
-        raise SpecError(f"{column!r} is not a quasi-identifier of the spec (those are: "
-                        f"{', '.join(repr(c) for c in spec.quasi_identifiers)})")
+    with_hierarchy = [name for name, s in spec.sensitive.items() if s.hierarchy is not None]
+    if column not in spec.quasi_identifiers and column not in with_hierarchy:
+        sensitive = f"; sensitive with a hierarchy: {', '.join(repr(c) for c in with_hierarchy)}" \
+            if with_hierarchy else ""
+        raise SpecError(f"{column!r} is neither a quasi-identifier of the spec nor a sensitive column with a "
+                        f"hierarchy (quasi-identifiers: {', '.join(repr(c) for c in spec.quasi_identifiers)}"
+                        f"{sensitive})")
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
-        return next(qi.hierarchy for qi in problem.qis if qi.name == column)
+        return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
     finally:
         opened.engine.close()
 

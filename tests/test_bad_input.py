@@ -569,6 +569,68 @@ def test_a_quasi_identifier_held_as_the_pandas_index_is_named_as_the_index(outdi
     assert released.num_rows == len(TABLE3_ROWS)  # Table 3's nine rows, k = 3, nothing suppressed
 
 
+def table3_frame():
+    import pandas as pd
+
+    return pd.DataFrame(TABLE3_ROWS).astype({"age": int, "salary": int})
+
+
+def test_a_kept_period_column_is_refused_not_released_as_its_count_since_1970(outdir):
+    # A pandas period column reached the engine as pandas' Arrow extension type, read as its
+    # storage: '2000-01' was released as 360 (months since 1970), a number no row holds, and the
+    # re-check, reading the input the same way, verified it. Oracle: the frame's own periods.
+    import pandas as pd
+
+    frame = table3_frame().assign(month=pd.period_range("2000-01", periods=len(TABLE3_ROWS), freq="M"))
+    msg = fails(InputError, frame, spec_dict(others="keep"), outdir)
+    assert "column 'month' is of dtype period[M]" in msg and "360" in msg, msg
+    assert "df['month'].astype(str)" in msg and "df['month'].dt.to_timestamp()" in msg, msg
+    periods = [str(p) for p in frame["month"]]  # '2000-01', '2000-02', …
+    with sqlclose.anonymize(frame.assign(month=frame["month"].astype(str)), spec_dict(others="keep")) as release:
+        assert sorted(release.to_arrow().column("month").to_pylist()) == sorted(periods)  # the fix the message names
+
+
+def test_a_sparse_column_is_refused_by_name_with_its_fix(outdir):
+    # Arrow's raw TypeError "Sparse pandas data (column o) not supported" escaped SqlcloseError.
+    import pandas as pd
+
+    frame = table3_frame().assign(score=pd.arrays.SparseArray(range(len(TABLE3_ROWS))))
+    msg = fails(InputError, frame, spec_dict(others="keep"), outdir)
+    assert "column 'score' is sparse" in msg and "df['score'] = df['score'].sparse.to_dense()" in msg, msg
+
+
+def test_the_message_for_a_complex_column_has_no_stray_quote(outdir):
+    # It named "(dtype complex128'))", the tail of Arrow's tuple, and blamed numbers mixed with text.
+    frame = table3_frame().assign(z=[complex(i, 1) for i in range(len(TABLE3_ROWS))])
+    msg = fails(InputError, frame, spec_dict(others="keep"), outdir)
+    assert "column 'z' (dtype complex128) holds complex numbers" in msg and "'))" not in msg, msg
+
+
+def _closed_connection_pair():
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true)", [str(CSV)])
+    con.close()
+    return (con, "t3"), "cannot read table 't3' of the DuckDB connection: Connection Error: Connection already closed"
+
+
+def _series():
+    import pandas as pd
+
+    return pd.Series([row["zip"] for row in TABLE3_ROWS], name="zip"), \
+        "cannot read a pandas Series: give a DataFrame holding the spec's columns (series.to_frame()"
+
+
+@pytest.mark.parametrize("make", [_closed_connection_pair, _series], ids=["closed-connection-pair", "pandas-series"])
+def test_an_unreadable_source_is_an_input_error_not_a_raw_exception(make, outdir):
+    # A relation of a closed connection was refused ("cannot read the DuckDB relation"), but the
+    # (closed connection, table) pair raised duckdb's ConnectionException, a Series an AttributeError.
+    source, says = make()
+    msg = fails(InputError, source, spec_dict(), outdir)
+    assert says in msg, msg
+
+
 def test_a_missing_path_with_a_pattern_says_paths_are_literal(tmp_path, outdir):
     # "data/*.csv" given as a source said only that it does not exist: a path is literal, and
     # the message now says how to read the files a pattern matches.

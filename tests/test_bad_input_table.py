@@ -346,6 +346,8 @@ CASES: list[Case] = [
          lambda d: None, 5, args=("anonymize", "spec.toml", "--memory-limit", "1MB", "--threads", "2")),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
+    Case("node-not-a-quasi-identifier", "`--node` naming a column that is no quasi-identifier (`zipp=1`): told "
+         "before the data is read", lambda d: None, 2, args=("anonymize", "spec.toml", "--node", "zipp=1,age=2")),
     # -- values that once stopped with an internal error, or released as given
     Case("bands-nan", "a band width that is not a number (`bands = [nan]`)",
          lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [nan] }"))), 2),
@@ -691,6 +693,9 @@ MESSAGES = {
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"
+    ),
+    "node-not-a-quasi-identifier": (
+        "sqlclose: error: node names 'zipp', which is not a quasi-identifier (those are: zip, age)"
     ),
     "bands-nan": (
         "sqlclose: error: spec.toml: invalid spec: "

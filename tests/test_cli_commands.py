@@ -111,6 +111,19 @@ def test_a_node_named_twice_or_empty_is_refused(project, given, says):
     assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize(("given", "says"), [
+    ("zipp=1,age=2", "node names 'zipp', which is not a quasi-identifier (those are: zip, age)"),
+    ("zip=1", "node gives no level for 'age'"),
+])
+def test_a_node_naming_no_quasi_identifier_is_refused_before_the_data_is_read(project, given, says):
+    """A --node the spec alone refutes was told only after the whole search. It is told before
+    the data is read: here the source does not even exist, and its error does not come first."""
+    result = invoke("anonymize", project / "spec.toml", "--node", given, "--source", project / "absent.csv")
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert "absent.csv" not in result.output
+    assert not (project / "out").exists()
+
+
 def test_a_rerun_with_the_same_spec_and_input_does_nothing(project):
     env = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
     assert invoke("anonymize", project / "spec.toml", "-q", env=env).exit_code == 0
@@ -418,12 +431,74 @@ def test_hierarchy_show_and_validate(project, tmp_path):
     assert result.exit_code == 2 and "'27'" in result.output
 
 
+@pytest.mark.parametrize("command", ["show", "validate"])
+@pytest.mark.parametrize("suffix", ["", ":"])
+def test_hierarchy_show_of_a_spec_without_column_says_to_name_the_column(project, command, suffix):
+    """`hierarchy show spec.toml` (no :COLUMN) read the spec as a hierarchy file and listed its
+    lines as top values ("top level must be one value … found 21: '# Li et al…'")."""
+    spec = project / "spec.toml"
+    result = invoke("hierarchy", command, f"{spec}{suffix}")
+    assert result.exit_code == 2, result.output
+    assert f"{spec} is a spec, not a hierarchy file: name the column whose hierarchy to take, as {spec}:COLUMN " \
+        "(its columns with a hierarchy: zip, age, disease)" in result.output, result.output
+    assert "top level" not in result.output
+
+
+@pytest.mark.parametrize("delimiter", ["\t", "\\t"], ids=["a-tab", "backslash-t"])
+def test_hierarchy_show_reads_a_tab_delimited_file_as_validate_does(tmp_path, delimiter):
+    """`show` had no --delimiter, while its error for a tab-delimited file advised the spec's
+    `delimiter = "\\t"`, of no use on the command line: it takes --delimiter as validate does (a
+    tab, or '\\t' as typed in a shell), and the hint names the option."""
+    hierarchy = tmp_path / "tab.csv"
+    hierarchy.write_text("a\tx\t*\nb\tx\t*\n")
+    assert invoke("hierarchy", "validate", hierarchy, "--delimiter", delimiter).exit_code == 0
+    shown = invoke("hierarchy", "show", hierarchy, "--delimiter", delimiter)
+    assert shown.exit_code == 0, shown.output
+    assert [line.split() for line in shown.output.splitlines()[1:]] == [["a", "x", "*"], ["b", "x", "*"]]
+    for command in ("show", "validate"):
+        told = invoke("hierarchy", command, hierarchy)
+        assert told.exit_code == 2 and "the file seems to use '\\t'; pass --delimiter '\\t', or write the file " \
+            "with ';'" in told.output, told.output
+
+
+def test_hierarchy_show_prints_a_sensitive_columns_hierarchy(project):
+    """`show spec:disease` was refused ("not a quasi-identifier") though the spec gives the
+    sensitive column a hierarchy: it is printed as the run reads it. Oracle: disease.csv's lines."""
+    result = invoke("hierarchy", "show", f"{project / 'spec.toml'}:disease", "--limit", "0")
+    assert result.exit_code == 0, result.output
+    expected = [line.split(";") for line in (project / "disease.csv").read_text().splitlines() if line.strip()]
+    shown = [[v for v in line.strip().split("  ") if v.strip()] for line in result.output.splitlines()[1:]]
+    assert sorted([v.strip() for v in row] for row in shown) == sorted(expected)
+    refused = invoke("hierarchy", "show", f"{project / 'spec.toml'}:salary")
+    assert refused.exit_code == 2 and "'salary' is neither a quasi-identifier of the spec nor a sensitive column " \
+        "with a hierarchy" in refused.output, refused.output
+
+
 def test_demo_releases_into_a_folder_and_says_where(tmp_path):
     result = invoke("demo", "--folder", tmp_path / "d")
     assert result.exit_code == 0, result.output
     release = tmp_path / "d" / "out" / "release.parquet"
     assert str(release) in result.output and release.is_file()
     assert duckdb.sql(f"SELECT COUNT(*) FROM '{release}'").fetchall() == [(9,)]
+
+
+@pytest.mark.parametrize("mine", ["table3.csv", "table3.toml", "out/release.parquet"])
+def test_demo_does_not_silently_replace_files_in_a_given_folder(tmp_path, mine):
+    """`demo --folder DIR` copied Table 3 over a file of the user's of the same name (and its spec
+    and release): refused, naming it, with nothing written; --overwrite replaces them."""
+    folder = tmp_path / "d"
+    (folder / mine).parent.mkdir(parents=True)
+    (folder / mine).write_text("my own data\n")
+    result = invoke("demo", "--folder", folder)
+    assert result.exit_code == 2 and f"already holds {mine}, which the demo would replace" in result.output, \
+        result.output
+    assert "--overwrite" in result.output
+    assert (folder / mine).read_text() == "my own data\n"
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()) == [mine]
+    result = invoke("demo", "--folder", folder, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert duckdb.sql(f"SELECT COUNT(*) FROM '{folder / 'out' / 'release.parquet'}'").fetchall() == [(9,)]
+    assert (folder / mine).read_bytes() != b"my own data\n"
 
 
 def test_the_spec_hash_does_not_depend_on_the_working_directory(project, tmp_path):

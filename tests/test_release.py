@@ -14,6 +14,7 @@ import csv
 import hashlib
 import hmac
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -456,6 +457,53 @@ def test_a_closed_release_says_so(tmp_path):
     release.close()  # closing again is harmless
 
 
+@pytest.mark.parametrize(("node", "says"), [
+    ({"zip": 1.5, "age": 2}, "node zip=1.5: a level is a whole number (0 to 5), not a float"),
+    ((1, 2, 3), "node (1, 2, 3) gives 3 levels for 2 quasi-identifiers (zip, age)"),
+    ({"zip": "1", "age": 2}, "node zip='1': a level is a whole number (0 to 5), not a str"),
+    (None, "node None is a NoneType"),
+    ("zip=1,age=2", "node 'zip=1,age=2' is a str"),
+])
+def test_release_at_refuses_a_malformed_node_with_an_input_error(node, says):
+    """``at`` takes a dict of a whole level per QI or a tuple of one level per QI. A fraction was
+    truncated (1.5 released level 1), a level too many dropped without a word, and a text level,
+    None or a text node raised a raw TypeError. Each is refused, saying the form expected."""
+    with sqlclose.anonymize(CSV, spec_dict()) as release:
+        with pytest.raises(sqlclose.InputError) as caught:
+            release.at(node)
+        assert release.at((1, 2)).node == {"zip": 1, "age": 2}  # the well-formed tuple still works
+    message = str(caught.value)
+    assert says in message, message
+    assert "a node is a dict of quasi-identifier name to level" in message or "whole number" in message, message
+
+
+def test_a_node_given_to_anonymize_is_checked_before_the_search_and_released(monkeypatch):
+    """``anonymize(…, node=…)`` (what --node calls): a level out of range was told only after the
+    whole search. It is told once the hierarchies are built, the search never started; a good node
+    is released as ``at`` releases it, by a release that closes its engine as the optimum's would."""
+    from sqlclose import api
+
+    def no_search(*_a, **_k):
+        raise AssertionError("the search ran")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(api, "_search", no_search)
+        for node, says in (({"zip": 1, "age": 9}, "node age=9: 'age' has no level 9 (its levels are 0 to 3)"),
+                           ((1, 2, 3), "node (1, 2, 3) gives 3 levels for 2 quasi-identifiers")):
+            with pytest.raises(sqlclose.InputError, match=re.escape(says)):
+                sqlclose.anonymize(CSV, spec_dict(), node=node)
+        with pytest.raises(sqlclose.InputError, match="a GAA release has no lattice nodes"):
+            sqlclose.anonymize(CSV, spec_dict(search={"algorithm": "gaa"}), node=(1, 2))
+    with sqlclose.anonymize(CSV, spec_dict()) as optimum:
+        expected = optimum.at((1, 2)).to_arrow()
+    with sqlclose.anonymize(CSV, spec_dict(), node={"zip": 1, "age": 2}) as release:
+        assert release.node == {"zip": 1, "age": 2} and release.node_given
+        assert rows_of(release.to_arrow()) == rows_of(expected)
+    assert release.problem.engine.closed
+    with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements"):
+        sqlclose.anonymize(CSV, spec_dict(), node=(0, 0))
+
+
 def test_repr_names_the_release_not_its_data():
     # A notebook shows a release by its repr: it was the dataclass's, 5 KB on Table 3 (66 KB on
     # Adult) of internals, with the hierarchies' leaves — the input's own values — in it.
@@ -557,6 +605,12 @@ def test_an_engine_the_caller_gave_is_left_as_it_was_by_each_release(tmp_path):
     assert held(engine) == 0
     with sqlclose.anonymize(CSV, spec_dict(search={"algorithm": "gaa"}), engine=engine) as gaa:
         gaa.to_arrow()
+    assert held(engine) == 0
+    with sqlclose.anonymize(CSV, spec_dict(), engine=engine, node=(1, 2)) as given:  # --node's release
+        given.to_arrow()
+    assert held(engine) == 0
+    with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements"):
+        sqlclose.anonymize(CSV, spec_dict(), engine=engine, node=(0, 0))
     assert held(engine) == 0
     with sqlclose.anonymize(CSV, spec_dict(), engine=engine) as release:  # the engine still works
         assert release.to_arrow().num_rows == len(input_rows())

@@ -85,6 +85,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy, explore=explore)
     chosen = parse_node(node)
+    if chosen is not None:  # its names told now, before the data is read (its levels: before the search)
+        from sqlclose.model.lattice import checked_node
+
+        checked_node(chosen, list(spec.quasi_identifiers))
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
@@ -130,10 +134,9 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         return
     writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
-        with api.anonymize(source, spec, on_progress=on_progress) as release:
-            chosen_release = release.at(chosen) if chosen else release
-            doc = chosen_release.write(target.path, target.report, target.overwrite, format=target.format,
-                                       table=target.table, partition_by=target.partition_by)
+        with api.anonymize(source, spec, on_progress=on_progress, node=chosen) as release:
+            doc = release.write(target.path, target.report, target.overwrite, format=target.format,
+                                table=target.table, partition_by=target.partition_by)
     if html_path is not None:
         _write_page(target, html_path, spec)
     try:

@@ -10,7 +10,9 @@ import click
 from sqlclose.cli.common import CONTEXT, guarded, json_option, verbose_option
 from sqlclose.errors import SpecError
 
-TARGET_HELP = "TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (any rule: bands, mask, tree)."
+TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier, any rule: "
+               "bands, mask, tree; or a sensitive column with a hierarchy).")
+DELIMITER_HELP = "The hierarchy file's delimiter ('\\t' for a tab; a SPEC:COLUMN target uses the spec's)."
 
 
 @click.group(context_settings=CONTEXT, short_help="Show a hierarchy, or validate one against the data.", epilog=f"""\b
@@ -29,12 +31,13 @@ def hierarchy() -> None:
 @click.option("--data", type=click.Path(path_type=Path), help="The table a rule hierarchy is built from "
               "(default: the spec's source).")
 @click.option("--limit", type=int, default=40, show_default=True, help="Leaves shown (0: all).")
+@click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @json_option
 @verbose_option
 @guarded
-def show(target: str, data: Path | None, limit: int, as_json: bool, verbose: bool) -> None:
+def show(target: str, data: Path | None, limit: int, delimiter: str, as_json: bool, verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
-    h = _load(target, data)
+    h = _load(target, data, _delimiter(delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
@@ -62,7 +65,7 @@ def show(target: str, data: Path | None, limit: int, as_json: bool, verbose: boo
 @click.argument("target")
 @click.option("--data", type=click.Path(path_type=Path), help="A table whose column must fit the hierarchy.")
 @click.option("--column", help="The column of --data (for a hierarchy file; a SPEC:COLUMN target names it).")
-@click.option("--delimiter", default=";", show_default=True, help="The hierarchy file's delimiter.")
+@click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @verbose_option
 @guarded
 def validate(target: str, data: Path | None, column: str | None, delimiter: str, verbose: bool) -> None:
@@ -71,13 +74,15 @@ def validate(target: str, data: Path | None, column: str | None, delimiter: str,
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
 
+    delimiter = _delimiter(delimiter)
+    _refuse_bare_spec(target)
     spec_path, _, spec_column = target.rpartition(":") if _is_spec_target(target) else ("", "", "")
     if spec_path:
         h = api.hierarchy_of(spec_path, spec_column, data)
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
                    f"{spec_column!r} in the data is a leaf")
         return
-    h = Hierarchy.from_csv(target, delimiter)
+    h = Hierarchy.from_csv(target, delimiter, option="--delimiter")
     if data is None:
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels); give --data and --column to "
                    "check it against a table")
@@ -95,11 +100,36 @@ def _is_spec_target(target: str) -> bool:
     return bool(sep and column and path.endswith(".toml"))
 
 
-def _load(target: str, data: Path | None):
+def _delimiter(given: str) -> str:
+    """The command line's delimiter: '\\t' (a backslash and a t, as a shell passes it) is a tab."""
+    return "\t" if given == "\\t" else given
+
+
+def _refuse_bare_spec(target: str) -> None:
+    """A spec named without its column was read as a hierarchy file: its lines listed as 'top
+    values' ("top level must be one value … found 21: '# Li et al…'")."""
+    path = target.removesuffix(":")
+    if _is_spec_target(target) or not path.lower().endswith(".toml"):
+        return
+    columns = ""
+    try:
+        from sqlclose.model.spec import load_spec
+
+        spec = load_spec(path)
+        named = [*spec.quasi_identifiers, *(n for n, s in spec.sensitive.items() if s.hierarchy is not None)]
+        columns = f" (its columns with a hierarchy: {', '.join(named)})"
+    except (OSError, SpecError, ValueError):
+        pass  # the form alone, then
+    raise SpecError(f"{path} is a spec, not a hierarchy file: name the column whose hierarchy to take, as "
+                    f"{path}:COLUMN{columns}")
+
+
+def _load(target: str, data: Path | None, delimiter: str):
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
 
+    _refuse_bare_spec(target)
     if _is_spec_target(target):
         spec_path, _, column = target.rpartition(":")
         return api.hierarchy_of(spec_path, column, data)
-    return Hierarchy.from_csv(target)
+    return Hierarchy.from_csv(target, delimiter, option="--delimiter")

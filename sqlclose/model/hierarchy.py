@@ -92,12 +92,14 @@ class Hierarchy:
         return cls(tuple(zip(*columns)), origin, None, (labels, np.column_stack(codes)))
 
     @classmethod
-    def from_csv(cls, path: str | Path, delimiter: str = ";") -> Hierarchy:
-        """Read an ARX-format hierarchy file: one ``leaf;level1;…;top`` line per leaf."""
+    def from_csv(cls, path: str | Path, delimiter: str = ";", option: str | None = None) -> Hierarchy:
+        """Read an ARX-format hierarchy file: one ``leaf;level1;…;top`` line per leaf. ``option``:
+        the command-line option that gave the delimiter (``--delimiter``), which a hint about the
+        delimiter then names instead of the spec's ``delimiter = "…"``."""
         path = Path(path)
         if len(delimiter) != 1:  # csv would raise a TypeError, an internal error to the user
             raise HierarchyError(f"hierarchy file {path}: the delimiter must be one character, not {delimiter!r}; "
-                                 f"{TAB_HINT}")
+                                 + (f"a tab is given as {option} '\\t'" if option else TAB_HINT))
         if path.is_dir():
             raise HierarchyError(f"hierarchy file {path} is a folder: give the path of a CSV file with one "
                                  "'leaf;…;*' line per value")
@@ -113,7 +115,7 @@ class Hierarchy:
             lines.append(lineno)
         if not rows:
             raise HierarchyError(f"hierarchy file {path} is empty: expected one 'leaf;…;*' line per value")
-        _refuse_other_delimiter(rows, path, delimiter)
+        _refuse_other_delimiter(rows, path, delimiter, option)
         return cls(tuple(rows), str(path), tuple(lines))
 
     @classmethod
@@ -238,16 +240,18 @@ class Hierarchy:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
 
 
-def _refuse_other_delimiter(rows: list[tuple[str, ...]], path: Path, delimiter: str) -> None:
+def _refuse_other_delimiter(rows: list[tuple[str, ...]], path: Path, delimiter: str, option: str | None) -> None:
     """Lines that do not split on the delimiter but all hold another usual one: the file was
     written with that one (validation would only see one top per leaf)."""
     if any(len(row) != 1 for row in rows):
         return
     seen = next((d for d in USUAL_DELIMITERS if d != delimiter and all(d in row[0] for row in rows)), None)
     if seen is not None:
+        given = f"pass {option} '{json.dumps(seen)[1:-1]}'" if option else \
+            f"set delimiter = {json.dumps(seen)} for this hierarchy"
         raise HierarchyError(f"hierarchy file {path}: no line splits on {delimiter!r}, and every line holds "
-                             f"{seen!r}: the file seems to use {seen!r}; set delimiter = {json.dumps(seen)} for this "
-                             f"hierarchy, or write the file with {delimiter!r}")
+                             f"{seen!r}: the file seems to use {seen!r}; {given}, or write the file with "
+                             f"{delimiter!r}")
 
 
 def _where(origin: str, lines: tuple[int, ...] | None, i: int) -> str:

@@ -7,11 +7,52 @@ elements — are whole-array operations instead of loops over nodes.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from numbers import Integral
 
 import numpy as np
 
+from sqlclose.errors import InputError
+
 Node = tuple[int, ...]
+
+
+def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | None = None) -> Node:
+    """A node as given (``Release.at``, ``--node``): a mapping of every quasi-identifier's name
+    (``names``, in the spec's order) to a whole level, or a tuple or list of one level per
+    quasi-identifier in that order. With ``levels`` (each QI's number of levels) each level must
+    lie in its range; without them (the spec alone, before the data is read) only the shape, the
+    names and the levels' being whole and not negative are checked. Anything else, a fraction or
+    a level too many among them, is an InputError saying the form expected: none is truncated."""
+    listed = ", ".join(names)
+    form = (f"a node is a dict of quasi-identifier name to level (e.g. {{{', '.join(f'{n!r}: 0' for n in names)}}}) "
+            f"or a tuple of one level per quasi-identifier, in the spec's order ({listed})")
+    if isinstance(node, Mapping):
+        given = dict(node)
+    elif isinstance(node, (tuple, list)):
+        if len(node) != len(names):
+            raise InputError(f"node {tuple(node)!r} gives {len(node)} level{'s' * (len(node) != 1)} for "
+                             f"{len(names)} quasi-identifier{'s' * (len(names) != 1)} ({listed}): {form}")
+        given = dict(zip(names, node))
+    else:
+        raise InputError(f"node {node!r} is a {type(node).__name__}: {form}")
+    unknown = sorted(str(k) for k in set(given) - set(names))
+    if unknown:
+        raise InputError(f"node names {unknown[0]!r}, which is not a quasi-identifier (those are: {listed})")
+    missing = [name for name in names if name not in given]
+    if missing:
+        raise InputError(f"node gives no level for {', '.join(repr(m) for m in missing)}: name a level for "
+                         "every quasi-identifier")
+    for i, name in enumerate(names):
+        level = given[name]
+        top = f"0 to {levels[i] - 1}" if levels is not None else "0 or more"
+        if not isinstance(level, Integral) or isinstance(level, bool):
+            raise InputError(f"node {name}={level!r}: a level is a whole number ({top}), not a "
+                             f"{type(level).__name__}")
+        if level < 0 or (levels is not None and level >= levels[i]):
+            raise InputError(f"node {name}={level}: {name!r} has no level {level} (its levels are {top})")
+    return tuple(int(given[name]) for name in names)
 
 
 @lru_cache(maxsize=256)

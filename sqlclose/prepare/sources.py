@@ -66,7 +66,12 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
             raise InputError("give either an engine or a (connection, table) source, not both")
         con, name = source
         relation = _connection_table(name)
-        engine = DuckDBEngine(con)
+        try:
+            engine = DuckDBEngine(con)
+        except InputError:
+            raise
+        except Exception as e:  # a closed connection, as a relation of one (_open_relation)
+            raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
         _check_table(engine, relation, f"table {name!r}")
         return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
     if is_spark_source(source):
@@ -91,7 +96,19 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
                      "(SparkSession, table)")
 
 
-_CONVERSION = re.compile(r"Conversion failed for column (.+) with type (\S+)")
+_CONVERSION = re.compile(r"Conversion failed for column (.+) with type ([^\s'\")]+)")
+
+
+def _refuse_non_frame(source: Any) -> None:
+    """Of pandas, a DataFrame is read: a Series (one column, no name to match the spec's) or any
+    other pandas object is refused as such, not with an AttributeError from deep inside."""
+    import pandas as pd
+
+    if isinstance(source, pd.Series):
+        raise InputError("cannot read a pandas Series: give a DataFrame holding the spec's columns "
+                         "(series.to_frame() makes one of a named Series)")
+    if not isinstance(source, pd.DataFrame):
+        raise InputError(f"cannot read a pandas {type(source).__name__}: give a pandas DataFrame")
 
 
 def refuse_index_columns(source: Any, names: list[str]) -> None:
@@ -99,6 +116,7 @@ def refuse_index_columns(source: Any, names: list[str]) -> None:
     the index is not read, and "not in pandas DataFrame" alone left the user to find out why."""
     if not type(source).__module__.startswith("pandas"):
         return
+    _refuse_non_frame(source)
     columns = {str(c) for c in source.columns}
     index = {str(n) for n in source.index.names if n is not None}
     for name in names:
@@ -112,17 +130,54 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
     name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
     but for case) are refused as for every source, before Arrow's own ValueError."""
+    _refuse_non_frame(frame)
     _refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
+    _refuse_sparse(frame)
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as e:
         found = _CONVERSION.search(str(e))
         column = f"column {found.group(1)!r} (dtype {found.group(2)})" if found else "a column"
+        if found and found.group(2).startswith("complex"):
+            raise InputError(f"cannot read the pandas DataFrame: {column} holds complex numbers, which Arrow has no "
+                             f"type for; convert it first, e.g. to its parts (df[col].real, df[col].imag) or to "
+                             "text (df[col].astype(str))") from None
         raise InputError(f"cannot read the pandas DataFrame: {column} holds values Arrow cannot read as one type "
                          "(say numbers and text in one object column); convert it first, e.g. "
                          "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
     _refuse_types_from_values(frame, table)
+    _refuse_pandas_extensions(frame, table)
     return table
+
+
+def _refuse_sparse(frame: Any) -> None:
+    """Arrow reads no sparse column (its TypeError "Sparse pandas data (column o) not supported")."""
+    import pandas as pd
+
+    sparse = [str(name) for name, dtype in zip(frame.columns, frame.dtypes) if isinstance(dtype, pd.SparseDtype)]
+    if sparse:
+        named = f"column {sparse[0]!r} is" if len(sparse) == 1 else f"columns {', '.join(map(repr, sparse))} are"
+        raise InputError(f"cannot read the pandas DataFrame: {named} sparse, which Arrow does not read; densify "
+                         f"it first: df[{sparse[0]!r}] = df[{sparse[0]!r}].sparse.to_dense()")
+
+
+def _refuse_pandas_extensions(frame: Any, table: pa.Table) -> None:
+    """A pandas period (or interval) column reaches Arrow as pandas' own extension type, which the
+    engine reads as its storage: a month period '2000-01' as 360, the months since 1970 — a number
+    no row holds, released and verified as such. Refused by name, with the conversions to make."""
+    found = [(str(name), str(dtype)) for name, dtype in zip(frame.columns, frame.dtypes)
+             if isinstance(table.schema.field(str(name)).type, pa.ExtensionType)
+             and table.schema.field(str(name)).type.extension_name.startswith("pandas.")]
+    if found:
+        name, dtype = found[0]
+        also = "" if len(found) == 1 else f" (so are {', '.join(repr(n) for n, _ in found[1:])})"
+        period = dtype.startswith("period")
+        read_as = "its count of periods since 1970 (a month '2000-01' as 360)" if period else \
+            "pandas' storage of it, not its values"
+        fixes = f"df[{name!r}].astype(str) (its values as text" + (", e.g. '2000-01')" if period else ")") + \
+            (f" or df[{name!r}].dt.to_timestamp() (each period's start)" if period else "")
+        raise InputError(f"cannot read the pandas DataFrame: column {name!r} is of dtype {dtype}, which the engine "
+                         f"would read as {read_as}{also}; convert it first: {fixes}")
 
 
 def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:

@@ -27,7 +27,7 @@ from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
-from sqlclose.model.lattice import Node
+from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
@@ -155,21 +155,7 @@ class Release:
     def _levels_of(self, node: dict[str, int] | Node) -> Node:
         """A node given by name (``{"age": 2, …}``, every QI) or as a tuple, checked."""
         qis = self.problem.qis
-        if not isinstance(node, dict):
-            node = dict(zip((qi.name for qi in qis), node))
-        unknown = sorted(set(node) - {qi.name for qi in qis})
-        if unknown:
-            raise InputError(f"node names {unknown[0]!r}, which is not a quasi-identifier (those are: "
-                             f"{', '.join(qi.name for qi in qis)})")
-        missing = [qi.name for qi in qis if qi.name not in node]
-        if missing:
-            raise InputError(f"node gives no level for {', '.join(repr(m) for m in missing)}: name a level for "
-                             "every quasi-identifier")
-        for qi in qis:
-            if not 0 <= node[qi.name] < qi.levels:
-                raise InputError(f"node {qi.name}={node[qi.name]}: {qi.name!r} has no level {node[qi.name]} "
-                                 f"(its levels are 0 to {qi.levels - 1})")
-        return tuple(int(node[qi.name]) for qi in qis)
+        return checked_node(node, [qi.name for qi in qis], [qi.levels for qi in qis])
 
     def _named(self, node: Node) -> dict[str, int]:
         return {qi.name: int(level) for qi, level in zip(self.problem.qis, node)}
