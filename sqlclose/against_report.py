@@ -6,7 +6,6 @@ cannot decide is listed in docs/verification.md, "Re-verifying a release against
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import EngineError, InputError
+from sqlclose.errors import EngineError, InputError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, as_spec
 from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
@@ -38,24 +37,17 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     given. ``engine`` runs the audit of a file (a DuckDB table is read on its own database's
     connection)."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
-    try:
-        doc = json.loads(report_path.read_text(encoding="utf-8"))
-        qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
-        _ = (doc["input"]["rows"], doc["suppressed_rows"], doc["classes"], privacy["k"],  # the claims every
-             privacy["min_class_size"], output["rows"], output["columns"])  # check reads: told missing here
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    from sqlclose.audit import claims
+
+    doc = claims.read_report(report_path)  # the claims every check reads: a field missing is told here
+    qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
     notes = _Notes()
     models = dict(as_spec(spec).sensitive) if spec is not None else {
         name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
         for name, entry in privacy["sensitive"].items()}
-    from sqlclose.audit import claims
 
     with _released(path, output) as (source, digest, header, unreadable):
-        problems = [] if digest == (output.get("content_digest") or output.get("sha256")) else [
-            "its content digest differs from the report's output.content_digest (the table was changed or replaced)"
-            if output.get("content_digest") else
-            "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
+        problems = digest_problems(digest, output)
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
             return _outcome(path, report_path, problems + [claims.columns_differ(header, output["columns"])], notes)
         if unreadable is not None:  # a changed CSV its report's column types do not read
@@ -141,6 +133,29 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> d
             continue
         out[name] = {level: list(h.labels(level)) for level in range(h.levels)}
     return out
+
+
+def digest_problems(digest: str, output: dict) -> list[str]:
+    """The release's digest (``released_digest``) against its report's: [] when they are equal."""
+    if digest == (output.get("content_digest") or output.get("sha256")):
+        return []
+    return ["its content digest differs from the report's output.content_digest (the table was changed or replaced)"
+            if output.get("content_digest") else
+            "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
+
+
+def refuse_changed_release(path: Path, report_path: Path, output: dict) -> None:
+    """Refuse (``VerificationError``, exit 4, as ``check --against``) a release that is not the one
+    its report vouches for — edited since, replaced, or another file given as it: a page of it
+    would print the report's sha256 and "verified" over another file's figures. A release query
+    (``output.format = "sql"``) has no digest of rows here: its page says it is not verified."""
+    if output.get("format") == "sql" or not Path(path).exists():  # the page's reading says what is missing
+        return
+    problems = digest_problems(released_digest(path, output), output)
+    if problems:
+        raise VerificationError(f"{path} does not match its report {report_path}: " + "; ".join(problems)
+                                + "; a page of it would vouch for another file than the report describes (run "
+                                "`sqlclose check --against` to see what differs)")
 
 
 def released_digest(path: Path, output: dict) -> str:

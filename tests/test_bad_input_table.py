@@ -623,11 +623,11 @@ MESSAGES = {
         " replace it"
     ),
     "output-is-source": (
-        "sqlclose: error: the output path <tmp>/data.parquet is <tmp>/data.parquet, which this job"
-        " reads; writing the release there would destroy it: choose another path"
+        "sqlclose: error: the output path <tmp>/data.parquet is a file this job reads;"
+        " writing the release there would destroy it: choose another path"
     ),
     "output-is-source-csv": (
-        "sqlclose: error: the output path <tmp>/table3.csv is <tmp>/table3.csv, which this job reads;"
+        "sqlclose: error: the output path <tmp>/table3.csv is a file this job reads;"
         " writing the release there would destroy it: choose another path"
     ),
     "output-wrong-extension": (

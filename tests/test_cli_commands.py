@@ -157,6 +157,28 @@ def test_check_against_its_report(project):
     assert as_json.exit_code == 4 and failure["kind"] == "verification failed" and "sha256" in failure["error"]
 
 
+@pytest.mark.parametrize(("cut", "says"), [
+    ("generalization", "it lacks generalization "), ("privacy", "it lacks privacy "),
+    ("privacy.min_class_size", "it lacks privacy.min_class_size "), ("everything", "it lacks generalization, privacy"),
+])
+def test_check_against_a_report_missing_a_section_names_what_it_lacks(project, cut, says):
+    """A report with a section cut out was refused (exit 2) with the bare key: `'generalization'`.
+    The message names the file and every field it lacks."""
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    doc = json.loads((project / "out" / "release.parquet.report.json").read_text())
+    section, _, key = cut.partition(".")
+    if cut == "everything":
+        doc = {}
+    elif key:
+        del doc[section][key]
+    else:
+        del doc[section]
+    (project / "cut.json").write_text(json.dumps(doc))
+    result = invoke("check", project / "out" / "release.parquet", "--against", project / "cut.json")
+    assert result.exit_code == 2, result.output
+    assert f"{project / 'cut.json'} is not a release report: {says}" in result.output, result.output
+
+
 # ---- check --against: every claim of the report the file decides --------------------------------
 # Each test edits one claim of an intact report (the file and its sha256 untouched): the file must be
 # refused (exit 4) with the report's field, its value and the file's. The file's figures are measured

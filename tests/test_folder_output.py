@@ -131,9 +131,23 @@ def test_an_output_folder_holding_the_input_is_refused(tmp_path: Path) -> None:
     duckdb.sql(f"COPY (SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}', types = {{'zip': 'VARCHAR'}})) "
                f"TO '{data / 'part.parquet'}' (FORMAT PARQUET)")
     with sqlclose.anonymize(data, table3_spec()) as release:
-        with pytest.raises(OutputExistsError, match="which this job reads"):
+        with pytest.raises(OutputExistsError, match="a folder this job reads"):
             release.write_parquet_folder(data, overwrite=True)
     assert files.folder_files(data) == ["part.parquet"]
+
+
+def test_a_report_inside_the_release_folder_is_refused_for_what_it_is(tmp_path: Path) -> None:
+    """write_parquet_folder('rel', report='rel/report.json') said 'rel appeared while the release was
+    being written (another run placed it?)': no other run exists, the report's folder is the
+    output. Refused up front, saying so; nothing is written."""
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        with pytest.raises(OutputExistsError) as caught:
+            release.write_parquet_folder(tmp_path / "rel", report=tmp_path / "rel" / "report.json")
+    message = str(caught.value)
+    assert f"the report {tmp_path / 'rel' / 'report.json'} lies inside the output folder {tmp_path / 'rel'}" \
+        in message, message
+    assert "another run" not in message and "appeared while" not in message, message
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("partition_by", "message"), [

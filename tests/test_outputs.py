@@ -265,7 +265,7 @@ def test_the_database_the_job_reads_is_not_written(project):
     spec = (project / "spec.toml").read_text().replace('path = "table3.csv"', 'path = "in.duckdb"\ntable = "t3"')
     (project / "db.toml").write_text(spec)
     result = invoke("anonymize", project / "db.toml", "-o", db, "--output-table", "released")
-    assert result.exit_code == 2 and "which this job reads" in result.output
+    assert result.exit_code == 2 and "is a file this job reads" in result.output
 
 
 def test_the_database_a_callers_connection_holds_is_not_written_with_duckdbs_words(project):

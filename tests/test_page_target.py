@@ -148,3 +148,111 @@ def test_a_parquet_folder_release_gets_its_page(project, partition):
     classes = duckdb.sql(f"SELECT COUNT(*) FROM (SELECT DISTINCT zip, age FROM read_parquet("
                          f"'{project / 'out' / 'release'}/**/*.parquet', hive_partitioning = true))").fetchall()[0][0]
     assert f"{classes} classes" in text
+
+
+# ---- the page of `sqlclose report`: never over the data, never inside a folder release, never of a changed file ----
+@pytest.mark.parametrize(("page", "with_spec", "says"), [
+    ("table3.csv", False, "is the input the release was made from"),  # the report's input.source
+    ("table3.csv", True, "is the spec's source"),
+    ("disease.csv", False, "is the hierarchy of column 'disease' the report names"),
+    ("disease.csv", True, "is a file of the spec"),
+])
+def test_report_page_never_overwrites_the_input_table(project, page, with_spec, says):
+    """README: outputs — the page too — never overwrite inputs. `report --html table3.csv --overwrite`
+    wrote the page over the table the release was made from (the report names it, input.source),
+    with or without --spec: --overwrite replaces an earlier page, never the data. The oracle: the
+    bytes of every file before and after, and the exit code."""
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    before = _digests(project)
+    args = ["report", project / "out" / "release.parquet.report.json", "--html", project / page, "--overwrite"]
+    result = invoke(*args, *(["--spec", project / "spec.toml"] if with_spec else []))
+    assert result.exit_code == 2, result.output
+    assert f"the page path {project / page} {says}" in result.output, result.output
+    assert _digests(project) == before
+
+
+@pytest.mark.parametrize("how", ["anonymize", "report"])
+def test_the_page_is_not_written_inside_a_released_parquet_folder(project, how):
+    """`--html out/rel/page.html` with a Parquet folder release at out/rel put the page among its part
+    files (exit 0): read_parquet('out/rel/**') then failed on it, and `check --against` said the folder
+    had changed right after a verified run. Refused (exit 2), saying why. The oracle: the folder's
+    files, read by DuckDB, and check --against."""
+    import duckdb
+
+    folder, page = project / "out" / "rel", project / "out" / "rel" / "page.html"
+    if how == "report":
+        assert invoke("anonymize", project / "spec.toml", "--output", folder, "-q").exit_code == 0
+        result = invoke("report", project / "out" / "rel.report.json", "--html", page)
+    else:
+        result = invoke("anonymize", project / "spec.toml", "--output", folder, "--html", page, "-q")
+    assert result.exit_code == 2 and f"lies inside {folder}, the release" in result.output, result.output
+    assert not page.exists()
+    if how == "report":  # the release stands, whole
+        assert duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{folder}/**')").fetchall() == [(9,)]
+        assert invoke("check", folder, "--against", project / "out" / "rel.report.json").exit_code == 0
+    else:  # refused before the search: nothing placed
+        assert not (project / "out").exists()
+
+
+@pytest.mark.parametrize("given", ["edited", "the input"])
+def test_sign_off_page_of_a_file_that_no_longer_matches_its_report_does_not_say_verified(project, given):
+    """The page printed 'verified from the written file; sha256 <the report's>' and the report's
+    class figures over a file the report does not describe: the release edited afterwards (one row's
+    ZIP changed, a class of 1 < k), or another file given with --release (the raw input). Refused as
+    `check --against` refuses it (exit 4), and no page. The oracle: hashlib over the file against the
+    report's sha256."""
+    import duckdb
+
+    release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    args = ["report", report, "--html", project / "page.html"]
+    if given == "edited":
+        edited = project / "out" / "edited.parquet"
+        duckdb.sql(f"COPY (SELECT * REPLACE (CASE WHEN salary = 3000 THEN '99999' ELSE zip END AS zip) "
+                   f"FROM '{release}') TO '{edited}' (FORMAT parquet)")
+        edited.replace(release)
+        audited = release
+    else:
+        audited = project / "table3.csv"
+        args += ["--release", audited]
+    assert hashlib.sha256(audited.read_bytes()).hexdigest() != __import__("json").loads(report.read_text())[
+        "output"]["sha256"]
+    result = invoke(*args)
+    assert result.exit_code == 4, result.output
+    assert f"{audited} does not match its report {report}" in result.output
+    assert not (project / "page.html").exists()
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ("[1, 2]", "it holds a list, not the JSON object"),
+    ("{}", "it lacks generalization, privacy, input, output, suppressed_rows, classes, utility"),
+    ('{"error": "no generalization", "exit_code": 3, "kind": "no solution"}', "the --json document of a failed run"),
+    ("not json", "cannot read the report"),
+])
+def test_report_of_a_json_file_that_is_not_a_report_is_bad_input_not_an_internal_error(tmp_path, content, says):
+    """README: exit 1 is an internal error (a bug), 2 bad input. A file that is not a release report
+    (a list, an empty object, a failed run's `--json` document) crashed on KeyError 'output' (exit 1)."""
+    bogus = tmp_path / "not-a-report.json"
+    bogus.write_text(content)
+    result = invoke("report", bogus, "--html", tmp_path / "page.html")
+    assert result.exit_code == 2, result.output
+    assert f"{bogus}" in result.output and says in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("cut", ["privacy", "generalization", "utility", "output.sha256"])
+def test_report_missing_a_section_is_bad_input(project, cut):
+    import json
+
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    doc = json.loads((project / "out" / "release.parquet.report.json").read_text())
+    section, _, key = cut.partition(".")
+    if key:
+        del doc[section][key]
+    else:
+        del doc[section]
+    (project / "cut.json").write_text(json.dumps(doc))
+    result = invoke("report", project / "cut.json", "--html", project / "page.html")
+    assert result.exit_code == 2, result.output
+    assert f"it lacks {cut} " in result.output, result.output
+    assert not (project / "page.html").exists()

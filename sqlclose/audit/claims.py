@@ -4,19 +4,66 @@ Each function takes the report (its JSON document) and figures measured over the
 (``figures.release_figures``, the audit of ``check``) and returns one message per claim the file
 contradicts, naming the report's field, its value and the file's. Claims the file cannot decide
 are left alone (docs/verification.md, "Re-verifying a release against its report").
+``read_report`` reads the report for them (and for the sign-off page), refusing a file that is not one.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from sqlclose.audit.figures import ReleaseFigures
+from sqlclose.errors import InputError
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
 T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
+
+
+# What every reader of a report (``check --against``, the sign-off page) takes from it: a JSON file
+# without one of these is not a release report, and is told so by name (bad input, not a crash).
+REPORT_FIELDS = ("generalization", "privacy.k", "privacy.min_class_size", "privacy.sensitive", "input.rows",
+                 "output.path", "output.rows", "output.columns", "suppressed_rows", "classes", "utility")
+_SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict, "input": dict, "output": dict,
+             "utility": dict, "output.columns": list}
+
+
+def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
+    """A release report's JSON document, refused (``InputError``, naming the file and every field it
+    lacks) when it cannot be read or is not a report: a list, an empty object, a failed run's
+    ``--json`` document, a report with a section cut out."""
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
+        raise InputError(f"cannot read the report {path}: {e}") from None
+    if not isinstance(doc, dict):
+        kind = {list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(type(doc), "a number")
+        raise InputError(f"{path} is not a release report: it holds {kind}, not the JSON object sqlclose writes "
+                         "beside a release")
+    # A section missing whole is named alone (``privacy``), not as each field of it the reader takes.
+    missing = list(dict.fromkeys(field if _holds(doc, field.split(".")[0]) else field.split(".")[0]
+                                 for field in needs if not _holds(doc, field)))
+    if missing:
+        failed = " (it is the --json document of a failed run)" if {"error", "exit_code"} <= doc.keys() else ""
+        raise InputError(f"{path} is not a release report{failed}: it lacks {', '.join(missing)} (or holds "
+                         f"{'it' if len(missing) == 1 else 'them'} in another form)")
+    return doc
+
+
+def _holds(doc: dict, field: str) -> bool:
+    node: Any = doc
+    parts = field.split(".")
+    for i, part in enumerate(parts):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+        kind = _SECTIONS.get(".".join(parts[:i + 1]))
+        if kind is not None and not isinstance(node, kind):
+            return False
+    return True
 
 
 def same(claimed: Any, found: Any) -> bool:

@@ -12,17 +12,20 @@ from __future__ import annotations
 import base64
 import html
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sqlclose.audit.check import CheckReport, check
+from sqlclose.audit.claims import REPORT_FIELDS, read_report
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
 
+# What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``).
+PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "utility.discernibility",
+               "utility.average_class_size")
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
@@ -39,10 +42,7 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
 
 
 def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None) -> str:
-    try:
-        doc = json.loads(Path(report_path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        raise InputError(f"cannot read the report {report_path}: {e}") from None
+    doc = read_report(Path(report_path), PAGE_FIELDS)
     if release_path is None and doc["output"].get("format") == "sql":
         raise InputError(f"{report_path} is the report of a release query ({doc['output']['path']}), which the "
                          "warehouse runs; sqlclose never saw its rows: export the released table from the warehouse "

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
@@ -20,7 +19,7 @@ from sqlclose.cli.common import CONTEXT, guarded, verbose_option
               help="The release's spec (hierarchies for hierarchical distances and the similarity audit).")
 @click.option("--release", "release_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The released file (default: the report's output.path).")
-@click.option("--overwrite", is_flag=True, help="Replace an existing page.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing page (never a file the release was made from).")
 @verbose_option
 @guarded
 def report(report_path: Path, html_path: Path, spec_path: Path | None, release_path: Path | None,
@@ -28,25 +27,53 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     """Write one self-contained HTML page (charts embedded, no network) for a released file and its
     report: the lattice, the levels and labels, class sizes against k, class distances against t,
     the distributions, suppression, the attack audit and utility. The page never replaces the
-    report, the release, the spec or a file it reads, nor an existing file without --overwrite."""
-    from sqlclose.audit.html import write_html
+    report, the release, its input, the spec or a file it reads, nor lies inside a Parquet folder
+    release, whatever --overwrite says; it replaces an existing page with --overwrite only. A file
+    that is not a report is bad input (exit 2); a release that no longer matches its report's digest
+    (edited, replaced, or another file given with --release) gets no page (exit 4)."""
+    from sqlclose.against_report import refuse_changed_release
+    from sqlclose.audit.claims import read_report
+    from sqlclose.audit.html import PAGE_FIELDS, write_html
     from sqlclose.release.files import refuse_page_target
 
-    refuse_page_target(html_path, _read_by_page(report_path, spec_path, release_path), overwrite)
+    doc = read_report(report_path, PAGE_FIELDS)
+    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path), overwrite)
+    refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"])
     out = write_html(report_path, html_path, spec_path, release_path)
     click.echo(f"wrote {out}")
 
 
-def _read_by_page(report_path: Path, spec_path: Path | None, release_path: Path | None) -> list[tuple[Path, str]]:
-    """What the page must not replace: the report, the release it names, the spec and its files."""
+def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None,
+                  release_path: Path | None) -> list[tuple[Path, str]]:
+    """What the page must not replace nor lie inside: the report, the release it names, the input it
+    was made from (its ``input.source``), the hierarchy files it names, and the spec with its source
+    and files."""
     from sqlclose.model.spec import load_spec
+    from sqlclose.prepare.sources import query_files
 
     protected = [(report_path, "the report")]
-    try:
-        named = json.loads(report_path.read_text(encoding="utf-8"))["output"]["path"]
-    except (OSError, ValueError, KeyError, TypeError):
-        named = None  # the page's own reading of the report says what is wrong with it
-    protected += [(Path(p), "the release") for p in (release_path, named) if p is not None]
+    protected += [(Path(p), "the release") for p in (release_path, doc["output"]["path"]) if p is not None]
     if spec_path is not None:
-        protected += [(p, "a file of the spec") for p in load_spec(spec_path).files_read]
+        spec = load_spec(spec_path)
+        protected += [(p, "a file of the spec") for p in spec.files_read]
+        if spec.source is not None:
+            protected += [(p, "the spec's source") for p in
+                          [*([spec.source.path] if spec.source.path else []), *query_files(spec.source)]]
+    source = _source_path(doc["input"].get("source"))
+    if source is not None:
+        protected.append((source, "the input the release was made from"))
+    hierarchies = doc.get("hierarchies") if isinstance(doc.get("hierarchies"), dict) else {}
+    protected += [(Path(h["path"]), f"the hierarchy of column {name!r} the report names")
+                  for name, h in hierarchies.items() if isinstance(h, dict) and isinstance(h.get("path"), str)]
     return protected
+
+
+def _source_path(label: object) -> Path | None:
+    """The path in a report's ``input.source`` (``data.csv``, ``db.duckdb (table t)``, ``query over
+    data.parquet``); None for a source that is no file (``pandas DataFrame``, ``arrow table``, ``query``)."""
+    if not isinstance(label, str) or label in ("pandas DataFrame", "arrow table", "query", ""):
+        return None
+    label = label.removeprefix("query over ")
+    if label.endswith(")") and " (table " in label:
+        label = label[:label.rindex(" (table ")]
+    return Path(label)

@@ -56,6 +56,10 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     folder = kind == "parquet-folder"
+    if folder and _inside(report, path):
+        raise OutputExistsError(f"the report {report} lies inside the output folder {path}: a Parquet folder release "
+                                "holds its part files alone (its digest is theirs): put the report beside the folder, "
+                                f"e.g. {path.with_name(path.name + '.report.json')}")
     for target, role in ((path, "output"), (report, "report")):
         if folder and target is path:
             if target.exists() and not target.is_dir():
@@ -91,9 +95,10 @@ def refuse_foreign_folder(folder: Path) -> None:
 
 def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite: bool) -> None:
     """Refuse a sign-off page path that is a folder, lies under a file, is — through any path — one
-    of ``protected`` (the files a job reads, the release and its report: (path, what it is)), or
-    already exists (unless ``overwrite``). Checked before the search, so a page that cannot be
-    written stops the job before anything is placed."""
+    of ``protected`` (the files a job reads, the release and its report: (path, what it is)) or lies
+    inside one (a Parquet folder release, made yet or not, or a folder source), or already exists
+    (unless ``overwrite``, which never reaches ``protected``). Checked before the search, so a page
+    that cannot be written stops the job before anything is placed."""
     refuse_blocked_folder(page)
     if page.is_dir():
         raise OutputExistsError(f"the page path {page} is a directory, not a file path")
@@ -101,6 +106,10 @@ def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite:
         if same(page, path):
             raise OutputExistsError(f"the page path {page} is {role} ({path}); writing the page there would "
                                     "destroy it: choose another path")
+        if _inside(page, path):
+            raise OutputExistsError(f"the page path {page} lies inside {path}, {role}: a folder release or source "
+                                    "is read and digested as all its files, so a page among them would break "
+                                    "reading it and its check against the report: choose a path outside it")
     if page.exists() and not overwrite:
         raise OutputExistsError(f"{page} already exists; pass --overwrite to replace it")
 
@@ -111,7 +120,7 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:
     source): the next run would read the release back as input rows, so k would count people twice."""
     for source in inputs:
         if same(target, source):
-            raise OutputExistsError(f"the {role} path {target} is {source}, which this job reads; writing the "
+            raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}; writing the "
                                     "release there would destroy it: choose another path")
         if source.is_dir() and _inside(target, source):
             raise OutputExistsError(f"the {role} path {target} is inside {source}, a folder this job reads; the "
@@ -119,6 +128,14 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:
         if _is_pattern(source) and fnmatch.fnmatchcase(os.path.realpath(target), _real_pattern(source)):
             raise OutputExistsError(f"the {role} path {target} matches {source}, the pattern this job reads; the "
                                     "next run would read the release as input rows: choose a path it does not match")
+
+
+def read_by_job(target: Path, source: Path) -> str:
+    """How a target that is ``source`` is told: "a file this job reads" when both are written alike
+    (not "X is X"), else "SOURCE, which this job reads" (another name of it: a link, ``..``)."""
+    if os.path.abspath(target) == os.path.abspath(source):
+        return f"{'a folder' if source.is_dir() else 'a file'} this job reads"
+    return f"{source}, which this job reads"
 
 
 def _is_pattern(path: Path) -> bool:

@@ -235,8 +235,8 @@ class DuckDBTableWriter(Writer):
             raise OutputExistsError(f"the report path is the output path ({target.path}); give the report its own file")
         for source in inputs:
             if files.same(target.path, source):
-                raise OutputExistsError(f"the output database {target.path} is {source}, which this job reads; write "
-                                        "the release to another database file")
+                raise OutputExistsError(f"the output database {target.path} is {files.read_by_job(target.path, source)}"
+                                        "; write the release to another database file")
         if target.path.is_dir():
             raise OutputExistsError(f"the output path {target.path} is a directory, not a database file")
         try:
