@@ -175,7 +175,8 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
                             digest_key=operator_key(), inputs=[histogram, *spec.files_read],
                             table=warehouse_table(source.table_parts), table_name=str(source.table),
-                            dialect=dialect, drop_nulls=drop, selection=spec.search)
+                            dialect=dialect, drop_nulls=drop, selection=spec.search,
+                            hierarchy_files=_hierarchy_files(spec))
 
 
 def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) -> str:

@@ -246,6 +246,9 @@ def test_the_warehouse_report_calls_its_output_sql_and_warns_once(tmp_path, ware
     doc = json.loads(report.read_text())
     assert doc["output"]["format"] == "sql", doc["output"]
     assert [w for w in doc["warnings"] if "not verified locally" in w] == [doc["warehouse"]["note"]], doc["warnings"]
+    # The hierarchy files the spec names, as a local release's report names them (it named none)
+    assert {name: h["path"] for name, h in doc["hierarchies"].items()} == {
+        "age": str(TABLE3 / "age.csv"), "disease": str(TABLE3 / "disease.csv")}
     page = sqlclose("report", report, "--html", tmp_path / "page.html")
     assert page.returncode == 2 and "--release" in page.stderr, page.stderr
     assert not (tmp_path / "page.html").exists()
