@@ -106,14 +106,17 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
     release = Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
                       digest_key=key, inputs=inputs, selection=spec.search,
                       hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
-    if levels is None:
-        return release
+    return release if levels is None else _at_given(release, levels)
+
+
+def _at_given(release: Release, levels: tuple[int, ...]) -> Release:
+    """The release at a given node, standing for the search's: it closes what the run made, as
+    the release would have."""
     try:
         chosen = release.at(levels)
     except BaseException:
         release.close()
         raise
-    # The copy stands for the release: it closes what the run made, as the release would have.
     return dataclasses.replace(chosen, owns_engine=release.owns_engine, _drops_run=release._drops_run)
 
 
@@ -144,11 +147,13 @@ def _hierarchy_files(spec: Spec) -> dict[str, tuple[Path, str]]:
 
 
 def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *, dialect: str | None = None,
-                        on_progress: ProgressCallback | None = None) -> WarehouseRelease:
+                        on_progress: ProgressCallback | None = None,
+                        node: dict[str, int] | tuple[int, ...] | None = None) -> WarehouseRelease:
     """The warehouse path (docs/warehouse.md): search over ``histogram`` — the warehouse's export
     (Parquet or CSV) of ``histogram_sql(spec)``'s result, counts only — and return the release as
     a query for the warehouse (``release_sql()``, ``write_sql(path)``) in ``dialect`` (default:
-    the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies."""
+    the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies. ``node``: the
+    release at that satisfying node instead (as ``anonymize``'s, checked before the search)."""
     from sqlclose.prepare import histogram as hist
     from sqlclose.sql.warehouse import warehouse_table
 
@@ -166,17 +171,19 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         timings = {"prepare_seconds": time.perf_counter() - started}
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
+        levels = None if node is None else _given_node(node, spec, problem)
         result = _search(problem, criteria, spec, on_progress)
         timings["search_seconds"] = result.seconds
     except BaseException:
         opened.engine.close()
         raise
     drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()] if s.nulls == "drop")
-    return WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
-                            digest_key=operator_key(), inputs=[histogram, *spec.files_read],
-                            table=warehouse_table(source.table_parts), table_name=str(source.table),
-                            dialect=dialect, drop_nulls=drop, selection=spec.search,
-                            hierarchy_files=_hierarchy_files(spec))
+    release = WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
+                               digest_key=operator_key(), inputs=[histogram, *spec.files_read],
+                               table=warehouse_table(source.table_parts), table_name=str(source.table),
+                               dialect=dialect, drop_nulls=drop, selection=spec.search,
+                               hierarchy_files=_hierarchy_files(spec))
+    return release if levels is None else _at_given(release, levels)
 
 
 def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) -> str:

@@ -304,3 +304,26 @@ def test_a_histogram_exported_before_typed_copies_is_asked_to_be_exported_again(
     hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_age) FROM ({q})")
     _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_age'",
              "columns of `sqlclose sql`")
+
+
+def test_a_node_given_to_the_warehouse_path_is_checked_before_the_search(tmp_path, warehouse, monkeypatch):
+    """`anonymize --histogram … --node` told a level out of range only after the whole search (the
+    local path checks it once the hierarchies are built). Now so does the warehouse path; a good
+    node is the release `at` gives, as the local path releases it."""
+    import sqlclose as sc
+    from sqlclose import api
+
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    histogram = _export(warehouse, spec, tmp_path / "h.parquet")
+
+    def no_search(*_a, **_k):
+        raise AssertionError("the search ran")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(api, "_search", no_search)
+        with pytest.raises(sc.InputError, match=re.escape("node age=9: 'age' has no level 9")):
+            sc.anonymize_histogram(histogram, spec, node={"zip": 1, "age": 9})
+    with sc.anonymize_histogram(histogram, spec, node=TABLE5_NODE) as release:
+        assert release.node == TABLE5_NODE and release.node_given
+    run = sqlclose("anonymize", "--histogram", histogram, spec, "--node", "zip=1,age=9")
+    assert run.returncode == 2 and "'age' has no level 9" in run.stderr, run.stderr

@@ -57,10 +57,9 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
                         "release.sql or [output] path = \"….sql\"")
     rep = report or (spec.output.report if spec.output and not output else None) or default_report_path(out)
     with search_progress(progress and not (quiet or as_json or dry_run)) as on_progress:
-        with api.anonymize_histogram(histogram, spec, dialect=dialect, on_progress=on_progress) as release:
-            chosen = release.at(node) if node else release
+        with api.anonymize_histogram(histogram, spec, dialect=dialect, on_progress=on_progress, node=node) as chosen:
             if dry_run:
-                found = {"histogram": str(histogram), "rows": release.problem.input_rows, "node": chosen.node,
+                found = {"histogram": str(histogram), "rows": chosen.problem.input_rows, "node": chosen.node,
                          "dry_run": True}
                 if as_json:
                     click.echo(json.dumps(found, indent=2))
