@@ -355,16 +355,40 @@ def test_skewness_uses_the_reference(disease_csv):
     assert (skew["classes"], skew["records"]) == (3, 6)  # a, c, d
 
 
+def test_skewness_counts_a_share_exactly_ratio_times_the_tables():
+    # a holds v 3 of 5 times (3/5), the table 3 of 15 (1/5): exactly 3x, which floats compute as
+    # 2.9999999999999996; "at least 3x" counts it, within the thresholds' 1e-12
+    t = table({"a": ["v"] * 3 + ["w"] * 2, "b": ["w"] * 5, "c": ["w"] * 5})
+    skew = check(t, ["g"], ["s"]).to_dict()["sensitive"]["s"]["attacks"]["skewness"]
+    assert (skew["classes"], skew["records"]) == (1, 5)
+    assert skew["worst_ratio"] == pytest.approx(3.0)
+
+
+def test_skewness_counts_a_value_the_reference_lacks():
+    # a holds 11000, which the reference never holds: its share there is 0, the ratio infinite
+    # (KL is infinite too); b's values are all in the reference: 9000 and 4000 (1/3) / (1/6) = 2
+    t = table({"a": [3000, 11000, 5000], "b": [3000, 9000, 4000]})
+    reference = pa.table({"s": [3000, 5000, 3000, 9000, 4000, 20000]})
+    report = check(t, ["g"], ["s"], reference=reference).to_dict()
+    skew = report["sensitive"]["s"]["attacks"]["skewness"]
+    assert (skew["classes"], skew["records"], skew["worst_ratio"]) == (1, 3, "inf")
+    assert skew["exposed_classes"][0]["class"] == {"g": "a"}
+    assert report["sensitive"]["s"]["distances"]["kl"]["reached"] == "inf"
+    assert "worst inf (a value the reference lacks)" in str(check(t, ["g"], ["s"], reference=reference))
+    json.loads(json.dumps(report, allow_nan=False))  # plain JSON: no Infinity
+
+
 def test_similarity_level_1(disease_csv):
     # a -> respiratory (2 records); b, d -> digestive (3 + 2); c spans both groups
     assert attacks(disease_csv)["similarity"] == {
         "level": 1, "classes": 3, "records": 7, "records_by_group": {"respiratory": 2, "digestive": 5}}
 
 
-def test_similarity_level_2_is_the_top(disease_csv):
-    # at the top every class falls in the one group "*"
+def test_similarity_level_at_the_root_reveals_nothing(disease_csv):
+    # at the root every class falls in the one group "*", which every value shares: learning it
+    # tells an observer nothing, so no class is exposed
     assert attacks(disease_csv, similarity_level=2)["similarity"] == {
-        "level": 2, "classes": 4, "records": 9, "records_by_group": {"*": 9}}
+        "level": 2, "classes": 0, "records": 0, "records_by_group": {}}
 
 
 @pytest.mark.parametrize("level", [0, 3])
@@ -388,9 +412,10 @@ def test_similarity_on_table3_disease():
     for level in (1, 2):
         sim = check(released, spec=spec, similarity_level=level).to_dict()["sensitive"]["disease"]["attacks"]
         assert (sim["similarity"]["classes"], sim["similarity"]["records"]) == (0, 0)
-    # one level higher still (3: all respiratory & digestive) every class is in the one group
+    # one level higher still (3, the root: all respiratory & digestive) every class is in the one
+    # group every value shares: it reveals nothing
     top = check(released, spec=spec, similarity_level=3).to_dict()["sensitive"]["disease"]["attacks"]["similarity"]
-    assert top["classes"] == 3 and top["records"] == 9
+    assert (top["classes"], top["records"]) == (0, 0)
 
 
 # ============================================================ worst classes

@@ -24,7 +24,7 @@ def render_text(data: dict) -> str:
                      f"{_count(a['homogeneity']['classes'], 'class')} have one sensitive value")
         sk = a["skewness"]
         lines.append(f"  skewness attack: {_count(sk['records'], 'record')} in {_count(sk['classes'], 'class')} "
-                     f"hold a value at >= {sk['ratio']:g}x its table share (worst {sk['worst_ratio']:.2f}x)")
+                     f"hold a value at >= {sk['ratio']:g}x its table share (worst {_ratio(sk['worst_ratio'])})")
         sim = a["similarity"]
         if sim is None:
             lines.append("  similarity attack: no hierarchy given for this column")
@@ -70,3 +70,8 @@ def _utility_lines(u: dict | None) -> list[str]:
         lines.append(f"  {name}: l-diversity value (least exp(entropy)) {s['l_diversity']:.3f}; L1 closeness "
                      f"(largest Σ|p - q|, not halved) {s['l1_closeness']:.4f}")
     return lines
+
+
+def _ratio(worst: float | str) -> str:
+    """The worst skewness ratio: "inf" when a class holds a value the reference never holds."""
+    return f"{worst:.2f}x" if isinstance(worst, (int, float)) else f"{worst} (a value the reference lacks)"

@@ -22,6 +22,7 @@ from sqlclose.errors import DataError
 from sqlclose.model.arrays import numpy_of
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.privacy.criteria import TOLERANCE
 from sqlclose.sql import queries as q
 
 # What judging one run of classes may hold, in bytes: per class, RUN_COPIES times its count
@@ -181,7 +182,9 @@ class Homogeneity(Attack):
 
 
 class Skewness(Attack):
-    """Classes where some value's share is at least ``ratio`` times its share in the table."""
+    """Classes where some value's share is at least ``ratio`` times its share in the table (within
+    the thresholds' 1e-12: 3/5 against 3/15 is 3x, though floats make it 2.9999999999999996). A
+    class holding a value the reference never holds is infinitely skewed (KL is infinite there too)."""
 
     def __init__(self, reference: np.ndarray, ratio: float) -> None:
         super().__init__()
@@ -193,19 +196,21 @@ class Skewness(Attack):
         p_share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
         q = self.q_share
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), 0.0)
+            ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), np.where(p_share > 0, np.inf, 0.0))
         worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
         if worst.size:
             self.worst = max(self.worst, float(worst.max()))
-        return self._count(worst >= self.ratio, sizes)
+        return self._count(worst >= self.ratio - TOLERANCE, sizes)
 
     def result(self) -> dict:
-        return {"ratio": self.ratio, "classes": self.classes, "records": self.records, "worst_ratio": self.worst}
+        worst = self.worst if np.isfinite(self.worst) else "inf"  # JSON has no infinity: as KL's "inf"
+        return {"ratio": self.ratio, "classes": self.classes, "records": self.records, "worst_ratio": worst}
 
 
 class Similarity(Attack):
     """Classes whose values all fall in one group at ``level`` of the sensitive hierarchy: an
-    observer learns the group (e.g. "a stomach disease") without learning the value."""
+    observer learns the group (e.g. "a stomach disease") without learning the value. The root's
+    one group holds every value: learning it reveals nothing, so at the root no class is exposed."""
 
     def __init__(self, sa: SensitiveAttribute, level: int) -> None:
         super().__init__()
@@ -216,11 +221,13 @@ class Similarity(Attack):
         position = {v: i for i, v in enumerate(hierarchy.leaves)}
         self.groups = hierarchy.level_codes[[position[v] for v in sa.domain], level]
         self.names = hierarchy.labels(level)
-        self.level = level
+        self.level, self.height = level, hierarchy.height
         self.by_group = np.zeros(int(self.groups.max()) + 1, dtype=np.int64)
         self.learned = np.zeros(len(self.by_group), dtype=bool)
 
     def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        if self.level == self.height:  # the root: every value's group, nothing learned
+            return np.zeros(matrix.shape[0], dtype=bool)
         present = matrix > 0
         per_group = np.zeros((matrix.shape[0], len(self.by_group)), dtype=bool)
         for g in np.unique(self.groups):
