@@ -21,6 +21,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from oracle import hierarchical_emd, ordered_emd, read_hierarchy
@@ -714,6 +715,20 @@ def test_hierarchy_missing_a_value(tmp_path):
 def test_reference_without_the_sensitive_column():
     with pytest.raises(DataError, match="reference.*'s'"):
         check(table(HAND), ["g"], {"s": {"t": 0.5}}, reference=pa.table({"g": ["a"], "other": ["x"]}))
+
+
+def test_empty_reference_is_bad_input_not_internal_error(tmp_path):
+    # an empty reference (a filtered export) has no distribution: bad input naming it, as an empty
+    # table is, not numpy warnings and "q sums to 0"
+    empty = pa.table({"s": pa.array([], pa.string())})
+    with pytest.raises(DataError, match="reference table .* has no rows"):
+        check(table(HAND), ["g"], {"s": {"t": 0.3}}, reference=empty)
+    pq.write_table(table(HAND), tmp_path / "x.parquet")
+    pq.write_table(table(HAND).slice(0, 0), tmp_path / "empty.parquet")
+    result = invoke(tmp_path / "x.parquet", "--qi", "g", "--sensitive", "s", "--t", "0.3",
+                    "--reference", tmp_path / "empty.parquet")
+    assert_cli_error(result, "empty.parquet has no rows")
+    assert "Warning" not in result.stderr
 
 
 def test_source_that_does_not_exist(tmp_path):

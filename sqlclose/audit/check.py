@@ -102,9 +102,9 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
-            ref = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
-                if reference is not None else None
-            audit = _audit(engine, relation, label, qi, models, k, ref, str(reference), skew, similarity_level, top)
+            ref, ref_label = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
+                if reference is not None else (None, "")
+            audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
             shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
             return audit
@@ -158,6 +158,9 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
     numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
+    if reference is not None and sas and not sas[0].q.sum():
+        raise DataError(f"the reference table {reference_label} has no rows: there is no distribution to "
+                        "compare the classes to")
     classes = tables.table_classes(engine, relation, qi, sas)
     try:
         if classes.rows == 0:
@@ -202,13 +205,14 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     return SensitiveAttribute(name, spec, domain, hierarchy)
 
 
-def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead) -> exp.Expression:
+def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead) -> tuple[exp.Expression, str]:
+    """The reference table's relation, and its label (its path as given, or what ``open_source`` calls it)."""
     opened = open_source(reference, engine, options)
     relation, label = opened.relation, opened.label
     missing = [c for c in needed if c not in engine.schema(relation).names]
     if missing:
         raise DataError(f"the reference table {label} has no column {missing[0]!r}")
-    return relation
+    return relation, str(reference) if isinstance(reference, (str, Path)) else label
 
 
 class _Worst:
