@@ -943,7 +943,7 @@ def test_cli_reference(tmp_path):
     (("--qi", "g,s", "--sensitive", "s"), ("'s'", "both")),
     (("--qi", "g", "--sensitive", "s", "--t", 1.5), ("t must be in [0, 1]",)),
     (("--qi", "g", "--sensitive", "s", "--k", 0), ("k must be at least 1",)),
-    (("--qi", "g", "--sensitive", "s", "--entropy-l", 0.5), ("entropy_l",)),
+    (("--qi", "g", "--sensitive", "s", "--entropy-l", 0.5), ("--entropy-l",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "0,2"), ("recursive",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "-1,2"), ("recursive",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "4"), ("--recursive takes C,L", "'4'")),
@@ -959,6 +959,31 @@ def test_cli_reference(tmp_path):
         "hierarchy-unknown-column", "no-qi", "skew<=1"])
 def test_cli_bad_input_exit_2(hand_csv, args, fragments):
     assert_cli_error(invoke(hand_csv, *args), *fragments)
+
+
+@pytest.mark.parametrize(("args", "fragments"), [
+    (("--entropy-l", 0.5), ("--entropy-l: must be greater than or equal to 1 (got 0.5)",)),
+    (("--distinct-l", 0), ("--distinct-l: must be greater than or equal to 1 (got 0)",)),
+    (("--p", 0), ("--p: must be greater than or equal to 1 (got 0)",)),
+    (("--t", 1.5), ("--t: t must be in [0, 1]", "(got 1.5)")),
+    (("--t", -1, "--distance", "kl"), ("--t: must be greater than or equal to 0",)),
+    (("--recursive", "0,2"), ("--recursive: c must be greater than 0 (got 0,2)",)),
+    (("--recursive", "2,0"), ("--recursive: l must be greater than or equal to 1 (got 2,0)",)),
+], ids=["entropy-l", "distinct-l", "p", "t>1", "t<0", "c=0", "l=0"])
+def test_check_bad_threshold_message_is_one_line(hand_csv, args, fragments):
+    # README: a failure is one line on stderr, naming the option and its range; not pydantic's
+    # multi-line dump with its URL
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", *args)
+    assert_cli_error(result, *fragments)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert "pydantic" not in result.stderr
+
+
+def test_a_bad_threshold_from_python_is_one_line():
+    with pytest.raises(SpecError) as e:
+        check(table(HAND), ["g"], {"s": {"entropy_l": 0.5, "p": 0}})
+    assert str(e.value) == ("sensitive column 's': entropy_l: Input should be greater than or equal to 1 (got 0.5); "
+                            "p: Input should be greater than or equal to 1 (got 0)")
 
 
 def test_cli_empty_table_exit_2(tmp_path):

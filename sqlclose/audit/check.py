@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.audit import tables, utility
@@ -27,7 +28,7 @@ from sqlclose.engine.base import FileRead, leaves_as_found
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy
+from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy, validation_problems
 from sqlclose.prepare.problem import require_columns
 from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
@@ -124,6 +125,8 @@ def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
             else:
                 try:
                     out[name] = Sensitive.model_validate(value)
+                except ValidationError as e:  # one line: "sensitive column 's': entropy_l: … (got 0.5)"
+                    raise SpecError(f"sensitive column {name!r}: {'; '.join(validation_problems(e))}") from None
                 except Exception as e:
                     raise SpecError(f"sensitive column {name!r}: {e}") from None
         return out

@@ -177,4 +177,31 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
         entry = {"distance": distance, "t": t, "distinct_l": distinct_l, "entropy_l": entropy_l, "recursive": rec,
                  "p": p, "hierarchy": files.get(name)}
         out[name] = {key: value for key, value in entry.items() if value is not None}
+        _validate_flags(out[name], recursive)
     return out
+
+
+# The option each Sensitive key comes from, for messages that name what the user typed.
+_FLAG_OF = {"t": "--t", "distance": "--distance", "distinct_l": "--distinct-l", "entropy_l": "--entropy-l",
+            "recursive": "--recursive", "p": "--p", "hierarchy": "--hierarchy"}
+
+
+def _validate_flags(entry: dict, recursive: str | None) -> None:
+    """The thresholds given as options, validated as the spec's are, each problem told as one line
+    naming the option and its range (``--entropy-l: must be at least 1 (got 0.5)``), not pydantic's."""
+    from pydantic import ValidationError
+
+    from sqlclose.model.spec import Sensitive
+
+    try:
+        Sensitive.model_validate(entry)
+    except ValidationError as e:
+        problems = []
+        for item in e.errors():
+            loc = [str(p) for p in item["loc"] if not str(p).startswith("function-")]
+            key = loc[0] if loc else ""
+            msg = item["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
+            got = recursive if key == "recursive" else entry.get(key)
+            inner = f"{'.'.join(loc[1:])} " if len(loc) > 1 else ""
+            problems.append(f"{_FLAG_OF.get(key, key)}: {inner}{msg} (got {got})" if key else msg)
+        raise SpecError("; ".join(problems)) from None

@@ -858,6 +858,11 @@ def format_validation_error(error: ValidationError, where: str) -> str:
     return "\n".join([f"{where}: invalid spec ({len(problems)} problems):", *(f"  - {p}" for p in problems)])
 
 
+def validation_problems(error: ValidationError) -> list[str]:
+    """Each validation error as ``key.path: what is wrong (got …)``, one line each."""
+    return [_problem(item) for item in error.errors()]
+
+
 def _problem(item: Any) -> str:
     """One validation error as ``key.path: what is wrong (got …)``."""
     parts = tuple(str(p) for p in item["loc"] if not str(p).startswith("function-"))
