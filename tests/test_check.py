@@ -920,6 +920,55 @@ def test_cli_spec_and_sensitive_conflict(table3_release):
     assert_cli_error(invoke(out, "--spec", TABLE3 / "table3.toml", "--sensitive", "salary"), "--spec")
 
 
+def _released(tmp_path, spec_text: str) -> dict:
+    """Anonymize by the spec at tmp_path/x.toml at its bottom node; the release report."""
+    (tmp_path / "x.toml").write_text(spec_text, encoding="utf-8")
+    result = CliRunner().invoke(main, ["anonymize", str(tmp_path / "x.toml"), "--node", "q=0", "--json"])
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("dropped", ["q", "s"])
+def test_check_reference_reproduces_report_under_nulls_drop(tmp_path, monkeypatch, dropped):
+    # 6 rows kept in two classes (a a b | b b a) and 4 rows with a NULL in the dropped column, which
+    # nulls = "drop" takes out of the release and of its reference: against the kept rows (a, b
+    # 1/2 each) each class is 2/3 against 1/2, equal EMD 1/6; against all 10 rows it would differ
+    monkeypatch.chdir(tmp_path)
+    rows = ["(1, 'a')", "(1, 'a')", "(1, 'b')", "(2, 'b')", "(2, 'b')", "(2, 'a')"]
+    rows += ["(NULL, 'c')" if dropped == "q" else "(1, NULL)"] * 4
+    values = ", ".join(rows)
+    duckdb.sql(f"COPY (SELECT * FROM (VALUES {values}) t(q, s)) TO 'in.parquet'")
+    report = _released(tmp_path, f"""[source]\npath = "in.parquet"\n[output]\npath = "rel.parquet"\n
+[privacy]\nk = 3\n[quasi_identifiers]\nq = {{ bands = [5, 10]{', nulls = "drop"' if dropped == "q" else ''} }}\n
+[sensitive.s]\ndistance = "equal"\nt = 0.2\n{'nulls = "drop"' if dropped == "s" else ''}\n""")
+    assert report["input"]["dropped_null_rows"] == 4
+    assert report["privacy"]["sensitive"]["s"]["max_emd"] == pytest.approx(1 / 6, abs=TOL)
+    result = invoke("rel.parquet", "--spec", "x.toml", "--reference", "in.parquet", "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert json.loads(result.stdout)["sensitive"]["s"]["distances"]["equal"]["reached"] == \
+        pytest.approx(1 / 6, abs=TOL)
+
+
+def test_check_reference_reads_the_input_with_the_specs_declared_types(tmp_path, monkeypatch):
+    # [source] types = { s = "DECIMAL(10, 2)" }: the CSV's s is read as DECIMAL by the run, and by
+    # check's reference when --spec gives it (read by detection, 3000.50 would be DOUBLE 3000.5,
+    # not the release's '3000.50'). Ordered EMD by hand: values 3000.50, 4000, 5000, 9000,
+    # 11000.25, q = (2, 1, 1, 1, 1) / 6; class a = {3000.50, 11000.25, 5000}: p - q = (1/3 - 1/3,
+    # -1/6, 1/3 - 1/6, -1/6, 1/3 - 1/6) = (0, -1/6, 1/6, -1/6, 1/6), cumulative 0, -1/6, 0, -1/6, 0
+    # -> (2/6) / 4 = 1/12; b mirrors it
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in.csv").write_text("q,s\na,3000.50\na,11000.25\na,5000\nb,3000.50\nb,9000\nb,4000\n")
+    report = _released(tmp_path, '[source]\npath = "in.csv"\ntypes = { s = "DECIMAL(10, 2)" }\n'
+                       '[output]\npath = "rel.parquet"\n[privacy]\nk = 3\n'
+                       '[quasi_identifiers]\nq = { tree = { G = ["a", "b"] } }\n'
+                       '[sensitive.s]\ndistance = "ordered"\nt = 0.3\n')
+    assert report["privacy"]["sensitive"]["s"]["max_emd"] == pytest.approx(1 / 12, abs=TOL)
+    result = invoke("rel.parquet", "--spec", "x.toml", "--reference", "in.csv", "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert json.loads(result.stdout)["sensitive"]["s"]["distances"]["ordered"]["reached"] == \
+        pytest.approx(1 / 12, abs=TOL)
+
+
 def test_cli_reference(tmp_path):
     # Table 3 with 3 rows suppressed: against the input the disease EMD is the release's claim; against
     # the released table itself it differs.

@@ -78,6 +78,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     array the report keeps (sizes, and the distances t is judged by).
     """
     hierarchies = {}
+    reading: FileRead | None = None  # how the reference is read, when the spec says (its [source])
+    drop: tuple[str, ...] = ()  # the spec's columns whose NULL rows nulls = "drop" takes out of the reference
     if spec is not None:
         spec = as_spec(spec)
         if engine is None and (made := spec_engine(spec.engine, source)) is not None:  # closed here
@@ -92,6 +94,13 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
         sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
         k = k if k is not None else spec.k
+        # The reference as the release's run read its input: the spec's [source] options (declared
+        # types, NULL strings, encoding) and its NULL policies (nulls = "drop": the release measured
+        # t against the rows kept).
+        if spec.source is not None and spec.source.kind not in ("query", "warehouse"):
+            reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
+        drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
+                     if s.nulls == "drop")
     qi = list(quasi_identifiers or [])
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
@@ -103,8 +112,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
-            ref, ref_label = _reference(engine, reference, list(models), dataclasses.replace(options, table=None)) \
-                if reference is not None else (None, "")
+            ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
+                options, table=None), drop) if reference is not None else (None, "")
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
             shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
@@ -208,14 +217,20 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     return SensitiveAttribute(name, spec, domain, hierarchy)
 
 
-def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead) -> tuple[exp.Expression, str]:
-    """The reference table's relation, and its label (its path as given, or what ``open_source`` calls it)."""
+def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead,
+               drop: Sequence[str] = ()) -> tuple[exp.Expression, str]:
+    """The reference table's relation, without the rows holding a NULL in one of ``drop`` (the
+    spec's nulls = "drop" columns it has), and its label (its path as given, or what
+    ``open_source`` calls it)."""
     opened = open_source(reference, engine, options)
     relation, label = opened.relation, opened.label
-    missing = [c for c in needed if c not in engine.schema(relation).names]
+    names = engine.schema(relation).names
+    missing = [c for c in needed if c not in names]
     if missing:
         raise DataError(f"the reference table {label} has no column {missing[0]!r}")
-    return relation, str(reference) if isinstance(reference, (str, Path)) else label
+    dropped = [c for c in drop if c in names]
+    return (q.without_nulls(relation, dropped) if dropped else relation,
+            str(reference) if isinstance(reference, (str, Path)) else label)
 
 
 class _Worst:
