@@ -299,6 +299,10 @@ CASES: list[Case] = [
          lambda d: write(d, "spec.toml", spec(("[sensitive.disease]", "[sensitive.diagnosis]"))), 2),
     Case("nulls-no-policy", "NULLs without a policy (an empty zip)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + ["," + ROWS[2].split(",", 1)[1]] + ROWS[3:])), 2),
+    Case("nulls-drop-all", 'every row dropped for its NULL (zip empty on every row, `nulls = "drop"`)',
+         lambda d: (write(d, "table3.csv", table(rows=["," + r.split(",", 1)[1] for r in ROWS])),
+                    write(d, "spec.toml", spec(("zip = { mask = true }", 'zip = { mask = true, nulls = "drop" }')))),
+         2),
     # -- hierarchies
     Case("hierarchy-missing-value", "a hierarchy missing a value of the data (age 52)",
          lambda d: write(d, "age.csv", "\n".join(ln for ln in lines_of("age.csv") if not ln.startswith("52;")) + "\n"),
@@ -583,6 +587,11 @@ MESSAGES = {
         "sqlclose: error: column 'zip' has 1 NULL value(s) in <tmp>/table3.csv; set nulls = \"drop\""
         " (remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the"
         " spec, or clean the data"
+    ),
+    "nulls-drop-all": (
+        "sqlclose: error: every row of <tmp>/table3.csv was dropped for a NULL under nulls = \"drop\""
+        " (column(s) 'zip'): there is nothing to anonymize; set nulls = \"value\" (treat NULL as the"
+        " value null_value) for some of them in the spec, or clean the data"
     ),
     "hierarchy-missing-value": (
         "sqlclose: error: column 'age': 1 value(s) are not leaves of hierarchy <tmp>/age.csv: '52' (1"
