@@ -348,6 +348,8 @@ CASES: list[Case] = [
     Case("disk-full", "a full disk (a 512-byte file-size limit, SIGXFSZ ignored)", lambda d: None, 5, fsize=512),
     Case("memory-too-small", "a memory limit DuckDB cannot work in (`--memory-limit 1MB`, two threads)",
          lambda d: None, 5, args=("anonymize", "spec.toml", "--memory-limit", "1MB", "--threads", "2")),
+    Case("memory-limit-zero", "a memory limit of 0 bytes (`--memory-limit 0GB`), which DuckDB reads as none",
+         lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
     Case("node-not-a-quasi-identifier", "`--node` naming a column that is no quasi-identifier (`zipp=1`): told "
@@ -699,6 +701,10 @@ MESSAGES = {
         " used)) within its 0.15 MB of the job's memory_limit (1 MB): raise [engine] memory_limit (--memory-limit),"
         " or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory"
         " (--temp-directory) on a disk with room to spill; nothing was placed at the output path"
+    ),
+    "memory-limit-zero": (
+        "sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would be no limit at all: give"
+        " a limit above zero with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit (got '0GB')"
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"

@@ -68,6 +68,31 @@ def test_a_memory_limit_must_say_its_unit():
         spec_with({"memory_limit": "lots"})
 
 
+@pytest.mark.parametrize("limit", ["0", "0GB", "0 MiB", "0.0KB", "0.0001KB"])
+def test_zero_memory_limit_is_refused_not_silently_unlimited(limit):
+    # DuckDB reads a limit of 0 bytes as none: "0GB" (or a fraction of a byte) ran unlimited, without a word.
+    with pytest.raises(SpecError, match=r"engine\.memory_limit: 0 bytes, which would be no limit at all"):
+        spec_with({"memory_limit": limit})
+
+
+def test_zero_memory_limit_on_the_command_line_is_bad_input(tmp_path):
+    project = table3_project(tmp_path)
+    said = {limit: invoke("anonymize", project / "spec.toml", "--memory-limit", limit) for limit in ("0", "0GB")}
+    for limit, result in said.items():
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr == (f"sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would "
+                                 "be no limit at all: give a limit above zero with its unit (e.g. \"2GB\"), or "
+                                 f"leave memory_limit unset for no limit (got '{limit}')\n")
+    assert not (project / "out").exists()
+
+
+def test_a_duckdb_engine_of_zero_bytes_is_refused():
+    from sqlclose.engine import DuckDBEngine
+
+    with pytest.raises(ValueError, match="0 bytes"):
+        DuckDBEngine(memory_limit="0GB")
+
+
 @pytest.mark.spark
 def test_a_given_spark_engine_finds_what_duckdb_finds(spark_session):
     from sqlclose.engine import SparkEngine

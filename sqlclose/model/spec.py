@@ -33,6 +33,7 @@ from pydantic import (
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
+from sqlclose.model.sizes import is_zero_bytes
 from sqlclose.model.text import read_utf8
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -572,6 +573,16 @@ class EngineSettings(_Model):
     temp_directory: Path | None = None
     master: str | None = None
     conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("memory_limit", mode="before")
+    @classmethod
+    def _not_zero(cls, limit: object) -> object:
+        """"0", "0GB" or a fraction of a byte would be DuckDB's limit of 0, which sqlclose read as
+        no limit at all: refused, whatever its unit."""
+        if isinstance(limit, str) and is_zero_bytes(limit):
+            raise ValueError("0 bytes, which would be no limit at all: give a limit above zero "
+                             "with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit")
+        return limit
 
     def options(self) -> dict[str, Any]:
         """The settings given, as keyword arguments of the engine's constructor."""
