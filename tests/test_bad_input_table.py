@@ -350,6 +350,8 @@ CASES: list[Case] = [
          lambda d: None, 5, args=("anonymize", "spec.toml", "--memory-limit", "1MB", "--threads", "2")),
     Case("memory-limit-zero", "a memory limit of 0 bytes (`--memory-limit 0GB`), which DuckDB reads as none",
          lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
+    Case("spark-duckdb-setting", "a DuckDB setting with the Spark engine (`--engine spark --threads 2`)",
+         lambda d: None, 2, args=("anonymize", "spec.toml", "--engine", "spark", "--threads", "2")),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
     Case("node-not-a-quasi-identifier", "`--node` naming a column that is no quasi-identifier (`zipp=1`): told "
@@ -705,6 +707,12 @@ MESSAGES = {
     "memory-limit-zero": (
         "sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would be no limit at all: give"
         " a limit above zero with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit (got '0GB')"
+    ),
+    "spark-duckdb-setting": (
+        "sqlclose: error: command line: invalid spec: (top level): threads is a DuckDB setting (--threads), not"
+        " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""
+        " = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its cores as master (e.g. \"local[4]\"); see"
+        " docs/engines.md, \"Spark's resources\""
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"

@@ -86,6 +86,29 @@ def test_zero_memory_limit_on_the_command_line_is_bad_input(tmp_path):
     assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize("setting, value", [("threads", 2), ("memory_limit", "2GB"), ("temp_directory", "spill")])
+def test_a_duckdb_setting_in_a_spark_engine_is_a_spec_error_before_spark_starts(setting, value):
+    with pytest.raises(SpecError, match=rf"engine: {setting} is a DuckDB setting .* not Spark's: .*\[engine\] conf"):
+        spec_with({"name": "spark", setting: value})
+
+
+def test_duckdb_setting_with_spark_engine_names_the_problem(tmp_path):
+    # Was Python's own "SparkEngine.__init__() got an unexpected keyword argument 'threads'" (exit 2),
+    # on anonymize and on check alike; now said before any session starts.
+    project = table3_project(tmp_path)
+    runs = [invoke("anonymize", project / "spec.toml", "--engine", "spark", "--threads", "2", "--memory-limit", "2GB"),
+            invoke("check", REPO / "datasets" / "table3" / "table3.csv", "--engine", "spark", "--temp-directory",
+                   tmp_path)]
+    for result in runs:
+        assert result.exit_code == 2, result.stderr
+        assert "__init__" not in result.stderr and "unexpected keyword argument" not in result.stderr
+        assert "DuckDB setting" in result.stderr and "[engine] conf" in result.stderr
+        assert "docs/engines.md" in result.stderr
+    assert "threads and memory_limit are DuckDB settings (--threads, --memory-limit)" in runs[0].stderr
+    assert "temp_directory is a DuckDB setting (--temp-directory)" in runs[1].stderr
+    assert not (project / "out").exists()
+
+
 def test_a_duckdb_engine_of_zero_bytes_is_refused():
     from sqlclose.engine import DuckDBEngine
 

@@ -584,6 +584,23 @@ class EngineSettings(_Model):
                              "with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit")
         return limit
 
+    @model_validator(mode="after")
+    def _settings_of_its_engine(self) -> EngineSettings:
+        """DuckDB's settings with ``name = "spark"`` reached SparkEngine as keyword arguments it has
+        not (a TypeError shown as is): said up front, with where Spark's resources are set."""
+        duckdb_only = {"threads": self.threads, "memory_limit": self.memory_limit,
+                       "temp_directory": self.temp_directory}
+        given = [key for key, value in duckdb_only.items() if value is not None]
+        if self.name == "spark" and given:
+            options = ", ".join("--" + key.replace("_", "-") for key in given)
+            names = " and ".join([", ".join(given[:-1]), given[-1]] if len(given) > 1 else given)
+            raise ValueError(
+                f"{names} {'is a DuckDB setting' if len(given) == 1 else 'are DuckDB settings'} "
+                f"({options}), not Spark's: on Spark give the session's resources as [engine] conf (e.g. "
+                "conf = { \"spark.driver.memory\" = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its "
+                "cores as master (e.g. \"local[4]\"); see docs/engines.md, \"Spark's resources\"")
+        return self
+
     def options(self) -> dict[str, Any]:
         """The settings given, as keyword arguments of the engine's constructor."""
         given = {"threads": self.threads, "memory_limit": self.memory_limit, "temp_directory": self.temp_directory,
