@@ -352,6 +352,8 @@ CASES: list[Case] = [
          lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
     Case("spark-duckdb-setting", "a DuckDB setting with the Spark engine (`--engine spark --threads 2`)",
          lambda d: None, 2, args=("anonymize", "spec.toml", "--engine", "spark", "--threads", "2")),
+    Case("temp-directory-file", "`[engine] temp_directory` naming a file (`table3.csv`)",
+         lambda d: write(d, "spec.toml", spec(prefix="") + '\n[engine]\ntemp_directory = "table3.csv"\n'), 2),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
     Case("node-not-a-quasi-identifier", "`--node` naming a column that is no quasi-identifier (`zipp=1`): told "
@@ -713,6 +715,10 @@ MESSAGES = {
         " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""
         " = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its cores as master (e.g. \"local[4]\"); see"
         " docs/engines.md, \"Spark's resources\""
+    ),
+    "temp-directory-file": (
+        "sqlclose: error: spec.toml: invalid spec: engine.temp_directory: a file, not a folder: DuckDB spills into"
+        " temp_directory; give a folder (made if missing) (got '<tmp>/table3.csv')"
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"

@@ -109,6 +109,21 @@ def test_duckdb_setting_with_spark_engine_names_the_problem(tmp_path):
     assert not (project / "out").exists()
 
 
+def test_a_temp_directory_that_is_a_file_is_refused_from_the_spec_as_from_the_command_line(tmp_path):
+    # --temp-directory refuses a file up front; the spec's [engine] temp_directory let it pass
+    # until DuckDB first spilled.
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text() + '\n[engine]\ntemp_directory = "table3.csv"\n')
+    result = invoke("anonymize", spec)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr == (f"sqlclose: error: {spec}: invalid spec: engine.temp_directory: a file, not a folder: "
+                             "DuckDB spills into temp_directory; give a folder (made if missing) "
+                             f"(got '{project / 'table3.csv'}')\n")
+    assert not (project / "out").exists()
+    assert spec_with({"temp_directory": str(tmp_path / "not yet made")}).engine.temp_directory is not None
+
+
 def test_a_duckdb_engine_of_zero_bytes_is_refused():
     from sqlclose.engine import DuckDBEngine
 

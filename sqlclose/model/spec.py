@@ -584,6 +584,15 @@ class EngineSettings(_Model):
                              "with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit")
         return limit
 
+    @field_validator("temp_directory")
+    @classmethod
+    def _a_folder(cls, folder: Path | None) -> Path | None:
+        """A file there stopped the job only once DuckDB spilled (--temp-directory refuses it up front)."""
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ValueError("a file, not a folder: DuckDB spills into temp_directory; "
+                             "give a folder (made if missing)")
+        return folder
+
     @model_validator(mode="after")
     def _settings_of_its_engine(self) -> EngineSettings:
         """DuckDB's settings with ``name = "spark"`` reached SparkEngine as keyword arguments it has
