@@ -265,6 +265,48 @@ def test_nulls_drop_counts_a_row_once(tmp_path, outdir):
     assert report["output"]["rows"] == 8
 
 
+def test_all_rows_dropped_for_null_is_bad_input_not_internal_error(tmp_path, outdir):
+    # A QI column that is NULL on every row, under nulls = "drop": no row is left. Was an
+    # IndexError from the rule hierarchies built over no values (exit 1, "internal error").
+    rows = [[r["zip"], "", r["salary"], r["disease"]] for r in TABLE3_ROWS]
+    src = write_csv(tmp_path / "all_null.csv", NULL_HEADER, rows)
+    spec = {"quasi_identifiers": {"zip": {"mask": True}, "age": {"bands": [10], "nulls": "drop"}},
+            "sensitive": {"disease": {"t": 1.0}}, "k": 2, "others": "keep"}
+    msg = fails(DataError, src, spec, outdir)
+    assert msg.startswith("every row of ")
+    assert "'age'" in msg and 'nulls = "drop"' in msg and 'nulls = "value"' in msg
+    assert "'zip'" not in msg  # no NULL there: not a reason any row went
+    for r in TABLE3_ROWS:  # names columns, never values
+        assert r["zip"] not in msg and r["disease"] not in msg
+
+
+def test_rows_dropped_for_nulls_in_two_columns_can_leave_none(tmp_path, outdir):
+    # zip is NULL on the first half of the rows, disease on the rest: each column alone keeps
+    # some rows, both under nulls = "drop" keep none.
+    half = len(TABLE3_ROWS) // 2
+    rows = [["" if i < half else r["zip"], r["age"], r["salary"], r["disease"] if i < half else ""]
+            for i, r in enumerate(TABLE3_ROWS)]
+    src = write_csv(tmp_path / "halves.csv", NULL_HEADER, rows)
+    spec = spec_dict(k=2)
+    spec["quasi_identifiers"]["zip"]["nulls"] = "drop"
+    spec["sensitive"]["disease"]["nulls"] = "drop"
+    msg = fails(DataError, src, spec, outdir)
+    assert "'zip'" in msg and "'disease'" in msg and 'nulls = "drop"' in msg
+
+
+def test_all_rows_dropped_for_null_exits_as_bad_input(tmp_path):
+    rows = [[r["zip"], "", r["salary"], r["disease"]] for r in TABLE3_ROWS]
+    write_csv(tmp_path / "all_null.csv", NULL_HEADER, rows)
+    spec = tmp_path / "spec.toml"
+    spec.write_text('others = "keep"\n[source]\npath = "all_null.csv"\n[output]\npath = "out/r.parquet"\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nage = { bands = [10], nulls = "drop" }\n', encoding="utf-8")
+    result = CliRunner().invoke(main, ["anonymize", str(spec)])
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr.startswith("sqlclose: error: every row of ")
+    assert "internal error" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_nulls_value_treats_null_as_a_leaf(tmp_path, outdir):
     # Ages 36 and 32 (rows 7, 8) become NULL; the hierarchy places NULL under 'unknown'.
     # k = 2 on age alone: level 1 has 3* = {30} and 5* = {52}, too small; level 2 gives
@@ -301,12 +343,13 @@ def test_nulls_value_with_bands_gets_its_own_branch(tmp_path, outdir):
     assert ages == {"20-39": 4, "40-59": 3, "?": 2}
 
 
-def test_all_rows_dropped_is_no_solution(tmp_path, outdir):
+def test_all_rows_dropped_under_a_file_hierarchy_is_bad_input_too(tmp_path, outdir):
+    # Was a search over 0 rows, exit 3 ("no solution"); the input is what is wrong: exit 2.
     src = table3_with_nulls(tmp_path, age_null=tuple(range(9)))
     spec = {"quasi_identifiers": {"age": {"file": str(TABLE3 / "age.csv"), "nulls": "drop"}}, "k": 2,
             "others": "keep"}
-    msg = fails(NoSolutionError, src, spec, outdir)
-    assert "0 rows" in msg
+    msg = fails(DataError, src, spec, outdir)
+    assert msg.startswith("every row of ") and "'age'" in msg
 
 
 # ---------------------------------------------------------------------------- privacy parameters

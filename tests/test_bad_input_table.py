@@ -299,6 +299,10 @@ CASES: list[Case] = [
          lambda d: write(d, "spec.toml", spec(("[sensitive.disease]", "[sensitive.diagnosis]"))), 2),
     Case("nulls-no-policy", "NULLs without a policy (an empty zip)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + ["," + ROWS[2].split(",", 1)[1]] + ROWS[3:])), 2),
+    Case("nulls-drop-all", 'every row dropped for its NULL (zip empty on every row, `nulls = "drop"`)',
+         lambda d: (write(d, "table3.csv", table(rows=["," + r.split(",", 1)[1] for r in ROWS])),
+                    write(d, "spec.toml", spec(("zip = { mask = true }", 'zip = { mask = true, nulls = "drop" }')))),
+         2),
     # -- hierarchies
     Case("hierarchy-missing-value", "a hierarchy missing a value of the data (age 52)",
          lambda d: write(d, "age.csv", "\n".join(ln for ln in lines_of("age.csv") if not ln.startswith("52;")) + "\n"),
@@ -344,6 +348,12 @@ CASES: list[Case] = [
     Case("disk-full", "a full disk (a 512-byte file-size limit, SIGXFSZ ignored)", lambda d: None, 5, fsize=512),
     Case("memory-too-small", "a memory limit DuckDB cannot work in (`--memory-limit 1MB`, two threads)",
          lambda d: None, 5, args=("anonymize", "spec.toml", "--memory-limit", "1MB", "--threads", "2")),
+    Case("memory-limit-zero", "a memory limit of 0 bytes (`--memory-limit 0GB`), which DuckDB reads as none",
+         lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
+    Case("spark-duckdb-setting", "a DuckDB setting with the Spark engine (`--engine spark --threads 2`)",
+         lambda d: None, 2, args=("anonymize", "spec.toml", "--engine", "spark", "--threads", "2")),
+    Case("temp-directory-file", "`[engine] temp_directory` naming a file (`table3.csv`)",
+         lambda d: write(d, "spec.toml", spec(prefix="") + '\n[engine]\ntemp_directory = "table3.csv"\n'), 2),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
     Case("node-not-a-quasi-identifier", "`--node` naming a column that is no quasi-identifier (`zipp=1`): told "
@@ -584,6 +594,11 @@ MESSAGES = {
         " (remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the"
         " spec, or clean the data"
     ),
+    "nulls-drop-all": (
+        "sqlclose: error: every row of <tmp>/table3.csv was dropped for a NULL under nulls = \"drop\""
+        " (column(s) 'zip'): there is nothing to anonymize; set nulls = \"value\" (treat NULL as the"
+        " value null_value) for some of them in the spec, or clean the data"
+    ),
     "hierarchy-missing-value": (
         "sqlclose: error: column 'age': 1 value(s) are not leaves of hierarchy <tmp>/age.csv: '52' (1"
         " rows); add a line for each to the hierarchy (leaf;…;*), or fix the data"
@@ -690,6 +705,20 @@ MESSAGES = {
         " used)) within its 0.15 MB of the job's memory_limit (1 MB): raise [engine] memory_limit (--memory-limit),"
         " or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory"
         " (--temp-directory) on a disk with room to spill; nothing was placed at the output path"
+    ),
+    "memory-limit-zero": (
+        "sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would be no limit at all: give"
+        " a limit above zero with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit (got '0GB')"
+    ),
+    "spark-duckdb-setting": (
+        "sqlclose: error: command line: invalid spec: (top level): threads is a DuckDB setting (--threads), not"
+        " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""
+        " = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its cores as master (e.g. \"local[4]\"); see"
+        " docs/engines.md, \"Spark's resources\""
+    ),
+    "temp-directory-file": (
+        "sqlclose: error: spec.toml: invalid spec: engine.temp_directory: a file, not a folder: DuckDB spills into"
+        " temp_directory; give a folder (made if missing) (got '<tmp>/table3.csv')"
     ),
     "node-not-in-lattice": (
         "sqlclose: error: node age=9: 'age' has no level 9 (its levels are 0 to 3)"

@@ -68,6 +68,69 @@ def test_a_memory_limit_must_say_its_unit():
         spec_with({"memory_limit": "lots"})
 
 
+@pytest.mark.parametrize("limit", ["0", "0GB", "0 MiB", "0.0KB", "0.0001KB"])
+def test_zero_memory_limit_is_refused_not_silently_unlimited(limit):
+    # DuckDB reads a limit of 0 bytes as none: "0GB" (or a fraction of a byte) ran unlimited, without a word.
+    with pytest.raises(SpecError, match=r"engine\.memory_limit: 0 bytes, which would be no limit at all"):
+        spec_with({"memory_limit": limit})
+
+
+def test_zero_memory_limit_on_the_command_line_is_bad_input(tmp_path):
+    project = table3_project(tmp_path)
+    said = {limit: invoke("anonymize", project / "spec.toml", "--memory-limit", limit) for limit in ("0", "0GB")}
+    for limit, result in said.items():
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr == (f"sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would "
+                                 "be no limit at all: give a limit above zero with its unit (e.g. \"2GB\"), or "
+                                 f"leave memory_limit unset for no limit (got '{limit}')\n")
+    assert not (project / "out").exists()
+
+
+@pytest.mark.parametrize("setting, value", [("threads", 2), ("memory_limit", "2GB"), ("temp_directory", "spill")])
+def test_a_duckdb_setting_in_a_spark_engine_is_a_spec_error_before_spark_starts(setting, value):
+    with pytest.raises(SpecError, match=rf"engine: {setting} is a DuckDB setting .* not Spark's: .*\[engine\] conf"):
+        spec_with({"name": "spark", setting: value})
+
+
+def test_duckdb_setting_with_spark_engine_names_the_problem(tmp_path):
+    # Was Python's own "SparkEngine.__init__() got an unexpected keyword argument 'threads'" (exit 2),
+    # on anonymize and on check alike; now said before any session starts.
+    project = table3_project(tmp_path)
+    runs = [invoke("anonymize", project / "spec.toml", "--engine", "spark", "--threads", "2", "--memory-limit", "2GB"),
+            invoke("check", REPO / "datasets" / "table3" / "table3.csv", "--engine", "spark", "--temp-directory",
+                   tmp_path)]
+    for result in runs:
+        assert result.exit_code == 2, result.stderr
+        assert "__init__" not in result.stderr and "unexpected keyword argument" not in result.stderr
+        assert "DuckDB setting" in result.stderr and "[engine] conf" in result.stderr
+        assert "docs/engines.md" in result.stderr
+    assert "threads and memory_limit are DuckDB settings (--threads, --memory-limit)" in runs[0].stderr
+    assert "temp_directory is a DuckDB setting (--temp-directory)" in runs[1].stderr
+    assert not (project / "out").exists()
+
+
+def test_a_temp_directory_that_is_a_file_is_refused_from_the_spec_as_from_the_command_line(tmp_path):
+    # --temp-directory refuses a file up front; the spec's [engine] temp_directory let it pass
+    # until DuckDB first spilled.
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text() + '\n[engine]\ntemp_directory = "table3.csv"\n')
+    result = invoke("anonymize", spec)
+    assert result.exit_code == 2, result.stderr
+    assert result.stderr == (f"sqlclose: error: {spec}: invalid spec: engine.temp_directory: a file, not a folder: "
+                             "DuckDB spills into temp_directory; give a folder (made if missing) "
+                             f"(got '{project / 'table3.csv'}')\n")
+    assert not (project / "out").exists()
+    assert spec_with({"temp_directory": str(tmp_path / "not yet made")}).engine.temp_directory is not None
+
+
+def test_a_duckdb_engine_of_zero_bytes_is_refused():
+    from sqlclose.engine import DuckDBEngine
+
+    with pytest.raises(ValueError, match="0 bytes"):
+        DuckDBEngine(memory_limit="0GB")
+
+
 @pytest.mark.spark
 def test_a_given_spark_engine_finds_what_duckdb_finds(spark_session):
     from sqlclose.engine import SparkEngine

@@ -422,6 +422,19 @@ def test_bands_origin_and_negative_values():
     assert rows["7"][1] == "3-7"
 
 
+def test_bands_of_negative_numbers_read_as_intervals_not_double_dashes():
+    # -15..-11 was labelled "-15--11"; a band reaching 0 or above keeps its dash form, so the labels
+    # of non-negative values (here 0 and 7, and -1 under origin 3 above) are unchanged.
+    h = bands_hierarchy([("-15", -15.0), ("-11", -11.0), ("-1", -1.0), ("0", 0.0), ("7", 7.0)], [5, 10])
+    rows = {r[0]: r for r in h.rows}
+    assert rows["-15"] == ("-15", "[-15, -10)", "[-20, -10)", "*")
+    assert rows["-11"] == ("-11", "[-15, -10)", "[-20, -10)", "*")
+    assert rows["-1"] == ("-1", "[-5, 0)", "[-10, 0)", "*")
+    assert rows["0"] == ("0", "0-4", "0-9", "*")
+    assert rows["7"] == ("7", "5-9", "0-9", "*")
+    assert not any("--" in label for row in h.rows for label in row)
+
+
 def test_bands_fractional_labels():
     h = bands_hierarchy([("1.5", 1.5), ("2.75", 2.75)], [0.5, 1.0])
     rows = {r[0]: r for r in h.rows}

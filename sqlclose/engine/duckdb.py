@@ -138,6 +138,8 @@ class DuckDBEngine(Engine):
         ``temp_directory`` beyond that; the search counts its own structures against the rest."""
         self._own = connection is None
         self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
+        if self.memory_budget == 0:  # DuckDB would read a limit of 0 as none at all
+            raise ValueError(f"memory_limit {memory_limit!r} is 0 bytes: give a limit above zero, or none")
         settings = {"threads": threads, "temp_directory": str(temp_directory) if temp_directory else None,
                     "memory_limit": f"{engine_share(self.memory_budget)}B" if self.memory_budget else None}
         settings = {key: value for key, value in settings.items() if value is not None}

@@ -14,10 +14,10 @@ DuckDB (``engine_limit_now``): measured, not modelled.
 from __future__ import annotations
 
 import os
-import re
 
-_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+from sqlclose.model.sizes import parse_bytes
+
+__all__ = ["parse_bytes"]
 
 # Resident size of the interpreter with duckdb, pyarrow, numpy and sqlglot loaded: ~0.19 GB measured.
 INTERPRETER_BYTES = 250 * 10**6
@@ -31,14 +31,6 @@ ENGINE_FLOOR = 0.5
 # Driver memory a local copy of a small engine-side table may take (Spark's column values, a grouped
 # release for its re-check): a quarter of Spark's default spark.driver.maxResultSize (1 GB).
 LOCAL_COPY_MAX_BYTES = 256 * 2**20
-
-
-def parse_bytes(text: str) -> int:
-    """``"256MB"`` → 256,000,000 (DuckDB's units: KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*", text)
-    if not m or m.group(2).upper() not in _UNITS:
-        raise ValueError(f"memory_limit {text!r}: a number and a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
-    return int(float(m.group(1)) * _UNITS[m.group(2).upper()])
 
 
 def _working(limit: int) -> int:

@@ -424,8 +424,13 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
 
 
 def _band_label(lo: float, hi: float, integral: bool) -> str:
-    if integral:
+    """``35-39`` for whole numbers, ``[35, 40)`` otherwise. A band of negative numbers alone takes
+    the interval form too (``[-15, -10)``): ``-15--11`` read as a typo. Non-negative values never fall
+    in such a band (its last number is below 0), so their labels are as they were."""
+    if integral and hi - 1 >= 0:
         return f"{int(lo)}-{int(hi) - 1}"
+    if integral:
+        return f"[{int(lo)}, {int(hi)})"
     return f"[{_number(lo)}, {_number(hi)})"
 
 

@@ -33,6 +33,7 @@ from pydantic import (
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
+from sqlclose.model.sizes import is_zero_bytes
 from sqlclose.model.text import read_utf8
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -572,6 +573,42 @@ class EngineSettings(_Model):
     temp_directory: Path | None = None
     master: str | None = None
     conf: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("memory_limit", mode="before")
+    @classmethod
+    def _not_zero(cls, limit: object) -> object:
+        """"0", "0GB" or a fraction of a byte would be DuckDB's limit of 0, which sqlclose read as
+        no limit at all: refused, whatever its unit."""
+        if isinstance(limit, str) and is_zero_bytes(limit):
+            raise ValueError("0 bytes, which would be no limit at all: give a limit above zero "
+                             "with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit")
+        return limit
+
+    @field_validator("temp_directory")
+    @classmethod
+    def _a_folder(cls, folder: Path | None) -> Path | None:
+        """A file there stopped the job only once DuckDB spilled (--temp-directory refuses it up front)."""
+        if folder is not None and folder.exists() and not folder.is_dir():
+            raise ValueError("a file, not a folder: DuckDB spills into temp_directory; "
+                             "give a folder (made if missing)")
+        return folder
+
+    @model_validator(mode="after")
+    def _settings_of_its_engine(self) -> EngineSettings:
+        """DuckDB's settings with ``name = "spark"`` reached SparkEngine as keyword arguments it has
+        not (a TypeError shown as is): said up front, with where Spark's resources are set."""
+        duckdb_only = {"threads": self.threads, "memory_limit": self.memory_limit,
+                       "temp_directory": self.temp_directory}
+        given = [key for key, value in duckdb_only.items() if value is not None]
+        if self.name == "spark" and given:
+            options = ", ".join("--" + key.replace("_", "-") for key in given)
+            names = " and ".join([", ".join(given[:-1]), given[-1]] if len(given) > 1 else given)
+            raise ValueError(
+                f"{names} {'is a DuckDB setting' if len(given) == 1 else 'are DuckDB settings'} "
+                f"({options}), not Spark's: on Spark give the session's resources as [engine] conf (e.g. "
+                "conf = { \"spark.driver.memory\" = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its "
+                "cores as master (e.g. \"local[4]\"); see docs/engines.md, \"Spark's resources\"")
+        return self
 
     def options(self) -> dict[str, Any]:
         """The settings given, as keyword arguments of the engine's constructor."""

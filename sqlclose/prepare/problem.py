@@ -156,7 +156,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
             values = engine.create_temp_table(engine.temp_name("kept_values"), q.column_values(
                 effective.copy(), coded, params, counts), params.values)
             reader = readers.enter_context(values_reader(engine, values, len(coded)))
-            _, nulls = _null_counts(reader, coded)
+            kept, nulls = _null_counts(reader, coded)
+            if not kept:
+                raise DataError(_all_dropped_message(drop, source_label))
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
@@ -201,6 +203,14 @@ def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn]) -> tuple[int,
     """The rows the column values were grouped from, and their NULLs per raw column."""
     nulls = reader.engine.fetch(q.null_counts(reader.table, coded)).to_pylist()[0]
     return int(nulls.pop("__sqlclose_rows") or 0), nulls
+
+
+def _all_dropped_message(drop: list[str], source_label: str) -> str:
+    """Every row held a NULL in a column under nulls = "drop" (``drop``, the columns that dropped some)."""
+    names = ", ".join(repr(n) for n in drop)
+    return (f"every row of {source_label} was dropped for a NULL under nulls = \"drop\" (column(s) {names}): "
+            "there is nothing to anonymize; set nulls = \"value\" (treat NULL as the value null_value) for "
+            "some of them in the spec, or clean the data")
 
 
 def _refuse_nulls(coded: list[q.CodedColumn], nulls: dict[str, int], policies: dict[str, str],
