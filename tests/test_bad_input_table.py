@@ -707,11 +707,11 @@ MESSAGES = {
         " (--temp-directory) on a disk with room to spill; nothing was placed at the output path"
     ),
     "memory-limit-zero": (
-        "sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would be no limit at all: give"
-        " a limit above zero with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit (got '0GB')"
+        "sqlclose: error: --memory-limit 0GB: 0 bytes, which would be no limit at all: give a limit above zero"
+        " with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit"
     ),
     "spark-duckdb-setting": (
-        "sqlclose: error: command line: invalid spec: (top level): threads is a DuckDB setting (--threads), not"
+        "sqlclose: error: threads is a DuckDB setting (--threads), not"
         " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""
         " = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its cores as master (e.g. \"local[4]\"); see"
         " docs/engines.md, \"Spark's resources\""

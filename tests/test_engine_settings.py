@@ -80,9 +80,9 @@ def test_zero_memory_limit_on_the_command_line_is_bad_input(tmp_path):
     said = {limit: invoke("anonymize", project / "spec.toml", "--memory-limit", limit) for limit in ("0", "0GB")}
     for limit, result in said.items():
         assert result.exit_code == 2, result.stderr
-        assert result.stderr == (f"sqlclose: error: command line: invalid spec: memory_limit: 0 bytes, which would "
-                                 "be no limit at all: give a limit above zero with its unit (e.g. \"2GB\"), or "
-                                 f"leave memory_limit unset for no limit (got '{limit}')\n")
+        assert result.stderr == (f"sqlclose: error: --memory-limit {limit}: 0 bytes, which would be no limit at "
+                                 "all: give a limit above zero with its unit (e.g. \"2GB\"), or leave memory_limit "
+                                 "unset for no limit\n")
     assert not (project / "out").exists()
 
 
@@ -228,3 +228,17 @@ def test_out_of_memory_advises_one_thread_only_when_there_are_more(threads, advi
     finally:
         engine.close()
     assert ("threads = 1" in str(caught.value)) is advised, str(caught.value)
+
+
+@pytest.mark.parametrize("option, value, says", [
+    ("--threads", "0", "sqlclose: error: --threads 0: needs at least 1 thread"),
+    ("--memory-limit", "10XB", "sqlclose: error: --memory-limit 10XB: needs a size with its unit, e.g. 2GB or 512MiB"),
+])
+def test_a_bad_engine_option_is_told_by_its_name_not_as_a_spec(tmp_path, option, value, says):
+    """`check` has no spec, yet a bad --threads or --memory-limit said "command line: invalid spec:
+    memory_limit: String should match pattern '^\\s*\\d+…'"; both commands now name the option."""
+    project = table3_project(tmp_path)
+    for args in (("anonymize", project / "spec.toml"),
+                 ("check", project / "table3.csv", "--qi", "zip", "--sensitive", "disease")):
+        result = invoke(*args, option, value)
+        assert result.exit_code == 2 and result.stderr.strip() == says, result.stderr

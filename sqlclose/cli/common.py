@@ -75,7 +75,31 @@ def engine_settings(current: EngineSettings | None, name: str | None, threads: i
     try:
         return EngineSettings.model_validate({**(current.model_dump(exclude_none=True) if current else {}), **given})
     except ValidationError as e:
-        raise SpecError(format_validation_error(e, "command line")) from None
+        raise SpecError(_options_problem(e, given) or format_validation_error(e, "command line")) from None
+
+
+_OPTION = {"name": "--engine", "threads": "--threads", "memory_limit": "--memory-limit",
+           "temp_directory": "--temp-directory"}
+
+
+def _options_problem(error, given: dict) -> str | None:
+    """The first problem with an option the command line gave, as one line naming the option (not
+    "invalid spec" with the size pattern's regular expression); None when the spec's own [engine]
+    or the settings together are at fault."""
+    for problem in error.errors():
+        if not problem["loc"]:  # the settings together (a DuckDB setting on Spark): its own words say it
+            return problem["msg"].removeprefix("Value error, ")
+        field = str(problem["loc"][0])
+        if field not in given:
+            continue
+        if field == "memory_limit" and problem["type"] == "string_pattern_mismatch":
+            why = "needs a size with its unit, e.g. 2GB or 512MiB"
+        elif field == "threads" and problem["type"] == "greater_than_equal":
+            why = "needs at least 1 thread"
+        else:
+            why = problem["msg"].removeprefix("Value error, ")
+        return f"{_OPTION[field]} {given[field]}: {why}"
+    return None
 
 
 def with_engine(spec: Spec, name: str | None, threads: int | None, memory_limit: str | None,
