@@ -26,6 +26,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import EngineError, InputError
+from sqlclose.model.spec import DECIMAL_TYPE
 
 # Types whose values are equal exactly when their texts are (Engine.hashed_as_is): casting them to
 # text for the truth test's row keys cost ~0.35 s of its 2.9 s at 10 M rows (four integer and date
@@ -107,10 +108,11 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
 def _exactly_read(kind: str) -> str | None:
     """The text a declared CSV type reads exactly (a regular expression), for the types whose read
     rounds (BIGINT: 3000.5 read as 3001, DECIMAL(p, s) past its scale), None for the others."""
+    decimal = DECIMAL_TYPE.fullmatch(kind)
     if kind == "BIGINT":
         scale = 0
-    elif kind == "DECIMAL" or kind.startswith("DECIMAL("):
-        scale = 3 if kind == "DECIMAL" else int(kind.rstrip(")").split(",")[1])  # DuckDB's plain DECIMAL: (18,3)
+    elif kind == "DECIMAL" or decimal:
+        scale = int(decimal.group(2)) if decimal else 3  # DuckDB's plain DECIMAL: (18,3)
     else:
         return None
     fraction = r"(\.0*)?" if scale == 0 else rf"(\.[0-9]{{0,{scale}}}0*)?"

@@ -9,9 +9,13 @@ BYTE_UNITS = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
               "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
 
 
+# A number and a unit ("256MB", "0.5 GiB"); the unit may be missing for 0, which is refused as such.
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*")
+
+
 def parse_bytes(text: str) -> int:
     """``"256MB"`` → 256,000,000 (DuckDB's units: KB/MB/GB are powers of 1000, KiB/MiB/GiB of 1024)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+)\s*", text)
+    m = _SIZE.fullmatch(text)
     if not m or m.group(2).upper() not in BYTE_UNITS:
         raise ValueError(f"memory_limit {text!r}: a number and a unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)")
     return int(float(m.group(1)) * BYTE_UNITS[m.group(2).upper()])
@@ -19,9 +23,5 @@ def parse_bytes(text: str) -> int:
 
 def is_zero_bytes(text: str) -> bool:
     """Whether a size reads as 0 bytes: "0", "0GB", "0.0001KB" (a fraction of a byte)."""
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*", text)
-    if not m:
-        return False
-    if float(m.group(1)) == 0:
-        return True
-    return m.group(2).upper() in BYTE_UNITS and parse_bytes(text) == 0
+    m = _SIZE.fullmatch(text)
+    return bool(m) and (float(m.group(1)) == 0 or (m.group(2).upper() in BYTE_UNITS and parse_bytes(text) == 0))

@@ -343,8 +343,9 @@ class Privacy(_Model):
 
 
 CSV_TYPES = ("VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIME")
-# DECIMAL(precision, scale): a money column's "DECIMAL(12, 2)" (plain DECIMAL is DECIMAL(18,3)).
-_DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+# DECIMAL(precision, scale), as a spec writes it ("DECIMAL(12, 2)", a money column's; plain DECIMAL
+# is DECIMAL(18,3)) and as DuckDB names it ("DECIMAL(12,2)").
+DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
 GLOB_CHARACTERS = frozenset("*?[]{}")
 
 
@@ -356,7 +357,7 @@ def _csv_type(column: str, name: str) -> str:
         return "DECIMAL(18,3)"  # DuckDB's own; Spark's plain DECIMAL is (10,0), which rounds 3000.5 to 3001
     if upper in CSV_TYPES:
         return upper
-    if decimal := _DECIMAL_TYPE.fullmatch(upper):
+    if decimal := DECIMAL_TYPE.fullmatch(upper):
         precision, scale = (int(g) for g in decimal.groups())
         if 1 <= precision <= 38 and scale <= precision:
             return f"DECIMAL({precision},{scale})"

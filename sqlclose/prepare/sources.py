@@ -27,7 +27,7 @@ from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
-from sqlclose.model.spec import GLOB_CHARACTERS, Source
+from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -522,33 +522,42 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
     value. Compared as DuckDB reads each file alone, once per kind of footer
     (``DuckDBEngine.parquet_footers``); the refusal names no value."""
     if len(files) < 2:
-        for f in files:
-            _refuse_duplicates(_parquet_names(f), str(f))
+        _refuse_duplicates_file_by_file(files)
         return
     reader = DuckDBEngine()
     try:
         try:
             footers = reader.parquet_footers(files)
         except Exception:  # a file that is no Parquet: told file by file, as for one file
-            for f in files:
-                _refuse_duplicates(_parquet_names(f), str(f))
+            _refuse_duplicates_file_by_file(files)
             raise
         types_of: dict[tuple, dict[str, str]] = {}
         for f, footer in zip(files, footers):
-            if footer not in types_of:
-                _refuse_duplicates(_top_level_names(footer[0]), str(f))
-                types_of[footer] = reader.parquet_file_types(f)
-            types, first = types_of[footer], types_of[footers[0]]
-            unlike = next((c for c in [*first, *types] if not _read_unchanged(types.get(c), first.get(c))), None)
-            if unlike is not None:
-                theirs, ours = (t.get(unlike, "(no such column)") for t in (types, first))
-                raise InputError(
-                    f"cannot read {label}: {f} gives column {unlike!r} the type {theirs}, {files[0]} {ours}; the "
-                    "files of one source must have the same columns, of types that read unchanged as the first "
-                    "file's (read as one table, every file takes the first's, and a value that does not fit is "
-                    "changed or stops the job): write them with one schema")
+            if footer in types_of:  # read alike: compared when its footer was first met
+                continue
+            _refuse_duplicates(_top_level_names(footer[0]), str(f))
+            types_of[footer] = reader.parquet_file_types(f)
+            _refuse_unlike_types(label, (files[0], types_of[footers[0]]), (f, types_of[footer]))
     finally:
         reader.close()
+
+
+def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
+    for f in files:
+        _refuse_duplicates(_parquet_names(f), str(f))
+
+
+def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: tuple[Path, dict[str, str]]) -> None:
+    """``other`` file's columns and types against the first file's, as one table reads them."""
+    (first_file, ours), (f, types) = first, other
+    unlike = next((c for c in [*ours, *types] if not _read_unchanged(types.get(c), ours.get(c))), None)
+    if unlike is not None:
+        theirs, read = (t.get(unlike, "(no such column)") for t in (types, ours))
+        raise InputError(
+            f"cannot read {label}: {f} gives column {unlike!r} the type {theirs}, {first_file} {read}; the "
+            "files of one source must have the same columns, of types that read unchanged as the first "
+            "file's (read as one table, every file takes the first's, and a value that does not fit is "
+            "changed or stops the job): write them with one schema")
 
 
 def _top_level_names(elements: tuple) -> list[str]:
@@ -569,7 +578,6 @@ def _top_level_names(elements: tuple) -> list[str]:
 
 _SIGNED = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"]
 _UNSIGNED = ["UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"]
-_DECIMAL = re.compile(r"DECIMAL\((\d+),\s*(\d+)\)")
 
 
 def _read_unchanged(theirs: str | None, ours: str | None) -> bool:
@@ -587,7 +595,7 @@ def _read_unchanged(theirs: str | None, ours: str | None) -> bool:
         return rank <= _SIGNED.index(ours)
     if (theirs, ours) == ("FLOAT", "DOUBLE"):
         return True
-    given, read = _DECIMAL.fullmatch(theirs), _DECIMAL.fullmatch(ours)
+    given, read = DECIMAL_TYPE.fullmatch(theirs), DECIMAL_TYPE.fullmatch(ours)
     if given and read:
         (p1, s1), (p2, s2) = (map(int, given.groups()), map(int, read.groups()))
         return s2 >= s1 and p2 - s2 >= p1 - s1
