@@ -67,11 +67,11 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
         measured = audit_["sensitive"][name]
         for key in ("distinct_l", "entropy_l", "recursive", "p"):
             if key in entry:
-                problems += _mismatch(f"{name} {key}", entry[key]["reached"], _reached(measured, key))
+                problems += claims.differs(f"privacy.sensitive.{name}.{key}.reached", entry[key]["reached"],
+                                           _reached(measured, key))
         if "t" in entry and name in doc.get("t_against_release", {}):
             got = measured["distances"][entry["distance"]]["reached"]
-            problems += _mismatch(f"{name} largest {entry['distance']} distance against the release",
-                                  doc["t_against_release"][name], got)
+            problems += claims.differs(f"t_against_release.{name}", doc["t_against_release"][name], got)
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"])
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
@@ -248,9 +248,3 @@ def _unchanged_hierarchy(name: str, hierarchy: dict, notes: _Notes) -> Path:
 def _reached(measured: dict, key: str) -> Any:
     entry = measured.get(key) or {}
     return entry.get("reached")
-
-
-def _mismatch(what: str, claimed: Any, found: Any) -> list[str]:
-    from sqlclose.audit.claims import same  # within the claims' tolerance: the last float bits may differ
-
-    return [] if same(claimed, found) else [f"{what} is {found}, the report says {claimed}"]
