@@ -200,6 +200,21 @@ def test_a_declared_number_type_releases_the_numbers_as_the_csv_writes_them(tmp_
     assert released == _salaries(source)
 
 
+@pytest.mark.parametrize("age, salary, says", [
+    ("2.9e1", "3000", "column 'age' is declared BIGINT but holds 1 number(s) that type would change"),
+    ("29", "3000.5", "column 'salary' holds 1 number(s) that are not whole"),
+])
+def test_a_declared_and_an_undeclared_number_column_are_checked_together(tmp_path, age, salary, says):
+    """A CSV's declared BIGINT (age) and its ordered column without a type (salary) are checked in
+    one pass over the text: each check still names its own column and count, never the value."""
+    source = tmp_path / "people.csv"
+    source.write_text((TABLE3 / "table3.csv").read_text(encoding="utf-8").replace(
+        "47677,29,3000,", f"47677,{age},{salary},"), encoding="utf-8")
+    with pytest.raises(InputError) as e:
+        sqlclose.anonymize(None, _spec(source={"path": str(source), "types": {"age": "BIGINT"}}))
+    assert says in str(e.value) and age not in str(e.value).replace("'age'", "") and salary not in str(e.value)
+
+
 @pytest.mark.parametrize("declared, problem", [("DECIMAL(39, 2)", "precision"), ("DECIMAL(5, 6)", "precision"),
                                                ("NUMERIC", "is not one of")])
 def test_a_declared_decimal_needs_a_precision_and_scale_the_engines_take(tmp_path, declared, problem):

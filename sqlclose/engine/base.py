@@ -77,7 +77,7 @@ class FileRead:
 
 
 # The text of a whole number, and of a plain number (no NaN, no infinity), as both engines' regular
-# expressions read them (``Engine.undeclared_number_types``).
+# expressions read them (``Engine.number_types``).
 WHOLE_NUMBER = r"\s*[+-]?[0-9]+\s*"
 PLAIN_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?\s*"
 
@@ -249,14 +249,28 @@ class Engine(ABC):
         """The driver's error ``e`` on ``sql`` as sqlclose's; a backend says more where it can."""
         return EngineError(f"{type(e).__name__}: {e}", sql)
 
-    def undeclared_number_types(self, relation: exp.Expression, columns: Sequence[str],
-                                params: Sequence[Any] = ()) -> dict[str, str | None]:
-        """Each ordered CSV column without a declared type, read as text in ``relation``: its type by
-        ``undeclared_number_type``, from one pass that counts its values, its whole numbers, its
-        plain numbers (both engines' own casts take 5000.5 as a whole number) and the values the
-        engine reads as finite numbers although they are not plain ones (DuckDB's 1_000)."""
+    def number_types(self, relation: exp.Expression, declared: dict[str, str], undeclared: Sequence[str],
+                     params: Sequence[Any] = ()) -> dict[str, str | None]:
+        """The checks of a CSV's number columns, read as text in ``relation``, in one pass:
+
+        - a column ``declared`` BIGINT or DECIMAL holding numbers its type would not read as
+          written stops the job: both engines' reads round or truncate (3000.5 released as 3001, a
+          salary no row holds, and verified, the re-check reading the source the same way);
+        - each ordered column without a declared type (``undeclared``) gets its type by
+          ``undeclared_number_type``, from counts of its values, its whole numbers, its plain
+          numbers (both engines' own casts take 5000.5 as a whole number) and the values the engine
+          reads as finite numbers although they are not plain ones (DuckDB's 1_000).
+
+        Counted, never shown."""
+        patterns = {c: p for c, kind in declared.items() if (p := _exactly_read(kind))}
+        if not patterns and not undeclared:
+            return {}
         counts: list[exp.Expression] = []
-        for c in columns:
+        for c, pattern in patterns.items():
+            value = exp.column(exp.to_identifier(c, quoted=True))
+            exact = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
+            counts.append(exp.Anonymous(this="count_if", expressions=[_unusual(value, exact)]))
+        for c in undeclared:
             value = exp.column(exp.to_identifier(c, quoted=True))
             whole, plain = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
                             for pattern in (WHOLE_NUMBER, PLAIN_NUMBER)]
@@ -266,28 +280,11 @@ class Engine(ABC):
         source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
         row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
-        return {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(columns)}
-
-    def refuse_changed_numbers(self, relation: exp.Expression, types: dict[str, str],
-                               params: Sequence[Any] = ()) -> None:
-        """Stop at a CSV column declared BIGINT or DECIMAL (``types``; ``relation`` reads the file as
-        text) holding numbers its type would not read as written: both engines' reads round or
-        truncate (3000.5 released as 3001, a salary no row holds, and verified, the re-check reading
-        the source the same way). Counted in one pass, never shown."""
-        patterns = {c: p for c, kind in types.items() if (p := _exactly_read(kind))}
-        if not patterns:
-            return
-        counts = []
-        for c, pattern in patterns.items():
-            value = exp.column(exp.to_identifier(c, quoted=True))
-            exact = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
-            counts.append(exp.Anonymous(this="count_if", expressions=[_unusual(value, exact)]))
-        source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
-        query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
-        found = list(self.fetch(query, params).to_pylist()[0].values())
-        for (column, _), count in zip(patterns.items(), found):
-            if count:
-                raise InputError(_changed_numbers_message(column, types[column], count))
+        for column, changed in zip(patterns, row):
+            if changed:
+                raise InputError(_changed_numbers_message(column, declared[column], changed))
+        row = row[len(patterns):]
+        return {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(undeclared)}
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and

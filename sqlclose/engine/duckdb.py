@@ -435,26 +435,20 @@ class DuckDBEngine(Engine):
         """No sniffing: the header's columns, each read as the text it is, except declared types and
         numeric (ordered) columns; strict, so a ragged row is an error naming its line."""
         types = {name: read.types.get(name, "VARCHAR") for name in read.header}
-        if declared := {c: kind for c, kind in read.types.items() if c in types and kind != "VARCHAR"}:
-            as_text = dataclasses.replace(read, types={}, numeric=(), numbers_if_numeric=())
-            relation, params = self._read_csv(path, as_text)
-            self.refuse_changed_numbers(relation, declared, params)
+        declared = {c: kind for c, kind in read.types.items() if c in types and kind != "VARCHAR"}
         required = [c for c in read.numeric if c not in read.types and c in types]
         optional = [c for c in read.numbers_if_numeric if c not in read.types and c in types and c not in required]
-        if required:  # no number type read: DOUBLE, so that a stray text value fails with its line
-            types.update({c: t or "DOUBLE" for c, t in self._whole_numbers(path, read, required).items()})
+        if declared or required:  # one pass over the file as text (DuckDB's BIGINT read rounds 5000.5)
+            as_text = dataclasses.replace(read, types={}, numeric=(), numbers_if_numeric=())
+            relation, params = self._read_csv(path, as_text)
+            # no number type read: DOUBLE, so that a stray text value fails with its line
+            types.update({c: t or "DOUBLE" for c, t in self.number_types(relation, declared, required, params).items()})
         if optional:
             sniffed = self._sniff_numbers(path, read)
             types.update({c: sniffed.get(c, "VARCHAR") for c in optional})
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
                    "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
         return _reader("read_csv", path, options)
-
-    def _whole_numbers(self, path: str, read: FileRead, columns: list[str]) -> dict[str, str | None]:
-        """``undeclared_number_types`` over the file read as text (DuckDB's BIGINT read rounds 5000.5)."""
-        as_text = dataclasses.replace(read, numeric=(), numbers_if_numeric=())
-        relation, params = self._read_csv(path, as_text)
-        return self.undeclared_number_types(relation, columns, params)
 
     def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
         """BIGINT or DOUBLE for columns of numbers (a sample decides); anything else reads as DOUBLE

@@ -262,7 +262,6 @@ class SparkEngine(Engine):
         # a backslash, read "say ""hi""" as it is written and "end\" as end".
         view = self.temp_name("csv")
         frame = self._csv_text(read, where, view)
-        self.refuse_changed_numbers(_table(view), {c: t for c, t in read.types.items() if c in frame.columns})
         nulls = [exp.Literal.string(v) for v in read.nulls]
         types = {**self._number_types(view, frame.columns, read), **read.types}
         columns, unread = [], {}
@@ -327,11 +326,12 @@ class SparkEngine(Engine):
 
     def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
         """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
-        the rule DuckDB reads them by (``undeclared_number_types``); DOUBLE for the others, as on
-        DuckDB, so that a value that is no number is refused (``_refuse_unread``)."""
+        the rule DuckDB reads them by; DOUBLE for the others, as on DuckDB, so that a value that is
+        no number is refused (``_refuse_unread``). The same pass refuses a declared BIGINT or DECIMAL
+        column holding numbers its type would change (``Engine.number_types``)."""
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
-        found = self.undeclared_number_types(_table(view), wanted) if wanted else {}
-        return {c: t or "DOUBLE" for c, t in found.items()}
+        declared = {c: t for c, t in read.types.items() if c in columns}
+        return {c: t or "DOUBLE" for c, t in self.number_types(_table(view), declared, wanted).items()}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)
