@@ -18,6 +18,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
+from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -396,26 +397,34 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
                 f"{name}: band widths must nest — each a multiple (≥2×) of the previous; {a:g} then {b:g} "
                 "would give a band two parents"
             )
+    # Bands are cut in exact decimal arithmetic on each value's text (the engine's shortest text of a
+    # float, a BIGINT's every digit): floats cut 0.3 / 0.1 into band 2, and rounding that away moved
+    # 2.9999999999 into [3, 4) and 9007199254740999 into 9007199254741000-…; 12 digits of an edge's
+    # label merged bands of 13-digit numbers.
+    exact = [_exact(text, v, name) for text, v in values]
+    steps = [_exact(str(w), w, name) for w in widths]
+    start = _exact(str(origin), origin, name)
     if integral is None:
-        integral = all(float(v).is_integer() for _, v in values) and all(w.is_integer() for w in widths) \
-            and float(origin).is_integer()
+        integral = all(_whole(x) for x in exact) and all(_whole(w) for w in steps) and _whole(start)
+    bounds = None if domain is None else tuple(_exact(str(b), b, name) for b in domain)
     rows, lows = [], []
-    for text, v in values:
-        if v is None or math.isnan(v) or math.isinf(v):
-            raise HierarchyError(f"{name}: value {text!r} is not a finite number; bands need numbers")
-        if domain is not None and not domain[0] <= v <= domain[1]:
-            raise HierarchyError(f"{name}: value {text!r} is outside the declared domain [{domain[0]:g}, "
-                                 f"{domain[1]:g}]; widen the domain to every value the column can hold, or clean "
-                                 "the value")
-        row, low = [text], []
-        for w in widths:
-            # Rounded before flooring: 0.3 / 0.1 is 2.9999999999999996 in floats, band 3 in fact.
-            lo = origin + math.floor(round((v - origin) / w, 9)) * w
-            row.append(_band_label(lo, lo + w, integral))
-            low.append(lo)
-        row.append(TOP_LABEL)
-        rows.append(tuple(row))
-        lows.append(low)
+    with localcontext() as context:
+        context.prec = 100  # DECIMAL(38, s) and the widths' digits, with room: every step below is exact
+        for (text, _), x in zip(values, exact):
+            if bounds is not None and not bounds[0] <= x <= bounds[1]:
+                raise HierarchyError(f"{name}: value {text!r} is outside the declared domain [{_number(bounds[0])}, "
+                                     f"{_number(bounds[1])}]; widen the domain to every value the column can hold, "
+                                     "or clean the value")
+            row, low = [text], []
+            for w in steps:
+                lo = start + (x - start) // w * w  # // truncates toward zero: floor below the origin
+                if lo > x:
+                    lo -= w
+                row.append(_band_label(lo, lo + w, integral))
+                low.append(float(lo))
+            row.append(TOP_LABEL)
+            rows.append(tuple(row))
+            lows.append(low)
     h = Hierarchy(tuple(rows), name)
     if domain is None:
         return h.built_by("bands", None)
@@ -423,7 +432,24 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
                                     integral, domain))
 
 
-def _band_label(lo: float, hi: float, integral: bool) -> str:
+def _exact(text: str, x: float | None, name: str) -> Decimal:
+    """A finite value as the decimal number its text writes, else as its float's shortest text."""
+    try:
+        d = Decimal(text.strip())
+    except InvalidOperation:
+        d = None
+    if d is None or not d.is_finite():
+        if x is None or not math.isfinite(x):
+            raise HierarchyError(f"{name}: value {text!r} is not a finite number; bands need numbers")
+        d = Decimal(repr(float(x)))
+    return d
+
+
+def _whole(x: Decimal) -> bool:
+    return x == x.to_integral_value()
+
+
+def _band_label(lo: Decimal, hi: Decimal, integral: bool) -> str:
     """``35-39`` for whole numbers, ``[35, 40)`` otherwise. A band of negative numbers alone takes
     the interval form too (``[-15, -10)``): ``-15--11`` read as a typo. Non-negative values never fall
     in such a band (its last number is below 0), so their labels are as they were."""
@@ -434,9 +460,12 @@ def _band_label(lo: float, hi: float, integral: bool) -> str:
     return f"[{_number(lo)}, {_number(hi)})"
 
 
-def _number(x: float) -> str:
-    """Shortest text that keeps band edges apart (12 significant digits, trailing zeros dropped)."""
-    return f"{round(x, 12):.12g}"
+def _number(x: Decimal) -> str:
+    """An edge as the plain decimal it is (no exponent, no trailing zeros): every edge apart."""
+    return "0" if x == 0 else format(x.normalize(), "f")
+
+
+MASK_CHARACTERS = "*#~?_X"  # what the mask_char hint offers, the first the values never hold
 
 
 def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, mask_char: str = "*",
@@ -449,9 +478,10 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         _refuse_outside_alphabet(values, alphabet, name)
     holding = sum(mask_char in v for v in values)
     if holding:  # masked by "2", 47627 becomes 47622: a label that reads as a real code
+        free = next((c for c in MASK_CHARACTERS if c not in (alphabet or "") and not any(c in v for v in values)), None)
         raise HierarchyError(f"{name}: mask_char {mask_char!r} occurs in {holding} of the column's values, so a "
-                             "masked label could read as a real value; choose a character the values never hold "
-                             "(e.g. \"*\")")
+                             "masked label could read as a real value; choose a character the values never hold"
+                             + (f" (e.g. mask_char = {json.dumps(free)})" if free else ""))
     lengths = sorted({len(v) for v in values})
     if length is not None and lengths != [length]:
         value = next(v for v in values if len(v) != length)
