@@ -199,3 +199,31 @@ def test_explain_shows_the_release_query_a_run_writes(others) -> None:
         written, _ = release.query()
         shown = release_sql(release.problem, release.search.optimum)
         assert shown == written.sql(dialect=release.problem.engine.dialect, pretty=True)
+
+
+@pytest.mark.parametrize("source", ["parquet", "duckdb table"])
+def test_a_uuid_sensitive_column_is_released_with_its_values_and_type(tmp_path, source) -> None:
+    """Found by the forty-eighth round's review. DuckDB's UUID (and JSON) reach Arrow as text, so a
+    release rebuilt from counts read a UUID sensitive column back as text: the release changed the
+    column's type and its re-check found none of its rows in the input (exit 4 on a valid input).
+    Such a column is now read from the source. The oracle: the input's UUIDs by plain DuckDB."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT CASE WHEN v < 6 THEN 'x' ELSE 'y' END AS g, md5(v::VARCHAR)::UUID AS u "
+                "FROM range(12) r(v)")
+    given = (con, "t")
+    if source == "parquet":
+        con.execute(f"COPY t TO '{tmp_path / 'in.parquet'}'")
+        given = tmp_path / "in.parquet"
+    spec_ = {"privacy": {"k": 3}, "quasi_identifiers": {"g": {"tree": {"any": ["x", "y"]}}},
+             "sensitive": {"u": {"distinct_l": 2}}, "others": "drop"}
+    with sqlclose.anonymize(given, spec_) as release:
+        assert release._counted_columns() is None
+        release.write_parquet(tmp_path / "out.parquet")
+    written = f"'{tmp_path / 'out.parquet'}'"
+    assert con.execute(f"SELECT DISTINCT typeof(u) FROM {written}").fetchall() == [("UUID",)]
+    assert con.execute(f"SELECT u FROM {written} ORDER BY u").fetchall() == \
+        con.execute("SELECT u FROM t ORDER BY u").fetchall()
+    assert con.execute(f"SELECT g, COUNT(DISTINCT u) FROM {written} GROUP BY g ORDER BY g").fetchall() == \
+        [("x", 6), ("y", 6)]

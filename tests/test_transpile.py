@@ -150,7 +150,8 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "missing_values_typed": (lambda e: (q.missing_values(VALUES, SA), []), True),
     "values_on_leaves": (lambda e: (q.values_on_leaves(VALUES, [QI]), []), True),
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
-    "float_checks": (lambda e: (q.float_checks(q.table("t_floats"), "x"), []), False),
+    "float_checks": (lambda e: (q.float_checks(q.table("t_floats"), "x", e.is_nan), []), False),
+    "float_spellings": (lambda e: (q.float_spellings(q.table("t_floats"), "x", e.is_nan), []), False),
     "base_histogram": (_base, False),
     "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
     "base_histogram_ungrouped": (_base_ungrouped, True),
@@ -319,7 +320,7 @@ def test_hand_checked_rows_on_spark(engines) -> None:
     # missing values: w (1 row) of a"b; 4 (1 row) of the sensitive column
     assert _rows(spark.fetch(q.missing_values(VALUES, QI)), True) == [("w", 1)]
     assert _rows(spark.fetch(q.missing_values(VALUES, SA)), True) == [("4", 1)]
-    assert _rows(spark.fetch(q.float_checks(q.table("t_floats"), "x")), True)[0][0] == 3  # NaN, inf, -inf
+    assert _rows(spark.fetch(q.float_checks(q.table("t_floats"), "x", spark.is_nan)), True)[0][0] == 3  # NaN, inf, -inf
     # a"b on its leaves (col, code, v, n; most rows first, then v, then code): x 4 rows, y 3, z 2,
     # NULL read as "NA" 2 (code 3), and w 1 with no leaf (code −1)
     assert _rows(spark.fetch(q.values_on_leaves(VALUES, [QI])), True) == [
@@ -555,6 +556,10 @@ def _expected_rows() -> dict[str, list[tuple]]:
         "float_checks": [(sum(math.isnan(x) or math.isinf(x) for x in floats),
                           sum(x == 0 and math.copysign(1, x) < 0 for x in floats),
                           sum(x == 0 and math.copysign(1, x) > 0 for x in floats))],
+        "float_spellings": [(sum(x == 0 and math.copysign(1, x) < 0 for x in floats),
+                             sum(x == 0 and math.copysign(1, x) > 0 for x in floats),
+                             sum(math.isnan(x) and math.copysign(1, x) < 0 for x in floats),
+                             sum(math.isnan(x) and math.copysign(1, x) > 0 for x in floats))],
         # HyperLogLog is exact on sets this small
         "estimated_combinations": [(len({(r[QUOTE], r[EVIL], r["age"]) for r in ROWS}),)],
         "audit_classes": audit_rows,

@@ -394,6 +394,18 @@ class Engine(ABC):
         column stays text): only speed depends on it, never a written value or the rows' order."""
         return None
 
+    def is_nan(self, value: exp.Expression) -> exp.Expression:
+        """The test of NaN in this engine's SQL."""
+        return exp.Anonymous(this="ISNAN", expressions=[value.copy()])
+
+    def plain_text_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
+        """Of ``columns``, those of ``relation`` of the engine's plain text type, whose values are
+        their text: here every column Arrow gives as text (an engine whose other types also reach
+        Arrow as text, DuckDB's UUID and JSON, tells them apart)."""
+        schema = self.schema(relation)
+        return [c for c in columns if pa.types.is_string(schema.field(c).type)
+                or pa.types.is_large_string(schema.field(c).type)]
+
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         """Of ``columns``, those of ``relation`` a dictionary type (``dictionary_type``) may stand
         for: of the engine's plain text type, sorted as text sorts; none on an engine without them."""

@@ -194,6 +194,8 @@ def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spe
     for name, s in spec.sensitive.items():
         if s.distance == "ordered" and pa.types.is_floating(schema.field(name).type):
             _refuse_odd_floats(engine, source, name, source_label, histogram)
+        elif pa.types.is_floating(schema.field(name).type):
+            _refuse_two_spellings(engine, source, name, source_label, histogram)
     for c in coded:
         if c.null_value is not None:
             _refuse_colliding_stand_in(engine, source, c, source_label)
@@ -284,7 +286,7 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     """An ordered domain holds neither NaN nor ±inf (they would sort to its top), nor -0.0 beside
     0.0: one number, grouped as one value that keeps one of their texts, so the rows of the other
     would find no code and not be counted. Both asked in one pass over the column."""
-    found = engine.fetch(q.float_checks(source, name)).to_pylist()[0]
+    found = engine.fetch(q.float_checks(source, name, engine.is_nan)).to_pylist()[0]
     if found["non_finite"] and histogram:
         raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
                         "which have no place in an ordered distance; clean them in the warehouse table (or count "
@@ -303,6 +305,27 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
         raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
                         f"ordered distance needs one: normalize it (e.g. {name} + 0.0 in a [source] query turns -0.0 "
                         "into 0.0) or choose another distance")
+
+
+def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, source_label: str,
+                          histogram: bool = False) -> None:
+    """A floating-point sensitive column's values are told apart by their text (its domain), but
+    compared as numbers by the release's re-check: -0.0 beside 0.0, or NaN beside -NaN, were two
+    values to the search and one to the re-check, which then refused the search's node as failing
+    l-diversity (or t) and the rows it wrote as altered. One pass over the column."""
+    found = engine.fetch(q.float_spellings(source, name, engine.is_nan)).to_pylist()[0]
+    if found["negative"] and found["positive"]:
+        twice, fix = "both -0.0 and 0.0, one number", f"{name} + 0.0, which turns -0.0 into 0.0"
+    elif found["negative_nan"] and found["positive_nan"]:
+        twice, fix = "NaN both with and without a minus sign (-nan and nan), one value", \
+            f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
+            "\"drop\" or a null_value for the column"
+    else:
+        return
+    where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again"
+             if histogram else "in a [source] query")
+    raise DataError(f"column {name!r} in {source_label} holds {twice} written two ways, which its classes would "
+                    f"count as two values and the release's check as one: normalize it {where} (e.g. {fix})")
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:

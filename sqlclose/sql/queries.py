@@ -7,7 +7,7 @@ values only as bound parameters (``Params``). Static shapes come from ``sql/*.sq
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -794,18 +794,28 @@ def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Express
     return exp.select(exp.Star()).from_(relation).where(not_null(columns)).subquery()
 
 
-def float_checks(source: exp.Expression, column: str) -> exp.Expression:
+def float_checks(source: exp.Expression, column: str,
+                 nan: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
     """Rows of a floating-point ``column`` that are NaN or ±infinity (``non_finite``), -0.0
-    (``negative``) and 0.0 (``positive``: one number that reads as two texts), in one pass."""
+    (``negative``) and 0.0 (``positive``: one number that reads as two texts), in one pass; ``nan``
+    builds the engine's test of NaN (``Engine.is_nan``)."""
     value = col(column)
-    return exp.select(_rows_where(_non_finite(value)).as_("non_finite"), *_zero_counts(value)).from_(source.copy())
-
-
-def _non_finite(value: exp.Expression) -> exp.Expression:
-    """NaN or ±infinity; infinity as ABS = 'Infinity': Spark has no ISINF."""
     infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
-    return exp.or_(exp.Anonymous(this="ISNAN", expressions=[value.copy()]),
-                   exp.EQ(this=exp.Abs(this=value.copy()), expression=infinity))
+    non_finite = exp.or_(nan(value), exp.EQ(this=exp.Abs(this=value.copy()), expression=infinity))  # Spark: no ISINF
+    return exp.select(_rows_where(non_finite).as_("non_finite"), *_zero_counts(value)).from_(source.copy())
+
+
+def float_spellings(source: exp.Expression, column: str,
+                    nan: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+    """Rows of a floating-point ``column`` that are -0.0 (``negative``) and 0.0 (``positive``), and
+    NaN written with a minus sign (``negative_nan``, DuckDB's ``-nan``) and without
+    (``positive_nan``): equal values that read as two texts, in one pass; ``nan`` builds the
+    engine's test of NaN (``Engine.is_nan``)."""
+    value = col(column)
+    minus = exp.Like(this=as_text(value.copy()), expression=exp.Literal.string("-%"))
+    return exp.select(*_zero_counts(value), _rows_where(exp.and_(nan(value), minus)).as_("negative_nan"),
+                      _rows_where(exp.and_(nan(value), exp.Not(this=minus.copy()))).as_("positive_nan")) \
+        .from_(source.copy())
 
 
 def _zero_counts(value: exp.Expression) -> list[exp.Expression]:

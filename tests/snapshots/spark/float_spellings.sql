@@ -1,0 +1,1 @@
+SELECT COALESCE(SUM(IF(`x` = 0 AND CAST(`x` AS STRING) LIKE '-%', 1, 0)), 0) AS negative, COALESCE(SUM(IF(`x` = 0 AND NOT CAST(`x` AS STRING) LIKE '-%', 1, 0)), 0) AS positive, COALESCE(SUM(IF(ISNAN(`x`) AND CAST(`x` AS STRING) LIKE '-%', 1, 0)), 0) AS negative_nan, COALESCE(SUM(IF(ISNAN(`x`) AND NOT CAST(`x` AS STRING) LIKE '-%', 1, 0)), 0) AS positive_nan FROM `t_floats`
