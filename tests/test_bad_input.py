@@ -696,3 +696,28 @@ def test_a_table_of_more_rows_than_the_search_counts_exactly_is_refused(monkeypa
     with pytest.raises(DataError, match="has 9 rows; sqlclose's search counts at most 8 rows exactly"):
         sqlclose.anonymize(None, sqlclose.load_spec(Path(__file__).resolve().parents[1] / "datasets" / "table3"
                                                     / "table3.toml"))
+
+
+@pytest.mark.parametrize("t, refused", [(100.0, True), (1.1, True), (1.09, False), (0.5, False)])
+def test_k1_with_a_kl_t_no_class_of_the_table_can_exceed_protects_nothing(t, refused):
+    """Found by the forty-eighth round's review: k = 1 with a KL t of 100 released the table as it
+    is. A class's divergence from the table is at most −ln p for the table's least share p of a
+    value (a class of that value alone), here −ln(1/3) = 1.0986 by hand: a t at least that requires
+    nothing of this table and is refused; below it, a class can fail, and the job runs."""
+    import math
+
+    import pyarrow as pa
+
+    assert 1.09 < -math.log(1 / 3) < 1.1
+    table = pa.table({"g": ["x", "y"] * 6, "s": ["a", "b", "c"] * 4})
+    spec = {"privacy": {"k": 1}, "quasi_identifiers": {"g": {"tree": {"any": ["x", "y"]}}},
+            "sensitive": {"s": {"distance": "kl", "t": t}}}
+    if not refused:
+        with sqlclose.anonymize(table, spec) as release:
+            assert release.node == {"g": 0}
+        return
+    with pytest.raises(InputError) as e:
+        sqlclose.anonymize(table, spec)
+    assert "the requirements as given protect nothing on arrow table: k = 1, and every class of this table " \
+           "satisfies sensitive.s.t" in str(e.value)
+    assert "1.09" not in str(e.value) and "1/3" not in str(e.value)  # the table's figure is not told

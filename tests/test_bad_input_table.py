@@ -397,6 +397,11 @@ CASES: list[Case] = [
                                               ('distance = "hierarchical"\nt = 0.3', "p = 1"))), 2),
     Case("vacuous-t", "k = 1 with `t = 1` (ordered and hierarchical EMD), which every table satisfies (fail closed)",
          lambda d: write(d, "spec.toml", spec(("k = 3", "k = 1"), ("t = 0.2", "t = 1"), ("t = 0.3", "t = 1.0"))), 2),
+    Case("vacuous-kl-t", "k = 1 with a KL `t = 100`, which no class of this table can exceed (−ln of its least "
+         "share of a value is below 100), and `t = 1` (fail closed)",
+         lambda d: write(d, "spec.toml", spec(("k = 3", "k = 1"), ('distance = "ordered"\nt = 0.2',
+                                                                  'distance = "kl"\nt = 100'), ("t = 0.3", "t = 1.0"))),
+         2),
     Case("vacuous-entropy-recursive", "k = 1 with `entropy_l = 1` and `recursive = { c = 1000, l = 1 }` (fail closed)",
          lambda d: write(d, "spec.toml", spec(("k = 3", "k = 1"), ('distance = "ordered"\nt = 0.2', "entropy_l = 1.0"),
                                               ('distance = "hierarchical"\nt = 0.3',
@@ -810,6 +815,11 @@ MESSAGES = {
         "sqlclose: error: spec.toml: invalid spec: "
         "(top level): the requirements as given protect nothing: k = 1, and every table satisfies "
         "sensitive.salary.t = 1, sensitive.disease.t = 1; raise k (e.g. k = 5), or lower t below 1"
+    ),
+    "vacuous-kl-t": (
+        "sqlclose: error: the requirements as given protect nothing on <tmp>/table3.csv: k = 1, and every class of "
+        "this table satisfies sensitive.salary.t, sensitive.disease.t (a class's KL divergence from the table is at "
+        "most −ln p for its least share p of a value); raise k (e.g. k = 5), or lower t"
     ),
     "vacuous-entropy-recursive": (
         "sqlclose: error: spec.toml: invalid spec: "
