@@ -419,6 +419,34 @@ def test_a_rerun_with_another_node_redoes_the_release(project):
     assert result.exit_code == 0 and json.loads(result.output) == json.loads(report.read_text())
 
 
+def test_a_rerun_with_another_partition_by_redoes_the_release(project):
+    """rv3 #2: the spec's hash leaves [output] out, and up to date compared only the format and
+    the table: a nightly spec changed from partition_by = ["zip"] to ["age"] was 'up to date',
+    and the folder kept its zip= folders. The oracle: the folder's partition directories on disk,
+    and its rows by a plain GROUP BY (Table 5 of Li et al.)."""
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, out = project / "spec.toml", project / "out" / "rel"
+    text = spec.read_text().replace('"out/release.parquet"', '"out/rel"\npartition_by = ["zip"]')
+    spec.write_text(text)
+    partitions = lambda: {p.name.split("=")[0] for p in out.iterdir() if p.is_dir()}  # noqa: E731
+    assert invoke("anonymize", spec, "-q", env=env).exit_code == 0
+    assert partitions() == {"zip"}
+    spec.write_text(text.replace('partition_by = ["zip"]', 'partition_by = ["age"]'))
+    result = invoke("anonymize", spec, "--no-progress", env=env)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output  # redone: refused
+    result = invoke("anonymize", spec, "--no-progress", "--overwrite", env=env)
+    assert result.exit_code == 0 and "up to date" not in result.output, result.output
+    assert partitions() == {"age"}
+    assert json.loads((project / "out" / "rel.report.json").read_text())["output"]["partition_by"] == ["age"]
+    assert rows("SELECT zip, age, COUNT(*) FROM read_parquet(?, hive_partitioning = true) GROUP BY ALL",
+                str(out / "**" / "*.parquet")) == [("4760*", "<40", 3), ("4767*", "<40", 3), ("4790*", ">=40", 3)]
+    result = invoke("anonymize", spec, "--no-progress", env=env)  # and now it is up to date
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
+    spec.write_text(text.replace('partition_by = ["zip"]', ""))  # not partitioned: redone again
+    result = invoke("anonymize", spec, "-q", "--overwrite", env=env)
+    assert result.exit_code == 0 and partitions() == set() and (out / "part-0.parquet").is_file(), result.output
+
+
 def test_the_sign_off_page_reads_a_table_release(project):
     db, page = project / "r.duckdb", project / "page.html"
     result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "--html", page, "-q")

@@ -236,8 +236,9 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
         return None  # another node than asked for (a report without node_given is older: redo it)
     output = doc.get("output", {})
-    if output.get("format", "parquet") != target.format or output.get("table") != target.table:
-        return None
+    if output.get("format", "parquet") != target.format or output.get("table") != target.table or \
+            list(output.get("partition_by") or []) != list(target.partition_by):
+        return None  # written in another form (a folder partitioned otherwise): the spec hash leaves [output] out
     try:
         if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
             return None

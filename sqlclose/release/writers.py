@@ -88,7 +88,8 @@ class Release(Protocol):
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None, *,
                verified: bool | None = None, output_format: str = "parquet", table: str | None = None,
-               content_digest: str | None = None, column_types: dict[str, str] | None = None) -> dict: ...
+               content_digest: str | None = None, column_types: dict[str, str] | None = None,
+               partition_by: Sequence[str] = ()) -> dict: ...
 
 
 class Writer(ABC):
@@ -125,7 +126,7 @@ class FileWriter(Writer):
                 summary = release.verified_summary(self._read_back(release, target, query, params, txn.data, types))
                 digest = files.sha256(txn.data)
                 doc = release.report(summary, target.path, digest, output_format=self.format,
-                                     column_types=types)
+                                     column_types=types, partition_by=target.partition_by)
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                 files.fsync(txn.report)
                 checkpoint("place")
