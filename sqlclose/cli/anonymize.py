@@ -236,7 +236,7 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
         return None  # another node than asked for (a report without node_given is older: redo it)
     output = doc.get("output", {})
-    if output.get("format", "parquet") != target.format or output.get("table") != target.table or \
+    if output.get("format", "parquet") != target.format or _table(output.get("table")) != _table(target.table) or \
             list(output.get("partition_by") or []) != list(target.partition_by):
         return None  # written in another form (a folder partitioned otherwise): the spec hash leaves [output] out
     try:
@@ -245,6 +245,13 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     except SqlcloseError:
         return None
     return doc if api.input_fingerprint(source, spec) == doc["input"]["fingerprint"] else None
+
+
+def _table(name: str | None) -> str | None:
+    """A DuckDB output table as the catalog knows it (``People`` is ``main.people``)."""
+    from sqlclose.model.spec import table_identity
+
+    return table_identity(name) if name else None
 
 
 @click.command(context_settings=CONTEXT, short_help="What a run would do, and its SQL; writes nothing.", epilog="""\b
