@@ -45,8 +45,8 @@ Examples:
               help="JSON report path (default: OUTPUT.report.json).")
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
 @click.option("--force", is_flag=True, help="Redo the release even when the output is up to date (replaces it).")
-@click.option("--dry-run", is_flag=True, help="Validate the spec, data and hierarchies; print the plan; write "
-              "nothing.")
+@click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs (refused as the run "
+              "would refuse them); print the plan; write nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
               "minimal one: Release.minimal_nodes with --explore lattice); one the search did not measure is "
               "evaluated first.")
@@ -104,9 +104,6 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         release_from_histogram(spec, histogram, dialect, output, report, replace, chosen, dry_run, as_json, quiet,
                                not no_progress)
         return
-    if dry_run:
-        _print_plan(api.plan(source, spec, chosen), as_json, quiet)
-        return
     if source is None and spec.source is not None and spec.source.kind == "warehouse" and \
             (spec.engine is None or spec.engine.name != "spark"):  # Spark reads its catalog's tables in place
         from sqlclose.prepare.histogram import not_read_here
@@ -123,6 +120,11 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
                                        (target.path, "the release"), (target.report, "the release's report")],
                            target.overwrite)
     current = None if force else _up_to_date(api, source, spec, target, chosen)
+    if current is None:  # a dry run too: it validates what the run would refuse, the output included
+        writer_for(target).refuse(target, inputs)
+    if dry_run:
+        _print_plan(api.plan(source, spec, chosen), as_json, quiet)
+        return
     if current is not None:
         if html_path is not None:
             _write_page(target, html_path, spec)
@@ -132,7 +134,6 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
             click.echo(f"{_where(target)} is up to date (same spec, same input, same node); nothing to do "
                        "(--force redoes it)")
         return
-    writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress, node=chosen) as release:
             doc = release.write(target.path, target.report, target.overwrite, format=target.format,
