@@ -115,11 +115,11 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     read = [path for path in spec.files_read if not path.is_dir()]
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
-    if html_path is not None:
+    current = None if force else _up_to_date(api, source, spec, target, chosen)
+    if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report")],
-                           target.overwrite)
-    current = None if force else _up_to_date(api, source, spec, target, chosen)
+                           target.overwrite or _own_page(html_path, current))
     if current is None:  # a dry run too: it validates what the run would refuse, the output included
         writer_for(target).refuse(target, inputs)
     if dry_run:
@@ -192,6 +192,15 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         return Target.of(output, report, fmt, table, replace)
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
+
+
+def _own_page(page: Path, current: dict | None) -> bool:
+    """Whether ``page`` is the sign-off page of the up-to-date release ``current`` (its report)."""
+    if current is None or not page.is_file():
+        return False
+    from sqlclose.audit.html import is_page_of
+
+    return is_page_of(page, current)
 
 
 def _write_page(target, page: Path, spec) -> None:
