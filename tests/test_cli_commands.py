@@ -81,6 +81,27 @@ def test_dry_run_validates_and_writes_nothing(project):
     assert not (project / "out").exists()
 
 
+def test_a_dry_run_refuses_the_outputs_the_run_refuses(project):
+    """rv3 #5: README says to run --dry-run 'until it validates', but the dry run returned before the
+    output was looked at: the job's own input as output, or a DuckDB database without a table,
+    'validated' (exit 0), and the run then refused them (exit 2). The oracle: the real run's exit
+    code and message for each; the dry run gives the same, and nothing is written."""
+    spec, table3 = project / "spec.toml", (project / "table3.csv").read_bytes()
+    outputs = [["-o", project / "table3.csv"], ["-o", project / "o" / "x.duckdb"], ["--html", project / "age.csv"]]
+    for args in outputs:
+        real = invoke("anonymize", spec, "-q", "--no-progress", *args)
+        assert real.exit_code == 2, (args, real.output)
+        dry = invoke("anonymize", spec, "--dry-run", *args)
+        assert (dry.exit_code, dry.output) == (2, real.output), (args, dry.output)
+    assert invoke("anonymize", spec, "-q").exit_code == 0  # an existing release: refused without overwrite
+    real = invoke("anonymize", spec, "-q", "-o", project / "out" / "release.parquet")
+    dry = invoke("anonymize", spec, "--dry-run")
+    assert (dry.exit_code, dry.output) == (2, real.output) and "already exists" in dry.output, dry.output
+    dry = invoke("anonymize", spec, "--dry-run", "--overwrite")
+    assert dry.exit_code == 0 and "dry run: nothing was written" in dry.output, dry.output
+    assert (project / "table3.csv").read_bytes() == table3 and not (project / "o").exists()
+
+
 def test_a_chosen_minimal_node_is_released(project):
     result = invoke("anonymize", project / "spec.toml", "--json", "--node", "zip=1,age=2")
     assert result.exit_code == 0, result.output

@@ -121,6 +121,53 @@ def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(proj
     assert report["output"]["content_digest"].startswith("md5-sum-v1:") and report["verified"]
 
 
+def test_a_table_existing_under_another_spelling_is_refused_up_front(project):
+    """rv3 #4: DuckDB's names match ASCII letters in any case, and `people` is `main.people`: a
+    database holding "People" holds people. --output-table people there without overwrite ended
+    in exit 1 (DuckDB's CatalogException on the rename) after the whole search, write and
+    verification. The oracle: DuckDB itself reads "People" as people; the database is as it was."""
+    db = project / "x.duckdb"
+    assert invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "People", "-q").exit_code == 0
+    con = duckdb.connect(str(db), read_only=True)
+    before = sorted(con.execute("SELECT * FROM people").fetchall(), key=repr)  # one table to DuckDB
+    con.close()
+    for other in ("people", "main.PEOPLE", "MAIN.people"):
+        result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", other, "--no-progress")
+        assert result.exit_code == 2, (other, result.exit_code, result.output)
+        assert "already exists" in result.output and "--overwrite" in result.output, result.output
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [("People",)]
+    assert sorted(con.execute("SELECT * FROM people").fetchall(), key=repr) == before
+    con.close()
+
+
+@pytest.mark.parametrize("before, after", [("People", "people"), ("people", "main.people"),
+                                           ("pub.People", "PUB.people")])
+def test_one_table_has_one_report_however_it_is_spelled(project, before, after):
+    """rv3 #4: with overwrite, --output-table people replaced table "People", but the replaced
+    release's report x.duckdb.People.report.json stayed beside the new x.duckdb.people.report.json
+    (and `people` then `main.people` left x.duckdb.people… and x.duckdb.main.people…): two reports
+    for one table, the old one vouching for a release no longer there. The default report is now
+    named from the table as DuckDB tells tables apart (ASCII lower case, no `main.`). The oracles:
+    DuckDB's catalog (one table), the files beside the database, and the report's node."""
+    db, spec = project / "x.duckdb", project / "spec.toml"
+    duckdb.connect(str(db)).execute("CREATE SCHEMA pub").close()
+    first = invoke("anonymize", spec, "-o", db, "--output-table", before, "--node", "zip=3,age=2", "-q")
+    assert first.exit_code == 0, first.output
+    second = invoke("anonymize", spec, "-o", db, "--output-table", after, "--overwrite", "-q")
+    assert second.exit_code == 0, second.output
+    con = duckdb.connect(str(db), read_only=True)
+    tables = con.execute("SELECT lower(schema_name || '.' || table_name) FROM duckdb_tables()").fetchall()
+    con.close()
+    expected = "pub.people" if before.startswith("pub") else "people"
+    assert tables == [(f"main.{expected}" if "." not in expected else expected,)]
+    reports = sorted(p.name for p in project.glob("x.duckdb*.report.json"))
+    assert reports == [f"x.duckdb.{expected}.report.json"], reports
+    assert json.loads((project / reports[0]).read_text())["node"] == {"zip": 1, "age": 2}  # the new release's
+    check = invoke("check", db, "--against", project / reports[0])
+    assert check.exit_code == 0, check.output
+
+
 def test_a_table_output_in_a_folder_not_made_yet_is_written_there(project):
     """As a Parquet or CSV output's folder is made, so is a database's (it was an exit-1 'Cannot open
     file … No such file or directory' from DuckDB's ATTACH, for a nightly job's first night)."""
@@ -417,6 +464,34 @@ def test_a_rerun_with_another_node_redoes_the_release(project):
     assert result.exit_code == 0 and node() == {"zip": 1, "age": 2}, result.output
     result = invoke("anonymize", spec, "--json", env=env)  # up to date: the report, as JSON
     assert result.exit_code == 0 and json.loads(result.output) == json.loads(report.read_text())
+
+
+def test_a_rerun_with_another_partition_by_redoes_the_release(project):
+    """rv3 #2: the spec's hash leaves [output] out, and up to date compared only the format and
+    the table: a nightly spec changed from partition_by = ["zip"] to ["age"] was 'up to date',
+    and the folder kept its zip= folders. The oracle: the folder's partition directories on disk,
+    and its rows by a plain GROUP BY (Table 5 of Li et al.)."""
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, out = project / "spec.toml", project / "out" / "rel"
+    text = spec.read_text().replace('"out/release.parquet"', '"out/rel"\npartition_by = ["zip"]')
+    spec.write_text(text)
+    partitions = lambda: {p.name.split("=")[0] for p in out.iterdir() if p.is_dir()}  # noqa: E731
+    assert invoke("anonymize", spec, "-q", env=env).exit_code == 0
+    assert partitions() == {"zip"}
+    spec.write_text(text.replace('partition_by = ["zip"]', 'partition_by = ["age"]'))
+    result = invoke("anonymize", spec, "--no-progress", env=env)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output  # redone: refused
+    result = invoke("anonymize", spec, "--no-progress", "--overwrite", env=env)
+    assert result.exit_code == 0 and "up to date" not in result.output, result.output
+    assert partitions() == {"age"}
+    assert json.loads((project / "out" / "rel.report.json").read_text())["output"]["partition_by"] == ["age"]
+    assert rows("SELECT zip, age, COUNT(*) FROM read_parquet(?, hive_partitioning = true) GROUP BY ALL",
+                str(out / "**" / "*.parquet")) == [("4760*", "<40", 3), ("4767*", "<40", 3), ("4790*", ">=40", 3)]
+    result = invoke("anonymize", spec, "--no-progress", env=env)  # and now it is up to date
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
+    spec.write_text(text.replace('partition_by = ["zip"]', ""))  # not partitioned: redone again
+    result = invoke("anonymize", spec, "-q", "--overwrite", env=env)
+    assert result.exit_code == 0 and partitions() == set() and (out / "part-0.parquet").is_file(), result.output
 
 
 def test_the_sign_off_page_reads_a_table_release(project):

@@ -64,6 +64,34 @@ def test_an_up_to_date_release_still_gets_its_page(project):
     assert _digests(project / "out") == release
 
 
+def test_an_up_to_date_rerun_rewrites_its_own_page_and_nothing_else(project):
+    """rv3 #6: README: an up-to-date run exits 0 and '--html still writes the page'. The nightly
+    `anonymize spec.toml --html page.html` on unchanged input succeeded the first night and exited 2
+    the second ('page.html already exists'): the page was refused, before the up-to-date check, for
+    being the page this very release's run wrote. That page is rewritten now; a file that is not
+    sqlclose's page of this release (a foreign file, another release's page) is refused as before.
+    The oracle: the exit codes, and the bytes of every file before and after."""
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, page = project / "spec.toml", project / "page.html"
+    assert invoke("anonymize", spec, "-q", "--html", page, env=env).exit_code == 0
+    release = _digests(project / "out")
+    page.write_text(page.read_text().replace("</body>", "<p>yesterday's</p></body>"))
+    result = invoke("anonymize", spec, "--html", page, env=env)
+    assert result.exit_code == 0 and "is up to date" in result.output, result.output
+    assert "zip = 1, age = 2" in page.read_text() and "yesterday's" not in page.read_text()  # rewritten
+    assert _digests(project / "out") == release
+    other = project / "other.html"  # the page of another release (another node): not this one's
+    assert invoke("anonymize", spec, "-q", "-o", project / "b.parquet", "--node", "zip=2,age=2", "--html", other,
+                  env=env).exit_code == 0
+    foreign = project / "foreign.html"
+    foreign.write_text("<!DOCTYPE html><p>the team's own notes</p>")
+    for occupied in (other, foreign):
+        before = _digests(project)
+        result = invoke("anonymize", spec, "--html", occupied, env=env)
+        assert result.exit_code == 2 and f"{occupied} already exists; pass --overwrite" in result.output, result.output
+        assert _digests(project) == before
+
+
 @pytest.mark.parametrize(("page", "says"), [
     ("out/release.parquet.report.json", "is the report"),
     ("out/release.parquet", "is the release"),

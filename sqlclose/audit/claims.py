@@ -76,6 +76,14 @@ def differs(field: str, claimed: Any, found: Any, what: str = "the file gives") 
     return [] if same(claimed, found) else [f"{field}: the report says {claimed}, {what} {found}"]
 
 
+def read_back_order(claimed: Sequence[str], partitions: Sequence[str]) -> list[str]:
+    """The report's columns in the order a Parquet folder partitioned by ``partitions`` reads them
+    back: the other columns in the release's order, then its Hive partition columns, outermost
+    first. Any other order of the columns, or another set of them, still differs."""
+    moved = [c for c in partitions if c in claimed]
+    return [c for c in claimed if c not in moved] + moved
+
+
 def columns_differ(found: Sequence[str], claimed: Sequence[str]) -> str:
     """Which columns differ (names only: never a row's values)."""
     added = [c for c in found if c not in claimed]

@@ -74,7 +74,7 @@ def _page(doc: dict, audit: CheckReport, release: Path) -> str:
     if doc.get("warnings"):
         parts.append(_section("Warnings", "", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in doc["warnings"])
                               + "</ul>"))
-    return _document(f"sqlclose release {release.name}", "\n".join(parts))
+    return _document(f"sqlclose release {release.name}", "\n".join(parts), _digest(doc))
 
 
 # ---- sections --------------------------------------------------------------------------------
@@ -266,9 +266,36 @@ def _sensitive_charts(name: str, reached: dict, audit: CheckReport) -> str:
     return "".join(charts)
 
 
-def _document(title: str, body: str) -> str:
+def _digest(doc: dict) -> str:
+    """What the page's release holds, as its report records it: a file's sha256, a table's content digest."""
+    return doc["output"].get("sha256") or doc["output"].get("content_digest") or ""
+
+
+def is_page_of(page: Path, doc: dict) -> bool:
+    """Whether ``page`` is a sign-off page sqlclose wrote of the release the report ``doc`` vouches
+    for: its head (the first bytes) carries that release's digest in sqlclose's mark. A rerun that
+    finds its release up to date rewrites such a page; any other file there is refused as before."""
+    digest = _digest(doc)
+    try:
+        with Path(page).open("rb") as f:
+            head = f.read(PAGE_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(digest) and head.startswith("<!DOCTYPE html>") and _mark(digest) in head
+
+
+PAGE_HEAD_BYTES = 65536  # the page's <head>: its title holds the release's name
+PAGE_MARK = "sqlclose-release"
+
+
+def _mark(digest: str) -> str:
+    return f"<meta name='{PAGE_MARK}' content='{html.escape(digest)}'>"
+
+
+def _document(title: str, body: str, digest: str) -> str:
     style = ("body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;color:#222}"
              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
              "img.chart{display:block;margin:1em 0;max-width:100%}section{margin-bottom:2em}.lead{font-size:1.1em}")
-    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>{_mark(digest)}"
+            f"<title>{html.escape(title)}</title>"
             f"<style>{style}</style></head><body>{body}</body></html>\n")

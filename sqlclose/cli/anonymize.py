@@ -45,8 +45,8 @@ Examples:
               help="JSON report path (default: OUTPUT.report.json).")
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
 @click.option("--force", is_flag=True, help="Redo the release even when the output is up to date (replaces it).")
-@click.option("--dry-run", is_flag=True, help="Validate the spec, data and hierarchies; print the plan; write "
-              "nothing.")
+@click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs (refused as the run "
+              "would refuse them); print the plan; write nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
               "minimal one: Release.minimal_nodes with --explore lattice); one the search did not measure is "
               "evaluated first.")
@@ -104,9 +104,6 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         release_from_histogram(spec, histogram, dialect, output, report, replace, chosen, dry_run, as_json, quiet,
                                not no_progress)
         return
-    if dry_run:
-        _print_plan(api.plan(source, spec, chosen), as_json, quiet)
-        return
     if source is None and spec.source is not None and spec.source.kind == "warehouse" and \
             (spec.engine is None or spec.engine.name != "spark"):  # Spark reads its catalog's tables in place
         from sqlclose.prepare.histogram import not_read_here
@@ -118,11 +115,16 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     read = [path for path in spec.files_read if not path.is_dir()]
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
-    if html_path is not None:
+    current = None if force else _up_to_date(api, source, spec, target, chosen)
+    if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report")],
-                           target.overwrite)
-    current = None if force else _up_to_date(api, source, spec, target, chosen)
+                           target.overwrite or _own_page(html_path, current))
+    if current is None:  # a dry run too: it validates what the run would refuse, the output included
+        writer_for(target).refuse(target, inputs)
+    if dry_run:
+        _print_plan(api.plan(source, spec, chosen), as_json, quiet)
+        return
     if current is not None:
         if html_path is not None:
             _write_page(target, html_path, spec)
@@ -132,7 +134,6 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
             click.echo(f"{_where(target)} is up to date (same spec, same input, same node); nothing to do "
                        "(--force redoes it)")
         return
-    writer_for(target).refuse(target, inputs)
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress, node=chosen) as release:
             doc = release.write(target.path, target.report, target.overwrite, format=target.format,
@@ -193,6 +194,15 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
                      given.partition_by)
 
 
+def _own_page(page: Path, current: dict | None) -> bool:
+    """Whether ``page`` is the sign-off page of the up-to-date release ``current`` (its report)."""
+    if current is None or not page.is_file():
+        return False
+    from sqlclose.audit.html import is_page_of
+
+    return is_page_of(page, current)
+
+
 def _write_page(target, page: Path, spec) -> None:
     """The sign-off page of the release just placed (or found up to date). It is written last: a
     failure here says that the release stands, since it was placed and verified before."""
@@ -236,14 +246,22 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
         return None  # another node than asked for (a report without node_given is older: redo it)
     output = doc.get("output", {})
-    if output.get("format", "parquet") != target.format or output.get("table") != target.table:
-        return None
+    if output.get("format", "parquet") != target.format or _table(output.get("table")) != _table(target.table) or \
+            list(output.get("partition_by") or []) != list(target.partition_by):
+        return None  # written in another form (a folder partitioned otherwise): the spec hash leaves [output] out
     try:
         if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
             return None
     except SqlcloseError:
         return None
     return doc if api.input_fingerprint(source, spec) == doc["input"]["fingerprint"] else None
+
+
+def _table(name: str | None) -> str | None:
+    """A DuckDB output table as the catalog knows it (``People`` is ``main.people``)."""
+    from sqlclose.model.spec import table_identity
+
+    return table_identity(name) if name else None
 
 
 @click.command(context_settings=CONTEXT, short_help="What a run would do, and its SQL; writes nothing.", epilog="""\b

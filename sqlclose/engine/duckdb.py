@@ -27,7 +27,7 @@ from sqlclose.engine.limits import (
     resident_bytes,
 )
 from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
-from sqlclose.model.spec import GLOB_CHARACTERS
+from sqlclose.model.spec import GLOB_CHARACTERS, table_identity
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
@@ -106,17 +106,15 @@ def qualified(table: str, database: str) -> exp.Table:
 
 
 def table_exists(path: Path, table: str) -> bool:
-    """Whether a DuckDB database file holds ``table`` (``schema.table`` allowed); read-only, brief."""
+    """Whether a DuckDB database file holds ``table`` (``schema.table`` allowed), under any
+    spelling DuckDB takes for it (``table_identity``: ``People``, ``main.people``); read-only, brief."""
     if not Path(path).is_file():
         return False
     con = duckdb.connect(str(path), read_only=True)
     try:
-        schema, _, name = table.rpartition(".")
-        found = con.execute("SELECT COUNT(*) FROM duckdb_tables() WHERE schema_name = $1 AND table_name = $2",
-                            [schema or "main", name]).fetchone()[0]
-        views = con.execute("SELECT COUNT(*) FROM duckdb_views() WHERE schema_name = $1 AND view_name = $2",
-                            [schema or "main", name]).fetchone()[0]
-        return bool(found or views)
+        names = con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() UNION ALL "
+                            "SELECT schema_name || '.' || view_name FROM duckdb_views()").fetchall()
+        return table_identity(table) in {table_identity(name) for (name,) in names}
     finally:
         con.close()
 

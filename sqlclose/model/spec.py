@@ -556,8 +556,26 @@ def output_kind(path: Path) -> str:
 
 def default_report_path(path: Path, table: str | None = None) -> Path:
     """The report sits beside the release: ``<release>.report.json`` (for a table in a DuckDB
-    database, ``<database>.<table>.report.json``: one database holds many releases)."""
-    return path.with_name(path.name + (f".{table}" if table else "") + ".report.json")
+    database, ``<database>.<table>.report.json``: one database holds many releases; the table as
+    ``table_identity`` gives it, so that one table has one report however it is spelled)."""
+    return path.with_name(path.name + (f".{table_identity(table)}" if table else "") + ".report.json")
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def catalog_name(name: str) -> str:
+    """A DuckDB schema or table name as its catalog matches it: ASCII letters in any case
+    (``People`` is ``people``; ``Äpfel`` is not ``äpfel``)."""
+    return name.translate(_ASCII_LOWER)
+
+
+def table_identity(table: str) -> str:
+    """A DuckDB table's ``[schema.]name`` as its catalog tells tables apart (``catalog_name``),
+    the default schema ``main`` left out: ``People`` and ``main.people`` are one table."""
+    schema, _, name = table.rpartition(".")
+    schema = catalog_name(schema)
+    return (f"{schema}." if schema not in ("", "main") else "") + catalog_name(name)
 
 
 class EngineSettings(_Model):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -351,7 +351,8 @@ class Release:
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None, *,
                verified: bool | None = None, output_format: str = "parquet", table: str | None = None,
-               content_digest: str | None = None, column_types: dict[str, str] | None = None) -> dict:
+               content_digest: str | None = None, column_types: dict[str, str] | None = None,
+               partition_by: Sequence[str] = ()) -> dict:
         """The report (typed: ``sqlclose.release.report.Report``; JSON schema in docs/report-schema.json)."""
         summary = summary or self.summary
         p = self.problem
@@ -378,7 +379,8 @@ class Release:
             utility=published(summary["utility"]),
             output=Output(path=str(path) if path else None, format=output_format, table=table,
                           rows=summary["rows"], sha256=digest, content_digest=content_digest,
-                          columns=self.columns, column_types=column_types, column_roles=self.column_roles),
+                          columns=self.columns, column_types=column_types, column_roles=self.column_roles,
+                          partition_by=list(partition_by) or None),
             warnings=warnings,
             timings={k: round(v, 4) for k, v in self.timings.items()},
             verified=digest is not None if verified is None else verified,

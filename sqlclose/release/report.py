@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "7.0"
+SCHEMA_VERSION = "7.1"
 
 
 class _Model(BaseModel):
@@ -158,6 +158,9 @@ class Output(_Model):
     column_types: dict[str, str] | None = Field(None, description="For a CSV output: each column's type, with "
                                                 "which the file is read back (numbers stay numbers).")
     column_roles: dict[str, str] = Field(description="Every released column with its role.")
+    partition_by: list[str] | None = Field(None, description="For a Parquet folder output partitioned by columns "
+                                           "(Hive folders name=value): those columns, outermost first; null "
+                                           "otherwise. A rerun with another partitioning redoes the release.")
 
 
 class HierarchyFile(_Model):

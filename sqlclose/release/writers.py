@@ -30,7 +30,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine
 from sqlclose.engine.duckdb import qualified, table_exists
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
-from sqlclose.model.spec import Output, default_report_path
+from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
@@ -88,7 +88,8 @@ class Release(Protocol):
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None, *,
                verified: bool | None = None, output_format: str = "parquet", table: str | None = None,
-               content_digest: str | None = None, column_types: dict[str, str] | None = None) -> dict: ...
+               content_digest: str | None = None, column_types: dict[str, str] | None = None,
+               partition_by: Sequence[str] = ()) -> dict: ...
 
 
 class Writer(ABC):
@@ -125,7 +126,7 @@ class FileWriter(Writer):
                 summary = release.verified_summary(self._read_back(release, target, query, params, txn.data, types))
                 digest = files.sha256(txn.data)
                 doc = release.report(summary, target.path, digest, output_format=self.format,
-                                     column_types=types)
+                                     column_types=types, partition_by=target.partition_by)
                 txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                 files.fsync(txn.report)
                 checkpoint("place")
@@ -295,9 +296,9 @@ class DuckDBTableWriter(Writer):
 
     @staticmethod
     def _require_schema(engine: DuckDBEngine, alias: str, schema: str, target: Target) -> None:
-        found = engine.fetch("SELECT COUNT(*) AS n FROM duckdb_schemas() WHERE database_name = $1 AND "
-                             "schema_name = $2", [alias, schema]).column("n")[0].as_py()
-        if not found:
+        found = engine.fetch("SELECT schema_name FROM duckdb_schemas() WHERE database_name = $1",
+                             [alias]).column("schema_name").to_pylist()
+        if catalog_name(schema) not in map(catalog_name, found):  # DuckDB's match: PUB is pub
             raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
                              f"{schema}) or name the table without it")
 
