@@ -449,6 +449,30 @@ def test_a_failure_with_json_is_a_json_document_on_stdout_too(project, monkeypat
     assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize("args, says", [
+    (["anonymize", "{spec}", "--node", "zip=x"], "expected COLUMN=LEVEL"),
+    (["anonymize", "{spec}", "--node", "zip=1,zip=2"], "'zip' is given twice"),
+    (["anonymize", "{spec}", "--algorithm", "foo"], "'foo' is not one of 'incognito', 'gaa'"),
+    (["explain", "{spec}", "--node", "age=two"], "expected COLUMN=LEVEL"),
+    (["hierarchy", "show", "{spec}:zip", "--limit", "many"], "'many' is not a valid integer"),
+])
+def test_a_malformed_option_with_json_is_a_json_document_on_stdout_too(project, args, says):
+    """README: with --json a failure is a JSON document on stdout too. A malformed --node (a level
+    that is no number, a column given twice) or an option click itself refuses (an unknown
+    --algorithm, a --limit that is no number) exited 2 with stdout empty: the job's JSON parser got
+    nothing. The oracle: the README's document for bad input, {"error", "exit_code": 2, "kind":
+    "bad input"}, naming what is wrong; and nothing written."""
+    given = [a.replace("{spec}", str(project / "spec.toml")) for a in args]
+    result = invoke(*given, "--json")
+    assert result.exit_code == 2, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"error", "exit_code", "kind"}
+    assert (doc["exit_code"], doc["kind"]) == (2, "bad input") and says in doc["error"], doc
+    assert says in result.stderr
+    assert invoke(*given).stdout == ""  # without --json stdout stays empty
+    assert not (project / "out").exists()
+
+
 def test_hierarchy_show_and_validate(project, tmp_path):
     result = invoke("hierarchy", "show", f"{project / 'spec.toml'}:zip")
     assert result.exit_code == 0 and "47677  4767*  476**  47***  4****  *****" in result.output

@@ -179,7 +179,7 @@ def guarded(fn: F) -> F:
                 traceback.print_exc()
             said = f"{type(e).__name__}: {e} (a bug: please report it; run with --verbose for the traceback)"
             click.echo(f"sqlclose: internal error: {said}", err=True)
-            _json_failure(said, INTERNAL_ERROR, as_json)
+            json_failure(said, INTERNAL_ERROR, as_json)
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
@@ -193,7 +193,7 @@ def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
         click.echo(f"sqlclose: error: {e}", err=True)
         if verbose and isinstance(e, EngineError):
             click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
-        _json_failure(str(e), e.exit_code, as_json and not broken)
+        json_failure(str(e), e.exit_code, as_json and not broken)
     except OSError:
         pass
     sys.exit(e.exit_code)
@@ -206,7 +206,7 @@ FAILURE_KINDS = {INTERNAL_ERROR: "internal error", InputError.exit_code: "bad in
                  **{128 + s: "interrupted" for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}}
 
 
-def _json_failure(message: str, code: int, as_json: bool) -> None:
+def json_failure(message: str, code: int, as_json: bool = True) -> None:
     """With --json, a failure is a JSON document on stdout too (the line on stderr stays): a job
     that parses stdout reads success and failure alike."""
     if as_json:
@@ -219,16 +219,16 @@ def print_json(doc: Any) -> None:
 
 def parse_node(text: str | None) -> dict[str, int] | None:
     """``age=2,zip=1`` → {"age": 2, "zip": 1}; an empty text or a column named twice is refused
-    (neither may quietly release another node than meant)."""
+    (neither may quietly release another node than meant), as bad input: with --json its failure
+    is a JSON document like any other's."""
     if text is None:
         return None
     node: dict[str, int] = {}
     for item in text.split(","):
         name, sep, level = item.partition("=")
         if not sep or not level.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {item!r}", param_hint="--node")
+            raise InputError(f"--node {text}: expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {item!r}")
         if name.strip() in node:
-            raise click.BadParameter(f"{name.strip()!r} is given twice; give each column one level",
-                                     param_hint="--node")
+            raise InputError(f"--node {text}: {name.strip()!r} is given twice; give each column one level")
         node[name.strip()] = int(level)
     return node
