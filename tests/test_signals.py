@@ -135,3 +135,35 @@ def test_a_new_database_is_not_left_behind(work, tmp_path):
     assert_clean_exit(code, stderr, 143)
     assert sorted(p.name for p in (work / "out").iterdir()) == [
         "db.duckdb", "db.duckdb.people.report.json", "release.parquet", "release.parquet.report.json"]
+
+
+STOPPED_IN = """
+import os, signal, sys, time
+import {module} as stage
+def stopped(*args, **kwargs):  # the scheduler's SIGTERM lands here
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+stage.{name} = stopped
+from sqlclose.cli import main
+main(sys.argv[1:], prog_name="sqlclose")
+"""
+
+
+def stopped_in(tmp_path: Path, module: str, name: str, args: list[str]) -> subprocess.CompletedProcess:
+    """The command run with ``module.name`` replaced by a SIGTERM to itself: the signal lands at that
+    stage, deterministically."""
+    script = tmp_path / "stopped_in.py"
+    script.write_text(STOPPED_IN.format(module=module, name=name))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("args", [["explain", "{spec}"], ["hierarchy", "show", "{spec}:age"]])
+def test_a_sigterm_in_a_command_that_writes_nothing_names_no_output_path(work, tmp_path, args):
+    """explain and hierarchy show write nothing, yet a SIGTERM said 'nothing was placed at the output
+    path': a read-only command has none. It says what stopped it, exit 143."""
+    given = [a.replace("{spec}", str(work / "spec.toml")) for a in args]
+    module, name = ("sqlclose.api", "plan") if args[0] == "explain" else ("sqlclose.cli.hierarchy", "_load")
+    result = stopped_in(tmp_path, module, name, given)
+    assert (result.returncode, result.stderr) == (143, "sqlclose: error: stopped by SIGTERM\n")

@@ -3,7 +3,8 @@
 Exit codes: 0 released, verified (or already up to date); 1 internal error; 2 bad input (spec,
 hierarchy, data, an output in the way); 3 no generalization satisfies the requirements; 4 the
 written file failed verification; 5 the environment failed (disk full, permission denied,
-out of memory); 130 interrupted (143 for SIGTERM, 129 for SIGHUP). ``sqlclose check`` exits 3 when a threshold fails.
+out of memory); 130 interrupted (143 for SIGTERM, 129 for SIGHUP); 141, silently, when stdout's reader
+left (``| head``) before a release was placed. ``sqlclose check`` exits 3 when a threshold fails.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from sqlclose.cli.common import (
     CONTEXT,
     engine_options,
     guarded,
+    guarded_read_only,
     json_option,
     parse_node,
     quiet_option,
@@ -255,7 +256,7 @@ Example:
 @click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node (default: the bottom).")
 @json_option
 @verbose_option
-@guarded
+@guarded_read_only
 def explain(spec_path: Path, source: Path | None, node: str | None, as_json: bool, verbose: bool) -> None:
     """Show what a run would do: source and rows, each quasi-identifier's hierarchy with example
     generalizations per level, the lattice, the requirements, and the SQL of the histogram scan
