@@ -13,6 +13,7 @@ table is intact and no temporary table is left in the database.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -157,6 +158,27 @@ def stopped_in(tmp_path: Path, module: str, name: str, args: list[str]) -> subpr
     env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
     return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env,
                           timeout=300)
+
+
+@pytest.mark.parametrize("stage, args", [("_print_summary", []), ("_write_page", ["--json", "--html", "page.html"])])
+def test_a_sigterm_after_the_pair_is_placed_says_it_stands(work, tmp_path, stage, args):
+    """A scheduler's SIGTERM that lands once the release and its report are placed (while the summary
+    prints, the page is written) was told 'stopped by SIGTERM; nothing was placed at the output path'
+    (and, with --json, so was the failure document), while a verified release stood there: the
+    operator, told nothing was placed, found a rerun refused as 'already exists'. The oracle: the
+    files on disk (the release's rows counted by DuckDB, its sha256 the report's by hashlib)."""
+    out = tmp_path / "o" / "r.parquet"
+    report = tmp_path / "o" / "r.parquet.report.json"
+    given = [a if a != "page.html" else str(tmp_path / a) for a in args]
+    result = stopped_in(tmp_path, "sqlclose.cli.anonymize", stage,
+                        ["anonymize", str(work / "spec.toml"), "--no-progress", "-o", str(out), *given])
+    assert duckdb.connect().execute(f"SELECT COUNT(*) FROM read_parquet('{out}')").fetchone()[0] == 9
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    said = f"stopped by SIGTERM; the release {out} and its report {report} are in place and verified"
+    assert result.returncode == 143 and result.stderr == f"sqlclose: error: {said}\n", result.stderr
+    if "--json" in args:
+        doc = json.loads(result.stdout)
+        assert doc == {"error": said, "exit_code": 143, "kind": "interrupted"}
 
 
 @pytest.mark.parametrize("args", [["explain", "{spec}"], ["hierarchy", "show", "{spec}:age"]])

@@ -3,7 +3,7 @@
 Errors print one line (``sqlclose: error: …``) and exit with the error's code; the SQL of a
 failing statement and Python tracebacks appear only with ``--verbose``; with ``--json`` a failure
 is a JSON document on stdout too. Ctrl-C, SIGTERM and SIGHUP exit 130, 143 and 129 after the run
-removed what it had started to write. A
+removed what it had started to write (a pair already placed stays, and the message says so). A
 reader of stdout that leaves early (``| head``) ends a command that placed nothing quietly, exit 141.
 """
 
@@ -147,9 +147,17 @@ def say_when_stdout_is_closed() -> None:
 
 
 _received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
-# What a stop or a failure says stands at the output path: nothing (a command that writes a release),
-# or no word of an output path at all (a command that writes none).
+# What a stop or a failure says stands at the output path: nothing (a command that writes a release,
+# until it is placed), the placed pair (from then on: release_placed), or no word of an output
+# path at all (a command that writes none).
 _outcome: list[str | None] = [NOTHING_PLACED]
+
+
+def release_placed(what: str) -> None:
+    """From here on ``what`` stands (e.g. "the release X and its report Y are in place and verified"):
+    a signal or a failure that ends the run now says so, never that nothing was placed (the operator
+    would retry and be refused: the output already exists)."""
+    _outcome.append(what)
 
 
 def _terminate(signum: int, frame: object) -> None:

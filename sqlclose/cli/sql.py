@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded_read_only, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded_read_only, release_placed, verbose_option
 from sqlclose.cli.progress import search_progress
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS, Spec
@@ -68,6 +68,7 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
                                "dry run: nothing was written")
                 return
             doc = chosen.write_sql(out, rep, overwrite=replace)
+            release_placed(f"the release query {out} and its report {rep} are in place")
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:
