@@ -71,7 +71,8 @@ MEANINGS: dict[str, str] = {
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
     "Output.overwrite": "Replace an existing release (file, folder or table) and its report. A folder holding "
                         "anything but Parquet files is never replaced.",
-    "Output.format": "The format; must fit the path's suffix (writing Parquet to x.csv is an error).",
+    "Output.format": "The format; must fit a suffix that names one (writing Parquet to x.csv is an error); a path "
+                     "whose suffix names none (a dated folder nightly.2026-11-30) is written in the format given.",
     "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist).",
     "Output.partition_by": "Released columns to partition a Parquet folder by.",
     "Privacy.k": "Minimum class size; required (k = 1 needs a sensitive model that some table fails).",
