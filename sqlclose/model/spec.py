@@ -78,7 +78,7 @@ def one_character(delimiter: str | None) -> str | None:
     return delimiter
 
 
-_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")
+HIERARCHY_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")  # a hierarchy gives exactly one
 RULES = ("bands", "mask", "dates")  # built from the column's distinct values
 
 
@@ -135,7 +135,7 @@ class HierarchySpec(_Model):
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> HierarchySpec:
-        given = [k for k in _SOURCES if getattr(self, k) not in (None, False)]
+        given = [k for k in HIERARCHY_SOURCES if getattr(self, k) not in (None, False)]
         if len(given) != 1:
             raise ValueError(
                 "give exactly one hierarchy source: file = \"x.csv\", bands = [5, 10], mask = true, dates = true, "
@@ -168,7 +168,7 @@ class HierarchySpec(_Model):
 
     @property
     def kind(self) -> str:
-        return next(k for k in _SOURCES if getattr(self, k) not in (None, False))
+        return next(k for k in HIERARCHY_SOURCES if getattr(self, k) not in (None, False))
 
     @property
     def date_levels(self) -> list[str]:
