@@ -6,12 +6,15 @@ do; the CLI prints the message without a traceback.
 Exit codes: 0 released (or up to date); 1 an internal error (a bug: please report it);
 2 bad input (spec, hierarchy, data, an output in the way); 3 no generalization satisfies the
 requirements; 4 the written file failed verification; 5 the environment failed (disk full,
-permission denied, out of memory); 130 interrupted.
+permission denied, out of memory); 130 interrupted (143 SIGTERM, 129 SIGHUP); 141 stdout's reader
+left (``| head``) before a release was placed, told with no message, as other Unix tools do.
 """
 
 from __future__ import annotations
 
 import errno
+
+NOTHING_PLACED = "nothing was placed at the output path"
 
 
 class SqlcloseError(Exception):
@@ -90,12 +93,14 @@ class EnvironmentFailure(SqlcloseError):
     exit_code = 5
 
     @classmethod
-    def from_os_error(cls, e: OSError, writing: object = None) -> EnvironmentFailure:
+    def from_os_error(cls, e: OSError, writing: object = None,
+                      outcome: str | None = NOTHING_PLACED) -> EnvironmentFailure:
         """``writing``: the output being written, named when the error names no file (a full disk
-        while writing a file names none), so a job's log says which disk to look at."""
+        while writing a file names none), so a job's log says which disk to look at. ``outcome``:
+        what stands at the output path (None: a command that writes none, and names none)."""
         reason = _OS_REASONS.get(e.errno or 0, e.strerror or str(e))
         where = f" ({e.filename})" if e.filename else f" while writing {writing}" if writing else ""
-        return cls(f"the environment refused: {reason}{where}; nothing was placed at the output path")
+        return cls(f"the environment refused: {reason}{where}" + (f"; {outcome}" if outcome else ""))
 
     @classmethod
     def from_engine(cls, e: EngineError | Exception, writing: object = None) -> EnvironmentFailure | None:

@@ -652,12 +652,14 @@ MESSAGES = {
     ),
     "output-wrong-extension": (
         "sqlclose: error: spec.toml: invalid spec: "
-        "output: format = 'parquet' does not fit the path 'release.csv': name it with '.parquet' or '.pq'"
+        "output: format = 'parquet' does not fit the path 'release.csv', which names a CSV file: name it with"
+        " '.parquet' or '.pq'"
     ),
     "output-unknown-suffix": (
         "sqlclose: error: spec.toml: invalid spec: "
         "output: cannot tell the output format of 'release.txt': name it .parquet, .csv or .duckdb, give no"
-        " suffix for a Parquet folder, or set format = \"…\""
+        " suffix for a Parquet folder, or set format = \"parquet-folder\" (--format; or \"parquet\", \"csv\","
+        " \"duckdb\") to write it under this name"
     ),
     "output-duckdb-no-table": (
         "sqlclose: error: spec.toml: invalid spec: "

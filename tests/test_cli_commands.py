@@ -470,6 +470,49 @@ def test_a_failure_with_json_is_a_json_document_on_stdout_too(project, monkeypat
     assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize("args, says", [
+    (["anonymize", "{spec}", "--node", "zip=x"], "expected COLUMN=LEVEL"),
+    (["anonymize", "{spec}", "--node", "zip=1,zip=2"], "'zip' is given twice"),
+    (["anonymize", "{spec}", "--algorithm", "foo"], "'foo' is not one of 'incognito', 'gaa'"),
+    (["explain", "{spec}", "--node", "age=two"], "expected COLUMN=LEVEL"),
+    (["hierarchy", "show", "{spec}:zip", "--limit", "many"], "'many' is not a valid integer"),
+])
+def test_a_malformed_option_with_json_is_a_json_document_on_stdout_too(project, args, says):
+    """README: with --json a failure is a JSON document on stdout too. A malformed --node (a level
+    that is no number, a column given twice) or an option click itself refuses (an unknown
+    --algorithm, a --limit that is no number) exited 2 with stdout empty: the job's JSON parser got
+    nothing. The oracle: the README's document for bad input, {"error", "exit_code": 2, "kind":
+    "bad input"}, naming what is wrong; and nothing written."""
+    given = [a.replace("{spec}", str(project / "spec.toml")) for a in args]
+    result = invoke(*given, "--json")
+    assert result.exit_code == 2, result.output
+    doc = json.loads(result.stdout)
+    assert set(doc) == {"error", "exit_code", "kind"}
+    assert (doc["exit_code"], doc["kind"]) == (2, "bad input") and says in doc["error"], doc
+    assert says in result.stderr
+    assert invoke(*given).stdout == ""  # without --json stdout stays empty
+    assert not (project / "out").exists()
+
+
+@pytest.mark.parametrize("command", ["explain", "hierarchy show"])
+def test_a_read_only_command_whose_reader_stops_reading_exits_quietly(project, command):
+    """`sqlclose explain spec.toml | head -2`, or `hierarchy show` of a long hierarchy into `less`
+    quit early: the reader closed the pipe, and the command exited 5, 'the environment refused:
+    Broken pipe; nothing was placed at the output path', though it writes nothing and the
+    environment failed in nothing. It stops as other Unix tools do when their reader leaves:
+    no word on stderr, exit 141 (128 + SIGPIPE, what `set -o pipefail` reports for `cat`)."""
+    (project / "long.csv").write_text("".join(f"v{i:06d};g{i // 100};*\n" for i in range(20000)))
+    args = ["explain", str(project / "spec.toml")] if command == "explain" else \
+        ["hierarchy", "show", str(project / "long.csv"), "--limit", "0"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    proc = subprocess.Popen([sys.executable, "-m", "sqlclose.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    proc.stdout.close()  # the reader leaves before the command prints (`| true`): its first line meets a closed pipe
+    stderr = proc.stderr.read()
+    assert (proc.wait(timeout=120), stderr) == (141, "")
+    assert not (project / "out").exists()
+
+
 def test_hierarchy_show_and_validate(project, tmp_path):
     result = invoke("hierarchy", "show", f"{project / 'spec.toml'}:zip")
     assert result.exit_code == 0 and "47677  4767*  476**  47***  4****  *****" in result.output

@@ -95,6 +95,55 @@ def test_a_format_that_does_not_fit_the_suffix_is_refused(project):
     assert sorted(p.name for p in project.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
 
 
+READ_BACK = {"parquet-folder": "SELECT * FROM read_parquet('{path}/*.parquet')",
+             "parquet": "SELECT * FROM read_parquet('{path}')",
+             "csv": "SELECT * FROM read_csv('{path}', header = true, all_varchar = true)",
+             "duckdb": "SELECT * FROM db.people"}
+
+
+@pytest.mark.parametrize("fmt", list(READ_BACK))
+def test_a_path_whose_suffix_names_no_format_is_written_in_the_format_given(project, fmt):
+    """A dated nightly name, [output] path = "out/nightly.2026-11-30", was refused with 'cannot tell
+    the output format …, or set format = "…"', and every format then set was refused in turn ('does
+    not fit the path'): the advice led nowhere. A suffix that names no format takes the format given.
+    The oracle: DuckDB reading what was written, as that format, by itself (9 rows in classes of at
+    least k = 3, GROUP BY over the QIs), and the gate `check --against` on it."""
+    spec = project / "spec.toml"
+    text = spec.read_text().replace('path = "out/release.parquet"', 'path = "out/nightly.2026-11-30"')
+    spec.write_text(text)
+    refused = invoke("anonymize", spec, "-q")
+    assert refused.exit_code == 2 and 'set format = "parquet-folder" (--format; or "parquet", "csv", "duckdb")' \
+        in refused.output, refused.output
+    table = '\ntable = "people"' if fmt == "duckdb" else ""
+    spec.write_text(text.replace('path = "out/nightly.2026-11-30"',
+                                 f'path = "out/nightly.2026-11-30"\nformat = "{fmt}"{table}'))
+    result = invoke("anonymize", spec, "-q")
+    assert result.exit_code == 0, result.output
+    out = project / "out" / "nightly.2026-11-30"
+    assert out.is_dir() == (fmt == "parquet-folder")
+    con = duckdb.connect()
+    if fmt == "duckdb":
+        con.execute(f"ATTACH '{out}' AS db (READ_ONLY)")
+    released = f"({READ_BACK[fmt].format(path=out)})"
+    assert con.execute(f"SELECT COUNT(*) FROM {released}").fetchone()[0] == 9
+    smallest = con.execute(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM {released} GROUP BY zip, age)")
+    assert smallest.fetchone()[0] >= 3
+    con.close()
+    report = out.with_name(out.name + (".people" if fmt == "duckdb" else "") + ".report.json")
+    checked = invoke("check", out, "--against", report, "--spec", spec, *(["--table", "people"] if table else []))
+    assert checked.exit_code == 0, checked.output
+
+
+def test_a_format_given_for_a_suffix_naming_another_is_still_refused(project):
+    """The other side of the rule: x.csv names CSV, so format = "parquet" is refused for it (and no
+    suffix names a Parquet folder, so format = "csv" is refused for a bare name): nothing written."""
+    for path, fmt, says in (("r.csv", "parquet", "which names a CSV file: name it with '.parquet' or '.pq'"),
+                            ("r", "csv", "which names a Parquet folder (no suffix): name it with '.csv'")):
+        result = invoke("anonymize", project / "spec.toml", "-o", project / path, "--format", fmt)
+        assert result.exit_code == 2 and says in result.output, result.output
+    assert sorted(p.name for p in project.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
+
+
 # ---- a table in a DuckDB database -----------------------------------------------------------
 def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(project):
     db = project / "releases.duckdb"

@@ -13,6 +13,7 @@ table is intact and no temporary table is left in the database.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -135,3 +136,56 @@ def test_a_new_database_is_not_left_behind(work, tmp_path):
     assert_clean_exit(code, stderr, 143)
     assert sorted(p.name for p in (work / "out").iterdir()) == [
         "db.duckdb", "db.duckdb.people.report.json", "release.parquet", "release.parquet.report.json"]
+
+
+STOPPED_IN = """
+import os, signal, sys, time
+import {module} as stage
+def stopped(*args, **kwargs):  # the scheduler's SIGTERM lands here
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+stage.{name} = stopped
+from sqlclose.cli import main
+main(sys.argv[1:], prog_name="sqlclose")
+"""
+
+
+def stopped_in(tmp_path: Path, module: str, name: str, args: list[str]) -> subprocess.CompletedProcess:
+    """The command run with ``module.name`` replaced by a SIGTERM to itself: the signal lands at that
+    stage, deterministically."""
+    script = tmp_path / "stopped_in.py"
+    script.write_text(STOPPED_IN.format(module=module, name=name))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env,
+                          timeout=300)
+
+
+@pytest.mark.parametrize("stage, args", [("_print_summary", []), ("_write_page", ["--json", "--html", "page.html"])])
+def test_a_sigterm_after_the_pair_is_placed_says_it_stands(work, tmp_path, stage, args):
+    """A scheduler's SIGTERM that lands once the release and its report are placed (while the summary
+    prints, the page is written) was told 'stopped by SIGTERM; nothing was placed at the output path'
+    (and, with --json, so was the failure document), while a verified release stood there: the
+    operator, told nothing was placed, found a rerun refused as 'already exists'. The oracle: the
+    files on disk (the release's rows counted by DuckDB, its sha256 the report's by hashlib)."""
+    out = tmp_path / "o" / "r.parquet"
+    report = tmp_path / "o" / "r.parquet.report.json"
+    given = [a if a != "page.html" else str(tmp_path / a) for a in args]
+    result = stopped_in(tmp_path, "sqlclose.cli.anonymize", stage,
+                        ["anonymize", str(work / "spec.toml"), "--no-progress", "-o", str(out), *given])
+    assert duckdb.connect().execute(f"SELECT COUNT(*) FROM read_parquet('{out}')").fetchone()[0] == 9
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    said = f"stopped by SIGTERM; the release {out} and its report {report} are in place and verified"
+    assert result.returncode == 143 and result.stderr == f"sqlclose: error: {said}\n", result.stderr
+    if "--json" in args:
+        doc = json.loads(result.stdout)
+        assert doc == {"error": said, "exit_code": 143, "kind": "interrupted"}
+
+
+@pytest.mark.parametrize("args", [["explain", "{spec}"], ["hierarchy", "show", "{spec}:age"]])
+def test_a_sigterm_in_a_command_that_writes_nothing_names_no_output_path(work, tmp_path, args):
+    """explain and hierarchy show write nothing, yet a SIGTERM said 'nothing was placed at the output
+    path': a read-only command has none. It says what stopped it, exit 143."""
+    given = [a.replace("{spec}", str(work / "spec.toml")) for a in args]
+    module, name = ("sqlclose.api", "plan") if args[0] == "explain" else ("sqlclose.cli.hierarchy", "_load")
+    result = stopped_in(tmp_path, module, name, given)
+    assert (result.returncode, result.stderr) == (143, "sqlclose: error: stopped by SIGTERM\n")

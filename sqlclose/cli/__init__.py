@@ -3,7 +3,8 @@
 Exit codes: 0 released, verified (or already up to date); 1 internal error; 2 bad input (spec,
 hierarchy, data, an output in the way); 3 no generalization satisfies the requirements; 4 the
 written file failed verification; 5 the environment failed (disk full, permission denied,
-out of memory); 130 interrupted (143 for SIGTERM, 129 for SIGHUP). ``sqlclose check`` exits 3 when a threshold fails.
+out of memory); 130 interrupted (143 for SIGTERM, 129 for SIGHUP); 141, silently, when stdout's reader
+left (``| head``) before a release was placed. ``sqlclose check`` exits 3 when a threshold fails.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from importlib import import_module
 import click
 
 from sqlclose._version import __version__
-from sqlclose.cli.common import CONTEXT, install_signal_handlers, say_when_stdout_is_closed, show_warnings_as_lines
+from sqlclose.cli.common import (
+    CONTEXT,
+    install_signal_handlers,
+    json_failure,
+    say_when_stdout_is_closed,
+    show_warnings_as_lines,
+)
 
 # Each subcommand's module is imported when the command is named (or --help lists them all): a run
 # of one command does not load (and, without bytecode, compile) the others' modules.
@@ -24,6 +31,22 @@ COMMANDS = {"anonymize": "sqlclose.cli.anonymize:anonymize", "check": "sqlclose.
 
 
 class _LazyGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["sqlclose.args"] = list(args)  # the command line as given (click empties ctx.args later)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> object:
+        # click refuses a malformed option (an unknown choice, a callback's BadParameter) before the
+        # command's body runs: with --json the failure is told on stdout too, as every other is.
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as e:
+            given = ctx.meta.get("sqlclose.args", [])
+            options = given[:given.index("--")] if "--" in given else given
+            if "--json" in options:
+                json_failure(e.format_message(), e.exit_code)
+            raise
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 

@@ -11,15 +11,17 @@ from sqlclose.cli.common import (
     CONTEXT,
     engine_options,
     guarded,
+    guarded_read_only,
     json_option,
     parse_node,
     quiet_option,
+    release_placed,
     verbose_option,
     with_engine,
 )
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
-from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
+from sqlclose.errors import EnvironmentFailure, Interrupted, SpecError, SqlcloseError
 
 EXAMPLE = """\b
 Examples:
@@ -138,6 +140,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         with api.anonymize(source, spec, on_progress=on_progress, node=chosen) as release:
             doc = release.write(target.path, target.report, target.overwrite, format=target.format,
                                 table=target.table, partition_by=target.partition_by)
+            placed = f"the release {_where(target)} and its report {target.report} are in place and verified"
+            release_placed(placed)  # a stop from here on says so, not that nothing was placed
     if html_path is not None:
         _write_page(target, html_path, spec)
     try:
@@ -146,8 +150,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         elif not quiet:
             _print_summary(doc, target.report)
     except OSError as e:  # e.g. `| head` closed the pipe: the release stands, and the message must say so
-        raise EnvironmentFailure(f"the release {_where(target)} and its report {target.report} are in place and "
-                                 f"verified, but printing the summary failed ({e.strerror or e})") from None
+        raise EnvironmentFailure(f"{placed}, but printing the summary failed ({e.strerror or e})") from None
 
 
 def with_search(spec, **given: str | None):
@@ -210,6 +213,8 @@ def _write_page(target, page: Path, spec) -> None:
 
     try:
         write_html(target.report, page, spec)
+    except Interrupted:  # a signal: told as such (and what stands), not as the page's failure
+        raise
     except (OSError, SqlcloseError) as e:
         reason = e if isinstance(e, SqlcloseError) else (e.strerror or e)
         raise EnvironmentFailure(f"the release {_where(target)} and its report {target.report} are in place and "
@@ -273,7 +278,7 @@ Example:
 @click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node (default: the bottom).")
 @json_option
 @verbose_option
-@guarded
+@guarded_read_only
 def explain(spec_path: Path, source: Path | None, node: str | None, as_json: bool, verbose: bool) -> None:
     """Show what a run would do: source and rows, each quasi-identifier's hierarchy with example
     generalizations per level, the lattice, the requirements, and the SQL of the histogram scan

@@ -13,7 +13,7 @@ from sqlclose.cli.common import (
     CONTEXT,
     engine_options,
     engine_settings,
-    guarded,
+    guarded_read_only,
     json_option,
     quiet_option,
     verbose_option,
@@ -67,7 +67,7 @@ Examples:
 @json_option
 @quiet_option
 @verbose_option
-@guarded
+@guarded_read_only
 def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tuple[str, ...],
           sensitives: tuple[str, ...], k: int | None, t: float | None, distance: str, distinct_l: int | None,
           entropy_l: float | None, recursive: str | None, p: int | None, hierarchies: tuple[str, ...],

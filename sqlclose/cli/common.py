@@ -3,7 +3,8 @@
 Errors print one line (``sqlclose: error: …``) and exit with the error's code; the SQL of a
 failing statement and Python tracebacks appear only with ``--verbose``; with ``--json`` a failure
 is a JSON document on stdout too. Ctrl-C, SIGTERM and SIGHUP exit 130, 143 and 129 after the run
-removed what it had started to write.
+removed what it had started to write (a pair already placed stays, and the message says so). A
+reader of stdout that leaves early (``| head``) ends a command that placed nothing quietly, exit 141.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import select
 import signal
 import sys
 import traceback
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from sqlclose.errors import (
+    NOTHING_PLACED,
     EngineError,
     EnvironmentFailure,
     InputError,
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 INTERNAL_ERROR = 1
+READER_LEFT = 128 + signal.SIGPIPE  # stdout's reader closed the pipe: what a Unix tool killed by SIGPIPE exits
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -143,6 +147,17 @@ def say_when_stdout_is_closed() -> None:
 
 
 _received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
+# What a stop or a failure says stands at the output path: nothing (a command that writes a release,
+# until it is placed), the placed pair (from then on: release_placed), or no word of an output
+# path at all (a command that writes none).
+_outcome: list[str | None] = [NOTHING_PLACED]
+
+
+def release_placed(what: str) -> None:
+    """From here on ``what`` stands (e.g. "the release X and its report Y are in place and verified"):
+    a signal or a failure that ends the run now says so, never that nothing was placed (the operator
+    would retry and be refused: the output already exists)."""
+    _outcome.append(what)
 
 
 def _terminate(signum: int, frame: object) -> None:
@@ -153,25 +168,37 @@ def _terminate(signum: int, frame: object) -> None:
     raise _stopped_by(signum)
 
 
-def _stopped_by(signum: int) -> Interrupted:
-    return Interrupted(f"stopped by {signal.Signals(signum).name}; nothing was placed at the output path", signum)
+def _stopped_by(signum: int | None) -> Interrupted:
+    said = f"stopped by {signal.Signals(signum).name}" if signum else "interrupted"
+    return Interrupted(f"{said}; {_outcome[-1]}" if _outcome[-1] else said, signum or signal.SIGINT)
 
 
 def guarded(fn: F) -> F:
-    """Run a command body; turn every failure into one clear line and its exit code."""
+    """Run a command that writes a release (or files): turn every failure into one clear line and its
+    exit code, saying what stands at the output path."""
+    return _guard(fn, NOTHING_PLACED)
 
+
+def guarded_read_only(fn: F) -> F:
+    """``guarded`` for a command that writes nothing: its failures name no output path."""
+    return _guard(fn, None)
+
+
+def _guard(fn: F, outcome: str | None) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         verbose, as_json = bool(kwargs.get("verbose")), bool(kwargs.get("as_json"))
+        _outcome[:] = [outcome]
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
-            _fail(_stopped_by(_received[-1]) if _received else
-                  Interrupted("interrupted; nothing was placed at the output path"), verbose, as_json)
+            _fail(_stopped_by(_received[-1] if _received else None), verbose, as_json)
         except SqlcloseError as e:
-            _fail(e, verbose, as_json)
+            _fail(e if outcome else _naming_no_output_path(e), verbose, as_json)
         except OSError as e:
-            _fail(EnvironmentFailure.from_os_error(e), verbose, as_json)
+            if _reader_left(e) and _outcome[-1] in (NOTHING_PLACED, None):
+                _leave_quietly()
+            _fail(EnvironmentFailure.from_os_error(e, outcome=_outcome[-1]), verbose, as_json)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as e:  # a bug: say so plainly, keep the traceback for --verbose
@@ -179,10 +206,39 @@ def guarded(fn: F) -> F:
                 traceback.print_exc()
             said = f"{type(e).__name__}: {e} (a bug: please report it; run with --verbose for the traceback)"
             click.echo(f"sqlclose: internal error: {said}", err=True)
-            _json_failure(said, INTERNAL_ERROR, as_json)
+            json_failure(said, INTERNAL_ERROR, as_json)
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _naming_no_output_path(e: SqlcloseError) -> SqlcloseError:
+    """``e`` without the clause a release job's errors end with (the engine's out of memory, say):
+    a command that writes nothing has no output path to speak of."""
+    text = str(e)
+    if text.endswith(f"; {NOTHING_PLACED}"):
+        e.args = (text.removesuffix(f"; {NOTHING_PLACED}"),)
+    return e
+
+
+def _reader_left(e: OSError) -> bool:
+    """Whether ``e`` is stdout's reader having closed the pipe (``| head``, ``| less`` quit early),
+    not some other pipe or socket failing."""
+    if not isinstance(e, BrokenPipeError) or sys.stdout is None:
+        return False
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))  # a pipe without reader
+    except (AttributeError, OSError, ValueError):  # no poll here, or stdout is no file: trust the error
+        return True
+
+
+def _leave_quietly() -> None:
+    """The reader of stdout stopped reading and nothing was placed: stop as other Unix tools do
+    (killed by SIGPIPE: no word, exit 141), not as a failure of the environment."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # spare Python's flush at exit an error
+    sys.exit(READER_LEFT)
 
 
 def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
@@ -193,7 +249,7 @@ def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
         click.echo(f"sqlclose: error: {e}", err=True)
         if verbose and isinstance(e, EngineError):
             click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
-        _json_failure(str(e), e.exit_code, as_json and not broken)
+        json_failure(str(e), e.exit_code, as_json and not broken)
     except OSError:
         pass
     sys.exit(e.exit_code)
@@ -206,7 +262,7 @@ FAILURE_KINDS = {INTERNAL_ERROR: "internal error", InputError.exit_code: "bad in
                  **{128 + s: "interrupted" for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}}
 
 
-def _json_failure(message: str, code: int, as_json: bool) -> None:
+def json_failure(message: str, code: int, as_json: bool = True) -> None:
     """With --json, a failure is a JSON document on stdout too (the line on stderr stays): a job
     that parses stdout reads success and failure alike."""
     if as_json:
@@ -219,16 +275,16 @@ def print_json(doc: Any) -> None:
 
 def parse_node(text: str | None) -> dict[str, int] | None:
     """``age=2,zip=1`` → {"age": 2, "zip": 1}; an empty text or a column named twice is refused
-    (neither may quietly release another node than meant)."""
+    (neither may quietly release another node than meant), as bad input: with --json its failure
+    is a JSON document like any other's."""
     if text is None:
         return None
     node: dict[str, int] = {}
     for item in text.split(","):
         name, sep, level = item.partition("=")
         if not sep or not level.strip().lstrip("-").isdigit():
-            raise click.BadParameter(f"expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {item!r}", param_hint="--node")
+            raise InputError(f"--node {text}: expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {item!r}")
         if name.strip() in node:
-            raise click.BadParameter(f"{name.strip()!r} is given twice; give each column one level",
-                                     param_hint="--node")
+            raise InputError(f"--node {text}: {name.strip()!r} is given twice; give each column one level")
         node[name.strip()] = int(level)
     return node

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, json_option, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded_read_only, json_option, verbose_option
 from sqlclose.errors import SpecError
 
 TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier, any rule: "
@@ -34,7 +34,7 @@ def hierarchy() -> None:
 @click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @json_option
 @verbose_option
-@guarded
+@guarded_read_only
 def show(target: str, data: Path | None, limit: int, delimiter: str, as_json: bool, verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
     h = _load(target, data, _delimiter(delimiter))
@@ -67,7 +67,7 @@ def show(target: str, data: Path | None, limit: int, delimiter: str, as_json: bo
 @click.option("--column", help="The column of --data (for a hierarchy file; a SPEC:COLUMN target names it).")
 @click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @verbose_option
-@guarded
+@guarded_read_only
 def validate(target: str, data: Path | None, column: str | None, delimiter: str, verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
     of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value)."""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded_read_only, release_placed, verbose_option
 from sqlclose.cli.progress import search_progress
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS, Spec
@@ -31,7 +31,7 @@ Example (the rows stay in the warehouse; only counts per combination leave it):
 @click.option("--query", "which", type=click.Choice(["histogram"]), default="histogram", show_default=True,
               help="Which query to print.")
 @verbose_option
-@guarded
+@guarded_read_only
 def sql(spec_path: Path, dialect: str | None, which: str, verbose: bool) -> None:
     """Print, for SPEC.toml whose [source] is a warehouse table (format = "warehouse"), the one
     query the search needs: rows counted per combination of quasi-identifier and sensitive values.
@@ -68,6 +68,7 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
                                "dry run: nothing was written")
                 return
             doc = chosen.write_sql(out, rep, overwrite=replace)
+            release_placed(f"the release query {out} and its report {rep} are in place")
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:

@@ -78,7 +78,7 @@ def one_character(delimiter: str | None) -> str | None:
     return delimiter
 
 
-_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")
+HIERARCHY_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")  # a hierarchy gives exactly one
 RULES = ("bands", "mask", "dates")  # built from the column's distinct values
 
 
@@ -135,7 +135,7 @@ class HierarchySpec(_Model):
 
     @model_validator(mode="after")
     def _exactly_one_source(self) -> HierarchySpec:
-        given = [k for k in _SOURCES if getattr(self, k) not in (None, False)]
+        given = [k for k in HIERARCHY_SOURCES if getattr(self, k) not in (None, False)]
         if len(given) != 1:
             raise ValueError(
                 "give exactly one hierarchy source: file = \"x.csv\", bands = [5, 10], mask = true, dates = true, "
@@ -168,7 +168,7 @@ class HierarchySpec(_Model):
 
     @property
     def kind(self) -> str:
-        return next(k for k in _SOURCES if getattr(self, k) not in (None, False))
+        return next(k for k in HIERARCHY_SOURCES if getattr(self, k) not in (None, False))
 
     @property
     def date_levels(self) -> list[str]:
@@ -435,7 +435,7 @@ class Source(_Model):
                              "\"warehouse\" with table = \"schema.table\"")
         if self.path.is_dir():
             return "parquet"
-        kind = _suffix_kind(self.path)
+        kind = suffix_kind(self.path)
         if kind is not None:
             return kind
         raise ValueError(f"cannot tell the format of {self.path}; set format = \"parquet\", \"csv\" or \"duckdb\"")
@@ -444,7 +444,7 @@ class Source(_Model):
     def _table_for_duckdb(self) -> Source:
         kind = self.kind
         if kind == "query":
-            if self.path is not None and (self.format or _suffix_kind(self.path)) != "duckdb":
+            if self.path is not None and (self.format or suffix_kind(self.path)) != "duckdb":
                 raise ValueError("with a query, path names the DuckDB database it reads (.duckdb); files are named "
                                  "in the query itself (FROM 'people.parquet')")
             if self.table or self.glob or self.delimiter or self.types or self.nulls != [""] or \
@@ -490,7 +490,8 @@ class Source(_Model):
         return (self.table or "").split(".")
 
 
-def _suffix_kind(path: Path) -> str | None:
+def suffix_kind(path: Path) -> str | None:
+    """The source format ``path``'s suffix names (None: none)."""
     suffix = path.suffix.lower()
     for kind, suffixes in (("parquet", (".parquet", ".pq")), ("csv", (".csv", ".tsv", ".txt")),
                            ("duckdb", (".duckdb", ".db", ".ddb"))):
@@ -504,13 +505,17 @@ OUTPUT_SUFFIXES: dict[str, tuple[str, ...]] = {
     "parquet": (".parquet", ".pq"), "csv": (".csv",), "duckdb": (".duckdb", ".db", ".ddb"),
     "sql": (".sql",),  # the warehouse path's release query (sqlclose anonymize --histogram)
     "parquet-folder": ("",)}
+_NAMED = {"parquet": "a Parquet file", "csv": "a CSV file", "duckdb": "a DuckDB database", "sql": "a release query",
+          "parquet-folder": "a Parquet folder (no suffix)"}
 
 
 class Output(_Model):
     """Where the release goes. ``format`` is told by the path when not given: ``x.parquet`` a
     Parquet file, ``x.csv`` CSV, ``x.duckdb`` a table (``table``, schema-qualified allowed) in a
     DuckDB database, a path without a suffix a Parquet folder (optionally ``partition_by``
-    released columns). A given format must agree with the path's suffix."""
+    released columns). A given format must agree with a suffix that names a format (``x.csv`` is no
+    Parquet file); a path whose suffix names none (a dated folder ``nightly.2026-11-30``) takes the
+    format given."""
 
     path: Path
     report: Path | None = None
@@ -529,14 +534,17 @@ class Output(_Model):
     @model_validator(mode="after")
     def _format_fits(self) -> Output:
         kind = self.kind
-        if self.format and self.path.suffix.lower() not in OUTPUT_SUFFIXES[kind]:
-            raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}: name it with "
+        told = _kind_of_suffix(self.path)
+        if self.format and told is not None and told != kind:
+            raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}, which names "
+                             f"{_NAMED[told]}: name it with "
                              f"{' or '.join(repr(s) for s in OUTPUT_SUFFIXES[kind] if s) or 'no suffix'}")
         if (kind == "duckdb") != (self.table is not None):
             raise ValueError("a DuckDB database output needs table = \"name\"" if kind == "duckdb"
                              else f"table = {self.table!r} only applies to a DuckDB database output")
         if self.partition_by and kind != "parquet-folder":
-            raise ValueError("partition_by applies to a Parquet folder output (a path without a suffix)")
+            raise ValueError("partition_by applies to a Parquet folder output (a path without a suffix, or "
+                             "format = \"parquet-folder\")")
         return self
 
     @property
@@ -546,12 +554,18 @@ class Output(_Model):
 
 def output_kind(path: Path) -> str:
     """The output format a path's suffix names (no suffix: a Parquet folder)."""
+    kind = _kind_of_suffix(path)
+    if kind is None:
+        raise ValueError(f"cannot tell the output format of {path.name!r}: name it .parquet, .csv or .duckdb, "
+                         "give no suffix for a Parquet folder, or set format = \"parquet-folder\" (--format; or "
+                         "\"parquet\", \"csv\", \"duckdb\") to write it under this name")
+    return kind
+
+
+def _kind_of_suffix(path: Path) -> str | None:
+    """The output format ``path``'s suffix names; None for a suffix that names none (``.2026-11-30``)."""
     suffix = path.suffix.lower()
-    for kind, suffixes in OUTPUT_SUFFIXES.items():
-        if suffix in suffixes:
-            return kind
-    raise ValueError(f"cannot tell the output format of {path.name!r}: name it .parquet, .csv or .duckdb, "
-                     "give no suffix for a Parquet folder, or set format = \"…\"")
+    return next((kind for kind, suffixes in OUTPUT_SUFFIXES.items() if suffix in suffixes), None)
 
 
 def default_report_path(path: Path, table: str | None = None) -> Path:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import types
+from collections.abc import Iterable
 from typing import Any, Literal, Union, get_args, get_origin
 
 import annotated_types
@@ -19,6 +20,19 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from sqlclose.model import spec as s
+
+
+def _listed(keys: Iterable[str], last: str = "") -> str:
+    """``a``, ``b``, ``c`` as the reference writes keys (``last``: the word before the last one)."""
+    shown = [f"`{key}`" for key in keys]
+    return ", ".join(shown) if not last or len(shown) < 2 else f"{', '.join(shown[:-1])} {last} {shown[-1]}"
+
+
+# The keys that say where a hierarchy comes from, as the models accept them (so the sentence below
+# cannot leave one out): "hierarchy" is Python's ready hierarchy, and a sensitive column's lists its
+# values (no rule).
+_HIERARCHY_KEYS = [key for key in s.HIERARCHY_SOURCES if key != "hierarchy"]
+_LISTING_KEYS = [key for key in _HIERARCHY_KEYS if key not in s.RULES]
 
 # (section heading, model, how the section is written in TOML)
 SECTIONS: list[tuple[str, type[BaseModel], str]] = [
@@ -29,8 +43,9 @@ SECTIONS: list[tuple[str, type[BaseModel], str]] = [
     ("[quasi_identifiers]", s.QuasiIdentifier, "Written as `<column> = { … }` under `[quasi_identifiers]` (a "
      "string is a hierarchy file): the hierarchy keys below, plus these."),
     ("[sensitive.<column>]", s.Sensitive, "Written as `[sensitive.<column>]`, one section per sensitive column."),
-    ("Hierarchy keys", s.HierarchySpec, "Of a quasi-identifier, or `hierarchy = { … }` of a sensitive column (a "
-     "string is a file): exactly one of `file`, `bands`, `mask`, `tree`."),
+    ("Hierarchy keys", s.HierarchySpec, f"Of a quasi-identifier (a string is a file): exactly one of "
+     f"{_listed(_HIERARCHY_KEYS)}. As `hierarchy = {{ … }}` of a sensitive column (a string is a file): "
+     f"{_listed(_LISTING_KEYS, 'or')}, its values listed (not a rule)."),
     ("recursive", s.Recursive, "Written as `recursive = { c = …, l = … }` in a sensitive column's section."),
     ("[search]", s.Search, "Written as `[search]`."),
     ("[engine]", s.EngineSettings, "Written as `[engine]`; not part of the spec hash."),
@@ -71,7 +86,8 @@ MEANINGS: dict[str, str] = {
     "Output.report": "The JSON report (default <path>.report.json; for a table <database>.<table>.report.json).",
     "Output.overwrite": "Replace an existing release (file, folder or table) and its report. A folder holding "
                         "anything but Parquet files is never replaced.",
-    "Output.format": "The format; must fit the path's suffix (writing Parquet to x.csv is an error).",
+    "Output.format": "The format; must fit a suffix that names one (writing Parquet to x.csv is an error); a path "
+                     "whose suffix names none (a dated folder nightly.2026-11-30) is written in the format given.",
     "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist).",
     "Output.partition_by": "Released columns to partition a Parquet folder by.",
     "Privacy.k": "Minimum class size; required (k = 1 needs a sensitive model that some table fails).",

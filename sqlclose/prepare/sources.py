@@ -27,7 +27,7 @@ from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
-from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source
+from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -384,7 +384,7 @@ def _files(source: Source) -> list[Path]:
 
 def _source_for_path(path: Path, options: FileRead) -> Source:
     """A path given on its own takes the reading options (format, delimiter, table) that apply to it."""
-    fmt = options.format if options.format and not path.suffix else None
+    fmt = options.format if options.format and not path.suffix else _written_format(path)
     is_db = (fmt or _DB_SUFFIXES.get(path.suffix.lower())) == "duckdb"
     csv_only = {} if is_db or (fmt or path.suffix.lower()) in ("parquet", ".parquet", ".pq") else \
         {"encoding": options.encoding, "nulls": list(options.nulls), "types": options.types}
@@ -393,6 +393,20 @@ def _source_for_path(path: Path, options: FileRead) -> Source:
                       table=options.table if is_db else None, glob=options.glob and not is_db, **csv_only)
     except ValidationError as e:
         raise InputError(f"source {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
+def _written_format(path: Path) -> str | None:
+    """The format of a Parquet file or DuckDB database whose suffix names none (a release written
+    under a dated name, ``nightly.2026-11-30``, with format = "parquet"), told by its magic bytes;
+    None for any other path (its suffix says, or the error asks for a format)."""
+    if suffix_kind(path) or not path.is_file():
+        return None
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+    except OSError:
+        return None
+    return "parquet" if header[:4] == b"PAR1" else "duckdb" if header[8:12] == b"DUCK" else None
 
 
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
