@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlglot import exp
+
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError, InputError, VerificationError
@@ -193,6 +195,10 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
     report's types (else None). A CSV whose header is not the report's columns, or that is not the
     file the report vouches for and fails that read, is given as its path, unread."""
     digest = released_digest(path, output)
+    if output.get("format") == "parquet-folder" and output.get("column_types") and Path(path).is_dir():
+        with _typed_partitions(Path(path), output["column_types"]) as typed:
+            yield typed, digest, None, None
+        return
     if output.get("format") != "csv" or not output.get("column_types"):
         yield path, digest, None, None
         return
@@ -212,6 +218,27 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
         return
     try:
         yield (engine.con, written.name), digest, header, None
+    finally:
+        engine.close()
+
+
+@contextmanager
+def _typed_partitions(path: Path, types: dict[str, str]) -> Iterator[SourceLike]:
+    """A partitioned Parquet folder as ``check`` reads it: its partition columns, text in its folder
+    names, read with the types its report records (``output.column_types``), as the write's re-check
+    read them; read as text, an ordered column there was refused as no number. A value that type
+    does not read stays NULL, which the file's figures then tell apart from the report's."""
+    engine = DuckDBEngine()
+    try:
+        written = engine.read_parquet(path)
+        names = engine.schema(written).names
+        select = [exp.alias_(exp.TryCast(this=exp.column(exp.to_identifier(c, quoted=True)),
+                                         to=exp.DataType.build(types[c], dialect="duckdb"))
+                             if c in types else exp.column(exp.to_identifier(c, quoted=True)),
+                             exp.to_identifier(c, quoted=True)) for c in names]
+        name = engine.temp_name("typed_folder")
+        engine.register(name, engine.con.sql(engine.render(exp.select(*select).from_(written))))
+        yield engine.con, name
     finally:
         engine.close()
 

@@ -156,7 +156,9 @@ class Output(_Model):
                                        "low 64 bits of MD5(the row as text), independent of row order.")
     columns: list[str] = Field(description="Released columns, in order.")
     column_types: dict[str, str] | None = Field(None, description="For a CSV output: each column's type, with "
-                                                "which the file is read back (numbers stay numbers).")
+                                                "which the file is read back (numbers stay numbers); for a "
+                                                "partitioned Parquet folder: its partition columns' types, which "
+                                                "its folder names (text) do not keep.")
     column_roles: dict[str, str] = Field(description="Every released column with its role.")
     partition_by: list[str] | None = Field(None, description="For a Parquet folder output partitioned by columns "
                                            "(Hive folders name=value): those columns, outermost first; null "

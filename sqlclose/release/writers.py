@@ -118,7 +118,7 @@ class FileWriter(Writer):
             self._check(release, target, query, params)
             with files.Transaction(target.path, target.report, target.overwrite) as txn:
                 started = time.perf_counter()
-                types = self._types(release, query, params)
+                types = self._types(release, target, query, params)
                 self._copy(release, target, query, params, txn.data)
                 files.fsync(txn.data)
                 release.timings["write_seconds"] = time.perf_counter() - started
@@ -141,7 +141,7 @@ class FileWriter(Writer):
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         """Refuse what the engine or the format cannot write, before anything is written."""
 
-    def _types(self, release: Release, query: exp.Expression, params: list) -> dict[str, str] | None:
+    def _types(self, release: Release, target: Target, query: exp.Expression, params: list) -> dict[str, str] | None:
         """The released columns' types, when the format does not keep them itself."""
         return None
 
@@ -188,6 +188,16 @@ class ParquetFolderWriter(FileWriter):
         # A partition column's type names its folders: a partitioned release keeps its plain types.
         return not target.partition_by
 
+    def _types(self, release: Release, target: Target, query: exp.Expression, params: list) -> dict[str, str] | None:
+        """The partition columns' types, which folder names do not keep (read back they are text):
+        ``check --against`` reads them with these, as the write's own re-check does."""
+        if not target.partition_by:
+            return None
+        from sqlclose.release.folder import sql_type
+
+        schema = release.problem.engine.schema(query.subquery(), params)
+        return {c: sql_type(schema.field(c).type).sql("duckdb") for c in target.partition_by}
+
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
         release.problem.engine.copy_to_parquet_folder(query, path, params, target.partition_by, release.released_rows)
 
@@ -204,7 +214,7 @@ class CsvWriter(FileWriter):
 
     format = "csv"
 
-    def _types(self, release: Release, query: exp.Expression, params: list) -> dict[str, str]:
+    def _types(self, release: Release, target: Target, query: exp.Expression, params: list) -> dict[str, str]:
         types = _duckdb(release, "a CSV output").column_types(query, params)
         nested = [f"{c!r} ({t})" for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP",
                                                                                               "UNION"))]
