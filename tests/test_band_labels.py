@@ -6,6 +6,8 @@ edge went into the next band, and integer bands were computed in float64.
 
 Oracles: the bands by their definition, floor(x / width) * width, by plain SQL or exact integer and
 decimal arithmetic on the values' text."""
+from decimal import Decimal
+
 import duckdb
 import pyarrow as pa
 import pytest
@@ -99,3 +101,59 @@ def test_the_mask_char_hint_offers_a_character_no_value_holds():
         mask_hierarchy(["4767*", "4767#", "47673"], length=5)
     assert "mask_char '*' occurs in 1 of the column's values" in str(e.value)
     assert 'e.g. mask_char = "~"' in str(e.value)  # '*' and '#' are held
+
+
+# Found by the review of the round's own changes (the forty-eighth round's second review).
+
+def test_bands_of_a_huge_double_are_cut_and_labelled_exactly():
+    """1e300 with width 10: the quotient needs 300 digits, past the decimal context's fixed 100,
+    and the job stopped with an internal error (DivisionImpossible) where floats had released.
+    Oracle: 1e300 = 10 × 1e299, so its band of width 10 starts at 1e300 itself."""
+    h = bands_hierarchy([("1e+300", 1e300), ("2e+300", 2e300)], [10.0], name="x", integral=False)  # a DOUBLE
+    for (_, label, _), x in zip(h.rows, (1e300, 2e300)):
+        lo, hi = (Decimal(p) for p in label.strip("[)").split(", "))
+        assert hi - lo == 10 and lo <= Decimal(repr(x)) < hi and lo == Decimal(repr(x)), label
+
+
+def test_a_bound_of_a_declared_domain_past_2_53_is_the_one_written():
+    """domain = [0, 2**53 + 1] was read as floats, [0, 2**53]: the value 2**53 + 1 was refused as
+    outside it. Integers now stay exact (oracle: the integers themselves)."""
+    top = 2 ** 53 + 1
+    table = pa.table({"x": pa.array([top, top, 5, 5], pa.int64()), "s": ["a", "b"] * 2})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"x": {"bands": [10], "domain": [0, top]}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    with sqlclose.anonymize(table, spec) as release:
+        assert release.node == {"x": 0}
+
+
+def test_band_covers_past_2_53_count_the_whole_numbers_of_each_band():
+    """The NCP covers took each band's lower edge as a float: past 2**53 a band of 3 whole numbers
+    covered 5, 2 or 1. Oracle: the whole numbers of [lo, lo + 2] inside the domain, counted exactly."""
+    b = 2 ** 53
+    domain = (b - 10, b + 10)
+    h = bands_hierarchy([(str(b + i), float(b + i)) for i in range(-10, 11)], [3.0], 0.0, "x", domain, True)
+    for row, cover in zip(h.rows, h.cover):
+        lo, hi = (int(p) for p in row[1].split("-"))
+        assert cover[1] == min(hi, domain[1]) - max(lo, domain[0]) + 1, (row, list(cover))
+
+
+def test_a_text_column_holding_a_fraction_its_float_rounds_to_whole_is_refused(tmp_path):
+    """docs/spec.md: a text column with whole widths must hold whole numbers. Judged by its float,
+    '29.9999999999999999' (30.0) passed and was labelled 20-29, an integer band it is not in.
+    Oracle: Decimal('29.9999999999999999') is not whole."""
+    assert Decimal("29.9999999999999999") != Decimal("29.9999999999999999").to_integral_value()
+    (tmp_path / "t.csv").write_text("age,s\n29.9999999999999999,a\n29.9999999999999999,b\n31,a\n31,b\n")
+    spec = {"source": {"path": str(tmp_path / "t.csv")}, "privacy": {"k": 2},
+            "quasi_identifiers": {"age": {"bands": [10, 20]}}, "sensitive": {"s": {"distinct_l": 2}}}
+    with pytest.raises(sqlclose.errors.DataError, match="'29.9999999999999999', not a whole number"):
+        sqlclose.anonymize(None, spec)
+
+
+@pytest.mark.parametrize("widths, quoted", [([0.1, 0.30000000001], "0.1 then 0.30000000001"),
+                                            ([1, 2.0000001], "1 then 2.0000001")])
+def test_widths_are_nested_exactly_and_quoted_as_given(widths, quoted):
+    """The nesting check kept the float arithmetic's 1e-9 tolerance ([0.1, 0.30000000001] passed,
+    then failed on a row with two parents) and quoted the widths with six digits ('1 then 2', a
+    pair that nests). Oracle: 0.30000000001 / 0.1 and 2.0000001 / 1 are not whole."""
+    with pytest.raises(HierarchyError, match=f"band widths must nest .*; {quoted} would give a band two parents"):
+        bands_hierarchy([("1", 1.0)], widths, name="x")

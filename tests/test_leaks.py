@@ -494,6 +494,21 @@ def test_equal_floats_written_two_ways_in_a_sensitive_column_are_refused(tmp_pat
     assert doc["output"]["rows"] == 6 and doc["verified"] is True
 
 
+def test_a_float_quasi_identifier_holding_minus_zero_beside_zero_is_refused(tmp_path):
+    """Found by the forty-eighth round's second review. As a sensitive column's: the search told
+    the quasi-identifier's -0.0 and 0.0 apart by their texts (three classes at level 0), the
+    re-check by number (two), and a valid input ended in exit 4. Refused naming the fix, which
+    then releases every row (the oracle: the input's six rows)."""
+    pq.write_table(pa.table({"x": pa.array([-0.0, -0.0, 0.0, 0.0, 1.0, 1.0], pa.float64()), "s": ["a", "b"] * 3}),
+                   tmp_path / "q.parquet")
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"x": {"bands": [1, 2]}}, "sensitive": {"s": {"distinct_l": 2}}}
+    with pytest.raises(DataError, match="column 'x' in .* holds both -0.0 and 0.0"):
+        sqlclose.anonymize(tmp_path / "q.parquet", spec)
+    normalized = {**spec, "source": {"query": f"SELECT x + 0.0 AS x, s FROM '{tmp_path / 'q.parquet'}'"}}
+    with sqlclose.anonymize(None, normalized) as release:
+        assert release.write_parquet(tmp_path / "r.parquet")["output"]["rows"] == 6
+
+
 def test_csv_encoding_null_strings_and_types(tmp_path):
     src = tmp_path / "latin.csv"
     src.write_bytes(b"city,n\n" + "".join(f"{c},{n}\n" for c, n in

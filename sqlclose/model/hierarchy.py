@@ -385,31 +385,25 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     label integer bands ``35-39`` rather than ``[35, 40)`` (preparation decides it by the column's
     type, ``rule_hierarchies._integral_bands``); None: when the values, widths and origin are all whole.
     """
-    widths = [float(w) for w in widths]
     if not widths or any(not (math.isfinite(w) and w > 0) for w in widths):  # NaN and inf make no band
         raise HierarchyError(f"{name}: band widths must be finite positive numbers, got {list(widths)}")
     if not math.isfinite(origin):
         raise HierarchyError(f"{name}: origin must be a finite number (where the bands start), got {origin}")
-    for a, b in zip(widths, widths[1:]):
-        ratio = b / a
-        if abs(ratio - round(ratio)) > 1e-9 or round(ratio) < 2:
-            raise HierarchyError(
-                f"{name}: band widths must nest — each a multiple (≥2×) of the previous; {a:g} then {b:g} "
-                "would give a band two parents"
-            )
     # Bands are cut in exact decimal arithmetic on each value's text (the engine's shortest text of a
     # float, a BIGINT's every digit): floats cut 0.3 / 0.1 into band 2, and rounding that away moved
     # 2.9999999999 into [3, 4) and 9007199254740999 into 9007199254741000-…; 12 digits of an edge's
     # label merged bands of 13-digit numbers.
-    exact = [_exact(text, v, name) for text, v in values]
     steps = [_exact(str(w), w, name) for w in widths]
+    exact = [_exact(text, v, name) for text, v in values]
     start = _exact(str(origin), origin, name)
-    if integral is None:
-        integral = all(_whole(x) for x in exact) and all(_whole(w) for w in steps) and _whole(start)
     bounds = None if domain is None else tuple(_exact(str(b), b, name) for b in domain)
-    rows, lows = [], []
     with localcontext() as context:
-        context.prec = 100  # DECIMAL(38, s) and the widths' digits, with room: every step below is exact
+        # Every step below exact: room for the quotient's digits of the largest value by the finest width.
+        context.prec = 50 + 2 * max(abs(d.adjusted()) for d in [*exact, *steps, start, *(bounds or ())])
+        _refuse_unnested(steps, name)
+        if integral is None:
+            integral = all(_whole(x) for x in exact) and all(_whole(w) for w in steps) and _whole(start)
+        rows, lows = [], []
         for (text, _), x in zip(values, exact):
             if bounds is not None and not bounds[0] <= x <= bounds[1]:
                 raise HierarchyError(f"{name}: value {text!r} is outside the declared domain [{_number(bounds[0])}, "
@@ -421,15 +415,28 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
                 if lo > x:
                     lo -= w
                 row.append(_band_label(lo, lo + w, integral))
-                low.append(float(lo))
+                low.append(lo)
             row.append(TOP_LABEL)
             rows.append(tuple(row))
             lows.append(low)
-    h = Hierarchy(tuple(rows), name)
-    if domain is None:
-        return h.built_by("bands", None)
-    return h.built_by("bands", band_cover(np.array(lows, dtype=np.float64).reshape(len(rows), len(widths)), widths,
-                                    integral, domain))
+        h = Hierarchy(tuple(rows), name)
+        if bounds is None:
+            return h.built_by("bands", None)
+        # Covers from edges counted from the domain's lowest value: exact in floats for any domain
+        # narrower than 2**53, whatever its values' size (absolute edges past 2**53 were not).
+        offsets = np.array([[float(lo - bounds[0]) for lo in low] for low in lows], dtype=np.float64)
+        span = (0.0, float(bounds[1] - bounds[0]))
+        return h.built_by("bands", band_cover(offsets.reshape(len(rows), len(steps)), [float(w) for w in steps],
+                                              integral, span))
+
+
+def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:
+    """Widths must nest, each a whole multiple (≥ 2×) of the previous, exactly: else a band has two
+    parents."""
+    for a, b in zip(steps, steps[1:]):
+        if b % a != 0 or b // a < 2:
+            raise HierarchyError(f"{name}: band widths must nest — each a multiple (≥2×) of the previous; "
+                                 f"{_number(a)} then {_number(b)} would give a band two parents")
 
 
 def _exact(text: str, x: float | None, name: str) -> Decimal:
@@ -447,6 +454,12 @@ def _exact(text: str, x: float | None, name: str) -> Decimal:
 
 def _whole(x: Decimal) -> bool:
     return x == x.to_integral_value()
+
+
+def writes_whole_number(text: str, x: float | None, name: str = "bands") -> bool:
+    """Whether a value's text writes a whole number, exactly (29.9999999999999999 does not, though
+    its float is 30.0): as bands are cut (``bands_hierarchy``)."""
+    return _whole(_exact(text, x, name))
 
 
 def _band_label(lo: Decimal, hi: Decimal, integral: bool) -> str:

@@ -198,12 +198,12 @@ class HierarchySpec(_Model):
         return ends[0], ends[1]
 
 
-def _domain_end(value: Any, kind: str, example: str) -> float | _dt.date:
+def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
     """One end of a declared domain: a finite number (bands) or a day (dates: a TOML date or ISO text)."""
     if kind == "bands":
         if isinstance(value, bool) or not _finite(value):
             raise ValueError(f"a bands domain holds two finite numbers, e.g. domain = {example}; got {value!r}")
-        return float(value)
+        return value  # an integer stays exact: a bound past 2**53 is the one the spec writes
     if isinstance(value, _dt.datetime):
         return value.date()
     if isinstance(value, _dt.date):

@@ -196,6 +196,9 @@ def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spe
             _refuse_odd_floats(engine, source, name, source_label, histogram)
         elif pa.types.is_floating(schema.field(name).type):
             _refuse_two_spellings(engine, source, name, source_label, histogram)
+    for name in spec.quasi_identifiers:
+        if pa.types.is_floating(schema.field(name).type):
+            _refuse_two_spellings(engine, source, name, source_label, histogram)
     for c in coded:
         if c.null_value is not None:
             _refuse_colliding_stand_in(engine, source, c, source_label)
@@ -309,10 +312,11 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
 
 def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, source_label: str,
                           histogram: bool = False) -> None:
-    """A floating-point sensitive column's values are told apart by their text (its domain), but
-    compared as numbers by the release's re-check: -0.0 beside 0.0, or NaN beside -NaN, were two
-    values to the search and one to the re-check, which then refused the search's node as failing
-    l-diversity (or t) and the rows it wrote as altered. One pass over the column."""
+    """A floating-point quasi-identifier's or sensitive column's values are told apart by their
+    text (its leaves, its domain), but compared as numbers by the release's re-check: -0.0 beside
+    0.0, or NaN beside -NaN, were two values to the search and one to the re-check, which then
+    refused the search's node (its classes, l-diversity, t) and the rows it wrote as altered. One
+    pass over the column."""
     found = engine.fetch(q.float_spellings(source, name, engine.is_nan)).to_pylist()[0]
     if found["negative"] and found["positive"]:
         twice, fix = "both -0.0 and 0.0, one number", f"{name} + 0.0, which turns -0.0 into 0.0"

@@ -10,7 +10,14 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.dates import dates_hierarchy
 from sqlclose.model.domains import band_extent, date_extent, stand_in_only, with_stand_in
-from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, bands_hierarchy, mask_hierarchy, masked_per_level
+from sqlclose.model.hierarchy import (
+    TOP_LABEL,
+    Hierarchy,
+    bands_hierarchy,
+    mask_hierarchy,
+    masked_per_level,
+    writes_whole_number,
+)
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
@@ -94,7 +101,7 @@ def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s:
         return whole
     if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:
         return False
-    odd = next((text for text, x in pairs if not float(x).is_integer()), None)
+    odd = next((text for text, x in pairs if not writes_whole_number(text, x, f"column {column!r}")), None)
     if odd is not None:
         raise DataError(f"column {column!r} is text holding {odd!r}, not a whole number, and its bands have whole "
                         "widths: read it as numbers to band it in intervals like [35, 40) — declare its type "
