@@ -404,6 +404,8 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
         if integral is None:
             integral = all(_whole(x) for x in exact) and all(_whole(w) for w in steps) and _whole(start)
         rows, lows = [], []
+        base = bounds[0] if bounds is not None else Decimal(0)  # covers count edges from the domain's lowest value
+        labels: dict[tuple[Decimal, Decimal], str] = {}  # (edge, width) -> label: few bands, many values
         for (text, _), x in zip(values, exact):
             if bounds is not None and not bounds[0] <= x <= bounds[1]:
                 raise HierarchyError(f"{name}: value {text!r} is outside the declared domain [{_number(bounds[0])}, "
@@ -414,20 +416,21 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
                 lo = start + (x - start) // w * w  # // truncates toward zero: floor below the origin
                 if lo > x:
                     lo -= w
-                row.append(_band_label(lo, lo + w, integral))
-                low.append(lo)
+                if (lo, w) not in labels:
+                    labels[lo, w] = _band_label(lo, lo + w, integral)
+                row.append(labels[lo, w])
+                low.append(lo - base)
             row.append(TOP_LABEL)
             rows.append(tuple(row))
             lows.append(low)
         h = Hierarchy(tuple(rows), name)
         if bounds is None:
             return h.built_by("bands", None)
-        # Covers from edges counted from the domain's lowest value: exact in floats for any domain
-        # narrower than 2**53, whatever its values' size (absolute edges past 2**53 were not).
-        offsets = np.array([[float(lo - bounds[0]) for lo in low] for low in lows], dtype=np.float64)
-        span = (0.0, float(bounds[1] - bounds[0]))
-        return h.built_by("bands", band_cover(offsets.reshape(len(rows), len(steps)), [float(w) for w in steps],
-                                              integral, span))
+        # Edges counted from the domain's lowest value are exact in floats for any domain narrower
+        # than 2**53, whatever its values' size (absolute edges past 2**53 were not).
+        offsets = np.array(lows, dtype=np.float64).reshape(len(rows), len(steps))
+        return h.built_by("bands", band_cover(offsets, [float(w) for w in steps], integral,
+                                              (0.0, float(bounds[1] - bounds[0]))))
 
 
 def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:
