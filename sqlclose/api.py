@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,6 @@ from typing import Any
 from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import InputError, NoSolutionError, SpecError
-from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Source, Spec, as_spec
@@ -23,7 +21,7 @@ from sqlclose.prepare.sources import (
     refuse_index_columns,
     spec_engine,
 )
-from sqlclose.privacy.criteria import Criterion, criteria_for
+from sqlclose.privacy.criteria import Criterion, criteria_for, nothing_required
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
 from sqlclose.release.release import Release, RunObjects
@@ -207,24 +205,12 @@ def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
 def _refuse_nothing_required(spec: Spec, problem: Problem) -> None:
     """k = 1 and every model holding for every class of this table: the spec refuses the models
     no table can fail, but a KL t holds for every table whose least share p of a value has
-    −ln p ≤ t (a class's divergence is at most that), which only the table tells. Released, it was
-    the table as it is (found by the forty-eighth round's review). Told without the table's figure."""
-    if spec.k >= 2 or not all(_holds_for_every_class(sa) for sa in problem.sas if sa.spec is not None):
-        return
-    given = ", ".join(f"sensitive.{sa.name}.{key}" for sa in problem.sas if sa.spec is not None
-                      for key in sa.spec.model_keys)
-    raise InputError(f"the requirements as given protect nothing on {problem.label}: k = 1, and every class "
-                     f"of this table satisfies {given} (a class's KL divergence from the table is at most −ln p for "
-                     "its least share p of a value); raise k (e.g. k = 5), or lower t")
-
-
-def _holds_for_every_class(sa: SensitiveAttribute) -> bool:
-    """Every model of the sensitive column ``sa`` holds for any class of the table: vacuous by its
-    parameters (``Sensitive.vacuous``), or a KL t at least −ln of the table's least share."""
-    counts = sa.q[sa.q > 0]
-    return all(sa.spec.vacuous(key) or (key == "t" and sa.spec.distance == "kl"
-                                        and sa.spec.t >= math.log(counts.sum() / counts.min()))
-               for key in sa.spec.model_keys)
+    −ln p ≤ t, which only the table tells (``nothing_required``). Released, it was the table as it
+    is (found by the forty-eighth round's review)."""
+    why = None if spec.k >= 2 else nothing_required([sa for sa in problem.sas if sa.spec is not None])
+    if why is not None:
+        raise InputError(f"the requirements as given protect nothing on {problem.label}: k = 1, and {why}; "
+                         "raise k (e.g. k = 5), or lower t")
 
 
 def _search(problem: Problem, criteria: list[Criterion], spec: Spec,

@@ -26,7 +26,7 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
-from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance
+from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance, nothing_required
 from sqlclose.release.gaa_release import GaaRelease, suppression_unused
 from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
@@ -363,7 +363,8 @@ class _Sweep:
     def refuse_runs_without_a_requirement(self) -> None:
         """A run at k = 1 whose models (with the swept l / t) every table satisfies would measure the
         input as it is — its classes are the distinct raw combinations — and a sweep's files may be
-        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule)."""
+        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule) and a KL t no class of
+        this table can exceed (``nothing_required``)."""
         if min(self.ks) >= 2:
             return
         gaa = self.spec.search.algorithm == "gaa"
@@ -372,10 +373,16 @@ class _Sweep:
                 sas = self.problem.sas if gaa else _with_models(self.problem.sas, l, t)
                 # GAA's l and t are the paper's values: l-diversity ≥ l binds above 1, L1 ≤ t below 2.
                 paper = gaa and ((l is not None and l > 1) or (t is not None and t < 2))
-                if not paper and all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
-                    swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
+                if paper:
+                    continue
+                swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
+                if all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
                     raise SpecError(f"k = 1{swept} protects nothing: that run would measure the input as it is; "
                                     "sweep k from 2, or give a model that can fail under [sensitive.<column>]")
+                why = nothing_required([sa for sa in sas if sa.spec is not None])
+                if why is not None:  # a KL t only this table makes vacuous, as anonymize refuses it
+                    raise InputError(f"k = 1{swept} protects nothing on {self.problem.label}: {why}; that run "
+                                     "would measure the input as it is; sweep k from 2, or lower t")
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append({c: row.get(c) for c in COLUMNS})

@@ -166,6 +166,39 @@ def test_a_sweep_run_without_a_requirement_measures_nothing(tmp_path, algorithm)
     assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
 
 
+@pytest.mark.parametrize("algorithm", ["incognito", "gaa"])
+def test_a_sweep_refuses_k_1_with_a_kl_t_no_class_of_the_table_can_exceed(tmp_path, algorithm):
+    """A KL t at least −ln of the table's least share of a disease holds for every class, so k = 1
+    protects nothing; ``anonymize`` refused it, but the sweep only knew the spec's rule and ran
+    the point, writing the raw table's utility (node zip=0,age=0; review rv4, defect 3). Oracle:
+    the least share from a GROUP BY in DuckDB; t just above −ln of it is refused (exit 2, no
+    figure of the table told), t just below it is a requirement and runs."""
+    con = duckdb.connect()
+    con.register("t", table3())
+    least = con.execute("SELECT MIN(n) / SUM(n) FROM (SELECT COUNT(*) AS n FROM t GROUP BY disease)").fetchone()[0]
+    bound = -math.log(least)
+    spec = table3_spec(sensitive={"disease": {"distance": "kl", "t": bound + 0.1}}, others="drop",
+                       search={"algorithm": algorithm})
+    with pytest.raises(InputError, match="k = 1.* protects nothing on arrow table: every class of this table "
+                                         "satisfies sensitive.disease.t") as refused:
+        sqlclose.sweep.sweep(table3(), spec, [1, 2])
+    assert f"{bound:.2f}" not in str(refused.value) and f"{least:.2f}" not in str(refused.value)
+    if algorithm == "incognito":  # the swept t replaces the spec's
+        with pytest.raises(InputError, match="k = 1, t = .* protects nothing"):
+            sqlclose.sweep.sweep(table3(), {**spec, "sensitive": {"disease": {"distance": "kl", "t": 0.5}}},
+                                 [1, 2], ts=[bound + 0.1])
+    spec["sensitive"]["disease"]["t"] = bound - 0.1
+    assert [r["k"] for r in sqlclose.sweep.sweep(table3(), spec, [1, 2]).rows] == [1, 2]
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(f'others = "drop"\n[source]\npath = "{TABLE3 / "table3.csv"}"\n[privacy]\nk = 1\n'
+                         f'[search]\nalgorithm = "{algorithm}"\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                         f'age = {{ file = "{TABLE3 / "age.csv"}" }}\n'
+                         f'[sensitive.disease]\ndistance = "kl"\nt = {bound + 0.1}\n')
+    result = run_cli("sweep", str(spec_file), "--k", "1,2", "--out", str(tmp_path / "sweep"), "--no-charts")
+    assert result.returncode == 2 and "protects nothing" in result.stderr, result.stderr
+    assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
+
+
 # ---- 3. the fingerprint ---------------------------------------------------------------------------
 def attacker_fingerprint(rows: pa.Table) -> str:
     """What the report published before: an unkeyed sum of row hashes, computable by anyone."""

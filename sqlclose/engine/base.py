@@ -406,6 +406,11 @@ class Engine(ABC):
         return [c for c in columns if pa.types.is_string(schema.field(c).type)
                 or pa.types.is_large_string(schema.field(c).type)]
 
+    def parquet_unkept_columns(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
+        """The columns of ``query`` whose values this engine's Parquet writer does not keep, with
+        their type's name (none here)."""
+        return {}
+
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         """Of ``columns``, those of ``relation`` a dictionary type (``dictionary_type``) may stand
         for: of the engine's plain text type, sorted as text sorts; none on an engine without them."""

@@ -15,6 +15,7 @@ l-diversity (Machanavajjhala et al., as defined in Li et al. section 2); t-close
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -393,6 +394,26 @@ def max_distance(column: SensitiveAttribute) -> float:
     is convex, so it is the farthest one-value distribution."""
     q = column.q
     return float(np.max(point_mass_distances(q, column.distance, column.hierarchy)[q > 0]))
+
+
+def holds_for_every_class(column: SensitiveAttribute) -> bool:
+    """Every model of the sensitive column ``column`` holds for any class of its table: vacuous by
+    its parameters (``Sensitive.vacuous``), or a KL t at least −ln of the table's least share of a
+    value (a class's divergence is at most that). ``anonymize`` and ``sweep`` refuse k = 1 with it."""
+    counts = column.q[column.q > 0]
+    return all(column.spec.vacuous(key) or (key == "t" and column.spec.distance == "kl"
+                                            and column.spec.t >= math.log(counts.sum() / counts.min()))
+               for key in column.spec.model_keys)
+
+
+def nothing_required(columns: Sequence[SensitiveAttribute]) -> str | None:
+    """Why every class of the table satisfies every model of ``columns`` (the sensitive columns with
+    a model), or None when some model can fail. Told without the table's figure (its least share)."""
+    if not columns or not all(holds_for_every_class(c) for c in columns):
+        return None
+    given = ", ".join(f"sensitive.{c.name}.{key}" for c in columns for key in c.spec.model_keys)
+    return (f"every class of this table satisfies {given} (a class's KL divergence from the table is at most "
+            "−ln p for its least share p of a value)")
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:

@@ -153,6 +153,28 @@ class FileWriter(Writer):
                    types: dict[str, str] | None) -> exp.Expression: ...
 
 
+# Per type the engine's Parquet writer does not keep, what a [source] query can make of it instead.
+_PARQUET_FIXES = {"HUGEINT": "CAST({c} AS DECIMAL(38, 0)) when its values have at most 38 digits, else CAST({c} AS "
+                  "VARCHAR)", "TIME WITH TIME ZONE": "CAST({c} AS VARCHAR), or the time at one zone"}
+
+
+def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
+    """Refuse, before anything is written, a released column whose values the engine's Parquet
+    writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC). Its re-check refused
+    such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
+    unkept = release.problem.engine.parquet_unkept_columns(query, params)
+    if not unkept:
+        return
+    name, kind = next(iter(unkept.items()))
+    quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
+    fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"]).format(c=quoted)
+    more = f" (and {len(unkept) - 1} more column(s): {', '.join(repr(c) for c in list(unkept)[1:])})" \
+        if len(unkept) > 1 else ""
+    raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is (DuckDB writes HUGEINT and "
+                     f"UHUGEINT as DOUBLE, rounding them, and TIMETZ as the UTC time, dropping its offset){more}: "
+                     f"give it in a [source] query as {fix}, or write CSV or a DuckDB table")
+
+
 class ParquetWriter(FileWriter):
     format = "parquet"
 
@@ -161,6 +183,7 @@ class ParquetWriter(FileWriter):
         if not engine.writes_parquet_file:
             raise InputError(f"the {engine.name} engine writes Parquet folders, not one file: give the output a path "
                              "without a suffix (a Parquet folder)")
+        refuse_unkept_in_parquet(release, query, params)
 
     def _dictionaries(self, target: Target) -> bool:
         return True
@@ -182,6 +205,7 @@ class ParquetFolderWriter(FileWriter):
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         from sqlclose.release.folder import check_partitions  # only folder releases load (and compile) it
 
+        refuse_unkept_in_parquet(release, query, params)
         check_partitions(target.partition_by, release.problem.engine, query, params, release.columns)
 
     def _dictionaries(self, target: Target) -> bool:
