@@ -59,7 +59,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
 
         table = output.get("table") if output.get("format") == "duckdb" else None
         own = None if brings_engine(source) else engine
-        # A Parquet folder reads its Hive partition columns back last: the release's order otherwise.
+        # A Parquet folder's Hive partition columns are read last (``_partitioned``): the release's order otherwise.
         expected = claims.read_back_order(output["columns"], _partition_columns(path, output))
         figures = release_figures(source, qis, expected, _level_labels(doc, spec, notes),
                                   MAX_LABELS_SHOWN, table=table, engine=own)
@@ -176,8 +176,8 @@ def released_digest(path: Path, output: dict) -> str:
 
 
 def _partition_columns(path: Path, output: dict) -> list[str]:
-    """A Parquet folder release's Hive partition columns (the ``name=`` of its partition folders,
-    outermost first), as its reader gives them; [] for any other release."""
+    """A Parquet folder release's Hive partition columns (the ``name=`` of its partition folders),
+    outermost first; [] for any other release."""
     if output.get("format") != "parquet-folder" or not Path(path).is_dir():
         return []
     names: dict[str, None] = {}
@@ -195,9 +195,10 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
     report's types (else None). A CSV whose header is not the report's columns, or that is not the
     file the report vouches for and fails that read, is given as its path, unread."""
     digest = released_digest(path, output)
-    if output.get("format") == "parquet-folder" and output.get("column_types") and Path(path).is_dir():
-        with _typed_partitions(Path(path), output["column_types"]) as typed:
-            yield typed, digest, None, None
+    partitions = _partition_columns(path, output)
+    if partitions:
+        with _partitioned(Path(path), partitions, output.get("column_types") or {}) as read:
+            yield read, digest, None, None
         return
     if output.get("format") != "csv" or not output.get("column_types"):
         yield path, digest, None, None
@@ -223,20 +224,21 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
 
 
 @contextmanager
-def _typed_partitions(path: Path, types: dict[str, str]) -> Iterator[SourceLike]:
-    """A partitioned Parquet folder as ``check`` reads it: its partition columns, text in its folder
-    names, read with the types its report records (``output.column_types``), as the write's re-check
-    read them; read as text, an ordered column there was refused as no number. A value that type
-    does not read stays NULL, which the file's figures then tell apart from the report's."""
+def _partitioned(path: Path, partitions: list[str], types: dict[str, str]) -> Iterator[SourceLike]:
+    """A partitioned Parquet folder as ``check`` reads it: the files' own columns in their order,
+    then the partition columns outermost first (``claims.read_back_order``; DuckDB's reader gives
+    them in alphabetical order, Spark's in the folders'), each read with the type its report records
+    (``output.column_types``): text in its folder names, an ordered column there was refused as no
+    number. A value that type does not read stays NULL, which the file's figures then tell apart."""
     engine = DuckDBEngine()
     try:
         written = engine.read_parquet(path)
-        names = engine.schema(written).names
+        names = [c for c in engine.schema(written).names if c not in partitions] + partitions
         select = [exp.alias_(exp.TryCast(this=exp.column(exp.to_identifier(c, quoted=True)),
                                          to=exp.DataType.build(types[c], dialect="duckdb"))
                              if c in types else exp.column(exp.to_identifier(c, quoted=True)),
                              exp.to_identifier(c, quoted=True)) for c in names]
-        name = engine.temp_name("typed_folder")
+        name = engine.temp_name("partitioned_folder")
         engine.register(name, engine.con.sql(engine.render(exp.select(*select).from_(written))))
         yield engine.con, name
     finally:
