@@ -149,6 +149,8 @@ class Engine(ABC):
     # histogram is stored sorted (problem._base_order), and grouping it meets each group in runs.
     # Only speed depends on it, never a result.
     orders_tables: ClassVar[bool] = False
+    # Whether GROUP BY makes -0.0 the value 0.0 (Spark normalizes it; DuckDB keeps the group's first).
+    groups_minus_zero_as_zero: ClassVar[bool] = False
     # May the base histogram keep the rows as they stand, one per row, when nearly every row is a
     # combination of its own (one HyperLogLog pass tells: prepare.problem._groups_base)? Its readers
     # all sum counts, so only speed depends on it; measured on DuckDB only.

@@ -299,15 +299,25 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
         raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
                         "which have no place in an ordered distance; clean them, or set nulls for them and "
                         "nulls = \"drop\"")
-    if found["negative"] and found["positive"] and histogram:
-        raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
-                        f"ordered distance needs one: normalize it in the warehouse (e.g. a view selecting {name} + "
-                        "0.0, which turns -0.0 into 0.0, as [source] table), then run `sqlclose sql` and export "
-                        "again — or choose another distance")
+    zeros = _minus_zero(engine, found)
+    if zeros and histogram:
+        raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
+                        f"in the warehouse (e.g. a view selecting {name} + 0.0, which turns -0.0 into 0.0, as [source] "
+                        "table), then run `sqlclose sql` and export again — or choose another distance")
+    if zeros:
+        raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
+                        f"(e.g. {name} + 0.0 in a [source] query turns -0.0 into 0.0) or choose another distance")
+
+
+def _minus_zero(engine: Engine, found: dict) -> str | None:
+    """What a column's -0.0 (``found``: ``q.float_checks``' counts) does to the search, said for a
+    message; None when nothing. Beside 0.0 it is one number written two ways; alone, on an engine
+    whose GROUP BY makes it 0.0 (Spark), no row holds the text its domain or leaves then keep."""
     if found["negative"] and found["positive"]:
-        raise DataError(f"column {name!r} in {source_label} holds both -0.0 and 0.0, one number written two ways; an "
-                        f"ordered distance needs one: normalize it (e.g. {name} + 0.0 in a [source] query turns -0.0 "
-                        "into 0.0) or choose another distance")
+        return "both -0.0 and 0.0, one number written two ways"
+    if found["negative"] and engine.groups_minus_zero_as_zero:
+        return f"-0.0, which the {engine.name} engine groups as 0.0 (no row then holds the text it keeps)"
+    return None
 
 
 def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, source_label: str,
@@ -318,18 +328,18 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
     refused the search's node (its classes, l-diversity, t) and the rows it wrote as altered. One
     pass over the column."""
     found = engine.fetch(q.float_spellings(source, name, engine.is_nan)).to_pylist()[0]
-    if found["negative"] and found["positive"]:
-        twice, fix = "both -0.0 and 0.0, one number", f"{name} + 0.0, which turns -0.0 into 0.0"
+    if zeros := _minus_zero(engine, found):
+        fix = f"{name} + 0.0, which turns -0.0 into 0.0"
     elif found["negative_nan"] and found["positive_nan"]:
-        twice, fix = "NaN both with and without a minus sign (-nan and nan), one value", \
-            f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
+        zeros = "NaN both with and without a minus sign (-nan and nan), one value written two ways"
+        fix = f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
             "\"drop\" or a null_value for the column"
     else:
         return
     where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again"
              if histogram else "in a [source] query")
-    raise DataError(f"column {name!r} in {source_label} holds {twice} written two ways, which its classes would "
-                    f"count as two values and the release's check as one: normalize it {where} (e.g. {fix})")
+    raise DataError(f"column {name!r} in {source_label} holds {zeros}, which its classes and the release's check "
+                    f"would not count alike: normalize it {where} (e.g. {fix})")
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:
