@@ -218,3 +218,28 @@ def test_a_declared_number_column_is_read_as_written_on_both_engines(tmp_path, s
         outcome, message = _declared_outcome(tmp_path, engine, text, kind)
         assert outcome == "refused" and "column 's'" in message and text not in message
 
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("text", "kind", "released"), [
+    ("1_000", "DOUBLE", "1000"), ("1_000", "BIGINT", "1000"), ("1_000", "DECIMAL(8, 2)", "1000"),
+    ("1_0e2", "DOUBLE", "1000"), ("1.", "BIGINT", "1"), ("1.0", "BIGINT", "1"), (" 1.00 ", "BIGINT", "1"),
+    ("1d", "DOUBLE", None), ("1f", "DOUBLE", None), ("1D", "BIGINT", None), ("1__000", "BIGINT", None),
+])
+def test_a_declared_number_column_gets_one_answer_on_both_engines(tmp_path, spark_session, text, kind, released):
+    """The same CSV and spec was released on one engine and refused on the other: '1_000' declared
+    DOUBLE, BIGINT or DECIMAL and '1.' declared BIGINT released by DuckDB (1000, 1), refused by
+    Spark; '1d' and '1f' declared DOUBLE released by Spark (Java's 1.0), refused by DuckDB. Now a
+    digit separator between digits (DuckDB's reading, kept since the forty-seventh round) and a
+    whole number's point and zeros read as the number they write on both; a type suffix, which only
+    Spark reads, is refused on both. The oracle: the number written by hand, or a refusal."""
+    from decimal import Decimal
+
+    from sqlclose.engine import SparkEngine
+
+    expected = sorted(Decimal(v) for v in [*"1234567", released]) if released else None
+    for engine in (None, SparkEngine(spark_session)):
+        outcome, found = _declared_outcome(tmp_path, engine, text, kind)
+        if released:
+            assert (outcome, found) == ("released", expected)
+        else:
+            assert outcome == "refused" and "column 's'" in found and text.strip() not in found

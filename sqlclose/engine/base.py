@@ -107,10 +107,14 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
 
 def _exactly_read(kind: str) -> str | None:
     """The text a declared CSV number type reads as the number it writes (a regular expression),
-    for BIGINT and DECIMAL, None for the others. BIGINT's read rounds 3000.5 to 3001 and
+    for BIGINT, DECIMAL and DOUBLE, None for the others. BIGINT's read rounds 3000.5 to 3001 and
     DECIMAL(p, s)'s past its scale; each engine reads spellings the other does not (DuckDB's 0x10
-    as BIGINT 16, Spark's Arabic-Indic digits as DECIMAL)."""
+    as BIGINT 16, Spark's 1d as DOUBLE 1.0 and Arabic-Indic digits as DECIMAL). A digit separator
+    between digits (5_000) is read as the number it writes, on both engines (``Engine.read_number``)."""
     digits = "[0-9]+(_[0-9]+)*"  # DuckDB reads 5_000 as 5000: the same number
+    if kind == "DOUBLE":
+        number = rf"({digits}(\.({digits})?)?|\.{digits})([eE][+-]?{digits})?"
+        return rf"\s*[+-]?({number}|(?i:nan|inf|infinity))\s*"  # NaN and ±inf: their own checks
     decimal = DECIMAL_TYPE.fullmatch(kind)
     if kind == "BIGINT":
         scale = 0
@@ -124,6 +128,10 @@ def _exactly_read(kind: str) -> str | None:
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
+    if kind == "DOUBLE":
+        return (f"column {column!r} is declared DOUBLE but holds {count} value(s) not written as plain numbers that "
+                "an engine reads as numbers (a spelling such as a type suffix); the engines read such spellings "
+                "differently: write them as plain decimal or scientific numbers, or fix the values")
     return (f"column {column!r} is declared {kind} but holds {count} number(s) that type would change (a fraction, "
             "more decimals than its scale, or a spelling such as an exponent or a hexadecimal number); a release "
             f"gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with room "
