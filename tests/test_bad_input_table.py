@@ -582,9 +582,9 @@ MESSAGES = {
     ),
     "csv-type-declared-fraction": (
         "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' is declared BIGINT but holds 1 number(s) "
-        "that type would change (a fraction, more decimals than its scale, or a spelling such as an exponent); a "
-        "release gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with "
-        "room for its decimals, or fix the values"
+        "that type would change (a fraction, more decimals than its scale, or a spelling such as an exponent or a "
+        "hexadecimal number); a release gives values as the rows hold them: declare it \"DOUBLE\", or "
+        "\"DECIMAL(precision, scale)\" with room for its decimals, or fix the values"
     ),
     "qi-missing": (
         "sqlclose: error: column 'zipcode' is not in <tmp>/table3.csv; did you mean 'zip'? (its"

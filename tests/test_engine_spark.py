@@ -289,3 +289,22 @@ def test_check_on_spark_equals_duckdb(spark, adult_dir: Path, repo_dir: Path, mo
     assert on_spark.to_dict()["classes"] > 1000
     assert on_spark.to_dict() == on_duckdb.to_dict()
     assert on_spark.class_sizes.tolist() == on_duckdb.class_sizes.tolist()
+
+
+@pytest.mark.parametrize(("odd", "shown"), [(float("nan"), "NaN"), (float("inf"), "inf"), (float("-inf"), "-inf")])
+def test_a_bands_refusal_of_a_non_finite_value_reads_the_same_on_both_engines(tmp_path, spark, odd, shown):
+    """A bands quasi-identifier holding NaN (or ±inf) was refused on both engines, but the message
+    quoted each engine's text of the value: DuckDB "value 'nan'" / "value 'inf'", Spark "value
+    'NaN'" / "value 'Infinity'" (docs/engines.md promises DuckDB's messages on Spark). The oracle:
+    one message on both, quoting the value's one text written by hand."""
+    pq.write_table(pa.table({"x": pa.array([1.0, 2.0, 3.0, odd], pa.float64()), "grp": ["a", "b"] * 2,
+                             "s": ["p", "q", "p", "q"]}), tmp_path / "in.parquet")
+    spec = {"k": 2, "quasi_identifiers": {"x": {"bands": [2, 4]}, "grp": {"mask": True, "length": 1}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    messages = {}
+    for engine in (DuckDBEngine(), spark):
+        with pytest.raises(sqlclose.errors.SqlcloseError) as raised:
+            sqlclose.anonymize(tmp_path / "in.parquet", spec, engine=engine)
+        messages[engine.name] = str(raised.value)
+    assert messages["duckdb"] == messages["spark"]
+    assert f"value {shown!r} is not a finite number" in messages["spark"]

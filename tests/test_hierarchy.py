@@ -96,6 +96,20 @@ def test_from_csv_says_which_delimiter_the_file_seems_to_use(tmp_path, written, 
                             f"the file with {expected!r}")
 
 
+@pytest.mark.parametrize(("text", "shown"), [
+    ("nan", "NaN"), ("NaN", "NaN"), ("-nan", "NaN"), ("inf", "inf"), ("Infinity", "inf"), ("-inf", "-inf"),
+    ("-Infinity", "-inf"),
+])
+def test_a_bands_refusal_quotes_one_text_of_a_non_finite_value(text, shown):
+    """A bands rule over NaN or an infinity is refused quoting the value's text as the engine
+    printed it: DuckDB's 'nan' and 'inf', Spark's 'NaN' and 'Infinity', so one job's message
+    differed by engine (docs/engines.md promises DuckDB's messages on Spark). Now one text per
+    value, NaN, inf or -inf. The oracle: the message written by hand."""
+    with pytest.raises(HierarchyError) as e:
+        bands_hierarchy([("1", 1.0), (text, float(text))], [5], name="bands rule for column 'x'")
+    assert str(e.value) == f"bands rule for column 'x': value {shown!r} is not a finite number; bands need numbers"
+
+
 def test_from_csv_one_field_lines_without_another_delimiter_are_left_to_validation(tmp_path):
     p = write(tmp_path / "h.csv", ["a,1", "b"])  # not every line holds ','
     with pytest.raises(HierarchyError, match="the top level must be one value for all leaves, found 2"):

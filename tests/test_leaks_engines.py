@@ -215,3 +215,63 @@ def test_minus_zero_alone_in_a_float_column_is_refused_on_spark_and_released_on_
     with sqlclose.anonymize(tmp_path / "in.parquet", spec, node=node) as release:
         written = release.to_arrow().column(column).to_pylist()
     assert sorted(np.signbit(written)) == sorted(np.signbit(values.to_pylist()))
+
+
+def _declared_outcome(tmp_path: Path, engine, text: str, kind: str) -> tuple:
+    """A CSV whose column s, declared ``kind``, holds 1 … 7 and ``text``, released (k = 2, grp masked):
+    ('refused', the message) or ('released', the values of s written, as decimals)."""
+    from decimal import Decimal
+
+    source = tmp_path / "in.csv"
+    if not source.exists():
+        source.write_text("grp,s\n" + "".join(f"{g},{v}\n" for g, v in zip("abababab", [*"1234567", text])),
+                          encoding="utf-8")
+    spec = {"source": {"path": str(source), "types": {"s": kind}}, "k": 2,
+            "quasi_identifiers": {"grp": {"mask": True, "length": 1}},
+            "sensitive": {"s": {"distance": "ordered", "t": 0.99}}}
+    try:
+        with sqlclose.anonymize(None, spec, engine=engine) as release:
+            return "released", sorted(Decimal(str(v)) for v in release.to_arrow().column("s").to_pylist())
+    except sqlclose.errors.InputError as e:
+        return "refused", str(e)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("text", "kind"), [("0x10", "BIGINT"), ("١٢", "DECIMAL(8, 2)"), ("١٢", "BIGINT")])
+def test_a_declared_number_column_is_read_as_written_on_both_engines(tmp_path, spark_session, text, kind):
+    """docs/spec.md ([source] types): a number its declared type would not read as written stops
+    the job. A CSV cell '0x10' declared BIGINT was released by DuckDB as 16 (Spark refused it); a
+    cell '١٢' (Arabic-Indic digits) declared DECIMAL(8, 2) was released by Spark as 12.00 (DuckDB
+    refused it): only cells that read as a DOUBLE were checked. The oracle: the text is no plain
+    number, so both engines refuse it, naming the column and never the value."""
+    from sqlclose.engine import SparkEngine
+
+    for engine in (None, SparkEngine(spark_session)):
+        outcome, message = _declared_outcome(tmp_path, engine, text, kind)
+        assert outcome == "refused" and "column 's'" in message and text not in message
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(("text", "kind", "released"), [
+    ("1_000", "DOUBLE", "1000"), ("1_000", "BIGINT", "1000"), ("1_000", "DECIMAL(8, 2)", "1000"),
+    ("1_0e2", "DOUBLE", "1000"), ("1.", "BIGINT", "1"), ("1.0", "BIGINT", "1"), (" 1.00 ", "BIGINT", "1"),
+    ("1d", "DOUBLE", None), ("1f", "DOUBLE", None), ("1D", "BIGINT", None), ("1__000", "BIGINT", None),
+])
+def test_a_declared_number_column_gets_one_answer_on_both_engines(tmp_path, spark_session, text, kind, released):
+    """The same CSV and spec was released on one engine and refused on the other: '1_000' declared
+    DOUBLE, BIGINT or DECIMAL and '1.' declared BIGINT released by DuckDB (1000, 1), refused by
+    Spark; '1d' and '1f' declared DOUBLE released by Spark (Java's 1.0), refused by DuckDB. Now a
+    digit separator between digits (DuckDB's reading, kept since the forty-seventh round) and a
+    whole number's point and zeros read as the number they write on both; a type suffix, which only
+    Spark reads, is refused on both. The oracle: the number written by hand, or a refusal."""
+    from decimal import Decimal
+
+    from sqlclose.engine import SparkEngine
+
+    expected = sorted(Decimal(v) for v in [*"1234567", released]) if released else None
+    for engine in (None, SparkEngine(spark_session)):
+        outcome, found = _declared_outcome(tmp_path, engine, text, kind)
+        if released:
+            assert (outcome, found) == ("released", expected)
+        else:
+            assert outcome == "refused" and "column 's'" in found and text.strip() not in found

@@ -106,8 +106,15 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
 
 
 def _exactly_read(kind: str) -> str | None:
-    """The text a declared CSV type reads exactly (a regular expression), for the types whose read
-    rounds (BIGINT: 3000.5 read as 3001, DECIMAL(p, s) past its scale), None for the others."""
+    """The text a declared CSV number type reads as the number it writes (a regular expression),
+    for BIGINT, DECIMAL and DOUBLE, None for the others. BIGINT's read rounds 3000.5 to 3001 and
+    DECIMAL(p, s)'s past its scale; each engine reads spellings the other does not (DuckDB's 0x10
+    as BIGINT 16, Spark's 1d as DOUBLE 1.0 and Arabic-Indic digits as DECIMAL). A digit separator
+    between digits (5_000) is read as the number it writes, on both engines (``Engine.read_number``)."""
+    digits = "[0-9]+(_[0-9]+)*"  # DuckDB reads 5_000 as 5000: the same number
+    if kind == "DOUBLE":
+        number = rf"({digits}(\.({digits})?)?|\.{digits})([eE][+-]?{digits})?"
+        return rf"\s*[+-]?({number}|(?i:nan|inf|infinity))\s*"  # NaN and ±inf: their own checks
     decimal = DECIMAL_TYPE.fullmatch(kind)
     if kind == "BIGINT":
         scale = 0
@@ -117,23 +124,23 @@ def _exactly_read(kind: str) -> str | None:
         return None
     fraction = r"(\.0*)?" if scale == 0 else rf"(\.[0-9]{{0,{scale}}}0*)?"
     tail = "" if scale == 0 else rf"|\.[0-9]{{1,{scale}}}0*"
-    return rf"\s*[+-]?([0-9]+(_[0-9]+)*{fraction}{tail})\s*"  # DuckDB reads 5_000 as 5000: the same number
+    return rf"\s*[+-]?({digits}{fraction}{tail})\s*"
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
+    if kind == "DOUBLE":
+        return (f"column {column!r} is declared DOUBLE but holds {count} value(s) not written as plain numbers that "
+                "an engine reads as numbers (a spelling such as a type suffix); the engines read such spellings "
+                "differently: write them as plain decimal or scientific numbers, or fix the values")
     return (f"column {column!r} is declared {kind} but holds {count} number(s) that type would change (a fraction, "
-            "more decimals than its scale, or a spelling such as an exponent); a release gives values as the rows "
-            f"hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with room for its decimals, or "
-            "fix the values")
+            "more decimals than its scale, or a spelling such as an exponent or a hexadecimal number); a release "
+            f"gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with room "
+            "for its decimals, or fix the values")
 
 
-def _unusual(value: exp.Expression, plain: exp.Expression) -> exp.Expression:
-    """A value that is no plain number yet the engine reads as a finite one (NaN and ±inf are left
-    to their own check: NaN is above infinity in both engines' order)."""
-    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)  # TRY_ on Spark too
-    finite = exp.LT(this=exp.Abs(this=number), expression=exp.Cast(this=exp.Literal.string("Infinity"),
-                                                                   to=exp.DataType.build("DOUBLE")))
-    return exp.and_(exp.Not(this=plain.copy()), finite)
+def _finite(number: exp.Expression) -> exp.Expression:
+    return exp.LT(this=exp.Abs(this=number), expression=exp.Cast(this=exp.Literal.string("Infinity"),
+                                                                 to=exp.DataType.build("DOUBLE")))
 
 
 class Engine(ABC):
@@ -257,7 +264,8 @@ class Engine(ABC):
 
         - a column ``declared`` BIGINT or DECIMAL holding numbers its type would not read as
           written stops the job: both engines' reads round or truncate (3000.5 released as 3001, a
-          salary no row holds, and verified, the re-check reading the source the same way);
+          salary no row holds, and verified, the re-check reading the source the same way), and
+          each reads spellings the other does not (``_changed``: DuckDB's 0x10 as BIGINT 16);
         - each ordered column without a declared type (``undeclared``) gets its type by
           ``undeclared_number_type``, from counts of its values, its whole numbers, its plain
           numbers (both engines' own casts take 5000.5 as a whole number) and the values the engine
@@ -271,12 +279,12 @@ class Engine(ABC):
         for c, pattern in patterns.items():
             value = exp.column(exp.to_identifier(c, quoted=True))
             exact = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
-            counts.append(exp.Anonymous(this="count_if", expressions=[_unusual(value, exact)]))
+            counts.append(exp.Anonymous(this="count_if", expressions=[self._changed(value, exact, declared[c])]))
         for c in undeclared:
             value = exp.column(exp.to_identifier(c, quoted=True))
             whole, plain = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
                             for pattern in (WHOLE_NUMBER, PLAIN_NUMBER)]
-            matches = (whole, plain, _unusual(value, plain))
+            matches = (whole, plain, self._unusual(value, plain))
             counts += [exp.Count(this=value.copy()),
                        *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
         source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
@@ -287,6 +295,25 @@ class Engine(ABC):
                 raise InputError(_changed_numbers_message(column, declared[column], changed))
         row = row[len(patterns):]
         return {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(undeclared)}
+
+    def read_number(self, value: exp.Expression, kind: str) -> exp.Expression:
+        """``value`` (text) read as the number type ``kind``, NULL where it reads none: TRY_CAST here
+        (DuckDB reads 5_000 as 5000 and 1. as BIGINT 1); a backend whose cast reads otherwise
+        makes it read the text ``_exactly_read`` allows as this one does."""
+        return exp.TryCast(this=value, to=exp.DataType.build(kind, dialect=self.dialect), safe=True)
+
+    def _unusual(self, value: exp.Expression, plain: exp.Expression) -> exp.Expression:
+        """A value that is no plain number yet the engine reads as a finite one (NaN and ±inf are
+        left to their own check: NaN is above infinity in both engines' order)."""
+        return exp.and_(exp.Not(this=plain.copy()), _finite(self.read_number(value.copy(), "DOUBLE")))
+
+    def _changed(self, value: exp.Expression, exact: exp.Expression, kind: str) -> exp.Expression:
+        """A value of a column declared ``kind`` not written as that type reads it exactly, that the
+        type reads all the same (0x10 as BIGINT 16, Spark's 1d as DOUBLE) or that reads as a finite
+        DOUBLE (3000.5, which BIGINT rounds; 1e3, which BIGINT may or may not read). A value nothing
+        reads is left to the typed read, which fails (with its line on DuckDB; counted on Spark)."""
+        read = exp.Not(this=exp.Is(this=self.read_number(value.copy(), kind), expression=exp.Null()))
+        return exp.and_(exp.Not(this=exact.copy()), exp.or_(read, _finite(self.read_number(value.copy(), "DOUBLE"))))
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and

@@ -25,6 +25,7 @@ from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
 from sqlclose.errors import EngineError, InputError
+from sqlclose.model.spec import DECIMAL_TYPE
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -276,11 +277,10 @@ class SparkEngine(Engine):
             if name in types:
                 # TRY_CAST, then a count of the values it could not read: a CAST failing on a row
                 # quoted its value in the error and in Spark's logs (a suppressed row's too).
-                kind = exp.DataType.build(types[name], dialect=self.dialect)
                 unread[name] = exp.and_(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
-                                        exp.Is(this=exp.TryCast(this=value.copy(), to=kind.copy(), safe=True),
+                                        exp.Is(this=self.read_number(value.copy(), types[name]),
                                                expression=exp.Null()))
-                value = exp.TryCast(this=value, to=kind, safe=True)  # safe: rendered TRY_CAST, not CAST
+                value = self.read_number(value, types[name])
             columns.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
         self._refuse_unread(view, unread, types, read)
         return self.spark.sql(self.render(exp.select(*columns).from_(_table(view)))), view
@@ -306,6 +306,16 @@ class SparkEngine(Engine):
             raise InputError(f"{ragged} row(s) have more or fewer fields than the header's {len(names)}; fix them (or "
                              f"the delimiter: {self.csv_delimiter(read)!r})")
         return frame.drop(bad)
+
+    def read_number(self, value: exp.Expression, kind: str) -> exp.Expression:
+        """TRY_CAST (rendered so, not CAST), of the text as DuckDB's cast reads it where Spark's would
+        not: a digit separator between digits dropped (5_000, which DuckDB reads as 5000), and for
+        BIGINT a point and zeros after the digits (1. and 1.0, DuckDB's 1). Any other type: as it is."""
+        if kind in ("BIGINT", "DOUBLE") or DECIMAL_TYPE.fullmatch(kind) or kind == "DECIMAL":
+            value = _replaced(value, "(?<=[0-9])_(?=[0-9])")
+        if kind == "BIGINT":
+            value = _replaced(value, r"(?<=[0-9])\.0*(?=\s*$)")
+        return exp.TryCast(this=value, to=exp.DataType.build(kind, dialect=self.dialect), safe=True)
 
     def _refuse_unread(self, view: str, unread: dict[str, exp.Expression], types: dict[str, str],
                        read: FileRead) -> None:
@@ -427,3 +437,8 @@ class SparkEngine(Engine):
         if self._own:
             self.spark.stop()
         self.closed = True
+
+
+def _replaced(text: exp.Expression, pattern: str) -> exp.Expression:
+    """``text`` with every match of the (Java) regular expression ``pattern`` removed."""
+    return exp.RegexpReplace(this=text, expression=exp.Literal.string(pattern), replacement=exp.Literal.string(""))

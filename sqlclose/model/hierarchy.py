@@ -450,9 +450,19 @@ def _exact(text: str, x: float | None, name: str) -> Decimal:
         d = None
     if d is None or not d.is_finite():
         if x is None or not math.isfinite(x):
-            raise HierarchyError(f"{name}: value {text!r} is not a finite number; bands need numbers")
+            raise HierarchyError(f"{name}: value {_non_finite_text(text, d, x)!r} is not a finite number; bands "
+                                 "need numbers")
         d = Decimal(repr(float(x)))
     return d
+
+
+def _non_finite_text(text: str, d: Decimal | None, x: float | None) -> str:
+    """NaN, inf or -inf for a non-finite value, whichever engine's text it came as (DuckDB's 'nan',
+    Spark's 'Infinity'): one message on both; any other text as it is."""
+    value = d if d is not None else (Decimal(repr(float(x))) if x is not None else None)
+    if value is None or value.is_finite():
+        return text
+    return "NaN" if value.is_nan() else ("-inf" if value.is_signed() else "inf")
 
 
 def _whole(x: Decimal) -> bool:
