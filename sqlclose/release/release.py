@@ -44,6 +44,7 @@ from sqlclose.release.report import (
     Report,
     privacy_section,
     published_privacy,
+    shown_labels,
 )
 from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
@@ -398,14 +399,23 @@ class Release:
         return []
 
     @property
+    def qi_types(self) -> dict[str, pa.DataType]:
+        """Each quasi-identifier's type in the input (its labels' text depends on it: ``shown_labels``)."""
+        schema = self.problem.engine.schema(self.problem.source)
+        names = {qi.name for qi in self.problem.qis}
+        return {f.name: f.type for f in schema if f.name in names}
+
+    @property
     def generalization(self) -> dict[str, Generalization]:
         """Per quasi-identifier: the chosen level and the labels the released classes use there."""
         hist, failing = self._classes()
+        types = self.qi_types
         out = {}
         for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
             h = qi.hierarchy
             by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
-            used = sorted({by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])})
+            used = shown_labels([(level, by_code[int(c)]) for c in sorted_unique(hist.codes[~failing, i])],
+                                types.get(qi.name))
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out
