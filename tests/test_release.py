@@ -615,3 +615,23 @@ def test_an_engine_the_caller_gave_is_left_as_it_was_by_each_release(tmp_path):
     with sqlclose.anonymize(CSV, spec_dict(), engine=engine) as release:  # the engine still works
         assert release.to_arrow().num_rows == len(input_rows())
     engine.close()
+
+
+def test_a_float_label_reads_as_duckdbs_text_of_the_value_whatever_engine_printed_it() -> None:
+    """A DOUBLE QI's level-0 labels were listed in the engine's text (Spark: '1.0E13', '1.0E-7',
+    'Infinity'), which `check --against` (DuckDB) refused; ``float_label`` gives one text. Oracle:
+    DuckDB's own CAST(… AS VARCHAR) of each value, fed to ``float_label`` in a Java-style spelling."""
+    import random
+
+    import duckdb
+
+    from sqlclose.release.report import float_label
+
+    rnd = random.Random(5)
+    values = [1e13, 1e-7, -0.0, 0.1, 1e16, 5e-324, 1.7976931348623157e308, float("inf"), float("-inf")]
+    values += [rnd.random() * 10.0 ** rnd.randint(-300, 300) * rnd.choice([1, -1]) for _ in range(5000)]
+    rows = duckdb.execute("SELECT CAST(v AS VARCHAR), v FROM (SELECT unnest(?::DOUBLE[]) AS v)", [values]).fetchall()
+    for duck, value in rows:
+        java = repr(value).replace("e", "E").replace("inf", "Infinity")  # another engine's spelling
+        assert float_label(java) == duck, value
+    assert float_label("missing") == "missing"

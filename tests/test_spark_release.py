@@ -185,3 +185,67 @@ def test_the_command_runs_on_spark(tmp_path: Path) -> None:
         release.write_parquet(duck)
     columns = ["zip", "age", "salary", "disease"]
     assert grouped(tmp_path / "out" / "rel", columns) == grouped(duck, columns)
+
+
+def test_report_closeness_figures_are_the_same_on_both_engines(spark, tmp_path: Path) -> None:
+    """The report's L1 closeness (utility.sensitive.s.l1_closeness) and t_against_release were summed
+    over the sensitive domain in its text order, which is each engine's: DuckDB's report gave
+    0.9333333333333332 and 0.4666666666666666, Spark's 0.9333333333333333 and 0.4666666666666667
+    (docs/engines.md promises the same report values). Oracle: the exact fractions over the input's
+    rows (both classes are released, nothing suppressed), worked with ``Fraction`` and rounded once."""
+    import random
+    from collections import Counter
+    from fractions import Fraction
+
+    rnd = random.Random(11)
+    rows = [(rnd.choice("ab"), rnd.choice(["1e13", "1e-7", "2.5", "123456789012.25", "-3"]),
+             rnd.choice(["1e20", "0.1", "-0.0001"])) for _ in range(30)]
+    (tmp_path / "in.csv").write_text("grp,s,o\n" + "".join(",".join(r) + "\n" for r in rows))
+    spec = {"source": {"path": str(tmp_path / "in.csv"), "types": {"s": "DOUBLE", "o": "DOUBLE"}}, "k": 2,
+            "others": "keep", "quasi_identifiers": {"grp": {"mask": True, "length": 1}},
+            "sensitive": {"s": {"distance": "equal", "t": 0.9, "distinct_l": 2}}}
+    whole = Counter(float(s) for _, s, _ in rows)
+    l1 = max(sum(abs(Fraction(cls[v], sum(cls.values())) - Fraction(whole[v], len(rows))) for v in whole)
+             for cls in (Counter(float(s) for g, s, _ in rows if g == grp) for grp in "ab"))
+    for name, engine in (("duckdb", None), ("spark", spark)):
+        with sqlclose.anonymize(None, spec, engine=engine, node={"grp": 0}) as release:
+            report = release.write(tmp_path / f"out_{name}", format="parquet-folder")
+        assert report["suppressed_rows"] == 0, name
+        assert report["utility"]["sensitive"]["s"]["l1_closeness"] == float(l1), name
+        assert report["t_against_release"]["s"] == float(l1 / 2), name
+
+
+def _check_against(folder: Path, report: Path) -> tuple[int, str]:
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+    result = CliRunner().invoke(main, ["check", str(folder), "--against", str(report), "--quiet"])
+    return result.exit_code, result.output
+
+
+def test_a_double_qi_at_level_0_is_listed_in_one_text_and_passes_check_against(spark, tmp_path: Path) -> None:
+    """A DOUBLE quasi-identifier released at level 0 (its values as they are): Spark's report listed
+    generalization.x.labels in Spark's text ('1.0E13', '1.0E-7'), DuckDB's as '10000000000000.0',
+    '1e-07', and `sqlclose check --against` (which reads the file with DuckDB) refused Spark's own
+    verified release (exit 4, 'generalization.x.labels: the report says …'). Oracle: a plain DuckDB
+    ``SELECT DISTINCT CAST(x AS VARCHAR) … ORDER BY 1`` over each written folder; check --against exits
+    0 on each release, and 4 on a report whose label was changed."""
+    xs = ["1e13", "0.5", "2.25", "-0.5", "1e-7"] * 2
+    (tmp_path / "in.csv").write_text("x,grp,s\n" + "".join(f"{x},{g},{i % 3}\n" for i, (x, g) in
+                                                            enumerate(zip(xs, "ab" * 5))))
+    spec = {"source": {"path": str(tmp_path / "in.csv"), "types": {"x": "DOUBLE"}}, "k": 1,
+            "quasi_identifiers": {"x": {"bands": [1, 1e13]}, "grp": {"mask": True, "length": 1}},
+            "sensitive": {"s": {"distance": "ordered", "t": 0.99}}}
+    for name, engine in (("duckdb", None), ("spark", spark)):
+        out = tmp_path / f"out_{name}"
+        with sqlclose.anonymize(None, spec, engine=engine, node={"x": 0, "grp": 0}) as release:
+            report = release.write(out, format="parquet-folder")
+        texts = duckdb.sql(f"SELECT DISTINCT CAST(x AS VARCHAR) AS t FROM read_parquet('{out}/**/*.parquet') "
+                           "ORDER BY t").fetchall()
+        assert report["generalization"]["x"]["labels"] == [t for (t,) in texts], name
+        assert _check_against(out, Path(f"{out}.report.json")) == (0, ""), name
+        doc = json.loads(Path(f"{out}.report.json").read_text())
+        doc["generalization"]["x"]["labels"][0] = "-0.25"
+        (tmp_path / f"changed_{name}.json").write_text(json.dumps(doc))
+        code, said = _check_against(out, tmp_path / f"changed_{name}.json")
+        assert code == 4 and "generalization.x.labels" in said, (name, code, said)

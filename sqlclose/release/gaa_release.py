@@ -23,7 +23,7 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.release_query import written_unlike_equal
 from sqlclose.release.release import MAX_LABELS_SHOWN, Release, t_against_release
-from sqlclose.release.report import GaaSummary, Generalization, privacy_section
+from sqlclose.release.report import GaaSummary, Generalization, privacy_section, shown_labels
 from sqlclose.release.utility_section import multidimensional_utility
 from sqlclose.release.verify import recheck_relation
 from sqlclose.search.gaa import release_mapping
@@ -150,12 +150,14 @@ class GaaRelease(Release):
         """Per quasi-identifier: how many classes sit at each level, and the labels used."""
         result = self.gaa_run.result
         first = np.unique(result.class_of, return_index=True)[1]  # one combination per class
+        types = self.qi_types
         out = {}
         for j, qi in enumerate(self.problem.qis):
             h = qi.hierarchy
             levels = result.levels[first, j]
             labels = result.labels[first, j]
-            used = sorted({h.labels(int(lv))[int(i)] for lv, i in zip(levels, labels)})
+            used = shown_labels([(int(lv), h.labels(int(lv))[int(i)]) for lv, i in zip(levels, labels)],
+                                types.get(qi.name))
             per_level = {str(int(lv)): int(n) for lv, n in zip(*np.unique(levels, return_counts=True))}
             out[qi.name] = Generalization(level=None, levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=bool((levels == h.levels - 1).all()),

@@ -44,6 +44,7 @@ from sqlclose.release.report import (
     Report,
     privacy_section,
     published_privacy,
+    shown_labels,
 )
 from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
@@ -52,6 +53,7 @@ from sqlclose.search import SearchResult
 from sqlclose.search.full_lattice import Evaluated
 from sqlclose.search.node_runner import NodeRunner
 from sqlclose.sql import queries as q
+from sqlclose.utility.information_loss import l1_closeness_value
 from sqlclose.utility.metrics import average_class_size
 
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
@@ -397,14 +399,23 @@ class Release:
         return []
 
     @property
+    def qi_types(self) -> dict[str, pa.DataType]:
+        """Each quasi-identifier's type in the input (its labels' text depends on it: ``shown_labels``)."""
+        schema = self.problem.engine.schema(self.problem.source)
+        names = {qi.name for qi in self.problem.qis}
+        return {f.name: f.type for f in schema if f.name in names}
+
+    @property
     def generalization(self) -> dict[str, Generalization]:
         """Per quasi-identifier: the chosen level and the labels the released classes use there."""
         hist, failing = self._classes()
+        types = self.qi_types
         out = {}
         for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
             h = qi.hierarchy
             by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
-            used = sorted({by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])})
+            used = shown_labels([(level, by_code[int(c)]) for c in sorted_unique(hist.codes[~failing, i])],
+                                types.get(qi.name))
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out
@@ -427,10 +438,21 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
         # the other sums an absent value weighs nothing, but its zero column regrouped the sum's
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
-        worst = [distance(run.counts[j][kept[where]][:, held], released[held], sa.distance, sa.hierarchy).max()
+        worst = [_largest_distance(run.counts[j][kept[where]][:, held], released[held], sa)
                  for where, run in runs if kept[where].any()]
         out[sa.name] = float(max(worst))
     return out
+
+
+def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> float:
+    """The largest distance of a class (a row of ``counts``) from ``released``. The equal distance
+    (and the variational) is half the L1 distance, summed exactly: its domain is in its texts'
+    order, which is the engine's ('1e-07' on DuckDB, '1.0E-7' on Spark), and a sum in that order
+    moved in its last digit from one engine to the other. The ordered and hierarchical distances
+    sum in the values' order and the hierarchy's, the same on every engine."""
+    if sa.distance in ("equal", "variational"):
+        return l1_closeness_value(counts, released) / 2
+    return float(distance(counts, released, sa.distance, sa.hierarchy).max())
 
 
 def _listed(node: dict[str, int]) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from sqlclose.model.classes import ClassHistograms
@@ -231,6 +232,25 @@ class Report(_Model):
 
     def to_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def float_label(text: str) -> str:
+    """A DOUBLE quasi-identifier's value (a level-0 label) in one text on every engine, the one
+    ``sqlclose check`` reads back: DuckDB's CAST AS VARCHAR, which is Python's repr of the value.
+    Spark prints 1e13 as '1.0E13' and 1e-7 as '1.0E-7', which the report listed and ``check
+    --against`` then refused. Text that is not a number (a NULL's stand-in) stays as it is."""
+    try:
+        return repr(float(text))
+    except ValueError:
+        return text
+
+
+def shown_labels(labels: Sequence[tuple[int, str]], dtype: pa.DataType | None) -> list[str]:
+    """The distinct labels of (level, label) pairs, sorted as the report lists them: a DOUBLE column's
+    level-0 labels (its values) in ``float_label``'s text. A FLOAT's stay in the engine's: DuckDB's
+    shortest digits of a float32 follow a rule of their own (76945696.0, not 76945700.0)."""
+    double = dtype is not None and pa.types.is_float64(dtype)
+    return sorted({float_label(text) if double and level == 0 else text for level, text in labels})
 
 
 def privacy_section(criteria: Sequence[Criterion], hist: ClassHistograms, kept: np.ndarray, k: int,

@@ -436,21 +436,50 @@ def class_l_diversity(hist: np.ndarray) -> np.ndarray:
 
 
 def l_diversity_value(hist: np.ndarray) -> float:
-    """l_div(T): the least exp(entropy) over classes."""
-    return float(class_l_diversity(hist).min())
+    """l_div(T): the least exp(entropy) over classes, each entropy summed exactly
+    (``largest_row_sum``): the same bits whatever order the domain's columns come in."""
+    hist = np.atleast_2d(np.asarray(hist, dtype=np.float64))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = hist / hist.sum(axis=1)[:, None]
+        plogp = np.where(hist > 0, p * np.log(np.where(hist > 0, p, 1.0)), 0.0)
+    return float(np.exp(-largest_row_sum(plogp)))  # the least entropy is the largest Σ p log p
 
 
 def class_l1_closeness(hist: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """t_clo,T(C) = Σ |p_C − p_T| per class (Definitions 12–14): the plain L1 distance, NOT halved —
     twice the equal-distance EMD, in [0, 2]."""
+    return _l1_terms(hist, reference).sum(axis=1)
+
+
+def _l1_terms(hist: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """|p_C − p_T| per class and value: each term a function of its own counts alone."""
     hist = np.atleast_2d(np.asarray(hist, dtype=np.float64))
     ref = np.asarray(reference, dtype=np.float64)
-    return np.abs(hist / hist.sum(axis=1)[:, None] - ref / ref.sum()).sum(axis=1)
+    return np.abs(hist / hist.sum(axis=1)[:, None] - ref / ref.sum())
 
 
 def l1_closeness_value(hist: np.ndarray, reference: np.ndarray) -> float:
-    """t_clo(T): the largest L1 distance of a class's sensitive distribution from the table's."""
-    return float(class_l1_closeness(hist, reference).max())
+    """t_clo(T): the largest L1 distance of a class's sensitive distribution from the table's, each
+    summed exactly (``largest_row_sum``): the report's figure whatever order the engine's domain has."""
+    return largest_row_sum(_l1_terms(hist, reference))
+
+
+def largest_row_sum(terms: np.ndarray) -> float:
+    """The largest row sum of ``terms`` (rows × values, finite), each row's sum exactly rounded
+    (``math.fsum``), so a function of the row's terms as a multiset: a floating-point sum in the
+    columns' order moved in its last digit with that order, and a domain's order is its text's,
+    which differs between engines ('1e-07' on DuckDB, '1.0E-7' on Spark). Only the rows whose
+    plain sum lies within its rounding error of the largest are summed exactly (a plain sum of
+    m terms errs by at most m·2⁻⁵³·Σ|terms|); identical rows once. −inf when there is no row."""
+    terms = np.atleast_2d(np.asarray(terms, dtype=np.float64))
+    if not terms.shape[0]:
+        return float("-inf")
+    rough = terms.sum(axis=1)
+    slack = np.abs(terms).sum(axis=1) * (terms.shape[1] * 2.0 ** -52)  # twice the bound: generous
+    near = terms[rough >= rough.max() - slack - slack.max()]
+    if near.shape[0] > 64:  # many tied classes (one distribution over and over): each once
+        near = np.unique(near, axis=0)
+    return max((math.fsum(row) for row in near.tolist()), default=float(rough.max()))  # NaN: no near row
 
 
 def node_class_histograms(nodes: np.ndarray, sensitive: np.ndarray, suppressed: np.ndarray | None = None) -> np.ndarray:
