@@ -721,3 +721,24 @@ def test_k1_with_a_kl_t_no_class_of_the_table_can_exceed_protects_nothing(t, ref
     assert "the requirements as given protect nothing on arrow table: k = 1, and every class of this table " \
            "satisfies sensitive.s.t" in str(e.value)
     assert "1.09" not in str(e.value) and "1/3" not in str(e.value)  # the table's figure is not told
+
+
+@pytest.mark.parametrize("distance, t, refused", [("equal", 0.7, True), ("equal", 0.6, False),
+                                                  ("ordered", 0.5, True), ("ordered", 0.4, False)])
+def test_k1_with_an_emd_t_no_class_of_the_table_can_exceed_protects_nothing(distance, t, refused):
+    """As a KL t: with k = 1, an equal-distance t at least 1 − the table's least share (here
+    1 − 1/3 = 2/3 by hand, the distance of a class of one value) holds for every class of the table
+    and is refused, as an ordered t at least its farthest one-value class's distance (a class of
+    the largest value: (|0 − 1/3| + |0 − 2/3|) / 2 = 1/2); below them the job runs."""
+    import pyarrow as pa
+
+    table = pa.table({"g": ["x", "y"] * 6, "s": [1, 2, 3] * 4})
+    spec = {"privacy": {"k": 1}, "quasi_identifiers": {"g": {"tree": {"any": ["x", "y"]}}},
+            "sensitive": {"s": {"distance": distance, "t": t}}}
+    if refused:
+        with pytest.raises(InputError, match="protect nothing on arrow table: k = 1, and every class of this table "
+                                             "satisfies sensitive.s.t"):
+            sqlclose.anonymize(table, spec)
+        return
+    with sqlclose.anonymize(table, spec) as release:
+        assert release.node == {"g": 0}

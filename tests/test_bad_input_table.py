@@ -820,8 +820,8 @@ MESSAGES = {
     ),
     "vacuous-kl-t": (
         "sqlclose: error: the requirements as given protect nothing on <tmp>/table3.csv: k = 1, and every class of "
-        "this table satisfies sensitive.salary.t, sensitive.disease.t (a class's KL divergence from the table is at "
-        "most −ln p for its least share p of a value); raise k (e.g. k = 5), or lower t"
+        "this table satisfies sensitive.salary.t, sensitive.disease.t (no class of it can be farther from the table "
+        "than its farthest class of one value); raise k (e.g. k = 5), or lower t"
     ),
     "vacuous-entropy-recursive": (
         "sqlclose: error: spec.toml: invalid spec: "

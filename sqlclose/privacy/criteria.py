@@ -15,7 +15,6 @@ l-diversity (Machanavajjhala et al., as defined in Li et al. section 2); t-close
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -398,11 +397,11 @@ def max_distance(column: SensitiveAttribute) -> float:
 
 def holds_for_every_class(column: SensitiveAttribute) -> bool:
     """Every model of the sensitive column ``column`` holds for any class of its table: vacuous by
-    its parameters (``Sensitive.vacuous``), or a KL t at least −ln of the table's least share of a
-    value (a class's divergence is at most that). ``anonymize`` and ``sweep`` refuse k = 1 with it."""
-    counts = column.q[column.q > 0]
-    return all(column.spec.vacuous(key) or (key == "t" and column.spec.distance == "kl"
-                                            and column.spec.t >= math.log(counts.sum() / counts.min()))
+    its parameters (``Sensitive.vacuous``), or a t at least ``max_distance``, the farthest any class
+    of this table can be (distances are convex: a class of one value is the farthest; a KL t of −ln
+    of the table's least share, an equal-distance t of 1 − that share). ``anonymize`` and ``sweep``
+    refuse k = 1 with it."""
+    return all(column.spec.vacuous(key) or (key == "t" and column.spec.t >= max_distance(column) - TOLERANCE)
                for key in column.spec.model_keys)
 
 
@@ -412,8 +411,8 @@ def nothing_required(columns: Sequence[SensitiveAttribute]) -> str | None:
     if not columns or not all(holds_for_every_class(c) for c in columns):
         return None
     given = ", ".join(f"sensitive.{c.name}.{key}" for c in columns for key in c.spec.model_keys)
-    return (f"every class of this table satisfies {given} (a class's KL divergence from the table is at most "
-            "−ln p for its least share p of a value)")
+    return (f"every class of this table satisfies {given} (no class of it can be farther from the table than its "
+            "farthest class of one value)")
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
