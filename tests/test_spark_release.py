@@ -230,10 +230,10 @@ def test_a_double_qi_at_level_0_is_listed_in_one_text_and_passes_check_against(s
     verified release (exit 4, 'generalization.x.labels: the report says …'). Oracle: a plain DuckDB
     ``SELECT DISTINCT CAST(x AS VARCHAR) … ORDER BY 1`` over each written folder; check --against exits
     0 on each release, and 4 on a report whose label was changed."""
-    xs = ["1e13", "0.5", "2.25", "-0.5", "1e-7"] * 2
+    xs = ["1e13", "0.5", "2.25", "-0.5", "1e-7"] * 2  # each value twice, in one grp: classes of 2 at level 0
     (tmp_path / "in.csv").write_text("x,grp,s\n" + "".join(f"{x},{g},{i % 3}\n" for i, (x, g) in
-                                                            enumerate(zip(xs, "ab" * 5))))
-    spec = {"source": {"path": str(tmp_path / "in.csv"), "types": {"x": "DOUBLE"}}, "k": 1,
+                                                            enumerate(zip(xs, "a" * 10))))
+    spec = {"source": {"path": str(tmp_path / "in.csv"), "types": {"x": "DOUBLE"}}, "k": 2,
             "quasi_identifiers": {"x": {"bands": [1, 1e13]}, "grp": {"mask": True, "length": 1}},
             "sensitive": {"s": {"distance": "ordered", "t": 0.99}}}
     for name, engine in (("duckdb", None), ("spark", spark)):
