@@ -233,13 +233,12 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str]) -> It
     engine = DuckDBEngine()
     try:
         written = engine.read_parquet(path)
+        from sqlclose.release.folder import typed_columns
+
         names = [c for c in engine.schema(written).names if c not in partitions] + partitions
-        select = [exp.alias_(exp.TryCast(this=exp.column(exp.to_identifier(c, quoted=True)),
-                                         to=exp.DataType.build(types[c], dialect="duckdb"))
-                             if c in types else exp.column(exp.to_identifier(c, quoted=True)),
-                             exp.to_identifier(c, quoted=True)) for c in names]
         name = engine.temp_name("partitioned_folder")
-        engine.register(name, engine.con.sql(engine.render(exp.select(*select).from_(written))))
+        selected = exp.select(*typed_columns(names, types, safe=True)).from_(written)
+        engine.register(name, engine.con.sql(engine.render(selected)))
         yield engine.con, name
     finally:
         engine.close()

@@ -17,7 +17,7 @@ release's column order, so the verifier compares the same table the file release
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,18 +66,22 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
                          "date columns")
 
 
-def read_folder(partition_by: Sequence[str], engine: Engine, target: Path, query: exp.Expression,
-                params: Sequence[Any], columns: list[str]) -> exp.Expression:
-    """The written folder as one relation: released column order, partition columns typed."""
+def read_folder(engine: Engine, target: Path, types: Mapping[str, str], columns: list[str]) -> exp.Expression:
+    """The written folder as one relation: released column order, partition columns (``types``,
+    as ``sql_type`` names them) typed."""
     written = engine.read_parquet(target)
-    if not partition_by:
+    if not types:
         return written
-    schema = engine.schema(query.subquery(), params)
     present = engine.schema(written).names
-    select = []
-    for name in [c for c in columns if c in present] + [c for c in present if c not in columns]:
-        value: exp.Expression = exp.column(exp.to_identifier(name, quoted=True))
-        if name in partition_by:
-            value = exp.Cast(this=value, to=sql_type(schema.field(name).type))
-        select.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
-    return exp.select(*select).from_(written).subquery()
+    names = [c for c in columns if c in present] + [c for c in present if c not in columns]
+    return exp.select(*typed_columns(names, types)).from_(written).subquery()
+
+
+def typed_columns(names: Sequence[str], types: Mapping[str, str], safe: bool = False) -> list[exp.Expression]:
+    """``names`` selected as they are, those in ``types`` (partition columns: text in folder names)
+    cast to their type; ``safe``: TRY_CAST, NULL where a text reads no such value."""
+    cast = exp.TryCast if safe else exp.Cast
+    return [exp.alias_(cast(this=exp.column(exp.to_identifier(c, quoted=True)),
+                            to=exp.DataType.build(types[c], dialect="duckdb"))
+                       if c in types else exp.column(exp.to_identifier(c, quoted=True)),
+                       exp.to_identifier(c, quoted=True)) for c in names]

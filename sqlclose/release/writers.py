@@ -229,7 +229,7 @@ class ParquetFolderWriter(FileWriter):
                    types: dict[str, str] | None) -> exp.Expression:
         from sqlclose.release.folder import read_folder
 
-        return read_folder(target.partition_by, release.problem.engine, path, query, params, release.columns)
+        return read_folder(release.problem.engine, path, types or {}, release.columns)
 
 
 class CsvWriter(FileWriter):
