@@ -26,6 +26,7 @@ from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
 from sqlclose.release.release import Release, RunObjects
 from sqlclose.release.warehouse import WarehouseRelease
+from sqlclose.release.writers import refuse_unkept_before_search
 from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
@@ -37,7 +38,7 @@ from sqlclose.search.utility_costs import search_cost
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
               on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None,
-              node: dict[str, int] | tuple[int, ...] | None = None) -> Release:
+              node: dict[str, int] | tuple[int, ...] | None = None, output_format: str | None = None) -> Release:
     """Find the optimal full-domain generalization of ``source`` that satisfies ``spec`` — or, with
     ``[search] algorithm = "gaa"``, GAA's multidimensional recoding (a ``GaaRelease``).
 
@@ -50,19 +51,22 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     the input fingerprint in the report; without one the report records no fingerprint.
     ``node`` (as ``Release.at`` takes it) returns the release at that satisfying node instead of
     the optimum (``--node``): its form and levels are checked once the hierarchies are built, before
-    the search, so that a mistaken node costs no search.
+    the search, so that a mistaken node costs no search. ``output_format`` (``"parquet"``,
+    ``"parquet-folder"``, ``"csv"``, ``"duckdb"``), the format the release will be written in: a
+    sensitive or other column it cannot hold is refused before the search, not after it.
     """
     started = time.perf_counter()
     spec = as_spec(spec)
     if engine is None:
-        return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node)
+        return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node,
+                          output_format=output_format)
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
     # dropped when the release closes (at once when the run fails), leaving the engine as it was.
     run = RunObjects()
     made: list = []
     try:
         with engine.objects_made() as made:
-            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node)
+            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node, output_format)
     except BaseException:
         engine.drop_objects(made)
         raise
@@ -72,7 +76,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
 
 def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
                fingerprint_key: str | None, started: float, run: RunObjects | None = None,
-               node: dict[str, int] | tuple[int, ...] | None = None) -> Release:
+               node: dict[str, int] | tuple[int, ...] | None = None, output_format: str | None = None) -> Release:
     given = engine
     key = operator_key(fingerprint_key)  # keys the fingerprint and the report's digests
     opened = open_for(source, spec, engine)
@@ -85,6 +89,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
         _refuse_nothing_required(spec, problem)
+        refuse_unkept_before_search(problem, output_format)
         levels = None if node is None else _given_node(node, spec, problem)
         inputs = [*opened.files, *spec.files_read]
         if spec.search.algorithm == "gaa":

@@ -124,3 +124,25 @@ def test_a_bit_or_bignum_column_is_written_to_parquet_as_its_text(tmp_path, kind
     assert _written(tmp_path, "parquet", "SELECT DISTINCT typeof(v) FROM r") == duckdbs_own == [("VARCHAR",)]
     want = _input(tmp_path, "SELECT v::VARCHAR, COUNT(*) FROM t GROUP BY ALL ORDER BY ALL")
     assert _written(tmp_path, "parquet", "SELECT v, COUNT(*) FROM r GROUP BY ALL ORDER BY ALL") == want
+
+
+@pytest.mark.parametrize("output", ["parquet", "parquet-folder"])
+@pytest.mark.parametrize("role", ["kept", "sensitive"])
+def test_a_sensitive_or_kept_column_parquet_cannot_hold_is_refused_before_the_search(tmp_path, monkeypatch, output,
+                                                                                     role):
+    """Was: refused only once the search had run (at scale, minutes lost for a refusal a column's
+    type decides). Every node releases a sensitive or kept column as it is, so ``output_format``
+    refuses it before the search: the search is never entered. The same call for CSV searches."""
+    from sqlclose import api
+    from sqlclose.errors import InputError
+
+    _project(tmp_path, "HUGEINT", role, output)
+    searched = []
+    real_search = api._search
+    monkeypatch.setattr(api, "_search", lambda *a, **k: searched.append(1) or real_search(*a, **k))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="column 'v' is HUGEINT, which Parquet cannot hold as it is"):
+        api.anonymize(None, tmp_path / "s.toml", output_format=output)
+    assert searched == []
+    with api.anonymize(None, tmp_path / "s.toml", output_format="csv"):
+        assert searched == [1]

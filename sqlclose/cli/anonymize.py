@@ -137,7 +137,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
                        "(--force redoes it)")
         return
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
-        with api.anonymize(source, spec, on_progress=on_progress, node=chosen) as release:
+        with api.anonymize(source, spec, on_progress=on_progress, node=chosen,
+                           output_format=target.format) as release:
             doc = release.write(target.path, target.report, target.overwrite, format=target.format,
                                 table=target.table, partition_by=target.partition_by)
             placed = f"the release {_where(target)} and its report {target.report} are in place and verified"

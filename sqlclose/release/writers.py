@@ -27,7 +27,7 @@ from typing import Any, ClassVar, Protocol
 from pydantic import ValidationError
 from sqlglot import exp
 
-from sqlclose.engine import DuckDBEngine
+from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import qualified, table_exists
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, catalog_name, default_report_path
@@ -158,11 +158,31 @@ _PARQUET_FIXES = {"HUGEINT": "CAST({c} AS DECIMAL(38, 0)) when its values have a
                   "VARCHAR)", "TIME WITH TIME ZONE": "CAST({c} AS VARCHAR), or the time at one zone"}
 
 
+PARQUET_FORMATS = ("parquet", "parquet-folder")
+
+
+def refuse_unkept_before_search(problem: Problem, output_format: str | None) -> None:
+    """Refuse for a Parquet output, before the search, a sensitive or other column the engine's
+    Parquet writer would change: every node releases those as they are (a quasi-identifier's type
+    depends on its level, and is checked with the release query, ``refuse_unkept_in_parquet``)."""
+    if output_format not in PARQUET_FORMATS:
+        return
+    qis = {qi.name for qi in problem.qis}
+    columns = [name for name in problem.released if name not in qis]
+    if columns:
+        query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
+        _refuse_unkept(problem.engine, query, [])
+
+
 def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
     """Refuse, before anything is written, a released column whose values the engine's Parquet
     writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
-    unkept = release.problem.engine.parquet_unkept_columns(query, params)
+    _refuse_unkept(release.problem.engine, query, params)
+
+
+def _refuse_unkept(engine: Engine, query: exp.Expression, params: list) -> None:
+    unkept = engine.parquet_unkept_columns(query, params)
     if not unkept:
         return
     name, kind = next(iter(unkept.items()))
