@@ -87,9 +87,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         problem = prepare(engine, opened.relation, spec, opened.label, key)
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
-        _refuse_k_over_rows(spec, problem)
-        _refuse_nothing_required(spec, problem)
-        refuse_unkept_before_search(problem, output_format)
+        _refuse_before_search(spec, problem, output_format)
         levels = None if node is None else _given_node(node, spec, problem)
         inputs = [*opened.files, *spec.files_read]
         if spec.search.algorithm == "gaa":
@@ -201,6 +199,13 @@ def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) ->
     return hist.histogram_sql(as_spec(spec), dialect)
 
 
+def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | None) -> None:
+    """What no search can mend, refused before one runs (and by a dry run, which runs none)."""
+    _refuse_k_over_rows(spec, problem)
+    _refuse_nothing_required(spec, problem)
+    refuse_unkept_before_search(problem, output_format)
+
+
 def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
     if spec.k > problem.rows:
         raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
@@ -230,16 +235,20 @@ def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
-         examples: int = 3) -> dict:
+         examples: int = 3, *, as_run: bool = False, output_format: str | None = None) -> dict:
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
     the bottom; a quasi-identifier not named is at level 0, a name or level it lacks is refused).
-    Validates everything a run validates (columns, hierarchies, NULLs)."""
+    Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
+    run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
+    that protect nothing, a column ``output_format`` cannot hold."""
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
+        if as_run:
+            _refuse_before_search(spec, problem, output_format)
         names = [qi.name for qi in problem.qis]
         given = {name: 0 for name in names} | dict(node or {})  # a QI not named: its level 0
         levels = checked_node(given, names, [qi.levels for qi in problem.qis])

@@ -102,6 +102,38 @@ def test_a_dry_run_refuses_the_outputs_the_run_refuses(project):
     assert (project / "table3.csv").read_bytes() == table3 and not (project / "o").exists()
 
 
+def _k_past_rows(text: str) -> str:
+    return text.replace("k = 3", "k = 10")
+
+
+def _vacuous_t(text: str) -> str:
+    """k = 1, salary alone with t = 0.6: Table 3's farthest class of one salary is 0.5 away."""
+    text = text[:text.index("[sensitive.disease]")].replace("k = 3", "k = 1").replace("t = 0.2", "t = 0.6")
+    return 'others = "drop"\n' + text
+
+
+def _hugeint_sensitive(text: str) -> str:
+    return text.replace('path = "table3.csv"', "query = \"SELECT zip, age, disease, salary::HUGEINT AS salary FROM "
+                        "read_csv('table3.csv', all_varchar = true)\"")
+
+
+@pytest.mark.parametrize("change", [_k_past_rows, _vacuous_t, _hugeint_sensitive])
+def test_a_dry_run_refuses_what_the_run_refuses_before_its_search(project, change):
+    """A dry run 'validated' (exit 0) a spec the run then refused once the table was read: k past
+    the table's 9 rows (exit 3), k = 1 with a t no class of Table 3 can exceed (exit 2), a sensitive
+    column of a type Parquet cannot hold (exit 2). The oracle: the real run's exit code and
+    message; the dry run gives the same, and nothing is written."""
+    spec = project / "spec.toml"
+    text = spec.read_text()
+    spec.write_text(change(text))
+    assert spec.read_text() != text
+    real = invoke("anonymize", spec, "-q", "--no-progress")
+    assert real.exit_code in (2, 3) and "error" in real.output, real.output
+    dry = invoke("anonymize", spec, "--dry-run")
+    assert (dry.exit_code, dry.output) == (real.exit_code, real.output), dry.output
+    assert not (project / "out").exists()
+
+
 def test_a_chosen_minimal_node_is_released(project):
     result = invoke("anonymize", project / "spec.toml", "--json", "--node", "zip=1,age=2")
     assert result.exit_code == 0, result.output

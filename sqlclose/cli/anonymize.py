@@ -47,8 +47,9 @@ Examples:
               help="JSON report path (default: OUTPUT.report.json).")
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
 @click.option("--force", is_flag=True, help="Redo the release even when the output is up to date (replaces it).")
-@click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs (refused as the run "
-              "would refuse them); print the plan; write nothing.")
+@click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs, and refuse what the "
+              "run refuses before its search (k past the rows, requirements that protect nothing); print the "
+              "plan; search nothing, write nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
               "minimal one: Release.minimal_nodes with --explore lattice); one the search did not measure is "
               "evaluated first.")
@@ -125,7 +126,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     if current is None:  # a dry run too: it validates what the run would refuse, the output included
         writer_for(target).refuse(target, inputs)
     if dry_run:
-        _print_plan(api.plan(source, spec, chosen), as_json, quiet)
+        _print_plan(api.plan(source, spec, chosen, as_run=True, output_format=target.format), as_json, quiet)
         return
     if current is not None:
         if html_path is not None:
