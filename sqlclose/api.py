@@ -26,7 +26,7 @@ from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
 from sqlclose.release.release import Release, RunObjects
 from sqlclose.release.warehouse import WarehouseRelease
-from sqlclose.release.writers import refuse_unkept_before_search
+from sqlclose.release.writers import refuse_output_before_search
 from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
@@ -38,7 +38,8 @@ from sqlclose.search.utility_costs import search_cost
 
 def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Engine | None = None,
               on_progress: ProgressCallback | None = None, fingerprint_key: str | None = None,
-              node: dict[str, int] | tuple[int, ...] | None = None, output_format: str | None = None) -> Release:
+              node: dict[str, int] | tuple[int, ...] | None = None, output_format: str | None = None,
+              partition_by: tuple[str, ...] | list[str] = ()) -> Release:
     """Find the optimal full-domain generalization of ``source`` that satisfies ``spec`` — or, with
     ``[search] algorithm = "gaa"``, GAA's multidimensional recoding (a ``GaaRelease``).
 
@@ -52,21 +53,23 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     ``node`` (as ``Release.at`` takes it) returns the release at that satisfying node instead of
     the optimum (``--node``): its form and levels are checked once the hierarchies are built, before
     the search, so that a mistaken node costs no search. ``output_format`` (``"parquet"``,
-    ``"parquet-folder"``, ``"csv"``, ``"duckdb"``), the format the release will be written in: a
-    sensitive or other column it cannot hold is refused before the search, not after it.
+    ``"parquet-folder"``, ``"csv"``, ``"duckdb"``) and ``partition_by``, how the release will be
+    written: what they cannot hold of the sensitive and other columns, which every node releases as
+    they are, is refused before the search, not after it (``write`` checks every column again).
     """
     started = time.perf_counter()
     spec = as_spec(spec)
     if engine is None:
         return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node,
-                          output_format=output_format)
+                          output=(output_format, tuple(partition_by)))
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
     # dropped when the release closes (at once when the run fails), leaving the engine as it was.
     run = RunObjects()
     made: list = []
     try:
         with engine.objects_made() as made:
-            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node, output_format)
+            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node,
+                                 (output_format, tuple(partition_by)))
     except BaseException:
         engine.drop_objects(made)
         raise
@@ -76,7 +79,8 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
 
 def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
                fingerprint_key: str | None, started: float, run: RunObjects | None = None,
-               node: dict[str, int] | tuple[int, ...] | None = None, output_format: str | None = None) -> Release:
+               node: dict[str, int] | tuple[int, ...] | None = None,
+               output: tuple[str | None, tuple[str, ...]] = (None, ())) -> Release:
     given = engine
     key = operator_key(fingerprint_key)  # keys the fingerprint and the report's digests
     opened = open_for(source, spec, engine)
@@ -87,7 +91,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         problem = prepare(engine, opened.relation, spec, opened.label, key)
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
-        _refuse_before_search(spec, problem, output_format)
+        _refuse_before_search(spec, problem, *output)
         levels = None if node is None else _given_node(node, spec, problem)
         inputs = [*opened.files, *spec.files_read]
         if spec.search.algorithm == "gaa":
@@ -199,11 +203,12 @@ def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) ->
     return hist.histogram_sql(as_spec(spec), dialect)
 
 
-def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | None) -> None:
+def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | None,
+                          partition_by: tuple[str, ...]) -> None:
     """What no search can mend, refused before one runs (and by a dry run, which runs none)."""
     _refuse_k_over_rows(spec, problem)
     _refuse_nothing_required(spec, problem)
-    refuse_unkept_before_search(problem, output_format)
+    refuse_output_before_search(problem, output_format, partition_by)
 
 
 def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
@@ -235,20 +240,21 @@ def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
 
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
-         examples: int = 3, *, as_run: bool = False, output_format: str | None = None) -> dict:
+         examples: int = 3, *, as_run: bool = False, output_format: str | None = None,
+         partition_by: tuple[str, ...] | list[str] = ()) -> dict:
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
     the bottom; a quasi-identifier not named is at level 0, a name or level it lacks is refused).
     Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
     run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
-    that protect nothing, a column ``output_format`` cannot hold."""
+    that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold."""
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
         if as_run:
-            _refuse_before_search(spec, problem, output_format)
+            _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         names = [qi.name for qi in problem.qis]
         given = {name: 0 for name in names} | dict(node or {})  # a QI not named: its level 0
         levels = checked_node(given, names, [qi.levels for qi in problem.qis])

@@ -134,6 +134,36 @@ def test_a_dry_run_refuses_what_the_run_refuses_before_its_search(project, chang
     assert not (project / "out").exists()
 
 
+# A kept column v of each type, and the output the run refuses for it (review rv10, defect 3).
+_OUTPUT_CASES = {
+    "hugeint_to_parquet": ("HUGEINT", "170141183460469231731687303715884105727", 'path = "out.parquet"'),
+    "timetz_to_parquet_folder": ("TIMETZ", "10:00:00+05", 'path = "out"'),
+    "list_to_csv": ("INTEGER[]", "[1, 2]", 'path = "out.csv"'),
+    "partition_unknown": ("INTEGER", "1", 'path = "out"\npartition_by = ["nope"]'),
+    "partition_float": ("DOUBLE", "1.5", 'path = "out"\npartition_by = ["v"]'),
+    "partition_every_column": ("INTEGER", "1", 'path = "out"\npartition_by = ["zip", "dis", "v"]'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_OUTPUT_CASES))
+def test_a_dry_run_refuses_an_output_the_run_refuses_for_a_column(tmp_path, case):
+    """A dry run 'validated' (exit 0) outputs the run refused for a kept column's type or a
+    partition column (exit 2): the column checks ran inside the write alone. The oracle: the real
+    run's exit code and message; the dry run gives the same, and nothing is written."""
+    kind, value, output = _OUTPUT_CASES[case]
+    with duckdb.connect(str(tmp_path / "src.duckdb")) as con:
+        con.execute(f"CREATE TABLE t AS SELECT zip, dis, '{value}'::{kind} AS v FROM (VALUES ('10', 'a'), "
+                    "('10', 'b'), ('11', 'a'), ('11', 'b')) x(zip, dis)")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'others = "keep"\n[source]\npath = "src.duckdb"\ntable = "t"\n[output]\n{output}\n[privacy]\n'
+                    'k = 2\n[quasi_identifiers]\nzip = { mask = true, length = 2 }\n[sensitive.dis]\ndistinct_l = 2\n')
+    real = invoke("anonymize", spec, "-q", "--no-progress", "--node", "zip=0")
+    assert real.exit_code == 2 and "error" in real.output, real.output
+    dry = invoke("anonymize", spec, "--dry-run", "--node", "zip=0")
+    assert (dry.exit_code, dry.output) == (real.exit_code, real.output), dry.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spec.toml", "src.duckdb"]
+
+
 def test_a_chosen_minimal_node_is_released(project):
     result = invoke("anonymize", project / "spec.toml", "--json", "--node", "zip=1,age=2")
     assert result.exit_code == 0, result.output

@@ -48,7 +48,8 @@ Examples:
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
 @click.option("--force", is_flag=True, help="Redo the release even when the output is up to date (replaces it).")
 @click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs, and refuse what the "
-              "run refuses before its search (k past the rows, requirements that protect nothing); print the "
+              "run refuses before its search (k past the rows, requirements that protect nothing, a kept or "
+              "sensitive column the output cannot hold or partition by); print the "
               "plan; search nothing, write nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
               "minimal one: Release.minimal_nodes with --explore lattice); one the search did not measure is "
@@ -126,7 +127,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     if current is None:  # a dry run too: it validates what the run would refuse, the output included
         writer_for(target).refuse(target, inputs)
     if dry_run:
-        _print_plan(api.plan(source, spec, chosen, as_run=True, output_format=target.format), as_json, quiet)
+        _print_plan(api.plan(source, spec, chosen, as_run=True, output_format=target.format,
+                             partition_by=target.partition_by), as_json, quiet)
         return
     if current is not None:
         if html_path is not None:
@@ -139,7 +141,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         return
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress, node=chosen,
-                           output_format=target.format) as release:
+                           output_format=target.format, partition_by=target.partition_by) as release:
             doc = release.write(target.path, target.report, target.overwrite, format=target.format,
                                 table=target.table, partition_by=target.partition_by)
             placed = f"the release {_where(target)} and its report {target.report} are in place and verified"

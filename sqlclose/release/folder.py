@@ -43,9 +43,10 @@ def sql_type(t: pa.DataType) -> exp.DataType | None:
 
 
 def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Expression, params: Sequence[Any],
-                     columns: list[str]) -> None:
+                     columns: list[str], typed: Sequence[str] | None = None) -> None:
     """Refuse partition columns that are not released, all of them, or of a type folder names
-    cannot carry — before anything is written."""
+    cannot carry — before anything is written. ``typed``: the partition columns ``query`` holds,
+    whose types are checked (default: every one)."""
     if not partition_by:
         return
     odd_names = [c for c in partition_by if not _PLAIN_NAME.fullmatch(c)]
@@ -58,8 +59,11 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
                          f"hold (its columns: {', '.join(repr(c) for c in columns)})")
     if len(set(partition_by)) == len(columns):
         raise InputError("partition_by names every released column; leave at least one column in the files")
+    typed = partition_by if typed is None else typed
+    if not typed:
+        return
     schema = engine.schema(query.subquery(), params)
-    odd = [c for c in partition_by if sql_type(schema.field(c).type) is None]
+    odd = [c for c in typed if sql_type(schema.field(c).type) is None]
     if odd:
         raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd)}: a folder name cannot carry "
                          f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "

@@ -161,17 +161,25 @@ _PARQUET_FIXES = {"HUGEINT": "CAST({c} AS DECIMAL(38, 0)) when its values have a
 PARQUET_FORMATS = ("parquet", "parquet-folder")
 
 
-def refuse_unkept_before_search(problem: Problem, output_format: str | None) -> None:
-    """Refuse for a Parquet output, before the search, a sensitive or other column the engine's
-    Parquet writer would change: every node releases those as they are (a quasi-identifier's type
-    depends on its level, and is checked with the release query, ``refuse_unkept_in_parquet``)."""
-    if output_format not in PARQUET_FORMATS:
-        return
+def refuse_output_before_search(problem: Problem, output_format: str | None,
+                                partition_by: Sequence[str] = ()) -> None:
+    """What an output of ``output_format`` (partitioned by ``partition_by``) refuses of the columns
+    every node releases as they are, the sensitive and other ones, told before the search (and by a
+    dry run): a type Parquet or CSV cannot hold, a partition column not released or of a type a
+    folder name cannot carry. A quasi-identifier's type depends on its level: it is checked with the
+    release query, as the write checks every column again."""
     qis = {qi.name for qi in problem.qis}
     columns = [name for name in problem.released if name not in qis]
-    if columns:
-        query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
+    query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
+    if output_format in PARQUET_FORMATS and columns:
         _refuse_unkept(problem.engine, query, [])
+    if output_format == "csv" and columns and isinstance(problem.engine, DuckDBEngine):
+        _refuse_nested(problem.engine.column_types(query))
+    if output_format == "parquet-folder" and partition_by:
+        from sqlclose.release.folder import check_partitions
+
+        check_partitions(partition_by, problem.engine, query, [], problem.released,
+                         typed=[name for name in partition_by if name in columns])
 
 
 def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
@@ -252,6 +260,12 @@ class ParquetFolderWriter(FileWriter):
         return read_folder(release.problem.engine, path, types or {}, release.columns)
 
 
+def _refuse_nested(types: dict[str, str]) -> None:
+    nested = [f"{c!r} ({t})" for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP", "UNION"))]
+    if nested:
+        raise InputError(f"CSV cannot hold the nested column(s) {', '.join(nested)}; write Parquet instead")
+
+
 class CsvWriter(FileWriter):
     """CSV with a header, read back with the released columns' own types for the re-check (and
     recorded in the report's ``output.column_types`` for ``sqlclose check --against``)."""
@@ -260,10 +274,7 @@ class CsvWriter(FileWriter):
 
     def _types(self, release: Release, target: Target, query: exp.Expression, params: list) -> dict[str, str]:
         types = _duckdb(release, "a CSV output").column_types(query, params)
-        nested = [f"{c!r} ({t})" for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP",
-                                                                                              "UNION"))]
-        if nested:
-            raise InputError(f"CSV cannot hold the nested column(s) {', '.join(nested)}; write Parquet instead")
+        _refuse_nested(types)
         return types
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
