@@ -217,6 +217,23 @@ def test_one_table_has_one_report_however_it_is_spelled(project, before, after):
     assert check.exit_code == 0, check.output
 
 
+def test_a_table_named_with_a_slash_gets_its_report_beside_the_database(project):
+    """rv10 #6: --output-table 'a/b' (a name DuckDB accepts) with no --report ended in exit 1,
+    pathlib's 'Invalid name' for x.duckdb.a/b.report.json, after the whole job. The report's name
+    now writes '/' as %2F (and '%' as %25, so names stay apart). The oracles: DuckDB's catalog
+    holds table "a/b" with the release's rows, and the one report beside it names it."""
+    db, spec = project / "x.duckdb", project / "spec.toml"
+    for table in ("a/b", "a%2Fb"):
+        result = invoke("anonymize", spec, "-o", db, "--output-table", table, "-q")
+        assert result.exit_code == 0, result.output
+    reports = sorted(p.name for p in project.glob("x.duckdb*.report.json"))
+    assert reports == ["x.duckdb.a%252fb.report.json", "x.duckdb.a%2Fb.report.json"], reports  # catalog case
+    assert json.loads((project / "x.duckdb.a%2Fb.report.json").read_text())["output"]["table"] == "a/b"
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute('SELECT COUNT(*) FROM "a/b"').fetchall() == [(9,)]
+    assert invoke("check", db, "--table", "a/b", "--against", project / reports[1]).exit_code == 0
+
+
 def test_a_table_output_in_a_folder_not_made_yet_is_written_there(project):
     """As a Parquet or CSV output's folder is made, so is a database's (it was an exit-1 'Cannot open
     file … No such file or directory' from DuckDB's ATTACH, for a nightly job's first night)."""

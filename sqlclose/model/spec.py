@@ -571,8 +571,10 @@ def _kind_of_suffix(path: Path) -> str | None:
 def default_report_path(path: Path, table: str | None = None) -> Path:
     """The report sits beside the release: ``<release>.report.json`` (for a table in a DuckDB
     database, ``<database>.<table>.report.json``: one database holds many releases; the table as
-    ``table_identity`` gives it, so that one table has one report however it is spelled)."""
-    return path.with_name(path.name + (f".{table_identity(table)}" if table else "") + ".report.json")
+    ``table_identity`` gives it, so that one table has one report however it is spelled; a '/' in
+    it, which no file name can hold, written ``%2F``, and so ``%`` itself ``%25``)."""
+    named = table_identity(table).replace("%", "%25").replace("/", "%2F") if table else None
+    return path.with_name(path.name + (f".{named}" if named else "") + ".report.json")
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
