@@ -162,6 +162,27 @@ def test_bad_partition_columns_are_refused_before_writing(tmp_path: Path, partit
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("kind", ["UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT"])
+def test_a_folder_partitioned_by_an_unsigned_integer_is_written_and_checked(tmp_path: Path, kind: str) -> None:
+    """rv10 #10: an unsigned integer partition column was refused as a type 'a folder name cannot
+    carry', with a message saying integers are accepted. Its values are whole numbers, as a signed
+    one's. The oracles: plain DuckDB over the folder (rows per value, the type read back), and
+    `sqlclose check --against`."""
+    duckdb.sql(f"COPY (SELECT zip, p::{kind} AS p, dis FROM (VALUES ('10', 1, 'a'), ('10', 1, 'b'), ('11', 200, 'a'), "
+               f"('11', 200, 'b')) t(zip, p, dis)) TO '{tmp_path / 'in.parquet'}' (FORMAT PARQUET)")
+    (tmp_path / "spec.toml").write_text('others = "keep"\n[source]\npath = "in.parquet"\n[output]\npath = "out"\n'
+                                        'partition_by = ["p"]\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                                        'zip = { mask = true, length = 2 }\n[sensitive.dis]\ndistinct_l = 2\n')
+    result = invoke("anonymize", tmp_path / "spec.toml", "-q", "--node", "zip=0")
+    assert result.exit_code == 0, result.output
+    got = duckdb.sql(f"SELECT p::BIGINT, COUNT(*) FROM read_parquet('{tmp_path}/out/**/*.parquet', "
+                     "hive_partitioning = true) GROUP BY ALL ORDER BY 1").fetchall()
+    assert got == [(1, 2), (200, 2)]
+    report = json.loads((tmp_path / "out.report.json").read_text())
+    assert report["output"]["column_types"]["p"] == kind
+    assert invoke("check", tmp_path / "out", "--against", tmp_path / "out.report.json").exit_code == 0
+
+
 @pytest.mark.parametrize("failure", [KeyboardInterrupt, RuntimeError])
 def test_a_failure_after_writing_leaves_nothing(tmp_path: Path, monkeypatch, failure: type) -> None:
     from sqlclose.release import release as release_module

@@ -29,7 +29,8 @@ from sqlclose.errors import InputError
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.large_string(): "VARCHAR", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
-              pa.int32(): "INT", pa.int64(): "BIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE",
+              pa.int32(): "INT", pa.int64(): "BIGINT", pa.uint8(): "UTINYINT", pa.uint16(): "USMALLINT",
+              pa.uint32(): "UINTEGER", pa.uint64(): "UBIGINT", pa.float32(): "FLOAT", pa.float64(): "DOUBLE",
               pa.bool_(): "BOOLEAN", pa.date32(): "DATE"}
 
 
@@ -39,7 +40,7 @@ def sql_type(t: pa.DataType) -> exp.DataType | None:
     if pa.types.is_decimal(t):
         return exp.DataType.build(f"DECIMAL({t.precision}, {t.scale})")
     name = _SQL_TYPES.get(t)
-    return exp.DataType.build(name) if name and not pa.types.is_floating(t) else None
+    return exp.DataType.build(name, dialect="duckdb") if name and not pa.types.is_floating(t) else None
 
 
 def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Expression, params: Sequence[Any],
@@ -67,7 +68,7 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
     if odd:
         raise InputError(f"cannot partition by {', '.join(repr(c) for c in odd)}: a folder name cannot carry "
                          f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "
-                         "date columns")
+                         "date columns (signed or unsigned integers, decimals, booleans)")
 
 
 def read_folder(engine: Engine, target: Path, types: Mapping[str, str], columns: list[str]) -> exp.Expression:
