@@ -256,6 +256,9 @@ def test_a_declared_number_column_is_read_as_written_on_both_engines(tmp_path, s
     ("1_000", "DOUBLE", "1000"), ("1_000", "BIGINT", "1000"), ("1_000", "DECIMAL(8, 2)", "1000"),
     ("1_0e2", "DOUBLE", "1000"), ("1.", "BIGINT", "1"), ("1.0", "BIGINT", "1"), (" 1.00 ", "BIGINT", "1"),
     ("1d", "DOUBLE", None), ("1f", "DOUBLE", None), ("1D", "BIGINT", None), ("1__000", "BIGINT", None),
+    # rv10 #8: a separator in the fraction was refused as "a fraction … the type would change"
+    ("1.5_0", "DECIMAL(10, 2)", "1.50"), ("1_0.2_5", "DECIMAL(10, 2)", "10.25"), ("5.000_0", "BIGINT", "5"),
+    ("1.5_05", "DECIMAL(10, 2)", None),
 ])
 def test_a_declared_number_column_gets_one_answer_on_both_engines(tmp_path, spark_session, text, kind, released):
     """The same CSV and spec was released on one engine and refused on the other: '1_000' declared

@@ -122,8 +122,9 @@ def _exactly_read(kind: str) -> str | None:
         scale = int(decimal.group(2)) if decimal else 3  # DuckDB's plain DECIMAL: (18,3)
     else:
         return None
-    fraction = r"(\.0*)?" if scale == 0 else rf"(\.[0-9]{{0,{scale}}}0*)?"
-    tail = "" if scale == 0 else rf"|\.[0-9]{{1,{scale}}}0*"
+    zeros = "(_?0)*"  # trailing zeros change no number (a separator may stand between them too)
+    fraction = rf"(\.(0{zeros})?)?" if scale == 0 else rf"(\.([0-9](_?[0-9]){{0,{scale - 1}}}{zeros})?)?"
+    tail = "" if scale == 0 else rf"|\.[0-9](_?[0-9]){{0,{scale - 1}}}{zeros}"
     return rf"\s*[+-]?({digits}{fraction}{tail})\s*"
 
 
