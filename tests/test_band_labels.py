@@ -88,6 +88,27 @@ def test_integer_bands_of_large_bigints_hold_their_values(tmp_path):
     assert got == want
 
 
+@pytest.mark.parametrize(("bands", "origin", "label"), [
+    ([10], 9007199254740993, "9007199254740993-9007199254741002"),  # bands of 10 from the origin
+    ([9007199254740993], 0, "9007199254740993-18014398509481985"),  # the second band of that width
+])
+def test_an_origin_or_width_past_2_53_is_the_one_written(tmp_path, bands, origin, label):
+    """rv10 #9: values and a declared domain were exact past 2**53, but the spec read the origin
+    and widths as floats: origin 9007199254740993 started the bands at …992. The oracle: the band
+    holding x by exact integer arithmetic, origin + (x - origin) // w * w and w − 1 more."""
+    x = 9007199254740993
+    w = bands[0]
+    lo = origin + (x - origin) // w * w
+    assert label == f"{lo}-{lo + w - 1}"
+    table = pa.table({"x": pa.array([x, x], pa.int64()), "s": ["a", "b"]})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"x": {"bands": bands, "origin": origin}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    out = tmp_path / "r.parquet"
+    with sqlclose.anonymize(table, spec, node={"x": 1}) as release:
+        release.write_parquet(out)
+    assert duckdb.sql(f"SELECT DISTINCT x FROM '{out}'").fetchall() == [(label,)]
+
+
 def test_the_out_of_domain_message_states_the_declared_bound():
     """``:g`` printed the bound 1234567 as 1.23457e+06 (1234570), which holds the value refused."""
     with pytest.raises(HierarchyError) as e:

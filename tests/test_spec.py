@@ -13,7 +13,7 @@ import pytest
 import sqlclose
 from sqlclose.errors import InputError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import Spec, build_spec, expand_env, load_spec
+from sqlclose.model.spec import Spec, as_spec, build_spec, expand_env, load_spec
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
 
@@ -459,6 +459,19 @@ def test_sha256_stable_and_independent_of_key_order(project):
     assert a.sha256() == b.sha256() == c.sha256()
     # the order of QIs is kept in the spec (it is the column order of the lattice) ...
     assert list(c.quasi_identifiers) == ["age", "zip"]
+
+
+def test_sha256_reads_a_band_width_or_origin_as_the_number_it_writes():
+    """Widths and origins are kept whole (exact past 2**53, review rv10 #9): 5 and 5.0, 0 and 0.0
+    are still one spec, and a whole number past 2**53 another than the float next to it."""
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"x": {"bands": [5, 10]}}, "sensitive": {"s": {"distinct_l": 2}}}
+
+    def digest(bands: list, origin: float | None = None) -> str:
+        qi = {"bands": bands} | ({} if origin is None else {"origin": origin})
+        return as_spec(spec | {"quasi_identifiers": {"x": qi}}).sha256()
+
+    assert digest([5, 10]) == digest([5.0, 10.0]) == digest([5, 10.0], 0) == digest([5, 10], 0.0)
+    assert digest([5, 10], 2**53 + 1) != digest([5, 10], float(2**53 + 1))
 
 
 def test_sha256_ignores_output_but_not_privacy(project):

@@ -374,7 +374,12 @@ def _sibling_index(parents: np.ndarray) -> tuple[np.ndarray, int]:
 
 # ---- rule builders (need the column's distinct values) -----------------------------------
 
-def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float], origin: float = 0.0,
+def _finite(number: float) -> bool:
+    """A whole number is finite however large (``math.isfinite`` converts it to a float first)."""
+    return isinstance(number, int) or math.isfinite(number)
+
+
+def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float], origin: float = 0,
                     name: str = "bands", domain: tuple[float, float] | None = None,
                     integral: bool | None = None) -> Hierarchy:
     """Numeric bands of growing width, then ``*``.
@@ -385,9 +390,9 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     label integer bands ``35-39`` rather than ``[35, 40)`` (preparation decides it by the column's
     type, ``rule_hierarchies._integral_bands``); None: when the values, widths and origin are all whole.
     """
-    if not widths or any(not (math.isfinite(w) and w > 0) for w in widths):  # NaN and inf make no band
+    if not widths or any(not (_finite(w) and w > 0) for w in widths):  # NaN and inf make no band
         raise HierarchyError(f"{name}: band widths must be finite positive numbers, got {list(widths)}")
-    if not math.isfinite(origin):
+    if not _finite(origin):
         raise HierarchyError(f"{name}: origin must be a finite number (where the bands start), got {origin}")
     # Bands are cut in exact decimal arithmetic on each value's text (the engine's shortest text of a
     # float, a BIGINT's every digit): floats cut 0.3 / 0.1 into band 2, and rounding that away moved

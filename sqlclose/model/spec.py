@@ -68,7 +68,8 @@ def plain_number(value: Any) -> Any:
 
 def _finite(value: Any) -> bool:
     """A finite number as written (not a boolean, not text)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and \
+        (isinstance(value, numbers.Integral) or math.isfinite(value))
 
 
 def one_character(delimiter: str | None) -> str | None:
@@ -88,8 +89,8 @@ class HierarchySpec(_Model):
 
     file: Path | None = None
     delimiter: str = ";"
-    bands: list[float] | None = None
-    origin: float = 0.0
+    bands: list[int | float] | None = None  # whole numbers kept whole: exact past 2**53
+    origin: int | float = 0.0
     mask: bool | list[int] | None = None
     mask_char: str = "*"
     dates: bool | list[str] | None = None  # day → month → year → 5y → * (model/dates.py)
@@ -875,7 +876,16 @@ def canonical_json(spec: Spec) -> str:
         if h.file is not None:  # what the file holds, not where it lies
             target["file_sha256"] = _file_sha256(Path(h.file))
             target.pop("file", None)
+        if "bands" in target:  # 5 and 5.0 are one width (a float when it holds the number exactly)
+            target["bands"] = [_one_number(w) for w in target["bands"]]
+        if "origin" in target:
+            target["origin"] = _one_number(target["origin"])
     return json.dumps(data, sort_keys=True, default=default, separators=(",", ":"))
+
+
+def _one_number(number: float) -> float:
+    as_float = float(number) if abs(number) < 1e308 else math.inf
+    return as_float if as_float == number else number
 
 
 def _file_sha256(path: Path) -> str | None:
