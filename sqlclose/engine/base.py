@@ -159,6 +159,10 @@ class Engine(ABC):
     orders_tables: ClassVar[bool] = False
     # Whether GROUP BY makes -0.0 the value 0.0 (Spark normalizes it; DuckDB keeps the group's first).
     groups_minus_zero_as_zero: ClassVar[bool] = False
+    # Whether the text of NaN with its sign bit set ("-nan") may be cut when grouped: DuckDB (2.0.1)
+    # sizes a float's text by a Parquet file's min/max statistics, which pyarrow writes without NaN,
+    # and its GROUP BY then kept "-na\x00" (rows lost: no leaf or domain value matched them).
+    cuts_negative_nan_text: ClassVar[bool] = False
     # May the base histogram keep the rows as they stand, one per row, when nearly every row is a
     # combination of its own (one HyperLogLog pass tells: prepare.problem._groups_base)? Its readers
     # all sum counts, so only speed depends on it; measured on DuckDB only.
@@ -427,6 +431,11 @@ class Engine(ABC):
     def is_nan(self, value: exp.Expression) -> exp.Expression:
         """The test of NaN in this engine's SQL."""
         return exp.Anonymous(this="ISNAN", expressions=[value.copy()])
+
+    def has_minus_sign(self, value: exp.Expression) -> exp.Expression:
+        """Whether a float (-0.0, NaN) is written with a minus sign: by its text here."""
+        return exp.Like(this=exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR")),
+                        expression=exp.Literal.string("-%"))
 
     def plain_text_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         """Of ``columns``, those of ``relation`` of the engine's plain text type, whose values are

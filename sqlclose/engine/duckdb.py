@@ -133,6 +133,7 @@ class DuckDBEngine(Engine):
     orders_tables = True
     ungrouped_base = True
     has_dictionary_types = True
+    cuts_negative_nan_text = True
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
                  memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:
@@ -593,6 +594,10 @@ class DuckDBEngine(Engine):
         # statistics decide ISFINITE, and infinities are within them.
         finite, infinite = (exp.Anonymous(this=f, expressions=[value.copy()]) for f in ("ISFINITE", "ISINF"))
         return exp.and_(exp.Not(this=finite), exp.Not(this=infinite))
+
+    def has_minus_sign(self, value: exp.Expression) -> exp.Expression:
+        # The sign bit, not the text, which may be cut (``cuts_negative_nan_text``).
+        return exp.Anonymous(this="SIGNBIT", expressions=[value.copy()])
 
     def plain_text_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         # VARCHAR itself: UUID and JSON reach Arrow as text too.

@@ -327,13 +327,17 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
     0.0, or NaN beside -NaN, were two values to the search and one to the re-check, which then
     refused the search's node (its classes, l-diversity, t) and the rows it wrote as altered. One
     pass over the column."""
-    found = engine.fetch(q.float_spellings(source, name, engine.is_nan)).to_pylist()[0]
+    found = engine.fetch(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign)).to_pylist()[0]
+    nan_fix = f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
+        "\"drop\" or a null_value for the column"
     if zeros := _minus_zero(engine, found):
         fix = f"{name} + 0.0, which turns -0.0 into 0.0"
     elif found["negative_nan"] and found["positive_nan"]:
-        zeros = "NaN both with and without a minus sign (-nan and nan), one value written two ways"
-        fix = f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
-            "\"drop\" or a null_value for the column"
+        zeros, fix = "NaN both with and without a minus sign (-nan and nan), one value written two ways", nan_fix
+    elif found["negative_nan"] and engine.cuts_negative_nan_text:
+        zeros = (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (from "
+                 "a Parquet file whose statistics leave NaN out)")
+        fix = nan_fix
     else:
         return
     where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again"
