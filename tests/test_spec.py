@@ -461,6 +461,29 @@ def test_sha256_stable_and_independent_of_key_order(project):
     assert list(c.quasi_identifiers) == ["age", "zip"]
 
 
+@pytest.mark.parametrize(("toml", "key"), [
+    ('[privacy]\nk = 2\nidentifiers = ["name"]\n[quasi_identifiers]\nage = { bands = [5] }\n', "privacy.identifiers"),
+    ('[privacy]\nk = 2\n[quasi_identifiers]\nage = { bands = [5] }\nothers = "drop"\n', "quasi_identifiers.others"),
+    ('[privacy]\nk = 2\n[quasi_identifiers]\nidentifiers = ["name"]\nage = { bands = [5] }\n',
+     "quasi_identifiers.identifiers"),
+    ('[privacy]\nk = 2\n[quasi_identifiers]\nage = { bands = [5] }\n[sensitive]\nothers = "keep"\n',
+     "sensitive.others"),
+])
+def test_a_top_level_key_written_inside_a_table_is_told_as_such(tmp_path, toml, key):
+    """Review rv8 #7. TOML puts a key written after [table] in that table: `identifiers` after
+    [privacy] was an 'unknown key', `others = "drop"` under [quasi_identifiers] a quasi-identifier
+    named others ("column 'others' is not in …"), `identifiers` there pydantic's 'Input should be a
+    valid dictionary'. Each now says it is a top-level key and where to write it."""
+    path = tmp_path / "s.toml"
+    path.write_text('[source]\npath = "p.csv"\n' + toml + "[sensitive.d]\ndistinct_l = 2\n"
+                    if "[sensitive]" not in toml else '[source]\npath = "p.csv"\n' + toml)
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    message = str(caught.value)
+    assert f"{key}: {key.split('.')[1]} is a top-level key: write it at the top of the spec, before the first " \
+           "[table]" in message, message
+
+
 def test_sha256_reads_a_band_width_or_origin_as_the_number_it_writes():
     """Widths and origins are kept whole (exact past 2**53, review rv10 #9): 5 and 5.0, 0 and 0.0
     are still one spec, and a whole number past 2**53 another than the float next to it."""

@@ -959,8 +959,14 @@ def _problem(item: Any) -> str:
     return f"{'.'.join(parts) or '(top level)'}: {msg}{got}"
 
 
+_TOP_LEVEL = "a top-level key: write it at the top of the spec, before the first [table]"
+
+
 def _unknown_key(loc: tuple[str, ...]) -> str:
-    """What to say of a key no model has: the close keys of its table, else the keys it has."""
+    """What to say of a key no model has: a top-level key's place, the close keys of its table,
+    else the keys it has."""
+    if len(loc) > 1 and loc[-1] in ("identifiers", "others"):
+        return f"{loc[-1]} is {_TOP_LEVEL} (TOML makes a key written after [{loc[0]}] a key of that table)"
     keys = _keys_at(loc[:-1])
     close = difflib.get_close_matches(loc[-1], keys, n=2) if loc else []
     if close:
@@ -1030,8 +1036,24 @@ def _as_dicts(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _refuse_top_level_keys_in_tables(data: dict[str, Any], where: str) -> None:
+    """TOML puts a key written after ``[quasi_identifiers]`` in that table: ``others = "drop"``
+    there was read as a quasi-identifier named others (its hierarchy file "drop"), and
+    ``identifiers = […]`` as one that is a list."""
+    for table in ("quasi_identifiers", "sensitive"):
+        columns = data.get(table)
+        if not isinstance(columns, dict):
+            continue
+        for key, looks_so in (("others", columns.get("others") in ("keep", "drop")),
+                              ("identifiers", isinstance(columns.get("identifiers"), list))):
+            if looks_so:
+                raise SpecError(f"{where}: invalid spec: {table}.{key}: {key} is {_TOP_LEVEL} (TOML makes a key "
+                                f"written after [{table}] a key of that table)")
+
+
 def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
     """Expand env vars and make relative paths absolute (relative to the spec file)."""
+    _refuse_top_level_keys_in_tables(data, where)
 
     def fix(container: dict[str, Any], key: str) -> None:
         value = container.get(key)
