@@ -692,3 +692,61 @@ def test_a_full_disk_is_an_environment_failure_and_leaves_nothing(project):
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+# Review rv8, defect 6: `check` and `hierarchy validate` advised spec keys they cannot take.
+_DIAGNOSES = [("2*", "flu"), ("2*", "ulcer"), ("2*", "flu"), ("3*", "ulcer"), ("3*", "colitis"), ("3*", "flu")]
+
+
+def _diagnoses(folder: Path, delimiter: str = ";", lines=(("flu", "resp", "*"), ("ulcer", "dig", "*"),
+                                                           ("colitis", "dig", "*"))) -> list[str]:
+    (folder / "r.csv").write_text("age,diagnosis\n" + "".join(f"{a},{d}\n" for a, d in _DIAGNOSES))
+    (folder / "diag.csv").write_text("".join(delimiter.join(line) + "\n" for line in lines))
+    return ["check", folder / "r.csv", "--qi", "age", "--sensitive", "diagnosis", "--k", "3", "--distance",
+            "hierarchical"]
+
+
+@pytest.mark.parametrize(("t", "code"), [("0.17", 0), ("0.16", 3)])
+def test_check_reads_a_comma_hierarchy_with_its_own_delimiter_option(tmp_path, t, code):
+    """A ','-delimited --hierarchy file was refused with 'set delimiter = "," for this hierarchy', a
+    spec key check cannot take (its --delimiter is the table's): the file could not be used at all.
+    Now --hierarchy-delimiter reads it, and the hint names that option. The oracle, by hand:
+    hierarchical EMD of class 2* (flu 2/3, ulcer 1/3 against 1/2, 1/3, 1/6; groups resp 2/3 vs 1/2,
+    dig 1/3 vs 1/2) is (1/3 + 1/3) / 4 = 1/6, and of class 3* also 1/6: t = 0.17 holds, 0.16 fails."""
+    args = _diagnoses(tmp_path, ",")
+    refused = invoke(*args, "--t", t, "--hierarchy", f"diagnosis={tmp_path / 'diag.csv'}")
+    assert refused.exit_code == 2 and "pass --hierarchy-delimiter ','" in refused.output, refused.output
+    assert "set delimiter" not in refused.output
+    result = invoke(*args, "--t", t, "--hierarchy", f"diagnosis={tmp_path / 'diag.csv'}", "--hierarchy-delimiter", ",")
+    assert result.exit_code == code, result.output
+
+
+def test_check_hierarchical_without_a_hierarchy_names_the_option(tmp_path):
+    """It said 'distance = "hierarchical" needs a hierarchy (e.g. hierarchy = "disease.csv")', a spec key."""
+    result = invoke(*_diagnoses(tmp_path), "--t", "0.5")
+    assert result.exit_code == 2 and "give --hierarchy diagnosis=FILE" in result.output, result.output
+
+
+def test_check_of_a_value_missing_from_its_hierarchy_names_the_file_and_what_to_do(tmp_path):
+    """It said "column 'diagnosis' holds 'colitis', which is not in its domain (5 values, from its
+    hierarchy)": neither the file nor what to do."""
+    args = _diagnoses(tmp_path, ";", (("flu", "resp", "*"), ("ulcer", "dig", "*")))
+    result = invoke(*args, "--t", "0.5", "--hierarchy", f"diagnosis={tmp_path / 'diag.csv'}")
+    assert result.exit_code == 2, result.output
+    assert f"not a leaf of its hierarchy {tmp_path / 'diag.csv'}" in result.output and "add a line" in result.output
+
+
+def test_hierarchy_validate_and_show_read_a_table_of_a_duckdb_database(tmp_path):
+    """`hierarchy validate h.csv --data db.duckdb --column sex` said 'a DuckDB database source needs
+    table = "name"', a spec key the command has no option for. It takes --table now (and says so
+    without it); the oracle: the table's values are the file's leaves, one value not."""
+    with duckdb.connect(str(tmp_path / "db.duckdb")) as con:
+        con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('F'), ('M')) t(sex)")
+    (tmp_path / "h.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "few.csv").write_text("F;*\n")
+    data = ["--data", tmp_path / "db.duckdb", "--column", "sex"]
+    told = invoke("hierarchy", "validate", tmp_path / "h.csv", *data)
+    assert told.exit_code == 2 and "name its table with --table NAME" in told.output, told.output
+    assert invoke("hierarchy", "validate", tmp_path / "h.csv", *data, "--table", "people").exit_code == 0
+    missing = invoke("hierarchy", "validate", tmp_path / "few.csv", *data, "--table", "people")
+    assert missing.exit_code == 2 and "'M'" in missing.output, missing.output

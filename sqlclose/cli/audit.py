@@ -55,6 +55,8 @@ Examples:
 @click.option("--p", "p", type=int, help="Require p-sensitivity (p distinct values per class).")
 @click.option("--hierarchy", "hierarchies", multiple=True, metavar="COLUMN=FILE",
               help="Hierarchy of a sensitive column (hierarchical distance, similarity attack).")
+@click.option("--hierarchy-delimiter", default=";", show_default=True, metavar="CHAR",
+              help="Delimiter of the --hierarchy files (the table's is --delimiter).")
 @click.option("--reference", help="Table whose distribution t-closeness compares to (default: TABLE itself).")
 @click.option("--skew", type=float, default=3.0, show_default=True,
               help="Skewness attack: a value's class share at least this many times its table share.")
@@ -71,9 +73,9 @@ Examples:
 def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tuple[str, ...],
           sensitives: tuple[str, ...], k: int | None, t: float | None, distance: str, distinct_l: int | None,
           entropy_l: float | None, recursive: str | None, p: int | None, hierarchies: tuple[str, ...],
-          reference: str | None, skew: float, similarity_level: int, top: int, table: str | None,
-          delimiter: str | None, engine_name: str | None, threads: int | None, memory_limit: str | None,
-          temp_directory: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
+          hierarchy_delimiter: str, reference: str | None, skew: float, similarity_level: int, top: int,
+          table: str | None, delimiter: str | None, engine_name: str | None, threads: int | None,
+          memory_limit: str | None, temp_directory: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
     --against, 4 when the file does not match its report. --quiet prints nothing: the exit code
@@ -82,7 +84,8 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     names = _split(sensitives)
     if spec_path is not None:
         flags = {"--sensitive": names, "--t": t, "--distinct-l": distinct_l, "--entropy-l": entropy_l,
-                 "--recursive": recursive, "--p": p, "--hierarchy": hierarchies}
+                 "--recursive": recursive, "--p": p, "--hierarchy": hierarchies,
+                 "--hierarchy-delimiter": hierarchy_delimiter != ";"}
         given = [flag for flag, value in flags.items() if value]
         if given:
             raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
@@ -100,8 +103,8 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         if report_path is not None:
             _against(Path(source), report_path, spec, as_json, engine, quiet)
             return
-        sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies) \
-            if names else None
+        sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies,
+                                     hierarchy_delimiter) if names else None
         report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
                            similarity_level=similarity_level, top=top, table=table, delimiter=delimiter,
                            engine=engine)
@@ -155,7 +158,7 @@ def _split(values: tuple[str, ...]) -> list[str]:
 
 def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_l: int | None,
                      entropy_l: float | None, recursive: str | None, p: int | None,
-                     hierarchies: tuple[str, ...]) -> dict[str, dict]:
+                     hierarchies: tuple[str, ...], delimiter: str = ";") -> dict[str, dict]:
     files = {}
     for item in hierarchies:
         column, sep, path = item.partition("=")
@@ -165,6 +168,10 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
     unknown = sorted(set(files) - set(names))
     if unknown:
         raise SpecError(f"--hierarchy names {unknown[0]!r}, which is not a --sensitive column")
+    if distance == "hierarchical" and t is not None and (missing := [n for n in names if n not in files]):
+        raise SpecError(f"--distance hierarchical needs a hierarchy of each --sensitive column: give --hierarchy "
+                        f"{missing[0]}=FILE (an ARX-format file: leaf;level 1;…;*)")
+    _read_hierarchies(files, delimiter)
     rec = None
     if recursive is not None:
         try:
@@ -174,11 +181,25 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
             raise SpecError(f"--recursive takes C,L (e.g. 4,4), got {recursive!r}") from None
     out = {}
     for name in names:
+        hierarchy = {"file": files[name], "delimiter": delimiter} if name in files else None
         entry = {"distance": distance, "t": t, "distinct_l": distinct_l, "entropy_l": entropy_l, "recursive": rec,
-                 "p": p, "hierarchy": files.get(name)}
+                 "p": p, "hierarchy": hierarchy}
         out[name] = {key: value for key, value in entry.items() if value is not None}
         _validate_flags(out[name], recursive)
     return out
+
+
+def _read_hierarchies(files: dict[str, str], delimiter: str) -> None:
+    """Each --hierarchy file read once here, so that a mistake in it is told in this command's
+    terms (``--hierarchy-delimiter``, not a spec's ``delimiter = …``), naming its column."""
+    from sqlclose.errors import HierarchyError
+    from sqlclose.model.hierarchy import Hierarchy
+
+    for column, path in files.items():
+        try:
+            Hierarchy.from_csv(path, delimiter, option="--hierarchy-delimiter")
+        except HierarchyError as e:
+            raise HierarchyError(f"--hierarchy {column}={path}: {e}") from None
 
 
 # The option each Sensitive key comes from, for messages that name what the user typed.

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,6 +16,9 @@ from sqlclose.errors import SpecError
 TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier, any rule: "
                "bands, mask, tree; or a sensitive column with a hierarchy).")
 DELIMITER_HELP = "The hierarchy file's delimiter ('\\t' for a tab; a SPEC:COLUMN target uses the spec's)."
+
+
+TABLE_HELP = "The table of a --data DuckDB database file."
 
 
 @click.group(context_settings=CONTEXT, short_help="Show a hierarchy, or validate one against the data.", epilog=f"""\b
@@ -30,14 +36,17 @@ def hierarchy() -> None:
 @click.argument("target")
 @click.option("--data", type=click.Path(path_type=Path), help="The table a rule hierarchy is built from "
               "(default: the spec's source).")
+@click.option("--table", help=TABLE_HELP)
 @click.option("--limit", type=int, default=40, show_default=True, help="Leaves shown (0: all).")
 @click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @json_option
 @verbose_option
 @guarded_read_only
-def show(target: str, data: Path | None, limit: int, delimiter: str, as_json: bool, verbose: bool) -> None:
+def show(target: str, data: Path | None, table: str | None, limit: int, delimiter: str, as_json: bool,
+         verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
-    h = _load(target, data, _delimiter(delimiter))
+    with _data_source(data, table) as source:
+        h = _load(target, source, _delimiter(delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
@@ -65,20 +74,26 @@ def show(target: str, data: Path | None, limit: int, delimiter: str, as_json: bo
 @click.argument("target")
 @click.option("--data", type=click.Path(path_type=Path), help="A table whose column must fit the hierarchy.")
 @click.option("--column", help="The column of --data (for a hierarchy file; a SPEC:COLUMN target names it).")
+@click.option("--table", help=TABLE_HELP)
 @click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @verbose_option
 @guarded_read_only
-def validate(target: str, data: Path | None, column: str | None, delimiter: str, verbose: bool) -> None:
+def validate(target: str, data: Path | None, column: str | None, table: str | None, delimiter: str,
+             verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
     of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value)."""
+    with _data_source(data, table) as source:
+        _validate(target, source, data, column, _delimiter(delimiter))
+
+
+def _validate(target: str, source, data: Path | None, column: str | None, delimiter: str) -> None:
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
 
-    delimiter = _delimiter(delimiter)
     _refuse_bare_spec(target)
     spec_path, _, spec_column = target.rpartition(":") if _is_spec_target(target) else ("", "", "")
     if spec_path:
-        h = api.hierarchy_of(spec_path, spec_column, data)
+        h = api.hierarchy_of(spec_path, spec_column, source)
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
                    f"{spec_column!r} in the data is a leaf")
         return
@@ -90,9 +105,25 @@ def validate(target: str, data: Path | None, column: str | None, delimiter: str,
     if not column:
         raise SpecError("--data needs --column: the column the hierarchy generalizes")
     spec = {"k": 2, "quasi_identifiers": {column: {"file": target, "delimiter": delimiter}}, "others": "drop"}
-    api.hierarchy_of(spec, column, data)
+    api.hierarchy_of(spec, column, source)
     click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of {column!r} in "
                f"{data} is a leaf")
+
+
+@contextmanager
+def _data_source(data: Path | None, table: str | None) -> Iterator[Any]:
+    """--data as a source: its path, or with --table that table of the DuckDB database, read-only."""
+    if table is None:
+        if data is not None and data.suffix.lower() in (".duckdb", ".db", ".ddb"):
+            raise SpecError(f"--data {data} is a DuckDB database: name its table with --table NAME")
+        yield data
+        return
+    if data is None:
+        raise SpecError("--table names a table of --data: give --data DATABASE.duckdb too")
+    import duckdb
+
+    with duckdb.connect(str(data), read_only=True) as con:
+        yield con, table
 
 
 def _is_spec_target(target: str) -> bool:
