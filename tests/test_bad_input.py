@@ -330,6 +330,35 @@ def test_nulls_value_custom_stand_in_must_be_a_leaf(tmp_path, outdir):
     assert "'age'" in msg and "'n/a'" in msg and "age.csv" in msg
 
 
+@pytest.mark.parametrize("qi, stand_in, level", [
+    ({"mask": True, "length": 5}, "4767*", 1),  # was "row 7 … has two parents", of a rule with no rows
+    ({"mask": True, "length": 5}, "4****", 4),  # its parent is the top, as the branch's: it passed, NULL in 4****
+    ({"bands": [10, 20]}, "20-39", 2),
+])
+def test_a_null_value_equal_to_a_label_of_its_rule_is_told_as_such(tmp_path, outdir, qi, stand_in, level):
+    """rv9 #4: a rule's NULL stand-in that is one of the labels the rule writes was refused with
+    "mask rule for column 'zip', row 7: '4767*' at level 1 has two parents …" (a rule has no rows,
+    and null_value went unnamed), or not at all when both parents were the top. The oracle: Table 3's
+    codes, masked by hand (47677 → 4767* at level 1, 4**** at level 4) and its ages banded by hand
+    (29 → 20-39 at width 20, level 2): each stand-in is such a label."""
+    column = "zip" if "mask" in qi else "age"
+    src = table3_with_nulls(tmp_path, zip_null=8) if column == "zip" else table3_with_nulls(tmp_path, age_null=(8,))
+    spec = {"quasi_identifiers": {column: {**qi, "nulls": "value", "null_value": stand_in}},
+            "sensitive": {"disease": {"t": 1.0}}, "k": 2, "others": "keep"}
+    msg = fails(DataError, src, spec, outdir)
+    assert msg == (f"column {column!r}: null_value = {stand_in!r} is also a label its {next(iter(qi))} rule writes "
+                   f"(level {level}), and NULL's stand-in needs a branch of its own: choose a null_value no level "
+                   "of the rule produces (the default 'NULL', or a text outside its labels' form)")
+
+
+def test_a_null_value_equal_to_a_masks_top_is_its_branchs_top(tmp_path, outdir):
+    """The top label is every branch's, the stand-in's too: "*****" as null_value stays accepted."""
+    src = table3_with_nulls(tmp_path, zip_null=8)
+    spec = {"quasi_identifiers": {"zip": {"mask": True, "length": 5, "nulls": "value", "null_value": "*****"}},
+            "sensitive": {"disease": {"t": 1.0}}, "k": 2, "others": "keep"}
+    assert run(src, spec, outdir)["verified"] is True
+
+
 def test_nulls_value_with_bands_gets_its_own_branch(tmp_path, outdir):
     # Ages 29 and 22 become NULL -> '?'. Width 10 leaves 20-29 = {27} alone; width 20 gives
     # 20-39 = {27, 30, 36, 32}, 40-59 = {43, 52, 47} and '?' = the two NULLs.

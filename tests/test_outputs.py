@@ -263,12 +263,13 @@ def test_a_killed_table_runs_hidden_report_is_removed_by_the_next_run(project):
 KILLED_BEFORE_COMMIT = """
 import os, signal, sys
 import sqlclose
-from sqlclose.release.writers import ReportPlacement
-real = ReportPlacement.place
-def place(self):
-    real(self)
-    os.kill(os.getpid(), signal.SIGKILL)  # the report is in place; the table's COMMIT is next
-ReportPlacement.place = place
+from sqlclose.release import files
+real = files._place
+def place(tmp, target, keep=False):
+    real(tmp, target, keep)
+    if target.name.endswith(".report.json"):
+        os.kill(os.getpid(), signal.SIGKILL)  # the new database and its report are in place; the commit mark is next
+files._place = place
 with sqlclose.anonymize(None, sys.argv[1]) as release:
     release.write(sys.argv[2], table="people", overwrite=True)
 """
@@ -276,9 +277,12 @@ with sqlclose.anonymize(None, sys.argv[1]) as release:
 
 @pytest.mark.parametrize("replacing", [True, False])
 def test_a_table_runs_report_placed_before_its_commit_does_not_outlive_it(project, monkeypatch, replacing):
-    """A table output's run killed between placing its report and its table's COMMIT left its report
-    in place for good, beside the old table (or no table): the next run removed the old report it
-    had set aside, since a report stood. Its temporary table, still there, says it never committed."""
+    """A table output's run killed between placing its report and its commit left its report in
+    place for good, beside the old table (or no table): the next run removed the old report it had
+    set aside, since a report stood. The database is now a new file placed with its report under a
+    journal: killed before the commit mark, the next run puts back the old database and report (or
+    removes the database the dead run made). The oracles: the old rows and report bytes, read
+    before the killed run, and the folder's files."""
     db, report = project / "releases.duckdb", project / "releases.duckdb.people.report.json"
     if replacing:
         assert invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "-q").exit_code == 0
@@ -291,7 +295,7 @@ def test_a_table_runs_report_placed_before_its_commit_does_not_outlive_it(projec
     killed = subprocess.run([sys.executable, str(script), str(looser), str(db)],
                             capture_output=True, text=True)
     assert killed.returncode == -9, killed.stderr
-    assert report.exists()  # the dead run's, or the old one
+    assert report.exists()  # the dead run's
 
     def fail(self, written):
         raise VerificationError("forced by the test")
@@ -300,15 +304,14 @@ def test_a_table_runs_report_placed_before_its_commit_does_not_outlive_it(projec
     with sqlclose.anonymize(None, sqlclose.load_spec(project / "spec.toml")) as release:
         with pytest.raises(VerificationError):
             release.write(db, table="people", overwrite=True)
-    con = duckdb.connect(str(db), read_only=True)
-    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()]
     if replacing:
-        assert tables == ["people"]
+        con = duckdb.connect(str(db), read_only=True)
+        assert [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()] == ["people"]
         assert sorted(con.execute("SELECT * FROM people").fetchall(), key=repr) == old_rows
+        con.close()
         assert report.read_bytes() == old_report
     else:
-        assert tables == [] and not report.exists()
-    con.close()
+        assert not db.exists() and not report.exists()
     assert [p.name for p in project.iterdir() if p.name.startswith(".")] == []
 
 

@@ -648,11 +648,16 @@ class DuckDBEngine(Engine):
         query = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
         return self.create_temp_table(self.temp_name("written_csv"), query, params)
 
-    def attach(self, path: Path) -> str:
-        """Attach a database file for writing (created when missing); detached on close."""
+    def attach(self, path: Path, read_only: bool = False, storage_version: str | None = None) -> str:
+        """Attach a database file for writing (created when missing, in ``storage_version``'s
+        format when given), or ``read_only``; detached on close."""
         alias = self.temp_name("out")
-        attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)))
-        self.execute(attach, [self._literal(path)])
+        options = [exp.AttachOption(this=exp.var("READ_ONLY"))] if read_only else []
+        if storage_version:
+            options.append(exp.AttachOption(this=exp.var("STORAGE_VERSION"), expression=exp.Placeholder(this="2")))
+        attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)),
+                            expressions=options)
+        self.execute(attach, [self._literal(path), *([storage_version] if storage_version else [])])
         self._temp.append(("database", alias))
         return alias
 

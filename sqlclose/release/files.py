@@ -42,7 +42,8 @@ from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
 LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
-_HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+)$")
+# kind: tmp, old, journal, committed; a temporary DuckDB database's log is its name plus ".wal"
+_HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+(?:\.wal)?)$")
 
 
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,
@@ -178,9 +179,13 @@ class Transaction:
     """Writes to ``data`` and ``report`` (temporary paths), then ``commit`` places both. ``data``
     may be written as a file or as a folder (a Parquet folder release): both are placed alike."""
 
-    def __init__(self, path: Path, report: Path, overwrite: bool, companions: tuple[Path, ...] = ()) -> None:
-        """``companions``: files placed with the pair (write each at ``companion(target)``)."""
+    def __init__(self, path: Path, report: Path, overwrite: bool, companions: tuple[Path, ...] = (),
+                 replaces_data: bool = False) -> None:
+        """``companions``: files placed with the pair (write each at ``companion(target)``).
+        ``replaces_data``: the data file is replaced even without ``overwrite`` (a DuckDB database,
+        whose new file carries the old one's other tables); the report still is only with it."""
         self.path, self.report_path, self.overwrite = path, report, overwrite
+        self._replaces_data = replaces_data
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
         with _placing_lock(path, report, *companions):
@@ -231,10 +236,10 @@ class Transaction:
     def _commit(self, digest: str, companions: dict[str, list[str]]) -> None:
         existed = [str(t) for t in (self.path, self.report_path, *self._companions) if t.exists()]
         _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions, existed)
-        if self.overwrite:
-            olds = [*zip(self._old, (self.path, self.report_path)),
-                    *((old, target) for target, old in self._old_companions.items())]
-            for old, target in olds:
+        olds = [*zip(self._old, (self.path, self.report_path)),
+                *((old, target) for target, old in self._old_companions.items())]
+        for old, target in olds:
+            if self.overwrite or (self._replaces_data and target == self.path):
                 if target.exists():
                     self._set_aside.append((old, target))
                     os.replace(target, old)

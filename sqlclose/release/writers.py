@@ -3,11 +3,11 @@
 Every writer does the same three things: write the release to a temporary place, re-check it
 from what was written (``verify``: the file read back — a CSV with the released columns' types, so
 numbers stay numbers — or the table itself), and only then place it with its report as a pair.
-Files (Parquet, CSV) go through ``files.Transaction``. A table in a DuckDB database is written
-under a temporary name in the target database, verified from that table, and renamed in one
-DuckDB transaction that also places the report; no other table is touched, and an existing
-table is replaced only when asked. A new format is one ``Writer`` subclass and one line in
-``WRITERS``.
+Files (Parquet, CSV) go through ``files.Transaction``. A table in a DuckDB database too: the
+database is rebuilt in a fresh file beside it — its other objects carried over, the table replaced
+never copied, since DuckDB leaves a dropped table's rows in the file's bytes (``database_file``) —
+the release written and verified there, and the new file placed with the report; an existing table
+is replaced only when asked. A new format is one ``Writer`` subclass and one line in ``WRITERS``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 import filecmp
 import json
 import os
-import re
+import shutil
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -32,7 +32,7 @@ from sqlclose.engine.duckdb import qualified, table_exists
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
-from sqlclose.release import files
+from sqlclose.release import database_file, files
 from sqlclose.release.checkpoints import checkpoint
 
 CONTENT_DIGEST_KIND = "md5-sum-v1"  # Σ over rows of the low 64 bits of MD5(row as text): order-independent
@@ -285,12 +285,10 @@ class CsvWriter(FileWriter):
         return _duckdb(release, "a CSV output").read_csv_typed(path, types or {})
 
 
-_TEMP_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_(?P<token>[0-9a-f]+)$")
-
-
 class DuckDBTableWriter(Writer):
-    """A table in a DuckDB database file: a temporary table in the target database (its schema),
-    verified from the table, then renamed — with the report placed — in one DuckDB transaction."""
+    """A table in a DuckDB database file: the database rebuilt in a fresh file beside it (the
+    user's objects carried over, the table replaced left out: ``database_file``), the release
+    written and verified there, and the new file placed with its report as a pair."""
 
     format = "duckdb"
 
@@ -322,41 +320,57 @@ class DuckDBTableWriter(Writer):
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "a DuckDB database output")
-        existed = target.path.exists()
+        # The file is replaced, not written in place: a symlink's target is, the link kept.
+        path = Path(os.path.realpath(target.path)) if target.path.is_symlink() else target.path
+        path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
+        _recover_killed_table_run(engine, path, target.report)  # an earlier build's, before the Transaction's
+        with files.Transaction(path, target.report, target.overwrite, replaces_data=True) as txn:
+            old = None  # attached once a dead run's move is settled: the file in place is then the old one
+            if path.exists():
+                database_file.merge_log(engine, path)
+                # Read-only, held until the new file is placed: DuckDB's lock keeps writers out
+                # meanwhile, whose changes the new file would silently lose.
+                old = engine.attach(path, read_only=True)
+            try:
+                version = database_file.storage_version(engine, old) if old is not None else None
+                doc = self._write_new_file(release, target, engine, old, txn.data, version)
+                txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+                files.fsync(txn.data)
+                files.fsync(txn.report)
+                if old is not None:
+                    shutil.copymode(path, txn.data)
+                checkpoint("place")
+                txn.commit(doc["output"]["content_digest"])  # the journal's mark: a database is not re-read
+            finally:
+                if old is not None:
+                    _quietly(engine, lambda: engine.detach(old))
+        return doc
+
+    def _write_new_file(self, release: Release, target: Target, engine: DuckDBEngine, old: str | None,
+                        new_path: Path, version: str | None) -> dict:
+        """The new database at ``new_path``: the old one's objects, then the release, verified from
+        the table; detached (so complete on disk) before it is placed."""
         schema, _, name = target.table.rpartition(".")
         schema = schema or "main"
-        token = files.run_token("_")
-        temp_name = f"__sqlclose_new_{token}"
-        target.path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
-        alias = engine.attach(target.path)
-        temp = qualified(f"{schema}.{temp_name}", alias)
-        report = ReportPlacement(target.report, target.overwrite, token)
+        new = engine.attach(new_path, storage_version=version)
         try:
-            self._require_schema(engine, alias, schema, target)
-            ReportPlacement.recover(target.report, uncommitted=self._drop_dead_temporaries(engine, alias))
+            self._require_schema(engine, new if old is None else old, schema, target)  # before any copy
+            if old is not None:
+                database_file.carry_over(engine, old, new, (schema, name) if target.overwrite else None)
+            table = qualified(f"{schema}.{name}", new)
             started = time.perf_counter()
             query, params = release.query()
-            engine.execute(exp.Create(this=temp, kind="TABLE", expression=query), params)
+            engine.execute(exp.Create(this=table, kind="TABLE", expression=query), params)
             release.timings["write_seconds"] = time.perf_counter() - started
             checkpoint("write")
-            summary = release.verified_summary(temp)
+            summary = release.verified_summary(table)
             doc = release.report(summary, target.path, None, output_format=self.format, table=target.table,
-                                 content_digest=content_digest(engine, temp), verified=True)
-            report.write(doc)
-            checkpoint("place")
-            self._commit(engine, temp, qualified(f"{schema}.{name}", alias), name, target.overwrite, report)
+                                 content_digest=content_digest(engine, table), verified=True)
+            engine.detach(new)
         except BaseException:
-            _quietly(engine, "ROLLBACK")
-            report.undo()
-            _quietly(engine, exp.Drop(tables=[temp], kind="TABLE", exists=True))
-            _quietly(engine, lambda: engine.detach(alias))
-            if not existed:  # the database was made by this run: it goes with it
-                for leftover in (target.path, target.path.with_name(target.path.name + ".wal")):
-                    leftover.unlink(missing_ok=True)
+            _quietly(engine, lambda: engine.detach(new))
+            new_path.with_name(new_path.name + ".wal").unlink(missing_ok=True)
             raise
-        finally:
-            report.cleanup()
-        engine.detach(alias)
         return doc
 
     @staticmethod
@@ -367,92 +381,30 @@ class DuckDBTableWriter(Writer):
             raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
                              f"{schema}) or name the table without it")
 
-    @staticmethod
-    def _drop_dead_temporaries(engine: DuckDBEngine, alias: str) -> set[tuple[str, str]]:
-        """Temporary tables of runs that were killed (their process is gone) are removed. Returns
-        those runs' (pid, token): a run's temporary table is renamed by its COMMIT, so each of them
-        died before committing."""
-        found = engine.fetch("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = $1",
-                             [alias]).to_pylist()
-        dead = set()
-        for row in found:
-            m = _TEMP_TABLE.match(row["table_name"])
-            if m and not files.alive(int(m["pid"]), m["token"]):
-                name = qualified(f"{row['schema_name']}.{row['table_name']}", alias)
-                engine.execute(exp.Drop(tables=[name], kind="TABLE", exists=True))
-                dead.add((m["pid"], m["token"]))
-        return dead
 
-    @staticmethod
-    def _commit(engine: DuckDBEngine, temp: exp.Table, final: exp.Table, name: str, overwrite: bool,
-                report: ReportPlacement) -> None:
-        """One DuckDB transaction: the old table goes (when replacing), the new one takes its name,
-        and the report is placed before the commit (undone if the commit fails)."""
-        engine.execute("BEGIN TRANSACTION")
-        if overwrite:
-            engine.execute(exp.Drop(tables=[final], kind="TABLE", exists=True))
-        rename = exp.Alter(this=temp, kind="TABLE",
-                           actions=[exp.AlterRename(this=exp.Table(this=exp.to_identifier(name, quoted=True)))])
-        engine.execute(rename)
-        report.place()
-        engine.execute("COMMIT")
-        report.done()
-
-
-class ReportPlacement:
-    """The report of a table output: written hidden beside its target, placed by a hard link (an
-    old report set aside when replacing), undone on failure."""
-
-    def __init__(self, path: Path, overwrite: bool, token: str) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path, self.overwrite = path, overwrite
-        self.temp = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.tmp")
-        self.old = path.with_name(f".{path.name}.sqlclose-{token.replace('_', '-')}.old")
-        self._placed = self._aside = False
-
-    @staticmethod
-    def recover(path: Path, uncommitted: set[tuple[str, str]]) -> None:
-        """A killed run's hidden report files (the database's lock, held now, says no other run is
-        placing one). The report in place is its own if it equals its temporary (kept until the
-        run ends); placed by a run in ``uncommitted`` (its table never committed), it goes. The old
-        report it set aside comes back when no report is in place, else goes; its temporary goes."""
-        dead = [(hidden, name) for hidden, name in files._hidden_files(path)
-                if not files.alive(int(name["pid"]), name["token"])]
-        for hidden, name in dead:
-            if name["kind"] == "tmp" and (name["pid"], name["token"]) in uncommitted and path.exists() \
-                    and filecmp.cmp(hidden, path, shallow=False):
-                path.unlink()
-        for hidden, name in dead:
-            if name["kind"] == "old" and not path.exists():
-                os.replace(hidden, path)
-            else:
-                files.remove(hidden)
-
-    def write(self, doc: dict) -> None:
-        self.temp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-        files.fsync(self.temp)
-
-    def place(self) -> None:
-        if self.overwrite and self.path.exists():
-            os.replace(self.path, self.old)
-            self._aside = True
-        files.place(self.temp, self.path, keep=True)  # the temporary tells a later run which report this is
-        self._placed = True
-
-    def done(self) -> None:
-        """The table's COMMIT went through: the new report stands (nothing to undo), the old goes."""
-        self._placed = self._aside = False
-        self.old.unlink(missing_ok=True)
-        files.fsync_dir(self.path.parent)
-
-    def undo(self) -> None:
-        if self._placed:
-            self.path.unlink(missing_ok=True)
-        if self._aside and self.old.exists():
-            os.replace(self.old, self.path)
-
-    def cleanup(self) -> None:
-        self.temp.unlink(missing_ok=True)
+def _recover_killed_table_run(engine: DuckDBEngine, path: Path, report: Path) -> None:
+    """An earlier build wrote a table output inside the database, as a temporary table renamed at
+    its COMMIT, and placed its report just before: a run of it killed in between left its
+    temporary table (never carried into a new file) and maybe its report in place, the old report
+    set aside. That report goes (it is the run's if it equals its temporary) and the old one comes
+    back, before this run's Transaction removes the dead run's files."""
+    if not path.exists():
+        return
+    alias = engine.attach(path, read_only=True)
+    try:
+        uncommitted = {(m["pid"], m["token"]) for _, _, m in database_file.leftovers(engine, alias)}
+    finally:
+        engine.detach(alias)
+    dead = [(hidden, name) for hidden, name in files._hidden_files(report)
+            if (name["pid"], name["token"]) in uncommitted]
+    for hidden, name in dead:
+        if name["kind"] == "tmp" and report.exists() and filecmp.cmp(hidden, report, shallow=False):
+            report.unlink()
+    for hidden, name in dead:
+        if name["kind"] == "old" and not report.exists():
+            os.replace(hidden, report)
+        else:
+            files.remove(hidden)
 
 
 def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:

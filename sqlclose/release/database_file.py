@@ -1,0 +1,114 @@
+"""A DuckDB database output rebuilt in a fresh file: what the user keeps there, carried over, and
+nothing of what the release replaces.
+
+DuckDB frees a dropped table's blocks but never clears them: a table replaced in place (or a
+killed run's temporary table, dropped by the next) stayed in the database file's bytes, so the
+published file held the old release too (rv9 #1). The writer therefore builds a new file beside
+the old one: the old file's catalog (schemas, tables, views, macros, sequences, types, indexes,
+comments) copied by DuckDB's ``COPY FROM DATABASE … (SCHEMA)``, the tables' rows copied one table
+at a time, less the table being replaced and sqlclose's own leftovers, which are never copied;
+the release is then written there and placed like a file (``files.Transaction``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sqlglot import exp
+
+from sqlclose.engine import DuckDBEngine
+from sqlclose.model.spec import catalog_name
+from sqlclose.release import files
+
+# The temporary table an earlier build wrote a release to inside the target database.
+LEFTOVER_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_(?P<token>[0-9a-f]+)$")
+
+
+def merge_log(engine: DuckDBEngine, path: Path) -> None:
+    """Fold a write-ahead log left beside the old file (a writer that crashed) into it: the new file
+    placed at ``path`` must not find the old file's log there and replay it."""
+    if not path.with_name(path.name + ".wal").exists():
+        return
+    alias = engine.attach(path)
+    try:
+        engine.execute(f"CHECKPOINT {_name(alias)}")
+    finally:
+        engine.detach(alias)
+
+
+def storage_version(engine: DuckDBEngine, alias: str) -> str | None:
+    """The storage format of an attached database (``v1.0.0`` from DuckDB's ``v1.0.0+``): the new
+    file keeps it, so that the DuckDB versions that read the old file read the new one."""
+    rows = engine.fetch("SELECT tags FROM duckdb_databases() WHERE database_name = $1", [alias]).to_pylist()
+    tags = dict(rows[0]["tags"]) if rows else {}
+    return (tags.get("storage_version") or "").rstrip("+") or None
+
+
+def leftovers(engine: DuckDBEngine, alias: str) -> list[tuple[str, str, re.Match]]:
+    """sqlclose's temporary tables in the database, (schema, table, its name's match): an earlier
+    build's runs killed before their COMMIT (a run holding the database's lock is the only one
+    writing it, and this build writes none)."""
+    found = engine.fetch("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = $1",
+                         [alias]).to_pylist()
+    return [(row["schema_name"], row["table_name"], m) for row in found
+            if (m := LEFTOVER_TABLE.match(row["table_name"])) and not files.alive(int(m["pid"]), m["token"])]
+
+
+def carry_over(engine: DuckDBEngine, old: str, new: str, replaced: tuple[str, str] | None) -> None:
+    """Copy the old database into the new one but for the table ``replaced`` ((schema, table), as
+    DuckDB matches names) and sqlclose's leftovers, whose rows are never read."""
+    engine.execute(f"COPY FROM DATABASE {_name(old)} TO {_name(new)} (SCHEMA)")
+    skipped = {_identity(schema, table) for schema, table, _ in leftovers(engine, old)}
+    if replaced is not None:
+        skipped.add(_identity(*replaced))
+    tables = _tables_parents_first(engine, new)
+    for schema, table in reversed(tables):  # dependents first: a key may reference a skipped table
+        if _identity(schema, table) in skipped:  # empty in the new file: its catalog entry alone goes
+            engine.execute(exp.Drop(tables=[_table(new, schema, table)], kind="TABLE"))
+    for schema, table in tables:
+        if _identity(schema, table) not in skipped:
+            _copy_rows(engine, old, new, schema, table)
+
+
+def _tables_parents_first(engine: DuckDBEngine, alias: str) -> list[tuple[str, str]]:
+    """The database's tables, each after the tables its foreign keys reference (a child's rows
+    need their parents'), dependents last so that a referenced table can be dropped after them."""
+    tables = [(r["schema_name"], r["table_name"]) for r in engine.fetch(
+        "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = $1 ORDER BY ALL",
+        [alias]).to_pylist()]
+    references = engine.fetch(
+        "SELECT schema_name, table_name, referenced_table FROM duckdb_constraints() WHERE database_name = $1 "
+        "AND constraint_type = 'FOREIGN KEY'", [alias]).to_pylist()
+    parents = {t: {(r["schema_name"], r["referenced_table"]) for r in references
+                   if (r["schema_name"], r["table_name"]) == t and r["referenced_table"] != t[1]} for t in tables}
+    ordered: list[tuple[str, str]] = []
+    while len(ordered) < len(tables):
+        ready = [t for t in tables if t not in ordered and {p for p in parents[t] if p in parents} <= set(ordered)]
+        ordered.extend(ready or [t for t in tables if t not in ordered])  # a cycle: DuckDB then says which key
+    return ordered
+
+
+def _copy_rows(engine: DuckDBEngine, old: str, new: str, schema: str, table: str) -> None:
+    """INSERT … SELECT of a table's stored columns (a generated column is computed, not stored)."""
+    columns = engine.fetch(
+        "SELECT column_name FROM duckdb_columns() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3 "
+        "AND NOT is_generated ORDER BY column_index", [old, schema, table]).column("column_name").to_pylist()
+    names = [exp.column(c, quoted=True) for c in columns]
+    source = exp.select(*names).from_(_table(old, schema, table))
+    target = exp.Schema(this=_table(new, schema, table), expressions=[n.this.copy() for n in names])
+    engine.execute(exp.Insert(this=target, expression=source))
+
+
+def _identity(schema: str, table: str) -> tuple[str, str]:
+    return catalog_name(schema), catalog_name(table)
+
+
+def _table(alias: str, schema: str, table: str) -> exp.Table:
+    """A table named by its parts (a name may hold a dot), in an attached database."""
+    return exp.Table(this=exp.to_identifier(table, quoted=True), db=exp.to_identifier(schema, quoted=True),
+                     catalog=exp.to_identifier(alias, quoted=True))
+
+
+def _name(alias: str) -> str:
+    return exp.to_identifier(alias, quoted=True).sql("duckdb")
