@@ -26,6 +26,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
+from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.problem import missing_column
@@ -330,7 +331,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         raise InputError(f"source folder {source.path} has a glob character in its name; rename it")
     read = dataclasses.replace(options, kind=kind, path=path, table=source.table, delimiter=source.delimiter,
                                glob=source.glob or folder, encoding=source.encoding, nulls=tuple(source.nulls),
-                               types=dict(source.types), parquet_folder=folder)
+                               types=dict(source.types), parquet_folder=folder,
+                               files=tuple(files) if kind == "parquet" and (folder or source.is_pattern) else ())
     if kind == "csv":
         read = _with_csv_header(read, files)
     elif kind == "duckdb":
@@ -362,24 +364,43 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
 
 
 def _files(source: Source) -> list[Path]:
-    """The files a source reads: its path, every file of a folder, or (glob = true) the matches."""
+    """The files a source reads: its path, every file of a folder, or (glob = true) the matches;
+    for a folder or a pattern, not those under a path part Spark and Hive skip (engine.listing)."""
     if source.is_pattern:
-        matches = sorted(Path(p) for p in globbing.glob(str(source.path), recursive=True) if Path(p).is_file())
-        if not matches:
-            raise InputError(f"source pattern {source.path} matches no file")
-        return matches
+        return _pattern_files(source)
     if not source.path.exists():
         pattern = any(ch in GLOB_CHARACTERS for ch in source.path.name)
         raise InputError(f"source {source.path} does not exist" + (
             " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
             "glob = true; from Python, then pass None as the source)" if pattern else ""))
     if source.path.is_dir():
-        files = sorted(p for p in source.path.rglob("*.parquet") if p.is_file())
+        files, hidden = visible_parquet_files(source.path)
         if source.kind != "parquet" or not files:
+            skipped = (f" (it holds {len(hidden)} under a path part starting with \"_\" or \".\", such as "
+                       f"{hidden[0]}, which Spark and Hive skip as a job's leftovers, and so does sqlclose)"
+                       if hidden and source.kind == "parquet" else "")
             raise InputError(f"source {source.path} is a folder; a folder source must hold .parquet files "
-                             "(set format = \"parquet\")")
+                             f"(set format = \"parquet\"){skipped}")
         return files
     return [source.path]
+
+
+def _pattern_files(source: Source) -> list[Path]:
+    """A pattern's matches, as DuckDB expands it (dot files too), less those a wildcard found under
+    a hidden path part. A CSV pattern with such a match is refused: its reader takes the pattern."""
+    matches = sorted(Path(p) for p in globbing.glob(str(source.path), recursive=True, include_hidden=True)
+                     if Path(p).is_file())
+    hidden = [m for m in matches if hidden_match(m, source.path)]
+    if hidden and source.kind != "parquet":
+        raise InputError(f"source pattern {source.path} matches {hidden[0]}, under a path part starting with "
+                         "\"_\" or \".\" (a job's leftover, which Spark and Hive skip): remove it, or narrow the "
+                         "pattern")
+    files = [m for m in matches if m not in hidden]
+    if not files:
+        raise InputError(f"source pattern {source.path} matches no file" + (
+            f" but {hidden[0]}, under a path part starting with \"_\" or \".\", which Spark and Hive skip as a "
+            "job's leftovers, and so does sqlclose" if hidden else ""))
+    return files
 
 
 def _source_for_path(path: Path, options: FileRead) -> Source:
