@@ -14,6 +14,7 @@ import dataclasses
 import glob as globbing
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,7 +75,8 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         except Exception as e:  # a closed connection, as a relation of one (_open_relation)
             raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
         _check_table(engine, relation, f"table {name!r}")
-        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
+        files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
+        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files)
     if is_spark_source(source):
         return _open_spark(source, engine)
     label = "arrow table"
@@ -289,15 +291,58 @@ def query_files(source: Source | None) -> list[Path]:
     string that is not meant as a path protects a file needlessly, never the reverse."""
     if source is None or source.query is None:
         return []
-    tree = sqlglot.parse_one(source.query, read="duckdb")
-    names = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
-    names += [t.name for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier) and t.this.quoted]
+    return files_named(source.query, [source.folder or Path.cwd()])
+
+
+def files_named(sql: str, folders: list[Path]) -> list[Path]:
+    """The existing files the strings and quoted names of ``sql`` name, each looked up in
+    ``folders`` and the working folder (absolute ones, and ``~``, as they are)."""
     found: set[Path] = set()
-    for name in names:
-        for base in {source.folder or Path.cwd(), Path.cwd()}:
-            pattern = str(base / name) if not Path(name).is_absolute() else name
+    for name in _quoted_names(sql):
+        for base in {*folders, Path.cwd()}:
+            path = Path(name).expanduser()
+            pattern = str(path if path.is_absolute() else base / path)
             found.update(Path(p) for p in globbing.glob(pattern, recursive=True) if Path(p).is_file())
     return sorted(found)
+
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'|\"((?:[^\"]|\"\")*)\"")
+
+
+def _quoted_names(sql: str) -> list[str]:
+    """The string literals and quoted table names of ``sql``; every quoted text of it when sqlglot
+    cannot parse it (DuckDB's own SQL of a relation or view): a file is protected needlessly, never
+    missed."""
+    try:
+        trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
+    except sqlglot.errors.SqlglotError:
+        return [single.replace("''", "'") or double.replace('""', '"') for single, double in _QUOTED.findall(sql)]
+    names = [lit.this for tree in trees for lit in tree.find_all(exp.Literal) if lit.is_string]
+    return names + [t.name for tree in trees for t in tree.find_all(exp.Table)
+                    if isinstance(t.this, exp.Identifier) and t.this.quoted]
+
+
+def _table_names(sql: str) -> set[str]:
+    """The names (lower case, last part) of the tables ``sql`` selects from; none when it does not parse."""
+    try:
+        trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
+    except sqlglot.errors.SqlglotError:
+        return set()
+    return {t.name.lower() for tree in trees for t in tree.find_all(exp.Table) if t.name}
+
+
+def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[Path]:
+    """The files a DuckDB relation's or view's ``sql`` reads, through the connection's ``views``
+    (lower-case name → its SQL) it names, and theirs: looked up in the connection's
+    ``file_search_path`` and the working folder, as DuckDB looks them up. A relation is the Python
+    form of a source query, so no output may replace them either."""
+    texts, seen = [sql], set()
+    for text in texts:  # grows as views are met
+        for name in _table_names(text) & views.keys() - seen:
+            seen.add(name)
+            texts.append(views[name])
+    folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
+    return sorted({f for text in texts for f in files_named(text, folders)})
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
@@ -314,11 +359,31 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
         _refuse_duplicates(engine.schema(table).names, "the DuckDB relation")
+        files = _catalog_files(relation.sql_query(), lambda query: relation.query(_SCRATCH, query).to_arrow_table())
     except BaseException:
         if own:
             engine.close()
         raise
-    return Opened(engine, table, "duckdb relation")
+    return Opened(engine, table, "duckdb relation", files)
+
+
+_SCRATCH = "sqlclose_catalog"  # the name relation.query gives the relation, which the catalog queries never read
+_VIEWS = exp.select(exp.func("lower", exp.column("view_name")).as_("name"), exp.column("sql")).from_(
+    exp.Table(this=exp.Anonymous(this="duckdb_views"))).where(exp.not_(exp.column("internal"))).sql("duckdb")
+_SEARCH_PATH = exp.select(exp.func("current_setting", exp.Literal.string("file_search_path")).as_("path")).sql("duckdb")
+
+
+def _catalog_files(sql: str, run: Callable[[str], pa.Table]) -> list[Path]:
+    """The files ``sql`` reads on its connection (``connection_files``), the connection's views and
+    search path read by ``run``. Done before the search: a write is refused whatever it finds."""
+    try:
+        views = run(_VIEWS).to_pylist()
+        search_path = run(_SEARCH_PATH).column("path")[0].as_py() or ""
+    except EngineOutOfMemory:
+        raise
+    except Exception as e:
+        raise InputError(f"cannot read the views of the DuckDB connection: {driver_message(e)}") from None
+    return connection_files(sql, {view["name"]: view["sql"] for view in views}, search_path)
 
 
 def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Opened:
@@ -354,6 +419,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
+            files += _catalog_files(named, engine.fetch)  # a view of the database reads them
     except BaseException:
         if own:
             engine.close()
