@@ -52,6 +52,7 @@ class Opened:
     relation: exp.Expression
     label: str
     files: list[Path] = field(default_factory=list)
+    live: bool = False  # read where it lives at every pass: its owner may change it while a release is open
 
 
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
@@ -76,7 +77,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
             raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
         _check_table(engine, relation, f"table {name!r}")
         files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
-        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files)
+        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True)
     if is_spark_source(source):
         return _open_spark(source, engine)
     label = "arrow table"
