@@ -255,3 +255,16 @@ def test_a_file_a_database_sources_view_reads_is_not_overwritten(project):
     assert result.exit_code == 2, result.output
     assert "this job reads" in result.output
     assert path.read_bytes() == before
+
+
+def test_a_file_a_database_querys_view_reads_is_not_overwritten(project):
+    """The same for a [source] query over a .duckdb file's view: the view's SQL names the file."""
+    path, before = _parquet_of_table3(project)
+    con = duckdb.connect(str(project / "views.duckdb"))
+    con.execute(f"CREATE VIEW people AS SELECT * FROM '{path}'")
+    con.close()
+    spec = spec_with(project, 'path = "views.duckdb"\nquery = "SELECT * FROM people"')
+    result = invoke("anonymize", spec, "--output", path, "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert "this job reads" in result.output
+    assert path.read_bytes() == before

@@ -278,11 +278,13 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
             raise InputError(f"the source query failed: {driver_message(e)}") from None
+        # the files the database's views it names read
+        views = _catalog_files(source.query, engine.fetch) if source.path and isinstance(engine, DuckDBEngine) else []
     except BaseException:
         if own:
             engine.close()
         raise
-    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source)])
+    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source), *views])
 
 
 def query_files(source: Source | None) -> list[Path]:
