@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from sqlclose.prepare.sources import (
 from sqlclose.privacy.criteria import Criterion, criteria_for, nothing_required
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
-from sqlclose.release.release import Release, RunObjects
+from sqlclose.release.release import Release, RunObjects, SearchedRows
 from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import refuse_output_before_search
 from sqlclose.search import ProgressCallback, SearchResult
@@ -89,6 +90,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         timings = {}
         checkpoint("scan")
         problem = prepare(engine, opened.relation, spec, opened.label, key)
+        searched = _searched_rows(opened, problem, key)
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_before_search(spec, problem, *output)
@@ -101,7 +103,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             gaa = run_gaa(problem, criteria, spec.search)
             timings["search_seconds"] = gaa.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
-                              owns_engine=given is None, digest_key=key, inputs=inputs,
+                              owns_engine=given is None, digest_key=key, inputs=inputs, searched_rows=searched,
                               selection=spec.search, gaa_run=gaa, hierarchy_files=_hierarchy_files(spec), _run=run,
                               _drops_run=run is not None)
         started = time.perf_counter()
@@ -112,9 +114,21 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
     release = Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                      digest_key=key, inputs=inputs, selection=spec.search,
+                      digest_key=key, inputs=inputs, selection=spec.search, searched_rows=searched,
                       hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
     return release if levels is None else _at_given(release, levels)
+
+
+def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
+    """A source its owner may change while the release is open, fingerprinted as it is searched
+    (its writes and ``to_arrow`` refuse other rows): the report's fingerprint when the operator
+    gave a key, else one under a key of this run's own."""
+    if not opened.live:
+        return None
+    if key is not None and problem.fingerprint is not None:
+        return SearchedRows(opened.relation, key, problem.fingerprint)
+    run_key = secrets.token_hex(16)
+    return SearchedRows(opened.relation, run_key, keyed_fingerprint(opened.engine, opened.relation, run_key))
 
 
 def _at_given(release: Release, levels: tuple[int, ...]) -> Release:

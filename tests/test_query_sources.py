@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from table3_project import invoke
 
 import sqlclose
 from sqlclose.errors import InputError, SpecError
@@ -191,3 +192,79 @@ def test_a_release_from_a_read_only_connection_is_written_and_verified(project, 
     assert report["verified"]
     written = duckdb.sql(f"SELECT * FROM '{tmp_path / 'release.parquet'}'").fetchall()
     assert sorted(written, key=repr) == expected[1]
+
+
+def _parquet_of_table3(project: Path, name: str = "people.parquet") -> tuple[Path, bytes]:
+    path = project / name
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{project / 'table3.csv'}')) TO '{path}' (FORMAT parquet)")
+    return path, path.read_bytes()
+
+
+@pytest.mark.parametrize("make", [
+    lambda con, path: con.sql(f"SELECT * FROM '{path}'"),
+    lambda con, path: con.read_parquet(str(path)),
+    lambda con, path: con.sql(f"SELECT * FROM read_parquet('{path}')").filter("age > 0"),
+], ids=["sql", "read_parquet", "filtered"])
+def test_a_relation_over_a_parquet_file_is_not_overwritten_by_its_release(project, make):
+    """A relation is the Python form of a source query, whose files no output may replace, even with
+    overwrite (what-a-release-reveals.md); a relation's files were not recorded as inputs, and the
+    release was written over the file it read. Oracle: the file's bytes before the run."""
+    path, before = _parquet_of_table3(project)
+    con = duckdb.connect()
+    with sqlclose.anonymize(make(con, path), sqlclose.load_spec(spec_with(project, 'path = "table3.csv"'))) as release:
+        with pytest.raises(InputError, match="a file this job reads"):
+            release.write(path, overwrite=True)
+    assert path.read_bytes() == before
+
+
+def test_a_view_over_a_parquet_file_is_not_overwritten_by_its_release(project):
+    """The same for a (connection, view) source: the view's SQL (duckdb_views()) names the file."""
+    path, before = _parquet_of_table3(project)
+    con = duckdb.connect()
+    con.execute(f"CREATE VIEW people AS SELECT * FROM '{path}'")
+    with sqlclose.anonymize((con, "people"), sqlclose.load_spec(spec_with(project, 'path = "table3.csv"'))) as release:
+        with pytest.raises(InputError, match="a file this job reads"):
+            release.write(path, overwrite=True)
+    assert path.read_bytes() == before
+
+
+def test_a_file_a_view_of_a_view_finds_in_the_search_path_is_not_overwritten(project, tmp_path_factory, monkeypatch):
+    """A relation over a view over a view over a relative name, found in the connection's
+    file_search_path: each view's SQL is followed, and the name looked up as DuckDB looks it up."""
+    path, before = _parquet_of_table3(project)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    con = duckdb.connect()
+    con.execute("SET file_search_path = ?", [str(project)])
+    con.execute("CREATE VIEW inner_people AS SELECT * FROM 'people.parquet'")
+    con.execute("CREATE VIEW people AS SELECT * FROM inner_people")
+    with sqlclose.anonymize(con.sql("SELECT * FROM people"),
+                            sqlclose.load_spec(spec_with(project, 'path = "table3.csv"'))) as release:
+        with pytest.raises(InputError, match="which this job reads|a file this job reads"):
+            release.write(path, overwrite=True)
+    assert path.read_bytes() == before
+
+
+def test_a_file_a_database_sources_view_reads_is_not_overwritten(project):
+    """The command's [source] path = "x.duckdb", table = a view over a Parquet file: the same."""
+    path, before = _parquet_of_table3(project)
+    con = duckdb.connect(str(project / "views.duckdb"))
+    con.execute(f"CREATE VIEW people AS SELECT * FROM '{path}'")
+    con.close()
+    spec = spec_with(project, 'path = "views.duckdb"\ntable = "people"')
+    result = invoke("anonymize", spec, "--output", path, "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert "this job reads" in result.output
+    assert path.read_bytes() == before
+
+
+def test_a_file_a_database_querys_view_reads_is_not_overwritten(project):
+    """The same for a [source] query over a .duckdb file's view: the view's SQL names the file."""
+    path, before = _parquet_of_table3(project)
+    con = duckdb.connect(str(project / "views.duckdb"))
+    con.execute(f"CREATE VIEW people AS SELECT * FROM '{path}'")
+    con.close()
+    spec = spec_with(project, 'path = "views.duckdb"\nquery = "SELECT * FROM people"')
+    result = invoke("anonymize", spec, "--output", path, "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert "this job reads" in result.output
+    assert path.read_bytes() == before

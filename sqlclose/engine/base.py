@@ -62,6 +62,7 @@ class FileRead:
     folder: Path | None = None  # kind "query": where the files it names are looked up
     parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)
     histogram: bool = False  # the warehouse path's export (its errors' hints name what that path has)
+    files: tuple[Path, ...] = ()  # a Parquet folder's or pattern's files, leftovers left out (engine.listing)
 
     @property
     def format(self) -> str | None:

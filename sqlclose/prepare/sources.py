@@ -14,6 +14,7 @@ import dataclasses
 import glob as globbing
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
+from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.problem import missing_column
@@ -50,6 +52,7 @@ class Opened:
     relation: exp.Expression
     label: str
     files: list[Path] = field(default_factory=list)
+    live: bool = False  # read where it lives at every pass: its owner may change it while a release is open
 
 
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
@@ -73,7 +76,8 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         except Exception as e:  # a closed connection, as a relation of one (_open_relation)
             raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
         _check_table(engine, relation, f"table {name!r}")
-        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
+        files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
+        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True)
     if is_spark_source(source):
         return _open_spark(source, engine)
     label = "arrow table"
@@ -274,11 +278,13 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
             raise InputError(f"the source query failed: {driver_message(e)}") from None
+        # the files the database's views it names read
+        views = _catalog_files(source.query, engine.fetch) if source.path and isinstance(engine, DuckDBEngine) else []
     except BaseException:
         if own:
             engine.close()
         raise
-    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source)])
+    return Opened(engine, relation, label, [*([source.path] if source.path else []), *query_files(source), *views])
 
 
 def query_files(source: Source | None) -> list[Path]:
@@ -288,15 +294,58 @@ def query_files(source: Source | None) -> list[Path]:
     string that is not meant as a path protects a file needlessly, never the reverse."""
     if source is None or source.query is None:
         return []
-    tree = sqlglot.parse_one(source.query, read="duckdb")
-    names = [lit.this for lit in tree.find_all(exp.Literal) if lit.is_string]
-    names += [t.name for t in tree.find_all(exp.Table) if isinstance(t.this, exp.Identifier) and t.this.quoted]
+    return files_named(source.query, [source.folder or Path.cwd()])
+
+
+def files_named(sql: str, folders: list[Path]) -> list[Path]:
+    """The existing files the strings and quoted names of ``sql`` name, each looked up in
+    ``folders`` and the working folder (absolute ones, and ``~``, as they are)."""
     found: set[Path] = set()
-    for name in names:
-        for base in {source.folder or Path.cwd(), Path.cwd()}:
-            pattern = str(base / name) if not Path(name).is_absolute() else name
+    for name in _quoted_names(sql):
+        for base in {*folders, Path.cwd()}:
+            path = Path(name).expanduser()
+            pattern = str(path if path.is_absolute() else base / path)
             found.update(Path(p) for p in globbing.glob(pattern, recursive=True) if Path(p).is_file())
     return sorted(found)
+
+
+_QUOTED = re.compile(r"'((?:[^']|'')*)'|\"((?:[^\"]|\"\")*)\"")
+
+
+def _quoted_names(sql: str) -> list[str]:
+    """The string literals and quoted table names of ``sql``; every quoted text of it when sqlglot
+    cannot parse it (DuckDB's own SQL of a relation or view): a file is protected needlessly, never
+    missed."""
+    try:
+        trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
+    except sqlglot.errors.SqlglotError:
+        return [single.replace("''", "'") or double.replace('""', '"') for single, double in _QUOTED.findall(sql)]
+    names = [lit.this for tree in trees for lit in tree.find_all(exp.Literal) if lit.is_string]
+    return names + [t.name for tree in trees for t in tree.find_all(exp.Table)
+                    if isinstance(t.this, exp.Identifier) and t.this.quoted]
+
+
+def _table_names(sql: str) -> set[str]:
+    """The names (lower case, last part) of the tables ``sql`` selects from; none when it does not parse."""
+    try:
+        trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
+    except sqlglot.errors.SqlglotError:
+        return set()
+    return {t.name.lower() for tree in trees for t in tree.find_all(exp.Table) if t.name}
+
+
+def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[Path]:
+    """The files a DuckDB relation's or view's ``sql`` reads, through the connection's ``views``
+    (lower-case name → its SQL) it names, and theirs: looked up in the connection's
+    ``file_search_path`` and the working folder, as DuckDB looks them up. A relation is the Python
+    form of a source query, so no output may replace them either."""
+    texts, seen = [sql], set()
+    for text in texts:  # grows as views are met
+        for name in _table_names(text) & views.keys() - seen:
+            seen.add(name)
+            texts.append(views[name])
+    folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
+    return sorted({f for text in texts for f in files_named(text, folders)})
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
@@ -313,11 +362,31 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
         _refuse_duplicates(engine.schema(table).names, "the DuckDB relation")
+        files = _catalog_files(relation.sql_query(), lambda query: relation.query(_SCRATCH, query).to_arrow_table())
     except BaseException:
         if own:
             engine.close()
         raise
-    return Opened(engine, table, "duckdb relation")
+    return Opened(engine, table, "duckdb relation", files)
+
+
+_SCRATCH = "sqlclose_catalog"  # the name relation.query gives the relation, which the catalog queries never read
+_VIEWS = exp.select(exp.func("lower", exp.column("view_name")).as_("name"), exp.column("sql")).from_(
+    exp.Table(this=exp.Anonymous(this="duckdb_views"))).where(exp.not_(exp.column("internal"))).sql("duckdb")
+_SEARCH_PATH = exp.select(exp.func("current_setting", exp.Literal.string("file_search_path")).as_("path")).sql("duckdb")
+
+
+def _catalog_files(sql: str, run: Callable[[str], pa.Table]) -> list[Path]:
+    """The files ``sql`` reads on its connection (``connection_files``), the connection's views and
+    search path read by ``run``. Done before the search: a write is refused whatever it finds."""
+    try:
+        views = run(_VIEWS).to_pylist()
+        search_path = run(_SEARCH_PATH).column("path")[0].as_py() or ""
+    except EngineOutOfMemory:
+        raise
+    except Exception as e:
+        raise InputError(f"cannot read the views of the DuckDB connection: {driver_message(e)}") from None
+    return connection_files(sql, {view["name"]: view["sql"] for view in views}, search_path)
 
 
 def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Opened:
@@ -330,7 +399,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         raise InputError(f"source folder {source.path} has a glob character in its name; rename it")
     read = dataclasses.replace(options, kind=kind, path=path, table=source.table, delimiter=source.delimiter,
                                glob=source.glob or folder, encoding=source.encoding, nulls=tuple(source.nulls),
-                               types=dict(source.types), parquet_folder=folder)
+                               types=dict(source.types), parquet_folder=folder,
+                               files=tuple(files) if kind == "parquet" and (folder or source.is_pattern) else ())
     if kind == "csv":
         read = _with_csv_header(read, files)
     elif kind == "duckdb":
@@ -352,6 +422,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
+            files += _catalog_files(named, engine.fetch)  # a view of the database reads them
     except BaseException:
         if own:
             engine.close()
@@ -362,24 +434,43 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
 
 
 def _files(source: Source) -> list[Path]:
-    """The files a source reads: its path, every file of a folder, or (glob = true) the matches."""
+    """The files a source reads: its path, every file of a folder, or (glob = true) the matches;
+    for a folder or a pattern, not those under a path part Spark and Hive skip (engine.listing)."""
     if source.is_pattern:
-        matches = sorted(Path(p) for p in globbing.glob(str(source.path), recursive=True) if Path(p).is_file())
-        if not matches:
-            raise InputError(f"source pattern {source.path} matches no file")
-        return matches
+        return _pattern_files(source)
     if not source.path.exists():
         pattern = any(ch in GLOB_CHARACTERS for ch in source.path.name)
         raise InputError(f"source {source.path} does not exist" + (
             " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
             "glob = true; from Python, then pass None as the source)" if pattern else ""))
     if source.path.is_dir():
-        files = sorted(p for p in source.path.rglob("*.parquet") if p.is_file())
+        files, hidden = visible_parquet_files(source.path)
         if source.kind != "parquet" or not files:
+            skipped = (f" (it holds {len(hidden)} under a path part starting with \"_\" or \".\", such as "
+                       f"{hidden[0]}, which Spark and Hive skip as a job's leftovers, and so does sqlclose)"
+                       if hidden and source.kind == "parquet" else "")
             raise InputError(f"source {source.path} is a folder; a folder source must hold .parquet files "
-                             "(set format = \"parquet\")")
+                             f"(set format = \"parquet\"){skipped}")
         return files
     return [source.path]
+
+
+def _pattern_files(source: Source) -> list[Path]:
+    """A pattern's matches, as DuckDB expands it (dot files too), less those a wildcard found under
+    a hidden path part. A CSV pattern with such a match is refused: its reader takes the pattern."""
+    matches = sorted(Path(p) for p in globbing.glob(str(source.path), recursive=True, include_hidden=True)
+                     if Path(p).is_file())
+    hidden = [m for m in matches if hidden_match(m, source.path)]
+    if hidden and source.kind != "parquet":
+        raise InputError(f"source pattern {source.path} matches {hidden[0]}, under a path part starting with "
+                         "\"_\" or \".\" (a job's leftover, which Spark and Hive skip): remove it, or narrow the "
+                         "pattern")
+    files = [m for m in matches if m not in hidden]
+    if not files:
+        raise InputError(f"source pattern {source.path} matches no file" + (
+            f" but {hidden[0]}, under a path part starting with \"_\" or \".\", which Spark and Hive skip as a "
+            "job's leftovers, and so does sqlclose" if hidden else ""))
+    return files
 
 
 def _source_for_path(path: Path, options: FileRead) -> Source:

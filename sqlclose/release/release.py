@@ -29,7 +29,7 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.spec import Search
-from sqlclose.prepare.problem import Problem
+from sqlclose.prepare.problem import Problem, keyed_fingerprint
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance
@@ -59,6 +59,26 @@ from sqlclose.utility.metrics import average_class_size
 FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
 MAX_LABELS_SHOWN = 20
 
+@dataclass(frozen=True)
+class SearchedRows:
+    """A source the caller can change while the release is open (a ``(connection, table)`` pair,
+    read where it lives each time), as it was searched: its rows' fingerprint under ``key`` (the
+    operator's secret, or one of the run's own). A release written after an UPDATE held the new
+    rows, re-checked against the new table, under the report's fingerprint of the old one."""
+
+    source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
+    key: str = field(repr=False)
+    fingerprint: str
+
+    def refuse_changed(self, engine: Any, label: str) -> None:
+        """Refuse rows other than the searched ones: one keyed hash of every row, as the search's."""
+        if keyed_fingerprint(engine, self.source, self.key) != self.fingerprint:
+            raise InputError(f"{label} changed after the release was searched (its rows' fingerprint differs): the "
+                             "release would publish rows the search never judged; run sqlclose.anonymize again on "
+                             "the table as it is now, or pass a relation (con.sql(\"SELECT * FROM …\")), which is "
+                             "read once")
+
+
 @dataclass
 class RunObjects:
     """What one run made on an engine the caller gave (``Engine.objects_made``), dropped once."""
@@ -83,6 +103,7 @@ class Release:
     hierarchy_files: dict[str, tuple[Path, str]] = field(default_factory=dict)  # per column: hierarchy file, delimiter
     selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
     node_given: bool = False  # the node was given (``at``, --node), not the search's optimum
+    searched_rows: SearchedRows | None = None  # a source the caller may change: refused if it did (``SearchedRows``)
     _hist: ClassHistograms | None = None
     _failing: np.ndarray | None = None
     _suppressed_table: exp.Table | None = None
@@ -269,6 +290,7 @@ class Release:
     def to_arrow(self) -> pa.Table:
         """The released table (generalized, identifiers dropped, failing classes suppressed)."""
         query, params = self._query()
+        self._refuse_changed_source()
         return self.problem.engine.fetch(query, params)
 
     def to_pandas(self) -> Any:
@@ -343,6 +365,7 @@ class Release:
         summary = self.summary
         claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
         found = self._recheck_relation(written)
+        self._refuse_changed_source()  # after the write and its re-check: a change before or while they ran is seen
         checkpoint("verify")
         compare(claimed, found, self.problem, self.columns)
         self.timings["verify_seconds"] = time.perf_counter() - started
@@ -350,6 +373,10 @@ class Release:
 
     def _recheck_relation(self, written: exp.Expression) -> dict:
         return recheck_relation(self.problem, written)
+
+    def _refuse_changed_source(self) -> None:
+        if self.searched_rows is not None:
+            self.searched_rows.refuse_changed(self.problem.engine, self.source_label)
 
     def report(self, summary: dict | None = None, path: Path | None = None, digest: str | None = None, *,
                verified: bool | None = None, output_format: str = "parquet", table: str | None = None,

@@ -1,0 +1,70 @@
+"""A ``(connection, table)`` source is read where it lives at every pass, so a caller's loader could
+change the table between ``anonymize`` (the search) and ``write``: the release then published the
+new rows (re-checked against the new table) under a report whose input fingerprint was the searched
+table's. Such a write — and ``to_arrow`` — is now refused, nothing written; an unchanged table is
+written as before.
+
+Oracles: the file system (nothing at the output path), and a plain SQL count over the written file
+against Table 3's 9 rows."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqlclose
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+
+@pytest.fixture
+def table3(tmp_path: Path) -> dict:
+    """Table 3 and its hierarchies copied to tmp_path, a spec dict over the copies, and a connection
+    holding the table as ``people`` with a kept column ``note``."""
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        shutil.copy(TABLE3 / name, tmp_path / name)
+    spec = {
+        "others": "keep",
+        "privacy": {"k": 3},
+        "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"file": str(tmp_path / "age.csv")}},
+        "sensitive": {
+            "salary": {"distance": "ordered", "t": 0.2},
+            "disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": str(tmp_path / "disease.csv")},
+        },
+    }
+    con = duckdb.connect()
+    con.execute(f"CREATE TABLE people AS SELECT *, 'n' || salary AS note FROM read_csv('{tmp_path / 'table3.csv'}')")
+    return {"dir": tmp_path, "spec": spec, "con": con}
+
+
+CHANGES = ["UPDATE people SET note = 'CHANGED'", "DELETE FROM people WHERE salary = 3000",
+           "INSERT INTO people SELECT * FROM people LIMIT 1"]
+
+
+@pytest.mark.parametrize("key", [None, "operator-secret"], ids=["no key", "keyed"])
+@pytest.mark.parametrize("change", CHANGES, ids=["update", "delete", "insert"])
+def test_a_release_written_after_its_table_changed_is_refused(table3, change, key) -> None:
+    out = table3["dir"] / "out.parquet"
+    with sqlclose.anonymize((table3["con"], "people"), table3["spec"], fingerprint_key=key) as release:
+        table3["con"].execute(change)  # the nightly loader, between search and write
+        with pytest.raises(sqlclose.InputError, match="duckdb table people changed after the release was searched"):
+            release.write(out)
+        with pytest.raises(sqlclose.InputError, match="changed after the release was searched"):
+            release.to_arrow()
+    assert sorted(p.name for p in table3["dir"].iterdir()) == ["age.csv", "disease.csv", "table3.csv"]
+
+
+@pytest.mark.parametrize("key", [None, "operator-secret"], ids=["no key", "keyed"])
+def test_a_release_of_an_unchanged_table_is_written(table3, key) -> None:
+    """A NULL age dropped by ``nulls = "drop"``: the searched rows are the table's, not the kept ones."""
+    table3["con"].execute("INSERT INTO people VALUES (47677, NULL, 5000, 'flu', 'n')")
+    spec = {**table3["spec"]}
+    spec["quasi_identifiers"] = {**spec["quasi_identifiers"],
+                                 "age": {**spec["quasi_identifiers"]["age"], "nulls": "drop"}}
+    out = table3["dir"] / "out.parquet"
+    with sqlclose.anonymize((table3["con"], "people"), spec, fingerprint_key=key) as release:
+        report = release.write(out)
+    assert report["output"]["rows"] == duckdb.sql(f"SELECT count(*) FROM '{out}'").fetchall()[0][0] == 9

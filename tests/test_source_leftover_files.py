@@ -1,0 +1,117 @@
+"""A folder of Parquet files exported by Spark, Hive or Databricks holds, besides its committed
+files, what a failed or still-running job leaves: ``_temporary/0/part-….parquet`` (the same rows
+again), a hidden ``.staging/`` copy, an ``_attempt.parquet``. Those readers (and sqlclose's Spark
+engine, which reads a folder with Spark's reader) skip every path part below the folder that starts
+with "_" or "." (Spark keeps "_col=1", a partition folder). sqlclose read them as rows: each person
+was counted twice, and with k = 2 the raw table was released as "classes of 2".
+
+The oracle is a plain SQL count over the committed file alone (Table 3: 9 rows)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+
+import sqlclose
+from sqlclose.engine.listing import hidden_match
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+
+@pytest.fixture
+def table3(tmp_path: Path) -> dict:
+    """Table 3 and its hierarchies copied to tmp_path, and a spec dict over the copies."""
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        shutil.copy(TABLE3 / name, tmp_path / name)
+    spec = {
+        "privacy": {"k": 3},
+        "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"file": str(tmp_path / "age.csv")}},
+        "sensitive": {
+            "salary": {"distance": "ordered", "t": 0.2},
+            "disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": str(tmp_path / "disease.csv")},
+        },
+    }
+    return {"dir": tmp_path, "csv": tmp_path / "table3.csv", "spec": spec}
+
+
+def _write(table3: dict, path: Path, fmt: str = "parquet") -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{table3['csv']}')) TO '{path}' (FORMAT {fmt})")
+
+
+def _rows(path: Path) -> int:
+    return duckdb.sql(f"SELECT count(*) FROM '{path}'").fetchall()[0][0]
+
+
+LEFTOVERS = ["_temporary/0/part-00000.parquet", ".hidden/part-00000.parquet", "_committed_attempt.parquet",
+             ".part-00000.parquet"]
+
+
+@pytest.mark.parametrize("leftover", LEFTOVERS)
+def test_a_folder_sources_leftover_attempt_is_not_read_as_rows(table3, leftover) -> None:
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "part-00000.parquet")
+    _write(table3, folder / leftover)  # the same rows, a leftover
+    expected = _rows(folder / "part-00000.parquet")  # oracle: the committed file's rows (9)
+    with sqlclose.anonymize(folder, table3["spec"]) as release:
+        assert release.report()["input"]["rows"] == expected
+        assert release.to_arrow().num_rows == expected
+
+
+def test_a_leftover_in_a_partitioned_folder_is_skipped_and_an_underscore_partition_is_read(table3) -> None:
+    """Spark keeps a part starting with "_" that holds "=": a partition folder of a column "_batch"."""
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "_batch=1" / "part-00000.parquet")
+    _write(table3, folder / "_batch=1" / "_temporary" / "0" / "part-00000.parquet")
+    spec = {**table3["spec"], "others": "keep"}
+    with sqlclose.anonymize(folder, spec) as release:
+        released = release.to_arrow()
+    assert released.num_rows == _rows(folder / "_batch=1" / "part-00000.parquet")
+    assert set(released.column("_batch").to_pylist()) == {"1"}
+
+
+def test_a_pattern_skips_what_its_wildcards_find_under_a_leftover_part(table3) -> None:
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "part-00000.parquet")
+    _write(table3, folder / "_temporary" / "0" / "part-00000.parquet")
+    spec = {**table3["spec"], "source": {"path": str(folder / "**" / "*.parquet"), "glob": True}}
+    with sqlclose.anonymize(None, spec) as release:
+        assert release.report()["input"]["rows"] == _rows(folder / "part-00000.parquet")
+
+
+def test_a_hidden_part_the_pattern_spells_itself_is_read() -> None:
+    """``_staging/*.parquet`` names its folder: only a wildcard's hidden match is a leftover."""
+    assert not hidden_match(Path("/d/_staging/a.parquet"), Path("/d/_staging/*.parquet"))
+    assert not hidden_match(Path("/d/x/_a.parquet"), Path("/d/*/_*.parquet"))
+    assert hidden_match(Path("/d/_tmp/a.parquet"), Path("/d/*/*.parquet"))
+    assert hidden_match(Path("/d/a/.b/c.parquet"), Path("/d/**/*.parquet"))
+    assert not hidden_match(Path("/d/a/c.parquet"), Path("/d/**/*.parquet"))
+
+
+def test_a_csv_pattern_matching_a_leftover_is_refused_naming_it(table3) -> None:
+    folder = table3["dir"] / "export"
+    shutil.copy(table3["csv"], folder.parent / "x.csv")
+    (folder / "_temporary").mkdir(parents=True)
+    shutil.copy(table3["csv"], folder / "part-0.csv")
+    shutil.copy(table3["csv"], folder / "_temporary" / "part-0.csv")
+    spec = {**table3["spec"], "source": {"path": str(folder / "**" / "*.csv"), "glob": True}}
+    with pytest.raises(sqlclose.InputError, match=r"_temporary/part-0\.csv.*remove it, or narrow the pattern"):
+        sqlclose.anonymize(None, spec)
+
+
+def test_a_folder_of_leftovers_alone_is_refused_naming_one(table3) -> None:
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "_temporary" / "0" / "part-00000.parquet")
+    with pytest.raises(sqlclose.InputError, match=r"must hold \.parquet files.*_temporary/0/part-00000\.parquet"):
+        sqlclose.anonymize(folder, table3["spec"])
+
+
+def test_check_of_a_folder_counts_its_committed_rows_only(table3) -> None:
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "part-00000.parquet")
+    _write(table3, folder / "_temporary" / "0" / "part-00000.parquet")
+    audit = sqlclose.check(folder, ["zip", "age"], k=1)
+    assert audit.to_dict()["rows"] == _rows(folder / "part-00000.parquet")
