@@ -268,3 +268,29 @@ def test_files_alike_but_for_pandas_metadata_or_nesting_read_as_duckdb_reads_eac
     assert first.schema.field("a").type != second.schema.field("a").type
     with pytest.raises(InputError, match="gives column 'a' the type"):
         sqlclose.anonymize(_folder_of(tmp_path / "nested", [first, second]), _spec(others="keep"))
+
+
+VIEW_FAILING_ON_A_VALUE = "SELECT zip, age, salary, CAST(disease AS INT)::VARCHAR AS disease FROM people"
+
+
+def _people_with_a_failing_view(con) -> None:
+    """Table 3 as ``people``, one row's disease ``SECRET-4711``, and a view ``v`` whose CAST fails on it."""
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, header = true)", [str(TABLE3 / "table3.csv")])
+    con.execute(f"UPDATE people SET disease = '{SECRET}' WHERE salary = 3000")
+    con.execute(f"CREATE VIEW v AS {VIEW_FAILING_ON_A_VALUE}")
+
+
+def test_a_python_jobs_traceback_names_no_value(tmp_path):
+    """What a pipeline's log holds when the error propagates: Python prints the exception with its
+    cause chain (``logging.exception`` does the same). The error's message left the value out, but
+    DuckDB's raw error rode along as its ``__cause__`` (``Could not convert string 'SECRET-4711' to
+    INT32``). The oracle: the whole printed traceback."""
+    import traceback
+
+    import duckdb
+
+    con = duckdb.connect()
+    _people_with_a_failing_view(con)
+    with pytest.raises(sqlclose.SqlcloseError) as caught:
+        sqlclose.anonymize((con, "v"), _spec())
+    assert SECRET not in "".join(traceback.format_exception(caught.value))

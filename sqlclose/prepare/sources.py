@@ -504,7 +504,7 @@ _CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert
 def csv_problem(error: BaseException, read: FileRead) -> str | None:
     """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
     offending record or value. Read from DuckDB's own error, whose values the engine's leaves out."""
-    text = str(error.__cause__ or error) if isinstance(error, EngineError) else str(error)
+    text = str(error.cause or error) if isinstance(error, EngineError) else str(error)
     line = _LINE.search(text)
     where = f"line {line.group(1)}" if line else "a line"
     if fields := _FIELDS.search(text):
