@@ -73,6 +73,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         except Exception as e:  # a closed connection, as a relation of one (_open_relation)
             raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
         _check_table(engine, relation, f"table {name!r}")
+        _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
         return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}")
     if is_spark_source(source):
         return _open_spark(source, engine)
@@ -352,6 +353,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            schema, _, name = source.table.rpartition(".")
+            _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
     except BaseException:
         if own:
             engine.close()
@@ -416,6 +419,39 @@ def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
         raise
     except Exception as e:
         raise InputError(f"cannot read {label}: {driver_message(e)}") from None
+
+
+def _refuse_a_failing_view(engine: Engine, relation: exp.Expression, label: str, name: str, schema: str = "",
+                           catalog: str = "") -> None:
+    """A DuckDB view is a query run at every read: a row it fails on (its CAST, strptime, an
+    overflow) stopped the run midway as an internal error (EngineError, exit 1), or only at the
+    write when the column was kept. A view's every value is computed once here, so that it is
+    refused as bad input, as a failing [source] query is, naming no value. A hash of each row, not
+    counts: DuckDB answers count(column) without computing a value it knows is not NULL (a list, an
+    overflow). Tables are not read: their rows hold their values already."""
+    if not isinstance(engine, DuckDBEngine) or not _names_a_view(engine, name, schema, catalog):
+        return
+    columns = [exp.column(exp.to_identifier(c, quoted=True)) for c in engine.schema(relation).names]
+    every_value = exp.select(exp.Max(this=exp.Anonymous(this="HASH", expressions=columns))).from_(relation.copy())
+    try:
+        engine.fetch(every_value)
+    except EngineOutOfMemory:
+        raise
+    except Exception as e:
+        raise InputError(f"cannot read {label}: it is a view, and its query failed: {driver_message(e)}; fix the "
+                         "view (TRY_CAST gives NULL where CAST fails) or the rows it reads") from None
+
+
+def _names_a_view(engine: Engine, name: str, schema: str, catalog: str) -> bool:
+    """Whether a view of the DuckDB catalog has this name (and schema and catalog, where given; any
+    otherwise: a table of the same name then costs a needless read, never a missed view)."""
+    named = [("view_name", name), ("schema_name", schema), ("database_name", catalog)]
+    given = [(column, part) for column, part in named if part]
+    matches = [exp.EQ(this=exp.Lower(this=exp.column(column)), expression=exp.Lower(this=exp.Placeholder(this=str(i))))
+               for i, (column, _) in enumerate(given, start=1)]
+    query = exp.select(exp.Count(this=exp.Star())).from_(exp.Table(this=exp.Anonymous(this="duckdb_views"))) \
+        .where(exp.and_(exp.Not(this=exp.column("internal")), *matches))
+    return bool(engine.fetch(query, [part for _, part in given]).column(0)[0].as_py())
 
 
 def _refuse_non_database(path: Path) -> None:
