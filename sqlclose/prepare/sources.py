@@ -86,7 +86,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         engine = engine or DuckDBEngine()
         name = engine.temp_name("arrow_source")
         try:
-            engine.register(name, source)
+            _register_arrow(engine, name, source, label)
         except BaseException:
             if own:
                 engine.close()
@@ -95,6 +95,54 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")
+
+
+def _register_arrow(engine: Engine, name: str, table: pa.Table, label: str) -> None:
+    """``table`` registered as ``name``; a column of an Arrow type the engine does not read (DuckDB:
+    half floats, 256-bit decimals, dense unions, alone or nested) is refused by name, with a cast,
+    not with the driver's NotImplementedException. The column is found by registering each alone,
+    on the failure's path only, so that a type the engine learns to read is read."""
+    try:
+        engine.register(name, table)
+    except (InputError, EngineOutOfMemory):
+        raise
+    except Exception as e:
+        raise _unreadable_arrow(engine, table, label, e) from None
+
+
+def _unreadable_arrow(engine: Engine, table: pa.Table, label: str, error: Exception) -> InputError:
+    """The refusal of an Arrow table the engine could not register: its first column the engine
+    does not read alone, its type and a cast; the driver's words when no one column is at fault."""
+    probe = engine.temp_name("arrow_column")
+    for i, column in enumerate(table.column_names):
+        try:
+            engine.register(probe, table.select([i]))
+        except Exception:
+            kind = table.schema.field(i).type
+            return InputError(f"cannot read the {label}: column {column!r} is of Arrow type {kind}, which the "
+                              f"{engine.name} engine does not read; {_arrow_cast_hint(i, column, kind, label)}")
+        finally:
+            engine.unregister(probe)
+    return InputError(f"cannot read the {label}: {driver_message(error)}")
+
+
+def _arrow_cast_hint(index: int, column: str, kind: pa.DataType, label: str) -> str:
+    """What to cast a column of an unread Arrow type to, as the caller writes it: half floats to
+    float32, a 256-bit decimal to decimal128 when its precision fits DuckDB's 38 digits, else to text."""
+    if pa.types.is_float16(kind):
+        lead, target, dtype = "cast it first", "pa.float32()", '"float32"'
+    elif pa.types.is_decimal(kind) and kind.precision <= 38:
+        lead, target = "cast it first", f"pa.decimal128({kind.precision}, {kind.scale})"
+        dtype = f"pd.ArrowDtype({target})"
+    elif pa.types.is_decimal(kind):
+        lead, target = "a DECIMAL holds at most 38 digits: cast it to text first", "pa.string()"
+        dtype = "pd.ArrowDtype(pa.string())"
+    else:
+        return ("give it a type the engine reads first (a union's values as one type, say text; float16 as "
+                "float32; decimal256 as decimal128, or text past 38 digits)")
+    cast = (f"df[{column!r}] = df[{column!r}].astype({dtype})" if label.startswith("pandas") else
+            f"table = table.set_column({index}, {column!r}, table[{column!r}].cast({target}))")
+    return f"{lead}, e.g. {cast}"
 
 
 _CONVERSION = re.compile(r"Conversion failed for column (.+) with type ([^\s'\")]+)")
