@@ -59,13 +59,17 @@ class VerificationError(SqlcloseError):
 
 class EngineError(SqlcloseError):
     """The SQL engine failed on a generated query (a bug, or the engine ran out of resources).
-    The statement is kept in ``sql``, not in the message: the CLI shows it with --verbose only."""
+    The statement is kept in ``sql``, not in the message: the CLI shows it with --verbose only.
+    The driver's own error is kept in ``cause``, not chained as ``__cause__``: its text may quote a
+    value of the data (``Could not convert string 'SECRET-4711'``), and Python prints a chained
+    cause with every traceback a job logs (``raise … from None`` keeps it out)."""
 
     exit_code = 1
 
-    def __init__(self, message: str, sql: str) -> None:
+    def __init__(self, message: str, sql: str, cause: BaseException | None = None) -> None:
         super().__init__(message)
         self.sql = sql
+        self.cause = cause
 
 
 class EngineOutOfMemory(EngineError):

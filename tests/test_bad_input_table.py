@@ -160,6 +160,20 @@ def _existing_output_table(d: Path) -> None:
                                 'path = "out/releases.duckdb"\ntable = "people"\noverwrite = false')))
 
 
+def _failing_view(d: Path) -> None:
+    """A DuckDB database whose view ``v`` types Table 3's salaries, held as text, with a CAST that
+    fails on one row's text (``SECRET-4711``)."""
+    import duckdb
+
+    con = duckdb.connect(str(d / "people.duckdb"))
+    con.execute("CREATE TABLE people AS SELECT zip, age, salary::VARCHAR AS pay, disease "
+                "FROM read_csv(?, header = true)", [str(d / "table3.csv")])
+    con.execute("UPDATE people SET pay = 'SECRET-4711' WHERE pay = '3000'")
+    con.execute("CREATE VIEW v AS SELECT zip, age, CAST(pay AS BIGINT) AS salary, disease FROM people")
+    con.close()
+    write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "people.duckdb"\ntable = "v"')))
+
+
 def _ragged_hierarchy(d: Path) -> None:
     lines = lines_of("age.csv")
     lines[6] = "43;4*;*"
@@ -273,6 +287,8 @@ CASES: list[Case] = [
     Case("duckdb-not-a-database", "`format = \"duckdb\"` on a CSV file",
          lambda d: write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "table3.csv"\nformat = "duckdb"\n'
                                                                       'table = "people"'))), 2),
+    Case("duckdb-view-fails", "a DuckDB database's view (`table = \"v\"`) whose CAST fails on a row",
+         _failing_view, 2),
     Case("undeclared-columns", "an undeclared column (`name`) with no `others`",
          lambda d: write(d, "table3.csv", table(HEADER + ",name", [r + f",Person{i}" for i, r in enumerate(ROWS)])),
          2),
@@ -556,6 +572,12 @@ MESSAGES = {
     "duckdb-not-a-database": (
         "sqlclose: error: cannot read <tmp>/table3.csv as a DuckDB database: it is not one; set [source] format"
         " to the file's format (\"csv\", \"parquet\") or point path at a .duckdb file"
+    ),
+    "duckdb-view-fails": (
+        "sqlclose: error: cannot read table 'v' in <tmp>/people.duckdb: it is a view, and its query failed:"
+        " ConversionException: Conversion Error: a value could not be converted or computed (DuckDB's message"
+        " names it, so it is not shown); column 'pay'; fix the view (TRY_CAST gives NULL where CAST fails) or the"
+        " rows it reads"
     ),
     "undeclared-columns": (
         "sqlclose: error: <tmp>/table3.csv has 1 column(s) the spec does not mention: 'name'; say what"

@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import sqlglot
 
 import sqlclose
 
@@ -278,3 +279,51 @@ def test_a_declared_number_column_gets_one_answer_on_both_engines(tmp_path, spar
             assert (outcome, found) == ("released", expected)
         else:
             assert outcome == "refused" and "column 's'" in found and text.strip() not in found
+
+
+def _logged(error: BaseException) -> str:
+    """What a job's log holds when ``error`` propagates: Python prints an exception with its cause
+    chain (``logging.exception`` does the same)."""
+    import traceback
+
+    return "".join(traceback.format_exception(error))
+
+
+def test_an_engine_errors_traceback_names_no_value_on_duckdb():
+    """An EngineError was raised ``from`` DuckDB's own error: its message left the value out, but
+    Python printed the driver's error too, as its ``__cause__`` (``Could not convert string
+    'SECRET-4711' to INT32``, then "The above exception was the direct cause …"). Now the driver's
+    error is kept on ``cause`` (which the CSV messages read), not chained. The oracle: the whole
+    printed traceback, and the chain's attributes."""
+    from sqlclose.engine import DuckDBEngine
+    from sqlclose.errors import EngineError
+
+    engine = DuckDBEngine()
+    engine.con.execute("CREATE TABLE people AS SELECT ? AS note", ["SECRET-" + "4711"])
+    try:
+        with pytest.raises(EngineError) as caught:
+            engine.fetch("SELECT CAST(note AS INT) AS n FROM people")
+    finally:
+        engine.close()
+    assert "SECRET" not in _logged(caught.value)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__
+    assert isinstance(caught.value.cause, duckdb.ConversionException)
+
+
+@pytest.mark.spark
+def test_an_engine_errors_traceback_chains_no_driver_error_on_spark(spark_session):
+    """As on DuckDB (above): Spark's error (a Py4J error whose text may quote a row's value) was
+    chained as the EngineError's ``__cause__`` and printed with every traceback. Now it is kept on
+    ``cause``. The oracle: the printed traceback holds no chained error, and the chain's attributes."""
+    from sqlclose.engine import SparkEngine
+    from sqlclose.errors import EngineError
+
+    engine = SparkEngine(spark_session)
+    try:
+        with pytest.raises(EngineError) as caught:
+            engine.create_temp_table("t", sqlglot.parse_one("SELECT * FROM no_such_table_anywhere"))
+    finally:
+        engine.close()
+    logged = _logged(caught.value)
+    assert "direct cause" not in logged and "During handling" not in logged
+    assert caught.value.__cause__ is None and caught.value.cause is not None

@@ -268,3 +268,66 @@ def test_files_alike_but_for_pandas_metadata_or_nesting_read_as_duckdb_reads_eac
     assert first.schema.field("a").type != second.schema.field("a").type
     with pytest.raises(InputError, match="gives column 'a' the type"):
         sqlclose.anonymize(_folder_of(tmp_path / "nested", [first, second]), _spec(others="keep"))
+
+
+
+
+VIEW_FAILING_ON_A_VALUE = "SELECT zip, age, CAST(pay AS BIGINT) AS salary, disease FROM people"
+
+
+def _people_with_a_failing_view(con, view: str = VIEW_FAILING_ON_A_VALUE) -> None:
+    """Table 3 as ``people``, with its salary also as text (``pay``) and a ``note`` of '1', except
+    on one row, whose pay and note are ``SECRET-4711``; and a view ``v``, ``view``, over it."""
+    con.execute("CREATE TABLE people AS SELECT *, salary::VARCHAR AS pay, '1' AS note FROM read_csv(?, header = true)",
+                [str(TABLE3 / "table3.csv")])
+    con.execute(f"UPDATE people SET pay = '{SECRET}', note = '{SECRET}' WHERE salary = 3000")
+    con.execute(f"CREATE VIEW v AS {view}")
+
+def test_a_python_jobs_traceback_names_no_value(tmp_path):
+    """What a pipeline's log holds when the error propagates: Python prints the exception with its
+    cause chain (``logging.exception`` does the same). The error's message left the value out, but
+    DuckDB's raw error rode along as its ``__cause__`` (``Could not convert string 'SECRET-4711' to
+    INT32``). The oracle: the whole printed traceback."""
+    import traceback
+
+    import duckdb
+
+    con = duckdb.connect()
+    _people_with_a_failing_view(con)
+    with pytest.raises(sqlclose.SqlcloseError) as caught:
+        sqlclose.anonymize((con, "v"), _spec())
+    assert SECRET not in "".join(traceback.format_exception(caught.value))
+
+
+@pytest.mark.parametrize("columns", ["CAST(pay AS BIGINT) AS salary, disease",
+                                     "salary, disease, CAST(note AS INT) AS note",
+                                     "salary, disease, [CAST(note AS INT)] AS note",
+                                     "salary, disease, length(note)::INT * 200000000::INT AS note"],
+                         ids=["sensitive", "kept", "kept-in-a-list", "kept-overflow"])
+def test_a_view_of_a_callers_connection_that_fails_on_a_value_is_bad_input(columns):
+    """A caller's view whose query fails on a row (a CAST, an overflow) is a source query: it was
+    read only by the search's queries (a sensitive column's failure: EngineError, "an internal
+    error (a bug)", exit 1) or by the write (a kept column's: the search succeeded, the write
+    failed). The same SELECT given as a relation was InputError. Now the view is refused as bad
+    input when it is opened, naming no value. The oracle: the error's type and text."""
+    import duckdb
+
+    con = duckdb.connect()
+    _people_with_a_failing_view(con, f"SELECT zip, age, {columns} FROM people")
+    with pytest.raises(InputError) as caught:
+        sqlclose.anonymize((con, "v"), _spec(others="keep"))
+    assert "cannot read table 'v': it is a view, and its query failed" in str(caught.value)
+    assert SECRET not in str(caught.value) and "4711" not in str(caught.value)
+
+
+def test_a_view_reading_its_rows_as_they_are_is_released(tmp_path):
+    """The check of a view's values refuses only a failing one: a view that converts every row
+    (TRY_CAST) is released, its note the number each row's text is, NULL for the one that is not.
+    The oracle: the same table's rows, converted by hand."""
+    import duckdb
+
+    con = duckdb.connect()
+    _people_with_a_failing_view(con, "SELECT zip, age, salary, disease, TRY_CAST(note AS INT) AS note FROM people")
+    with sqlclose.anonymize((con, "v"), _spec(others="keep")) as release:
+        notes = sorted(release.to_arrow().column("note").to_pylist(), key=str)
+    assert notes == [1] * 8 + [None]

@@ -245,7 +245,7 @@ class Engine(ABC):
         except EngineError:
             raise
         except Exception as e:  # driver errors differ per backend; keep the SQL with them
-            raise self.engine_error(e, sql) from e
+            raise self.wrapped_error(e, sql) from None
 
     def schema(self, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
         """Column names and types of a relation (a table, or a subquery with its ``params``), without
@@ -258,11 +258,18 @@ class Engine(ABC):
         try:
             self._execute(sql, params)
         except Exception as e:
-            raise self.engine_error(e, sql) from e
+            raise self.wrapped_error(e, sql) from None
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         """The driver's error ``e`` on ``sql`` as sqlclose's; a backend says more where it can."""
         return EngineError(f"{type(e).__name__}: {e}", sql)
+
+    def wrapped_error(self, e: Exception, sql: str) -> EngineError:
+        """``engine_error`` holding ``e`` in ``cause``, for a raise ``from None``: a chained
+        ``__cause__`` would print the driver's text, which may quote a value, in every traceback."""
+        error = self.engine_error(e, sql)
+        error.cause = error.cause or e
+        return error
 
     def number_types(self, relation: exp.Expression, declared: dict[str, str], undeclared: Sequence[str],
                      params: Sequence[Any] = ()) -> dict[str, str | None]:

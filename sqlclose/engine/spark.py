@@ -24,7 +24,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
-from sqlclose.errors import EngineError, InputError
+from sqlclose.errors import InputError
 from sqlclose.model.spec import DECIMAL_TYPE
 
 if TYPE_CHECKING:
@@ -195,7 +195,7 @@ class SparkEngine(Engine):
             frame = self._frame(sql, params).cache()
             frame.count()  # materialize now: errors surface here, and the input is read once
         except Exception as e:
-            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+            raise self.wrapped_error(e, sql) from None
         self._keep(name, frame, cached=True)
         return _table(name)
 
@@ -207,7 +207,7 @@ class SparkEngine(Engine):
             frame = self._frame(sql, None).cache()
             result = frame.toArrow()  # the action that also fills the cache
         except Exception as e:
-            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+            raise self.wrapped_error(e, sql) from None
         self._keep(name, frame, cached=True)
         return result
 
@@ -355,7 +355,7 @@ class SparkEngine(Engine):
         try:
             self._in_one_part(sql, params).write.mode("errorifexists").parquet(literal_path(path))
         except Exception as e:
-            raise EngineError(f"{type(e).__name__}: {e}", sql) from e
+            raise self.wrapped_error(e, sql) from None
 
     def _in_one_part(self, sql: str, params: Sequence[Any]) -> DataFrame:
         """The sorted release query's rows in one partition, in order. Spark cuts a sorted query into
@@ -381,7 +381,7 @@ class SparkEngine(Engine):
                 writer = writer.partitionBy(*partition_by)
             writer.parquet(literal_path(path))
         except Exception as e:
-            raise EngineError(f"{type(e).__name__}: {e}", self.render(query)) from e
+            raise self.wrapped_error(e, self.render(query)) from None
         tidy_part_files(path)
 
     def _in_parts(self, query: exp.Expression, params: Sequence[Any], parts: int,

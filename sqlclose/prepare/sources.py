@@ -76,6 +76,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         except Exception as e:  # a closed connection, as a relation of one (_open_relation)
             raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
         _check_table(engine, relation, f"table {name!r}")
+        _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
         files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
         return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True)
     if is_spark_source(source):
@@ -89,7 +90,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         engine = engine or DuckDBEngine()
         name = engine.temp_name("arrow_source")
         try:
-            engine.register(name, source)
+            _register_arrow(engine, name, source, label)
         except BaseException:
             if own:
                 engine.close()
@@ -98,6 +99,54 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")
+
+
+def _register_arrow(engine: Engine, name: str, table: pa.Table, label: str) -> None:
+    """``table`` registered as ``name``; a column of an Arrow type the engine does not read (DuckDB:
+    half floats, 256-bit decimals, dense unions, alone or nested) is refused by name, with a cast,
+    not with the driver's NotImplementedException. The column is found by registering each alone,
+    on the failure's path only, so that a type the engine learns to read is read."""
+    try:
+        engine.register(name, table)
+    except (InputError, EngineOutOfMemory):
+        raise
+    except Exception as e:
+        raise _unreadable_arrow(engine, table, label, e) from None
+
+
+def _unreadable_arrow(engine: Engine, table: pa.Table, label: str, error: Exception) -> InputError:
+    """The refusal of an Arrow table the engine could not register: its first column the engine
+    does not read alone, its type and a cast; the driver's words when no one column is at fault."""
+    probe = engine.temp_name("arrow_column")
+    for i, column in enumerate(table.column_names):
+        try:
+            engine.register(probe, table.select([i]))
+        except Exception:
+            kind = table.schema.field(i).type
+            return InputError(f"cannot read the {label}: column {column!r} is of Arrow type {kind}, which the "
+                              f"{engine.name} engine does not read; {_arrow_cast_hint(i, column, kind, label)}")
+        finally:
+            engine.unregister(probe)
+    return InputError(f"cannot read the {label}: {driver_message(error)}")
+
+
+def _arrow_cast_hint(index: int, column: str, kind: pa.DataType, label: str) -> str:
+    """What to cast a column of an unread Arrow type to, as the caller writes it: half floats to
+    float32, a 256-bit decimal to decimal128 when its precision fits DuckDB's 38 digits, else to text."""
+    if pa.types.is_float16(kind):
+        lead, target, dtype = "cast it first", "pa.float32()", '"float32"'
+    elif pa.types.is_decimal(kind) and kind.precision <= 38:
+        lead, target = "cast it first", f"pa.decimal128({kind.precision}, {kind.scale})"
+        dtype = f"pd.ArrowDtype({target})"
+    elif pa.types.is_decimal(kind):
+        lead, target = "a DECIMAL holds at most 38 digits: cast it to text first", "pa.string()"
+        dtype = "pd.ArrowDtype(pa.string())"
+    else:
+        return ("give it a type the engine reads first (a union's values as one type, say text; float16 as "
+                "float32; decimal256 as decimal128, or text past 38 digits)")
+    cast = (f"df[{column!r}] = df[{column!r}].astype({dtype})" if label.startswith("pandas") else
+            f"table = table.set_column({index}, {column!r}, table[{column!r}].cast({target}))")
+    return f"{lead}, e.g. {cast}"
 
 
 _CONVERSION = re.compile(r"Conversion failed for column (.+) with type ([^\s'\")]+)")
@@ -422,6 +471,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            schema, _, name = source.table.rpartition(".")
+            _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
             named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
             files += _catalog_files(named, engine.fetch)  # a view of the database reads them
     except BaseException:
@@ -507,6 +558,39 @@ def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
         raise
     except Exception as e:
         raise InputError(f"cannot read {label}: {driver_message(e)}") from None
+
+
+def _refuse_a_failing_view(engine: Engine, relation: exp.Expression, label: str, name: str, schema: str = "",
+                           catalog: str = "") -> None:
+    """A DuckDB view is a query run at every read: a row it fails on (its CAST, strptime, an
+    overflow) stopped the run midway as an internal error (EngineError, exit 1), or only at the
+    write when the column was kept. A view's every value is computed once here, so that it is
+    refused as bad input, as a failing [source] query is, naming no value. A hash of each row, not
+    counts: DuckDB answers count(column) without computing a value it knows is not NULL (a list, an
+    overflow). Tables are not read: their rows hold their values already."""
+    if not isinstance(engine, DuckDBEngine) or not _names_a_view(engine, name, schema, catalog):
+        return
+    columns = [exp.column(exp.to_identifier(c, quoted=True)) for c in engine.schema(relation).names]
+    every_value = exp.select(exp.Max(this=exp.Anonymous(this="HASH", expressions=columns))).from_(relation.copy())
+    try:
+        engine.fetch(every_value)
+    except EngineOutOfMemory:
+        raise
+    except Exception as e:
+        raise InputError(f"cannot read {label}: it is a view, and its query failed: {driver_message(e)}; fix the "
+                         "view (TRY_CAST gives NULL where CAST fails) or the rows it reads") from None
+
+
+def _names_a_view(engine: Engine, name: str, schema: str, catalog: str) -> bool:
+    """Whether a view of the DuckDB catalog has this name (and schema and catalog, where given; any
+    otherwise: a table of the same name then costs a needless read, never a missed view)."""
+    named = [("view_name", name), ("schema_name", schema), ("database_name", catalog)]
+    given = [(column, part) for column, part in named if part]
+    matches = [exp.EQ(this=exp.Lower(this=exp.column(column)), expression=exp.Lower(this=exp.Placeholder(this=str(i))))
+               for i, (column, _) in enumerate(given, start=1)]
+    query = exp.select(exp.Count(this=exp.Star())).from_(exp.Table(this=exp.Anonymous(this="duckdb_views"))) \
+        .where(exp.and_(exp.Not(this=exp.column("internal")), *matches))
+    return bool(engine.fetch(query, [part for _, part in given]).column(0)[0].as_py())
 
 
 def _refuse_non_database(path: Path) -> None:
@@ -595,7 +679,7 @@ _CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert
 def csv_problem(error: BaseException, read: FileRead) -> str | None:
     """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
     offending record or value. Read from DuckDB's own error, whose values the engine's leaves out."""
-    text = str(error.__cause__ or error) if isinstance(error, EngineError) else str(error)
+    text = str(error.cause or error) if isinstance(error, EngineError) else str(error)
     line = _LINE.search(text)
     where = f"line {line.group(1)}" if line else "a line"
     if fields := _FIELDS.search(text):
