@@ -300,3 +300,47 @@ def test_check_against_passes_on_a_partitioned_folder_and_still_sees_reordered_c
         pq.write_table(table.select(list(reversed(table.column_names))), part)
     check = invoke("check", out, "--against", report, "--spec", spec)
     assert check.exit_code == 4 and "output.columns" in check.output, check.output
+
+
+def _four_rows(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    duckdb.sql("COPY (SELECT * FROM (VALUES ('10', 'a'), ('10', 'b'), ('11', 'a'), ('11', 'b')) t(zip, dis)) "
+               f"TO '{folder / 'part-0.parquet'}' (FORMAT PARQUET)")
+
+
+_FOUR_ROWS_SPEC = "[privacy]\nk = 2\n[quasi_identifiers]\nzip = { tree = { g = [\"10\", \"11\", \"99\"] } }\n" \
+    "[sensitive.dis]\ndistinct_l = 2\n"
+
+
+def test_a_folder_source_under_a_col_value_folder_keeps_its_files_values(tmp_path: Path) -> None:
+    """Review rv10 #1. DuckDB's Hive partitioning reads every col=value part of a file's whole path:
+    a source folder below …/zip=99/ had every row's zip (a quasi-identifier its file holds as 10 and
+    11) released as 99, and verified (the re-check read it the same way). The folder is now read
+    through a plain-named link. The oracle: the file's rows by plain DuckDB, Hive partitioning off."""
+    base = tmp_path / "zip=99"
+    _four_rows(base / "src")
+    (base / "spec.toml").write_text('[source]\npath = "src"\n[output]\npath = "out.parquet"\n' + _FOUR_ROWS_SPEC)
+    result = invoke("anonymize", base / "spec.toml", "-q", "--node", "zip=0")
+    assert result.exit_code == 0, result.output
+    read = "read_parquet('{}', hive_partitioning = false)"
+    truth = duckdb.sql(f"SELECT zip, COUNT(*) FROM {read.format(base / 'src' / '*.parquet')} GROUP BY ALL ORDER BY ALL")
+    got = duckdb.sql(f"SELECT zip, COUNT(*) FROM {read.format(base / 'out.parquet')} GROUP BY ALL ORDER BY ALL")
+    assert got.fetchall() == truth.fetchall() == [("10", 2), ("11", 2)]
+
+
+@pytest.mark.parametrize("name", ["dt=2024-11-30/release", "run=7"])
+def test_a_folder_output_whose_path_holds_a_col_value_part_is_written_and_checked(tmp_path: Path, name: str) -> None:
+    """Review rv10 #2. The written folder was read back with Hive partitioning over its whole path:
+    under …/dt=2024-11-30/ (or named run=7, its hidden temporary folder '.run=7.sqlclose-…') a
+    column no release holds appeared, and a valid release ended in exit 4; `check --against` by the
+    absolute path refused it too. The oracles: the four input rows by plain DuckDB, and the check."""
+    _four_rows(tmp_path / "in")
+    out = tmp_path / name
+    (tmp_path / "spec.toml").write_text('[source]\npath = "in"\n' + _FOUR_ROWS_SPEC)
+    result = invoke("anonymize", tmp_path / "spec.toml", "-q", "--node", "zip=0", "-o", out, "--format",
+                    "parquet-folder")
+    assert result.exit_code == 0, result.output
+    rows = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{out}/**/*.parquet', hive_partitioning = false)")
+    assert rows.fetchall() == [(4,)]
+    check = invoke("check", out, "--against", Path(f"{out}.report.json"))
+    assert check.exit_code == 0, check.output

@@ -337,7 +337,8 @@ class DuckDBEngine(Engine):
             return self.create_temp_table(name, *self._read_csv(path, read))
         if read.kind == "parquet":
             if read.files:  # listed by the source, without a Spark job's leftovers: the glob would read them
-                path = [self._literal(f) for f in read.files]
+                path = self._files_below(read.path.parent.parent, read.files) if read.parquet_folder \
+                    else [self._literal(f) for f in read.files]
             # A folder's Hive partition folders (col=value) are columns, as its writer meant them,
             # read as the text they are: typed by guessing from every folder's name, a suppressed
             # row's too, they were BIGINT beside dept=30 and text beside dept=3A (and 01 read as 1).
@@ -425,10 +426,14 @@ class DuckDBEngine(Engine):
             if hasattr(stream, "close"):  # hands the relation's connection back to its owner
                 stream.close()
 
-    def _literal(self, path: Path) -> str:
+    def _literal(self, path: Path, hive_root: bool = False) -> str:
         """DuckDB expands * ? [ ] { } in file paths; a literal path holding them is read through a
-        link of a plain name, so it reads that one file and never its look-alikes."""
-        if not any(ch in GLOB_CHARACTERS for ch in str(path)):
+        link of a plain name, so it reads that one file and never its look-alikes. ``hive_root``: a
+        folder read with Hive partitioning, whose own path must hold no ``col=value`` part either
+        (DuckDB reads every such part of a file's whole path as a column: a folder below
+        ``…/zip=99/`` had its zip column read as 99)."""
+        odd = GLOB_CHARACTERS | ({"="} if hive_root else set())
+        if not any(ch in odd for ch in str(path)):
             return str(path)
         if self._links is None:
             self._links = Path(tempfile.mkdtemp(prefix="sqlclose-links-"))
@@ -436,6 +441,12 @@ class DuckDBEngine(Engine):
         link = self._links / f"source{len(list(self._links.iterdir()))}{''.join(path.suffixes[-1:])}"
         link.symlink_to(path.resolve())
         return str(link)
+
+    def _files_below(self, folder: Path, files: Sequence[Path]) -> list[str]:
+        """``files`` of a Hive-partitioned ``folder``, read through its plain-named link where its
+        own path holds a ``col=value`` part (``_literal``)."""
+        root = self._literal(folder, hive_root=True)
+        return [str(Path(root) / Path(f).relative_to(folder)) for f in files]
 
     def _read_csv(self, path: str, read: FileRead) -> tuple[exp.Expression, list[Any]]:
         """No sniffing: the header's columns, each read as the text it is, except declared types and
@@ -498,7 +509,7 @@ class DuckDBEngine(Engine):
     def read_parquet(self, path: Path) -> exp.Expression:
         name = self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
-            files = str(Path(self._literal(path)) / "**" / "*.parquet")
+            files = str(Path(self._literal(path, hive_root=True)) / "**" / "*.parquet")
             query, params = _reader("read_parquet", files, {"hive_partitioning": True, "hive_types_autocast": False})
             with _interruptible():
                 return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
