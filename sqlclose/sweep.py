@@ -26,7 +26,15 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
-from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance, nothing_required
+from sqlclose.privacy.criteria import (
+    TOLERANCE,
+    Criterion,
+    TCloseness,
+    criteria_for,
+    max_distance,
+    max_l1_distance,
+    nothing_required,
+)
 from sqlclose.release.gaa_release import GaaRelease, suppression_unused
 from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
@@ -363,26 +371,50 @@ class _Sweep:
     def refuse_runs_without_a_requirement(self) -> None:
         """A run at k = 1 whose models (with the swept l / t) every table satisfies would measure the
         input as it is — its classes are the distinct raw combinations — and a sweep's files may be
-        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule) and a KL t no class of
-        this table can exceed (``nothing_required``)."""
+        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule) and a t no class of
+        this table can exceed (``nothing_required``; GAA's paper L1 t by ``max_l1_distance``)."""
         if min(self.ks) >= 2:
             return
-        gaa = self.spec.search.algorithm == "gaa"
         for l in self.ls or [None]:  # noqa: E741
             for t in self.ts or [None]:
-                sas = self.problem.sas if gaa else _with_models(self.problem.sas, l, t)
-                # GAA's l and t are the paper's values: l-diversity ≥ l binds above 1, L1 ≤ t below 2.
-                paper = gaa and ((l is not None and l > 1) or (t is not None and t < 2))
-                if paper:
-                    continue
-                swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
-                if all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
-                    raise SpecError(f"k = 1{swept} protects nothing: that run would measure the input as it is; "
-                                    "sweep k from 2, or give a model that can fail under [sensitive.<column>]")
-                why = nothing_required([sa for sa in sas if sa.spec is not None])
-                if why is not None:  # a KL t only this table makes vacuous, as anonymize refuses it
-                    raise InputError(f"k = 1{swept} protects nothing on {self.problem.label}: {why}; that run "
-                                     "would measure the input as it is; sweep k from 2, or lower t")
+                refusal = self._nothing_required_at_k_1(l, t)
+                if refusal is not None:
+                    raise refusal
+
+    def _nothing_required_at_k_1(self, l: float | None, t: float | None) -> SpecError | InputError | None:  # noqa: E741
+        """Why the k = 1 run at this l and t would require nothing of the table, as the error to raise,
+        or None when some model of it can fail. Told without the table's figure (its least share)."""
+        gaa = self.spec.search.algorithm == "gaa"
+        if gaa and self._paper_model_binds(l, t):
+            return None
+        sas = self.problem.sas if gaa else _with_models(self.problem.sas, l, t)
+        why = None
+        if not all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
+            why = nothing_required([sa for sa in sas if sa.spec is not None])
+            if why is None:
+                return None
+        if gaa and t is not None:  # the paper's t, vacuous on this table (_paper_model_binds)
+            why = "; ".join(filter(None, [why, f"every class of this table has an L1 distance of {sas[0].name} at "
+                                               f"most t = {t:g} (no class of it can be farther from the table than "
+                                               "its farthest class of one value)"]))
+        swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
+        if why is None:
+            return SpecError(f"k = 1{swept} protects nothing: that run would measure the input as it is; sweep k "
+                             "from 2, or give a model that can fail under [sensitive.<column>]")
+        return InputError(f"k = 1{swept} protects nothing on {self.problem.label}: {why}; that run would measure "
+                          "the input as it is; sweep k from 2, or lower t")
+
+    def _paper_model_binds(self, l: float | None, t: float | None) -> bool:  # noqa: E741
+        """Whether GAA's paper l or t can fail a class at k = 1: l-diversity ≥ l above 1 (a class of
+        one value has 1); L1 ≤ t below the farthest L1 distance a class of this table can have
+        (``max_l1_distance``), as an equal-distance EMD t is judged. Without a sensitive column the
+        run refuses the l or t itself (``_GaaSweep.run``)."""
+        if l is not None and l > 1:
+            return True
+        if t is None:
+            return False
+        column = self.problem.sas[0] if self.problem.sas else None
+        return column is None or column.q is None or t < max_l1_distance(column) - TOLERANCE
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append({c: row.get(c) for c in COLUMNS})

@@ -199,6 +199,35 @@ def test_a_sweep_refuses_k_1_with_a_kl_t_no_class_of_the_table_can_exceed(tmp_pa
     assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
 
 
+def test_a_gaa_sweep_refuses_k_1_with_an_l1_t_no_class_of_the_table_can_exceed(tmp_path):
+    """GAA's paper t is the plain L1 distance (0–2), twice the equal-distance EMD: no class can be
+    farther than 2 · (1 − the table's least share). The sweep counted every t below 2 as a model, so
+    a k = 1 run at such a t measured the raw table (review rv6, defect 1). Oracle: the least share
+    from a GROUP BY in DuckDB; t just above the bound is refused (exit 2, no figure of the table
+    told), as the sweep without --t is; t just below it is a requirement and runs."""
+    con = duckdb.connect()
+    con.register("t", table3())
+    least = con.execute("SELECT MIN(n) / SUM(n) FROM (SELECT COUNT(*) AS n FROM t GROUP BY disease)").fetchone()[0]
+    bound = 2 * (1 - least)
+    spec = table3_spec(sensitive={"disease": {"t": 1.0}}, others="drop", search={"algorithm": "gaa"})
+    with pytest.raises(SpecError, match="protects nothing"):  # the placeholder t = 1 alone: no model
+        sqlclose.sweep.sweep(table3(), spec, [1, 2])
+    with pytest.raises(InputError, match=r"k = 1, t = .* protects nothing on arrow table: every class of this table "
+                                         "has an L1 distance of disease at most t") as refused:
+        sqlclose.sweep.sweep(table3(), spec, [1, 2], ts=[bound - 0.05, bound + 0.05])
+    assert f"{bound:.2f}" not in str(refused.value) and f"{least:.2f}" not in str(refused.value)
+    rows = sqlclose.sweep.sweep(table3(), spec, [1, 2], ts=[bound - 0.05]).rows
+    assert [r["k"] for r in rows] == [1, 2]
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(f'others = "drop"\n[source]\npath = "{TABLE3 / "table3.csv"}"\n[privacy]\nk = 2\n'
+                         f'[search]\nalgorithm = "gaa"\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                         f'age = {{ file = "{TABLE3 / "age.csv"}" }}\n[sensitive.disease]\nt = 1\n')
+    result = run_cli("sweep", str(spec_file), "--k", "1,2", "--t", f"{bound + 0.05}", "--out", str(tmp_path / "sweep"),
+                     "--no-charts")
+    assert result.returncode == 2 and "protects nothing" in result.stderr, result.stderr
+    assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
+
+
 # ---- 3. the fingerprint ---------------------------------------------------------------------------
 def attacker_fingerprint(rows: pa.Table) -> str:
     """What the report published before: an unkeyed sum of row hashes, computable by anyone."""
