@@ -100,6 +100,10 @@ class SweepProgress:
 
 SweepCallback = Callable[[SweepProgress], None]
 
+# nauc.csv's note where the l-diversity percentage is left blank (SweepResult._l_diversity_scale).
+WITHHELD_L_DIVERSITY_PERCENT = ("nauc_percent withheld: every run suppressed rows, and the whole table's l-diversity "
+                                "value it divides by holds their sensitive values")
+
 
 @dataclass
 class SweepResult:
@@ -107,7 +111,9 @@ class SweepResult:
 
     rows: list[dict[str, Any]]
     source: str = ""
-    max_l_diversity: float | None = None  # the whole table as one class: the paper's l-diversity scale
+    # The whole input as one class, suppressed rows included: the paper's l-diversity scale (the
+    # operator's; nauc() divides by it only where a release shows it, _l_diversity_scale).
+    max_l_diversity: float | None = None
     seconds: float = 0.0
     x: str = "k"  # the swept parameter the curves run over
     nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
@@ -150,7 +156,7 @@ class SweepResult:
         """Per curve and measure: the mean value of the curve on [lo, hi] (default: the sweep's
         range), and the paper's percentage where it defines one (alteration and the %
         measures as they are; the t-closeness value × 100; the l-diversity value over the whole
-        table's, × 100)."""
+        table's, × 100, blank with a ``note`` when every run suppressed rows)."""
         lo, hi = self._nauc_bounds(lo, hi)
         out = []
         for key in self.curve_keys():
@@ -160,11 +166,21 @@ class SweepResult:
                     continue
                 value = nauc(xs, ys, lo, hi)
                 row = {p: v for p, v in zip((p for p in PARAMETERS if p != self.x), key)}
+                withheld = measure == "l_diversity" and self._l_diversity_scale() is None
                 row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi, nauc=value,
                            nauc_percent=self._percent(measure, value),
-                           interpolated=";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)))
+                           interpolated=";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)),
+                           note=WITHHELD_L_DIVERSITY_PERCENT if withheld and self.max_l_diversity else "")
                 out.append(row)
         return out
+
+    def _l_diversity_scale(self) -> float | None:
+        """The whole table's l-diversity value, the l-diversity NAUC's scale, where a release of this
+        sweep shows it: a run that suppressed no row released the input's distribution. When every
+        run suppressed rows it holds their sensitive values, which no release shows: None (withheld,
+        as the report withholds the distance against the input)."""
+        shown = any(r["status"] == "ok" and r["suppressed_rows"] == 0 for r in self.rows)
+        return self.max_l_diversity if shown else None
 
     def _gaps(self, key: tuple, measure: str, lo: float, hi: float) -> list[float]:
         """The swept values inside [lo, hi] where the curve has a run but no value (no solution):
@@ -192,8 +208,8 @@ class SweepResult:
             return value
         if measure == "l1_closeness":
             return value * 100.0
-        if measure == "l_diversity" and self.max_l_diversity:
-            return value / self.max_l_diversity * 100.0
+        if measure == "l_diversity" and (scale := self._l_diversity_scale()):
+            return value / scale * 100.0
         return None
 
     # ---- files -----------------------------------------------------------------------------
@@ -204,7 +220,7 @@ class SweepResult:
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
         rows = self.nauc(lo, hi)
         columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent",
-                                                            "interpolated"]
+                                                            "interpolated", "note"]
         return _write_csv(Path(path).expanduser(), columns, rows)  # "~" as charts() and every sqlclose path
 
     def chart_names(self) -> list[str]:

@@ -58,7 +58,7 @@ def test_sweep_nauc_is_the_hand_trapezoid():
     # 15 (k = 2) and 12.5 (k = 5): area 1·(15 + 20)/2 + 2·(20 + 12.5)/2 = 17.5 + 32.5 = 50, mean 50/3.
     rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
                                           "status": "ok", "k": k, "mean_alteration": y, "l_diversity": y / 10,
-                                          "l1_closeness": y / 100}
+                                          "l1_closeness": y / 100, "suppressed_rows": 0}
             for k, y in ((1, 10.0), (3, 20.0), (7, 5.0))]
     result = SweepResult(rows, max_l_diversity=4.0, nauc_range=(1.0, 7.0))
     by_measure = {r["measure"]: r for r in result.nauc(2, 5)}
@@ -67,6 +67,10 @@ def test_sweep_nauc_is_the_hand_trapezoid():
     # The paper's percentages: t-closeness value × 100; l-diversity value over the table's maximum × 100.
     assert by_measure["l1_closeness"]["nauc_percent"] == pytest.approx(50 / 3 / 100 * 100)
     assert by_measure["l_diversity"]["nauc_percent"] == pytest.approx(50 / 3 / 10 / 4.0 * 100)
+    # Rows suppressed in every run: the table's value would tell their sensitive values, withheld.
+    for row in rows:
+        row["suppressed_rows"] = 1
+    assert {r["measure"]: r["nauc_percent"] for r in result.nauc(2, 5)}["l_diversity"] is None
     # Default range: the whole sweep, 2·(10 + 20)/2 + 4·(20 + 5)/2 = 80 over 6.
     assert {r["measure"]: r["nauc"] for r in result.nauc()}["mean_alteration"] == pytest.approx(80 / 6)
 
