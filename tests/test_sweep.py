@@ -6,6 +6,7 @@ files (CSV read back plainly, PNGs decoded by Pillow)."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import time
@@ -313,6 +314,33 @@ def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
     refused = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--no-charts"])
     assert refused.exit_code == 2 and "seconds.png" in refused.output and "--overwrite" in refused.output
     assert sorted(p.name for p in out.iterdir()) == ["seconds.png"]
+
+
+@pytest.mark.parametrize("read_as", ["table", "hierarchy", "pattern"])
+def test_sweep_overwrite_never_replaces_a_file_the_sweep_reads(tmp_path, read_as):
+    """--overwrite replaced whatever sat in OUT under a sweep file's name: the table the sweep read
+    (named sweep.csv), a hierarchy (nauc.csv), with exit 0 (review rv6, defect 3). README: outputs
+    never overwrite inputs, whatever --overwrite says. Oracle: the input's bytes (sha256) before and
+    after; a glob source matching sweep.csv would read the sweep back as rows next time."""
+    folder = REPO / "datasets" / "table3"
+    table = "sweep.csv" if read_as == "table" else "t3.csv"
+    (tmp_path / table).write_bytes((folder / "table3.csv").read_bytes())
+    age = "nauc.csv" if read_as == "hierarchy" else "age.csv"
+    (tmp_path / age).write_bytes((folder / "age.csv").read_bytes())
+    source = 'path = "*.csv"\nglob = true' if read_as == "pattern" else f'path = "{table}"'
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'identifiers = ["salary"]\n[source]\n{source}\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                    f'zip = {{ mask = true }}\nage = {{ file = "{age}" }}\n[sensitive.disease]\nentropy_l = 1.2\n')
+    if read_as == "pattern":  # the pattern reads t3.csv alone (age.csv moves out of its way)
+        (tmp_path / "h").mkdir()
+        (tmp_path / age).rename(tmp_path / "h" / age)
+        spec.write_text(spec.read_text().replace(f'"{age}"', f'"h/{age}"'))
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.rglob("*.csv")}
+    result = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--out", str(tmp_path), "--overwrite",
+                                       "--no-charts", "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert "sweep file path" in result.output and "this job reads" in result.output, result.output
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.rglob("*.csv")} == before
 
 
 def _rows(curves: dict[tuple[str, float], list[tuple[int, float | None]]]) -> list[dict]:

@@ -82,6 +82,7 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     # Every file a sweep may write, charts included even under --no-charts: an older sweep's
     # chart left beside this sweep's CSV would be read as this sweep's.
     targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
+    _refuse_inputs(out, targets, spec, source)
     in_the_way = [name for name in targets if (out / name).exists()]
     if in_the_way and not overwrite:
         raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
@@ -108,6 +109,21 @@ def _range(given: list[float] | None, ks: list[int], ls: list[float] | None,
         raise click.BadParameter(f"expected LO,HI with {min(swept):g} <= LO < HI <= {max(swept):g} (inside the swept "
                                  f"values), got {','.join(f'{v:g}' for v in given)}", param_hint="--nauc-range")
     return given[0], given[1]
+
+
+def _refuse_inputs(out: Path, targets: list[str], spec, source: Path | None) -> None:
+    """No sweep file may replace a file the sweep reads — the table (or a file its query names, or
+    a pattern source's match), the spec, a hierarchy — whatever --overwrite says, as ``anonymize``
+    refuses it. A Parquet folder source is left out: it reads only .parquet files, and a sweep
+    writes none."""
+    from sqlclose.prepare.sources import query_files
+    from sqlclose.release.files import refuse_inputs
+
+    given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
+    inputs = [path for path in [*spec.files_read, *given, *([] if source else query_files(spec.source))]
+              if not path.is_dir()]
+    for name in targets:
+        refuse_inputs(out / name, "sweep file", inputs, written=f"the sweep's {name}")
 
 
 def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:
