@@ -358,11 +358,19 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
             if engine is None:
                 opened.engine.close()
     result.source = Path(opened.label).name if "/" in opened.label else opened.label
-    result.x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
-    swept = {"k": ks, "l": ls, "t": ts}[result.x]
+    result.x, swept = swept_values(ks, ls, ts)
     result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
     result.seconds = time.perf_counter() - started
     return result
+
+
+def swept_values(ks: Sequence[int], ls: Sequence[float] | None = None,
+                 ts: Sequence[float] | None = None) -> tuple[str, list[Any]]:
+    """The parameter a sweep's curves run over and its values, each once and sorted, as the sweep
+    runs them: k when more than one k is given or no more than one l and t; else l, else t."""
+    ks, ls, ts = _values("k", ks, int), _values("l", ls or [], float), _values("t", ts or [], float)
+    x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
+    return x, {"k": ks, "l": ls, "t": ts}[x]
 
 
 # ---- the runs ------------------------------------------------------------------------------

@@ -175,6 +175,7 @@ def test_sweep_command_end_to_end_on_table3(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--k", "2,x"], "comma-separated numbers"),
     (["--k", "2,3", "--nauc-range", "1,3"], "inside the swept values"),
+    (["--k", "2,2", "--nauc-range", "1,3"], "runs over one value of k (2)"),
     (["--k", "2,3", "--strategies", "S2"], "GAA"),
     (["--k", "2,99"], "larger than the table"),
     (["--k", "2,3", "--metrics", "nllm,foo"], "unknown metric 'foo'"),
@@ -184,6 +185,27 @@ def test_sweep_command_refuses_bad_arguments_with_exit_2(tmp_path, args, message
     assert run.exit_code == 2, run.output
     assert message in run.output
     assert not (tmp_path / "o" / "sweep.csv").exists()
+
+
+def test_nauc_range_is_checked_against_the_values_the_sweep_runs_over(tmp_path):
+    """--nauc-range was checked against the raw k list: "--k 2,2 --l 1.5,2,2.5" names one k, so the
+    sweep runs over l, yet [1.5, 2] was refused with "2 <= LO < HI <= 2" (review rv6, defect 6).
+    Oracle: the l values given, [1.5, 2.5], hold the range; nauc.csv's rows are on it."""
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = tmp_path / "l.toml"
+    spec.write_text(f'identifiers = ["salary"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    '[sensitive.disease]\nentropy_l = 1.5\n', encoding="utf-8")
+    out = tmp_path / "sw"
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,2", "--l", "1.5,2,2.5", "--nauc-range",
+                                    "1.5,2", "--out", str(out), "--no-charts", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    with (out / "nauc.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and {(r["lo"], r["hi"]) for r in rows} == {("1.5", "2.0")}
+    outside = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,2", "--l", "1.5,2,2.5", "--nauc-range",
+                                        "1.5,3", "--out", str(out)])
+    assert outside.exit_code == 2 and "1.5 <= LO < HI <= 2.5 (inside the swept values of l)" in outside.output
 
 
 def test_gaa_sweep_rows_are_the_information_loss_of_single_runs(tmp_path):

@@ -74,10 +74,11 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     normalized area under each curve and one chart per measure into OUT."""
     from sqlclose.model.spec import load_spec
 
-    lo_hi = _range(nauc_range, ks, ls, ts)
     spec = load_spec(spec_path)
     from sqlclose.sweep import CHARTED  # once the spec is valid: a mistake in it is told without the engines
     from sqlclose.sweep import sweep as run_sweep
+
+    lo_hi = _range(nauc_range, ks, ls, ts)
 
     # Every file a sweep may write, charts included even under --no-charts: an older sweep's
     # chart left beside this sweep's CSV would be read as this sweep's.
@@ -102,12 +103,20 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
 
 def _range(given: list[float] | None, ks: list[int], ls: list[float] | None,
            ts: list[float] | None) -> tuple[float | None, float | None]:
+    """--nauc-range checked against the values of the parameter the sweep runs over, each once (as
+    the sweep runs them: "--k 2,2 --l 1.5,2,2.5" runs over l)."""
+    from sqlclose.sweep import swept_values
+
     if given is None:
         return None, None
-    swept = ks if len(ks) > 1 or not (ls and len(ls) > 1 or ts and len(ts) > 1) else (ls if ls and len(ls) > 1 else ts)
+    x, swept = swept_values(ks, ls, ts)
+    if len(swept) < 2:
+        raise click.BadParameter(f"the sweep runs over one value of {x} ({swept[0]:g}): give more than one k, l or t "
+                                 "to take NAUC over a range", param_hint="--nauc-range")
     if len(given) != 2 or not min(swept) <= given[0] < given[1] <= max(swept):
         raise click.BadParameter(f"expected LO,HI with {min(swept):g} <= LO < HI <= {max(swept):g} (inside the swept "
-                                 f"values), got {','.join(f'{v:g}' for v in given)}", param_hint="--nauc-range")
+                                 f"values of {x}), got {','.join(f'{v:g}' for v in given)}",
+                                 param_hint="--nauc-range")
     return given[0], given[1]
 
 
