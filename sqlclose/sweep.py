@@ -158,21 +158,49 @@ class SweepResult:
         measures as they are; the t-closeness value × 100; the l-diversity value over the whole
         table's, × 100, blank with a ``note`` when every run suppressed rows)."""
         lo, hi = self._nauc_bounds(lo, hi)
+        if lo is None or hi is None:
+            return []
         out = []
         for key in self.curve_keys():
             for measure in MEASURES:
                 xs, ys = self.curve(key, measure)
-                if len(xs) < 2 or lo is None or not (xs[0] <= lo < hi <= xs[-1]):
-                    continue
-                value = nauc(xs, ys, lo, hi)
                 row = {p: v for p, v in zip((p for p in PARAMETERS if p != self.x), key)}
-                withheld = measure == "l_diversity" and self._l_diversity_scale() is None
-                row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi, nauc=value,
-                           nauc_percent=self._percent(measure, value),
-                           interpolated=";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)),
-                           note=WITHHELD_L_DIVERSITY_PERCENT if withheld and self.max_l_diversity else "")
-                out.append(row)
+                row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi)
+                if len(xs) >= 2 and xs[0] <= lo < hi <= xs[-1]:
+                    out.append({**row, **self._area(key, measure, xs, ys, lo, hi)})
+                elif (unsolved := self._unsolved_ends(key, measure, xs)):
+                    # A curve without a point at an end of the range has no area there: told, not dropped.
+                    values = ", ".join(f"{v:g}" for v in unsolved)
+                    out.append({**row, "nauc": None, "nauc_percent": None, "interpolated": "",
+                                "note": f"not taken: no solution at {self.x} = {values}, so the curve does not "
+                                        "reach an end of the range"})
         return out
+
+    def _area(self, key: tuple, measure: str, xs: list[float], ys: list[float], lo: float,
+              hi: float) -> dict[str, Any]:
+        """A curve's NAUC on [lo, hi], its percentage, the runs it draws a straight line over and why
+        a figure is blank."""
+        value = nauc(xs, ys, lo, hi)
+        withheld = measure == "l_diversity" and self.max_l_diversity and self._l_diversity_scale() is None
+        return {"nauc": value, "nauc_percent": self._percent(measure, value),
+                "interpolated": ";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)),
+                "note": WITHHELD_L_DIVERSITY_PERCENT if withheld else ""}
+
+    def _unsolved_ends(self, key: tuple, measure: str, xs: list[float]) -> list[float]:
+        """The swept values beyond a curve's first and last point where its run found no solution,
+        for a measure its solved runs give (alteration is none of a discernibility curve's): the
+        reason it has no area on a range reaching past them."""
+        failed = sorted(float(v) for v in self._failed(key))
+        outside = [v for v in failed if not xs or not xs[0] <= v <= xs[-1]]
+        return outside if outside and self._gives(key, measure) else []
+
+    def _gives(self, key: tuple, measure: str) -> bool:
+        """Whether a curve's solved runs have a value for the measure: judged on its own, or, with
+        none solved, on the sweep's solved runs of its metric."""
+        own = [r for r in self.rows if self._key(r) == key and r["status"] == "ok"]
+        metric = next(r["metric"] for r in self.rows if self._key(r) == key)
+        solved = own or [r for r in self.rows if r["status"] == "ok" and r["metric"] == metric]
+        return any(_number(r[measure]) is not None for r in solved)
 
     def _l_diversity_scale(self) -> float | None:
         """The whole table's l-diversity value, the l-diversity NAUC's scale, where a release of this

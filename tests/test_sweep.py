@@ -664,6 +664,46 @@ def test_nauc_says_which_runs_inside_its_range_it_draws_a_straight_line_over():
     assert {r["interpolated"] for r in result.nauc(5, 8) if r["curve"] == "l=2.0"} == {"5"}  # an end counts too
 
 
+def test_a_nauc_range_whose_end_a_curve_did_not_solve_is_told_not_dropped(tmp_path):
+    """A curve whose run at an end of the NAUC range found no solution has no point there: its NAUC
+    was dropped from nauc.csv, --json and the summary without a word, asked range or not (review
+    rv6, defect 5). By hand: l=2 has points at k = 2, 5 only, (1 + 3) / 2 = 2 on [2, 5] and none
+    reaching 8; l=4 none at k = 2. In the command, Table 3's six diseases (a GROUP BY) cap any
+    class's exp(entropy) at 6, so entropy l = 7 has no solution (the oracle)."""
+    result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 3.0), (8, None)],
+                                ("nllm", 4.0): [(2, None), (5, 2.0), (8, 4.0)]}), source="t.csv",
+                         nauc_range=(2.0, 8.0))
+    whole = {(r["curve"], r["measure"]): r for r in result.nauc()}
+    assert whole[("l=2.0", "alteration")]["nauc"] is None and whole[("l=4.0", "alteration")]["nauc"] is None
+    assert whole[("l=2.0", "alteration")]["note"] == ("not taken: no solution at k = 8, so the curve does not reach an "
+                                                      "end of the range")
+    assert whole[("l=4.0", "alteration")]["note"].startswith("not taken: no solution at k = 2,")
+    part = {(r["curve"], r["measure"]): r for r in result.nauc(2, 5)}
+    assert part[("l=2.0", "alteration")]["nauc"] == pytest.approx(2.0) and part[("l=2.0", "alteration")]["note"] == ""
+    assert part[("l=4.0", "alteration")]["nauc"] is None
+
+    folder = (REPO / "datasets" / "table3").as_posix()
+    assert duckdb.sql(f"SELECT count(DISTINCT disease) FROM read_csv('{folder}/table3.csv')").fetchall() == [(6,)]
+    spec = tmp_path / "l.toml"
+    spec.write_text(f'identifiers = ["salary"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    '[sensitive.disease]\nentropy_l = 1.5\n', encoding="utf-8")
+    for asked in (["--nauc-range", "1.5,7"], []):
+        out = tmp_path / f"sw{len(asked)}"
+        run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "1.5,3,7", "--metrics", "ncp", *asked,
+                                        "--out", str(out), "--no-charts", "--no-progress"])
+        assert run.exit_code == 0, run.output
+        assert "NAUC of mean_alteration on [1.5, 7] not taken: no solution at l = 7" in run.output
+        with (out / "nauc.csv").open(newline="", encoding="utf-8") as f:
+            rows = {r["measure"]: r for r in csv.DictReader(f)}
+        assert rows["mean_alteration"]["nauc"] == "" and "no solution at l = 7" in rows["mean_alteration"]["note"]
+        assert rows["seconds"]["nauc"] != ""  # a failed run has its time: that curve reaches both ends
+    as_json = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "1.5,3,7", "--metrics", "ncp", "--out",
+                                        str(tmp_path / "sj"), "--no-charts", "--json"])
+    told = {r["measure"]: r for r in json.loads(as_json.output)["nauc"]}["mean_alteration"]
+    assert told["nauc"] is None and told["note"].startswith("not taken: no solution at l = 7")
+
+
 def test_a_gaa_run_without_a_solution_has_its_time_and_progress_says_it():
     """A GAA run that found no solution had no time: its progress line said "0.00 s", its row none,
     though the greedy run had gone to its end. Table 3 has 6 diseases, so no class reaches the

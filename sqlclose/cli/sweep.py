@@ -174,9 +174,15 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
                    + (" …" if len(failed) > 5 else ""))
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
-    if rows:
-        click.echo(f"  NAUC of {main} on [{rows[0]['lo']:g}, {rows[0]['hi']:g}]: " + "; ".join(
-            f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in sorted(rows, key=lambda r: r["nauc"])))
+    taken = sorted((r for r in rows if r["nauc"] is not None), key=lambda r: r["nauc"])
+    if taken:
+        click.echo(f"  NAUC of {main} on [{taken[0]['lo']:g}, {taken[0]['hi']:g}]: " + "; ".join(
+            f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in taken))
+    for r in rows:
+        if r["nauc"] is None:  # its note: "not taken: no solution at l = 3, …"
+            curve = f" of {r['curve']}" if len(result.curve_keys()) > 1 else ""
+            click.echo(f"  NAUC of {main}{curve} on [{r['lo']:g}, {r['hi']:g}] {r['note']}; give --nauc-range "
+                       "inside the values it solved")
 
 
 def _over_gaps(row: dict, x: str) -> str:
