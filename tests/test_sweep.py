@@ -160,6 +160,9 @@ def test_sweep_command_end_to_end_on_table3(tmp_path):
         with Image.open(png) as image:
             assert image.format == "PNG"
             assert image.size == (int(WIDTH_INCHES * DPI), int(HEIGHT_INCHES * DPI))
+    # The README's sweep: "Mean alteration over the seven metrics against k — Incognito, chosen by
+    # DISCERNIBILITY, table3.csv" was wider than the image and ran off both sides (review rv6, 4b).
+    assert [p.name for p in pngs if ink_at_the_sides(p)] == []
     # A second run refuses to clobber (exit 2, nothing changed), and --overwrite replaces.
     before = (out / "sweep.csv").stat().st_mtime_ns
     again = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out)])
@@ -578,6 +581,45 @@ def test_a_chart_of_many_curves_shows_every_legend_entry_outside_the_plot(tmp_pa
     with Image.open(path) as image:
         assert image.size[0] == int(WIDTH_INCHES * DPI) and image.size[1] > int(HEIGHT_INCHES * DPI)
     plt.close(fig)
+
+
+def ink_at_the_sides(png: Path) -> int:
+    """Dark pixels in the image's two outermost pixel columns on either side: text that fits (title,
+    legend, labels) leaves them background, as does the axes' frame, well inside."""
+    with Image.open(png) as image:
+        grey = np.asarray(image.convert("L"))
+    return int((grey[:, :2] < 200).sum() + (grey[:, -2:] < 200).sum())
+
+
+def test_a_wide_title_and_a_legend_of_curves_drawn_together_stay_inside_the_chart(tmp_path, monkeypatch):
+    """Curves with the same points are drawn once under one label ("S1 nllm = S2 nllm = …"): with 18
+    names it was wider than the 800-pixel image, yet sat inside the plot (10 curves or fewer), so its
+    end and the title's start were cut off at the image's edges; a long title was cut off with one
+    curve (review rv6, defect 4). Oracle: no dark pixel on the image's outer columns, and every
+    legend entry and the title inside the image's box."""
+    import matplotlib.pyplot as plt
+
+    from sqlclose.utility.charts import line_chart
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    names = [f"{s} {m}" for m in ("nllm", "total") for s in (*(f"S{i}" for i in range(1, 8)), "ldiv", "tclo")]
+    curves = {name: ([2, 3, 4, 8], [0.0, 50.0, 50.0, 100.0]) for name in names}
+    curves["other"] = ([2, 3, 4, 8], [75.0, 100.0, 100.0, 100.0])
+    title = ("Mean alteration over the seven metrics against k — Incognito, chosen by DISCERNIBILITY, "
+             "a_table_with_a_long_name.csv")
+    for name, drawn in (("merged", curves), ("one", {"discernibility": curves["other"]})):
+        png = line_chart(tmp_path / f"{name}.png", drawn, title=title, xlabel="k", ylabel="y")
+        assert ink_at_the_sides(png) == 0, name
+        fig = kept.pop()
+        renderer, page = fig.canvas.get_renderer(), fig.bbox
+        legend = (fig.legends or [fig.axes[0].get_legend()])[0]
+        for box in (legend.get_window_extent(renderer), fig.axes[0].title.get_window_extent(renderer)):
+            assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, name
+        if name == "merged":  # every name is told, on lines that fit
+            told = " ".join(t.get_text().replace("\n", " ") for t in legend.get_texts())
+            assert told == " = ".join(names) + " other"
+        plt.close(fig)
 
 
 def test_curves_with_the_same_points_are_drawn_once_and_named_together(tmp_path, monkeypatch):
