@@ -26,7 +26,15 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
-from sqlclose.privacy.criteria import Criterion, TCloseness, criteria_for, max_distance, nothing_required
+from sqlclose.privacy.criteria import (
+    TOLERANCE,
+    Criterion,
+    TCloseness,
+    criteria_for,
+    max_distance,
+    max_l1_distance,
+    nothing_required,
+)
 from sqlclose.release.gaa_release import GaaRelease, suppression_unused
 from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
@@ -92,6 +100,10 @@ class SweepProgress:
 
 SweepCallback = Callable[[SweepProgress], None]
 
+# nauc.csv's note where the l-diversity percentage is left blank (SweepResult._l_diversity_scale).
+WITHHELD_L_DIVERSITY_PERCENT = ("nauc_percent withheld: every run suppressed rows, and the whole table's l-diversity "
+                                "value it divides by holds their sensitive values")
+
 
 @dataclass
 class SweepResult:
@@ -99,7 +111,9 @@ class SweepResult:
 
     rows: list[dict[str, Any]]
     source: str = ""
-    max_l_diversity: float | None = None  # the whole table as one class: the paper's l-diversity scale
+    # The whole input as one class, suppressed rows included: the paper's l-diversity scale (the
+    # operator's; nauc() divides by it only where a release shows it, _l_diversity_scale).
+    max_l_diversity: float | None = None
     seconds: float = 0.0
     x: str = "k"  # the swept parameter the curves run over
     nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
@@ -142,21 +156,59 @@ class SweepResult:
         """Per curve and measure: the mean value of the curve on [lo, hi] (default: the sweep's
         range), and the paper's percentage where it defines one (alteration and the %
         measures as they are; the t-closeness value × 100; the l-diversity value over the whole
-        table's, × 100)."""
+        table's, × 100, blank with a ``note`` when every run suppressed rows)."""
         lo, hi = self._nauc_bounds(lo, hi)
+        if lo is None or hi is None:
+            return []
         out = []
         for key in self.curve_keys():
             for measure in MEASURES:
                 xs, ys = self.curve(key, measure)
-                if len(xs) < 2 or lo is None or not (xs[0] <= lo < hi <= xs[-1]):
-                    continue
-                value = nauc(xs, ys, lo, hi)
                 row = {p: v for p, v in zip((p for p in PARAMETERS if p != self.x), key)}
-                row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi, nauc=value,
-                           nauc_percent=self._percent(measure, value),
-                           interpolated=";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)))
-                out.append(row)
+                row.update(curve=self.label(key), measure=measure, lo=lo, hi=hi)
+                if len(xs) >= 2 and xs[0] <= lo < hi <= xs[-1]:
+                    out.append({**row, **self._area(key, measure, xs, ys, lo, hi)})
+                elif (unsolved := self._unsolved_ends(key, measure, xs)):
+                    # A curve without a point at an end of the range has no area there: told, not dropped.
+                    values = ", ".join(f"{v:g}" for v in unsolved)
+                    out.append({**row, "nauc": None, "nauc_percent": None, "interpolated": "",
+                                "note": f"not taken: no solution at {self.x} = {values}, so the curve does not "
+                                        "reach an end of the range"})
         return out
+
+    def _area(self, key: tuple, measure: str, xs: list[float], ys: list[float], lo: float,
+              hi: float) -> dict[str, Any]:
+        """A curve's NAUC on [lo, hi], its percentage, the runs it draws a straight line over and why
+        a figure is blank."""
+        value = nauc(xs, ys, lo, hi)
+        withheld = measure == "l_diversity" and self.max_l_diversity and self._l_diversity_scale() is None
+        return {"nauc": value, "nauc_percent": self._percent(measure, value),
+                "interpolated": ";".join(f"{x:g}" for x in self._gaps(key, measure, lo, hi)),
+                "note": WITHHELD_L_DIVERSITY_PERCENT if withheld else ""}
+
+    def _unsolved_ends(self, key: tuple, measure: str, xs: list[float]) -> list[float]:
+        """The swept values beyond a curve's first and last point where its run found no solution,
+        for a measure its solved runs give (alteration is none of a discernibility curve's): the
+        reason it has no area on a range reaching past them."""
+        failed = sorted(float(v) for v in self._failed(key))
+        outside = [v for v in failed if not xs or not xs[0] <= v <= xs[-1]]
+        return outside if outside and self._gives(key, measure) else []
+
+    def _gives(self, key: tuple, measure: str) -> bool:
+        """Whether a curve's solved runs have a value for the measure: judged on its own, or, with
+        none solved, on the sweep's solved runs of its metric."""
+        own = [r for r in self.rows if self._key(r) == key and r["status"] == "ok"]
+        metric = next(r["metric"] for r in self.rows if self._key(r) == key)
+        solved = own or [r for r in self.rows if r["status"] == "ok" and r["metric"] == metric]
+        return any(_number(r[measure]) is not None for r in solved)
+
+    def _l_diversity_scale(self) -> float | None:
+        """The whole table's l-diversity value, the l-diversity NAUC's scale, where a release of this
+        sweep shows it: a run that suppressed no row released the input's distribution. When every
+        run suppressed rows it holds their sensitive values, which no release shows: None (withheld,
+        as the report withholds the distance against the input)."""
+        shown = any(r["status"] == "ok" and r["suppressed_rows"] == 0 for r in self.rows)
+        return self.max_l_diversity if shown else None
 
     def _gaps(self, key: tuple, measure: str, lo: float, hi: float) -> list[float]:
         """The swept values inside [lo, hi] where the curve has a run but no value (no solution):
@@ -184,8 +236,8 @@ class SweepResult:
             return value
         if measure == "l1_closeness":
             return value * 100.0
-        if measure == "l_diversity" and self.max_l_diversity:
-            return value / self.max_l_diversity * 100.0
+        if measure == "l_diversity" and (scale := self._l_diversity_scale()):
+            return value / scale * 100.0
         return None
 
     # ---- files -----------------------------------------------------------------------------
@@ -196,7 +248,7 @@ class SweepResult:
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
         rows = self.nauc(lo, hi)
         columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent",
-                                                            "interpolated"]
+                                                            "interpolated", "note"]
         return _write_csv(Path(path).expanduser(), columns, rows)  # "~" as charts() and every sqlclose path
 
     def chart_names(self) -> list[str]:
@@ -334,11 +386,19 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
             if engine is None:
                 opened.engine.close()
     result.source = Path(opened.label).name if "/" in opened.label else opened.label
-    result.x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
-    swept = {"k": ks, "l": ls, "t": ts}[result.x]
+    result.x, swept = swept_values(ks, ls, ts)
     result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
     result.seconds = time.perf_counter() - started
     return result
+
+
+def swept_values(ks: Sequence[int], ls: Sequence[float] | None = None,
+                 ts: Sequence[float] | None = None) -> tuple[str, list[Any]]:
+    """The parameter a sweep's curves run over and its values, each once and sorted, as the sweep
+    runs them: k when more than one k is given or no more than one l and t; else l, else t."""
+    ks, ls, ts = _values("k", ks, int), _values("l", ls or [], float), _values("t", ts or [], float)
+    x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
+    return x, {"k": ks, "l": ls, "t": ts}[x]
 
 
 # ---- the runs ------------------------------------------------------------------------------
@@ -363,26 +423,50 @@ class _Sweep:
     def refuse_runs_without_a_requirement(self) -> None:
         """A run at k = 1 whose models (with the swept l / t) every table satisfies would measure the
         input as it is — its classes are the distinct raw combinations — and a sweep's files may be
-        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule) and a KL t no class of
-        this table can exceed (``nothing_required``)."""
+        published: refused, as ``anonymize`` refuses such a spec (``Spec``'s rule) and a t no class of
+        this table can exceed (``nothing_required``; GAA's paper L1 t by ``max_l1_distance``)."""
         if min(self.ks) >= 2:
             return
-        gaa = self.spec.search.algorithm == "gaa"
         for l in self.ls or [None]:  # noqa: E741
             for t in self.ts or [None]:
-                sas = self.problem.sas if gaa else _with_models(self.problem.sas, l, t)
-                # GAA's l and t are the paper's values: l-diversity ≥ l binds above 1, L1 ≤ t below 2.
-                paper = gaa and ((l is not None and l > 1) or (t is not None and t < 2))
-                if paper:
-                    continue
-                swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
-                if all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
-                    raise SpecError(f"k = 1{swept} protects nothing: that run would measure the input as it is; "
-                                    "sweep k from 2, or give a model that can fail under [sensitive.<column>]")
-                why = nothing_required([sa for sa in sas if sa.spec is not None])
-                if why is not None:  # a KL t only this table makes vacuous, as anonymize refuses it
-                    raise InputError(f"k = 1{swept} protects nothing on {self.problem.label}: {why}; that run "
-                                     "would measure the input as it is; sweep k from 2, or lower t")
+                refusal = self._nothing_required_at_k_1(l, t)
+                if refusal is not None:
+                    raise refusal
+
+    def _nothing_required_at_k_1(self, l: float | None, t: float | None) -> SpecError | InputError | None:  # noqa: E741
+        """Why the k = 1 run at this l and t would require nothing of the table, as the error to raise,
+        or None when some model of it can fail. Told without the table's figure (its least share)."""
+        gaa = self.spec.search.algorithm == "gaa"
+        if gaa and self._paper_model_binds(l, t):
+            return None
+        sas = self.problem.sas if gaa else _with_models(self.problem.sas, l, t)
+        why = None
+        if not all(sa.spec is None or sa.spec.protects_nothing for sa in sas):
+            why = nothing_required([sa for sa in sas if sa.spec is not None])
+            if why is None:
+                return None
+        if gaa and t is not None:  # the paper's t, vacuous on this table (_paper_model_binds)
+            why = "; ".join(filter(None, [why, f"every class of this table has an L1 distance of {sas[0].name} at "
+                                               f"most t = {t:g} (no class of it can be farther from the table than "
+                                               "its farthest class of one value)"]))
+        swept = "".join(f", {p} = {v:g}" for p, v in (("l", l), ("t", t)) if v is not None)
+        if why is None:
+            return SpecError(f"k = 1{swept} protects nothing: that run would measure the input as it is; sweep k "
+                             "from 2, or give a model that can fail under [sensitive.<column>]")
+        return InputError(f"k = 1{swept} protects nothing on {self.problem.label}: {why}; that run would measure "
+                          "the input as it is; sweep k from 2, or lower t")
+
+    def _paper_model_binds(self, l: float | None, t: float | None) -> bool:  # noqa: E741
+        """Whether GAA's paper l or t can fail a class at k = 1: l-diversity ≥ l above 1 (a class of
+        one value has 1); L1 ≤ t below the farthest L1 distance a class of this table can have
+        (``max_l1_distance``), as an equal-distance EMD t is judged. Without a sensitive column the
+        run refuses the l or t itself (``_GaaSweep.run``)."""
+        if l is not None and l > 1:
+            return True
+        if t is None:
+            return False
+        column = self.problem.sas[0] if self.problem.sas else None
+        return column is None or column.q is None or t < max_l1_distance(column) - TOLERANCE
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append({c: row.get(c) for c in COLUMNS})

@@ -199,6 +199,86 @@ def test_a_sweep_refuses_k_1_with_a_kl_t_no_class_of_the_table_can_exceed(tmp_pa
     assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
 
 
+def test_a_gaa_sweep_refuses_k_1_with_an_l1_t_no_class_of_the_table_can_exceed(tmp_path):
+    """GAA's paper t is the plain L1 distance (0–2), twice the equal-distance EMD: no class can be
+    farther than 2 · (1 − the table's least share). The sweep counted every t below 2 as a model, so
+    a k = 1 run at such a t measured the raw table (review rv6, defect 1). Oracle: the least share
+    from a GROUP BY in DuckDB; t just above the bound is refused (exit 2, no figure of the table
+    told), as the sweep without --t is; t just below it is a requirement and runs."""
+    con = duckdb.connect()
+    con.register("t", table3())
+    least = con.execute("SELECT MIN(n) / SUM(n) FROM (SELECT COUNT(*) AS n FROM t GROUP BY disease)").fetchone()[0]
+    bound = 2 * (1 - least)
+    spec = table3_spec(sensitive={"disease": {"t": 1.0}}, others="drop", search={"algorithm": "gaa"})
+    with pytest.raises(SpecError, match="protects nothing"):  # the placeholder t = 1 alone: no model
+        sqlclose.sweep.sweep(table3(), spec, [1, 2])
+    with pytest.raises(InputError, match=r"k = 1, t = .* protects nothing on arrow table: every class of this table "
+                                         "has an L1 distance of disease at most t") as refused:
+        sqlclose.sweep.sweep(table3(), spec, [1, 2], ts=[bound - 0.05, bound + 0.05])
+    assert f"{bound:.2f}" not in str(refused.value) and f"{least:.2f}" not in str(refused.value)
+    rows = sqlclose.sweep.sweep(table3(), spec, [1, 2], ts=[bound - 0.05]).rows
+    assert [r["k"] for r in rows] == [1, 2]
+    spec_file = tmp_path / "spec.toml"
+    spec_file.write_text(f'others = "drop"\n[source]\npath = "{TABLE3 / "table3.csv"}"\n[privacy]\nk = 2\n'
+                         f'[search]\nalgorithm = "gaa"\n[quasi_identifiers]\nzip = {{ mask = true }}\n'
+                         f'age = {{ file = "{TABLE3 / "age.csv"}" }}\n[sensitive.disease]\nt = 1\n')
+    result = run_cli("sweep", str(spec_file), "--k", "1,2", "--t", f"{bound + 0.05}", "--out", str(tmp_path / "sweep"),
+                     "--no-charts")
+    assert result.returncode == 2 and "protects nothing" in result.stderr, result.stderr
+    assert not (tmp_path / "sweep").exists() or not list((tmp_path / "sweep").iterdir())
+
+
+TINY_ROWS = [("M", 21, "flu"), ("M", 22, "cold"), ("F", 21, "flu"), ("F", 23, "cancer"), ("M", 34, "cold"),
+             ("F", 35, "flu"), ("F", 36, "cancer"), ("M", 37, "flu")]
+
+
+def tiny_sweep_spec(folder: Path, rows: list[tuple], suppression: float) -> Path:
+    """The 8-row table (and any rows added) as a CSV, sex and age by file hierarchies, disease
+    sensitive with entropy l = 1.5, k = 2: the spec of a sweep over l."""
+    folder.mkdir()
+    (folder / "data.csv").write_text("sex,age,disease\n" + "".join(f"{s},{a},{d}\n" for s, a, d in rows))
+    (folder / "sex.csv").write_text("M;*\nF;*\n")
+    (folder / "age.csv").write_text("".join(f"{a};{a // 5 * 5}-{a // 5 * 5 + 4};{a // 10 * 10}-{a // 10 * 10 + 9};*\n"
+                                            for a in sorted({a for _, a, _ in rows})))
+    spec = folder / "spec.toml"
+    spec.write_text(f'[source]\npath = "data.csv"\n[privacy]\nk = 2\nsuppression = {suppression}\n'
+                    '[quasi_identifiers]\nsex = { file = "sex.csv" }\nage = { file = "age.csv" }\n'
+                    '[sensitive.disease]\nentropy_l = 1.5\n')
+    return spec
+
+
+def test_a_suppressed_rows_sensitive_value_moves_no_figure_of_a_sweep(tmp_path):
+    """nauc.csv's l-diversity percentage divided by the whole input's l-diversity value, suppressed
+    rows included: a row every run suppressed moved it (73.94 or 56.00 as its disease was flu or
+    rare; review rv6, defect 2), and nauc / nauc_percent gave the input's figure. Oracle: the two
+    inputs' releases are the same bytes (sha256) and their sweep rows equal but for times, so every
+    figure must be equal; the percentage is withheld with a note. With nothing suppressed the release
+    holds the input's distribution and the percentage stands: nauc over exp(H(1/2, 1/4, 1/4)) =
+    2^1.5, the table's value worked by hand, × 100."""
+    outlier = {name: tiny_sweep_spec(tmp_path / name, [*TINY_ROWS, ("M", 50, disease)], 0.12)
+               for name, disease in (("flu", "flu"), ("rare", "rare"))}
+    digests = []
+    for spec in outlier.values():
+        with sqlclose.anonymize(spec.parent / "data.csv", spec) as release:
+            assert release.summary["suppressed_rows"] == 1
+            release.write_parquet(spec.parent / "r.parquet")
+        digests.append(sha256(spec.parent / "r.parquet"))
+    assert digests[0] == digests[1]
+    timings = {"search_seconds", "seconds"}
+    results = [sqlclose.sweep.sweep(None, spec, [2], ls=[1.2, 1.5, 1.9]) for spec in outlier.values()]
+    runs = [[{c: v for c, v in r.items() if c not in timings} for r in result.rows] for result in results]
+    assert runs[0] == runs[1] and all(r["suppressed_rows"] == 1 for r in runs[0])
+    naucs = [{(r["curve"], r["measure"]): r for r in result.nauc() if r["measure"] not in timings}
+             for result in results]
+    assert naucs[0] == naucs[1]
+    l_div = next(r for (_, measure), r in naucs[0].items() if measure == "l_diversity")
+    assert l_div["nauc_percent"] is None and l_div["note"].startswith("nauc_percent withheld")
+    whole = sqlclose.sweep.sweep(None, tiny_sweep_spec(tmp_path / "none", TINY_ROWS, 0.0), [2], ls=[1.2, 1.5])
+    assert all(r["suppressed_rows"] == 0 for r in whole.rows)
+    stands = next(r for r in whole.nauc() if r["measure"] == "l_diversity")
+    assert stands["nauc_percent"] == pytest.approx(stands["nauc"] / 2 ** 1.5 * 100) and stands["note"] == ""
+
+
 # ---- 3. the fingerprint ---------------------------------------------------------------------------
 def attacker_fingerprint(rows: pa.Table) -> str:
     """What the report published before: an unkeyed sum of row hashes, computable by anyone."""

@@ -6,6 +6,7 @@ files (CSV read back plainly, PNGs decoded by Pillow)."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 import time
@@ -58,7 +59,7 @@ def test_sweep_nauc_is_the_hand_trapezoid():
     # 15 (k = 2) and 12.5 (k = 5): area 1·(15 + 20)/2 + 2·(20 + 12.5)/2 = 17.5 + 32.5 = 50, mean 50/3.
     rows = [{c: None for c in COLUMNS} | {"algorithm": "gaa", "strategy": "S1", "metric": "nllm", "scope": "table",
                                           "status": "ok", "k": k, "mean_alteration": y, "l_diversity": y / 10,
-                                          "l1_closeness": y / 100}
+                                          "l1_closeness": y / 100, "suppressed_rows": 0}
             for k, y in ((1, 10.0), (3, 20.0), (7, 5.0))]
     result = SweepResult(rows, max_l_diversity=4.0, nauc_range=(1.0, 7.0))
     by_measure = {r["measure"]: r for r in result.nauc(2, 5)}
@@ -67,6 +68,10 @@ def test_sweep_nauc_is_the_hand_trapezoid():
     # The paper's percentages: t-closeness value × 100; l-diversity value over the table's maximum × 100.
     assert by_measure["l1_closeness"]["nauc_percent"] == pytest.approx(50 / 3 / 100 * 100)
     assert by_measure["l_diversity"]["nauc_percent"] == pytest.approx(50 / 3 / 10 / 4.0 * 100)
+    # Rows suppressed in every run: the table's value would tell their sensitive values, withheld.
+    for row in rows:
+        row["suppressed_rows"] = 1
+    assert {r["measure"]: r["nauc_percent"] for r in result.nauc(2, 5)}["l_diversity"] is None
     # Default range: the whole sweep, 2·(10 + 20)/2 + 4·(20 + 5)/2 = 80 over 6.
     assert {r["measure"]: r["nauc"] for r in result.nauc()}["mean_alteration"] == pytest.approx(80 / 6)
 
@@ -155,6 +160,9 @@ def test_sweep_command_end_to_end_on_table3(tmp_path):
         with Image.open(png) as image:
             assert image.format == "PNG"
             assert image.size == (int(WIDTH_INCHES * DPI), int(HEIGHT_INCHES * DPI))
+    # The README's sweep: "Mean alteration over the seven metrics against k — Incognito, chosen by
+    # DISCERNIBILITY, table3.csv" was wider than the image and ran off both sides (review rv6, 4b).
+    assert [p.name for p in pngs if ink_at_the_sides(p)] == []
     # A second run refuses to clobber (exit 2, nothing changed), and --overwrite replaces.
     before = (out / "sweep.csv").stat().st_mtime_ns
     again = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out)])
@@ -170,6 +178,7 @@ def test_sweep_command_end_to_end_on_table3(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--k", "2,x"], "comma-separated numbers"),
     (["--k", "2,3", "--nauc-range", "1,3"], "inside the swept values"),
+    (["--k", "2,2", "--nauc-range", "1,3"], "runs over one value of k (2)"),
     (["--k", "2,3", "--strategies", "S2"], "GAA"),
     (["--k", "2,99"], "larger than the table"),
     (["--k", "2,3", "--metrics", "nllm,foo"], "unknown metric 'foo'"),
@@ -179,6 +188,27 @@ def test_sweep_command_refuses_bad_arguments_with_exit_2(tmp_path, args, message
     assert run.exit_code == 2, run.output
     assert message in run.output
     assert not (tmp_path / "o" / "sweep.csv").exists()
+
+
+def test_nauc_range_is_checked_against_the_values_the_sweep_runs_over(tmp_path):
+    """--nauc-range was checked against the raw k list: "--k 2,2 --l 1.5,2,2.5" names one k, so the
+    sweep runs over l, yet [1.5, 2] was refused with "2 <= LO < HI <= 2" (review rv6, defect 6).
+    Oracle: the l values given, [1.5, 2.5], hold the range; nauc.csv's rows are on it."""
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = tmp_path / "l.toml"
+    spec.write_text(f'identifiers = ["salary"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    '[sensitive.disease]\nentropy_l = 1.5\n', encoding="utf-8")
+    out = tmp_path / "sw"
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,2", "--l", "1.5,2,2.5", "--nauc-range",
+                                    "1.5,2", "--out", str(out), "--no-charts", "--no-progress"])
+    assert run.exit_code == 0, run.output
+    with (out / "nauc.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and {(r["lo"], r["hi"]) for r in rows} == {("1.5", "2.0")}
+    outside = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,2", "--l", "1.5,2,2.5", "--nauc-range",
+                                        "1.5,3", "--out", str(out)])
+    assert outside.exit_code == 2 and "1.5 <= LO < HI <= 2.5 (inside the swept values of l)" in outside.output
 
 
 def test_gaa_sweep_rows_are_the_information_loss_of_single_runs(tmp_path):
@@ -309,6 +339,33 @@ def test_sweep_overwrite_leaves_no_chart_of_the_earlier_sweep(tmp_path):
     refused = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,4", "--out", str(out), "--no-charts"])
     assert refused.exit_code == 2 and "seconds.png" in refused.output and "--overwrite" in refused.output
     assert sorted(p.name for p in out.iterdir()) == ["seconds.png"]
+
+
+@pytest.mark.parametrize("read_as", ["table", "hierarchy", "pattern"])
+def test_sweep_overwrite_never_replaces_a_file_the_sweep_reads(tmp_path, read_as):
+    """--overwrite replaced whatever sat in OUT under a sweep file's name: the table the sweep read
+    (named sweep.csv), a hierarchy (nauc.csv), with exit 0 (review rv6, defect 3). README: outputs
+    never overwrite inputs, whatever --overwrite says. Oracle: the input's bytes (sha256) before and
+    after; a glob source matching sweep.csv would read the sweep back as rows next time."""
+    folder = REPO / "datasets" / "table3"
+    table = "sweep.csv" if read_as == "table" else "t3.csv"
+    (tmp_path / table).write_bytes((folder / "table3.csv").read_bytes())
+    age = "nauc.csv" if read_as == "hierarchy" else "age.csv"
+    (tmp_path / age).write_bytes((folder / "age.csv").read_bytes())
+    source = 'path = "*.csv"\nglob = true' if read_as == "pattern" else f'path = "{table}"'
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'identifiers = ["salary"]\n[source]\n{source}\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                    f'zip = {{ mask = true }}\nage = {{ file = "{age}" }}\n[sensitive.disease]\nentropy_l = 1.2\n')
+    if read_as == "pattern":  # the pattern reads t3.csv alone (age.csv moves out of its way)
+        (tmp_path / "h").mkdir()
+        (tmp_path / age).rename(tmp_path / "h" / age)
+        spec.write_text(spec.read_text().replace(f'"{age}"', f'"h/{age}"'))
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.rglob("*.csv")}
+    result = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,3", "--out", str(tmp_path), "--overwrite",
+                                       "--no-charts", "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert "sweep file path" in result.output and "this job reads" in result.output, result.output
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.rglob("*.csv")} == before
 
 
 def _rows(curves: dict[tuple[str, float], list[tuple[int, float | None]]]) -> list[dict]:
@@ -526,6 +583,45 @@ def test_a_chart_of_many_curves_shows_every_legend_entry_outside_the_plot(tmp_pa
     plt.close(fig)
 
 
+def ink_at_the_sides(png: Path) -> int:
+    """Dark pixels in the image's two outermost pixel columns on either side: text that fits (title,
+    legend, labels) leaves them background, as does the axes' frame, well inside."""
+    with Image.open(png) as image:
+        grey = np.asarray(image.convert("L"))
+    return int((grey[:, :2] < 200).sum() + (grey[:, -2:] < 200).sum())
+
+
+def test_a_wide_title_and_a_legend_of_curves_drawn_together_stay_inside_the_chart(tmp_path, monkeypatch):
+    """Curves with the same points are drawn once under one label ("S1 nllm = S2 nllm = …"): with 18
+    names it was wider than the 800-pixel image, yet sat inside the plot (10 curves or fewer), so its
+    end and the title's start were cut off at the image's edges; a long title was cut off with one
+    curve (review rv6, defect 4). Oracle: no dark pixel on the image's outer columns, and every
+    legend entry and the title inside the image's box."""
+    import matplotlib.pyplot as plt
+
+    from sqlclose.utility.charts import line_chart
+
+    kept = []
+    monkeypatch.setattr(plt, "close", lambda fig=None: kept.append(fig))
+    names = [f"{s} {m}" for m in ("nllm", "total") for s in (*(f"S{i}" for i in range(1, 8)), "ldiv", "tclo")]
+    curves = {name: ([2, 3, 4, 8], [0.0, 50.0, 50.0, 100.0]) for name in names}
+    curves["other"] = ([2, 3, 4, 8], [75.0, 100.0, 100.0, 100.0])
+    title = ("Mean alteration over the seven metrics against k — Incognito, chosen by DISCERNIBILITY, "
+             "a_table_with_a_long_name.csv")
+    for name, drawn in (("merged", curves), ("one", {"discernibility": curves["other"]})):
+        png = line_chart(tmp_path / f"{name}.png", drawn, title=title, xlabel="k", ylabel="y")
+        assert ink_at_the_sides(png) == 0, name
+        fig = kept.pop()
+        renderer, page = fig.canvas.get_renderer(), fig.bbox
+        legend = (fig.legends or [fig.axes[0].get_legend()])[0]
+        for box in (legend.get_window_extent(renderer), fig.axes[0].title.get_window_extent(renderer)):
+            assert page.x0 <= box.x0 and box.x1 <= page.x1 and page.y0 <= box.y0 and box.y1 <= page.y1, name
+        if name == "merged":  # every name is told, on lines that fit
+            told = " ".join(t.get_text().replace("\n", " ") for t in legend.get_texts())
+            assert told == " = ".join(names) + " other"
+        plt.close(fig)
+
+
 def test_curves_with_the_same_points_are_drawn_once_and_named_together(tmp_path, monkeypatch):
     # Two strategies with the same results drew two lines, the later exactly over the earlier: the
     # chart seemed to have lost a curve, though the legend listed it.
@@ -608,6 +704,46 @@ def test_nauc_says_which_runs_inside_its_range_it_draws_a_straight_line_over():
     assert gap["nauc"] == pytest.approx(2.5) and gap["interpolated"] == "5"
     assert whole["nauc"] == pytest.approx((2.5 * 3 + 3.5 * 3) / 6) and whole["interpolated"] == ""
     assert {r["interpolated"] for r in result.nauc(5, 8) if r["curve"] == "l=2.0"} == {"5"}  # an end counts too
+
+
+def test_a_nauc_range_whose_end_a_curve_did_not_solve_is_told_not_dropped(tmp_path):
+    """A curve whose run at an end of the NAUC range found no solution has no point there: its NAUC
+    was dropped from nauc.csv, --json and the summary without a word, asked range or not (review
+    rv6, defect 5). By hand: l=2 has points at k = 2, 5 only, (1 + 3) / 2 = 2 on [2, 5] and none
+    reaching 8; l=4 none at k = 2. In the command, Table 3's six diseases (a GROUP BY) cap any
+    class's exp(entropy) at 6, so entropy l = 7 has no solution (the oracle)."""
+    result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 3.0), (8, None)],
+                                ("nllm", 4.0): [(2, None), (5, 2.0), (8, 4.0)]}), source="t.csv",
+                         nauc_range=(2.0, 8.0))
+    whole = {(r["curve"], r["measure"]): r for r in result.nauc()}
+    assert whole[("l=2.0", "alteration")]["nauc"] is None and whole[("l=4.0", "alteration")]["nauc"] is None
+    assert whole[("l=2.0", "alteration")]["note"] == ("not taken: no solution at k = 8, so the curve does not reach an "
+                                                      "end of the range")
+    assert whole[("l=4.0", "alteration")]["note"].startswith("not taken: no solution at k = 2,")
+    part = {(r["curve"], r["measure"]): r for r in result.nauc(2, 5)}
+    assert part[("l=2.0", "alteration")]["nauc"] == pytest.approx(2.0) and part[("l=2.0", "alteration")]["note"] == ""
+    assert part[("l=4.0", "alteration")]["nauc"] is None
+
+    folder = (REPO / "datasets" / "table3").as_posix()
+    assert duckdb.sql(f"SELECT count(DISTINCT disease) FROM read_csv('{folder}/table3.csv')").fetchall() == [(6,)]
+    spec = tmp_path / "l.toml"
+    spec.write_text(f'identifiers = ["salary"]\n[source]\npath = "{folder}/table3.csv"\n[privacy]\nk = 2\n'
+                    f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
+                    '[sensitive.disease]\nentropy_l = 1.5\n', encoding="utf-8")
+    for asked in (["--nauc-range", "1.5,7"], []):
+        out = tmp_path / f"sw{len(asked)}"
+        run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "1.5,3,7", "--metrics", "ncp", *asked,
+                                        "--out", str(out), "--no-charts", "--no-progress"])
+        assert run.exit_code == 0, run.output
+        assert "NAUC of mean_alteration on [1.5, 7] not taken: no solution at l = 7" in run.output
+        with (out / "nauc.csv").open(newline="", encoding="utf-8") as f:
+            rows = {r["measure"]: r for r in csv.DictReader(f)}
+        assert rows["mean_alteration"]["nauc"] == "" and "no solution at l = 7" in rows["mean_alteration"]["note"]
+        assert rows["seconds"]["nauc"] != ""  # a failed run has its time: that curve reaches both ends
+    as_json = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "1.5,3,7", "--metrics", "ncp", "--out",
+                                        str(tmp_path / "sj"), "--no-charts", "--json"])
+    told = {r["measure"]: r for r in json.loads(as_json.output)["nauc"]}["mean_alteration"]
+    assert told["nauc"] is None and told["note"].startswith("not taken: no solution at l = 7")
 
 
 def test_a_gaa_run_without_a_solution_has_its_time_and_progress_says_it():

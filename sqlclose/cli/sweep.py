@@ -74,14 +74,16 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     normalized area under each curve and one chart per measure into OUT."""
     from sqlclose.model.spec import load_spec
 
-    lo_hi = _range(nauc_range, ks, ls, ts)
     spec = load_spec(spec_path)
     from sqlclose.sweep import CHARTED  # once the spec is valid: a mistake in it is told without the engines
     from sqlclose.sweep import sweep as run_sweep
 
+    lo_hi = _range(nauc_range, ks, ls, ts)
+
     # Every file a sweep may write, charts included even under --no-charts: an older sweep's
     # chart left beside this sweep's CSV would be read as this sweep's.
     targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
+    _refuse_inputs(out, targets, spec, source)
     in_the_way = [name for name in targets if (out / name).exists()]
     if in_the_way and not overwrite:
         raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
@@ -101,13 +103,36 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
 
 def _range(given: list[float] | None, ks: list[int], ls: list[float] | None,
            ts: list[float] | None) -> tuple[float | None, float | None]:
+    """--nauc-range checked against the values of the parameter the sweep runs over, each once (as
+    the sweep runs them: "--k 2,2 --l 1.5,2,2.5" runs over l)."""
+    from sqlclose.sweep import swept_values
+
     if given is None:
         return None, None
-    swept = ks if len(ks) > 1 or not (ls and len(ls) > 1 or ts and len(ts) > 1) else (ls if ls and len(ls) > 1 else ts)
+    x, swept = swept_values(ks, ls, ts)
+    if len(swept) < 2:
+        raise click.BadParameter(f"the sweep runs over one value of {x} ({swept[0]:g}): give more than one k, l or t "
+                                 "to take NAUC over a range", param_hint="--nauc-range")
     if len(given) != 2 or not min(swept) <= given[0] < given[1] <= max(swept):
         raise click.BadParameter(f"expected LO,HI with {min(swept):g} <= LO < HI <= {max(swept):g} (inside the swept "
-                                 f"values), got {','.join(f'{v:g}' for v in given)}", param_hint="--nauc-range")
+                                 f"values of {x}), got {','.join(f'{v:g}' for v in given)}",
+                                 param_hint="--nauc-range")
     return given[0], given[1]
+
+
+def _refuse_inputs(out: Path, targets: list[str], spec, source: Path | None) -> None:
+    """No sweep file may replace a file the sweep reads — the table (or a file its query names, or
+    a pattern source's match), the spec, a hierarchy — whatever --overwrite says, as ``anonymize``
+    refuses it. A Parquet folder source is left out: it reads only .parquet files, and a sweep
+    writes none."""
+    from sqlclose.prepare.sources import query_files
+    from sqlclose.release.files import refuse_inputs
+
+    given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
+    inputs = [path for path in [*spec.files_read, *given, *([] if source else query_files(spec.source))]
+              if not path.is_dir()]
+    for name in targets:
+        refuse_inputs(out / name, "sweep file", inputs, written=f"the sweep's {name}")
 
 
 def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:
@@ -149,9 +174,15 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
                    + (" …" if len(failed) > 5 else ""))
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
-    if rows:
-        click.echo(f"  NAUC of {main} on [{rows[0]['lo']:g}, {rows[0]['hi']:g}]: " + "; ".join(
-            f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in sorted(rows, key=lambda r: r["nauc"])))
+    taken = sorted((r for r in rows if r["nauc"] is not None), key=lambda r: r["nauc"])
+    if taken:
+        click.echo(f"  NAUC of {main} on [{taken[0]['lo']:g}, {taken[0]['hi']:g}]: " + "; ".join(
+            f"{r['curve']} {r['nauc']:.4g}{_over_gaps(r, result.x)}" for r in taken))
+    for r in rows:
+        if r["nauc"] is None:  # its note: "not taken: no solution at l = 3, …"
+            curve = f" of {r['curve']}" if len(result.curve_keys()) > 1 else ""
+            click.echo(f"  NAUC of {main}{curve} on [{r['lo']:g}, {r['hi']:g}] {r['note']}; give --nauc-range "
+                       "inside the values it solved")
 
 
 def _over_gaps(row: dict, x: str) -> str:

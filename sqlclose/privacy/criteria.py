@@ -395,6 +395,14 @@ def max_distance(column: SensitiveAttribute) -> float:
     return float(np.max(point_mass_distances(q, column.distance, column.hierarchy)[q > 0]))
 
 
+def max_l1_distance(column: SensitiveAttribute) -> float:
+    """The farthest plain L1 distance (Σ |p − q|: Mauger et al.'s t-closeness value, GAA's paper t)
+    any class of the table can be from it, whatever the column's own distance: twice the
+    equal-distance EMD's farthest, 2 · (1 − the table's least share), a class of that one value."""
+    q = column.q
+    return 2.0 * float(np.max(point_mass_distances(q, "equal")[q > 0]))
+
+
 def holds_for_every_class(column: SensitiveAttribute) -> bool:
     """Every model of the sensitive column ``column`` holds for any class of its table: vacuous by
     its parameters (``Sensitive.vacuous``), or a t at least ``max_distance``, the farthest any class

@@ -115,20 +115,21 @@ def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite:
         raise OutputExistsError(f"{page} already exists; pass --overwrite to replace it")
 
 
-def refuse_inputs(target: Path, role: str, inputs: list[Path]) -> None:
+def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "the release") -> None:
     """Refuse a target that is — through any path, symlink or hard link — a file the job reads, or
     that lies in a folder the job reads (a Parquet folder source) or matches its pattern (a glob
-    source): the next run would read the release back as input rows, so k would count people twice."""
+    source): the next run would read the release back as input rows, so k would count people twice.
+    ``written``: what the job writes there, as the message names it."""
     for source in inputs:
         if same(target, source):
-            raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}; writing the "
-                                    "release there would destroy it: choose another path")
+            raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}; writing "
+                                    f"{written} there would destroy it: choose another path")
         if source.is_dir() and _inside(target, source):
             raise OutputExistsError(f"the {role} path {target} is inside {source}, a folder this job reads; the "
-                                    "next run would read the release as input rows: choose a path outside it")
+                                    f"next run would read {written} as input rows: choose a path outside it")
         if _is_pattern(source) and fnmatch.fnmatchcase(os.path.realpath(target), _real_pattern(source)):
             raise OutputExistsError(f"the {role} path {target} matches {source}, the pattern this job reads; the "
-                                    "next run would read the release as input rows: choose a path it does not match")
+                                    f"next run would read {written} as input rows: choose a path it does not match")
 
 
 def read_by_job(target: Path, source: Path) -> str:

@@ -18,7 +18,12 @@ from sqlclose.errors import EnvironmentFailure
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
 LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
 LEGEND_INSIDE = 10  # up to this many curves the legend sits inside the plot; more go below it, in columns
-LEGEND_COLUMNS, LEGEND_ROW_INCHES = 4, 0.2
+LEGEND_INSIDE_PIXELS = 250  # a wider label goes below the plot too: inside, it ran off the image
+LEGEND_COLUMNS, LEGEND_ROW_INCHES = 4, 0.2  # at most; the image grows by a row per legend line
+LEGEND_ENTRY_PIXELS = 60  # a legend entry's marker, padding and column spacing besides its text
+MARGIN_PIXELS = 16  # kept clear of text at the image's sides
+TITLE_PIXELS = 600  # a title is centred over the axes, not the image: wrapped well inside its width
+TITLE_FONT, LABEL_FONT, LEGEND_FONT = "large", "medium", "small"  # matplotlib's sizes for them
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
 
 Curve = tuple[Sequence[float], Sequence[float]]
@@ -71,35 +76,91 @@ def same_curves_merged(curves: Mapping[str, Curve]) -> dict[str, Curve]:
 
 def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xlabel: str, ylabel: str,
                log_x: bool | None = None, legend_title: str | None = None) -> Path:
-    """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``
-    (taller by 20 pixels per legend row when more than 10 curves put the legend below the plot).
-    ``log_x=None`` picks a log scale when the x values span more than 20×."""
+    """Draw one line per curve (points marked) and save a PNG of 800 × 500 pixels at ``path``. A
+    title or axis label wider than the image is wrapped between words. More than 10 curves, or a
+    label too wide to sit inside the plot (curves drawn together: ``S1 = S2 = …``), put the legend
+    below the plot, in as many columns as fit and labels wrapped to them, on an image 20 pixels
+    taller per legend line. ``log_x=None`` picks a log scale when the x values span more than 20×."""
     plt = pyplot()
     path = Path(path)
     curves = same_curves_merged(curves)
     every_x = [x for xs, _ in curves.values() for x in xs]
-    # Many curves (a sweep of strategies × metrics): inside the plot their legend hid the curves and
-    # ran off the image. Below the plot, in columns, on a taller image, every entry is seen.
-    below = len(curves) > LEGEND_INSIDE
-    legend_rows = -(-len(curves) // LEGEND_COLUMNS) if below else 0
-    height = HEIGHT_INCHES + legend_rows * LEGEND_ROW_INCHES
-    fig, ax = plt.subplots(figsize=(WIDTH_INCHES, height), dpi=DPI, layout="constrained" if below else None)
+    fits = _text_fitter()
+    inside = len(curves) <= LEGEND_INSIDE and all(fits.width(label, LEGEND_FONT) <= LEGEND_INSIDE_PIXELS
+                                                  for label in curves)
+    # Below the plot, in columns, on a taller image, every entry is seen: inside, many curves' legend
+    # hid the curves, and a wide label ran off the image and squeezed the plot.
+    labels, columns = (list(curves), 1) if inside else fits.legend(list(curves))
+    lines = 0 if inside else max(sum(label.count("\n") + 1 for label in column)
+                                 for column in _columns(labels, columns))
+    height = HEIGHT_INCHES + lines * LEGEND_ROW_INCHES
+    fig, ax = plt.subplots(figsize=(WIDTH_INCHES, height), dpi=DPI, layout=None if inside else "constrained")
     try:
-        for i, (label, (xs, ys)) in enumerate(curves.items()):
+        for i, (label, (xs, ys)) in enumerate(zip(labels, curves.values())):
             ax.plot(list(xs), list(ys), marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.5, label=label)
         if log_x if log_x is not None else wide_range(every_x):
             ax.set_xscale("log")
-        ax.set_title(title)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
+        ax.set_title(fits.wrapped(title, TITLE_FONT, TITLE_PIXELS))
+        ax.set_xlabel(fits.wrapped(xlabel, LABEL_FONT, TITLE_PIXELS))
+        ax.set_ylabel(fits.wrapped(ylabel, LABEL_FONT, int(HEIGHT_INCHES * DPI) - 2 * MARGIN_PIXELS))
         ax.grid(True, which="major", alpha=0.3)
-        if below:
-            fig.legend(title=legend_title, fontsize="small", loc="outside lower center", ncols=LEGEND_COLUMNS)
+        if not inside:
+            fig.legend(title=legend_title, fontsize=LEGEND_FONT, loc="outside lower center", ncols=columns)
         elif curves:
-            ax.legend(title=legend_title, fontsize="small", loc="best")
-        if not below:
+            ax.legend(title=legend_title, fontsize=LEGEND_FONT, loc="best")
+        if inside:
             fig.tight_layout()
         fig.savefig(path, dpi=DPI, format="png")
     finally:
         plt.close(fig)
     return path
+
+
+def _columns(labels: list[str], columns: int) -> list[list[str]]:
+    """The legend's columns as matplotlib fills them: consecutive runs of nearly equal length."""
+    size, extra = divmod(len(labels), columns)
+    bounds = [i * size + min(i, extra) for i in range(columns + 1)]
+    return [labels[a:b] for a, b in zip(bounds, bounds[1:])] or [[]]
+
+
+class _TextFitter:
+    """Text widths in the image's pixels, as the Agg renderer draws them, and text fitted to a width."""
+
+    def __init__(self, renderer: Any, font_properties: Any) -> None:
+        self._renderer, self._font = renderer, font_properties
+
+    def width(self, text: str, size: str) -> float:
+        """The pixel width of the widest line of ``text`` at a font size ("large", "small", …)."""
+        font = self._font(size=size)
+        return max(self._renderer.get_text_width_height_descent(line, font, ismath=False)[0]
+                   for line in text.split("\n"))
+
+    def wrapped(self, text: str, size: str, pixels: float) -> str:
+        """``text`` broken between words into lines at most ``pixels`` wide (a longer word is cut)."""
+        lines: list[str] = []
+        for word in text.split(" "):
+            if lines and self.width(f"{lines[-1]} {word}", size) <= pixels:
+                lines[-1] += f" {word}"
+                continue
+            while len(word) > 1 and self.width(word, size) > pixels:  # a word wider than a line alone
+                cut = next((i for i in range(len(word) - 1, 0, -1) if self.width(word[:i], size) <= pixels), 1)
+                lines.append(word[:cut])
+                word = word[cut:]
+            lines.append(word)
+        return "\n".join(lines)
+
+    def legend(self, labels: list[str]) -> tuple[list[str], int]:
+        """Labels for a legend below the plot, wrapped to its columns, and how many columns fit
+        (up to ``LEGEND_COLUMNS``) across the image."""
+        room = WIDTH_INCHES * DPI - 2 * MARGIN_PIXELS
+        widest = max((self.width(label, LEGEND_FONT) for label in labels), default=0.0)
+        columns = max(1, min(LEGEND_COLUMNS, int(room // (widest + LEGEND_ENTRY_PIXELS))))
+        text = room / columns - LEGEND_ENTRY_PIXELS
+        return [self.wrapped(label, LEGEND_FONT, text) for label in labels], columns
+
+
+def _text_fitter() -> _TextFitter:
+    from matplotlib.backends.backend_agg import RendererAgg
+    from matplotlib.font_manager import FontProperties
+
+    return _TextFitter(RendererAgg(int(WIDTH_INCHES * DPI), int(HEIGHT_INCHES * DPI), DPI), FontProperties)
