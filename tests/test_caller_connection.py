@@ -133,3 +133,15 @@ def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
     con.execute("ROLLBACK")
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'uncommitted_people'").fetchall() \
         == [(0,)]
+
+
+# ---- the caller's settings --------------------------------------------------------------------------
+def test_a_connection_with_lossless_arrow_conversion_releases_table_5() -> None:
+    """``SET arrow_lossless_conversion = true`` (global: a cursor inherits it) made DuckDB hand a
+    HUGEINT sum to Arrow as bytes, and ``int(size["rows"])`` crashed (ValueError). Our cursor sets it
+    off for its own session. The oracles: Table 5's node and nine rows, and the caller's setting as
+    the caller left it."""
+    con = people("SET arrow_lossless_conversion = true")
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        assert release.node == TABLE5 and release.to_arrow().num_rows == 9
+    assert con.execute("SELECT current_setting('arrow_lossless_conversion')").fetchall() == [(True,)]

@@ -794,8 +794,10 @@ def _cursor_of(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnecti
     """A connection of sqlclose's own to the caller's database (a closed one raises here): its
     statements, temporary tables and results are its own, so that a result the caller is still
     fetching stays as it was (one statement on the caller's connection ended it), and its
-    ``SET SESSION`` settings are its own too."""
+    ``SET SESSION`` settings are its own too. Arrow as DuckDB gives it by default: under the
+    caller's ``arrow_lossless_conversion`` (a global setting) a HUGEINT count was fetched as bytes."""
     cursor = connection.cursor()
+    cursor.execute("SET SESSION arrow_lossless_conversion = false")
     return cursor
 
 
