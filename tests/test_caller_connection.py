@@ -135,6 +135,20 @@ def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
         == [(0,)]
 
 
+# ---- a connection its caller closed -----------------------------------------------------------------
+def test_a_release_whose_connection_the_caller_closed_is_bad_input(tmp_path) -> None:
+    """README: "a closed connection is refused as bad input too". Closed after the run, the write
+    raised DuckDB's raw ConnectionException and to_arrow an EngineError (exit 1, "a bug"). The
+    oracles: InputError naming what happened, and no file at the output path."""
+    con = people()
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        con.close()
+        for action in (lambda: release.write(tmp_path / "out.parquet"), release.to_arrow):
+            with pytest.raises(sqlclose.InputError, match="connection this release reads was closed by its caller"):
+                action()
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---- the caller's settings --------------------------------------------------------------------------
 def test_a_connection_with_lossless_arrow_conversion_releases_table_5() -> None:
     """``SET arrow_lossless_conversion = true`` (global: a cursor inherits it) made DuckDB hand a

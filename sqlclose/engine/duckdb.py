@@ -615,6 +615,16 @@ class DuckDBEngine(Engine):
                              "(or call complete() or abort() on the connection) first, or give sqlclose a connection "
                              "of its own, e.g. (con.cursor(), 'table'), which sees the committed tables")
 
+    def check_open(self) -> None:
+        if self._own or self.closed:
+            return
+        try:
+            self.con.sql("SELECT 1")  # binds only; on a closed connection DuckDB refuses it
+        except duckdb.ConnectionException:
+            raise InputError("the DuckDB connection this release reads was closed by its caller, and the tables the "
+                             "release reads went with it: keep the connection open until the release is read and "
+                             "written, or make the release again on an open connection") from None
+
     def _refuse_default_collation(self) -> None:
         # Under a default collation DuckDB compares, groups and hashes text folded ("A" as "a")
         # wherever no column says otherwise — the lookups the search joins, the written file the

@@ -125,6 +125,7 @@ class Release:
             raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
                              "tables it reads went with it: read or write it before closing, or make it again with "
                              "sqlclose.anonymize")
+        self.problem.engine.check_open()
 
     def __repr__(self) -> str:
         """What a notebook shows: the source, the node, the rows and whether it is still open; no
