@@ -149,6 +149,21 @@ def test_a_release_whose_connection_the_caller_closed_is_bad_input(tmp_path) -> 
     assert list(tmp_path.iterdir()) == []
 
 
+# ---- a relation of the engine's own connection ------------------------------------------------------
+def test_a_relation_of_the_engines_own_connection_is_read() -> None:
+    """``engine=DuckDBEngine(con)`` with ``con.sql(…)`` as the source: the relation's stream and
+    sqlclose's statements ran on one connection, which DuckDB refused ("open result"), and the stream,
+    left open (``unregister`` raised before ``close``) and held by the kept error, blocked the
+    connection. Now the stream is read by sqlclose's cursor, and closed first whatever follows. The
+    oracles: Table 5's node and nine rows, and the caller's next query (Table 3 has 9 rows)."""
+    con = people()
+    engine = DuckDBEngine(con)
+    with sqlclose.anonymize(con.sql("SELECT * FROM people"), spec(), engine=engine) as release:
+        assert release.node == TABLE5 and release.to_arrow().num_rows == 9
+    assert con.execute("SELECT count(*) FROM people").fetchall() == [(9,)]
+    engine.close()
+
+
 # ---- the caller's settings --------------------------------------------------------------------------
 def test_a_connection_with_lossless_arrow_conversion_releases_table_5() -> None:
     """``SET arrow_lossless_conversion = true`` (global: a cursor inherits it) made DuckDB hand a

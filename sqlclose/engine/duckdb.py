@@ -423,13 +423,16 @@ class DuckDBEngine(Engine):
         of this engine, by one SQL statement: its rows never become Python objects."""
         reader_name = self.temp_name("relation_stream")
         stream = relation.to_arrow_reader() if hasattr(relation, "to_arrow_reader") else relation.fetch_record_batch()
-        self.con.register(reader_name, stream)
         try:
+            self.con.register(reader_name, stream)
             return self.create_temp_table(name, exp.select(exp.Star()).from_(_table(reader_name)))
         finally:
-            self.con.unregister(reader_name)
-            if hasattr(stream, "close"):  # hands the relation's connection back to its owner
+            # First, whatever follows fails: an open stream holds the relation's connection (the
+            # caller's), and a failed read's traceback kept it blocked for as long as it lived.
+            if hasattr(stream, "close"):
                 stream.close()
+            with suppress(duckdb.Error):
+                self.con.unregister(reader_name)
 
     def caller_table(self, table: exp.Table) -> exp.Expression:
         """A table of the caller's connection as our cursor reads it: by its name, when the cursor
