@@ -174,3 +174,17 @@ def test_a_connection_with_lossless_arrow_conversion_releases_table_5() -> None:
     with sqlclose.anonymize((con, "people"), spec()) as release:
         assert release.node == TABLE5 and release.to_arrow().num_rows == 9
     assert con.execute("SELECT current_setting('arrow_lossless_conversion')").fetchall() == [(True,)]
+
+
+def test_a_connection_with_a_file_search_path_writes_a_parquet_folder_release(tmp_path, monkeypatch) -> None:
+    """DuckDB looks a relative path up in the session's ``file_search_path``: the written folder's
+    relative temporary name was read back from the caller's search path (raw IOException). The
+    oracle: Table 5's three ZIP classes of three rows, by a plain GROUP BY over the folder."""
+    (tmp_path / "elsewhere").mkdir()
+    con = people(f"SET file_search_path = '{tmp_path / 'elsewhere'}'")
+    monkeypatch.chdir(tmp_path)
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        release.write_parquet_folder("released", partition_by=["zip"])
+    counts = duckdb.sql(f"SELECT zip, count(*) FROM read_parquet('{tmp_path / 'released'}/**/*.parquet', "
+                        "hive_partitioning = true) GROUP BY zip ORDER BY zip").fetchall()
+    assert counts == [("4760*", 3), ("4767*", 3), ("4790*", 3)]

@@ -519,7 +519,9 @@ class DuckDBEngine(Engine):
         return [(tuple(of[name][0]), tuple(sorted(of[name][1]))) for name in literal]
 
     def read_parquet(self, path: Path) -> exp.Expression:
-        name = self.temp_name("written")
+        # Absolute: DuckDB looks a relative path up in file_search_path, which a caller's session may
+        # set (followed by our cursor); the written folder is relative to the working folder.
+        path, name = Path(path).absolute(), self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
             files = str(Path(self._literal(path)) / "**" / "*.parquet")
             query, params = _reader("read_parquet", files, {"hive_partitioning": True, "hive_types_autocast": False})
@@ -702,7 +704,7 @@ class DuckDBEngine(Engine):
         options = {"auto_detect": False, "header": True, "delim": ",", "quote": '"', "escape": '"',
                    "columns": types, "nullstr": [""], "allow_quoted_nulls": False}
         args: list[exp.Expression] = [exp.Placeholder(this="1")]
-        params: list[Any] = [self._literal(path)]
+        params: list[Any] = [self._literal(Path(path).absolute())]  # not looked up in file_search_path
         for key, value in options.items():
             params.append(value)
             args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
@@ -713,7 +715,7 @@ class DuckDBEngine(Engine):
         """Attach a database file for writing (created when missing); detached on close."""
         alias = self.temp_name("out")
         attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)))
-        self.execute(attach, [self._literal(path)])
+        self.execute(attach, [self._literal(Path(path).absolute())])  # not looked up in file_search_path
         self._temp.append(("database", alias))
         return alias
 
