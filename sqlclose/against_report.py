@@ -209,7 +209,7 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
         return
     engine = DuckDBEngine()
     try:
-        written = engine.read_csv_typed(Path(path), output["column_types"])
+        written = engine.read_csv_typed(Path(path), output["column_types"], shared=True)  # seen by a cursor
     except EngineError as e:
         engine.close()
         why = f"cannot read {path} with the column types of its report: {str(e).splitlines()[0]}"
@@ -238,7 +238,9 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str]) -> It
         names = [c for c in engine.schema(written).names if c not in partitions] + partitions
         name = engine.temp_name("partitioned_folder")
         selected = exp.select(*typed_columns(names, types, safe=True)).from_(written)
-        engine.register(name, engine.con.sql(engine.render(selected)))
+        # A table of the connection's database: a (connection, table) source is read by a cursor,
+        # which sees no temporary object of the connection's (nor a registered relation).
+        engine.create_temp_table(name, selected, shared=True)
         yield engine.con, name
     finally:
         engine.close()

@@ -81,6 +81,17 @@ def test_a_folder_release_holds_the_file_releases_rows(tmp_path: Path, partition
     assert hidden(tmp_path) == []
 
 
+def test_a_partition_column_given_as_its_name_alone_is_one_column(tmp_path: Path) -> None:
+    """``partition_by="age"`` (a str, not a list) was read as the columns 'a', 'g', 'e' and refused
+    ("partition_by names 'a', 'g', 'e'"). The oracle: the file system, the two Hive folders of age
+    a list ["age"] gives (Table 5's age labels, escaped by DuckDB)."""
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        release.write_parquet_folder(tmp_path / "folder", partition_by="age")
+        release.write(tmp_path / "written", partition_by="age")
+    for folder in ("folder", "written"):
+        assert files.folder_files(tmp_path / folder) == ["age=%3C40/part-0.parquet", "age=%3E%3D40/part-0.parquet"]
+
+
 def test_a_folder_release_is_byte_reproducible(tmp_path: Path) -> None:
     digests = []
     for name in ("a", "b"):

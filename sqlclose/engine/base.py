@@ -203,6 +203,11 @@ class Engine(ABC):
         write). Nothing by default."""
         return None
 
+    def check_open(self) -> None:
+        """Raise InputError when the caller closed the connection the engine runs on (a release
+        made on it cannot be read or written then). Nothing by default."""
+        return None
+
     def temp_name(self, stem: str) -> str:
         """A name for an object of ours: the reserved prefix keeps it apart from the user's. The
         engine's own token keeps two engines on one connection (or session) apart."""

@@ -141,6 +141,7 @@ class DuckDBEngine(Engine):
         the whole job: DuckDB gets its share of it (``limits.engine_share``) and spills to
         ``temp_directory`` beyond that; the search counts its own structures against the rest."""
         self._own = connection is None
+        self.caller = connection  # the caller's connection, never run on but to read its session
         self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         if self.memory_budget == 0:  # DuckDB would read a limit of 0 as none at all
             raise ValueError(f"memory_limit {memory_limit!r} is 0 bytes: give a limit above zero, or none")
@@ -152,9 +153,12 @@ class DuckDBEngine(Engine):
                              "not to a caller's")
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
-        self.con = connection if connection is not None else duckdb.connect(config=settings)
+        self.con = duckdb.connect(config=settings) if connection is None else _cursor_of(connection)
+        # None: the caller's session was read and followed; else why it could not be (checked on use).
+        self._unfollowed: str | None = None
         if connection is not None:
-            self.check_connection()
+            self._refuse_default_collation()
+            self._unfollowed = self._follow_session(connection)
         else:
             # DuckDB draws its own progress bar on stdout for a statement past ~2 s: it would garble
             # the CLI's output (its bar, a --json document) and a job's log. A caller's is left as set.
@@ -169,10 +173,10 @@ class DuckDBEngine(Engine):
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
         # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
-        # exit: what it made on a caller's connection is dropped, its links folder removed. The
-        # callbacks hold the connection and the lists, never the engine. Our own connection goes
-        # with the engine.
-        self._cleanup = weakref.finalize(self, _drop_all, self.con, self._temp) if connection is not None else None
+        # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
+        # its links folder removed. The callbacks hold the cursor and the lists, never the engine.
+        # Our own connection goes with the engine.
+        self._cleanup = None if connection is None else weakref.finalize(self, _drop_all, self.con, self._temp, True)
         self._links_cleanup: weakref.finalize | None = None
 
     @staticmethod
@@ -267,10 +271,15 @@ class DuckDBEngine(Engine):
         with _interruptible():
             self.con.execute(sql, self.bind(params) if params else None)
 
-    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
-        create = exp.Create(this=_table(name), kind="TABLE", expression=query,
-                            properties=exp.Properties(expressions=[exp.TemporaryProperty()]))
-        self.execute(create, params)
+    def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = (),
+                          shared: bool = False) -> exp.Table:
+        """``shared``: a table of the connection's own database, which a cursor of it sees (read as
+        a ``(connection, table)`` source, which a cursor reads); only on a connection of sqlclose's
+        own, in memory, where it goes with the connection."""
+        if shared and not self._own:
+            raise ValueError("a shared table is made on a connection of sqlclose's own only")
+        properties = None if shared else exp.Properties(expressions=[exp.TemporaryProperty()])
+        self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, properties=properties), params)
         self._temp.append(("table", name))
         return _table(name)
 
@@ -418,13 +427,30 @@ class DuckDBEngine(Engine):
         of this engine, by one SQL statement: its rows never become Python objects."""
         reader_name = self.temp_name("relation_stream")
         stream = relation.to_arrow_reader() if hasattr(relation, "to_arrow_reader") else relation.fetch_record_batch()
-        self.con.register(reader_name, stream)
         try:
+            self.con.register(reader_name, stream)
             return self.create_temp_table(name, exp.select(exp.Star()).from_(_table(reader_name)))
         finally:
-            self.con.unregister(reader_name)
-            if hasattr(stream, "close"):  # hands the relation's connection back to its owner
+            # First, whatever follows fails: an open stream holds the relation's connection (the
+            # caller's), and a failed read's traceback kept it blocked for as long as it lived.
+            if hasattr(stream, "close"):
                 stream.close()
+            with suppress(duckdb.Error):
+                self.con.unregister(reader_name)
+
+    def caller_table(self, table: exp.Table) -> exp.Expression:
+        """A table of the caller's connection as our cursor reads it: by its name, when the cursor
+        sees it (the database's tables and views); else — a temporary table, a DataFrame the caller
+        registered, a table its open transaction made, which only the caller's session sees — streamed
+        once from the caller's connection into a temporary table of ours (``load_relation``)."""
+        try:
+            self.schema(table)
+            return table
+        except EngineError as e:
+            if self.caller is None or "does not exist" not in str(e):
+                raise
+        query = exp.select(exp.Star()).from_(table.copy()).sql("duckdb")
+        return self.load_relation(self.temp_name("caller_table"), self.caller.sql(query))
 
     def _literal(self, path: Path, hive_root: bool = False) -> str:
         """DuckDB expands * ? [ ] { } in file paths; a literal path holding them is read through a
@@ -507,7 +533,9 @@ class DuckDBEngine(Engine):
         return [(tuple(of[name][0]), tuple(sorted(of[name][1]))) for name in literal]
 
     def read_parquet(self, path: Path) -> exp.Expression:
-        name = self.temp_name("written")
+        # Absolute: DuckDB looks a relative path up in file_search_path, which a caller's session may
+        # set (followed by our cursor); the written folder is relative to the working folder.
+        path, name = Path(path).absolute(), self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
             files = str(Path(self._literal(path, hive_root=True)) / "**" / "*.parquet")
             query, params = _reader("read_parquet", files, {"hive_partitioning": True, "hive_types_autocast": False})
@@ -577,7 +605,46 @@ class DuckDBEngine(Engine):
         self._temp.append(("type", name))
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
 
+    def _follow_session(self, caller: duckdb.DuckDBPyConnection) -> str | None:
+        """Give our cursor what the caller's session decides about the input (``_SESSION_SETTINGS``,
+        and ``USE``'s database and schema); a cursor starts from DuckDB's defaults. Read by a
+        relation's query, which DuckDB refuses while the caller holds an unfinished result of
+        ``execute`` — leaving that result as it was: then the reason, and nothing is followed."""
+        try:
+            database, schema, theirs = _session(caller)
+        except duckdb.ResourceInUseException:
+            return ("it holds an unfinished result of execute(), which sqlclose leaves alone, so the session's "
+                    "USE, search_path and TimeZone cannot be read")
+        ours = _session(self.con)[2]
+        for name, value in theirs.items():
+            if value != ours.get(name):
+                assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
+                self.execute(exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")]), [value])
+        self.execute(exp.Use(this=exp.Table(this=exp.to_identifier(schema, quoted=True),
+                                            db=exp.to_identifier(database, quoted=True))))
+        return None
+
     def check_connection(self) -> None:
+        self._refuse_default_collation()
+        if self._unfollowed is None or self.closed:
+            return
+        self._unfollowed = self._follow_session(self.caller)  # the caller may have finished it since
+        if self._unfollowed:
+            raise InputError(f"cannot read the DuckDB connection: {self._unfollowed}: fetch that result to its end "
+                             "(or call complete() or abort() on the connection) first, or give sqlclose a connection "
+                             "of its own, e.g. (con.cursor(), 'table'), which sees the committed tables")
+
+    def check_open(self) -> None:
+        if self._own or self.closed:
+            return
+        try:
+            self.con.sql("SELECT 1")  # binds only; on a closed connection DuckDB refuses it
+        except duckdb.ConnectionException:
+            raise InputError("the DuckDB connection this release reads was closed by its caller, and the tables the "
+                             "release reads went with it: keep the connection open until the release is read and "
+                             "written, or make the release again on an open connection") from None
+
+    def _refuse_default_collation(self) -> None:
         # Under a default collation DuckDB compares, groups and hashes text folded ("A" as "a")
         # wherever no column says otherwise — the lookups the search joins, the written file the
         # re-check reads back — where sqlclose tells values apart byte by byte (with "nocase", a
@@ -589,8 +656,8 @@ class DuckDBEngine(Engine):
                              "collation changes; give it a connection without one (SET default_collation = '')")
 
     def _default_collation(self) -> str:
-        # execute, not a relation: a caller's connection may hold a result it has not fetched to the
-        # end, which a relation's query refuses (execute replaces it, as the caller's next one would).
+        # A global setting: a caller's, seen from our cursor of its connection (a caller's unfinished
+        # result is on that connection, not on the cursor, and stays as it was).
         return self.con.execute("SELECT current_setting('default_collation')").fetchall()[0][0] or ""
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
@@ -648,18 +715,19 @@ class DuckDBEngine(Engine):
         )
         self.execute(copy, [*params, str(path)])
 
-    def read_csv_typed(self, path: Path, types: dict[str, str]) -> exp.Expression:
+    def read_csv_typed(self, path: Path, types: dict[str, str], shared: bool = False) -> exp.Expression:
         """A CSV written by ``copy_to_csv``, read back with the given column types (so numbers stay
-        numbers and a quoted empty text stays an empty text, not a NULL)."""
+        numbers and a quoted empty text stays an empty text, not a NULL); ``shared`` as for
+        ``create_temp_table``."""
         options = {"auto_detect": False, "header": True, "delim": ",", "quote": '"', "escape": '"',
                    "columns": types, "nullstr": [""], "allow_quoted_nulls": False}
         args: list[exp.Expression] = [exp.Placeholder(this="1")]
-        params: list[Any] = [self._literal(path)]
+        params: list[Any] = [self._literal(Path(path).absolute())]  # not looked up in file_search_path
         for key, value in options.items():
             params.append(value)
             args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
         query = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
-        return self.create_temp_table(self.temp_name("written_csv"), query, params)
+        return self.create_temp_table(self.temp_name("written_csv"), query, params, shared)
 
     def attach(self, path: Path, read_only: bool = False, storage_version: str | None = None) -> str:
         """Attach a database file for writing (created when missing, in ``storage_version``'s
@@ -670,7 +738,8 @@ class DuckDBEngine(Engine):
             options.append(exp.AttachOption(this=exp.var("STORAGE_VERSION"), expression=exp.Placeholder(this="2")))
         attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)),
                             expressions=options)
-        self.execute(attach, [self._literal(path), *([storage_version] if storage_version else [])])
+        # absolute: not looked up in a caller's file_search_path
+        self.execute(attach, [self._literal(Path(path).absolute()), *([storage_version] if storage_version else [])])
         self._temp.append(("database", alias))
         return alias
 
@@ -726,11 +795,8 @@ class DuckDBEngine(Engine):
     def close(self) -> None:
         if self._own:  # closing our own connection drops all it holds: no statement per object (~10 ms)
             self._temp.clear()
-        for kind, name in reversed(self._temp):
-            self._drop(kind, name)
-        self._temp.clear()
-        if self._cleanup is not None:
-            self._cleanup.detach()
+        if self._cleanup is not None:  # our cursor of a caller's connection: what it made, then itself
+            self._cleanup()
         if self._links_cleanup is not None:
             self._links_cleanup()  # removes the folder, once
             self._links, self._links_cleanup = None, None
@@ -751,13 +817,40 @@ def _drop_object(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> None:
         pass
 
 
-def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) -> None:
-    """What an engine made on a caller's connection, dropped newest first when the engine was
-    collected unclosed (its ``weakref.finalize``): the connection may be busy, or closed, then
-    they stay, as they did before."""
+def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]], close: bool = False) -> None:
+    """What an engine made on its cursor of a caller's connection, dropped newest first when the
+    engine was collected unclosed (its ``weakref.finalize``), then the cursor closed (``close``):
+    a closed connection drops what it held itself."""
     for kind, name in reversed(objects):
         _drop_object(con, kind, name)
     objects.clear()
+    if close:
+        with suppress(duckdb.Error):
+            con.close()
+
+
+def _cursor_of(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """A connection of sqlclose's own to the caller's database (a closed one raises here): its
+    statements, temporary tables and results are its own, so that a result the caller is still
+    fetching stays as it was (one statement on the caller's connection ended it), and its
+    ``SET SESSION`` settings are its own too. Arrow as DuckDB gives it by default: under the
+    caller's ``arrow_lossless_conversion`` (a global setting) a HUGEINT count was fetched as bytes."""
+    cursor = connection.cursor()
+    cursor.execute("SET SESSION arrow_lossless_conversion = false")
+    return cursor
+
+
+# What a caller's session decides about the input it holds (``DuckDBEngine._follow_session``):
+# which table a name means, which file a view's relative path reads, a TIMESTAMPTZ's dates.
+_SESSION_SETTINGS = ["search_path", "file_search_path", "TimeZone", "Calendar"]
+
+
+def _session(con: duckdb.DuckDBPyConnection) -> tuple[str, str, dict[str, str]]:
+    """A session's database and schema (``USE``) and its ``_SESSION_SETTINGS``, read by relations."""
+    database, schema = con.sql("SELECT current_database(), current_schema()").fetchall()[0]
+    settings = con.sql("SELECT name, value FROM duckdb_settings() WHERE list_contains($1, name)",
+                       params=[_SESSION_SETTINGS]).fetchall()
+    return database, schema, dict(settings)
 
 
 # A Parquet source of many files holding fewer rows than this on average is read once into a temp

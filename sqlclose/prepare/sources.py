@@ -58,6 +58,8 @@ class Opened:
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not."""
     options = options or FileRead()
+    if engine is not None:
+        engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
     if isinstance(source, (str, Path)):  # "~" is the home folder, as in a spec (DuckDB would expand it alone)
         source = _source_for_path(Path(source).expanduser(), options)
     if isinstance(source, Source):
@@ -67,18 +69,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if _is_connection_pair(source):
         if engine is not None:
             raise InputError("give either an engine or a (connection, table) source, not both")
-        con, name = source
-        relation = _connection_table(name)
-        try:
-            engine = DuckDBEngine(con)
-        except InputError:
-            raise
-        except Exception as e:  # a closed connection, as a relation of one (_open_relation)
-            raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
-        _check_table(engine, relation, f"table {name!r}")
-        _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
-        files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
-        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True)
+        return _open_connection_table(*source)
     if is_spark_source(source):
         return _open_spark(source, engine)
     label = "arrow table"
@@ -305,6 +296,34 @@ def _connection_table(name: Any) -> exp.Table:
                          "or \"catalog.schema.table\", or give those parts as a tuple (\"schema\", \"table\") when a "
                          "name holds a dot")
     return warehouse_table(parts)
+
+
+def _open_connection_table(con: Any, name: Any) -> Opened:
+    """A caller's table, read through a cursor of the connection (``DuckDBEngine``), in the
+    connection's session as far as its names and dates go; the engine is closed on failure."""
+    relation = _connection_table(name)
+    try:
+        engine = DuckDBEngine(con)
+    except InputError:
+        raise
+    except Exception as e:  # a closed connection, as a relation of one (_open_relation)
+        raise InputError(f"cannot read table {name!r} of the DuckDB connection: {driver_message(e)}") from None
+    try:
+        engine.check_connection()
+        try:
+            read = engine.caller_table(relation)
+        except EngineOutOfMemory:
+            raise
+        except Exception as e:
+            raise InputError(f"cannot read table {name!r}: {driver_message(e)}") from None
+        if read is not relation:  # a table of the caller's session alone, copied once: read as it was
+            return Opened(engine, engine.compared_as_bytes(read), f"duckdb table {name}")
+        _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
+        files = _catalog_files(exp.select(exp.Star()).from_(relation.copy()).sql("duckdb"), engine.fetch)
+        return Opened(engine, engine.compared_as_bytes(relation), f"duckdb table {name}", files, live=True)
+    except BaseException:
+        engine.close()
+        raise
 
 
 def _is_connection_pair(source: Any) -> bool:

@@ -146,6 +146,7 @@ class Release:
             raise InputError("this release was closed (its `with` block ended, or close() was called), and the "
                              "tables it reads went with it: read or write it before closing, or make it again with "
                              "sqlclose.anonymize")
+        self.problem.engine.check_open()
 
     def __repr__(self) -> str:
         """What a notebook shows: the source, the node, the rows and whether it is still open; no
@@ -312,7 +313,7 @@ class Release:
     # ---- writing -------------------------------------------------------------------------------
     def write(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False, *,
               format: str | None = None, table: str | None = None,
-              partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+              partition_by: str | Sequence[str] = ()) -> dict:
         """Write the release (Parquet, a Parquet folder, CSV or a table in a DuckDB database: told by
         the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
         report as a pair; returns the report (also written as JSON)."""
@@ -332,9 +333,10 @@ class Release:
         return self.write(path, report, overwrite, format="parquet")
 
     def write_parquet_folder(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False,
-                             partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+                             partition_by: str | Sequence[str] = ()) -> dict:
         """``write`` as a Parquet folder (release/folder.py), optionally Hive-partitioned by released
-        columns; the report's ``output.sha256`` is the folder's (``files.folder_sha256``)."""
+        columns (one column may be given as its name); the report's ``output.sha256`` is the folder's
+        (``files.folder_sha256``)."""
         return self.write(path, report, overwrite, format="parquet-folder", partition_by=partition_by)
 
     def query(self, dictionaries: bool = False) -> tuple[Any, list]:

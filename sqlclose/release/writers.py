@@ -52,11 +52,13 @@ class Target:
 
     @classmethod
     def of(cls, path: str | Path, report: str | Path | None = None, format: str | None = None,
-           table: str | None = None, overwrite: bool = False, partition_by: Sequence[str] = ()) -> Target:
-        """Validated as the spec's [output] is: the format must fit the path's suffix."""
+           table: str | None = None, overwrite: bool = False, partition_by: str | Sequence[str] = ()) -> Target:
+        """Validated as the spec's [output] is: the format must fit the path's suffix. A text
+        ``partition_by`` is one column (``list`` made "zip" the columns 'z', 'i' and 'p')."""
+        columns = [partition_by] if isinstance(partition_by, str) else list(partition_by)
         try:
             out = Output(path=Path(path), format=format, table=table, report=Path(report) if report else None,
-                         partition_by=list(partition_by))
+                         partition_by=columns)
             kind = out.kind
         except ValidationError as e:
             raise InputError(f"output {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None

@@ -1,0 +1,190 @@
+"""A caller's DuckDB connection given as ``(connection, table)`` or ``engine=DuckDBEngine(connection)``:
+left as the caller had it (docs/engines.md: "a caller's connection, left as the caller set it"),
+read in its session as far as names and dates go, and refused as bad input once closed (README)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pytest
+
+import sqlclose
+from sqlclose.engine import DuckDBEngine
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+CSV = TABLE3 / "table3.csv"
+TABLE5 = {"zip": 1, "age": 2}  # the paper's Table 5: ZIP 4767*/4760*/4790*, age <40/>=40
+
+
+def spec() -> dict:
+    return {"privacy": {"k": 3},
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"file": str(TABLE3 / "age.csv")}},
+            "sensitive": {"salary": {"distance": "ordered", "t": 0.2},
+                          "disease": {"distance": "hierarchical", "t": 0.3, "hierarchy": str(TABLE3 / "disease.csv")}}}
+
+
+def people(*settings: str) -> duckdb.DuckDBPyConnection:
+    """A caller's connection holding Table 3 as ``people``, with ``settings`` run on it."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?)", [str(CSV)])
+    for setting in settings:
+        con.execute(setting)
+    return con
+
+
+# ---- a result the caller is still fetching ----------------------------------------------------------
+def test_a_run_refuses_a_connection_holding_an_unfinished_result_and_leaves_the_result() -> None:
+    """A run on a connection whose caller was streaming a result (``fetchmany`` in a loop) ran its own
+    statements on that connection: the caller's next ``fetchmany`` gave [] as if every row had been
+    read. sqlclose now runs on a cursor of its own; the caller's session (USE, search_path, TimeZone)
+    cannot be read without ending that result, so the run is refused, saying what to do. The oracle:
+    range(100)'s next two rows."""
+    con = people()
+    con.execute("SELECT * FROM range(100)")
+    assert con.fetchmany(2) == [(0,), (1,)]
+    with pytest.raises(sqlclose.InputError, match=r"unfinished result.*fetch that result to its end"):
+        sqlclose.anonymize((con, "people"), spec())
+    assert con.fetchmany(2) == [(2,), (3,)]
+
+
+def test_closing_a_release_leaves_a_result_the_caller_started_inside_its_block() -> None:
+    """Closing the release dropped sqlclose's temporary tables by statements on the caller's
+    connection, ending the result the caller had started streaming in the block. The oracle:
+    range(100)'s next two rows after the block."""
+    con = people()
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        assert release.to_arrow().num_rows == 9
+        con.execute("SELECT * FROM range(100)")
+        assert con.fetchmany(2) == [(0,), (1,)]
+    assert con.fetchmany(2) == [(2,), (3,)]
+
+
+def test_a_collected_release_leaves_a_result_the_caller_started() -> None:
+    """A release never closed is dropped when Python collects it (its finalizer): that dropped its
+    tables on the caller's connection too, ending the caller's result. The oracle: range(100)'s next
+    two rows after the collection."""
+    con = people()
+    release = sqlclose.anonymize((con, "people"), spec())
+    release.to_arrow()
+    con.execute("SELECT * FROM range(100)")
+    assert con.fetchmany(2) == [(0,), (1,)]
+    del release
+    gc.collect()
+    assert con.fetchmany(2) == [(2,), (3,)]
+
+
+def test_an_engine_made_while_the_caller_holds_a_result_reads_once_it_is_finished() -> None:
+    """``DuckDBEngine(con)`` may be made while the caller holds an unfinished result (it needs none of
+    the session then); a run on it reads the session when the run starts. The oracle: Table 5's node
+    and nine rows once the caller fetched its result to the end."""
+    con = people()
+    con.execute("SELECT 1").fetchone()  # one row read, the result not yet finished
+    engine = DuckDBEngine(con)
+    assert con.fetchall() == []
+    with sqlclose.anonymize(con.sql("SELECT * FROM people"), spec(), engine=engine) as release:
+        assert release.node == TABLE5 and release.to_arrow().num_rows == 9
+    engine.close()
+
+
+# ---- the caller's session ---------------------------------------------------------------------------
+def test_the_callers_use_and_time_zone_decide_what_its_table_and_dates_are() -> None:
+    """Read through a cursor (a session of DuckDB's defaults), a name would mean main's table and a
+    TIMESTAMPTZ would be dated in the cursor's zone: the caller's USE and TimeZone are followed, as
+    before, when a run starts. The oracles: the 9 rows of other.hr.people (main.people, a decoy, has
+    3), and 1990-01-01 00:00 UTC dated by hand in New York: 1989."""
+    con = duckdb.connect()
+    con.execute("ATTACH ':memory:' AS other")
+    con.execute("CREATE SCHEMA other.hr")
+    con.execute("CREATE TABLE other.hr.people AS SELECT * FROM read_csv(?)", [str(CSV)])
+    con.execute("CREATE TABLE main.people AS SELECT * FROM other.hr.people LIMIT 3")
+    con.execute("USE other.hr")
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        assert release.summary["rows"] == 9
+    con.execute("USE memory.main")
+    con.register("instants", pa.table({
+        "ts": pa.array([dt.datetime(1990, 1, 1, h, tzinfo=dt.UTC) for h in range(4)], pa.timestamp("us", "UTC")),
+        "d": ["x", "y"] * 2}))
+    con.execute("CREATE TABLE stamped AS SELECT * FROM instants")
+    con.execute("SET TimeZone = 'America/New_York'")
+    dated = {"privacy": {"k": 2}, "quasi_identifiers": {"ts": {"dates": ["year", "5y"]}},
+             "sensitive": {"d": {"distinct_l": 2}}}
+    with sqlclose.anonymize((con, "stamped"), dated) as release:
+        assert release.to_arrow().column("ts").to_pylist() == ["1989"] * 4
+    assert con.execute("SELECT current_setting('TimeZone')").fetchall() == [("America/New_York",)]
+
+
+def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
+    """A cursor sees the connection's committed tables, not its temporary ones, nor a DataFrame it
+    registered, nor what its open transaction made: those are streamed once from the caller's
+    connection, as before they were read there. The oracle: Table 5's node and nine rows from each,
+    and the caller's transaction still open afterwards (its ROLLBACK removes the table)."""
+    con = duckdb.connect()
+    con.execute("CREATE TEMPORARY TABLE temporary_people AS SELECT * FROM read_csv(?)", [str(CSV)])
+    con.register("registered_people", con.table("temporary_people").to_arrow_table())
+    con.execute("BEGIN")
+    con.execute("CREATE TABLE uncommitted_people AS SELECT * FROM temporary_people")
+    for name in ("temporary_people", "registered_people", "uncommitted_people"):
+        with sqlclose.anonymize((con, name), spec()) as release:
+            assert release.node == TABLE5 and release.to_arrow().num_rows == 9, name
+    con.execute("ROLLBACK")
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'uncommitted_people'").fetchall() \
+        == [(0,)]
+
+
+# ---- a connection its caller closed -----------------------------------------------------------------
+def test_a_release_whose_connection_the_caller_closed_is_bad_input(tmp_path) -> None:
+    """README: "a closed connection is refused as bad input too". Closed after the run, the write
+    raised DuckDB's raw ConnectionException and to_arrow an EngineError (exit 1, "a bug"). The
+    oracles: InputError naming what happened, and no file at the output path."""
+    con = people()
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        con.close()
+        for action in (lambda: release.write(tmp_path / "out.parquet"), release.to_arrow):
+            with pytest.raises(sqlclose.InputError, match="connection this release reads was closed by its caller"):
+                action()
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---- a relation of the engine's own connection ------------------------------------------------------
+def test_a_relation_of_the_engines_own_connection_is_read() -> None:
+    """``engine=DuckDBEngine(con)`` with ``con.sql(…)`` as the source: the relation's stream and
+    sqlclose's statements ran on one connection, which DuckDB refused ("open result"), and the stream,
+    left open (``unregister`` raised before ``close``) and held by the kept error, blocked the
+    connection. Now the stream is read by sqlclose's cursor, and closed first whatever follows. The
+    oracles: Table 5's node and nine rows, and the caller's next query (Table 3 has 9 rows)."""
+    con = people()
+    engine = DuckDBEngine(con)
+    with sqlclose.anonymize(con.sql("SELECT * FROM people"), spec(), engine=engine) as release:
+        assert release.node == TABLE5 and release.to_arrow().num_rows == 9
+    assert con.execute("SELECT count(*) FROM people").fetchall() == [(9,)]
+    engine.close()
+
+
+# ---- the caller's settings --------------------------------------------------------------------------
+def test_a_connection_with_lossless_arrow_conversion_releases_table_5() -> None:
+    """``SET arrow_lossless_conversion = true`` (global: a cursor inherits it) made DuckDB hand a
+    HUGEINT sum to Arrow as bytes, and ``int(size["rows"])`` crashed (ValueError). Our cursor sets it
+    off for its own session. The oracles: Table 5's node and nine rows, and the caller's setting as
+    the caller left it."""
+    con = people("SET arrow_lossless_conversion = true")
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        assert release.node == TABLE5 and release.to_arrow().num_rows == 9
+    assert con.execute("SELECT current_setting('arrow_lossless_conversion')").fetchall() == [(True,)]
+
+
+def test_a_connection_with_a_file_search_path_writes_a_parquet_folder_release(tmp_path, monkeypatch) -> None:
+    """DuckDB looks a relative path up in the session's ``file_search_path``: the written folder's
+    relative temporary name was read back from the caller's search path (raw IOException). The
+    oracle: Table 5's three ZIP classes of three rows, by a plain GROUP BY over the folder."""
+    (tmp_path / "elsewhere").mkdir()
+    con = people(f"SET file_search_path = '{tmp_path / 'elsewhere'}'")
+    monkeypatch.chdir(tmp_path)
+    with sqlclose.anonymize((con, "people"), spec()) as release:
+        release.write_parquet_folder("released", partition_by=["zip"])
+    counts = duckdb.sql(f"SELECT zip, count(*) FROM read_parquet('{tmp_path / 'released'}/**/*.parquet', "
+                        "hive_partitioning = true) GROUP BY zip ORDER BY zip").fetchall()
+    assert counts == [("4760*", 3), ("4767*", 3), ("4790*", 3)]
