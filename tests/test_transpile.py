@@ -225,7 +225,7 @@ def _renderer(cls: type[Engine]) -> Engine:
 def test_rendered_sql_matches_snapshot(case: str, dialect_engine: type[Engine]) -> None:
     engine = _renderer(dialect_engine)
     query, _ = CASES[case][0](engine)
-    assert_snapshot(SNAPSHOTS / engine.dialect / f"{case}.sql", engine.render(query) + "\n")
+    assert_snapshot(SNAPSHOTS / engine.name / f"{case}.sql", engine.render(query) + "\n")
 
 
 @pytest.mark.parametrize("dialect_engine", [DuckDBEngine, SparkEngine], ids=["duckdb", "spark"])

@@ -18,6 +18,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, key_value
+from sqlclose.engine.duckdb_dialect import DIALECT
 from sqlclose.engine.limits import (
     below_interpreter,
     engine_limit_now,
@@ -129,7 +130,7 @@ class DuckDBEngine(Engine):
     """Runs on a connection of its own, or on the caller's (then only temp objects are made)."""
 
     name = "duckdb"
-    dialect = "duckdb"
+    dialect = DIALECT  # DuckDB's, every sort key's direction and NULLs said (a caller may set other defaults)
     keeps_levels = True
     orders_tables = True
     ungrouped_base = True
@@ -560,7 +561,7 @@ class DuckDBEngine(Engine):
         members = exp.select(column).distinct().from_(values.subquery("vals")).where(
             exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null()))).order_by(column.copy())
         name = self.temp_name("dictionary")
-        self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql('duckdb')})")
+        self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql(self.dialect)})")
         self._temp.append(("type", name))
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
 
