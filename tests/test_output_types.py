@@ -5,7 +5,9 @@ rounding them, and TIMETZ as the UTC time, dropping its offset: a release holdin
 failed its own re-check (exit 4) on a valid input. A Parquet output now refuses them before
 anything is written (exit 2), naming the column, its type and a [source] query's cast; CSV and a
 DuckDB table keep them. BIT and BIGNUM, which Parquet has no type for, are written as their text,
-as DuckDB's own Parquet writer writes them.
+as DuckDB's own Parquet writer writes them. INTERVAL (an Arrow or pandas duration too) is refused
+the same way (review rv7, defect 8): Parquet's INTERVAL holds milliseconds, so 1.5 ms was written as
+1 ms and the release failed its re-check (exit 4).
 
 The oracle throughout is plain DuckDB over the input: its values as text, its types, and what
 its own COPY … TO Parquet makes of them.
@@ -27,7 +29,8 @@ VALUES = {"HUGEINT": "(i % 2)::HUGEINT * 100000000000000000000",
           "UHUGEINT": "(i % 2)::UHUGEINT * 300000000000000000000000000000000000000",
           "TIME WITH TIME ZONE": "('12:00:00+0' || (i % 2))::TIMETZ",
           "BIT": "(CASE WHEN i % 2 = 0 THEN '0101' ELSE '1100' END)::BIT",
-          "BIGNUM": "((i % 2) * 10)::BIGNUM"}
+          "BIGNUM": "((i % 2) * 10)::BIGNUM",
+          "INTERVAL": "to_microseconds(1500 + i % 2)"}
 OUTPUTS = {"parquet": 'path = "out/r.parquet"', "parquet-folder": 'path = "out/r"', "csv": 'path = "out/r.csv"',
            "duckdb": 'path = "out/r.duckdb"\ntable = "r"'}
 
@@ -68,7 +71,7 @@ def _written(folder: Path, output: str, sql: str) -> list[tuple]:
 
 @pytest.mark.parametrize("output", ["parquet", "parquet-folder"])
 @pytest.mark.parametrize("role", ["kept", "sensitive"])
-@pytest.mark.parametrize("kind", ["HUGEINT", "UHUGEINT", "TIME WITH TIME ZONE"])
+@pytest.mark.parametrize("kind", ["HUGEINT", "UHUGEINT", "TIME WITH TIME ZONE", "INTERVAL"])
 def test_a_column_parquet_cannot_hold_is_refused_naming_it_and_the_cast(tmp_path, kind, role, output):
     """Was: exit 4, 'the written release failed its re-check: 12 written row(s) are not rows of the
     input'. The premise, by plain DuckDB: its own COPY of the input to Parquet changes the values.
@@ -86,7 +89,7 @@ def test_a_column_parquet_cannot_hold_is_refused_naming_it_and_the_cast(tmp_path
 
 
 @pytest.mark.parametrize("output", ["csv", "duckdb"])
-@pytest.mark.parametrize("kind", ["HUGEINT", "UHUGEINT", "TIME WITH TIME ZONE"])
+@pytest.mark.parametrize("kind", ["HUGEINT", "UHUGEINT", "TIME WITH TIME ZONE", "INTERVAL"])
 def test_csv_and_a_duckdb_table_release_such_a_column_as_it_is(tmp_path, kind, output):
     """The formats that keep these types release them: each value of the input (its text, by plain
     DuckDB) as many times, and a DuckDB table with the input's type."""
@@ -146,3 +149,40 @@ def test_a_sensitive_or_kept_column_parquet_cannot_hold_is_refused_before_the_se
     assert searched == []
     with api.anonymize(None, tmp_path / "s.toml", output_format="csv"):
         assert searched == [1]
+
+
+def test_the_suggested_casts_release_an_interval_to_parquet(tmp_path):
+    """Both fixes the INTERVAL refusal names release the input's exact values to Parquet: its text,
+    and its microseconds (the oracle: plain DuckDB's text and epoch_us of the input's column)."""
+    for cast, of_input in (("CAST(v AS VARCHAR)", "v::VARCHAR"), ("epoch_us(v)", "epoch_us(v)")):
+        _project(tmp_path, "INTERVAL", "kept", "parquet", f"SELECT g, s, {cast} AS v FROM t")
+        done = subprocess.run([SQLCLOSE, "anonymize", "s.toml", "-q", "--no-progress", "--overwrite"], cwd=tmp_path,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        want = _input(tmp_path, f"SELECT {of_input}, COUNT(*) FROM t GROUP BY ALL ORDER BY ALL")
+        assert _written(tmp_path, "parquet", "SELECT v, COUNT(*) FROM r GROUP BY ALL ORDER BY ALL") == want
+        (tmp_path / "t.duckdb").unlink()
+
+
+def test_an_arrow_duration_is_refused_for_parquet_before_anything_is_written(tmp_path):
+    """Review rv7, defect 8: a pyarrow duration('us') column of 1500 µs (kept) became DuckDB's
+    INTERVAL, written to Parquet as 1 ms; the write failed its re-check (VerificationError, exit 4)
+    after the search. Now ``write`` refuses it (InputError, exit 2) naming the column, and the
+    file system's state is the oracle: no file at the output path, nor beside it."""
+    import pyarrow as pa
+
+    import sqlclose
+    from sqlclose.errors import InputError
+
+    table = pa.table({"g": ["a", "b", "c"] * 2, "s": ["x", "y"] * 3,
+                      "wait": pa.array([1500 + i for i in range(6)], pa.duration("us"))})
+    (tmp_path / "g.csv").write_text("a;ab;*\nb;ab;*\nc;c;*\n")
+    spec = {"others": "keep", "privacy": {"k": 2}, "quasi_identifiers": {"g": {"file": str(tmp_path / "g.csv")}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    out = tmp_path / "out"
+    with sqlclose.anonymize(table, spec) as release:
+        with pytest.raises(InputError, match=r"column 'wait' is INTERVAL, which Parquet cannot hold as it is "
+                                             r"\(Parquet's INTERVAL holds whole milliseconds"):
+            release.write(out / "r.parquet")
+        release.write(out / "r.csv")  # CSV keeps it
+    assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.csv.report.json"]

@@ -514,7 +514,7 @@ def key_value(value: exp.Expression, as_is: bool, text: str) -> exp.Expression:
 
 def dense_rank(keys: Sequence[exp.Expression], partition: exp.Expression | None = None) -> exp.Expression:
     """DENSE_RANK over ``keys`` (NULLs last; a spec has at least one QI), within ``partition`` if given."""
-    order = exp.Order(expressions=[exp.Ordered(this=k.copy(), nulls_first=False) for k in keys])
+    order = exp.Order(expressions=[exp.Ordered(this=k.copy(), desc=False, nulls_first=False) for k in keys])
     return exp.Window(this=exp.DenseRank(), partition_by=[partition] if partition is not None else None,
                       order=order, over="OVER")
 

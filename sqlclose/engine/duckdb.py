@@ -18,6 +18,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, key_value
+from sqlclose.engine.duckdb_dialect import DIALECT
 from sqlclose.engine.limits import (
     below_interpreter,
     engine_limit_now,
@@ -57,9 +58,10 @@ def _interruptible() -> Iterator[None]:
 # Where DuckDB's conversion errors say which column failed, in its words before any value (a
 # column named in plain word characters alone: the value that follows cannot ride along).
 # Types DuckDB (2.0.1) writes to Parquet as other values: HUGEINT and UHUGEINT as DOUBLE (rounded
-# past 2**53), TIMETZ as the UTC time (its offset lost). Inside a list or struct too; an ENUM's
-# values and quoted names are not types.
-_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b")
+# past 2**53), TIMETZ as the UTC time (its offset lost), INTERVAL as Parquet's INTERVAL, which
+# holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type). Inside a list
+# or struct too; an ENUM's values and quoted names are not types.
+_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b")
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
 _CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
@@ -128,7 +130,7 @@ class DuckDBEngine(Engine):
     """Runs on a connection of its own, or on the caller's (then only temp objects are made)."""
 
     name = "duckdb"
-    dialect = "duckdb"
+    dialect = DIALECT  # DuckDB's, every sort key's direction and NULLs said (a caller may set other defaults)
     keeps_levels = True
     orders_tables = True
     ungrouped_base = True
@@ -601,7 +603,7 @@ class DuckDBEngine(Engine):
         members = exp.select(column).distinct().from_(values.subquery("vals")).where(
             exp.Not(this=exp.Is(this=column.copy(), expression=exp.Null()))).order_by(column.copy())
         name = self.temp_name("dictionary")
-        self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql('duckdb')})")
+        self.execute(f"CREATE TEMPORARY TYPE {_table(name).sql('duckdb')} AS ENUM ({members.sql(self.dialect)})")
         self._temp.append(("type", name))
         return exp.DataType.build(_table(name).sql("duckdb"), dialect="duckdb", udt=True)
 

@@ -155,9 +155,17 @@ class FileWriter(Writer):
                    types: dict[str, str] | None) -> exp.Expression: ...
 
 
-# Per type the engine's Parquet writer does not keep, what a [source] query can make of it instead.
-_PARQUET_FIXES = {"HUGEINT": "CAST({c} AS DECIMAL(38, 0)) when its values have at most 38 digits, else CAST({c} AS "
-                  "VARCHAR)", "TIME WITH TIME ZONE": "CAST({c} AS VARCHAR), or the time at one zone"}
+# Per type the engine's Parquet writer does not keep: what it writes instead, and what a [source]
+# query can make of it that Parquet keeps.
+_PARQUET_FIXES = {
+    "HUGEINT": ("DuckDB writes HUGEINT and UHUGEINT as DOUBLE, rounding them",
+                "CAST({c} AS DECIMAL(38, 0)) when its values have at most 38 digits, else CAST({c} AS VARCHAR)"),
+    "TIME WITH TIME ZONE": ("DuckDB writes TIMETZ as the UTC time, dropping its offset",
+                            "CAST({c} AS VARCHAR), or the time at one zone"),
+    "INTERVAL": ("Parquet's INTERVAL holds whole milliseconds, so 1.5 ms would be written as 1 ms",
+                 "CAST({c} AS VARCHAR) (its text, to the microsecond), or epoch_us({c}) (a BIGINT of "
+                 "microseconds, a month counted as 30 days)"),
+}
 
 
 PARQUET_FORMATS = ("parquet", "parquet-folder")
@@ -186,7 +194,8 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
 
 def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
     """Refuse, before anything is written, a released column whose values the engine's Parquet
-    writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC). Its re-check refused
+    writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC, INTERVAL to the
+    millisecond). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
     _refuse_unkept(release.problem.engine, query, params)
 
@@ -197,12 +206,11 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list) -> None:
         return
     name, kind = next(iter(unkept.items()))
     quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
-    fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"]).format(c=quoted)
+    why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     more = f" (and {len(unkept) - 1} more column(s): {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
-    raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is (DuckDB writes HUGEINT and "
-                     f"UHUGEINT as DOUBLE, rounding them, and TIMETZ as the UTC time, dropping its offset){more}: "
-                     f"give it in a [source] query as {fix}, or write CSV or a DuckDB table")
+    raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
+                     f"give it in a [source] query as {fix.format(c=quoted)}, or write CSV or a DuckDB table")
 
 
 class ParquetWriter(FileWriter):

@@ -137,8 +137,8 @@ def values_on_leaves(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.E
                             is_not_null(value)))
             .group_by(code, missing))
     return (exp.select(exp.Star()).from_(_union_all(branches).subquery("found"))
-            .order_by(exp.column("col"), exp.Ordered(this=exp.column("n"), desc=True),
-                      exp.Ordered(this=exp.column("v"), nulls_first=False), exp.column("code")))
+            .order_by(ascending(exp.column("col")), exp.Ordered(this=exp.column("n"), desc=True, nulls_first=False),
+                      ascending(exp.column("v")), ascending(exp.column("code"))))
 
 
 def null_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
@@ -174,7 +174,7 @@ def base_histogram(source: exp.Expression, columns: Sequence[CodedColumn], param
     select.set("expressions", [exp.alias_(c, ident(cc.code)) for c, cc in zip(typed, columns)]
                + [select.expressions[-1]])
     select = _counted(_join_lookups(select, columns, params), counts)
-    return select.order_by(*[col(name) for name in order_by]) if order_by else select
+    return select.order_by(*[ascending(col(name)) for name in order_by]) if order_by else select
 
 
 def estimated_combinations(source: exp.Expression, names: Sequence[str]) -> exp.Expression:
@@ -509,8 +509,7 @@ def sorted_by(select: exp.Select, order: Sequence[str], ties: Sequence[str] = ()
     ``ties``: columns whose values compare equal yet are written differently (-0.0 and 0.0; the
     intervals 1 month and 30 days), then ordered by their text too: rows that tie are then identical
     as written, so no input order shows through."""
-    keys = [exp.Ordered(this=col(name), nulls_first=False) for name in order]
-    keys += [exp.Ordered(this=as_text(col(name)), nulls_first=False) for name in ties]
+    keys = [ascending(col(name)) for name in order] + [ascending(as_text(col(name))) for name in ties]
     return select.order_by(*keys) if keys else select
 
 
@@ -806,13 +805,15 @@ def float_checks(source: exp.Expression, column: str,
 
 
 def float_spellings(source: exp.Expression, column: str, nan: Callable[[exp.Expression], exp.Expression],
-                    signed: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
+                    signed: Callable[[exp.Expression], exp.Expression] | None = None) -> exp.Expression:
     """Rows of a floating-point ``column`` that are -0.0 (``negative``) and 0.0 (``positive``), and
     NaN written with a minus sign (``negative_nan``, DuckDB's ``-nan``) and without
     (``positive_nan``): equal values that read as two texts, in one pass; ``nan`` builds the
-    engine's test of NaN (``Engine.is_nan``), ``signed`` its test of a minus sign (``Engine.has_minus_sign``)."""
+    engine's test of NaN (``Engine.is_nan``), ``signed`` its test of a minus sign
+    (``Engine.has_minus_sign``; default: the text's)."""
     value = col(column)
-    minus = signed(value.copy())
+    minus = signed(value.copy()) if signed is not None else \
+        exp.Like(this=as_text(value.copy()), expression=exp.Literal.string("-%"))
     return exp.select(*_zero_counts(value), _rows_where(exp.and_(nan(value), minus)).as_("negative_nan"),
                       _rows_where(exp.and_(nan(value), exp.Not(this=minus.copy()))).as_("positive_nan")) \
         .from_(source.copy())
@@ -832,6 +833,13 @@ def _rows_where(where: exp.Expression) -> exp.Expression:
                         expressions=[exp.Literal.number(0)])
 
 
+def ascending(key: exp.Expression) -> exp.Ordered:
+    """``key`` sorted ascending, NULLs last, both said: a connection's ``default_order`` or
+    ``default_null_order`` decides a key that does not say (DuckDB's ``SET default_order = 'DESC'``
+    wrote a release in descending order, and summed the ordered EMD's running sums backwards)."""
+    return exp.Ordered(this=key, desc=False, nulls_first=False)
+
+
 def count_text_equal(source: exp.Expression, column: str, text: str, params: Params) -> exp.Expression:
     """Rows whose ``column``, as text, equals ``text`` (a bound parameter)."""
     return _count_where(source, exp.EQ(this=as_text(col(column)), expression=params.add(text)))
@@ -845,7 +853,7 @@ def distinct_with_numbers(histogram: exp.Expression, column: str) -> exp.Express
     number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
     return (exp.select(as_text(value.copy()).as_("text"), number.as_("number"))
             .from_(histogram.copy()).where(is_not_null(value.copy()))
-            .group_by(value.copy()).order_by(value.copy()))
+            .group_by(value.copy()).order_by(ascending(value.copy())))
 
 
 def distinct_sorted(relations: Sequence[exp.Expression], column: str) -> exp.Expression:
@@ -854,7 +862,7 @@ def distinct_sorted(relations: Sequence[exp.Expression], column: str) -> exp.Exp
     parts = [exp.select(value.copy()).from_(r.copy()) for r in relations]
     values = parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
     return (exp.select(as_text(value.copy()).as_("text")).from_(values.subquery("__sqlclose_values"))
-            .group_by(value.copy()).order_by(exp.Ordered(this=value.copy(), nulls_first=False)))
+            .group_by(value.copy()).order_by(ascending(value.copy())))
 
 
 def project(relation: exp.Expression, columns: Sequence[str]) -> exp.Expression:

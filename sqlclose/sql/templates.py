@@ -6,8 +6,8 @@ GROUP BY, ORDER BY), for several — so user-supplied names only ever enter as q
 identifiers built by sqlglot, never as text.
 
 The files are written in sqlglot's neutral dialect (integer division is ``DIV``; every ORDER BY
-says where NULLs go), so each engine renders them in its own dialect without a DuckDB reading
-in between.
+says its direction and where NULLs go, which a connection's defaults would otherwise decide), so
+each engine renders them in its own dialect without a DuckDB reading in between.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 -- that a run of classes is read by its range alone. Internal names start with __sqlclose_ so that
 -- no user column (say, one named "n") can shadow them.
 SELECT
-  DENSE_RANK() OVER (ORDER BY __keys__ NULLS LAST) - 1 AS __sqlclose_cls,
+  DENSE_RANK() OVER (ORDER BY __keys__ ASC NULLS LAST) - 1 AS __sqlclose_cls,
   __keys__,
   __sqlclose_v,
   __sqlclose_n
@@ -20,4 +20,4 @@ FROM (
     __sensitive__
 ) AS __sqlclose_counted
 ORDER BY
-  __sqlclose_cls NULLS LAST
+  __sqlclose_cls ASC NULLS LAST

@@ -9,7 +9,7 @@ SELECT
   c.node AS node,
   c.cls AS cls,
   __higher_out__,
-  running.first + ROW_NUMBER() OVER (PARTITION BY c.node ORDER BY c.cls, __higher__) - 1 AS cid
+  running.first + ROW_NUMBER() OVER (PARTITION BY c.node ORDER BY c.cls ASC NULLS FIRST, __higher__ ASC NULLS FIRST) - 1 AS cid
 FROM __sizes__ AS c
 JOIN __running__ AS running
   ON c.node = running.node

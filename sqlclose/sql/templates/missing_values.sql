@@ -10,5 +10,5 @@ WHERE
 GROUP BY
   __value__
 ORDER BY
-  n DESC,
-  v NULLS LAST
+  n DESC NULLS LAST,
+  v ASC NULLS LAST

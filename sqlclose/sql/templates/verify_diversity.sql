@@ -14,7 +14,7 @@ FROM (
     cls,
     n,
     CAST(n AS DOUBLE) / SUM(n) OVER (PARTITION BY cls) AS share,
-    ROW_NUMBER() OVER (PARTITION BY cls ORDER BY n DESC) AS position
+    ROW_NUMBER() OVER (PARTITION BY cls ORDER BY n DESC NULLS LAST) AS position
   FROM __counts__ AS c
 ) AS ranked
 GROUP BY

@@ -20,6 +20,6 @@ GROUP BY
   written.col,
   levels.level
 ORDER BY
-  col NULLS LAST,
-  misfits NULLS LAST,
-  level NULLS LAST
+  col ASC NULLS LAST,
+  misfits ASC NULLS LAST,
+  level ASC NULLS LAST

@@ -3,7 +3,7 @@
 -- its position in the column's own sort order (what the ordered distance walks along).
 SELECT
   v,
-  ROW_NUMBER() OVER (ORDER BY sort_key NULLS LAST) AS pos,
+  ROW_NUMBER() OVER (ORDER BY sort_key ASC NULLS LAST) AS pos,
   CAST(n AS DOUBLE) / SUM(n) OVER () AS q
 FROM (
   SELECT

@@ -1,1 +1,1 @@
-SELECT c.node AS node, c.cls AS cls, running.first + ROW_NUMBER() OVER (PARTITION BY c.node ORDER BY c.cls NULLS FIRST) - 1 AS cid FROM "t_sizes" AS c JOIN "t_running" AS running ON c.node = running.node WHERE c.size >= 3
+SELECT c.node AS node, c.cls AS cls, running.first + ROW_NUMBER() OVER (PARTITION BY c.node ORDER BY c.cls ASC NULLS FIRST) - 1 AS cid FROM "t_sizes" AS c JOIN "t_running" AS running ON c.node = running.node WHERE c.size >= 3

@@ -1,1 +1,1 @@
-SELECT CAST("vals"."r1" AS TEXT) AS v, CAST(SUM(n) AS BIGINT) AS n FROM "t_values" AS vals WHERE NOT CAST("vals"."r1" AS TEXT) IS NULL AND NOT CAST("vals"."r1" AS TEXT) IN (SELECT value FROM "t_lk_s0") GROUP BY CAST("vals"."r1" AS TEXT) ORDER BY n DESC, v
+SELECT CAST("vals"."r1" AS TEXT) AS v, CAST(SUM(n) AS BIGINT) AS n FROM "t_values" AS vals WHERE NOT CAST("vals"."r1" AS TEXT) IS NULL AND NOT CAST("vals"."r1" AS TEXT) IN (SELECT value FROM "t_lk_s0") GROUP BY CAST("vals"."r1" AS TEXT) ORDER BY n DESC NULLS LAST, v ASC NULLS LAST

@@ -1,1 +1,1 @@
-SELECT c.node AS node, c.cls AS cls, `c`.`key1` AS key1, running.first + ROW_NUMBER() OVER (PARTITION BY c.node ORDER BY c.cls, `c`.`key1`) - 1 AS cid FROM `t_sizes2` AS c JOIN `t_running` AS running ON c.node = running.node WHERE c.size >= 3
+SELECT c.node AS node, c.cls AS cls, `c`.`key1` AS key1, running.first + ROW_NUMBER() OVER (PARTITION BY c.node ORDER BY c.cls ASC, `c`.`key1` ASC) - 1 AS cid FROM `t_sizes2` AS c JOIN `t_running` AS running ON c.node = running.node WHERE c.size >= 3

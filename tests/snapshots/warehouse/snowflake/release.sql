@@ -47,6 +47,6 @@ FROM (
     )
 ) AS "released"
 ORDER BY
-  "a""b",
-  "c`d'e",
-  "x; DROP TABLE t; --"
+  "a""b" ASC,
+  "c`d'e" ASC,
+  "x; DROP TABLE t; --" ASC

@@ -47,6 +47,6 @@ FROM (
     )
 ) AS `released`
 ORDER BY
-  `a"b` NULLS LAST,
-  `c``d'e` NULLS LAST,
-  `x; DROP TABLE t; --` NULLS LAST
+  `a"b` ASC NULLS LAST,
+  `c``d'e` ASC NULLS LAST,
+  `x; DROP TABLE t; --` ASC NULLS LAST

@@ -1,0 +1,110 @@
+"""Arrow durations finer than the engine keeps: refused by column, unless no value has such a part.
+
+DuckDB reads an Arrow ``duration('ns')`` (pandas' ``timedelta64[ns]``) and a ``month_day_nano``
+interval as its ``INTERVAL``, which holds microseconds: 1 000 000 005 ns became 1 s, a value no
+row holds, released, and verified as such (the re-check reads the source the same way). A column
+whose every value is a whole number of microseconds loses nothing and is read. The check runs in
+Arrow and NumPy over whole arrays, never row by row in Python, and names no value (Arrow's own
+cast error quotes one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqlclose.errors import InputError
+
+_NANOS_PER_MICRO = 1000
+# A month_day_nano value's layout in its data buffer: months, days, nanoseconds.
+_MONTH_DAY_NANO = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")])
+
+
+def refuse_sub_microsecond_durations(table: pa.Table, label: str) -> None:
+    """Raise InputError naming the first column (and how many more) holding a duration or interval
+    with a part finer than a microsecond, and the conversions that keep it."""
+    found = [name for name, column in zip(table.column_names, table.columns) if _finer_than_micros(column)]
+    if not found:
+        return
+    name = found[0]
+    also = "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
+    raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds durations "
+                     f"with parts finer than a microsecond{also}, which the engine's INTERVAL does not keep "
+                     f"(1.000000005 s would be released as 1 s, a value no row holds); convert it first: "
+                     f"{_fixes(name, table.schema.field(name).type, label)}")
+
+
+def _fixes(name: str, kind: pa.DataType, label: str) -> str:
+    if kind != pa.duration("ns"):  # nested, or an interval of months and days too
+        return "to its nanoseconds as numbers, or to its text"
+    if label.startswith("pandas"):
+        return (f"df[{name!r}].astype('int64') (its nanoseconds as a number), df[{name!r}].astype(str) (its text), "
+                f"or df[{name!r}].dt.floor('us') (to the microsecond, if that is what you mean to release)")
+    return f"table[{name!r}].cast(pa.int64()) (its nanoseconds as a number), or its text"
+
+
+def _finer_than_micros(column: pa.ChunkedArray) -> bool:
+    if not _may_be_finer(column.type):  # most columns: decided by the type, no value read
+        return False
+    return any(_leaf_is_finer(leaf) for chunk in column.chunks for leaf in _leaves(chunk))
+
+
+def _may_be_finer(kind: pa.DataType) -> bool:
+    """Whether a type holds, anywhere inside it, a type of nanoseconds."""
+    if kind in (pa.duration("ns"), pa.month_day_nano_interval()):
+        return True
+    if isinstance(kind, pa.ExtensionType):
+        return _may_be_finer(kind.storage_type)
+    if pa.types.is_dictionary(kind) or pa.types.is_run_end_encoded(kind):
+        return _may_be_finer(kind.value_type)
+    return any(_may_be_finer(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _leaves(array: pa.Array) -> Iterator[pa.Array]:
+    """The arrays of plain values inside ``array`` (itself, or its nested types' values as rows hold them)."""
+    kind = array.type
+    if isinstance(array, pa.ExtensionArray):
+        yield from _leaves(array.storage)
+    elif pa.types.is_dictionary(kind):
+        yield from _leaves(array.dictionary_decode())
+    elif pa.types.is_run_end_encoded(kind):
+        yield from _leaves(array.values)
+    elif pa.types.is_map(kind):
+        yield from _leaves(array.keys)
+        yield from _leaves(array.items)
+    elif pa.types.is_struct(kind):
+        for child in array.flatten():  # the struct's nulls applied to its fields
+            yield from _leaves(child)
+    elif _is_list(kind):
+        yield from _leaves(array.flatten())
+    elif pa.types.is_union(kind):
+        for i in range(kind.num_fields):
+            yield from _leaves(array.field(i))
+    else:
+        yield array
+
+
+def _is_list(kind: pa.DataType) -> bool:
+    return (pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+            or pa.types.is_list_view(kind) or pa.types.is_large_list_view(kind))
+
+
+def _leaf_is_finer(leaf: pa.Array) -> bool:
+    kind = leaf.type
+    if len(leaf) == 0:
+        return False
+    if pa.types.is_duration(kind) and kind.unit == "ns":
+        return _any_finer(pc.fill_null(leaf.cast(pa.int64()), 0).to_numpy())
+    if kind == pa.month_day_nano_interval():
+        nanos = np.frombuffer(leaf.buffers()[1], dtype=_MONTH_DAY_NANO)[leaf.offset:leaf.offset + len(leaf)]["nanos"]
+        if leaf.null_count:  # a null slot's storage holds anything
+            nanos = nanos[leaf.is_valid().to_numpy(zero_copy_only=False)]
+        return _any_finer(nanos)
+    return False
+
+
+def _any_finer(nanos: np.ndarray) -> bool:
+    return bool(np.any(nanos % _NANOS_PER_MICRO))
