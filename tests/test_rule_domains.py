@@ -109,6 +109,21 @@ def test_integral_bands_cover_their_integers_within_the_domain():
     assert seen["15-19"] == 3 and seen["90-94"] == 1 and seen["*"] == 74  # clipped at both ends
 
 
+def test_integral_bands_count_the_whole_numbers_of_a_fractional_domain(tmp_path):
+    """Integral bands over domain = [0, 120.5] counted hi − lo + 1 = 121.5 integers, so each NCP was
+    divided by 120.5. Oracle: the integers 0..120 counted one by one (121; a 10-wide band within
+    them 10), so a record at a 10-wide band costs (10 − 1) / (121 − 1) by hand."""
+    values = [(str(a), float(a)) for a in (10, 11, 12, 13, 90, 91, 92, 93)]
+    tree = Tree.of(bands_hierarchy(values, [10], domain=(0.0, 120.5)))
+    assert tree.leaves_below[tree.root] == band_cover("*", 0, 120) == 121
+    table = pa.table({"age": pa.array([a for _, a in values], pa.int64()), "d": list("xyxyxyxy")})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10], "domain": [0, 120.5]}},
+            "sensitive": {"d": {"distinct_l": 2}}}
+    with sqlclose.anonymize(table, spec) as searched, searched.at({"age": 1}) as release:
+        doc = release.write(tmp_path / "r.parquet")
+    assert doc["utility"]["alteration"]["ncp"] == pytest.approx(100 * 9 / 120, rel=1e-12)
+
+
 def test_real_bands_cover_their_length_and_a_value_none():
     h = bands_hierarchy([("0.5", 0.5), ("1.25", 1.25), ("1.9", 1.9)], [0.5], domain=(0.0, 1.95))
     tree = Tree.of(h)

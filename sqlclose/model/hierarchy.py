@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.errors import HierarchyError
-from sqlclose.model.domains import band_cover, mask_cover
+from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
@@ -404,7 +404,8 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
         if integral is None:
             integral = all(_whole(x) for x in exact) and all(_whole(w) for w in steps) and _whole(start)
         rows, lows = [], []
-        base = bounds[0] if bounds is not None else Decimal(0)  # covers count edges from the domain's lowest value
+        counted = _counted_bounds(bounds, integral)
+        base = counted[0] if counted is not None else Decimal(0)  # covers count edges from the domain's lowest value
         labels: dict[tuple[Decimal, Decimal], str] = {}  # (edge, width) -> label: few bands, many values
         for (text, _), x in zip(values, exact):
             if bounds is not None and not bounds[0] <= x <= bounds[1]:
@@ -430,7 +431,16 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
         # than 2**53, whatever its values' size (absolute edges past 2**53 were not).
         offsets = np.array(lows, dtype=np.float64).reshape(len(rows), len(steps))
         return h.built_by("bands", band_cover(offsets, [float(w) for w in steps], integral,
-                                              (0.0, float(bounds[1] - bounds[0]))))
+                                              (0.0, float(counted[1] - counted[0]))))
+
+
+def _counted_bounds(bounds: tuple[Decimal, ...] | None, integral: bool) -> tuple[Decimal, Decimal] | None:
+    """The part of a declared domain the covers count: integral bands its whole numbers (a
+    fractional bound holds none past it), other bands all of it."""
+    if bounds is None or not integral:
+        return bounds
+    lo, hi = whole_numbers_within(bounds)
+    return Decimal(lo), Decimal(hi)
 
 
 def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:
