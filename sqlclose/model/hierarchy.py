@@ -45,7 +45,9 @@ class Hierarchy:
     describe the input, suppressed rows included, and a count of them must not be published. When
     the spec declares the rule's domain (a mask's alphabet, a band's or a date's range), ``cover``
     holds, per row and level, how much of that domain the row's label covers (model/domains.py):
-    NCP-like metrics count it instead of leaves, a function of the label alone.
+    NCP-like metrics count it instead of leaves, a function of the label alone. A file or a tree
+    may list the data's values too; its leaves are counted for a report only when the spec declares
+    them the column's domain (``leaves_declared``).
     """
 
     rows: tuple[tuple[str, ...], ...]
@@ -56,6 +58,7 @@ class Hierarchy:
     _levels: InitVar[tuple[list[list[str]], np.ndarray] | None] = None
     rule: str | None = None  # mask, bands or dates: built from the column's values
     cover: np.ndarray | None = field(default=None, repr=False)  # rows × levels, see above
+    leaves_declared: bool = False  # the spec declares the leaves the column's domain (domain = "leaves")
     # What is derived from the rows, computed once: validation, encodings, ``memo``'s structures.
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -72,11 +75,19 @@ class Hierarchy:
                              f"{self.levels} levels")
         return Hierarchy(self.rows, self.origin, self.lines, self._derived["validated"], rule=rule, cover=cover)
 
+    def with_leaves_declared(self) -> Hierarchy:
+        """This hierarchy with its leaves declared the column's domain (``domain = "leaves"``): a
+        file or tree listing a published code list, not the data's values."""
+        return Hierarchy(self.rows, self.origin, self.lines, self._derived["validated"], rule=self.rule,
+                         cover=self.cover, leaves_declared=True)
+
     @property
     def counts_data(self) -> bool:
-        """Whether a count of leaves below a label describes the input: a rule built this hierarchy
-        from the column's values, and the spec declares no domain for it."""
-        return self.rule is not None and self.cover is None
+        """Whether a count of leaves below a label may describe the input: a rule built this hierarchy
+        from the column's values and the spec declares no domain for it, or a file or tree (which may
+        list the data's values, as Table 3's age.csv does) whose leaves the spec does not declare the
+        column's domain."""
+        return self.cover is None and not self.leaves_declared
 
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
