@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import re
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -107,6 +108,21 @@ def test_integral_bands_cover_their_integers_within_the_domain():
             seen[label] = tree.leaves_below[tree.node(level, i)]
             assert seen[label] == band_cover(label, 17, 90), label
     assert seen["15-19"] == 3 and seen["90-94"] == 1 and seen["*"] == 74  # clipped at both ends
+
+
+def test_integral_bands_count_the_whole_numbers_of_a_fractional_domain(tmp_path):
+    """Integral bands over domain = [0, 120.5] counted hi − lo + 1 = 121.5 integers, so each NCP was
+    divided by 120.5. Oracle: the integers 0..120 counted one by one (121; a 10-wide band within
+    them 10), so a record at a 10-wide band costs (10 − 1) / (121 − 1) by hand."""
+    values = [(str(a), float(a)) for a in (10, 11, 12, 13, 90, 91, 92, 93)]
+    tree = Tree.of(bands_hierarchy(values, [10], domain=(0.0, 120.5)))
+    assert tree.leaves_below[tree.root] == band_cover("*", 0, 120) == 121
+    table = pa.table({"age": pa.array([a for _, a in values], pa.int64()), "d": list("xyxyxyxy")})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10], "domain": [0, 120.5]}},
+            "sensitive": {"d": {"distinct_l": 2}}}
+    with sqlclose.anonymize(table, spec) as searched, searched.at({"age": 1}) as release:
+        doc = release.write(tmp_path / "r.parquet")
+    assert doc["utility"]["alteration"]["ncp"] == pytest.approx(100 * 9 / 120, rel=1e-12)
 
 
 def test_real_bands_cover_their_length_and_a_value_none():
@@ -509,6 +525,11 @@ LAST_DIGITS = {  # the rule, and suppressed ages: new values under bands of unli
 }
 
 
+# A fixed list, not read from the data: declared the column's domain, so that the figures the rules
+# under test give are published (undeclared, a tree counts as data and every such figure is withheld).
+ZIP_TREE = {"*": {"4*": ["47", "48"], "9*": ["99"]}}
+
+
 @pytest.mark.parametrize("case", list(LAST_DIGITS))
 def test_a_suppressed_value_does_not_move_the_published_figures_last_digits(tmp_path, case):
     """The same release byte for byte (a suppressed row's age changed), the same utility section to
@@ -520,7 +541,7 @@ def test_a_suppressed_value_does_not_move_the_published_figures_last_digits(tmp_
     rule, extras = LAST_DIGITS[case]
     kind = "real" if case.startswith("real") else "integral"
     spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop", "search": {"metric": "ncp"},
-            "quasi_identifiers": {"zip": {"tree": {"*": {"4*": ["47", "48"], "9*": ["99"]}}}, "age": rule},
+            "quasi_identifiers": {"zip": {"tree": ZIP_TREE, "domain": "leaves"}, "age": rule},
             "sensitive": {"disease": {"distinct_l": 2}}}
     for level in (1, 2):
         digests, utilities = set(), []
@@ -557,7 +578,7 @@ def test_a_column_released_all_null_does_not_tell_whether_the_suppressed_row_hel
     rule, kind, value, levels = STAND_IN_ONLY[case]
     rng = np.random.default_rng(0)
     spec = {"privacy": {"k": 5, "suppression": 0.05}, "others": "drop", "search": {"metric": "ncp"},
-            "quasi_identifiers": {"zip": {"tree": {"*": {"4*": ["47", "48"], "9*": ["99"]}}}, "q": rule},
+            "quasi_identifiers": {"zip": {"tree": ZIP_TREE, "domain": "leaves"}, "q": rule},
             "sensitive": {"disease": {"distinct_l": 2}}}
     zips, diseases = rng.choice(["47", "48"], 200).tolist(), rng.choice(["flu", "ulcer"], 200).tolist()
     for node in ({"zip": 0, "q": 0}, {"zip": 0, "q": 1}, {"zip": 0, "q": levels - 1}):
@@ -578,3 +599,174 @@ def test_a_column_released_all_null_does_not_tell_whether_the_suppressed_row_hel
         assert docs[0]["utility"] == docs[1]["utility"] and lattices[0] == lattices[1]
         assert docs[0]["generalization"] == docs[1]["generalization"]
         assert (docs[0]["utility"]["withheld"] == {}) == ("domain" in rule or "alphabet" in rule)
+
+
+# ---- hierarchy files and trees made from the data -----------------------------------------
+
+TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+
+
+def _age_line(age: int) -> str:
+    return f"{age};{age // 10}*;{'<40' if age < 40 else '>=40'};*\n"
+
+
+def _table3_rows(ninth_age: int | None = None, hidden_age: int | None = None) -> list[list[str]]:
+    """Table 3's rows, the 9th person's age changed, or a 10th person in a ZIP of their own added."""
+    rows = [line.split(",") for line in (TABLE3 / "table3.csv").read_text().splitlines()[1:]]
+    if ninth_age is not None:
+        rows[8][1] = str(ninth_age)
+    if hidden_age is not None:
+        rows.append(["12345", str(hidden_age), "3000", "flu"])  # a class of one: suppressed
+    return rows
+
+
+def _table3_release(folder, rows: list[list[str]], age_file, declared: bool, node: dict | None = None,
+                    algorithm: str = "incognito") -> tuple[str, dict, dict]:
+    """The release's sha256, its report and the operator's summary."""
+    table = pa.table({"zip": [r[0] for r in rows], "age": pa.array([int(r[1]) for r in rows], pa.int64()),
+                      "disease": [r[3] for r in rows]})
+    age = {"file": str(age_file), **({"domain": "leaves"} if declared else {})}
+    spec = {"privacy": {"k": 3, **({"suppression": 0.2} if node else {})},
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5, "alphabet": "0123456789"}, "age": age},
+            "sensitive": {"disease": {"distance": "hierarchical", "t": 0.4, "hierarchy": str(TABLE3 / "disease.csv")}},
+            "search": {"algorithm": algorithm}}
+    with sqlclose.anonymize(table, spec) as searched:
+        if node is None:
+            doc, summary = searched.write(folder / "release.parquet"), searched.summary
+        else:
+            with searched.at(node) as release:
+                doc, summary = release.write(folder / "release.parquet"), release.summary
+    return files.sha256(folder / "release.parquet"), doc, summary
+
+
+def _data_built_age_file(folder, rows: list[list[str]]):
+    """An age hierarchy made as Table 3's age.csv is: one line per distinct age of the data."""
+    folder.mkdir()
+    path = folder / "age.csv"
+    path.write_text("".join(_age_line(a) for a in sorted({int(r[1]) for r in rows})))
+    return path
+
+
+def test_information_loss_over_a_data_built_file_does_not_tell_a_hidden_age(tmp_path):
+    """Review rv9: NCP, LLM, NLLM, WLLM, WNLLM and mean_alteration counted a hierarchy file's leaves
+    and were published, though a file made from the data lists the suppressed rows' values: a
+    suppressed person's age 32, 33 or 44 gave the same release and ncp 31.18, 32.11 or 30.53.
+    Oracle: the releases' sha256, computed here, are equal, so the published utility must be too;
+    undeclared, the figures are withheld naming the column and the line to add."""
+    published = []
+    for hidden in (32, 33, 44):  # 32: an age the others have; 33, 44: new ones, below and above 40
+        rows = _table3_rows(hidden_age=hidden)
+        age_file = _data_built_age_file(tmp_path / f"age{hidden}", rows)
+        digest, doc, summary = _table3_release(age_file.parent, rows, age_file, False, {"zip": 1, "age": 2})
+        assert doc["suppressed_rows"] == 1
+        published.append((digest, doc["utility"], summary["utility"]["alteration"]["ncp"]))
+    assert len({digest for digest, _, _ in published}) == 1, "the test needs releases equal byte for byte"
+    assert len({ncp for _, _, ncp in published}) == 3, "counted over the file, the operator's ncp differs: the leak"
+    assert published[0][1] == published[1][1] == published[2][1]
+    utility = published[0][1]
+    assert set(utility["withheld"]) == {*LEAF_COUNTING, "mean_alteration"}
+    assert "'age'" in utility["withheld"]["ncp"] and 'domain = "leaves"' in utility["withheld"]["ncp"]
+    assert all(utility["alteration"][name] is None for name in LEAF_COUNTING) and utility["mean_alteration"] is None
+
+
+@pytest.mark.parametrize("algorithm", ["incognito", "gaa"])
+def test_information_loss_over_a_data_built_file_does_not_tell_whether_two_people_share_an_age(tmp_path, algorithm):
+    """Review rv9, nothing suppressed: Table 3 with its 9th person's age 32 (as shipped) or 30 (the
+    7th's), each with an age file made from its data, gave one release and Incognito's NCP 23.53
+    or 22.23, GAA's NLLM 28.60 or 27.06 (the count GAA's report no longer gives, told another way).
+    Oracle: the releases' sha256 are equal, so the published utility must be too."""
+    published = []
+    for ninth in (32, 30):
+        rows = _table3_rows(ninth_age=ninth)
+        age_file = _data_built_age_file(tmp_path / f"age{ninth}", rows)
+        digest, doc, _ = _table3_release(age_file.parent, rows, age_file, False, algorithm=algorithm)
+        assert doc["suppressed_rows"] == 0
+        published.append((digest, doc["utility"]))
+    assert published[0][0] == published[1][0], "the test needs releases equal byte for byte"
+    assert published[0][1] == published[1][1]
+    assert published[0][1]["alteration"]["nllm"] is None
+
+
+def _ncp_by_hand(release, input_rows: int, age_file) -> float:
+    """NCP (Mauger et al.) from a GROUP BY of the written file: a record costs, per QI, (cover of its
+    label − 1) / the root's cover; a suppressed one the root's. A ZIP label covers 10 ** its masked
+    characters; an age label the lines of the declared file that carry it."""
+    age_lines = [line.split(";") for line in age_file.read_text().splitlines()]
+    age_cover = collections.Counter(label for line in age_lines for label in line[1:])
+    roots = {"zip": 10.0 ** 5, "age": float(len(age_lines))}
+    covers = {"zip": lambda label: 10.0 ** label.count("*"), "age": lambda label: age_cover.get(label, 1)}
+    rows = duckdb.sql(f"SELECT zip, CAST(age AS VARCHAR), COUNT(*) FROM '{release}' GROUP BY ALL").fetchall()
+    suppressed = input_rows - sum(n for *_, n in rows)
+    full = sum((root - 1) / root for root in roots.values())
+    cost = sum(n * sum((covers[q](label) - 1) / roots[q] for q, label in zip(roots, labels)) for *labels, n in rows)
+    return (cost + suppressed * full) / (input_rows * full) * 100
+
+
+def test_a_file_declared_the_columns_domain_publishes_its_information_loss(tmp_path):
+    """With domain = "leaves" the file is the column's domain (here every age 20–59, a list not read
+    from the data): the figures are published, equal whatever the suppressed person's age, and NCP
+    equals the formula over a GROUP BY of the written file."""
+    codes = tmp_path / "ages.csv"
+    codes.write_text("".join(_age_line(a) for a in range(20, 60)))
+    published = []
+    for hidden in (32, 33, 44):
+        folder = tmp_path / f"r{hidden}"
+        folder.mkdir()
+        rows = _table3_rows(hidden_age=hidden)
+        digest, doc, _ = _table3_release(folder, rows, codes, True, {"zip": 1, "age": 2})
+        assert doc["utility"]["withheld"] == {}
+        assert doc["utility"]["alteration"]["ncp"] == pytest.approx(
+            _ncp_by_hand(folder / "release.parquet", len(rows), codes), rel=1e-12)
+        published.append((digest, doc["utility"]))
+    assert len({digest for digest, _ in published}) == 1
+    assert published[0][1] == published[1][1] == published[2][1]
+
+
+@pytest.mark.parametrize(("qi", "message"), [
+    ({"bands": [10], "domain": "leaves"}, 'a bands rule\'s leaves are the column\'s values, read from the data'),
+    ({"mask": True, "domain": "leaves"}, "declare its alphabet"),
+    ({"file": "x.csv", "domain": "leafs"}, 'domain must be "leaves"'),
+    ({"file": "x.csv", "domain": [0, 9]}, 'a file whose leaves are the column\'s domain declares domain = "leaves"'),
+])
+def test_domain_leaves_is_declared_for_a_file_or_tree_only(qi, message):
+    """A rule's leaves are the data's values: declaring them the domain would publish counts of them."""
+    with pytest.raises(SpecError) as e:
+        as_spec({"k": 2, "quasi_identifiers": {"q": qi}})
+    assert message in str(e.value)
+
+
+def test_hierarchy_show_explain_and_the_summary_say_whether_a_files_leaves_are_declared(tmp_path):
+    """`explain` said "NCP counts its leaves" of any file, as if declared. Now a file or tree without
+    domain = "leaves" is said to be withheld, naming the line to add, in `explain`, `hierarchy show`
+    and the command's summary line; declared, its leaves are said to be counted. Oracle: the spec
+    written here (which QI declares what)."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    rows = _table3_rows()
+    (tmp_path / "t.csv").write_text("zip,age,disease\n" + "".join(f"{r[0]},{r[1]},{r[3]}\n" for r in rows))
+    (tmp_path / "age.csv").write_text("".join(_age_line(a) for a in range(20, 60)))
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[source]\npath = "t.csv"\n[output]\npath = "r.parquet"\n[privacy]\nk = 3\n'
+                    '[quasi_identifiers]\nzip = { mask = true, length = 5, alphabet = "0123456789" }\n'
+                    'age = { file = "age.csv" }\n'
+                    f'[sensitive.disease]\ndistance = "hierarchical"\nt = 0.4\n'
+                    f'hierarchy = "{TABLE3 / "disease.csv"}"\n',
+                    encoding="utf-8")
+    plan = CliRunner().invoke(main, ["explain", str(spec)]).output
+    assert 'age.csv; its leaves may be the data\'s values (domain = "leaves" not declared): a report withholds ncp' \
+        in plan
+    shown = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age"]).output
+    assert 'a report withholds ncp, llm, nllm, wllm, wnllm unless its quasi-identifier declares domain = "leaves"' \
+        in shown
+    run = CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"])
+    assert run.exit_code == 0, run.output
+    assert "withheld from the report: ncp, llm, nllm, wllm, wnllm, mean_alteration" in run.output
+    spec.write_text(spec.read_text(encoding="utf-8").replace('file = "age.csv"', 'file = "age.csv", domain = "leaves"'),
+                    encoding="utf-8")
+    assert "age.csv; NCP counts its leaves, declared the column's domain" in \
+        CliRunner().invoke(main, ["explain", str(spec)]).output
+    assert 'its leaves are declared the column\'s domain (domain = "leaves")' in \
+        CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age"]).output
+    assert "withheld" not in CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress", "--overwrite"]).output

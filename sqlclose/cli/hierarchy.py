@@ -6,12 +6,15 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from sqlclose.cli.common import CONTEXT, guarded_read_only, json_option, verbose_option
 from sqlclose.errors import SpecError
+
+if TYPE_CHECKING:  # the command loads hierarchies only when it runs
+    from sqlclose.model.hierarchy import Hierarchy
 
 TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier, any rule: "
                "bands, mask, tree; or a sensitive column with a hierarchy).")
@@ -54,13 +57,9 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
         return
     click.echo(f"{h.origin}: {len(h.leaves)} leaves, {h.levels} levels "
                + "(" + ", ".join(f"level {i}: {len(set(h.labels(i)))} values" for i in range(h.levels)) + ")")
-    if h.cover is not None:
-        click.echo("  each row's labels cover, of the declared domain (what NCP-like metrics count): after '|'")
-    elif h.counts_data:
-        from sqlclose.utility.information_loss import LEAF_COUNTING
-
-        click.echo(f"  built from the column's values with no declared domain: a report withholds "
-                   f"{', '.join(LEAF_COUNTING)} (declare alphabet for a mask, domain for bands and dates)")
+    note = _domain_note(h, target)
+    if note:
+        click.echo(f"  {note}")
     rows = h.rows if limit <= 0 else h.rows[:limit]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
     for i, r in enumerate(rows):
@@ -124,6 +123,42 @@ def _data_source(data: Path | None, table: str | None) -> Iterator[Any]:
 
     with duckdb.connect(str(data), read_only=True) as con:
         yield con, table
+
+
+def _domain_note(h: Hierarchy, target: str) -> str | None:
+    """What NCP-like metrics count for this hierarchy, and so whether a report may publish them.
+    Said of a file or tree only for a spec's quasi-identifier: a bare file has no spec to declare its
+    leaves, and a sensitive column's hierarchy counts no information loss."""
+    if h.cover is not None:
+        return "each row's labels cover, of the declared domain (what NCP-like metrics count): after '|'"
+    if h.rule is None and not _names_a_quasi_identifier(target):
+        return None
+    if h.leaves_declared:
+        return "its leaves are declared the column's domain (domain = \"leaves\"): NCP-like metrics count them"
+    return _withheld_unless_declared(h.rule) if h.counts_data else None
+
+
+def _names_a_quasi_identifier(target: str) -> bool:
+    from sqlclose.model.spec import load_spec
+
+    if not _is_spec_target(target):
+        return False
+    spec_path, _, column = target.rpartition(":")
+    return column in load_spec(spec_path).quasi_identifiers
+
+
+def _withheld_unless_declared(rule: str | None) -> str:
+    """What a report withholds of a hierarchy whose leaf counts may describe the data, and the line
+    that publishes it: a rule's leaves are the column's values; a file's or tree's may be."""
+    from sqlclose.utility.information_loss import LEAF_COUNTING
+
+    figures = ", ".join(LEAF_COUNTING)
+    if rule is None:
+        return (f"a file or tree may list the data's values: a report withholds {figures} unless its "
+                "quasi-identifier declares domain = \"leaves\" (its leaves the domain the column's values are "
+                "drawn from, e.g. a published code list)")
+    return (f"built from the column's values with no declared domain: a report withholds {figures} "
+            "(declare alphabet for a mask, domain for bands and dates)")
 
 
 def _is_spec_target(target: str) -> bool:

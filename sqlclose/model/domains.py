@@ -11,8 +11,9 @@ the metrics count that instead (``Hierarchy.cover``):
 - ``mask`` over an ``alphabet`` of A characters, codes of n characters: a label with s characters
   masked covers A^s codes; the top A^n.
 - ``bands`` over ``domain = [lo, hi]``: integral bands (integer values, widths and origin) cover
-  their integers within the domain; other bands their length within it, a value none (NCP is then
-  a band's width over the range, the usual numeric NCP); the top the whole domain.
+  their integers within the domain (a fractional bound holds none past it: [0, 120.5] holds 0 to
+  120); other bands their length within it, a value none (NCP is then a band's width over the
+  range, the usual numeric NCP); the top the whole domain.
 - ``dates`` over ``domain = [first, last]``: a label covers its calendar days within the domain
   (a month 28 to 31), a value one day (a timestamp too: the rule's finest unit is the day); the
   top every day of the domain.
@@ -23,8 +24,10 @@ every level below the top, and the top one more (``with_stand_in``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from datetime import date
+from decimal import Decimal
 
 import numpy as np
 
@@ -38,8 +41,16 @@ def mask_cover(rows: int, masked: Sequence[int], alphabet: int) -> np.ndarray:
 def band_extent(integral: bool, domain: tuple[float, float]) -> tuple[float, float]:
     """What a value and the top cover of a bands domain: one integer and its integers, or no
     length and its length."""
-    lo, hi = domain
-    return (1.0, hi - lo + 1) if integral else (0.0, hi - lo)
+    if not integral:
+        return 0.0, domain[1] - domain[0]
+    lo, hi = whole_numbers_within(domain)
+    return 1.0, float(hi - lo + 1)
+
+
+def whole_numbers_within(domain: tuple[float, float] | tuple[Decimal, Decimal]) -> tuple[int, int]:
+    """The first and last whole number of a bands domain, which integral bands count: counted as
+    hi − lo + 1, [0, 120.5] held 121.5 integers and every NCP was divided by 120.5, not 120."""
+    return math.ceil(domain[0]), math.floor(domain[1])
 
 
 def date_extent(domain: tuple[date, date]) -> tuple[float, float]:

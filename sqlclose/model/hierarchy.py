@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.errors import HierarchyError
-from sqlclose.model.domains import band_cover, mask_cover
+from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
@@ -45,7 +45,9 @@ class Hierarchy:
     describe the input, suppressed rows included, and a count of them must not be published. When
     the spec declares the rule's domain (a mask's alphabet, a band's or a date's range), ``cover``
     holds, per row and level, how much of that domain the row's label covers (model/domains.py):
-    NCP-like metrics count it instead of leaves, a function of the label alone.
+    NCP-like metrics count it instead of leaves, a function of the label alone. A file or a tree
+    may list the data's values too; its leaves are counted for a report only when the spec declares
+    them the column's domain (``leaves_declared``).
     """
 
     rows: tuple[tuple[str, ...], ...]
@@ -56,6 +58,7 @@ class Hierarchy:
     _levels: InitVar[tuple[list[list[str]], np.ndarray] | None] = None
     rule: str | None = None  # mask, bands or dates: built from the column's values
     cover: np.ndarray | None = field(default=None, repr=False)  # rows × levels, see above
+    leaves_declared: bool = False  # the spec declares the leaves the column's domain (domain = "leaves")
     # What is derived from the rows, computed once: validation, encodings, ``memo``'s structures.
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -72,11 +75,19 @@ class Hierarchy:
                              f"{self.levels} levels")
         return Hierarchy(self.rows, self.origin, self.lines, self._derived["validated"], rule=rule, cover=cover)
 
+    def with_leaves_declared(self) -> Hierarchy:
+        """This hierarchy with its leaves declared the column's domain (``domain = "leaves"``): a
+        file or tree listing a published code list, not the data's values."""
+        return Hierarchy(self.rows, self.origin, self.lines, self._derived["validated"], rule=self.rule,
+                         cover=self.cover, leaves_declared=True)
+
     @property
     def counts_data(self) -> bool:
-        """Whether a count of leaves below a label describes the input: a rule built this hierarchy
-        from the column's values, and the spec declares no domain for it."""
-        return self.rule is not None and self.cover is None
+        """Whether a count of leaves below a label may describe the input: a rule built this hierarchy
+        from the column's values and the spec declares no domain for it, or a file or tree (which may
+        list the data's values, as Table 3's age.csv does) whose leaves the spec does not declare the
+        column's domain."""
+        return self.cover is None and not self.leaves_declared
 
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
@@ -409,7 +420,8 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
         if integral is None:
             integral = all(_whole(x) for x in exact) and all(_whole(w) for w in steps) and _whole(start)
         rows, lows = [], []
-        base = bounds[0] if bounds is not None else Decimal(0)  # covers count edges from the domain's lowest value
+        counted = _counted_bounds(bounds, integral)
+        base = counted[0] if counted is not None else Decimal(0)  # covers count edges from the domain's lowest value
         labels: dict[tuple[Decimal, Decimal], str] = {}  # (edge, width) -> label: few bands, many values
         for (text, _), x in zip(values, exact):
             if bounds is not None and not bounds[0] <= x <= bounds[1]:
@@ -435,7 +447,16 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
         # than 2**53, whatever its values' size (absolute edges past 2**53 were not).
         offsets = np.array(lows, dtype=np.float64).reshape(len(rows), len(steps))
         return h.built_by("bands", band_cover(offsets, [float(w) for w in steps], integral,
-                                              (0.0, float(bounds[1] - bounds[0]))))
+                                              (0.0, float(counted[1] - counted[0]))))
+
+
+def _counted_bounds(bounds: tuple[Decimal, ...] | None, integral: bool) -> tuple[Decimal, Decimal] | None:
+    """The part of a declared domain the covers count: integral bands its whole numbers (a
+    fractional bound holds none past it), other bands all of it."""
+    if bounds is None or not integral:
+        return bounds
+    lo, hi = whole_numbers_within(bounds)
+    return Decimal(lo), Decimal(hi)
 
 
 def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:

@@ -81,6 +81,7 @@ def one_character(delimiter: str | None) -> str | None:
 
 HIERARCHY_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")  # a hierarchy gives exactly one
 RULES = ("bands", "mask", "dates")  # built from the column's distinct values
+LEAVES = "leaves"  # domain = "leaves": a file's or tree's leaves are the column's domain, not the data's values
 
 
 class HierarchySpec(_Model):
@@ -97,7 +98,9 @@ class HierarchySpec(_Model):
     tree: dict[str, Any] | None = None
     hierarchy: Hierarchy | None = None
     # What a rule's labels cover, for information loss a report may publish (model/domains.py).
-    domain: list[Any] | None = None  # bands: [lowest, highest] value; dates: [first, last] day
+    # bands: [lowest, highest] value; dates: [first, last] day; a file or tree: "leaves" (its leaves are
+    # the column's domain, not read from the data)
+    domain: list[Any] | str | None = None
     alphabet: str | None = None  # mask: the characters codes are made of
     length: int | None = None  # mask: the codes' length, so its levels follow from the spec alone
 
@@ -146,11 +149,14 @@ class HierarchySpec(_Model):
 
     @model_validator(mode="after")
     def _domain_fits_the_rule(self) -> HierarchySpec:
-        if self.domain is not None:
+        if isinstance(self.domain, str):
+            _refuse_leaves_misdeclared(self.domain, self.kind)
+        elif self.domain is not None:
             if self.kind not in ("bands", "dates"):
                 raise ValueError(f"domain is declared for bands and dates rules, not {self.kind}"
                                  + (": a mask declares its alphabet (e.g. alphabet = \"0123456789\")"
-                                    if self.kind == "mask" else ""))
+                                    if self.kind == "mask" else f"; a {self.kind} whose leaves are the column's "
+                                    "domain declares domain = \"leaves\""))
             self.declared_domain  # noqa: B018 - parsed here to refuse a bad one with the spec
         if self.alphabet is not None:
             if self.kind != "mask":
@@ -185,9 +191,14 @@ class HierarchySpec(_Model):
         return None if self.length is None else list(range(1, self.length + 1))
 
     @property
+    def leaves_declared(self) -> bool:
+        """Whether the spec declares the hierarchy's leaves the column's domain (``domain = "leaves"``)."""
+        return self.domain == LEAVES
+
+    @property
     def declared_domain(self) -> tuple[float, float] | tuple[_dt.date, _dt.date] | None:
         """``domain`` read for the rule: two finite numbers for bands, two days for dates."""
-        if self.domain is None:
+        if self.domain is None or isinstance(self.domain, str):
             return None
         example = "[0, 120]" if self.kind == "bands" else "[\"1900-01-01\", \"2025-12-31\"]"
         if len(self.domain) != 2:
@@ -197,6 +208,20 @@ class HierarchySpec(_Model):
             raise ValueError(f"domain must be [lowest, highest] with lowest < highest, e.g. domain = {example}; "
                              f"got {self.domain!r}")
         return ends[0], ends[1]
+
+
+def _refuse_leaves_misdeclared(domain: str, kind: str) -> None:
+    """``domain`` as text is ``"leaves"``, and only for a file, a tree or a ready hierarchy: a rule's
+    leaves are the column's values, read from the data, so declaring them its domain would publish
+    counts of those values."""
+    if domain != LEAVES:
+        raise ValueError(f"domain must be \"leaves\" (a hierarchy file or tree whose leaves are the column's "
+                         f"domain) or [lowest, highest] (bands, dates); got {domain!r}")
+    if kind in RULES:
+        instead = ("declare its alphabet (e.g. alphabet = \"0123456789\")" if kind == "mask"
+                   else "declare domain = [lowest, highest] instead")
+        raise ValueError(f"domain = \"leaves\" declares a hierarchy file's or tree's leaves the column's domain; "
+                         f"a {kind} rule's leaves are the column's values, read from the data: {instead}")
 
 
 def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
@@ -295,6 +320,9 @@ class Sensitive(_Model):
         if self.hierarchy is not None and self.hierarchy.kind in RULES:
             raise ValueError("a sensitive hierarchy must list its values (file, tree or hierarchy), not bands, mask "
                              "or dates")
+        if self.hierarchy is not None and self.hierarchy.domain is not None:
+            raise ValueError("domain is declared on a quasi-identifier's hierarchy (for the information loss a "
+                             "report publishes); a sensitive column's hierarchy has none: remove it")
         return self
 
     @property
@@ -1087,12 +1115,15 @@ def static_hierarchy(s: HierarchySpec, column: str) -> Hierarchy:
     """A hierarchy given by a file, a tree or a ready object (rule hierarchies need the data)."""
     try:
         if s.kind == "file":
-            return Hierarchy.from_csv(s.file, s.delimiter)
-        if s.kind == "tree":
-            return Hierarchy.from_tree(s.tree, f"tree for column {column!r}")
-        return s.hierarchy
+            h = Hierarchy.from_csv(s.file, s.delimiter)
+        elif s.kind == "tree":
+            h = Hierarchy.from_tree(s.tree, f"tree for column {column!r}")
+        else:
+            h = s.hierarchy
     except HierarchyError as e:
         raise HierarchyError(f"hierarchy of column {column!r}: {e}") from None
+    return h.with_leaves_declared() if s.leaves_declared else h
+
 
 def as_spec(spec: Spec | str | Path | dict) -> Spec:
     """A spec given as a Spec, a TOML path or a dict."""

@@ -103,7 +103,10 @@ MEANINGS: dict[str, str] = {
     "HierarchySpec.tree": "Nested tables with arrays of leaves.",
     "HierarchySpec.domain": "Bands and dates: [lowest, highest] value the column can hold, e.g. [0, 120] or "
                             "[\"1900-01-01\", \"2025-12-31\"]; values outside are refused. Lets the report publish "
-                            "ncp, llm, nllm, wllm, wnllm (counted over the domain, not the data).",
+                            "ncp, llm, nllm, wllm, wnllm (counted over the domain, not the data). A file or "
+                            "tree: \"leaves\" when its leaves are the domain the column's values are drawn from "
+                            "(e.g. a published code list), not read from the data; without it the report "
+                            "withholds those figures.",
     "HierarchySpec.alphabet": "Mask: the characters codes are made of, e.g. \"0123456789\"; other characters are "
                               "refused. Lets the report publish ncp, llm, nllm, wllm, wnllm.",
     "HierarchySpec.length": "Mask: the codes' length in characters, e.g. 5; codes of another length are refused. "

@@ -55,7 +55,9 @@ def _domain(h: Hierarchy, s: QuasiIdentifier) -> str:
     """What NCP-like metrics count for this hierarchy, and so whether a report may publish them;
     for a mask, whether its levels follow the spec or the codes' length."""
     if h.rule is None:
-        return "NCP counts its leaves"
+        return ("NCP counts its leaves, declared the column's domain" if not h.counts_data
+                else f"its leaves may be the data's values (domain = \"leaves\" not declared): a report withholds "
+                     f"{', '.join(LEAF_COUNTING)}")
     said = ("NCP counts the declared domain" if not h.counts_data
             else f"no domain declared: a report withholds {', '.join(LEAF_COUNTING)}")
     if h.rule == "mask" and s.length is None:

@@ -92,18 +92,28 @@ def withheld(problem: Problem, search: Search) -> dict[str, str]:
     out: dict[str, str] = {}
     counting = [qi for qi in problem.qis if qi.hierarchy.counts_data]
     if counting:
-        declare = "; ".join(f"{qi.name!r}: alphabet = \"…\" (the characters its codes are made of)"
-                            if qi.hierarchy.rule == "mask" else f"{qi.name!r}: domain = [lowest, highest]"
-                            for qi in counting)
+        declare = "; ".join(f"{qi.name!r}: {domain_to_declare(qi.hierarchy.rule)}" for qi in counting)
         reason = ("it counts the values below each label, and the hierarchies of "
-                  f"{', '.join(repr(qi.name) for qi in counting)} are built from the column's values, suppressed "
-                  f"rows' included; declare each rule's domain to publish it ({declare})")
+                  f"{', '.join(repr(qi.name) for qi in counting)} are built from the column's values or may list "
+                  "them (a file or tree made from the data), suppressed rows' included; declare each one's domain "
+                  f"to publish it ({declare})")
         out.update((name, reason) for name in LEAF_COUNTING)
         out["mean_alteration"] = f"it averages {', '.join(LEAF_COUNTING)}, which are withheld"
     if search.metric_name == "custom" and problem_metric(problem, "custom", search.weights).from_leaves is None:
         out["custom"] = ("its weights per edge give each value its own cost, so the figure would tell which values "
                          "lie below a released label; give one weight per level step to publish it")
     return out
+
+
+def domain_to_declare(rule: str | None) -> str:
+    """The spec line that declares a hierarchy's domain: a mask's alphabet, a band's or a date's range,
+    or, for a file or tree (no rule), that its leaves are the column's domain."""
+    if rule == "mask":
+        return "alphabet = \"…\" (the characters its codes are made of)"
+    if rule is None:
+        return ("domain = \"leaves\" (if its leaves are the domain the column's values are drawn from, e.g. a "
+                "published code list, not read from this data)")
+    return "domain = [lowest, highest]"
 
 
 def published(utility: dict) -> dict:
