@@ -751,3 +751,18 @@ def test_hierarchy_validate_and_show_read_a_table_of_a_duckdb_database(tmp_path)
     assert invoke("hierarchy", "validate", tmp_path / "h.csv", *data, "--table", "people").exit_code == 0
     missing = invoke("hierarchy", "validate", tmp_path / "few.csv", *data, "--table", "people")
     assert missing.exit_code == 2 and "'M'" in missing.output, missing.output
+
+
+def test_hierarchy_show_of_a_file_hierarchy_needs_no_source(tmp_path):
+    """Review rv8 #8. A spec may leave [source] out (the source given on the command line);
+    `hierarchy show spec.toml:sex`, sex a hierarchy file, needs no data, yet said 'no source given'
+    (exit 2). The oracle: the file's two lines, shown as its leaves; a rule's hierarchy still needs data."""
+    (tmp_path / "sex.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "s.toml").write_text('[privacy]\nk = 2\n[quasi_identifiers]\nsex = { file = "sex.csv" }\n'
+                                     'age = { bands = [10] }\n[sensitive.diagnosis]\ndistinct_l = 2\n')
+    result = invoke("hierarchy", "show", f"{tmp_path / 's.toml'}:sex")
+    assert result.exit_code == 0, result.output
+    assert [line.split() for line in result.output.splitlines() if line.startswith("  ") and "*" in line
+            and len(line.split()) == 2] == [["F", "*"], ["M", "*"]], result.output
+    rule = invoke("hierarchy", "show", f"{tmp_path / 's.toml'}:age")
+    assert rule.exit_code == 2 and "no source given" in rule.output, rule.output

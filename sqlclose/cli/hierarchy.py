@@ -197,5 +197,18 @@ def _load(target: str, data: Path | None, delimiter: str):
     _refuse_bare_spec(target)
     if _is_spec_target(target):
         spec_path, _, column = target.rpartition(":")
-        return api.hierarchy_of(spec_path, column, data)
+        given = _given_without_data(spec_path, column) if data is None else None
+        return given if given is not None else api.hierarchy_of(spec_path, column, data)
     return Hierarchy.from_csv(target, delimiter, option="--delimiter")
+
+
+def _given_without_data(spec_path: str, column: str):
+    """A quasi-identifier's file or tree, shown as the spec gives it when the spec names no source
+    (it was refused for the missing source, which only a rule's hierarchy needs); else None."""
+    from sqlclose.model.spec import load_spec, static_hierarchy
+
+    spec = load_spec(spec_path)
+    qi = spec.quasi_identifiers.get(column)
+    if spec.source is not None or qi is None or qi.kind not in ("file", "tree"):
+        return None
+    return static_hierarchy(qi, column)
