@@ -191,6 +191,53 @@ def test_from_csv_several_tops(tmp_path):
     assert "'*'" in msg and "'ALL'" in msg
 
 
+DIAGNOSIS_LINES = ["flu;respiratory;*", "bronchitis;respiratory;*", "gastritis;digestive;*", "ulcer;digestive;*"]
+
+
+@pytest.mark.parametrize("header", ["diagnosis;group;top", "diagnosis;top"], ids=["same-width", "other-width"])
+def test_a_header_line_is_named_and_deleting_it_gives_the_hierarchy_written(tmp_path, header):
+    """A hand-written file with a header line was refused naming no line and advising "add a final
+    column with '*' on every line": followed, the header became a leaf and the hierarchy one level
+    higher (3 instead of 2), so every hierarchical EMD was 2/3 of the intended one and t = 0.25 acted
+    as 0.375. Now line 1 is named as a header to delete (a header one label short, too, where line 2
+    was blamed as ragged). The oracle: the file as written by hand, header deleted, is 2 levels high."""
+    p = write(tmp_path / "diag.csv", [header, *DIAGNOSIS_LINES])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}, line 1: "), msg
+    assert "looks like a header" in msg or "if it is a header" in msg, msg
+    assert "delete it" in msg and "add a final column" not in msg, msg
+    p.write_text("\n".join(p.read_text().splitlines()[1:]) + "\n")  # the advice, followed
+    assert Hierarchy.from_csv(p).height == 2
+
+
+def test_a_mistyped_top_is_named_and_the_advice_keeps_the_height(tmp_path):
+    """Tops '*' on six lines and 'ALL' on three: the advice was to add a final '*' column, which
+    makes the hierarchy a level higher (a weaker hierarchical t). Now the first line that differs
+    is named and the advice writes the one top most lines have; followed, the hierarchy is the
+    one written (3 levels above the leaves, by hand)."""
+    p = write(tmp_path / "age.csv", [ln.replace(";>=40;*", ";>=40;ALL") for ln in AGE_LINES])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    assert str(e.value) == (f"{p}, line 7: the top level must be one value for all leaves, found 2: '*', 'ALL'; "
+                            "this line's top is 'ALL' where 6 of 9 lines have '*': write '*' as the last label of "
+                            "every line (3 lines differ)")
+    p.write_text(p.read_text().replace(";ALL", ";*"))
+    assert Hierarchy.from_csv(p).height == 3
+
+
+def test_a_file_without_a_top_column_is_told_what_each_reading_needs(tmp_path):
+    """No '*' and no top most lines share: the last column may be groups (add a top) or a top
+    written two ways (write one): the message gives both, for the user to choose."""
+    p = write(tmp_path / "h.csv", ["a;G1", "b;G1", "c;G2", "d;G2"])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    assert str(e.value) == (f"{p}: the top level must be one value for all leaves, found 2: 'G1', 'G2'; if that "
+                            "last column holds groups, add a final column with '*' on every line; if it is meant as "
+                            "the top, write one value there on every line")
+
+
 def test_from_csv_empty_file(tmp_path):
     p = tmp_path / "empty.csv"
     p.write_text("")

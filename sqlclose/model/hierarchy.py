@@ -268,6 +268,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     if width < 1:
         raise HierarchyError(f"{_where(origin, lines, 0)}: empty line")
     if set(map(len, rows)) != {width}:
+        _refuse_header_of_other_width(rows, origin, lines)
         i, row = next((i, row) for i, row in enumerate(rows) if len(row) != width)
         raise HierarchyError(
             f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {len(row)} levels, "
@@ -301,14 +302,48 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
                 f"level {level}: {rows[j][level]!r} ({_where(origin, lines, j)}) and {rows[i][level]!r}; a value "
                 "may have only one parent per level"
             )
-    tops = sorted(labels[-1])
-    if len(tops) != 1:
-        shown = ", ".join(repr(t) for t in tops[:5])
-        raise HierarchyError(
-            f"{origin}: the top level must be one value for all leaves, found {len(tops)}: {shown}"
-            f"{', …' if len(tops) > 5 else ''}; add a final column with '{TOP_LABEL}' on every line"
-        )
+    if len(labels[-1]) != 1:
+        raise HierarchyError(_several_tops(rows, labels[-1], dense[:, -1], origin, lines))
     return labels, dense
+
+
+def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str,
+                                  lines: tuple[int, ...] | None) -> None:
+    """A first line alone in its number of labels, every other line alike: a header, not a ragged
+    leaf on line 2 (the lines are compared with the first)."""
+    if len(rows) > 2 and len({len(row) for row in rows[1:]}) == 1:
+        raise HierarchyError(f"{_where(origin, lines, 0)}: ragged hierarchy — this first line has {len(rows[0])} "
+                             f"labels ({', '.join(map(repr, rows[0]))}) where every other line has {len(rows[1])}: "
+                             "if it is a header, delete it (a hierarchy file has no header line); else every leaf "
+                             "needs a label at every level (leaf;…;top)")
+
+
+def _several_tops(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes: np.ndarray, origin: str,
+                  lines: tuple[int, ...] | None) -> str:
+    """Why the last level holds several values, and a fix that keeps the hierarchy's height. Adding
+    a final '*' column to a file whose last column is its top (with a header line, or a typo on a few
+    lines) was accepted and made every hierarchical distance smaller: a weaker t, said nowhere."""
+    shown = ", ".join(repr(t) for t in sorted(tops)[:5]) + (", …" if len(tops) > 5 else "")
+    found = f"the top level must be one value for all leaves, found {len(tops)}: {shown}"
+    counts = np.bincount(top_codes)
+    rest = set(top_codes[1:].tolist())
+    if counts[top_codes[0]] == 1 and len(rest) == 1 and (len(rows) > 2 or tops[rest.pop()] == TOP_LABEL):
+        return (f"{_where(origin, lines, 0)}: {found}; this first line looks like a header "
+                f"({', '.join(map(repr, rows[0]))}): its top {tops[top_codes[0]]!r} differs from every other "
+                "line's; delete it (a hierarchy file has no header line)")
+    common = int(np.argmax(counts))
+    if counts[common] * 2 <= len(rows) and TOP_LABEL in tops:
+        common = tops.index(TOP_LABEL)
+    if counts[common] * 2 > len(rows) or tops[common] == TOP_LABEL:  # the last column is the top, mistyped
+        odd = np.flatnonzero(top_codes != common)
+        i = int(odd[0])
+        return (f"{_where(origin, lines, i)}: {found}; this line's top is {tops[top_codes[i]]!r} where "
+                f"{counts[common]} of {len(rows)} lines have {tops[common]!r}: write {tops[common]!r} as the last "
+                f"label of every line ({len(odd)} line{'s differ' if len(odd) > 1 else ' differs'})")
+    if len(rows[0]) == 1:
+        return f"{origin}: {found}; every line holds a leaf alone: add its top, '{TOP_LABEL}', to every line (leaf;*)"
+    return (f"{origin}: {found}; if that last column holds groups, add a final column with '{TOP_LABEL}' on "
+            "every line; if it is meant as the top, write one value there on every line")
 
 
 def _encode(dense: np.ndarray, origin: str) -> dict:
