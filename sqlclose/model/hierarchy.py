@@ -12,8 +12,6 @@ hierarchical EMD wants.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +24,7 @@ import numpy as np
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover
+from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
@@ -98,7 +97,7 @@ class Hierarchy:
         the command-line option that gave the delimiter (``--delimiter``), which a hint about the
         delimiter then names instead of the spec's ``delimiter = "…"``."""
         path = Path(path)
-        if len(delimiter) != 1:  # csv would raise a TypeError, an internal error to the user
+        if len(delimiter) != 1:  # one character, as CSV's: a longer one would split nothing as meant
             raise HierarchyError(f"hierarchy file {path}: the delimiter must be one character, not {delimiter!r}; "
                                  + (f"a tab is given as {option} '\\t'" if option else TAB_HINT))
         if path.is_dir():
@@ -108,15 +107,13 @@ class Hierarchy:
             text = read_utf8(path, f"hierarchy file {path}", HierarchyError)
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {path} does not exist") from None
-        rows, lines = [], []
-        for lineno, fields in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1):
-            if not fields or all(not f.strip() for f in fields):
-                continue  # blank lines are harmless
-            rows.append(tuple(f.strip() for f in fields))
-            lines.append(lineno)
+        read = read_rows(text, delimiter, str(path))
+        rows, lines = read.rows, read.lines
         if not rows:
             raise HierarchyError(f"hierarchy file {path} is empty: expected one 'leaf;…;*' line per value")
         _refuse_other_delimiter(rows, path, delimiter, option)
+        if read.trimmed_leaves:
+            _refuse_leaf_twice_once_trimmed(read, path)
         return cls(tuple(rows), str(path), tuple(lines))
 
     @classmethod
@@ -241,6 +238,20 @@ class Hierarchy:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
 
 
+def _refuse_leaf_twice_once_trimmed(read: FileRows, path: Path) -> None:
+    """A leaf on two lines, one of them written with spaces around it and unquoted (``F ;F;*``
+    beside ``F;F;*``): meant as another value, the one with its spaces, which only quotes keep."""
+    first: dict[str, int] = {}
+    for i, row in enumerate(read.rows):
+        j = first.setdefault(row[0], i)
+        k = i if i in read.trimmed_leaves else j
+        if j != i and k in read.trimmed_leaves:
+            quoted = '"' + read.trimmed_leaves[k].replace('"', '""') + '"'
+            raise HierarchyError(f"{path}, line {read.lines[i]}: leaf {row[0]!r} appears twice (also line "
+                                 f"{read.lines[j]}): spaces around an unquoted label are dropped; to list the value "
+                                 f"with its spaces, quote it on line {read.lines[k]}: {quoted}")
+
+
 def _refuse_other_delimiter(rows: list[tuple[str, ...]], path: Path, delimiter: str, option: str | None) -> None:
     """Lines that do not split on the delimiter but all hold another usual one: the file was
     written with that one (validation would only see one top per leaf)."""
@@ -275,11 +286,13 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
             f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
         )
     columns = list(zip(*rows))  # column by column: the checks below loop in C, not per row in Python
-    empty = [column.index("") for column in columns if "" in column]
+    # A leaf may be the empty text (a value of a text column, given on purpose: quoted in a file);
+    # an empty label above the leaves would release a value no reader tells from it.
+    empty = [column.index("") for column in columns[1:] if "" in column]
     if empty:
         i = min(empty)
         raise HierarchyError(
-            f"{_where(origin, lines, i)}: empty label at level {rows[i].index('')} for leaf {rows[i][0]!r}"
+            f"{_where(origin, lines, i)}: empty label at level {rows[i].index('', 1)} for leaf {rows[i][0]!r}"
         )
     labels, dense = _dense_codes(columns)
     first = _first_rows(dense)  # per level, the row where each label first appears
