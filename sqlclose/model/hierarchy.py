@@ -134,9 +134,9 @@ class Hierarchy:
                 if not node:
                     raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} has no leaves")
                 for leaf in node:
-                    paths.append([str(leaf), *ancestors])
+                    paths.append([_leaf_text(leaf, ancestors, origin), *ancestors])
             else:
-                paths.append([str(node), *ancestors])
+                paths.append([_leaf_text(node, ancestors, origin), *ancestors])
 
         walk(tree, [])
         if len(tree) != 1:
@@ -236,6 +236,21 @@ class Hierarchy:
 
     def describe(self) -> str:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
+
+
+def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
+    """A tree's leaf as the engine writes the column's value (values are matched as text): TOML's
+    true and false as ``true`` and ``false``, as the engine casts a BOOLEAN (Python's ``True``
+    matched nothing); a number or a date as its text. A list or a table is no leaf: it was
+    stringified (``"['flu']"``), a value no column holds."""
+    if isinstance(leaf, bool):
+        return "true" if leaf else "false"
+    if isinstance(leaf, (list, tuple, Mapping)):
+        group = " > ".join(reversed(ancestors)) or "(top)"
+        raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
+                             "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
+                             "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
+    return str(leaf)
 
 
 def _refuse_leaf_twice_once_trimmed(read: FileRows, path: Path) -> None:
