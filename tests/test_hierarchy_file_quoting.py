@@ -17,6 +17,16 @@ SPEC = ('[source]\npath = "p.csv"\n{source}[output]\npath = "out/r.parquet"\n[pr
         '[sensitive.diagnosis]\ndistinct_l = 2\n')
 
 
+def _rows(sql: str, params: list | None = None) -> list[tuple]:
+    """A query's rows on a connection of its own (the module's default one is shared with others)."""
+    con = duckdb.connect()
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+
 def _project(folder: Path, sexes: list[str], hierarchy: str, source: str = "") -> Path:
     """12 rows, the sexes in turn (as the CSV writes them), diagnoses flu and ulcer in turn."""
     rows = ["age,sex,diagnosis"] + [f"{20 + i},{sexes[i % 3]},{['flu', 'ulcer'][i % 2]}" for i in range(12)]
@@ -29,7 +39,7 @@ def _project(folder: Path, sexes: list[str], hierarchy: str, source: str = "") -
 
 def _sexes(folder: Path) -> list[tuple[str, int]]:
     release = folder / "out" / "r.parquet"
-    return duckdb.sql(f"SELECT sex, count(*) FROM '{release}' GROUP BY ALL ORDER BY ALL").fetchall()
+    return _rows(f"SELECT sex, count(*) FROM '{release}' GROUP BY ALL ORDER BY ALL")
 
 
 def test_a_value_with_a_trailing_space_is_a_leaf_when_quoted(tmp_path):

@@ -28,17 +28,27 @@ distinct_l = 2
 '''
 
 
+def _rows(sql: str, params: list | None = None) -> list[tuple]:
+    """A query's rows on a connection of its own (the module's default one is shared with others)."""
+    con = duckdb.connect()
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+
 def test_a_tree_of_toml_booleans_matches_a_boolean_column(tmp_path):
     """A BOOLEAN column and a tree listing true and false: the job said "2 value(s) are not leaves
     of hierarchy tree …: 'false' (6 rows), 'true' (6 rows)", the leaves being spelt 'True' and
     'False'. Now released: 6 rows of each, 3 diagnoses in each class."""
-    duckdb.sql(f"COPY (SELECT i % 2 = 0 AS smoker, ['flu', 'ulcer', 'colitis'][1 + i % 3] AS diagnosis "
+    _rows(f"COPY (SELECT i % 2 = 0 AS smoker, ['flu', 'ulcer', 'colitis'][1 + i % 3] AS diagnosis "
                f"FROM range(12) r(i)) TO '{tmp_path / 'p.parquet'}'")
     (tmp_path / "spec.toml").write_text(SPEC.format(tree='{ "*" = [true, false] }'))
     result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress", "--node", "smoker=0")
     assert result.exit_code == 0, result.output
-    rows = duckdb.sql(f"SELECT smoker, count(*), count(DISTINCT diagnosis) FROM '{tmp_path / 'out' / 'r.parquet'}' "
-                      "GROUP BY ALL ORDER BY ALL").fetchall()
+    rows = _rows(f"SELECT smoker, count(*), count(DISTINCT diagnosis) FROM '{tmp_path / 'out' / 'r.parquet'}' "
+                 "GROUP BY ALL ORDER BY ALL")
     assert rows == [(False, 6, 3), (True, 6, 3)]
 
 
