@@ -255,6 +255,13 @@ def test_a_header_line_is_named_and_deleting_it_gives_the_hierarchy_written(tmp_
     assert Hierarchy.from_csv(p).height == 2
 
 
+def test_only_a_files_first_line_is_taken_for_a_header():
+    """A tree or rows from Python have no header: a ragged one names its first odd row, as before."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"a": {"a1": ["x"]}, "b": ["y", "z"]})
+    assert str(e.value).startswith("tree, row 2: ragged hierarchy — leaf 'y' has 3 levels"), str(e.value)
+
+
 def test_a_mistyped_top_is_named_and_the_advice_keeps_the_height(tmp_path):
     """Tops '*' on six lines and 'ALL' on three: the advice was to add a final '*' column, which
     makes the hierarchy a level higher (a weaker hierarchical t). Now the first line that differs

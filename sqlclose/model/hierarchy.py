@@ -337,9 +337,9 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
 
 def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str,
                                   lines: tuple[int, ...] | None) -> None:
-    """A first line alone in its number of labels, every other line alike: a header, not a ragged
-    leaf on line 2 (the lines are compared with the first)."""
-    if len(rows) > 2 and len({len(row) for row in rows[1:]}) == 1:
+    """A file's first line alone in its number of labels, every other line alike: a header, not a
+    ragged leaf on line 2 (the lines are compared with the first)."""
+    if lines is not None and len(rows) > 2 and len({len(row) for row in rows[1:]}) == 1:
         raise HierarchyError(f"{_where(origin, lines, 0)}: ragged hierarchy — this first line has {len(rows[0])} "
                              f"labels ({', '.join(map(repr, rows[0]))}) where every other line has {len(rows[1])}: "
                              "if it is a header, delete it (a hierarchy file has no header line); else every leaf "
@@ -354,12 +354,11 @@ def _several_tops(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes:
     shown = ", ".join(repr(t) for t in sorted(tops)[:5]) + (", …" if len(tops) > 5 else "")
     found = f"the top level must be one value for all leaves, found {len(tops)}: {shown}"
     counts = np.bincount(top_codes)
-    rest = set(top_codes[1:].tolist())
-    if counts[top_codes[0]] == 1 and len(rest) == 1 and (len(rows) > 2 or tops[rest.pop()] == TOP_LABEL):
+    if lines is not None and _looks_like_a_header(rows, tops, top_codes, counts):
         return (f"{_where(origin, lines, 0)}: {found}; this first line looks like a header "
                 f"({', '.join(map(repr, rows[0]))}): its top {tops[top_codes[0]]!r} differs from every other "
                 "line's; delete it (a hierarchy file has no header line)")
-    common = int(np.argmax(counts))
+    common = int(np.argmax(counts))  # the top most lines write, else '*' where some line writes it
     if counts[common] * 2 <= len(rows) and TOP_LABEL in tops:
         common = tops.index(TOP_LABEL)
     if counts[common] * 2 > len(rows) or tops[common] == TOP_LABEL:  # the last column is the top, mistyped
@@ -372,6 +371,14 @@ def _several_tops(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes:
         return f"{origin}: {found}; every line holds a leaf alone: add its top, '{TOP_LABEL}', to every line (leaf;*)"
     return (f"{origin}: {found}; if that last column holds groups, add a final column with '{TOP_LABEL}' on "
             "every line; if it is meant as the top, write one value there on every line")
+
+
+def _looks_like_a_header(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes: np.ndarray,
+                         counts: np.ndarray) -> bool:
+    """The first line's top is its own and every other line shares one (with a single other line,
+    only when that one's is '*': two lines of two groups are no header and a leaf)."""
+    rest = set(top_codes[1:].tolist())
+    return counts[top_codes[0]] == 1 and len(rest) == 1 and (len(rows) > 2 or tops[rest.pop()] == TOP_LABEL)
 
 
 def _encode(dense: np.ndarray, origin: str) -> dict:
