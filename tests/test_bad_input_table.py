@@ -329,6 +329,8 @@ CASES: list[Case] = [
     Case("hierarchy-ragged", "a ragged hierarchy row", _ragged_hierarchy, 2),
     Case("hierarchy-empty", "an empty hierarchy file", lambda d: write(d, "age.csv", ""), 2),
     Case("hierarchy-two-tops", "a hierarchy with two tops (`*` and `ALL`)", _two_tops, 2),
+    Case("hierarchy-header-line", "a hierarchy file with a header line (`age;decade;half;top`)",
+         lambda d: write(d, "age.csv", "age;decade;half;top\n" + (TABLE3 / "age.csv").read_text()), 2),
     Case("hierarchy-file-missing", "a hierarchy file that does not exist", lambda d: (d / "age.csv").unlink(), 2),
     Case("mask-different-lengths", "a mask over codes of different lengths",
          lambda d: write(d, "table3.csv", table(rows=["476," + ROWS[0].split(",", 1)[1]] + ROWS[1:])), 2),
@@ -650,8 +652,14 @@ MESSAGES = {
         " one 'leaf;…;*' line per value"
     ),
     "hierarchy-two-tops": (
-        "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv: the top level must be one value for"
-        " all leaves, found 2: '*', 'ALL'; add a final column with '*' on every line"
+        "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 7: the top level must be one value for"
+        " all leaves, found 2: '*', 'ALL'; this line's top is 'ALL' where 6 of 9 lines have '*': write '*' as the"
+        " last label of every line (3 lines differ)"
+    ),
+    "hierarchy-header-line": (
+        "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 1: the top level must be one value for"
+        " all leaves, found 2: '*', 'top'; this first line looks like a header ('age', 'decade', 'half', 'top'):"
+        " its top 'top' differs from every other line's; delete it (a hierarchy file has no header line)"
     ),
     "hierarchy-file-missing": (
         "sqlclose: error: hierarchy of column 'age': hierarchy file <tmp>/age.csv does not exist"

@@ -12,8 +12,6 @@ hierarchical EMD wants.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,6 +24,7 @@ import numpy as np
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
+from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
@@ -109,7 +108,7 @@ class Hierarchy:
         the command-line option that gave the delimiter (``--delimiter``), which a hint about the
         delimiter then names instead of the spec's ``delimiter = "…"``."""
         path = Path(path)
-        if len(delimiter) != 1:  # csv would raise a TypeError, an internal error to the user
+        if len(delimiter) != 1:  # one character, as CSV's: a longer one would split nothing as meant
             raise HierarchyError(f"hierarchy file {path}: the delimiter must be one character, not {delimiter!r}; "
                                  + (f"a tab is given as {option} '\\t'" if option else TAB_HINT))
         if path.is_dir():
@@ -119,15 +118,13 @@ class Hierarchy:
             text = read_utf8(path, f"hierarchy file {path}", HierarchyError)
         except FileNotFoundError:
             raise HierarchyError(f"hierarchy file {path} does not exist") from None
-        rows, lines = [], []
-        for lineno, fields in enumerate(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter), start=1):
-            if not fields or all(not f.strip() for f in fields):
-                continue  # blank lines are harmless
-            rows.append(tuple(f.strip() for f in fields))
-            lines.append(lineno)
+        read = read_rows(text, delimiter, str(path))
+        rows, lines = read.rows, read.lines
         if not rows:
             raise HierarchyError(f"hierarchy file {path} is empty: expected one 'leaf;…;*' line per value")
         _refuse_other_delimiter(rows, path, delimiter, option)
+        if read.trimmed_leaves:
+            _refuse_leaf_twice_once_trimmed(read, path)
         return cls(tuple(rows), str(path), tuple(lines))
 
     @classmethod
@@ -148,9 +145,9 @@ class Hierarchy:
                 if not node:
                     raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} has no leaves")
                 for leaf in node:
-                    paths.append([str(leaf), *ancestors])
+                    paths.append([_leaf_text(leaf, ancestors, origin), *ancestors])
             else:
-                paths.append([str(node), *ancestors])
+                paths.append([_leaf_text(node, ancestors, origin), *ancestors])
 
         walk(tree, [])
         if len(tree) != 1:
@@ -252,6 +249,35 @@ class Hierarchy:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
 
 
+def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
+    """A tree's leaf as the engine writes the column's value (values are matched as text): TOML's
+    true and false as ``true`` and ``false``, as the engine casts a BOOLEAN (Python's ``True``
+    matched nothing); a number or a date as its text. A list or a table is no leaf: it was
+    stringified (``"['flu']"``), a value no column holds."""
+    if isinstance(leaf, bool):
+        return "true" if leaf else "false"
+    if isinstance(leaf, (list, tuple, Mapping)):
+        group = " > ".join(reversed(ancestors)) or "(top)"
+        raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
+                             "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
+                             "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
+    return str(leaf)
+
+
+def _refuse_leaf_twice_once_trimmed(read: FileRows, path: Path) -> None:
+    """A leaf on two lines, one of them written with spaces around it and unquoted (``F ;F;*``
+    beside ``F;F;*``): meant as another value, the one with its spaces, which only quotes keep."""
+    first: dict[str, int] = {}
+    for i, row in enumerate(read.rows):
+        j = first.setdefault(row[0], i)
+        k = i if i in read.trimmed_leaves else j
+        if j != i and k in read.trimmed_leaves:
+            quoted = '"' + read.trimmed_leaves[k].replace('"', '""') + '"'
+            raise HierarchyError(f"{path}, line {read.lines[i]}: leaf {row[0]!r} appears twice (also line "
+                                 f"{read.lines[j]}): spaces around an unquoted label are dropped; to list the value "
+                                 f"with its spaces, quote it on line {read.lines[k]}: {quoted}")
+
+
 def _refuse_other_delimiter(rows: list[tuple[str, ...]], path: Path, delimiter: str, option: str | None) -> None:
     """Lines that do not split on the delimiter but all hold another usual one: the file was
     written with that one (validation would only see one top per leaf)."""
@@ -279,17 +305,20 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     if width < 1:
         raise HierarchyError(f"{_where(origin, lines, 0)}: empty line")
     if set(map(len, rows)) != {width}:
+        _refuse_header_of_other_width(rows, origin, lines)
         i, row = next((i, row) for i, row in enumerate(rows) if len(row) != width)
         raise HierarchyError(
             f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {len(row)} levels, "
             f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
         )
     columns = list(zip(*rows))  # column by column: the checks below loop in C, not per row in Python
-    empty = [column.index("") for column in columns if "" in column]
+    # A leaf may be the empty text (a value of a text column, given on purpose: quoted in a file);
+    # an empty label above the leaves would release a value no reader tells from it.
+    empty = [column.index("") for column in columns[1:] if "" in column]
     if empty:
         i = min(empty)
         raise HierarchyError(
-            f"{_where(origin, lines, i)}: empty label at level {rows[i].index('')} for leaf {rows[i][0]!r}"
+            f"{_where(origin, lines, i)}: empty label at level {rows[i].index('', 1)} for leaf {rows[i][0]!r}"
         )
     labels, dense = _dense_codes(columns)
     first = _first_rows(dense)  # per level, the row where each label first appears
@@ -312,14 +341,55 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
                 f"level {level}: {rows[j][level]!r} ({_where(origin, lines, j)}) and {rows[i][level]!r}; a value "
                 "may have only one parent per level"
             )
-    tops = sorted(labels[-1])
-    if len(tops) != 1:
-        shown = ", ".join(repr(t) for t in tops[:5])
-        raise HierarchyError(
-            f"{origin}: the top level must be one value for all leaves, found {len(tops)}: {shown}"
-            f"{', …' if len(tops) > 5 else ''}; add a final column with '{TOP_LABEL}' on every line"
-        )
+    if len(labels[-1]) != 1:
+        raise HierarchyError(_several_tops(rows, labels[-1], dense[:, -1], origin, lines))
     return labels, dense
+
+
+def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str,
+                                  lines: tuple[int, ...] | None) -> None:
+    """A file's first line alone in its number of labels, every other line alike: a header, not a
+    ragged leaf on line 2 (the lines are compared with the first)."""
+    if lines is not None and len(rows) > 2 and len({len(row) for row in rows[1:]}) == 1:
+        raise HierarchyError(f"{_where(origin, lines, 0)}: ragged hierarchy — this first line has {len(rows[0])} "
+                             f"labels ({', '.join(map(repr, rows[0]))}) where every other line has {len(rows[1])}: "
+                             "if it is a header, delete it (a hierarchy file has no header line); else every leaf "
+                             "needs a label at every level (leaf;…;top)")
+
+
+def _several_tops(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes: np.ndarray, origin: str,
+                  lines: tuple[int, ...] | None) -> str:
+    """Why the last level holds several values, and a fix that keeps the hierarchy's height. Adding
+    a final '*' column to a file whose last column is its top (with a header line, or a typo on a few
+    lines) was accepted and made every hierarchical distance smaller: a weaker t, said nowhere."""
+    shown = ", ".join(repr(t) for t in sorted(tops)[:5]) + (", …" if len(tops) > 5 else "")
+    found = f"the top level must be one value for all leaves, found {len(tops)}: {shown}"
+    counts = np.bincount(top_codes)
+    if lines is not None and _looks_like_a_header(rows, tops, top_codes, counts):
+        return (f"{_where(origin, lines, 0)}: {found}; this first line looks like a header "
+                f"({', '.join(map(repr, rows[0]))}): its top {tops[top_codes[0]]!r} differs from every other "
+                "line's; delete it (a hierarchy file has no header line)")
+    common = int(np.argmax(counts))  # the top most lines write, else '*' where some line writes it
+    if counts[common] * 2 <= len(rows) and TOP_LABEL in tops:
+        common = tops.index(TOP_LABEL)
+    if counts[common] * 2 > len(rows) or tops[common] == TOP_LABEL:  # the last column is the top, mistyped
+        odd = np.flatnonzero(top_codes != common)
+        i = int(odd[0])
+        return (f"{_where(origin, lines, i)}: {found}; this line's top is {tops[top_codes[i]]!r} where "
+                f"{counts[common]} of {len(rows)} lines have {tops[common]!r}: write {tops[common]!r} as the last "
+                f"label of every line ({len(odd)} line{'s differ' if len(odd) > 1 else ' differs'})")
+    if len(rows[0]) == 1:
+        return f"{origin}: {found}; every line holds a leaf alone: add its top, '{TOP_LABEL}', to every line (leaf;*)"
+    return (f"{origin}: {found}; if that last column holds groups, add a final column with '{TOP_LABEL}' on "
+            "every line; if it is meant as the top, write one value there on every line")
+
+
+def _looks_like_a_header(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes: np.ndarray,
+                         counts: np.ndarray) -> bool:
+    """The first line's top is its own and every other line shares one (with a single other line,
+    only when that one's is '*': two lines of two groups are no header and a leaf)."""
+    rest = set(top_codes[1:].tolist())
+    return counts[top_codes[0]] == 1 and len(rest) == 1 and (len(rows) > 2 or tops[rest.pop()] == TOP_LABEL)
 
 
 def _encode(dense: np.ndarray, origin: str) -> dict:

@@ -34,6 +34,7 @@ from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
 from sqlclose.model.sizes import is_zero_bytes
+from sqlclose.model.stand_in import refuse_stand_in_rule_label
 from sqlclose.model.text import read_utf8
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -260,6 +261,12 @@ class QuasiIdentifier(HierarchySpec):
     @classmethod
     def _shorthand(cls, value: Any) -> Any:
         return _coerce_hierarchy(value)
+
+    @model_validator(mode="after")
+    def _stand_in_no_rule_label(self) -> QuasiIdentifier:
+        if self.nulls == "value" and self.kind in RULES:
+            refuse_stand_in_rule_label(self, self.null_value)
+        return self
 
 
 class Recursive(_Model):

@@ -115,7 +115,8 @@ MEANINGS: dict[str, str] = {
     "HierarchySpec.hierarchy": "A ready sqlclose.Hierarchy (Python only).",
     "QuasiIdentifier.nulls": "NULLs: \"error\", \"drop\" (remove those rows) or \"value\" (NULL is null_value).",
     "QuasiIdentifier.null_value": "The value NULL stands for with nulls = \"value\" (refused if it is also a "
-                                  "real value of the column, or a label a rule writes below its top).",
+                                  "real value of the column, or a label its bands, dates or mask rule writes "
+                                  "below the top).",
     "Sensitive.distance": "t-closeness distance: ordered, equal, hierarchical (EMD); variational, kl (not EMD).",
     "Sensitive.t": "t-closeness threshold, in [0, 1] (KL: any ≥ 0).",
     "Sensitive.hierarchy": "Hierarchy of the values (file or tree): required for hierarchical.",

@@ -432,8 +432,18 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
         f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
-        "add a line for each to the hierarchy (leaf;…;*), or fix the data"
+        f"add a line for each to the hierarchy (leaf;…;*), or fix the data{_quoting_hint(listed)}"
     )
+
+
+def _quoting_hint(values: list) -> str:
+    """How a hierarchy file lists a value with spaces around it, or the empty text: quoted, since
+    an unquoted label loses its spaces (model/hierarchy_file.py)."""
+    spaced = next((v for v in values if isinstance(v, str) and v != v.strip()), None)
+    if spaced is None and "" not in values:
+        return ""
+    example = '"' + (spaced if spaced is not None else "").replace('"', '""') + '"'
+    return f"; in a hierarchy file, quote a value with spaces around it or the empty text: {example};…"
 
 
 

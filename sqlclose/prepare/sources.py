@@ -9,6 +9,7 @@ that no raw record reaches a message (CSV errors quote the offending line).
 
 from __future__ import annotations
 
+import codecs
 import csv
 import dataclasses
 import glob as globbing
@@ -644,6 +645,7 @@ def _refuse_duplicates(names: list[str], where: str) -> None:
 
 
 CSV_DELIMITERS = ",;\t|"
+CSV_ENCODINGS = ("latin-1", "utf-16", "utf-8")  # [source] encoding's values, in the order advised
 
 
 def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
@@ -675,16 +677,37 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
 
 
 def _header_line(path: Path, encoding: str) -> str:
+    """The header line, decoded a byte at a time up to its line break: a bad byte further on is
+    not blamed on line 1, and UTF-16's two-byte line break stays whole (``readline()`` on bytes
+    cut its '\\n\\0' in half, so no UTF-16 file could be read), and a file of CR line breaks is not
+    read whole. UTF-16 is read little-endian, with or without its byte-order mark, as the engine
+    reads it."""
+    decoder = codecs.getincrementaldecoder("utf-16-le" if encoding.lower() == "utf-16" else encoding)()
+    pieces: list[str] = []
     try:
-        with path.open("rb") as handle:  # the header line only: decoding ahead would blame later lines
-            raw = handle.readline()
-        line = raw.decode(encoding).lstrip("\ufeff")
+        with path.open("rb") as handle:
+            while not (pieces and pieces[-1].endswith(("\n", "\r"))):  # a line break ends it: CR alone, too
+                byte = handle.read(1)
+                pieces.append(decoder.decode(byte, final=not byte))
+                if not byte:
+                    break
     except UnicodeDecodeError:
-        raise InputError(f"cannot read {path}: it is not {encoding.upper()} text (line 1); set [source] "
-                         "encoding = \"latin-1\" or \"utf-16\"") from None
+        raise InputError(f"cannot read {path}: it is not {encoding.upper()} text (line 1); "
+                         f"{_encoding_advice(encoding)}") from None
+    line = "".join(pieces)
+    if encoding.lower() == "utf-16" and line.startswith("\ufffe"):  # big-endian: the engine would read noise
+        raise InputError(f"cannot read {path}: it is big-endian UTF-16 (its byte-order mark says so), which is "
+                         "read little-endian only; re-save it as UTF-16 LE (Windows' \"Unicode\") or UTF-8")
+    line = line.lstrip("\ufeff")
     if not line.strip():
         raise InputError(f"cannot read {path}: the file is empty (no header, no rows)")
     return line.rstrip("\r\n")
+
+
+def _encoding_advice(encoding: str) -> str:
+    """What to set for a CSV its ``encoding`` does not decode: the other encodings a spec takes."""
+    others = " or ".join(f'"{e}"' for e in CSV_ENCODINGS if e != encoding.lower())
+    return f"set [source] encoding = {others}"
 
 
 def _header_delimiter(line: str) -> str:
@@ -718,8 +741,7 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
         return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
                 "[source] types or nulls")
     if "Invalid unicode" in text:
-        return (f"it is not {read.encoding.upper()} text ({where}); set [source] encoding = \"latin-1\" or "
-                "\"utf-16\"")
+        return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
     return None
 
 

@@ -1,0 +1,71 @@
+"""A TOML tree's leaves are the values as the engine writes them (values are matched as text):
+true and false, never Python's True and False; a list or a table is no leaf. The oracles: a
+plain GROUP BY over the written release (6 rows of each boolean, by construction) and the
+leaves written out by hand."""
+
+from __future__ import annotations
+
+import datetime
+
+import duckdb
+import pytest
+from table3_project import invoke
+
+from sqlclose.errors import HierarchyError
+from sqlclose.model.hierarchy import Hierarchy
+
+SPEC = '''
+[source]
+path = "p.parquet"
+[output]
+path = "out/r.parquet"
+[privacy]
+k = 3
+[quasi_identifiers]
+smoker = {{ tree = {tree} }}
+[sensitive.diagnosis]
+distinct_l = 2
+'''
+
+
+def _rows(sql: str, params: list | None = None) -> list[tuple]:
+    """A query's rows on a connection of its own (the module's default one is shared with others)."""
+    con = duckdb.connect()
+    try:
+        return con.execute(sql, params or []).fetchall()
+    finally:
+        con.close()
+
+
+
+def test_a_tree_of_toml_booleans_matches_a_boolean_column(tmp_path):
+    """A BOOLEAN column and a tree listing true and false: the job said "2 value(s) are not leaves
+    of hierarchy tree …: 'false' (6 rows), 'true' (6 rows)", the leaves being spelt 'True' and
+    'False'. Now released: 6 rows of each, 3 diagnoses in each class."""
+    _rows(f"COPY (SELECT i % 2 = 0 AS smoker, ['flu', 'ulcer', 'colitis'][1 + i % 3] AS diagnosis "
+               f"FROM range(12) r(i)) TO '{tmp_path / 'p.parquet'}'")
+    (tmp_path / "spec.toml").write_text(SPEC.format(tree='{ "*" = [true, false] }'))
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress", "--node", "smoker=0")
+    assert result.exit_code == 0, result.output
+    rows = _rows(f"SELECT smoker, count(*), count(DISTINCT diagnosis) FROM '{tmp_path / 'out' / 'r.parquet'}' "
+                 "GROUP BY ALL ORDER BY ALL")
+    assert rows == [(False, 6, 3), (True, 6, 3)]
+
+
+def test_tree_leaves_are_written_as_the_engine_writes_values():
+    """Booleans as true/false, numbers and dates as their text; written out by hand."""
+    h = Hierarchy.from_tree({"any": {"flags": [True, False], "numbers": [39, 2.5],
+                                     "days": [datetime.date(1984, 5, 17)]}})
+    assert h.leaves == ["true", "false", "39", "2.5", "1984-05-17"]
+
+
+@pytest.mark.parametrize("tree, shown", [
+    ({"*": [["flu"], ["ulcer"]]}, "group '*' lists ['flu'] among its leaves"),
+    ({"any": {"Respiratory": [{"a": 1}]}}, "group 'any > Respiratory' lists {'a': 1} among its leaves"),
+])
+def test_a_list_or_a_table_among_leaves_is_refused_naming_its_group(tree, shown):
+    """A list or a table inside a list of leaves was stringified into a leaf no column holds
+    ("['flu']"); now refused, naming the group and how to write leaves or a group."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree(tree, "tree for column 'd'")
+    assert str(e.value).startswith(f"tree for column 'd': {shown}; a leaf is one value"), str(e.value)
