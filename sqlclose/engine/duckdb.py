@@ -59,9 +59,10 @@ def _interruptible() -> Iterator[None]:
 # column named in plain word characters alone: the value that follows cannot ride along).
 # Types DuckDB (2.0.1) writes to Parquet as other values: HUGEINT and UHUGEINT as DOUBLE (rounded
 # past 2**53), TIMETZ as the UTC time (its offset lost), INTERVAL as Parquet's INTERVAL, which
-# holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type). Inside a list
-# or struct too; an ENUM's values and quoted names are not types.
-_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b")
+# holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type), UNION as a
+# STRUCT of its tag's number and its members (Parquet has no union type). Inside a list or struct
+# too; an ENUM's values and quoted names are not types.
+_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|\bUNION\(")
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
 _CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")

@@ -165,6 +165,9 @@ _PARQUET_FIXES = {
     "INTERVAL": ("Parquet's INTERVAL holds whole milliseconds, so 1.5 ms would be written as 1 ms",
                  "CAST({c} AS VARCHAR) (its text, to the microsecond), or epoch_us({c}) (a BIGINT of "
                  "microseconds, a month counted as 30 days)"),
+    "UNION(": ("DuckDB writes a UNION as a STRUCT of its tag's number and its members; Parquet has no union type",
+               "CAST({c} AS VARCHAR) (its value's text), with union_tag({c}) as another column if which member "
+               "it holds matters"),
 }
 
 
@@ -195,7 +198,7 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
 def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
     """Refuse, before anything is written, a released column whose values the engine's Parquet
     writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC, INTERVAL to the
-    millisecond). Its re-check refused
+    millisecond, UNION as a STRUCT). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
     _refuse_unkept(release.problem.engine, query, params)
 
