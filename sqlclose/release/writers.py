@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.duckdb import qualified, table_exists
+from sqlclose.engine.duckdb import TableSlot, qualified, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
@@ -317,7 +317,7 @@ class DuckDBTableWriter(Writer):
         if target.path.is_dir():
             raise OutputExistsError(f"the output path {target.path} is a directory, not a database file")
         try:
-            exists = table_exists(target.path, target.table)
+            slot = table_slot(target.path, target.table)
         except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
             if "same database file with a different configuration" in str(e):  # DuckDB's words for the case
                 raise InputError(f"the output database {target.path} is open in this process on another connection "
@@ -325,11 +325,19 @@ class DuckDBTableWriter(Writer):
                                  "the release to another database file, or close that connection first") from None
             raise EnvironmentFailure.from_engine(e, target.path) or InputError(
                 f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
-        if exists and not target.overwrite:
-            raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
-                                    "(--overwrite) to replace it")
+        self._refuse_slot(slot, target)
         if target.report.exists() and not target.overwrite:
             raise OutputExistsError(f"{target.report} already exists; pass overwrite (--overwrite) to replace it")
+
+    @staticmethod
+    def _refuse_slot(slot: TableSlot, target: Target) -> None:
+        """What the database holds where the table would go, refused before the search (and by a
+        dry run): the write's own checks come after it."""
+        if not slot.schema_exists:
+            _refuse_missing_schema(target)
+        if slot.kind is not None and not target.overwrite:
+            raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
+                                    "(--overwrite) to replace it")
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "a DuckDB database output")
@@ -388,11 +396,17 @@ class DuckDBTableWriter(Writer):
 
     @staticmethod
     def _require_schema(engine: DuckDBEngine, alias: str, schema: str, target: Target) -> None:
+        """Checked again in the file read: the database may have changed since ``refuse``."""
         found = engine.fetch("SELECT schema_name FROM duckdb_schemas() WHERE database_name = $1",
                              [alias]).column("schema_name").to_pylist()
         if catalog_name(schema) not in map(catalog_name, found):  # DuckDB's match: PUB is pub
-            raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
-                             f"{schema}) or name the table without it")
+            _refuse_missing_schema(target)
+
+
+def _refuse_missing_schema(target: Target) -> None:
+    schema = target.table.rpartition(".")[0]
+    raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
+                     f"{schema}) or name the table without it")
 
 
 def _recover_killed_table_run(engine: DuckDBEngine, path: Path, report: Path) -> None:
