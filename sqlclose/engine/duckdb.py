@@ -121,6 +121,7 @@ class TableSlot:
     schema_exists: bool
     kind: str | None = None  # "table" or "view": what already goes by that name, if anything
     name: str | None = None  # that object's name as the database spells it
+    referenced_by: tuple[str, ...] = ()  # the other tables whose FOREIGN KEY references that table
 
 
 def table_slot(path: Path, table: str) -> TableSlot:
@@ -140,7 +141,13 @@ def table_slot(path: Path, table: str) -> TableSlot:
             "UNION ALL SELECT schema_name, view_name, 'view' FROM duckdb_views() "
             "WHERE database_name = current_database() AND NOT internal").fetchall()
         found = next(((n, kind) for s, n, kind in objects if (catalog_name(s), catalog_name(n)) == wanted), None)
-        return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[1], name=found and found[0])
+        keys = con.execute(  # a key references a table of its own schema (DuckDB allows no other)
+            "SELECT DISTINCT schema_name, table_name, referenced_table FROM duckdb_constraints() "
+            "WHERE database_name = current_database() AND constraint_type = 'FOREIGN KEY' ORDER BY ALL").fetchall()
+        referencing = tuple(t for s, t, parent in keys if (catalog_name(s), catalog_name(parent)) == wanted
+                            and catalog_name(t) != wanted[1])  # its own key goes with it
+        return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[1], name=found and found[0],
+                         referenced_by=referencing)
     finally:
         con.close()
 

@@ -335,9 +335,19 @@ class DuckDBTableWriter(Writer):
         dry run): the write's own checks come after it."""
         if not slot.schema_exists:
             _refuse_missing_schema(target)
+        if slot.kind == "view":  # the user's object, not a release: never replaced
+            view = exp.to_identifier(slot.name, quoted=True).sql("duckdb")
+            raise OutputExistsError(f"the output database {target.path} holds a view {slot.name!r} under the name of "
+                                    f"the output table {target.table!r}; sqlclose replaces a table, never a view: "
+                                    f"drop it (DROP VIEW {view}) or name another table (--output-table)")
         if slot.kind is not None and not target.overwrite:
             raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
                                     "(--overwrite) to replace it")
+        if slot.kind is not None and slot.referenced_by:  # the rebuilt file cannot leave it out
+            raise InputError(f"the FOREIGN KEY of table(s) {', '.join(map(repr, slot.referenced_by))} references "
+                             f"table {slot.name!r} in {target.path}, which overwrite would replace (dropping it, "
+                             "that key would point at nothing): drop that key or its table first, or name another "
+                             "table (--output-table)")
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "a DuckDB database output")
