@@ -10,6 +10,7 @@ import math
 import os
 import re
 import signal
+import struct
 import subprocess
 import sys
 import textwrap
@@ -91,6 +92,51 @@ def test_values_equal_but_written_unlike_do_not_keep_the_input_order(tmp_path, k
             release.write(tmp_path / f"out_{order.replace(' ', '_')}.{suffix}")
         digests.append(sha256(tmp_path / f"out_{order.replace(' ', '_')}.{suffix}"))
     assert digests[0] == digests[1], "rows that tie on values kept the input's order"
+
+
+def _nan(bits: int, kind: str) -> float:
+    """The float (``kind``: d 64-bit, f 32-bit) of these bits: NaNs with and without payloads."""
+    return struct.unpack(f"<{kind}", struct.pack("<Q" if kind == "d" else "<I", bits))[0]
+
+
+# The usual quiet NaN, one with a payload (R's NA bits), and their negatives: per float width.
+NANS = {"d": (0x7FF8000000000000, 0x7FF80000000007A2, 0xFFF80000000007A2, 0xFFF8000000000000),
+        "f": (0x7FC00000, 0x7FC007A2, 0xFFC007A2, 0xFFC00000)}
+
+
+@pytest.mark.parametrize("algorithm", ["incognito", "gaa"])
+@pytest.mark.parametrize("width", ["d", "f"])
+@pytest.mark.parametrize("role", ["kept", "sensitive"])
+def test_nans_differing_only_in_their_payload_do_not_keep_the_input_order(tmp_path, role, width, algorithm):
+    """rv9 #3: two NaNs with different payloads tie in the value sort and in the text tie-break
+    ('nan' both), and were written with their own bits: the Parquet file kept the two rows in the
+    input's order. A float column given as it is (kept, or sensitive) is now written with every NaN
+    the quiet NaN of its sign. The oracles: the sha256 of the files for the rows in two orders, and
+    the bits read back with pyarrow (the canonical NaN, the minus sign kept; DuckDB reads both NaN)."""
+    plus, payload, minus_payload, minus = NANS[width]
+    nans = [plus, payload] + ([minus_payload, minus] if role == "kept" else [])  # -nan beside nan: refused as SA
+    rows = [("47601", 30, "a", _nan(bits, width)) for bits in nans] + \
+        [("47601", 30, d, float(v)) for d, v in (("b", 1), ("b", 2), ("a", 1), ("b", 2))]
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"bands": [10]}},
+            "search": {"algorithm": algorithm}}
+    spec |= {"others": "keep", "sensitive": {"d": {"distinct_l": 2}}} if role == "kept" else \
+        {"others": "drop", "sensitive": {"f": {"distinct_l": 2}}}
+    digests, bits = [], []
+    for i, order in enumerate((rows, [*rows[:len(nans)][::-1], *rows[len(nans):]])):  # the NaN rows reversed
+        floats = np.array([r[3] for r in order], dtype=np.float64 if width == "d" else np.float32)
+        table = pa.table({"zip": [r[0] for r in order], "age": pa.array([r[1] for r in order], pa.int64()),
+                          "d": [r[2] for r in order], "f": pa.array(floats)})
+        assert [int(b) for b in floats.view(np.uint64 if width == "d" else np.uint32)[:len(nans)]] == \
+            (nans if i == 0 else nans[::-1])  # the input holds the payloads
+        with sqlclose.anonymize(table, spec) as release:
+            release.write(tmp_path / f"r{i}.parquet")
+        digests.append(sha256(tmp_path / f"r{i}.parquet"))
+        assert pq.read_schema(tmp_path / f"r{i}.parquet").field("f").type == table.schema.field("f").type
+        written = pq.read_table(tmp_path / f"r{i}.parquet").column("f").to_numpy()
+        bits.append(sorted(int(b) for b, x in zip(written.view(np.uint64 if width == "d" else np.uint32), written)
+                           if np.isnan(x)))
+    assert digests[0] == digests[1], f"the file follows the input's order: NaN bits as written {bits}"
+    assert bits[0] == sorted([plus, plus] + ([minus, minus] if role == "kept" else []))
 
 
 def test_release_rows_are_sorted_by_their_released_values(tmp_path):

@@ -30,7 +30,9 @@ VALUES = {"HUGEINT": "(i % 2)::HUGEINT * 100000000000000000000",
           "TIME WITH TIME ZONE": "('12:00:00+0' || (i % 2))::TIMETZ",
           "BIT": "(CASE WHEN i % 2 = 0 THEN '0101' ELSE '1100' END)::BIT",
           "BIGNUM": "((i % 2) * 10)::BIGNUM",
-          "INTERVAL": "to_microseconds(1500 + i % 2)"}
+          "INTERVAL": "to_microseconds(1500 + i % 2)",
+          "UNION(n INTEGER, s VARCHAR)": "(CASE WHEN i % 2 = 0 THEN union_value(n := 1)::UNION(n INTEGER, s VARCHAR) "
+                                         "ELSE 'x'::UNION(n INTEGER, s VARCHAR) END)"}
 OUTPUTS = {"parquet": 'path = "out/r.parquet"', "parquet-folder": 'path = "out/r"', "csv": 'path = "out/r.csv"',
            "duckdb": 'path = "out/r.duckdb"\ntable = "r"'}
 
@@ -71,11 +73,13 @@ def _written(folder: Path, output: str, sql: str) -> list[tuple]:
 
 @pytest.mark.parametrize("output", ["parquet", "parquet-folder"])
 @pytest.mark.parametrize("role", ["kept", "sensitive"])
-@pytest.mark.parametrize("kind", ["HUGEINT", "UHUGEINT", "TIME WITH TIME ZONE", "INTERVAL"])
+@pytest.mark.parametrize("kind", ["HUGEINT", "UHUGEINT", "TIME WITH TIME ZONE", "INTERVAL",
+                                  "UNION(n INTEGER, s VARCHAR)"])
 def test_a_column_parquet_cannot_hold_is_refused_naming_it_and_the_cast(tmp_path, kind, role, output):
     """Was: exit 4, 'the written release failed its re-check: 12 written row(s) are not rows of the
-    input'. The premise, by plain DuckDB: its own COPY of the input to Parquet changes the values.
-    Now: exit 2 naming 'v', its type and the [source] query's fix; nothing is written."""
+    input' (a UNION too, review rv10 #4: DuckDB writes it as a STRUCT of its tag and members). The
+    premise, by plain DuckDB: its own COPY of the input to Parquet changes the values. Now: exit 2
+    naming 'v', its type and the [source] query's fix; nothing is written."""
     _project(tmp_path, kind, role, output)
     copied = tmp_path / "copy.parquet"
     _input(tmp_path, f"COPY t TO '{copied}'")
@@ -186,3 +190,15 @@ def test_an_arrow_duration_is_refused_for_parquet_before_anything_is_written(tmp
             release.write(out / "r.parquet")
         release.write(out / "r.csv")  # CSV keeps it
     assert sorted(p.name for p in out.iterdir()) == ["r.csv", "r.csv.report.json"]
+
+
+def test_the_suggested_casts_release_a_union_to_parquet(tmp_path):
+    """The UNION refusal's fix (review rv10 #4), its text with its tag beside it, releases the
+    input's values to Parquet (the oracle: plain DuckDB's text and union_tag of the input's column)."""
+    _project(tmp_path, "UNION(n INTEGER, s VARCHAR)", "kept", "parquet",
+             "SELECT g, s, CAST(v AS VARCHAR) AS v, union_tag(v) AS v_tag FROM t")
+    done = _anonymize(tmp_path)
+    assert done.returncode == 0, done.stderr
+    want = _input(tmp_path, "SELECT v::VARCHAR, union_tag(v)::VARCHAR, COUNT(*) FROM t GROUP BY ALL ORDER BY ALL")
+    assert want == [("1", "n", 6), ("x", "s", 6)]
+    assert _written(tmp_path, "parquet", "SELECT v, v_tag::VARCHAR, COUNT(*) FROM r GROUP BY ALL ORDER BY ALL") == want

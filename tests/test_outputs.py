@@ -353,6 +353,94 @@ def test_an_existing_table_is_refused_unless_overwrite(project):
     assert duckdb.connect(str(db), read_only=True).execute("SELECT COUNT(*) FROM people").fetchall() == [(9,)]
 
 
+def _searched(monkeypatch) -> list[int]:
+    """Records every search the in-process CLI enters (a refusal up front enters none)."""
+    from sqlclose import api
+
+    searched: list[int] = []
+    real_search = api._search
+    monkeypatch.setattr(api, "_search", lambda *a, **k: searched.append(1) or real_search(*a, **k))
+    return searched
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_a_view_under_the_tables_name_is_refused_up_front(project, monkeypatch, overwrite, dry_run):
+    """rv10 #5: a view named like the output table, with overwrite, ended in exit 1 after the whole
+    job (DuckDB's 'Existing object "people" is of type View, trying to drop type Table'), and the
+    dry run said nothing; without overwrite it was refused as "table 'people' already exists". A
+    view is the user's object, not a release: refused before the search, dry run or not, naming
+    the view and what to do. The oracles: DuckDB reads the view as it was; no search was entered."""
+    db = project / "releases.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE VIEW People AS SELECT 42 AS a")
+    searched = _searched(monkeypatch)
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "main.people", "--no-progress",
+                    *(["--overwrite"] if overwrite else []), *(["--dry-run"] if dry_run else []))
+    assert result.exit_code == 2, result.output
+    assert f"{db} holds a view 'People' under the name of the output table 'main.people'" in result.output
+    assert "DROP VIEW" in result.output and "another table" in result.output
+    assert searched == []
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT a FROM people").fetchall() == [(42,)]
+        assert con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall() == [("People",)]
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_a_table_another_tables_key_references_is_refused_up_front(project, monkeypatch, dry_run):
+    """rv10 #5: replacing (overwrite) a table that another table's FOREIGN KEY references ended in
+    exit 1 after the whole job (DuckDB's 'Could not drop the table because this table is main key
+    table of the table "child"'): the rebuilt database could not leave it out. Refused before the
+    search, dry run or not, naming the referencing table. The oracles: both tables' rows as they
+    were (a plain SELECT); no search was entered."""
+    db = project / "releases.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE people (a INTEGER PRIMARY KEY); INSERT INTO people VALUES (7);"
+                    "CREATE TABLE child (b INTEGER REFERENCES people(a)); INSERT INTO child VALUES (7)")
+    searched = _searched(monkeypatch)
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "--overwrite",
+                    "--no-progress", *(["--dry-run"] if dry_run else []))
+    assert result.exit_code == 2, result.output
+    assert "the FOREIGN KEY of table(s) 'child' references table 'people'" in result.output, result.output
+    assert searched == []
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT a FROM people").fetchall() == [(7,)]
+        assert con.execute("SELECT b FROM child").fetchall() == [(7,)]
+
+
+def test_a_table_referencing_itself_is_replaced(project):
+    """The other side: a table whose only FOREIGN KEY is its own (a self-reference) blocks nothing
+    else, and is replaced with overwrite. The oracle: a plain SELECT of the table in place."""
+    db = project / "releases.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE people (a INTEGER PRIMARY KEY, b INTEGER REFERENCES people(a));"
+                    "INSERT INTO people VALUES (7, NULL)")
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "--overwrite", "-q")
+    assert result.exit_code == 0, result.output
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT COUNT(*) FROM people").fetchall() == [(9,)]  # Table 3's nine rows
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+@pytest.mark.parametrize("exists", [False, True])
+def test_a_schema_the_database_lacks_is_refused_up_front(project, monkeypatch, exists, dry_run):
+    """rv10 #3: --output-table nosuch.t in an existing database passed the dry run (exit 0) and was
+    refused by the run (exit 2), after the search. The schema is now checked with the output, before
+    the search, dry run or not; a database not made yet has only ``main``. The oracles: the files in
+    the folder (nothing new but the database given) and no search entered."""
+    db = project / "releases.duckdb"
+    if exists:
+        duckdb.connect(str(db)).close()
+    before = sorted(p.name for p in project.iterdir())
+    searched = _searched(monkeypatch)
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "nosuch.t", "--no-progress",
+                    *(["--dry-run"] if dry_run else []))
+    assert result.exit_code == 2, result.output
+    assert f"the output database {db} has no schema 'nosuch'; create it (CREATE SCHEMA nosuch)" in result.output
+    assert searched == []
+    assert sorted(p.name for p in project.iterdir()) == before
+
+
 def test_a_failed_table_write_leaves_no_database_no_table_no_report(project, monkeypatch):
     def fail(self, written):
         raise VerificationError("forced by the test")

@@ -137,6 +137,18 @@ def _base_nodes(engine: Engine) -> Any:
     return q.masked_nodes(q.table("t_keyed"), nodes), []
 
 
+def _canonical_nan(engine: Engine) -> Any:
+    """The float column with its NaNs written alike (``queries.canonical_nan``), read as whether it
+    is NULL, NaN and signed, and its value where not NaN: rows both engines give alike (NaN equals
+    no NaN in Python; the payloads it clears are checked in tests/test_leaks.py on DuckDB)."""
+    y = q.canonical_nan(q.col("x"), exp.DataType.build("DOUBLE"), engine.is_nan, engine.has_minus_sign)
+    nan = exp.func("COALESCE", engine.is_nan(q.col("y")), exp.false())
+    return exp.select(exp.Is(this=q.col("y"), expression=exp.Null()).as_("missing"), nan.as_("nan"),
+                      engine.has_minus_sign(q.col("y")).as_("signed"),
+                      exp.Case(ifs=[exp.If(this=nan.copy(), true=exp.Null())], default=q.col("y")).as_("value")
+                      ).from_(exp.select(y.as_("y")).from_(q.table("t_floats")).subquery("f")), []
+
+
 def _not_null(engine: Engine) -> Any:
     return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(SRC.copy().as_("src")).where(
         q.not_null([QUOTE, EVIL])), []
@@ -152,6 +164,7 @@ CASES: dict[str, tuple[Callable[[Engine], Any], bool]] = {
     "null_counts": (lambda e: (q.null_counts(VALUES, [QI, SA, AGE]), []), False),
     "float_checks": (lambda e: (q.float_checks(q.table("t_floats"), "x", e.is_nan), []), False),
     "float_spellings": (lambda e: (q.float_spellings(q.table("t_floats"), "x", e.is_nan, e.has_minus_sign), []), False),
+    "canonical_nan": (_canonical_nan, False),
     "base_histogram": (_base, False),
     "base_histogram_ordered": (_base_ordered, True),  # as preparation orders it: SA, then AGE (5 leaves), QI (4)
     "base_histogram_ungrouped": (_base_ungrouped, True),
@@ -560,6 +573,8 @@ def _expected_rows() -> dict[str, list[tuple]]:
                              sum(x == 0 and math.copysign(1, x) > 0 for x in floats),
                              sum(math.isnan(x) and math.copysign(1, x) < 0 for x in floats),
                              sum(math.isnan(x) and math.copysign(1, x) > 0 for x in floats))],
+        "canonical_nan": _sorted([(False, math.isnan(x), math.copysign(1, x) < 0, None if math.isnan(x) else _plain(x))
+                                  for x in floats] + [(True, False, None, None)] * (len(FLOATS) - len(floats))),
         # HyperLogLog is exact on sets this small
         "estimated_combinations": [(len({(r[QUOTE], r[EVIL], r["age"]) for r in ROWS}),)],
         "audit_classes": audit_rows,

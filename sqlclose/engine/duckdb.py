@@ -28,7 +28,7 @@ from sqlclose.engine.limits import (
     resident_bytes,
 )
 from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
-from sqlclose.model.spec import GLOB_CHARACTERS, table_identity
+from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
@@ -59,9 +59,10 @@ def _interruptible() -> Iterator[None]:
 # column named in plain word characters alone: the value that follows cannot ride along).
 # Types DuckDB (2.0.1) writes to Parquet as other values: HUGEINT and UHUGEINT as DOUBLE (rounded
 # past 2**53), TIMETZ as the UTC time (its offset lost), INTERVAL as Parquet's INTERVAL, which
-# holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type). Inside a list
-# or struct too; an ENUM's values and quoted names are not types.
-_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b")
+# holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type), UNION as a
+# STRUCT of its tag's number and its members (Parquet has no union type). Inside a list or struct
+# too; an ENUM's values and quoted names are not types.
+_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|\bUNION\(")
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
 _CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
@@ -112,16 +113,41 @@ def qualified(table: str, database: str) -> exp.Table:
                      catalog=exp.to_identifier(database, quoted=True))
 
 
-def table_exists(path: Path, table: str) -> bool:
-    """Whether a DuckDB database file holds ``table`` (``schema.table`` allowed), under any
-    spelling DuckDB takes for it (``table_identity``: ``People``, ``main.people``); read-only, brief."""
+@dataclasses.dataclass(frozen=True)
+class TableSlot:
+    """What a DuckDB database file holds where a table output ``[schema.]name`` would go, names
+    matched as DuckDB matches them (``catalog_name``: ``People`` is ``main.people``)."""
+
+    schema_exists: bool
+    kind: str | None = None  # "table" or "view": what already goes by that name, if anything
+    name: str | None = None  # that object's name as the database spells it
+    referenced_by: tuple[str, ...] = ()  # the other tables whose FOREIGN KEY references that table
+
+
+def table_slot(path: Path, table: str) -> TableSlot:
+    """The slot of ``table`` in the database file at ``path``; read-only, brief. A file not made
+    yet holds the schema ``main`` alone. DuckDB's own catalog views (``duckdb_tables``…) are the
+    system database's, not the file's."""
+    schema, _, name = table.rpartition(".")
+    wanted = (catalog_name(schema or "main"), catalog_name(name))
     if not Path(path).is_file():
-        return False
+        return TableSlot(schema_exists=wanted[0] == "main")
     con = duckdb.connect(str(path), read_only=True)
     try:
-        names = con.execute("SELECT schema_name || '.' || table_name FROM duckdb_tables() UNION ALL "
-                            "SELECT schema_name || '.' || view_name FROM duckdb_views()").fetchall()
-        return table_identity(table) in {table_identity(name) for (name,) in names}
+        schemas = {catalog_name(s) for (s,) in con.execute(
+            "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()").fetchall()}
+        objects = con.execute(
+            "SELECT schema_name, table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+            "UNION ALL SELECT schema_name, view_name, 'view' FROM duckdb_views() "
+            "WHERE database_name = current_database() AND NOT internal").fetchall()
+        found = next(((n, kind) for s, n, kind in objects if (catalog_name(s), catalog_name(n)) == wanted), None)
+        keys = con.execute(  # a key references a table of its own schema (DuckDB allows no other)
+            "SELECT DISTINCT schema_name, table_name, referenced_table FROM duckdb_constraints() "
+            "WHERE database_name = current_database() AND constraint_type = 'FOREIGN KEY' ORDER BY ALL").fetchall()
+        referencing = tuple(t for s, t, parent in keys if (catalog_name(s), catalog_name(parent)) == wanted
+                            and catalog_name(t) != wanted[1])  # its own key goes with it
+        return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[1], name=found and found[0],
+                         referenced_by=referencing)
     finally:
         con.close()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import pyarrow as pa
 from sqlglot import exp
@@ -106,7 +107,7 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
     return q.release(problem.source, problem.released, released, suppressed, params, passed,
-                     ties=written_unlike_equal(problem, node))
+                     ties=written_unlike_equal(problem, node), rewrites=nans_written_alike(problem, node))
 
 
 def written_unlike_equal(problem: Problem, node: Node | None) -> list[str]:
@@ -114,9 +115,29 @@ def written_unlike_equal(problem: Problem, node: Node | None) -> list[str]:
     and 0.0), intervals (1 month and 30 days), and nested types holding them; not a QI released
     above its leaves (a label, text), nor any QI when ``node`` is None (GAA: every QI is a label)."""
     schema = problem.engine.schema(problem.source)
+    return [name for name in _given_as_is(problem, node) if _unlike_equal(schema.field(name).type)]
+
+
+def nans_written_alike(problem: Problem, node: Node | None) -> dict[str, q.Rewrite]:
+    """The released float columns given as they are (``node`` as for ``written_unlike_equal``),
+    each with its NaNs written as the one NaN of their sign (``queries.canonical_nan``): NaNs that
+    differ only in their payload tie in every sort SQL has, text included (rv9 #3). A release
+    rebuilt from counts holds no float (``release_counts.read_back_type``). A float inside a list
+    or struct keeps its bits."""
+    engine = problem.engine
+    schema = engine.schema(problem.source)
+    floats = {name: schema.field(name).type for name in _given_as_is(problem, node)
+              if pa.types.is_floating(schema.field(name).type)}
+    return {name: partial(q.canonical_nan, kind=exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT"),
+                          nan=engine.is_nan, signed=engine.has_minus_sign) for name, kind in floats.items()}
+
+
+def _given_as_is(problem: Problem, node: Node | None) -> list[str]:
+    """The released columns given as they are: not a QI released above its leaves, nor any QI
+    when ``node`` is None (GAA)."""
     labelled = {qi.name for qi, level in zip(problem.qis, node) if level} if node is not None \
         else {qi.name for qi in problem.qis}
-    return [name for name in problem.released if name not in labelled and _unlike_equal(schema.field(name).type)]
+    return [name for name in problem.released if name not in labelled]
 
 
 def _unlike_equal(kind: pa.DataType) -> bool:

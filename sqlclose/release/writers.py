@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.duckdb import qualified, table_exists
+from sqlclose.engine.duckdb import TableSlot, qualified, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
@@ -165,6 +165,9 @@ _PARQUET_FIXES = {
     "INTERVAL": ("Parquet's INTERVAL holds whole milliseconds, so 1.5 ms would be written as 1 ms",
                  "CAST({c} AS VARCHAR) (its text, to the microsecond), or epoch_us({c}) (a BIGINT of "
                  "microseconds, a month counted as 30 days)"),
+    "UNION(": ("DuckDB writes a UNION as a STRUCT of its tag's number and its members; Parquet has no union type",
+               "CAST({c} AS VARCHAR) (its value's text), with union_tag({c}) as another column if which member "
+               "it holds matters"),
 }
 
 
@@ -195,7 +198,7 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
 def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
     """Refuse, before anything is written, a released column whose values the engine's Parquet
     writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC, INTERVAL to the
-    millisecond). Its re-check refused
+    millisecond, UNION as a STRUCT). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
     _refuse_unkept(release.problem.engine, query, params)
 
@@ -314,7 +317,7 @@ class DuckDBTableWriter(Writer):
         if target.path.is_dir():
             raise OutputExistsError(f"the output path {target.path} is a directory, not a database file")
         try:
-            exists = table_exists(target.path, target.table)
+            slot = table_slot(target.path, target.table)
         except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
             if "same database file with a different configuration" in str(e):  # DuckDB's words for the case
                 raise InputError(f"the output database {target.path} is open in this process on another connection "
@@ -322,11 +325,29 @@ class DuckDBTableWriter(Writer):
                                  "the release to another database file, or close that connection first") from None
             raise EnvironmentFailure.from_engine(e, target.path) or InputError(
                 f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
-        if exists and not target.overwrite:
-            raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
-                                    "(--overwrite) to replace it")
+        self._refuse_slot(slot, target)
         if target.report.exists() and not target.overwrite:
             raise OutputExistsError(f"{target.report} already exists; pass overwrite (--overwrite) to replace it")
+
+    @staticmethod
+    def _refuse_slot(slot: TableSlot, target: Target) -> None:
+        """What the database holds where the table would go, refused before the search (and by a
+        dry run): the write's own checks come after it."""
+        if not slot.schema_exists:
+            _refuse_missing_schema(target)
+        if slot.kind == "view":  # the user's object, not a release: never replaced
+            view = exp.to_identifier(slot.name, quoted=True).sql("duckdb")
+            raise OutputExistsError(f"the output database {target.path} holds a view {slot.name!r} under the name of "
+                                    f"the output table {target.table!r}; sqlclose replaces a table, never a view: "
+                                    f"drop it (DROP VIEW {view}) or name another table (--output-table)")
+        if slot.kind is not None and not target.overwrite:
+            raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
+                                    "(--overwrite) to replace it")
+        if slot.kind is not None and slot.referenced_by:  # the rebuilt file cannot leave it out
+            raise InputError(f"the FOREIGN KEY of table(s) {', '.join(map(repr, slot.referenced_by))} references "
+                             f"table {slot.name!r} in {target.path}, which overwrite would replace (dropping it, "
+                             "that key would point at nothing): drop that key or its table first, or name another "
+                             "table (--output-table)")
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "a DuckDB database output")
@@ -385,11 +406,17 @@ class DuckDBTableWriter(Writer):
 
     @staticmethod
     def _require_schema(engine: DuckDBEngine, alias: str, schema: str, target: Target) -> None:
+        """Checked again in the file read: the database may have changed since ``refuse``."""
         found = engine.fetch("SELECT schema_name FROM duckdb_schemas() WHERE database_name = $1",
                              [alias]).column("schema_name").to_pylist()
         if catalog_name(schema) not in map(catalog_name, found):  # DuckDB's match: PUB is pub
-            raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
-                             f"{schema}) or name the table without it")
+            _refuse_missing_schema(target)
+
+
+def _refuse_missing_schema(target: Target) -> None:
+    schema = target.table.rpartition(".")[0]
+    raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
+                     f"{schema}) or name the table without it")
 
 
 def _recover_killed_table_run(engine: DuckDBEngine, path: Path, report: Path) -> None:
