@@ -1,6 +1,7 @@
 """Cold start: a whole ``sqlclose anonymize`` run never imports pandas (pyarrow would import it
 on ``pa.array``/``pa.table``/``to_numpy``; ~0.3 s of a cold run) nor numpy.ma (``np.unique``
-would), nor, over a file, pyarrow.compute (~0.08 s; only an Arrow source's duration check needs it). Checked honestly: the modules loaded when the process exits, in a fresh interpreter."""
+would), nor, over a file, pyarrow.compute (~0.08 s; only an Arrow source's duration check needs
+it). Checked honestly: the modules loaded when the process exits, in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ import atexit, sys
 marker, args, preload = sys.argv[1], sys.argv[2:], {preload!r}
 if preload:
     __import__(preload)
-atexit.register(lambda: open(marker, "w").write(" ".join(str(m in sys.modules) for m in ("pandas", "numpy.ma", "pyarrow.compute"))))
+watched = ("pandas", "numpy.ma", "pyarrow.compute")
+atexit.register(lambda: open(marker, "w").write(" ".join(str(m in sys.modules) for m in watched)))
 from sqlclose.cli import main
 main(args)
 """
