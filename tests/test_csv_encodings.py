@@ -6,20 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
+from own_connection import rows as _rows
 from table3_project import invoke
 
 CITIES = ["Zürich", "Genève", "Köln"]
-
-
-def _rows(sql: str, params: list | None = None) -> list[tuple]:
-    """A query's rows on a connection of its own (the module's default one is shared with others)."""
-    con = duckdb.connect()
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 

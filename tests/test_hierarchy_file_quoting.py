@@ -8,22 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
+from own_connection import rows as _rows
 from table3_project import invoke
 
 SPEC = ('[source]\npath = "p.csv"\n{source}[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
         '[quasi_identifiers]\nage = {{ bands = [10, 20] }}\nsex = {{ file = "sex.csv" }}\n'
         '[sensitive.diagnosis]\ndistinct_l = 2\n')
-
-
-def _rows(sql: str, params: list | None = None) -> list[tuple]:
-    """A query's rows on a connection of its own (the module's default one is shared with others)."""
-    con = duckdb.connect()
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 

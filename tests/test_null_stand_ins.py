@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
 import pytest
+from own_connection import rows as _rows
 from table3_project import invoke
 
 import sqlclose
@@ -19,15 +19,6 @@ from sqlclose.model.spec import QuasiIdentifier
 from sqlclose.model.stand_in import stand_in_rule_level
 
 NO_AGE_ROWS = 4  # rows 0, 6, 12, 18 of the table below
-
-
-def _rows(sql: str, params: list | None = None) -> list[tuple]:
-    """A query's rows on a connection of its own (the module's default one is shared with others)."""
-    con = duckdb.connect()
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 

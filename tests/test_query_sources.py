@@ -244,26 +244,15 @@ def test_a_file_a_view_of_a_view_finds_in_the_search_path_is_not_overwritten(pro
     assert path.read_bytes() == before
 
 
-def test_a_file_a_database_sources_view_reads_is_not_overwritten(project):
-    """The command's [source] path = "x.duckdb", table = a view over a Parquet file: the same."""
+@pytest.mark.parametrize("source", ['table = "people"', 'query = "SELECT * FROM people"'])
+def test_a_file_a_database_sources_view_reads_is_not_overwritten(project, source):
+    """The command's [source] path = "x.duckdb" with a table, or a query, naming a view over a
+    Parquet file: the view's SQL names the file, which is refused as the output."""
     path, before = _parquet_of_table3(project)
     con = duckdb.connect(str(project / "views.duckdb"))
     con.execute(f"CREATE VIEW people AS SELECT * FROM '{path}'")
     con.close()
-    spec = spec_with(project, 'path = "views.duckdb"\ntable = "people"')
-    result = invoke("anonymize", spec, "--output", path, "--overwrite")
-    assert result.exit_code == 2, result.output
-    assert "this job reads" in result.output
-    assert path.read_bytes() == before
-
-
-def test_a_file_a_database_querys_view_reads_is_not_overwritten(project):
-    """The same for a [source] query over a .duckdb file's view: the view's SQL names the file."""
-    path, before = _parquet_of_table3(project)
-    con = duckdb.connect(str(project / "views.duckdb"))
-    con.execute(f"CREATE VIEW people AS SELECT * FROM '{path}'")
-    con.close()
-    spec = spec_with(project, 'path = "views.duckdb"\nquery = "SELECT * FROM people"')
+    spec = spec_with(project, f'path = "views.duckdb"\n{source}')
     result = invoke("anonymize", spec, "--output", path, "--overwrite")
     assert result.exit_code == 2, result.output
     assert "this job reads" in result.output

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import datetime
 
-import duckdb
 import pytest
+from own_connection import rows as _rows
 from table3_project import invoke
 
 from sqlclose.errors import HierarchyError
@@ -26,15 +26,6 @@ smoker = {{ tree = {tree} }}
 [sensitive.diagnosis]
 distinct_l = 2
 '''
-
-
-def _rows(sql: str, params: list | None = None) -> list[tuple]:
-    """A query's rows on a connection of its own (the module's default one is shared with others)."""
-    con = duckdb.connect()
-    try:
-        return con.execute(sql, params or []).fetchall()
-    finally:
-        con.close()
 
 
 
