@@ -54,21 +54,9 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     else:
         h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
-        _refuse_stand_in_label(h, special[0], s.kind, c.name)
         rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
         h = Hierarchy(rows, h.origin).built_by(s.kind, with_stand_in(h.cover))
     return h
-
-
-def _refuse_stand_in_label(h: Hierarchy, stand_in: str, kind: str, column: str) -> None:
-    """A stand-in that is a label the rule writes below its top (a mask's ``4767*``) cannot have a
-    branch of its own: NULL would share that label's class. Hierarchy's own check told it as "row 7
-    ... has two parents", of a rule that has no rows, or let it pass when the parents agreed."""
-    level = next((level for level in range(1, h.height) if stand_in in {row[level] for row in h.rows}), None)
-    if level is not None:
-        raise DataError(f"column {column!r}: null_value = {stand_in!r} is also a label its {kind} rule writes "
-                        f"(level {level}), and NULL's stand-in needs a branch of its own: choose a null_value no "
-                        "level of the rule produces (the default 'NULL', or a text outside its labels' form)")
 
 
 def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa.DataType, column: str) -> Hierarchy:
