@@ -168,7 +168,6 @@ class DuckDBEngine(Engine):
         """A connection of its own, or the caller's, left as the caller set it. ``memory_limit`` bounds
         the whole job: DuckDB gets its share of it (``limits.engine_share``) and spills to
         ``temp_directory`` beyond that; the search counts its own structures against the rest."""
-        self._own = connection is None
         self.caller = connection  # the caller's connection, never run on but to read its session
         self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         if self.memory_budget == 0:  # DuckDB would read a limit of 0 as none at all
@@ -204,7 +203,7 @@ class DuckDBEngine(Engine):
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
         # its links folder removed. The callbacks hold the cursor and the lists, never the engine.
         # Our own connection goes with the engine.
-        self._cleanup = None if connection is None else weakref.finalize(self, _drop_all, self.con, self._temp, True)
+        self._cleanup = None if connection is None else weakref.finalize(self, _drop_all, self.con, self._temp)
         self._links_cleanup: weakref.finalize | None = None
 
     @staticmethod
@@ -817,6 +816,11 @@ class DuckDBEngine(Engine):
                 self._drop(*obj)
                 self._temp.remove(obj)
 
+    @property
+    def _own(self) -> bool:
+        """Whether the connection is the engine's own (not a caller's, run on through a cursor)."""
+        return self.caller is None
+
     def _drop(self, kind: str, name: str) -> None:
         _drop_object(self.con, kind, name)
 
@@ -845,16 +849,14 @@ def _drop_object(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> None:
         pass
 
 
-def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]], close: bool = False) -> None:
+def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) -> None:
     """What an engine made on its cursor of a caller's connection, dropped newest first when the
-    engine was collected unclosed (its ``weakref.finalize``), then the cursor closed (``close``):
-    a closed connection drops what it held itself."""
+    engine is closed or collected unclosed (its ``weakref.finalize``), then the cursor closed."""
     for kind, name in reversed(objects):
         _drop_object(con, kind, name)
     objects.clear()
-    if close:
-        with suppress(duckdb.Error):
-            con.close()
+    with suppress(duckdb.Error):
+        con.close()
 
 
 def _cursor_of(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

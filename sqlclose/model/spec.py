@@ -67,6 +67,10 @@ def plain_number(value: Any) -> Any:
     return value
 
 
+def _whole(number: float) -> bool:
+    return isinstance(number, int) or float(number).is_integer()
+
+
 def _finite(value: Any) -> bool:
     """A finite number as written (not a boolean, not text)."""
     return isinstance(value, numbers.Real) and not isinstance(value, bool) and \
@@ -182,6 +186,12 @@ class HierarchySpec(_Model):
     def date_levels(self) -> list[str]:
         """The dates rule's levels below the top: the spec's, or the default (``dates = true``)."""
         return list(DEFAULT_LEVELS) if self.dates is True else list(self.dates or [])
+
+    @property
+    def whole_bands(self) -> bool:
+        """Whether the band widths and origin are all whole numbers (bands may then be labelled as
+        integers, ``35-39``); a whole number past a float's range is whole too."""
+        return all(_whole(w) for w in self.bands or []) and _whole(self.origin)
 
     @property
     def mask_steps(self) -> list[int] | None:

@@ -54,7 +54,7 @@ def _bands_of(rule: HierarchySpec, text: str) -> list[Hierarchy]:
     if start is None:
         return []
     widths = list(rule.bands or [])
-    whole = all(float(w).is_integer() for w in widths) and float(rule.origin).is_integer()
+    whole = rule.whole_bands
     pair = [(start.group(1), float(start.group(1)))]
     return _built(lambda integral: bands_hierarchy(pair, widths, rule.origin, integral=integral),
                   [True, False] if whole else [False])

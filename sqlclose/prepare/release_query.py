@@ -106,30 +106,30 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
-    return q.release(problem.source, problem.released, released, suppressed, params, passed,
-                     ties=written_unlike_equal(problem, node), rewrites=nans_written_alike(problem, node))
+    ties, rewrites = written_as_given(problem, node)
+    return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
+                     rewrites=rewrites)
 
 
-def written_unlike_equal(problem: Problem, node: Node | None) -> list[str]:
-    """The released columns whose equal values may be written differently: floating point (-0.0
-    and 0.0), intervals (1 month and 30 days), and nested types holding them; not a QI released
-    above its leaves (a label, text), nor any QI when ``node`` is None (GAA: every QI is a label)."""
-    schema = problem.engine.schema(problem.source)
-    return [name for name in _given_as_is(problem, node) if _unlike_equal(schema.field(name).type)]
+def written_as_given(problem: Problem, node: Node | None) -> tuple[list[str], dict[str, q.Rewrite]]:
+    """Of the released columns given as they are (not a QI released above its leaves, a label,
+    text; nor any QI when ``node`` is None, GAA: every QI is a label), from one look at the source's
+    schema:
 
-
-def nans_written_alike(problem: Problem, node: Node | None) -> dict[str, q.Rewrite]:
-    """The released float columns given as they are (``node`` as for ``written_unlike_equal``),
-    each with its NaNs written as the one NaN of their sign (``queries.canonical_nan``): NaNs that
-    differ only in their payload tie in every sort SQL has, text included (rv9 #3). A release
-    rebuilt from counts holds no float (``release_counts.read_back_type``). A float inside a list
-    or struct keeps its bits."""
+    - ``ties``: those whose equal values may be written differently: floating point (-0.0 and 0.0),
+      intervals (1 month and 30 days), nested types holding them; ordered by their text too;
+    - ``rewrites``: the float ones, each with its NaNs written as the one NaN of their sign
+      (``queries.canonical_nan``): NaNs that differ only in their payload tie in every sort SQL
+      has, text included (rv9 #3). A release rebuilt from counts holds no float
+      (``release_counts.read_back_type``); a float inside a list or struct keeps its bits."""
     engine = problem.engine
     schema = engine.schema(problem.source)
-    floats = {name: schema.field(name).type for name in _given_as_is(problem, node)
-              if pa.types.is_floating(schema.field(name).type)}
-    return {name: partial(q.canonical_nan, kind=exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT"),
-                          nan=engine.is_nan, signed=engine.has_minus_sign) for name, kind in floats.items()}
+    given = [(name, schema.field(name).type) for name in _given_as_is(problem, node)]
+    ties = [name for name, kind in given if _unlike_equal(kind)]
+    rewrites = {name: partial(q.canonical_nan, kind=exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT"),
+                              nan=engine.is_nan, signed=engine.has_minus_sign)
+                for name, kind in given if pa.types.is_floating(kind)}
+    return ties, rewrites
 
 
 def _given_as_is(problem: Problem, node: Node | None) -> list[str]:

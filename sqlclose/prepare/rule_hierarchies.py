@@ -90,17 +90,13 @@ def _masked_stand_in(s: QuasiIdentifier) -> tuple[int, str, tuple[float, float] 
     return len(masked) - 1, s.mask_char * n if whole else TOP_LABEL, extent
 
 
-def _whole(number: float) -> bool:
-    return isinstance(number, int) or float(number).is_integer()
-
-
 def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,
                     column: str) -> bool:
     """Whether bands are labelled as integers (``35-39``) or intervals (``[35, 40)``): by the widths,
     the origin and the column's type, never by which values it holds. Decided by the values, a
     suppressed row's 40.5 turned every label into an interval: the release told of a row it hides.
     A text column has no numeric type: with whole widths its values must all be whole numbers."""
-    whole = all(_whole(w) for w in s.bands or []) and _whole(s.origin)
+    whole = s.whole_bands
     if pa.types.is_integer(column_type) or (pa.types.is_decimal(column_type) and column_type.scale == 0):
         return whole
     if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlclose.errors import InputError
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.lattice import Node
-from sqlclose.prepare.release_query import nans_written_alike, written_unlike_equal
+from sqlclose.prepare.release_query import written_as_given
 from sqlclose.release.release import MAX_LABELS_SHOWN, Release, t_against_release
 from sqlclose.release.report import GaaSummary, Generalization, privacy_section, shown_labels
 from sqlclose.release.utility_section import multidimensional_utility
@@ -103,9 +103,9 @@ class GaaRelease(Release):
         from a per-run mapping, at several levels per column."""
         self._require_open()
         params = q.Params()
+        ties, rewrites = written_as_given(self.problem, None)
         query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
-                                 self._mapping_relation(), params, ties=written_unlike_equal(self.problem, None),
-                                 rewrites=nans_written_alike(self.problem, None))
+                                 self._mapping_relation(), params, ties=ties, rewrites=rewrites)
         return query, params.values
 
     def _own_tables(self) -> None:

@@ -828,15 +828,14 @@ def float_checks(source: exp.Expression, column: str,
 
 
 def float_spellings(source: exp.Expression, column: str, nan: Callable[[exp.Expression], exp.Expression],
-                    signed: Callable[[exp.Expression], exp.Expression] | None = None) -> exp.Expression:
+                    signed: Callable[[exp.Expression], exp.Expression]) -> exp.Expression:
     """Rows of a floating-point ``column`` that are -0.0 (``negative``) and 0.0 (``positive``), and
     NaN written with a minus sign (``negative_nan``, DuckDB's ``-nan``) and without
     (``positive_nan``): equal values that read as two texts, in one pass; ``nan`` builds the
     engine's test of NaN (``Engine.is_nan``), ``signed`` its test of a minus sign
-    (``Engine.has_minus_sign``; default: the text's)."""
+    (``Engine.has_minus_sign``)."""
     value = col(column)
-    minus = signed(value.copy()) if signed is not None else \
-        exp.Like(this=as_text(value.copy()), expression=exp.Literal.string("-%"))
+    minus = signed(value.copy())
     return exp.select(*_zero_counts(value), _rows_where(exp.and_(nan(value), minus)).as_("negative_nan"),
                       _rows_where(exp.and_(nan(value), exp.Not(this=minus.copy()))).as_("positive_nan")) \
         .from_(source.copy())
