@@ -60,3 +60,18 @@ def test_a_list_or_a_table_among_leaves_is_refused_naming_its_group(tree, shown)
     with pytest.raises(HierarchyError) as e:
         Hierarchy.from_tree(tree, "tree for column 'd'")
     assert str(e.value).startswith(f"tree for column 'd': {shown}; a leaf is one value"), str(e.value)
+
+
+def test_a_value_missing_from_a_tree_gets_advice_for_a_tree(tmp_path):
+    """Review rv8 #8. A value the data holds and a TOML tree lacks was told to 'add a line for each
+    to the hierarchy (leaf;…;*)', a hierarchy file's syntax: a tree has no lines. The oracle: the
+    data's diagnoses less the tree's leaves, 'ulcer' (2 rows)."""
+    (tmp_path / "p.csv").write_text("d,age\nflu,30\npneumonia,31\ngastritis,32\nulcer,33\nflu,34\nulcer,35\n")
+    (tmp_path / "spec.toml").write_text(
+        '[source]\npath = "p.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\nage = { bands = [5] }\n[sensitive.d]\ndistance = "hierarchical"\nt = 0.5\n'
+        'hierarchy = { tree = { Respiratory = ["flu", "pneumonia"], Digestive = ["gastritis"] } }\n')
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert "1 value(s) are not leaves of hierarchy tree for column 'd': 'ulcer' (2 rows)" in result.output
+    assert "add each to the tree, as a leaf of its group" in result.output and "leaf;…;*" not in result.output

@@ -394,7 +394,7 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
     if missing.num_rows == 0:
         return
     where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
-    _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist())
+    _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist(), hierarchy)
 
 
 def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
@@ -410,7 +410,8 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
         first = int(position[~known][0])
         rows = np.flatnonzero(~known & (position == first)).tolist()
         qi = qis[first]
-        _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows])
+        _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows],
+                    qi.hierarchy)
     n = numpy_of(found.column("n")).astype(np.float64)
     counts = [qi.hierarchy.leaf_totals(codes[position == i], n[position == i]) for i, qi in enumerate(qis)]
     for c in counts:
@@ -421,19 +422,36 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
 def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
     missing = sorted(set(values) - set(hierarchy.leaves))
     if missing:
-        _not_leaves(column, missing, f"hierarchy {hierarchy.origin}")
+        _not_leaves(column, missing, f"hierarchy {hierarchy.origin}", hierarchy=hierarchy)
 
 
-def _not_leaves(column: str, values: list, where: str, counts: list[int] | None = None) -> None:
-    """The error for values a hierarchy lacks: the first few (with their row counts when known)."""
+def _not_leaves(column: str, values: list, where: str, counts: list[int] | None = None,
+                hierarchy: Hierarchy | None = None) -> None:
+    """The error for values a hierarchy lacks: the first few (with their row counts when known),
+    and how to add them in the form the hierarchy was given in."""
     listed = values[:MAX_LISTED_VALUES]
     shown = ", ".join(f"{v!r} ({n} rows)" for v, n in zip(listed, counts)) if counts else \
         ", ".join(repr(v) for v in listed)
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
         f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
-        f"add a line for each to the hierarchy (leaf;…;*), or fix the data{_quoting_hint(listed)}"
+        f"{_to_add(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
     )
+
+
+def _given_inline(hierarchy: Hierarchy | None) -> bool:
+    """A tree or a Python hierarchy: no file, so no lines (a rule's hierarchy lacks no value)."""
+    return hierarchy is not None and hierarchy.lines is None and hierarchy.rule is None
+
+
+def _to_add(hierarchy: Hierarchy | None) -> str:
+    """How a value is added to a hierarchy as the spec gives it: a file's line, a tree's leaf
+    (a tree has no lines: the advice to add one was a file's syntax), a Python hierarchy's row."""
+    if not _given_inline(hierarchy):
+        return "add a line for each to the hierarchy (leaf;…;*)"
+    if hierarchy.origin.startswith("tree"):
+        return "add each to the tree, as a leaf of its group (e.g. Respiratory = [\"flu\", \"…\"])"
+    return "add a row for each to the hierarchy (leaf, level 1, …, top)"
 
 
 def _quoting_hint(values: list) -> str:
