@@ -15,6 +15,7 @@ from sqlclose.errors import SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
+    from sqlclose.model.spec import Spec
 
 TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier, any rule: "
                "bands, mask, tree; or a sensitive column with a hierarchy).")
@@ -49,7 +50,7 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
          verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
     with _data_source(data, table) as source:
-        h = _load(target, source, _delimiter(delimiter))
+        h, of_a_qi = _load(target, source, _delimiter(delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
@@ -57,7 +58,7 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
         return
     click.echo(f"{h.origin}: {len(h.leaves)} leaves, {h.levels} levels "
                + "(" + ", ".join(f"level {i}: {len(set(h.labels(i)))} values" for i in range(h.levels)) + ")")
-    note = _domain_note(h, target)
+    note = _domain_note(h, of_a_qi)
     if note:
         click.echo(f"  {note}")
     rows = h.rows if limit <= 0 else h.rows[:limit]
@@ -125,26 +126,17 @@ def _data_source(data: Path | None, table: str | None) -> Iterator[Any]:
         yield con, table
 
 
-def _domain_note(h: Hierarchy, target: str) -> str | None:
+def _domain_note(h: Hierarchy, of_a_qi: bool) -> str | None:
     """What NCP-like metrics count for this hierarchy, and so whether a report may publish them.
     Said of a file or tree only for a spec's quasi-identifier: a bare file has no spec to declare its
     leaves, and a sensitive column's hierarchy counts no information loss."""
     if h.cover is not None:
         return "each row's labels cover, of the declared domain (what NCP-like metrics count): after '|'"
-    if h.rule is None and not _names_a_quasi_identifier(target):
+    if h.rule is None and not of_a_qi:
         return None
     if h.leaves_declared:
         return "its leaves are declared the column's domain (domain = \"leaves\"): NCP-like metrics count them"
     return _withheld_unless_declared(h.rule) if h.counts_data else None
-
-
-def _names_a_quasi_identifier(target: str) -> bool:
-    from sqlclose.model.spec import load_spec
-
-    if not _is_spec_target(target):
-        return False
-    spec_path, _, column = target.rpartition(":")
-    return column in load_spec(spec_path).quasi_identifiers
 
 
 def _withheld_unless_declared(rule: str | None) -> str:
@@ -190,24 +182,27 @@ def _refuse_bare_spec(target: str) -> None:
                     f"{path}:COLUMN{columns}")
 
 
-def _load(target: str, data: Path | None, delimiter: str):
+def _load(target: str, data: Path | None, delimiter: str) -> tuple[Hierarchy, bool]:
+    """TARGET's hierarchy, and whether it is a spec's quasi-identifier's (the spec read once)."""
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
+    from sqlclose.model.spec import load_spec
 
     _refuse_bare_spec(target)
-    if _is_spec_target(target):
-        spec_path, _, column = target.rpartition(":")
-        given = _given_without_data(spec_path, column) if data is None else None
-        return given if given is not None else api.hierarchy_of(spec_path, column, data)
-    return Hierarchy.from_csv(target, delimiter, option="--delimiter")
+    if not _is_spec_target(target):
+        return Hierarchy.from_csv(target, delimiter, option="--delimiter"), False
+    spec_path, _, column = target.rpartition(":")
+    spec = load_spec(spec_path)
+    given = _given_without_data(spec, column) if data is None else None
+    h = given if given is not None else api.hierarchy_of(spec, column, data)
+    return h, column in spec.quasi_identifiers
 
 
-def _given_without_data(spec_path: str, column: str):
+def _given_without_data(spec: Spec, column: str) -> Hierarchy | None:
     """A quasi-identifier's file or tree, shown as the spec gives it when the spec names no source
     (it was refused for the missing source, which only a rule's hierarchy needs); else None."""
-    from sqlclose.model.spec import load_spec, static_hierarchy
+    from sqlclose.model.spec import static_hierarchy
 
-    spec = load_spec(spec_path)
     qi = spec.quasi_identifiers.get(column)
     if spec.source is not None or qi is None or qi.kind not in ("file", "tree"):
         return None
