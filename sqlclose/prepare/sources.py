@@ -373,8 +373,12 @@ def query_files(source: Source | None) -> list[Path]:
 def files_named(sql: str, folders: list[Path]) -> list[Path]:
     """The existing files the strings and quoted names of ``sql`` name, each looked up in
     ``folders`` and the working folder (absolute ones, and ``~``, as they are)."""
+    return _files_of(_read_sql(sql)[1], folders)
+
+
+def _files_of(names: list[str], folders: list[Path]) -> list[Path]:
     found: set[Path] = set()
-    for name in _quoted_names(sql):
+    for name in names:
         for base in {*folders, Path.cwd()}:
             path = Path(name).expanduser()
             pattern = str(path if path.is_absolute() else base / path)
@@ -385,26 +389,20 @@ def files_named(sql: str, folders: list[Path]) -> list[Path]:
 _QUOTED = re.compile(r"'((?:[^']|'')*)'|\"((?:[^\"]|\"\")*)\"")
 
 
-def _quoted_names(sql: str) -> list[str]:
-    """The string literals and quoted table names of ``sql``; every quoted text of it when sqlglot
-    cannot parse it (DuckDB's own SQL of a relation or view): a file is protected needlessly, never
-    missed."""
+def _read_sql(sql: str) -> tuple[set[str], list[str]]:
+    """From one parse of ``sql``: the names (lower case, last part) of the tables it selects from,
+    and its string literals and quoted table names. When sqlglot cannot parse it (DuckDB's own SQL
+    of a relation or view): no table, and every quoted text, so that a file is protected
+    needlessly, never missed."""
     try:
         trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
     except sqlglot.errors.SqlglotError:
-        return [single.replace("''", "'") or double.replace('""', '"') for single, double in _QUOTED.findall(sql)]
-    names = [lit.this for tree in trees for lit in tree.find_all(exp.Literal) if lit.is_string]
-    return names + [t.name for tree in trees for t in tree.find_all(exp.Table)
-                    if isinstance(t.this, exp.Identifier) and t.this.quoted]
-
-
-def _table_names(sql: str) -> set[str]:
-    """The names (lower case, last part) of the tables ``sql`` selects from; none when it does not parse."""
-    try:
-        trees = [tree for tree in sqlglot.parse(sql, read="duckdb") if tree is not None]
-    except sqlglot.errors.SqlglotError:
-        return set()
-    return {t.name.lower() for tree in trees for t in tree.find_all(exp.Table) if t.name}
+        quoted = _QUOTED.findall(sql)
+        return set(), [single.replace("''", "'") or double.replace('""', '"') for single, double in quoted]
+    tables = [t for tree in trees for t in tree.find_all(exp.Table)]
+    literals = [lit.this for tree in trees for lit in tree.find_all(exp.Literal) if lit.is_string]
+    return ({t.name.lower() for t in tables if t.name},
+            literals + [t.name for t in tables if isinstance(t.this, exp.Identifier) and t.this.quoted])
 
 
 def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[Path]:
@@ -412,13 +410,15 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
     (lower-case name → its SQL) it names, and theirs: looked up in the connection's
     ``file_search_path`` and the working folder, as DuckDB looks them up. A relation is the Python
     form of a source query, so no output may replace them either."""
-    texts, seen = [sql], set()
+    texts, seen, names = [sql], set(), []
     for text in texts:  # grows as views are met
-        for name in _table_names(text) & views.keys() - seen:
+        tables, quoted = _read_sql(text)
+        names += quoted
+        for name in tables & views.keys() - seen:
             seen.add(name)
             texts.append(views[name])
     folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
-    return sorted({f for text in texts for f in files_named(text, folders)})
+    return _files_of(names, folders)
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
