@@ -66,10 +66,10 @@ class EngineError(SqlcloseError):
 
     exit_code = 1
 
-    def __init__(self, message: str, sql: str, cause: BaseException | None = None) -> None:
+    def __init__(self, message: str, sql: str) -> None:
         super().__init__(message)
         self.sql = sql
-        self.cause = cause
+        self.cause: BaseException | None = None  # set by ``Engine.wrapped_error``
 
 
 class EngineOutOfMemory(EngineError):

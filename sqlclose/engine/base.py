@@ -273,7 +273,7 @@ class Engine(ABC):
         """``engine_error`` holding ``e`` in ``cause``, for a raise ``from None``: a chained
         ``__cause__`` would print the driver's text, which may quote a value, in every traceback."""
         error = self.engine_error(e, sql)
-        error.cause = error.cause or e
+        error.cause = e
         return error
 
     def number_types(self, relation: exp.Expression, declared: dict[str, str], undeclared: Sequence[str],

@@ -65,7 +65,7 @@ def carry_over(engine: DuckDBEngine, old: str, new: str, replaced: tuple[str, st
     tables = _tables_parents_first(engine, new)
     for schema, table in reversed(tables):  # dependents first: a key may reference a skipped table
         if _identity(schema, table) in skipped:  # empty in the new file: its catalog entry alone goes
-            engine.execute(exp.Drop(tables=[_table(new, schema, table)], kind="TABLE"))
+            engine.execute(exp.Drop(tables=[table_in(new, schema, table)], kind="TABLE"))
     for schema, table in tables:
         if _identity(schema, table) not in skipped:
             _copy_rows(engine, old, new, schema, table)
@@ -95,8 +95,8 @@ def _copy_rows(engine: DuckDBEngine, old: str, new: str, schema: str, table: str
         "SELECT column_name FROM duckdb_columns() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3 "
         "AND NOT is_generated ORDER BY column_index", [old, schema, table]).column("column_name").to_pylist()
     names = [exp.column(c, quoted=True) for c in columns]
-    source = exp.select(*names).from_(_table(old, schema, table))
-    target = exp.Schema(this=_table(new, schema, table), expressions=[n.this.copy() for n in names])
+    source = exp.select(*names).from_(table_in(old, schema, table))
+    target = exp.Schema(this=table_in(new, schema, table), expressions=[n.this.copy() for n in names])
     engine.execute(exp.Insert(this=target, expression=source))
 
 
@@ -104,7 +104,7 @@ def _identity(schema: str, table: str) -> tuple[str, str]:
     return catalog_name(schema), catalog_name(table)
 
 
-def _table(alias: str, schema: str, table: str) -> exp.Table:
+def table_in(alias: str, schema: str, table: str) -> exp.Table:
     """A table named by its parts (a name may hold a dot), in an attached database."""
     return exp.Table(this=exp.to_identifier(table, quoted=True), db=exp.to_identifier(schema, quoted=True),
                      catalog=exp.to_identifier(alias, quoted=True))

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.duckdb import TableSlot, qualified, table_slot
+from sqlclose.engine.duckdb import TableSlot, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
@@ -388,7 +388,7 @@ class DuckDBTableWriter(Writer):
             self._require_schema(engine, new if old is None else old, schema, target)  # before any copy
             if old is not None:
                 database_file.carry_over(engine, old, new, (schema, name) if target.overwrite else None)
-            table = qualified(f"{schema}.{name}", new)
+            table = database_file.table_in(new, schema, name)
             started = time.perf_counter()
             query, params = release.query()
             engine.execute(exp.Create(this=table, kind="TABLE", expression=query), params)
