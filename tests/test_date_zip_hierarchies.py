@@ -23,6 +23,7 @@ import sqlclose
 from sqlclose.api import hierarchy_of
 from sqlclose.cli import main
 from sqlclose.errors import SpecError
+from sqlclose.model.dates import dates_hierarchy
 
 
 @pytest.fixture(scope="module")
@@ -152,3 +153,36 @@ def test_a_date_before_year_1_is_refused(tmp_path):
             "sensitive": {"d": {"distinct_l": 2}}}
     with pytest.raises(sqlclose.HierarchyError, match="'0044-03-15 \\(BC\\)' is before year 1"):
         sqlclose.anonymize(source, spec)
+
+
+def _dates_source(values: list[str]) -> duckdb.DuckDBPyRelation:
+    """A text column ``dob`` holding each value twice, beside a sensitive column with two values."""
+    rows = ", ".join(f"({v!r}, '{s}')" for v in values for s in "xy")
+    return duckdb.sql(f"SELECT * FROM (VALUES {rows}) t(dob, d)")
+
+
+_DATES_SPEC = {"privacy": {"k": 2}, "quasi_identifiers": {"dob": {"dates": ["month", "year"]}},
+               "sensitive": {"d": {"distinct_l": 2}}}
+
+
+@pytest.mark.parametrize("text", ["2024-W22", "2024-W22-6", "20240601", "2024-05-31 is not a date",
+                                  "2024-05-31 10:00 junk", "٢٠٢٤-05-31"])
+def test_text_that_is_not_yyyy_mm_dd_is_refused_by_the_dates_rule(text):
+    """docs/spec.md: the dates rule takes ISO text (YYYY-MM-DD…), 'another value stops with the column
+    and the value'. Python's date.fromisoformat also reads an ISO week ('2024-W22', 27 May to 2 June,
+    was released as 2024-05, its Monday's month), the basic form '20240601', and only the first ten
+    characters were read ('2024-05-31 is not a date' was a day). The oracle: the spec's wording."""
+    with pytest.raises(sqlclose.HierarchyError) as refused:
+        sqlclose.anonymize(_dates_source([text, "2024-05-27"]), _DATES_SPEC)
+    message = str(refused.value)
+    assert "column 'dob'" in message and f"{text!r} is not a date" in message and "[source] query" in message
+
+
+@pytest.mark.parametrize("text", ["2024-05-17", "2024-05-17 08:30:00", "2024-05-17 08:30:00.5+00",
+                                  "2024-05-17T08:30Z", "2024-05-17 08:30:00+05:53:28",
+                                  "2024-05-17 08:30:00.000 UTC", "2024-05-17 08:30:00.000 +0000"])
+def test_a_day_followed_by_a_time_as_engines_print_it_is_dated(text):
+    """A day and a time of day, as DuckDB (a TIMESTAMPTZ in a zone with seconds in its old offset),
+    Trino and Snowflake print them, or as ISO text: labelled by its day (worked by hand: 2024-05, 2024)."""
+    h = dates_hierarchy([text], ["month", "year"])
+    assert h.rows == ((text, "2024-05", "2024", "*"),)

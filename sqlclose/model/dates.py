@@ -7,12 +7,13 @@ one before and nest in the next (a 10-year band holds two 5-year bands; 5y then 
 5y then 12y is not), so every value has one parent per level.
 
 The values are the column's distinct values as the engine prints them (``CAST(col AS VARCHAR)``
-by SQL: DATE ``2024-05-17``, TIMESTAMP ``2024-05-17 08:30:00``, or ISO text); the first ten
-characters must be an ISO date.
+by SQL: DATE ``2024-05-17``, TIMESTAMP ``2024-05-17 08:30:00``, or ISO text): a day
+``YYYY-MM-DD``, alone or followed by a time of day; any other text is refused (``_day_of``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Sequence
 from datetime import date
@@ -24,6 +25,14 @@ from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
 DEFAULT_LEVELS = ("month", "year", "5y")
 _YEARS = re.compile(r"([1-9][0-9]*)y")
 _RANK = {"month": 1, "quarter": 3, "year": 12}  # width in months
+# A day as the engines print one, then maybe a time of day: DuckDB's TIMESTAMP '2024-05-17 08:30:00.5',
+# TIMESTAMPTZ '…+00' or, for an old instant in a zone, '…+05:53:28'; ISO text '…T08:30Z'; Snowflake's
+# offset after a space '… +0000', Trino's zone by name '… UTC', '… America/New_York'. Nothing else:
+# Python's fromisoformat also reads an ISO week '2024-W22' (as its Monday) and '20240601', and reading
+# only the first ten characters took '2024-05-31 junk' for a day.
+_TIME_OF_DAY = (r"[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
+                r"(?: ?(?:Z|[+-][0-9]{2}(?::?[0-9]{2}){0,2}|UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))?")
+_DATE_TEXT = re.compile(rf"(?P<year>[0-9]{{4}})-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})(?:{_TIME_OF_DAY})?")
 
 
 def level_months(level: str) -> int | None:
@@ -64,6 +73,21 @@ def _label(day: date, level: str) -> str:
     return f"{lo:04d}-{lo + n - 1:04d}"
 
 
+def _day_of(text: str, name: str) -> date:
+    """The day a value's text names, or an error naming the value and what to do."""
+    if text.endswith("(BC)"):  # DuckDB's text for a date before year 1: its year would read as AD
+        raise HierarchyError(f"{name}: value {text!r} is before year 1; the dates rule labels years 1 to "
+                             "9999: clean the value, or give a hierarchy file")
+    parts = _DATE_TEXT.fullmatch(text)
+    if parts is not None:
+        with contextlib.suppress(ValueError):  # no such day: 2023-02-29
+            return date(int(parts["year"]), int(parts["month"]), int(parts["day"]))
+    raise HierarchyError(f"{name}: value {text!r} is not a date: the dates rule reads DATE and TIMESTAMP values, "
+                         "or ISO text, a day YYYY-MM-DD alone or followed by a time of day (2024-05-17 08:30:00); "
+                         "convert the column in a [source] query (e.g. strptime(v, '%Y%m%d')::DATE), or give a "
+                         "hierarchy file")
+
+
 def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates",
                     domain: tuple[date, date] | None = None) -> Hierarchy:
     """One row per distinct value: the value, its label at each level, then ``*``. ``domain``: the
@@ -71,14 +95,7 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
     levels = list(DEFAULT_LEVELS) if levels is None else levels
     months = []  # per value, its (year, month): every level's label is a function of them
     for text in values:
-        if text.endswith("(BC)"):  # DuckDB's text for a date before year 1: its year would read as AD
-            raise HierarchyError(f"{name}: value {text!r} is before year 1; the dates rule labels years 1 to "
-                                 "9999: clean the value, or give a hierarchy file")
-        try:
-            day = date.fromisoformat(text[:10])
-        except ValueError:
-            raise HierarchyError(f"{name}: value {text!r} is not a date (YYYY-MM-DD…); the dates rule needs "
-                                 "DATE or TIMESTAMP values, or ISO text; give a hierarchy file otherwise") from None
+        day = _day_of(text, name)
         if domain is not None and not domain[0] <= day <= domain[1]:
             raise HierarchyError(f"{name}: value {text!r} is outside the declared domain {domain[0]} to {domain[1]}; "
                                  "widen the domain to every day the column can hold, or clean the value")
