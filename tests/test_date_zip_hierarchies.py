@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -186,3 +187,43 @@ def test_a_day_followed_by_a_time_as_engines_print_it_is_dated(text):
     Trino and Snowflake print them, or as ISO text: labelled by its day (worked by hand: 2024-05, 2024)."""
     h = dates_hierarchy([text], ["month", "year"])
     assert h.rows == ((text, "2024-05", "2024", "*"),)
+
+
+@pytest.mark.parametrize(("cast", "domain"), [("", None), ("::TIMESTAMPTZ", ["0001-01-01", "2025-12-31"])])
+def test_a_timestamp_before_year_1_is_refused_as_a_date_is(cast, domain):
+    """DuckDB writes 44 BC at 10:00 as '0044-03-15 (BC) 10:00:00', the marker before the time: only a
+    text ending in '(BC)' was caught, and the first ten characters read as AD 44, so 44 BC and AD 44
+    were released in one class '0044-03', and passed a domain declared from year 1. The oracle: 44 BC
+    is in no year the rule labels (1 to 9999), as a DATE before year 1 is refused."""
+    values = [f"(make_timestamp({y}, 3, {d}, 10, 0, 0){cast}, '{s}')"
+              for y, d, s in [(-43, 15, "x"), (-43, 20, "y"), (44, 15, "x"), (44, 16, "y")]]
+    source = duckdb.sql(f"SELECT * FROM (VALUES {', '.join(values)}) t(dob, d)")
+    spec = {**_DATES_SPEC, "quasi_identifiers": {"dob": {"dates": ["month", "year"], "domain": domain}}}
+    with pytest.raises(sqlclose.HierarchyError, match=r"column 'dob': value '0044-03-1\d \(BC\) 10:00:00.*' is "
+                                                      "before year 1; the dates rule labels years 1 to 9999"):
+        sqlclose.anonymize(source, spec)
+
+
+def test_a_bc_day_as_postgres_spark_and_trino_write_it_is_before_year_1():
+    """Postgres writes a day before year 1 as '0044-03-15 BC' (its timestamps '… 10:00:00+00 BC'),
+    Spark and Trino with the astronomical year '-0043-03-15', year 0 is 1 BC: each was read as an AD year
+    or refused as no date. The oracle: the engines' documented spellings of 44 BC."""
+    for text in ["0044-03-15 BC", "0044-03-15 10:00:00+00 BC", "-0043-03-15", "0000-12-31"]:
+        with pytest.raises(sqlclose.HierarchyError, match=f"value {re.escape(repr(text))} is before year 1"):
+            dates_hierarchy([text, "0044-03-16"])
+
+
+def test_a_postgres_bc_day_in_a_warehouse_histogram_is_refused(tmp_path):
+    """The warehouse path: the histogram casts the column to VARCHAR, and Postgres writes 44 BC as
+    '0044-03-15 BC'. It was labelled 0044-03 beside AD 44 in release.sql's lookup, exit 0. Now exit 2
+    naming the column, and no release.sql (the file system's state)."""
+    (tmp_path / "spec.toml").write_text(
+        '[source]\nformat = "warehouse"\ntable = "people"\ndialect = "postgres"\n[output]\npath = "out/release.sql"\n'
+        "[privacy]\nk = 2\n[quasi_identifiers]\nd = { dates = true }\n[sensitive.s]\ndistinct_l = 2\n")
+    (tmp_path / "hist.csv").write_text("d,s,__sqlclose_count\n0044-03-15 BC,x,1\n0044-03-20 BC,y,1\n"
+                                       "0044-03-15,x,1\n0044-03-16,y,1\n")
+    result = CliRunner().invoke(main, ["anonymize", "--histogram", str(tmp_path / "hist.csv"),
+                                       str(tmp_path / "spec.toml"), "--node", "d=1"])
+    assert result.exit_code == 2, result.output
+    assert "column 'd'" in result.output and "is before year 1" in result.output
+    assert not (tmp_path / "out").exists()

@@ -29,10 +29,13 @@ _RANK = {"month": 1, "quarter": 3, "year": 12}  # width in months
 # TIMESTAMPTZ '…+00' or, for an old instant in a zone, '…+05:53:28'; ISO text '…T08:30Z'; Snowflake's
 # offset after a space '… +0000', Trino's zone by name '… UTC', '… America/New_York'. Nothing else:
 # Python's fromisoformat also reads an ISO week '2024-W22' (as its Monday) and '20240601', and reading
-# only the first ten characters took '2024-05-31 junk' for a day.
+# only the first ten characters took '2024-05-31 junk' for a day. A day before year 1 is marked, and
+# its year would read as AD: DuckDB writes '0044-03-15 (BC)' with a time after the marker, Postgres
+# '0044-03-15 10:00:00 BC', Spark and Trino the astronomical year '-0043-03-15'.
 _TIME_OF_DAY = (r"[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
                 r"(?: ?(?:Z|[+-][0-9]{2}(?::?[0-9]{2}){0,2}|UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))?")
-_DATE_TEXT = re.compile(rf"(?P<year>[0-9]{{4}})-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})(?:{_TIME_OF_DAY})?")
+_DATE_TEXT = re.compile(rf"(?P<minus>-?)(?P<year>[0-9]{{4}})-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})"
+                        rf"(?P<bc> \(BC\))?(?:{_TIME_OF_DAY})?(?P<bc_last> BC)?")
 
 
 def level_months(level: str) -> int | None:
@@ -75,10 +78,10 @@ def _label(day: date, level: str) -> str:
 
 def _day_of(text: str, name: str) -> date:
     """The day a value's text names, or an error naming the value and what to do."""
-    if text.endswith("(BC)"):  # DuckDB's text for a date before year 1: its year would read as AD
+    parts = _DATE_TEXT.fullmatch(text)
+    if parts is not None and (parts["minus"] or parts["bc"] or parts["bc_last"] or parts["year"] == "0000"):
         raise HierarchyError(f"{name}: value {text!r} is before year 1; the dates rule labels years 1 to "
                              "9999: clean the value, or give a hierarchy file")
-    parts = _DATE_TEXT.fullmatch(text)
     if parts is not None:
         with contextlib.suppress(ValueError):  # no such day: 2023-02-29
             return date(int(parts["year"]), int(parts["month"]), int(parts["day"]))
