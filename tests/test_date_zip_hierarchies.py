@@ -227,3 +227,19 @@ def test_a_postgres_bc_day_in_a_warehouse_histogram_is_refused(tmp_path):
     assert result.exit_code == 2, result.output
     assert "column 'd'" in result.output and "is before year 1" in result.output
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("select", ["make_date(10000, 1, 1)", "make_timestamp(10000, 1, 1, 0, 0, 0)",
+                                    "'+10000-01-01'", f"'{'9' * 5000}-01-01'"])
+def test_a_day_after_9999_is_told_so_not_said_to_be_no_date(select):
+    """A DATE column's 10000-01-01 was told "is not a date (YYYY-MM-DD…); the dates rule needs DATE or
+    TIMESTAMP values", though it is one. The oracle: the rule's limit, years 1 to 9999, as the message
+    for a day before year 1 states it (Spark writes the year as '+10000'; a 5000-digit year too)."""
+    day = "'2024-01-01'" if select.startswith("'") else "make_date(2024, 1, 1)"
+    source = duckdb.sql(f"SELECT * FROM (VALUES ({select}, 'x'), ({select}, 'y'), ({day}, 'x'), ({day}, 'y')) "
+                        "t(dob, d)")
+    with pytest.raises(sqlclose.HierarchyError) as refused:
+        sqlclose.anonymize(source, _DATES_SPEC)
+    message = str(refused.value)
+    assert "column 'dob'" in message and "is after year 9999; the dates rule labels years 1 to 9999" in message
+    assert "not a date" not in message

@@ -13,7 +13,6 @@ by SQL: DATE ``2024-05-17``, TIMESTAMP ``2024-05-17 08:30:00``, or ISO text): a 
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Sequence
 from datetime import date
@@ -31,10 +30,12 @@ _RANK = {"month": 1, "quarter": 3, "year": 12}  # width in months
 # Python's fromisoformat also reads an ISO week '2024-W22' (as its Monday) and '20240601', and reading
 # only the first ten characters took '2024-05-31 junk' for a day. A day before year 1 is marked, and
 # its year would read as AD: DuckDB writes '0044-03-15 (BC)' with a time after the marker, Postgres
-# '0044-03-15 10:00:00 BC', Spark and Trino the astronomical year '-0043-03-15'.
+# '0044-03-15 10:00:00 BC', Spark and Trino the astronomical year '-0043-03-15'. A year after 9999 has
+# five digits or more, which Python's date cannot hold.
 _TIME_OF_DAY = (r"[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
                 r"(?: ?(?:Z|[+-][0-9]{2}(?::?[0-9]{2}){0,2}|UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))?")
-_DATE_TEXT = re.compile(rf"(?P<minus>-?)(?P<year>[0-9]{{4}})-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})"
+_DATE_TEXT = re.compile(rf"(?P<minus>-?)(?P<year>[0-9]{{4}}|\+?[1-9][0-9]{{4,}})"
+                        rf"-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})"
                         rf"(?P<bc> \(BC\))?(?:{_TIME_OF_DAY})?(?P<bc_last> BC)?")
 
 
@@ -79,16 +80,29 @@ def _label(day: date, level: str) -> str:
 def _day_of(text: str, name: str) -> date:
     """The day a value's text names, or an error naming the value and what to do."""
     parts = _DATE_TEXT.fullmatch(text)
-    if parts is not None and (parts["minus"] or parts["bc"] or parts["bc_last"] or parts["year"] == "0000"):
-        raise HierarchyError(f"{name}: value {text!r} is before year 1; the dates rule labels years 1 to "
-                             "9999: clean the value, or give a hierarchy file")
-    if parts is not None:
-        with contextlib.suppress(ValueError):  # no such day: 2023-02-29
-            return date(int(parts["year"]), int(parts["month"]), int(parts["day"]))
-    raise HierarchyError(f"{name}: value {text!r} is not a date: the dates rule reads DATE and TIMESTAMP values, "
-                         "or ISO text, a day YYYY-MM-DD alone or followed by a time of day (2024-05-17 08:30:00); "
-                         "convert the column in a [source] query (e.g. strptime(v, '%Y%m%d')::DATE), or give a "
-                         "hierarchy file")
+    if parts is None:
+        raise _not_a_date(text, name)
+    year = parts["year"]
+    if parts["minus"] or parts["bc"] or parts["bc_last"] or year == "0000":
+        raise _outside_the_years(text, name, "before year 1")
+    if len(year) > 4:  # DuckDB's '10000-01-01', Spark's '+10000-01-01'
+        raise _outside_the_years(text, name, "after year 9999")
+    try:
+        return date(int(year), int(parts["month"]), int(parts["day"]))
+    except ValueError:  # no such day: 2023-02-29
+        raise _not_a_date(text, name) from None
+
+
+def _outside_the_years(text: str, name: str, where: str) -> HierarchyError:
+    return HierarchyError(f"{name}: value {text!r} is {where}; the dates rule labels years 1 to 9999: clean the "
+                          "value, or give a hierarchy file")
+
+
+def _not_a_date(text: str, name: str) -> HierarchyError:
+    return HierarchyError(f"{name}: value {text!r} is not a date: the dates rule reads DATE and TIMESTAMP values, "
+                          "or ISO text, a day YYYY-MM-DD alone or followed by a time of day (2024-05-17 08:30:00); "
+                          "convert the column in a [source] query (e.g. strptime(v, '%Y%m%d')::DATE), or give a "
+                          "hierarchy file")
 
 
 def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates",
