@@ -75,3 +75,30 @@ def test_a_value_missing_from_a_tree_gets_advice_for_a_tree(tmp_path):
     assert result.exit_code == 2, result.output
     assert "1 value(s) are not leaves of hierarchy tree for column 'd': 'ulcer' (2 rows)" in result.output
     assert "add each to the tree, as a leaf of its group" in result.output and "leaf;…;*" not in result.output
+
+
+@pytest.mark.parametrize("column, leaf", [
+    ("TIMESTAMP '2024-01-01 10:00:00.5'", "2024-01-01T10:00:00.5"),
+    ("TIMESTAMP '0044-01-01 01:02:03.000001'", "0044-01-01T01:02:03.000001"),
+    ("TIMESTAMPTZ '2024-01-01 04:30:00.5+00'", "2024-01-01T10:00:00.5+05:30"),
+    ("TIMESTAMPTZ '2024-01-01 10:00:00+00'", "2024-01-01T10:00:00Z"),
+])
+def test_a_toml_datetime_leaf_with_a_fraction_or_an_offset_matches_its_timestamp(tmp_path, column, leaf):
+    """Review rv13 #6. A TOML datetime leaf became Python's text: '2024-01-01 10:00:00.500000' where
+    DuckDB writes the TIMESTAMP '2024-01-01 10:00:00.5', '+00:00' where it writes a TIMESTAMPTZ (in
+    sqlclose's UTC session) '+00', and the job said the value was not a leaf of the tree listing it.
+    The oracle: a GROUP BY over the written release, both rows labelled G."""
+    _rows(f"COPY (SELECT {column} AS v, s FROM (VALUES ('x'), ('y')) t(s)) TO '{tmp_path / 'p.parquet'}'")
+    (tmp_path / "spec.toml").write_text(
+        '[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        f'[quasi_identifiers]\nv = {{ tree = {{ G = [{leaf}] }} }}\n[sensitive.s]\ndistinct_l = 2\n')
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress", "--node", "v=1")
+    assert result.exit_code == 0, result.output
+    assert _rows(f"SELECT v, count(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY v") == [("G", 2)]
+
+
+def test_a_toml_time_leaf_is_written_as_duckdb_writes_a_time():
+    """A TOML local time's fraction of a second without its trailing zeros, as DuckDB writes
+    TIME '10:00:00.25' (Python wrote '10:00:00.250000'); written out by hand."""
+    h = Hierarchy.from_tree({"*": [datetime.time(10, 0, 0, 250000), datetime.time(10, 0)]})
+    assert h.leaves == ["10:00:00.25", "10:00:00"]

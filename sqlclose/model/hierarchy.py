@@ -12,6 +12,7 @@ hierarchical EMD wants.
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -252,16 +253,39 @@ class Hierarchy:
 def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     """A tree's leaf as the engine writes the column's value (values are matched as text): TOML's
     true and false as ``true`` and ``false``, as the engine casts a BOOLEAN (Python's ``True``
-    matched nothing); a number or a date as its text. A list or a table is no leaf: it was
-    stringified (``"['flu']"``), a value no column holds."""
+    matched nothing); a number or a date as its text; a datetime or a time as DuckDB writes a
+    TIMESTAMP, TIMESTAMPTZ or TIME. A list or a table is no leaf: it was stringified
+    (``"['flu']"``), a value no column holds."""
     if isinstance(leaf, bool):
         return "true" if leaf else "false"
+    if isinstance(leaf, (datetime.datetime, datetime.time)):
+        return _moment_text(leaf)
     if isinstance(leaf, (list, tuple, Mapping)):
         group = " > ".join(reversed(ancestors)) or "(top)"
         raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
     return str(leaf)
+
+
+def _moment_text(leaf: datetime.datetime | datetime.time) -> str:
+    """A TOML datetime or time as DuckDB writes the value: a fraction of a second without its
+    trailing zeros (``10:00:00.5``; Python writes ``10:00:00.500000``), and an offset datetime as the
+    instant in UTC with ``+00``, sqlclose's session's zone (Python writes ``+00:00``)."""
+    if isinstance(leaf, datetime.datetime) and leaf.tzinfo is not None:
+        try:
+            utc = leaf.astimezone(datetime.UTC)
+        except OverflowError:  # an instant before year 1 in UTC: its Python text, which no value has
+            return str(leaf)
+        return f"{utc.date()} {_time_of_day_text(utc)}+00"
+    if isinstance(leaf, datetime.datetime):
+        return f"{leaf.date()} {_time_of_day_text(leaf)}"
+    return _time_of_day_text(leaf)
+
+
+def _time_of_day_text(t: datetime.datetime | datetime.time) -> str:
+    whole = f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
+    return f"{whole}.{t.microsecond:06d}".rstrip("0") if t.microsecond else whole
 
 
 def _refuse_leaf_twice_once_trimmed(read: FileRows, path: Path) -> None:
