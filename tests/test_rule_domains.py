@@ -375,6 +375,10 @@ def test_the_cli_names_what_the_report_withholds(tmp_path):
     ({"bands": [10], "domain": [0, 60, 120]}, "domain must be [lowest, highest]"),
     ({"bands": [10], "domain": ["0", "120"]}, "two finite numbers"),
     ({"dates": True, "domain": ["1900-01-01", "31/12/2025"]}, "two days (YYYY-MM-DD)"),
+    # Python's date.fromisoformat reads these too (an ISO week as its Monday, a day without dashes),
+    # so the domain's ends were read as days the spec never wrote: the same strict text as the rule's.
+    ({"dates": True, "domain": ["1900-01-01", "2025-W52"]}, "two days (YYYY-MM-DD)"),
+    ({"dates": True, "domain": ["19000101", "2025-12-31"]}, "two days (YYYY-MM-DD)"),
     ({"mask": True, "alphabet": "0123456789*"}, "without the mask character '*'"),
     ({"mask": True, "alphabet": "00"}, "distinct characters"),
     ({"mask": True, "length": 0}, "length must be a whole number of characters, at least 1"),

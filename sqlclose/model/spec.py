@@ -235,6 +235,9 @@ def _refuse_leaves_misdeclared(domain: str, kind: str) -> None:
                          f"a {kind} rule's leaves are the column's values, read from the data: {instead}")
 
 
+_DAY_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
 def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
     """One end of a declared domain: a finite number (bands) or a day (dates: a TOML date or ISO text)."""
     if kind == "bands":
@@ -245,7 +248,9 @@ def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
         return value.date()
     if isinstance(value, _dt.date):
         return value
-    try:
+    try:  # fromisoformat alone also reads '2025-W52' (a Monday) and '20251231'
+        if not _DAY_TEXT.fullmatch(str(value)):
+            raise ValueError(value)
         return _dt.date.fromisoformat(str(value))
     except ValueError:
         raise ValueError(f"a dates domain holds two days (YYYY-MM-DD), e.g. domain = {example}; "
