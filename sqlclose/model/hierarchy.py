@@ -89,8 +89,9 @@ class Hierarchy:
         return self.cover is None and not self.leaves_declared
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
-        return cls(tuple(tuple(str(v) for v in r) for r in rows), origin)
+    def from_rows(cls, rows: Iterable[Sequence[object]], origin: str = "<inline>") -> Hierarchy:
+        """Rows of values written as text (39 as '39'); None is no label and is refused, not written 'None'."""
+        return cls(tuple(tuple(v if v is None else str(v) for v in r) for r in rows), origin)
 
     @classmethod
     def _built(cls, columns: list[list[str]], labels: list[list[str]], codes: list[np.ndarray],
@@ -312,6 +313,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
             f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
         )
     columns = list(zip(*rows))  # column by column: the checks below loop in C, not per row in Python
+    _refuse_values_not_text(rows, columns, origin, lines)
     # A leaf may be the empty text (a value of a text column, given on purpose: quoted in a file);
     # an empty label above the leaves would release a value no reader tells from it.
     empty = [column.index("") for column in columns[1:] if "" in column]
@@ -344,6 +346,27 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     if len(labels[-1]) != 1:
         raise HierarchyError(_several_tops(rows, labels[-1], dense[:, -1], origin, lines))
     return labels, dense
+
+
+def _refuse_values_not_text(rows: tuple[tuple[str, ...], ...], columns: list[tuple[str, ...]], origin: str,
+                            lines: tuple[int, ...] | None) -> None:
+    """A value that is not text (a Python hierarchy's 39 or None): values are matched and released as
+    text, and the run failed deep inside (pyarrow's ArrowTypeError) rather than naming the row."""
+    level = next((level for level, column in enumerate(columns) if set(map(type, column)) - {str}), None)
+    if level is None or all(isinstance(v, str) for v in columns[level]):  # str's subclasses are text too
+        return
+    i = next(i for i, v in enumerate(columns[level]) if not isinstance(v, str))
+    value = rows[i][level]
+    what = f"leaf {value!r}" if level == 0 else f"the label at level {level} of leaf {rows[i][0]!r}"
+    if value is None and level == 0:
+        raise HierarchyError(f"{_where(origin, lines, i)}: the leaf is None; a NULL is no leaf: give the column "
+                             'nulls = "value" and a null_value, and list that text as a leaf')
+    if value is None:
+        raise HierarchyError(f"{_where(origin, lines, i)}: {what} is None; every leaf needs a label at every "
+                             "level (leaf, …, top), as text")
+    raise HierarchyError(f"{_where(origin, lines, i)}: {what} is {type(value).__name__}, not text; values are "
+                         "matched as text, as the engine writes the column's values: give text (\"39\"), or build "
+                         "the hierarchy with Hierarchy.from_rows, which writes each value as text")
 
 
 def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str,
