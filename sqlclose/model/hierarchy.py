@@ -31,6 +31,9 @@ TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
 TAB_HINT = 'a tab is written "\\t" in a TOML basic string (double quotes)'
 _MAX_CODE = 2**62  # codes and products of codes must stay exact in BIGINT
+# Bands cut numbers within 10^±4000 (a text column's; a float is within 10^±324): a label writes every
+# digit of its edges, and past 4300 digits Python no longer writes an integer (1e999999999 overflowed).
+MAX_BAND_EXPONENT = 4000
 
 
 @dataclass(frozen=True, eq=False)
@@ -572,7 +575,19 @@ def _exact(text: str, x: float | None, name: str) -> Decimal:
             raise HierarchyError(f"{name}: value {_non_finite_text(text, d, x)!r} is not a finite number; bands "
                                  "need numbers")
         d = Decimal(repr(float(x)))
+    if d.is_zero():  # 0e5000 is 0: its exponent must not size the arithmetic
+        return Decimal(0)
+    if abs(d.adjusted()) > MAX_BAND_EXPONENT:
+        raise HierarchyError(f"{name}: value {_shown_number(text)} is of the order of 10^{d.adjusted()}; bands cut "
+                             f"numbers within 10^-{MAX_BAND_EXPONENT} to 10^{MAX_BAND_EXPONENT} (a label writes every "
+                             "digit of its edges): correct the value, or give the column a hierarchy file or tree")
     return d
+
+
+def _shown_number(text: str) -> str:
+    """A number's text for a message, its first digits alone when it runs to thousands."""
+    text = text.strip()
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
 
 
 def _non_finite_text(text: str, d: Decimal | None, x: float | None) -> str:
