@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from decimal import Decimal, InvalidOperation, localcontext
@@ -25,7 +26,7 @@ import numpy as np
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
-from sqlclose.model.text import read_utf8
+from sqlclose.model.text import quoted, read_utf8
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -645,14 +646,16 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
     lengths = sorted({len(v) for v in values})
     if length is not None and lengths != [length]:
         value = next(v for v in values if len(v) != length)
-        raise HierarchyError(f"{name}: value {value!r} has {len(value)} characters, but the declared length is "
-                             f"{length}; pad or correct the codes, or declare the length they have")
+        raise HierarchyError(f"{name}: value {quoted(value)} has {len(value)} characters{_nfc_length(value)}, but "
+                             f"the declared length is {length}; pad or correct the codes, or declare the length they "
+                             "have")
     if len(lengths) != 1:
         short = min(values, key=len)
         long_ = max(values, key=len)
         raise HierarchyError(
             f"{name}: masking needs codes of one length, found lengths {lengths} "
-            f"(e.g. {short!r} and {long_!r}); pad the codes or use a hierarchy file"
+            f"(e.g. {quoted(short)}{_nfc_length(short)} and {quoted(long_)}{_nfc_length(long_)}); pad the codes or "
+            "use a hierarchy file"
         )
     n = lengths[0]
     steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
@@ -682,6 +685,12 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         return Hierarchy(tuple(zip(*columns)), name)
     cover = None if alphabet is None else mask_cover(len(values), masked, len(alphabet))
     return Hierarchy._built(columns, labels, codes, name).built_by("mask", cover)
+
+
+def _nfc_length(value: str) -> str:
+    """A code's length counts code points: said when its NFC form (what a reader sees) has another."""
+    composed = len(unicodedata.normalize("NFC", value))
+    return "" if composed == len(value) else f" (code points; not in Unicode NFC, which writes it in {composed})"
 
 
 def masked_per_level(steps: Sequence[int], n: int) -> list[int] | None:
