@@ -177,9 +177,10 @@ class Hierarchy:
         """Distinct labels at ``level``, in the order of their dense codes."""
         return list(self._derived["validated"][0][level])
 
-    def label_at_two_levels(self) -> str | None:
-        """Where one label names a group of leaves at one level and another group at another (``x`` a
-        leaf and also the parent of ``a`` and ``b``), said in a sentence; None if no label does.
+    def label_at_two_levels(self) -> tuple[str, str] | None:
+        """A label that names a group of leaves at one level and another group at another (``x`` a
+        leaf and also the parent of ``a`` and ``b``), with where and how said in a sentence; None if
+        no label does.
         Full-domain generalization releases one level of a column, so such a label is harmless
         there; GAA releases several levels side by side, where the two groups would read as one."""
         labels, dense = self._derived["validated"]
@@ -197,8 +198,11 @@ class Hierarchy:
                 groups = [np.flatnonzero(dense[:, level] == code) for level, code in ((low, c), other)]
                 shown = [", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
                          for g in groups]
-                return (f"{_where(self.origin, self.lines, int(groups[1][0]))}: label {name!r} names "
-                        f"{shown[0]} at level {low} and {shown[1]} at level {other[0]}")
+                # A rule or a tree has no rows to point to (its first row's number named nothing).
+                where = self.origin if self.rule is not None or self.origin.startswith("tree") else \
+                    _where(self.origin, self.lines, int(groups[1][0]))
+                return name, (f"{where}: label {name!r} names {shown[0]} at level {low} and {shown[1]} "
+                              f"at level {other[0]}")
         return None
 
     # ---- encodings ----------------------------------------------------------------------
