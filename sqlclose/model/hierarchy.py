@@ -205,6 +205,15 @@ class Hierarchy:
                               f"at level {other[0]}")
         return None
 
+    def levels_without_a_group(self) -> list[int]:
+        """Levels above the leaves where every label has exactly one child (as many labels as the level
+        below: a '*' over a single root, or a level repeating the one below). They group nothing, yet
+        count in the height a hierarchical distance is divided by. None in a hierarchy of one leaf."""
+        labels = self._derived["validated"][0]
+        if len(labels[0]) < 2:
+            return []
+        return [level for level in range(1, self.levels) if len(labels[level]) == len(labels[level - 1])]
+
     # ---- encodings ----------------------------------------------------------------------
     @property
     def level_codes(self) -> np.ndarray:
