@@ -178,3 +178,37 @@ def test_widths_are_nested_exactly_and_quoted_as_given(widths, quoted):
     pair that nests). Oracle: 0.30000000001 / 0.1 and 2.0000001 / 1 are not whole."""
     with pytest.raises(HierarchyError, match=f"band widths must nest .*; {quoted} would give a band two parents"):
         bands_hierarchy([("1", 1.0)], widths, name="x")
+
+
+def _csv_spec(tmp_path, value: str) -> dict:
+    (tmp_path / "t.csv").write_text(f"v,s\n{value},x\n{value},y\n5,x\n5,y\n")
+    return {"source": {"path": str(tmp_path / "t.csv")}, "privacy": {"k": 2},
+            "quasi_identifiers": {"v": {"bands": [5, 10]}}, "sensitive": {"s": {"distinct_l": 2}}}
+
+
+@pytest.mark.parametrize("value, order", [("1e5000", "10^5000"), ("9" * 5000, "10^4999"),
+                                          ("1e999999999", "10^999999999"), ("-1e-5000", "10^-5000")],
+                         ids=["exp-5000", "5000-digits", "exp-1e9", "tiny"])
+def test_a_text_number_of_thousands_of_digits_is_refused_naming_the_column(tmp_path, value, order):
+    """Review rv13 #2. A CSV (text) column holding 1e5000 or a 5000-digit number stopped with
+    'internal error: ValueError: Exceeds the limit (4300 digits) for integer string conversion' (a
+    label writes every digit of its edges), and 1e999999999 with 'internal error: Overflow' (exit 1).
+    Now bad input naming the column and the value's order of magnitude, worked by hand, with no more
+    than the value's first digits."""
+    with pytest.raises(HierarchyError) as e:
+        sqlclose.anonymize(None, _csv_spec(tmp_path, value), node={"v": 1})
+    message = str(e.value)
+    assert "column 'v'" in message and f"of the order of {order};" in message, message
+    assert len(message) < 400, message
+
+
+def test_a_text_number_of_4000_digits_is_banded_with_every_digit(tmp_path):
+    """The largest order bands take, 10^4000 (a 4001-digit number, here 10**4000 + 7): its band of
+    width 5 by hand is 10**4000+5 to 10**4000+9, written in full, and 5 is in 5-9 (a GROUP BY over
+    the file written)."""
+    big = 10**4000 + 7
+    out = tmp_path / "r.parquet"
+    with sqlclose.anonymize(None, _csv_spec(tmp_path, str(big)), node={"v": 1}) as release:
+        release.write_parquet(out)
+    rows = duckdb.sql(f"SELECT v, count(*) FROM '{out}' GROUP BY v ORDER BY length(v)").fetchall()
+    assert rows == [("5-9", 2), (f"{big - 2}-{big + 2}", 2)]

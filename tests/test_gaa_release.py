@@ -381,3 +381,30 @@ def test_a_label_naming_two_groups_at_two_levels_is_refused_for_gaa(tmp_path):
         release.write_parquet(tmp_path / "r.parquet")
     smallest = duckdb.sql(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM '{tmp_path / 'r.parquet'}' GROUP BY h, z)")
     assert smallest.fetchall()[0][0] >= 2
+
+
+@pytest.mark.parametrize("rule, stand_in", [({"mask": True, "length": 5}, "*****"), ({"bands": [5, 10]}, "*")],
+                         ids=["mask", "bands"])
+def test_the_top_label_as_null_stand_in_is_refused_for_gaa_naming_null_value(tmp_path, rule, stand_in):
+    """Review rv13 #9. A NULL stand-in equal to a rule's top label is the stand-in's whole branch (it
+    is its leaf and the top): GAA, which writes several levels of a column side by side, would write
+    the rows with no value and those generalized to the top as one class, so it refuses; but it said
+    'mask rule for column 'v', row 1: label …; give one of them another label': a row of a rule that
+    has no rows, and not a word of null_value, the one setting to change. Now the rule is named
+    without a row and the message names null_value and what to choose. Incognito, which releases one
+    level, takes it (docs/spec.md, NULLs): the written file, grouped, has classes of at least k."""
+    values = ["47677", "47678", None, None, "47602", "47602"] if "mask" in rule else ["5", "6", None, None, "7", "8"]
+    rows = pa.table({"v": values, "s": ["x", "y", "x", "y", "x", "y"]})
+    spec = {"k": 2, "quasi_identifiers": {"v": {**rule, "nulls": "value", "null_value": stand_in}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    with pytest.raises(sqlclose.HierarchyError) as raised:
+        with sqlclose.anonymize(rows, {**spec, "search": {"algorithm": "gaa", "metric": "ncp"}}):
+            pass
+    said = str(raised.value)
+    kind = next(iter(rule))
+    assert said.startswith(f"hierarchy of column 'v': {kind} rule for column 'v': label '{stand_in}' names "), said
+    assert "row 1" not in said and f"null_value {stand_in!r} is" in said and 'null_value = "NULL"' in said, said
+    with sqlclose.anonymize(rows, spec) as release:
+        release.write_parquet(tmp_path / "r.parquet")
+    smallest = duckdb.sql(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM '{tmp_path / 'r.parquet'}' GROUP BY v)")
+    assert smallest.fetchall()[0][0] >= 2

@@ -10,9 +10,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 
+import sqlclose
 from sqlclose.errors import HierarchyError, InputError
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, _validate, bands_hierarchy, mask_hierarchy
 
@@ -350,6 +352,46 @@ def test_from_rows_errors_name_rows_and_origin():
 def test_from_rows_converts_values_to_text():
     h = Hierarchy.from_rows([[1, "low", "*"], [2, "low", "*"], [10, "high", "*"]])
     assert h.leaves == ["1", "2", "10"]
+
+
+@pytest.mark.parametrize("rows, shown", [
+    (((39, "<40", "*"), (40, ">=40", "*")), "row 1: leaf 39 is int, not text"),
+    ((("39", None, "*"), ("40", ">=40", "*")), "row 1: the label at level 1 of leaf '39' is None"),
+    ((("39", "<40", "*"), ("40", ">=40", b"*")), "row 2: the label at level 2 of leaf '40' is bytes, not text"),
+])
+def test_a_hierarchy_of_values_not_text_is_refused_naming_the_row(rows, shown):
+    """Review rv13 #4. The public constructor took an integer leaf or a None label, and the run
+    then failed deep inside (pyarrow's ArrowTypeError, an AttributeError on None.encode): not an
+    error a caller can catch as bad input. Now a HierarchyError at construction names the row and
+    the value; from_rows, which the message offers, writes a number as its text."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy(rows)
+    assert str(e.value).startswith(f"<inline>, {shown}"), str(e.value)
+    assert "Hierarchy.from_rows" in str(e.value) or "None" in shown
+
+
+def test_from_rows_refuses_a_none_label_rather_than_writing_none():
+    """from_rows wrote None as the label 'None', a value no reader tells from a real one."""
+    with pytest.raises(HierarchyError, match=r"row 2: the label at level 1 of leaf 'b' is None"):
+        Hierarchy.from_rows([["a", "x", "*"], ["b", None, "*"]])
+
+
+def test_a_python_hierarchy_of_numbers_is_released_by_its_text():
+    """The rows the refusal points to (from_rows over the integers 39 and 40) release the labels by
+    hand: 39 under '<40', 40 under '>=40', two rows each; the refused form raises an SqlcloseError
+    before the run."""
+    def labels(h):
+        con = duckdb.connect()
+        con.execute("CREATE TABLE p AS SELECT * FROM (VALUES (39, 'a'), (39, 'b'), (40, 'a'), (40, 'b')) t(v, s)")
+        spec = {"privacy": {"k": 2}, "quasi_identifiers": {"v": {"hierarchy": h}},
+                "sensitive": {"s": {"distinct_l": 2}}}
+        with sqlclose.anonymize((con, "p"), spec, node={"v": 1}) as release:
+            return sorted(release.to_arrow().column("v").to_pylist())
+
+    rows = ((39, "<40", "*"), (40, ">=40", "*"))
+    assert labels(Hierarchy.from_rows(rows)) == ["<40", "<40", ">=40", ">=40"]
+    with pytest.raises(sqlclose.SqlcloseError):
+        Hierarchy(rows)
 
 
 # ---------------------------------------------------------------------------- from_tree

@@ -43,6 +43,22 @@ def test_a_tree_of_toml_booleans_matches_a_boolean_column(tmp_path):
     assert rows == [(False, 6, 3), (True, 6, 3)]
 
 
+def test_a_toml_time_leaf_is_hashed_and_released(tmp_path):
+    """Review rv13 #3. A TIME column and a tree listing its value as a TOML local time (10:00:00): the
+    spec's hash (model/spec.canonical_json) had no case for datetime.time and anonymize stopped with
+    'internal error: TypeError: time' (exit 1), though explain accepted the spec. The oracle: DuckDB
+    writes TIME '10:00:00' as 10:00:00, the leaf's text, so a plain GROUP BY over the release finds
+    both rows labelled G."""
+    _rows(f"COPY (SELECT * FROM (VALUES (TIME '10:00:00', 'x'), (TIME '10:00:00', 'y')) t(v, s)) "
+          f"TO '{tmp_path / 'p.parquet'}'")
+    (tmp_path / "spec.toml").write_text(
+        '[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\nv = { tree = { G = [10:00:00] } }\n[sensitive.s]\ndistinct_l = 2\n')
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress", "--node", "v=1")
+    assert result.exit_code == 0, result.output
+    assert _rows(f"SELECT v, count(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY v") == [("G", 2)]
+
+
 def test_tree_leaves_are_written_as_the_engine_writes_values():
     """Booleans as true/false, numbers and dates as their text; written out by hand."""
     h = Hierarchy.from_tree({"any": {"flags": [True, False], "numbers": [39, 2.5],

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from decimal import Decimal, InvalidOperation, localcontext
@@ -26,12 +27,15 @@ import numpy as np
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
-from sqlclose.model.text import read_utf8
+from sqlclose.model.text import quoted, read_utf8
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
 TAB_HINT = 'a tab is written "\\t" in a TOML basic string (double quotes)'
 _MAX_CODE = 2**62  # codes and products of codes must stay exact in BIGINT
+# Bands cut numbers within 10^±4000 (a text column's; a float is within 10^±324): a label writes every
+# digit of its edges, and past 4300 digits Python no longer writes an integer (1e999999999 overflowed).
+MAX_BAND_EXPONENT = 4000
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,8 +94,9 @@ class Hierarchy:
         return self.cover is None and not self.leaves_declared
 
     @classmethod
-    def from_rows(cls, rows: Iterable[Sequence[str]], origin: str = "<inline>") -> Hierarchy:
-        return cls(tuple(tuple(str(v) for v in r) for r in rows), origin)
+    def from_rows(cls, rows: Iterable[Sequence[object]], origin: str = "<inline>") -> Hierarchy:
+        """Rows of values written as text (39 as '39'); None is no label and is refused, not written 'None'."""
+        return cls(tuple(tuple(v if v is None else str(v) for v in r) for r in rows), origin)
 
     @classmethod
     def _built(cls, columns: list[list[str]], labels: list[list[str]], codes: list[np.ndarray],
@@ -173,9 +178,10 @@ class Hierarchy:
         """Distinct labels at ``level``, in the order of their dense codes."""
         return list(self._derived["validated"][0][level])
 
-    def label_at_two_levels(self) -> str | None:
-        """Where one label names a group of leaves at one level and another group at another (``x`` a
-        leaf and also the parent of ``a`` and ``b``), said in a sentence; None if no label does.
+    def label_at_two_levels(self) -> tuple[str, str] | None:
+        """A label that names a group of leaves at one level and another group at another (``x`` a
+        leaf and also the parent of ``a`` and ``b``), with where and how said in a sentence; None if
+        no label does.
         Full-domain generalization releases one level of a column, so such a label is harmless
         there; GAA releases several levels side by side, where the two groups would read as one."""
         labels, dense = self._derived["validated"]
@@ -193,9 +199,21 @@ class Hierarchy:
                 groups = [np.flatnonzero(dense[:, level] == code) for level, code in ((low, c), other)]
                 shown = [", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
                          for g in groups]
-                return (f"{_where(self.origin, self.lines, int(groups[1][0]))}: label {name!r} names "
-                        f"{shown[0]} at level {low} and {shown[1]} at level {other[0]}")
+                # A rule or a tree has no rows to point to (its first row's number named nothing).
+                where = self.origin if self.rule is not None or self.origin.startswith("tree") else \
+                    _where(self.origin, self.lines, int(groups[1][0]))
+                return name, (f"{where}: label {name!r} names {shown[0]} at level {low} and {shown[1]} "
+                              f"at level {other[0]}")
         return None
+
+    def levels_without_a_group(self) -> list[int]:
+        """Levels above the leaves where every label has exactly one child (as many labels as the level
+        below: a '*' over a single root, or a level repeating the one below). They group nothing, yet
+        count in the height a hierarchical distance is divided by. None in a hierarchy of one leaf."""
+        labels = self._derived["validated"][0]
+        if len(labels[0]) < 2:
+            return []
+        return [level for level in range(1, self.levels) if len(labels[level]) == len(labels[level - 1])]
 
     # ---- encodings ----------------------------------------------------------------------
     @property
@@ -336,6 +354,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
             f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
         )
     columns = list(zip(*rows))  # column by column: the checks below loop in C, not per row in Python
+    _refuse_values_not_text(rows, columns, origin, lines)
     # A leaf may be the empty text (a value of a text column, given on purpose: quoted in a file);
     # an empty label above the leaves would release a value no reader tells from it.
     empty = [column.index("") for column in columns[1:] if "" in column]
@@ -368,6 +387,27 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     if len(labels[-1]) != 1:
         raise HierarchyError(_several_tops(rows, labels[-1], dense[:, -1], origin, lines))
     return labels, dense
+
+
+def _refuse_values_not_text(rows: tuple[tuple[str, ...], ...], columns: list[tuple[str, ...]], origin: str,
+                            lines: tuple[int, ...] | None) -> None:
+    """A value that is not text (a Python hierarchy's 39 or None): values are matched and released as
+    text, and the run failed deep inside (pyarrow's ArrowTypeError) rather than naming the row."""
+    level = next((level for level, column in enumerate(columns) if set(map(type, column)) - {str}), None)
+    if level is None or all(isinstance(v, str) for v in columns[level]):  # str's subclasses are text too
+        return
+    i = next(i for i, v in enumerate(columns[level]) if not isinstance(v, str))
+    value = rows[i][level]
+    what = f"leaf {value!r}" if level == 0 else f"the label at level {level} of leaf {rows[i][0]!r}"
+    if value is None and level == 0:
+        raise HierarchyError(f"{_where(origin, lines, i)}: the leaf is None; a NULL is no leaf: give the column "
+                             'nulls = "value" and a null_value, and list that text as a leaf')
+    if value is None:
+        raise HierarchyError(f"{_where(origin, lines, i)}: {what} is None; every leaf needs a label at every "
+                             "level (leaf, …, top), as text")
+    raise HierarchyError(f"{_where(origin, lines, i)}: {what} is {type(value).__name__}, not text; values are "
+                         "matched as text, as the engine writes the column's values: give text (\"39\"), or build "
+                         "the hierarchy with Hierarchy.from_rows, which writes each value as text")
 
 
 def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str,
@@ -573,7 +613,19 @@ def _exact(text: str, x: float | None, name: str) -> Decimal:
             raise HierarchyError(f"{name}: value {_non_finite_text(text, d, x)!r} is not a finite number; bands "
                                  "need numbers")
         d = Decimal(repr(float(x)))
+    if d.is_zero():  # 0e5000 is 0: its exponent must not size the arithmetic
+        return Decimal(0)
+    if abs(d.adjusted()) > MAX_BAND_EXPONENT:
+        raise HierarchyError(f"{name}: value {_shown_number(text)} is of the order of 10^{d.adjusted()}; bands cut "
+                             f"numbers within 10^-{MAX_BAND_EXPONENT} to 10^{MAX_BAND_EXPONENT} (a label writes every "
+                             "digit of its edges): correct the value, or give the column a hierarchy file or tree")
     return d
+
+
+def _shown_number(text: str) -> str:
+    """A number's text for a message, its first digits alone when it runs to thousands."""
+    text = text.strip()
+    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
 
 
 def _non_finite_text(text: str, d: Decimal | None, x: float | None) -> str:
@@ -631,14 +683,16 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
     lengths = sorted({len(v) for v in values})
     if length is not None and lengths != [length]:
         value = next(v for v in values if len(v) != length)
-        raise HierarchyError(f"{name}: value {value!r} has {len(value)} characters, but the declared length is "
-                             f"{length}; pad or correct the codes, or declare the length they have")
+        raise HierarchyError(f"{name}: value {quoted(value)} has {len(value)} characters{_nfc_length(value)}, but "
+                             f"the declared length is {length}; pad or correct the codes, or declare the length they "
+                             "have")
     if len(lengths) != 1:
         short = min(values, key=len)
         long_ = max(values, key=len)
         raise HierarchyError(
             f"{name}: masking needs codes of one length, found lengths {lengths} "
-            f"(e.g. {short!r} and {long_!r}); pad the codes or use a hierarchy file"
+            f"(e.g. {quoted(short)}{_nfc_length(short)} and {quoted(long_)}{_nfc_length(long_)}); pad the codes or "
+            "use a hierarchy file"
         )
     n = lengths[0]
     steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
@@ -668,6 +722,12 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
         return Hierarchy(tuple(zip(*columns)), name)
     cover = None if alphabet is None else mask_cover(len(values), masked, len(alphabet))
     return Hierarchy._built(columns, labels, codes, name).built_by("mask", cover)
+
+
+def _nfc_length(value: str) -> str:
+    """A code's length counts code points: said when its NFC form (what a reader sees) has another."""
+    composed = len(unicodedata.normalize("NFC", value))
+    return "" if composed == len(value) else f" (code points; not in Unicode NFC, which writes it in {composed})"
 
 
 def masked_per_level(steps: Sequence[int], n: int) -> list[int] | None:

@@ -912,7 +912,7 @@ def canonical_json(spec: Spec) -> str:
     def default(obj: Any) -> Any:
         if isinstance(obj, Path):
             return str(obj)
-        if isinstance(obj, _dt.date):  # a TOML date in a domain hashes as its ISO text does
+        if isinstance(obj, (_dt.date, _dt.time)):  # a TOML date in a domain, a time as a tree's leaf: ISO text
             return obj.isoformat()
         raise TypeError(type(obj).__name__)
 

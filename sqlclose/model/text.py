@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import codecs
+import unicodedata
+from collections.abc import Iterable
 from pathlib import Path
 
 from sqlclose.errors import InputError
@@ -20,3 +22,21 @@ def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
         line = body.count(b"\n", 0, e.start) + 1
         offset = e.start + len(data) - len(body)
         raise error(f"{what} is not UTF-8 text (line {line}, byte {offset}); re-save it as UTF-8") from None
+
+
+def quoted(value: object, escaped: bool = False) -> str:
+    """A value quoted for a message: its repr, or with every character past ASCII escaped when the
+    text is not in Unicode NFC (or ``escaped``): repr writes a combining mark as it is, so a decomposed
+    'ü' (u + U+0308) looked exactly like the precomposed leaf it is not."""
+    if isinstance(value, str) and (escaped or not unicodedata.is_normalized("NFC", value)):
+        return ascii(value)
+    return repr(value)
+
+
+def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, str]:
+    """Each of ``values`` that differs from one of ``texts`` only in its Unicode form (equal once both
+    are in NFC), with that text: an ASCII value too (the Kelvin sign U+212A is 'K' in NFC)."""
+    values = [v for v in values if isinstance(v, str)]
+    by_form = {unicodedata.normalize("NFC", t): t for t in texts}
+    twins = {v: by_form.get(unicodedata.normalize("NFC", v)) for v in values}
+    return {v: t for v, t in twins.items() if t is not None and t != v}

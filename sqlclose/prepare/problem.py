@@ -28,6 +28,7 @@ from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
+from sqlclose.model.text import quoted, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.sql import queries as q
@@ -430,13 +431,28 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     """The error for values a hierarchy lacks: the first few (with their row counts when known),
     and how to add them in the form the hierarchy was given in."""
     listed = values[:MAX_LISTED_VALUES]
-    shown = ", ".join(f"{v!r} ({n} rows)" for v, n in zip(listed, counts)) if counts else \
-        ", ".join(repr(v) for v in listed)
+    twins = unicode_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
+    named = [quoted(v, v in twins) for v in listed]
+    shown = ", ".join(f"{v} ({n} rows)" for v, n in zip(named, counts)) if counts else ", ".join(named)
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
         f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
         f"{_to_add(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
+        f"{_unicode_form_hint(twins, hierarchy)}"
     )
+
+
+def _unicode_form_hint(twins: dict[str, str], hierarchy: Hierarchy | None) -> str:
+    """Values that differ from a leaf only in their Unicode form: both escaped, so the difference
+    shows, and how to make them one form (a line typed again is the leaf's, refused as a duplicate)."""
+    if not twins:
+        return ""
+    value, leaf = next(iter(twins.items()))
+    line = f" (line {hierarchy.lines[hierarchy.leaves.index(leaf)]})" if hierarchy.lines else ""
+    others = f" ({len(twins) - 1} more value(s) alike)" if len(twins) > 1 else ""
+    return (f"; {ascii(value)} differs from the leaf {ascii(leaf)}{line} only in its Unicode form{others}, "
+            "and text is compared code point by code point: write the data and the hierarchy in one form, "
+            "NFC (a [source] query's nfc_normalize(column) normalizes the column)")
 
 
 def _given_inline(hierarchy: Hierarchy | None) -> bool:

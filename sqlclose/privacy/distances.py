@@ -14,10 +14,13 @@ Every distance here is convex in the class distribution — the property the sea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from sqlclose.model.attributes import SensitiveAttribute
+from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
 from sqlclose.privacy.emd import checked, emd, row_sums
 
@@ -180,3 +183,34 @@ def distance(P: Any, q: Any, name: str, hierarchy: Any = None) -> np.ndarray:
     if name == "kl":
         return kl_divergence(P, q)
     raise ValueError(f"unknown distance {name!r}; expected one of {', '.join(ALL_DISTANCES)}")
+
+
+def idle_level_warnings(sas: Sequence[SensitiveAttribute]) -> list[str]:
+    """A warning per sensitive column under the hierarchical distance whose hierarchy has levels that
+    group nothing (``Hierarchy.levels_without_a_group``): accepted silently, a '*' above a single
+    root made every distance smaller, so t held more loosely than it reads. Read from the hierarchy
+    alone, never from the data."""
+    return [said for sa in sas if sa.distance == "hierarchical" and sa.hierarchy is not None
+            for said in [_idle_levels_said(sa.name, sa.hierarchy, sa.spec.t if sa.spec is not None else None)]
+            if said is not None]
+
+
+def _idle_levels_said(name: str, hierarchy: Hierarchy, t: float | None) -> str | None:
+    idle = hierarchy.levels_without_a_group()
+    if not idle:
+        return None
+    height, one = hierarchy.height, len(idle) == 1
+    which, it = (f"level {idle[0]}", "it") if one else (f"levels {', '.join(map(str, idle))}", "them")
+    said = (f"sensitive column {name!r}: {which} of its hierarchy group{'s' if one else ''} nothing (each label "
+            f"there has exactly one child below), yet count{'s' if one else ''} in the height ({height}) that "
+            "hierarchical distances are divided by")
+    if idle == list(range(height - len(idle) + 1, height + 1)):  # above the single root: all distances shrink
+        kept = height - len(idle)
+        effect = f"so every distance is {kept}/{height} of what it is without {it}"
+        if t is not None:
+            effect += (f", and t = {t:g} holds as t = {t * height / kept:.4g} would over the hierarchy without "
+                       f"{it}: looser than it reads")
+    else:
+        effect = (f"so two values whose lowest common group lies below {it} come out nearer, and two joined above "
+                  f"{it} (below the top) farther, than without {it}")
+    return f"{said}, {effect}; remove {it} from the hierarchy unless that is meant"

@@ -32,7 +32,7 @@ from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem, keyed_fingerprint
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
-from sqlclose.privacy.distances import distance
+from sqlclose.privacy.distances import distance, idle_level_warnings
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.report import (
@@ -390,7 +390,7 @@ class Release:
         generalization = self.generalization
         warnings = [f"{name!r} is generalized to the top ({g.labels[0] if g.labels else '*'}): it carries no "
                     "information in this release" for name, g in generalization.items() if g.at_top]
-        warnings += self._warnings()
+        warnings += idle_level_warnings(p.sas) + self._warnings()
         return Report(
             sqlclose_version=__version__,
             created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

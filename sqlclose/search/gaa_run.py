@@ -94,8 +94,17 @@ def _refuse_labels_at_two_levels(problem: Problem) -> None:
     a label naming two groups at two levels made two classes one in the written file, and the
     re-check refused the release (exit 4) after the search. Refused before it, naming the label."""
     for qi in problem.qis:
-        said = qi.hierarchy.label_at_two_levels()
-        if said is not None:
-            raise HierarchyError(f"hierarchy of column {qi.name!r}: {said}; GAA releases a column's values at "
-                                 "several levels side by side, where the two would read as one class: give one "
-                                 "of them another label (Incognito, which releases one level, takes it as it is)")
+        found = qi.hierarchy.label_at_two_levels()
+        if found is None:
+            continue
+        label, said = found
+        if label == qi.coded.null_value:  # the stand-in: its setting is what to change, not a label
+            raise HierarchyError(f"hierarchy of column {qi.name!r}: {said}; null_value {label!r} is what NULL is "
+                                 "released as, and GAA releases a column's values at several levels side by side, "
+                                 "where the rows with no value would read as one class with the rows generalized "
+                                 f"to {label!r}: choose a null_value the hierarchy writes nowhere else (e.g. "
+                                 'null_value = "NULL", if the column never holds that text), or use Incognito '
+                                 "(--algorithm incognito), which releases one level and takes it as it is")
+        raise HierarchyError(f"hierarchy of column {qi.name!r}: {said}; GAA releases a column's values at "
+                             "several levels side by side, where the two would read as one class: give one "
+                             "of them another label (Incognito, which releases one level, takes it as it is)")

@@ -1,0 +1,64 @@
+"""Values that differ from a leaf only in their Unicode form (review rv13 #7). Text is compared code
+point by code point, so a decomposed 'Zürich' (u + U+0308) is not the precomposed leaf (U+00FC) and
+the job is right to stop; but the message quoted it exactly as the leaf looks and said to add a
+line the file already shows (typed again, it is the precomposed leaf, refused as a duplicate).
+A zero-width space was already shown escaped ('Bern\\u200b'); a value not in NFC now is too, and
+the leaf it differs from is named. The oracles: the escaped forms written out by hand (Python's
+ascii() of 'Zu\\u0308rich' is 'Zu\\u0308rich', of 'Zürich' 'Z\\xfcrich'), and the code points counted
+by hand ('e\\u0301cole': 6, its NFC form 'école': 5)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from own_connection import rows as _rows
+from table3_project import invoke
+
+import sqlclose
+from sqlclose.errors import HierarchyError
+from sqlclose.model.text import quoted, unicode_twins
+
+SPEC = ('[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\nv = { file = "h.csv" }\n[sensitive.s]\ndistinct_l = 2\n')
+
+
+def _refusal(folder, data_form: str, leaf_form: str) -> str:
+    (folder / "h.csv").write_text(f"Bern;CH;*\n{leaf_form};CH;*\n", encoding="utf-8")
+    _rows(f"COPY (SELECT * FROM (VALUES ('{data_form}', 'x'), ('{data_form}', 'y'), ('Bern', 'x'), ('Bern', 'y')) "
+          f"t(v, s)) TO '{folder / 'p.parquet'}'")
+    (folder / "spec.toml").write_text(SPEC)
+    result = invoke("anonymize", folder / "spec.toml", "--no-progress")
+    assert result.exit_code == 2, result.output
+    return " ".join(result.output.split())
+
+
+def test_a_decomposed_value_is_shown_escaped_and_told_apart_from_its_precomposed_leaf(tmp_path):
+    message = _refusal(tmp_path, "Zu\u0308rich", "Z\u00fcrich")
+    assert "h.csv: 'Zu\\u0308rich' (2 rows)" in message, message
+    assert ("'Zu\\u0308rich' differs from the leaf 'Z\\xfcrich' (line 2) only in its Unicode form" in message
+            and "NFC" in message), message
+    assert "Zürich" not in message  # no quoted form that looks exactly like the leaf
+
+
+def test_a_precomposed_value_is_told_apart_from_its_decomposed_leaf(tmp_path):
+    message = _refusal(tmp_path, "Z\u00fcrich", "Zu\u0308rich")
+    assert "'Z\\xfcrich' differs from the leaf 'Zu\\u0308rich' (line 2) only in its Unicode form" in message, message
+
+
+def test_a_mask_over_a_decomposed_code_counts_its_code_points_and_says_so():
+    """The mask message said "'école' has 6 characters" of a value that shows 5."""
+    table = pa.table({"v": ["e\u0301cole", "e\u0301cole", "ville", "ville"], "s": ["x", "y", "x", "y"]})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"v": {"mask": True, "length": 5}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    with pytest.raises(HierarchyError) as e:
+        sqlclose.anonymize(table, spec)
+    message = str(e.value)
+    assert "value 'e\\u0301cole' has 6 characters (code points; not in Unicode NFC, which writes it in 5)" in message, \
+        message
+
+
+def test_an_ascii_value_is_told_apart_from_a_leaf_that_normalizes_to_it():
+    """The Kelvin sign (U+212A) is 'K' in NFC: a data value 'K' has it as its twin, shown escaped."""
+    assert unicode_twins(["K", "Zu\u0308rich", "x"], ["\u212a", "Z\u00fcrich", "y"]) == {
+        "K": "\u212a", "Zu\u0308rich": "Z\u00fcrich"}
+    assert quoted("\u212a") == "'\\u212a'" and quoted("K") == "'K'" and quoted("K", escaped=True) == "'K'"
