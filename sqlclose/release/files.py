@@ -10,9 +10,10 @@ may bring companions (the warehouse's ``release.verify.sql``): placed before the
 journal, and rolled back with the pair.
 
 Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no chance to clean — the
-next run writing the same output finds the dead run's hidden files (their names carry its
-process id) and finishes or undoes its move: a pair past its commit mark is kept, anything else
-rolls back to the old pair, and the temporaries are removed. Which files the dead run placed is
+next run naming the same output (``recover_output``: before its search, and again before it
+writes) finds the dead run's hidden files (their names carry its process id) and finishes or
+undoes its move: a pair past its commit mark is kept, anything else rolls back to the old pair,
+and the temporaries are removed. Which files the dead run placed is
 told by the journal (what existed before it) and the files it set aside, never by their bytes: a
 rerun's release may be byte for byte the old one.
 
@@ -192,8 +193,7 @@ class Transaction:
         self._replaces_data = replaces_data
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
-        with _placing_lock(path, report, *companions):
-            recover(path, report, companions)
+        recover_output(path, report, companions)
         token = run_token()
         self.data = _hidden(path, token, "tmp")
         self.report = _hidden(report, token, "tmp")
@@ -405,11 +405,25 @@ def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tu
     fsync(journal)
 
 
-def recover(path: Path, report: Path, companions: tuple[Path, ...] = ()) -> None:
+def recover_output(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_only: bool = False) -> None:
+    """``recover`` under the placing lock. Run at the start of every run that names the output,
+    before its search: one stopping early (bad input, no solution) must still leave the previous
+    pair in place, not the half move of a run killed while placing it; and again before a write."""
+    with _placing_lock(path, report, *companions):
+        recover(path, report, companions, moves_only)
+
+
+def recover(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_only: bool = False) -> None:
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
-    remove its temporaries. Runs that are still alive are left alone."""
+    remove its temporaries. Runs that are still alive are left alone. ``moves_only``: only the
+    dead runs that had begun placing (a journal), whose half move leaves the output without its
+    pair; the others' temporaries wait for the next write (a DuckDB output's earlier-build
+    leftovers are told by its database first)."""
     hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
     dead = [m for m in hidden if not alive(int(m[1]["pid"]), m[1]["token"])]
+    if moves_only:
+        moving = {m["token"] for _, m in dead if m["kind"] in ("journal", "committed")}
+        dead = [(f, m) for f, m in dead if m["token"] in moving]
     for journal, m in dead:
         if m["kind"] in ("journal", "committed"):
             _settle(journal, committed=m["kind"] == "committed")

@@ -107,6 +107,12 @@ class Writer(ABC):
     def write(self, release: Release, target: Target) -> dict:
         """Write, verify from what was written, place with the report; return the report."""
 
+    def recover(self, target: Target) -> None:
+        """Settle a run that died placing a release at ``target`` (its pair kept past its commit
+        mark, else the previous pair put back), before this run's search: a run that then stops
+        early must not leave the output path without its release."""
+        files.recover_output(target.path, target.report)
+
 
 class FileWriter(Writer):
     """A release that is one file (Parquet, CSV): written to a hidden temporary file beside the
@@ -339,6 +345,13 @@ class DuckDBTableWriter(Writer):
                              f"table {slot.name!r} in {target.path}, which overwrite would replace (dropping it, "
                              "that key would point at nothing): drop that key or its table first, or name another "
                              "table (--output-table)")
+
+    def recover(self, target: Target) -> None:
+        """Only a dead run's half move (its journal): an earlier build's killed table run is told
+        by the database's leftover table at the write, its hidden reports kept until then."""
+        path = _database_file(target)
+        files.recover_output(path, target.report, moves_only=True)
+        database_file.remove_stale_lock(path)
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "a DuckDB database output")
