@@ -16,14 +16,17 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 import pytest
+from table3_project import table3_project
 
 import sqlclose
-from sqlclose.errors import VerificationError
+from sqlclose.errors import EnvironmentFailure, VerificationError
+from sqlclose.release import database_file, files
 from sqlclose.release.release import Release
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
@@ -241,3 +244,126 @@ def test_a_crashed_writers_log_is_folded_in_not_left_beside_the_new_file(tmp_pat
     assert not (tmp_path / "mine.duckdb.wal").exists()
     assert select(db, "SELECT i FROM keep") == [(i,) for i in (0, 1, 2, 3, 4, 99)]
     assert select(db, "SELECT count(*) FROM people") == [(9,)]
+
+
+# Run A: held at its "place" checkpoint (its new database written from the old one) until the test
+# creates the go file. Run B: says when its lock attempt finds the lock held (the old build took
+# none: B then wrote and placed its table while A was held).
+HELD_AT_PLACE = """
+import os, runpy, sys, time
+from pathlib import Path
+import sqlclose.release.writers as writers
+ready, go = Path(sys.argv[1]), Path(sys.argv[2])
+def held(point):
+    if point == "place":
+        ready.write_text("held")
+        while not go.exists():
+            time.sleep(0.02)
+writers.checkpoint = held
+sys.argv = ["sqlclose"] + sys.argv[3:]
+runpy.run_module("sqlclose.cli", run_name="__main__")
+"""
+SAYS_WHEN_IT_WAITS = """
+import fcntl, runpy, sys
+from pathlib import Path
+waiting, real = Path(sys.argv[1]), fcntl.flock
+def flock(fd, operation):
+    try:
+        return real(fd, operation)
+    except BlockingIOError:
+        waiting.touch()
+        raise
+fcntl.flock = flock
+sys.argv = ["sqlclose"] + sys.argv[2:]
+runpy.run_module("sqlclose.cli", run_name="__main__")
+"""
+
+
+def _writing(folder: Path, table: str) -> list[str]:
+    return ["anonymize", str(folder / "spec.toml"), "--no-progress", "-q", "-o", str(folder / "out" / "r.duckdb"),
+            "--output-table", table]
+
+
+@pytest.mark.parametrize("database_exists", [False, True])
+def test_two_runs_writing_other_tables_into_one_database_keep_both(tmp_path, database_exists):
+    """rv11 #1: two runs writing tables a and b into one database at once both exited 0 with a
+    placed report, but the file held one table: each built its new file from the old one, and the
+    run placing last replaced the other's file (no lock stopped it: another sqlclose run only reads
+    the old file). Now a run holds a lock from reading the old file to placing its new one, and
+    the other waits, then builds on the file the first placed. Deterministic: A is held after
+    writing its new file until B is seen waiting for the lock (or, unfixed, B has placed b). The
+    oracle: the tables DuckDB's catalog lists in the file, each one's count(*) (9: Table 3's rows,
+    k = 3 suppressing none) against the runs that exited 0."""
+    d = table3_project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    if database_exists:  # last night's table
+        subprocess.run([sys.executable, "-m", "sqlclose.cli", *_writing(d, "old")], env=env, check=True, timeout=300)
+    ready, go, waiting = d / "a.ready", d / "a.go", d / "b.waiting"
+    a = subprocess.Popen([sys.executable, "-c", HELD_AT_PLACE, str(ready), str(go), *_writing(d, "a")], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not ready.exists():
+            assert a.poll() is None and time.monotonic() < deadline, a.communicate()
+            time.sleep(0.02)
+        b = subprocess.Popen([sys.executable, "-c", SAYS_WHEN_IT_WAITS, str(waiting), *_writing(d, "b")], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        while not waiting.exists() and b.poll() is None:
+            assert time.monotonic() < deadline + 120
+            time.sleep(0.02)
+    finally:
+        go.touch()
+    a_err, b_err = a.communicate(timeout=300)[1], b.communicate(timeout=300)[1]
+    assert (a.returncode, b.returncode) == (0, 0), (a_err, b_err)
+    expected = {"a", "b"} | ({"old"} if database_exists else set())
+    assert {name for (name,) in select(d / "out" / "r.duckdb", "SELECT table_name FROM duckdb_tables()")} == expected
+    for name in expected:
+        assert select(d / "out" / "r.duckdb", f'SELECT count(*) FROM "{name}"') == [(9,)]
+    assert waiting.exists(), "run B never waited for run A"
+    assert sorted(p.name for p in (d / "out").iterdir()) == sorted(["r.duckdb", *(f"r.duckdb.{t}.report.json"
+                                                                                  for t in expected)])
+
+
+def test_a_run_waits_for_the_database_lock_at_most_its_limit(tmp_path, monkeypatch):
+    """The lock another run holds (a process stopped while writing) stops a run once it has waited
+    WAIT_SECONDS: exit 5 naming the database, and the holder's lock file is left to the holder.
+    Oracle: the file system (the database and the lock file as they were)."""
+    db = tmp_path / "r.duckdb"
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
+                               "os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); "
+                               "time.sleep(60)", str(database_file.lock_path(db))], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        monkeypatch.setattr(database_file, "WAIT_SECONDS", 0.3)
+        with pytest.raises(EnvironmentFailure, match=f"writing to the output database {db} for") as e, \
+                database_file.writing_lock(db):
+            pass
+        assert e.value.exit_code == 5
+        assert sorted(p.name for p in tmp_path.iterdir()) == [".r.duckdb.sqlclose.lock"]
+    finally:
+        holder.kill()
+        holder.wait()
+    database_file.remove_stale_lock(db)  # its holder gone: the next run removes it
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_database_replaced_by_a_process_taking_no_lock_is_not_dropped(tmp_path):
+    """A process that takes no lock (an older sqlclose, a copy) replacing the database while a run
+    builds its new file from it: placing the run's file would drop that one's contents. The commit
+    compares the file in place with the one read (device, inode, size, mtime) and refuses, exit 5.
+    Oracle: the file at the path holds the other process's bytes; no hidden file is left."""
+    db = tmp_path / "r.duckdb"
+    db.write_bytes(b"read by this run")
+    report = tmp_path / "r.duckdb.t.report.json"
+    with pytest.raises(EnvironmentFailure, match="was replaced while this run was building") as e, \
+            files.Transaction(db, report, overwrite=False, replaces_data=True) as txn:
+        txn.builds_on(files.identity(db))
+        txn.data.write_bytes(b"built from it")
+        txn.report.write_text("{}")
+        other = tmp_path / "other"
+        other.write_bytes(b"placed by another process")
+        os.replace(other, db)
+        txn.commit()
+    assert e.value.exit_code == 5
+    assert db.read_bytes() == b"placed by another process"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb"]

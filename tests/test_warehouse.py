@@ -530,6 +530,31 @@ def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, 
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
 
 
+def test_a_killed_write_sql_is_rolled_back_by_a_next_run_that_stops_early(tmp_path, hostile):
+    """rv11 #5: a run killed while placing the query, its verification file and report (the old
+    ones set aside) was rolled back only by a later run that reached its write; one stopping before
+    (no solution, exit 3) left the output path without its release query. Now the recovery runs
+    before the search. Oracle: the three files' bytes taken before the killed run."""
+    folder, spec = hostile
+    out, verify, report = (tmp_path / name for name in ("release.sql", "release.verify.sql", "release.sql.report.json"))
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        release.write_sql(out)
+    before = {p.name: p.read_bytes() for p in (out, verify, report)}
+    script = tmp_path / "kill.py"
+    script.write_text(KILLED_WRITE_SQL)
+    killed = subprocess.run([sys.executable, str(script), str(out), "release.sql", str(folder / "histogram.parquet"),
+                             str(spec)], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert not out.exists()  # set aside by the killed run
+    unsatisfiable = tmp_path / "k1000.toml"
+    unsatisfiable.write_text(spec.read_text(encoding="utf-8").replace("k = 3", "k = 1000"), encoding="utf-8")
+    result = invoke("anonymize", "--histogram", folder / "histogram.parquet", unsatisfiable, "--dialect", "duckdb",
+                    "--output", out, "--overwrite")
+    assert result.exit_code == 3, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k1000.toml", "kill.py", *sorted(before)]
+    assert {name: (tmp_path / name).read_bytes() for name in before} == before
+
+
 def test_a_failed_write_sql_leaves_no_folder_it_made(tmp_path, hostile, monkeypatch):
     """As for a file output: the folders made for the query, its report and verification file go
     again when placing them fails."""

@@ -119,6 +119,9 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     read = [path for path in spec.files_read if not path.is_dir()]
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
+    # A run killed while placing its pair is settled first, whatever stops this one (and before the
+    # up-to-date check reads the pair).
+    writer_for(target).recover(target)
     current = None if force else _up_to_date(api, source, spec, target, chosen)
     if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),

@@ -8,18 +8,32 @@ the old one: the old file's catalog (schemas, tables, views, macros, sequences, 
 comments) copied by DuckDB's ``COPY FROM DATABASE … (SCHEMA)``, the tables' rows copied one table
 at a time, less the table being replaced and sqlclose's own leftovers, which are never copied;
 the release is then written there and placed like a file (``files.Transaction``).
+
+Two runs writing tables into one database take turns (``writing_lock``): each builds its new file
+from the old one, so the run placing last would drop the other's table from the file it replaced.
+A run holds an exclusive advisory lock on a hidden file beside the database
+(``.x.duckdb.sqlclose.lock``) from before it reads the old file until its new one is placed;
+another run waits for it, then builds on the file that run placed.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine
+from sqlclose.errors import EnvironmentFailure
 from sqlclose.model.spec import catalog_name
 from sqlclose.release import files
+
+WAIT_SECONDS = 3600.0  # the longest a run waits for another writing the same database to place its file
 
 # The temporary table an earlier build wrote a release to inside the target database.
 LEFTOVER_TABLE = re.compile(r"^__sqlclose_new_(?P<pid>\d+)_(?P<token>[0-9a-f]+)$")
@@ -112,3 +126,80 @@ def table_in(alias: str, schema: str, table: str) -> exp.Table:
 
 def _name(alias: str) -> str:
     return exp.to_identifier(alias, quoted=True).sql("duckdb")
+
+
+def lock_path(database: Path) -> Path:
+    """The hidden file whose lock a run writing ``database`` holds (``writing_lock``)."""
+    return database.with_name(f".{database.name}.sqlclose.lock")
+
+
+@contextmanager
+def writing_lock(database: Path) -> Iterator[None]:
+    """Hold the exclusive lock of ``database``'s lock file while the block reads the old file and
+    places the new one; wait (at most ``WAIT_SECONDS``) for a run holding it. The file is removed
+    on leaving, while still locked: a run waiting on it then finds it gone and locks a new one."""
+    lock = lock_path(database)
+    fd = _acquire(lock, database)
+    try:
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+        os.close(fd)  # releases the lock
+
+
+def remove_stale_lock(database: Path) -> None:
+    """Remove the lock file a killed run left (no run holds its lock), as its other files are."""
+    lock = lock_path(database)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if _names(lock, fd):
+            lock.unlink()
+    except OSError:  # a run holds it (or no flock here): not stale
+        pass
+    finally:
+        os.close(fd)
+
+
+def _acquire(lock: Path, database: Path) -> int:
+    """An open, locked descriptor of the file now named ``lock``."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            _wait_for_lock(fd, deadline, database)
+            if _names(lock, fd):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder removed it on leaving: lock the file named so now
+
+
+def _wait_for_lock(fd: int, deadline: float, database: Path) -> None:
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise EnvironmentFailure(
+                    f"another sqlclose run has been writing to the output database {database} for "
+                    f"{WAIT_SECONDS / 60:.0f} min; nothing was placed at the output path: run again once it is "
+                    f"done, or check for a stopped sqlclose process (it holds {lock_path(database).name})") from None
+            time.sleep(0.05)
+        except OSError:  # no flock on this filesystem: the commit still refuses a file replaced meanwhile
+            return
+
+
+def _names(lock: Path, fd: int) -> bool:
+    """Whether ``lock`` still names the file open at ``fd`` (its holder removes it on leaving)."""
+    try:
+        named = os.stat(lock)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)

@@ -10,15 +10,18 @@ may bring companions (the warehouse's ``release.verify.sql``): placed before the
 journal, and rolled back with the pair.
 
 Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no chance to clean — the
-next run writing the same output finds the dead run's hidden files (their names carry its
-process id) and finishes or undoes its move: a pair past its commit mark is kept, anything else
-rolls back to the old pair, and the temporaries are removed. Which files the dead run placed is
+next run naming the same output (``recover_output``: before its search, and again before it
+writes) finds the dead run's hidden files (their names carry its process id) and finishes or
+undoes its move: a pair past its commit mark is kept, anything else rolls back to the old pair,
+and the temporaries are removed. Which files the dead run placed is
 told by the journal (what existed before it) and the files it set aside, never by their bytes: a
 rerun's release may be byte for byte the old one.
 
 Runs placing a release in the same folder take turns (``_placing_lock``: an advisory lock on the
 folder itself, so nothing is left behind): two nightly runs writing one output at once each set
-aside and place a whole pair, and one never undoes the other's.
+aside and place a whole pair, and one never undoes the other's. A new data file built from the old
+one (a DuckDB database, its other tables carried over) replaces that very file or nothing
+(``Transaction.builds_on``): one placed meanwhile by a process that took no lock is never dropped.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from types import TracebackType
 from sqlclose.errors import EnvironmentFailure, OutputExistsError
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
+_UNCHECKED = object()  # a Transaction whose data file is not compared before it is replaced
 LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
 # kind: tmp, old, journal, committed; a temporary DuckDB database's log is its name plus ".wal"
 _HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+(?:\.wal)?)$")
@@ -189,8 +193,7 @@ class Transaction:
         self._replaces_data = replaces_data
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
-        with _placing_lock(path, report, *companions):
-            recover(path, report, companions)
+        recover_output(path, report, companions)
         token = run_token()
         self.data = _hidden(path, token, "tmp")
         self.report = _hidden(report, token, "tmp")
@@ -201,6 +204,13 @@ class Transaction:
         self._old_companions = {target: _hidden(target, token, "old") for target in companions}
         self._placed: list[Path] = []
         self._set_aside: list[tuple[Path, Path]] = []  # (old file's hidden name, its place)
+        self._built_on: object = _UNCHECKED  # the data file the new one was built from (``builds_on``)
+
+    def builds_on(self, found: FileIdentity | None) -> None:
+        """The data file the new one is built from (a DuckDB database's other tables copied out of
+        it), as ``identity`` found it (None: there was none): ``commit`` replaces that file or
+        nothing, so that another process's file placed meanwhile is never dropped unseen."""
+        self._built_on = found
 
     def companion(self, target: Path) -> Path:
         """The temporary path to write the companion ``target`` at."""
@@ -235,6 +245,7 @@ class Transaction:
                 raise
 
     def _commit(self, digest: str, companions: dict[str, list[str]]) -> None:
+        self._refuse_replaced_data()
         existed = [str(t) for t in (self.path, self.report_path, *self._companions) if t.exists()]
         _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions, existed)
         olds = [*zip(self._old, (self.path, self.report_path)),
@@ -257,6 +268,14 @@ class Transaction:
         for old in olds:
             remove(old)
         remove(self._committed)
+
+    def _refuse_replaced_data(self) -> None:
+        if self._built_on is _UNCHECKED or identity(self.path) == self._built_on:
+            return
+        raise EnvironmentFailure(
+            f"{self.path} was replaced while this run was building its new file from it (by a process that "
+            "does not take sqlclose's lock: an older sqlclose, a copy); placing this run's file would drop "
+            "what that one holds, so nothing was placed at the output path: run again")
 
     def _undo(self) -> None:
         for target in self._placed:
@@ -386,11 +405,25 @@ def _write_journal(journal: Path, path: Path, report: Path, digest: str, old: tu
     fsync(journal)
 
 
-def recover(path: Path, report: Path, companions: tuple[Path, ...] = ()) -> None:
+def recover_output(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_only: bool = False) -> None:
+    """``recover`` under the placing lock. Run at the start of every run that names the output,
+    before its search: one stopping early (bad input, no solution) must still leave the previous
+    pair in place, not the half move of a run killed while placing it; and again before a write."""
+    with _placing_lock(path, report, *companions):
+        recover(path, report, companions, moves_only)
+
+
+def recover(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_only: bool = False) -> None:
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
-    remove its temporaries. Runs that are still alive are left alone."""
+    remove its temporaries. Runs that are still alive are left alone. ``moves_only``: only the
+    dead runs that had begun placing (a journal), whose half move leaves the output without its
+    pair; the others' temporaries wait for the next write (a DuckDB output's earlier-build
+    leftovers are told by its database first)."""
     hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
     dead = [m for m in hidden if not alive(int(m[1]["pid"]), m[1]["token"])]
+    if moves_only:
+        moving = {m["token"] for _, m in dead if m["kind"] in ("journal", "committed")}
+        dead = [(f, m) for f, m in dead if m["token"] in moving]
     for journal, m in dead:
         if m["kind"] in ("journal", "committed"):
             _settle(journal, committed=m["kind"] == "committed")
@@ -484,6 +517,19 @@ def alive(pid: int, token: str | None = None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+FileIdentity = tuple[int, int, int, int]
+
+
+def identity(path: Path) -> FileIdentity | None:
+    """A file's (device, inode, size, modification time in ns), None when there is none: whether the
+    file at a path is still the one found there earlier."""
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def sha256(path: Path) -> str:

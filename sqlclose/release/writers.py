@@ -107,6 +107,12 @@ class Writer(ABC):
     def write(self, release: Release, target: Target) -> dict:
         """Write, verify from what was written, place with the report; return the report."""
 
+    def recover(self, target: Target) -> None:
+        """Settle a run that died placing a release at ``target`` (its pair kept past its commit
+        mark, else the previous pair put back), before this run's search: a run that then stops
+        early must not leave the output path without its release."""
+        files.recover_output(target.path, target.report)
+
 
 class FileWriter(Writer):
     """A release that is one file (Parquet, CSV): written to a hidden temporary file beside the
@@ -316,16 +322,7 @@ class DuckDBTableWriter(Writer):
                                         "; write the release to another database file")
         if target.path.is_dir():
             raise OutputExistsError(f"the output path {target.path} is a directory, not a database file")
-        try:
-            slot = table_slot(target.path, target.table)
-        except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
-            if "same database file with a different configuration" in str(e):  # DuckDB's words for the case
-                raise InputError(f"the output database {target.path} is open in this process on another connection "
-                                 "(say, the one a source table was read from), which sqlclose cannot share: write "
-                                 "the release to another database file, or close that connection first") from None
-            raise EnvironmentFailure.from_engine(e, target.path) or InputError(
-                f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
-        self._refuse_slot(slot, target)
+        self._refuse_slot(_slot(target, target.path), target)
         if target.report.exists() and not target.overwrite:
             raise OutputExistsError(f"{target.report} already exists; pass overwrite (--overwrite) to replace it")
 
@@ -349,32 +346,48 @@ class DuckDBTableWriter(Writer):
                              "that key would point at nothing): drop that key or its table first, or name another "
                              "table (--output-table)")
 
+    def recover(self, target: Target) -> None:
+        """Only a dead run's half move (its journal): an earlier build's killed table run is told
+        by the database's leftover table at the write, its hidden reports kept until then."""
+        path = _database_file(target)
+        files.recover_output(path, target.report, moves_only=True)
+        database_file.remove_stale_lock(path)
+
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "a DuckDB database output")
-        # The file is replaced, not written in place: a symlink's target is, the link kept.
-        path = Path(os.path.realpath(target.path)) if target.path.is_symlink() else target.path
+        path = _database_file(target)
         path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
-        _recover_killed_table_run(engine, path, target.report)  # an earlier build's, before the Transaction's
-        with files.Transaction(path, target.report, target.overwrite, replaces_data=True) as txn:
-            old = None  # attached once a dead run's move is settled: the file in place is then the old one
-            if path.exists():
-                database_file.merge_log(engine, path)
-                # Read-only, held until the new file is placed: DuckDB's lock keeps writers out
-                # meanwhile, whose changes the new file would silently lose.
-                old = engine.attach(path, read_only=True)
-            try:
-                version = database_file.storage_version(engine, old) if old is not None else None
-                doc = self._write_new_file(release, target, engine, old, txn.data, version)
-                txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-                files.fsync(txn.data)
-                files.fsync(txn.report)
-                if old is not None:
-                    shutil.copymode(path, txn.data)
-                checkpoint("place")
-                txn.commit(doc["output"]["content_digest"])  # the journal's mark: a database is not re-read
-            finally:
-                if old is not None:
-                    _quietly(engine, lambda: engine.detach(old))
+        # Runs writing this database take turns from reading the old file to placing the new one:
+        # each builds on the old file, and the one placing last would drop the other's table.
+        with database_file.writing_lock(path):
+            _recover_killed_table_run(engine, path, target.report)  # an earlier build's, before the Transaction's
+            with files.Transaction(path, target.report, target.overwrite, replaces_data=True) as txn:
+                return self._write_placed(release, target, engine, path, txn)
+
+    def _write_placed(self, release: Release, target: Target, engine: DuckDBEngine, path: Path,
+                      txn: files.Transaction) -> dict:
+        """The new file built from the one at ``path`` (a dead run's move settled by the
+        Transaction), written, verified and placed with its report."""
+        if path.exists():
+            database_file.merge_log(engine, path)
+        self._refuse_slot(_slot(target, path), target)  # checked again: another run may have placed it since
+        txn.builds_on(files.identity(path))  # what the commit may replace: this file, or none
+        # Read-only, held until the new file is placed: DuckDB's lock keeps other writers out
+        # meanwhile, whose changes the new file would silently lose.
+        old = engine.attach(path, read_only=True) if path.exists() else None
+        try:
+            version = database_file.storage_version(engine, old) if old is not None else None
+            doc = self._write_new_file(release, target, engine, old, txn.data, version)
+            txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            files.fsync(txn.data)
+            files.fsync(txn.report)
+            if old is not None:
+                shutil.copymode(path, txn.data)
+            checkpoint("place")
+            txn.commit(doc["output"]["content_digest"])  # the journal's mark: a database is not re-read
+        finally:
+            if old is not None:
+                _quietly(engine, lambda: engine.detach(old))
         return doc
 
     def _write_new_file(self, release: Release, target: Target, engine: DuckDBEngine, old: str | None,
@@ -411,6 +424,24 @@ class DuckDBTableWriter(Writer):
                              [alias]).column("schema_name").to_pylist()
         if catalog_name(schema) not in map(catalog_name, found):  # DuckDB's match: PUB is pub
             _refuse_missing_schema(target)
+
+
+def _slot(target: Target, path: Path) -> TableSlot:
+    """What the database at ``path`` (the target's, or the file a symlink names) holds where the table goes."""
+    try:
+        return table_slot(path, target.table)
+    except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
+        if "same database file with a different configuration" in str(e):  # DuckDB's words for the case
+            raise InputError(f"the output database {target.path} is open in this process on another connection "
+                             "(say, the one a source table was read from), which sqlclose cannot share: write "
+                             "the release to another database file, or close that connection first") from None
+        raise EnvironmentFailure.from_engine(e, target.path) or InputError(
+            f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
+
+
+def _database_file(target: Target) -> Path:
+    """The file a database output replaces: a symlink's target, the link kept."""
+    return Path(os.path.realpath(target.path)) if target.path.is_symlink() else target.path
 
 
 def _refuse_missing_schema(target: Target) -> None:
