@@ -221,7 +221,7 @@ class SparkEngine(Engine):
         """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
         once into a cached table, every column as text except declared and numeric ones)."""
         if read.kind == "parquet":
-            return self._view(self._parquet(read.path, read.glob, read.parquet_folder), "source")
+            return self._view(self._parquet(read), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
             frame, text = self._csv(read)
@@ -242,16 +242,19 @@ class SparkEngine(Engine):
         parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
         return exp.Table(**dict(zip(("this", "db", "catalog"), parts)))
 
-    def _parquet(self, path: Path, glob: bool, folder: bool = False) -> DataFrame:
+    def _parquet(self, read: FileRead) -> DataFrame:
+        """A file; else the files ``sources.py`` listed (``read.files``), as DuckDB reads them: a
+        pattern's matches or a folder's files less a Spark job's leftovers, which Hadoop's glob and
+        the folders it matched would read (each person counted again). A folder's Hive partition
+        folders are columns, their values text; a pattern's files get no column from their path."""
         reader = self.spark.read
-        if glob and "**" in path.parts:  # a folder's files (sources.py): Hadoop globs have no **
-            i = path.parts.index("**")
-            base, pattern = Path(*path.parts[:i]), path.parts[-1]
-            if folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
-                with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
-                    return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
-            return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", pattern).parquet(str(base))
-        return reader.parquet(str(path) if glob else literal_path(path))
+        if not read.files:
+            return reader.parquet(str(read.path) if read.glob else literal_path(read.path))
+        base = read.path.parent.parent  # a folder's read.path is folder/**/*.parquet (sources.py)
+        if read.parquet_folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
+            with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
+                return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
+        return reader.parquet(*[literal_path(f) for f in read.files])  # each file's own folder its base
 
     def csv_delimiter(self, read: FileRead) -> str:
         return read.delimiter or ","  # Spark does not sniff; "," is its default
