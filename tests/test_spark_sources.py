@@ -1,18 +1,22 @@
-"""Spark sources read as DuckDB reads them: a pattern's files less a Spark job's leftovers
-(review rv14, defect 1; marked ``spark``).
+"""Spark sources read as DuckDB reads them: a pattern's files less a Spark job's leftovers, and Hive
+partition folders wherever they sit below a folder (review rv14, defects 1 and 3; marked ``spark``).
 
-Oracles: the rows the test itself wrote with pyarrow (counted by hand)."""
+Oracles: the rows the test itself wrote with pyarrow (counted by hand), and DuckDB's plain
+``read_parquet`` of the same folder for which columns it holds."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
 from sqlclose.engine import SparkEngine
+from sqlclose.errors import InputError
 
 pytestmark = pytest.mark.spark
 
@@ -32,6 +36,16 @@ def spark(spark_session):
     engine.close()
 
 
+def _hive_folder(src: Path, above: Callable[[str], str]) -> Path:
+    """``src/<above(value)>/disease=<value>/p.parquet``: the disease column given by folder names alone."""
+    for value in sorted(set(DISEASE)):
+        rows = [i for i, d in enumerate(DISEASE) if d == value]
+        folder = src / above(value) / f"disease={value}"
+        folder.mkdir(parents=True)
+        pq.write_table(pa.table({"zip": [ZIPS[i] for i in rows], "age": [AGES[i] for i in rows]}), folder / "p.parquet")
+    return src
+
+
 def test_a_glob_on_spark_skips_leftovers_a_wildcard_matched(tmp_path: Path, spark) -> None:
     """spec.md, [source] path: a glob's Parquet matches under a hidden part a wildcard found are not
     read. Spark read `src/*/*.parquet` through Hadoop's glob, src/_temporary/ and src/.staging/ too (a
@@ -47,3 +61,49 @@ def test_a_glob_on_spark_skips_leftovers_a_wildcard_matched(tmp_path: Path, spar
     rows = sqlclose.anonymize(None, spec, engine=spark).to_arrow().to_pylist()
     assert len(rows) == 9
     assert not {(z, str(a)) for z, a in zip(ZIPS, AGES)} & {(r["zip"], r["age"]) for r in rows}
+
+
+def test_a_nested_hive_partition_column_is_read_on_spark(tmp_path: Path, spark) -> None:
+    """src/2024/disease=<v>/p.parquet: DuckDB reads disease as a column; Spark looked for `=` only in
+    the folder's immediate subfolders, read the files without partition discovery and refused the
+    spec ("column 'disease' is not in …"). Oracle: the test's own rows, counted by disease by hand."""
+    src = _hive_folder(tmp_path / "src", lambda value: "2024")
+    rows = sqlclose.anonymize(str(src), KEEP_SPEC, engine=spark).to_arrow().to_pylist()
+    assert sorted(r["disease"] for r in rows) == ["bronchitis"] * 2 + ["flu"] * 4 + ["gastritis"] * 3
+
+
+def test_hive_folders_under_different_plain_folders_are_read_on_spark(tmp_path: Path, spark) -> None:
+    """src/2024/disease=…/ beside src/2025/disease=…/: DuckDB reads disease; Spark refuses partition
+    runs that start in different folders in one read, so each such folder is read alone and the
+    reads unioned. Oracle: the rows written, counted by disease by hand."""
+    src = _hive_folder(tmp_path / "src", lambda value: "2024" if value == "flu" else "2025")
+    rows = sqlclose.anonymize(str(src), KEEP_SPEC, engine=spark).to_arrow().to_pylist()
+    assert sorted(r["disease"] for r in rows) == ["bronchitis"] * 2 + ["flu"] * 4 + ["gastritis"] * 3
+
+
+def test_a_nested_hive_partition_column_is_kept_on_spark_under_others_keep(tmp_path: Path, spark) -> None:
+    """Undeclared, under others = "keep", the partition column was silently lost on Spark (zip and age
+    released, disease not). Oracle: the columns DuckDB's plain read_parquet gives the folder."""
+    src = _hive_folder(tmp_path / "src", lambda value: "2024")
+    spec = {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": QIS}
+    columns = sqlclose.anonymize(str(src), spec, engine=spark).to_arrow().column_names
+    read = duckdb.sql("DESCRIBE SELECT * FROM read_parquet($1, hive_partitioning = true)",
+                      params=[str(src / "**" / "*.parquet")]).fetchall()
+    assert sorted(columns) == sorted(c[0] for c in read) == ["age", "disease", "zip"]
+
+
+@pytest.mark.parametrize(("layout", "told"), [
+    (["x=1/sub/disease=flu/p.parquet"], "'x' and, with other folders between, of 'disease'"),
+    (["disease=flu/p.parquet", "p.parquet"], "different columns (none (a file outside them); 'disease')"),
+], ids=["columns-apart", "a-file-outside-them"])
+def test_a_hive_layout_spark_would_read_otherwise_is_refused(tmp_path: Path, spark, layout, told) -> None:
+    """Spark reads only the col=value folders next to each other nearest a file (DuckDB every one),
+    and dropped a file outside the partition folders without a word: refused as bad input, naming
+    the columns and no folder's value."""
+    src = tmp_path / "src"
+    for relative in layout:
+        (src / relative).parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"zip": ZIPS, "age": AGES}), src / relative)
+    with pytest.raises(InputError, match="Hive partition folders") as caught:
+        sqlclose.anonymize(str(src), {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": QIS}, engine=spark)
+    assert told in str(caught.value) and "flu" not in str(caught.value)

@@ -13,6 +13,7 @@ DuckDB). Bound parameters are named (``:p1``, ``:p2`` …): Spark has no numbere
 
 from __future__ import annotations
 
+import functools
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -93,6 +94,52 @@ def tidy_part_files(folder: Path) -> None:
             path.unlink()
         elif m := _PART.match(path.name):
             path.rename(path.with_name(f"part-{m['task']}-c{m['file']}{m['rest']}"))
+
+
+def hive_bases(folder: Path, files: Sequence[Path]) -> dict[Path, list[Path]]:
+    """``folder``'s files by the folder their Hive partition folders (``col=value``) start in, Spark's
+    base path for them; empty when none is partitioned. DuckDB reads every ``col=value`` part of a
+    path as a column, and refuses files under different columns; Spark only the run of them
+    nearest the file, and refuses runs under different folders in one read (``2024/`` and
+    ``2025/``): each base is then read alone. A layout Spark would read otherwise is refused.
+    Messages name columns, never a folder's name: it holds a partition's value."""
+    layouts = {f: _partition_run(f.parent.relative_to(folder).parts) for f in files}
+    for _, names, apart in layouts.values():
+        if apart:
+            raise InputError(f"a file is under Hive partition folders (col=value) of column(s) {_names(apart)} and, "
+                             f"with other folders between, of {_names(names)}; the Spark engine reads only the "
+                             "folders next to each other nearest the file as columns: move the col=value folders "
+                             "together, or read it on the DuckDB engine")
+    columns = {names for _, names, _ in layouts.values()}
+    if len(columns) > 1:
+        told = "; ".join(_names(names) if names else "none (a file outside them)" for names in sorted(columns))
+        raise InputError(f"its files are under Hive partition folders (col=value) of different columns ({told}), "
+                         "which one table cannot hold: put every file under folders of the same columns")
+    if columns == {()}:
+        return {}
+    bases: dict[Path, list[Path]] = {}
+    for f, (base, _, _) in layouts.items():
+        bases.setdefault(folder.joinpath(*base), []).append(f)
+    return bases
+
+
+def _names(columns: Sequence[str]) -> str:
+    return ", ".join(repr(c) for c in columns)
+
+
+def _partition_run(parts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """A file's folders below the source: those before the run of ``col=value`` folders nearest the
+    file (Spark's partition base), the run's column names, and the columns of any outside it."""
+    hive = [i for i, part in enumerate(parts) if "=" in part]
+    if not hive:
+        return parts, (), ()
+    end = hive[-1] + 1
+    start = end
+    while start > 0 and "=" in parts[start - 1]:
+        start -= 1
+    names = tuple(part.split("=", 1)[0] for part in parts[start:end])
+    apart = tuple(parts[i].split("=", 1)[0] for i in hive if i < start)
+    return parts[:start], names, apart
 
 
 class SparkEngine(Engine):
@@ -250,11 +297,13 @@ class SparkEngine(Engine):
         reader = self.spark.read
         if not read.files:
             return reader.parquet(str(read.path) if read.glob else literal_path(read.path))
-        base = read.path.parent.parent  # a folder's read.path is folder/**/*.parquet (sources.py)
-        if read.parquet_folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
-            with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
-                return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
-        return reader.parquet(*[literal_path(f) for f in read.files])  # each file's own folder its base
+        bases = hive_bases(read.path.parent.parent, read.files) if read.parquet_folder else {}  # folder/**/*.parquet
+        if not bases:  # each file's own folder its base: no column from its path
+            return reader.parquet(*[literal_path(f) for f in read.files])
+        with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
+            frames = [self.spark.read.option("basePath", str(base)).parquet(*[literal_path(f) for f in files])
+                      for base, files in bases.items()]
+        return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
     def csv_delimiter(self, read: FileRead) -> str:
         return read.delimiter or ","  # Spark does not sniff; "," is its default
