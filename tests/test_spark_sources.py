@@ -1,8 +1,9 @@
-"""Spark sources read as DuckDB reads them: a pattern's files less a Spark job's leftovers, and Hive
-partition folders wherever they sit below a folder (review rv14, defects 1 and 3; marked ``spark``).
+"""Spark sources read as DuckDB reads them: a pattern's files less a Spark job's leftovers, Hive
+partition folders wherever they sit below a folder, and a DataFrame's files protected as inputs
+(review rv14, defects 1–3; marked ``spark``).
 
-Oracles: the rows the test itself wrote with pyarrow (counted by hand), and DuckDB's plain
-``read_parquet`` of the same folder for which columns it holds."""
+Oracles: the rows the test itself wrote with pyarrow (counted by hand), DuckDB's plain
+``read_parquet`` of the same folder for which columns it holds, and the file system's state."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import pytest
 
 import sqlclose
 from sqlclose.engine import SparkEngine
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, OutputExistsError
 
 pytestmark = pytest.mark.spark
 
@@ -107,3 +108,19 @@ def test_a_hive_layout_spark_would_read_otherwise_is_refused(tmp_path: Path, spa
     with pytest.raises(InputError, match="Hive partition folders") as caught:
         sqlclose.anonymize(str(src), {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": QIS}, engine=spark)
     assert told in str(caught.value) and "flu" not in str(caught.value)
+
+
+def test_a_spark_dataframe_source_is_protected_from_being_overwritten_by_its_release(tmp_path: Path,
+                                                                                      spark_session) -> None:
+    """docs/engines.md: "An output folder that holds one of the job's input files is refused". A Spark
+    DataFrame read from a folder recorded no input files: write(folder, overwrite=True) replaced the
+    user's 9 raw rows with the release. Oracle: the raw rows the test wrote, read back by DuckDB."""
+    src = tmp_path / "people"
+    src.mkdir()
+    pq.write_table(TABLE, src / "part-0.parquet")
+    with sqlclose.anonymize(spark_session.read.parquet(str(src)), KEEP_SPEC) as release:
+        with pytest.raises(OutputExistsError, match="which this job reads"):
+            release.write(src, overwrite=True)
+    rows = duckdb.sql("SELECT zip, age, disease FROM read_parquet($1) ORDER BY zip",
+                      params=[str(src / "*.parquet")]).fetchall()
+    assert rows == sorted(zip(ZIPS, AGES, DISEASE))
