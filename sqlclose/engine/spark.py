@@ -14,6 +14,7 @@ DuckDB). Bound parameters are named (``:p1``, ``:p2`` …): Spark has no numbere
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,7 +26,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
-from sqlclose.errors import InputError
+from sqlclose.errors import EngineError, InputError
 from sqlclose.model.spec import DECIMAL_TYPE
 
 if TYPE_CHECKING:
@@ -66,6 +67,19 @@ def log_quietly(session: SparkSession) -> bool:
         return False
     jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(jvm.java.net.URI(LOG_CONFIG.as_uri()))
     return True
+
+
+# pyspark's Python loggers that print a failing query's whole error, Java stack and plan (~13 kB of
+# JSON for a release query) on stderr whenever an exception is raised, before sqlclose says in one
+# line what failed (``SparkEngine.engine_error``); their text may quote a value of the data.
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def quiet_query_context_logs() -> None:
+    """Keep pyspark's query-context logs off stderr, for a session of our own (the caller's process
+    logs as its owner set it up)."""
+    for name in QUERY_CONTEXT_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _table(name: str) -> exp.Table:
@@ -152,6 +166,7 @@ class SparkEngine(Engine):
     local_search = True  # a query costs ~0.1-1 s of planning and jobs: search the histogram locally
     rows_per_part = ROWS_PER_PART  # a release folder's part files: one per this many rows, written in parallel
     groups_minus_zero_as_zero = True  # Spark's NormalizeFloatingNumbers: -0.0 grouped is 0.0
+    orders_maps = False  # INVALID_ORDERING_TYPE: a map is sorted by its text alone
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
                  conf: Mapping[str, str] | None = None, cache_levels: bool = False,
@@ -174,6 +189,7 @@ class SparkEngine(Engine):
                 builder = builder.config(key, str(value))
             session = builder.getOrCreate()
             log_quietly(session)
+            quiet_query_context_logs()
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
 
@@ -479,6 +495,12 @@ class SparkEngine(Engine):
             yield
         finally:
             self.spark.conf.set(key, before)
+
+    def engine_error(self, e: Exception, sql: str) -> EngineError:
+        """Spark's error in one line, its condition and what it says: the analyzed plan that follows
+        (a release query's runs to kB) stays in ``cause``, out of the message a job logs."""
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        return EngineError(f"{type(e).__name__}: {first}" if first else type(e).__name__, sql)
 
     def close(self) -> None:
         for name in list(self._views):
