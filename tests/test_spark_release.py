@@ -287,3 +287,42 @@ def test_a_failing_spark_query_is_told_in_one_line_with_no_plan_nor_log_on_stder
     assert result.stdout.startswith("AnalysisException: [DATATYPE_MISMATCH.INVALID_ORDERING_TYPE]")
     assert len(result.stdout.splitlines()) == 1 and "Sort [" not in result.stdout
     assert "INVALID_ORDERING_TYPE" not in result.stderr and "QueryContextLogger" not in result.stderr
+
+
+def _with_notes(tmp_path: Path, notes: list) -> Path:
+    source = tmp_path / "src.parquet"
+    pq.write_table(table3().select(["zip", "age", "disease"]).append_column("note", pa.array(notes, pa.string())),
+                   source)
+    return source
+
+
+NOTES_SPEC = {"others": "keep", "privacy": {"k": 3}, "sensitive": {"disease": {"distinct_l": 2}},
+              "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"bands": [10, 20]}}}
+
+
+def test_a_text_partition_column_holding_empty_text_is_refused_before_the_search_on_spark(spark, tmp_path: Path,
+                                                                                           monkeypatch) -> None:
+    """Review rv14, defect 5: partition_by = ["note"], a kept text column holding "" (and NULL). Spark's
+    writer turns "" into its NULL folder (note=__HIVE_DEFAULT_PARTITION__), so the re-check refused
+    its own write after the whole job (VerificationError, exit 4, "a value … was altered"). Refused
+    before the search as bad input naming the column. Oracle: the two "" the test wrote, counted by
+    hand; no search ran (the search entry point is replaced by one that fails)."""
+    from sqlclose import api
+
+    source = _with_notes(tmp_path, ["x", None, "", "y", "x", None, "", "y", "x"])
+    monkeypatch.setattr(api, "_search", lambda *a, **k: pytest.fail("the search ran"))
+    with pytest.raises(InputError, match=r"cannot partition by 'note' on the spark engine: 2 row\(s\) hold empty"):
+        sqlclose.anonymize(str(source), NOTES_SPEC, engine=spark, output_format="parquet-folder",
+                           partition_by=["note"])
+
+
+def test_a_text_partition_column_holding_the_default_partition_name_is_refused_on_spark(spark, tmp_path: Path) -> None:
+    """The same column holding the text '__HIVE_DEFAULT_PARTITION__' beside NULL and "", partitioned only
+    at the write: Spark's writer opened one file twice (EngineError, exit 1, pages of Java stack).
+    Refused as bad input before anything is written. Oracle: the 3 such values the test wrote; the
+    file system (no output folder, no temporary one)."""
+    source = _with_notes(tmp_path, ["x", None, "", "__HIVE_DEFAULT_PARTITION__", "x", None, "", "y", "x"])
+    with sqlclose.anonymize(str(source), NOTES_SPEC, engine=spark) as release:
+        with pytest.raises(InputError, match=r"'note' on the spark engine: 3 row\(s\) hold .*'__HIVE_DEFAULT_PARTIT"):
+            release.write(tmp_path / "out", partition_by=["note"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.parquet"]

@@ -167,6 +167,7 @@ class SparkEngine(Engine):
     rows_per_part = ROWS_PER_PART  # a release folder's part files: one per this many rows, written in parallel
     groups_minus_zero_as_zero = True  # Spark's NormalizeFloatingNumbers: -0.0 grouped is 0.0
     orders_maps = False  # INVALID_ORDERING_TYPE: a map is sorted by its text alone
+    unwritten_partition_text = ("", "__HIVE_DEFAULT_PARTITION__")  # both written as the NULL folder
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
                  conf: Mapping[str, str] | None = None, cache_levels: bool = False,
