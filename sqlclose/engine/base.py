@@ -158,6 +158,12 @@ class Engine(ABC):
     # histogram is stored sorted (problem._base_order), and grouping it meets each group in runs.
     # Only speed depends on it, never a result.
     orders_tables: ClassVar[bool] = False
+    # Text a partitioned Parquet write cannot carry in a folder name, refused before writing (or the
+    # search): Spark writes "" as its NULL folder (read back NULL) and fails on that folder's name.
+    unwritten_partition_text: ClassVar[tuple[str, ...]] = ()
+    # Can ORDER BY sort a MAP (or a type holding one)? Spark cannot (INVALID_ORDERING_TYPE): such a
+    # column is then sorted by its text alone (queries.sorted_by's ``by_text``).
+    orders_maps: ClassVar[bool] = True
     # Whether GROUP BY makes -0.0 the value 0.0 (Spark normalizes it; DuckDB keeps the group's first).
     groups_minus_zero_as_zero: ClassVar[bool] = False
     # Whether the text of NaN with its sign bit set ("-nan") may be cut when grouped: DuckDB (2.0.1)

@@ -13,6 +13,8 @@ DuckDB). Bound parameters are named (``:p1``, ``:p2`` …): Spark has no numbere
 
 from __future__ import annotations
 
+import functools
+import logging
 import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -24,7 +26,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
-from sqlclose.errors import InputError
+from sqlclose.errors import EngineError, InputError
 from sqlclose.model.spec import DECIMAL_TYPE
 
 if TYPE_CHECKING:
@@ -67,6 +69,19 @@ def log_quietly(session: SparkSession) -> bool:
     return True
 
 
+# pyspark's Python loggers that print a failing query's whole error, Java stack and plan (~13 kB of
+# JSON for a release query) on stderr whenever an exception is raised, before sqlclose says in one
+# line what failed (``SparkEngine.engine_error``); their text may quote a value of the data.
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+
+
+def quiet_query_context_logs() -> None:
+    """Keep pyspark's query-context logs off stderr, for a session of our own (the caller's process
+    logs as its owner set it up)."""
+    for name in QUERY_CONTEXT_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
@@ -95,6 +110,52 @@ def tidy_part_files(folder: Path) -> None:
             path.rename(path.with_name(f"part-{m['task']}-c{m['file']}{m['rest']}"))
 
 
+def hive_bases(folder: Path, files: Sequence[Path]) -> dict[Path, list[Path]]:
+    """``folder``'s files by the folder their Hive partition folders (``col=value``) start in, Spark's
+    base path for them; empty when none is partitioned. DuckDB reads every ``col=value`` part of a
+    path as a column, and refuses files under different columns; Spark only the run of them
+    nearest the file, and refuses runs under different folders in one read (``2024/`` and
+    ``2025/``): each base is then read alone. A layout Spark would read otherwise is refused.
+    Messages name columns, never a folder's name: it holds a partition's value."""
+    layouts = {f: _partition_run(f.parent.relative_to(folder).parts) for f in files}
+    for _, names, apart in layouts.values():
+        if apart:
+            raise InputError(f"a file is under Hive partition folders (col=value) of column(s) {_names(apart)} and, "
+                             f"with other folders between, of {_names(names)}; the Spark engine reads only the "
+                             "folders next to each other nearest the file as columns: move the col=value folders "
+                             "together, or read it on the DuckDB engine")
+    columns = {names for _, names, _ in layouts.values()}
+    if len(columns) > 1:
+        told = "; ".join(_names(names) if names else "none (a file outside them)" for names in sorted(columns))
+        raise InputError(f"its files are under Hive partition folders (col=value) of different columns ({told}), "
+                         "which one table cannot hold: put every file under folders of the same columns")
+    if columns == {()}:
+        return {}
+    bases: dict[Path, list[Path]] = {}
+    for f, (base, _, _) in layouts.items():
+        bases.setdefault(folder.joinpath(*base), []).append(f)
+    return bases
+
+
+def _names(columns: Sequence[str]) -> str:
+    return ", ".join(repr(c) for c in columns)
+
+
+def _partition_run(parts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """A file's folders below the source: those before the run of ``col=value`` folders nearest the
+    file (Spark's partition base), the run's column names, and the columns of any outside it."""
+    hive = [i for i, part in enumerate(parts) if "=" in part]
+    if not hive:
+        return parts, (), ()
+    end = hive[-1] + 1
+    start = end
+    while start > 0 and "=" in parts[start - 1]:
+        start -= 1
+    names = tuple(part.split("=", 1)[0] for part in parts[start:end])
+    apart = tuple(parts[i].split("=", 1)[0] for i in hive if i < start)
+    return parts[:start], names, apart
+
+
 class SparkEngine(Engine):
     """Runs on a session of its own (local mode by default) or on the caller's (then only
     temporary views are made, and the session is left running on ``close``)."""
@@ -105,6 +166,8 @@ class SparkEngine(Engine):
     local_search = True  # a query costs ~0.1-1 s of planning and jobs: search the histogram locally
     rows_per_part = ROWS_PER_PART  # a release folder's part files: one per this many rows, written in parallel
     groups_minus_zero_as_zero = True  # Spark's NormalizeFloatingNumbers: -0.0 grouped is 0.0
+    orders_maps = False  # INVALID_ORDERING_TYPE: a map is sorted by its text alone
+    unwritten_partition_text = ("", "__HIVE_DEFAULT_PARTITION__")  # both written as the NULL folder
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
                  conf: Mapping[str, str] | None = None, cache_levels: bool = False,
@@ -127,6 +190,7 @@ class SparkEngine(Engine):
                 builder = builder.config(key, str(value))
             session = builder.getOrCreate()
             log_quietly(session)
+            quiet_query_context_logs()
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
 
@@ -221,7 +285,7 @@ class SparkEngine(Engine):
         """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
         once into a cached table, every column as text except declared and numeric ones)."""
         if read.kind == "parquet":
-            return self._view(self._parquet(read.path, read.glob, read.parquet_folder), "source")
+            return self._view(self._parquet(read), "source")
         if read.kind == "csv":
             name = self.temp_name("source")
             frame, text = self._csv(read)
@@ -242,16 +306,21 @@ class SparkEngine(Engine):
         parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
         return exp.Table(**dict(zip(("this", "db", "catalog"), parts)))
 
-    def _parquet(self, path: Path, glob: bool, folder: bool = False) -> DataFrame:
+    def _parquet(self, read: FileRead) -> DataFrame:
+        """A file; else the files ``sources.py`` listed (``read.files``), as DuckDB reads them: a
+        pattern's matches or a folder's files less a Spark job's leftovers, which Hadoop's glob and
+        the folders it matched would read (each person counted again). A folder's Hive partition
+        folders are columns, their values text; a pattern's files get no column from their path."""
         reader = self.spark.read
-        if glob and "**" in path.parts:  # a folder's files (sources.py): Hadoop globs have no **
-            i = path.parts.index("**")
-            base, pattern = Path(*path.parts[:i]), path.parts[-1]
-            if folder and any("=" in p.name for p in base.iterdir() if p.is_dir()):
-                with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
-                    return reader.parquet(literal_path(base))  # Hive partitions: discovered as columns
-            return reader.option("recursiveFileLookup", "true").option("pathGlobFilter", pattern).parquet(str(base))
-        return reader.parquet(str(path) if glob else literal_path(path))
+        if not read.files:
+            return reader.parquet(str(read.path) if read.glob else literal_path(read.path))
+        bases = hive_bases(read.path.parent.parent, read.files) if read.parquet_folder else {}  # folder/**/*.parquet
+        if not bases:  # each file's own folder its base: no column from its path
+            return reader.parquet(*[literal_path(f) for f in read.files])
+        with self._partition_values_as_text():  # as DuckDB reads them: no guessing from the names
+            frames = [self.spark.read.option("basePath", str(base)).parquet(*[literal_path(f) for f in files])
+                      for base, files in bases.items()]
+        return functools.reduce(lambda a, b: a.unionByName(b), frames)
 
     def csv_delimiter(self, read: FileRead) -> str:
         return read.delimiter or ","  # Spark does not sniff; "," is its default
@@ -427,6 +496,12 @@ class SparkEngine(Engine):
             yield
         finally:
             self.spark.conf.set(key, before)
+
+    def engine_error(self, e: Exception, sql: str) -> EngineError:
+        """Spark's error in one line, its condition and what it says: the analyzed plan that follows
+        (a release query's runs to kB) stays in ``cause``, out of the message a job logs."""
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
+        return EngineError(f"{type(e).__name__}: {first}" if first else type(e).__name__, sql)
 
     def close(self) -> None:
         for name in list(self._views):

@@ -106,12 +106,12 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
-    ties, rewrites = written_as_given(problem, node)
+    ties, rewrites, by_text = written_as_given(problem, node)
     return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
-                     rewrites=rewrites)
+                     rewrites=rewrites, by_text=by_text)
 
 
-def written_as_given(problem: Problem, node: Node | None) -> tuple[list[str], dict[str, q.Rewrite]]:
+def written_as_given(problem: Problem, node: Node | None) -> tuple[list[str], dict[str, q.Rewrite], list[str]]:
     """Of the released columns given as they are (not a QI released above its leaves, a label,
     text; nor any QI when ``node`` is None, GAA: every QI is a label), from one look at the source's
     schema:
@@ -121,7 +121,9 @@ def written_as_given(problem: Problem, node: Node | None) -> tuple[list[str], di
     - ``rewrites``: the float ones, each with its NaNs written as the one NaN of their sign
       (``queries.canonical_nan``): NaNs that differ only in their payload tie in every sort SQL
       has, text included (rv9 #3). A release rebuilt from counts holds no float
-      (``release_counts.read_back_type``); a float inside a list or struct keeps its bits."""
+      (``release_counts.read_back_type``); a float inside a list or struct keeps its bits;
+    - ``by_text``: those of ``ties`` the engine cannot sort (``Engine.orders_maps``: a MAP, or a type
+      holding one, on Spark, whose release query failed with INVALID_ORDERING_TYPE after the search)."""
     engine = problem.engine
     schema = engine.schema(problem.source)
     given = [(name, schema.field(name).type) for name in _given_as_is(problem, node)]
@@ -129,7 +131,8 @@ def written_as_given(problem: Problem, node: Node | None) -> tuple[list[str], di
     rewrites = {name: partial(q.canonical_nan, kind=exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT"),
                               nan=engine.is_nan, signed=engine.has_minus_sign)
                 for name, kind in given if pa.types.is_floating(kind)}
-    return ties, rewrites
+    by_text = [] if engine.orders_maps else [name for name, kind in given if _holds_map(kind)]
+    return ties, rewrites, by_text
 
 
 def _given_as_is(problem: Problem, node: Node | None) -> list[str]:
@@ -138,6 +141,15 @@ def _given_as_is(problem: Problem, node: Node | None) -> list[str]:
     labelled = {qi.name for qi, level in zip(problem.qis, node) if level} if node is not None \
         else {qi.name for qi in problem.qis}
     return [name for name in problem.released if name not in labelled]
+
+
+def _holds_map(kind: pa.DataType) -> bool:
+    """A MAP, or a list or struct with one inside."""
+    if pa.types.is_map(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_holds_map(kind.field(i).type) for i in range(kind.num_fields))
+    return hasattr(kind, "value_type") and _holds_map(kind.value_type)
 
 
 def _unlike_equal(kind: pa.DataType) -> bool:

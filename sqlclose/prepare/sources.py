@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import sqlglot
@@ -286,9 +287,17 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         name = source[1]
         relation: exp.Expression = engine.catalog_table(name)
         _check_table(engine, relation, f"table {name!r} of the Spark catalog")
-        return Opened(engine, relation, f"spark table {name}")
+        return Opened(engine, relation, f"spark table {name}", _local_files(session.table(name).inputFiles()))
     _refuse_duplicates(source.columns, "the Spark DataFrame")
-    return Opened(engine, engine.frame_relation(source), "spark dataframe")
+    return Opened(engine, engine.frame_relation(source), "spark dataframe", _local_files(source.inputFiles()))
+
+
+def _local_files(uris: list[str]) -> list[Path]:
+    """The local files among a Spark source's input files (``file:`` URIs): the job reads them, so
+    no output may replace them (a DataFrame's release written over the folder it was read from
+    replaced the user's rows with it). A cluster's (``hdfs:``, ``s3a:``) are not paths here."""
+    parsed = [urlparse(uri) for uri in uris]
+    return sorted(Path(unquote(u.path)) for u in parsed if u.scheme in ("file", ""))
 
 
 def _connection_table(name: Any) -> exp.Table:
