@@ -1029,6 +1029,21 @@ def test_check_bad_threshold_message_is_one_line(hand_csv, args, fragments):
     assert "pydantic" not in result.stderr
 
 
+@pytest.mark.parametrize("threshold", [("--t", 0.01), ("--entropy-l", 50), ("--distinct-l", 9), ("--p", 9),
+                                       ("--recursive", "1,2"), ("--hierarchy", "s=h.csv")],
+                         ids=["t", "entropy-l", "distinct-l", "p", "recursive", "hierarchy"])
+def test_a_sensitive_threshold_without_sensitive_column_is_refused(hand_csv, threshold):
+    """A threshold given without --sensitive was dropped: the run printed "no thresholds given:
+    measured only" and exited 0, so a release job gating on it passed having checked nothing.
+    Oracle: by hand, the hand table's class c holds one distinct value (z, z), so distinct-l 9 fails
+    once the column is named (exit 3); without it the command must refuse (exit 2), naming the option."""
+    result = invoke(hand_csv, "--qi", "g", *threshold)
+    assert_cli_error(result, f"sqlclose: error: {threshold[0]} needs a sensitive column", "give --sensitive COLUMN")
+    assert "no thresholds given" not in result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--distinct-l", 9).exit_code == 3
+
+
 def test_a_bad_threshold_from_python_is_one_line():
     with pytest.raises(SpecError) as e:
         check(table(HAND), ["g"], {"s": {"entropy_l": 0.5, "p": 0}})

@@ -82,14 +82,16 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     (and a failure's one line on stderr) says it all."""
     qi = _split(qis)
     names = _split(sensitives)
+    models = _model_flags_given(t, distinct_l, entropy_l, recursive, p, hierarchies, hierarchy_delimiter)
     if spec_path is not None:
-        flags = {"--sensitive": names, "--t": t, "--distinct-l": distinct_l, "--entropy-l": entropy_l,
-                 "--recursive": recursive, "--p": p, "--hierarchy": hierarchies,
-                 "--hierarchy-delimiter": hierarchy_delimiter != ";"}
-        given = [flag for flag, value in flags.items() if value]
+        given = (["--sensitive"] if names else []) + models
         if given:
             raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
                             "sections set the models and thresholds (only --k and --qi may override)")
+    elif models and not names and report_path is None:
+        # Dropped, the thresholds were never judged: the run passed, saying none was given.
+        raise SpecError(f"{', '.join(models)} {'needs' if len(models) == 1 else 'need'} a sensitive column to be "
+                        "judged on: give --sensitive COLUMN")
     from sqlclose.model.spec import load_spec
 
     spec = load_spec(spec_path) if spec_path is not None else None
@@ -150,6 +152,15 @@ def _report_utility(report_path: Path) -> list[str]:
     mean_text = f"{mean:.2f} %" if mean is not None else "withheld" if "mean_alteration" in hidden else "undefined"
     return [f"utility (from the report; chosen by {u.get('metric')}): alteration {shown}; mean {mean_text}; "
             f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root"]
+
+
+def _model_flags_given(t: float | None, distinct_l: int | None, entropy_l: float | None, recursive: str | None,
+                       p: int | None, hierarchies: tuple[str, ...], hierarchy_delimiter: str) -> list[str]:
+    """The options given that set a sensitive column's models, as typed (``--t``, …)."""
+    flags = {"--t": t is not None, "--distinct-l": distinct_l is not None, "--entropy-l": entropy_l is not None,
+             "--recursive": recursive is not None, "--p": p is not None, "--hierarchy": bool(hierarchies),
+             "--hierarchy-delimiter": hierarchy_delimiter != ";"}
+    return [flag for flag, given in flags.items() if given]
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
