@@ -921,6 +921,17 @@ def test_cli_spec_and_sensitive_conflict(table3_release):
     assert_cli_error(invoke(out, "--spec", TABLE3 / "table3.toml", "--sensitive", "salary"), "--spec")
 
 
+@pytest.mark.parametrize("flags", [("--distance", "kl"), ("--distance", "equal"), ("--hierarchy-delimiter", ";"),
+                                   ("--t", 0)], ids=["distance", "distance-as-default", "delimiter-as-default", "t-0"])
+def test_cli_spec_refuses_distance_as_the_other_model_flags(table3_release, flags):
+    """With --spec, --distance was dropped without a word (exit 0): it always holds a value (its default
+    `equal`), so the refusal, which tested the values, never saw it, nor a delimiter given as its
+    default, nor --t 0 (falsy). Oracle: the command line as typed — each flag given is refused, naming it."""
+    out, _ = table3_release
+    assert_cli_error(invoke(out, "--spec", TABLE3 / "table3.toml", *flags),
+                     f"sqlclose: error: {flags[0]} cannot be combined with --spec")
+
+
 def _released(tmp_path, spec_text: str) -> dict:
     """Anonymize by the spec at tmp_path/x.toml at its bottom node; the release report."""
     (tmp_path / "x.toml").write_text(spec_text, encoding="utf-8")

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from sqlclose.cli.common import (
     CONTEXT,
@@ -82,7 +83,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     (and a failure's one line on stderr) says it all."""
     qi = _split(qis)
     names = _split(sensitives)
-    models = _model_flags_given(t, distinct_l, entropy_l, recursive, p, hierarchies, hierarchy_delimiter)
+    models = _model_flags_given()
     if spec_path is not None:
         given = (["--sensitive"] if names else []) + models
         if given:
@@ -154,13 +155,19 @@ def _report_utility(report_path: Path) -> list[str]:
             f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root"]
 
 
-def _model_flags_given(t: float | None, distinct_l: int | None, entropy_l: float | None, recursive: str | None,
-                       p: int | None, hierarchies: tuple[str, ...], hierarchy_delimiter: str) -> list[str]:
-    """The options given that set a sensitive column's models, as typed (``--t``, …)."""
-    flags = {"--t": t is not None, "--distinct-l": distinct_l is not None, "--entropy-l": entropy_l is not None,
-             "--recursive": recursive is not None, "--p": p is not None, "--hierarchy": bool(hierarchies),
-             "--hierarchy-delimiter": hierarchy_delimiter != ";"}
-    return [flag for flag, given in flags.items() if given]
+# The options that set a sensitive column's models: refused with --spec (which sets them) and
+# without --sensitive (nothing to judge them on).
+_MODEL_OPTIONS = {"t": "--t", "distance": "--distance", "distinct_l": "--distinct-l", "entropy_l": "--entropy-l",
+                  "recursive": "--recursive", "p": "--p", "hierarchies": "--hierarchy",
+                  "hierarchy_delimiter": "--hierarchy-delimiter"}
+
+
+def _model_flags_given() -> list[str]:
+    """The model options the command line gave, as typed. Asked of click, not of the values:
+    --distance and --hierarchy-delimiter always hold one (their defaults), and --t 0 is falsy."""
+    ctx = click.get_current_context()
+    return [flag for name, flag in _MODEL_OPTIONS.items()
+            if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
