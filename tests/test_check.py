@@ -682,8 +682,19 @@ def test_thresholds_out_of_range(sensitive):
 
 @pytest.mark.parametrize("k", [0, -3])
 def test_k_below_one(k):
-    with pytest.raises(InputError, match="k must be at least 1"):
+    with pytest.raises(InputError) as e:
         check(table(HAND), ["g"], ["s"], k=k)
+    assert str(e.value) == f"k: must be at least 1 (got {k})"
+
+
+@pytest.mark.parametrize(("option", "value"), [("--k", 0), ("--k", -3), ("--top", 0)])
+def test_cli_count_below_one_names_its_option(hand_csv, option, value):
+    """--k 0 said "k must be at least 1 (got 0)" and --top 0 "top must be …", naming no option, where
+    the README promises one line naming the option and its range (`--entropy-l: must be …`).
+    Oracle: the option as typed, its range (a count of at least 1) and the value given."""
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", option, value)
+    assert_cli_error(result)
+    assert result.stderr == f"sqlclose: error: {option}: must be at least 1 (got {value})\n"
 
 
 @pytest.mark.parametrize(("kw", "match"), [({"skew": 1.0}, "skewness ratio"), ({"top": 0}, "top")])
@@ -1003,7 +1014,7 @@ def test_cli_reference(tmp_path):
     (("--qi", "g,zip", "--sensitive", "s"), ("'zip'", "'g', 's'")),
     (("--qi", "g,s", "--sensitive", "s"), ("'s'", "both")),
     (("--qi", "g", "--sensitive", "s", "--t", 1.5), ("t must be in [0, 1]",)),
-    (("--qi", "g", "--sensitive", "s", "--k", 0), ("k must be at least 1",)),
+    (("--qi", "g", "--sensitive", "s", "--k", 0), ("sqlclose: error: --k: must be at least 1 (got 0)",)),
     (("--qi", "g", "--sensitive", "s", "--entropy-l", 0.5), ("--entropy-l",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "0,2"), ("recursive",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "-1,2"), ("recursive",)),

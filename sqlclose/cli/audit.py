@@ -97,6 +97,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
 
     spec = load_spec(spec_path) if spec_path is not None else None
     # Loaded once the spec is valid: a mistake in it is told without loading the engines.
+    from sqlclose.audit.check import at_least_one
     from sqlclose.audit.check import check as run_check
     from sqlclose.engine import engine_from
 
@@ -106,6 +107,8 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         if report_path is not None:
             _against(Path(source), report_path, spec, as_json, engine, quiet)
             return
+        at_least_one(k, "--k")
+        at_least_one(top, "--top")
         sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies,
                                      hierarchy_delimiter) if names else None
         report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
