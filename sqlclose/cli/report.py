@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -37,17 +38,18 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     from sqlclose.release.files import refuse_page_target
 
     doc = read_report(report_path, PAGE_FIELDS)
-    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path), overwrite)
+    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
+                       overwrite)
     refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"])
     out = write_html(report_path, html_path, spec_path, release_path)
     click.echo(f"wrote {out}")
 
 
-def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None,
-                  release_path: Path | None) -> list[tuple[Path, str]]:
+def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_path: Path | None,
+                  html_path: Path) -> list[tuple[Path, str]]:
     """What the page must not replace nor lie inside: the report, the release it names, the input it
-    was made from (its ``input.source``), the hierarchy files it names, and the spec with its source
-    and files."""
+    was made from (its ``input.source``), the hierarchy files it names, the spec with its source
+    and files, and any Parquet folder release the page path is inside (another report's too)."""
     from sqlclose.model.spec import load_spec
     from sqlclose.prepare.sources import query_files
 
@@ -65,7 +67,31 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None,
     hierarchies = doc.get("hierarchies") if isinstance(doc.get("hierarchies"), dict) else {}
     protected += [(Path(h["path"]), f"the hierarchy of column {name!r} the report names")
                   for name, h in hierarchies.items() if isinstance(h, dict) and isinstance(h.get("path"), str)]
-    return protected
+    return protected + _folder_releases_around(html_path)
+
+
+def _folder_releases_around(page: Path) -> list[tuple[Path, str]]:
+    """The folders above ``page`` that are Parquet folder releases: those with a report of a
+    parquet-folder release of their name beside them (``b`` and ``b.report.json``, the name a
+    folder release's report takes by default). A page among its part files would be digested as one
+    of them, and the release would no longer match its report."""
+    from sqlclose.audit.claims import read_report
+    from sqlclose.errors import InputError
+
+    found = []
+    for folder in Path(os.path.abspath(page)).parents:
+        if not folder.name or not folder.is_dir():  # the root has no name; a folder not yet made holds nothing
+            continue
+        report = folder.with_name(folder.name + ".report.json")
+        if not report.is_file():
+            continue
+        try:
+            output = read_report(report, ("output",))["output"]
+        except (InputError, OSError, KeyError, TypeError):  # not a report: the folder is no release of ours
+            continue
+        if isinstance(output, dict) and output.get("format") == "parquet-folder":
+            found.append((folder, f"a Parquet folder release (its report: {report})"))
+    return found
 
 
 def _source_path(label: object) -> Path | None:
