@@ -370,6 +370,8 @@ CASES: list[Case] = [
          lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
     Case("spark-duckdb-setting", "a DuckDB setting with the Spark engine (`--engine spark --threads 2`)",
          lambda d: None, 2, args=("anonymize", "spec.toml", "--engine", "spark", "--threads", "2")),
+    Case("duckdb-spark-setting", "a Spark setting with the DuckDB engine (`[engine] master = \"local[2]\"`)",
+         lambda d: write(d, "spec.toml", spec(prefix="") + '\n[engine]\nmaster = "local[2]"\n'), 2),
     Case("temp-directory-file", "`[engine] temp_directory` naming a file (`table3.csv`)",
          lambda d: write(d, "spec.toml", spec(prefix="") + '\n[engine]\ntemp_directory = "table3.csv"\n'), 2),
     Case("node-not-in-lattice", "`--node` naming a level that does not exist (`age=9`)", lambda d: None, 2,
@@ -752,6 +754,12 @@ MESSAGES = {
         " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""
         " = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its cores as master (e.g. \"local[4]\"); see"
         " docs/engines.md, \"Spark's resources\""
+    ),
+    "duckdb-spark-setting": (
+        "sqlclose: error: spec.toml: invalid spec: engine: master is a Spark setting, not DuckDB's, the engine"
+        " this run uses: to run on Spark give [engine] name = \"spark\" (or --engine spark); on DuckDB give its"
+        " resources as [engine] threads, memory_limit and temp_directory (--threads, --memory-limit,"
+        " --temp-directory); see docs/engines.md, \"Spark's resources\""
     ),
     "temp-directory-file": (
         "sqlclose: error: spec.toml: invalid spec: engine.temp_directory: a file, not a folder: DuckDB spills into"

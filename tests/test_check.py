@@ -682,8 +682,19 @@ def test_thresholds_out_of_range(sensitive):
 
 @pytest.mark.parametrize("k", [0, -3])
 def test_k_below_one(k):
-    with pytest.raises(InputError, match="k must be at least 1"):
+    with pytest.raises(InputError) as e:
         check(table(HAND), ["g"], ["s"], k=k)
+    assert str(e.value) == f"k: must be at least 1 (got {k})"
+
+
+@pytest.mark.parametrize(("option", "value"), [("--k", 0), ("--k", -3), ("--top", 0)])
+def test_cli_count_below_one_names_its_option(hand_csv, option, value):
+    """--k 0 said "k must be at least 1 (got 0)" and --top 0 "top must be …", naming no option, where
+    the README promises one line naming the option and its range (`--entropy-l: must be …`).
+    Oracle: the option as typed, its range (a count of at least 1) and the value given."""
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", option, value)
+    assert_cli_error(result)
+    assert result.stderr == f"sqlclose: error: {option}: must be at least 1 (got {value})\n"
 
 
 @pytest.mark.parametrize(("kw", "match"), [({"skew": 1.0}, "skewness ratio"), ({"top": 0}, "top")])
@@ -921,6 +932,17 @@ def test_cli_spec_and_sensitive_conflict(table3_release):
     assert_cli_error(invoke(out, "--spec", TABLE3 / "table3.toml", "--sensitive", "salary"), "--spec")
 
 
+@pytest.mark.parametrize("flags", [("--distance", "kl"), ("--distance", "equal"), ("--hierarchy-delimiter", ";"),
+                                   ("--t", 0)], ids=["distance", "distance-as-default", "delimiter-as-default", "t-0"])
+def test_cli_spec_refuses_distance_as_the_other_model_flags(table3_release, flags):
+    """With --spec, --distance was dropped without a word (exit 0): it always holds a value (its default
+    `equal`), so the refusal, which tested the values, never saw it, nor a delimiter given as its
+    default, nor --t 0 (falsy). Oracle: the command line as typed — each flag given is refused, naming it."""
+    out, _ = table3_release
+    assert_cli_error(invoke(out, "--spec", TABLE3 / "table3.toml", *flags),
+                     f"sqlclose: error: {flags[0]} cannot be combined with --spec")
+
+
 def _released(tmp_path, spec_text: str) -> dict:
     """Anonymize by the spec at tmp_path/x.toml at its bottom node; the release report."""
     (tmp_path / "x.toml").write_text(spec_text, encoding="utf-8")
@@ -992,7 +1014,7 @@ def test_cli_reference(tmp_path):
     (("--qi", "g,zip", "--sensitive", "s"), ("'zip'", "'g', 's'")),
     (("--qi", "g,s", "--sensitive", "s"), ("'s'", "both")),
     (("--qi", "g", "--sensitive", "s", "--t", 1.5), ("t must be in [0, 1]",)),
-    (("--qi", "g", "--sensitive", "s", "--k", 0), ("k must be at least 1",)),
+    (("--qi", "g", "--sensitive", "s", "--k", 0), ("sqlclose: error: --k: must be at least 1 (got 0)",)),
     (("--qi", "g", "--sensitive", "s", "--entropy-l", 0.5), ("--entropy-l",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "0,2"), ("recursive",)),
     (("--qi", "g", "--sensitive", "s", "--recursive", "-1,2"), ("recursive",)),
@@ -1027,6 +1049,21 @@ def test_check_bad_threshold_message_is_one_line(hand_csv, args, fragments):
     assert_cli_error(result, *fragments)
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert "pydantic" not in result.stderr
+
+
+@pytest.mark.parametrize("threshold", [("--t", 0.01), ("--entropy-l", 50), ("--distinct-l", 9), ("--p", 9),
+                                       ("--recursive", "1,2"), ("--hierarchy", "s=h.csv")],
+                         ids=["t", "entropy-l", "distinct-l", "p", "recursive", "hierarchy"])
+def test_a_sensitive_threshold_without_sensitive_column_is_refused(hand_csv, threshold):
+    """A threshold given without --sensitive was dropped: the run printed "no thresholds given:
+    measured only" and exited 0, so a release job gating on it passed having checked nothing.
+    Oracle: by hand, the hand table's class c holds one distinct value (z, z), so distinct-l 9 fails
+    once the column is named (exit 3); without it the command must refuse (exit 2), naming the option."""
+    result = invoke(hand_csv, "--qi", "g", *threshold)
+    assert_cli_error(result, f"sqlclose: error: {threshold[0]} needs a sensitive column", "give --sensitive COLUMN")
+    assert "no thresholds given" not in result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--distinct-l", 9).exit_code == 3
 
 
 def test_a_bad_threshold_from_python_is_one_line():

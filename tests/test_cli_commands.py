@@ -34,6 +34,29 @@ def test_bare_command_prints_help_and_exits_0():
     assert "..." not in result.output.split("Commands:")[1], "short summaries must not be cut off"
 
 
+@pytest.mark.parametrize(("args", "line"), [
+    (["anonymize", "spec.toml", "--threads", "x"],
+     "Invalid value for '--threads': 'x' is not a valid integer (see 'sqlclose anonymize --help')"),
+    (["anonymize", "spec.toml", "--bogus"], "No such option '--bogus'. Did you mean '--verbose'? (see "
+                                            "'sqlclose anonymize --help')"),
+    (["sweep", "spec.toml", "--k", "2,3", "--nauc-range", "1,3", "--out", "sw"],
+     "Invalid value for --nauc-range: expected LO,HI with 2 <= LO < HI <= 3 (inside the swept values of k), "
+     "got 1,3 (see 'sqlclose sweep --help')"),
+    (["--bogus"], "No such option '--bogus' (see 'sqlclose --help')"),
+    (["hierarchy", "show"], "Missing argument 'TARGET' (see 'sqlclose hierarchy show --help')"),
+], ids=["bad-value", "unknown-option", "callback", "group-option", "nested-group"])
+def test_a_usage_error_is_one_line_on_stderr(project, args, line):
+    """README ("Exit codes"): every failure is one line on stderr. An option click could not parse printed
+    click's usage block ("Usage: …", "Try '… --help' for help.", a blank line, "Error: …"), which a log
+    search for `sqlclose: error:` misses. Oracle: the option and value typed, exit 2, the one line, and
+    nothing written (no sweep folder)."""
+    proc = subprocess.run([str(Path(sys.executable).with_name("sqlclose")), *args], cwd=project,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"sqlclose: error: {line}\n"
+    assert proc.stdout == "" and not (project / "sw").exists() and not (project / "out").exists()
+
+
 def test_a_command_loads_only_its_own_module():
     """Subcommands are imported when named: in a fresh interpreter, ``anonymize --help`` leaves the
     other commands' modules unloaded, and the help lists every command with its summary."""

@@ -109,6 +109,30 @@ def test_duckdb_setting_with_spark_engine_names_the_problem(tmp_path):
     assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize("setting, said", [
+    ('master = "local[2]"', "master is a Spark setting"),
+    ('conf = { "spark.sql.shuffle.partitions" = "8" }', "conf is a Spark setting"),
+    ('master = "local[2]"\nconf = { "a" = "b" }', "master and conf are Spark settings"),
+], ids=["master", "conf", "both"])
+def test_a_spark_setting_with_the_duckdb_engine_names_the_problem(tmp_path, setting, said):
+    """The mirror of the case above: Spark's master or conf under [engine] with the DuckDB engine (the
+    default) stopped with Python's "[engine]: DuckDBEngine.__init__() got an unexpected keyword argument
+    'master'" (exit 2), on anonymize, check --spec and explain alike. Oracle: docs/spec.md's [engine]
+    rows — master and conf are Spark's settings; threads, memory_limit and temp_directory DuckDB's."""
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text() + f"\n[engine]\n{setting}\n")
+    runs = [invoke("anonymize", spec, "--dry-run"), invoke("check", project / "table3.csv", "--spec", spec),
+            invoke("explain", spec)]
+    for result in runs:
+        assert result.exit_code == 2, result.stderr
+        assert "__init__" not in result.stderr and "unexpected keyword argument" not in result.stderr
+        assert result.stderr.startswith(f"sqlclose: error: {spec}: invalid spec: engine: {said}, not DuckDB's"), \
+            result.stderr
+        assert 'give [engine] name = "spark"' in result.stderr and "[engine] threads" in result.stderr
+    assert not (project / "out").exists()
+
+
 def test_a_temp_directory_that_is_a_file_is_refused_from_the_spec_as_from_the_command_line(tmp_path):
     # --temp-directory refuses a file up front; the spec's [engine] temp_directory let it pass
     # until DuckDB first spilled.

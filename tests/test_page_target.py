@@ -222,6 +222,43 @@ def test_the_page_is_not_written_inside_a_released_parquet_folder(project, how):
         assert not (project / "out").exists()
 
 
+@pytest.mark.parametrize("page", ["rel/page.html", "rel/sub/page.html"])
+def test_report_page_is_not_written_inside_another_reports_parquet_folder(project, page):
+    """`report A.report.json --html B/page.html`, B a Parquet folder release of another report, wrote the
+    page among B's part files (exit 0): only the folder of the report given was protected, and B then
+    failed its own `check --against` (sha256 differs). Refused (exit 2), naming B and its report. The
+    oracle: B's files' bytes before and after, and B's check --against its report."""
+    out = project / "out"
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0  # A: out/release.parquet
+    assert invoke("anonymize", project / "spec.toml", "--output", out / "rel", "-q").exit_code == 0  # B
+    before = _digests(out / "rel")
+    result = invoke("report", out / "release.parquet.report.json", "--html", out / page)
+    assert result.exit_code == 2, result.output
+    assert (f"the page path {out / page} lies inside {out / 'rel'}, a Parquet folder release (its report: "
+            f"{out / 'rel.report.json'})") in result.output, result.output
+    assert _digests(out / "rel") == before
+    assert invoke("check", out / "rel", "--against", out / "rel.report.json", "-q").exit_code == 0
+    # a folder beside a file that is no report is no release: the page is written there
+    (project / "notes").mkdir()
+    (project / "notes.report.json").write_text("[]")
+    assert invoke("report", out / "release.parquet.report.json", "--html", project / "notes" / "p.html").exit_code == 0
+
+
+def test_anonymize_page_is_not_written_inside_another_releases_parquet_folder(project):
+    """`anonymize --output a.parquet --html rel/page.html`, rel a Parquet folder release of an earlier run,
+    wrote the page among rel's part files (exit 0), and rel then failed its check --against. Refused
+    before the search (exit 2). The oracle: rel's files' bytes, its check --against, and no new release."""
+    out = project / "out"
+    assert invoke("anonymize", project / "spec.toml", "--output", out / "rel", "-q").exit_code == 0
+    before = _digests(out)
+    result = invoke("anonymize", project / "spec.toml", "--output", out / "a.parquet", "--html", out / "rel" / "p.html")
+    assert result.exit_code == 2, result.output
+    assert f"lies inside {out / 'rel'}, a Parquet folder release (its report: {out / 'rel.report.json'})" \
+        in result.output, result.output
+    assert _digests(out) == before  # no page, and no a.parquet
+    assert invoke("check", out / "rel", "--against", out / "rel.report.json", "-q").exit_code == 0
+
+
 @pytest.mark.parametrize("given", ["edited", "the input"])
 def test_sign_off_page_of_a_file_that_no_longer_matches_its_report_does_not_say_verified(project, given):
     """The page printed 'verified from the written file; sha256 <the report's>' and the report's

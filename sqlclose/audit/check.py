@@ -148,12 +148,17 @@ def _check_arguments(qi: list[str], models: dict, k: int | None, skew: float, to
     both = sorted(set(qi) & set(models))
     if both:
         raise InputError(f"column {both[0]!r} is listed both as quasi-identifier and as sensitive; give it one role")
-    if k is not None and k < 1:
-        raise InputError(f"k must be at least 1 (got {k})")
+    at_least_one(k, "k")
     if skew <= 1:
         raise InputError(f"the skewness ratio must be above 1 (got {skew}): a share equal to the table's is no attack")
-    if top < 1:
-        raise InputError(f"top must be at least 1 (got {top})")
+    at_least_one(top, "top")
+
+
+def at_least_one(value: int | None, name: str) -> None:
+    """Refuse a count below 1, naming it as the caller gave it: ``k`` in Python, ``--k`` on the
+    command line (``--k: must be at least 1 (got 0)``, as the other thresholds are told)."""
+    if value is not None and value < 1:
+        raise InputError(f"{name}: must be at least 1 (got {value})")
 
 
 def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],

@@ -10,6 +10,7 @@ left (``| head``) before a release was placed. ``sqlclose check`` exits 3 when a
 from __future__ import annotations
 
 from importlib import import_module
+from typing import IO, Any
 
 import click
 
@@ -30,10 +31,31 @@ COMMANDS = {"anonymize": "sqlclose.cli.anonymize:anonymize", "check": "sqlclose.
             "sql": "sqlclose.cli.sql:sql", "sweep": "sqlclose.cli.sweep:sweep"}
 
 
+class _OneLineUsageError(click.UsageError):
+    """A usage error (an unknown option, a value click cannot parse) told as every other failure is:
+    one line on stderr, ``sqlclose: error: …`` (exit 2), not click's usage block of four lines that a
+    log search for the house form misses."""
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        click.echo(f"sqlclose: error: {self.format_message().removesuffix('.')}{hint}", file=file, err=file is None)
+
+
+def _one_line(e: click.UsageError) -> click.UsageError:
+    if isinstance(e, _OneLineUsageError):
+        return e
+    told = _OneLineUsageError(e.format_message(), e.ctx)
+    told.exit_code = e.exit_code
+    return told
+
+
 class _LazyGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["sqlclose.args"] = list(args)  # the command line as given (click empties ctx.args later)
-        return super().parse_args(ctx, args)
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as e:  # an unknown option before the command's name
+            raise _one_line(e) from None
 
     def invoke(self, ctx: click.Context) -> object:
         # click refuses a malformed option (an unknown choice, a callback's BadParameter) before the
@@ -45,7 +67,7 @@ class _LazyGroup(click.Group):
             options = given[:given.index("--")] if "--" in given else given
             if "--json" in options:
                 json_failure(e.format_message(), e.exit_code)
-            raise
+            raise _one_line(e) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

@@ -96,6 +96,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
+    from sqlclose.cli.page_target import folder_releases_around
     from sqlclose.prepare.sources import query_files
     from sqlclose.release.files import refuse_page_target
     from sqlclose.release.writers import writer_for
@@ -125,7 +126,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     current = None if force else _up_to_date(api, source, spec, target, chosen)
     if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
-                                       (target.path, "the release"), (target.report, "the release's report")],
+                                       (target.path, "the release"), (target.report, "the release's report"),
+                                       *folder_releases_around(html_path)],
                            target.overwrite or _own_page(html_path, current))
     if current is None:  # a dry run too: it validates what the run would refuse, the output included
         writer_for(target).refuse(target, inputs)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
 from sqlclose.cli.common import (
     CONTEXT,
@@ -82,18 +83,21 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     (and a failure's one line on stderr) says it all."""
     qi = _split(qis)
     names = _split(sensitives)
+    models = _model_flags_given()
     if spec_path is not None:
-        flags = {"--sensitive": names, "--t": t, "--distinct-l": distinct_l, "--entropy-l": entropy_l,
-                 "--recursive": recursive, "--p": p, "--hierarchy": hierarchies,
-                 "--hierarchy-delimiter": hierarchy_delimiter != ";"}
-        given = [flag for flag, value in flags.items() if value]
+        given = (["--sensitive"] if names else []) + models
         if given:
             raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
                             "sections set the models and thresholds (only --k and --qi may override)")
+    elif models and not names and report_path is None:
+        # Dropped, the thresholds were never judged: the run passed, saying none was given.
+        raise SpecError(f"{', '.join(models)} {'needs' if len(models) == 1 else 'need'} a sensitive column to be "
+                        "judged on: give --sensitive COLUMN")
     from sqlclose.model.spec import load_spec
 
     spec = load_spec(spec_path) if spec_path is not None else None
     # Loaded once the spec is valid: a mistake in it is told without loading the engines.
+    from sqlclose.audit.check import at_least_one
     from sqlclose.audit.check import check as run_check
     from sqlclose.engine import engine_from
 
@@ -103,6 +107,8 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         if report_path is not None:
             _against(Path(source), report_path, spec, as_json, engine, quiet)
             return
+        at_least_one(k, "--k")
+        at_least_one(top, "--top")
         sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies,
                                      hierarchy_delimiter) if names else None
         report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
@@ -150,6 +156,21 @@ def _report_utility(report_path: Path) -> list[str]:
     mean_text = f"{mean:.2f} %" if mean is not None else "withheld" if "mean_alteration" in hidden else "undefined"
     return [f"utility (from the report; chosen by {u.get('metric')}): alteration {shown}; mean {mean_text}; "
             f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root"]
+
+
+# The options that set a sensitive column's models: refused with --spec (which sets them) and
+# without --sensitive (nothing to judge them on).
+_MODEL_OPTIONS = {"t": "--t", "distance": "--distance", "distinct_l": "--distinct-l", "entropy_l": "--entropy-l",
+                  "recursive": "--recursive", "p": "--p", "hierarchies": "--hierarchy",
+                  "hierarchy_delimiter": "--hierarchy-delimiter"}
+
+
+def _model_flags_given() -> list[str]:
+    """The model options the command line gave, as typed. Asked of click, not of the values:
+    --distance and --hierarchy-delimiter always hold one (their defaults), and --t 0 is falsy."""
+    ctx = click.get_current_context()
+    return [flag for name, flag in _MODEL_OPTIONS.items()
+            if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

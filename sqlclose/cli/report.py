@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sqlclose.cli.common import CONTEXT, guarded, verbose_option
+from sqlclose.cli.page_target import folder_releases_around
 
 
 @click.command(context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
@@ -37,17 +38,18 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     from sqlclose.release.files import refuse_page_target
 
     doc = read_report(report_path, PAGE_FIELDS)
-    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path), overwrite)
+    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
+                       overwrite)
     refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"])
     out = write_html(report_path, html_path, spec_path, release_path)
     click.echo(f"wrote {out}")
 
 
-def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None,
-                  release_path: Path | None) -> list[tuple[Path, str]]:
+def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_path: Path | None,
+                  html_path: Path) -> list[tuple[Path, str]]:
     """What the page must not replace nor lie inside: the report, the release it names, the input it
-    was made from (its ``input.source``), the hierarchy files it names, and the spec with its source
-    and files."""
+    was made from (its ``input.source``), the hierarchy files it names, the spec with its source
+    and files, and any Parquet folder release the page path is inside (another report's too)."""
     from sqlclose.model.spec import load_spec
     from sqlclose.prepare.sources import query_files
 
@@ -65,7 +67,7 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None,
     hierarchies = doc.get("hierarchies") if isinstance(doc.get("hierarchies"), dict) else {}
     protected += [(Path(h["path"]), f"the hierarchy of column {name!r} the report names")
                   for name, h in hierarchies.items() if isinstance(h, dict) and isinstance(h.get("path"), str)]
-    return protected
+    return protected + folder_releases_around(html_path)
 
 
 def _source_path(label: object) -> Path | None:

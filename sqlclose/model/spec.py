@@ -681,19 +681,25 @@ class EngineSettings(_Model):
 
     @model_validator(mode="after")
     def _settings_of_its_engine(self) -> EngineSettings:
-        """DuckDB's settings with ``name = "spark"`` reached SparkEngine as keyword arguments it has
-        not (a TypeError shown as is): said up front, with where Spark's resources are set."""
+        """One engine's settings given to the other reached its constructor as keyword arguments it
+        has not (a TypeError shown as is): said up front, with where that engine's resources are set."""
         duckdb_only = {"threads": self.threads, "memory_limit": self.memory_limit,
                        "temp_directory": self.temp_directory}
         given = [key for key, value in duckdb_only.items() if value is not None]
         if self.name == "spark" and given:
             options = ", ".join("--" + key.replace("_", "-") for key in given)
-            names = " and ".join([", ".join(given[:-1]), given[-1]] if len(given) > 1 else given)
             raise ValueError(
-                f"{names} {'is a DuckDB setting' if len(given) == 1 else 'are DuckDB settings'} "
+                f"{_listed(given)} {'is a DuckDB setting' if len(given) == 1 else 'are DuckDB settings'} "
                 f"({options}), not Spark's: on Spark give the session's resources as [engine] conf (e.g. "
                 "conf = { \"spark.driver.memory\" = \"4g\", \"spark.local.dir\" = \"/scratch\" }) and its "
                 "cores as master (e.g. \"local[4]\"); see docs/engines.md, \"Spark's resources\"")
+        spark_only = [key for key, value in {"master": self.master, "conf": self.conf}.items() if value]
+        if self.name == "duckdb" and spark_only:
+            raise ValueError(
+                f"{_listed(spark_only)} {'is a Spark setting' if len(spark_only) == 1 else 'are Spark settings'}, "
+                "not DuckDB's, the engine this run uses: to run on Spark give [engine] name = \"spark\" (or --engine "
+                "spark); on DuckDB give its resources as [engine] threads, memory_limit and temp_directory "
+                "(--threads, --memory-limit, --temp-directory); see docs/engines.md, \"Spark's resources\"")
         return self
 
     def options(self) -> dict[str, Any]:
@@ -701,6 +707,11 @@ class EngineSettings(_Model):
         given = {"threads": self.threads, "memory_limit": self.memory_limit, "temp_directory": self.temp_directory,
                  "master": self.master, "conf": self.conf or None}
         return {key: value for key, value in given.items() if value is not None}
+
+
+def _listed(names: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 Algorithm = Literal["incognito", "gaa"]
