@@ -456,6 +456,54 @@ def test_check_against_words_a_distance_against_the_release_as_every_other_claim
     assert math.isclose(figure_after(result.output, "the file gives"), 8 / 27, rel_tol=1e-9)
 
 
+@pytest.mark.parametrize("section, field, kind", [
+    ("privacy", "k", "a whole number"), ("privacy", "min_class_size", "a whole number"),
+    (None, "suppressed_rows", "a whole number"), ("input", "rows", "a whole number"),
+    ("input", "dropped_null_rows", "a whole number"), ("privacy.sensitive", "disease", "an object"),
+    ("generalization", "zip", "an object")])
+def test_check_against_refuses_a_count_the_report_holds_as_null_naming_it(table3_release, tmp_path, section, field,
+                                                                         kind):
+    """`privacy.k`, `privacy.min_class_size` or `suppressed_rows` set to null crashed `check --against`
+    (exit 1, TypeError comparing int with None; review rv16 #2), and a sensitive column's entry set
+    to null did too (AttributeError): a report without a count the claims compute with, or with a
+    section's entry that is no object, is no report sqlclose writes, bad input (exit 2) naming the
+    field, as a report with a field cut out is (docs/verification.md). The oracle: the exit code
+    and the field's name."""
+    release, doc = table3_release
+
+    def blank(d):
+        for part in (section.split(".") if section else []):
+            d = d[part]
+        d[field] = None
+
+    result = against_edited(tmp_path, release, doc, blank)
+    name = f"{section}.{field}" if section else field
+    assert result.exit_code == 2, result.output
+    assert f"{name} is null, not {kind}" in result.output, result.output
+
+
+@pytest.mark.parametrize("path", ["utility.sensitive.disease.l_diversity", "utility.sensitive.salary.l1_closeness",
+                                  "utility.average_class_size", "privacy.sensitive.disease.max_emd"])
+def test_check_against_refuses_a_figure_the_file_decides_blanked_to_null(table3_release, tmp_path, path):
+    """Set to null in a copy of the report (no `withheld` reason added), these figures passed
+    (exit 0: a None skipped the comparison; review rv16 #2), though the file decides each: it has
+    classes (a plain GROUP BY) and nothing was suppressed, so the largest distance is the file's.
+    A null figure is fine only where the report says why (`withheld`, with rows suppressed) or the
+    file has no class. The oracle: the exit code, the field named."""
+    release, doc = table3_release
+    assert file_figures(release)["classes"] > 0 and doc["suppressed_rows"] == 0
+
+    def blank(d):
+        *parents, key = path.split(".")
+        for part in parents:
+            d = d[part]
+        d[key] = None
+
+    result = against_edited(tmp_path, release, doc, blank)
+    assert result.exit_code == 4 and "does not match" in result.output, result.output
+    assert f"{path}: the report" in result.output, result.output
+
+
 @pytest.fixture(scope="module")
 def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
     """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report
