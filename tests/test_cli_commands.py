@@ -581,6 +581,22 @@ def test_a_failure_with_json_is_a_json_document_on_stdout_too(project, monkeypat
     assert not (project / "out").exists()
 
 
+def test_explain_refuses_a_node_missing_a_quasi_identifier_as_anonymize_does(project):
+    """`explain --node zip=1` printed the release SQL of zip=1, age=0, a node nobody named, and said
+    so nowhere (exit 0), while `anonymize --dry-run --node zip=1` refused it (review rv16 #4);
+    docs/utility.md: a level too few is refused (exit 2), never filled in. The oracle: anonymize's
+    own refusal of the same node, the exit code and the column named; the whole node still explains."""
+    spec = project / "spec.toml"
+    refused = invoke("anonymize", spec, "--dry-run", "--node", "zip=1")
+    assert refused.exit_code == 2 and "node gives no level for 'age'" in refused.output, refused.output
+    result = invoke("explain", spec, "--node", "zip=1", "--json")
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout)["error"] == "node gives no level for 'age': name a level for every " \
+        "quasi-identifier"
+    assert invoke("explain", spec, "--node", "zip=1,age=0").exit_code == 0
+    assert not (project / "out").exists()
+
+
 @pytest.mark.parametrize("args, says", [
     (["anonymize", "{spec}", "--node", "zip=x"], "expected COLUMN=LEVEL"),
     (["anonymize", "{spec}", "--node", "zip=1,zip=2"], "'zip' is given twice"),
