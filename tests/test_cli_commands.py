@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import re
 import resource
 import signal
@@ -425,6 +426,31 @@ def test_check_against_with_the_spec_refuses_a_mask_level_whose_labels_the_file_
     assert result.exit_code == 0 and "the level of column 'zip' was not checked" in result.output
     assert invoke("check", release, "--against", release.with_name("release.parquet.report.json"), "--spec",
                   spec).exit_code == 0
+
+def test_check_against_without_the_spec_does_not_call_a_tree_a_rule_built_from_the_input(tmp_path):
+    """A QI given as a TOML `tree` is the spec's own hierarchy, but `check --against` without `--spec`
+    said its level was not checked because "its hierarchy is built by a rule from the input's values"
+    (review rv16 #5). The note now says the hierarchy is in the spec and to pass `--spec`; given it,
+    the tree's level is checked and no note is printed for the column. The oracle: the spec as
+    written (g is a tree) and the notes printed."""
+    rng = random.Random(1)
+    (tmp_path / "d.csv").write_text("x,g,s\n" + "".join(
+        f"{rng.randrange(0, 30)},{rng.choice('ab')},{rng.choice('pqr')}\n" for _ in range(120)))
+    (tmp_path / "d.toml").write_text(
+        '[source]\npath = "d.csv"\n[output]\npath = "out/d.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\nx = { bands = [10, 20] }\ng = { tree = { "*" = ["a", "b"] } }\n[sensitive.s]\nt = 0.9\n')
+    assert invoke("anonymize", tmp_path / "d.toml", "-q", "--node", "x=1,g=0").exit_code == 0
+    release = tmp_path / "out" / "d.parquet"
+    report = release.with_name("d.parquet.report.json")
+    result = invoke("check", release, "--against", report)
+    assert result.exit_code == 0, result.output
+    g_notes = [line for line in result.output.splitlines() if "'g'" in line]
+    assert g_notes and not any("built by a rule" in line for line in g_notes), g_notes
+    assert all("given in the spec" in line and "--spec" in line for line in g_notes), g_notes
+    with_spec = invoke("check", release, "--against", report, "--spec", tmp_path / "d.toml")
+    assert with_spec.exit_code == 0 and "'g'" not in with_spec.output, with_spec.output
+    assert "column 'x' was not checked against the file's labels: its hierarchy is built by a rule" in with_spec.output
+
 
 @pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
 def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
