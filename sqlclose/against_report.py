@@ -109,8 +109,9 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> d
     """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
     the file the report names, refused when its keyed digest says it changed), the labels of each
     level; for the spec's mask rule, the rule (``MaskLevels``). Another rule's hierarchy (bands,
-    dates; a mask without the spec) is built from the input's values: its column's level is not
-    checked against the file's labels, and ``notes`` says so."""
+    dates) is built from the input's values, and without the spec a tree or mask is unknown: its
+    column's level is not checked against the file's labels, and ``notes`` says so (and, without
+    the spec, to pass it)."""
     from sqlclose.audit.figures import MaskLevels
     from sqlclose.model.spec import static_hierarchy
 
@@ -131,9 +132,12 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> d
             entry = doc["hierarchies"][name]
             h = Hierarchy.from_csv(_unchanged_hierarchy(name, entry, notes), entry.get("delimiter", ";"))
         if h is None:
-            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: its hierarchy "
-                         "is built by a rule from the input's values" + ("" if given is not None else
-                                                                          " (a mask's is checked given --spec)"))
+            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: " + (
+                "its hierarchy is built by a rule from the input's values" if given is not None else
+                # Without the spec its kind is unknown: a tree is the spec's own, not a rule's.
+                "its hierarchy is given in the spec (a tree, or a rule), not a file the report names; pass the "
+                "release's spec (--spec) to check it (a tree's or a mask's level; bands and dates are built from "
+                "the input's values)"))
             continue
         out[name] = {level: list(h.labels(level)) for level in range(h.levels)}
     return out

@@ -259,7 +259,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
-    the bottom; a quasi-identifier not named is at level 0, a name or level it lacks is refused).
+    the bottom; a node names a level for every quasi-identifier, as ``anonymize``'s does: one left
+    out, or a name or level the spec lacks, is refused).
     Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
     run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
     that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold."""
@@ -270,7 +271,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
         if as_run:
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         names = [qi.name for qi in problem.qis]
-        given = {name: 0 for name in names} | dict(node or {})  # a QI not named: its level 0
+        # A partial node is refused, never filled with level 0: the SQL shown would be a node nobody named.
+        given = node if node is not None else {name: 0 for name in names}
         levels = checked_node(given, names, [qi.levels for qi in problem.qis])
         from sqlclose.prepare.plan import describe_problem
 

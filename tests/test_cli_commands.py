@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import re
 import resource
 import signal
@@ -449,6 +450,31 @@ def test_check_against_with_the_spec_refuses_a_mask_level_whose_labels_the_file_
     assert invoke("check", release, "--against", release.with_name("release.parquet.report.json"), "--spec",
                   spec).exit_code == 0
 
+def test_check_against_without_the_spec_does_not_call_a_tree_a_rule_built_from_the_input(tmp_path):
+    """A QI given as a TOML `tree` is the spec's own hierarchy, but `check --against` without `--spec`
+    said its level was not checked because "its hierarchy is built by a rule from the input's values"
+    (review rv16 #5). The note now says the hierarchy is in the spec and to pass `--spec`; given it,
+    the tree's level is checked and no note is printed for the column. The oracle: the spec as
+    written (g is a tree) and the notes printed."""
+    rng = random.Random(1)
+    (tmp_path / "d.csv").write_text("x,g,s\n" + "".join(
+        f"{rng.randrange(0, 30)},{rng.choice('ab')},{rng.choice('pqr')}\n" for _ in range(120)))
+    (tmp_path / "d.toml").write_text(
+        '[source]\npath = "d.csv"\n[output]\npath = "out/d.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\nx = { bands = [10, 20] }\ng = { tree = { "*" = ["a", "b"] } }\n[sensitive.s]\nt = 0.9\n')
+    assert invoke("anonymize", tmp_path / "d.toml", "-q", "--node", "x=1,g=0").exit_code == 0
+    release = tmp_path / "out" / "d.parquet"
+    report = release.with_name("d.parquet.report.json")
+    result = invoke("check", release, "--against", report)
+    assert result.exit_code == 0, result.output
+    g_notes = [line for line in result.output.splitlines() if "'g'" in line]
+    assert g_notes and not any("built by a rule" in line for line in g_notes), g_notes
+    assert all("given in the spec" in line and "--spec" in line for line in g_notes), g_notes
+    with_spec = invoke("check", release, "--against", report, "--spec", tmp_path / "d.toml")
+    assert with_spec.exit_code == 0 and "'g'" not in with_spec.output, with_spec.output
+    assert "column 'x' was not checked against the file's labels: its hierarchy is built by a rule" in with_spec.output
+
+
 @pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
 def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
     """Mauger et al.'s values are over the released classes and the released distribution: the
@@ -477,6 +503,54 @@ def test_check_against_words_a_distance_against_the_release_as_every_other_claim
     result = against_edited(tmp_path, release, doc, lambda d: d["t_against_release"].__setitem__("disease", 0.1))
     assert result.exit_code == 4 and "t_against_release.disease: the report says 0.1, the file gives" in result.output
     assert math.isclose(figure_after(result.output, "the file gives"), 8 / 27, rel_tol=1e-9)
+
+
+@pytest.mark.parametrize("section, field, kind", [
+    ("privacy", "k", "a whole number"), ("privacy", "min_class_size", "a whole number"),
+    (None, "suppressed_rows", "a whole number"), ("input", "rows", "a whole number"),
+    ("input", "dropped_null_rows", "a whole number"), ("privacy.sensitive", "disease", "an object"),
+    ("generalization", "zip", "an object")])
+def test_check_against_refuses_a_count_the_report_holds_as_null_naming_it(table3_release, tmp_path, section, field,
+                                                                         kind):
+    """`privacy.k`, `privacy.min_class_size` or `suppressed_rows` set to null crashed `check --against`
+    (exit 1, TypeError comparing int with None; review rv16 #2), and a sensitive column's entry set
+    to null did too (AttributeError): a report without a count the claims compute with, or with a
+    section's entry that is no object, is no report sqlclose writes, bad input (exit 2) naming the
+    field, as a report with a field cut out is (docs/verification.md). The oracle: the exit code
+    and the field's name."""
+    release, doc = table3_release
+
+    def blank(d):
+        for part in (section.split(".") if section else []):
+            d = d[part]
+        d[field] = None
+
+    result = against_edited(tmp_path, release, doc, blank)
+    name = f"{section}.{field}" if section else field
+    assert result.exit_code == 2, result.output
+    assert f"{name} is null, not {kind}" in result.output, result.output
+
+
+@pytest.mark.parametrize("path", ["utility.sensitive.disease.l_diversity", "utility.sensitive.salary.l1_closeness",
+                                  "utility.average_class_size", "privacy.sensitive.disease.max_emd"])
+def test_check_against_refuses_a_figure_the_file_decides_blanked_to_null(table3_release, tmp_path, path):
+    """Set to null in a copy of the report (no `withheld` reason added), these figures passed
+    (exit 0: a None skipped the comparison; review rv16 #2), though the file decides each: it has
+    classes (a plain GROUP BY) and nothing was suppressed, so the largest distance is the file's.
+    A null figure is fine only where the report says why (`withheld`, with rows suppressed) or the
+    file has no class. The oracle: the exit code, the field named."""
+    release, doc = table3_release
+    assert file_figures(release)["classes"] > 0 and doc["suppressed_rows"] == 0
+
+    def blank(d):
+        *parents, key = path.split(".")
+        for part in parents:
+            d = d[part]
+        d[key] = None
+
+    result = against_edited(tmp_path, release, doc, blank)
+    assert result.exit_code == 4 and "does not match" in result.output, result.output
+    assert f"{path}: the report" in result.output, result.output
 
 
 @pytest.fixture(scope="module")
@@ -553,6 +627,22 @@ def test_a_failure_with_json_is_a_json_document_on_stdout_too(project, monkeypat
     bug = invoke("explain", project / "spec.toml", "--json")
     assert bug.exit_code == 1 and json.loads(bug.stdout)["kind"] == "internal error"
     assert json.loads(bug.stdout)["error"].startswith("RuntimeError: a bug")
+    assert not (project / "out").exists()
+
+
+def test_explain_refuses_a_node_missing_a_quasi_identifier_as_anonymize_does(project):
+    """`explain --node zip=1` printed the release SQL of zip=1, age=0, a node nobody named, and said
+    so nowhere (exit 0), while `anonymize --dry-run --node zip=1` refused it (review rv16 #4);
+    docs/utility.md: a level too few is refused (exit 2), never filled in. The oracle: anonymize's
+    own refusal of the same node, the exit code and the column named; the whole node still explains."""
+    spec = project / "spec.toml"
+    refused = invoke("anonymize", spec, "--dry-run", "--node", "zip=1")
+    assert refused.exit_code == 2 and "node gives no level for 'age'" in refused.output, refused.output
+    result = invoke("explain", spec, "--node", "zip=1", "--json")
+    assert result.exit_code == 2, result.output
+    assert json.loads(result.stdout)["error"] == "node gives no level for 'age': name a level for every " \
+        "quasi-identifier"
+    assert invoke("explain", spec, "--node", "zip=1,age=0").exit_code == 0
     assert not (project / "out").exists()
 
 

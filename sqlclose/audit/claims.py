@@ -29,6 +29,9 @@ REPORT_FIELDS = ("generalization", "privacy.k", "privacy.min_class_size", "priva
                  "output.path", "output.rows", "output.columns", "suppressed_rows", "classes", "utility")
 _SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict, "input": dict, "output": dict,
              "utility": dict, "output.columns": list}
+# The counts the claims compute with (rows released = input − dropped − suppressed, the smallest class
+# against k): a null or a text there is no count, told by name rather than failing in the arithmetic.
+_COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows", "input.dropped_null_rows")
 
 
 def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
@@ -50,7 +53,31 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
         failed = " (it is the --json document of a failed run)" if {"error", "exit_code"} <= doc.keys() else ""
         raise InputError(f"{path} is not a release report{failed}: it lacks {', '.join(missing)} (or holds "
                          f"{'it' if len(missing) == 1 else 'them'} in another form)")
+    not_counts = [f"{field} is {json.dumps(value)}, not a whole number" for field in _COUNTS
+                  if (field in needs or field == "input.dropped_null_rows") and not _is_count(value := _at(doc, field))]
+    not_counts += [f"{section}.{name} is {json.dumps(entry)}, not an object" for section in ("generalization",
+                   "privacy.sensitive") if section in needs for name, entry in _at(doc, section).items()
+                   if not isinstance(entry, dict)]
+    if not_counts:
+        raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
+                         "report written beside the release)")
     return doc
+
+
+_ABSENT = object()  # an optional field left out: input.dropped_null_rows (0)
+
+
+def _at(doc: dict, field: str) -> Any:
+    node: Any = doc
+    for part in field.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
+
+
+def _is_count(value: Any) -> bool:
+    return value is _ABSENT or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _holds(doc: dict, field: str) -> bool:
@@ -169,7 +196,7 @@ def row_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
         expected = figures.squared_sizes + suppressed * entered
         problems += differs("utility.discernibility", utility["discernibility"], expected,
                             f"Σ class size² over the file + suppressed_rows × {entered} rows gives")
-    if utility.get("average_class_size") is not None and figures.classes:
+    if figures.classes:  # a file with classes decides it: null is no figure, not a withheld one
         problems += differs("utility.average_class_size", utility["average_class_size"],
                             figures.rows / figures.classes, "the file's rows per class are")
     return problems
@@ -184,6 +211,7 @@ def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     for name, entry in doc["privacy"]["sensitive"].items():
         if entry.get("t") is None:
             continue
+        problems += _unexplained_distance(name, entry, suppressed)
         for key in ("max_emd", "max_distance"):
             if entry.get(key) is None:
                 continue
@@ -200,6 +228,21 @@ def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     return problems
 
 
+def _unexplained_distance(name: str, entry: dict, suppressed: int) -> list[str]:
+    """A t model's largest distance left out (null or absent) without the reason a report gives: it is
+    withheld only with rows suppressed (``withheld``, docs/what-a-release-reveals.md); with none
+    the file decides it."""
+    if entry.get("max_emd") is not None or entry.get("max_distance") is not None:
+        return []
+    field = f"privacy.sensitive.{name}.{'max_distance' if entry.get('emd') is False else 'max_emd'}"
+    if not suppressed:
+        return [f"{field}: the report gives none, and nothing was suppressed: the file's largest distance is the "
+                "figure, never withheld"]
+    if not entry.get("withheld"):
+        return [f"{field}: the report gives none and no reason (privacy.sensitive.{name}.withheld)"]
+    return []
+
+
 def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     """Per sensitive column, Mauger et al.'s l-diversity (least exp(entropy) of a class) and L1
     closeness (largest Σ|p_class − p_release|) values: both are over the released classes and the
@@ -209,7 +252,6 @@ def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     for name, entry in ((doc.get("utility") or {}).get("sensitive") or {}).items():
         if name not in measured:  # not audited: a column of the utility section the privacy section lacks
             continue
-        for key in ("l_diversity", "l1_closeness"):
-            if (entry or {}).get(key) is not None:
-                problems += differs(f"utility.sensitive.{name}.{key}", entry[key], measured[name].get(key))
+        for key in ("l_diversity", "l1_closeness"):  # null only where the file has no class (measured null too)
+            problems += differs(f"utility.sensitive.{name}.{key}", (entry or {}).get(key), measured[name].get(key))
     return problems

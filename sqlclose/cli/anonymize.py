@@ -284,7 +284,8 @@ Example:
 """)
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
-@click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node (default: the bottom).")
+@click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node, a level for every "
+              "quasi-identifier (default: the bottom).")
 @json_option
 @verbose_option
 @guarded_read_only

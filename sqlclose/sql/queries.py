@@ -904,7 +904,9 @@ def text_values(relation: exp.Expression, column: str) -> exp.Expression:
 def value_shares(relation: exp.Expression, column: str, params: Params, top: str,
                  leaves: exp.Expression | None) -> exp.Expression:
     """Rows, rows whose value (as text) is the top label ``top``, and — given a relation of leaf
-    values (column ``value``) — rows whose value is a leaf: one pass."""
+    values (column ``value``) — rows whose value is a leaf: one pass. A NULL counts as a leaf: a
+    release holds one only in a column given as it is (a level-0 QI read with ``nulls = "value"``),
+    never as a label."""
     value = as_text(col(column, "src"))
     at_root = exp.Sum(this=exp.If(this=exp.EQ(this=value.copy(), expression=params.add(top)),
                                   true=exp.Literal.number(1), false=exp.Literal.number(0)))
@@ -912,5 +914,7 @@ def value_shares(relation: exp.Expression, column: str, params: Params, top: str
     if leaves is not None:
         distinct = exp.select(col("value")).from_(leaves.copy()).distinct().subquery("lv")
         select = select.join(distinct, join_type="left", on=exp.EQ(this=col("value", "lv"), expression=value.copy()))
-        select = select.select(exp.Count(this=col("value", "lv")).as_("leaves"))
+        leaf = exp.or_(col("value", "lv").is_(exp.null()).not_(), value.copy().is_(exp.null()))
+        select = select.select(exp.Sum(this=exp.If(this=leaf, true=exp.Literal.number(1),
+                                                   false=exp.Literal.number(0))).as_("leaves"))
     return select
