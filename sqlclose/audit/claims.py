@@ -132,6 +132,9 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     lattice = (doc.get("lattice") or {}).get("levels") or {}
     for name, g in doc["generalization"].items():
         level, levels = g.get("level"), g.get("levels")
+        if level is None and doc.get("algorithm", "incognito") != "gaa":  # not a hole the checks fall through
+            problems.append(f"generalization.{name}.level: the report gives none, and a full-domain release "
+                            f"(algorithm {doc.get('algorithm', 'incognito')!r}) has one level per column")
         if level is None:  # GAA: classes at several levels
             continue
         if name in node and node[name] != level:
@@ -202,6 +205,9 @@ def row_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
     return problems
 
 
+_T_KEYS = {"distance", "emd", "max_emd", "max_distance", "t"}  # what a t model's entry holds (release/report.py)
+
+
 def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     """Per sensitive column with a t model: the largest distance within the report's own t, and,
     with nothing suppressed (the input's distribution is then the file's), equal to the largest
@@ -210,6 +216,9 @@ def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     suppressed = doc["suppressed_rows"]
     for name, entry in doc["privacy"]["sensitive"].items():
         if entry.get("t") is None:
+            if _T_KEYS & entry.keys():  # a t model's entry, its requirement blanked: nothing to judge against
+                problems.append(f"privacy.sensitive.{name}.t: the report gives none for the t model it holds "
+                                f"({', '.join(sorted(_T_KEYS & entry.keys()))})")
             continue
         problems += _unexplained_distance(name, entry, suppressed)
         for key in ("max_emd", "max_distance"):
