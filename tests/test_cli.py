@@ -153,6 +153,48 @@ def test_sigterm_inside_a_duckdb_query_exits_143_and_says_sigterm():
     assert proc.stderr == "sqlclose: error: stopped by SIGTERM; nothing was placed at the output path\n"
 
 
+SIGNAL_AS_A_STATEMENT_RETURNS = """
+import os, signal, sys
+from sqlclose.cli.common import guarded, install_signal_handlers
+from sqlclose.engine import DuckDBEngine
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as at a terminal: the CLI then handles SIGHUP too
+install_signal_handlers()
+method, signum = sys.argv[1], int(sys.argv[2])
+
+class SignalAfterReturn:  # the real connection; the signal arrives as a statement returns to Python
+    def __init__(self, con):
+        self.con = con
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            result = getattr(self.con, name)(*args, **kwargs)
+            os.kill(os.getpid(), signum)  # the handler runs here, inside the engine's try
+            return result
+        return call
+
+@guarded
+def run(verbose=False):
+    engine = DuckDBEngine(threads=1)
+    engine.con = SignalAfterReturn(engine.con)
+    getattr(engine, method)("SELECT 1 AS x")
+
+run()
+"""
+
+
+@pytest.mark.parametrize("method", ["execute", "fetch"])
+@pytest.mark.parametrize("signum,code,name", [(15, 143, "SIGTERM"), (1, 129, "SIGHUP")])
+def test_a_signal_landing_as_a_statement_returns_is_an_interrupt_not_an_engine_error(method, signum, code, name):
+    """SIGTERM (or SIGHUP) whose handler ran in the Python code of ``Engine.execute``/``fetch`` — a
+    statement just returned, about one stop in eight on a long run — raised the handler's
+    Interrupted, an Exception, inside their ``except Exception`` that wraps a driver's error: it
+    became an EngineError, exit 1, "sqlclose: error: Interrupted: stopped by SIGTERM". Oracle: the
+    exit codes and message docs/bad-input.md and the README give for SIGTERM/SIGHUP (143/129)."""
+    proc = subprocess.run([sys.executable, "-c", SIGNAL_AS_A_STATEMENT_RETURNS, method, str(signum)],
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (code, f"sqlclose: error: stopped by {name}; nothing was placed at "
+                                                    "the output path\n")
+
+
 def test_log_lines_carry_their_utc_offset(tmp_path):
     """Without a terminal the search writes timestamped lines to stderr (a job's log). They were
     local time with no offset: in a log gathered from machines in several zones they could not

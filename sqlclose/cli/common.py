@@ -163,7 +163,8 @@ def release_placed(what: str) -> None:
 def _terminate(signum: int, frame: object) -> None:
     # Inside a DuckDB query the exception raised here is swallowed by DuckDB, which stops the query
     # with its own "interrupted" error (read as Ctrl-C): the signal is recorded first, so the run
-    # still exits 143 and says SIGTERM, as a scheduler stopping it expects.
+    # still exits 143 and says SIGTERM, as a scheduler stopping it expects. Raised in Python code,
+    # Interrupted is a KeyboardInterrupt: no ``except Exception`` on its way up rewraps it.
     _received.append(signum)
     raise _stopped_by(signum)
 
@@ -241,7 +242,7 @@ def _leave_quietly() -> None:
     sys.exit(READER_LEFT)
 
 
-def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
+def _fail(e: SqlcloseError | Interrupted, verbose: bool, as_json: bool = False) -> None:
     broken = isinstance(e.__context__, BrokenPipeError)
     if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
