@@ -47,7 +47,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 verbose_option = click.option("--verbose", "-v", is_flag=True, help="Show the SQL of a failing statement and "
                               "tracebacks of internal errors.")
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (and --json's document): "
+                            "no summary, progress or warning; a release's own warnings stay in its report.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 _ENGINE_OPTIONS = [
     click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine]."),
@@ -124,12 +125,13 @@ def install_signal_handlers() -> None:
 
 def show_warnings_as_lines() -> None:
     """sqlclose's own warnings print as one line (``sqlclose: warning: …``), not Python's
-    file-and-line form."""
+    file-and-line form; none under --quiet ("nothing but errors": a job that mails any output)."""
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
         if issubclass(category, LimitWarning):
-            click.echo(f"sqlclose: warning: {message}", err=True)
+            if not _quiet[-1]:
+                click.echo(f"sqlclose: warning: {message}", err=True)
         else:
             shown(message, category, filename, lineno, file, line)
 
@@ -139,13 +141,16 @@ def show_warnings_as_lines() -> None:
 def say_when_stdout_is_closed() -> None:
     """Python gives a command started with its standard output closed (``>&-``) no ``sys.stdout``,
     and click then prints nothing there without a word: a run's summary (or ``--json``) was lost
-    with exit 0. The exit code still says how the run went; the operator is told where the rest is."""
+    with exit 0. The exit code still says how the run went; the operator is told where the rest is.
+    Said by each command as it starts (``_guard``), but not under --quiet without --json, which prints
+    nothing there to lose; by the group for its help alone."""
     if sys.stdout is None:
         click.echo("sqlclose: warning: standard output is closed, so what this command prints there (the "
                    "summary, --json) is lost; the exit code still says how it went, and a release's report "
                    "file holds its summary", err=True)
 
 
+_quiet: list[bool] = [False]  # the running command was given --quiet: it prints no warning
 _received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
 # What a stop or a failure says stands at the output path: nothing (a command that writes a release,
 # until it is placed), the placed pair (from then on: release_placed), or no word of an output
@@ -188,8 +193,11 @@ def guarded_read_only(fn: F) -> F:
 def _guard(fn: F, outcome: str | None) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        verbose, as_json = bool(kwargs.get("verbose")), bool(kwargs.get("as_json"))
+        verbose, as_json, quiet = bool(kwargs.get("verbose")), bool(kwargs.get("as_json")), bool(kwargs.get("quiet"))
         _outcome[:] = [outcome]
+        _quiet[:] = [quiet]
+        if as_json or not quiet:
+            say_when_stdout_is_closed()
         try:
             return fn(*args, **kwargs)
         except KeyboardInterrupt:
