@@ -195,6 +195,53 @@ def test_a_signal_landing_as_a_statement_returns_is_an_interrupt_not_an_engine_e
                                                     "the output path\n")
 
 
+SIGNAL_IN_PYTHON_THAT_DUCKDB_CALLS = """
+import os, signal
+from sqlclose.cli.common import guarded, install_signal_handlers
+from sqlclose.engine import DuckDBEngine
+install_signal_handlers()
+
+def signalled(x: int) -> int:
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: DuckDB gets its exception back
+    return x
+
+@guarded
+def run(verbose=False):
+    engine = DuckDBEngine(threads=1)
+    engine.con.create_function("signalled", signalled)
+    engine.fetch("SELECT signalled(1) AS x")
+
+run()
+"""
+
+CLEANUP_FAILING_AFTER_CTRL_C = """
+from sqlclose.cli.common import guarded
+from sqlclose.errors import EngineError
+
+@guarded
+def run(verbose=False):
+    try:
+        raise KeyboardInterrupt  # Ctrl-C, as Python raises it
+    except BaseException:
+        raise EngineError("Connection Error: the interrupted query's connection refused the DROP", "DROP …") from None
+
+run()
+"""
+
+
+@pytest.mark.parametrize("script,code,said", [(SIGNAL_IN_PYTHON_THAT_DUCKDB_CALLS, 143, "stopped by SIGTERM"),
+                                              (CLEANUP_FAILING_AFTER_CTRL_C, 130, "interrupted")],
+                         ids=["sigterm-in-python-duckdb-calls", "cleanup-failing-after-ctrl-c"])
+def test_a_failure_that_follows_a_stop_is_told_as_the_stop(script, code, said):
+    """A stop's exception can come back as another error: DuckDB, running Python code for a query
+    when SIGTERM's handler raised there, reported its own InvalidInputException (exit 1, "a value
+    could not be converted"); a cleanup on the way out of Ctrl-C that fails raised an EngineError
+    (exit 1). Either is the stop. Oracle: the exit codes and words docs/bad-input.md and the
+    README give for SIGTERM (143) and Ctrl-C (130)."""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (code, f"sqlclose: error: {said}; nothing was placed at the output path\n")
+
+
 def test_log_lines_carry_their_utc_offset(tmp_path):
     """Without a terminal the search writes timestamped lines to stderr (a job's log). They were
     local time with no offset: in a log gathered from machines in several zones they could not

@@ -26,6 +26,7 @@ import click
 from sqlclose.errors import (
     NOTHING_PLACED,
     EngineError,
+    EngineOutOfMemory,
     EnvironmentFailure,
     InputError,
     Interrupted,
@@ -198,8 +199,9 @@ def _guard(fn: F, outcome: str | None) -> F:
         _quiet[:] = [quiet]
         if as_json or not quiet:
             say_when_stdout_is_closed()
+        _received.clear()
         try:
-            return fn(*args, **kwargs)
+            return _stopped_when_signalled(fn, args, kwargs)
         except KeyboardInterrupt:
             _fail(_stopped_by(_received[-1] if _received else None), verbose, as_json)
         except SqlcloseError as e:
@@ -219,6 +221,34 @@ def _guard(fn: F, outcome: str | None) -> F:
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _stopped_when_signalled(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)``, where a failure that follows a stop is the stop (KeyboardInterrupt,
+    told with its signal: 130, 143, 129), not a bug, bad input or a failed verification: DuckDB may
+    give the handler's exception back as an error of its own (raised while it ran Python code for a
+    query), or a cleanup on the way out may fail on the interrupted connection. The environment's
+    failures (exit 5: a file that could not be restored, say) are told as they are."""
+    try:
+        return fn(*args, **kwargs)
+    except (click.exceptions.Exit, click.ClickException, OSError, EnvironmentFailure, EngineOutOfMemory):
+        raise
+    except Exception as e:
+        if _received or _raised_while_stopping(e):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _raised_while_stopping(e: BaseException) -> bool:
+    """Whether ``e`` was raised while a KeyboardInterrupt (Ctrl-C, or a signal's Interrupted) was
+    unwinding, by the cleanup it ran (its ``__context__``, kept by ``raise … from None`` too)."""
+    context, seen = e.__context__, set()
+    while context is not None and id(context) not in seen:  # a re-raised exception may close a loop
+        if isinstance(context, KeyboardInterrupt):
+            return True
+        seen.add(id(context))
+        context = context.__context__
+    return False
 
 
 def _naming_no_output_path(e: SqlcloseError) -> SqlcloseError:
