@@ -197,7 +197,8 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
     """The release as ``check`` reads it (a CSV with the column types its report records), its
     digest, a CSV's header (None for other formats), and why a changed CSV cannot be read with its
     report's types (else None). A CSV whose header is not the report's columns, or that is not the
-    file the report vouches for and fails that read, is given as its path, unread."""
+    file the report vouches for and fails that read (or the reading of its header: the digest is
+    compared first, so another file is a mismatch, not bad input), is given as its path, unread."""
     digest = released_digest(path, output)
     partitions = _partition_columns(path, output)
     if partitions:
@@ -207,7 +208,13 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
     if output.get("format") != "csv" or not output.get("column_types"):
         yield path, digest, None, None
         return
-    header = _csv_header(Path(path))
+    try:
+        header = _csv_header(Path(path))
+    except InputError as e:  # bytes no CSV of ours holds (one corrupted, a Parquet file given)
+        if digest == output.get("sha256"):  # the very file the report vouches for: bad input
+            raise
+        yield path, digest, None, str(e)  # another file: a mismatch, told after its sha256
+        return
     if header != list(output["column_types"]):  # read with the report's types, its values would shift columns
         yield path, digest, header, None
         return

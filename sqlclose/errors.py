@@ -127,9 +127,15 @@ _OS_REASONS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota i
                errno.ENOTDIR: "a folder on the path is a file", errno.EEXIST: "a file is in the way"}
 
 
-class Interrupted(SqlcloseError):
+class Interrupted(KeyboardInterrupt):
     """Ctrl-C (exit 130), SIGTERM (143) or SIGHUP (129): the run stopped and removed what it had
-    started to write."""
+    started to write.
+
+    A KeyboardInterrupt, not an Exception (so not a SqlcloseError): the CLI's SIGTERM/SIGHUP handler
+    raises it wherever Python code runs when the signal lands, and an ``except Exception`` there (the
+    engine wrapping a driver's error as EngineError, a source read wrapped as InputError, a cleanup
+    that carries on) would have turned the stop into another failure with another exit code. Like
+    Ctrl-C, it passes every such handler; ``except BaseException`` cleanups still run."""
 
     exit_code = 130
 

@@ -153,6 +153,95 @@ def test_sigterm_inside_a_duckdb_query_exits_143_and_says_sigterm():
     assert proc.stderr == "sqlclose: error: stopped by SIGTERM; nothing was placed at the output path\n"
 
 
+SIGNAL_AS_A_STATEMENT_RETURNS = """
+import os, signal, sys
+from sqlclose.cli.common import guarded, install_signal_handlers
+from sqlclose.engine import DuckDBEngine
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as at a terminal: the CLI then handles SIGHUP too
+install_signal_handlers()
+method, signum = sys.argv[1], int(sys.argv[2])
+
+class SignalAfterReturn:  # the real connection; the signal arrives as a statement returns to Python
+    def __init__(self, con):
+        self.con = con
+    def __getattr__(self, name):
+        def call(*args, **kwargs):
+            result = getattr(self.con, name)(*args, **kwargs)
+            os.kill(os.getpid(), signum)  # the handler runs here, inside the engine's try
+            return result
+        return call
+
+@guarded
+def run(verbose=False):
+    engine = DuckDBEngine(threads=1)
+    engine.con = SignalAfterReturn(engine.con)
+    getattr(engine, method)("SELECT 1 AS x")
+
+run()
+"""
+
+
+@pytest.mark.parametrize("method", ["execute", "fetch"])
+@pytest.mark.parametrize("signum,code,name", [(15, 143, "SIGTERM"), (1, 129, "SIGHUP")])
+def test_a_signal_landing_as_a_statement_returns_is_an_interrupt_not_an_engine_error(method, signum, code, name):
+    """SIGTERM (or SIGHUP) whose handler ran in the Python code of ``Engine.execute``/``fetch`` — a
+    statement just returned, about one stop in eight on a long run — raised the handler's
+    Interrupted, an Exception, inside their ``except Exception`` that wraps a driver's error: it
+    became an EngineError, exit 1, "sqlclose: error: Interrupted: stopped by SIGTERM". Oracle: the
+    exit codes and message docs/bad-input.md and the README give for SIGTERM/SIGHUP (143/129)."""
+    proc = subprocess.run([sys.executable, "-c", SIGNAL_AS_A_STATEMENT_RETURNS, method, str(signum)],
+                          capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (code, f"sqlclose: error: stopped by {name}; nothing was placed at "
+                                                    "the output path\n")
+
+
+SIGNAL_IN_PYTHON_THAT_DUCKDB_CALLS = """
+import os, signal
+from sqlclose.cli.common import guarded, install_signal_handlers
+from sqlclose.engine import DuckDBEngine
+install_signal_handlers()
+
+def signalled(x: int) -> int:
+    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs here: DuckDB gets its exception back
+    return x
+
+@guarded
+def run(verbose=False):
+    engine = DuckDBEngine(threads=1)
+    engine.con.create_function("signalled", signalled)
+    engine.fetch("SELECT signalled(1) AS x")
+
+run()
+"""
+
+CLEANUP_FAILING_AFTER_CTRL_C = """
+from sqlclose.cli.common import guarded
+from sqlclose.errors import EngineError
+
+@guarded
+def run(verbose=False):
+    try:
+        raise KeyboardInterrupt  # Ctrl-C, as Python raises it
+    except BaseException:
+        raise EngineError("Connection Error: the interrupted query's connection refused the DROP", "DROP …") from None
+
+run()
+"""
+
+
+@pytest.mark.parametrize("script,code,said", [(SIGNAL_IN_PYTHON_THAT_DUCKDB_CALLS, 143, "stopped by SIGTERM"),
+                                              (CLEANUP_FAILING_AFTER_CTRL_C, 130, "interrupted")],
+                         ids=["sigterm-in-python-duckdb-calls", "cleanup-failing-after-ctrl-c"])
+def test_a_failure_that_follows_a_stop_is_told_as_the_stop(script, code, said):
+    """A stop's exception can come back as another error: DuckDB, running Python code for a query
+    when SIGTERM's handler raised there, reported its own InvalidInputException (exit 1, "a value
+    could not be converted"); a cleanup on the way out of Ctrl-C that fails raised an EngineError
+    (exit 1). Either is the stop. Oracle: the exit codes and words docs/bad-input.md and the
+    README give for SIGTERM (143) and Ctrl-C (130)."""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (proc.returncode, proc.stderr) == (code, f"sqlclose: error: {said}; nothing was placed at the output path\n")
+
+
 def test_log_lines_carry_their_utc_offset(tmp_path):
     """Without a terminal the search writes timestamped lines to stderr (a job's log). They were
     local time with no offset: in a log gathered from machines in several zones they could not
@@ -188,6 +277,28 @@ def test_quiet(tmp_path, make_spec):
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "" and result.stderr == ""
     assert (tmp_path / "out" / "r.parquet").exists()
+
+
+@pytest.mark.parametrize("case", ["memory limit below the interpreter", "standard output closed",
+                                  "standard output closed, --json"])
+def test_quiet_prints_no_warning_in_a_real_process(tmp_path, make_spec, case):
+    """``-q`` is "Print nothing but errors", yet a run printed ``sqlclose: warning: memory_limit …
+    cannot bound this job`` (and, started with stdout closed, ``sqlclose: warning: standard output
+    is closed``) on stderr: a cron job that mails on any output mailed every night. Oracles: the
+    process's stderr (empty), the release and its report placed (the files exist, the report
+    verified); with --json the document is lost with stdout, so that warning still stands."""
+    closed = case.startswith("standard output closed")
+    args = ["--json"] if case.endswith("--json") else ["--memory-limit", "300MB"] if not closed else []
+    command = [str(SQLCLOSE), "anonymize", str(make_spec()), "-q", "--no-progress", *args]
+    proc = subprocess.run(["bash", "-c", '"$@" >&-', "bash", *command] if closed else command,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    if "--json" in args:
+        assert proc.stderr.startswith("sqlclose: warning: standard output is closed"), proc.stderr
+    else:
+        assert (proc.stdout, proc.stderr) == ("", "")
+    assert json.loads((tmp_path / "out" / "r.parquet.report.json").read_text())["verified"] is True
+    assert (tmp_path / "out" / "r.parquet").is_file()
 
 
 def test_report_option(tmp_path, make_spec):

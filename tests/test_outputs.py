@@ -556,6 +556,27 @@ def test_check_against_says_a_csv_whose_columns_changed_does_not_match(project, 
     assert not any(f"'{v}'" in result.output for v in held - set(fields[0])), result.output  # no row's value
 
 
+@pytest.mark.parametrize("given", ["the CSV with a byte not UTF-8 appended", "the Parquet release"])
+def test_check_against_a_csv_report_says_a_file_not_read_as_csv_does_not_match(project, given):
+    """``check FILE --against CSV-REPORT`` read FILE's header before comparing its digest: a file
+    that is not the CSV the report vouches for and holds a byte that is not UTF-8 (one corrupted
+    byte; a Parquet file given by mistake) stopped as bad input, exit 2, "cannot read the header of
+    FILE: UnicodeDecodeError". docs/verification.md: the sha256 is the first claim, a mismatch exits
+    4. Oracle: hashlib's sha256 of the file differs from the report's output.sha256."""
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    assert invoke("anonymize", project / "spec.toml", "-o", project / "out" / "r.csv", "-q").exit_code == 0
+    report = project / "out" / "r.csv.report.json"
+    file = project / "out" / "release.parquet"
+    if given.startswith("the CSV"):
+        file = project / "corrupted.csv"
+        file.write_bytes((project / "out" / "r.csv").read_bytes() + b"\xff")
+    assert hashlib.sha256(file.read_bytes()).hexdigest() != json.loads(report.read_text())["output"]["sha256"]
+    result = invoke("check", file, "--against", report)
+    assert result.exit_code == 4, result.output
+    assert f"{file} does not match {report}: its sha256 differs from the report's output.sha256" in result.output
+    assert f"cannot read the header of {file}: UnicodeDecodeError" in result.output
+
+
 def test_check_against_says_a_parquet_file_whose_columns_changed_does_not_match(project):
     assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
     release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"

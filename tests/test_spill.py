@@ -171,6 +171,28 @@ def test_a_temp_directory_that_cannot_be_made_is_the_environments_failure_and_na
     assert "[engine] temp_directory (--temp-directory)" in said and "nothing was placed at the output path" in said
 
 
+def test_a_temp_directory_whose_parent_is_missing_too_is_made_and_removed_after(tmp_path):
+    """docs/spec.md: a missing temp_directory "is made". Only its last folder was (by DuckDB, at
+    its first spill): given ``spill/a`` with ``spill`` missing too, the job stopped at that spill
+    with exit 5, "could not spill … No such file or directory", after its scan and search. Oracles:
+    the table's count and sum worked by hand (0 … 2,999,999), the temp directory present once the
+    table was made (DuckDB spilled there), and no folder left after close."""
+    from sqlclose.engine import DuckDBEngine
+
+    spill = tmp_path / "spill" / "a"
+    engine = DuckDBEngine(threads=1, temp_directory=spill)
+    engine.con.execute("SET memory_limit = '50MB'")  # the table takes ~200 MB: most of it spills
+    try:
+        engine.execute("CREATE TEMPORARY TABLE t AS SELECT i, md5(i::VARCHAR) AS s FROM range(3000000) t(i)")
+        spilled = spill.is_dir() and any(spill.iterdir())
+        counted = engine.fetch("SELECT count(*) AS n, sum(i) AS total FROM t").to_pylist()
+    finally:
+        engine.close()
+    assert counted == [{"n": 3_000_000, "total": 3_000_000 * 2_999_999 // 2}]
+    assert spilled
+    assert list(tmp_path.iterdir()) == []  # spill/a removed by DuckDB, spill by the engine
+
+
 def test_a_spill_disk_without_room_says_the_disk_not_the_memory(tmp_path):
     """DuckDB caps its spill files at the free space of the temp directory's disk; reaching the cap
     is an out-of-memory error ('failed to offload data block … max_temp_directory_size'), which

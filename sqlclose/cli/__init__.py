@@ -98,7 +98,8 @@ def main(ctx: click.Context) -> None:
     """
     install_signal_handlers()
     show_warnings_as_lines()
-    say_when_stdout_is_closed()
+    if ctx.invoked_subcommand is None or {"-h", "--help"} & set(ctx.meta.get("sqlclose.args", [])):
+        say_when_stdout_is_closed()  # the help is lost; a command says so itself, unless --quiet (common._guard)
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(0)

@@ -21,7 +21,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
-from sqlclose.errors import EnvironmentFailure, Interrupted, SpecError, SqlcloseError
+from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
 
 EXAMPLE = """\b
 Examples:
@@ -222,9 +222,7 @@ def _write_page(target, page: Path, spec) -> None:
 
     try:
         write_html(target.report, page, spec)
-    except Interrupted:  # a signal: told as such (and what stands), not as the page's failure
-        raise
-    except (OSError, SqlcloseError) as e:
+    except (OSError, SqlcloseError) as e:  # a signal (Interrupted, a KeyboardInterrupt) passes: told as such
         reason = e if isinstance(e, SqlcloseError) else (e.strerror or e)
         raise EnvironmentFailure(f"the release {_where(target)} and its report {target.report} are in place and "
                                  f"verified, but its page {page} was not written ({reason}); write it with "

@@ -26,6 +26,7 @@ import click
 from sqlclose.errors import (
     NOTHING_PLACED,
     EngineError,
+    EngineOutOfMemory,
     EnvironmentFailure,
     InputError,
     Interrupted,
@@ -47,7 +48,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 verbose_option = click.option("--verbose", "-v", is_flag=True, help="Show the SQL of a failing statement and "
                               "tracebacks of internal errors.")
-quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
+quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (and --json's document): "
+                            "no summary, progress or warning; a release's own warnings stay in its report.")
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
 _ENGINE_OPTIONS = [
     click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine]."),
@@ -124,12 +126,13 @@ def install_signal_handlers() -> None:
 
 def show_warnings_as_lines() -> None:
     """sqlclose's own warnings print as one line (``sqlclose: warning: …``), not Python's
-    file-and-line form."""
+    file-and-line form; none under --quiet ("nothing but errors": a job that mails any output)."""
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
         if issubclass(category, LimitWarning):
-            click.echo(f"sqlclose: warning: {message}", err=True)
+            if not _quiet[-1]:
+                click.echo(f"sqlclose: warning: {message}", err=True)
         else:
             shown(message, category, filename, lineno, file, line)
 
@@ -139,13 +142,16 @@ def show_warnings_as_lines() -> None:
 def say_when_stdout_is_closed() -> None:
     """Python gives a command started with its standard output closed (``>&-``) no ``sys.stdout``,
     and click then prints nothing there without a word: a run's summary (or ``--json``) was lost
-    with exit 0. The exit code still says how the run went; the operator is told where the rest is."""
+    with exit 0. The exit code still says how the run went; the operator is told where the rest is.
+    Said by each command as it starts (``_guard``), but not under --quiet without --json, which prints
+    nothing there to lose; by the group for its help alone."""
     if sys.stdout is None:
         click.echo("sqlclose: warning: standard output is closed, so what this command prints there (the "
                    "summary, --json) is lost; the exit code still says how it went, and a release's report "
                    "file holds its summary", err=True)
 
 
+_quiet: list[bool] = [False]  # the running command was given --quiet: it prints no warning
 _received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
 # What a stop or a failure says stands at the output path: nothing (a command that writes a release,
 # until it is placed), the placed pair (from then on: release_placed), or no word of an output
@@ -163,7 +169,8 @@ def release_placed(what: str) -> None:
 def _terminate(signum: int, frame: object) -> None:
     # Inside a DuckDB query the exception raised here is swallowed by DuckDB, which stops the query
     # with its own "interrupted" error (read as Ctrl-C): the signal is recorded first, so the run
-    # still exits 143 and says SIGTERM, as a scheduler stopping it expects.
+    # still exits 143 and says SIGTERM, as a scheduler stopping it expects. Raised in Python code,
+    # Interrupted is a KeyboardInterrupt: no ``except Exception`` on its way up rewraps it.
     _received.append(signum)
     raise _stopped_by(signum)
 
@@ -187,10 +194,14 @@ def guarded_read_only(fn: F) -> F:
 def _guard(fn: F, outcome: str | None) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        verbose, as_json = bool(kwargs.get("verbose")), bool(kwargs.get("as_json"))
+        verbose, as_json, quiet = bool(kwargs.get("verbose")), bool(kwargs.get("as_json")), bool(kwargs.get("quiet"))
         _outcome[:] = [outcome]
+        _quiet[:] = [quiet]
+        if as_json or not quiet:
+            say_when_stdout_is_closed()
+        _received.clear()
         try:
-            return fn(*args, **kwargs)
+            return _stopped_when_signalled(fn, args, kwargs)
         except KeyboardInterrupt:
             _fail(_stopped_by(_received[-1] if _received else None), verbose, as_json)
         except SqlcloseError as e:
@@ -210,6 +221,34 @@ def _guard(fn: F, outcome: str | None) -> F:
             sys.exit(INTERNAL_ERROR)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _stopped_when_signalled(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)``, where a failure that follows a stop is the stop (KeyboardInterrupt,
+    told with its signal: 130, 143, 129), not a bug, bad input or a failed verification: DuckDB may
+    give the handler's exception back as an error of its own (raised while it ran Python code for a
+    query), or a cleanup on the way out may fail on the interrupted connection. The environment's
+    failures (exit 5: a file that could not be restored, say) are told as they are."""
+    try:
+        return fn(*args, **kwargs)
+    except (click.exceptions.Exit, click.ClickException, OSError, EnvironmentFailure, EngineOutOfMemory):
+        raise
+    except Exception as e:
+        if _received or _raised_while_stopping(e):
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _raised_while_stopping(e: BaseException) -> bool:
+    """Whether ``e`` was raised while a KeyboardInterrupt (Ctrl-C, or a signal's Interrupted) was
+    unwinding, by the cleanup it ran (its ``__context__``, kept by ``raise … from None`` too)."""
+    context, seen = e.__context__, set()
+    while context is not None and id(context) not in seen:  # a re-raised exception may close a loop
+        if isinstance(context, KeyboardInterrupt):
+            return True
+        seen.add(id(context))
+        context = context.__context__
+    return False
 
 
 def _naming_no_output_path(e: SqlcloseError) -> SqlcloseError:
@@ -241,7 +280,7 @@ def _leave_quietly() -> None:
     sys.exit(READER_LEFT)
 
 
-def _fail(e: SqlcloseError, verbose: bool, as_json: bool = False) -> None:
+def _fail(e: SqlcloseError | Interrupted, verbose: bool, as_json: bool = False) -> None:
     broken = isinstance(e.__context__, BrokenPipeError)
     if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
