@@ -180,19 +180,11 @@ def _acquire(lock: Path, database: Path) -> int:
 
 
 def _wait_for_lock(fd: int, deadline: float, database: Path) -> None:
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise EnvironmentFailure(
-                    f"another sqlclose run has been writing to the output database {database} for "
-                    f"{WAIT_SECONDS / 60:.0f} min; nothing was placed at the output path: run again once it is "
-                    f"done, or check for a stopped sqlclose process (it holds {lock_path(database).name})") from None
-            time.sleep(0.05)
-        except OSError:  # no flock on this filesystem: the commit still refuses a file replaced meanwhile
-            return
+    """Without flock on this filesystem the commit still refuses a file replaced meanwhile."""
+    files.lock_exclusively(fd, deadline, EnvironmentFailure(
+        f"another sqlclose run has been writing to the output database {database} for {WAIT_SECONDS / 60:.0f} min; "
+        "nothing was placed at the output path: run again once it is done, or check for a stopped sqlclose "
+        f"process (it holds {lock_path(database).name})"))
 
 
 def _names(lock: Path, fd: int) -> bool:

@@ -286,6 +286,22 @@ class Transaction:
         self._placed, self._set_aside = [], []  # undone once: a later call must not touch another run's pair
 
 
+
+def lock_exclusively(fd: int, deadline: float, overdue: EnvironmentFailure) -> None:
+    """Take the exclusive advisory lock (flock) of the file open at ``fd``, waiting for its holder
+    until ``deadline`` (``time.monotonic``), then raising ``overdue``. A filesystem without flock
+    passes unlocked (what the lock guards has its own check, or runs as before)."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise overdue from None
+            time.sleep(0.05)
+        except OSError:  # no flock on this filesystem
+            return
+
 @contextmanager
 def _placing_lock(*targets: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock (flock) on the folder of each target, in one order, while a
@@ -300,20 +316,10 @@ def _placing_lock(*targets: Path) -> Iterator[None]:
             except OSError:
                 continue
             fds.append(fd)
-            deadline = time.monotonic() + LOCK_WAIT_SECONDS
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise EnvironmentFailure(
-                            f"another run has been placing a release in {folder} for {LOCK_WAIT_SECONDS:.0f} s; "
-                            "nothing was placed at the output path: check for a stopped sqlclose process "
-                            "there, and run again") from None
-                    time.sleep(0.05)
-                except OSError:  # no flock on this filesystem
-                    break
+            overdue = EnvironmentFailure(
+                f"another run has been placing a release in {folder} for {LOCK_WAIT_SECONDS:.0f} s; nothing was "
+                "placed at the output path: check for a stopped sqlclose process there, and run again")
+            lock_exclusively(fd, time.monotonic() + LOCK_WAIT_SECONDS, overdue)
         yield
     finally:
         for fd in fds:
