@@ -256,6 +256,10 @@ def test_out_of_memory_advises_one_thread_only_when_there_are_more(threads, advi
 
 @pytest.mark.parametrize("option, value, says", [
     ("--threads", "0", "sqlclose: error: --threads 0: needs at least 1 thread"),
+    # DuckDB started all 100,000 at once, in a dry run too: 25,000 threads and the machine's load
+    # past 10,000 before anything was said (review rv18)
+    ("--threads", "100000", "sqlclose: error: --threads 100000: at most 1024 threads (DuckDB starts each one at "
+                            "once); give the machine's cores"),
     ("--memory-limit", "10XB", "sqlclose: error: --memory-limit 10XB: needs a size with its unit, e.g. 2GB or 512MiB"),
 ])
 def test_a_bad_engine_option_is_told_by_its_name_not_as_a_spec(tmp_path, option, value, says):

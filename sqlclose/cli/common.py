@@ -102,6 +102,8 @@ def _options_problem(error, given: dict) -> str | None:
             why = "needs a size with its unit, e.g. 2GB or 512MiB"
         elif field == "threads" and problem["type"] == "greater_than_equal":
             why = "needs at least 1 thread"
+        elif field == "threads" and problem["type"] == "less_than_equal":
+            why = f"at most {problem['ctx']['le']} threads (DuckDB starts each one at once); give the machine's cores"
         else:
             why = problem["msg"].removeprefix("Value error, ")
         return f"{_OPTION[field]} {given[field]}: {why}"

@@ -645,6 +645,11 @@ def table_identity(table: str) -> str:
     return (f"{schema}." if schema not in ("", "main") else "") + catalog_name(name)
 
 
+# DuckDB starts every thread it is given, at once: 100,000 (a typo, a value meant as memory) took
+# the machine down in a dry run. No machine this runs on has more cores than this.
+MAX_THREADS = 1024
+
+
 class EngineSettings(_Model):
     """Where the queries run: ``name`` (duckdb, the default, or spark) and that engine's settings.
     DuckDB: ``threads``, ``memory_limit`` (e.g. "2GB", for the whole job: of what the interpreter's
@@ -654,7 +659,7 @@ class EngineSettings(_Model):
     made, never the release: they are not hashed."""
 
     name: str = "duckdb"
-    threads: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
     memory_limit: str | None = Field(default=None, pattern=r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")
     temp_directory: Path | None = None
     master: str | None = None
