@@ -132,8 +132,8 @@ def main() -> None:
         print(json.dumps({"machine": machine, "results": rows}, indent=2))
         return
     print(f"machine: {machine}")
-    print("| suppression | warm search (median of 5) | whole process (median of 3) | nodes evaluated / lattice "
-          "| queries | peak RSS | optimum DM |")
+    print(f"| suppression | warm search (median of {args.repeats}) | whole process (median of 3) "
+          "| nodes evaluated / lattice | queries | peak RSS | optimum DM |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['suppression']:.0%} | {r['search_seconds_median']:.2f} s | {r['process_seconds_median']:.2f} s "

@@ -50,6 +50,20 @@ print(con.execute("SELECT COUNT(*) FROM h").fetchone()[0])
 """
 
 
+# The search's counts, which the report no longer publishes (they tell how hard the data was to
+# anonymize: docs/what-a-release-reveals.md): one more run through the API, not timed, writing nothing.
+COUNTS = """
+import json, sys
+import sqlclose
+from sqlclose.model.spec import EngineSettings
+spec = sqlclose.load_spec(sys.argv[1])
+engine = (spec.engine or EngineSettings()).model_copy(update={"memory_limit": sys.argv[3] or None})
+spec = spec.model_copy(update={"search": spec.search.model_copy(update={"explore": sys.argv[2]}), "engine": engine})
+with sqlclose.anonymize(None, spec) as release:
+    print(json.dumps({"nodes_evaluated": release.search.nodes_evaluated, "queries": release.search.queries}))
+"""
+
+
 def parse_size(text: str) -> int:
     m = re.fullmatch(r"(\d+)([kKmM]?)", text)
     if not m:
@@ -115,6 +129,7 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
                        cwd=folder, timeout=timeout) for _ in range(runs)]
         report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
+        counts = _search_counts(spec, folder, timeout, explore, memory_limit) if report else {}
         whole = statistics.median(p["seconds"] for p in procs)
         out.append({
             "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit,
@@ -124,13 +139,21 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
             "process_all": [round(p["seconds"], 2) for p in procs], "ratio": whole / scan,
             "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"], "rc": procs[-1]["rc"],
             "search_seconds": report.get("timings", {}).get("search_seconds"),
-            "nodes_evaluated": report.get("lattice", {}).get("nodes_evaluated"),
+            "nodes_evaluated": counts.get("nodes_evaluated"),
             "lattice_size": report.get("lattice", {}).get("size"),
-            "queries": report.get("lattice", {}).get("queries"),
+            "queries": counts.get("queries"),
             "node": report.get("node"), "discernibility": report.get("utility", {}).get("discernibility"),
         })
         print(json.dumps(out[-1]), file=sys.stderr)
     return out
+
+
+def _search_counts(spec: Path, folder: Path, timeout: float | None, explore: str, memory_limit: str | None) -> dict:
+    """Nodes evaluated and engine queries of the case's search, from one run through the API."""
+    proc = timed([sys.executable, "-c", COUNTS, str(spec.name), explore, memory_limit or ""], cwd=folder,
+                 timeout=timeout)
+    lines = proc["stdout"].strip().splitlines()
+    return json.loads(lines[-1]) if not proc["rc"] and lines else {}
 
 
 def _case(parser: argparse.ArgumentParser, text: str) -> tuple[str, float]:
