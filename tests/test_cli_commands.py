@@ -333,6 +333,31 @@ def test_check_against_passes_the_intact_report_of_table3(table3_release, tmp_pa
     assert result.exit_code == 0 and "matches" in result.output, result.output
 
 
+@pytest.mark.parametrize("extra", [("--k", "100"), ("--qi", "zip,age", "--k", "100"),
+                                   ("--sensitive", "disease", "--entropy-l", "50"), ("--entropy-l", "50"),
+                                   ("--distance", "equal"), ("--spec", "SPEC", "--k", "100")],
+                         ids=["k", "qi-k", "sensitive-entropy-l", "entropy-l", "distance-as-default", "spec-k"])
+def test_check_against_refuses_a_threshold_it_would_not_judge(table3_release, extra):
+    """`check --against` with --k 100 (or --qi, --sensitive, a model flag, --spec … --k) printed "matches"
+    and exited 0, judging none of them, although the help says "Exit 0 when every threshold given holds".
+    Oracle: a plain DuckDB GROUP BY over the file gives a smallest class far below 100, so exit 0 was
+    wrong; the mix is refused (exit 2) naming the flags and saying to run check without --against.
+    A flag typed as its default (--distance equal) counts as given."""
+    release, _ = table3_release
+    smallest = duckdb.connect().execute("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM read_parquet(?) "
+                                        "GROUP BY zip, age)", [str(release)]).fetchone()[0]
+    assert smallest < 100
+    spec = release.parents[1] / "spec.toml"
+    args = [spec if a == "SPEC" else a for a in extra]
+    result = invoke("check", release, "--against", release.with_name("release.parquet.report.json"), *args)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    given = [a for a in extra if a.startswith("--") and a != "--spec"]
+    assert result.stderr == (f"sqlclose: error: {', '.join(given)} cannot be combined with --against: --against "
+                             "checks the report's own claims against the file; to judge thresholds, run "
+                             "'sqlclose check TABLE' without --against\n"), result.stderr
+    assert "matches" not in result.stdout
+
+
 def test_check_against_tells_the_hierarchies_read_as_they_are_in_one_note(table3_release, tmp_path, monkeypatch):
     """Without $SQLCLOSE_FINGERPRINT_KEY nothing tells a hierarchy file unchanged: every file the
     report names (age's, disease's) is read as it is, told in one note naming their columns, not a
