@@ -581,6 +581,24 @@ def test_check_against_refuses_a_figure_the_file_decides_blanked_to_null(table3_
     assert f"{path}: the report" in result.output, result.output
 
 
+@pytest.mark.parametrize("field", ["discernibility", "average_class_size"])
+def test_check_against_refuses_a_utility_figure_the_file_decides_left_out(table3_release, tmp_path, field):
+    """docs/verification.md: a figure the file decides "given as null (or left out) is a mismatch (exit 4)".
+    Left out, `utility.discernibility` passed (exit 0: the check was skipped) and
+    `utility.average_class_size` crashed (exit 1, KeyError; review rv17 #2). Oracle: a plain DuckDB
+    GROUP BY over the file gives classes (9 rows in 3 classes of 3: Σ size² = 27, 3 rows a class), so
+    the file decides both; the mismatch names the field and the file's figure."""
+    release, doc = table3_release
+    figures = file_figures(release)
+    assert (figures["rows"], figures["classes"], figures["squared"]) == (9, 3, 27)
+    result = against_edited(tmp_path, release, doc, lambda d: d["utility"].pop(field))
+    assert result.exit_code == 4 and "internal error" not in result.output, result.output
+    found = {"discernibility": "27", "average_class_size": "3.0"}[field]
+    assert f"utility.{field}: the report says None," in result.output, result.output
+    assert re.search(rf"utility\.{field}: the report says None, [^;]* {re.escape(found)}(;|$|\n)",
+                     result.output), result.output
+
+
 @pytest.fixture(scope="module")
 def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
     """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report
