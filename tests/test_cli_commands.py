@@ -45,12 +45,18 @@ def test_bare_command_prints_help_and_exits_0():
      "got 1,3 (see 'sqlclose sweep --help')"),
     (["--bogus"], "No such option '--bogus' (see 'sqlclose --help')"),
     (["hierarchy", "show"], "Missing argument 'TARGET' (see 'sqlclose hierarchy show --help')"),
-], ids=["bad-value", "unknown-option", "callback", "group-option", "nested-group"])
+    (["anonymize", "spec.toml", "--engine"],
+     "Option '--engine' requires an argument (see 'sqlclose anonymize --help')"),
+    (["hierarchy", "show", "h.csv", "--delimiter"],
+     "Option '--delimiter' requires an argument (see 'sqlclose hierarchy show --help')"),
+], ids=["bad-value", "unknown-option", "callback", "group-option", "nested-group", "value-missing",
+        "nested-value-missing"])
 def test_a_usage_error_is_one_line_on_stderr(project, args, line):
     """README ("Exit codes"): every failure is one line on stderr. An option click could not parse printed
     click's usage block ("Usage: …", "Try '… --help' for help.", a blank line, "Error: …"), which a log
-    search for `sqlclose: error:` misses. Oracle: the option and value typed, exit 2, the one line, and
-    nothing written (no sweep folder)."""
+    search for `sqlclose: error:` misses. An option missing its value lost the pointer to the help
+    (click raises it before the command's context exists; review rv17 #7). Oracle: the option and value
+    typed, the command typed, exit 2, the one line, and nothing written (no sweep folder)."""
     proc = subprocess.run([str(Path(sys.executable).with_name("sqlclose")), *args], cwd=project,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2, proc.stderr
@@ -333,6 +339,31 @@ def test_check_against_passes_the_intact_report_of_table3(table3_release, tmp_pa
     assert result.exit_code == 0 and "matches" in result.output, result.output
 
 
+@pytest.mark.parametrize("extra", [("--k", "100"), ("--qi", "zip,age", "--k", "100"),
+                                   ("--sensitive", "disease", "--entropy-l", "50"), ("--entropy-l", "50"),
+                                   ("--distance", "equal"), ("--spec", "SPEC", "--k", "100")],
+                         ids=["k", "qi-k", "sensitive-entropy-l", "entropy-l", "distance-as-default", "spec-k"])
+def test_check_against_refuses_a_threshold_it_would_not_judge(table3_release, extra):
+    """`check --against` with --k 100 (or --qi, --sensitive, a model flag, --spec … --k) printed "matches"
+    and exited 0, judging none of them, although the help says "Exit 0 when every threshold given holds".
+    Oracle: a plain DuckDB GROUP BY over the file gives a smallest class far below 100, so exit 0 was
+    wrong; the mix is refused (exit 2) naming the flags and saying to run check without --against.
+    A flag typed as its default (--distance equal) counts as given."""
+    release, _ = table3_release
+    smallest = duckdb.connect().execute("SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM read_parquet(?) "
+                                        "GROUP BY zip, age)", [str(release)]).fetchone()[0]
+    assert smallest < 100
+    spec = release.parents[1] / "spec.toml"
+    args = [spec if a == "SPEC" else a for a in extra]
+    result = invoke("check", release, "--against", release.with_name("release.parquet.report.json"), *args)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    given = [a for a in extra if a.startswith("--") and a != "--spec"]
+    assert result.stderr == (f"sqlclose: error: {', '.join(given)} cannot be combined with --against: --against "
+                             "checks the report's own claims against the file; to judge thresholds, run "
+                             "'sqlclose check TABLE' without --against\n"), result.stderr
+    assert "matches" not in result.stdout
+
+
 def test_check_against_tells_the_hierarchies_read_as_they_are_in_one_note(table3_release, tmp_path, monkeypatch):
     """Without $SQLCLOSE_FINGERPRINT_KEY nothing tells a hierarchy file unchanged: every file the
     report names (age's, disease's) is read as it is, told in one note naming their columns, not a
@@ -554,6 +585,24 @@ def test_check_against_refuses_a_figure_the_file_decides_blanked_to_null(table3_
     result = against_edited(tmp_path, release, doc, blank)
     assert result.exit_code == 4 and "does not match" in result.output, result.output
     assert f"{path}: the report" in result.output, result.output
+
+
+@pytest.mark.parametrize("field", ["discernibility", "average_class_size"])
+def test_check_against_refuses_a_utility_figure_the_file_decides_left_out(table3_release, tmp_path, field):
+    """docs/verification.md: a figure the file decides "given as null (or left out) is a mismatch (exit 4)".
+    Left out, `utility.discernibility` passed (exit 0: the check was skipped) and
+    `utility.average_class_size` crashed (exit 1, KeyError; review rv17 #2). Oracle: a plain DuckDB
+    GROUP BY over the file gives classes (9 rows in 3 classes of 3: Σ size² = 27, 3 rows a class), so
+    the file decides both; the mismatch names the field and the file's figure."""
+    release, doc = table3_release
+    figures = file_figures(release)
+    assert (figures["rows"], figures["classes"], figures["squared"]) == (9, 3, 27)
+    result = against_edited(tmp_path, release, doc, lambda d: d["utility"].pop(field))
+    assert result.exit_code == 4 and "internal error" not in result.output, result.output
+    found = {"discernibility": "27", "average_class_size": "3.0"}[field]
+    assert f"utility.{field}: the report says None," in result.output, result.output
+    assert re.search(rf"utility\.{field}: the report says None, [^;]* {re.escape(found)}(;|$|\n)",
+                     result.output), result.output
 
 
 @pytest.fixture(scope="module")

@@ -194,13 +194,13 @@ def row_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
     if doc["privacy"]["min_class_size"] < doc["privacy"]["k"]:
         problems.append(f"privacy.min_class_size: the report says {doc['privacy']['min_class_size']}, below its "
                         f"own k {doc['privacy']['k']}")
+    # Left out is told as null is: the file decides both, so neither is ever withheld.
     utility = doc.get("utility") or {}
-    if "discernibility" in utility:
-        expected = figures.squared_sizes + suppressed * entered
-        problems += differs("utility.discernibility", utility["discernibility"], expected,
-                            f"Σ class size² over the file + suppressed_rows × {entered} rows gives")
+    expected = figures.squared_sizes + suppressed * entered
+    problems += differs("utility.discernibility", utility.get("discernibility"), expected,
+                        f"Σ class size² over the file + suppressed_rows × {entered} rows gives")
     if figures.classes:  # a file with classes decides it: null is no figure, not a withheld one
-        problems += differs("utility.average_class_size", utility["average_class_size"],
+        problems += differs("utility.average_class_size", utility.get("average_class_size"),
                             figures.rows / figures.classes, "the file's rows per class are")
     return problems
 

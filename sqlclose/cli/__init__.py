@@ -41,12 +41,28 @@ class _OneLineUsageError(click.UsageError):
         click.echo(f"sqlclose: error: {self.format_message().removesuffix('.')}{hint}", file=file, err=file is None)
 
 
-def _one_line(e: click.UsageError) -> click.UsageError:
+def _one_line(e: click.UsageError, where: click.Context | None = None) -> click.UsageError:
     if isinstance(e, _OneLineUsageError):
         return e
-    told = _OneLineUsageError(e.format_message(), e.ctx)
+    told = _OneLineUsageError(e.format_message(), e.ctx or where)
     told.exit_code = e.exit_code
     return told
+
+
+def _named_command(group: click.Group, name: str, args: list[str]) -> click.Context:
+    """The context of the (sub)command the command line names, parsed leniently: click raises an option
+    missing its value before that command's context exists (``ctx`` None), so the one line would not say
+    whose --help to read."""
+    ctx = group.make_context(name, list(args), resilient_parsing=True)
+    while isinstance(ctx.command, click.Group):
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]  # click 8 keeps the command's name apart
+        if not rest:
+            break
+        sub_name, sub, sub_args = ctx.command.resolve_command(ctx, rest)
+        if sub is None or sub_name is None:
+            break
+        ctx = sub.make_context(sub_name, sub_args, parent=ctx, resilient_parsing=True)
+    return ctx
 
 
 class _LazyGroup(click.Group):
@@ -67,7 +83,8 @@ class _LazyGroup(click.Group):
             options = given[:given.index("--")] if "--" in given else given
             if "--json" in options:
                 json_failure(e.format_message(), e.exit_code)
-            raise _one_line(e) from None
+            where = _named_command(self, ctx.info_name or "sqlclose", given) if e.ctx is None else None
+            raise _one_line(e, where) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)

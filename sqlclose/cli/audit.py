@@ -79,17 +79,19 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
           memory_limit: str | None, temp_directory: Path | None, as_json: bool, quiet: bool, verbose: bool) -> None:
     """Audit TABLE: k, l-diversity, t-closeness, p, and the homogeneity, skewness and similarity
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
-    --against, 4 when the file does not match its report. --quiet prints nothing: the exit code
-    (and a failure's one line on stderr) says it all."""
+    --against (the report's own claims; no thresholds beside it), 4 when the file does not match its
+    report. --quiet prints nothing: the exit code (and a failure's one line on stderr) says it all."""
     qi = _split(qis)
     names = _split(sensitives)
     models = _model_flags_given()
+    if report_path is not None:
+        _refuse_thresholds_with_against(models)
     if spec_path is not None:
         given = (["--sensitive"] if names else []) + models
         if given:
             raise SpecError(f"{', '.join(given)} cannot be combined with --spec: the spec's [sensitive] "
                             "sections set the models and thresholds (only --k and --qi may override)")
-    elif models and not names and report_path is None:
+    elif models and not names:
         # Dropped, the thresholds were never judged: the run passed, saying none was given.
         raise SpecError(f"{', '.join(models)} {'needs' if len(models) == 1 else 'need'} a sensitive column to be "
                         "judged on: give --sensitive COLUMN")
@@ -171,6 +173,17 @@ def _model_flags_given() -> list[str]:
     ctx = click.get_current_context()
     return [flag for name, flag in _MODEL_OPTIONS.items()
             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
+
+
+def _refuse_thresholds_with_against(models: list[str]) -> None:
+    """--against decides the report's own claims only: a threshold beside it was never judged, and the
+    run passed (exit 0) as if it held. Asked of click, so that a default does not count."""
+    ctx = click.get_current_context()
+    given = [flag for name, flag in (("qis", "--qi"), ("sensitives", "--sensitive"), ("k", "--k"))
+             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)] + models
+    if given:
+        raise SpecError(f"{', '.join(given)} cannot be combined with --against: --against checks the report's own "
+                        "claims against the file; to judge thresholds, run 'sqlclose check TABLE' without --against")
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

@@ -95,8 +95,9 @@ class Hierarchy:
 
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[object]], origin: str = "<inline>") -> Hierarchy:
-        """Rows of values written as text (39 as '39'); None is no label and is refused, not written 'None'."""
-        return cls(tuple(tuple(v if v is None else str(v) for v in r) for r in rows), origin)
+        """Rows of values written as text as a tree's leaf is (39 as '39', True as 'true': as the engine
+        writes the column's value); None is no label and is refused, not written 'None'."""
+        return cls(tuple(tuple(v if v is None else _value_text(v) for v in r) for r in rows), origin)
 
     @classmethod
     def _built(cls, columns: list[list[str]], labels: list[list[str]], codes: list[np.ndarray],
@@ -274,16 +275,22 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     matched nothing); a number or a date as its text; a datetime or a time as DuckDB writes a
     TIMESTAMP, TIMESTAMPTZ or TIME. A list or a table is no leaf: it was stringified
     (``"['flu']"``), a value no column holds."""
-    if isinstance(leaf, bool):
-        return "true" if leaf else "false"
-    if isinstance(leaf, (datetime.datetime, datetime.time)):
-        return _moment_text(leaf)
     if isinstance(leaf, (list, tuple, Mapping)):
         group = " > ".join(reversed(ancestors)) or "(top)"
         raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
-    return str(leaf)
+    return _value_text(leaf)
+
+
+def _value_text(value: object) -> str:
+    """One value as the engine writes it as text: a boolean as ``true``/``false``, a datetime or a time
+    as DuckDB writes it, anything else as its text (39 as ``39``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (datetime.datetime, datetime.time)):
+        return _moment_text(value)
+    return str(value)
 
 
 def _moment_text(leaf: datetime.datetime | datetime.time) -> str:
