@@ -120,6 +120,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     read = [path for path in spec.files_read if not path.is_dir()]
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
+    _refuse_inside_folder_releases(target)
     # A run killed while placing its pair is settled first, whatever stops this one (and before the
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
@@ -204,6 +205,20 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         return Target.of(output, report, fmt, table, replace)
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
+
+
+def _refuse_inside_folder_releases(target) -> None:
+    """Refuse an output or report inside a Parquet folder release (any run's, its report beside it),
+    as a page there is: it would be digested as one of that release's files, and the release would
+    no longer match its report."""
+    from sqlclose.cli.page_target import folder_releases_around
+    from sqlclose.errors import OutputExistsError
+
+    for path, role in ((target.path, "output"), (target.report, "report")):
+        for folder, what in folder_releases_around(path):
+            raise OutputExistsError(f"the {role} path {path} lies inside {folder}, {what}: a folder release is "
+                                    "digested as all its files, so a file among them would break its check against "
+                                    "its report: choose a path outside it")
 
 
 def _own_page(page: Path, current: dict | None) -> bool:
