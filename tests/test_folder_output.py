@@ -384,3 +384,24 @@ def test_no_output_of_another_run_lands_inside_a_parquet_folder_release(tmp_path
             f"{out / 'rel.report.json'})") in result.output, result.output
     assert _folder_digests(out) == before  # nothing written: not the other release, not its report
     assert invoke("check", rel, "--against", out / "rel.report.json", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize("where", ["report", "release"])
+def test_the_api_writes_nothing_inside_a_parquet_folder_release(tmp_path: Path, where: str) -> None:
+    """`Release.write('rel/x.csv')` or `write(…, report='rel/other.report.json')`, rel a Parquet
+    folder release written earlier, put the file among rel's part files, and rel no longer matched
+    its report. Refused (OutputExistsError), naming rel and its report. The oracle: rel's digest
+    recomputed here by hashlib (manifest_digest) against its report's sha256, and its files' bytes."""
+    rel = tmp_path / "rel"
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        release.write_parquet_folder(rel)
+        before = _folder_digests(tmp_path)
+        with pytest.raises(OutputExistsError) as caught:
+            if where == "report":
+                release.write(tmp_path / "other.parquet", report=rel / "other.report.json")
+            else:
+                release.write(rel / "x.csv")
+    assert f"lies inside {rel}, a Parquet folder release (its report: {tmp_path / 'rel.report.json'})" \
+        in str(caught.value), caught.value
+    assert _folder_digests(tmp_path) == before
+    assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(rel)

@@ -96,9 +96,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
-    from sqlclose.cli.page_target import folder_releases_around
     from sqlclose.prepare.sources import query_files
-    from sqlclose.release.files import refuse_page_target
+    from sqlclose.release.files import folder_releases_around, refuse_page_target
     from sqlclose.release.writers import writer_for
 
     if histogram is not None or dialect is not None:
@@ -208,17 +207,12 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
 
 
 def _refuse_inside_folder_releases(target) -> None:
-    """Refuse an output or report inside a Parquet folder release (any run's, its report beside it),
-    as a page there is: it would be digested as one of that release's files, and the release would
-    no longer match its report."""
-    from sqlclose.cli.page_target import folder_releases_around
-    from sqlclose.errors import OutputExistsError
+    """Refuse an output or report inside a Parquet folder release, as a page there is: before the
+    search (``Release.write`` refuses it again, for the Python API)."""
+    from sqlclose.release.files import refuse_inside_folder_releases
 
-    for path, role in ((target.path, "output"), (target.report, "report")):
-        for folder, what in folder_releases_around(path):
-            raise OutputExistsError(f"the {role} path {path} lies inside {folder}, {what}: a folder release is "
-                                    "digested as all its files, so a file among them would break its check against "
-                                    "its report: choose a path outside it")
+    refuse_inside_folder_releases(target.path, "output")
+    refuse_inside_folder_releases(target.report, "report")
 
 
 def _own_page(page: Path, current: dict | None) -> bool:
