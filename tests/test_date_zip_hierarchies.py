@@ -167,7 +167,7 @@ _DATES_SPEC = {"privacy": {"k": 2}, "quasi_identifiers": {"dob": {"dates": ["mon
 
 
 @pytest.mark.parametrize("text", ["2024-W22", "2024-W22-6", "20240601", "2024-05-31 is not a date",
-                                  "2024-05-31 10:00 junk", "٢٠٢٤-05-31"])
+                                  "2024-05-31 10:00 junk", "2024-05-31 10 junk", "٢٠٢٤-05-31"])
 def test_text_that_is_not_yyyy_mm_dd_is_refused_by_the_dates_rule(text):
     """docs/spec.md: the dates rule takes ISO text (YYYY-MM-DD…), 'another value stops with the column
     and the value'. Python's date.fromisoformat also reads an ISO week ('2024-W22', 27 May to 2 June,
@@ -187,6 +187,18 @@ def test_a_day_followed_by_a_time_as_engines_print_it_is_dated(text):
     Trino and Snowflake print them, or as ISO text: labelled by its day (worked by hand: 2024-05, 2024)."""
     h = dates_hierarchy([text], ["month", "year"])
     assert h.rows == ((text, "2024-05", "2024", "*"),)
+
+
+@pytest.mark.parametrize("text", ["2024-05-17 08:30:00,5", "2024-05-17T08", "2024-05-17t08:30:00",
+                                  "2024-05-17T08:30:00z", "2024-05-17 08+02:00"])
+def test_an_iso_day_with_any_iso_time_of_day_is_read_as_its_day(text):
+    """The strict dates text refused ISO 8601 / RFC 3339 times of day that docs/spec.md covers ("a day
+    YYYY-MM-DD, alone or followed by a time of day") and that were read before: a comma before the
+    fraction (ISO's own), an hour alone, RFC 3339's lower-case t and z. The oracle: Python's own ISO
+    reader, datetime.fromisoformat, gives each its day."""
+    oracle = dt.datetime.fromisoformat(text.replace("z", "Z")).date()
+    h = dates_hierarchy([text], ["month", "year"])
+    assert h.rows == ((text, f"{oracle.year:04d}-{oracle.month:02d}", f"{oracle.year:04d}", "*"),)
 
 
 @pytest.mark.parametrize(("cast", "domain"), [("", None), ("::TIMESTAMPTZ", ["0001-01-01", "2025-12-31"])])

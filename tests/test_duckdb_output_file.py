@@ -347,6 +347,53 @@ def test_a_run_waits_for_the_database_lock_at_most_its_limit(tmp_path, monkeypat
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_database_lock_file_may_be_opened_by_the_folders_other_users(tmp_path):
+    """The lock file was made with mode 0600: another user sharing a group-writable folder and
+    database could not open it (EACCES, exit 5), where without the lock both could write. It is
+    made 0666 less the umask. Oracle: the umask rule worked by hand (0666 & ~0002 = 0664)."""
+    db = tmp_path / "r.duckdb"
+    old = os.umask(0o002)
+    try:
+        with database_file.writing_lock(db):
+            mode = database_file.lock_path(db).stat().st_mode & 0o777
+    finally:
+        os.umask(old)
+    assert mode == 0o664
+
+
+def test_a_lock_file_this_user_may_not_write_is_locked_read_only(tmp_path, monkeypatch):
+    """A lock file another user made (0644 under their umask) refused this user's read-write open
+    (PermissionError, exit 5), and its stale copy could not be removed. Opened read-only, flock
+    still locks it. These tests run as root, who is never refused: the other user's refusal is
+    stood in for by refusing a read-write open of the lock file. Oracle: a second descriptor
+    cannot take the lock while the run holds it (fcntl), and the file system after."""
+    import fcntl
+
+    db = tmp_path / "r.duckdb"
+    lock = database_file.lock_path(db)
+    lock.write_bytes(b"")  # the other user's, left by their killed run
+    lock.chmod(0o644)
+    real_open = os.open
+
+    def refusing(path, flags, *args):
+        if Path(path) == lock and flags & (os.O_RDWR | os.O_WRONLY):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(database_file.os, "open", refusing)
+    with database_file.writing_lock(db):
+        other = real_open(lock, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    assert not lock.exists()  # removed on leaving, as one it made
+    lock.write_bytes(b"")
+    database_file.remove_stale_lock(db)  # a stale one of the other user's is removed too
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_database_replaced_by_a_process_taking_no_lock_is_not_dropped(tmp_path):
     """A process that takes no lock (an older sqlclose, a copy) replacing the database while a run
     builds its new file from it: placing the run's file would drop that one's contents. The commit

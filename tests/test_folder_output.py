@@ -355,3 +355,53 @@ def test_a_folder_output_whose_path_holds_a_col_value_part_is_written_and_checke
     assert rows.fetchall() == [(4,)]
     check = invoke("check", out, "--against", Path(f"{out}.report.json"))
     assert check.exit_code == 0, check.output
+
+
+def _folder_digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("where", "role"), [("report", "report"), ("x.csv", "output"),
+                                             ("sub/x.parquet", "output")])
+def test_no_output_of_another_run_lands_inside_a_parquet_folder_release(tmp_path: Path, where: str, role: str) -> None:
+    """A second run's report (`--report rel/other.report.json`) or release (`-o rel/x.csv`) was
+    written inside an earlier run's Parquet folder release (exit 0), which then failed its own
+    `check --against` (its sha256 differs), as a page there did before it was refused. Refused
+    before the search (exit 2), naming the folder and its report. The oracle: the folder's files'
+    bytes before and after, hashlib, and its check --against its report."""
+    project = table3_project(tmp_path)
+    out, rel = project / "out", project / "out" / "rel"
+    assert invoke("anonymize", project / "spec.toml", "--output", rel, "-q").exit_code == 0
+    before = _folder_digests(out)
+    target = rel / where
+    args = ["--output", out / "other.parquet", "--report", rel / "other.report.json"] if where == "report" \
+        else ["--output", target]
+    result = invoke("anonymize", project / "spec.toml", *args, "-q")
+    assert result.exit_code == 2, result.output
+    named = rel / "other.report.json" if where == "report" else target
+    assert (f"the {role} path {named} lies inside {rel}, a Parquet folder release (its report: "
+            f"{out / 'rel.report.json'})") in result.output, result.output
+    assert _folder_digests(out) == before  # nothing written: not the other release, not its report
+    assert invoke("check", rel, "--against", out / "rel.report.json", "-q").exit_code == 0
+
+
+@pytest.mark.parametrize("where", ["report", "release"])
+def test_the_api_writes_nothing_inside_a_parquet_folder_release(tmp_path: Path, where: str) -> None:
+    """`Release.write('rel/x.csv')` or `write(…, report='rel/other.report.json')`, rel a Parquet
+    folder release written earlier, put the file among rel's part files, and rel no longer matched
+    its report. Refused (OutputExistsError), naming rel and its report. The oracle: rel's digest
+    recomputed here by hashlib (manifest_digest) against its report's sha256, and its files' bytes."""
+    rel = tmp_path / "rel"
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        release.write_parquet_folder(rel)
+        before = _folder_digests(tmp_path)
+        with pytest.raises(OutputExistsError) as caught:
+            if where == "report":
+                release.write(tmp_path / "other.parquet", report=rel / "other.report.json")
+            else:
+                release.write(rel / "x.csv")
+    assert f"lies inside {rel}, a Parquet folder release (its report: {tmp_path / 'rel.report.json'})" \
+        in str(caught.value), caught.value
+    assert _folder_digests(tmp_path) == before
+    assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(rel)

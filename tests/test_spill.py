@@ -171,12 +171,13 @@ def test_a_temp_directory_that_cannot_be_made_is_the_environments_failure_and_na
     assert "[engine] temp_directory (--temp-directory)" in said and "nothing was placed at the output path" in said
 
 
-def test_a_temp_directory_whose_parent_is_missing_too_is_made_and_removed_after(tmp_path):
+def test_a_temp_directory_whose_parent_is_missing_too_is_made(tmp_path):
     """docs/spec.md: a missing temp_directory "is made". Only its last folder was (by DuckDB, at
     its first spill): given ``spill/a`` with ``spill`` missing too, the job stopped at that spill
     with exit 5, "could not spill … No such file or directory", after its scan and search. Oracles:
     the table's count and sum worked by hand (0 … 2,999,999), the temp directory present once the
-    table was made (DuckDB spilled there), and no folder left after close."""
+    table was made (DuckDB spilled there), and after close only the parent left, empty: DuckDB
+    removes the temp directory, and the parent stays (another job's temp directory may sit there)."""
     from sqlclose.engine import DuckDBEngine
 
     spill = tmp_path / "spill" / "a"
@@ -190,7 +191,30 @@ def test_a_temp_directory_whose_parent_is_missing_too_is_made_and_removed_after(
         engine.close()
     assert counted == [{"n": 3_000_000, "total": 3_000_000 * 2_999_999 // 2}]
     assert spilled
-    assert list(tmp_path.iterdir()) == []  # spill/a removed by DuckDB, spill by the engine
+    assert list(tmp_path.iterdir()) == [tmp_path / "spill"]  # kept: see the test below
+    assert list((tmp_path / "spill").iterdir()) == []  # spill/a removed by DuckDB
+
+
+def test_closing_one_job_keeps_the_parent_another_open_job_spills_into(tmp_path):
+    """Two jobs share a missing spill root (``spill/a``, ``spill/b``): the first engine made
+    ``spill``, the second found it there. Closing the first removed ``spill`` (empty: b had not
+    spilled yet), so b's first spill failed ("Failed to create directory …/spill/b": exit 5).
+    The folders made above a temp directory are now left. Oracle: the count of ``range(8000000)``
+    (8,000,000 by hand) through a query that spills past a 64 MB limit."""
+    from sqlclose.engine import DuckDBEngine
+
+    root = tmp_path / "spill"
+    first = DuckDBEngine(memory_limit="2GB", temp_directory=root / "a")
+    second = DuckDBEngine(memory_limit="2GB", temp_directory=root / "b")
+    assert root.is_dir()
+    first.close()  # job a is done; job b is still running and has not spilled yet
+    try:
+        second.con.execute("SET memory_limit = '64MB'")
+        second.con.execute("SET threads = 1")
+        spilling = "SELECT count(*) FROM (SELECT i, hash(i) h FROM range(8000000) t(i) ORDER BY h)"
+        assert second.con.execute(spilling).fetchall()[0][0] == 8_000_000
+    finally:
+        second.close()
 
 
 def test_a_spill_disk_without_room_says_the_disk_not_the_memory(tmp_path):

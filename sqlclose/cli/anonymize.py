@@ -96,9 +96,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
-    from sqlclose.cli.page_target import folder_releases_around
     from sqlclose.prepare.sources import query_files
-    from sqlclose.release.files import refuse_page_target
+    from sqlclose.release.files import folder_releases_around, refuse_page_target
     from sqlclose.release.writers import writer_for
 
     if histogram is not None or dialect is not None:
@@ -120,6 +119,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     read = [path for path in spec.files_read if not path.is_dir()]
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
+    _refuse_inside_folder_releases(target)
     # A run killed while placing its pair is settled first, whatever stops this one (and before the
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
@@ -204,6 +204,15 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         return Target.of(output, report, fmt, table, replace)
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
+
+
+def _refuse_inside_folder_releases(target) -> None:
+    """Refuse an output or report inside a Parquet folder release, as a page there is: before the
+    search (``Release.write`` refuses it again, for the Python API)."""
+    from sqlclose.release.files import refuse_inside_folder_releases
+
+    refuse_inside_folder_releases(target.path, "output")
+    refuse_inside_folder_releases(target.report, "report")
 
 
 def _own_page(page: Path, current: dict | None) -> bool:

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from sqlclose.cli.common import CONTEXT, guarded, verbose_option
-from sqlclose.cli.page_target import folder_releases_around
 
 
 @click.command(context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
@@ -52,6 +51,7 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
     and files, and any Parquet folder release the page path is inside (another report's too)."""
     from sqlclose.model.spec import load_spec
     from sqlclose.prepare.sources import query_files
+    from sqlclose.release.files import folder_releases_around
 
     protected = [(report_path, "the report")]
     protected += [(Path(p), "the release") for p in (release_path, doc["output"]["path"]) if p is not None]

@@ -180,8 +180,8 @@ class DuckDBEngine(Engine):
                              "not to a caller's")
         if self.memory_budget and (too_small := below_interpreter(self.memory_budget)):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
-        made = _make_parents(Path(temp_directory)) if temp_directory else []
-        self._parents_cleanup = weakref.finalize(self, _remove_if_empty, made) if made else None
+        if temp_directory:
+            _make_parents(Path(temp_directory))
         self.con = duckdb.connect(config=settings) if connection is None else _cursor_of(connection)
         # None: the caller's session was read and followed; else why it could not be (checked on use).
         self._unfollowed: str | None = None
@@ -835,38 +835,25 @@ class DuckDBEngine(Engine):
             self._links_cleanup()  # removes the folder, once
             self._links, self._links_cleanup = None, None
         if self._own:
-            self.con.close()  # DuckDB removes the temp directory it made, then we the folders above it
-        if self._parents_cleanup is not None:
-            self._parents_cleanup()
+            self.con.close()  # DuckDB removes the temp directory it made; the folders above it stay
         self.closed = True
 
 
-def _make_parents(temp_directory: Path) -> list[Path]:
-    """The missing folders above ``temp_directory``, made, outermost first. DuckDB makes the temp
+def _make_parents(temp_directory: Path) -> None:
+    """Makes the missing folders above ``temp_directory``, outermost first. DuckDB makes the temp
     directory itself when it first spills (and removes it when closed), but not a missing folder
     above it: a job given ``spill/a`` stopped at its first spill, after the scan and search. One
     that cannot be made is left to that spill, which names the temp directory (EngineCannotSpill),
-    as for a temp directory DuckDB cannot make: a job that never spills needs none."""
-    made: list[Path] = []
+    as for a temp directory DuckDB cannot make: a job that never spills needs none.
+    They are never removed: another job's temp directory (``spill/b``) may sit in them, still to
+    spill, and an empty folder left is harmless."""
     for folder in reversed([p for p in temp_directory.parents if not p.exists()]):
         try:
             folder.mkdir()
-        except FileExistsError:  # made meanwhile by another process: its own
+        except FileExistsError:  # made meanwhile by another process
             continue
         except OSError:
             break
-        made.append(folder)
-    return made
-
-
-def _remove_if_empty(folders: list[Path]) -> None:
-    """The folders ``_make_parents`` made, innermost first, each if nothing else was put there."""
-    for folder in reversed(folders):
-        try:
-            folder.rmdir()
-        except OSError:  # not empty (another's files), or gone
-            pass
-    folders.clear()
 
 
 def _drop_object(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> None:

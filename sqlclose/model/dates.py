@@ -31,9 +31,10 @@ _RANK = {"month": 1, "quarter": 3, "year": 12}  # width in months
 # only the first ten characters took '2024-05-31 junk' for a day. A day before year 1 is marked, and
 # its year would read as AD: DuckDB writes '0044-03-15 (BC)' with a time after the marker, Postgres
 # '0044-03-15 10:00:00 BC', Spark and Trino the astronomical year '-0043-03-15'. A year after 9999 has
-# five digits or more, which Python's date cannot hold.
-_TIME_OF_DAY = (r"[T ](?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\.[0-9]+)?)?"
-                r"(?: ?(?:Z|[+-][0-9]{2}(?::?[0-9]{2}){0,2}|UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))?")
+# five digits or more, which Python's date cannot hold. ISO 8601 and RFC 3339 also allow an hour alone
+# ('T08'), a comma before the fraction ('08:30:00,5') and a lower-case t and z, as fromisoformat does.
+_TIME_OF_DAY = (r"[Tt ](?:[01][0-9]|2[0-3])(?::[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]+)?)?)?"
+                r"(?: ?(?:[Zz]|[+-][0-9]{2}(?::?[0-9]{2}){0,2}|UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))?")
 _DATE_TEXT = re.compile(rf"(?P<minus>-?)(?P<year>[0-9]{{4}}|\+?[1-9][0-9]{{4,}})"
                         rf"-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})"
                         rf"(?P<bc> \(BC\))?(?:{_TIME_OF_DAY})?(?P<bc_last> BC)?")

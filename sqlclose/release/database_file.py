@@ -151,7 +151,7 @@ def remove_stale_lock(database: Path) -> None:
     """Remove the lock file a killed run left (no run holds its lock), as its other files are."""
     lock = lock_path(database)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        fd = _open_lock(lock, create=False)
     except OSError:
         return
     try:
@@ -168,7 +168,7 @@ def _acquire(lock: Path, database: Path) -> int:
     """An open, locked descriptor of the file now named ``lock``."""
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = _open_lock(lock)
         try:
             _wait_for_lock(fd, deadline, database)
             if _names(lock, fd):
@@ -177,6 +177,19 @@ def _acquire(lock: Path, database: Path) -> int:
             os.close(fd)
             raise
         os.close(fd)  # its holder removed it on leaving: lock the file named so now
+
+
+def _open_lock(lock: Path, create: bool = True) -> int:
+    """A descriptor of the lock file, made readable and writable by all the umask allows: users
+    sharing a group-writable folder and database each lock it. One another user made, that this
+    one may not write, is opened read-only: flock locks a read-only descriptor too."""
+    try:
+        return os.open(lock, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o666)
+    except PermissionError as refused:
+        try:
+            return os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:  # the folder refused making it: that is the reason to tell
+            raise refused from None
 
 
 def _wait_for_lock(fd: int, deadline: float, database: Path) -> None:

@@ -119,6 +119,40 @@ def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite:
         raise OutputExistsError(f"{page} already exists; pass --overwrite to replace it")
 
 
+def folder_releases_around(path: Path) -> list[tuple[Path, str]]:
+    """The folders above ``path`` that are Parquet folder releases: those with a report of a
+    parquet-folder release of their name beside them (``b`` and ``b.report.json``, the name a
+    folder release's report takes by default). A file among their part files would be digested as
+    one of them, and the release would no longer match its report."""
+    found = []
+    for folder in Path(os.path.abspath(path)).parents:
+        if not folder.name or not folder.is_dir():  # the root has no name; a folder not yet made holds nothing
+            continue
+        report = folder.with_name(folder.name + ".report.json")
+        if report.is_file() and _parquet_folder_report(report):
+            found.append((folder, f"a Parquet folder release (its report: {report})"))
+    return found
+
+
+def _parquet_folder_report(report: Path) -> bool:
+    """Whether ``report`` is a release report of a Parquet folder (else not a report of ours)."""
+    try:
+        doc = json.loads(report.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
+        return False
+    output = doc.get("output") if isinstance(doc, dict) else None
+    return isinstance(output, dict) and output.get("format") == "parquet-folder"
+
+
+def refuse_inside_folder_releases(target: Path, role: str) -> None:
+    """Refuse an output or report inside a Parquet folder release (any run's, its report beside it):
+    it would be digested as one of that release's files, which would then no longer match its report."""
+    for folder, what in folder_releases_around(target):
+        raise OutputExistsError(f"the {role} path {target} lies inside {folder}, {what}: a folder release is "
+                                "digested as all its files, so a file among them would break its check against "
+                                "its report: choose a path outside it")
+
+
 def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "the release") -> None:
     """Refuse a target that is — through any path, symlink or hard link — a file the job reads, or
     that lies in a folder the job reads (a Parquet folder source) or matches its pattern (a glob

@@ -326,7 +326,10 @@ class Release:
         for given, role in ((path, "output"), (report, "report")):
             if given is not None:  # before the format's checks: an input is never written, whatever its suffix
                 files.refuse_inputs(Path(given), role, self.inputs)
-        return write_release(self, Target.of(path, report, format, table, overwrite, partition_by))
+        target = Target.of(path, report, format, table, overwrite, partition_by)
+        files.refuse_inside_folder_releases(target.path, "output")
+        files.refuse_inside_folder_releases(target.report, "report")
+        return write_release(self, target)
 
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
         """``write`` as a Parquet file."""
