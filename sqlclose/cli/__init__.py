@@ -83,7 +83,10 @@ class _LazyGroup(click.Group):
             options = given[:given.index("--")] if "--" in given else given
             if "--json" in options:
                 json_failure(e.format_message(), e.exit_code)
-            where = _named_command(self, ctx.info_name or "sqlclose", given) if e.ctx is None else None
+            try:  # whose --help to point at; the line is told without a pointer if it cannot be found
+                where = _named_command(self, ctx.info_name or "sqlclose", given) if e.ctx is None else None
+            except click.ClickException:
+                where = None
             raise _one_line(e, where) from None
 
     def list_commands(self, ctx: click.Context) -> list[str]:
