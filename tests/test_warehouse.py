@@ -510,11 +510,9 @@ with sqlclose.anonymize_histogram(histogram, spec, dialect="duckdb") as release:
 """
 
 
-@pytest.mark.parametrize("stage", ["release.verify.sql", "release.sql", "release.sql.report.json"])
-def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, hostile, stage):
-    """The verification file is one of the release's files: a run killed while placing them (old
-    ones set aside) leaves the three old files to the next run's recovery, not a hidden one of them."""
-    folder, spec = hostile
+def _killed_while_placing(tmp_path: Path, folder: Path, spec: Path, stage: str) -> tuple[Path, Path, Path, dict]:
+    """A release query, its verification file and report written, then a second write_sql killed
+    after setting aside the old ``stage``: the three paths and their bytes before it."""
     out, verify, report = (tmp_path / name for name in ("release.sql", "release.verify.sql", "release.sql.report.json"))
     with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
         release.write_sql(out)
@@ -524,6 +522,15 @@ def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, 
     killed = subprocess.run([sys.executable, str(script), str(out), stage, str(folder / "histogram.parquet"),
                              str(spec)], capture_output=True, text=True)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
+    return out, verify, report, before
+
+
+@pytest.mark.parametrize("stage", ["release.verify.sql", "release.sql", "release.sql.report.json"])
+def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, hostile, stage):
+    """The verification file is one of the release's files: a run killed while placing them (old
+    ones set aside) leaves the three old files to the next run's recovery, not a hidden one of them."""
+    folder, spec = hostile
+    out, verify, report, before = _killed_while_placing(tmp_path, folder, spec, stage)
     assert any(p.name.startswith(".") for p in tmp_path.iterdir()), "the killed run should have left its files"
     files.recover(out, report, (verify,))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kill.py", *sorted(before)]
@@ -536,15 +543,7 @@ def test_a_killed_write_sql_is_rolled_back_by_a_next_run_that_stops_early(tmp_pa
     (no solution, exit 3) left the output path without its release query. Now the recovery runs
     before the search. Oracle: the three files' bytes taken before the killed run."""
     folder, spec = hostile
-    out, verify, report = (tmp_path / name for name in ("release.sql", "release.verify.sql", "release.sql.report.json"))
-    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
-        release.write_sql(out)
-    before = {p.name: p.read_bytes() for p in (out, verify, report)}
-    script = tmp_path / "kill.py"
-    script.write_text(KILLED_WRITE_SQL)
-    killed = subprocess.run([sys.executable, str(script), str(out), "release.sql", str(folder / "histogram.parquet"),
-                             str(spec)], capture_output=True, text=True)
-    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    out, verify, report, before = _killed_while_placing(tmp_path, folder, spec, "release.sql")
     assert not out.exists()  # set aside by the killed run
     unsatisfiable = tmp_path / "k1000.toml"
     unsatisfiable.write_text(spec.read_text(encoding="utf-8").replace("k = 3", "k = 1000"), encoding="utf-8")
