@@ -400,8 +400,10 @@ def _refuse_values_not_text(rows: tuple[tuple[str, ...], ...], columns: list[tup
                             lines: tuple[int, ...] | None) -> None:
     """A value that is not text (a Python hierarchy's 39 or None): values are matched and released as
     text, and the run failed deep inside (pyarrow's ArrowTypeError) rather than naming the row."""
-    level = next((level for level, column in enumerate(columns) if set(map(type, column)) - {str}), None)
-    if level is None or all(isinstance(v, str) for v in columns[level]):  # str's subclasses are text too
+    # set(map(type, …)) loops in C; a subclass of str (numpy's str_) is text too
+    level = next((level for level, column in enumerate(columns)
+                  if set(map(type, column)) - {str} and not all(isinstance(v, str) for v in column)), None)
+    if level is None:
         return
     i = next(i for i, v in enumerate(columns[level]) if not isinstance(v, str))
     value = rows[i][level]
