@@ -19,14 +19,16 @@ from own_connection import rows as _rows
 from table3_project import invoke
 
 
+def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows([header, *rows])
+
+
 def _file_hierarchy_release(folder: Path) -> Path:
     """g: a file hierarchy whose leaf ``NULL`` is the stand-in, released at level 0."""
     random.seed(5)
-    with open(folder / "n.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["x", "g", "s"])
-        for _ in range(300):
-            w.writerow([random.randrange(0, 40), random.choice(["a", "b", "c", "d", ""]), random.choice("pqr")])
+    _write_csv(folder / "n.csv", ["x", "g", "s"], [[random.randrange(0, 40), random.choice(["a", "b", "c", "d", ""]),
+                                                   random.choice("pqr")] for _ in range(300)])
     (folder / "gn.csv").write_text("a;ab;*\nb;ab;*\nc;cd;*\nd;cd;*\nNULL;nn;*\n")
     (folder / "n.toml").write_text(
         '[source]\npath = "n.csv"\n[output]\npath = "out/n.parquet"\n[privacy]\nk = 3\n'
@@ -41,12 +43,10 @@ def _file_hierarchy_release(folder: Path) -> Path:
 def _mask_release(folder: Path) -> Path:
     """zip: a mask rule with a stand-in, released at level 0."""
     random.seed(7)
-    with open(folder / "r.csv", "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(["zip", "age", "disease"])
-        for i in range(300):
-            code = "" if i % 40 == 0 else random.choice(["47677", "47602", "47678", "13053", "13268"])
-            w.writerow([code, random.randrange(17, 90), random.choice(["flu", "ulcer", "cancer"])])
+    codes = ["47677", "47602", "47678", "13053", "13268"]
+    _write_csv(folder / "r.csv", ["zip", "age", "disease"],
+               [["" if i % 40 == 0 else random.choice(codes), random.randrange(17, 90),
+                 random.choice(["flu", "ulcer", "cancer"])] for i in range(300)])
     (folder / "r.toml").write_text(
         '[source]\npath = "r.csv"\ntypes = { zip = "VARCHAR" }\n[output]\npath = "out/r.parquet"\n'
         '[privacy]\nk = 3\n[quasi_identifiers]\n'
