@@ -24,20 +24,25 @@ def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
         csv.writer(f).writerows([header, *rows])
 
 
+def _released(folder: Path, name: str, qis_and_sensitive: str, node: str, source: str = "") -> Path:
+    """``name``.csv released at ``node`` (k = 3); ``source``: more of its [source] section."""
+    spec = (f'[source]\npath = "{name}.csv"\n{source}[output]\npath = "out/{name}.parquet"\n'
+            f'[privacy]\nk = 3\n{qis_and_sensitive}')
+    (folder / f"{name}.toml").write_text(spec)
+    result = invoke("anonymize", folder / f"{name}.toml", "-q", "--node", node)
+    assert result.exit_code == 0, result.output
+    return folder / "out" / f"{name}.parquet"
+
+
 def _file_hierarchy_release(folder: Path) -> Path:
     """g: a file hierarchy whose leaf ``NULL`` is the stand-in, released at level 0."""
     random.seed(5)
     _write_csv(folder / "n.csv", ["x", "g", "s"], [[random.randrange(0, 40), random.choice(["a", "b", "c", "d", ""]),
                                                    random.choice("pqr")] for _ in range(300)])
     (folder / "gn.csv").write_text("a;ab;*\nb;ab;*\nc;cd;*\nd;cd;*\nNULL;nn;*\n")
-    (folder / "n.toml").write_text(
-        '[source]\npath = "n.csv"\n[output]\npath = "out/n.parquet"\n[privacy]\nk = 3\n'
-        '[quasi_identifiers]\nx = { bands = [10, 20], domain = [0, 100] }\n'
-        'g = { file = "gn.csv", domain = "leaves", nulls = "value", null_value = "NULL" }\n'
-        '[sensitive.s]\nt = 0.6\n')
-    result = invoke("anonymize", folder / "n.toml", "-q", "--node", "x=2,g=0")
-    assert result.exit_code == 0, result.output
-    return folder / "out" / "n.parquet"
+    return _released(folder, "n", '[quasi_identifiers]\nx = { bands = [10, 20], domain = [0, 100] }\n'
+                     'g = { file = "gn.csv", domain = "leaves", nulls = "value", null_value = "NULL" }\n'
+                     '[sensitive.s]\nt = 0.6\n', "x=2,g=0")
 
 
 def _mask_release(folder: Path) -> Path:
@@ -47,14 +52,10 @@ def _mask_release(folder: Path) -> Path:
     _write_csv(folder / "r.csv", ["zip", "age", "disease"],
                [["" if i % 40 == 0 else random.choice(codes), random.randrange(17, 90),
                  random.choice(["flu", "ulcer", "cancer"])] for i in range(300)])
-    (folder / "r.toml").write_text(
-        '[source]\npath = "r.csv"\ntypes = { zip = "VARCHAR" }\n[output]\npath = "out/r.parquet"\n'
-        '[privacy]\nk = 3\n[quasi_identifiers]\n'
-        'zip = { mask = true, length = 5, alphabet = "0123456789", nulls = "value", null_value = "NULL" }\n'
-        'age = { bands = [10, 20], domain = [0, 120] }\n[sensitive.disease]\nt = 0.6\n')
-    result = invoke("anonymize", folder / "r.toml", "-q", "--node", "zip=0,age=3")
-    assert result.exit_code == 0, result.output
-    return folder / "out" / "r.parquet"
+    return _released(folder, "r", '[quasi_identifiers]\nzip = { mask = true, length = 5, alphabet = "0123456789", '
+                     'nulls = "value", null_value = "NULL" }\n'
+                     'age = { bands = [10, 20], domain = [0, 120] }\n[sensitive.disease]\nt = 0.6\n', "zip=0,age=3",
+                     source='types = { zip = "VARCHAR" }\n')
 
 
 def _distinct_labels(release: Path, column: str) -> list[str]:
