@@ -563,3 +563,50 @@ def test_a_failed_write_sql_leaves_no_folder_it_made(tmp_path, hostile, monkeypa
         with pytest.raises(EnvironmentFailure):
             release.write_sql(tmp_path / "new" / "nightly" / "release.sql")
     assert list(tmp_path.iterdir()) == []
+
+
+def _a_parquet_folder_release(folder: Path) -> tuple[Path, dict[str, bytes]]:
+    """Table 3 released as a Parquet folder at ``folder / "rel"`` (its report beside it), and the
+    bytes of every file under ``folder`` then."""
+    import pyarrow.csv as pacsv
+
+    table = pacsv.read_csv(TABLE3 / "table3.csv", convert_options=pacsv.ConvertOptions(
+        column_types={"zip": "string"}))
+    spec = sqlclose.load_spec(TABLE3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    with sqlclose.anonymize(table, spec) as release:
+        release.write_parquet_folder(folder / "rel")
+    return folder / "rel", {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("role", ["output", "report"])
+def test_the_warehouse_path_writes_nothing_inside_a_parquet_folder_release(tmp_path, hostile, monkeypatch, role):
+    """fxA #1: `sqlclose anonymize --histogram … -o rel/release.sql` (or `--report rel/x.report.json`),
+    rel an earlier run's Parquet folder release, wrote the query among rel's part files (exit 0), and
+    rel no longer matched its report; the local path refused it already. Now refused the same way,
+    exit 2, before the search. Oracles: the bytes of every file under tmp_path before and after, and
+    a search made to fail if it is reached (the refusal comes first)."""
+    folder, spec = hostile
+    rel, before = _a_parquet_folder_release(tmp_path / "out")
+    monkeypatch.setattr(sqlclose.api, "anonymize_histogram",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("the search ran")))
+    named = rel / "release.sql" if role == "output" else rel / "x.report.json"
+    where = ["--output", named] if role == "output" else ["--output", tmp_path / "release.sql", "--report", named]
+    result = invoke("anonymize", "--histogram", folder / "histogram.parquet", spec, "--dialect", "duckdb", *where)
+    assert result.exit_code == 2, result.output
+    assert (f"the {role} path {named} lies inside {rel}, a Parquet folder release (its report: "
+            f"{tmp_path / 'out' / 'rel.report.json'})") in result.stderr, result.stderr
+    assert {str(p): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before
+
+
+def test_write_sql_writes_nothing_inside_a_parquet_folder_release(tmp_path, hostile):
+    """fxA #1, the Python API: `WarehouseRelease.write_sql('rel/release.sql')` placed the query and
+    its verification file among rel's part files. Now OutputExistsError, naming rel and its report.
+    Oracle: the bytes of every file under tmp_path before and after."""
+    folder, spec = hostile
+    rel, before = _a_parquet_folder_release(tmp_path)
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        with pytest.raises(OutputExistsError) as caught:
+            release.write_sql(rel / "release.sql")
+    assert f"lies inside {rel}, a Parquet folder release (its report: {tmp_path / 'rel.report.json'})" \
+        in str(caught.value), caught.value
+    assert {str(p): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before

@@ -110,6 +110,9 @@ class WarehouseRelease(Release):
         path = Path(path).expanduser()  # "~": the home folder, as in a spec
         report_path = Path(report).expanduser() if report else default_report_path(path)
         verify = verification_path(path)
+        # The verification file lies beside the query: inside a folder release only if the query is.
+        files.refuse_inside_folder_releases(path, "output")
+        files.refuse_inside_folder_releases(report_path, "report")
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
         try:
