@@ -1066,6 +1066,31 @@ def test_a_sensitive_threshold_without_sensitive_column_is_refused(hand_csv, thr
     assert invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--distinct-l", 9).exit_code == 3
 
 
+@pytest.mark.parametrize("option", [("--reference", "HAND"), ("--skew", 4), ("--similarity-level", 2),
+                                    ("--skew", 3.0)], ids=["reference", "skew", "similarity-level", "skew-as-default"])
+def test_a_sensitive_audit_option_without_sensitive_column_is_refused(hand_csv, option):
+    """fxA #2b: --reference, --skew or --similarity-level given without --sensitive was dropped
+    without a word (exit 0): they set the distribution t-closeness compares to and the skewness and
+    similarity attacks, measured on sensitive columns only. Now refused (exit 2, one line) naming
+    the option and saying to give --sensitive COLUMN, as a threshold without one is. Oracle: the
+    documented refusal; with --sensitive s the same option is accepted (exit 0: no threshold given)."""
+    args = [hand_csv if a == "HAND" else a for a in option]
+    result = invoke(hand_csv, "--qi", "g", *args)
+    assert_cli_error(result, f"sqlclose: error: {option[0]} acts on a sensitive column (the distribution "
+                     "t-closeness compares to, the skewness and similarity attacks), and none was given: give "
+                     "--sensitive COLUMN")
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert invoke(hand_csv, "--qi", "g", "--sensitive", "s", *args).exit_code == 0
+
+
+def test_two_sensitive_audit_options_without_sensitive_column_are_named_together(hand_csv):
+    """fxA #2b: both options named in one line, after the thresholds' own refusal."""
+    result = invoke(hand_csv, "--qi", "g", "--skew", 4, "--similarity-level", 2)
+    assert_cli_error(result, "sqlclose: error: --skew, --similarity-level act on a sensitive column")
+    result = invoke(hand_csv, "--qi", "g", "--skew", 4, "--entropy-l", 2)
+    assert_cli_error(result, "sqlclose: error: --entropy-l needs a sensitive column")
+
+
 def test_a_bad_threshold_from_python_is_one_line():
     with pytest.raises(SpecError) as e:
         check(table(HAND), ["g"], {"s": {"entropy_l": 0.5, "p": 0}})

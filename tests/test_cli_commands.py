@@ -364,6 +364,31 @@ def test_check_against_refuses_a_threshold_it_would_not_judge(table3_release, ex
     assert "matches" not in result.stdout
 
 
+@pytest.mark.parametrize("extra", [("--top", "1"), ("--skew", "4"), ("--similarity-level", "2"),
+                                   ("--reference", "INPUT"), ("--top", "10"), ("--skew", "4", "--top", "1")],
+                         ids=["top", "skew", "similarity-level", "reference", "top-as-default", "skew-top"])
+def test_check_against_refuses_an_audit_option_it_would_not_apply(table3_release, extra):
+    """fxA #2a: `check --against` with --top, --skew, --similarity-level or --reference printed
+    "matches" and exited 0, applying none of them: --against lists no classes and no attacks, and
+    compares the report's figures with the file's own distribution. Now refused (exit 2, one line)
+    naming the options and saying to run check without --against, as a threshold beside it is.
+    Oracle: the documented refusal; the same options are accepted without --against (exit 0 on
+    the Table 3 release, which holds no threshold to fail). A flag typed as its default counts."""
+    release, _ = table3_release
+    given = [a for a in extra if a.startswith("--")]
+    args = [release.parents[1] / "table3.csv" if a == "INPUT" else a for a in extra]
+    result = invoke("check", release, "--against", release.with_name("release.parquet.report.json"), *args)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    it = "it" if len(given) == 1 else "them"
+    assert result.stderr == (f"sqlclose: error: {', '.join(given)} cannot be combined with --against: --against "
+                             "compares the report's figures with the file's own, listing no classes and no "
+                             f"attacks; to audit the file with {it}, run 'sqlclose check TABLE' without "
+                             "--against\n"), result.stderr
+    assert "matches" not in result.stdout
+    audit = invoke("check", release, "--qi", "zip,age", "--sensitive", "disease", *args)
+    assert audit.exit_code == 0, audit.output
+
+
 def test_check_against_tells_the_hierarchies_read_as_they_are_in_one_note(table3_release, tmp_path, monkeypatch):
     """Without $SQLCLOSE_FINGERPRINT_KEY nothing tells a hierarchy file unchanged: every file the
     report names (age's, disease's) is read as it is, told in one note naming their columns, not a

@@ -84,8 +84,10 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     qi = _split(qis)
     names = _split(sensitives)
     models = _model_flags_given()
+    shaping = _flags_given(_SENSITIVE_AUDIT_OPTIONS)
     if report_path is not None:
         _refuse_thresholds_with_against(models)
+        _refuse_audit_options_with_against(shaping + _flags_given({"top": "--top"}))
     if spec_path is not None:
         given = (["--sensitive"] if names else []) + models
         if given:
@@ -95,6 +97,11 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         # Dropped, the thresholds were never judged: the run passed, saying none was given.
         raise SpecError(f"{', '.join(models)} {'needs' if len(models) == 1 else 'need'} a sensitive column to be "
                         "judged on: give --sensitive COLUMN")
+    elif shaping and not names:
+        # Dropped too: the distribution and attacks they set are measured on sensitive columns only.
+        raise SpecError(f"{', '.join(shaping)} {'acts' if len(shaping) == 1 else 'act'} on a sensitive column (the "
+                        "distribution t-closeness compares to, the skewness and similarity attacks), and none was "
+                        "given: give --sensitive COLUMN")
     from sqlclose.model.spec import load_spec
 
     spec = load_spec(spec_path) if spec_path is not None else None
@@ -167,23 +174,41 @@ _MODEL_OPTIONS = {"t": "--t", "distance": "--distance", "distinct_l": "--distinc
                   "hierarchy_delimiter": "--hierarchy-delimiter"}
 
 
+# The options that shape the audit of a sensitive column without being thresholds: refused without
+# --sensitive (dropped, they changed nothing) and, with --top, beside --against (which lists no
+# classes and measures the report's figures against the file's own distribution).
+_SENSITIVE_AUDIT_OPTIONS = {"reference": "--reference", "skew": "--skew", "similarity_level": "--similarity-level"}
+
+
 def _model_flags_given() -> list[str]:
-    """The model options the command line gave, as typed. Asked of click, not of the values:
-    --distance and --hierarchy-delimiter always hold one (their defaults), and --t 0 is falsy."""
+    """The model options the command line gave, as typed."""
+    return _flags_given(_MODEL_OPTIONS)
+
+
+def _flags_given(options: dict[str, str]) -> list[str]:
+    """The ``options`` (parameter name: flag) the command line gave, as typed. Asked of click, not
+    of the values: --distance and --skew always hold one (their defaults), and --t 0 is falsy."""
     ctx = click.get_current_context()
-    return [flag for name, flag in _MODEL_OPTIONS.items()
+    return [flag for name, flag in options.items()
             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)]
 
 
 def _refuse_thresholds_with_against(models: list[str]) -> None:
     """--against decides the report's own claims only: a threshold beside it was never judged, and the
     run passed (exit 0) as if it held. Asked of click, so that a default does not count."""
-    ctx = click.get_current_context()
-    given = [flag for name, flag in (("qis", "--qi"), ("sensitives", "--sensitive"), ("k", "--k"))
-             if ctx.get_parameter_source(name) not in (None, ParameterSource.DEFAULT)] + models
+    given = _flags_given({"qis": "--qi", "sensitives": "--sensitive", "k": "--k"}) + models
     if given:
         raise SpecError(f"{', '.join(given)} cannot be combined with --against: --against checks the report's own "
                         "claims against the file; to judge thresholds, run 'sqlclose check TABLE' without --against")
+
+
+def _refuse_audit_options_with_against(given: list[str]) -> None:
+    """--against compares the report's figures with the file's: an audit option beside it changed
+    nothing, and the run passed as if it had been applied."""
+    if given:
+        raise SpecError(f"{', '.join(given)} cannot be combined with --against: --against compares the report's "
+                        "figures with the file's own, listing no classes and no attacks; to audit the file with "
+                        f"{'it' if len(given) == 1 else 'them'}, run 'sqlclose check TABLE' without --against")
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
