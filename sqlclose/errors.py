@@ -144,6 +144,16 @@ class Interrupted(KeyboardInterrupt):
         self.exit_code = 128 + signal_number
 
 
-class LimitWarning(UserWarning):
+class SqlcloseWarning(UserWarning):
+    """sqlclose's own warnings: the command prints each as one line, ``sqlclose: warning: …``, and
+    none under --quiet; a Python caller gets them through ``warnings``."""
+
+
+class LimitWarning(SqlcloseWarning):
     """A resource limit the job cannot keep as asked (e.g. a memory limit below the interpreter's
     own size); the job still runs."""
+
+
+class WaitWarning(SqlcloseWarning):
+    """The run waits for another sqlclose run (one writing the same output database): said once as
+    the wait begins, so that a job that seems to hang says why."""

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import duckdb
@@ -25,7 +26,7 @@ import pytest
 from table3_project import table3_project
 
 import sqlclose
-from sqlclose.errors import EnvironmentFailure, VerificationError
+from sqlclose.errors import EnvironmentFailure, VerificationError, WaitWarning
 from sqlclose.release import database_file, files
 from sqlclose.release.release import Release
 
@@ -324,19 +325,25 @@ def test_two_runs_writing_other_tables_into_one_database_keep_both(tmp_path, dat
                                                                                   for t in expected)])
 
 
+def _lock_holder(db: Path) -> subprocess.Popen:
+    """A process holding ``db``'s writing lock (as a run writing it does) until it is killed."""
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
+                               "os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); "
+                               "time.sleep(120)", str(database_file.lock_path(db))], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    return holder
+
+
 def test_a_run_waits_for_the_database_lock_at_most_its_limit(tmp_path, monkeypatch):
     """The lock another run holds (a process stopped while writing) stops a run once it has waited
     WAIT_SECONDS: exit 5 naming the database, and the holder's lock file is left to the holder.
     Oracle: the file system (the database and the lock file as they were)."""
     db = tmp_path / "r.duckdb"
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
-                               "os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); "
-                               "time.sleep(60)", str(database_file.lock_path(db))], stdout=subprocess.PIPE, text=True)
+    holder = _lock_holder(db)
     try:
-        assert holder.stdout.readline() == "held\n"
         monkeypatch.setattr(database_file, "WAIT_SECONDS", 0.3)
         with pytest.raises(EnvironmentFailure, match=f"writing to the output database {db} for") as e, \
-                database_file.writing_lock(db):
+                pytest.warns(WaitWarning), database_file.writing_lock(db):
             pass
         assert e.value.exit_code == 5
         assert sorted(p.name for p in tmp_path.iterdir()) == [".r.duckdb.sqlclose.lock"]
@@ -345,6 +352,84 @@ def test_a_run_waits_for_the_database_lock_at_most_its_limit(tmp_path, monkeypat
         holder.wait()
     database_file.remove_stale_lock(db)  # its holder gone: the next run removes it
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_python_caller_is_warned_once_when_the_database_lock_wait_begins(tmp_path, monkeypatch):
+    """fxA #3, the API: a write waiting for another run's lock on its output database said nothing
+    (a nightly job hung for up to an hour with no word). Now one WaitWarning as the wait begins,
+    naming the database and the lock file; none when the lock is free. Oracle: the warnings
+    recorded (one, however many times the lock was tried) and the lock file's path beside the database."""
+    db = tmp_path / "r.duckdb"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with database_file.writing_lock(db):
+            pass
+    assert said == []
+    holder = _lock_holder(db)
+    try:
+        monkeypatch.setattr(database_file, "WAIT_SECONDS", 0.3)
+        with warnings.catch_warnings(record=True) as said, pytest.raises(EnvironmentFailure):
+            warnings.simplefilter("always")
+            with database_file.writing_lock(db):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [w.category for w in said] == [WaitWarning]
+    assert (f"another sqlclose run is writing to the output database {db} (it holds the lock file "
+            f"{tmp_path / '.r.duckdb.sqlclose.lock'})") in str(said[0].message), said[0].message
+
+
+# Says (by touching the file argv[1]) when its wait for a lock finds it held (not when the check for
+# a stale lock file finds it held, before the search), then runs sqlclose.
+SAYS_WHEN_ITS_WAIT_BEGINS = """
+import fcntl, runpy, sys
+from pathlib import Path
+waiting, real = Path(sys.argv[1]), fcntl.flock
+def flock(fd, operation):
+    try:
+        return real(fd, operation)
+    except BlockingIOError:
+        if sys._getframe(1).f_code.co_name == "lock_exclusively":
+            waiting.touch()
+        raise
+fcntl.flock = flock
+sys.argv = ["sqlclose"] + sys.argv[2:]
+runpy.run_module("sqlclose.cli", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("quiet", [False, True], ids=["says", "quiet"])
+def test_a_run_says_on_stderr_that_it_waits_for_the_database_lock(tmp_path, quiet):
+    """fxA #3, the command: a run waiting for another run's lock on its output database printed
+    nothing while it waited (up to an hour). Now one line on stderr as the wait begins, naming the
+    database and the lock file and the bound (an hour); nothing under -q, which prints nothing but
+    errors. Deterministic: a process holds the lock before the run starts, and lets it go once the
+    run is seen waiting; the run then places its release (exit 0). Oracles: the run's stderr, and
+    DuckDB's count(*) of the placed table (Table 3's 9 rows)."""
+    d = table3_project(tmp_path)
+    db, waiting = d / "out" / "r.duckdb", d / "b.waiting"
+    db.parent.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    args = [a for a in _writing(d, "b") if quiet or a != "-q"]
+    holder = _lock_holder(db)
+    try:
+        run = subprocess.Popen([sys.executable, "-c", SAYS_WHEN_ITS_WAIT_BEGINS, str(waiting), *args], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not waiting.exists():
+            assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+            time.sleep(0.02)
+    finally:
+        holder.kill()
+        holder.wait()
+    err = run.communicate(timeout=300)[1]
+    assert run.returncode == 0, err
+    said = [] if quiet else [f"sqlclose: warning: another sqlclose run is writing to the output database {db} (it "
+                             f"holds the lock file {db.parent / '.r.duckdb.sqlclose.lock'}); this run waits for it "
+                             "to finish, at most 60 min"]
+    assert [line for line in err.splitlines() if line.strip()] == said, err
+    assert select(db, 'SELECT count(*) FROM "b"') == [(9,)]
 
 
 def test_the_database_lock_file_may_be_opened_by_the_folders_other_users(tmp_path):

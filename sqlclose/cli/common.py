@@ -30,10 +30,10 @@ from sqlclose.errors import (
     EnvironmentFailure,
     InputError,
     Interrupted,
-    LimitWarning,
     NoSolutionError,
     SpecError,
     SqlcloseError,
+    SqlcloseWarning,
     VerificationError,
 )
 
@@ -132,7 +132,7 @@ def show_warnings_as_lines() -> None:
     shown = warnings.showwarning
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001, ANN202
-        if issubclass(category, LimitWarning):
+        if issubclass(category, SqlcloseWarning):
             if not _quiet[-1]:
                 click.echo(f"sqlclose: warning: {message}", err=True)
         else:

@@ -22,6 +22,7 @@ import fcntl
 import os
 import re
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +30,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine
-from sqlclose.errors import EnvironmentFailure
+from sqlclose.errors import EnvironmentFailure, WaitWarning
 from sqlclose.model.spec import catalog_name
 from sqlclose.release import files
 
@@ -197,7 +198,15 @@ def _wait_for_lock(fd: int, deadline: float, database: Path) -> None:
     files.lock_exclusively(fd, deadline, EnvironmentFailure(
         f"another sqlclose run has been writing to the output database {database} for {WAIT_SECONDS / 60:.0f} min; "
         "nothing was placed at the output path: run again once it is done, or check for a stopped sqlclose "
-        f"process (it holds {lock_path(database).name})"))
+        f"process (it holds {lock_path(database).name})"), on_wait=lambda: _say_it_waits(database))
+
+
+def _say_it_waits(database: Path) -> None:
+    """The wait may last an hour: a job's log says why it seems to hang (the command prints the
+    warning as one line on stderr, none under --quiet)."""
+    warnings.warn(f"another sqlclose run is writing to the output database {database} (it holds the lock file "
+                  f"{lock_path(database)}); this run waits for it to finish, at most {WAIT_SECONDS / 60:.0f} min",
+                  WaitWarning, stacklevel=2)
 
 
 def _names(lock: Path, fd: int) -> bool:

@@ -36,7 +36,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -321,15 +321,20 @@ class Transaction:
 
 
 
-def lock_exclusively(fd: int, deadline: float, overdue: EnvironmentFailure) -> None:
+def lock_exclusively(fd: int, deadline: float, overdue: EnvironmentFailure,
+                     on_wait: Callable[[], None] | None = None) -> None:
     """Take the exclusive advisory lock (flock) of the file open at ``fd``, waiting for its holder
-    until ``deadline`` (``time.monotonic``), then raising ``overdue``. A filesystem without flock
-    passes unlocked (what the lock guards has its own check, or runs as before)."""
+    until ``deadline`` (``time.monotonic``), then raising ``overdue``; ``on_wait`` is called once,
+    when the lock is first found held. A filesystem without flock passes unlocked (what the lock
+    guards has its own check, or runs as before)."""
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return
         except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+                on_wait = None
             if time.monotonic() > deadline:
                 raise overdue from None
             time.sleep(0.05)
