@@ -744,11 +744,15 @@ def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monke
     assert hidden_files(tmp_path) == []
 
 
-@pytest.mark.parametrize("where", ["after the commit", "while the old pair goes"])
+@pytest.mark.parametrize("where", ["after the commit", "right after the commit mark", "while the old pair goes"])
 def test_a_signal_once_the_pair_is_placed_leaves_the_new_pair(tmp_path, monkeypatch, where):
     """The report placed is the commit mark: a SIGTERM (here its KeyboardInterrupt) after it —
     after ``commit`` returned, or while the old pair is being removed — must not undo the new
-    pair, whose old one is gone or going (it used to remove the new pair: nothing in place)."""
+    pair, whose old one is gone or going (it used to remove the new pair: nothing in place).
+    fxA #4: one landing right after the journal's rename to its commit mark, before the undo lists
+    were cleared, restored the old pair over the committed new one; now the pair stands and the
+    old one goes (the commit is finished). Oracle: the files' bytes, hashlib of the data against
+    the report's sha256, and the folder's listing (no hidden file left)."""
     out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
 
     def place_pair(data: bytes, stop: bool) -> None:
@@ -769,12 +773,21 @@ def test_a_signal_once_the_pair_is_placed_leaves_the_new_pair(tmp_path, monkeypa
             real(path)
 
         monkeypatch.setattr(files, "remove", remove)
+    if where == "right after the commit mark":  # the signal lands as the rename returns
+        real_replace = os.replace
+
+        def replace(src, dst):
+            real_replace(src, dst)
+            if str(dst).endswith(".committed"):
+                raise KeyboardInterrupt
+
+        monkeypatch.setattr(os, "replace", replace)
     with pytest.raises(KeyboardInterrupt):
         place_pair(b"tonight's release", stop=where == "after the commit")
     monkeypatch.undo()
     assert out.read_bytes() == b"tonight's release"
     assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"tonight's release").hexdigest()
-    if where == "after the commit":  # nothing left over (stopped mid-removal, the old file is the next run's)
+    if where != "while the old pair goes":  # nothing left over (stopped mid-removal, the old file is the next run's)
         assert hidden_files(tmp_path) == []
 
 

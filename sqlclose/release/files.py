@@ -295,8 +295,13 @@ class Transaction:
             _place(tmp, target)
             self._placed.append(target)
         # The journal renamed is the commit mark: from here the new pair stands, and a signal must
-        # not undo it (the old files left hidden by one are the next run's to remove).
+        # not undo it (``_undo`` asks the mark, not the lists cleared just after it).
         os.replace(self._journal, self._committed)
+        self._finish()
+
+    def _finish(self) -> None:
+        """Past the commit mark: the old files go, then the mark (old files left hidden by a signal
+        here are the next run's to remove)."""
         olds, self._placed, self._set_aside = [old for old, _ in self._set_aside], [], []
         fsync_dir(self.path.parent)
         for old in olds:
@@ -312,6 +317,12 @@ class Transaction:
             "what that one holds, so nothing was placed at the output path: run again")
 
     def _undo(self) -> None:
+        # The file system says whether the pair was committed: a signal landing between the mark's
+        # rename and the lists' clearing left them full, and undid a committed pair. The rename is
+        # atomic, so the mark's existence is the commit; no signal masking is needed.
+        if self._committed.exists():
+            self._finish()
+            return
         for target in self._placed:
             remove(target)
         for old, target in self._set_aside:
