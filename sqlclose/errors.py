@@ -155,5 +155,5 @@ class LimitWarning(SqlcloseWarning):
 
 
 class WaitWarning(SqlcloseWarning):
-    """The run waits for another sqlclose run (one writing the same output database): said once as
-    the wait begins, so that a job that seems to hang says why."""
+    """The run waits for another sqlclose run (one writing the same output database, or placing a
+    release in the same folder): said once as the wait begins, so that a job that seems to hang says why."""

@@ -499,3 +499,32 @@ def test_a_database_replaced_by_a_process_taking_no_lock_is_not_dropped(tmp_path
     assert e.value.exit_code == 5
     assert db.read_bytes() == b"placed by another process"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r.duckdb"]
+
+
+def test_a_run_waiting_to_place_in_a_folder_another_run_is_placing_in_says_so(tmp_path, monkeypatch):
+    """The folders' placing lock (held for the milliseconds a pair is placed; longer only by a run
+    stopped mid-placing) was waited for up to LOCK_WAIT_SECONDS without a word. Now one WaitWarning as
+    the wait begins, naming the folder; none when the lock is free. Oracle: the warnings recorded and
+    the folder a separate process holds the lock of."""
+    target = tmp_path / "out" / "r.parquet"
+    target.parent.mkdir()
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        with files._placing_lock(target):
+            pass
+    assert said == []
+    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
+                               "os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); "
+                               "time.sleep(120)", str(target.parent)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        monkeypatch.setattr(files, "LOCK_WAIT_SECONDS", 0.3)
+        with warnings.catch_warnings(record=True) as said, pytest.raises(EnvironmentFailure, match="placing a release"):
+            warnings.simplefilter("always")
+            with files._placing_lock(target):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+    assert [w.category for w in said] == [WaitWarning]
+    assert f"another sqlclose run is placing a release in {target.parent}; this run waits" in str(said[0].message)

@@ -189,3 +189,37 @@ def test_a_sigterm_in_a_command_that_writes_nothing_names_no_output_path(work, t
     module, name = ("sqlclose.api", "plan") if args[0] == "explain" else ("sqlclose.cli.hierarchy", "_load")
     result = stopped_in(tmp_path, module, name, given)
     assert (result.returncode, result.stderr) == (143, "sqlclose: error: stopped by SIGTERM\n")
+
+
+STOPPED_AT_THE_COMMIT_MARK = """
+import os, signal, sys, time
+real = os.replace
+def replace(src, dst):  # the scheduler's SIGTERM lands as the commit mark's rename returns
+    real(src, dst)
+    if str(dst).endswith(".committed"):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+os.replace = replace
+from sqlclose.cli import main
+main(sys.argv[1:], prog_name="sqlclose")
+"""
+
+
+def test_a_sigterm_at_the_commit_mark_says_the_pair_stands(work, tmp_path):
+    """A SIGTERM landing right after the commit mark (the journal renamed) finds the pair committed:
+    the commit is finished, not undone (test_leaks.py). The command said 'nothing was placed at the
+    output path' there, since it learnt of the placing only once ``write`` returned: the operator's
+    retry would be refused, the output existing. The commit now tells the command. Oracle: the files
+    on disk (the rows counted by DuckDB, the report's sha256 against hashlib's)."""
+    out = tmp_path / "o" / "r.parquet"
+    report = tmp_path / "o" / "r.parquet.report.json"
+    script = tmp_path / "stopped_at_the_mark.py"
+    script.write_text(STOPPED_AT_THE_COMMIT_MARK)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
+    result = subprocess.run([sys.executable, str(script), "anonymize", str(work / "spec.toml"), "--no-progress",
+                             "-o", str(out)], capture_output=True, text=True, env=env, timeout=300)
+    assert duckdb.connect().execute(f"SELECT COUNT(*) FROM read_parquet('{out}')").fetchone()[0] == 9
+    assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    said = f"stopped by SIGTERM; the release {out} and its report {report} are in place and verified"
+    assert result.returncode == 143 and result.stderr == f"sqlclose: error: {said}\n", result.stderr
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == []

@@ -14,8 +14,8 @@ from sqlclose.cli.common import (
     guarded_read_only,
     json_option,
     parse_node,
+    placing,
     quiet_option,
-    release_placed,
     verbose_option,
     with_engine,
 )
@@ -147,10 +147,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
         with api.anonymize(source, spec, on_progress=on_progress, node=chosen,
                            output_format=target.format, partition_by=target.partition_by) as release:
-            doc = release.write(target.path, target.report, target.overwrite, format=target.format,
-                                table=target.table, partition_by=target.partition_by)
             placed = f"the release {_where(target)} and its report {target.report} are in place and verified"
-            release_placed(placed)  # a stop from here on says so, not that nothing was placed
+            with placing(placed):  # a stop from the commit on says so, not that nothing was placed
+                doc = release.write(target.path, target.report, target.overwrite, format=target.format,
+                                    table=target.table, partition_by=target.partition_by)
     if html_path is not None:
         _write_page(target, html_path, spec)
     try:

@@ -17,7 +17,8 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -165,7 +166,19 @@ def release_placed(what: str) -> None:
     """From here on ``what`` stands (e.g. "the release X and its report Y are in place and verified"):
     a signal or a failure that ends the run now says so, never that nothing was placed (the operator
     would retry and be refused: the output already exists)."""
-    _outcome.append(what)
+    if _outcome[-1] != what:
+        _outcome.append(what)
+
+
+@contextmanager
+def placing(what: str) -> Iterator[None]:
+    """The block places a release: from the moment its pair is committed, ``what`` stands (told by the
+    commit itself, so that a stop landing between the commit and the block's end says so)."""
+    from sqlclose.release.files import telling_commits  # not at import: ``--help`` stays light
+
+    with telling_commits(lambda: release_placed(what)):
+        yield
+    release_placed(what)
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded_read_only, release_placed, verbose_option
+from sqlclose.cli.common import CONTEXT, guarded_read_only, placing, verbose_option
 from sqlclose.cli.progress import search_progress
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS, Spec
@@ -74,8 +74,8 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
                     click.echo(f"histogram {histogram}: {found['rows']} rows counted; node {_node(chosen.node)}; "
                                "dry run: nothing was written")
                 return
-            doc = chosen.write_sql(out, rep, overwrite=replace)
-            release_placed(f"the release query {out} and its report {rep} are in place")
+            with placing(f"the release query {out} and its report {rep} are in place"):
+                doc = chosen.write_sql(out, rep, overwrite=replace)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     elif not quiet:

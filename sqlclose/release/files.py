@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import fcntl
 import fnmatch
+import functools
 import hashlib
 import hmac
 import json
@@ -36,12 +37,13 @@ import re
 import secrets
 import shutil
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from sqlclose.errors import EnvironmentFailure, OutputExistsError
+from sqlclose.errors import EnvironmentFailure, OutputExistsError, WaitWarning
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
 _UNCHECKED = object()  # a Transaction whose data file is not compared before it is replaced
@@ -300,8 +302,11 @@ class Transaction:
         self._finish()
 
     def _finish(self) -> None:
-        """Past the commit mark: the old files go, then the mark (old files left hidden by a signal
-        here are the next run's to remove)."""
+        """Past the commit mark: the listeners are told, the old files go, then the mark (old files
+        left hidden by a signal here are the next run's to remove). Run by a commit and by the undo
+        of one interrupted past its mark, so a stop anywhere after the mark is told it stands."""
+        for listener in list(_commit_listeners):
+            listener()
         olds, self._placed, self._set_aside = [old for old, _ in self._set_aside], [], []
         fsync_dir(self.path.parent)
         for old in olds:
@@ -331,6 +336,21 @@ class Transaction:
         self._placed, self._set_aside = [], []  # undone once: a later call must not touch another run's pair
 
 
+# Told when a pair is committed (``telling_commits``): a command's word on what stands at the output path.
+_commit_listeners: list[Callable[[], None]] = []
+
+
+@contextmanager
+def telling_commits(listener: Callable[[], None]) -> Iterator[None]:
+    """Within the block, ``listener()`` is called when a transaction's pair is committed, before the
+    commit returns: a signal landing after the commit mark finds the command told the pair stands
+    (it would otherwise say that nothing was placed, and its retry be refused: the output exists)."""
+    _commit_listeners.append(listener)
+    try:
+        yield
+    finally:
+        _commit_listeners.remove(listener)
+
 
 def lock_exclusively(fd: int, deadline: float, overdue: EnvironmentFailure,
                      on_wait: Callable[[], None] | None = None) -> None:
@@ -352,6 +372,7 @@ def lock_exclusively(fd: int, deadline: float, overdue: EnvironmentFailure,
         except OSError:  # no flock on this filesystem
             return
 
+
 @contextmanager
 def _placing_lock(*targets: Path) -> Iterator[None]:
     """Hold an exclusive advisory lock (flock) on the folder of each target, in one order, while a
@@ -369,11 +390,19 @@ def _placing_lock(*targets: Path) -> Iterator[None]:
             overdue = EnvironmentFailure(
                 f"another run has been placing a release in {folder} for {LOCK_WAIT_SECONDS:.0f} s; nothing was "
                 "placed at the output path: check for a stopped sqlclose process there, and run again")
-            lock_exclusively(fd, time.monotonic() + LOCK_WAIT_SECONDS, overdue)
+            lock_exclusively(fd, time.monotonic() + LOCK_WAIT_SECONDS, overdue,
+                             on_wait=functools.partial(_say_it_waits, folder))
         yield
     finally:
         for fd in fds:
             os.close(fd)  # releases the lock
+
+
+def _say_it_waits(folder: str) -> None:
+    """Placing takes milliseconds, so a wait means a run stopped mid-placing (SIGSTOP, a debugger): a
+    job's log says why it seems to hang (the command prints it as one line, none under --quiet)."""
+    warnings.warn(f"another sqlclose run is placing a release in {folder}; this run waits for it to finish, "
+                  f"at most {LOCK_WAIT_SECONDS:.0f} s", WaitWarning, stacklevel=2)
 
 
 @contextmanager
