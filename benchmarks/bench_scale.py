@@ -68,7 +68,10 @@ def parse_size(text: str) -> int:
     m = re.fullmatch(r"(\d+)([kKmM]?)", text)
     if not m:
         raise argparse.ArgumentTypeError(f"size {text!r}: a number, optionally with k or m (e.g. 10m)")
-    return int(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    rows = int(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    if rows < 1:  # make_table.make refuses an empty table
+        raise argparse.ArgumentTypeError(f"size {text!r}: 1 row or more")
+    return rows
 
 
 def timed(cmd: list[str], cwd: Path | None = None, timeout: float | None = None) -> dict:
