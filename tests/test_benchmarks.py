@@ -144,3 +144,25 @@ def test_a_scale_benchmark_refuses_a_size_of_no_rows(script, tmp_path):
     done = _invoke(script, "--sizes", "0", "--data", str(tmp_path / "data"), cwd=tmp_path)
     assert done.returncode == 2 and "argument --sizes: " in done.stderr, done.stderr
     assert not (tmp_path / "data").exists()
+
+
+def _description(script: Path) -> str:
+    """The first paragraph of a script's docstring, its whitespace as argparse fills it (one space)."""
+    doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
+    assert doc, f"{script.name} has no docstring"
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+# Scripts with a command line of their own; probe_part_memory.py hands its arguments to sqlclose's.
+COMMANDS = [s for s in SCRIPTS if '__name__ == "__main__"' in s.read_text(encoding="utf-8")
+            and s.name != "probe_part_memory.py"]
+
+
+@pytest.mark.parametrize("script", COMMANDS, ids=lambda p: str(p.relative_to(BENCHMARKS)))
+def test_a_benchmark_help_describes_it_whole(script, tmp_path):
+    """``bench_release_write.py --help`` cut its description mid-sentence ("…twenty-third and"): it
+    was the docstring's first line, not its first paragraph; bench_gaa.py printed none. Oracle: the
+    docstring's first paragraph, read from the file's source (ast), is in the help whole."""
+    done = _invoke(str(script.relative_to(BENCHMARKS)), "--help", cwd=tmp_path, COLUMNS="100")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _description(script) in " ".join(done.stdout.split()), done.stdout
