@@ -107,7 +107,7 @@ def whole_process(suppression: float, repeats: int) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--side-by-side", action="store_true",

@@ -45,7 +45,7 @@ def _variants() -> dict[str, str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("table", help="a Parquet file written by make_table.py")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()

@@ -48,7 +48,7 @@ def measure(rows: int, data: Path, runs: int, memory_limit: str | None) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", type=parse_size, default=[1_000_000])
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=1, help="whole-process runs per size (median)")

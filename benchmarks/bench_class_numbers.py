@@ -38,7 +38,7 @@ def _timed(engine: SparkEngine, numbered: exp.Expression) -> tuple[float, tuple]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--table", type=Path, required=True, help="a Parquet file (make_table.py's table.parquet)")
     parser.add_argument("--qis", default=QIS, help=f"comma-separated QI columns (default: {QIS})")
     parser.add_argument("--value", default="occupation", help="the sensitive column")

@@ -117,7 +117,7 @@ def table_main(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--table", help="a generated table's spec (make_table.py) instead of Adult")
     parser.add_argument("--engines", default="duckdb,spark", help="duckdb, spark (hybrid search), spark-remote")

@@ -43,7 +43,7 @@ COLUMNS = ["age", "sex", "race", "marital-status", "education", "native-country"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", default="5,6,7,8,9,10")
     parser.add_argument("--strategies", default="S1")
     parser.add_argument("--metric", default="nllm")

@@ -35,7 +35,7 @@ def spec(k: int, strategy: str, sensitive: str | None) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--strategies", default="S1")
     parser.add_argument("--sensitive")

@@ -66,7 +66,7 @@ def timed(con: duckdb.DuckDBPyConnection, source: str, target: list[int], runs: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("parquet", help="a table written by benchmarks/make_table.py")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)

@@ -75,7 +75,7 @@ def measure(name: str, suppression: float, repeats: int, explores: list[str]) ->
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--explore", choices=["lattice", "optimum", "both"], default="optimum",
                         help="[search] explore: decide the whole lattice, the optimum alone, or both side by side")

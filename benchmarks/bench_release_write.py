@@ -75,7 +75,7 @@ def _ways(release: sqlclose.Release) -> dict[str, Callable]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec", type=Path)
     parser.add_argument("--others", choices=["drop", "keep"], help="override the spec's others")
     parser.add_argument("--repeats", type=int, default=3)

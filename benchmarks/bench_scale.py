@@ -68,7 +68,10 @@ def parse_size(text: str) -> int:
     m = re.fullmatch(r"(\d+)([kKmM]?)", text)
     if not m:
         raise argparse.ArgumentTypeError(f"size {text!r}: a number, optionally with k or m (e.g. 10m)")
-    return int(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    rows = int(m.group(1)) * {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    if rows < 1:  # make_table.make refuses an empty table
+        raise argparse.ArgumentTypeError(f"size {text!r}: 1 row or more")
+    return rows
 
 
 def timed(cmd: list[str], cwd: Path | None = None, timeout: float | None = None) -> dict:
@@ -165,7 +168,7 @@ def _case(parser: argparse.ArgumentParser, text: str) -> tuple[str, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", nargs="+", type=parse_size, default=[1_000_000])
     parser.add_argument("--data", type=Path, default=HERE / "data")
     parser.add_argument("--runs", type=int, default=1, help="whole-process runs per case (median)")

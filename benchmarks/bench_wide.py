@@ -59,7 +59,7 @@ def run(spec: Path, mode: str, budget: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("spec", type=Path)
     parser.add_argument("--budget", type=int, default=240, help="seconds per runner")
     parser.add_argument("--mode", choices=["batch", "node"], default=None, help="(internal) one runner")

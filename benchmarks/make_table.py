@@ -191,12 +191,14 @@ WIDE_EXTRA = ('dob = { file = "hierarchies/dob.csv" }\n'
 
 def make(rows: int, out: Path, seed: int = 1, threads: int | None = None) -> Path:
     """Write table.parquet, hierarchies/ and the specs into ``out``; returns the Parquet path."""
+    if rows < 1 or (threads is not None and threads < 1):
+        raise ValueError(f"rows and threads must be 1 or more, not {rows} and {threads}")
     out.mkdir(parents=True, exist_ok=True)
     (out / "hierarchies").mkdir(exist_ok=True)
     for column, name in COPIED.items():
         shutil.copyfile(ADULT_HIERARCHIES / name, out / "hierarchies" / f"{column}.csv")
     con = duckdb.connect()
-    if threads:
+    if threads is not None:
         con.execute(f"SET threads = {int(threads)}")
     con.execute("SET preserve_insertion_order = false")  # lets the COPY stream without ordering
     target = out / "table.parquet"
@@ -218,12 +220,24 @@ def make(rows: int, out: Path, seed: int = 1, threads: int | None = None) -> Pat
     return target
 
 
+def count_of_one_or_more(text: str) -> int:
+    """A count option's value: a whole number of 1 or more (no rows made an empty table; 0 threads
+    was taken for DuckDB's default and fewer failed in DuckDB)."""
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if count < 1:
+        raise argparse.ArgumentTypeError(f"give a whole number of 1 or more, not {text!r}")
+    return count
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, required=True)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=count_of_one_or_more, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=1, help="any whole number")
+    parser.add_argument("--threads", type=count_of_one_or_more, default=None, help="DuckDB's threads")
     args = parser.parse_args()
     started = time.perf_counter()
     path = make(args.rows, args.out, args.seed, args.threads)

@@ -50,7 +50,7 @@ def prepared_from_arguments(description: str) -> tuple[Problem, list]:
 
 
 def main() -> None:
-    problem, criteria = prepared_from_arguments(__doc__.splitlines()[0])
+    problem, criteria = prepared_from_arguments(__doc__.split("\n\n")[0])
     search = importlib.import_module("sqlclose.search.incognito")  # the package re-exports the function
     result = search.incognito(problem, criteria, explore="lattice")
     satisfying = sorted((tuple(int(v) for v in x) for x in np.argwhere(result.satisfying)), key=sum)

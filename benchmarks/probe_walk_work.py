@@ -160,7 +160,7 @@ def _work(walk: _Walk) -> dict:
 
 
 def main() -> None:
-    problem, criteria = prepared_from_arguments(__doc__.splitlines()[0])
+    problem, criteria = prepared_from_arguments(__doc__.split("\n\n")[0])
     judged = _Judged(problem, criteria)
     shape = tuple(qi.levels for qi in problem.qis)
     for defer in (False, True):

@@ -53,10 +53,14 @@ def small_table(tmp_path_factory) -> Path:
 
 
 def _run(script: str, *args: str, cwd: Path) -> str:
-    done = subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    done = _invoke(script, *args, cwd=cwd)
     assert done.returncode == 0, f"{script} {' '.join(args)} failed:\n{done.stderr[-3000:]}"
     return done.stdout
+
+
+def _invoke(script: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(BENCHMARKS / script), *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **env})
 
 
 # Each with its smallest settings; the Spark ones (bench_engines, bench_class_numbers) are left to the
@@ -118,3 +122,47 @@ def test_bench_wide_counts_both_walks(small_table):
     assert all("finished" in line for line in lines), out
     nodes = {line.split(", ")[1].split(" nodes")[0] for line in lines}
     assert len(nodes) == 1 and nodes != {"0"}, out
+
+
+@pytest.mark.parametrize(("option", "value"), [("--rows", "0"), ("--rows", "-5"), ("--threads", "0"),
+                                               ("--threads", "-2")])
+def test_make_table_refuses_a_count_below_one(option, value, tmp_path):
+    """``make_table.py --rows -5`` (or 0) wrote an empty table and its specs, and ``--threads 0`` was
+    taken for the default while -2 failed in DuckDB with a traceback. Oracle: argparse's usage error
+    (exit 2) naming the option and the value, and the file system: no output folder was made."""
+    out = tmp_path / "t"
+    done = _invoke("make_table.py", "--rows", "10", "--out", str(out), option, value, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"argument {option}: " in done.stderr and value in done.stderr, done.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("script", ["bench_scale.py", "bench_check.py"])
+def test_a_scale_benchmark_refuses_a_size_of_no_rows(script, tmp_path):
+    """``--sizes 0`` asked make_table.py for an empty table (now refused there with a traceback).
+    Oracle: argparse's usage error (exit 2) naming --sizes; no data folder was made."""
+    done = _invoke(script, "--sizes", "0", "--data", str(tmp_path / "data"), cwd=tmp_path)
+    assert done.returncode == 2 and "argument --sizes: " in done.stderr, done.stderr
+    assert not (tmp_path / "data").exists()
+
+
+def _description(script: Path) -> str:
+    """The first paragraph of a script's docstring, its whitespace as argparse fills it (one space)."""
+    doc = ast.get_docstring(ast.parse(script.read_text(encoding="utf-8")))
+    assert doc, f"{script.name} has no docstring"
+    return " ".join(doc.split("\n\n")[0].split())
+
+
+# Scripts with a command line of their own; probe_part_memory.py hands its arguments to sqlclose's.
+COMMANDS = [s for s in SCRIPTS if '__name__ == "__main__"' in s.read_text(encoding="utf-8")
+            and s.name != "probe_part_memory.py"]
+
+
+@pytest.mark.parametrize("script", COMMANDS, ids=lambda p: str(p.relative_to(BENCHMARKS)))
+def test_a_benchmark_help_describes_it_whole(script, tmp_path):
+    """``bench_release_write.py --help`` cut its description mid-sentence ("…twenty-third and"): it
+    was the docstring's first line, not its first paragraph; bench_gaa.py printed none. Oracle: the
+    docstring's first paragraph, read from the file's source (ast), is in the help whole."""
+    done = _invoke(str(script.relative_to(BENCHMARKS)), "--help", cwd=tmp_path, COLUMNS="100")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert _description(script) in " ".join(done.stdout.split()), done.stdout

@@ -162,7 +162,7 @@ class Engine(ABC):
     # search): Spark writes "" as its NULL folder (read back NULL) and fails on that folder's name.
     unwritten_partition_text: ClassVar[tuple[str, ...]] = ()
     # Can ORDER BY sort a MAP (or a type holding one)? Spark cannot (INVALID_ORDERING_TYPE): such a
-    # column is then sorted by its text alone (queries.sorted_by's ``by_text``).
+    # column is then sorted by its text alone (``queries.Ties.by_text``).
     orders_maps: ClassVar[bool] = True
     # Whether GROUP BY makes -0.0 the value 0.0 (Spark normalizes it; DuckDB keeps the group's first).
     groups_minus_zero_as_zero: ClassVar[bool] = False

@@ -97,7 +97,8 @@ class Hierarchy:
     def from_rows(cls, rows: Iterable[Sequence[object]], origin: str = "<inline>") -> Hierarchy:
         """Rows of values written as text as a tree's leaf is (39 as '39', True as 'true': as the engine
         writes the column's value); None is no label and is refused, not written 'None'."""
-        return cls(tuple(tuple(v if v is None else _value_text(v) for v in r) for r in rows), origin)
+        return cls(tuple(tuple(v if v is None else _value_text(v, origin, i, level) for level, v in enumerate(r))
+                         for i, r in enumerate(rows)), origin)
 
     @classmethod
     def _built(cls, columns: list[list[str]], labels: list[list[str]], codes: list[np.ndarray],
@@ -280,17 +281,68 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
         raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
-    return _value_text(leaf)
+    return _value_text(leaf, f"{origin}: group {' > '.join(reversed(ancestors)) or '(top)'!r}")
 
 
-def _value_text(value: object) -> str:
+def _value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:
     """One value as the engine writes it as text: a boolean as ``true``/``false``, a datetime or a time
-    as DuckDB writes it, anything else as its text (39 as ``39``)."""
+    as DuckDB writes it, a numpy scalar as the Python value it stands for is (``_numpy_text``),
+    anything else as its text (39 as ``39``). ``origin``, ``row`` and ``level`` name it in an error."""
+    if isinstance(value, np.generic):
+        try:
+            return _numpy_text(value)
+        except _NoText as why:
+            where = origin if row is None else f"{origin}, row {row + 1}, level {level}"
+            raise HierarchyError(f"{where}: a numpy {type(value).__name__} has no text sqlclose can write as the "
+                                 f"engine writes a column's value ({why}); give the value as text, as the engine "
+                                 "writes the column's (CAST(column AS VARCHAR)), or as a Python bool, int, float, "
+                                 "str, date or datetime") from None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (datetime.datetime, datetime.time)):
         return _moment_text(value)
     return str(value)
+
+
+class _NoText(Exception):
+    """A numpy value without a text sqlclose can write as the engine would: why."""
+
+
+def _numpy_text(value: np.generic) -> str:
+    """A numpy scalar as DuckDB writes a column holding it, as the Python value it stands for is
+    written (numpy writes ``True`` and ``2024-01-31T10:00:00``). A float32 is refused: DuckDB writes
+    a FLOAT with digits not always its shortest (1853183.25, where numpy's shortest is 1853183.2)."""
+    if isinstance(value, np.datetime64):
+        return _datetime64_text(value)
+    if isinstance(value, np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, np.integer) and not isinstance(value, np.timedelta64):  # an interval is an integer
+        return str(int(value))
+    if isinstance(value, np.float64):
+        return str(float(value))
+    if isinstance(value, np.str_):
+        return str(value)
+    if isinstance(value, np.float32):
+        raise _NoText("DuckDB writes some FLOATs with more digits than their shortest")
+    raise _NoText("no column holds it as such")
+
+
+def _datetime64_text(value: np.datetime64) -> str:
+    """A day as a DATE's text, an instant (hours to nanoseconds) as a TIMESTAMP's: its fraction of a
+    second to the nanosecond without trailing zeros."""
+    unit, _ = np.datetime_data(value.dtype)
+    if np.isnat(value):
+        raise _NoText("NaT is no value")
+    if unit not in ("D", "h", "m", "s", "ms", "us", "ns"):
+        raise _NoText(f"its unit {unit} is no day and no instant DuckDB holds")
+    whole = value.astype("datetime64[D]" if unit == "D" else "datetime64[s]")  # floors, before 1970 too
+    moment = whole.item()
+    if not isinstance(moment, datetime.date):  # an int: Python has no such date
+        raise _NoText("it is outside the years 1 to 9999")
+    if unit == "D":
+        return str(moment)
+    nanoseconds = int((value - whole) / np.timedelta64(1, "ns"))
+    return _moment_text(moment) + (f".{nanoseconds:09d}".rstrip("0") if nanoseconds else "")
 
 
 def _moment_text(leaf: datetime.datetime | datetime.time) -> str:

@@ -106,33 +106,34 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
-    ties, rewrites, by_text = written_as_given(problem, node)
+    ties, rewrites = written_as_given(problem, node)
     return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
-                     rewrites=rewrites, by_text=by_text)
+                     rewrites=rewrites)
 
 
-def written_as_given(problem: Problem, node: Node | None) -> tuple[list[str], dict[str, q.Rewrite], list[str]]:
+def written_as_given(problem: Problem, node: Node | None) -> tuple[q.Ties, dict[str, q.Rewrite]]:
     """Of the released columns given as they are (not a QI released above its leaves, a label,
     text; nor any QI when ``node`` is None, GAA: every QI is a label), from one look at the source's
     schema:
 
     - ``ties``: those whose equal values may be written differently: floating point (-0.0 and 0.0),
-      intervals (1 month and 30 days), nested types holding them; ordered by their text too;
+      intervals (1 month and 30 days), nested types holding them; ordered by their text too, and by
+      it alone (``Ties.by_text``) those the engine cannot sort (``Engine.orders_maps``: a MAP, or a
+      type holding one, on Spark, whose release query failed with INVALID_ORDERING_TYPE after the
+      search): every such type is nested, so one of ``ties.columns``;
     - ``rewrites``: the float ones, each with its NaNs written as the one NaN of their sign
       (``queries.canonical_nan``): NaNs that differ only in their payload tie in every sort SQL
       has, text included (rv9 #3). A release rebuilt from counts holds no float
-      (``release_counts.read_back_type``); a float inside a list or struct keeps its bits;
-    - ``by_text``: those of ``ties`` the engine cannot sort (``Engine.orders_maps``: a MAP, or a type
-      holding one, on Spark, whose release query failed with INVALID_ORDERING_TYPE after the search)."""
+      (``release_counts.read_back_type``); a float inside a list or struct keeps its bits."""
     engine = problem.engine
     schema = engine.schema(problem.source)
     given = [(name, schema.field(name).type) for name in _given_as_is(problem, node)]
-    ties = [name for name, kind in given if _unlike_equal(kind)]
+    unlike = tuple(name for name, kind in given if _unlike_equal(kind))
     rewrites = {name: partial(q.canonical_nan, kind=exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT"),
                               nan=engine.is_nan, signed=engine.has_minus_sign)
                 for name, kind in given if pa.types.is_floating(kind)}
-    by_text = [] if engine.orders_maps else [name for name, kind in given if _holds_map(kind)]
-    return ties, rewrites, by_text
+    by_text = () if engine.orders_maps else tuple(name for name, kind in given if _holds_map(kind))
+    return q.Ties(unlike, by_text), rewrites
 
 
 def _given_as_is(problem: Problem, node: Node | None) -> list[str]:

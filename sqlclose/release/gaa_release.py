@@ -103,9 +103,9 @@ class GaaRelease(Release):
         from a per-run mapping, at several levels per column."""
         self._require_open()
         params = q.Params()
-        ties, rewrites, by_text = written_as_given(self.problem, None)
+        ties, rewrites = written_as_given(self.problem, None)
         query = q.release_mapped(self.problem.source, self.columns, [qi.coded for qi in self.problem.qis],
-                                 self._mapping_relation(), params, ties=ties, rewrites=rewrites, by_text=by_text)
+                                 self._mapping_relation(), params, ties=ties, rewrites=rewrites)
         return query, params.values
 
     def _own_tables(self) -> None:

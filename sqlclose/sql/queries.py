@@ -45,6 +45,23 @@ class Params:
 
 
 @dataclass(frozen=True)
+class Ties:
+    """How a release orders rows that tie on columns given as they are (``sorted_by``).
+
+    ``columns``: those whose values compare equal yet are written differently (-0.0 and 0.0; the
+    intervals 1 month and 30 days), ordered by their text too: rows that tie are then identical as
+    written, so no input order shows through. ``by_text``: those of ``columns`` the engine cannot
+    sort (a MAP on Spark: ``Engine.orders_maps``), ordered by that text alone: still by their content."""
+
+    columns: tuple[str, ...] = ()
+    by_text: tuple[str, ...] = ()
+
+    def among(self, order: Sequence[str]) -> Ties:
+        """These ties, of the columns a release is sorted by (``release_order``) alone."""
+        return Ties(tuple(name for name in self.columns if name in order), self.by_text)
+
+
+@dataclass(frozen=True)
 class CodedColumn:
     """A source column as the search sees it: its raw-histogram column, lookup and code name."""
 
@@ -327,8 +344,8 @@ def _given(name: str, rewrites: Mapping[str, Rewrite]) -> exp.Expression:
 
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
-            params: Params, passed: Mapping[str, exp.Table] | None = None, ties: Sequence[str] = (),
-            rewrites: Mapping[str, Rewrite] | None = None, by_text: Sequence[str] = ()) -> exp.Expression:
+            params: Params, passed: Mapping[str, exp.Table] | None = None, ties: Ties = Ties(),
+            rewrites: Mapping[str, Rewrite] | None = None) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are:
     ``given_as_is``), failing classes removed, rows sorted by their own released values —
     generalized QIs first, then the rest — so that the order says nothing about the input's order.
@@ -336,9 +353,8 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     nothing. ``passed``: columns given as they are in their dictionary types (``Engine.dictionary_type``),
     each with its lookup (``passed_lookup``: value as text → code, the value in its type), joined on the
     row's value (a LEFT JOIN: a NULL stays NULL), so that each value is cast once, not once per row.
-    ``ties``: columns whose equal values may be written differently, ``by_text``: those the engine
-    cannot sort (``sorted_by``); ``rewrites``: columns given as they are, each with how its value is
-    written (``canonical_nan``)."""
+    ``ties``: how rows that tie on columns given as they are are ordered (``Ties``); ``rewrites``:
+    columns given as they are, each with how its value is written (``canonical_nan``)."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
@@ -363,7 +379,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None],
-                           ties, by_text)
+                           ties)
 
 
 def passed_values(source: exp.Expression, name: str) -> exp.Select:
@@ -435,8 +451,8 @@ def not_suppressed(suppressed: exp.Table, codes: Sequence[tuple[str, exp.Express
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
-                   params: Params, ties: Sequence[str] = (), rewrites: Mapping[str, Rewrite] | None = None,
-                   by_text: Sequence[str] = ()) -> exp.Expression:
+                   params: Params, ties: Ties = Ties(), rewrites: Mapping[str, Rewrite] | None = None
+                   ) -> exp.Expression:
     """A multidimensional release (GAA): each row's QI leaf codes looked up, then its generalized
     labels read from ``mapping`` (one row per leaf-code combination: columns named by the QIs'
     code columns, and ``<code>_label``). Every QI column is text: its labels sit at several levels."""
@@ -446,7 +462,7 @@ def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
     match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
     select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)
-    return _sorted_release(select, columns, list(by_name), ties=ties, by_text=by_text)
+    return _sorted_release(select, columns, list(by_name), ties=ties)
 
 
 def _as_src(source: exp.Expression) -> exp.Expression:
@@ -521,23 +537,18 @@ def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Seq
 
 
 def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str],
-                    constant: Sequence[str] = (), ties: Sequence[str] = (), by_text: Sequence[str] = ()
-                    ) -> exp.Expression:
+                    constant: Sequence[str] = (), ties: Ties = Ties()) -> exp.Expression:
     """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
     order = release_order(columns, qi_names, constant)
     return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order,
-                     [name for name in ties if name in order], by_text)
+                     ties.among(order))
 
 
-def sorted_by(select: exp.Select, order: Sequence[str], ties: Sequence[str] = (),
-              by_text: Sequence[str] = ()) -> exp.Select:
+def sorted_by(select: exp.Select, order: Sequence[str], ties: Ties = Ties()) -> exp.Select:
     """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is.
-    ``ties``: columns whose values compare equal yet are written differently (-0.0 and 0.0; the
-    intervals 1 month and 30 days), then ordered by their text too: rows that tie are then identical
-    as written, so no input order shows through. ``by_text``: columns of ``ties`` the engine cannot
-    sort (a MAP on Spark), ordered by that text alone: still by their content."""
-    keys = [ascending(col(name)) for name in order if name not in by_text] + \
-        [ascending(as_text(col(name))) for name in ties]
+    ``ties``: columns of ``order`` ordered by their text too, or by it alone (``Ties``)."""
+    keys = [ascending(col(name)) for name in order if name not in ties.by_text] + \
+        [ascending(as_text(col(name))) for name in ties.columns]
     return select.order_by(*keys) if keys else select
 
 
