@@ -385,8 +385,21 @@ def test_check_against_refuses_an_audit_option_it_would_not_apply(table3_release
                              f"attacks; to audit the file with {it}, run 'sqlclose check TABLE' without "
                              "--against\n"), result.stderr
     assert "matches" not in result.stdout
-    audit = invoke("check", release, "--qi", "zip,age", "--sensitive", "disease", *args)
+    hierarchy = ["--hierarchy", f"disease={release.parents[1] / 'disease.csv'}"] if "--similarity-level" in given else []
+    audit = invoke("check", release, "--qi", "zip,age", "--sensitive", "disease", *args, *hierarchy)
     assert audit.exit_code == 0, audit.output
+
+
+@pytest.mark.parametrize("extra", [("--table", "people"), ("--delimiter", ";")], ids=["table", "delimiter"])
+def test_check_against_refuses_a_reading_option_the_report_decides(table3_release, extra):
+    """`check --against` read the release as its report names it (a database output's table, a CSV
+    output's delimiter) and dropped --table/--delimiter without a word: `--table other` checked the
+    report's table and said it matched. Now refused (exit 2, one line). Oracle: the refusal."""
+    release, _ = table3_release
+    result = invoke("check", release, "--against", release.with_name("release.parquet.report.json"), *extra)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert result.stderr == (f"sqlclose: error: {extra[0]} cannot be combined with --against: the report names the "
+                             "release's table and how its file is read; give the release and its report alone\n")
 
 
 def test_check_against_tells_the_hierarchies_read_as_they_are_in_one_note(table3_release, tmp_path, monkeypatch):

@@ -88,6 +88,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     if report_path is not None:
         _refuse_thresholds_with_against(models)
         _refuse_audit_options_with_against(shaping + _flags_given({"top": "--top"}))
+        _refuse_reading_options_with_against(_flags_given({"table": "--table", "delimiter": "--delimiter"}))
     if spec_path is not None:
         given = (["--sensitive"] if names else []) + models
         if given:
@@ -102,9 +103,13 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         raise SpecError(f"{', '.join(shaping)} {'acts' if len(shaping) == 1 else 'act'} on a sensitive column (the "
                         "distribution t-closeness compares to, the skewness and similarity attacks), and none was "
                         "given: give --sensitive COLUMN")
+    elif "--similarity-level" in shaping and not hierarchies:
+        raise SpecError(_SIMILARITY_WITHOUT_HIERARCHY + "give --hierarchy COLUMN=FILE")
     from sqlclose.model.spec import load_spec
 
     spec = load_spec(spec_path) if spec_path is not None else None
+    if spec is not None and report_path is None:
+        _refuse_shaping_the_spec_cannot_use(shaping, spec)
     # Loaded once the spec is valid: a mistake in it is told without loading the engines.
     from sqlclose.audit.check import at_least_one
     from sqlclose.audit.check import check as run_check
@@ -209,6 +214,30 @@ def _refuse_audit_options_with_against(given: list[str]) -> None:
         raise SpecError(f"{', '.join(given)} cannot be combined with --against: --against compares the report's "
                         "figures with the file's own, listing no classes and no attacks; to audit the file with "
                         f"{'it' if len(given) == 1 else 'them'}, run 'sqlclose check TABLE' without --against")
+
+
+def _refuse_reading_options_with_against(given: list[str]) -> None:
+    """The report names how its release is read (a database output's table, a CSV output's
+    delimiter): an option beside --against was never used, whatever it said."""
+    if given:
+        raise SpecError(f"{', '.join(given)} cannot be combined with --against: the report names the release's "
+                        "table and how its file is read; give the release and its report alone")
+
+
+_SIMILARITY_WITHOUT_HIERARCHY = ("--similarity-level is a level of a sensitive column's hierarchy (values under one "
+                                 "label there count as similar, for the similarity attack), and no sensitive column "
+                                 "has one: ")
+
+
+def _refuse_shaping_the_spec_cannot_use(shaping: list[str], spec: Spec) -> None:
+    """The spec's [sensitive] sections are the sensitive columns: without one, or without a hierarchy
+    for --similarity-level, the option changed nothing and the run passed as if it had."""
+    if shaping and not spec.sensitive:
+        raise SpecError(f"{', '.join(shaping)} {'acts' if len(shaping) == 1 else 'act'} on a sensitive column, and "
+                        "the spec declares none: add a [sensitive.COLUMN] section to it")
+    if "--similarity-level" in shaping and all(s.hierarchy is None for s in spec.sensitive.values()):
+        raise SpecError(_SIMILARITY_WITHOUT_HIERARCHY + "give one in the spec's [sensitive.COLUMN] section "
+                        "(hierarchy = \"FILE\")")
 
 
 def _split(values: tuple[str, ...]) -> list[str]:
