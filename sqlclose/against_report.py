@@ -16,7 +16,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import EngineError, InputError, VerificationError
+from sqlclose.errors import EngineError, InputError, SpecError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, as_spec
 from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
@@ -26,7 +26,7 @@ from sqlclose.release.writers import content_digest
 
 
 def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None,
-                          engine: Engine | None = None) -> dict:
+                          engine: Engine | None = None, table: str | None = None) -> dict:
     """Re-verify a released file (or table) against its report (its manifest): the file's sha256
     (a table's content digest), its columns, and every claim of the report the file decides
     (``audit.claims``: rows released against input, dropped and suppressed rows, classes and
@@ -37,12 +37,13 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     labels) comes from the file the report names (refused if its keyed digest says it changed; read
     as it is, with a note in ``notes``, when no operator's key gives one), or from ``spec`` when
     given. ``engine`` runs the audit of a file (a DuckDB table is read on its own database's
-    connection)."""
+    connection). ``table``: the table the caller names (``--table``), which must be the report's."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
     from sqlclose.audit import claims
 
     doc = claims.read_report(report_path)  # the claims every check reads: a field missing is told here
     qis, privacy, output = list(doc["generalization"]), doc["privacy"], doc["output"]
+    _refuse_another_table(table, output, report_path)
     notes = _Notes()
     models = dict(as_spec(spec).sensitive) if spec is not None else {
         name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
@@ -97,6 +98,16 @@ class _Notes:
                 "release's spec (--spec) to check with the hierarchies it used"
                 for when, names in self.read_as_they_are.items()]
         return self.lines + told
+
+
+def _refuse_another_table(table: str | None, output: dict, report_path: Path) -> None:
+    """The report says which table it is of: one named otherwise was checked as the report's (rv21:
+    ``check DB --table B --against A.report.json`` said B matched)."""
+    if table is None or table == output.get("table"):
+        return
+    of = f"table {output['table']!r}" if output.get("table") else "a file, not a database table"
+    raise SpecError(f"--table {table!r}: the report {report_path} is of {of}; give the report of table {table!r}, "
+                    "or leave --table out (the report names its table)")
 
 
 def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, rows: int | None = None,

@@ -390,16 +390,37 @@ def test_check_against_refuses_an_audit_option_it_would_not_apply(table3_release
     assert audit.exit_code == 0, audit.output
 
 
-@pytest.mark.parametrize("extra", [("--table", "people"), ("--delimiter", ";")], ids=["table", "delimiter"])
-def test_check_against_refuses_a_reading_option_the_report_decides(table3_release, extra):
-    """`check --against` read the release as its report names it (a database output's table, a CSV
-    output's delimiter) and dropped --table/--delimiter without a word: `--table other` checked the
-    report's table and said it matched. Now refused (exit 2, one line). Oracle: the refusal."""
+def test_check_against_refuses_a_delimiter_the_report_decides(table3_release):
+    """`check --against` reads the release as its report says and dropped --delimiter without a
+    word. Now refused (exit 2, one line). Oracle: the refusal."""
     release, _ = table3_release
-    result = invoke("check", release, "--against", release.with_name("release.parquet.report.json"), *extra)
+    result = invoke("check", release, "--against", release.with_name("release.parquet.report.json"),
+                    "--delimiter", ";")
     assert result.exit_code == 2, (result.exit_code, result.output)
-    assert result.stderr == (f"sqlclose: error: {extra[0]} cannot be combined with --against: the report names the "
-                             "release's table and how its file is read; give the release and its report alone\n")
+    assert result.stderr == ("sqlclose: error: --delimiter cannot be combined with --against: the report says how "
+                             "its release is read; give the release and its report alone\n")
+
+
+def test_check_against_refuses_a_table_other_than_the_reports(tmp_path):
+    """rv21 #1: `check DB --table B --against A.report.json` checked table A (the report's) and said
+    B matched, exit 0, with B's rows unlike A's. --table naming the report's own table is accepted;
+    another is refused (exit 2) naming both. Oracle: two tables written by two runs into one
+    database, told apart by a plain COUNT over each."""
+    folder = table3_project(tmp_path)
+    db = folder / "out" / "x.duckdb"
+    text = (folder / "spec.toml").read_text()
+    (folder / "b.toml").write_text(re.sub(r"(?m)^k = 3$", "k = 9", text))
+    for spec, table in ((folder / "spec.toml", "a"), (folder / "b.toml", "b")):
+        assert invoke("anonymize", spec, "-q", "-o", db, "--output-table", table).exit_code == 0
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT * FROM a ORDER BY ALL").fetchall() != con.execute("SELECT * FROM b ORDER BY ALL").fetchall()
+    con.close()
+    report_a = folder / "out" / "x.duckdb.a.report.json"
+    assert invoke("check", db, "--table", "a", "--against", report_a).exit_code == 0
+    result = invoke("check", db, "--table", "b", "--against", report_a)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert result.stderr == (f"sqlclose: error: --table 'b': the report {report_a} is of table 'a'; give the report "
+                             "of table 'b', or leave --table out (the report names its table)\n"), result.stderr
 
 
 def test_check_against_tells_the_hierarchies_read_as_they_are_in_one_note(table3_release, tmp_path, monkeypatch):

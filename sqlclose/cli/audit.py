@@ -88,7 +88,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     if report_path is not None:
         _refuse_thresholds_with_against(models)
         _refuse_audit_options_with_against(shaping + _flags_given({"top": "--top"}))
-        _refuse_reading_options_with_against(_flags_given({"table": "--table", "delimiter": "--delimiter"}))
+        _refuse_reading_options_with_against(_flags_given({"delimiter": "--delimiter"}))
     if spec_path is not None:
         given = (["--sensitive"] if names else []) + models
         if given:
@@ -119,7 +119,7 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     engine = engine_from(settings) if settings is not None else None
     try:
         if report_path is not None:
-            _against(Path(source), report_path, spec, as_json, engine, quiet)
+            _against(Path(source), report_path, spec, as_json, engine, quiet, table)
             return
         at_least_one(k, "--k")
         at_least_one(top, "--top")
@@ -137,13 +137,13 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
 
 
 def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, engine: Engine | None,
-             quiet: bool = False) -> None:
+             quiet: bool = False, table: str | None = None) -> None:
     """A released file against its manifest: same bytes, same columns, and every claim of the report
     the file decides (the distances against the file's own distribution, as an auditor holding only
     the file sees them; docs/verification.md, "Re-verifying a release against its report")."""
     from sqlclose.against_report import verify_against_report
 
-    outcome = verify_against_report(path, report_path, spec, engine)
+    outcome = verify_against_report(path, report_path, spec, engine, table=table)
     if outcome["problems"]:  # with --json, the failure's document says them (one document on stdout)
         raise VerificationError(f"{path} does not match {report_path}: " + "; ".join(outcome["problems"]))
     if as_json:
@@ -217,11 +217,11 @@ def _refuse_audit_options_with_against(given: list[str]) -> None:
 
 
 def _refuse_reading_options_with_against(given: list[str]) -> None:
-    """The report names how its release is read (a database output's table, a CSV output's
-    delimiter): an option beside --against was never used, whatever it said."""
+    """The report says how its release is read (a CSV output's delimiter): an option beside
+    --against was never used, whatever it said. (--table is checked against the report's.)"""
     if given:
-        raise SpecError(f"{', '.join(given)} cannot be combined with --against: the report names the release's "
-                        "table and how its file is read; give the release and its report alone")
+        raise SpecError(f"{', '.join(given)} cannot be combined with --against: the report says how its release "
+                        "is read; give the release and its report alone")
 
 
 _SIMILARITY_WITHOUT_HIERARCHY = ("--similarity-level is a level of a sensitive column's hierarchy (values under one "
