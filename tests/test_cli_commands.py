@@ -385,7 +385,8 @@ def test_check_against_refuses_an_audit_option_it_would_not_apply(table3_release
                              f"attacks; to audit the file with {it}, run 'sqlclose check TABLE' without "
                              "--against\n"), result.stderr
     assert "matches" not in result.stdout
-    hierarchy = ["--hierarchy", f"disease={release.parents[1] / 'disease.csv'}"] if "--similarity-level" in given else []
+    disease = release.parents[1] / "disease.csv"
+    hierarchy = ["--hierarchy", f"disease={disease}"] if "--similarity-level" in given else []
     audit = invoke("check", release, "--qi", "zip,age", "--sensitive", "disease", *args, *hierarchy)
     assert audit.exit_code == 0, audit.output
 
@@ -413,7 +414,8 @@ def test_check_against_refuses_a_table_other_than_the_reports(tmp_path):
     for spec, table in ((folder / "spec.toml", "a"), (folder / "b.toml", "b")):
         assert invoke("anonymize", spec, "-q", "-o", db, "--output-table", table).exit_code == 0
     con = duckdb.connect(str(db), read_only=True)
-    assert con.execute("SELECT * FROM a ORDER BY ALL").fetchall() != con.execute("SELECT * FROM b ORDER BY ALL").fetchall()
+    rows = [con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in ("a", "b")]
+    assert rows[0] != rows[1]
     con.close()
     report_a = folder / "out" / "x.duckdb.a.report.json"
     assert invoke("check", db, "--table", "a", "--against", report_a).exit_code == 0
