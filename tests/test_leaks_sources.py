@@ -4,6 +4,7 @@ are plain: each file read alone by pyarrow, the error's text, all of stderr and 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -198,6 +199,58 @@ def test_a_declared_number_type_releases_the_numbers_as_the_csv_writes_them(tmp_
     with sqlclose.anonymize(None, spec) as release:
         released = {Decimal(str(v)) for v in release.to_arrow().column("salary").to_pylist()}
     assert released == _salaries(source)
+
+
+def _with_column(path: Path, values: list[str]) -> Path:
+    """Table 3 with a column ``seen`` holding ``values`` in turn, as a CSV."""
+    lines = (TABLE3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    rows = [f"{line},{values[i % len(values)]}" for i, line in enumerate(lines[1:])]
+    path.write_text("\n".join([f"{lines[0]},seen", *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def _moment(kind: str, text: str) -> object:
+    """What ``text`` writes, by Python's own reading: a day, a UTC wall time, a time of day."""
+    if kind == "DATE":
+        return dt.date.fromisoformat(text[:10])
+    if kind == "TIME":
+        return dt.time.fromisoformat(text)
+    written = dt.datetime.fromisoformat(text)
+    return written.astimezone(dt.UTC).replace(tzinfo=None) if written.tzinfo else written
+
+
+@pytest.mark.parametrize("declared, values, refused", [
+    ("DATE", ["2020-01-01 13:00:00", "2020-01-02"], True),
+    ("DATE", ["2020-01-01", "2020-01-02 00:00:00"], False),
+    ("TIMESTAMP", ["2020-01-01 00:00:00+05:00", "2020-01-01 00:00:00-08:00"], True),
+    ("TIMESTAMP", ["2020-01-01 00:00:00.123456789", "2020-01-01 00:00:00.123456001"], True),
+    ("TIMESTAMP", ["2020-01-01T00:00:00Z", "2020-01-01 00:00:00.1234560", "2020-01-02 13:30"], False),
+    ("TIME", ["01:02:03.1234567", "01:02:03.1234561"], True),
+    ("TIME", ["01:02:03.5", "01:02:00"], False),
+    ("DOUBLE", ["1e400", "1.5"], True),
+    ("DOUBLE", ["-1e400", "1.5"], True),
+    ("DOUBLE", ["1e300", "1.5"], False),
+])
+def test_a_declared_date_time_or_double_releases_the_values_as_the_csv_writes_them(tmp_path, declared, values,
+                                                                                    refused):
+    """DuckDB's casts drop what a declared type cannot hold, and the release gave values no row
+    holds, verified: DATE dropped a time of day (2020-01-01 13:00 released as 2020-01-01),
+    TIMESTAMP a UTC offset (two instants 13 hours apart released as one) and TIMESTAMP and TIME the
+    digits past the microsecond (two values released as one); DOUBLE read 1e400 as infinity. Now such
+    a column stops the job (the column, the type and the count; never a value), and one its type
+    holds as written is released as written. The oracle: the CSV's text read by Python's datetime
+    and float (a time zone's instant in UTC, as DuckDB reads a UTC offset of zero)."""
+    source = _with_column(tmp_path / "people.csv", values)
+    spec = _spec(others="keep", source={"path": str(source), "types": {"seen": declared}})
+    if refused:
+        with pytest.raises(InputError) as e:
+            sqlclose.anonymize(None, spec)
+        assert f"column 'seen' is declared {declared} but holds" in str(e.value)
+        assert not any(v in str(e.value) for v in values)
+        return
+    with sqlclose.anonymize(None, spec) as release:
+        released = set(release.to_arrow().column("seen").to_pylist())
+    assert released == {float(v) if declared == "DOUBLE" else _moment(declared, v) for v in values}
 
 
 @pytest.mark.parametrize("age, salary, says", [
