@@ -276,6 +276,9 @@ CASES: list[Case] = [
     Case("csv-not-utf8", "a non-UTF-8 CSV (Latin-1 bytes in a value)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + [ROWS[2].replace("stomach", "estómago")] + ROWS[3:])
                          .encode("latin-1")), 2),
+    Case("csv-mixed-line-endings", "a CSV whose lines end with LF, then CRLF (two exports joined)",
+         lambda d: write(d, "table3.csv", ("\n".join([HEADER, *ROWS[:4]]) + "\n" + "\r\n".join(ROWS[4:]) + "\r\n")
+                         .encode()), 2),
     Case("csv-empty-table", "an empty table (header only)", lambda d: write(d, "table3.csv", table(rows=[])), 2),
     Case("csv-empty-file", "an empty source file (0 bytes)", lambda d: write(d, "table3.csv", ""), 2),
     Case("csv-duplicate-header", "duplicate header names (`age` twice)",
@@ -553,6 +556,11 @@ MESSAGES = {
     "csv-not-utf8": (
         "sqlclose: error: cannot read <tmp>/table3.csv: it is not UTF-8 text (line 4); set "
         "[source] encoding = \"latin-1\" or \"utf-16\""
+    ),
+    "csv-mixed-line-endings": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 6 ends with CRLF (\\r\\n) where line 1 ends with LF"
+        " (\\n); the CSV reader takes one kind of line ending per file (two files joined, or a file edited on"
+        " another system): convert the file to one kind, e.g. with dos2unix (LF) or unix2dos (CRLF)"
     ),
     "csv-empty-table": (
         "sqlclose: error: <tmp>/table3.csv has no rows: there is nothing to anonymize"

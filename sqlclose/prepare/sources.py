@@ -32,6 +32,7 @@ from sqlclose.engine.duckdb import message_without_values
 from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
+from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -753,6 +754,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                 "[source] types or nulls")
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
+    if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason
+        return invalid_state_problem(text, read.path, read.encoding)
     return None
 
 
