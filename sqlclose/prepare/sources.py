@@ -29,7 +29,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
-from sqlclose.engine.listing import hidden_match, visible_parquet_files
+from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
@@ -529,15 +529,25 @@ def _files(source: Source) -> list[Path]:
             " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
             "glob = true; from Python, then pass None as the source)" if pattern else ""))
     if source.path.is_dir():
-        files, hidden = visible_parquet_files(source.path)
-        if source.kind != "parquet" or not files:
-            skipped = (f" (it holds {len(hidden)} under a path part starting with \"_\" or \".\", such as "
-                       f"{hidden[0]}, which Spark and Hive skip as a job's leftovers, and so does sqlclose)"
-                       if hidden and source.kind == "parquet" else "")
-            raise InputError(f"source {source.path} is a folder; a folder source must hold .parquet files "
+        found = folder_files(source.path)
+        if source.kind != "parquet" or not found.parquet:
+            skipped = (f" (it holds {len(found.hidden)} under a path part starting with \"_\" or \".\", such as "
+                       f"{found.hidden[0]}, which Spark and Hive skip as a job's leftovers, and so does sqlclose)"
+                       if found.hidden and source.kind == "parquet" else "")
+            raise InputError(f"source {source.path} is a folder; a folder source must hold Parquet files "
                              f"(set format = \"parquet\"){skipped}")
-        return files
+        if found.other:
+            raise _unread_files(source.path, found.other)
+        return found.parquet
     return [source.path]
+
+
+def _unread_files(folder: Path, other: list[Path]) -> InputError:
+    named = f"{other[0]}, which is not a Parquet file" if len(other) == 1 else \
+        f"{other[0]} and {len(other) - 1} other file(s), which are not Parquet files"
+    return InputError(f"source folder {folder} holds {named} (their first bytes are not PAR1); a folder source "
+                      "reads every file not under a path part starting with \"_\" or \".\", whatever its name, as "
+                      "Spark and Hive do: move it out of the folder, or prefix its name with \"_\" to leave it out")
 
 
 def _pattern_files(source: Source) -> list[Path]:
