@@ -490,6 +490,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         _refuse_non_database(source.path)
     elif kind == "parquet":
         _refuse_unlike_files(files, label)
+        if folder:
+            _refuse_shadowed_columns(source.path, files)
     own = engine is None
     engine = engine or DuckDBEngine()
     try:
@@ -796,6 +798,26 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
             _refuse_unlike_types(label, (files[0], types_of[footers[0]]), (f, types_of[footer]))
     finally:
         reader.close()
+
+
+def _refuse_shadowed_columns(folder: Path, files: list[Path]) -> None:
+    """A Hive folder key (``dept=10/``) that is also a column of the files (names alike but for case,
+    as engines match them) is refused: the engine reads the folder's value for every row, and the
+    files' own values were gone from the release without a word (a QI so shadowed was searched on
+    the folders' values). pyarrow refuses such a folder too. The files share their columns
+    (``_refuse_unlike_files``): the first one's are read."""
+    keys: dict[str, Path] = {}
+    for f in files:
+        for part in f.relative_to(folder).parts[:-1]:
+            if "=" in part:
+                keys.setdefault(part.split("=", 1)[0].casefold(), f.parent)
+    if not keys:
+        return
+    column = next((name for name in _parquet_names(files[0]) if name.casefold() in keys), None)
+    if column is not None:
+        raise InputError(f"cannot read {folder}: its partition folders (such as {keys[column.casefold()]}) name column "
+                         f"{column!r}, which its files hold too; the engine would read the folder's value for every "
+                         "row, dropping the files' own: rename the folders' key, or the files' column")
 
 
 def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
