@@ -407,3 +407,51 @@ def test_a_hive_folder_key_that_is_also_a_file_column_is_refused(tmp_path, key):
     column = key.lower()
     assert f"name column {column!r}, which its files hold too" in str(refused.value)
     assert f"{key}=1" in str(refused.value)
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_a_decimal_wider_than_38_digits_in_a_parquet_source_is_refused_by_name(tmp_path, folder):
+    """DuckDB reads a Parquet DECIMAL of more than 38 digits (pyarrow's decimal256) as DOUBLE: a
+    kept column of ten different values was released as one rounded double, no row's, and
+    verified. The same column in an Arrow table was refused by name already. Now refused, naming
+    the column and the file, in a folder too (a second file's footer unlike the first's). The
+    oracle: pyarrow reads the file's values back as ten distinct decimals of 50 digits."""
+    import decimal
+
+    table = _table3()
+    values = pa.array([decimal.Decimal(f"1234567890123456789012345678901234567{i}.012345678{i}")
+                       for i in range(table.num_rows)], pa.decimal256(50, 10))
+    path = tmp_path / "in" / "b.parquet" if folder else tmp_path / "in.parquet"
+    path.parent.mkdir(exist_ok=True)
+    if folder:
+        pq.write_table(table.append_column("big", pa.array([1.5] * table.num_rows)), path.parent / "a.parquet")
+    pq.write_table(table.append_column("big", values), path)
+    assert pq.read_table(path).column("big").type == pa.decimal256(50, 10)
+    assert len(set(pq.read_table(path).column("big").to_pylist())) == table.num_rows  # the oracle
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(path.parent if folder else path, _spec(others="keep"))
+    assert f"cannot read {path}: column 'big' is a DECIMAL of 50 digits" in str(refused.value)
+    assert "12345678901234" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("step", "refused"), [(1, True), (1000, False)])
+def test_int96_timestamps_finer_than_a_microsecond_are_refused_by_name(tmp_path, step, refused):
+    """DuckDB reads INT96 timestamps (Impala's, Spark's legacy format), which hold nanoseconds, to
+    the microsecond: rows a nanosecond apart were released as one value, no row's, and verified.
+    Now a file whose INT96 column holds a part finer than a microsecond is refused naming the
+    column and the file; one of whole microseconds (as Spark writes them) is released as it is.
+    The oracle: pyarrow reads the file's instants back at nanoseconds, one per row."""
+    table = _table3()
+    base = 1_600_000_000_123_456_000
+    instants = pa.array([base + i * step for i in range(table.num_rows)], pa.timestamp("ns"))
+    pq.write_table(table.append_column("ts", instants), tmp_path / "in.parquet", use_deprecated_int96_timestamps=True)
+    held = pq.read_table(tmp_path / "in.parquet").column("ts")
+    assert held.type == pa.timestamp("ns") and len(set(held.cast(pa.int64()).to_pylist())) == table.num_rows
+    if refused:
+        with pytest.raises(InputError) as e:
+            sqlclose.anonymize(tmp_path / "in.parquet", _spec(others="keep"))
+        assert f"cannot read {tmp_path / 'in.parquet'}: column 'ts' holds INT96 timestamps" in str(e.value)
+        return
+    with sqlclose.anonymize(tmp_path / "in.parquet", _spec(others="keep")) as release:
+        released = release.to_arrow().column("ts").cast(pa.timestamp("ns")).cast(pa.int64()).to_pylist()
+    assert sorted(released) == sorted(held.cast(pa.int64()).to_pylist())

@@ -33,6 +33,7 @@ from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
+from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -781,6 +782,8 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
     (``DuckDBEngine.parquet_footers``); the refusal names no value."""
     if len(files) < 2:
         _refuse_duplicates_file_by_file(files)
+        for f in files:
+            refuse_narrowed_columns(f)
         return
     reader = DuckDBEngine()
     try:
@@ -791,6 +794,8 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
             raise
         types_of: dict[tuple, dict[str, str]] = {}
         for f, footer in zip(files, footers):
+            if footer not in types_of or has_int96(footer[0]):  # an INT96 column's values differ file by file
+                refuse_narrowed_columns(f)
             if footer in types_of:  # read alike: compared when its footer was first met
                 continue
             _refuse_duplicates(_top_level_names(footer[0]), str(f))
