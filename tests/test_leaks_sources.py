@@ -455,3 +455,74 @@ def test_int96_timestamps_finer_than_a_microsecond_are_refused_by_name(tmp_path,
     with sqlclose.anonymize(tmp_path / "in.parquet", _spec(others="keep")) as release:
         released = release.to_arrow().column("ts").cast(pa.timestamp("ns")).cast(pa.int64()).to_pylist()
     assert sorted(released) == sorted(held.cast(pa.int64()).to_pylist())
+
+
+def _unreadable_run(tmp_path: Path, table: pa.Table, compression: str = "snappy") -> Path:
+    """``table`` written as ``in.parquet`` (returned), and a spec releasing it with its ``note`` kept."""
+    pq.write_table(table, tmp_path / "in.parquet", compression=compression)
+    (tmp_path / "s.toml").write_text(
+        'others = "keep"\n[source]\npath = "in.parquet"\n[output]\npath = "out.parquet"\n[privacy]\nk = 3\n'
+        'suppression = 0.5\n[quasi_identifiers]\nage = { bands = [10, 20] }\n', encoding="utf-8")
+    return tmp_path / "in.parquet"
+
+
+def _ages(n: int) -> list[int]:
+    return [20 + (i * 7) % 50 for i in range(n)]
+
+
+def test_a_parquet_text_column_that_is_not_utf8_is_bad_input_naming_file_and_column(tmp_path):
+    """A Parquet STRING column holding bytes that are not UTF-8 (some writers mark raw bytes as text)
+    stopped the job with exit 1, an internal error, "a value could not be converted or computed",
+    naming neither file nor column — for a kept column at the write, after the whole search. Now it
+    is bad input (exit 2) naming the file and the column, never the value; nothing is written. The
+    oracle: pyarrow's full validation of the column refuses its text."""
+    raw = [f"ok{i}".encode() if i != 7 else SECRET.encode() + b"\xff\xfe" for i in range(20)]
+    note = pa.array(raw, pa.binary()).view(pa.string())
+    with pytest.raises(pa.ArrowInvalid, match="UTF8"):
+        note.validate(full=True)
+    source = _unreadable_run(tmp_path, pa.table({"age": _ages(20), "note": note}))
+    run = _cli("anonymize", "s.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert f"cannot read {source}: column 'note' holds text that is not valid UTF-8" in run.stderr
+    assert json.loads(run.stdout)["kind"] == "bad input"
+    assert SECRET not in run.stderr + run.stdout and not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("compression", ["snappy", "zstd", "none"])
+def test_a_parquet_file_with_a_damaged_data_page_is_bad_input_naming_file_and_column(tmp_path, compression):
+    """A Parquet file whose footer reads but a data page of a kept column is damaged (a bad copy)
+    ended as exit 1 after the whole search, at the write: "a value could not be converted or
+    computed" (snappy), or DuckDB's bare "Out of buffer" (uncompressed), naming nothing. Now bad
+    input naming the file and the column. The oracle: pyarrow cannot read the file's ``note``
+    column and reads its ``age`` column whole (the damage is in note's pages)."""
+    n = 2000
+    source = _unreadable_run(tmp_path, pa.table({"age": _ages(n), "note": [f"note-{i}" for i in range(n)]}),
+                             compression)
+    data = bytearray(source.read_bytes())
+    middle = len(data) // 2
+    for offset in (middle, middle + 1, middle + 2, len(data) // 3):
+        data[offset] ^= 0xFF
+    source.write_bytes(bytes(data))
+    assert pq.read_table(source, columns=["age"]).num_rows == n
+    with pytest.raises(Exception):  # noqa: B017 - pyarrow's own errors differ by codec
+        pq.read_table(source, columns=["note"]).validate(full=True)
+    run = _cli("anonymize", "s.toml", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert f"cannot read {source}: a data page of column 'note' cannot be decoded" in run.stderr
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_an_arrow_text_column_that_is_not_utf8_is_bad_input_not_a_failed_verification():
+    """The same bytes in an Arrow string column were released, failed the re-check and ended as
+    "verification failed" (exit 4), as if sqlclose had written a wrong file. Now refused as bad
+    input before the engine reads it, naming the column, never the value. The oracle: pyarrow's
+    full validation of the table."""
+    raw = [f"ok{i}".encode() if i != 7 else SECRET.encode() + b"\xff\xfe" for i in range(20)]
+    table = pa.table({"age": _ages(20), "note": pa.array(raw, pa.binary()).view(pa.string())})
+    with pytest.raises(pa.ArrowInvalid, match="UTF8"):
+        table.validate(full=True)
+    spec = {"others": "keep", "privacy": {"k": 3, "suppression": 0.5}, "quasi_identifiers": {"age": {"bands": [10]}}}
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(table, spec)
+    assert "column 'note' holds text that is not valid UTF-8" in str(refused.value)
+    assert SECRET not in str(refused.value)

@@ -83,7 +83,9 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         _refuse_duplicates(source.schema.names, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
+        from sqlclose.prepare.arrow_text import refuse_invalid_text
 
+        refuse_invalid_text(source, label)
         refuse_sub_microsecond_durations(source, label)
         own = engine is None
         engine = engine or DuckDBEngine()
