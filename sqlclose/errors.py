@@ -72,6 +72,14 @@ class EngineError(SqlcloseError):
         self.cause: BaseException | None = None  # set by ``Engine.wrapped_error``
 
 
+class SourceDataError(EngineError, InputError):
+    """A source file's data could not be read when a pass first read it (text that is not UTF-8,
+    a damaged page): bad input, named by file and column, never by value. An EngineError too,
+    as the engine raised it where any query may fail."""
+
+    exit_code = 2
+
+
 class EngineOutOfMemory(EngineError):
     """The engine ran out of the memory it was given; the message says what it had and what to
     change. Nothing was placed at the output path."""

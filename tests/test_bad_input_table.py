@@ -160,6 +160,19 @@ def _existing_output_table(d: Path) -> None:
                                 'path = "out/releases.duckdb"\ntable = "people"\noverwrite = false')))
 
 
+def _parquet_text_not_utf8(d: Path) -> None:
+    """Table 3 as Parquet, one row's disease bytes not UTF-8 (a writer that marks raw bytes as text)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    people = pacsv.read_csv(d / "table3.csv")
+    raw = [v.encode() if i != 3 else b"SECRET-4711\xff" for i, v in enumerate(people.column("disease").to_pylist())]
+    disease = pa.array(raw, pa.binary()).view(pa.string())
+    pq.write_table(people.set_column(people.schema.get_field_index("disease"), "disease", disease), d / "data.parquet")
+    write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "data.parquet"')))
+
+
 def _failing_view(d: Path) -> None:
     """A DuckDB database whose view ``v`` types Table 3's salaries, held as text, with a CAST that
     fails on one row's text (``SECRET-4711``)."""
@@ -266,6 +279,7 @@ CASES: list[Case] = [
     Case("parquet-garbage", "an unreadable Parquet file (random bytes)",
          lambda d: (write(d, "data.parquet", random.Random(9).randbytes(4096)),
                     write(d, "spec.toml", spec(('path = "table3.csv"', 'path = "data.parquet"')))), 2),
+    Case("parquet-text-not-utf8", "a Parquet text column holding bytes that are not UTF-8", _parquet_text_not_utf8, 2),
     Case("csv-ragged", "a CSV with a ragged row (an extra field)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:3] + [ROWS[3] + ",x"] + ROWS[4:])), 2),
     Case("csv-short-row", "a CSV with a short row (a missing field)",
@@ -276,6 +290,9 @@ CASES: list[Case] = [
     Case("csv-not-utf8", "a non-UTF-8 CSV (Latin-1 bytes in a value)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + [ROWS[2].replace("stomach", "estómago")] + ROWS[3:])
                          .encode("latin-1")), 2),
+    Case("csv-mixed-line-endings", "a CSV whose lines end with LF, then CRLF (two exports joined)",
+         lambda d: write(d, "table3.csv", ("\n".join([HEADER, *ROWS[:4]]) + "\n" + "\r\n".join(ROWS[4:]) + "\r\n")
+                         .encode()), 2),
     Case("csv-empty-table", "an empty table (header only)", lambda d: write(d, "table3.csv", table(rows=[])), 2),
     Case("csv-empty-file", "an empty source file (0 bytes)", lambda d: write(d, "table3.csv", ""), 2),
     Case("csv-duplicate-header", "duplicate header names (`age` twice)",
@@ -534,6 +551,11 @@ MESSAGES = {
         "source: cannot tell the format of <tmp>/table3.dat; set format = \"parquet\", \"csv\" or"
         " \"duckdb\""
     ),
+    "parquet-text-not-utf8": (
+        "sqlclose: error: cannot read <tmp>/data.parquet: column 'disease' holds text that is not valid UTF-8 (a"
+        " Parquet STRING column must; some writers mark raw bytes as text): write that column as binary, or fix its"
+        " values"
+    ),
     "parquet-garbage": (
         "sqlclose: error: cannot read <tmp>/data.parquet as parquet: Parquet magic bytes not found in"
         " footer. Either the file is corrupted or this is not a parquet file."
@@ -553,6 +575,11 @@ MESSAGES = {
     "csv-not-utf8": (
         "sqlclose: error: cannot read <tmp>/table3.csv: it is not UTF-8 text (line 4); set "
         "[source] encoding = \"latin-1\" or \"utf-16\""
+    ),
+    "csv-mixed-line-endings": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 6 ends with CRLF (\\r\\n) where line 1 ends with LF"
+        " (\\n); the CSV reader takes one kind of line ending per file (two files joined, or a file edited on"
+        " another system): convert the file to one kind, e.g. with dos2unix (LF) or unix2dos (CRLF)"
     ),
     "csv-empty-table": (
         "sqlclose: error: <tmp>/table3.csv has no rows: there is nothing to anonymize"

@@ -4,6 +4,7 @@ table was built with (12 rows, 3 cities, 4 each), accented names and all."""
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,27 @@ def test_a_file_its_encoding_does_not_decode_is_told_the_other_encodings(tmp_pat
     assert result.exit_code == 2, result.output
     assert result.output.strip().endswith(f"cannot read {tmp_path / 'p.csv'}: it is not UTF-16 text (line 1); "
                                           'set [source] encoding = "latin-1" or "utf-8"'), result.output
+
+
+@pytest.mark.parametrize(("first", "then"), [("\n", "\r\n"), ("\r\n", "\n")])
+def test_a_csv_whose_line_endings_change_is_refused_naming_the_line(tmp_path, first, then):
+    """Two exports joined with `cat` (LF lines, then CRLF ones, or the reverse) stopped DuckDB's
+    strict reader, and the refusal said only "a value could not be converted or computed (DuckDB's
+    message names it, so it is not shown)": DuckDB's message names no value, no line and no cause.
+    Now the file is scanned on that failure: the refusal names the first line whose ending differs
+    and how to convert the file, never a value; nothing is written. The oracle: Python's csv module
+    reads every row (the file is sound CSV), and the line is counted from the bytes written here.
+    A quoted field holding the other line ending is data, not a line's end, and is not named."""
+    rows = _text().splitlines()
+    rows[2] = rows[2].replace("flu", f'"flu{then}again"')
+    text = first.join(rows[:6]) + first + then.join(rows[6:]) + then
+    (tmp_path / "raw.csv").write_text(text, encoding="utf-8", newline="")
+    with (tmp_path / "raw.csv").open(newline="", encoding="utf-8") as handle:
+        assert len(list(csv.reader(handle))) == 13  # the oracle: a header and 12 rows
+    changed = len((first.join(rows[:6]) + first).splitlines()) + 1  # a line as an editor counts it
+    spec = _project(tmp_path, text.encode(), "utf-8")
+    result = invoke("anonymize", spec, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert f"cannot read {tmp_path / 'p.csv'}: line {changed} ends with" in result.output, result.output
+    assert "dos2unix" in result.output and "flu" not in result.output
+    assert not (tmp_path / "out").exists()

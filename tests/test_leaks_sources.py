@@ -4,6 +4,7 @@ are plain: each file read alone by pyarrow, the error's text, all of stderr and 
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import subprocess
 import sys
@@ -200,6 +201,58 @@ def test_a_declared_number_type_releases_the_numbers_as_the_csv_writes_them(tmp_
     assert released == _salaries(source)
 
 
+def _with_column(path: Path, values: list[str]) -> Path:
+    """Table 3 with a column ``seen`` holding ``values`` in turn, as a CSV."""
+    lines = (TABLE3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    rows = [f"{line},{values[i % len(values)]}" for i, line in enumerate(lines[1:])]
+    path.write_text("\n".join([f"{lines[0]},seen", *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def _moment(kind: str, text: str) -> object:
+    """What ``text`` writes, by Python's own reading: a day, a UTC wall time, a time of day."""
+    if kind == "DATE":
+        return dt.date.fromisoformat(text[:10])
+    if kind == "TIME":
+        return dt.time.fromisoformat(text)
+    written = dt.datetime.fromisoformat(text)
+    return written.astimezone(dt.UTC).replace(tzinfo=None) if written.tzinfo else written
+
+
+@pytest.mark.parametrize("declared, values, refused", [
+    ("DATE", ["2020-01-01 13:00:00", "2020-01-02"], True),
+    ("DATE", ["2020-01-01", "2020-01-02 00:00:00"], False),
+    ("TIMESTAMP", ["2020-01-01 00:00:00+05:00", "2020-01-01 00:00:00-08:00"], True),
+    ("TIMESTAMP", ["2020-01-01 00:00:00.123456789", "2020-01-01 00:00:00.123456001"], True),
+    ("TIMESTAMP", ["2020-01-01T00:00:00Z", "2020-01-01 00:00:00.1234560", "2020-01-02 13:30"], False),
+    ("TIME", ["01:02:03.1234567", "01:02:03.1234561"], True),
+    ("TIME", ["01:02:03.5", "01:02:00"], False),
+    ("DOUBLE", ["1e400", "1.5"], True),
+    ("DOUBLE", ["-1e400", "1.5"], True),
+    ("DOUBLE", ["1e300", "1.5"], False),
+])
+def test_a_declared_date_time_or_double_releases_the_values_as_the_csv_writes_them(tmp_path, declared, values,
+                                                                                    refused):
+    """DuckDB's casts drop what a declared type cannot hold, and the release gave values no row
+    holds, verified: DATE dropped a time of day (2020-01-01 13:00 released as 2020-01-01),
+    TIMESTAMP a UTC offset (two instants 13 hours apart released as one) and TIMESTAMP and TIME the
+    digits past the microsecond (two values released as one); DOUBLE read 1e400 as infinity. Now such
+    a column stops the job (the column, the type and the count; never a value), and one its type
+    holds as written is released as written. The oracle: the CSV's text read by Python's datetime
+    and float (a time zone's instant in UTC, as DuckDB reads a UTC offset of zero)."""
+    source = _with_column(tmp_path / "people.csv", values)
+    spec = _spec(others="keep", source={"path": str(source), "types": {"seen": declared}})
+    if refused:
+        with pytest.raises(InputError) as e:
+            sqlclose.anonymize(None, spec)
+        assert f"column 'seen' is declared {declared} but holds" in str(e.value)
+        assert not any(v in str(e.value) for v in values)
+        return
+    with sqlclose.anonymize(None, spec) as release:
+        released = set(release.to_arrow().column("seen").to_pylist())
+    assert released == {float(v) if declared == "DOUBLE" else _moment(declared, v) for v in values}
+
+
 @pytest.mark.parametrize("age, salary, says", [
     ("2.9e1", "3000", "column 'age' is declared BIGINT but holds 1 number(s) that type would change"),
     ("29", "3000.5", "column 'salary' holds 1 number(s) that are not whole"),
@@ -331,3 +384,145 @@ def test_a_view_reading_its_rows_as_they_are_is_released(tmp_path):
     with sqlclose.anonymize((con, "v"), _spec(others="keep")) as release:
         notes = sorted(release.to_arrow().column("note").to_pylist(), key=str)
     assert notes == [1] * 8 + [None]
+
+
+@pytest.mark.parametrize("key", ["salary", "Salary", "zip"])
+def test_a_hive_folder_key_that_is_also_a_file_column_is_refused(tmp_path, key):
+    """A Parquet folder whose partition folders (``salary=3000/``) name a column its files hold too:
+    DuckDB read the folder's value for every row, and the files' own salaries were gone from the
+    release without a word (a QI so shadowed, zip, was searched and released on the folders'
+    values). Names alike but for case are one column to an engine. Now refused, naming the column
+    and a folder. The oracle: pyarrow's dataset reader refuses the same folder; nothing is read."""
+    import pyarrow.dataset as ds
+
+    table = _table3()
+    for part in ("1", "2"):
+        (tmp_path / "in" / f"{key}={part}").mkdir(parents=True)
+        pq.write_table(table, tmp_path / "in" / f"{key}={part}" / "part-0.parquet")
+    if key != "Salary":  # pyarrow matches names by case: a key alike but for case is its own column there
+        with pytest.raises(pa.ArrowTypeError):
+            ds.dataset(tmp_path / "in", partitioning="hive").to_table()
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(tmp_path / "in", _spec())
+    column = key.lower()
+    assert f"name column {column!r}, which its files hold too" in str(refused.value)
+    assert f"{key}=1" in str(refused.value)
+
+
+@pytest.mark.parametrize("folder", [False, True])
+def test_a_decimal_wider_than_38_digits_in_a_parquet_source_is_refused_by_name(tmp_path, folder):
+    """DuckDB reads a Parquet DECIMAL of more than 38 digits (pyarrow's decimal256) as DOUBLE: a
+    kept column of ten different values was released as one rounded double, no row's, and
+    verified. The same column in an Arrow table was refused by name already. Now refused, naming
+    the column and the file, in a folder too (a second file's footer unlike the first's). The
+    oracle: pyarrow reads the file's values back as ten distinct decimals of 50 digits."""
+    import decimal
+
+    table = _table3()
+    values = pa.array([decimal.Decimal(f"1234567890123456789012345678901234567{i}.012345678{i}")
+                       for i in range(table.num_rows)], pa.decimal256(50, 10))
+    path = tmp_path / "in" / "b.parquet" if folder else tmp_path / "in.parquet"
+    path.parent.mkdir(exist_ok=True)
+    if folder:
+        pq.write_table(table.append_column("big", pa.array([1.5] * table.num_rows)), path.parent / "a.parquet")
+    pq.write_table(table.append_column("big", values), path)
+    assert pq.read_table(path).column("big").type == pa.decimal256(50, 10)
+    assert len(set(pq.read_table(path).column("big").to_pylist())) == table.num_rows  # the oracle
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(path.parent if folder else path, _spec(others="keep"))
+    assert f"cannot read {path}: column 'big' is a DECIMAL of 50 digits" in str(refused.value)
+    assert "12345678901234" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("step", "refused"), [(1, True), (1000, False)])
+def test_int96_timestamps_finer_than_a_microsecond_are_refused_by_name(tmp_path, step, refused):
+    """DuckDB reads INT96 timestamps (Impala's, Spark's legacy format), which hold nanoseconds, to
+    the microsecond: rows a nanosecond apart were released as one value, no row's, and verified.
+    Now a file whose INT96 column holds a part finer than a microsecond is refused naming the
+    column and the file; one of whole microseconds (as Spark writes them) is released as it is.
+    The oracle: pyarrow reads the file's instants back at nanoseconds, one per row."""
+    table = _table3()
+    base = 1_600_000_000_123_456_000
+    instants = pa.array([base + i * step for i in range(table.num_rows)], pa.timestamp("ns"))
+    pq.write_table(table.append_column("ts", instants), tmp_path / "in.parquet", use_deprecated_int96_timestamps=True)
+    held = pq.read_table(tmp_path / "in.parquet").column("ts")
+    assert held.type == pa.timestamp("ns") and len(set(held.cast(pa.int64()).to_pylist())) == table.num_rows
+    if refused:
+        with pytest.raises(InputError) as e:
+            sqlclose.anonymize(tmp_path / "in.parquet", _spec(others="keep"))
+        assert f"cannot read {tmp_path / 'in.parquet'}: column 'ts' holds INT96 timestamps" in str(e.value)
+        return
+    with sqlclose.anonymize(tmp_path / "in.parquet", _spec(others="keep")) as release:
+        released = release.to_arrow().column("ts").cast(pa.timestamp("ns")).cast(pa.int64()).to_pylist()
+    assert sorted(released) == sorted(held.cast(pa.int64()).to_pylist())
+
+
+def _unreadable_run(tmp_path: Path, table: pa.Table, compression: str = "snappy") -> Path:
+    """``table`` written as ``in.parquet`` (returned), and a spec releasing it with its ``note`` kept."""
+    pq.write_table(table, tmp_path / "in.parquet", compression=compression)
+    (tmp_path / "s.toml").write_text(
+        'others = "keep"\n[source]\npath = "in.parquet"\n[output]\npath = "out.parquet"\n[privacy]\nk = 3\n'
+        'suppression = 0.5\n[quasi_identifiers]\nage = { bands = [10, 20] }\n', encoding="utf-8")
+    return tmp_path / "in.parquet"
+
+
+def _ages(n: int) -> list[int]:
+    return [20 + (i * 7) % 50 for i in range(n)]
+
+
+def test_a_parquet_text_column_that_is_not_utf8_is_bad_input_naming_file_and_column(tmp_path):
+    """A Parquet STRING column holding bytes that are not UTF-8 (some writers mark raw bytes as text)
+    stopped the job with exit 1, an internal error, "a value could not be converted or computed",
+    naming neither file nor column — for a kept column at the write, after the whole search. Now it
+    is bad input (exit 2) naming the file and the column, never the value; nothing is written. The
+    oracle: pyarrow's full validation of the column refuses its text."""
+    raw = [f"ok{i}".encode() if i != 7 else SECRET.encode() + b"\xff\xfe" for i in range(20)]
+    note = pa.array(raw, pa.binary()).view(pa.string())
+    with pytest.raises(pa.ArrowInvalid, match="UTF8"):
+        note.validate(full=True)
+    source = _unreadable_run(tmp_path, pa.table({"age": _ages(20), "note": note}))
+    run = _cli("anonymize", "s.toml", "--json", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert f"cannot read {source}: column 'note' holds text that is not valid UTF-8" in run.stderr
+    assert json.loads(run.stdout)["kind"] == "bad input"
+    assert SECRET not in run.stderr + run.stdout and not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("compression", ["snappy", "zstd", "none"])
+def test_a_parquet_file_with_a_damaged_data_page_is_bad_input_naming_file_and_column(tmp_path, compression):
+    """A Parquet file whose footer reads but a data page of a kept column is damaged (a bad copy)
+    ended as exit 1 after the whole search, at the write: "a value could not be converted or
+    computed" (snappy), or DuckDB's bare "Out of buffer" (uncompressed), naming nothing. Now bad
+    input naming the file and the column. The oracle: pyarrow cannot read the file's ``note``
+    column and reads its ``age`` column whole (the damage is in note's pages)."""
+    n = 2000
+    source = _unreadable_run(tmp_path, pa.table({"age": _ages(n), "note": [f"note-{i}" for i in range(n)]}),
+                             compression)
+    data = bytearray(source.read_bytes())
+    middle = len(data) // 2
+    for offset in (middle, middle + 1, middle + 2, len(data) // 3):
+        data[offset] ^= 0xFF
+    source.write_bytes(bytes(data))
+    assert pq.read_table(source, columns=["age"]).num_rows == n
+    with pytest.raises(Exception):  # noqa: B017 - pyarrow's own errors differ by codec
+        pq.read_table(source, columns=["note"]).validate(full=True)
+    run = _cli("anonymize", "s.toml", cwd=tmp_path)
+    assert run.returncode == 2, run.stderr
+    assert f"cannot read {source}: a data page of column 'note' cannot be decoded" in run.stderr
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_an_arrow_text_column_that_is_not_utf8_is_bad_input_not_a_failed_verification():
+    """The same bytes in an Arrow string column were released, failed the re-check and ended as
+    "verification failed" (exit 4), as if sqlclose had written a wrong file. Now refused as bad
+    input before the engine reads it, naming the column, never the value. The oracle: pyarrow's
+    full validation of the table."""
+    raw = [f"ok{i}".encode() if i != 7 else SECRET.encode() + b"\xff\xfe" for i in range(20)]
+    table = pa.table({"age": _ages(20), "note": pa.array(raw, pa.binary()).view(pa.string())})
+    with pytest.raises(pa.ArrowInvalid, match="UTF8"):
+        table.validate(full=True)
+    spec = {"others": "keep", "privacy": {"k": 3, "suppression": 0.5}, "quasi_identifiers": {"age": {"bands": [10]}}}
+    with pytest.raises(InputError) as refused:
+        sqlclose.anonymize(table, spec)
+    assert "column 'note' holds text that is not valid UTF-8" in str(refused.value)
+    assert SECRET not in str(refused.value)

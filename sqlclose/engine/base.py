@@ -107,15 +107,16 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
 
 
 def _exactly_read(kind: str) -> str | None:
-    """The text a declared CSV number type reads as the number it writes (a regular expression),
-    for BIGINT, DECIMAL and DOUBLE, None for the others. BIGINT's read rounds 3000.5 to 3001 and
-    DECIMAL(p, s)'s past its scale; each engine reads spellings the other does not (DuckDB's 0x10
-    as BIGINT 16, Spark's 1d as DOUBLE 1.0 and Arabic-Indic digits as DECIMAL). A digit separator
-    between digits (5_000) is read as the number it writes, on both engines (``Engine.read_number``)."""
-    digits = "[0-9]+(_[0-9]+)*"  # DuckDB reads 5_000 as 5000: the same number
+    """The text a declared CSV type reads as the value it writes (a regular expression), for
+    BIGINT, DECIMAL, DOUBLE, DATE, TIMESTAMP and TIME, None for VARCHAR. BIGINT's read rounds
+    3000.5 to 3001 and DECIMAL(p, s)'s past its scale; each engine reads spellings the other does
+    not (DuckDB's 0x10 as BIGINT 16, Spark's 1d as DOUBLE 1.0 and Arabic-Indic digits as DECIMAL).
+    A digit separator between digits (5_000) is read as the number it writes, on both engines
+    (``Engine.read_number``). The date and time types drop what they cannot hold (``_MOMENTS``)."""
+    if kind in _MOMENTS:
+        return _MOMENTS[kind]
     if kind == "DOUBLE":
-        number = rf"({digits}(\.({digits})?)?|\.{digits})([eE][+-]?{digits})?"
-        return rf"\s*[+-]?({number}|(?i:nan|inf|infinity))\s*"  # NaN and ±inf: their own checks
+        return rf"\s*[+-]?({_DOUBLE_NUMBER}|(?i:nan|inf|infinity))\s*"  # NaN and ±inf: their own checks
     decimal = DECIMAL_TYPE.fullmatch(kind)
     if kind == "BIGINT":
         scale = 0
@@ -126,14 +127,45 @@ def _exactly_read(kind: str) -> str | None:
     zeros = "(_?0)*"  # trailing zeros change no number (a separator may stand between them too)
     fraction = rf"(\.(0{zeros})?)?" if scale == 0 else rf"(\.([0-9](_?[0-9]){{0,{scale - 1}}}{zeros})?)?"
     tail = "" if scale == 0 else rf"|\.[0-9](_?[0-9]){{0,{scale - 1}}}{zeros}"
-    return rf"\s*[+-]?({digits}{fraction}{tail})\s*"
+    return rf"\s*[+-]?({_DIGITS}{fraction}{tail})\s*"
+
+
+_DIGITS = "[0-9]+(_[0-9]+)*"  # DuckDB reads 5_000 as 5000: the same number
+_DOUBLE_NUMBER = rf"({_DIGITS}(\.({_DIGITS})?)?|\.{_DIGITS})([eE][+-]?{_DIGITS})?"
+# The dates, times and timestamps their declared type holds as written. Both engines' casts read more,
+# and drop what the type cannot hold: DATE a time of day ('2020-01-01 13:00' as 2020-01-01), TIMESTAMP
+# and TIME a UTC offset or zone name ('…00:00+05' and '…00:00-08', 13 hours apart, both as 00:00) and
+# digits past the microsecond (…123456789 as …123456). A midnight under DATE, and a UTC offset of zero
+# (Z, +00, +00:00), change nothing; digits past the sixth that are zeros neither.
+_DAY = r"[0-9]+[-/ ][0-9]{1,2}[-/ ][0-9]{1,2}"
+_CLOCK = r"[0-9]{1,2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{0,6}0*)?)?(Z|[+-]00(:?00)?)?"
+_MIDNIGHT = r"[T ]\s*0{1,2}:00(:00(\.0*)?)?(Z|[+-]00(:?00)?)?"
+_ENDLESS = "(?i:[+-]?infinity)"
+_MOMENTS = {
+    "DATE": rf"\s*({_DAY}( \(BC\))?({_MIDNIGHT})?|{_ENDLESS})\s*",
+    "TIMESTAMP": rf"\s*({_DAY}( \(BC\))?([T ]\s*{_CLOCK})?|{_ENDLESS})\s*",
+    "TIME": rf"\s*{_CLOCK}\s*",
+}
+_MOMENT_DROPS = {"DATE": "a time of day, which DATE drops",
+                 "TIMESTAMP": "a UTC offset or time zone, which TIMESTAMP drops (two instants hours apart read as "
+                              "one), or digits past the microsecond, which it cuts",
+                 "TIME": "a UTC offset, which TIME drops, or digits past the microsecond, which it cuts"}
+_MOMENT_FIXES = {"DATE": "declare it \"TIMESTAMP\"",
+                 "TIMESTAMP": "write the values in UTC without an offset, to the microsecond",
+                 "TIME": "write the values without an offset, to the microsecond"}
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
+    if kind in _MOMENTS:
+        return (f"column {column!r} is declared {kind} but holds {count} value(s) that type would change "
+                f"({_MOMENT_DROPS[kind]}); a release gives values as the rows hold them: {_MOMENT_FIXES[kind]}, "
+                "or declare it \"VARCHAR\" (read as the text it is)")
     if kind == "DOUBLE":
-        return (f"column {column!r} is declared DOUBLE but holds {count} value(s) not written as plain numbers that "
-                "an engine reads as numbers (a spelling such as a type suffix); the engines read such spellings "
-                "differently: write them as plain decimal or scientific numbers, or fix the values")
+        return (f"column {column!r} is declared DOUBLE but holds {count} value(s) not read as written: a spelling "
+                "an engine reads as a number although not a plain one (a type suffix; the engines read such "
+                "spellings differently), or a number past DOUBLE's range (beyond ±1.8e308, read as infinity); write "
+                "them as plain decimal or scientific numbers, declare it \"DECIMAL(precision, scale)\" or "
+                "\"VARCHAR\", or fix the values")
     return (f"column {column!r} is declared {kind} but holds {count} number(s) that type would change (a fraction, "
             "more decimals than its scale, or a spelling such as an exponent or a hexadecimal number); a release "
             f"gives values as the rows hold them: declare it \"DOUBLE\", or \"DECIMAL(precision, scale)\" with room "
@@ -286,10 +318,11 @@ class Engine(ABC):
                      params: Sequence[Any] = ()) -> dict[str, str | None]:
         """The checks of a CSV's number columns, read as text in ``relation``, in one pass:
 
-        - a column ``declared`` BIGINT or DECIMAL holding numbers its type would not read as
-          written stops the job: both engines' reads round or truncate (3000.5 released as 3001, a
-          salary no row holds, and verified, the re-check reading the source the same way), and
-          each reads spellings the other does not (``_changed``: DuckDB's 0x10 as BIGINT 16);
+        - a column ``declared`` a type that would not read its values as written stops the job:
+          both engines' reads round or truncate (3000.5 as BIGINT released as 3001, a salary no row
+          holds, and verified, the re-check reading the source the same way; 1e400 as DOUBLE as
+          infinity; a time of day under DATE, a UTC offset under TIMESTAMP, dropped), and each
+          reads spellings the other does not (``_changed``: DuckDB's 0x10 as BIGINT 16);
         - each ordered column without a declared type (``undeclared``) gets its type by
           ``undeclared_number_type``, from counts of its values, its whole numbers, its plain
           numbers (both engines' own casts take 5000.5 as a whole number) and the values the engine
@@ -337,7 +370,12 @@ class Engine(ABC):
         DOUBLE (3000.5, which BIGINT rounds; 1e3, which BIGINT may or may not read). A value nothing
         reads is left to the typed read, which fails (with its line on DuckDB; counted on Spark)."""
         read = exp.Not(this=exp.Is(this=self.read_number(value.copy(), kind), expression=exp.Null()))
-        return exp.and_(exp.Not(this=exact.copy()), exp.or_(read, _finite(self.read_number(value.copy(), "DOUBLE"))))
+        changed = exp.and_(exp.Not(this=exact.copy()), exp.or_(read, _finite(self.read_number(value.copy(), "DOUBLE"))))
+        if kind != "DOUBLE":
+            return changed
+        # A plain number past DOUBLE's range (1e400) reads as ±inf: a value no row holds.
+        plain = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(rf"^\s*[+-]?{_DOUBLE_NUMBER}\s*$"))
+        return exp.or_(changed, exp.and_(plain, exp.Not(this=_finite(self.read_number(value.copy(), kind)))))
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and

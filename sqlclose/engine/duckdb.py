@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import re
 import shutil
 import tempfile
@@ -27,7 +28,15 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
-from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
+from sqlclose.errors import (
+    EngineCannotSpill,
+    EngineError,
+    EngineOutOfDisk,
+    EngineOutOfMemory,
+    InputError,
+    LimitWarning,
+    SourceDataError,
+)
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
@@ -72,6 +81,17 @@ _CSV_COLUMN = re.compile(r'^Error when converting column "(\w+)"\.')
 # strptime's string, a JSON function's text, a hex digit, a codepoint, a regular expression read
 # from a column — and is rebuilt without it: fail closed.
 _NAMES_NO_VALUE = re.compile(r"magic bytes|CSV Error on Line|Malformed JSON in file")
+# DuckDB's errors reading a Parquet file's data: the file named (``DuckDBEngine._unreadable_source``).
+_PARQUET_READ = re.compile(r'(?:Invalid string encoding found in Parquet file|Failed to read file) "([^"]+)"')
+_PARQUET_UNNAMED = {"Out of buffer"}  # a damaged page of a file stored uncompressed: nothing named
+
+
+def _unreadable_message(path: Path, column: str, not_utf8: bool) -> str:
+    if not_utf8:
+        return (f"cannot read {path}: column {column!r} holds text that is not valid UTF-8 (a Parquet STRING column "
+                "must; some writers mark raw bytes as text): write that column as binary, or fix its values")
+    return (f"cannot read {path}: a data page of column {column!r} cannot be decoded (the file is damaged: a bad "
+            "copy, or a write that did not finish): copy the file again, or write it again")
 
 
 def message_without_values(e: BaseException) -> str | None:
@@ -201,6 +221,7 @@ class DuckDBEngine(Engine):
         self._monitor: duckdb.DuckDBPyConnection | None = None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
         self._links: Path | None = None  # folder of literal-path links, removed on close
+        self._parquet_sources: set[str] = set()  # the Parquet files (or patterns) read as sources, as given
         # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
         # its links folder removed. The callbacks hold the cursor and the lists, never the engine.
@@ -227,6 +248,8 @@ class DuckDBEngine(Engine):
                 exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
+        if (unreadable := self._unreadable_source(e, sql)) is not None:
+            return unreadable
         redacted = message_without_values(e)
         if redacted is not None:
             return EngineError(f"{type(e).__name__}: {redacted}", sql)
@@ -248,6 +271,52 @@ class DuckDBEngine(Engine):
             f"DuckDB ran out of memory ({said}) within {given}: raise [engine] memory_limit (--memory-limit){fewer}, "
             f"and give [engine] temp_directory (--temp-directory) on a disk with room to spill; nothing was placed "
             f"at the output path", sql)
+
+    def _unreadable_source(self, e: Exception, sql: str) -> SourceDataError | None:
+        """A Parquet source file whose data DuckDB could not read, first met by whatever pass read
+        it (the scan for a QI, the write's COPY for a kept column): text that is not UTF-8, a damaged
+        page. DuckDB names the file (and the value, never shown), or nothing ("Out of buffer"), and
+        never the column: each column of the file (of every source file, when none is named) is
+        read alone until one fails. None for any other error."""
+        text = str(e)
+        named = _PARQUET_READ.search(text)
+        if named is None and text.strip() not in _PARQUET_UNNAMED:
+            return None
+        candidates = [named.group(1)] if named else sorted(self._parquet_sources)
+        for given in candidates:
+            if not self._reads_source(given):
+                continue
+            found = self._failing_column(given)
+            if found is not None:
+                return SourceDataError(_unreadable_message(Path(given).resolve(), *found), sql)
+        return None
+
+    def _reads_source(self, given: str) -> bool:
+        """Whether ``given`` (a file DuckDB names) is a Parquet source of this engine, or a match of one's pattern."""
+        return any(given == source or (any(ch in GLOB_CHARACTERS for ch in source) and fnmatch.fnmatch(given, source))
+                   for source in self._parquet_sources)
+
+    def _failing_column(self, given: str) -> tuple[str, bool] | None:
+        """The first column of the Parquet file ``given`` whose every value cannot be read, and
+        whether its text is what failed (not UTF-8) rather than its pages (damaged)."""
+        options = {"hive_partitioning": False}
+        try:
+            with _interruptible():
+                names = self._relation(*_reader("read_parquet", given, options, exp.Star())).columns
+        except duckdb.Error:
+            return None
+        for name in names:
+            every_value = exp.Max(this=exp.Anonymous(this="HASH", expressions=[exp.column(name, quoted=True)]))
+            try:
+                with _interruptible():
+                    self._relation(*_reader("read_parquet", given, options, every_value)).fetchall()
+            except duckdb.Error as failed:
+                return name, "Invalid string encoding" in str(failed)
+        return None
+
+    def _relation(self, query: exp.Select, params: list[Any]) -> duckdb.DuckDBPyRelation:
+        """A query on the connection itself, not through ``fetch``: an error stays DuckDB's."""
+        return self.con.sql(query.sql("duckdb"), params=params)
 
     def _threads(self) -> int | None:
         threads = self._setting("threads")
@@ -380,6 +449,7 @@ class DuckDBEngine(Engine):
             # A folder's Hive partition folders (col=value) are columns, as its writer meant them,
             # read as the text they are: typed by guessing from every folder's name, a suppressed
             # row's too, they were BIGINT beside dept=30 and text beside dept=3A (and 01 read as 1).
+            self._parquet_sources.update(path if isinstance(path, list) else [path])
             query, params = _reader("read_parquet", path, {"hive_partitioning": read.parquet_folder,
                                                           "hive_types_autocast": False})
             if (read.glob or read.parquet_folder) and self._small_files(path):

@@ -6,10 +6,14 @@ a failed or still-running job leaves them there, beside the committed files (the
 twice). Those readers skip every path part below the folder that starts with ``.``, or with ``_``
 unless it holds ``=`` (``_col=1/`` is a partition folder): Spark's ``shouldFilterOutPathName``.
 Read as rows, each person was counted twice and k held for half the people it claimed.
+
+Every other file is the table's, whatever its name, as those readers take it: Hive names its files
+``000000_0``; a folder source read ``*.parquet`` alone and skipped ``part-1.pq`` without a word.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.model.spec import GLOB_CHARACTERS
@@ -20,14 +24,41 @@ def hidden_name(name: str) -> bool:
     return name.startswith(".") or (name.startswith("_") and "=" not in name)
 
 
-def visible_parquet_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The ``.parquet`` files below ``folder`` that are the table's, and those under a hidden path
-    part (leftovers): each sorted."""
-    visible, hidden = [], []
-    for path in sorted(p for p in folder.rglob("*.parquet") if p.is_file()):
-        parts = path.relative_to(folder).parts
-        (hidden if any(hidden_name(part) for part in parts) else visible).append(path)
-    return visible, hidden
+@dataclass(frozen=True)
+class FolderFiles:
+    """The files below a folder source, each list sorted: ``parquet``, the table's (every file not
+    under a hidden path part, told Parquet by its magic bytes, whatever its name: Hive names its
+    files ``000000_0``, others ``.pq`` or ``.PARQUET``); ``hidden``, the Parquet files under a hidden
+    part (leftovers, not read); ``other``, the files not hidden that are not Parquet (a folder
+    source holding one is refused: Spark and Hive would read it, and skipping it could drop rows)."""
+
+    parquet: list[Path]
+    hidden: list[Path]
+    other: list[Path]
+
+
+def folder_files(folder: Path) -> FolderFiles:
+    """The files below ``folder`` as a folder source reads them (``FolderFiles``)."""
+    parquet: list[Path] = []
+    hidden: list[Path] = []
+    other: list[Path] = []
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        is_hidden = any(hidden_name(part) for part in path.relative_to(folder).parts)
+        if is_hidden:
+            if is_parquet(path):
+                hidden.append(path)
+            continue  # Spark's _SUCCESS, its .crc files, _temporary/: never read
+        (parquet if is_parquet(path) else other).append(path)
+    return FolderFiles(parquet, hidden, other)
+
+
+def is_parquet(path: Path) -> bool:
+    """Whether a file starts with Parquet's magic bytes (``PAR1``)."""
+    try:
+        with path.open("rb") as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def hidden_match(match: Path, pattern: Path) -> bool:

@@ -49,7 +49,7 @@ def _fixes(name: str, kind: pa.DataType, label: str) -> str:
 def _finer_than_micros(column: pa.ChunkedArray) -> bool:
     if not _may_be_finer(column.type):  # most columns: decided by the type, no value read
         return False
-    return any(_leaf_is_finer(leaf) for chunk in column.chunks for leaf in _leaves(chunk))
+    return any(_leaf_is_finer(leaf) for chunk in column.chunks for leaf in leaves(chunk))
 
 
 def _may_be_finer(kind: pa.DataType) -> bool:
@@ -63,26 +63,26 @@ def _may_be_finer(kind: pa.DataType) -> bool:
     return any(_may_be_finer(kind.field(i).type) for i in range(kind.num_fields))
 
 
-def _leaves(array: pa.Array) -> Iterator[pa.Array]:
+def leaves(array: pa.Array) -> Iterator[pa.Array]:
     """The arrays of plain values inside ``array`` (itself, or its nested types' values as rows hold them)."""
     kind = array.type
     if isinstance(array, pa.ExtensionArray):
-        yield from _leaves(array.storage)
+        yield from leaves(array.storage)
     elif pa.types.is_dictionary(kind):
-        yield from _leaves(array.dictionary_decode())
+        yield from leaves(array.dictionary_decode())
     elif pa.types.is_run_end_encoded(kind):
-        yield from _leaves(array.values)
+        yield from leaves(array.values)
     elif pa.types.is_map(kind):
-        yield from _leaves(array.keys)
-        yield from _leaves(array.items)
+        yield from leaves(array.keys)
+        yield from leaves(array.items)
     elif pa.types.is_struct(kind):
         for child in array.flatten():  # the struct's nulls applied to its fields
-            yield from _leaves(child)
+            yield from leaves(child)
     elif _is_list(kind):
-        yield from _leaves(array.flatten())
+        yield from leaves(array.flatten())
     elif pa.types.is_union(kind):
         for i in range(kind.num_fields):
-            yield from _leaves(array.field(i))
+            yield from leaves(array.field(i))
     else:
         yield array
 

@@ -29,9 +29,11 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
-from sqlclose.engine.listing import hidden_match, visible_parquet_files
+from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
+from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
+from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -81,7 +83,9 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         _refuse_duplicates(source.schema.names, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
+        from sqlclose.prepare.arrow_text import refuse_invalid_text
 
+        refuse_invalid_text(source, label)
         refuse_sub_microsecond_durations(source, label)
         own = engine is None
         engine = engine or DuckDBEngine()
@@ -489,6 +493,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         _refuse_non_database(source.path)
     elif kind == "parquet":
         _refuse_unlike_files(files, label)
+        if folder:
+            _refuse_shadowed_columns(source.path, files)
     own = engine is None
     engine = engine or DuckDBEngine()
     try:
@@ -528,15 +534,25 @@ def _files(source: Source) -> list[Path]:
             " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
             "glob = true; from Python, then pass None as the source)" if pattern else ""))
     if source.path.is_dir():
-        files, hidden = visible_parquet_files(source.path)
-        if source.kind != "parquet" or not files:
-            skipped = (f" (it holds {len(hidden)} under a path part starting with \"_\" or \".\", such as "
-                       f"{hidden[0]}, which Spark and Hive skip as a job's leftovers, and so does sqlclose)"
-                       if hidden and source.kind == "parquet" else "")
-            raise InputError(f"source {source.path} is a folder; a folder source must hold .parquet files "
+        found = folder_files(source.path)
+        if source.kind != "parquet" or not found.parquet:
+            skipped = (f" (it holds {len(found.hidden)} under a path part starting with \"_\" or \".\", such as "
+                       f"{found.hidden[0]}, which Spark and Hive skip as a job's leftovers, and so does sqlclose)"
+                       if found.hidden and source.kind == "parquet" else "")
+            raise InputError(f"source {source.path} is a folder; a folder source must hold Parquet files "
                              f"(set format = \"parquet\"){skipped}")
-        return files
+        if found.other:
+            raise _unread_files(source.path, found.other)
+        return found.parquet
     return [source.path]
+
+
+def _unread_files(folder: Path, other: list[Path]) -> InputError:
+    named = f"{other[0]}, which is not a Parquet file" if len(other) == 1 else \
+        f"{other[0]} and {len(other) - 1} other file(s), which are not Parquet files"
+    return InputError(f"source folder {folder} holds {named} (their first bytes are not PAR1); a folder source "
+                      "reads every file not under a path part starting with \"_\" or \".\", whatever its name, as "
+                      "Spark and Hive do: move it out of the folder, or prefix its name with \"_\" to leave it out")
 
 
 def _pattern_files(source: Source) -> list[Path]:
@@ -753,6 +769,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                 "[source] types or nulls")
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
+    if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason
+        return invalid_state_problem(text, read.path, read.encoding)
     return None
 
 
@@ -766,6 +784,8 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
     (``DuckDBEngine.parquet_footers``); the refusal names no value."""
     if len(files) < 2:
         _refuse_duplicates_file_by_file(files)
+        for f in files:
+            refuse_narrowed_columns(f)
         return
     reader = DuckDBEngine()
     try:
@@ -776,6 +796,8 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
             raise
         types_of: dict[tuple, dict[str, str]] = {}
         for f, footer in zip(files, footers):
+            if footer not in types_of or has_int96(footer[0]):  # an INT96 column's values differ file by file
+                refuse_narrowed_columns(f)
             if footer in types_of:  # read alike: compared when its footer was first met
                 continue
             _refuse_duplicates(_top_level_names(footer[0]), str(f))
@@ -783,6 +805,26 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
             _refuse_unlike_types(label, (files[0], types_of[footers[0]]), (f, types_of[footer]))
     finally:
         reader.close()
+
+
+def _refuse_shadowed_columns(folder: Path, files: list[Path]) -> None:
+    """A Hive folder key (``dept=10/``) that is also a column of the files (names alike but for case,
+    as engines match them) is refused: the engine reads the folder's value for every row, and the
+    files' own values were gone from the release without a word (a QI so shadowed was searched on
+    the folders' values). pyarrow refuses such a folder too. The files share their columns
+    (``_refuse_unlike_files``): the first one's are read."""
+    keys: dict[str, Path] = {}
+    for f in files:
+        for part in f.relative_to(folder).parts[:-1]:
+            if "=" in part:
+                keys.setdefault(part.split("=", 1)[0].casefold(), f.parent)
+    if not keys:
+        return
+    column = next((name for name in _parquet_names(files[0]) if name.casefold() in keys), None)
+    if column is not None:
+        raise InputError(f"cannot read {folder}: its partition folders (such as {keys[column.casefold()]}) name column "
+                         f"{column!r}, which its files hold too; the engine would read the folder's value for every "
+                         "row, dropping the files' own: rename the folders' key, or the files' column")
 
 
 def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
