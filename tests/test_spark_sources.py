@@ -124,3 +124,33 @@ def test_a_spark_dataframe_source_is_protected_from_being_overwritten_by_its_rel
     rows = duckdb.sql("SELECT zip, age, disease FROM read_parquet($1) ORDER BY zip",
                       params=[str(src / "*.parquet")]).fetchall()
     assert rows == sorted(zip(ZIPS, AGES, DISEASE))
+
+
+def _grouped(files: str) -> list[tuple]:
+    """A plain GROUP BY over written Parquet files: each released row with how often it occurs."""
+    return duckdb.sql("SELECT zip, CAST(age AS VARCHAR) AS age, disease, count(*) AS n FROM read_parquet($1) "
+                      "GROUP BY ALL ORDER BY ALL", params=[files]).fetchall()
+
+
+@pytest.mark.parametrize("name", ["_q.parquet", ".q.parquet", "_q.csv", ".q.csv"])
+def test_a_named_source_file_spark_would_skip_is_read_as_duckdb_reads_it(tmp_path: Path, spark, name) -> None:
+    """spec.md, [source] path: a path is literal. A file named exactly whose name starts with `_` or
+    `.` is read by DuckDB, but Spark's file listing skips such names even when the file itself is
+    named: the Spark job stopped ("Unable to infer schema for Parquet") where DuckDB released it.
+    Oracle: DuckDB's release of the same spec, both written and compared by a plain GROUP BY over
+    the written files (the same rows, as a multiset), and the 9 people the test wrote."""
+    src = tmp_path / name
+    source = {"path": str(src)}
+    if name.endswith(".csv"):
+        src.write_text("zip,age,disease\n" + "".join(f"{z},{a},{d}\n" for z, a, d in zip(ZIPS, AGES, DISEASE)))
+        source["types"] = {"zip": "VARCHAR", "age": "BIGINT"}
+    else:
+        pq.write_table(TABLE, src)
+    spec = {**KEEP_SPEC, "source": source}
+    with sqlclose.anonymize(None, spec) as release:
+        release.write_parquet(tmp_path / "duckdb.parquet")
+    with sqlclose.anonymize(None, spec, engine=spark) as release:
+        release.write_parquet_folder(tmp_path / "spark")
+    on_duckdb = _grouped(str(tmp_path / "duckdb.parquet"))
+    assert sum(n for *_, n in on_duckdb) == 9
+    assert _grouped(str(tmp_path / "spark" / "*.parquet")) == on_duckdb
