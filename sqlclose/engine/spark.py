@@ -30,6 +30,7 @@ from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
 from sqlclose.engine.listing import hidden_name
+from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError
 from sqlclose.model.spec import DECIMAL_TYPE
 
@@ -521,7 +522,11 @@ class SparkEngine(Engine):
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         """Spark's error in one line, its condition and what it says: the analyzed plan that follows
-        (a release query's runs to kB) stays in ``cause``, out of the message a job logs."""
+        (a release query's runs to kB) stays in ``cause``, out of the message a job logs. A data
+        exception (a cast or an overflow on a row) is rebuilt without the value it quotes."""
+        redacted = message_without_values(e)
+        if redacted is not None:
+            return EngineError(f"{type(e).__name__}: {redacted}", sql)
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
         return EngineError(f"{type(e).__name__}: {first}" if first else type(e).__name__, sql)
 
