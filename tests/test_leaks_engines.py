@@ -327,3 +327,95 @@ def test_an_engine_errors_traceback_chains_no_driver_error_on_spark(spark_sessio
     logged = _logged(caught.value)
     assert "direct cause" not in logged and "During handling" not in logged
     assert caught.value.__cause__ is None and caught.value.cause is not None
+
+
+# A caller's DataFrame whose column is computed when Spark reads it, failing on one row in ANSI mode:
+# each case's column expression, named ``age`` (over a text column ``age_text``), and the failure's kind.
+FAILING_COLUMNS = {
+    "cast": ("CAST(age_text AS INT)", "CAST_INVALID_INPUT"),
+    "overflow": ("CAST(CAST(IF(age_text = '29', '4711471147', '1') AS BIGINT) AS INT)", "CAST_OVERFLOW"),
+    "division": ("CAST(100 / IF(age_text = 'SECRET-4711', 0, 1) AS INT)", "DIVIDE_BY_ZERO"),
+    "date": ("CAST(IF(age_text = 'SECRET-4711', '1984-13-45', '2000-01-01') AS DATE)", "CAST_INVALID_INPUT"),
+}
+
+
+def _failing_frame(spark_session, case: str):
+    """Table 3's zip and disease with ``age`` computed by ``FAILING_COLUMNS[case]``; one row's
+    age_text is 'SECRET-4711', another's '29' (which the overflow case turns into 4711471147)."""
+    ages = ["SECRET-4711", "29", "22", "27", "43", "52", "47", "30", "36"]
+    rows = [(f"4767{i}", age, "flu" if i % 2 else "gastritis") for i, age in enumerate(ages)]
+    frame = spark_session.createDataFrame(rows, "zip string, age_text string, disease string")
+    return frame.selectExpr("zip", f"{FAILING_COLUMNS[case][0]} AS age", "disease")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", sorted(FAILING_COLUMNS))
+def test_a_value_sparks_cast_fails_on_is_named_nowhere_in_the_error(spark_session, case):
+    """docs/what-a-release-reveals.md, "A value in a conversion error": DuckDB's conversion errors
+    are rebuilt without the value; Spark's were passed on as they came, ``NumberFormatException:
+    [CAST_INVALID_INPUT] The value 'SECRET-4711' of the type "STRING" cannot be cast to "INT"`` (and
+    ``[CAST_OVERFLOW] The value 4711471147L``, a date's '1984-13-45'), in the one line a job prints.
+    Oracle: the values the test put in the rows appear nowhere in the error or its whole printed
+    traceback, while the column the failing expression reads (age_text) and Spark's kind of error do."""
+    import traceback
+
+    spec = {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}}
+    with pytest.raises(sqlclose.errors.EngineError) as caught:
+        with sqlclose.anonymize(_failing_frame(spark_session, case), spec) as release:
+            release.to_arrow()
+    told = str(caught.value)
+    printed = "".join(traceback.format_exception(caught.value))
+    for value in ("SECRET-4711", "4711471147", "1984-13-45"):
+        assert value not in told and value not in printed
+    assert f"[{FAILING_COLUMNS[case][1]}]" in told and "is not shown" in told
+    if case != "overflow":  # Spark gives a cast's overflow no query context: no column to name
+        assert "column 'age_text'" in told
+
+
+def test_a_spark_data_exception_is_rebuilt_from_its_text_alone():
+    """A Spark error that is not a captured one (a stage failure passed on as Py4J's text) is judged
+    by its text: a data exception's SQLSTATE (class 22) anywhere in it and nothing of it is shown;
+    any other error is left to the engine's usual one line. Oracle: the text written here."""
+    from sqlclose.engine.spark_errors import message_without_values
+
+    stage = RuntimeError("Job aborted due to stage failure: Lost task 1.0: org.apache.spark.SparkNumberFormat"
+                         "Exception: [CAST_INVALID_INPUT] The value 'SECRET-4711' of the type \"STRING\" cannot "
+                         "be cast to \"INT\" because it is malformed. SQLSTATE: 22018")
+    redacted = message_without_values(stage)
+    assert redacted is not None and "SECRET" not in redacted and "not shown" in redacted
+    assert message_without_values(RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] x. SQLSTATE: 42P01")) is None
+
+
+_OWN_SESSION_JOB = """
+import sqlclose
+from sqlclose.engine import SparkEngine
+engine = SparkEngine(conf={"spark.sql.codegen.wholeStage": "false"})
+rows = [("47677", "SECRET-4711", "flu")] + [(f"4767{i}", str(20 + i), "gastritis") for i in range(8)]
+frame = engine.spark.createDataFrame(rows, "zip string, age_text string, disease string")
+frame = frame.selectExpr("zip", "CAST(age_text AS INT) AS age", "disease")
+spec = {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}}
+try:
+    with sqlclose.anonymize(frame, spec, engine=engine) as release:
+        release.to_arrow()  # age is read by the release alone
+except sqlclose.errors.EngineError as e:
+    print("stopped:", e)
+finally:
+    engine.close()
+"""
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_spark_session_of_our_own_logs_no_value_a_task_failed_on(tmp_path):
+    """Spark's own logs quoted the value too: the executor's "Exception in task" with the task's
+    exception and stack, and the scheduler's "Lost task" warning with its text (``The value
+    'SECRET-4711' …``), on stderr of every job whose session sqlclose starts (its log4j2 file,
+    engine/spark_log4j2.properties). Oracle: the whole stdout and stderr of a process running such
+    a job, which stops saying what failed."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _OWN_SESSION_JOB], capture_output=True, text=True, timeout=600,
+                          cwd=tmp_path)
+    assert "stopped: NumberFormatException: [CAST_INVALID_INPUT]" in done.stdout, done.stderr[-2000:]
+    assert "SECRET" not in done.stdout + done.stderr

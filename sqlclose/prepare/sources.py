@@ -30,6 +30,7 @@ from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
 from sqlclose.engine.listing import folder_files, hidden_match
+from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
@@ -902,7 +903,8 @@ _FIXES = re.compile(r"\n\s*(Possible fixes|Possible Solution|  file =|-- while r
 def driver_message(error: BaseException) -> str:
     """A driver error in a few words, with any quoted record removed: DuckDB's CSV errors print the
     offending line (``Original Line: …``), which would put a person's record in a job log."""
-    redacted = message_without_values(error)  # a conversion or invalid-input error may quote a value
+    # a conversion or invalid-input error (DuckDB's), or a data exception (Spark's), may quote a value
+    redacted = message_without_values(error) or spark_message_without_values(error)
     if redacted is not None:
         return redacted
     text = _FIXES.sub("", str(error))
