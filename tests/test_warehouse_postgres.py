@@ -122,3 +122,25 @@ def _assert_same_text_rows(local: Path, remote: Path, columns: list[str]) -> Non
     assert con.execute(f"SELECT COUNT(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
     assert con.execute(f"SELECT COUNT(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
     assert con.execute(a).fetchall() == con.execute(b).fetchall()
+
+
+def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path, postgres):
+    """Was: under an ICU nondeterministic (case-insensitive) collation the histogram counted 'M'
+    and 'm' as one value of 2 rows, level 0 was released with each row's own spelling (classes
+    'M' and 'm' of 1 row each, each linked to its disease) and the verification query, grouping
+    under the same collation, returned ok = t. Now the Postgres rendering groups and joins under
+    COLLATE "C": 'm' is a value of its own, which the hierarchy (read by hand: leaves M and F)
+    lacks, so the run is refused as the local path refuses it, and nothing is written."""
+    postgres.psql("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+    postgres.psql("CREATE TABLE ci_people(sex TEXT COLLATE ci, disease TEXT)")
+    postgres.psql("INSERT INTO ci_people VALUES ('M', 'flu'), ('m', 'cold'), ('F', 'flu'), ('F', 'cold')")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "ci_people"\ndialect = "postgres"\n'
+                    f'columns = ["sex", "disease"]\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n',
+                    encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 2, made.output
+    assert "are not leaves" in made.output and "'m' (1 rows)" in made.output, made.output
+    assert not (tmp_path / "release.sql").exists()

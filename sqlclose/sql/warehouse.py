@@ -10,6 +10,11 @@ by sqlglot, never text pasted together), so that the warehouse generalizes its o
 
 User names enter as quoted identifiers; user values as sqlglot literals (a warehouse SQL file has
 no bound parameters), escaped per dialect by sqlglot.
+
+Text is grouped, joined and compared byte for byte (``binary_text``), whatever the column's
+collation: under a case-insensitive one the histogram counted 'M' and 'm' as one value, the
+release gave each row its own spelling, and the verification query, grouping under the same
+collation, said ok to classes below k.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ RELEASED = "__sqlclose_released"
 SUPPRESSED = "__sqlclose_suppressed"
 TYPED_PREFIX = "__sqlclose_typed_"  # a banded quasi-identifier's value in its own type (``typed_copy``)
 VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
+BINARY_TEXT = "__SQLCLOSE_BINARY_TEXT"  # a marker ``render`` spells in each dialect (``_binary_text``)
 
 
 def warehouse_table(parts: Sequence[str]) -> exp.Table:
@@ -54,7 +60,7 @@ def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Se
     sensitive column stays a number); NULLs stay NULL. ``typed``: columns also given in their own
     type, as ``MIN`` of the group (one value: the group is that value's text), named ``typed_copy``."""
     plain = [q.CodedColumn(c.name, c.name, c.code, c.lookup, typed=c.typed) for c in columns]
-    select = q.raw_histogram(table, plain, q.Params())
+    select = in_binary(q.raw_histogram(table, plain, q.Params()))
     select.expressions[-1].set("alias", q.ident(COUNT_COLUMN))
     for name in typed:
         select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(name))), copy=False)
@@ -87,7 +93,7 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
     released = [q.ReleasedQI(dataclasses.replace(lk.coded, lookup=lk.cte), lk.level, 1) for lk in lookups]
     params = q.Params()
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
-    query = inline(query, params.values)
+    query = inline(in_binary(query), params.values)
     for lk in lookups:
         rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
                 + ([exp.Literal.string(label)] if lk.labels is not None else [])
@@ -137,7 +143,10 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mappin
         if stand_in is not None:
             value = exp.Coalesce(this=q.as_text(value), expressions=[exp.Literal.string(stand_in)])
         per_class.append(exp.alias_(exp.Count(this=exp.Distinct(expressions=[value])), q.ident(f"d{j}")))
-    classes = exp.select(*per_class).from_(q.table(RELEASED)).group_by(*[q.col(c) for c in qi])
+    # Classes as the released bytes tell them apart (the histogram's grouping), not as the column's
+    # collation does: a case-insensitive one made 'M' and 'm' one class of 2.
+    classes = exp.select(*per_class).from_(q.table(RELEASED)).group_by(*[binary_text(q.as_text(q.col(c)))
+                                                                          for c in qi])
     measured = {"released_rows": exp.Sum(this=q.col("n")), "classes": exp.Count(this=exp.Star()),
                 "min_class_size": exp.Min(this=q.col("n"))}
     measured.update({f"min_distinct_s{j}": exp.Min(this=q.col(f"d{j}")) for j in range(len(sensitive))})
@@ -156,6 +165,40 @@ def _with(select: exp.Select) -> exp.With:
     return select.args.get("with_") or select.args.get("with")
 
 
+def binary_text(text: exp.Expression) -> exp.Expression:
+    """``text`` compared, grouped and joined byte for byte, whatever collation its column has;
+    spelled per dialect by ``render``."""
+    return exp.Anonymous(this=BINARY_TEXT, expressions=[text])
+
+
+def in_binary(query: exp.Expression) -> exp.Expression:
+    """``query`` with each source column's text (``CAST(src.col AS VARCHAR)``: what is grouped,
+    and joined to the lookups) taken byte for byte (``binary_text``)."""
+    for cast in list(query.find_all(exp.Cast)):
+        column = cast.this
+        if (cast.to.this == exp.DataType.Type.VARCHAR and isinstance(column, exp.Column)
+                and column.table == "src"):
+            cast.replace(binary_text(cast.copy()))
+    return query
+
+
+def _binary_text(text: exp.Expression, dialect: str) -> exp.Expression:
+    """Text under a binary collation in ``dialect``. A COLLATE overrides the column's own
+    collation (an explicit collation wins, in each of them); Spark 4's collations are left by a
+    round trip through BINARY, which Spark 3 (no collations, no COLLATE clause) also runs; Trino
+    has no collations."""
+    if dialect in ("duckdb", "postgres"):  # both know the C collation: byte order
+        return exp.Collate(this=text, expression=exp.Identifier(this="C", quoted=True))
+    if dialect == "snowflake":
+        return exp.Collate(this=text, expression=exp.Literal.string("utf8"))
+    if dialect == "bigquery":  # an empty specification removes the collation
+        return exp.Collate(this=text, expression=exp.Literal.string(""))
+    if dialect == "spark":
+        as_bytes = exp.Cast(this=text, to=exp.DataType.build("BINARY"))
+        return exp.Cast(this=as_bytes, to=exp.DataType.build("STRING", dialect="spark"))
+    return text
+
+
 def quoted(query: exp.Expression) -> exp.Expression:
     """Every identifier quoted, aliases too: Snowflake upper-cases an unquoted alias (``AS src`` is
     SRC), which a quoted reference (``"src"."age"``) would then miss."""
@@ -166,4 +209,9 @@ def quoted(query: exp.Expression) -> exp.Expression:
 
 def render(query: exp.Expression, dialect: str) -> str:
     """The SQL text for a warehouse, pretty-printed (a reviewer reads it before running it)."""
-    return query.sql(dialect=dialect, pretty=True)
+    def spelled(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous) and node.name == BINARY_TEXT:
+            return _binary_text(node.expressions[0].copy(), dialect)
+        return node
+
+    return query.transform(spelled).sql(dialect=dialect, pretty=True)
