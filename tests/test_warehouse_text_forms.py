@@ -6,6 +6,7 @@ count over the table or the exported release, or a hierarchy read by hand."""
 from __future__ import annotations
 
 import duckdb
+import pytest
 from warehouse_steps import histogram_in_warehouse, invoke, release_in_warehouse, warehouse_spec
 
 SEX_K2 = """
@@ -56,3 +57,31 @@ def test_both_spellings_in_the_hierarchy_are_two_classes_each_row_released_once(
     sizes = dict(duckdb.connect().execute(f"SELECT sex, count(*) FROM '{released}' GROUP BY sex").fetchall())
     assert sizes == {"M": 2, "m": 2, "F": 2}
     assert verify["ok"] is True and verify["released_rows"] == 6 and verify["classes"] == 3, verify
+
+
+SCORE_L2 = SEX_K2 + "[sensitive.score]\ndistinct_l = 2\n"
+
+
+@pytest.mark.parametrize("values, told", [
+    ("CAST('-0.0' AS DOUBLE), 0.0", "both -0.0 and 0.0"),
+    ("-CAST('nan' AS DOUBLE), CAST('nan' AS DOUBLE)", "NaN both with and without a minus sign"),
+])
+def test_one_float_written_two_ways_in_a_counted_column_is_refused(tmp_path, values, told):
+    """Was: the histogram casts a DOUBLE sensitive column to text, so -0.0 and 0.0 (or -nan and
+    nan) counted as two values; the run claimed distinct l = 2 for the class M, whose released
+    scores are one number (oracle: count(DISTINCT score) over the table's M rows is 1). Now the
+    run is refused (exit 2) as the local path refuses such a column, naming the column and what
+    it holds, and nothing is written."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t(sex VARCHAR, score DOUBLE)")
+    m1, m2 = values.split(", ")
+    con.execute(f"INSERT INTO t VALUES ('M', {m1}), ('M', {m2}), ('F', 1.5), ('F', 2.5)")
+    assert con.execute("SELECT count(DISTINCT score) FROM t WHERE sex = 'M'").fetchone()[0] == 1
+    con.close()
+    spec = warehouse_spec(tmp_path, "t", ["sex", "score"], SCORE_L2)
+    histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
+    r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec)
+    assert r.exit_code == 2, r.output
+    assert "column 'score'" in r.output and told in r.output and "sqlclose sql" in r.output, r.output
+    assert not (tmp_path / "release.sql").exists()
