@@ -103,7 +103,8 @@ def test_postgres_makes_exactly_the_local_release(tmp_path, warehouse, loaded, n
     for key in ("node", "classes", "suppressed_rows", "privacy"):
         assert doc[key] == local_doc[key], key
     loaded.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "postgres.csv")
-    _assert_same_text_rows(tmp_path / "local.parquet", tmp_path / "postgres.csv", local_doc["output"]["columns"])
+    _assert_same_text_rows(tmp_path / "local.parquet", tmp_path / "postgres.csv", local_doc["output"]["columns"],
+                           local_doc["output"]["column_roles"])
 
     loaded.copy_out(Path(doc["warehouse"]["verification_query"]).read_text(), tmp_path / "check.csv")
     check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
@@ -111,13 +112,20 @@ def test_postgres_makes_exactly_the_local_release(tmp_path, warehouse, loaded, n
     assert int(check[0][0]) == local_doc["output"]["rows"] and int(check[0][1]) == local_doc["classes"]
 
 
-def _assert_same_text_rows(local: Path, remote: Path, columns: list[str]) -> None:
-    """Both files as text (CSV has no types): the same rows, in the same order."""
+def _assert_same_text_rows(local: Path, remote: Path, columns: list[str], roles: dict[str, str]) -> None:
+    """Both files as text (CSV has no types): the same rows, in the same order — the local
+    release's order, except that columns kept unchanged are sorted by their text in Postgres
+    (some of their types have no ordering there): the local rows sorted so (quasi-identifiers
+    first, then the other columns in turn, NULLs last) are the Postgres file's, row for row."""
     con = duckdb.connect()
-    quoted = ['"' + c.replace('"', '""') + '"' for c in columns]
-    as_text = ", ".join(f"CAST({c} AS VARCHAR) AS {c}" for c in quoted)
-    a = f"(SELECT {as_text} FROM read_parquet('{local}'))"
-    b = (f"(SELECT {', '.join(quoted)} FROM read_csv('{remote}', all_varchar = true, header = true, "
+    quoted = {c: '"' + c.replace('"', '""') + '"' for c in columns}
+    as_text = ", ".join(f"CAST({c} AS VARCHAR) AS {c}" for c in quoted.values())
+    qis = [c for c in columns if roles[c].startswith("quasi")]
+    order = qis + [c for c in columns if c not in qis]
+    keys = ", ".join((f"CAST({quoted[c]} AS VARCHAR)" if roles[c].startswith("other") else quoted[c]) + " NULLS LAST"
+                     for c in order)
+    a = f"(SELECT {as_text} FROM (FROM read_parquet('{local}') ORDER BY {keys}))"
+    b = (f"(SELECT {', '.join(quoted.values())} FROM read_csv('{remote}', all_varchar = true, header = true, "
          "nullstr = '', allow_quoted_nulls = false))")
     assert con.execute(f"SELECT COUNT(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
     assert con.execute(f"SELECT COUNT(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
@@ -144,3 +152,31 @@ def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path
     assert made.exit_code == 2, made.output
     assert "are not leaves" in made.output and "'m' (1 rows)" in made.output, made.output
     assert not (tmp_path / "release.sql").exists()
+
+
+def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, postgres):
+    """Was: with others = "keep", the release's ORDER BY named a kept json (or point) column,
+    and Postgres refused to run it ("could not identify an ordering operator for type json"):
+    no release at all. Now kept columns are sorted by their text: the release runs, and its
+    rows are the table's 4 rows with their json and point values unchanged (oracle: the same
+    columns selected as text from the table, compared as a multiset by EXCEPT ALL both ways)."""
+    postgres.psql("CREATE TABLE kept_types(sex TEXT, disease TEXT, notes json, spot point)")
+    postgres.psql("""INSERT INTO kept_types VALUES ('M', 'flu', '{"a": 1}', '(1,2)'), ('M', 'cold', '{"a": 2}', """
+                  """'(3,4)'), ('F', 'flu', '[1]', '(0,0)'), ('F', 'hiv', '{}', '(5,5)')""")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "kept_types"\ndialect = "postgres"\n'
+                    'columns = ["sex", "disease", "notes", "spot"]\n'
+                    f'[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 0, made.output
+    postgres.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "released.csv")
+    postgres.copy_out("SELECT sex, disease, notes::text AS notes, spot::text AS spot FROM kept_types",
+                      tmp_path / "table.csv")
+    con = duckdb.connect()
+    a, b = (f"(FROM read_csv('{tmp_path / n}', all_varchar = true))" for n in ("released.csv", "table.csv"))
+    assert con.execute(f"SELECT count(*) FROM {a}").fetchone()[0] == 4
+    assert con.execute(f"SELECT count(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
+    assert con.execute(f"SELECT count(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0

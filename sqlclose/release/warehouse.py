@@ -65,7 +65,9 @@ class WarehouseRelease(Release):
             labels = [h.rows[i][level] for i in rows] if level else None
             lookups.append(wh.InlineLookup(qi.coded, int(level), [h.leaves[i] for i in rows], codes, labels))
         suppressed = hist.codes[failing].tolist() if failing.any() else []
-        return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls))
+        counted = {c.name for c in self.problem.qis} | {c.name for c in self.problem.sas}
+        kept = [name for name in self.columns if name not in counted]
+        return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls), kept)
 
     def _counted_codes(self, code: str) -> set[int]:
         """The leaf codes of one quasi-identifier present in the base histogram."""

@@ -34,6 +34,7 @@ SUPPRESSED = "__sqlclose_suppressed"
 TYPED_PREFIX = "__sqlclose_typed_"  # a banded quasi-identifier's value in its own type (``typed_copy``)
 VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
 BINARY_TEXT = "__SQLCLOSE_BINARY_TEXT"  # a marker ``render`` spells in each dialect (``_binary_text``)
+SORT_TEXT = "__SQLCLOSE_SORT_TEXT"  # likewise (``_sort_text``)
 
 
 def warehouse_table(parts: Sequence[str]) -> exp.Table:
@@ -84,16 +85,17 @@ class InlineLookup:
 
 
 def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[InlineLookup],
-            suppressed: Sequence[Sequence[int]], drop_nulls: Sequence[str]) -> exp.Select:
+            suppressed: Sequence[Sequence[int]], drop_nulls: Sequence[str], kept: Sequence[str] = ()) -> exp.Select:
     """The release as the warehouse runs it: the same query as the local release
     (``queries.release``: same joins, same exclusion of suppressed classes, same ORDER BY) over
     inline lookups. ``suppressed``: the failing classes' codes, one per lookup; ``drop_nulls``:
-    columns whose NULL rows ``nulls = "drop"`` removed."""
+    columns whose NULL rows ``nulls = "drop"`` removed; ``kept``: columns released unchanged that
+    the histogram never saw, sorted by their text (``sort_text``)."""
     source = q.without_nulls(table, drop_nulls) if drop_nulls else table
     released = [q.ReleasedQI(dataclasses.replace(lk.coded, lookup=lk.cte), lk.level, 1) for lk in lookups]
     params = q.Params()
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
-    query = inline(in_binary(query), params.values)
+    query = inline(sorted_by_text(in_binary(query), kept), params.values)
     for lk in lookups:
         rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
                 + ([exp.Literal.string(label)] if lk.labels is not None else [])
@@ -182,6 +184,29 @@ def in_binary(query: exp.Expression) -> exp.Expression:
     return query
 
 
+def sorted_by_text(query: exp.Expression, names: Sequence[str]) -> exp.Expression:
+    """``query``'s ORDER BY with the columns ``names`` sorted by their text (``_sort_text``): a
+    kept column may have a type the warehouse cannot sort (Postgres json, point, xml; BigQuery
+    ARRAY, STRUCT, JSON; Spark MAP), and ORDER BY on it stopped the release."""
+    order = query.args.get("order")
+    for key in order.expressions if order else []:
+        if isinstance(key.this, exp.Column) and key.this.name in names:
+            key.set("this", exp.Anonymous(this=SORT_TEXT, expressions=[key.this.copy()]))
+    return query
+
+
+def _sort_text(value: exp.Expression, dialect: str) -> exp.Expression:
+    """A value of any type as a key ``dialect`` can sort: its text where some types have no
+    order (Postgres, Spark: a cast to text, which every type has; BigQuery: its JSON text);
+    itself in DuckDB, which sorts every type, and in Snowflake and Trino (not covered: their
+    GEOGRAPHY, JSON and MAP; docs/warehouse.md)."""
+    if dialect in ("postgres", "spark"):
+        return q.as_text(value)
+    if dialect == "bigquery":
+        return exp.Anonymous(this="TO_JSON_STRING", expressions=[value])
+    return value
+
+
 def _binary_text(text: exp.Expression, dialect: str) -> exp.Expression:
     """Text under a binary collation in ``dialect``. A COLLATE overrides the column's own
     collation (an explicit collation wins, in each of them); Spark 4's collations are left by a
@@ -212,6 +237,8 @@ def render(query: exp.Expression, dialect: str) -> str:
     def spelled(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Anonymous) and node.name == BINARY_TEXT:
             return _binary_text(node.expressions[0].copy(), dialect)
+        if isinstance(node, exp.Anonymous) and node.name == SORT_TEXT:
+            return _sort_text(node.expressions[0].copy(), dialect)
         return node
 
     return query.transform(spelled).sql(dialect=dialect, pretty=True)
