@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import sqlglot
 from test_warehouse import TABLE3_T
 
 REPO = Path(__file__).resolve().parents[1]
@@ -187,8 +188,8 @@ def test_a_column_named_like_a_histogram_column_is_refused_by_sqlclose_sql(tmp_p
     spec = _spec(tmp_path, "t", f"[privacy]\nk = 3\n[quasi_identifiers]\n{COUNT} = {{ mask = true }}\n")
     _refused(sqlclose("sql", spec), tmp_path, f"column {COUNT!r}", "rename it")
     typed = _spec(tmp_path, "t", "[privacy]\nk = 3\n[quasi_identifiers]\nage = { bands = [5] }\n"
-                                 "__sqlclose_typed_age = { mask = true }\n")  # the name of age's typed copy
-    _refused(sqlclose("sql", typed), tmp_path, "'__sqlclose_typed_age'", "rename it")
+                                 "__sqlclose_typed_q0 = { mask = true }\n")  # the name of age's typed copy
+    _refused(sqlclose("sql", typed), tmp_path, "'__sqlclose_typed_q0'", "rename it")
 
 
 # ---- 6. numeric text in a CSV histogram ---------------------------------------------------------------
@@ -301,8 +302,8 @@ def test_a_histogram_exported_before_typed_copies_is_asked_to_be_exported_again(
                 "FROM range(400) t(i)")
     con.close()
     spec = _spec(tmp_path, "p", BANDS)
-    hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_age) FROM ({q})")
-    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_age'",
+    hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_q0) FROM ({q})")
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_q0'",
              "columns of `sqlclose sql`")
 
 
@@ -327,3 +328,25 @@ def test_a_node_given_to_the_warehouse_path_is_checked_before_the_search(tmp_pat
         assert release.node == TABLE5_NODE and release.node_given
     run = sqlclose("anonymize", "--histogram", histogram, spec, "--node", "zip=1,age=9")
     assert run.returncode == 2 and "'age' has no level 9" in run.stderr, run.stderr
+
+
+# ---- names Postgres would cut ---------------------------------------------------------------------
+LONG_NAME = "age_in_years_at_the_time_of_first_admission_xyz"  # 47 bytes: a legal Postgres column name
+
+
+@pytest.mark.parametrize("name", [LONG_NAME, "ä" * 31])  # 62 bytes of 2-byte UTF-8 letters
+def test_histogram_aliases_fit_postgres_identifier_limit(tmp_path, name):
+    """Was: a banded column's typed copy was aliased '__sqlclose_typed_<name>', which Postgres
+    (NAMEDATALEN 64) cuts to 63 bytes for a name of 47 bytes or more; the export then lacked the
+    column sqlclose asks for. Oracle: Postgres's documented limit, 63 bytes, for every alias of
+    the printed query as sqlglot parses it back."""
+    assert len(name.encode()) <= 63
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "t"\ndialect = "postgres"\n'
+                    f'columns = {json.dumps([name, "disease"])}\n[output]\npath = "release.sql"\n'
+                    f'[privacy]\nk = 5\n[quasi_identifiers]\n"{name}" = {{ bands = [5, 10] }}\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    printed = sqlclose("sql", spec)
+    assert printed.returncode == 0, printed.stderr
+    aliases = [a.alias for a in sqlglot.parse_one(printed.stdout, read="postgres").expressions]
+    assert len(aliases) == 4 and not [a for a in aliases if len(a.encode()) > 63], aliases

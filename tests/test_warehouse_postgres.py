@@ -180,3 +180,28 @@ def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, pos
     assert con.execute(f"SELECT count(*) FROM {a}").fetchone()[0] == 4
     assert con.execute(f"SELECT count(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
     assert con.execute(f"SELECT count(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
+
+
+def test_a_long_banded_column_runs_through_a_real_postgres(tmp_path, postgres):
+    """Was: a banded BIGINT column named with 47 bytes got the histogram alias
+    '__sqlclose_typed_<name>', which Postgres cut to 63 bytes; `anonymize --histogram` over the
+    faithful export was refused as missing the column ('export … unchanged'). Now the alias is
+    short: the export runs through and the release's rows are the table's 200 (oracle: the
+    INSERT, every band holding at least k = 5 rows, so nothing is suppressed)."""
+    name = "age_in_years_at_the_time_of_first_admission_xyz"
+    postgres.psql(f'CREATE TABLE long_names("{name}" BIGINT, disease TEXT)')
+    postgres.psql("INSERT INTO long_names SELECT 20 + (i % 40), CASE WHEN i % 3 = 0 THEN 'flu' ELSE 'cold' END "
+                  "FROM generate_series(1, 200) i")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "long_names"\ndialect = "postgres"\n'
+                    f'columns = {json.dumps([name, "disease"])}\n'
+                    f'[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    f'[privacy]\nk = 5\n[quasi_identifiers]\n"{name}" = {{ bands = [5, 10] }}\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 0, made.output
+    postgres.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "released.csv")
+    rows = duckdb.connect().execute(f"SELECT count(*) FROM read_csv('{tmp_path / 'released.csv'}', "
+                                    "all_varchar = true)").fetchone()[0]
+    assert rows == 200

@@ -66,9 +66,15 @@ def banded(spec: Spec) -> list[str]:
     return [name for name, s in spec.quasi_identifiers.items() if s.kind == "bands"]
 
 
+def typed_copies(spec: Spec) -> dict[str, str]:
+    """Each banded quasi-identifier with the histogram's column of its typed copy (``wh.typed_copy``)."""
+    codes = {c.name: c.code for c in scanned_columns(spec)}
+    return {name: wh.typed_copy(codes[name]) for name in banded(spec)}
+
+
 def histogram_columns(spec: Spec) -> list[str]:
     """The histogram's columns, as `sqlclose sql` names them."""
-    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + [wh.typed_copy(n) for n in banded(spec)]
+    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + list(typed_copies(spec).values())
 
 
 def check_warehouse_spec(spec: Spec) -> Source:
@@ -132,8 +138,8 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     label = f"the histogram {path}"
     ordered = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     csv = path.suffix.lower() == ".csv"
-    declared = {wh.typed_copy(name) if name in spec.quasi_identifiers else name: kind
-                for name, kind in source.types.items()}
+    copies = typed_copies(spec)
+    declared = {copies.get(name, name): kind for name, kind in source.types.items()}
     if csv:
         as_text = open_source(path, None, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"},
                                                   numeric=ordered, histogram=True))
@@ -161,7 +167,7 @@ def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
     schema = opened.engine.schema(opened.relation)
     return prepare(opened.engine, opened.relation, spec, opened.label, None, counts=wh.COUNT_COLUMN,
                    table_columns=table_columns(spec),
-                   column_types={name: schema.field(wh.typed_copy(name)).type for name in banded(spec)})
+                   column_types={name: schema.field(copy).type for name, copy in typed_copies(spec).items()})
 
 
 def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool = True) -> None:

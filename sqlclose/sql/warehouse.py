@@ -48,11 +48,14 @@ def warehouse_table(parts: Sequence[str]) -> exp.Table:
     return exp.Table(**args)
 
 
-def typed_copy(name: str) -> str:
+def typed_copy(code: str) -> str:
     """The histogram's column holding a banded quasi-identifier's value in the warehouse's own
     type (its text is what is counted): the type decides the bands' labels (``35-39`` or
-    ``[35, 40)``), as a file's column type does on the local path."""
-    return f"{TYPED_PREFIX}{name}"
+    ``[35, 40)``), as a file's column type does on the local path. Named by the column's code
+    (``q0``), not its name: Postgres cuts an identifier to 63 bytes, so a prefixed name of 47
+    bytes or more lost its end and the export lacked the column asked for; short codes cannot
+    collide, and the user's names never carry the reserved prefix (refused)."""
+    return f"{TYPED_PREFIX}{code}"
 
 
 def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Sequence[str] = ()) -> exp.Expression:
@@ -63,8 +66,10 @@ def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Se
     plain = [q.CodedColumn(c.name, c.name, c.code, c.lookup, typed=c.typed) for c in columns]
     select = in_binary(q.raw_histogram(table, plain, q.Params()))
     select.expressions[-1].set("alias", q.ident(COUNT_COLUMN))
+    codes = {c.name: c.code for c in columns}
     for name in typed:
-        select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(name))), copy=False)
+        select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(codes[name]))),
+                               copy=False)
     return quoted(select)
 
 
