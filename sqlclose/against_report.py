@@ -159,14 +159,22 @@ def digest_problems(digest: str, output: dict) -> list[str]:
             "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
 
 
-def refuse_changed_release(path: Path, report_path: Path, output: dict) -> None:
+def refuse_changed_release(path: Path, report_path: Path, output: dict, spec: Spec | str | Path | None = None) -> None:
     """Refuse (``VerificationError``, exit 4, as ``check --against``) a release that is not the one
     its report vouches for — edited since, replaced, or another file given as it: a page of it
     would print the report's sha256 and "verified" over another file's figures. A release query
-    (``output.format = "sql"``) has no digest of rows here: its page says it is not verified."""
-    if output.get("format") == "sql" or not Path(path).exists():  # the page's reading says what is missing
+    (``output.format = "sql"``) has no digest of the rows: the table exported from the warehouse is
+    checked against every figure of the report it decides instead (``verify_against_report``; a
+    page once vouched "the smallest has 5 rows" for a file whose smallest class had 3, or for the
+    raw table). ``spec``: the release's, for the hierarchies that check reads."""
+    if not Path(path).exists():  # the page's reading says what is missing
         return
-    problems = digest_problems(released_digest(path, output), output)
+    if output.get("format") == "sql":
+        if Path(path) == Path(output.get("path") or ""):  # the query itself: the page asks for the table
+            return
+        problems = verify_against_report(Path(path), Path(report_path), spec)["problems"]
+    else:
+        problems = digest_problems(released_digest(path, output), output)
     if problems:
         raise VerificationError(f"{path} does not match its report {report_path}: " + "; ".join(problems)
                                 + "; a page of it would vouch for another file than the report describes (run "
