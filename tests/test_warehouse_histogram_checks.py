@@ -350,3 +350,30 @@ def test_histogram_aliases_fit_postgres_identifier_limit(tmp_path, name):
     assert printed.returncode == 0, printed.stderr
     aliases = [a.alias for a in sqlglot.parse_one(printed.stdout, read="postgres").expressions]
     assert len(aliases) == 4 and not [a for a in aliases if len(a.encode()) > 63], aliases
+
+
+# ---- how warehouses export ------------------------------------------------------------------------
+FOLDER_SPEC = """
+[privacy]
+k = 2
+[quasi_identifiers]
+sex = { tree = { "*" = ["M", "F"] } }
+[sensitive.disease]
+distinct_l = 2
+"""
+
+
+def test_a_folder_of_csv_part_files_is_refused_for_what_it_is(tmp_path):
+    """Was: a folder of CSV parts (Spark's df.write.csv(…, header=True)) was read as a Parquet
+    folder and refused with 'types, nulls and encoding apply to CSV sources only', though it is
+    CSV and the spec sets none of them. Now it is refused (exit 2) as a folder of CSV files,
+    asking for one file or Parquet, and nothing is written."""
+    spec = _spec(tmp_path, "t", FOLDER_SPEC)
+    folder = tmp_path / "h.csv"
+    folder.mkdir()
+    (folder / "part-0000.csv").write_text(f"sex,disease,{COUNT}\nM,flu,3\nM,cold,3\n", encoding="utf-8")
+    (folder / "part-0001.csv").write_text(f"sex,disease,{COUNT}\nF,flu,4\nF,hiv,4\n", encoding="utf-8")
+    (folder / "_SUCCESS").write_text("", encoding="utf-8")
+    run = sqlclose("anonymize", "--histogram", folder, spec)
+    _refused(run, tmp_path, "is a folder of CSV files", "must be one file", "export Parquet")
+    assert "apply to CSV sources only" not in run.stderr

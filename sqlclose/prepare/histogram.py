@@ -135,6 +135,7 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
         raise InputError(f"the histogram {path} should be the warehouse's export as .parquet (or .csv)")
     source = check_warehouse_spec(spec)
+    _refuse_csv_folder(path)
     label = f"the histogram {path}"
     ordered = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     csv = path.suffix.lower() == ".csv"
@@ -159,6 +160,17 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
         opened.engine.close()
         raise
     return opened
+
+
+def _refuse_csv_folder(path: Path) -> None:
+    """A folder of CSV part files (Spark's ``df.write.csv``, a sharded export) is refused for what
+    it is: it was read as a Parquet folder and refused as "types, nulls and encoding apply to CSV
+    sources only", which named none of the spec's settings. A folder of Parquet parts is read."""
+    if path.is_dir() and (path.suffix.lower() == ".csv" or any(path.rglob("*.csv"))):
+        raise InputError(f"the histogram {path} is a folder of CSV files, but a CSV histogram must be one file (one "
+                         "header, then the rows): export Parquet (a folder of Parquet part files is read as one), "
+                         f"or merge the parts into one CSV, e.g. duckdb -c \"COPY (FROM read_csv('{path}/*.csv', "
+                         "all_varchar = true)) TO 'histogram.csv' (HEADER)\"")
 
 
 def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
