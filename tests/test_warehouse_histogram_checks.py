@@ -19,6 +19,7 @@ import duckdb
 import pytest
 import sqlglot
 from test_warehouse import TABLE3_T
+from warehouse_steps import histogram_in_warehouse, invoke, warehouse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -377,3 +378,27 @@ def test_a_folder_of_csv_part_files_is_refused_for_what_it_is(tmp_path):
     run = sqlclose("anonymize", "--histogram", folder, spec)
     _refused(run, tmp_path, "is a folder of CSV files", "must be one file", "export Parquet")
     assert "apply to CSV sources only" not in run.stderr
+
+
+def test_a_csv_histogram_keeps_column_names_with_edge_spaces(tmp_path):
+    """Was: a column named ' pad age ' (names are quoted exactly as given) ran from the Parquet
+    export, while the CSV export of the same query was refused, 'has no column ' pad age '': the
+    header's names were trimmed. Now a histogram's header is read as written: the CSV export
+    gives the Parquet export's release (oracle: the same release query, minus its salted first
+    line, from both files)."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute('CREATE TABLE t(" pad age " INTEGER, disease VARCHAR)')
+    con.execute("INSERT INTO t SELECT 20 + (i % 30), CASE WHEN i % 2 = 0 THEN 'flu' ELSE 'cold' END "
+                "FROM range(120) r(i)")
+    con.close()
+    spec = warehouse_spec(tmp_path, "t", [" pad age ", "disease"],
+                          '[privacy]\nk = 5\n[quasi_identifiers]\n" pad age " = { bands = [5, 10] }\n'
+                          '[sensitive.disease]\ndistinct_l = 2\n')
+    queries = []
+    for name in ("h.parquet", "h.csv"):
+        histogram_in_warehouse(db, spec, tmp_path / name)
+        made = invoke("anonymize", "--histogram", tmp_path / name, spec, "--overwrite")
+        assert made.exit_code == 0, made.output
+        queries.append((tmp_path / "release.sql").read_text(encoding="utf-8").split("\n", 1)[1])
+    assert queries[0] == queries[1]
