@@ -402,3 +402,27 @@ def test_a_csv_histogram_keeps_column_names_with_edge_spaces(tmp_path):
         assert made.exit_code == 0, made.output
         queries.append((tmp_path / "release.sql").read_text(encoding="utf-8").split("\n", 1)[1])
     assert queries[0] == queries[1]
+
+
+def test_a_report_named_like_the_verification_query_is_refused_naming_it(tmp_path, monkeypatch):
+    """Was: --output r.sql --report r.verify.sql was refused after the whole search with 'the
+    report path is the output path (r.verify.sql)', though the output is r.sql: the collision is
+    with the verification query that goes beside it. Now the refusal (exit 2) names the
+    verification query, and comes before the search (which is made to fail if it runs); nothing
+    is written (the file system's state)."""
+    from sqlclose import api
+
+    spec = _spec(tmp_path, "t", FOLDER_SPEC)
+    duckdb.connect().execute(
+        "COPY (SELECT * FROM (VALUES ('M', 'flu', 3), ('M', 'cold', 3), ('F', 'flu', 4), ('F', 'hiv', 4)) "
+        f"t(sex, disease, {COUNT})) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search ran before the refusal")
+
+    monkeypatch.setattr(api, "anonymize_histogram", no_search)
+    r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec, "--output", tmp_path / "r.sql",
+               "--report", tmp_path / "r.verify.sql")
+    assert r.exit_code == 2, r.output
+    assert "verification query's path" in r.output and "is the output path" not in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.parquet", "wh.toml"]
