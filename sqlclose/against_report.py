@@ -49,8 +49,11 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
         name: _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
         for name, entry in privacy["sensitive"].items()}
 
+    query_made = output.get("format") == "sql"
+    if query_made:
+        notes.lines.append(QUERY_DIGEST_NOTE)
     with _released(path, output) as (source, digest, header, unreadable):
-        problems = digest_problems(digest, output)
+        problems = [] if query_made else digest_problems(digest, output)
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
             return _outcome(path, report_path, problems + [claims.columns_differ(header, output["columns"])], notes)
         if unreadable is not None:  # a changed CSV its report's column types do not read
@@ -84,6 +87,10 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes)
 
 
+QUERY_DIGEST_NOTE = ("the report's output.sha256 is its release query's (the warehouse made the rows), not this "
+                     "file's: the file's bytes were not compared; its columns and every figure it decides were")
+
+
 @dataclass
 class _Notes:
     """What the check could not vouch for: its notes, and the hierarchy files read as they are now
@@ -113,7 +120,7 @@ def _refuse_another_table(table: str | None, output: dict, report_path: Path) ->
 def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, rows: int | None = None,
              classes: int | None = None) -> dict:
     return {"file": str(path), "report": str(report_path), "rows": rows, "classes": classes,
-            "problems": problems, "notes": notes.as_list()}
+            "problems": problems, "notes": notes.as_list(), "content_compared": QUERY_DIGEST_NOTE not in notes.lines}
 
 
 def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> dict[str, Any]:
@@ -163,14 +170,22 @@ def digest_problems(digest: str, output: dict) -> list[str]:
             "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
 
 
-def refuse_changed_release(path: Path, report_path: Path, output: dict) -> None:
+def refuse_changed_release(path: Path, report_path: Path, output: dict, spec: Spec | str | Path | None = None) -> None:
     """Refuse (``VerificationError``, exit 4, as ``check --against``) a release that is not the one
     its report vouches for — edited since, replaced, or another file given as it: a page of it
     would print the report's sha256 and "verified" over another file's figures. A release query
-    (``output.format = "sql"``) has no digest of rows here: its page says it is not verified."""
-    if output.get("format") == "sql" or not Path(path).exists():  # the page's reading says what is missing
+    (``output.format = "sql"``) has no digest of the rows: the table exported from the warehouse is
+    checked against every figure of the report it decides instead (``verify_against_report``; a
+    page once vouched "the smallest has 5 rows" for a file whose smallest class had 3, or for the
+    raw table). ``spec``: the release's, for the hierarchies that check reads."""
+    if not Path(path).exists():  # the page's reading says what is missing
         return
-    problems = digest_problems(released_digest(path, output), output)
+    if output.get("format") == "sql":
+        if Path(path) == Path(output.get("path") or ""):  # the query itself: the page asks for the table
+            return
+        problems = verify_against_report(Path(path), Path(report_path), spec)["problems"]
+    else:
+        problems = digest_problems(released_digest(path, output), output)
     if problems:
         raise VerificationError(f"{path} does not match its report {report_path}: " + "; ".join(problems)
                                 + "; a page of it would vouch for another file than the report describes (run "

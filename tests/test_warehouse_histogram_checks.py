@@ -17,7 +17,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+import sqlglot
 from test_warehouse import TABLE3_T
+from warehouse_steps import histogram_in_warehouse, invoke, warehouse_spec
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -187,8 +189,8 @@ def test_a_column_named_like_a_histogram_column_is_refused_by_sqlclose_sql(tmp_p
     spec = _spec(tmp_path, "t", f"[privacy]\nk = 3\n[quasi_identifiers]\n{COUNT} = {{ mask = true }}\n")
     _refused(sqlclose("sql", spec), tmp_path, f"column {COUNT!r}", "rename it")
     typed = _spec(tmp_path, "t", "[privacy]\nk = 3\n[quasi_identifiers]\nage = { bands = [5] }\n"
-                                 "__sqlclose_typed_age = { mask = true }\n")  # the name of age's typed copy
-    _refused(sqlclose("sql", typed), tmp_path, "'__sqlclose_typed_age'", "rename it")
+                                 "__sqlclose_typed_q0 = { mask = true }\n")  # the name of age's typed copy
+    _refused(sqlclose("sql", typed), tmp_path, "'__sqlclose_typed_q0'", "rename it")
 
 
 # ---- 6. numeric text in a CSV histogram ---------------------------------------------------------------
@@ -301,8 +303,8 @@ def test_a_histogram_exported_before_typed_copies_is_asked_to_be_exported_again(
                 "FROM range(400) t(i)")
     con.close()
     spec = _spec(tmp_path, "p", BANDS)
-    hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_age) FROM ({q})")
-    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_age'",
+    hist = _export(db, spec, tmp_path / "h.parquet", "SELECT * EXCLUDE (__sqlclose_typed_q0) FROM ({q})")
+    _refused(sqlclose("anonymize", "--histogram", hist, spec), tmp_path, "'__sqlclose_typed_q0'",
              "columns of `sqlclose sql`")
 
 
@@ -327,3 +329,100 @@ def test_a_node_given_to_the_warehouse_path_is_checked_before_the_search(tmp_pat
         assert release.node == TABLE5_NODE and release.node_given
     run = sqlclose("anonymize", "--histogram", histogram, spec, "--node", "zip=1,age=9")
     assert run.returncode == 2 and "'age' has no level 9" in run.stderr, run.stderr
+
+
+# ---- names Postgres would cut ---------------------------------------------------------------------
+LONG_NAME = "age_in_years_at_the_time_of_first_admission_xyz"  # 47 bytes: a legal Postgres column name
+
+
+@pytest.mark.parametrize("name", [LONG_NAME, "ä" * 31])  # 62 bytes of 2-byte UTF-8 letters
+def test_histogram_aliases_fit_postgres_identifier_limit(tmp_path, name):
+    """Was: a banded column's typed copy was aliased '__sqlclose_typed_<name>', which Postgres
+    (NAMEDATALEN 64) cuts to 63 bytes for a name of 47 bytes or more; the export then lacked the
+    column sqlclose asks for. Oracle: Postgres's documented limit, 63 bytes, for every alias of
+    the printed query as sqlglot parses it back."""
+    assert len(name.encode()) <= 63
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "t"\ndialect = "postgres"\n'
+                    f'columns = {json.dumps([name, "disease"])}\n[output]\npath = "release.sql"\n'
+                    f'[privacy]\nk = 5\n[quasi_identifiers]\n"{name}" = {{ bands = [5, 10] }}\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    printed = sqlclose("sql", spec)
+    assert printed.returncode == 0, printed.stderr
+    aliases = [a.alias for a in sqlglot.parse_one(printed.stdout, read="postgres").expressions]
+    assert len(aliases) == 4 and not [a for a in aliases if len(a.encode()) > 63], aliases
+
+
+# ---- how warehouses export ------------------------------------------------------------------------
+FOLDER_SPEC = """
+[privacy]
+k = 2
+[quasi_identifiers]
+sex = { tree = { "*" = ["M", "F"] } }
+[sensitive.disease]
+distinct_l = 2
+"""
+
+
+def test_a_folder_of_csv_part_files_is_refused_for_what_it_is(tmp_path):
+    """Was: a folder of CSV parts (Spark's df.write.csv(…, header=True)) was read as a Parquet
+    folder and refused with 'types, nulls and encoding apply to CSV sources only', though it is
+    CSV and the spec sets none of them. Now it is refused (exit 2) as a folder of CSV files,
+    asking for one file or Parquet, and nothing is written."""
+    spec = _spec(tmp_path, "t", FOLDER_SPEC)
+    folder = tmp_path / "h.csv"
+    folder.mkdir()
+    (folder / "part-0000.csv").write_text(f"sex,disease,{COUNT}\nM,flu,3\nM,cold,3\n", encoding="utf-8")
+    (folder / "part-0001.csv").write_text(f"sex,disease,{COUNT}\nF,flu,4\nF,hiv,4\n", encoding="utf-8")
+    (folder / "_SUCCESS").write_text("", encoding="utf-8")
+    run = sqlclose("anonymize", "--histogram", folder, spec)
+    _refused(run, tmp_path, "is a folder of CSV files", "must be one file", "export Parquet")
+    assert "apply to CSV sources only" not in run.stderr
+
+
+def test_a_csv_histogram_keeps_column_names_with_edge_spaces(tmp_path):
+    """Was: a column named ' pad age ' (names are quoted exactly as given) ran from the Parquet
+    export, while the CSV export of the same query was refused, 'has no column ' pad age '': the
+    header's names were trimmed. Now a histogram's header is read as written: the CSV export
+    gives the Parquet export's release (oracle: the same release query, minus its salted first
+    line, from both files)."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute('CREATE TABLE t(" pad age " INTEGER, disease VARCHAR)')
+    con.execute("INSERT INTO t SELECT 20 + (i % 30), CASE WHEN i % 2 = 0 THEN 'flu' ELSE 'cold' END "
+                "FROM range(120) r(i)")
+    con.close()
+    spec = warehouse_spec(tmp_path, "t", [" pad age ", "disease"],
+                          '[privacy]\nk = 5\n[quasi_identifiers]\n" pad age " = { bands = [5, 10] }\n'
+                          '[sensitive.disease]\ndistinct_l = 2\n')
+    queries = []
+    for name in ("h.parquet", "h.csv"):
+        histogram_in_warehouse(db, spec, tmp_path / name)
+        made = invoke("anonymize", "--histogram", tmp_path / name, spec, "--overwrite")
+        assert made.exit_code == 0, made.output
+        queries.append((tmp_path / "release.sql").read_text(encoding="utf-8").split("\n", 1)[1])
+    assert queries[0] == queries[1]
+
+
+def test_a_report_named_like_the_verification_query_is_refused_naming_it(tmp_path, monkeypatch):
+    """Was: --output r.sql --report r.verify.sql was refused after the whole search with 'the
+    report path is the output path (r.verify.sql)', though the output is r.sql: the collision is
+    with the verification query that goes beside it. Now the refusal (exit 2) names the
+    verification query, and comes before the search (which is made to fail if it runs); nothing
+    is written (the file system's state)."""
+    from sqlclose import api
+
+    spec = _spec(tmp_path, "t", FOLDER_SPEC)
+    duckdb.connect().execute(
+        "COPY (SELECT * FROM (VALUES ('M', 'flu', 3), ('M', 'cold', 3), ('F', 'flu', 4), ('F', 'hiv', 4)) "
+        f"t(sex, disease, {COUNT})) TO '{tmp_path / 'h.parquet'}' (FORMAT PARQUET)")
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search ran before the refusal")
+
+    monkeypatch.setattr(api, "anonymize_histogram", no_search)
+    r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec, "--output", tmp_path / "r.sql",
+               "--report", tmp_path / "r.verify.sql")
+    assert r.exit_code == 2, r.output
+    assert "verification query's path" in r.output and "is the output path" not in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.parquet", "wh.toml"]

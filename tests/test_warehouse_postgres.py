@@ -103,7 +103,8 @@ def test_postgres_makes_exactly_the_local_release(tmp_path, warehouse, loaded, n
     for key in ("node", "classes", "suppressed_rows", "privacy"):
         assert doc[key] == local_doc[key], key
     loaded.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "postgres.csv")
-    _assert_same_text_rows(tmp_path / "local.parquet", tmp_path / "postgres.csv", local_doc["output"]["columns"])
+    _assert_same_text_rows(tmp_path / "local.parquet", tmp_path / "postgres.csv", local_doc["output"]["columns"],
+                           local_doc["output"]["column_roles"])
 
     loaded.copy_out(Path(doc["warehouse"]["verification_query"]).read_text(), tmp_path / "check.csv")
     check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
@@ -111,14 +112,96 @@ def test_postgres_makes_exactly_the_local_release(tmp_path, warehouse, loaded, n
     assert int(check[0][0]) == local_doc["output"]["rows"] and int(check[0][1]) == local_doc["classes"]
 
 
-def _assert_same_text_rows(local: Path, remote: Path, columns: list[str]) -> None:
-    """Both files as text (CSV has no types): the same rows, in the same order."""
+def _assert_same_text_rows(local: Path, remote: Path, columns: list[str], roles: dict[str, str]) -> None:
+    """Both files as text (CSV has no types): the same rows, in the same order — the local
+    release's order, except that columns kept unchanged are sorted by their text in Postgres
+    (some of their types have no ordering there): the local rows sorted so (quasi-identifiers
+    first, then the other columns in turn, NULLs last) are the Postgres file's, row for row."""
     con = duckdb.connect()
-    quoted = ['"' + c.replace('"', '""') + '"' for c in columns]
-    as_text = ", ".join(f"CAST({c} AS VARCHAR) AS {c}" for c in quoted)
-    a = f"(SELECT {as_text} FROM read_parquet('{local}'))"
-    b = (f"(SELECT {', '.join(quoted)} FROM read_csv('{remote}', all_varchar = true, header = true, "
+    quoted = {c: '"' + c.replace('"', '""') + '"' for c in columns}
+    as_text = ", ".join(f"CAST({c} AS VARCHAR) AS {c}" for c in quoted.values())
+    qis = [c for c in columns if roles[c].startswith("quasi")]
+    order = qis + [c for c in columns if c not in qis]
+    keys = ", ".join((f"CAST({quoted[c]} AS VARCHAR)" if roles[c].startswith("other") else quoted[c]) + " NULLS LAST"
+                     for c in order)
+    a = f"(SELECT {as_text} FROM (FROM read_parquet('{local}') ORDER BY {keys}))"
+    b = (f"(SELECT {', '.join(quoted.values())} FROM read_csv('{remote}', all_varchar = true, header = true, "
          "nullstr = '', allow_quoted_nulls = false))")
     assert con.execute(f"SELECT COUNT(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
     assert con.execute(f"SELECT COUNT(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
     assert con.execute(a).fetchall() == con.execute(b).fetchall()
+
+
+def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path, postgres):
+    """Was: under an ICU nondeterministic (case-insensitive) collation the histogram counted 'M'
+    and 'm' as one value of 2 rows, level 0 was released with each row's own spelling (classes
+    'M' and 'm' of 1 row each, each linked to its disease) and the verification query, grouping
+    under the same collation, returned ok = t. Now the Postgres rendering groups and joins under
+    COLLATE "C": 'm' is a value of its own, which the hierarchy (read by hand: leaves M and F)
+    lacks, so the run is refused as the local path refuses it, and nothing is written."""
+    postgres.psql("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+    postgres.psql("CREATE TABLE ci_people(sex TEXT COLLATE ci, disease TEXT)")
+    postgres.psql("INSERT INTO ci_people VALUES ('M', 'flu'), ('m', 'cold'), ('F', 'flu'), ('F', 'cold')")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "ci_people"\ndialect = "postgres"\n'
+                    f'columns = ["sex", "disease"]\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n',
+                    encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 2, made.output
+    assert "are not leaves" in made.output and "'m' (1 rows)" in made.output, made.output
+    assert not (tmp_path / "release.sql").exists()
+
+
+def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, postgres):
+    """Was: with others = "keep", the release's ORDER BY named a kept json (or point) column,
+    and Postgres refused to run it ("could not identify an ordering operator for type json"):
+    no release at all. Now kept columns are sorted by their text: the release runs, and its
+    rows are the table's 4 rows with their json and point values unchanged (oracle: the same
+    columns selected as text from the table, compared as a multiset by EXCEPT ALL both ways)."""
+    postgres.psql("CREATE TABLE kept_types(sex TEXT, disease TEXT, notes json, spot point)")
+    postgres.psql("""INSERT INTO kept_types VALUES ('M', 'flu', '{"a": 1}', '(1,2)'), ('M', 'cold', '{"a": 2}', """
+                  """'(3,4)'), ('F', 'flu', '[1]', '(0,0)'), ('F', 'hiv', '{}', '(5,5)')""")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "kept_types"\ndialect = "postgres"\n'
+                    'columns = ["sex", "disease", "notes", "spot"]\n'
+                    f'[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 0, made.output
+    postgres.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "released.csv")
+    postgres.copy_out("SELECT sex, disease, notes::text AS notes, spot::text AS spot FROM kept_types",
+                      tmp_path / "table.csv")
+    con = duckdb.connect()
+    a, b = (f"(FROM read_csv('{tmp_path / n}', all_varchar = true))" for n in ("released.csv", "table.csv"))
+    assert con.execute(f"SELECT count(*) FROM {a}").fetchone()[0] == 4
+    assert con.execute(f"SELECT count(*) FROM ({a} EXCEPT ALL {b})").fetchone()[0] == 0
+    assert con.execute(f"SELECT count(*) FROM ({b} EXCEPT ALL {a})").fetchone()[0] == 0
+
+
+def test_a_long_banded_column_runs_through_a_real_postgres(tmp_path, postgres):
+    """Was: a banded BIGINT column named with 47 bytes got the histogram alias
+    '__sqlclose_typed_<name>', which Postgres cut to 63 bytes; `anonymize --histogram` over the
+    faithful export was refused as missing the column ('export … unchanged'). Now the alias is
+    short: the export runs through and the release's rows are the table's 200 (oracle: the
+    INSERT, every band holding at least k = 5 rows, so nothing is suppressed)."""
+    name = "age_in_years_at_the_time_of_first_admission_xyz"
+    postgres.psql(f'CREATE TABLE long_names("{name}" BIGINT, disease TEXT)')
+    postgres.psql("INSERT INTO long_names SELECT 20 + (i % 40), CASE WHEN i % 3 = 0 THEN 'flu' ELSE 'cold' END "
+                  "FROM generate_series(1, 200) i")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "long_names"\ndialect = "postgres"\n'
+                    f'columns = {json.dumps([name, "disease"])}\n'
+                    f'[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    f'[privacy]\nk = 5\n[quasi_identifiers]\n"{name}" = {{ bands = [5, 10] }}\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 0, made.output
+    postgres.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "released.csv")
+    rows = duckdb.connect().execute(f"SELECT count(*) FROM read_csv('{tmp_path / 'released.csv'}', "
+                                    "all_varchar = true)").fetchone()[0]
+    assert rows == 200

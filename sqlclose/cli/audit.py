@@ -149,7 +149,8 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
     if as_json:
         click.echo(json.dumps(outcome, indent=2))
     elif not quiet:
-        click.echo(f"{path} matches {report_path}: content, columns, {outcome['rows']} rows, {outcome['classes']} "
+        content = "content, " if outcome["content_compared"] else ""
+        click.echo(f"{path} matches {report_path}: {content}columns, {outcome['rows']} rows, {outcome['classes']} "
                    "classes, labels and levels, k and every value reached the file decides")
         for line in _report_utility(report_path):
             click.echo(line)

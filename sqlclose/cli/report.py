@@ -30,7 +30,8 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     report, the release, its input, the spec or a file it reads, nor lies inside a Parquet folder
     release, whatever --overwrite says; it replaces an existing page with --overwrite only. A file
     that is not a report is bad input (exit 2); a release that no longer matches its report's digest
-    (edited, replaced, or another file given with --release) gets no page (exit 4)."""
+    (edited, replaced, or another file given with --release) gets no page (exit 4), nor does a
+    table exported from the warehouse whose figures are not its report's."""
     from sqlclose.against_report import refuse_changed_release
     from sqlclose.audit.claims import read_report
     from sqlclose.audit.html import PAGE_FIELDS, write_html
@@ -39,7 +40,7 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     doc = read_report(report_path, PAGE_FIELDS)
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
-    refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"])
+    refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"], spec_path)
     out = write_html(report_path, html_path, spec_path, release_path)
     click.echo(f"wrote {out}")
 

@@ -66,9 +66,15 @@ def banded(spec: Spec) -> list[str]:
     return [name for name, s in spec.quasi_identifiers.items() if s.kind == "bands"]
 
 
+def typed_copies(spec: Spec) -> dict[str, str]:
+    """Each banded quasi-identifier with the histogram's column of its typed copy (``wh.typed_copy``)."""
+    codes = {c.name: c.code for c in scanned_columns(spec)}
+    return {name: wh.typed_copy(codes[name]) for name in banded(spec)}
+
+
 def histogram_columns(spec: Spec) -> list[str]:
     """The histogram's columns, as `sqlclose sql` names them."""
-    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + [wh.typed_copy(n) for n in banded(spec)]
+    return [c.name for c in scanned_columns(spec)] + [wh.COUNT_COLUMN] + list(typed_copies(spec).values())
 
 
 def check_warehouse_spec(spec: Spec) -> Source:
@@ -129,11 +135,12 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     if path.suffix.lower() not in HISTOGRAM_SUFFIXES:
         raise InputError(f"the histogram {path} should be the warehouse's export as .parquet (or .csv)")
     source = check_warehouse_spec(spec)
+    _refuse_csv_folder(path)
     label = f"the histogram {path}"
     ordered = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     csv = path.suffix.lower() == ".csv"
-    declared = {wh.typed_copy(name) if name in spec.quasi_identifiers else name: kind
-                for name, kind in source.types.items()}
+    copies = typed_copies(spec)
+    declared = {copies.get(name, name): kind for name, kind in source.types.items()}
     if csv:
         as_text = open_source(path, None, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"},
                                                   numeric=ordered, histogram=True))
@@ -148,10 +155,22 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
         _check_columns(opened.engine.schema(opened.relation), spec, label)
         _check_counts(opened.engine, opened.relation, label)
         _check_groups(opened.engine, opened.relation, spec, label, csv)
+        _check_number_texts(opened.engine, opened.relation, spec, label)
     except BaseException:
         opened.engine.close()
         raise
     return opened
+
+
+def _refuse_csv_folder(path: Path) -> None:
+    """A folder of CSV part files (Spark's ``df.write.csv``, a sharded export) is refused for what
+    it is: it was read as a Parquet folder and refused as "types, nulls and encoding apply to CSV
+    sources only", which named none of the spec's settings. A folder of Parquet parts is read."""
+    if path.is_dir() and (path.suffix.lower() == ".csv" or any(path.rglob("*.csv"))):
+        raise InputError(f"the histogram {path} is a folder of CSV files, but a CSV histogram must be one file (one "
+                         "header, then the rows): export Parquet (a folder of Parquet part files is read as one), "
+                         f"or merge the parts into one CSV, e.g. duckdb -c \"COPY (FROM read_csv('{path}/*.csv', "
+                         "all_varchar = true)) TO 'histogram.csv' (HEADER)\"")
 
 
 def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
@@ -160,7 +179,7 @@ def prepare_histogram(opened: Opened, spec: Spec) -> Problem:
     schema = opened.engine.schema(opened.relation)
     return prepare(opened.engine, opened.relation, spec, opened.label, None, counts=wh.COUNT_COLUMN,
                    table_columns=table_columns(spec),
-                   column_types={name: schema.field(wh.typed_copy(name)).type for name in banded(spec)})
+                   column_types={name: schema.field(copy).type for name, copy in typed_copies(spec).items()})
 
 
 def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool = True) -> None:
@@ -259,3 +278,43 @@ def _check_groups(engine: Engine, relation: exp.Expression, spec: Spec, label: s
                         "from `sqlclose sql` has one row per combination (the export was written twice, or its part "
                         f"files copied or merged more than once){blank}; export the result of `sqlclose sql` again, "
                         "once, and pass that file")
+
+
+def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, label: str) -> None:
+    """A counted column's text holding one floating-point number written two ways: -0.0 beside
+    0.0, or NaN with and without a minus sign. The histogram counts them apart (its columns are
+    the warehouse's text), the released column holds the numbers, which compare as one: a class
+    claimed 2-diverse held only zeros. Refused, as the local path refuses them in a float column;
+    judged from the text, the one thing the histogram holds."""
+    for c in scanned_columns(spec):
+        if c.typed:  # an ordered column is a number here, checked as one (prepare's float checks)
+            continue
+        found = _number_spellings(engine, relation, c.name)
+        if found["minus_zero"] and found["zero"]:
+            what, fix = "both -0.0 and 0.0", f"{c.name} + 0.0, which turns -0.0 into 0.0"
+        elif found["minus_nan"] and found["nan"]:
+            what = "NaN both with and without a minus sign (-nan and nan)"
+            fix = (f"CASE WHEN isfinite({c.name}) OR isinf({c.name}) THEN {c.name} END, which makes NaN NULL, "
+                   "with nulls = \"drop\" or a null_value for the column")
+        else:
+            continue
+        raise DataError(f"column {c.name!r} in {label} holds {what}, one number written two ways: the histogram "
+                        "counts them apart, the released numbers compare as one, so its classes and the release "
+                        "would not count alike; normalize it in the warehouse (a view selecting it, as [source] "
+                        f"table; e.g. {fix}), then run `sqlclose sql` and export again (a text column holding such "
+                        "spellings: map one of them to another value in that view)")
+
+
+def _number_spellings(engine: Engine, relation: exp.Expression, name: str) -> dict[str, int]:
+    """Whether the text column ``name`` holds a zero with a minus sign (``minus_zero``) and one
+    without (``zero``), a NaN with a minus sign (``minus_nan``) and one without (``nan``): 1 or 0."""
+    text = q.col(name)
+    number = exp.TryCast(this=text.copy(), to=exp.DataType.build("DOUBLE"))
+    minus = exp.Like(this=text.copy(), expression=exp.Literal.string("-%"))
+    zero = exp.EQ(this=number.copy(), expression=exp.Literal.number(0))
+    nan = engine.is_nan(number)
+    kinds = {"minus_zero": exp.and_(zero, minus), "zero": exp.and_(zero.copy(), exp.not_(minus.copy())),
+             "minus_nan": exp.and_(nan, minus.copy()), "nan": exp.and_(nan.copy(), exp.not_(minus.copy()))}
+    held = [exp.Max(this=exp.If(this=kind, true=exp.Literal.number(1), false=exp.Literal.number(0))).as_(key)
+            for key, kind in kinds.items()]
+    return engine.fetch(exp.select(*held).from_(relation.copy())).to_pylist()[0]

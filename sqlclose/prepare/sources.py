@@ -683,7 +683,8 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
     for f, line in zip(files, headers):
-        fields = [h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
+        # A warehouse's histogram names its columns exactly as the table does (' pad age '): kept as written.
+        fields = [h if read.histogram else h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
         if len(fields) == 1 and any(d in line for d in CSV_DELIMITERS if d != delimiter):
             seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
             raise InputError(f"cannot read {f}: its header does not split on {delimiter!r} (it seems to use "

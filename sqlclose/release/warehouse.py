@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlclose.errors import EnvironmentFailure, InputError
+from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
 from sqlclose.model.spec import default_report_path
 from sqlclose.release import files
 from sqlclose.release.release import Release
@@ -40,6 +40,16 @@ def verification_path(path: Path) -> Path:
     classes' codes: it is for the operator's warehouse, not for publishing, so the report names it
     and does not hold it."""
     return path.with_name(f"{path.stem}.verify.sql")
+
+
+def refuse_report_at_verification(path: Path, report: Path) -> None:
+    """Refuse a report path that is the verification query's (``release.verify.sql`` beside the
+    release query ``path``): the refusal named it the output path, which it is not."""
+    verify = verification_path(path)
+    if files.same(verify, report):
+        raise OutputExistsError(f"the report path is the verification query's path ({verify}), which goes beside "
+                                f"the release query {path}: give the report its own file, e.g. "
+                                f"{default_report_path(path)}")
 
 
 @dataclass(repr=False)  # Release's own repr
@@ -65,7 +75,9 @@ class WarehouseRelease(Release):
             labels = [h.rows[i][level] for i in rows] if level else None
             lookups.append(wh.InlineLookup(qi.coded, int(level), [h.leaves[i] for i in rows], codes, labels))
         suppressed = hist.codes[failing].tolist() if failing.any() else []
-        return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls))
+        counted = {c.name for c in self.problem.qis} | {c.name for c in self.problem.sas}
+        kept = [name for name in self.columns if name not in counted]
+        return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls), kept)
 
     def _counted_codes(self, code: str) -> set[int]:
         """The leaf codes of one quasi-identifier present in the base histogram."""
@@ -113,6 +125,7 @@ class WarehouseRelease(Release):
         # The verification file lies beside the query: inside a folder release only if the query is.
         files.refuse_inside_folder_releases(path, "output")
         files.refuse_inside_folder_releases(report_path, "report")
+        refuse_report_at_verification(path, report_path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
         try:

@@ -10,6 +10,11 @@ by sqlglot, never text pasted together), so that the warehouse generalizes its o
 
 User names enter as quoted identifiers; user values as sqlglot literals (a warehouse SQL file has
 no bound parameters), escaped per dialect by sqlglot.
+
+Text is grouped, joined and compared byte for byte (``binary_text``), whatever the column's
+collation: under a case-insensitive one the histogram counted 'M' and 'm' as one value, the
+release gave each row its own spelling, and the verification query, grouping under the same
+collation, said ok to classes below k.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ RELEASED = "__sqlclose_released"
 SUPPRESSED = "__sqlclose_suppressed"
 TYPED_PREFIX = "__sqlclose_typed_"  # a banded quasi-identifier's value in its own type (``typed_copy``)
 VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
+BINARY_TEXT = "__SQLCLOSE_BINARY_TEXT"  # a marker ``render`` spells in each dialect (``_binary_text``)
+SORT_TEXT = "__SQLCLOSE_SORT_TEXT"  # likewise (``_sort_text``)
 
 
 def warehouse_table(parts: Sequence[str]) -> exp.Table:
@@ -41,11 +48,14 @@ def warehouse_table(parts: Sequence[str]) -> exp.Table:
     return exp.Table(**args)
 
 
-def typed_copy(name: str) -> str:
+def typed_copy(code: str) -> str:
     """The histogram's column holding a banded quasi-identifier's value in the warehouse's own
     type (its text is what is counted): the type decides the bands' labels (``35-39`` or
-    ``[35, 40)``), as a file's column type does on the local path."""
-    return f"{TYPED_PREFIX}{name}"
+    ``[35, 40)``), as a file's column type does on the local path. Named by the column's code
+    (``q0``), not its name: Postgres cuts an identifier to 63 bytes, so a prefixed name of 47
+    bytes or more lost its end and the export lacked the column asked for; short codes cannot
+    collide, and the user's names never carry the reserved prefix (refused)."""
+    return f"{TYPED_PREFIX}{code}"
 
 
 def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Sequence[str] = ()) -> exp.Expression:
@@ -54,10 +64,12 @@ def histogram(table: exp.Expression, columns: Sequence[q.CodedColumn], typed: Se
     sensitive column stays a number); NULLs stay NULL. ``typed``: columns also given in their own
     type, as ``MIN`` of the group (one value: the group is that value's text), named ``typed_copy``."""
     plain = [q.CodedColumn(c.name, c.name, c.code, c.lookup, typed=c.typed) for c in columns]
-    select = q.raw_histogram(table, plain, q.Params())
+    select = in_binary(q.raw_histogram(table, plain, q.Params()))
     select.expressions[-1].set("alias", q.ident(COUNT_COLUMN))
+    codes = {c.name: c.code for c in columns}
     for name in typed:
-        select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(name))), copy=False)
+        select = select.select(exp.alias_(exp.Min(this=q.col(name, "src")), q.ident(typed_copy(codes[name]))),
+                               copy=False)
     return quoted(select)
 
 
@@ -78,16 +90,17 @@ class InlineLookup:
 
 
 def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[InlineLookup],
-            suppressed: Sequence[Sequence[int]], drop_nulls: Sequence[str]) -> exp.Select:
+            suppressed: Sequence[Sequence[int]], drop_nulls: Sequence[str], kept: Sequence[str] = ()) -> exp.Select:
     """The release as the warehouse runs it: the same query as the local release
     (``queries.release``: same joins, same exclusion of suppressed classes, same ORDER BY) over
     inline lookups. ``suppressed``: the failing classes' codes, one per lookup; ``drop_nulls``:
-    columns whose NULL rows ``nulls = "drop"`` removed."""
+    columns whose NULL rows ``nulls = "drop"`` removed; ``kept``: columns released unchanged that
+    the histogram never saw, sorted by their text (``sort_text``)."""
     source = q.without_nulls(table, drop_nulls) if drop_nulls else table
     released = [q.ReleasedQI(dataclasses.replace(lk.coded, lookup=lk.cte), lk.level, 1) for lk in lookups]
     params = q.Params()
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
-    query = inline(query, params.values)
+    query = inline(sorted_by_text(in_binary(query), kept), params.values)
     for lk in lookups:
         rows = [[exp.Literal.string(v), exp.Literal.number(int(c))]
                 + ([exp.Literal.string(label)] if lk.labels is not None else [])
@@ -137,7 +150,10 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mappin
         if stand_in is not None:
             value = exp.Coalesce(this=q.as_text(value), expressions=[exp.Literal.string(stand_in)])
         per_class.append(exp.alias_(exp.Count(this=exp.Distinct(expressions=[value])), q.ident(f"d{j}")))
-    classes = exp.select(*per_class).from_(q.table(RELEASED)).group_by(*[q.col(c) for c in qi])
+    # Classes as the released bytes tell them apart (the histogram's grouping), not as the column's
+    # collation does: a case-insensitive one made 'M' and 'm' one class of 2.
+    classes = exp.select(*per_class).from_(q.table(RELEASED)).group_by(*[binary_text(q.as_text(q.col(c)))
+                                                                          for c in qi])
     measured = {"released_rows": exp.Sum(this=q.col("n")), "classes": exp.Count(this=exp.Star()),
                 "min_class_size": exp.Min(this=q.col("n"))}
     measured.update({f"min_distinct_s{j}": exp.Min(this=q.col(f"d{j}")) for j in range(len(sensitive))})
@@ -156,6 +172,63 @@ def _with(select: exp.Select) -> exp.With:
     return select.args.get("with_") or select.args.get("with")
 
 
+def binary_text(text: exp.Expression) -> exp.Expression:
+    """``text`` compared, grouped and joined byte for byte, whatever collation its column has;
+    spelled per dialect by ``render``."""
+    return exp.Anonymous(this=BINARY_TEXT, expressions=[text])
+
+
+def in_binary(query: exp.Expression) -> exp.Expression:
+    """``query`` with each source column's text (``CAST(src.col AS VARCHAR)``: what is grouped,
+    and joined to the lookups) taken byte for byte (``binary_text``)."""
+    for cast in list(query.find_all(exp.Cast)):
+        column = cast.this
+        if (cast.to.this == exp.DataType.Type.VARCHAR and isinstance(column, exp.Column)
+                and column.table == "src"):
+            cast.replace(binary_text(cast.copy()))
+    return query
+
+
+def sorted_by_text(query: exp.Expression, names: Sequence[str]) -> exp.Expression:
+    """``query``'s ORDER BY with the columns ``names`` sorted by their text (``_sort_text``): a
+    kept column may have a type the warehouse cannot sort (Postgres json, point, xml; BigQuery
+    ARRAY, STRUCT, JSON; Spark MAP), and ORDER BY on it stopped the release."""
+    order = query.args.get("order")
+    for key in order.expressions if order else []:
+        if isinstance(key.this, exp.Column) and key.this.name in names:
+            key.set("this", exp.Anonymous(this=SORT_TEXT, expressions=[key.this.copy()]))
+    return query
+
+
+def _sort_text(value: exp.Expression, dialect: str) -> exp.Expression:
+    """A value of any type as a key ``dialect`` can sort: its text where some types have no
+    order (Postgres, Spark: a cast to text, which every type has; BigQuery: its JSON text);
+    itself in DuckDB, which sorts every type, and in Snowflake and Trino (not covered: their
+    GEOGRAPHY, JSON and MAP; docs/warehouse.md)."""
+    if dialect in ("postgres", "spark"):
+        return q.as_text(value)
+    if dialect == "bigquery":
+        return exp.Anonymous(this="TO_JSON_STRING", expressions=[value])
+    return value
+
+
+def _binary_text(text: exp.Expression, dialect: str) -> exp.Expression:
+    """Text under a binary collation in ``dialect``. A COLLATE overrides the column's own
+    collation (an explicit collation wins, in each of them); Spark 4's collations are left by a
+    round trip through BINARY, which Spark 3 (no collations, no COLLATE clause) also runs; Trino
+    has no collations."""
+    if dialect in ("duckdb", "postgres"):  # both know the C collation: byte order
+        return exp.Collate(this=text, expression=exp.Identifier(this="C", quoted=True))
+    if dialect == "snowflake":
+        return exp.Collate(this=text, expression=exp.Literal.string("utf8"))
+    if dialect == "bigquery":  # an empty specification removes the collation
+        return exp.Collate(this=text, expression=exp.Literal.string(""))
+    if dialect == "spark":
+        as_bytes = exp.Cast(this=text, to=exp.DataType.build("BINARY"))
+        return exp.Cast(this=as_bytes, to=exp.DataType.build("STRING", dialect="spark"))
+    return text
+
+
 def quoted(query: exp.Expression) -> exp.Expression:
     """Every identifier quoted, aliases too: Snowflake upper-cases an unquoted alias (``AS src`` is
     SRC), which a quoted reference (``"src"."age"``) would then miss."""
@@ -166,4 +239,11 @@ def quoted(query: exp.Expression) -> exp.Expression:
 
 def render(query: exp.Expression, dialect: str) -> str:
     """The SQL text for a warehouse, pretty-printed (a reviewer reads it before running it)."""
-    return query.sql(dialect=dialect, pretty=True)
+    def spelled(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous) and node.name == BINARY_TEXT:
+            return _binary_text(node.expressions[0].copy(), dialect)
+        if isinstance(node, exp.Anonymous) and node.name == SORT_TEXT:
+            return _sort_text(node.expressions[0].copy(), dialect)
+        return node
+
+    return query.transform(spelled).sql(dialect=dialect, pretty=True)

@@ -1,10 +1,10 @@
 SELECT
-  CAST("src"."a""b" AS VARCHAR) AS "a""b",
-  CAST("src"."c`d'e" AS VARCHAR) AS "c`d'e",
+  CAST("src"."a""b" AS VARCHAR) COLLATE "C" AS "a""b",
+  CAST("src"."c`d'e" AS VARCHAR) COLLATE "C" AS "c`d'e",
   "src"."x; DROP TABLE t; --" AS "x; DROP TABLE t; --",
   COUNT(*) AS "__sqlclose_count"
 FROM "my-project"."ana;lytics"."peo""ple" AS "src"
 GROUP BY
-  CAST("src"."a""b" AS VARCHAR),
-  CAST("src"."c`d'e" AS VARCHAR),
+  CAST("src"."a""b" AS VARCHAR) COLLATE "C",
+  CAST("src"."c`d'e" AS VARCHAR) COLLATE "C",
   "src"."x; DROP TABLE t; --"

@@ -34,9 +34,9 @@ FROM (
     CASE WHEN "src"."c`d'e" IS NULL THEN NULL ELSE "src"."c`d'e" END AS "c`d'e"
   FROM "my-project"."ana;lytics"."peo""ple" AS "src"
   JOIN "__sqlclose_lookup_q0" AS "lk_q0"
-    ON "lk_q0"."value" = COALESCE(CAST("src"."a""b" AS VARCHAR), 'it''s')
+    ON "lk_q0"."value" = COALESCE(CAST("src"."a""b" AS VARCHAR) COLLATE "C", 'it''s')
   JOIN "__sqlclose_lookup_q1" AS "lk_q1"
-    ON "lk_q1"."value" = CAST("src"."c`d'e" AS VARCHAR)
+    ON "lk_q1"."value" = CAST("src"."c`d'e" AS VARCHAR) COLLATE "C"
   WHERE
     NOT EXISTS(
       SELECT

@@ -34,9 +34,9 @@ FROM (
     CASE WHEN "src"."c`d'e" IS NULL THEN NULL ELSE "src"."c`d'e" END AS "c`d'e"
   FROM "my-project"."ana;lytics"."peo""ple" AS "src"
   JOIN "__sqlclose_lookup_q0" AS "lk_q0"
-    ON "lk_q0"."value" = COALESCE(CAST("src"."a""b" AS VARCHAR), 'it\'s')
+    ON "lk_q0"."value" = COALESCE(COLLATE(CAST("src"."a""b" AS VARCHAR), 'utf8'), 'it\'s')
   JOIN "__sqlclose_lookup_q1" AS "lk_q1"
-    ON "lk_q1"."value" = CAST("src"."c`d'e" AS VARCHAR)
+    ON "lk_q1"."value" = COLLATE(CAST("src"."c`d'e" AS VARCHAR), 'utf8')
   WHERE
     NOT EXISTS(
       SELECT

@@ -34,9 +34,9 @@ WITH "__sqlclose_lookup_q0" AS (
       CASE WHEN "src"."c`d'e" IS NULL THEN NULL ELSE "src"."c`d'e" END AS "c`d'e"
     FROM "my-project"."ana;lytics"."peo""ple" AS "src"
     JOIN "__sqlclose_lookup_q0" AS "lk_q0"
-      ON "lk_q0"."value" = COALESCE(CAST("src"."a""b" AS VARCHAR), 'it\'s')
+      ON "lk_q0"."value" = COALESCE(COLLATE(CAST("src"."a""b" AS VARCHAR), 'utf8'), 'it\'s')
     JOIN "__sqlclose_lookup_q1" AS "lk_q1"
-      ON "lk_q1"."value" = CAST("src"."c`d'e" AS VARCHAR)
+      ON "lk_q1"."value" = COLLATE(CAST("src"."c`d'e" AS VARCHAR), 'utf8')
     WHERE
       NOT EXISTS(
         SELECT
@@ -59,6 +59,6 @@ FROM (
     COUNT(DISTINCT "x; DROP TABLE t; --") AS "d0"
   FROM "__sqlclose_released"
   GROUP BY
-    "a""b",
-    "c`d'e"
+    COLLATE(CAST("a""b" AS VARCHAR), 'utf8'),
+    COLLATE(CAST("c`d'e" AS VARCHAR), 'utf8')
 ) AS "classes"

@@ -34,9 +34,9 @@ FROM (
     CASE WHEN `src`.`c``d'e` IS NULL THEN NULL ELSE `src`.`c``d'e` END AS `c``d'e`
   FROM `my-project`.`ana;lytics`.`peo"ple` AS `src`
   JOIN `__sqlclose_lookup_q0` AS `lk_q0`
-    ON `lk_q0`.`value` = COALESCE(CAST(`src`.`a"b` AS STRING), 'it\'s')
+    ON `lk_q0`.`value` = COALESCE(CAST(CAST(CAST(`src`.`a"b` AS STRING) AS BINARY) AS STRING), 'it\'s')
   JOIN `__sqlclose_lookup_q1` AS `lk_q1`
-    ON `lk_q1`.`value` = CAST(`src`.`c``d'e` AS STRING)
+    ON `lk_q1`.`value` = CAST(CAST(CAST(`src`.`c``d'e` AS STRING) AS BINARY) AS STRING)
   WHERE
     NOT EXISTS(
       SELECT

@@ -59,6 +59,6 @@ FROM (
     COUNT(DISTINCT "x; DROP TABLE t; --") AS "d0"
   FROM "__sqlclose_released"
   GROUP BY
-    "a""b",
-    "c`d'e"
+    CAST("a""b" AS VARCHAR),
+    CAST("c`d'e" AS VARCHAR)
 ) AS "classes"

@@ -1,0 +1,90 @@
+"""`sqlclose check --against` and `sqlclose report --release` on a warehouse release: the table
+release.sql made in the warehouse (a DuckDB database here), exported as Parquet. The report's
+sha256 is the release query's, so the exported file is checked against the report's figures
+instead. Oracles: the tampered file's smallest class counted by a plain GROUP BY; the raw table
+(classes of one row, by construction: every row has its own name); the file system's state."""
+
+from __future__ import annotations
+
+import duckdb
+import pytest
+from warehouse_steps import histogram_in_warehouse, invoke, release_in_warehouse, warehouse_spec
+
+BODY = """
+[privacy]
+k = 5
+[quasi_identifiers]
+age = { bands = [5, 10, 20] }
+sex = { tree = { "*" = ["M", "F"] } }
+[sensitive.disease]
+distinct_l = 2
+"""
+
+
+@pytest.fixture
+def made(tmp_path):
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t(age INTEGER, sex VARCHAR, disease VARCHAR, name VARCHAR)")
+    con.execute("INSERT INTO t SELECT 20 + (i * 7) % 50, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END, "
+                "['flu', 'cold', 'hiv', 'ulcer'][1 + i % 4], 'person' || i FROM range(200) r(i)")
+    con.close()
+    spec = warehouse_spec(tmp_path, "t", ["age", "sex", "disease", "name"], BODY, top='identifiers = ["name"]')
+    histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
+    r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec)
+    assert r.exit_code == 0, r.output
+    released, verify = release_in_warehouse(db, tmp_path)
+    assert verify["ok"] is True
+    return tmp_path, spec, released, db
+
+
+def test_check_against_passes_the_faithful_export_and_says_its_bytes_were_not_compared(made):
+    """Was: exit 4, 'its sha256 differs from the report's output.sha256 (the file was changed or
+    replaced)' for the very release the warehouse made (its verification query said ok): that
+    sha256 is the query's. Now every figure is compared and the digest is not, and it says so
+    (no 'content' among what matched)."""
+    tmp, spec, released, _ = made
+    r = invoke("check", released, "--against", tmp / "release.sql.report.json", "--spec", spec)
+    assert r.exit_code == 0, r.output
+    assert "matches" in r.output and "content," not in r.output, r.output
+    assert "bytes were not compared" in r.output, r.output
+
+
+def test_the_faithful_export_gets_its_page(made):
+    tmp, spec, released, _ = made
+    r = invoke("report", tmp / "release.sql.report.json", "--release", released, "--html", tmp / "page.html",
+               "--spec", spec)
+    assert r.exit_code == 0, r.output
+    assert (tmp / "page.html").is_file()
+
+
+def test_a_released_table_that_breaks_k_gets_no_page(made):
+    """Was: the page for a file whose smallest class had 3 rows (k = 5) said 'the smallest has
+    6 rows'. Now it gets no page (exit 4), as a local release not matching its report."""
+    tmp, spec, released, _ = made
+    con = duckdb.connect()
+    key = con.execute(f"SELECT age, sex FROM '{released}' GROUP BY ALL ORDER BY count(*), age, sex LIMIT 1").fetchone()
+    tampered = tmp / "tampered.parquet"
+    con.execute(f"""COPY (SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY age, sex) AS rn
+                    FROM '{released}') WHERE NOT (age = ? AND sex = ? AND rn > 3)) TO '{tampered}' (FORMAT PARQUET)""",
+                key)
+    assert con.execute(f"SELECT min(n) FROM (SELECT count(*) n FROM '{tampered}' GROUP BY age, sex)").fetchone()[0] == 3
+    r = invoke("report", tmp / "release.sql.report.json", "--release", tampered, "--html", tmp / "page.html",
+               "--spec", spec)
+    assert r.exit_code == 4, r.output
+    assert "does not match its report" in r.output, r.output
+    assert not (tmp / "page.html").exists()
+
+
+def test_the_raw_input_table_gets_no_page(made):
+    """Was: the raw table (identifiers included, every class of 1 row) got a page saying the
+    smallest class has 6 rows. Now: exit 4, no page."""
+    tmp, spec, _, db = made
+    raw = tmp / "raw.parquet"
+    con = duckdb.connect(str(db))
+    con.execute(f"COPY t TO '{raw}' (FORMAT PARQUET)")
+    con.close()
+    r = invoke("report", tmp / "release.sql.report.json", "--release", raw, "--html", tmp / "page.html",
+               "--spec", spec)
+    assert r.exit_code == 4, r.output
+    assert not (tmp / "page.html").exists()
