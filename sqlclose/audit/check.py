@@ -80,6 +80,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     hierarchies = {}
     reading: FileRead | None = None  # how the reference is read, when the spec says (its [source])
     drop: tuple[str, ...] = ()  # the spec's columns whose NULL rows nulls = "drop" takes out of the reference
+    declared: dict[str, str] = {}  # the spec's [source] types of its sensitive columns, for the checked CSV too
     if spec is not None:
         spec = as_spec(spec)
         if engine is None and (made := spec_engine(spec.engine, source)) is not None:  # closed here
@@ -101,13 +102,15 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
             reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
+        declared = _declared_sensitive_types(spec)
     qi = list(quasi_identifiers or [])
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
     given = engine
-    # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
-    numeric = tuple(models)
-    options = FileRead(table=table, delimiter=delimiter, numbers_if_numeric=numeric)
+    # Sensitive columns of a CSV: as the spec declares them, else as numbers when every value is one
+    # a type reads exactly (the ordered distance is measured), else as text.
+    options = FileRead(table=table, delimiter=delimiter, types={c: t for c, t in declared.items() if c in models},
+                       numbers_if_numeric=tuple(c for c in models if c not in declared))
     with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
         opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
@@ -121,6 +124,16 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         finally:
             if given is None:
                 engine.close()
+
+
+def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
+    """The spec's ``[source] types`` of its sensitive columns. A release gives those columns as its
+    input holds them, so the declared types describe a checked CSV's columns too, whichever file it
+    is (a DATE column, read as text, was refused as no ordered type; a DECIMAL(18, 4) one, read as
+    DOUBLE, merged its values). Its quasi-identifiers are not typed: a release holds their labels."""
+    if spec.source is None:
+        return {}
+    return {c: t for c, t in spec.source.types.items() if c in spec.sensitive}
 
 
 def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:

@@ -1,0 +1,139 @@
+"""How ``sqlclose check`` reads a sensitive column before it measures it (review rv23).
+
+- A CSV's numbers: read with the spec's declared ``[source] types`` (the checked file too, not only
+  the reference), else exactly (BIGINT or a DECIMAL wide enough, from every value, never a sample),
+  else as text. Before, a DECIMAL(18, 4) column was read as DOUBLE (three values merged into one
+  no row holds, a false distinct-l FAIL) and a sampled BIGINT rounded 5000.5 to 5001.
+
+Oracles: plain GROUP BYs of the written file (as text, or read as the declared type) and exact
+ordered EMDs worked with fractions from those counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import duckdb
+from click.testing import CliRunner
+
+from sqlclose.cli import main
+
+SPEC = """[source]
+path = "in.csv"
+types = {{ s = "{kind}" }}
+[output]
+path = "out.csv"
+[privacy]
+k = 2
+[quasi_identifiers]
+g = {{ tree = {{ "*" = ["a", "b", "c"] }} }}
+[sensitive.s]
+distance = "ordered"
+t = 0.5
+"""
+DECIMALS = [("a", "12345678901234.0001"), ("a", "12345678901234.0001"), ("a", "12345678901234.0003"),
+            ("b", "12345678901234.0002"), ("b", "12345678901234.0002"), ("b", "12345678901234.0003"),
+            ("c", "12345678901234.0001"), ("c", "12345678901234.0002")]
+DATES = [("a", "2020-01-01"), ("a", "2020-01-02"), ("b", "2020-01-01"), ("b", "2021-01-02"),
+         ("c", "2020-01-02"), ("c", "2021-01-02")]
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def released(tmp_path: Path, rows: list[tuple[str, str]], kind: str) -> Path:
+    """``rows`` as in.csv, released by ``anonymize`` under a spec declaring s as ``kind``: out.csv."""
+    (tmp_path / "in.csv").write_text("g,s\n" + "".join(f"{g},{s}\n" for g, s in rows))
+    (tmp_path / "spec.toml").write_text(SPEC.format(kind=kind))
+    result = cli("anonymize", tmp_path / "spec.toml", "--quiet")
+    assert result.exit_code == 0, result.output
+    return tmp_path / "out.csv"
+
+
+def exact_ordered(counts: list[int], whole: list[int]) -> Fraction:
+    """Σ_{i<m} |Σ_{j≤i} (p_j − q_j)| / (m − 1), exactly, over a sorted domain."""
+    running, total = Fraction(0), Fraction(0)
+    for p, q in list(zip(counts, whole))[:-1]:
+        running += Fraction(p, sum(counts)) - Fraction(q, sum(whole))
+        total += abs(running)
+    return total / (len(whole) - 1)
+
+
+def file_oracle(path: Path, kind: str) -> tuple[int, int, Fraction]:
+    """A GROUP BY of the file, s read as ``kind``: its domain's size, the least distinct values of a
+    class, and the largest exact ordered EMD of a class against the file's distribution."""
+    rows = duckdb.connect().execute(f"SELECT g, s, COUNT(*) FROM read_csv('{path}', header = true, "
+                                    f"columns = {{'g': 'VARCHAR', 's': '{kind}'}}) GROUP BY ALL").fetchall()
+    domain = sorted({s for _, s, _ in rows})
+    whole = [sum(n for _, s, n in rows if s == v) for v in domain]
+    classes = sorted({g for g, _, _ in rows})
+    per_class = [[sum(n for g, s, n in rows if g == c and s == v) for v in domain] for c in classes]
+    return len(domain), min(sum(1 for n in c if n) for c in per_class), max(exact_ordered(c, whole) for c in per_class)
+
+
+def audited(result) -> dict:
+    assert result.exit_code == 0, (result.exit_code, result.output)
+    return json.loads(result.stdout)["sensitive"]["s"]
+
+
+# ---- 1. a CSV's numbers
+
+
+def test_check_with_the_spec_reads_the_checked_csv_with_its_declared_decimal_type(tmp_path):
+    """The checked file was read as DOUBLE: 3 DECIMAL(18, 4) values became one (12345678901234.0),
+    distinct l 1, EMD 0 and every class "homogeneous". The spec's types now reach the checked file."""
+    out = released(tmp_path, DECIMALS, "DECIMAL(18, 4)")
+    domain, distinct, worst = file_oracle(out, "DECIMAL(18,4)")
+    assert (domain, distinct, worst) == (3, 2, Fraction(11, 48))
+    for reference in ([], ["--reference", tmp_path / "in.csv"]):  # with the input as reference it stopped (exit 2)
+        s = audited(cli("check", out, "--spec", tmp_path / "spec.toml", *reference, "--json"))
+        assert s["domain_size"] == domain
+        assert s["distinct_l"]["reached"] == distinct
+        assert abs(s["distances"]["ordered"]["reached"] - float(worst)) <= 1e-12
+        assert s["attacks"]["homogeneity"]["classes"] == 0
+
+
+def test_check_without_a_spec_reads_csv_decimals_exactly(tmp_path):
+    """Without a spec the same file failed distinct l = 2 (exit 3) on values it had merged; a GROUP BY
+    of the file as text gives every class 2 distinct values. It is now read as a DECIMAL wide enough."""
+    out = released(tmp_path, DECIMALS, "DECIMAL(18, 4)")
+    least = duckdb.connect().execute(f"SELECT MIN(d) FROM (SELECT g, COUNT(DISTINCT s) d FROM read_csv('{out}', "
+                                     "header = true, all_varchar = true) GROUP BY g)").fetchone()[0]
+    assert least == 2
+    s = audited(cli("check", out, "--qi", "g", "--sensitive", "s", "--distinct-l", "2", "--json"))
+    assert s["distinct_l"]["reached"] == 2 and s["domain_size"] == 3
+    assert abs(s["distances"]["ordered"]["reached"] - float(file_oracle(out, "DECIMAL(18,4)")[2])) <= 1e-12
+
+
+def test_check_does_not_round_a_fraction_past_a_sample_of_whole_numbers(tmp_path):
+    """30,000 whole numbers then one 5000.5: a sample sniffed BIGINT, whose read rounded 5000.5 to 5001
+    (2 values; class a holding 5001 5001 times). Every value now decides the type. Oracle: a GROUP BY
+    of the file as text, its values compared as numbers (the column is read as numbers: 5001 shows
+    as 5001.0)."""
+    path = tmp_path / "in.csv"
+    path.write_text("g,s\n" + "".join(f"{'abc'[i % 3]},{5000 + i % 2}\n" for i in range(30000)) + "a,5000.5\n")
+    truth = duckdb.connect().execute(f"SELECT s, COUNT(*) FROM read_csv('{path}', header = true, all_varchar = true) "
+                                     "WHERE g = 'a' GROUP BY s").fetchall()
+    s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--json"))
+    assert s["domain_size"] == 3
+    shown = next(c["distribution"] for c in s["distinct_l"]["worst_classes"] if c["class"] == {"g": "a"})
+    assert Counter({Decimal(v): n for v, n in shown.items()}) == Counter({Decimal(v): n for v, n in truth})
+    assert "ordered" in s["distances"]
+
+
+def test_check_reads_numbers_no_decimal_type_holds_exactly_as_text(tmp_path):
+    """An exponent (1e3) or more than 38 digits: no DECIMAL reads every value as written, so the column
+    is text (its values as the file writes them, by a GROUP BY as text; no ordered distance)."""
+    path = tmp_path / "t.csv"
+    path.write_text("g,s,w\na,1e3,1\na,2,2\nb,2,1." + "1" * 38 + "\nb,1e3,2\n")
+    result = cli("check", path, "--qi", "g", "--sensitive", "s,w", "--json")
+    assert result.exit_code == 0, result.output
+    for column, values in [("s", {"1e3", "2"}), ("w", {"1", "2", "1." + "1" * 38})]:
+        entry = json.loads(result.stdout)["sensitive"][column]
+        assert entry["domain_size"] == len(values)
+        assert "ordered" not in entry["distances"]
