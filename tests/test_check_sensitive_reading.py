@@ -4,6 +4,7 @@
   the reference), else exactly (BIGINT or a DECIMAL wide enough, from every value, never a sample),
   else as text. Before, a DECIMAL(18, 4) column was read as DOUBLE (three values merged into one
   no row holds, a false distinct-l FAIL) and a sampled BIGINT rounded 5000.5 to 5001.
+- A CSV's dates: read as the spec declares (DATE), so an ordered date column is audited.
 
 Oracles: plain GROUP BYs of the written file (as text, or read as the declared type) and exact
 ordered EMDs worked with fractions from those counts.
@@ -137,3 +138,20 @@ def test_check_reads_numbers_no_decimal_type_holds_exactly_as_text(tmp_path):
         entry = json.loads(result.stdout)["sensitive"][column]
         assert entry["domain_size"] == len(values)
         assert "ordered" not in entry["distances"]
+
+
+# ---- 2. a CSV's dates
+
+
+def test_check_with_the_spec_audits_an_ordered_date_column_of_a_csv(tmp_path):
+    """`types = { s = "DATE" }`, distance = "ordered": anonymize releases it (max EMD 1/4), but check
+    read the CSV's s as text and refused it as no ordered type (exit 2), on the release, with the input
+    as reference, and on the input itself. Oracle: the exact ordered EMD over the dates, worked by hand."""
+    out = released(tmp_path, DATES, "DATE")
+    domain = sorted({s for _, s in DATES})  # ISO dates: text order is date order
+    whole = [sum(1 for _, s in DATES if s == v) for v in domain]
+    worst = max(exact_ordered([sum(1 for g, s in DATES if g == c and s == v) for v in domain], whole) for c in "abc")
+    assert worst == Fraction(1, 4) == file_oracle(out, "DATE")[2]
+    for table, reference in [(out, []), (out, ["--reference", tmp_path / "in.csv"]), (tmp_path / "in.csv", [])]:
+        s = audited(cli("check", table, "--spec", tmp_path / "spec.toml", *reference, "--json"))
+        assert abs(s["distances"]["ordered"]["reached"] - 0.25) <= 1e-12
