@@ -5,6 +5,7 @@
   else as text. Before, a DECIMAL(18, 4) column was read as DOUBLE (three values merged into one
   no row holds, a false distinct-l FAIL) and a sampled BIGINT rounded 5000.5 to 5001.
 - A CSV's dates: read as the spec declares (DATE), so an ordered date column is audited.
+- -0.0 beside 0.0, NaN beside -NaN: refused as anonymize refuses them, never "not in its domain".
 
 Oracles: plain GROUP BYs of the written file (as text, or read as the declared type) and exact
 ordered EMDs worked with fractions from those counts.
@@ -19,6 +20,9 @@ from fractions import Fraction
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 from click.testing import CliRunner
 
 from sqlclose.cli import main
@@ -155,3 +159,46 @@ def test_check_with_the_spec_audits_an_ordered_date_column_of_a_csv(tmp_path):
     for table, reference in [(out, []), (out, ["--reference", tmp_path / "in.csv"]), (tmp_path / "in.csv", [])]:
         s = audited(cli("check", table, "--spec", tmp_path / "spec.toml", *reference, "--json"))
         assert abs(s["distances"]["ordered"]["reached"] - 0.25) <= 1e-12
+
+
+# ---- 3. two spellings of one float
+
+
+def _floats(tmp_path: Path, values: np.ndarray) -> Path:
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"g": ["a", "a", "b", "b", "c", "c"], "s": values}), path)
+    return path
+
+
+def test_check_refuses_minus_zero_beside_zero_as_anonymize_does(tmp_path):
+    """s ∈ {-0.0, 0.0, 1.0, 2.0}: check said "column 's' holds '0.0', which is not in its domain (3
+    values)", a false statement (DISTINCT kept one spelling; the other's rows were then looked up as
+    text), with the ordered distance and with the equal one alike. Now refused naming both spellings
+    and the fix, as anonymize refuses them."""
+    path = _floats(tmp_path, np.array([-0.0, 0.0, 0.0, 1.0, 2.0, 1.0]))
+    for asked in ([], ["--distance", "equal", "--t", "0.9"], ["--distance", "ordered", "--t", "0.9"]):
+        result = cli("check", path, "--qi", "g", "--sensitive", "s", *asked)
+        assert result.exit_code == 2, (result.exit_code, result.output)
+        assert "not in its domain" not in result.stderr
+        assert f"column 's' in {path} holds both -0.0 and 0.0" in result.stderr, result.stderr
+        assert "s + 0.0" in result.stderr
+
+
+def test_check_refuses_nan_of_both_signs_as_anonymize_does(tmp_path):
+    """NaN and -NaN (a NaN with its sign bit set): "holds '-nan', which is not in its domain" before."""
+    values = np.array([np.nan, np.nan, 1.0, 2.0, 1.0, 2.0])
+    values[1] = np.copysign(np.nan, -1)
+    result = cli("check", _floats(tmp_path, values), "--qi", "g", "--sensitive", "s")
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "not in its domain" not in result.stderr
+    assert "NaN both with and without a minus sign (-nan and nan)" in result.stderr, result.stderr
+
+
+def test_check_refuses_minus_zero_in_the_table_beside_zero_in_the_reference(tmp_path):
+    """The domain spans the checked table and the reference: -0.0 in one and 0.0 in the other merge too."""
+    table, reference = tmp_path / "t.parquet", tmp_path / "r.parquet"
+    pq.write_table(pa.table({"g": ["a", "a"], "s": [-0.0, 1.0]}), table)
+    pq.write_table(pa.table({"g": ["a", "a"], "s": [0.0, 1.0]}), reference)
+    result = cli("check", table, "--qi", "g", "--sensitive", "s", "--reference", reference)
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert "holds both -0.0 and 0.0" in result.stderr and "the reference" in result.stderr, result.stderr

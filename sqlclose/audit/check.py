@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pydantic import ValidationError
 from sqlglot import exp
 
@@ -29,7 +30,7 @@ from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy, validation_problems
-from sqlclose.prepare.problem import require_columns
+from sqlclose.prepare.problem import float_spellings, require_columns
 from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
@@ -185,6 +186,9 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     ref_relation = reference if reference is not None else relation
     # The domain spans the reference too: a release may have suppressed every row of a value.
     sources = [relation] if reference is None else [relation, reference]
+    where = label if reference is None else f"{label} and the reference {reference_label}"
+    for name in models:
+        _refuse_two_spellings(engine, sources, name, where)
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
     numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
@@ -233,6 +237,22 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
 
     domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values)
     return SensitiveAttribute(name, spec, domain, hierarchy)
+
+
+def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: str, where: str) -> None:
+    """A float sensitive column holding -0.0 beside 0.0 (or NaN beside -NaN) is refused, as anonymize
+    refuses it: its domain is made by DISTINCT, which keeps one spelling of the number, and the rows
+    of the other were then looked up as text and said to hold a value "not in its domain"."""
+    floats = [r for r in sources if pa.types.is_floating(engine.schema(r).field(name).type)]
+    if not floats:
+        return
+    values = exp.union(*[q.project(r, [name]) for r in floats], distinct=False) if len(floats) > 1 \
+        else q.project(floats[0], [name])
+    spellings = float_spellings(engine, values.subquery("__sqlclose_values"), name)
+    if spellings is not None:
+        held, fix = spellings
+        raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
+                        f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
 
 
 def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead,
