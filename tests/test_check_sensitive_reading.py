@@ -6,6 +6,8 @@
   no row holds, a false distinct-l FAIL) and a sampled BIGINT rounded 5000.5 to 5001.
 - A CSV's dates: read as the spec declares (DATE), so an ordered date column is audited.
 - -0.0 beside 0.0, NaN beside -NaN: refused as anonymize refuses them, never "not in its domain".
+- NULL in an ordered domain: refused when the ordered distance is judged, as anonymize refuses it;
+  not measured (no place in the order) when ordered is only shown for comparison.
 
 Oracles: plain GROUP BYs of the written file (as text, or read as the declared type) and exact
 ordered EMDs worked with fractions from those counts.
@@ -202,3 +204,28 @@ def test_check_refuses_minus_zero_in_the_table_beside_zero_in_the_reference(tmp_
     result = cli("check", table, "--qi", "g", "--sensitive", "s", "--reference", reference)
     assert result.exit_code == 2, (result.exit_code, result.output)
     assert "holds both -0.0 and 0.0" in result.stderr and "the reference" in result.stderr, result.stderr
+
+
+# ---- NULL in an ordered domain
+
+
+def test_check_refuses_null_where_the_ordered_distance_is_judged(tmp_path):
+    """check put a NULL after the largest number in the ordered domain (m and every distance depend on
+    where: a class {1, NULL} of a table {1, 2, 3, NULL} is 1/6 with NULL last, 1/3 first); anonymize
+    refuses NULL there (nulls = "value" is not allowed for an ordered column, "drop" leaves the rows
+    out). check says so too: exit 2, naming the column and the distance."""
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"g": ["a", "a", "b", "b"], "s": pa.array([3, None, 1, 2], pa.int64())}), path)
+    result = cli("check", path, "--qi", "g", "--sensitive", "s", "--distance", "ordered", "--t", "0.5")
+    assert result.exit_code == 2, (result.exit_code, result.output)
+    assert f"column 's' in {path} holds NULL" in result.stderr and 'distance = "ordered"' in result.stderr
+
+
+def test_check_measures_no_ordered_distance_over_a_null_it_only_shows(tmp_path):
+    """Without an ordered model, the ordered distance is shown for numbers for comparison; over a NULL
+    it has no order to measure by, so it is left out, and the NULL counts as a value (GROUP BY: 4)."""
+    path = tmp_path / "n.parquet"
+    pq.write_table(pa.table({"g": ["a", "a", "b", "b"], "s": pa.array([3, None, 1, 2], pa.int64())}), path)
+    s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--json"))
+    assert s["domain_size"] == 4
+    assert set(s["distances"]) == {"equal", "variational", "kl"}

@@ -190,7 +190,10 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     for name in models:
         _refuse_two_spellings(engine, sources, name, where)
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
-    numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
+    for sa in sas:
+        _refuse_ordered_null(sa, where)
+    # The ordered distance is measured for numbers and times, but not over a NULL: it has no place in their order.
+    numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
     if reference is not None and sas and not sas[0].q.sum():
         raise DataError(f"the reference table {reference_label} has no rows: there is no distribution to "
@@ -253,6 +256,17 @@ def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: s
         held, fix = spellings
         raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
                         f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
+
+
+def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:
+    """A NULL has no place in the order an ordered distance judges by (where it went, first or last,
+    changed m and every class's distance): refused, as anonymize refuses it (nulls = "value" is not
+    allowed there, and nulls = "drop" leaves its rows out, so that a release holds none)."""
+    if sa.spec is not None and sa.spec.distance == "ordered" and None in sa.domain:
+        raise DataError(f"column {sa.name!r} in {where} holds NULL, which has no place in the order of "
+                        "distance = \"ordered\" (anonymize refuses it, or leaves its rows out under nulls = "
+                        "\"drop\", so its release holds none): check a table without those rows, as the release is, or "
+                        "judge the column by distance = \"equal\"")
 
 
 def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead,
