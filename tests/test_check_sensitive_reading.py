@@ -146,6 +146,25 @@ def test_check_reads_numbers_no_decimal_type_holds_exactly_as_text(tmp_path):
         assert "ordered" not in entry["distances"]
 
 
+def test_check_compares_a_table_and_a_reference_whose_csv_numbers_got_two_types(tmp_path):
+    """Each CSV's numbers are typed from its own values: the checked file's 5000 as BIGINT (or 5000.5 as
+    DECIMAL(5, 1)), the reference's 5000.25 as DECIMAL(6, 2). Values were compared by their text, so
+    '1' (or '5000.5') was "not in its domain" (exit 2). Now both read as one DECIMAL. Oracle: the
+    exact ordered EMD over the values of both files, read as text and compared as numbers."""
+    reference = tmp_path / "r.csv"
+    reference.write_text("g,s\na,5000.5\na,1\nb,5000.25\nb,1\n")
+    whole = Counter(Decimal(v) for v in ["5000.5", "1", "5000.25", "1"])
+    for checked in (["5000", "1", "1", "5000"], ["5000.5", "1", "1", "5000.5"]):
+        path = tmp_path / "c.csv"
+        path.write_text("g,s\n" + "".join(f"{g},{v}\n" for g, v in zip("aabb", checked)))
+        domain = sorted(set(whole) | {Decimal(v) for v in checked})
+        worst = max(exact_ordered([Counter(Decimal(v) for v in checked[i:i + 2])[d] for d in domain],
+                                  [whole[d] for d in domain]) for i in (0, 2))
+        s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--reference", reference, "--json"))
+        assert s["domain_size"] == len(domain)
+        assert abs(s["distances"]["ordered"]["reached"] - float(worst)) <= 1e-12
+
+
 # ---- 2. a CSV's dates
 
 

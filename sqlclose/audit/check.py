@@ -101,6 +101,9 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         # t against the rows kept).
         if spec.source is not None and spec.source.kind not in ("query", "warehouse"):
             reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
+            # its other sensitive columns as the checked CSV's: numbers when a type reads every value exactly
+            reading = dataclasses.replace(reading, numbers_if_numeric=tuple(
+                n for n in spec.sensitive if n not in reading.numeric and n not in reading.types))
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
@@ -118,6 +121,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         try:
             ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
                 options, table=None), drop) if reference is not None else (None, "")
+            if ref is not None:
+                relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
             shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
@@ -135,6 +140,43 @@ def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
     if spec.source is None:
         return {}
     return {c: t for c, t in spec.source.types.items() if c in spec.sensitive}
+
+
+def _one_number_type(engine: Engine, relation: exp.Expression, reference: exp.Expression,
+                     names: list[str]) -> tuple[exp.Expression, exp.Expression]:
+    """The checked table and the reference, each sensitive column that is an integer or a decimal in
+    both but of two types read as one DECIMAL holding both: values are compared by their text, and a
+    CSV's numbers are typed from its own values (5000 BIGINT in one, 5000.0 DECIMAL(5, 1) in the
+    other; 5000.5 and 5000.50 beside a 5000.25), so a value of one was "not in the domain"."""
+    ours, theirs = engine.schema(relation), engine.schema(reference)
+    common = {n: kind for n in names if (kind := _common_decimal(ours.field(n).type, theirs.field(n).type))}
+    if not common:
+        return relation, reference
+    return _cast(relation, ours.names, common), _cast(reference, theirs.names, common)
+
+
+def _common_decimal(one: pa.DataType, other: pa.DataType) -> str | None:
+    """A DECIMAL that holds every value of two different integer or decimal types exactly; None when
+    they are one type, another kind, or need more than 38 digits."""
+    digits = [_digits(t) for t in (one, other)]
+    if one == other or None in digits:
+        return None
+    whole, scale = max(d[0] for d in digits), max(d[1] for d in digits)
+    return f"DECIMAL({whole + scale}, {scale})" if whole + scale <= 38 else None
+
+
+def _digits(kind: pa.DataType) -> tuple[int, int] | None:
+    """The digits before and after the point a type's values may have."""
+    if pa.types.is_integer(kind):
+        return len(str(2 ** kind.bit_width)), 0
+    if pa.types.is_decimal(kind):
+        return kind.precision - kind.scale, kind.scale
+    return None
+
+
+def _cast(relation: exp.Expression, columns: list[str], types: dict[str, str]) -> exp.Expression:
+    return exp.select(*[exp.Cast(this=q.col(c), to=exp.DataType.build(types[c])).as_(exp.to_identifier(c, quoted=True))
+                        if c in types else q.col(c) for c in columns]).from_(relation.copy()).subquery()
 
 
 def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
