@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from pydantic import ValidationError
 from sqlglot import exp
 
@@ -29,7 +30,7 @@ from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy, validation_problems
-from sqlclose.prepare.problem import require_columns
+from sqlclose.prepare.problem import float_spellings, require_columns
 from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
@@ -80,6 +81,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     hierarchies = {}
     reading: FileRead | None = None  # how the reference is read, when the spec says (its [source])
     drop: tuple[str, ...] = ()  # the spec's columns whose NULL rows nulls = "drop" takes out of the reference
+    declared: dict[str, str] = {}  # the spec's [source] types of its sensitive columns, for the checked CSV too
     if spec is not None:
         spec = as_spec(spec)
         if engine is None and (made := spec_engine(spec.engine, source)) is not None:  # closed here
@@ -99,21 +101,28 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         # t against the rows kept).
         if spec.source is not None and spec.source.kind not in ("query", "warehouse"):
             reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
+            # its other sensitive columns as the checked CSV's: numbers when a type reads every value exactly
+            reading = dataclasses.replace(reading, numbers_if_numeric=tuple(
+                n for n in spec.sensitive if n not in reading.numeric and n not in reading.types))
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
+        declared = _declared_sensitive_types(spec)
     qi = list(quasi_identifiers or [])
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
     given = engine
-    # Sensitive columns of a CSV are read as numbers when their values are numbers (ordered distance).
-    numeric = tuple(models)
-    options = FileRead(table=table, delimiter=delimiter, numbers_if_numeric=numeric)
+    # Sensitive columns of a CSV: as the spec declares them, else as numbers when every value is one
+    # a type reads exactly (the ordered distance is measured), else as text.
+    options = FileRead(table=table, delimiter=delimiter, types={c: t for c, t in declared.items() if c in models},
+                       numbers_if_numeric=tuple(c for c in models if c not in declared))
     with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
         opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
             ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
                 options, table=None), drop) if reference is not None else (None, "")
+            if ref is not None:
+                relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
             shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
@@ -121,6 +130,53 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         finally:
             if given is None:
                 engine.close()
+
+
+def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
+    """The spec's ``[source] types`` of its sensitive columns. A release gives those columns as its
+    input holds them, so the declared types describe a checked CSV's columns too, whichever file it
+    is (a DATE column, read as text, was refused as no ordered type; a DECIMAL(18, 4) one, read as
+    DOUBLE, merged its values). Its quasi-identifiers are not typed: a release holds their labels."""
+    if spec.source is None:
+        return {}
+    return {c: t for c, t in spec.source.types.items() if c in spec.sensitive}
+
+
+def _one_number_type(engine: Engine, relation: exp.Expression, reference: exp.Expression,
+                     names: list[str]) -> tuple[exp.Expression, exp.Expression]:
+    """The checked table and the reference, each sensitive column that is an integer or a decimal in
+    both but of two types read as one DECIMAL holding both: values are compared by their text, and a
+    CSV's numbers are typed from its own values (5000 BIGINT in one, 5000.0 DECIMAL(5, 1) in the
+    other; 5000.5 and 5000.50 beside a 5000.25), so a value of one was "not in the domain"."""
+    ours, theirs = engine.schema(relation), engine.schema(reference)
+    common = {n: kind for n in names if (kind := _common_decimal(ours.field(n).type, theirs.field(n).type))}
+    if not common:
+        return relation, reference
+    return _cast(relation, ours.names, common), _cast(reference, theirs.names, common)
+
+
+def _common_decimal(one: pa.DataType, other: pa.DataType) -> str | None:
+    """A DECIMAL that holds every value of two different integer or decimal types exactly; None when
+    they are one type, another kind, or need more than 38 digits."""
+    digits = [_digits(t) for t in (one, other)]
+    if one == other or None in digits:
+        return None
+    whole, scale = max(d[0] for d in digits), max(d[1] for d in digits)
+    return f"DECIMAL({whole + scale}, {scale})" if whole + scale <= 38 else None
+
+
+def _digits(kind: pa.DataType) -> tuple[int, int] | None:
+    """The digits before and after the point a type's values may have."""
+    if pa.types.is_integer(kind):
+        return len(str(2 ** kind.bit_width)), 0
+    if pa.types.is_decimal(kind):
+        return kind.precision - kind.scale, kind.scale
+    return None
+
+
+def _cast(relation: exp.Expression, columns: list[str], types: dict[str, str]) -> exp.Expression:
+    return exp.select(*[exp.Cast(this=q.col(c), to=exp.DataType.build(types[c])).as_(exp.to_identifier(c, quoted=True))
+                        if c in types else q.col(c) for c in columns]).from_(relation.copy()).subquery()
 
 
 def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
@@ -172,8 +228,14 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     ref_relation = reference if reference is not None else relation
     # The domain spans the reference too: a release may have suppressed every row of a value.
     sources = [relation] if reference is None else [relation, reference]
+    where = label if reference is None else f"{label} and the reference {reference_label}"
+    for name in models:
+        _refuse_two_spellings(engine, sources, name, where)
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
-    numeric = {name for name in models if is_number_or_time(schema.field(name).type)}
+    for sa in sas:
+        _refuse_ordered_null(sa, where)
+    # The ordered distance is measured for numbers and times, but not over a NULL: it has no place in their order.
+    numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
     if reference is not None and sas and not sas[0].q.sum():
         raise DataError(f"the reference table {reference_label} has no rows: there is no distribution to "
@@ -220,6 +282,33 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
 
     domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values)
     return SensitiveAttribute(name, spec, domain, hierarchy)
+
+
+def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: str, where: str) -> None:
+    """A float sensitive column holding -0.0 beside 0.0 (or NaN beside -NaN) is refused, as anonymize
+    refuses it: its domain is made by DISTINCT, which keeps one spelling of the number, and the rows
+    of the other were then looked up as text and said to hold a value "not in its domain"."""
+    floats = [r for r in sources if pa.types.is_floating(engine.schema(r).field(name).type)]
+    if not floats:
+        return
+    values = exp.union(*[q.project(r, [name]) for r in floats], distinct=False) if len(floats) > 1 \
+        else q.project(floats[0], [name])
+    spellings = float_spellings(engine, values.subquery("__sqlclose_values"), name)
+    if spellings is not None:
+        held, fix = spellings
+        raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
+                        f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
+
+
+def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:
+    """A NULL has no place in the order an ordered distance judges by (where it went, first or last,
+    changed m and every class's distance): refused, as anonymize refuses it (nulls = "value" is not
+    allowed there, and nulls = "drop" leaves its rows out, so that a release holds none)."""
+    if sa.spec is not None and sa.spec.distance == "ordered" and None in sa.domain:
+        raise DataError(f"column {sa.name!r} in {where} holds NULL, which has no place in the order of "
+                        "distance = \"ordered\" (anonymize refuses it, or leaves its rows out under nulls = "
+                        "\"drop\", so its release holds none): check a table without those rows, as the release is, or "
+                        "judge the column by distance = \"equal\"")
 
 
 def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead,

@@ -44,7 +44,8 @@ class FileRead:
 
     CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
     sensitive columns) without a declared type are read as whole numbers (``undeclared_number_type``);
-    ``numbers_if_numeric`` ones are read as numbers when a sample says they are (audits).
+    ``numbers_if_numeric`` ones (audits) as numbers when every value is a decimal number a type reads
+    exactly (``exact_number_type``), else as text.
     """
 
     kind: str | None = None  # parquet | csv | duckdb | query (None: told by the path)
@@ -106,6 +107,29 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
                      f"declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
 
 
+# A decimal number without an exponent, and the digits that decide the type reading it exactly: the
+# integer part's without its leading zeros (group 1), the fraction's without its trailing ones (group 3).
+DECIMAL_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)\s*"
+DECIMAL_DIGITS = r"\s*[+-]?0*([1-9][0-9]*)?(\.([0-9]*[1-9])?0*)?\s*"
+MAX_DECIMAL_DIGITS = 38  # both engines' widest DECIMAL
+
+
+def exact_number_type(values: int, decimals: int, whole_digits: int, fraction_digits: int) -> str | None:
+    """The number type an audited CSV column is read as, from the counts of its non-NULL values and
+    of those that are decimal numbers (``DECIMAL_NUMBER``), and the most digits a value has before
+    and after its point: BIGINT when every value is whole and fits, else DECIMAL wide enough for
+    every value; None (read as text) when some value is no such number or none fits. Never a type
+    from a sample, nor DOUBLE: a sniffed BIGINT rounded the 5000.5 after 30,000 whole rows to 5001,
+    and DOUBLE merged DECIMAL(18, 4)'s 12345678901234.0001 and .0002 (review rv23)."""
+    if not values or decimals < values:
+        return None
+    if not fraction_digits and whole_digits <= 18:
+        return "BIGINT"
+    if whole_digits + fraction_digits <= MAX_DECIMAL_DIGITS:
+        return f"DECIMAL({max(whole_digits + fraction_digits, 1)}, {fraction_digits})"
+    return None
+
+
 def _exactly_read(kind: str) -> str | None:
     """The text a declared CSV type reads as the value it writes (a regular expression), for
     BIGINT, DECIMAL, DOUBLE, DATE, TIMESTAMP and TIME, None for VARCHAR. BIGINT's read rounds
@@ -153,6 +177,19 @@ _MOMENT_DROPS = {"DATE": "a time of day, which DATE drops",
 _MOMENT_FIXES = {"DATE": "declare it \"TIMESTAMP\"",
                  "TIMESTAMP": "write the values in UTC without an offset, to the microsecond",
                  "TIME": "write the values without an offset, to the microsecond"}
+
+
+def _digit_counts(value: exp.Expression) -> list[exp.Expression]:
+    """A column's non-NULL values, its decimal numbers, and their most digits before and after the
+    point (``exact_number_type``'s arguments)."""
+    decimal = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{DECIMAL_NUMBER}$"))
+
+    def most(group: int) -> exp.Expression:
+        digits = exp.RegexpExtract(this=value.copy(), expression=exp.Literal.string(f"^{DECIMAL_DIGITS}$"),
+                                   group=exp.Literal.number(group))
+        return exp.Max(this=exp.If(this=decimal.copy(), true=exp.Length(this=digits)))
+
+    return [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[decimal]), most(1), most(3)]
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
@@ -315,7 +352,7 @@ class Engine(ABC):
         return error
 
     def number_types(self, relation: exp.Expression, declared: dict[str, str], undeclared: Sequence[str],
-                     params: Sequence[Any] = ()) -> dict[str, str | None]:
+                     params: Sequence[Any] = (), exact: Sequence[str] = ()) -> dict[str, str | None]:
         """The checks of a CSV's number columns, read as text in ``relation``, in one pass:
 
         - a column ``declared`` a type that would not read its values as written stops the job:
@@ -326,17 +363,19 @@ class Engine(ABC):
         - each ordered column without a declared type (``undeclared``) gets its type by
           ``undeclared_number_type``, from counts of its values, its whole numbers, its plain
           numbers (both engines' own casts take 5000.5 as a whole number) and the values the engine
-          reads as finite numbers although they are not plain ones (DuckDB's 1_000).
+          reads as finite numbers although they are not plain ones (DuckDB's 1_000);
+        - each audited column (``exact``) gets the type that reads every value as written, or None
+          (text), by ``exact_number_type``.
 
         Counted, never shown."""
         patterns = {c: p for c, kind in declared.items() if (p := _exactly_read(kind))}
-        if not patterns and not undeclared:
+        if not patterns and not undeclared and not exact:
             return {}
         counts: list[exp.Expression] = []
         for c, pattern in patterns.items():
             value = exp.column(exp.to_identifier(c, quoted=True))
-            exact = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
-            counts.append(exp.Anonymous(this="count_if", expressions=[self._changed(value, exact, declared[c])]))
+            as_written = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
+            counts.append(exp.Anonymous(this="count_if", expressions=[self._changed(value, as_written, declared[c])]))
         for c in undeclared:
             value = exp.column(exp.to_identifier(c, quoted=True))
             whole, plain = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
@@ -344,6 +383,7 @@ class Engine(ABC):
             matches = (whole, plain, self._unusual(value, plain))
             counts += [exp.Count(this=value.copy()),
                        *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
+        counts += [count for c in exact for count in _digit_counts(exp.column(exp.to_identifier(c, quoted=True)))]
         source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
         row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
@@ -351,7 +391,9 @@ class Engine(ABC):
             if changed:
                 raise InputError(_changed_numbers_message(column, declared[column], changed))
         row = row[len(patterns):]
-        return {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(undeclared)}
+        types = {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(undeclared)}
+        row = row[4 * len(undeclared):]
+        return {**types, **{c: exact_number_type(*row[4 * i:4 * i + 4]) for i, c in enumerate(exact)}}
 
     def read_number(self, value: exp.Expression, kind: str) -> exp.Expression:
         """``value`` (text) read as the number type ``kind``, NULL where it reads none: TRY_CAST here

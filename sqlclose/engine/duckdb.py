@@ -41,7 +41,6 @@ from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
-NUMBER_TYPES = ["BIGINT", "DOUBLE", "VARCHAR"]  # what an undeclared numeric CSV column may be sniffed as
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
 _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
     .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
@@ -580,28 +579,17 @@ class DuckDBEngine(Engine):
         declared = {c: kind for c, kind in read.types.items() if c in types and kind != "VARCHAR"}
         required = [c for c in read.numeric if c not in read.types and c in types]
         optional = [c for c in read.numbers_if_numeric if c not in read.types and c in types and c not in required]
-        if declared or required:  # one pass over the file as text (DuckDB's BIGINT read rounds 5000.5)
+        if declared or required or optional:  # one pass over the file as text (DuckDB's BIGINT read rounds 5000.5)
             as_text = dataclasses.replace(read, types={}, numeric=(), numbers_if_numeric=())
             relation, params = self._read_csv(path, as_text)
-            # no number type read: DOUBLE, so that a stray text value fails with its line
-            types.update({c: t or "DOUBLE" for c, t in self.number_types(relation, declared, required, params).items()})
-        if optional:
-            sniffed = self._sniff_numbers(path, read)
-            types.update({c: sniffed.get(c, "VARCHAR") for c in optional})
+            found = self.number_types(relation, declared, required, params, exact=optional)
+            # no number type read: DOUBLE for an ordered column, so that a stray text value fails with
+            # its line; an audited column is then read as the text it is
+            types.update({c: found[c] or "DOUBLE" for c in required})
+            types.update({c: found[c] or "VARCHAR" for c in optional})
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
                    "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
         return _reader("read_csv", path, options)
-
-    def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
-        """BIGINT or DOUBLE for columns of numbers (a sample decides); anything else reads as DOUBLE
-        so that a stray text value fails with its line."""
-        query, params = _reader("sniff_csv", path, {"auto_type_candidates": NUMBER_TYPES, "encoding": read.encoding,
-                                                   "delim": read.delimiter, "header": True}, exp.column("Columns"))
-        try:
-            columns = self.fetch(query, params).column(0)[0].as_py()
-        except Exception:  # an unreadable sample fails again, with its line, when the file is read
-            return {}
-        return {c["name"]: c["type"] for c in columns if c["type"] in ("BIGINT", "DOUBLE")}
 
     def parquet_file_types(self, path: Path) -> dict[str, str]:
         """The columns one Parquet file holds, as DuckDB reads it alone, with their type names (not its

@@ -328,23 +328,31 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
     0.0, or NaN beside -NaN, were two values to the search and one to the re-check, which then
     refused the search's node (its classes, l-diversity, t) and the rows it wrote as altered. One
     pass over the column."""
-    found = engine.fetch(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign)).to_pylist()[0]
-    nan_fix = f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
-        "\"drop\" or a null_value for the column"
-    if zeros := _minus_zero(engine, found):
-        fix = f"{name} + 0.0, which turns -0.0 into 0.0"
-    elif found["negative_nan"] and found["positive_nan"]:
-        zeros, fix = "NaN both with and without a minus sign (-nan and nan), one value written two ways", nan_fix
-    elif found["negative_nan"] and engine.cuts_negative_nan_text:
-        zeros = (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (from "
-                 "a Parquet file whose statistics leave NaN out)")
-        fix = nan_fix
-    else:
+    spellings = float_spellings(engine, source, name)
+    if spellings is None:
         return
+    zeros, fix = spellings
     where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again"
              if histogram else "in a [source] query")
     raise DataError(f"column {name!r} in {source_label} holds {zeros}, which its classes and the release's check "
                     f"would not count alike: normalize it {where} (e.g. {fix})")
+
+
+def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:
+    """Two spellings of one value a floating-point column holds (-0.0 beside 0.0, NaN beside -NaN,
+    or one the engine's grouping changes), said for a message, with the fix; None when none. One
+    pass over the column."""
+    found = engine.fetch(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign)).to_pylist()[0]
+    nan_fix = f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
+        "\"drop\" or a null_value for the column"
+    if zeros := _minus_zero(engine, found):
+        return zeros, f"{name} + 0.0, which turns -0.0 into 0.0"
+    if found["negative_nan"] and found["positive_nan"]:
+        return "NaN both with and without a minus sign (-nan and nan), one value written two ways", nan_fix
+    if found["negative_nan"] and engine.cuts_negative_nan_text:
+        return (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (from "
+                "a Parquet file whose statistics leave NaN out)"), nan_fix
+    return None
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:
