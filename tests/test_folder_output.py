@@ -444,3 +444,20 @@ def test_the_api_writes_nothing_inside_a_parquet_folder_release_through_a_symlin
     assert not (rel / "sub").exists()
     assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(rel)
 
+
+@pytest.mark.parametrize("where", ["rel", "rel/sw"])
+def test_a_sweep_writes_nothing_inside_a_parquet_folder_release(tmp_path: Path, where: str) -> None:
+    """Review rv21 #3: `sweep --out rel/sw` wrote sweep.csv, nauc.csv and the charts among a Parquet
+    folder release's files (exit 0), which then failed its check against its report. Refused before
+    any run (exit 2), as anonymize refuses an output there. The oracle: rel's files' bytes (hashlib)
+    before and after, and its check against its report."""
+    project = table3_project(tmp_path)
+    out, rel = project / "out", project / "out" / "rel"
+    assert invoke("anonymize", project / "spec.toml", "--output", rel, "-q").exit_code == 0
+    before = _folder_digests(out)
+    result = invoke("sweep", project / "spec.toml", "--k", "2,3", "--out", out / where, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert f"lies inside {rel}, a Parquet folder release" in result.output, result.output
+    assert "swept" not in result.output  # refused before any run
+    assert _folder_digests(out) == before
+    assert invoke("check", rel, "--against", out / "rel.report.json", "-q").exit_code == 0
