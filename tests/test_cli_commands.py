@@ -643,6 +643,66 @@ def test_check_against_refuses_a_utility_figure_the_file_decides_left_out(table3
                      result.output), result.output
 
 
+_WRONG_TYPES = [("privacy.sensitive.salary.t", "0.2", 'privacy.sensitive.salary.t is "0.2", not a number'),
+                ("privacy.sensitive.salary.t", True, "privacy.sensitive.salary.t is true, not a number"),
+                ("privacy.sensitive.salary.t", math.nan, "privacy.sensitive.salary.t is NaN, not a number"),
+                ("privacy.sensitive.salary.max_emd", "0.1", 'privacy.sensitive.salary.max_emd is "0.1", not a number'),
+                ("generalization.zip.level", "1", 'generalization.zip.level is "1", not a whole number'),
+                ("generalization.zip.label_count", "3", 'generalization.zip.label_count is "3", not a whole number'),
+                ("output.rows", "9", 'output.rows is "9", not a whole number'),
+                ("t_against_release", True, "t_against_release is true, not an object"),
+                ("t_against_release.disease", "0.29", 't_against_release.disease is "0.29", not a number'),
+                ("privacy.sensitive.salary.distance", None, "privacy.sensitive.salary.distance is null, though the "
+                                                            "entry holds a t model"),
+                ("privacy.sensitive.salary.distance", KeyError, "privacy.sensitive.salary.distance is left out, "
+                                                                "though the entry holds a t model")]
+
+
+def _set_field(path: str, value):
+    def edit(doc):
+        *parents, last = path.split(".")
+        for part in parents:
+            doc = doc[part]
+        if value is KeyError:
+            del doc[last]
+        else:
+            doc[last] = value
+    return edit
+
+
+@pytest.mark.parametrize("path, value, says", _WRONG_TYPES,
+                         ids=[f"{p.rsplit('.', 1)[-1]}-{v if v is not KeyError else 'deleted'}"
+                              for p, v, _ in _WRONG_TYPES])
+def test_check_against_refuses_a_figure_of_the_wrong_type_naming_it(table3_release, tmp_path, path, value, says):
+    """Review rv21 #4: a figure of another JSON type than sqlclose writes (a t as "0.2", true or NaN,
+    a level or max_emd as text, t_against_release as true, a t model's distance null or left out)
+    crashed `check --against` (exit 1: ValidationError, TypeError, KeyError), and a label_count or
+    output.rows of "3" passed (text read as a number). No report sqlclose writes holds them: bad
+    input (exit 2) naming the field and its value, as a null count is. The oracle: the report schema's
+    kinds (docs/report-schema.json), the edit made here."""
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc, _set_field(path, value))
+    assert result.exit_code == 2, result.output
+    assert "is not a release report as sqlclose writes it" in result.output and says in result.output, result.output
+
+
+@pytest.mark.parametrize("path, value", [("privacy.sensitive.salary.max_emd", "0.1"), ("t_against_release", True),
+                                         ("generalization.zip.label_count", "3")])
+def test_report_page_refuses_a_figure_of_the_wrong_type(table3_release, tmp_path, path, value):
+    """Review rv21 #4: `sqlclose report` crashed (exit 1) drawing the page of a report with a figure
+    of the wrong type. It reads the report as check --against does: exit 2 naming the field, and
+    no page written (the file system's state)."""
+    release, doc = table3_release
+    edited = json.loads(json.dumps(doc))
+    _set_field(path, value)(edited)
+    report = tmp_path / "edited.report.json"
+    report.write_text(json.dumps(edited))
+    result = invoke("report", report, "--html", tmp_path / "p.html", "--release", release)
+    assert result.exit_code == 2, result.output
+    assert f"{path} is {json.dumps(value)}, not" in result.output, result.output
+    assert not (tmp_path / "p.html").exists()
+
+
 @pytest.fixture(scope="module")
 def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
     """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report
