@@ -703,6 +703,25 @@ def test_report_page_refuses_a_figure_of_the_wrong_type(table3_release, tmp_path
     assert not (tmp_path / "p.html").exists()
 
 
+@pytest.mark.parametrize("rows, dropped, says", [
+    (5, -4, "input.dropped_null_rows is -4, a negative count"),
+    (9, 10, "input.dropped_null_rows is 10, more than the 9 rows read (input.rows)")])
+def test_check_against_refuses_row_counts_that_cannot_add_up(table3_release, tmp_path, rows, dropped, says):
+    """Review rv21 #5: a report claiming 5 rows read and −4 dropped (5 − (−4) − 0 = 9, the file's
+    rows) passed `check --against` (exit 0, "matches"). A count of rows is never negative, and no
+    run drops more rows than it read: bad input (exit 2) naming the field. The oracle: 9 rows in the
+    file by a plain GROUP BY, so the edited report's arithmetic adds up only through the negative count."""
+    release, doc = table3_release
+    assert file_figures(release)["rows"] == 9 and doc["suppressed_rows"] == 0
+
+    def edit(d):
+        d["input"]["rows"], d["input"]["dropped_null_rows"] = rows, dropped
+
+    result = against_edited(tmp_path, release, doc, edit)
+    assert result.exit_code == 2, result.output
+    assert says in result.output, result.output
+
+
 @pytest.fixture(scope="module")
 def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
     """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report

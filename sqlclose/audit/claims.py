@@ -59,7 +59,7 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
                    "privacy.sensitive") if section in needs for name, entry in _at(doc, section).items()
                    if not isinstance(entry, dict)]
     if not not_counts:  # the sections are objects: their figures can be looked at
-        not_counts = _mistyped_figures(doc) + _unnamed_distances(doc)
+        not_counts = _negative_counts(doc) + _mistyped_figures(doc) + _unnamed_distances(doc)
     if not_counts:
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
@@ -130,6 +130,17 @@ def _given(node: Any, pattern: str, prefix: str = "") -> list[tuple[str, Any]]:
         field = f"{prefix}{key}"
         found += _given(node[key], rest, f"{field}.") if rest else [(field, node[key])]
     return found
+
+
+def _negative_counts(doc: dict) -> list[str]:
+    """The row counts are never negative, and no more rows are dropped than were read: a report
+    claiming "5 rows read, −4 dropped" would otherwise add up to 9 released."""
+    wrong = [f"{field} is {value}, a negative count" for field in _COUNTS
+             if isinstance(value := _at(doc, field), int) and value < 0]
+    rows, dropped = doc["input"].get("rows"), doc["input"].get("dropped_null_rows", 0)
+    if not wrong and isinstance(rows, int) and isinstance(dropped, int) and dropped > rows:
+        wrong.append(f"input.dropped_null_rows is {dropped}, more than the {rows} rows read (input.rows)")
+    return wrong
 
 
 def _unnamed_distances(doc: dict) -> list[str]:
