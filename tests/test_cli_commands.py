@@ -722,6 +722,30 @@ def test_check_against_refuses_row_counts_that_cannot_add_up(table3_release, tmp
     assert says in result.output, result.output
 
 
+@pytest.mark.parametrize("cut", ["utility.sensitive.salary", "utility.sensitive"])
+def test_check_against_refuses_a_utility_sensitive_entry_left_out(table3_release, tmp_path, cut):
+    """Review rv21 #6: docs/verification.md, a figure the file decides "given as null (or left out)
+    is a mismatch". `l_diversity` left out alone was exit 4, but salary's whole `utility.sensitive`
+    entry (or the whole section) left out passed (exit 0): the check looped over the report's
+    entries. The oracle: the file has 3 classes (a plain GROUP BY), so it decides both figures of
+    every sensitive column; each left out is named."""
+    release, doc = table3_release
+    assert file_figures(release)["classes"] == 3
+
+    def edit(d):
+        *parents, last = cut.split(".")
+        for part in parents:
+            d = d[part]
+        del d[last]
+
+    result = against_edited(tmp_path, release, doc, edit)
+    assert result.exit_code == 4, result.output
+    columns = ["salary"] if cut.endswith("salary") else ["salary", "disease"]
+    for name in columns:
+        for key in ("l_diversity", "l1_closeness"):
+            assert f"utility.sensitive.{name}.{key}: the report says None" in result.output, result.output
+
+
 @pytest.fixture(scope="module")
 def adult_release(adult_dir, tmp_path_factory) -> tuple[Path, dict]:
     """Adult (datasets/adult/adult.toml) with 5 % suppression: rows suppressed, so the report

@@ -343,11 +343,11 @@ def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     """Per sensitive column, Mauger et al.'s l-diversity (least exp(entropy) of a class) and L1
     closeness (largest Σ|p_class − p_release|) values: both are over the released classes and the
     released table's distribution, so the file decides them (``measured``: the audit's
-    ``utility.sensitive``)."""
+    ``utility.sensitive``, per column of the privacy section). A column's entry left out, or the
+    whole section, leaves out both figures: a mismatch, as either left out alone is."""
     problems: list[str] = []
-    for name, entry in ((doc.get("utility") or {}).get("sensitive") or {}).items():
-        if name not in measured:  # not audited: a column of the utility section the privacy section lacks
-            continue
+    given = (doc.get("utility") or {}).get("sensitive") or {}
+    for name, found in measured.items():  # a column of the utility section the privacy section lacks is not audited
         for key in ("l_diversity", "l1_closeness"):  # null only where the file has no class (measured null too)
-            problems += differs(f"utility.sensitive.{name}.{key}", (entry or {}).get(key), measured[name].get(key))
+            problems += differs(f"utility.sensitive.{name}.{key}", (given.get(name) or {}).get(key), found.get(key))
     return problems
