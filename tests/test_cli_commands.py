@@ -35,6 +35,19 @@ def test_bare_command_prints_help_and_exits_0():
     assert "..." not in result.output.split("Commands:")[1], "short summaries must not be cut off"
 
 
+def test_a_group_without_its_subcommand_prints_its_help_and_exits_0(tmp_path):
+    """Review rv21 #10: `sqlclose hierarchy` exited 2 with "sqlclose: error: Usage: …" and the whole
+    17-line help on stderr as its one-line "error" (click ≥ 8.2 raises its help as a usage error).
+    It now does what plain `sqlclose` does (and click did before 8.2): the group's help on stdout,
+    exit 0, nothing on stderr. The oracle: the group's two subcommands (show, validate) in the help,
+    and the subprocess's streams and exit code."""
+    proc = subprocess.run([str(Path(sys.executable).with_name("sqlclose")), "hierarchy"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.startswith("Usage: sqlclose hierarchy [OPTIONS] COMMAND")
+    assert "show " in proc.stdout.split("Commands:")[1] and "validate " in proc.stdout.split("Commands:")[1]
+
+
 @pytest.mark.parametrize(("args", "line"), [
     (["anonymize", "spec.toml", "--threads", "x"],
      "Invalid value for '--threads': 'x' is not a valid integer (see 'sqlclose anonymize --help')"),
