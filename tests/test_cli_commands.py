@@ -398,7 +398,8 @@ def test_check_against_refuses_an_audit_option_it_would_not_apply(table3_release
                              f"attacks; to audit the file with {it}, run 'sqlclose check TABLE' without "
                              "--against\n"), result.stderr
     assert "matches" not in result.stdout
-    hierarchy = ["--hierarchy", f"disease={release.parents[1] / 'disease.csv'}"] if "--similarity-level" in given else []
+    hierarchy = (["--hierarchy", f"disease={release.parents[1] / 'disease.csv'}"] if "--similarity-level" in given
+                 else [])
     audit = invoke("check", release, "--qi", "zip,age", "--sensitive", "disease", *args, *hierarchy)
     assert audit.exit_code == 0, audit.output
 
