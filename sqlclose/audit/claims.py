@@ -34,10 +34,12 @@ _SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict,
 _COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows", "input.dropped_null_rows")
 
 
-def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
+def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequence[str] = ()) -> dict:
     """A release report's JSON document, refused (``InputError``, naming the file and every field it
     lacks) when it cannot be read or is not a report: a list, an empty object, a failed run's
-    ``--json`` document, a report with a section cut out."""
+    ``--json`` document, a report with a section cut out, a figure of another kind than sqlclose
+    writes. ``prints``: the figures (``_FIGURES`` patterns) a reader prints as numbers, refused as
+    null too (the claims judge a null; a page would have nothing to print)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
@@ -60,6 +62,8 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
                    if not isinstance(entry, dict)]
     if not not_counts:  # the sections are objects: their figures can be looked at
         not_counts = _negative_counts(doc) + _mistyped_figures(doc) + _unnamed_distances(doc)
+        not_counts += [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in prints
+                       for field, value in _given(doc, pattern) if value is None]
     if not_counts:
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
