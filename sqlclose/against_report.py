@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
@@ -306,7 +307,12 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _N
         given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
     if "p" in entry:
         given["p"] = entry["p"]["p"]
-    return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+    try:
+        return Sensitive.model_validate({k: v for k, v in given.items() if v is not None})
+    except ValidationError as e:  # a t of 0 or 5, an unknown distance: no model sqlclose releases under
+        reasons = "; ".join(f"{'.'.join(map(str, error['loc']))}: {error['msg']}" for error in e.errors())
+        raise InputError(f"privacy.sensitive.{name} of the report is no model sqlclose releases under ({reasons}): "
+                         "give the report written beside the release, or the release's spec (--spec)") from None
 
 
 def _unchanged_hierarchy(name: str, hierarchy: dict, notes: _Notes) -> Path:

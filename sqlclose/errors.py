@@ -162,6 +162,11 @@ class LimitWarning(SqlcloseWarning):
     own size); the job still runs."""
 
 
+class HierarchyWarning(SqlcloseWarning):
+    """A hierarchy accepted as given that does not measure what it reads as (a sensitive hierarchy's
+    level that groups nothing, so t holds more loosely than it reads: docs/emd.md)."""
+
+
 class WaitWarning(SqlcloseWarning):
     """The run waits for another sqlclose run (one writing the same output database, or placing a
     release in the same folder): said once as the wait begins, so that a job that seems to hang says why."""

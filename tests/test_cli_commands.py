@@ -35,6 +35,19 @@ def test_bare_command_prints_help_and_exits_0():
     assert "..." not in result.output.split("Commands:")[1], "short summaries must not be cut off"
 
 
+def test_a_group_without_its_subcommand_prints_its_help_and_exits_0(tmp_path):
+    """Review rv21 #10: `sqlclose hierarchy` exited 2 with "sqlclose: error: Usage: …" and the whole
+    17-line help on stderr as its one-line "error" (click ≥ 8.2 raises its help as a usage error).
+    It now does what plain `sqlclose` does (and click did before 8.2): the group's help on stdout,
+    exit 0, nothing on stderr. The oracle: the group's two subcommands (show, validate) in the help,
+    and the subprocess's streams and exit code."""
+    proc = subprocess.run([str(Path(sys.executable).with_name("sqlclose")), "hierarchy"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.startswith("Usage: sqlclose hierarchy [OPTIONS] COMMAND")
+    assert "show " in proc.stdout.split("Commands:")[1] and "validate " in proc.stdout.split("Commands:")[1]
+
+
 @pytest.mark.parametrize(("args", "line"), [
     (["anonymize", "spec.toml", "--threads", "x"],
      "Invalid value for '--threads': 'x' is not a valid integer (see 'sqlclose anonymize --help')"),
@@ -664,6 +677,114 @@ def test_check_against_refuses_a_utility_figure_the_file_decides_left_out(table3
     assert f"utility.{field}: the report says None," in result.output, result.output
     assert re.search(rf"utility\.{field}: the report says None, [^;]* {re.escape(found)}(;|$|\n)",
                      result.output), result.output
+
+
+_WRONG_TYPES = [("privacy.sensitive.salary.t", "0.2", 'privacy.sensitive.salary.t is "0.2", not a number'),
+                ("privacy.sensitive.salary.t", True, "privacy.sensitive.salary.t is true, not a number"),
+                ("privacy.sensitive.salary.t", math.nan, "privacy.sensitive.salary.t is NaN, not a number"),
+                ("privacy.sensitive.salary.max_emd", "0.1", 'privacy.sensitive.salary.max_emd is "0.1", not a number'),
+                ("generalization.zip.level", "1", 'generalization.zip.level is "1", not a whole number'),
+                ("generalization.zip.label_count", "3", 'generalization.zip.label_count is "3", not a whole number'),
+                ("output.rows", "9", 'output.rows is "9", not a whole number'),
+                ("t_against_release", True, "t_against_release is true, not an object"),
+                ("t_against_release.disease", "0.29", 't_against_release.disease is "0.29", not a number'),
+                ("privacy.sensitive.salary.distance", None, "privacy.sensitive.salary.distance is null, though the "
+                                                            "entry holds a t model"),
+                ("privacy.sensitive.salary.distance", KeyError, "privacy.sensitive.salary.distance is left out, "
+                                                                "though the entry holds a t model")]
+
+
+def _set_field(path: str, value):
+    def edit(doc):
+        *parents, last = path.split(".")
+        for part in parents:
+            doc = doc[part]
+        if value is KeyError:
+            del doc[last]
+        else:
+            doc[last] = value
+    return edit
+
+
+@pytest.mark.parametrize("path, value, says", _WRONG_TYPES,
+                         ids=[f"{p.rsplit('.', 1)[-1]}-{v if v is not KeyError else 'deleted'}"
+                              for p, v, _ in _WRONG_TYPES])
+def test_check_against_refuses_a_figure_of_the_wrong_type_naming_it(table3_release, tmp_path, path, value, says):
+    """Review rv21 #4: a figure of another JSON type than sqlclose writes (a t as "0.2", true or NaN,
+    a level or max_emd as text, t_against_release as true, a t model's distance null or left out)
+    crashed `check --against` (exit 1: ValidationError, TypeError, KeyError), and a label_count or
+    output.rows of "3" passed (text read as a number). No report sqlclose writes holds them: bad
+    input (exit 2) naming the field and its value, as a null count is. The oracle: the report schema's
+    kinds (docs/report-schema.json), the edit made here."""
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc, _set_field(path, value))
+    assert result.exit_code == 2, result.output
+    assert "is not a release report as sqlclose writes it" in result.output and says in result.output, result.output
+
+
+@pytest.mark.parametrize("path, value", [("privacy.sensitive.salary.max_emd", "0.1"), ("t_against_release", True),
+                                         ("generalization.zip.label_count", "3"),
+                                         ("generalization.zip.label_count", None), ("generalization.zip.labels", None),
+                                         ("t_against_release.disease", None), ("privacy.suppression_limit", None),
+                                         ("lattice.size", None)])
+def test_report_page_refuses_a_figure_of_the_wrong_type(table3_release, tmp_path, path, value):
+    """Review rv21 #4: `sqlclose report` crashed (exit 1) drawing the page of a report with a figure
+    of the wrong type. It reads the report as check --against does: exit 2 naming the field, and
+    no page written (the file system's state). A figure the page prints as a number given as null
+    crashed it too (no report sqlclose writes holds one: docs/report-schema.json); it is refused the
+    same way (check --against judges such a null: a mismatch)."""
+    release, doc = table3_release
+    edited = json.loads(json.dumps(doc))
+    _set_field(path, value)(edited)
+    report = tmp_path / "edited.report.json"
+    report.write_text(json.dumps(edited))
+    result = invoke("report", report, "--html", tmp_path / "p.html", "--release", release)
+    assert result.exit_code == 2, result.output
+    assert f"{path} is {json.dumps(value)}, not" in result.output, result.output
+    assert not (tmp_path / "p.html").exists()
+
+
+@pytest.mark.parametrize("rows, dropped, says", [
+    (5, -4, "input.dropped_null_rows is -4, a negative count"),
+    (9, 10, "input.dropped_null_rows is 10, more than the 9 rows read (input.rows)")])
+def test_check_against_refuses_row_counts_that_cannot_add_up(table3_release, tmp_path, rows, dropped, says):
+    """Review rv21 #5: a report claiming 5 rows read and −4 dropped (5 − (−4) − 0 = 9, the file's
+    rows) passed `check --against` (exit 0, "matches"). A count of rows is never negative, and no
+    run drops more rows than it read: bad input (exit 2) naming the field. The oracle: 9 rows in the
+    file by a plain GROUP BY, so the edited report's arithmetic adds up only through the negative count."""
+    release, doc = table3_release
+    assert file_figures(release)["rows"] == 9 and doc["suppressed_rows"] == 0
+
+    def edit(d):
+        d["input"]["rows"], d["input"]["dropped_null_rows"] = rows, dropped
+
+    result = against_edited(tmp_path, release, doc, edit)
+    assert result.exit_code == 2, result.output
+    assert says in result.output, result.output
+
+
+@pytest.mark.parametrize("cut", ["utility.sensitive.salary", "utility.sensitive"])
+def test_check_against_refuses_a_utility_sensitive_entry_left_out(table3_release, tmp_path, cut):
+    """Review rv21 #6: docs/verification.md, a figure the file decides "given as null (or left out)
+    is a mismatch". `l_diversity` left out alone was exit 4, but salary's whole `utility.sensitive`
+    entry (or the whole section) left out passed (exit 0): the check looped over the report's
+    entries. The oracle: the file has 3 classes (a plain GROUP BY), so it decides both figures of
+    every sensitive column; each left out is named."""
+    release, doc = table3_release
+    assert file_figures(release)["classes"] == 3
+
+    def edit(d):
+        *parents, last = cut.split(".")
+        for part in parents:
+            d = d[part]
+        del d[last]
+
+    result = against_edited(tmp_path, release, doc, edit)
+    assert result.exit_code == 4, result.output
+    columns = ["salary"] if cut.endswith("salary") else ["salary", "disease"]
+    for name in columns:
+        for key in ("l_diversity", "l1_closeness"):
+            assert f"utility.sensitive.{name}.{key}: the report says None" in result.output, result.output
 
 
 @pytest.fixture(scope="module")

@@ -405,3 +405,59 @@ def test_the_api_writes_nothing_inside_a_parquet_folder_release(tmp_path: Path, 
         in str(caught.value), caught.value
     assert _folder_digests(tmp_path) == before
     assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(rel)
+
+
+@pytest.mark.parametrize("role", ["output", "report", "page"])
+def test_nothing_lands_inside_a_parquet_folder_release_through_a_symlink(tmp_path: Path, role: str) -> None:
+    """Review rv21 #2. `-o rel/x.parquet` was refused, but `alias -> rel` then `-o alias/x.parquet`
+    (or `--report alias/…`, `--html alias/page.html`) wrote inside rel: the check walked the path's
+    folders as written, and no `alias.report.json` sits beside the link. Refused (exit 2), naming
+    rel. The oracle: rel's files' bytes (hashlib) before and after, and its check against its report."""
+    project = table3_project(tmp_path)
+    out, rel = project / "out", project / "out" / "rel"
+    assert invoke("anonymize", project / "spec.toml", "--output", rel, "-q").exit_code == 0
+    (project / "alias").symlink_to(rel)
+    before = _folder_digests(out)
+    args = {"output": ["--output", project / "alias" / "x.parquet"],
+            "report": ["--output", project / "other.parquet", "--report", project / "alias" / "x.report.json"],
+            "page": ["--output", project / "other.parquet", "--html", project / "alias" / "page.html"]}[role]
+    result = invoke("anonymize", project / "spec.toml", *args, "-q")
+    assert result.exit_code == 2, result.output
+    assert f"inside {rel}" in result.output, result.output
+    assert _folder_digests(out) == before
+    assert not (project / "other.parquet").exists()
+    assert invoke("check", rel, "--against", out / "rel.report.json", "-q").exit_code == 0
+
+
+def test_the_api_writes_nothing_inside_a_parquet_folder_release_through_a_symlink(tmp_path: Path) -> None:
+    """Review rv21 #2: `Release.write('alias/y.parquet')`, alias a symlink to a Parquet folder
+    release rel, wrote among rel's part files while `'rel/y.parquet'` was refused. The oracle:
+    rel's digest recomputed here by hashlib against its report's sha256."""
+    rel = tmp_path / "rel"
+    (tmp_path / "links").mkdir()
+    (tmp_path / "links" / "alias").symlink_to(rel)
+    with sqlclose.anonymize(table3(), table3_spec()) as release:
+        release.write_parquet_folder(rel)
+        with pytest.raises(OutputExistsError) as caught:
+            release.write(tmp_path / "links" / "alias" / "sub" / "y.parquet")
+    assert f"lies inside {rel}" in str(caught.value), caught.value
+    assert not (rel / "sub").exists()
+    assert json.loads((tmp_path / "rel.report.json").read_text())["output"]["sha256"] == manifest_digest(rel)
+
+
+@pytest.mark.parametrize("where", ["rel", "rel/sw"])
+def test_a_sweep_writes_nothing_inside_a_parquet_folder_release(tmp_path: Path, where: str) -> None:
+    """Review rv21 #3: `sweep --out rel/sw` wrote sweep.csv, nauc.csv and the charts among a Parquet
+    folder release's files (exit 0), which then failed its check against its report. Refused before
+    any run (exit 2), as anonymize refuses an output there. The oracle: rel's files' bytes (hashlib)
+    before and after, and its check against its report."""
+    project = table3_project(tmp_path)
+    out, rel = project / "out", project / "out" / "rel"
+    assert invoke("anonymize", project / "spec.toml", "--output", rel, "-q").exit_code == 0
+    before = _folder_digests(out)
+    result = invoke("sweep", project / "spec.toml", "--k", "2,3", "--out", out / where, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert f"lies inside {rel}, a Parquet folder release" in result.output, result.output
+    assert "swept" not in result.output  # refused before any run
+    assert _folder_digests(out) == before
+    assert invoke("check", rel, "--against", out / "rel.report.json", "-q").exit_code == 0

@@ -94,3 +94,32 @@ def test_a_level_repeating_the_leaves_is_warned_of_as_moving_distances(tmp_path)
 ])
 def test_levels_without_a_group_by_hand(rows, idle):
     assert Hierarchy.from_rows(rows).levels_without_a_group() == idle
+
+
+@pytest.mark.parametrize("how", ["spec", "hierarchy"])
+def test_check_warns_of_an_idle_level_as_anonymize_does(tmp_path, how):
+    """Review rv21 #7: `check --spec` and `check --hierarchy … --distance hierarchical --t` judged t
+    over a sensitive hierarchy with a '*' above its single root and said "required 0.6: ok" with no
+    word that t = 0.6 holds there as t = 0.8 would; `anonymize` warns. check now says the same, as one
+    `sqlclose: warning:` line on stderr (and in --json's `warnings`), none under -q. The oracle: the
+    height (4) and factor (3/4) worked by hand from the file written here."""
+    original = _original(tmp_path)
+    lines = [line + ";*" for line in (original / "disease.csv").read_text().split("\n") if line]
+    spec = _with_disease_hierarchy(tmp_path, lines)
+    assert invoke("anonymize", spec, "-q", "--node", "zip=1,age=2").exit_code == 0
+    release = tmp_path / "out" / "release.parquet"
+    args = ["--spec", spec] if how == "spec" else [
+        "--qi", "zip,age", "--sensitive", "disease", "--distance", "hierarchical", "--t", "0.6",
+        "--hierarchy", f"disease={tmp_path / 'disease2.csv'}"]
+    said = ("sqlclose: warning: sensitive column 'disease': level 4 of its hierarchy groups nothing (each label "
+            "there has exactly one child below), yet counts in the height (4) that hierarchical distances are "
+            "divided by, so every distance is 3/4 of what it is without it, and t = 0.6 holds as t = 0.8 would "
+            "over the hierarchy without it")
+    result = invoke("check", release, *args)
+    assert result.exit_code == 0, result.output
+    assert said in result.stderr and "required 0.6: ok" in result.stdout, result.stderr
+    as_json = invoke("check", release, *args, "--json")
+    assert json.loads(as_json.stdout)["warnings"] == [said.removeprefix("sqlclose: warning: ") + ": looser than it "
+                                                      "reads; remove it from the hierarchy unless that is meant"]
+    quiet = invoke("check", release, *args, "-q")
+    assert quiet.exit_code == 0 and quiet.stderr == "" and quiet.stdout == "", quiet.output

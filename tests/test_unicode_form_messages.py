@@ -62,3 +62,26 @@ def test_an_ascii_value_is_told_apart_from_a_leaf_that_normalizes_to_it():
     assert unicode_twins(["K", "Zu\u0308rich", "x"], ["\u212a", "Z\u00fcrich", "y"]) == {
         "K": "\u212a", "Zu\u0308rich": "Z\u00fcrich"}
     assert quoted("\u212a") == "'\\u212a'" and quoted("K") == "'K'" and quoted("K", escaped=True) == "'K'"
+
+
+@pytest.mark.parametrize("how", ["hierarchy", "spec"])
+def test_check_tells_a_decomposed_sensitive_value_apart_from_its_precomposed_leaf(tmp_path, how):
+    """Review rv21 #8: `sqlclose check --hierarchy` (and --spec) quoted a decomposed sensitive value as
+    'Zürich', looking exactly like the leaf, and advised adding the line `Zürich;…;*` the file already
+    shows. It is now escaped and told apart from the leaf, as anonymize tells it. The oracle: the
+    escaped forms written out by hand (ascii() of 'Zu\\u0308rich' and 'Z\\xfcrich')."""
+    (tmp_path / "t.csv").write_text("age,city\n1,Zu\u0308rich\n1,Bern\n2,Z\u00fcrich\n2,Bern\n", encoding="utf-8")
+    (tmp_path / "age.csv").write_text("1;*\n2;*\n")
+    (tmp_path / "city.csv").write_text("Bern;CH;*\nZ\u00fcrich;CH;*\n", encoding="utf-8")
+    (tmp_path / "spec.toml").write_text('[source]\npath = "t.csv"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                                        'age = { file = "age.csv" }\n[sensitive.city]\ndistance = "hierarchical"\n'
+                                        't = 0.9\nhierarchy = "city.csv"\n')
+    args = ["--spec", tmp_path / "spec.toml"] if how == "spec" else [
+        "--qi", "age", "--sensitive", "city", "--distance", "hierarchical", "--hierarchy", f"city={tmp_path}/city.csv"]
+    result = invoke("check", tmp_path / "t.csv", *args, "-q")
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert ("column 'city' holds 'Zu\\u0308rich', which is not a leaf of its hierarchy" in message
+            and "'Zu\\u0308rich' differs from the leaf 'Z\\xfcrich' (line 2) only in its Unicode form" in message), \
+        message
+    assert "Zürich" not in message and "Zu\u0308rich" not in message and "add a line" not in message, message

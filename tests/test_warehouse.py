@@ -578,18 +578,25 @@ def _a_parquet_folder_release(folder: Path) -> tuple[Path, dict[str, bytes]]:
     return folder / "rel", {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.parametrize("through", ["", "symlink"])
 @pytest.mark.parametrize("role", ["output", "report"])
-def test_the_warehouse_path_writes_nothing_inside_a_parquet_folder_release(tmp_path, hostile, monkeypatch, role):
+def test_the_warehouse_path_writes_nothing_inside_a_parquet_folder_release(tmp_path, hostile, monkeypatch, role,
+                                                                         through):
     """fxA #1: `sqlclose anonymize --histogram … -o rel/release.sql` (or `--report rel/x.report.json`),
     rel an earlier run's Parquet folder release, wrote the query among rel's part files (exit 0), and
     rel no longer matched its report; the local path refused it already. Now refused the same way,
-    exit 2, before the search. Oracles: the bytes of every file under tmp_path before and after, and
+    exit 2, before the search. rv21 #2: the same through a symlink to rel (`alias/release.sql`), which
+    the refusal did not resolve. Oracles: the bytes of every file under tmp_path before and after, and
     a search made to fail if it is reached (the refusal comes first)."""
     folder, spec = hostile
     rel, before = _a_parquet_folder_release(tmp_path / "out")
+    if through:
+        (tmp_path / "alias").symlink_to(rel)
+        before = {str(p): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
     monkeypatch.setattr(sqlclose.api, "anonymize_histogram",
                         lambda *a, **k: (_ for _ in ()).throw(AssertionError("the search ran")))
-    named = rel / "release.sql" if role == "output" else rel / "x.report.json"
+    inside = tmp_path / "alias" if through else rel
+    named = inside / "release.sql" if role == "output" else inside / "x.report.json"
     where = ["--output", named] if role == "output" else ["--output", tmp_path / "release.sql", "--report", named]
     result = invoke("anonymize", "--histogram", folder / "histogram.parquet", spec, "--dialect", "duckdb", *where)
     assert result.exit_code == 2, result.output

@@ -12,6 +12,7 @@ keeps of each model only what the report shows (``_Worst``, ``_SensitiveTally``)
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,14 +27,14 @@ from sqlclose.audit import tables, utility
 from sqlclose.audit.render import render_text
 from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead, leaves_as_found
-from sqlclose.errors import DataError, InputError, SpecError
+from sqlclose.errors import DataError, HierarchyWarning, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy, validation_problems
 from sqlclose.prepare.problem import float_spellings, require_columns
 from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
-from sqlclose.privacy.distances import ALL_DISTANCES, distance, is_emd
+from sqlclose.privacy.distances import ALL_DISTANCES, distance, idle_level_warnings, is_emd
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import l1_closeness_value, l_diversity_value
 
@@ -234,6 +235,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
     for sa in sas:
         _refuse_ordered_null(sa, where)
+    idle_levels = _warn_of_idle_levels(sas)
     # The ordered distance is measured for numbers and times, but not over a NULL: it has no place in their order.
     numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
@@ -268,9 +270,20 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     data["utility"] = {"sensitive": {tally.sa.name: tally.utility() for tally in tallies}}
     data["passed"] = (not failures) if asked else None
     data["failures"] = failures
+    data["warnings"] = idle_levels
     distances = {tally.sa.name: np.concatenate(tally.judged_distance) for tally in tallies if tally.judged_distance}
     counts = {tally.sa.name: dict(zip(map(str, tally.sa.domain), tally.counts.tolist())) for tally in tallies}
     return CheckReport(data, failures, np.concatenate(sizes), distances, counts)
+
+
+def _warn_of_idle_levels(sas: list[SensitiveAttribute]) -> list[str]:
+    """What a release of these columns' t would warn of (a sensitive hierarchy's level that groups
+    nothing: t holds more loosely than it reads), said as a warning too, since the audit judges the same t over
+    the same hierarchy (the command prints it on stderr, none under --quiet)."""
+    said = idle_level_warnings(sas)
+    for line in said:
+        warnings.warn(line, HierarchyWarning, stacklevel=3)
+    return said
 
 
 def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,

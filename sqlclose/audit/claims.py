@@ -34,10 +34,12 @@ _SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict,
 _COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows", "input.dropped_null_rows")
 
 
-def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
+def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequence[str] = ()) -> dict:
     """A release report's JSON document, refused (``InputError``, naming the file and every field it
     lacks) when it cannot be read or is not a report: a list, an empty object, a failed run's
-    ``--json`` document, a report with a section cut out."""
+    ``--json`` document, a report with a section cut out, a figure of another kind than sqlclose
+    writes. ``prints``: the figures (``_FIGURES`` patterns) a reader prints as numbers, refused as
+    null too (the claims judge a null; a page would have nothing to print)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
@@ -58,10 +60,99 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS) -> dict:
     not_counts += [f"{section}.{name} is {json.dumps(entry)}, not an object" for section in ("generalization",
                    "privacy.sensitive") if section in needs for name, entry in _at(doc, section).items()
                    if not isinstance(entry, dict)]
+    if not not_counts:  # the sections are objects: their figures can be looked at
+        not_counts = _negative_counts(doc) + _mistyped_figures(doc) + _unnamed_distances(doc)
+        not_counts += [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in prints
+                       for field, value in _given(doc, pattern) if value is None]
     if not_counts:
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
     return doc
+
+
+# Every other figure a reader takes, by kind: given (not null, not left out) it must be of that kind,
+# or the claims and the page would fail on it (a text compared with a number, true read as 1). A
+# figure given as null or left out is the claims' to judge (a mismatch where the file decides it).
+_KINDS = {
+    "count": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+    "number": ("a number", lambda v: isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)),
+    "level": ("a whole number", lambda v: isinstance(v, int) and not isinstance(v, bool)),
+    "string": ("a string", lambda v: isinstance(v, str)),
+    "flag": ("true or false", lambda v: isinstance(v, bool)),
+    "object": ("an object", lambda v: isinstance(v, dict)),
+    "strings": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+}
+_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
+_FIGURES: dict[str, str] = {
+    "input.source": "string", "algorithm": "string", "node": "object", "node.*": "level", "node_given": "flag",
+    "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
+    "lattice.complete": "flag", "lattice.seconds": "number",
+    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.seconds": "number",
+    "generalization.*.level": "level", "generalization.*.levels": "count", "generalization.*.labels": "strings",
+    "generalization.*.label_count": "count", "generalization.*.at_top": "flag",
+    "generalization.*.classes_per_level": "object", "generalization.*.classes_per_level.*": "count",
+    "hierarchies": "object", "hierarchies.*": "object", "hierarchies.*.path": "string",
+    "hierarchies.*.delimiter": "string", "hierarchies.*.sha256": "string",
+    "classes": "count", "privacy.suppression_limit": "number",
+    "privacy.sensitive.*.distance": "string", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
+    "privacy.sensitive.*.max_emd": "number", "privacy.sensitive.*.max_distance": "number",
+    "privacy.sensitive.*.withheld": "string",
+    **{f"privacy.sensitive.*.{model}": "object" for model in _MODELS},
+    **{f"privacy.sensitive.*.{model}.{key}": "number" for model in _MODELS for key in ("l", "c", "p", "reached")},
+    "t_against_release": "object", "t_against_release.*": "number",
+    "utility.discernibility": "count", "utility.average_class_size": "number", "utility.metric": "string",
+    "utility.alteration": "object", "utility.alteration.*": "number", "utility.mean_alteration": "number",
+    "utility.withheld": "object", "utility.withheld.*": "string", "utility.generalized_percent": "number",
+    "utility.root_percent": "number", "utility.sensitive": "object", "utility.sensitive.*": "object",
+    "utility.sensitive.*.l_diversity": "number", "utility.sensitive.*.l1_closeness": "number",
+    "output.path": "string", "output.format": "string", "output.table": "string", "output.rows": "count",
+    "output.sha256": "string", "output.content_digest": "string", "output.columns": "strings",
+    "output.column_types": "object", "output.column_types.*": "string", "output.partition_by": "strings",
+    "warnings": "strings", "verified": "flag",
+}
+
+
+def _mistyped_figures(doc: dict) -> list[str]:
+    """Each figure given as another kind than the one sqlclose writes, named with its value."""
+    wrong = []
+    for pattern, kind in _FIGURES.items():
+        described, fits = _KINDS[kind]
+        wrong += [f"{field} is {json.dumps(value)}, not {described}" for field, value in _given(doc, pattern)
+                  if value is not None and not fits(value)]
+    return wrong
+
+
+def _given(node: Any, pattern: str, prefix: str = "") -> list[tuple[str, Any]]:
+    """(field, value) for each field ``pattern`` names in ``node`` (``*``: every key of an object);
+    a field left out, or under a value that is no object, is not given."""
+    head, _, rest = pattern.partition(".")
+    if not isinstance(node, dict):
+        return []
+    keys = list(node) if head == "*" else [head] if head in node else []
+    found = []
+    for key in keys:
+        field = f"{prefix}{key}"
+        found += _given(node[key], rest, f"{field}.") if rest else [(field, node[key])]
+    return found
+
+
+def _negative_counts(doc: dict) -> list[str]:
+    """The row counts are never negative, and no more rows are dropped than were read: a report
+    claiming "5 rows read, −4 dropped" would otherwise add up to 9 released."""
+    wrong = [f"{field} is {value}, a negative count" for field in _COUNTS
+             if isinstance(value := _at(doc, field), int) and value < 0]
+    rows, dropped = doc["input"].get("rows"), doc["input"].get("dropped_null_rows", 0)
+    if not wrong and isinstance(rows, int) and isinstance(dropped, int) and dropped > rows:
+        wrong.append(f"input.dropped_null_rows is {dropped}, more than the {rows} rows read (input.rows)")
+    return wrong
+
+
+def _unnamed_distances(doc: dict) -> list[str]:
+    """A t model's entry names its distance: without it, no distance can be measured to judge its t."""
+    return [f"privacy.sensitive.{name}.distance is {'null' if 'distance' in entry else 'left out'}, though the "
+            f"entry holds a t model (t = {json.dumps(entry['t'])}): it names the distance t is judged with"
+            for name, entry in doc["privacy"]["sensitive"].items()
+            if entry.get("t") is not None and entry.get("distance") is None]
 
 
 _ABSENT = object()  # an optional field left out: input.dropped_null_rows (0)
@@ -256,11 +347,11 @@ def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
     """Per sensitive column, Mauger et al.'s l-diversity (least exp(entropy) of a class) and L1
     closeness (largest Σ|p_class − p_release|) values: both are over the released classes and the
     released table's distribution, so the file decides them (``measured``: the audit's
-    ``utility.sensitive``)."""
+    ``utility.sensitive``, per column of the privacy section). A column's entry left out, or the
+    whole section, leaves out both figures: a mismatch, as either left out alone is."""
     problems: list[str] = []
-    for name, entry in ((doc.get("utility") or {}).get("sensitive") or {}).items():
-        if name not in measured:  # not audited: a column of the utility section the privacy section lacks
-            continue
+    given = (doc.get("utility") or {}).get("sensitive") or {}
+    for name, found in measured.items():  # a column of the utility section the privacy section lacks is not audited
         for key in ("l_diversity", "l1_closeness"):  # null only where the file has no class (measured null too)
-            problems += differs(f"utility.sensitive.{name}.{key}", (entry or {}).get(key), measured[name].get(key))
+            problems += differs(f"utility.sensitive.{name}.{key}", (given.get(name) or {}).get(key), found.get(key))
     return problems

@@ -26,6 +26,10 @@ from sqlclose.model.spec import Spec, load_spec
 # What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``).
 PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "utility.discernibility",
                "utility.average_class_size")
+# The figures the page formats as numbers (a count's digits, "0.2963"), given null by no report sqlclose writes.
+PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generalization.*.label_count",
+               "lattice.size", "lattice.complete", "lattice.seconds", "gaa.metric", "gaa.strategy", "gaa.seconds",
+               "privacy.suppression_limit", "t_against_release.*")
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
@@ -42,7 +46,7 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
 
 
 def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None) -> str:
-    doc = read_report(Path(report_path), PAGE_FIELDS)
+    doc = read_report(Path(report_path), PAGE_FIELDS, PAGE_PRINTS)
     if release_path is None and doc["output"].get("format") == "sql":
         raise InputError(f"{report_path} is the report of a release query ({doc['output']['path']}), which the "
                          "warehouse runs; sqlclose never saw its rows: export the released table from the warehouse "

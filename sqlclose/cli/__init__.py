@@ -31,6 +31,10 @@ COMMANDS = {"anonymize": "sqlclose.cli.anonymize:anonymize", "check": "sqlclose.
             "sql": "sqlclose.cli.sql:sql", "sweep": "sqlclose.cli.sweep:sweep"}
 
 
+# click ≥ 8.2 raises this usage error (its message the whole help) for a group given no subcommand.
+_HELP_ASKED: type[click.UsageError] | None = getattr(click.exceptions, "NoArgsIsHelpError", None)
+
+
 class _OneLineUsageError(click.UsageError):
     """A usage error (an unknown option, a value click cannot parse) told as every other failure is:
     one line on stderr, ``sqlclose: error: …`` (exit 2), not click's usage block of four lines that a
@@ -79,6 +83,12 @@ class _LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except click.UsageError as e:
+            if _HELP_ASKED is not None and isinstance(e, _HELP_ASKED) and e.ctx is not None:
+                # A group named without its subcommand (`sqlclose hierarchy`): its help, as plain
+                # `sqlclose` gives it (and click before 8.2), not a 17-line "error".
+                say_when_stdout_is_closed()
+                click.echo(e.ctx.get_help())
+                ctx.exit(0)
             given = ctx.meta.get("sqlclose.args", [])
             options = given[:given.index("--")] if "--" in given else given
             if "--json" in options:

@@ -124,15 +124,17 @@ def _refuse_inputs(out: Path, targets: list[str], spec, source: Path | None) -> 
     """No sweep file may replace a file the sweep reads — the table (or a file its query names, or
     a pattern source's match), the spec, a hierarchy — whatever --overwrite says, as ``anonymize``
     refuses it. A Parquet folder source is left out: it reads only .parquet files, and a sweep
-    writes none."""
+    writes none. Nor may one land inside a Parquet folder release (any run's): that release's digest
+    is all its files, so it would no longer match its report."""
     from sqlclose.prepare.sources import query_files
-    from sqlclose.release.files import refuse_inputs
+    from sqlclose.release.files import refuse_inputs, refuse_inside_folder_releases
 
     given = [source] if source else [spec.source.path] if spec.source and spec.source.path else []
     inputs = [path for path in [*spec.files_read, *given, *([] if source else query_files(spec.source))]
               if not path.is_dir()]
     for name in targets:
         refuse_inputs(out / name, "sweep file", inputs, written=f"the sweep's {name}")
+    refuse_inside_folder_releases(out / targets[0], "sweep file")
 
 
 def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:

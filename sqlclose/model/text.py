@@ -40,3 +40,15 @@ def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, s
     by_form = {unicodedata.normalize("NFC", t): t for t in texts}
     twins = {v: by_form.get(unicodedata.normalize("NFC", v)) for v in values}
     return {v: t for v, t in twins.items() if t is not None and t != v}
+
+
+def unicode_form_hint(value: str, leaf: str, line: int | None = None, others: int = 0) -> str:
+    """Why ``value`` is not the leaf ``leaf`` it looks like (they differ only in Unicode form), both
+    escaped so the difference shows, and how to make them one form: a line typed again for the value
+    is the leaf's, refused as a duplicate. ``line``: the leaf's line in its file; ``others``: how many
+    more values are alike."""
+    where = f" (line {line})" if line is not None else ""
+    alike = f" ({others} more value(s) alike)" if others else ""
+    return (f"{ascii(value)} differs from the leaf {ascii(leaf)}{where} only in its Unicode form{alike}, and text "
+            "is compared code point by code point: write the data and the hierarchy in one form, NFC (a [source] "
+            "query's nfc_normalize(column) normalizes the column)")

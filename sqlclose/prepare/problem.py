@@ -28,7 +28,7 @@ from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
-from sqlclose.model.text import quoted, unicode_twins
+from sqlclose.model.text import quoted, unicode_form_hint, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.sql import queries as q
@@ -456,11 +456,8 @@ def _unicode_form_hint(twins: dict[str, str], hierarchy: Hierarchy | None) -> st
     if not twins:
         return ""
     value, leaf = next(iter(twins.items()))
-    line = f" (line {hierarchy.lines[hierarchy.leaves.index(leaf)]})" if hierarchy.lines else ""
-    others = f" ({len(twins) - 1} more value(s) alike)" if len(twins) > 1 else ""
-    return (f"; {ascii(value)} differs from the leaf {ascii(leaf)}{line} only in its Unicode form{others}, "
-            "and text is compared code point by code point: write the data and the hierarchy in one form, "
-            "NFC (a [source] query's nfc_normalize(column) normalizes the column)")
+    line = hierarchy.lines[hierarchy.leaves.index(leaf)] if hierarchy.lines else None
+    return f"; {unicode_form_hint(value, leaf, line, len(twins) - 1)}"
 
 
 def _given_inline(hierarchy: Hierarchy | None) -> bool:

@@ -125,15 +125,27 @@ def folder_releases_around(path: Path) -> list[tuple[Path, str]]:
     """The folders above ``path`` that are Parquet folder releases: those with a report of a
     parquet-folder release of their name beside them (``b`` and ``b.report.json``, the name a
     folder release's report takes by default). A file among their part files would be digested as
-    one of them, and the release would no longer match its report."""
-    found = []
-    for folder in Path(os.path.abspath(path)).parents:
+    one of them, and the release would no longer match its report. Each folder is looked at as
+    written and resolved (a symlink ``alias -> rel`` reaches ``rel``'s files, and ``rel``'s report is
+    beside ``rel``, not beside the link)."""
+    found, seen = [], set()
+    for folder in _folders_above(path):
         if not folder.name or not folder.is_dir():  # the root has no name; a folder not yet made holds nothing
             continue
         report = folder.with_name(folder.name + ".report.json")
-        if report.is_file() and _parquet_folder_report(report):
+        if report.is_file() and _parquet_folder_report(report) and os.path.realpath(folder) not in seen:
+            seen.add(os.path.realpath(folder))
             found.append((folder, f"a Parquet folder release (its report: {report})"))
     return found
+
+
+def _folders_above(path: Path) -> list[Path]:
+    """The folders above ``path`` as written, then each of them resolved with the folders above that:
+    every name under which a release's folder and its report beside it may be found."""
+    written = list(Path(os.path.abspath(path)).parents)
+    resolved = [level for folder in written for level in (Path(os.path.realpath(folder)),
+                                                             *Path(os.path.realpath(folder)).parents)]
+    return list(dict.fromkeys(written + resolved))
 
 
 def _parquet_folder_report(report: Path) -> bool:
