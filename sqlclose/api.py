@@ -31,6 +31,7 @@ from sqlclose.release.writers import refuse_output_before_search
 from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
+from sqlclose.search.lattice_memory import refuse_too_large_lattice
 from sqlclose.search.utility_costs import search_cost
 
 # GAA, plans and checks import their modules when called: a plain run does not load them
@@ -222,6 +223,8 @@ def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | Non
     """What no search can mend, refused before one runs (and by a dry run, which runs none)."""
     _refuse_k_over_rows(spec, problem)
     _refuse_nothing_required(spec, problem)
+    if spec.search.algorithm != "gaa":  # GAA never enumerates the lattice
+        refuse_too_large_lattice([qi.levels for qi in problem.qis], problem.engine.memory_budget)
     refuse_output_before_search(problem, output_format, partition_by)
 
 

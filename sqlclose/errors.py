@@ -13,6 +13,8 @@ left (``| head``) before a release was placed, told with no message, as other Un
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 NOTHING_PLACED = "nothing was placed at the output path"
 
@@ -109,7 +111,9 @@ class EnvironmentFailure(SqlcloseError):
                       outcome: str | None = NOTHING_PLACED) -> EnvironmentFailure:
         """``writing``: the output being written, named when the error names no file (a full disk
         while writing a file names none), so a job's log says which disk to look at. ``outcome``:
-        what stands at the output path (None: a command that writes none, and names none)."""
+        what stands at the output path (None: a command that writes none, and names none). A file
+        ``writing_file`` named (the report, beside an output on another disk) comes before it."""
+        writing = getattr(e, _WRITING, None) or writing
         reason = _OS_REASONS.get(e.errno or 0, e.strerror or str(e))
         where = f" ({e.filename})" if e.filename else f" while writing {writing}" if writing else ""
         return cls(f"the environment refused: {reason}{where}" + (f"; {outcome}" if outcome else ""))
@@ -127,6 +131,22 @@ class EnvironmentFailure(SqlcloseError):
                 what = f"writing {writing}" if writing else "writing"
                 return cls(f"the environment refused: {reason} while {what}; nothing was placed at the output path")
         return None
+
+
+_WRITING = "sqlclose_writing"  # the attribute writing_file sets on an OSError
+
+
+@contextmanager
+def writing_file(path: object) -> Iterator[None]:
+    """An OSError raised inside that names no file (a full disk names none) is told by
+    ``EnvironmentFailure.from_os_error`` as raised while writing ``path`` (the innermost such
+    block's): the file whose write failed, not the output, may be on another disk."""
+    try:
+        yield
+    except OSError as e:
+        if not e.filename and getattr(e, _WRITING, None) is None:
+            setattr(e, _WRITING, path)
+        raise
 
 
 _OS_REASONS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exceeded",

@@ -217,6 +217,15 @@ def _wide(d: Path) -> None:
     write(d, "spec.toml", spec(prefix='others = "drop"\n'))
 
 
+def _twenty_more_quasi_identifiers(d: Path) -> None:
+    """Table 3 with 20 more QIs q0…q19 (value → group → *): a lattice of 6·4·3²⁰ nodes."""
+    extra = [f"q{i}" for i in range(20)]
+    rows = [row + "," + ",".join(f"a{(n + i) % 2}" for i in range(20)) for n, row in enumerate(ROWS)]
+    write(d, "table3.csv", table(HEADER + "," + ",".join(extra), rows))
+    write(d, "flat.csv", "a0;g;*\na1;g;*\n")
+    write(d, "spec.toml", spec((AGE, AGE + "".join(f'\n{q} = {{ file = "flat.csv" }}' for q in extra))))
+
+
 def _one_value(d: Path) -> None:
     write(d, "table3.csv", table(rows=[",".join(r.split(",")[:2] + ["5000", "flu"]) for r in ROWS]))
 
@@ -383,6 +392,8 @@ CASES: list[Case] = [
     Case("disk-full", "a full disk (a 512-byte file-size limit, SIGXFSZ ignored)", lambda d: None, 5, fsize=512),
     Case("memory-too-small", "a memory limit DuckDB cannot work in (`--memory-limit 1MB`, two threads)",
          lambda d: None, 5, args=("anonymize", "spec.toml", "--memory-limit", "1MB", "--threads", "2")),
+    Case("lattice-too-large", "a lattice too large to search (20 more quasi-identifiers of 3 levels, no memory "
+         "limit), refused before the search", _twenty_more_quasi_identifiers, 5),
     Case("memory-limit-zero", "a memory limit of 0 bytes (`--memory-limit 0GB`), which DuckDB reads as none",
          lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
     Case("spark-duckdb-setting", "a DuckDB setting with the Spark engine (`--engine spark --threads 2`)",
@@ -771,6 +782,14 @@ MESSAGES = {
         " used)) within its 0.15 MB of the job's memory_limit (1 MB): raise [engine] memory_limit (--memory-limit),"
         " or set [engine] threads = 1 (a query then needs less memory), and give [engine] temp_directory"
         " (--temp-directory) on a disk with room to spill; nothing was placed at the output path"
+    ),
+    "lattice-too-large": (
+        "sqlclose: error: the search's lattice has 83,682,825,624 nodes (22 quasi-identifiers: 1 of 6 levels,"
+        " 1 of 4 levels, 20 of 3 levels), whose bookkeeping needs ~30,519 GB, more than the 4.0 GB sqlclose"
+        " allows it without a memory limit: give fewer quasi-identifiers or hierarchies with fewer levels,"
+        " give [engine] memory_limit (--memory-limit) of at least 152,596 GB, or use [search] algorithm ="
+        " \"gaa\" (--algorithm gaa), which does not enumerate the lattice; nothing was placed at the output"
+        " path"
     ),
     "memory-limit-zero": (
         "sqlclose: error: --memory-limit 0GB: 0 bytes, which would be no limit at all: give a limit above zero"

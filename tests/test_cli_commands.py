@@ -1038,6 +1038,50 @@ def test_a_full_disk_is_an_environment_failure_and_leaves_nothing(project):
     assert not out.exists() or list(out.iterdir()) == []
 
 
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs filled to the last block (mounting needs root: skipped without it)."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        subprocess.run(["dd", "if=/dev/zero", f"of={mount / 'fill'}", "bs=4k", "count=1000"], capture_output=True)
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+@pytest.mark.parametrize("output", ["out/release.parquet", "out/release.csv", "out/releases.duckdb"])
+def test_a_full_disk_under_the_report_names_the_report_not_the_output(project, full_disk, output):
+    """Review rv24: every OSError of a write was told as the output's ('the disk is full while
+    writing out/release.parquet') when the report's write had failed on another disk, sending the
+    operator to the wrong disk. Oracle: the disk we filled ourselves holds the report only; the
+    output's folder is left without the release."""
+    report = full_disk / "release.report.json"
+    table = ["--output-table", "people"] if output.endswith(".duckdb") else []
+    result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(project / "spec.toml"),
+                             "--output", output, *table, "--report", str(report), "--no-progress"],
+                            cwd=project, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 5, result.stderr
+    assert result.stderr == (f"sqlclose: error: the environment refused: the disk is full while writing {report}; "
+                             "nothing was placed at the output path\n")
+    assert sorted(p.name for p in full_disk.iterdir()) == ["fill"]
+    assert not (project / "out").exists() or list((project / "out").iterdir()) == []
+
+
+def test_a_full_disk_under_the_output_still_names_the_output(project, full_disk):
+    """The other side of the test above: the release's own write on the full disk names the release."""
+    output = full_disk / "release.parquet"
+    result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(project / "spec.toml"),
+                             "--output", str(output), "--report", str(project / "release.report.json"),
+                             "--no-progress"], cwd=project, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 5, result.stderr
+    assert f"the disk is full while writing {output};" in result.stderr, result.stderr
+    assert sorted(p.name for p in full_disk.iterdir()) == ["fill"]
+    assert not (project / "release.report.json").exists()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
 

@@ -254,6 +254,34 @@ def test_out_of_memory_advises_one_thread_only_when_there_are_more(threads, advi
     assert ("threads = 1" in str(caught.value)) is advised, str(caught.value)
 
 
+@pytest.mark.parametrize("limit", ["10KB", "50KB"])
+@pytest.mark.parametrize("how", ["run", "dry-run", "spec", "check"])
+def test_a_memory_limit_too_small_for_the_first_query_is_exit_5_naming_the_option(tmp_path, monkeypatch, limit, how):
+    """Under 10KB or 50KB the engine's first query (reading the connection's default_collation) ran
+    outside the engine's error translation: exit 1, 'internal error: OutOfMemoryException' with
+    DuckDB's 'Possible solutions … SET memory_limit' (review rv24). Oracle: docs/engines.md — DuckDB
+    out of memory is exit 5 naming --memory-limit, DuckDB's own advice not shown — and the work
+    folder's state (no out/)."""
+    monkeypatch.setattr(warnings, "showwarning", warnings.showwarning)  # the CLI replaces it
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    run = ("anonymize", spec, "--memory-limit", limit, "--no-progress")
+    args = {"run": run, "dry-run": (*run, "--dry-run"),
+            "spec": ("anonymize", spec, "--no-progress"),
+            "check": ("check", project / "table3.csv", "--qi", "zip", "--sensitive", "disease", "--distinct-l", "2",
+                      "--memory-limit", limit)}[how]
+    if how == "spec":
+        spec.write_text(spec.read_text() + f'\n[engine]\nmemory_limit = "{limit}"\n')
+    result = invoke(*args)
+    assert result.exit_code == 5, result.stderr
+    error = [line for line in result.stderr.splitlines() if line.startswith("sqlclose: error:")]
+    assert len(error) == 1 and error[0].startswith("sqlclose: error: DuckDB ran out of memory"), result.stderr
+    assert "(--memory-limit)" in error[0]
+    assert "internal error" not in result.stderr and "Possible solutions" not in result.stderr
+    assert "SET memory_limit" not in result.stderr
+    assert not (project / "out").exists()
+
+
 @pytest.mark.parametrize("option, value, says", [
     ("--threads", "0", "sqlclose: error: --threads 0: needs at least 1 thread"),
     # DuckDB started all 100,000 at once, in a dry run too: 25,000 threads and the machine's load

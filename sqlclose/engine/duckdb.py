@@ -744,8 +744,9 @@ class DuckDBEngine(Engine):
 
     def _default_collation(self) -> str:
         # A global setting: a caller's, seen from our cursor of its connection (a caller's unfinished
-        # result is on that connection, not on the cursor, and stays as it was).
-        return self.con.execute("SELECT current_setting('default_collation')").fetchall()[0][0] or ""
+        # result is on that connection, not on the cursor, and stays as it was). Through fetch, as
+        # every statement: it is often the job's first query, which a tiny memory_limit already fails.
+        return self.fetch("SELECT current_setting('default_collation')").column(0)[0].as_py() or ""
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         # VARCHAR itself: JSON and UUID reach Arrow as text too, but an ENUM holds neither (ENCODE

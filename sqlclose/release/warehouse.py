@@ -21,7 +21,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import default_report_path
 from sqlclose.release import files
 from sqlclose.release.release import Release
@@ -134,13 +134,15 @@ class WarehouseRelease(Release):
             with files.folders_undone_on_failure(path, report_path), \
                     files.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
                 txn.data.write_text(_salted(self.release_sql()), encoding="utf-8")
-                txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
-                for written in (txn.data, txn.companion(verify)):
-                    files.fsync(written)
+                files.fsync(txn.data)
+                with writing_file(verify):
+                    txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
+                    files.fsync(txn.companion(verify))
                 digest = files.sha256(txn.data)
                 doc = self.warehouse_report(path, digest)
-                txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-                files.fsync(txn.report)
+                with writing_file(report_path):  # a full disk names no file: say which one
+                    txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+                    files.fsync(txn.report)
                 txn.commit(digest)
         except OSError as e:
             raise EnvironmentFailure.from_os_error(e, path) from None

@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import TableSlot, table_slot
-from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
 from sqlclose.release import database_file, files
@@ -107,6 +107,10 @@ class Writer(ABC):
     def write(self, release: Release, target: Target) -> dict:
         """Write, verify from what was written, place with the report; return the report."""
 
+    def data_file(self, target: Target) -> Path:
+        """The file (or folder) the release is written beside, named when its write fails."""
+        return target.path
+
     def recover(self, target: Target) -> None:
         """Settle a run that died placing a release at ``target`` (its pair kept past its commit
         mark, else the previous pair put back), before this run's search: a run that then stops
@@ -135,8 +139,7 @@ class FileWriter(Writer):
                 digest = files.sha256(txn.data)
                 doc = release.report(summary, target.path, digest, output_format=self.format,
                                      column_types=types, partition_by=target.partition_by)
-                txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-                files.fsync(txn.report)
+                _write_report(txn, doc, target)
                 checkpoint("place")
                 txn.commit(digest)
         return doc
@@ -346,6 +349,9 @@ class DuckDBTableWriter(Writer):
                              "that key would point at nothing): drop that key or its table first, or name another "
                              "table (--output-table)")
 
+    def data_file(self, target: Target) -> Path:
+        return _database_file(target)
+
     def recover(self, target: Target) -> None:
         """Only a dead run's half move (its journal): an earlier build's killed table run is told
         by the database's leftover table at the write, its hidden reports kept until then."""
@@ -378,9 +384,9 @@ class DuckDBTableWriter(Writer):
         try:
             version = database_file.storage_version(engine, old) if old is not None else None
             doc = self._write_new_file(release, target, engine, old, txn.data, version)
-            txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-            files.fsync(txn.data)
-            files.fsync(txn.report)
+            with writing_file(path):  # the database file, a symlink's target: the disk its new file is on
+                files.fsync(txn.data)
+            _write_report(txn, doc, target)
             if old is not None:
                 shutil.copymode(path, txn.data)
             checkpoint("place")
@@ -522,10 +528,17 @@ def write_release(release: Release, target: Target) -> dict:
     try:
         with files.folders_undone_on_failure(target.path, target.report):
             return writer.write(release, target)
-    except OSError as e:
-        raise EnvironmentFailure.from_os_error(e, target.path) from None
+    except OSError as e:  # an error naming no file is the release's, unless writing_file said another
+        raise EnvironmentFailure.from_os_error(e, writer.data_file(target)) from None
     except EngineError as e:
-        raise EnvironmentFailure.from_engine(e, target.path) or e from None
+        raise EnvironmentFailure.from_engine(e, writer.data_file(target)) or e from None
+
+
+def _write_report(txn: files.Transaction, doc: dict, target: Target) -> None:
+    """The report at its temporary name beside ``target.report``, which a full disk names."""
+    with writing_file(target.report):
+        txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        files.fsync(txn.report)
 
 
 __all__ = ["WRITERS", "Target", "Writer", "default_report_path", "write_release"]

@@ -20,6 +20,7 @@ on data where nearly everything satisfies, Incognito's walk ends first.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, fields
@@ -42,6 +43,7 @@ from sqlclose.privacy.criteria import (
 from sqlclose.search.batch_runner import BatchRunner
 from sqlclose.search.full_lattice import Evaluated, FullLattice, walk_from_above
 from sqlclose.search.items import Subset
+from sqlclose.search.lattice_memory import FLOOR_BLOCK, refuse_too_large_lattice
 from sqlclose.search.runners import level_parts, runner_for, second_runner
 from sqlclose.utility.full_domain import FullDomainCost
 
@@ -98,13 +100,14 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
 
     ``explore = "optimum"``: the optimum alone. With discernibility, nodes that cannot be it — by
     the records they must suppress (``_Judge.within``) or the classes they can have
-    (``_least_discernibility``) — are decided without evaluation; the result is then not ``complete``.
+    (``_floor_blocks``) — are decided without evaluation; the result is then not ``complete``.
 
     The full lattice is decided from both ends: Incognito from below, and a walk from the top
     down (``full_lattice.walk_from_above``), interleaved so that the walk from below reads at most
     ``BELOW_SHARE`` of the rows the walk from above has read; whichever decides the last node ends
     the search. The answer does not depend on which: both are exact."""
     started = time.perf_counter()
+    refuse_too_large_lattice([qi.levels for qi in problem.qis], problem.engine.memory_budget)
     below = runner_for(problem)
     above = second_runner(below)
     judge = _Judge(problem, criteria, cost, _trim_for(below, criteria, cost), explore == "optimum")
@@ -124,14 +127,15 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
                                        where["candidates"], time.perf_counter() - started,
                                        lattice.decided_count(), lattice.size))
 
-    least = _least_discernibility(problem, lattice.shape) if judge.bounded else None
+    labels = _labels_per_level(problem) if judge.bounded else None
     ruled_out_above: int | None = None  # the best the lattice was last pruned by
 
     def record(nodes: list[Node], satisfied: np.ndarray, outcome, costs) -> None:
         nonlocal ruled_out_above
         lattice.record(nodes, satisfied, outcome, costs)
-        if least is not None and judge.best is not None and judge.best != ruled_out_above:
-            lattice.rule_out(least > judge.best * (1 + TIE))  # what cannot cost less than a node found is out
+        if labels is not None and judge.best is not None and judge.best != ruled_out_above:
+            # what cannot cost less than a node found is out
+            _rule_out_by_least_discernibility(lattice, labels, problem.rows, judge.best * (1 + TIE))
             ruled_out_above = judge.best
 
     def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
@@ -237,14 +241,17 @@ def _from_below(runner, judge: _Judge, lattice: FullLattice, where: dict, report
     tells the progress report the size; ``record`` takes the full lattice's outcomes."""
     n = len(lattice.shape)
     shape_of = {s: tuple(lattice.shape[i] for i in s) for s in _all_subsets(n)}
-    passed: dict[Subset, np.ndarray] = {}
+    passed: dict[Subset, np.ndarray] = {}  # the satisfying nodes of the size before only: one lattice each
     if judge.can_prune:
         for size in range(1, n):  # all subsets of one size walk their lattices together
             cands = {s: _candidates(s, shape_of[s], passed) for s in combinations(range(n), size)}
             where.update(size=size, candidates=sum(int(c.sum()) for c in cands.values()))
-            passed.update((yield from _explore(runner, cands, judge.prune, infer=True, progress=report)))
+            passed = {}  # its arrays go before this size's are filled (lattice_memory counts on it)
+            passed = yield from _explore(runner, cands, judge.prune, infer=True, progress=report)
+            del cands
     full = tuple(range(n))
     cand = _candidates(full, lattice.shape, passed) if judge.can_prune else np.ones(lattice.shape, dtype=bool)
+    passed.clear()
     lattice.fail_outside(cand)  # a node with a failing projection fails
     where.update(size=n, candidates=int(cand.sum()))
     yield from _explore(runner, {full: cand}, judge.check, infer=judge.infer, lattice=lattice,
@@ -302,15 +309,41 @@ def _trim_for(runner, criteria: Sequence[Criterion], cost: FullDomainCost | None
     return lambda hist, nodes: drop_classes_below(hist, k, nodes)
 
 
-def _least_discernibility(problem: Problem, shape: tuple[int, ...]) -> np.ndarray:
-    """Per full-lattice node, a floor under its discernibility: rows² / classes (Σ size² over c
-    classes is at least rows²/c; a suppressed record costs rows, at least its class's size), with
-    at most min(rows, Π labels at the node's levels) classes."""
-    classes = np.ones(shape)
-    for axis, qi in enumerate(problem.qis):
-        labels = np.array([len(qi.hierarchy.labels(level)) for level in range(qi.levels)], dtype=np.float64)
-        classes = classes * labels.reshape([-1 if a == axis else 1 for a in range(len(shape))])
-    return float(problem.rows) ** 2 / np.minimum(classes, problem.rows)
+def _labels_per_level(problem: Problem) -> list[np.ndarray]:
+    """Per QI, its number of labels at each level (float64: the floor's products are exact below 2⁵³)."""
+    return [np.array([len(qi.hierarchy.labels(level)) for level in range(qi.levels)], dtype=np.float64)
+            for qi in problem.qis]
+
+
+def _rule_out_by_least_discernibility(lattice: FullLattice, labels: list[np.ndarray], rows: int,
+                                      above: float) -> None:
+    """Decide the nodes whose floor under their discernibility (``_floor_blocks``) passes ``above``."""
+    for index, floor in _floor_blocks(lattice.shape, labels, rows):
+        lattice.decided[index] |= floor > above
+
+
+def _floor_blocks(shape: tuple[int, ...], labels: list[np.ndarray], rows: int) -> Iterator[tuple[tuple, np.ndarray]]:
+    """Per node, a floor under its discernibility: rows² / classes (Σ size² over c classes is at
+    least rows²/c; a suppressed record costs rows, at least its class's size), with at most
+    min(rows, Π labels at the node's levels) classes. By blocks of at most ``FLOOR_BLOCK`` nodes,
+    (the index of the leading axes, the block's floors): one float64 array over the whole lattice
+    (and its temporaries) took 8 bytes a node, 26 GiB at 20 QIs. A product past ``rows`` is capped,
+    so the order of the products (exact below 2⁵³) changes no node's floor."""
+    lead = _leading_axes(shape, FLOOR_BLOCK)
+    block = np.ones(shape[lead:])
+    for axis in range(lead, len(shape)):
+        block = block * labels[axis].reshape([-1 if a == axis - lead else 1 for a in range(len(shape) - lead)])
+    for index in np.ndindex(*shape[:lead]):
+        fixed = float(np.prod([labels[axis][level] for axis, level in enumerate(index)]))
+        yield index, float(rows) ** 2 / np.minimum(block * fixed, rows)
+
+
+def _leading_axes(shape: tuple[int, ...], cells: int) -> int:
+    """How many leading axes to iterate over so that a block of the rest holds at most ``cells``."""
+    lead = 0
+    while lead < len(shape) and math.prod(shape[lead:]) > cells:
+        lead += 1
+    return lead
 
 
 def best_node(pool: Sequence[Node], evaluated: dict[Node, Evaluated], by_cost: bool) -> Node:

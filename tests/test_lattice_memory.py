@@ -1,0 +1,93 @@
+"""The search's lattice-sized structures (search/lattice_memory.py): their bytes known from the
+lattice's shape, and a lattice whose structures cannot fit refused before any work, in a dry run too.
+
+Review rv24: 20 QIs of 3 levels (3²⁰ nodes) stopped with exit 1, 'internal error: MemoryError:
+Unable to allocate 26.0 GiB' (a float64 per node of the full lattice) while `--dry-run` passed; 16
+such QIs under `--memory-limit 600MB` reached 1.3 GiB and were still searching at 120 s."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+from table3_project import invoke, table3_project
+
+from sqlclose.search.lattice_memory import lattice_bytes, subset_nodes
+
+
+def test_subset_lattices_are_counted_by_size():
+    """QIs of 2, 3 and 4 levels, by hand: one subset of none; 2 + 3 + 4 nodes of one QI;
+    2·3 + 2·4 + 3·4 of two; 2·3·4 of three."""
+    assert subset_nodes((2, 3, 4)) == [1, 9, 26, 24]
+    assert subset_nodes((3,) * 16)[15] == 16 * 3**15
+
+
+def test_the_bytes_of_a_small_lattice_worked_by_hand():
+    """24 nodes: 11 bytes each for the full lattice's arrays and the walks' masks (264), the floors'
+    block of 24 nodes at 33 bytes (792); the subsets' peak is two-QI size: 9 kept + 3 × 26 (87)."""
+    assert lattice_bytes((2, 3, 4)) == 264 + 792 + 87
+
+
+def _wide(tmp_path: Path, qis: int) -> Path:
+    """50,000 rows, ``qis`` QIs of 4 values each under value → group → * (3 levels), equal t."""
+    cols = ", ".join(f"'a' || (hash(i * {j + 3} + {j}) % 4)::INTEGER AS q{j}" for j in range(qis))
+    duckdb.connect().sql(f"""COPY (SELECT {cols}, 'o' || (hash(i) % 10)::INTEGER AS occ
+        FROM range(50000) t(i)) TO '{tmp_path / "in.parquet"}' (FORMAT parquet)""")
+    (tmp_path / "flat.csv").write_text("".join(f"a{v};g{v // 2};*\n" for v in range(4)))
+    qi = "\n".join(f'q{j} = {{ file = "flat.csv" }}' for j in range(qis))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'others = "drop"\n[source]\npath = "in.parquet"\n[output]\npath = "out/rel.parquet"\n'
+                    f'[privacy]\nk = 5\nsuppression = 0.05\n[quasi_identifiers]\n{qi}\n'
+                    '[sensitive.occ]\ndistance = "equal"\nt = 0.2\n')
+    return spec
+
+
+@pytest.mark.parametrize("extra", [(), ("--dry-run",), ("--memory-limit", "1GB")])
+def test_twenty_quasi_identifiers_are_refused_before_the_search(tmp_path, extra):
+    spec = _wide(tmp_path, 20)
+    result = invoke("anonymize", spec, "--no-progress", *extra)
+    assert result.exit_code == 5, result.stderr
+    share = ("the search's share of --memory-limit 1,000 MB (150 MB): give fewer quasi-identifiers or hierarchies "
+             "with fewer levels, raise [engine] memory_limit (--memory-limit) to" if "1GB" in extra else
+             "the 4.0 GB sqlclose allows it without a memory limit: give fewer quasi-identifiers or hierarchies "
+             "with fewer levels, give [engine] memory_limit (--memory-limit) of")
+    assert result.stderr.startswith("sqlclose: error: the search's lattice has 3,486,784,401 nodes (20 "
+                                    "quasi-identifiers: 20 of 3 levels), whose bookkeeping needs ~"), result.stderr
+    assert f"GB, more than {share} at least " in result.stderr, result.stderr
+    assert result.stderr.endswith('or use [search] algorithm = "gaa" (--algorithm gaa), which does not enumerate '
+                                  "the lattice; nothing was placed at the output path\n")
+    assert "internal error" not in result.stderr and "search:" not in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_gaa_which_enumerates_no_lattice_is_not_refused(tmp_path):
+    spec = _wide(tmp_path, 20)
+    result = invoke("anonymize", spec, "--no-progress", "--dry-run", "--algorithm", "gaa")
+    assert result.exit_code == 0, result.stderr
+    assert "3486784401 nodes" in result.output
+
+
+def test_sixteen_quasi_identifiers_under_600mb_are_refused_within_the_limit(tmp_path):
+    """43 M nodes: refused at once, the process's peak (the kernel's, for the child) within 600 MB."""
+    spec = _wide(tmp_path, 16)
+    run = [sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec), "--memory-limit", "600MB", "--no-progress"]
+    # A fresh parent whose only child is the run: its children's largest resident size is the run's.
+    watch = (f"import resource, subprocess, sys; r = subprocess.run({run!r}, stdout=subprocess.DEVNULL); "
+             "sys.stdout.write(f'{r.returncode} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}')")
+    result = subprocess.run([sys.executable, "-c", watch], capture_output=True, text=True, timeout=120)
+    code, peak_kib = map(int, result.stdout.split())
+    peak = peak_kib * 1024
+    assert code == 5, result.stderr
+    assert "43,046,721 nodes" in result.stderr and "share of --memory-limit 600 MB (70 MB)" in result.stderr
+    assert peak < 600e6, peak
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_lattice_that_fits_is_searched_as_before(tmp_path):
+    """Table 3 (24 nodes) under the smallest limit the docs accept: the paper's Table 5 node."""
+    project = table3_project(tmp_path)
+    result = invoke("anonymize", project / "spec.toml", "--memory-limit", "500MB", "--no-progress", "-q")
+    assert result.exit_code == 0, result.stderr
