@@ -28,6 +28,7 @@ from sqlclose.engine.limits import (
     resident_bytes,
 )
 from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
+from sqlclose.model.column_names import refuse_duplicates
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
@@ -413,10 +414,23 @@ class DuckDBEngine(Engine):
         if read.folder is not None:
             self.execute("SET file_search_path = $1", [str(read.folder)])
         try:
+            # The result's names as the query gives them, before the table stores them: DuckDB
+            # renames a second ssn (or SSN) ssn_1, which others = "keep" released.
+            refuse_duplicates(self._result_names(read.query), "the source query")
             return self.create_temp_table(name, read.query)
         finally:
             self.execute(f"USE {exp.to_identifier(database, quoted=True).sql('duckdb')}")
             self.execute("SET file_search_path = $1", [search_path or ""])
+
+    def _result_names(self, query: exp.Expression) -> list[str]:
+        """The column names of ``query``'s result as it gives them (bound, not run); a query that
+        does not bind fails as its run would (``execute``)."""
+        sql = self.render(query)
+        try:
+            with _interruptible():
+                return list(self.con.sql(sql).columns)
+        except duckdb.Error as e:
+            raise self.wrapped_error(e, sql) from None
 
     def compared_as_bytes(self, relation: exp.Table) -> exp.Table:
         """``relation`` with its text compared byte by byte: a view re-collating every VARCHAR

@@ -14,7 +14,6 @@ import csv
 import dataclasses
 import glob as globbing
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +30,7 @@ from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values
 from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
+from sqlclose.model.column_names import refuse_duplicates
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -78,7 +78,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if type(source).__module__.startswith("pandas"):
         source, label = _arrow_of_pandas(source), "pandas DataFrame"
     if isinstance(source, pa.Table):
-        _refuse_duplicates(source.schema.names, f"the {label}")
+        refuse_duplicates(source.schema.names, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
 
@@ -181,7 +181,7 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
     but for case) are refused as for every source, before Arrow's own ValueError."""
     _refuse_non_frame(frame)
-    _refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
+    refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
     _refuse_sparse(frame)
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -288,7 +288,7 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         relation: exp.Expression = engine.catalog_table(name)
         _check_table(engine, relation, f"table {name!r} of the Spark catalog")
         return Opened(engine, relation, f"spark table {name}", _local_files(session.table(name).inputFiles()))
-    _refuse_duplicates(source.columns, "the Spark DataFrame")
+    refuse_duplicates(source.columns, "the Spark DataFrame")
     return Opened(engine, engine.frame_relation(source), "spark dataframe", _local_files(source.inputFiles()))
 
 
@@ -356,6 +356,8 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
     try:
         try:
             relation = engine.source_relation(read)
+        except InputError:  # the engine's own words about the query (a column it names twice)
+            raise
         except (ValueError, NotImplementedError) as e:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
@@ -432,6 +434,8 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     """A DuckDB relation, streamed once into a temp table of our engine."""
+    # Its names as the relation gives them: stored, DuckDB renames a second ssn (or SSN) ssn_1.
+    refuse_duplicates(list(relation.columns), "the DuckDB relation")
     own = engine is None
     engine = engine or DuckDBEngine()
     if not isinstance(engine, DuckDBEngine):
@@ -443,7 +447,6 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
             raise
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
-        _refuse_duplicates(engine.schema(table).names, "the DuckDB relation")
         files = _catalog_files(relation.sql_query(), lambda query: relation.query(_SCRATCH, query).to_arrow_table())
     except BaseException:
         if own:
@@ -636,25 +639,6 @@ def _refuse_non_database(path: Path) -> None:
                          "file's format (\"csv\", \"parquet\") or point path at a .duckdb file")
 
 
-def _refuse_duplicates(names: list[str], where: str) -> None:
-    """Refuse a column named twice, or two names that differ only in case: SQL engines read names
-    without regard to case (DuckDB renames the second ``SSN`` of ``ssn, SSN`` to ``SSN_1``), so the
-    copy would be released under a name nobody declared."""
-    twice = sorted(name for name, n in Counter(names).items() if n > 1)
-    if twice:
-        raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
-                         "be released under another name (say, an identifier's copy): rename or remove the duplicates")
-    spelled: dict[str, list[str]] = {}
-    for name in names:
-        spelled.setdefault(name.casefold(), []).append(name)
-    alike = sorted(group for group in spelled.values() if len(group) > 1)
-    if alike:
-        pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
-        raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
-                         "one name, and one would be released under another name (say, an identifier's copy): "
-                         "rename or remove one of them")
-
-
 CSV_DELIMITERS = ",;\t|"
 CSV_ENCODINGS = ("latin-1", "utf-16", "utf-8")  # [source] encoding's values, in the order advised
 
@@ -675,7 +659,7 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         if nameless:  # DuckDB would name it C<n>, a name nobody declared or chose
             raise InputError(f"cannot read {f}: field {nameless[0]} of its header (line 1) has no name; name it, or "
                              "remove that column")
-        _refuse_duplicates(fields, str(f))
+        refuse_duplicates(fields, str(f))
         if names and fields != names:
             raise InputError(f"cannot read {f}: its header differs from {files[0]}'s; the files of one source "
                              "must have the same columns")
@@ -778,7 +762,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
         for f, footer in zip(files, footers):
             if footer in types_of:  # read alike: compared when its footer was first met
                 continue
-            _refuse_duplicates(_top_level_names(footer[0]), str(f))
+            refuse_duplicates(_top_level_names(footer[0]), str(f))
             types_of[footer] = reader.parquet_file_types(f)
             _refuse_unlike_types(label, (files[0], types_of[footers[0]]), (f, types_of[footer]))
     finally:
@@ -787,7 +771,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
 
 def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
     for f in files:
-        _refuse_duplicates(_parquet_names(f), str(f))
+        refuse_duplicates(_parquet_names(f), str(f))
 
 
 def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: tuple[Path, dict[str, str]]) -> None:

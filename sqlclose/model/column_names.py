@@ -1,0 +1,31 @@
+"""The column names a source must give for each column to be released under its own name.
+
+SQL engines read names without regard to case, and DuckDB renames what it cannot tell apart: the
+second ``ssn`` of a query's or a relation's result becomes ``ssn_1`` (``ssn, SSN``: ``SSN_1``) when
+it is stored. The copy was released under a name nobody declared, an identifier's copy among them.
+So a source's names, read before the engine stores them, are checked here, whatever the source.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from sqlclose.errors import InputError
+
+
+def refuse_duplicates(names: list[str], where: str) -> None:
+    """Refuse a column named twice, or two names that differ only in case (``where``: the source,
+    as messages name it, e.g. "the source query")."""
+    twice = sorted(name for name, n in Counter(names).items() if n > 1)
+    if twice:
+        raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
+                         "be released under another name (say, an identifier's copy): rename or remove the duplicates")
+    spelled: dict[str, list[str]] = {}
+    for name in names:
+        spelled.setdefault(name.casefold(), []).append(name)
+    alike = sorted(group for group in spelled.values() if len(group) > 1)
+    if alike:
+        pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
+        raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
+                         "one name, and one would be released under another name (say, an identifier's copy): "
+                         "rename or remove one of them")

@@ -1,0 +1,90 @@
+"""A source's columns are released under the names the source gives them, or refused (review rv25).
+
+DuckDB renames what it cannot tell apart when it stores a result: the second ``ssn`` of a query
+or relation becomes ``ssn_1`` (``ssn, SSN``: ``SSN_1``), and ``others = "keep"`` released the copy,
+an identifier's among them. Every other source (CSV header, Parquet, Arrow, pandas, Spark) was
+already refused for a name given twice.
+
+Oracles: the identifiers' values and the column names written by the tests themselves (plain
+DuckDB and pyarrow over the input and the output), never sqlclose's output pasted back."""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow.parquet as pq
+import pytest
+
+import sqlclose
+from sqlclose.errors import InputError
+
+ZIPS = ["47677", "47602", "47678", "47905"]
+N = 24
+SSNS = {f"SSN-{1000 + i}" for i in range(N)}  # the identifier's values, by construction
+
+
+def _spec(out, source=None, **top) -> dict:
+    spec = {"others": "keep", "output": {"path": str(out)}, "privacy": {"k": 3, "suppression": 0.1},
+            "quasi_identifiers": {"age": {"bands": [10, 20]}, "zip": {"mask": True, "length": 5}}, **top}
+    if source is not None:
+        spec["source"] = source
+    return spec
+
+
+def _release(source, spec: dict, out) -> None:
+    with sqlclose.anonymize(source, spec) as release:
+        release.write_parquet(out)
+
+
+def _hr_database(path) -> None:
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE patients AS SELECT i AS id, 'SSN-' || (1000 + i) AS ssn, 20 + (i * 7) % 50 AS age, "
+                f"{ZIPS}[1 + i % 4] AS zip FROM range({N}) r(i)")
+    con.execute("CREATE TABLE visits AS SELECT i AS patient_id, 'SSN-' || (1000 + i) AS ssn, 'flu' AS disease "
+                f"FROM range({N}) r(i)")
+    con.close()
+
+
+@pytest.mark.parametrize("query, says", [
+    ("SELECT * FROM patients p JOIN visits v ON p.id = v.patient_id", "names column(s) 'ssn' more than once"),
+    ("SELECT *, ssn AS SSN FROM patients", "differ only in case ('ssn' and 'SSN')"),
+])
+def test_a_source_query_naming_a_column_twice_is_refused(tmp_path, query, says):
+    """A join of two tables that both hold ssn (the README's kind of query), or ``ssn AS SSN``: the
+    copy was released as ssn_1 / SSN_1, every row's SSN in the file, exit 0. The oracle: the
+    query's own result names, as plain DuckDB gives them unstored, hold ssn twice; nothing is
+    written."""
+    _hr_database(tmp_path / "hr.duckdb")
+    with duckdb.connect(str(tmp_path / "hr.duckdb"), read_only=True) as con:
+        assert [c.lower() for c in con.sql(query).columns].count("ssn") == 2
+    out = tmp_path / "out.parquet"
+    spec = _spec(out, {"path": str(tmp_path / "hr.duckdb"), "query": query}, identifiers=["ssn"])
+    with pytest.raises(InputError) as e:
+        _release(None, spec, out)
+    assert str(e.value).startswith("the source query ") and says in str(e.value)
+    assert not SSNS & set(str(e.value).split())
+    assert not out.exists()
+
+
+def test_a_duckdb_relation_naming_a_column_twice_is_refused(tmp_path):
+    """A relation's names were checked after it was stored, where DuckDB had renamed the copy SSN_1:
+    the check could never fire, and the copy was released. The oracle: ``relation.columns``."""
+    _hr_database(tmp_path / "hr.duckdb")
+    con = duckdb.connect(str(tmp_path / "hr.duckdb"))
+    relation = con.sql("SELECT id, ssn, age, zip, ssn AS SSN FROM patients")
+    assert [c.lower() for c in relation.columns].count("ssn") == 2
+    out = tmp_path / "out.parquet"
+    with pytest.raises(InputError, match=r"the DuckDB relation has columns whose names differ only in case "
+                                         r"\('ssn' and 'SSN'\)"):
+        _release(relation, _spec(out, identifiers=["ssn"]), out)
+    assert not out.exists()
+
+
+def test_a_source_query_naming_each_column_once_still_releases(tmp_path):
+    """The join with one ssn kept releases, and the file holds no SSN (plain DuckDB over it)."""
+    _hr_database(tmp_path / "hr.duckdb")
+    out = tmp_path / "out.parquet"
+    query = "SELECT p.*, v.disease FROM patients p JOIN visits v ON p.id = v.patient_id"
+    _release(None, _spec(out, {"path": str(tmp_path / "hr.duckdb"), "query": query}, identifiers=["ssn"]), out)
+    assert pq.read_schema(out).names == ["id", "age", "zip", "disease"]
+    texts = {str(v) for column in pq.read_table(out).columns for v in column.to_pylist()}
+    assert not texts & SSNS
