@@ -98,6 +98,25 @@ def message_without_values(e: BaseException) -> str | None:
     return "; ".join(said)
 
 
+_BEFORE_FIXES = re.compile(r"\n(?=[ \t]*\n?(Possible fixes|Possible Solution|  file =))")
+
+
+def without_echoed_input(text: str) -> str:
+    """A DuckDB CSV error without its echo of the input. The echo starts at ``Original Line:`` and,
+    for a quote never closed, runs over every later record of the file (blank lines too), up to
+    the reason DuckDB gives on the last line before its ``Possible fixes``: that line is kept, and
+    nothing else of the echo; without the fixes to tell where it ends, nothing is."""
+    head, marker, rest = text.partition("Original Line:")
+    if not marker:
+        return text
+    end = _BEFORE_FIXES.search(rest)
+    if end is None:
+        return head.rstrip()
+    lines = [line for line in rest[:end.start()].splitlines() if line.strip()]
+    reason = lines[-1].strip() if len(lines) > 1 else ""  # one line alone is the echoed record
+    return head + reason + rest[end.start():]
+
+
 def _spilling(message: str) -> bool:
     """A DuckDB I/O error names the file it could not write: one of its spill files
     (``duckdb_temp_…``), or else a file of ours (the release being written, whose full disk the
@@ -238,7 +257,7 @@ class DuckDBEngine(Engine):
         if isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in str(e):
             return self._out_of_disk(sql)  # DuckDB caps its spill files at the disk's free space
         if not isinstance(e, duckdb.OutOfMemoryException):
-            return super().engine_error(e, sql)
+            return EngineError(f"{type(e).__name__}: {without_echoed_input(str(e))}", sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
         said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
         given = (f"its {megabytes(self._engine_limit)} of the job's memory_limit "

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.engine.duckdb import message_without_values
+from sqlclose.engine.duckdb import message_without_values, without_echoed_input
 from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.column_names import refuse_duplicates
@@ -735,6 +735,9 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                     "needs numbers: fix the value, list it in [source] nulls, or use another distance")
         return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
                 "[source] types or nulls")
+    if "unterminated quote" in text:
+        return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
+                "that one field; close the quote, or double a quote inside a field (\"\")")
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
     return None
@@ -843,10 +846,11 @@ _FIXES = re.compile(r"\n\s*(Possible fixes|Possible Solution|  file =|-- while r
 
 def driver_message(error: BaseException) -> str:
     """A driver error in a few words, with any quoted record removed: DuckDB's CSV errors print the
-    offending line (``Original Line: …``), which would put a person's record in a job log."""
+    offending line (``Original Line: …``), and after a quote never closed every later record of the
+    file, which would put people's records in a job log (``without_echoed_input``)."""
     redacted = message_without_values(error)  # a conversion or invalid-input error may quote a value
     if redacted is not None:
         return redacted
-    text = _FIXES.sub("", str(error))
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("Original Line")]
+    text = _FIXES.sub("", without_echoed_input(str(error)))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return "; ".join(lines) or type(error).__name__
