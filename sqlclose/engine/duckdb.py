@@ -386,6 +386,7 @@ class DuckDBEngine(Engine):
                                 expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
+            self._search_first(read.path.parent)
             return self.compared_as_bytes(qualified(read.table, alias))
         if read.kind == "query":
             return self.compared_as_bytes(self._query_source(name, read))
@@ -406,6 +407,14 @@ class DuckDBEngine(Engine):
                 return self.create_temp_table(name, query, params)
             return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
+
+    def _search_first(self, folder: Path) -> None:
+        """Relative file names (a database's view over 'people.parquet') looked up in ``folder``
+        before the session's search path, for as long as the engine reads: a view is bound at every
+        read. DuckDB looks in the working folder before any of them (``sources`` refuses a source
+        whose relative names the working folder also holds)."""
+        previous = self.fetch("SELECT current_setting('file_search_path') AS f").column("f")[0].as_py() or ""
+        self.execute("SET file_search_path = $1", [",".join(filter(None, [str(folder.absolute()), previous]))])
 
     def _small_files(self, path: str | list[str]) -> bool:
         """Whether the Parquet files ``path`` matches hold fewer than ``FEW_ROWS_PER_FILE`` rows each

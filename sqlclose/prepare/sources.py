@@ -363,7 +363,11 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         except Exception as e:
             raise InputError(f"the source query failed: {driver_message(e)}") from None
         # the files the database's views it names read
-        views = _catalog_files(source.query, engine.fetch) if source.path and isinstance(engine, DuckDBEngine) else []
+        on_database = bool(source.path) and isinstance(engine, DuckDBEngine)
+        catalog, search_path = _catalog(engine.fetch) if on_database else ({}, "")
+        if source.folder is not None:
+            _refuse_working_folder_names(_names_read(source.query, catalog), source.folder, f"the source {label}")
+        views = connection_files(source.query, catalog, search_path) if on_database else []
     except BaseException:
         if own:
             engine.close()
@@ -421,6 +425,12 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
     (lower-case name → its SQL) it names, and theirs: looked up in the connection's
     ``file_search_path`` and the working folder, as DuckDB looks them up. A relation is the Python
     form of a source query, so no output may replace them either."""
+    folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
+    return _files_of(_names_read(sql, views), folders)
+
+
+def _names_read(sql: str, views: dict[str, str]) -> list[str]:
+    """The strings and quoted names of ``sql`` and of the ``views`` it names, and theirs."""
     texts, seen, names = [sql], set(), []
     for text in texts:  # grows as views are met
         tables, quoted = _read_sql(text)
@@ -428,8 +438,23 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
         for name in tables & views.keys() - seen:
             seen.add(name)
             texts.append(views[name])
-    folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
-    return _files_of(names, folders)
+    return names
+
+
+def _refuse_working_folder_names(names: list[str], folder: Path, label: str) -> None:
+    """A relative file name a source reads (a database's view over 'people.parquet', a query's
+    FROM 'people.parquet') means the file in ``folder``, the database's or the query's. DuckDB looks
+    in the working folder first: where that holds one too, a run from there read it instead, other
+    rows with exit 0. Refused then, naming both folders; elsewhere ``folder`` is searched."""
+    here = Path.cwd().resolve()
+    if here == folder.resolve():
+        return
+    for name in names:
+        path = Path(name).expanduser()
+        if not path.is_absolute() and globbing.glob(str(here / path), recursive=True):
+            raise InputError(f"cannot read {label}: it reads {name!r}, a relative path, which DuckDB looks up in the "
+                             f"working folder ({here}) before {folder.resolve()}, and the working folder holds one "
+                             "too: run the job from that folder, or make the path absolute")
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
@@ -464,6 +489,12 @@ _SEARCH_PATH = exp.select(exp.func("current_setting", exp.Literal.string("file_s
 def _catalog_files(sql: str, run: Callable[[str], pa.Table]) -> list[Path]:
     """The files ``sql`` reads on its connection (``connection_files``), the connection's views and
     search path read by ``run``. Done before the search: a write is refused whatever it finds."""
+    views, search_path = _catalog(run)
+    return connection_files(sql, views, search_path)
+
+
+def _catalog(run: Callable[[str], pa.Table]) -> tuple[dict[str, str], str]:
+    """A connection's views (lower-case name → its SQL) and its ``file_search_path``, read by ``run``."""
     try:
         views = run(_VIEWS).to_pylist()
         search_path = run(_SEARCH_PATH).column("path")[0].as_py() or ""
@@ -471,7 +502,7 @@ def _catalog_files(sql: str, run: Callable[[str], pa.Table]) -> list[Path]:
         raise
     except Exception as e:
         raise InputError(f"cannot read the views of the DuckDB connection: {driver_message(e)}") from None
-    return connection_files(sql, {view["name"]: view["sql"] for view in views}, search_path)
+    return {view["name"]: view["sql"] for view in views}, search_path
 
 
 def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Opened:
@@ -507,10 +538,12 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
+            views, search_path = _catalog(engine.fetch)
+            _refuse_working_folder_names(_names_read(named, views), source.path.parent, label)
             schema, _, name = source.table.rpartition(".")
             _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
-            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
-            files += _catalog_files(named, engine.fetch)  # a view of the database reads them
+            files += connection_files(named, views, search_path)  # a view of the database reads them
     except BaseException:
         if own:
             engine.close()
