@@ -560,8 +560,11 @@ class DuckDBEngine(Engine):
         if optional:
             sniffed = self._sniff_numbers(path, read)
             types.update({c: sniffed.get(c, "VARCHAR") for c in optional})
+        # A quoted field is the text it holds: "" an empty text, as sqlclose's own CSV writes it (a NULL
+        # is an empty field), so a CSV release read back keeps the two apart; DuckDB's default read "" as NULL.
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
-                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
+                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls),
+                   "allow_quoted_nulls": False}
         return _reader("read_csv", path, options)
 
     def _sniff_numbers(self, path: str, read: FileRead) -> dict[str, str]:
