@@ -88,3 +88,43 @@ def test_a_source_query_naming_each_column_once_still_releases(tmp_path):
     assert pq.read_schema(out).names == ["id", "age", "zip", "disease"]
     texts = {str(v) for column in pq.read_table(out).columns for v in column.to_pylist()}
     assert not texts & SSNS
+
+
+def _table_with_a_nameless_column():
+    import pyarrow as pa
+
+    return pa.table({"age": [20 + (i * 7) % 50 for i in range(N)], "zip": [ZIPS[i % 4] for i in range(N)],
+                     "": [f"SSN-{1000 + i}" for i in range(N)]})
+
+
+@pytest.mark.parametrize("kind", ["arrow", "pandas", "parquet", "parquet folder"])
+def test_a_column_with_no_name_is_refused_naming_its_position(tmp_path, kind):
+    """Review rv25: a CSV header field with no name was refused, but an Arrow table's, a DataFrame's or a
+    Parquet file's column named "" was released as 'v2' (Arrow, pandas) or 'C2' (Parquet), a name the
+    source does not have. Now refused, naming the column's position. The oracle: the input's names
+    (pyarrow), where the third is ""; nothing is written."""
+    table = _table_with_a_nameless_column()
+    source = {"arrow": table, "pandas": table.to_pandas()}.get(kind, tmp_path / "in")
+    if kind == "parquet":
+        source = tmp_path / "in.parquet"
+        pq.write_table(table, source)
+    elif kind == "parquet folder":
+        source.mkdir()
+        pq.write_table(table.slice(0, 12), source / "a.parquet")
+        pq.write_table(table.slice(12), source / "b.parquet")
+    if kind.startswith("parquet"):
+        assert pq.read_schema(next(iter(sorted(tmp_path.rglob("*.parquet"))))).names == ["age", "zip", ""]
+    out = tmp_path / "out.parquet"
+    with pytest.raises(InputError, match="its column 3 \\(counted from 1\\) has no name") as e:
+        _release(source, _spec(out), out)
+    assert "v2" not in str(e.value) and "C2'" not in str(e.value) and "SSN-" not in str(e.value)
+    assert not out.exists()
+
+
+def test_an_identifier_named_as_a_nameless_column_is_not_told_of_a_made_up_name(tmp_path):
+    """identifiers = [""] on a table with a column "" was told `column '' is not in arrow table (its
+    columns: 'age', 'zip', 'v2')`: the table has that column, and none named v2."""
+    out = tmp_path / "out.parquet"
+    with pytest.raises(InputError, match="has no name") as e:
+        _release(_table_with_a_nameless_column(), _spec(out, identifiers=[""]), out)
+    assert "v2" not in str(e.value)

@@ -2,8 +2,10 @@
 
 SQL engines read names without regard to case, and DuckDB renames what it cannot tell apart: the
 second ``ssn`` of a query's or a relation's result becomes ``ssn_1`` (``ssn, SSN``: ``SSN_1``) when
-it is stored. The copy was released under a name nobody declared, an identifier's copy among them.
-So a source's names, read before the engine stores them, are checked here, whatever the source.
+it is stored, and a Parquet struct's field ``A`` beside ``a`` becomes ``A_1``. It names a column
+without a name itself (``v2``, ``C2``). The column was released under a name nobody declared, an
+identifier's copy among them. So a source's names, read before the engine reads them, are checked
+here, whatever the source.
 """
 
 from __future__ import annotations
@@ -14,8 +16,12 @@ from sqlclose.errors import InputError
 
 
 def refuse_duplicates(names: list[str], where: str) -> None:
-    """Refuse a column named twice, or two names that differ only in case (``where``: the source,
-    as messages name it, e.g. "the source query")."""
+    """Refuse a column with no name, a column named twice, or two names that differ only in case
+    (``where``: the source, as messages name it, e.g. "the source query")."""
+    nameless = [i + 1 for i, name in enumerate(names) if name == ""]
+    if nameless:
+        raise InputError(f"{where}: its column {nameless[0]} (counted from 1) has no name, and the engine would "
+                         "release it under one it makes up: name it, or remove that column")
     twice = sorted(name for name, n in Counter(names).items() if n > 1)
     if twice:
         raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
@@ -29,3 +35,4 @@ def refuse_duplicates(names: list[str], where: str) -> None:
         raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
                          "one name, and one would be released under another name (say, an identifier's copy): "
                          "rename or remove one of them")
+
