@@ -5,12 +5,15 @@ second ``ssn`` of a query's or a relation's result becomes ``ssn_1`` (``ssn, SSN
 it is stored, and a Parquet struct's field ``A`` beside ``a`` becomes ``A_1``. It names a column
 without a name itself (``v2``, ``C2``). The column was released under a name nobody declared, an
 identifier's copy among them. So a source's names, read before the engine reads them, are checked
-here, whatever the source.
+here, whatever the source; and so are the fields of a struct a column holds, where the source
+gives its schema (Arrow, pandas, Parquet).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+
+import pyarrow as pa
 
 from sqlclose.errors import InputError
 
@@ -36,3 +39,28 @@ def refuse_duplicates(names: list[str], where: str) -> None:
                          "one name, and one would be released under another name (say, an identifier's copy): "
                          "rename or remove one of them")
 
+
+def refuse_alike_fields(schema: pa.Schema, where: str) -> None:
+    """Refuse a struct, at any depth of a column, whose fields are named twice or alike but for
+    case: DuckDB renames one (a Parquet file's ``{a, A}`` read as ``{a, A_1}``), and every row's
+    value would be released changed; elsewhere it reads them as one name."""
+    for column in schema:
+        for names in _struct_field_names(column.type):
+            spelled = Counter(name.casefold() for name in names)
+            alike = [name for name in names if spelled[name.casefold()] > 1]
+            if alike:
+                raise InputError(f"{where}: column {column.name!r} holds a struct whose fields "
+                                 f"{' and '.join(repr(n) for n in alike)} are one name to SQL engines, which rename "
+                                 "one of them (A_1) and so change every row's value: rename one of the fields")
+
+
+def _struct_field_names(kind: pa.DataType) -> list[list[str]]:
+    """The field names of every struct ``kind`` holds, itself included, through lists, maps,
+    dictionaries and extension types."""
+    if isinstance(kind, pa.ExtensionType):
+        return _struct_field_names(kind.storage_type)
+    if pa.types.is_dictionary(kind):
+        return _struct_field_names(kind.value_type)
+    fields = [kind.field(i) for i in range(kind.num_fields)]
+    found = [[f.name for f in fields]] if pa.types.is_struct(kind) else []
+    return found + [names for f in fields for names in _struct_field_names(f.type)]

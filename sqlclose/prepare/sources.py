@@ -30,7 +30,7 @@ from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values, without_echoed_input
 from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
-from sqlclose.model.column_names import refuse_duplicates
+from sqlclose.model.column_names import refuse_alike_fields, refuse_duplicates
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -79,6 +79,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         source, label = _arrow_of_pandas(source), "pandas DataFrame"
     if isinstance(source, pa.Table):
         refuse_duplicates(source.schema.names, f"the {label}")
+        refuse_alike_fields(source.schema, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
 
@@ -798,7 +799,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
         for f, footer in zip(files, footers):
             if footer in types_of:  # read alike: compared when its footer was first met
                 continue
-            refuse_duplicates(_top_level_names(footer[0]), str(f))
+            _refuse_rewritten_names(f)
             types_of[footer] = reader.parquet_file_types(f)
             _refuse_unlike_types(label, (files[0], types_of[footers[0]]), (f, types_of[footer]))
     finally:
@@ -807,7 +808,14 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
 
 def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
     for f in files:
-        refuse_duplicates(_parquet_names(f), str(f))
+        _refuse_rewritten_names(f)
+
+
+def _refuse_rewritten_names(path: Path) -> None:
+    """A Parquet file's columns and struct fields, each a name DuckDB keeps (``column_names``)."""
+    schema = _parquet_schema(path)
+    refuse_duplicates(schema.names, str(path))
+    refuse_alike_fields(schema, str(path))
 
 
 def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: tuple[Path, dict[str, str]]) -> None:
@@ -821,22 +829,6 @@ def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: 
             "files of one source must have the same columns, of types that read unchanged as the first "
             "file's (read as one table, every file takes the first's, and a value that does not fit is "
             "changed or stops the job): write them with one schema")
-
-
-def _top_level_names(elements: tuple) -> list[str]:
-    """A file's columns, from its schema's elements in order (name, …, number of children at 4):
-    the root's children, each followed by its own subtree."""
-    def after(i: int) -> int:
-        j = i + 1
-        for _ in range(elements[i][4] or 0):
-            j = after(j)
-        return j
-
-    names, i = [], 1
-    for _ in range(elements[0][4] or 0):
-        names.append(elements[i][0])
-        i = after(i)
-    return names
 
 
 _SIGNED = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"]
@@ -865,11 +857,11 @@ def _read_unchanged(theirs: str | None, ours: str | None) -> bool:
     return False
 
 
-def _parquet_names(path: Path) -> list[str]:
+def _parquet_schema(path: Path) -> pa.Schema:
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_schema(path).names
+        return pq.read_schema(path)
     except Exception as e:
         raise InputError(f"cannot read {path} as parquet: {str(e).splitlines()[0]}") from None
 
