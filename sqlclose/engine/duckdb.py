@@ -28,7 +28,7 @@ from sqlclose.engine.limits import (
     resident_bytes,
 )
 from sqlclose.errors import EngineCannotSpill, EngineError, EngineOutOfDisk, EngineOutOfMemory, InputError, LimitWarning
-from sqlclose.model.column_names import refuse_duplicates
+from sqlclose.model.column_names import refuse_renamed_columns
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
@@ -444,7 +444,7 @@ class DuckDBEngine(Engine):
         try:
             # The result's names as the query gives them, before the table stores them: DuckDB
             # renames a second ssn (or SSN) ssn_1, which others = "keep" released.
-            refuse_duplicates(self._result_names(read.query), "the source query")
+            refuse_renamed_columns(self._result_names(read.query), "the source query")
             return self.create_temp_table(name, read.query)
         finally:
             self.execute(f"USE {exp.to_identifier(database, quoted=True).sql('duckdb')}")

@@ -18,9 +18,10 @@ import pyarrow as pa
 from sqlclose.errors import InputError
 
 
-def refuse_duplicates(names: list[str], where: str) -> None:
-    """Refuse a column with no name, a column named twice, or two names that differ only in case
-    (``where``: the source, as messages name it, e.g. "the source query")."""
+def refuse_renamed_columns(names: list[str], where: str) -> None:
+    """Refuse the columns an engine would release under another name: one with no name, one named
+    twice, or two whose names differ only in case (``where``: the source, as messages name it,
+    e.g. "the source query")."""
     nameless = [i + 1 for i, name in enumerate(names) if name == ""]
     if nameless:
         raise InputError(f"{where}: its column {nameless[0]} (counted from 1) has no name, and the engine would "

@@ -30,7 +30,7 @@ from sqlclose.engine.base import FileRead
 from sqlclose.engine.duckdb import message_without_values, without_echoed_input
 from sqlclose.engine.listing import hidden_match, visible_parquet_files
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
-from sqlclose.model.column_names import refuse_alike_fields, refuse_duplicates
+from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -78,7 +78,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if type(source).__module__.startswith("pandas"):
         source, label = _arrow_of_pandas(source), "pandas DataFrame"
     if isinstance(source, pa.Table):
-        refuse_duplicates(source.schema.names, f"the {label}")
+        refuse_renamed_columns(source.schema.names, f"the {label}")
         refuse_alike_fields(source.schema, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
@@ -182,7 +182,7 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
     but for case) are refused as for every source, before Arrow's own ValueError."""
     _refuse_non_frame(frame)
-    refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
+    refuse_renamed_columns([str(name) for name in frame.columns], "the pandas DataFrame")
     _refuse_sparse(frame)
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -289,7 +289,7 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         relation: exp.Expression = engine.catalog_table(name)
         _check_table(engine, relation, f"table {name!r} of the Spark catalog")
         return Opened(engine, relation, f"spark table {name}", _local_files(session.table(name).inputFiles()))
-    refuse_duplicates(source.columns, "the Spark DataFrame")
+    refuse_renamed_columns(source.columns, "the Spark DataFrame")
     return Opened(engine, engine.frame_relation(source), "spark dataframe", _local_files(source.inputFiles()))
 
 
@@ -461,7 +461,7 @@ def _refuse_working_folder_names(names: list[str], folder: Path, label: str) -> 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     """A DuckDB relation, streamed once into a temp table of our engine."""
     # Its names as the relation gives them: stored, DuckDB renames a second ssn (or SSN) ssn_1.
-    refuse_duplicates(list(relation.columns), "the DuckDB relation")
+    refuse_renamed_columns(list(relation.columns), "the DuckDB relation")
     own = engine is None
     engine = engine or DuckDBEngine()
     if not isinstance(engine, DuckDBEngine):
@@ -693,7 +693,7 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         if nameless:  # DuckDB would name it C<n>, a name nobody declared or chose
             raise InputError(f"cannot read {f}: field {nameless[0]} of its header (line 1) has no name; name it, or "
                              "remove that column")
-        refuse_duplicates(fields, str(f))
+        refuse_renamed_columns(fields, str(f))
         if names and fields != names:
             raise InputError(f"cannot read {f}: its header differs from {files[0]}'s; the files of one source "
                              "must have the same columns")
@@ -786,14 +786,14 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
     value. Compared as DuckDB reads each file alone, once per kind of footer
     (``DuckDBEngine.parquet_footers``); the refusal names no value."""
     if len(files) < 2:
-        _refuse_duplicates_file_by_file(files)
+        _refuse_renamed_file_by_file(files)
         return
     reader = DuckDBEngine()
     try:
         try:
             footers = reader.parquet_footers(files)
         except Exception:  # a file that is no Parquet: told file by file, as for one file
-            _refuse_duplicates_file_by_file(files)
+            _refuse_renamed_file_by_file(files)
             raise
         types_of: dict[tuple, dict[str, str]] = {}
         for f, footer in zip(files, footers):
@@ -806,7 +806,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
         reader.close()
 
 
-def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
+def _refuse_renamed_file_by_file(files: list[Path]) -> None:
     for f in files:
         _refuse_rewritten_names(f)
 
@@ -814,7 +814,7 @@ def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
 def _refuse_rewritten_names(path: Path) -> None:
     """A Parquet file's columns and struct fields, each a name DuckDB keeps (``column_names``)."""
     schema = _parquet_schema(path)
-    refuse_duplicates(schema.names, str(path))
+    refuse_renamed_columns(schema.names, str(path))
     refuse_alike_fields(schema, str(path))
 
 
