@@ -321,6 +321,7 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
     """Open the source as a run does: on the given engine, else on the spec's [engine], else on
     DuckDB (also for callers that prepare once and search many times, like ``sqlclose.sweep``;
     the caller closes ``Opened.engine`` when it passed none)."""
+    refuse_source_beside_query(source, spec)
     if source is None:
         if spec.source is None:
             raise SpecError("no source given: pass one, or add a [source] section with path = \"…\" to the spec")
@@ -336,6 +337,19 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
         if made is not None:
             made.close()
         raise
+
+
+def refuse_source_beside_query(source: SourceLike, spec: Spec) -> None:
+    """A source given with a spec whose [source] is a query is refused: it would replace the query,
+    which chooses the columns read (with others = "keep", a column it leaves out, an SSN, was
+    released from the file given instead, exit 0)."""
+    if source is None or spec.source is None or spec.source.kind != "query":
+        return
+    given = source if isinstance(source, (str, Path)) else type(source).__name__
+    raise SpecError(f"the spec's [source] is a query, which chooses the rows and columns to read, and a source was "
+                    f"given as well ({given}: --source, or the source argument), which would replace it and release "
+                    "the columns the query leaves out: give no source, or name the file in the query "
+                    "(FROM 'people.parquet')")
 
 
 def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Opened:

@@ -486,6 +486,32 @@ def test_quoted_column_names_end_to_end(tmp_path, outdir):
     assert set(report["privacy"]["sensitive"]) == {SA_EVIL, SA_QUOTE}
 
 
+@pytest.mark.parametrize("role, name", [("qi", "__sqlclose_rows"), ("sensitive", "__sqlclose_rows"),
+                                        ("qi", "__SQLCLOSE_v")])
+def test_a_quasi_identifier_or_sensitive_column_with_the_reserved_prefix_is_refused(tmp_path, role, name):
+    """Review rv25: a quasi-identifier or sensitive column named __sqlclose_rows (the re-check's count
+    column) made the re-check's SQL ambiguous: a valid input failed verification, exit 4, the release
+    removed. Names starting with __sqlclose_ (in any case, as SQL reads them) are sqlclose's own:
+    such a column is refused before the search, naming it; kept as it is, it is released (the
+    oracle: its values, written here, in the file)."""
+    n = 24
+    table = pa.table({"age": [20 + (i * 7) % 50 for i in range(n)],
+                      "zip": [["47677", "47602", "47678", "47905"][i % 4] for i in range(n)],
+                      name: [f"v{i % 3}" for i in range(n)]})
+    spec = {"others": "keep", "privacy": {"k": 3, "suppression": 0.1},
+            "quasi_identifiers": {"age": {"bands": [10, 20]}, "zip": {"mask": True, "length": 5}}}
+    with sqlclose.anonymize(table, spec) as release:  # kept: released as it is
+        release.write_parquet(tmp_path / "kept.parquet")
+    assert sorted(pq.read_table(tmp_path / "kept.parquet").column(name).to_pylist()) == \
+        sorted(f"v{i % 3}" for i in range(n))
+    if role == "qi":
+        spec["quasi_identifiers"][name] = {"tree": {"*": ["v0", "v1", "v2"]}}
+    else:
+        spec["sensitive"] = {name: {"distinct_l": 2}}
+    with pytest.raises(InputError, match=f"column {name!r} of arrow table starts with '__sqlclose_', the prefix"):
+        sqlclose.anonymize(table, spec)
+
+
 def test_quoted_column_names_in_toml_via_cli(tmp_path):
     src = write_csv(tmp_path / "evil.csv", [EVIL, QUOTE, SA_QUOTE],
                     [[r["zip"], r["age"], r["disease"]] for r in TABLE3_ROWS])

@@ -291,6 +291,10 @@ CASES: list[Case] = [
     Case("parquet-text-not-utf8", "a Parquet text column holding bytes that are not UTF-8", _parquet_text_not_utf8, 2),
     Case("csv-ragged", "a CSV with a ragged row (an extra field)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:3] + [ROWS[3] + ",x"] + ROWS[4:])), 2),
+    Case("csv-unterminated-quote", "a quote never closed (line 4's disease written `\"stomach cancer`), which "
+         "DuckDB's error followed with every later row of the file",
+         lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + [ROWS[2].replace(",stomach", ',"stomach')]
+                                                + ROWS[3:])), 2),
     Case("csv-short-row", "a CSV with a short row (a missing field)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:3] + [ROWS[3].rsplit(",", 1)[0]] + ROWS[4:])), 2),
     Case("csv-wrong-delimiter", 'a wrong delimiter (`delimiter = ";"` on a comma file)',
@@ -574,6 +578,10 @@ MESSAGES = {
     "csv-ragged": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 5 fields where the header has "
         "4; fix that row (or the delimiter: ',')"
+    ),
+    "csv-unterminated-quote": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 4 opens a quoted field (\") that is never closed, so the"
+        " rest of the file would be read as that one field; close the quote, or double a quote inside a field (\"\")"
     ),
     "csv-short-row": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 3 fields where the header has "

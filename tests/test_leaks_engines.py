@@ -161,6 +161,32 @@ def test_spark_reads_a_csvs_quoted_fields_as_duckdb_does(tmp_path, spark_session
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("nulls", [[""], ["", "NA"]])
+def test_spark_reads_a_csvs_empty_texts_and_nulls_as_duckdb_does(tmp_path, spark_session, nulls):
+    """Review rv25: a quoted "" is an empty text, an empty field NULL (while nulls lists ""), on both
+    engines: DuckDB read "" as NULL and Spark made both NULL. The oracle: the lines written here
+    (3 "" fields, 3 empty ones, 3 NA) and DuckDB's plain read_csv with allow_quoted_nulls = false."""
+    from sqlclose.engine import DuckDBEngine, SparkEngine
+
+    table3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
+    lines = (table3 / "table3.csv").read_text(encoding="utf-8").splitlines()
+    notes = ['""', "", "NA"] * 3
+    source = tmp_path / "people.csv"
+    source.write_text("\n".join([lines[0] + ",note"] + [f"{line},{note}" for line, note in zip(lines[1:], notes)])
+                      + "\n", encoding="utf-8")
+    spec = sqlclose.load_spec(table3 / "table3.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
+    spec.update(others="keep", source={"path": str(source), "nulls": nulls})
+    released = []
+    for engine in (SparkEngine(spark_session), DuckDBEngine()):
+        with sqlclose.anonymize(None, spec, engine=engine) as release:
+            released.append(sorted(release.to_arrow().column("note").to_pylist(), key=repr))
+    expected = duckdb.sql(f"SELECT note FROM read_csv('{source}', header = true, all_varchar = true, "
+                          f"nullstr = {nulls}, allow_quoted_nulls = false)").fetchall()
+    assert released[0] == released[1] == sorted((note for (note,) in expected), key=repr)
+    assert released[1].count("") == 3 and released[1].count(None) == 3 * len(nulls)
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("ragged", ["47677,29,3000,gastric ulcer,123-45-6789", "47677,29,3000,flu,ok,123-45-6789,x"])
 def test_a_csv_row_with_more_or_fewer_fields_is_refused_on_spark(tmp_path, spark_session, capfd, ragged):
     """DuckDB's strict read stops at a row whose fields do not match the header. Spark's reader is

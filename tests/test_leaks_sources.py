@@ -526,3 +526,27 @@ def test_an_arrow_text_column_that_is_not_utf8_is_bad_input_not_a_failed_verific
         sqlclose.anonymize(table, spec)
     assert "column 'note' holds text that is not valid UTF-8" in str(refused.value)
     assert SECRET not in str(refused.value)
+
+
+def test_an_unterminated_quote_prints_no_record_of_the_csv(tmp_path):
+    """Review rv25: a stray quote on line 7 makes DuckDB echo the rest of the file as its "Original
+    Line" (every later record, 15 here, every row after it on a real file); only the echo's first line
+    was dropped, so each record reached stderr and the --json document. Now exit 2 naming the line
+    and the quote, no record. The oracle: the records written here, each with a made-up SSN."""
+    rows = [f"{20 + i % 30},4760{i % 3},v{i % 2},SSN-{1000 + i}" for i in range(20)]
+    rows.insert(5, '25,47601,"open,SSN-9999')  # line 7 of the file: a quote never closed
+    (tmp_path / "in.csv").write_text("\n".join(["age,zip,val,note", *rows, "", *rows[10:]]) + "\n")
+    (tmp_path / "s.toml").write_text(
+        'others = "keep"\n[source]\npath = "in.csv"\n[output]\npath = "out.parquet"\n[privacy]\nk = 3\n'
+        'suppression = 0.1\n[quasi_identifiers]\nage = { bands = [10, 20] }\nzip = { mask = true, length = 5 }\n')
+    for extra in ([], ["--json"]):
+        done = _cli("anonymize", "s.toml", *extra, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        said = done.stderr + done.stdout
+        assert "line 7 opens a quoted field" in said
+        leaked = [ssn for ssn in [*(f"SSN-{1000 + i}" for i in range(20)), "SSN-9999"] if ssn in said]
+        assert not leaked, said
+        assert "47602,v1" not in said and "open," not in said
+        if extra:
+            assert json.loads(done.stdout)["exit_code"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "s.toml"]

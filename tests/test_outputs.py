@@ -75,6 +75,33 @@ def test_csv_keeps_empty_texts_nulls_quotes_and_numbers_apart(tmp_path):
     assert sum(1 for r in back if r[1] == "") == 2 and sum(1 for r in back if r[1] is None) == 2
 
 
+def test_a_csv_source_reads_a_quoted_empty_field_as_an_empty_text(tmp_path):
+    """Review rv25: a CSV source was read with DuckDB's default, a quoted "" as NULL, where sqlclose
+    writes an empty text "" and a NULL as nothing "so the two stay apart" (docs/spec.md, Outputs):
+    a kept column's empty texts were released as NULLs, and a CSV release read back as a source lost
+    the difference. The oracles: the lines written here (6 "" and 6 empty fields), and the CSV
+    release's own rows read by plain DuckDB, 2 empty texts and 2 NULLs."""
+    vals = ['""', "", "x", "y"]
+    lines = ["age,zip,val"] + [f"{20 + i % 30},4760{i % 3},{vals[i % 4]}" for i in range(24)]
+    (tmp_path / "in.csv").write_text("\n".join(lines) + "\n")
+    spec = {"others": "keep", "privacy": {"k": 3, "suppression": 0.1},
+            "quasi_identifiers": {"age": {"bands": [10, 20]}, "zip": {"mask": True, "length": 5}}}
+    with sqlclose.anonymize(tmp_path / "in.csv", spec) as release:
+        release.write(tmp_path / "out.parquet")
+    assert rows(f"SELECT count(*) FILTER (WHERE val = ''), count(*) FILTER (WHERE val IS NULL) "
+                f"FROM '{tmp_path / 'out.parquet'}'") == [(6, 6)]
+    table = pa.table({"g": ["a", "b"] * 4, "note": ["", None, "p", "q", "", None, "p", "q"]})
+    kept = {"k": 2, "others": "keep", "quasi_identifiers": {"g": {"tree": {"G": ["a", "b"]}}}}
+    with sqlclose.anonymize(table, kept) as release:
+        release.write(tmp_path / "r.csv")
+    with sqlclose.anonymize(tmp_path / "r.csv", kept) as again:  # the CSV release as a source
+        again.write(tmp_path / "r2.parquet")
+    counts = "SELECT count(*) FILTER (WHERE note = ''), count(*) FILTER (WHERE note IS NULL) FROM "
+    assert rows(counts + "read_csv(?, header = true, all_varchar = true, allow_quoted_nulls = false)",
+                str(tmp_path / "r.csv")) == [(2, 2)]
+    assert rows(counts + f"'{tmp_path / 'r2.parquet'}'") == [(2, 2)]
+
+
 def test_csv_output_is_the_same_bytes_on_every_run(project):
     spec = sqlclose.load_spec(project / "spec.toml")
     digests = set()

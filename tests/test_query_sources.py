@@ -9,6 +9,8 @@ must give the release DuckDB reads from the CSV-sourced release, row for row.
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -257,3 +259,69 @@ def test_a_file_a_database_sources_view_reads_is_not_overwritten(project, source
     assert result.exit_code == 2, result.output
     assert "this job reads" in result.output
     assert path.read_bytes() == before
+
+
+def test_a_source_given_beside_a_query_is_refused_not_read_instead(project):
+    """Review rv25: `--source people.parquet` on a spec whose source is `SELECT age, zip, note FROM
+    'people.parquet'` dropped the query and read the whole file: with others = "keep" its ssn, which
+    the query leaves out and so no identifiers entry names, was released, exit 0 (so did
+    ``sqlclose.anonymize(path, spec)``). Now refused (exit 2) naming the query and the option, and
+    nothing is written. The oracle: the file system (no output) and the SSNs written here."""
+    with duckdb.connect() as con:
+        con.execute("COPY (SELECT 20 + (i * 7) % 50 AS age, (['47677', '47602', '47678', '47905'])[1 + (i % 4)] AS "
+                    "zip, 'n' || i AS note, 'SSN-' || (1000 + i) AS ssn FROM range(20) r(i)) "
+                    f"TO '{project / 'people.parquet'}'")
+    (project / "s.toml").write_text(
+        'others = "keep"\n[source]\nquery = "SELECT age, zip, note FROM \'people.parquet\'"\n'
+        '[output]\npath = "out.parquet"\n[privacy]\nk = 3\nsuppression = 0.1\n'
+        '[quasi_identifiers]\nage = { bands = [10, 20] }\nzip = { mask = true, length = 5 }\n')
+    for command in ("anonymize", "explain"):
+        done = subprocess.run([sys.executable, "-m", "sqlclose.cli", command, "s.toml", "--source", "people.parquet"],
+                              cwd=project, capture_output=True, text=True)
+        assert done.returncode == 2, done.stderr
+        assert "[source] is a query" in done.stderr and "--source" in done.stderr and "SSN-" not in done.stderr
+    with pytest.raises(SpecError, match=r"\[source\] is a query.*people\.parquet: --source"):
+        sqlclose.anonymize(project / "people.parquet", sqlclose.load_spec(project / "s.toml"))
+    assert not (project / "out.parquet").exists()
+    with sqlclose.anonymize(None, sqlclose.load_spec(project / "s.toml")) as release:  # the query alone: no ssn
+        assert release.to_arrow().column_names == ["age", "zip", "note"]
+
+
+PEOPLE = ("SELECT 20 + (i * 7) % 50 AS age, (['47677', '47602', '47678', '47905'])[1 + (i % 4)] AS zip, "
+          "'{tag}-' || i AS note FROM range(20) r(i)")
+SPEC_TAIL = ('[output]\npath = "out.parquet"\noverwrite = true\n[privacy]\nk = 3\nsuppression = 0.1\n'
+             '[quasi_identifiers]\nage = { bands = [10, 20] }\nzip = { mask = true, length = 5 }\n')
+
+
+@pytest.mark.parametrize("source", ['path = "db.duckdb"\ntable = "v"', "query = \"SELECT * FROM 'people.parquet'\""])
+def test_a_relative_file_is_read_from_the_sources_folder_or_refused(tmp_path, monkeypatch, source):
+    """Review rv25: a database's view over 'people.parquet' (made in the database's folder) was read
+    from the process's working folder: `sqlclose anonymize sub/s.toml` run from the parent released
+    the parent's people.parquet, other rows, exit 0. DuckDB looks a relative name up in the working
+    folder before its file_search_path, so a [source] query's files did the same. Now: the
+    database's (or the query's) folder is searched, and where the working folder holds a file of
+    that name too, the run is refused (exit 2) naming it. The oracle: the notes written into each
+    file (REAL-… beside the database, OTHER-… in the parent)."""
+    sub, elsewhere = tmp_path / "sub", tmp_path / "elsewhere"
+    sub.mkdir(), elsewhere.mkdir()
+    with duckdb.connect() as con:
+        con.execute(f"COPY ({PEOPLE.format(tag='REAL')}) TO '{sub / 'people.parquet'}'")
+        con.execute(f"COPY ({PEOPLE.format(tag='OTHER')}) TO '{tmp_path / 'people.parquet'}'")
+    monkeypatch.chdir(sub)  # DuckDB checks the view's file when the view is made
+    with duckdb.connect(str(sub / "db.duckdb")) as db:
+        db.execute("CREATE VIEW v AS SELECT * FROM 'people.parquet'")
+    (sub / "s.toml").write_text(f'others = "keep"\n[source]\n{source}\n{SPEC_TAIL}')
+    want = sorted(f"REAL-{i}" for i in range(20))
+    for cwd in (sub, elsewhere, tmp_path):
+        done = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(sub / "s.toml"), "--no-progress"],
+                              cwd=cwd, capture_output=True, text=True)
+        if cwd == tmp_path:  # holds a people.parquet of its own, which DuckDB would read first
+            assert done.returncode == 2, done.stderr
+            assert "'people.parquet', a relative path" in done.stderr and str(tmp_path) in done.stderr
+            continue
+        assert done.returncode == 0, done.stderr
+        with duckdb.connect() as con:
+            assert sorted(r[0] for r in con.sql(f"SELECT note FROM '{sub / 'out.parquet'}'").fetchall()) == want
+        (sub / "out.parquet").unlink()
+        (sub / "out.parquet.report.json").unlink()
+    assert not (sub / "out.parquet").exists()

@@ -36,7 +36,8 @@ Examples:
 
 @click.command(context_settings=CONTEXT, epilog=EXAMPLE, short_help="Search, write, verify and report a release.")
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
+@click.option("--source", type=click.Path(path_type=Path),
+              help="Input table (overrides [source] path; refused when the spec's source is a query).")
 @click.option("--output", "-o", type=click.Path(path_type=Path),
               help="Where to write (overrides [output]): x.parquet, x.csv, x.duckdb with --output-table, or a path "
               "without a suffix for a Parquet folder.")
@@ -99,6 +100,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     from sqlclose.prepare.sources import query_files
     from sqlclose.release.files import folder_releases_around, refuse_page_target
     from sqlclose.release.writers import writer_for
+
+    api.refuse_source_beside_query(source, spec)  # before anything is read or written
 
     if histogram is not None or dialect is not None:
         if histogram is None or source is not None or html_path is not None:
@@ -290,7 +293,8 @@ Example:
   sqlclose explain datasets/table3/table3.toml
 """)
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
+@click.option("--source", type=click.Path(path_type=Path),
+              help="Input table (overrides [source] path; refused when the spec's source is a query).")
 @click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node, a level for every "
               "quasi-identifier (default: the bottom).")
 @json_option

@@ -57,7 +57,8 @@ def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list
               help="The range of the swept parameter NAUC is taken over (default: all of it).")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write sweep.csv, nauc.csv and the PNG charts into.")
-@click.option("--source", type=click.Path(path_type=Path), help="Input table (overrides [source] path).")
+@click.option("--source", type=click.Path(path_type=Path),
+              help="Input table (overrides [source] path; refused when the spec's source is a query).")
 @click.option("--overwrite", is_flag=True, help="Replace the sweep files already in OUT.")
 @click.option("--no-charts", is_flag=True, help="Write the CSV files only.")
 @click.option("--no-progress", is_flag=True, help="Do not show progress per run.")

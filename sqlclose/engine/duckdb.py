@@ -37,6 +37,7 @@ from sqlclose.errors import (
     LimitWarning,
     SourceDataError,
 )
+from sqlclose.model.column_names import refuse_renamed_columns
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
@@ -114,6 +115,25 @@ def message_without_values(e: BaseException) -> str | None:
     if column:
         said.append(f"column {column[1]!r}")
     return "; ".join(said)
+
+
+_BEFORE_FIXES = re.compile(r"\n(?=[ \t]*\n?(Possible fixes|Possible Solution|  file =))")
+
+
+def without_echoed_input(text: str) -> str:
+    """A DuckDB CSV error without its echo of the input. The echo starts at ``Original Line:`` and,
+    for a quote never closed, runs over every later record of the file (blank lines too), up to
+    the reason DuckDB gives on the last line before its ``Possible fixes``: that line is kept, and
+    nothing else of the echo; without the fixes to tell where it ends, nothing is."""
+    head, marker, rest = text.partition("Original Line:")
+    if not marker:
+        return text
+    end = _BEFORE_FIXES.search(rest)
+    if end is None:
+        return head.rstrip()
+    lines = [line for line in rest[:end.start()].splitlines() if line.strip()]
+    reason = lines[-1].strip() if len(lines) > 1 else ""  # one line alone is the echoed record
+    return head + reason + rest[end.start():]
 
 
 def _spilling(message: str) -> bool:
@@ -259,7 +279,7 @@ class DuckDBEngine(Engine):
         if isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in str(e):
             return self._out_of_disk(sql)  # DuckDB caps its spill files at the disk's free space
         if not isinstance(e, duckdb.OutOfMemoryException):
-            return super().engine_error(e, sql)
+            return EngineError(f"{type(e).__name__}: {without_echoed_input(str(e))}", sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.
         said = str(e).splitlines()[0].removeprefix("Out of Memory Error: ")
         given = (f"its {megabytes(self._engine_limit)} of the job's memory_limit "
@@ -434,6 +454,7 @@ class DuckDBEngine(Engine):
                                 expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
+            self._search_first(read.path.parent)
             return self.compared_as_bytes(qualified(read.table, alias))
         if read.kind == "query":
             return self.compared_as_bytes(self._query_source(name, read))
@@ -455,6 +476,14 @@ class DuckDBEngine(Engine):
                 return self.create_temp_table(name, query, params)
             return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
+
+    def _search_first(self, folder: Path) -> None:
+        """Relative file names (a database's view over 'people.parquet') looked up in ``folder``
+        before the session's search path, for as long as the engine reads: a view is bound at every
+        read. DuckDB looks in the working folder before any of them (``sources`` refuses a source
+        whose relative names the working folder also holds)."""
+        previous = self.fetch("SELECT current_setting('file_search_path') AS f").column("f")[0].as_py() or ""
+        self.execute("SET file_search_path = $1", [",".join(filter(None, [str(folder.absolute()), previous]))])
 
     def _small_files(self, path: str | list[str]) -> bool:
         """Whether the Parquet files ``path`` matches hold fewer than ``FEW_ROWS_PER_FILE`` rows each
@@ -482,10 +511,23 @@ class DuckDBEngine(Engine):
         if read.folder is not None:
             self.execute("SET file_search_path = $1", [str(read.folder)])
         try:
+            # The result's names as the query gives them, before the table stores them: DuckDB
+            # renames a second ssn (or SSN) ssn_1, which others = "keep" released.
+            refuse_renamed_columns(self._result_names(read.query), "the source query")
             return self.create_temp_table(name, read.query)
         finally:
             self.execute(f"USE {exp.to_identifier(database, quoted=True).sql('duckdb')}")
             self.execute("SET file_search_path = $1", [search_path or ""])
+
+    def _result_names(self, query: exp.Expression) -> list[str]:
+        """The column names of ``query``'s result as it gives them (bound, not run); a query that
+        does not bind fails as its run would (``execute``)."""
+        sql = self.render(query)
+        try:
+            with _interruptible():
+                return list(self.con.sql(sql).columns)
+        except duckdb.Error as e:
+            raise self.wrapped_error(e, sql) from None
 
     def compared_as_bytes(self, relation: exp.Table) -> exp.Table:
         """``relation`` with its text compared byte by byte: a view re-collating every VARCHAR
@@ -587,8 +629,11 @@ class DuckDBEngine(Engine):
             # its line; an audited column is then read as the text it is
             types.update({c: found[c] or "DOUBLE" for c in required})
             types.update({c: found[c] or "VARCHAR" for c in optional})
+        # A quoted field is the text it holds: "" an empty text, as sqlclose's own CSV writes it (a NULL
+        # is an empty field), so a CSV release read back keeps the two apart; DuckDB's default read "" as NULL.
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
-                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls)}
+                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls),
+                   "allow_quoted_nulls": False}
         return _reader("read_csv", path, options)
 
     def parquet_file_types(self, path: Path) -> dict[str, str]:

@@ -357,13 +357,14 @@ class SparkEngine(Engine):
         # a backslash, read "say ""hi""" as it is written and "end\" as end".
         view = self.temp_name("csv")
         frame = self._csv_text(read, where, view)
-        nulls = [exp.Literal.string(v) for v in read.nulls]
+        nulls = [exp.Literal.string(v) for v in read.nulls if v]
         types = {**self._number_types(view, frame.columns, read), **read.types}
         columns, unread = [], {}
         for name in frame.columns:
-            # Spark's reader makes every empty field NULL (its own marker is disabled): back to "".
-            value: exp.Expression = exp.Coalesce(this=_column(name),
-                                                 expressions=[exp.Literal.string("")])
+            # Spark's reader gives an empty field NULL and a quoted "" an empty text (emptyValue), as
+            # DuckDB's read with allow_quoted_nulls = false: an empty field is "" unless nulls lists "".
+            value: exp.Expression = _column(name) if "" in read.nulls else \
+                exp.Coalesce(this=_column(name), expressions=[exp.Literal.string("")])
             if nulls:
                 value = exp.If(this=exp.In(this=value.copy(), expressions=[n.copy() for n in nulls]),
                                true=exp.Null(), false=value)

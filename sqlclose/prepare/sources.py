@@ -14,7 +14,6 @@ import csv
 import dataclasses
 import glob as globbing
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,10 +27,11 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead
-from sqlclose.engine.duckdb import message_without_values
+from sqlclose.engine.duckdb import message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
+from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
 from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
 from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
@@ -81,7 +81,8 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if type(source).__module__.startswith("pandas"):
         source, label = _arrow_of_pandas(source), "pandas DataFrame"
     if isinstance(source, pa.Table):
-        _refuse_duplicates(source.schema.names, f"the {label}")
+        refuse_renamed_columns(source.schema.names, f"the {label}")
+        refuse_alike_fields(source.schema, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
         from sqlclose.prepare.arrow_text import refuse_invalid_text
@@ -186,7 +187,7 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
     but for case) are refused as for every source, before Arrow's own ValueError."""
     _refuse_non_frame(frame)
-    _refuse_duplicates([str(name) for name in frame.columns], "the pandas DataFrame")
+    refuse_renamed_columns([str(name) for name in frame.columns], "the pandas DataFrame")
     _refuse_sparse(frame)
     try:
         table = pa.Table.from_pandas(frame, preserve_index=False)
@@ -293,7 +294,7 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         relation: exp.Expression = engine.catalog_table(name)
         _check_table(engine, relation, f"table {name!r} of the Spark catalog")
         return Opened(engine, relation, f"spark table {name}", _local_files(session.table(name).inputFiles()))
-    _refuse_duplicates(source.columns, "the Spark DataFrame")
+    refuse_renamed_columns(source.columns, "the Spark DataFrame")
     return Opened(engine, engine.frame_relation(source), "spark dataframe", _local_files(source.inputFiles()))
 
 
@@ -361,12 +362,18 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
     try:
         try:
             relation = engine.source_relation(read)
+        except InputError:  # the engine's own words about the query (a column it names twice)
+            raise
         except (ValueError, NotImplementedError) as e:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
             raise InputError(f"the source query failed: {driver_message(e)}") from None
         # the files the database's views it names read
-        views = _catalog_files(source.query, engine.fetch) if source.path and isinstance(engine, DuckDBEngine) else []
+        on_database = bool(source.path) and isinstance(engine, DuckDBEngine)
+        catalog, search_path = _catalog(engine.fetch) if on_database else ({}, "")
+        if source.folder is not None:
+            _refuse_working_folder_names(_names_read(source.query, catalog), source.folder, f"the source {label}")
+        views = connection_files(source.query, catalog, search_path) if on_database else []
     except BaseException:
         if own:
             engine.close()
@@ -424,6 +431,12 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
     (lower-case name → its SQL) it names, and theirs: looked up in the connection's
     ``file_search_path`` and the working folder, as DuckDB looks them up. A relation is the Python
     form of a source query, so no output may replace them either."""
+    folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
+    return _files_of(_names_read(sql, views), folders)
+
+
+def _names_read(sql: str, views: dict[str, str]) -> list[str]:
+    """The strings and quoted names of ``sql`` and of the ``views`` it names, and theirs."""
     texts, seen, names = [sql], set(), []
     for text in texts:  # grows as views are met
         tables, quoted = _read_sql(text)
@@ -431,12 +444,29 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
         for name in tables & views.keys() - seen:
             seen.add(name)
             texts.append(views[name])
-    folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
-    return _files_of(names, folders)
+    return names
+
+
+def _refuse_working_folder_names(names: list[str], folder: Path, label: str) -> None:
+    """A relative file name a source reads (a database's view over 'people.parquet', a query's
+    FROM 'people.parquet') means the file in ``folder``, the database's or the query's. DuckDB looks
+    in the working folder first: where that holds one too, a run from there read it instead, other
+    rows with exit 0. Refused then, naming both folders; elsewhere ``folder`` is searched."""
+    here = Path.cwd().resolve()
+    if here == folder.resolve():
+        return
+    for name in names:
+        path = Path(name).expanduser()
+        if not path.is_absolute() and globbing.glob(str(here / path), recursive=True):
+            raise InputError(f"cannot read {label}: it reads {name!r}, a relative path, which DuckDB looks up in the "
+                             f"working folder ({here}) before {folder.resolve()}, and the working folder holds one "
+                             "too: run the job from that folder, or make the path absolute")
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     """A DuckDB relation, streamed once into a temp table of our engine."""
+    # Its names as the relation gives them: stored, DuckDB renames a second ssn (or SSN) ssn_1.
+    refuse_renamed_columns(list(relation.columns), "the DuckDB relation")
     own = engine is None
     engine = engine or DuckDBEngine()
     if not isinstance(engine, DuckDBEngine):
@@ -448,7 +478,6 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
             raise
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
-        _refuse_duplicates(engine.schema(table).names, "the DuckDB relation")
         files = _catalog_files(relation.sql_query(), lambda query: relation.query(_SCRATCH, query).to_arrow_table())
     except BaseException:
         if own:
@@ -466,6 +495,12 @@ _SEARCH_PATH = exp.select(exp.func("current_setting", exp.Literal.string("file_s
 def _catalog_files(sql: str, run: Callable[[str], pa.Table]) -> list[Path]:
     """The files ``sql`` reads on its connection (``connection_files``), the connection's views and
     search path read by ``run``. Done before the search: a write is refused whatever it finds."""
+    views, search_path = _catalog(run)
+    return connection_files(sql, views, search_path)
+
+
+def _catalog(run: Callable[[str], pa.Table]) -> tuple[dict[str, str], str]:
+    """A connection's views (lower-case name → its SQL) and its ``file_search_path``, read by ``run``."""
     try:
         views = run(_VIEWS).to_pylist()
         search_path = run(_SEARCH_PATH).column("path")[0].as_py() or ""
@@ -473,7 +508,7 @@ def _catalog_files(sql: str, run: Callable[[str], pa.Table]) -> list[Path]:
         raise
     except Exception as e:
         raise InputError(f"cannot read the views of the DuckDB connection: {driver_message(e)}") from None
-    return connection_files(sql, {view["name"]: view["sql"] for view in views}, search_path)
+    return {view["name"]: view["sql"] for view in views}, search_path
 
 
 def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Opened:
@@ -511,10 +546,12 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
+            views, search_path = _catalog(engine.fetch)
+            _refuse_working_folder_names(_names_read(named, views), source.path.parent, label)
             schema, _, name = source.table.rpartition(".")
             _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
-            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
-            files += _catalog_files(named, engine.fetch)  # a view of the database reads them
+            files += connection_files(named, views, search_path)  # a view of the database reads them
     except BaseException:
         if own:
             engine.close()
@@ -653,25 +690,6 @@ def _refuse_non_database(path: Path) -> None:
                          "file's format (\"csv\", \"parquet\") or point path at a .duckdb file")
 
 
-def _refuse_duplicates(names: list[str], where: str) -> None:
-    """Refuse a column named twice, or two names that differ only in case: SQL engines read names
-    without regard to case (DuckDB renames the second ``SSN`` of ``ssn, SSN`` to ``SSN_1``), so the
-    copy would be released under a name nobody declared."""
-    twice = sorted(name for name, n in Counter(names).items() if n > 1)
-    if twice:
-        raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
-                         "be released under another name (say, an identifier's copy): rename or remove the duplicates")
-    spelled: dict[str, list[str]] = {}
-    for name in names:
-        spelled.setdefault(name.casefold(), []).append(name)
-    alike = sorted(group for group in spelled.values() if len(group) > 1)
-    if alike:
-        pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
-        raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
-                         "one name, and one would be released under another name (say, an identifier's copy): "
-                         "rename or remove one of them")
-
-
 CSV_DELIMITERS = ",;\t|"
 CSV_ENCODINGS = ("latin-1", "utf-16", "utf-8")  # [source] encoding's values, in the order advised
 
@@ -693,7 +711,7 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         if nameless:  # DuckDB would name it C<n>, a name nobody declared or chose
             raise InputError(f"cannot read {f}: field {nameless[0]} of its header (line 1) has no name; name it, or "
                              "remove that column")
-        _refuse_duplicates(fields, str(f))
+        refuse_renamed_columns(fields, str(f))
         if names and fields != names:
             raise InputError(f"cannot read {f}: its header differs from {files[0]}'s; the files of one source "
                              "must have the same columns")
@@ -769,6 +787,9 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                     "needs numbers: fix the value, list it in [source] nulls, or use another distance")
         return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
                 "[source] types or nulls")
+    if "unterminated quote" in text:
+        return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
+                "that one field; close the quote, or double a quote inside a field (\"\")")
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
     if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason
@@ -785,7 +806,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
     value. Compared as DuckDB reads each file alone, once per kind of footer
     (``DuckDBEngine.parquet_footers``); the refusal names no value."""
     if len(files) < 2:
-        _refuse_duplicates_file_by_file(files)
+        _refuse_renamed_file_by_file(files)
         for f in files:
             refuse_narrowed_columns(f)
         return
@@ -794,7 +815,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
         try:
             footers = reader.parquet_footers(files)
         except Exception:  # a file that is no Parquet: told file by file, as for one file
-            _refuse_duplicates_file_by_file(files)
+            _refuse_renamed_file_by_file(files)
             raise
         types_of: dict[tuple, dict[str, str]] = {}
         for f, footer in zip(files, footers):
@@ -802,7 +823,7 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
                 refuse_narrowed_columns(f)
             if footer in types_of:  # read alike: compared when its footer was first met
                 continue
-            _refuse_duplicates(_top_level_names(footer[0]), str(f))
+            _refuse_rewritten_names(f)
             types_of[footer] = reader.parquet_file_types(f)
             _refuse_unlike_types(label, (files[0], types_of[footers[0]]), (f, types_of[footer]))
     finally:
@@ -822,16 +843,23 @@ def _refuse_shadowed_columns(folder: Path, files: list[Path]) -> None:
                 keys.setdefault(part.split("=", 1)[0].casefold(), f.parent)
     if not keys:
         return
-    column = next((name for name in _parquet_names(files[0]) if name.casefold() in keys), None)
+    column = next((name for name in _parquet_schema(files[0]).names if name.casefold() in keys), None)
     if column is not None:
         raise InputError(f"cannot read {folder}: its partition folders (such as {keys[column.casefold()]}) name column "
                          f"{column!r}, which its files hold too; the engine would read the folder's value for every "
                          "row, dropping the files' own: rename the folders' key, or the files' column")
 
 
-def _refuse_duplicates_file_by_file(files: list[Path]) -> None:
+def _refuse_renamed_file_by_file(files: list[Path]) -> None:
     for f in files:
-        _refuse_duplicates(_parquet_names(f), str(f))
+        _refuse_rewritten_names(f)
+
+
+def _refuse_rewritten_names(path: Path) -> None:
+    """A Parquet file's columns and struct fields, each a name DuckDB keeps (``column_names``)."""
+    schema = _parquet_schema(path)
+    refuse_renamed_columns(schema.names, str(path))
+    refuse_alike_fields(schema, str(path))
 
 
 def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: tuple[Path, dict[str, str]]) -> None:
@@ -845,22 +873,6 @@ def _refuse_unlike_types(label: str, first: tuple[Path, dict[str, str]], other: 
             "files of one source must have the same columns, of types that read unchanged as the first "
             "file's (read as one table, every file takes the first's, and a value that does not fit is "
             "changed or stops the job): write them with one schema")
-
-
-def _top_level_names(elements: tuple) -> list[str]:
-    """A file's columns, from its schema's elements in order (name, …, number of children at 4):
-    the root's children, each followed by its own subtree."""
-    def after(i: int) -> int:
-        j = i + 1
-        for _ in range(elements[i][4] or 0):
-            j = after(j)
-        return j
-
-    names, i = [], 1
-    for _ in range(elements[0][4] or 0):
-        names.append(elements[i][0])
-        i = after(i)
-    return names
 
 
 _SIGNED = ["TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT"]
@@ -889,11 +901,11 @@ def _read_unchanged(theirs: str | None, ours: str | None) -> bool:
     return False
 
 
-def _parquet_names(path: Path) -> list[str]:
+def _parquet_schema(path: Path) -> pa.Schema:
     import pyarrow.parquet as pq
 
     try:
-        return pq.read_schema(path).names
+        return pq.read_schema(path)
     except Exception as e:
         raise InputError(f"cannot read {path} as parquet: {str(e).splitlines()[0]}") from None
 
@@ -903,11 +915,12 @@ _FIXES = re.compile(r"\n\s*(Possible fixes|Possible Solution|  file =|-- while r
 
 def driver_message(error: BaseException) -> str:
     """A driver error in a few words, with any quoted record removed: DuckDB's CSV errors print the
-    offending line (``Original Line: …``), which would put a person's record in a job log."""
+    offending line (``Original Line: …``), and after a quote never closed every later record of the
+    file, which would put people's records in a job log (``without_echoed_input``)."""
     # a conversion or invalid-input error (DuckDB's), or a data exception (Spark's), may quote a value
     redacted = message_without_values(error) or spark_message_without_values(error)
     if redacted is not None:
         return redacted
-    text = _FIXES.sub("", str(error))
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("Original Line")]
+    text = _FIXES.sub("", without_echoed_input(str(error)))
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return "; ".join(lines) or type(error).__name__

@@ -40,7 +40,7 @@ from sqlclose.sql.templates import template
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
-ROWS = "__sqlclose_rows"  # the grouped file's count column (the reserved prefix: never a user's column)
+ROWS = "__sqlclose_rows"  # the grouped file's count column (the reserved prefix: no QI or sensitive column has it)
 _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
 

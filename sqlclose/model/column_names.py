@@ -1,0 +1,82 @@
+"""The column names a source must give for each column to be released under its own name.
+
+SQL engines read names without regard to case, and DuckDB renames what it cannot tell apart: the
+second ``ssn`` of a query's or a relation's result becomes ``ssn_1`` (``ssn, SSN``: ``SSN_1``) when
+it is stored, and a Parquet struct's field ``A`` beside ``a`` becomes ``A_1``. It names a column
+without a name itself (``v2``, ``C2``). The column was released under a name nobody declared, an
+identifier's copy among them. So a source's names, read before the engine reads them, are checked
+here, whatever the source; and so are the fields of a struct a column holds, where the source
+gives its schema (Arrow, pandas, Parquet).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pyarrow as pa
+
+from sqlclose.errors import InputError
+
+
+def refuse_renamed_columns(names: list[str], where: str) -> None:
+    """Refuse the columns an engine would release under another name: one with no name, one named
+    twice, or two whose names differ only in case (``where``: the source, as messages name it,
+    e.g. "the source query")."""
+    nameless = [i + 1 for i, name in enumerate(names) if name == ""]
+    if nameless:
+        raise InputError(f"{where}: its column {nameless[0]} (counted from 1) has no name, and the engine would "
+                         "release it under one it makes up: name it, or remove that column")
+    twice = sorted(name for name, n in Counter(names).items() if n > 1)
+    if twice:
+        raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
+                         "be released under another name (say, an identifier's copy): rename or remove the duplicates")
+    spelled: dict[str, list[str]] = {}
+    for name in names:
+        spelled.setdefault(name.casefold(), []).append(name)
+    alike = sorted(group for group in spelled.values() if len(group) > 1)
+    if alike:
+        pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
+        raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
+                         "one name, and one would be released under another name (say, an identifier's copy): "
+                         "rename or remove one of them")
+
+
+def refuse_alike_fields(schema: pa.Schema, where: str) -> None:
+    """Refuse a struct, at any depth of a column, whose fields are named twice or alike but for
+    case: DuckDB renames one (a Parquet file's ``{a, A}`` read as ``{a, A_1}``), and every row's
+    value would be released changed; elsewhere it reads them as one name."""
+    for column in schema:
+        for names in _struct_field_names(column.type):
+            spelled = Counter(name.casefold() for name in names)
+            alike = [name for name in names if spelled[name.casefold()] > 1]
+            if alike:
+                raise InputError(f"{where}: column {column.name!r} holds a struct whose fields "
+                                 f"{' and '.join(repr(n) for n in alike)} are one name to SQL engines, which rename "
+                                 "one of them (A_1) and so change every row's value: rename one of the fields")
+
+
+def _struct_field_names(kind: pa.DataType) -> list[list[str]]:
+    """The field names of every struct ``kind`` holds, itself included, through lists, maps,
+    dictionaries and extension types."""
+    if isinstance(kind, pa.ExtensionType):
+        return _struct_field_names(kind.storage_type)
+    if pa.types.is_dictionary(kind):
+        return _struct_field_names(kind.value_type)
+    fields = [kind.field(i) for i in range(kind.num_fields)]
+    found = [[f.name for f in fields]] if pa.types.is_struct(kind) else []
+    return found + [names for f in fields for names in _struct_field_names(f.type)]
+
+
+RESERVED_PREFIX = "__sqlclose_"  # the names of sqlclose's own tables and columns in the SQL it runs
+
+
+def refuse_reserved(names: list[str], where: str) -> None:
+    """Refuse a quasi-identifier or sensitive column named with sqlclose's reserved prefix (in any
+    case, as SQL reads names): the re-check counts each class's rows in a column ``__sqlclose_rows``
+    beside them, and a column of that name made its SQL ambiguous, failing a valid release."""
+    for name in names:
+        if name.casefold().startswith(RESERVED_PREFIX):
+            raise InputError(f"column {name!r} of {where} starts with {RESERVED_PREFIX!r}, the prefix sqlclose keeps "
+                             "for the names of its own tables and columns in the queries it runs (its re-check counts "
+                             "rows as __sqlclose_rows): rename the column, e.g. with a [source] query selecting it AS "
+                             "another name, and in the spec")
