@@ -857,11 +857,11 @@ def test_largest_within_against_every_whole_t(name):
     checked = never = 0
     for _ in range(40):
         q = rng.random(9) * (rng.random(9) < 0.8) + 1e-3
-        a = (q / q.sum()) @ M
+        a = M.of(q / q.sum())
         counts = rng.integers(0, 7, size=(50, 9)) * (rng.random((50, 9)) < 0.5)
         counts[:, 0] += 1
         sizes = counts.sum(axis=1).astype(np.float64)
-        b = counts @ M
+        b = M.of(counts)
         for t in (0.02, 0.1, 0.3):
             found = largest_within(a, b, sizes, t)
             for row, size, got in zip(b, sizes, found):
@@ -873,6 +873,44 @@ def test_largest_within_against_every_whole_t(name):
                 checked += expected > 0
                 never += (row == 0) @ a > t + 1e-12  # past t even as T shrinks to 0: found before any step
     assert checked > 100 and never > 100
+
+
+def _dense_deficit_matrix(name: str, codes: np.ndarray) -> np.ndarray:
+    """ψ's values × terms matrix written out as its definition says (``deficit_map``'s docstring),
+    one cell at a time: identity; leaf-to-node indicators per level 0 … H − 1, / H; at-or-below and
+    above indicators per gap between neighbouring values, / (m − 1)."""
+    m = len(codes)
+    if name == "equal":
+        return np.eye(m)
+    if name == "hierarchical":
+        height = codes.shape[1] - 1
+        columns = [(level, node) for level in range(height) for node in range(int(codes[:, level].max()) + 1)]
+        return np.array([[float(codes[v, level] == node) for level, node in columns] for v in range(m)]) / height
+    return np.array([[float(v <= g) for g in range(m - 1)] + [float(v > g) for g in range(m - 1)]
+                     for v in range(m)]) / (m - 1)
+
+
+@pytest.mark.parametrize("name", ["equal", "hierarchical", "ordered"])
+def test_deficit_map_computes_the_dense_matrix_products(name):
+    """``deficit_map`` built ψ's values × terms matrix M densely (values × values float64: 174 GiB at
+    431 k ordered values, an internal MemoryError before the search). Its operator computes
+    ``counts @ M`` and ``q @ M`` from M's structure instead: on random hierarchies, class counts and
+    shares, the products equal those with M written out cell by cell from its definition, to 1e-12."""
+    from sqlclose.privacy.distances import deficit_map
+
+    rng = np.random.default_rng([RNG_SEED, 41])
+    for _ in range(30):
+        m = int(rng.integers(2, 14))
+        upper = np.sort(rng.integers(0, int(rng.integers(1, m + 1)), size=m))  # a level above, grouped in order
+        top = upper // int(rng.integers(1, 4))
+        codes = np.column_stack([np.arange(m), np.unique(upper, return_inverse=True)[1],
+                                 np.unique(top, return_inverse=True)[1], np.zeros(m, dtype=int)])
+        dense = _dense_deficit_matrix(name, codes)
+        operator = deficit_map(name, m, codes)
+        counts = rng.integers(0, 9, size=(20, m)) * (rng.random((20, m)) < 0.6)
+        shares = rng.random(m) / m
+        np.testing.assert_allclose(operator.of(counts), counts @ dense, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(operator.of(shares), shares @ dense, rtol=0, atol=1e-12)
 
 
 def test_suppression_lower_bound_sums_per_node():

@@ -24,6 +24,7 @@ import numpy as np
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms, record_totals
 from sqlclose.privacy.distances import (
+    DeficitMap,
     deficit_map,
     distance,
     is_emd,
@@ -320,7 +321,7 @@ class TCloseness(_Cached):
     _point_mass: np.ndarray = field(init=False, repr=False)  # each value's distance as a class alone
     _farthest_first: np.ndarray = field(init=False, repr=False)  # the values by that distance, farthest first
     _farthest_mass: np.ndarray = field(init=False, repr=False)  # their distances, in that order
-    _deficit: np.ndarray | None = field(init=False, repr=False)  # values × terms (distances.deficit_map)
+    _deficit: DeficitMap | None = field(init=False, repr=False)  # counts → ψ's terms (distances.deficit_map)
     _shares: np.ndarray | None = field(init=False, repr=False)  # the table's shares of those terms
 
     def __post_init__(self) -> None:
@@ -329,7 +330,7 @@ class TCloseness(_Cached):
         self._farthest_first = np.argsort(-self._point_mass, kind="stable")
         self._farthest_mass = self._point_mass[self._farthest_first]
         self._deficit = deficit_map(column.distance, len(column.q), column.hierarchy)
-        self._shares = None if self._deficit is None else (column.q / column.q.sum()) @ self._deficit
+        self._shares = None if self._deficit is None else self._deficit.of(column.q / column.q.sum())
 
     @property
     def t(self) -> float:
@@ -374,7 +375,7 @@ class TCloseness(_Cached):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
         if self._deficit is not None:
             sizes = record_totals(counts)
-            kept = largest_within(self._shares, counts @ self._deficit, sizes, self.t + TOLERANCE)
+            kept = largest_within(self._shares, self._deficit.of(counts), sizes, self.t + TOLERANCE)
             share = np.maximum(share, 1.0 - kept / sizes - TOLERANCE)
         if self.column.distance == "ordered":
             share = np.where(ordered_least_distance(present, self.column.q) > self.t + TOLERANCE, 1.0, share)
