@@ -1007,7 +1007,7 @@ def test_measures_in_runs_are_the_definitions(name, monkeypatch):
         kept = rng.random(len(counts)) < 0.6
         kept[rng.integers(len(counts))] = True
         problem = SimpleNamespace(sas=[SimpleNamespace(name="s", spec=model.column.spec, distance=distance_name,
-                                                       hierarchy=model.column.hierarchy)])
+                                                       hierarchy=model.column.hierarchy, tree=model.column.tree)])
         released = counts[kept]
         if distance_name == "ordered":  # the file's values: one only suppressed classes hold is no gap in it
             released = released[:, released.sum(axis=0) > 0]

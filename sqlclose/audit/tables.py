@@ -141,7 +141,7 @@ def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: Sensitiv
         missing = pc.filter(values, pc.is_null(found))[0].as_py()
         if sa.hierarchy is not None:
             raise DataError(f"column {sa.name!r} holds {missing!r}, which is not a leaf of its hierarchy "
-                            f"{sa.hierarchy.origin} ({len(sa.domain)} values): add a line for it there "
+                            f"{sa.hierarchy.origin} ({len(sa.hierarchy.leaves)} values): add a line for it there "
                             f"({missing};…;*), or give the hierarchy the release was made with")
         raise DataError(f"column {sa.name!r} holds {missing!r}, which is not in its domain ({len(sa.domain)} values)")
     return numpy_of(found).astype(np.int64)

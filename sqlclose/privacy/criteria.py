@@ -326,10 +326,10 @@ class TCloseness(_Cached):
 
     def __post_init__(self) -> None:
         column = self.column
-        self._point_mass = point_mass_distances(column.q, column.distance, column.hierarchy)
+        self._point_mass = point_mass_distances(column.q, column.distance, column.tree)
         self._farthest_first = np.argsort(-self._point_mass, kind="stable")
         self._farthest_mass = self._point_mass[self._farthest_first]
-        self._deficit = deficit_map(column.distance, len(column.q), column.hierarchy)
+        self._deficit = deficit_map(column.distance, len(column.q), column.tree)
         self._shares = None if self._deficit is None else self._deficit.of(column.q / column.q.sum())
 
     @property
@@ -341,7 +341,7 @@ class TCloseness(_Cached):
         return "t"
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        return distance(self._counts(hist), self.column.q, self.column.distance, self.column.hierarchy)
+        return distance(self._counts(hist), self.column.q, self.column.distance, self.column.tree)
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.measure(hist) <= self.t + TOLERANCE
@@ -393,7 +393,7 @@ def max_distance(column: SensitiveAttribute) -> float:
     """The farthest any distribution of the table's values is from the table's: every distance here
     is convex, so it is the farthest one-value distribution."""
     q = column.q
-    return float(np.max(point_mass_distances(q, column.distance, column.hierarchy)[q > 0]))
+    return float(np.max(point_mass_distances(q, column.distance, column.tree)[q > 0]))
 
 
 def max_l1_distance(column: SensitiveAttribute) -> float:

@@ -486,7 +486,7 @@ def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> floa
     sum in the values' order and the hierarchy's, the same on every engine."""
     if sa.distance in ("equal", "variational"):
         return l1_closeness_value(counts, released) / 2
-    return float(distance(counts, released, sa.distance, sa.hierarchy).max())
+    return float(distance(counts, released, sa.distance, sa.tree).max())
 
 
 def _listed(node: dict[str, int]) -> str:
