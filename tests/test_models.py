@@ -949,6 +949,45 @@ def test_classes_judged_in_runs_are_each_judged_as_themselves(name, monkeypatch)
         np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), per_node, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-hierarchical", "t-variational", "entropy"])
+def test_classes_kept_as_cells_are_judged_as_their_definitions_say(name, monkeypatch):
+    """A level part (or released node) whose classes × values matrix is too large dense is kept as its
+    nonzero cells (``SparseCounts``: 20,000 values × thousands of classes peaked at 1.7 GiB under a
+    600MB limit) and made dense one run of classes at a time. Oracles: its runs, the rows a mask keeps
+    and its per-value totals against the matrix written by ``np.add.at`` from the same cells, shuffled;
+    each class passes or fails as its definition says (``_oracle_passes``), and each node's suppression
+    lower bound is the sum of its classes' bounds, each class judged alone."""
+    from sqlclose.model.sparse_counts import SparseCounts, kept_totals, values_held
+
+    rng = np.random.default_rng([RNG_SEED, 23, CRITERION_IDS.index(name)])
+    monkeypatch.setattr("sqlclose.privacy.criteria.SLICE_BYTES", 3 * 8 * len(DOMAIN))
+    k = 4
+    for _ in range(20):
+        counts = np.concatenate([_random_table(rng) for _ in range(4)]).astype(np.float64)
+        rows, cols = np.nonzero(counts)
+        shuffled = rng.permutation(len(rows))
+        cells = SparseCounts.from_cells((rows * len(DOMAIN) + cols)[shuffled], counts[rows, cols][shuffled],
+                                        counts.shape)
+        written = np.zeros(counts.shape)
+        np.add.at(written, (rows, cols), counts[rows, cols])
+        kept = rng.random(len(counts)) < 0.6
+        np.testing.assert_array_equal(cells.dense(), written)
+        np.testing.assert_array_equal(cells[2:7].dense(), written[2:7])
+        np.testing.assert_array_equal(cells[kept].dense(), written[kept])
+        np.testing.assert_array_equal(kept_totals(cells, kept), written[kept].sum(axis=0))
+        np.testing.assert_array_equal(values_held(cells), (written > 0).sum(axis=1))
+        q = counts.sum(axis=0)
+        criteria = [KAnonymity(k), _criterion(name, q)]
+        nodes = rng.integers(0, 5, size=len(counts))
+        hist = ClassHistograms(np.zeros((len(counts), 0), dtype=np.int64), counts.sum(axis=1).astype(np.int64),
+                               [cells], nodes)
+        expected = (counts.sum(axis=1) < k) | ~_oracle_passes(counts, q, name, criteria[1])
+        np.testing.assert_array_equal(failing_classes(hist, criteria), expected)
+        alone = [float(suppression_lower_bound(_one_node_per_class(row[None, :]), 1, criteria)[0]) for row in counts]
+        np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), np.bincount(nodes, weights=alone,
+                                                                                          minlength=5), atol=1e-9)
+
+
 def test_runs_read_their_classes_codes_from_one_unpacking():
     """A run's codes are its classes' rows of the node's codes, unpacked once for the node and all
     its runs (a cost metric reads them; unpacking is a pass over every class)."""

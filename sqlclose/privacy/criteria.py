@@ -23,6 +23,7 @@ import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms, record_totals
+from sqlclose.model.sparse_counts import dense_counts, kept_totals
 from sqlclose.privacy.distances import (
     DeficitMap,
     deficit_map,
@@ -98,7 +99,7 @@ class _Cached(Criterion):
         raise NotImplementedError
 
     def _counts(self, hist: ClassHistograms) -> np.ndarray:
-        return hist.counts[self.index]  # type: ignore[attr-defined]
+        return dense_counts(hist.counts[self.index])  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -203,10 +204,10 @@ class EntropyLDiversity(_Cached):
         """The least exp(entropy) of the kept classes, over the values they hold. The domain also
         holds values only suppressed rows have: their zero columns shift how the row's sum groups
         its terms, and the report's value moved in its last digits with a suppressed row's value."""
-        counts = self._counts(hist)[kept]
-        counts = counts[:, counts.sum(axis=0) > 0]
-        worst = float(np.exp(_entropy(counts)).min()) if counts.shape[0] else None
-        return {**self.parameters(), "reached": worst}
+        held = kept_totals(hist.counts[self.index], kept) > 0
+        least = [np.exp(_entropy(self._counts(run)[kept[where]][:, held])).min()  # a run at a time: bounded
+                 for where, run in hist.spans(SLICE_BYTES) if kept[where].any()]
+        return {**self.parameters(), "reached": float(min(least)) if least else None}
 
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, shared by passes(), the measure and the bound on the same histograms."""
