@@ -857,11 +857,11 @@ def test_largest_within_against_every_whole_t(name):
     checked = never = 0
     for _ in range(40):
         q = rng.random(9) * (rng.random(9) < 0.8) + 1e-3
-        a = (q / q.sum()) @ M
+        a = M.of(q / q.sum())
         counts = rng.integers(0, 7, size=(50, 9)) * (rng.random((50, 9)) < 0.5)
         counts[:, 0] += 1
         sizes = counts.sum(axis=1).astype(np.float64)
-        b = counts @ M
+        b = M.of(counts)
         for t in (0.02, 0.1, 0.3):
             found = largest_within(a, b, sizes, t)
             for row, size, got in zip(b, sizes, found):
@@ -873,6 +873,44 @@ def test_largest_within_against_every_whole_t(name):
                 checked += expected > 0
                 never += (row == 0) @ a > t + 1e-12  # past t even as T shrinks to 0: found before any step
     assert checked > 100 and never > 100
+
+
+def _dense_deficit_matrix(name: str, codes: np.ndarray) -> np.ndarray:
+    """ψ's values × terms matrix written out as its definition says (``deficit_map``'s docstring),
+    one cell at a time: identity; leaf-to-node indicators per level 0 … H − 1, / H; at-or-below and
+    above indicators per gap between neighbouring values, / (m − 1)."""
+    m = len(codes)
+    if name == "equal":
+        return np.eye(m)
+    if name == "hierarchical":
+        height = codes.shape[1] - 1
+        columns = [(level, node) for level in range(height) for node in range(int(codes[:, level].max()) + 1)]
+        return np.array([[float(codes[v, level] == node) for level, node in columns] for v in range(m)]) / height
+    return np.array([[float(v <= g) for g in range(m - 1)] + [float(v > g) for g in range(m - 1)]
+                     for v in range(m)]) / (m - 1)
+
+
+@pytest.mark.parametrize("name", ["equal", "hierarchical", "ordered"])
+def test_deficit_map_computes_the_dense_matrix_products(name):
+    """``deficit_map`` built ψ's values × terms matrix M densely (values × values float64: 174 GiB at
+    431 k ordered values, an internal MemoryError before the search). Its operator computes
+    ``counts @ M`` and ``q @ M`` from M's structure instead: on random hierarchies, class counts and
+    shares, the products equal those with M written out cell by cell from its definition, to 1e-12."""
+    from sqlclose.privacy.distances import deficit_map
+
+    rng = np.random.default_rng([RNG_SEED, 41])
+    for _ in range(30):
+        m = int(rng.integers(2, 14))
+        upper = np.sort(rng.integers(0, int(rng.integers(1, m + 1)), size=m))  # a level above, grouped in order
+        top = upper // int(rng.integers(1, 4))
+        codes = np.column_stack([np.arange(m), np.unique(upper, return_inverse=True)[1],
+                                 np.unique(top, return_inverse=True)[1], np.zeros(m, dtype=int)])
+        dense = _dense_deficit_matrix(name, codes)
+        operator = deficit_map(name, m, codes)
+        counts = rng.integers(0, 9, size=(20, m)) * (rng.random((20, m)) < 0.6)
+        shares = rng.random(m) / m
+        np.testing.assert_allclose(operator.of(counts), counts @ dense, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(operator.of(shares), shares @ dense, rtol=0, atol=1e-12)
 
 
 def test_suppression_lower_bound_sums_per_node():
@@ -909,6 +947,45 @@ def test_classes_judged_in_runs_are_each_judged_as_themselves(name, monkeypatch)
         alone = [float(suppression_lower_bound(_one_node_per_class(row[None, :]), 1, criteria)[0]) for row in counts]
         per_node = np.bincount(nodes, weights=alone, minlength=5)
         np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), per_node, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-hierarchical", "t-variational", "entropy"])
+def test_classes_kept_as_cells_are_judged_as_their_definitions_say(name, monkeypatch):
+    """A level part (or released node) whose classes × values matrix is too large dense is kept as its
+    nonzero cells (``SparseCounts``: 20,000 values × thousands of classes peaked at 1.7 GiB under a
+    600MB limit) and made dense one run of classes at a time. Oracles: its runs, the rows a mask keeps
+    and its per-value totals against the matrix written by ``np.add.at`` from the same cells, shuffled;
+    each class passes or fails as its definition says (``_oracle_passes``), and each node's suppression
+    lower bound is the sum of its classes' bounds, each class judged alone."""
+    from sqlclose.model.sparse_counts import SparseCounts, kept_totals, values_held
+
+    rng = np.random.default_rng([RNG_SEED, 23, CRITERION_IDS.index(name)])
+    monkeypatch.setattr("sqlclose.privacy.criteria.SLICE_BYTES", 3 * 8 * len(DOMAIN))
+    k = 4
+    for _ in range(20):
+        counts = np.concatenate([_random_table(rng) for _ in range(4)]).astype(np.float64)
+        rows, cols = np.nonzero(counts)
+        shuffled = rng.permutation(len(rows))
+        cells = SparseCounts.from_cells((rows * len(DOMAIN) + cols)[shuffled], counts[rows, cols][shuffled],
+                                        counts.shape)
+        written = np.zeros(counts.shape)
+        np.add.at(written, (rows, cols), counts[rows, cols])
+        kept = rng.random(len(counts)) < 0.6
+        np.testing.assert_array_equal(cells.dense(), written)
+        np.testing.assert_array_equal(cells[2:7].dense(), written[2:7])
+        np.testing.assert_array_equal(cells[kept].dense(), written[kept])
+        np.testing.assert_array_equal(kept_totals(cells, kept), written[kept].sum(axis=0))
+        np.testing.assert_array_equal(values_held(cells), (written > 0).sum(axis=1))
+        q = counts.sum(axis=0)
+        criteria = [KAnonymity(k), _criterion(name, q)]
+        nodes = rng.integers(0, 5, size=len(counts))
+        hist = ClassHistograms(np.zeros((len(counts), 0), dtype=np.int64), counts.sum(axis=1).astype(np.int64),
+                               [cells], nodes)
+        expected = (counts.sum(axis=1) < k) | ~_oracle_passes(counts, q, name, criteria[1])
+        np.testing.assert_array_equal(failing_classes(hist, criteria), expected)
+        alone = [float(suppression_lower_bound(_one_node_per_class(row[None, :]), 1, criteria)[0]) for row in counts]
+        np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), np.bincount(nodes, weights=alone,
+                                                                                          minlength=5), atol=1e-9)
 
 
 def test_runs_read_their_classes_codes_from_one_unpacking():
@@ -969,7 +1046,7 @@ def test_measures_in_runs_are_the_definitions(name, monkeypatch):
         kept = rng.random(len(counts)) < 0.6
         kept[rng.integers(len(counts))] = True
         problem = SimpleNamespace(sas=[SimpleNamespace(name="s", spec=model.column.spec, distance=distance_name,
-                                                       hierarchy=model.column.hierarchy)])
+                                                       hierarchy=model.column.hierarchy, tree=model.column.tree)])
         released = counts[kept]
         if distance_name == "ordered":  # the file's values: one only suppressed classes hold is no gap in it
             released = released[:, released.sum(axis=0) > 0]

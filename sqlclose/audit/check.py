@@ -293,7 +293,8 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     def distinct_values() -> list[str]:  # sorted as the column's type sorts
         return engine.fetch(q.distinct_sorted(relations, name)).column("text").to_pylist()
 
-    domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values)
+    stand_in = spec.null_value if spec is not None and spec.nulls == "value" else None
+    domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values, stand_in)
     return SensitiveAttribute(name, spec, domain, hierarchy)
 
 
@@ -453,7 +454,7 @@ class _SensitiveTally:
         for _, measured, judged, worst in self.diversity:
             worst.add(start, hist, measured.measure(hist), judged.passes(hist) if judged else None)
         for name, judged, worst in self.distances:
-            values = judged.measure(hist) if judged else distance(matrix, self.sa.q, name, self.sa.hierarchy)
+            values = judged.measure(hist) if judged else distance(matrix, self.sa.q, name, self.sa.tree)
             worst.add(start, hist, values, judged.passes(hist) if judged else None)
             if judged:
                 self.judged_distance.append(values)

@@ -153,7 +153,7 @@ def _not_a_leaf(sa: SensitiveAttribute, missing: str) -> str:
     hierarchy = sa.hierarchy
     twin = unicode_twins([missing], hierarchy.leaves).get(missing)
     said = (f"column {sa.name!r} holds {quoted(missing, twin is not None)}, which is not a leaf of its hierarchy "
-            f"{hierarchy.origin} ({len(sa.domain)} values): ")
+            f"{hierarchy.origin} ({len(hierarchy.leaves)} values): ")
     if twin is None:
         return said + f"add a line for it there ({missing};…;*), or give the hierarchy the release was made with"
     line = hierarchy.lines[hierarchy.leaves.index(twin)] if hierarchy.lines else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -24,6 +25,18 @@ class SensitiveAttribute:
     domain: list[str]
     hierarchy: Hierarchy | None = None
     q: np.ndarray | None = None
+
+    @functools.cached_property
+    def tree(self) -> np.ndarray | None:
+        """What the hierarchical distance reads: the hierarchy's level codes (``Hierarchy.level_codes``)
+        of the domain's leaves, in its order, each level's codes renumbered densely. Its height is
+        the whole tree's: leaves the table does not hold are left out (``sensitive_domain``), levels
+        never. None without a hierarchy."""
+        if self.hierarchy is None:
+            return None
+        position = {leaf: i for i, leaf in enumerate(self.hierarchy.leaves)}
+        codes = self.hierarchy.level_codes[[position[v] for v in self.domain]]
+        return np.column_stack([np.unique(level, return_inverse=True)[1].reshape(-1) for level in codes.T])
 
     @property
     def distance(self) -> str:
@@ -51,10 +64,15 @@ def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> No
 
 
 def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
-                     distinct_values: Callable[[], list[str]]) -> list[str]:
-    """A sensitive column's values in code order: its hierarchy's leaves (a hierarchical distance
-    needs every leaf), except for the ordered distance, which uses the table's distinct values
-    sorted as the column's type sorts them."""
+                     distinct_values: Callable[[], list[str]], stand_in: str | None = None) -> list[str]:
+    """A sensitive column's values in code order: the leaves of its hierarchy the table holds (and
+    the NULL ``stand_in``, a leaf too), in the hierarchy's order, except for the ordered distance,
+    which uses the table's distinct values sorted as the column's type sorts them. A leaf the table
+    does not hold has mass 0 in every distribution: every distance is the same without it, the
+    hierarchical one measured with the whole tree's height (``SensitiveAttribute.tree``;
+    docs/emd.md) — and a 100 k-leaf code list on a table of ten values made every class a row of
+    100 k counts. A value that is no leaf is not in the domain: the lookup's check names it."""
     if hierarchy is not None and distance_name != "ordered":
-        return hierarchy.leaves
+        held = set(distinct_values()) | {stand_in}
+        return [leaf for leaf in hierarchy.leaves if leaf in held]
     return distinct_values()

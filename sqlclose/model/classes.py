@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqlclose.model.arrays import numpy_of
+from sqlclose.model.sparse_counts import SparseCounts
 
 
 @dataclass
@@ -26,7 +27,8 @@ class ClassHistograms:
     # them, called on first read of ``codes`` (only metric suppression costs and releases read them)
     _codes: np.ndarray | Callable[[], np.ndarray]
     sizes: np.ndarray  # classes, int64
-    counts: list[np.ndarray]  # per sensitive attribute: classes × domain, float64
+    # per sensitive attribute: classes × domain, float64 (a level part too large dense: its cells, SparseCounts)
+    counts: list[np.ndarray]
     node: np.ndarray | None = None  # batch index of each class's node (None: a single node)
     # Per node of a batch: records in classes left out because they already fail k-anonymity
     # (see privacy.criteria.drop_classes_below); None when every class is here.
@@ -96,12 +98,18 @@ class ClassHistograms:
 
 
 def class_histograms(result: pa.Table, qi_codes: Sequence[str], sa_codes: Sequence[str],
-                     domain_sizes: Sequence[int]) -> ClassHistograms:
+                     domain_sizes: Sequence[int], cells_past: int | None = None) -> ClassHistograms:
+    """``cells_past``: a count matrix whose dense form would hold more bytes is kept as its nonzero
+    cells (``SparseCounts``; a released node of thousands of classes over 20,000 values)."""
     n = numpy_of(result.column("n")).astype(np.int64, copy=False)
     codes = np.column_stack([numpy_of(result.column(c)) for c in qi_codes]).astype(np.int64, copy=False) \
         if qi_codes else np.zeros((len(n), 0), dtype=np.int64)
     keys, inverse = _classes(codes)
     sa = [numpy_of(result.column(name)).astype(np.int64, copy=False) for name in sa_codes]
+    if cells_past is not None and 8 * len(keys) * sum(domain_sizes) > cells_past:
+        sizes = np.bincount(inverse, weights=n, minlength=len(keys)).astype(np.int64)
+        return ClassHistograms(keys, sizes, [SparseCounts.from_cells(inverse * m + codes_of, n, (len(keys), m))
+                                             for codes_of, m in zip(sa, domain_sizes)])
     sizes, counts = tally(inverse, len(keys), n, sa, domain_sizes)
     return ClassHistograms(keys, sizes, counts)
 

@@ -23,7 +23,9 @@ import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms, record_totals
+from sqlclose.model.sparse_counts import dense_counts, kept_totals
 from sqlclose.privacy.distances import (
+    DeficitMap,
     deficit_map,
     distance,
     is_emd,
@@ -97,7 +99,7 @@ class _Cached(Criterion):
         raise NotImplementedError
 
     def _counts(self, hist: ClassHistograms) -> np.ndarray:
-        return hist.counts[self.index]  # type: ignore[attr-defined]
+        return dense_counts(hist.counts[self.index])  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -202,10 +204,10 @@ class EntropyLDiversity(_Cached):
         """The least exp(entropy) of the kept classes, over the values they hold. The domain also
         holds values only suppressed rows have: their zero columns shift how the row's sum groups
         its terms, and the report's value moved in its last digits with a suppressed row's value."""
-        counts = self._counts(hist)[kept]
-        counts = counts[:, counts.sum(axis=0) > 0]
-        worst = float(np.exp(_entropy(counts)).min()) if counts.shape[0] else None
-        return {**self.parameters(), "reached": worst}
+        held = kept_totals(hist.counts[self.index], kept) > 0
+        least = [np.exp(_entropy(self._counts(run)[kept[where]][:, held])).min()  # a run at a time: bounded
+                 for where, run in hist.spans(SLICE_BYTES) if kept[where].any()]
+        return {**self.parameters(), "reached": float(min(least)) if least else None}
 
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, shared by passes(), the measure and the bound on the same histograms."""
@@ -320,16 +322,16 @@ class TCloseness(_Cached):
     _point_mass: np.ndarray = field(init=False, repr=False)  # each value's distance as a class alone
     _farthest_first: np.ndarray = field(init=False, repr=False)  # the values by that distance, farthest first
     _farthest_mass: np.ndarray = field(init=False, repr=False)  # their distances, in that order
-    _deficit: np.ndarray | None = field(init=False, repr=False)  # values × terms (distances.deficit_map)
+    _deficit: DeficitMap | None = field(init=False, repr=False)  # counts → ψ's terms (distances.deficit_map)
     _shares: np.ndarray | None = field(init=False, repr=False)  # the table's shares of those terms
 
     def __post_init__(self) -> None:
         column = self.column
-        self._point_mass = point_mass_distances(column.q, column.distance, column.hierarchy)
+        self._point_mass = point_mass_distances(column.q, column.distance, column.tree)
         self._farthest_first = np.argsort(-self._point_mass, kind="stable")
         self._farthest_mass = self._point_mass[self._farthest_first]
-        self._deficit = deficit_map(column.distance, len(column.q), column.hierarchy)
-        self._shares = None if self._deficit is None else (column.q / column.q.sum()) @ self._deficit
+        self._deficit = deficit_map(column.distance, len(column.q), column.tree)
+        self._shares = None if self._deficit is None else self._deficit.of(column.q / column.q.sum())
 
     @property
     def t(self) -> float:
@@ -340,7 +342,7 @@ class TCloseness(_Cached):
         return "t"
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        return distance(self._counts(hist), self.column.q, self.column.distance, self.column.hierarchy)
+        return distance(self._counts(hist), self.column.q, self.column.distance, self.column.tree)
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.measure(hist) <= self.t + TOLERANCE
@@ -374,7 +376,7 @@ class TCloseness(_Cached):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
         if self._deficit is not None:
             sizes = record_totals(counts)
-            kept = largest_within(self._shares, counts @ self._deficit, sizes, self.t + TOLERANCE)
+            kept = largest_within(self._shares, self._deficit.of(counts), sizes, self.t + TOLERANCE)
             share = np.maximum(share, 1.0 - kept / sizes - TOLERANCE)
         if self.column.distance == "ordered":
             share = np.where(ordered_least_distance(present, self.column.q) > self.t + TOLERANCE, 1.0, share)
@@ -392,7 +394,7 @@ def max_distance(column: SensitiveAttribute) -> float:
     """The farthest any distribution of the table's values is from the table's: every distance here
     is convex, so it is the farthest one-value distribution."""
     q = column.q
-    return float(np.max(point_mass_distances(q, column.distance, column.hierarchy)[q > 0]))
+    return float(np.max(point_mass_distances(q, column.distance, column.tree)[q > 0]))
 
 
 def max_l1_distance(column: SensitiveAttribute) -> float:

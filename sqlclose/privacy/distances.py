@@ -15,6 +15,7 @@ Every distance here is convex in the class distribution — the property the sea
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -108,34 +109,64 @@ def ordered_least_distance(present: np.ndarray, q: Any) -> np.ndarray:
     return np.where(np.isfinite(nearest), nearest, 0.0) @ q / (m - 1)
 
 
-def deficit_map(name: str, values: int, hierarchy: Any = None) -> np.ndarray | None:
-    """A values × terms matrix M such that no sub-multiset U of T records of a class with counts
-    n is nearer to q than ψ(T) = Σ_j max(0, a_j − b_j / T), a = q @ M (q as shares) and b = n @ M.
-    U cannot hold more of a value (or of a hierarchy node, or on one side of an ordered gap) than
-    the class does: equal distance ½ Σ |u/T − q| ≥ Σ_v max(0, q_v − n_v / T) (M = I); hierarchical
-    the mean of that over levels 0…H−1, its EMD being that mean of equal EMDs (M = leaf-to-node
-    indicators of each level, / H); ordered, U's cumulative share at each gap lies within
-    [1 − (the class's records above it) / T, (those at or below it) / T] and its EMD is Σ over the
-    gaps of |F_U − F_q| / (m − 1) (M = at-or-below and above indicators of each gap, / (m − 1)).
-    None for KL, or when the distance is 0 for every distribution."""
+@dataclass(frozen=True)
+class DeficitMap:
+    """The terms of ψ for a distance (``deficit_map``): ``of(counts)`` is ``counts @ M`` for the
+    values × terms matrix M described there, computed from M's structure — identity, leaf-to-node
+    indicators, at-or-below steps — without building it (values × values float64 was 174 GiB at
+    431 k salaries). Rows of ``counts`` are classes (or one distribution), columns the values."""
+
+    name: str
+    values: int
+    level_codes: np.ndarray | None = None  # hierarchical: leaves × (H + 1), as in ``emd``
+
+    def of(self, counts: np.ndarray) -> np.ndarray:
+        counts = np.asarray(counts, dtype=np.float64)
+        if self.name == "hierarchical":
+            return self._by_levels(counts)
+        if self.name == "ordered":
+            return self._by_gaps(counts)
+        return counts  # equal, variational: M is the identity
+
+    def _by_levels(self, counts: np.ndarray) -> np.ndarray:
+        """Each leaf's count, then per level 1 … H − 1 the counts summed by node, all / H."""
+        codes = self.level_codes
+        height = codes.shape[1] - 1
+        blocks = [counts]
+        for level in range(1, height):
+            by_node = np.argsort(codes[:, level], kind="stable")
+            starts = np.flatnonzero(np.r_[True, np.diff(codes[by_node, level]) != 0])
+            blocks.append(np.add.reduceat(counts[..., by_node], starts, axis=-1))  # nodes in code order
+        return np.concatenate(blocks, axis=-1) / height
+
+    def _by_gaps(self, counts: np.ndarray) -> np.ndarray:
+        """Per gap between neighbouring values: the counts at or below it, then those above, / (m − 1)."""
+        gaps = self.values - 1
+        out = np.empty((*counts.shape[:-1], 2 * gaps))
+        np.cumsum(counts[..., :gaps], axis=-1, out=out[..., :gaps])
+        np.subtract(counts.sum(axis=-1, keepdims=True), out[..., :gaps], out=out[..., gaps:])
+        out /= gaps
+        return out
+
+
+def deficit_map(name: str, values: int, hierarchy: Any = None) -> DeficitMap | None:
+    """The terms of a lower bound: no sub-multiset U of T records of a class with counts n is nearer
+    to q than ψ(T) = Σ_j max(0, a_j − b_j / T), a = q @ M (q as shares) and b = n @ M, for a values ×
+    terms matrix M (``DeficitMap.of`` computes those products without building M). U cannot hold
+    more of a value (or of a hierarchy node, or on one side of an ordered gap) than the class does:
+    equal distance ½ Σ |u/T − q| ≥ Σ_v max(0, q_v − n_v / T) (M = I); hierarchical the mean of that
+    over levels 0…H−1, its EMD being that mean of equal EMDs (M = leaf-to-node indicators of each
+    level, / H); ordered, U's cumulative share at each gap lies within [1 − (the class's records
+    above it) / T, (those at or below it) / T] and its EMD is Σ over the gaps of |F_U − F_q| / (m − 1)
+    (M = at-or-below and above indicators of each gap, / (m − 1)). None for KL, or when the
+    distance is 0 for every distribution."""
     if name in ("equal", "variational"):
-        return np.eye(values)
+        return DeficitMap(name, values)
     if name == "hierarchical":
         codes = np.asarray(getattr(hierarchy, "level_codes", hierarchy))
-        height = codes.shape[1] - 1
-        if height == 0:
-            return None
-        blocks = [np.eye(values)]
-        for level in range(1, height):
-            indicator = np.zeros((values, int(codes[:, level].max()) + 1))
-            indicator[np.arange(values), codes[:, level]] = 1.0
-            blocks.append(indicator)
-        return np.hstack(blocks) / height
+        return None if codes.shape[1] == 1 else DeficitMap(name, values, codes)
     if name == "ordered":
-        if values == 1:
-            return None
-        at_or_below = (np.arange(values)[:, None] <= np.arange(values - 1)[None, :]).astype(np.float64)
-        return np.hstack([at_or_below, 1.0 - at_or_below]) / (values - 1)
+        return None if values == 1 else DeficitMap(name, values)
     return None
 
 

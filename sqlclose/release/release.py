@@ -28,6 +28,7 @@ from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, checked_node
+from sqlclose.model.sparse_counts import dense_counts, kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem, keyed_fingerprint
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
@@ -50,6 +51,7 @@ from sqlclose.release.utility_section import full_domain_utility, published
 from sqlclose.release.verify import compare, recheck_relation
 from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
+from sqlclose.search.batch_runner import dense_bytes_allowed
 from sqlclose.search.full_lattice import Evaluated
 from sqlclose.search.node_runner import NodeRunner
 from sqlclose.sql import queries as q
@@ -212,7 +214,8 @@ class Release:
 
     def _measure(self, levels: Node) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
         """A node's classes (one GROUP BY), its outcome and its failing classes."""
-        hist = NodeRunner(self.problem).histograms(tuple(range(len(self.problem.qis))), levels, keep=False)
+        hist = NodeRunner(self.problem).histograms(tuple(range(len(self.problem.qis))), levels, keep=False,
+                                                   cells_past=dense_bytes_allowed(self.problem.engine.memory_budget))
         outcome = judge(hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
         return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
                 hist, outcome.failing)
@@ -466,13 +469,13 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
     runs = hist.spans(SLICE_BYTES)  # one run of classes at a time: bounded temporaries on a large node
     for j in measured:
         sa = problem.sas[j]
-        released = kept @ hist.counts[j]
+        released = kept_totals(hist.counts[j], kept)
         # Over the values the file holds. The ordered distance's gaps are between them: a value only
         # suppressed rows had would widen the domain (and tell that they had it). In the equal and
         # the other sums an absent value weighs nothing, but its zero column regrouped the sum's
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
-        worst = [_largest_distance(run.counts[j][kept[where]][:, held], released[held], sa)
+        worst = [_largest_distance(dense_counts(run.counts[j])[kept[where]][:, held], released[held], sa)
                  for where, run in runs if kept[where].any()]
         out[sa.name] = float(max(worst))
     return out
@@ -486,7 +489,7 @@ def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> floa
     sum in the values' order and the hierarchy's, the same on every engine."""
     if sa.distance in ("equal", "variational"):
         return l1_closeness_value(counts, released) / 2
-    return float(distance(counts, released, sa.distance, sa.hierarchy).max())
+    return float(distance(counts, released, sa.distance, sa.tree).max())
 
 
 def _listed(node: dict[str, int]) -> str:

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.sparse_counts import dense_counts, kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
+from sqlclose.privacy.criteria import SLICE_BYTES
 from sqlclose.search.utility_costs import problem_metric
 from sqlclose.utility.full_domain import FullDomainCost, value_percents
 from sqlclose.utility.information_loss import (
@@ -132,22 +134,32 @@ def mean_of(alteration: dict[str, float | None]) -> float | None:
     return float(np.mean(values)) if values else None
 
 
-def sensitive_values(problem: Problem, counts: Sequence[np.ndarray], kept: np.ndarray) -> dict[str, dict]:
-    """Per sensitive column: the paper's l-diversity value and L1 t-closeness value over released classes."""
+def sensitive_values(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, dict]:
+    """Per sensitive column: the paper's l-diversity value and L1 t-closeness value over released
+    classes, one run of classes at a time (a released node of thousands of classes over 20,000 values
+    is gigabytes as one matrix). Each value is a largest (or least) of per-class figures, each summed
+    exactly, so the runs' extremes give the same bits as the whole's."""
     out = {}
+    runs = hist.spans(SLICE_BYTES)
     for j, sa in enumerate(problem.sas):
-        released = counts[j][kept]
+        totals = kept_totals(hist.counts[j], kept)
         # Over the values the release holds: a value only suppressed rows have is a zero column,
         # which shifts how each row's sum groups its terms (the last digits moved with it).
-        released = released[:, released.sum(axis=0) > 0]
-        if not released.shape[0]:
+        held = totals > 0
+        if not kept.any():
             out[sa.name] = {"l_diversity": None, "l1_closeness": None}
             continue
         # Against the released table's own distribution: the input's (sa.q) holds the suppressed
         # rows' values, which the release hides (t-closeness's max_emd is the one measure against it).
-        out[sa.name] = {"l_diversity": l_diversity_value(released),
-                        "l1_closeness": l1_closeness_value(released, released.sum(axis=0))}
+        figures = [_run_values(dense_counts(run.counts[j])[kept[where]][:, held], totals[held])
+                   for where, run in runs if kept[where].any()]  # two floats a run: one run's matrix at a time
+        out[sa.name] = {"l_diversity": min(f[0] for f in figures), "l1_closeness": max(f[1] for f in figures)}
     return out
+
+
+def _run_values(released: np.ndarray, totals: np.ndarray) -> tuple[float, float]:
+    """A run of released classes' least l-diversity value and largest L1 distance from ``totals``."""
+    return l_diversity_value(released), l1_closeness_value(released, totals)
 
 
 def full_domain_utility(problem: Problem, search: Search, levels: Sequence[int], hist: ClassHistograms,
@@ -159,7 +171,7 @@ def full_domain_utility(problem: Problem, search: Search, levels: Sequence[int],
     p_gen, p_root = value_percents(levels, [qi.levels - 1 for qi in problem.qis], problem.rows, suppressed)
     return {"metric": search.metric_name, "alteration": alteration, "mean_alteration": mean_of(alteration),
             "withheld": withheld(problem, search), "generalized_percent": p_gen, "root_percent": p_root,
-            "sensitive": sensitive_values(problem, hist.counts, ~failing)}
+            "sensitive": sensitive_values(problem, hist, ~failing)}
 
 
 def multidimensional_utility(problem: Problem, search: Search, run: GaaRun, hist: ClassHistograms) -> dict:
@@ -174,4 +186,4 @@ def multidimensional_utility(problem: Problem, search: Search, run: GaaRun, hist
             "withheld": withheld(problem, search),
             "generalized_percent": generalized_percent(trees, result.nodes, data.counts),
             "root_percent": root_percent(trees, result.nodes, data.counts),
-            "sensitive": sensitive_values(problem, hist.counts, np.ones(hist.classes, dtype=bool))}
+            "sensitive": sensitive_values(problem, hist, np.ones(hist.classes, dtype=bool))}

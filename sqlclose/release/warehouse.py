@@ -22,6 +22,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, writing_file
+from sqlclose.model.sparse_counts import values_held
 from sqlclose.model.spec import default_report_path
 from sqlclose.release import files
 from sqlclose.release.release import Release
@@ -96,7 +97,7 @@ class WarehouseRelease(Release):
         out = {"released_rows": int(sizes.sum()), "classes": int(kept.sum()),
                "min_class_size": int(sizes.min()) if sizes.size else 0}
         for j in range(len(self.problem.sas)):
-            distinct = (hist.counts[j][kept] > 0).sum(axis=1)
+            distinct = values_held(hist.counts[j])[kept]
             out[f"min_distinct_s{j}"] = int(distinct.min()) if distinct.size else 0
         return out
 

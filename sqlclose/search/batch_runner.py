@@ -25,6 +25,7 @@ from sqlclose.engine.limits import search_share
 from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, record_totals, tally
 from sqlclose.model.lattice import Node, predecessors
+from sqlclose.model.sparse_counts import SparseCounts
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, judging_bytes
 from sqlclose.search.floors import FloorChoice
@@ -332,10 +333,7 @@ class BatchRunner(FloorChoice):
         return no_classes(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])
 
     def _part_bytes(self) -> int:
-        """What one part of a kept level may cost in Python: the search's share of the user's memory
-        limit, if one was set (as the in-memory path), else ``RETURNED_BYTES``."""
-        budget = self.problem.engine.memory_budget
-        return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, search_share(budget))
+        return part_bytes(self.problem.engine.memory_budget)
 
     def _base_nodes(self, plan_rows: list[tuple]):
         return q.masked_nodes(self.keyed.table(), plan_rows)
@@ -354,7 +352,11 @@ class BatchRunner(FloorChoice):
         for w in range(1, self.packing.words):
             words[w][cid] = numpy_of(classes.column(key_column(w)))
         width = self.packing.sa_width
-        if len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's
+        too_large = count * width * 8 > dense_bytes_allowed(self.problem.engine.memory_budget)
+        if len(self.packing.sa_card) == 1 and too_large:  # a node over the part's budget alone: kept as cells
+            matrix = _as_cells(rows, (count, width))
+            sizes, matrices = np.rint(matrix.row_sums()).astype(np.int64), [matrix]
+        elif len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's
             matrix = _scattered(rows, count * width).reshape(count, width)
             sizes, matrices = np.rint(record_totals(matrix)).astype(np.int64), [matrix]
         else:
@@ -443,6 +445,27 @@ def _scattered(rows: pa.Table, cells: int) -> np.ndarray:
     for batch in rows.to_batches():
         out[numpy_of(batch.column("cell"))] = numpy_of(batch.column("n"))
     return out
+
+
+def part_bytes(budget: int | None) -> int:
+    """What one part of a kept level may cost in Python: the search's share of the user's memory
+    limit (the engine's ``memory_budget``), if one was set (as the in-memory path), else ``RETURNED_BYTES``."""
+    return RETURNED_BYTES if budget is None else min(RETURNED_BYTES, search_share(budget))
+
+
+def dense_bytes_allowed(budget: int | None) -> int:
+    """The largest classes × values matrix a part (or the released node's classes) holds dense, in
+    bytes: past it, its nonzero cells (``SparseCounts``), judged one run of classes at a time."""
+    return part_bytes(budget) // MATRIX_COPIES
+
+
+def _as_cells(rows: pa.Table, shape: tuple[int, int]) -> SparseCounts:
+    """The (cell, n) rows as a matrix kept by its nonzero cells (``SparseCounts``): what a node whose
+    dense classes × values matrix exceeds the part's budget alone comes back as (20,000 values × a few
+    thousand classes peaked at 1.3–1.7 GiB under a 600MB limit, docs/performance.md)."""
+    cells = np.concatenate([numpy_of(b.column("cell")) for b in rows.to_batches()] or [np.zeros(0, np.int64)])
+    n = np.concatenate([numpy_of(b.column("n")) for b in rows.to_batches()] or [np.zeros(0)])
+    return SparseCounts.from_cells(cells.astype(np.int64, copy=False), n, shape)
 
 
 def _parts(cost: np.ndarray, budget: int) -> list[tuple[int, int]]:

@@ -55,8 +55,10 @@ class NodeRunner:
         parents = [(self._cache[subset, p][1], p) for p in predecessors(node) if (subset, p) in self._cache]
         return min(parents) if parents else (self.problem.base_rows, None)
 
-    def histograms(self, subset: Subset, node: Node, keep: bool = True) -> ClassHistograms:
-        """Class histograms of one node; ``keys`` holds the codes of the subset's QIs."""
+    def histograms(self, subset: Subset, node: Node, keep: bool = True,
+                   cells_past: int | None = None) -> ClassHistograms:
+        """Class histograms of one node; ``keys`` holds the codes of the subset's QIs; ``cells_past``:
+        as ``class_histograms`` (not for a level's nodes: they are stacked dense)."""
         read, parent = self._source(subset, node)
         if parent is not None:
             source, from_levels = q.table(self._cache[subset, parent][0]), parent
@@ -78,7 +80,8 @@ class NodeRunner:
             self.problem.engine.register(name, result)
             self._cache[subset, node] = (name, result.num_rows)
         qi_codes = [self.problem.qis[i].coded.code for i in subset]
-        return class_histograms(result, qi_codes, [s.coded.code for s in sas], [len(s.domain) for s in sas])
+        return class_histograms(result, qi_codes, [s.coded.code for s in sas], [len(s.domain) for s in sas],
+                                cells_past)
 
     def release_cache(self) -> None:
         for name, _ in self._cache.values():

@@ -1,0 +1,185 @@
+"""The whole job bounded by --memory-limit with sensitive columns of large domains (reviewer rv24's
+cases, defects 1 and 2): t-closeness's suppression bound built a dense values × values matrix
+(``distances.deficit_map``: 174 GiB at 431 k values, exit 1 'internal error: MemoryError'), and the
+level batches and the released node a dense classes × values one (1.3–1.7 GiB under 600MB at 20,000
+values). Slow (a child CLI run each, ~5–45 s).
+
+Oracle: the child process's resident size sampled from /proc (tests/peak_memory.py), compared with
+the limit the user gave; and, for the crashes, the exit code / message contract of docs
+(exit 0 within the limit, or exit 5 naming the option — never exit 1 'internal error')."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+from peak_memory import run_peak
+
+pytestmark = pytest.mark.slow
+
+
+def _table(tmp_path: Path, rows: int, domain: int, text: bool = False) -> None:
+    value = f"(hash(i * 7 + 3) % {domain})::INTEGER"
+    if text:
+        value = f"'v' || {value}"
+    duckdb.connect().sql(f"""
+        COPY (SELECT (i % 90)::INTEGER AS age,
+                     lpad(CAST(hash(i) % 100000 AS VARCHAR), 5, '0') AS zip,
+                     CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END AS sex,
+                     {value} AS s
+              FROM range({rows}) t(i)) TO '{tmp_path / "in.parquet"}' (FORMAT parquet)""")
+    (tmp_path / "sex.csv").write_text("F;*\nM;*\n")
+
+
+QIS = """age = { bands = [5, 10, 20], domain = [0, 120] }
+zip = { mask = true, length = 5, alphabet = "0123456789" }
+sex = { file = "sex.csv" }"""
+
+
+def _spec(tmp_path: Path, sensitive: str, qis: str = QIS) -> Path:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f"""others = "drop"
+[source]
+path = "in.parquet"
+[output]
+path = "out/rel.parquet"
+[privacy]
+k = 5
+[quasi_identifiers]
+{qis}
+[sensitive.s]
+{sensitive}
+""")
+    return spec
+
+
+def _mib(b: float) -> str:
+    return f"{b / 2**20:.0f} MiB"
+
+
+def test_ordered_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
+    """300 k distinct salaries, ordered t: distances.deficit_map builds a values × values matrix
+    (174 GiB at 431 k values) before the search: exit 1 'internal error: MemoryError'. One QI (sex):
+    with age and zip besides, the search's ordered EMD over 300 k values per class takes minutes
+    (a matter of time, not of this bound)."""
+    _table(tmp_path, 300_000, 300_000)
+    spec = _spec(tmp_path, 'distance = "ordered"\nt = 0.2', qis='sex = { file = "sex.csv" }')
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "1GB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 4e9)
+    assert killed is None, killed
+    assert "internal error" not in err, err
+    assert rc in (0, 5), (rc, err)
+    if rc == 5:
+        assert "--memory-limit" in err or "memory_limit" in err, err
+    assert peak <= 1e9, _mib(peak)
+
+
+def test_equal_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
+    """The equal distance's deficit map is np.eye(values): 300 k values, 655 GiB."""
+    _table(tmp_path, 300_000, 300_000)
+    spec = _spec(tmp_path, 'distance = "equal"\nt = 0.3')
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "1GB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 4e9)
+    assert killed is None, killed
+    assert "internal error" not in err, err
+    assert rc in (0, 5), (rc, err)
+
+
+def test_hierarchical_t_on_a_100k_leaf_hierarchy_is_not_an_internal_error(tmp_path):
+    """A 100 k-leaf hierarchy (leaf → /100 → /10,000 → *): np.eye(100,000) is 74.5 GiB."""
+    _table(tmp_path, 300_000, 100_000, text=True)
+    duckdb.connect().sql(f"""COPY (SELECT 'v' || x, 'g' || (x // 100), 'G' || (x // 10000), '*'
+        FROM range(100000) t(x)) TO '{tmp_path / "s.csv"}' (HEADER false, DELIMITER ';', QUOTE '')""")
+    spec = _spec(tmp_path, 'distance = "hierarchical"\nhierarchy = "s.csv"\nt = 0.3')
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "1GB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 4e9)
+    assert killed is None, killed
+    assert "internal error" not in err, err
+    assert rc in (0, 5), (rc, err)
+
+
+def test_ordered_t_on_6000_values_stays_within_the_memory_limit(tmp_path):
+    """6,000 distinct values, ordered t, --memory-limit 700MB: the deficit map alone is
+    6,000 × 11,998 float64 (576 MB) with as large temporaries; the process peaked at ~1.4 GB+.
+    (8,000 values under 1GB: 2,223 MiB measured.)"""
+    _table(tmp_path, 50_000, 6_000)
+    spec = _spec(tmp_path, 'distance = "ordered"\nt = 0.3')
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "700MB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
+    assert killed is None, killed
+    assert rc in (0, 5), (rc, err)
+    assert peak <= 700e6, f"peak {_mib(peak)} over the 700MB ({_mib(700e6)}) limit, exit {rc}"
+
+
+def test_distinct_l_on_20000_values_stays_within_the_memory_limit(tmp_path):
+    """distinct l = 2 on 20,000 distinct values, 60 k rows, --memory-limit 600MB: the level batches
+    scatter each part into a dense classes × 20,000 float64 matrix (batch_runner._numbered), a
+    node larger than a part coming back whole: 1,344 MiB measured (200 k rows × 100 k values
+    under 1GB went past 5 GB and was killed)."""
+    _table(tmp_path, 60_000, 20_000)
+    spec = _spec(tmp_path, "distinct_l = 2")
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "600MB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
+    assert killed is None, killed
+    assert rc in (0, 5), (rc, err)
+    assert peak <= 600e6, f"peak {_mib(peak)} over the 600MB ({_mib(600e6)}) limit, exit {rc}"
+
+
+def test_check_ordered_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
+    """`sqlclose check --t --distance ordered` builds the same criteria: exit 1 'internal error'. One QI,
+    as the anonymize case above."""
+    _table(tmp_path, 300_000, 300_000)
+    rc, out, err, peak, killed = run_peak(["check", "in.parquet", "--qi", "sex", "--sensitive", "s",
+                                           "--t", "0.2", "--distance", "ordered", "--memory-limit", "1GB",
+                                           "--threads", "2", "-q"], tmp_path, 4e9)
+    assert killed is None, killed
+    assert "internal error" not in err, err
+    assert rc in (0, 3, 5), (rc, err)
+    assert peak <= 1e9, _mib(peak)
+
+
+def _small_with_big_hierarchy(tmp_path: Path, leaves: int) -> Path:
+    """2,000 rows holding 10 sensitive values; the sensitive hierarchy (an ICD-10-sized code list)
+    has ``leaves`` leaves: leaf → /100 → /1,000 → *."""
+    duckdb.connect().sql(f"""COPY (SELECT (i % 90)::INTEGER AS age, 'v' || (i % 10) AS s
+        FROM range(2000) t(i)) TO '{tmp_path / "in.parquet"}' (FORMAT parquet)""")
+    duckdb.connect().sql(f"""COPY (SELECT 'v' || x, 'g' || (x // 100), 'G' || (x // 1000), '*'
+        FROM range({leaves}) t(x)) TO '{tmp_path / "s.csv"}' (HEADER false, DELIMITER ';', QUOTE '')""")
+    spec = tmp_path / "spec.toml"
+    spec.write_text("""others = "drop"
+[source]
+path = "in.parquet"
+[output]
+path = "out/rel.parquet"
+[privacy]
+k = 5
+[quasi_identifiers]
+age = { bands = [5, 10, 20], domain = [0, 120] }
+[sensitive.s]
+distance = "hierarchical"
+hierarchy = "s.csv"
+t = 0.3
+""")
+    return spec
+
+
+def test_a_small_table_with_a_100k_leaf_sensitive_hierarchy_is_not_an_internal_error(tmp_path):
+    """2,000 rows, 10 values: exit 1 'MemoryError: Unable to allocate 74.5 GiB … (100000, 100000)'."""
+    spec = _small_with_big_hierarchy(tmp_path, 100_000)
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "600MB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
+    assert killed is None, killed
+    assert "internal error" not in err, err
+    assert rc in (0, 5), (rc, err)
+    assert peak <= 600e6, _mib(peak)
+
+
+def test_a_small_table_with_an_8000_leaf_sensitive_hierarchy_stays_within_the_limit(tmp_path):
+    """2,000 rows, 10 values, 8,000-leaf hierarchy, --memory-limit 600MB: 1,190 MiB measured
+    (np.eye(8,000) and its hstack copies in distances.deficit_map)."""
+    spec = _small_with_big_hierarchy(tmp_path, 8_000)
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "600MB",
+                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
+    assert killed is None, killed
+    assert rc in (0, 5), (rc, err)
+    assert peak <= 600e6, f"peak {_mib(peak)} over the 600MB ({_mib(600e6)}) limit, exit {rc}"
