@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,17 @@ def judges(monkeypatch) -> list[bool]:
 
     monkeypatch.setattr(verify_sql, "judge_for", spied)
     return found
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 KiB tmpfs filled to the last block (mounting needs root: skipped without it)."""
+    mount = tmp_path / "full"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        subprocess.run(["dd", "if=/dev/zero", f"of={mount / 'fill'}", "bs=4k", "count=1000"], capture_output=True)
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)

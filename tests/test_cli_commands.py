@@ -1038,20 +1038,6 @@ def test_a_full_disk_is_an_environment_failure_and_leaves_nothing(project):
     assert not out.exists() or list(out.iterdir()) == []
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """A 64 KiB tmpfs filled to the last block (mounting needs root: skipped without it)."""
-    mount = tmp_path / "full"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        subprocess.run(["dd", "if=/dev/zero", f"of={mount / 'fill'}", "bs=4k", "count=1000"], capture_output=True)
-        yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], capture_output=True)
-
-
 @pytest.mark.parametrize("output", ["out/release.parquet", "out/release.csv", "out/releases.duckdb"])
 def test_a_full_disk_under_the_report_names_the_report_not_the_output(project, full_disk, output):
     """Review rv24: every OSError of a write was told as the output's ('the disk is full while

@@ -264,7 +264,9 @@ writers.checkpoint = held
 sys.argv = ["sqlclose"] + sys.argv[3:]
 runpy.run_module("sqlclose.cli", run_name="__main__")
 """
-SAYS_WHEN_IT_WAITS = """
+# Says (by touching the file argv[1]) when its wait for a lock finds it held (not when the check for
+# a stale lock file finds it held, before the search), then runs sqlclose.
+SAYS_WHEN_ITS_WAIT_BEGINS = """
 import fcntl, runpy, sys
 from pathlib import Path
 waiting, real = Path(sys.argv[1]), fcntl.flock
@@ -272,7 +274,8 @@ def flock(fd, operation):
     try:
         return real(fd, operation)
     except BlockingIOError:
-        waiting.touch()
+        if sys._getframe(1).f_code.co_name == "lock_exclusively":
+            waiting.touch()
         raise
 fcntl.flock = flock
 sys.argv = ["sqlclose"] + sys.argv[2:]
@@ -307,8 +310,8 @@ def test_two_runs_writing_other_tables_into_one_database_keep_both(tmp_path, dat
         while not ready.exists():
             assert a.poll() is None and time.monotonic() < deadline, a.communicate()
             time.sleep(0.02)
-        b = subprocess.Popen([sys.executable, "-c", SAYS_WHEN_IT_WAITS, str(waiting), *_writing(d, "b")], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        b = subprocess.Popen([sys.executable, "-c", SAYS_WHEN_ITS_WAIT_BEGINS, str(waiting), *_writing(d, "b")],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         while not waiting.exists() and b.poll() is None:
             assert time.monotonic() < deadline + 120
             time.sleep(0.02)
@@ -380,23 +383,6 @@ def test_a_python_caller_is_warned_once_when_the_database_lock_wait_begins(tmp_p
             f"{tmp_path / '.r.duckdb.sqlclose.lock'})") in str(said[0].message), said[0].message
 
 
-# Says (by touching the file argv[1]) when its wait for a lock finds it held (not when the check for
-# a stale lock file finds it held, before the search), then runs sqlclose.
-SAYS_WHEN_ITS_WAIT_BEGINS = """
-import fcntl, runpy, sys
-from pathlib import Path
-waiting, real = Path(sys.argv[1]), fcntl.flock
-def flock(fd, operation):
-    try:
-        return real(fd, operation)
-    except BlockingIOError:
-        if sys._getframe(1).f_code.co_name == "lock_exclusively":
-            waiting.touch()
-        raise
-fcntl.flock = flock
-sys.argv = ["sqlclose"] + sys.argv[2:]
-runpy.run_module("sqlclose.cli", run_name="__main__")
-"""
 
 
 @pytest.mark.parametrize("quiet", [False, True], ids=["says", "quiet"])

@@ -57,6 +57,20 @@ def _mib(b: float) -> str:
     return f"{b / 2**20:.0f} MiB"
 
 
+def _anonymized_within(tmp_path: Path, spec: Path, limit: str, kill_at: float) -> None:
+    """``anonymize spec --memory-limit limit`` in a child watched from /proc: it ends (0, or 5 naming
+    the limit), never an internal error, and its peak stays within the limit."""
+    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", limit, "--threads", "2",
+                                           "--no-progress"], tmp_path, kill_at)
+    assert killed is None, killed
+    assert "internal error" not in err, err
+    assert rc in (0, 5), (rc, err)
+    if rc == 5:
+        assert "--memory-limit" in err or "memory_limit" in err, err
+    bound = {"600MB": 600e6, "700MB": 700e6, "1GB": 1e9}[limit]
+    assert peak <= bound, f"peak {_mib(peak)} over the {limit} ({_mib(bound)}) limit, exit {rc}"
+
+
 def test_ordered_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
     """300 k distinct salaries, ordered t: distances.deficit_map builds a values × values matrix
     (174 GiB at 431 k values) before the search: exit 1 'internal error: MemoryError'. One QI (sex):
@@ -64,25 +78,14 @@ def test_ordered_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
     (a matter of time, not of this bound)."""
     _table(tmp_path, 300_000, 300_000)
     spec = _spec(tmp_path, 'distance = "ordered"\nt = 0.2', qis='sex = { file = "sex.csv" }')
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "1GB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 4e9)
-    assert killed is None, killed
-    assert "internal error" not in err, err
-    assert rc in (0, 5), (rc, err)
-    if rc == 5:
-        assert "--memory-limit" in err or "memory_limit" in err, err
-    assert peak <= 1e9, _mib(peak)
+    _anonymized_within(tmp_path, spec, "1GB", 4e9)
 
 
 def test_equal_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
     """The equal distance's deficit map is np.eye(values): 300 k values, 655 GiB."""
     _table(tmp_path, 300_000, 300_000)
     spec = _spec(tmp_path, 'distance = "equal"\nt = 0.3')
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "1GB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 4e9)
-    assert killed is None, killed
-    assert "internal error" not in err, err
-    assert rc in (0, 5), (rc, err)
+    _anonymized_within(tmp_path, spec, "1GB", 4e9)
 
 
 def test_hierarchical_t_on_a_100k_leaf_hierarchy_is_not_an_internal_error(tmp_path):
@@ -91,11 +94,7 @@ def test_hierarchical_t_on_a_100k_leaf_hierarchy_is_not_an_internal_error(tmp_pa
     duckdb.connect().sql(f"""COPY (SELECT 'v' || x, 'g' || (x // 100), 'G' || (x // 10000), '*'
         FROM range(100000) t(x)) TO '{tmp_path / "s.csv"}' (HEADER false, DELIMITER ';', QUOTE '')""")
     spec = _spec(tmp_path, 'distance = "hierarchical"\nhierarchy = "s.csv"\nt = 0.3')
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "1GB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 4e9)
-    assert killed is None, killed
-    assert "internal error" not in err, err
-    assert rc in (0, 5), (rc, err)
+    _anonymized_within(tmp_path, spec, "1GB", 4e9)
 
 
 def test_ordered_t_on_6000_values_stays_within_the_memory_limit(tmp_path):
@@ -104,11 +103,7 @@ def test_ordered_t_on_6000_values_stays_within_the_memory_limit(tmp_path):
     (8,000 values under 1GB: 2,223 MiB measured.)"""
     _table(tmp_path, 50_000, 6_000)
     spec = _spec(tmp_path, 'distance = "ordered"\nt = 0.3')
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "700MB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
-    assert killed is None, killed
-    assert rc in (0, 5), (rc, err)
-    assert peak <= 700e6, f"peak {_mib(peak)} over the 700MB ({_mib(700e6)}) limit, exit {rc}"
+    _anonymized_within(tmp_path, spec, "700MB", 2.5e9)
 
 
 def test_distinct_l_on_20000_values_stays_within_the_memory_limit(tmp_path):
@@ -118,11 +113,7 @@ def test_distinct_l_on_20000_values_stays_within_the_memory_limit(tmp_path):
     under 1GB went past 5 GB and was killed)."""
     _table(tmp_path, 60_000, 20_000)
     spec = _spec(tmp_path, "distinct_l = 2")
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "600MB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
-    assert killed is None, killed
-    assert rc in (0, 5), (rc, err)
-    assert peak <= 600e6, f"peak {_mib(peak)} over the 600MB ({_mib(600e6)}) limit, exit {rc}"
+    _anonymized_within(tmp_path, spec, "600MB", 2.5e9)
 
 
 def test_check_ordered_t_on_a_large_domain_is_not_an_internal_error(tmp_path):
@@ -166,20 +157,11 @@ t = 0.3
 def test_a_small_table_with_a_100k_leaf_sensitive_hierarchy_is_not_an_internal_error(tmp_path):
     """2,000 rows, 10 values: exit 1 'MemoryError: Unable to allocate 74.5 GiB … (100000, 100000)'."""
     spec = _small_with_big_hierarchy(tmp_path, 100_000)
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "600MB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
-    assert killed is None, killed
-    assert "internal error" not in err, err
-    assert rc in (0, 5), (rc, err)
-    assert peak <= 600e6, _mib(peak)
+    _anonymized_within(tmp_path, spec, "600MB", 2.5e9)
 
 
 def test_a_small_table_with_an_8000_leaf_sensitive_hierarchy_stays_within_the_limit(tmp_path):
     """2,000 rows, 10 values, 8,000-leaf hierarchy, --memory-limit 600MB: 1,190 MiB measured
     (np.eye(8,000) and its hstack copies in distances.deficit_map)."""
     spec = _small_with_big_hierarchy(tmp_path, 8_000)
-    rc, out, err, peak, killed = run_peak(["anonymize", str(spec), "--memory-limit", "600MB",
-                                           "--threads", "2", "--no-progress"], tmp_path, 2.5e9)
-    assert killed is None, killed
-    assert rc in (0, 5), (rc, err)
-    assert peak <= 600e6, f"peak {_mib(peak)} over the 600MB ({_mib(600e6)}) limit, exit {rc}"
+    _anonymized_within(tmp_path, spec, "600MB", 2.5e9)

@@ -352,26 +352,18 @@ def test_the_verification_query_goes_beside_the_release_query_and_not_into_the_r
         "release.sql", "release.sql.report.json", "release.verify.sql", "second.verify.sql"]
 
 
-def test_a_full_disk_under_the_report_names_the_report(tmp_path, hostile):
+def test_a_full_disk_under_the_report_names_the_report(tmp_path, hostile, full_disk):
     """Review rv24: write_sql told every OSError as the release query's ('the disk is full while
     writing release.sql'), the report's too. Oracle: a 64 KiB tmpfs we filled ourselves holds the
     report only (mounting needs root: skipped without it)."""
     folder, spec = hostile
-    full = tmp_path / "full"
-    full.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        subprocess.run(["dd", "if=/dev/zero", f"of={full / 'fill'}", "bs=4k", "count=1000"], capture_output=True)
-        with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
-            with pytest.raises(EnvironmentFailure) as caught:
-                release.write_sql(tmp_path / "out" / "release.sql", report=full / "release.report.json")
-        assert str(caught.value) == (f"the environment refused: the disk is full while writing "
-                                     f"{full / 'release.report.json'}; nothing was placed at the output path")
-        assert sorted(p.name for p in full.iterdir()) == ["fill"]
-        assert not (tmp_path / "out").exists()
-    finally:
-        subprocess.run(["umount", str(full)], capture_output=True)
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        with pytest.raises(EnvironmentFailure) as caught:
+            release.write_sql(tmp_path / "out" / "release.sql", report=full_disk / "release.report.json")
+    assert str(caught.value) == (f"the environment refused: the disk is full while writing "
+                                 f"{full_disk / 'release.report.json'}; nothing was placed at the output path")
+    assert sorted(p.name for p in full_disk.iterdir()) == ["fill"]
+    assert not (tmp_path / "out").exists()
 
 
 def test_large_lookups_are_split_into_union_all_chunks(monkeypatch):

@@ -19,7 +19,7 @@ import duckdb
 import pytest
 import sqlglot
 from test_warehouse import TABLE3_T
-from warehouse_steps import histogram_in_warehouse, invoke, warehouse_spec
+from warehouse_steps import histogram_in_warehouse, invoke, warehouse_spec, warehouse_with
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -386,12 +386,9 @@ def test_a_csv_histogram_keeps_column_names_with_edge_spaces(tmp_path):
     header's names were trimmed. Now a histogram's header is read as written: the CSV export
     gives the Parquet export's release (oracle: the same release query, minus its salted first
     line, from both files)."""
-    db = tmp_path / "wh.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute('CREATE TABLE t(" pad age " INTEGER, disease VARCHAR)')
-    con.execute("INSERT INTO t SELECT 20 + (i % 30), CASE WHEN i % 2 = 0 THEN 'flu' ELSE 'cold' END "
-                "FROM range(120) r(i)")
-    con.close()
+    db = warehouse_with(tmp_path, 'CREATE TABLE t(" pad age " INTEGER, disease VARCHAR)',
+                        "INSERT INTO t SELECT 20 + (i % 30), CASE WHEN i % 2 = 0 THEN 'flu' ELSE 'cold' END "
+                        "FROM range(120) r(i)")
     spec = warehouse_spec(tmp_path, "t", [" pad age ", "disease"],
                           '[privacy]\nk = 5\n[quasi_identifiers]\n" pad age " = { bands = [5, 10] }\n'
                           '[sensitive.disease]\ndistinct_l = 2\n')

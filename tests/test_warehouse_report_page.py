@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-from warehouse_steps import histogram_in_warehouse, invoke, release_in_warehouse, warehouse_spec
+from warehouse_steps import histogram_in_warehouse, invoke, release_in_warehouse, warehouse_spec, warehouse_with
 
 BODY = """
 [privacy]
@@ -23,12 +23,9 @@ distinct_l = 2
 
 @pytest.fixture
 def made(tmp_path):
-    db = tmp_path / "wh.duckdb"
-    con = duckdb.connect(str(db))
-    con.execute("CREATE TABLE t(age INTEGER, sex VARCHAR, disease VARCHAR, name VARCHAR)")
-    con.execute("INSERT INTO t SELECT 20 + (i * 7) % 50, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END, "
-                "['flu', 'cold', 'hiv', 'ulcer'][1 + i % 4], 'person' || i FROM range(200) r(i)")
-    con.close()
+    db = warehouse_with(tmp_path, "CREATE TABLE t(age INTEGER, sex VARCHAR, disease VARCHAR, name VARCHAR)",
+                        "INSERT INTO t SELECT 20 + (i * 7) % 50, CASE WHEN i % 3 = 0 THEN 'F' ELSE 'M' END, "
+                        "['flu', 'cold', 'hiv', 'ulcer'][1 + i % 4], 'person' || i FROM range(200) r(i)")
     spec = warehouse_spec(tmp_path, "t", ["age", "sex", "disease", "name"], BODY, top='identifiers = ["name"]')
     histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
     r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec)

@@ -16,6 +16,18 @@ def invoke(*args: object):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+def warehouse_with(tmp: Path, *statements: str) -> Path:
+    """A DuckDB database ``tmp/wh.duckdb`` (the warehouse) made by ``statements``."""
+    db = tmp / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    try:
+        for statement in statements:
+            con.execute(statement)
+    finally:
+        con.close()
+    return db
+
+
 def warehouse_spec(tmp: Path, table: str, columns: list[str], body: str, top: str = "",
                    dialect: str = "duckdb") -> Path:
     """A warehouse spec for ``table`` whose release query is ``tmp/release.sql``."""
