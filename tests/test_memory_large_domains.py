@@ -136,22 +136,8 @@ def _small_with_big_hierarchy(tmp_path: Path, leaves: int) -> Path:
         FROM range(2000) t(i)) TO '{tmp_path / "in.parquet"}' (FORMAT parquet)""")
     duckdb.connect().sql(f"""COPY (SELECT 'v' || x, 'g' || (x // 100), 'G' || (x // 1000), '*'
         FROM range({leaves}) t(x)) TO '{tmp_path / "s.csv"}' (HEADER false, DELIMITER ';', QUOTE '')""")
-    spec = tmp_path / "spec.toml"
-    spec.write_text("""others = "drop"
-[source]
-path = "in.parquet"
-[output]
-path = "out/rel.parquet"
-[privacy]
-k = 5
-[quasi_identifiers]
-age = { bands = [5, 10, 20], domain = [0, 120] }
-[sensitive.s]
-distance = "hierarchical"
-hierarchy = "s.csv"
-t = 0.3
-""")
-    return spec
+    return _spec(tmp_path, 'distance = "hierarchical"\nhierarchy = "s.csv"\nt = 0.3',
+                 qis="age = { bands = [5, 10, 20], domain = [0, 120] }")
 
 
 def test_a_small_table_with_a_100k_leaf_sensitive_hierarchy_is_not_an_internal_error(tmp_path):
