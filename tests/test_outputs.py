@@ -102,6 +102,22 @@ def test_a_csv_source_reads_a_quoted_empty_field_as_an_empty_text(tmp_path):
     assert rows(counts + f"'{tmp_path / 'r2.parquet'}'") == [(2, 2)]
 
 
+def test_a_csv_source_with_no_null_strings_reads_every_empty_field_as_an_empty_text(tmp_path):
+    """`[source] nulls = []` (no text means NULL) stopped every job with DuckDB's raw Binder Error
+    ('nullstr requires a non-empty list'). Now every field is text, an empty one "" too. Oracle: the
+    lines written here (6 quoted "" and 6 empty fields), counted in the release by plain DuckDB."""
+    vals = ['""', "", "x", "y"]
+    lines = ["age,zip,val"] + [f"{20 + i % 30},4760{i % 3},{vals[i % 4]}" for i in range(24)]
+    (tmp_path / "in.csv").write_text("\n".join(lines) + "\n")
+    spec = {"others": "keep", "privacy": {"k": 3, "suppression": 0.1},
+            "source": {"path": str(tmp_path / "in.csv"), "nulls": []},
+            "quasi_identifiers": {"age": {"bands": [10, 20]}, "zip": {"mask": True, "length": 5}}}
+    with sqlclose.anonymize(None, spec) as release:
+        release.write(tmp_path / "out.parquet")
+    assert rows(f"SELECT count(*) FILTER (WHERE val = ''), count(*) FILTER (WHERE val IS NULL) "
+                f"FROM '{tmp_path / 'out.parquet'}'") == [(12, 0)]
+
+
 def test_csv_output_is_the_same_bytes_on_every_run(project):
     spec = sqlclose.load_spec(project / "spec.toml")
     digests = set()

@@ -40,6 +40,10 @@ from sqlclose.errors import (
 from sqlclose.model.column_names import refuse_renamed_columns
 from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 
+# ``[source] nulls = []``: no text means NULL. DuckDB wants a non-empty list, and a line break is
+# a string no unquoted field holds (it ends the record), while a quoted one is never NULL here.
+NO_NULL_TEXT = "\n"
+
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
@@ -632,7 +636,7 @@ class DuckDBEngine(Engine):
         # A quoted field is the text it holds: "" an empty text, as sqlclose's own CSV writes it (a NULL
         # is an empty field), so a CSV release read back keeps the two apart; DuckDB's default read "" as NULL.
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
-                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls),
+                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls) or [NO_NULL_TEXT],
                    "allow_quoted_nulls": False}
         return _reader("read_csv", path, options)
 
