@@ -286,6 +286,8 @@ def test_a_declared_number_column_is_read_as_written_on_both_engines(tmp_path, s
     # rv10 #8: a separator in the fraction was refused as "a fraction … the type would change"
     ("1.5_0", "DECIMAL(10, 2)", "1.50"), ("1_0.2_5", "DECIMAL(10, 2)", "10.25"), ("5.000_0", "BIGINT", "5"),
     ("1.5_05", "DECIMAL(10, 2)", None),
+    # a nonzero below DOUBLE's least read as 0 on both engines: refused; a subnormal is the nearest DOUBLE
+    ("1e-400", "DOUBLE", None), ("1e-310", "DOUBLE", "1e-310"),
 ])
 def test_a_declared_number_column_gets_one_answer_on_both_engines(tmp_path, spark_session, text, kind, released):
     """The same CSV and spec was released on one engine and refused on the other: '1_000' declared

@@ -230,6 +230,9 @@ def _moment(kind: str, text: str) -> object:
     ("DOUBLE", ["1e400", "1.5"], True),
     ("DOUBLE", ["-1e400", "1.5"], True),
     ("DOUBLE", ["1e300", "1.5"], False),
+    ("DOUBLE", ["1e-400", "2.5"], True),  # a nonzero below DOUBLE's least, read as 0: a value no row holds
+    ("DOUBLE", ["-0.0000e-999", "1.5"], False),  # zero written small is still zero
+    ("DOUBLE", ["1e-310", "1.5"], False),  # a subnormal: the nearest DOUBLE, as 0.1 is
 ])
 def test_a_declared_date_time_or_double_releases_the_values_as_the_csv_writes_them(tmp_path, declared, values,
                                                                                     refused):

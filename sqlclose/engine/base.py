@@ -200,7 +200,8 @@ def _changed_numbers_message(column: str, kind: str, count: int) -> str:
     if kind == "DOUBLE":
         return (f"column {column!r} is declared DOUBLE but holds {count} value(s) not read as written: a spelling "
                 "an engine reads as a number although not a plain one (a type suffix; the engines read such "
-                "spellings differently), or a number past DOUBLE's range (beyond ±1.8e308, read as infinity); write "
+                "spellings differently), or a number past DOUBLE's range (beyond ±1.8e308, read as infinity, or a "
+                "nonzero one below ±4.9e-324, read as 0); write "
                 "them as plain decimal or scientific numbers, declare it \"DECIMAL(precision, scale)\" or "
                 "\"VARCHAR\", or fix the values")
     return (f"column {column!r} is declared {kind} but holds {count} number(s) that type would change (a fraction, "
@@ -415,9 +416,14 @@ class Engine(ABC):
         changed = exp.and_(exp.Not(this=exact.copy()), exp.or_(read, _finite(self.read_number(value.copy(), "DOUBLE"))))
         if kind != "DOUBLE":
             return changed
-        # A plain number past DOUBLE's range (1e400) reads as ±inf: a value no row holds.
+        # A plain number past DOUBLE's range (1e400) reads as ±inf, and a nonzero one below its least
+        # (1e-400) as 0: values no row holds.
         plain = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(rf"^\s*[+-]?{_DOUBLE_NUMBER}\s*$"))
-        return exp.or_(changed, exp.and_(plain, exp.Not(this=_finite(self.read_number(value.copy(), kind)))))
+        nonzero = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(r"^\s*[+-]?[0_.]*[1-9]"))
+        read_as = self.read_number(value.copy(), kind)
+        lost = exp.or_(exp.Not(this=_finite(read_as)), exp.and_(nonzero, exp.EQ(this=read_as.copy(),
+                                                                                 expression=exp.Literal.number(0))))
+        return exp.or_(changed, exp.and_(plain, lost))
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         """Run a query, keep its result engine-side under ``name`` (replacing an earlier one) and
