@@ -726,7 +726,7 @@ def test_check_against_refuses_a_figure_of_the_wrong_type_naming_it(table3_relea
                                          ("generalization.zip.label_count", "3"),
                                          ("generalization.zip.label_count", None), ("generalization.zip.labels", None),
                                          ("t_against_release.disease", None), ("privacy.suppression_limit", None),
-                                         ("lattice.size", None)])
+                                         ("lattice.size", None), ("utility.average_class_size", None)])
 def test_report_page_refuses_a_figure_of_the_wrong_type(table3_release, tmp_path, path, value):
     """Review rv21 #4: `sqlclose report` crashed (exit 1) drawing the page of a report with a figure
     of the wrong type. It reads the report as check --against does: exit 2 naming the field, and

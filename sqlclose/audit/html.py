@@ -29,7 +29,7 @@ PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "ut
 # The figures the page formats as numbers (a count's digits, "0.2963"), given null by no report sqlclose writes.
 PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generalization.*.label_count",
                "lattice.size", "lattice.complete", "lattice.seconds", "gaa.metric", "gaa.strategy", "gaa.seconds",
-               "privacy.suppression_limit", "t_against_release.*")
+               "privacy.suppression_limit", "t_against_release.*", "utility.average_class_size")
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
