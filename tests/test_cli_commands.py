@@ -744,6 +744,20 @@ def test_report_page_refuses_a_figure_of_the_wrong_type(table3_release, tmp_path
     assert not (tmp_path / "p.html").exists()
 
 
+def test_report_page_refuses_an_l_model_reached_as_null(table3_release, tmp_path):
+    """An l or p model's `reached` given as null crashed the page (it prints it as a number); no
+    report sqlclose writes holds one. Refused (exit 2) naming the field, no page written."""
+    release, doc = table3_release
+    edited = json.loads(json.dumps(doc))
+    edited["privacy"]["sensitive"]["disease"]["entropy_l"] = {"l": 2, "reached": None}
+    report = tmp_path / "edited.report.json"
+    report.write_text(json.dumps(edited))
+    result = invoke("report", report, "--html", tmp_path / "p.html")
+    assert result.exit_code == 2, result.output
+    assert "privacy.sensitive.disease.entropy_l.reached is null, not" in result.output, result.output
+    assert not (tmp_path / "p.html").exists()
+
+
 @pytest.mark.parametrize("rows, dropped, says", [
     (5, -4, "input.dropped_null_rows is -4, a negative count"),
     (9, 10, "input.dropped_null_rows is 10, more than the 9 rows read (input.rows)")])

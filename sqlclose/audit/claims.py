@@ -82,7 +82,7 @@ _KINDS = {
     "object": ("an object", lambda v: isinstance(v, dict)),
     "strings": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
 }
-_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
+L_AND_P_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
 _FIGURES: dict[str, str] = {
     "input.source": "string", "algorithm": "string", "node": "object", "node.*": "level", "node_given": "flag",
     "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
@@ -97,8 +97,9 @@ _FIGURES: dict[str, str] = {
     "privacy.sensitive.*.distance": "string", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
     "privacy.sensitive.*.max_emd": "number", "privacy.sensitive.*.max_distance": "number",
     "privacy.sensitive.*.withheld": "string",
-    **{f"privacy.sensitive.*.{model}": "object" for model in _MODELS},
-    **{f"privacy.sensitive.*.{model}.{key}": "number" for model in _MODELS for key in ("l", "c", "p", "reached")},
+    **{f"privacy.sensitive.*.{model}": "object" for model in L_AND_P_MODELS},
+    **{f"privacy.sensitive.*.{model}.{key}": "number" for model in L_AND_P_MODELS
+       for key in ("l", "c", "p", "reached")},
     "t_against_release": "object", "t_against_release.*": "number",
     "utility.discernibility": "count", "utility.average_class_size": "number", "utility.metric": "string",
     "utility.alteration": "object", "utility.alteration.*": "number", "utility.mean_alteration": "number",

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from sqlclose.audit.check import CheckReport, check
-from sqlclose.audit.claims import REPORT_FIELDS, read_report
+from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, read_report
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
@@ -29,7 +29,8 @@ PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "ut
 # The figures the page formats as numbers (a count's digits, "0.2963"), given null by no report sqlclose writes.
 PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generalization.*.label_count",
                "lattice.size", "lattice.complete", "lattice.seconds", "gaa.metric", "gaa.strategy", "gaa.seconds",
-               "privacy.suppression_limit", "t_against_release.*", "utility.average_class_size")
+               "privacy.suppression_limit", "t_against_release.*", "utility.average_class_size",
+               *(f"privacy.sensitive.*.{model}.reached" for model in L_AND_P_MODELS))
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
