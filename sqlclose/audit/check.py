@@ -30,7 +30,7 @@ from sqlclose.engine.base import FileRead, leaves_as_found
 from sqlclose.errors import DataError, HierarchyWarning, InputError, SpecError
 from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.spec import Sensitive, Spec, as_spec, static_hierarchy, validation_problems
+from sqlclose.model.spec import MAX_DECIMAL_DIGITS, Sensitive, Spec, as_spec, static_hierarchy, validation_problems
 from sqlclose.prepare.problem import float_spellings, require_columns
 from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
@@ -163,7 +163,7 @@ def _common_decimal(one: pa.DataType, other: pa.DataType) -> str | None:
     if one == other or None in digits:
         return None
     whole, scale = max(d[0] for d in digits), max(d[1] for d in digits)
-    return f"DECIMAL({whole + scale}, {scale})" if whole + scale <= 38 else None
+    return f"DECIMAL({whole + scale}, {scale})" if whole + scale <= MAX_DECIMAL_DIGITS else None
 
 
 def _digits(kind: pa.DataType) -> tuple[int, int] | None:

@@ -212,10 +212,9 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
 def _refuse_inside_folder_releases(target) -> None:
     """Refuse an output or report inside a Parquet folder release, as a page there is: before the
     search (``Release.write`` refuses it again, for the Python API)."""
-    from sqlclose.release.files import refuse_inside_folder_releases
+    from sqlclose.release.files import refuse_pair_inside_folder_releases
 
-    refuse_inside_folder_releases(target.path, "output")
-    refuse_inside_folder_releases(target.report, "report")
+    refuse_pair_inside_folder_releases(target.path, target.report)
 
 
 def _own_page(page: Path, current: dict | None) -> bool:

@@ -26,7 +26,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import EngineError, InputError
-from sqlclose.model.spec import DECIMAL_TYPE
+from sqlclose.model.spec import DECIMAL_TYPE, MAX_DECIMAL_DIGITS
 
 # Types whose values are equal exactly when their texts are (Engine.hashed_as_is): casting them to
 # text for the truth test's row keys cost ~0.35 s of its 2.9 s at 10 M rows (four integer and date
@@ -111,7 +111,6 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
 # integer part's without its leading zeros (group 1), the fraction's without its trailing ones (group 3).
 DECIMAL_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)\s*"
 DECIMAL_DIGITS = r"\s*[+-]?0*([1-9][0-9]*)?(\.([0-9]*[1-9])?0*)?\s*"
-MAX_DECIMAL_DIGITS = 38  # both engines' widest DECIMAL
 
 
 def exact_number_type(values: int, decimals: int, whole_digits: int, fraction_digits: int) -> str | None:

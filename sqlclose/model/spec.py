@@ -397,6 +397,7 @@ CSV_TYPES = ("VARCHAR", "BIGINT", "DOUBLE", "DECIMAL", "DATE", "TIMESTAMP", "TIM
 # DECIMAL(precision, scale), as a spec writes it ("DECIMAL(12, 2)", a money column's; plain DECIMAL
 # is DECIMAL(18,3)) and as DuckDB names it ("DECIMAL(12,2)").
 DECIMAL_TYPE = re.compile(r"DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)")
+MAX_DECIMAL_DIGITS = 38  # the widest DECIMAL both engines hold
 GLOB_CHARACTERS = frozenset("*?[]{}")
 
 
@@ -410,10 +411,10 @@ def _csv_type(column: str, name: str) -> str:
         return upper
     if decimal := DECIMAL_TYPE.fullmatch(upper):
         precision, scale = (int(g) for g in decimal.groups())
-        if 1 <= precision <= 38 and scale <= precision:
+        if 1 <= precision <= MAX_DECIMAL_DIGITS and scale <= precision:
             return f"DECIMAL({precision},{scale})"
-        raise ValueError(f"column {column!r}: type {name!r} needs 1 <= precision <= 38 and scale <= precision, "
-                         "e.g. \"DECIMAL(12, 2)\"")
+        raise ValueError(f"column {column!r}: type {name!r} needs 1 <= precision <= {MAX_DECIMAL_DIGITS} and "
+                         "scale <= precision, e.g. \"DECIMAL(12, 2)\"")
     raise ValueError(f"column {column!r}: type {name!r} is not one of {', '.join(CSV_TYPES)} or "
                      "DECIMAL(precision, scale)")
 

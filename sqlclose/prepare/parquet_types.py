@@ -15,8 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlclose.errors import InputError
+from sqlclose.model.spec import MAX_DECIMAL_DIGITS
 
-MOST_DECIMAL_DIGITS = 38  # DuckDB's widest DECIMAL
 _NANOS_PER_MICRO = 1000
 
 
@@ -42,10 +42,10 @@ def refuse_narrowed_columns(path: Path) -> None:
     for i in range(len(schema)):
         leaf = schema.column(i)
         column = _top_level(leaf.path, names)
-        if leaf.logical_type.type == "DECIMAL" and leaf.precision > MOST_DECIMAL_DIGITS:
+        if leaf.logical_type.type == "DECIMAL" and leaf.precision > MAX_DECIMAL_DIGITS:
             raise InputError(f"cannot read {path}: column {column!r} is a DECIMAL of {leaf.precision} digits"
                              f"{' (in its field ' + repr(leaf.path) + ')' if leaf.path != column else ''}, more than "
-                             f"the engine's {MOST_DECIMAL_DIGITS}, which it would read as a rounded DOUBLE (values "
+                             f"the engine's {MAX_DECIMAL_DIGITS}, which it would read as a rounded DOUBLE (values "
                              "no row holds); write it as text, or as a DECIMAL of at most 38 digits, first")
         if leaf.physical_type == "INT96" and column not in int96:
             int96.append(column)

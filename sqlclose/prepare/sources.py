@@ -32,7 +32,7 @@ from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns
-from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, Source, suffix_kind
+from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
 from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
 from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
@@ -138,7 +138,7 @@ def _arrow_cast_hint(index: int, column: str, kind: pa.DataType, label: str) -> 
     float32, a 256-bit decimal to decimal128 when its precision fits DuckDB's 38 digits, else to text."""
     if pa.types.is_float16(kind):
         lead, target, dtype = "cast it first", "pa.float32()", '"float32"'
-    elif pa.types.is_decimal(kind) and kind.precision <= 38:
+    elif pa.types.is_decimal(kind) and kind.precision <= MAX_DECIMAL_DIGITS:
         lead, target = "cast it first", f"pa.decimal128({kind.precision}, {kind.scale})"
         dtype = f"pd.ArrowDtype({target})"
     elif pa.types.is_decimal(kind):
@@ -371,9 +371,10 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         # the files the database's views it names read
         on_database = bool(source.path) and isinstance(engine, DuckDBEngine)
         catalog, search_path = _catalog(engine.fetch) if on_database else ({}, "")
+        names = _names_read(source.query, catalog) if source.folder is not None or on_database else []
         if source.folder is not None:
-            _refuse_working_folder_names(_names_read(source.query, catalog), source.folder, f"the source {label}")
-        views = connection_files(source.query, catalog, search_path) if on_database else []
+            _refuse_working_folder_names(names, source.folder, f"the source {label}")
+        views = _files_in_search_path(names, search_path) if on_database else []
     except BaseException:
         if own:
             engine.close()
@@ -431,8 +432,13 @@ def connection_files(sql: str, views: dict[str, str], search_path: str) -> list[
     (lower-case name → its SQL) it names, and theirs: looked up in the connection's
     ``file_search_path`` and the working folder, as DuckDB looks them up. A relation is the Python
     form of a source query, so no output may replace them either."""
+    return _files_in_search_path(_names_read(sql, views), search_path)
+
+
+def _files_in_search_path(names: list[str], search_path: str) -> list[Path]:
+    """The existing files ``names`` (``_names_read``) are, looked up as DuckDB looks them up."""
     folders = [Path(p).expanduser() for p in search_path.split(",") if p.strip()]
-    return _files_of(_names_read(sql, views), folders)
+    return _files_of(names, folders)
 
 
 def _names_read(sql: str, views: dict[str, str]) -> list[str]:
@@ -548,10 +554,11 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             _check_table(engine, relation, f"table {source.table!r} in {source.path}")
             named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
             views, search_path = _catalog(engine.fetch)
-            _refuse_working_folder_names(_names_read(named, views), source.path.parent, label)
+            names = _names_read(named, views)
+            _refuse_working_folder_names(names, source.path.parent, label)
             schema, _, name = source.table.rpartition(".")
             _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
-            files += connection_files(named, views, search_path)  # a view of the database reads them
+            files += _files_in_search_path(names, search_path)  # a view of the database reads them
     except BaseException:
         if own:
             engine.close()

@@ -167,6 +167,12 @@ def refuse_inside_folder_releases(target: Path, role: str) -> None:
                                 "its report: choose a path outside it")
 
 
+def refuse_pair_inside_folder_releases(path: Path, report: Path) -> None:
+    """``refuse_inside_folder_releases`` for a release's output and its report."""
+    refuse_inside_folder_releases(path, "output")
+    refuse_inside_folder_releases(report, "report")
+
+
 def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "the release") -> None:
     """Refuse a target that is — through any path, symlink or hard link — a file the job reads, or
     that lies in a folder the job reads (a Parquet folder source) or matches its pattern (a glob

@@ -330,8 +330,7 @@ class Release:
             if given is not None:  # before the format's checks: an input is never written, whatever its suffix
                 files.refuse_inputs(Path(given), role, self.inputs)
         target = Target.of(path, report, format, table, overwrite, partition_by)
-        files.refuse_inside_folder_releases(target.path, "output")
-        files.refuse_inside_folder_releases(target.report, "report")
+        files.refuse_pair_inside_folder_releases(target.path, target.report)
         return write_release(self, target)
 
     def write_parquet(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:

@@ -124,8 +124,7 @@ class WarehouseRelease(Release):
         report_path = Path(report).expanduser() if report else default_report_path(path)
         verify = verification_path(path)
         # The verification file lies beside the query: inside a folder release only if the query is.
-        files.refuse_inside_folder_releases(path, "output")
-        files.refuse_inside_folder_releases(report_path, "report")
+        files.refuse_pair_inside_folder_releases(path, report_path)
         refuse_report_at_verification(path, report_path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))

@@ -384,8 +384,7 @@ class DuckDBTableWriter(Writer):
         try:
             version = database_file.storage_version(engine, old) if old is not None else None
             doc = self._write_new_file(release, target, engine, old, txn.data, version)
-            with writing_file(path):  # the database file, a symlink's target: the disk its new file is on
-                files.fsync(txn.data)
+            files.fsync(txn.data)  # a full disk names data_file: the database file, a symlink's target
             _write_report(txn, doc, target)
             if old is not None:
                 shutil.copymode(path, txn.data)
