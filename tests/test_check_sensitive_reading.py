@@ -25,6 +25,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from click.testing import CliRunner
 
 from sqlclose.cli import main
@@ -115,6 +116,18 @@ def test_check_without_a_spec_reads_csv_decimals_exactly(tmp_path):
     s = audited(cli("check", out, "--qi", "g", "--sensitive", "s", "--distinct-l", "2", "--json"))
     assert s["distinct_l"]["reached"] == 2 and s["domain_size"] == 3
     assert abs(s["distances"]["ordered"]["reached"] - float(file_oracle(out, "DECIMAL(18,4)")[2])) <= 1e-12
+
+
+@pytest.mark.spark
+def test_check_on_spark_reads_csv_decimals_exactly_as_duckdb_does(tmp_path, spark_session):
+    """The Spark engine read an audited CSV column as text (`numbers_if_numeric` was DuckDB's alone):
+    no ordered distance, where DuckDB measured one. It is now read in the same one pass on both.
+    Oracle: a GROUP BY of the file read as DECIMAL(18, 4), and the exact ordered EMD over it."""
+    out = released(tmp_path, DECIMALS, "DECIMAL(18, 4)")
+    domain, distinct, worst = file_oracle(out, "DECIMAL(18,4)")
+    s = audited(cli("check", out, "--qi", "g", "--sensitive", "s", "--engine", "spark", "--json"))
+    assert (s["domain_size"], s["distinct_l"]["reached"]) == (domain, distinct)
+    assert abs(s["distances"]["ordered"]["reached"] - float(worst)) <= 1e-12
 
 
 def test_check_does_not_round_a_fraction_past_a_sample_of_whole_numbers(tmp_path):

@@ -186,7 +186,7 @@ def _digit_counts(value: exp.Expression) -> list[exp.Expression]:
     def most(group: int) -> exp.Expression:
         digits = exp.RegexpExtract(this=value.copy(), expression=exp.Literal.string(f"^{DECIMAL_DIGITS}$"),
                                    group=exp.Literal.number(group))
-        return exp.Max(this=exp.If(this=decimal.copy(), true=exp.Length(this=digits)))
+        return exp.Max(this=exp.If(this=decimal.copy(), true=exp.Length(this=digits), false=exp.Null()))
 
     return [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[decimal]), most(1), most(3)]
 

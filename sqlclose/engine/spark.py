@@ -432,11 +432,15 @@ class SparkEngine(Engine):
     def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
         """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
         the rule DuckDB reads them by; DOUBLE for the others, as on DuckDB, so that a value that is
-        no number is refused (``_refuse_unread``). The same pass refuses a declared BIGINT or DECIMAL
-        column holding numbers its type would change (``Engine.number_types``)."""
+        no number is refused (``_refuse_unread``); an audited column (``numbers_if_numeric``) the
+        number type that reads every value exactly, as on DuckDB. The same pass refuses a declared
+        BIGINT or DECIMAL column holding numbers its type would change (``Engine.number_types``)."""
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
+        audited = [c for c in read.numbers_if_numeric if c in columns and c not in read.types and c not in wanted]
         declared = {c: t for c, t in read.types.items() if c in columns}
-        return {c: t or "DOUBLE" for c, t in self.number_types(_table(view), declared, wanted).items()}
+        found = self.number_types(_table(view), declared, wanted, exact=audited)
+        # an audited column no number type reads exactly stays the text it is, as on DuckDB
+        return {c: t or "DOUBLE" for c, t in found.items() if c not in audited or t}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)
