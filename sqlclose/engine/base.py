@@ -14,7 +14,10 @@ marker (``placeholder``) and ``bind`` shapes the values the way the driver takes
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 import uuid
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -256,6 +259,28 @@ class Engine(ABC):
         for attr in ("name", "dialect"):
             if not isinstance(getattr(cls, attr, None), str):
                 raise TypeError(f"engine {cls.__name__} must declare the class attribute {attr!r} (a str)")
+
+    # The folder of links ``link_to`` makes (when a first is), and its removal, run once: by ``close``
+    # (``remove_links``) or when the engine is collected unclosed.
+    _link_folder: Path | None = None
+    _link_cleanup: weakref.finalize | None = None
+
+    def link_to(self, path: Path) -> Path:
+        """A link of a plain name (``source<n>`` and ``path``'s suffix) to the file or folder ``path``,
+        in a temporary folder of the engine's own: read through it, a path an engine would read
+        otherwise (DuckDB's glob characters, Spark's hidden ``_``/``.`` names) reads that one file."""
+        if self._link_folder is None:
+            self._link_folder = Path(tempfile.mkdtemp(prefix="sqlclose-links-"))
+            self._link_cleanup = weakref.finalize(self, shutil.rmtree, str(self._link_folder), True)
+        link = self._link_folder / f"source{len(list(self._link_folder.iterdir()))}{''.join(path.suffixes[-1:])}"
+        link.symlink_to(path.resolve())
+        return link
+
+    def remove_links(self) -> None:
+        """The links' folder removed (the links alone, never what they point to), once."""
+        if self._link_cleanup is not None:
+            self._link_cleanup()
+            self._link_folder, self._link_cleanup = None, None
 
     # Bytes the user allowed this job (``[engine] memory_limit``), or None when no limit was set:
     # the search counts its Python-side structures against it (search.memory_runner.takes).

@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-import shutil
-import tempfile
 import warnings
 import weakref
 from collections.abc import Iterator, Sequence
@@ -243,14 +241,12 @@ class DuckDBEngine(Engine):
         self._engine_limit = engine_share(self.memory_budget) if self.memory_budget else None
         self._monitor: duckdb.DuckDBPyConnection | None = None
         self._temp: list[tuple[str, str]] = []  # (kind, name) to drop on close
-        self._links: Path | None = None  # folder of literal-path links, removed on close
         self._parquet_sources: set[str] = set()  # the Parquet files (or patterns) read as sources, as given
         # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
         # its links folder removed. The callbacks hold the cursor and the lists, never the engine.
         # Our own connection goes with the engine.
         self._cleanup = None if connection is None else weakref.finalize(self, _drop_all, self.con, self._temp)
-        self._links_cleanup: weakref.finalize | None = None
 
     @staticmethod
     def is_connection(obj: object) -> bool:
@@ -605,12 +601,7 @@ class DuckDBEngine(Engine):
         odd = GLOB_CHARACTERS | ({"="} if hive_root else set())
         if not any(ch in odd for ch in str(path)):
             return str(path)
-        if self._links is None:
-            self._links = Path(tempfile.mkdtemp(prefix="sqlclose-links-"))
-            self._links_cleanup = weakref.finalize(self, shutil.rmtree, str(self._links), True)
-        link = self._links / f"source{len(list(self._links.iterdir()))}{''.join(path.suffixes[-1:])}"
-        link.symlink_to(path.resolve())
-        return str(link)
+        return str(self.link_to(path))
 
     def _files_below(self, folder: Path, files: Sequence[Path]) -> list[str]:
         """``files`` of a Hive-partitioned ``folder``, read through its plain-named link where its
@@ -939,9 +930,7 @@ class DuckDBEngine(Engine):
             self._temp.clear()
         if self._cleanup is not None:  # our cursor of a caller's connection: what it made, then itself
             self._cleanup()
-        if self._links_cleanup is not None:
-            self._links_cleanup()  # removes the folder, once
-            self._links, self._links_cleanup = None, None
+        self.remove_links()
         if self._own:
             self.con.close()  # DuckDB removes the temp directory it made; the folders above it stay
         self.closed = True

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 import re
-import shutil
-import tempfile
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -199,7 +196,6 @@ class SparkEngine(Engine):
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
-        self._links_folder: Path | None = None  # made on the first link, removed on close
 
     # ---- dialect pieces ----------------------------------------------------------------------
     def placeholder(self, index: int) -> exp.Expression:
@@ -339,11 +335,7 @@ class SparkEngine(Engine):
         if not hidden_name(path.name):
             return literal_path(path)
         if path not in self._links:
-            if self._links_folder is None:
-                self._links_folder = Path(tempfile.mkdtemp(prefix="sqlclose-spark-links-"))
-            link = self._links_folder / f"file-{len(self._links)}{path.suffix}"
-            os.symlink(os.path.abspath(path), link)
-            self._links[path] = link
+            self._links[path] = self.link_to(path)
         return literal_path(self._links[path])
 
     def csv_delimiter(self, read: FileRead) -> str:
@@ -556,9 +548,8 @@ class SparkEngine(Engine):
                 self._drop(name)
             except Exception:  # noqa: BLE001 - closing must not fail on a session already gone
                 self._views.pop(name, None)
-        if self._links_folder is not None:
-            shutil.rmtree(self._links_folder, ignore_errors=True)  # the links alone: never what they point to
-            self._links_folder, self._links = None, {}
+        self.remove_links()
+        self._links = {}
         if self._own:
             self.spark.stop()
         self.closed = True
