@@ -8,7 +8,7 @@ and per sensitive attribute a ``classes × domain`` count matrix.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqlclose.model.arrays import numpy_of
-from sqlclose.model.sparse_counts import SparseCounts
+from sqlclose.model.sparse_counts import SparseCounts, dense_counts
 
 
 @dataclass
@@ -88,6 +88,14 @@ class ClassHistograms:
             runs.append((slice(start, start + run.classes), run))
             start += run.classes
         return runs
+
+    def kept_runs(self, j: int, kept: np.ndarray, held: np.ndarray | slice, max_bytes: int) -> Iterator[np.ndarray]:
+        """Sensitive column ``j``'s counts of the classes ``kept`` (a boolean mask) over the values
+        ``held``, dense, a run of classes at a time (``spans``): a released node of thousands of
+        classes over 20,000 values is gigabytes as one matrix, one run's is bounded."""
+        for where, run in self.spans(max_bytes):
+            if kept[where].any():
+                yield dense_counts(run.counts[j])[kept[where]][:, held]
 
     def _view(self, start: int, stop: int) -> ClassHistograms:
         """Classes ``start`` … ``stop`` − 1: their codes, sizes and counts (per-node fields stay behind)."""

@@ -205,8 +205,7 @@ class EntropyLDiversity(_Cached):
         holds values only suppressed rows have: their zero columns shift how the row's sum groups
         its terms, and the report's value moved in its last digits with a suppressed row's value."""
         held = kept_totals(hist.counts[self.index], kept) > 0
-        least = [np.exp(_entropy(self._counts(run)[kept[where]][:, held])).min()  # a run at a time: bounded
-                 for where, run in hist.spans(SLICE_BYTES) if kept[where].any()]
+        least = [np.exp(_entropy(counts)).min() for counts in hist.kept_runs(self.index, kept, held, SLICE_BYTES)]
         return {**self.parameters(), "reached": float(min(least)) if least else None}
 
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:

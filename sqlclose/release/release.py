@@ -28,7 +28,7 @@ from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, checked_node
-from sqlclose.model.sparse_counts import dense_counts, kept_totals
+from sqlclose.model.sparse_counts import kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem, keyed_fingerprint
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
@@ -465,7 +465,6 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
     measured = [j for j, sa in enumerate(problem.sas) if sa.spec.t is not None]
     if not measured or not kept.any():
         return out
-    runs = hist.spans(SLICE_BYTES)  # one run of classes at a time: bounded temporaries on a large node
     for j in measured:
         sa = problem.sas[j]
         released = kept_totals(hist.counts[j], kept)
@@ -474,8 +473,7 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
         # the other sums an absent value weighs nothing, but its zero column regrouped the sum's
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
-        worst = [_largest_distance(dense_counts(run.counts[j])[kept[where]][:, held], released[held], sa)
-                 for where, run in runs if kept[where].any()]
+        worst = [_largest_distance(counts, released[held], sa) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = float(max(worst))
     return out
 

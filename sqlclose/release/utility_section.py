@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.sparse_counts import dense_counts, kept_totals
+from sqlclose.model.sparse_counts import kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import SLICE_BYTES
@@ -140,7 +140,6 @@ def sensitive_values(problem: Problem, hist: ClassHistograms, kept: np.ndarray) 
     is gigabytes as one matrix). Each value is a largest (or least) of per-class figures, each summed
     exactly, so the runs' extremes give the same bits as the whole's."""
     out = {}
-    runs = hist.spans(SLICE_BYTES)
     for j, sa in enumerate(problem.sas):
         totals = kept_totals(hist.counts[j], kept)
         # Over the values the release holds: a value only suppressed rows have is a zero column,
@@ -151,8 +150,7 @@ def sensitive_values(problem: Problem, hist: ClassHistograms, kept: np.ndarray) 
             continue
         # Against the released table's own distribution: the input's (sa.q) holds the suppressed
         # rows' values, which the release hides (t-closeness's max_emd is the one measure against it).
-        figures = [_run_values(dense_counts(run.counts[j])[kept[where]][:, held], totals[held])
-                   for where, run in runs if kept[where].any()]  # two floats a run: one run's matrix at a time
+        figures = [_run_values(counts, totals[held]) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = {"l_diversity": min(f[0] for f in figures), "l1_closeness": max(f[1] for f in figures)}
     return out
 
