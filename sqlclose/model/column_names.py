@@ -65,18 +65,3 @@ def _struct_field_names(kind: pa.DataType) -> list[list[str]]:
     fields = [kind.field(i) for i in range(kind.num_fields)]
     found = [[f.name for f in fields]] if pa.types.is_struct(kind) else []
     return found + [names for f in fields for names in _struct_field_names(f.type)]
-
-
-RESERVED_PREFIX = "__sqlclose_"  # the names of sqlclose's own tables and columns in the SQL it runs
-
-
-def refuse_reserved(names: list[str], where: str) -> None:
-    """Refuse a quasi-identifier or sensitive column named with sqlclose's reserved prefix (in any
-    case, as SQL reads names): the re-check counts each class's rows in a column ``__sqlclose_rows``
-    beside them, and a column of that name made its SQL ambiguous, failing a valid release."""
-    for name in names:
-        if name.casefold().startswith(RESERVED_PREFIX):
-            raise InputError(f"column {name!r} of {where} starts with {RESERVED_PREFIX!r}, the prefix sqlclose keeps "
-                             "for the names of its own tables and columns in the queries it runs (its re-check counts "
-                             "rows as __sqlclose_rows): rename the column, e.g. with a [source] query selecting it AS "
-                             "another name, and in the spec")

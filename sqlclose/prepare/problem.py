@@ -26,7 +26,6 @@ from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
-from sqlclose.model.column_names import refuse_reserved
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import quoted, unicode_form_hint, unicode_twins
@@ -373,7 +372,6 @@ def _policy(spec: Spec, name: str) -> str:
 
 def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
     require_columns([*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers], columns, source_label)
-    refuse_reserved([*spec.quasi_identifiers, *spec.sensitive], source_label)
 
 
 def require_columns(names: list[str], columns: list[str], source_label: str) -> None:

@@ -40,7 +40,7 @@ from sqlclose.sql.templates import template
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
-ROWS = "__sqlclose_rows"  # the grouped file's count column (the reserved prefix: no QI or sensitive column has it)
+ROWS = "__sqlclose_rows"  # the grouped file's count column, unless a QI or sensitive column has that name
 _DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
 
@@ -111,15 +111,16 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
     registered: list[str] = []
     try:
         measured = [qi.name for qi in qis] + [sa.name for sa in sensitive]
-        grouped = _grouped_release(engine, written, measured, registered)
-        with judge_for(engine, grouped, list(dict.fromkeys(measured)), ROWS, registered) as judge:
+        rows = rows_column(measured)
+        grouped = _grouped_release(engine, written, measured, registered, rows)
+        with judge_for(engine, grouped, list(dict.fromkeys(measured)), rows, registered) as judge:
             try:
                 return _measured(engine, judge, written, grouped, source, k, qis, sensitive, columns, mapping,
-                                 registered)
+                                 registered, rows)
             except Unfit:  # a reference past the local copy's bound: every measure on the engine
                 pass
         return _measured(engine, Judge(engine, grouped, registered), written, grouped, source, k, qis, sensitive,
-                         columns, mapping, registered)
+                         columns, mapping, registered, rows)
     finally:
         for name in registered:
             engine.unregister(name)
@@ -127,12 +128,13 @@ def measure_file(engine: Engine, written: exp.Expression, source: exp.Expression
 
 def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: exp.Table, source: exp.Expression,
               k: int, qis: Sequence[WrittenQI], sensitive: Sequence[WrittenSensitive], columns: Sequence[str] | None,
-              mapping: pa.Table | None, registered: list[str]) -> FileMeasures:
+              mapping: pa.Table | None, registered: list[str], rows: str) -> FileMeasures:
     """``measure_file``'s measures: those of the grouped file by the ``judge`` (``verify_local``),
-    the truth test and the reference distributions on the engine, which reads the input."""
+    the truth test and the reference distributions on the engine, which reads the input. ``rows``:
+    the grouped file's count column."""
     qi_cols = [_col(qi.name) for qi in qis]
     params: list[Any] = []
-    sizes = _one_row(judge.engine, template("verify_sizes", release=judge.grouped, qi=qi_cols, rows=_grouped_rows(),
+    sizes = _one_row(judge.engine, template("verify_sizes", release=judge.grouped, qi=qi_cols, rows=_grouped_rows(rows),
                                             k=_param(k, params)), params)
     result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
     result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size, int(sizes["below_k"])))
@@ -144,31 +146,41 @@ def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: ex
         # Rows are compared on the file's columns: the grouped file holds them when they are
         # the measured ones (a release of quasi-identifiers and sensitive columns alone).
         measured = {qi.name for qi in qis} | {sa.name for sa in sensitive}
-        truth = _Truth(engine, grouped, columns, whole, _col(ROWS)) if set(columns) == measured \
+        truth = _Truth(engine, grouped, columns, whole, _col(rows)) if set(columns) == measured \
             else _Truth(engine, written, columns, whole, exp.Literal.number(1))
         result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
             if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
     for sa in sensitive:
-        problems, models = _sensitive(engine, judge, source, qi_cols, sa, registered)
+        problems, models = _sensitive(engine, judge, source, qi_cols, sa, registered, rows)
         result.problems += problems
         result.models += models
     return result
 
 
+def rows_column(columns: Sequence[str]) -> str:
+    """The grouped file's count column: ``ROWS``, lengthened until no column of ``columns`` has its
+    name (in any case, as SQL reads names): a quasi-identifier named so made the re-check's SQL
+    ambiguous, and a valid release failed it (review rv25)."""
+    taken, name = {c.casefold() for c in columns}, ROWS
+    while name.casefold() in taken:
+        name += "_"
+    return name
+
+
 def _grouped_release(engine: Engine, written: exp.Expression, columns: Sequence[str],
-                     registered: list[str]) -> exp.Table:
+                     registered: list[str], rows: str) -> exp.Table:
     """The written file grouped by ``columns`` (its quasi-identifier and sensitive columns): each
-    distinct row once, with the rows it stands for (``ROWS``) — a plain GROUP BY over the file,
+    distinct row once, with the rows it stands for (in ``rows``) — a plain GROUP BY over the file,
     kept engine-side for the measures to read instead of the file."""
     keys = [_col(c) for c in dict.fromkeys(columns)]
-    query = exp.select(*keys, exp.alias_(exp.Count(this=exp.Star()), ROWS, quoted=True)) \
+    query = exp.select(*keys, exp.alias_(exp.Count(this=exp.Star()), rows, quoted=True)) \
         .from_(_aliased(written, "__sqlclose_rel")).group_by(*[k.copy() for k in keys])
     return _kept(engine, registered, "verify_grouped", query)
 
 
-def _grouped_rows() -> exp.Expression:
-    """The rows a group of grouped-file rows stands for: the sum of their counts."""
-    return exp.Cast(this=exp.Sum(this=_col(ROWS)), to=exp.DataType.build("BIGINT"))
+def _grouped_rows(rows: str) -> exp.Expression:
+    """The rows a group of grouped-file rows stands for: the sum of their counts (column ``rows``)."""
+    return exp.Cast(this=exp.Sum(this=_col(rows)), to=exp.DataType.build("BIGINT"))
 
 
 # ---- quasi-identifiers: every written value must be a label of one level ------------------
@@ -371,7 +383,7 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
 # ---- sensitive columns ------------------------------------------------------------------------
 
 def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: list[exp.Column],
-               sa: WrittenSensitive, registered: list[str]) -> tuple[list[str], list[ModelResult]]:
+               sa: WrittenSensitive, registered: list[str], rows: str) -> tuple[list[str], list[ModelResult]]:
     """A sensitive column's models: its counts per class by the ``judge``, Q from the input by the
     engine (copied beside the counts when the judge is a local copy)."""
     s = sa.spec
@@ -380,7 +392,7 @@ def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: li
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
     sort_key = _col(sa.name) if s.distance == "ordered" else text
     counts = _kept(judge.engine, judge.registered, "verify_counts", template(
-        "verify_counts", release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(),
+        "verify_counts", release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(rows),
         number=judge.engine.class_numbers(qi_cols)), text_params)
     reference = judge.copied(engine, _kept(engine, registered, "verify_reference", template(
         "verify_reference", input=source, value=text, sort_key=sort_key), text_params), "verify_reference")
