@@ -1172,3 +1172,16 @@ def test_similarity_level_without_a_sensitive_hierarchy_is_refused(hand_csv, tmp
     bare.write_text('[privacy]\nk = 2\n[quasi_identifiers]\ng = { tree = { "*" = ["a", "b", "c"] } }\n')
     result = invoke(hand_csv, "--spec", bare, "--skew", 4)
     assert_cli_error(result, "sqlclose: error: --skew acts on a sensitive column, and the spec declares none")
+
+
+def test_similarity_level_from_python_without_a_sensitive_hierarchy_is_refused():
+    """The read-through: `check(..., similarity_level=2)` from Python with no sensitive hierarchy
+    dropped the option without a word (the CLI refused it; the API did not), the report then silent
+    on similarity. Refused (SpecError); with a hierarchy the same call measures the attack at that
+    level. Oracle: the refusal, and the report's similarity entry present with a hierarchy."""
+    with pytest.raises(SpecError, match="similarity_level is a level of a sensitive column's hierarchy"):
+        check(table(HAND), ["g"], ["s"], similarity_level=2)
+    tree = {"tree": {"*": {"xy": ["x", "y"], "zz": ["z"]}}}
+    report = check(table(HAND), ["g"], {"s": {"hierarchy": tree}}, similarity_level=1).to_dict()
+    assert report["sensitive"]["s"]["attacks"]["similarity"] is not None
+    assert check(table(HAND), ["g"], ["s"]).passed is not False  # left out: no refusal

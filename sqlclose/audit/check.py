@@ -65,7 +65,7 @@ class CheckReport:
 def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
           sensitive: Mapping[str, Sensitive | dict | None] | Sequence[str] | None = None, *,
           spec: Spec | str | Path | dict | None = None, k: int | None = None, reference: Any = None,
-          skew: float = DEFAULT_SKEW_RATIO, similarity_level: int = 1, top: int = 10,
+          skew: float = DEFAULT_SKEW_RATIO, similarity_level: int | None = None, top: int = 10,
           table: str | None = None, delimiter: str | None = None, engine: Engine | None = None) -> CheckReport:
     """Audit ``source`` (a path, ``(connection, table)``, a pyarrow Table or a pandas DataFrame).
 
@@ -74,7 +74,10 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     sensitive models and k of a release spec. ``reference`` is the table whose distribution
     t-closeness compares against (default: the audited table itself; give the release's input
     to reproduce a release report when records were suppressed). ``table`` names the table in a
-    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected). Without
+    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
+    ``similarity_level``: the level of a sensitive column's hierarchy under which values count as
+    similar, for the similarity attack (default 1); given when no sensitive column has a hierarchy,
+    it would change nothing, and is refused. Without
     ``engine``, the spec's [engine] runs the queries, or DuckDB as it comes. What Python holds is
     a run of classes at a time (``tables.RUN_BYTES``) and 8 bytes per class for each per-class
     array the report keeps (sizes, and the distances t is judged by).
@@ -219,7 +222,8 @@ def at_least_one(value: int | None, name: str) -> None:
 
 
 def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],
-           k: int | None, reference: exp.Expression | None, reference_label: str, skew: float, similarity_level: int,
+           k: int | None, reference: exp.Expression | None, reference_label: str, skew: float,
+           similarity_level: int | None,
            top: int) -> CheckReport:
     schema = engine.schema(relation)
     require_columns([*qi, *models], schema.names, label)
@@ -236,6 +240,10 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     for sa in sas:
         _refuse_ordered_null(sa, where)
     idle_levels = _warn_of_idle_levels(sas)
+    if similarity_level is not None and all(sa.hierarchy is None for sa in sas):
+        raise SpecError("similarity_level is a level of a sensitive column's hierarchy (values under one label there "
+                        "count as similar, for the similarity attack), and no sensitive column has one: give a "
+                        "sensitive column a hierarchy, or leave similarity_level out")
     # The ordered distance is measured for numbers and times, but not over a NULL: it has no place in their order.
     numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
@@ -246,7 +254,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     try:
         if classes.rows == 0:
             raise DataError(f"{label} has no rows: there is nothing to check")
-        tallies = [_SensitiveTally(j, sa, models[sa.name], skew, similarity_level, top, sa.name in numeric)
+        level = 1 if similarity_level is None else similarity_level
+        tallies = [_SensitiveTally(j, sa, models[sa.name], skew, level, top, sa.name in numeric)
                    for j, sa in enumerate(sas)]
         k_tally = _Worst("k", higher_is_worse=False, required=k, top=top)
         sizes = []

@@ -126,7 +126,8 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies,
                                      hierarchy_delimiter) if names else None
         report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
-                           similarity_level=similarity_level, top=top, table=table, delimiter=delimiter,
+                           similarity_level=similarity_level if "--similarity-level" in shaping else None,
+                           top=top, table=table, delimiter=delimiter,
                            engine=engine)
     finally:
         if engine is not None:
