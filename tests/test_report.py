@@ -20,6 +20,47 @@ def test_the_published_schema_is_the_models():
         "regenerate it: python -m sqlclose.release.report > docs/report-schema.json"
 
 
+# The JSON types each kind of figure the report readers check (audit/claims.py) may have in the schema.
+_SCHEMA_TYPES = {"count": {"integer"}, "level": {"integer"}, "number": {"number", "integer"}, "string": {"string"},
+                 "flag": {"boolean"}, "object": {"object"}, "strings": {"array"}}
+
+
+def _schema_leaves(schema: dict, node: object, parts: list[str]) -> list[dict]:
+    """The schema nodes a figure's path (``*`` any key) reaches, through $ref and anyOf; an untyped
+    object's keys reach ``{}`` (any)."""
+    node = node if not (isinstance(node, dict) and "$ref" in node) else schema["$defs"][node["$ref"].split("/")[-1]]
+    if isinstance(node, dict) and "anyOf" in node:
+        return [leaf for option in node["anyOf"] for leaf in _schema_leaves(schema, option, parts)]
+    if not parts:
+        return [node]
+    if not isinstance(node, dict):
+        return []
+    if parts[0] == "*":
+        below = node.get("additionalProperties", {})
+    elif parts[0] in node.get("properties", {}):
+        below = node["properties"][parts[0]]
+    elif node.get("type") == "object" and "properties" not in node:
+        below = {}  # an object of any keys
+    else:
+        return []
+    return _schema_leaves(schema, {} if below is True else below, parts[1:])
+
+
+def test_the_report_readers_figure_kinds_agree_with_the_report_schema():
+    """audit/claims.py keeps its own table of the report's figures and their kinds (it may not import
+    the release's models), which a field renamed or retyped in ``Report`` would silently leave behind
+    (the read-through of the fifty-first round). Every figure it checks must be a path of the schema
+    (docs/report-schema.json, generated from ``Report``) whose types are its kind's."""
+    from sqlclose.audit.claims import _FIGURES
+
+    schema = json.loads(json_schema())
+    for pattern, kind in _FIGURES.items():
+        leaves = _schema_leaves(schema, schema, pattern.split("."))
+        assert leaves, f"{pattern} is no field of the report schema"
+        types = {leaf["type"] for leaf in leaves if "type" in leaf} - {"null"}
+        assert types <= _SCHEMA_TYPES[kind], f"{pattern}: the schema says {sorted(types)}, claims.py {kind}"
+
+
 def test_a_written_report_validates_against_the_model(tmp_path):
     with sqlclose.anonymize(None, SPEC) as release:
         doc = release.write_parquet(tmp_path / "r.parquet")
