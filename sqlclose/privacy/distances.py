@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ import numpy as np
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
-from sqlclose.privacy.emd import checked, emd, row_sums
+from sqlclose.privacy.emd import checked, emd, level_groups, row_sums
 
 NON_EMD_DISTANCES: tuple[str, ...] = tuple(d for d in ALL_DISTANCES if d not in EMD_DISTANCES)
 
@@ -128,16 +129,16 @@ class DeficitMap:
             return self._by_gaps(counts)
         return counts  # equal, variational: M is the identity
 
+    @cached_property
+    def _groups(self) -> list[tuple[np.ndarray | None, np.ndarray]]:
+        """``emd.level_groups`` of the codes, found once: ``of`` runs at every t bound."""
+        return level_groups(self.level_codes)
+
     def _by_levels(self, counts: np.ndarray) -> np.ndarray:
         """Each leaf's count, then per level 1 … H − 1 the counts summed by node, all / H."""
-        codes = self.level_codes
-        height = codes.shape[1] - 1
-        blocks = [counts]
-        for level in range(1, height):
-            by_node = np.argsort(codes[:, level], kind="stable")
-            starts = np.flatnonzero(np.r_[True, np.diff(codes[by_node, level]) != 0])
-            blocks.append(np.add.reduceat(counts[..., by_node], starts, axis=-1))  # nodes in code order
-        return np.concatenate(blocks, axis=-1) / height
+        blocks = [counts] + [np.add.reduceat(counts if order is None else counts[..., order], starts, axis=-1)
+                             for order, starts in self._groups]
+        return np.concatenate(blocks, axis=-1) / (self.level_codes.shape[1] - 1)
 
     def _by_gaps(self, counts: np.ndarray) -> np.ndarray:
         """Per gap between neighbouring values: the counts at or below it, then those above, / (m − 1)."""

@@ -155,6 +155,19 @@ def _check_level_codes(level_codes: Any) -> np.ndarray:
     return codes
 
 
+def level_groups(codes: np.ndarray) -> list[tuple[np.ndarray | None, np.ndarray]]:
+    """Per level 1 … H − 1 of a hierarchy's leaf ``codes`` (leaves × (H + 1)): the leaves' order
+    grouping them by their node at that level (None when they are grouped already: leaves listed in
+    tree order, as hierarchy files list them, need no copy), and each node's first position in it,
+    for ``np.add.reduceat`` (nodes in code order)."""
+    groups = []
+    for level in range(1, codes.shape[1] - 1):
+        order = np.argsort(codes[:, level], kind="stable")
+        starts = np.flatnonzero(np.diff(codes[order, level], prepend=-1))
+        groups.append((None if np.array_equal(order, np.arange(len(order))) else order, starts))
+    return groups
+
+
 def hierarchical_emd(P: np.ndarray, q: np.ndarray, level_codes: np.ndarray) -> np.ndarray:
     """EMD under hierarchical distance (LCA level / H), all leaves at depth H. One value per row.
 
@@ -179,12 +192,8 @@ def hierarchical_emd(P: np.ndarray, q: np.ndarray, level_codes: np.ndarray) -> n
     # order (np.add.reduceat), so each class's value is a function of its own row, whatever classes
     # are judged beside it (``row_sums``; a matrix product blocks rows by the array's shape).
     total = np.zeros(extra.shape[0])
-    for level in range(1, H):
-        order = np.argsort(codes[:, level], kind="stable")
-        # Leaves listed in tree order (as hierarchy files list them) need no copy to be grouped.
-        grouped = extra if np.array_equal(order, np.arange(m)) else extra[:, order]
-        starts = np.flatnonzero(np.diff(codes[order, level], prepend=-1))
-        nodes = np.add.reduceat(grouped, starts, axis=1)
+    for order, starts in level_groups(codes):
+        nodes = np.add.reduceat(extra if order is None else extra[:, order], starts, axis=1)
         total += row_sums(np.abs(nodes, out=nodes))
     total += row_sums(np.abs(extra, out=extra))
     return total / (2 * H)
