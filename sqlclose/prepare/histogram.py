@@ -19,7 +19,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
-from sqlclose.prepare.problem import MAX_ROWS, Problem, prepare
+from sqlclose.prepare.problem import MAX_ROWS, Problem, minus_zero_made_zero, nan_made_null, prepare
 from sqlclose.prepare.sources import Opened, open_source
 from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
@@ -286,35 +286,38 @@ def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, la
     the warehouse's text), the released column holds the numbers, which compare as one: a class
     claimed 2-diverse held only zeros. Refused, as the local path refuses them in a float column;
     judged from the text, the one thing the histogram holds."""
-    for c in scanned_columns(spec):
-        if c.typed:  # an ordered column is a number here, checked as one (prepare's float checks)
-            continue
-        found = _number_spellings(engine, relation, c.name)
+    # an ordered column is a number here, checked as one (prepare's float checks)
+    columns = [c.name for c in scanned_columns(spec) if not c.typed]
+    for name, found in zip(columns, _number_spellings(engine, relation, columns)):
         if found["minus_zero"] and found["zero"]:
-            what, fix = "both -0.0 and 0.0", f"{c.name} + 0.0, which turns -0.0 into 0.0"
+            what, fix = "both -0.0 and 0.0", minus_zero_made_zero(name)
         elif found["minus_nan"] and found["nan"]:
-            what = "NaN both with and without a minus sign (-nan and nan)"
-            fix = (f"CASE WHEN isfinite({c.name}) OR isinf({c.name}) THEN {c.name} END, which makes NaN NULL, "
-                   "with nulls = \"drop\" or a null_value for the column")
+            what, fix = "NaN both with and without a minus sign (-nan and nan)", nan_made_null(name)
         else:
             continue
-        raise DataError(f"column {c.name!r} in {label} holds {what}, one number written two ways: the histogram "
+        raise DataError(f"column {name!r} in {label} holds {what}, one number written two ways: the histogram "
                         "counts them apart, the released numbers compare as one, so its classes and the release "
                         "would not count alike; normalize it in the warehouse (a view selecting it, as [source] "
                         f"table; e.g. {fix}), then run `sqlclose sql` and export again (a text column holding such "
                         "spellings: map one of them to another value in that view)")
 
 
-def _number_spellings(engine: Engine, relation: exp.Expression, name: str) -> dict[str, int]:
-    """Whether the text column ``name`` holds a zero with a minus sign (``minus_zero``) and one
-    without (``zero``), a NaN with a minus sign (``minus_nan``) and one without (``nan``): 1 or 0."""
-    text = q.col(name)
-    number = exp.TryCast(this=text.copy(), to=exp.DataType.build("DOUBLE"))
-    minus = exp.Like(this=text.copy(), expression=exp.Literal.string("-%"))
-    zero = exp.EQ(this=number.copy(), expression=exp.Literal.number(0))
-    nan = engine.is_nan(number)
-    kinds = {"minus_zero": exp.and_(zero, minus), "zero": exp.and_(zero.copy(), exp.not_(minus.copy())),
-             "minus_nan": exp.and_(nan, minus.copy()), "nan": exp.and_(nan.copy(), exp.not_(minus.copy()))}
-    held = [exp.Max(this=exp.If(this=kind, true=exp.Literal.number(1), false=exp.Literal.number(0))).as_(key)
-            for key, kind in kinds.items()]
-    return engine.fetch(exp.select(*held).from_(relation.copy())).to_pylist()[0]
+def _number_spellings(engine: Engine, relation: exp.Expression, names: list[str]) -> list[dict[str, int]]:
+    """Per text column of ``names``, whether it holds a zero with a minus sign (``minus_zero``) and one
+    without (``zero``), a NaN with a minus sign (``minus_nan``) and one without (``nan``): 1 or 0.
+    One pass over the histogram for them all."""
+    held: list[exp.Expression] = []
+    for i, name in enumerate(names):
+        text = q.col(name)
+        number = exp.TryCast(this=text.copy(), to=exp.DataType.build("DOUBLE"))
+        minus = exp.Like(this=text.copy(), expression=exp.Literal.string("-%"))
+        zero = exp.EQ(this=number.copy(), expression=exp.Literal.number(0))
+        nan = engine.is_nan(number)
+        kinds = {"minus_zero": exp.and_(zero, minus), "zero": exp.and_(zero.copy(), exp.not_(minus.copy())),
+                 "minus_nan": exp.and_(nan, minus.copy()), "nan": exp.and_(nan.copy(), exp.not_(minus.copy()))}
+        held += [exp.Max(this=exp.If(this=kind, true=exp.Literal.number(1), false=exp.Literal.number(0)))
+                 .as_(f"c{i}_{key}") for key, kind in kinds.items()]
+    if not held:
+        return []
+    row = engine.fetch(exp.select(*held).from_(relation.copy())).to_pylist()[0]
+    return [{key: row[f"c{i}_{key}"] for key in ("minus_zero", "zero", "minus_nan", "nan")} for i in range(len(names))]

@@ -343,16 +343,26 @@ def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[
     or one the engine's grouping changes), said for a message, with the fix; None when none. One
     pass over the column."""
     found = engine.fetch(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign)).to_pylist()[0]
-    nan_fix = f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = " \
-        "\"drop\" or a null_value for the column"
+    nan_fix = nan_made_null(name)
     if zeros := _minus_zero(engine, found):
-        return zeros, f"{name} + 0.0, which turns -0.0 into 0.0"
+        return zeros, minus_zero_made_zero(name)
     if found["negative_nan"] and found["positive_nan"]:
         return "NaN both with and without a minus sign (-nan and nan), one value written two ways", nan_fix
     if found["negative_nan"] and engine.cuts_negative_nan_text:
         return (f"NaN with a minus sign (-nan), whose text the {engine.name} engine may cut when it groups it (from "
                 "a Parquet file whose statistics leave NaN out)"), nan_fix
     return None
+
+
+def minus_zero_made_zero(name: str) -> str:
+    """The fix a message gives for -0.0 beside 0.0 in column ``name``."""
+    return f"{name} + 0.0, which turns -0.0 into 0.0"
+
+
+def nan_made_null(name: str) -> str:
+    """The fix a message gives for NaN written two ways in column ``name``."""
+    return (f"CASE WHEN isfinite({name}) OR isinf({name}) THEN {name} END, which makes NaN NULL, with nulls = "
+            "\"drop\" or a null_value for the column")
 
 
 def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.CodedColumn, source_label: str) -> None:
