@@ -53,6 +53,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     query_made = output.get("format") == "sql"
     if query_made:
         notes.lines.append(QUERY_DIGEST_NOTE)
+        notes.content_compared = False
     with _released(path, output) as (source, digest, header, unreadable):
         problems = [] if query_made else digest_problems(digest, output)
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
@@ -99,6 +100,7 @@ class _Notes:
 
     lines: list[str] = field(default_factory=list)
     read_as_they_are: dict[str, list[str]] = field(default_factory=dict)
+    content_compared: bool = True  # False for a warehouse release: its digest is the query's (the note says)
 
     def as_list(self) -> list[str]:
         told = [f"the hierarchies of column(s) {', '.join(repr(n) for n in dict.fromkeys(names))} were read as "
@@ -121,7 +123,7 @@ def _refuse_another_table(table: str | None, output: dict, report_path: Path) ->
 def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, rows: int | None = None,
              classes: int | None = None) -> dict:
     return {"file": str(path), "report": str(report_path), "rows": rows, "classes": classes,
-            "problems": problems, "notes": notes.as_list(), "content_compared": QUERY_DIGEST_NOTE not in notes.lines}
+            "problems": problems, "notes": notes.as_list(), "content_compared": notes.content_compared}
 
 
 def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> dict[str, Any]:
