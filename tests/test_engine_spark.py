@@ -308,3 +308,15 @@ def test_a_bands_refusal_of_a_non_finite_value_reads_the_same_on_both_engines(tm
         messages[engine.name] = str(raised.value)
     assert messages["duckdb"] == messages["spark"]
     assert f"value {shown!r} is not a finite number" in messages["spark"]
+
+
+def test_an_engine_made_beside_an_active_session_leaves_it_running(spark_session):
+    """SparkEngine() took the session already active in the process (a notebook's; here the tests'
+    own) through getOrCreate, called it its own and stopped it on close: every later Spark call of
+    its owner failed ('Cannot call methods on a stopped SparkContext', as CI's Spark tests did after
+    `check --engine spark` ran in-process). A session it did not start is not its to stop. Oracle:
+    the owner's session still runs a query."""
+    engine = SparkEngine()
+    assert engine.spark is spark_session
+    engine.close()
+    assert spark_session.range(3).count() == 3

@@ -179,7 +179,7 @@ class SparkEngine(Engine):
         off by default; it may pay on a cluster, where the driver is far from the executors.
         ``local_search``: run the search in a local DuckDB over the collected base histogram when
         it is small enough (search/hybrid.py); False keeps every query on Spark."""
-        self._own = session is None
+        self._own = False  # a session the caller gave, or already had active, is theirs: never stopped here
         self.cache_levels = cache_levels
         self.local_search = local_search
         if session is None:
@@ -190,6 +190,9 @@ class SparkEngine(Engine):
             builder = SparkSession.builder.master(master).appName("sqlclose")
             for key, value in {**DEFAULT_CONF, **(conf or {})}.items():
                 builder = builder.config(key, str(value))
+            # getOrCreate returns a session already active in this process (a notebook's): closing this
+            # engine stopped it under its owner (CI: every later Spark test of the worker failed).
+            self._own = SparkSession.getActiveSession() is None
             session = builder.getOrCreate()
             log_quietly(session)
             quiet_query_context_logs()
