@@ -611,6 +611,21 @@ def _first_rows(dense: np.ndarray) -> list[np.ndarray]:
     return firsts
 
 
+def numbered_as_they_appear(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's number among the distinct keys in order of first appearance, and the distinct
+    keys in that order (a stable sort, not ``np.unique``: see ``_first_rows``)."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    firsts = order[starts]  # each distinct key's first position: the sort is stable
+    by_first = np.argsort(firsts)
+    rank = np.empty(len(firsts), dtype=np.int64)
+    rank[by_first] = np.arange(len(firsts))
+    numbers = np.empty(len(keys), dtype=np.int64)
+    numbers[order] = rank[np.cumsum(starts) - 1]
+    return numbers, keys[firsts[by_first]]
+
+
 def _sibling_index(parents: np.ndarray) -> tuple[np.ndarray, int]:
     """Children 0…k−1 (in order of first appearance) with their parents' codes → each child's index
     among its parent's children, in that order; and the most children a parent has."""
