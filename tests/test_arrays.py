@@ -15,6 +15,8 @@ from sqlclose.model.hierarchy import mask_hierarchy
 
 INPUTS = [
     ["a", "bé", "", "日本", "x" * 300],
+    ["47677", "", "4767*", "a\x00b", "x" * 300],  # ASCII alone: joined and encoded at once
+    [np.str_("ab"), "c"],               # a subclass of str is text too
     ["a", None, "c", None],
     [None, "only"],
     [1, -2, 2**62, 0],

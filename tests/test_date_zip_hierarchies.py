@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from click.testing import CliRunner
 import sqlclose
 from sqlclose.api import hierarchy_of
 from sqlclose.cli import main
-from sqlclose.errors import SpecError
+from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import dates_hierarchy
 
 
@@ -255,3 +256,59 @@ def test_a_day_after_9999_is_told_so_not_said_to_be_no_date(select):
     message = str(refused.value)
     assert "column 'dob'" in message and "is after year 9999; the dates rule labels years 1 to 9999" in message
     assert "not a date" not in message
+
+
+def _dated_by_hand(values: list[str], levels: list[str]) -> tuple[list[list[str]], list[list[int]]]:
+    """The reference: each value's labels from its year and month read off its text (month, quarter,
+    year, a band of N years from the multiple of N at or below), then '*'; per level a dict numbering
+    the labels as they first appear."""
+    def label(year: int, month: int, level: str) -> str:
+        if level == "month":
+            return f"{year:04d}-{month:02d}"
+        if level == "quarter":
+            return f"{year:04d}-Q{(month + 2) // 3}"
+        if level == "year":
+            return f"{year:04d}"
+        width = int(level.rstrip("y"))
+        return f"{year - year % width:04d}-{year - year % width + width - 1:04d}"
+    rows = [[v, *(label(int(v[:4]), int(v[5:7]), level) for level in levels), "*"] for v in values]
+    labels, codes = [], []
+    for level in range(len(levels) + 2):
+        numbered: dict[str, int] = {}
+        codes.append([numbered.setdefault(row[level], len(numbered)) for row in rows])
+        labels.append(list(numbered))
+    return labels, codes
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_dates_rule_numbers_labels_as_a_plain_dict_loop_does(seed):
+    """The dates rule reads plain days (``YYYY-MM-DD``) by NumPy and builds its levels by month
+    without validating its rows again (fifty-second round). Oracle: labels read off each value's
+    text and numbered by a dict loop written here, over random days (with times of day on odd
+    seeds: the one-by-one reading) and random levels."""
+    rng = random.Random(seed)
+    days = dict.fromkeys(dt.date(1, 1, 1) + dt.timedelta(days=rng.randrange(3_652_058)) if seed % 3 == 0 else
+                         dt.date(1900, 1, 1) + dt.timedelta(days=rng.randrange(40_000)) for _ in range(500))
+    values = [f"{d.year:04d}-{d.month:02d}-{d.day:02d}" + (" 08:30:00" if seed % 2 else "") for d in days]
+    levels = [["month", "year", "5y"], ["quarter", "10y"], ["year", "100y"],
+              ["month", "quarter", "year", "3y"]][seed % 4]
+    labels, codes = _dated_by_hand(values, levels)
+    h = dates_hierarchy(values, levels)
+    assert [h.labels(level) for level in range(h.levels)] == labels
+    assert h.level_codes.T.tolist() == codes
+    assert list(h.rows) == [tuple(labels[level][codes[level][i]] for level in range(h.levels))
+                            for i in range(len(values))]
+
+
+@pytest.mark.parametrize(("values", "domain", "message"), [
+    (["2024-01-31", "2023-02-29", "2024-13-01"], None, "value '2023-02-29' is not a date"),
+    (["2024-01-31", "0000-03-01"], None, "value '0000-03-01' is before year 1"),
+    (["2024-01-31", "1899-12-31", "1800-01-01"], (dt.date(1900, 1, 1), dt.date(2030, 12, 31)),
+     r"value '1899-12-31' is outside the declared domain 1900-01-01 to 2030-12-31"),
+    (["2024-01-31", "2024-01-30", "2024-01-31"], None, r"leaf '2024-01-31' appears twice \(also d, row 1\)"),
+])
+def test_the_dates_rule_refuses_the_first_bad_plain_day_as_before(values, domain, message):
+    """Plain days read by NumPy are refused as the one-by-one reading refuses them: the first bad
+    value in the column's order, in its words (the oracle: the value picked out by hand)."""
+    with pytest.raises(HierarchyError, match=message):
+        dates_hierarchy(values, None, "d", domain)

@@ -566,6 +566,19 @@ def test_mixed_radix_codes_group_leaves_like_the_labels(seed):
     assert (h.level_mixed_codes(h.levels - 1) == 0).all()
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_labels_by_code_name_each_leafs_ancestor(seed):
+    """The report's labels are read by code from each label's first leaf (``labels_by_code``), not
+    from every row. Oracle: every row's label at the level, keyed by that row's leaf code divided as
+    the module's docstring says; a masked hierarchy's too (its rows made only when read)."""
+    rng = random.Random(3000 + seed)
+    values = list(dict.fromkeys("".join(rng.choice("0123") for _ in range(4)) for _ in range(60)))
+    for h in (random_hierarchy(rng), mask_hierarchy(values, steps=[1, 3])):
+        for level in range(h.levels):
+            expected = {int(code) // h.divisors[level]: row[level] for code, row in zip(h.leaf_codes, h.rows)}
+            assert h.labels_by_code(level) == expected
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_mixed_codes_roll_up_from_any_finer_level(seed):
     # Generalizing an already generalized column: code at level a // (divisors[b] / divisors[a]).
@@ -772,6 +785,52 @@ def test_a_masked_hierarchy_carries_the_labels_and_codes_validation_would_find(l
     labels, dense = _validate(h.rows, "by hand", None)
     assert [h.labels(level) for level in range(h.levels)] == labels
     np.testing.assert_array_equal(h.level_codes, dense)
+
+
+def _masked_by_hand(values: list[str], steps: list[int], char: str) -> tuple[list[tuple[str, ...]], list[list[str]],
+                                                                         list[list[int]]]:
+    """The reference: each row's labels (its code with the last m characters replaced, then '*' when
+    the last step leaves some), and per level a dict numbering the labels as they first appear."""
+    n = len(values[0])
+    rows = [(v, *(v[: n - m] + char * m for m in steps), *(["*"] if steps[-1] < n else [])) for v in values]
+    labels, codes = [], []
+    for level in range(len(rows[0])):
+        numbered: dict[str, int] = {}
+        codes.append([numbered.setdefault(row[level], len(numbered)) for row in rows])
+        labels.append(list(numbered))
+    return rows, labels, codes
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_mask_rule_numbers_labels_as_a_plain_dict_loop_does(seed):
+    """The mask rule builds its levels in NumPy over the codes' characters (sorted once, a prefix a
+    run; fifty-second round), not as the dict per level it was. Oracle: a dict loop written here,
+    over random codes of one length from alphabets of digits, of other scripts and emoji, with a NUL,
+    with another mask's character in them ('*' under '#'), or code points far apart (the sort's
+    column-by-column path): the rows, each level's labels in order of first appearance, and every
+    row's code among them."""
+    rng = random.Random(seed)
+    alphabet = ["0123", "0123456789", "aé字😀\x00", "*x", "\U0010ffff\x01a"][seed % 5]
+    length = 5 if seed < 5 else rng.choice([1, 2, 3, 5, 8])  # seed 4: 1,114,111 code points apart, by column
+    values = list(dict.fromkeys("".join(rng.choice(alphabet) for _ in range(length)) for _ in range(400)))
+    steps = sorted(rng.sample(range(1, length + 1), rng.randint(1, length)))
+    char = "#" if "*" in alphabet else rng.choice("*#")
+    rows, labels, codes = _masked_by_hand(values, steps, char)
+    h = mask_hierarchy(values, steps=steps, mask_char=char)
+    assert list(h.rows) == rows and h.rows == tuple(rows) and h.leaves == values
+    assert [h.rows[i] for i in (0, -1, len(rows) // 2)] == [rows[i] for i in (0, -1, len(rows) // 2)]
+    assert [h.labels(level) for level in range(h.levels)] == labels
+    assert h.level_codes.T.tolist() == codes
+
+
+@pytest.mark.parametrize("values", [["47677", "47602", "47677"], ["字1", "字2", "字1", "a1"], ["a", "a"]])
+def test_a_masked_hierarchy_with_repeated_values_is_refused_naming_the_first_repeat(values):
+    """Oracle: the first value met again, and the row where it was first (a dict loop by hand)."""
+    first: dict[str, int] = {}
+    repeat = next(i for i, v in enumerate(values) if first.setdefault(v, i) != i)
+    with pytest.raises(HierarchyError, match=f"row {repeat + 1}: leaf {values[repeat]!r} appears twice "
+                                             rf"\(also mask, row {first[values[repeat]] + 1}\)"):
+        mask_hierarchy(values)
 
 
 def test_a_masked_hierarchy_with_a_repeated_value_is_refused_as_validation_says():

@@ -17,9 +17,11 @@ import re
 from collections.abc import Sequence
 from datetime import date
 
+import numpy as np
+
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import date_cover
-from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, LevelRows, numbered_as_they_appear
 
 DEFAULT_LEVELS = ("month", "year", "5y")
 _YEARS = re.compile(r"([1-9][0-9]*)y")
@@ -111,15 +113,69 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
     """One row per distinct value: the value, its label at each level, then ``*``. ``domain``: the
     first and last day the column can hold, declared in the spec (model/domains.py)."""
     levels = list(DEFAULT_LEVELS) if levels is None else levels
-    months = []  # per value, its (year, month): every level's label is a function of them
-    for text in values:
-        day = _day_of(text, name)
-        if domain is not None and not domain[0] <= day <= domain[1]:
-            raise HierarchyError(f"{name}: value {text!r} is outside the declared domain {domain[0]} to {domain[1]}; "
-                                 "widen the domain to every day the column can hold, or clean the value")
-        months.append((day.year, day.month))
-    # Labels made once per distinct month, not per value (26,645 dates of birth: 0.144 → 0.047 s).
-    labels = {ym: (*(_label(date(*ym, 1), level) for level in levels), TOP_LABEL) for ym in dict.fromkeys(months)}
-    h = Hierarchy(tuple((text, *labels[ym]) for text, ym in zip(values, months)), name)
+    if not values:
+        return Hierarchy((), name)  # refused by validation, as a hierarchy of no leaves
+    months = _plain_days_months(values, name, domain)
+    if months is None:  # times of day, or a value to refuse: read one by one
+        months = np.array([_month_of(text, name, domain) for text in values], dtype=np.int64)
     widths = [level_months(level) or 0 for level in levels]
-    return h.built_by("dates", None if domain is None else date_cover(months, widths, domain))
+    cover = None if domain is None else date_cover(months, widths, domain)
+    labels, dense = _levels_by_month(months, levels)
+    if len(set(values)) != len(values):  # validation names the repeated value and its rows
+        return Hierarchy(LevelRows([list(values), *labels], dense).whole(), name)
+    return Hierarchy._built([list(values), *labels], dense, name).built_by("dates", cover)
+
+
+def _month_of(text: str, name: str, domain: tuple[date, date] | None) -> int:
+    """A value's month as year × 12 + month − 1, or an error naming it."""
+    day = _day_of(text, name)
+    if domain is not None and not domain[0] <= day <= domain[1]:
+        raise _outside_the_domain(text, name, domain)
+    return day.year * 12 + day.month - 1
+
+
+def _outside_the_domain(text: str, name: str, domain: tuple[date, date]) -> HierarchyError:
+    return HierarchyError(f"{name}: value {text!r} is outside the declared domain {domain[0]} to {domain[1]}; "
+                          "widen the domain to every day the column can hold, or clean the value")
+
+
+def _plain_days_months(values: Sequence[str], name: str, domain: tuple[date, date] | None) -> np.ndarray | None:
+    """Each value's month (year × 12 + month − 1) read by NumPy when every value is a day as a
+    DATE prints (``YYYY-MM-DD``, years 1 to 9999, a day the month has) and within the domain: as
+    ``_day_of`` reads it, without a regular expression and a ``date`` per value (26,645 dates of
+    birth: ~0.1 s). None when one is not: the values are then read one by one, and the first
+    refused as it is there."""
+    if set(map(len, values)) != {10}:
+        return None
+    points = np.array(values, dtype="<U10").view(np.uint32).reshape(len(values), 10)
+    digits = points[:, [0, 1, 2, 3, 5, 6, 8, 9]]
+    if not (((digits >= ord("0")) & (digits <= ord("9"))).all() and (points[:, [4, 7]] == ord("-")).all()):
+        return None
+    try:
+        days = np.array(values, dtype="datetime64[D]")  # refuses a day the month lacks (2023-02-29)
+    except ValueError:
+        return None
+    if (days < np.datetime64("0001-01-01")).any():  # year 0000
+        return None
+    if domain is not None:
+        outside = np.flatnonzero((days < np.datetime64(domain[0])) | (days > np.datetime64(domain[1])))
+        if len(outside):
+            raise _outside_the_domain(values[int(outside[0])], name, domain)
+    return days.astype("datetime64[M]").astype(np.int64) + 1970 * 12
+
+
+def _levels_by_month(months: np.ndarray, levels: Sequence[str]) -> tuple[list[list[str]], np.ndarray]:
+    """Per level above the leaves, its labels in order of first appearance (then the top ``*``), and
+    every value's dense codes (the leaves' its position): labelled once per distinct month, not per
+    value (26,645 dates of birth: 0.144 → 0.047 s), and spread to the values by their month."""
+    month_code, distinct = numbered_as_they_appear(months)
+    labels, dense = [], np.zeros((len(months), len(levels) + 2), dtype=np.int64)
+    dense[:, 0] = np.arange(len(months))
+    firsts = [date(year, month + 1, 1) for year, month in (divmod(m, 12) for m in distinct.tolist())]
+    for level, kind in enumerate(levels, start=1):
+        numbered: dict[str, int] = {}
+        codes = [numbered.setdefault(_label(day, kind), len(numbered)) for day in firsts]
+        dense[:, level] = np.array(codes, dtype=np.int64)[month_code]
+        labels.append(list(numbered))
+    labels.append([TOP_LABEL])
+    return labels, dense

@@ -71,18 +71,18 @@ def band_cover(lows: np.ndarray, widths: Sequence[float], integral: bool, domain
     return np.column_stack([np.full(rows, leaf), np.maximum(covered, 0.0), np.full(rows, float(top))])
 
 
-def date_cover(months: Sequence[tuple[int, int]], widths: Sequence[int], domain: tuple[date, date]) -> np.ndarray:
-    """rows × levels from each value's (year, month) and each level's width in months (a level's
-    periods are aligned on multiples of its width, as the dates rule labels them)."""
+def date_cover(months: np.ndarray, widths: Sequence[int], domain: tuple[date, date]) -> np.ndarray:
+    """rows × levels from each value's month (year × 12 + month − 1) and each level's width in months
+    (a level's periods are aligned on multiples of its width, as the dates rule labels them)."""
     first, last = domain[0].toordinal(), domain[1].toordinal()
-    index = np.array([y * 12 + m - 1 for y, m in months], dtype=np.int64)
-    columns = [np.ones(len(months))]
+    index = np.asarray(months, dtype=np.int64)
+    columns = [np.ones(len(index))]
     for w in widths:
-        start = index // w * w
+        start = (index // w * w).tolist()
         # Every distinct period once: a rule's values fall in few months.
-        periods = {int(s): _days_within(int(s), int(s) + w, first, last) for s in dict.fromkeys(start.tolist())}
-        columns.append(np.array([periods[int(s)] for s in start], dtype=np.float64))
-    columns.append(np.full(len(months), date_extent(domain)[1]))
+        periods = {s: _days_within(s, s + w, first, last) for s in dict.fromkeys(start)}
+        columns.append(np.array([periods[s] for s in start], dtype=np.float64))
+    columns.append(np.full(len(index), date_extent(domain)[1]))
     return np.column_stack(columns)
 
 

@@ -16,7 +16,7 @@ import datetime
 import json
 import math
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
 from decimal import Decimal, InvalidOperation, localcontext
 from pathlib import Path
@@ -38,6 +38,44 @@ _MAX_CODE = 2**62  # codes and products of codes must stay exact in BIGINT
 MAX_BAND_EXPONENT = 4000
 
 
+class LevelRows(Sequence[tuple[str, ...]]):
+    """A rule-built hierarchy's rows (leaf, its label at each level, top), made from each level's
+    labels and the rows' dense codes as they are read: one row by its index, or all of them (once)
+    to iterate. The search, the lookups and the report read labels and codes, not rows: 99,832 ZIP
+    codes' rows made as tuples were ~0.13 s of a job (docs/performance.md, fifty-second round)."""
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, as a tuple of rows
+
+    def __init__(self, labels: list[list[str]], dense: np.ndarray) -> None:
+        self._labels, self._dense = labels, dense
+        self._whole: tuple[tuple[str, ...], ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self._dense)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return self.whole()[i]
+        return tuple(labels[c] for labels, c in zip(self._labels, self._dense[i].tolist()))
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return iter(self.whole())
+
+    def __eq__(self, other: object) -> bool:
+        return self.whole() == (other.whole() if isinstance(other, LevelRows) else other)
+
+    def __add__(self, other: tuple) -> tuple:
+        return self.whole() + other
+
+    def whole(self) -> tuple[tuple[str, ...], ...]:
+        """Every row as a tuple, made once."""
+        if self._whole is None:
+            columns = [np.array(labels, dtype=object)[self._dense[:, level]].tolist()
+                       for level, labels in enumerate(self._labels)]
+            self._whole = tuple(zip(*columns))
+        return self._whole
+
+
 @dataclass(frozen=True, eq=False)
 class Hierarchy:
     """A validated generalization hierarchy.
@@ -54,7 +92,7 @@ class Hierarchy:
     them the column's domain (``leaves_declared``).
     """
 
-    rows: tuple[tuple[str, ...], ...]
+    rows: Sequence[tuple[str, ...]]  # a tuple, or a rule's ``LevelRows``
     origin: str = "<inline>"
     lines: tuple[int, ...] | None = None
     # A rule that built the hierarchy level by level gives what validation would derive from its rows
@@ -101,14 +139,14 @@ class Hierarchy:
                          for i, r in enumerate(rows)), origin)
 
     @classmethod
-    def _built(cls, columns: list[list[str]], labels: list[list[str]], codes: list[np.ndarray],
-               origin: str) -> Hierarchy:
+    def _built(cls, labels: list[list[str]], dense: np.ndarray, origin: str) -> Hierarchy:
         """A hierarchy a rule built level by level, valid by construction (distinct leaves, each
         label a function of the one below, one top): its ``labels`` per level, in order of first
-        appearance, and each row's ``codes`` among them are what validation would derive from its
-        rows, so it is not validated again (99,832 masked ZIP codes: 0.115 of 0.185 s).
+        appearance, and each row's ``dense`` codes among them (rows × levels) are what validation
+        would derive from its rows, so it is not validated again (99,832 masked ZIP codes: 0.115 of
+        0.185 s), and its rows are made from them only when read (``LevelRows``).
         ``tests/test_hierarchy.py`` compares them with validation's."""
-        return cls(tuple(zip(*columns)), origin, None, (labels, np.column_stack(codes)))
+        return cls(LevelRows(labels, dense), origin, None, (labels, dense))
 
     @classmethod
     def from_csv(cls, path: str | Path, delimiter: str = ";", option: str | None = None) -> Hierarchy:
@@ -174,7 +212,7 @@ class Hierarchy:
 
     @property
     def leaves(self) -> list[str]:
-        return [r[0] for r in self.rows]
+        return self.labels(0)  # distinct, in row order: validated (or built) so
 
     def labels(self, level: int) -> list[str]:
         """Distinct labels at ``level``, in the order of their dense codes."""
@@ -240,6 +278,13 @@ class Hierarchy:
     def divisors(self) -> list[int]:
         """``leaf_code // divisors[l]`` is the mixed-radix code of the ancestor at level l."""
         return list(self._encoding()["divisors"])
+
+    def labels_by_code(self, level: int) -> dict[int, str]:
+        """Each label at ``level`` by its mixed-radix code (``leaf_code // divisors[level]``): read
+        from each label's first leaf, not from every row (a 100 k-leaf ZIP's rows are made only
+        when read, ``LevelRows``)."""
+        first = _first_rows(self.level_codes[:, level:level + 1])[0]  # each dense code's first leaf
+        return dict(zip((self.leaf_codes[first] // self.divisors[level]).tolist(), self.labels(level)))
 
     def leaf_index(self, codes: np.ndarray) -> np.ndarray:
         """Mixed-radix leaf codes → their positions in ``leaves``."""
@@ -566,6 +611,21 @@ def _first_rows(dense: np.ndarray) -> list[np.ndarray]:
     return firsts
 
 
+def numbered_as_they_appear(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each key's number among the distinct keys in order of first appearance, and the distinct
+    keys in that order (a stable sort, not ``np.unique``: see ``_first_rows``)."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.r_[True, ordered[1:] != ordered[:-1]]
+    firsts = order[starts]  # each distinct key's first position: the sort is stable
+    by_first = np.argsort(firsts)
+    rank = np.empty(len(firsts), dtype=np.int64)
+    rank[by_first] = np.arange(len(firsts))
+    numbers = np.empty(len(keys), dtype=np.int64)
+    numbers[order] = rank[np.cumsum(starts) - 1]
+    return numbers, keys[firsts[by_first]]
+
+
 def _sibling_index(parents: np.ndarray) -> tuple[np.ndarray, int]:
     """Children 0…k−1 (in order of first appearance) with their parents' codes → each child's index
     among its parent's children, in that order; and the most children a parent has."""
@@ -733,15 +793,16 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
     codes are made of, declared in the spec (model/domains.py); ``length``: their length, declared."""
     if len(mask_char) != 1:
         raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
-    if alphabet is not None:
+    joined = "".join(values)  # the checks below look at every character at once, not code by code
+    if alphabet is not None and joined.translate(dict.fromkeys(map(ord, alphabet))):  # a character left
         _refuse_outside_alphabet(values, alphabet, name)
-    holding = sum(mask_char in v for v in values)
+    holding = sum(mask_char in v for v in values) if mask_char in joined else 0
     if holding:  # masked by "2", 47627 becomes 47622: a label that reads as a real code
         free = next((c for c in MASK_CHARACTERS if c not in (alphabet or "") and not any(c in v for v in values)), None)
         raise HierarchyError(f"{name}: mask_char {mask_char!r} occurs in {holding} of the column's values, so a "
                              "masked label could read as a real value; choose a character the values never hold"
                              + (f" (e.g. mask_char = {json.dumps(free)})" if free else ""))
-    lengths = sorted({len(v) for v in values})
+    lengths = sorted(set(map(len, values)))
     if length is not None and lengths != [length]:
         value = next(v for v in values if len(v) != length)
         raise HierarchyError(f"{name}: value {quoted(value)} has {len(value)} characters{_nfc_length(value)}, but "
@@ -763,26 +824,59 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
             f"{name}: mask steps must increase strictly within 1..{n} (characters masked at each level), "
             f"got {steps}"
         )
-    # Each level's labels are computed from the distinct labels of the level below and spread to the
-    # rows by their codes (for 99,832 ZIP codes: 10 k labels at the first masked level, 1 k above).
-    # Parents are numbered as they first appear among the labels below, which are in order of their
-    # first row: so each level's codes are numbered in order of first appearance, as validation's.
-    columns, labels, codes = [list(values)], [list(values)], [np.arange(len(values))]
-    for s in steps:
-        mask = mask_char * s
-        parents: dict[str, int] = {}
-        below = [parents.setdefault(v[: n - s] + mask, len(parents)) for v in labels[-1]]
-        codes.append(np.array(below, dtype=np.int64)[codes[-1]])
-        labels.append(list(parents))
-        columns.append(np.array(labels[-1], dtype=object)[codes[-1]].tolist())
-    if steps[-1] < n:
-        columns.append([TOP_LABEL] * len(values))
+    labels, dense, distinct = _masked_levels(values, steps, mask_char)
+    if steps[-1] < n:  # a top of its own above the last step's labels
         labels.append([TOP_LABEL])
-        codes.append(np.zeros(len(values), dtype=np.int64))
-    if len(set(values)) != len(values):  # validation names the repeated value and its rows
-        return Hierarchy(tuple(zip(*columns)), name)
+        dense = np.column_stack([dense, np.zeros(len(values), dtype=np.int64)])
+    if not distinct:  # validation names the repeated value and its rows
+        return Hierarchy(LevelRows(labels, dense).whole(), name)
     cover = None if alphabet is None else mask_cover(len(values), masked, len(alphabet))
-    return Hierarchy._built(columns, labels, codes, name).built_by("mask", cover)
+    return Hierarchy._built(labels, dense, name).built_by("mask", cover)
+
+
+def _masked_levels(values: Sequence[str], steps: Sequence[int],
+                   mask_char: str) -> tuple[list[list[str]], np.ndarray, bool]:
+    """The leaves, then per step the labels of codes of one length with ``steps`` characters hidden
+    from the right, and each value's dense code among them (rows × levels);
+    and whether the values are distinct. Codes are numbered in order of first appearance, as
+    validation's. In NumPy over the codes' characters (a dict per level over 99,832 ZIP codes and
+    their rows' labels as Python lists took ~0.2 s): sorted once, the codes sharing their first p
+    characters are a run, and a run's code is the rank of its first row among the runs'."""
+    n, rows = len(values[0]), len(values)
+    points = np.array(values, dtype=f"<U{n}").view(np.uint32).reshape(rows, n)  # exact: every code has n
+    order = _lexical_order(points)
+    ordered = points[order]
+    # new[i, p]: the i-th code in that order starts a run of its first p characters (the first, or one
+    # differing from the code before in them)
+    new = np.zeros((rows, n + 1), dtype=bool)
+    new[0] = True
+    np.logical_or.accumulate(ordered[1:] != ordered[:-1], axis=1, out=new[1:, 1:])
+    labels, dense = [list(values)], np.empty((rows, 1 + len(steps)), dtype=np.int64)
+    dense[:, 0] = np.arange(rows)
+    for level, hidden in enumerate(steps, start=1):
+        kept = n - hidden
+        starts = np.flatnonzero(new[:, kept])
+        firsts = np.minimum.reduceat(order, starts)  # each run's first row
+        by_first = np.argsort(firsts)
+        rank = np.empty(len(firsts), dtype=np.int64)
+        rank[by_first] = np.arange(len(firsts))
+        dense[order, level] = rank[np.cumsum(new[:, kept]) - 1]
+        labels.append([values[i][:kept] + mask_char * hidden for i in firsts[by_first].tolist()])
+    return labels, dense, bool(new[1:, n].all())
+
+
+def _lexical_order(points: np.ndarray) -> np.ndarray:
+    """The rows of ``points`` (codes' characters, rows × n) in lexical order: as one integer each
+    when they fit 62 bits (ten digits by five: 2× faster to sort), else column by column."""
+    low, span = int(points.min()), int(points.max()) - int(points.min()) + 1
+    if span ** points.shape[1] >= _MAX_CODE:
+        return np.lexsort(points.T[::-1])  # by the first character, then the next, …
+    key = np.zeros(len(points), dtype=np.int64)
+    for column in points.T:
+        key *= span
+        key += column
+        key -= low
+    return np.argsort(key)
 
 
 def _nfc_length(value: str) -> str:

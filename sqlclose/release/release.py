@@ -447,7 +447,7 @@ class Release:
         out = {}
         for i, (qi, level) in enumerate(zip(self.problem.qis, self.search.optimum)):
             h = qi.hierarchy
-            by_code = dict(zip((h.leaf_codes // h.divisors[level]).tolist(), (row[level] for row in h.rows)))
+            by_code = h.labels_by_code(level)
             written = [by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])]
             if level == 0:  # given as it is: the stand-in's rows hold NULL, no label (queries.given_as_is)
                 written = [text for text in written if text != qi.coded.null_value]
