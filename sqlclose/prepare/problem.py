@@ -164,7 +164,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
-                                                           types.get(c.name) or schema.field(c.name).type), c)
+                                                           types.get(c.name) or schema.field(c.name).type,
+                                                           source_label), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
