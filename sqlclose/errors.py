@@ -76,8 +76,9 @@ class EngineError(SqlcloseError):
 
 class SourceDataError(EngineError, InputError):
     """A source file's data could not be read when a pass first read it (text that is not UTF-8,
-    a damaged page): bad input, named by file and column, never by value. An EngineError too,
-    as the engine raised it where any query may fail."""
+    a damaged page), or a value of a source's lazily computed column could not be (a Spark
+    DataFrame's cast failing on a row): bad input, named by file or column, never by value. An
+    EngineError too, as the engine raised it where any query may fail."""
 
     exit_code = 2
 

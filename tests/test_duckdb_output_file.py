@@ -18,6 +18,8 @@ import subprocess
 import sys
 import time
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -328,13 +330,22 @@ def test_two_runs_writing_other_tables_into_one_database_keep_both(tmp_path, dat
                                                                                   for t in expected)])
 
 
-def _lock_holder(db: Path) -> subprocess.Popen:
-    """A process holding ``db``'s writing lock (as a run writing it does) until it is killed."""
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
-                               "os.O_RDWR | os.O_CREAT); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); "
-                               "time.sleep(120)", str(database_file.lock_path(db))], stdout=subprocess.PIPE, text=True)
-    assert holder.stdout.readline() == "held\n"
-    return holder
+@contextmanager
+def _flock_held(path: Path, opened_with: str = "os.O_RDWR | os.O_CREAT") -> Iterator[None]:
+    """A separate process holding an exclusive flock on ``path`` while the block runs, as another
+    run does: a database's lock file (``database_file.lock_path``) while it writes, a folder
+    (opened ``os.O_RDONLY``) while it places a pair. Killed after the block, its pipe closed and
+    the process reaped (``communicate``; an open pipe is a ResourceWarning in the tests that check
+    warnings)."""
+    script = (f"import fcntl, os, sys, time; fd = os.open(sys.argv[1], {opened_with}); "
+              "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(120)")
+    with subprocess.Popen([sys.executable, "-c", script, str(path)], stdout=subprocess.PIPE, text=True) as holder:
+        try:
+            assert holder.stdout.readline() == "held\n"
+            yield
+        finally:
+            holder.kill()
+            holder.communicate()
 
 
 def test_a_run_waits_for_the_database_lock_at_most_its_limit(tmp_path, monkeypatch):
@@ -342,17 +353,13 @@ def test_a_run_waits_for_the_database_lock_at_most_its_limit(tmp_path, monkeypat
     WAIT_SECONDS: exit 5 naming the database, and the holder's lock file is left to the holder.
     Oracle: the file system (the database and the lock file as they were)."""
     db = tmp_path / "r.duckdb"
-    holder = _lock_holder(db)
-    try:
+    with _flock_held(database_file.lock_path(db)):
         monkeypatch.setattr(database_file, "WAIT_SECONDS", 0.3)
         with pytest.raises(EnvironmentFailure, match=f"writing to the output database {db} for") as e, \
                 pytest.warns(WaitWarning), database_file.writing_lock(db):
             pass
         assert e.value.exit_code == 5
         assert sorted(p.name for p in tmp_path.iterdir()) == [".r.duckdb.sqlclose.lock"]
-    finally:
-        holder.kill()
-        holder.wait()
     database_file.remove_stale_lock(db)  # its holder gone: the next run removes it
     assert list(tmp_path.iterdir()) == []
 
@@ -368,16 +375,12 @@ def test_a_python_caller_is_warned_once_when_the_database_lock_wait_begins(tmp_p
         with database_file.writing_lock(db):
             pass
     assert said == []
-    holder = _lock_holder(db)
-    try:
+    with _flock_held(database_file.lock_path(db)):
         monkeypatch.setattr(database_file, "WAIT_SECONDS", 0.3)
         with warnings.catch_warnings(record=True) as said, pytest.raises(EnvironmentFailure):
             warnings.simplefilter("always")
             with database_file.writing_lock(db):
                 pass
-    finally:
-        holder.kill()
-        holder.wait()
     assert [w.category for w in said] == [WaitWarning]
     assert (f"another sqlclose run is writing to the output database {db} (it holds the lock file "
             f"{tmp_path / '.r.duckdb.sqlclose.lock'})") in str(said[0].message), said[0].message
@@ -398,17 +401,13 @@ def test_a_run_says_on_stderr_that_it_waits_for_the_database_lock(tmp_path, quie
     db.parent.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}
     args = [a for a in _writing(d, "b") if quiet or a != "-q"]
-    holder = _lock_holder(db)
-    try:
+    with _flock_held(database_file.lock_path(db)):
         run = subprocess.Popen([sys.executable, "-c", SAYS_WHEN_ITS_WAIT_BEGINS, str(waiting), *args], env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 120
         while not waiting.exists():
             assert run.poll() is None and time.monotonic() < deadline, run.communicate()
             time.sleep(0.02)
-    finally:
-        holder.kill()
-        holder.wait()
     err = run.communicate(timeout=300)[1]
     assert run.returncode == 0, err
     said = [] if quiet else [f"sqlclose: warning: another sqlclose run is writing to the output database {db} (it "
@@ -499,18 +498,11 @@ def test_a_run_waiting_to_place_in_a_folder_another_run_is_placing_in_says_so(tm
         with files._placing_lock(target):
             pass
     assert said == []
-    holder = subprocess.Popen([sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], "
-                               "os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); "
-                               "time.sleep(120)", str(target.parent)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout.readline() == "held\n"
+    with _flock_held(target.parent, "os.O_RDONLY"):
         monkeypatch.setattr(files, "LOCK_WAIT_SECONDS", 0.3)
         with warnings.catch_warnings(record=True) as said, pytest.raises(EnvironmentFailure, match="placing a release"):
             warnings.simplefilter("always")
             with files._placing_lock(target):
                 pass
-    finally:
-        holder.kill()
-        holder.wait()
     assert [w.category for w in said] == [WaitWarning]
     assert f"another sqlclose run is placing a release in {target.parent}; this run waits" in str(said[0].message)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from table3_project import invoke, table3_project
 
-from sqlclose.search.lattice_memory import lattice_bytes, subset_nodes
+from sqlclose.model.lattice import by_height, node_tuples
+from sqlclose.search.lattice_memory import lattice_bytes, subset_layers, subset_nodes
 
 
 def test_subset_lattices_are_counted_by_size():
@@ -25,10 +28,43 @@ def test_subset_lattices_are_counted_by_size():
     assert subset_nodes((3,) * 16)[15] == 16 * 3**15
 
 
+def test_subset_lattices_are_counted_by_size_and_height():
+    """QIs of 2, 3 and 4 levels, by hand: one QI, heights 0..3: 3, 3, 2, 1; two, 2·3 (1, 2, 2, 1),
+    2·4 (1, 2, 2, 2, 1) and 3·4 (1, 2, 3, 3, 2, 1) together; three: 1, 3, 5, 6, 5, 3, 1."""
+    assert subset_layers((2, 3, 4)) == [[1, 0, 0, 0, 0, 0, 0], [3, 3, 2, 1, 0, 0, 0], [3, 6, 7, 6, 3, 1, 0],
+                                        [1, 3, 5, 6, 5, 3, 1]]
+
+
 def test_the_bytes_of_a_small_lattice_worked_by_hand():
     """24 nodes: 11 bytes each for the full lattice's arrays and the walks' masks (264), the floors'
-    block of 24 nodes at 33 bytes (792); the subsets' peak is two-QI size: 9 kept + 3 × 26 (87)."""
-    assert lattice_bytes((2, 3, 4)) == 264 + 792 + 87
+    block of 24 nodes at 33 bytes (792), the walk from above's widest height, 6 nodes at 48 + 16 × 3
+    (576). Then the largest walk, the two-QI size's: the one-QI size's arrays kept and its own,
+    9 + 3 × 26, and its listed candidates, the larger of listing them (26 × max(8 + 2, 2 × 2 + 3)
+    and a block's coordinates, 26 × 8 × 3: 884) and holding them (26 × 2) with its widest height,
+    7 nodes, as tuples at 112 + 16 × 2 (1,060): 1,147 (the one-QI size's 421, the full lattice's
+    walk 1,032: listing 24 × 11 + 24 × 8 × 4, holding 24 × 3 + 6 × 160)."""
+    assert lattice_bytes((2, 3, 4)) == 264 + 792 + 576 + 1147
+
+
+def test_the_candidates_listed_per_height_are_counted():
+    """The walks listed their candidate nodes per height as Python tuples (``by_height``), which the
+    bound left out as data-dependent, though every node is a candidate on a table every node of
+    each size satisfies: for 12 QIs of 3 levels (531,441 nodes) the lists peaked at 221 MB (416 B a
+    node), the whole bound being 31 MB. They are now arrays of levels, a height's undecided nodes
+    made tuples when it is judged, and counted. The oracle: tracemalloc's peak while listing every
+    node and holding the widest height's node tuples, within the bound (which holds the lattice's
+    arrays too)."""
+    shape = (3,) * 12
+    tracemalloc.start()
+    try:
+        listed = by_height(np.ones(shape, dtype=bool))
+        widest = max(listed, key=len)
+        todo = [((0,), node) for node in node_tuples(widest)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sum(len(g) for g in listed) == 3**12 and len(todo) == max(subset_layers(shape)[12])
+    assert peak <= lattice_bytes(shape), (peak, lattice_bytes(shape))
 
 
 def _wide(tmp_path: Path, qis: int) -> Path:

@@ -400,6 +400,29 @@ def test_a_value_sparks_cast_fails_on_is_named_nowhere_in_the_error(spark_sessio
         assert "column 'age_text'" in told
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize("role", ["kept", "quasi-identifier"])
+def test_a_row_a_spark_dataframes_column_fails_on_is_bad_input(tmp_path, spark_session, role):
+    """A caller's DataFrame whose column Spark computes lazily (a cast failing on one row in ANSI
+    mode) ended the job as an internal error (EngineError, exit 1), met by the scan (a QI) or only
+    by the write (a kept column), where DuckDB's path refuses a failing relation or view as bad
+    input (exit 2) when it opens it. The oracle: docs/bad-input.md's exit code for bad input (2),
+    an InputError; nothing at the output path (the file system); no value in the message."""
+    spec = {"others": "keep", "privacy": {"k": 3}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}}
+    if role == "quasi-identifier":
+        spec["quasi_identifiers"]["age"] = {"bands": [10, 20]}
+    out = tmp_path / "release"  # the Spark engine writes a Parquet folder
+    with pytest.raises(sqlclose.errors.InputError) as caught:
+        with sqlclose.anonymize(_failing_frame(spark_session, "cast"), spec) as release:
+            release.write(out)
+    told = str(caught.value)
+    assert caught.value.exit_code == 2, told
+    assert "a value of the source could not be computed" in told and "[CAST_INVALID_INPUT]" in told, told
+    assert "column 'age_text'" in told and "fix the DataFrame or view" in told, told
+    assert "SECRET-4711" not in told
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
 def test_a_spark_data_exception_is_rebuilt_from_its_text_alone():
     """A Spark error that is not a captured one (a stage failure passed on as Py4J's text) is judged
     by its text: a data exception's SQLSTATE (class 22) anywhere in it and nothing of it is shown;
@@ -445,5 +468,6 @@ def test_a_spark_session_of_our_own_logs_no_value_a_task_failed_on(tmp_path):
 
     done = subprocess.run([sys.executable, "-c", _OWN_SESSION_JOB], capture_output=True, text=True, timeout=600,
                           cwd=tmp_path)
-    assert "stopped: NumberFormatException: [CAST_INVALID_INPUT]" in done.stdout, done.stderr[-2000:]
+    assert "stopped: a value of the source could not be computed: NumberFormatException: [CAST_INVALID_INPUT]" \
+        in done.stdout, done.stderr[-2000:]
     assert "SECRET" not in done.stdout + done.stderr

@@ -150,7 +150,8 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
      "column 'age': 1 value(s) are not leaves of hierarchy tree for column 'age': '41' (1 rows);"),
     ({"sensitive": {"disease": {"distance": "hierarchical", "t": 1.0, "hierarchy": {"tree": {"*": ["flu", "cancer"]}}},
                     "income": {"distance": "ordered", "t": 1.0}}},
-     "column 'disease': 1 value(s) are not leaves of hierarchy tree for column 'disease': 'ulcer' (1 rows);"),
+     "column 'disease' holds 1 value(s) (in 1 row(s)) that are not leaves of its hierarchy tree for column "
+     "'disease' (2 leaves;"),
 ], ids=["null", "qi-leaf", "sensitive-leaf"])
 def test_bad_values_give_duckdbs_errors(spark, duck, changes, message) -> None:
     for engine in (spark, duck):

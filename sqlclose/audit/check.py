@@ -12,6 +12,7 @@ keeps of each model only what the report shows (``_Worst``, ``_SensitiveTally``)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,10 +29,17 @@ from sqlclose.audit.render import render_text
 from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead, leaves_as_found
 from sqlclose.errors import DataError, HierarchyWarning, InputError, SpecError
-from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, require_ordered_type, sensitive_domain
+from sqlclose.model.attributes import (
+    SensitiveAttribute,
+    is_number_or_time,
+    require_ordered_type,
+    sensitive_domain,
+    values_not_leaves,
+)
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import MAX_DECIMAL_DIGITS, Sensitive, Spec, as_spec, static_hierarchy, validation_problems
-from sqlclose.prepare.problem import float_spellings, require_columns
+from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, idle_level_warnings, is_emd
@@ -236,7 +244,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     where = label if reference is None else f"{label} and the reference {reference_label}"
     for name in models:
         _refuse_two_spellings(engine, sources, name, where)
-    sas = [_sensitive_column(engine, sources, name, spec) for name, spec in models.items()]
+    sas = [_sensitive_column(engine, sources, name, spec, where) for name, spec in models.items()]
     for sa in sas:
         _refuse_ordered_null(sa, where)
     idle_levels = _warn_of_idle_levels(sas)
@@ -296,15 +304,37 @@ def _warn_of_idle_levels(sas: list[SensitiveAttribute]) -> list[str]:
 
 
 def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str,
-                      spec: Sensitive | None) -> SensitiveAttribute:
+                      spec: Sensitive | None, where: str) -> SensitiveAttribute:
     hierarchy = static_hierarchy(spec.hierarchy, name) if spec is not None and spec.hierarchy is not None else None
 
+    @functools.cache
     def distinct_values() -> list[str]:  # sorted as the column's type sorts
         return engine.fetch(q.distinct_sorted(relations, name)).column("text").to_pylist()
 
     stand_in = spec.null_value if spec is not None and spec.nulls == "value" else None
-    domain = sensitive_domain(hierarchy, spec.distance if spec is not None else "equal", distinct_values, stand_in)
+    distance = spec.distance if spec is not None else "equal"
+    domain = sensitive_domain(hierarchy, distance, distinct_values, stand_in)
+    if hierarchy is not None and distance != "ordered":
+        _refuse_values_off_hierarchy(engine, relations, name, hierarchy, distinct_values(), where)
     return SensitiveAttribute(name, spec, domain, hierarchy)
+
+
+def _refuse_values_off_hierarchy(engine: Engine, relations: list[exp.Expression], name: str, hierarchy: Hierarchy,
+                                 values: list[str | None], where: str) -> None:
+    """Values the hierarchy lacks stop the audit, counted over every table read (the rows only
+    then), never shown, as ``anonymize`` counts them: they are sensitive values. (A NULL is left
+    to the class reads: ``nulls`` decides what it is.)"""
+    leaves = set(hierarchy.leaves)
+    missing = [v for v in values if v is not None and v not in leaves]
+    if not missing:
+        return
+    off = set(missing)
+    rows = 0
+    for relation in relations:
+        counted = engine.fetch(q.distribution(relation, q.as_text(q.col(name)))).to_pylist()
+        rows += sum(int(r["n"]) for r in counted if r["v"] in off)
+    to_add = f"{how_to_add_leaves(hierarchy)}, or give the hierarchy the release was made with"
+    raise DataError(values_not_leaves(name, hierarchy, missing, rows, to_add, where))
 
 
 def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: str, where: str) -> None:

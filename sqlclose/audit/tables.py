@@ -20,9 +20,8 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.arrays import numpy_of
-from sqlclose.model.attributes import SensitiveAttribute
+from sqlclose.model.attributes import SensitiveAttribute, values_not_leaves
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.text import quoted, unicode_form_hint, unicode_twins
 from sqlclose.privacy.criteria import TOLERANCE
 from sqlclose.sql import queries as q
 
@@ -138,26 +137,15 @@ def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: Sensitiv
     if sa.name not in domains:
         domains[sa.name] = pa.array([None if v is None else str(v) for v in sa.domain], type=pa.string())
     found = pc.index_in(values, value_set=domains[sa.name])
-    if found.null_count:
-        missing = pc.filter(values, pc.is_null(found))[0].as_py()
+    if found.null_count:  # counted, never shown: a sensitive value (check._refuse_values_off_hierarchy)
+        missing = pc.unique(pc.filter(values, pc.is_null(found))).to_pylist()
         if sa.hierarchy is not None:
-            raise DataError(_not_a_leaf(sa, missing))
-        raise DataError(f"column {sa.name!r} holds {quoted(missing)}, which is not in its domain "
-                        f"({len(sa.domain)} values)")
+            raise DataError(values_not_leaves(sa.name, sa.hierarchy, missing, None, "add a leaf for each to it, or "
+                                              "give the hierarchy the release was made with"))
+        raise DataError(f"column {sa.name!r} holds {len(missing)} value(s) that are not in its domain "
+                        f"({len(sa.domain)} values; the values are not shown: a sensitive value is what a release "
+                        "protects)")
     return numpy_of(found).astype(np.int64)
-
-
-def _not_a_leaf(sa: SensitiveAttribute, missing: str) -> str:
-    """A value its hierarchy lacks, quoted as anonymize quotes it: one that differs from a leaf only in
-    its Unicode form is shown escaped beside that leaf (a line added for it would be the leaf's)."""
-    hierarchy = sa.hierarchy
-    twin = unicode_twins([missing], hierarchy.leaves).get(missing)
-    said = (f"column {sa.name!r} holds {quoted(missing, twin is not None)}, which is not a leaf of its hierarchy "
-            f"{hierarchy.origin} ({len(hierarchy.leaves)} values): ")
-    if twin is None:
-        return said + f"add a line for it there ({missing};…;*), or give the hierarchy the release was made with"
-    line = hierarchy.lines[hierarchy.leaves.index(twin)] if hierarchy.lines else None
-    return said + unicode_form_hint(missing, twin, line)
 
 
 def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribute) -> np.ndarray:

@@ -28,7 +28,7 @@ from sqlglot import exp
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
 from sqlclose.engine.listing import hidden_name
 from sqlclose.engine.spark_errors import message_without_values
-from sqlclose.errors import EngineError, InputError
+from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.spec import DECIMAL_TYPE
 
 if TYPE_CHECKING:
@@ -538,10 +538,15 @@ class SparkEngine(Engine):
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         """Spark's error in one line, its condition and what it says: the analyzed plan that follows
         (a release query's runs to kB) stays in ``cause``, out of the message a job logs. A data
-        exception (a cast or an overflow on a row) is rebuilt without the value it quotes."""
+        exception (a cast or an overflow on a row) is rebuilt without the value it quotes, and is
+        bad input (exit 2), as DuckDB's failing view or relation is when opened: sqlclose's own
+        queries convert with TRY_CAST, so such a row is the source's, a caller's DataFrame or view
+        computing a column lazily (the first pass to read the column meets it)."""
         redacted = message_without_values(e)
         if redacted is not None:
-            return EngineError(f"{type(e).__name__}: {redacted}", sql)
+            return SourceDataError(f"a value of the source could not be computed: {type(e).__name__}: {redacted}; fix "
+                                   "the DataFrame or view (try_cast gives NULL where cast fails) or the rows it reads",
+                                   sql)
         first = next((line.strip() for line in str(e).splitlines() if line.strip()), "")
         return EngineError(f"{type(e).__name__}: {first}" if first else type(e).__name__, sql)
 

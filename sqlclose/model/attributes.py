@@ -12,6 +12,7 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
+from sqlclose.model.text import unicode_twins
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,3 +77,23 @@ def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
         held = set(distinct_values()) | {stand_in}
         return [leaf for leaf in hierarchy.leaves if leaf in held]
     return distinct_values()
+
+
+def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], rows: int | None, to_add: str,
+                      source: str | None = None) -> str:
+    """The error for sensitive values a hierarchy lacks: how many (and their rows when known), never
+    which. A sensitive value is what a release protects: an error landing in a job's log must not
+    show one, a suppressed row's as much as any (docs/bad-input.md). ``to_add``: how to add a leaf
+    to the hierarchy as it was given; ``source``: the table(s) the rows were counted in. Values
+    differing from a leaf only in their Unicode form are counted too (naming the leaf would name
+    the value)."""
+    counted = f"{len(missing)} value(s)" + ("" if rows is None else f" (in {rows} row(s))")
+    twins = len(unicode_twins(missing, hierarchy.leaves))
+    unicode = "" if not twins else (
+        f"; {twins} of them differ from a leaf only in their Unicode form, and text is compared code point by "
+        "code point: write the data and the hierarchy in one form, NFC (a [source] query's nfc_normalize(column) "
+        "normalizes the column)")
+    held = "" if source is None else f" in {source}"
+    return (f"column {column!r}{held} holds {counted} that are not leaves of its hierarchy {hierarchy.origin} "
+            f"({len(hierarchy.leaves)} leaves; the values are not shown: a sensitive value is what a release "
+            f"protects): {to_add}, or fix the data{unicode}")

@@ -8,7 +8,8 @@ one before and nest in the next (a 10-year band holds two 5-year bands; 5y then 
 
 The values are the column's distinct values as the engine prints them (``CAST(col AS VARCHAR)``
 by SQL: DATE ``2024-05-17``, TIMESTAMP ``2024-05-17 08:30:00``, or ISO text): a day
-``YYYY-MM-DD``, alone or followed by a time of day; any other text is refused (``_day_of``).
+``YYYY-MM-DD``, alone or followed by a time of day; any other text is refused (``_day_of``), the
+error counting such values, never showing one.
 """
 
 from __future__ import annotations
@@ -80,44 +81,65 @@ def _label(day: date, level: str) -> str:
     return f"{lo:04d}-{lo + n - 1:04d}"
 
 
-def _day_of(text: str, name: str) -> date:
-    """The day a value's text names, or an error naming the value and what to do."""
+class _Refused(Exception):
+    """Why the dates rule cannot label a value; the error built from it names no value."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_NOT_A_DATE = ("that are not dates: the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD "
+               "alone or followed by a time of day (2024-05-17 08:30:00); convert the column in a [source] query "
+               "(e.g. strptime(v, '%Y%m%d')::DATE), fix the values, or give a hierarchy file")
+_OUTSIDE_THE_YEARS = "; the dates rule labels years 1 to 9999: clean the values, or give a hierarchy file"
+
+
+def _day_of(text: str) -> date:
+    """The day a value's text names, or ``_Refused`` saying why not."""
     parts = _DATE_TEXT.fullmatch(text)
     if parts is None:
-        raise _not_a_date(text, name)
+        raise _Refused(_NOT_A_DATE)
     year = parts["year"]
     if parts["minus"] or parts["bc"] or parts["bc_last"] or year == "0000":
-        raise _outside_the_years(text, name, "before year 1")
+        raise _Refused("before year 1" + _OUTSIDE_THE_YEARS)
     if len(year) > 4:  # DuckDB's '10000-01-01', Spark's '+10000-01-01'
-        raise _outside_the_years(text, name, "after year 9999")
+        raise _Refused("after year 9999" + _OUTSIDE_THE_YEARS)
     try:
         return date(int(year), int(parts["month"]), int(parts["day"]))
     except ValueError:  # no such day: 2023-02-29
-        raise _not_a_date(text, name) from None
+        raise _Refused(_NOT_A_DATE) from None
 
 
-def _outside_the_years(text: str, name: str, where: str) -> HierarchyError:
-    return HierarchyError(f"{name}: value {text!r} is {where}; the dates rule labels years 1 to 9999: clean the "
-                          "value, or give a hierarchy file")
+def _in_domain(day: date, domain: tuple[date, date] | None) -> date:
+    if domain is not None and not domain[0] <= day <= domain[1]:
+        raise _Refused(f"outside the declared domain {domain[0]} to {domain[1]}; widen the domain to every day the "
+                       "column can hold, or clean the values")
+    return day
 
 
-def _not_a_date(text: str, name: str) -> HierarchyError:
-    return HierarchyError(f"{name}: value {text!r} is not a date: the dates rule reads DATE and TIMESTAMP values, "
-                          "or ISO text, a day YYYY-MM-DD alone or followed by a time of day (2024-05-17 08:30:00); "
-                          "convert the column in a [source] query (e.g. strptime(v, '%Y%m%d')::DATE), or give a "
-                          "hierarchy file")
+def _refused(name: str, source: str | None, reason: str, values: int, rows: int | None) -> HierarchyError:
+    """The error for the values the rule cannot label: how many (and their rows when known), never
+    which: a value, a suppressed row's as much as any, is data an error must not show (an attacker
+    holding the job's log could test guesses against it; docs/bad-input.md)."""
+    counted = f"{values} value(s)" + ("" if rows is None else f" (in {rows} row(s))")
+    where = name if source is None else f"{name} in {source}"
+    return HierarchyError(f"{where}: the column holds {counted} {reason} (not shown: an error names no data value)")
 
 
 def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates",
-                    domain: tuple[date, date] | None = None) -> Hierarchy:
+                    domain: tuple[date, date] | None = None, rows: Sequence[int] | None = None,
+                    source: str | None = None) -> Hierarchy:
     """One row per distinct value: the value, its label at each level, then ``*``. ``domain``: the
-    first and last day the column can hold, declared in the spec (model/domains.py)."""
+    first and last day the column can hold, declared in the spec (model/domains.py); ``rows``: the
+    rows holding each value, and ``source`` the table's name, for the error about values the rule
+    cannot label."""
     levels = list(DEFAULT_LEVELS) if levels is None else levels
     if not values:
         return Hierarchy((), name)  # refused by validation, as a hierarchy of no leaves
-    months = _plain_days_months(values, name, domain)
-    if months is None:  # times of day, or a value to refuse: read one by one
-        months = np.array([_month_of(text, name, domain) for text in values], dtype=np.int64)
+    months = _plain_days_months(values, domain)
+    if months is None:  # times of day, or values to refuse: read one by one
+        months = _months_one_by_one(values, name, domain, rows, source)
     widths = [level_months(level) or 0 for level in levels]
     cover = None if domain is None else date_cover(months, widths, domain)
     labels, dense = _levels_by_month(months, levels)
@@ -126,25 +148,31 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
     return Hierarchy._built([list(values), *labels], dense, name).built_by("dates", cover)
 
 
-def _month_of(text: str, name: str, domain: tuple[date, date] | None) -> int:
-    """A value's month as year × 12 + month − 1, or an error naming it."""
-    day = _day_of(text, name)
-    if domain is not None and not domain[0] <= day <= domain[1]:
-        raise _outside_the_domain(text, name, domain)
-    return day.year * 12 + day.month - 1
+def _months_one_by_one(values: Sequence[str], name: str, domain: tuple[date, date] | None,
+                       rows: Sequence[int] | None, source: str | None) -> np.ndarray:
+    """Each value's month (year × 12 + month − 1), read value by value; or the error counting the
+    values refused for the first reason found (and their rows), naming none."""
+    months = np.empty(len(values), dtype=np.int64)
+    refused: dict[str, list[int]] = {}  # per reason, the positions of the values refused for it
+    for i, text in enumerate(values):
+        try:
+            day = _in_domain(_day_of(text), domain)
+        except _Refused as why:
+            refused.setdefault(why.reason, []).append(i)
+            continue
+        months[i] = day.year * 12 + day.month - 1
+    if refused:
+        reason, positions = next(iter(refused.items()))
+        raise _refused(name, source, reason, len(positions), None if rows is None else sum(rows[i] for i in positions))
+    return months
 
 
-def _outside_the_domain(text: str, name: str, domain: tuple[date, date]) -> HierarchyError:
-    return HierarchyError(f"{name}: value {text!r} is outside the declared domain {domain[0]} to {domain[1]}; "
-                          "widen the domain to every day the column can hold, or clean the value")
-
-
-def _plain_days_months(values: Sequence[str], name: str, domain: tuple[date, date] | None) -> np.ndarray | None:
+def _plain_days_months(values: Sequence[str], domain: tuple[date, date] | None) -> np.ndarray | None:
     """Each value's month (year × 12 + month − 1) read by NumPy when every value is a day as a
-    DATE prints (``YYYY-MM-DD``, years 1 to 9999, a day the month has) and within the domain: as
+    DATE prints (``YYYY-MM-DD``, years 1 to 9999, a day the month has) within the domain: as
     ``_day_of`` reads it, without a regular expression and a ``date`` per value (26,645 dates of
-    birth: ~0.1 s). None when one is not: the values are then read one by one, and the first
-    refused as it is there."""
+    birth: ~0.1 s). None when one is not: the values are then read one by one, and those refused
+    counted (``_months_one_by_one``)."""
     if set(map(len, values)) != {10}:
         return None
     points = np.array(values, dtype="<U10").view(np.uint32).reshape(len(values), 10)
@@ -157,10 +185,8 @@ def _plain_days_months(values: Sequence[str], name: str, domain: tuple[date, dat
         return None
     if (days < np.datetime64("0001-01-01")).any():  # year 0000
         return None
-    if domain is not None:
-        outside = np.flatnonzero((days < np.datetime64(domain[0])) | (days > np.datetime64(domain[1])))
-        if len(outside):
-            raise _outside_the_domain(values[int(outside[0])], name, domain)
+    if domain is not None and ((days < np.datetime64(domain[0])) | (days > np.datetime64(domain[1]))).any():
+        return None
     return days.astype("datetime64[M]").astype(np.int64) + 1970 * 12
 
 

@@ -72,16 +72,36 @@ def nodes_by_height_groups(shape: tuple[int, ...]) -> tuple[tuple[Node, ...], ..
     return tuple(tuple(g) for g in groups)
 
 
-def by_height(mask: np.ndarray) -> tuple[tuple[Node, ...], ...]:
+BY_HEIGHT_BLOCK = 2**16  # cells whose coordinates ``by_height`` computes at once
+
+
+def by_height(mask: np.ndarray) -> tuple[np.ndarray, ...]:
     """The nodes of ``mask`` at each height from 0 to the top (empty where none), each height's in
-    lexicographic order — ``nodes_by_height_groups`` filtered by ``mask``, without listing every
-    node of the lattice (Incognito's subsets have ~23,000 nodes on Adult, a few hundred candidates)."""
-    cells = np.argwhere(mask)  # C order: lexicographic
-    heights = cells.sum(axis=1)
-    groups: list[list[Node]] = [[] for _ in range(sum(s - 1 for s in mask.shape) + 1)]
-    for h, row in zip(heights.tolist(), cells.tolist()):
-        groups[h].append(tuple(row))
-    return tuple(tuple(g) for g in groups)
+    lexicographic order, as rows of levels (the smallest integer type that holds them) —
+    ``nodes_by_height_groups`` filtered by ``mask``, without listing every node of the lattice
+    (Incognito's subsets have ~23,000 nodes on Adult, a few hundred candidates). Arrays, not node
+    tuples: a walk holds its candidates for its whole size, and as tuples they took 48 + 8 bytes per
+    QI a node, ~10× the lattice's own arrays (search/lattice_memory.py); the walk makes tuples of
+    one height at a time (``node_tuples``)."""
+    flat = np.flatnonzero(mask)  # C order: lexicographic
+    cells = np.empty((flat.size, mask.ndim), dtype=level_type(mask.shape))
+    for start in range(0, flat.size, BY_HEIGHT_BLOCK):  # coordinates a block at a time: int64 otherwise
+        stop = start + BY_HEIGHT_BLOCK
+        for axis, levels in enumerate(np.unravel_index(flat[start:stop], mask.shape)):
+            cells[start:stop, axis] = levels
+    del flat
+    heights = cells.sum(axis=1, dtype=np.int16)
+    return tuple(cells[heights == h] for h in range(sum(s - 1 for s in mask.shape) + 1))
+
+
+def level_type(shape: tuple[int, ...]) -> np.dtype:
+    """The smallest integer type holding every level of ``shape`` (int8 below 128 levels)."""
+    return np.min_scalar_type(-max(shape, default=1))
+
+
+def node_tuples(rows: np.ndarray) -> list[Node]:
+    """``by_height``'s rows as node tuples of Python ints."""
+    return [tuple(row) for row in rows.tolist()]
 
 
 def height(node: Node) -> int:

@@ -25,7 +25,12 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.errors import DataError
 from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
-from sqlclose.model.attributes import SensitiveAttribute, require_ordered_type, sensitive_domain
+from sqlclose.model.attributes import (
+    SensitiveAttribute,
+    require_ordered_type,
+    sensitive_domain,
+    values_not_leaves,
+)
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import quoted, unicode_form_hint, unicode_twins
@@ -164,7 +169,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
-                                                           types.get(c.name) or schema.field(c.name).type), c)
+                                                           types.get(c.name) or schema.field(c.name).type,
+                                                           source_label), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -409,11 +415,15 @@ def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None
 
 
 def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy | None) -> None:
+    """A sensitive column's values its lookup lacks stop the job, counted, never shown."""
     missing = reader.engine.fetch(q.missing_values(reader.table, c))
     if missing.num_rows == 0:
         return
-    where = f"hierarchy {hierarchy.origin}" if hierarchy is not None else "its domain"
-    _not_leaves(c.name, missing.column("v").to_pylist(), where, missing.column("n").to_pylist(), hierarchy)
+    values, rows = missing.column("v").to_pylist(), sum(missing.column("n").to_pylist())
+    if hierarchy is None:  # the domain is the column's own values, read by the engine's cast
+        raise DataError(f"column {c.name!r} holds {len(values)} value(s) (in {rows} row(s)) that are not in its "
+                        "domain as read (the values are not shown: a sensitive value is what a release protects)")
+    raise DataError(values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy)))
 
 
 def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
@@ -441,13 +451,14 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
 def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) -> None:
     missing = sorted(set(values) - set(hierarchy.leaves))
     if missing:
-        _not_leaves(column, missing, f"hierarchy {hierarchy.origin}", hierarchy=hierarchy)
+        raise DataError(values_not_leaves(column, hierarchy, missing, None, how_to_add_leaves(hierarchy)))
 
 
 def _not_leaves(column: str, values: list, where: str, counts: list[int] | None = None,
                 hierarchy: Hierarchy | None = None) -> None:
-    """The error for values a hierarchy lacks: the first few (with their row counts when known),
-    and how to add them in the form the hierarchy was given in."""
+    """The error for quasi-identifier values a hierarchy lacks: the first few (with their row
+    counts when known), and how to add them in the form the hierarchy was given in. A sensitive
+    column's are counted, never shown (``values_not_leaves``)."""
     listed = values[:MAX_LISTED_VALUES]
     twins = unicode_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
     named = [quoted(v, v in twins) for v in listed]
@@ -455,7 +466,7 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
         f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
-        f"{_to_add(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
+        f"{how_to_add_leaves(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
         f"{_unicode_form_hint(twins, hierarchy)}"
     )
 
@@ -475,7 +486,7 @@ def _given_inline(hierarchy: Hierarchy | None) -> bool:
     return hierarchy is not None and hierarchy.lines is None and hierarchy.rule is None
 
 
-def _to_add(hierarchy: Hierarchy | None) -> str:
+def how_to_add_leaves(hierarchy: Hierarchy | None) -> str:
     """How a value is added to a hierarchy as the spec gives it: a file's line, a tree's leaf
     (a tree has no lines: the advice to add one was a file's syntax), a Python hierarchy's row."""
     if not _given_inline(hierarchy):

@@ -28,7 +28,8 @@ def distinct_values(reader: ValuesReader, c: q.CodedColumn) -> pa.Table:
     return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw))
 
 
-def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType) -> Hierarchy:
+def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,
+                 source_label: str | None = None) -> Hierarchy:
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
     values = distinct_values(reader, c)
@@ -50,7 +51,8 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
         integral = _integral_bands(column_type, pairs, s, c.name)
         h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral)
     elif s.kind == "dates":
-        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain)
+        rows = [n for t, n in zip(texts, values.column("rows").to_pylist()) if t not in special]
+        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, rows, source_label)
     else:
         h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length)
     if special:  # the NULL stand-in gets a branch of its own, up to the top

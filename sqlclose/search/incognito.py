@@ -28,7 +28,7 @@ from itertools import combinations
 
 import numpy as np
 
-from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list
+from sqlclose.model.lattice import Node, by_height, height, lift, minimal, node_list, node_tuples
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import (
     BatchOutcome,
@@ -393,7 +393,8 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
         satisfying[full], decided[full] = lattice.satisfying, lattice.decided
     groups = {s: by_height(c) for s, c in cands.items()}  # candidates only: Incognito never asks of others
     for h in range(max(len(g) for g in groups.values())):
-        todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in g[h] if not decided[s][nd]]
+        # One height's undecided nodes as tuples at a time (search/lattice_memory.py counts the widest).
+        todo = [(s, nd) for s, g in groups.items() if h < len(g) for nd in node_tuples(_undecided(g[h], decided[s]))]
         yield runner.planned_rows(todo)
         todo = [(s, nd) for s, nd in todo if not decided[s][nd]]  # the other walk may have decided some meanwhile
         nodes = [nd for _, nd in todo]
@@ -411,6 +412,11 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
                     decided[s][above] = True
         progress()
     return satisfying
+
+
+def _undecided(rows: np.ndarray, decided: np.ndarray) -> np.ndarray:
+    """The rows of levels (``by_height``'s) whose node is not decided."""
+    return rows[~decided[tuple(rows.T)]]
 
 
 def _joined(parts: list[tuple]) -> tuple:

@@ -885,11 +885,13 @@ def count_text_equal(source: exp.Expression, column: str, text: str, params: Par
 
 def distinct_with_numbers(histogram: exp.Expression, column: str) -> exp.Expression:
     """The distinct non-NULL values of a column as text, with their value as a number (NULL when
-    not one), in the column's own order."""
+    not one) and the rows holding them (``rows``, summed from ``column_values``' ``n``), in the
+    column's own order."""
     value = col(column)
     # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
     number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
-    return (exp.select(as_text(value.copy()).as_("text"), number.as_("number"))
+    rows = _bigint(exp.Sum(this=col("n")))
+    return (exp.select(as_text(value.copy()).as_("text"), number.as_("number"), rows.as_("rows"))
             .from_(histogram.copy()).where(is_not_null(value.copy()))
             .group_by(value.copy()).order_by(ascending(value.copy())))
 
