@@ -164,3 +164,25 @@ def test_a_model_entry_given_as_null_is_read_as_left_out(tmp_path, incognito, pa
         result = _read(tmp_path, *incognito, path, value, command)
         assert result.exit_code == 0 and "internal error" not in result.output, (value, result.output)
         assert (tmp_path / "page.html").exists() == (command == "report")
+
+
+@pytest.mark.parametrize("path", ["lattice.size", "lattice.complete", "lattice.seconds",
+                                  "generalization.zip.label_count", "generalization.age.labels",
+                                  "privacy.sensitive.disease.distinct_l.reached"])
+def test_the_page_refuses_a_figure_it_prints_left_out(tmp_path, incognito, path):
+    """Left out, a figure the page prints crashed it (exit 1, KeyError) where given as null it was
+    refused: no report sqlclose writes lacks it (the schema's model writes every field). Bad input
+    (exit 2) naming the field, no page written."""
+    result = _read(tmp_path, *incognito, path, KeyError, "report")
+    assert result.exit_code == 2, result.output
+    assert f"{path} is left out, a figure printed as" in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("value", [None, KeyError])
+def test_the_page_refuses_a_gaa_report_without_its_scope(tmp_path, gaa, value):
+    """The page prints the GAA section's scope: given as null or left out it crashed (exit 1)."""
+    result = _read(tmp_path, *gaa, "gaa.scope", value, "report")
+    assert result.exit_code == 2, result.output
+    assert f"gaa.scope is {'null' if value is None else 'left out'}," in result.output, result.output
+    assert not (tmp_path / "page.html").exists()

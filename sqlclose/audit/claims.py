@@ -67,6 +67,8 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
         not_counts += _null_sections(doc) + _sections_of_another_algorithm(doc)
         not_counts += [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in prints
                        for field, value in _given(doc, pattern) if value is None]
+        not_counts += [f"{field} is left out, a figure printed as {_KINDS[_FIGURES[pattern]][0]}"
+                       for pattern in prints for field in _left_out(doc, pattern)]
     if not_counts:
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
@@ -90,7 +92,7 @@ _FIGURES: dict[str, str] = {
     "input.source": "string", "algorithm": "string", "node": "object", "node.*": "level", "node_given": "flag",
     "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
     "lattice.complete": "flag", "lattice.seconds": "number",
-    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.seconds": "number",
+    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.scope": "string", "gaa.seconds": "number",
     "generalization.*.level": "level", "generalization.*.levels": "count", "generalization.*.labels": "strings",
     "generalization.*.label_count": "count", "generalization.*.at_top": "flag",
     "generalization.*.classes_per_level": "object", "generalization.*.classes_per_level.*": "count",
@@ -129,14 +131,9 @@ _SECTION_OF = {"node": "full-domain", "lattice": "full-domain", "gaa": "gaa"}
 
 
 def _required_sections(doc: dict) -> list[str]:
-    """Each required section's field under every given parent object (``lattice.levels`` in a lattice
-    given, none under a lattice given as null)."""
-    fields = []
-    for pattern in _REQUIRED_SECTIONS:
-        parent, _, name = pattern.rpartition(".")
-        holders = [(f"{field}.", value) for field, value in _given(doc, parent)] if parent else [("", doc)]
-        fields += [f"{prefix}{name}" for prefix, value in holders if isinstance(value, dict)]
-    return fields
+    """Each required section left out of its parent given (``lattice.levels`` of a lattice given,
+    none of a lattice given as null)."""
+    return [field for pattern in _REQUIRED_SECTIONS for field in _left_out(doc, pattern)]
 
 
 def _null_sections(doc: dict) -> list[str]:
@@ -156,6 +153,15 @@ def _sections_of_another_algorithm(doc: dict) -> list[str]:
     return [f"{section} is {'null' if section in doc else 'left out'}, though the report's algorithm is "
             f"{json.dumps(algorithm)}: a {kind} release's report holds it as an object"
             for section, of in _SECTION_OF.items() if of == kind and not isinstance(doc.get(section), dict)]
+
+
+def _left_out(doc: dict, pattern: str) -> list[str]:
+    """Each field ``pattern`` names that is left out of an object given to hold it (``lattice.size``
+    of a lattice given; none of a lattice given as null, nor a ``*``)."""
+    parent, _, name = pattern.rpartition(".")
+    holders = [(f"{field}.", value) for field, value in _given(doc, parent)] if parent else [("", doc)]
+    return [f"{prefix}{name}" for prefix, value in holders if name != "*" and isinstance(value, dict)
+            and name not in value]
 
 
 def _without_nulls_read_as_absent(doc: dict) -> dict:
