@@ -61,6 +61,49 @@ def test_the_report_readers_figure_kinds_agree_with_the_report_schema():
         assert types <= _SCHEMA_TYPES[kind], f"{pattern}: the schema says {sorted(types)}, claims.py {kind}"
 
 
+def _schema_sections(schema: dict, node: object, prefix: str = "") -> set[str]:
+    """Every object of the schema by its path (``*`` any key), through $ref and anyOf."""
+    node = node if not (isinstance(node, dict) and "$ref" in node) else schema["$defs"][node["$ref"].split("/")[-1]]
+    if isinstance(node, dict) and "anyOf" in node:
+        return {path for option in node["anyOf"] for path in _schema_sections(schema, option, prefix)}
+    if not isinstance(node, dict) or node.get("type") != "object":
+        return set()
+    found = {prefix} if prefix else set()
+    for name, below in node.get("properties", {}).items():
+        found |= _schema_sections(schema, below, f"{prefix}.{name}" if prefix else name)
+    if isinstance(node.get("additionalProperties"), dict):
+        found |= _schema_sections(schema, node["additionalProperties"], f"{prefix}.*")
+    return found
+
+
+# Sections no reader of a report takes (check --against, the sign-off page).
+_UNREAD_SECTIONS = {"timings", "output.column_roles", "warehouse", "warehouse.expected", "warehouse.sensitive_columns"}
+
+
+def test_the_report_readers_sections_agree_with_the_report_schema():
+    """Review rv26 #6: a section given as null (t_against_release, lattice.levels, hierarchies, a
+    column's utility.sensitive entry) crashed the report's readers, which took every section as an
+    object. audit/claims.py refuses a null section where the schema allows none and a required one
+    left out, after its own tables: every section of the schema must be one of its figures (or
+    checked by name, or read by no reader), and which may be null and which are required must be the
+    schema's, so that a section added or made nullable in ``Report`` cannot be forgotten."""
+    from sqlclose.audit.claims import _FIGURES, _MAY_BE_NULL, _REQUIRED_SECTIONS, _SECTION_OF, _SECTIONS
+
+    schema = json.loads(json_schema())
+    read = {pattern for pattern, kind in _FIGURES.items() if kind == "object"}
+    by_name = {*_SECTIONS, "generalization.*", "privacy.sensitive.*"}  # read_report's own object checks
+    unknown = _schema_sections(schema, schema) - read - by_name - _UNREAD_SECTIONS
+    assert not unknown, f"sections of the schema audit/claims.py does not classify: {sorted(unknown)}"
+    for pattern in read:
+        parent, _, name = pattern.rpartition(".")
+        nullable = any(leaf.get("type") == "null" for leaf in _schema_leaves(schema, schema, pattern.split(".")))
+        assert nullable == (pattern in _MAY_BE_NULL), f"{pattern}: the schema allows null: {nullable}"
+        holders = _schema_leaves(schema, schema, parent.split(".") if parent else [])
+        required = name != "*" and any(name in holder.get("required", []) for holder in holders)
+        assert required == (pattern in _REQUIRED_SECTIONS), f"{pattern}: the schema requires it: {required}"
+    assert _MAY_BE_NULL <= read and set(_SECTION_OF) <= _MAY_BE_NULL
+
+
 def test_a_written_report_validates_against_the_model(tmp_path):
     with sqlclose.anonymize(None, SPEC) as release:
         doc = release.write_parquet(tmp_path / "r.parquet")

@@ -39,8 +39,10 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     """A release report's JSON document, refused (``InputError``, naming the file and every field it
     lacks) when it cannot be read or is not a report: a list, an empty object, a failed run's
     ``--json`` document, a report with a section cut out, a figure of another kind than sqlclose
-    writes. ``prints``: the figures (``_FIGURES`` patterns) a reader prints as numbers, refused as
-    null too (the claims judge a null; a page would have nothing to print)."""
+    writes, a section given as null where the schema allows none (``_MAY_BE_NULL``) or a required one
+    left out. An optional section given as null is returned left out, as the schema means it.
+    ``prints``: the figures (``_FIGURES`` patterns) a reader prints as numbers, refused as null too
+    (the claims judge a null; a page would have nothing to print)."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
@@ -51,7 +53,7 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
                          "beside a release")
     # A section missing whole is named alone (``privacy``), not as each field of it the reader takes.
     missing = list(dict.fromkeys(field if _holds(doc, field.split(".")[0]) else field.split(".")[0]
-                                 for field in needs if not _holds(doc, field)))
+                                 for field in [*needs, *_required_sections(doc)] if not _holds(doc, field)))
     if missing:
         failed = " (it is the --json document of a failed run)" if {"error", "exit_code"} <= doc.keys() else ""
         raise InputError(f"{path} is not a release report{failed}: it lacks {', '.join(missing)} (or holds "
@@ -63,12 +65,15 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
                    if not isinstance(entry, dict)]
     if not not_counts:  # the sections are objects: their figures can be looked at
         not_counts = _negative_counts(doc) + _mistyped_figures(doc) + _unnamed_distances(doc)
+        not_counts += _null_sections(doc) + _sections_of_another_algorithm(doc)
         not_counts += [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in prints
                        for field, value in _given(doc, pattern) if value is None]
+        not_counts += [f"{field} is left out, a figure printed as {_KINDS[_FIGURES[pattern]][0]}"
+                       for pattern in prints for field in _left_out(doc, pattern)]
     if not_counts:
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
-    return doc
+    return _without_nulls_read_as_absent(doc)
 
 
 # Every other figure a reader takes, by kind: given (not null, not left out) it must be of that kind,
@@ -88,7 +93,7 @@ _FIGURES: dict[str, str] = {
     "input.source": "string", "algorithm": "string", "node": "object", "node.*": "level", "node_given": "flag",
     "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
     "lattice.complete": "flag", "lattice.seconds": "number",
-    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.seconds": "number",
+    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.scope": "string", "gaa.seconds": "number",
     "generalization.*.level": "level", "generalization.*.levels": "count", "generalization.*.labels": "strings",
     "generalization.*.label_count": "count", "generalization.*.at_top": "flag",
     "generalization.*.classes_per_level": "object", "generalization.*.classes_per_level.*": "count",
@@ -112,6 +117,64 @@ _FIGURES: dict[str, str] = {
     "output.column_types": "object", "output.column_types.*": "string", "output.partition_by": "strings",
     "warnings": "strings", "verified": "flag",
 }
+
+
+# The report's sections (the "object" figures above) as its schema makes them (a test keeps the two
+# equal): those it allows as null, and those it requires. A reader takes a section as an object: one
+# given as null where the schema allows none, or a required one left out, is no report sqlclose writes
+# and is refused by name, as a figure of another kind is (a null section is nothing the claims judge).
+_MAY_BE_NULL = frozenset({"node", "lattice", "gaa", "generalization.*.classes_per_level", "output.column_types",
+                          *(f"privacy.sensitive.*.{model}" for model in L_AND_P_MODELS)})
+_REQUIRED_SECTIONS = ("node", "lattice", "lattice.levels", "t_against_release")
+# The required sections the schema allows as null stand null for one algorithm only ("null for GAA"),
+# and GAA's own section is null for the other: per section, the algorithm whose report holds it.
+_SECTION_OF = {"node": "full-domain", "lattice": "full-domain", "gaa": "gaa"}
+
+
+def _required_sections(doc: dict) -> list[str]:
+    """Each required section left out of its parent given (``lattice.levels`` of a lattice given,
+    none of a lattice given as null)."""
+    return [field for pattern in _REQUIRED_SECTIONS for field in _left_out(doc, pattern)]
+
+
+def _null_sections(doc: dict) -> list[str]:
+    """Each section given as null where the schema allows none (a ``t_against_release``, a
+    ``hierarchies``, a column's ``utility.sensitive`` entry): the readers would fail on it."""
+    return [f"{field} is null, not an object" for pattern, kind in _FIGURES.items()
+            if kind == "object" and pattern not in _MAY_BE_NULL for field, value in _given(doc, pattern)
+            if value is None]
+
+
+def _sections_of_another_algorithm(doc: dict) -> list[str]:
+    """A section its algorithm's report holds, given as null or left out: a full-domain (Incognito)
+    report's node and lattice (null only in a GAA report's), a GAA report's ``gaa``. The claims and
+    the page would read another algorithm's release into it (a node given as null passed as matching)."""
+    algorithm = doc.get("algorithm", "incognito")
+    kind = "gaa" if algorithm == "gaa" else "full-domain"
+    return [f"{section} is {'null' if section in doc else 'left out'}, though the report's algorithm is "
+            f"{json.dumps(algorithm)}: a {kind} release's report holds it as an object"
+            for section, of in _SECTION_OF.items() if of == kind and not isinstance(doc.get(section), dict)]
+
+
+def _left_out(doc: dict, pattern: str) -> list[str]:
+    """Each field ``pattern`` names that is left out of an object given to hold it (``lattice.size``
+    of a lattice given; none of a lattice given as null, nor a ``*``)."""
+    parent, _, name = pattern.rpartition(".")
+    holders = [(f"{field}.", value) for field, value in _given(doc, parent)] if parent else [("", doc)]
+    return [f"{prefix}{name}" for prefix, value in holders if name != "*" and isinstance(value, dict)
+            and name not in value]
+
+
+def _without_nulls_read_as_absent(doc: dict) -> dict:
+    """``doc`` with each optional section given as null (a model entry ``p: null``, a ``gaa: null``)
+    left out, as the report's model reads it (null is its absence: the model not asked)."""
+    for pattern in _MAY_BE_NULL.difference(_REQUIRED_SECTIONS):
+        parent, _, name = pattern.rpartition(".")
+        holders = [value for _, value in _given(doc, parent)] if parent else [doc]
+        for holder in holders:
+            if isinstance(holder, dict) and name in holder and holder[name] is None:
+                del holder[name]
+    return doc
 
 
 def _mistyped_figures(doc: dict) -> list[str]:

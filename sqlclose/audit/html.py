@@ -26,10 +26,11 @@ from sqlclose.model.spec import Spec, load_spec
 # What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``).
 PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "utility.discernibility",
                "utility.average_class_size")
-# The figures the page formats as numbers (a count's digits, "0.2963"), given null by no report sqlclose writes.
+# The figures the page prints (a count's digits, "0.2963", a GAA strategy), given null or left out by no
+# report sqlclose writes.
 PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generalization.*.label_count",
-               "lattice.size", "lattice.complete", "lattice.seconds", "gaa.metric", "gaa.strategy", "gaa.seconds",
-               "privacy.suppression_limit", "t_against_release.*", "utility.average_class_size",
+               "lattice.size", "lattice.complete", "lattice.seconds", "gaa.metric", "gaa.strategy", "gaa.scope",
+               "gaa.seconds", "privacy.suppression_limit", "t_against_release.*", "utility.average_class_size",
                *(f"privacy.sensitive.*.{model}.reached" for model in L_AND_P_MODELS))
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 

@@ -1,0 +1,188 @@
+"""A report's sections (its objects) given as null or left out, read by ``sqlclose check --against`` and
+``sqlclose report`` (review rv26 #6).
+
+Before, a section given as null (``t_against_release``, ``node``, ``lattice``, ``lattice.levels``,
+``hierarchies``, a model entry ``privacy.sensitive.salary.p``, ``utility.sensitive.<col>``) crashed both
+readers (exit 1, "internal error: TypeError"), and ``check --against`` with ``node`` or ``lattice`` null
+said the file matched "labels and levels" (exit 0). The oracle is the report's schema
+(docs/report-schema.json, generated from ``Report``): a section it allows no null for, or a required
+one left out, is a file that is not a report as sqlclose writes it, bad input (exit 2) naming the
+field, and no page is written (the file system's state). A section the schema allows as null is read
+as the schema means it: an optional one (a model entry) as left out (the model not asked), ``node``
+and ``lattice`` ("null for GAA") only in a GAA report, ``gaa`` only in a full-domain one.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from sqlclose.cli import main
+
+TABLE3 = """zip,age,salary,disease
+47677,29,3000,gastric ulcer
+47602,22,4000,gastritis
+47678,27,5000,stomach cancer
+47905,43,6000,gastritis
+47909,52,11000,flu
+47906,47,8000,bronchitis
+47605,30,7000,bronchitis
+47673,36,9000,pneumonia
+47607,32,10000,stomach cancer
+"""
+SPEC = """
+[source]
+path = "t.csv"
+[output]
+path = "y.parquet"
+[privacy]
+k = 3
+[quasi_identifiers]
+zip = { mask = true, length = 5 }
+age = { file = "age.csv" }
+[sensitive.disease]
+distinct_l = 2
+[sensitive.salary]
+p = 2
+distance = "ordered"
+t = 0.5
+"""
+AGES = "".join(f"{age};{age // 10}*;{'<40' if age < 40 else '>=40'};*\n"
+               for age in (29, 22, 27, 43, 52, 47, 30, 36, 32))
+
+
+def _run(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _release(folder, algorithm: str):
+    (folder / "t.csv").write_text(TABLE3)
+    (folder / "age.csv").write_text(AGES)
+    (folder / "s.toml").write_text(SPEC + f'[search]\nalgorithm = "{algorithm}"\n')
+    result = _run("anonymize", "-q", folder / "s.toml")
+    assert result.exit_code == 0, result.output
+    doc = json.loads((folder / "y.parquet.report.json").read_text())
+    assert doc["algorithm"] == algorithm and doc["hierarchies"]["age"]["path"] == str(folder / "age.csv")
+    return folder / "y.parquet", doc
+
+
+@pytest.fixture(scope="module")
+def incognito(tmp_path_factory):
+    return _release(tmp_path_factory.mktemp("incognito"), "incognito")
+
+
+@pytest.fixture(scope="module")
+def gaa(tmp_path_factory):
+    return _release(tmp_path_factory.mktemp("gaa"), "gaa")
+
+
+def _read(tmp_path, release, doc, path: str, value, command: str):
+    """Run ``command`` over ``doc`` with ``path`` set to ``value`` (``KeyError``: left out)."""
+    edited = json.loads(json.dumps(doc))
+    *parents, last = path.split(".")
+    holder = edited
+    for part in parents:
+        holder = holder[part]
+    if value is KeyError:
+        del holder[last]
+    else:
+        holder[last] = value
+    report = tmp_path / "edited.json"
+    report.write_text(json.dumps(edited))
+    if command == "report":
+        return _run("report", report, "--html", tmp_path / "page.html", "--release", release)
+    return _run("check", release, "--against", report)
+
+
+COMMANDS = ["check", "report"]
+# Sections the schema allows no null for (a column's entries included), and what the refusal says.
+NOT_NULL = ["t_against_release", "lattice.levels", "hierarchies", "hierarchies.age", "utility.sensitive",
+            "utility.sensitive.disease", "utility.alteration", "utility.withheld"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("path", NOT_NULL)
+def test_a_section_given_as_null_where_the_schema_allows_none_is_bad_input(tmp_path, incognito, path, command):
+    result = _read(tmp_path, *incognito, path, None, command)
+    assert result.exit_code == 2, result.output
+    assert f"is not a release report as sqlclose writes it: {path} is null, not an object" in result.output, \
+        result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("path", ["node", "lattice", "lattice.levels", "t_against_release"])
+def test_a_required_section_left_out_is_bad_input(tmp_path, incognito, path, command):
+    result = _read(tmp_path, *incognito, path, KeyError, command)
+    assert result.exit_code == 2, result.output
+    assert f"is not a release report: it lacks {path} " in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("path", ["node", "lattice"])
+def test_node_or_lattice_given_as_null_in_a_full_domain_report_is_bad_input(tmp_path, incognito, path, command):
+    """The schema allows them null for a GAA release only: ``check`` said a full-domain report
+    without its node matched "labels and levels" (exit 0), the page crashed."""
+    result = _read(tmp_path, *incognito, path, None, command)
+    assert result.exit_code == 2, result.output
+    assert f'{path} is null, though the report\'s algorithm is "incognito"' in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("value", [None, KeyError])
+def test_a_gaa_report_without_its_gaa_section_is_bad_input(tmp_path, gaa, value, command):
+    release, doc = gaa
+    assert doc["node"] is None and doc["lattice"] is None and isinstance(doc["gaa"], dict)
+    result = _read(tmp_path, release, doc, "gaa", value, command)
+    assert result.exit_code == 2, result.output
+    said = "null" if value is None else "left out"
+    assert f'gaa is {said}, though the report\'s algorithm is "gaa"' in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_the_intact_gaa_report_is_read(tmp_path, gaa, command):
+    """node and lattice null, as the schema allows for GAA: both readers take the report."""
+    result = _read(tmp_path, *gaa, "node", None, command)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "page.html").exists() == (command == "report")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("path", ["privacy.sensitive.salary.p", "privacy.sensitive.disease.distinct_l"])
+def test_a_model_entry_given_as_null_is_read_as_left_out(tmp_path, incognito, path, command):
+    """The schema allows a model entry as null (``Report`` reads it as the model not asked, as it
+    reads the entry left out): it crashed both readers (exit 1). Read as left out, the report claims
+    no value of that model, and every other claim still matches the file (exit 0), as with the entry
+    left out."""
+    for value in (None, KeyError):
+        (tmp_path / "page.html").unlink(missing_ok=True)
+        result = _read(tmp_path, *incognito, path, value, command)
+        assert result.exit_code == 0 and "internal error" not in result.output, (value, result.output)
+        assert (tmp_path / "page.html").exists() == (command == "report")
+
+
+@pytest.mark.parametrize("path", ["lattice.size", "lattice.complete", "lattice.seconds",
+                                  "generalization.zip.label_count", "generalization.age.labels",
+                                  "privacy.sensitive.disease.distinct_l.reached"])
+def test_the_page_refuses_a_figure_it_prints_left_out(tmp_path, incognito, path):
+    """Left out, a figure the page prints crashed it (exit 1, KeyError) where given as null it was
+    refused: no report sqlclose writes lacks it (the schema's model writes every field). Bad input
+    (exit 2) naming the field, no page written."""
+    result = _read(tmp_path, *incognito, path, KeyError, "report")
+    assert result.exit_code == 2, result.output
+    assert f"{path} is left out, a figure printed as" in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("value", [None, KeyError])
+def test_the_page_refuses_a_gaa_report_without_its_scope(tmp_path, gaa, value):
+    """The page prints the GAA section's scope: given as null or left out it crashed (exit 1)."""
+    result = _read(tmp_path, *gaa, "gaa.scope", value, "report")
+    assert result.exit_code == 2, result.output
+    assert f"gaa.scope is {'null' if value is None else 'left out'}," in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
