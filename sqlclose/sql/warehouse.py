@@ -106,10 +106,11 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
                 + ([exp.Literal.string(label)] if lk.labels is not None else [])
                 for v, c, label in zip(lk.values, lk.codes, lk.labels or [None] * len(lk.values))]
         names = ["value", "code"] + ([f"label_{lk.level}"] if lk.labels is not None else [])
-        query = query.with_(q.ident(lk.cte), as_=values_table(names, rows))
+        # copy=False: a copy per CTE would copy every lookup before it (34,730 dates: 10 s)
+        query = query.with_(q.ident(lk.cte), as_=values_table(names, rows), copy=False)
     if suppressed:
         rows = [[exp.Literal.number(int(code)) for code in codes] for codes in sorted(map(tuple, suppressed))]
-        query = query.with_(q.ident(SUPPRESSED), as_=values_table([lk.coded.code for lk in lookups], rows))
+        query = query.with_(q.ident(SUPPRESSED), as_=values_table([lk.coded.code for lk in lookups], rows), copy=False)
     return quoted(query)
 
 
@@ -119,9 +120,11 @@ def values_table(names: Sequence[str], rows: Sequence[Sequence[exp.Expression]])
     parts = []
     for start in range(0, len(rows), VALUES_CHUNK):
         alias = exp.TableAlias(this=q.ident("t"), columns=[q.ident(n) for n in names])
-        chunk = exp.Values(expressions=[exp.tuple_(*r) for r in rows[start:start + VALUES_CHUNK]], alias=alias)
-        parts.append(exp.select(exp.Star()).from_(chunk))
-    return parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+        # exp.Tuple, not the exp.tuple_ builder, which copies every literal again
+        tuples = [exp.Tuple(expressions=r) for r in rows[start:start + VALUES_CHUNK]]
+        chunk = exp.Values(expressions=tuples, alias=alias)
+        parts.append(exp.select(exp.Star()).from_(chunk, copy=False))
+    return parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False, copy=False)
 
 
 def inline(query: exp.Expression, values: Sequence[Any]) -> exp.Expression:
@@ -140,8 +143,9 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mappin
     """One row measured on the released table in the warehouse: released rows, classes, the
     smallest class and, per sensitive column, the fewest distinct values in a class (NULL read as
     its stand-in when ``sensitive`` gives one); ``ok`` says whether each equals ``expected`` (the
-    search's claims) and the smallest class is at least ``k``."""
-    body = release_query.copy()
+    search's claims) and the smallest class is at least ``k``. ``release_query`` is taken, not
+    copied (its lookups move into the result: a copy of 35 k lookup rows cost seconds)."""
+    body = release_query
     ctes = body.args.pop("with_", None) or body.args.pop("with", None)
     body.set("order", None)
     per_class = [exp.alias_(exp.Count(this=exp.Star()), q.ident("n"))]
@@ -161,7 +165,7 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mappin
     checks.append(exp.GTE(this=measured["min_class_size"].copy(), expression=exp.Literal.number(k)))
     select = exp.select(*[exp.alias_(m, q.ident(name)) for name, m in measured.items()],
                         exp.alias_(exp.and_(*checks), q.ident("ok"))).from_(classes.subquery(q.ident("classes")))
-    select = select.with_(q.ident(RELEASED), as_=body)
+    select = select.with_(q.ident(RELEASED), as_=body, copy=False)
     if ctes is not None:  # the release's lookups come first: the released table reads them
         select.set("with_" if "with_" in select.args else "with",
                    exp.With(expressions=[*ctes.expressions, *_with(select).expressions]))
@@ -246,4 +250,5 @@ def render(query: exp.Expression, dialect: str) -> str:
             return _sort_text(node.expressions[0].copy(), dialect)
         return node
 
-    return query.transform(spelled).sql(dialect=dialect, pretty=True)
+    # in place: the query was built for this text alone, and a copy of its lookups costs seconds
+    return query.transform(spelled, copy=False).sql(dialect=dialect, pretty=True, copy=False)
