@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,9 +106,6 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         # t against the rows kept).
         if spec.source is not None and spec.source.kind not in ("query", "warehouse"):
             reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
-            # its other sensitive columns as the checked CSV's: numbers when a type reads every value exactly
-            reading = dataclasses.replace(reading, numbers_if_numeric=tuple(
-                n for n in spec.sensitive if n not in reading.numeric and n not in reading.types))
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
@@ -115,16 +113,18 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
     given = engine
-    # Sensitive columns of a CSV: as the spec declares them, else as numbers when every value is one
-    # a type reads exactly (the ordered distance is measured), else as text.
+    # Sensitive columns of a CSV as anonymize reads them: with the spec's declared types, else as text,
+    # an ordered one as whole numbers (numbers typed from their text merged "07" and "7" into one value).
     options = FileRead(table=table, delimiter=delimiter, types={c: t for c, t in declared.items() if c in models},
-                       numbers_if_numeric=tuple(c for c in models if c not in declared))
+                       numeric=tuple(c for c, m in models.items() if m is not None and m.distance == "ordered"))
     with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
-        opened = open_source(source, engine, options)
+        with _types_told_for_check(spec):
+            opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
-            ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
-                options, table=None), drop) if reference is not None else (None, "")
+            with _types_told_for_check(spec):
+                ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
+                    options, table=None), drop) if reference is not None else (None, "")
             if ref is not None:
                 relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
@@ -134,6 +134,20 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         finally:
             if given is None:
                 engine.close()
+
+
+@contextmanager
+def _types_told_for_check(spec: Spec | None) -> Iterator[None]:
+    """A CSV column refused until its type is declared (an ordered one holding 5000.5) is told in a
+    spec's words, ``[source] types``: without --spec, check has none, so the refusal says where
+    check takes them from."""
+    try:
+        yield
+    except InputError as e:
+        if spec is not None or "[source] types" not in str(e):
+            raise
+        raise type(e)(f"{e} (check reads a CSV's declared types from the spec given with --spec: the release's, "
+                      "or one written for this table)") from None
 
 
 def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
@@ -149,9 +163,9 @@ def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
 def _one_number_type(engine: Engine, relation: exp.Expression, reference: exp.Expression,
                      names: list[str]) -> tuple[exp.Expression, exp.Expression]:
     """The checked table and the reference, each sensitive column that is an integer or a decimal in
-    both but of two types read as one DECIMAL holding both: values are compared by their text, and a
-    CSV's numbers are typed from its own values (5000 BIGINT in one, 5000.0 DECIMAL(5, 1) in the
-    other; 5000.5 and 5000.50 beside a 5000.25), so a value of one was "not in the domain"."""
+    both but of two types read as one DECIMAL holding both: values are compared by their text, and the
+    two files need not type a column alike (a CSV's ordered column read as BIGINT, 5000, beside a
+    Parquet DECIMAL(6, 2), 5000.25), so a value of one was "not in the domain"."""
     ours, theirs = engine.schema(relation), engine.schema(reference)
     common = {n: kind for n in names if (kind := _common_decimal(ours.field(n).type, theirs.field(n).type))}
     if not common:
