@@ -33,7 +33,7 @@ from sqlclose.model.attributes import SensitiveAttribute, is_number_or_time, req
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import MAX_DECIMAL_DIGITS, Sensitive, Spec, as_spec, static_hierarchy, validation_problems
 from sqlclose.prepare.problem import float_spellings, require_columns
-from sqlclose.prepare.sources import open_source, spec_engine
+from sqlclose.prepare.sources import open_source, path_format, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, idle_level_warnings, is_emd
 from sqlclose.sql import queries as q
@@ -74,8 +74,9 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     its dict; None or a bare list of names: measure only). ``spec`` takes the quasi-identifiers,
     sensitive models and k of a release spec. ``reference`` is the table whose distribution
     t-closeness compares against (default: the audited table itself; give the release's input
-    to reproduce a release report when records were suppressed). ``table`` names the table in a
-    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
+    to reproduce a release report when records were suppressed; refused without a sensitive
+    column). ``table`` names the table in a DuckDB database file; ``delimiter`` is the CSV delimiter
+    (default: detected); each is refused for a source it does not apply to.
     ``similarity_level``: the level of a sensitive column's hierarchy under which values count as
     similar, for the similarity attack (default 1); given when no sensitive column has a hierarchy,
     it would change nothing, and is refused. Without
@@ -104,14 +105,18 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         # The reference as the release's run read its input: the spec's [source] options (declared
         # types, NULL strings, encoding) and its NULL policies (nulls = "drop": the release measured
         # t against the rows kept).
-        if spec.source is not None and spec.source.kind not in ("query", "warehouse"):
-            reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
+        reading = spec_reading(spec)
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
     qi = list(quasi_identifiers or [])
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
+    if reference is not None and not models:  # dropped, it changed nothing, as the command refuses it
+        raise SpecError("reference is the table t-closeness compares a sensitive column's distribution to, and no "
+                        "sensitive column was given: name one (sensitive=[...], or a spec's [sensitive] section), "
+                        "or leave reference out")
+    refuse_unused_reading_options(source, reference if reading is None else None, table, delimiter)
     given = engine
     # Sensitive columns of a CSV as anonymize reads them: with the spec's declared types, else as text,
     # an ordered one as whole numbers (numbers typed from their text merged "07" and "7" into one value).
@@ -134,6 +139,43 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         finally:
             if given is None:
                 engine.close()
+
+
+def spec_reading(spec: Spec | None) -> FileRead | None:
+    """How the spec's run read its input (its ``[source]`` options, its ordered columns as numbers),
+    which check reads a reference by; None when it says nothing a reference file is read by."""
+    if spec is None or spec.source is None or spec.source.kind in ("query", "warehouse"):
+        return None
+    return FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
+
+
+_FORMAT_NAMES = {"csv": "a CSV file", "parquet": "a Parquet file", "duckdb": "a DuckDB database", None: "not a file"}
+
+
+def refuse_unused_reading_options(source: Any, reference: Any, table: str | None, delimiter: str | None,
+                                  names: tuple[str, str] = ("table", "delimiter")) -> None:
+    """``table`` names a table of a DuckDB database file, ``delimiter`` a CSV file's (the checked
+    table's, or ``reference``'s, when it is read with these options): given for a source it does not
+    apply to, it was dropped and the audit passed as if it had been applied. ``names``: the options
+    as the caller gave them (``--table``, ``--delimiter`` on the command line)."""
+    is_path = isinstance(source, (str, Path))
+    kind = path_format(Path(source)) if is_path else None
+    if is_path and kind is None:
+        return  # no format told: reading it says so
+    what = "a Parquet folder" if is_path and Path(source).expanduser().is_dir() else _FORMAT_NAMES[kind]
+    shown = f"{source} is {what}" if is_path else f"the source (a {type(source).__name__}) is not a file"
+    if table is not None and kind != "duckdb":
+        raise SpecError(f"{names[0]} names a table of a DuckDB database file, and {shown}: leave {names[0]} out")
+    if delimiter is None or kind == "csv" or _may_be_csv(reference):
+        return
+    if reference is not None:
+        shown = f"neither {source if is_path else 'the source'} nor the reference is a CSV file"
+    raise SpecError(f"{names[1]} is a CSV file's delimiter, and {shown}: leave {names[1]} out")
+
+
+def _may_be_csv(reference: Any) -> bool:
+    """A reference path that is a CSV file, or whose format no suffix or first bytes tell."""
+    return isinstance(reference, (str, Path)) and path_format(Path(reference)) in ("csv", None)
 
 
 @contextmanager
