@@ -1189,3 +1189,77 @@ def test_similarity_level_from_python_without_a_sensitive_hierarchy_is_refused()
     report = check(table(HAND), ["g"], {"s": {"hierarchy": tree}}, similarity_level=1).to_dict()
     assert report["sensitive"]["s"]["attacks"]["similarity"] is not None
     assert check(table(HAND), ["g"], ["s"]).passed is not False  # left out: no refusal
+
+
+def _hand_as(kind: str, tmp_path: Path) -> Path:
+    """The hand table as a CSV file, a Parquet file, a Parquet folder or a DuckDB database (table hand)."""
+    if kind == "csv":
+        return write_csv(tmp_path / "hand.csv", table(HAND))
+    if kind == "parquet":
+        pq.write_table(table(HAND), tmp_path / "hand.parquet")
+        return tmp_path / "hand.parquet"
+    if kind == "folder":
+        (tmp_path / "hand").mkdir()
+        pq.write_table(table(HAND), tmp_path / "hand" / "part.parquet")
+        return tmp_path / "hand"
+    path = tmp_path / "hand.duckdb"
+    with duckdb.connect(str(path)) as con:
+        con.register("arrow_hand", table(HAND))
+        con.execute("CREATE TABLE hand AS SELECT * FROM arrow_hand")
+    return path
+
+
+@pytest.mark.parametrize("kind, option, said", [
+    ("csv", ["--table", "people"], "--table names a table of a DuckDB database file, and {path} is a CSV file"),
+    ("parquet", ["--table", "people"], "--table names a table of a DuckDB database file, and {path} is a Parquet "
+     "file"),
+    ("parquet", ["--delimiter", ";"], "--delimiter is a CSV file's delimiter, and {path} is a Parquet file"),
+    ("folder", ["--delimiter", ";"], "--delimiter is a CSV file's delimiter, and {path} is a Parquet folder"),
+    ("duckdb", ["--table", "hand", "--delimiter", ";"], "--delimiter is a CSV file's delimiter, and {path} is a "
+     "DuckDB database")], ids=["csv-table", "parquet-table", "parquet-delimiter", "folder-delimiter",
+                               "duckdb-delimiter"])
+def test_a_reading_option_the_table_has_no_use_for_is_refused(tmp_path, kind, option, said):
+    """rv26 #9: --table on a CSV or Parquet table, --delimiter on Parquet (or a database), was dropped
+    without a word (exit 0), where a spec's `table` for a CSV is refused and check refuses the other
+    options it would not apply. Now refused (exit 2, one line) naming the option and the file's kind.
+    Oracle: the documented refusal; the same table read without the option is audited (exit 0)."""
+    path = _hand_as(kind, tmp_path)
+    result = invoke(path, "--qi", "g", "--k", 1, *option)
+    assert_cli_error(result, f"sqlclose: error: {said.format(path=path)}: leave {option[-2]} out")
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    kept = option[:2] if kind == "duckdb" else []
+    assert invoke(path, "--qi", "g", "--k", 1, *kept).exit_code == 0
+
+
+def test_a_delimiter_read_by_the_reference_alone_is_kept(tmp_path):
+    """--delimiter is the table's, and, without a spec, the reference's too: beside a Parquet table
+    and a ';'-delimited CSV reference it is applied (the reference read with it: exit 0), and refused
+    only when neither file is a CSV. Oracle: the reference's rows, read with ';', hold every value."""
+    parquet = _hand_as("parquet", tmp_path)
+    reference = tmp_path / "ref.csv"
+    reference.write_text("g;s\n" + "".join(f"{g};{s}\n" for g, s in zip(table(HAND)["g"].to_pylist(),
+                                                                          table(HAND)["s"].to_pylist())))
+    ok = invoke(parquet, "--qi", "g", "--sensitive", "s", "--reference", reference, "--delimiter", ";", "--json")
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout)["sensitive"]["s"]["domain_size"] == 3
+    result = invoke(parquet, "--qi", "g", "--sensitive", "s", "--reference", parquet, "--delimiter", ";")
+    assert_cli_error(result, f"--delimiter is a CSV file's delimiter, and neither {parquet} nor the reference is a "
+                     "CSV file: leave --delimiter out")
+
+
+def test_check_from_python_refuses_options_it_would_not_apply(tmp_path):
+    """rv26 #9: `check(src, ["g"], None, reference=REF)` accepted the reference and dropped it, where the
+    command refuses --reference without --sensitive (and the API refuses similarity_level alike);
+    `table=`/`delimiter=` beside a pyarrow Table were dropped too. Oracle: the command's refusal of
+    the same arguments; with a sensitive column the same reference is applied (exit: a report)."""
+    path = _hand_as("csv", tmp_path)
+    with pytest.raises(SpecError, match=r"^reference is the table t-closeness compares a sensitive column's "
+                                        r"distribution to, and no sensitive column was given"):
+        check(path, ["g"], None, k=1, reference=path)
+    assert check(path, ["g"], ["s"], k=1, reference=path).passed is True
+    with pytest.raises(SpecError, match=r"^table names a table of a DuckDB database file, and the source \(a Table\) "
+                                        r"is not a file: leave table out$"):
+        check(table(HAND), ["g"], ["s"], table="people")
+    with pytest.raises(SpecError, match=r"^delimiter is a CSV file's delimiter, and the source \(a Table\) is not a "
+                                        r"file: leave delimiter out$"):
+        check(table(HAND), ["g"], ["s"], delimiter=";")

@@ -1,9 +1,10 @@
 """How ``sqlclose check`` reads a sensitive column before it measures it (review rv23).
 
 - A CSV's numbers: read with the spec's declared ``[source] types`` (the checked file too, not only
-  the reference), else exactly (BIGINT or a DECIMAL wide enough, from every value, never a sample),
-  else as text. Before, a DECIMAL(18, 4) column was read as DOUBLE (three values merged into one
-  no row holds, a false distinct-l FAIL) and a sampled BIGINT rounded 5000.5 to 5001.
+  the reference), else as anonymize reads them: text, an ordered column whole numbers. Before, a
+  DECIMAL(18, 4) column was read as DOUBLE (three values merged into one no row holds, a false
+  distinct-l FAIL) and a sampled BIGINT rounded 5000.5 to 5001; then a type chosen from every value
+  read "07" and "7" as one number, which anonymize keeps apart (rv26).
 - A CSV's dates: read as the spec declares (DATE), so an ordered date column is audited.
 - -0.0 beside 0.0, NaN beside -NaN: refused as anonymize refuses them, never "not in its domain".
 - NULL in an ordered domain: refused when the ordered distance is judged, as anonymize refuses it;
@@ -106,35 +107,43 @@ def test_check_with_the_spec_reads_the_checked_csv_with_its_declared_decimal_typ
         assert s["attacks"]["homogeneity"]["classes"] == 0
 
 
-def test_check_without_a_spec_reads_csv_decimals_exactly(tmp_path):
-    """Without a spec the same file failed distinct l = 2 (exit 3) on values it had merged; a GROUP BY
-    of the file as text gives every class 2 distinct values. It is now read as a DECIMAL wide enough."""
+def test_check_without_a_spec_reads_undeclared_csv_decimals_as_their_text(tmp_path):
+    """Without a spec the file failed distinct l = 2 (exit 3) on values DOUBLE had merged; then it was
+    read as a DECIMAL its values chose, which merged texts anonymize keeps apart (rv26). An undeclared
+    column is now read as anonymize reads it: text. Oracle: a GROUP BY of the file as text gives every
+    class 2 distinct values of 3; judged by the ordered distance, anonymize refuses such a column until
+    its type is declared, and check says where it takes a declared type from (--spec)."""
     out = released(tmp_path, DECIMALS, "DECIMAL(18, 4)")
     least = duckdb.connect().execute(f"SELECT MIN(d) FROM (SELECT g, COUNT(DISTINCT s) d FROM read_csv('{out}', "
                                      "header = true, all_varchar = true) GROUP BY g)").fetchone()[0]
     assert least == 2
     s = audited(cli("check", out, "--qi", "g", "--sensitive", "s", "--distinct-l", "2", "--json"))
     assert s["distinct_l"]["reached"] == 2 and s["domain_size"] == 3
-    assert abs(s["distances"]["ordered"]["reached"] - float(file_oracle(out, "DECIMAL(18,4)")[2])) <= 1e-12
+    assert "ordered" not in s["distances"]
+    result = cli("check", out, "--qi", "g", "--sensitive", "s", "--distance", "ordered", "--t", "0.5")
+    assert result.exit_code == 2, result.output
+    assert "column 's' holds 8 number(s) that are not whole" in result.stderr, result.stderr
+    assert "from the spec given with --spec" in result.stderr
 
 
 @pytest.mark.spark
-def test_check_on_spark_reads_csv_decimals_exactly_as_duckdb_does(tmp_path, spark_session):
-    """The Spark engine read an audited CSV column as text (`numbers_if_numeric` was DuckDB's alone):
-    no ordered distance, where DuckDB measured one. It is now read in the same one pass on both.
-    Oracle: a GROUP BY of the file read as DECIMAL(18, 4), and the exact ordered EMD over it."""
+def test_check_on_spark_reads_undeclared_csv_decimals_as_duckdb_does(tmp_path, spark_session):
+    """Both engines read an audited CSV column without a declared type as its text (rv26: the numbers
+    a DECIMAL read merged texts anonymize keeps apart). Oracle: a GROUP BY of the file as text."""
     out = released(tmp_path, DECIMALS, "DECIMAL(18, 4)")
-    domain, distinct, worst = file_oracle(out, "DECIMAL(18,4)")
+    domain, distinct = duckdb.connect().execute(
+        f"SELECT (SELECT COUNT(DISTINCT s) FROM read_csv('{out}', header = true, all_varchar = true)), MIN(d) FROM "
+        f"(SELECT g, COUNT(DISTINCT s) d FROM read_csv('{out}', header = true, all_varchar = true) GROUP BY g)"
+    ).fetchone()
     s = audited(cli("check", out, "--qi", "g", "--sensitive", "s", "--engine", "spark", "--json"))
     assert (s["domain_size"], s["distinct_l"]["reached"]) == (domain, distinct)
-    assert abs(s["distances"]["ordered"]["reached"] - float(worst)) <= 1e-12
+    assert "ordered" not in s["distances"]
 
 
 def test_check_does_not_round_a_fraction_past_a_sample_of_whole_numbers(tmp_path):
     """30,000 whole numbers then one 5000.5: a sample sniffed BIGINT, whose read rounded 5000.5 to 5001
-    (2 values; class a holding 5001 5001 times). Every value now decides the type. Oracle: a GROUP BY
-    of the file as text, its values compared as numbers (the column is read as numbers: 5001 shows
-    as 5001.0)."""
+    (2 values; class a holding 5001 5001 times). The column is now read as its text, as anonymize
+    reads it. Oracle: a GROUP BY of the file as text."""
     path = tmp_path / "in.csv"
     path.write_text("g,s\n" + "".join(f"{'abc'[i % 3]},{5000 + i % 2}\n" for i in range(30000)) + "a,5000.5\n")
     truth = duckdb.connect().execute(f"SELECT s, COUNT(*) FROM read_csv('{path}', header = true, all_varchar = true) "
@@ -142,13 +151,12 @@ def test_check_does_not_round_a_fraction_past_a_sample_of_whole_numbers(tmp_path
     s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--json"))
     assert s["domain_size"] == 3
     shown = next(c["distribution"] for c in s["distinct_l"]["worst_classes"] if c["class"] == {"g": "a"})
-    assert Counter({Decimal(v): n for v, n in shown.items()}) == Counter({Decimal(v): n for v, n in truth})
-    assert "ordered" in s["distances"]
+    assert shown == dict(truth)
 
 
 def test_check_reads_numbers_no_decimal_type_holds_exactly_as_text(tmp_path):
-    """An exponent (1e3) or more than 38 digits: no DECIMAL reads every value as written, so the column
-    is text (its values as the file writes them, by a GROUP BY as text; no ordered distance)."""
+    """An exponent (1e3) or more than 38 digits: the column is text (its values as the file writes
+    them, by a GROUP BY as text; no ordered distance)."""
     path = tmp_path / "t.csv"
     path.write_text("g,s,w\na,1e3,1\na,2,2\nb,2,1." + "1" * 38 + "\nb,1e3,2\n")
     result = cli("check", path, "--qi", "g", "--sensitive", "s,w", "--json")
@@ -159,23 +167,83 @@ def test_check_reads_numbers_no_decimal_type_holds_exactly_as_text(tmp_path):
         assert "ordered" not in entry["distances"]
 
 
-def test_check_compares_a_table_and_a_reference_whose_csv_numbers_got_two_types(tmp_path):
-    """Each CSV's numbers are typed from its own values: the checked file's 5000 as BIGINT (or 5000.5 as
-    DECIMAL(5, 1)), the reference's 5000.25 as DECIMAL(6, 2). Values were compared by their text, so
-    '1' (or '5000.5') was "not in its domain" (exit 2). Now both read as one DECIMAL. Oracle: the
-    exact ordered EMD over the values of both files, read as text and compared as numbers."""
-    reference = tmp_path / "r.csv"
-    reference.write_text("g,s\na,5000.5\na,1\nb,5000.25\nb,1\n")
-    whole = Counter(Decimal(v) for v in ["5000.5", "1", "5000.25", "1"])
-    for checked in (["5000", "1", "1", "5000"], ["5000.5", "1", "1", "5000.5"]):
-        path = tmp_path / "c.csv"
-        path.write_text("g,s\n" + "".join(f"{g},{v}\n" for g, v in zip("aabb", checked)))
-        domain = sorted(set(whole) | {Decimal(v) for v in checked})
-        worst = max(exact_ordered([Counter(Decimal(v) for v in checked[i:i + 2])[d] for d in domain],
-                                  [whole[d] for d in domain]) for i in (0, 2))
-        s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--reference", reference, "--json"))
-        assert s["domain_size"] == len(domain)
-        assert abs(s["distances"]["ordered"]["reached"] - float(worst)) <= 1e-12
+def test_check_compares_a_csv_table_and_a_reference_whose_numbers_have_two_types(tmp_path):
+    """The checked CSV's ordered column is read as BIGINT (as anonymize reads it), the reference's
+    (a Parquet file) is a DECIMAL(6, 2). Values were compared by their text, so '1' was "not in its
+    domain" (exit 2). Now both read as one DECIMAL. Oracle: the exact ordered EMD over the values of
+    both files, compared as numbers."""
+    reference = tmp_path / "r.parquet"
+    ref_values = ["5000.50", "1.00", "5000.25", "1.00"]
+    pq.write_table(pa.table({"g": list("aabb"), "s": pa.array([Decimal(v) for v in ref_values],
+                                                               pa.decimal128(6, 2))}), reference)
+    whole = Counter(Decimal(v) for v in ref_values)
+    checked = ["5000", "1", "1", "5000"]
+    path = tmp_path / "c.csv"
+    path.write_text("g,s\n" + "".join(f"{g},{v}\n" for g, v in zip("aabb", checked)))
+    domain = sorted(set(whole) | {Decimal(v) for v in checked})
+    worst = max(exact_ordered([Counter(Decimal(v) for v in checked[i:i + 2])[d] for d in domain],
+                              [whole[d] for d in domain]) for i in (0, 2))
+    s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--reference", reference, "--distance",
+                    "ordered", "--json"))
+    assert s["domain_size"] == len(domain)
+    assert abs(s["distances"]["ordered"]["reached"] - float(worst)) <= 1e-12
+
+
+def test_check_reads_an_undeclared_csv_column_as_text_as_anonymize_does(tmp_path):
+    """rv26 #1: the codes "07" and "7" (or "1.5" and "1.50") are two values to anonymize, which reads an
+    undeclared CSV column as text, and one number to check, which read it as BIGINT when every value was
+    a decimal number. So a table whose classes each hold one code passed t = 0.2 (max EMD 0, exit 0).
+    Oracle: the equal-distance EMD worked by hand: class 47602 holds "07" alone, 47905 "7" alone, the
+    table half each: 0.5 * (|1 - 0.5| + |0 - 0.5|) = 0.5 > 0.2, so exit 3 with max EMD 0.5."""
+    for one, other in [("07", "7"), ("1.5", "1.50")]:
+        path = tmp_path / "u.csv"
+        path.write_text(f"zip,code\n47677,{one}\n47602,{one}\n47905,{other}\n47906,{other}\n")
+        result = cli("check", path, "--qi", "zip", "--sensitive", "code", "--t", "0.2", "--distance", "equal",
+                     "--k", "1", "--json")
+        assert result.exit_code == 3, result.output
+        entry = json.loads(result.stdout)["sensitive"]["code"]
+        assert entry["domain_size"] == 2 and entry["distances"]["equal"]["reached"] == 0.5
+
+
+SPEC_L = """[source]
+path = "t.csv"
+[output]
+path = "out.csv"
+[privacy]
+k = 2
+[quasi_identifiers]
+zip = { mask = true, length = 5 }
+[sensitive.code]
+distinct_l = 2
+"""
+
+
+def test_check_with_the_spec_keeps_apart_the_codes_of_a_valid_csv_release(tmp_path):
+    """rv26 #1: anonymize releases rows coded 07/7/07/7 with distinct l = 2 (its CSV release holds both
+    texts in each class); check --spec over that release read the codes as one number, distinct l 1,
+    FAIL (exit 3). Oracle: a GROUP BY over the release's text gives l = 2; check now passes it."""
+    (tmp_path / "t.csv").write_text("zip,code\n47677,07\n47602,7\n47678,07\n47905,7\n")
+    (tmp_path / "s.toml").write_text(SPEC_L)
+    result = cli("anonymize", "-q", tmp_path / "s.toml")
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "out.csv"
+    least = duckdb.connect().execute(
+        f"SELECT min(d) FROM (SELECT zip, count(DISTINCT code) d FROM read_csv('{out}', all_varchar = true) "
+        "GROUP BY zip)").fetchone()[0]
+    assert least == 2
+    result = cli("check", out, "--spec", tmp_path / "s.toml", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["sensitive"]["code"]["distinct_l"]["reached"] == 2
+
+
+def test_check_reads_an_ordered_csv_column_as_whole_numbers_as_anonymize_does(tmp_path):
+    """Judged by the ordered distance, an undeclared CSV column is read as anonymize reads it: whole
+    numbers (BIGINT), so "07" and "7" are the number 7 there, as in anonymize's release. Oracle: by
+    hand, the values {7, 7, 9, 9} in classes {7, 9} and {7, 9} are each the table's distribution: EMD 0."""
+    path = tmp_path / "o.csv"
+    path.write_text("g,s\na,07\na,9\nb,7\nb,9\n")
+    s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--distance", "ordered", "--t", "0.1", "--json"))
+    assert s["domain_size"] == 2 and s["distances"]["ordered"]["reached"] == 0
 
 
 # ---- 2. a CSV's dates

@@ -1,4 +1,5 @@
-"""Same input and spec, the same release byte for byte — at a million rows (eight of DuckDB's row groups), with two threads.
+"""Same input and spec, the same release byte for byte — at a million rows (eight of DuckDB's row
+groups), with two threads.
 
 DuckDB scans and writes in parallel chunks; an output whose row order followed the chunks would
 differ from run to run (8 runs on a 3 M-row table once gave 8 different files). The release is
@@ -48,8 +49,9 @@ t = 0.3
 
 
 def generate(folder: Path) -> Path:
-    """1 M people, made in SQL from hashes of the row number: 74 ages, ~90,000 ZIP codes (nearly all 90,000 at this size), two sexes,
-    200 salaries, six diseases, a float score (its text form must survive CSV byte for byte too)."""
+    """1 M people, made in SQL from hashes of the row number: 74 ages, ~90,000 ZIP codes (nearly all
+    of them at this size), two sexes, 200 salaries, six diseases, a float score (its text form must
+    survive CSV byte for byte too)."""
     path = folder / "people.parquet"
     duckdb.execute(f"""COPY (SELECT
         (17 + hash(i, 1) % 74)::BIGINT AS age,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import MAX_DECIMAL_DIGITS, Sensitive, Spec, as_spec, static_hierarchy, validation_problems
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
-from sqlclose.prepare.sources import open_source, spec_engine
+from sqlclose.prepare.sources import open_source, path_format, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, distance, idle_level_warnings, is_emd
 from sqlclose.sql import queries as q
@@ -81,8 +82,9 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     its dict; None or a bare list of names: measure only). ``spec`` takes the quasi-identifiers,
     sensitive models and k of a release spec. ``reference`` is the table whose distribution
     t-closeness compares against (default: the audited table itself; give the release's input
-    to reproduce a release report when records were suppressed). ``table`` names the table in a
-    DuckDB database file; ``delimiter`` is the CSV delimiter (default: detected).
+    to reproduce a release report when records were suppressed; refused without a sensitive
+    column). ``table`` names the table in a DuckDB database file; ``delimiter`` is the CSV delimiter
+    (default: detected); each is refused for a source it does not apply to.
     ``similarity_level``: the level of a sensitive column's hierarchy under which values count as
     similar, for the similarity attack (default 1); given when no sensitive column has a hierarchy,
     it would change nothing, and is refused. Without
@@ -111,28 +113,31 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         # The reference as the release's run read its input: the spec's [source] options (declared
         # types, NULL strings, encoding) and its NULL policies (nulls = "drop": the release measured
         # t against the rows kept).
-        if spec.source is not None and spec.source.kind not in ("query", "warehouse"):
-            reading = FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
-            # its other sensitive columns as the checked CSV's: numbers when a type reads every value exactly
-            reading = dataclasses.replace(reading, numbers_if_numeric=tuple(
-                n for n in spec.sensitive if n not in reading.numeric and n not in reading.types))
+        reading = spec_reading(spec)
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
     qi = list(quasi_identifiers or [])
     models = _sensitive_models(sensitive)
     _check_arguments(qi, models, k, skew, top)
+    if reference is not None and not models:  # dropped, it changed nothing, as the command refuses it
+        raise SpecError("reference is the table t-closeness compares a sensitive column's distribution to, and no "
+                        "sensitive column was given: name one (sensitive=[...], or a spec's [sensitive] section), "
+                        "or leave reference out")
+    refuse_unused_reading_options(source, reference if reading is None else None, table, delimiter)
     given = engine
-    # Sensitive columns of a CSV: as the spec declares them, else as numbers when every value is one
-    # a type reads exactly (the ordered distance is measured), else as text.
+    # Sensitive columns of a CSV as anonymize reads them: with the spec's declared types, else as text,
+    # an ordered one as whole numbers (numbers typed from their text merged "07" and "7" into one value).
     options = FileRead(table=table, delimiter=delimiter, types={c: t for c, t in declared.items() if c in models},
-                       numbers_if_numeric=tuple(c for c in models if c not in declared))
+                       numeric=tuple(c for c, m in models.items() if m is not None and m.distance == "ordered"))
     with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
-        opened = open_source(source, engine, options)
+        with _types_told_for_check(spec):
+            opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
-            ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
-                options, table=None), drop) if reference is not None else (None, "")
+            with _types_told_for_check(spec):
+                ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
+                    options, table=None), drop) if reference is not None else (None, "")
             if ref is not None:
                 relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
@@ -142,6 +147,57 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         finally:
             if given is None:
                 engine.close()
+
+
+def spec_reading(spec: Spec | None) -> FileRead | None:
+    """How the spec's run read its input (its ``[source]`` options, its ordered columns as numbers),
+    which check reads a reference by; None when it says nothing a reference file is read by."""
+    if spec is None or spec.source is None or spec.source.kind in ("query", "warehouse"):
+        return None
+    return FileRead.of(spec.source, tuple(n for n, s in spec.sensitive.items() if s.distance == "ordered"))
+
+
+_FORMAT_NAMES = {"csv": "a CSV file", "parquet": "a Parquet file", "duckdb": "a DuckDB database", None: "not a file"}
+
+
+def refuse_unused_reading_options(source: Any, reference: Any, table: str | None, delimiter: str | None,
+                                  names: tuple[str, str] = ("table", "delimiter")) -> None:
+    """``table`` names a table of a DuckDB database file, ``delimiter`` a CSV file's (the checked
+    table's, or ``reference``'s, when it is read with these options): given for a source it does not
+    apply to, it was dropped and the audit passed as if it had been applied. ``names``: the options
+    as the caller gave them (``--table``, ``--delimiter`` on the command line)."""
+    is_path = isinstance(source, (str, Path))
+    kind = path_format(Path(source)) if is_path else None
+    if is_path and kind is None:
+        return  # no format told: reading it says so
+    what = "a Parquet folder" if is_path and Path(source).expanduser().is_dir() else _FORMAT_NAMES[kind]
+    shown = f"{source} is {what}" if is_path else f"the source (a {type(source).__name__}) is not a file"
+    if table is not None and kind != "duckdb":
+        raise SpecError(f"{names[0]} names a table of a DuckDB database file, and {shown}: leave {names[0]} out")
+    if delimiter is None or kind == "csv" or _may_be_csv(reference):
+        return
+    if reference is not None:
+        shown = f"neither {source if is_path else 'the source'} nor the reference is a CSV file"
+    raise SpecError(f"{names[1]} is a CSV file's delimiter, and {shown}: leave {names[1]} out")
+
+
+def _may_be_csv(reference: Any) -> bool:
+    """A reference path that is a CSV file, or whose format no suffix or first bytes tell."""
+    return isinstance(reference, (str, Path)) and path_format(Path(reference)) in ("csv", None)
+
+
+@contextmanager
+def _types_told_for_check(spec: Spec | None) -> Iterator[None]:
+    """A CSV column refused until its type is declared (an ordered one holding 5000.5) is told in a
+    spec's words, ``[source] types``: without --spec, check has none, so the refusal says where
+    check takes them from."""
+    try:
+        yield
+    except InputError as e:
+        if spec is not None or "[source] types" not in str(e):
+            raise
+        raise type(e)(f"{e} (check reads a CSV's declared types from the spec given with --spec: the release's, "
+                      "or one written for this table)") from None
 
 
 def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
@@ -157,9 +213,9 @@ def _declared_sensitive_types(spec: Spec) -> dict[str, str]:
 def _one_number_type(engine: Engine, relation: exp.Expression, reference: exp.Expression,
                      names: list[str]) -> tuple[exp.Expression, exp.Expression]:
     """The checked table and the reference, each sensitive column that is an integer or a decimal in
-    both but of two types read as one DECIMAL holding both: values are compared by their text, and a
-    CSV's numbers are typed from its own values (5000 BIGINT in one, 5000.0 DECIMAL(5, 1) in the
-    other; 5000.5 and 5000.50 beside a 5000.25), so a value of one was "not in the domain"."""
+    both but of two types read as one DECIMAL holding both: values are compared by their text, and the
+    two files need not type a column alike (a CSV's ordered column read as BIGINT, 5000, beside a
+    Parquet DECIMAL(6, 2), 5000.25), so a value of one was "not in the domain"."""
     ours, theirs = engine.schema(relation), engine.schema(reference)
     common = {n: kind for n in names if (kind := _common_decimal(ours.field(n).type, theirs.field(n).type))}
     if not common:

@@ -111,9 +111,13 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     if spec is not None and report_path is None:
         _refuse_shaping_the_spec_cannot_use(shaping, spec)
     # Loaded once the spec is valid: a mistake in it is told without loading the engines.
-    from sqlclose.audit.check import at_least_one
+    from sqlclose.audit.check import at_least_one, refuse_unused_reading_options, spec_reading
     from sqlclose.audit.check import check as run_check
     from sqlclose.engine import engine_from
+
+    if report_path is None:  # named as typed; check() itself refuses them too, for Python's callers
+        refuse_unused_reading_options(source, reference if spec_reading(spec) is None else None, table, delimiter,
+                                      ("--table", "--delimiter"))
 
     settings = engine_settings(spec.engine if spec else None, engine_name, threads, memory_limit, temp_directory)
     engine = engine_from(settings) if settings is not None else None

@@ -47,8 +47,9 @@ class FileRead:
 
     CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
     sensitive columns) without a declared type are read as whole numbers (``undeclared_number_type``);
-    ``numbers_if_numeric`` ones (audits) as numbers when every value is a decimal number a type reads
-    exactly (``exact_number_type``), else as text.
+    ``numbers_if_numeric`` ones as numbers when every value is a decimal number a type reads exactly
+    (``exact_number_type``), else as text (``check`` no longer asks for it: it merged "07" and "7",
+    which ``anonymize`` reads as two texts).
     """
 
     kind: str | None = None  # parquet | csv | duckdb | query (None: told by the path)

@@ -631,6 +631,13 @@ def _source_for_path(path: Path, options: FileRead) -> Source:
         raise InputError(f"source {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
+def path_format(path: Path) -> str | None:
+    """The format a path given alone is read as (csv, parquet, duckdb): a folder's (Parquet), its
+    suffix's, or its first bytes'; None when none tells (reading it then says so)."""
+    path = path.expanduser()
+    return "parquet" if path.is_dir() else suffix_kind(path) or _written_format(path)
+
+
 def _written_format(path: Path) -> str | None:
     """The format of a Parquet file or DuckDB database whose suffix names none (a release written
     under a dated name, ``nightly.2026-11-30``, with format = "parquet"), told by its magic bytes;
