@@ -29,6 +29,7 @@ import math
 import tracemalloc
 from pathlib import Path
 from types import SimpleNamespace
+from unittest import mock
 
 import duckdb
 import numpy as np
@@ -579,7 +580,13 @@ DOMAIN = ["flu", "pneumonia", "gastritis", "ulcer"]  # DISEASES' leaves, in orde
 
 
 CRITERION_IDS = ["k", "distinct", "p", "entropy", "recursive-2-2", "recursive-3-3", "t-ordered", "t-equal",
-                 "t-hierarchical", "t-variational", "t-kl"]
+                 "t-hierarchical", "t-variational", "t-kl", "t-ordered-cells"]
+
+
+def _distance_name(name: str) -> str:
+    """"t-ordered-cells" is the ordered distance judged from each class's cells (``ordered_cells``),
+    the path past ``DENSE_ORDERED_VALUES`` values, forced here on four."""
+    return name.removeprefix("t-").removesuffix("-cells")
 
 
 def _criterion(name: str, q: np.ndarray) -> Criterion:
@@ -598,10 +605,14 @@ def _criterion(name: str, q: np.ndarray) -> Criterion:
     if name.startswith("recursive"):
         c, l_ = {"recursive-2-2": (2.0, 2), "recursive-3-3": (3.0, 3)}[name]
         return RecursiveCLDiversity(0, plain, c, l_)
-    distance_name = name.removeprefix("t-")
+    distance_name = _distance_name(name)
     t = {"ordered": 0.25, "equal": 0.3, "hierarchical": 0.25, "variational": 0.3, "kl": 0.3}[distance_name]
     hierarchy = DISEASES if distance_name == "hierarchical" else None
-    return TCloseness(0, sensitive_column(DOMAIN, q, hierarchy, distance=distance_name, t=t))
+    column = sensitive_column(DOMAIN, q, hierarchy, distance=distance_name, t=t)
+    if not name.endswith("-cells"):
+        return TCloseness(0, column)
+    with mock.patch("sqlclose.privacy.criteria.DENSE_ORDERED_VALUES", 0):
+        return TCloseness(0, column)
 
 
 def _random_table(rng: np.random.Generator) -> np.ndarray:
@@ -792,10 +803,11 @@ def _oracle_passes(parts: np.ndarray, q: np.ndarray, name: str, criterion: Crite
         with np.errstate(divide="ignore", invalid="ignore"):
             h = -np.where(p > 0, p * np.log(p), 0.0).sum(axis=1)
         return h >= math.log(criterion.l) - 1e-12
-    return _oracle_distances(parts, q, name.removeprefix("t-")) <= criterion.t + 1e-12
+    return _oracle_distances(parts, q, _distance_name(name)) <= criterion.t + 1e-12
 
 
-@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-hierarchical", "t-variational", "entropy"])
+@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-ordered-cells", "t-hierarchical", "t-variational",
+                                  "entropy"])
 def test_bound_against_the_largest_passing_part(name):
     """Whatever a specialization keeps of a class is one sub-multiset that passes (the passing
     parts, merged, pass: the models are monotone), and keeping the largest such one (with the
@@ -925,7 +937,7 @@ def test_suppression_lower_bound_sums_per_node():
     assert suppression_lower_bound(hist, 2, [KAnonymity(3), DistinctLDiversity(0, column, 2)]).tolist() == [5.0, 0.0]
 
 
-@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "entropy"])
+@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "t-ordered-cells", "entropy"])
 def test_classes_judged_in_runs_are_each_judged_as_themselves(name, monkeypatch):
     """Large parts are judged in runs of classes (``ClassHistograms.slices``), so that the criteria's
     temporaries stay small. With runs of three classes, over a batch of nodes: each class passes
@@ -949,7 +961,8 @@ def test_classes_judged_in_runs_are_each_judged_as_themselves(name, monkeypatch)
         np.testing.assert_allclose(suppression_lower_bound(hist, 5, criteria), per_node, atol=1e-9)
 
 
-@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-hierarchical", "t-variational", "entropy"])
+@pytest.mark.parametrize("name", ["t-equal", "t-ordered", "t-ordered-cells", "t-hierarchical", "t-variational",
+                                  "entropy"])
 def test_classes_kept_as_cells_are_judged_as_their_definitions_say(name, monkeypatch):
     """A level part (or released node) whose classes × values matrix is too large dense is kept as its
     nonzero cells (``SparseCounts``: 20,000 values × thousands of classes peaked at 1.7 GiB under a
@@ -1020,10 +1033,11 @@ def _oracle_measure(counts: np.ndarray, q: np.ndarray, name: str) -> np.ndarray:
         ordered = -np.sort(-counts, axis=1)
         tail = ordered[:, 1:].sum(axis=1)
         return np.where(tail > 0, ordered[:, 0] / np.where(tail > 0, tail, 1), np.inf)
-    return _oracle_distances(counts, q, name.removeprefix("t-"))
+    return _oracle_distances(counts, q, _distance_name(name))
 
 
-@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "entropy", "distinct", "recursive-2-2"])
+@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "t-ordered-cells", "entropy", "distinct",
+                                  "recursive-2-2"])
 def test_measures_in_runs_are_the_definitions(name, monkeypatch):
     """A criterion's measure of many classes is computed a run at a time (a report's ``reached``
     on a large node): with runs of three classes each value is still its class's own, from the
@@ -1037,12 +1051,12 @@ def test_measures_in_runs_are_the_definitions(name, monkeypatch):
         counts = np.concatenate([_random_table(rng) for _ in range(3)]).astype(np.float64)
         q = counts.sum(axis=0)
         model = _criterion(name, q)
-        hist = histograms(counts)
+        hist = _as_cells(counts) if name.endswith("-cells") else histograms(counts)
         assert len(hist.slices(width)) > 1
         np.testing.assert_allclose(model.measure(hist), _oracle_measure(counts, q, name), rtol=1e-12, atol=1e-12)
         if not name.startswith("t-"):
             continue
-        distance_name = name.removeprefix("t-")
+        distance_name = _distance_name(name)
         kept = rng.random(len(counts)) < 0.6
         kept[rng.integers(len(counts))] = True
         problem = SimpleNamespace(sas=[SimpleNamespace(name="s", spec=model.column.spec, distance=distance_name,
@@ -1051,7 +1065,18 @@ def test_measures_in_runs_are_the_definitions(name, monkeypatch):
         if distance_name == "ordered":  # the file's values: one only suppressed classes hold is no gap in it
             released = released[:, released.sum(axis=0) > 0]
         expected_t = _oracle_distances(released, released.sum(axis=0), distance_name).max()
-        assert t_against_release(problem, histograms(counts), kept)["s"] == pytest.approx(expected_t, abs=1e-12)
+        hist = _as_cells(counts) if name.endswith("-cells") else histograms(counts)  # the release read by cells
+        assert t_against_release(problem, hist, kept)["s"] == pytest.approx(expected_t, abs=1e-12)
+
+
+def _as_cells(counts: np.ndarray) -> ClassHistograms:
+    """``histograms`` with the count matrix kept as its nonzero cells (``SparseCounts``)."""
+    from sqlclose.model.sparse_counts import SparseCounts
+
+    rows, cols = np.nonzero(counts)
+    cells = SparseCounts.from_cells(rows * counts.shape[1] + cols, counts[rows, cols], counts.shape)
+    return ClassHistograms(np.zeros((counts.shape[0], 0), dtype=np.int64), counts.sum(axis=1).astype(np.int64),
+                           [cells], None)
 
 
 @pytest.mark.parametrize("names", [["t"], ["entropy"], ["recursive"], ["t", "entropy", "distinct", "recursive"]])
@@ -1090,7 +1115,7 @@ def _one_node_per_class(counts: np.ndarray) -> ClassHistograms:
     return ClassHistograms(hist.codes, hist.sizes, hist.counts, np.arange(hist.classes))
 
 
-@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "entropy"])
+@pytest.mark.parametrize("name", ["t-equal", "t-hierarchical", "t-ordered", "t-ordered-cells", "entropy"])
 def test_lower_bound_with_k_against_the_largest_kept_part(name):
     """With k as well, what a specialization keeps of a class is its passing parts, each of at
     least k records, merged: one sub-multiset that passes the model and holds k records or more,

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 
 from sqlclose.model.arrays import numpy_of
-from sqlclose.model.sparse_counts import SparseCounts, dense_counts
+from sqlclose.model.sparse_counts import CELL_BYTES, SparseCounts, dense_counts
 
 
 @dataclass
@@ -55,24 +55,29 @@ class ClassHistograms:
         return self._memo[key]
 
     def memo_in_runs(self, key: Hashable, compute: Callable[[ClassHistograms], np.ndarray],
-                     max_bytes: int) -> np.ndarray:
+                     max_bytes: int, by_cells: frozenset[int] = frozenset()) -> np.ndarray:
         """A per-class array kept under ``key``, computed one run of classes at a time (``slices``),
         each run's part kept with that run too: whoever asks for it, on the whole or on a run, the
         temporaries are those of one run."""
         def in_runs() -> np.ndarray:
-            runs = self.slices(max_bytes)
+            runs = self.slices(max_bytes, by_cells)
             if len(runs) == 1:
                 return compute(self)
-            return np.concatenate([run.memo_in_runs(key, compute, max_bytes) for run in runs])
+            return np.concatenate([run.memo_in_runs(key, compute, max_bytes, by_cells) for run in runs])
         return self.memo(key, in_runs)
 
-    def slices(self, max_bytes: int) -> list[ClassHistograms]:
+    def slices(self, max_bytes: int, by_cells: frozenset[int] = frozenset()) -> list[ClassHistograms]:
         """These classes in consecutive runs whose count matrices hold at most ``max_bytes`` (a
         class at least): views, not copies, for the criteria's per-class work, whose temporaries
         are a few matrices of the classes judged (~3× measured). Kept with these histograms, so
         that criteria judging the same classes again (passes, then the suppression bound) find
-        each run's measures."""
-        width = sum(m.itemsize * m.shape[1] for m in self.counts)
+        each run's measures. A sensitive column in ``by_cells`` kept as its cells is read by them
+        alone, never made dense (the ordered t on a large domain): it counts by its cells, not by
+        the dense row (190 k values made runs of 5 classes, a Python loop over the classes)."""
+        cells = [m for j, m in enumerate(self.counts) if j in by_cells and isinstance(m, SparseCounts)]
+        width = sum(m.itemsize * m.shape[1] for m in self.counts if not any(m is c for c in cells))
+        if cells:
+            return self.memo(("slices", max_bytes, by_cells), lambda: self._runs(width, cells, max_bytes))
         step = max(1, max_bytes // width) if width else max(1, self.classes)
         if self.classes <= step:
             return [self]
@@ -81,10 +86,24 @@ class ClassHistograms:
         return self.memo(("slices", step), lambda: [self._view(a, min(a + step, self.classes))
                                                     for a in range(0, self.classes, step)])
 
-    def spans(self, max_bytes: int) -> list[tuple[slice, ClassHistograms]]:
+    def _runs(self, width: int, cells: list[SparseCounts], max_bytes: int) -> list[ClassHistograms]:
+        """Runs of classes whose dense rows (``width`` bytes a class) and ``cells`` (``CELL_BYTES``
+        each) add up to about ``max_bytes``: each starts below a multiple of it."""
+        cost = np.full(self.classes, float(width))
+        for m in cells:
+            cost += CELL_BYTES * np.bincount(m.rows, minlength=self.classes)
+        before = np.cumsum(cost) - cost
+        starts = np.flatnonzero(np.r_[True, np.diff(before // max_bytes) != 0]) if self.classes else np.zeros(1, int)
+        if len(starts) == 1:
+            return [self]
+        if callable(self._codes):
+            self._codes = functools.cache(self._codes)
+        return [self._view(a, b) for a, b in zip(starts.tolist(), [*starts[1:].tolist(), self.classes])]
+
+    def spans(self, max_bytes: int, by_cells: frozenset[int] = frozenset()) -> list[tuple[slice, ClassHistograms]]:
         """``slices``, each with the slice of these classes it holds (for writing its results back)."""
         runs, start = [], 0
-        for run in self.slices(max_bytes):
+        for run in self.slices(max_bytes, by_cells):
             runs.append((slice(start, start + run.classes), run))
             start += run.classes
         return runs

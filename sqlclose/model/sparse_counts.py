@@ -10,6 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# What one cell costs a run judged by its cells (``ClassHistograms.slices``): its row, column and
+# count (24 bytes) and the ~15 per-cell float64 temporaries of the ordered t (privacy/ordered_cells.py),
+# a third of them, as a run's dense bytes count a third of their temporaries.
+CELL_BYTES = 40
+
 
 @dataclass(frozen=True)
 class SparseCounts:

@@ -33,7 +33,8 @@ from sqlclose.privacy.distances import (
     ordered_least_distance,
     point_mass_distances,
 )
-from sqlclose.privacy.emd import EMD_TOLERANCE
+from sqlclose.privacy.emd import DENSE_ORDERED_VALUES, EMD_TOLERANCE
+from sqlclose.privacy.ordered_cells import ClassCells, OrderedTable
 from sqlclose.utility.metrics import discernibility
 
 TOLERANCE = EMD_TOLERANCE  # float comparisons with a threshold: pass within 1e-12
@@ -73,6 +74,16 @@ class Criterion:
         """Where the model's values sit in reports (per sensitive column for SA models)."""
         return self.name
 
+    @property
+    def dense_columns(self) -> frozenset[int]:
+        """The sensitive columns whose counts this criterion reads as dense rows (a run at a time)."""
+        return frozenset()
+
+    @property
+    def cell_columns(self) -> frozenset[int]:
+        """The sensitive columns whose counts it reads by their nonzero cells alone."""
+        return frozenset()
+
     def suppression_bound(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, a lower bound on the fraction of its records that must be suppressed in
         *any* specialization of the node (the node itself included) for this criterion to hold.
@@ -91,6 +102,10 @@ class _Cached(Criterion):
         # In runs of classes: a report's ``reached`` on a whole large node allocates no more than judging it did.
         key = (self.name, getattr(self, "index", None), self.parameters_key())
         return hist.memo_in_runs(key, self._compute, SLICE_BYTES)
+
+    @property
+    def dense_columns(self) -> frozenset[int]:
+        return frozenset({self.index})  # type: ignore[attr-defined]
 
     def parameters_key(self) -> tuple:
         return tuple(sorted((k, str(v)) for k, v in self.parameters().items()))
@@ -323,9 +338,14 @@ class TCloseness(_Cached):
     _farthest_mass: np.ndarray = field(init=False, repr=False)  # their distances, in that order
     _deficit: DeficitMap | None = field(init=False, repr=False)  # counts → ψ's terms (distances.deficit_map)
     _shares: np.ndarray | None = field(init=False, repr=False)  # the table's shares of those terms
+    _ordered: OrderedTable | None = field(init=False, repr=False)  # the ordered distance read by cells
 
     def __post_init__(self) -> None:
         column = self.column
+        # Past a few hundred values the ordered distance reads each class's own values, not a row of
+        # all of them: the same EMD to the bit (exact integer sums), O(values held · log m) a class.
+        large = column.distance == "ordered" and len(column.q) > DENSE_ORDERED_VALUES
+        self._ordered = OrderedTable(column.q) if large else None
         self._point_mass = point_mass_distances(column.q, column.distance, column.tree)
         self._farthest_first = np.argsort(-self._point_mass, kind="stable")
         self._farthest_mass = self._point_mass[self._farthest_first]
@@ -340,8 +360,26 @@ class TCloseness(_Cached):
     def key(self) -> str:
         return "t"
 
+    @property
+    def dense_columns(self) -> frozenset[int]:
+        return frozenset() if self._ordered is not None else frozenset({self.index})
+
+    @property
+    def cell_columns(self) -> frozenset[int]:
+        return frozenset() if self._ordered is None else frozenset({self.index})
+
+    def measure(self, hist: ClassHistograms) -> np.ndarray:
+        key = (self.name, self.index, self.parameters_key())
+        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self.cell_columns)
+
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
+        if self._ordered is not None:
+            return self._ordered.emd(self._cells(hist))
         return distance(self._counts(hist), self.column.q, self.column.distance, self.column.tree)
+
+    def _cells(self, hist: ClassHistograms) -> ClassCells:
+        # Not kept with the histograms: every run's copy would stay alive as long as the part.
+        return ClassCells.of(hist.counts[self.index])
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.measure(hist) <= self.t + TOLERANCE
@@ -368,19 +406,35 @@ class TCloseness(_Cached):
         failing = measured > self.t + TOLERANCE
         if not failing.any():
             return bound
-        counts = self._counts(hist)[failing]
-        present = counts > 0
-        span = self._farthest_present(present) - self.t
+        farthest, kept, sizes, least = (self._by_cells if self._ordered is not None else self._by_rows)(hist, failing)
+        span = farthest - self.t
         with np.errstate(divide="ignore", invalid="ignore"):
             share = np.where(span > TOLERANCE, (measured[failing] - self.t - TOLERANCE) / span, 0.0)
-        if self._deficit is not None:
-            sizes = record_totals(counts)
-            kept = largest_within(self._shares, self._deficit.of(counts), sizes, self.t + TOLERANCE)
+        if kept is not None:
             share = np.maximum(share, 1.0 - kept / sizes - TOLERANCE)
-        if self.column.distance == "ordered":
-            share = np.where(ordered_least_distance(present, self.column.q) > self.t + TOLERANCE, 1.0, share)
+        if least is not None:
+            share = np.where(least > self.t + TOLERANCE, 1.0, share)
         bound[failing] = np.clip(share, 0.0, 1.0)
         return bound
+
+    def _by_rows(self, hist: ClassHistograms, failing: np.ndarray) -> tuple:
+        """The failing classes' farthest value, largest part within t (or None), sizes and, for the
+        ordered distance, nearest-value bound (or None), from their dense rows."""
+        counts = self._counts(hist)[failing]
+        present = counts > 0
+        sizes = record_totals(counts)
+        kept = None
+        if self._deficit is not None:
+            kept = largest_within(self._shares, self._deficit.of(counts), sizes, self.t + TOLERANCE)
+        least = ordered_least_distance(present, self.column.q) if self.column.distance == "ordered" else None
+        return self._farthest_present(present), kept, sizes, least
+
+    def _by_cells(self, hist: ClassHistograms, failing: np.ndarray) -> tuple:
+        """``_by_rows`` from the failing classes' cells (the ordered distance on a large domain)."""
+        cells = self._cells(hist).select(failing)
+        table = self._ordered
+        return (table.farthest(cells, self._point_mass), table.largest_within(cells, self.t + TOLERANCE),
+                cells.sizes, table.least_distance(cells))
 
     def _farthest_present(self, present: np.ndarray) -> np.ndarray:
         """Per class, the largest point-mass distance among its values (−∞ with none): the first
@@ -457,10 +511,17 @@ class BatchOutcome:
     discernibility: np.ndarray
 
 
+def by_cells(criteria: Sequence[Criterion]) -> frozenset[int]:
+    """The sensitive columns every criterion reads by their cells, if at all (runs of classes sized
+    by their cells: ``ClassHistograms.slices``)."""
+    cells = frozenset().union(*(c.cell_columns for c in criteria))
+    return cells - frozenset().union(*(c.dense_columns for c in criteria))
+
+
 def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.ndarray:
     """Classes that fail any criterion: the records suppression would remove."""
     failing = np.zeros(hist.classes, dtype=bool)
-    for where, run in hist.spans(SLICE_BYTES) if hist.classes else ():
+    for where, run in hist.spans(SLICE_BYTES, by_cells(criteria)) if hist.classes else ():
         for c in criteria:
             failing[where] |= ~c.passes(run)
     return failing
@@ -516,7 +577,7 @@ def suppression_lower_bound(hist: ClassHistograms, nodes: int, criteria: Sequenc
     if not hist.classes:
         return left_out
     fraction = np.zeros(hist.classes)
-    for where, run in hist.spans(SLICE_BYTES):
+    for where, run in hist.spans(SLICE_BYTES, by_cells(criteria)):
         for c in criteria:
             np.maximum(fraction[where], c.suppression_bound(run), out=fraction[where])
     _none_kept_below_k(fraction, hist.sizes, k_of(criteria))

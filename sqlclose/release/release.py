@@ -28,12 +28,13 @@ from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import Node, checked_node
-from sqlclose.model.sparse_counts import kept_totals
+from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem, keyed_fingerprint
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance, idle_level_warnings
+from sqlclose.privacy.ordered_cells import ClassCells, OrderedTable
 from sqlclose.release import files
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.report import (
@@ -473,9 +474,21 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
         # the other sums an absent value weighs nothing, but its zero column regrouped the sum's
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
+        if sa.distance == "ordered" and isinstance(hist.counts[j], SparseCounts):
+            out[sa.name] = _largest_ordered_of_cells(hist.counts[j][kept], released)
+            continue
         worst = [_largest_distance(counts, released[held], sa) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = float(max(worst))
     return out
+
+
+def _largest_ordered_of_cells(classes: SparseCounts, released: np.ndarray) -> float:
+    """The largest ordered EMD of released classes given by their cells from ``released`` over the
+    values it holds (the columns renumbered to those): the exact integer sums, the dense rows' bits."""
+    cells = ClassCells.of(classes)
+    position = np.cumsum(released > 0) - 1
+    moved = dataclasses.replace(cells, cols=position[cells.cols])
+    return float(OrderedTable(released[released > 0]).emd(moved).max())
 
 
 def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> float:

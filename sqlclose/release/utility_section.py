@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.sparse_counts import kept_totals
+from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import SLICE_BYTES
@@ -26,7 +26,9 @@ from sqlclose.utility.information_loss import (
     Tree,
     generalized_percent,
     l1_closeness_value,
+    l1_closeness_value_of_cells,
     l_diversity_value,
+    l_diversity_value_of_cells,
     root_percent,
 )
 
@@ -150,9 +152,21 @@ def sensitive_values(problem: Problem, hist: ClassHistograms, kept: np.ndarray) 
             continue
         # Against the released table's own distribution: the input's (sa.q) holds the suppressed
         # rows' values, which the release hides (t-closeness's max_emd is the one measure against it).
-        figures = [_run_values(counts, totals[held]) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
+        if isinstance(hist.counts[j], SparseCounts):  # by their cells: a dense run is a few classes
+            figures = [_cell_values(hist.counts[j][kept], totals)]
+        else:
+            figures = [_run_values(counts, totals[held]) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = {"l_diversity": min(f[0] for f in figures), "l1_closeness": max(f[1] for f in figures)}
     return out
+
+
+def _cell_values(released: SparseCounts, totals: np.ndarray) -> tuple[float, float]:
+    """``_run_values`` of the released classes from their cells (every value they hold is held)."""
+    cells = released.values > 0
+    rows, cols, counts = released.rows[cells], released.cols[cells], released.values[cells]
+    classes = released.shape[0]
+    return (l_diversity_value_of_cells(rows, counts, classes),
+            l1_closeness_value_of_cells(rows, cols, counts, classes, totals))
 
 
 def _run_values(released: np.ndarray, totals: np.ndarray) -> tuple[float, float]:
