@@ -33,7 +33,7 @@ from sqlclose.engine.spark_errors import message_without_values as spark_message
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
-from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
+from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem, unterminated_quote_problem
 from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -799,9 +799,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                     "needs numbers: fix the value, list it in [source] nulls, or use another distance")
         return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
                 "[source] types or nulls")
-    if "unterminated quote" in text:
-        return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
-                "that one field; close the quote, or double a quote inside a field (\"\")")
+    if "unterminated quote" in text:  # or text after a closed quote: DuckDB says the same of both
+        return unterminated_quote_problem(text, read.path, read.encoding, read.delimiter, where)
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
     if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason
