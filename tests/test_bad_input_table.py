@@ -295,6 +295,10 @@ CASES: list[Case] = [
          "DuckDB's error followed with every later row of the file",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + [ROWS[2].replace(",stomach", ',"stomach')]
                                                 + ROWS[3:])), 2),
+    Case("csv-text-after-quote", "text after a closed quote (line 4's disease written `\"stomach\" cancer`), which "
+         "DuckDB calls an unterminated quote too (review rv26)",
+         lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + [ROWS[2].replace(",stomach cancer",
+                                                                                 ',"stomach" cancer')] + ROWS[3:])), 2),
     Case("csv-short-row", "a CSV with a short row (a missing field)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:3] + [ROWS[3].rsplit(",", 1)[0]] + ROWS[4:])), 2),
     Case("csv-wrong-delimiter", 'a wrong delimiter (`delimiter = ";"` on a comma file)',
@@ -582,6 +586,11 @@ MESSAGES = {
     "csv-unterminated-quote": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 4 opens a quoted field (\") that is never closed, so the"
         " rest of the file would be read as that one field; close the quote, or double a quote inside a field (\"\")"
+    ),
+    "csv-text-after-quote": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 4 has text after the quote (\") that closes a quoted "
+        "field, before the next delimiter (',') or the line's end; quote the whole field, doubling each quote "
+        "inside it (\"\"), or remove the stray quotes"
     ),
     "csv-short-row": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 3 fields where the header has "

@@ -127,3 +127,37 @@ def test_a_lattice_that_fits_is_searched_as_before(tmp_path):
     project = table3_project(tmp_path)
     result = invoke("anonymize", project / "spec.toml", "--memory-limit", "500MB", "--no-progress", "-q")
     assert result.exit_code == 0, result.stderr
+
+
+def _nine_banded(tmp_path):
+    """9 banded QIs of 6 levels each (bands 2, 4, 8, 16 over 0..31): 10,077,696 nodes."""
+    import random
+
+    columns = [f"q{i}" for i in range(9)]
+    rnd = random.Random(1)
+    lines = [",".join(columns) + ",s"]
+    lines += [",".join(str(rnd.randint(0, 31)) for _ in columns) + f",{rnd.choice('abc')}" for _ in range(40)]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    qis = "\n".join(f"{c} = {{ bands = [2, 4, 8, 16] }}" for c in columns)
+    types = ", ".join(f'{c} = "BIGINT"' for c in columns)
+    (tmp_path / "s.toml").write_text(f'[source]\npath = "t.csv"\ntypes = {{ {types} }}\n[output]\n'
+                                     f'path = "out.parquet"\n[privacy]\nk = 2\nsuppression = 0.5\n'
+                                     f'[quasi_identifiers]\n{qis}\n[sensitive.s]\ndistinct_l = 2\n')
+    return tmp_path / "s.toml"
+
+
+def test_the_least_memory_limit_advised_for_a_lattice_is_enough(tmp_path):
+    """Review rv26: the refusal advised "raise … to at least 1.1 GB" for a least limit of
+    1,124,663,680 bytes, rounded to nearest: given that advice, the run was refused again with the
+    same advice. Now the figure is rounded up. Oracle: the advice followed verbatim validates (a
+    dry run, exit 0)."""
+    import re
+
+    spec = _nine_banded(tmp_path)
+    refused = invoke("anonymize", spec, "--dry-run", "--memory-limit", "600MB", "--no-progress")
+    assert refused.exit_code == 5, refused.stderr
+    advised = re.search(r"to at least ([0-9.,]+) (MB|GB)", refused.stderr)
+    assert advised, refused.stderr
+    assert advised.group(0) == "to at least 1.2 GB"  # 1,124,663,680 bytes, rounded up at one decimal
+    given = invoke("anonymize", spec, "--dry-run", "--memory-limit", "".join(advised.groups()), "--no-progress")
+    assert given.exit_code == 0, given.stderr

@@ -169,3 +169,60 @@ def test_a_struct_of_distinct_fields_keeps_its_names(tmp_path):
     out = tmp_path / "out.parquet"
     _release(tmp_path / "in.parquet", _spec(out), out)
     assert [f.name for f in pq.read_schema(out).field("s").type] == ["a", "b"]
+
+
+def _struct_alike_but_for_case(tmp_path):
+    """A Parquet file whose struct s has fields a and A (as pyarrow writes them: the oracle)."""
+    import pyarrow as pa
+
+    table = pa.table({"age": [20 + (i * 7) % 50 for i in range(N)], "zip": [ZIPS[i % 4] for i in range(N)],
+                      "s": pa.array([{"a": i, "A": -i} for i in range(N)]),
+                      "l": pa.array([[{"x": i, "X": i}] for i in range(N)])})
+    path = tmp_path / "in.parquet"
+    pq.write_table(table, path)
+    assert [f.name for f in pq.read_schema(path).field("s").type] == ["a", "A"]
+    return path
+
+
+@pytest.mark.parametrize("through", ["source query", "duckdb relation", "database view", "connection view"])
+def test_a_struct_alike_but_for_case_read_through_duckdb_sql_is_refused(tmp_path, through):
+    """Review rv26: the file refused as [source] path (above) was released as STRUCT(a, A_1) when
+    read through a [source] query, a DuckDB relation or a .duckdb view over it: DuckDB renames the
+    field as it reads the file, and the result's schema was not checked. Refused now, naming the
+    column and both fields, and no output written (oracle: the file system). The nested case (a
+    list of {x, X}) too."""
+    path = _struct_alike_but_for_case(tmp_path)
+    out = tmp_path / "out.parquet"
+    for column in ("s", "l"):
+        select = f"SELECT age, zip, {column} FROM '{path}'"
+        con = duckdb.connect(str(tmp_path / f"v_{column}.duckdb"))
+        con.execute(f"CREATE VIEW v AS {select}")
+        if through == "source query":
+            source, spec = None, _spec(out, {"query": select, "folder": str(tmp_path)})
+        elif through == "duckdb relation":
+            source, spec = con.sql(select), _spec(out)
+        elif through == "connection view":
+            source, spec = (con, "v"), _spec(out)
+        else:
+            con.close()
+            source, spec = None, _spec(out, {"path": str(tmp_path / f"v_{column}.duckdb"), "table": "v"})
+        fields = "'A_1' beside 'a'" if column == "s" else "'X_1' beside 'x'"
+        with pytest.raises(InputError, match=f"column '{column}' holds a struct whose field {fields}"):
+            _release(source, spec, out)
+        assert not out.exists()
+        con.close()
+
+
+def test_a_relation_over_an_arrow_struct_alike_but_for_case_is_refused(tmp_path):
+    """A relation over a registered Arrow table keeps the fields a and A (DuckDB renames them only
+    when it reads a file); storing it would change them: refused as an Arrow source is."""
+    import pyarrow as pa
+
+    table = pa.table({"age": [20 + (i * 7) % 50 for i in range(N)], "zip": [ZIPS[i % 4] for i in range(N)],
+                      "s": pa.array([{"a": i, "A": -i} for i in range(N)])})
+    con = duckdb.connect()
+    con.register("people", table)
+    out = tmp_path / "out.parquet"
+    with pytest.raises(InputError, match="column 's' holds a struct whose fields 'a' and 'A' are one name"):
+        _release(con.sql("FROM people"), _spec(out), out)
+    assert not out.exists()

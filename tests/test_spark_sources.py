@@ -177,3 +177,23 @@ def test_a_folders_listed_files_are_looked_up_without_a_spark_job(tmp_path: Path
         spark.spark.sparkContext.setJobGroup(None, None)
     assert len(jobs) == 1  # the job reading a footer for the schema; no listing job
     assert spark.fetch(f"SELECT count(*) AS n FROM {relation.sql('spark')}").column("n")[0].as_py() == 40
+
+
+def test_an_ordered_csv_column_with_a_null_marker_is_read_as_bigint_on_spark(tmp_path: Path, spark) -> None:
+    """Review rv26: with [source] nulls = ["-"], an ordered salary without a declared type, one
+    salary written "-", was released as DOUBLE (3000.0 …) on Spark: its type was told from the raw
+    text, where the marker counted as a value that is no whole number. DuckDB reads the column as
+    BIGINT, as docs/spec.md says ("ordered sensitive columns, read as whole numbers (BIGINT)").
+    Oracle: that rule (every value not a marker is a whole number) and the salaries written here,
+    the marker's row dropped (nulls = "drop")."""
+    salaries = ["3000", "-", "5000", "6000", "3000", "4000", "5000", "6000"]
+    zips = ["47677", "47602", "47678", "47905"] * 2
+    (tmp_path / "t.csv").write_text("zip,salary\n" + "".join(f"{z},{s}\n" for z, s in zip(zips, salaries)))
+    spec = {"source": {"path": str(tmp_path / "t.csv"), "nulls": ["-"]}, "privacy": {"k": 2},
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+            "sensitive": {"salary": {"distance": "ordered", "t": 0.9, "nulls": "drop"}}}
+    with sqlclose.anonymize(None, spec, engine=spark) as release:
+        release.write_parquet_folder(tmp_path / "out")
+    table = pq.read_table(tmp_path / "out")
+    assert str(table.schema.field("salary").type) == "int64"
+    assert sorted(table.column("salary").to_pylist()) == sorted(int(s) for s in salaries if s != "-")

@@ -139,7 +139,8 @@ def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path
     under the same collation, returned ok = t. Now the Postgres rendering groups and joins under
     COLLATE "C": 'm' is a value of its own, which the hierarchy (read by hand: leaves M and F)
     lacks, so the run is refused as the local path refuses it, and nothing is written."""
-    postgres.psql("CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)")
+    postgres.psql("CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', "
+                  "deterministic = false)")
     postgres.psql("CREATE TABLE ci_people(sex TEXT COLLATE ci, disease TEXT)")
     postgres.psql("INSERT INTO ci_people VALUES ('M', 'flu'), ('m', 'cold'), ('F', 'flu'), ('F', 'cold')")
     spec = tmp_path / "wh.toml"
@@ -152,6 +153,29 @@ def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path
     assert made.exit_code == 2, made.output
     assert "are not leaves" in made.output and "'m' (1 rows)" in made.output, made.output
     assert not (tmp_path / "release.sql").exists()
+
+
+def test_a_case_insensitive_sensitive_column_is_verified_byte_for_byte_in_postgres(tmp_path, postgres):
+    """Was (review rv26): the histogram counts a sensitive column's text under COLLATE "C", but
+    release.verify.sql counted COUNT(DISTINCT disease) under the column's own nondeterministic
+    collation, where 'flu' = 'Flu': a valid distinct-2 release returned min_distinct_s0 = 1 and
+    ok = f. Oracle: the table's rows by hand: class M holds 'flu' and 'Flu', class F 'flu' and
+    'cold', 2 distinct byte strings each, and nothing is suppressed (k = 2)."""
+    postgres.psql("CREATE COLLATION IF NOT EXISTS ci (provider = icu, locale = 'und-u-ks-level2', "
+                  "deterministic = false)")
+    postgres.psql("CREATE TABLE ci_diseases(sex TEXT, disease TEXT COLLATE ci)")
+    postgres.psql("INSERT INTO ci_diseases VALUES ('M', 'flu'), ('M', 'Flu'), ('F', 'flu'), ('F', 'cold')")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "ci_diseases"\ndialect = "postgres"\n'
+                    f'columns = ["sex", "disease"]\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 0, made.output
+    postgres.copy_out((tmp_path / "release.verify.sql").read_text(), tmp_path / "check.csv")
+    check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
+    assert check == [("4", "2", "2", "2", "t")], check
 
 
 def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, postgres):

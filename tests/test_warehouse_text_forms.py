@@ -85,3 +85,45 @@ def test_one_float_written_two_ways_in_a_counted_column_is_refused(tmp_path, val
     assert r.exit_code == 2, r.output
     assert "column 'score'" in r.output and told in r.output and "sqlclose sql" in r.output, r.output
     assert not (tmp_path / "release.sql").exists()
+
+
+def test_a_nocase_sensitive_column_is_verified_byte_for_byte(tmp_path):
+    """Was (review rv26): the histogram counts a sensitive column's text byte for byte, but
+    release.verify.sql counted COUNT(DISTINCT disease) under the column's NOCASE collation: the
+    class M ('flu', 'Flu') held one value there, so a valid distinct-2 release said
+    min_distinct_s0 = 1, ok = false. Now the verification counts bytes, as the histogram does.
+    Oracle: a plain GROUP BY over the exported release's bytes (each class holds 2 diseases)."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t(sex VARCHAR, disease VARCHAR COLLATE NOCASE)")
+    con.execute("INSERT INTO t VALUES ('M', 'flu'), ('M', 'Flu'), ('F', 'flu'), ('F', 'cold')")
+    con.close()
+    spec = warehouse_spec(tmp_path, "t", ["sex", "disease"], SEX_K2 + "[sensitive.disease]\ndistinct_l = 2\n")
+    histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
+    r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec)
+    assert r.exit_code == 0, r.output
+    released, verify = release_in_warehouse(db, tmp_path)
+    least = duckdb.connect().execute(f"SELECT min(d) FROM (SELECT count(DISTINCT disease) AS d "
+                                     f"FROM '{released}' GROUP BY sex)").fetchone()[0]
+    assert least == 2
+    assert verify["min_distinct_s0"] == 2 and verify["ok"] is True, verify
+
+
+def test_a_nocase_sensitive_column_with_a_stand_in_is_verified_byte_for_byte(tmp_path):
+    """The same with nulls = "value": the verification's COALESCE(text, stand-in) also counted
+    under the NOCASE collation (2 values in each class). Oracle: the release's bytes by hand:
+    class M holds 'flu', 'Flu' and NULL (read as the stand-in 'none'), class F 'flu', 'FLU' and
+    'cold': 3 values each."""
+    db = tmp_path / "wh.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE t(sex VARCHAR, disease VARCHAR COLLATE NOCASE)")
+    con.execute("INSERT INTO t VALUES ('M', 'flu'), ('M', 'Flu'), ('M', NULL), "
+                "('F', 'flu'), ('F', 'FLU'), ('F', 'cold')")
+    con.close()
+    body = SEX_K2 + '[sensitive.disease]\ndistinct_l = 2\nnulls = "value"\nnull_value = "none"\n'
+    spec = warehouse_spec(tmp_path, "t", ["sex", "disease"], body)
+    histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
+    r = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec)
+    assert r.exit_code == 0, r.output
+    _, verify = release_in_warehouse(db, tmp_path)
+    assert verify["min_distinct_s0"] == 3 and verify["ok"] is True, verify

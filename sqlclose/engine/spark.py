@@ -88,6 +88,19 @@ def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
 
+
+def _csv_value(name: str, nulls: Sequence[str]) -> exp.Expression:
+    """A CSV field's text as DuckDB reads it: Spark's reader gives an empty field NULL and a quoted
+    "" an empty text (emptyValue), as DuckDB's read with allow_quoted_nulls = false: an empty field
+    is "" unless ``nulls`` lists ""; a field one of ``nulls`` names is NULL."""
+    value: exp.Expression = _column(name) if "" in nulls else \
+        exp.Coalesce(this=_column(name), expressions=[exp.Literal.string("")])
+    markers = [exp.Literal.string(v) for v in nulls if v]
+    if markers:
+        value = exp.If(this=exp.In(this=value.copy(), expressions=markers), true=exp.Null(), false=value)
+    return value
+
+
 def _column(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name, quoted=True))
 
@@ -352,17 +365,13 @@ class SparkEngine(Engine):
         # a backslash, read "say ""hi""" as it is written and "end\" as end".
         view = self.temp_name("csv")
         frame = self._csv_text(read, where, view)
-        nulls = [exp.Literal.string(v) for v in read.nulls if v]
-        types = {**self._number_types(view, frame.columns, read), **read.types}
+        texts = {name: _csv_value(name, read.nulls) for name in frame.columns}
+        # Types are told from the fields as read, markers NULL: a marker ("-") counted as a value that
+        # is no whole number made an ordered column DOUBLE, where DuckDB reads it as BIGINT.
+        as_read = exp.select(*[exp.alias_(v.copy(), exp.to_identifier(n, quoted=True)) for n, v in texts.items()])
+        types = {**self._number_types(as_read.from_(_table(view)), frame.columns, read), **read.types}
         columns, unread = [], {}
-        for name in frame.columns:
-            # Spark's reader gives an empty field NULL and a quoted "" an empty text (emptyValue), as
-            # DuckDB's read with allow_quoted_nulls = false: an empty field is "" unless nulls lists "".
-            value: exp.Expression = _column(name) if "" in read.nulls else \
-                exp.Coalesce(this=_column(name), expressions=[exp.Literal.string("")])
-            if nulls:
-                value = exp.If(this=exp.In(this=value.copy(), expressions=[n.copy() for n in nulls]),
-                               true=exp.Null(), false=value)
+        for name, value in texts.items():
             if name in types:
                 # TRY_CAST, then a count of the values it could not read: a CAST failing on a row
                 # quoted its value in the error and in Spark's logs (a suppressed row's too).
@@ -424,7 +433,7 @@ class SparkEngine(Engine):
                 raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not a {types[name]}; fix "
                                  "the values, or change [source] types or nulls")
 
-    def _number_types(self, view: str, columns: list[str], read: FileRead) -> dict[str, str]:
+    def _number_types(self, fields: exp.Select, columns: list[str], read: FileRead) -> dict[str, str]:
         """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
         the rule DuckDB reads them by; DOUBLE for the others, as on DuckDB, so that a value that is
         no number is refused (``_refuse_unread``); an audited column (``numbers_if_numeric``) the
@@ -433,7 +442,7 @@ class SparkEngine(Engine):
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
         audited = [c for c in read.numbers_if_numeric if c in columns and c not in read.types and c not in wanted]
         declared = {c: t for c, t in read.types.items() if c in columns}
-        found = self.number_types(_table(view), declared, wanted, exact=audited)
+        found = self.number_types(fields, declared, wanted, exact=audited)
         # an audited column no number type reads exactly stays the text it is, as on DuckDB
         return {c: t or "DOUBLE" for c, t in found.items() if c not in audited or t}
 

@@ -6,7 +6,9 @@ it is stored, and a Parquet struct's field ``A`` beside ``a`` becomes ``A_1``. I
 without a name itself (``v2``, ``C2``). The column was released under a name nobody declared, an
 identifier's copy among them. So a source's names, read before the engine reads them, are checked
 here, whatever the source; and so are the fields of a struct a column holds, where the source
-gives its schema (Arrow, pandas, Parquet).
+gives its schema (Arrow, pandas, Parquet). A query's, a relation's or a view's result comes
+through DuckDB, which has renamed such a field already: a struct holding ``A_1`` beside ``a`` is
+refused there (``refuse_renamed_fields``).
 """
 
 from __future__ import annotations
@@ -53,6 +55,36 @@ def refuse_alike_fields(schema: pa.Schema, where: str) -> None:
                 raise InputError(f"{where}: column {column.name!r} holds a struct whose fields "
                                  f"{' and '.join(repr(n) for n in alike)} are one name to SQL engines, which rename "
                                  "one of them (A_1) and so change every row's value: rename one of the fields")
+
+
+def refuse_renamed_fields(schema: pa.Schema, where: str) -> None:
+    """Refuse a struct of a result DuckDB has read (a query's, a relation's, a view's) whose fields
+    are alike but for case, or hold a name DuckDB gives such a field: ``A_1`` beside ``a`` (or
+    ``a_1`` beside ``a``). The file under it is out of sight here, and its ``{a, A}`` was released
+    as ``{a, A_1}``; a field truly so named is refused too (renaming it in the query releases it)."""
+    refuse_alike_fields(schema, where)
+    for column in schema:
+        for names in _struct_field_names(column.type):
+            renamed = _renamed_field(names)
+            if renamed is not None:
+                kept, made = renamed
+                raise InputError(f"{where}: column {column.name!r} holds a struct whose field {made!r} beside {kept!r} "
+                                 "is the name DuckDB gives a second field of one name but for case (a Parquet "
+                                 "struct's {a, A} is read as {a, A_1}), which changes every row's value: rename one "
+                                 f"of the fields in the file (a field truly named {made!r}: rename it in the query or "
+                                 "view, with struct_pack)")
+
+
+def _renamed_field(names: list[str]) -> tuple[str, str] | None:
+    """The first field ``<base>_<n>`` of ``names`` beside a field named ``<base>`` but for case,
+    with that field: what DuckDB made of a second spelling of one name."""
+    folded = {name.casefold(): name for name in names}
+    for name in names:
+        base, underscore, number = name.rpartition("_")
+        kept = folded.get(base.casefold())
+        if underscore and number.isdigit() and kept is not None and kept != name:
+            return kept, name
+    return None
 
 
 def _struct_field_names(kind: pa.DataType) -> list[list[str]]:

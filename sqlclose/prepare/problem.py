@@ -270,7 +270,8 @@ def _reference_counts(engine: Engine, base: exp.Table, sa: SensitiveColumn) -> n
 def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
     """The input's fingerprint keyed with the operator's secret (sql/fingerprint.sql)."""
     params = q.Params()
-    query = q.fingerprint(source.copy(), engine.row_hash(q.FINGERPRINT_ROW, params.add(key)))
+    row = q.fingerprint_row(engine.schema(source).names)
+    query = q.fingerprint(source.copy(), engine.row_hash(row, params.add(key)), row)
     return str(engine.fetch(query, params.values)[0][0].as_py())
 
 

@@ -31,9 +31,9 @@ from sqlclose.engine.duckdb import message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
-from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns
+from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
-from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem
+from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem, unterminated_quote_problem
 from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -336,6 +336,7 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
             raise
         except Exception as e:
             raise InputError(f"cannot read table {name!r}: {driver_message(e)}") from None
+        refuse_renamed_fields(engine.schema(read), f"table {name!r} of the DuckDB connection")
         if read is not relation:  # a table of the caller's session alone, copied once: read as it was
             return Opened(engine, engine.compared_as_bytes(read), f"duckdb table {name}")
         _refuse_a_failing_view(engine, relation, f"table {name!r}", relation.name, relation.db, relation.catalog)
@@ -368,6 +369,7 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
             raise InputError(f"the source query failed: {driver_message(e)}") from None
+        refuse_renamed_fields(engine.schema(relation), f"the source {label}")
         # the files the database's views it names read
         on_database = bool(source.path) and isinstance(engine, DuckDBEngine)
         catalog, search_path = _catalog(engine.fetch) if on_database else ({}, "")
@@ -484,6 +486,7 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
             raise
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
+        refuse_renamed_fields(engine.schema(table), "the DuckDB relation")
         files = _catalog_files(relation.sql_query(), lambda query: relation.query(_SCRATCH, query).to_arrow_table())
     except BaseException:
         if own:
@@ -551,7 +554,8 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             raise InputError(f"cannot read {label}: {problem}" if problem else
                              f"cannot read {label} as {kind}: {driver_message(e)}") from None
         if kind == "duckdb":
-            _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            columns = _check_table(engine, relation, f"table {source.table!r} in {source.path}")
+            refuse_renamed_fields(columns, f"table {source.table!r} in {source.path}")
             named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
             views, search_path = _catalog(engine.fetch)
             names = _names_read(named, views)
@@ -652,9 +656,10 @@ def _written_format(path: Path) -> str | None:
     return "parquet" if header[:4] == b"PAR1" else "duckdb" if header[8:12] == b"DUCK" else None
 
 
-def _check_table(engine: Engine, relation: exp.Expression, label: str) -> None:
+def _check_table(engine: Engine, relation: exp.Expression, label: str) -> pa.Schema:
+    """The table's columns and types; an unreadable table is refused, naming ``label``."""
     try:
-        engine.schema(relation)
+        return engine.schema(relation)
     except EngineOutOfMemory:
         raise
     except Exception as e:
@@ -801,9 +806,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                     "needs numbers: fix the value, list it in [source] nulls, or use another distance")
         return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
                 "[source] types or nulls")
-    if "unterminated quote" in text:
-        return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
-                "that one field; close the quote, or double a quote inside a field (\"\")")
+    if "unterminated quote" in text:  # or text after a closed quote: DuckDB says the same of both
+        return unterminated_quote_problem(text, read.path, read.encoding, read.delimiter, where)
     if "Invalid unicode" in text:
         return f"it is not {read.encoding.upper()} text ({where}); {_encoding_advice(read.encoding)}"
     if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason

@@ -35,6 +35,7 @@ from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
 from sqlclose.release.verify_local import Judge, Unfit, judge_for
+from sqlclose.sql import queries as q
 from sqlclose.sql.templates import template
 
 # A distance d passes t when d <= t + TOLERANCE, an entropy H passes l when H >= ln(l) - TOLERANCE:
@@ -161,10 +162,7 @@ def rows_column(columns: Sequence[str]) -> str:
     """The grouped file's count column: ``ROWS``, lengthened until no column of ``columns`` has its
     name (in any case, as SQL reads names): a quasi-identifier named so made the re-check's SQL
     ambiguous, and a valid release failed it (review rv25)."""
-    taken, name = {c.casefold() for c in columns}, ROWS
-    while name.casefold() in taken:
-        name += "_"
-    return name
+    return q.free_name(ROWS, columns)
 
 
 def _grouped_release(engine: Engine, written: exp.Expression, columns: Sequence[str],
@@ -355,7 +353,7 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
             select = select.select(exp.alias_(exp.column(exp.to_identifier(name, quoted=True), "src"),
                                               exp.to_identifier(name, quoted=True), copy=False), copy=False)
             continue
-        hashed[name] = f"__sqlclose_h{len(hashed)}"
+        hashed[name] = q.free_name(f"__sqlclose_h{len(hashed)}", columns)  # beside the columns: named apart
         if level == qi.hierarchy.height:  # the top: one label for every value, no lookup to join
             top = _param(qi.hierarchy.rows[0][-1], params)
             select = select.select(exp.alias_(top, exp.to_identifier(name, quoted=True), copy=False),
@@ -391,8 +389,10 @@ def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: li
     text = _text(sa.name, s.null_value if s.nulls == "value" else None, text_params)
     # The ordered distance walks the values in the column's own (typed) order; others only need text.
     sort_key = _col(sa.name) if s.distance == "ordered" else text
+    # Its value and count columns sit beside the quasi-identifiers: named apart from them.
+    own = {name: q.free_name(name, [c.name for c in qi_cols]) for name in (q.AUDIT_VALUE, q.AUDIT_COUNT)}
     counts = _kept(judge.engine, judge.registered, "verify_counts", template(
-        "verify_counts", release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(rows),
+        "verify_counts", renamed=own, release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(rows),
         number=judge.engine.class_numbers(qi_cols)), text_params)
     reference = judge.copied(engine, _kept(engine, registered, "verify_reference", template(
         "verify_reference", input=source, value=text, sort_key=sort_key), text_params), "verify_reference")

@@ -106,8 +106,8 @@ class WarehouseRelease(Release):
 
     def verification_sql(self, dialect: str | None = None) -> str:
         """One row measured in the warehouse on the released table, with ``ok``."""
-        stand_ins = {sa.name: sa.coded.null_value for sa in self.problem.sas}
-        query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis], stand_ins,
+        query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis],
+                                [sa.coded for sa in self.problem.sas],
                                 self.expected(), self.problem.k)
         return wh.render(query, dialect or self.dialect)
 

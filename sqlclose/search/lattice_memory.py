@@ -122,7 +122,7 @@ def refuse_too_large_lattice(shape: Sequence[int], memory_budget: int | None) ->
         f"the search's lattice has {math.prod(shape):,} nodes ({len(shape)} quasi-identifiers: {levels}), "
         f"whose bookkeeping needs ~{_size(needed)}, more than {where}: give fewer quasi-identifiers or "
         f"hierarchies with fewer levels, {'raise' if memory_budget else 'give'} [engine] memory_limit "
-        f"(--memory-limit) {'to' if memory_budget else 'of'} at least {_size(limit)}, or use [search] "
+        f"(--memory-limit) {'to' if memory_budget else 'of'} at least {_size_up(limit)}, or use [search] "
         f"algorithm = \"gaa\" (--algorithm gaa), which does not enumerate the lattice; nothing was placed at the "
         f"output path")
 
@@ -132,3 +132,11 @@ def _size(n: int) -> str:
     if n < 10**9:
         return megabytes(n)
     return f"{n / 1e9:.1f} GB" if n < 10**10 else f"{n / 1e9:,.0f} GB"
+
+
+def _size_up(n: int) -> str:
+    """Bytes as ``_size`` says them, rounded up: the least limit advised must hold ``n`` as given
+    (1,124,663,680 bytes said "1.1 GB", and --memory-limit 1.1GB was refused again, review rv26)."""
+    if n < 10**9:
+        return f"{-(-n // 10**6):,} MB"
+    return f"{-(-n // 10**8) / 10:.1f} GB" if n < 10**10 else f"{-(-n // 10**9):,} GB"

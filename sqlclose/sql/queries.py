@@ -7,7 +7,7 @@ values only as bound parameters (``Params``). Static shapes come from ``sql/*.sq
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,13 +238,31 @@ def distribution(source: exp.Expression, value: exp.Expression) -> exp.Expressio
     return template("distribution", input=source, value=value)
 
 
-FINGERPRINT_ROW = "__sqlclose_row"  # the alias fingerprint.sql gives the source
+FINGERPRINT_ROW = "__sqlclose_row"  # the alias fingerprint.sql gives the source, unless a column has it
 
 
-def fingerprint(source: exp.Expression, row_hash: exp.Expression) -> exp.Expression:
-    """The input's keyed fingerprint; ``row_hash`` is the engine's keyed hash of ``FINGERPRINT_ROW``
-    (``Engine.row_hash``, with the secret as a bound parameter, never in SQL text)."""
-    return template("fingerprint", source=source, row_hash=row_hash)
+def free_name(stem: str, taken: Iterable[str]) -> str:
+    """``stem``, or ``stem`` with a number, so that no name of ``taken`` is it (in any case, as SQL
+    reads names): a name of sqlclose's own queries beside the user's columns. A column named like
+    it made a reference bind to the column (review rv26)."""
+    folded = {name.casefold() for name in taken}
+    name, i = stem, 0
+    while name.casefold() in folded:
+        i += 1
+        name = f"{stem}_{i}"
+    return name
+
+
+def fingerprint_row(columns: Iterable[str]) -> str:
+    """The source's alias in ``fingerprint``, which ``row_hash`` reads as the whole row: a column of
+    that name (``__sqlclose_row``) was read instead, and the fingerprint held that column alone."""
+    return free_name(FINGERPRINT_ROW, columns)
+
+
+def fingerprint(source: exp.Expression, row_hash: exp.Expression, row: str = FINGERPRINT_ROW) -> exp.Expression:
+    """The input's keyed fingerprint; ``row_hash`` is the engine's keyed hash of ``row``, the
+    source's alias (``Engine.row_hash``, with the secret as a bound parameter, never in SQL text)."""
+    return template("fingerprint", renamed={FINGERPRINT_ROW: row}, source=source, row_hash=row_hash)
 
 
 AUDIT_CLASS, AUDIT_VALUE, AUDIT_COUNT = "__sqlclose_cls", "__sqlclose_v", "__sqlclose_n"

@@ -12,6 +12,7 @@ each engine renders them in its own dialect without a DuckDB reading in between.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
@@ -34,9 +35,15 @@ def _parsed(name: str) -> exp.Expression:
     return tree
 
 
-def template(name: str, **holes: Fill) -> exp.Expression:
-    """Parse ``sql/<name>.sql`` (cached) and fill its holes. Every hole must be given."""
+def template(name: str, renamed: Mapping[str, str] | None = None, **holes: Fill) -> exp.Expression:
+    """Parse ``sql/<name>.sql`` (cached) and fill its holes. Every hole must be given. ``renamed``:
+    the template's own names (a column alias such as ``__sqlclose_v``) given others, before the
+    holes bring the user's names in: one a user column has would make a reference ambiguous."""
     tree = _parsed(name).copy()
+    for identifier in tree.find_all(exp.Identifier) if renamed else ():
+        if renamed.get(identifier.name, identifier.name) != identifier.name:  # unchanged: the SQL it was
+            identifier.set("this", renamed[identifier.name])
+            identifier.set("quoted", True)
     found = set()
     for node in list(tree.find_all(exp.Column, exp.Table)):
         key = _hole_name(node)

@@ -138,21 +138,19 @@ def inline(query: exp.Expression, values: Sequence[Any]) -> exp.Expression:
     return query.transform(literal)
 
 
-def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mapping[str, str | None],
+def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Sequence[q.CodedColumn],
                  expected: Mapping[str, int], k: int) -> exp.Expression:
     """One row measured on the released table in the warehouse: released rows, classes, the
-    smallest class and, per sensitive column, the fewest distinct values in a class (NULL read as
-    its stand-in when ``sensitive`` gives one); ``ok`` says whether each equals ``expected`` (the
-    search's claims) and the smallest class is at least ``k``. ``release_query`` is taken, not
+    smallest class and, per sensitive column, the fewest distinct values in a class (counted as
+    the histogram counts them: ``_counted_value``); ``ok`` says whether each equals ``expected``
+    (the search's claims) and the smallest class is at least ``k``. ``release_query`` is taken, not
     copied (its lookups move into the result: a copy of 35 k lookup rows cost seconds)."""
     body = release_query
     ctes = body.args.pop("with_", None) or body.args.pop("with", None)
     body.set("order", None)
     per_class = [exp.alias_(exp.Count(this=exp.Star()), q.ident("n"))]
-    for j, (name, stand_in) in enumerate(sensitive.items()):
-        value: exp.Expression = q.col(name)
-        if stand_in is not None:
-            value = exp.Coalesce(this=q.as_text(value), expressions=[exp.Literal.string(stand_in)])
+    for j, column in enumerate(sensitive):
+        value = _counted_value(column)
         per_class.append(exp.alias_(exp.Count(this=exp.Distinct(expressions=[value])), q.ident(f"d{j}")))
     # Classes as the released bytes tell them apart (the histogram's grouping), not as the column's
     # collation does: a case-insensitive one made 'M' and 'm' one class of 2.
@@ -170,6 +168,20 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Mappin
         select.set("with_" if "with_" in select.args else "with",
                    exp.With(expressions=[*ctes.expressions, *_with(select).expressions]))
     return quoted(select)
+
+
+def _counted_value(column: q.CodedColumn) -> exp.Expression:
+    """A released sensitive column's value as the histogram counted it: text byte for byte
+    (``binary_text``: under the column's own collation, a case-insensitive one counted 'flu' and
+    'Flu' as one value, and a valid release's distinct l failed), an ordered column as its number;
+    NULL as its stand-in when it has one."""
+    value: exp.Expression = q.col(column.name)
+    if not column.typed:
+        value = binary_text(q.as_text(value))
+    if column.null_value is not None:
+        text = q.as_text(value) if column.typed else value
+        value = exp.Coalesce(this=text, expressions=[exp.Literal.string(column.null_value)])
+    return value
 
 
 def _with(select: exp.Select) -> exp.With:
