@@ -29,7 +29,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import EngineError, InputError
-from sqlclose.model.spec import DECIMAL_TYPE, MAX_DECIMAL_DIGITS
+from sqlclose.model.spec import DECIMAL_TYPE
 
 # Types whose values are equal exactly when their texts are (Engine.hashed_as_is): casting them to
 # text for the truth test's row keys cost ~0.35 s of its 2.9 s at 10 M rows (four integer and date
@@ -46,10 +46,7 @@ class FileRead:
     ``[source]``, or check's ``--table``/``--delimiter``): ``kind`` is then the format asked for.
 
     CSV columns are read as text unless ``types`` names a type; ``numeric`` columns (ordered
-    sensitive columns) without a declared type are read as whole numbers (``undeclared_number_type``);
-    ``numbers_if_numeric`` ones as numbers when every value is a decimal number a type reads exactly
-    (``exact_number_type``), else as text (``check`` no longer asks for it: it merged "07" and "7",
-    which ``anonymize`` reads as two texts).
+    sensitive columns) without a declared type are read as whole numbers (``undeclared_number_type``).
     """
 
     kind: str | None = None  # parquet | csv | duckdb | query (None: told by the path)
@@ -61,7 +58,6 @@ class FileRead:
     nulls: tuple[str, ...] = ("",)
     types: dict[str, str] = field(default_factory=dict)
     numeric: tuple[str, ...] = ()
-    numbers_if_numeric: tuple[str, ...] = ()
     header: tuple[str, ...] = ()  # a CSV's column names, as its header line gives them
     query: exp.Expression | None = None  # kind "query": one SELECT, over ``path`` (a DuckDB database) or files
     folder: Path | None = None  # kind "query": where the files it names are looked up
@@ -111,28 +107,6 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
                      f"declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
 
 
-# A decimal number without an exponent, and the digits that decide the type reading it exactly: the
-# integer part's without its leading zeros (group 1), the fraction's without its trailing ones (group 3).
-DECIMAL_NUMBER = r"\s*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)\s*"
-DECIMAL_DIGITS = r"\s*[+-]?0*([1-9][0-9]*)?(\.([0-9]*[1-9])?0*)?\s*"
-
-
-def exact_number_type(values: int, decimals: int, whole_digits: int, fraction_digits: int) -> str | None:
-    """The number type an audited CSV column is read as, from the counts of its non-NULL values and
-    of those that are decimal numbers (``DECIMAL_NUMBER``), and the most digits a value has before
-    and after its point: BIGINT when every value is whole and fits, else DECIMAL wide enough for
-    every value; None (read as text) when some value is no such number or none fits. Never a type
-    from a sample, nor DOUBLE: a sniffed BIGINT rounded the 5000.5 after 30,000 whole rows to 5001,
-    and DOUBLE merged DECIMAL(18, 4)'s 12345678901234.0001 and .0002 (review rv23)."""
-    if not values or decimals < values:
-        return None
-    if not fraction_digits and whole_digits <= 18:
-        return "BIGINT"
-    if whole_digits + fraction_digits <= MAX_DECIMAL_DIGITS:
-        return f"DECIMAL({max(whole_digits + fraction_digits, 1)}, {fraction_digits})"
-    return None
-
-
 def _exactly_read(kind: str) -> str | None:
     """The text a declared CSV type reads as the value it writes (a regular expression), for
     BIGINT, DECIMAL, DOUBLE, DATE, TIMESTAMP and TIME, None for VARCHAR. BIGINT's read rounds
@@ -180,19 +154,6 @@ _MOMENT_DROPS = {"DATE": "a time of day, which DATE drops",
 _MOMENT_FIXES = {"DATE": "declare it \"TIMESTAMP\"",
                  "TIMESTAMP": "write the values in UTC without an offset, to the microsecond",
                  "TIME": "write the values without an offset, to the microsecond"}
-
-
-def _digit_counts(value: exp.Expression) -> list[exp.Expression]:
-    """A column's non-NULL values, its decimal numbers, and their most digits before and after the
-    point (``exact_number_type``'s arguments)."""
-    decimal = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{DECIMAL_NUMBER}$"))
-
-    def most(group: int) -> exp.Expression:
-        digits = exp.RegexpExtract(this=value.copy(), expression=exp.Literal.string(f"^{DECIMAL_DIGITS}$"),
-                                   group=exp.Literal.number(group))
-        return exp.Max(this=exp.If(this=decimal.copy(), true=exp.Length(this=digits), false=exp.Null()))
-
-    return [exp.Count(this=value.copy()), exp.Anonymous(this="count_if", expressions=[decimal]), most(1), most(3)]
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
@@ -378,7 +339,7 @@ class Engine(ABC):
         return error
 
     def number_types(self, relation: exp.Expression, declared: dict[str, str], undeclared: Sequence[str],
-                     params: Sequence[Any] = (), exact: Sequence[str] = ()) -> dict[str, str | None]:
+                     params: Sequence[Any] = ()) -> dict[str, str | None]:
         """The checks of a CSV's number columns, read as text in ``relation``, in one pass:
 
         - a column ``declared`` a type that would not read its values as written stops the job:
@@ -389,13 +350,11 @@ class Engine(ABC):
         - each ordered column without a declared type (``undeclared``) gets its type by
           ``undeclared_number_type``, from counts of its values, its whole numbers, its plain
           numbers (both engines' own casts take 5000.5 as a whole number) and the values the engine
-          reads as finite numbers although they are not plain ones (DuckDB's 1_000);
-        - each audited column (``exact``) gets the type that reads every value as written, or None
-          (text), by ``exact_number_type``.
+          reads as finite numbers although they are not plain ones (DuckDB's 1_000).
 
         Counted, never shown."""
         patterns = {c: p for c, kind in declared.items() if (p := _exactly_read(kind))}
-        if not patterns and not undeclared and not exact:
+        if not patterns and not undeclared:
             return {}
         counts: list[exp.Expression] = []
         for c, pattern in patterns.items():
@@ -409,7 +368,6 @@ class Engine(ABC):
             matches = (whole, plain, self._unusual(value, plain))
             counts += [exp.Count(this=value.copy()),
                        *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
-        counts += [count for c in exact for count in _digit_counts(exp.column(exp.to_identifier(c, quoted=True)))]
         source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
         row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
@@ -417,9 +375,7 @@ class Engine(ABC):
             if changed:
                 raise InputError(_changed_numbers_message(column, declared[column], changed))
         row = row[len(patterns):]
-        types = {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(undeclared)}
-        row = row[4 * len(undeclared):]
-        return {**types, **{c: exact_number_type(*row[4 * i:4 * i + 4]) for i, c in enumerate(exact)}}
+        return {c: undeclared_number_type(c, *row[4 * i:4 * i + 4]) for i, c in enumerate(undeclared)}
 
     def read_number(self, value: exp.Expression, kind: str) -> exp.Expression:
         """``value`` (text) read as the number type ``kind``, NULL where it reads none: TRY_CAST here

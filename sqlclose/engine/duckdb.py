@@ -615,15 +615,13 @@ class DuckDBEngine(Engine):
         types = {name: read.types.get(name, "VARCHAR") for name in read.header}
         declared = {c: kind for c, kind in read.types.items() if c in types and kind != "VARCHAR"}
         required = [c for c in read.numeric if c not in read.types and c in types]
-        optional = [c for c in read.numbers_if_numeric if c not in read.types and c in types and c not in required]
-        if declared or required or optional:  # one pass over the file as text (DuckDB's BIGINT read rounds 5000.5)
-            as_text = dataclasses.replace(read, types={}, numeric=(), numbers_if_numeric=())
+        if declared or required:  # one pass over the file as text (DuckDB's BIGINT read rounds 5000.5)
+            as_text = dataclasses.replace(read, types={}, numeric=())
             relation, params = self._read_csv(path, as_text)
-            found = self.number_types(relation, declared, required, params, exact=optional)
+            found = self.number_types(relation, declared, required, params)
             # no number type read: DOUBLE for an ordered column, so that a stray text value fails with
-            # its line; an audited column is then read as the text it is
+            # its line
             types.update({c: found[c] or "DOUBLE" for c in required})
-            types.update({c: found[c] or "VARCHAR" for c in optional})
         # A quoted field is the text it holds: "" an empty text, as sqlclose's own CSV writes it (a NULL
         # is an empty field), so a CSV release read back keeps the two apart; DuckDB's default read "" as NULL.
         options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',

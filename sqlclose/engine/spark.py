@@ -436,15 +436,11 @@ class SparkEngine(Engine):
     def _number_types(self, fields: exp.Select, columns: list[str], read: FileRead) -> dict[str, str]:
         """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
         the rule DuckDB reads them by; DOUBLE for the others, as on DuckDB, so that a value that is
-        no number is refused (``_refuse_unread``); an audited column (``numbers_if_numeric``) the
-        number type that reads every value exactly, as on DuckDB. The same pass refuses a declared
+        no number is refused (``_refuse_unread``). The same pass refuses a declared
         BIGINT or DECIMAL column holding numbers its type would change (``Engine.number_types``)."""
         wanted = [c for c in read.numeric if c in columns and c not in read.types]
-        audited = [c for c in read.numbers_if_numeric if c in columns and c not in read.types and c not in wanted]
         declared = {c: t for c, t in read.types.items() if c in columns}
-        found = self.number_types(fields, declared, wanted, exact=audited)
-        # an audited column no number type reads exactly stays the text it is, as on DuckDB
-        return {c: t or "DOUBLE" for c, t in found.items() if c not in audited or t}
+        return {c: t or "DOUBLE" for c, t in self.number_types(fields, declared, wanted).items()}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)
