@@ -132,6 +132,22 @@ def _assert_same_text_rows(local: Path, remote: Path, columns: list[str], roles:
     assert con.execute(a).fetchall() == con.execute(b).fetchall()
 
 
+SEX_RULES = '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
+DISTINCT_2 = "[sensitive.disease]\ndistinct_l = 2\n"
+
+
+def _through_postgres(tmp_path: Path, postgres, table: str, columns: list[str], rules: str, keep: bool = False):
+    """The warehouse path over a Postgres table: a spec (its ``[privacy]`` and the sections after it
+    in ``rules``), the histogram exported from Postgres, and ``anonymize --histogram`` over it."""
+    spec = tmp_path / "wh.toml"
+    spec.write_text(('others = "keep"\n' if keep else "")
+                    + f'[source]\nformat = "warehouse"\ntable = "{table}"\ndialect = "postgres"\n'
+                    f'columns = {json.dumps(columns)}\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
+                    + rules, encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    return invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+
+
 def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path, postgres):
     """Was: under an ICU nondeterministic (case-insensitive) collation the histogram counted 'M'
     and 'm' as one value of 2 rows, level 0 was released with each row's own spelling (classes
@@ -143,13 +159,7 @@ def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path
                   "deterministic = false)")
     postgres.psql("CREATE TABLE ci_people(sex TEXT COLLATE ci, disease TEXT)")
     postgres.psql("INSERT INTO ci_people VALUES ('M', 'flu'), ('m', 'cold'), ('F', 'flu'), ('F', 'cold')")
-    spec = tmp_path / "wh.toml"
-    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "ci_people"\ndialect = "postgres"\n'
-                    f'columns = ["sex", "disease"]\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
-                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n',
-                    encoding="utf-8")
-    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
-    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    made = _through_postgres(tmp_path, postgres, "ci_people", ["sex", "disease"], SEX_RULES, keep=True)
     assert made.exit_code == 2, made.output
     assert "are not leaves" in made.output and "'m' (1 rows)" in made.output, made.output
     assert not (tmp_path / "release.sql").exists()
@@ -165,13 +175,7 @@ def test_a_case_insensitive_sensitive_column_is_verified_byte_for_byte_in_postgr
                   "deterministic = false)")
     postgres.psql("CREATE TABLE ci_diseases(sex TEXT, disease TEXT COLLATE ci)")
     postgres.psql("INSERT INTO ci_diseases VALUES ('M', 'flu'), ('M', 'Flu'), ('F', 'flu'), ('F', 'cold')")
-    spec = tmp_path / "wh.toml"
-    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "ci_diseases"\ndialect = "postgres"\n'
-                    f'columns = ["sex", "disease"]\n[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
-                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
-                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
-    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
-    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    made = _through_postgres(tmp_path, postgres, "ci_diseases", ["sex", "disease"], SEX_RULES + DISTINCT_2)
     assert made.exit_code == 0, made.output
     postgres.copy_out((tmp_path / "release.verify.sql").read_text(), tmp_path / "check.csv")
     check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
@@ -187,14 +191,8 @@ def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, pos
     postgres.psql("CREATE TABLE kept_types(sex TEXT, disease TEXT, notes json, spot point)")
     postgres.psql("""INSERT INTO kept_types VALUES ('M', 'flu', '{"a": 1}', '(1,2)'), ('M', 'cold', '{"a": 2}', """
                   """'(3,4)'), ('F', 'flu', '[1]', '(0,0)'), ('F', 'hiv', '{}', '(5,5)')""")
-    spec = tmp_path / "wh.toml"
-    spec.write_text(f'others = "keep"\n[source]\nformat = "warehouse"\ntable = "kept_types"\ndialect = "postgres"\n'
-                    'columns = ["sex", "disease", "notes", "spot"]\n'
-                    f'[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
-                    '[privacy]\nk = 2\n[quasi_identifiers]\nsex = { tree = { "*" = ["M", "F"] } }\n'
-                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
-    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
-    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    made = _through_postgres(tmp_path, postgres, "kept_types", ["sex", "disease", "notes", "spot"],
+                             SEX_RULES + DISTINCT_2, keep=True)
     assert made.exit_code == 0, made.output
     postgres.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "released.csv")
     postgres.copy_out("SELECT sex, disease, notes::text AS notes, spot::text AS spot FROM kept_types",
@@ -216,14 +214,8 @@ def test_a_long_banded_column_runs_through_a_real_postgres(tmp_path, postgres):
     postgres.psql(f'CREATE TABLE long_names("{name}" BIGINT, disease TEXT)')
     postgres.psql("INSERT INTO long_names SELECT 20 + (i % 40), CASE WHEN i % 3 = 0 THEN 'flu' ELSE 'cold' END "
                   "FROM generate_series(1, 200) i")
-    spec = tmp_path / "wh.toml"
-    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "long_names"\ndialect = "postgres"\n'
-                    f'columns = {json.dumps([name, "disease"])}\n'
-                    f'[output]\npath = {json.dumps(str(tmp_path / "release.sql"))}\n'
-                    f'[privacy]\nk = 5\n[quasi_identifiers]\n"{name}" = {{ bands = [5, 10] }}\n'
-                    '[sensitive.disease]\ndistinct_l = 2\n', encoding="utf-8")
-    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
-    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    made = _through_postgres(tmp_path, postgres, "long_names", [name, "disease"],
+                             f'[privacy]\nk = 5\n[quasi_identifiers]\n"{name}" = {{ bands = [5, 10] }}\n' + DISTINCT_2)
     assert made.exit_code == 0, made.output
     postgres.copy_out((tmp_path / "release.sql").read_text(), tmp_path / "released.csv")
     rows = duckdb.connect().execute(f"SELECT count(*) FROM read_csv('{tmp_path / 'released.csv'}', "
