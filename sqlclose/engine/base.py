@@ -208,6 +208,10 @@ class Engine(ABC):
     # combination of its own (one HyperLogLog pass tells: prepare.problem._groups_base)? Its readers
     # all sum counts, so only speed depends on it; measured on DuckDB only.
     ungrouped_base: ClassVar[bool] = False
+    # An exact integer type that holds a product of three row counts and whose DIV stays an exact
+    # integer (the re-check's ordered distance, verify_ordered.sql): DECIMAL(38, 0) on Spark, whose
+    # DIV of it is a BIGINT; DuckDB divides a DECIMAL as a DOUBLE, so it uses INT128 (HUGEINT).
+    wide_integer: ClassVar[str] = "DECIMAL(38, 0)"
     # Has it text types stored as small codes (``dictionary_type``)? Else a Parquet write's text
     # stays text, and nothing is computed to make them.
     has_dictionary_types: ClassVar[bool] = False

@@ -198,6 +198,7 @@ class DuckDBEngine(Engine):
 
     name = "duckdb"
     dialect = DIALECT  # DuckDB's, every sort key's direction and NULLs said (a caller may set other defaults)
+    wide_integer = "INT128"  # HUGEINT: its // is an integer, a DECIMAL's a DOUBLE
     keeps_levels = True
     orders_tables = True
     ungrouped_base = True

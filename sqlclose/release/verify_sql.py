@@ -21,6 +21,7 @@ hierarchy objects (which labels exist at which level).
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from sqlclose.sql.templates import template
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
 ROWS = "__sqlclose_rows"  # the grouped file's count column, unless a QI or sensitive column has that name
-_DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal", "ordered": "verify_ordered",
+_DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal",
                       "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
 
 
@@ -438,8 +439,12 @@ def _foreign_values(found: dict, name: str) -> list[str]:
 def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression, sa: WrittenSensitive,
               params: list[Any], registered: list[str]) -> exp.Expression:
     """Per class, the distance of its distribution from Q: (cls, d)."""
-    pq = template("verify_pq", counts=counts, reference=reference).subquery(copy=False)
     name = sa.spec.distance
+    if name == "ordered":  # from each class's present values, not over every value of the domain
+        reference_key, segment_key = _ordered_keys(engine)
+        return template("verify_ordered", counts=counts, reference=reference, reference_key=reference_key,
+                        segment_key=segment_key).subquery(copy=False)
+    pq = template("verify_pq", counts=counts, reference=reference).subquery(copy=False)
     if name != "hierarchical":
         return template(_DISTANCE_TEMPLATE[name], pq=pq).subquery(copy=False)
     h = sa.hierarchy
@@ -453,6 +458,22 @@ def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression,
          "parent_height": pa.int64()}))
     tree_distance = template("verify_hierarchical", pq=pq, tree=table, height=_param(float(h.height), params))
     return tree_distance.subquery(copy=False)
+
+
+def _ordered_keys(engine: Engine) -> tuple[exp.Expression, exp.Expression]:
+    """verify_ordered.sql's sort keys, exact integers in ``engine.wide_integer``: a reference
+    position's C_q * N, and a segment's threshold floor(c * N * N / s)."""
+    wide = exp.DataType.build(engine.wide_integer)
+
+    def widened(*factors: exp.Expression) -> exp.Expression:
+        product = functools.reduce(lambda a, b: exp.Mul(this=a, expression=b), factors)
+        return exp.Cast(this=product, to=wide.copy())
+
+    total = exp.column("total", "sg")
+    reference_key = widened(exp.column("cq", "cu"), exp.column("total", "d"))
+    segment_key = exp.IntDiv(this=widened(exp.column("c", "sg"), total, total.copy()),
+                             expression=widened(exp.column("s", "sg")))
+    return reference_key, segment_key
 
 
 def _model_specs(sa: WrittenSensitive, params: list[Any]) -> list[tuple]:
