@@ -330,3 +330,29 @@ def test_untabulated_hierarchies_give_the_same_result(monkeypatch, strategy):
     result = gaa(data, 3, mu, strategy)
     expect = oracle_gaa(combos, data.counts, hists, weights, 3, strategy)
     assert partition_of(result, combos) == oracle_partition(expect, combos)
+
+
+@pytest.mark.parametrize("seed", [2, 5, 13])
+def test_progress_is_reported_while_the_result_stays_the_brute_force_greedys(monkeypatch, seed):
+    """GAA ran silently: 150 k distinct combinations took over half an hour with no word of how far it
+    was. It now reports a ``GaaProgress`` (here after every merge). Oracles: under k alone the
+    share of the classes below k that no longer are only grows, by hand it starts from the input's
+    classes below k and ends at 1 with nothing left; and the partition is still the brute-force
+    greedy's (``oracle_gaa``)."""
+    import sqlclose.search.gaa as gaa_module
+
+    monkeypatch.setattr(gaa_module, "_PROGRESS_EVERY", 0.0)
+    combos, hists, data = random_table(seed)
+    weights = random_weights(seed)
+    k = 4
+    below_k = sum(1 for h in hists if sum(h) < k)  # by hand: every combination is a class at the start
+    heard: list = []
+    result = gaa(data, k, custom_metric(HS, weights), "S1", on_progress=heard.append)
+    assert partition_of(result, combos) == oracle_partition(
+        oracle_gaa(combos, data.counts, hists, weights, k, "S1"), combos)
+    dones = [p.done for p in heard]
+    assert len(heard) == result.merges and below_k > 0
+    assert all(0.0 <= a <= b <= 1.0 for a, b in zip(dones, dones[1:]))
+    assert dones[0] * below_k == pytest.approx(round(dones[0] * below_k)) and dones[0] >= 1 / below_k
+    assert dones[-1] == 1.0 and heard[-1].remaining == 0.0
+    assert all(p.elapsed >= 0 for p in heard)
