@@ -189,6 +189,7 @@ class _State:
             self.xlogx = _xlogx(self.hist).sum(axis=1)
         self.viol = self._violates(np.arange(n0))
         self.groups = _cost_groups(mu)
+        self.node_ids: dict[int, np.ndarray] = {}  # per untabulated QI, its node ids (``_untabulated_cost``)
         self.joint = self._joint(slice(None))
         self.where = {tuple(self.nodes[:, p]): p for p in range(n0)}
         self._init_keys()
@@ -264,12 +265,24 @@ class _State:
         if st in ("S5", "S6", "tclo"):
             pool = _best(pool, self._tclo(s, pool), minimize=True)
         if st in ("S3", "S6"):
-            pool = _best(pool, self._cost(s, pool), minimize=True)
+            pool = self._least_cost(s, pool)
         if st == "S4":
             pool = _best(pool, self._cost(s, pool) / self._ldiv(s, pool), minimize=True)
         if st == "S7":
             pool = _best(pool, self._cost(s, pool) * self._tclo(s, pool), minimize=True)
         return int(pool[np.argmin(self.ids[pool])])
+
+    def _least_cost(self, s: int, pool: np.ndarray) -> np.ndarray:
+        """The members of ``pool`` of least μ̄(C_s, C). When the pool is every class but C_s (the l
+        or t step kept them all, as it does on most merges) the costs are taken over every position
+        at once, dead ones and C_s set aside, without gathering the pool's columns first: the same
+        values, so the same least ones, in a fraction of the time per merge."""
+        if pool.size != np.count_nonzero(self.alive) - 1:
+            return _best(pool, self._cost(s, pool), minimize=True)
+        cost = self._cost(s)
+        cost[~self.alive] = np.inf
+        cost[s] = np.inf
+        return _best(np.arange(cost.size), cost, minimize=True)
 
     def _cost(self, s: int, pool: np.ndarray | None = None) -> np.ndarray:
         """μ̄(C_s, C) for every C in pool (default: every position): one gather per group of QIs
@@ -279,11 +292,22 @@ class _State:
             if group.cost is None:
                 j = group.qis[0]
                 b = self.nodes[j] if pool is None else self.nodes[j, pool]
-                total += self.mu.pair_cost(j, int(self.nodes[j, s]), b)
+                total += self._untabulated_cost(j, int(self.nodes[j, s]), b)
             else:
                 b = self.joint[g] if pool is None else self.joint[g, pool]
                 total += group.cost[self.joint[g, s]].take(b)
         return total
+
+    def _untabulated_cost(self, j: int, a: int, b: np.ndarray) -> np.ndarray:
+        """M(a, b) + M(b, a) of a QI too big to tabulate. With more classes than the hierarchy has
+        nodes (150 k classes, 35 k dates of birth), node a's costs to every node are computed once
+        and looked up per class: the same values, from a fraction of the LCA work."""
+        nodes = self.mu.trees[j].nodes
+        if b.size <= nodes:
+            return self.mu.pair_cost(j, a, b)
+        if j not in self.node_ids:
+            self.node_ids[j] = np.arange(nodes, dtype=np.int64)
+        return self.mu.pair_cost(j, a, self.node_ids[j]).take(b)
 
     def _joint(self, columns: np.ndarray | slice) -> np.ndarray:
         """Each position's node tuple within each QI group as one index into the group's matrix."""
