@@ -85,7 +85,7 @@ class GaaProgress:
     """Where a GAA run is, reported about once a second (the library reports; the command draws).
 
     GAA compares each merge's C_s with every class, so its time grows with the square of the
-    distinct QI combinations (150 k of them: tens of minutes); a run this long says how far it
+    distinct QI combinations (150 k of them: 15 min on 2 busy cores); a run this long says how far it
     is. ``done`` is the share of the classes that violated Φ at the start that no longer do
     (merged away, or grown until they hold) — a share, not counts: how many raw combinations a
     table has tells whether its rows share values (the report leaves them out too)."""
