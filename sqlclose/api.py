@@ -58,6 +58,8 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     ``"parquet-folder"``, ``"csv"``, ``"duckdb"``) and ``partition_by``, how the release will be
     written: what they cannot hold of the sensitive and other columns, which every node releases as
     they are, is refused before the search, not after it (``write`` checks every column again).
+    ``on_progress`` hears the search's progress: a ``SearchProgress`` per lattice height for
+    Incognito, a ``sqlclose.search.gaa.GaaProgress`` about once a second for GAA.
     """
     started = time.perf_counter()
     spec = as_spec(spec)
@@ -101,7 +103,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
             from sqlclose.release.gaa_release import GaaRelease
             from sqlclose.search.gaa_run import run_gaa
 
-            gaa = run_gaa(problem, criteria, spec.search)
+            gaa = run_gaa(problem, criteria, spec.search, on_progress)  # it hears GaaProgress
             timings["search_seconds"] = gaa.result.seconds
             return GaaRelease(problem, None, criteria, spec.sha256(), opened.label, timings,
                               owns_engine=given is None, digest_key=key, inputs=inputs, searched_rows=searched,

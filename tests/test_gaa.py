@@ -330,3 +330,57 @@ def test_untabulated_hierarchies_give_the_same_result(monkeypatch, strategy):
     result = gaa(data, 3, mu, strategy)
     expect = oracle_gaa(combos, data.counts, hists, weights, 3, strategy)
     assert partition_of(result, combos) == oracle_partition(expect, combos)
+
+
+@pytest.mark.parametrize("seed", [2, 5, 13])
+def test_progress_is_reported_while_the_result_stays_the_brute_force_greedys(monkeypatch, seed):
+    """GAA ran silently: 150 k distinct combinations took over half an hour with no word of how far it
+    was. It now reports a ``GaaProgress`` (here after every merge). Oracles: under k alone the
+    share of the classes below k that no longer are only grows, by hand it starts from the input's
+    classes below k and ends at 1 with nothing left; and the partition is still the brute-force
+    greedy's (``oracle_gaa``)."""
+    import sqlclose.search.gaa as gaa_module
+
+    monkeypatch.setattr(gaa_module, "_PROGRESS_EVERY", 0.0)
+    combos, hists, data = random_table(seed)
+    weights = random_weights(seed)
+    k = 4
+    below_k = sum(1 for h in hists if sum(h) < k)  # by hand: every combination is a class at the start
+    heard: list = []
+    result = gaa(data, k, custom_metric(HS, weights), "S1", on_progress=heard.append)
+    assert partition_of(result, combos) == oracle_partition(
+        oracle_gaa(combos, data.counts, hists, weights, k, "S1"), combos)
+    dones = [p.done for p in heard]
+    assert len(heard) == result.merges and below_k > 0
+    assert all(0.0 <= a <= b <= 1.0 for a, b in zip(dones, dones[1:]))
+    assert dones[0] * below_k == pytest.approx(round(dones[0] * below_k)) and dones[0] >= 1 / below_k
+    assert dones[-1] == 1.0 and heard[-1].remaining == 0.0
+    assert all(p.elapsed >= 0 for p in heard)
+
+
+@pytest.mark.parametrize("strategy", ["S1", "S3", "S6"])
+def test_untabulated_costs_looked_up_per_node_equal_the_brute_force_greedy(monkeypatch, strategy):
+    """With more classes than an untabulated hierarchy has nodes (150 k admissions, 35 k dates of
+    birth), C_s's costs are computed once per node and looked up per class instead of per class,
+    and the candidates are costed over every position when the l / t step kept them all. Oracle:
+    the brute-force greedy's partition (``oracle_gaa``), with the per-node path seen taken."""
+    import sqlclose.search.gaa as gaa_module
+    import sqlclose.utility.information_loss as il
+
+    monkeypatch.setattr(il, "_DENSE_PAIR_LIMIT", 0)
+    looked_up = []
+    real = il.Metric.pair_cost
+
+    def spy(self, j, a, b):
+        looked_up.append(b.size == self.trees[j].nodes)
+        return real(self, j, a, b)
+
+    monkeypatch.setattr(il.Metric, "pair_cost", spy)
+    for seed in (21, 3, 8):
+        combos, hists, data = random_table(seed)
+        weights = random_weights(seed)
+        mu = custom_metric([Hierarchy(h.rows, h.origin) for h in HS], weights)
+        result = gaa_module.gaa(data, 3, mu, strategy)
+        expect = oracle_gaa(combos, data.counts, hists, weights, 3, strategy)
+        assert partition_of(result, combos) == oracle_partition(expect, combos), seed
+    assert any(looked_up)

@@ -292,3 +292,29 @@ def test_sensitive_values_from_cells_are_the_exact_sums_of_the_dense_terms():
         rows, cols = np.nonzero(counts)
         assert l_diversity_value_of_cells(rows, counts[rows, cols], classes) == l_div
         assert l1_closeness_value_of_cells(rows, cols, counts[rows, cols], classes, totals) == l1
+
+
+def test_lca_of_one_node_against_many_in_a_hierarchy_too_big_to_tabulate():
+    """GAA compares C_s's node with every class's node at each merge; in a hierarchy over 2,048 nodes
+    (35 k dates of birth) that went through a nodes × levels matrix per merge and made GAA on
+    150 k rows run for half an hour. The one-against-many path must give the same LCA as walking
+    the hierarchy's rows (oracle: the lowest level from both nodes up where their labels agree)."""
+    rows = [(f"{y}-{d:03d}", str(y), f"{y // 10}0s", "*") for y in range(1900, 1908) for d in range(300)]
+    h = Hierarchy.from_rows(rows)
+    tree = trees([h])[0]
+    assert tree.lca_table is None  # the path under test: no precomputed table
+
+    def path(lv, label):  # the node's labels from its level to the top
+        return next(r[lv:] for r in h.rows if r[lv] == label)
+
+    nodes = [(lv, lab) for lv in range(h.levels) for lab in h.labels(lv)]
+    rng = np.random.default_rng(7)
+    ids = np.array([tree.node(lv, h.labels(lv).index(lab)) for lv, lab in nodes])
+    for a in rng.choice(len(nodes), 40, replace=False).tolist() + [len(nodes) - 1, 0]:
+        others = rng.choice(len(nodes), 200, replace=False)
+        got = tree.lca(int(ids[a]), ids[others])
+        for b, node in zip(others, got):
+            (la, xa), (lb, xb) = nodes[a], nodes[b]
+            pa, pb = path(la, xa), path(lb, xb)
+            lv = next(lv for lv in range(max(la, lb), h.levels) if pa[lv - la] == pb[lv - lb])
+            assert int(node) == tree.node(lv, h.labels(lv).index(pa[lv - la])), (nodes[a], nodes[b])

@@ -16,6 +16,7 @@ import click
 
 if TYPE_CHECKING:  # the search and the sweep are loaded by the commands that run them, not by --help
     from sqlclose.search import ProgressCallback, SearchProgress
+    from sqlclose.search.gaa import GaaProgress
     from sqlclose.sweep import SweepCallback, SweepProgress
 
 
@@ -38,19 +39,63 @@ def _bar() -> Iterator[ProgressCallback]:
     with Progress(*columns, transient=True) as bar:
         task = bar.add_task("lattice", total=None)
 
-        def update(p: SearchProgress) -> None:
+        def update(p: SearchProgress | GaaProgress) -> None:
+            if _is_gaa(p):
+                bar.update(task, description=f"GAA: classes below the model merged, {_gaa_left(p)}",
+                           completed=round(100 * p.done), total=100)
+                return
             bar.update(task, description=f"lattice decided (subsets of {p.subset_size}/{p.qis} QIs from below)",
                        completed=p.decided, total=p.lattice)
 
         yield update
 
 
+def _is_gaa(p: object) -> bool:
+    from sqlclose.search.gaa import GaaProgress
+
+    return isinstance(p, GaaProgress)
+
+
+def _gaa_left(p: GaaProgress) -> str:
+    """GAA's rough time left (it compares each merge with every class: a large table takes long)."""
+    if p.remaining is None:
+        return "time left not known yet"
+    return f"about {_duration(p.remaining)} left at this pace"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def _gaa_lines() -> ProgressCallback:
+    """A line at the first report (a second in: the first estimate), then when another tenth of the
+    classes below the model is merged or a minute has passed."""
+    last = {"tenth": -1, "elapsed": 0.0}
+
+    def update(p: GaaProgress) -> None:
+        tenth = int(10 * p.done)
+        if tenth > last["tenth"] or p.elapsed - last["elapsed"] >= 60:
+            last.update(tenth=tenth, elapsed=p.elapsed)
+            click.echo(f"{_now()} search: GAA {100 * p.done:.0f} % of the classes below the model merged, "
+                       f"{p.elapsed:.0f} s, {_gaa_left(p)}", err=True)
+
+    return update
+
+
 def _log_lines() -> ProgressCallback:
     """A line when the walk from below reaches a larger subset size or the full lattice is another
-    tenth decided (by either walk)."""
+    tenth decided (by either walk); GAA's own lines (``_gaa_lines``)."""
     last = {"size": None, "tenth": 0}
+    gaa_lines = _gaa_lines()
 
-    def update(p: SearchProgress) -> None:
+    def update(p: SearchProgress | GaaProgress) -> None:
+        if _is_gaa(p):
+            gaa_lines(p)
+            return
         tenth = 10 * p.decided // max(p.lattice, 1)
         if p.subset_size != last["size"] or tenth > last["tenth"]:
             last.update(size=p.subset_size, tenth=tenth)

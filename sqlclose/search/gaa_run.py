@@ -21,7 +21,7 @@ from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, KAnonymity, failing_classes
-from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, Violates, gaa
+from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaProgressCallback, GaaResult, Violates, gaa
 from sqlclose.search.utility_costs import problem_metric
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import Metric
@@ -76,8 +76,10 @@ def spec_violations(criteria: Sequence[Criterion]) -> Violates | None:
     return violates
 
 
-def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search) -> GaaRun:
-    """GAA over the problem with the spec's metric, strategy, scope and models."""
+def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search,
+            on_progress: GaaProgressCallback | None = None) -> GaaRun:
+    """GAA over the problem with the spec's metric, strategy, scope and models; ``on_progress``
+    hears a ``GaaProgress`` about once a second."""
     strategy, scope = search.strategy_name, search.scope_name
     if strategy in _SENSITIVE_STRATEGIES and not problem.sas:
         raise SpecError(f"GAA strategy {strategy} compares sensitive values: declare a [sensitive.<column>] or use "
@@ -85,7 +87,8 @@ def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search) -> 
     _refuse_labels_at_two_levels(problem)
     mu = problem_metric(problem, search.metric_name, search.weights)
     data = fetch_input(problem)
-    result = gaa(data, problem.k, mu, strategy, scope=scope, violates=spec_violations(criteria))
+    result = gaa(data, problem.k, mu, strategy, scope=scope, violates=spec_violations(criteria),
+                 on_progress=on_progress)
     return GaaRun(data, result, mu, strategy, scope, problem.sas[0].name if problem.sas else None)
 
 
