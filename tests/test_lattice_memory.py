@@ -150,7 +150,8 @@ def test_the_least_memory_limit_advised_for_a_lattice_is_enough(tmp_path):
     """Review rv26: the refusal advised "raise … to at least 1.1 GB" for a least limit of
     1,124,663,680 bytes, rounded to nearest: given that advice, the run was refused again with the
     same advice. Now the figure is rounded up. Oracle: the advice followed verbatim validates (a
-    dry run, exit 0)."""
+    dry run, exit 0), and a limit one step (0.1 of its unit) below it is refused: the least figure
+    at one decimal."""
     import re
 
     spec = _nine_banded(tmp_path)
@@ -158,6 +159,8 @@ def test_the_least_memory_limit_advised_for_a_lattice_is_enough(tmp_path):
     assert refused.exit_code == 5, refused.stderr
     advised = re.search(r"to at least ([0-9.,]+) (MB|GB)", refused.stderr)
     assert advised, refused.stderr
-    assert advised.group(0) == "to at least 1.2 GB"  # 1,124,663,680 bytes, rounded up at one decimal
     given = invoke("anonymize", spec, "--dry-run", "--memory-limit", "".join(advised.groups()), "--no-progress")
     assert given.exit_code == 0, given.stderr
+    below = f"{float(advised.group(1).replace(',', '')) - 0.1:.1f}{advised.group(2)}"
+    less = invoke("anonymize", spec, "--dry-run", "--memory-limit", below, "--no-progress")
+    assert less.exit_code == 5, (below, less.stderr)
