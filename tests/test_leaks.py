@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import sqlclose
-from sqlclose.errors import DataError, InputError, OutputExistsError, SpecError
+from sqlclose.errors import DataError, InputError, OutputExistsError, SpecError, WaitWarning
 from sqlclose.release import files
 
 REPO = Path(__file__).resolve().parents[1]
@@ -828,11 +828,12 @@ def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_suc
     a.start()
     assert a_half_placed.wait(30)
     b = threading.Thread(target=run, args=(b"run B",), name="B")
-    b.start()
-    b.join(timeout=1.0)  # unlocked, B placed its whole pair by now; locked, it waits for A
-    a_may_go_on.set()
-    a.join(30)
-    b.join(30)
+    with pytest.warns(WaitWarning, match="another sqlclose run is placing a release"):  # B says it waits
+        b.start()
+        b.join(timeout=1.0)  # unlocked, B placed its whole pair by now; locked, it waits for A
+        a_may_go_on.set()
+        a.join(30)
+        b.join(30)
     assert said == {"A": "placed", "B": "placed"}
     assert out.read_bytes() == b"run B"
     assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"run B").hexdigest()
