@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,17 @@ class WarehouseRelease(Release):
 
     # ---- the queries --------------------------------------------------------------------
     def release_query(self) -> exp.Select:
+        """A fresh query each call (rendering and the verification consume it), from lookups read once."""
         hist, failing = self._classes()
+        suppressed = hist.codes[failing].tolist() if failing.any() else []
+        counted = {c.name for c in self.problem.qis} | {c.name for c in self.problem.sas}
+        kept = [name for name in self.columns if name not in counted]
+        return wh.release(self.table, self.columns, self._lookups, suppressed, list(self.drop_nulls), kept)
+
+    @cached_property
+    def _lookups(self) -> list[wh.InlineLookup]:
+        """Each QI's lookup at the chosen level (one DISTINCT query each): the release file and its
+        verification file both hold them, read once for the pair."""
         lookups = []
         for qi, level in zip(self.problem.qis, self.search.optimum):
             h = qi.hierarchy
@@ -78,10 +89,7 @@ class WarehouseRelease(Release):
             names, leaves = h.labels(level), h.leaves
             labels = [names[c] for c in h.level_codes[rows, level].tolist()] if level else None
             lookups.append(wh.InlineLookup(qi.coded, int(level), [leaves[i] for i in rows], codes, labels))
-        suppressed = hist.codes[failing].tolist() if failing.any() else []
-        counted = {c.name for c in self.problem.qis} | {c.name for c in self.problem.sas}
-        kept = [name for name in self.columns if name not in counted]
-        return wh.release(self.table, self.columns, lookups, suppressed, list(self.drop_nulls), kept)
+        return lookups
 
     def _counted_codes(self, code: str) -> set[int]:
         """The leaf codes of one quasi-identifier present in the base histogram."""
