@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from report_edits import set_field
 from table3_project import invoke, table3_project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -698,13 +699,7 @@ _WRONG_TYPES = [("privacy.sensitive.salary.t", "0.2", 'privacy.sensitive.salary.
 
 def _set_field(path: str, value):
     def edit(doc):
-        *parents, last = path.split(".")
-        for part in parents:
-            doc = doc[part]
-        if value is KeyError:
-            del doc[last]
-        else:
-            doc[last] = value
+        set_field(doc, path, value)
     return edit
 
 

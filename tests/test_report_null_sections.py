@@ -18,6 +18,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from report_edits import set_field
 
 from sqlclose.cli import main
 
@@ -81,14 +82,7 @@ def gaa(tmp_path_factory):
 def _read(tmp_path, release, doc, path: str, value, command: str):
     """Run ``command`` over ``doc`` with ``path`` set to ``value`` (``KeyError``: left out)."""
     edited = json.loads(json.dumps(doc))
-    *parents, last = path.split(".")
-    holder = edited
-    for part in parents:
-        holder = holder[part]
-    if value is KeyError:
-        del holder[last]
-    else:
-        holder[last] = value
+    set_field(edited, path, value)
     report = tmp_path / "edited.json"
     report.write_text(json.dumps(edited))
     if command == "report":
