@@ -443,9 +443,9 @@ def test_a_column_estimated_to_have_too_many_values_is_not_grouped(monkeypatch: 
     grouped: list[str] = []
     original = release_query._passed_through
 
-    def recorded(problem, name):
-        grouped.append(name)
-        return original(problem, name)
+    def recorded(problem, names):
+        grouped.extend(names)
+        return original(problem, names)
 
     monkeypatch.setattr(release_query, "_passed_through", recorded)
     monkeypatch.setattr(release_query, "ESTIMATE_ERROR", 0.001)  # every estimate a thousand times higher

@@ -190,14 +190,13 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     """For a release read from the source's rows, the text columns it gives as they are (a QI at
     level 0, sensitive and other columns) in dictionary types, where none of its classes is
     suppressed: the members are then the values of the source's kept rows (``Problem.source``:
-    rows dropped for a NULL are left out), one pass per column. With a class suppressed, a value
+    rows dropped for a NULL are left out), grouped in one pass for all columns. With a class suppressed, a value
     only its rows hold would be a member, which a Parquet writer may write into the file: the
     columns stay text. Written and sorted as small codes, the 10 M-row generated table's release of
     16 columns took 20–30 % less time to write (docs/performance.md, thirty-seventh round); its
-    text, order, NULLs and Parquet schema are the text release's. A column whose values group
-    together under a collation although they are spelled differently ("A", "a") stays text: joined
-    on its members it would be written in one spelling (sources are read byte by byte,
-    ``DuckDBEngine.compared_as_bytes``: a defence). Only the engine's plain text type
+    text, order, NULLs and Parquet schema are the text release's. A column under a collation is
+    read byte by byte (``DuckDBEngine.compared_as_bytes``): "A" and "a" are two members. Only the
+    engine's plain text type
     (``Engine.dictionary_columns``: on DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text
     too). A column with too many values
     for a dictionary (``_worth_passing``) is not grouped: a QI's and a sensitive column's are counted
@@ -207,8 +206,7 @@ def passed_through_dictionaries(problem: Problem, node: Node,
         return {}
     levels = dict(zip((qi.name for qi in problem.qis), node))
     text = engine.dictionary_columns(problem.source, [name for name in problem.released if levels.get(name, 0) == 0])
-    kinds = {name: _passed_through(problem, name) for name in _few_values(problem, text)}
-    return {name: lookup for name, lookup in kinds.items() if lookup is not None}
+    return _passed_through(problem, _few_values(problem, text))
 
 
 def _few_values(problem: Problem, names: list[str]) -> list[str]:
@@ -232,21 +230,27 @@ def _worth_passing(problem: Problem, values: int) -> bool:
     return values <= PASSED_MAX_VALUES and _worth_a_dictionary(problem.rows, values)
 
 
-def _passed_through(problem: Problem, name: str) -> exp.Table | None:
-    """One column's lookup (value → its member of the column's dictionary type) in a temp table of
-    the engine, kept while the engine is (the release query joins it); None where it stays text."""
+def _passed_through(problem: Problem, names: list[str]) -> dict[str, exp.Table]:
+    """Of the columns ``names``, each one's lookup (value → its member of the column's dictionary
+    type) in a temp table of the engine, kept while the engine is (the release query joins it);
+    a column that stays text has none. Their values are grouped in one pass over the source."""
+    if not names:
+        return {}
     engine = problem.engine
-    values = engine.create_temp_table(engine.temp_name("passed_values"), q.passed_values(problem.source, name))
+    values = engine.create_temp_table(engine.temp_name("passed_values"), q.passed_values(problem.source, names))
     try:
-        found = engine.fetch(q.passed_value_counts(values)).to_pylist()[0]
-        distinct, respelled = int(found["distinct_values"]), bool(found["respelled"])
-        if not distinct or respelled or not _worth_passing(problem, distinct):
-            return None
-        kind = engine.dictionary_type(q.passed_members(values))
-        if kind is None:
-            return None
-        # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
-        return engine.create_temp_table(engine.temp_name("passed_lookup"), q.passed_lookup(values, kind))
+        counts = engine.fetch(q.passed_value_counts(values))
+        distinct = dict(zip(counts.column("col").to_pylist(), counts.column("distinct_values").to_pylist()))
+        lookups = {}
+        for i, name in enumerate(names):
+            if not distinct.get(i) or not _worth_passing(problem, distinct[i]):
+                continue
+            kind = engine.dictionary_type(q.passed_members(values, i))
+            if kind is not None:
+                # A table, not a query: its code column, known to hold no NULL, keeps an inner join's column NOT NULL.
+                lookups[name] = engine.create_temp_table(engine.temp_name("passed_lookup"),
+                                                         q.passed_lookup(values, i, kind))
+        return lookups
     finally:
         engine.unregister(values.name)
 
