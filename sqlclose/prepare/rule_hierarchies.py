@@ -54,7 +54,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
         integral = _integral_bands(column_type, pairs, s, name, at)
         h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral, at)
     elif s.kind == "dates":
-        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, rows, source_label)
+        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, at)
     else:
         h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length, at)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
