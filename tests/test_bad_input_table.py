@@ -722,8 +722,10 @@ MESSAGES = {
         "sqlclose: error: hierarchy of column 'age': hierarchy file <tmp>/age.csv does not exist"
     ),
     "mask-different-lengths": (
-        "sqlclose: error: mask rule for column 'zip': masking needs codes of one length, found lengths"
-        " [3, 5] (e.g. '476' and '47602'); pad the codes or use a hierarchy file"
+        "sqlclose: error: mask rule for column 'zip' in <tmp>/table3.csv: the column holds 1 value(s) (in 1"
+        " row(s)) of another length than most rows' codes, 5 characters, and masking needs codes of one length:"
+        " pad or correct the codes, or use a hierarchy file (not shown: an error names no data value); they are"
+        " the rows WHERE LENGTH(\"zip\") <> 5"
     ),
     "output-exists": (
         "sqlclose: error: <tmp>/out/release.parquet already exists; pass overwrite (--overwrite) to"

@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -370,3 +371,51 @@ def test_the_dates_rule_names_no_value_it_cannot_label(tmp_path, capfd, request,
     out, err = capfd.readouterr()
     for value in set(bad):
         assert value.lstrip("+-") not in message + out + err
+
+
+_CONVERT_HINT = r"\(e\.g\. (.+) for days written 20240517\)"
+
+
+@pytest.mark.parametrize("engine", ["duckdb", pytest.param("spark", marks=pytest.mark.spark)])
+def test_the_dates_rules_fix_hint_is_written_in_the_sql_of_the_engine_in_use(tmp_path, request, engine):
+    """The dates rule's error advised converting the column in a [source] query with DuckDB's
+    ``strptime(v, '%Y%m%d')::DATE`` on every engine: on Spark a query the user cannot run (Spark
+    has no strptime, no ``::``). Now the hint is rendered by sqlglot in the engine's dialect, over
+    the column's own (quoted) name. The oracle: the engine itself runs the hint over the text
+    '20240517' and gives the day 2024-05-17, and the DuckDB-only spellings are absent on Spark."""
+    source = _unlabelled_source(tmp_path, ["20240517", "20240518"])
+    spec = {"source": {"path": str(source)}, "privacy": {"k": 2},
+            "quasi_identifiers": {"dob": {"dates": ["month", "year"]}}, "sensitive": {"d": {"distinct_l": 2}}}
+    on = None
+    if engine == "spark":
+        from sqlclose.engine import SparkEngine
+
+        on = SparkEngine(request.getfixturevalue("spark_session"))
+    with pytest.raises(sqlclose.HierarchyError) as refused:
+        sqlclose.anonymize(None, spec, engine=on)
+    message = str(refused.value)
+    assert "2 value(s) (in 2 row(s)) that are not dates" in message and "[source] query" in message
+    hint = re.search(_CONVERT_HINT, message).group(1)
+    check = f"SELECT {hint} AS day FROM (SELECT '20240517' AS dob) AS t"
+    if engine == "spark":
+        assert "strptime" not in hint.lower() and "::" not in hint, hint
+        day = request.getfixturevalue("spark_session").sql(check).first()["day"]
+    else:
+        day = duckdb.sql(check).fetchall()[0][0]
+    assert day == dt.date(2024, 5, 17), hint
+
+
+def test_the_dates_rules_fix_hint_on_the_warehouse_path_is_in_the_warehouses_dialect(tmp_path):
+    """On the warehouse path the [source] query is the warehouse's: the hint follows the spec's
+    ``dialect = "postgres"``, Postgres' ``TO_DATE("d", 'YYYYMMDD')`` (written by hand from Postgres'
+    documentation of TO_DATE and its template patterns)."""
+    (tmp_path / "spec.toml").write_text(
+        '[source]\nformat = "warehouse"\ntable = "people"\ndialect = "postgres"\n[output]\npath = "out/release.sql"\n'
+        "[privacy]\nk = 2\n[quasi_identifiers]\nd = { dates = true }\n[sensitive.s]\ndistinct_l = 2\n")
+    (tmp_path / "hist.csv").write_text("d,s,__sqlclose_count\n20240517,x,1\n20240518,y,1\n2024-05-17,x,1\n"
+                                       "2024-05-18,y,1\n")
+    result = CliRunner().invoke(main, ["anonymize", "--histogram", str(tmp_path / "hist.csv"),
+                                       str(tmp_path / "spec.toml"), "--node", "d=1"])
+    assert result.exit_code == 2, result.output
+    assert re.search(_CONVERT_HINT, " ".join(result.output.split())).group(1) == "TO_DATE(\"d\", 'YYYYMMDD')"
+    assert not (tmp_path / "out").exists()

@@ -9,7 +9,7 @@ one before and nest in the next (a 10-year band holds two 5-year bands; 5y then 
 The values are the column's distinct values as the engine prints them (``CAST(col AS VARCHAR)``
 by SQL: DATE ``2024-05-17``, TIMESTAMP ``2024-05-17 08:30:00``, or ISO text): a day
 ``YYYY-MM-DD``, alone or followed by a time of day; any other text is refused (``_day_of``), the
-error counting such values, never showing one.
+error counting such values, never showing one, and its fix written in the engine's SQL.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from collections.abc import Sequence
 from datetime import date
 
 import numpy as np
+from sqlglot import exp
 
-from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import date_cover
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy, LevelRows, numbered_as_they_appear
+from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
 
 DEFAULT_LEVELS = ("month", "year", "5y")
 _YEARS = re.compile(r"([1-9][0-9]*)y")
@@ -81,65 +82,54 @@ def _label(day: date, level: str) -> str:
     return f"{lo:04d}-{lo + n - 1:04d}"
 
 
-class _Refused(Exception):
-    """Why the dates rule cannot label a value; the error built from it names no value."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-_NOT_A_DATE = ("that are not dates: the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD "
-               "alone or followed by a time of day (2024-05-17 08:30:00); convert the column in a [source] query "
-               "(e.g. strptime(v, '%Y%m%d')::DATE), fix the values, or give a hierarchy file")
 _OUTSIDE_THE_YEARS = "; the dates rule labels years 1 to 9999: clean the values, or give a hierarchy file"
 
 
-def _day_of(text: str) -> date:
-    """The day a value's text names, or ``_Refused`` saying why not."""
+def _not_a_date(at: ValuesAt) -> str:
+    """Why a value that names no day is refused, its fix written in the SQL of the engine in use
+    (DuckDB's ``strptime(…)::DATE`` is no query on Spark), over the column's own name."""
+    convert = exp.StrToDate(this=exp.column(at.column or "v", quoted=True), format=exp.Literal.string("%Y%m%d"))
+    return ("that are not dates: the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD alone "
+            "or followed by a time of day (2024-05-17 08:30:00); convert the column in a [source] query (e.g. "
+            f"{at.render(convert)} for days written 20240517), fix the values, or give a hierarchy file")
+
+
+def _day_of(text: str, not_a_date: str) -> date:
+    """The day a value's text names, or ``Refused`` saying why not (``not_a_date`` for text that
+    names no day)."""
     parts = _DATE_TEXT.fullmatch(text)
     if parts is None:
-        raise _Refused(_NOT_A_DATE)
+        raise Refused(not_a_date)
     year = parts["year"]
     if parts["minus"] or parts["bc"] or parts["bc_last"] or year == "0000":
-        raise _Refused("before year 1" + _OUTSIDE_THE_YEARS)
+        raise Refused("before year 1" + _OUTSIDE_THE_YEARS)
     if len(year) > 4:  # DuckDB's '10000-01-01', Spark's '+10000-01-01'
-        raise _Refused("after year 9999" + _OUTSIDE_THE_YEARS)
+        raise Refused("after year 9999" + _OUTSIDE_THE_YEARS)
     try:
         return date(int(year), int(parts["month"]), int(parts["day"]))
     except ValueError:  # no such day: 2023-02-29
-        raise _Refused(_NOT_A_DATE) from None
+        raise Refused(not_a_date) from None
 
 
 def _in_domain(day: date, domain: tuple[date, date] | None) -> date:
     if domain is not None and not domain[0] <= day <= domain[1]:
-        raise _Refused(f"outside the declared domain {domain[0]} to {domain[1]}; widen the domain to every day the "
-                       "column can hold, or clean the values")
+        raise Refused(f"outside the declared domain {domain[0]} to {domain[1]}; widen the domain to every day the "
+                      "column can hold, or clean the values")
     return day
 
 
-def _refused(name: str, source: str | None, reason: str, values: int, rows: int | None) -> HierarchyError:
-    """The error for the values the rule cannot label: how many (and their rows when known), never
-    which: a value, a suppressed row's as much as any, is data an error must not show (an attacker
-    holding the job's log could test guesses against it; docs/bad-input.md)."""
-    counted = f"{values} value(s)" + ("" if rows is None else f" (in {rows} row(s))")
-    where = name if source is None else f"{name} in {source}"
-    return HierarchyError(f"{where}: the column holds {counted} {reason} (not shown: an error names no data value)")
-
-
 def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, name: str = "dates",
-                    domain: tuple[date, date] | None = None, rows: Sequence[int] | None = None,
-                    source: str | None = None) -> Hierarchy:
+                    domain: tuple[date, date] | None = None, at: ValuesAt | None = None) -> Hierarchy:
     """One row per distinct value: the value, its label at each level, then ``*``. ``domain``: the
-    first and last day the column can hold, declared in the spec (model/domains.py); ``rows``: the
-    rows holding each value, and ``source`` the table's name, for the error about values the rule
-    cannot label."""
+    first and last day the column can hold, declared in the spec (model/domains.py); ``at``: the
+    column, the source, the rows holding each value and the engine's SQL dialect, for the error
+    counting the values the rule cannot label (model/refused_values.py)."""
     levels = list(DEFAULT_LEVELS) if levels is None else levels
     if not values:
         return Hierarchy((), name)  # refused by validation, as a hierarchy of no leaves
     months = _plain_days_months(values, domain)
     if months is None:  # times of day, or values to refuse: read one by one
-        months = _months_one_by_one(values, name, domain, rows, source)
+        months = _months_one_by_one(values, name, domain, at or ValuesAt())
     widths = [level_months(level) or 0 for level in levels]
     cover = None if domain is None else date_cover(months, widths, domain)
     labels, dense = _levels_by_month(months, levels)
@@ -149,21 +139,19 @@ def dates_hierarchy(values: Sequence[str], levels: Sequence[str] | None = None, 
 
 
 def _months_one_by_one(values: Sequence[str], name: str, domain: tuple[date, date] | None,
-                       rows: Sequence[int] | None, source: str | None) -> np.ndarray:
+                       at: ValuesAt) -> np.ndarray:
     """Each value's month (year × 12 + month − 1), read value by value; or the error counting the
     values refused for the first reason found (and their rows), naming none."""
     months = np.empty(len(values), dtype=np.int64)
-    refused: dict[str, list[int]] = {}  # per reason, the positions of the values refused for it
+    refusals, not_a_date = Refusals(), _not_a_date(at)
     for i, text in enumerate(values):
         try:
-            day = _in_domain(_day_of(text), domain)
-        except _Refused as why:
-            refused.setdefault(why.reason, []).append(i)
+            day = _in_domain(_day_of(text, not_a_date), domain)
+        except Refused as why:
+            refusals.add(why, i)
             continue
         months[i] = day.year * 12 + day.month - 1
-    if refused:
-        reason, positions = next(iter(refused.items()))
-        raise _refused(name, source, reason, len(positions), None if rows is None else sum(rows[i] for i in positions))
+    refusals.raise_first(name, at)
     return months
 
 

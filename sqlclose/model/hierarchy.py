@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sqlglot import exp
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
-from sqlclose.model.text import quoted, read_utf8
+from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
+from sqlclose.model.text import read_utf8
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -647,7 +649,7 @@ def _finite(number: float) -> bool:
 
 def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float], origin: float = 0,
                     name: str = "bands", domain: tuple[float, float] | None = None,
-                    integral: bool | None = None) -> Hierarchy:
+                    integral: bool | None = None, at: ValuesAt | None = None) -> Hierarchy:
     """Numeric bands of growing width, then ``*``.
 
     ``values`` are (text as the engine prints it, numeric value) pairs. Widths must nest (each a
@@ -655,6 +657,7 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     highest value the column can hold, declared in the spec (model/domains.py). ``integral``:
     label integer bands ``35-39`` rather than ``[35, 40)`` (preparation decides it by the column's
     type, ``rule_hierarchies._integral_bands``); None: when the values, widths and origin are all whole.
+    ``at``: the column, source and rows of the values, for the error counting those refused.
     """
     if not widths or any(not (_finite(w) and w > 0) for w in widths):  # NaN and inf make no band
         raise HierarchyError(f"{name}: band widths must be finite positive numbers, got {list(widths)}")
@@ -665,9 +668,9 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
     # 2.9999999999 into [3, 4) and 9007199254740999 into 9007199254741000-…; 12 digits of an edge's
     # label merged bands of 13-digit numbers.
     steps = [_exact(str(w), w, name) for w in widths]
-    exact = [_exact(text, v, name) for text, v in values]
     start = _exact(str(origin), origin, name)
     bounds = None if domain is None else tuple(_exact(str(b), b, name) for b in domain)
+    exact = _exact_values(values, bounds, name, at)
     with localcontext() as context:
         # Every step below exact: room for the quotient's digits of the largest value by the finest width.
         context.prec = 50 + 2 * max(abs(d.adjusted()) for d in [*exact, *steps, start, *(bounds or ())])
@@ -679,10 +682,6 @@ def bands_hierarchy(values: Sequence[tuple[str, float]], widths: Sequence[float]
         base = counted[0] if counted is not None else Decimal(0)  # covers count edges from the domain's lowest value
         labels: dict[tuple[Decimal, Decimal], str] = {}  # (edge, width) -> label: few bands, many values
         for (text, _), x in zip(values, exact):
-            if bounds is not None and not bounds[0] <= x <= bounds[1]:
-                raise HierarchyError(f"{name}: value {text!r} is outside the declared domain [{_number(bounds[0])}, "
-                                     f"{_number(bounds[1])}]; widen the domain to every value the column can hold, "
-                                     "or clean the value")
             row, low = [text], []
             for w in steps:
                 lo = start + (x - start) // w * w  # // truncates toward zero: floor below the origin
@@ -723,49 +722,85 @@ def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:
                                  f"{_number(a)} then {_number(b)} would give a band two parents")
 
 
-def _exact(text: str, x: float | None, name: str) -> Decimal:
-    """A finite value as the decimal number its text writes, else as its float's shortest text."""
+def _exact_values(values: Sequence[tuple[str, float | None]], bounds: tuple[Decimal, ...] | None, name: str,
+                  at: ValuesAt | None) -> list[Decimal]:
+    """Each value as the exact decimal it writes; or the error counting the values refused for the
+    first reason met (not a finite number, beyond the orders bands cut, outside the declared
+    domain) and their rows, naming none."""
+    exact, refusals = [], Refusals()
+    for i, (text, x) in enumerate(values):
+        try:
+            d = exact_value(text, x)
+            if bounds is not None and not bounds[0] <= d <= bounds[1]:
+                raise _outside_domain(bounds)
+        except Refused as why:
+            refusals.add(why, i)
+            continue
+        exact.append(d)
+    refusals.raise_first(name, at)
+    return exact
+
+
+def _outside_domain(bounds: tuple[Decimal, ...]) -> Refused:
+    lo, hi = bounds
+    return Refused(f"outside the declared domain [{_number(lo)}, {_number(hi)}]; widen the domain to every value the "
+                   "column can hold, or clean the values",
+                   lambda column: exp.Not(this=exp.Between(this=_as_double(column), low=_literal(lo),
+                                                           high=_literal(hi))))
+
+
+def _as_double(column: exp.Expression) -> exp.Expression:
+    return exp.TryCast(this=column, to=exp.DataType.build("DOUBLE"), safe=True)
+
+
+def _literal(x: Decimal) -> exp.Expression:
+    return exp.Literal.number(_number(x))
+
+
+_NOT_FINITE = ("that are not finite numbers (NaN or an infinity), and bands cut numbers: clean the values (a [source] "
+               "query may make them NULL), or give the column a hierarchy file or tree")
+_BEYOND_THE_ORDERS = (f"beyond the orders of magnitude bands cut, 10^-{MAX_BAND_EXPONENT} to 10^{MAX_BAND_EXPONENT} "
+                      "(a label writes every digit of its edges): correct the values, or give the column a hierarchy "
+                      "file or tree")
+
+
+def exact_value(text: str, x: float | None) -> Decimal:
+    """A finite value as the decimal number its text writes, else as its float's shortest text; or
+    ``Refused`` saying why bands cannot cut it (the error built from it names no value)."""
     try:
         d = Decimal(text.strip())
     except InvalidOperation:
         d = None
     if d is None or not d.is_finite():
         if x is None or not math.isfinite(x):
-            raise HierarchyError(f"{name}: value {_non_finite_text(text, d, x)!r} is not a finite number; bands "
-                                 "need numbers")
+            raise Refused(_NOT_FINITE)
         d = Decimal(repr(float(x)))
     if d.is_zero():  # 0e5000 is 0: its exponent must not size the arithmetic
         return Decimal(0)
     if abs(d.adjusted()) > MAX_BAND_EXPONENT:
-        raise HierarchyError(f"{name}: value {_shown_number(text)} is of the order of 10^{d.adjusted()}; bands cut "
-                             f"numbers within 10^-{MAX_BAND_EXPONENT} to 10^{MAX_BAND_EXPONENT} (a label writes every "
-                             "digit of its edges): correct the value, or give the column a hierarchy file or tree")
+        raise Refused(_BEYOND_THE_ORDERS)
     return d
 
 
-def _shown_number(text: str) -> str:
-    """A number's text for a message, its first digits alone when it runs to thousands."""
-    text = text.strip()
-    return repr(text) if len(text) <= 40 else f"{text[:20]!r}… ({len(text)} characters)"
-
-
-def _non_finite_text(text: str, d: Decimal | None, x: float | None) -> str:
-    """NaN, inf or -inf for a non-finite value, whichever engine's text it came as (DuckDB's 'nan',
-    Spark's 'Infinity'): one message on both; any other text as it is."""
-    value = d if d is not None else (Decimal(repr(float(x))) if x is not None else None)
-    if value is None or value.is_finite():
-        return text
-    return "NaN" if value.is_nan() else ("-inf" if value.is_signed() else "inf")
+def _exact(text: str, x: float | None, name: str) -> Decimal:
+    """A number the spec gives (a width, the origin, a domain's bound) as the exact decimal it writes."""
+    try:
+        return exact_value(text, x)
+    except Refused as why:
+        raise HierarchyError(f"{name}: {text!r} is not a number bands can cut: {why.reason}") from None
 
 
 def _whole(x: Decimal) -> bool:
     return x == x.to_integral_value()
 
 
-def writes_whole_number(text: str, x: float | None, name: str = "bands") -> bool:
+def writes_whole_number(text: str, x: float | None) -> bool | None:
     """Whether a value's text writes a whole number, exactly (29.9999999999999999 does not, though
-    its float is 30.0): as bands are cut (``bands_hierarchy``)."""
-    return _whole(_exact(text, x, name))
+    its float is 30.0): as bands are cut (``bands_hierarchy``); None for a value bands refuse."""
+    try:
+        return _whole(exact_value(text, x))
+    except Refused:
+        return None
 
 
 def _band_label(lo: Decimal, hi: Decimal, integral: bool) -> str:
@@ -788,14 +823,16 @@ MASK_CHARACTERS = "*#~?_X"  # what the mask_char hint offers, the first the valu
 
 
 def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, mask_char: str = "*",
-                   name: str = "mask", alphabet: str | None = None, length: int | None = None) -> Hierarchy:
+                   name: str = "mask", alphabet: str | None = None, length: int | None = None,
+                   at: ValuesAt | None = None) -> Hierarchy:
     """Mask codes from the right: 47677 → 4767* → 476** → … → *****. ``alphabet``: the characters
-    codes are made of, declared in the spec (model/domains.py); ``length``: their length, declared."""
+    codes are made of, declared in the spec (model/domains.py); ``length``: their length, declared.
+    ``at``: the column, source and rows of the values, for the errors counting those refused."""
     if len(mask_char) != 1:
         raise HierarchyError(f"{name}: mask_char must be one character, got {mask_char!r}")
     joined = "".join(values)  # the checks below look at every character at once, not code by code
     if alphabet is not None and joined.translate(dict.fromkeys(map(ord, alphabet))):  # a character left
-        _refuse_outside_alphabet(values, alphabet, name)
+        _refuse_outside_alphabet(values, alphabet, name, at)
     holding = sum(mask_char in v for v in values) if mask_char in joined else 0
     if holding:  # masked by "2", 47627 becomes 47622: a label that reads as a real code
         free = next((c for c in MASK_CHARACTERS if c not in (alphabet or "") and not any(c in v for v in values)), None)
@@ -803,19 +840,8 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
                              "masked label could read as a real value; choose a character the values never hold"
                              + (f" (e.g. mask_char = {json.dumps(free)})" if free else ""))
     lengths = sorted(set(map(len, values)))
-    if length is not None and lengths != [length]:
-        value = next(v for v in values if len(v) != length)
-        raise HierarchyError(f"{name}: value {quoted(value)} has {len(value)} characters{_nfc_length(value)}, but "
-                             f"the declared length is {length}; pad or correct the codes, or declare the length they "
-                             "have")
-    if len(lengths) != 1:
-        short = min(values, key=len)
-        long_ = max(values, key=len)
-        raise HierarchyError(
-            f"{name}: masking needs codes of one length, found lengths {lengths} "
-            f"(e.g. {quoted(short)}{_nfc_length(short)} and {quoted(long_)}{_nfc_length(long_)}); pad the codes or "
-            "use a hierarchy file"
-        )
+    if len(lengths) != 1 or (length is not None and lengths != [length]):
+        _refuse_other_lengths(values, length, name, at)
     n = lengths[0]
     steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
     masked = masked_per_level(steps, n)
@@ -879,10 +905,29 @@ def _lexical_order(points: np.ndarray) -> np.ndarray:
     return np.argsort(key)
 
 
-def _nfc_length(value: str) -> str:
-    """A code's length counts code points: said when its NFC form (what a reader sees) has another."""
-    composed = len(unicodedata.normalize("NFC", value))
-    return "" if composed == len(value) else f" (code points; not in Unicode NFC, which writes it in {composed})"
+def _refuse_other_lengths(values: Sequence[str], length: int | None, name: str, at: ValuesAt | None) -> None:
+    """The error counting the codes whose length is not the declared one, or else not the one most
+    rows' codes have (masking needs one): their length is not told, a code's length being data."""
+    if length is None:
+        rows = at.rows if at is not None and at.rows is not None else [1] * len(values)
+        per_length: dict[int, int] = {}
+        for value, n in zip(values, rows):
+            per_length[len(value)] = per_length.get(len(value), 0) + n
+        length = max(per_length, key=lambda n: (per_length[n], n))
+        reason = (f"of another length than most rows' codes, {length} characters, and masking needs codes of one "
+                  "length: pad or correct the codes, or use a hierarchy file")
+    else:
+        reason = f"whose length is not the declared {length}: pad or correct the codes, or declare the length they have"
+    refusals = Refusals()
+    other = [i for i, value in enumerate(values) if len(value) != length]
+    decomposed = sum(not unicodedata.is_normalized("NFC", values[i]) for i in other)
+    if decomposed:  # a code's length counts code points, which a decomposed 'é' has two of
+        reason += (f" ({decomposed} of them not in Unicode NFC: a length counts code points, and NFC may write "
+                   "them in fewer)")
+    why = Refused(reason, lambda column: exp.NEQ(this=exp.Length(this=column), expression=exp.Literal.number(length)))
+    for i in other:
+        refusals.add(why, i)
+    refusals.raise_first(name, at)
 
 
 def masked_per_level(steps: Sequence[int], n: int) -> list[int] | None:
@@ -896,10 +941,22 @@ def masked_per_level(steps: Sequence[int], n: int) -> list[int] | None:
     return [0, *steps, *([n] if steps[-1] < n else [])]
 
 
-def _refuse_outside_alphabet(values: Sequence[str], alphabet: str, name: str) -> None:
-    outside = set("".join(values)) - set(alphabet)
-    if outside:
-        value = next(v for v in values if set(v) & outside)
-        char = next(c for c in value if c in outside)
-        raise HierarchyError(f"{name}: value {value!r} holds {char!r}, which is not in the declared alphabet "
-                             f"{alphabet!r}; add every character the codes can hold to the alphabet")
+def _refuse_outside_alphabet(values: Sequence[str], alphabet: str, name: str, at: ValuesAt | None) -> None:
+    """The error counting the codes with a character outside the declared alphabet, never
+    telling which code or which character (either is data)."""
+    allowed = set(alphabet)
+    why = Refused(f"with a character outside the declared alphabet {alphabet!r}; add every character the codes can "
+                  "hold to the alphabet, or clean the values",
+                  lambda column: exp.Not(this=exp.RegexpLike(this=column, expression=exp.Literal.string(
+                      f"^[{_in_brackets(alphabet)}]*$"))))
+    refusals = Refusals()
+    for i, value in enumerate(values):
+        if not allowed.issuperset(value):
+            refusals.add(why, i)
+    refusals.raise_first(name, at)
+
+
+def _in_brackets(alphabet: str) -> str:
+    """The alphabet's characters written inside a regular expression's brackets, as RE2 (DuckDB) and
+    Java (Spark) read them: those special there escaped."""
+    return "".join("\\" + c if c in "\\]^-[&" else c for c in dict.fromkeys(alphabet))

@@ -170,7 +170,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         types = column_types or {}
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label), c)
+                                                           source_label, _users_dialect(spec)), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
@@ -191,6 +191,13 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), values, leaf_counts, released, source_label,
                    base_grouped=grouped)
+
+
+def _users_dialect(spec: Spec) -> str | None:
+    """The SQL dialect a fix the user writes is in: a warehouse's, when the spec names it; None for
+    the engine's own (a histogram read by DuckDB is fixed in the warehouse's SQL)."""
+    source = spec.source
+    return source.dialect if source is not None and source.kind == "warehouse" else None
 
 
 def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spec: Spec,

@@ -6,6 +6,7 @@ declared domain that follow from the spec and the column's type, never from whic
 from __future__ import annotations
 
 import pyarrow as pa
+from sqlglot import exp
 
 from sqlclose.errors import DataError
 from sqlclose.model.dates import dates_hierarchy
@@ -18,6 +19,7 @@ from sqlclose.model.hierarchy import (
     masked_per_level,
     writes_whole_number,
 )
+from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
@@ -29,32 +31,32 @@ def distinct_values(reader: ValuesReader, c: q.CodedColumn) -> pa.Table:
 
 
 def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,
-                 source_label: str | None = None) -> Hierarchy:
+                 source_label: str | None = None, dialect: str | None = None) -> Hierarchy:
+    """``source_label`` and ``dialect`` (the SQL the user writes: the engine's, a warehouse's) are
+    for the errors counting the values a rule refuses."""
     if s.kind in ("file", "tree", "hierarchy"):
         return static_hierarchy(s, c.name)
     values = distinct_values(reader, c)
     texts = values.column("text").to_pylist()
     special = [c.null_value] if c.null_value is not None else []
     texts_rule = [t for t in texts if t not in special]
+    rows = [n for t, n in zip(texts, values.column("rows").to_pylist()) if t not in special]
     if s.kind == "bands" and not reader.reads_numbers_as_source(texts_rule):
         values = distinct_values(reader.at_source(), c)
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
+    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
-        bad = [t for t, x in pairs if x is None]
-        if bad:
-            raise DataError(f"column {c.name!r} has non-numeric values {bad[:5]} but its hierarchy is numeric "
-                            "bands; give it a hierarchy file or tree (dates: e.g. day;month;year;*), or clean the data")
-        integral = _integral_bands(column_type, pairs, s, c.name)
-        h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral)
+        _refuse_non_numbers(pairs, name, at)
+        integral = _integral_bands(column_type, pairs, s, name, at)
+        h = bands_hierarchy(pairs, s.bands or [], s.origin, name, s.declared_domain, integral, at)
     elif s.kind == "dates":
-        rows = [n for t, n in zip(texts, values.column("rows").to_pylist()) if t not in special]
-        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, rows, source_label)
+        h = dates_hierarchy(texts_rule, s.date_levels, name, s.declared_domain, at)
     else:
-        h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length)
+        h = mask_hierarchy(texts_rule, s.mask_steps, s.mask_char, name, s.alphabet, s.length, at)
     if special:  # the NULL stand-in gets a branch of its own, up to the top
         rows = h.rows + (tuple([special[0]] * h.height + [h.rows[0][-1]]),)
         h = Hierarchy(rows, h.origin).built_by(s.kind, with_stand_in(h.cover))
@@ -69,8 +71,8 @@ def _stand_in_only(s: QuasiIdentifier, stand_in: str, name: str, column_type: pa
     top = TOP_LABEL
     if s.kind == "bands":
         below_top = 1 + len(s.bands or [])
-        extent = None if s.declared_domain is None else band_extent(_integral_bands(column_type, [], s, column),
-                                                                    s.declared_domain)
+        integral = _integral_bands(column_type, [], s, name, ValuesAt(column))
+        extent = None if s.declared_domain is None else band_extent(integral, s.declared_domain)
     elif s.kind == "dates":
         below_top = 1 + len(s.date_levels)
         extent = None if s.declared_domain is None else date_extent(s.declared_domain)
@@ -92,8 +94,21 @@ def _masked_stand_in(s: QuasiIdentifier) -> tuple[int, str, tuple[float, float] 
     return len(masked) - 1, s.mask_char * n if whole else TOP_LABEL, extent
 
 
+def _refuse_non_numbers(pairs: list[tuple[str, float | None]], name: str, at: ValuesAt) -> None:
+    """The error counting the values the engine does not read as numbers (and their rows)."""
+    why = Refused("that are not numbers, and bands cut numbers: give the column a hierarchy file or tree (or, for "
+                  "days, the dates rule), or clean the data",
+                  lambda column: exp.and_(exp.TryCast(this=column.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+                                          .is_(exp.null()), exp.Not(this=column.copy().is_(exp.null()))))
+    refusals = Refusals()
+    for i, (_, x) in enumerate(pairs):
+        if x is None:
+            refusals.add(why, i)
+    refusals.raise_first(name, at, DataError)
+
+
 def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s: QuasiIdentifier,
-                    column: str) -> bool:
+                    name: str, at: ValuesAt) -> bool:
     """Whether bands are labelled as integers (``35-39``) or intervals (``[35, 40)``): by the widths,
     the origin and the column's type, never by which values it holds. Decided by the values, a
     suppressed row's 40.5 turned every label into an interval: the release told of a row it hides.
@@ -103,10 +118,12 @@ def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s:
         return whole
     if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:
         return False
-    odd = next((text for text, x in pairs if not writes_whole_number(text, x, f"column {column!r}")), None)
-    if odd is not None:
-        raise DataError(f"column {column!r} is text holding {odd!r}, not a whole number, and its bands have whole "
-                        "widths: read it as numbers to band it in intervals like [35, 40) — declare its type "
-                        f"([source] types = {{ {column} = \"DOUBLE\" }} for a CSV) or store it as a number — or "
-                        "clean the value")
+    why = Refused("that are not whole numbers, and the column is text, whose bands have whole widths: read it as "
+                  "numbers to band it in intervals like [35, 40) — declare its type ([source] types = "
+                  f"{{ {at.column} = \"DOUBLE\" }} for a CSV) or store it as a number — or clean the values")
+    refusals = Refusals()
+    for i, (text, x) in enumerate(pairs):
+        if writes_whole_number(text, x) is False:  # None: refused by the bands themselves
+            refusals.add(why, i)
+    refusals.raise_first(name, at, DataError)
     return True

@@ -1,0 +1,78 @@
+"""The error for column values a rule (bands, dates, mask) cannot take: counted, never shown.
+
+A value is data, a suppressed row's as much as any: an error quoting it (on stderr, in a job's log,
+in ``--json``'s document) lets whoever holds the log test guesses against it. So the error names
+the rule, the column and the source, counts the values refused for the first reason found and the
+rows holding them, says what to do and, where a condition can pick them out, gives it in the SQL of
+the engine in use, for the user to list them where they may see them (docs/bad-input.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sqlglot import exp
+
+from sqlclose.errors import HierarchyError, InputError
+
+# Picks a column's refused values out: given the column (a quoted identifier), the condition.
+Condition = Callable[[exp.Expression], exp.Expression]
+
+
+@dataclass(frozen=True)
+class ValuesAt:
+    """Where a rule's values come from, for its errors: the column's name, the source's label, the
+    rows holding each value (in the values' order) and the SQL dialect the user's queries are in."""
+
+    column: str | None = None
+    source: str | None = None
+    rows: Sequence[int] | None = None
+    dialect: str = "duckdb"
+
+    def render(self, sql: exp.Expression) -> str:
+        """An expression in the dialect of the engine in use (DuckDB's, Spark's, a warehouse's)."""
+        return sql.sql(dialect=self.dialect)
+
+    def where(self, condition: Condition) -> str:
+        """``; they are the rows WHERE …``: how to find the values the error does not show."""
+        if self.column is None:
+            return ""
+        return f"; they are the rows WHERE {self.render(condition(exp.column(self.column, quoted=True)))}"
+
+
+class Refused(Exception):
+    """Why a rule cannot take a value (and how to find such values); the error names no value."""
+
+    def __init__(self, reason: str, find: Condition | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.find = find
+
+
+class Refusals:
+    """The positions of the values a rule refused, per reason, in the order the reasons were met."""
+
+    def __init__(self) -> None:
+        self._by_reason: dict[str, tuple[Refused, list[int]]] = {}
+
+    def add(self, why: Refused, position: int) -> None:
+        self._by_reason.setdefault(why.reason, (why, []))[1].append(position)
+
+    def raise_first(self, name: str, at: ValuesAt | None, error: type[InputError] = HierarchyError) -> None:
+        """Raise the error for the first reason met, if any: its values and their rows counted."""
+        if not self._by_reason:
+            return
+        why, positions = next(iter(self._by_reason.values()))
+        at = at or ValuesAt()
+        rows = None if at.rows is None else sum(at.rows[i] for i in positions)
+        raise refused_error(name, at, why.reason, len(positions), rows,
+                            at.where(why.find) if why.find else "", error)
+
+
+def refused_error(name: str, at: ValuesAt, reason: str, values: int, rows: int | None, find: str = "",
+                  error: type[InputError] = HierarchyError) -> InputError:
+    """``<name> in <source>: the column holds N value(s) (in M row(s)) <reason> (not shown: …)``."""
+    counted = f"{values} value(s)" + ("" if rows is None else f" (in {rows} row(s))")
+    where = name if at.source is None else f"{name} in {at.source}"
+    return error(f"{where}: the column holds {counted} {reason} (not shown: an error names no data value){find}")

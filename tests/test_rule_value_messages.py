@@ -1,0 +1,166 @@
+"""Values in the bands and mask rules' errors: counted, never shown.
+
+The bands rule's errors quoted the values they refused (``column 'age' has non-numeric values
+['zz9713']``, ``value '4242' is outside the declared domain``, ``'age' is text holding '36.4242'``,
+``value '4242e4242' is of the order of 10^4245``), and so did the mask rule's (``value '4242' has 4
+characters, but the declared length is 5``, ``found lengths [4, 5] (e.g. '4242' and …)``, ``value
+'4242z' holds 'z', which is not in the declared alphabet``): on stderr, in ``--json``'s document and
+in job logs, a suppressed row's value as much as any. docs/bad-input.md's rule, which the dates rule
+already follows: the rule, the column and the source named, the values and their rows counted, what
+to do said, no value shown. The oracle: the counts worked by hand from the rows written here, the
+marker values (``zz9713``, ``4242``, ``9713``) absent from everything the command prints, exit 2,
+the folder as it was; and the condition the message gives for finding the values, run by the
+engine itself over the file, picks out those rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from table3_project import invoke
+
+import sqlclose
+
+_VALID = [("47677", "29"), ("47602", "22"), ("47678", "27"), ("47905", "43"), ("47909", "52"), ("47906", "47")]
+MARKERS = ("zz9713", "4242", "9713")
+
+# per case: the column, its rule, the bad values (one row each), the reason the error gives, and the
+# distinct values and rows refused, counted by hand from the bad values
+CASES = {
+    "bands-not-a-number": ("age", {"bands": [10, 20]}, ["zz9713", "zz9713", "x4242"], "that are not numbers", 2, 3),
+    "bands-outside-domain": ("age", {"bands": [10, 20], "domain": [0, 120]}, ["4242", "9713", "9713"],
+                             "outside the declared domain [0, 120]", 2, 3),
+    "bands-not-whole": ("age", {"bands": [10, 20]}, ["36.4242", "36.4242"], "that are not whole numbers", 1, 2),
+    "bands-beyond-the-orders": ("age", {"bands": [10, 20]}, ["4242e4242"], "beyond the orders of magnitude", 1, 1),
+    "mask-declared-length": ("code", {"mask": True, "length": 5}, ["4242", "4242", "9713"],
+                             "whose length is not the declared 5", 2, 3),
+    "mask-lengths": ("code", {"mask": True}, ["4242", "971300"],
+                     "of another length than most rows' codes, 5 characters", 2, 2),
+    "mask-alphabet": ("code", {"mask": True, "alphabet": "0123456789"}, ["4242z", "zz971", "zz971"],
+                      "with a character outside the declared alphabet '0123456789'", 2, 3),
+}
+_OTHER_RULE = {"age": {"bands": [10, 20]}, "code": {"mask": True}}
+
+
+def _toml_value(rule: dict) -> str:
+    return "{ " + ", ".join(f"{key} = {json.dumps(value)}" for key, value in rule.items()) + " }"
+
+
+def project(folder: Path, case: str) -> Path:
+    """``people.csv`` (code, age, s): the valid rows, then a row per bad value in the case's column
+    (the other column valid); and ``spec.toml`` releasing it to ``out/release.parquet``."""
+    column, rule, bad, *_ = CASES[case]
+    rows = list(_VALID)
+    for i, value in enumerate(bad):
+        code, age = _VALID[i % len(_VALID)]
+        rows.append((value, age) if column == "code" else (code, value))
+    (folder / "people.csv").write_text("code,age,s\n" + "".join(f"{c},{a},{'xy'[i % 2]}\n"
+                                                                for i, (c, a) in enumerate(rows)), encoding="utf-8")
+    rules = {**_OTHER_RULE, column: rule}
+    (folder / "spec.toml").write_text(
+        '[source]\npath = "people.csv"\n[output]\npath = "out/release.parquet"\n[privacy]\nk = 2\n'
+        f"[quasi_identifiers]\ncode = {_toml_value(rules['code'])}\nage = {_toml_value(rules['age'])}\n"
+        "[sensitive.s]\ndistinct_l = 2\n", encoding="utf-8")
+    return folder / "spec.toml"
+
+
+def told(case: str, source: Path) -> str:
+    """The start of the error, written by hand from the case."""
+    column, rule, _, reason, values, rows = CASES[case]
+    kind = "bands" if "bands" in rule else "mask"
+    return (f"{kind} rule for column {column!r} in {source}: the column holds {values} value(s) (in {rows} row(s)) "
+            f"{reason}")
+
+
+def assert_no_marker(text: str, source: Path) -> None:
+    """No bad value in ``text`` (the source's path taken out first: a folder's name may hold digits)."""
+    shown = text.replace(str(source), "<source>")
+    for marker in MARKERS:
+        assert marker not in shown, shown
+
+
+@pytest.mark.parametrize("command", ["anonymize", "anonymize-json", "hierarchy-show", "hierarchy-validate"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_a_rules_refusal_counts_the_values_and_shows_none(tmp_path, case, command):
+    spec = project(tmp_path, case)
+    column = CASES[case][0]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = {"anonymize": ["anonymize", spec, "--no-progress"],
+            "anonymize-json": ["anonymize", spec, "--no-progress", "--json"],
+            "hierarchy-show": ["hierarchy", "show", f"{spec}:{column}"],
+            "hierarchy-validate": ["hierarchy", "validate", f"{spec}:{column}"]}[command]
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert message.startswith("sqlclose: error: " + told(case, tmp_path / "people.csv")), message
+    assert "(not shown: an error names no data value)" in message
+    if command == "anonymize-json":
+        assert json.loads(result.stdout)["exit_code"] == 2
+    assert_no_marker(result.stdout + result.stderr, tmp_path / "people.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written, not even out/
+
+
+@pytest.mark.parametrize("case", sorted(c for c in CASES if c not in ("bands-not-whole", "bands-beyond-the-orders")))
+def test_the_condition_a_rules_refusal_gives_finds_the_values_it_counts(tmp_path, case):
+    """The condition the message gives, run by DuckDB over the CSV as sqlclose reads it (text),
+    finds the rows and values the message counts (counted by hand)."""
+    spec = project(tmp_path, case)
+    *_, values, rows = CASES[case]
+    result = invoke("anonymize", spec, "--no-progress")
+    condition = re.search(r"they are the rows WHERE (.*)$", result.stderr.strip()).group(1)
+    column = CASES[case][0]
+    found = duckdb.sql(f"SELECT COUNT(*), COUNT(DISTINCT \"{column}\") FROM read_csv('{tmp_path / 'people.csv'}', "
+                       f"all_varchar = true) WHERE {condition}").fetchall()[0]
+    assert found == (rows, values), condition
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", ["bands-not-a-number", "bands-outside-domain", "mask-alphabet", "mask-lengths"])
+def test_a_rules_refusal_on_spark_counts_the_values_and_gives_sparks_condition(tmp_path, capfd, spark_session,
+                                                                               case):
+    """The same refusals on Spark (rules are built from the values the engine gives, in one path):
+    the counts by hand, no marker in the error or anything printed, and the condition in Spark's SQL,
+    which Spark runs over the CSV read as text to find the rows counted."""
+    from sqlclose.engine import SparkEngine
+
+    spec = project(tmp_path, case)
+    *_, values, rows = CASES[case]
+    capfd.readouterr()
+    with pytest.raises(sqlclose.errors.InputError) as refused:
+        sqlclose.anonymize(None, sqlclose.load_spec(spec), engine=SparkEngine(spark_session))
+    message = str(refused.value)
+    assert message.startswith(told(case, tmp_path / "people.csv")), message
+    out, err = capfd.readouterr()
+    assert_no_marker(message + out + err, tmp_path / "people.csv")
+    condition = re.search(r"they are the rows WHERE (.*)$", message).group(1)
+    assert "`" in condition and '"' not in condition, condition  # Spark quotes names with backticks
+    spark_session.read.csv(str(tmp_path / "people.csv"), header=True).createOrReplaceTempView("people")
+    column = CASES[case][0]
+    found = spark_session.sql(f"SELECT COUNT(*), COUNT(DISTINCT `{column}`) FROM people WHERE {condition}").first()
+    assert tuple(found) == (rows, values), condition
+    assert not (tmp_path / "out").exists()
+
+
+def test_on_the_warehouse_path_the_refusal_counts_the_histograms_rows_and_speaks_its_dialect(tmp_path):
+    """The warehouse path builds the rules from a histogram (rows counted per combination): the rows
+    refused are the counts summed (3 + 2, by hand), and the condition is in the warehouse's SQL, the
+    spec's ``dialect = "postgres"`` (its regular-expression match ``~``, written by hand), for the
+    user runs it there. No release.sql is written."""
+    (tmp_path / "spec.toml").write_text(
+        '[source]\nformat = "warehouse"\ntable = "people"\ndialect = "postgres"\n[output]\npath = "out/release.sql"\n'
+        '[privacy]\nk = 2\n[quasi_identifiers]\ncode = { mask = true, alphabet = "0123456789" }\n'
+        "[sensitive.s]\ndistinct_l = 2\n", encoding="utf-8")
+    (tmp_path / "hist.csv").write_text("code,s,__sqlclose_count\n4242z,x,3\nzz971,y,2\n47677,x,4\n47602,y,4\n",
+                                       encoding="utf-8")
+    result = invoke("anonymize", "--histogram", tmp_path / "hist.csv", tmp_path / "spec.toml", "--no-progress")
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert "mask rule for column 'code' in " in message and "the column holds 2 value(s) (in 5 row(s)) with a " \
+        "character outside the declared alphabet '0123456789'" in message, message
+    assert message.endswith("they are the rows WHERE NOT \"code\" ~ '^[0123456789]*$'"), message
+    assert_no_marker(result.output, tmp_path / "hist.csv")
+    assert not (tmp_path / "out").exists()
