@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
-from sqlclose.engine.base import FileRead
+from sqlclose.engine.base import FileRead, unread_value_fixes
 from sqlclose.engine.duckdb import RECORDS_COUNTED, message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
@@ -821,9 +821,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                     "NULL) and export again, or use another distance")
         if column in read.numeric and column not in read.types:
             return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
-                    "needs numbers: fix the value, list it in [source] nulls, or use another distance")
-        return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
-                "[source] types or nulls")
+                    f"needs numbers: {unread_value_fixes(read, ordered=True)}")
+        return f"column {column!r} holds a value that is not a {wanted} ({where}); {unread_value_fixes(read, False)}"
     if "unterminated quote" in text:  # or text after a closed quote: DuckDB says the same of both
         return unterminated_quote_problem(text, read.path, read.encoding, read.delimiter, where)
     if "Invalid unicode" in text:
