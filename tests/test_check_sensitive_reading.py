@@ -329,3 +329,59 @@ def test_check_measures_no_ordered_distance_over_a_null_it_only_shows(tmp_path):
     s = audited(cli("check", path, "--qi", "g", "--sensitive", "s", "--json"))
     assert s["domain_size"] == 4
     assert set(s["distances"]) == {"equal", "variational", "kl"}
+
+
+# ---- a CSV value the column's type cannot read: what each command can do about it
+
+NULLS_SPEC = """others = "keep"
+[source]
+path = "in.csv"
+nulls = ["NA"]
+{types}
+[output]
+path = "out.parquet"
+[privacy]
+k = 2
+[quasi_identifiers]
+g = {{ tree = {{ "*" = ["a", "b"] }} }}
+[sensitive.s]
+distance = "ordered"
+t = 0.9
+nulls = "drop"
+"""
+
+
+@pytest.mark.parametrize("value, types, said", [
+    ("n/a", "", "column 's' holds a value that is not a number (line 3)"),
+    ("x", 'types = { s = "BIGINT" }', "column 's' holds a value that is not a BIGINT (line 3)"),
+])
+def test_a_value_check_cannot_read_is_told_with_what_check_can_do(tmp_path, value, types, said):
+    """check's hint for a CSV value its ordered (or declared) type cannot read said "list it in
+    [source] nulls", which check does not apply to the table it checks — with --spec giving
+    nulls = ["NA"] and nulls = "drop", an "NA" still stopped it (a NULL in an ordered column is
+    refused anyway). Now check says what it has: fix the value, or (ordered) judge the column by
+    another distance, --distance without --spec; anonymize still offers [source] nulls, which it
+    applies. The oracle: anonymize releases the same file with "NA" (its [source] nulls apply),
+    where check refuses it, exit 2 both for the value neither reads."""
+    rows = ["g,s", "a,1", f"b,{value}", "a,2", "b,3", "a,NA", "b,1"]
+    (tmp_path / "in.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "spec.toml").write_text(NULLS_SPEC.format(types=types))
+    released = cli("anonymize", "-q", tmp_path / "spec.toml")
+    assert released.exit_code == 2 and said in released.stderr, released.output
+    assert "fix the value, list it in [source] nulls, or use another distance" in released.stderr or types
+    assert "change [source] types or nulls" in released.stderr or not types
+
+    checks = [cli("check", tmp_path / "in.csv", "--spec", tmp_path / "spec.toml")]
+    if not types:
+        checks.append(cli("check", tmp_path / "in.csv", "--qi", "g", "--sensitive", "s", "--distance", "ordered"))
+    for checked in checks:
+        assert checked.exit_code == 2, checked.output
+        assert said in checked.stderr and "list it in [source] nulls" not in checked.stderr, checked.stderr
+        assert "types or nulls" not in checked.stderr
+        assert "check applies no [source] nulls to the table it checks" in checked.stderr
+        assert ("judge the column by another distance (check's --distance, given without --spec)" in checked.stderr
+                if not types else "fix the value, or change the spec's [source] types" in checked.stderr)
+    rows[2] = "b,NA"  # the value is now one the spec's nulls name: anonymize reads it as NULL and drops its row
+    (tmp_path / "in.csv").write_text("\n".join(rows) + "\n")
+    assert cli("anonymize", "-q", tmp_path / "spec.toml").exit_code == 0
+    assert cli("check", tmp_path / "in.csv", "--spec", tmp_path / "spec.toml").exit_code == 2

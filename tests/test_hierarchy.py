@@ -133,6 +133,39 @@ def test_from_csv_not_utf8_names_the_line(tmp_path):
     assert str(e.value) == f"hierarchy file {p} is not UTF-8 text (line 7, byte {6 * 12 + 6}); re-save it as UTF-8"
 
 
+@pytest.mark.parametrize("newline", ["\r", "\r\n"])
+def test_from_csv_not_utf8_names_the_line_an_editor_shows_whatever_the_line_endings(tmp_path, newline):
+    """Only LF was counted, so a file of CR line endings (old Mac, some exports) named line 1 for
+    every bad byte, where the reader (and an editor) counts CR and CRLF as line ends too. By hand:
+    a label over lines 2–3 (its quoted line break), then the bad byte on line 5."""
+    p = tmp_path / "h.csv"
+    lines = ["a;A;*", 'b;"G', '1";*', "c;A;*", "\xe9;A;*"]
+    p.write_bytes(newline.join(lines).encode("latin-1"))
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_csv(p)
+    offset = sum(len(line) + len(newline) for line in lines[:4])
+    assert str(e.value) == f"hierarchy file {p} is not UTF-8 text (line 5, byte {offset}); re-save it as UTF-8"
+
+
+def test_from_csv_names_the_editor_line_past_a_label_over_lines(tmp_path):
+    """Every message naming a line of a hierarchy file names the line an editor shows past a label
+    holding a line break (lines 2–3 here): kept as it holds (rv8's fix), checked for each message.
+    The lines are counted by hand."""
+    head = 'a;A;*\nb;"G\n1";*\n'
+    for tail, said in [("c;A;*\nd;*\n", "line 5: ragged hierarchy"),
+                       ("c;A;*\nc;A;*\n", "line 5: leaf 'c' appears twice (also "),
+                       ("c;A;*\nd;;*\n", "line 5: empty label at level 1"),
+                       ('c;A;*\nd;"A;*\ne;A;*\n', "line 5: the quote opening field 2 is never closed"),
+                       ('c;A;*\nd;"A"x;*\n', "line 5: field 2 has text after its closing quote"),
+                       ("c;A;*\nd;A;Z\n", "line 5: 'A' at level 1 has two parents"),
+                       ("c;A;*\nd;D;Z\n", "line 5: the top level must be one value")]:
+        p = tmp_path / "h.csv"
+        p.write_text(head + tail, encoding="utf-8")
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_csv(p)
+        assert f"{p}, {said}" in str(e.value), str(e.value)
+
+
 def test_from_csv_quoted_field_with_delimiter(tmp_path):
     p = write(tmp_path / "h.csv", ['"a;1";x;*', "b;x;*"])
     assert Hierarchy.from_csv(p).leaves == ["a;1", "b"]

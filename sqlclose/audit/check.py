@@ -127,9 +127,11 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     refuse_unused_reading_options(source, reference if reading is None else None, table, delimiter)
     given = engine
     # Sensitive columns of a CSV as anonymize reads them: with the spec's declared types, else as text,
-    # an ordered one as whole numbers (numbers typed from their text merged "07" and "7" into one value).
+    # an ordered one as whole numbers (numbers typed from their text merged "07" and "7" into one value);
+    # no [source] nulls (``checked``: an error's hint says what check has).
     options = FileRead(table=table, delimiter=delimiter, types={c: t for c, t in declared.items() if c in models},
-                       numeric=tuple(c for c, m in models.items() if m is not None and m.distance == "ordered"))
+                       numeric=tuple(c for c, m in models.items() if m is not None and m.distance == "ordered"),
+                       checked=True)
     with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
         with _types_told_for_check(spec):
             opened = open_source(source, engine, options)

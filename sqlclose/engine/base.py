@@ -63,6 +63,7 @@ class FileRead:
     folder: Path | None = None  # kind "query": where the files it names are looked up
     parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)
     histogram: bool = False  # the warehouse path's export (its errors' hints name what that path has)
+    checked: bool = False  # the table ``sqlclose check`` audits, read without [source] nulls (so its hints say)
     files: tuple[Path, ...] = ()  # a Parquet folder's or pattern's files, leftovers left out (engine.listing)
 
     @property
@@ -76,6 +77,23 @@ class FileRead:
             return cls(numeric=numeric)
         return cls(source.format, None, source.table, source.delimiter, source.glob, source.encoding,
                    tuple(source.nulls), dict(source.types), numeric)
+
+
+def unread_value_fixes(read: FileRead, ordered: bool, many: bool = False) -> str:
+    """What to do about a CSV value (``many``: values) its column's type cannot read, in the terms
+    of the command reading it: anonymize applies ``[source] nulls``; ``sqlclose check`` applies none
+    to the table it checks (a spec's reach only its reference), and refuses a NULL in a column it
+    judges by the ordered distance, so listing the value there would not let it pass."""
+    value, it = ("the values", "them") if many else ("the value", "it")
+    if read.checked and ordered:
+        return (f"fix {value}, or judge the column by another distance (check's --distance, given without --spec); "
+                "check applies no [source] nulls to the table it checks, and an ordered column holds no NULL")
+    if read.checked:
+        return (f"fix {value}, or change the spec's [source] types (check applies no [source] nulls to the table "
+                "it checks)")
+    if ordered:
+        return f"fix {value}, list {it} in [source] nulls, or use another distance"
+    return f"fix {value}, or change [source] types or nulls"
 
 
 # The text of a whole number, and of a plain number (no NaN, no infinity), as both engines' regular

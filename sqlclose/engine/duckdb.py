@@ -77,6 +77,7 @@ _PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
 _CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
+RECORDS_COUNTED = "(as the CSV reader counts records, not lines)"
 _CSV_COLUMN = re.compile(r'^Error when converting column "(\w+)"\.')
 # Invalid-input errors about a file as a whole, which quote no value (a CSV's record is removed where
 # it is shown: ``driver_message``). Every other one may quote the value or argument it refused —
@@ -103,7 +104,8 @@ def message_without_values(e: BaseException) -> str | None:
     another's types, failed on a row and DuckDB quoted the value (``Could not convert string
     'SECRET-4711' to INT32``) in the job's error and log, a suppressed row's as much as any. Values
     are quoted with quotes they may hold, or bare: the message is rebuilt, not redacted — DuckDB's
-    kind of error, and the CSV line and the column where it names them."""
+    kind of error, and the CSV record (DuckDB numbers records, not lines: ``prepare.csv_lines`` tells
+    a source's as lines) and the column where it names them."""
     text = str(e)
     invalid = isinstance(e, duckdb.InvalidInputException) and not _NAMES_NO_VALUE.search(text)
     if not (invalid or isinstance(e, (duckdb.ConversionException, duckdb.OutOfRangeException))):
@@ -112,7 +114,7 @@ def message_without_values(e: BaseException) -> str | None:
     said = [f"{lines[0].split(':', 1)[0]}: a value could not be converted or computed (DuckDB's message names it, "
             "so it is not shown)"]
     if line := _CSV_LINE.match(lines[0]):
-        said.append(f"CSV line {line[1]}")
+        said.append(f"CSV record {line[1]} {RECORDS_COUNTED}")
     column = _CAST_COLUMN.search(lines[0]) or next(filter(None, map(_CSV_COLUMN.match, lines[1:])), None)
     if column:
         said.append(f"column {column[1]!r}")

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value
+from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value, unread_value_fixes
 from sqlclose.engine.listing import hidden_name
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
@@ -428,10 +428,9 @@ class SparkEngine(Engine):
             if found[f"c{i}"]:
                 if name in read.numeric and name not in read.types:
                     raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not numbers; an "
-                                     "ordered sensitive column needs numbers: fix the values, list them in [source] "
-                                     "nulls, or use another distance")
-                raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not a {types[name]}; fix "
-                                 "the values, or change [source] types or nulls")
+                                     f"ordered sensitive column needs numbers: {unread_value_fixes(read, True, True)}")
+                raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not a {types[name]}; "
+                                 f"{unread_value_fixes(read, False, True)}")
 
     def _number_types(self, fields: exp.Select, columns: list[str], read: FileRead) -> dict[str, str]:
         """BIGINT for ordered columns without a declared type whose values are all whole numbers, by

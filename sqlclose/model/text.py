@@ -19,7 +19,8 @@ def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = body.count(b"\n", 0, e.start) + 1
+        before = body[:e.start]  # its lines as an editor counts them: LF, CRLF and a lone CR end one
+        line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
         offset = e.start + len(data) - len(body)
         raise error(f"{what} is not UTF-8 text (line {line}, byte {offset}); re-save it as UTF-8") from None
 

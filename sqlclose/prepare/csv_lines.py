@@ -6,6 +6,9 @@ with ``cat``, a file edited on another system) stops it, where Python's csv modu
 row. On that failure alone the file is scanned here for the first line whose ending differs
 from the first line's, outside quoted fields, so that the message names the line and the fix.
 Nothing of a line but its ending is read into the message.
+
+DuckDB's other CSV errors name a record (``CSV Error on Line: N`` counts records, not lines); the
+line an editor shows is found by ``csv_records`` and named instead (``editor_lines``).
 """
 
 from __future__ import annotations
@@ -14,8 +17,12 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from sqlclose.engine.duckdb import RECORDS_COUNTED
+from sqlclose.prepare.csv_records import open_quote_line, record_lines
+
 INVALID_STATE = "CSV Parser state machine reached an invalid state"
 _FILE = re.compile(r"^\s*file = (.+?)\s*$", re.M)  # DuckDB's error lists the file it read
+_RECORD = re.compile(r"CSV Error on Line: (\d+)")  # a record's number, the header's 1
 _TOKENS = re.compile(r'"|\r\n|\n|\r')
 _ENDINGS = {"\n": "LF (\\n)", "\r\n": "CRLF (\\r\\n)", "\r": "CR (\\r)"}
 _CHUNK = 1 << 20
@@ -24,10 +31,9 @@ _CHUNK = 1 << 20
 def invalid_state_problem(driver_text: str, path: Path, encoding: str) -> str:
     """The spec's words for DuckDB's invalid-state error on the CSV ``path`` (a pattern's: the file
     DuckDB's message names): the line where the line endings change, or what else to check."""
-    named = _FILE.search(driver_text)
-    failed = Path(named.group(1)).resolve() if named else path
+    failed = failed_file(driver_text, path)
     change = line_ending_change(failed, encoding) if failed.is_file() else None
-    where = f"{failed}, " if named and failed != path.resolve() else ""
+    where = f"{failed}, " if failed != path.resolve() else ""
     if change is None:
         return ("its CSV could not be parsed (it is not RFC 4180 CSV: say a quote inside a field that is not "
                 "quoted, or a quoted field left open); fix the file")
@@ -35,6 +41,65 @@ def invalid_state_problem(driver_text: str, path: Path, encoding: str) -> str:
     return (f"{where}line {line} ends with {other} where line 1 ends with {first}; the CSV reader takes one kind "
             "of line ending per file (two files joined, or a file edited on another system): convert the file to "
             "one kind, e.g. with dos2unix (LF) or unix2dos (CRLF)")
+
+
+def failed_file(driver_text: str, path: Path) -> Path:
+    """The file DuckDB's CSV error names (one of a pattern's), else ``path``."""
+    named = _FILE.search(driver_text)
+    return Path(named.group(1)).resolve() if named else path
+
+
+def editor_lines(driver_text: str, path: Path, encoding: str, delimiter: str) -> str | None:
+    """Where DuckDB's CSV error is, in the lines an editor shows: ``line 5``, or ``the record on
+    lines 5–7`` for one that spans lines (a pattern's file named first); None when the error names
+    no record. DuckDB numbers records, so past a quoted field holding a line break its number was
+    short of the line."""
+    record = _RECORD.search(driver_text)
+    if record is None:
+        return None
+    failed = failed_file(driver_text, path)
+    lines = record_lines(failed, encoding, delimiter, int(record.group(1))) if failed.is_file() else None
+    where = lines.words() if lines else f"record {record.group(1)} {RECORDS_COUNTED}"
+    return where if failed == path.resolve() else f"{failed}, {where}"  # one of a pattern's files
+
+
+_LISTED = re.compile(r"^  (\w+) = (.*?)(?: \((?:Auto-Detected|Set By User)\))?$", re.M)  # its options
+
+
+def query_editor_lines(driver_text: str, folder: Path | None) -> str | None:
+    """Where a source query's ``read_csv`` failed, in the lines an editor shows (``editor_lines``),
+    the file and how it was read taken from the options DuckDB's error lists (a name relative to
+    ``folder``, where the query's files are looked up); None when the error names no record. Read
+    without quotes, a file's records are its lines. A reading this scan does not follow (another
+    quote character, rows skipped, comments, a delimiter past ASCII) is told as DuckDB's record
+    number, said to be one."""
+    record = _RECORD.search(driver_text)
+    if record is None:
+        return None
+    listed = dict(_LISTED.findall(driver_text))
+    if listed.get("quote") == "(empty)" and listed.get("skip_rows") == "0" and listed.get("comment") == "(empty)":
+        return f"line {record.group(1)}"  # read without quotes: every line is a record
+    file = Path(listed.get("file", ""))
+    file = file if file.is_absolute() or folder is None else folder / file
+    delimiter = listed.get("delimiter", "")
+    followed = (listed.get("quote") == '"' and listed.get("escape") in ('"', "(empty)") and
+                listed.get("skip_rows") == "0" and listed.get("comment") == "(empty)" and
+                len(delimiter) == 1 and delimiter.isascii() and file.is_file())
+    lines = record_lines(file, _encoding_by_mark(file), delimiter, int(record.group(1))) if followed else None
+    return lines.words() if lines else f"record {record.group(1)} {RECORDS_COUNTED}"
+
+
+def _encoding_by_mark(path: Path) -> str:
+    """UTF-16 for a file that starts with its byte-order mark; else UTF-8 (or Latin-1, which puts
+    quotes, line breaks and an ASCII delimiter at the same bytes)."""
+    with path.open("rb") as handle:
+        return "utf-16" if handle.read(2) == b"\xff\xfe" else "utf-8"
+
+
+def with_editor_lines(message: str, driver_text: str, path: Path, encoding: str, delimiter: str) -> str:
+    """``message`` (DuckDB's words) with its ``CSV Error on Line: N`` told as the line an editor shows."""
+    where = editor_lines(driver_text, path, encoding, delimiter)
+    return message if where is None else _RECORD.sub(lambda _: f"CSV error on {where}", message)
 
 
 def line_ending_change(path: Path, encoding: str) -> tuple[int, str, str] | None:
@@ -74,12 +139,13 @@ def _tokens(path: Path, encoding: str, tokens: re.Pattern[str] = _TOKENS) -> Ite
 def unterminated_quote_problem(driver_text: str, path: Path, encoding: str, delimiter: str, where: str) -> str:
     """The spec's words for DuckDB's "unterminated quote" on the CSV ``path`` (a pattern's: the
     file its message names), which it says of a quote never closed and of a quoted field with text
-    after its closing quote (``"ab"c``) alike: the file is scanned for the second (``where``: the
-    line DuckDB names, told for the first)."""
-    named = _FILE.search(driver_text)
-    failed = Path(named.group(1)).resolve() if named else path
+    after its closing quote (``"ab"c``) alike: the file is scanned for the second, and else for the
+    line of the quote left open (``where``: the record DuckDB names, told when the scan finds none)."""
+    failed = failed_file(driver_text, path)
     found = text_after_quote(failed, encoding, delimiter) if failed.is_file() and len(delimiter) == 1 else None
     if found is None:
+        opened = open_quote_line(failed, encoding, delimiter) if failed.is_file() else None
+        where = where if opened is None else f"line {opened}"
         return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
                 "that one field; close the quote, or double a quote inside a field (\"\")")
     opened, closed = found

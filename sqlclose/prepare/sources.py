@@ -26,14 +26,21 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
-from sqlclose.engine.base import FileRead
-from sqlclose.engine.duckdb import message_without_values, without_echoed_input
+from sqlclose.engine.base import FileRead, unread_value_fixes
+from sqlclose.engine.duckdb import RECORDS_COUNTED, message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
-from sqlclose.prepare.csv_lines import INVALID_STATE, invalid_state_problem, unterminated_quote_problem
+from sqlclose.prepare.csv_lines import (
+    INVALID_STATE,
+    editor_lines,
+    invalid_state_problem,
+    query_editor_lines,
+    unterminated_quote_problem,
+    with_editor_lines,
+)
 from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.sql import queries as q
@@ -347,6 +354,16 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
         raise
 
 
+def _query_message(error: BaseException, folder: Path | None) -> str:
+    """``driver_message``, a CSV record the query's read_csv failed on told as its file's lines."""
+    said = driver_message(error)
+    where = query_editor_lines(_driver_text(error), folder)
+    return said if where is None else _QUERY_RECORD.sub(lambda _: f"CSV {where}", said)
+
+
+_QUERY_RECORD = re.compile(r"CSV record \d+ " + re.escape(RECORDS_COUNTED))
+
+
 def _is_connection_pair(source: Any) -> bool:
     return isinstance(source, tuple) and len(source) == 2 and DuckDBEngine.is_connection(source[0])
 
@@ -368,7 +385,7 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         except (ValueError, NotImplementedError) as e:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
-            raise InputError(f"the source query failed: {driver_message(e)}") from None
+            raise InputError(f"the source query failed: {_query_message(e, source.folder)}") from None
         refuse_renamed_fields(engine.schema(relation), f"the source {label}")
         # the files the database's views it names read
         on_database = bool(source.path) and isinstance(engine, DuckDBEngine)
@@ -551,8 +568,10 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             raise InputError(f"cannot read {label}: {e}") from None
         except Exception as e:  # the driver's own words say what is wrong with the file (records removed)
             problem = csv_problem(e, read) if kind == "csv" else None
+            said = driver_message(e) if kind != "csv" else with_editor_lines(
+                driver_message(e), _driver_text(e), read.path, read.encoding, read.delimiter)
             raise InputError(f"cannot read {label}: {problem}" if problem else
-                             f"cannot read {label} as {kind}: {driver_message(e)}") from None
+                             f"cannot read {label} as {kind}: {said}") from None
         if kind == "duckdb":
             columns = _check_table(engine, relation, f"table {source.table!r} in {source.path}")
             refuse_renamed_fields(columns, f"table {source.table!r} in {source.path}")
@@ -781,17 +800,16 @@ def _header_delimiter(line: str) -> str:
     return max(CSV_DELIMITERS, key=lambda d: (len(next(csv.reader([line], delimiter=d))), d == ","))
 
 
-_LINE = re.compile(r"CSV Error on Line: (\d+)")
 _FIELDS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
 _CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert string .* to \'(\w+)\'')
 
 
 def csv_problem(error: BaseException, read: FileRead) -> str | None:
     """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
-    offending record or value. Read from DuckDB's own error, whose values the engine's leaves out."""
-    text = str(error.cause or error) if isinstance(error, EngineError) else str(error)
-    line = _LINE.search(text)
-    where = f"line {line.group(1)}" if line else "a line"
+    offending record or value. Read from DuckDB's own error, whose values the engine's leaves out;
+    its record numbers told as the lines an editor shows (``editor_lines``)."""
+    text = _driver_text(error)
+    where = editor_lines(text, read.path, read.encoding, read.delimiter) or "a line"
     if fields := _FIELDS.search(text):
         return (f"{where} has {fields.group(2)} fields where the header has {fields.group(1)}; fix that row "
                 f"(or the delimiter: {read.delimiter!r})")
@@ -803,9 +821,8 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
                     "NULL) and export again, or use another distance")
         if column in read.numeric and column not in read.types:
             return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
-                    "needs numbers: fix the value, list it in [source] nulls, or use another distance")
-        return (f"column {column!r} holds a value that is not a {wanted} ({where}); fix the value, or change "
-                "[source] types or nulls")
+                    f"needs numbers: {unread_value_fixes(read, ordered=True)}")
+        return f"column {column!r} holds a value that is not a {wanted} ({where}); {unread_value_fixes(read, False)}"
     if "unterminated quote" in text:  # or text after a closed quote: DuckDB says the same of both
         return unterminated_quote_problem(text, read.path, read.encoding, read.delimiter, where)
     if "Invalid unicode" in text:
@@ -813,6 +830,11 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
     if INVALID_STATE in text:  # DuckDB's message names no line: the file is scanned for the reason
         return invalid_state_problem(text, read.path, read.encoding)
     return None
+
+
+def _driver_text(error: BaseException) -> str:
+    """The driver's own error (an engine's error keeps it as its cause)."""
+    return str(error.cause or error) if isinstance(error, EngineError) else str(error)
 
 
 def _refuse_unlike_files(files: list[Path], label: str) -> None:
