@@ -814,9 +814,9 @@ MESSAGES = {
     ),
     "lattice-too-large": (
         "sqlclose: error: the search's lattice has 83,682,825,624 nodes (22 quasi-identifiers: 1 of 6 levels,"
-        " 1 of 4 levels, 20 of 3 levels), whose bookkeeping needs ~466,229 GB, more than the 4.0 GB sqlclose"
+        " 1 of 4 levels, 20 of 3 levels), whose bookkeeping needs ~469,158 GB, more than the 4.0 GB sqlclose"
         " allows it without a memory limit: give fewer quasi-identifiers or hierarchies with fewer levels,"
-        " give [engine] memory_limit (--memory-limit) of at least 2,331,147 GB, or use [search] algorithm ="
+        " give [engine] memory_limit (--memory-limit) of at least 2,345,792 GB, or use [search] algorithm ="
         " \"gaa\" (--algorithm gaa), which does not enumerate the lattice; nothing was placed at the output"
         " path"
     ),

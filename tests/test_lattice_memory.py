@@ -36,14 +36,15 @@ def test_subset_lattices_are_counted_by_size_and_height():
 
 
 def test_the_bytes_of_a_small_lattice_worked_by_hand():
-    """24 nodes: 11 bytes each for the full lattice's arrays and the walks' masks (264), the floors'
+    """24 nodes: 11 bytes each for the full lattice's arrays and the walks' masks, and 35 for the
+    evaluated nodes' outcomes (three bools, three int64, a float64): 46 × 24 = 1,104; the floors'
     block of 24 nodes at 33 bytes (792), the walk from above's widest height, 6 nodes at 48 + 16 × 3
     (576). Then the largest walk, the two-QI size's: the one-QI size's arrays kept and its own,
     9 + 3 × 26, and its listed candidates, the larger of listing them (26 × max(8 + 2, 2 × 2 + 3)
     and a block's coordinates, 26 × 8 × 3: 884) and holding them (26 × 2) with its widest height,
     7 nodes, as tuples at 112 + 16 × 2 (1,060): 1,147 (the one-QI size's 421, the full lattice's
     walk 1,032: listing 24 × 11 + 24 × 8 × 4, holding 24 × 3 + 6 × 160)."""
-    assert lattice_bytes((2, 3, 4)) == 264 + 792 + 576 + 1147
+    assert lattice_bytes((2, 3, 4)) == 1104 + 792 + 576 + 1147
 
 
 def test_the_candidates_listed_per_height_are_counted():
@@ -65,6 +66,49 @@ def test_the_candidates_listed_per_height_are_counted():
         tracemalloc.stop()
     assert sum(len(g) for g in listed) == 3**12 and len(todo) == max(subset_layers(shape)[12])
     assert peak <= lattice_bytes(shape), (peak, lattice_bytes(shape))
+
+
+# In a fresh process (nothing else traced): the full lattice of 10 QIs of 3 levels, its nodes listed
+# by height as the walk lists its candidates, every node recorded a height at a time (as tuples,
+# satisfying, with a cost: the most a record holds) as deciding the whole lattice may; then
+# tracemalloc's peak and the bytes still held once the listing is let go.
+_EVERY_NODE_RECORDED = """
+import sys, tracemalloc
+import numpy as np
+from sqlclose.model.lattice import by_height, node_tuples
+from sqlclose.privacy.criteria import BatchOutcome
+from sqlclose.search.full_lattice import FullLattice
+
+shape = (3,) * 10
+tracemalloc.start()
+lattice = FullLattice(shape)
+listed = by_height(np.ones(shape, dtype=bool))
+for rows in listed:
+    nodes = node_tuples(rows)
+    big = np.full(len(nodes), 10**9 + 7, dtype=np.int64)  # past the interpreter's cached small ints
+    lattice.record(nodes, np.ones(len(nodes), dtype=bool), BatchOutcome(big > 0, big, big, big * 1000),
+                   big.astype(float))
+    del nodes
+del listed
+held, peak = tracemalloc.get_traced_memory()
+sys.stdout.write(f"{peak} {held} {len(lattice.evaluated)}")
+"""
+
+
+def test_every_node_of_the_full_lattice_recorded_is_counted():
+    """Issue 10, fifty-third round: ``FullLattice.evaluated`` was a dict holding an ``Evaluated`` object
+    per evaluated node, ~400 B a node (measured: 392 B for 10 QIs of 3 levels, 403 B for 12; 416 and
+    427 with a metric's cost), and the bound left it out, though deciding the whole lattice can
+    evaluate every node (nothing inferred from above). For 10 QIs of 3 levels (59,049 nodes) those
+    records alone held 23 MB, past the whole bound (20 MB): the refusal and the advised
+    --memory-limit undercounted. The oracle: tracemalloc's peak in a fresh process, the full
+    lattice's arrays made, its nodes listed by height and every node recorded, within the bound
+    (which counts more besides: the subsets' walks, the floors)."""
+    run = subprocess.run([sys.executable, "-c", _EVERY_NODE_RECORDED], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    peak, held, recorded = map(int, run.stdout.split())
+    assert recorded == 3**10
+    assert peak <= lattice_bytes((3,) * 10), (peak, held, lattice_bytes((3,) * 10))
 
 
 def _wide(tmp_path: Path, qis: int) -> Path:

@@ -42,6 +42,38 @@ def brute_minimal(mask: np.ndarray) -> np.ndarray:
     return out
 
 
+def test_the_evaluated_nodes_read_as_the_mapping_they_were_a_dict():
+    """Issue 10, fifty-third round: ``FullLattice.evaluated`` was a dict of an ``Evaluated`` per node
+    (~400 B a node, outside the lattice memory bound); it is arrays now, read as the same mapping. The
+    oracle: outcomes given by hand for two batches of a 2 × 3 lattice, read back node by node as a
+    dict (a node recorded twice keeps the later outcome), nodes never recorded or outside the lattice
+    absent, and a node added after the search seen by the copy only."""
+    from sqlclose.privacy.criteria import BatchOutcome
+    from sqlclose.search.evaluated import Evaluated
+    from sqlclose.search.full_lattice import FullLattice
+
+    def outcome(*columns):
+        return BatchOutcome(*(np.array(c) for c in zip(*columns)))
+
+    lattice = FullLattice((2, 3))
+    lattice.record([(1, 2), (0, 1)], np.array([True, False]),
+                   outcome((True, 4, 0, 10**12), (False, 9, 7, 3 * 10**12)), np.array([0.5, 2.25]))
+    lattice.record([(0, 1)], np.array([True]), outcome((True, 6, 0, 5)), None)
+    expected = {(0, 1): Evaluated((0, 1), True, 6, 0, 5, None),
+                (1, 2): Evaluated((1, 2), True, 4, 0, 10**12, 0.5)}
+    assert dict(lattice.evaluated) == expected and len(lattice.evaluated) == 2
+    assert lattice.evaluated[(1, 2)].cost == 0.5 and lattice.evaluated[(0, 1)].cost is None
+    for absent in [(0, 0), (2, 0), (-1, 2), (0, 3), (1,), (0, 1, 0)]:
+        assert absent not in lattice.evaluated and lattice.evaluated.get(absent) is None
+    assert lattice.satisfying.tolist() == [[False, True, False], [False, False, True]]
+    assert lattice.perfect.tolist() == lattice.satisfying.tolist()  # both suppress nothing
+    assert lattice.decided.sum() == 2 and lattice.pool() == [(0, 1)]  # (1, 2) is above a node suppressing nothing
+    measured = Evaluated((1, 0), True, 3, 1, 8)
+    more = lattice.evaluated.with_node((1, 0), measured)
+    assert dict(more) == {**expected, (1, 0): measured} and len(more) == 3
+    assert (1, 0) not in lattice.evaluated and len(lattice.evaluated) == 2
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_closure_and_minimal_elements_against_brute_force(seed):
     rng = np.random.default_rng(seed)

@@ -53,7 +53,7 @@ from sqlclose.release.verify import compare, recheck_relation
 from sqlclose.release.writers import Target, write_release
 from sqlclose.search import SearchResult
 from sqlclose.search.batch_runner import dense_bytes_allowed
-from sqlclose.search.full_lattice import Evaluated
+from sqlclose.search.evaluated import Evaluated
 from sqlclose.search.node_runner import NodeRunner
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import l1_closeness_value
@@ -199,7 +199,7 @@ class Release:
             evaluated, hist, failing = self._measure(levels)
         if evaluated is None or not evaluated.satisfied:
             raise InputError(f"node {self._named(levels)} does not satisfy the requirements; {self._instead()}")
-        known = {**self.search.evaluated, levels: evaluated}
+        known = self.search.evaluated.with_node(levels, evaluated)
         search = dataclasses.replace(self.search, optimum=levels, evaluated=known)
         return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _suppressed_table=None,
                                    _drops_run=False, _hist=hist, _failing=failing)

@@ -17,8 +17,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from sqlclose.model.lattice import Node, node_list, strictly_above
+from sqlclose.model.lattice import Node, level_type, node_list, strictly_above
 from sqlclose.privacy.criteria import BatchOutcome
+from sqlclose.search.evaluated import EvaluatedNodes
 
 
 @lru_cache(maxsize=64)
@@ -30,32 +31,20 @@ def _heights(shape: tuple[int, ...]) -> np.ndarray:
     return heights
 
 
-@dataclass(frozen=True)
-class Evaluated:
-    """A full-QI node that was queried. For a node whose classes below k alone exceed the
-    suppression limit, the SQL path does not fetch its other classes: it fails, and ``classes``
-    and ``discernibility`` count only what was judged (it is never the optimum)."""
-
-    node: Node
-    satisfied: bool
-    classes: int
-    suppressed: int
-    discernibility: int
-    cost: float | None = None  # the search metric's table cost, when it is not discernibility
-
-
 @dataclass
 class FullLattice:
     """The full lattice's decided and satisfying nodes (boolean arrays, one cell per node), the
-    nodes evaluated with their outcomes, and those that suppress nothing (``perfect``)."""
+    nodes evaluated with their outcomes (arrays too: ``search/evaluated.py``), and those that
+    suppress nothing (``perfect``)."""
 
     shape: tuple[int, ...]
     decided: np.ndarray = field(init=False)
     satisfying: np.ndarray = field(init=False)
     perfect: np.ndarray = field(init=False)
-    evaluated: dict[Node, Evaluated] = field(default_factory=dict)
+    evaluated: EvaluatedNodes = field(init=False)
 
     def __post_init__(self) -> None:
+        self.evaluated = EvaluatedNodes(self.shape)
         self.decided = np.zeros(self.shape, dtype=bool)
         self.satisfying = np.zeros(self.shape, dtype=bool)
         self.perfect = np.zeros(self.shape, dtype=bool)
@@ -93,21 +82,21 @@ class FullLattice:
     def record(self, nodes: list[Node], satisfied: np.ndarray, outcome: BatchOutcome,
                costs: np.ndarray | None) -> None:
         """Evaluated nodes' outcomes (either walk's)."""
-        for i, node in enumerate(nodes):
-            self.evaluated[node] = Evaluated(node, bool(satisfied[i]), int(outcome.classes[i]),
-                                             int(outcome.suppressed[i]), int(outcome.discernibility[i]),
-                                             None if costs is None else float(costs[i]))
-            self.decided[node] = True
-            if satisfied[i]:
-                self.satisfying[node] = True
-                self.perfect[node] = outcome.suppressed[i] == 0
+        if not nodes:
+            return
+        cells = tuple(np.array(nodes, dtype=level_type(self.shape)).T)  # a byte a level: batches are wide
+        satisfied = np.asarray(satisfied, dtype=bool)
+        self.evaluated.record(cells, satisfied, outcome, costs)
+        self.decided[cells] = True
+        passing = tuple(axis[satisfied] for axis in cells)
+        self.satisfying[passing] = True
+        self.perfect[passing] = np.asarray(outcome.suppressed)[satisfied] == 0
 
     def pool(self) -> list[Node]:
         """Where the optimum is, with suppression: the evaluated satisfying nodes, except those
         above a node that suppresses nothing (they cannot beat it, as when the walk from below
         infers them without evaluating)."""
-        eligible = self.satisfying & ~strictly_above(self.perfect)
-        return [node for node in node_list(eligible) if node in self.evaluated]
+        return node_list(self.satisfying & ~strictly_above(self.perfect) & self.evaluated.known)
 
     def rule_out(self, cannot_be_optimum: np.ndarray) -> None:
         """Nodes that cannot be the optimum (exploring for it alone) are decided, not evaluated."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from itertools import combinations
 
@@ -41,7 +41,8 @@ from sqlclose.privacy.criteria import (
     suppression_lower_bound,
 )
 from sqlclose.search.batch_runner import BatchRunner
-from sqlclose.search.full_lattice import Evaluated, FullLattice, walk_from_above
+from sqlclose.search.evaluated import Evaluated, EvaluatedNodes
+from sqlclose.search.full_lattice import FullLattice, walk_from_above
 from sqlclose.search.items import Subset
 from sqlclose.search.lattice_memory import FLOOR_BLOCK, refuse_too_large_lattice
 from sqlclose.search.runners import level_parts, runner_for, second_runner
@@ -54,7 +55,7 @@ TIE = 1e-9  # relative: metric costs this close count as equal (float sums of ed
 class SearchResult:
     shape: tuple[int, ...]  # levels per QI
     satisfying: np.ndarray  # bool over the full lattice
-    evaluated: dict[Node, Evaluated]
+    evaluated: EvaluatedNodes  # a mapping from node to its Evaluated outcome
     nodes_evaluated: int  # nodes whose class histograms were computed, over all subset lattices
     seconds: float
     queries: int = 0  # engine queries that computed them (one per lattice level and batch)
@@ -346,7 +347,7 @@ def _leading_axes(shape: tuple[int, ...], cells: int) -> int:
     return lead
 
 
-def best_node(pool: Sequence[Node], evaluated: dict[Node, Evaluated], by_cost: bool) -> Node:
+def best_node(pool: Sequence[Node], evaluated: Mapping[Node, Evaluated], by_cost: bool) -> Node:
     """The least discernibility (exact integers) or the least metric cost (equal within a relative
     1e-9: float sums of edge weights), then the lower node, then the smaller level tuple."""
     if not by_cost:

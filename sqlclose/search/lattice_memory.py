@@ -2,7 +2,8 @@
 and the refusal of a lattice whose structures cannot fit (before any work, in a dry run too).
 
 Incognito keeps dense arrays with a cell per node — of the full lattice (``FullLattice``'s three
-boolean arrays, ``full_lattice._heights``, the candidates, the masks of the walk from above) and
+boolean arrays, the evaluated nodes' outcomes (``search/evaluated.py``), ``full_lattice._heights``,
+the candidates, the masks of the walk from above) and
 of every QI subset's lattice it walks (candidates, satisfying and decided nodes, the previous size's
 satisfying nodes) — whatever the data. Their size is a product of levels: 20 QIs of 3 levels are
 3.5 G nodes, and the arrays were allocated (26 GiB) before anything was said. Each walk also lists
@@ -10,7 +11,7 @@ its candidate nodes by height (``model.lattice.by_height``, a byte per level), a
 judges as Python tuples: how many depends on what the subsets' walks ruled out in the data, so they
 are counted as if none was (a table every node of each size satisfies makes them all candidates),
 with the walk from above's highest undecided nodes. Not counted here: a level's classes (the
-runners bound them) and the nodes evaluated so far (``FullLattice.evaluated``).
+runners bound them).
 """
 
 from __future__ import annotations
@@ -22,10 +23,13 @@ from collections.abc import Sequence
 from sqlclose.engine.limits import INTERPRETER_BYTES, SEARCH_SHARE, megabytes, search_share
 from sqlclose.errors import EnvironmentFailure
 from sqlclose.model.lattice import BY_HEIGHT_BLOCK, level_type
+from sqlclose.search.evaluated import BYTES_PER_NODE as EVALUATED_BYTES_PER_NODE
 
 # Bytes per full-lattice node: decided, satisfying, perfect (bool), its height (int16), the
-# candidates and the masks of a walk from above (``highest_undecided``: five bool-sized temporaries).
-FULL_BYTES_PER_NODE = 3 + 2 + 1 + 5
+# candidates and the masks of a walk from above (``highest_undecided``: five bool-sized temporaries),
+# and the evaluated nodes' outcomes: deciding the whole lattice may evaluate every node (as a dict
+# of objects they took ~400 B a node, uncounted: docs/performance.md, fifty-third round).
+FULL_BYTES_PER_NODE = 3 + 2 + 1 + 5 + EVALUATED_BYTES_PER_NODE
 # Nodes whose discernibility floor (exploring for the optimum) is computed at once, and the bytes of
 # that block: four float64 arrays and a boolean one (``incognito._rule_out_by_least_discernibility``).
 FLOOR_BLOCK = 2**18
