@@ -294,6 +294,36 @@ def test_sensitive_values_from_cells_are_the_exact_sums_of_the_dense_terms():
         assert l1_closeness_value_of_cells(rows, cols, counts[rows, cols], classes, totals) == l1
 
 
+def test_l1_value_from_cells_is_exact_over_a_large_domain_of_many_magnitudes():
+    """The L1 figure from cells adds each class's absent values as the exact sum of the reference's
+    shares, kept as floats whose sum is exact (``information_loss._partials``). They were made by a
+    Python loop over the values (a fifth of a second a call at 95 k values, most of the release's
+    summary); now by exactly rounded sums of what is left, repeated. Oracle: each class's dense row
+    of all m terms |p − r|, absent values' included, summed by ``math.fsum``, the largest — on 20,000
+    reference counts spread over 38 binary magnitudes (their sum below 2⁵³), whose shares' exact sum
+    is no float: the rounded sum alone would be off."""
+    from sqlclose.utility.information_loss import _partials, l1_closeness_value_of_cells
+
+    rng = np.random.default_rng(53)
+    m, classes = 20_000, 7
+    reference = 2.0 ** rng.integers(0, 38, m) + rng.integers(1, 2**10, m)
+    shares = reference / reference.sum()
+    assert len(_partials(shares)) >= 2  # the case needs the remainder beside the rounded sum
+    counts = np.zeros((classes, m))
+    for c in range(classes):
+        held = rng.choice(m, int(rng.integers(1, 400)), replace=False)
+        counts[c, held] = rng.integers(1, 9, held.size)
+    counts[3] = counts[2]  # tied classes
+    oracle = max(math.fsum(row) for row in np.abs(counts / counts.sum(axis=1, keepdims=True) - shares).tolist())
+    rows, cols = np.nonzero(counts)
+    assert l1_closeness_value_of_cells(rows, cols, counts[rows, cols], classes, reference) == oracle
+    # One class holding the whole table is the table's distribution: 0 by hand, every term 0. Its sum
+    # from cells, Σ (0 − r) + Σ r, is 0 only when Σ r is added exactly (the rounded sum alone left ~1e-17).
+    whole = np.arange(m)
+    assert l1_closeness_value_of_cells(np.zeros(m, dtype=np.int64), whole, reference, 1, reference) == 0.0
+    assert math.isnan(math.fsum(_partials(np.array([0.5, np.nan]))))  # no remainder to chase: it ends
+
+
 def test_lca_of_one_node_against_many_in_a_hierarchy_too_big_to_tabulate():
     """GAA compares C_s's node with every class's node at each merge; in a hierarchy over 2,048 nodes
     (35 k dates of birth) that went through a nodes × levels matrix per merge and made GAA on
