@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -198,16 +199,23 @@ def _utility(doc: dict) -> str:
 
 
 # ---- charts ------------------------------------------------------------------------------------
-def _figure():
-    from sqlclose.utility.charts import pyplot
-
-    return pyplot("the HTML page's charts")
+CHARTS = "the HTML page's charts"
 
 
-def _embed(fig: Any, alt: str) -> str:
+def _drawing() -> AbstractContextManager[Any]:
+    """pyplot with every text drawn as given (a sensitive value holding ``$…$`` is no mathtext),
+    a failure told without quoting what was drawn (``charts.drawing``)."""
+    from sqlclose.utility.charts import drawing
+
+    return drawing(CHARTS)
+
+
+def _embed(plt: Any, fig: Any, alt: str) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    _figure().close(fig)
+    try:
+        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
     data = base64.b64encode(buffer.getvalue()).decode()
     return f"<img class='chart' alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
 
@@ -226,49 +234,51 @@ def _lattice_chart(doc: dict) -> str:
             xs, ys = points[role[node]]
             xs.append(h)
             ys.append((i + 0.5) / len(nodes))
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(9, 3.6))
-    for kind, (xs, ys) in points.items():
-        ax.scatter(xs, ys, s=60 if kind == "chosen" else 14, c=PALETTE[kind], label=kind, zorder=3)
-    ax.set_xlabel("height (sum of levels)")
-    ax.set_yticks([])
-    ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
-    ax.legend(loc="upper left", fontsize=8)
-    return _embed(fig, "lattice with the chosen node")
+    with _drawing() as plt:
+        fig, ax = plt.subplots(figsize=(9, 3.6))
+        for kind, (xs, ys) in points.items():
+            ax.scatter(xs, ys, s=60 if kind == "chosen" else 14, c=PALETTE[kind], label=kind, zorder=3)
+        ax.set_xlabel("height (sum of levels)")
+        ax.set_yticks([])
+        ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
+        ax.legend(loc="upper left", fontsize=8)
+        return _embed(plt, fig, "lattice with the chosen node")
 
 
 def _class_size_chart(sizes: np.ndarray | None, k: int) -> str:
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 3))
     values = np.asarray(sizes if sizes is not None else [])
-    ax.hist(values, bins=min(40, max(5, len(np.unique(values)))), color=PALETTE["minimal"])
-    ax.axvline(k, color=PALETTE["chosen"], linestyle="--", label=f"k = {k}")
-    ax.set_xlabel("class size (rows)")
-    ax.set_ylabel("classes")
-    ax.legend()
-    return _embed(fig, "class sizes against k")
+    with _drawing() as plt:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.hist(values, bins=min(40, max(5, len(np.unique(values)))), color=PALETTE["minimal"])
+        ax.axvline(k, color=PALETTE["chosen"], linestyle="--", label=f"k = {k}")
+        ax.set_xlabel("class size (rows)")
+        ax.set_ylabel("classes")
+        ax.legend()
+        return _embed(plt, fig, "class sizes against k")
 
 
 def _sensitive_charts(name: str, reached: dict, audit: CheckReport) -> str:
+    """The class distances against t and the released distribution of one sensitive column; its
+    values and name are drawn as they are (``_drawing``)."""
     charts = []
-    plt = _figure()
-    if name in audit.class_distances:
-        fig, ax = plt.subplots(figsize=(6, 3))
-        ax.hist(audit.class_distances[name], bins=20, color=PALETTE["satisfying"])
-        ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
-        ax.set_xlabel(f"{reached['distance']} distance of a class from the released table")
-        ax.set_ylabel("classes")
-        ax.legend()
-        charts.append(_embed(fig, f"class distances of {name} against t"))
-    distribution = audit.distributions.get(name, {})
-    if distribution:
-        fig, ax = plt.subplots(figsize=(6, 3))
-        shown = sorted(distribution.items(), key=lambda kv: -kv[1])[:25]
-        ax.bar(range(len(shown)), [v for _, v in shown], color=PALETTE["minimal"])
-        ax.set_xticks(range(len(shown)), [k for k, _ in shown], rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("rows")
-        ax.set_title(f"{name}: the released table's distribution")
-        charts.append(_embed(fig, f"distribution of {name}"))
+    with _drawing() as plt:
+        if name in audit.class_distances:
+            fig, ax = plt.subplots(figsize=(6, 3))
+            ax.hist(audit.class_distances[name], bins=20, color=PALETTE["satisfying"])
+            ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
+            ax.set_xlabel(f"{reached['distance']} distance of a class from the released table")
+            ax.set_ylabel("classes")
+            ax.legend()
+            charts.append(_embed(plt, fig, f"class distances of {name} against t"))
+        distribution = audit.distributions.get(name, {})
+        if distribution:
+            fig, ax = plt.subplots(figsize=(6, 3))
+            shown = sorted(distribution.items(), key=lambda kv: -kv[1])[:25]
+            ax.bar(range(len(shown)), [v for _, v in shown], color=PALETTE["minimal"])
+            ax.set_xticks(range(len(shown)), [k for k, _ in shown], rotation=60, ha="right", fontsize=7)
+            ax.set_ylabel("rows")
+            ax.set_title(f"{name}: the released table's distribution")
+            charts.append(_embed(plt, fig, f"distribution of {name}"))
     return "".join(charts)
 
 
