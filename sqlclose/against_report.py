@@ -304,6 +304,8 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _N
         file = _unchanged_hierarchy(name, hierarchy, notes)
         given["hierarchy"] = {"file": file, "delimiter": hierarchy.get("delimiter", ";")}
     given.update({"distance": entry.get("distance", "equal"), "t": entry.get("t")})
+    if entry.get("null_value") is not None:  # the file's NULLs count as this value, as the release measured them
+        given.update(nulls="value", null_value=entry["null_value"])
     given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
     if "recursive" in entry:
         given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}
