@@ -14,7 +14,7 @@ import html
 import io
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +23,9 @@ from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, read_report
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    from sqlclose.against_report import ReportModels
 
 # What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``).
 PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "utility.discernibility",
@@ -36,10 +39,15 @@ PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generaliza
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
+# Why a sensitive column is measured without its model when neither the spec nor the report's models are given.
+NO_MODEL = ("no model was given for it: give the release's spec (--spec), or the models `sqlclose check --against` "
+            "rebuilds from the report (`against_report.models_from_report`)")
+
+
 def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = None,
-               release_path: Path | None = None) -> Path:
+               release_path: Path | None = None, from_report: ReportModels | None = None) -> Path:
     """Render the page for a release and write it to ``out`` (atomically: temp name, then rename)."""
-    page = render_html(report_path, spec, release_path)
+    page = render_html(report_path, spec, release_path, from_report)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -48,7 +56,12 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
     return out
 
 
-def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None) -> str:
+def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None,
+                from_report: ReportModels | None = None) -> str:
+    """The page's HTML. The sensitive columns are audited with the spec's models, else with those
+    rebuilt from the report (``from_report``, as ``check --against`` rebuilds them); a column with no
+    model is still measured (its attacks, its distribution), and the page says what its class
+    distances need."""
     doc = read_report(Path(report_path), PAGE_FIELDS, PAGE_PRINTS)
     if release_path is None and doc["output"].get("format") == "sql":
         raise InputError(f"{report_path} is the report of a release query ({doc['output']['path']}), which the "
@@ -58,13 +71,26 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
     if not release.exists():  # a file, a Parquet folder, or a DuckDB database holding the table
         raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")
     spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
-    models = dict(spec.sensitive) if spec is not None else None
+    models, unknown, notes = _models(doc, spec, from_report)
     table = doc["output"].get("table") if doc["output"].get("format") == "duckdb" else None
     audit = check(release, list(doc["generalization"]), models, k=doc["privacy"]["k"], table=table)
-    return _page(doc, audit, release)
+    return _page(doc, audit, release, unknown, notes)
 
 
-def _page(doc: dict, audit: CheckReport, release: Path) -> str:
+def _models(doc: dict, spec: Spec | None, from_report: ReportModels | None
+            ) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """The sensitive models the audit measures with, per column without one why, and the notes
+    the models rest on: the spec's; else the report's (``from_report``); else none, each column
+    measured without a model."""
+    if spec is not None:
+        return dict(spec.sensitive), {}, []
+    if from_report is not None:
+        return from_report.models, from_report.unknown, from_report.notes
+    names = list(doc["privacy"]["sensitive"])
+    return dict.fromkeys(names), dict.fromkeys(names, NO_MODEL), []
+
+
+def _page(doc: dict, audit: CheckReport, release: Path, unknown: dict[str, str], notes: list[str]) -> str:
     search = _section("The lattice", _lattice_chart(doc), _lattice_text(doc)) if doc.get("lattice") else \
         _section("GAA", "", _gaa_text(doc))
     parts = [_header(doc, release), search,
@@ -75,9 +101,11 @@ def _page(doc: dict, audit: CheckReport, release: Path) -> str:
                       f"(limit {doc['privacy']['suppression_limit']:.1%}).</p>")]
     for name, reached in doc["privacy"]["sensitive"].items():
         parts.append(_section(f"Sensitive column {html.escape(name)}", _sensitive_charts(name, reached, audit),
-                              _sensitive_text(name, reached, doc)))
+                              _sensitive_text(name, reached, doc) + _unmodelled(name, unknown)))
     parts.append(_section("Attacks on the released file", "", _attacks(audit)))
     parts.append(_section("Utility", "", _utility(doc)))
+    if notes:
+        parts.append(_section("Notes", "", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>"))
     if doc.get("warnings"):
         parts.append(_section("Warnings", "", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in doc["warnings"])
                               + "</ul>"))
@@ -156,6 +184,14 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
             items.append(f"{key}: reached <strong class='privacy-value'>{reached[key]['reached']:.4g}</strong> "
                          f"({params})")
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
+
+
+def _unmodelled(name: str, unknown: dict[str, str]) -> str:
+    """What the page cannot show of a column measured without its model, and why."""
+    if name not in unknown:
+        return ""
+    return (f"<p class='unmodelled'>The class distances of {html.escape(name)} against t (and, for a hierarchy, "
+            f"the similarity attack) are not shown: {html.escape(unknown[name])}.</p>")
 
 
 def _attacks(audit: CheckReport) -> str:
