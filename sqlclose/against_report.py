@@ -89,6 +89,32 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes)
 
 
+@dataclass
+class ReportModels:
+    """The sensitive columns' models as a report records them (``models_from_report``)."""
+
+    models: dict[str, Sensitive | None]  # None: measured without a model (no t judged, no hierarchy)
+    unknown: dict[str, str]  # per column whose model needs the release's spec: why
+    notes: list[str]  # what the models rest on that nothing vouches for (a hierarchy file read as it is now)
+
+
+def models_from_report(doc: dict) -> ReportModels:
+    """Each sensitive column's model rebuilt from the report ``doc``, as ``check --against`` rebuilds
+    it (its distance, t, l and p models, NULL stand-in and the hierarchy file it names), for a reader
+    given no spec (the sign-off page). A column whose model cannot be rebuilt (a hierarchical
+    distance over a hierarchy the report names no file for, or whose file changed) is measured
+    without one, and ``unknown`` says why, instead of the whole audit stopping."""
+    notes = _Notes()
+    models: dict[str, Sensitive | None] = {}
+    unknown: dict[str, str] = {}
+    for name, entry in doc["privacy"]["sensitive"].items():
+        try:
+            models[name] = _model_from_report(name, entry, doc.get("hierarchies", {}).get(name), notes)
+        except InputError as e:
+            models[name], unknown[name] = None, str(e)
+    return ReportModels(models, unknown, notes.as_list())
+
+
 QUERY_DIGEST_NOTE = ("the report's output.sha256 is its release query's (the warehouse made the rows), not this "
                      "file's: the file's bytes were not compared; its columns and every figure it decides were")
 
@@ -304,6 +330,8 @@ def _model_from_report(name: str, entry: dict, hierarchy: dict | None, notes: _N
         file = _unchanged_hierarchy(name, hierarchy, notes)
         given["hierarchy"] = {"file": file, "delimiter": hierarchy.get("delimiter", ";")}
     given.update({"distance": entry.get("distance", "equal"), "t": entry.get("t")})
+    if entry.get("null_value") is not None:  # the file's NULLs count as this value, as the release measured them
+        given.update(nulls="value", null_value=entry["null_value"])
     given.update({key: entry[key]["l"] for key in ("distinct_l", "entropy_l") if key in entry})
     if "recursive" in entry:
         given["recursive"] = {"c": entry["recursive"]["c"], "l": entry["recursive"]["l"]}

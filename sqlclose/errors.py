@@ -74,6 +74,18 @@ class EngineError(SqlcloseError):
         self.cause: BaseException | None = None  # set by ``Engine.wrapped_error``
 
 
+class ChartError(SqlcloseError):
+    """matplotlib failed to draw a chart (a bug). Its own message may quote the text it was drawing
+    (a sensitive value, a label, a source's name), so it is kept in ``cause``, neither in the
+    message nor chained as ``__cause__`` (a job's traceback would print it)."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, cause: BaseException | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
 class SourceDataError(EngineError, InputError):
     """A source file's data could not be read when a pass first read it (text that is not UTF-8,
     a damaged page), or a value of a source's lazily computed column could not be (a Spark

@@ -38,8 +38,16 @@ from sqlclose.model.attributes import (
     values_not_leaves,
 )
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import MAX_DECIMAL_DIGITS, Sensitive, Spec, as_spec, static_hierarchy, validation_problems
+from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
+from sqlclose.model.spec import (
+    MAX_DECIMAL_DIGITS,
+    QuasiIdentifier,
+    Sensitive,
+    Spec,
+    as_spec,
+    static_hierarchy,
+    validation_problems,
+)
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import open_source, path_format, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
@@ -93,6 +101,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     array the report keeps (sizes, and the distances t is judged by).
     """
     hierarchies = {}
+    tops: dict[str, str | None] = {}  # a rule's top label, from the spec alone (None: the input's codes tell it)
     reading: FileRead | None = None  # how the reference is read, when the spec says (its [source])
     drop: tuple[str, ...] = ()  # the spec's columns whose NULL rows nulls = "drop" takes out of the reference
     declared: dict[str, str] = {}  # the spec's [source] types of its sensitive columns, for the checked CSV too
@@ -107,6 +116,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
                 made.close()
         hierarchies = {name: static_hierarchy(s, name) for name, s in spec.quasi_identifiers.items()
                        if s.kind in ("file", "tree", "hierarchy")}  # rule hierarchies need the input's values
+        tops = {name: rule_top(s) for name, s in spec.quasi_identifiers.items() if name not in hierarchies}
         quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
         sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
         k = k if k is not None else spec.k
@@ -143,12 +153,25 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
             if ref is not None:
                 relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
-            shares = utility.value_shares(engine, relation, qi, hierarchies, ref)
+            shares = utility.value_shares(engine, relation, qi, hierarchies, ref, tops)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
             return audit
         finally:
             if given is None:
                 engine.close()
+
+
+def rule_top(s: QuasiIdentifier) -> str | None:
+    """The top label of a rule's hierarchy, as the spec alone gives it: ``*`` for bands and dates; for
+    a mask with a declared ``length``, the code wholly masked when its last step masks every
+    character (``*****``), else a top of its own, ``*`` (``hierarchy.mask_hierarchy``). None for a
+    mask without ``length``: its top depends on the codes' length, which only the input tells."""
+    if s.kind != "mask":
+        return TOP_LABEL
+    steps = s.mask_steps
+    if s.length is None or steps is None:
+        return None
+    return s.mask_char * s.length if steps[-1] == s.length else TOP_LABEL
 
 
 def spec_reading(spec: Spec | None) -> FileRead | None:

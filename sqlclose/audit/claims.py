@@ -102,7 +102,7 @@ _FIGURES: dict[str, str] = {
     "classes": "count", "privacy.suppression_limit": "number",
     "privacy.sensitive.*.distance": "string", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
     "privacy.sensitive.*.max_emd": "number", "privacy.sensitive.*.max_distance": "number",
-    "privacy.sensitive.*.withheld": "string",
+    "privacy.sensitive.*.withheld": "string", "privacy.sensitive.*.null_value": "string",
     **{f"privacy.sensitive.*.{model}": "object" for model in L_AND_P_MODELS},
     **{f"privacy.sensitive.*.{model}.{key}": "number" for model in L_AND_P_MODELS
        for key in ("l", "c", "p", "reached")},

@@ -12,8 +12,9 @@ from __future__ import annotations
 import base64
 import html
 import io
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, read_report
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
+
+if TYPE_CHECKING:
+    from sqlclose.against_report import ReportModels
 
 # What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``).
 PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "utility.discernibility",
@@ -35,10 +39,15 @@ PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generaliza
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
+# Why a sensitive column is measured without its model when neither the spec nor the report's models are given.
+NO_MODEL = ("no model was given for it: give the release's spec (--spec), or the models `sqlclose check --against` "
+            "rebuilds from the report (`against_report.models_from_report`)")
+
+
 def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = None,
-               release_path: Path | None = None) -> Path:
+               release_path: Path | None = None, from_report: ReportModels | None = None) -> Path:
     """Render the page for a release and write it to ``out`` (atomically: temp name, then rename)."""
-    page = render_html(report_path, spec, release_path)
+    page = render_html(report_path, spec, release_path, from_report)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -47,7 +56,12 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
     return out
 
 
-def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None) -> str:
+def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None,
+                from_report: ReportModels | None = None) -> str:
+    """The page's HTML. The sensitive columns are audited with the spec's models, else with those
+    rebuilt from the report (``from_report``, as ``check --against`` rebuilds them); a column with no
+    model is still measured (its attacks, its distribution), and the page says what its class
+    distances need."""
     doc = read_report(Path(report_path), PAGE_FIELDS, PAGE_PRINTS)
     if release_path is None and doc["output"].get("format") == "sql":
         raise InputError(f"{report_path} is the report of a release query ({doc['output']['path']}), which the "
@@ -57,13 +71,26 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
     if not release.exists():  # a file, a Parquet folder, or a DuckDB database holding the table
         raise InputError(f"the release {release} named by {report_path} does not exist; pass it explicitly")
     spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
-    models = dict(spec.sensitive) if spec is not None else None
+    models, unknown, notes = _models(doc, spec, from_report)
     table = doc["output"].get("table") if doc["output"].get("format") == "duckdb" else None
     audit = check(release, list(doc["generalization"]), models, k=doc["privacy"]["k"], table=table)
-    return _page(doc, audit, release)
+    return _page(doc, audit, release, unknown, notes)
 
 
-def _page(doc: dict, audit: CheckReport, release: Path) -> str:
+def _models(doc: dict, spec: Spec | None, from_report: ReportModels | None
+            ) -> tuple[dict[str, Any], dict[str, str], list[str]]:
+    """The sensitive models the audit measures with, per column without one why, and the notes
+    the models rest on: the spec's; else the report's (``from_report``); else none, each column
+    measured without a model."""
+    if spec is not None:
+        return dict(spec.sensitive), {}, []
+    if from_report is not None:
+        return from_report.models, from_report.unknown, from_report.notes
+    names = list(doc["privacy"]["sensitive"])
+    return dict.fromkeys(names), dict.fromkeys(names, NO_MODEL), []
+
+
+def _page(doc: dict, audit: CheckReport, release: Path, unknown: dict[str, str], notes: list[str]) -> str:
     search = _section("The lattice", _lattice_chart(doc), _lattice_text(doc)) if doc.get("lattice") else \
         _section("GAA", "", _gaa_text(doc))
     parts = [_header(doc, release), search,
@@ -74,9 +101,11 @@ def _page(doc: dict, audit: CheckReport, release: Path) -> str:
                       f"(limit {doc['privacy']['suppression_limit']:.1%}).</p>")]
     for name, reached in doc["privacy"]["sensitive"].items():
         parts.append(_section(f"Sensitive column {html.escape(name)}", _sensitive_charts(name, reached, audit),
-                              _sensitive_text(name, reached, doc)))
+                              _sensitive_text(name, reached, doc) + _unmodelled(name, unknown)))
     parts.append(_section("Attacks on the released file", "", _attacks(audit)))
     parts.append(_section("Utility", "", _utility(doc)))
+    if notes:
+        parts.append(_section("Notes", "", "<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>"))
     if doc.get("warnings"):
         parts.append(_section("Warnings", "", "<ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in doc["warnings"])
                               + "</ul>"))
@@ -157,6 +186,14 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
 
 
+def _unmodelled(name: str, unknown: dict[str, str]) -> str:
+    """What the page cannot show of a column measured without its model, and why."""
+    if name not in unknown:
+        return ""
+    return (f"<p class='unmodelled'>The class distances of {html.escape(name)} against t (and, for a hierarchy, "
+            f"the similarity attack) are not shown: {html.escape(unknown[name])}.</p>")
+
+
 def _attacks(audit: CheckReport) -> str:
     rows = []
     for name, entry in audit.data["sensitive"].items():
@@ -198,16 +235,23 @@ def _utility(doc: dict) -> str:
 
 
 # ---- charts ------------------------------------------------------------------------------------
-def _figure():
-    from sqlclose.utility.charts import pyplot
-
-    return pyplot("the HTML page's charts")
+CHARTS = "the HTML page's charts"
 
 
-def _embed(fig: Any, alt: str) -> str:
+def _drawing() -> AbstractContextManager[Any]:
+    """pyplot with every text drawn as given (a sensitive value holding ``$…$`` is no mathtext),
+    a failure told without quoting what was drawn (``charts.drawing``)."""
+    from sqlclose.utility.charts import drawing
+
+    return drawing(CHARTS)
+
+
+def _embed(plt: Any, fig: Any, alt: str) -> str:
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    _figure().close(fig)
+    try:
+        fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
     data = base64.b64encode(buffer.getvalue()).decode()
     return f"<img class='chart' alt='{html.escape(alt)}' src='data:image/png;base64,{data}'>"
 
@@ -226,49 +270,51 @@ def _lattice_chart(doc: dict) -> str:
             xs, ys = points[role[node]]
             xs.append(h)
             ys.append((i + 0.5) / len(nodes))
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(9, 3.6))
-    for kind, (xs, ys) in points.items():
-        ax.scatter(xs, ys, s=60 if kind == "chosen" else 14, c=PALETTE[kind], label=kind, zorder=3)
-    ax.set_xlabel("height (sum of levels)")
-    ax.set_yticks([])
-    ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
-    ax.legend(loc="upper left", fontsize=8)
-    return _embed(fig, "lattice with the chosen node")
+    with _drawing() as plt:
+        fig, ax = plt.subplots(figsize=(9, 3.6))
+        for kind, (xs, ys) in points.items():
+            ax.scatter(xs, ys, s=60 if kind == "chosen" else 14, c=PALETTE[kind], label=kind, zorder=3)
+        ax.set_xlabel("height (sum of levels)")
+        ax.set_yticks([])
+        ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
+        ax.legend(loc="upper left", fontsize=8)
+        return _embed(plt, fig, "lattice with the chosen node")
 
 
 def _class_size_chart(sizes: np.ndarray | None, k: int) -> str:
-    plt = _figure()
-    fig, ax = plt.subplots(figsize=(6, 3))
     values = np.asarray(sizes if sizes is not None else [])
-    ax.hist(values, bins=min(40, max(5, len(np.unique(values)))), color=PALETTE["minimal"])
-    ax.axvline(k, color=PALETTE["chosen"], linestyle="--", label=f"k = {k}")
-    ax.set_xlabel("class size (rows)")
-    ax.set_ylabel("classes")
-    ax.legend()
-    return _embed(fig, "class sizes against k")
+    with _drawing() as plt:
+        fig, ax = plt.subplots(figsize=(6, 3))
+        ax.hist(values, bins=min(40, max(5, len(np.unique(values)))), color=PALETTE["minimal"])
+        ax.axvline(k, color=PALETTE["chosen"], linestyle="--", label=f"k = {k}")
+        ax.set_xlabel("class size (rows)")
+        ax.set_ylabel("classes")
+        ax.legend()
+        return _embed(plt, fig, "class sizes against k")
 
 
 def _sensitive_charts(name: str, reached: dict, audit: CheckReport) -> str:
+    """The class distances against t and the released distribution of one sensitive column; its
+    values and name are drawn as they are (``_drawing``)."""
     charts = []
-    plt = _figure()
-    if name in audit.class_distances:
-        fig, ax = plt.subplots(figsize=(6, 3))
-        ax.hist(audit.class_distances[name], bins=20, color=PALETTE["satisfying"])
-        ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
-        ax.set_xlabel(f"{reached['distance']} distance of a class from the released table")
-        ax.set_ylabel("classes")
-        ax.legend()
-        charts.append(_embed(fig, f"class distances of {name} against t"))
-    distribution = audit.distributions.get(name, {})
-    if distribution:
-        fig, ax = plt.subplots(figsize=(6, 3))
-        shown = sorted(distribution.items(), key=lambda kv: -kv[1])[:25]
-        ax.bar(range(len(shown)), [v for _, v in shown], color=PALETTE["minimal"])
-        ax.set_xticks(range(len(shown)), [k for k, _ in shown], rotation=60, ha="right", fontsize=7)
-        ax.set_ylabel("rows")
-        ax.set_title(f"{name}: the released table's distribution")
-        charts.append(_embed(fig, f"distribution of {name}"))
+    with _drawing() as plt:
+        if name in audit.class_distances:
+            fig, ax = plt.subplots(figsize=(6, 3))
+            ax.hist(audit.class_distances[name], bins=20, color=PALETTE["satisfying"])
+            ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
+            ax.set_xlabel(f"{reached['distance']} distance of a class from the released table")
+            ax.set_ylabel("classes")
+            ax.legend()
+            charts.append(_embed(plt, fig, f"class distances of {name} against t"))
+        distribution = audit.distributions.get(name, {})
+        if distribution:
+            fig, ax = plt.subplots(figsize=(6, 3))
+            shown = sorted(distribution.items(), key=lambda kv: -kv[1])[:25]
+            ax.bar(range(len(shown)), [v for _, v in shown], color=PALETTE["minimal"])
+            ax.set_xticks(range(len(shown)), [k for k, _ in shown], rotation=60, ha="right", fontsize=7)
+            ax.set_ylabel("rows")
+            ax.set_title(f"{name}: the released table's distribution")
+            charts.append(_embed(plt, fig, f"distribution of {name}"))
     return "".join(charts)
 
 

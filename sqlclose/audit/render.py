@@ -56,8 +56,12 @@ def _line(label: str, entry: dict) -> str:
     return text
 
 
-def _percent(value: float | None) -> str:
-    return "unknown (give the spec's file hierarchy or --reference)" if value is None else f"{value:.1f} %"
+def _percent(value: float | None, unknown: str = "give the spec's file hierarchy or --reference") -> str:
+    return f"unknown ({unknown})" if value is None else f"{value:.1f} %"
+
+
+# A root share is unknown only for a mask whose top the input's codes tell: its length is not declared.
+ROOT_UNKNOWN = "a mask without a declared length: its top is as long as the input's codes; declare length in the spec"
 
 
 def _utility_lines(u: dict | None) -> list[str]:
@@ -65,7 +69,7 @@ def _utility_lines(u: dict | None) -> list[str]:
     if not u:
         return []
     lines = [f"utility: values generalized {_percent(u.get('generalized_percent'))}, at the root "
-             f"{_percent(u.get('root_percent'))}"]
+             f"{_percent(u.get('root_percent'), ROOT_UNKNOWN)}"]
     for name, s in u.get("sensitive", {}).items():
         lines.append(f"  {name}: l-diversity value (least exp(entropy)) {s['l_diversity']:.3f}; L1 closeness "
                      f"(largest Σ|p - q|, not halved) {s['l1_closeness']:.4f}")

@@ -4,7 +4,8 @@ section 4.1), for ``sqlclose check``.
 Computable from the file: per sensitive column, the paper's l-diversity value (least
 exp(entropy) of a class) and L1 t-closeness value (largest Σ|p_class − p_reference|, not halved;
 the reference is the file itself unless ``--reference`` gives the input); per quasi-identifier,
-the share of values at the root (the hierarchy's top label) and, when the leaves are known (a
+the share of values at the root (the hierarchy's top label: a rule's as its spec gives it, a mask's
+``*****`` given its declared length; unknown for a mask without one) and, when the leaves are known (a
 file or tree hierarchy from the spec, or the reference's values of the column), the share of
 values generalized (not a leaf). The alterations need each record's original value: they are
 not computed here; ``check --against REPORT`` prints the report's.
@@ -12,7 +13,7 @@ not computed here; ``check --against REPORT`` prints the report's.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlglot import exp
 
@@ -23,12 +24,15 @@ from sqlclose.sql import queries as q
 
 
 def value_shares(engine: Engine, relation: exp.Expression, qi: Sequence[str], hierarchies: dict[str, Hierarchy],
-                 reference: exp.Expression | None) -> dict[str, dict]:
-    """Per QI column: % of values at the root and, when the leaves are known, % generalized."""
+                 reference: exp.Expression | None, tops: Mapping[str, str | None] | None = None) -> dict[str, dict]:
+    """Per QI column: % of values at the root and, when the leaves are known, % generalized. The
+    root is the top label of the column's hierarchy, else its ``tops`` entry (a rule's top from the
+    spec; None: not known, and neither is the share), else ``*``."""
     out = {}
+    tops = tops or {}
     for name in qi:
         h = hierarchies.get(name)
-        top = h.labels(h.levels - 1)[0] if h is not None else TOP_LABEL
+        top = h.labels(h.levels - 1)[0] if h is not None else tops.get(name, TOP_LABEL)
         leaves = _leaves(engine, h, name, reference)
         params = q.Params()
         query = q.value_shares(relation, name, params, top, leaves[0] if leaves else None)
@@ -36,7 +40,7 @@ def value_shares(engine: Engine, relation: exp.Expression, qi: Sequence[str], hi
         if leaves and leaves[1]:
             engine.unregister(leaves[1])
         rows, at_root, leaf = (int(counts.get(key) or 0) for key in ("rows", "at_root", "leaves"))
-        out[name] = {"root_percent": 100.0 * at_root / rows if rows else None,
+        out[name] = {"root_percent": 100.0 * at_root / rows if rows and top is not None else None,
                      "generalized_percent": 100.0 * (rows - leaf) / rows if rows and leaves else None}
     return out
 

@@ -16,7 +16,8 @@ from sqlclose.cli.common import CONTEXT, guarded, verbose_option
 @click.option("--html", "html_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the page.")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="The release's spec (hierarchies for hierarchical distances and the similarity audit).")
+              help="The release's spec (hierarchies for hierarchical distances and the similarity audit); "
+                   "without it the sensitive columns' models are rebuilt from the report, as check --against does.")
 @click.option("--release", "release_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The released file (default: the report's output.path).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing page (never a file the release was made from).")
@@ -32,7 +33,7 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     that is not a report is bad input (exit 2); a release that no longer matches its report's digest
     (edited, replaced, or another file given with --release) gets no page (exit 4), nor does a
     table exported from the warehouse whose figures are not its report's."""
-    from sqlclose.against_report import refuse_changed_release
+    from sqlclose.against_report import models_from_report, refuse_changed_release
     from sqlclose.audit.claims import read_report
     from sqlclose.audit.html import PAGE_FIELDS, PAGE_PRINTS, write_html
     from sqlclose.release.files import refuse_page_target
@@ -41,7 +42,10 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
     refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"], spec_path)
-    out = write_html(report_path, html_path, spec_path, release_path)
+    # Without the spec, the models check --against rebuilds from the report: its sensitive columns
+    # were left unmeasured, and the page's attack table stood empty, as if nothing were exposed.
+    rebuilt = models_from_report(doc) if spec_path is None else None
+    out = write_html(report_path, html_path, spec_path, release_path, rebuilt)
     click.echo(f"wrote {out}")
 
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "7.1"
+SCHEMA_VERSION = "7.2"
 
 
 class _Model(BaseModel):
@@ -99,6 +99,10 @@ class SensitiveReached(_Model):
     entropy_l: dict[str, Any] | None = Field(None, description="{l, reached}: smallest exp(entropy) of a class.")
     recursive: dict[str, Any] | None = Field(None, description="{c, l, reached}: largest r1 / (r_l + … + r_m).")
     p: dict[str, Any] | None = Field(None, description="{p, reached}: p-sensitivity, fewest distinct values.")
+    null_value: str | None = Field(None, description="The value a NULL of this column counts as (the spec's "
+                                   "null_value under nulls = \"value\"; the file holds NULL), with which every "
+                                   "figure above was measured; absent under another NULL policy. Spec text, given "
+                                   "whether or not the input held a NULL.")
 
     @model_serializer(mode="wrap")
     def _asked_only(self, handler: Any) -> dict[str, Any]:
@@ -280,16 +284,20 @@ AGAINST_THE_INPUT = ("the largest distance from the input's distribution is with
                      "against the released table's own distribution")
 
 
-def published_privacy(privacy: dict, suppressed_rows: int) -> dict:
+def published_privacy(privacy: dict, suppressed_rows: int, stand_ins: dict[str, str] | None = None) -> dict:
     """The privacy section as a report may publish it. With rows suppressed, no distance against the
     input's distribution: it holds their values (a suppressed row's flu or ulcer moved ``max_emd``,
     the release the same byte for byte). With none, the release holds every row: it is the
-    release's own distribution, and the figure stands."""
-    if not suppressed_rows:
-        return privacy
-    sensitive = {name: {**{k: v for k, v in entry.items() if k not in ("max_emd", "max_distance")},
-                        "withheld": AGAINST_THE_INPUT} if "t" in entry else entry
+    release's own distribution, and the figure stands. ``stand_ins``: per sensitive column under
+    nulls = "value", the value its NULLs count as (spec text), which ``check --against`` measures
+    the file's NULLs as (a hierarchical column's NULL is no leaf of its hierarchy otherwise)."""
+    stand_ins = stand_ins or {}
+    sensitive = {name: {**entry, **({"null_value": stand_ins[name]} if name in stand_ins else {})}
                  for name, entry in privacy["sensitive"].items()}
+    if suppressed_rows:
+        sensitive = {name: {**{k: v for k, v in entry.items() if k not in ("max_emd", "max_distance")},
+                            "withheld": AGAINST_THE_INPUT} if "t" in entry else entry
+                     for name, entry in sensitive.items()}
     return {**privacy, "sensitive": sensitive}
 
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlclose.errors import EnvironmentFailure
+from sqlclose.errors import ChartError, EnvironmentFailure, SqlcloseError
 
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
 LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
@@ -25,6 +25,10 @@ MARGIN_PIXELS = 16  # kept clear of text at the image's sides
 TITLE_PIXELS = 600  # a title is centred over the axes, not the image: wrapped well inside its width
 TITLE_FONT, LABEL_FONT, LEGEND_FONT = "large", "medium", "small"  # matplotlib's sizes for them
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h")
+# Every text sqlclose draws comes from data or names (a sensitive value, a label, a source's file
+# name): drawn as given. matplotlib reads "$…$" as mathtext by default (``patient $HIV_positive^$``
+# failed the page, quoting the value; ``$0-$10k`` was drawn as italic ``0−10k``).
+LITERAL_TEXT = {"text.parse_math": False, "text.usetex": False}
 
 Curve = tuple[Sequence[float], Sequence[float]]
 
@@ -59,6 +63,26 @@ def pyplot(needed_by: str = "charts") -> Any:
     return plt
 
 
+@contextmanager
+def drawing(needed_by: str = "charts") -> Iterator[Any]:
+    """pyplot (``pyplot(needed_by)``) with every text drawn literally (``LITERAL_TEXT``), set for
+    sqlclose's figures alone: ``rc_context`` gives the caller's matplotlib its settings back after.
+    Draw and save the figures inside it: tick labels are made when the figure is drawn. A failure
+    of matplotlib is a ``ChartError`` naming the charts and the error's kind, never its message,
+    which may quote the text drawn (a sensitive value)."""
+    plt = pyplot(needed_by)
+    import matplotlib
+
+    try:
+        with matplotlib.rc_context(LITERAL_TEXT):
+            yield plt
+    except (SqlcloseError, OSError, MemoryError):  # told as they are: a full disk is the environment's
+        raise
+    except Exception as e:
+        raise ChartError(f"matplotlib failed while drawing {needed_by} ({type(e).__name__}; its message is not "
+                         "shown, as it may quote a value drawn): a bug, please report it", e) from None
+
+
 def wide_range(xs: Sequence[float]) -> bool:
     """Whether an x range deserves a log scale: all positive and spanning more than 20×."""
     values = [float(x) for x in xs]
@@ -81,9 +105,14 @@ def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xla
     label too wide to sit inside the plot (curves drawn together: ``S1 = S2 = …``), put the legend
     below the plot, in as many columns as fit and labels wrapped to them, on an image 20 pixels
     taller per legend line. ``log_x=None`` picks a log scale when the x values span more than 20×."""
-    plt = pyplot()
-    path = Path(path)
-    curves = same_curves_merged(curves)
+    with drawing() as plt:
+        return _line_chart(plt, Path(path), same_curves_merged(curves), title=title, xlabel=xlabel,
+                           ylabel=ylabel, log_x=log_x, legend_title=legend_title)
+
+
+def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str, xlabel: str, ylabel: str,
+                log_x: bool | None, legend_title: str | None) -> Path:
+    """``line_chart``'s drawing, inside ``drawing``."""
     every_x = [x for xs, _ in curves.values() for x in xs]
     fits = _text_fitter()
     inside = len(curves) <= LEGEND_INSIDE and all(fits.width(label, LEGEND_FONT) <= LEGEND_INSIDE_PIXELS
