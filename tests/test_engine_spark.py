@@ -7,6 +7,8 @@ nodes, the summary (classes, suppression, privacy values, utility) and the relea
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from pathlib import Path
 
 import pyarrow as pa
@@ -214,6 +216,47 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
         query, params = release._query()
         release.problem.engine.copy_to_parquet(query, tmp_path / "duck.parquet", params)
         assert recheck(release.problem, tmp_path / "duck.parquet") == found
+
+
+# Per class of a hand-made table (input = release: g0 x x y, g1 y z, g2 w; Q = x 2/6, y 2/6, z 1/6,
+# w 1/6; tree {x, y} under A, {z, w} under B, H = 2), each distance worked by hand:
+#   equal    g0 ½(1/3 + 0 + 1/6 + 1/6) = 1/3, g1 ½(1/6 + 1/3 + 1/3 + 1/6) = 1/2, g2 ½(5/6 + 5/6) = 5/6;
+#   KL       g0 2/3 ln 2, g1 ½ ln 3/2 + ½ ln 3, g2 ln 6;
+#   hierarchical g0 root min(1/3, 1/3) = 1/3; g1 A ½·1/6 + B ½·1/6 + root 1/6 = 1/3; g2 B ½·1/6 + root 2/3 = 3/4.
+_BY_HAND = {"equal": (Fraction(5, 6), 0.6), "variational": (Fraction(5, 6), 0.6),
+            "hierarchical": (Fraction(3, 4), 0.5), "kl": (math.log(6), 1.0)}
+
+
+@pytest.mark.parametrize("distance", sorted(_BY_HAND))
+@pytest.mark.parametrize("judged", ["on a local copy", "on Spark"])
+def test_the_rechecks_from_each_class_values_on_spark(spark, distance: str, judged: str, monkeypatch, judges) -> None:
+    """fxT: the equal, variational, KL and hierarchical re-checks read each class's own values in
+    whole counts (DECIMAL(38, 0)), no longer every class against every value. On Spark, its
+    grouped file judged on a local copy or on Spark itself, the worst class is the hand-worked
+    figure above (the exact fraction rounded once; KL, a logarithm, within 1e-12), and one class
+    of three fails t."""
+    from sqlclose.model.hierarchy import Hierarchy
+    from sqlclose.release import verify_local
+    from sqlclose.release.verify_sql import WrittenQI, WrittenSensitive, measure_file
+
+    if judged == "on Spark":
+        monkeypatch.setattr(verify_local, "GROUPED_MAX_BYTES", 0)
+    rows = [("g0", "x"), ("g0", "x"), ("g0", "y"), ("g1", "y"), ("g1", "z"), ("g2", "w")]
+    name = spark.temp_name("classes")
+    spark.register(name, pa.table({"g": [g for g, _ in rows], "s": [v for _, v in rows]}))
+    tree = Hierarchy.from_rows([("x", "A", "*"), ("y", "A", "*"), ("z", "B", "*"), ("w", "B", "*")])
+    expected, t = _BY_HAND[distance]
+    spec = Sensitive(distance=distance, t=t, **({"hierarchy": tree} if distance == "hierarchical" else {}))
+    found = measure_file(spark, q.table(name), q.table(name), 1,
+                         [WrittenQI("g", Hierarchy.from_rows([("g0", "*"), ("g1", "*"), ("g2", "*")]))],
+                         [WrittenSensitive("s", spec, tree)])
+    model = next(m for m in found.models if m.model == "t-closeness")
+    if distance == "kl":
+        assert model.reached == pytest.approx(expected, rel=1e-12)
+    else:
+        assert model.reached == float(expected)
+    assert model.failing == 1
+    assert judges == [judged == "on a local copy"]
 
 
 def test_a_release_of_doubles_rechecks_on_a_local_copy_as_spark_prints_them(spark, tmp_path: Path, judges) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 import numpy as np
@@ -383,6 +384,194 @@ def test_ordered_recheck_of_classes_holding_few_of_many_values_is_exact():
     worst = max(by_hand(0), by_hand(classes - 1), by_hand(classes // 2))
     model = next(m for m in result.models if m.model == "t-closeness")
     assert model.reached == pytest.approx(float(worst), rel=1e-12)
+
+
+# ---------------------------------------------------------------------- equal, KL, hierarchical from own values
+
+
+def grouped_counts(path) -> tuple[dict[str, Counter], Counter]:
+    """The oracle's tally: a plain GROUP BY over a written Parquet file, on a DuckDB of its own —
+    per class its counts of each sensitive value (as text, NULL as None), and the file's counts."""
+    import duckdb
+
+    per: dict[str, Counter] = defaultdict(Counter)
+    whole: Counter = Counter()
+    with duckdb.connect() as con:
+        for g, v, n in con.execute("SELECT g, CAST(s AS VARCHAR), COUNT(*) FROM read_parquet(?) GROUP BY ALL",
+                                   [str(path)]).fetchall():
+            per[g][v] += n
+            whole[v] += n
+    return dict(per), whole
+
+
+def exact_equal(counts: Counter, reference: Counter) -> Fraction:
+    """Equal-distance EMD as written: ½ Σ |p − q| over every value of the input's domain."""
+    size, total = sum(counts.values()), sum(reference.values())
+    return sum((abs(Fraction(counts[v], size) - Fraction(n, total)) for v, n in reference.items()), Fraction(0)) / 2
+
+
+def precise_kl(counts: Counter, reference: Counter) -> Decimal:
+    """KL(p ‖ q) = Σ over the class's values of p ln(p / q), in 50-digit decimals (no float)."""
+    size, total = sum(counts.values()), sum(reference.values())
+    with localcontext() as ctx:
+        ctx.prec = 50
+        return sum((Decimal(c) / size * (Decimal(c * total) / Decimal(reference[v] * size)).ln()
+                    for v, c in counts.items()), Decimal(0))
+
+
+def exact_hierarchical(counts: Counter, reference: Counter, hierarchy: Hierarchy) -> Fraction:
+    """Li et al.'s hierarchical EMD walking every internal node of the tree: extra(N) = Σ (p − q)
+    over N's leaves; cost(N) = height(N) / H · min(Σ positive extras, −Σ negative extras) of N's
+    children; D = Σ costs. In Fractions."""
+    size, total = sum(counts.values()), sum(reference.values())
+    height = hierarchy.height
+    extra: dict[tuple[int, str], Fraction] = defaultdict(Fraction)
+    children: dict[tuple[int, str], set] = defaultdict(set)
+    for row in hierarchy.rows:
+        share = Fraction(counts[row[0]], size) - Fraction(reference[row[0]], total)
+        for level in range(height + 1):
+            extra[level, row[level]] += share
+            if level < height:
+                children[level + 1, row[level + 1]].add((level, row[level]))
+    cost = Fraction(0)
+    for (level, _), kids in children.items():
+        positive = sum((extra[k] for k in kids if extra[k] > 0), Fraction(0))
+        negative = sum((-extra[k] for k in kids if extra[k] < 0), Fraction(0))
+        cost += Fraction(level, height) * min(positive, negative)
+    return cost
+
+
+def measured_from_files(tmp_path, source: pa.Table, kept: set[str], spec: Sensitive,
+                        hierarchy: Hierarchy | None = None):
+    """The release keeps the classes ``kept`` of ``source``; both are written as Parquet and read
+    back, and ``measure_file`` judges the written file. Returns its t-closeness result and the
+    oracle's tallies (a plain GROUP BY of each file)."""
+    import pyarrow.parquet as papq
+
+    papq.write_table(source, tmp_path / "input.parquet")
+    papq.write_table(source.filter(pa.array([g in kept for g in source["g"].to_pylist()])),
+                     tmp_path / "written.parquet")
+    classes = sorted(set(source["g"].to_pylist()))
+    qi = Hierarchy.from_rows([(g, "*") for g in classes])
+    engine = DuckDBEngine()
+    try:
+        result = measure_file(engine, table_ref(engine, "written", papq.read_table(tmp_path / "written.parquet")),
+                              table_ref(engine, "input", papq.read_table(tmp_path / "input.parquet")), 1,
+                              [WrittenQI("g", qi)], [WrittenSensitive("s", spec, hierarchy)])
+    finally:
+        engine.close()
+    per, _ = grouped_counts(tmp_path / "written.parquet")
+    _, reference = grouped_counts(tmp_path / "input.parquet")
+    return next(m for m in result.models if m.model == "t-closeness"), per, reference
+
+
+def skewed_source(rng: np.random.Generator, values: list, nulls: bool = False) -> pa.Table:
+    """Up to 8 classes over random subsets of ``values`` (so classes hold values others lack), one
+    class holding a single value; ``nulls``: some sensitive values NULL."""
+    rows = random_rows(rng, values) + [("solo", values[int(rng.integers(len(values)))])] * int(rng.integers(1, 4))
+    if nulls:
+        rows = [(g, None if rng.random() < 0.2 else v) for g, v in rows]
+    return pa.table({"g": [r[0] for r in rows], "s": [r[1] for r in rows]},
+                    schema=pa.schema([("g", pa.string()), ("s", pa.string())]))
+
+
+def kept_classes(source: pa.Table) -> set[str]:
+    """Every class but one (as suppression removes it; Q stays the input's), the one-valued class kept."""
+    classes = sorted(set(source["g"].to_pylist()) - {"solo"})
+    return set(classes[1:]) | {"solo"}
+
+
+@pytest.mark.parametrize("distance", ["equal", "variational"])
+@pytest.mark.parametrize("nulls", [False, True], ids=["no NULLs", "NULL as a value"])
+def test_equal_recheck_is_the_exact_fraction_rounded_once(tmp_path, distance, nulls):
+    """The re-check's equal (and variational) distance crossed every class with every value of the
+    domain (fxT: minutes on 100 k values); it now sums whole counts over each class's own values,
+    ½ (Σ |c N − n s| + s (N − Σ n)) / (s N), divided once. Oracle: ½ Σ |p − q| over the whole
+    domain in Fractions from a plain GROUP BY of the written and the input file: the figure must
+    be that Fraction rounded to a float, to the last bit, and fail exactly where it exceeds t."""
+    rng = np.random.default_rng([SEED, 53, nulls])
+    spec_nulls = {"nulls": "value", "null_value": "NA"} if nulls else {}
+    for _ in range(6):
+        values = [f"v{i}" for i in range(int(rng.integers(1, 40)))]
+        source = skewed_source(rng, values, nulls)
+        t = 0.3
+        model, per, reference = measured_from_files(tmp_path, source, kept_classes(source),
+                                                    Sensitive(distance=distance, t=t, **spec_nulls))
+        exact = {g: exact_equal(c, reference) for g, c in per.items()}
+        assert model.reached == float(max(exact.values()))
+        assert model.failing == sum(float(d) > t + 1e-12 for d in exact.values())
+
+
+@pytest.mark.parametrize("nulls", [False, True], ids=["no NULLs", "NULL as a value"])
+def test_kl_recheck_from_each_class_values_matches_the_definition(tmp_path, nulls):
+    """The re-check's KL crossed every class with every value (fxT); it now reads each class's own
+    values, Σ (c / s) ln(c N / (n s)), each ratio made from whole counts. Oracle: Σ p ln(p / q) over
+    a plain GROUP BY of the written and the input file in 50-digit decimals; a logarithm is no
+    fraction, so within 1e-12 relative."""
+    rng = np.random.default_rng([SEED, 54, nulls])
+    spec_nulls = {"nulls": "value", "null_value": "NA"} if nulls else {}
+    for _ in range(6):
+        values = [f"v{i}" for i in range(int(rng.integers(1, 40)))]
+        source = skewed_source(rng, values, nulls)
+        model, per, reference = measured_from_files(tmp_path, source, kept_classes(source),
+                                                    Sensitive(distance="kl", t=0.4, **spec_nulls))
+        precise = {g: precise_kl(c, reference) for g, c in per.items()}
+        assert model.reached == pytest.approx(float(max(precise.values())), rel=1e-12, abs=1e-15)
+        assert model.failing == sum(d > Decimal("0.4") + Decimal("1e-12") for d in precise.values())
+
+
+def test_hierarchical_recheck_is_the_exact_fraction_rounded_once(tmp_path):
+    """The re-check's hierarchical EMD joined every class with every leaf (fxT); it now reads each
+    class's own leaves and their ancestors: a node no leaf of the class is under has extra −Q(N) ≤ 0,
+    so a parent's min(pos, neg) is pos − max(extra(parent), 0), pos from the class's nodes alone.
+    Oracle: Li et al.'s formula over every node of the tree in Fractions, from a plain GROUP BY of
+    the written and the input file; the figure must be that Fraction rounded once."""
+    rng = np.random.default_rng([SEED, 55])
+    for _ in range(8):
+        paths = random_tree(rng, max_leaves=30)
+        height = len(paths[0])
+        leaves = [f"L{i}" for i in range(len(paths))]
+        hierarchy = Hierarchy.from_rows(
+            [(leaf, *[f"{lv}:{'.'.join(map(str, path[: height - lv]))}" for lv in range(1, height)], "*")
+             for leaf, path in zip(leaves, paths)])
+        source = skewed_source(rng, leaves)
+        t = 0.25
+        model, per, reference = measured_from_files(tmp_path, source, kept_classes(source),
+                                                    Sensitive(distance="hierarchical", t=t, hierarchy=hierarchy),
+                                                    hierarchy)
+        exact = {g: exact_hierarchical(c, reference, hierarchy) for g, c in per.items()}
+        assert model.reached == float(max(exact.values()))
+        assert model.failing == sum(float(d) > t + 1e-12 for d in exact.values())
+
+
+@pytest.mark.parametrize("distance", ["equal", "kl", "hierarchical"])
+def test_recheck_of_classes_holding_few_of_many_values_reads_their_own_values(distance):
+    """fxT: 2,000 classes of 20 rows over 40,000 distinct values — 80 M (class, value) rows for the
+    form over every value, which took minutes; a few seconds now (measured in docs/performance.md,
+    "Issue 10, fifty-third round"). Oracle by hand: each class holds its own block of 20 values,
+    p = 1/20 each against q = 1/40000: equal ½ (20 (1/20 − 1/40000) + (1 − 20/40000)) = 1999/2000;
+    KL 20 · 1/20 · ln(2000) = ln 2000; hierarchical (blocks under one root, H = 2): no cost under a
+    block (all its extras positive), at the root min(1 − 1/2000, 1999 · 1/2000) = 1999/2000."""
+    classes, per_class = 2_000, 20
+    total = classes * per_class
+    rows = [(f"g{i // per_class}", f"v{i}") for i in range(total)]
+    qi = Hierarchy.from_rows([(f"g{i}", "*") for i in range(classes)])
+    tree = Hierarchy.from_rows([(f"v{i}", f"b{i // per_class}", "*") for i in range(total)])
+    engine = DuckDBEngine()
+    source = pa.table({"g": [r[0] for r in rows], "s": [r[1] for r in rows]})
+    spec = Sensitive(distance=distance, t=1 if distance != "kl" else 10, **({"hierarchy": tree} if distance ==
+                                                                             "hierarchical" else {}))
+    try:
+        result = measure_file(engine, table_ref(engine, "written", source), table_ref(engine, "input", source), 1,
+                              [WrittenQI("g", qi)], [WrittenSensitive("s", spec, tree)])
+    finally:
+        engine.close()
+    model = next(m for m in result.models if m.model == "t-closeness")
+    if distance == "kl":
+        assert model.reached == pytest.approx(math.log(2000), rel=1e-12)
+    else:
+        assert model.reached == float(Fraction(1999, 2000))
+    assert model.failing == 0
 
 
 # ---------------------------------------------------------------------------- the truth test's two paths

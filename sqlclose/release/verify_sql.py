@@ -438,26 +438,34 @@ def _foreign_values(found: dict, name: str) -> list[str]:
 
 def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression, sa: WrittenSensitive,
               params: list[Any], registered: list[str]) -> exp.Expression:
-    """Per class, the distance of its distribution from Q: (cls, d)."""
+    """Per class, the distance of its distribution from Q: (cls, d). Every distance reads each
+    class's present values (and, hierarchical, their ancestors), never every class against every
+    value of the domain: classes x values rows took minutes on a domain of 100 k values
+    (docs/performance.md, fifty-second and fifty-third rounds)."""
     name = sa.spec.distance
-    if name == "ordered":  # from each class's present values, not over every value of the domain
+    if name == "ordered":
         reference_key, segment_key = _ordered_keys(engine)
         return template("verify_ordered", counts=counts, reference=reference, reference_key=reference_key,
                         segment_key=segment_key).subquery(copy=False)
-    pq = template("verify_pq", counts=counts, reference=reference).subquery(copy=False)
     if name != "hierarchical":
-        return template(_DISTANCE_TEMPLATE[name], pq=pq).subquery(copy=False)
+        return template(_DISTANCE_TEMPLATE[name], counts=counts, reference=reference).subquery(copy=False)
     h = sa.hierarchy
     if h is None:
         raise ValueError(f"column {sa.name!r}: the hierarchical distance needs the column's hierarchy")
+    tree_distance = template("verify_hierarchical", counts=counts, reference=reference,
+                             tree=_tree_table(engine, h, registered), height=_param(float(h.height), params))
+    return tree_distance.subquery(copy=False)
+
+
+def _tree_table(engine: Engine, h: Hierarchy, registered: list[str]) -> exp.Table:
+    """verify_hierarchical.sql's tree, registered: per (leaf, level < H) the leaf's ancestor at that
+    level (node) and the one above (parent, at parent_height)."""
     tree = [(row[0], level, row[level], row[level + 1], level + 1) for row in h.rows for level in range(h.height)]
-    table = _register(engine, registered, "verify_tree", arrow_table({
+    return _register(engine, registered, "verify_tree", arrow_table({
         "leaf": [r[0] for r in tree], "level": [r[1] for r in tree], "node": [r[2] for r in tree],
         "parent": [r[3] for r in tree], "parent_height": [r[4] for r in tree]},
         {"leaf": pa.string(), "level": pa.int64(), "node": pa.string(), "parent": pa.string(),
          "parent_height": pa.int64()}))
-    tree_distance = template("verify_hierarchical", pq=pq, tree=table, height=_param(float(h.height), params))
-    return tree_distance.subquery(copy=False)
 
 
 def _ordered_keys(engine: Engine) -> tuple[exp.Expression, exp.Expression]:

@@ -1,38 +1,104 @@
--- Re-check: hierarchical-distance EMD of every class, Li et al.'s formula as written:
+-- Re-check: hierarchical-distance EMD of every class, Li et al.'s formula:
 -- extra(N) = sum of (p - q) over the leaves under N; for every internal node N,
 -- cost(N) = height(N) / H * min(pos_extra(N), neg_extra(N)), pos/neg summing the positive and
 -- the negated negative extras of N's children; D = sum of the costs. The tree table holds one
 -- row per (leaf, level < H): the leaf's ancestor at that level (node) and the one above (parent,
 -- at parent_height). H is a bound parameter.
-SELECT
-  cls,
-  SUM(cost) AS d
-FROM (
+-- Read from each class's present values and their ancestors only (a form over classes x all
+-- leaves was classes x m x H rows; docs/performance.md, fifty-third round): a child no value of
+-- the class is under has extra -q(N) <= 0, so it adds nothing to pos; and pos - neg is the
+-- parent's own extra, so min(pos, neg) = pos - max(extra(parent), 0); a parent none of the
+-- class's values is under costs 0. In whole counts (c the class's rows under a node, n the
+-- input's, s the class's size, N the input's), extra * s * N = c*N - n*s: the sum of the costs
+-- times H*s*N is an integer, exact, made a float only at the end.
+WITH domain AS (
+  SELECT
+    CAST(SUM(n) AS DECIMAL(38, 0)) AS total
+  FROM __reference__ AS r
+), sizes AS (
   SELECT
     cls,
-    parent_height * LEAST(SUM(GREATEST(extra, 0.0)), SUM(GREATEST(-extra, 0.0))) / __height__ AS cost
-  FROM (
-    SELECT
-      pq.cls AS cls,
-      tree.level AS level,
-      tree.node AS node,
-      tree.parent AS parent,
-      tree.parent_height AS parent_height,
-      SUM(pq.p - pq.q) AS extra
-    FROM __pq__ AS pq
-    JOIN __tree__ AS tree
-      ON tree.leaf = pq.v
-    GROUP BY
-      pq.cls,
-      tree.level,
-      tree.node,
-      tree.parent,
-      tree.parent_height
-  ) AS children
+    CAST(SUM(n) AS DECIMAL(38, 0)) AS s
+  FROM __counts__ AS c
   GROUP BY
-    cls,
+    cls
+), nodes AS (
+  SELECT
+    t.level AS level,
+    t.node AS node,
+    t.parent AS parent,
+    t.parent_height AS parent_height,
+    CAST(SUM(r.n) AS DECIMAL(38, 0)) AS n
+  FROM __tree__ AS t
+  JOIN __reference__ AS r
+    ON r.v = t.leaf
+  GROUP BY
+    t.level,
+    t.node,
+    t.parent,
+    t.parent_height
+), parents AS (
+  SELECT
+    parent_height,
+    parent,
+    SUM(n) AS n
+  FROM nodes
+  GROUP BY
     parent_height,
     parent
-) AS costs
-GROUP BY
-  cls
+), own AS (
+  SELECT
+    c.cls AS cls,
+    t.level AS level,
+    t.node AS node,
+    t.parent AS parent,
+    t.parent_height AS parent_height,
+    CAST(SUM(c.n) AS DECIMAL(38, 0)) AS c
+  FROM __counts__ AS c
+  JOIN __reference__ AS r
+    ON r.v = c.v
+  JOIN __tree__ AS t
+    ON t.leaf = c.v
+  GROUP BY
+    c.cls,
+    t.level,
+    t.node,
+    t.parent,
+    t.parent_height
+), children AS (
+  SELECT
+    o.cls AS cls,
+    o.parent_height AS parent_height,
+    o.parent AS parent,
+    SUM(GREATEST(o.c * dm.total - nd.n * sz.s, CAST(0 AS DECIMAL(38, 0)))) AS pos,
+    SUM(o.c) AS c
+  FROM own AS o
+  JOIN nodes AS nd
+    ON nd.level = o.level AND nd.node = o.node AND nd.parent = o.parent AND nd.parent_height = o.parent_height
+  JOIN sizes AS sz
+    ON sz.cls = o.cls
+  CROSS JOIN domain AS dm
+  GROUP BY
+    o.cls,
+    o.parent_height,
+    o.parent
+), costs AS (
+  SELECT
+    ch.cls AS cls,
+    SUM(ch.parent_height * (ch.pos - GREATEST(ch.c * dm.total - pa.n * sz.s, CAST(0 AS DECIMAL(38, 0))))) AS cost
+  FROM children AS ch
+  JOIN parents AS pa
+    ON pa.parent_height = ch.parent_height AND pa.parent = ch.parent
+  JOIN sizes AS sz
+    ON sz.cls = ch.cls
+  CROSS JOIN domain AS dm
+  GROUP BY
+    ch.cls
+)
+SELECT
+  sz.cls AS cls,
+  CAST(COALESCE(co.cost, CAST(0 AS DECIMAL(38, 0))) AS DOUBLE) / (CAST(sz.s * dm.total AS DOUBLE) * __height__) AS d
+FROM sizes AS sz
+CROSS JOIN domain AS dm
+LEFT JOIN costs AS co
+  ON co.cls = sz.cls
