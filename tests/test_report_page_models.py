@@ -19,17 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-TABLE3 = """zip,age,salary,disease
-47677,29,3000,gastric ulcer
-47602,22,4000,gastritis
-47678,27,5000,stomach cancer
-47905,43,6000,gastritis
-47909,52,11000,flu
-47906,47,8000,bronchitis
-47605,30,7000,bronchitis
-47673,36,9000,pneumonia
-47607,32,10000,stomach cancer
-"""
+TABLE3 = (Path(__file__).resolve().parents[1] / "datasets" / "table3" / "table3.csv").read_text()  # the shipped Table 3
 TREE = '{ tree = { stomach = ["gastric ulcer", "gastritis", "stomach cancer"], lungs = ["flu", "bronchitis", ' \
        '"pneumonia"] } }'
 
