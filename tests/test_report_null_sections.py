@@ -79,15 +79,17 @@ def gaa(tmp_path_factory):
     return _release(tmp_path_factory.mktemp("gaa"), "gaa")
 
 
-def _read(tmp_path, release, doc, path: str, value, command: str):
-    """Run ``command`` over ``doc`` with ``path`` set to ``value`` (``KeyError``: left out)."""
+def _read(tmp_path, release, doc, path: str, value, command: str, spec: bool = False):
+    """Run ``command`` over ``doc`` with ``path`` set to ``value`` (``KeyError``: left out); ``spec``:
+    with the release's spec (``--spec``)."""
     edited = json.loads(json.dumps(doc))
     set_field(edited, path, value)
     report = tmp_path / "edited.json"
     report.write_text(json.dumps(edited))
+    given = ["--spec", release.parent / "s.toml"] if spec else []
     if command == "report":
-        return _run("report", report, "--html", tmp_path / "page.html", "--release", release)
-    return _run("check", release, "--against", report)
+        return _run("report", report, "--html", tmp_path / "page.html", "--release", release, *given)
+    return _run("check", release, "--against", report, *given)
 
 
 COMMANDS = ["check", "report"]
@@ -180,3 +182,46 @@ def test_the_page_refuses_a_gaa_report_without_its_scope(tmp_path, gaa, value):
     assert result.exit_code == 2, result.output
     assert f"gaa.scope is {'null' if value is None else 'left out'}," in result.output, result.output
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("release_of", ["incognito", "gaa"])
+@pytest.mark.parametrize("value, said", [
+    (None, "generalization.zip.levels is null, not a whole number"),
+    (KeyError, "generalization.zip.levels is left out, a whole number the claims compute with"),
+])
+def test_check_refuses_a_column_s_levels_null_or_left_out(tmp_path, request, release_of, value, said):
+    """Review rv28 #2: ``check --against`` compares a column's level with its hierarchy's levels
+    (``0 <= level < levels``): given as null or left out it crashed (exit 1, "'<' not supported
+    between int and NoneType"). The oracle is the schema: ``levels`` is an integer every
+    generalization entry requires. Bad input (exit 2) naming the field, of either algorithm's report."""
+    for spec in (False, True):
+        result = _read(tmp_path, *request.getfixturevalue(release_of), "generalization.zip.levels", value, "check",
+                       spec=spec)
+        assert result.exit_code == 2, result.output
+        assert said in result.output, result.output
+
+
+@pytest.mark.parametrize("release_of", ["incognito", "gaa"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_distance_no_model_measures_is_bad_input(tmp_path, request, release_of, command):
+    """Review rv28 #2: ``privacy.sensitive.salary.distance: "x"`` crashed ``check --against --spec``
+    (exit 1, KeyError: 'x'). The oracle is the list of distances sqlclose measures (docs/spec.md:
+    ordered, equal, hierarchical, variational, kl): another is no report sqlclose writes, exit 2
+    naming the field and its value, no page."""
+    result = _read(tmp_path, *request.getfixturevalue(release_of), "privacy.sensitive.salary.distance", "x",
+                   command, spec=True)
+    assert result.exit_code == 2, result.output
+    assert 'privacy.sensitive.salary.distance is "x", not one of ordered, equal, hierarchical, variational, kl' \
+        in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_a_distance_the_spec_does_not_measure_is_a_mismatch(tmp_path, incognito):
+    """A distance that exists but that the spec given does not measure the column by (the
+    hierarchical distance of salary, which the spec judges by ``ordered`` and gives no hierarchy)
+    crashed too (KeyError: 'hierarchical'). The spec and the report disagree: a mismatch (exit 4)
+    naming the field, what each says."""
+    result = _read(tmp_path, *incognito, "privacy.sensitive.salary.distance", "hierarchical", "check", spec=True)
+    assert result.exit_code == 4, result.output
+    assert ("privacy.sensitive.salary.distance: the report says 'hierarchical', the spec given (--spec) judges "
+            "'salary' by 'ordered'") in result.output, result.output

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlclose.audit.figures import ReleaseFigures
 from sqlclose.errors import InputError
+from sqlclose.model.spec import ALL_DISTANCES
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
 T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
@@ -33,6 +34,9 @@ _SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict,
 # The counts the claims compute with (rows released = input − dropped − suppressed, the smallest class
 # against k): a null or a text there is no count, told by name rather than failing in the arithmetic.
 _COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows", "input.dropped_null_rows")
+# Per column, the figures the claims compute with (a level against the hierarchy's levels): refused
+# given as null or left out by every reader, as the counts are (review rv28: a TypeError, exit 1).
+_COMPUTED = ("generalization.*.levels",)
 
 
 def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequence[str] = ()) -> dict:
@@ -66,14 +70,22 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     if not not_counts:  # the sections are objects: their figures can be looked at
         not_counts = _negative_counts(doc) + _mistyped_figures(doc) + _unnamed_distances(doc)
         not_counts += _null_sections(doc) + _sections_of_another_algorithm(doc)
-        not_counts += [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in prints
-                       for field, value in _given(doc, pattern) if value is None]
-        not_counts += [f"{field} is left out, a figure printed as {_KINDS[_FIGURES[pattern]][0]}"
-                       for pattern in prints for field in _left_out(doc, pattern)]
+        not_counts += _absent_figures(doc, _COMPUTED, "{kind} the claims compute with")
+        not_counts += _absent_figures(doc, prints, "a figure printed as {kind}")
     if not_counts:
+        not_counts = list(dict.fromkeys(not_counts))  # a figure both computed with and printed is told once
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
     return _without_nulls_read_as_absent(doc)
+
+
+def _absent_figures(doc: dict, patterns: Sequence[str], read_as: str) -> list[str]:
+    """Each figure ``patterns`` name given as null or left out of an object given to hold it, told
+    with its kind and, left out, what the reader does with it (``read_as``: "a figure printed as {kind}")."""
+    absent = [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in patterns
+              for field, value in _given(doc, pattern) if value is None]
+    return absent + [f"{field} is left out, {read_as.format(kind=_KINDS[_FIGURES[pattern]][0])}"
+                     for pattern in patterns for field in _left_out(doc, pattern)]
 
 
 # Every other figure a reader takes, by kind: given (not null, not left out) it must be of that kind,
@@ -87,6 +99,8 @@ _KINDS = {
     "flag": ("true or false", lambda v: isinstance(v, bool)),
     "object": ("an object", lambda v: isinstance(v, dict)),
     "strings": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    # A distance no model measures is no figure to judge t by (review rv28: a KeyError, exit 1).
+    "distance": (f"one of {', '.join(ALL_DISTANCES)}", lambda v: v in ALL_DISTANCES),
 }
 L_AND_P_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
 _FIGURES: dict[str, str] = {
@@ -100,7 +114,7 @@ _FIGURES: dict[str, str] = {
     "hierarchies": "object", "hierarchies.*": "object", "hierarchies.*.path": "string",
     "hierarchies.*.delimiter": "string", "hierarchies.*.sha256": "string",
     "classes": "count", "privacy.suppression_limit": "number",
-    "privacy.sensitive.*.distance": "string", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
+    "privacy.sensitive.*.distance": "distance", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
     "privacy.sensitive.*.max_emd": "number", "privacy.sensitive.*.max_distance": "number",
     "privacy.sensitive.*.withheld": "string",
     **{f"privacy.sensitive.*.{model}": "object" for model in L_AND_P_MODELS},
