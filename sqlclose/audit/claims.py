@@ -45,8 +45,10 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     ``--json`` document, a report with a section cut out, a figure of another kind than sqlclose
     writes, a section given as null where the schema allows none (``_MAY_BE_NULL``) or a required one
     left out. An optional section given as null is returned left out, as the schema means it.
-    ``prints``: the figures (``_FIGURES`` patterns) a reader prints as numbers, refused as null too
-    (the claims judge a null; a page would have nothing to print)."""
+    ``needs`` may name a figure of every column (``utility.sensitive.*.l1_closeness``): one left out
+    of a column's entry is named as lacking. ``prints``: the figures (``_FIGURES`` patterns) a reader
+    prints as numbers, refused as null or left out too (the claims judge a null; a page would have
+    nothing to print); in ``node`` and ``lattice.levels``, ``*`` is each column of ``generalization``."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
@@ -56,8 +58,10 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
         raise InputError(f"{path} is not a release report: it holds {kind}, not the JSON object sqlclose writes "
                          "beside a release")
     # A section missing whole is named alone (``privacy``), not as each field of it the reader takes.
-    missing = list(dict.fromkeys(field if _holds(doc, field.split(".")[0]) else field.split(".")[0]
-                                 for field in [*needs, *_required_sections(doc)] if not _holds(doc, field)))
+    missing = [field if _holds(doc, field.split(".")[0]) else field.split(".")[0]
+               for field in [*needs, *_required_sections(doc)] if "*" not in field and not _holds(doc, field)]
+    missing = list(dict.fromkeys(missing + [field for pattern in needs if "*" in pattern
+                                            for field in _left_out(doc, pattern)]))
     if missing:
         failed = " (it is the --json document of a failed run)" if {"error", "exit_code"} <= doc.keys() else ""
         raise InputError(f"{path} is not a release report{failed}: it lacks {', '.join(missing)} (or holds "
@@ -143,6 +147,8 @@ _REQUIRED_SECTIONS = ("node", "lattice", "lattice.levels", "t_against_release")
 # The required sections the schema allows as null stand null for one algorithm only ("null for GAA"),
 # and GAA's own section is null for the other: per section, the algorithm whose report holds it.
 _SECTION_OF = {"node": "full-domain", "lattice": "full-domain", "gaa": "gaa"}
+# The sections keyed by quasi-identifier: their ``*`` is each column of ``generalization``.
+_BY_COLUMN = frozenset({"node", "lattice.levels"})
 
 
 def _required_sections(doc: dict) -> list[str]:
@@ -172,11 +178,14 @@ def _sections_of_another_algorithm(doc: dict) -> list[str]:
 
 def _left_out(doc: dict, pattern: str) -> list[str]:
     """Each field ``pattern`` names that is left out of an object given to hold it (``lattice.size``
-    of a lattice given; none of a lattice given as null, nor a ``*``)."""
+    of a lattice given; none of a lattice given as null, nor a ``*``, but in a section keyed by
+    quasi-identifier: ``node.zip`` of a node given, ``zip`` a column of ``generalization``)."""
     parent, _, name = pattern.rpartition(".")
     holders = [(f"{field}.", value) for field, value in _given(doc, parent)] if parent else [("", doc)]
-    return [f"{prefix}{name}" for prefix, value in holders if name != "*" and isinstance(value, dict)
-            and name not in value]
+    columns = list(doc.get("generalization") or {}) if parent in _BY_COLUMN else []
+    names = columns if name == "*" else [name]
+    return [f"{prefix}{key}" for prefix, value in holders if isinstance(value, dict)
+            for key in names if key not in value]
 
 
 def _without_nulls_read_as_absent(doc: dict) -> dict:
