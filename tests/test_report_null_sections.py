@@ -291,3 +291,19 @@ def test_a_distance_the_spec_does_not_measure_is_a_mismatch(tmp_path, incognito)
     assert result.exit_code == 4, result.output
     assert ("privacy.sensitive.salary.distance: the report says 'hierarchical', the spec given (--spec) judges "
             "'salary' by 'ordered'") in result.output, result.output
+
+
+@pytest.mark.parametrize("path, said", [
+    ("node.zip", "node.zip: the report leaves it out, its generalization.zip.level says 1"),
+    ("lattice.levels.zip", "generalization.zip.levels: the report says 6, its lattice.levels.zip is left out"),
+])
+def test_check_judges_a_node_or_lattice_level_left_out_as_a_mismatch(tmp_path, incognito, path, said):
+    """A full-domain report's node and lattice levels hold every column. Given as null, a column's
+    level was a mismatch (exit 4); left out, it was passed over and the report said to match
+    (exit 0). The oracle: the release's own report (zip at level 1 of 6), and docs/verification.md
+    ("a figure the file decides given as null (or left out) is a mismatch")."""
+    _, doc = incognito
+    assert doc["node"]["zip"] == 1 and doc["generalization"]["zip"]["levels"] == 6
+    result = _read(tmp_path, *incognito, path, KeyError, "check")
+    assert result.exit_code == 4, result.output
+    assert said in result.output, result.output

@@ -307,8 +307,10 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     against the labels the file holds (``outside``: per QI whose hierarchy is known, per level, the
     file's distinct labels that are not labels of that level)."""
     problems: list[str] = []
-    node = doc.get("node") or {}
-    lattice = (doc.get("lattice") or {}).get("levels") or {}
+    # A full-domain report's node and lattice levels hold every column: one left out is a mismatch,
+    # as one given as null is (it was passed over, and a report without it said to match).
+    node = doc["node"] if isinstance(doc.get("node"), dict) else None
+    lattice = (doc.get("lattice") or {}).get("levels") if isinstance(doc.get("lattice"), dict) else None
     for name, g in doc["generalization"].items():
         level, levels = g.get("level"), g.get("levels")
         if level is None and doc.get("algorithm", "incognito") != "gaa":  # not a hole the checks fall through
@@ -316,11 +318,13 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
                             f"(algorithm {doc.get('algorithm', 'incognito')!r}) has one level per column")
         if level is None:  # GAA: classes at several levels
             continue
-        if name in node and node[name] != level:
-            problems.append(f"node.{name}: the report says {node[name]}, its generalization.{name}.level says {level}")
-        if name in lattice and lattice[name] != levels:
+        if node is not None and node.get(name, _ABSENT) != level:
+            said = f"says {node[name]}" if name in node else "leaves it out"
+            problems.append(f"node.{name}: the report {said}, its generalization.{name}.level says {level}")
+        if isinstance(lattice, dict) and lattice.get(name, _ABSENT) != levels:
+            said = f"says {lattice[name]}" if name in lattice else "is left out"
             problems.append(f"generalization.{name}.levels: the report says {levels}, its lattice.levels.{name} "
-                            f"says {lattice[name]}")
+                            f"{said}")
         if not 0 <= level < levels:
             problems.append(f"generalization.{name}.level: the report says {level}, outside the hierarchy's "
                             f"levels 0..{levels - 1}")
