@@ -80,8 +80,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
                 problems += claims.differs(f"privacy.sensitive.{name}.{key}.reached", entry[key]["reached"],
                                            _reached(measured, key))
         if "t" in entry and name in doc.get("t_against_release", {}):
-            got = measured["distances"][entry["distance"]]["reached"]
-            problems += claims.differs(f"t_against_release.{name}", doc["t_against_release"][name], got)
+            problems += _t_against_release(name, entry, doc["t_against_release"][name], measured, models.get(name))
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"])
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
@@ -113,6 +112,21 @@ def models_from_report(doc: dict) -> ReportModels:
         except InputError as e:
             models[name], unknown[name] = None, str(e)
     return ReportModels(models, unknown, notes.as_list())
+
+
+def _t_against_release(name: str, entry: dict, claimed: Any, measured: dict, model: Sensitive | None) -> list[str]:
+    """The report's largest distance of a class from the file's own distribution against the one
+    measured, by the distance the report names. One the audit did not measure (the spec given judges
+    the column by another, and its column holds no hierarchy or no numbers for the report's) is a
+    claim the spec contradicts: it was a KeyError (exit 1, review rv28)."""
+    from sqlclose.audit import claims
+
+    distance = entry.get("distance")
+    if distance not in measured["distances"]:
+        judged = f"judges {name!r} by {model.distance!r}" if model is not None else "gives no model of it"
+        return [f"privacy.sensitive.{name}.distance: the report says {distance!r}, the spec given (--spec) {judged}, "
+                f"and the file's {name!r} was not measured by {distance!r}: give the release's spec"]
+    return claims.differs(f"t_against_release.{name}", claimed, measured["distances"][distance]["reached"])
 
 
 QUERY_DIGEST_NOTE = ("the report's output.sha256 is its release query's (the warehouse made the rows), not this "

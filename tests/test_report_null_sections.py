@@ -10,6 +10,9 @@ one left out, is a file that is not a report as sqlclose writes it, bad input (e
 field, and no page is written (the file system's state). A section the schema allows as null is read
 as the schema means it: an optional one (a model entry) as left out (the model not asked), ``node``
 and ``lattice`` ("null for GAA") only in a GAA report, ``gaa`` only in a full-domain one.
+Review rv28: the figures the readers compute with or print, per column too (a node's level, a
+column's levels, its l-diversity and L1 values, a distance's name), are refused by name as well,
+and those the schema allows as null are printed "—" by the page.
 """
 
 from __future__ import annotations
@@ -70,15 +73,17 @@ def gaa(tmp_path_factory):
     return _release(tmp_path_factory.mktemp("gaa"), "gaa")
 
 
-def _read(tmp_path, release, doc, path: str, value, command: str):
-    """Run ``command`` over ``doc`` with ``path`` set to ``value`` (``KeyError``: left out)."""
+def _read(tmp_path, release, doc, path: str, value, command: str, spec: bool = False):
+    """Run ``command`` over ``doc`` with ``path`` set to ``value`` (``KeyError``: left out); ``spec``:
+    with the release's spec (``--spec``)."""
     edited = json.loads(json.dumps(doc))
     set_field(edited, path, value)
     report = tmp_path / "edited.json"
     report.write_text(json.dumps(edited))
+    given = ["--spec", release.parent / "s.toml"] if spec else []
     if command == "report":
-        return _run("report", report, "--html", tmp_path / "page.html", "--release", release)
-    return _run("check", release, "--against", report)
+        return _run("report", report, "--html", tmp_path / "page.html", "--release", release, *given)
+    return _run("check", release, "--against", report, *given)
 
 
 COMMANDS = ["check", "report"]
@@ -164,6 +169,17 @@ def test_the_page_refuses_a_figure_it_prints_left_out(tmp_path, incognito, path)
     assert not (tmp_path / "page.html").exists()
 
 
+def test_the_page_refuses_a_gaa_class_count_given_as_null(tmp_path, gaa):
+    """Review rv28 #1: a GAA column's count of classes at a level given as null was printed "1: None
+    classes". The schema: the counts of ``classes_per_level`` are integers. Exit 2 naming it, no page."""
+    _, doc = gaa
+    level = next(iter(doc["generalization"]["zip"]["classes_per_level"]))
+    result = _read(tmp_path, *gaa, f"generalization.zip.classes_per_level.{level}", None, "report")
+    assert result.exit_code == 2, result.output
+    assert f"generalization.zip.classes_per_level.{level} is null, not a whole number" in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
 @pytest.mark.parametrize("value", [None, KeyError])
 def test_the_page_refuses_a_gaa_report_without_its_scope(tmp_path, gaa, value):
     """The page prints the GAA section's scope: given as null or left out it crashed (exit 1)."""
@@ -171,3 +187,114 @@ def test_the_page_refuses_a_gaa_report_without_its_scope(tmp_path, gaa, value):
     assert result.exit_code == 2, result.output
     assert f"gaa.scope is {'null' if value is None else 'left out'}," in result.output, result.output
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("path, value, said", [
+    ("node.zip", KeyError, "node.zip is left out, a figure printed as a whole number"),
+    ("node.zip", None, "node.zip is null, not a whole number"),
+    ("lattice.levels.zip", KeyError, "lattice.levels.zip is left out, a figure printed as a whole number"),
+    ("lattice.levels.zip", None, "lattice.levels.zip is null, not a whole number"),
+    ("utility.sensitive.salary.l1_closeness", KeyError, "it lacks utility.sensitive.salary.l1_closeness"),
+    ("utility.sensitive.disease.l_diversity", KeyError, "it lacks utility.sensitive.disease.l_diversity"),
+    ("utility.discernibility", None, "utility.discernibility is null, not a whole number"),
+    ("classes", None, "classes is null, not a whole number"),
+    ("output.rows", None, "output.rows is null, not a whole number"),
+    ("node.zip", 6, "node.zip is 6, outside lattice.levels.zip = 6 (levels 0..5)"),
+    ("node.zip", -1, "node.zip is -1, outside lattice.levels.zip = 6 (levels 0..5)"),
+    ("lattice.levels.zip", 0, "node.zip is 1, outside lattice.levels.zip = 0"),
+])
+def test_the_page_refuses_a_column_figure_it_prints_null_or_left_out(tmp_path, incognito, path, value, said):
+    """Review rv28 #1: a node level left out, a lattice's levels given as null, a column's
+    l-diversity or L1 value left out crashed the page (exit 1, KeyError / TypeError: numpy read a
+    node of -1 as the top, one past the top raised IndexError); a null class count printed "None
+    classes". The oracle is the schema (docs/report-schema.json): a full-domain report's node and
+    lattice levels hold every quasi-identifier (``zip``: level 1 of 6 in this release), a column's
+    utility entry requires both values, the counts are never null. Bad input (exit 2) naming the
+    field, no page written."""
+    _, doc = incognito
+    assert doc["node"]["zip"] == 1 and doc["lattice"]["levels"]["zip"] == 6
+    result = _read(tmp_path, *incognito, path, value, "report")
+    assert "internal error" not in result.output, result.output
+    assert result.exit_code == 2, result.output
+    assert said in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("path, value, printed", [
+    ("utility.root_percent", None, "— % at the root"),
+    ("utility.root_percent", KeyError, "— % at the root"),
+    ("utility.sensitive.salary.l1_closeness", None, "salary: l-diversity value 3.000, L1 closeness (not halved, "
+                                                    "not an EMD) —"),
+    ("utility.sensitive.salary.l_diversity", None, "salary: l-diversity value —,"),
+    ("privacy.sensitive.salary.t", None, "≤ t = —"),
+])
+def test_the_page_prints_a_figure_the_schema_allows_as_null(tmp_path, incognito, path, value, printed):
+    """Review rv28 #1: the schema allows these as null (``l1_closeness`` "where the file has no
+    class"; ``root_percent`` and ``t`` default to null): the page crashed on them (exit 1,
+    "unsupported format string passed to NoneType", a KeyError, matplotlib given t = None).
+    The oracle is the schema: the page is written (exit 0), the figure printed as "—", the entry's
+    other figure as worked by hand (Table 3's nine salaries are distinct: every class of 3 holds 3,
+    an l-diversity value of exp(ln 3) = 3)."""
+    result = _read(tmp_path, *incognito, path, value, "report", spec=True)
+    assert result.exit_code == 0, result.output
+    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    assert printed in page, page[page.find("Utility"):][:600]
+
+
+@pytest.mark.parametrize("release_of", ["incognito", "gaa"])
+@pytest.mark.parametrize("value, said", [
+    (None, "generalization.zip.levels is null, not a whole number"),
+    (KeyError, "generalization.zip.levels is left out, a whole number the claims compute with"),
+])
+def test_check_refuses_a_column_s_levels_null_or_left_out(tmp_path, request, release_of, value, said):
+    """Review rv28 #2: ``check --against`` compares a column's level with its hierarchy's levels
+    (``0 <= level < levels``): given as null or left out it crashed (exit 1, "'<' not supported
+    between int and NoneType"). The oracle is the schema: ``levels`` is an integer every
+    generalization entry requires. Bad input (exit 2) naming the field, of either algorithm's report."""
+    for spec in (False, True):
+        result = _read(tmp_path, *request.getfixturevalue(release_of), "generalization.zip.levels", value, "check",
+                       spec=spec)
+        assert result.exit_code == 2, result.output
+        assert said in result.output, result.output
+
+
+@pytest.mark.parametrize("release_of", ["incognito", "gaa"])
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_distance_no_model_measures_is_bad_input(tmp_path, request, release_of, command):
+    """Review rv28 #2: ``privacy.sensitive.salary.distance: "x"`` crashed ``check --against --spec``
+    (exit 1, KeyError: 'x'). The oracle is the list of distances sqlclose measures (docs/spec.md:
+    ordered, equal, hierarchical, variational, kl): another is no report sqlclose writes, exit 2
+    naming the field and its value, no page."""
+    result = _read(tmp_path, *request.getfixturevalue(release_of), "privacy.sensitive.salary.distance", "x",
+                   command, spec=True)
+    assert result.exit_code == 2, result.output
+    assert 'privacy.sensitive.salary.distance is "x", not one of ordered, equal, hierarchical, variational, kl' \
+        in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+def test_a_distance_the_spec_does_not_measure_is_a_mismatch(tmp_path, incognito):
+    """A distance that exists but that the spec given does not measure the column by (the
+    hierarchical distance of salary, which the spec judges by ``ordered`` and gives no hierarchy)
+    crashed too (KeyError: 'hierarchical'). The spec and the report disagree: a mismatch (exit 4)
+    naming the field, what each says."""
+    result = _read(tmp_path, *incognito, "privacy.sensitive.salary.distance", "hierarchical", "check", spec=True)
+    assert result.exit_code == 4, result.output
+    assert ("privacy.sensitive.salary.distance: the report says 'hierarchical', the spec given (--spec) judges "
+            "'salary' by 'ordered'") in result.output, result.output
+
+
+@pytest.mark.parametrize("path, said", [
+    ("node.zip", "node.zip: the report leaves it out, its generalization.zip.level says 1"),
+    ("lattice.levels.zip", "generalization.zip.levels: the report says 6, its lattice.levels.zip is left out"),
+])
+def test_check_judges_a_node_or_lattice_level_left_out_as_a_mismatch(tmp_path, incognito, path, said):
+    """A full-domain report's node and lattice levels hold every column. Given as null, a column's
+    level was a mismatch (exit 4); left out, it was passed over and the report said to match
+    (exit 0). The oracle: the release's own report (zip at level 1 of 6), and docs/verification.md
+    ("a figure the file decides given as null (or left out) is a mismatch")."""
+    _, doc = incognito
+    assert doc["node"]["zip"] == 1 and doc["generalization"]["zip"]["levels"] == 6
+    result = _read(tmp_path, *incognito, path, KeyError, "check")
+    assert result.exit_code == 4, result.output
+    assert said in result.output, result.output

@@ -19,6 +19,7 @@ from typing import Any
 
 from sqlclose.audit.figures import ReleaseFigures
 from sqlclose.errors import InputError
+from sqlclose.model.spec import ALL_DISTANCES
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
 T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
@@ -33,6 +34,9 @@ _SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict,
 # The counts the claims compute with (rows released = input − dropped − suppressed, the smallest class
 # against k): a null or a text there is no count, told by name rather than failing in the arithmetic.
 _COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows", "input.dropped_null_rows")
+# Per column, the figures the claims compute with (a level against the hierarchy's levels): refused
+# given as null or left out by every reader, as the counts are (review rv28: a TypeError, exit 1).
+_COMPUTED = ("generalization.*.levels",)
 
 
 def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequence[str] = ()) -> dict:
@@ -41,8 +45,10 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     ``--json`` document, a report with a section cut out, a figure of another kind than sqlclose
     writes, a section given as null where the schema allows none (``_MAY_BE_NULL``) or a required one
     left out. An optional section given as null is returned left out, as the schema means it.
-    ``prints``: the figures (``_FIGURES`` patterns) a reader prints as numbers, refused as null too
-    (the claims judge a null; a page would have nothing to print)."""
+    ``needs`` may name a figure of every column (``utility.sensitive.*.l1_closeness``): one left out
+    of a column's entry is named as lacking. ``prints``: the figures (``_FIGURES`` patterns) a reader
+    prints as numbers, refused as null or left out too (the claims judge a null; a page would have
+    nothing to print); in ``node`` and ``lattice.levels``, ``*`` is each column of ``generalization``."""
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
@@ -52,8 +58,10 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
         raise InputError(f"{path} is not a release report: it holds {kind}, not the JSON object sqlclose writes "
                          "beside a release")
     # A section missing whole is named alone (``privacy``), not as each field of it the reader takes.
-    missing = list(dict.fromkeys(field if _holds(doc, field.split(".")[0]) else field.split(".")[0]
-                                 for field in [*needs, *_required_sections(doc)] if not _holds(doc, field)))
+    missing = [field if _holds(doc, field.split(".")[0]) else field.split(".")[0]
+               for field in [*needs, *_required_sections(doc)] if "*" not in field and not _holds(doc, field)]
+    missing = list(dict.fromkeys(missing + [field for pattern in needs if "*" in pattern
+                                            for field in _left_out(doc, pattern)]))
     if missing:
         failed = " (it is the --json document of a failed run)" if {"error", "exit_code"} <= doc.keys() else ""
         raise InputError(f"{path} is not a release report{failed}: it lacks {', '.join(missing)} (or holds "
@@ -66,14 +74,22 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     if not not_counts:  # the sections are objects: their figures can be looked at
         not_counts = _negative_counts(doc) + _mistyped_figures(doc) + _unnamed_distances(doc)
         not_counts += _null_sections(doc) + _sections_of_another_algorithm(doc)
-        not_counts += [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in prints
-                       for field, value in _given(doc, pattern) if value is None]
-        not_counts += [f"{field} is left out, a figure printed as {_KINDS[_FIGURES[pattern]][0]}"
-                       for pattern in prints for field in _left_out(doc, pattern)]
+        not_counts += _absent_figures(doc, _COMPUTED, "{kind} the claims compute with")
+        not_counts += _absent_figures(doc, prints, "a figure printed as {kind}")
     if not_counts:
+        not_counts = list(dict.fromkeys(not_counts))  # a figure both computed with and printed is told once
         raise InputError(f"{path} is not a release report as sqlclose writes it: {'; '.join(not_counts)} (give the "
                          "report written beside the release)")
     return _without_nulls_read_as_absent(doc)
+
+
+def _absent_figures(doc: dict, patterns: Sequence[str], read_as: str) -> list[str]:
+    """Each figure ``patterns`` name given as null or left out of an object given to hold it, told
+    with its kind and, left out, what the reader does with it (``read_as``: "a figure printed as {kind}")."""
+    absent = [f"{field} is null, not {_KINDS[_FIGURES[pattern]][0]}" for pattern in patterns
+              for field, value in _given(doc, pattern) if value is None]
+    return absent + [f"{field} is left out, {read_as.format(kind=_KINDS[_FIGURES[pattern]][0])}"
+                     for pattern in patterns for field in _left_out(doc, pattern)]
 
 
 # Every other figure a reader takes, by kind: given (not null, not left out) it must be of that kind,
@@ -87,6 +103,8 @@ _KINDS = {
     "flag": ("true or false", lambda v: isinstance(v, bool)),
     "object": ("an object", lambda v: isinstance(v, dict)),
     "strings": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
+    # A distance no model measures is no figure to judge t by (review rv28: a KeyError, exit 1).
+    "distance": (f"one of {', '.join(ALL_DISTANCES)}", lambda v: v in ALL_DISTANCES),
 }
 L_AND_P_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
 _FIGURES: dict[str, str] = {
@@ -100,7 +118,7 @@ _FIGURES: dict[str, str] = {
     "hierarchies": "object", "hierarchies.*": "object", "hierarchies.*.path": "string",
     "hierarchies.*.delimiter": "string", "hierarchies.*.sha256": "string",
     "classes": "count", "privacy.suppression_limit": "number",
-    "privacy.sensitive.*.distance": "string", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
+    "privacy.sensitive.*.distance": "distance", "privacy.sensitive.*.t": "number", "privacy.sensitive.*.emd": "flag",
     "privacy.sensitive.*.max_emd": "number", "privacy.sensitive.*.max_distance": "number",
     "privacy.sensitive.*.withheld": "string", "privacy.sensitive.*.null_value": "string",
     **{f"privacy.sensitive.*.{model}": "object" for model in L_AND_P_MODELS},
@@ -129,6 +147,8 @@ _REQUIRED_SECTIONS = ("node", "lattice", "lattice.levels", "t_against_release")
 # The required sections the schema allows as null stand null for one algorithm only ("null for GAA"),
 # and GAA's own section is null for the other: per section, the algorithm whose report holds it.
 _SECTION_OF = {"node": "full-domain", "lattice": "full-domain", "gaa": "gaa"}
+# The sections keyed by quasi-identifier: their ``*`` is each column of ``generalization``.
+_BY_COLUMN = frozenset({"node", "lattice.levels"})
 
 
 def _required_sections(doc: dict) -> list[str]:
@@ -158,11 +178,14 @@ def _sections_of_another_algorithm(doc: dict) -> list[str]:
 
 def _left_out(doc: dict, pattern: str) -> list[str]:
     """Each field ``pattern`` names that is left out of an object given to hold it (``lattice.size``
-    of a lattice given; none of a lattice given as null, nor a ``*``)."""
+    of a lattice given; none of a lattice given as null, nor a ``*``, but in a section keyed by
+    quasi-identifier: ``node.zip`` of a node given, ``zip`` a column of ``generalization``)."""
     parent, _, name = pattern.rpartition(".")
     holders = [(f"{field}.", value) for field, value in _given(doc, parent)] if parent else [("", doc)]
-    return [f"{prefix}{name}" for prefix, value in holders if name != "*" and isinstance(value, dict)
-            and name not in value]
+    columns = list(doc.get("generalization") or {}) if parent in _BY_COLUMN else []
+    names = columns if name == "*" else [name]
+    return [f"{prefix}{key}" for prefix, value in holders if isinstance(value, dict)
+            for key in names if key not in value]
 
 
 def _without_nulls_read_as_absent(doc: dict) -> dict:
@@ -284,8 +307,10 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     against the labels the file holds (``outside``: per QI whose hierarchy is known, per level, the
     file's distinct labels that are not labels of that level)."""
     problems: list[str] = []
-    node = doc.get("node") or {}
-    lattice = (doc.get("lattice") or {}).get("levels") or {}
+    # A full-domain report's node and lattice levels hold every column: one left out is a mismatch,
+    # as one given as null is (it was passed over, and a report without it said to match).
+    node = doc["node"] if isinstance(doc.get("node"), dict) else None
+    lattice = (doc.get("lattice") or {}).get("levels") if isinstance(doc.get("lattice"), dict) else None
     for name, g in doc["generalization"].items():
         level, levels = g.get("level"), g.get("levels")
         if level is None and doc.get("algorithm", "incognito") != "gaa":  # not a hole the checks fall through
@@ -293,11 +318,13 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
                             f"(algorithm {doc.get('algorithm', 'incognito')!r}) has one level per column")
         if level is None:  # GAA: classes at several levels
             continue
-        if name in node and node[name] != level:
-            problems.append(f"node.{name}: the report says {node[name]}, its generalization.{name}.level says {level}")
-        if name in lattice and lattice[name] != levels:
+        if node is not None and node.get(name, _ABSENT) != level:
+            said = f"says {node[name]}" if name in node else "leaves it out"
+            problems.append(f"node.{name}: the report {said}, its generalization.{name}.level says {level}")
+        if isinstance(lattice, dict) and lattice.get(name, _ABSENT) != levels:
+            said = f"says {lattice[name]}" if name in lattice else "is left out"
             problems.append(f"generalization.{name}.levels: the report says {levels}, its lattice.levels.{name} "
-                            f"says {lattice[name]}")
+                            f"{said}")
         if not 0 <= level < levels:
             problems.append(f"generalization.{name}.level: the report says {level}, outside the hierarchy's "
                             f"levels 0..{levels - 1}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import math
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,15 +28,19 @@ from sqlclose.model.spec import Spec, load_spec
 if TYPE_CHECKING:
     from sqlclose.against_report import ReportModels
 
-# What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``).
+# What the page prints of the report besides what every reader takes (``claims.REPORT_FIELDS``); a
+# column's l-diversity and L1 values may be null (no class: printed "—"), never left out.
 PAGE_FIELDS = (*REPORT_FIELDS, "output.sha256", "privacy.suppression_limit", "utility.discernibility",
-               "utility.average_class_size")
+               "utility.average_class_size", "utility.sensitive.*.l_diversity", "utility.sensitive.*.l1_closeness")
 # The figures the page prints (a count's digits, "0.2963", a GAA strategy), given null or left out by no
-# report sqlclose writes.
-PAGE_PRINTS = ("generalization.*.levels", "generalization.*.labels", "generalization.*.label_count",
+# report sqlclose writes (a full-domain report's node and lattice levels, for each quasi-identifier).
+PAGE_PRINTS = ("generalization.*.labels", "generalization.*.label_count", "generalization.*.classes_per_level.*",
+               "node.*", "lattice.levels.*",
                "lattice.size", "lattice.complete", "lattice.seconds", "gaa.metric", "gaa.strategy", "gaa.scope",
-               "gaa.seconds", "privacy.suppression_limit", "t_against_release.*", "utility.average_class_size",
+               "gaa.seconds", "classes", "output.rows", "privacy.suppression_limit", "t_against_release.*",
+               "utility.discernibility", "utility.average_class_size",
                *(f"privacy.sensitive.*.{model}.reached" for model in L_AND_P_MODELS))
+NOT_GIVEN = "—"  # a figure the schema allows as null (l1_closeness where the file has no class)
 PALETTE = {"other": "#d9d9d9", "satisfying": "#9ecae1", "minimal": "#3182bd", "chosen": "#e6550d"}
 
 
@@ -174,8 +179,9 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
         value = reached.get("max_emd", reached.get("max_distance"))
         shown = ("withheld from the report: the input holds the suppressed rows' values" if value is None
                  else f"<strong class='privacy-value'>{value:.4f}</strong>")
-        items.append(f"largest {reached['distance']} distance from the input's distribution {shown} "
-                     f"≤ t = {reached['t']}")
+        distance = html.escape(reached.get("distance") or NOT_GIVEN)
+        items.append(f"largest {distance} distance from the input's distribution {shown} "
+                     f"≤ t = {_figure_text(reached['t'], '')}")
         if name in doc.get("t_against_release", {}):
             items.append(f"against the released table's own distribution: {doc['t_against_release'][name]:.4f}")
     for key in ("distinct_l", "entropy_l", "recursive", "p"):
@@ -211,6 +217,11 @@ def _alteration(value: float | None, withheld: str | None) -> str:
     return "—" if value is None else f"{value:.2f} %"
 
 
+def _figure_text(value: float | None, spec: str) -> str:
+    """A figure the schema allows as null, formatted by ``spec``, or "—"."""
+    return NOT_GIVEN if value is None else format(value, spec)
+
+
 def _utility(doc: dict) -> str:
     u = doc["utility"]
     role = " (the search's metric; the node was given)" if doc.get("node_given") else " (chose the release)"
@@ -218,10 +229,11 @@ def _utility(doc: dict) -> str:
     chose = role if u.get("metric") == "discernibility" else ""
     items = [f"discernibility {u['discernibility']}{chose}", f"average class size {u['average_class_size']:.2f}"]
     if u.get("generalized_percent") is not None:
-        items.append(f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root")
+        items.append(f"{u['generalized_percent']:.1f} % of values generalized, "
+                     f"{_figure_text(u.get('root_percent'), '.1f')} % at the root")
     for name, s in (u.get("sensitive") or {}).items():
-        items.append(f"{html.escape(name)}: l-diversity value {s['l_diversity']:.3f}, L1 closeness (not halved, "
-                     f"not an EMD) {s['l1_closeness']:.4f}" if s["l_diversity"] is not None else html.escape(name))
+        items.append(f"{html.escape(name)}: l-diversity value {_figure_text(s['l_diversity'], '.3f')}, L1 closeness "
+                     f"(not halved, not an EMD) {_figure_text(s['l1_closeness'], '.4f')}")
     hidden = u.get("withheld") or {}
     rows = "".join(f"<tr><td>{html.escape(name)}{role if name == u.get('metric') else ''}</td>"
                    f"<td>{_alteration(value, hidden.get(name))}</td></tr>"
@@ -258,12 +270,12 @@ def _embed(plt: Any, fig: Any, alt: str) -> str:
 
 def _lattice_chart(doc: dict) -> str:
     """Every node by height, the chosen one marked (the report lists no other satisfying node)."""
-    names = list(doc["lattice"]["levels"])
+    names = list(doc["generalization"])  # read_report: node and lattice.levels hold each of them
     shape = tuple(doc["lattice"]["levels"][n] for n in names)
-    if doc["lattice"]["size"] > 20000:
+    if doc["lattice"]["size"] > 20000 or math.prod(shape) > 20000:  # the levels', not the report's size alone
         return "<p>(lattice too large to draw)</p>"
     role = np.full(shape, "other", dtype=object)
-    role[tuple(doc["node"][n] for n in names)] = "chosen"
+    role[_chosen_node(doc, names)] = "chosen"
     points: dict[str, tuple[list[int], list[float]]] = {kind: ([], []) for kind in ("other", "chosen")}
     for h, nodes in enumerate(nodes_by_height_groups(shape)):
         for i, node in enumerate(nodes):
@@ -279,6 +291,18 @@ def _lattice_chart(doc: dict) -> str:
         ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
         ax.legend(loc="upper left", fontsize=8)
         return _embed(plt, fig, "lattice with the chosen node")
+
+
+def _chosen_node(doc: dict, names: list[str]) -> tuple[int, ...]:
+    """The report's node, refused (bad input, by field) when a level lies outside its lattice: no
+    node of it to mark (numpy read a level of -1 as the top, and one past the top crashed)."""
+    node, levels = doc["node"], doc["lattice"]["levels"]
+    outside = [f"node.{n} is {node[n]}, outside lattice.levels.{n} = {levels[n]} (levels 0..{levels[n] - 1})"
+               for n in names if not 0 <= node[n] < levels[n]]
+    if outside:
+        raise InputError(f"the report's node lies outside its lattice: {'; '.join(outside)} (give the report written "
+                         "beside the release)")
+    return tuple(node[n] for n in names)
 
 
 def _class_size_chart(sizes: np.ndarray | None, k: int) -> str:
@@ -301,10 +325,11 @@ def _sensitive_charts(name: str, reached: dict, audit: CheckReport) -> str:
         if name in audit.class_distances:
             fig, ax = plt.subplots(figsize=(6, 3))
             ax.hist(audit.class_distances[name], bins=20, color=PALETTE["satisfying"])
-            ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
-            ax.set_xlabel(f"{reached['distance']} distance of a class from the released table")
+            ax.set_xlabel(f"{reached.get('distance') or NOT_GIVEN} distance of a class from the released table")
             ax.set_ylabel("classes")
-            ax.legend()
+            if reached.get("t") is not None:  # null in the report: the page says "t = —", and draws no line
+                ax.axvline(reached["t"], color=PALETTE["chosen"], linestyle="--", label=f"t = {reached['t']}")
+                ax.legend()
             charts.append(_embed(plt, fig, f"class distances of {name} against t"))
         distribution = audit.distributions.get(name, {})
         if distribution:

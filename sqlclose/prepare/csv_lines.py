@@ -145,12 +145,21 @@ def unterminated_quote_problem(driver_text: str, path: Path, encoding: str, deli
     found = text_after_quote(failed, encoding, delimiter) if failed.is_file() and len(delimiter) == 1 else None
     if found is None:
         opened = open_quote_line(failed, encoding, delimiter) if failed.is_file() else None
-        where = where if opened is None else f"line {opened}"
-        return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
-                "that one field; close the quote, or double a quote inside a field (\"\")")
-    opened, closed = found
+        return never_closed_words(where if opened is None else f"line {opened}")
+    return text_after_quote_words(*found, delimiter)
+
+
+def never_closed_words(where: str) -> str:
+    """What is wrong with a quote never closed that ``where`` (``line 4``) opens, and the fix."""
+    return (f"{where} opens a quoted field (\") that is never closed, so the rest of the file would be read as "
+            "that one field; close the quote, or double a quote inside a field (\"\")")
+
+
+def text_after_quote_words(opened: int, closed: int, delimiter: str, where: str = "") -> str:
+    """What is wrong with text after the quote closing a field opened on line ``opened`` and closed
+    on line ``closed`` (``where``: words after the line's number, `` (the header)``), and the fix."""
     field = "a quoted field" if opened == closed else f"a quoted field opened on line {opened}"
-    return (f"line {closed} has text after the quote (\") that closes {field}, before the next delimiter "
+    return (f"line {closed}{where} has text after the quote (\") that closes {field}, before the next delimiter "
             f"({delimiter!r}) or the line's end; quote the whole field, doubling each quote inside it (\"\"), or "
             "remove the stray quotes")
 
@@ -159,9 +168,34 @@ def text_after_quote(path: Path, encoding: str, delimiter: str) -> tuple[int, in
     """The lines (as an editor counts them) where the first quoted field followed by text before
     the next delimiter or line end opens and closes; None when there is none. Spaces after the
     closing quote are let be, as DuckDB lets them."""
-    tokens = re.compile(f'"|\r\n|\n|\r|{re.escape(delimiter)}|[^"\r\n {re.escape(delimiter)}]+')
+    return _scan_quotes(_tokens(path, encoding, _field_tokens(delimiter)), delimiter)[0]
+
+
+def header_quote_problem(path: Path, line: str, encoding: str, delimiter: str) -> str | None:
+    """What is wrong with the quotes of the CSV ``path``'s header ``line`` (line 1, its line break
+    left off): text after a quote that closes a field (``"d"x``), or a quote it opens that the
+    file never closes; else None. Read alone, the header came out of Python's lenient csv reader
+    as names (``dx``), and DuckDB's strict reader then found no rows (review rv28)."""
+    found, ends_quoted = _scan_quotes((m.group() for m in _field_tokens(delimiter).finditer(line)), delimiter)
+    if found is not None:
+        return text_after_quote_words(*found, delimiter, " (the header)")
+    # A quoted name may span lines: the file alone tells whether its quote is ever closed.
+    if ends_quoted and open_quote_line(path, encoding, delimiter) == 1:
+        return never_closed_words("line 1 (the header)")
+    return None
+
+
+def _field_tokens(delimiter: str) -> re.Pattern[str]:
+    """Quotes, line breaks, the delimiter, and the runs of other text (spaces apart) between them."""
+    return re.compile(f'"|\r\n|\n|\r|{re.escape(delimiter)}|[^"\r\n {re.escape(delimiter)}]+')
+
+
+def _scan_quotes(tokens: Iterator[str], delimiter: str) -> tuple[tuple[int, int] | None, bool]:
+    """Over the ``tokens`` of ``_field_tokens`` (a file's, or one line's): the lines where the first
+    quoted field followed by text opens and closes (``text_after_quote``), else None; and whether
+    the tokens end inside a quoted field."""
     line, opened, state = 1, 1, "start"  # start of a field, plain text, quoted, closed (quote just ended)
-    for token in _tokens(path, encoding, tokens):
+    for token in tokens:
         if token in _ENDINGS or token == delimiter:
             line += token in _ENDINGS
             state = "quoted" if state == "quoted" else "start"
@@ -169,7 +203,7 @@ def text_after_quote(path: Path, encoding: str, delimiter: str) -> tuple[int, in
             opened = line if state == "start" else opened
             state = {"start": "quoted", "quoted": "closed", "closed": "quoted"}.get(state, state)
         elif state == "closed":
-            return opened, line
+            return (opened, line), False
         elif state == "start":
             state = "plain"
-    return None
+    return None, state == "quoted"

@@ -36,6 +36,7 @@ from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGIT
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
+    header_quote_problem,
     invalid_state_problem,
     query_editor_lines,
     unterminated_quote_problem,
@@ -740,6 +741,9 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     names = []
     for f, line in zip(files, headers):
         # A warehouse's histogram names its columns exactly as the table does (' pad age '): kept as written.
+        problem = header_quote_problem(f, line, read.encoding, delimiter) if len(delimiter) == 1 else None
+        if problem is not None:  # Python's csv reader would make names of it, and DuckDB's find no rows
+            raise InputError(f"cannot read {f}: {problem}")
         fields = [h if read.histogram else h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
         if len(fields) == 1 and any(d in line for d in CSV_DELIMITERS if d != delimiter):
             seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
