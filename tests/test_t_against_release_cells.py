@@ -1,0 +1,199 @@
+"""The release summary's ``t_against_release`` on a large sensitive domain, from each class's own values.
+
+What was wrong: for the equal, variational, KL and hierarchical distances the summary made every
+released class dense over every value (runs of 8 MB, ``kept_runs``): 600 classes × 99,520 values
+took 4.4 of the report's 5.96 s of verify_seconds (docs/performance.md, "Issue 10, fifty-third
+round: the release summary's distances from each class's own values"). Now a class kept as its
+cells is read by its cells; only the few classes whose figure lies within rounding of the largest
+are made dense, one small run at a time, so the figure keeps its bits.
+
+Oracles: the child process's tracemalloc peak against the size of one of the old runs (8 MB, the
+classes × values matrix being 160 MB); exact fractions (50-digit decimals for KL's logarithms)
+over a plain GROUP BY of the written file; and, for the bits, the dense form of the same classes
+(what the summary computed before), compared with ==.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from decimal import Decimal, getcontext
+from fractions import Fraction
+from types import SimpleNamespace
+
+import duckdb
+import numpy as np
+import pytest
+
+import sqlclose
+from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.sparse_counts import SparseCounts
+from sqlclose.release import release as release_module
+from sqlclose.release.release import t_against_release
+
+DISTANCES = ("equal", "variational", "kl", "hierarchical")
+
+
+def _problem(name: str, values: int) -> SimpleNamespace:
+    """A problem of one sensitive column ``s`` under distance ``name`` (hierarchical: leaf → /50 → /2,500 → *)."""
+    leaves = np.arange(values)
+    tree = np.column_stack([leaves, leaves // 50, leaves // 2500, np.zeros(values, np.int64)])
+    sa = SimpleNamespace(name="s", spec=SimpleNamespace(t=0.5), distance=name,
+                         tree=tree if name == "hierarchical" else None)
+    return SimpleNamespace(sas=[sa])
+
+
+def _cells(classes: int, values: int, per_class: int, seed: int) -> SparseCounts:
+    """Random classes of ``per_class`` values each, random counts 1-9 (no two alike)."""
+    rng = np.random.default_rng(seed)
+    cols = np.concatenate([np.sort(rng.choice(values, per_class, replace=False)) for _ in range(classes)])
+    rows = np.repeat(np.arange(classes), per_class)
+    counts = rng.integers(1, 10, size=len(rows)).astype(np.float64)
+    return SparseCounts(rows, cols, counts, (classes, values))
+
+
+def _hist(counts: SparseCounts | np.ndarray) -> ClassHistograms:
+    classes = counts.shape[0]
+    sizes = (counts.row_sums() if isinstance(counts, SparseCounts) else counts.sum(axis=1)).astype(np.int64)
+    return ClassHistograms(np.arange(classes)[:, None], sizes, [counts])
+
+
+PEAK = """
+import sys, tracemalloc
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+from test_t_against_release_cells import _cells, _hist, _problem
+from sqlclose.release.release import t_against_release
+hist = _hist(_cells(400, 50_000, 40, seed=1))
+problem = _problem(sys.argv[1], 50_000)
+kept = np.ones(400, dtype=bool)
+kept[::7] = False
+tracemalloc.start()
+t_against_release(problem, hist, kept)
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+
+@pytest.mark.parametrize("name", ["equal", "variational"])
+def test_a_large_domain_summary_allocates_no_classes_by_values(name, tmp_path):
+    """400 classes of 40 values each over 50,000 values: dense, 160 MB; the summary's runs were
+    8 MB each (with their copies and the distance's temporaries, 16.5 MiB at the peak). Oracle:
+    the peak of what the call allocated (tracemalloc, in a child process) is below one such run."""
+    tests = str(__import__("pathlib").Path(__file__).resolve().parent)
+    done = subprocess.run([sys.executable, "-c", PEAK, name, tests], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    peak = int(done.stdout.strip().splitlines()[-1])
+    assert peak < 8_000_000, f"{name}: {peak / 2**20:.1f} MiB"
+
+
+@pytest.mark.parametrize("name", ["kl", "hierarchical"])
+def test_a_large_domain_summary_makes_few_classes_dense(name, monkeypatch):
+    """The same 400 classes, KL and hierarchical: their figure is the float of a dense run (see
+    privacy/cell_distances.py), so the runs holding a class that may be the largest are made
+    dense, no other. Oracle: the rows ``SparseCounts.dense`` built, counted as it builds them —
+    every class's before (400), now one run's (20 classes of 50,000 values in 8 MB) or two."""
+    made = []
+    dense = SparseCounts.dense
+    monkeypatch.setattr(SparseCounts, "dense", lambda self: made.append(self.shape[0]) or dense(self))
+    hist = _hist(_cells(400, 50_000, 40, seed=1))
+    kept = np.ones(400, dtype=bool)
+    kept[::7] = False
+    t_against_release(_problem(name, 50_000), hist, kept)
+    assert sum(made) <= 40, made
+
+
+@pytest.mark.parametrize("name", DISTANCES)
+@pytest.mark.parametrize("seed", [2, 3])
+def test_the_figure_from_cells_has_the_dense_forms_bits(name, seed):
+    """The same classes given as cells and dense (the form the summary read before): the same
+    float, ==, with some classes withheld (a value only they hold is out of the release's domain)
+    and with tied classes (the same counts at other values: their dense sums may differ in the
+    last bit, and the largest is the figure)."""
+    cells = _cells(60, 3_000, 30, seed)
+    tied = SparseCounts(cells.rows[cells.rows < 5] + 60, (cells.cols[cells.rows < 5] + 7) % 3_000,
+                        cells.values[cells.rows < 5], (5, 3_000))
+    both = SparseCounts.from_cells(np.r_[cells.rows * 3_000 + cells.cols, tied.rows * 3_000 + tied.cols],
+                                   np.r_[cells.values, tied.values], (65, 3_000))
+    kept = np.ones(65, dtype=bool)
+    kept[[3, 11, 40]] = False
+    problem = _problem(name, 3_000)
+    from_cells = t_against_release(problem, _hist(both), kept)["s"]
+    dense = t_against_release(problem, _hist(both.dense()), kept)["s"]
+    assert from_cells == dense
+
+
+def _tree_rows(values: int) -> list[tuple[str, str, str, str]]:
+    return [(f"v{i:03d}", f"g{i // 6}", f"G{i // 30}", "*") for i in range(values)]
+
+
+def _table(tmp_path, rows: int, values: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a VARCHAR, b VARCHAR, s VARCHAR)")
+    con.executemany("INSERT INTO t VALUES (?, ?, ?)",
+                    [(f"a{rng.integers(12)}", f"b{rng.integers(3)}", f"v{int(v):03d}")
+                     for v in np.minimum(rng.geometric(0.02, size=rows) - 1, values - 1)])
+    con.execute(f"COPY t TO '{tmp_path / 'in.parquet'}' (FORMAT parquet)")
+    (tmp_path / "a.csv").write_text("".join(f"a{i};A{i // 4};*\n" for i in range(12)))
+    (tmp_path / "b.csv").write_text("b0;*\nb1;*\nb2;*\n")
+    (tmp_path / "s.csv").write_text("".join(";".join(r) + "\n" for r in _tree_rows(values)))
+
+
+def _oracle(name: str, classes: dict, total: dict) -> float:
+    """The largest distance of a class of the written file from the file's distribution, exactly."""
+    N = sum(total.values())
+    worst = None
+    for counts in classes.values():
+        s = sum(counts.values())
+        if name in ("equal", "variational"):
+            d = sum(abs(Fraction(counts.get(v, 0), s) - Fraction(n, N)) for v, n in total.items()) / 2
+        elif name == "kl":
+            getcontext().prec = 50
+            d = sum(Decimal(c) / s * (Decimal(c * N) / (Decimal(total[v]) * s)).ln() for v, c in counts.items())
+        else:
+            d = _hierarchical(counts, s, total, N)
+        worst = d if worst is None else max(worst, d)
+    return float(worst)
+
+
+def _hierarchical(counts: dict, s: int, total: dict, N: int) -> Fraction:
+    """Li et al.: per internal node, height / H × min(positive, negated negative extras of its children)."""
+    H = 3
+    rows = {r[0]: r for r in _tree_rows(1000) if r[0] in total}
+    extra: dict[tuple[int, str], Fraction] = {}
+    for v, r in rows.items():
+        e = Fraction(counts.get(v, 0), s) - Fraction(total[v], N)
+        for level in range(H + 1):
+            extra[(level, r[level])] = extra.get((level, r[level]), Fraction(0)) + e
+    cost = Fraction(0)
+    for level in range(1, H + 1):
+        for (_, node) in [k for k in extra if k[0] == level]:
+            children = {(level - 1, r[level - 1]) for r in rows.values() if r[level] == node}
+            pos = sum(max(extra[c], 0) for c in children)
+            neg = sum(max(-extra[c], 0) for c in children)
+            cost += Fraction(level, H) * min(pos, neg)
+    return cost
+
+
+@pytest.mark.parametrize("name", DISTANCES)
+def test_the_figure_from_cells_is_the_written_files_by_hand(name, tmp_path, monkeypatch):
+    """A small random table released with its classes kept as cells (as a large domain's are),
+    the figure against a plain GROUP BY of the written file, worked in exact fractions."""
+    _table(tmp_path, 900, 120, seed=5)
+    monkeypatch.setattr(release_module, "dense_bytes_allowed", lambda budget: 0)  # the released classes as cells
+    spec = {"quasi_identifiers": {"a": {"file": str(tmp_path / "a.csv")}, "b": {"file": str(tmp_path / "b.csv")}},
+            "sensitive": {"s": {"distance": name, "t": 20.0 if name == "kl" else 0.99,
+                                **({"hierarchy": str(tmp_path / "s.csv")} if name == "hierarchical" else {})}},
+            "k": 4, "others": "drop"}
+    release = sqlclose.anonymize(tmp_path / "in.parquet", spec)
+    assert any(isinstance(c, SparseCounts) for c in release._classes()[0].counts)
+    report = release.write_parquet(tmp_path / "out.parquet")
+    grouped = duckdb.sql(f"SELECT a, b, s, count(*) FROM '{tmp_path / 'out.parquet'}' GROUP BY ALL").fetchall()
+    classes: dict = {}
+    total: dict = {}
+    for a, b, s, n in grouped:
+        classes.setdefault((a, b), {})[s] = n
+        total[s] = total.get(s, 0) + n
+    assert len(classes) > 3, json.dumps(report["node"])
+    assert report["t_against_release"]["s"] == pytest.approx(_oracle(name, classes, total), rel=1e-13, abs=1e-15)
