@@ -23,7 +23,7 @@ import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms, record_totals
-from sqlclose.model.sparse_counts import dense_counts, kept_totals
+from sqlclose.model.sparse_counts import dense_counts, kept_totals, values_held
 from sqlclose.privacy.distances import (
     DeficitMap,
     deficit_map,
@@ -148,8 +148,25 @@ class _DistinctValues(_Cached):
     def minimum(self) -> int:
         raise NotImplementedError
 
+    @property
+    def _large(self) -> bool:
+        return self.column.q is not None and len(self.column.q) > DENSE_ORDERED_VALUES
+
+    @property
+    def dense_columns(self) -> frozenset[int]:
+        return frozenset() if self._large else frozenset({self.index})
+
+    @property
+    def cell_columns(self) -> frozenset[int]:
+        # A count of the values a class holds: its cells alone say it (the same whole number).
+        return frozenset({self.index}) if self._large else frozenset()
+
+    def measure(self, hist: ClassHistograms) -> np.ndarray:
+        key = (self.name, self.index, self.parameters_key())
+        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self.cell_columns)
+
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        return (self._counts(hist) > 0).sum(axis=1)
+        return values_held(hist.counts[self.index])
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self.measure(hist) >= self.minimum

@@ -27,7 +27,7 @@ from sqlclose.model.classes import ClassHistograms, record_totals, tally
 from sqlclose.model.lattice import Node, predecessors
 from sqlclose.model.sparse_counts import SparseCounts
 from sqlclose.prepare.problem import Problem
-from sqlclose.privacy.criteria import Criterion, judging_bytes
+from sqlclose.privacy.criteria import Criterion, by_cells, judging_bytes
 from sqlclose.search.floors import FloorChoice
 from sqlclose.search.items import Item, LevelPart, Subset, no_classes
 from sqlclose.search.keyed_base import KeyedBase
@@ -353,7 +353,7 @@ class BatchRunner(FloorChoice):
             words[w][cid] = numpy_of(classes.column(key_column(w)))
         width = self.packing.sa_width
         too_large = count * width * 8 > dense_bytes_allowed(self.problem.engine.memory_budget)
-        if len(self.packing.sa_card) == 1 and too_large:  # a node over the part's budget alone: kept as cells
+        if len(self.packing.sa_card) == 1 and (too_large or self._read_by_cells):  # kept as cells
             matrix = _as_cells(rows, (count, width))
             sizes, matrices = np.rint(matrix.row_sums()).astype(np.int64), [matrix]
         elif len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's
@@ -362,11 +362,17 @@ class BatchRunner(FloorChoice):
         else:
             cell, n = numpy_of(rows.column("cell")), numpy_of(rows.column("n"))
             sa = [self.packing.unpack_sa(cell, j) for j in range(len(self.packing.sa_card))]
-            sizes, matrices = tally(cell // width, count, n, sa, self.packing.sa_card)
+            sizes, matrices = tally(cell // width, count, n, sa, self.packing.sa_card, self._read_by_cells)
         qis = len(self.problem.qis)
         codes = (lambda: self._codes(words, divisors[node])) if qis \
             else np.zeros((count, 0), dtype=np.int64)  # read only by a metric's suppression cost
         return ClassHistograms(codes, sizes, matrices, node)
+
+    @property
+    def _read_by_cells(self) -> frozenset[int]:
+        """The sensitive columns the levels are judged by their cells alone (the ordered t on a large
+        domain, ``criteria.by_cells``): they come back as cells, never as classes × values rows."""
+        return by_cells(self.judged_by) if self.judged_by else frozenset()
 
     def _fetch(self, kind: str, params: Sequence[int] | None = None) -> pa.Table:
         """A read of kept results (not counted in ``queries``: those computed histograms)."""
@@ -409,7 +415,7 @@ class BatchRunner(FloorChoice):
         inverse = np.cumsum(starts) - 1
         first = np.flatnonzero(starts)
         sa = [self.packing.unpack_sa(keys % span, j) for j in range(len(self.packing.sa_card))]
-        sizes, matrices = tally(inverse, len(first), counts, sa, self.packing.sa_card)
+        sizes, matrices = tally(inverse, len(first), counts, sa, self.packing.sa_card, self._read_by_cells)
         words = [keys[first], *(word[first] for word in higher)]
         codes = self._codes(words, divisors[node[first]]) if self.problem.qis \
             else np.zeros((len(first), 0), dtype=np.int64)
