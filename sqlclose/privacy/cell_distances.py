@@ -11,12 +11,12 @@ distances from each class's own values"). Each class is read here by its own val
 - hierarchical (Li et al.): the mean over levels 0 … H − 1 of Σ_nodes |extra| / 2, a node none of
   the class's leaves is under adding its q: only the class's leaves and their ancestors are read.
 
-KL and hierarchical were summed in floating point over dense rows, and such a sum's grouping
-follows the matrix's shape, not the row alone (numpy 2.4's ``einsum`` rounded 35 of 40 rows of
-99,520 values otherwise alone than beside others): the figure is the float of the class's run of
-``ClassHistograms.kept_runs``. So each class's value is found from its cells with a bound on how
-far the dense figure can lie from it (``near_classes``), and only the runs holding a class that
-may be the largest are made dense as before (release.py): the same float, from a run or two.
+The dense form is the figure: the hierarchical distance the exact rational of the class's counts
+rounded once, KL its terms added left to right (``emd._level_l1``, ``distances.kl_divergence``),
+each a function of the class alone. The float sums here come near it, not to its bits, so each
+class's value is found from its cells with a bound on how far the dense figure can lie from it
+(``near_classes``), and only the runs holding a class that may be the largest are made dense
+(release.py): the same float, from a run or two.
 """
 
 from __future__ import annotations

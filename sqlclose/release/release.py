@@ -488,8 +488,9 @@ def _largest_of_cells(hist: ClassHistograms, j: int, kept: np.ndarray, released:
                       held: np.ndarray | slice, sa: Any) -> float:
     """The largest distance of the released classes of column ``j``, kept as cells: each class
     read by its own values (600 classes x 99,520 values made dense took seconds: docs/performance.md,
-    fifty-third round). The same float as every run's ``_largest_distance``: KL and hierarchical,
-    summed in floating point, from the runs holding a class that may be the largest."""
+    fifty-third round). The same float as every run's ``_largest_distance``: KL and hierarchical
+    from the dense rows of the runs holding a class that may be the largest (each class's figure its
+    own, whatever run it lies in: ``emd._level_l1``, ``distances.kl_divergence``)."""
     classes = hist.counts[j][kept]
     if sa.distance == "ordered":
         return _largest_ordered_of_cells(classes, released)
