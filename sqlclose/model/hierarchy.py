@@ -949,6 +949,8 @@ def _refuse_outside_alphabet(values: Sequence[str], alphabet: str, name: str, at
                   "hold to the alphabet, or clean the values",
                   lambda column: exp.Not(this=exp.RegexpLike(this=column, expression=exp.Literal.string(
                       f"^[{_in_brackets(alphabet)}]*$"))))
+    if allowed.issuperset("".join(values)):
+        return  # one pass in C: the usual case, 100 k codes in ~2 ms
     refusals = Refusals()
     for i, value in enumerate(values):
         if not allowed.issuperset(value):
