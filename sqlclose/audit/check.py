@@ -502,7 +502,8 @@ class _Worst:
 
     def _worst_first(self, values: np.ndarray) -> np.ndarray:
         """Positions of the ``top`` worst values, worst first, ties in position order (a class's
-        measure is a function of its own counts, to the last bit: ``emd.row_sums``)."""
+        measure is a function of its own counts, to the last bit: ``emd``'s exact integer sums
+        divided once, or a row summed left to right)."""
         key = -values if self.higher_is_worse else values
         if len(key) > 4 * self.top:  # sort only what can be listed: the top values and their ties
             nth = np.partition(key, self.top - 1)[self.top - 1]
