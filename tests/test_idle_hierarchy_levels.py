@@ -39,10 +39,11 @@ def _with_disease_hierarchy(folder: Path, lines: list[str]) -> Path:
 
 
 def _class_emds(folder: Path, rows: list[list[str]]) -> np.ndarray:
-    """Each released class's hierarchical EMD against the input's disease distribution."""
+    """Each released class's hierarchical EMD against the input's disease distribution, classes in (zip, age) order."""
     domain = [r[0] for r in rows]
     release = folder / "out" / "release.parquet"
-    classes = duckdb.sql(f"SELECT zip, age, list(disease) FROM '{release}' GROUP BY ALL").fetchall()
+    # ordered, so that the arrays of two calls compare class by class
+    classes = duckdb.sql(f"SELECT zip, age, list(disease) FROM '{release}' GROUP BY ALL ORDER BY ALL").fetchall()
     P = np.array([[c[2].count(v) for v in domain] for c in classes], dtype=float)
     whole = [r[0] for r in duckdb.sql(f"SELECT disease FROM '{folder / 'table3.csv'}'").fetchall()]
     q = np.array([whole.count(v) for v in domain], dtype=float)
