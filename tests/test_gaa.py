@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 from pathlib import Path
 
 import duckdb
@@ -290,7 +289,9 @@ def test_input_from_sql_equals_a_plain_group_by(tmp_path: Path, grouped: bool, m
 
 
 def test_adult_nine_qis_end_to_end(adult_dir: Path, repo_dir: Path):
-    """Paper 003's Adult setting: the nine attributes as QIs, k = 5, NLLM, S1; seconds, not minutes."""
+    """Paper 003's Adult setting: the nine attributes as QIs, k = 5, NLLM, S1. Its time is
+    benchmarks/bench_gaa.py's to measure (docs/utility.md, "Runtime"): a bound on wall time here
+    could fail on a loaded machine and proved nothing on an idle one."""
     hierarchies = repo_dir / "datasets" / "adult" / "hierarchies"
     qis: dict = {"age": {"bands": [5, 10, 20]}}
     for c in ("sex", "race", "marital-status", "education", "native-country", "workclass", "occupation",
@@ -300,9 +301,7 @@ def test_adult_nine_qis_end_to_end(adult_dir: Path, repo_dir: Path):
     engine, rel, label = open_source(adult_dir / "adult.csv", ";")
     problem = prepare(engine, rel, spec, label)
     data = fetch_gaa_input(problem)
-    started = time.perf_counter()
     result = gaa(data, 5, "nllm", "S1")
-    seconds = time.perf_counter() - started
     engine.close()
     assert data.counts.sum() == 30162
     # plain recount: records per released tuple
@@ -313,7 +312,6 @@ def test_adult_nine_qis_end_to_end(adult_dir: Path, repo_dir: Path):
     assert min(sizes.values()) >= 5 and len(sizes) == result.classes
     alteration = metric("nllm", data.hierarchies).alteration(data.leaves, result.nodes, data.counts)
     assert 0 < alteration < 100
-    assert seconds < 120  # measured 4–10 s on the shared 2-core machine (docs/utility.md)
 
 
 @pytest.mark.parametrize("strategy", ["S1", "S3", "S7"])
