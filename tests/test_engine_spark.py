@@ -222,16 +222,20 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
 # w 1/6; tree {x, y} under A, {z, w} under B, H = 2), each distance worked by hand:
 #   equal    g0 ½(1/3 + 0 + 1/6 + 1/6) = 1/3, g1 ½(1/6 + 1/3 + 1/3 + 1/6) = 1/2, g2 ½(5/6 + 5/6) = 5/6;
 #   KL       g0 2/3 ln 2, g1 ½ ln 3/2 + ½ ln 3, g2 ln 6;
-#   hierarchical g0 root min(1/3, 1/3) = 1/3; g1 A ½·1/6 + B ½·1/6 + root 1/6 = 1/3; g2 B ½·1/6 + root 2/3 = 3/4.
+#   hierarchical g0 root min(1/3, 1/3) = 1/3; g1 A ½·1/6 + B ½·1/6 + root 1/6 = 1/3; g2 B ½·1/6 + root 2/3 = 3/4;
+#   ordered  (the text sorted: w x y z, F_q = 1/6, 1/2, 5/6 before the last; m - 1 = 3) g0 F_p 0, 2/3, 1:
+#            (1/6 + 1/6 + 1/6) / 3 = 1/6, g1 F_p 0, 0, 1/2: (1/6 + 1/2 + 1/3) / 3 = 1/3,
+#            g2 F_p 1, 1, 1: (5/6 + 1/2 + 1/6) / 3 = 1/2.
 _BY_HAND = {"equal": (Fraction(5, 6), 0.6), "variational": (Fraction(5, 6), 0.6),
-            "hierarchical": (Fraction(3, 4), 0.5), "kl": (math.log(6), 1.0)}
+            "hierarchical": (Fraction(3, 4), 0.5), "kl": (math.log(6), 1.0), "ordered": (Fraction(1, 2), 0.4)}
 
 
 @pytest.mark.parametrize("distance", sorted(_BY_HAND))
 @pytest.mark.parametrize("judged", ["on a local copy", "on Spark"])
 def test_the_rechecks_from_each_class_values_on_spark(spark, distance: str, judged: str, monkeypatch, judges) -> None:
-    """fxT: the equal, variational, KL and hierarchical re-checks read each class's own values in
-    whole counts (DECIMAL(38, 0)), no longer every class against every value. On Spark, its
+    """fxT: the equal, variational, KL, hierarchical (and ordered) re-checks read each class's own
+    values in whole counts (DECIMAL(38, 0)), no longer every class against every value; all but KL
+    read each class's size from one kept table (verify_class_sizes.sql). On Spark, its
     grouped file judged on a local copy or on Spark itself, the worst class is the hand-worked
     figure above (the exact fraction rounded once; KL, a logarithm, within 1e-12), and one class
     of three fails t."""

@@ -43,8 +43,6 @@ from sqlclose.sql.templates import template
 # the same 1e-12 the project documents for t (docs/emd.md), so rounding cannot flip a class.
 TOLERANCE = 1e-12
 ROWS = "__sqlclose_rows"  # the grouped file's count column, unless a QI or sensitive column has that name
-_DISTANCE_TEMPLATE = {"equal": "verify_equal", "variational": "verify_equal",
-                      "hierarchical": "verify_hierarchical", "kl": "verify_kl"}
 
 
 @dataclass(frozen=True)
@@ -443,16 +441,22 @@ def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression,
     value of the domain: classes x values rows took minutes on a domain of 100 k values
     (docs/performance.md, fifty-second and fifty-third rounds)."""
     name = sa.spec.distance
+    if name == "kl":  # reads each class's size once, in its own CTE (verify_kl.sql says why)
+        return template("verify_kl", counts=counts, reference=reference).subquery(copy=False)
+    # The exact distances read each class's size s and the input's N at several places: both
+    # kept once, engine-side, where every template had its own CTE (fifty-fourth round).
+    sizes = _kept(engine, registered, "verify_class_sizes",
+                  template("verify_class_sizes", counts=counts, reference=reference))
     if name == "ordered":
         reference_key, segment_key = _ordered_keys(engine)
-        return template("verify_ordered", counts=counts, reference=reference, reference_key=reference_key,
-                        segment_key=segment_key).subquery(copy=False)
-    if name != "hierarchical":
-        return template(_DISTANCE_TEMPLATE[name], counts=counts, reference=reference).subquery(copy=False)
+        return template("verify_ordered", counts=counts, reference=reference, sizes=sizes,
+                        reference_key=reference_key, segment_key=segment_key).subquery(copy=False)
+    if name != "hierarchical":  # equal and variational: the same number
+        return template("verify_equal", counts=counts, reference=reference, sizes=sizes).subquery(copy=False)
     h = sa.hierarchy
     if h is None:
         raise ValueError(f"column {sa.name!r}: the hierarchical distance needs the column's hierarchy")
-    tree_distance = template("verify_hierarchical", counts=counts, reference=reference,
+    tree_distance = template("verify_hierarchical", counts=counts, reference=reference, sizes=sizes,
                              tree=_tree_table(engine, h, registered), height=_param(float(h.height), params))
     return tree_distance.subquery(copy=False)
 

@@ -1,10 +1,11 @@
--- Re-check, per equivalence class: its size, its distinct sensitive values, its entropy
+-- Re-check, per equivalence class: its distinct sensitive values, its entropy
 -- H = -sum(p ln p) (entropy l-diversity compares exp(H) with l), and for recursive (c,l)-diversity
 -- r1 (the largest count) and the tail r_l + ... + r_m of the counts sorted descending
 -- (ROW_NUMBER over the counts; ties have equal counts, so the tail does not depend on their order).
+-- A share's denominator, the class's size, is a window over the partition the ROW_NUMBER sorts
+-- anyway, not verify_class_sizes.sql's table: that one is kept only for an exact distance.
 SELECT
   cls,
-  SUM(n) AS size,
   COUNT(*) AS distinct_values,
   -SUM(share * LN(share)) AS entropy,
   MAX(n) AS r1,

@@ -10,19 +10,9 @@
 -- parent's own extra, so min(pos, neg) = pos - max(extra(parent), 0); a parent none of the
 -- class's values is under costs 0. In whole counts (c the class's rows under a node, n the
 -- input's, s the class's size, N the input's), extra * s * N = c*N - n*s: the sum of the costs
--- times H*s*N is an integer, exact, made a float only at the end.
-WITH domain AS (
-  SELECT
-    CAST(SUM(n) AS DECIMAL(38, 0)) AS total
-  FROM __reference__ AS r
-), sizes AS (
-  SELECT
-    cls,
-    CAST(SUM(n) AS DECIMAL(38, 0)) AS s
-  FROM __counts__ AS c
-  GROUP BY
-    cls
-), nodes AS (
+-- times H*s*N is an integer, exact, made a float only at the end. s and N are read from
+-- __sizes__ (verify_class_sizes.sql, one row per class, kept beside the counts).
+WITH nodes AS (
   SELECT
     t.level AS level,
     t.node AS node,
@@ -70,14 +60,13 @@ WITH domain AS (
     o.cls AS cls,
     o.parent_height AS parent_height,
     o.parent AS parent,
-    SUM(GREATEST(o.c * dm.total - nd.n * sz.s, CAST(0 AS DECIMAL(38, 0)))) AS pos,
+    SUM(GREATEST(o.c * sz.total - nd.n * sz.s, CAST(0 AS DECIMAL(38, 0)))) AS pos,
     SUM(o.c) AS c
   FROM own AS o
   JOIN nodes AS nd
     ON nd.level = o.level AND nd.node = o.node AND nd.parent = o.parent AND nd.parent_height = o.parent_height
-  JOIN sizes AS sz
+  JOIN __sizes__ AS sz
     ON sz.cls = o.cls
-  CROSS JOIN domain AS dm
   GROUP BY
     o.cls,
     o.parent_height,
@@ -85,20 +74,18 @@ WITH domain AS (
 ), costs AS (
   SELECT
     ch.cls AS cls,
-    SUM(ch.parent_height * (ch.pos - GREATEST(ch.c * dm.total - pa.n * sz.s, CAST(0 AS DECIMAL(38, 0))))) AS cost
+    SUM(ch.parent_height * (ch.pos - GREATEST(ch.c * sz.total - pa.n * sz.s, CAST(0 AS DECIMAL(38, 0))))) AS cost
   FROM children AS ch
   JOIN parents AS pa
     ON pa.parent_height = ch.parent_height AND pa.parent = ch.parent
-  JOIN sizes AS sz
+  JOIN __sizes__ AS sz
     ON sz.cls = ch.cls
-  CROSS JOIN domain AS dm
   GROUP BY
     ch.cls
 )
 SELECT
   sz.cls AS cls,
-  CAST(COALESCE(co.cost, CAST(0 AS DECIMAL(38, 0))) AS DOUBLE) / (CAST(sz.s * dm.total AS DOUBLE) * __height__) AS d
-FROM sizes AS sz
-CROSS JOIN domain AS dm
+  CAST(COALESCE(co.cost, CAST(0 AS DECIMAL(38, 0))) AS DOUBLE) / (CAST(sz.s * sz.total AS DOUBLE) * __height__) AS d
+FROM __sizes__ AS sz
 LEFT JOIN costs AS co
   ON co.cls = sz.cls

@@ -9,7 +9,8 @@
 -- found by sorting the reference and the thresholds together, the reference on C_q(i)*N
 -- (__reference_key__), a threshold on floor(c*N*N / s) (__segment_key__, in the engine's wide
 -- integer type): an integer is at most c*N*N/s exactly when it is at most its floor, so the
--- order is exact at any size.
+-- order is exact at any size. Each class's s (and its row, for the segment from 1) is read from
+-- __sizes__ (verify_class_sizes.sql, kept beside the counts); N and m from the reference here.
 WITH domain AS (
   SELECT
     COUNT(*) AS m,
@@ -37,13 +38,6 @@ WITH domain AS (
     0 AS pos,
     CAST(0 AS DECIMAL(38, 0)) AS cq,
     CAST(0 AS DECIMAL(38, 0)) AS sq
-), sizes AS (
-  SELECT
-    cls,
-    CAST(SUM(n) AS DECIMAL(38, 0)) AS s
-  FROM __counts__ AS c
-  GROUP BY
-    cls
 ), starts AS (
   SELECT
     c.cls AS cls,
@@ -57,7 +51,7 @@ WITH domain AS (
     cls,
     1 AS lo,
     CAST(0 AS DECIMAL(38, 0)) AS c
-  FROM sizes
+  FROM __sizes__ AS sz
 ), segments AS (
   SELECT
     st.cls AS cls,
@@ -68,7 +62,7 @@ WITH domain AS (
     d.total AS total,
     d.m AS m
   FROM starts AS st
-  JOIN sizes AS sz
+  JOIN __sizes__ AS sz
     ON sz.cls = st.cls
   CROSS JOIN domain AS d
 ), sorted AS (
