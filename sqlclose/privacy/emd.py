@@ -476,14 +476,23 @@ def _node_sums_of_cells(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, 
     for level in range(height):
         node = codes[cols, level]
         starts = np.flatnonzero(np.r_[True, (rows[1:] != rows[:-1]) | (node[1:] != node[:-1])])
-        at_node = np.zeros(int(codes[:, level].max()) + 1, dtype=np.int64)
-        np.add.at(at_node, codes[:, level], table)  # q_v of each node, exact
+        at_node = _node_totals(codes[:, level], q, table)
         who, n = rows[starts], sizes[rows[starts]]
         table_part = n * at_node[node[starts]]
         terms = np.abs(total * np.add.reduceat(counts, starts) - table_part) - table_part
         first = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
         sums[who[first]] += np.add.reduceat(terms, first)
     return sums
+
+
+def _node_totals(nodes: np.ndarray, q: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The table's records under each node (``nodes``: each leaf's), exactly: in float64 while the
+    whole table's count is below 2⁵³ (every partial sum whole), else in int64 (``np.add.at``, slower)."""
+    if float(q.sum()) < 2**53:
+        return np.bincount(nodes, weights=q).astype(np.int64)
+    out = np.zeros(int(nodes.max()) + 1, dtype=np.int64)
+    np.add.at(out, nodes, table)
+    return out
 
 
 # The classes ``hierarchical_emd_of_cells`` makes dense, at most this many values (8 MB) at a time.
