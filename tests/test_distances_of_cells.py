@@ -130,6 +130,21 @@ def test_large_counts_on_both_sides_of_the_exact_forms_bounds(name):
     _same_bits(cells, table, name, tree)
 
 
+def test_a_table_past_2_to_the_53_records():
+    """A table of 2⁵⁴ records (32 values of 2⁴⁹): the nodes' counts summed in int64, classes of at
+    most 36 records within int64's products (2 · 3 · 36 · 2⁵⁴ < 2⁶²), a larger one past them."""
+    rng = np.random.default_rng(13)
+    values = 200
+    cells = _classes(30, values, 4, rng)
+    larger = SparseCounts(np.r_[cells.rows, 30, 30], np.r_[cells.cols, 0, 5], np.r_[cells.values, 500.0, 9.0],
+                          (31, values))
+    table = np.zeros(values)
+    table[rng.choice(values, 32, replace=False)] = 2.0**49
+    bounds = 2.0 * 3 * larger.row_sums() * table.sum()
+    assert (bounds[:30] >= 2**53).all() and (bounds[:30] < EXACT_PRODUCTS).all() and bounds[30] >= EXACT_PRODUCTS
+    _same_bits(larger, table, "hierarchical", _tree(values, 3, rng))
+
+
 @pytest.mark.parametrize("name", ["kl", "hierarchical"])
 def test_fractional_counts_are_the_dense_rows_bits(name):
     """Proportions (not whole): KL's sizes added left to right, the hierarchical float form made dense."""
