@@ -110,18 +110,15 @@ class ClassHistograms:
             start += run.classes
         return runs
 
-    def kept_runs(self, j: int, kept: np.ndarray, held: np.ndarray | slice, max_bytes: int,
-                  among: np.ndarray | None = None) -> Iterator[np.ndarray]:
+    def kept_runs(self, j: int, kept: np.ndarray, held: np.ndarray | slice, max_bytes: int) -> Iterator[np.ndarray]:
         """Sensitive column ``j``'s counts of the classes ``kept`` (a boolean mask) over the values
         ``held``, dense, a run of classes at a time: a released node of thousands of classes over
         20,000 values is gigabytes as one matrix, one run's is at most ``max_bytes``. Runs are sized
         by column ``j``'s row alone, the only one made dense (``spans`` sizes them by every column's:
-        a 16-value column beside a 95 k-value one was read ten classes at a time). ``among``: only
-        the runs holding one of these classes (indices), the same runs as without it."""
+        a 16-value column beside a 95 k-value one was read ten classes at a time)."""
         counts = self.counts[j]
         step = max(1, max_bytes // max(1, counts.itemsize * counts.shape[1]))
-        starts = range(0, self.classes, step) if among is None else (np.unique(among // step) * step).tolist()
-        for start in starts:
+        for start in range(0, self.classes, step):
             where = slice(start, min(start + step, self.classes))
             if kept[where].any():
                 yield dense_counts(counts[where])[kept[where]][:, held]

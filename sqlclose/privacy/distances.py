@@ -24,7 +24,17 @@ import numpy as np
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import ALL_DISTANCES, EMD_DISTANCES
-from sqlclose.privacy.emd import checked, count_sums, emd, equal_emd, level_groups, row_blocks, row_sums, whole_block
+from sqlclose.privacy.emd import (
+    checked,
+    checked_entries,
+    count_sums,
+    emd,
+    equal_emd,
+    level_groups,
+    row_blocks,
+    row_sums,
+    whole_block,
+)
 
 NON_EMD_DISTANCES: tuple[str, ...] = tuple(d for d in ALL_DISTANCES if d not in EMD_DISTANCES)
 
@@ -59,6 +69,32 @@ def kl_divergence(P: Any, q: Any) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             out[rows] = row_sums(np.where(shares > 0, shares * (np.log(shares) - log_q), 0.0))
     return out
+
+
+def kl_divergence_of_cells(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, classes: int,
+                           q: Any) -> np.ndarray:
+    """``kl_divergence`` of each of ``classes`` classes given by their cells (``rows`` ascending,
+    ``cols`` ascending within a row), each its dense row's value to the bit: the same term of each
+    cell, and the dense row's other terms are +0.0 (``np.where``), which leave a float sum as it
+    is, so the class's own terms added left to right are the dense row's ``row_sums``.
+    ``np.bincount`` adds each weight into its class's total in the order given, starting from 0.0
+    (a plain loop, no regrouping: tests/test_distances_of_cells.py checks the bits)."""
+    counts = np.asarray(counts, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    checked_entries("P", counts)
+    checked_entries("q", q)
+    if q.sum() == 0:
+        raise ValueError("every distribution needs a positive total")
+    with np.errstate(divide="ignore"):  # as kl_divergence: the log of the whole q, then each cell's
+        log_q = np.log(q / q.sum())
+    sizes = np.bincount(rows, weights=counts, minlength=classes)  # whole: exact; else left to right, as row_sums
+    if (sizes == 0).any():
+        raise ValueError("every distribution needs a positive total")
+    shares = counts / sizes[rows]
+    present = shares > 0
+    rows, cols, shares = rows[present], cols[present], shares[present]
+    terms = shares * (np.log(shares) - log_q[cols])  # q = 0 beneath p > 0: +inf, as the dense term
+    return np.bincount(rows, weights=terms, minlength=classes)
 
 
 def point_mass_distances(q: Any, name: str, hierarchy: Any = None) -> np.ndarray:

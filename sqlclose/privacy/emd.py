@@ -57,16 +57,21 @@ def checked(P: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(
             f"shape mismatch: P has {P.shape[1]} values per row but q has {m} values"
         )
-    for name, arr in (("P", P), ("q", q)):
-        if not arr.size or (arr.min() >= 0 and arr.max() < np.inf):  # two passes; NaN fails both
-            continue
-        if np.isnan(arr).any():
-            raise ValueError(f"{name} contains NaN")
-        if np.isinf(arr).any():
-            raise ValueError(f"{name} contains an infinite value")
-        if (arr < 0).any():
-            raise ValueError(f"{name} contains a negative entry")
+    checked_entries("P", P)
+    checked_entries("q", q)
     return P, q
+
+
+def checked_entries(name: str, arr: np.ndarray) -> None:
+    """No NaN, no infinity, no negative entry in ``arr`` (float64), else ValueError naming ``name``."""
+    if not arr.size or (arr.min() >= 0 and arr.max() < np.inf):  # two passes; NaN fails both
+        return
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    if np.isinf(arr).any():
+        raise ValueError(f"{name} contains an infinite value")
+    if (arr < 0).any():
+        raise ValueError(f"{name} contains a negative entry")
 
 
 def row_sums(a: np.ndarray) -> np.ndarray:
@@ -414,6 +419,99 @@ def hierarchical_emd(P: np.ndarray, q: np.ndarray, level_codes: np.ndarray) -> n
     # EMD of P and Q generalised to that level (``_level_l1``: in integers for record counts, so
     # each class's value is a function of its own row, whatever classes are judged beside it).
     return _level_l1(P, q, level_groups(codes), H)
+
+
+def hierarchical_emd_of_cells(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, classes: int,
+                              q: np.ndarray, level_codes: Any) -> np.ndarray:
+    """``hierarchical_emd`` of each of ``classes`` classes given by their cells (``rows`` ascending),
+    each class's value its dense row's alone, to the bit, in O(cells · H). Record counts:
+    ``_level_l1``'s integer Σ_levels Σ_nodes |N · n_v − n · q_v| from the class's leaves and their
+    ancestors alone — a node it holds none of adds n · q_v, together H · n · Σ q less their part at
+    the nodes it holds — divided once as ``_level_l1`` divides. A class the exact form does not take
+    there (a count not whole, 2 H n N past ``EXACT_PRODUCTS``, a q not whole) is made dense, a block
+    of rows at a time, and given to ``hierarchical_emd``: its float form sums every node's term."""
+    codes = _check_level_codes(level_codes)
+    q = np.asarray(q, dtype=np.float64)
+    counts = np.asarray(counts, dtype=np.float64)
+    checked_entries("P", counts)
+    checked_entries("q", q)
+    if codes.shape[0] != q.shape[0]:
+        raise ValueError(f"level_codes has {codes.shape[0]} leaves but q has {q.shape[0]} values")
+    sizes = np.bincount(rows, weights=counts, minlength=classes)  # whole numbers: exact
+    _require_rows(sizes, q)
+    height = codes.shape[1] - 1
+    if height == 0 or not classes:
+        return np.zeros(classes)
+    total = q.sum()
+    exact = np.zeros(classes, dtype=bool)
+    if _whole(q):  # _exact_sums' test, a class at a time: its counts whole, its sums within int64
+        fractional = np.bincount(rows, weights=counts != np.floor(counts), minlength=classes) > 0
+        exact = ~fractional & (2.0 * height * sizes * float(total) < EXACT_PRODUCTS)
+    out = np.empty(classes)
+    if exact.any():
+        held = exact[rows]
+        sums = _node_sums_of_cells(rows[held], cols[held], counts[held].astype(np.int64),
+                                   np.where(exact, sizes, 0).astype(np.int64), q, codes, int(total))
+        out[exact] = sums[exact].astype(np.float64) / (2.0 * height * sizes[exact] * total)  # as _level_l1
+    _dense_rows(np.flatnonzero(~exact), rows, cols, counts, q, codes, out)
+    return out
+
+
+def _node_sums_of_cells(rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, sizes: np.ndarray, q: np.ndarray,
+                        codes: np.ndarray, total: int) -> np.ndarray:
+    """Per class Σ_levels Σ_nodes |N · n_v − n · q_v| in int64 (``_node_sums``' integers), N = ``total``:
+    H · n · Σ q, plus at each node holding some of the class's leaves |N · n_v − n · q_v| − n · q_v.
+    The cells ordered by class, then by the leaves' order in the tree (each node's leaves together)."""
+    height = codes.shape[1] - 1
+    table = q.astype(np.int64)
+    sums = height * sizes * int(table.sum())
+    if not len(rows):
+        return sums
+    in_tree = np.empty(len(table), dtype=np.int64)
+    in_tree[np.lexsort(codes[:, :height].T)] = np.arange(len(table))  # the highest level first
+    key = rows * len(table) + in_tree[cols]
+    if (key[1:] < key[:-1]).any():
+        order = np.argsort(key, kind="stable")
+        rows, cols, counts = rows[order], cols[order], counts[order]
+    for level in range(height):
+        node = codes[cols, level]
+        starts = np.flatnonzero(np.r_[True, (rows[1:] != rows[:-1]) | (node[1:] != node[:-1])])
+        at_node = _node_totals(codes[:, level], q, table)
+        who, n = rows[starts], sizes[rows[starts]]
+        table_part = n * at_node[node[starts]]
+        terms = np.abs(total * np.add.reduceat(counts, starts) - table_part) - table_part
+        first = np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+        sums[who[first]] += np.add.reduceat(terms, first)
+    return sums
+
+
+def _node_totals(nodes: np.ndarray, q: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """The table's records under each node (``nodes``: each leaf's), exactly: in float64 while the
+    whole table's count is below 2⁵³ (every partial sum whole), else in int64 (``np.add.at``, slower)."""
+    if float(q.sum()) < 2**53:
+        return np.bincount(nodes, weights=q).astype(np.int64)
+    out = np.zeros(int(nodes.max()) + 1, dtype=np.int64)
+    np.add.at(out, nodes, table)
+    return out
+
+
+# The classes ``hierarchical_emd_of_cells`` makes dense, at most this many values (8 MB) at a time.
+DENSE_ROWS_VALUES = 2**20
+
+
+def _dense_rows(which: np.ndarray, rows: np.ndarray, cols: np.ndarray, counts: np.ndarray, q: np.ndarray,
+                codes: np.ndarray, out: np.ndarray) -> None:
+    """``hierarchical_emd`` of the classes ``which`` made dense, ``DENSE_ROWS_VALUES`` at a time, into ``out``."""
+    step = max(1, DENSE_ROWS_VALUES // len(q))
+    slot = np.full(len(out), -1)
+    for first in range(0, len(which), step):
+        block = which[first:first + step]
+        slot[block] = np.arange(len(block))
+        held = slot[rows] >= 0
+        dense = np.zeros((len(block), len(q)))
+        dense[slot[rows[held]], cols[held]] = counts[held]
+        out[block] = hierarchical_emd(dense, q, codes)
+        slot[block] = -1
 
 
 def emd(

@@ -32,7 +32,7 @@ from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem, keyed_fingerprint
 from sqlclose.prepare.release_query import Counted, counted_columns, release_query
-from sqlclose.privacy.cell_distances import largest_equal_of_cells, near_classes
+from sqlclose.privacy.cell_distances import distances_of_cells, largest_equal_of_cells
 from sqlclose.privacy.criteria import SLICE_BYTES, Criterion, judge
 from sqlclose.privacy.distances import distance, idle_level_warnings
 from sqlclose.privacy.ordered_cells import ClassCells, OrderedTable
@@ -477,28 +477,23 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
         if isinstance(hist.counts[j], SparseCounts):  # a large domain: each class by its own values
-            out[sa.name] = _largest_of_cells(hist, j, kept, released, held, sa)
+            out[sa.name] = _largest_of_cells(hist.counts[j][kept], released, sa)
             continue
         worst = [_largest_distance(counts, released[held], sa) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = float(max(worst))
     return out
 
 
-def _largest_of_cells(hist: ClassHistograms, j: int, kept: np.ndarray, released: np.ndarray,
-                      held: np.ndarray | slice, sa: Any) -> float:
-    """The largest distance of the released classes of column ``j``, kept as cells: each class
-    read by its own values (600 classes x 99,520 values made dense took seconds: docs/performance.md,
-    fifty-third round). The same float as every run's ``_largest_distance``: KL and hierarchical
-    from the dense rows of the runs holding a class that may be the largest (each class's figure its
-    own, whatever run it lies in: ``emd._level_l1``, ``distances.kl_divergence``)."""
-    classes = hist.counts[j][kept]
+def _largest_of_cells(classes: SparseCounts, released: np.ndarray, sa: Any) -> float:
+    """The largest distance of released classes kept as cells, each read by its own values (600
+    classes x 99,520 values made dense took seconds: docs/performance.md, fifty-third round): the
+    same float as every run's ``_largest_distance``, each class's figure being its own
+    (privacy/cell_distances.py)."""
     if sa.distance == "ordered":
         return _largest_ordered_of_cells(classes, released)
     if sa.distance in ("equal", "variational"):
         return largest_equal_of_cells(classes, released)
-    near = np.flatnonzero(kept)[near_classes(classes, released, sa.distance, sa.tree)]
-    return float(max(_largest_distance(counts, released[held], sa)
-                     for counts in hist.kept_runs(j, kept, held, SLICE_BYTES, among=near)))
+    return float(distances_of_cells(classes, released, sa.distance, sa.tree).max())
 
 
 def _largest_ordered_of_cells(classes: SparseCounts, released: np.ndarray) -> float:
