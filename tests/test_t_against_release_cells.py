@@ -21,6 +21,7 @@ import subprocess
 import sys
 from decimal import Decimal, getcontext
 from fractions import Fraction
+from pathlib import Path
 from types import SimpleNamespace
 
 import duckdb
@@ -178,6 +179,17 @@ def _hierarchical(counts: dict, s: int, total: dict, N: int) -> Fraction:
     return cost
 
 
+def _written_classes(path: Path) -> tuple[dict, dict]:
+    """The written file's classes ((a, b) → {s: count}) and its totals per s, by a plain GROUP BY."""
+    grouped = duckdb.sql(f"SELECT a, b, s, count(*) FROM '{path}' GROUP BY ALL").fetchall()
+    classes: dict = {}
+    total: dict = {}
+    for a, b, s, n in grouped:
+        classes.setdefault((a, b), {})[s] = n
+        total[s] = total.get(s, 0) + n
+    return classes, total
+
+
 @pytest.mark.parametrize("name", DISTANCES)
 def test_the_figure_from_cells_is_the_written_files_by_hand(name, tmp_path, monkeypatch):
     """A small random table released with its classes kept as cells (as a large domain's are),
@@ -191,12 +203,7 @@ def test_the_figure_from_cells_is_the_written_files_by_hand(name, tmp_path, monk
     release = sqlclose.anonymize(tmp_path / "in.parquet", spec)
     assert any(isinstance(c, SparseCounts) for c in release._classes()[0].counts)
     report = release.write_parquet(tmp_path / "out.parquet")
-    grouped = duckdb.sql(f"SELECT a, b, s, count(*) FROM '{tmp_path / 'out.parquet'}' GROUP BY ALL").fetchall()
-    classes: dict = {}
-    total: dict = {}
-    for a, b, s, n in grouped:
-        classes.setdefault((a, b), {})[s] = n
-        total[s] = total.get(s, 0) + n
+    classes, total = _written_classes(tmp_path / "out.parquet")
     assert len(classes) > 3, json.dumps(report["node"])
     assert report["t_against_release"]["s"] == pytest.approx(_oracle(name, classes, total), rel=1e-13, abs=1e-15)
 
@@ -217,11 +224,6 @@ def test_the_hierarchical_figure_is_the_exact_rational_of_the_written_file(seed,
             "sensitive": {"s": {"distance": "hierarchical", "t": 0.99, "hierarchy": str(tmp_path / "s.csv")}},
             "k": 4, "others": "drop"}
     report = sqlclose.anonymize(tmp_path / "in.parquet", spec).write_parquet(tmp_path / "out.parquet")
-    grouped = duckdb.sql(f"SELECT a, b, s, count(*) FROM '{tmp_path / 'out.parquet'}' GROUP BY ALL").fetchall()
-    classes: dict = {}
-    total: dict = {}
-    for a, b, s, n in grouped:
-        classes.setdefault((a, b), {})[s] = n
-        total[s] = total.get(s, 0) + n
+    classes, total = _written_classes(tmp_path / "out.parquet")
     assert len(classes) > 3, json.dumps(report["node"])
     assert report["t_against_release"]["s"] == _oracle("hierarchical", classes, total)
