@@ -18,8 +18,13 @@ DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
 # (C1, no C2) and collects garbage on one thread: each worker's JVM lives a few minutes, too short
 # for C2's optimized code to pay back the CPU it takes from two shared cores (test_engine_spark.py
 # alone: 215 s -> 170 s; the JVM's CPU for four Table 3 releases and re-checks 59 s -> 36 s). JIT
-# tiers and the collector change no result.
+# tiers and the collector change no result. Adaptive query execution is off as well: over two
+# shuffle partitions it has nothing to coalesce, and re-planning each stage cost more than the
+# tests' queries (test_engine_spark.py with test_spark_release.py, one worker: 342 s -> 285 s).
+# The tests whose subject is adaptive execution set it themselves, on and off
+# (test_leaks_engines.py::test_a_spark_folders_part_files_do_not_follow_the_input_order).
 TEST_SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+                   "spark.sql.adaptive.enabled": "false",
                    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
 

@@ -1,11 +1,12 @@
 """The bad-input table of docs/bad-input.md, one parametrized row per case.
 
-Every row runs the real command in a subprocess (``python -m sqlclose.cli anonymize spec.toml
---no-progress``) in a fresh work folder holding a copy of datasets/table3 and a previous release
-at the output path (the files of a successful run). A failing row must exit with the documented
-code, print exactly the documented message on stderr (the work folder shown as ``<tmp>``), show
-no traceback, no internal error and no raw data row, and leave every file of the work folder byte for byte as it was:
-nothing written, the previous release intact, no hidden temporary file. A row that should
+Every row runs the command in a process of its own (``python -m sqlclose.cli anonymize spec.toml
+--no-progress``, forked from an interpreter that has imported sqlclose: tests/forked_cli.py) in a
+fresh work folder holding a copy of datasets/table3 and a previous release at the output path
+(the files of a successful run). A failing row must exit with the documented code, print exactly
+the documented message on stderr (the work folder shown as ``<tmp>``), show no traceback, no
+internal error and no raw data row, and leave every file of the work folder byte for byte as it
+was: nothing written, the previous release intact, no hidden temporary file. A row that should
 succeed (hostile or unicode column names, 2,000 columns, a one-valued sensitive column) must
 replace the release with a verified one and leave no temporary file.
 
@@ -20,11 +21,8 @@ import json
 import os
 import random
 import re
-import resource
 import shutil
-import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +30,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from forked_cli import run_cli
 
 pytestmark = pytest.mark.slow
 
@@ -978,23 +977,11 @@ def previous_release(tmp_path_factory) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in out.iterdir()}
 
 
-def _file_size_limit(fsize: int | None) -> Callable[[], None] | None:
-    if fsize is None:
-        return None
-
-    def limit() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-
-    return limit
-
-
 def run(d: Path, args: tuple[str, ...], env: dict[str, str] | None = None,
         fsize: int | None = None) -> subprocess.CompletedProcess:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_") and k != "DATA_DIR"}
     environ.update(env or {})
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args, "--no-progress"], cwd=d, env=environ,
-                          capture_output=True, text=True, timeout=300, preexec_fn=_file_size_limit(fsize))
+    return run_cli([*args, "--no-progress"], cwd=d, env=environ, timeout=300, fsize=fsize)
 
 
 def snapshot(d: Path) -> dict[str, str]:

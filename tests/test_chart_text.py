@@ -9,10 +9,10 @@ settings after the run (sqlclose sets its literal text only around its own figur
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from forked_cli import run_cli
 
 from sqlclose.errors import ChartError
 
@@ -20,7 +20,7 @@ VALUE = "patient $HIV_positive^$ case"
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args], cwd=cwd, capture_output=True, text=True)
+    return run_cli(args, cwd=cwd)
 
 
 def _dollar_release(folder: Path) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +23,7 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
+from forked_cli import run_cli
 from oracle import hierarchical_emd, ordered_emd, read_hierarchy
 
 import sqlclose
@@ -1119,8 +1119,7 @@ def test_cli_hierarchy_missing_a_value_exit_2(disease_table_csv, tmp_path):
 def test_cli_exit_codes_in_a_real_process(hand_csv):
     # The installed command, end to end: 0 when the thresholds hold, 3 when one fails, 2 on bad input.
     def run(*args):
-        return subprocess.run([str(SQLCLOSE), "check", str(hand_csv), *map(str, args)], capture_output=True,
-                              text=True, timeout=60)
+        return run_cli(["check", hand_csv, *args], timeout=60, module=False)
 
     ok = run("--qi", "g", "--sensitive", "s", "--k", 2, "--json")
     assert ok.returncode == 0, ok.stderr

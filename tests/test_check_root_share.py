@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from forked_cli import run_cli
 
 ZIPS = ["47677", "47602", "47678", "13053", "13068", "13268", "47905", "13906", "47906"]
 AGES = [29, 22, 27, 43, 52, 47, 30, 36, 32]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args], cwd=cwd, capture_output=True, text=True)
+    return run_cli(args, cwd=cwd)
 
 
 def _mask_release(folder: Path, algorithm: str, zip_rule: str = "{ mask = true, length = 5 }", top: int = 5) -> Path:

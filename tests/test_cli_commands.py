@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from forked_cli import run_cli
 from report_edits import set_field
 from table3_project import invoke, table3_project
 
@@ -71,8 +72,7 @@ def test_a_usage_error_is_one_line_on_stderr(project, args, line):
     search for `sqlclose: error:` misses. An option missing its value lost the pointer to the help
     (click raises it before the command's context exists; review rv17 #7). Oracle: the option and value
     typed, the command typed, exit 2, the one line, and nothing written (no sweep folder)."""
-    proc = subprocess.run([str(Path(sys.executable).with_name("sqlclose")), *args], cwd=project,
-                          capture_output=True, text=True, timeout=60)
+    proc = run_cli(args, cwd=project, timeout=60, module=False)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr == f"sqlclose: error: {line}\n"
     assert proc.stdout == "" and not (project / "sw").exists() and not (project / "out").exists()
@@ -1057,9 +1057,8 @@ def test_a_full_disk_under_the_report_names_the_report_not_the_output(project, f
     output's folder is left without the release."""
     report = full_disk / "release.report.json"
     table = ["--output-table", "people"] if output.endswith(".duckdb") else []
-    result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(project / "spec.toml"),
-                             "--output", output, *table, "--report", str(report), "--no-progress"],
-                            cwd=project, capture_output=True, text=True, timeout=120)
+    result = run_cli(["anonymize", project / "spec.toml", "--output", output, *table, "--report", report,
+                      "--no-progress"], cwd=project, timeout=120)
     assert result.returncode == 5, result.stderr
     assert result.stderr == (f"sqlclose: error: the environment refused: the disk is full while writing {report}; "
                              "nothing was placed at the output path\n")
@@ -1070,9 +1069,8 @@ def test_a_full_disk_under_the_report_names_the_report_not_the_output(project, f
 def test_a_full_disk_under_the_output_still_names_the_output(project, full_disk):
     """The other side of the test above: the release's own write on the full disk names the release."""
     output = full_disk / "release.parquet"
-    result = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(project / "spec.toml"),
-                             "--output", str(output), "--report", str(project / "release.report.json"),
-                             "--no-progress"], cwd=project, capture_output=True, text=True, timeout=120)
+    result = run_cli(["anonymize", project / "spec.toml", "--output", output, "--report",
+                      project / "release.report.json", "--no-progress"], cwd=project, timeout=120)
     assert result.returncode == 5, result.stderr
     assert f"the disk is full while writing {output};" in result.stderr, result.stderr
     assert sorted(p.name for p in full_disk.iterdir()) == ["fill"]

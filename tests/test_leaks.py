@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 import duckdb
+import forked_cli
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -385,7 +386,7 @@ def project(tmp_path) -> Path:
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args], capture_output=True, text=True)
+    return forked_cli.run_cli(args)
 
 
 @pytest.mark.parametrize("target", ["table3.csv", "spec.toml", "age.csv", "disease.csv"])

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import subprocess
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from forked_cli import run_cli
 
 import sqlclose
 from sqlclose.errors import InputError, SpecError
@@ -43,8 +43,7 @@ def _folder(path: Path, second: pa.Table) -> Path:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args, "--no-progress"], cwd=cwd,
-                          capture_output=True, text=True)
+    return run_cli([*args, "--no-progress"], cwd=cwd)
 
 
 def _spec_file(tmp_path: Path, source: str, name: str = "spec.toml") -> Path:

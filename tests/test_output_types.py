@@ -16,13 +16,11 @@ its own COPY … TO Parquet makes of them.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
-
-SQLCLOSE = str(Path(sys.executable).with_name("sqlclose"))
+from forked_cli import run_cli
 
 # Two values a type, six rows each, in a table with a QI g (three values) and a text s.
 VALUES = {"HUGEINT": "(i % 2)::HUGEINT * 100000000000000000000",
@@ -52,8 +50,7 @@ def _project(folder: Path, kind: str, role: str, output: str, query: str | None 
 
 
 def _anonymize(folder: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([SQLCLOSE, "anonymize", "s.toml", "-q", "--no-progress"], cwd=folder, capture_output=True,
-                          text=True)
+    return run_cli(["anonymize", "s.toml", "-q", "--no-progress"], cwd=folder, module=False)
 
 
 def _input(folder: Path, sql: str) -> list[tuple]:
@@ -160,8 +157,7 @@ def test_the_suggested_casts_release_an_interval_to_parquet(tmp_path):
     and its microseconds (the oracle: plain DuckDB's text and epoch_us of the input's column)."""
     for cast, of_input in (("CAST(v AS VARCHAR)", "v::VARCHAR"), ("epoch_us(v)", "epoch_us(v)")):
         _project(tmp_path, "INTERVAL", "kept", "parquet", f"SELECT g, s, {cast} AS v FROM t")
-        done = subprocess.run([SQLCLOSE, "anonymize", "s.toml", "-q", "--no-progress", "--overwrite"], cwd=tmp_path,
-                              capture_output=True, text=True)
+        done = run_cli(["anonymize", "s.toml", "-q", "--no-progress", "--overwrite"], cwd=tmp_path, module=False)
         assert done.returncode == 0, done.stderr
         want = _input(tmp_path, f"SELECT {of_input}, COUNT(*) FROM t GROUP BY ALL ORDER BY ALL")
         assert _written(tmp_path, "parquet", "SELECT v, COUNT(*) FROM r GROUP BY ALL ORDER BY ALL") == want

@@ -9,12 +9,11 @@ must give the release DuckDB reads from the CSV-sourced release, row for row.
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from forked_cli import run_cli
 from table3_project import invoke
 
 import sqlclose
@@ -276,8 +275,7 @@ def test_a_source_given_beside_a_query_is_refused_not_read_instead(project):
         '[output]\npath = "out.parquet"\n[privacy]\nk = 3\nsuppression = 0.1\n'
         '[quasi_identifiers]\nage = { bands = [10, 20] }\nzip = { mask = true, length = 5 }\n')
     for command in ("anonymize", "explain"):
-        done = subprocess.run([sys.executable, "-m", "sqlclose.cli", command, "s.toml", "--source", "people.parquet"],
-                              cwd=project, capture_output=True, text=True)
+        done = run_cli([command, "s.toml", "--source", "people.parquet"], cwd=project)
         assert done.returncode == 2, done.stderr
         assert "[source] is a query" in done.stderr and "--source" in done.stderr and "SSN-" not in done.stderr
     with pytest.raises(SpecError, match=r"\[source\] is a query.*people\.parquet: --source"):
@@ -313,8 +311,7 @@ def test_a_relative_file_is_read_from_the_sources_folder_or_refused(tmp_path, mo
     (sub / "s.toml").write_text(f'others = "keep"\n[source]\n{source}\n{SPEC_TAIL}')
     want = sorted(f"REAL-{i}" for i in range(20))
     for cwd in (sub, elsewhere, tmp_path):
-        done = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(sub / "s.toml"), "--no-progress"],
-                              cwd=cwd, capture_output=True, text=True)
+        done = run_cli(["anonymize", sub / "s.toml", "--no-progress"], cwd=cwd)
         if cwd == tmp_path:  # holds a people.parquet of its own, which DuckDB would read first
             assert done.returncode == 2, done.stderr
             assert "'people.parquet', a relative path" in done.stderr and str(tmp_path) in done.stderr

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
+from forked_cli import run_cli
 
 TABLE3 = (Path(__file__).resolve().parents[1] / "datasets" / "table3" / "table3.csv").read_text()  # the shipped Table 3
 TREE = '{ tree = { stomach = ["gastric ulcer", "gastritis", "stomach cancer"], lungs = ["flu", "bronchitis", ' \
@@ -25,7 +25,7 @@ TREE = '{ tree = { stomach = ["gastric ulcer", "gastritis", "stomach cancer"], l
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args], cwd=cwd, capture_output=True, text=True)
+    return run_cli(args, cwd=cwd)
 
 
 def _release(folder: Path, disease: str = "") -> Path:

@@ -13,18 +13,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
+from forked_cli import run_cli
 
 ROWS = [("Zurich", "flu"), ("Zurich", ""), ("Zurich", "colitis"), ("Bern", "gastritis"), ("Bern", "flu"),
         ("Bern", ""), ("Geneva", "colitis"), ("Geneva", "flu"), ("Geneva", "gastritis")]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *args], cwd=cwd, capture_output=True, text=True)
+    return run_cli(args, cwd=cwd)
 
 
 def _project(folder: Path, algorithm: str, rows: list[tuple[str, str]]) -> Path:

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import duckdb
 import pytest
 import sqlglot
+from forked_cli import run_cli
 from test_warehouse import TABLE3_T
 from warehouse_steps import histogram_in_warehouse, invoke, warehouse_spec, warehouse_with
 
@@ -28,8 +28,7 @@ COUNT = "__sqlclose_count"
 
 def sqlclose(*args: object) -> subprocess.CompletedProcess:
     extra = ["--no-progress"] if args[0] == "anonymize" else []
-    return subprocess.run([sys.executable, "-m", "sqlclose.cli", *map(str, args), *extra],
-                          capture_output=True, text=True)
+    return run_cli([*args, *extra])
 
 
 def _h(path: Path) -> str:
