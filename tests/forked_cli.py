@@ -101,8 +101,11 @@ class _Server:
         # SOCK_SEQPACKET: each request and reply arrives whole, as one message.
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.env = dict(os.environ)
+        # Its stdout is not the worker's (pytest-xdist talks to its workers over pipes): nothing the
+        # server might print can reach them. Each child gets its own streams.
         self.process = subprocess.Popen([sys.executable, "-c", _SERVER, str(theirs.fileno())],
-                                        pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+                                        pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL)
         theirs.close()
         self.socket = ours
         self.lock = threading.Lock()
