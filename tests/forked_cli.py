@@ -183,8 +183,7 @@ def _text(data: bytes) -> str:
 
 
 def run_cli(args: Sequence[object], *, cwd: str | Path | None = None, env: Mapping[str, str] | None = None,
-            timeout: float = 300, fsize: int | None = None, module: bool = True,
-            text: bool = True) -> subprocess.CompletedProcess:
+            timeout: float = 300, fsize: int | None = None, module: bool = True) -> subprocess.CompletedProcess:
     """``subprocess.run([python, "-m", "sqlclose.cli", *args], capture_output=True, text=True)``
     (``module=False``: the ``sqlclose`` console script), as a child forked from the server.
     ``fsize``: the child's RLIMIT_FSIZE, SIGXFSZ ignored (a write past it fails with EFBIG)."""
@@ -193,7 +192,7 @@ def run_cli(args: Sequence[object], *, cwd: str | Path | None = None, env: Mappi
     command = [sys.executable, "-m", "sqlclose.cli", *args] if module else [CONSOLE_SCRIPT, *args]
     server = _the_server()
     if not server.starts_like(environ):
-        return _subprocess(command, cwd, environ, timeout, fsize, text)
+        return _subprocess(command, cwd, environ, timeout, fsize)
     request = {"args": args, "module": module, "script": CONSOLE_SCRIPT, "cwd": str(Path(cwd or os.getcwd())),
                "env": environ, "fsize": fsize}
     # Pipes, as subprocess.run's: a file-size limit does not bound them, and they are read as filled.
@@ -206,15 +205,13 @@ def run_cli(args: Sequence[object], *, cwd: str | Path | None = None, env: Mappi
         os.close(out_w)
         os.close(err_w)
         stdout, stderr = (reader.result() for reader in readers)
-    if text:
-        stdout, stderr = _text(stdout), _text(stderr)
-    return subprocess.CompletedProcess(command, status, stdout, stderr)
+    return subprocess.CompletedProcess(command, status, _text(stdout), _text(stderr))
 
 
-def _subprocess(command: list[str], cwd, env, timeout, fsize, text) -> subprocess.CompletedProcess:
+def _subprocess(command: list[str], cwd, env, timeout, fsize) -> subprocess.CompletedProcess:
     def limit() -> None:
         import resource
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
-    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=text, timeout=timeout,
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
                           preexec_fn=limit if fsize is not None else None)
