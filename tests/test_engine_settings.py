@@ -218,7 +218,8 @@ def test_a_spark_session_logs_through_ours_only_where_spark_would_use_its_defaul
 _SLOW_STATEMENT = """
 import sys, duckdb
 from sqlclose.engine.duckdb import DuckDBEngine
-con = DuckDBEngine().con if sys.argv[1] == "engine" else duckdb.connect()
+engine = DuckDBEngine()  # held: an engine collected unclosed closes its connection
+con = engine.con if sys.argv[1] == "engine" else duckdb.connect()
 con.execute("SET progress_bar_time = 0")  # a bar from the first moment, for any statement DuckDB can follow
 con.execute("SELECT COUNT(DISTINCT (a * 7919) % 100000007) FROM range(3000000) t(a)").fetchall()
 """

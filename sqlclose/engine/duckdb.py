@@ -16,6 +16,7 @@ import duckdb
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlclose.engine import duckdb_database
 from sqlclose.engine.base import Engine, FileRead, key_value
 from sqlclose.engine.duckdb_dialect import DIALECT
 from sqlclose.engine.limits import (
@@ -226,7 +227,10 @@ class DuckDBEngine(Engine):
             warnings.warn(too_small, LimitWarning, stacklevel=2)
         if temp_directory:
             _make_parents(Path(temp_directory))
-        self.con = duckdb.connect(config=settings) if connection is None else _cursor_of(connection)
+        # Without settings of its own, a connection to the process's shared database (duckdb_database).
+        self._shared = connection is None and not settings
+        self.con = duckdb_database.shared_connection() if self._shared \
+            else duckdb.connect(config=settings) if connection is None else _cursor_of(connection)
         # None: the caller's session was read and followed; else why it could not be (checked on use).
         self._unfollowed: str | None = None
         if connection is not None:
@@ -249,7 +253,10 @@ class DuckDBEngine(Engine):
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
         # its links folder removed. The callbacks hold the cursor and the lists, never the engine.
         # Our own connection goes with the engine.
-        self._cleanup = None if connection is None else weakref.finalize(self, _drop_all, self.con, self._temp)
+        self._main_tables: set[str] = set()  # on the shared database: tables of its own, not of the connection
+        self._cleanup = weakref.finalize(self, _drop_all, self.con, self._temp) if connection is not None \
+            else weakref.finalize(self, _close_shared, self.con, self._temp, self._main_tables) if self._shared \
+            else None
 
     @staticmethod
     def is_connection(obj: object) -> bool:
@@ -401,6 +408,8 @@ class DuckDBEngine(Engine):
         properties = None if shared else exp.Properties(expressions=[exp.TemporaryProperty()])
         self.execute(exp.Create(this=_table(name), kind="TABLE", expression=query, properties=properties), params)
         self._temp.append(("table", name))
+        if shared and self._shared:
+            self._main_tables.add(name)
         return _table(name)
 
     def register(self, name: str, table: pa.Table | duckdb.DuckDBPyRelation) -> None:
@@ -704,18 +713,22 @@ class DuckDBEngine(Engine):
         appends the sorted release to each partition's file from every thread: past a few row groups
         a file held two sorted runs, cut where the threads met, its bytes changing run to run and with
         the input's order. One thread appends the rows in the release's order."""
-        threads = self._threads() if needed else None
-        if threads is None or threads == 1:
+        if not needed:
             yield
             return
-        self.con.execute("SET threads = 1")
-        try:
-            yield
-        except BaseException:
-            with suppress(duckdb.Error):  # the write's own error is the one to tell
-                self.con.execute(f"SET threads = {int(threads)}")
-            raise
-        self.con.execute(f"SET threads = {int(threads)}")
+        with duckdb_database.threads_lock:  # the setting is the database's, which other jobs may share
+            threads = self._threads()
+            if threads is None or threads == 1:
+                yield
+                return
+            self.con.execute("SET threads = 1")
+            try:
+                yield
+            except BaseException:
+                with suppress(duckdb.Error):  # the write's own error is the one to tell
+                    self.con.execute(f"SET threads = {int(threads)}")
+                raise
+            self.con.execute(f"SET threads = {int(threads)}")
 
     def dictionary_type(self, values: exp.Select) -> exp.DataType | None:
         # DuckDB's Parquet writer writes an ENUM column's codes against its dictionary as they are,
@@ -787,6 +800,9 @@ class DuckDBEngine(Engine):
         # A global setting: a caller's, seen from our cursor of its connection (a caller's unfinished
         # result is on that connection, not on the cursor, and stays as it was). Through fetch, as
         # every statement: it is often the job's first query, which a tiny memory_limit already fails.
+        # A database of sqlclose's own has none: nothing sets one (asked ~7 times a job, ~2 ms each).
+        if self._own:
+            return ""
         return self.fetch("SELECT current_setting('default_collation')").column(0)[0].as_py() or ""
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
@@ -927,12 +943,12 @@ class DuckDBEngine(Engine):
         _drop_object(self.con, kind, name)
 
     def close(self) -> None:
-        if self._own:  # closing our own connection drops all it holds: no statement per object (~10 ms)
+        if self._own and not self._shared:  # closing our own database drops all it holds: no statement per object
             self._temp.clear()
-        if self._cleanup is not None:  # our cursor of a caller's connection: what it made, then itself
+        if self._cleanup is not None:  # a connection to a database not the engine's: what it made, then itself
             self._cleanup()
         self.remove_links()
-        if self._own:
+        if self._own and not self._shared:
             self.con.close()  # DuckDB removes the temp directory it made; the folders above it stay
         self.closed = True
 
@@ -972,6 +988,19 @@ def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) ->
     for kind, name in reversed(objects):
         _drop_object(con, kind, name)
     objects.clear()
+    with suppress(duckdb.Error):
+        con.close()
+
+
+def _close_shared(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]], main_tables: set[str]) -> None:
+    """An engine's connection to the shared database (``duckdb_database``) closed, when the engine is
+    or when it is collected unclosed: first what the connection's closing leaves in the database (an
+    attached database, a table of ``main``), not each temporary object, which goes with it."""
+    for kind, name in reversed(objects):
+        if kind == "database" or (kind == "table" and name in main_tables):
+            _drop_object(con, kind, name)
+    objects.clear()
+    main_tables.clear()
     with suppress(duckdb.Error):
         con.close()
 
