@@ -43,6 +43,20 @@ def problem(tmp_path_factory):
     opened.engine.close()
 
 
+@pytest.fixture(scope="module")
+def two_sensitive(tmp_path_factory):
+    """The same kind of table with two sensitive attributes: the runner's matrix is their value
+    combinations, each attribute's counts summed from it."""
+    folder = tmp_path_factory.mktemp("generated_two")
+    make_table.make(3_000, folder, seed=11)
+    data = sqlclose.load_spec(folder / "table.toml").model_dump()
+    data["sensitive"]["housing"] = {"distance": "equal", "t": 0.5}
+    spec = sqlclose.Spec.model_validate(data)
+    opened = open_source(spec.source, None, FileRead.of(spec.source))
+    yield prepare(opened.engine, opened.relation, spec, opened.label)
+    opened.engine.close()
+
+
 def oracle(problem, subset, node) -> np.ndarray:
     """Rows (size, counts over each sensitive domain) of the node's classes, sorted."""
     levels = dict(zip(subset, node))
@@ -99,6 +113,13 @@ def test_rollups_match_sql_group_by(problem, size):
             np.testing.assert_allclose(runner_rows(hist, index), oracle(problem, subset, node))
             checked += 1
     assert checked >= 3
+
+
+@pytest.mark.parametrize("size", [2, 4])
+def test_rollups_of_two_sensitive_attributes_match_sql_group_by(two_sensitive, size):
+    assert [len(s.domain) > 1 for s in two_sensitive.sas] == [True, True]
+    assert isinstance(runners.runner_for(two_sensitive), memory_runner.MemoryRunner)
+    test_rollups_match_sql_group_by(two_sensitive, size)
 
 
 def test_codes_match_sql_group_by(problem):

@@ -11,8 +11,9 @@ pairs are extracted from its matrix only for the nodes the next level rolls up f
 classes' codes are unpacked only if read (a metric's suppression cost). A node with no computed
 parent is generalized from the base's classes (or its subset's kept bottom); several such nodes
 of one subset in a level share their meet, computed once. The input rows are still read only by SQL.
-Limits of the in-memory path: at most one sensitive attribute, base histogram rows, and base
-rows × sensitive values (the cells of its classes × domain matrix). Past them, SQL level
+Limits of the in-memory path: base histogram rows, and base rows × sensitive value combinations
+(the cells of its classes × joint domain matrix: with several sensitive attributes, its columns are
+their combinations, and each attribute's matrix is summed from it). Past them, SQL level
 batches (bounded by the engine's memory limit) do the work.
 """
 
@@ -61,12 +62,12 @@ MEMORY_BYTES_PER_CELL = 256
 
 
 def takes(problem: Problem) -> bool:
-    """Whether the in-memory path takes the problem: its class keys fit one word, at most one
-    sensitive attribute, the base histogram's rows and cells within ``MEMORY_BASE_ROWS`` and
-    ``MEMORY_CELLS`` (``SUPPRESSING_SCALE`` times more under suppression), and the user's memory
-    limit, if any, has room for it (``_fits_budget``)."""
+    """Whether the in-memory path takes the problem: its class keys fit one word, the base
+    histogram's rows and cells (rows × the sensitive attributes' value combinations) within
+    ``MEMORY_BASE_ROWS`` and ``MEMORY_CELLS`` (``SUPPRESSING_SCALE`` times more under suppression),
+    and the user's memory limit, if any, has room for it (``_fits_budget``)."""
     scale = SUPPRESSING_SCALE if problem.max_suppressed else 1.0
-    return class_strides(problem) is not None and len(problem.sas) <= 1 \
+    return class_strides(problem) is not None \
         and problem.base_rows <= MEMORY_BASE_ROWS * scale \
         and problem.base_rows * _sa_span(problem) <= MEMORY_CELLS * scale and _fits_budget(problem)
 
@@ -246,9 +247,14 @@ class MemoryRunner:
         return ClassHistograms(lambda: self._digits_of(keys), sizes, self._marginals(joint), node)
 
     def _marginals(self, joint: np.ndarray) -> list[np.ndarray]:
-        """The classes × domain count matrix per sensitive attribute (at most one: with several,
-        the joint matrix would be the product of their domains wide, so they take the SQL path)."""
-        return [joint] if self.domains else []
+        """The classes × domain count matrix per sensitive attribute. With several, the joint matrix's
+        columns are their value combinations, the first attribute's outermost (``_load_base``): each
+        attribute's matrix sums the others' axes out (whole numbers in float64: exact in any order)."""
+        if len(self.domains) <= 1:
+            return [joint] if self.domains else []
+        cube = joint.reshape(len(joint), *self.domains)
+        axes = range(1, len(self.domains) + 1)
+        return [cube.sum(axis=tuple(a for a in axes if a != j + 1)) for j in range(len(self.domains))]
 
     def _load_base(self) -> None:
         """Base histogram → classes and pairs (one query; aggregated counts only)."""
