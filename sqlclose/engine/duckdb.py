@@ -197,7 +197,8 @@ def table_slot(path: Path, table: str) -> TableSlot:
 
 
 class DuckDBEngine(Engine):
-    """Runs on a connection of its own, or on the caller's (then only temp objects are made)."""
+    """Runs on a connection of its own: to the process's shared database (``duckdb_database``), to a
+    database of its own when given settings, or a cursor of the caller's (only temp objects made)."""
 
     name = "duckdb"
     dialect = DIALECT  # DuckDB's, every sort key's direction and NULLs said (a caller may set other defaults)
@@ -210,7 +211,8 @@ class DuckDBEngine(Engine):
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
                  memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:
-        """A connection of its own, or the caller's, left as the caller set it. ``memory_limit`` bounds
+        """A connection to the shared database, to one of its own with settings, or to the caller's,
+        left as the caller set it. ``memory_limit`` bounds
         the whole job: DuckDB gets its share of it (``limits.engine_share``) and spills to
         ``temp_directory`` beyond that; the search counts its own structures against the rest."""
         self.caller = connection  # the caller's connection, never run on but to read its session
