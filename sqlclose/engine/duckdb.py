@@ -253,8 +253,9 @@ class DuckDBEngine(Engine):
         self._parquet_sources: set[str] = set()  # the Parquet files (or patterns) read as sources, as given
         # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
-        # its links folder removed. The callbacks hold the cursor and the lists, never the engine.
-        # Our own connection goes with the engine.
+        # its links folder removed; on the shared database, what is the database's (_close_shared).
+        # The callbacks hold the connection and the lists, never the engine. A database of the
+        # engine's own goes with it.
         self._main_tables: set[str] = set()  # on the shared database: tables of its own, not of the connection
         self._cleanup = weakref.finalize(self, _drop_all, self.con, self._temp) if connection is not None \
             else weakref.finalize(self, _close_shared, self.con, self._temp, self._main_tables) if self._shared \

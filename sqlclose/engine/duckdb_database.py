@@ -20,8 +20,9 @@ import duckdb
 _lock = threading.Lock()
 _database: duckdb.DuckDBPyConnection | None = None
 # ``SET threads`` is the database's, not a connection's: a write that runs on one thread holds this
-# lock from the change to its undoing, so that two jobs in threads of one process do not undo each
-# other's change (the second then restored "1" for good).
+# lock from the change to its undoing, so that two jobs in threads of one process take turns (else
+# the first's undoing put the threads back under the second's write, its files' bytes then following
+# the threads' timing).
 threads_lock = threading.RLock()
 
 
