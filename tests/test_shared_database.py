@@ -89,14 +89,15 @@ def test_a_database_source_is_detached_when_its_release_ends(tmp_path, ending):
     before = attached()
     release = sqlclose.anonymize(None, spec)
     assert release.node is not None
-    assert attached() - before, "the source is read through a database attached to the shared one"
+    added = attached() - before  # only these: an earlier test's engine may be collected meanwhile
+    assert added, "the source is read through a database attached to the shared one"
     assert not writable(path)
     if ending == "closed":
         release.close()
     else:
         del release
         gc.collect()
-    assert attached() == before
+    assert not attached() & added
     assert writable(path)
 
 
