@@ -253,13 +253,12 @@ class DuckDBEngine(Engine):
         self._parquet_sources: set[str] = set()  # the Parquet files (or patterns) read as sources, as given
         # A release never closed (a notebook forgets) still leaves nothing once collected, nor at
         # exit: what it made on its cursor of a caller's connection is dropped and the cursor closed,
-        # its links folder removed; on the shared database, what is the database's (_close_shared).
-        # The callbacks hold the connection and the lists, never the engine. A database of the
-        # engine's own goes with it.
+        # its links folder removed; on the shared database, only what is the database's (_drop_all's
+        # main_tables). The callbacks hold the connection and the lists, never the engine. A database
+        # of the engine's own goes with it.
         self._main_tables: set[str] = set()  # on the shared database: tables of its own, not of the connection
-        self._cleanup = weakref.finalize(self, _drop_all, self.con, self._temp) if connection is not None \
-            else weakref.finalize(self, _close_shared, self.con, self._temp, self._main_tables) if self._shared \
-            else None
+        self._cleanup = None if self._own_database else weakref.finalize(
+            self, _drop_all, self.con, self._temp, self._main_tables if self._shared else None)
 
     @staticmethod
     def is_connection(obj: object) -> bool:
@@ -945,13 +944,18 @@ class DuckDBEngine(Engine):
     def _drop(self, kind: str, name: str) -> None:
         _drop_object(self.con, kind, name)
 
+    @property
+    def _own_database(self) -> bool:
+        """Whether the database is the engine's alone (made with its settings): closing it drops all."""
+        return self._own and not self._shared
+
     def close(self) -> None:
-        if self._own and not self._shared:  # closing our own database drops all it holds: no statement per object
+        if self._own_database:  # closing our own database drops all it holds: no statement per object
             self._temp.clear()
         if self._cleanup is not None:  # a connection to a database not the engine's: what it made, then itself
             self._cleanup()
         self.remove_links()
-        if self._own and not self._shared:
+        if self._own_database:
             self.con.close()  # DuckDB removes the temp directory it made; the folders above it stay
         self.closed = True
 
@@ -985,25 +989,17 @@ def _drop_object(con: duckdb.DuckDBPyConnection, kind: str, name: str) -> None:
         pass
 
 
-def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]]) -> None:
-    """What an engine made on its cursor of a caller's connection, dropped newest first when the
-    engine is closed or collected unclosed (its ``weakref.finalize``), then the cursor closed."""
+def _drop_all(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]],
+              main_tables: set[str] | None = None) -> None:
+    """What an engine made on a connection to a database not its own, dropped newest first when the
+    engine is closed or collected unclosed (its ``weakref.finalize``), then the connection closed.
+    On a caller's, every object. On the shared one (``main_tables`` given), only what the
+    connection's closing leaves in the database: an attached database, a table of ``main``; each
+    temporary object goes with the connection, without a statement of its own."""
     for kind, name in reversed(objects):
-        _drop_object(con, kind, name)
-    objects.clear()
-    with suppress(duckdb.Error):
-        con.close()
-
-
-def _close_shared(con: duckdb.DuckDBPyConnection, objects: list[tuple[str, str]], main_tables: set[str]) -> None:
-    """An engine's connection to the shared database (``duckdb_database``) closed, when the engine is
-    or when it is collected unclosed: first what the connection's closing leaves in the database (an
-    attached database, a table of ``main``), not each temporary object, which goes with it."""
-    for kind, name in reversed(objects):
-        if kind == "database" or (kind == "table" and name in main_tables):
+        if main_tables is None or kind == "database" or (kind == "table" and name in main_tables):
             _drop_object(con, kind, name)
     objects.clear()
-    main_tables.clear()
     with suppress(duckdb.Error):
         con.close()
 
