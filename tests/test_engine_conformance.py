@@ -94,6 +94,46 @@ def test_params_bind_by_number_repeated_and_out_of_order(engine: Engine) -> None
         [{"second": "x; DROP TABLE t; --'\"", "first": 41, "plus": 42}]
 
 
+def test_fetch_row_is_the_first_row_of_fetch_and_warns_of_nothing(engine: Engine) -> None:
+    """``fetch_row``, each job's counts and checks: the row ``fetch`` gives, by column name, its
+    parameters bound and its errors wrapped as ``fetch``'s; DuckDB's path for it (a DB-API result)
+    warns of its copy of large results, which must not reach a user's job."""
+    import warnings
+
+    p1 = exp.Placeholder(this="1")
+    query = _select(exp.Add(this=p1, expression=exp.Literal.number(1)).as_("n"),
+                    exp.Cast(this=exp.Literal.string("1.25"), to=exp.DataType.build("DECIMAL(12, 2)")).as_("m"),
+                    exp.Null().as_("nothing"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = engine.fetch_row(query, [41])
+    assert row == engine.fetch(query, [41]).to_pylist()[0]
+    assert row["n"] == 42 and str(row["m"]) == "1.25" and row["nothing"] is None
+    with pytest.raises(EngineError) as info:
+        engine.fetch_row(_select(exp.Star(), source=q.table(engine.temp_name("absent"))))
+    assert "absent" in info.value.sql
+
+
+def test_duckdbs_path_for_one_row_types_it_as_its_path_for_many() -> None:
+    """DuckDB's ``_run_small`` (a DB-API result) against ``_run`` (a relation, the path of every
+    large result), the oracle: the same Arrow types and values, over the types a count, a check or
+    a schema meets (huge integers, decimals, an ENUM, time zones, nested values, UUID, blob)."""
+    from sqlclose.engine import DuckDBEngine
+
+    sql = ("SELECT 170141183460469231731687303715884105727::HUGEINT AS h, 1.25::DECIMAL(38, 2) AS m, "
+           "'b'::ENUM('a', 'b') AS e, TIMESTAMPTZ '2020-01-02 03:04:05+02' AS tz, DATE '2020-01-02' AS d, "
+           "[1, NULL] AS l, {'x': 1, 'y': 'z'} AS st, MAP {'k': 1.5} AS mp, uuid() IS NULL AS u_null, "
+           "'00000000-0000-0000-0000-000000000001'::UUID AS u, '\\x00\\xff'::BLOB AS b, NULL AS n, "
+           "1e308 * 10 AS inf, $1::VARCHAR AS p")
+    engine = DuckDBEngine()
+    try:
+        for query in (sql, f"SELECT * FROM ({sql}) LIMIT 0"):
+            small, large = engine._run_small(query, ["x"]), engine._run(query, ["x"])
+            assert small.schema == large.schema and small.to_pylist() == large.to_pylist()
+    finally:
+        engine.close()
+
+
 def test_register_fetch_replace_unregister(engine: Engine) -> None:
     name = engine.temp_name("conf")
     engine.register(name, TABLE)

@@ -160,6 +160,30 @@ def test_a_catalog_table_is_a_source(spark, spark_session) -> None:
         spark_session.catalog.dropTempView("conformance_catalog_t")
 
 
+@pytest.mark.parametrize("large", ["false", "true"])
+def test_a_relations_schema_is_the_one_its_rows_come_in(spark, spark_session, large: str) -> None:
+    """``schema`` reads Spark's analysis alone, no job: its types are those ``toArrow`` gives the
+    relation's rows (the oracle: a ``LIMIT 0`` fetch, how ``schema`` read them before), over the
+    types a source or a release holds, nested ones and the large text types of Arrow's option."""
+    columns = ["'a' AS s", "CAST(1 AS INT) AS i", "CAST(2 AS BIGINT) AS b", "CAST(1.5 AS DOUBLE) AS d",
+               "CAST(1.25 AS DECIMAL(12, 2)) AS m", "DATE'2020-01-02' AS dt", "TIMESTAMP'2020-01-02 03:04:05' AS ts",
+               "TIMESTAMP_NTZ'2020-01-02 03:04:05' AS ntz", "true AS t", "X'00ff' AS bin", "array(1, 2) AS arr",
+               "named_struct('x', 1, 'y', 'z') AS st", "map('k', 1.5) AS mp", "CAST(NULL AS STRING) AS nul",
+               "CAST(1 AS TINYINT) AS ti", "CAST(2.5 AS FLOAT) AS f"]
+    relation = exp.maybe_parse(f"(SELECT {', '.join(columns)}) AS r", dialect="spark")
+    key = "spark.sql.execution.arrow.useLargeVarTypes"
+    before = spark_session.conf.get(key, "false")
+    spark_session.conf.set(key, large)
+    try:
+        found = spark.schema(relation)
+        rows = spark.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0)).schema
+    finally:
+        spark_session.conf.set(key, before)
+    assert found.names == [c.rsplit(" AS ", 1)[1] for c in columns]
+    assert found == rows  # names, types, nullability
+    assert pa.types.is_large_string(found.field("s").type) == (large == "true")
+
+
 def test_levels_kept_as_cached_frames(spark_session) -> None:
     """The cache_levels option: the kept result is the query's, also when it reads itself."""
     engine = SparkEngine(spark_session, cache_levels=True)

@@ -83,7 +83,7 @@ def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str])
                        exp.Sum(this=n.copy()).as_("rows"),
                        exp.Sum(this=exp.Mul(this=exp.cast(n.copy(), "BIGINT"), expression=n.copy())).as_("squared")
                        ).from_(per_class.subquery("c"))
-    row = engine.fetch(query).to_pylist()[0]
+    row = engine.fetch_row(query)
     return {"classes": int(row["classes"] or 0), "min_class_size": int(row["min_class_size"] or 0),
             "rows": int(row["rows"] or 0), "squared_sizes": int(row["squared"] or 0)}
 
@@ -147,5 +147,5 @@ def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevel
         sums.append(exp.Sum(this=exp.If(this=fits, true=exp.Literal.number(0), false=exp.Literal.number(1)))
                     .as_(f"l{level}"))
     query = exp.select(*sums).from_(values.copy().as_("v")).where(value.copy().is_(exp.null()).not_())
-    row = engine.fetch(query, params.values).to_pylist()[0]
+    row = engine.fetch_row(query, params.values)
     return {level: int(row[f"l{level}"] or 0) for level in range(len(masked))}

@@ -99,7 +99,7 @@ def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
         for sa in list(sensitive) or [None]:
             query = q.audit_classes(relation, qi, sa.name if sa is not None else None)
             counted.append(engine.create_temp_table(engine.temp_name("audit_classes"), query))
-        totals = [engine.fetch(q.class_totals(t)).to_pylist()[0] for t in counted]
+        totals = [engine.fetch_row(q.class_totals(t)) for t in counted]
     except BaseException:
         drop_tables(engine, counted)
         raise

@@ -36,7 +36,7 @@ def value_shares(engine: Engine, relation: exp.Expression, qi: Sequence[str], hi
         leaves = _leaves(engine, h, name, reference)
         params = q.Params()
         query = q.value_shares(relation, name, params, top, leaves[0] if leaves else None)
-        counts = engine.fetch(query, params.values).to_pylist()[0]
+        counts = engine.fetch_row(query, params.values)
         if leaves and leaves[1]:
             engine.unregister(leaves[1])
         rows, at_root, leaf = (int(counts.get(key) or 0) for key in ("rows", "at_root", "leaves"))

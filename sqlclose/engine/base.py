@@ -19,7 +19,7 @@ import tempfile
 import uuid
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -328,18 +328,29 @@ class Engine(ABC):
 
     def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None) -> pa.Table:
         """Run a query and return its result as an Arrow table."""
-        sql = query if isinstance(query, str) else self.render(query)
-        try:
-            return self._run(sql, params)
-        except EngineError:
-            raise
-        except Exception as e:  # driver errors differ per backend; keep the SQL with them
-            raise self.wrapped_error(e, sql) from None
+        return self._fetched(query, params, self._run)
+
+    def fetch_row(self, query: exp.Expression | str, params: Sequence[Any] | None = None,
+                  owned: bool = False) -> dict[str, Any]:
+        """The first row of a query that returns one (a count, a check's aggregates), by column name.
+        ``owned``: as for ``render``."""
+        return self._fetched(query, params, self._run_small, owned).to_pylist()[0]
 
     def schema(self, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
         """Column names and types of a relation (a table, or a subquery with its ``params``), without
         reading its rows."""
-        return self.fetch(exp.select(exp.Star()).from_(relation.copy()).limit(0), list(params) or None).schema
+        query = exp.select(exp.Star()).from_(relation.copy()).limit(0)
+        return self._fetched(query, list(params) or None, self._run_small, owned=True).schema
+
+    def _fetched(self, query: exp.Expression | str, params: Sequence[Any] | None,
+                 run: Callable[[str, Sequence[Any] | None], pa.Table], owned: bool = False) -> pa.Table:
+        sql = query if isinstance(query, str) else self.render(query, owned)
+        try:
+            return run(sql, params)
+        except EngineError:
+            raise
+        except Exception as e:  # driver errors differ per backend; keep the SQL with them
+            raise self.wrapped_error(e, sql) from None
 
     def execute(self, statement: exp.Expression | str, params: Sequence[Any] | None = None,
                 owned: bool = False) -> None:
@@ -392,7 +403,7 @@ class Engine(ABC):
                        *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
         source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
         query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
-        row = [n or 0 for n in self.fetch(query, params).to_pylist()[0].values()]  # count_if of no rows: NULL
+        row = [n or 0 for n in self.fetch_row(query, params).values()]  # count_if of no rows: NULL
         for column, changed in zip(patterns, row):
             if changed:
                 raise InputError(_changed_numbers_message(column, declared[column], changed))
@@ -487,6 +498,11 @@ class Engine(ABC):
 
     @abstractmethod
     def _run(self, sql: str, params: Sequence[Any] | None) -> pa.Table: ...
+
+    def _run_small(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
+        """``_run`` for a result of a row or none (``fetch_row``, ``schema``): a backend may take a
+        path with less fixed cost per query, one that would cost more on many rows."""
+        return self._run(sql, params)
 
     @abstractmethod
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None: ...

@@ -320,6 +320,20 @@ class SparkEngine(Engine):
         """A caller's DataFrame, readable by SQL as a temporary view of ours (dropped on close)."""
         return self._view(frame, "frame")
 
+    def schema(self, relation: exp.Expression, params: Sequence[Any] = ()) -> pa.Schema:
+        """The relation's Arrow schema from Spark's analysis alone, as ``toArrow`` types its rows:
+        reading ``LIMIT 0`` of it ran a job, ~40 ms on a warm local session, five in a small release."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        sql = self.render(exp.select(exp.Star()).from_(relation.copy()), owned=True)
+        try:
+            fields = self._frame(sql, params).schema
+        except Exception as e:
+            raise self.wrapped_error(e, sql) from None
+        large = self.spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false") == "true"
+        return to_arrow_schema(fields, error_on_duplicated_field_names_in_struct=True, timezone="UTC",
+                               prefers_large_types=large)
+
     def catalog_table(self, name: str) -> exp.Table:
         """A table of the session's catalog: ``name``, ``db.name`` or ``catalog.db.name``."""
         parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
@@ -423,7 +437,7 @@ class SparkEngine(Engine):
             return
         counts = [exp.Anonymous(this="count_if", expressions=[check]).as_(f"c{i}")
                   for i, check in enumerate(unread.values())]
-        found = self.fetch(exp.select(*counts).from_(_table(view))).to_pylist()[0]
+        found = self.fetch_row(exp.select(*counts).from_(_table(view)))
         for i, name in enumerate(unread):
             if found[f"c{i}"]:
                 if name in read.numeric and name not in read.types:

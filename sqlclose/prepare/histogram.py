@@ -218,7 +218,7 @@ def _check_counts(engine: Engine, relation: exp.Expression, label: str) -> None:
                        rows_where(exp.LT(this=count.copy(), expression=exp.Literal.number(1)), "below"),
                        exp.GT(this=exp.Sum(this=capped), expression=exp.Literal.number(MAX_ROWS)).as_("too_large"),
                        ).from_(relation.copy())
-    found = engine.fetch(query).to_pylist()[0]
+    found = engine.fetch_row(query)
     if found["nulls"]:
         raise DataError(f"{label}: {found['nulls']} row(s) have no count ({wh.COUNT_COLUMN!r} is NULL); export the "
                         "result of `sqlclose sql` unchanged")
@@ -243,7 +243,7 @@ def _check_count_text(engine: Engine, relation: exp.Expression, label: str) -> N
         exp.Count(this=exp.If(this=exp.not_(whole), true=exp.Literal.number(1))).as_("not_whole"),
         exp.Count(this=exp.If(this=exp.and_(whole.copy(), exp.not_(fits)), true=exp.Literal.number(1))).as_("huge"),
     ).from_(relation.copy())
-    found = engine.fetch(query).to_pylist()[0]
+    found = engine.fetch_row(query)
     if found["not_whole"]:
         raise DataError(f"{label}: {found['not_whole']} row(s) have a count ({wh.COUNT_COLUMN!r}) that is not a whole "
                         "number; a histogram counts rows: export the result of `sqlclose sql` unchanged (COUNT(*) as "
@@ -270,7 +270,7 @@ def _check_groups(engine: Engine, relation: exp.Expression, spec: Spec, label: s
                 .group_by(*keys).having(exp.GT(this=exp.Count(this=exp.Star()),
                                                 expression=exp.Literal.number(1))))
     query = exp.select(exp.Count(this=exp.Star()).as_("repeated")).from_(repeated.subquery("repeated"))
-    found = engine.fetch(query).to_pylist()[0]["repeated"]
+    found = engine.fetch_row(query)["repeated"]
     if found:
         blank = (" (in a CSV export an empty string and a NULL read as one: if a counted column holds empty "
                  "strings, export Parquet)") if csv else ""
@@ -319,5 +319,5 @@ def _number_spellings(engine: Engine, relation: exp.Expression, names: list[str]
                  .as_(f"c{i}_{key}") for key, kind in kinds.items()]
     if not held:
         return []
-    row = engine.fetch(exp.select(*held).from_(relation.copy())).to_pylist()[0]
+    row = engine.fetch_row(exp.select(*held).from_(relation.copy()))
     return [{key: row[f"c{i}_{key}"] for key in ("minus_zero", "zero", "minus_nan", "nan")} for i in range(len(names))]

@@ -185,7 +185,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     base = engine.create_temp_table(engine.temp_name("base_histogram"),
                                     q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped),
                                     params.values)
-    size = engine.fetch(q.histogram_size(base)).to_pylist()[0]
+    size = engine.fetch_row(q.histogram_size(base))
     base_rows, rows = size["base_rows"], int(size["rows"] or 0)
     sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
@@ -220,7 +220,7 @@ def _check_values(engine: Engine, source: exp.Expression, schema: pa.Schema, spe
 
 def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn]) -> tuple[int, dict[str, int]]:
     """The rows the column values were grouped from, and their NULLs per raw column."""
-    nulls = reader.engine.fetch(q.null_counts(reader.table, coded)).to_pylist()[0]
+    nulls = reader.engine.fetch_row(q.null_counts(reader.table, coded))
     return int(nulls.pop("__sqlclose_rows") or 0), nulls
 
 
@@ -304,7 +304,7 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     """An ordered domain holds neither NaN nor ±inf (they would sort to its top), nor -0.0 beside
     0.0: one number, grouped as one value that keeps one of their texts, so the rows of the other
     would find no code and not be counted. Both asked in one pass over the column."""
-    found = engine.fetch(q.float_checks(source, name, engine.is_nan)).to_pylist()[0]
+    found = engine.fetch_row(q.float_checks(source, name, engine.is_nan))
     if found["non_finite"] and histogram:
         raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
                         "which have no place in an ordered distance; clean them in the warehouse table (or count "
@@ -356,7 +356,7 @@ def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[
     """Two spellings of one value a floating-point column holds (-0.0 beside 0.0, NaN beside -NaN,
     or one the engine's grouping changes), said for a message, with the fix; None when none. One
     pass over the column."""
-    found = engine.fetch(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign)).to_pylist()[0]
+    found = engine.fetch_row(q.float_spellings(source, name, engine.is_nan, engine.has_minus_sign))
     nan_fix = nan_made_null(name)
     if zeros := _minus_zero(engine, found):
         return zeros, minus_zero_made_zero(name)

@@ -218,11 +218,11 @@ def _few_values(problem: Problem, names: list[str]) -> list[str]:
     coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas if sa.coded is not None]
     known: dict[str, int] = {}
     if coded:
-        held = problem.engine.fetch(q.held_value_counts(problem.values, coded)).to_pylist()[0]
+        held = problem.engine.fetch_row(q.held_value_counts(problem.values, coded))
         known = {c.name: int(held[f"c{i}"] or 0) for i, c in enumerate(coded)}
     others = [name for name in names if name not in known]
     if others:
-        found = problem.engine.fetch(q.estimated_values(problem.source, others)).to_pylist()[0]
+        found = problem.engine.fetch_row(q.estimated_values(problem.source, others))
         known.update({name: int(found[f"e{i}"] / ESTIMATE_ERROR) for i, name in enumerate(others)})
     return [name for name in names if _worth_passing(problem, known[name])]
 
@@ -297,7 +297,7 @@ def _typed(engine: Engine, members: dict[str, exp.Select], rows: int, few: bool 
     suppressed or dropped one's, and the type is in the file's bytes. ``few``: every column is
     known to have few enough, uncounted."""
     if not few:
-        held = engine.fetch(q.distinct_counts(list(members.values()))).to_pylist()[0]
+        held = engine.fetch_row(q.distinct_counts(list(members.values())))
         members = {name: query for i, (name, query) in enumerate(members.items())
                    if _worth_a_dictionary(rows, int(held[f"c{i}"] or 0))}
     types = {name: engine.dictionary_type(query) for name, query in members.items()}

@@ -84,7 +84,7 @@ def _refuse_unwritten_text(engine: Engine, query: exp.Expression, params: Sequen
     counts = [exp.Anonymous(this="count_if", expressions=[exp.In(
         this=exp.column(exp.to_identifier(c, quoted=True)), expressions=[exp.Literal.string(v) for v in unwritten])
     ]).as_(f"c{i}") for i, c in enumerate(text)]
-    found = engine.fetch(exp.select(*counts).from_(query.subquery("released")), params).to_pylist()[0]
+    found = engine.fetch_row(exp.select(*counts).from_(query.subquery("released")), params)
     for i, name in enumerate(text):
         if found[f"c{i}"]:
             told = " or ".join(repr(v) if v else "empty text ('')" for v in unwritten)

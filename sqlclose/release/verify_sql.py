@@ -134,15 +134,15 @@ def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: ex
     the grouped file's count column."""
     qi_cols = [_col(qi.name) for qi in qis]
     params: list[Any] = []
-    sizes = _one_row(judge.engine, template("verify_sizes", release=judge.grouped, qi=qi_cols, rows=_grouped_rows(rows),
-                                            k=_param(k, params)), params)
+    sizes = judge.engine.fetch_row(template("verify_sizes", release=judge.grouped, qi=qi_cols,
+                                            rows=_grouped_rows(rows), k=_param(k, params)), params)
     result = FileMeasures(int(sizes["row_count"]), int(sizes["classes"]), int(sizes["min_size"] or 0))
     result.models.append(ModelResult("k-anonymity", None, {"k": k}, result.min_class_size, int(sizes["below_k"])))
     levels, problems = _label_levels(judge.engine, judge.grouped, qis, judge.registered,
                                      any_level=mapping is not None)
     result.problems += problems
     if columns is not None and all(levels):
-        whole = result.rows == _one_row(engine, _count(source))["n"]
+        whole = result.rows == engine.fetch_row(_count(source))["n"]
         # Rows are compared on the file's columns: the grouped file holds them when they are
         # the measured ones (a release of quasi-identifiers and sensitive columns alone).
         measured = {qi.name for qi in qis} | {sa.name for sa in sensitive}
@@ -271,12 +271,12 @@ class _Truth:
         keys = dict(zip(("written_key_0", "written_key_1"), written_keys), written_rows=self.weight)
         keys.update(zip(("generalized_key_0", "generalized_key_1"), self.engine.keys_of_hashes(input_hashes)))
         if self.whole:
-            sums = _one_row(self.engine, template("verify_row_sums", release=self.written, generalized=generalized,
-                                                  **keys), params)
+            sums = self.engine.fetch_row(template("verify_row_sums", release=self.written,
+                                                  generalized=generalized, **keys), params)
             if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
                 return 0
-        return _one_row(self.engine, template("verify_untrue_rows", release=self.written, generalized=generalized,
-                                              **keys), params)["untrue_rows"]
+        return self.engine.fetch_row(template("verify_untrue_rows", release=self.written,
+                                              generalized=generalized, **keys), params)["untrue_rows"]
 
 
 def _untrue_rows(engine: Engine, truth: _Truth, source: exp.Expression, qis: Sequence[WrittenQI],
@@ -308,7 +308,7 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
         covered = exp.Exists(this=exp.select(exp.Literal.number(1)).from_(exp.alias_(cover.copy(), "c", table=True))
                              .where(pair))
         query = _count(mapped, "m").where(exp.Not(this=covered))
-        bad = _one_row(engine, query)["n"]
+        bad = engine.fetch_row(query)["n"]
         if bad:
             problems.append(f"column {qi.name!r}: {bad} mapped label(s) are neither the value nor one of its ancestors "
                             f"in {qi.hierarchy.origin}")
@@ -409,7 +409,7 @@ def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: li
     measures = joined.select(*[e for spec in specs for e in spec[2:]], copy=False).subquery("ms", copy=False)
     # One statement (one row): the foreign-value check beside the models' measures.
     both = exp.select(exp.Star()).from_(foreign, copy=False).join(measures, join_type="cross", copy=False)
-    row = _one_row(judge.engine, both, params)
+    row = judge.engine.fetch_row(both, params, owned=True)  # the largest tree of a re-check: rendered uncopied
     models = [ModelResult(name, sa.name, parameters, row[f"reached_{i}"], int(row[f"failing_{i}"] or 0))
               for i, (name, parameters, *_) in enumerate(specs)]
     return _foreign_values(row, sa.name), models
@@ -560,7 +560,3 @@ def _aliased(relation: exp.Expression, alias: str) -> exp.Expression:
     if isinstance(relation, exp.Table):
         return exp.alias_(relation.copy(), alias, table=True)
     return relation.copy().as_(alias)
-
-
-def _one_row(engine: Engine, query: exp.Expression, params: Sequence[Any] = ()) -> dict:
-    return engine.fetch(query, list(params) or None).to_pylist()[0]

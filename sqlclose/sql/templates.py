@@ -32,6 +32,7 @@ def _parsed(name: str) -> exp.Expression:
     tree = sqlglot.parse_one(text)  # neutral: no engine's dialect
     for node in tree.walk():
         node.comments = None  # the files are documented; generated SQL stays compact
+        node._meta = None  # the parser's token positions: copied with every fill and render, never read
     return tree
 
 
