@@ -440,7 +440,8 @@ def test_a_spark_data_exception_is_rebuilt_from_its_text_alone():
 _OWN_SESSION_JOB = """
 import sqlclose
 from sqlclose.engine import SparkEngine
-engine = SparkEngine(conf={"spark.sql.codegen.wholeStage": "false"})
+engine = SparkEngine(conf={"spark.sql.codegen.wholeStage": "false",  # and the JIT flags of conftest.py's session
+                           "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
 rows = [("47677", "SECRET-4711", "flu")] + [(f"4767{i}", str(20 + i), "gastritis") for i in range(8)]
 frame = engine.spark.createDataFrame(rows, "zip string, age_text string, disease string")
 frame = frame.selectExpr("zip", "CAST(age_text AS INT) AS age", "disease")
