@@ -23,13 +23,15 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import EngineError, InputError
 from sqlclose.model.spec import DECIMAL_TYPE
+
+_Result = TypeVar("_Result")  # what a fetch gives: a table, a schema
 
 # Types whose values are equal exactly when their texts are (Engine.hashed_as_is): casting them to
 # text for the truth test's row keys cost ~0.35 s of its 2.9 s at 10 M rows (four integer and date
@@ -340,10 +342,10 @@ class Engine(ABC):
         """Column names and types of a relation (a table, or a subquery with its ``params``), without
         reading its rows."""
         query = exp.select(exp.Star()).from_(relation.copy()).limit(0)
-        return self._fetched(query, list(params) or None, self._run_small, owned=True).schema
+        return self._fetched(query, list(params) or None, self._schema, owned=True)
 
     def _fetched(self, query: exp.Expression | str, params: Sequence[Any] | None,
-                 run: Callable[[str, Sequence[Any] | None], pa.Table], owned: bool = False) -> pa.Table:
+                 run: Callable[[str, Sequence[Any] | None], _Result], owned: bool = False) -> _Result:
         sql = query if isinstance(query, str) else self.render(query, owned)
         try:
             return run(sql, params)
@@ -503,6 +505,11 @@ class Engine(ABC):
         """``_run`` for a result of a row or none (``fetch_row``, ``schema``): a backend may take a
         path with less fixed cost per query, one that would cost more on many rows."""
         return self._run(sql, params)
+
+    def _schema(self, sql: str, params: Sequence[Any] | None) -> pa.Schema:
+        """The Arrow schema of ``sql``'s result (``LIMIT 0``): a backend that can type it without
+        running it says so here."""
+        return self._run_small(sql, params).schema
 
     @abstractmethod
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None: ...
