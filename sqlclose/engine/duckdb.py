@@ -212,9 +212,9 @@ class DuckDBEngine(Engine):
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
                  memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:
         """A connection to the shared database, to one of its own with settings, or to the caller's,
-        left as the caller set it. ``memory_limit`` bounds
-        the whole job: DuckDB gets its share of it (``limits.engine_share``) and spills to
-        ``temp_directory`` beyond that; the search counts its own structures against the rest."""
+        left as the caller set it. ``memory_limit`` bounds the whole job: DuckDB gets its share of it
+        (``limits.engine_share``) and spills to ``temp_directory`` beyond that; the search counts its
+        own structures against the rest."""
         self.caller = connection  # the caller's connection, never run on but to read its session
         self.memory_budget = parse_bytes(memory_limit) if memory_limit else None
         if self.memory_budget == 0:  # DuckDB would read a limit of 0 as none at all
@@ -506,7 +506,7 @@ class DuckDBEngine(Engine):
         before the session's search path, for as long as the engine reads: a view is bound at every
         read. DuckDB looks in the working folder before any of them (``sources`` refuses a source
         whose relative names the working folder also holds)."""
-        previous = self.fetch("SELECT current_setting('file_search_path') AS f").column("f")[0].as_py() or ""
+        previous = self.fetch_row("SELECT current_setting('file_search_path') AS f")["f"] or ""
         self.execute("SET file_search_path = $1", [",".join(filter(None, [str(folder.absolute()), previous]))])
 
     def _small_files(self, path: str | list[str]) -> bool:
@@ -523,8 +523,8 @@ class DuckDBEngine(Engine):
         """Run the (validated) SELECT once into a temp table: over a database attached read-only
         (its tables by their names, as the database's own default), or over files looked up in
         ``read.folder``. Every later pass reads the same rows, whatever the query does."""
-        previous = self.fetch("SELECT current_database() AS d, current_setting('file_search_path') AS f")
-        database, search_path = previous.column("d")[0].as_py(), previous.column("f")[0].as_py()
+        previous = self.fetch_row("SELECT current_database() AS d, current_setting('file_search_path') AS f")
+        database, search_path = previous["d"], previous["f"]
         if read.path is not None:
             alias = self.temp_name("db")
             attach = exp.Attach(this=exp.alias_(exp.Placeholder(this="1"), exp.to_identifier(alias, quoted=True)),
@@ -815,7 +815,7 @@ class DuckDBEngine(Engine):
         # A database of sqlclose's own has none: nothing sets one (asked ~7 times a job, ~2 ms each).
         if self._own:
             return ""
-        return self.fetch("SELECT current_setting('default_collation')").column(0)[0].as_py() or ""
+        return self.fetch_row("SELECT current_setting('default_collation') AS c")["c"] or ""
 
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         # VARCHAR itself: JSON and UUID reach Arrow as text too, but an ENUM holds neither (ENCODE

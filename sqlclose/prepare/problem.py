@@ -279,7 +279,7 @@ def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
     params = q.Params()
     row = q.fingerprint_row(engine.schema(source).names)
     query = q.fingerprint(source.copy(), engine.row_hash(row, params.add(key)), row)
-    return str(engine.fetch(query, params.values)[0][0].as_py())
+    return str(engine.fetch_row(query, params.values)["fingerprint"])
 
 
 def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[str]:
@@ -384,7 +384,7 @@ def _refuse_colliding_stand_in(engine: Engine, source: exp.Expression, c: q.Code
     release (which keeps NULL at level 0, and a sensitive column's NULL as NULL): the search would
     judge another table than the one released."""
     params = q.Params()
-    if engine.fetch(q.count_text_equal(source, c.name, c.null_value, params), params.values).column(0)[0].as_py():
+    if engine.fetch_row(q.count_text_equal(source, c.name, c.null_value, params), params.values)["n"]:
         raise DataError(f"column {c.name!r}: null_value = {c.null_value!r} is also a real value in {source_label}; "
                         "choose a stand-in that does not occur in the data")
 

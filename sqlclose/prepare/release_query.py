@@ -279,8 +279,7 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
     classes = released_classes(problem.base, grouped, [sa.coded.code for sa in problem.sas], suppressed)
     table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
     try:
-        released = engine.fetch(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))
-        released_count = released.column("n")[0].as_py()
+        released_count = engine.fetch_row(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))["n"]
         if not released_count:
             return {}  # nothing released: nothing to write faster
         # No column holds more values than the release has classes: when those are few, all are.

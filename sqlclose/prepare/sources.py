@@ -714,9 +714,9 @@ def _names_a_view(engine: Engine, name: str, schema: str, catalog: str) -> bool:
     given = [(column, part) for column, part in named if part]
     matches = [exp.EQ(this=exp.Lower(this=exp.column(column)), expression=exp.Lower(this=exp.Placeholder(this=str(i))))
                for i, (column, _) in enumerate(given, start=1)]
-    query = exp.select(exp.Count(this=exp.Star())).from_(exp.Table(this=exp.Anonymous(this="duckdb_views"))) \
+    query = exp.select(exp.Count(this=exp.Star()).as_("n")).from_(exp.Table(this=exp.Anonymous(this="duckdb_views"))) \
         .where(exp.and_(exp.Not(this=exp.column("internal")), *matches))
-    return bool(engine.fetch(query, [part for _, part in given]).column(0)[0].as_py())
+    return bool(engine.fetch_row(query, [part for _, part in given])["n"])
 
 
 def _refuse_non_database(path: Path) -> None:

@@ -486,7 +486,7 @@ def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
         exp.Cast(this=exp.column("t"), to=exp.DataType.build("VARCHAR"))])
     query = exp.select(exp.func("COALESCE", exp.Sum(this=row), exp.Literal.number(0)).as_("d")).from_(
         exp.alias_(relation.copy(), "t", table=True))
-    return f"{CONTENT_DIGEST_KIND}:{engine.fetch(query).column('d')[0].as_py()}"
+    return f"{CONTENT_DIGEST_KIND}:{engine.fetch_row(query)['d']}"
 
 
 def _duckdb(release: Release, what: str) -> DuckDBEngine:
