@@ -134,6 +134,29 @@ def test_duckdbs_path_for_one_row_types_it_as_its_path_for_many() -> None:
         engine.close()
 
 
+@pytest.mark.parametrize("codes", [["s0", "s1"], ["s1"], []], ids=["two-columns", "one-column", "none"])
+def test_histogram_margins_are_the_size_and_the_sums_per_code(engine: Engine, codes: list[str]) -> None:
+    """q.histogram_margins, the base histogram's size and each sensitive column's Q in one query
+    (GROUPING SETS, GROUPING), against sums counted here over the same rows."""
+    rng = random.Random(7)
+    rows = [(rng.choice([0, 2, 3, 7]), rng.randrange(3), rng.randint(1, 50)) for _ in range(40)]
+    name = engine.temp_name("margins")
+    engine.register(name, pa.table({"q0": [1] * len(rows), "s0": [r[0] for r in rows], "s1": [r[1] for r in rows],
+                                    "n": [r[2] for r in rows]}, pa.schema([("q0", pa.int64()), ("s0", pa.int8()),
+                                                                           ("s1", pa.int16()), ("n", pa.int64())])))
+    found = engine.fetch(q.histogram_margins(q.table(name), codes)).to_pylist()
+    flags = [f"g{j}" for j in range(len(codes))]
+    whole = [r for r in found if all(r[f] == 1 for f in flags)]
+    assert [(r["base_rows"], r["rows"]) for r in whole] == [(40, sum(r[2] for r in rows))]
+    for j, code in enumerate(codes):
+        expected: collections.Counter = collections.Counter()
+        for r in rows:
+            expected[r[("s0", "s1").index(code)]] += r[2]
+        margin = {r[code]: r["rows"] for r in found if r[f"g{j}"] == 0}
+        assert margin == dict(expected)
+    assert len(found) == 1 + sum(len({r[("s0", "s1").index(c)] for r in rows}) for c in codes)
+
+
 def test_register_fetch_replace_unregister(engine: Engine) -> None:
     name = engine.temp_name("conf")
     engine.register(name, TABLE)

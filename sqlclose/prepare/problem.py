@@ -185,9 +185,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     base = engine.create_temp_table(engine.temp_name("base_histogram"),
                                     q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped),
                                     params.values)
-    size = engine.fetch_row(q.histogram_size(base))
-    base_rows, rows = size["base_rows"], int(size["rows"] or 0)
-    sas = [dataclasses.replace(sa, q=_reference_counts(engine, base, sa)) for sa in unmeasured]
+    margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]))
+    base_rows, rows = _histogram_size(margins, len(unmeasured))
+    sas = [dataclasses.replace(sa, q=_reference_counts(margins, j, sa)) for j, sa in enumerate(unmeasured)]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), values, leaf_counts, released, source_label,
                    base_grouped=grouped)
@@ -267,11 +267,22 @@ def _base_order(qis: list[q.CodedColumn], sas: list[q.CodedColumn], ranges: list
     return [c.code for c in sas] + [qis[i].code for i in widest]
 
 
-def _reference_counts(engine: Engine, base: exp.Table, sa: SensitiveColumn) -> np.ndarray:
-    """The whole (kept) table's counts over a sensitive column's domain: t-closeness's Q."""
-    dist = engine.fetch(q.node_histogram(base.copy(), [], [sa.coded.code]))
-    return np.bincount(numpy_of(dist.column(sa.coded.code)), weights=numpy_of(dist.column("n")).astype(np.float64),
-                       minlength=len(sa.domain))
+def _histogram_size(margins: pa.Table, codes: int) -> tuple[int, int]:
+    """The base histogram's rows and the input rows they count: the row of its margins
+    (``q.histogram_margins`` over ``codes`` columns) grouped by no column (every ``g`` is 1)."""
+    whole = np.ones(margins.num_rows, dtype=bool)
+    for j in range(codes):
+        whole &= numpy_of(margins.column(f"g{j}")) != 0
+    row = margins.filter(pa.array(whole)).to_pylist()[0]
+    return int(row["base_rows"]), int(row["rows"] or 0)
+
+
+def _reference_counts(margins: pa.Table, j: int, sa: SensitiveColumn) -> np.ndarray:
+    """The whole (kept) table's counts over a sensitive column's domain, t-closeness's Q: the
+    ``j``-th margin of ``q.histogram_margins``, its rows grouped by the column (``g{j}`` is 0)."""
+    margin = margins.filter(pa.array(numpy_of(margins.column(f"g{j}")) == 0))
+    rows = numpy_of(margin.column("rows")).astype(np.float64)
+    return np.bincount(numpy_of(margin.column(sa.coded.code)), weights=rows, minlength=len(sa.domain))
 
 
 def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:

@@ -843,10 +843,20 @@ def _count_where(source: exp.Expression, condition: exp.Expression) -> exp.Expre
     return exp.select(exp.Count(this=exp.Star()).as_("n")).from_(source.copy()).where(condition)
 
 
-def histogram_size(histogram: exp.Expression) -> exp.Expression:
-    """Rows of a histogram (``base_rows``) and the input rows they count (``rows``)."""
-    return exp.select(exp.Count(this=exp.Star()).as_("base_rows"),
-                      exp.Sum(this=exp.column("n")).as_("rows")).from_(histogram.copy())
+def histogram_margins(histogram: exp.Expression, codes: Sequence[str]) -> exp.Expression:
+    """In one pass over a histogram, its size and its margins over ``codes``: the grouping set of
+    no column gives its rows (``base_rows``) and the input rows they count (``rows``); the set of
+    code column c_j, the rows counted per code (``rows``), a row per code, marked by
+    ``GROUPING(c_j) = 0`` in column ``g{j}``. Was a query for the size and one per column: on
+    Spark, a job each (fifty-eighth round)."""
+    rows = exp.Cast(this=exp.Sum(this=exp.column("n")), to=exp.DataType.build("BIGINT"))
+    select = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), rows.as_("rows")).from_(histogram.copy())
+    if not codes:
+        return select
+    select = select.select(*[col(c) for c in codes],
+                           *[exp.alias_(exp.Grouping(expressions=[col(c)]), f"g{j}") for j, c in enumerate(codes)])
+    sets = [exp.Tuple(expressions=[])] + [exp.Paren(this=col(c)) for c in codes]
+    return select.group_by(exp.GroupingSets(expressions=sets), copy=False)
 
 
 def without_nulls(source: exp.Expression, columns: Sequence[str]) -> exp.Expression:
