@@ -127,6 +127,11 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
                      f"declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
 
 
+def _exact_patterns(declared: dict[str, str]) -> dict[str, str]:
+    """Per ``declared`` column whose type reads some text exactly, that text (``_exactly_read``)."""
+    return {c: p for c, kind in declared.items() if (p := _exactly_read(kind))}
+
+
 def _exactly_read(kind: str) -> str | None:
     """The text a declared CSV type reads as the value it writes (a regular expression), for
     BIGINT, DECIMAL, DOUBLE, DATE, TIMESTAMP and TIME, None for VARCHAR. BIGINT's read rounds
@@ -388,11 +393,18 @@ class Engine(ABC):
           reads as finite numbers although they are not plain ones (DuckDB's 1_000).
 
         Counted, never shown."""
-        patterns = {c: p for c, kind in declared.items() if (p := _exactly_read(kind))}
-        if not patterns and not undeclared:
+        counts = self.number_type_counts(declared, undeclared)
+        if not counts:
             return {}
+        source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
+        query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
+        return self.number_types_from(declared, undeclared, list(self.fetch_row(query, params).values()))
+
+    def number_type_counts(self, declared: dict[str, str], undeclared: Sequence[str]) -> list[exp.Expression]:
+        """The counts ``number_types`` reads, over the columns as text, in the order
+        ``number_types_from`` reads them: for a caller that asks them in a pass of its own."""
         counts: list[exp.Expression] = []
-        for c, pattern in patterns.items():
+        for c, pattern in _exact_patterns(declared).items():
             value = exp.column(exp.to_identifier(c, quoted=True))
             as_written = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
             counts.append(exp.Anonymous(this="count_if", expressions=[self._changed(value, as_written, declared[c])]))
@@ -403,9 +415,14 @@ class Engine(ABC):
             matches = (whole, plain, self._unusual(value, plain))
             counts += [exp.Count(this=value.copy()),
                        *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
-        source = relation.subquery("csv") if isinstance(relation, exp.Select) else relation
-        query = exp.select(*[c.as_(f"c{i}") for i, c in enumerate(counts)]).from_(source)
-        row = [n or 0 for n in self.fetch_row(query, params).values()]  # count_if of no rows: NULL
+        return counts
+
+    def number_types_from(self, declared: dict[str, str], undeclared: Sequence[str],
+                          counts: Sequence[int | None]) -> dict[str, str | None]:
+        """``number_types`` from the values of ``number_type_counts``: stop at a declared column
+        whose values its type would change, else the undeclared columns' types."""
+        row = [n or 0 for n in counts]  # count_if of no rows: NULL
+        patterns = _exact_patterns(declared)
         for column, changed in zip(patterns, row):
             if changed:
                 raise InputError(_changed_numbers_message(column, declared[column], changed))

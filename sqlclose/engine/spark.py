@@ -101,6 +101,45 @@ def _csv_value(name: str, nulls: Sequence[str]) -> exp.Expression:
     return value
 
 
+class _CsvChecks:
+    """A CSV's checks, in one pass over its fields as read (markers NULL): the rows with more or
+    fewer fields than the header (``bad``, the corrupt-record column, not NULL), the number
+    columns' counts (``Engine.number_type_counts``) and, per typed column and each type it may get
+    (``kinds``), the values that type cannot read. They were three passes, three jobs over the
+    whole file (fifty-eighth round). Counted, never shown."""
+
+    def __init__(self, engine: Engine, bad: str, declared: dict[str, str], undeclared: list[str],
+                 kinds: dict[str, tuple[str, ...]]) -> None:
+        def count_if(condition: exp.Expression) -> exp.Expression:
+            return exp.Anonymous(this="count_if", expressions=[condition])
+
+        def unread(column: str, kind: str) -> exp.Expression:
+            # TRY_CAST, then a count of what it could not read: a CAST failing on a row quoted its
+            # value in the error and in Spark's logs (a suppressed row's too).
+            value = _column(column)
+            return exp.and_(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
+                            exp.Is(this=engine.read_number(value, kind), expression=exp.Null()))
+
+        self._types = engine.number_type_counts(declared, undeclared)
+        self._kinds = [(c, kind) for c, those in kinds.items() for kind in those]
+        ragged = count_if(exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null())))
+        self.counts = [c.as_(f"c{i}") for i, c in enumerate(
+            [ragged, *self._types, *(count_if(unread(c, kind)) for c, kind in self._kinds)])]
+
+    def ragged(self, row: dict[str, Any]) -> int:
+        return int(row["c0"] or 0)
+
+    def type_counts(self, row: dict[str, Any]) -> list[int | None]:
+        """The values of ``Engine.number_type_counts``, for ``number_types_from``."""
+        return [row[f"c{1 + i}"] for i in range(len(self._types))]
+
+    def unread(self, row: dict[str, Any], types: dict[str, str]) -> dict[str, int]:
+        """Per typed column, the values its type (of ``types``) cannot read."""
+        first = 1 + len(self._types)
+        found = {key: int(row[f"c{first + i}"] or 0) for i, key in enumerate(self._kinds)}
+        return {c: found[c, kind] for c, kind in types.items() if (c, kind) in found}
+
+
 def _column(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name, quoted=True))
 
@@ -373,29 +412,34 @@ class SparkEngine(Engine):
         # quote inside a quoted field is doubled (RFC 4180, DuckDB's escape): Spark's default escape,
         # a backslash, read "say ""hi""" as it is written and "end\" as end".
         view = self.temp_name("csv")
-        frame = self._csv_text(read, where, view)
-        texts = {name: _csv_value(name, read.nulls) for name in frame.columns}
+        names, bad = self._csv_text(read, where, view)
+        texts = {name: _csv_value(name, read.nulls) for name in names}
+        declared = {c: t for c, t in read.types.items() if c in texts}
+        undeclared = [c for c in read.numeric if c in texts and c not in read.types]
+        # Every type a column may get: its declared one, or for an undeclared number column the one
+        # its values decide, BIGINT or DOUBLE.
+        kinds = {**{c: ("BIGINT", "DOUBLE") for c in undeclared}, **{c: (t,) for c, t in declared.items()}}
+        checks = _CsvChecks(self, bad, declared, undeclared, kinds)
         # Types are told from the fields as read, markers NULL: a marker ("-") counted as a value that
         # is no whole number made an ordered column DOUBLE, where DuckDB reads it as BIGINT.
-        as_read = exp.select(*[exp.alias_(v.copy(), exp.to_identifier(n, quoted=True)) for n, v in texts.items()])
-        types = {**self._number_types(as_read.from_(_table(view)), frame.columns, read), **read.types}
-        columns, unread = [], {}
-        for name, value in texts.items():
-            if name in types:
-                # TRY_CAST, then a count of the values it could not read: a CAST failing on a row
-                # quoted its value in the error and in Spark's logs (a suppressed row's too).
-                unread[name] = exp.and_(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
-                                        exp.Is(this=self.read_number(value.copy(), types[name]),
-                                               expression=exp.Null()))
-                value = self.read_number(value, types[name])
-            columns.append(exp.alias_(value, exp.to_identifier(name, quoted=True)))
-        self._refuse_unread(view, unread, types, read)
+        as_read = exp.select(*[exp.alias_(v.copy(), exp.to_identifier(n, quoted=True)) for n, v in texts.items()],
+                             _column(bad)).from_(_table(view))
+        row = self.fetch_row(exp.select(*checks.counts).from_(as_read.subquery("csv")))
+        if checks.ragged(row):
+            raise InputError(f"{checks.ragged(row)} row(s) have more or fewer fields than the header's {len(names)}; "
+                             f"fix them (or the delimiter: {self.csv_delimiter(read)!r})")
+        found = self.number_types_from(declared, undeclared, checks.type_counts(row))
+        types = {**{c: t or "DOUBLE" for c, t in found.items()}, **read.types}
+        self._refuse_unread(checks.unread(row, {c: types[c] for c in texts if c in types}), types, read)
+        columns = [exp.alias_(self.read_number(v, types[n]) if n in types else v, exp.to_identifier(n, quoted=True))
+                   for n, v in texts.items()]
         return self.spark.sql(self.render(exp.select(*columns).from_(_table(view)))), view
 
-    def _csv_text(self, read: FileRead, where: str, view: str) -> DataFrame:
-        """The CSV's fields as text, kept (cached) as ``view``; a row with more or fewer fields
-        than the header stops the job, as on DuckDB. Spark's reader, permissive, gave a row without
-        its note field the next field, an SSN (an identifier), as its note, and dropped extra fields.
+    def _csv_text(self, read: FileRead, where: str, view: str) -> tuple[list[str], str]:
+        """The CSV's fields as text, kept (cached) as ``view``: its columns' names, and the column
+        holding a row with more or fewer fields than the header (``_CsvChecks`` counts them: such a
+        row stops the job, as on DuckDB). Spark's reader, permissive, gave a row without its note
+        field the next field, an SSN (an identifier), as its note, and dropped extra fields.
         Counted, never shown: Spark keeps the row's text in the corrupt-record column."""
         from pyspark.sql import types as T
 
@@ -408,11 +452,7 @@ class SparkEngine(Engine):
                                     nullValue="\u0000sqlclose-no-null\u0000", emptyValue="", quote='"', escape='"')
         frame = frame.cache()  # Spark reads the corrupt-record column only from a parsed, cached table
         self._keep(view, frame, cached=True)
-        ragged = frame.filter(frame[bad].isNotNull()).count()
-        if ragged:
-            raise InputError(f"{ragged} row(s) have more or fewer fields than the header's {len(names)}; fix them (or "
-                             f"the delimiter: {self.csv_delimiter(read)!r})")
-        return frame.drop(bad)
+        return names, bad
 
     def read_number(self, value: exp.Expression, kind: str) -> exp.Expression:
         """TRY_CAST (rendered so, not CAST), of the text as DuckDB's cast reads it where Spark's would
@@ -424,31 +464,17 @@ class SparkEngine(Engine):
             value = _replaced(value, r"(?<=[0-9])\.0*(?=\s*$)")
         return exp.TryCast(this=value, to=exp.DataType.build(kind, dialect=self.dialect), safe=True)
 
-    def _refuse_unread(self, view: str, unread: dict[str, exp.Expression], types: dict[str, str],
-                       read: FileRead) -> None:
-        """Stop at a typed column holding a value its type cannot read, naming the column and the
-        type, never the value (DuckDB's read names the line: Spark's rows have no line numbers)."""
-        if not unread:
-            return
-        counts = [exp.Anonymous(this="count_if", expressions=[check]).as_(f"c{i}")
-                  for i, check in enumerate(unread.values())]
-        found = self.fetch_row(exp.select(*counts).from_(_table(view)))
-        for i, name in enumerate(unread):
-            if found[f"c{i}"]:
+    def _refuse_unread(self, unread: dict[str, int], types: dict[str, str], read: FileRead) -> None:
+        """Stop at a typed column holding values its type cannot read (``unread``: their count per
+        column), naming the column and the type, never a value (DuckDB's read names the line:
+        Spark's rows have no line numbers)."""
+        for name, count in unread.items():
+            if count:
                 if name in read.numeric and name not in read.types:
-                    raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not numbers; an "
+                    raise InputError(f"column {name!r} holds {count} value(s) that are not numbers; an "
                                      f"ordered sensitive column needs numbers: {unread_value_fixes(read, True, True)}")
-                raise InputError(f"column {name!r} holds {found[f'c{i}']} value(s) that are not a {types[name]}; "
+                raise InputError(f"column {name!r} holds {count} value(s) that are not a {types[name]}; "
                                  f"{unread_value_fixes(read, False, True)}")
-
-    def _number_types(self, fields: exp.Select, columns: list[str], read: FileRead) -> dict[str, str]:
-        """BIGINT for ordered columns without a declared type whose values are all whole numbers, by
-        the rule DuckDB reads them by; DOUBLE for the others, as on DuckDB, so that a value that is
-        no number is refused (``_refuse_unread``). The same pass refuses a declared
-        BIGINT or DECIMAL column holding numbers its type would change (``Engine.number_types``)."""
-        wanted = [c for c in read.numeric if c in columns and c not in read.types]
-        declared = {c: t for c, t in read.types.items() if c in columns}
-        return {c: t or "DOUBLE" for c, t in self.number_types(fields, declared, wanted).items()}
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:
         name = self.temp_name(stem)
