@@ -9,9 +9,9 @@ the collect fails (a driver's bound below ours), the caller asks the engine as b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 from sqlglot import exp
@@ -29,11 +29,11 @@ class LocalCopy(NamedTuple):
     rows: int
 
 
-def bounded_fetch(engine: Engine, rows: exp.Select, limit: int) -> pa.Table | None:
+def bounded_fetch(engine: Engine, rows: exp.Select, limit: int, params: Sequence[Any] = ()) -> pa.Table | None:
     """At most ``limit`` of ``rows`` as Arrow (one more is read to tell); None past the limit, or when
     the collect fails."""
     try:
-        collected = engine.fetch(rows.limit(limit + 1))
+        collected = engine.fetch(rows.limit(limit + 1), list(params) or None)
     except EngineError:
         return None
     return None if collected.num_rows > limit else collected

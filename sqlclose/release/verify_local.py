@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 from sqlglot import exp
@@ -70,12 +71,12 @@ class Judge:
     registered: list[str] = field(default_factory=list)
     room: int = 0
 
-    def copied(self, source: Engine, table: exp.Table, stem: str) -> exp.Table:
-        """``table`` of the source's engine as the judge reads it: itself there, else a local copy
-        (``Unfit`` past the room left, or when its collect fails)."""
-        if source is self.engine:
-            return table
-        rows = bounded_fetch(source, exp.select(exp.Star()).from_(table.copy()), self.room // REFERENCE_ROW_BYTES)
+    def copied(self, source: Engine, query: exp.Expression, params: Sequence[Any], stem: str) -> exp.Table:
+        """The rows of ``query`` (its ``params`` bound) on the source's engine, copied beside a local
+        judge (``Unfit`` past the room left, or when the collect fails). Collected from the query
+        itself: kept on Spark first, it took a job to keep and one to collect."""
+        rows = bounded_fetch(source, exp.select(exp.Star()).from_(query.subquery("r")),
+                             self.room // REFERENCE_ROW_BYTES, params)
         if rows is None:
             raise Unfit(stem)
         self.room -= rows.num_rows * REFERENCE_ROW_BYTES

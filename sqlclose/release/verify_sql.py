@@ -393,8 +393,9 @@ def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: li
     counts = _kept(judge.engine, judge.registered, "verify_counts", template(
         "verify_counts", renamed=own, release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(rows),
         number=judge.engine.class_numbers(qi_cols)), text_params)
-    reference = judge.copied(engine, _kept(engine, registered, "verify_reference", template(
-        "verify_reference", input=source, value=text, sort_key=sort_key), text_params), "verify_reference")
+    reference_query = template("verify_reference", input=source, value=text, sort_key=sort_key)
+    reference = _kept(engine, registered, "verify_reference", reference_query, text_params) \
+        if judge.engine is engine else judge.copied(engine, reference_query, text_params, "verify_reference")
     foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
     params: list[Any] = []
     recursive_l = s.recursive.l if s.recursive is not None else 1
