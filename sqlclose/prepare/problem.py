@@ -273,16 +273,17 @@ def _histogram_size(margins: pa.Table, codes: int) -> tuple[int, int]:
     whole = np.ones(margins.num_rows, dtype=bool)
     for j in range(codes):
         whole &= numpy_of(margins.column(f"g{j}")) != 0
-    row = margins.filter(pa.array(whole)).to_pylist()[0]
-    return int(row["base_rows"]), int(row["rows"] or 0)
+    i = int(np.flatnonzero(whole)[0])  # read by index: Table.filter imports pyarrow.compute (and pandas)
+    return int(margins.column("base_rows")[i].as_py()), int(margins.column("rows")[i].as_py() or 0)
 
 
 def _reference_counts(margins: pa.Table, j: int, sa: SensitiveColumn) -> np.ndarray:
     """The whole (kept) table's counts over a sensitive column's domain, t-closeness's Q: the
     ``j``-th margin of ``q.histogram_margins``, its rows grouped by the column (``g{j}`` is 0)."""
-    margin = margins.filter(pa.array(numpy_of(margins.column(f"g{j}")) == 0))
-    rows = numpy_of(margin.column("rows")).astype(np.float64)
-    return np.bincount(numpy_of(margin.column(sa.coded.code)), weights=rows, minlength=len(sa.domain))
+    keep = numpy_of(margins.column(f"g{j}")) == 0
+    codes = numpy_of(margins.column(sa.coded.code))[keep]
+    rows = numpy_of(margins.column("rows"))[keep].astype(np.float64)
+    return np.bincount(codes, weights=rows, minlength=len(sa.domain))
 
 
 def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:

@@ -847,13 +847,15 @@ def histogram_margins(histogram: exp.Expression, codes: Sequence[str]) -> exp.Ex
     """In one pass over a histogram, its size and its margins over ``codes``: the grouping set of
     no column gives its rows (``base_rows``) and the input rows they count (``rows``); the set of
     code column c_j, the rows counted per code (``rows``), a row per code, marked by
-    ``GROUPING(c_j) = 0`` in column ``g{j}``. Was a query for the size and one per column: on
-    Spark, a job each (fifty-eighth round)."""
+    ``GROUPING(c_j) = 0`` in column ``g{j}`` (the column is 0 in the other sets' rows). Was a
+    query for the size and one per column: on Spark, a job each (fifty-eighth round)."""
     rows = exp.Cast(this=exp.Sum(this=exp.column("n")), to=exp.DataType.build("BIGINT"))
     select = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), rows.as_("rows")).from_(histogram.copy())
     if not codes:
         return select
-    select = select.select(*[col(c) for c in codes],
+    # A code column is NULL in the sets not grouped by it: 0 there, so that it reads as numbers.
+    select = select.select(*[exp.alias_(exp.Coalesce(this=col(c), expressions=[exp.Literal.number(0)]), ident(c))
+                             for c in codes],
                            *[exp.alias_(exp.Grouping(expressions=[col(c)]), f"g{j}") for j, c in enumerate(codes)])
     sets = [exp.Tuple(expressions=[])] + [exp.Paren(this=col(c)) for c in codes]
     return select.group_by(exp.GroupingSets(expressions=sets), copy=False)
