@@ -120,23 +120,23 @@ class _CsvChecks:
             return exp.and_(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())),
                             exp.Is(this=engine.read_number(value, kind), expression=exp.Null()))
 
-        self._types = engine.number_type_counts(declared, undeclared)
+        types = engine.number_type_counts(declared, undeclared)
         self._kinds = [(c, kind) for c, those in kinds.items() for kind in those]
-        ragged = count_if(exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null())))
-        self.counts = [c.as_(f"c{i}") for i, c in enumerate(
-            [ragged, *self._types, *(count_if(unread(c, kind)) for c, kind in self._kinds)])]
+        self._types = len(types)
+        self.counts = [count_if(exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null()))).as_("ragged"),
+                       *(count.as_(f"t{i}") for i, count in enumerate(types)),
+                       *(count_if(unread(c, kind)).as_(f"u{i}") for i, (c, kind) in enumerate(self._kinds))]
 
     def ragged(self, row: dict[str, Any]) -> int:
-        return int(row["c0"] or 0)
+        return int(row["ragged"] or 0)
 
     def type_counts(self, row: dict[str, Any]) -> list[int | None]:
         """The values of ``Engine.number_type_counts``, for ``number_types_from``."""
-        return [row[f"c{1 + i}"] for i in range(len(self._types))]
+        return [row[f"t{i}"] for i in range(self._types)]
 
     def unread(self, row: dict[str, Any], types: dict[str, str]) -> dict[str, int]:
         """Per typed column, the values its type (of ``types``) cannot read."""
-        first = 1 + len(self._types)
-        found = {key: int(row[f"c{first + i}"] or 0) for i, key in enumerate(self._kinds)}
+        found = {key: int(row[f"u{i}"] or 0) for i, key in enumerate(self._kinds)}
         return {c: found[c, kind] for c, kind in types.items() if (c, kind) in found}
 
 
