@@ -105,11 +105,11 @@ class _CsvChecks:
     """A CSV's checks, in one pass over its fields as read (markers NULL): the rows with more or
     fewer fields than the header (``bad``, the corrupt-record column, not NULL), the number
     columns' counts (``Engine.number_type_counts``) and, per typed column and each type it may get
-    (``kinds``), the values that type cannot read. They were three passes, three jobs over the
+    (its declared one; BIGINT and DOUBLE for an ``undeclared`` number column, whose values decide),
+    the values that type cannot read. They were three passes, three jobs over the
     whole file (fifty-eighth round). Counted, never shown."""
 
-    def __init__(self, engine: Engine, bad: str, declared: dict[str, str], undeclared: list[str],
-                 kinds: dict[str, tuple[str, ...]]) -> None:
+    def __init__(self, engine: Engine, bad: str, declared: dict[str, str], undeclared: list[str]) -> None:
         def count_if(condition: exp.Expression) -> exp.Expression:
             return exp.Anonymous(this="count_if", expressions=[condition])
 
@@ -121,7 +121,7 @@ class _CsvChecks:
                             exp.Is(this=engine.read_number(value, kind), expression=exp.Null()))
 
         types = engine.number_type_counts(declared, undeclared)
-        self._kinds = [(c, kind) for c, those in kinds.items() for kind in those]
+        self._kinds = [(c, kind) for c in undeclared for kind in ("BIGINT", "DOUBLE")] + list(declared.items())
         self._types = len(types)
         self.counts = [count_if(exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null()))).as_("ragged"),
                        *(count.as_(f"t{i}") for i, count in enumerate(types)),
@@ -137,7 +137,7 @@ class _CsvChecks:
     def unread(self, row: dict[str, Any], types: dict[str, str]) -> dict[str, int]:
         """Per typed column, the values its type (of ``types``) cannot read."""
         found = {key: int(row[f"u{i}"] or 0) for i, key in enumerate(self._kinds)}
-        return {c: found[c, kind] for c, kind in types.items() if (c, kind) in found}
+        return {c: found[c, kind] for c, kind in types.items()}
 
 
 def _column(name: str) -> exp.Column:
@@ -416,10 +416,7 @@ class SparkEngine(Engine):
         texts = {name: _csv_value(name, read.nulls) for name in names}
         declared = {c: t for c, t in read.types.items() if c in texts}
         undeclared = [c for c in read.numeric if c in texts and c not in read.types]
-        # Every type a column may get: its declared one, or for an undeclared number column the one
-        # its values decide, BIGINT or DOUBLE.
-        kinds = {**{c: ("BIGINT", "DOUBLE") for c in undeclared}, **{c: (t,) for c, t in declared.items()}}
-        checks = _CsvChecks(self, bad, declared, undeclared, kinds)
+        checks = _CsvChecks(self, bad, declared, undeclared)
         # Types are told from the fields as read, markers NULL: a marker ("-") counted as a value that
         # is no whole number made an ordered column DOUBLE, where DuckDB reads it as BIGINT.
         as_read = exp.select(*[exp.alias_(v.copy(), exp.to_identifier(n, quoted=True)) for n, v in texts.items()],
