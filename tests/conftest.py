@@ -28,6 +28,30 @@ TEST_SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.f
                    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"}
 
 
+# The process's shared DuckDB database (sqlclose.engine.duckdb_database), which every engine without
+# settings of its own runs on, runs on one thread in the tests, as the Spark session's JVM is tuned
+# for them above. The suite runs a worker per core, and their Spark JVMs beside them: DuckDB's
+# default, a thread per core in every worker, had each worker's small queries hand tasks between
+# threads competing for the same two cores (the DuckDB-only files test_search_oracle, _release_
+# dictionaries, _local_values, _verify_sql, _check and _outputs, 595 tests, pytest -n 2: 297 s and
+# 280 s -> 254 s and 256 s; CPU 442-457 s -> 413 s). The tests' tables hold less than one of
+# DuckDB's row groups (122,880 rows), which one thread reads anyway. Results do not depend on it.
+# Tests whose subject is threads give their engine its own (DuckDBEngine(threads=4),
+# test_reproducible's spec) or set the shared database's themselves
+# (test_shared_database.py::test_a_write_on_one_thread_stays_on_one_thread_while_another_job_writes);
+# processes the tests start run DuckDB's default.
+SHARED_DATABASE_THREADS = 1
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_database_on_one_thread() -> None:
+    from sqlclose.engine.duckdb_database import shared_connection
+
+    connection = shared_connection()
+    connection.execute(f"SET threads = {SHARED_DATABASE_THREADS}")
+    connection.close()
+
+
 @pytest.fixture(scope="session")
 def repo_dir() -> Path:
     return REPO_DIR

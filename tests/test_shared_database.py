@@ -121,10 +121,13 @@ def test_a_write_on_one_thread_stays_on_one_thread_while_another_job_writes():
     """A partitioned write runs on one thread (``_one_thread``: ``SET threads``, the database's
     setting, then back), or its files' bytes follow the threads' timing. Two jobs in threads of one
     process take turns: interleaved, the first's ending set the threads back under the second's
-    write. The order forced here is that interleaving; the oracle is DuckDB's setting itself."""
+    write. The order forced here is that interleaving; the oracle is DuckDB's setting itself. The
+    tests run the shared database on one thread (conftest.SHARED_DATABASE_THREADS): two here."""
     first, second = DuckDBEngine(), DuckDBEngine()
+    tests_threads = first._threads()
+    first.con.execute("SET threads = 2")
     before = first._threads()
-    assert before and before > 1, "the test needs a database on more than one thread"
+    assert before == 2, "the test needs a database on more than one thread"
     second_in, first_out = threading.Event(), threading.Event()
     seen: list[int | None] = []
 
@@ -144,6 +147,7 @@ def test_a_write_on_one_thread_stays_on_one_thread_while_another_job_writes():
         assert seen == [1]
         assert first._threads() == before
     finally:
+        first.con.execute(f"SET threads = {tests_threads}")
         first.close()
         second.close()
 

@@ -407,14 +407,14 @@ class Engine(ABC):
         for c, pattern in _exact_patterns(declared).items():
             value = exp.column(exp.to_identifier(c, quoted=True))
             as_written = exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
-            counts.append(exp.Anonymous(this="count_if", expressions=[self._changed(value, as_written, declared[c])]))
+            counts.append(exp.CountIf(this=self._changed(value, as_written, declared[c])))
         for c in undeclared:
             value = exp.column(exp.to_identifier(c, quoted=True))
             whole, plain = [exp.RegexpLike(this=value.copy(), expression=exp.Literal.string(f"^{pattern}$"))
                             for pattern in (WHOLE_NUMBER, PLAIN_NUMBER)]
             matches = (whole, plain, self._unusual(value, plain))
             counts += [exp.Count(this=value.copy()),
-                       *(exp.Anonymous(this="count_if", expressions=[m]) for m in matches)]
+                       *(exp.CountIf(this=m) for m in matches)]
         return counts
 
     def number_types_from(self, declared: dict[str, str], undeclared: Sequence[str],

@@ -110,9 +110,6 @@ class _CsvChecks:
     whole file (fifty-eighth round). Counted, never shown."""
 
     def __init__(self, engine: Engine, bad: str, declared: dict[str, str], undeclared: list[str]) -> None:
-        def count_if(condition: exp.Expression) -> exp.Expression:
-            return exp.Anonymous(this="count_if", expressions=[condition])
-
         def unread(column: str, kind: str) -> exp.Expression:
             # TRY_CAST, then a count of what it could not read: a CAST failing on a row quoted its
             # value in the error and in Spark's logs (a suppressed row's too).
@@ -123,9 +120,9 @@ class _CsvChecks:
         types = engine.number_type_counts(declared, undeclared)
         self._kinds = [(c, kind) for c in undeclared for kind in ("BIGINT", "DOUBLE")] + list(declared.items())
         self._types = len(types)
-        self.counts = [count_if(exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null()))).as_("ragged"),
+        self.counts = [exp.CountIf(this=exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null()))).as_("ragged"),
                        *(count.as_(f"t{i}") for i, count in enumerate(types)),
-                       *(count_if(unread(c, kind)).as_(f"u{i}") for i, (c, kind) in enumerate(self._kinds))]
+                       *(exp.CountIf(this=unread(c, kind)).as_(f"u{i}") for i, (c, kind) in enumerate(self._kinds))]
 
     def ragged(self, row: dict[str, Any]) -> int:
         return int(row["ragged"] or 0)

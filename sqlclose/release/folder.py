@@ -81,9 +81,9 @@ def _refuse_unwritten_text(engine: Engine, query: exp.Expression, params: Sequen
     unwritten = engine.unwritten_partition_text
     if not unwritten or not text:
         return
-    counts = [exp.Anonymous(this="count_if", expressions=[exp.In(
+    counts = [exp.CountIf(this=exp.In(
         this=exp.column(exp.to_identifier(c, quoted=True)), expressions=[exp.Literal.string(v) for v in unwritten])
-    ]).as_(f"c{i}") for i, c in enumerate(text)]
+    ).as_(f"c{i}") for i, c in enumerate(text)]
     found = engine.fetch_row(exp.select(*counts).from_(query.subquery("released")), params)
     for i, name in enumerate(text):
         if found[f"c{i}"]:
