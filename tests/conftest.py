@@ -34,10 +34,11 @@ TEST_SPARK_CONF = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.f
 # default, a thread per core in every worker, had each worker's small queries hand tasks between
 # threads competing for the same two cores (the DuckDB-only files test_search_oracle, _release_
 # dictionaries, _local_values, _verify_sql, _check and _outputs, 595 tests, pytest -n 2: 297 s and
-# 280 s -> 254 s and 256 s; CPU 442-457 s -> 413 s). The tests' tables hold less than one of
-# DuckDB's row groups (122,880 rows), which one thread reads anyway. Results do not depend on it.
-# Tests whose subject is threads give their engine its own (DuckDBEngine(threads=4),
-# test_reproducible's spec) or set the shared database's themselves
+# 280 s -> 254 s and 256 s; CPU 442-457 s -> 413 s). Nearly all the tests' tables hold less than
+# one of DuckDB's row groups (122,880 rows), which one thread reads anyway; results do not depend on
+# it. Tests whose subject is threads, and the large tables' tests of memory and reproducible bytes,
+# give their engine its own (DuckDBEngine(threads=4), test_reproducible's spec, --threads 2 in
+# test_memory_large_domains) or set the shared database's themselves
 # (test_shared_database.py::test_a_write_on_one_thread_stays_on_one_thread_while_another_job_writes);
 # processes the tests start run DuckDB's default.
 SHARED_DATABASE_THREADS = 1
