@@ -119,7 +119,7 @@ class _CsvChecks:
 
         types = engine.number_type_counts(declared, undeclared)
         self._kinds = [(c, kind) for c in undeclared for kind in ("BIGINT", "DOUBLE")] + list(declared.items())
-        self._types = len(types)
+        self._type_count = len(types)
         self.counts = [exp.CountIf(this=exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null()))).as_("ragged"),
                        *(count.as_(f"t{i}") for i, count in enumerate(types)),
                        *(exp.CountIf(this=unread(c, kind)).as_(f"u{i}") for i, (c, kind) in enumerate(self._kinds))]
@@ -129,7 +129,7 @@ class _CsvChecks:
 
     def type_counts(self, row: dict[str, Any]) -> list[int | None]:
         """The values of ``Engine.number_type_counts``, for ``number_types_from``."""
-        return [row[f"t{i}"] for i in range(self._types)]
+        return [row[f"t{i}"] for i in range(self._type_count)]
 
     def unread(self, row: dict[str, Any], types: dict[str, str]) -> dict[str, int]:
         """Per typed column, the values its type (of ``types``) cannot read."""

@@ -853,10 +853,13 @@ def histogram_margins(histogram: exp.Expression, codes: Sequence[str]) -> exp.Ex
     select = exp.select(exp.Count(this=exp.Star()).as_("base_rows"), rows.as_("rows")).from_(histogram.copy())
     if not codes:
         return select
-    # A code column is NULL in the sets not grouped by it: 0 there, so that it reads as numbers.
-    select = select.select(*[exp.alias_(exp.Coalesce(this=col(c), expressions=[exp.Literal.number(0)]), ident(c))
-                             for c in codes],
-                           *[exp.alias_(exp.Grouping(expressions=[col(c)]), f"g{j}") for j, c in enumerate(codes)])
+    # A code column is NULL in the sets not grouped by it: 0 there (only there), so that it reads
+    # as numbers.
+    grouping = [exp.Grouping(expressions=[col(c)]) for c in codes]
+    select = select.select(*[exp.alias_(exp.If(this=exp.EQ(this=g.copy(), expression=exp.Literal.number(1)),
+                                               true=exp.Literal.number(0), false=col(c)), ident(c))
+                             for c, g in zip(codes, grouping)],
+                           *[exp.alias_(g, f"g{j}") for j, g in enumerate(grouping)])
     sets = [exp.Tuple(expressions=[])] + [exp.Paren(this=col(c)) for c in codes]
     return select.group_by(exp.GroupingSets(expressions=sets), copy=False)
 
