@@ -93,3 +93,39 @@ def test_a_descending_connection_writes_adults_release_as_a_plain_one_does(adult
             con.execute(setting)
         _write(con, "adult", spec, tmp_path / f"{name}.parquet")
     assert _sha256(tmp_path / "desc.parquet") == _sha256(tmp_path / "plain.parquet")
+
+
+def _sort_shapes() -> list:
+    """The shapes a sort key takes in a tree: a bare key (a builder's ``order_by(column)``), one
+    that says its direction and NULLs, a window's keys bare and said, an aggregate's ORDER BY."""
+    from sqlglot import exp
+
+    v = exp.column("v")
+    window = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[v.copy()]))
+    said = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=[exp.Ordered(this=v.copy(), desc=True)]))
+    rows = exp.select(v.copy(), exp.alias_(window, "up"), exp.alias_(said, "down")).from_("t")
+    aggregate = exp.select(exp.GroupConcat(this=exp.Order(this=v.copy(), expressions=[v.copy()]),
+                                           separator=exp.Literal.string(","))).from_("t")
+    return [rows.order_by(v.copy()), rows.order_by(exp.Ordered(this=v.copy(), desc=True, nulls_first=True)),
+            aggregate]
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_the_dialect_says_every_keys_direction_and_nulls(setting):
+    """``engine/duckdb_dialect.py`` writes each key's direction and NULLs placement in every shape,
+    compiled sqlglot (``sqlglot[c]``, whose generators take no subclass) or not. The oracle:
+    DuckDB itself, the same SQL's rows on a connection at its defaults and on one that changes them."""
+    from sqlclose.engine.duckdb_dialect import DIALECT
+
+    for tree in _sort_shapes():
+        sql = tree.sql(dialect=DIALECT)
+        got = []
+        for changed in (None, setting):
+            con = duckdb.connect()
+            con.execute("CREATE TABLE t AS SELECT * FROM (VALUES (2), (NULL), (1), (3), (NULL)) AS r(v)")
+            if changed:
+                con.execute(changed)
+            got.append(con.execute(sql).fetchall())
+        assert got[0] == got[1], sql
+        assert "ASC NULLS LAST" in sql and ("DESC NULLS" in sql or "GROUP_CONCAT" in sql.upper()
+                                            or "LISTAGG" in sql.upper()), sql
