@@ -49,16 +49,18 @@ def _keys_said(order: exp.Order) -> exp.Order:
 def _handlers(duckdb_table: dict[type, Handler]) -> dict[type, Handler]:
     order_sql, window_sql = duckdb_table[exp.Order], duckdb_table[exp.Window]
 
+    def order(generator: Generator, expression: exp.Order) -> str:
+        return order_sql(generator, _keys_said(expression))
+
     def window(generator: Generator, expression: exp.Window) -> str:
-        order = expression.args.get("order")
-        if order is not None and _keys_said(order) is not order:
+        keys = expression.args.get("order")
+        said = _keys_said(keys) if keys is not None else None
+        if said is not keys:  # a bare key: the window rewritten on a copy
             expression = expression.copy()
-            expression.set("order", _keys_said(expression.args["order"]))
+            expression.set("order", said)
         return window_sql(generator, expression)
 
-    return {**duckdb_table, exp.Ordered: _ordered_sql, exp.Window: window,
-            exp.Order: lambda generator, expression, *args, **kwargs: order_sql(
-                generator, _keys_said(expression), *args, **kwargs)}
+    return {**duckdb_table, exp.Ordered: _ordered_sql, exp.Order: order, exp.Window: window}
 
 
 class SqlcloseDuckDB(DuckDB):
