@@ -71,6 +71,8 @@ class SqlcloseDuckDB(DuckDB):
     def generator(self, **opts: Any) -> Generator:
         generator = super().generator(**opts)
         cls = type(self)
+        # ``_dispatch`` is sqlglot's own (private) name for the table: should a release rename it,
+        # test_connection_sort_settings.py fails rather than a caller's sort setting going unsaid.
         if cls._table is None:
             cls._table = _handlers(generator._dispatch)
         generator._dispatch = cls._table
