@@ -484,6 +484,8 @@ class SparkEngine(Engine):
 
     def _sorted(self, query: exp.Expression, params: Sequence[Any], parts: int,
                 partition_by: Sequence[str]) -> DataFrame:
+        """The release query's rows in ``parts`` sorted partitions (``_in_parts``), or, for a query
+        whose sort keys that wrapper cannot name, in one (``_in_one_part``)."""
         frame = self._in_parts(query, params, parts, partition_by)
         return frame if frame is not None else self._in_one_part(self.render(query), params)
 
@@ -520,10 +522,12 @@ class SparkEngine(Engine):
         not sort again): which part file holds a row, and where in it, follows from the row alone,
         never from the input's order. Spark's own cut of a sorted query samples its bounds
         from the rows in the input's order; a repartition by a number (``REPARTITION(n, …)``) is one
-        adaptive execution never coalesces. One part is one shuffle to one task, no hash: the query is
-        computed once, where a sort's sampled bounds compute it twice (1 M rows through a join, one
-        folder: 5.6-6.0 s -> 4.4-5.3 s, the same bytes). None when the query is not a sorted SELECT, or
-        (more than one part) no column can be hashed (maps): then ``_in_one_part``."""
+        adaptive execution never coalesces.
+
+        One part is a shuffle of no key to one task (``REPARTITION(1)``): the query is computed once,
+        where a sort's sampled bounds computed it twice (1 M rows through a join, one folder:
+        5.6-6.0 s -> 4.4-5.3 s, the same bytes). None when the query is not a sorted SELECT whose keys
+        the wrapper can name, or (more than one part) no column can be hashed (maps)."""
         order = query.args.get("order") if isinstance(query, exp.Select) else None
         if order is None or any(c.table for c in order.find_all(exp.Column)):  # keys the wrapper cannot name
             return None
