@@ -6,7 +6,8 @@ whose subject is the command as a process (its exit code, stdout, stderr, the fi
 gets the same from ``run_cli``: a child forked from a server process that imported everything
 once. The child is a real process with its own pid, working folder, environment, file
 descriptors and resource limits; it runs the module ``python -m sqlclose.cli`` runs (``runpy``,
-as the interpreter does), or the console script's ``main`` with ``argv[0]`` the script's path, and
+as the interpreter does), the console script's ``main`` with ``argv[0]`` the script's path, or a
+benchmark script as ``python benchmarks/x.py`` would (``run_script``), and
 ends as the interpreter would: ``SystemExit``'s code, a traceback and 1 for any other exception,
 the ``atexit`` handlers, the streams flushed.
 
@@ -58,6 +59,10 @@ def child(request, fds):
         if request["module"]:
             sys.argv = ["-m", *request["args"]]
             runpy.run_module("sqlclose.cli", run_name="__main__", alter_sys=True)
+        elif request["path"]:
+            sys.argv = [request["path"], *request["args"]]
+            sys.path[0] = os.path.dirname(request["path"])  # as `python path` puts the script's folder first
+            runpy.run_path(request["path"], run_name="__main__")
         else:
             sys.argv = [request["script"], *request["args"]]
             sqlclose.cli.main()
@@ -188,13 +193,30 @@ def run_cli(args: Sequence[object], *, cwd: str | Path | None = None, env: Mappi
     (``module=False``: the ``sqlclose`` console script), as a child forked from the server.
     ``fsize``: the child's RLIMIT_FSIZE, SIGXFSZ ignored (a write past it fails with EFBIG)."""
     args = [str(a) for a in args]
-    environ = dict(os.environ if env is None else env)
     command = [sys.executable, "-m", "sqlclose.cli", *args] if module else [CONSOLE_SCRIPT, *args]
+    return _forked(command, {"args": args, "module": module, "path": None, "script": CONSOLE_SCRIPT},
+                   cwd, env, timeout, fsize)
+
+
+def run_script(path: str | Path, args: Sequence[object], *, cwd: str | Path | None = None,
+               env: Mapping[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``subprocess.run([python, path, *args], capture_output=True, text=True)`` (a benchmark
+    script), as a child forked from the server: the script runs as ``__main__`` (``runpy``), its
+    folder first on ``sys.path``, as the interpreter runs it."""
+    args = [str(a) for a in args]
+    path = str(Path(path).resolve())
+    return _forked([sys.executable, path, *args], {"args": args, "module": False, "path": path, "script": None},
+                   cwd, env, timeout, None)
+
+
+def _forked(command: list[str], request: dict, cwd: str | Path | None, env: Mapping[str, str] | None,
+            timeout: float, fsize: int | None) -> subprocess.CompletedProcess:
+    """``command``'s result, from a child the server forks for ``request`` (what the child runs)."""
+    environ = dict(os.environ if env is None else env)
     server = _the_server()
     if not server.starts_like(environ):
         return _subprocess(command, cwd, environ, timeout, fsize)
-    request = {"args": args, "module": module, "script": CONSOLE_SCRIPT, "cwd": str(Path(cwd or os.getcwd())),
-               "env": environ, "fsize": fsize}
+    request = {**request, "cwd": str(Path(cwd or os.getcwd())), "env": environ, "fsize": fsize}
     # Pipes, as subprocess.run's: a file-size limit does not bound them, and they are read as filled.
     (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
     readers = [_Drain(out_r), _Drain(err_r)]
