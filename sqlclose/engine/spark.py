@@ -137,6 +137,53 @@ class _CsvChecks:
         return {c: found[c, kind] for c, kind in types.items()}
 
 
+def _sorted_whole(query: exp.Expression | str) -> bool:
+    """A SELECT sorted over all its rows: no LIMIT or OFFSET keeps a part of them."""
+    return (isinstance(query, exp.Select) and query.args.get("order") is not None
+            and not query.args.get("limit") and not query.args.get("offset"))
+
+
+def _keys_named_outside(query: exp.Select) -> bool:
+    """The sort keys read only the query's own result columns, so a query wrapped around it can
+    sort by them: no table's column, none the SELECT list lacks (unless it holds a ``*``)."""
+    names = set(query.named_selects)
+    star = any(isinstance(s, exp.Star) or isinstance(s, exp.Column) and s.is_star for s in query.selects)
+    return all(not c.table and (star or c.name in names) for c in query.args["order"].find_all(exp.Column))
+
+
+def _sorted_outside(query: exp.Select) -> exp.Select | None:
+    """``query`` sorted in one task, by a query around it: its rows shuffled to one partition
+    (``REPARTITION(1)``) and sorted there (``SORT BY``). A key that is not one of its result columns
+    is computed beside them and left out by a last projection, which keeps the order (not in a
+    SELECT DISTINCT, whose rows it would split, nor beside a ``*`` or two result columns of one
+    name). None when a key cannot be moved out (it reads a result column's name as an input
+    column's)."""
+    names = query.named_selects
+    star = any(isinstance(s, exp.Star) or isinstance(s, exp.Column) and s.is_star for s in query.selects)
+    inner = query.copy()
+    inner.set("order", None)
+    keys, hidden = [], []
+    for ordered in query.args["order"].expressions:
+        key = ordered.this
+        if isinstance(key, exp.Column) and not key.table and (star or key.name in names):
+            keys.append(ordered.copy())
+            continue
+        if (star or query.args.get("distinct") or len(set(names)) < len(names)  # the last projection names each once
+                or any(not c.table and c.name in names for c in key.find_all(exp.Column))):
+            return None
+        name = f"__sqlclose_sort_{len(hidden)}"
+        while name in names:
+            name += "_"
+        inner.select(exp.alias_(key.copy(), exp.to_identifier(name, quoted=True)), copy=False)
+        keys.append(exp.Ordered(this=_column(name), desc=ordered.args.get("desc"),
+                                nulls_first=ordered.args.get("nulls_first")))
+        hidden.append(name)
+    outer = exp.select(exp.Star()).from_(inner.subquery("released"))
+    outer.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=[exp.Literal.number(1)])]))
+    outer.set("sort", exp.Sort(expressions=keys))
+    return exp.select(*map(_column, names)).from_(outer.subquery("sorted")) if hidden else outer
+
+
 def _column(name: str) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name, quoted=True))
 
@@ -326,6 +373,19 @@ class SparkEngine(Engine):
             raise self.wrapped_error(e, sql) from None
         self._keep(name, frame, cached=True)
         return _table(name)
+
+    def fetch(self, query: exp.Expression | str, params: Sequence[Any] | None = None) -> pa.Table:
+        """A sorted query's rows sorted in one task (``_in_parts`` with one part), as a one-part
+        folder is written: Spark's own sort cut them into ranges whose bounds it sampled in a job of
+        its own, which computed the query a first time, for rows collected to the driver whole
+        anyway (a Table 3 release: its leaf check 3 jobs -> 2, its rules' values 2 -> 1)."""
+        outer = _sorted_outside(query) if _sorted_whole(query) else None
+        if outer is None:
+            return super().fetch(query, params)
+        try:
+            return self._run(self.render(outer, owned=True), params)
+        except Exception as e:
+            raise self.wrapped_error(e, self.render(query)) from None
 
     def fetch_and_keep(self, name: str, query: exp.Expression | str) -> pa.Table:
         if not self.cache_levels:
@@ -529,7 +589,7 @@ class SparkEngine(Engine):
         5.6-6.0 s -> 4.4-5.3 s, the same bytes). None when the query is not a sorted SELECT whose keys
         the wrapper can name, or (more than one part) no column can be hashed (maps)."""
         order = query.args.get("order") if isinstance(query, exp.Select) else None
-        if order is None or any(c.table for c in order.find_all(exp.Column)):  # keys the wrapper cannot name
+        if order is None or not _keys_named_outside(query):
             return None
         unordered = query.copy()
         unordered.set("order", None)
