@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import sqlglot
+from conftest import TEST_JVM_OPTIONS
 
 import sqlclose
 
@@ -437,11 +438,11 @@ def test_a_spark_data_exception_is_rebuilt_from_its_text_alone():
     assert message_without_values(RuntimeError("[TABLE_OR_VIEW_NOT_FOUND] x. SQLSTATE: 42P01")) is None
 
 
-_OWN_SESSION_JOB = """
+_OWN_SESSION_JOB = f"JVM_OPTIONS = {TEST_JVM_OPTIONS!r}\n" + """
 import sqlclose
 from sqlclose.engine import SparkEngine
-engine = SparkEngine(conf={"spark.sql.codegen.wholeStage": "false",  # and the JIT flags of conftest.py's session
-                           "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"})
+engine = SparkEngine(conf={"spark.sql.codegen.wholeStage": "false",  # and the JVM flags of conftest.py's session
+                           "spark.driver.extraJavaOptions": JVM_OPTIONS})
 rows = [("47677", "SECRET-4711", "flu")] + [(f"4767{i}", str(20 + i), "gastritis") for i in range(8)]
 frame = engine.spark.createDataFrame(rows, "zip string, age_text string, disease string")
 frame = frame.selectExpr("zip", "CAST(age_text AS INT) AS age", "disease")

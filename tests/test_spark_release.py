@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+from conftest import TEST_JVM_OPTIONS
 
 import sqlclose
 from sqlclose.engine import DuckDBEngine, SparkEngine
@@ -157,9 +158,9 @@ def test_a_spec_names_a_table_of_the_spark_catalog(spark, spark_session) -> None
         spark_session.sql("DROP TABLE IF EXISTS default.sqlclose_test_catalog3")
 
 
-# The JIT flags of the tests' own session (conftest.TEST_SPARK_CONF), for the tests that start a
-# process of their own: the quick tier alone and one collector thread, on a JVM living seconds.
-QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+# The JVM flags of the tests' own session (conftest.TEST_SPARK_CONF), for the tests that start a
+# process of their own: the quick tier alone, one collector thread, no bytecode verification.
+QUICK_JIT = TEST_JVM_OPTIONS
 
 
 def test_the_command_runs_on_spark(tmp_path: Path) -> None:
