@@ -60,7 +60,7 @@ def _run(script: str, *args: str, cwd: Path) -> str:
 
 def _invoke(script: str, *args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
     """``python benchmarks/<script> *args``, a process of its own forked from an interpreter that has
-    imported sqlclose (tests/forked_cli.py): ~0.7 s less per run, 40 runs."""
+    imported sqlclose (tests/forked_cli.py): ~0.7 s less per run, some 40 runs."""
     return run_script(BENCHMARKS / script, args, cwd=cwd, env={**os.environ, **env}, timeout=300)
 
 
