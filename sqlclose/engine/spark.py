@@ -183,10 +183,19 @@ def _sorted_outside(query: exp.Select) -> exp.Select | None:
         keys.append(exp.Ordered(this=_column(name), desc=ordered.args.get("desc"),
                                 nulls_first=ordered.args.get("nulls_first")))
         hidden.append(name)
-    outer = exp.select(exp.Star()).from_(inner.subquery("released"))
-    outer.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=[exp.Literal.number(1)])]))
-    outer.set("sort", exp.Sort(expressions=keys))
+    outer = _shuffled_and_sorted(inner, 1, (), keys)
     return exp.select(*map(_column, result)).from_(outer.subquery("sorted")) if hidden else outer
+
+
+def _shuffled_and_sorted(query: exp.Select, parts: int, hash_keys: Sequence[str],
+                         sort: Sequence[exp.Ordered]) -> exp.Select:
+    """``query``'s rows in ``parts`` partitions, chosen by a hash of ``hash_keys`` (none: one
+    partition), each sorted by ``sort``: a shuffle by a number, which adaptive execution never changes."""
+    outer = exp.select(exp.Star()).from_(query.subquery("released"))
+    outer.set("hint", exp.Hint(expressions=[exp.Anonymous(
+        this="REPARTITION", expressions=[exp.Literal.number(parts), *map(_column, hash_keys)])]))
+    outer.set("sort", exp.Sort(expressions=list(sort)))
+    return outer
 
 
 def _column(name: str) -> exp.Column:
@@ -605,10 +614,7 @@ class SparkEngine(Engine):
             if not keys:
                 return None
         first = [exp.Ordered(this=_column(c), nulls_first=False) for c in partition_by]
-        parted = exp.select(exp.Star()).from_(unordered.subquery("released"))
-        parted.set("hint", exp.Hint(expressions=[exp.Anonymous(
-            this="REPARTITION", expressions=[exp.Literal.number(parts), *[_column(c) for c in keys]])]))
-        parted.set("sort", exp.Sort(expressions=[*first, *[o.copy() for o in order.expressions]]))
+        parted = _shuffled_and_sorted(unordered, parts, keys, [*first, *[o.copy() for o in order.expressions]])
         return self._frame(self.render(parted), params)
 
     def read_parquet(self, path: Path) -> exp.Expression:
