@@ -23,8 +23,8 @@ DEFAULT_ADULT_DIR = REPO_DIR.parent / "shared" / "datasets" / "adult"
 # tests' queries (test_engine_spark.py with test_spark_release.py, one worker: 342 s -> 285 s).
 # The tests whose subject is adaptive execution set it themselves, on and off
 # (test_leaks_engines.py::test_a_spark_folders_part_files_do_not_follow_the_input_order).
-# The JVM skips verifying the bytecode of the classes it loads from Spark's jars (the JDK's own are
-# verified when their archive is made): a JVM's first Table 3 releases took 35.2-37.6 CPU-seconds
+# The JVM skips verifying the bytecode of the classes it loads from Spark's jars (the JDK's own
+# classes it never verifies by default): a JVM's first Table 3 releases took 35.2-37.6 CPU-seconds
 # with it off against 37.7-40.9 on, the session ~1.5 s sooner; the tests start some eight JVMs.
 # Verification refuses malformed bytecode and changes no result.
 TEST_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1 -XX:+UseSerialGC "
