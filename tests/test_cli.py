@@ -261,6 +261,42 @@ def test_log_lines_carry_their_utc_offset(tmp_path):
         assert before - datetime.timedelta(seconds=1) <= stamp <= after, line
 
 
+def _logged(events, update) -> list[tuple[float, str]]:
+    """Each line a log callback wrote on stderr for ``events``: (seconds after the first line, text)."""
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        for event in events:
+            update(event)
+    lines = [line.split(" ", 1) for line in err.getvalue().splitlines()]
+    first = datetime.datetime.fromisoformat(lines[0][0])
+    return [((datetime.datetime.fromisoformat(stamp) - first).total_seconds(), text) for stamp, text in lines]
+
+
+def test_a_jobs_log_says_how_long_the_search_has_run_and_none_of_its_counts():
+    """A job's log tells the lattice's size (the report's) and, at fixed marks (10 s, 30 s, then
+    every minute; only the latest passed between two reports), how long the search has run, each
+    line stamped at its mark. Two searches alike in time and unlike in what they decided and
+    evaluated (facts of the raw values: tests/test_leaks.py) write the same lines; so do two GAA runs
+    unlike in the share merged. The oracle: the marks worked out by hand."""
+    from sqlclose.cli import progress
+    from sqlclose.search.gaa import GaaProgress
+    from sqlclose.search.incognito import SearchProgress
+
+    times = [0.4, 12.0, 31.0, 65.0, 200.0]
+    searches = [_logged([SearchProgress(2, 7, n * shift, 5 * shift, s, n * shift, 6480) for n, s in enumerate(times)],
+                        progress._log_lines()) for shift in (1, 7)]
+    assert searches[0] == searches[1] == [
+        (0, "search: started on a lattice of 6,480 nodes over 7 QIs"), (10, "search: running for 10 s"),
+        (30, "search: running for 30 s"), (60, "search: running for 60 s"), (180, "search: running for 3 min")]
+    runs = [_logged([GaaProgress(done, s, s * 2) for done, s in zip(shares, (1.0, 11.5, 95.0))], progress._log_lines())
+            for shares in ((0.1, 0.4, 0.9), (0.3, 0.35, 0.5))]
+    assert runs[0] == runs[1] == [(0, "search: GAA started"), (10, "search: GAA running for 10 s"),
+                                  (60, "search: GAA running for 60 s")]
+
+
 def test_human_summary(tmp_path, make_spec):
     result = invoke("anonymize", make_spec())
     assert result.exit_code == 0, result.stderr

@@ -1160,6 +1160,39 @@ def test_the_report_does_not_tell_which_other_nodes_satisfy(tmp_path):
     assert docs[0] == docs[1]
 
 
+def test_the_jobs_log_does_not_tell_which_other_nodes_satisfy(tmp_path):
+    """The same two inputs, through the command as a nightly job runs it (stderr not a terminal: a
+    scheduler's history, a log collector). The report no longer told the hidden b, but the job's log
+    counted, after each height, the nodes decided and evaluated: 4 of 4 and 6 evaluated against 3 of
+    4 and 5, a line more (the sixty-second round's review). The oracle: the releases' sha256 equal,
+    the satisfying nodes by a plain GROUP BY unlike, and the two logs, time stamps aside, equal."""
+    logs, digests, satisfying = [], set(), []
+    for last in ("y", "z"):
+        folder = tmp_path / last
+        folder.mkdir()
+        rows = pa.table({"a": ["N", "N", "S", "S", "E", "E"], "b": ["x", "x", "y", "y", "x", last]})
+        pq.write_table(rows, folder / "in.parquet")
+        (folder / "spec.toml").write_text(textwrap.dedent("""\
+            others = "drop"
+            [source]
+            path = "in.parquet"
+            [output]
+            path = "r.parquet"
+            [privacy]
+            k = 2
+            [quasi_identifiers]
+            a = { tree = { "*" = ["N", "S", "E"] } }
+            b = { tree = { "*" = ["x", "y", "z"] } }
+            """))
+        done = forked_cli.run_cli(["anonymize", "spec.toml"], cwd=folder)
+        assert done.returncode == 0, done.stderr
+        digests.add(sha256(folder / "r.parquet"))
+        satisfying.append(_satisfying_by_group_by(rows, 2))
+        logs.append([line.split(" ", 1)[1] for line in done.stderr.splitlines()])
+    assert len(digests) == 1 and satisfying[0] != satisfying[1]
+    assert logs[0] == logs[1] == ["search: started on a lattice of 4 nodes over 2 QIs"]
+
+
 def test_a_warehouse_report_does_not_tell_whether_two_rows_share_their_raw_values(tmp_path):
     """The warehouse section gave the histogram's rows: the distinct raw (QI, sensitive)
     combinations. The oracle: the expected release (same classes, same counts) and DISTINCT."""
