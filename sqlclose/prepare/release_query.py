@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
 
 import pyarrow as pa
 from sqlglot import exp
@@ -122,19 +121,89 @@ def written_as_given(problem: Problem, node: Node | None) -> tuple[q.Ties, dict[
       it alone (``Ties.by_text``) those the engine cannot sort (``Engine.orders_maps``: a MAP, or a
       type holding one, on Spark, whose release query failed with INVALID_ORDERING_TYPE after the
       search): every such type is nested, so one of ``ties.columns``;
-    - ``rewrites``: the float ones, each with its NaNs written as the one NaN of their sign
-      (``queries.canonical_nan``): NaNs that differ only in their payload tie in every sort SQL
+    - ``rewrites``: those holding floats, plain or nested, each with its NaNs written as the one NaN
+      of their sign (``nan_rewrite``): NaNs that differ only in their payload tie in every sort SQL
       has, text included (rv9 #3). A release rebuilt from counts holds no float
-      (``release_counts.read_back_type``); a float inside a list or struct keeps its bits."""
+      (``release_counts.read_back_type``)."""
     engine = problem.engine
     schema = engine.schema(problem.source)
     given = [(name, schema.field(name).type) for name in _given_as_is(problem, node)]
     unlike = tuple(name for name, kind in given if _unlike_equal(kind))
-    rewrites = {name: partial(q.canonical_nan, kind=exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT"),
-                              nan=engine.is_nan, signed=engine.has_minus_sign)
-                for name, kind in given if pa.types.is_floating(kind)}
+    rewrites = {name: rewrite for name, kind in given
+                if (rewrite := nan_rewrite(kind, engine.is_nan, engine.has_minus_sign)) is not None}
     by_text = () if engine.orders_maps else tuple(name for name, kind in given if _holds_map(kind))
     return q.Ties(unlike, by_text), rewrites
+
+
+def nan_rewrite(kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite) -> q.Rewrite | None:
+    """How a value of Arrow type ``kind`` given as it is gets its NaNs written as ``canonical_nan``
+    writes one — a float, or every float inside its lists, structs and maps at any depth — or None
+    when it holds no float this reaches. Nested NaNs follow the input's order as plain ones did: a
+    list column holding NaNs of two payloads was written with every NaN carrying the bits of the first
+    row that held one (the sixty-second round's review). A fixed-size list is rebuilt as a list and
+    cast back, which its elements' type allows when they are floats: one of nested values holding a
+    float is not reached (docs/what-a-release-reveals.md)."""
+    if _reached(kind) is None:
+        return None
+    return lambda value: _nans_rewritten(value, kind, nan, signed, 0)
+
+
+def _reached(kind: pa.DataType) -> bool | None:
+    """True where ``kind`` holds a float ``_nans_rewritten`` reaches, else None."""
+    if pa.types.is_floating(kind):
+        return True
+    if pa.types.is_fixed_size_list(kind):
+        return True if pa.types.is_floating(kind.value_type) else None
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return _reached(kind.value_type)
+    if pa.types.is_map(kind):
+        return _reached(kind.key_type) or _reached(kind.item_type)
+    if pa.types.is_struct(kind):
+        return True if any(_reached(kind.field(i).type) for i in range(kind.num_fields)) else None
+    return None
+
+
+def _nans_rewritten(value: exp.Expression, kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite,
+                    depth: int) -> exp.Expression:
+    """``value`` (of ``kind``, which ``_reached``) rebuilt with its floats through ``canonical_nan``;
+    a part holding none is taken whole. ``depth`` names each level's lambda variable apart."""
+    if _reached(kind) is None:
+        return value.copy()
+    if pa.types.is_floating(kind):
+        return q.canonical_nan(value, _float_type(kind), nan, signed)
+    if pa.types.is_struct(kind):  # a NULL struct stays NULL, not a struct of NULLs
+        fields = [kind.field(i) for i in range(kind.num_fields)]
+        rebuilt = exp.Struct(expressions=[
+            exp.PropertyEQ(this=exp.to_identifier(f.name, quoted=True),
+                           expression=_nans_rewritten(_member(value, f.name), f.type, nan, signed, depth))
+            for f in fields])
+        return exp.Case(ifs=[exp.If(this=exp.Is(this=value.copy(), expression=exp.Null()), true=exp.Null())],
+                        default=rebuilt)
+    element = exp.to_identifier(f"__sqlclose_element_{depth}")
+    if pa.types.is_map(kind):
+        entry = exp.Struct(expressions=[
+            exp.PropertyEQ(this=exp.to_identifier(part, quoted=True),
+                           expression=_nans_rewritten(_member(exp.column(element), part), part_type, nan, signed,
+                                                      depth + 1))
+            for part, part_type in (("key", kind.key_type), ("value", kind.item_type))])
+        entries = exp.Anonymous(this="MAP_ENTRIES", expressions=[value.copy()])
+        return exp.Anonymous(this="MAP_FROM_ENTRIES", expressions=[
+            exp.Transform(this=entries, expression=exp.Lambda(this=entry, expressions=[element]))])
+    rebuilt = exp.Transform(this=value.copy(), expression=exp.Lambda(
+        this=_nans_rewritten(exp.column(element), kind.value_type, nan, signed, depth + 1), expressions=[element]))
+    if pa.types.is_fixed_size_list(kind):  # LIST_TRANSFORM gives a list of any size
+        array = exp.DataType(this=exp.DataType.Type.ARRAY, expressions=[_float_type(kind.value_type)],
+                             values=[exp.Literal.number(kind.list_size)], nested=True)
+        return exp.Cast(this=rebuilt, to=array)
+    return rebuilt
+
+
+def _member(value: exp.Expression, name: str) -> exp.Expression:
+    return exp.Bracket(this=value.copy(), expressions=[exp.Literal.string(name)])
+
+
+def _float_type(kind: pa.DataType) -> exp.DataType:
+    return exp.DataType.build("DOUBLE" if kind == pa.float64() else "FLOAT")
 
 
 def _given_as_is(problem: Problem, node: Node | None) -> list[str]:
