@@ -351,6 +351,8 @@ CASES: list[Case] = [
          lambda d: write(d, "spec.toml", spec(("zip = {", "zipcode = {"))), 2),
     Case("sensitive-missing", "a sensitive column missing (`diagnosis`)",
          lambda d: write(d, "spec.toml", spec(("[sensitive.disease]", "[sensitive.diagnosis]"))), 2),
+    Case("csv-no-header", "a CSV without its header line (its first row read as the names: not shown)",
+         lambda d: write(d, "table3.csv", "\n".join(ROWS) + "\n"), 2),
     Case("nulls-no-policy", "NULLs without a policy (an empty zip)",
          lambda d: write(d, "table3.csv", table(rows=ROWS[:2] + ["," + ROWS[2].split(",", 1)[1]] + ROWS[3:])), 2),
     Case("nulls-drop-all", 'every row dropped for its NULL (zip empty on every row, `nulls = "drop"`)',
@@ -683,6 +685,11 @@ MESSAGES = {
     "sensitive-missing": (
         "sqlclose: error: column 'diagnosis' is not in <tmp>/table3.csv (its columns: 'zip', 'age',"
         " 'salary', 'disease')"
+    ),
+    "csv-no-header": (
+        "sqlclose: error: column 'zip' is not in <tmp>/table3.csv (it has 4 column(s), none of those asked for; "
+        "they are not listed, since a file without a header line has its first row of data read as the names: "
+        "check that its first line names its columns and that it is the file meant)"
     ),
     "nulls-no-policy": (
         "sqlclose: error: column 'zip' has 1 NULL value(s) in <tmp>/table3.csv; set nulls = \"drop\""

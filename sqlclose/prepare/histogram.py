@@ -19,7 +19,14 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
-from sqlclose.prepare.problem import MAX_ROWS, Problem, minus_zero_made_zero, nan_made_null, prepare
+from sqlclose.prepare.problem import (
+    MAX_ROWS,
+    Problem,
+    columns_told,
+    minus_zero_made_zero,
+    nan_made_null,
+    prepare,
+)
 from sqlclose.prepare.sources import Opened, open_source
 from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
@@ -187,10 +194,9 @@ def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool =
     found = schema.names
     missing = [c for c in expected if c not in found]
     extra = [c for c in found if c not in expected]
-    listed = ", ".join(repr(c) for c in found)
     if missing:
-        raise DataError(f"{label} has no column {missing[0]!r} (its columns: {listed}); it must hold exactly the "
-                        f"columns of `sqlclose sql` for this spec: {', '.join(repr(c) for c in expected)}")
+        raise DataError(f"{label} has no column {missing[0]!r} ({columns_told(expected, found)}); it must hold "
+                        f"exactly the columns of `sqlclose sql` for this spec: {', '.join(repr(c) for c in expected)}")
     if extra:
         raise DataError(f"{label} has column(s) the spec does not count: {', '.join(repr(c) for c in extra)}; "
                         "export the result of `sqlclose sql` for this spec unchanged")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -414,14 +415,34 @@ def require_columns(names: list[str], columns: list[str], source_label: str) -> 
     """Every name must be a column; the error suggests close names and lists the columns."""
     for name in names:
         if name not in columns:
-            raise DataError(missing_column(name, columns, source_label))
+            raise DataError(missing_column(name, columns, source_label, names))
 
 
-def missing_column(name: str, columns: list[str], source_label: str) -> str:
-    """That ``name`` is not a column, with the close names and the columns there are."""
+def missing_column(name: str, columns: list[str], source_label: str, declared: Iterable[str]) -> str:
+    """That ``name`` is not a column, with the close names and the columns there are — those only
+    where the source has one of the ``declared`` names (``columns_told``)."""
+    if not shows_columns(declared, columns):
+        return f"column {name!r} is not in {source_label} ({columns_told(declared, columns)})"
     close = difflib.get_close_matches(name, columns, n=3)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"column {name!r} is not in {source_label}{hint} (its columns: {', '.join(repr(c) for c in columns)})"
+    return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns)})"
+
+
+def shows_columns(declared: Iterable[str], columns: Sequence[str]) -> bool:
+    """Whether an error may list a source's ``columns``: when it has one of the ``declared`` names.
+    A CSV file without a header line has its first row read as its column names, and listing them
+    put a person's row — a sensitive value too — in the error, the job's log and ``--json``'s
+    document (the sixty-second round's review)."""
+    return bool(set(declared) & set(columns))
+
+
+def columns_told(declared: Iterable[str], columns: Sequence[str]) -> str:
+    """The source's columns as an error lists them, or why they are not listed (``shows_columns``)."""
+    if shows_columns(declared, columns):
+        return f"its columns: {', '.join(repr(c) for c in columns)}"
+    return (f"it has {len(columns)} column(s), none of those asked for; they are not listed, since a file "
+            "without a header line has its first row of data read as the names: check that its first line names "
+            "its columns and that it is the file meant")
 
 
 def _register_qi_lookup(reader: ValuesReader, qi: QuasiIdentifierColumn) -> None:

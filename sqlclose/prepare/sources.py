@@ -760,8 +760,10 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         names = fields
     unknown = [name for name in read.types if name not in names]
     if unknown:  # DuckDB would ignore it: a typo would leave the column read as text
-        raise DataError(f"[source] types: {missing_column(unknown[0], names, str(read.path))}; correct the name "
-                        "or remove it from types")
+        # The columns are listed where the header holds a column the read names (a type's, an ordered
+        # one's): else it may be a first row of data (``problem.shows_columns``).
+        told = missing_column(unknown[0], names, str(read.path), [*read.types, *read.numeric])
+        raise DataError(f"[source] types: {told}; correct the name or remove it from types")
     return dataclasses.replace(read, delimiter=delimiter, header=tuple(names))
 
 
