@@ -351,6 +351,11 @@ CASES: list[Case] = [
          lambda d: write(d, "spec.toml", spec(("zip = {", "zipcode = {"))), 2),
     Case("sensitive-missing", "a sensitive column missing (`diagnosis`)",
          lambda d: write(d, "spec.toml", spec(("[sensitive.disease]", "[sensitive.diagnosis]"))), 2),
+    Case("report-is-a-pipe", "the report path a named pipe (a device, such as `/dev/null`, likewise)",
+         lambda d: os.mkfifo(d / "pipe"), 2, args=("anonymize", "spec.toml", "--report", "pipe")),
+    Case("output-dangling-link", "the output path a symbolic link to nothing",
+         lambda d: ((d / "out" / "release.parquet").unlink(), (d / "out" / "release.parquet").symlink_to(d / "gone")),
+         2, args=("anonymize", "spec.toml", "--overwrite")),
     Case("csv-no-header", "a CSV without its header line (its first row read as the names: not shown)",
          lambda d: write(d, "table3.csv", "\n".join(ROWS) + "\n"), 2),
     Case("nulls-no-policy", "NULLs without a policy (an empty zip)",
@@ -685,6 +690,14 @@ MESSAGES = {
     "sensitive-missing": (
         "sqlclose: error: column 'diagnosis' is not in <tmp>/table3.csv (its columns: 'zip', 'age',"
         " 'salary', 'disease')"
+    ),
+    "report-is-a-pipe": (
+        "sqlclose: error: the report path pipe is not a file but a device, a pipe or a socket, which placing "
+        "the new file there would replace: give the path of a file"
+    ),
+    "output-dangling-link": (
+        "sqlclose: error: the output path <tmp>/out/release.parquet is a symbolic link to <tmp>/gone, which d"
+        "oes not exist; remove the link, or give another path"
     ),
     "csv-no-header": (
         "sqlclose: error: column 'zip' is not in <tmp>/table3.csv (it has 4 column(s), none of those asked for; "

@@ -745,3 +745,25 @@ def test_a_failed_write_leaves_no_folder_it_made(project, monkeypatch, output):
                           **kinds.get(output, {}))
     assert not (project / "new").exists()
     assert sorted(p.name for p in kept.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("option", ["--report", "--html", "-o"])
+def test_a_device_at_an_output_path_is_refused_not_replaced(project, option):
+    """With ``--overwrite`` (or ``overwrite = true``, as the shipped Table 3 spec has it), ``--report
+    /dev/null`` run as root replaced the system's /dev/null with the report: a file is placed by a
+    rename over the old one, whatever it is (the sixty-second round's review). A character device made
+    here as /dev/null is made (major 1, minor 3) stands for it. The oracle: the file system — the
+    node is still that device, and nothing was placed."""
+    import stat
+
+    device = project / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("making a device node needs root")
+    result = invoke("anonymize", project / "spec.toml", option, device, "--overwrite", "-q")
+    assert result.exit_code == 2, result.output
+    assert "is not a file but a device, a pipe or a socket" in result.output, result.output
+    found = os.lstat(device)
+    assert stat.S_ISCHR(found.st_mode) and os.major(found.st_rdev) == 1 and os.minor(found.st_rdev) == 3
+    assert not (project / "out").exists() or not any((project / "out").iterdir())

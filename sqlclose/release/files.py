@@ -36,6 +36,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -68,6 +69,7 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                 "holds its part files alone (its digest is theirs): put the report beside the folder, "
                                 f"e.g. {path.with_name(path.name + '.report.json')}")
     for target, role in ((path, "output"), (report, "report")):
+        refuse_unplaceable(target, role)
         if folder and target is path:
             if target.exists() and not target.is_dir():
                 raise OutputExistsError(f"the output {target} is a file; a Parquet folder output needs a folder path")
@@ -85,6 +87,24 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     if suffixes is not None and not folder and path.suffix.lower() not in suffixes:
         raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
+
+
+def refuse_unplaceable(target: Path, role: str) -> None:
+    """Refuse a target a file cannot be placed at as sqlclose places one (renamed over the old file,
+    with overwrite): a device, a pipe or a socket — with overwrite = true, `--report /dev/null` run
+    as root replaced the system's /dev/null with the report — and a symbolic link to nothing, whose
+    name the existence checks missed until the placing, after the whole job (the round's review)."""
+    try:
+        found = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(found.st_mode) and not target.exists():
+        raise OutputExistsError(f"the {role} path {target} is a symbolic link to {os.readlink(target)}, which does "
+                                "not exist; remove the link, or give another path")
+    kind = os.stat(target).st_mode if stat.S_ISLNK(found.st_mode) else found.st_mode
+    if not (stat.S_ISREG(kind) or stat.S_ISDIR(kind)):
+        raise OutputExistsError(f"the {role} path {target} is not a file but a device, a pipe or a socket, which "
+                                "placing the new file there would replace: give the path of a file")
 
 
 def refuse_foreign_folder(folder: Path) -> None:
@@ -107,6 +127,7 @@ def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite:
     (unless ``overwrite``, which never reaches ``protected``). Checked before the search, so a page
     that cannot be written stops the job before anything is placed."""
     refuse_blocked_folder(page)
+    refuse_unplaceable(page, "page")
     if page.is_dir():
         raise OutputExistsError(f"the page path {page} is a directory, not a file path")
     for path, role in protected:
