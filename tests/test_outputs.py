@@ -767,3 +767,15 @@ def test_a_device_at_an_output_path_is_refused_not_replaced(project, option):
     found = os.lstat(device)
     assert stat.S_ISCHR(found.st_mode) and os.major(found.st_rdev) == 1 and os.minor(found.st_rdev) == 3
     assert not (project / "out").exists() or not any((project / "out").iterdir())
+
+
+@pytest.mark.parametrize("given", [".", "", "/", "..", "out/.."])
+def test_an_output_path_naming_no_file_is_bad_input(project, given):
+    """``-o .`` (or '', '/', '..') was an internal error, exit 1 (``PosixPath('.') has an empty name``),
+    found by the sixty-second round's review; the spec's ``path = "."`` was already refused. The
+    oracle: README's exit 2 for bad input, and nothing written."""
+    before = sorted(p.name for p in project.iterdir())
+    result = invoke("anonymize", project / "spec.toml", "-o", given, "-q")
+    assert result.exit_code == 2, result.output
+    assert "names no file: give one ending in a file's or a folder's name" in result.output, result.output
+    assert sorted(p.name for p in project.iterdir()) == before

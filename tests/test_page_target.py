@@ -292,13 +292,14 @@ def test_sign_off_page_of_a_file_that_no_longer_matches_its_report_does_not_say_
     ("[1, 2]", "it holds a list, not the JSON object"),
     ("{}", "it lacks generalization, privacy, input, output, suppressed_rows, classes, utility"),
     ('{"error": "no generalization", "exit_code": 3, "kind": "no solution"}', "the --json document of a failed run"),
-    ("not json", "cannot read the report"),
+    ("not json", "is not a release report: it is not JSON"),
+    (b"PAR1\xa2\x00\x15", "is not a release report: it is not text (a release itself?)"),
 ])
 def test_report_of_a_json_file_that_is_not_a_report_is_bad_input_not_an_internal_error(tmp_path, content, says):
     """README: exit 1 is an internal error (a bug), 2 bad input. A file that is not a release report
     (a list, an empty object, a failed run's `--json` document) crashed on KeyError 'output' (exit 1)."""
     bogus = tmp_path / "not-a-report.json"
-    bogus.write_text(content)
+    bogus.write_bytes(content) if isinstance(content, bytes) else bogus.write_text(content)
     result = invoke("report", bogus, "--html", tmp_path / "page.html")
     assert result.exit_code == 2, result.output
     assert f"{bogus}" in result.output and says in result.output, result.output

@@ -50,9 +50,17 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     prints as numbers, refused as null or left out too (the claims judge a null; a page would have
     nothing to print); in ``node`` and ``lattice.levels``, ``*`` is each column of ``generalization``."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:  # UnicodeDecodeError is a ValueError
-        raise InputError(f"cannot read the report {path}: {e}") from None
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:  # a release (Parquet, DuckDB) given for its report, most often
+        raise InputError(f"{path} is not a release report: it is not text (a release itself?); a release's report "
+                         "is the JSON file written beside it, e.g. release.parquet.report.json") from None
+    except OSError as e:
+        raise InputError(f"cannot read the report {path}: {e.strerror or e}") from None
+    try:
+        doc = json.loads(text)
+    except ValueError as e:
+        raise InputError(f"{path} is not a release report: it is not JSON ({e}); a release's report is the JSON "
+                         "file written beside it, e.g. release.parquet.report.json") from None
     if not isinstance(doc, dict):
         kind = {list: "a list", str: "a string", bool: "true or false", type(None): "null"}.get(type(doc), "a number")
         raise InputError(f"{path} is not a release report: it holds {kind}, not the JSON object sqlclose writes "

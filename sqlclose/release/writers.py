@@ -56,6 +56,10 @@ class Target:
         """Validated as the spec's [output] is: the format must fit the path's suffix. A text
         ``partition_by`` is one column (``list`` made "zip" the columns 'z', 'i' and 'p')."""
         columns = [partition_by] if isinstance(partition_by, str) else list(partition_by)
+        for given, role in ((path, "output"), (report, "report")):
+            if given is not None and Path(given).name in ("", ".", ".."):  # '.', '', '/', '..'
+                raise InputError(f"the {role} path {str(given)!r} names no file: give one ending in a file's or a "
+                                 "folder's name, e.g. out/release.parquet")
         try:
             out = Output(path=Path(path), format=format, table=table, report=Path(report) if report else None,
                          partition_by=columns)
