@@ -8,12 +8,14 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node
-from sqlclose.model.spec import Source, Spec, as_spec
+from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import (
     Opened,
@@ -254,7 +256,7 @@ def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
     with search_problem(problem) as searched:  # on Spark: locally over the collected histogram
         result = incognito(searched, criteria, on_progress, cost, spec.search.exploring)
     if result.optimum is None:
-        raise NoSolutionError(_no_solution_message(spec, problem.rows, result.lattice_size))
+        raise NoSolutionError(_no_solution_message(spec, problem, result.lattice_size))
     return result
 
 
@@ -375,8 +377,40 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
         raise
 
 
-def _no_solution_message(spec: Spec, rows: int, size: int) -> str:
-    parts = [f"k = {spec.k}"] + [f"{', '.join(s.models)} on {name!r}" for name, s in spec.sensitive.items()]
-    return (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
-            f"(searched the lattice of {size} nodes over {rows} rows); relax t or k, allow more suppression, "
-            "or add hierarchy levels")
+def _no_solution_message(spec: Spec, problem: Problem, size: int) -> str:
+    """What was asked (every model with its threshold), and, where one can hold in no class at all,
+    which and why: a class holds no more distinct values than the whole table, so distinct_l, p and
+    recursive's l past the table's distinct values fail at every node, which "relax t or k" did not
+    say (the sixty-second round's review). Only that the table holds fewer is told, not how many."""
+    parts = [f"k = {spec.k}"] + [f"{', '.join(_model_terms(s))} on {name!r}" for name, s in spec.sensitive.items()]
+    asked = (f"no generalization satisfies {', '.join(parts)} with suppression ≤ {spec.suppression:.1%} "
+             f"(searched the lattice of {size} nodes over {problem.rows} rows)")
+    impossible = _beyond_the_table(spec, problem)
+    if impossible:
+        return f"{asked}: {'; '.join(impossible)}"
+    return f"{asked}; relax t or k, allow more suppression, or add hierarchy levels"
+
+
+def _model_terms(s: Sensitive) -> list[str]:
+    terms = []
+    for key in s.model_keys:
+        value = getattr(s, key)
+        terms.append(f"recursive (c = {value.c:g}, l = {value.l})" if key == "recursive" else f"{key} = {value:g}")
+    return terms
+
+
+def _beyond_the_table(spec: Spec, problem: Problem) -> list[str]:
+    """The models no class can satisfy, as the whole table's distinct sensitive values bound them."""
+    told = []
+    for sa in problem.sas:
+        s = spec.sensitive.get(sa.name)
+        if s is None or sa.q is None:
+            continue
+        distinct = int(np.count_nonzero(sa.q))
+        needs = [(key, value) for key, value in (("distinct_l", s.distinct_l), ("p", s.p),
+                                                 ("recursive's l", s.recursive.l if s.recursive else None))
+                 if value is not None and value > distinct]
+        for key, value in needs:
+            told.append(f"{key} = {value:g} on {sa.name!r} can hold in no class, since the whole table holds fewer "
+                        f"than {value:g} distinct values of {sa.name!r}: lower it, or add rows that hold more values")
+    return told

@@ -860,3 +860,26 @@ def test_k1_with_an_emd_t_no_class_of_the_table_can_exceed_protects_nothing(dist
         return
     with sqlclose.anonymize(table, spec) as release:
         assert release.node == {"g": 0}
+
+
+@pytest.mark.parametrize(("model", "impossible"), [({"distinct_l": 7}, True), ({"p": 50}, True),
+                                                    ({"recursive": {"c": 2, "l": 7}}, True),
+                                                    ({"distinct_l": 6}, False)])
+def test_a_model_no_class_can_reach_is_named_with_what_to_do(outdir, model, impossible):
+    """The sixty-second round's review: distinct_l = 7 on a column of fewer distinct values said only
+    "relax t or k, allow more suppression, or add hierarchy levels", none of which helps, and named no
+    threshold. A class holds no more distinct values than the whole table, so such a model fails at
+    every node. The oracle: the table's distinct values, counted here by DuckDB (6), against l."""
+    distinct = duckdb.sql(f"SELECT COUNT(DISTINCT disease) FROM read_csv('{CSV}')").fetchall()[0][0]
+    assert distinct == 6
+    spec = spec_dict(k=2, others="drop")
+    spec["sensitive"] = {"disease": {**model}}
+    (key, value), = model.items()
+    if impossible:
+        msg = fails(NoSolutionError, CSV, spec, outdir)
+        shown = "recursive's l = 7" if key == "recursive" else f"{key} = {value}"
+        assert f"{shown} on 'disease' can hold in no class, since the whole table holds fewer than" in msg, msg
+        assert "lower it" in msg and "relax t or k" not in msg, msg
+    else:  # six values: every class of the top node holds them all
+        with sqlclose.anonymize(str(CSV), spec) as release:
+            assert release.released_rows == 9
