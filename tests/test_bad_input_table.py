@@ -356,6 +356,8 @@ CASES: list[Case] = [
     Case("output-dangling-link", "the output path a symbolic link to nothing",
          lambda d: ((d / "out" / "release.parquet").unlink(), (d / "out" / "release.parquet").symlink_to(d / "gone")),
          2, args=("anonymize", "spec.toml", "--overwrite")),
+    Case("csv-preamble", "a CSV with a line before its header (`# exported …`)",
+         lambda d: write(d, "table3.csv", "# exported from the clinic's system\n" + table()), 2),
     Case("csv-no-header", "a CSV without its header line (its first row read as the names: not shown)",
          lambda d: write(d, "table3.csv", "\n".join(ROWS) + "\n"), 2),
     Case("nulls-no-policy", "NULLs without a policy (an empty zip)",
@@ -591,7 +593,7 @@ MESSAGES = {
         " footer. Either the file is corrupted or this is not a parquet file."
     ),
     "csv-ragged": (
-        "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 5 fields where the header has "
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has more fields than the header's "
         "4; fix that row (or the delimiter: ',')"
     ),
     "csv-unterminated-quote": (
@@ -670,7 +672,7 @@ MESSAGES = {
         "declared: declare it, e.g. [source] types = { salary = \"DOUBLE\" } (or \"DECIMAL(12, 2)\")"
     ),
     "csv-ragged-delimiter-given": (
-        "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has 5 fields where the header has "
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 5 has more fields than the header's "
         "4; fix that row (or the delimiter: ',')"
     ),
     "csv-type-declared-mismatch": (
@@ -698,6 +700,11 @@ MESSAGES = {
     "output-dangling-link": (
         "sqlclose: error: the output path <tmp>/out/release.parquet is a symbolic link to <tmp>/gone, which d"
         "oes not exist; remove the link, or give another path"
+    ),
+    "csv-preamble": (
+        "sqlclose: error: cannot read <tmp>/table3.csv: line 2 has more fields than the header's 1; fix that "
+        "row (or the delimiter: ','); the header, line 1, has one field: if lines come before the header (a t"
+        "itle, a comment), remove them"
     ),
     "csv-no-header": (
         "sqlclose: error: column 'zip' is not in <tmp>/table3.csv (it has 4 column(s), none of those asked for; "

@@ -810,6 +810,21 @@ _FIELDS = re.compile(r"Expected Number of Columns: (\d+) Found: (\d+)")
 _CONVERT = re.compile(r'Error when converting column "(.+?)"\. Could not convert string .* to \'(\w+)\'')
 
 
+def _field_count(where: str, header: int, found: int, delimiter: str | None) -> str:
+    """A row of another field count than the header's. DuckDB stops reading a long row at its first
+    field past the header's (its ``Found`` is then the header's count + 1, whatever the row holds),
+    so a long row is told as having more; a header of one field, with rows of more, is most often a
+    line before the header (a title, a comment) read as the header."""
+    if found <= header:
+        return f"{where} has {found} fields where the header has {header}; fix that row (or the delimiter: " \
+            f"{delimiter!r})"
+    said = f"{where} has more fields than the header's {header}; fix that row (or the delimiter: {delimiter!r})"
+    if header == 1:
+        said += ("; the header, line 1, has one field: if lines come before the header (a title, a comment), "
+                 "remove them")
+    return said
+
+
 def csv_problem(error: BaseException, read: FileRead) -> str | None:
     """DuckDB's CSV errors in the spec's words: the line, the column, what to set — never the
     offending record or value. Read from DuckDB's own error, whose values the engine's leaves out;
@@ -817,8 +832,7 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
     text = _driver_text(error)
     where = editor_lines(text, read.path, read.encoding, read.delimiter) or "a line"
     if fields := _FIELDS.search(text):
-        return (f"{where} has {fields.group(2)} fields where the header has {fields.group(1)}; fix that row "
-                f"(or the delimiter: {read.delimiter!r})")
+        return _field_count(where, int(fields.group(1)), int(fields.group(2)), read.delimiter)
     if convert := _CONVERT.search(text):
         column, wanted = convert.group(1), convert.group(2)
         if column in read.numeric and column not in read.types and read.histogram:
