@@ -143,31 +143,31 @@ def nan_rewrite(kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite) -> q.Rewri
     row that held one (the sixty-second round's review). A fixed-size list is rebuilt as a list and
     cast back, which its elements' type allows when they are floats: one of nested values holding a
     float is not reached (docs/what-a-release-reveals.md)."""
-    if _reached(kind) is None:
+    if not _reached(kind):
         return None
     return lambda value: _nans_rewritten(value, kind, nan, signed, 0)
 
 
-def _reached(kind: pa.DataType) -> bool | None:
-    """True where ``kind`` holds a float ``_nans_rewritten`` reaches, else None."""
+def _reached(kind: pa.DataType) -> bool:
+    """Whether ``kind`` holds a float ``_nans_rewritten`` reaches."""
     if pa.types.is_floating(kind):
         return True
     if pa.types.is_fixed_size_list(kind):
-        return True if pa.types.is_floating(kind.value_type) else None
+        return pa.types.is_floating(kind.value_type)
     if pa.types.is_list(kind) or pa.types.is_large_list(kind):
         return _reached(kind.value_type)
     if pa.types.is_map(kind):
         return _reached(kind.key_type) or _reached(kind.item_type)
     if pa.types.is_struct(kind):
-        return True if any(_reached(kind.field(i).type) for i in range(kind.num_fields)) else None
-    return None
+        return any(_reached(kind.field(i).type) for i in range(kind.num_fields))
+    return False
 
 
 def _nans_rewritten(value: exp.Expression, kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite,
                     depth: int) -> exp.Expression:
     """``value`` (of ``kind``, which ``_reached``) rebuilt with its floats through ``canonical_nan``;
     a part holding none is taken whole. ``depth`` names each level's lambda variable apart."""
-    if _reached(kind) is None:
+    if not _reached(kind):
         return value.copy()
     if pa.types.is_floating(kind):
         return q.canonical_nan(value, _float_type(kind), nan, signed)
