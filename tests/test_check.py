@@ -1246,6 +1246,17 @@ def test_a_delimiter_read_by_the_reference_alone_is_kept(tmp_path):
                      "CSV file: leave --delimiter out")
 
 
+def test_a_wrong_delimiter_is_told_in_checks_own_option(tmp_path):
+    """The round's review: `check t.csv --delimiter ';'` on a ','-delimited file advised `set [source]
+    delimiter = ','`, a spec key check has no spec for. The oracle: check's own option, --delimiter."""
+    path = tmp_path / "hand.csv"
+    path.write_text("g,s\n" + "".join(f"{g},{s}\n" for g, s in zip(table(HAND)["g"].to_pylist(),
+                                                                   table(HAND)["s"].to_pylist())))
+    result = invoke(path, "--qi", "g", "--sensitive", "s", "--delimiter", ";")
+    assert_cli_error(result, f"cannot read {path}: its header does not split on ';' (it seems to use ','); pass "
+                     "--delimiter ','")
+
+
 def test_check_from_python_refuses_options_it_would_not_apply(tmp_path):
     """rv26 #9: `check(src, ["g"], None, reference=REF)` accepted the reference and dropped it, where the
     command refuses --reference without --sensitive (and the API refuses similarity_level alike);

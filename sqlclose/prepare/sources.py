@@ -747,8 +747,9 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
         fields = [h if read.histogram else h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
         if len(fields) == 1 and any(d in line for d in CSV_DELIMITERS if d != delimiter):
             seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
+            fix = f"pass --delimiter {seen!r}" if read.checked else f"set [source] delimiter = {seen!r}"  # check's own
             raise InputError(f"cannot read {f}: its header does not split on {delimiter!r} (it seems to use "
-                             f"{seen!r}); set [source] delimiter = {seen!r}")
+                             f"{seen!r}); {fix}")
         nameless = [i + 1 for i, name in enumerate(fields) if not name]
         if nameless:  # DuckDB would name it C<n>, a name nobody declared or chose
             raise InputError(f"cannot read {f}: field {nameless[0]} of its header (line 1) has no name; name it, or "
