@@ -883,3 +883,23 @@ def test_a_model_no_class_can_reach_is_named_with_what_to_do(outdir, model, impo
     else:  # six values: every class of the top node holds them all
         with sqlclose.anonymize(str(CSV), spec) as release:
             assert release.released_rows == 9
+
+
+@pytest.mark.parametrize("replaced", ["", "SECRET-4711"])  # a NULL (nulls = "value"), or a value no leaf
+def test_a_sensitive_stand_in_no_leaf_is_named_whether_or_not_the_column_holds_null(outdir, tmp_path, replaced):
+    """The round's review: with nulls = "value", a sensitive column's NULL read as its stand-in 'NULL'
+    was told only as "1 value(s) … not leaves (the values are not shown)", though the stand-in is the
+    spec's own text. It is named now, from the spec and the hierarchy alone: the same words whether
+    the value missing is the NULL or a real one, which stays unshown. The oracle: the two messages
+    alike but for nothing, the real value in neither."""
+    rows = [dict(r) for r in TABLE3_ROWS]
+    rows[-1]["disease"] = replaced
+    source = tmp_path / "t.csv"
+    source.write_text("zip,age,salary,disease\n" + "".join(
+        f"{r['zip']},{r['age']},{r['salary']},{r['disease']}\n" for r in rows))
+    spec = spec_dict()
+    spec["sensitive"]["disease"]["nulls"] = "value"
+    msg = fails(DataError, source, spec, outdir)
+    assert msg.endswith("; with nulls = \"value\" a NULL is read as 'NULL', which is no leaf of the hierarchy: add "
+                        "it as one if the column holds NULLs"), msg
+    assert "holds 1 value(s) (in 1 row(s)) that are not leaves" in msg and "SECRET" not in msg, msg

@@ -464,7 +464,13 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
     if hierarchy is None:  # the domain is the column's own values, read by the engine's cast
         raise DataError(f"column {c.name!r} holds {len(values)} value(s) (in {rows} row(s)) that are not in its "
                         "domain as read (the values are not shown: a sensitive value is what a release protects)")
-    raise DataError(values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy)))
+    told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
+    if c.null_value is not None and c.null_value not in hierarchy.leaves:
+        # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
+        # stand-in is the spec's text, and a NULL among the values would be a fact of the data.
+        told += (f"; with nulls = \"value\" a NULL is read as {c.null_value!r}, which is no leaf of the "
+                 "hierarchy: add it as one if the column holds NULLs")
+    raise DataError(told)
 
 
 def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
