@@ -197,9 +197,7 @@ def test_nans_inside_lists_structs_and_maps_do_not_keep_the_input_order(tmp_path
     from sqlclose.engine import SparkEngine
 
     floats = {w: [_nan(bits, w) for bits in NANS[w]] + [1.0, 2.0] for w in ("d", "f")}
-    # A NULL row in each column but the fixed-size list's: DuckDB 2.0.1 writes a NULL ARRAY into a
-    # Parquet file pyarrow cannot read (its list offsets overrun the values), with or without this.
-    columns = {name: pa.array([make(x) for x in floats[w]] + [make(3.0) if name == "fixed" else None], kind)
+    columns = {name: pa.array([make(x) for x in floats[w]] + [None], kind)
                for name, (kind, w, make) in NESTED_FLOATS.items()
                if not (engine == "spark" and name == "fixed")}  # Spark has no fixed-size list
     rows = pa.table({"zip": ["47601"] * 7, "d": ["a"] * 4 + ["b"] * 3, **columns})  # the NaN rows tie in pairs

@@ -76,6 +76,7 @@ def _interruptible() -> Iterator[None]:
 # too; an ENUM's values and quoted names are not types.
 _PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|\bUNION\(")
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
+_TOP_ARRAY = re.compile(r"\[\d+\]$")  # a DuckDB type name of a fixed-size list (ARRAY): FLOAT[3]
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
 _CSV_LINE = re.compile(r"^Conversion Error: CSV Error on Line: (\d+)")
 RECORDS_COUNTED = "(as the CSV reader counts records, not lines)"
@@ -714,8 +715,8 @@ class DuckDBEngine(Engine):
         else:
             path.mkdir()
             target, extra = str(path / "part-0.parquet"), []
-        copy = exp.Copy(this=query.subquery(), kind=False, files=[exp.Placeholder(this=str(len(params) + 1))],
-                        params=options)
+        copy = exp.Copy(this=self._arrays_as_lists(query, params).subquery(), kind=False,
+                        files=[exp.Placeholder(this=str(len(params) + 1))], params=options)
         with self._one_thread(bool(partition_by)):
             self.execute(copy, [*params, target, *extra])
 
@@ -849,12 +850,30 @@ class DuckDBEngine(Engine):
 
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         copy = exp.Copy(
-            this=query.subquery(),
+            this=self._arrays_as_lists(query, params).subquery(),
             kind=False,  # COPY … TO
             files=[exp.Placeholder(this=str(len(params) + 1))],
             params=[exp.CopyParameter(this=exp.var("FORMAT"), expression=exp.var("PARQUET"))],
         )
         self.execute(copy, [*params, str(path)])
+
+    def _arrays_as_lists(self, query: exp.Expression, params: Sequence[Any]) -> exp.Expression:
+        """``query`` with each column of an ARRAY type (a fixed-size list) cast to the LIST of its
+        elements. DuckDB (2.0.1) writes a NULL ARRAY into Parquet with list offsets past its values,
+        a file pyarrow refuses to read ("Length spanned by list offsets … larger than values array"),
+        though DuckDB, and so the re-check, reads it; a LIST is written as the same Parquet type and
+        read back alike. An ARRAY inside a struct or a list is not reached."""
+        if not isinstance(query, exp.Select):
+            return query
+        arrays = {name: kind for name, kind in self.column_types(query, params).items() if _TOP_ARRAY.search(kind)}
+        if not arrays:
+            return query
+        rewritten = query.copy()
+        rewritten.set("expressions", [
+            exp.alias_(exp.Cast(this=e.unalias().copy(), to=exp.DataType.build(_TOP_ARRAY.sub("[]", arrays[name]),
+                                                                                  dialect="duckdb")), name, quoted=True)
+            if (name := e.alias_or_name) in arrays else e for e in rewritten.expressions])
+        return rewritten
 
     # ---- CSV files and DuckDB database tables as outputs -------------------------------------
     def column_types(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
