@@ -802,3 +802,31 @@ def test_a_fixed_size_list_holding_null_is_written_as_pyarrow_reads_it(tmp_path,
     written = pq.read_table(out)
     assert sorted(map(repr, written.column("v").to_pylist())) == sorted(map(repr, held))
     assert written.schema.field("v").type == pa.list_(kind.value_type)  # as DuckDB has always written an ARRAY
+
+
+@pytest.mark.parametrize("table", ["nope", "people_x", "other.people"])
+def test_a_table_the_source_database_lacks_is_told_with_the_ones_it_holds(tmp_path, table):
+    """The round's review: `check db.duckdb --table nope` gave DuckDB's catalog error, whose guess came
+    from its whole catalog (`Did you mean "pg_catalog.pg_enum"?`). The oracle: the database made
+    here holds the table `people` and the view `stats.v`; both commands name them and no guess."""
+    db = tmp_path / "db.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(f"CREATE TABLE people AS SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}')")
+    con.execute("CREATE SCHEMA stats")
+    con.execute("CREATE VIEW stats.v AS SELECT zip FROM people")
+    con.close()
+    said = (f"{db} holds no table or view {table!r} (it holds 'people', 'stats.v'); name one it holds as the "
+            "table to read")
+    checked = invoke("check", db, "--table", table, "--qi", "zip,age", "--k", "2")
+    assert checked.exit_code == 2 and said in checked.output, checked.output
+    text = (TABLE3 / "table3.toml").read_text()
+    for old, new in (('path = "table3.csv"', f'path = "{db}"\ntable = "{table}"'),
+                     ("../../out/table3/release.parquet", str(tmp_path / "out" / "r.parquet")),
+                     ('"age.csv"', f'"{TABLE3 / "age.csv"}"'), ('"disease.csv"', f'"{TABLE3 / "disease.csv"}"')):
+        assert old in text, old
+        text = text.replace(old, new)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(text)
+    made = invoke("anonymize", spec, "-q")
+    assert made.exit_code == 2 and said in made.output and "Did you mean" not in made.output, made.output
+    assert not (tmp_path / "out").exists()

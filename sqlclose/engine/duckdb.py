@@ -169,6 +169,21 @@ class TableSlot:
     referenced_by: tuple[str, ...] = ()  # the other tables whose FOREIGN KEY references that table
 
 
+_OBJECTS = ("SELECT schema_name, table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+            "UNION ALL SELECT schema_name, view_name, 'view' FROM duckdb_views() "
+            "WHERE database_name = current_database() AND NOT internal")
+
+
+def database_objects(path: Path) -> list[str]:
+    """The tables and views of the database file at ``path`` (``schema.name``, a plain name in
+    ``main``), sorted; read-only, brief."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return sorted(n if catalog_name(s) == "main" else f"{s}.{n}" for s, n, _ in con.execute(_OBJECTS).fetchall())
+    finally:
+        con.close()
+
+
 def table_slot(path: Path, table: str) -> TableSlot:
     """The slot of ``table`` in the database file at ``path``; read-only, brief. A file not made
     yet holds the schema ``main`` alone. DuckDB's own catalog views (``duckdb_tables``…) are the
@@ -181,10 +196,7 @@ def table_slot(path: Path, table: str) -> TableSlot:
     try:
         schemas = {catalog_name(s) for (s,) in con.execute(
             "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()").fetchall()}
-        objects = con.execute(
-            "SELECT schema_name, table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
-            "UNION ALL SELECT schema_name, view_name, 'view' FROM duckdb_views() "
-            "WHERE database_name = current_database() AND NOT internal").fetchall()
+        objects = con.execute(_OBJECTS).fetchall()
         found = next(((n, kind) for s, n, kind in objects if (catalog_name(s), catalog_name(n)) == wanted), None)
         keys = con.execute(  # a key references a table of its own schema (DuckDB allows no other)
             "SELECT DISTINCT schema_name, table_name, referenced_table FROM duckdb_constraints() "
