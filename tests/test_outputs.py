@@ -830,3 +830,20 @@ def test_a_table_the_source_database_lacks_is_told_with_the_ones_it_holds(tmp_pa
     made = invoke("anonymize", spec, "-q")
     assert made.exit_code == 2 and said in made.output and "Did you mean" not in made.output, made.output
     assert not (tmp_path / "out").exists()
+
+
+def test_a_source_database_held_open_by_the_caller_is_bad_input(tmp_path):
+    """The missing-table check first opened the database file on a connection of its own, which DuckDB
+    refuses beside the caller's read-write one ("a different configuration"): a raw ConnectionException
+    where the source's attach had said why (bad input). It now reads the catalog of the database the
+    source attaches. The oracle: InputError, as before the check."""
+    db = tmp_path / "db.duckdb"
+    held = duckdb.connect(str(db))
+    held.execute(f"CREATE TABLE people AS SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}')")
+    spec = {"source": {"path": str(db), "table": "people"}, "privacy": {"k": 2}, "others": "drop",
+            "quasi_identifiers": {"zip": {"mask": True, "length": 5}}}
+    try:
+        with pytest.raises(InputError, match=r"^cannot read .*db\.duckdb \(table people\) as duckdb: "):
+            sqlclose.anonymize(None, spec)
+    finally:
+        held.close()

@@ -169,41 +169,42 @@ class TableSlot:
     referenced_by: tuple[str, ...] = ()  # the other tables whose FOREIGN KEY references that table
 
 
-_OBJECTS = ("SELECT schema_name, table_name, 'table' FROM duckdb_tables() WHERE database_name = current_database() "
+# The tables and views of a database (schema, name, kind); ``{db}``: which, as SQL.
+_OBJECTS = ("SELECT schema_name, table_name, 'table' FROM duckdb_tables() WHERE database_name = {db} "
             "UNION ALL SELECT schema_name, view_name, 'view' FROM duckdb_views() "
-            "WHERE database_name = current_database() AND NOT internal")
+            "WHERE database_name = {db} AND NOT internal")
 
 
-def database_objects(path: Path) -> list[str]:
-    """The tables and views of the database file at ``path`` (``schema.name``, a plain name in
-    ``main``), sorted; read-only, brief."""
-    con = duckdb.connect(str(path), read_only=True)
-    try:
-        return sorted(n if catalog_name(s) == "main" else f"{s}.{n}" for s, n, _ in con.execute(_OBJECTS).fetchall())
-    finally:
-        con.close()
+def _wanted(table: str) -> tuple[str, str]:
+    """``[schema.]name`` as DuckDB's catalog matches it: (schema, name), ``main`` when none."""
+    schema, _, name = table.rpartition(".")
+    return catalog_name(schema or "main"), catalog_name(name)
+
+
+def _named(objects: list[tuple], table: str) -> tuple | None:
+    """The (schema, name, kind) of ``objects`` that ``table`` names, if any."""
+    wanted = _wanted(table)
+    return next((o for o in objects if (catalog_name(o[0]), catalog_name(o[1])) == wanted), None)
 
 
 def table_slot(path: Path, table: str) -> TableSlot:
     """The slot of ``table`` in the database file at ``path``; read-only, brief. A file not made
     yet holds the schema ``main`` alone. DuckDB's own catalog views (``duckdb_tables``…) are the
     system database's, not the file's."""
-    schema, _, name = table.rpartition(".")
-    wanted = (catalog_name(schema or "main"), catalog_name(name))
+    wanted = _wanted(table)
     if not Path(path).is_file():
         return TableSlot(schema_exists=wanted[0] == "main")
     con = duckdb.connect(str(path), read_only=True)
     try:
         schemas = {catalog_name(s) for (s,) in con.execute(
             "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()").fetchall()}
-        objects = con.execute(_OBJECTS).fetchall()
-        found = next(((n, kind) for s, n, kind in objects if (catalog_name(s), catalog_name(n)) == wanted), None)
+        found = _named(con.execute(_OBJECTS.format(db="current_database()")).fetchall(), table)
         keys = con.execute(  # a key references a table of its own schema (DuckDB allows no other)
             "SELECT DISTINCT schema_name, table_name, referenced_table FROM duckdb_constraints() "
             "WHERE database_name = current_database() AND constraint_type = 'FOREIGN KEY' ORDER BY ALL").fetchall()
         referencing = tuple(t for s, t, parent in keys if (catalog_name(s), catalog_name(parent)) == wanted
                             and catalog_name(t) != wanted[1])  # its own key goes with it
-        return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[1], name=found and found[0],
+        return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[2], name=found and found[1],
                          referenced_by=referencing)
     finally:
         con.close()
@@ -491,6 +492,7 @@ class DuckDBEngine(Engine):
                                 expressions=[exp.AttachOption(this=exp.var("READ_ONLY"))])
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
+            self._refuse_missing_table(alias, read)
             self._search_first(read.path.parent)
             return self.compared_as_bytes(qualified(read.table, alias))
         if read.kind == "query":
@@ -513,6 +515,19 @@ class DuckDBEngine(Engine):
                 return self.create_temp_table(name, query, params)
             return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
+
+    def _refuse_missing_table(self, alias: str, read: FileRead) -> None:
+        """A table the attached database does not hold is told with the ones it holds (names, not
+        data): DuckDB's own error guessed a name from its whole catalog (`Did you mean
+        "pg_catalog.pg_enum"?`), found by the sixty-second round's review."""
+        objects = [tuple(row.values()) for row in self._run_small(_OBJECTS.format(db="$1"), [alias]).to_pylist()]
+        if _named(objects, read.table) is not None:
+            return
+        held = sorted(n if catalog_name(s) == "main" else f"{s}.{n}" for s, n, _ in objects)
+        listed = ", ".join(repr(n) for n in held[:20]) + (f" and {len(held) - 20} more" if len(held) > 20 else "")
+        holds = f"it holds {listed}" if held else "it holds none"
+        raise InputError(f"{read.path} holds no table or view {read.table!r} ({holds}); name one it holds as the "
+                         "table to read")
 
     def _search_first(self, folder: Path) -> None:
         """Relative file names (a database's view over 'people.parquet') looked up in ``folder``

@@ -421,9 +421,7 @@ def require_columns(names: list[str], columns: list[str], source_label: str) -> 
 def missing_column(name: str, columns: list[str], source_label: str, declared: Iterable[str]) -> str:
     """That ``name`` is not a column, with the close names and the columns there are — those only
     where the source has one of the ``declared`` names (``columns_told``)."""
-    if not shows_columns(declared, columns):
-        return f"column {name!r} is not in {source_label} ({columns_told(declared, columns)})"
-    close = difflib.get_close_matches(name, columns, n=3)
+    close = difflib.get_close_matches(name, columns, n=3) if shows_columns(declared, columns) else []
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns)})"
 

@@ -27,13 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead, unread_value_fixes
-from sqlclose.engine.duckdb import (
-    RECORDS_COUNTED,
-    database_objects,
-    message_without_values,
-    table_slot,
-    without_echoed_input,
-)
+from sqlclose.engine.duckdb import RECORDS_COUNTED, message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
@@ -560,7 +554,6 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         read = _with_csv_header(read, files)
     elif kind == "duckdb":
         _refuse_non_database(source.path)
-        _refuse_missing_table(source.path, source.table)
     elif kind == "parquet":
         _refuse_unlike_files(files, label)
         if folder:
@@ -734,18 +727,6 @@ def _refuse_non_database(path: Path) -> None:
     if header[8:12] != b"DUCK":
         raise InputError(f"cannot read {path} as a DuckDB database: it is not one; set [source] format to the "
                          "file's format (\"csv\", \"parquet\") or point path at a .duckdb file")
-
-
-def _refuse_missing_table(path: Path, table: str | None) -> None:
-    """A table the database does not hold is told with the ones it holds (names, not data): DuckDB's
-    own error guessed a name from its whole catalog (`Did you mean "pg_catalog.pg_enum"?`), found by
-    the sixty-second round's review."""
-    if table is None or table_slot(path, table).kind is not None:
-        return
-    held = database_objects(path)
-    listed = ", ".join(repr(n) for n in held[:20]) + (f" and {len(held) - 20} more" if len(held) > 20 else "")
-    raise InputError(f"{path} holds no table or view {table!r} ({f'it holds {listed}' if held else 'it holds none'}); "
-                     "name one it holds as the table to read")
 
 
 CSV_DELIMITERS = ",;\t|"
