@@ -356,6 +356,9 @@ CASES: list[Case] = [
     Case("output-dangling-link", "the output path a symbolic link to nothing",
          lambda d: ((d / "out" / "release.parquet").unlink(), (d / "out" / "release.parquet").symlink_to(d / "gone")),
          2, args=("anonymize", "spec.toml", "--overwrite")),
+    Case("output-given-twice", "`-o` and `--output` both on the command line (a wrapper's default and the caller's)",
+         lambda d: None, 2, args=("anonymize", "spec.toml", "-o", "out/other.parquet", "--output",
+                                  "out/release.parquet", "--overwrite")),
     Case("csv-preamble", "a CSV with a line before its header (`# exported …`)",
          lambda d: write(d, "table3.csv", "# exported from the clinic's system\n" + table()), 2),
     Case("csv-no-header", "a CSV without its header line (its first row read as the names: not shown)",
@@ -700,6 +703,10 @@ MESSAGES = {
     "output-dangling-link": (
         "sqlclose: error: the output path <tmp>/out/release.parquet is a symbolic link to <tmp>/gone, which d"
         "oes not exist; remove the link, or give another path"
+    ),
+    "output-given-twice": (
+        "sqlclose: error: option -o / --output is given more than once; it takes one value: give it once (see 'py"
+        "thon -m sqlclose.cli anonymize --help')"
     ),
     "csv-preamble": (
         "sqlclose: error: cannot read <tmp>/table3.csv: line 2 has more fields than the header's 1; fix that "

@@ -78,6 +78,45 @@ def test_a_usage_error_is_one_line_on_stderr(project, args, line):
     assert proc.stdout == "" and not (project / "sw").exists() and not (project / "out").exists()
 
 
+@pytest.mark.parametrize(("args", "option"), [
+    (["anonymize", "spec.toml", "-o", "a.parquet", "--output", "b.parquet"], "-o / --output"),
+    (["anonymize", "spec.toml", "-o", "a.parquet", "--memory-limit", "1GB", "--memory-limit", "2GB"],
+     "--memory-limit"),
+    (["anonymize", "spec.toml", "-o", "a.parquet", "--force", "--force"], "--force"),
+    (["hierarchy", "show", "age.csv", "--limit", "3", "--limit", "4"], "--limit"),
+], ids=["output", "memory-limit", "flag", "nested-group"])
+def test_an_option_given_twice_is_refused_naming_it(project, args, option):
+    """click kept the last of two values silently: ``-o a.parquet --output b.parquet`` wrote b, where a
+    release job whose command line joins a wrapper's default and the caller's option meant one of them
+    (noticed in the sixty-second round). Oracle: exit 2, the one line naming the option typed, nothing
+    written at either path; and the same line with the option once does what it says (a released,
+    the hierarchy shown), so the refusal is of the repeat alone."""
+    proc = run_cli(args, cwd=project, timeout=60, module=False)
+    kind = "setting" if option == "--force" else "value"
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == (f"sqlclose: error: option {option} is given more than once; it takes one {kind}: "
+                           f"give it once (see 'sqlclose {' '.join(args[:2] if args[0] == 'hierarchy' else args[:1])} "
+                           "--help')\n")
+    assert not any(p.name.startswith(("a.parquet", "b.parquet")) for p in project.iterdir())
+    once = args[:args.index(option.split(" / ")[-1])] if option != "-o / --output" else args[:4]
+    done = run_cli(once, cwd=project, timeout=120, module=False)
+    assert done.returncode == 0, done.stderr
+    assert (project / "a.parquet").exists() == (args[0] == "anonymize")
+
+
+def test_a_repeatable_option_may_be_repeated(project):
+    """``check --qi age --qi zip`` takes both (``multiple``): the refusal above is not of every repeat.
+    Oracle: Table 3 grouped by a plain GROUP BY on (age, zip) has a class of one row, so k = 2 fails
+    (exit 3) and the report names both columns; the repeat refused would have made it exit 2."""
+    smallest = duckdb.sql(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM read_csv('{project / 'table3.csv'}') "
+                          "GROUP BY age, zip)").fetchall()[0][0]
+    assert smallest == 1
+    proc = run_cli(["check", "table3.csv", "--qi", "age", "--qi", "zip", "--k", "2", "--json"], cwd=project,
+                   timeout=60, module=False)
+    assert proc.returncode == 3, proc.stderr
+    assert json.loads(proc.stdout)["quasi_identifiers"] == ["age", "zip"]
+
+
 def test_a_command_loads_only_its_own_module():
     """Subcommands are imported when named: in a fresh interpreter, ``anonymize --help`` leaves the
     other commands' modules unloaded, and the help lists every command with its summary."""

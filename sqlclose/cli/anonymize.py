@@ -9,6 +9,7 @@ import click
 
 from sqlclose.cli.common import (
     CONTEXT,
+    OnceCommand,
     engine_options,
     guarded,
     guarded_read_only,
@@ -34,7 +35,8 @@ Examples:
 """
 
 
-@click.command(context_settings=CONTEXT, epilog=EXAMPLE, short_help="Search, write, verify and report a release.")
+@click.command(cls=OnceCommand, context_settings=CONTEXT,
+               epilog=EXAMPLE, short_help="Search, write, verify and report a release.")
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(path_type=Path),
               help="Input table (overrides [source] path; refused when the spec's source is a query).")
@@ -287,7 +289,8 @@ def _table(name: str | None) -> str | None:
     return table_identity(name) if name else None
 
 
-@click.command(context_settings=CONTEXT, short_help="What a run would do, and its SQL; writes nothing.", epilog="""\b
+@click.command(cls=OnceCommand, context_settings=CONTEXT,
+               short_help="What a run would do, and its SQL; writes nothing.", epilog="""\b
 Example:
   sqlclose explain datasets/table3/table3.toml
 """)

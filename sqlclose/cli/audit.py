@@ -12,6 +12,7 @@ from click.core import ParameterSource
 
 from sqlclose.cli.common import (
     CONTEXT,
+    OnceCommand,
     engine_options,
     engine_settings,
     guarded_read_only,
@@ -36,7 +37,7 @@ Examples:
 """
 
 
-@click.command(context_settings=CONTEXT, epilog=EXAMPLE,
+@click.command(cls=OnceCommand, context_settings=CONTEXT, epilog=EXAMPLE,
                short_help="Audit a table, or re-verify a release against its report.")
 @click.argument("source", metavar="TABLE")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),

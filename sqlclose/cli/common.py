@@ -47,6 +47,45 @@ READER_LEFT = 128 + signal.SIGPIPE  # stdout's reader closed the pipe: what a Un
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+class OnceCommand(click.Command):
+    """A command whose single-valued options may be given once: click keeps the last of
+    ``-o a.parquet -o b.parquet`` silently, so a release job's command line built from two
+    sources (a wrapper's default and the caller's) wrote where one of them did not mean."""
+
+    def make_parser(self, ctx: click.Context) -> Any:
+        parser = super().make_parser(ctx)
+        parse = parser.parse_args
+
+        def parse_once(args: list[str]) -> tuple:
+            opts, rest, order = parse(args=args)
+            if not ctx.resilient_parsing:
+                _refuse_repeated(order)
+            return opts, rest, order
+
+        parser.parse_args = parse_once
+        return parser
+
+
+class OnceGroup(click.Group):
+    """A group whose subcommands are ``OnceCommand``s."""
+
+    command_class = OnceCommand
+
+
+def _refuse_repeated(order: list[click.Parameter]) -> None:
+    """Every option taking one value (or a flag) appears at most once; repeatable ones
+    (``multiple``, ``count``) and eager ones (``--help``, which ends the parse) aside."""
+    seen: set[str | None] = set()
+    for param in order:
+        if not isinstance(param, click.Option) or param.multiple or param.count or param.is_eager:
+            continue
+        if param.name in seen:
+            forms = " / ".join(sorted([*param.opts, *param.secondary_opts], key=len))
+            raise click.UsageError(f"option {forms} is given more than once; it takes one "
+                                   f"{'setting' if param.is_flag else 'value'}: give it once")
+        seen.add(param.name)
+
 verbose_option = click.option("--verbose", "-v", is_flag=True, help="Show the SQL of a failing statement and "
                               "tracebacks of internal errors.")
 quiet_option = click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors (and --json's document): "

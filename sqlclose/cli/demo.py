@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
 
 DEMO_FILES = ("table3.csv", "age.csv", "disease.csv", "table3.toml")
 RELEASE = ("out/release.parquet", "out/release.parquet.report.json")
@@ -20,7 +20,8 @@ def _shipped() -> Traversable:
     return resources.files("sqlclose.demo")
 
 
-@click.command(context_settings=CONTEXT, short_help="A release of the paper's Table 3 in a temporary folder.",
+@click.command(cls=OnceCommand, context_settings=CONTEXT,
+               short_help="A release of the paper's Table 3 in a temporary folder.",
                epilog="\b\nExamples:\n  sqlclose demo\n  sqlclose demo --folder /tmp/try")
 @click.option("--folder", type=click.Path(file_okay=False, path_type=Path),
               help="Where to put the demo (default: a new temporary folder, kept for you to look at).")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded_read_only, json_option, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
 from sqlclose.errors import SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
@@ -25,7 +25,8 @@ DELIMITER_HELP = "The hierarchy file's delimiter ('\\t' for a tab; a SPEC:COLUMN
 TABLE_HELP = "The table of a --data DuckDB database file."
 
 
-@click.group(context_settings=CONTEXT, short_help="Show a hierarchy, or validate one against the data.", epilog=f"""\b
+@click.group(cls=OnceGroup, context_settings=CONTEXT,
+             short_help="Show a hierarchy, or validate one against the data.", epilog=f"""\b
 {TARGET_HELP}
 Examples:
   sqlclose hierarchy show datasets/table3/age.csv

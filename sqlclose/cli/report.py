@@ -6,10 +6,10 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
 
 
-@click.command(context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
+@click.command(cls=OnceCommand, context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
                epilog="\b\nExample:\n  sqlclose report out/release.parquet.report.json --html out/release.html "
                       "--spec release.toml")
 @click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=False, exists=True, path_type=Path))

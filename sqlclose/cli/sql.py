@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded_read_only, placing, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded_read_only, placing, verbose_option
 from sqlclose.cli.progress import search_progress
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS, Spec
@@ -18,7 +18,8 @@ dialect_option = click.option("--dialect", type=click.Choice(WAREHOUSE_DIALECTS)
                               help="The warehouse's SQL dialect (default: [source] dialect).")
 
 
-@click.command(context_settings=CONTEXT, short_help="Print the histogram query a warehouse runs for the search.",
+@click.command(cls=OnceCommand, context_settings=CONTEXT,
+               short_help="Print the histogram query a warehouse runs for the search.",
                epilog="""\b
 Example (the rows stay in the warehouse; only counts per combination leave it):
   sqlclose sql people.toml --dialect postgres > histogram.sql

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, guarded, json_option, quiet_option, verbose_option
+from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, json_option, quiet_option, verbose_option
 from sqlclose.cli.progress import sweep_progress
 from sqlclose.errors import OutputExistsError
 
@@ -40,7 +40,7 @@ def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list
     return [item.strip() for item in text.split(",") if item.strip()] if text else None
 
 
-@click.command(context_settings=CONTEXT, epilog=EXAMPLE,
+@click.command(cls=OnceCommand, context_settings=CONTEXT, epilog=EXAMPLE,
                short_help="Run a spec over many k (l, t, strategies, metrics): CSV, NAUC and charts.")
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--k", "ks", required=True, callback=_numbers(int, "--k"), metavar="K,K,…",
