@@ -12,6 +12,7 @@ review the diff), hostile column names included.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import signal
 import subprocess
@@ -29,7 +30,7 @@ from sqlglot import exp
 
 import sqlclose
 from sqlclose.cli import main
-from sqlclose.errors import EnvironmentFailure, OutputExistsError
+from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS
 from sqlclose.release import files
 from sqlclose.sql import warehouse as wh
@@ -465,6 +466,62 @@ def test_the_dialect_is_asked_for_when_the_spec_has_none(tmp_path, table3_histog
     result = invoke("sql", spec)
     assert result.exit_code == 2 and "--dialect" in result.stderr, result.output
     assert invoke("sql", spec, "--dialect", "trino").stdout.startswith('SELECT\n  CAST("src"."zip" AS VARCHAR)')
+
+
+@pytest.mark.parametrize("dialect", ["mysql", "oracle", "tsql", "duckdb ", "Postgres"])
+def test_the_python_api_refuses_a_dialect_the_warehouse_sql_is_not_written_for(hostile, dialect):
+    """Review of the sixty-third round: the CLI's --dialect and the spec's dialect take the six
+    dialects whose byte-wise text comparison the SQL spells; the Python API took any name sqlglot
+    renders (MySQL's CAST(… AS CHAR), no collation: its default compares text case-insensitively, the
+    very case the comparison is there for). Oracle: the refusal names the six, for every way in; a
+    named one renders with its comparison (DuckDB's COLLATE "C")."""
+    folder, spec = hostile
+    with pytest.raises(SpecError, match="duckdb, spark, postgres, snowflake, bigquery, trino"):
+        sqlclose.histogram_sql(spec, dialect)
+    with pytest.raises(SpecError, match=f"not {dialect!r}"):
+        sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect=dialect)
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        for asked in (release.release_sql, release.verification_sql):
+            with pytest.raises(SpecError, match=f"not {dialect!r}"):
+                asked(dialect)
+        assert 'COLLATE "C"' in release.verification_sql("duckdb")
+
+
+def test_a_warehouse_release_writes_no_local_file(tmp_path, hostile):
+    """Review of the sixty-third round: ``to_arrow`` and ``write_parquet`` refused (the rows are in the
+    warehouse), yet the inherited ``write``, ``write_parquet_folder`` and ``query`` wrote a file
+    rebuilt from the histogram's counts, its report naming no warehouse, or raised a raw KeyError.
+    Oracle: every local write and query raises InputError, nothing is left under tmp_path; a ``.sql``
+    path given to ``write`` writes the query, its verification and its report, as ``write_sql``."""
+    folder, spec = hostile
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        for write in (lambda: release.write(tmp_path / "r.parquet"), lambda: release.write(tmp_path / "r.csv"),
+                      lambda: release.write(tmp_path / "r.sql", format="csv"),
+                      lambda: release.write_parquet(tmp_path / "r.parquet"),
+                      lambda: release.write_parquet_folder(tmp_path / "rel"), release.query,
+                      release.query_for_write, release.to_arrow):
+            with pytest.raises(InputError, match="made by the warehouse"):
+                write()
+        assert list(tmp_path.iterdir()) == []
+        doc = release.write(tmp_path / "r.sql")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sql", "r.sql.report.json", "r.verify.sql"]
+    assert doc["warehouse"]["release_query"] == str(tmp_path / "r.sql") and doc["verified"] is False
+    assert json.loads((tmp_path / "r.sql.report.json").read_text())["output"]["sha256"] == \
+        hashlib.sha256((tmp_path / "r.sql").read_bytes()).hexdigest()
+
+
+def test_a_closed_warehouse_release_refuses_its_queries(tmp_path, hostile):
+    """Review of the sixty-third round: after close(), write_sql failed inside its report with the
+    engine's raw "Connection already closed", and release_sql still gave a query. Oracle: each says
+    the release was closed (InputError, as a local release does), and nothing is written."""
+    folder, spec = hostile
+    release = sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb")
+    release.release_sql()
+    release.close()
+    for asked in (release.release_sql, release.verification_sql, lambda: release.write_sql(tmp_path / "r.sql")):
+        with pytest.raises(InputError, match="this release was closed"):
+            asked()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_others_keep_needs_the_table_columns(tmp_path, table3_histogram):

@@ -55,6 +55,7 @@ def dialect_of(spec: Spec, given: str | None) -> str:
     if dialect is None:
         raise SpecError("which SQL dialect? pass --dialect (duckdb, spark, postgres, snowflake, bigquery, trino) or "
                         "set [source] dialect = \"…\"")
+    wh.require_dialect(dialect)
     return dialect
 
 

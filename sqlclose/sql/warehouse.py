@@ -26,6 +26,8 @@ from typing import Any
 
 from sqlglot import exp
 
+from sqlclose.errors import SpecError
+from sqlclose.model.spec import WAREHOUSE_DIALECTS
 from sqlclose.sql import queries as q
 
 COUNT_COLUMN = "__sqlclose_count"  # the histogram's count column (the reserved prefix: never a user's column)
@@ -254,7 +256,10 @@ def quoted(query: exp.Expression) -> exp.Expression:
 
 
 def render(query: exp.Expression, dialect: str) -> str:
-    """The SQL text for a warehouse, pretty-printed (a reviewer reads it before running it)."""
+    """The SQL text for a warehouse, pretty-printed (a reviewer reads it before running it), in one
+    of the dialects whose byte-wise text comparison it spells (``_binary_text``); any other is
+    refused, whatever the caller (the CLI's ``--dialect``, the spec, or the Python API)."""
+    require_dialect(dialect)
     def spelled(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Anonymous) and node.name == BINARY_TEXT:
             return _binary_text(node.expressions[0].copy(), dialect)
@@ -264,3 +269,12 @@ def render(query: exp.Expression, dialect: str) -> str:
 
     # in place: the query was built for this text alone, and a copy of its lookups costs seconds
     return query.transform(spelled, copy=False).sql(dialect=dialect, pretty=True, copy=False)
+
+
+def require_dialect(dialect: str) -> None:
+    """Refuse a dialect the warehouse SQL is not written for: sqlglot would render it (MySQL, Oracle,
+    ``"duckdb "``), without the byte-wise text comparison that keeps the verification honest under a
+    case-insensitive collation (docs/warehouse.md)."""
+    if dialect not in WAREHOUSE_DIALECTS:
+        raise SpecError(f"the warehouse SQL is written for {', '.join(WAREHOUSE_DIALECTS)}, not {dialect!r}: its "
+                        "text is compared byte for byte in each of those dialects' own way, and in no other")
