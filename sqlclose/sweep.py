@@ -49,6 +49,7 @@ ALTERATIONS = tuple(f"alteration_{m}" for m in METRICS)
 MEASURES = ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent", "l_diversity",
             "l1_closeness", "classes", "suppressed_rows", "discernibility", "average_class_size", "search_seconds",
             "seconds")
+WITHHELD_KEY = "_withheld"  # a run's figures its report would withhold (kept apart from its row)
 COLUMNS = (*PARAMETERS, "status", "node", *MEASURES)  # node: the Incognito optimum, "age=2,zip=1"
 
 # What each measure is, for chart axes: (title, axis label with unit).
@@ -378,10 +379,12 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
             if too_big:
                 raise InputError(f"k = {too_big[0]} is larger than the table ({problem.rows} rows); sweep k up to "
                                  f"{problem.rows}")
-            runner = _GaaSweep if algorithm == "gaa" else _IncognitoSweep
-            result = runner(problem, spec, ks, ls, ts, strategies, metrics, on_progress, started).run()
+            runner = (_GaaSweep if algorithm == "gaa" else _IncognitoSweep)(problem, spec, ks, ls, ts, strategies,
+                                                                              metrics, on_progress, started)
+            result = runner.run()
             if algorithm == "gaa":  # as each run's release report would say
                 result.warnings += suppression_unused(problem.suppression)
+            result.warnings += _withheld_in_reports(runner.withheld)
         finally:
             if engine is None:
                 opened.engine.close()
@@ -415,6 +418,7 @@ class _Sweep:
     on_progress: SweepCallback | None
     started: float
     rows: list[dict[str, Any]] = field(default_factory=list)
+    withheld: set[str] = field(default_factory=set)  # figures some run's report would withhold
 
     def total(self) -> int:
         return len(self.ks) * max(1, len(self.ls)) * max(1, len(self.ts)) * len(self.metrics) * \
@@ -470,6 +474,7 @@ class _Sweep:
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append({c: row.get(c) for c in COLUMNS})
+        self.withheld.update(row.get(WITHHELD_KEY, ()))
         if self.on_progress is not None:
             label = " ".join(f"{p}={row[p]}" for p in PARAMETERS if row.get(p) is not None and p != "algorithm")
             self.on_progress(SweepProgress(len(self.rows), self.total(), label, float(row.get("seconds") or 0.0),
@@ -560,6 +565,20 @@ class _GaaSweep(_Sweep):
                 "seconds": r.seconds + time.perf_counter() - started}  # the search and this run's measurements
 
 
+def _withheld_in_reports(figures: set[str]) -> list[str]:
+    """The warning a sweep gives when its files hold figures a run's release report would withhold
+    (``utility.withheld``: they count values a hierarchy built from the data lists, suppressed rows'
+    included). The sweep keeps them — comparing them is what it is for — so its files are the
+    operator's, as ``Release.summary`` is."""
+    if not figures:
+        return []
+    listed = ", ".join(sorted(figures))
+    return [f"sweep.csv, nauc.csv and the charts hold figures the release reports withhold ({listed}; a report's "
+            "utility.withheld says why and which domain to declare): they count the input's raw values, suppressed "
+            "rows' included, so keep the sweep's files to those who may see the input, or declare the hierarchies' "
+            "domains to make the figures publishable"]
+
+
 def _from_summary(summary: dict[str, Any], metric_name: str) -> dict[str, Any]:
     """A run's figures from its release's summary (``Release.summary["utility"]``)."""
     utility = summary["utility"]
@@ -571,7 +590,8 @@ def _from_summary(summary: dict[str, Any], metric_name: str) -> dict[str, Any]:
             **{f"alteration_{m}": alteration.get(m) for m in METRICS},
             "mean_alteration": utility.get("mean_alteration"),
             "generalized_percent": utility.get("generalized_percent"), "root_percent": utility.get("root_percent"),
-            "l_diversity": sensitive.get("l_diversity"), "l1_closeness": sensitive.get("l1_closeness")}
+            "l_diversity": sensitive.get("l_diversity"), "l1_closeness": sensitive.get("l1_closeness"),
+            WITHHELD_KEY: tuple(utility.get("withheld") or {})}
 
 
 def _selection(spec: Spec, **changes: str) -> Search:

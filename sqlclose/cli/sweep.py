@@ -10,18 +10,28 @@ from pathlib import Path
 
 import click
 
-from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, json_option, quiet_option, verbose_option
+from sqlclose.cli.common import (
+    CONTEXT,
+    OnceCommand,
+    guarded,
+    json_option,
+    quiet_option,
+    release_placed,
+    verbose_option,
+)
 from sqlclose.cli.progress import sweep_progress
-from sqlclose.errors import OutputExistsError
+from sqlclose.errors import NoSolutionError, OutputExistsError
 
 EXAMPLE = """\b
 Examples:
   sqlclose sweep datasets/table3/table3.toml --k 1,2,3,4,5,9 --out out/table3-sweep
-  sqlclose sweep adult-gaa.toml --k 3,5,10,100,1000 --metrics nllm,ncp --nauc-range 3,1000 --out out/adult
-  sqlclose sweep adult-gaa.toml --k 5,10,20 --strategies S1,S3,S6 --out out/strategies --overwrite
+  sqlclose sweep datasets/adult/adult_gaa.toml --k 3,5,10,100,1000 --metrics nllm,ncp --nauc-range 3,1000 \\
+      --out out/adult-gaa
+  sqlclose sweep datasets/adult/adult_gaa.toml --k 5,10,20 --strategies S1,S3,S6 --out out/strategies --overwrite
 
 Writes OUT/sweep.csv (one row per run), OUT/nauc.csv (normalized area under each curve) and one
-OUT/<measure>.png per measure (x = k, one curve per strategy or metric).
+OUT/<measure>.png per measure (x = k, or l or t when one k and several of those are given; one
+curve per strategy or metric). Exit 3, nothing written, when no run finds a solution.
 """
 
 
@@ -92,11 +102,15 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     with sweep_progress(not (quiet or as_json or no_progress)) as on_progress:
         result = run_sweep(source, spec, ks, ls=ls, ts=ts, strategies=strategies, metrics=metrics,
                            on_progress=on_progress)
-    written = _write(result, out, lo_hi, charts=not no_charts)
-    _remove_stale(out, in_the_way, written)
+    failed = result.failed_runs()
+    if len(failed) == len(result.rows):  # files of empty curves would pass for a sweep
+        raise NoSolutionError(f"no run of the sweep found a solution ({_listed(failed)}); nothing was written: relax "
+                              "k, l or t, allow more suppression, or add hierarchy levels")
+    written = _write(result, out, targets, overwrite, lo_hi, charts=not no_charts)
     if as_json:
         click.echo(json.dumps({"out": str(out), "runs": len(result.rows), "seconds": round(result.seconds, 3),
                                "files": [str(p) for p in written], "warnings": result.warnings,
+                               "failed_runs": failed,
                                "nauc": result.nauc(*lo_hi)}, indent=2, default=str))
     elif not quiet:
         _print_summary(result, written, lo_hi)
@@ -138,30 +152,51 @@ def _refuse_inputs(out: Path, targets: list[str], spec, source: Path | None) -> 
     refuse_inside_folder_releases(out / targets[0], "sweep file")
 
 
-def _write(result, out: Path, lo_hi: tuple, charts: bool) -> list[Path]:
-    """Everything is drawn in a temporary folder inside OUT, then moved into place: a failure
-    leaves none of this sweep's files behind."""
-    out.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".sweep-", dir=out))
+def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple, charts: bool) -> list[Path]:
+    """Everything is drawn in a temporary folder inside OUT, then swapped in whole (``_swap_in``):
+    a failure or a stop leaves OUT as it was — an earlier sweep's files, or no folder at all when the
+    run made it."""
+    from sqlclose.release.files import folders_undone_on_failure
+
+    with folders_undone_on_failure(out / targets[0]):
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".sweep-", dir=out))
+        try:
+            made = [result.to_csv(staging / "sweep.csv"), result.nauc_to_csv(staging / "nauc.csv", *lo_hi)]
+            if charts:
+                made += result.charts(staging)
+            return _swap_in(out, staging, made, targets, overwrite)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _swap_in(out: Path, staging: Path, made: list[Path], targets: list[str], overwrite: bool) -> list[Path]:
+    """Every sweep file in OUT now (an earlier sweep's, under --overwrite) is set aside into
+    ``staging``, then this sweep's are moved in; a failure or a stop before the last move puts the
+    earlier ones back, so that OUT holds one sweep, whole. The earlier files this sweep did not
+    write (a chart of a measure it has no value for) go with ``staging``. Once the last is in, a
+    stop says the files stand."""
+    in_the_way = [name for name in targets if (out / name).exists()]
+    if in_the_way and not overwrite:  # one appeared while the sweep ran
+        raise OutputExistsError(f"{out} now holds {', '.join(in_the_way[:4])}, which appeared while the sweep ran; "
+                                "pass --overwrite to replace them, or choose another --out")
+    aside, set_aside, placed = staging / "earlier", [], []
+    aside.mkdir()
     try:
-        made = [result.to_csv(staging / "sweep.csv"), result.nauc_to_csv(staging / "nauc.csv", *lo_hi)]
-        if charts:
-            made += result.charts(staging)
-        placed = []
+        for name in in_the_way:
+            os.replace(out / name, aside / name)
+            set_aside.append(name)
         for path in made:
             os.replace(path, out / path.name)
             placed.append(out / path.name)
-        return placed
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def _remove_stale(out: Path, in_the_way: list[str], written: list[Path]) -> None:
-    """Under --overwrite, once the sweep is in place: the earlier sweep's files this one did not
-    write (a chart of a measure this sweep has no value for, every chart under --no-charts) go, so
-    the folder holds one sweep only."""
-    for name in set(in_the_way) - {p.name for p in written}:
-        (out / name).unlink(missing_ok=True)
+    except BaseException:
+        for path in placed:
+            path.unlink(missing_ok=True)
+        for name in set_aside:
+            os.replace(aside / name, out / name)
+        raise
+    release_placed(f"the sweep's files are in place in {out}")
+    return placed
 
 
 def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
@@ -173,8 +208,7 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
         click.echo(f"  warning    {warning}")
     failed = result.failed_runs()
     if failed:
-        click.echo(f"  {len(failed)} run(s) found no solution: " + ", ".join(failed[:5])
-                   + (" …" if len(failed) > 5 else ""))
+        click.echo(f"  {len(failed)} run(s) found no solution: {_listed(failed)}")
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
     taken = sorted((r for r in rows if r["nauc"] is not None), key=lambda r: r["nauc"])
@@ -186,6 +220,10 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
             curve = f" of {r['curve']}" if len(result.curve_keys()) > 1 else ""
             click.echo(f"  NAUC of {main}{curve} on [{r['lo']:g}, {r['hi']:g}] {r['note']}; give --nauc-range "
                        "inside the values it solved")
+
+
+def _listed(runs: list[str]) -> str:
+    return ", ".join(runs[:5]) + (" …" if len(runs) > 5 else "")
 
 
 def _over_gaps(row: dict, x: str) -> str:

@@ -17,6 +17,7 @@ from sqlclose.errors import ChartError, EnvironmentFailure, SqlcloseError
 
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
 LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
+LOG_TICKS_SWEPT = 10  # up to this many swept values label a log axis themselves (else its decades)
 LEGEND_INSIDE = 10  # up to this many curves the legend sits inside the plot; more go below it, in columns
 LEGEND_INSIDE_PIXELS = 250  # a wider label goes below the plot too: inside, it ran off the image
 LEGEND_COLUMNS, LEGEND_ROW_INCHES = 4, 0.2  # at most; the image grows by a row per legend line
@@ -128,7 +129,7 @@ def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str
         for i, (label, (xs, ys)) in enumerate(zip(labels, curves.values())):
             ax.plot(list(xs), list(ys), marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.5, label=label)
         if log_x if log_x is not None else wide_range(every_x):
-            ax.set_xscale("log")
+            _log_x(ax, every_x)
         ax.set_title(fits.wrapped(title, TITLE_FONT, TITLE_PIXELS))
         ax.set_xlabel(fits.wrapped(xlabel, LABEL_FONT, TITLE_PIXELS))
         ax.set_ylabel(fits.wrapped(ylabel, LABEL_FONT, int(HEIGHT_INCHES * DPI) - 2 * MARGIN_PIXELS))
@@ -143,6 +144,21 @@ def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str
     finally:
         plt.close(fig)
     return path
+
+
+def _log_x(ax: Any, xs: Sequence[float]) -> None:
+    """A log x axis labelled in plain numbers: its default labels are mathtext (``10^{2}``), which
+    ``LITERAL_TEXT`` draws as the markup itself (``$\\mathdefault{10^{2}}$``). Its ticks are the values
+    swept when they are few enough to read (``3, 5, 10, 100, 1000``), else the decades."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+
+    ax.set_xscale("log")
+    swept = sorted(set(xs))
+    if len(swept) <= LOG_TICKS_SWEPT:
+        ax.xaxis.set_major_locator(FixedLocator(swept))
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
 
 
 def _columns(labels: list[str], columns: int) -> list[list[str]]:
