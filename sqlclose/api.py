@@ -22,6 +22,7 @@ from sqlclose.prepare.sources import (
     SourceLike,
     open_source,
     refuse_index_columns,
+    refuse_zoned_dates,
     spec_engine,
 )
 from sqlclose.privacy.criteria import Criterion, criteria_for, nothing_required
@@ -333,6 +334,7 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
     if isinstance(source, Source) and source.kind == "warehouse":
         return _open_catalog_table(source, spec, engine)
     refuse_index_columns(source, [*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers])
+    refuse_zoned_dates(source, [name for name, qi in spec.quasi_identifiers.items() if qi.kind == "dates"])
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     made = spec_engine(spec.engine, source) if engine is None else None
     try:

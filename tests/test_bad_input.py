@@ -704,6 +704,43 @@ def test_a_sparse_column_is_refused_by_name_with_its_fix(outdir):
     assert "column 'score' is sparse" in msg and "df['score'] = df['score'].sparse.to_dense()" in msg, msg
 
 
+def test_columns_of_several_levels_are_refused_with_how_to_flatten_them(outdir):
+    """Review of the sixty-third round: a DataFrame whose columns are a MultiIndex (as ``groupby().agg``
+    gives) was told that none of the spec's columns was there, with the hint for a file without its
+    header line. Oracle: the message names the levels and the flattening, and the very flattening it
+    gives makes a frame that is released (Table 3's nine rows, k = 3, nothing suppressed)."""
+    import pandas as pd
+
+    frame = table3_frame()
+    frame.columns = pd.MultiIndex.from_tuples([(c, "") for c in frame.columns])
+    msg = fails(InputError, frame, spec_dict(), outdir)
+    assert "its columns have 2 levels (a MultiIndex)" in msg and "header" not in msg, msg
+    assert "df.columns = ['_'.join(str(p) for p in c if str(p)) for c in df.columns]" in msg
+    frame.columns = ["_".join(str(p) for p in c if str(p)) for c in frame.columns]  # the fix it gives
+    assert sqlclose.anonymize(frame, spec_dict()).to_arrow().num_rows == len(TABLE3_ROWS)
+
+
+def test_timestamps_in_a_zone_under_the_dates_rule_are_refused_until_the_days_are_said(outdir):
+    """Review of the sixty-third round: a pandas column of Paris timestamps was dated in UTC without a
+    word (DuckDB keeps the instant, not the zone), so 2020-01-01 00:30 in Paris was released as
+    2019-12. Oracle: pandas' own months of the column, in the zone's wall time after the first fix
+    the message gives, in UTC after the second; the refusal for the zone itself, on pandas and Arrow."""
+    import pandas as pd
+
+    stamps = [pd.Timestamp("2020-01-01 00:30", tz="Europe/Paris")] * 20 + \
+        [pd.Timestamp("2020-06-01 00:30", tz="Europe/Paris")] * 20
+    frame = pd.DataFrame({"when": stamps, "disease": ["flu", "cold", "gastritis", "pneumonia"] * 10})
+    spec = {"privacy": {"k": 5}, "quasi_identifiers": {"when": {"dates": True, "domain": ["1900-01-01", "2030-12-31"]}},
+            "sensitive": {"disease": {"distance": "equal", "t": 0.9}}}
+    for source in (frame, pa.Table.from_pandas(frame, preserve_index=False)):
+        msg = fails(InputError, source, spec, outdir)
+        assert "column 'when' holds timestamps in the time zone 'Europe/Paris'" in msg, msg
+    for fixed in (frame["when"].dt.tz_localize(None), frame["when"].dt.tz_convert("UTC")):
+        with sqlclose.anonymize(frame.assign(when=fixed), spec, node={"when": 1}) as release:
+            released = sorted(set(release.to_arrow().column("when").to_pylist()))
+        assert released == sorted(set(fixed.dt.strftime("%Y-%m")))
+
+
 def test_the_message_for_a_complex_column_has_no_stray_quote(outdir):
     # It named "(dtype complex128'))", the tail of Arrow's tuple, and blamed numbers mixed with text.
     frame = table3_frame().assign(z=[complex(i, 1) for i in range(len(TABLE3_ROWS))])

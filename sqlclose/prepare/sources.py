@@ -189,12 +189,38 @@ def refuse_index_columns(source: Any, names: list[str]) -> None:
                             "df.reset_index() to make it a column")
 
 
+UTC_NAMES = ("UTC", "Etc/UTC", "+00:00", "Z", "GMT", "Etc/GMT")
+
+
+def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
+    """A ``dates`` quasi-identifier held by a pandas or Arrow column of timestamps in a zone other
+    than UTC: DuckDB keeps the instant, not the zone, and dates it in its session's UTC, so the
+    frame's 2020-01-01 00:30 in Paris was labelled 2019-12 (review of the sixty-third round). The
+    caller says which days are meant."""
+    if type(source).__module__.startswith("pandas"):
+        zones = {str(c): getattr(dtype, "tz", None) for c, dtype in zip(source.columns, source.dtypes)}
+    elif isinstance(source, pa.Table):
+        zones = {f.name: f.type.tz for f in source.schema if pa.types.is_timestamp(f.type)}
+    else:
+        return
+    for name in dated:
+        zone = zones.get(name)
+        if zone is not None and str(zone) not in UTC_NAMES:
+            raise InputError(
+                f"column {name!r} holds timestamps in the time zone {str(zone)!r}, and its dates rule labels days in "
+                "UTC (sqlclose's session keeps the instant, not the zone): say which days are meant — the zone's own "
+                f"wall time, df[{name!r}] = df[{name!r}].dt.tz_localize(None) (Arrow: pyarrow.compute.local_timestamp "
+                f"of the column), or UTC's, df[{name!r}] = "
+                f"df[{name!r}].dt.tz_convert('UTC')")
+
+
 def _arrow_of_pandas(frame: Any) -> pa.Table:
     """A pandas DataFrame as Arrow, its columns as they are (the index is not a column). A column
     Arrow cannot read as one type (an ``object`` column mixing numbers and text) is refused by
     name, not with Arrow's error, which quotes a value of the data. Columns named twice (or alike
     but for case) are refused as for every source, before Arrow's own ValueError."""
     _refuse_non_frame(frame)
+    _refuse_column_levels(frame)
     refuse_renamed_columns([str(name) for name in frame.columns], "the pandas DataFrame")
     _refuse_sparse(frame)
     try:
@@ -212,6 +238,18 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     _refuse_types_from_values(frame, table)
     _refuse_pandas_extensions(frame, table)
     return table
+
+
+def _refuse_column_levels(frame: Any) -> None:
+    """Columns of several levels (a MultiIndex, as ``groupby().agg`` or ``pivot_table`` give) have no
+    one name each to match the spec's: Arrow names them by their tuples' text, and the error said the
+    frame had none of the spec's columns, as of a file without its header line."""
+    levels = getattr(frame.columns, "nlevels", 1)
+    if levels > 1:
+        raise InputError(f"cannot read the pandas DataFrame: its columns have {levels} levels (a MultiIndex), so "
+                         "none has one name to match the spec's; flatten them first, e.g. df.columns = "
+                         "['_'.join(str(p) for p in c if str(p)) for c in df.columns], or keep one level with "
+                         "df.droplevel(…, axis=1)")
 
 
 def _refuse_sparse(frame: Any) -> None:
