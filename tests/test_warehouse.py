@@ -722,3 +722,26 @@ def test_write_sql_writes_nothing_inside_a_parquet_folder_release(tmp_path, host
     assert f"lies inside {rel}, a Parquet folder release (its report: {tmp_path / 'rel.report.json'})" \
         in str(caught.value), caught.value
     assert {str(p): p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before
+
+
+def test_a_histograms_dates_the_rule_cannot_read_point_at_the_warehouse(tmp_path):
+    """Review of the sixty-third round: a Postgres export under DateStyle SQL, DMY writes 20/09/2020;
+    the dates rule's refusal said to convert the column "in a [source] query", which the warehouse
+    path has none of. Oracle: the histogram made by DuckDB from the spec's own `sqlclose sql`
+    query over such text; the refusal (exit 2) points at a view over the warehouse table and the
+    ISO date style, and no longer at a [source] query."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE people AS SELECT * FROM (VALUES ('20/09/2020', 'flu'), ('21/09/2020', 'cold'), "
+                "('22/09/2020', 'flu'), ('23/09/2020', 'cold')) AS t(dob, d)")
+    spec = tmp_path / "people.toml"
+    spec.write_text('[source]\nformat = "warehouse"\ntable = "people"\ndialect = "duckdb"\ncolumns = ["dob", "d"]\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\ndob = { dates = true }\n[sensitive.d]\ndistinct_l = 2\n',
+                    encoding="utf-8")
+    histogram = tmp_path / "histogram.parquet"
+    con.execute(f"COPY ({sqlclose.histogram_sql(spec)}) TO '{histogram}' (FORMAT PARQUET)")
+    result = invoke("anonymize", "--histogram", histogram, spec, "--output", tmp_path / "release.sql")
+    assert result.exit_code == 2, result.output
+    assert "4 value(s)" in result.stderr and "that are not dates" in result.stderr
+    assert "a view over the warehouse table, then run `sqlclose sql` again" in result.stderr
+    assert "SET datestyle = ISO" in result.stderr and "[source] query" not in result.stderr
+    assert not (tmp_path / "release.sql").exists()

@@ -90,7 +90,7 @@ def _not_a_date(at: ValuesAt) -> str:
     (DuckDB's ``strptime(…)::DATE`` is no query on Spark), over the column's own name."""
     convert = exp.StrToDate(this=exp.column(at.column or "v", quoted=True), format=exp.Literal.string("%Y%m%d"))
     return ("that are not dates: the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD alone "
-            "or followed by a time of day (2024-05-17 08:30:00); convert the column in a [source] query (e.g. "
+            f"or followed by a time of day (2024-05-17 08:30:00); convert the column in {at.converted_in} (e.g. "
             f"{at.render(convert)} for days written 20240517), fix the values, or give a hierarchy file")
 
 

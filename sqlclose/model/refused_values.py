@@ -29,6 +29,7 @@ class ValuesAt:
     source: str | None = None
     rows: Sequence[int] | None = None
     dialect: str = "duckdb"
+    converted_in: str = "a [source] query"  # where the user converts a column (a histogram's: the warehouse)
 
     def render(self, sql: exp.Expression) -> str:
         """An expression in the dialect of the engine in use (DuckDB's, Spark's, a warehouse's)."""

@@ -33,6 +33,7 @@ from sqlclose.model.attributes import (
     values_not_leaves,
 )
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.refused_values import ValuesAt
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import quoted, unicode_form_hint, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
@@ -40,6 +41,9 @@ from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
+# Where a histogram's column is converted: the rows are the warehouse's, read by no [source] query here.
+WAREHOUSE_CONVERSION = ("a view over the warehouse table, then run `sqlclose sql` again and export the histogram "
+                        "anew (a Postgres export writes ISO dates under SET datestyle = ISO)")
 
 # The base histogram keeps the rows as they stand (no GROUP BY) when the source has at least
 # UNGROUPED_MIN_ROWS rows and nearly all of them (UNGROUPED_SHARE, estimated) are combinations of
@@ -169,9 +173,10 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         _refuse_nulls(coded, nulls, policies, source_label)
         _check_values(engine, effective, schema, spec, coded, source_label, histogram=counts is not None)
         types = column_types or {}
+        converted_in = WAREHOUSE_CONVERSION if counts is not None else ValuesAt.converted_in
         qis = [QuasiIdentifierColumn(c.name, qi_hierarchy(reader, c, spec.quasi_identifiers[c.name],
                                                            types.get(c.name) or schema.field(c.name).type,
-                                                           source_label, _users_dialect(spec)), c)
+                                                           source_label, _users_dialect(spec), converted_in), c)
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
