@@ -539,6 +539,10 @@ def test_others_keep_needs_the_table_columns(tmp_path, table3_histogram):
     ({"format": "warehouse"}, "table ="),
     ({"path": "x.csv", "columns": ["a"]}, "warehouse source"),
     ({"format": "warehouse", "table": "t", "dialect": "oracle"}, "dialect"),
+    # a quoted part holding a dot was split into '"peo' and 'ple"' and named with its quotes (review of the
+    # sixty-third round): refused, naming the part, where the SQL targeted schema '"peo', table 'ple"'
+    ({"format": "warehouse", "table": 'ana."peo.ple"'}, "'\"peo' would be named with its quote"),
+    ({"format": "warehouse", "table": "`ana`.people"}, "make a view of it with a plain name"),
 ])
 def test_the_warehouse_source_is_validated(source, fragment):
     spec = {"source": source, "privacy": {"k": 2}, "quasi_identifiers": {"a": {"mask": True}}}

@@ -419,6 +419,7 @@ def _csv_type(column: str, name: str) -> str:
                      "DECIMAL(precision, scale)")
 
 
+_NAME_QUOTES = ('"', "`", "[", "]")  # what a warehouse's SQL quotes a name with
 WarehouseDialect = Literal["duckdb", "spark", "postgres", "snowflake", "bigquery", "trino"]
 WAREHOUSE_DIALECTS: tuple[str, ...] = get_args(WarehouseDialect)
 
@@ -532,6 +533,13 @@ class Source(_Model):
                 len(self.table.split(".")) > 3:
             raise ValueError("a warehouse source needs table = \"[catalog.][schema.]table\" (1 to 3 dot-separated "
                              f"names; got {self.table!r})")
+        quoted = [part for part in self.table.split(".") if part[:1] in _NAME_QUOTES or part[-1:] in _NAME_QUOTES]
+        if quoted:
+            # 'ana."peo.ple"' was split into ana, "peo and ple": SQL naming schema '"peo' and table 'ple"'.
+            raise ValueError(f"table = {self.table!r}: the name is split at every dot and a quote is a character of "
+                             f"a name here, so {quoted[0]!r} would be named with its quote; a table whose name "
+                             "holds a dot cannot be given: make a view of it with a plain name in the warehouse, "
+                             "and name the view")
         if self.columns is not None and len(set(self.columns)) != len(self.columns):
             raise ValueError("columns names a column more than once")
         return self
