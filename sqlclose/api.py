@@ -263,7 +263,7 @@ def _search(problem: Problem, criteria: list[Criterion], spec: Spec,
 
 def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int] | None = None,
          examples: int = 3, *, as_run: bool = False, output_format: str | None = None,
-         partition_by: tuple[str, ...] | list[str] = ()) -> dict:
+         partition_by: tuple[str, ...] | list[str] = (), values: bool = False) -> dict:
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
     and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
@@ -271,7 +271,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     out, or a name or level the spec lacks, is refused).
     Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
     run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
-    that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold."""
+    that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold. ``values``:
+    show example generalizations of hierarchies whose leaves are the data's own values too."""
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:
@@ -284,7 +285,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
         levels = checked_node(given, names, [qi.levels for qi in problem.qis])
         from sqlclose.prepare.plan import describe_problem
 
-        return describe_problem(problem, spec, levels, examples)
+        return describe_problem(problem, spec, levels, examples, values)
     finally:
         opened.engine.close()
 

@@ -288,6 +288,40 @@ def test_sign_off_page_of_a_file_that_no_longer_matches_its_report_does_not_say_
     assert not (project / "page.html").exists()
 
 
+@pytest.mark.parametrize("forged", ["k", "distance", "t"])
+def test_sign_off_page_of_a_report_whose_figures_were_edited_is_refused(project, forged):
+    """Review of the sixty-third round: the page checked the release's digest, which ties the file to
+    the report but not the report's figures to the file: a report edited beside its release (k and the
+    smallest class 5 over classes of 3; the disease distance lowered to 0.05; salary's t lowered below
+    its distance) got a page saying "verified", exit 0. Oracle: the class sizes and the largest salary
+    distance read by a plain GROUP BY over the release; the page is refused (exit 4) with every edit,
+    and not written; the unedited report gets its page."""
+    import json
+
+    import duckdb
+
+    release, report = project / "out" / "release.parquet", project / "out" / "release.parquet.report.json"
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    sizes = [n for (n,) in duckdb.sql(f"SELECT COUNT(*) FROM '{release}' GROUP BY zip, age").fetchall()]
+    assert min(sizes) == 3
+    doc = json.loads(report.read_text())
+    salary = doc["privacy"]["sensitive"]["salary"]
+    if forged == "k":
+        doc["privacy"]["k"] = doc["privacy"]["min_class_size"] = 5
+    elif forged == "distance":
+        doc["privacy"]["sensitive"]["disease"]["max_emd"] = doc["t_against_release"]["disease"] = 0.05
+    else:
+        assert salary["max_emd"] > 0.1
+        salary["t"] = 0.1
+    forged_report = project / "out" / "forged.json"
+    forged_report.write_text(json.dumps(doc))
+    result = invoke("report", forged_report, "--html", project / "page.html", "--release", release)
+    assert result.exit_code == 4, result.output
+    assert f"{release} does not match its report {forged_report}" in result.output
+    assert not (project / "page.html").exists()
+    assert invoke("report", report, "--html", project / "page.html").exit_code == 0
+
+
 @pytest.mark.parametrize(("content", "says"), [
     ("[1, 2]", "it holds a list, not the JSON object"),
     ("{}", "it lacks generalization, privacy, input, output, suppressed_rows, classes, utility"),

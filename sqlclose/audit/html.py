@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sqlclose.audit.check import CheckReport, check
-from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, read_report
+from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, T_TOLERANCE, read_report
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
@@ -180,8 +180,9 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
         shown = ("withheld from the report: the input holds the suppressed rows' values" if value is None
                  else f"<strong class='privacy-value'>{value:.4f}</strong>")
         distance = html.escape(reached.get("distance") or NOT_GIVEN)
+        within = value is None or value <= reached["t"] + T_TOLERANCE  # said as it is, never assumed
         items.append(f"largest {distance} distance from the input's distribution {shown} "
-                     f"≤ t = {_figure_text(reached['t'], '')}")
+                     f"{'≤' if within else '> (FAILS)'} t = {_figure_text(reached['t'], '')}")
         if name in doc.get("t_against_release", {}):
             items.append(f"against the released table's own distribution: {doc['t_against_release'][name]:.4f}")
     for key in ("distinct_l", "entropy_l", "recursive", "p"):

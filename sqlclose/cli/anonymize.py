@@ -299,10 +299,13 @@ Example:
               help="Input table (overrides [source] path; refused when the spec's source is a query).")
 @click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node, a level for every "
               "quasi-identifier (default: the bottom).")
+@click.option("--show-values", is_flag=True, help="Give example generalizations of hierarchies whose leaves are "
+              "the data's values too (withheld by default: a job's log would hold them).")
 @json_option
 @verbose_option
 @guarded_read_only
-def explain(spec_path: Path, source: Path | None, node: str | None, as_json: bool, verbose: bool) -> None:
+def explain(spec_path: Path, source: Path | None, node: str | None, show_values: bool, as_json: bool,
+            verbose: bool) -> None:
     """Show what a run would do: source and rows, each quasi-identifier's hierarchy with example
     generalizations per level, the lattice, the requirements, and the SQL of the histogram scan
     and of the release. Reads the data once (validating it); writes nothing."""
@@ -311,10 +314,11 @@ def explain(spec_path: Path, source: Path | None, node: str | None, as_json: boo
     spec, chosen = load_spec(spec_path), parse_node(node)
     from sqlclose import api  # once the spec is valid (as anonymize)
 
-    _print_plan(api.plan(source, spec, chosen), as_json, quiet=False, sql=True)
+    _print_plan(api.plan(source, spec, chosen, values=show_values), as_json, quiet=False, sql=True,
+                node_given=chosen is not None)
 
 
-def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False) -> None:
+def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_given: bool = False) -> None:
     if as_json:
         click.echo(json.dumps(plan, indent=2))
         return
@@ -327,6 +331,8 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False) -> No
                    f"{qi['domain']}")
         for example in qi["examples"]:
             click.echo("      " + " -> ".join(example))
+        if qi["examples_withheld"]:
+            click.echo(f"      examples withheld: {qi['examples_withheld']} (or explain --show-values)")
     req = plan["requirements"]
     click.echo(f"require    k = {req['k']}, suppression <= {req['suppression']:.1%}")
     for name, s in req["sensitive"].items():
@@ -336,7 +342,11 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False) -> No
     if sql:
         click.echo("\n-- the one grouping of the source's rows (QI and sensitive values as codes, counted):")
         click.echo(plan["sql"]["histogram_scan"])
-        click.echo("\n-- the release query (suppressed classes are excluded once the search has run):")
+        at = ", ".join(f"{name}={level}" for name, level in plan["release_node"].items())
+        which = (f"at the node given ({at})" if node_given else
+                 f"at the bottom node ({at}: every quasi-identifier as it is), not the node the search will choose: "
+                 "give --node to see another")
+        click.echo(f"\n-- the release query {which}; suppressed classes are excluded once the search has run:")
         click.echo(plan["sql"]["release"])
     else:
         click.echo("dry run: nothing was written")

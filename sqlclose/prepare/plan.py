@@ -13,14 +13,18 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import LEAF_COUNTING
 
 
-def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3) -> dict:
-    """The source, hierarchies with example generalizations, lattice, models and the SQL."""
+def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3, values: bool = False) -> dict:
+    """The source, hierarchies with example generalizations, lattice, models and the SQL.
+    ``values``: give examples of a hierarchy whose leaves are the data's own values too (a rule's,
+    or a file's or tree's not declared ``domain = "leaves"``); else those are withheld, as a job's
+    log of ``--dry-run`` or ``explain`` would hold a person's ZIP code and age."""
     qis = []
     for qi in problem.qis:
         h = qi.hierarchy
-        picks = _spread(len(h.rows), examples)
+        withheld = None if values else _data_values(h, qi.name)
+        picks = [] if withheld else _spread(len(h.rows), examples)
         qis.append({"name": qi.name, "levels": h.levels, "origin": h.origin, "leaves": len(h.leaves),
-                    "examples": [list(h.rows[i]) for i in picks],
+                    "examples": [list(h.rows[i]) for i in picks], "examples_withheld": withheld,
                     "domain": _domain(h, spec.quasi_identifiers[qi.name])})
     models = {"k": spec.k, "suppression": spec.suppression,
               "sensitive": {name: {"models": s.models, **_thresholds(s)} for name, s in spec.sensitive.items()}}
@@ -32,6 +36,7 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
         "lattice_size": math.prod(qi.levels for qi in problem.qis),
         "requirements": models,
         "released_columns": problem.released,
+        "release_node": {qi.name: int(level) for qi, level in zip(problem.qis, node)},
         "sql": {"histogram_scan": histogram_scan_sql(problem), "release": release_sql(problem, node)},
     }
 
@@ -64,6 +69,15 @@ def _domain(h: Hierarchy, s: QuasiIdentifier) -> str:
         said += ("; its levels follow the codes' length: declare length = N, or a column whose codes are "
                  "all suppressed tells that they existed")
     return said
+
+
+def _data_values(h: Hierarchy, name: str) -> str | None:
+    """Why a hierarchy's examples are not shown (None: its leaves are a declared code list)."""
+    if h.rule is None and not h.counts_data:
+        return None
+    whose = (f"the {h.rule} rule's leaves are" if h.rule
+             else "its leaves may be")  # a file or tree without domain = "leaves": it may list the data's values
+    return f"{whose} the column's values in the data; `sqlclose hierarchy show SPEC.toml:{name}` lists them"
 
 
 def _spread(n: int, count: int) -> list[int]:
