@@ -520,6 +520,36 @@ def test_check_against_refuses_a_t_below_the_reports_own_max_emd(table3_release,
     assert "privacy.sensitive.disease.max_emd" in result.output and "above its own t = 0.2" in result.output
 
 
+def _cut_disease(d: dict) -> None:
+    for section in (d["privacy"]["sensitive"], d["t_against_release"], d["utility"]["sensitive"]):
+        section.pop("disease")
+
+
+@pytest.mark.parametrize(("edit", "says"), [
+    (lambda d: d.__setitem__("verified", False), "verified: the report says False"),
+    (_cut_disease, "output.column_roles names the sensitive columns ['disease', 'salary'], privacy.sensitive "
+                   "['salary']"),
+    (lambda d: d["output"]["column_roles"].__setitem__("disease", "other (unchanged)"),
+     "output.column_roles names the sensitive columns ['salary'], privacy.sensitive ['disease', 'salary']"),
+], ids=["not-verified", "claims-cut-out", "role-changed"])
+def test_check_against_refuses_a_report_that_contradicts_itself(table3_release, tmp_path, edit, says):
+    """Review of the sixty-third round: a report saying `verified: false`, or with every claim of a
+    sensitive column cut out while its column roles still call it sensitive, or the column's role
+    changed under its t claim, "matched" (exit 0): nothing of the column was checked. Oracle: the
+    report as written matches (test above); each edit is named, exit 4."""
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc, edit)
+    assert result.exit_code == 4 and "does not match" in result.output, result.output
+    assert says in result.output, result.output
+
+
+def test_check_against_refuses_a_report_of_a_newer_schema(table3_release, tmp_path):
+    """A report of schema 99.0 was judged by the fields it shares with this version's: bad input now."""
+    release, doc = table3_release
+    result = against_edited(tmp_path, release, doc, lambda d: d.__setitem__("schema_version", "99.0"))
+    assert result.exit_code == 2 and "a report of schema 99.0, newer than this sqlclose reads" in result.output
+
+
 def test_check_against_refuses_a_level_whose_labels_the_file_does_not_hold(table3_release, tmp_path):
     """The file's ages (<40, >=40) are age.csv's level 2, none of its level 1 (2*, 3*, 4*, 5*)."""
     release, doc = table3_release

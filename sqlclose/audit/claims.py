@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -401,10 +401,11 @@ def row_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
 _T_KEYS = {"distance", "emd", "max_emd", "max_distance", "t"}  # what a t model's entry holds (release/report.py)
 
 
-def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
+def distance_claims(doc: dict, measured: Mapping[str, dict], unmeasured: Collection[str] = ()) -> list[str]:
     """Per sensitive column with a t model: the largest distance within the report's own t, and,
     with nothing suppressed (the input's distribution is then the file's), equal to the largest
-    distance measured over the file (``measured``: the audit's per sensitive column)."""
+    distance measured over the file (``measured``: the audit's per sensitive column; not for the
+    columns ``unmeasured``, whose model was not known)."""
     problems: list[str] = []
     suppressed = doc["suppressed_rows"]
     for name, entry in doc["privacy"]["sensitive"].items():
@@ -421,7 +422,7 @@ def distance_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
             if entry[key] > entry["t"] + T_TOLERANCE:
                 problems.append(f"{field}: the report says {entry[key]}, above its own t = {entry['t']} "
                                 f"(privacy.sensitive.{name}.t)")
-            if not suppressed:
+            if not suppressed and name not in unmeasured:
                 distances = (measured.get(name) or {}).get("distances", {})
                 found = (distances.get(entry.get("distance")) or {}).get("reached")
                 problems += differs(field, entry[key], found,
