@@ -506,3 +506,26 @@ def test_a_run_waiting_to_place_in_a_folder_another_run_is_placing_in_says_so(tm
                 pass
     assert [w.category for w in said] == [WaitWarning]
     assert f"another sqlclose run is placing a release in {target.parent}; this run waits" in str(said[0].message)
+
+
+@pytest.mark.parametrize("table", ["", " ", "main.", ".people"])
+def test_an_output_table_naming_no_table_is_refused_before_anything(tmp_path, table):
+    """Review of the sixty-third round: `--output-table ''` (or 'main.') passed --dry-run and failed after
+    the search with DuckDB's "zero-length delimited identifier" (exit 1; the Python API an EngineError),
+    and '.people' was written as main.people. Refused as a mistake of the spec (exit 2), by the API too.
+    Oracle: the database written by an earlier run, byte for byte, and nothing else in the folder."""
+    db = tmp_path / "release.duckdb"
+    with sqlclose.anonymize(table3([f"kept-{i}" for i in range(9)]), SPEC) as r:
+        r.write(db, table="people")
+    before = db.read_bytes()
+    with sqlclose.anonymize(table3([f"kept-{i}" for i in range(9)]), SPEC) as r:
+        with pytest.raises(sqlclose.InputError, match=f"table = {table!r} names no table"):
+            r.write(db, table=table, overwrite=True)
+    (tmp_path / "p").mkdir()
+    project = table3_project(tmp_path / "p")
+    spec = project / "spec.toml"
+    run = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec), "-o", str(db),
+                          "--output-table", table, "--dry-run"], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and f"table = {table!r} names no table" in run.stderr, run.stderr
+    assert db.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p", "release.duckdb", "release.duckdb.people.report.json"]

@@ -220,6 +220,12 @@ class Engine(ABC):
     # Text a partitioned Parquet write cannot carry in a folder name, refused before writing (or the
     # search): Spark writes "" as its NULL folder (read back NULL) and fails on that folder's name.
     unwritten_partition_text: ClassVar[tuple[str, ...]] = ()
+
+    def partition_name_bytes(self, value: exp.Expression) -> exp.Expression | None:
+        """The bytes of a text partition value's folder name (after ``column=``) as the engine writes
+        it, or None when the engine does not say (the folder name's limit is then not checked)."""
+        return None
+
     # Can ORDER BY sort a MAP (or a type holding one)? Spark cannot (INVALID_ORDERING_TYPE): such a
     # column is then sorted by its text alone (``queries.Ties.by_text``).
     orders_maps: ClassVar[bool] = True

@@ -602,6 +602,10 @@ class Output(_Model):
         if (kind == "duckdb") != (self.table is not None):
             raise ValueError("a DuckDB database output needs table = \"name\"" if kind == "duckdb"
                              else f"table = {self.table!r} only applies to a DuckDB database output")
+        schema, dot, name = (self.table if self.table is not None else "x").rpartition(".")
+        if not name.strip() or (dot and not schema.strip()):  # '' failed after the search (review, 63rd round)
+            raise ValueError(f"table = {self.table!r} names no table: give \"name\" or \"schema.name\", neither "
+                             "part empty")
         if self.partition_by and kind != "parquet-folder":
             raise ValueError("partition_by applies to a Parquet folder output (a path without a suffix, or "
                              "format = \"parquet-folder\")")

@@ -16,6 +16,7 @@ release's column order, so the verifier compares the same table the file release
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -71,6 +72,35 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
                          "date columns (signed or unsigned integers, decimals, booleans)")
     text = [c for c in typed if pa.types.is_string(t := schema.field(c).type) or pa.types.is_large_string(t)]
     _refuse_unwritten_text(engine, query, params, text)
+    _refuse_long_names(engine, query, params, text)
+
+
+def _refuse_long_names(engine: Engine, query: exp.Expression, params: Sequence[Any], text: list[str]) -> None:
+    """Refuse a text partition value whose folder name (``column=`` and the value as the engine
+    escapes it) is longer than a file name may be: its write failed after the whole search (exit 1),
+    the error quoting the value (review of the sixty-third round). Counted, never shown."""
+    limit = _name_max()
+    lengths = [(c, engine.partition_name_bytes(exp.column(exp.to_identifier(c, quoted=True)))) for c in text]
+    lengths = [(c, length) for c, length in lengths if length is not None]
+    if not lengths:
+        return
+    counts = [exp.CountIf(this=exp.GT(this=length, expression=exp.Literal.number(limit - len(c) - 1))).as_(f"c{i}")
+              for i, (c, length) in enumerate(lengths)]
+    found = engine.fetch_row(exp.select(*counts).from_(query.subquery("released")), params)
+    for i, (name, _) in enumerate(lengths):
+        if found[f"c{i}"]:
+            raise InputError(f"cannot partition by {name!r}: {found[f'c{i}']} row(s) hold a value whose folder name "
+                             f"({name}=… as the {engine.name} engine escapes it) is longer than the {limit} bytes a "
+                             "file name may have here; partition by a column of shorter values, or release it as "
+                             "it is without partitioning")
+
+
+def _name_max() -> int:
+    """The longest file name the file system allows (255 on Linux's, and where it cannot be asked)."""
+    try:
+        return os.pathconf(".", "PC_NAME_MAX")
+    except (OSError, ValueError, AttributeError):
+        return 255
 
 
 def _refuse_unwritten_text(engine: Engine, query: exp.Expression, params: Sequence[Any], text: list[str]) -> None:
@@ -88,10 +118,12 @@ def _refuse_unwritten_text(engine: Engine, query: exp.Expression, params: Sequen
     for i, name in enumerate(text):
         if found[f"c{i}"]:
             told = " or ".join(repr(v) if v else "empty text ('')" for v in unwritten)
+            other = ", or use the DuckDB engine" if "" in unwritten else ""
             raise InputError(f"cannot partition by {name!r} on the {engine.name} engine: {found[f'c{i}']} row(s) hold "
-                             f"{told}, which its folder names cannot carry (it writes them as the NULL folder, so "
-                             "the release would not read back as written); partition by another column, make those "
-                             "values NULL or other text first, or use the DuckDB engine")
+                             f"{told}, which folder names cannot carry apart from NULL (Spark writes them as the NULL "
+                             "folder; pyarrow and Hive read a folder of that text as NULL), so the release would not "
+                             f"read back as written; partition by another column, or make those values NULL or other "
+                             f"text first{other}")
 
 
 def read_folder(engine: Engine, target: Path, types: Mapping[str, str], columns: list[str]) -> exp.Expression:
