@@ -232,13 +232,23 @@ def test_the_page_prints_a_figure_the_schema_allows_as_null(tmp_path, incognito,
     """Review rv28 #1: the schema allows these as null (``l1_closeness`` "where the file has no
     class"; ``root_percent`` and ``t`` default to null): the page crashed on them (exit 1,
     "unsupported format string passed to NoneType", a KeyError, matplotlib given t = None).
-    The oracle is the schema: the page is written (exit 0), the figure printed as "—", the entry's
+    The oracle is the schema: the page is rendered, the figure printed as "—", the entry's
     other figure as worked by hand (Table 3's nine salaries are distinct: every class of 3 holds 3,
-    an l-diversity value of exp(ln 3) = 3)."""
-    result = _read(tmp_path, *incognito, path, value, "report", spec=True)
-    assert result.exit_code == 0, result.output
-    page = (tmp_path / "page.html").read_text(encoding="utf-8")
+    an l-diversity value of exp(ln 3) = 3). Since the sixty-third round the command checks every claim
+    before the page (a report edited beside its release got a page vouching for it): a figure the
+    file decides (the L1 and l-diversity values of a file that has classes, a t model's t) left null
+    is a mismatch there, exit 4 and no page; the root share, which the file does not decide, is not."""
+    from sqlclose.audit.html import render_html
+
+    release, doc = incognito
+    edited = json.loads(json.dumps(doc))
+    set_field(edited, path, value)
+    (tmp_path / "edited.json").write_text(json.dumps(edited))
+    page = render_html(tmp_path / "edited.json", release.parent / "s.toml", release)
     assert printed in page, page[page.find("Utility"):][:600]
+    result = _read(tmp_path, *incognito, path, value, "report", spec=True)
+    assert result.exit_code == (0 if path.startswith("utility.root") else 4), result.output
+    assert (tmp_path / "page.html").exists() == path.startswith("utility.root")
 
 
 @pytest.mark.parametrize("release_of", ["incognito", "gaa"])
@@ -298,3 +308,20 @@ def test_check_judges_a_node_or_lattice_level_left_out_as_a_mismatch(tmp_path, i
     result = _read(tmp_path, *incognito, path, KeyError, "check")
     assert result.exit_code == 4, result.output
     assert said in result.output, result.output
+
+
+def test_the_page_says_a_distance_above_t_fails_never_that_it_is_within(tmp_path, incognito):
+    """Review of the sixty-third round: the page wrote "0.1667 ≤ t = 0.1" for a report whose t was
+    lowered below its own largest distance, comparing nothing. The command refuses such a report now
+    (every claim checked); the renderer, given it all the same, says it fails. Oracle: the report's own
+    salary distance, above the t the test writes."""
+    from sqlclose.audit.html import render_html
+
+    release, doc = incognito
+    edited = json.loads(json.dumps(doc))
+    distance = edited["privacy"]["sensitive"]["salary"]["max_emd"]
+    assert distance > 0.1
+    edited["privacy"]["sensitive"]["salary"]["t"] = 0.1
+    (tmp_path / "edited.json").write_text(json.dumps(edited))
+    page = render_html(tmp_path / "edited.json", release.parent / "s.toml", release)
+    assert f"{distance:.4f}</strong> > (FAILS) t = 0.1" in page and f"{distance:.4f}</strong> ≤ t = 0.1" not in page

@@ -387,6 +387,18 @@ def test_the_cli_names_what_the_report_withholds(tmp_path):
     ({"bands": [10], "length": 5}, "length is declared for a mask rule, not bands"),
     ({"mask": [2, 6], "length": 5}, "mask steps must increase strictly within 1..5"),
     ({"mask": [3, 2], "length": 5}, "mask steps must increase strictly within 1..5"),
+    # the sixty-third round's review: these were accepted and ignored (origin, mask_char, delimiter on
+    # another kind), or refused only once the source was read (widths that do not nest, mask steps)
+    ({"dates": ["year", "5y"], "origin": 1982}, "origin is declared for a bands rule, not dates; the dates rule's "
+                                                "bands of N years start at multiples of N"),
+    ({"mask": True, "origin": 5}, "origin is declared for a bands rule, not mask"),
+    ({"file": "age.csv", "mask_char": "#"}, "mask_char is declared for a mask rule, not file"),
+    ({"bands": [10, 20], "delimiter": ","}, "delimiter is declared for a file hierarchy, not bands"),
+    ({"bands": [5, 7]}, "band widths must nest, each a multiple (at least 2×) of the previous: 5 then 7"),
+    ({"bands": [10, 10]}, "10 then 10 would give a band two parents"),
+    ({"bands": [0.1, 0.2, 0.5]}, "0.2 then 0.5 would give a band two parents"),
+    ({"mask": [3, 2]}, "mask steps (the characters masked at each level) must be at least 1 and increase strictly"),
+    ({"mask": [0, 5]}, "must be at least 1 and increase strictly; got mask = [0, 5]"),
 ])
 def test_a_bad_declaration_is_refused_with_the_spec(qi, message):
     with pytest.raises(SpecError) as e:

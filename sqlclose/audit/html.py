@@ -180,7 +180,7 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
         shown = ("withheld from the report: the input holds the suppressed rows' values" if value is None
                  else f"<strong class='privacy-value'>{value:.4f}</strong>")
         distance = html.escape(reached.get("distance") or NOT_GIVEN)
-        within = value is None or value <= reached["t"] + T_TOLERANCE  # said as it is, never assumed
+        within = value is None or reached["t"] is None or value <= reached["t"] + T_TOLERANCE  # said, not assumed
         items.append(f"largest {distance} distance from the input's distribution {shown} "
                      f"{'≤' if within else '> (FAILS)'} t = {_figure_text(reached['t'], '')}")
         if name in doc.get("t_against_release", {}):
@@ -292,6 +292,13 @@ def _lattice_chart(doc: dict) -> str:
         ax.set_title(f"Lattice of {doc['lattice']['size']} nodes")
         ax.legend(loc="upper left", fontsize=8)
         return _embed(plt, fig, "lattice with the chosen node")
+
+
+def refuse_malformed(doc: dict) -> None:
+    """What the page refuses as bad input in a report's own figures (exit 2), told before the
+    release is checked against them (a mismatch, exit 4): a node outside its lattice."""
+    if doc.get("lattice"):
+        _chosen_node(doc, list(doc["generalization"]))
 
 
 def _chosen_node(doc: dict, names: list[str]) -> tuple[int, ...]:

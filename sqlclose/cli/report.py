@@ -35,10 +35,11 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     table exported from the warehouse whose figures are not its report's."""
     from sqlclose.against_report import models_from_report, refuse_changed_release
     from sqlclose.audit.claims import read_report
-    from sqlclose.audit.html import PAGE_FIELDS, PAGE_PRINTS, write_html
+    from sqlclose.audit.html import PAGE_FIELDS, PAGE_PRINTS, refuse_malformed, write_html
     from sqlclose.release.files import refuse_page_target
 
     doc = read_report(report_path, PAGE_FIELDS, PAGE_PRINTS)
+    refuse_malformed(doc)
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
     refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"], spec_path)

@@ -16,6 +16,7 @@ import numbers
 import os
 import re
 import tomllib
+from decimal import Decimal, localcontext
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -89,6 +90,18 @@ RULES = ("bands", "mask", "dates")  # built from the column's distinct values
 LEAVES = "leaves"  # domain = "leaves": a file's or tree's leaves are the column's domain, not the data's values
 
 
+def _refuse_unnested_bands(widths: list) -> None:
+    """Band widths must nest, each a whole multiple (≥ 2×) of the previous, exactly (as decimals):
+    said with the spec, before the source is read, where the rule said it after reading it."""
+    steps = [Decimal(str(w)) for w in widths]
+    with localcontext() as context:
+        context.prec = 50 + 2 * max(abs(d.adjusted()) for d in steps)
+        for a, b in zip(steps, steps[1:]):
+            if b % a != 0 or b // a < 2:
+                raise ValueError(f"band widths must nest, each a multiple (at least 2×) of the previous: {a} then {b} "
+                                 "would give a band two parents (e.g. bands = [5, 10, 20])")
+
+
 class HierarchySpec(_Model):
     """Where a hierarchy comes from: exactly one of ``file``, ``bands``, ``mask``, ``dates``,
     ``tree`` (or, from Python, a ready ``hierarchy``)."""
@@ -115,6 +128,8 @@ class HierarchySpec(_Model):
         if isinstance(widths, list) and (not widths or not all(_finite(w) and w > 0 for w in widths)):
             raise ValueError("band widths must be finite positive numbers, each a multiple of the previous "
                              "(e.g. bands = [5, 10, 20])")
+        if isinstance(widths, list):
+            _refuse_unnested_bands(widths)
         return widths
 
     @field_validator("origin", mode="before")
@@ -150,6 +165,24 @@ class HierarchySpec(_Model):
                 "give exactly one hierarchy source: file = \"x.csv\", bands = [5, 10], mask = true, dates = true, "
                 f"or tree = {{…}} (got {', '.join(given) or 'none'})"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _keys_fit_the_kind(self) -> HierarchySpec:
+        """A key of another kind of hierarchy was accepted and ignored (``origin`` beside ``dates``,
+        ``delimiter`` beside ``bands``): the user asked for something the hierarchy does not do."""
+        for key, kind in (("origin", "bands"), ("mask_char", "mask"), ("delimiter", "file")):
+            # its default is what a dumped spec holds for every kind (model_dump): only another value asks
+            if key in self.model_fields_set and getattr(self, key) != type(self).model_fields[key].default \
+                    and self.kind != kind:
+                hint = ("; the dates rule's bands of N years start at multiples of N (1980-1984)"
+                        if key == "origin" and self.kind == "dates" else "")
+                raise ValueError(f"{key} is declared for a {kind} {'rule' if kind != 'file' else 'hierarchy'}, "
+                                 f"not {self.kind}{hint}")
+        if isinstance(self.mask, list) and self.length is None and (any(step < 1 for step in self.mask)
+                                             or any(b <= a for a, b in zip(self.mask, self.mask[1:]))):
+            raise ValueError(f"mask steps (the characters masked at each level) must be at least 1 and increase "
+                             f"strictly; got mask = {self.mask} (e.g. mask = [1, 3, 5])")
         return self
 
     @model_validator(mode="after")
