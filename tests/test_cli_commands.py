@@ -1231,6 +1231,27 @@ def test_a_sensitive_value_missing_from_its_hierarchy_is_counted_never_shown(tmp
     assert not (tmp_path / "out").exists()
 
 
+def test_sensitive_values_off_a_leaf_by_spaces_or_case_are_counted_as_such(tmp_path):
+    """Review of the sixty-third round: 'gastritis ' (a trailing space) or 'Flu' off a hierarchy of
+    'gastritis' and 'flu' was told only as values that are not leaves, unshown: the user had nothing
+    to look for. Now counted as such, still unshown. Oracle: the data written here, by hand: one
+    value with a space (2 rows), one in another case (1 row), one neither (1 row)."""
+    diagnoses = ["flu", "gastritis ", "flu", "gastritis ", "Flu", "SECRET-TB", "flu", "gastritis"]
+    (tmp_path / "r.csv").write_text("age,diagnosis\n" + "".join(f"{20 + i % 2},{d}\n" for i, d in enumerate(diagnoses)))
+    (tmp_path / "age.csv").write_text("20;*\n21;*\n")
+    (tmp_path / "diag.csv").write_text("flu;resp;*\ngastritis;dig;*\n")
+    (tmp_path / "spec.toml").write_text(
+        '[source]\npath = "r.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+        'age = { file = "age.csv" }\n[sensitive.diagnosis]\ndistance = "hierarchical"\nt = 0.9\n'
+        'hierarchy = "diag.csv"\n')
+    result = invoke("anonymize", tmp_path / "spec.toml")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "holds 3 value(s) (in 4 row(s)) that are not leaves" in said, said
+    assert "1 of them differ from a leaf only by spaces around them" in said
+    assert "1 of them differ from a leaf only in upper and lower case" in said
+    assert "SECRET" not in said and "Flu" not in said and "gastritis " not in result.output
+
+
 def test_hierarchy_validate_and_show_read_a_table_of_a_duckdb_database(tmp_path):
     """`hierarchy validate h.csv --data db.duckdb --column sex` said 'a DuckDB database source needs
     table = "name"', a spec key the command has no option for. It takes --table now (and says so

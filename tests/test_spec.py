@@ -484,6 +484,28 @@ def test_a_top_level_key_written_inside_a_table_is_told_as_such(tmp_path, toml, 
            "[table]" in message, message
 
 
+@pytest.mark.parametrize(("toml", "said"), [
+    ('[privacy]\nk = 2\nsuppression = 5\n', "privacy.suppression: Input should be less than 1; it is a fraction of "
+                                             "the rows: 5 % is suppression = 0.05 (got 5)"),
+    ('[privacy]\nk = 2\n[output]\npath = "o.parquet"\nsuppression = 0.05\n',
+     "output.suppression: suppression belongs under [privacy] (or at the top of the spec, before the first [table]): "
+     "TOML makes a key written after [output] a key of that table"),
+    ('[privacy]\nsuppression = 0.05\n[output]\npath = "o.parquet"\nk = 5\n', "output.k: k belongs under [privacy]"),
+    ('[privacy]\nk = 2\n[quasi_identifiers.zip]\nmask = true\nlength = 0\n',
+     "length must be a whole number of characters, at least 1 (e.g. length = 5 for ZIP codes); got 0\n"),
+], ids=["suppression-as-percent", "suppression-after-output", "k-after-output", "length-told-once"])
+def test_a_spec_mistake_a_person_makes_is_told_with_its_fix(tmp_path, toml, said):
+    """Review of the sixty-third round: `suppression = 5` (meant as 5 %) was told only "less than 1";
+    `k` written after [output] was an unknown key of [output]; `length = 0` ended "got 0 (got 0)"."""
+    path = tmp_path / "s.toml"
+    body = toml if "quasi_identifiers" in toml else toml.replace("[privacy]", "[quasi_identifiers]\nage = { bands = "
+                                                                              "[5] }\n[privacy]")
+    path.write_text('[source]\npath = "p.csv"\n' + body + "[sensitive.d]\ndistinct_l = 2\n")
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert said in str(caught.value) + "\n", str(caught.value)
+
+
 def test_sha256_reads_a_band_width_or_origin_as_the_number_it_writes():
     """Widths and origins are kept whole (exact past 2**53, review rv10 #9): 5 and 5.0, 0 and 0.0
     are still one spec, and a whole number past 2**53 another than the float next to it."""

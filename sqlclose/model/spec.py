@@ -1067,8 +1067,14 @@ def _problem(item: Any) -> str:
         msg, got = "missing: this key is required", ""
     else:
         msg = item["msg"].removeprefix("Value error, ")
-        got = f" (got {shown!r})" if not isinstance(shown, dict) else ""
+        got = f" (got {shown!r})" if not isinstance(shown, dict) and "; got " not in msg else ""
+        if parts[-1:] == ("suppression",) and _number_in(shown, 1, 100):
+            msg += "; it is a fraction of the rows: 5 % is suppression = 0.05"
     return f"{'.'.join(parts) or '(top level)'}: {msg}{got}"
+
+
+def _number_in(value: Any, low: float, high: float) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and low <= value <= high
 
 
 _TOP_LEVEL = "a top-level key: write it at the top of the spec, before the first [table]"
@@ -1079,6 +1085,9 @@ def _unknown_key(loc: tuple[str, ...]) -> str:
     else the keys it has."""
     if len(loc) > 1 and loc[-1] in ("identifiers", "others"):
         return f"{loc[-1]} is {_TOP_LEVEL} (TOML makes a key written after [{loc[0]}] a key of that table)"
+    if len(loc) > 1 and loc[0] != "privacy" and loc[-1] in ("k", "suppression"):
+        return (f"{loc[-1]} belongs under [privacy] (or at the top of the spec, before the first [table]): TOML "
+                f"makes a key written after [{loc[0]}] a key of that table")
     keys = _keys_at(loc[:-1])
     close = difflib.get_close_matches(loc[-1], keys, n=2) if loc else []
     if close:
