@@ -165,6 +165,25 @@ def test_explain_prints_hierarchies_lattice_and_sql(project):
     assert not (project / "out").exists()
 
 
+def test_a_dry_run_warns_of_a_sensitive_level_that_groups_nothing_as_the_report_would(project):
+    """Review of the sixty-third round: a '*' appended above disease.csv's single root (the format's
+    `leaf;…;*` taken literally) makes every hierarchical distance 3/4 of itself, so t = 0.3 holds as
+    0.4 would; the report warned of it, but only after the release was placed. --dry-run and explain
+    say it before. Oracle: the warning the written release's report gives, word for word."""
+    (project / "disease.csv").write_text("".join(line + ";*\n" for line in
+                                                 (project / "disease.csv").read_text().splitlines() if line))
+    dry = invoke("anonymize", project / "spec.toml", "--dry-run")
+    explained = invoke("explain", project / "spec.toml")
+    assert dry.exit_code == 0 and explained.exit_code == 0, dry.output
+    assert not (project / "out").exists()
+    done = invoke("anonymize", project / "spec.toml", "-q")
+    assert done.exit_code == 0, done.output
+    warned = [w for w in json.loads((project / "out" / "release.parquet.report.json").read_text())["warnings"]
+              if "groups nothing" in w]
+    assert len(warned) == 1 and "t = 0.3 holds as t = 0.4 would" in warned[0]
+    assert f"warning    {warned[0]}" in dry.output and f"warning    {warned[0]}" in explained.output
+
+
 def test_dry_run_validates_and_writes_nothing(project):
     result = invoke("anonymize", project / "spec.toml", "--dry-run")
     assert result.exit_code == 0 and "dry run: nothing was written" in result.output

@@ -339,6 +339,8 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
         details = ", ".join(f"{k} = {v}" for k, v in s.items() if k != "models")
         click.echo(f"  {name}: {', '.join(s['models'])} ({details})")
     click.echo(f"release    columns {', '.join(plan['released_columns'])}")
+    for warning in plan["warnings"]:
+        click.echo(f"warning    {warning}")
     if sql:
         click.echo("\n-- the one grouping of the source's rows (QI and sensitive values as codes, counted):")
         click.echo(plan["sql"]["histogram_scan"])

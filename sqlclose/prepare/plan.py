@@ -9,6 +9,7 @@ from sqlclose.model.lattice import Node
 from sqlclose.model.spec import QuasiIdentifier, Spec
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import counted_columns, release_query
+from sqlclose.privacy.distances import idle_level_warnings
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import LEAF_COUNTING
 
@@ -36,6 +37,8 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
         "lattice_size": math.prod(qi.levels for qi in problem.qis),
         "requirements": models,
         "released_columns": problem.released,
+        # what the release's report would warn of the hierarchies alone, told before the run
+        "warnings": idle_level_warnings(problem.sas),
         "release_node": {qi.name: int(level) for qi, level in zip(problem.qis, node)},
         "sql": {"histogram_scan": histogram_scan_sql(problem), "release": release_sql(problem, node)},
     }
