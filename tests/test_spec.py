@@ -8,6 +8,7 @@ import os
 import shutil
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import sqlclose
@@ -504,6 +505,25 @@ def test_a_spec_mistake_a_person_makes_is_told_with_its_fix(tmp_path, toml, said
     with pytest.raises(SpecError) as caught:
         load_spec(path)
     assert said in str(caught.value) + "\n", str(caught.value)
+
+
+def test_a_path_with_a_shells_variable_is_told_the_spec_expands_braces(tmp_path, monkeypatch):
+    """Review of the sixty-third round: `file = "$HDIR/age.csv"` (a shell's form) was read literally
+    and told only as a file that does not exist; a spec expands ${HDIR}. Oracle: the same spec with
+    ${HDIR}, HDIR set to the folder holding the file, loads and reads it."""
+    import sqlclose
+
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "age.csv").write_text("29;*\n22;*\n")
+    monkeypatch.setenv("HDIR", str(tmp_path / "h"))
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"file": "$HDIR/age.csv"}},
+            "sensitive": {"d": {"distinct_l": 2}}}
+    data = pa.table({"age": [29, 22, 29, 22], "d": ["a", "b", "b", "a"]})
+    with pytest.raises(sqlclose.HierarchyError, match=r"does not exist \(a spec expands \$\{HDIR\}, not \$HDIR"):
+        sqlclose.anonymize(data, spec)
+    (tmp_path / "s.toml").write_text('[privacy]\nk = 2\n[quasi_identifiers]\nage = { file = "${HDIR}/age.csv" }\n'
+                                     '[sensitive.d]\ndistinct_l = 2\n')
+    assert sqlclose.anonymize(data, tmp_path / "s.toml").to_arrow().num_rows == 4
 
 
 def test_sha256_reads_a_band_width_or_origin_as_the_number_it_writes():

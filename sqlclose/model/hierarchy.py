@@ -29,7 +29,7 @@ from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
-from sqlclose.model.text import read_utf8
+from sqlclose.model.text import read_utf8, unexpanded_hint
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -165,7 +165,7 @@ class Hierarchy:
         try:
             text = read_utf8(path, f"hierarchy file {path}", HierarchyError)
         except FileNotFoundError:
-            raise HierarchyError(f"hierarchy file {path} does not exist") from None
+            raise HierarchyError(f"hierarchy file {path} does not exist{unexpanded_hint(path)}") from None
         read = read_rows(text, delimiter, str(path))
         rows, lines = read.rows, read.lines
         if not rows:

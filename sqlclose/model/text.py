@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import re
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,3 +54,14 @@ def unicode_form_hint(value: str, leaf: str, line: int | None = None, others: in
     return (f"{ascii(value)} differs from the leaf {ascii(leaf)}{where} only in its Unicode form{alike}, and text "
             "is compared code point by code point: write the data and the hierarchy in one form, NFC (a [source] "
             "query's nfc_normalize(column) normalizes the column)")
+
+
+_BARE_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def unexpanded_hint(path: object) -> str:
+    """For a missing file whose path holds ``$NAME`` (a shell's form): that a spec expands only
+    ``${NAME}``, said where the file is not found (a '$' may be a file name's own)."""
+    found = _BARE_VARIABLE.search(str(path))
+    return "" if found is None else (f" (a spec expands ${{{found[1]}}}, not ${found[1]}: write "
+                                     f"${{{found[1]}}} to read the environment variable)")

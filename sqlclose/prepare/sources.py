@@ -33,6 +33,7 @@ from sqlclose.engine.spark_errors import message_without_values as spark_message
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
+from sqlclose.model.text import unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
@@ -639,7 +640,7 @@ def _files(source: Source) -> list[Path]:
         pattern = any(ch in GLOB_CHARACTERS for ch in source.path.name)
         raise InputError(f"source {source.path} does not exist" + (
             " (a path is literal: to read the files a pattern matches, give the pattern as [source] path with "
-            "glob = true; from Python, then pass None as the source)" if pattern else ""))
+            "glob = true; from Python, then pass None as the source)" if pattern else unexpanded_hint(source.path)))
     if source.path.is_dir():
         found = folder_files(source.path)
         if source.kind != "parquet" or not found.parquet:
