@@ -913,3 +913,9 @@ def test_a_file_whose_last_column_holds_groups_is_not_told_to_write_one_of_them_
                             "the top, write one value there on every line")
     p.write_text("".join(line + ";*\n" for line in p.read_text().splitlines()))
     assert Hierarchy.from_csv(p).height == 3
+
+
+def test_an_empty_tree_is_told_as_empty_with_an_example():
+    """Review of the sixty-third round: `tree = {}` said "group '' is empty", a group nobody wrote."""
+    with pytest.raises(HierarchyError, match=r"^tree is empty: give its groups and leaves, e.g. tree = \{ young"):
+        Hierarchy.from_tree({})

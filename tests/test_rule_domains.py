@@ -399,6 +399,7 @@ def test_the_cli_names_what_the_report_withholds(tmp_path):
     ({"bands": [0.1, 0.2, 0.5]}, "0.2 then 0.5 would give a band two parents"),
     ({"mask": [3, 2]}, "mask steps (the characters masked at each level) must be at least 1 and increase strictly"),
     ({"mask": [0, 5]}, "must be at least 1 and increase strictly; got mask = [0, 5]"),
+    ({"dates": ["year", "1y"]}, "'1y' after 'year' is the same level again; give each level once"),
 ])
 def test_a_bad_declaration_is_refused_with_the_spec(qi, message):
     with pytest.raises(SpecError) as e:

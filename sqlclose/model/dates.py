@@ -64,7 +64,10 @@ def check_levels(levels: Sequence[str]) -> list[str]:
                              "like 5y or 10y")
         widths.append(width)
     for (a, wa), (b, wb) in zip(zip(levels, widths), zip(levels[1:], widths[1:])):
-        if wb <= wa or wb % wa:
+        if wb == wa:  # 'year' then '1y': one level written twice, not a parent too many
+            raise ValueError(f"dates levels must grow and nest: {b!r} after {a!r} is the same level again; "
+                             "give each level once")
+        if wb < wa or wb % wa:
             raise ValueError(f"dates levels must grow and nest: {b!r} after {a!r} would give a "
                              f"{a} two parents; each level must be a multiple of the one before")
     return list(levels)

@@ -185,6 +185,9 @@ class Hierarchy:
 
         def walk(node: object, ancestors: list[str]) -> None:
             if isinstance(node, Mapping):
+                if not node and not ancestors:
+                    raise HierarchyError(f"{origin} is empty: give its groups and leaves, e.g. tree = "
+                                         "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
                 if not node:
                     raise HierarchyError(f"{origin}: group {' > '.join(ancestors)!r} is empty")
                 for label, child in node.items():
