@@ -1229,14 +1229,8 @@ def test_a_sensitive_value_missing_from_its_hierarchy_is_counted_never_shown(tmp
     document: a sensitive value, a suppressed row's as much as any, is what a release protects.
     Both commands now name the column and the hierarchy file and count the values and their rows.
     The oracle: the data written here, by hand: two values off the hierarchy, in 3 rows."""
-    diagnoses = ["flu", "SECRET-HIV", "ulcer", "SECRET-HIV", "flu", "SECRET-TB", "ulcer", "flu"]
-    (tmp_path / "r.csv").write_text("age,diagnosis\n" + "".join(f"{20 + i % 2},{d}\n" for i, d in enumerate(diagnoses)))
-    (tmp_path / "age.csv").write_text("20;*\n21;*\n")
-    (tmp_path / "diag.csv").write_text("flu;resp;*\nulcer;dig;*\n")
-    (tmp_path / "spec.toml").write_text(
-        '[source]\npath = "r.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
-        'age = { file = "age.csv" }\n[sensitive.diagnosis]\ndistance = "hierarchical"\nt = 0.9\n'
-        'hierarchy = "diag.csv"\n')
+    _diagnoses_project(tmp_path, ["flu", "SECRET-HIV", "ulcer", "SECRET-HIV", "flu", "SECRET-TB", "ulcer", "flu"],
+                       ["flu;resp;*", "ulcer;dig;*"])
     args = [tmp_path / "spec.toml"] if command == "anonymize" else [
         tmp_path / "r.csv", "--qi", "age", "--sensitive", "diagnosis", "--distance", "hierarchical", "--t", "0.9",
         "--hierarchy", f"diagnosis={tmp_path / 'diag.csv'}"]
@@ -1250,19 +1244,24 @@ def test_a_sensitive_value_missing_from_its_hierarchy_is_counted_never_shown(tmp
     assert not (tmp_path / "out").exists()
 
 
+def _diagnoses_project(folder: Path, diagnoses: list[str], hierarchy: list[str]) -> None:
+    """A table of ages and these diagnoses, an age hierarchy, the diagnoses' hierarchy lines and a spec."""
+    (folder / "r.csv").write_text("age,diagnosis\n" + "".join(f"{20 + i % 2},{d}\n" for i, d in enumerate(diagnoses)))
+    (folder / "age.csv").write_text("20;*\n21;*\n")
+    (folder / "diag.csv").write_text("".join(line + "\n" for line in hierarchy))
+    (folder / "spec.toml").write_text(
+        '[source]\npath = "r.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+        'age = { file = "age.csv" }\n[sensitive.diagnosis]\ndistance = "hierarchical"\nt = 0.9\n'
+        'hierarchy = "diag.csv"\n')
+
+
 def test_sensitive_values_off_a_leaf_by_spaces_or_case_are_counted_as_such(tmp_path):
     """Review of the sixty-third round: 'gastritis ' (a trailing space) or 'Flu' off a hierarchy of
     'gastritis' and 'flu' was told only as values that are not leaves, unshown: the user had nothing
     to look for. Now counted as such, still unshown. Oracle: the data written here, by hand: one
     value with a space (2 rows), one in another case (1 row), one neither (1 row)."""
-    diagnoses = ["flu", "gastritis ", "flu", "gastritis ", "Flu", "SECRET-TB", "flu", "gastritis"]
-    (tmp_path / "r.csv").write_text("age,diagnosis\n" + "".join(f"{20 + i % 2},{d}\n" for i, d in enumerate(diagnoses)))
-    (tmp_path / "age.csv").write_text("20;*\n21;*\n")
-    (tmp_path / "diag.csv").write_text("flu;resp;*\ngastritis;dig;*\n")
-    (tmp_path / "spec.toml").write_text(
-        '[source]\npath = "r.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
-        'age = { file = "age.csv" }\n[sensitive.diagnosis]\ndistance = "hierarchical"\nt = 0.9\n'
-        'hierarchy = "diag.csv"\n')
+    _diagnoses_project(tmp_path, ["flu", "gastritis ", "flu", "gastritis ", "Flu", "SECRET-TB", "flu", "gastritis"],
+                       ["flu;resp;*", "gastritis;dig;*"])
     result = invoke("anonymize", tmp_path / "spec.toml")
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and "holds 3 value(s) (in 4 row(s)) that are not leaves" in said, said
