@@ -545,7 +545,8 @@ MESSAGES = {
     ),
     "suppression-1": (
         "sqlclose: error: spec.toml: invalid spec: "
-        "privacy.suppression: Input should be less than 1 (got 1.0)"
+        "privacy.suppression: Input should be less than 1; it is a fraction of the rows: 5 % is suppression = 0.05 (g"
+        "ot 1.0)"
     ),
     "suppression-negative": (
         "sqlclose: error: spec.toml: invalid spec: "
