@@ -741,6 +741,20 @@ def test_timestamps_in_a_zone_under_the_dates_rule_are_refused_until_the_days_ar
         assert released == sorted(set(fixed.dt.strftime("%Y-%m")))
 
 
+def test_a_quasi_identifiers_null_stand_in_missing_from_its_hierarchy_is_named_as_the_stand_in(outdir):
+    """Review of the sixty-third round: with nulls = "value" and null_value = "unknown" not a leaf of
+    age.csv, the error listed 'unknown' (1 rows) as if the data held that value. Oracle: Table 3 with
+    one age made NULL by the test: the stand-in, named as such, in 1 row."""
+    frame = table3_frame()
+    frame["age"] = frame["age"].astype("Int64")
+    frame.loc[3, "age"] = None
+    spec = spec_dict()
+    spec["quasi_identifiers"]["age"].update(nulls="value", null_value="unknown")
+    msg = fails(DataError, frame, spec, outdir)
+    assert "1 value(s) are not leaves of hierarchy" in msg and "'unknown' (null_value, the NULLs' stand-in) (1 rows)" \
+        in msg, msg
+
+
 def test_the_message_for_a_complex_column_has_no_stray_quote(outdir):
     # It named "(dtype complex128'))", the tail of Arrow's tuple, and blamed numbers mixed with text.
     frame = table3_frame().assign(z=[complex(i, 1) for i in range(len(TABLE3_ROWS))])

@@ -490,7 +490,7 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
         rows = np.flatnonzero(~known & (position == first)).tolist()
         qi = qis[first]
         _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows],
-                    qi.hierarchy)
+                    qi.hierarchy, qi.coded.null_value)
     n = numpy_of(found.column("n")).astype(np.float64)
     counts = [qi.hierarchy.leaf_totals(codes[position == i], n[position == i]) for i, qi in enumerate(qis)]
     for c in counts:
@@ -505,13 +505,14 @@ def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) ->
 
 
 def _not_leaves(column: str, values: list, where: str, counts: list[int] | None = None,
-                hierarchy: Hierarchy | None = None) -> None:
+                hierarchy: Hierarchy | None = None, stand_in: str | None = None) -> None:
     """The error for quasi-identifier values a hierarchy lacks: the first few (with their row
     counts when known), and how to add them in the form the hierarchy was given in. A sensitive
-    column's are counted, never shown (``values_not_leaves``)."""
+    column's are counted, never shown (``values_not_leaves``). ``stand_in``: the spec's
+    ``null_value``, named as such where it is one of them (it is no value of the data)."""
     listed = values[:MAX_LISTED_VALUES]
     twins = unicode_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
-    named = [quoted(v, v in twins) for v in listed]
+    named = [quoted(v, v in twins) + (" (null_value, the NULLs' stand-in)" if v == stand_in else "") for v in listed]
     shown = ", ".join(f"{v} ({n} rows)" for v, n in zip(named, counts)) if counts else ", ".join(named)
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
