@@ -1299,3 +1299,23 @@ def test_hierarchy_show_of_a_file_hierarchy_needs_no_source(tmp_path):
             and len(line.split()) == 2] == [["F", "*"], ["M", "*"]], result.output
     rule = invoke("hierarchy", "show", f"{tmp_path / 's.toml'}:age")
     assert rule.exit_code == 2 and "no source given" in rule.output, rule.output
+
+
+@pytest.mark.parametrize("column", ["age", "disease"])
+def test_hierarchy_show_of_a_spec_column_prints_the_file_when_the_data_holds_a_value_it_lacks(project, column):
+    """Review of the sixty-third round: `hierarchy show SPEC:disease` refused to print disease.csv when
+    the data held a value the file lacks, exactly when the user wants to look at it. It prints the
+    file as the spec gives it, and warns (exit 0). Oracle: the file's own lines, one per leaf, read
+    by hand; a sensitive value stays unshown in the warning."""
+    table = project / "table3.csv"
+    if column == "age":
+        table.write_text(table.read_text().replace(",52,", ",53,"))
+    else:
+        table.write_text(table.read_text().replace("gastritis", "SECRET-gastritis"))
+    leaves = [line.split(";")[0] for line in (project / f"{column}.csv").read_text().splitlines() if line]
+    result = run_cli(["hierarchy", "show", f"{project / 'spec.toml'}:{column}"], cwd=project, timeout=60, module=False)
+    assert result.returncode == 0, result.stderr
+    rows = [line[2:] for line in result.stdout.splitlines()[1:]]
+    assert [leaf for leaf in leaves if any(row.startswith(leaf + "  ") for row in rows)] == leaves
+    assert result.stderr.startswith("sqlclose: warning: column ") and "hierarchy validate" in result.stderr
+    assert "SECRET" not in result.stderr + result.stdout

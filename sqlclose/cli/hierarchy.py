@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
-from sqlclose.errors import SpecError
+from sqlclose.errors import DataError, SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
@@ -195,8 +195,25 @@ def _load(target: str, data: Path | None, delimiter: str) -> tuple[Hierarchy, bo
     spec_path, _, column = target.rpartition(":")
     spec = load_spec(spec_path)
     given = _given_without_data(spec, column) if data is None else None
-    h = given if given is not None else api.hierarchy_of(spec, column, data)
+    try:
+        h = given if given is not None else api.hierarchy_of(spec, column, data)
+    except DataError as e:  # the data holds a value it lacks: when the user most wants to look at it
+        h = _as_written(spec, column)
+        if h is None:
+            raise
+        click.echo(f"sqlclose: warning: {e} (shown as the spec gives it; `sqlclose hierarchy validate` checks it "
+                   "against the data)", err=True)
     return h, column in spec.quasi_identifiers
+
+
+def _as_written(spec: Spec, column: str) -> Hierarchy | None:
+    """A quasi-identifier's or a sensitive column's file or tree as the spec gives it (None for a
+    rule's, which is built from the data)."""
+    from sqlclose.model.spec import static_hierarchy
+
+    sensitive = spec.sensitive.get(column)
+    given = spec.quasi_identifiers.get(column) or (sensitive.hierarchy if sensitive is not None else None)
+    return static_hierarchy(given, column) if given is not None and given.kind in ("file", "tree") else None
 
 
 def _given_without_data(spec: Spec, column: str) -> Hierarchy | None:
