@@ -1621,6 +1621,36 @@ def test_a_source_query_reading_a_file_by_guessed_types_is_refused(tmp_path, que
         sqlclose.anonymize(None, spec)
 
 
+@pytest.mark.parametrize("read", ["table", "query"])
+@pytest.mark.parametrize("view", ["SELECT * FROM '{csv}'", "SELECT * FROM read_csv_auto('{csv}')",
+                                  "SELECT * FROM inner_view"])
+def test_a_database_view_reading_a_file_by_guessed_types_is_refused(tmp_path, read, view):
+    """Review of the sixty-third round: a DuckDB view over a CSV read with guessed types (`CREATE VIEW v
+    AS SELECT * FROM 'people.csv'`), as the table source or named by a source query, ran on every read
+    as a query does, and its guessed types were released: one suppressed row's score 5.5 made the
+    released scores (all whole) DOUBLE. Refused as such a query is, naming the view, through a view of
+    a view too. Oracle: the same database with the view's types fixed (`columns = {…}`) releases."""
+    csv_path = tmp_path / "people.csv"
+    csv_path.write_text((TABLE3 / "table3.csv").read_text(encoding="utf-8"), encoding="utf-8")
+    db = tmp_path / "db.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE VIEW inner_view AS SELECT * FROM '{csv_path}'")
+        con.execute(f"CREATE VIEW v AS {view.format(csv=csv_path)}")
+    spec = table3_spec()
+    spec["source"] = {"path": str(db), "table": "v"} if read == "table" else {
+        "path": str(db), "query": "SELECT * FROM v"}
+    named = "'inner_view'" if "inner_view" in view else "'v'"
+    with pytest.raises(sqlclose.InputError, match=f"the view {named} reads .* guessing each column's type"):
+        sqlclose.anonymize(None, spec)
+    columns = "{'zip': 'VARCHAR', 'age': 'BIGINT', 'salary': 'BIGINT', 'disease': 'VARCHAR'}"
+    with duckdb.connect(str(db)) as con:
+        con.execute("DROP VIEW v")
+        con.execute("DROP VIEW inner_view")
+        con.execute(f"CREATE VIEW v AS SELECT * FROM read_csv('{csv_path}', columns = {columns})")
+    with sqlclose.anonymize(None, spec) as release:
+        assert release.to_arrow().num_rows == 9
+
+
 def test_a_source_querys_csv_column_type_does_not_tell_a_suppressed_rows_fraction(tmp_path):
     """The forty-third round's CSV finding, through a source query: ``SELECT * FROM 'people.csv'``
     let DuckDB guess each column's type from a sample of the rows, a suppressed row's too. Its

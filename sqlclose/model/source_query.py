@@ -27,16 +27,21 @@ _WRITES = (exp.Insert, exp.Update, exp.Delete, exp.Create, exp.Drop, exp.Command
 def check(query: str) -> None:
     """Raise ValueError unless ``query`` is exactly one SELECT (DuckDB's SQL) whose CSV and JSON
     reads fix their column types."""
-    statement = single_select(query)
+    refuse_guessed_types(single_select(query), "the query")
+
+
+def refuse_guessed_types(statement: exp.Expression, reader: str) -> None:
+    """Raise ValueError where ``statement`` (a query, or a view's SQL: ``reader`` names it) reads a
+    CSV or JSON file letting DuckDB guess its columns' types."""
     for table in statement.find_all(exp.Table):
         if isinstance(table.this, exp.Identifier) and table.this.quoted and _GUESSED_FILE.fullmatch(table.name):
-            raise ValueError(_guessed(repr(table.name), f"read_csv('{table.name}', columns = {{…}})"))
+            raise ValueError(_guessed(reader, repr(table.name), f"read_csv('{table.name}', columns = {{…}})"))
     for call in statement.find_all(exp.Func):
         name = _name(call)
         if name in GUESSING_READERS and not _types_fixed(call):
             first = call.expressions[0] if isinstance(call, exp.Anonymous) and call.expressions else call.this
             files = f"{first.sql('duckdb')}, " if isinstance(first, (exp.Literal, exp.Array)) else ""
-            raise ValueError(_guessed(f"{name}({files}…)", f"{name}({files}…, columns = {{…}})"))
+            raise ValueError(_guessed(reader, f"{name}({files}…)", f"{name}({files}…, columns = {{…}})"))
 
 
 def single_select(query: str) -> exp.Query:
@@ -67,13 +72,16 @@ def _types_fixed(call: exp.Func) -> bool:
     text (``all_varchar = true``)."""
     named = {}
     for arg in call.expressions:
+        arg = arg.unnest() if isinstance(arg, exp.Paren) else arg  # a view's stored SQL: ("columns" = …)
         if isinstance(arg, (exp.EQ, exp.PropertyEQ)) and isinstance(arg.this, (exp.Column, exp.Identifier)):
             named[arg.this.name.lower()] = arg.expression
     text = named.get("all_varchar")
     return "columns" in named or (isinstance(text, exp.Boolean) and text.this is True)
 
 
-def _guessed(read: str, fixed: str) -> str:
-    return (f"the query reads {read} with DuckDB guessing each column's type from its values, suppressed rows' "
-            f"among them, and the release holds those types: fix them in the query, as in {fixed} or with "
-            "all_varchar = true and a CAST of each number, or give the file as [source] path")
+def _guessed(reader: str, read: str, fixed: str) -> str:
+    where = "the query" if reader == "the query" else "the view"
+    file_instead = ", or give the file as [source] path" if reader == "the query" else ""
+    return (f"{reader} reads {read} with DuckDB guessing each column's type from its values, suppressed rows' "
+            f"among them, and the release holds those types: fix them in {where}, as in {fixed} or with "
+            f"all_varchar = true and a CAST of each number{file_instead}")
