@@ -10,6 +10,7 @@ import subprocess
 from decimal import Decimal
 from pathlib import Path
 
+import duckdb
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -552,3 +553,35 @@ def test_an_unterminated_quote_prints_no_record_of_the_csv(tmp_path):
         if extra:
             assert json.loads(done.stdout)["exit_code"] == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv", "s.toml"]
+
+
+@pytest.mark.parametrize("read", ["table", "query"])
+def test_a_source_database_another_process_holds_is_the_environment_not_bad_input(tmp_path, read):
+    """Review of the sixty-third round: a source database another process held open for writing was
+    told as bad input (exit 2), where the same lock on an output database is the environment's (exit
+    5): a scheduler retrying on 5 took the busy source for a broken one. Oracle: the lock a second
+    process takes on the file (it prints once it holds it); exit 5 while it runs, nothing written."""
+    import sys
+
+    db = tmp_path / "db.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute(f"CREATE TABLE people AS SELECT * FROM read_csv('{TABLE3 / 'table3.csv'}', "
+                    "columns = {'zip': 'VARCHAR', 'age': 'BIGINT', 'salary': 'BIGINT', 'disease': 'VARCHAR'})")
+    holder = subprocess.Popen([sys.executable, "-c", f"import duckdb, sys, time; c = duckdb.connect({str(db)!r}); "
+                               "print('held', flush=True); time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        spec = tmp_path / "spec.toml"
+        source = 'table = "people"' if read == "table" else 'query = "SELECT * FROM people"'
+        spec.write_text((TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', f'path = "{db}"\n{source}')
+                        .replace('file = "age.csv"', f'file = "{TABLE3 / "age.csv"}"')
+                        .replace('hierarchy = "disease.csv"', f'hierarchy = "{TABLE3 / "disease.csv"}"')
+                        .replace("../../out/table3/release.parquet", str(tmp_path / "out" / "r.parquet")))
+        run = subprocess.run([sys.executable, "-m", "sqlclose.cli", "anonymize", str(spec)], capture_output=True,
+                             text=True, timeout=120)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert run.returncode == 5, run.stderr
+    assert "another process holds the lock of" in run.stderr and "run again once it is done" in run.stderr
+    assert not (tmp_path / "out").exists()

@@ -30,7 +30,7 @@ from sqlclose.engine.base import FileRead, unread_value_fixes
 from sqlclose.engine.duckdb import RECORDS_COUNTED, message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
-from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, InputError
+from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.source_query import refuse_guessed_types
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
@@ -426,6 +426,7 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         except (ValueError, NotImplementedError) as e:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
+            _refuse_locked(e, label)
             raise InputError(f"the source query failed: {_query_message(e, source.folder)}") from None
         refuse_renamed_fields(engine.schema(relation), f"the source {label}")
         # the files the database's views it names read
@@ -629,6 +630,7 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         except InputError as e:  # the engine's own words, about the file
             raise InputError(f"cannot read {label}: {e}") from None
         except Exception as e:  # the driver's own words say what is wrong with the file (records removed)
+            _refuse_locked(e, label)
             problem = csv_problem(e, read) if kind == "csv" else None
             said = driver_message(e) if kind != "csv" else with_editor_lines(
                 driver_message(e), _driver_text(e), read.path, read.encoding, read.delimiter)
@@ -652,6 +654,16 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     # A folder or a pattern is an input as a whole: an output inside it (or matching it) would be
     # read back as input rows by the next run.
     return Opened(engine, relation, label, files + ([source.path] if folder or source.is_pattern else []))
+
+
+def _refuse_locked(e: Exception, label: str) -> None:
+    """A source database another process holds open for writing is the environment's state, not bad
+    input (exit 5, as for an output database): a scheduler retrying on 5 would have taken the exit 2
+    for a broken input (review of the sixty-third round)."""
+    if "Could not set lock on file" in str(e):
+        raise EnvironmentFailure(f"the environment refused: another process holds the lock of {label}, the source "
+                                 "database (run again once it is done, or read a copy of it); nothing was placed at "
+                                 "the output path") from None
 
 
 def _files(source: Source) -> list[Path]:
