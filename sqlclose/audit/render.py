@@ -31,7 +31,7 @@ def render_text(data: dict) -> str:
         else:
             lines.append(f"  similarity attack: {_count(sim['records'], 'record')} in "
                          f"{_count(sim['classes'], 'class')} reveal their level-{sim['level']} group "
-                         f"{sim['records_by_group'] or ''}")
+                         f"{sim['records_by_group'] or ''}".rstrip())
     lines.extend(_utility_lines(data.get("utility")))
     if data["passed"] is None:
         lines.append("no thresholds given: measured only")

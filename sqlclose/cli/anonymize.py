@@ -27,10 +27,10 @@ from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
 EXAMPLE = """\b
 Examples:
   sqlclose anonymize datasets/table3/table3.toml
-  sqlclose anonymize adult.toml --output out/adult.parquet --node age=2,zip=1
-  sqlclose anonymize adult.toml --output out/adult.csv
-  sqlclose anonymize adult.toml --output out/releases.duckdb --output-table adult
-  sqlclose anonymize adult.toml --dry-run
+  sqlclose anonymize datasets/table3/table3.toml --output out/t3.parquet --node zip=2,age=2
+  sqlclose anonymize datasets/adult/adult.toml --output out/adult.csv
+  sqlclose anonymize datasets/adult/adult.toml --output out/releases.duckdb --output-table adult
+  sqlclose anonymize datasets/adult/adult.toml --dry-run
   sqlclose anonymize people.toml --histogram histogram.parquet --output release.sql
 """
 

@@ -17,8 +17,8 @@ if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
     from sqlclose.model.spec import Spec
 
-TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier, any rule: "
-               "bands, mask, tree; or a sensitive column with a hierarchy).")
+TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier: a file, a "
+               "tree, or a rule: bands, mask, dates; or a sensitive column with a hierarchy).")
 DELIMITER_HELP = "The hierarchy file's delimiter ('\\t' for a tab; a SPEC:COLUMN target uses the spec's)."
 
 
