@@ -524,6 +524,9 @@ class Source(_Model):
         kind = suffix_kind(self.path)
         if kind is not None:
             return kind
+        if self.path.suffix.lower() in (".gz", ".zst") and suffix_kind(self.path.with_suffix("")) == "csv":
+            raise ValueError(f"{self.path.name} is a compressed CSV, which [source] path does not read: decompress "
+                             f"it, or read it in a [source] query, read_csv('{self.path.name}', columns = {{…}})")
         raise ValueError(f"cannot tell the format of {self.path}; set format = \"parquet\", \"csv\" or \"duckdb\"")
 
     @model_validator(mode="after")
