@@ -842,7 +842,7 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     return dataclasses.replace(read, delimiter=delimiter, header=tuple(names))
 
 
-_COMPRESSED = {b"\x1f\x8b": "gzip", b"\x28\xb5": "zstd"}  # the first two bytes of each format
+_COMPRESSED = {b"\x1f\x8b\x08": "gzip", b"\x28\xb5\x2f\xfd": "zstd"}  # each format's first bytes (magic)
 
 
 def _refuse_compressed(path: Path) -> None:
@@ -851,7 +851,8 @@ def _refuse_compressed(path: Path) -> None:
     two ways to read it."""
     try:
         with path.open("rb") as handle:
-            kind = _COMPRESSED.get(handle.read(2))
+            head = handle.read(4)
+        kind = next((name for magic, name in _COMPRESSED.items() if head.startswith(magic)), None)
     except OSError:
         return  # the read that follows says what is wrong
     if kind is not None:
