@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 from sqlglot import exp
@@ -24,6 +24,9 @@ from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
 from sqlclose.release.writers import content_digest
+
+if TYPE_CHECKING:
+    from sqlclose.audit.check import CheckReport
 
 
 def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path | None = None,
@@ -42,6 +45,13 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     connection). ``table``: the table the caller names (``--table``), which must be the report's.
     ``lenient`` (the sign-off page, given no spec): a column whose model the report cannot rebuild is
     measured without it, its distances left unchecked and said so in ``notes``, where ``check`` stops."""
+    return _verification(path, report_path, spec, engine, table, lenient)[0]
+
+
+def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None, engine: Engine | None,
+                  table: str | None, lenient: bool) -> tuple[dict, CheckReport | None]:
+    """``verify_against_report``'s outcome, and the audit of the file it made (None where it stopped
+    before one): the sign-off page draws from that audit instead of making it again."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
     from sqlclose.audit import claims
 
@@ -69,9 +79,10 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     with _released(path, output) as (source, digest, header, unreadable):
         problems = _self_contradictions(doc) + ([] if query_made else digest_problems(digest, output))
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
-            return _outcome(path, report_path, problems + [claims.columns_differ(header, output["columns"])], notes)
+            return _outcome(path, report_path, problems + [claims.columns_differ(header, output["columns"])],
+                            notes), None
         if unreadable is not None:  # a changed CSV its report's column types do not read
-            return _outcome(path, report_path, problems + [unreadable], notes)
+            return _outcome(path, report_path, problems + [unreadable], notes), None
         from sqlclose.audit.check import check as run_check
         from sqlclose.audit.figures import release_figures
 
@@ -83,8 +94,9 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
                                   MAX_LABELS_SHOWN, table=table, engine=own)
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
-            return _outcome(path, report_path, problems, notes)
-        audit_ = run_check(source, qis, models, k=privacy["k"], table=table, engine=own).to_dict()
+            return _outcome(path, report_path, problems, notes), None
+        audit = run_check(source, qis, models, k=privacy["k"], table=table, engine=own)
+        audit_ = audit.to_dict()
     for name, entry in privacy["sensitive"].items():
         measured = audit_["sensitive"][name]
         for key in ("distinct_l", "entropy_l", "recursive", "p"):
@@ -97,7 +109,7 @@ def verify_against_report(path: Path, report_path: Path, spec: Spec | str | Path
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
     problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
-    return _outcome(path, report_path, problems, notes, figures.rows, figures.classes)
+    return _outcome(path, report_path, problems, notes, figures.rows, figures.classes), audit
 
 
 @dataclass
@@ -259,7 +271,8 @@ def digest_problems(digest: str, output: dict) -> list[str]:
             "its sha256 differs from the report's output.sha256 (the file was changed or replaced)"]
 
 
-def refuse_changed_release(path: Path, report_path: Path, output: dict, spec: Spec | str | Path | None = None) -> None:
+def refuse_changed_release(path: Path, report_path: Path, output: dict,
+                           spec: Spec | str | Path | None = None) -> CheckReport | None:
     """Refuse (``VerificationError``, exit 4, as ``check --against``) a release that is not the one
     its report vouches for — edited since, replaced, or another file given as it: a page of it
     would print the report's sha256 and "verified" over another file's figures — or whose report
@@ -267,23 +280,28 @@ def refuse_changed_release(path: Path, report_path: Path, output: dict, spec: Sp
     (``output.format = "sql"``) has no digest of the rows: the table exported from the warehouse is
     checked against every figure of the report it decides instead (``verify_against_report``; a
     page once vouched "the smallest has 5 rows" for a file whose smallest class had 3, or for the
-    raw table). ``spec``: the release's, for the hierarchies that check reads."""
+    raw table). ``spec``: the release's, for the hierarchies that check reads. Returns the audit of
+    the file the check made (None when it made none), for the page to draw from."""
     if not Path(path).exists():  # the page's reading says what is missing
-        return
+        return None
+    audit = None
     if output.get("format") == "sql":
         if Path(path) == Path(output.get("path") or ""):  # the query itself: the page asks for the table
-            return
+            return None
         problems = verify_against_report(Path(path), Path(report_path), spec)["problems"]
     else:
         # The digest ties the file to the report, not the report's figures to the file: a report edited
         # beside its release (k = 5 over classes of 3, a distance lowered) kept the digest, and its page
         # vouched for the edited figures (review of the sixty-third round). Every claim is checked.
-        problems = digest_problems(released_digest(path, output), output) or \
-            verify_against_report(Path(path), Path(report_path), spec, lenient=True)["problems"]
+        problems = digest_problems(released_digest(path, output), output)
+        if not problems:
+            outcome, audit = _verification(Path(path), Path(report_path), spec, None, None, lenient=True)
+            problems = outcome["problems"]
     if problems:
         raise VerificationError(f"{path} does not match its report {report_path}: " + "; ".join(problems)
                                 + "; a page of it would vouch for another file than the report describes (run "
                                 "`sqlclose check --against` to see what differs)")
+    return audit
 
 
 def released_digest(path: Path, output: dict) -> str:

@@ -521,7 +521,7 @@ def test_an_io_error_naming_a_partition_folder_names_no_value(tmp_path, monkeypa
     from sqlclose.release import folder
 
     note = "SECRET" + "日" * 85
-    monkeypatch.setattr(folder, "_refuse_long_names", lambda *a: None)
+    monkeypatch.setattr(folder, "_name_max", lambda: 10**6)  # the length check passes every value
     source = _noted(tmp_path, ["x", note, "y", "x", note, "y", "x", "y", "x"])
     with sqlclose.anonymize(str(source), NOTES_SPEC) as release:
         with pytest.raises(SqlcloseError) as failed:

@@ -50,9 +50,10 @@ NO_MODEL = ("no model was given for it: give the release's spec (--spec), or the
 
 
 def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = None,
-               release_path: Path | None = None, from_report: ReportModels | None = None) -> Path:
+               release_path: Path | None = None, from_report: ReportModels | None = None,
+               audit: CheckReport | None = None) -> Path:
     """Render the page for a release and write it to ``out`` (atomically: temp name, then rename)."""
-    page = render_html(report_path, spec, release_path, from_report)
+    page = render_html(report_path, spec, release_path, from_report, audit)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -62,11 +63,12 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
 
 
 def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None,
-                from_report: ReportModels | None = None) -> str:
+                from_report: ReportModels | None = None, audit: CheckReport | None = None) -> str:
     """The page's HTML. The sensitive columns are audited with the spec's models, else with those
     rebuilt from the report (``from_report``, as ``check --against`` rebuilds them); a column with no
     model is still measured (its attacks, its distribution), and the page says what its class
-    distances need."""
+    distances need. ``audit``: that audit, made already by the check of the release against its
+    report (the same models, k and table), not made again."""
     doc = read_report(Path(report_path), PAGE_FIELDS, PAGE_PRINTS)
     if release_path is None and doc["output"].get("format") == "sql":
         raise InputError(f"{report_path} is the report of a release query ({doc['output']['path']}), which the "
@@ -78,7 +80,8 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
     spec = load_spec(spec) if isinstance(spec, (str, Path)) else spec
     models, unknown, notes = _models(doc, spec, from_report)
     table = doc["output"].get("table") if doc["output"].get("format") == "duckdb" else None
-    audit = check(release, list(doc["generalization"]), models, k=doc["privacy"]["k"], table=table)
+    if audit is None:
+        audit = check(release, list(doc["generalization"]), models, k=doc["privacy"]["k"], table=table)
     return _page(doc, audit, release, unknown, notes)
 
 

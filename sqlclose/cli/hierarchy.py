@@ -219,9 +219,6 @@ def _as_written(spec: Spec, column: str) -> Hierarchy | None:
 def _given_without_data(spec: Spec, column: str) -> Hierarchy | None:
     """A quasi-identifier's file or tree, shown as the spec gives it when the spec names no source
     (it was refused for the missing source, which only a rule's hierarchy needs); else None."""
-    from sqlclose.model.spec import static_hierarchy
-
-    qi = spec.quasi_identifiers.get(column)
-    if spec.source is not None or qi is None or qi.kind not in ("file", "tree"):
+    if spec.source is not None or column not in spec.quasi_identifiers:
         return None
-    return static_hierarchy(qi, column)
+    return _as_written(spec, column)

@@ -723,13 +723,19 @@ def _counted_bounds(bounds: tuple[Decimal, ...] | None, integral: bool) -> tuple
     return Decimal(lo), Decimal(hi)
 
 
+def unnested_widths(steps: Sequence[Decimal]) -> tuple[Decimal, Decimal] | None:
+    """The first two band widths that do not nest — each must be a whole multiple (≥ 2×) of the
+    previous, exactly: else a band has two parents — or None. The spec's check and the rule's."""
+    with localcontext() as context:
+        context.prec = 50 + 2 * max(abs(d.adjusted()) for d in steps)
+        return next(((a, b) for a, b in zip(steps, steps[1:]) if b % a != 0 or b // a < 2), None)
+
+
 def _refuse_unnested(steps: Sequence[Decimal], name: str) -> None:
-    """Widths must nest, each a whole multiple (≥ 2×) of the previous, exactly: else a band has two
-    parents."""
-    for a, b in zip(steps, steps[1:]):
-        if b % a != 0 or b // a < 2:
-            raise HierarchyError(f"{name}: band widths must nest — each a multiple (≥2×) of the previous; "
-                                 f"{_number(a)} then {_number(b)} would give a band two parents")
+    pair = unnested_widths(steps)
+    if pair is not None:
+        raise HierarchyError(f"{name}: band widths must nest — each a multiple (≥2×) of the previous; "
+                             f"{_number(pair[0])} then {_number(pair[1])} would give a band two parents")
 
 
 def _exact_values(values: Sequence[tuple[str, float | None]], bounds: tuple[Decimal, ...] | None, name: str,

@@ -16,7 +16,7 @@ import numbers
 import os
 import re
 import tomllib
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -33,7 +33,7 @@ from pydantic import (
 
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
-from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level
+from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.sizes import is_zero_bytes
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
 from sqlclose.model.text import read_utf8
@@ -93,13 +93,10 @@ LEAVES = "leaves"  # domain = "leaves": a file's or tree's leaves are the column
 def _refuse_unnested_bands(widths: list) -> None:
     """Band widths must nest, each a whole multiple (≥ 2×) of the previous, exactly (as decimals):
     said with the spec, before the source is read, where the rule said it after reading it."""
-    steps = [Decimal(str(w)) for w in widths]
-    with localcontext() as context:
-        context.prec = 50 + 2 * max(abs(d.adjusted()) for d in steps)
-        for a, b in zip(steps, steps[1:]):
-            if b % a != 0 or b // a < 2:
-                raise ValueError(f"band widths must nest, each a multiple (at least 2×) of the previous: {a} then {b} "
-                                 "would give a band two parents (e.g. bands = [5, 10, 20])")
+    pair = unnested_widths([Decimal(str(w)) for w in widths])
+    if pair is not None:
+        raise ValueError(f"band widths must nest, each a multiple (at least 2×) of the previous: {pair[0]} then "
+                         f"{pair[1]} would give a band two parents (e.g. bands = [5, 10, 20])")
 
 
 class HierarchySpec(_Model):

@@ -71,28 +71,50 @@ def check_partitions(partition_by: Sequence[str], engine: Engine, query: exp.Exp
                          f"its type ({schema.field(odd[0]).type}) faithfully; partition by text, integer or "
                          "date columns (signed or unsigned integers, decimals, booleans)")
     text = [c for c in typed if pa.types.is_string(t := schema.field(c).type) or pa.types.is_large_string(t)]
-    _refuse_unwritten_text(engine, query, params, text)
-    _refuse_long_names(engine, query, params, text)
+    _refuse_unwritable_text(engine, query, params, text)
 
 
-def _refuse_long_names(engine: Engine, query: exp.Expression, params: Sequence[Any], text: list[str]) -> None:
-    """Refuse a text partition value whose folder name (``column=`` and the value as the engine
-    escapes it) is longer than a file name may be: its write failed after the whole search (exit 1),
-    the error quoting the value (review of the sixty-third round). Counted, never shown."""
-    limit = _name_max()
-    lengths = [(c, engine.partition_name_bytes(exp.column(exp.to_identifier(c, quoted=True)))) for c in text]
-    lengths = [(c, length) for c, length in lengths if length is not None]
-    if not lengths:
+def _refuse_unwritable_text(engine: Engine, query: exp.Expression, params: Sequence[Any], text: list[str]) -> None:
+    """Refuse a text partition column holding a value the engine's folder names cannot carry, counted
+    in one pass over the release (never shown): a value the engine writes as its NULL folder or a
+    reader takes for it (``Engine.unwritten_partition_text``: Spark wrote "" as its NULL folder, so
+    the re-check refused its own write after the whole job, exit 4, and the text
+    __HIVE_DEFAULT_PARTITION__ beside a NULL opened one file twice, exit 1); and a value whose folder
+    name (``column=`` and the value as the engine escapes it) is longer than a file name may be,
+    whose write failed after the whole search, the error quoting it (review of the sixty-third round)."""
+    unwritten, limit = engine.unwritten_partition_text, _name_max()
+    counts = []
+    for i, name in enumerate(text):
+        column = exp.column(exp.to_identifier(name, quoted=True))
+        if unwritten:
+            counts.append(exp.CountIf(this=exp.In(this=column, expressions=[exp.Literal.string(v) for v in unwritten]))
+                          .as_(f"u{i}"))
+        length = engine.partition_name_bytes(column)
+        if length is not None:
+            counts.append(exp.CountIf(this=exp.GT(this=length, expression=exp.Literal.number(limit - len(name) - 1)))
+                          .as_(f"l{i}"))
+    if not counts:
         return
-    counts = [exp.CountIf(this=exp.GT(this=length, expression=exp.Literal.number(limit - len(c) - 1))).as_(f"c{i}")
-              for i, (c, length) in enumerate(lengths)]
     found = engine.fetch_row(exp.select(*counts).from_(query.subquery("released")), params)
-    for i, (name, _) in enumerate(lengths):
-        if found[f"c{i}"]:
-            raise InputError(f"cannot partition by {name!r}: {found[f'c{i}']} row(s) hold a value whose folder name "
+    for i, name in enumerate(text):
+        if found.get(f"u{i}"):
+            raise InputError(_unwritten_said(engine, name, found[f"u{i}"]))
+    for i, name in enumerate(text):
+        if found.get(f"l{i}"):
+            raise InputError(f"cannot partition by {name!r}: {found[f'l{i}']} row(s) hold a value whose folder name "
                              f"({name}=… as the {engine.name} engine escapes it) is longer than the {limit} bytes a "
                              "file name may have here; partition by a column of shorter values, or release it as "
                              "it is without partitioning")
+
+
+def _unwritten_said(engine: Engine, name: str, rows: int) -> str:
+    unwritten = engine.unwritten_partition_text
+    told = " or ".join(repr(v) if v else "empty text ('')" for v in unwritten)
+    other = ", or use the DuckDB engine" if "" in unwritten else ""
+    return (f"cannot partition by {name!r} on the {engine.name} engine: {rows} row(s) hold {told}, which folder names "
+            "cannot carry apart from NULL (Spark writes them as the NULL folder; pyarrow and Hive read a folder of "
+            "that text as NULL), so the release would not read back as written; partition by another column, or "
+            f"make those values NULL or other text first{other}")
 
 
 def _name_max() -> int:
@@ -101,29 +123,6 @@ def _name_max() -> int:
         return os.pathconf(".", "PC_NAME_MAX")
     except (OSError, ValueError, AttributeError):
         return 255
-
-
-def _refuse_unwritten_text(engine: Engine, query: exp.Expression, params: Sequence[Any], text: list[str]) -> None:
-    """Refuse a text partition column holding a value the engine's folder names cannot carry
-    (``Engine.unwritten_partition_text``): Spark wrote "" as its NULL folder, so the re-check
-    refused its own write after the whole job (exit 4), and the text __HIVE_DEFAULT_PARTITION__
-    beside a NULL opened one file twice (exit 1). Counted, never shown."""
-    unwritten = engine.unwritten_partition_text
-    if not unwritten or not text:
-        return
-    counts = [exp.CountIf(this=exp.In(
-        this=exp.column(exp.to_identifier(c, quoted=True)), expressions=[exp.Literal.string(v) for v in unwritten])
-    ).as_(f"c{i}") for i, c in enumerate(text)]
-    found = engine.fetch_row(exp.select(*counts).from_(query.subquery("released")), params)
-    for i, name in enumerate(text):
-        if found[f"c{i}"]:
-            told = " or ".join(repr(v) if v else "empty text ('')" for v in unwritten)
-            other = ", or use the DuckDB engine" if "" in unwritten else ""
-            raise InputError(f"cannot partition by {name!r} on the {engine.name} engine: {found[f'c{i}']} row(s) hold "
-                             f"{told}, which folder names cannot carry apart from NULL (Spark writes them as the NULL "
-                             "folder; pyarrow and Hive read a folder of that text as NULL), so the release would not "
-                             f"read back as written; partition by another column, or make those values NULL or other "
-                             f"text first{other}")
 
 
 def read_folder(engine: Engine, target: Path, types: Mapping[str, str], columns: list[str]) -> exp.Expression:
