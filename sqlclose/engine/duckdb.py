@@ -43,6 +43,20 @@ from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
 # a string no unquoted field holds (it ends the record), while a quoted one is never NULL here.
 NO_NULL_TEXT = "\n"
 
+# DuckDB's read_csv stops at a record over 2 MB by default (a long free-text note, a JSON field);
+# Spark's reader has no such cap. Raising it allocates nothing until a record needs it (Adult read
+# with either: the same time and peak), and an unclosed quote still ends in an error at the cap.
+CSV_MAX_RECORD_BYTES = 1 << 30
+
+
+def _strict_csv(delimiter: str, types: dict[str, str], nulls: Sequence[str]) -> dict[str, Any]:
+    """read_csv's options for a CSV read as declared, nothing sniffed: a quoted field is the text it
+    holds ("" an empty text, as sqlclose's own CSV writes it, where a NULL is an empty field;
+    DuckDB's default reads "" as NULL)."""
+    return {"auto_detect": False, "header": True, "delim": delimiter, "quote": '"', "escape": '"',
+            "columns": types, "nullstr": list(nulls), "allow_quoted_nulls": False,
+            "max_line_size": CSV_MAX_RECORD_BYTES}
+
 # An ENUM type as DuckDB names it (``ENUM('a', 'it''s')``), alone or nested (``ENUM('a')[]``).
 _ENUM = re.compile(r"ENUM\((?:'(?:[^']|'')*'(?:, )?)*\)")
 # The bytes DuckDB's buffer manager holds now (its memory limit bounds these).
@@ -687,12 +701,8 @@ class DuckDBEngine(Engine):
             # no number type read: DOUBLE for an ordered column, so that a stray text value fails with
             # its line
             types.update({c: found[c] or "DOUBLE" for c in required})
-        # A quoted field is the text it holds: "" an empty text, as sqlclose's own CSV writes it (a NULL
-        # is an empty field), so a CSV release read back keeps the two apart; DuckDB's default read "" as NULL.
-        options = {"auto_detect": False, "header": True, "delim": read.delimiter, "quote": '"', "escape": '"',
-                   "columns": types, "encoding": read.encoding, "nullstr": list(read.nulls) or [NO_NULL_TEXT],
-                   "allow_quoted_nulls": False}
-        return _reader("read_csv", path, options)
+        options = _strict_csv(read.delimiter, types, list(read.nulls) or [NO_NULL_TEXT])
+        return _reader("read_csv", path, {**options, "encoding": read.encoding})
 
     def parquet_file_types(self, path: Path) -> dict[str, str]:
         """The columns one Parquet file holds, as DuckDB reads it alone, with their type names (not its
@@ -945,14 +955,8 @@ class DuckDBEngine(Engine):
         """A CSV written by ``copy_to_csv``, read back with the given column types (so numbers stay
         numbers and a quoted empty text stays an empty text, not a NULL); ``shared`` as for
         ``create_temp_table``."""
-        options = {"auto_detect": False, "header": True, "delim": ",", "quote": '"', "escape": '"',
-                   "columns": types, "nullstr": [""], "allow_quoted_nulls": False}
-        args: list[exp.Expression] = [exp.Placeholder(this="1")]
-        params: list[Any] = [self._literal(Path(path).absolute())]  # not looked up in file_search_path
-        for key, value in options.items():
-            params.append(value)
-            args.append(exp.EQ(this=exp.var(key), expression=exp.Placeholder(this=str(len(params)))))
-        query = exp.select(exp.Star()).from_(exp.Table(this=exp.Anonymous(this="read_csv", expressions=args)))
+        # absolute: not looked up in file_search_path
+        query, params = _reader("read_csv", self._literal(Path(path).absolute()), _strict_csv(",", types, [""]))
         return self.create_temp_table(self.temp_name("written_csv"), query, params, shared)
 
     def attach(self, path: Path, read_only: bool = False, storage_version: str | None = None) -> str:
