@@ -322,3 +322,54 @@ def test_a_relative_file_is_read_from_the_sources_folder_or_refused(tmp_path, mo
         (sub / "out.parquet").unlink()
         (sub / "out.parquet.report.json").unlink()
     assert not (sub / "out.parquet").exists()
+
+
+def _database_with_view(folder: Path, monkeypatch) -> Path:
+    """``folder/db/db.duckdb`` holding a view over 'people.parquet' (the REAL notes) beside it."""
+    db = folder / "db"
+    db.mkdir(parents=True)
+    with duckdb.connect() as con:
+        con.execute(f"COPY ({PEOPLE.format(tag='REAL')}) TO '{db / 'people.parquet'}'")
+    monkeypatch.chdir(db)  # DuckDB checks the view's file when the view is made
+    with duckdb.connect(str(db / "db.duckdb")) as con:
+        con.execute("CREATE VIEW v AS SELECT * FROM 'people.parquet'")
+    monkeypatch.chdir(folder)
+    return db / "db.duckdb"
+
+
+def test_a_query_naming_a_databases_view_reads_its_file_in_the_databases_folder(tmp_path, monkeypatch):
+    """A [source] query over a database (`path = "db/db.duckdb"`, `query = "SELECT * FROM v"`) whose
+    view reads 'people.parquet', a file beside the database: the query's files are looked up in the
+    spec's folder, so the view found no file and the job stopped (`No files found that match the
+    pattern "people.parquet"`, the view not named), where `table = "v"` read it. Now the database's
+    folder is searched after the query's. Where the query's folder holds a people.parquet too (the
+    OTHER notes), which DuckDB would read instead, the run is refused naming the view and both
+    folders. The oracle: the notes written into each file."""
+    database = _database_with_view(tmp_path, monkeypatch)
+    (tmp_path / "s.toml").write_text(f'others = "keep"\n[source]\npath = "db/db.duckdb"\nquery = "SELECT * FROM v"\n'
+                                     f'{SPEC_TAIL}')
+    done = run_cli(["anonymize", tmp_path / "s.toml", "--no-progress"], cwd=tmp_path / "db")
+    assert done.returncode == 0, done.stderr
+    got = duckdb.sql(f"SELECT note FROM '{tmp_path / 'out.parquet'}'").fetchall()
+    assert sorted(r[0] for r in got) == sorted(f"REAL-{i}" for i in range(20))
+    (tmp_path / "out.parquet").unlink()
+    with duckdb.connect() as con:
+        con.execute(f"COPY ({PEOPLE.format(tag='OTHER')}) TO '{tmp_path / 'people.parquet'}'")
+    done = run_cli(["anonymize", tmp_path / "s.toml", "--no-progress"], cwd=database.parent)
+    assert done.returncode == 2, done.stderr
+    assert (f"its view 'v' reads 'people.parquet', a relative path meant in the database's folder "
+            f"({database.parent.resolve()}), and the query's folder ({tmp_path.resolve()})") in done.stderr
+    assert "OTHER-" not in done.stderr and not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize("source", ['table = "v"', 'query = "SELECT * FROM v"'])
+def test_a_databases_folder_with_a_comma_is_searched_whole(tmp_path, monkeypatch, source):
+    """DuckDB splits ``file_search_path`` at commas: a database in ``2026,q4/`` had its folder
+    searched as ``…/2026`` and ``q4``, and its view's people.parquet was not found. The folder is
+    now searched through a link of a plain name. The oracle: the notes written into the file."""
+    database = _database_with_view(tmp_path / "2026,q4", monkeypatch)
+    (tmp_path / "s.toml").write_text(f'others = "keep"\n[source]\npath = "{database}"\n{source}\n{SPEC_TAIL}')
+    done = run_cli(["anonymize", tmp_path / "s.toml", "--no-progress"], cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    got = duckdb.sql(f"SELECT note FROM '{tmp_path / 'out.parquet'}'").fetchall()
+    assert sorted(r[0] for r in got) == sorted(f"REAL-{i}" for i in range(20))

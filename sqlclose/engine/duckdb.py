@@ -562,7 +562,12 @@ class DuckDBEngine(Engine):
         read. DuckDB looks in the working folder before any of them (``sources`` refuses a source
         whose relative names the working folder also holds)."""
         previous = self.fetch_row("SELECT current_setting('file_search_path') AS f")["f"] or ""
-        self.execute("SET file_search_path = $1", [",".join(filter(None, [str(folder.absolute()), previous]))])
+        self.execute("SET file_search_path = $1", [",".join(filter(None, [self._searchable(folder), previous]))])
+
+    def _searchable(self, folder: Path) -> str:
+        """``folder`` as an entry of ``file_search_path``, whose entries DuckDB splits at commas: a
+        folder whose path holds one (``/data/2026,q4``) is searched through a link of a plain name."""
+        return str(folder.absolute()) if "," not in str(folder.absolute()) else str(self.link_to(folder))
 
     def _small_files(self, path: str | list[str]) -> bool:
         """Whether the Parquet files ``path`` matches hold fewer than ``FEW_ROWS_PER_FILE`` rows each
@@ -587,8 +592,11 @@ class DuckDBEngine(Engine):
             self.execute(attach, [str(read.path)])
             self._temp.append(("database", alias))
             self.execute(f"USE {exp.to_identifier(alias, quoted=True).sql('duckdb')}")
-        if read.folder is not None:
-            self.execute("SET file_search_path = $1", [str(read.folder)])
+        # The query's relative names in its folder, its database's views' in the database's (as a
+        # table source's views; a name both hold is refused before: ``sources``).
+        folders = dict.fromkeys(f.absolute() for f in (read.folder, read.path and read.path.parent) if f)
+        if folders:
+            self.execute("SET file_search_path = $1", [",".join(self._searchable(f) for f in folders)])
         try:
             # The result's names as the query gives them, before the table stores them: DuckDB
             # renames a second ssn (or SSN) ssn_1, which others = "keep" released.

@@ -433,10 +433,15 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         on_database = bool(source.path) and isinstance(engine, DuckDBEngine)
         catalog, search_path = _catalog(engine.fetch) if on_database else ({}, "")
         _refuse_guessing_views(source.query, catalog, f"the source {label}")
-        names = _names_read(source.query, catalog) if source.folder is not None or on_database else []
+        # The query's own relative names mean files in its folder, its views' in the database's.
+        own_names = _read_sql(source.query)[1]
+        of_views = {view: _read_sql(sql)[1] for view, sql in _views_reached(source.query, catalog).items()}
         if source.folder is not None:
-            _refuse_working_folder_names(names, source.folder, f"the source {label}")
-        views = _files_in_search_path(names, search_path) if on_database else []
+            _refuse_working_folder_names(own_names, source.folder, f"the source {label}")
+            if on_database:
+                _refuse_working_folder_names(sum(of_views.values(), []), source.path.parent, f"the source {label}")
+                _refuse_views_names_in_query_folder(of_views, source.folder, source.path)
+        views = _files_in_search_path(own_names + sum(of_views.values(), []), search_path) if on_database else []
     except BaseException:
         if own:
             engine.close()
@@ -549,6 +554,23 @@ def _refuse_working_folder_names(names: list[str], folder: Path, label: str) -> 
             raise InputError(f"cannot read {label}: it reads {name!r}, a relative path, which DuckDB looks up in the "
                              f"working folder ({here}) before {folder.resolve()}, and the working folder holds one "
                              "too: run the job from that folder, or make the path absolute")
+
+
+def _refuse_views_names_in_query_folder(of_views: dict[str, list[str]], folder: Path, database: Path) -> None:
+    """A relative name a database's view reads (``of_views``: view → its names) means a file in the
+    database's folder, and is looked up there after the query's ``folder``: where that holds one
+    too, the view read it instead."""
+    if folder.resolve() == database.parent.resolve():
+        return
+    for view, names in of_views.items():
+        for name in names:
+            path = Path(name).expanduser()
+            if not path.is_absolute() and globbing.glob(str(folder / path), recursive=True):
+                raise InputError(
+                    f"cannot read the source query over {database}: its view {view!r} reads {name!r}, a relative "
+                    f"path meant in the database's folder ({database.parent.resolve()}), and the query's folder "
+                    f"({folder.resolve()}), searched first, holds one too: set [source] folder to the database's "
+                    "folder, or make the view's path absolute")
 
 
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
