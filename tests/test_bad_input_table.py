@@ -422,6 +422,9 @@ CASES: list[Case] = [
          lambda d: None, 2, args=("anonymize", "spec.toml", "--memory-limit", "0GB")),
     Case("spark-duckdb-setting", "a DuckDB setting with the Spark engine (`--engine spark --threads 2`)",
          lambda d: None, 2, args=("anonymize", "spec.toml", "--engine", "spark", "--threads", "2")),
+    Case("spark-parquet-file", "a Parquet file asked of the Spark engine, which writes folders (`--engine spark "
+         "--output r.parquet`), refused before its session starts", lambda d: None, 2,
+         args=("anonymize", "spec.toml", "--engine", "spark", "--output", "r.parquet")),
     Case("duckdb-spark-setting", "a Spark setting with the DuckDB engine (`[engine] master = \"local[2]\"`)",
          lambda d: write(d, "spec.toml", spec(prefix="") + '\n[engine]\nmaster = "local[2]"\n'), 2),
     Case("temp-directory-file", "`[engine] temp_directory` naming a file (`table3.csv`)",
@@ -858,6 +861,9 @@ MESSAGES = {
         "sqlclose: error: --memory-limit 0GB: 0 bytes, which would be no limit at all: give a limit above zero"
         " with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit"
     ),
+    "spark-parquet-file": (
+        "sqlclose: error: the spark engine writes Parquet folders, not one file: give the output a path without a"
+        " suffix (a Parquet folder)"),
     "spark-duckdb-setting": (
         "sqlclose: error: threads is a DuckDB setting (--threads), not"
         " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""

@@ -125,6 +125,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     _refuse_inside_folder_releases(target)
+    _refuse_parquet_file_on_folder_engine(spec, target)
     # A run killed while placing its pair is settled first, whatever stops this one (and before the
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
@@ -209,6 +210,16 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         return Target.of(output, report, fmt, table, replace)
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
+
+
+def _refuse_parquet_file_on_folder_engine(spec, target) -> None:
+    """A Parquet file asked of an engine that writes folders only: told before its session starts,
+    not after the search (the write refuses it too, for the Python API)."""
+    from sqlclose.engine.registry import writes_parquet_file
+    from sqlclose.release.writers import parquet_file_refused
+
+    if target.format == "parquet" and spec.engine is not None and not writes_parquet_file(spec.engine.name):
+        raise parquet_file_refused(spec.engine.name)
 
 
 def _refuse_inside_folder_releases(target) -> None:

@@ -20,14 +20,25 @@ if TYPE_CHECKING:
 EngineFactory = Callable[..., Engine]
 _factories: dict[str, EngineFactory] = {}
 _requires: dict[str, str] = {}  # engine name -> the module it needs (for ``available_engines``)
+_folders_only: set[str] = set()  # engines that write a Parquet release as a folder of part files only
 
 
-def register_engine(name: str, factory: EngineFactory, *, requires: str | None = None) -> None:
+def register_engine(name: str, factory: EngineFactory, *, requires: str | None = None,
+                    parquet_folders_only: bool = False) -> None:
     """Make ``engine_for(name, **options)`` call ``factory(**options)``; ``requires`` names the
-    driver module the engine needs (checked by ``available_engines`` without importing it)."""
+    driver module the engine needs (checked by ``available_engines`` without importing it);
+    ``parquet_folders_only``: its engines' ``writes_parquet_file`` is false (told before one starts)."""
     _factories[name] = factory
     if requires:
         _requires[name] = requires
+    if parquet_folders_only:
+        _folders_only.add(name)
+
+
+def writes_parquet_file(name: str) -> bool:
+    """Whether an engine of this name writes a release as one Parquet file, without starting one
+    (a Spark session takes seconds: a job asking it for a file is refused before)."""
+    return name not in _folders_only
 
 
 def engine_for(name: str, **options: Any) -> Engine:
@@ -67,4 +78,4 @@ def _spark(**options: Any) -> Engine:
 
 
 register_engine("duckdb", _duckdb, requires="duckdb")
-register_engine("spark", _spark, requires="pyspark")
+register_engine("spark", _spark, requires="pyspark", parquet_folders_only=True)

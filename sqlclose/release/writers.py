@@ -187,6 +187,11 @@ _PARQUET_FIXES = {
 PARQUET_FORMATS = ("parquet", "parquet-folder")
 
 
+def parquet_file_refused(engine_name: str) -> InputError:
+    return InputError(f"the {engine_name} engine writes Parquet folders, not one file: give the output a path "
+                      "without a suffix (a Parquet folder)")
+
+
 def refuse_output_before_search(problem: Problem, output_format: str | None,
                                 partition_by: Sequence[str] = ()) -> None:
     """What an output of ``output_format`` (partitioned by ``partition_by``) refuses of the columns
@@ -194,6 +199,8 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     dry run): a type Parquet or CSV cannot hold, a partition column not released or of a type a
     folder name cannot carry. A quasi-identifier's type depends on its level: it is checked with the
     release query, as the write checks every column again."""
+    if output_format == "parquet" and not problem.engine.writes_parquet_file:
+        raise parquet_file_refused(problem.engine.name)
     qis = {qi.name for qi in problem.qis}
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
@@ -235,8 +242,7 @@ class ParquetWriter(FileWriter):
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         engine = release.problem.engine
         if not engine.writes_parquet_file:
-            raise InputError(f"the {engine.name} engine writes Parquet folders, not one file: give the output a path "
-                             "without a suffix (a Parquet folder)")
+            raise parquet_file_refused(engine.name)
         refuse_unkept_in_parquet(release, query, params)
 
     def _dictionaries(self, target: Target) -> bool:
