@@ -228,7 +228,11 @@ def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | Non
     """What no search can mend, refused before one runs (and by a dry run, which runs none)."""
     _refuse_k_over_rows(spec, problem)
     _refuse_nothing_required(spec, problem)
-    if spec.search.algorithm != "gaa":  # GAA never enumerates the lattice
+    if spec.search.algorithm == "gaa":  # GAA never enumerates the lattice
+        from sqlclose.search.gaa_run import refuse_before_gaa
+
+        refuse_before_gaa(problem, spec.search)
+    else:
         refuse_too_large_lattice([qi.levels for qi in problem.qis], problem.engine.memory_budget)
     refuse_output_before_search(problem, output_format, partition_by)
 
@@ -279,12 +283,20 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
         problem = prepare(opened.engine, opened.relation, spec, opened.label)
         if as_run:
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
+        from sqlclose.prepare.plan import describe_problem
+
+        if spec.search.algorithm == "gaa":  # no lattice: no node to show the release at
+            if node is not None:
+                _given_node(node, spec, problem)  # refused, as the run refuses it
+            from sqlclose.release.gaa_release import suppression_unused
+
+            described = describe_problem(problem, spec, None, examples, values)
+            described["warnings"] += suppression_unused(problem.suppression)
+            return described
         names = [qi.name for qi in problem.qis]
         # A partial node is refused, never filled with level 0: the SQL shown would be a node nobody named.
         given = node if node is not None else {name: 0 for name in names}
         levels = checked_node(given, names, [qi.levels for qi in problem.qis])
-        from sqlclose.prepare.plan import describe_problem
-
         return describe_problem(problem, spec, levels, examples, values)
     finally:
         opened.engine.close()

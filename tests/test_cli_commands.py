@@ -145,7 +145,7 @@ def test_explain_prints_hierarchies_lattice_and_sql(project):
     result = invoke("explain", project / "spec.toml")
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "9 rows" in out and "lattice    24 nodes" in out  # zip 6 levels x age 4 levels
+    assert "9 rows" in out and "search     Incognito over a lattice of 24 nodes" in out  # zip 6 levels x age 4
     # the examples of a hierarchy built from the data are its rows' values (a job's log of explain or
     # --dry-run held them: review of the sixty-third round): withheld unless asked for
     assert "47677" not in out.split("-- the one grouping")[0] and "29 -> 2*" not in out

@@ -427,3 +427,59 @@ def test_anonymize_with_gaa_says_in_a_log_that_it_runs_and_nothing_of_how_far(tm
     assert made.exit_code == 0, made.output
     lines = [line.split(" ", 1)[1] for line in made.output.splitlines() if " search: " in line]
     assert lines == ["search: GAA started"]
+
+
+
+def _gaa_project(folder, suppression: float = 0.0, sensitive: bool = True, strategy: str = "S3"):
+    """Table 3 and its hierarchies in ``folder``, with a spec run by GAA."""
+    folder.mkdir(exist_ok=True)
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        (folder / name).write_bytes((TABLE3_DIR / name).read_bytes())
+    models = ('[sensitive.disease]\ndistance = "hierarchical"\nt = 0.3\nhierarchy = "disease.csv"\n' if sensitive
+              else "")
+    (folder / "spec.toml").write_text(
+        f'others = "keep"\n[source]\npath = "table3.csv"\n[output]\npath = "out/release.parquet"\n'
+        f'[privacy]\nk = 3\nsuppression = {suppression}\n[quasi_identifiers]\nzip = {{ mask = true, length = 5 }}\n'
+        f'age = {{ file = "age.csv" }}\n{models}[search]\nalgorithm = "gaa"\nstrategy = "{strategy}"\n')
+    return folder / "spec.toml"
+
+
+def test_a_dry_run_and_explain_say_gaa_and_refuse_what_its_run_refuses(tmp_path):
+    """Review of the sixty-fourth round: `--dry-run` and `explain` described an Incognito run for a
+    GAA spec (the lattice's size, the release query at the bottom node, a suppression limit GAA
+    never uses) and passed what the run then refused before its search: a strategy comparing
+    sensitive values without one, a hierarchy label at two levels, `--node`. The oracle: the real
+    run's exit and message, and the settings as the spec writes them."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    def run(*args):
+        return CliRunner().invoke(main, [str(a) for a in args])
+
+    spec = _gaa_project(tmp_path / "a", suppression=0.1)
+    plan = json.loads(run("explain", spec, "--json").output)
+    assert plan["search"] == {"algorithm": "gaa", "strategy": "S3", "scope": "table", "metric": "nllm"}
+    assert plan["lattice_size"] is None and plan["release_node"] is None and plan["sql"]["release"] is None
+    shown = run("explain", spec).output
+    assert "search     GAA, multidimensional recoding over 2 quasi-identifiers (no lattice): strategy S3" in shown
+    assert "lattice of" not in shown and "it exists only after the search" in shown
+    dry = run("anonymize", spec, "--dry-run").output  # the limit said unused, as the release's report says it
+    assert "k = 3, no record suppressed (GAA)" in dry
+    assert ("warning    GAA does not suppress records: the suppression limit (0.1) was not used; every input row "
+            "is released") in dry
+    for command in (["explain", spec], ["anonymize", spec, "--dry-run"]):
+        done = run(*command, "--node", "zip=1,age=1")
+        assert done.exit_code == 2 and "a GAA release has no lattice nodes" in done.output, done.output
+    # what the run refuses before its search, the dry run refuses alike
+    spec = _gaa_project(tmp_path / "b", sensitive=False)
+    runs = [run("anonymize", spec, "--no-progress", *args) for args in (["--dry-run"], [])]
+    assert [r.exit_code for r in runs] == [2, 2] and runs[0].output == runs[1].output
+    assert "GAA strategy S3 compares sensitive values" in runs[0].output
+    spec = _gaa_project(tmp_path / "c")
+    age = tmp_path / "c" / "age.csv"
+    age.write_text(age.read_text().replace("22;2*;<40;*\n27;2*;<40;*", "22;22;<40;*\n27;22;<40;*"))
+    runs = [run("anonymize", spec, "--no-progress", *args) for args in (["--dry-run"], [])]
+    assert [r.exit_code for r in runs] == [2, 2] and runs[0].output == runs[1].output
+    assert "GAA releases a column's values at several levels side by side" in runs[0].output
+    assert not any((tmp_path / f / "out").exists() for f in "abc")

@@ -285,8 +285,17 @@ def test_cli_explore_overrides_the_spec_and_goes_with_incognito(tmp_path):
     gaa = CliRunner().invoke(main, [*run, "--algorithm", "gaa", "--explore", "optimum"])
     assert gaa.exit_code == 2 and "explore applies to algorithm = \"incognito\" only" in gaa.output
     spec = sqlclose.load_spec(TABLE3_SPEC).model_dump(mode="json")
-    with pytest.raises(ValueError, match="explore applies to"):
-        sqlclose.Spec.model_validate({**spec, "search": {"algorithm": "gaa", "explore": "optimum"}})
+    for explore in ("optimum", "lattice"):  # "lattice", the default until the forty-sixth round, was ignored
+        with pytest.raises(ValueError, match="explore applies to"):
+            sqlclose.Spec.model_validate({**spec, "search": {"algorithm": "gaa", "explore": explore}})
+    # the spec's own explore, for Incognito, gives way to --algorithm gaa on the command line
+    with_explore = tmp_path / "explore.toml"
+    source = f'path = "{TABLE3_DIR / "table3.csv"}"'
+    with_explore.write_text(TABLE3_SPEC.read_text().replace('path = "table3.csv"', source).replace(
+        'hierarchy = "disease.csv"', f'hierarchy = "{TABLE3_DIR / "disease.csv"}"').replace(
+        'file = "age.csv"', f'file = "{TABLE3_DIR / "age.csv"}"') + '\n[search]\nexplore = "lattice"\n')
+    assert CliRunner().invoke(main, ["anonymize", str(with_explore), "-o", str(out), "--algorithm", "gaa",
+                                     "--no-progress"]).exit_code == 0
 
 
 # ============================================================================ an Adult subset

@@ -336,7 +336,14 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
     if quiet:
         return
     click.echo(f"source     {plan['source']}: {plan['rows']} rows ({plan['rows_anonymized']} after NULL policies)")
-    click.echo(f"lattice    {plan['lattice_size']} nodes over {len(plan['quasi_identifiers'])} quasi-identifiers")
+    search, qis = plan["search"], len(plan["quasi_identifiers"])
+    if search["algorithm"] == "gaa":
+        click.echo(f"search     GAA, multidimensional recoding over {qis} quasi-identifiers (no lattice): strategy "
+                   f"{search['strategy']}, scope {search['scope']}, metric {search['metric']}")
+    else:
+        click.echo(f"search     Incognito over a lattice of {plan['lattice_size']} nodes, {qis} quasi-identifiers: "
+                   f"metric {search['metric']}, " + ("deciding every node" if search["explore"] == "lattice" else
+                                                     "deciding what the optimum needs"))
     for qi in plan["quasi_identifiers"]:
         click.echo(f"  {qi['name']}: {qi['levels']} levels, {qi['leaves']} values, from {qi['origin']}; "
                    f"{qi['domain']}")
@@ -345,7 +352,9 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
         if qi["examples_withheld"]:
             click.echo(f"      examples withheld: {qi['examples_withheld']} (or explain --show-values)")
     req = plan["requirements"]
-    click.echo(f"require    k = {req['k']}, suppression <= {req['suppression']:.1%}")
+    suppression = "no record suppressed (GAA)" if search["algorithm"] == "gaa" else \
+        f"suppression <= {req['suppression']:.1%}"
+    click.echo(f"require    k = {req['k']}, {suppression}")
     for name, s in req["sensitive"].items():
         details = ", ".join(f"{k} = {v}" for k, v in s.items() if k != "models")
         click.echo(f"  {name}: {', '.join(s['models'])} ({details})")
@@ -355,6 +364,10 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
     if sql:
         click.echo("\n-- the one grouping of the source's rows (QI and sensitive values as codes, counted):")
         click.echo(plan["sql"]["histogram_scan"])
+        if plan["sql"]["release"] is None:
+            click.echo("\n-- the release query maps each combination of quasi-identifier values to its class's labels, "
+                       "which GAA chooses as it runs: it exists only after the search (anonymize writes with it)")
+            return
         at = ", ".join(f"{name}={level}" for name, level in plan["release_node"].items())
         which = (f"at the node given ({at})" if node_given else
                  f"at the bottom node ({at}: every quasi-identifier as it is), not the node the search will choose: "

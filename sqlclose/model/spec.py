@@ -822,8 +822,8 @@ class Search(_Model):
     def _consistent(self) -> Search:
         if self.algorithm != "gaa" and (self.strategy is not None or self.scope is not None):
             raise ValueError("strategy and scope apply to algorithm = \"gaa\" only")
-        if self.algorithm == "gaa" and self.explore == "optimum":  # "lattice", the old default, is let pass
-            raise ValueError("explore applies to algorithm = \"incognito\" only (GAA has no lattice)")
+        if self.algorithm == "gaa" and self.explore is not None:  # either value: neither applies, none is ignored
+            raise ValueError("explore applies to algorithm = \"incognito\" only (GAA has no lattice): leave it out")
         if self.algorithm == "gaa" and self.metric == "discernibility":
             raise ValueError("GAA merges by an information-loss metric: choose one of "
                              f"{', '.join(METRIC_NAMES[1:])}")

@@ -14,11 +14,14 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import LEAF_COUNTING
 
 
-def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3, values: bool = False) -> dict:
-    """The source, hierarchies with example generalizations, lattice, models and the SQL.
+def describe_problem(problem: Problem, spec: Spec, node: Node | None, examples: int = 3,
+                     values: bool = False) -> dict:
+    """The source, hierarchies with example generalizations, the search, lattice, models and the SQL.
     ``values``: give examples of a hierarchy whose leaves are the data's own values too (a rule's,
     or a file's or tree's not declared ``domain = "leaves"``); else those are withheld, as a job's
-    log of ``--dry-run`` or ``explain`` would hold a person's ZIP code and age."""
+    log of ``--dry-run`` or ``explain`` would hold a person's ZIP code and age. ``node``: the one
+    the release query is shown at; None for GAA, which has no lattice (nor a release query
+    before its run: the query joins the classes' labels the run chooses)."""
     qis = []
     for qi in problem.qis:
         h = qi.hierarchy
@@ -34,14 +37,25 @@ def describe_problem(problem: Problem, spec: Spec, node: Node, examples: int = 3
         "rows": problem.input_rows,
         "rows_anonymized": problem.rows,
         "quasi_identifiers": qis,
-        "lattice_size": math.prod(qi.levels for qi in problem.qis),
+        "search": _search(spec),
+        "lattice_size": None if node is None else math.prod(qi.levels for qi in problem.qis),
         "requirements": models,
         "released_columns": problem.released,
         # what the release's report would warn of the hierarchies alone, told before the run
         "warnings": idle_level_warnings(problem.sas),
-        "release_node": {qi.name: int(level) for qi, level in zip(problem.qis, node)},
-        "sql": {"histogram_scan": histogram_scan_sql(problem), "release": release_sql(problem, node)},
+        "release_node": None if node is None else {qi.name: int(level) for qi, level in zip(problem.qis, node)},
+        "sql": {"histogram_scan": histogram_scan_sql(problem),
+                "release": None if node is None else release_sql(problem, node)},
     }
+
+
+def _search(spec: Spec) -> dict:
+    """The algorithm and the settings it runs with (those that apply to it)."""
+    search = spec.search
+    if search.algorithm == "gaa":
+        return {"algorithm": "gaa", "strategy": search.strategy_name, "scope": search.scope_name,
+                "metric": search.metric_name}
+    return {"algorithm": "incognito", "metric": search.metric_name, "explore": search.exploring}
 
 
 def histogram_scan_sql(problem: Problem) -> str:

@@ -81,15 +81,22 @@ def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search,
     """GAA over the problem with the spec's metric, strategy, scope and models; ``on_progress``
     hears a ``GaaProgress`` about once a second."""
     strategy, scope = search.strategy_name, search.scope_name
-    if strategy in _SENSITIVE_STRATEGIES and not problem.sas:
-        raise SpecError(f"GAA strategy {strategy} compares sensitive values: declare a [sensitive.<column>] or use "
-                        "strategy = \"S1\"")
-    _refuse_labels_at_two_levels(problem)
+    refuse_before_gaa(problem, search)
     mu = problem_metric(problem, search.metric_name, search.weights)
     data = fetch_input(problem)
     result = gaa(data, problem.k, mu, strategy, scope=scope, violates=spec_violations(criteria),
                  on_progress=on_progress)
     return GaaRun(data, result, mu, strategy, scope, problem.sas[0].name if problem.sas else None)
+
+
+def refuse_before_gaa(problem: Problem, search: Search) -> None:
+    """What GAA refuses of a problem before it runs (and a dry run with it): a strategy comparing
+    sensitive values without one, a hierarchy label at two levels."""
+    strategy = search.strategy_name
+    if strategy in _SENSITIVE_STRATEGIES and not problem.sas:
+        raise SpecError(f"GAA strategy {strategy} compares sensitive values: declare a [sensitive.<column>] or use "
+                        "strategy = \"S1\"")
+    _refuse_labels_at_two_levels(problem)
 
 
 def _refuse_labels_at_two_levels(problem: Problem) -> None:
