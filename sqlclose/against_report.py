@@ -84,14 +84,15 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         if unreadable is not None:  # a changed CSV its report's column types do not read
             return _outcome(path, report_path, problems + [unreadable], notes), None
         from sqlclose.audit.check import check as run_check
-        from sqlclose.audit.figures import release_figures
+        from sqlclose.audit.figures import MaskLevels, release_figures
 
         table = output.get("table") if output.get("format") == "duckdb" else None
         own = None if brings_engine(source) else engine
         # A Parquet folder's Hive partition columns are read last (``_partitioned``): the release's order otherwise.
         expected = claims.read_back_order(output["columns"], _partition_columns(path, output))
-        figures = release_figures(source, qis, expected, _level_labels(doc, spec, notes),
-                                  MAX_LABELS_SHOWN, table=table, engine=own)
+        level_labels = _level_labels(doc, spec, notes)
+        figures = release_figures(source, qis, expected, level_labels, MAX_LABELS_SHOWN, table=table, engine=own,
+                                  several_levels=doc.get("algorithm") == "gaa")
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
             return _outcome(path, report_path, problems, notes), None
@@ -108,6 +109,8 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"], unmodelled)
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
+    problems += claims.several_level_claims(doc, figures, {name: len(labels) for name, labels in level_labels.items()
+                                                           if not isinstance(labels, MaskLevels)})
     problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes), audit
 
@@ -236,9 +239,7 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> d
 
     given = as_spec(spec) if spec is not None else None
     out: dict[str, Any] = {}
-    for name, g in doc["generalization"].items():
-        if g.get("level") is None:  # GAA: labels of several levels, checked by the verifier at the release
-            continue
+    for name in doc["generalization"]:
         h: Hierarchy | None = None
         if given is not None and name in given.quasi_identifiers:
             s = given.quasi_identifiers[name]
@@ -272,7 +273,7 @@ def digest_problems(digest: str, output: dict) -> list[str]:
 
 
 def refuse_changed_release(path: Path, report_path: Path, output: dict,
-                           spec: Spec | str | Path | None = None) -> CheckReport | None:
+                           spec: Spec | str | Path | None = None) -> tuple[CheckReport | None, list[str]]:
     """Refuse (``VerificationError``, exit 4, as ``check --against``) a release that is not the one
     its report vouches for — edited since, replaced, or another file given as it: a page of it
     would print the report's sha256 and "verified" over another file's figures — or whose report
@@ -281,14 +282,17 @@ def refuse_changed_release(path: Path, report_path: Path, output: dict,
     checked against every figure of the report it decides instead (``verify_against_report``; a
     page once vouched "the smallest has 5 rows" for a file whose smallest class had 3, or for the
     raw table). ``spec``: the release's, for the hierarchies that check reads. Returns the audit of
-    the file the check made (None when it made none), for the page to draw from."""
+    the file the check made (None when it made none), for the page to draw from, and its notes: what
+    it could not check (a column's levels without the spec that gives its hierarchy), for the page
+    to say."""
     if not Path(path).exists():  # the page's reading says what is missing
-        return None
-    audit = None
+        return None, []
+    audit, notes = None, []
     if output.get("format") == "sql":
         if Path(path) == Path(output.get("path") or ""):  # the query itself: the page asks for the table
-            return None
-        problems = verify_against_report(Path(path), Path(report_path), spec)["problems"]
+            return None, []
+        outcome = verify_against_report(Path(path), Path(report_path), spec)
+        problems, notes = outcome["problems"], outcome["notes"]
     else:
         # The digest ties the file to the report, not the report's figures to the file: a report edited
         # beside its release (k = 5 over classes of 3, a distance lowered) kept the digest, and its page
@@ -296,12 +300,12 @@ def refuse_changed_release(path: Path, report_path: Path, output: dict,
         problems = digest_problems(released_digest(path, output), output)
         if not problems:
             outcome, audit = _verification(Path(path), Path(report_path), spec, None, None, lenient=True)
-            problems = outcome["problems"]
+            problems, notes = outcome["problems"], outcome["notes"]
     if problems:
         raise VerificationError(f"{path} does not match its report {report_path}: " + "; ".join(problems)
                                 + "; a page of it would vouch for another file than the report describes (run "
                                 "`sqlclose check --against` to see what differs)")
-    return audit
+    return audit, notes
 
 
 def released_digest(path: Path, output: dict) -> str:

@@ -483,3 +483,60 @@ def test_a_dry_run_and_explain_say_gaa_and_refuse_what_its_run_refuses(tmp_path)
     assert [r.exit_code for r in runs] == [2, 2] and runs[0].output == runs[1].output
     assert "GAA releases a column's values at several levels side by side" in runs[0].output
     assert not any((tmp_path / f / "out").exists() for f in "abc")
+
+
+def _oracle_classes_per_level(path) -> dict[str, dict[str, int]]:
+    """Per QI of Table 3, the classes of the written file at each level: zip's level is its number
+    of mask characters (a 5-digit code), age's the column of age.csv that holds its label."""
+    age_levels = {}
+    for line in (TABLE3_DIR / "age.csv").read_text().splitlines():
+        for level, label in enumerate(line.split(";")):
+            age_levels.setdefault(label, set()).add(level)
+    assert all(len(levels) == 1 for levels in age_levels.values())  # one level per label: the count is exact
+    classes = duckdb.sql(f"SELECT DISTINCT zip, age FROM read_parquet('{path}')").fetchall()
+    out: dict[str, dict[str, int]] = {"zip": {}, "age": {}}
+    for zip_, age in classes:
+        for name, level in (("zip", zip_.count("*")), ("age", next(iter(age_levels[age])))):
+            out[name][str(level)] = out[name].get(str(level), 0) + 1
+    return out
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda g: g["zip"].update(classes_per_level={"0": 2}), "generalization.zip.classes_per_level.0"),
+    (lambda g: g["age"].update(classes_per_level={"1": 1, "2": 1}), "generalization.age.classes_per_level.1"),
+    (lambda g: g["zip"].update(at_top=True), "generalization.zip.at_top"),
+    (lambda g: g["age"].update(levels=9), "generalization.age.levels: the report says 9, the column's hierarchy has 4"),
+    (lambda g: g["age"].update(classes_per_level={"2": 3}), "the report's counts add up to 3 classes"),
+])
+def test_a_gaa_reports_classes_per_level_are_checked_against_the_file(tmp_path, edit, field):
+    """Review of the sixty-fourth round: `check --against` (with the spec) and the sign-off page
+    vouched for a GAA report's generalization claims edited — zip's classes all at level 0 over a
+    file holding 476** and 4790*, zip at its top, age of 9 levels — since every per-column check
+    skipped a column without one level. Now each column's classes per level must add up to the
+    classes, agree with at_top and the hierarchy's levels, and with the level of each class's label
+    in the file. The oracle: the classes per level counted here from the file and the hierarchies."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    spec = _gaa_project(tmp_path)
+    out = tmp_path / "out" / "release.parquet"
+    assert CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"]).exit_code == 0
+    doc = json.loads(out.with_name("release.parquet.report.json").read_text())
+    assert {name: g["classes_per_level"] for name, g in doc["generalization"].items()} == \
+        _oracle_classes_per_level(out)
+    edit(doc["generalization"])
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(doc))
+    checked = CliRunner().invoke(main, ["check", str(out), "--against", str(edited), "--spec", str(spec)])
+    assert checked.exit_code == 4 and field in checked.output, checked.output
+    page = CliRunner().invoke(main, ["report", str(edited), "--html", str(tmp_path / "p.html"), "--spec", str(spec)])
+    assert page.exit_code == 4 and field in page.output and not (tmp_path / "p.html").exists()
+    # Without the spec, zip's mask rule is unknown: its classes per level are not checked, and the
+    # page says so where it would vouch for them (the other claims are checked still).
+    page = CliRunner().invoke(main, ["report", str(edited), "--html", str(tmp_path / "p.html")])
+    if "zip.classes" in field:
+        assert page.exit_code == 0, page.output
+        assert "the level of column &#x27;zip&#x27; was not checked" in (tmp_path / "p.html").read_text()
+    else:
+        assert page.exit_code == 4 and field in page.output and not (tmp_path / "p.html").exists()

@@ -351,6 +351,45 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     return problems
 
 
+def several_level_claims(doc: dict, figures: ReleaseFigures, hierarchy_levels: Mapping[str, int]) -> list[str]:
+    """A release whose classes sit at several levels of a column (GAA): per column, its classes per
+    level against the report's classes and its ``levels`` and ``at_top``; against the hierarchy's
+    levels (``hierarchy_levels``, where known) and, given its labels, the file's classes per level:
+    at a level, at least the classes whose label is of it alone, at most those whose label is of it."""
+    if doc.get("algorithm") != "gaa":
+        return []
+    problems: list[str] = []
+    for name, g in doc["generalization"].items():
+        per_level = {int(lv): n for lv, n in (g.get("classes_per_level") or {}).items()}
+        levels, field = g.get("levels"), f"generalization.{name}"
+        if sum(per_level.values()) != doc["classes"]:
+            problems.append(f"{field}.classes_per_level: the report's counts add up to {sum(per_level.values())} "
+                            f"classes, its classes say {doc['classes']}")
+        if name in hierarchy_levels and levels != hierarchy_levels[name]:
+            problems.append(f"{field}.levels: the report says {levels}, the column's hierarchy has "
+                            f"{hierarchy_levels[name]}")
+        if any(not 0 <= lv < levels for lv in per_level):
+            problems.append(f"{field}.classes_per_level: the report names level(s) outside the hierarchy's "
+                            f"levels 0..{levels - 1}")
+        top = bool(per_level) and set(per_level) == {levels - 1}
+        if g.get("at_top") != top:
+            problems.append(f"{field}.at_top: the report says {g.get('at_top')}, its classes_per_level put "
+                            f"{'every' if top else 'not every'} class at the top")
+        found = (figures.labels or {}).get(name)
+        if found is None or found.classes_at is None:
+            continue
+        if found.classes_at_no_level:
+            problems.append(f"{field}: {found.classes_at_no_level} of the file's classes hold a label of no level of "
+                            "the column's hierarchy")
+        for lv in sorted(set(per_level) | set(found.classes_at)):
+            must, could = found.classes_at.get(lv, (0, 0))
+            if not must <= per_level.get(lv, 0) <= could:
+                held = f"{must}" if must == could else f"{must} to {could}"
+                problems.append(f"{field}.classes_per_level.{lv}: the report says {per_level.get(lv, 0)}, the file's "
+                                f"labels put {held} class(es) at that level")
+    return problems
+
+
 def label_claims(doc: dict, figures: ReleaseFigures, shown: int) -> list[str]:
     problems: list[str] = []
     for name, g in doc["generalization"].items():

@@ -29,6 +29,11 @@ class LabelFigures:
     count: int  # distinct labels the file holds in the column
     first: list[str]  # the first ``shown`` of them, in text order
     outside: dict[int, int]  # per level whose labels were given: the file's distinct labels not of that level
+    # A column whose classes sit at several levels (GAA), its level labels given: per level, the
+    # classes whose label is of that level only and those whose label is of it (a label may be of
+    # two levels where it names the same leaves), and the classes whose label is of none.
+    classes_at: dict[int, tuple[int, int]] | None = None
+    classes_at_no_level: int = 0
 
 
 @dataclass(frozen=True)
@@ -55,9 +60,12 @@ class ReleaseFigures:
 
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
                     level_labels: Mapping[str, Mapping[int, Sequence[str]] | MaskLevels], shown: int, *,
-                    table: str | None = None, engine: Engine | None = None) -> ReleaseFigures:
+                    table: str | None = None, engine: Engine | None = None,
+                    several_levels: bool = False) -> ReleaseFigures:
     """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
-    the columns are given: the other figures would be read from columns that are not the report's."""
+    the columns are given: the other figures would be read from columns that are not the report's.
+    ``several_levels``: a release whose classes sit at several levels of a column (GAA), whose
+    classes per level are counted where the level labels are given (not for a mask rule's)."""
     given = engine
     with leaves_as_found(given):
         opened = open_source(source, engine, FileRead(table=table))
@@ -69,6 +77,9 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             sizes = _class_figures(engine, relation, qis)
             labels = {name: _label_figures(engine, relation, name, level_labels.get(name) or {}, shown)
                       for name in qis}
+            if several_levels:
+                labels = {name: _with_classes_per_level(engine, relation, qis, name, f, level_labels.get(name))
+                          for name, f in labels.items()}
             return ReleaseFigures(columns, labels=labels, **sizes)
         finally:
             if given is None:
@@ -120,18 +131,83 @@ def _label_figures(engine: Engine, relation: exp.Expression, name: str,
     return LabelFigures(count, [r["value"] for r in first], outside)
 
 
-def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevels, first: list[str]) -> dict[int, int]:
-    """Per level of a mask rule, the file's distinct labels that are not of that level: a label of
-    level L is the code's first n − m characters (no mask character among them) and m mask
-    characters, m the characters masked at L; a top of its own is ``TOP_LABEL``. One query."""
+def _with_classes_per_level(engine: Engine, relation: exp.Expression, qis: Sequence[str], name: str,
+                            found: LabelFigures,
+                            levels: Mapping[int, Sequence[str]] | MaskLevels | None) -> LabelFigures:
+    """``found`` with its classes per level: the file's classes (distinct QI combinations) counted
+    per label of ``name``, joined with the (level, label) pairs. One query, a row per level."""
+    if not levels:
+        return found
+    if isinstance(levels, MaskLevels):
+        return _with_mask_classes_per_level(engine, _classes_per_label(relation, qis, name), levels, found)
+    registered = engine.temp_name("check_class_levels")
+    pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
+    engine.register(registered, pa.table({"level": pa.array([lv for lv, _ in pairs], pa.int64()),
+                                          "label": pa.array([t for _, t in pairs], pa.string())}))
+    try:
+        per_label = _classes_per_label(relation, qis, name, "label")
+        choices = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[q.col("label")])
+        of_label = exp.select(q.col("level"), q.col("label"), choices.as_("choices")).from_(q.table(registered))
+        n, level, only = q.col("n", "p"), q.col("level", "l"), exp.EQ(this=q.col("choices", "l"),
+                                                                      expression=exp.Literal.number(1))
+        query = (exp.select(level.copy().as_("level"), exp.Sum(this=n.copy()).as_("could"),
+                            exp.Sum(this=exp.If(this=only, true=n.copy(), false=exp.Literal.number(0))).as_("must"))
+                 .from_(per_label.subquery("p"))
+                 .join(of_label.subquery("l"), join_type="left", on=exp.EQ(this=q.col("label", "l"),
+                                                                           expression=q.col("label", "p")))
+                 .group_by(level.copy()))
+        rows = engine.fetch(query).to_pylist()
+    finally:
+        engine.unregister(registered)
+    at = {int(r["level"]): (int(r["must"]), int(r["could"])) for r in rows if r["level"] is not None}
+    unplaced = sum(int(r["could"]) for r in rows if r["level"] is None)
+    return LabelFigures(found.count, found.first, found.outside, at, unplaced)
+
+
+def _classes_per_label(relation: exp.Expression, qis: Sequence[str], name: str, alias: str = "value") -> exp.Select:
+    """The file's classes (distinct QI combinations) counted per label of ``name`` (as text)."""
+    classes = exp.select(*(q.col(c) for c in qis)).distinct().from_(relation.copy())
+    label = exp.cast(q.col(name), "VARCHAR")
+    return (exp.select(label.as_(alias), exp.Count(this=exp.Star()).as_("n")).from_(classes.subquery("c"))
+            .group_by(label.copy()))
+
+
+def _with_mask_classes_per_level(engine: Engine, per_label: exp.Select, mask: MaskLevels,
+                                 found: LabelFigures) -> LabelFigures:
+    """``_with_classes_per_level`` for a mask rule, its levels told by ``_mask_level_tests``."""
+    params = q.Params()
+    tests = _mask_level_tests(mask, found.first, params)
+    if not tests:
+        return found
+    n, zero, one = q.col("n", "v"), exp.Literal.number(0), exp.Literal.number(1)
+    fitting = exp.Paren(this=exp.Add(this=exp.If(this=tests[0], true=one.copy(), false=zero.copy()),
+                                     expression=zero.copy()))
+    for fits in tests[1:]:
+        fitting = exp.Add(this=fitting, expression=exp.If(this=fits.copy(), true=one.copy(), false=zero.copy()))
+    alone = exp.EQ(this=exp.Paren(this=fitting.copy()), expression=one.copy())
+    sums = [exp.Sum(this=exp.If(this=exp.EQ(this=exp.Paren(this=fitting.copy()), expression=zero.copy()),
+                                true=n.copy(), false=zero.copy())).as_("none")]
+    for level, fits in enumerate(tests):
+        sums += [exp.Sum(this=exp.If(this=fits.copy(), true=n.copy(), false=zero.copy())).as_(f"could{level}"),
+                 exp.Sum(this=exp.If(this=exp.and_(fits.copy(), alone.copy()), true=n.copy(), false=zero.copy()))
+                 .as_(f"must{level}")]
+    row = engine.fetch_row(exp.select(*sums).from_(per_label.subquery("v")), params.values)
+    at = {lv: (int(row[f"must{lv}"] or 0), int(row[f"could{lv}"] or 0)) for lv in range(len(tests))}
+    return LabelFigures(found.count, found.first, found.outside, {lv: c for lv, c in at.items() if c[1]},
+                        int(row["none"] or 0))
+
+
+def _mask_level_tests(mask: MaskLevels, first: list[str], params: q.Params) -> list[exp.Expression]:
+    """Per level of a mask rule, whether a label (``v.value``) is of it: the code's first n − m
+    characters (no mask character among them) and m mask characters, m the characters masked at
+    that level; a top of its own is ``TOP_LABEL``. None where the codes' length is not known."""
     n = mask.length or next((len(t) for t in first if t not in (mask.stand_in, TOP_LABEL)), None)
     masked = masked_per_level(mask.steps or list(range(1, n + 1)), n) if n else None
     if not masked:
-        return {}
-    params = q.Params()
+        return []
     value = q.col("value", "v")
     own_top = masked[-1] == n and (mask.steps or [n])[-1] < n
-    sums = []
+    tests = []
     for level, m in enumerate(masked):
         if own_top and level == len(masked) - 1:
             fits: exp.Expression = exp.EQ(this=value.copy(), expression=params.add(TOP_LABEL))
@@ -144,8 +220,18 @@ def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevel
                                             substr=params.add(mask.mask_char)), expression=exp.Literal.number(0)))
         if mask.stand_in is not None and level < len(masked) - 1:
             fits = exp.or_(fits, exp.EQ(this=value.copy(), expression=params.add(mask.stand_in)))
-        sums.append(exp.Sum(this=exp.If(this=fits, true=exp.Literal.number(0), false=exp.Literal.number(1)))
-                    .as_(f"l{level}"))
-    query = exp.select(*sums).from_(values.copy().as_("v")).where(value.copy().is_(exp.null()).not_())
+        tests.append(fits)
+    return tests
+
+
+def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevels, first: list[str]) -> dict[int, int]:
+    """Per level of a mask rule, the file's distinct labels that are not of that level. One query."""
+    params = q.Params()
+    tests = _mask_level_tests(mask, first, params)
+    if not tests:
+        return {}
+    sums = [exp.Sum(this=exp.If(this=fits, true=exp.Literal.number(0), false=exp.Literal.number(1))).as_(f"l{level}")
+            for level, fits in enumerate(tests)]
+    query = exp.select(*sums).from_(values.copy().as_("v")).where(q.col("value", "v").is_(exp.null()).not_())
     row = engine.fetch_row(query, params.values)
-    return {level: int(row[f"l{level}"] or 0) for level in range(len(masked))}
+    return {level: int(row[f"l{level}"] or 0) for level in range(len(tests))}

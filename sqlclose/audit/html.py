@@ -13,6 +13,7 @@ import base64
 import html
 import io
 import math
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,9 +52,11 @@ NO_MODEL = ("no model was given for it: give the release's spec (--spec), or the
 
 def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = None,
                release_path: Path | None = None, from_report: ReportModels | None = None,
-               audit: CheckReport | None = None) -> Path:
-    """Render the page for a release and write it to ``out`` (atomically: temp name, then rename)."""
-    page = render_html(report_path, spec, release_path, from_report, audit)
+               audit: CheckReport | None = None, checked_notes: Sequence[str] = ()) -> Path:
+    """Render the page for a release and write it to ``out`` (atomically: temp name, then rename).
+    ``checked_notes``: what the check of the release against its report could not check, said on
+    the page (its Notes) as ``check --against`` says it."""
+    page = render_html(report_path, spec, release_path, from_report, audit, checked_notes)
     out = Path(out)
     tmp = out.with_name(f".{out.name}.tmp")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +66,8 @@ def write_html(report_path: Path, out: Path, spec: Spec | str | Path | None = No
 
 
 def render_html(report_path: Path, spec: Spec | str | Path | None = None, release_path: Path | None = None,
-                from_report: ReportModels | None = None, audit: CheckReport | None = None) -> str:
+                from_report: ReportModels | None = None, audit: CheckReport | None = None,
+                checked_notes: Sequence[str] = ()) -> str:
     """The page's HTML. The sensitive columns are audited with the spec's models, else with those
     rebuilt from the report (``from_report``, as ``check --against`` rebuilds them); a column with no
     model is still measured (its attacks, its distribution), and the page says what its class
@@ -82,7 +86,7 @@ def render_html(report_path: Path, spec: Spec | str | Path | None = None, releas
     table = doc["output"].get("table") if doc["output"].get("format") == "duckdb" else None
     if audit is None:
         audit = check(release, list(doc["generalization"]), models, k=doc["privacy"]["k"], table=table)
-    return _page(doc, audit, release, unknown, notes)
+    return _page(doc, audit, release, unknown, [*checked_notes, *(n for n in notes if n not in checked_notes)])
 
 
 def _models(doc: dict, spec: Spec | None, from_report: ReportModels | None

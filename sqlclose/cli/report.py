@@ -42,11 +42,12 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     refuse_malformed(doc)
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
-    audit = refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"], spec_path)
+    audit, notes = refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"],
+                                          spec_path)
     # Without the spec, the models check --against rebuilds from the report: its sensitive columns
     # were left unmeasured, and the page's attack table stood empty, as if nothing were exposed.
     rebuilt = models_from_report(doc) if spec_path is None else None
-    out = write_html(report_path, html_path, spec_path, release_path, rebuilt, audit)
+    out = write_html(report_path, html_path, spec_path, release_path, rebuilt, audit, notes)
     click.echo(f"wrote {out}")
 
 
