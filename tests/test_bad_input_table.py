@@ -425,6 +425,9 @@ CASES: list[Case] = [
     Case("spark-parquet-file", "a Parquet file asked of the Spark engine, which writes folders (`--engine spark "
          "--output r.parquet`), refused before its session starts", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--engine", "spark", "--output", "r.parquet")),
+    Case("spark-csv-output", "a CSV output asked of the Spark engine, which writes Parquet folders (`--engine spark "
+         "--output r.csv`), refused before its session starts", lambda d: None, 2,
+         args=("anonymize", "spec.toml", "--engine", "spark", "--output", "r.csv")),
     Case("duckdb-spark-setting", "a Spark setting with the DuckDB engine (`[engine] master = \"local[2]\"`)",
          lambda d: write(d, "spec.toml", spec(prefix="") + '\n[engine]\nmaster = "local[2]"\n'), 2),
     Case("temp-directory-file", "`[engine] temp_directory` naming a file (`table3.csv`)",
@@ -864,6 +867,9 @@ MESSAGES = {
     "spark-parquet-file": (
         "sqlclose: error: the spark engine writes Parquet folders, not one file: give the output a path without a"
         " suffix (a Parquet folder)"),
+    "spark-csv-output": (
+        "sqlclose: error: a CSV output is written by the DuckDB engine; the spark engine writes Parquet folders: give"
+        " the output a path without a suffix, or run on DuckDB"),
     "spark-duckdb-setting": (
         "sqlclose: error: threads is a DuckDB setting (--threads), not"
         " Spark's: on Spark give the session's resources as [engine] conf (e.g. conf = { \"spark.driver.memory\""

@@ -125,7 +125,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     _refuse_inside_folder_releases(target)
-    _refuse_parquet_file_on_folder_engine(spec, target)
+    _refuse_unwritten_format(spec, target)
     # A run killed while placing its pair is settled first, whatever stops this one (and before the
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
@@ -212,14 +212,13 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
                      given.partition_by)
 
 
-def _refuse_parquet_file_on_folder_engine(spec, target) -> None:
-    """A Parquet file asked of an engine that writes folders only: told before its session starts,
-    not after the search (the write refuses it too, for the Python API)."""
-    from sqlclose.engine.registry import writes_parquet_file
-    from sqlclose.release.writers import parquet_file_refused
+def _refuse_unwritten_format(spec, target) -> None:
+    """A format the engine does not write (a Parquet file or CSV asked of Spark): told before its
+    session starts, not after the search (the write refuses it too, for the Python API)."""
+    from sqlclose.release.writers import refuse_unwritten_format
 
-    if target.format == "parquet" and spec.engine is not None and not writes_parquet_file(spec.engine.name):
-        raise parquet_file_refused(spec.engine.name)
+    if spec.engine is not None:
+        refuse_unwritten_format(spec.engine.name, target.format)
 
 
 def _refuse_inside_folder_releases(target) -> None:

@@ -229,6 +229,11 @@ class Engine(ABC):
     # Can ORDER BY sort a MAP (or a type holding one)? Spark cannot (INVALID_ORDERING_TYPE): such a
     # column is then sorted by its text alone (``queries.Ties.by_text``).
     orders_maps: ClassVar[bool] = True
+
+    def content_text(self, value: exp.Expression) -> exp.Expression:
+        """A text of a value the engine cannot sort (``orders_maps``) that tells apart any two values
+        of unlike content, for a release to be ordered by it."""
+        return exp.cast(value, "VARCHAR")
     # Whether GROUP BY makes -0.0 the value 0.0 (Spark normalizes it; DuckDB keeps the group's first).
     groups_minus_zero_as_zero: ClassVar[bool] = False
     # Whether the text of NaN with its sign bit set ("-nan") may be cut when grouped: DuckDB (2.0.1)

@@ -20,25 +20,25 @@ if TYPE_CHECKING:
 EngineFactory = Callable[..., Engine]
 _factories: dict[str, EngineFactory] = {}
 _requires: dict[str, str] = {}  # engine name -> the module it needs (for ``available_engines``)
-_folders_only: set[str] = set()  # engines that write a Parquet release as a folder of part files only
+_writes: dict[str, tuple[str, ...]] = {}  # engine name -> the output formats it writes, when not all
 
 
 def register_engine(name: str, factory: EngineFactory, *, requires: str | None = None,
-                    parquet_folders_only: bool = False) -> None:
+                    writes: tuple[str, ...] | None = None) -> None:
     """Make ``engine_for(name, **options)`` call ``factory(**options)``; ``requires`` names the
     driver module the engine needs (checked by ``available_engines`` without importing it);
-    ``parquet_folders_only``: its engines' ``writes_parquet_file`` is false (told before one starts)."""
+    ``writes``: the output formats its engines write, when not every one (told before one starts)."""
     _factories[name] = factory
     if requires:
         _requires[name] = requires
-    if parquet_folders_only:
-        _folders_only.add(name)
+    if writes is not None:
+        _writes[name] = writes
 
 
-def writes_parquet_file(name: str) -> bool:
-    """Whether an engine of this name writes a release as one Parquet file, without starting one
-    (a Spark session takes seconds: a job asking it for a file is refused before)."""
-    return name not in _folders_only
+def writes_format(name: str, output_format: str) -> bool:
+    """Whether an engine of this name writes a release in ``output_format``, without starting one
+    (a Spark session takes seconds: a job asking it for a CSV file is refused before)."""
+    return output_format in _writes.get(name, (output_format,))
 
 
 def engine_for(name: str, **options: Any) -> Engine:
@@ -78,4 +78,4 @@ def _spark(**options: Any) -> Engine:
 
 
 register_engine("duckdb", _duckdb, requires="duckdb")
-register_engine("spark", _spark, requires="pyspark", parquet_folders_only=True)
+register_engine("spark", _spark, requires="pyspark", writes=("parquet-folder",))

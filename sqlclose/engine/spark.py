@@ -34,6 +34,10 @@ from sqlclose.model.spec import DECIMAL_TYPE
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+# ``[source] encoding`` as Java names it (Spark 4 refuses "latin-1").
+_JAVA_CHARSETS = {"utf-8": "UTF-8", "utf-16": "UTF-16", "latin-1": "ISO-8859-1"}
+REPLACED = "\ufffd"  # what a decoder puts for bytes its encoding does not decode
+
 DEFAULT_CONF = {
     "spark.sql.shuffle.partitions": "2",  # the default 200 costs ~0.2 s per query on small counts
     "spark.ui.enabled": "false",
@@ -89,6 +93,15 @@ def _table(name: str) -> exp.Table:
 
 
 
+def _exact_json(value: exp.Expression) -> exp.Expression:
+    """``value`` (a struct, map or array) as JSON that tells apart any two unlike values: times to
+    the microsecond (TO_JSON's default stops at the millisecond), NULL fields written (not left out)."""
+    options = {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+               "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS", "ignoreNullFields": "false"}
+    return exp.Anonymous(this="TO_JSON", expressions=[value, exp.Anonymous(this="MAP", expressions=[
+        exp.Literal.string(part) for pair in options.items() for part in pair])])
+
+
 def _csv_value(name: str, nulls: Sequence[str]) -> exp.Expression:
     """A CSV field's text as DuckDB reads it: Spark's reader gives an empty field NULL and a quoted
     "" an empty text (emptyValue), as DuckDB's read with allow_quoted_nulls = false: an empty field
@@ -109,7 +122,8 @@ class _CsvChecks:
     the values that type cannot read. They were three passes, three jobs over the
     whole file (fifty-eighth round). Counted, never shown."""
 
-    def __init__(self, engine: Engine, bad: str, declared: dict[str, str], undeclared: list[str]) -> None:
+    def __init__(self, engine: Engine, bad: str, declared: dict[str, str], undeclared: list[str],
+                 names: Sequence[str] = ()) -> None:
         def unread(column: str, kind: str) -> exp.Expression:
             # TRY_CAST, then a count of what it could not read: a CAST failing on a row quoted its
             # value in the error and in Spark's logs (a suppressed row's too).
@@ -120,12 +134,19 @@ class _CsvChecks:
         types = engine.number_type_counts(declared, undeclared)
         self._kinds = [(c, kind) for c in undeclared for kind in ("BIGINT", "DOUBLE")] + list(declared.items())
         self._type_count = len(types)
+        replaced = [exp.GT(this=exp.Anonymous(this="INSTR", expressions=[_column(c), exp.Literal.string(REPLACED)]),
+                           expression=exp.Literal.number(0)) for c in names]
         self.counts = [exp.CountIf(this=exp.Not(this=exp.Is(this=_column(bad), expression=exp.Null()))).as_("ragged"),
+                       exp.CountIf(this=exp.or_(*replaced) if replaced else exp.false()).as_("replaced"),
                        *(count.as_(f"t{i}") for i, count in enumerate(types)),
                        *(exp.CountIf(this=unread(c, kind)).as_(f"u{i}") for i, (c, kind) in enumerate(self._kinds))]
 
     def ragged(self, row: dict[str, Any]) -> int:
         return int(row["ragged"] or 0)
+
+    def replaced(self, row: dict[str, Any]) -> int:
+        """Rows holding U+FFFD: Spark's reader puts it for bytes the encoding does not decode."""
+        return int(row["replaced"] or 0)
 
     def type_counts(self, row: dict[str, Any]) -> list[int | None]:
         """The values of ``Engine.number_type_counts``, for ``number_types_from``."""
@@ -207,6 +228,45 @@ def literal_path(path: Path | str) -> str:
     return _GLOB.sub(r"\\\1", str(path))
 
 
+# Spark's conditions for a Parquet type it has none for, and the files' columns of such types (by
+# pyarrow's reading of their footers: Spark's error names no column).
+_UNREAD_TYPES = ("PARQUET_TYPE_ILLEGAL", "UNSUPPORTED_TIME_TYPE", "PARQUET_TYPE_NOT_SUPPORTED")
+
+
+def _refuse_unread_parquet_types(error: Exception, read: FileRead) -> None:
+    """Raise InputError naming the columns of a type Spark does not read (a TIMESTAMP of nanoseconds,
+    pyarrow's and pandas' default; a TIME) and what to write instead, when ``error`` says so."""
+    if not any(code in str(error) for code in _UNREAD_TYPES):
+        return
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    unread: dict[str, str] = {}
+    for path in (read.files or ([read.path] if read.path and read.path.is_file() else []))[:100]:
+        try:
+            schema = pq.read_schema(path)
+        except Exception:
+            continue
+        for field in schema:
+            if pa.types.is_timestamp(field.type) and field.type.unit == "ns":
+                unread.setdefault(field.name, "a TIMESTAMP of nanoseconds, which Spark does not read: write it "
+                                  "as microseconds (pyarrow: coerce_timestamps=\"us\"; pandas: "
+                                  ".astype(\"datetime64[us]\"))")
+            elif pa.types.is_time(field.type):
+                unread.setdefault(field.name, "a TIME of day, a type Spark has none of: write it as text, or as "
+                                  "its seconds since midnight")
+    if unread:
+        said = "; ".join(f"column {name!r} is {why}" for name, why in unread.items())
+        raise InputError(f"on the Spark engine {said}; or run on DuckDB, which reads them") from None
+
+
+def _written_path(path: Path) -> str:
+    """The path Spark's writer is handed: as it is. The writer expands no pattern (the reader does,
+    ``literal_path``): handed an escaped name, it made a folder named with the backslashes, apart
+    from the one the release is then looked for in (and left it behind)."""
+    return str(Path(path).absolute())
+
+
 _PART = re.compile(r"^part-(?P<task>\d+)-[0-9a-f-]{36}[.-]c(?P<file>\d+)(?P<rest>(\.[a-z0-9]+)*\.parquet)$")
 
 
@@ -279,6 +339,11 @@ class SparkEngine(Engine):
     rows_per_part = ROWS_PER_PART  # a release folder's part files: one per this many rows, written in parallel
     groups_minus_zero_as_zero = True  # Spark's NormalizeFloatingNumbers: -0.0 grouped is 0.0
     orders_maps = False  # INVALID_ORDERING_TYPE: a map is sorted by its text alone
+
+    def content_text(self, value: exp.Expression) -> exp.Expression:
+        # JSON, not CAST: a cast wrote {'x': 'y, z -> w'} and {'x': 'y', 'z': 'w'} both as
+        # "{x -> y, z -> w}", and two such rows kept the input's order in the file.
+        return _exact_json(value)
     unwritten_partition_text = ("", "__HIVE_DEFAULT_PARTITION__")  # both written as the NULL folder
 
     def __init__(self, session: SparkSession | None = None, master: str = "local[2]",
@@ -320,8 +385,10 @@ class SparkEngine(Engine):
     def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
         # MD5(secret || the row as JSON), its low 64 bits as an unsigned number: DECIMAL(38, 0),
         # so the sum cannot overflow (ANSI mode would raise on a BIGINT overflow).
-        row = exp.Anonymous(this="TO_JSON", expressions=[
-            exp.Anonymous(this="STRUCT", expressions=[exp.Column(this=exp.Star(), table=exp.to_identifier(alias))])])
+        # TO_JSON writes a timestamp to the millisecond unless told (``_exact_json``): 5 µs added to
+        # one row's time left the fingerprint as it was, and a stale release was "up to date".
+        row = _exact_json(exp.Anonymous(this="STRUCT", expressions=[
+            exp.Column(this=exp.Star(), table=exp.to_identifier(alias))]))
         md5 = exp.Anonymous(this="MD5", expressions=[exp.Anonymous(this="CONCAT", expressions=[secret, row])])
         low = exp.Anonymous(this="SUBSTRING", expressions=[md5, exp.Literal.number(17), exp.Literal.number(16)])
         number = exp.Anonymous(this="CONV", expressions=[low, exp.Literal.number(16), exp.Literal.number(10)])
@@ -423,7 +490,12 @@ class SparkEngine(Engine):
         """Parquet (a file, a folder of part files, a glob only with ``read.glob``) or CSV (parsed
         once into a cached table, every column as text except declared and numeric ones)."""
         if read.kind == "parquet":
-            return self._view(self._parquet(read), "source")
+            try:
+                frame = self._parquet(read)
+            except Exception as e:
+                _refuse_unread_parquet_types(e, read)
+                raise
+            return self._view(frame, "source")
         if read.kind == "csv":
             name = self.temp_name("source")
             frame, text = self._csv(read)
@@ -487,12 +559,16 @@ class SparkEngine(Engine):
         texts = {name: _csv_value(name, read.nulls) for name in names}
         declared = {c: t for c, t in read.types.items() if c in texts}
         undeclared = [c for c in read.numeric if c in texts and c not in read.types]
-        checks = _CsvChecks(self, bad, declared, undeclared)
+        checks = _CsvChecks(self, bad, declared, undeclared, names)
         # Types are told from the fields as read, markers NULL: a marker ("-") counted as a value that
         # is no whole number made an ordered column DOUBLE, where DuckDB reads it as BIGINT.
         as_read = exp.select(*[exp.alias_(v.copy(), exp.to_identifier(n, quoted=True)) for n, v in texts.items()],
                              _column(bad)).from_(_table(view))
         row = self.fetch_row(exp.select(*checks.counts).from_(as_read.subquery("csv")))
+        if checks.replaced(row):  # DuckDB's read stops at such a byte, naming its line
+            raise InputError(f"{checks.replaced(row)} row(s) hold bytes that are not "
+                             f"{read.encoding} text (or the character U+FFFD, which stands for such bytes); set "
+                             f"[source] encoding to the file's (utf-8, utf-16, latin-1), or re-save it as UTF-8")
         if checks.ragged(row):
             raise InputError(f"{checks.ragged(row)} row(s) have more or fewer fields than the header's {len(names)}; "
                              f"fix them (or the delimiter: {self.csv_delimiter(read)!r})")
@@ -511,13 +587,16 @@ class SparkEngine(Engine):
         Counted, never shown: Spark keeps the row's text in the corrupt-record column."""
         from pyspark.sql import types as T
 
-        names = list(read.header) or self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read),
-                                                          encoding=read.encoding).columns
+        # multiLine: a record is read whole, a quoted field's line breaks in it (read line by line,
+        # Spark cut "cold\nM,flu" into a row of its own: a person who is not in the file, released).
+        # It also reads UTF-16, whose line breaks the line reader cannot find.
+        options = {"header": True, "sep": self.csv_delimiter(read), "encoding": _JAVA_CHARSETS[read.encoding],
+                   "multiLine": True, "quote": '"', "escape": '"'}
+        names = list(read.header) or self.spark.read.csv(where, **options).columns
         bad = next(f"__sqlclose_bad_{i}" for i in range(len(names) + 1) if f"__sqlclose_bad_{i}" not in names)
         schema = T.StructType([T.StructField(n, T.StringType()) for n in [*names, bad]])
-        frame = self.spark.read.csv(where, header=True, sep=self.csv_delimiter(read), encoding=read.encoding,
-                                    schema=schema, columnNameOfCorruptRecord=bad, mode="PERMISSIVE",
-                                    nullValue="\u0000sqlclose-no-null\u0000", emptyValue="", quote='"', escape='"')
+        frame = self.spark.read.csv(where, schema=schema, columnNameOfCorruptRecord=bad, mode="PERMISSIVE",
+                                    nullValue="\u0000sqlclose-no-null\u0000", emptyValue="", **options)
         frame = frame.cache()  # Spark reads the corrupt-record column only from a parsed, cached table
         self._keep(view, frame, cached=True)
         return names, bad
@@ -552,7 +631,8 @@ class SparkEngine(Engine):
     def copy_to_parquet(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         """Write a Parquet folder of one part file (``_in_parts``, one part); an existing path is an error."""
         try:
-            self._sorted(query, params, 1, ()).write.mode("errorifexists").parquet(literal_path(path))
+            with self._timestamps_as_micros():
+                self._sorted(query, params, 1, ()).write.mode("errorifexists").parquet(_written_path(path))
         except Exception as e:
             raise self.wrapped_error(e, self.render(query)) from None
 
@@ -583,7 +663,8 @@ class SparkEngine(Engine):
             writer = self._sorted(query, params, parts, partition_by).write.mode("errorifexists")
             if partition_by:
                 writer = writer.partitionBy(*partition_by)
-            writer.parquet(literal_path(path))
+            with self._timestamps_as_micros():
+                writer.parquet(_written_path(path))
         except Exception as e:
             raise self.wrapped_error(e, self.render(query)) from None
         tidy_part_files(path)
@@ -627,26 +708,38 @@ class SparkEngine(Engine):
         them in a job of a task per path, which took 11-65 s for 1,000 one-file paths and 89-127 s
         for 5,000 on two loaded cores, against 2.8 s and 10.7 s on the driver (a stat per file). The
         setting is read when the files are listed, i.e. inside the block."""
-        key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-        before = self.spark.conf.get(key)
-        self.spark.conf.set(key, str(2**31 - 1))
-        try:
+        with self._setting("spark.sql.sources.parallelPartitionDiscovery.threshold", str(2**31 - 1)):
             yield
-        finally:
-            self.spark.conf.set(key, before)
 
     @contextmanager
     def _partition_values_as_text(self) -> Iterator[None]:
         """Hive partition values read as text, as DuckDB reads them: typed by guessing from every
         folder's name, a source's were BIGINT or text as a suppressed row's folder said. The
         setting is read when the folder is listed, i.e. inside the block."""
-        key = "spark.sql.sources.partitionColumnTypeInference.enabled"
-        before = self.spark.conf.get(key)
-        self.spark.conf.set(key, "false")
+        with self._setting("spark.sql.sources.partitionColumnTypeInference.enabled", "false"):
+            yield
+
+    @contextmanager
+    def _timestamps_as_micros(self) -> Iterator[None]:
+        """A release's timestamps written as Parquet's INT64 microseconds, as DuckDB writes them:
+        Spark's default, the legacy INT96, read back by pyarrow as a naive nanosecond time (its time
+        zone gone) for a column the source held as ``timestamp[us, tz=UTC]``."""
+        with self._setting("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS"):
+            yield
+
+    @contextmanager
+    def _setting(self, key: str, value: str) -> Iterator[None]:
+        """The session's ``key`` set to ``value`` inside the block, put back after (a caller's
+        session keeps its own)."""
+        before = self.spark.conf.get(key, None)
+        self.spark.conf.set(key, value)
         try:
             yield
         finally:
-            self.spark.conf.set(key, before)
+            if before is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, before)
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         """Spark's error in one line, its condition and what it says: the analyzed plan that follows

@@ -132,7 +132,7 @@ def written_as_given(problem: Problem, node: Node | None) -> tuple[q.Ties, dict[
     rewrites = {name: rewrite for name, kind in given
                 if (rewrite := nan_rewrite(kind, engine.is_nan, engine.has_minus_sign)) is not None}
     by_text = () if engine.orders_maps else tuple(name for name, kind in given if _holds_map(kind))
-    return q.Ties(unlike, by_text), rewrites
+    return q.Ties(unlike, by_text, engine.content_text if by_text else None), rewrites
 
 
 def nan_rewrite(kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite) -> q.Rewrite | None:

@@ -187,9 +187,22 @@ _PARQUET_FIXES = {
 PARQUET_FORMATS = ("parquet", "parquet-folder")
 
 
-def parquet_file_refused(engine_name: str) -> InputError:
-    return InputError(f"the {engine_name} engine writes Parquet folders, not one file: give the output a path "
-                      "without a suffix (a Parquet folder)")
+def format_refused(engine_name: str, output_format: str) -> InputError:
+    """An output format an engine does not write (Spark: Parquet folders alone)."""
+    if output_format == "parquet":
+        return InputError(f"the {engine_name} engine writes Parquet folders, not one file: give the output a path "
+                          "without a suffix (a Parquet folder)")
+    what = {"csv": "a CSV output", "duckdb": "a DuckDB database output"}.get(output_format, f"{output_format!r}")
+    return InputError(f"{what} is written by the DuckDB engine; the {engine_name} engine writes Parquet folders: give "
+                      "the output a path without a suffix, or run on DuckDB")
+
+
+def refuse_unwritten_format(engine_name: str, output_format: str | None) -> None:
+    """Refuse, before the engine starts or the search runs, a format the engine does not write."""
+    from sqlclose.engine.registry import writes_format
+
+    if output_format is not None and not writes_format(engine_name, output_format):
+        raise format_refused(engine_name, output_format)
 
 
 def refuse_output_before_search(problem: Problem, output_format: str | None,
@@ -199,8 +212,7 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     dry run): a type Parquet or CSV cannot hold, a partition column not released or of a type a
     folder name cannot carry. A quasi-identifier's type depends on its level: it is checked with the
     release query, as the write checks every column again."""
-    if output_format == "parquet" and not problem.engine.writes_parquet_file:
-        raise parquet_file_refused(problem.engine.name)
+    refuse_unwritten_format(problem.engine.name, output_format)
     qis = {qi.name for qi in problem.qis}
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
@@ -242,7 +254,7 @@ class ParquetWriter(FileWriter):
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         engine = release.problem.engine
         if not engine.writes_parquet_file:
-            raise parquet_file_refused(engine.name)
+            raise format_refused(engine.name, "parquet")
         refuse_unkept_in_parquet(release, query, params)
 
     def _dictionaries(self, target: Target) -> bool:
@@ -305,16 +317,16 @@ class CsvWriter(FileWriter):
     format = "csv"
 
     def _types(self, release: Release, target: Target, query: exp.Expression, params: list) -> dict[str, str]:
-        types = _duckdb(release, "a CSV output").column_types(query, params)
+        types = _duckdb(release, "csv").column_types(query, params)
         _refuse_nested(types)
         return types
 
     def _copy(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path) -> None:
-        _duckdb(release, "a CSV output").copy_to_csv(query, path, params)
+        _duckdb(release, "csv").copy_to_csv(query, path, params)
 
     def _read_back(self, release: Release, target: Target, query: exp.Expression, params: list, path: Path,
                    types: dict[str, str] | None) -> exp.Expression:
-        return _duckdb(release, "a CSV output").read_csv_typed(path, types or {})
+        return _duckdb(release, "csv").read_csv_typed(path, types or {})
 
 
 class DuckDBTableWriter(Writer):
@@ -370,7 +382,7 @@ class DuckDBTableWriter(Writer):
         database_file.remove_stale_lock(path)
 
     def write(self, release: Release, target: Target) -> dict:
-        engine = _duckdb(release, "a DuckDB database output")
+        engine = _duckdb(release, "duckdb")
         path = _database_file(target)
         path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
         # Runs writing this database take turns from reading the old file to placing the new one:
@@ -499,10 +511,10 @@ def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
     return f"{CONTENT_DIGEST_KIND}:{engine.fetch_row(query)['d']}"
 
 
-def _duckdb(release: Release, what: str) -> DuckDBEngine:
+def _duckdb(release: Release, output_format: str) -> DuckDBEngine:
     engine = release.problem.engine
     if not isinstance(engine, DuckDBEngine):
-        raise InputError(f"{what} is written by the DuckDB engine; the {engine.name} engine writes Parquet")
+        raise format_refused(engine.name, output_format)
     return engine
 
 

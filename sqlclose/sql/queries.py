@@ -51,14 +51,20 @@ class Ties:
     ``columns``: those whose values compare equal yet are written differently (-0.0 and 0.0; the
     intervals 1 month and 30 days), ordered by their text too: rows that tie are then identical as
     written, so no input order shows through. ``by_text``: those of ``columns`` the engine cannot
-    sort (a MAP on Spark: ``Engine.orders_maps``), ordered by that text alone: still by their content."""
+    sort (a MAP on Spark: ``Engine.orders_maps``), ordered by that text alone (``text_of``, the
+    engine's ``content_text``: a cast to text wrote two maps alike): still by their content."""
 
     columns: tuple[str, ...] = ()
     by_text: tuple[str, ...] = ()
+    text_of: Callable[[exp.Expression], exp.Expression] | None = None
 
     def among(self, order: Sequence[str]) -> Ties:
         """These ties, of the columns a release is sorted by (``release_order``) alone."""
-        return Ties(tuple(name for name in self.columns if name in order), self.by_text)
+        return Ties(tuple(name for name in self.columns if name in order), self.by_text, self.text_of)
+
+    def key(self, name: str) -> exp.Expression:
+        """The text a tied column is ordered by."""
+        return self.text_of(col(name)) if name in self.by_text and self.text_of else as_text(col(name))
 
 
 @dataclass(frozen=True)
@@ -571,7 +577,7 @@ def sorted_by(select: exp.Select, order: Sequence[str], ties: Ties = Ties()) -> 
     """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is.
     ``ties``: columns of ``order`` ordered by their text too, or by it alone (``Ties``)."""
     keys = [ascending(col(name)) for name in order if name not in ties.by_text] + \
-        [ascending(as_text(col(name))) for name in ties.columns]
+        [ascending(ties.key(name)) for name in ties.columns]
     return select.order_by(*keys) if keys else select
 
 
