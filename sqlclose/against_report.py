@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.base import FileRead
-from sqlclose.errors import EngineError, InputError, SpecError, VerificationError
+from sqlclose.errors import EngineError, EngineOutOfMemory, InputError, SpecError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive, Spec, as_spec
 from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
@@ -76,7 +76,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     if query_made:
         notes.lines.append(QUERY_DIGEST_NOTE)
         notes.content_compared = False
-    with _released(path, output) as (source, digest, header, unreadable):
+    with _released(path, output, engine) as (source, digest, header, unreadable):
         problems = _self_contradictions(doc) + ([] if query_made else digest_problems(digest, output))
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
             return _outcome(path, report_path, problems + [claims.columns_differ(header, output["columns"])],
@@ -335,7 +335,8 @@ def _partition_columns(path: Path, output: dict) -> list[str]:
 
 
 @contextmanager
-def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[str] | None, str | None]]:
+def _released(path: Path, output: dict,
+              engine: Engine | None = None) -> Iterator[tuple[SourceLike, str, list[str] | None, str | None]]:
     """The release as ``check`` reads it (a CSV with the column types its report records), its
     digest, a CSV's header (None for other formats), and why a changed CSV cannot be read with its
     report's types (else None). A CSV whose header is not the report's columns, or that is not the
@@ -344,7 +345,7 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
     digest = released_digest(path, output)
     partitions = _partition_columns(path, output)
     if partitions:
-        with _partitioned(Path(path), partitions, output.get("column_types") or {}) as read:
+        with _partitioned(Path(path), partitions, output.get("column_types") or {}, engine) as read:
             yield read, digest, None, None
         return
     if output.get("format") != "csv" or not output.get("column_types"):
@@ -360,30 +361,45 @@ def _released(path: Path, output: dict) -> Iterator[tuple[SourceLike, str, list[
     if header != list(output["column_types"]):  # read with the report's types, its values would shift columns
         yield path, digest, header, None
         return
-    engine = DuckDBEngine()
+    reader = _reader(engine)
     try:
-        written = engine.read_csv_typed(Path(path), output["column_types"], shared=True)  # seen by a cursor
+        written = reader.read_csv_typed(Path(path), output["column_types"], shared=True)  # seen by a cursor
     except EngineError as e:
-        engine.close()
+        _done(reader, engine)
+        if isinstance(e, EngineOutOfMemory):  # not the file's fault: its message says which limit to raise
+            raise
         why = f"cannot read {path} with the column types of its report: {str(e).splitlines()[0]}"
         if digest == output.get("sha256"):  # the very file the report vouches for: not a mismatch
             raise InputError(why) from None
         yield path, digest, header, why
         return
     try:
-        yield (engine.con, written.name), digest, header, None
+        yield (reader.con, written.name), digest, header, None
     finally:
-        engine.close()
+        _done(reader, engine)
+
+
+def _reader(engine: Engine | None) -> DuckDBEngine:
+    """The DuckDB a written CSV or partitioned folder is read into for the check: the caller's, so
+    that its settings (memory_limit, threads, temp_directory) bound the check (a DuckDB of the
+    process's own ignored them), else one of its own."""
+    return engine if isinstance(engine, DuckDBEngine) else DuckDBEngine()
+
+
+def _done(reader: DuckDBEngine, engine: Engine | None) -> None:
+    if reader is not engine:  # the caller's engine is the caller's to close
+        reader.close()
 
 
 @contextmanager
-def _partitioned(path: Path, partitions: list[str], types: dict[str, str]) -> Iterator[SourceLike]:
+def _partitioned(path: Path, partitions: list[str], types: dict[str, str],
+                 given: Engine | None = None) -> Iterator[SourceLike]:
     """A partitioned Parquet folder as ``check`` reads it: the files' own columns in their order,
     then the partition columns outermost first (``claims.read_back_order``; DuckDB's reader gives
     them in alphabetical order, Spark's in the folders'), each read with the type its report records
     (``output.column_types``): text in its folder names, an ordered column there was refused as no
     number. A value that type does not read stays NULL, which the file's figures then tell apart."""
-    engine = DuckDBEngine()
+    engine = _reader(given)
     try:
         written = engine.read_parquet(path)
         from sqlclose.release.folder import typed_columns
@@ -396,7 +412,7 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str]) -> It
         engine.create_temp_table(name, selected, shared=True)
         yield engine.con, name
     finally:
-        engine.close()
+        _done(engine, given)
 
 
 def _csv_header(path: Path) -> list[str]:

@@ -3,6 +3,7 @@ release (the same release and spec hash whatever the settings)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -289,7 +290,12 @@ def test_a_memory_limit_too_small_for_the_first_query_is_exit_5_naming_the_optio
     # past 10,000 before anything was said (review rv18)
     ("--threads", "100000", "sqlclose: error: --threads 100000: at most 1024 threads (DuckDB starts each one at "
                             "once); give the machine's cores"),
-    ("--memory-limit", "10XB", "sqlclose: error: --memory-limit 10XB: needs a size with its unit, e.g. 2GB or 512MiB"),
+    ("--memory-limit", "10XB", "sqlclose: error: --memory-limit 10XB: needs a size with its unit, e.g. 2GB or 512MiB "
+                               "(B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, in any case)"),
+    # past what DuckDB takes: "internal error: ParserException: Memory value out of range" (review of
+    # the sixty-fourth round)
+    ("--memory-limit", "100000000TB", "sqlclose: error: --memory-limit 100000000TB: more memory than any machine "
+                                      "holds (at most 1 EiB): give the machine's, e.g. 16GB"),
 ])
 def test_a_bad_engine_option_is_told_by_its_name_not_as_a_spec(tmp_path, option, value, says):
     """`check` has no spec, yet a bad --threads or --memory-limit said "command line: invalid spec:
@@ -299,3 +305,66 @@ def test_a_bad_engine_option_is_told_by_its_name_not_as_a_spec(tmp_path, option,
                  ("check", project / "table3.csv", "--qi", "zip", "--sensitive", "disease")):
         result = invoke(*args, option, value)
         assert result.exit_code == 2 and result.stderr.strip() == says, result.stderr
+
+
+@pytest.mark.parametrize("given, says", [
+    ('"1gb"', None), ('"512 mib"', None), ("2", "needs a size with its unit"), ('".5GB"', "needs a size with its unit"),
+    ('"100000000TB"', "more memory than any machine holds"),
+])
+def test_a_specs_memory_limit_is_read_in_any_case_and_refused_in_words(tmp_path, given, says):
+    """Review of the sixty-fourth round: the spec refused "1gb" (which DuckDB and the Python API's
+    `DuckDBEngine(memory_limit="1gb")` read) with the size pattern's regular expression, and a TOML
+    number with "Input should be a valid string"; a limit past DuckDB's stopped as an internal error.
+    The oracle: the bytes the units mean (KB/MB/GB powers of 1000, KiB/MiB/GiB of 1024)."""
+    from sqlclose.engine.registry import engine_from
+    from sqlclose.model.spec import load_spec
+
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text() + f"\n[engine]\nmemory_limit = {given}\n")
+    if says is None:
+        engine = engine_from(load_spec(spec).engine)
+        try:
+            assert engine.memory_budget == {'"1gb"': 10**9, '"512 mib"': 512 * 2**20}[given]
+        finally:
+            engine.close()
+        return
+    result = invoke("anonymize", spec, "--dry-run")
+    assert result.exit_code == 2 and says in result.stderr and "pattern" not in result.stderr, result.stderr
+
+
+def test_engine_on_the_command_line_leaves_the_other_engines_settings(tmp_path):
+    """Review of the sixty-fourth round: `--engine duckdb` over a spec whose [engine] is Spark's
+    (`master = "local[2]"`) was refused ("master is a Spark setting … give [engine] name = "spark""),
+    though `--engine` overrides [engine]. The spec's settings are its engine's: another engine named
+    on the command line starts from none. The oracle: Table 3's release, Table 5's node."""
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text() + '\n[engine]\nname = "spark"\nmaster = "local[2]"\nconf = { "a.b" = "c" }\n')
+    result = invoke("anonymize", spec, "--engine", "duckdb", "--threads", "1", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["node"] == {"zip": 1, "age": 2}
+
+
+@pytest.mark.parametrize("output", ["out/r.csv", "out/folder"])
+def test_check_against_reads_a_csv_or_partitioned_release_within_the_engine_settings(tmp_path, output):
+    """Review of the sixty-fourth round: `check --against` read a CSV release, or a Parquet folder
+    partitioned by a column, into a DuckDB of its own, without --memory-limit, --threads or
+    --temp-directory: a 1 KB limit passed (exit 0) where a Parquet file's check stopped (exit 5).
+    Now every release is checked within them: 1 KB stops it as out of memory, a workable limit
+    checks it."""
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    if output.endswith("folder"):
+        spec.write_text(spec.read_text().replace('overwrite = false', 'overwrite = false\npartition_by = ["disease"]')
+                        .replace("out/release.parquet", output))
+        made = invoke("anonymize", spec, "--no-progress")
+    else:
+        made = invoke("anonymize", spec, "--output", project / output, "--no-progress")
+    assert made.exit_code == 0, made.stderr
+    written = project / output
+    report = written.with_name(written.name + ".report.json")
+    starved = invoke("check", written, "--against", report, "--memory-limit", "1KB", "--threads", "1")
+    assert starved.exit_code == 5 and "DuckDB ran out of memory" in starved.stderr, starved.stderr
+    checked = invoke("check", written, "--against", report, "--memory-limit", "500MB", "--threads", "1")
+    assert checked.exit_code == 0, checked.stderr

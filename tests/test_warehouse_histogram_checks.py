@@ -422,3 +422,19 @@ def test_a_report_named_like_the_verification_query_is_refused_naming_it(tmp_pat
     assert r.exit_code == 2, r.output
     assert "verification query's path" in r.output and "is the output path" not in r.output, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["h.parquet", "wh.toml"]
+
+
+def test_the_histogram_search_runs_within_the_engine_settings_given(tmp_path, warehouse):
+    """Review of the sixty-fourth round: `--histogram` took --memory-limit, --threads and
+    --temp-directory (and [engine]'s) without a word and ran on the process's DuckDB without them:
+    a 1 KB limit released as if none were given. Now the local search runs within them: a limit
+    no DuckDB query fits in stops the job as out of memory (exit 5), nothing written; a workable
+    one releases the paper's Table 5, as with none."""
+    spec = _spec(tmp_path, "t3", T_SPEC)
+    hist = _export(warehouse, spec, tmp_path / "h.parquet")
+    starved = sqlclose("anonymize", "--histogram", hist, spec, "--memory-limit", "1KB", "--threads", "1")
+    assert starved.returncode == 5 and "DuckDB ran out of memory" in starved.stderr, starved.stderr
+    assert not (tmp_path / "release.sql").exists()
+    run = sqlclose("anonymize", "--histogram", hist, spec, "--memory-limit", "2GB", "--threads", "1", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["node"] == TABLE5_NODE

@@ -118,8 +118,13 @@ def engine_settings(current: EngineSettings | None, name: str | None, threads: i
 
     from sqlclose.model.spec import EngineSettings, format_validation_error
 
+    spec = current.model_dump(exclude_none=True) if current else {}
+    if "name" in given and given["name"] != spec.get("name", "duckdb"):
+        # The spec's settings are its engine's: --engine duckdb over a Spark spec was refused for
+        # the spec's master, "a Spark setting", though the command line had switched engines.
+        spec = {}
     try:
-        return EngineSettings.model_validate({**(current.model_dump(exclude_none=True) if current else {}), **given})
+        return EngineSettings.model_validate({**spec, **given})
     except ValidationError as e:
         raise SpecError(_options_problem(e, given) or format_validation_error(e, "command line")) from None
 
@@ -138,9 +143,7 @@ def _options_problem(error, given: dict) -> str | None:
         field = str(problem["loc"][0])
         if field not in given:
             continue
-        if field == "memory_limit" and problem["type"] == "string_pattern_mismatch":
-            why = "needs a size with its unit, e.g. 2GB or 512MiB"
-        elif field == "threads" and problem["type"] == "greater_than_equal":
+        if field == "threads" and problem["type"] == "greater_than_equal":
             why = "needs at least 1 thread"
         elif field == "threads" and problem["type"] == "less_than_equal":
             why = f"at most {problem['ctx']['le']} threads (DuckDB starts each one at once); give the machine's cores"

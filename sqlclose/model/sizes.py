@@ -21,6 +21,27 @@ def parse_bytes(text: str) -> int:
     return int(float(m.group(1)) * BYTE_UNITS[m.group(2).upper()])
 
 
+# More than any machine holds, and DuckDB's own bound is near it (100000000TB failed inside DuckDB).
+MAX_BYTES = 2**60
+
+
+def checked_size(given: object) -> str:
+    """A size as ``[engine] memory_limit`` takes it, or ValueError saying in one sentence what is
+    wrong: a number and its unit, in any case ("2GB", "512 mib"); above zero (0 would be DuckDB's
+    "no limit"); at most ``MAX_BYTES``."""
+    text = given if isinstance(given, str) else None
+    m = _SIZE.fullmatch(text) if text is not None else None
+    if text is not None and is_zero_bytes(text):  # "0" too, unit or none
+        raise ValueError("0 bytes, which would be no limit at all: give a limit above zero "
+                         "with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit")
+    if m is None or m.group(2).upper() not in BYTE_UNITS:
+        raise ValueError("needs a size with its unit, e.g. 2GB or 512MiB (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, "
+                         "in any case)")
+    if parse_bytes(text) > MAX_BYTES:
+        raise ValueError("more memory than any machine holds (at most 1 EiB): give the machine's, e.g. 16GB")
+    return text
+
+
 def is_zero_bytes(text: str) -> bool:
     """Whether a size reads as 0 bytes: "0", "0GB", "0.0001KB" (a fraction of a byte)."""
     m = _SIZE.fullmatch(text)

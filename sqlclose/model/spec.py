@@ -34,7 +34,7 @@ from pydantic import (
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
-from sqlclose.model.sizes import is_zero_bytes
+from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
 from sqlclose.model.text import read_utf8
 
@@ -706,20 +706,18 @@ class EngineSettings(_Model):
 
     name: str = "duckdb"
     threads: int | None = Field(default=None, ge=1, le=MAX_THREADS)
-    memory_limit: str | None = Field(default=None, pattern=r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$")
+    memory_limit: str | None = None
     temp_directory: Path | None = None
     master: str | None = None
     conf: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("memory_limit", mode="before")
     @classmethod
-    def _not_zero(cls, limit: object) -> object:
-        """"0", "0GB" or a fraction of a byte would be DuckDB's limit of 0, which sqlclose read as
-        no limit at all: refused, whatever its unit."""
-        if isinstance(limit, str) and is_zero_bytes(limit):
-            raise ValueError("0 bytes, which would be no limit at all: give a limit above zero "
-                             "with its unit (e.g. \"2GB\"), or leave memory_limit unset for no limit")
-        return limit
+    def _a_size(cls, limit: object) -> object:
+        """A number and its unit, in any case as DuckDB reads it; "0", "0GB" or a fraction of a byte
+        would be DuckDB's limit of 0, which sqlclose read as no limit at all; one past what DuckDB
+        takes failed inside it as an internal error. Each said in a sentence, not a pattern."""
+        return None if limit is None else checked_size(limit)
 
     @field_validator("temp_directory")
     @classmethod

@@ -150,15 +150,15 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     copies = typed_copies(spec)
     declared = {copies.get(name, name): kind for name, kind in source.types.items()}
     if csv:
-        as_text = open_source(path, None, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"},
-                                                  numeric=ordered, histogram=True))
+        as_text = _opened(path, spec, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"}, numeric=ordered,
+                                               histogram=True))
         try:
             _check_columns(as_text.engine.schema(as_text.relation), spec, label, count_type=False)
             _check_count_text(as_text.engine, as_text.relation, label)
         finally:
             as_text.engine.close()
     types = {**declared, wh.COUNT_COLUMN: "BIGINT"} if csv else {}
-    opened = open_source(path, None, FileRead(types=types, numeric=ordered, histogram=True))
+    opened = _opened(path, spec, FileRead(types=types, numeric=ordered, histogram=True))
     try:
         _check_columns(opened.engine.schema(opened.relation), spec, label)
         _check_counts(opened.engine, opened.relation, label)
@@ -168,6 +168,22 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
         opened.engine.close()
         raise
     return opened
+
+
+def _opened(path: Path, spec: Spec, read: FileRead) -> Opened:
+    """The histogram opened in a local DuckDB of the spec's [engine] settings (threads,
+    memory_limit, temp_directory: they were accepted and not used, the job unbounded), or the
+    process's own DuckDB without them (a Spark [engine] reads a catalog's tables in place, not here)."""
+    if spec.engine is None or spec.engine.name != "duckdb":
+        return open_source(path, None, read)
+    from sqlclose.engine.registry import engine_from
+
+    engine = engine_from(spec.engine)
+    try:
+        return open_source(path, engine, read)
+    except BaseException:
+        engine.close()
+        raise
 
 
 def _refuse_csv_folder(path: Path) -> None:
