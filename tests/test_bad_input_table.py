@@ -425,6 +425,9 @@ CASES: list[Case] = [
     Case("spark-parquet-file", "a Parquet file asked of the Spark engine, which writes folders (`--engine spark "
          "--output r.parquet`), refused before its session starts", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--engine", "spark", "--output", "r.parquet")),
+    Case("temp-directory-in-output", "`--temp-directory` inside the output folder (`out/folder/spill`), whose spill "
+         "files the job found there after the search", lambda d: None, 2,
+         args=("anonymize", "spec.toml", "--output", "out/folder", "--temp-directory", "out/folder/spill")),
     Case("spark-csv-output", "a CSV output asked of the Spark engine, which writes Parquet folders (`--engine spark "
          "--output r.csv`), refused before its session starts", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--engine", "spark", "--output", "r.csv")),
@@ -867,6 +870,9 @@ MESSAGES = {
     "spark-parquet-file": (
         "sqlclose: error: the spark engine writes Parquet folders, not one file: give the output a path without a"
         " suffix (a Parquet folder)"),
+    "temp-directory-in-output": (
+        "sqlclose: error: temp_directory <tmp>/out/folder/spill lies inside the output path <tmp>/out/folder: DuckDB"
+        " spills there while the job runs, and removes it after; give a folder outside the release (e.g. beside it)"),
     "spark-csv-output": (
         "sqlclose: error: a CSV output is written by the DuckDB engine; the spark engine writes Parquet folders: give"
         " the output a path without a suffix, or run on DuckDB"),

@@ -919,3 +919,19 @@ def test_a_sweep_whose_every_run_finds_no_solution_exits_3_and_writes_nothing(tm
     some = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "2,9.5", "--out", str(out), "--json"])
     assert some.exit_code == 0, some.output
     assert json.loads(some.stdout)["failed_runs"] == ["l=9.5"]
+
+
+def test_a_sweep_runs_within_the_engine_settings_given_on_its_command_line(tmp_path):
+    """Review of the sixty-fourth round: `sweep` had no --memory-limit, --threads, --temp-directory
+    nor --engine ("No such option"), though its out-of-memory message told the user to raise
+    --memory-limit. Now it takes them as anonymize does: a limit no query fits in stops the sweep
+    (exit 5, nothing written), a workable one sweeps."""
+    runner = CliRunner()
+    starved = runner.invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(tmp_path / "a"),
+                                   "--no-charts", "--memory-limit", "1KB", "--threads", "1"])
+    assert starved.exit_code == 5 and "DuckDB ran out of memory" in starved.output, starved.output
+    assert not any((tmp_path / "a").glob("*.csv"))
+    run = runner.invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(tmp_path / "b"), "--no-charts",
+                               "--memory-limit", "2GB", "--threads", "1", "--engine", "duckdb"])
+    assert run.exit_code == 0, run.output
+    assert (tmp_path / "b" / "sweep.csv").exists()

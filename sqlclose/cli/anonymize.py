@@ -126,6 +126,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
     _refuse_inside_folder_releases(target)
     _refuse_unwritten_format(spec, target)
+    _refuse_temp_directory_in_output(spec, target)
     # A run killed while placing its pair is settled first, whatever stops this one (and before the
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
@@ -219,6 +220,21 @@ def _refuse_unwritten_format(spec, target) -> None:
 
     if spec.engine is not None:
         refuse_unwritten_format(spec.engine.name, target.format)
+
+
+def _refuse_temp_directory_in_output(spec, target) -> None:
+    """DuckDB's spill folder at or inside the output path: the job searched, then found its own spill
+    files in the output folder and stopped (an empty folder left there), or, given the output file's
+    own path, DuckDB removed it at close. Told before the engine starts (a dry run too)."""
+    temp = spec.engine.temp_directory if spec.engine is not None else None
+    if temp is None:
+        return
+    temp, out = Path(temp).absolute(), Path(target.path).absolute()
+    for path, what in ((out, "the output path"), (Path(target.report).absolute(), "the report's path")):
+        if temp == path or path in temp.parents:
+            raise SpecError(f"temp_directory {temp} lies {'at' if temp == path else 'inside'} {what} {path}: DuckDB "
+                            "spills there while the job runs, and removes it after; give a folder outside the "
+                            "release (e.g. beside it)")
 
 
 def _refuse_inside_folder_releases(target) -> None:

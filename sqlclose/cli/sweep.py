@@ -13,11 +13,13 @@ import click
 from sqlclose.cli.common import (
     CONTEXT,
     OnceCommand,
+    engine_options,
     guarded,
     json_option,
     quiet_option,
     release_placed,
     verbose_option,
+    with_engine,
 )
 from sqlclose.cli.progress import sweep_progress
 from sqlclose.errors import NoSolutionError, OutputExistsError
@@ -72,20 +74,22 @@ def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list
 @click.option("--overwrite", is_flag=True, help="Replace the sweep files already in OUT.")
 @click.option("--no-charts", is_flag=True, help="Write the CSV files only.")
 @click.option("--no-progress", is_flag=True, help="Do not show progress per run.")
+@engine_options
 @json_option
 @quiet_option
 @verbose_option
 @guarded
 def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float] | None,
           strategies: list[str] | None, metrics: list[str] | None, nauc_range: list[float] | None, out: Path,
-          source: Path | None, overwrite: bool, no_charts: bool, no_progress: bool, as_json: bool, quiet: bool,
+          source: Path | None, overwrite: bool, no_charts: bool, no_progress: bool, engine_name: str | None,
+          threads: int | None, memory_limit: str | None, temp_directory: Path | None, as_json: bool, quiet: bool,
           verbose: bool) -> None:
     """Run SPEC.toml's algorithm ([search]: Incognito, or GAA) for every value of k (and l, t;
     GAA strategies and metrics), preparing the data once, and write every run's utility, the
     normalized area under each curve and one chart per measure into OUT."""
     from sqlclose.model.spec import load_spec
 
-    spec = load_spec(spec_path)
+    spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     from sqlclose.sweep import CHARTED  # once the spec is valid: a mistake in it is told without the engines
     from sqlclose.sweep import sweep as run_sweep
 
