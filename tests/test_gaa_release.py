@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import re
 
 import duckdb
 import numpy as np
@@ -540,3 +542,34 @@ def test_a_gaa_reports_classes_per_level_are_checked_against_the_file(tmp_path, 
         assert "the level of column &#x27;zip&#x27; was not checked" in (tmp_path / "p.html").read_text()
     else:
         assert page.exit_code == 4 and field in page.output and not (tmp_path / "p.html").exists()
+
+
+def test_gaa_beyond_the_memory_limit_is_refused_before_it_runs(tmp_path):
+    """Review of the sixty-fourth round: GAA read none of the memory limit (1 M combinations grew a
+    job given --memory-limit 600MB to 1.3 GB). Now its structures are sized before it runs, and a
+    job they cannot fit is refused, dry run alike (exit 5), saying the least limit in a 1-2-5 step
+    and not the count of distinct combinations (it tells whether rows share their raw values). The
+    oracle: the advised limit passes the same check; nothing is written."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    draw = random.Random(3)
+    rows = [f"{i % 100},{i:05d},{draw.choice(['flu', 'cold', 'x', 'y'])}" for i in range(100_000)]
+    (tmp_path / "p.csv").write_text("age,zip,disease\n" + "\n".join(rows) + "\n")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[source]\npath = "p.csv"\n[output]\npath = "out.parquet"\n[privacy]\nk = 3\n'
+                    '[quasi_identifiers]\nage = { bands = [10, 20], domain = [0, 100] }\n'
+                    'zip = { mask = true, length = 5 }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n[search]\nalgorithm = "gaa"\n')
+    for args in (["--dry-run"], []):
+        done = CliRunner().invoke(main, ["anonymize", str(spec), "--memory-limit", "200MB", "--threads", "1",
+                                         "--no-progress", *args])
+        assert done.exit_code == 5, done.output
+        assert "GAA's structures for this table's distinct quasi-identifier combinations need more" in done.output
+        assert "100000" not in done.output and "100,000" not in done.output
+    advised = re.search(r"to at least ([0-9,]+ [MG]B)", done.output).group(1).replace(" ", "").replace(",", "")
+    enough = CliRunner().invoke(main, ["anonymize", str(spec), "--memory-limit", advised, "--threads", "1",
+                                       "--dry-run"])
+    assert enough.exit_code == 0, enough.output
+    assert not (tmp_path / "out.parquet").exists()
