@@ -935,3 +935,13 @@ def test_a_sweep_runs_within_the_engine_settings_given_on_its_command_line(tmp_p
                                "--memory-limit", "2GB", "--threads", "1", "--engine", "duckdb"])
     assert run.exit_code == 0, run.output
     assert (tmp_path / "b" / "sweep.csv").exists()
+
+
+@pytest.mark.parametrize("option", ["--strategies", "--metrics"])
+def test_an_empty_list_of_names_is_refused_not_taken_as_the_default(tmp_path, option):
+    """Review of the sixty-fourth round: `--strategies ""` swept the default strategy, as if the
+    option had not been given. Refused now, naming the option; nothing written."""
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(tmp_path / "o"), option,
+                                    " , "])
+    assert run.exit_code == 2 and f"Invalid value for '{option}'" in run.output and "names none" in run.output
+    assert not (tmp_path / "o").exists()

@@ -49,7 +49,12 @@ def _numbers(kind: type, name: str):
 
 
 def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list[str] | None:
-    return [item.strip() for item in text.split(",") if item.strip()] if text else None
+    if text is None:
+        return None
+    names = [item.strip() for item in text.split(",") if item.strip()]
+    if not names:  # "" swept the default alone, as if the option were not given
+        raise click.BadParameter("names none: give one or more, separated by commas", ctx, param)
+    return names
 
 
 @click.command(cls=OnceCommand, context_settings=CONTEXT, epilog=EXAMPLE,
