@@ -166,6 +166,8 @@ def run_and_check(oracle: Oracle, spec: dict, source, delimiter: str, tmp_path, 
         assert operators[name] == pytest.approx(hand[name], rel=1e-9), name
         assert doc["utility"]["alteration"][name] == (None if name in withheld else pytest.approx(hand[name], rel=1e-9))
     assert doc["algorithm"] == "gaa" and doc["gaa"]["strategy"] == strategy and doc["lattice"] is None
+    # S1 compares no sensitive values: the report names no column its merges read (sixty-fourth round)
+    assert (doc["gaa"]["strategy_column"] is None) == (strategy == "S1")
     assert doc["suppressed_rows"] == 0 and doc["output"]["rows"] == oracle.N
     per_level = {q: sum(g["classes_per_level"].values()) for q, g in doc["generalization"].items()}
     assert set(per_level.values()) == {doc["classes"]}

@@ -76,7 +76,8 @@ class GaaSummary(_Model):
     strategy: str = Field(description="The merge strategy: S1..S7, ldiv or tclo (Definition 17).")
     scope: str = Field(description="table (the paper's: the table's l / t value after a merge) or class.")
     strategy_column: str | None = Field(description="The sensitive column whose l-diversity / L1 values the "
-                                        "strategies compare (the spec's first).")
+                                        "strategies compare (the spec's first); null for S1, which compares "
+                                        "none.")
     # No count of merges or of the distinct raw QI combinations GAA started from: both tell whether
     # two rows share their raw values, which the release hides (docs/what-a-release-reveals.md).
     seconds: float = Field(description="GAA's time.")

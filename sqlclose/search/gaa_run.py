@@ -88,7 +88,9 @@ def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search,
     data = fetch_input(problem)
     result = gaa(data, problem.k, mu, strategy, scope=scope, violates=spec_violations(criteria),
                  on_progress=on_progress)
-    return GaaRun(data, result, mu, strategy, scope, problem.sas[0].name if problem.sas else None)
+    # S1 compares no sensitive values: a column named there read as one its merges weighed.
+    compared = problem.sas[0].name if problem.sas and strategy in _SENSITIVE_STRATEGIES else None
+    return GaaRun(data, result, mu, strategy, scope, compared)
 
 
 def refuse_before_gaa(problem: Problem, search: Search) -> None:
