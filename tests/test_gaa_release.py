@@ -255,6 +255,9 @@ def test_a_gaa_report_renders_and_rechecks(tmp_path):
     assert page.exit_code == 0, page.output
     html = (tmp_path / "p.html").read_text()
     assert "GAA S3" in html and "The lattice" not in html
+    per_level = json.loads(report.read_text())["generalization"]["age"]["classes_per_level"]
+    said = ", ".join(f"level {lv}: {n} class{'' if n == 1 else 'es'}" for lv, n in per_level.items())
+    assert f"{said} (levels 0–3)" in html  # age.csv: 4 levels
     assert "nllm (chose the release)" in html and "L1 closeness" in html
     against = runner.invoke(main, ["check", str(out), "--against", str(report), "--spec", str(TABLE3_SPEC)])
     assert against.exit_code == 0, against.output

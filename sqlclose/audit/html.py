@@ -167,7 +167,9 @@ def _level_text(g: dict) -> str:
     if g.get("level") is not None:
         return f"{g['level']} of {g['levels'] - 1}"
     per_level = g.get("classes_per_level") or {}
-    return html.escape(", ".join(f"{lv}: {n} classes" for lv, n in per_level.items())) + f" (of {g['levels'] - 1})"
+    # "(of 5)" after the counts read as the classes' total; it is the hierarchy's top level
+    said = ", ".join(f"level {lv}: {n} class{'' if n == 1 else 'es'}" for lv, n in per_level.items())
+    return html.escape(said) + f" (levels 0–{g['levels'] - 1})"
 
 
 def _generalization_table(doc: dict) -> str:
