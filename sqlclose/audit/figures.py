@@ -10,6 +10,7 @@ file's rows.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -180,12 +181,10 @@ def _with_mask_classes_per_level(engine: Engine, per_label: exp.Select, mask: Ma
     if not tests:
         return found
     n, zero, one = q.col("n", "v"), exp.Literal.number(0), exp.Literal.number(1)
-    fitting = exp.Paren(this=exp.Add(this=exp.If(this=tests[0], true=one.copy(), false=zero.copy()),
-                                     expression=zero.copy()))
-    for fits in tests[1:]:
-        fitting = exp.Add(this=fitting, expression=exp.If(this=fits.copy(), true=one.copy(), false=zero.copy()))
-    alone = exp.EQ(this=exp.Paren(this=fitting.copy()), expression=one.copy())
-    sums = [exp.Sum(this=exp.If(this=exp.EQ(this=exp.Paren(this=fitting.copy()), expression=zero.copy()),
+    flags = [exp.If(this=fits.copy(), true=one.copy(), false=zero.copy()) for fits in tests]
+    fitting = exp.Paren(this=functools.reduce(lambda a, b: exp.Add(this=a, expression=b), flags))  # levels it fits
+    alone = exp.EQ(this=fitting.copy(), expression=one.copy())
+    sums = [exp.Sum(this=exp.If(this=exp.EQ(this=fitting.copy(), expression=zero.copy()),
                                 true=n.copy(), false=zero.copy())).as_("none")]
     for level, fits in enumerate(tests):
         sums += [exp.Sum(this=exp.If(this=fits.copy(), true=n.copy(), false=zero.copy())).as_(f"could{level}"),
