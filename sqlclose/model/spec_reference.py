@@ -141,8 +141,9 @@ MEANINGS: dict[str, str] = {
     "EngineSettings.threads": "DuckDB threads.",
     "EngineSettings.memory_limit": "Memory the whole job may use, e.g. \"2GB\": of what the interpreter's 250 MB "
                                    "leave, DuckDB gets 60 % (and spills to disk past it), the search's Python side "
-                                   "20 %.",
-    "EngineSettings.temp_directory": "Where DuckDB spills.",
+                                   "20 %. A number and its unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, in any "
+                                   "case), above 0 bytes, at most 1 EiB.",
+    "EngineSettings.temp_directory": "Where DuckDB spills; not at or inside the output path.",
     "EngineSettings.master": "Spark's master, e.g. \"local[2]\".",
     "EngineSettings.conf": "Spark session settings.",
 }
