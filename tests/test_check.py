@@ -1273,3 +1273,28 @@ def test_check_from_python_refuses_options_it_would_not_apply(tmp_path):
     with pytest.raises(SpecError, match=r"^delimiter is a CSV file's delimiter, and the source \(a Table\) is not a "
                                         r"file: leave delimiter out$"):
         check(table(HAND), ["g"], ["s"], delimiter=";")
+
+
+def test_a_null_sensitive_value_is_audited_against_a_hierarchy_or_refused_in_words(tmp_path):
+    """Review of the sixty-fourth round: `check --hierarchy` on a table whose sensitive column holds
+    NULL stopped as an internal error (exit 1: the "not leaves" message stripped the NULL as text).
+    A release made with nulls = "value" writes its stand-in's rows as NULL, so none could be audited
+    without its spec. Now NULL reads as the hierarchy's stand-in leaf, NULL, when it has one (as
+    --spec reads it), and is refused in words when it has none. The oracle: the distances by hand
+    (the table's shares flu 1/2, ulcer 1/4, NULL 1/4; each class moves 1/4 across the tree's top:
+    equal and hierarchical EMD 1/4)."""
+    table = tmp_path / "x.parquet"
+    pq.write_table(pa.table({"q": ["a", "a", "b", "b"], "d": ["flu", None, "flu", "ulcer"]}), table)
+    (tmp_path / "h.csv").write_text("flu;resp;*\nulcer;dig;*\nNULL;none;*\n")
+    result = CliRunner().invoke(main, ["check", str(table), "--qi", "q", "--sensitive", "d", "--hierarchy",
+                                       f"d={tmp_path / 'h.csv'}", "--json"])
+    assert result.exit_code == 0, result.output
+    measured = json.loads(result.stdout)["sensitive"]["d"]
+    assert math.isclose(measured["distances"]["equal"]["reached"], 0.25, abs_tol=1e-12)
+    assert math.isclose(measured["distances"]["hierarchical"]["reached"], 0.25, abs_tol=1e-12)
+    (tmp_path / "h.csv").write_text("flu;resp;*\nulcer;dig;*\n")
+    refused = CliRunner().invoke(main, ["check", str(table), "--qi", "q", "--sensitive", "d", "--hierarchy",
+                                        f"d={tmp_path / 'h.csv'}"])
+    assert refused.exit_code == 2, refused.output
+    assert "column 'd' holds NULL, which its hierarchy" in refused.output and "NULL;…;*" in refused.output
+    assert "internal error" not in refused.output

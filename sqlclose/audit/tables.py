@@ -139,6 +139,10 @@ def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: Sensitiv
     found = pc.index_in(values, value_set=domains[sa.name])
     if found.null_count:  # counted, never shown: a sensitive value (check._refuse_values_off_hierarchy)
         missing = pc.unique(pc.filter(values, pc.is_null(found))).to_pylist()
+        if sa.hierarchy is not None and None in missing:  # NULL is no text a leaf could be
+            raise DataError(f"column {sa.name!r} holds NULL, which its hierarchy {sa.hierarchy.origin} has no leaf "
+                            f"for: add a line for it, {sa.null_value or 'NULL'};…;* (the stand-in a release made with "
+                            "nulls = \"value\" reads NULL as), or give the release's spec (--spec)")
         if sa.hierarchy is not None:
             raise DataError(values_not_leaves(sa.name, sa.hierarchy, missing, None, "add a leaf for each to it, or "
                                               "give the hierarchy the release was made with"))

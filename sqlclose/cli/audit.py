@@ -266,7 +266,7 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
     if distance == "hierarchical" and t is not None and (missing := [n for n in names if n not in files]):
         raise SpecError(f"--distance hierarchical needs a hierarchy of each --sensitive column: give --hierarchy "
                         f"{missing[0]}=FILE (an ARX-format file: leaf;level 1;…;*)")
-    _read_hierarchies(files, delimiter)
+    read = _read_hierarchies(files, delimiter)
     rec = None
     if recursive is not None:
         try:
@@ -279,22 +279,32 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
         hierarchy = {"file": files[name], "delimiter": delimiter} if name in files else None
         entry = {"distance": distance, "t": t, "distinct_l": distinct_l, "entropy_l": entropy_l, "recursive": rec,
                  "p": p, "hierarchy": hierarchy}
+        if name in read and STAND_IN in read[name].leaves:
+            # A release made with nulls = "value" writes the stand-in's rows as NULL: read back as that
+            # leaf, as --spec reads them (without, such a release could not be audited: review of the
+            # sixty-fourth round).
+            entry["nulls"] = "value"
         out[name] = {key: value for key, value in entry.items() if value is not None}
         _validate_flags(out[name], recursive)
     return out
 
 
-def _read_hierarchies(files: dict[str, str], delimiter: str) -> None:
+def _read_hierarchies(files: dict[str, str], delimiter: str) -> dict:
     """Each --hierarchy file read once here, so that a mistake in it is told in this command's
     terms (``--hierarchy-delimiter``, not a spec's ``delimiter = …``), naming its column."""
     from sqlclose.errors import HierarchyError
     from sqlclose.model.hierarchy import Hierarchy
 
+    read = {}
     for column, path in files.items():
         try:
-            Hierarchy.from_csv(path, delimiter, option="--hierarchy-delimiter")
+            read[column] = Hierarchy.from_csv(path, delimiter, option="--hierarchy-delimiter")
         except HierarchyError as e:
             raise HierarchyError(f"--hierarchy {column}={path}: {e}") from None
+    return read
+
+
+STAND_IN = "NULL"  # a spec's default null_value: the leaf a NULL sensitive value stands as
 
 
 # The option each Sensitive key comes from, for messages that name what the user typed.

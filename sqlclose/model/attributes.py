@@ -103,8 +103,9 @@ def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:
     """How many values differ from a leaf only by spaces around them, or by case: counted, never
     named (review of the sixty-third round: 'gastritis ' left the user nothing to look for)."""
     trimmed, folded = set(leaves), {leaf.casefold() for leaf in leaves}
-    spaced = sum(1 for v in missing if v.strip() != v and v.strip() in trimmed)
-    cased = sum(1 for v in missing if v.strip() == v and v.casefold() in folded)
+    texts = [v for v in missing if v is not None]
+    spaced = sum(1 for v in texts if v.strip() != v and v.strip() in trimmed)
+    cased = sum(1 for v in texts if v.strip() == v and v.casefold() in folded)
     said = []
     if spaced:
         said.append(f"{spaced} of them differ from a leaf only by spaces around them (trim the column in a [source] "
