@@ -28,7 +28,7 @@ from sqlclose.prepare.sources import (
 from sqlclose.privacy.criteria import Criterion, criteria_for, nothing_required
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
-from sqlclose.release.release import Release, RunObjects, SearchedRows
+from sqlclose.release.release import Release, RunObjects, SearchedRows, file_stamp
 from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import refuse_output_before_search
 from sqlclose.search import ProgressCallback, SearchResult
@@ -128,9 +128,11 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
 def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
     """A source its owner may change while the release is open, fingerprinted as it is searched
     (its writes and ``to_arrow`` refuse other rows): the report's fingerprint when the operator
-    gave a key, else one under a key of this run's own."""
+    gave a key, else one under a key of this run's own. A source of files read at every pass (a
+    Parquet file or folder, a database file): their stats as searched, a change refused alike."""
     if not opened.live:
-        return None
+        stamps = {str(p): stamp for p in opened.files if (stamp := file_stamp(Path(p))) is not None}
+        return SearchedRows(opened.relation, "", None, stamps) if stamps else None
     if key is not None and problem.fingerprint is not None:
         return SearchedRows(opened.relation, key, problem.fingerprint)
     run_key = secrets.token_hex(16)

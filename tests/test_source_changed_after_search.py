@@ -68,3 +68,37 @@ def test_a_release_of_an_unchanged_table_is_written(table3, key) -> None:
     with sqlclose.anonymize((table3["con"], "people"), spec, fingerprint_key=key) as release:
         report = release.write(out)
     assert report["output"]["rows"] == duckdb.sql(f"SELECT count(*) FROM '{out}'").fetchall()[0][0] == 9
+
+
+def test_a_dataframe_or_parquet_file_changed_after_the_search_is_refused_at_the_write(table3):
+    """Review of the sixty-fourth round: a pandas DataFrame's numeric buffers are shared with the
+    Arrow table DuckDB reads, and a Parquet file is read where it lies at every pass: one changed
+    (or replaced) between `anonymize` and `write` was published — rows the search never judged,
+    re-checked against themselves, "verified" under a report vouching for the old input. Both are
+    refused now, nothing written; unchanged, both are written. The oracle: the file system, and a
+    plain count of the written file."""
+    import numpy as np
+    import pandas as pd
+
+    folder, spec = table3["dir"], table3["spec"]
+    frame = pd.read_csv(folder / "table3.csv", dtype={"zip": str})
+    frame["visits"] = np.arange(len(frame))
+    frame.to_parquet(folder / "src.parquet", index=False)
+    for source in (frame, folder / "src.parquet"):
+        out = folder / "out.parquet"
+        with sqlclose.anonymize(source, spec) as release:
+            changed = frame.copy()
+            changed.loc[0, "visits"] = 777
+            if isinstance(source, pd.DataFrame):
+                frame.loc[0, "visits"] = 777
+            else:
+                changed.to_parquet(folder / "new.parquet", index=False)
+                (folder / "new.parquet").replace(folder / "src.parquet")
+            with pytest.raises(sqlclose.InputError, match="changed after the release was searched"):
+                release.write_parquet(out)
+        assert not out.exists()
+        with sqlclose.anonymize(source, spec) as release:  # unchanged since this search
+            release.write_parquet(out)
+        assert duckdb.sql(f"SELECT count(*) FROM '{out}'").fetchall() == [(9,)]
+        out.unlink()
+        out.with_name("out.parquet.report.json").unlink()

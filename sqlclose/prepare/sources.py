@@ -108,7 +108,9 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
             if own:
                 engine.close()
             raise
-        return Opened(engine, q.table(name), label)
+        # live: Arrow shares a DataFrame's (or numpy array's) buffers, which the caller may change
+        # before the write; the write then published rows never judged, and verified them.
+        return Opened(engine, q.table(name), label, live=True)
     raise InputError(f"cannot read a source of type {type(source).__name__}: give a path, (connection, table), "
                      "a DuckDB relation, a pyarrow Table, a pandas DataFrame, a Spark DataFrame or "
                      "(SparkSession, table)")

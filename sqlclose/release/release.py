@@ -72,15 +72,35 @@ class SearchedRows:
 
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
-    fingerprint: str
+    fingerprint: str | None  # None: a source of files read where they lie, told changed by ``stamps`` alone
+    # The files a source reads at every pass (a Parquet file or folder, a DuckDB database), as they were
+    # searched: size, modification time and inode. One replaced before the write was published, its
+    # rows never judged, under a report that vouched for the old one (review of the sixty-fourth round).
+    stamps: dict[str, tuple[int, int, int]] = field(default_factory=dict)
 
     def refuse_changed(self, engine: Any, label: str) -> None:
-        """Refuse rows other than the searched ones: one keyed hash of every row, as the search's."""
-        if keyed_fingerprint(engine, self.source, self.key) != self.fingerprint:
+        """Refuse rows other than the searched ones: a file read at every pass replaced or modified
+        (its stat), or, for a source the caller holds, one keyed hash of every row, as the search's."""
+        moved = next((path for path, stamp in self.stamps.items() if file_stamp(Path(path)) != stamp), None)
+        if moved is not None:
+            raise InputError(f"{label} changed after the release was searched ({moved} was replaced or modified): "
+                             "the release would publish rows the search never judged; run the job again on the "
+                             "source as it is now")
+        if self.fingerprint is not None and keyed_fingerprint(engine, self.source, self.key) != self.fingerprint:
             raise InputError(f"{label} changed after the release was searched (its rows' fingerprint differs): the "
                              "release would publish rows the search never judged; run sqlclose.anonymize again on "
-                             "the table as it is now, or pass a relation (con.sql(\"SELECT * FROM …\")), which is "
-                             "read once")
+                             "the source as it is now, and leave it unchanged until the release is written (a "
+                             "DataFrame or Arrow table is read where it lies, not copied), or pass a relation "
+                             "(con.sql(\"SELECT * FROM …\")), which is read once")
+
+
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file replaced or modified: its size, modification time (ns) and inode."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 @dataclass
