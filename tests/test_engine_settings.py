@@ -368,3 +368,30 @@ def test_check_against_reads_a_csv_or_partitioned_release_within_the_engine_sett
     assert starved.exit_code == 5 and "DuckDB ran out of memory" in starved.stderr, starved.stderr
     checked = invoke("check", written, "--against", report, "--memory-limit", "500MB", "--threads", "1")
     assert checked.exit_code == 0, checked.stderr
+
+
+def test_a_duckdb_relation_is_read_within_the_specs_engine_settings(tmp_path):
+    """Review of the sixty-fourth round: a DuckDB relation is copied into a DuckDB of sqlclose's,
+    but the spec's [engine] threads, memory_limit and temp_directory were dropped for it (the copy
+    and the search ran on the process's shared database: 2 threads, 80 % of RAM, spilling to .tmp).
+    Now they bound it, and the caller's connection keeps its own settings. The oracle: the settings
+    as the spec writes them, read back from the engines."""
+    import duckdb
+
+    project = table3_project(tmp_path)
+    spec = as_spec(project / "spec.toml")
+    from sqlclose.model.spec import EngineSettings
+
+    spec = spec.model_copy(update={"engine": EngineSettings.model_validate(
+        {"threads": 1, "memory_limit": "600MB", "temp_directory": str(tmp_path / "spill")})})
+    con = duckdb.connect()
+    con.execute("SET threads = 2")
+    con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?, types = {'zip': 'VARCHAR'})",
+                [str(project / "table3.csv")])
+    with sqlclose.anonymize(con.sql("SELECT * FROM people"), spec) as release:
+        engine = release.problem.engine
+        threads, spill = engine.con.execute("SELECT current_setting('threads'), "
+                                            "current_setting('temp_directory')").fetchall()[0]
+        assert (threads, spill, engine.memory_budget) == (1, str(tmp_path / "spill"), 600 * 10**6)
+        assert release.node == {"zip": 1, "age": 2}
+    assert con.execute("SELECT current_setting('threads')").fetchall() == [(2,)]

@@ -315,8 +315,14 @@ def brings_engine(source: Any) -> bool:
 
 def spec_engine(settings: EngineSettings | None, source: Any) -> Engine | None:
     """The engine a spec's [engine] describes, made for ``source`` (the caller closes it); None
-    when the spec names none or the source brings its own (``brings_engine``)."""
-    return engine_from(settings) if settings is not None and not brings_engine(source) else None
+    when the spec names none or the source brings its own (``brings_engine``). A DuckDB relation
+    is copied into a DuckDB of ours (``_open_relation``): a DuckDB [engine]'s threads, memory_limit
+    and temp_directory bound that one (they were dropped: the copy and the search unbounded)."""
+    if settings is None:
+        return None
+    if DuckDBEngine.is_relation(source):
+        return engine_from(settings) if settings.name == "duckdb" else None
+    return None if brings_engine(source) else engine_from(settings)
 
 
 def _is_spark(obj: Any) -> bool:
