@@ -66,22 +66,46 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     """
     started = time.perf_counter()
     spec = as_spec(spec)
+    output = _checked_arguments(engine, fingerprint_key, output_format, partition_by)
     if engine is None:
-        return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node,
-                          output=(output_format, tuple(partition_by)))
+        return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node, output=output)
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
     # dropped when the release closes (at once when the run fails), leaving the engine as it was.
     run = RunObjects()
     made: list = []
     try:
         with engine.objects_made() as made:
-            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node,
-                                 (output_format, tuple(partition_by)))
+            release = _anonymize(source, spec, engine, on_progress, fingerprint_key, started, run, node, output)
     except BaseException:
         engine.drop_objects(made)
         raise
     run.objects.extend(made)
     return release
+
+
+def _checked_arguments(engine: Engine | None, fingerprint_key: object, output_format: str | None,
+                       partition_by: object) -> tuple[str | None, tuple[str, ...]]:
+    """``anonymize``'s own arguments, refused in words (review of the sixty-fourth round): a DuckDB
+    connection given as the engine failed with an AttributeError, a closed engine as a column type
+    it "does not read", a key of bytes with another; ``partition_by="zip"`` was split into
+    'z', 'i', 'p', an unknown format ran, and ``partition_by`` without the folder format went
+    unchecked. Returns (format, partition columns)."""
+    from sqlclose.release.writers import WRITERS
+
+    if engine is not None and not isinstance(engine, Engine):
+        raise InputError(f"engine= takes a sqlclose engine (sqlclose.engine.DuckDBEngine(…), SparkEngine(session)), "
+                         f"not a {type(engine).__name__}: to read a DuckDB connection's table, give "
+                         "(connection, \"table\") as the source")
+    if engine is not None and getattr(engine, "closed", False):
+        raise InputError("the engine given was closed: make a new one (e.g. sqlclose.engine.DuckDBEngine())")
+    if fingerprint_key is not None and not isinstance(fingerprint_key, str):
+        raise InputError(f"fingerprint_key is the operator's secret as text, not a {type(fingerprint_key).__name__}")
+    if output_format is not None and output_format not in WRITERS:
+        raise InputError(f"output_format {output_format!r} is not one sqlclose writes: {', '.join(WRITERS)}")
+    columns = (partition_by,) if isinstance(partition_by, str) else tuple(partition_by)
+    if columns and output_format != "parquet-folder":
+        raise InputError("partition_by is a Parquet folder's: give output_format=\"parquet-folder\" with it")
+    return output_format, columns
 
 
 def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,

@@ -635,3 +635,34 @@ def test_a_float_label_reads_as_duckdbs_text_of_the_value_whatever_engine_printe
         java = repr(value).replace("e", "E").replace("inf", "Infinity")  # another engine's spelling
         assert float_label(java) == duck, value
     assert float_label("missing") == "missing"
+
+
+@pytest.mark.parametrize("arguments, says", [
+    ({"engine": "duckdb"}, "engine= takes a sqlclose engine"),
+    ({"engine": duckdb.connect}, "engine= takes a sqlclose engine"),
+    ({"fingerprint_key": b"secret-key-of-the-operator"}, "fingerprint_key is the operator's secret as text"),
+    ({"output_format": "orc"}, "output_format 'orc' is not one sqlclose writes"),
+    ({"partition_by": ["zip"]}, "partition_by is a Parquet folder's"),
+])
+def test_anonymizes_own_arguments_are_refused_in_words(arguments, says):
+    """Review of the sixty-fourth round: a DuckDB connection (or a name) as the engine failed with an
+    AttributeError, a key of bytes with another, an unknown output format ran, and partition_by
+    without the folder format went unchecked. Each is refused now, as InputError, before the
+    source is read."""
+    with pytest.raises(sqlclose.InputError, match=re.escape(says)):
+        sqlclose.anonymize(CSV, TABLE3 / "table3.toml", **arguments)
+
+
+def test_a_closed_engine_and_a_partition_column_given_as_text_are_told_as_such():
+    """A closed engine was told as a pandas column "of Arrow type large_string, which the duckdb
+    engine does not read"; partition_by="zip" named the columns 'z', 'i', 'p'. The oracle: Table 5's
+    node, released by a folder partitioned by the one column named."""
+    from sqlclose.engine import DuckDBEngine
+
+    engine = DuckDBEngine()
+    engine.close()
+    with pytest.raises(sqlclose.InputError, match="the engine given was closed"):
+        sqlclose.anonymize(pd.read_csv(CSV, dtype={"zip": str}), TABLE3 / "table3.toml", engine=engine)
+    with sqlclose.anonymize(CSV, TABLE3 / "table3.toml", output_format="parquet-folder",
+                            partition_by="zip") as release:
+        assert release.node == {"zip": 1, "age": 2}
