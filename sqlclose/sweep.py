@@ -656,6 +656,9 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
 def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
     out = []
     for v in given:
+        # int(2.9) is 2 and int(True) is 1: a weaker k than asked, swept without a word
+        if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
+            raise InputError(f"{name} = {v!r} is not a whole number")
         try:
             value = kind(v)
         except (TypeError, ValueError):

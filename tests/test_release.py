@@ -666,3 +666,23 @@ def test_a_closed_engine_and_a_partition_column_given_as_text_are_told_as_such()
     with sqlclose.anonymize(CSV, TABLE3 / "table3.toml", output_format="parquet-folder",
                             partition_by="zip") as release:
         assert release.node == {"zip": 1, "age": 2}
+
+
+def test_a_closed_relations_connection_a_missing_table_and_a_closed_release_are_told_in_words():
+    """Review of the sixty-fourth round: a relation whose connection was closed raised DuckDB's
+    ConnectionException; a missing table of a (connection, table) pair was told with DuckDB's guess
+    at a system view (`Did you mean "pg_enum"?`); a closed release's `report()`, `generalization`
+    and `qi_types` raised "Connection already closed!" instead of saying the release was closed."""
+    con = duckdb.connect()
+    relation = con.sql("SELECT 1 AS a")
+    con.close()
+    with pytest.raises(sqlclose.InputError, match="keep it open until sqlclose.anonymize returns"):
+        sqlclose.anonymize(relation, TABLE3 / "table3.toml")
+    with pytest.raises(sqlclose.InputError) as missing:
+        sqlclose.anonymize((duckdb.connect(), "nope"), TABLE3 / "table3.toml")
+    assert "nope does not exist" in str(missing.value) and "Did you mean" not in str(missing.value)
+    with sqlclose.anonymize(CSV, TABLE3 / "table3.toml") as release:
+        assert release.summary["classes"] == 3
+    for read in (lambda: release.report(), lambda: release.generalization, lambda: release.qi_types):
+        with pytest.raises(sqlclose.InputError, match="this release was closed"):
+            read()

@@ -945,3 +945,13 @@ def test_an_empty_list_of_names_is_refused_not_taken_as_the_default(tmp_path, op
                                     " , "])
     assert run.exit_code == 2 and f"Invalid value for '{option}'" in run.output and "names none" in run.output
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("k", [2.9, True])
+def test_a_k_that_is_not_a_whole_number_is_refused_not_truncated(k):
+    """Review of the sixty-fourth round: `sweep(…, [2.9, True])` ran k = 2 and k = 1 (int() of each),
+    a weaker k than asked, where a spec's k = 2.5 is refused."""
+    from sqlclose.sweep import sweep
+
+    with pytest.raises(sqlclose.InputError, match="is not a whole number"):
+        sweep(None, TABLE3_SPEC, [k])

@@ -391,7 +391,7 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
         except EngineOutOfMemory:
             raise
         except Exception as e:
-            raise InputError(f"cannot read table {name!r}: {driver_message(e)}") from None
+            raise InputError(f"cannot read table {name!r}: {_without_guess(driver_message(e))}") from None
         refuse_renamed_fields(engine.schema(read), f"table {name!r} of the DuckDB connection")
         if read is not relation:  # a table of the caller's session alone, copied once: read as it was
             return Opened(engine, engine.compared_as_bytes(read), f"duckdb table {name}")
@@ -581,10 +581,21 @@ def _refuse_views_names_in_query_folder(of_views: dict[str, list[str]], folder: 
                     "folder, or make the view's path absolute")
 
 
+def _without_guess(message: str) -> str:
+    """DuckDB's error for a missing table, less its guess at another name (`Did you mean
+    "pg_enum"?`, a system view's name for a table of the user's), as a database file source's is."""
+    return re.sub(r';?\s*Did you mean "[^"]*"\?', "", message)
+
+
 def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     """A DuckDB relation, streamed once into a temp table of our engine."""
+    try:
+        names = list(relation.columns)
+    except Exception as e:  # its connection closed: a raw ConnectionException before (review, sixty-fourth round)
+        raise InputError(f"cannot read the DuckDB relation: {driver_message(e)} (a relation is read on the "
+                         "connection that made it: keep it open until sqlclose.anonymize returns)") from None
     # Its names as the relation gives them: stored, DuckDB renames a second ssn (or SSN) ssn_1.
-    refuse_renamed_columns(list(relation.columns), "the DuckDB relation")
+    refuse_renamed_columns(names, "the DuckDB relation")
     own = engine is None
     engine = engine or DuckDBEngine()
     if not isinstance(engine, DuckDBEngine):

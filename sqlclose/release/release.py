@@ -458,6 +458,7 @@ class Release:
     @property
     def qi_types(self) -> dict[str, pa.DataType]:
         """Each quasi-identifier's type in the input (its labels' text depends on it: ``shown_labels``)."""
+        self._require_open()  # read on the engine: after close, "Connection already closed" (review, 64th round)
         schema = self.problem.engine.schema(self.problem.source)
         names = {qi.name for qi in self.problem.qis}
         return {f.name: f.type for f in schema if f.name in names}
