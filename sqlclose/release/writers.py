@@ -217,7 +217,7 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
     if output_format in PARQUET_FORMATS and columns:
-        _refuse_unkept(problem.engine, query, [])
+        _refuse_unkept(problem.engine, query, [], problem.label)
     if output_format == "csv" and columns and isinstance(problem.engine, DuckDBEngine):
         _refuse_nested(problem.engine.column_types(query))
     if output_format == "parquet-folder" and partition_by:
@@ -232,10 +232,10 @@ def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: li
     writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC, INTERVAL to the
     millisecond, UNION as a STRUCT). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
-    _refuse_unkept(release.problem.engine, query, params)
+    _refuse_unkept(release.problem.engine, query, params, release.problem.label)
 
 
-def _refuse_unkept(engine: Engine, query: exp.Expression, params: list) -> None:
+def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: str = "") -> None:
     unkept = engine.parquet_unkept_columns(query, params)
     if not unkept:
         return
@@ -244,8 +244,12 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list) -> None:
     why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     more = f" (and {len(unkept) - 1} more column(s): {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
+    # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
+    where = f"give it in a [source] query as {fix.format(c=quoted)}"
+    if source in ("pandas DataFrame", "arrow table"):
+        where = f"convert it in the {source} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
     raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
-                     f"give it in a [source] query as {fix.format(c=quoted)}, or write CSV or a DuckDB table")
+                     f"{where}, or write CSV or a DuckDB table")
 
 
 class ParquetWriter(FileWriter):
