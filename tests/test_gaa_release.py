@@ -578,3 +578,16 @@ def test_gaa_beyond_the_memory_limit_is_refused_before_it_runs(tmp_path):
                                        "--dry-run"])
     assert enough.exit_code == 0, enough.output
     assert not (tmp_path / "out.parquet").exists()
+
+
+def test_a_gaa_release_lists_no_minimal_nodes_and_an_at_copy_keeps_its_own_timings(tmp_path):
+    """Review of the sixty-fourth round: a GAA release's ``minimal_nodes`` was ``[]``, which reads as
+    "no node satisfies" (None is what a release says when it decided no lattice); and a release's
+    ``at()`` copy shared its timings, so writing the copy put its verify time in the original's."""
+    spec = {**table3_spec(), "search": {"algorithm": "gaa"}}
+    with sqlclose.anonymize(TABLE3_DIR / "table3.csv", spec) as release:
+        assert release.minimal_nodes is None
+    with sqlclose.anonymize(TABLE3_DIR / "table3.csv", {**table3_spec(), "search": {"explore": "lattice"}}) as release:
+        copy = release.at(release.minimal_nodes[0])
+        copy.write_parquet(tmp_path / "copy.parquet")
+        assert "verify_seconds" in copy.timings and "verify_seconds" not in release.timings

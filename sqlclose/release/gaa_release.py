@@ -53,8 +53,9 @@ class GaaRelease(Release):
         return None
 
     @property
-    def minimal_nodes(self) -> list[dict[str, int]]:
-        return []
+    def minimal_nodes(self) -> None:  # type: ignore[override]
+        """None, as for a lattice not decided: GAA has none (``[]`` read as "no node satisfies")."""
+        return None
 
     def at(self, node: dict[str, int] | Node) -> Release:
         raise InputError("a GAA release has no lattice nodes: --node and Release.at apply to algorithm = "

@@ -222,8 +222,9 @@ class Release:
             raise InputError(f"node {self._named(levels)} does not satisfy the requirements; {self._instead()}")
         known = self.search.evaluated.with_node(levels, evaluated)
         search = dataclasses.replace(self.search, optimum=levels, evaluated=known)
+        # timings copied: a write of the copy set its verify_seconds in the original's report too
         return dataclasses.replace(self, search=search, owns_engine=False, node_given=True, _suppressed_table=None,
-                                   _drops_run=False, _hist=hist, _failing=failing)
+                                   _drops_run=False, _hist=hist, _failing=failing, timings=dict(self.timings))
 
     def _unmeasured(self, levels: Node, evaluated: Evaluated | None) -> bool:
         """Whether ``levels`` may satisfy without the search having measured it. With the lattice
