@@ -686,3 +686,27 @@ def test_a_closed_relations_connection_a_missing_table_and_a_closed_release_are_
     for read in (lambda: release.report(), lambda: release.generalization, lambda: release.qi_types):
         with pytest.raises(sqlclose.InputError, match="this release was closed"):
             read()
+
+
+def test_recursive_diversity_at_a_ratio_just_below_c_is_released_and_verified(tmp_path):
+    """Review of the sixty-fourth round: the re-check tested recursive (c,l) as r1 ≥ c · tail, whose
+    product rounds (2.666666666666667 × 3 is 8.0 in floating point), and refused (exit 4) a release
+    the search had rightly judged: 8 / 3 < 2.666666666666667 exactly. The oracle: the exact
+    fractions, and the class's counts by a plain GROUP BY over the written file."""
+    from fractions import Fraction
+
+    c = 2.666666666666667
+    assert Fraction(8, 3) < Fraction(c)  # the class passes, exactly
+    (tmp_path / "t.csv").write_text("q,s\n" + "".join(f"x,{'a' if i < 8 else 'b'}\n" for i in range(11)))
+    spec = tmp_path / "s.toml"
+    spec.write_text('[source]\npath = "t.csv"\n[output]\npath = "out.parquet"\n[privacy]\nk = 2\n'
+                    '[quasi_identifiers]\nq = { tree = { "*" = ["x"] } }\n'
+                    f'[sensitive.s]\nrecursive = {{ c = {c!r}, l = 2 }}\n')
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    done = CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"])
+    assert done.exit_code == 0, done.output
+    counts = duckdb.sql(f"SELECT s, count(*) FROM '{tmp_path / 'out.parquet'}' GROUP BY s ORDER BY s").fetchall()
+    assert counts == [("a", 8), ("b", 3)]

@@ -518,8 +518,11 @@ def _model_specs(sa: WrittenSensitive, params: list[Any]) -> list[tuple]:
                        true=exp.Div(this=exp.Cast(this=r1.copy(), to=exp.DataType.build("DOUBLE")),
                                     expression=tail.copy()),
                        false=exp.Cast(this=exp.Literal.string("inf"), to=exp.DataType.build("DOUBLE")))
-        # r1 < c · tail passes; compared without dividing, so an empty tail fails.
-        fails = exp.GTE(this=r1, expression=exp.Mul(this=_param(float(s.recursive.c), params), expression=tail))
+        # r1 / tail < c passes, an empty tail (ratio ∞) fails. Divided, not multiplied: r1 ≥ c · tail
+        # rounded c · tail (8 ≥ 2.666666666666667 × 3 = 8.0) and failed a class whose ratio is below c
+        # (review of the sixty-fourth round). A correctly rounded ratio is never below c when the
+        # exact one is not: the test can only err closed.
+        fails = exp.GTE(this=ratio.copy(), expression=_param(float(s.recursive.c), params))
         add("recursive (c,l)-diversity", {"c": s.recursive.c, "l": s.recursive.l}, exp.Max(this=ratio), fails)
     return out
 
