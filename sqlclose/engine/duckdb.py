@@ -825,8 +825,11 @@ class DuckDBEngine(Engine):
         try:
             database, schema, theirs = _session(caller)
         except duckdb.ResourceInUseException:
-            return ("it holds an unfinished result of execute(), which sqlclose leaves alone, so the session's "
-                    "USE, search_path and TimeZone cannot be read")
+            # Also what a connection another thread runs a statement on says (one sqlclose run per thread
+            # on one connection: review of the sixty-fourth round), which DuckDB does not tell apart.
+            return ("it is busy — it holds an unfinished result of execute(), or another thread is running a "
+                    "statement on it (a connection runs one at a time) — which sqlclose leaves alone, so the "
+                    "session's USE, search_path and TimeZone cannot be read")
         ours = _session(self.con)[2]
         for name, value in theirs.items():
             if value != ours.get(name):
@@ -844,7 +847,8 @@ class DuckDBEngine(Engine):
         if self._unfollowed:
             raise InputError(f"cannot read the DuckDB connection: {self._unfollowed}: fetch that result to its end "
                              "(or call complete() or abort() on the connection) first, or give sqlclose a connection "
-                             "of its own, e.g. (con.cursor(), 'table'), which sees the committed tables")
+                             "of its own (one per thread), e.g. (con.cursor(), 'table'), which sees the committed "
+                             "tables")
 
     def check_open(self) -> None:
         if self._own or self.closed:
