@@ -279,7 +279,7 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
         hierarchy = {"file": files[name], "delimiter": delimiter} if name in files else None
         entry = {"distance": distance, "t": t, "distinct_l": distinct_l, "entropy_l": entropy_l, "recursive": rec,
                  "p": p, "hierarchy": hierarchy}
-        if name in read and STAND_IN in read[name].leaves:
+        if name in read and _default_stand_in() in read[name].leaves:
             # A release made with nulls = "value" writes the stand-in's rows as NULL: read back as that
             # leaf, as --spec reads them (without, such a release could not be audited: review of the
             # sixty-fourth round).
@@ -304,7 +304,11 @@ def _read_hierarchies(files: dict[str, str], delimiter: str) -> dict:
     return read
 
 
-STAND_IN = "NULL"  # a spec's default null_value: the leaf a NULL sensitive value stands as
+def _default_stand_in() -> str:
+    """A spec's default ``null_value``: the leaf a NULL sensitive value stands as."""
+    from sqlclose.model.spec import Sensitive
+
+    return Sensitive.model_fields["null_value"].default
 
 
 # The option each Sensitive key comes from, for messages that name what the user typed.
