@@ -238,7 +238,8 @@ class BatchRunner(FloorChoice):
                                    self.drop_below)
         if kind == "classes":
             return q.numbered_classes(q.table(self._name("large")))
-        return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span, pk.sa_width)
+        return q.class_rows(level, q.table(self._name("large")), pk.words, pk.sa_span, pk.sa_width,
+                            ordered=kind == "rows_by_cells")
 
     # ---- levels kept engine-side --------------------------------------------------------------
     def _build_kept(self, rollups: list, parentless: list[tuple[int, Item]], make_floors: bool = True) -> None:
@@ -319,8 +320,10 @@ class BatchRunner(FloorChoice):
         for start, stop in _parts(cost, self._part_bytes()):
             first, last = int(numbers[start]), int(numbers[stop])
             if last > first:
-                hist = self._numbered(self._fetch("classes", (first, last)), self._fetch("rows", (first, last)),
-                                      first, start, divisors[start:stop])
+                by_cells = self._kept_as_cells(last - first)
+                hist = self._numbered(self._fetch("classes", (first, last)),
+                                      self._fetch("rows_by_cells" if by_cells else "rows", (first, last)),
+                                      first, start, divisors[start:stop], by_cells)
             else:
                 hist = self._no_classes()
             hist.presuppressed, hist.unread = dropped[start:stop], ~running[start:stop]
@@ -338,8 +341,14 @@ class BatchRunner(FloorChoice):
     def _base_nodes(self, plan_rows: list[tuple]):
         return q.masked_nodes(self.keyed.table(), plan_rows)
 
+    def _kept_as_cells(self, count: int) -> bool:
+        """Whether ``count`` classes' histograms are kept by their nonzero cells (one sensitive
+        column whose dense matrix exceeds what a part may hold, or one judged by its cells)."""
+        too_large = count * self.packing.sa_width * 8 > dense_bytes_allowed(self.problem.engine.memory_budget)
+        return len(self.packing.sa_card) == 1 and (too_large or bool(self._read_by_cells))
+
     def _numbered(self, classes: pa.Table, rows: pa.Table, first: int, start: int,
-                  divisors: np.ndarray) -> ClassHistograms:
+                  divisors: np.ndarray, by_cells: bool) -> ClassHistograms:
         """Classes numbered by the engine (cid, from ``first``; their nodes from ``start``, whose
         ``divisors`` these are) and their (matrix cell, n) rows → the histograms, by scatter or
         bincounts: no sort, unlike ``_stack``."""
@@ -352,8 +361,7 @@ class BatchRunner(FloorChoice):
         for w in range(1, self.packing.words):
             words[w][cid] = numpy_of(classes.column(key_column(w)))
         width = self.packing.sa_width
-        too_large = count * width * 8 > dense_bytes_allowed(self.problem.engine.memory_budget)
-        if len(self.packing.sa_card) == 1 and (too_large or self._read_by_cells):  # kept as cells
+        if by_cells:  # its rows sorted by cell (``_kept_as_cells``)
             matrix = _as_cells(rows, (count, width))
             sizes, matrices = np.rint(matrix.row_sums()).astype(np.int64), [matrix]
         elif len(self.packing.sa_card) == 1:  # the cells are the classes × domain matrix's
@@ -471,7 +479,7 @@ def _as_cells(rows: pa.Table, shape: tuple[int, int]) -> SparseCounts:
     thousand classes peaked at 1.3–1.7 GiB under a 600MB limit, docs/performance.md)."""
     cells = np.concatenate([numpy_of(b.column("cell")) for b in rows.to_batches()] or [np.zeros(0, np.int64)])
     n = np.concatenate([numpy_of(b.column("n")) for b in rows.to_batches()] or [np.zeros(0)])
-    return SparseCounts.from_cells(cells.astype(np.int64, copy=False), n, shape)
+    return SparseCounts.from_sorted_cells(cells.astype(np.int64, copy=False), n, shape)  # the engine sorted them
 
 
 def _parts(cost: np.ndarray, budget: int) -> list[tuple[int, int]]:

@@ -649,16 +649,19 @@ def large_classes(sizes: exp.Table, running: exp.Table, words: int, k: int) -> e
                     higher=[col(h, "c") for h in higher], higher_out=[exp.alias_(col(h, "c"), h) for h in higher])
 
 
-def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int, width: int) -> exp.Expression:
+def class_rows(level: exp.Table, classes: exp.Table, words: int, span: int, width: int,
+               ordered: bool = False) -> exp.Expression:
     """The (matrix cell, count) rows of the classes ``large_classes`` numbered from $1 up to (not
     including) $2: cell = (number − $1) × width + sensitive part (the key % span; ``width``: that of
-    the classes × sensitive values matrix)."""
+    the classes × sensitive values matrix). ``ordered``: by cell, as a matrix kept by its cells
+    holds them (sorted by the engine, not in Python: ``SparseCounts.from_sorted_cells``)."""
     higher = _higher_words(words)
     match = exp.and_(*(exp.EQ(this=col(h, "lv"), expression=col(h, "big")) for h in higher)) if higher \
         else exp.true()
     query = template("class_rows", level=level, classes=classes, span=exp.Literal.number(span), match=match,
                      width=exp.Literal.number(width), first=exp.Placeholder(this="1"))
-    return query.where(_numbers_between(col("cid", "big")))
+    query = query.where(_numbers_between(col("cid", "big")))
+    return query.order_by(col("cell")) if ordered else query
 
 
 def numbered_classes(classes: exp.Table) -> exp.Expression:
