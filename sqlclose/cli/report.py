@@ -80,7 +80,9 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
 def _source_path(label: object) -> Path | None:
     """The path in a report's ``input.source`` (``data.csv``, ``db.duckdb (table t)``, ``query over
     data.parquet``); None for a source that is no file (``pandas DataFrame``, ``arrow table``, ``query``)."""
-    if not isinstance(label, str) or label in ("pandas DataFrame", "arrow table", "query", ""):
+    from sqlclose.prepare.sources import IN_MEMORY_LABELS
+
+    if not isinstance(label, str) or label in (*IN_MEMORY_LABELS, "query", ""):
         return None
     label = label.removeprefix("query over ")
     if label.endswith(")") and " (table " in label:

@@ -207,8 +207,6 @@ def _finite(number: exp.Expression) -> exp.Expression:
 class Engine(ABC):
     name: ClassVar[str]  # how specs and the registry call it: "duckdb", "spark"
     dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
-    # Can ``copy_to_parquet`` write one file? Spark writes folders of part files only.
-    writes_parquet_file: ClassVar[bool] = True
     # Can lattice levels stay engine-side (``keep``/``rename``), so that the search fetches only
     # what the privacy judge reads (search.batch_runner.BatchRunner)? Else each level comes back
     # whole and is registered again (``fetch_and_keep``).

@@ -334,7 +334,6 @@ class SparkEngine(Engine):
 
     name = "spark"
     dialect = "spark"
-    writes_parquet_file = False  # Spark writes folders of part files
     local_search = True  # a query costs ~0.1-1 s of planning and jobs: search the histogram locally
     rows_per_part = ROWS_PER_PART  # a release folder's part files: one per this many rows, written in parallel
     groups_minus_zero_as_zero = True  # Spark's NormalizeFloatingNumbers: -0.0 grouped is 0.0

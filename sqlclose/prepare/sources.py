@@ -59,6 +59,12 @@ _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 
 
 
+# How a source held in memory is named in messages and reports (what it cannot take, a [source]
+# query, is told by these labels: ``writers``, ``cli.report``).
+ARROW_LABEL, PANDAS_LABEL = "arrow table", "pandas DataFrame"
+IN_MEMORY_LABELS = (ARROW_LABEL, PANDAS_LABEL)
+
+
 @dataclass
 class Opened:
     """A readable source: its engine, the relation to select FROM, a label, the files it reads."""
@@ -87,9 +93,9 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         return _open_connection_table(*source)
     if is_spark_source(source):
         return _open_spark(source, engine)
-    label = "arrow table"
+    label = ARROW_LABEL
     if type(source).__module__.startswith("pandas"):
-        source, label = _arrow_of_pandas(source), "pandas DataFrame"
+        source, label = _arrow_of_pandas(source), PANDAS_LABEL
     if isinstance(source, pa.Table):
         refuse_renamed_columns(source.schema.names, f"the {label}")
         refuse_alike_fields(source.schema, f"the {label}")
@@ -444,12 +450,13 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
         # The query's own relative names mean files in its folder, its views' in the database's.
         own_names = _read_sql(source.query)[1]
         of_views = {view: _read_sql(sql)[1] for view, sql in _views_reached(source.query, catalog).items()}
+        view_names = [name for names in of_views.values() for name in names]
         if source.folder is not None:
             _refuse_working_folder_names(own_names, source.folder, f"the source {label}")
             if on_database:
-                _refuse_working_folder_names(sum(of_views.values(), []), source.path.parent, f"the source {label}")
+                _refuse_working_folder_names(view_names, source.path.parent, f"the source {label}")
                 _refuse_views_names_in_query_folder(of_views, source.folder, source.path)
-        views = _files_in_search_path(own_names + sum(of_views.values(), []), search_path) if on_database else []
+        views = _files_in_search_path(own_names + view_names, search_path) if on_database else []
     except BaseException:
         if own:
             engine.close()
@@ -556,12 +563,17 @@ def _refuse_working_folder_names(names: list[str], folder: Path, label: str) -> 
     here = Path.cwd().resolve()
     if here == folder.resolve():
         return
-    for name in names:
-        path = Path(name).expanduser()
-        if not path.is_absolute() and globbing.glob(str(here / path), recursive=True):
-            raise InputError(f"cannot read {label}: it reads {name!r}, a relative path, which DuckDB looks up in the "
-                             f"working folder ({here}) before {folder.resolve()}, and the working folder holds one "
-                             "too: run the job from that folder, or make the path absolute")
+    name = _relative_name_held(names, here)
+    if name is not None:
+        raise InputError(f"cannot read {label}: it reads {name!r}, a relative path, which DuckDB looks up in the "
+                         f"working folder ({here}) before {folder.resolve()}, and the working folder holds one "
+                         "too: run the job from that folder, or make the path absolute")
+
+
+def _relative_name_held(names: list[str], folder: Path) -> str | None:
+    """The first of ``names`` that is a relative path ``folder`` holds a file (or a match) of."""
+    return next((name for name in names if not Path(name).expanduser().is_absolute()
+                 and globbing.glob(str(folder / Path(name).expanduser()), recursive=True)), None)
 
 
 def _refuse_views_names_in_query_folder(of_views: dict[str, list[str]], folder: Path, database: Path) -> None:
@@ -571,14 +583,13 @@ def _refuse_views_names_in_query_folder(of_views: dict[str, list[str]], folder: 
     if folder.resolve() == database.parent.resolve():
         return
     for view, names in of_views.items():
-        for name in names:
-            path = Path(name).expanduser()
-            if not path.is_absolute() and globbing.glob(str(folder / path), recursive=True):
-                raise InputError(
-                    f"cannot read the source query over {database}: its view {view!r} reads {name!r}, a relative "
-                    f"path meant in the database's folder ({database.parent.resolve()}), and the query's folder "
-                    f"({folder.resolve()}), searched first, holds one too: set [source] folder to the database's "
-                    "folder, or make the view's path absolute")
+        name = _relative_name_held(names, folder)
+        if name is not None:
+            raise InputError(
+                f"cannot read the source query over {database}: its view {view!r} reads {name!r}, a relative "
+                f"path meant in the database's folder ({database.parent.resolve()}), and the query's folder "
+                f"({folder.resolve()}), searched first, holds one too: set [source] folder to the database's "
+                "folder, or make the view's path absolute")
 
 
 def _without_guess(message: str) -> str:

@@ -32,6 +32,7 @@ from sqlclose.engine.duckdb import TableSlot, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.prepare.problem import Problem
+from sqlclose.prepare.sources import IN_MEMORY_LABELS
 from sqlclose.release import database_file, files
 from sqlclose.release.checkpoints import checkpoint
 
@@ -246,7 +247,7 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
         if len(unkept) > 1 else ""
     # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
     where = f"give it in a [source] query as {fix.format(c=quoted)}"
-    if source in ("pandas DataFrame", "arrow table"):
+    if source in IN_MEMORY_LABELS:
         where = f"convert it in the {source} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
     raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
                      f"{where}, or write CSV or a DuckDB table")
@@ -257,8 +258,7 @@ class ParquetWriter(FileWriter):
 
     def _check(self, release: Release, target: Target, query: exp.Expression, params: list) -> None:
         engine = release.problem.engine
-        if not engine.writes_parquet_file:
-            raise format_refused(engine.name, "parquet")
+        refuse_unwritten_format(engine.name, "parquet")
         refuse_unkept_in_parquet(release, query, params)
 
     def _dictionaries(self, target: Target) -> bool:
