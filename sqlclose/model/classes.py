@@ -78,8 +78,8 @@ class ClassHistograms:
         the dense row (190 k values made runs of 5 classes, a Python loop over the classes)."""
         cells = [m for j, m in enumerate(self.counts) if j in by_cells and isinstance(m, SparseCounts)]
         width = sum(m.itemsize * m.shape[1] for m in self.counts if not any(m is c for c in cells))
-        if cells:
-            return self.memo(("slices", max_bytes, by_cells), lambda: self._runs(width, cells, max_bytes))
+        if cells:  # one run is these histograms themselves, kept as none (their memo holding them: a cycle)
+            return self.memo(("slices", max_bytes, by_cells), lambda: self._runs(width, cells, max_bytes)) or [self]
         step = max(1, max_bytes // width) if width else max(1, self.classes)
         if self.classes <= step:
             return [self]
@@ -90,14 +90,17 @@ class ClassHistograms:
 
     def _runs(self, width: int, cells: list[SparseCounts], max_bytes: int) -> list[ClassHistograms]:
         """Runs of classes whose dense rows (``width`` bytes a class) and ``cells`` (``CELL_BYTES``
-        each) add up to about ``max_bytes``: each starts below a multiple of it."""
+        each) add up to about ``max_bytes``: each starts below a multiple of it. None when one run
+        holds them all: a list holding these histograms, kept in their memo, was a reference cycle
+        that only the garbage collector freed, so a level's parts piled up (150–330 MB of them at
+        the search's peak; docs/engines.md, sixty-fifth round)."""
         cost = np.full(self.classes, float(width))
         for m in cells:
             cost += CELL_BYTES * np.bincount(m.rows, minlength=self.classes)
         before = np.cumsum(cost) - cost
         starts = np.flatnonzero(np.r_[True, np.diff(before // max_bytes) != 0]) if self.classes else np.zeros(1, int)
         if len(starts) == 1:
-            return [self]
+            return []
         if callable(self._codes):
             self._codes = functools.cache(self._codes)
         return [self._view(a, b) for a, b in zip(starts.tolist(), [*starts[1:].tolist(), self.classes])]

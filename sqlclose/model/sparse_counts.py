@@ -59,6 +59,11 @@ class SparseCounts:
         return SparseCounts(renumbered[self.rows[held]], self.cols[held], self.values[held],
                             (int(kept.sum()), self.shape[1]))
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes its cells hold (as ``ndarray.nbytes``)."""
+        return self.rows.nbytes + self.cols.nbytes + self.values.nbytes
+
     def dense(self) -> np.ndarray:
         out = np.zeros(self.shape)
         out[self.rows, self.cols] = self.values

@@ -287,6 +287,7 @@ class BatchRunner(FloorChoice):
             self._build_kept([], [(n, item) for n, item in enumerate(chunk)], make_floors=False)
             for part in self._judged_parts(ids):
                 yield LevelPart(start + part.start, start + part.stop, part.hist)
+                del part  # not held while the next is fetched
             self.release_cache()
 
     def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
@@ -331,6 +332,7 @@ class BatchRunner(FloorChoice):
             # for that before, not after (docs/performance.md, seventeenth and eighteenth rounds).
             engine.fit_memory(upcoming=judging_bytes(hist.classes, self.judged_by, self.codes_read))
             yield LevelPart(start, stop, hist)
+            del hist  # judged: not held while the next part is fetched (two at once at the peak)
 
     def _no_classes(self) -> ClassHistograms:
         return no_classes(len(self.problem.qis), [len(s.domain) for s in self.problem.sas])

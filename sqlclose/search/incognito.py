@@ -43,7 +43,7 @@ from sqlclose.privacy.criteria import (
 from sqlclose.search.batch_runner import BatchRunner
 from sqlclose.search.evaluated import Evaluated, EvaluatedNodes
 from sqlclose.search.full_lattice import FullLattice, walk_from_above
-from sqlclose.search.items import Subset
+from sqlclose.search.items import LevelPart, Subset
 from sqlclose.search.lattice_memory import FLOOR_BLOCK, refuse_too_large_lattice
 from sqlclose.search.runners import level_parts, runner_for, second_runner
 from sqlclose.utility.full_domain import FullDomainCost
@@ -140,8 +140,7 @@ def incognito(problem: Problem, criteria: Sequence[Criterion],
             ruled_out_above = judge.best
 
     def evaluate_from_above(nodes: list[Node]) -> np.ndarray:
-        parts = [judge.from_above(part.hist, nodes[part.start:part.stop])
-                 for part in level_parts(above, [(tuple(range(n)), node) for node in nodes])]
+        parts = _judged(level_parts(above, [(tuple(range(n)), node) for node in nodes]), judge.from_above, nodes)
         above.release_cache()  # nothing rolls up from above: a coarser node never yields a finer one
         record(nodes, *_joined([p[:3] for p in parts]))
         report()
@@ -399,8 +398,7 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
         yield runner.planned_rows(todo)
         todo = [(s, nd) for s, nd in todo if not decided[s][nd]]  # the other walk may have decided some meanwhile
         nodes = [nd for _, nd in todo]
-        satisfied, outcome, costs = _joined([judge(part.hist, nodes[part.start:part.stop])
-                                             for part in level_parts(runner, todo)])
+        satisfied, outcome, costs = _joined(_judged(level_parts(runner, todo), judge, nodes))
         if on_judged is not None and todo:
             on_judged(nodes, satisfied, outcome, costs)
         for n, (s, node) in enumerate(todo):
@@ -418,6 +416,16 @@ def _explore(runner, cands: dict[Subset, np.ndarray], judge, infer: bool, lattic
 def _undecided(rows: np.ndarray, decided: np.ndarray) -> np.ndarray:
     """The rows of levels (``by_height``'s) whose node is not decided."""
     return rows[~decided[tuple(rows.T)]]
+
+
+def _judged(parts: Iterator[LevelPart], judge: Callable, nodes: list[Node]) -> list[tuple]:
+    """``judge(histograms, nodes)`` of each part of a level, each let go before the next is
+    fetched (a comprehension's variable held it: two parts at once at the search's peak)."""
+    judged = []
+    for part in parts:
+        judged.append(judge(part.hist, nodes[part.start:part.stop]))
+        del part
+    return judged
 
 
 def _joined(parts: list[tuple]) -> tuple:
