@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
-from sqlclose.errors import DataError, SpecError
+from sqlclose.errors import DataError, InputError, SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
-    from sqlclose.model.spec import Spec
+    from sqlclose.model.spec import Source, Spec
 
 TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier: a file, a "
                "tree, or a rule: bands, mask, dates; or a sensitive column with a hierarchy).")
@@ -23,6 +21,7 @@ DELIMITER_HELP = "The hierarchy file's delimiter ('\\t' for a tab; a SPEC:COLUMN
 
 
 TABLE_HELP = "The table of a --data DuckDB database file."
+NO_DATA = ("no source given: {how}: give --data TABLE, or add a [source] section with path = \"…\" to the spec")
 
 
 @click.group(cls=OnceGroup, context_settings=CONTEXT,
@@ -50,8 +49,7 @@ def hierarchy() -> None:
 def show(target: str, data: Path | None, table: str | None, limit: int, delimiter: str, as_json: bool,
          verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
-    with _data_source(data, table) as source:
-        h, of_a_qi = _load(target, source, _delimiter(delimiter))
+    h, of_a_qi = _load(target, _data_source(data, table), _delimiter(delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
@@ -83,18 +81,25 @@ def validate(target: str, data: Path | None, column: str | None, table: str | No
              verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
     of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value)."""
-    with _data_source(data, table) as source:
-        _validate(target, source, data, column, _delimiter(delimiter))
+    _validate(target, _data_source(data, table), data, column, _delimiter(delimiter))
 
 
-def _validate(target: str, source, data: Path | None, column: str | None, delimiter: str) -> None:
+def _validate(target: str, source: Path | Source | None, data: Path | None, column: str | None,
+              delimiter: str) -> None:
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
+    from sqlclose.model.spec import load_spec
 
     _refuse_bare_spec(target)
     spec_path, _, spec_column = target.rpartition(":") if _is_spec_target(target) else ("", "", "")
     if spec_path:
-        h = api.hierarchy_of(spec_path, spec_column, source)
+        spec = load_spec(spec_path)
+        if source is None and spec.source is None:
+            api.hierarchy_column(spec, spec_column)
+            raise SpecError(NO_DATA.format(
+                how=f"validating {spec_column!r} checks the column's values in the data against its hierarchy"))
+        _refuse_data_beside_query(source, spec)
+        h = api.hierarchy_of(spec, spec_column, source)
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
                    f"{spec_column!r} in the data is a leaf")
         return
@@ -111,20 +116,20 @@ def _validate(target: str, source, data: Path | None, column: str | None, delimi
                f"{data} is a leaf")
 
 
-@contextmanager
-def _data_source(data: Path | None, table: str | None) -> Iterator[Any]:
-    """--data as a source: its path, or with --table that table of the DuckDB database, read-only."""
+def _data_source(data: Path | None, table: str | None) -> Path | Source | None:
+    """--data as a source: its path, or with --table that table of the DuckDB database, opened as
+    `check` opens one (a missing file, table or lock told as such, not as an internal error)."""
     if table is None:
         if data is not None and data.suffix.lower() in (".duckdb", ".db", ".ddb"):
             raise SpecError(f"--data {data} is a DuckDB database: name its table with --table NAME")
-        yield data
-        return
+        return data
     if data is None:
         raise SpecError("--table names a table of --data: give --data DATABASE.duckdb too")
-    import duckdb
+    from sqlclose.audit.check import refuse_unused_reading_options
+    from sqlclose.model.spec import Source
 
-    with duckdb.connect(str(data), read_only=True) as con:
-        yield con, table
+    refuse_unused_reading_options(data, None, table, None, names=("--table", "--delimiter"))
+    return Source(path=data.expanduser(), format="duckdb", table=table)
 
 
 def _domain_note(h: Hierarchy, of_a_qi: bool) -> str | None:
@@ -183,7 +188,7 @@ def _refuse_bare_spec(target: str) -> None:
                     f"{path}:COLUMN{columns}")
 
 
-def _load(target: str, data: Path | None, delimiter: str) -> tuple[Hierarchy, bool]:
+def _load(target: str, data: Path | Source | None, delimiter: str) -> tuple[Hierarchy, bool]:
     """TARGET's hierarchy, and whether it is a spec's quasi-identifier's (the spec read once)."""
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
@@ -194,16 +199,30 @@ def _load(target: str, data: Path | None, delimiter: str) -> tuple[Hierarchy, bo
         return Hierarchy.from_csv(target, delimiter, option="--delimiter"), False
     spec_path, _, column = target.rpartition(":")
     spec = load_spec(spec_path)
-    given = _given_without_data(spec, column) if data is None else None
+    of_a_qi = column in spec.quasi_identifiers
+    if data is None and spec.source is None:  # a file or tree needs no data; a rule's is built from it
+        return _given_without_data(spec, column), of_a_qi
+    _refuse_data_beside_query(data, spec)
     try:
-        h = given if given is not None else api.hierarchy_of(spec, column, data)
+        return api.hierarchy_of(spec, column, data), of_a_qi
     except DataError as e:  # the data holds a value it lacks: when the user most wants to look at it
-        h = _as_written(spec, column)
+        h, problem = _as_written(spec, column), f"{e} (shown as the spec gives it; `sqlclose hierarchy validate` " \
+            "checks it against the data)"
         if h is None:
             raise
-        click.echo(f"sqlclose: warning: {e} (shown as the spec gives it; `sqlclose hierarchy validate` checks it "
-                   "against the data)", err=True)
-    return h, column in spec.quasi_identifiers
+    except InputError as e:  # the spec's source cannot be read: a file or tree is shown all the same
+        h, problem = (_as_written(spec, column) if data is None else None), f"{e} (shown as the spec gives it, " \
+            "not checked against the data)"
+        if h is None:
+            raise
+    click.echo(f"sqlclose: warning: {problem}", err=True)
+    return h, of_a_qi
+
+
+def _refuse_data_beside_query(data: Path | Source | None, spec: Spec) -> None:
+    from sqlclose import api
+
+    api.refuse_source_beside_query(data, spec, "--data", "take the hierarchy's values from rows the run never reads")
 
 
 def _as_written(spec: Spec, column: str) -> Hierarchy | None:
@@ -216,9 +235,13 @@ def _as_written(spec: Spec, column: str) -> Hierarchy | None:
     return static_hierarchy(given, column) if given is not None and given.kind in ("file", "tree") else None
 
 
-def _given_without_data(spec: Spec, column: str) -> Hierarchy | None:
-    """A quasi-identifier's file or tree, shown as the spec gives it when the spec names no source
-    (it was refused for the missing source, which only a rule's hierarchy needs); else None."""
-    if spec.source is not None or column not in spec.quasi_identifiers:
-        return None
-    return _as_written(spec, column)
+def _given_without_data(spec: Spec, column: str) -> Hierarchy:
+    """A quasi-identifier's or sensitive column's file or tree, as the spec gives it, when neither
+    the spec nor --data names the data; a rule's hierarchy is built from the data, so refused."""
+    from sqlclose import api
+
+    api.hierarchy_column(spec, column)  # a column without a hierarchy is refused as such first
+    h = _as_written(spec, column)
+    if h is None:
+        raise SpecError(NO_DATA.format(how=f"the hierarchy of {column!r} is built by its rule from the data"))
+    return h

@@ -480,6 +480,8 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
     """Records per leaf of every quasi-identifier (``hierarchy.leaves`` order), read with the
     values its hierarchy lacks in one query (``q.values_on_leaves``): the first column (in spec
     order) with such values raises, as the column-by-column checks would."""
+    if not qis:  # a sensitive column's hierarchy prepared alone (api.hierarchy_of)
+        return []
     found = reader.engine.fetch(q.values_on_leaves(reader.table, [qi.coded for qi in qis]))
     position = numpy_of(found.column("col")).astype(np.int64)
     codes = numpy_of(found.column("code")).astype(np.int64)
