@@ -171,3 +171,111 @@ def test_data_beside_a_query_source_names_data(tmp_path, command):
         "values from rows the run never reads: leave --data out, or name the file in the query (FROM "
         "'people.parquet')\n")
     assert invoke("hierarchy", command, f"{tmp_path / 'q.toml'}:age").exit_code == 0
+
+
+# ---- the target's form, the file form's options and advice, labels (defects 7 to 10, 13) ----------------
+@pytest.mark.parametrize(("spec_name", "column"), [("colon.toml", "a:b"), ("UPPER.TOML", "age"),
+                                                   ("x.toml:y.toml", "age")])
+def test_a_spec_target_splits_at_the_spec_file(tmp_path, spec_name, column):
+    """`colon.toml:a:b` was split at the last ':' (spec 'colon.toml:a', column 'b'), and a spec
+    ending .TOML was read as a hierarchy file. Oracle: the column's hierarchy is age.csv's leaves."""
+    (tmp_path / "age.csv").write_bytes((TABLE3 / "age.csv").read_bytes())
+    (tmp_path / spec_name).write_text(f'[privacy]\nk = 2\n[quasi_identifiers]\n"{column}" = {{ file = "age.csv" }}\n')
+    result = invoke("hierarchy", "show", f"{tmp_path / spec_name}:{column}", "--limit", "0")
+    assert result.exit_code == 0, result.output
+    assert [line.split()[0] for line in result.stdout.splitlines()[2:]] == \
+        [line.split(";")[0] for line in (TABLE3 / "age.csv").read_text().splitlines()]
+
+
+def _secret_table(folder):
+    (folder / "disease.csv").write_bytes((TABLE3 / "disease.csv").read_bytes())
+    (folder / "t.csv").write_text((TABLE3 / "table3.csv").read_text().replace("flu", "SECRETDISEASE"))
+
+
+def test_the_file_form_counts_a_sensitive_columns_values_never_shows_them(tmp_path):
+    """`validate FILE --data D --column disease` printed 'SECRETDISEASE', which the spec form counts
+    without showing. --sensitive counts them (1 value, 1 row: written here); a QI's are listed."""
+    _secret_table(tmp_path)
+    args = ["hierarchy", "validate", tmp_path / "disease.csv", "--data", tmp_path / "t.csv", "--column", "disease"]
+    result = invoke(*args, "--sensitive")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"sqlclose: error: column 'disease' holds 1 value(s) (in 1 row(s)) that are not leaves of "
+                             f"its hierarchy {tmp_path / 'disease.csv'} (10 leaves; the values are not shown: a "
+                             "sensitive value is what a release protects): add a line for each to the hierarchy "
+                             "(leaf;…;*), or fix the data\n")
+    assert "'SECRETDISEASE' (1 rows)" in invoke(*args).stderr  # a quasi-identifier's, listed as before
+    assert "--sensitive" in invoke("hierarchy", "validate", "--help").output
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ("zip,age\n47677,\n47602,22\n", "column 'age' has 1 NULL value(s) in {t}, which a hierarchy file alone does not "
+                                    "decide: validate SPEC.toml:age (its nulls = \"drop\" or \"value\" says what a run "
+                                    "does with them), or clean the data"),
+    ("zip,age\n", "{t} has no rows: there is no value of 'age' to check against the hierarchy")])
+def test_the_file_forms_advice_fits_a_command_without_a_spec(tmp_path, table, said):
+    """NULLs were told to 'set nulls = "drop" … in the spec' (there is none), an empty table that
+    'there is nothing to anonymize'."""
+    (tmp_path / "t.csv").write_text(table)
+    result = invoke("hierarchy", "validate", TABLE3 / "age.csv", "--data", tmp_path / "t.csv", "--column", "age")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"sqlclose: error: {said.format(t=tmp_path / 't.csv')}\n"
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["validate", "{h}", "--column", "age"], "--column is about a column of --data: give --data TABLE too (with "
+                                            "--column COLUMN), or leave --column out"),
+    (["validate", "{h}", "--sensitive"], "--sensitive is about a column of --data: give --data TABLE too (with "
+                                        "--column COLUMN), or leave --sensitive out"),
+    (["validate", "{s}:age", "--column", "age"], "--column is for a hierarchy file: a SPEC.toml:COLUMN target names "
+                                                "its column, and its spec says whether it is sensitive; leave "
+                                                "--column out"),
+    (["show", "{h}", "--data", "{t}"], "--data is the table a SPEC.toml:COLUMN target's hierarchy is built from or "
+                                      "checked against; a hierarchy file is shown as written: leave it out (`sqlclose "
+                                      "hierarchy validate FILE --data TABLE --column COLUMN` checks a file against a "
+                                      "table)")])
+def test_an_option_the_target_has_no_use_for_is_refused(tmp_path, args, said):
+    """They were ignored silently, and the command passed as if they had applied."""
+    table3_project(tmp_path)
+    paths = {"h": tmp_path / "age.csv", "s": tmp_path / "spec.toml", "t": tmp_path / "table3.csv"}
+    result = invoke("hierarchy", *[a.format(**paths) for a in args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"sqlclose: error: {said}\n"
+
+
+def test_labels_that_would_not_show_as_written_are_quoted(tmp_path):
+    """An empty label, 'a ' beside 'a', a line break and an invisible U+FEFF were printed as they are:
+    indistinguishable, or breaking the table. Oracle: Python's repr of each, written here."""
+    (tmp_path / "odd.csv").write_text('a;x;*\n"a ";x;*\n"";y;*\nb\ufeff;y;*\n"d\ne";y;*\n', encoding="utf-8")
+    result = invoke("hierarchy", "show", tmp_path / "odd.csv")
+    assert result.exit_code == 0, result.output
+    assert [line.split()[0] for line in result.stdout.splitlines()[1:]] == ["a", "'a", "''", "'b\\ufeff'", "'d\\ne'"]
+    assert result.stdout.splitlines()[2] == "  'a '       x  *"
+
+
+def test_a_value_differing_from_a_leaf_by_a_format_character_is_told(tmp_path):
+    """'b\\ufeff' (a byte-order mark after it) against the leaf 'b': escaped, and the hint says why."""
+    (tmp_path / "h.csv").write_text("b;*\n")
+    (tmp_path / "t.csv").write_text("v\nb\ufeff\n", encoding="utf-8")
+    result = invoke("hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / "t.csv", "--column", "v")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.endswith("; 'b\\ufeff' differs from the leaf 'b' only by invisible format characters (such "
+                                  "as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from the "
+                                  "data or the hierarchy\n"), result.stderr
+
+
+@pytest.mark.parametrize(("delimiter", "why"), [('"', "quotes a field"), ("\n", "ends a line"), ("\r", "ends a line")])
+def test_a_quote_or_a_line_break_is_no_delimiter(delimiter, why):
+    result = invoke("hierarchy", "show", TABLE3 / "age.csv", "--delimiter", delimiter)
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"sqlclose: error: hierarchy file {TABLE3 / 'age.csv'}: the delimiter cannot be "
+                             f"{delimiter!r}, which {why} in a CSV file; give another --delimiter (such as ';' or "
+                             "',')\n")
+
+
+def test_a_band_of_years_wider_than_a_millennium_is_refused(tmp_path):
+    """dates = ["1000000y"] labelled every date 0000-999999, though the labels are years 1 to 9999."""
+    (tmp_path / "s.toml").write_text('[privacy]\nk = 2\n[quasi_identifiers]\nd = { dates = ["1000000y"] }\n')
+    result = invoke("hierarchy", "show", f"{tmp_path / 's.toml'}:d", "--data", tmp_path / "none.csv")
+    assert result.exit_code == 2, result.output
+    assert "dates level '1000000y' is wider than 1000y: the dates rule labels years 1 to 9999 in four digits; give " \
+        "a band of at most 1000 years (the top level, '*', holds every date)" in result.stderr, result.stderr

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
-from sqlclose.errors import DataError, InputError, SpecError
+from sqlclose.errors import DataError, InputError, NoRowsError, NullsError, SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
@@ -49,6 +51,11 @@ def hierarchy() -> None:
 def show(target: str, data: Path | None, table: str | None, limit: int, delimiter: str, as_json: bool,
          verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
+    if _spec_target(target) is None and (data is not None or table is not None):
+        raise SpecError(f"{'--data' if data is not None else '--table'} is the table a SPEC.toml:COLUMN target's "
+                        "hierarchy is built from or checked against; a hierarchy file is shown as written: leave it "
+                        "out (`sqlclose hierarchy validate FILE --data TABLE --column COLUMN` checks a file against "
+                        "a table)")
     h, of_a_qi = _load(target, _data_source(data, table), _delimiter(delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
@@ -60,7 +67,7 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
     note = _domain_note(h, of_a_qi)
     if note:
         click.echo(f"  {note}")
-    rows = h.rows if limit <= 0 else h.rows[:limit]
+    rows = [[_label(v) for v in r] for r in (h.rows if limit <= 0 else h.rows[:limit])]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
     for i, r in enumerate(rows):
         covers = "" if h.cover is None else "  | " + " / ".join(f"{c:g}" for c in h.cover[i])
@@ -73,26 +80,42 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
 @click.argument("target")
 @click.option("--data", type=click.Path(path_type=Path), help="A table whose column must fit the hierarchy.")
 @click.option("--column", help="The column of --data (for a hierarchy file; a SPEC:COLUMN target names it).")
+@click.option("--sensitive", is_flag=True, help="--column is sensitive: its values the hierarchy lacks are "
+              "counted, not shown (for a hierarchy file; a SPEC:COLUMN target's spec says).")
 @click.option("--table", help=TABLE_HELP)
 @click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @verbose_option
 @guarded_read_only
-def validate(target: str, data: Path | None, column: str | None, table: str | None, delimiter: str,
-             verbose: bool) -> None:
+def validate(target: str, data: Path | None, column: str | None, sensitive: bool, table: str | None,
+             delimiter: str, verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
-    of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value)."""
-    _validate(target, _data_source(data, table), data, column, _delimiter(delimiter))
+    of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value; a
+    sensitive column's values counted, never shown)."""
+    _refuse_unused_options(_spec_target(target) is not None, data, column, sensitive)
+    _validate(target, _data_source(data, table), data, column, _delimiter(delimiter), sensitive)
+
+
+def _refuse_unused_options(of_a_spec: bool, data: Path | None, column: str | None, sensitive: bool) -> None:
+    """An option the target has no use for was ignored, and the check passed as if it had applied."""
+    unused = [name for name, given in (("--column", column is not None), ("--sensitive", sensitive)) if given]
+    if of_a_spec and unused:
+        raise SpecError(f"{unused[0]} is for a hierarchy file: a SPEC.toml:COLUMN target names its column, and its "
+                        f"spec says whether it is sensitive; leave {unused[0]} out")
+    if data is None and unused:
+        raise SpecError(f"{unused[0]} is about a column of --data: give --data TABLE too (with --column COLUMN), or "
+                        f"leave {unused[0]} out")
 
 
 def _validate(target: str, source: Path | Source | None, data: Path | None, column: str | None,
-              delimiter: str) -> None:
+              delimiter: str, sensitive: bool = False) -> None:
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
     from sqlclose.model.spec import load_spec
 
     _refuse_bare_spec(target)
-    spec_path, _, spec_column = target.rpartition(":") if _is_spec_target(target) else ("", "", "")
-    if spec_path:
+    split = _spec_target(target)
+    if split is not None:
+        spec_path, spec_column = split
         spec = load_spec(spec_path)
         if source is None and spec.source is None:
             api.hierarchy_column(spec, spec_column)
@@ -110,10 +133,32 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
         return
     if not column:
         raise SpecError("--data needs --column: the column the hierarchy generalizes")
-    spec = {"k": 2, "quasi_identifiers": {column: {"file": target, "delimiter": delimiter}}, "others": "drop"}
-    api.hierarchy_of(spec, column, source)
+    try:
+        api.hierarchy_of(_file_spec(target, column, delimiter, sensitive), column, source)
+    except NullsError as e:  # the run's advice names a spec's nulls, and there is no spec here
+        raise DataError(f"column {column!r} has {e.count} NULL value(s) in {data}, which a hierarchy file alone does "
+                        f"not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or \"value\" says what a "
+                        "run does with them), or clean the data") from None
+    except NoRowsError:
+        raise DataError(f"{data} has no rows: there is no value of {column!r} to check against the "
+                        "hierarchy") from None
     click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of {column!r} in "
                f"{data} is a leaf")
+
+
+def _file_spec(target: str, column: str, delimiter: str, sensitive: bool) -> Spec:
+    """A spec holding the hierarchy file alone, for ``column``: a quasi-identifier's (values it lacks
+    listed) or, ``sensitive``, a sensitive column's (counted, never shown)."""
+    from sqlclose.model.spec import Sensitive, as_spec
+
+    spec = as_spec({"k": 2, "quasi_identifiers": {column: {"file": target, "delimiter": delimiter}},
+                    "others": "drop"})  # paths resolved as any spec's
+    if not sensitive:
+        return spec
+    given = spec.quasi_identifiers[column]
+    kept = Sensitive(distance="hierarchical", t=1.0, hierarchy={"file": given.file, "delimiter": delimiter})
+    # Copied unvalidated: a spec needs a quasi-identifier, and this one checks its sensitive column alone.
+    return spec.model_copy(update={"quasi_identifiers": {}, "sensitive": {column: kept}})
 
 
 def _data_source(data: Path | None, table: str | None) -> Path | Source | None:
@@ -130,6 +175,15 @@ def _data_source(data: Path | None, table: str | None) -> Path | Source | None:
 
     refuse_unused_reading_options(data, None, table, None, names=("--table", "--delimiter"))
     return Source(path=data.expanduser(), format="duckdb", table=table)
+
+
+def _label(label: str) -> str:
+    """A label as printed: quoted (repr) when it would not show as written, so that an empty label,
+    'a ' beside 'a', a line break or an invisible U+FEFF are told apart and keep the table whole
+    (and one starting with a quote, which would read as quoted)."""
+    plain = label and label == label.strip() and label[0] not in "'\"" and all(
+        unicodedata.category(ch)[0] not in "CZ" or ch == " " for ch in label)
+    return label if plain else repr(label)
 
 
 def _domain_note(h: Hierarchy, of_a_qi: bool) -> str | None:
@@ -159,9 +213,15 @@ def _withheld_unless_declared(rule: str | None) -> str:
             "(declare alphabet for a mask, domain for bands and dates)")
 
 
-def _is_spec_target(target: str) -> bool:
-    path, sep, column = target.rpartition(":")
-    return bool(sep and column and path.endswith(".toml"))
+def _spec_target(target: str) -> tuple[str, str] | None:
+    """SPEC.toml:COLUMN split into the spec and the column, or None for a hierarchy file. Split at
+    the first '.toml:' (any case) whose spec is a file: a column may hold ':' (`s.toml:a:b`); with
+    no such file, at the first, so that the missing spec is named."""
+    found = [m.end() for m in re.finditer(r"\.toml:", target, flags=re.IGNORECASE) if m.end() < len(target)]
+    if not found:
+        return None
+    end = next((i for i in found if Path(target[:i - 1]).expanduser().is_file()), found[0])
+    return target[:end - 1], target[end:]
 
 
 def _delimiter(given: str) -> str:
@@ -173,7 +233,7 @@ def _refuse_bare_spec(target: str) -> None:
     """A spec named without its column was read as a hierarchy file: its lines listed as 'top
     values' ("top level must be one value … found 21: '# Li et al…'")."""
     path = target.removesuffix(":")
-    if _is_spec_target(target) or not path.lower().endswith(".toml"):
+    if _spec_target(target) is not None or not path.lower().endswith(".toml"):
         return
     columns = ""
     try:
@@ -195,9 +255,10 @@ def _load(target: str, data: Path | Source | None, delimiter: str) -> tuple[Hier
     from sqlclose.model.spec import load_spec
 
     _refuse_bare_spec(target)
-    if not _is_spec_target(target):
+    split = _spec_target(target)
+    if split is None:
         return Hierarchy.from_csv(target, delimiter, option="--delimiter"), False
-    spec_path, _, column = target.rpartition(":")
+    spec_path, column = split
     spec = load_spec(spec_path)
     of_a_qi = column in spec.quasi_identifiers
     if data is None and spec.source is None:  # a file or tree needs no data; a rule's is built from it
