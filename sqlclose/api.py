@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from sqlglot import exp
 
 from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
@@ -36,6 +37,7 @@ from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
 from sqlclose.search.lattice_memory import refuse_too_large_lattice
 from sqlclose.search.utility_costs import search_cost
+from sqlclose.sql import queries as q
 
 # GAA, plans and checks import their modules when called: a plain run does not load them
 # (docs/performance.md "Cold start"). The warehouse release is imported here, ~5 ms, so that
@@ -344,8 +346,23 @@ def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
 
 def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike = None) -> Hierarchy:
     """The hierarchy a run would use for a quasi-identifier (read, or built by its rule from the
-    data) or for a sensitive column that has one, validated against the data (every value a leaf)."""
+    data) or for a sensitive column that has one, validated against the data (every value a leaf).
+    Only ``column`` is judged, over the rows a run keeps: another column's problem is not this
+    hierarchy's (a run reports it)."""
     spec = as_spec(spec)
+    hierarchy_column(spec, column)
+    alone = _narrowed_to(spec, column)
+    opened = open_for(source, alone, None)
+    try:
+        relation = _without_dropped_rows(opened, spec, column)
+        problem = prepare(opened.engine, relation, alone, opened.label)
+        return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
+    finally:
+        opened.engine.close()
+
+
+def hierarchy_column(spec: Spec, column: str) -> None:
+    """Refuse a column that has no hierarchy in the spec, naming those that have one."""
     with_hierarchy = [name for name, s in spec.sensitive.items() if s.hierarchy is not None]
     if column not in spec.quasi_identifiers and column not in with_hierarchy:
         sensitive = f"; sensitive with a hierarchy: {', '.join(repr(c) for c in with_hierarchy)}" \
@@ -353,12 +370,26 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
         raise SpecError(f"{column!r} is neither a quasi-identifier of the spec nor a sensitive column with a "
                         f"hierarchy (quasi-identifiers: {', '.join(repr(c) for c in spec.quasi_identifiers)}"
                         f"{sensitive})")
-    opened = open_for(source, spec, None)
-    try:
-        problem = prepare(opened.engine, opened.relation, spec, opened.label)
-        return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
-    finally:
-        opened.engine.close()
+
+
+def _narrowed_to(spec: Spec, column: str) -> Spec:
+    """The spec with ``column`` its only declared column: another column's problem (a value off its
+    hierarchy, a NULL, columns ``others`` leaves unsaid) is not this hierarchy's, and was reported
+    for it. Copied unvalidated: a sensitive column alone has no quasi-identifier beside it."""
+    qi, sensitive = spec.quasi_identifiers.get(column), spec.sensitive.get(column)
+    return spec.model_copy(update={
+        "quasi_identifiers": {} if qi is None else {column: qi},
+        "sensitive": {} if qi is not None or sensitive is None else {column: sensitive},
+        "identifiers": [], "others": "drop", "search": spec.search.model_copy(update={"weights": None})})
+
+
+def _without_dropped_rows(opened: Opened, spec: Spec, column: str) -> exp.Expression:
+    """The rows a run keeps: those without a NULL in another column under nulls = "drop" (a run's
+    rule hierarchy is built from them, and only their values must be leaves)."""
+    names = set(opened.engine.schema(opened.relation).names)
+    drop = [name for name, entry in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
+            if name != column and name in names and entry.nulls == "drop"]
+    return q.without_nulls(opened.relation, drop) if drop else opened.relation
 
 
 def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Opened:
@@ -384,17 +415,20 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
         raise
 
 
-def refuse_source_beside_query(source: SourceLike, spec: Spec) -> None:
+def refuse_source_beside_query(source: SourceLike, spec: Spec, option: str = "--source, or the source argument",
+                               harm: str = "release the columns the query leaves out") -> None:
     """A source given with a spec whose [source] is a query is refused: it would replace the query,
     which chooses the columns read (with others = "keep", a column it leaves out, an SSN, was
-    released from the file given instead, exit 0)."""
+    released from the file given instead, exit 0). ``option`` and ``harm``: how the caller took
+    the source, and what replacing the query would do there."""
     if source is None or spec.source is None or spec.source.kind != "query":
         return
-    given = source if isinstance(source, (str, Path)) else type(source).__name__
+    given = source if isinstance(source, (str, Path)) else source.path if isinstance(source, Source) \
+        else type(source).__name__
+    remedy = "give no source" if option.startswith("--source") else f"leave {option} out"
     raise SpecError(f"the spec's [source] is a query, which chooses the rows and columns to read, and a source was "
-                    f"given as well ({given}: --source, or the source argument), which would replace it and release "
-                    "the columns the query leaves out: give no source, or name the file in the query "
-                    "(FROM 'people.parquet')")
+                    f"given as well ({given}: {option}), which would replace it and {harm}: {remedy}, or name the "
+                    "file in the query (FROM 'people.parquet')")
 
 
 def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Opened:

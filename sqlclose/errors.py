@@ -43,6 +43,19 @@ class DataError(InputError):
     """The data does not fit the spec (missing column, value absent from a hierarchy, NULLs)."""
 
 
+class NoRowsError(DataError):
+    """The source has no rows: there is nothing to anonymize (a caller that checks, not anonymizes,
+    says so in its own words)."""
+
+
+class NullsError(DataError):
+    """A column holds NULLs its ``nulls = "error"`` refuses; ``column`` and ``count`` say which and how many."""
+
+    def __init__(self, message: str, column: str, count: int) -> None:
+        super().__init__(message)
+        self.column, self.count = column, count
+
+
 class OutputExistsError(InputError):
     """The output path exists and overwriting was not asked for."""
 

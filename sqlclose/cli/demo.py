@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -13,6 +18,7 @@ from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
 
 DEMO_FILES = ("table3.csv", "age.csv", "disease.csv", "table3.toml")
 RELEASE = ("out/release.parquet", "out/release.parquet.report.json")
+SHIPPED_RUN_LINE = "# Run from the repository root:  sqlclose anonymize datasets/table3/table3.toml"
 
 
 def _shipped() -> Traversable:
@@ -34,27 +40,108 @@ def demo(folder: Path | None, overwrite: bool, verbose: bool) -> None:
     from sqlclose import api
     from sqlclose.model.spec import load_spec
 
-    if folder is not None and not overwrite:
+    # Expanded once, here: a quoted '~/x' was copied into ./~/x while the spec was loaded (load_spec
+    # expands ~) from $HOME/x, releasing another folder's table over its release.
+    folder = Path(tempfile.mkdtemp(prefix="sqlclose-demo-")) if folder is None else folder.expanduser()
+    _refuse_links(folder)
+    if not overwrite:
         _refuse_existing(folder)
-    folder = folder or Path(tempfile.mkdtemp(prefix="sqlclose-demo-"))
-    folder.mkdir(parents=True, exist_ok=True)
+    spec_path, out = folder / "table3.toml", folder / "out" / "release.parquet"
+    with _removed_on_failure(folder):
+        _copy_shipped(folder, spec_path)
+        with api.anonymize(None, load_spec(spec_path)) as release:
+            doc = release.write_parquet(out, overwrite=True)  # refused above unless --overwrite (or a new folder)
+    _tell(folder, spec_path, out, doc)
+
+
+def _copy_shipped(folder: Path, spec_path: Path) -> None:
+    """The shipped files into ``folder``, the spec's output and run line made to fit it."""
     shipped = _shipped()
     for name in DEMO_FILES:
-        (folder / name).write_bytes(shipped.joinpath(name).read_bytes())
-    spec_path = folder / "table3.toml"
-    spec_path.write_text(spec_path.read_text(encoding="utf-8").replace("../../out/table3/release.parquet",
-                                                                        "out/release.parquet"), encoding="utf-8")
-    out = folder / "out" / "release.parquet"
-    with api.anonymize(None, load_spec(spec_path)) as release:
-        doc = release.write_parquet(out, overwrite=True)  # refused above unless --overwrite (or a new folder)
+        data = shipped.joinpath(name).read_bytes()
+        if name == spec_path.name:
+            text = data.decode("utf-8").replace("../../out/table3/release.parquet", "out/release.parquet")
+            data = text.replace(SHIPPED_RUN_LINE, f"# Run:  sqlclose anonymize {shlex.quote(str(spec_path))}") \
+                .encode("utf-8")
+        _write_replacing(folder / name, data)
+
+
+def _write_replacing(path: Path, data: bytes) -> None:
+    """Written beside and renamed over: a link at ``path`` (refused before, yet made since) is
+    replaced itself, never followed to a file outside the folder."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def _removed_on_failure(folder: Path) -> Iterator[None]:
+    """What the demo adds to ``folder`` (its files, the folders it made) is removed when the run
+    fails or is stopped: a rerun refused the files the failed run had left ("already holds …")."""
+    made = _missing_folders(folder)
+    before = {name for name in (*DEMO_FILES, *RELEASE) if os.path.lexists(folder / name)}
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        yield
+    except BaseException:
+        for name in (*RELEASE, *DEMO_FILES):
+            if name not in before:
+                _remove(folder / name)
+        for made_folder in [folder / "out", *made]:
+            _remove_if_empty(made_folder)
+        raise
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and its ancestors that do not exist yet, innermost first."""
+    missing = []
+    while not os.path.lexists(folder) and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
+
+
+def _remove(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass  # never written (or under a file where a folder was asked): nothing of the demo's to remove
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # not there, or holds something not the demo's: left as it is
+
+
+def _tell(folder: Path, spec_path: Path, out: Path, doc: dict[str, Any]) -> None:
     click.echo(f"demo in {folder}:")
-    click.echo(f"  input      {folder / 'table3.csv'} (9 rows: zip, age, salary, disease)")
+    click.echo(f"  input      {folder / 'table3.csv'} ({doc['input']['rows']} rows: "
+               f"{', '.join(doc['output']['columns'])})")
     click.echo(f"  spec       {spec_path}")
     click.echo(f"  release    {out}: {doc['output']['rows']} rows, node "
                + ", ".join(f"{k}={v}" for k, v in doc["node"].items()))
     click.echo(f"  report     {out}.report.json (k = {doc['privacy']['min_class_size']}, max EMD "
                + ", ".join(f"{n} {s['max_emd']:.3f}" for n, s in doc["privacy"]["sensitive"].items()) + ")")
-    click.echo(f"next: sqlclose explain {spec_path}   |   sqlclose check {out} --spec {spec_path}")
+    spec, release = shlex.quote(str(spec_path)), shlex.quote(str(out))
+    click.echo(f"next: sqlclose explain {spec}   |   sqlclose check {release} --spec {spec}")
+
+
+def _refuse_links(folder: Path) -> None:
+    """A symbolic link under a name the demo writes was followed: the copy created or overwrote
+    (with --overwrite) its target, outside the folder. Refused, even with --overwrite."""
+    from sqlclose.errors import OutputExistsError
+
+    links = [name for name in ("out", *DEMO_FILES, *RELEASE) if (folder / name).is_symlink()]
+    if links:
+        raise OutputExistsError(f"{folder} holds {', '.join(links)} as a symbolic link, which the demo would write "
+                                "through: remove the link, or give another (or an empty) --folder")
 
 
 def _refuse_existing(folder: Path) -> None:
@@ -62,7 +149,7 @@ def _refuse_existing(folder: Path) -> None:
     demo copied Table 3 over an existing table3.csv (or spec, or release) in a given --folder."""
     from sqlclose.errors import OutputExistsError
 
-    there = [name for name in (*DEMO_FILES, *RELEASE) if (folder / name).exists()]
+    there = [name for name in (*DEMO_FILES, *RELEASE) if os.path.lexists(folder / name)]
     if there:
         raise OutputExistsError(f"{folder} already holds {', '.join(there)}, which the demo would replace: give "
                                 "another (or an empty) --folder, or pass --overwrite to replace them")

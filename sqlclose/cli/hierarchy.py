@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+import re
+import unicodedata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
-from sqlclose.errors import DataError, SpecError
+from sqlclose.errors import DataError, InputError, NoRowsError, NullsError, SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
-    from sqlclose.model.spec import Spec
+    from sqlclose.model.spec import Source, Spec
 
 TARGET_HELP = ("TARGET is a hierarchy file (leaf;level1;…;*) or SPEC.toml:COLUMN (a quasi-identifier: a file, a "
                "tree, or a rule: bands, mask, dates; or a sensitive column with a hierarchy).")
@@ -23,6 +23,7 @@ DELIMITER_HELP = "The hierarchy file's delimiter ('\\t' for a tab; a SPEC:COLUMN
 
 
 TABLE_HELP = "The table of a --data DuckDB database file."
+NO_DATA = ("no source given: {how}: give --data TABLE, or add a [source] section with path = \"…\" to the spec")
 
 
 @click.group(cls=OnceGroup, context_settings=CONTEXT,
@@ -50,8 +51,12 @@ def hierarchy() -> None:
 def show(target: str, data: Path | None, table: str | None, limit: int, delimiter: str, as_json: bool,
          verbose: bool) -> None:
     """Print TARGET's hierarchy: one line per leaf with its ancestors, level by level."""
-    with _data_source(data, table) as source:
-        h, of_a_qi = _load(target, source, _delimiter(delimiter))
+    if _spec_target(target) is None and (data is not None or table is not None):
+        raise SpecError(f"{'--data' if data is not None else '--table'} is the table a SPEC.toml:COLUMN target's "
+                        "hierarchy is built from or checked against; a hierarchy file is shown as written: leave it "
+                        "out (`sqlclose hierarchy validate FILE --data TABLE --column COLUMN` checks a file against "
+                        "a table)")
+    h, of_a_qi = _load(target, _data_source(data, table), _delimiter(delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
@@ -62,7 +67,7 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
     note = _domain_note(h, of_a_qi)
     if note:
         click.echo(f"  {note}")
-    rows = h.rows if limit <= 0 else h.rows[:limit]
+    rows = [[_label(v) for v in r] for r in (h.rows if limit <= 0 else h.rows[:limit])]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
     for i, r in enumerate(rows):
         covers = "" if h.cover is None else "  | " + " / ".join(f"{c:g}" for c in h.cover[i])
@@ -75,26 +80,49 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
 @click.argument("target")
 @click.option("--data", type=click.Path(path_type=Path), help="A table whose column must fit the hierarchy.")
 @click.option("--column", help="The column of --data (for a hierarchy file; a SPEC:COLUMN target names it).")
+@click.option("--sensitive", is_flag=True, help="--column is sensitive: its values the hierarchy lacks are "
+              "counted, not shown (for a hierarchy file; a SPEC:COLUMN target's spec says).")
 @click.option("--table", help=TABLE_HELP)
 @click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
 @verbose_option
 @guarded_read_only
-def validate(target: str, data: Path | None, column: str | None, table: str | None, delimiter: str,
-             verbose: bool) -> None:
+def validate(target: str, data: Path | None, column: str | None, sensitive: bool, table: str | None,
+             delimiter: str, verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
-    of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value)."""
-    with _data_source(data, table) as source:
-        _validate(target, source, data, column, _delimiter(delimiter))
+    of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value; a
+    sensitive column's values counted, never shown)."""
+    _refuse_unused_options(_spec_target(target) is not None, data, column, sensitive)
+    _validate(target, _data_source(data, table), data, column, _delimiter(delimiter), sensitive)
 
 
-def _validate(target: str, source, data: Path | None, column: str | None, delimiter: str) -> None:
+def _refuse_unused_options(of_a_spec: bool, data: Path | None, column: str | None, sensitive: bool) -> None:
+    """An option the target has no use for was ignored, and the check passed as if it had applied."""
+    unused = [name for name, given in (("--column", column is not None), ("--sensitive", sensitive)) if given]
+    if of_a_spec and unused:
+        raise SpecError(f"{unused[0]} is for a hierarchy file: a SPEC.toml:COLUMN target names its column, and its "
+                        f"spec says whether it is sensitive; leave {unused[0]} out")
+    if data is None and unused:
+        raise SpecError(f"{unused[0]} is about a column of --data: give --data TABLE too (with --column COLUMN), or "
+                        f"leave {unused[0]} out")
+
+
+def _validate(target: str, source: Path | Source | None, data: Path | None, column: str | None,
+              delimiter: str, sensitive: bool = False) -> None:
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
+    from sqlclose.model.spec import load_spec
 
     _refuse_bare_spec(target)
-    spec_path, _, spec_column = target.rpartition(":") if _is_spec_target(target) else ("", "", "")
-    if spec_path:
-        h = api.hierarchy_of(spec_path, spec_column, source)
+    split = _spec_target(target)
+    if split is not None:
+        spec_path, spec_column = split
+        spec = load_spec(spec_path)
+        if source is None and spec.source is None:
+            api.hierarchy_column(spec, spec_column)
+            raise SpecError(NO_DATA.format(
+                how=f"validating {spec_column!r} checks the column's values in the data against its hierarchy"))
+        _refuse_data_beside_query(source, spec)
+        h = api.hierarchy_of(spec, spec_column, source)
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
                    f"{spec_column!r} in the data is a leaf")
         return
@@ -105,26 +133,57 @@ def _validate(target: str, source, data: Path | None, column: str | None, delimi
         return
     if not column:
         raise SpecError("--data needs --column: the column the hierarchy generalizes")
-    spec = {"k": 2, "quasi_identifiers": {column: {"file": target, "delimiter": delimiter}}, "others": "drop"}
-    api.hierarchy_of(spec, column, source)
+    try:
+        api.hierarchy_of(_file_spec(target, column, delimiter, sensitive), column, source)
+    except NullsError as e:  # the run's advice names a spec's nulls, and there is no spec here
+        raise DataError(f"column {column!r} has {e.count} NULL value(s) in {data}, which a hierarchy file alone does "
+                        f"not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or \"value\" says what a "
+                        "run does with them), or clean the data") from None
+    except NoRowsError:
+        raise DataError(f"{data} has no rows: there is no value of {column!r} to check against the "
+                        "hierarchy") from None
     click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of {column!r} in "
                f"{data} is a leaf")
 
 
-@contextmanager
-def _data_source(data: Path | None, table: str | None) -> Iterator[Any]:
-    """--data as a source: its path, or with --table that table of the DuckDB database, read-only."""
+def _file_spec(target: str, column: str, delimiter: str, sensitive: bool) -> Spec:
+    """A spec holding the hierarchy file alone, for ``column``: a quasi-identifier's (values it lacks
+    listed) or, ``sensitive``, a sensitive column's (counted, never shown)."""
+    from sqlclose.model.spec import Sensitive, as_spec
+
+    spec = as_spec({"k": 2, "quasi_identifiers": {column: {"file": target, "delimiter": delimiter}},
+                    "others": "drop"})  # paths resolved as any spec's
+    if not sensitive:
+        return spec
+    given = spec.quasi_identifiers[column]
+    kept = Sensitive(distance="hierarchical", t=1.0, hierarchy={"file": given.file, "delimiter": delimiter})
+    # Copied unvalidated: a spec needs a quasi-identifier, and this one checks its sensitive column alone.
+    return spec.model_copy(update={"quasi_identifiers": {}, "sensitive": {column: kept}})
+
+
+def _data_source(data: Path | None, table: str | None) -> Path | Source | None:
+    """--data as a source: its path, or with --table that table of the DuckDB database, opened as
+    `check` opens one (a missing file, table or lock told as such, not as an internal error)."""
     if table is None:
         if data is not None and data.suffix.lower() in (".duckdb", ".db", ".ddb"):
             raise SpecError(f"--data {data} is a DuckDB database: name its table with --table NAME")
-        yield data
-        return
+        return data
     if data is None:
         raise SpecError("--table names a table of --data: give --data DATABASE.duckdb too")
-    import duckdb
+    from sqlclose.audit.check import refuse_unused_reading_options
+    from sqlclose.model.spec import Source
 
-    with duckdb.connect(str(data), read_only=True) as con:
-        yield con, table
+    refuse_unused_reading_options(data, None, table, None, names=("--table", "--delimiter"))
+    return Source(path=data.expanduser(), format="duckdb", table=table)
+
+
+def _label(label: str) -> str:
+    """A label as printed: quoted (repr) when it would not show as written, so that an empty label,
+    'a ' beside 'a', a line break or an invisible U+FEFF are told apart and keep the table whole
+    (and one starting with a quote, which would read as quoted)."""
+    plain = label and label == label.strip() and label[0] not in "'\"" and all(
+        unicodedata.category(ch)[0] not in "CZ" or ch == " " for ch in label)
+    return label if plain else repr(label)
 
 
 def _domain_note(h: Hierarchy, of_a_qi: bool) -> str | None:
@@ -154,9 +213,15 @@ def _withheld_unless_declared(rule: str | None) -> str:
             "(declare alphabet for a mask, domain for bands and dates)")
 
 
-def _is_spec_target(target: str) -> bool:
-    path, sep, column = target.rpartition(":")
-    return bool(sep and column and path.endswith(".toml"))
+def _spec_target(target: str) -> tuple[str, str] | None:
+    """SPEC.toml:COLUMN split into the spec and the column, or None for a hierarchy file. Split at
+    the first '.toml:' (any case) whose spec is a file: a column may hold ':' (`s.toml:a:b`); with
+    no such file, at the first, so that the missing spec is named."""
+    found = [m.end() for m in re.finditer(r"\.toml:", target, flags=re.IGNORECASE) if m.end() < len(target)]
+    if not found:
+        return None
+    end = next((i for i in found if Path(target[:i - 1]).expanduser().is_file()), found[0])
+    return target[:end - 1], target[end:]
 
 
 def _delimiter(given: str) -> str:
@@ -168,7 +233,7 @@ def _refuse_bare_spec(target: str) -> None:
     """A spec named without its column was read as a hierarchy file: its lines listed as 'top
     values' ("top level must be one value … found 21: '# Li et al…'")."""
     path = target.removesuffix(":")
-    if _is_spec_target(target) or not path.lower().endswith(".toml"):
+    if _spec_target(target) is not None or not path.lower().endswith(".toml"):
         return
     columns = ""
     try:
@@ -183,27 +248,42 @@ def _refuse_bare_spec(target: str) -> None:
                     f"{path}:COLUMN{columns}")
 
 
-def _load(target: str, data: Path | None, delimiter: str) -> tuple[Hierarchy, bool]:
+def _load(target: str, data: Path | Source | None, delimiter: str) -> tuple[Hierarchy, bool]:
     """TARGET's hierarchy, and whether it is a spec's quasi-identifier's (the spec read once)."""
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
     from sqlclose.model.spec import load_spec
 
     _refuse_bare_spec(target)
-    if not _is_spec_target(target):
+    split = _spec_target(target)
+    if split is None:
         return Hierarchy.from_csv(target, delimiter, option="--delimiter"), False
-    spec_path, _, column = target.rpartition(":")
+    spec_path, column = split
     spec = load_spec(spec_path)
-    given = _given_without_data(spec, column) if data is None else None
+    of_a_qi = column in spec.quasi_identifiers
+    if data is None and spec.source is None:  # a file or tree needs no data; a rule's is built from it
+        return _given_without_data(spec, column), of_a_qi
+    _refuse_data_beside_query(data, spec)
     try:
-        h = given if given is not None else api.hierarchy_of(spec, column, data)
+        return api.hierarchy_of(spec, column, data), of_a_qi
     except DataError as e:  # the data holds a value it lacks: when the user most wants to look at it
-        h = _as_written(spec, column)
+        h, problem = _as_written(spec, column), f"{e} (shown as the spec gives it; `sqlclose hierarchy validate` " \
+            "checks it against the data)"
         if h is None:
             raise
-        click.echo(f"sqlclose: warning: {e} (shown as the spec gives it; `sqlclose hierarchy validate` checks it "
-                   "against the data)", err=True)
-    return h, column in spec.quasi_identifiers
+    except InputError as e:  # the spec's source cannot be read: a file or tree is shown all the same
+        h, problem = (_as_written(spec, column) if data is None else None), f"{e} (shown as the spec gives it, " \
+            "not checked against the data)"
+        if h is None:
+            raise
+    click.echo(f"sqlclose: warning: {problem}", err=True)
+    return h, of_a_qi
+
+
+def _refuse_data_beside_query(data: Path | Source | None, spec: Spec) -> None:
+    from sqlclose import api
+
+    api.refuse_source_beside_query(data, spec, "--data", "take the hierarchy's values from rows the run never reads")
 
 
 def _as_written(spec: Spec, column: str) -> Hierarchy | None:
@@ -216,9 +296,13 @@ def _as_written(spec: Spec, column: str) -> Hierarchy | None:
     return static_hierarchy(given, column) if given is not None and given.kind in ("file", "tree") else None
 
 
-def _given_without_data(spec: Spec, column: str) -> Hierarchy | None:
-    """A quasi-identifier's file or tree, shown as the spec gives it when the spec names no source
-    (it was refused for the missing source, which only a rule's hierarchy needs); else None."""
-    if spec.source is not None or column not in spec.quasi_identifiers:
-        return None
-    return _as_written(spec, column)
+def _given_without_data(spec: Spec, column: str) -> Hierarchy:
+    """A quasi-identifier's or sensitive column's file or tree, as the spec gives it, when neither
+    the spec nor --data names the data; a rule's hierarchy is built from the data, so refused."""
+    from sqlclose import api
+
+    api.hierarchy_column(spec, column)  # a column without a hierarchy is refused as such first
+    h = _as_written(spec, column)
+    if h is None:
+        raise SpecError(NO_DATA.format(how=f"the hierarchy of {column!r} is built by its rule from the data"))
+    return h

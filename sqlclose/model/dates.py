@@ -52,6 +52,9 @@ def level_months(level: str) -> int | None:
     return int(m.group(1)) * 12 if m else None
 
 
+MAX_BAND_YEARS = 1000
+
+
 def check_levels(levels: Sequence[str]) -> list[str]:
     """The levels, validated: known names, growing, each a multiple of the one before."""
     if not levels:
@@ -62,6 +65,10 @@ def check_levels(levels: Sequence[str]) -> list[str]:
         if width is None:
             raise ValueError(f"unknown dates level {level!r}: use month, quarter, year or a band of years "
                              "like 5y or 10y")
+        if width > MAX_BAND_YEARS * 12:  # its label, 0000-999999, is no four-digit year range
+            raise ValueError(f"dates level {level!r} is wider than {MAX_BAND_YEARS}y: the dates rule labels years 1 "
+                             f"to 9999 in four digits; give a band of at most {MAX_BAND_YEARS} years (the top level, "
+                             "'*', holds every date)")
         widths.append(width)
     for (a, wa), (b, wb) in zip(zip(levels, widths), zip(levels[1:], widths[1:])):
         if wb == wa:  # 'year' then '1y': one level written twice, not a parent too many

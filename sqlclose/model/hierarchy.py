@@ -159,6 +159,10 @@ class Hierarchy:
         if len(delimiter) != 1:  # one character, as CSV's: a longer one would split nothing as meant
             raise HierarchyError(f"hierarchy file {path}: the delimiter must be one character, not {delimiter!r}; "
                                  + (f"a tab is given as {option} '\\t'" if option else TAB_HINT))
+        if delimiter in "\"\r\n":  # a quote opens a quoted field, a line break ends the line: neither splits
+            raise HierarchyError(f"hierarchy file {path}: the delimiter cannot be {delimiter!r}, which "
+                                 + ("quotes a field" if delimiter == '"' else "ends a line")
+                                 + f" in a CSV file; give another {option or 'delimiter'} (such as ';' or ',')")
         if path.is_dir():
             raise HierarchyError(f"hierarchy file {path} is a folder: give the path of a CSV file with one "
                                  "'leaf;…;*' line per value")

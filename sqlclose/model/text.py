@@ -44,6 +44,28 @@ def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, s
     return {v: t for v, t in twins.items() if t is not None and t != v}
 
 
+def without_format_characters(text: str) -> str:
+    """``text`` without its invisible format characters (Unicode category Cf: U+FEFF, U+200B, …)."""
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
+def format_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, str]:
+    """Each of ``values`` that differs from one of ``texts`` only by invisible format characters (a
+    byte-order mark U+FEFF left at a file's start, a zero-width space), with that text."""
+    values = [v for v in values if isinstance(v, str)]
+    bare = {without_format_characters(t): t for t in texts}
+    twins = {v: bare.get(without_format_characters(v)) for v in values}
+    return {v: t for v, t in twins.items() if t is not None and t != v}
+
+
+def format_characters_hint(value: str, leaf: str, others: int = 0) -> str:
+    """Why ``value`` is not the leaf it looks like: escaped, its invisible characters show."""
+    alike = f" ({others} more value(s) alike)" if others else ""
+    return (f"{ascii(value)} differs from the leaf {ascii(leaf)} only by invisible format characters{alike} (such "
+            "as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from the data or the "
+            "hierarchy")
+
+
 def unicode_form_hint(value: str, leaf: str, line: int | None = None, others: int = 0) -> str:
     """Why ``value`` is not the leaf ``leaf`` it looks like (they differ only in Unicode form), both
     escaped so the difference shows, and how to make them one form: a line typed again for the value

@@ -24,7 +24,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
-from sqlclose.errors import DataError
+from sqlclose.errors import DataError, NoRowsError, NullsError
 from sqlclose.model.arrays import arrow_table, leaf_labels, numpy_of
 from sqlclose.model.attributes import (
     SensitiveAttribute,
@@ -35,7 +35,7 @@ from sqlclose.model.attributes import (
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.refused_values import ValuesAt
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
-from sqlclose.model.text import quoted, unicode_form_hint, unicode_twins
+from sqlclose.model.text import format_characters_hint, format_twins, quoted, unicode_form_hint, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.sql import queries as q
@@ -152,7 +152,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
         reader = readers.enter_context(values_reader(engine, values, len(coded)))
         input_rows, nulls = _null_counts(reader, coded)
         if not input_rows:
-            raise DataError(f"{source_label} has no rows: there is nothing to anonymize")
+            raise NoRowsError(f"{source_label} has no rows: there is nothing to anonymize")
         if input_rows > MAX_ROWS:
             raise DataError(f"{source_label} has {input_rows:,} rows; sqlclose's search counts at most {MAX_ROWS:,} "
                             "rows exactly (its discernibility, the sum of squared class sizes, is a 64-bit integer): "
@@ -244,11 +244,10 @@ def _refuse_nulls(coded: list[q.CodedColumn], nulls: dict[str, int], policies: d
     column's NULL is in no check."""
     for c in coded:
         if nulls[c.raw] and policies[c.raw] == "error":
-            raise DataError(
+            raise NullsError(
                 f"column {c.name!r} has {nulls[c.raw]} NULL value(s) in {source_label}; set nulls = \"drop\" "
                 f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
-                "or clean the data"
-            )
+                "or clean the data", c.name, int(nulls[c.raw]))
 
 
 def _groups_base(engine: Engine, source: exp.Expression, coded: list[q.CodedColumn], input_rows: int,
@@ -480,6 +479,8 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
     """Records per leaf of every quasi-identifier (``hierarchy.leaves`` order), read with the
     values its hierarchy lacks in one query (``q.values_on_leaves``): the first column (in spec
     order) with such values raises, as the column-by-column checks would."""
+    if not qis:  # a sensitive column's hierarchy prepared alone (api.hierarchy_of)
+        return []
     found = reader.engine.fetch(q.values_on_leaves(reader.table, [qi.coded for qi in qis]))
     position = numpy_of(found.column("col")).astype(np.int64)
     codes = numpy_of(found.column("code")).astype(np.int64)
@@ -512,14 +513,23 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     ``null_value``, named as such where it is one of them (it is no value of the data)."""
     listed = values[:MAX_LISTED_VALUES]
     twins = unicode_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
-    named = [quoted(v, v in twins) + (" (null_value, the NULLs' stand-in)" if v == stand_in else "") for v in listed]
+    invisible = format_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
+    named = [quoted(v, v in twins or v in invisible) + (" (null_value, the NULLs' stand-in)" if v == stand_in else "")
+             for v in listed]
     shown = ", ".join(f"{v} ({n} rows)" for v, n in zip(named, counts)) if counts else ", ".join(named)
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
         f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
         f"{how_to_add_leaves(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
-        f"{_unicode_form_hint(twins, hierarchy)}"
+        f"{_unicode_form_hint(twins, hierarchy)}{_format_characters_hint(invisible)}"
     )
+
+
+def _format_characters_hint(twins: dict[str, str]) -> str:
+    if not twins:
+        return ""
+    value, leaf = next(iter(twins.items()))
+    return f"; {format_characters_hint(value, leaf, len(twins) - 1)}"
 
 
 def _unicode_form_hint(twins: dict[str, str], hierarchy: Hierarchy | None) -> str:
