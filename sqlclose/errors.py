@@ -31,6 +31,19 @@ class InputError(SqlcloseError):
     exit_code = 2
 
 
+class OptionError(InputError):
+    """A bad value of one of a function's options, the message starting with the option's name as
+    the caller gave it: ``skew`` in Python, ``--skew`` on the command line (``renamed``)."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        super().__init__(f"{option}: {problem}")
+        self.option, self.problem = option, problem
+
+    def renamed(self, names: dict[str, str]) -> OptionError:
+        """The same error naming the option as ``names`` maps it (a Python keyword to its flag)."""
+        return OptionError(names.get(self.option, self.option), self.problem)
+
+
 class SpecError(InputError):
     """The release spec is malformed or inconsistent."""
 

@@ -392,9 +392,10 @@ def test_similarity_level_at_the_root_reveals_nothing(disease_csv):
         "level": 2, "classes": 0, "records": 0, "records_by_group": {}}
 
 
-@pytest.mark.parametrize("level", [0, 3])
-def test_similarity_level_out_of_range(disease_csv, level):
-    with pytest.raises(DataError, match=r"similarity level .* outside 1\.\.2"):
+@pytest.mark.parametrize(("level", "match"), [(0, r"similarity_level: must be at least 1 \(got 0\)"),
+                                              (3, r"similarity_level: 3 is outside 1\.\.2")])
+def test_similarity_level_out_of_range(disease_csv, level, match):
+    with pytest.raises(InputError, match=match):
         attacks(disease_csv, similarity_level=level)
 
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
+import numbers
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,10 +28,10 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.audit import tables, utility
-from sqlclose.audit.render import render_text
+from sqlclose.audit.render import SELF_REFERENCE, render_text
 from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead, leaves_as_found
-from sqlclose.errors import DataError, HierarchyWarning, InputError, SpecError
+from sqlclose.errors import DataError, HierarchyWarning, InputError, OptionError, SpecError
 from sqlclose.model.attributes import (
     SensitiveAttribute,
     is_number_or_time,
@@ -129,7 +131,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         declared = _declared_sensitive_types(spec)
     qi = list(quasi_identifiers or [])
     models = _sensitive_models(sensitive)
-    _check_arguments(qi, models, k, skew, top)
+    k, skew, similarity_level, top = _check_arguments(qi, models, k, skew, similarity_level, top)
     if reference is not None and not models:  # dropped, it changed nothing, as the command refuses it
         raise SpecError("reference is the table t-closeness compares a sensitive column's distribution to, and no "
                         "sensitive column was given: name one (sensitive=[...], or a spec's [sensitive] section), "
@@ -147,6 +149,9 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
             opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
+            # Only a CSV file's names may be a first row of data, which an error must not list.
+            csv_header = any(path_format(f) not in ("parquet", "duckdb") for f in opened.files)
+            require_columns([*qi, *models], engine.schema(relation).names, label, csv_header)
             with _types_told_for_check(spec):
                 ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
                     options, table=None), drop) if reference is not None else (None, "")
@@ -291,31 +296,64 @@ def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
     return {name: None for name in sensitive}
 
 
-def _check_arguments(qi: list[str], models: dict, k: int | None, skew: float, top: int) -> None:
+def _check_arguments(qi: list[str], models: dict, k: Any, skew: Any, similarity_level: Any,
+                     top: Any) -> tuple[int | None, float, int | None, int]:
+    """The arguments refused before anything is read, named as Python gives them (the command line
+    renames them, ``OptionError.renamed``); k, skew, similarity_level and top as plain numbers."""
     if not qi:
         raise InputError("name at least one quasi-identifier column (--qi)")
     both = sorted(set(qi) & set(models))
     if both:
         raise InputError(f"column {both[0]!r} is listed both as quasi-identifier and as sensitive; give it one role")
     at_least_one(k, "k")
-    if skew <= 1:
-        raise InputError(f"the skewness ratio must be above 1 (got {skew}): a share equal to the table's is no attack")
+    above_one(skew, "skew")
+    at_least_one(similarity_level, "similarity_level")
     at_least_one(top, "top")
+    return (None if k is None else int(k), float(skew), None if similarity_level is None else int(similarity_level),
+            int(top))
 
 
-def at_least_one(value: int | None, name: str) -> None:
-    """Refuse a count below 1, naming it as the caller gave it: ``k`` in Python, ``--k`` on the
-    command line (``--k: must be at least 1 (got 0)``, as the other thresholds are told)."""
-    if value is not None and value < 1:
-        raise InputError(f"{name}: must be at least 1 (got {value})")
+def at_least_one(value: Any, name: str) -> None:
+    """Refuse a count below 1, or no whole number (True is none here), naming it as the caller gave it:
+    ``k`` in Python, ``--k`` on the command line (``--k: must be at least 1 (got 0)``, as the other
+    thresholds are told)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise OptionError(name, f"must be a whole number (got {value!r})")
+    if value < 1:
+        raise OptionError(name, f"must be at least 1 (got {value})")
+
+
+def above_one(skew: Any, name: str) -> None:
+    """Refuse a skewness ratio that is no finite number above 1: NaN compared false with every share
+    (no class exposed, the attack silently off), and infinity or NaN made the JSON report invalid."""
+    if isinstance(skew, bool) or not isinstance(skew, numbers.Real):
+        raise OptionError(name, f"must be a number (got {skew!r})")
+    if not (math.isfinite(skew) and skew > 1):
+        raise OptionError(name, f"the skewness ratio must be a finite number above 1 (got {skew}): a share equal "
+                                "to the table's is no attack")
+
+
+def _require_similarity_level(sas: list[SensitiveAttribute], level: int) -> None:
+    """The level must be one of every sensitive hierarchy's (its root included): told before the
+    classes are counted, which on a large table takes a while."""
+    heights = {sa.name: sa.hierarchy.height for sa in sas if sa.hierarchy is not None}
+    for sa in sas:
+        if sa.hierarchy is not None and level > sa.hierarchy.height:
+            fits = min(heights.values())
+            advice = (f"give a level in 1..{fits}" if len(heights) == 1 else
+                      f"give a level every sensitive column's hierarchy has (1..{fits}), or audit the columns in "
+                      "separate runs, each with a level its hierarchy has")
+            raise OptionError("similarity_level", f"{level} is outside 1..{sa.hierarchy.height} for column "
+                                                  f"{sa.name!r} (hierarchy {sa.hierarchy.origin}): {advice}")
 
 
 def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], models: dict[str, Sensitive | None],
            k: int | None, reference: exp.Expression | None, reference_label: str, skew: float,
            similarity_level: int | None,
            top: int) -> CheckReport:
-    schema = engine.schema(relation)
-    require_columns([*qi, *models], schema.names, label)
+    schema = engine.schema(relation)  # every column named is there (check)
     for name, spec in models.items():
         if spec is not None and spec.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, label)
@@ -333,6 +371,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
         raise SpecError("similarity_level is a level of a sensitive column's hierarchy (values under one label there "
                         "count as similar, for the similarity attack), and no sensitive column has one: give a "
                         "sensitive column a hierarchy, or leave similarity_level out")
+    level = 1 if similarity_level is None else similarity_level
+    _require_similarity_level(sas, level)
     # The ordered distance is measured for numbers and times, but not over a NULL: it has no place in their order.
     numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
@@ -343,7 +383,6 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     try:
         if classes.rows == 0:
             raise DataError(f"{label} has no rows: there is nothing to check")
-        level = 1 if similarity_level is None else similarity_level
         tallies = [_SensitiveTally(j, sa, models[sa.name], skew, level, top, sa.name in numeric)
                    for j, sa in enumerate(sas)]
         k_tally = _Worst("k", higher_is_worse=False, required=k, top=top)
@@ -360,7 +399,7 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
         engine.reset_memory()  # DuckDB's limit lowered for the runs: its share again
     failures: list[str] = []
     data: dict[str, Any] = {"table": label, "rows": classes.rows, "classes": classes.classes,
-                            "quasi_identifiers": qi, "reference": "the table itself" if reference is None
+                            "quasi_identifiers": qi, "reference": SELF_REFERENCE if reference is None
                             else reference_label}
     data["k"] = k_tally.entry(labels, failures)
     data["sensitive"] = {tally.sa.name: tally.entry(labels, failures) for tally in tallies}
@@ -395,7 +434,9 @@ def _sensitive_column(engine: Engine, relations: list[exp.Expression], name: str
     stand_in = spec.null_value if spec is not None and spec.nulls == "value" else None
     distance = spec.distance if spec is not None else "equal"
     domain = sensitive_domain(hierarchy, distance, distinct_values, stand_in)
-    if hierarchy is not None and distance != "ordered":
+    # Whatever the distance: the ordered one's domain is the column's values, and the similarity attack
+    # looks each up among the leaves (a number by its text as read, 7 for a CSV's "07", as anonymize does).
+    if hierarchy is not None:
         _refuse_values_off_hierarchy(engine, relations, name, hierarchy, distinct_values(), where)
     return SensitiveAttribute(name, spec, domain, hierarchy)
 
@@ -467,9 +508,11 @@ class _Worst:
     order, as one stable sort over every class would list them."""
 
     def __init__(self, title: str, higher_is_worse: bool, required: Any, top: int, j: int | None = None,
-                 sa: SensitiveAttribute | None = None) -> None:
+                 sa: SensitiveAttribute | None = None, ranked_by: str | None = None) -> None:
         self.title, self.higher_is_worse, self.required, self.top, self.j, self.sa = \
             title, higher_is_worse, required, top, j, sa
+        self.ranked_by = ranked_by  # a measure listed beside the value, ordering before it, highest first
+        self.firsts = np.zeros(0)  # its values, of the classes to list so far
         self.reached: Any = None
         self.judged = False
         self.failing = self.failing_records = 0
@@ -479,9 +522,9 @@ class _Worst:
         self.rows = np.zeros((0, len(sa.domain) if sa is not None else 0))
 
     def add(self, start: int, hist: ClassHistograms, measure: np.ndarray, passes: np.ndarray | None,
-            among: np.ndarray | None = None) -> None:
-        """A run of classes (numbered from ``start``): each one's measure, whether it passes, and
-        which may be listed (all, unless ``among`` says)."""
+            among: np.ndarray | None = None, first: np.ndarray | None = None) -> None:
+        """A run of classes (numbered from ``start``): each one's measure, whether it passes, which
+        may be listed (all, unless ``among`` says), and their ``ranked_by`` measure (``first``)."""
         reached = measure.max() if self.higher_is_worse else measure.min()
         pick = np.max if self.higher_is_worse else np.min
         self.reached = reached if self.reached is None else pick([self.reached, reached])
@@ -490,21 +533,26 @@ class _Worst:
             self.failing += int((~passes).sum())
             self.failing_records += int(hist.sizes[~passes].sum())
         pool = np.arange(hist.classes) if among is None else np.flatnonzero(among)
-        chosen = pool[self._worst_first(measure[pool])]
+        chosen = pool[self._worst_first(measure[pool], None if first is None else first[pool])]
         self.ids = np.concatenate([self.ids, chosen + start])
         self.values = measure[chosen] if self.values is None else np.concatenate([self.values, measure[chosen]])
         self.sizes = np.concatenate([self.sizes, hist.sizes[chosen]])
         if self.j is not None:
             self.rows = np.concatenate([self.rows, hist.counts[self.j][chosen]])
-        kept = self._worst_first(self.values)  # stable: tied classes stay in class order, as appended
+        if first is not None:
+            self.firsts = np.concatenate([self.firsts, first[chosen]])
+        kept = self._worst_first(self.values, self.firsts if first is not None else None)  # stable: ties in class order
+        self.firsts = self.firsts[kept] if first is not None else self.firsts
         self.ids, self.values, self.sizes, self.rows = (self.ids[kept], self.values[kept], self.sizes[kept],
                                                         self.rows[kept] if self.j is not None else self.rows)
 
-    def _worst_first(self, values: np.ndarray) -> np.ndarray:
+    def _worst_first(self, values: np.ndarray, firsts: np.ndarray | None = None) -> np.ndarray:
         """Positions of the ``top`` worst values, worst first, ties in position order (a class's
         measure is a function of its own counts, to the last bit: ``emd``'s exact integer sums
-        divided once, or a row summed left to right)."""
+        divided once, or a row summed left to right); with ``firsts``, highest of those first."""
         key = -values if self.higher_is_worse else values
+        if firsts is not None:  # lexsort is stable: its last key orders first
+            return np.lexsort((key, -firsts))[:self.top]
         if len(key) > 4 * self.top:  # sort only what can be listed: the top values and their ties
             nth = np.partition(key, self.top - 1)[self.top - 1]
             if not np.isnan(nth):  # NaN sorts last: then the whole sort says where
@@ -527,8 +575,11 @@ class _Worst:
         """The classes to list, worst first: QI values, size, value and (for a sensitive column) its
         ten commonest values."""
         out = []
-        for n in self._worst_first(self.values):
+        firsts = self.firsts if self.ranked_by is not None else None
+        for n in self._worst_first(self.values, firsts):
             item = {"class": labels[int(self.ids[n])], "size": int(self.sizes[n]), "value": _number(self.values[n])}
+            if firsts is not None:
+                item[self.ranked_by] = _number(firsts[n])
             if self.sa is not None:
                 item["distribution"] = _distribution(self.rows[n], self.sa)
             out.append(item)
@@ -566,7 +617,8 @@ class _SensitiveTally:
         self.attacks: dict[str, tables.Attack | None] = {
             "homogeneity": tables.Homogeneity(), "skewness": tables.Skewness(sa.q, skew),
             "similarity": tables.Similarity(sa, similarity_level) if sa.hierarchy is not None else None}
-        self.exposed = {kind: _Worst(kind, True, None, top, j, sa) for kind in self.attacks}
+        self.exposed = {kind: _Worst(kind, True, None, top, j, sa, attack.ranked_by if attack else None)
+                        for kind, attack in self.attacks.items()}
         self.l_diversity, self.l1_closeness = np.inf, -np.inf
         self.counts = np.zeros(len(sa.domain))
 
@@ -581,7 +633,8 @@ class _SensitiveTally:
                 self.judged_distance.append(values)
         for kind, attack in self.attacks.items():
             if attack is not None:
-                self.exposed[kind].add(start, hist, hist.sizes, None, among=attack.exposed(matrix, hist.sizes))
+                hit = attack.exposed(matrix, hist.sizes)
+                self.exposed[kind].add(start, hist, hist.sizes, None, among=hit, first=attack.class_measure)
         self.l_diversity = np.minimum(self.l_diversity, l_diversity_value(matrix))  # NaN stays NaN, as one pass
         self.l1_closeness = np.maximum(self.l1_closeness, l1_closeness_value(matrix, self.sa.q))
         self.counts += matrix.sum(axis=0)

@@ -22,6 +22,7 @@ import numpy as np
 
 from sqlclose.audit.check import CheckReport, check
 from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, T_TOLERANCE, read_report
+from sqlclose.audit.render import as_given
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
 from sqlclose.model.spec import Spec, load_spec
@@ -214,9 +215,12 @@ def _attacks(audit: CheckReport) -> str:
     rows = []
     for name, entry in audit.data["sensitive"].items():
         attacks = entry["attacks"]
-        similarity = attacks["similarity"]["records"] if attacks.get("similarity") else "—"
+        sim, skew = attacks.get("similarity"), attacks["skewness"]
+        # The figures with what they were measured at: the ratio and the level are the audit's options.
+        similarity = f"{sim['records']} (level {sim['level']})" if sim else "—"
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{attacks['homogeneity']['records']}</td>"
-                    f"<td>{attacks['skewness']['records']}</td><td>{similarity}</td></tr>")
+                    f"<td>{skew['records']} (share ≥ {as_given(skew['ratio'])}× the table's)</td>"
+                    f"<td>{similarity}</td></tr>")
     return ("<p>Records exposed in the released file (see <code>sqlclose check</code>).</p><table><tr><th>column"
             "</th><th>homogeneity</th><th>skewness</th><th>similarity</th></tr>" + "".join(rows) + "</table>")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+SELF_REFERENCE = "the table itself"  # the report's "reference" when none was given
+
 
 def render_text(data: dict) -> str:
     """The human-readable report."""
@@ -9,7 +11,7 @@ def render_text(data: dict) -> str:
              f"{', '.join(data['quasi_identifiers'])}"]
     lines.append(_line("k (smallest class)", data["k"]))
     for name, s in data["sensitive"].items():
-        lines.append(f"sensitive {name} ({s['domain_size']} values; reference: {data['reference']})")
+        lines.append(f"sensitive {name} ({_count(s['domain_size'], 'value')}; reference: {data['reference']})")
         lines.append(_line("  distinct l", s["distinct_l"]))
         if "p" in s:
             lines.append(_line("  p", s["p"]))
@@ -23,8 +25,9 @@ def render_text(data: dict) -> str:
         lines.append(f"  homogeneity attack: {_count(a['homogeneity']['records'], 'record')} in "
                      f"{_count(a['homogeneity']['classes'], 'class')} have one sensitive value")
         sk = a["skewness"]
+        share = "its table share" if data["reference"] == SELF_REFERENCE else "its share in the reference"
         lines.append(f"  skewness attack: {_count(sk['records'], 'record')} in {_count(sk['classes'], 'class')} "
-                     f"hold a value at >= {sk['ratio']:g}x its table share (worst {_ratio(sk['worst_ratio'])})")
+                     f"hold a value at >= {as_given(sk['ratio'])}x {share} (worst {_ratio(sk['worst_ratio'])})")
         sim = a["similarity"]
         if sim is None:
             lines.append("  similarity attack: no hierarchy given for this column")
@@ -39,6 +42,12 @@ def render_text(data: dict) -> str:
         lines.append("PASSED: every threshold holds" if data["passed"] else "FAILED:")
         lines.extend(f"  - {f}" for f in data["failures"])
     return "\n".join(lines)
+
+
+def as_given(number: float) -> str:
+    """A number as typed, to its last digit (1.0000001 is no 1), without a whole number's ".0"."""
+    text = repr(float(number))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _count(n: int, noun: str) -> str:

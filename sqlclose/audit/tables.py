@@ -165,10 +165,15 @@ def distribution(engine: Engine, relation: exp.Expression, sa: SensitiveAttribut
 # returns a boolean per class (for listing them); ``result`` is the tally over every run.
 
 class Attack:
-    """The classes and records an attack exposes, counted run by run."""
+    """The classes and records an attack exposes, counted run by run. ``ranked_by``: the name of a
+    measure its exposed classes are listed by (highest first, then largest), ``class_measure`` its
+    value per class of the last run."""
+
+    ranked_by: str | None = None
 
     def __init__(self) -> None:
         self.classes = self.records = 0
+        self.class_measure: np.ndarray | None = None
 
     def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -192,7 +197,10 @@ class Homogeneity(Attack):
 class Skewness(Attack):
     """Classes where some value's share is at least ``ratio`` times its share in the table (within
     the thresholds' 1e-12: 3/5 against 3/15 is 3x, though floats make it 2.9999999999999996). A
-    class holding a value the reference never holds is infinitely skewed (KL is infinite there too)."""
+    class holding a value the reference never holds is infinitely skewed (KL is infinite there too).
+    Its exposed classes are listed by their ratio."""
+
+    ranked_by = "ratio"
 
     def __init__(self, reference: np.ndarray, ratio: float) -> None:
         super().__init__()
@@ -205,7 +213,8 @@ class Skewness(Attack):
         q = self.q_share
         with np.errstate(divide="ignore", invalid="ignore"):
             ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), np.where(p_share > 0, np.inf, 0.0))
-        worst = ratios.max(axis=1) if ratios.size else np.zeros(0)
+        worst = ratios.max(axis=1) if ratios.size else np.zeros(matrix.shape[0])
+        self.class_measure = worst
         if worst.size:
             self.worst = max(self.worst, float(worst.max()))
         return self._count(worst >= self.ratio - TOLERANCE, sizes)
@@ -218,23 +227,27 @@ class Skewness(Attack):
 class Similarity(Attack):
     """Classes whose values all fall in one group at ``level`` of the sensitive hierarchy: an
     observer learns the group (e.g. "a stomach disease") without learning the value. The root's
-    one group holds every value: learning it reveals nothing, so at the root no class is exposed."""
+    one group holds every value: learning it reveals nothing, so at the root no class is exposed, nor
+    at any level whose one label holds every leaf as the root's does."""
 
     def __init__(self, sa: SensitiveAttribute, level: int) -> None:
         super().__init__()
-        hierarchy = sa.hierarchy
-        if not 1 <= level <= hierarchy.height:
-            raise DataError(f"similarity level {level} is outside 1..{hierarchy.height} for column {sa.name!r} "
-                            f"(hierarchy {hierarchy.origin})")
+        hierarchy = sa.hierarchy  # the level is one of its own (check._require_similarity_level)
         position = {v: i for i, v in enumerate(hierarchy.leaves)}
+        missing = [v for v in sa.domain if v not in position]
+        if missing:  # check refuses them first, counted over the rows; never shown here either
+            raise DataError(values_not_leaves(sa.name, hierarchy, missing, None, "add a leaf for each to it, or "
+                                              "give the hierarchy the release was made with"))
         self.groups = hierarchy.level_codes[[position[v] for v in sa.domain], level]
         self.names = hierarchy.labels(level)
-        self.level, self.height = level, hierarchy.height
+        self.level = level
+        # One label at the level (the root's, or one group above every leaf): learning it reveals nothing.
+        self.reveals_nothing = len(hierarchy.labels(level)) == 1
         self.by_group = np.zeros(int(self.groups.max()) + 1, dtype=np.int64)
         self.learned = np.zeros(len(self.by_group), dtype=bool)
 
     def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        if self.level == self.height:  # the root: every value's group, nothing learned
+        if self.reveals_nothing:
             return np.zeros(matrix.shape[0], dtype=bool)
         present = matrix > 0
         per_group = np.zeros((matrix.shape[0], len(self.by_group)), dtype=bool)

@@ -20,7 +20,7 @@ from sqlclose.cli.common import (
     quiet_option,
     verbose_option,
 )
-from sqlclose.errors import SpecError, VerificationError
+from sqlclose.errors import OptionError, SpecError, VerificationError
 from sqlclose.model.spec import ALL_DISTANCES
 
 if TYPE_CHECKING:
@@ -45,8 +45,10 @@ Examples:
 @click.option("--against", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Re-verify TABLE against this release report (its manifest): sha256, columns, and every claim "
                    "the file decides (rows, classes, labels and levels, the values reached; docs/verification.md).")
-@click.option("--qi", "qis", multiple=True, help="Quasi-identifier column (repeat, or comma-separate).")
-@click.option("--sensitive", "sensitives", multiple=True, help="Sensitive column (repeat, or comma-separate).")
+@click.option("--qi", "qis", multiple=True,
+              help="Quasi-identifier column (repeat, or comma-separate; a name holding ',' is given by --spec).")
+@click.option("--sensitive", "sensitives", multiple=True,
+              help="Sensitive column (repeat, or comma-separate; a name holding ',' is given by --spec).")
 @click.option("--k", type=int, help="Require k-anonymity.")
 @click.option("--t", "t", type=float, help="Require t-closeness (with --distance) on every sensitive column.")
 @click.option("--distance", type=click.Choice(ALL_DISTANCES),
@@ -56,14 +58,17 @@ Examples:
 @click.option("--recursive", metavar="C,L", help="Require recursive (c,l)-diversity, e.g. 4,4.")
 @click.option("--p", "p", type=int, help="Require p-sensitivity (p distinct values per class).")
 @click.option("--hierarchy", "hierarchies", multiple=True, metavar="COLUMN=FILE",
-              help="Hierarchy of a sensitive column (hierarchical distance, similarity attack).")
+              help="Hierarchy of a sensitive column (hierarchical distance, similarity attack; a COLUMN "
+                   "holding ',' or '=' is given by --spec).")
 @click.option("--hierarchy-delimiter", default=";", show_default=True, metavar="CHAR",
               help="Delimiter of the --hierarchy files (the table's is --delimiter).")
 @click.option("--reference", help="Table whose distribution t-closeness compares to (default: TABLE itself).")
 @click.option("--skew", type=float, default=3.0, show_default=True,
-              help="Skewness attack: a value's class share at least this many times its table share.")
+              help="Skewness attack: a value's class share at least this many times its table share (a "
+                   "finite number above 1).")
 @click.option("--similarity-level", type=int, default=1, show_default=True,
-              help="Similarity attack: the hierarchy level whose groups an observer may learn.")
+              help="Similarity attack: the hierarchy level whose groups an observer may learn (1 up to the "
+                   "height of every sensitive hierarchy).")
 @click.option("--top", type=int, default=10, show_default=True, help="Worst classes listed per model.")
 @click.option("--table", help="Table name, for a DuckDB database file.")
 @click.option("--delimiter", help="CSV delimiter (default: detected).")
@@ -130,10 +135,13 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
         at_least_one(top, "--top")
         sensitive = _sensitive_flags(names, t, distance, distinct_l, entropy_l, recursive, p, hierarchies,
                                      hierarchy_delimiter) if names else None
-        report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
-                           similarity_level=similarity_level if "--similarity-level" in shaping else None,
-                           top=top, table=table, delimiter=delimiter,
-                           engine=engine)
+        try:
+            report = run_check(source, qi or None, sensitive, spec=spec, k=k, reference=reference, skew=skew,
+                               similarity_level=similarity_level if "--similarity-level" in shaping else None,
+                               top=top, table=table, delimiter=delimiter,
+                               engine=engine)
+        except OptionError as e:  # named as Python gives it (skew): here as typed (--skew)
+            raise e.renamed(_AUDIT_FLAGS) from None
     finally:
         if engine is not None:
             engine.close()
@@ -190,6 +198,10 @@ _MODEL_OPTIONS = {"t": "--t", "distance": "--distance", "distinct_l": "--distinc
 # --sensitive (dropped, they changed nothing) and, with --top, beside --against (which lists no
 # classes and measures the report's figures against the file's own distribution).
 _SENSITIVE_AUDIT_OPTIONS = {"reference": "--reference", "skew": "--skew", "similarity_level": "--similarity-level"}
+
+
+# check()'s keywords a bad value is told by (``OptionError``), as the command line spells them.
+_AUDIT_FLAGS = {"k": "--k", "top": "--top", **_SENSITIVE_AUDIT_OPTIONS}
 
 
 def _model_flags_given() -> list[str]:
