@@ -121,7 +121,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
     try:
         timings = {}
         checkpoint("scan")
-        problem = prepare(engine, opened.relation, spec, opened.label, key)
+        problem = prepare(engine, opened.relation, spec, opened.label, key, names_may_be_data=opened.names_may_be_data)
         searched = _searched_rows(opened, problem, key)
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
@@ -308,7 +308,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:
-        problem = prepare(opened.engine, opened.relation, spec, opened.label)
+        problem = prepare(opened.engine, opened.relation, spec, opened.label,
+                          names_may_be_data=opened.names_may_be_data)
         if as_run:
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         from sqlclose.prepare.plan import describe_problem
@@ -355,7 +356,7 @@ def hierarchy_of(spec: Spec | str | Path | dict, column: str, source: SourceLike
     opened = open_for(source, alone, None)
     try:
         relation = _without_dropped_rows(opened, spec, column)
-        problem = prepare(opened.engine, relation, alone, opened.label)
+        problem = prepare(opened.engine, relation, alone, opened.label, names_may_be_data=opened.names_may_be_data)
         return next(c.hierarchy for c in [*problem.qis, *problem.sas] if c.name == column)
     finally:
         opened.engine.close()

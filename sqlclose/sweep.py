@@ -374,7 +374,8 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     with leaves_as_found(engine):  # a caller's engine: what the sweep made there goes at its end
         opened = api.open_for(source, spec, engine)
         try:
-            problem = prepare(opened.engine, opened.relation, spec, opened.label)
+            problem = prepare(opened.engine, opened.relation, spec, opened.label,
+                              names_may_be_data=opened.names_may_be_data)
             too_big = [k for k in ks if k > problem.rows]
             if too_big:
                 raise InputError(f"k = {too_big[0]} is larger than the table ({problem.rows} rows); sweep k up to "

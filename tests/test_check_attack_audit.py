@@ -283,3 +283,20 @@ def test_the_html_attacks_table_says_the_ratio_and_level_measured_at(hand_csv, t
                            similarity_level=2)
     page = audit_html._attacks(audit)
     assert "(share ≥ 2.5× the table's)" in page and "(level 2)" in page, page
+
+
+def test_anonymize_lists_the_columns_of_a_parquet_file_missing_one(tmp_path):
+    """As ``check`` (above): a release's spec naming a column a Parquet file lacks is told the
+    file's columns, its schema; a CSV file's (maybe a first row of data) are still kept back."""
+    pq.write_table(pa.table({"q1": ["a"], "sal": [1]}), tmp_path / "t.parquet")
+    (tmp_path / "t.csv").write_text("q1,sal\na,1\n")
+    for name in ("t.parquet", "t.csv"):
+        (tmp_path / f"{name}.toml").write_text(f'[source]\npath = "{name}"\n[privacy]\nk = 2\n'
+                                               '[quasi_identifiers]\nzz = { bands = [10] }\n[sensitive.nope]\n'
+                                               't = 0.5\ndistance = "equal"\n')
+    parquet = cli("anonymize", tmp_path / "t.parquet.toml", "-o", tmp_path / "out.parquet")
+    assert parquet.stderr == f"sqlclose: error: column 'zz' is not in {tmp_path / 't.parquet'} (its columns: 'q1', " \
+                             "'sal')\n"
+    assert_refused(cli("anonymize", tmp_path / "t.csv.toml", "-o", tmp_path / "out.parquet"),
+                   "it has 2 column(s), none of those asked for; they are not listed")
+    assert not (tmp_path / "out.parquet").exists()

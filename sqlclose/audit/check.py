@@ -149,9 +149,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
             opened = open_source(source, engine, options)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
-            # Only a CSV file's names may be a first row of data, which an error must not list.
-            csv_header = any(path_format(f) not in ("parquet", "duckdb") for f in opened.files)
-            require_columns([*qi, *models], engine.schema(relation).names, label, csv_header)
+            require_columns([*qi, *models], engine.schema(relation).names, label, opened.names_may_be_data)
             with _types_told_for_check(spec):
                 ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
                     options, table=None), drop) if reference is not None else (None, "")

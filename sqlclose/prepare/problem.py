@@ -116,7 +116,8 @@ class Problem:
 
 def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: str,
             fingerprint_key: str | None = None, *, counts: str | None = None,
-            table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None) -> Problem:
+            table_columns: list[str] | None = None, column_types: dict[str, pa.DataType] | None = None,
+            names_may_be_data: bool = True) -> Problem:
     """``counts``: ``source`` is a histogram of the table (the warehouse path: rows counted per
     combination of QI and sensitive values, counts in that column), not the table's rows;
     ``table_columns``: then the columns of the table it counts, which decide what is released;
@@ -124,7 +125,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     (a banded one: the type decides its labels)."""
     schema = engine.schema(source)
     columns = table_columns if table_columns is not None else [f.name for f in schema]
-    _check_columns(spec, columns, source_label)
+    _check_columns(spec, columns, source_label, names_may_be_data)
     released = released_columns(spec, columns, source_label)
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
@@ -411,8 +412,9 @@ def _policy(spec: Spec, name: str) -> str:
     return entry.nulls
 
 
-def _check_columns(spec: Spec, columns: list[str], source_label: str) -> None:
-    require_columns([*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers], columns, source_label)
+def _check_columns(spec: Spec, columns: list[str], source_label: str, names_may_be_data: bool) -> None:
+    require_columns([*spec.quasi_identifiers, *spec.sensitive, *spec.identifiers], columns, source_label,
+                    names_may_be_data)
 
 
 def require_columns(names: list[str], columns: list[str], source_label: str, csv_header: bool = True) -> None:

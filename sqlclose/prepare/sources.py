@@ -75,6 +75,12 @@ class Opened:
     files: list[Path] = field(default_factory=list)
     live: bool = False  # read where it lives at every pass: its owner may change it while a release is open
 
+    @property
+    def names_may_be_data(self) -> bool:
+        """Whether its column names may be a CSV file's first row of data (a file read without a
+        header line), which an error must not list; a Parquet file's or a database's are its schema."""
+        return any(path_format(f) not in ("parquet", "duckdb") for f in self.files)
+
 
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not."""
