@@ -2,7 +2,7 @@
 collector (sixty-fifth round): histograms judged in one run of classes held themselves in their
 memo (a reference cycle, freed only by a collection), and the loop judging a level's parts held the
 previous part while the next was fetched. On the 1 M-row table with an ordered t over ~630 k values
-the search held 150–330 MB of such parts at its peak (docs/engines.md). Oracle: a weak reference to
+the search held 130–160 MiB of such parts at its peak (docs/engines.md). Oracle: a weak reference to
 the histograms, dead once nothing else refers to them, with the collector off."""
 from __future__ import annotations
 

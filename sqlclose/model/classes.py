@@ -92,7 +92,7 @@ class ClassHistograms:
         """Runs of classes whose dense rows (``width`` bytes a class) and ``cells`` (``CELL_BYTES``
         each) add up to about ``max_bytes``: each starts below a multiple of it. None when one run
         holds them all: a list holding these histograms, kept in their memo, was a reference cycle
-        that only the garbage collector freed, so a level's parts piled up (150–330 MB of them at
+        that only the garbage collector freed, so a level's parts piled up (130–160 MiB of them at
         the search's peak; docs/engines.md, sixty-fifth round)."""
         cost = np.full(self.classes, float(width))
         for m in cells:
