@@ -72,7 +72,7 @@ def test_the_page_without_spec_audits_the_sensitive_columns_from_the_report(tmp_
     got = run("report", "out/r.parquet.report.json", "--html", "page.html", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     page = (tmp_path / "page.html").read_text()
-    assert f"<td>salary</td><td>0</td><td>{skewed}</td>" in _attacks(page)
+    assert f"<td>salary</td><td>0</td><td>{skewed} (share ≥ 3× the table's)</td>" in _attacks(page)
     assert "alt='class distances of salary against t'" in page and "alt='distribution of salary'" in page
     with_spec = run("report", "out/r.parquet.report.json", "--html", "spec.html", "--spec", "s.toml", cwd=tmp_path)
     assert with_spec.returncode == 0, with_spec.stderr
@@ -87,7 +87,7 @@ def test_a_column_whose_model_needs_the_spec_is_still_measured_and_the_page_says
     got = run("report", "out/r.parquet.report.json", "--html", "page.html", cwd=tmp_path)
     assert got.returncode == 0, got.stderr
     page = (tmp_path / "page.html").read_text()
-    assert f"<td>disease</td><td>0</td><td>{skewed}</td><td>—</td>" in _attacks(page)
+    assert f"<td>disease</td><td>0</td><td>{skewed} (share ≥ 3× the table's)</td><td>—</td>" in _attacks(page)
     assert "alt='distribution of disease'" in page and "alt='class distances of disease against t'" not in page
     assert "The class distances of disease against t" in page and "give the release&#x27;s spec (--spec)" in page
     assert "alt='class distances of salary against t'" in page  # the other column's model comes from the report
