@@ -955,3 +955,52 @@ def test_a_k_that_is_not_a_whole_number_is_refused_not_truncated(k):
 
     with pytest.raises(sqlclose.InputError, match="is not a whole number"):
         sweep(None, TABLE3_SPEC, [k])
+
+
+# ---- what fails at the end is told before the first run (review of the sweep, rv66) ------------
+
+@pytest.fixture
+def sweep_calls(monkeypatch):
+    """The runs the command started: the real ``sweep``, counted."""
+    import sqlclose.sweep as module
+
+    calls = []
+    real = module.sweep
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "sweep", counted)
+    return calls
+
+
+def test_an_out_that_cannot_be_made_is_refused_before_any_run(tmp_path, sweep_calls):
+    """--out under a file was found out only when the files were written, after every run (hours of
+    an Adult GAA grid); ``anonymize`` refuses such an output before its search. Exit 5, no run."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    out = blocker / "sweep"
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--no-progress"])
+    assert run.exit_code == 5, run.output
+    assert (f"--out {out}: cannot create the folder for {out / 'sweep.csv'}: {blocker} is a file; no run was made: "
+            "choose another --out") in run.output
+    assert sweep_calls == []
+    assert blocker.read_text(encoding="utf-8") == "x"
+
+
+def test_charts_without_matplotlib_are_refused_before_any_run(tmp_path, monkeypatch, sweep_calls):
+    """Without the optional extra the sweep ran to its end, then failed drawing and wrote nothing,
+    not even the CSV files. Now told before the first run; --no-charts needs no matplotlib."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib: ImportError
+    out = tmp_path / "sw"
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--no-progress"])
+    assert run.exit_code == 5, run.output
+    assert "the sweep's charts need matplotlib, the optional extra: pip install 'sqlclose[report]'" in run.output
+    assert sweep_calls == [] and not out.exists()
+    csv_only = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--no-progress",
+                                         "--no-charts", "--quiet"])
+    assert csv_only.exit_code == 0, csv_only.output
+    assert sorted(p.name for p in out.iterdir()) == ["nauc.csv", "sweep.csv"]
