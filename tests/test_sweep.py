@@ -1004,3 +1004,18 @@ def test_charts_without_matplotlib_are_refused_before_any_run(tmp_path, monkeypa
                                          "--no-charts", "--quiet"])
     assert csv_only.exit_code == 0, csv_only.output
     assert sorted(p.name for p in out.iterdir()) == ["nauc.csv", "sweep.csv"]
+
+
+def test_a_gaa_t_above_the_largest_l1_distance_is_refused():
+    """GAA's t is the paper's plain L1 value: Σ|p − q| of two distributions is at most 2, so t = 3
+    bounded nothing and its row was k-anonymity alone labelled t = 3 (Incognito refuses a t above its
+    EMD bound). t = 2 itself is a value of the range and runs."""
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa", "metric": "ncp"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    with pytest.raises(InputError) as refused:
+        sweep(None, spec, [2, 3], ts=[0.5, 3])
+    assert str(refused.value) == ("t = 3 is above 2, the largest L1 distance (Σ|p − q|, not halved) of two "
+                                  "distributions: GAA's t is the paper's L1 t-closeness value, 0–2; sweep t up to 2")
+    assert [r["t"] for r in sweep(None, spec, [2], ts=[2]).rows] == [2.0]
