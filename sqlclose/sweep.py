@@ -511,7 +511,7 @@ class _IncognitoSweep(_Sweep):
             return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
         release = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False,
                           selection=selection)
-        node = ",".join(f"{qi.name}={level}" for qi, level in zip(problem.qis, result.optimum))
+        node = ",".join(f"{_node_name(qi.name)}={level}" for qi, level in zip(problem.qis, result.optimum))
         return {**row, "status": "ok", "node": node, **_from_summary(release.summary, selection.metric_name),
                 "search_seconds": result.seconds, "seconds": time.perf_counter() - started}
 
@@ -683,6 +683,14 @@ def _refuse_l1_above_its_bound(ts: list[float]) -> None:
     if above:
         raise InputError(f"t = {above[0]:g} is above {L1_BOUND:g}, the largest L1 distance (Σ|p − q|, not halved) "
                          "of two distributions: GAA's t is the paper's L1 t-closeness value, 0–2; sweep t up to 2")
+
+
+def _node_name(name: str) -> str:
+    """A column as the node cell names it: in double quotes (a quote doubled, as SQL writes an
+    identifier) when it holds what separates the cell's parts, so "a,b=1" reads one way only."""
+    if any(ch in name for ch in ',="') or name != name.strip():
+        return '"' + name.replace('"', '""') + '"'
+    return name
 
 
 def _strategy(name: str) -> str:

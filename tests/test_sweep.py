@@ -1019,3 +1019,23 @@ def test_a_gaa_t_above_the_largest_l1_distance_is_refused():
     assert str(refused.value) == ("t = 3 is above 2, the largest L1 distance (Σ|p − q|, not halved) of two "
                                   "distributions: GAA's t is the paper's L1 t-closeness value, 0–2; sweep t up to 2")
     assert [r["t"] for r in sweep(None, spec, [2], ts=[2]).rows] == [2.0]
+
+
+def test_the_node_cell_quotes_a_column_name_that_holds_a_comma_or_equals_sign(tmp_path):
+    """The node cell joined "name=level" with commas, so columns named 'zi,p' and 'a=b' gave
+    'zi,p=1,a=b=2', which reads as three columns. A name holding ',', '=' or '"' is double-quoted
+    (a quote doubled); a plain one is as it was. Oracle: the node ``anonymize`` releases at each k."""
+    with (REPO / "datasets" / "table3" / "table3.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[0] = [{"zip": "zi,p", "age": 'a="b"'}.get(name, name) for name in rows[0]]
+    with (tmp_path / "t.csv").open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    spec = {"source": {"path": str(tmp_path / "t.csv")}, "others": "drop", "privacy": {"k": 2},
+            "quasi_identifiers": {"zi,p": {"mask": True}, 'a="b"': {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"salary": {"distance": "ordered", "t": 0.4}}}
+    result = sweep(None, spec, [2, 4])
+    for row in result.rows:
+        with sqlclose.anonymize(None, {**spec, "privacy": {"k": row["k"]}}) as release:
+            levels = release.node
+        quoted = levels['a="b"']
+        assert row["node"] == f'"zi,p"={levels["zi,p"]},"a=""b"""={quoted}'
