@@ -49,6 +49,7 @@ ALTERATIONS = tuple(f"alteration_{m}" for m in METRICS)
 MEASURES = ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent", "root_percent", "l_diversity",
             "l1_closeness", "classes", "suppressed_rows", "discernibility", "average_class_size", "search_seconds",
             "seconds")
+L1_BOUND = 2.0  # the largest plain L1 distance of two distributions, GAA's t (not halved)
 WITHHELD_KEY = "_withheld"  # a run's figures its report would withhold (kept apart from its row)
 COLUMNS = (*PARAMETERS, "status", "node", *MEASURES)  # node: the Incognito optimum, "age=2,zip=1"
 
@@ -367,6 +368,8 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     metrics = list(dict.fromkeys(m.strip().lower() for m in metrics)) if metrics else [spec.search.metric_name]
     if algorithm != "gaa" and strategies != [spec.search.strategy_name]:
         raise SpecError("strategies apply to GAA: set [search] algorithm = \"gaa\" in the spec")
+    if algorithm == "gaa":
+        _refuse_l1_above_its_bound(ts)
     allowed = [m for m in METRIC_NAMES if not (algorithm == "gaa" and m == "discernibility")]
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
@@ -508,7 +511,7 @@ class _IncognitoSweep(_Sweep):
             return {**row, "status": "no solution", "seconds": time.perf_counter() - started}
         release = Release(problem, result, criteria, self.spec.sha256(), problem.label, owns_engine=False,
                           selection=selection)
-        node = ",".join(f"{qi.name}={level}" for qi, level in zip(problem.qis, result.optimum))
+        node = ",".join(f"{_node_name(qi.name)}={level}" for qi, level in zip(problem.qis, result.optimum))
         return {**row, "status": "ok", "node": node, **_from_summary(release.summary, selection.metric_name),
                 "search_seconds": result.seconds, "seconds": time.perf_counter() - started}
 
@@ -670,6 +673,24 @@ def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
     if name == "k" and not out:
         raise InputError("give at least one k to sweep")
     return sorted(set(out))
+
+
+def _refuse_l1_above_its_bound(ts: list[float]) -> None:
+    """GAA's t is the paper's plain L1 value, at most 2 (two distributions apart): a larger t bounds
+    nothing, so its row would be k-anonymity alone labelled "t = 5", as Incognito refuses a t above
+    its EMD bound (``_with_models``)."""
+    above = [t for t in ts if t > L1_BOUND]
+    if above:
+        raise InputError(f"t = {above[0]:g} is above {L1_BOUND:g}, the largest L1 distance (Σ|p − q|, not halved) "
+                         "of two distributions: GAA's t is the paper's L1 t-closeness value, 0–2; sweep t up to 2")
+
+
+def _node_name(name: str) -> str:
+    """A column as the node cell names it: in double quotes (a quote doubled, as SQL writes an
+    identifier) when it holds what separates the cell's parts, so "a,b=1" reads one way only."""
+    if any(ch in name for ch in ',="') or name != name.strip():
+        return '"' + name.replace('"', '""') + '"'
+    return name
 
 
 def _strategy(name: str) -> str:

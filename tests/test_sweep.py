@@ -955,3 +955,87 @@ def test_a_k_that_is_not_a_whole_number_is_refused_not_truncated(k):
 
     with pytest.raises(sqlclose.InputError, match="is not a whole number"):
         sweep(None, TABLE3_SPEC, [k])
+
+
+# ---- what fails at the end is told before the first run (review of the sweep, rv66) ------------
+
+@pytest.fixture
+def sweep_calls(monkeypatch):
+    """The runs the command started: the real ``sweep``, counted."""
+    import sqlclose.sweep as module
+
+    calls = []
+    real = module.sweep
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "sweep", counted)
+    return calls
+
+
+def test_an_out_that_cannot_be_made_is_refused_before_any_run(tmp_path, sweep_calls):
+    """--out under a file was found out only when the files were written, after every run (hours of
+    an Adult GAA grid); ``anonymize`` refuses such an output before its search. Exit 5, no run."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    out = blocker / "sweep"
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--no-progress"])
+    assert run.exit_code == 5, run.output
+    assert (f"--out {out}: cannot create the folder for {out / 'sweep.csv'}: {blocker} is a file; no run was made: "
+            "choose another --out") in run.output
+    assert sweep_calls == []
+    assert blocker.read_text(encoding="utf-8") == "x"
+
+
+def test_charts_without_matplotlib_are_refused_before_any_run(tmp_path, monkeypatch, sweep_calls):
+    """Without the optional extra the sweep ran to its end, then failed drawing and wrote nothing,
+    not even the CSV files. Now told before the first run; --no-charts needs no matplotlib."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib: ImportError
+    out = tmp_path / "sw"
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--no-progress"])
+    assert run.exit_code == 5, run.output
+    assert "the sweep's charts need matplotlib, the optional extra: pip install 'sqlclose[report]'" in run.output
+    assert sweep_calls == [] and not out.exists()
+    csv_only = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2,3", "--out", str(out), "--no-progress",
+                                         "--no-charts", "--quiet"])
+    assert csv_only.exit_code == 0, csv_only.output
+    assert sorted(p.name for p in out.iterdir()) == ["nauc.csv", "sweep.csv"]
+
+
+def test_a_gaa_t_above_the_largest_l1_distance_is_refused():
+    """GAA's t is the paper's plain L1 value: Σ|p − q| of two distributions is at most 2, so t = 3
+    bounded nothing and its row was k-anonymity alone labelled t = 3 (Incognito refuses a t above its
+    EMD bound). t = 2 itself is a value of the range and runs."""
+    spec = {"source": {"path": str(REPO / "datasets" / "table3" / "table3.csv")}, "others": "drop",
+            "privacy": {"k": 2}, "search": {"algorithm": "gaa", "metric": "ncp"},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    with pytest.raises(InputError) as refused:
+        sweep(None, spec, [2, 3], ts=[0.5, 3])
+    assert str(refused.value) == ("t = 3 is above 2, the largest L1 distance (Σ|p − q|, not halved) of two "
+                                  "distributions: GAA's t is the paper's L1 t-closeness value, 0–2; sweep t up to 2")
+    assert [r["t"] for r in sweep(None, spec, [2], ts=[2]).rows] == [2.0]
+
+
+def test_the_node_cell_quotes_a_column_name_that_holds_a_comma_or_equals_sign(tmp_path):
+    """The node cell joined "name=level" with commas, so columns named 'zi,p' and 'a=b' gave
+    'zi,p=1,a=b=2', which reads as three columns. A name holding ',', '=' or '"' is double-quoted
+    (a quote doubled); a plain one is as it was. Oracle: the node ``anonymize`` releases at each k."""
+    with (REPO / "datasets" / "table3" / "table3.csv").open(newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    rows[0] = [{"zip": "zi,p", "age": 'a="b"'}.get(name, name) for name in rows[0]]
+    with (tmp_path / "t.csv").open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    spec = {"source": {"path": str(tmp_path / "t.csv")}, "others": "drop", "privacy": {"k": 2},
+            "quasi_identifiers": {"zi,p": {"mask": True}, 'a="b"': {"file": str(REPO / "datasets/table3/age.csv")}},
+            "sensitive": {"salary": {"distance": "ordered", "t": 0.4}}}
+    result = sweep(None, spec, [2, 4])
+    for row in result.rows:
+        with sqlclose.anonymize(None, {**spec, "privacy": {"k": row["k"]}}) as release:
+            levels = release.node
+        quoted = levels['a="b"']
+        assert row["node"] == f'"zi,p"={levels["zi,p"]},"a=""b"""={quoted}'

@@ -104,6 +104,7 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     # chart left beside this sweep's CSV would be read as this sweep's.
     targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
     _refuse_inputs(out, targets, spec, source)
+    _refuse_unwritable(out, targets, charts=not no_charts)
     in_the_way = [name for name in targets if (out / name).exists()]
     if in_the_way and not overwrite:
         raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
@@ -159,6 +160,21 @@ def _refuse_inputs(out: Path, targets: list[str], spec, source: Path | None) -> 
     for name in targets:
         refuse_inputs(out / name, "sweep file", inputs, written=f"the sweep's {name}")
     refuse_inside_folder_releases(out / targets[0], "sweep file")
+
+
+def _refuse_unwritable(out: Path, targets: list[str], charts: bool) -> None:
+    """What would fail only at the end — an OUT that cannot be made or written, charts without
+    matplotlib — fails before the first run (exit 5, as ``anonymize``): a sweep may take hours."""
+    from sqlclose.errors import EnvironmentFailure
+    from sqlclose.release.files import refuse_blocked_folder
+    from sqlclose.utility.charts import pyplot
+
+    try:
+        refuse_blocked_folder(out / targets[0])  # its parent is OUT: OUT itself, or where it would be made
+    except EnvironmentFailure as e:
+        raise EnvironmentFailure(f"--out {out}: {e}; no run was made: choose another --out") from None
+    if charts:
+        pyplot("the sweep's charts")
 
 
 def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple, charts: bool) -> list[Path]:
