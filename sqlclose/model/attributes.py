@@ -12,7 +12,7 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.model.text import format_twins, unicode_twins
+from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, format_twins, unicode_twins
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,8 +95,7 @@ def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], row
         "normalizes the column)")
     invisible = len(format_twins(missing, hierarchy.leaves))
     unicode += "" if not invisible else (
-        f"; {invisible} of them differ from a leaf only by invisible format characters (such as U+FEFF, a byte-order "
-        "mark, or U+200B, a zero-width space): remove them from the data or the hierarchy")
+        f"; {invisible} of them differ from a leaf only by invisible format characters {FORMAT_CHARACTERS_ADVICE}")
     held = "" if source is None else f" in {source}"
     return (f"column {column!r}{held} holds {counted} that are not leaves of its hierarchy {hierarchy.origin} "
             f"({len(hierarchy.leaves)} leaves; the values are not shown: a sensitive value is what a release "

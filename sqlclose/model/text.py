@@ -58,12 +58,16 @@ def format_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, st
     return {v: t for v, t in twins.items() if t is not None and t != v}
 
 
+# What the values ``format_twins`` finds differ by, and what to do (a QI's value shown, a sensitive one counted).
+FORMAT_CHARACTERS_ADVICE = ("(such as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from "
+                            "the data or the hierarchy")
+
+
 def format_characters_hint(value: str, leaf: str, others: int = 0) -> str:
     """Why ``value`` is not the leaf it looks like: escaped, its invisible characters show."""
     alike = f" ({others} more value(s) alike)" if others else ""
-    return (f"{ascii(value)} differs from the leaf {ascii(leaf)} only by invisible format characters{alike} (such "
-            "as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from the data or the "
-            "hierarchy")
+    return (f"{ascii(value)} differs from the leaf {ascii(leaf)} only by invisible format characters{alike} "
+            f"{FORMAT_CHARACTERS_ADVICE}")
 
 
 def unicode_form_hint(value: str, leaf: str, line: int | None = None, others: int = 0) -> str:
