@@ -1039,3 +1039,51 @@ def test_the_node_cell_quotes_a_column_name_that_holds_a_comma_or_equals_sign(tm
             levels = release.node
         quoted = levels['a="b"']
         assert row["node"] == f'"zi,p"={levels["zi,p"]},"a=""b"""={quoted}'
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "1_000"], "Invalid value for '--k': '1_000' is not a whole number written in digits (expected "
+                       "comma-separated numbers, e.g. 3,5,10)"),
+    (["--k", "2,+3"], "Invalid value for '--k': '+3' is not a whole number written in digits (expected "
+                      "comma-separated numbers, e.g. 3,5,10)"),
+    (["--k", "3.0"], "Invalid value for '--k': '3.0' is not a whole number written in digits (expected "
+                     "comma-separated numbers, e.g. 3,5,10)"),
+    (["--k", "2", "--l", "1_0"], "Invalid value for '--l': '1_0' is not a number written in digits (expected "
+                                 "comma-separated numbers, e.g. 1.5,2,3)"),
+    (["--k", "2", "--t", "nan"], "Invalid value for '--t': 'nan' is not a number written in digits (expected "
+                                 "comma-separated numbers, e.g. 1.5,2,3)"),
+])
+def test_a_number_not_written_in_digits_is_refused_naming_the_option(tmp_path, args, message):
+    """Polish round, item 1: `--k 1_000` swept k = 1000 (int() reads underscores), as `--l 1_0`
+    swept l = 10: the command line showed a number no one writes. Refused, naming the option."""
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "2,0"], "Invalid value for '--k': k = 0 is out of range (k ≥ 1)"),
+    (["--k", "2", "--l", "0.5"], "Invalid value for '--l': l = 0.5 is out of range (l ≥ 1)"),
+])
+def test_a_value_out_of_range_names_the_option_on_the_command_line(tmp_path, args, message):
+    """Polish round, item 2: `--k 0` said "k = 0 is out of range (k ≥ 1)" without naming the
+    option, where every other sweep error names it; the Python API still names the keyword."""
+    from sqlclose.sweep import sweep
+
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    with pytest.raises(sqlclose.InputError, match=r"^k = 0 is out of range \(k ≥ 1\)$"):
+        sweep(None, TABLE3_SPEC, [2, 0])
+
+
+@pytest.mark.parametrize("option", ["--k", "--l", "--t", "--nauc-range"])
+def test_an_empty_list_of_numbers_is_refused_not_taken_as_not_given(tmp_path, option):
+    """Polish round, item 3: `--l ""` swept as if no l were given, where `--strategies ""` is
+    refused. Every list of numbers is refused empty, naming the option; nothing written."""
+    given = ["--k", "2,3"] if option != "--k" else []
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *given, option, " , "])
+    assert run.exit_code == 2, run.output
+    assert f"Invalid value for '{option}': gives no number: give one or more, separated by commas" in run.output
+    assert not (tmp_path / "o").exists()
