@@ -142,7 +142,8 @@ class SweepResult:
             varying = [names.index("strategy" if self.rows and self.rows[0]["algorithm"] == "gaa" else "metric")]
             if self.rows and self.rows[0]["algorithm"] == "gaa":
                 varying.append(names.index("metric"))
-        parts = [f"{names[i]}={key[i]}" if names[i] in ("l", "t", "k", "scope") else str(key[i]) for i in varying]
+        parts = [f"{names[i]}={_shown(key[i])}" if names[i] in ("l", "t", "k", "scope") else str(key[i])
+                 for i in varying]
         return " ".join(parts)
 
     def curve(self, key: tuple, measure: str) -> tuple[list[float], list[float]]:
@@ -480,7 +481,7 @@ class _Sweep:
         self.rows.append({c: row.get(c) for c in COLUMNS})
         self.withheld.update(row.get(WITHHELD_KEY, ()))
         if self.on_progress is not None:
-            label = " ".join(f"{p}={row[p]}" for p in PARAMETERS if row.get(p) is not None and p != "algorithm")
+            label = " ".join(f"{p}={_shown(row[p])}" for p in PARAMETERS if row.get(p) is not None and p != "algorithm")
             self.on_progress(SweepProgress(len(self.rows), self.total(), label, float(row.get("seconds") or 0.0),
                                            time.perf_counter() - self.started))
 
@@ -698,6 +699,14 @@ def _strategy(name: str) -> str:
     if fixed is None:
         raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
     return fixed
+
+
+def _shown(value: Any) -> str:
+    """A parameter's value in a label: a whole-number float without its ".0" (l=2, not l=2.0),
+    any other value as given (l=1.5)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _number(value: Any) -> float | None:

@@ -269,8 +269,8 @@ def test_a_day_after_9999_is_told_so_not_said_to_be_no_date(select):
 
 def _dated_by_hand(values: list[str], levels: list[str]) -> tuple[list[list[str]], list[list[int]]]:
     """The reference: each value's labels from its year and month read off its text (month, quarter,
-    year, a band of N years from the multiple of N at or below), then '*'; per level a dict numbering
-    the labels as they first appear."""
+    year, a band of N years from the multiple of N at or below, ending at 9999 at the latest), then
+    '*'; per level a dict numbering the labels as they first appear."""
     def label(year: int, month: int, level: str) -> str:
         if level == "month":
             return f"{year:04d}-{month:02d}"
@@ -279,7 +279,7 @@ def _dated_by_hand(values: list[str], levels: list[str]) -> tuple[list[list[str]
         if level == "year":
             return f"{year:04d}"
         width = int(level.rstrip("y"))
-        return f"{year - year % width:04d}-{year - year % width + width - 1:04d}"
+        return f"{year - year % width:04d}-{min(year - year % width + width - 1, 9999):04d}"  # years 1 to 9999
     rows = [[v, *(label(int(v[:4]), int(v[5:7]), level) for level in levels), "*"] for v in values]
     labels, codes = [], []
     for level in range(len(levels) + 2):
@@ -419,3 +419,13 @@ def test_the_dates_rules_fix_hint_on_the_warehouse_path_is_in_the_warehouses_dia
     assert result.exit_code == 2, result.output
     assert re.search(_CONVERT_HINT, " ".join(result.output.split())).group(1) == "TO_DATE(\"d\", 'YYYYMMDD')"
     assert not (tmp_path / "out").exists()
+
+
+def test_the_last_band_of_years_ends_at_9999_not_past_it():
+    """Polish round, item 6: a band of years that does not divide 10000 (``7y``) labelled a date in
+    9999 "9996-10002", five digits, where the rule labels years 1 to 9999. By hand: 9999 // 7 * 7 =
+    9996, so the band is 9996-9999; 14y: 9996 too (9996 = 714 × 14), 9996-9999; 2023 // 7 * 7 = 2023."""
+    h = dates_hierarchy(["9999-12-31", "9997-01-01", "2023-06-15"], ["year", "7y", "14y"])
+    assert h.rows == (("9999-12-31", "9999", "9996-9999", "9996-9999", "*"),
+                      ("9997-01-01", "9997", "9996-9999", "9996-9999", "*"),
+                      ("2023-06-15", "2023", "2023-2029", "2016-2029", "*"))

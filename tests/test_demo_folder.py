@@ -142,3 +142,24 @@ def test_the_next_line_and_the_specs_run_line_fit_the_folder(tmp_path):
     assert shlex.split(check) == ["sqlclose", "check", release, "--spec", spec]
     run_line = (folder / "table3.toml").read_text().splitlines()[1]
     assert shlex.split(run_line.removeprefix("# Run:")) == ["sqlclose", "anonymize", spec]
+
+
+def test_a_failed_run_without_a_folder_removes_the_temporary_folder_it_made(tmp_path, monkeypatch):
+    """Polish round, item 5: `sqlclose demo` without --folder made a temporary folder, and a run
+    that failed left it behind, empty. Oracle: the temporary directory as it was, empty."""
+    import tempfile
+
+    from sqlclose.errors import InputError
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temporary))
+
+    def fails(*args, **kwargs):
+        raise InputError("the release failed")
+
+    monkeypatch.setattr("sqlclose.api.anonymize", fails)
+    result = invoke("demo")
+    assert result.exit_code == 2, result.output
+    assert "the release failed" in result.output
+    assert _files(temporary) == []

@@ -399,11 +399,11 @@ def test_sweep_charts_name_the_metric_the_column_and_the_curves_without_a_soluti
     result.charts(tmp_path)
     title, legend = drawn["alteration"]["title"], list(drawn["alteration"]["curves"])
     assert title == "Alteration for NLLM against k — GAA, table scope, merge cost NLLM, adult.csv"
-    assert legend == ["l=2.0", "l=20.0 (no solution)", "l=4.0 (no solution at k = 5)"]
+    assert legend == ["l=2", "l=20 (no solution)", "l=4 (no solution at k = 5)"]
     run = "GAA, table scope, merge cost NLLM, adult.csv"
     assert drawn["l_diversity"]["title"] == f"l-diversity value of occupation against k — {run}"
     assert drawn["l1_closeness"]["title"] == f"t-closeness value (L1) of occupation against k — {run}"
-    assert result.failed_runs() == ["l=20.0 k=2", "l=20.0 k=5", "l=4.0 k=5"]
+    assert result.failed_runs() == ["l=20 k=2", "l=20 k=5", "l=4 k=5"]
     # Curves of different metrics: the legend names each metric, the title does not pick one.
     mixed = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("total", 2.0): [(2, 1.5), (5, 2.5)]}),
                         source="adult.csv")
@@ -425,7 +425,7 @@ def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
                                     "--no-charts", "--no-progress"])
     assert run.exit_code == 0, run.output
     # Table 3 has 9 distinct salaries: exp(entropy) ≤ 9 < 50, so l = 50 has no solution at any k.
-    assert "2 run(s) found no solution: l=50.0 k=2, l=50.0 k=3" in run.output
+    assert "2 run(s) found no solution: l=50 k=2, l=50 k=3" in run.output
 
 
 class _Clock:
@@ -724,10 +724,10 @@ def test_nauc_says_which_runs_inside_its_range_it_draws_a_straight_line_over():
     result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, None), (8, 4.0)],
                                 ("nllm", 4.0): [(2, 2.0), (5, 3.0), (8, 4.0)]}), source="adult.csv")
     rows = {(r["curve"], r["measure"]): r for r in result.nauc(2, 8)}
-    gap, whole = rows[("l=2.0", "alteration")], rows[("l=4.0", "alteration")]
+    gap, whole = rows[("l=2", "alteration")], rows[("l=4", "alteration")]
     assert gap["nauc"] == pytest.approx(2.5) and gap["interpolated"] == "5"
     assert whole["nauc"] == pytest.approx((2.5 * 3 + 3.5 * 3) / 6) and whole["interpolated"] == ""
-    assert {r["interpolated"] for r in result.nauc(5, 8) if r["curve"] == "l=2.0"} == {"5"}  # an end counts too
+    assert {r["interpolated"] for r in result.nauc(5, 8) if r["curve"] == "l=2"} == {"5"}  # an end counts too
 
 
 def test_a_nauc_range_whose_end_a_curve_did_not_solve_is_told_not_dropped(tmp_path):
@@ -740,13 +740,13 @@ def test_a_nauc_range_whose_end_a_curve_did_not_solve_is_told_not_dropped(tmp_pa
                                 ("nllm", 4.0): [(2, None), (5, 2.0), (8, 4.0)]}), source="t.csv",
                          nauc_range=(2.0, 8.0))
     whole = {(r["curve"], r["measure"]): r for r in result.nauc()}
-    assert whole[("l=2.0", "alteration")]["nauc"] is None and whole[("l=4.0", "alteration")]["nauc"] is None
-    assert whole[("l=2.0", "alteration")]["note"] == ("not taken: no solution at k = 8, so the curve does not reach an "
+    assert whole[("l=2", "alteration")]["nauc"] is None and whole[("l=4", "alteration")]["nauc"] is None
+    assert whole[("l=2", "alteration")]["note"] == ("not taken: no solution at k = 8, so the curve does not reach an "
                                                       "end of the range")
-    assert whole[("l=4.0", "alteration")]["note"].startswith("not taken: no solution at k = 2,")
+    assert whole[("l=4", "alteration")]["note"].startswith("not taken: no solution at k = 2,")
     part = {(r["curve"], r["measure"]): r for r in result.nauc(2, 5)}
-    assert part[("l=2.0", "alteration")]["nauc"] == pytest.approx(2.0) and part[("l=2.0", "alteration")]["note"] == ""
-    assert part[("l=4.0", "alteration")]["nauc"] is None
+    assert part[("l=2", "alteration")]["nauc"] == pytest.approx(2.0) and part[("l=2", "alteration")]["note"] == ""
+    assert part[("l=4", "alteration")]["nauc"] is None
 
     folder = (REPO / "datasets" / "table3").as_posix()
     assert duckdb.sql(f"SELECT count(DISTINCT disease) FROM read_csv('{folder}/table3.csv')").fetchall() == [(6,)]
@@ -1039,3 +1039,63 @@ def test_the_node_cell_quotes_a_column_name_that_holds_a_comma_or_equals_sign(tm
             levels = release.node
         quoted = levels['a="b"']
         assert row["node"] == f'"zi,p"={levels["zi,p"]},"a=""b"""={quoted}'
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "1_000"], "Invalid value for '--k': '1_000' is not a whole number written in digits (expected "
+                       "comma-separated numbers, e.g. 3,5,10)"),
+    (["--k", "2,+3"], "Invalid value for '--k': '+3' is not a whole number written in digits (expected "
+                      "comma-separated numbers, e.g. 3,5,10)"),
+    (["--k", "3.0"], "Invalid value for '--k': '3.0' is not a whole number written in digits (expected "
+                     "comma-separated numbers, e.g. 3,5,10)"),
+    (["--k", "2", "--l", "1_0"], "Invalid value for '--l': '1_0' is not a number written in digits (expected "
+                                 "comma-separated numbers, e.g. 1.5,2,3)"),
+    (["--k", "2", "--t", "nan"], "Invalid value for '--t': 'nan' is not a number written in digits (expected "
+                                 "comma-separated numbers, e.g. 1.5,2,3)"),
+])
+def test_a_number_not_written_in_digits_is_refused_naming_the_option(tmp_path, args, message):
+    """Polish round, item 1: `--k 1_000` swept k = 1000 (int() reads underscores), as `--l 1_0`
+    swept l = 10: the command line showed a number no one writes. Refused, naming the option."""
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", "2,0"], "Invalid value for '--k': k = 0 is out of range (k ≥ 1)"),
+    (["--k", "2", "--l", "0.5"], "Invalid value for '--l': l = 0.5 is out of range (l ≥ 1)"),
+])
+def test_a_value_out_of_range_names_the_option_on_the_command_line(tmp_path, args, message):
+    """Polish round, item 2: `--k 0` said "k = 0 is out of range (k ≥ 1)" without naming the
+    option, where every other sweep error names it; the Python API still names the keyword."""
+    from sqlclose.sweep import sweep
+
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    with pytest.raises(sqlclose.InputError, match=r"^k = 0 is out of range \(k ≥ 1\)$"):
+        sweep(None, TABLE3_SPEC, [2, 0])
+
+
+@pytest.mark.parametrize("option", ["--k", "--l", "--t", "--nauc-range"])
+def test_an_empty_list_of_numbers_is_refused_not_taken_as_not_given(tmp_path, option):
+    """Polish round, item 3: `--l ""` swept as if no l were given, where `--strategies ""` is
+    refused. Every list of numbers is refused empty, naming the option; nothing written."""
+    given = ["--k", "2,3"] if option != "--k" else []
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *given, option, " , "])
+    assert run.exit_code == 2, run.output
+    assert f"Invalid value for '{option}': gives no number: give one or more, separated by commas" in run.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_curve_labels_show_a_whole_number_l_without_a_point_zero(tmp_path, drawn):
+    """Polish round, item 4: a chart's curves were labelled "l=2.0" for l = 2 (the float as
+    Python prints it). A whole number is shown as one (l=2), any other value as given (l=1.5);
+    nauc.csv's curve column and the failed runs read the same."""
+    result = SweepResult(_rows({("nllm", 2.0): [(2, 1.0), (5, 2.0)], ("nllm", 1.5): [(2, 0.5), (5, None)]}),
+                         source="adult.csv")
+    result.charts(tmp_path)
+    assert list(drawn["alteration"]["curves"]) == ["l=2", "l=1.5 (no solution at k = 5)"]
+    assert [r["curve"] for r in result.nauc(2, 5) if r["measure"] == "alteration"] == ["l=2", "l=1.5"]
+    assert result.failed_runs() == ["l=1.5 k=5"]

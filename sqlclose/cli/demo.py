@@ -42,12 +42,13 @@ def demo(folder: Path | None, overwrite: bool, verbose: bool) -> None:
 
     # Expanded once, here: a quoted '~/x' was copied into ./~/x while the spec was loaded (load_spec
     # expands ~) from $HOME/x, releasing another folder's table over its release.
-    folder = Path(tempfile.mkdtemp(prefix="sqlclose-demo-")) if folder is None else folder.expanduser()
+    temporary = folder is None
+    folder = Path(tempfile.mkdtemp(prefix="sqlclose-demo-")) if temporary else folder.expanduser()
     _refuse_links(folder)
     if not overwrite:
         _refuse_existing(folder)
     spec_path, out = folder / "table3.toml", folder / "out" / "release.parquet"
-    with _removed_on_failure(folder):
+    with _removed_on_failure(folder, temporary=temporary):
         _copy_shipped(folder, spec_path)
         with api.anonymize(None, load_spec(spec_path)) as release:
             doc = release.write_parquet(out, overwrite=True)  # refused above unless --overwrite (or a new folder)
@@ -80,10 +81,11 @@ def _write_replacing(path: Path, data: bytes) -> None:
 
 
 @contextmanager
-def _removed_on_failure(folder: Path) -> Iterator[None]:
+def _removed_on_failure(folder: Path, temporary: bool = False) -> Iterator[None]:
     """What the demo adds to ``folder`` (its files, the folders it made) is removed when the run
-    fails or is stopped: a rerun refused the files the failed run had left ("already holds …")."""
-    made = _missing_folders(folder)
+    fails or is stopped: a rerun refused the files the failed run had left ("already holds …").
+    A ``temporary`` folder (made by the demo before this, without --folder) goes too when empty."""
+    made = [folder] if temporary else _missing_folders(folder)
     before = {name for name in (*DEMO_FILES, *RELEASE) if os.path.lexists(folder / name)}
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -37,14 +38,31 @@ curve per strategy or metric). Exit 3, nothing written, when no run finds a solu
 """
 
 
-def _numbers(kind: type, name: str):
+# A number as digits only: int() and float() also take "1_000", "+3", " 3", "nan" or "inf", which
+# would sweep a value the command line does not show.
+_DIGITS = {int: re.compile(r"[0-9]+"), float: re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")}
+
+
+def _numbers(kind: type, name: str, least: float | None = None):
+    """A callback reading a comma-separated list of numbers written in digits, none below ``least``
+    (named as the sweep names it, "k = 0 is out of range (k ≥ 1)"); an empty list is refused."""
     def parse(ctx: click.Context, param: click.Parameter, text: str | None) -> list | None:
         if text is None:
             return None
-        try:
-            return [kind(item) for item in text.replace(" ", "").split(",") if item]
-        except ValueError:
-            raise click.BadParameter(f"expected comma-separated numbers, got {text!r}", param_hint=name) from None
+        items = [item for item in text.replace(" ", "").split(",") if item]
+        if not items:  # "" swept as if the option were not given
+            raise click.BadParameter("gives no number: give one or more, separated by commas", ctx, param)
+        bad = [item for item in items if not _DIGITS[kind].fullmatch(item)]
+        if bad:
+            example = "3,5,10" if kind is int else "1.5,2,3"
+            raise click.BadParameter(f"{bad[0]!r} is not a {'whole ' if kind is int else ''}number written in "
+                                     f"digits (expected comma-separated numbers, e.g. {example})", ctx, param)
+        values = [kind(item) for item in items]
+        low = [item for item, value in zip(items, values) if least is not None and value < least]
+        if low:
+            letter = name.lstrip("-")
+            raise click.BadParameter(f"{letter} = {low[0]} is out of range ({letter} ≥ {least:g})", ctx, param)
+        return values
     return parse
 
 
@@ -60,12 +78,12 @@ def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list
 @click.command(cls=OnceCommand, context_settings=CONTEXT, epilog=EXAMPLE,
                short_help="Run a spec over many k (l, t, strategies, metrics): CSV, NAUC and charts.")
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--k", "ks", required=True, callback=_numbers(int, "--k"), metavar="K,K,…",
+@click.option("--k", "ks", required=True, callback=_numbers(int, "--k", least=1), metavar="K,K,…",
               help="The values of k to run (e.g. 3,5,10,100).")
-@click.option("--l", "ls", callback=_numbers(float, "--l"), metavar="L,…",
+@click.option("--l", "ls", callback=_numbers(float, "--l", least=1), metavar="L,…",
               help="Values of l (Incognito: the first sensitive column's l-diversity model; GAA: the paper's "
                    "l-diversity value).")
-@click.option("--t", "ts", callback=_numbers(float, "--t"), metavar="T,…",
+@click.option("--t", "ts", callback=_numbers(float, "--t", least=0), metavar="T,…",
               help="Values of t (Incognito: the first sensitive column's t; GAA: the paper's L1 t-closeness value).")
 @click.option("--strategies", callback=_names, metavar="S1,S3,…", help="GAA merge strategies (S1–S7, ldiv, tclo).")
 @click.option("--metrics", callback=_names, metavar="NLLM,NCP,…",

@@ -53,6 +53,7 @@ def level_months(level: str) -> int | None:
 
 
 MAX_BAND_YEARS = 1000
+LAST_YEAR = date.max.year  # 9999: no band label ends past it
 
 
 def check_levels(levels: Sequence[str]) -> list[str]:
@@ -89,7 +90,8 @@ def _label(day: date, level: str) -> str:
         return f"{day.year:04d}"
     n = int(level[:-1])
     lo = day.year // n * n
-    return f"{lo:04d}-{lo + n - 1:04d}"
+    # The last band ends at 9999, the last year a date holds: 7y's 9996-10002 was a 5-digit label.
+    return f"{lo:04d}-{min(lo + n - 1, LAST_YEAR):04d}"
 
 
 _OUTSIDE_THE_YEARS = "; the dates rule labels years 1 to 9999: clean the values, or give a hierarchy file"
