@@ -658,6 +658,14 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
     return [dataclasses.replace(sas[0], spec=s.model_copy(update=update)), *sas[1:]]
 
 
+LEAST = {"k": 1, "l": 1, "t": 0}  # the smallest value of each swept parameter
+
+
+def out_of_range(name: str, shown: str) -> str:
+    """That a value of ``name`` (as ``shown``) is below its least, or not finite."""
+    return f"{name} = {shown} is out of range ({name} ≥ {LEAST[name]})"
+
+
 def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
     out = []
     for v in given:
@@ -668,8 +676,8 @@ def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
             value = kind(v)
         except (TypeError, ValueError):
             raise InputError(f"{name} = {v!r} is not a number") from None
-        if not math.isfinite(value) or value < (1 if name != "t" else 0):
-            raise InputError(f"{name} = {v!r} is out of range ({name} ≥ {1 if name != 't' else 0})")
+        if not math.isfinite(value) or value < LEAST[name]:
+            raise InputError(out_of_range(name, repr(v)))
         out.append(value)
     if name == "k" and not out:
         raise InputError("give at least one k to sweep")

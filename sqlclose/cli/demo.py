@@ -85,27 +85,21 @@ def _removed_on_failure(folder: Path, temporary: bool = False) -> Iterator[None]
     """What the demo adds to ``folder`` (its files, the folders it made) is removed when the run
     fails or is stopped: a rerun refused the files the failed run had left ("already holds …").
     A ``temporary`` folder (made by the demo before this, without --folder) goes too when empty."""
-    made = [folder] if temporary else _missing_folders(folder)
+    from sqlclose.release.files import folders_undone_on_failure
+
     before = {name for name in (*DEMO_FILES, *RELEASE) if os.path.lexists(folder / name)}
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        yield
-    except BaseException:
-        for name in (*RELEASE, *DEMO_FILES):
-            if name not in before:
-                _remove(folder / name)
-        for made_folder in [folder / "out", *made]:
-            _remove_if_empty(made_folder)
-        raise
-
-
-def _missing_folders(folder: Path) -> list[Path]:
-    """``folder`` and its ancestors that do not exist yet, innermost first."""
-    missing = []
-    while not os.path.lexists(folder) and folder != folder.parent:
-        missing.append(folder)
-        folder = folder.parent
-    return missing
+    with folders_undone_on_failure(folder / RELEASE[0]):  # out/, and --folder with its parents if made here
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            yield
+        except BaseException:
+            for name in (*RELEASE, *DEMO_FILES):
+                if name not in before:
+                    _remove(folder / name)
+            if temporary:  # it exists already: the folders made here do not count it
+                for made in (folder / "out", folder):
+                    _remove_if_empty(made)
+            raise
 
 
 def _remove(path: Path) -> None:

@@ -45,7 +45,10 @@ _DIGITS = {int: re.compile(r"[0-9]+"), float: re.compile(r"([0-9]+(\.[0-9]*)?|\.
 
 def _numbers(kind: type, name: str, least: float | None = None):
     """A callback reading a comma-separated list of numbers written in digits, none below ``least``
-    (named as the sweep names it, "k = 0 is out of range (k ≥ 1)"); an empty list is refused."""
+    (named as the sweep names it, "k = 0 is out of range (k ≥ 1)"); an empty list is refused. The
+    least values and the words are ``sqlclose.sweep``'s (``LEAST``, ``out_of_range``), written here
+    again: importing that module loads the engines, which a bad option must not wait for
+    (tests/test_cold_start.py)."""
     def parse(ctx: click.Context, param: click.Parameter, text: str | None) -> list | None:
         if text is None:
             return None
