@@ -417,36 +417,37 @@ def _check_columns(spec: Spec, columns: list[str], source_label: str, names_may_
                     names_may_be_data)
 
 
-def require_columns(names: list[str], columns: list[str], source_label: str, csv_header: bool = True) -> None:
+def require_columns(names: list[str], columns: list[str], source_label: str,
+                    names_may_be_data: bool = True) -> None:
     """Every name must be a column; the error suggests close names and lists the columns.
-    ``csv_header``: the names may be a CSV file's header line (``shows_columns``)."""
+    ``names_may_be_data``: the names may be a CSV file's first row of data (``shows_columns``)."""
     for name in names:
         if name not in columns:
-            raise DataError(missing_column(name, columns, source_label, names, csv_header))
+            raise DataError(missing_column(name, columns, source_label, names, names_may_be_data))
 
 
 def missing_column(name: str, columns: list[str], source_label: str, declared: Iterable[str],
-                   csv_header: bool = True) -> str:
+                   names_may_be_data: bool = True) -> str:
     """That ``name`` is not a column, with the close names and the columns there are — those only
     where the source has one of the ``declared`` names or is no CSV file (``columns_told``)."""
-    shown = shows_columns(declared, columns, csv_header)
+    shown = shows_columns(declared, columns, names_may_be_data)
     close = difflib.get_close_matches(name, columns, n=3) if shown else []
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns, csv_header)})"
+    return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns, names_may_be_data)})"
 
 
-def shows_columns(declared: Iterable[str], columns: Sequence[str], csv_header: bool = True) -> bool:
+def shows_columns(declared: Iterable[str], columns: Sequence[str], names_may_be_data: bool = True) -> bool:
     """Whether an error may list a source's ``columns``: when it has one of the ``declared`` names,
-    or when they are not a CSV header line (``csv_header`` False: a Parquet file's, a database's or
-    an Arrow table's names are its schema). A CSV file without a header line has its first row read
-    as its column names, and listing them put a person's row — a sensitive value too — in the error,
-    the job's log and ``--json``'s document (the sixty-second round's review)."""
-    return not csv_header or bool(set(declared) & set(columns))
+    or when they cannot be a CSV file's first row of data (``names_may_be_data`` False: a Parquet
+    file's, a database's or an Arrow table's names are its schema). A CSV file without a header line
+    has its first row read as its column names, and listing them put a person's row — a sensitive
+    value too — in the error, the job's log and ``--json``'s document (the sixty-second round's review)."""
+    return not names_may_be_data or bool(set(declared) & set(columns))
 
 
-def columns_told(declared: Iterable[str], columns: Sequence[str], csv_header: bool = True) -> str:
+def columns_told(declared: Iterable[str], columns: Sequence[str], names_may_be_data: bool = True) -> str:
     """The source's columns as an error lists them, or why they are not listed (``shows_columns``)."""
-    if shows_columns(declared, columns, csv_header):
+    if shows_columns(declared, columns, names_may_be_data):
         return f"its columns: {', '.join(repr(c) for c in columns)}"
     return (f"it has {len(columns)} column(s), none of those asked for; they are not listed, since a file "
             "without a header line has its first row of data read as the names: check that its first line names "
