@@ -750,6 +750,21 @@ def test_source_that_does_not_exist(tmp_path):
         check(tmp_path / "nope.parquet", ["g"], ["s"])
 
 
+def test_a_path_without_a_suffix_is_told_missing_or_asked_for_a_suffix(tmp_path):
+    """A typo'd path without a suffix was "cannot tell the format …; set format = …", a spec's
+    setting the command line has no way to give; a suffix-less CSV was told the same."""
+    with pytest.raises(InputError, match=r"^source \S*nope does not exist$"):
+        check(tmp_path / "nope", ["g"], ["s"])
+    write_csv(tmp_path / "export", table(HAND))
+    result = invoke(tmp_path / "export", "--qi", "g", "--k", "2")
+    assert_cli_error(result, "cannot tell the format of")
+    assert "give it a .csv name (e.g. export.csv)" in result.stderr
+    assert "set format" not in result.stderr
+    # a Parquet file without a suffix is still read by its first bytes
+    pq.write_table(table(HAND), tmp_path / "nightly")
+    assert check(tmp_path / "nightly", ["g"], ["s"]).data["rows"] == table(HAND).num_rows
+
+
 # ============================================================ the command
 
 

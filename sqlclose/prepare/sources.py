@@ -780,11 +780,26 @@ def _source_for_path(path: Path, options: FileRead) -> Source:
     is_db = (fmt or _DB_SUFFIXES.get(path.suffix.lower())) == "duckdb"
     csv_only = {} if is_db or (fmt or path.suffix.lower()) in ("parquet", ".parquet", ".pq") else \
         {"encoding": options.encoding, "nulls": list(options.nulls), "types": options.types}
+    if fmt is None and suffix_kind(path) is None and not path.is_dir() and not options.glob:
+        _refuse_untold_path(path)
     try:
         return Source(path=path, format=fmt, delimiter=None if is_db else options.delimiter,
                       table=options.table if is_db else None, glob=options.glob and not is_db, **csv_only)
     except ValidationError as e:
         raise InputError(f"source {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
+
+
+def _refuse_untold_path(path: Path) -> None:
+    """A path given on its own (check's table, an API call) whose format nothing tells: a missing
+    file is said to be missing (a typo was told "cannot tell the format"), and a file without a
+    format's suffix is asked for one — there is no spec whose ``format`` could be set."""
+    if not path.exists():
+        raise InputError(f"source {path} does not exist")
+    if path.suffix.lower() in (".gz", ".zst") and suffix_kind(path.with_suffix("")) == "csv":
+        return  # the spec's own message says how to read a compressed CSV
+    raise InputError(f"cannot tell the format of {path}: its name has no suffix sqlclose reads (.csv, .tsv, .txt, "
+                     f".parquet, .pq, .duckdb, .db, .ddb) and its first bytes are neither a Parquet file's nor a "
+                     f"DuckDB database's; if it is a CSV file, give it a .csv name (e.g. {path.name}.csv)")
 
 
 def path_format(path: Path) -> str | None:
