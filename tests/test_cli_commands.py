@@ -56,7 +56,7 @@ def test_a_group_without_its_subcommand_prints_its_help_and_exits_0(tmp_path):
     (["anonymize", "spec.toml", "--bogus"], "No such option '--bogus'. Did you mean '--verbose'? (see "
                                             "'sqlclose anonymize --help')"),
     (["sweep", "spec.toml", "--k", "2,3", "--nauc-range", "1,3", "--out", "sw"],
-     "Invalid value for --nauc-range: expected LO,HI with 2 <= LO < HI <= 3 (inside the swept values of k), "
+     "Invalid value for '--nauc-range': expected LO,HI with 2 <= LO < HI <= 3 (inside the swept values of k), "
      "got 1,3 (see 'sqlclose sweep --help')"),
     (["--bogus"], "No such option '--bogus' (see 'sqlclose --help')"),
     (["hierarchy", "show"], "Missing argument 'TARGET' (see 'sqlclose hierarchy show --help')"),

@@ -158,11 +158,11 @@ def _range(given: list[float] | None, ks: list[int], ls: list[float] | None,
     x, swept = swept_values(ks, ls, ts)
     if len(swept) < 2:
         raise click.BadParameter(f"the sweep runs over one value of {x} ({swept[0]:g}): give more than one k, l or t "
-                                 "to take NAUC over a range", param_hint="--nauc-range")
+                                 "to take NAUC over a range", param_hint="'--nauc-range'")
     if len(given) != 2 or not min(swept) <= given[0] < given[1] <= max(swept):
         raise click.BadParameter(f"expected LO,HI with {min(swept):g} <= LO < HI <= {max(swept):g} (inside the swept "
                                  f"values of {x}), got {','.join(f'{v:g}' for v in given)}",
-                                 param_hint="--nauc-range")
+                                 param_hint="'--nauc-range'")
     return given[0], given[1]
 
 
