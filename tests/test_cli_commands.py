@@ -1319,3 +1319,26 @@ def test_hierarchy_show_of_a_spec_column_prints_the_file_when_the_data_holds_a_v
     assert [leaf for leaf in leaves if any(row.startswith(leaf + "  ") for row in rows)] == leaves
     assert result.stderr.startswith("sqlclose: warning: column ") and "hierarchy validate" in result.stderr
     assert "SECRET" not in result.stderr + result.stdout
+
+
+def test_a_node_names_a_column_whose_name_holds_a_comma_or_an_equals_sign(tmp_path):
+    """--node was split at every comma, so a quasi-identifier named "zip,code" could not be named
+    (`--node zip,code=2,age=1` read "zip" with no level: refused). A level is digits, so what comes
+    before it is the name. The oracle: the written file read back by DuckDB, every ZIP masked to
+    its first four digits (level 1 of the mask) and every age at the age hierarchy's level 2
+    (datasets/table3/age.csv's third column)."""
+    rows = (TABLE3 / "table3.csv").read_text().splitlines()
+    (tmp_path / "t.csv").write_text("\n".join(['"zip,code",age=x,salary,disease', *rows[1:]]) + "\n")
+    (tmp_path / "age.csv").write_text((TABLE3 / "age.csv").read_text())
+    (tmp_path / "disease.csv").write_text((TABLE3 / "disease.csv").read_text())
+    (tmp_path / "spec.toml").write_text(
+        'others = "drop"\n[source]\npath = "t.csv"\n[privacy]\nk = 3\n[quasi_identifiers]\n'
+        '"zip,code" = { mask = true, length = 5 }\n"age=x" = { file = "age.csv" }\n'
+        '[sensitive.disease]\ndistance = "hierarchical"\nt = 0.9\nhierarchy = "disease.csv"\n')
+    out = tmp_path / "r.parquet"
+    result = invoke("anonymize", tmp_path / "spec.toml", "-o", out, "--node", "zip,code=1,age=x=2", "-q")
+    assert result.exit_code == 0, result.output
+    written = duckdb.sql(f"SELECT \"zip,code\" AS z, \"age=x\" AS a FROM read_parquet('{out}')").fetchall()
+    inputs = [line.split(",") for line in rows[1:]]
+    age_level2 = {r.split(";")[0]: r.split(";")[2] for r in (TABLE3 / "age.csv").read_text().splitlines()}
+    assert sorted(written) == sorted((z[:4] + "*", age_level2[a]) for z, a, *_ in inputs)

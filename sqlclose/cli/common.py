@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import select
 import signal
 import sys
@@ -372,15 +373,26 @@ def print_json(doc: Any) -> None:
 def parse_node(text: str | None) -> dict[str, int] | None:
     """``age=2,zip=1`` → {"age": 2, "zip": 1}; an empty text or a column named twice is refused
     (neither may quietly release another node than meant), as bad input: with --json its failure
-    is a JSON document like any other's."""
+    is a JSON document like any other's. A level is digits, so a comma or '=' before one belongs to
+    the column's name (``a,b=1`` names the column ``a,b``)."""
     if text is None:
         return None
     node: dict[str, int] = {}
-    for item in text.split(","):
-        name, sep, level = item.partition("=")
-        if not sep or not level.strip().lstrip("-").isdigit():
-            raise InputError(f"--node {text}: expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {item!r}")
-        if name.strip() in node:
-            raise InputError(f"--node {text}: {name.strip()!r} is given twice; give each column one level")
-        node[name.strip()] = int(level)
-    return node
+    at = 0
+    while True:
+        item = _NODE_ITEM.match(text, at)
+        if item is None:
+            rest = "" if text.endswith(",") and _NODE_ITEM.fullmatch(text[at:-1]) else text[at:]
+            raise InputError(f"--node {text}: expected COLUMN=LEVEL[,COLUMN=LEVEL…], got {rest!r}")
+        name = item["name"].strip()
+        if name in node:
+            raise InputError(f"--node {text}: {name!r} is given twice; give each column one level")
+        node[name] = int(item["level"])
+        if item.end() == len(text):
+            return node
+        at = item.end()
+
+
+# One COLUMN=LEVEL of --node and the comma after it: the shortest name that leaves a level of digits
+# followed by a comma or the end.
+_NODE_ITEM = re.compile(r"(?P<name>.*?)=\s*(?P<level>-?\d+)\s*(?:,(?=.)|$)", re.DOTALL)
