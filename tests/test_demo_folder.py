@@ -163,3 +163,32 @@ def test_a_failed_run_without_a_folder_removes_the_temporary_folder_it_made(tmp_
     assert result.exit_code == 2, result.output
     assert "the release failed" in result.output
     assert _files(temporary) == []
+
+
+def test_a_failed_overwrite_puts_back_the_files_it_replaced(tmp_path, monkeypatch):
+    """`demo --folder d --overwrite` copied Table 3 over d's own table3.csv and table3.toml before
+    the release, and a release that failed left the copies: the user's files were lost to a run that
+    wrote nothing. Oracle: the folder byte for byte as it was (no file set aside left either), and a
+    run that succeeds does replace them."""
+    from sqlclose.errors import InputError
+
+    folder = tmp_path / "d"
+    (folder / "out").mkdir(parents=True)
+    mine = {"table3.csv": "a,b\n1,2\n", "table3.toml": "# my spec\n", "out/release.parquet": "my release\n"}
+    for name, text in mine.items():
+        (folder / name).write_text(text)
+
+    def fails(*args, **kwargs):
+        assert (folder / "table3.csv").read_bytes() == (TABLE3 / "table3.csv").read_bytes()  # the copy was made
+        raise InputError("the release failed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("sqlclose.api.anonymize", fails)
+        result = invoke("demo", "--folder", folder, "--overwrite")
+    assert result.exit_code == 2 and "the release failed" in result.output, result.output
+    assert _files(folder) == ["out", "out/release.parquet", "table3.csv", "table3.toml"]
+    assert {name: (folder / name).read_text() for name in mine} == mine
+    assert invoke("demo", "--folder", folder, "--overwrite").exit_code == 0
+    assert (folder / "table3.csv").read_bytes() == (TABLE3 / "table3.csv").read_bytes()
+    assert duckdb.sql(f"SELECT COUNT(*) FROM '{folder / 'out' / 'release.parquet'}'").fetchall() == [(9,)]
+    assert not [p for p in folder.rglob(".*")]

@@ -70,36 +70,50 @@ def _copy_shipped(folder: Path, spec_path: Path) -> None:
 def _write_replacing(path: Path, data: bytes) -> None:
     """Written beside and renamed over: a link at ``path`` (refused before, yet made since) is
     replaced itself, never followed to a file outside the folder."""
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    from sqlclose.model.whole_files import replaced_whole
+
+    with replaced_whole(path) as temporary:
+        temporary.write_bytes(data)
 
 
 @contextmanager
 def _removed_on_failure(folder: Path, temporary: bool = False) -> Iterator[None]:
     """What the demo adds to ``folder`` (its files, the folders it made) is removed when the run
     fails or is stopped: a rerun refused the files the failed run had left ("already holds …").
-    A ``temporary`` folder (made by the demo before this, without --folder) goes too when empty."""
+    The user's files it replaces (--overwrite) are put back then: the copy had replaced them before
+    a release that failed. A ``temporary`` folder (made by the demo before this, without --folder)
+    goes too when empty. The release's own files are replaced only by a release that succeeded."""
     from sqlclose.release.files import folders_undone_on_failure
 
     before = {name for name in (*DEMO_FILES, *RELEASE) if os.path.lexists(folder / name)}
+    aside: dict[str, Path] = {}
     with folders_undone_on_failure(folder / RELEASE[0]):  # out/, and --folder with its parents if made here
         try:
             folder.mkdir(parents=True, exist_ok=True)
+            _set_aside(folder, [name for name in DEMO_FILES if name in before], aside)
             yield
         except BaseException:
             for name in (*RELEASE, *DEMO_FILES):
                 if name not in before:
                     _remove(folder / name)
+            for name, kept in aside.items():
+                os.replace(kept, folder / name)
             if temporary:  # it exists already: the folders made here do not count it
                 for made in (folder / "out", folder):
                     _remove_if_empty(made)
             raise
+    for kept in aside.values():
+        _remove(kept)
+
+
+def _set_aside(folder: Path, names: list[str], aside: dict[str, Path]) -> None:
+    """Each of ``names`` renamed to a hidden name beside it, recorded in ``aside`` as it goes (a
+    failure half-way puts back those moved)."""
+    for name in names:
+        fd, kept = tempfile.mkstemp(prefix=f".{name}.", suffix=".before-demo", dir=folder)
+        os.close(fd)
+        os.replace(folder / name, kept)
+        aside[name] = Path(kept)
 
 
 def _remove(path: Path) -> None:
