@@ -24,6 +24,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
+from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
 from sqlclose.privacy.criteria import (
@@ -725,7 +726,7 @@ def _number(value: Any) -> float | None:
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Path:
-    with path.open("w", newline="", encoding="utf-8") as f:
+    with replaced_whole(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(columns)
         for row in rows:

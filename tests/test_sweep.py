@@ -1099,3 +1099,26 @@ def test_curve_labels_show_a_whole_number_l_without_a_point_zero(tmp_path, drawn
     assert list(drawn["alteration"]["curves"]) == ["l=2", "l=1.5 (no solution at k = 5)"]
     assert [r["curve"] for r in result.nauc(2, 5) if r["measure"] == "alteration"] == ["l=2", "l=1.5"]
     assert result.failed_runs() == ["l=1.5 k=5"]
+
+
+def test_a_sweep_file_written_from_python_is_replaced_whole_or_not_at_all(tmp_path):
+    """`result.to_csv(path)` opened the path for writing at once: a write that failed half-way (here a
+    value whose text cannot be made, as a full disk or an interrupt would stop it) left the earlier
+    sweep.csv truncated to the rows written so far. Oracle: the earlier file byte for byte, and no
+    temporary file beside it; a write that succeeds replaces it."""
+
+    class Unwritable:
+        def __str__(self) -> str:
+            raise OSError("no space left on device")
+
+    good = [{c: None for c in COLUMNS} | {"algorithm": "incognito", "metric": "ncp", "k": k, "status": "ok",
+                                          "mean_alteration": 10.0 * k} for k in (2, 4)]
+    earlier = tmp_path / "sweep.csv"
+    earlier.write_text("the earlier sweep\n")
+    with pytest.raises(OSError, match="no space left"):
+        SweepResult(good + [good[0] | {"mean_alteration": Unwritable()}]).to_csv(earlier)
+    assert earlier.read_text() == "the earlier sweep\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["sweep.csv"]
+    SweepResult(good).to_csv(earlier)
+    with earlier.open(newline="", encoding="utf-8") as f:
+        assert [r["mean_alteration"] for r in csv.DictReader(f)] == ["20.0", "40.0"]

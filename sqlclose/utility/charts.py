@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlclose.errors import ChartError, EnvironmentFailure, SqlcloseError
+from sqlclose.model.whole_files import replaced_whole
 
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
 LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
@@ -140,7 +141,8 @@ def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str
             ax.legend(title=legend_title, fontsize=LEGEND_FONT, loc="best")
         if inside:
             fig.tight_layout()
-        fig.savefig(path, dpi=DPI, format="png")
+        with replaced_whole(path) as temporary:
+            fig.savefig(temporary, dpi=DPI, format="png")
     finally:
         plt.close(fig)
     return path
