@@ -279,3 +279,21 @@ def test_a_band_of_years_wider_than_a_millennium_is_refused(tmp_path):
     assert result.exit_code == 2, result.output
     assert "dates level '1000000y' is wider than 1000y: the dates rule labels years 1 to 9999 in four digits; give " \
         "a band of at most 1000 years (the top level, '*', holds every date)" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("command", ["show", "validate"])
+def test_a_delimiter_given_for_a_spec_target_is_refused_not_ignored(project, command):
+    """`hierarchy show spec.toml:age --delimiter ,` showed the hierarchy read with the spec's ';' and
+    said nothing: a user checking a comma-separated file through the spec was told it read fine.
+    Oracle: exit 2 with the reason; the same target without the option is shown (exit 0), and a
+    hierarchy file takes the option as before."""
+    target = ["hierarchy", command, f"{project / 'spec.toml'}:age"]
+    refused = invoke(*target, "--delimiter", ",")
+    assert refused.exit_code == 2, refused.output
+    assert refused.stderr == ("sqlclose: error: --delimiter is for a hierarchy file: a SPEC.toml:COLUMN target's "
+                              "file is read with the delimiter its spec gives (`delimiter = \",\"` beside the "
+                              "column's `file`); leave --delimiter out, or set it in the spec\n")
+    assert invoke(*target).exit_code == 0
+    (project / "age_commas.csv").write_text((project / "age.csv").read_text().replace(";", ","))
+    shown = invoke("hierarchy", command, project / "age_commas.csv", "--delimiter", ",")
+    assert shown.exit_code == 0, shown.output

@@ -44,7 +44,7 @@ def hierarchy() -> None:
               "(default: the spec's source).")
 @click.option("--table", help=TABLE_HELP)
 @click.option("--limit", type=int, default=40, show_default=True, help="Leaves shown (0: all).")
-@click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
+@click.option("--delimiter", help=DELIMITER_HELP + "  [default: ;]")
 @json_option
 @verbose_option
 @guarded_read_only
@@ -56,7 +56,7 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
                         "hierarchy is built from or checked against; a hierarchy file is shown as written: leave it "
                         "out (`sqlclose hierarchy validate FILE --data TABLE --column COLUMN` checks a file against "
                         "a table)")
-    h, of_a_qi = _load(target, _data_source(data, table), _delimiter(delimiter))
+    h, of_a_qi = _load(target, _data_source(data, table), _delimiter(target, delimiter))
     if as_json:
         cover = None if h.cover is None else h.cover.tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
@@ -83,7 +83,7 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
 @click.option("--sensitive", is_flag=True, help="--column is sensitive: its values the hierarchy lacks are "
               "counted, not shown (for a hierarchy file; a SPEC:COLUMN target's spec says).")
 @click.option("--table", help=TABLE_HELP)
-@click.option("--delimiter", default=";", show_default=True, help=DELIMITER_HELP)
+@click.option("--delimiter", help=DELIMITER_HELP + "  [default: ;]")
 @verbose_option
 @guarded_read_only
 def validate(target: str, data: Path | None, column: str | None, sensitive: bool, table: str | None,
@@ -92,7 +92,7 @@ def validate(target: str, data: Path | None, column: str | None, sensitive: bool
     of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value; a
     sensitive column's values counted, never shown)."""
     _refuse_unused_options(_spec_target(target) is not None, data, column, sensitive)
-    _validate(target, _data_source(data, table), data, column, _delimiter(delimiter), sensitive)
+    _validate(target, _data_source(data, table), data, column, _delimiter(target, delimiter), sensitive)
 
 
 def _refuse_unused_options(of_a_spec: bool, data: Path | None, column: str | None, sensitive: bool) -> None:
@@ -224,9 +224,15 @@ def _spec_target(target: str) -> tuple[str, str] | None:
     return target[:end - 1], target[end:]
 
 
-def _delimiter(given: str) -> str:
-    """The command line's delimiter: '\\t' (a backslash and a t, as a shell passes it) is a tab."""
-    return "\t" if given == "\\t" else given
+def _delimiter(target: str, given: str | None) -> str:
+    """The command line's delimiter, ';' unless given: '\\t' (a backslash and a t, as a shell passes
+    it) is a tab. Refused for a SPEC:COLUMN target, whose spec gives the file's: `--delimiter ,` was
+    ignored there, and the hierarchy shown (or passed) as if it had applied."""
+    if given is not None and _spec_target(target) is not None:
+        raise SpecError("--delimiter is for a hierarchy file: a SPEC.toml:COLUMN target's file is read with the "
+                        "delimiter its spec gives (`delimiter = \",\"` beside the column's `file`); leave --delimiter "
+                        "out, or set it in the spec")
+    return "\t" if given == "\\t" else (given or ";")
 
 
 def _refuse_bare_spec(target: str) -> None:
