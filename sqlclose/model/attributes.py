@@ -23,7 +23,7 @@ class SensitiveAttribute:
 
     name: str
     spec: Sensitive | None
-    domain: list[str]
+    domain: Sequence[str | None]  # a list, or ArrowValues for a large ordered column's
     hierarchy: Hierarchy | None = None
     q: np.ndarray | None = None
 
@@ -65,7 +65,8 @@ def require_ordered_type(name: str, dtype: pa.DataType, source_label: str) -> No
 
 
 def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
-                     distinct_values: Callable[[], list[str]], stand_in: str | None = None) -> list[str]:
+                     distinct_values: Callable[[], Sequence[str | None]],
+                     stand_in: str | None = None) -> Sequence[str | None]:
     """A sensitive column's values in code order: the leaves of its hierarchy the table holds (and
     the NULL ``stand_in``, a leaf too), in the hierarchy's order, except for the ordered distance,
     which uses the table's distinct values sorted as the column's type sorts them. A leaf the table
