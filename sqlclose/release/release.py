@@ -499,7 +499,8 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
         if isinstance(hist.counts[j], SparseCounts):  # a large domain: each class by its own values
-            out[sa.name] = _largest_of_cells(hist.counts[j][kept], released, sa)
+            runs = hist.kept_cell_runs(j, kept, SLICE_BYTES)  # its cells a run at a time: their temporaries too
+            out[sa.name] = max(_largest_of_cells(run, released, sa) for run in runs)
             continue
         worst = [_largest_distance(counts, released[held], sa) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = float(max(worst))

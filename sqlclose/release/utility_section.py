@@ -153,7 +153,7 @@ def sensitive_values(problem: Problem, hist: ClassHistograms, kept: np.ndarray) 
         # Against the released table's own distribution: the input's (sa.q) holds the suppressed
         # rows' values, which the release hides (t-closeness's max_emd is the one measure against it).
         if isinstance(hist.counts[j], SparseCounts):  # by their cells: a dense run is a few classes
-            figures = [_cell_values(hist.counts[j][kept], totals)]
+            figures = [_cell_values(run, totals) for run in hist.kept_cell_runs(j, kept, SLICE_BYTES)]
         else:
             figures = [_run_values(counts, totals[held]) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = {"l_diversity": min(f[0] for f in figures), "l1_closeness": max(f[1] for f in figures)}
