@@ -499,33 +499,30 @@ def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray)
         # terms and the value moved in its last digits. A hierarchy's leaves are the spec's.
         held = slice(None) if sa.distance == "hierarchical" else released > 0
         if isinstance(hist.counts[j], SparseCounts):  # a large domain: each class by its own values
-            runs = hist.kept_cell_runs(j, kept, SLICE_BYTES)  # its cells a run at a time: their temporaries too
-            out[sa.name] = max(_largest_of_cells(run, released, sa) for run in runs)
+            out[sa.name] = _largest_of_cells(hist.kept_cell_runs(j, kept, SLICE_BYTES), released, sa)
             continue
         worst = [_largest_distance(counts, released[held], sa) for counts in hist.kept_runs(j, kept, held, SLICE_BYTES)]
         out[sa.name] = float(max(worst))
     return out
 
 
-def _largest_of_cells(classes: SparseCounts, released: np.ndarray, sa: Any) -> float:
+def _largest_of_cells(runs: Iterator[SparseCounts], released: np.ndarray, sa: Any) -> float:
     """The largest distance of released classes kept as cells, each read by its own values (600
-    classes x 99,520 values made dense took seconds: docs/performance.md, fifty-third round): the
-    same float as every run's ``_largest_distance``, each class's figure being its own
-    (privacy/cell_distances.py)."""
+    classes x 99,520 values made dense took seconds: docs/performance.md, fifty-third round), a run
+    of classes at a time (their temporaries too: +147 MiB at once on 632 k ordered values, sixty-
+    seventh round): the same float as every run's ``_largest_distance``, each class's figure being
+    its own (privacy/cell_distances.py)."""
     if sa.distance == "ordered":
-        return _largest_ordered_of_cells(classes, released)
-    if sa.distance in ("equal", "variational"):
-        return largest_equal_of_cells(classes, released)
-    return float(distances_of_cells(classes, released, sa.distance, sa.tree).max())
-
-
-def _largest_ordered_of_cells(classes: SparseCounts, released: np.ndarray) -> float:
-    """The largest ordered EMD of released classes given by their cells from ``released`` over the
-    values it holds (the columns renumbered to those): the exact integer sums, the dense rows' bits."""
-    cells = ClassCells.of(classes)
-    position = np.cumsum(released > 0) - 1
-    moved = dataclasses.replace(cells, cols=position[cells.cols])
-    return float(OrderedTable(released[released > 0]).emd(moved).max())
+        # Over the values the release holds, the columns renumbered to those: the exact integer
+        # sums, the dense rows' bits. The table's prefix sums are made once, for every run.
+        table, position = OrderedTable(released[released > 0]), np.cumsum(released > 0) - 1
+        largest = (table.emd(dataclasses.replace(cells, cols=position[cells.cols])).max()
+                   for cells in map(ClassCells.of, runs))
+    elif sa.distance in ("equal", "variational"):
+        largest = (largest_equal_of_cells(run, released) for run in runs)
+    else:
+        largest = (distances_of_cells(run, released, sa.distance, sa.tree).max() for run in runs)
+    return float(max(largest))
 
 
 def _largest_distance(counts: np.ndarray, released: np.ndarray, sa: Any) -> float:
