@@ -186,7 +186,7 @@ class ArrowValues(Sequence):
     """A column's values as one Arrow array, read as Python values where asked: what a sensitive
     domain of hundreds of thousands of distinct values is kept as (631,908 values of an ordered
     column held 38.5 MiB as Python strings, their array ~7 MiB; docs/engines.md, "Where the
-    process still goes past the limit"). A sequence like the list it replaces: length, index,
+    process went past the limit"). A sequence like the list it replaces: length, index,
     iteration (in batches), ``in``."""
 
     __slots__ = ("arrow",)

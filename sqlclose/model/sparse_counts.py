@@ -43,7 +43,7 @@ class SparseCounts:
         """Cells numbered row × width + column, each once, in ascending order (as the engine sorted
         them): no sort, no gather. ``from_cells`` held ~72 bytes a cell at its peak (the order, the
         sorted copies, the rows and columns); this ~32. An ordered t on ~630 k values judged a node
-        of millions of cells as one part (docs/engines.md, "Where the process still goes past")."""
+        of millions of cells as one part (docs/engines.md, "Where the process went past the limit")."""
         return cls(cells // shape[1], cells % shape[1], np.asarray(values, dtype=np.float64), shape)
 
     def __getitem__(self, which: slice | np.ndarray) -> SparseCounts:
