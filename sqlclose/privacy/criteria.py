@@ -356,9 +356,9 @@ class TCloseness(_Cached):
     monotone: ClassVar[bool] = True  # Li et al., Fact 2 (every distance here is convex)
     worse_is_higher: ClassVar[bool] = True
     # Per-value arrays (each as long as the domain: 4.8 MiB at 632 k ordered values, ~45 MiB in all),
-    # built when first read and let go of before the re-check of a written release (``let_go``).
-    _ARRAYS: ClassVar[tuple[str, ...]] = ("_ordered", "_point_mass", "_farthest_first", "_farthest_mass",
-                                          "_deficit", "_shares")
+    # built when first read and let go of before the re-check of a written release (``let_go``):
+    # every cached property below, named once the class is made.
+    _ARRAYS: ClassVar[tuple[str, ...]]
 
     @functools.cached_property
     def _ordered(self) -> OrderedTable | None:
@@ -485,6 +485,10 @@ class TCloseness(_Cached):
         present value in farthest-first order, one argmax instead of a masked max over every cell."""
         first = np.argmax(present[:, self._farthest_first], axis=1)
         return np.where(present.any(axis=1), self._farthest_mass[first], -np.inf)
+
+
+TCloseness._ARRAYS = tuple(name for name, value in vars(TCloseness).items()
+                          if isinstance(value, functools.cached_property))
 
 
 def max_distance(column: SensitiveAttribute) -> float:
