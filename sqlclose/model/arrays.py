@@ -151,6 +151,11 @@ def decoded_strings(codes: np.ndarray, labels: Sequence[str]) -> pa.Array:
                                                             pa.py_buffer(data)])
 
 
+def ascending(values: np.ndarray) -> bool:
+    """Whether ``values`` (one dimension) never decrease; ties allowed."""
+    return bool(values.size < 2 or (values[1:] >= values[:-1]).all())
+
+
 def numpy_of(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """``column.to_numpy()`` for a numeric or bool column without nulls, read from its buffers
     (``to_numpy`` imports pandas); anything else goes to ``to_numpy``. One chunk gives a read-only

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sqlclose.model.arrays import ascending
+
 # What one cell costs a run judged by its cells (``ClassHistograms.slices``): its row, column and
 # count (24 bytes) and the ~15 per-cell float64 temporaries of the ordered t (privacy/ordered_cells.py),
 # a third of them, as a run's dense bytes count a third of their temporaries.
@@ -30,9 +32,12 @@ class SparseCounts:
     @classmethod
     def from_cells(cls, cells: np.ndarray, values: np.ndarray, shape: tuple[int, int]) -> SparseCounts:
         """Cells numbered row × width + column, in any order; a cell given more than once is summed
-        (rows grouped by more sensitive columns than this one)."""
-        order = np.argsort(cells, kind="stable")
-        cells, values = cells[order], np.asarray(values, dtype=np.float64)[order]
+        (rows grouped by more sensitive columns than this one). Cells the engine sorted are not
+        sorted again (a released node's, ``sql/queries.node_histogram``)."""
+        values = np.asarray(values, dtype=np.float64)
+        if not ascending(cells):
+            order = np.argsort(cells, kind="stable")
+            cells, values = cells[order], values[order]
         if cells.size and (cells[1:] == cells[:-1]).any():
             starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
             cells, values = cells[starts], np.add.reduceat(values, starts)

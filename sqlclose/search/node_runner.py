@@ -58,7 +58,8 @@ class NodeRunner:
     def histograms(self, subset: Subset, node: Node, keep: bool = True,
                    cells_past: int | None = None) -> ClassHistograms:
         """Class histograms of one node; ``keys`` holds the codes of the subset's QIs; ``cells_past``:
-        as ``class_histograms`` (not for a level's nodes: they are stacked dense)."""
+        as ``class_histograms`` (not for a level's nodes: they are stacked dense), its rows then
+        sorted by the engine, so that Python need not sort them."""
         read, parent = self._source(subset, node)
         if parent is not None:
             source, from_levels = q.table(self._cache[subset, parent][0]), parent
@@ -72,7 +73,8 @@ class NodeRunner:
             top = level == qi.levels - 1
             groups.append((qi.coded.code, None if top else divisors[level] // divisors[from_level]))
         sas = self.problem.sas
-        result = self.problem.engine.fetch(q.node_histogram(source, groups, [s.coded.code for s in sas]))
+        result = self.problem.engine.fetch(q.node_histogram(source, groups, [s.coded.code for s in sas],
+                                                            ordered=cells_past is not None))
         self.queries += 1
         self.nodes_computed += 1
         if keep:
