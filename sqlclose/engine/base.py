@@ -297,6 +297,12 @@ class Engine(ABC):
         """The engine's memory limit back to its share of the job's (the search has ended)."""
         return None
 
+    def release_cached_memory(self) -> None:
+        """Hand back to the system what the engine's allocator keeps cached from statements that
+        finished, before a step that must fit beside what the process holds (the release's
+        re-check). A no-op for an engine whose memory lives elsewhere, or with no limit set."""
+        return None
+
     def check_connection(self) -> None:
         """Raise InputError when the connection is set in a way sqlclose cannot work under (a
         caller's connection may be changed after the engine was made: checked again before each

@@ -996,10 +996,8 @@ class DuckDBEngine(Engine):
         our own with a limit set."""
         if not (self.memory_budget and self._own) or (resident := resident_bytes()) is None:
             return
-        if self._monitor is None:  # a cursor of its own: the connection may hold a pending result
-            self._monitor = self.con.cursor()
         with _interruptible():  # Ctrl-C may land in these queries too
-            used = self._monitor.execute(_MEMORY_USED).fetchone()[0] or 0
+            used = self._monitor_cursor().execute(_MEMORY_USED).fetchone()[0] or 0
         held = resident - int(used)
         self._outside = max(self._outside, held)
         limit = engine_limit_now(self.memory_budget, max(self._outside, held + upcoming))
@@ -1011,10 +1009,23 @@ class DuckDBEngine(Engine):
             self._set_limit(engine_share(self.memory_budget))
         self._outside = 0
 
+    def release_cached_memory(self) -> None:
+        """DuckDB's limit set again to its value: setting it makes DuckDB hand back what its
+        allocator keeps of finished statements (jemalloc's cached pages, glibc's free heap: 237 → 195
+        MiB after a 3 M-row GROUP BY and a 2 M-row sort; docs/engines.md, sixty-eighth round)."""
+        if self.memory_budget and self._own:
+            self._set_limit(self._engine_limit)
+
     def _set_limit(self, limit: int) -> None:
         with _interruptible():
-            self._monitor.execute("SET memory_limit = $1", [f"{limit}B"])  # the monitor exists: fit_memory made it
+            self._monitor_cursor().execute("SET memory_limit = $1", [f"{limit}B"])
         self._engine_limit = limit
+
+    def _monitor_cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own for the memory settings: the connection may hold a pending result."""
+        if self._monitor is None:
+            self._monitor = self.con.cursor()
+        return self._monitor
 
     @contextmanager
     def objects_made(self) -> Iterator[list[tuple[str, str]]]:

@@ -240,6 +240,7 @@ class Release:
         hist = NodeRunner(self.problem).histograms(tuple(range(len(self.problem.qis))), levels, keep=False,
                                                    cells_past=dense_bytes_allowed(self.problem.engine.memory_budget))
         outcome = judge(hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
+        self.problem.engine.release_cached_memory()  # the GROUP BY's pages back before the write
         return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
                 hist, outcome.failing)
 
@@ -392,10 +393,12 @@ class Release:
         """The summary, after the written release (read back as ``written``) passed the
         independent re-check against it; raises VerificationError otherwise."""
         started = time.perf_counter()
+        self.problem.engine.release_cached_memory()  # the write's pages back before the summary's arrays
         summary = self.summary
         claimed = {"rows": summary["rows"], "classes": summary["classes"], "privacy": summary["privacy"]}
         for criterion in self.criteria:  # judging is done: the re-check (SQL) runs with less held, ~45 MiB on
             criterion.let_go()           # 632 k ordered values (docs/engines.md, sixty-seventh round)
+        self.problem.engine.release_cached_memory()  # and the summary's, before the re-check's SQL
         found = self._recheck_relation(written)
         self._refuse_changed_source()  # after the write and its re-check: a change before or while they ran is seen
         checkpoint("verify")
