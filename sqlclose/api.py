@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import secrets
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +60,9 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     ``fingerprint_key`` (default: $SQLCLOSE_FINGERPRINT_KEY) is the operator's secret that keys
     the input fingerprint in the report; without one the report records no fingerprint.
     ``node`` (as ``Release.at`` takes it) returns the release at that satisfying node instead of
-    the optimum (``--node``): its form and levels are checked once the hierarchies are built, before
-    the search, so that a mistaken node costs no search. ``output_format`` (``"parquet"``,
+    the optimum (``--node``): its form and levels are checked once the hierarchies are built, and
+    it is measured alone (one GROUP BY); no search runs unless it does not satisfy, when the search
+    finds the optimum (or the minimal nodes) to name in the ``InputError``. ``output_format`` (``"parquet"``,
     ``"parquet-folder"``, ``"csv"``, ``"duckdb"``) and ``partition_by``, how the release will be
     written: what they cannot hold of the sensitive and other columns, which every node releases as
     they are, is refused before the search, not after it (``write`` checks every column again).
@@ -138,17 +141,33 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
                               owns_engine=given is None, digest_key=key, inputs=inputs, searched_rows=searched,
                               selection=spec.search, gaa_run=gaa, hierarchy_files=_hierarchy_files(spec), _run=run,
                               _drops_run=run is not None)
+        made = functools.partial(Release, problem, criteria=criteria, spec_sha256=spec.sha256(),
+                                 source_label=opened.label, timings=timings, owns_engine=given is None, digest_key=key,
+                                 inputs=inputs, selection=spec.search, searched_rows=searched,
+                                 hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
         started = time.perf_counter()
+        if levels is not None and (unsearched := _given_unsearched(made, problem, levels)) is not None:
+            timings["search_seconds"] = time.perf_counter() - started  # the node measured, no search
+            return unsearched
         result = _search(problem, criteria, spec, _with_checkpoint(on_progress))
         timings["search_seconds"] = time.perf_counter() - started  # with the histogram's collection, when local
     except BaseException:
         if given is None:
             engine.close()  # temp objects (and our own connection) go; a caller's connection stays
         raise
-    release = Release(problem, result, criteria, spec.sha256(), opened.label, timings, owns_engine=given is None,
-                      digest_key=key, inputs=inputs, selection=spec.search, searched_rows=searched,
-                      hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
+    release = made(search=result)
     return release if levels is None else _at_given(release, levels)
+
+
+def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tuple[int, ...]) -> Release | None:
+    """The release at a given node measured alone (one GROUP BY) when it satisfies: no search
+    ran. None when it does not: the search then runs, to tell the optimum or the minimal nodes
+    instead (``Release.at``'s message)."""
+    shape = tuple(qi.levels for qi in problem.qis)
+    unsearched = made(search=SearchResult.unsearched(shape))
+    chosen = unsearched.at_if_satisfied(levels)
+    return None if chosen is None else dataclasses.replace(chosen, owns_engine=unsearched.owns_engine,
+                                                           _drops_run=unsearched._drops_run)
 
 
 def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
@@ -209,7 +228,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     (Parquet or CSV) of ``histogram_sql(spec)``'s result, counts only — and return the release as
     a query for the warehouse (``release_sql()``, ``write_sql(path)``) in ``dialect`` (default:
     the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies. ``node``: the
-    release at that satisfying node instead (as ``anonymize``'s, checked before the search)."""
+    release at that satisfying node instead (as ``anonymize``'s: measured alone, no search)."""
     from sqlclose.prepare import histogram as hist
     from sqlclose.sql.warehouse import warehouse_table
 
@@ -229,17 +248,23 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
         _refuse_k_over_rows(spec, problem)
         _refuse_nothing_required(spec, problem)
         levels = None if node is None else _given_node(node, spec, problem)
+        drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
+                     if s.nulls == "drop")
+        made = functools.partial(WarehouseRelease, problem, criteria=criteria, spec_sha256=spec.sha256(),
+                                 source_label=opened.label, timings=timings, digest_key=operator_key(),
+                                 inputs=[histogram, *spec.files_read], table=warehouse_table(source.table_parts),
+                                 table_name=str(source.table), dialect=dialect, drop_nulls=drop,
+                                 selection=spec.search, hierarchy_files=_hierarchy_files(spec))
+        started = time.perf_counter()
+        if levels is not None and (unsearched := _given_unsearched(made, problem, levels)) is not None:
+            timings["search_seconds"] = time.perf_counter() - started  # the node measured, no search
+            return unsearched
         result = _search(problem, criteria, spec, on_progress)
         timings["search_seconds"] = result.seconds
     except BaseException:
         opened.engine.close()
         raise
-    drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()] if s.nulls == "drop")
-    release = WarehouseRelease(problem, result, criteria, spec.sha256(), opened.label, timings,
-                               digest_key=operator_key(), inputs=[histogram, *spec.files_read],
-                               table=warehouse_table(source.table_parts), table_name=str(source.table),
-                               dialect=dialect, drop_nulls=drop, selection=spec.search,
-                               hierarchy_files=_hierarchy_files(spec))
+    release = made(search=result)
     return release if levels is None else _at_given(release, levels)
 
 

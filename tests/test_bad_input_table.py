@@ -439,6 +439,9 @@ CASES: list[Case] = [
          args=("anonymize", "spec.toml", "--node", "zip=1,age=9")),
     Case("node-not-a-quasi-identifier", "`--node` naming a column that is no quasi-identifier (`zipp=1`): told "
          "before the data is read", lambda d: None, 2, args=("anonymize", "spec.toml", "--node", "zipp=1,age=2")),
+    Case("node-double-comma", "`--node` with two commas between pairs (`age=2,,zip=1`): the second is read as part "
+         "of the next name, which is told with the name it was near", lambda d: None, 2,
+         args=("anonymize", "spec.toml", "--node", "age=2,,zip=1")),
     # -- values that once stopped with an internal error, or released as given
     Case("bands-nan", "a band width that is not a number (`bands = [nan]`)",
          lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [nan] }"))), 2),
@@ -897,6 +900,10 @@ MESSAGES = {
     ),
     "node-not-a-quasi-identifier": (
         "sqlclose: error: node names 'zipp', which is not a quasi-identifier (those are: zip, age)"
+    ),
+    "node-double-comma": (
+        "sqlclose: error: node names ',zip', which is not a quasi-identifier (those are: zip, age); did you mean "
+        "'zip'? Pairs are separated by one comma: a comma more is read as part of a name"
     ),
     "bands-nan": (
         "sqlclose: error: spec.toml: invalid spec: "

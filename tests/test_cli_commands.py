@@ -282,8 +282,13 @@ def test_a_chosen_minimal_node_is_released(project):
     assert result.exit_code == 0, result.output
     doc = json.loads(result.output)
     assert doc["node"] == {"zip": 1, "age": 2}
+    assert doc["node_given"] is True and doc["lattice"]["searched"] is False  # measured alone: no search ran
     labels = duckdb.sql(f"SELECT DISTINCT zip FROM '{project / 'out' / 'release.parquet'}' ORDER BY 1").fetchall()
     assert labels == [("4760*",), ("4767*",), ("4790*",)]
+    told = invoke("anonymize", project / "spec.toml", "-o", project / "c.parquet", "--node", "zip=1,age=2",
+                  "--no-progress")
+    assert told.exit_code == 0 and "search     none: the node was given, and measured alone (lattice of 24 nodes)" \
+        in told.output, told.output
     # Deciding the lattice: not evaluated (the walk from above decided it from a failing node above
     # it), known to fail, and the minimal nodes offered instead.
     result = invoke("anonymize", project / "spec.toml", "-o", project / "b.parquet", "--node", "zip=0,age=0",
@@ -310,6 +315,8 @@ def test_a_node_named_twice_or_empty_is_refused(project, given, says):
 @pytest.mark.parametrize(("given", "says"), [
     ("zipp=1,age=2", "node names 'zipp', which is not a quasi-identifier (those are: zip, age)"),
     ("zip=1", "node gives no level for 'age'"),
+    ("age=2,,zip=1", "node names ',zip', which is not a quasi-identifier (those are: zip, age); did you mean 'zip'? "
+                     "Pairs are separated by one comma: a comma more is read as part of a name"),
 ])
 def test_a_node_naming_no_quasi_identifier_is_refused_before_the_data_is_read(project, given, says):
     """A --node the spec alone refutes was told only after the whole search. It is told before

@@ -27,6 +27,7 @@ import pytest
 from oracle import Config, table3_oracle
 
 import sqlclose
+import sqlclose.api
 from sqlclose import Release
 from sqlclose.against_report import verify_against_report
 from sqlclose.search import incognito as incognito_module
@@ -87,7 +88,8 @@ def test_report_keys_and_values(written):
     lattice = report["lattice"]
     assert lattice["size"] == 6 * 4  # zip: 47677 … *****, 6 levels; age: 4 levels
     assert lattice["levels"] == {"zip": 6, "age": 4}
-    assert set(lattice) == {"levels", "size", "complete", "seconds"} and lattice["complete"] is True
+    assert set(lattice) == {"levels", "size", "complete", "searched", "seconds"} \
+        and lattice["complete"] is True and lattice["searched"] is True
     assert 1 <= release.search.nodes_evaluated <= lattice["size"]
     assert lattice["seconds"] >= 0
     assert report["classes"] == 3
@@ -419,6 +421,45 @@ def test_any_satisfying_node_is_released_measured_even_one_the_search_did_not_ev
     release.at(unmeasured[0]).write_parquet(out)
     sizes = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{out}') GROUP BY zip, age").fetchall()
     assert min(n for (n,) in sizes) >= k and sum(n for (n,) in sizes) == 9 - truth[unmeasured[0]].suppressed
+
+
+@pytest.mark.parametrize("suppression", [0.0, 0.34])
+def test_a_given_satisfying_node_is_released_without_a_search(tmp_path, monkeypatch, suppression):
+    """``anonymize(node=…)`` (``--node``) measures the given node alone: every node brute force
+    says satisfies is released with brute force's figures while the search fails if it runs at
+    all, and the report says none ran. A node that fails is told so, with the optimum the search
+    then finds (brute force's); ``at`` on such a release cannot name one, and says why."""
+    t = {"salary": (0.2, "ordered"), "disease": (0.3, "hierarchical")}
+    truth = table3_oracle().evaluate_all({"case": (Config(3, t), suppression)})["case"]
+    spec = spec_dict(k=3, suppression=suppression)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("the search ran for a given node")
+
+    monkeypatch.setattr(sqlclose.api, "incognito", no_search)
+    satisfying = [node for node, result in truth.items() if result.satisfied]
+    assert len(satisfying) > 1 and len(satisfying) < len(truth)
+    for node in satisfying:
+        with sqlclose.anonymize(CSV, spec, node=node) as release:
+            expected = truth[node]
+            assert (release.summary["suppressed_rows"], release.summary["classes"]) == \
+                (expected.suppressed, expected.classes)
+            assert release.summary["utility"]["discernibility"] == expected.dm
+    failing = next(node for node, result in truth.items() if not result.satisfied)
+    with sqlclose.anonymize(CSV, spec, node=satisfying[0]) as release:
+        doc = release.write_parquet(tmp_path / "given.parquet")
+        with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; no search ran"):
+            release.at(failing)
+    assert doc["node_given"] is True and doc["lattice"]["searched"] is False and doc["lattice"]["seconds"] == 0
+    sizes = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{tmp_path / 'given.parquet'}') GROUP BY zip, age")
+    sizes = [n for (n,) in sizes.fetchall()]
+    assert min(sizes) >= 3 and sum(sizes) == 9 - truth[satisfying[0]].suppressed
+    monkeypatch.undo()
+    with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; the optimum is") as told:
+        sqlclose.anonymize(CSV, spec, node=failing)
+    named = re.search(r"the optimum is zip=(\d+), age=(\d+)", str(told.value))
+    least = min(r.dm for r in truth.values() if r.satisfied)
+    assert truth[int(named[1]), int(named[2])].satisfied and truth[int(named[1]), int(named[2])].dm == least
 
 
 def test_connection_table_named_with_its_schema_and_catalog():

@@ -566,6 +566,7 @@ def test_another_minimal_node_is_released_as_the_local_path_releases_it(tmp_path
                   "--no-progress")
     assert local.exit_code == 0 and made.exit_code == 0, (local.output, made.output)
     assert json.loads(made.stdout)["node"] == json.loads(local.stdout)["node"] == other
+    assert json.loads(made.stdout)["lattice"]["searched"] is json.loads(local.stdout)["lattice"]["searched"] is False
     _run_in_warehouse(warehouse, (tmp_path / "release.sql").read_text(), tmp_path / "warehouse.parquet")
     _assert_same_rows(tmp_path / "local.parquet", tmp_path / "warehouse.parquet",
                       json.loads(local.stdout)["output"]["columns"])

@@ -118,7 +118,7 @@ L_AND_P_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive co
 _FIGURES: dict[str, str] = {
     "input.source": "string", "algorithm": "string", "node": "object", "node.*": "level", "node_given": "flag",
     "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
-    "lattice.complete": "flag", "lattice.seconds": "number",
+    "lattice.complete": "flag", "lattice.searched": "flag", "lattice.seconds": "number",
     "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.scope": "string", "gaa.seconds": "number",
     "generalization.*.level": "level", "generalization.*.levels": "count", "generalization.*.labels": "strings",
     "generalization.*.label_count": "count", "generalization.*.at_top": "flag",

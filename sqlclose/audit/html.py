@@ -151,8 +151,12 @@ def _section(title: str, chart: str, text: str) -> str:
 
 def _lattice_text(doc: dict) -> str:
     lat = doc["lattice"]
-    searched = "decided the whole lattice" if lat["complete"] else "explored for the optimum alone"
-    return (f"<p>{lat['size']} nodes; the search {searched} in {lat['seconds']:.2f} s. Which other nodes satisfy "
+    if not lat.get("searched", True):  # a report before the field: searched
+        done = "no search ran: the node was given, and measured alone"
+    else:
+        searched = "decided the whole lattice" if lat["complete"] else "explored for the optimum alone"
+        done = f"the search {searched} in {lat['seconds']:.2f} s"
+    return (f"<p>{lat['size']} nodes; {done}. Which other nodes satisfy "
             "is not in the report: whether a finer node satisfies tells of values the release hides.</p>")
 
 

@@ -55,8 +55,8 @@ Examples:
               "sensitive column the output cannot hold or partition by); print the "
               "plan; search nothing, write nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
-              "minimal one: Release.minimal_nodes with --explore lattice); one the search did not measure is "
-              "evaluated first.")
+              "minimal one: Release.minimal_nodes with --explore lattice): measured alone, no search runs "
+              "unless it fails (the error then names the optimum).")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
 @engine_options
 @click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
@@ -448,7 +448,9 @@ def _print_summary(doc: dict, report: Path) -> None:
         click.echo(f"             {u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at "
                    "the root")
     lat, gaa = doc["lattice"], doc.get("gaa")
-    if lat is not None:
+    if lat is not None and not lat.get("searched", True):  # a report before the field: searched
+        click.echo(f"  search     none: the node was given, and measured alone (lattice of {lat['size']} nodes)")
+    elif lat is not None:
         explored = "decided whole" if lat["complete"] else "explored for the optimum alone"
         click.echo(f"  search     lattice of {lat['size']} nodes, {explored}, {lat['seconds']:.2f} s")
     if gaa is not None:

@@ -39,7 +39,8 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
         raise InputError(f"node {node!r} is a {type(node).__name__}: {form}")
     unknown = sorted(str(k) for k in set(given) - set(names))
     if unknown:
-        raise InputError(f"node names {unknown[0]!r}, which is not a quasi-identifier (those are: {listed})")
+        raise InputError(f"node names {unknown[0]!r}, which is not a quasi-identifier (those are: {listed})"
+                         + _near_name(unknown[0], names))
     missing = [name for name in names if name not in given]
     if missing:
         raise InputError(f"node gives no level for {', '.join(repr(m) for m in missing)}: name a level for "
@@ -53,6 +54,15 @@ def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | Non
         if level < 0 or (levels is not None and level >= levels[i]):
             raise InputError(f"node {name}={level}: {name!r} has no level {level} (its levels are {top})")
     return tuple(int(given[name]) for name in names)
+
+
+def _near_name(unknown: str, names: Sequence[str]) -> str:
+    """A hint for a name that is a quasi-identifier's but for commas or spaces around it: in
+    ``--node 'age=2,,zip=1'`` a comma belongs to the next name (a name may hold one)."""
+    near = unknown.strip(", \t")
+    if near == unknown or near not in names:
+        return ""
+    return f"; did you mean {near!r}? Pairs are separated by one comma: a comma more is read as part of a name"
 
 
 @lru_cache(maxsize=256)

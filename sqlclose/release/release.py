@@ -215,11 +215,18 @@ class Release:
         one left aside when exploring for the optimum) is evaluated now: one GROUP BY."""
         self._require_open()
         levels = self._levels_of(node)
+        chosen = self.at_if_satisfied(levels)
+        if chosen is None:
+            raise InputError(f"node {self._named(levels)} does not satisfy the requirements; {self._instead()}")
+        return chosen
+
+    def at_if_satisfied(self, levels: Node) -> Release | None:
+        """``at`` a node given as levels (checked), or None when it does not satisfy."""
         evaluated, hist, failing = self.search.evaluated.get(levels), None, None
         if self._unmeasured(levels, evaluated):
             evaluated, hist, failing = self._measure(levels)
         if evaluated is None or not evaluated.satisfied:
-            raise InputError(f"node {self._named(levels)} does not satisfy the requirements; {self._instead()}")
+            return None
         known = self.search.evaluated.with_node(levels, evaluated)
         search = dataclasses.replace(self.search, optimum=levels, evaluated=known)
         # timings copied: a write of the copy set its verify_seconds in the original's report too
@@ -246,6 +253,8 @@ class Release:
 
     def _instead(self) -> str:
         """What to release instead of a node that does not satisfy."""
+        if not self.search.searched:
+            return "no search ran (this release's node was given): anonymize without a node to find the optimum"
         if self.minimal_nodes is None:
             return f"the optimum is {_listed(self._named(self.search.optimum))}"
         return "pick a satisfying node, e.g. a minimal one: " + "; ".join(_listed(m) for m in self.minimal_nodes)
@@ -456,7 +465,8 @@ class Release:
         p = self.problem
         return {"algorithm": "incognito", "node": self.node, "node_given": self.node_given,
                 "lattice": Lattice(levels={qi.name: qi.levels for qi in p.qis}, size=self.search.lattice_size,
-                                   complete=self.search.complete, seconds=round(self.search.seconds, 4))}
+                                   complete=self.search.complete, searched=self.search.searched,
+                                   seconds=round(self.search.seconds, 4))}
 
     def _warnings(self) -> list[str]:
         return []

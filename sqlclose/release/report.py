@@ -48,7 +48,9 @@ class Lattice(_Model):
     complete: bool = Field(True, description="Every node was decided ([search] explore = \"lattice\", or a metric "
                            "other than discernibility). False when exploring for the optimum alone (the default) left "
                            "alone nodes that could not be the optimum.")
-    seconds: float = Field(description="Search time.")
+    searched: bool = Field(True, description="False when the node was given (--node, anonymize(node=…)) and "
+                           "satisfied as measured alone: no search ran, and nothing else of the lattice was decided.")
+    seconds: float = Field(description="Search time (0 when no search ran).")
 
 
 class Generalization(_Model):

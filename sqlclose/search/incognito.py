@@ -63,6 +63,14 @@ class SearchResult:
     # Every minimal satisfying node; None when the search explored for the optimum alone (an empty
     # list would say that no node satisfies).
     minimal_nodes: list[Node] | None = field(default_factory=list)
+    searched: bool = True  # False: no search ran, the node was given (``unsearched``)
+
+    @classmethod
+    def unsearched(cls, shape: tuple[int, ...]) -> SearchResult:
+        """A lattice nothing was decided in: the release of a given node measured alone, without
+        the search (``--node``; the lattice's arrays are zeros no page of which is written)."""
+        return cls(shape, np.zeros(shape, dtype=bool), EvaluatedNodes(shape), 0, 0.0, minimal_nodes=None,
+                   searched=False)
 
     @property
     def complete(self) -> bool:
