@@ -451,6 +451,9 @@ def test_a_given_satisfying_node_is_released_without_a_search(tmp_path, monkeypa
         with pytest.raises(sqlclose.InputError, match="does not satisfy the requirements; no search ran"):
             release.at(failing)
     assert doc["node_given"] is True and doc["lattice"]["searched"] is False and doc["lattice"]["seconds"] == 0
+    with sqlclose.anonymize(CSV, {**spec, "search": {"explore": "lattice"}}, node=satisfying[0]) as release:
+        assert release.minimal_nodes is None and release.write_parquet(tmp_path / "l.parquet")["lattice"] == \
+            {**doc["lattice"], "complete": False}  # nothing decided, whatever explore says
     sizes = duckdb.sql(f"SELECT COUNT(*) FROM read_parquet('{tmp_path / 'given.parquet'}') GROUP BY zip, age")
     sizes = [n for (n,) in sizes.fetchall()]
     assert min(sizes) >= 3 and sum(sizes) == 9 - truth[satisfying[0]].suppressed
