@@ -145,10 +145,9 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
                                  source_label=opened.label, timings=timings, owns_engine=given is None, digest_key=key,
                                  inputs=inputs, selection=spec.search, searched_rows=searched,
                                  hierarchy_files=_hierarchy_files(spec), _run=run, _drops_run=run is not None)
-        started = time.perf_counter()
-        if levels is not None and (unsearched := _given_unsearched(made, problem, levels)) is not None:
-            timings["search_seconds"] = time.perf_counter() - started  # the node measured, no search
+        if levels is not None and (unsearched := _given_unsearched(made, problem, levels, timings)) is not None:
             return unsearched
+        started = time.perf_counter()
         result = _search(problem, criteria, spec, _with_checkpoint(on_progress))
         timings["search_seconds"] = time.perf_counter() - started  # with the histogram's collection, when local
     except BaseException:
@@ -159,15 +158,18 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
     return release if levels is None else _at_given(release, levels)
 
 
-def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tuple[int, ...]) -> Release | None:
+def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tuple[int, ...],
+                      timings: dict[str, float]) -> Release | None:
     """The release at a given node measured alone (one GROUP BY) when it satisfies: no search
-    ran. None when it does not: the search then runs, to tell the optimum or the minimal nodes
-    instead (``Release.at``'s message)."""
-    shape = tuple(qi.levels for qi in problem.qis)
-    unsearched = made(search=SearchResult.unsearched(shape))
+    ran (its measuring is the search's time). None when it does not: the search then runs, to
+    tell the optimum or the minimal nodes instead (``Release.at``'s message)."""
+    started = time.perf_counter()
+    unsearched = made(search=SearchResult.unsearched(tuple(qi.levels for qi in problem.qis)))
     chosen = unsearched.at_if_satisfied(levels)
-    return None if chosen is None else dataclasses.replace(chosen, owns_engine=unsearched.owns_engine,
-                                                           _drops_run=unsearched._drops_run)
+    if chosen is None:
+        return None
+    timings["search_seconds"] = time.perf_counter() - started
+    return dataclasses.replace(chosen, owns_engine=unsearched.owns_engine, _drops_run=unsearched._drops_run)
 
 
 def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
@@ -255,9 +257,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
                                  inputs=[histogram, *spec.files_read], table=warehouse_table(source.table_parts),
                                  table_name=str(source.table), dialect=dialect, drop_nulls=drop,
                                  selection=spec.search, hierarchy_files=_hierarchy_files(spec))
-        started = time.perf_counter()
-        if levels is not None and (unsearched := _given_unsearched(made, problem, levels)) is not None:
-            timings["search_seconds"] = time.perf_counter() - started  # the node measured, no search
+        if levels is not None and (unsearched := _given_unsearched(made, problem, levels, timings)) is not None:
             return unsearched
         result = _search(problem, criteria, spec, on_progress)
         timings["search_seconds"] = result.seconds

@@ -221,7 +221,8 @@ class Release:
         return chosen
 
     def at_if_satisfied(self, levels: Node) -> Release | None:
-        """``at`` a node given as levels (checked), or None when it does not satisfy."""
+        """``at`` a node given as levels (already checked: ``checked_node``), or None when it does
+        not satisfy."""
         evaluated, hist, failing = self.search.evaluated.get(levels), None, None
         if self._unmeasured(levels, evaluated):
             evaluated, hist, failing = self._measure(levels)
