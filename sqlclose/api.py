@@ -169,7 +169,7 @@ def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tu
     if chosen is None:
         return None
     timings["search_seconds"] = time.perf_counter() - started
-    return dataclasses.replace(chosen, owns_engine=unsearched.owns_engine, _drops_run=unsearched._drops_run)
+    return _standing_for(unsearched, chosen)
 
 
 def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
@@ -194,7 +194,13 @@ def _at_given(release: Release, levels: tuple[int, ...]) -> Release:
     except BaseException:
         release.close()
         raise
-    return dataclasses.replace(chosen, owns_engine=release.owns_engine, _drops_run=release._drops_run)
+    return _standing_for(release, chosen)
+
+
+def _standing_for(run: Release, chosen: Release) -> Release:
+    """``chosen`` (one of ``run``'s ``at`` copies, which own nothing) owning what the run made, as
+    ``run`` would have: the caller gets it alone."""
+    return dataclasses.replace(chosen, owns_engine=run.owns_engine, _drops_run=run._drops_run)
 
 
 def _given_node(node: dict[str, int] | tuple[int, ...], spec: Spec, problem: Problem) -> tuple[int, ...]:
