@@ -16,6 +16,7 @@ from sqlclose.errors import (
     HierarchyError,
     InputError,
     NoSolutionError,
+    OptionError,
     OutputExistsError,
     SpecError,
     SqlcloseError,
@@ -65,5 +66,5 @@ __all__ = [
     "check", "CheckReport", "emd", "load_spec", "Spec", "QuasiIdentifier", "Sensitive",
     "HierarchySpec", "Privacy",
     "Hierarchy", "Release", "SqlcloseError", "InputError", "SpecError", "HierarchyError", "DataError",
-    "OutputExistsError", "NoSolutionError", "VerificationError", "__version__",
+    "OptionError", "OutputExistsError", "NoSolutionError", "VerificationError", "__version__",
 ]

@@ -121,6 +121,9 @@ class SweepResult:
     x: str = "k"  # the swept parameter the curves run over
     nauc_range: tuple[float, float] | None = None  # default range for NAUC: the swept values' span
     sensitive: str | None = None  # the column the l-diversity and L1 values are of (the first sensitive one)
+    # The spec's sensitive models every run keeps, in words ("occupation: t = 0.2 hierarchical"): a
+    # chart's title names them, or a sweep under t = 0.2 and one under t = 0.3 looked alike.
+    spec_models: str = ""
     warnings: list[str] = field(default_factory=list)  # what every run's report would warn of (a setting unused)
 
     # ---- curves ----------------------------------------------------------------------------
@@ -305,6 +308,8 @@ class SweepResult:
             values = {r[p] for r in self.rows}
             if p != self.x and len(values) == 1 and (value := values.pop()) is not None:
                 parts.append(f"{p} = {float(value):g}")
+        if self.spec_models:
+            parts.append(self.spec_models)
         return "".join(f", {part}" for part in parts)
 
     def _axis(self) -> str:
@@ -395,10 +400,42 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
             if engine is None:
                 opened.engine.close()
     result.source = Path(opened.label).name if "/" in opened.label else opened.label
+    result.spec_models = spec_models_kept(problem.sas, gaa=algorithm == "gaa", l_swept=bool(ls), t_swept=bool(ts))
     result.x, swept = swept_values(ks, ls, ts)
     result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
     result.seconds = time.perf_counter() - started
     return result
+
+
+def spec_models_kept(sas: Sequence[Any], *, gaa: bool, l_swept: bool, t_swept: bool) -> str:
+    """The spec's sensitive models that every run of a sweep keeps, in words, column by column. An
+    Incognito l or t sweep replaces the first column's l-diversity model or t (``_with_models``: the
+    swept value is named on the chart by itself); GAA keeps them all beside its paper l and t."""
+    described = []
+    for i, sa in enumerate(sas):
+        s = sa.spec
+        if s is None:
+            continue
+        replaced = set() if gaa or i > 0 else {*(["t"] if t_swept else []), *([_swept_l_model(s)] if l_swept else [])}
+        words = []
+        if s.t is not None and "t" not in replaced:
+            words.append(f"t = {s.t:g} {s.distance}")
+        if s.distinct_l is not None and "distinct_l" not in replaced:
+            words.append(f"distinct l = {s.distinct_l}")
+        if s.entropy_l is not None and "entropy_l" not in replaced:
+            words.append(f"entropy l = {s.entropy_l:g}")
+        if s.recursive is not None and "recursive" not in replaced:
+            words.append(f"recursive (c = {s.recursive.c:g}, l = {s.recursive.l})")
+        if s.p is not None:
+            words.append(f"p = {s.p}")
+        if words:
+            described.append(f"{sa.name}: {', '.join(words)}")
+    return "; ".join(described)
+
+
+def _swept_l_model(s: Any) -> str:
+    """Which l-diversity model an Incognito l sweep replaces (``_with_models``'s order)."""
+    return "entropy_l" if s.entropy_l is not None else "distinct_l" if s.distinct_l is not None else "recursive"
 
 
 def swept_values(ks: Sequence[int], ls: Sequence[float] | None = None,

@@ -173,6 +173,9 @@ def test_python_audit_options_of_the_wrong_type_or_range_are_input_errors(hand_c
     with pytest.raises(InputError) as refused:
         sqlclose.check(hand_csv, ["g"], {"s": {"hierarchy": str(tmp_path / "h.csv")}}, **{keyword: value})
     assert str(refused.value) == message
+    # a caller can tell a bad option from bad data by the class the package exports, and by its parts
+    assert isinstance(refused.value, sqlclose.OptionError)
+    assert (refused.value.option, f"{keyword}: {refused.value.problem}") == (keyword, message)
 
 
 def _two_hierarchies(folder: Path) -> Path:

@@ -1122,3 +1122,26 @@ def test_a_sweep_file_written_from_python_is_replaced_whole_or_not_at_all(tmp_pa
     SweepResult(good).to_csv(earlier)
     with earlier.open(newline="", encoding="utf-8") as f:
         assert [r["mean_alteration"] for r in csv.DictReader(f)] == ["20.0", "40.0"]
+
+
+def test_sweep_charts_name_the_spec_models_every_run_keeps(tmp_path, drawn):
+    """A sweep over k under the spec's t = 0.2 and one under t = 0.3 drew the same titles: the
+    models the spec fixes for every run were nowhere on the chart. Oracle: the spec file's own
+    values, read with tomllib. An Incognito t sweep replaces the first column's t, which the chart
+    names as its axis, not as a kept model; GAA keeps the spec's models beside its paper t."""
+    import tomllib
+
+    declared = tomllib.loads(TABLE3_SPEC.read_text(encoding="utf-8"))["sensitive"]
+    salary, disease = declared["salary"], declared["disease"]
+    kept_both = (f"salary: t = {salary['t']:g} {salary['distance']}; "
+                 f"disease: t = {disease['t']:g} {disease['distance']}")
+    sweep(None, TABLE3_SPEC, [2, 3]).charts(tmp_path)
+    assert drawn["average_class_size"]["title"].endswith(f", {kept_both}, table3.csv")
+    sweep(None, TABLE3_SPEC, [3], ts=[0.25, 0.4]).charts(tmp_path)
+    title = drawn["average_class_size"]["title"]
+    assert title.endswith(f", k = 3, disease: t = {disease['t']:g} {disease['distance']}, table3.csv"), title
+    assert "salary: t" not in title
+    gaa = sqlclose.load_spec(TABLE3_SPEC).model_dump()
+    gaa["search"] = {"algorithm": "gaa"}
+    sweep(None, gaa, [2, 3], ts=[1.5]).charts(tmp_path)
+    assert f", t = 1.5, {kept_both}, " in drawn["mean_alteration"]["title"]
