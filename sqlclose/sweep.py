@@ -413,29 +413,29 @@ def spec_models_kept(sas: Sequence[Any], *, gaa: bool, l_swept: bool, t_swept: b
     swept value is named on the chart by itself); GAA keeps them all beside its paper l and t."""
     described = []
     for i, sa in enumerate(sas):
-        s = sa.spec
-        if s is None:
+        if sa.spec is None:
             continue
-        replaced = set() if gaa or i > 0 else {*(["t"] if t_swept else []), *([_swept_l_model(s)] if l_swept else [])}
-        words = []
-        if s.t is not None and "t" not in replaced:
-            words.append(f"t = {s.t:g} {s.distance}")
-        if s.distinct_l is not None and "distinct_l" not in replaced:
-            words.append(f"distinct l = {s.distinct_l}")
-        if s.entropy_l is not None and "entropy_l" not in replaced:
-            words.append(f"entropy l = {s.entropy_l:g}")
-        if s.recursive is not None and "recursive" not in replaced:
-            words.append(f"recursive (c = {s.recursive.c:g}, l = {s.recursive.l})")
-        if s.p is not None:
-            words.append(f"p = {s.p}")
+        swept = i == 0 and not gaa
+        replaced = {"t" if swept and t_swept else None, _swept_l_model(sa.spec) if swept and l_swept else None}
+        words = [text for model, text in _model_words(sa.spec).items() if model not in replaced]
         if words:
             described.append(f"{sa.name}: {', '.join(words)}")
     return "; ".join(described)
 
 
-def _swept_l_model(s: Any) -> str:
-    """Which l-diversity model an Incognito l sweep replaces (``_with_models``'s order)."""
-    return "entropy_l" if s.entropy_l is not None else "distinct_l" if s.distinct_l is not None else "recursive"
+def _model_words(s: Any) -> dict[str, str]:
+    """A sensitive column's models in words, by the spec's name of each."""
+    words = {"t": f"t = {s.t:g} {s.distance}" if s.t is not None else None,
+             "distinct_l": f"distinct l = {s.distinct_l}" if s.distinct_l is not None else None,
+             "entropy_l": f"entropy l = {s.entropy_l:g}" if s.entropy_l is not None else None,
+             "recursive": f"recursive (c = {s.recursive.c:g}, l = {s.recursive.l})" if s.recursive else None,
+             "p": f"p = {s.p}" if s.p is not None else None}
+    return {model: text for model, text in words.items() if text is not None}
+
+
+def _swept_l_model(s: Any) -> str | None:
+    """The l-diversity model an Incognito l sweep replaces: entropy_l, else distinct_l, else recursive."""
+    return next((m for m in ("entropy_l", "distinct_l", "recursive") if getattr(s, m) is not None), None)
 
 
 def swept_values(ks: Sequence[int], ls: Sequence[float] | None = None,
@@ -684,12 +684,13 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
             model = "distinct_l" if s.distinct_l is not None else "recursive"
             raise InputError(f"l = {l:g} is not a whole number, and {sas[0].name!r}'s l-diversity model ({model}) "
                              "counts distinct values: sweep whole values of l, or use entropy_l")
-        if s.entropy_l is not None:
-            update["entropy_l"] = l
-        elif s.distinct_l is not None:
-            update["distinct_l"] = int(l)
-        elif s.recursive is not None:
-            update["recursive"] = s.recursive.model_copy(update={"l": int(l)})
+        model = _swept_l_model(s)
+        if model == "entropy_l":
+            update[model] = l
+        elif model == "distinct_l":
+            update[model] = int(l)
+        elif model == "recursive":
+            update[model] = s.recursive.model_copy(update={"l": int(l)})
         else:
             raise SpecError(f"an l sweep replaces the l of an l-diversity model, and {sas[0].name!r} has none: give "
                             "it entropy_l, distinct_l or recursive = {c = …, l = …} in the spec")
