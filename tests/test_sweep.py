@@ -1145,3 +1145,8 @@ def test_sweep_charts_name_the_spec_models_every_run_keeps(tmp_path, drawn):
     gaa["search"] = {"algorithm": "gaa"}
     sweep(None, gaa, [2, 3], ts=[1.5]).charts(tmp_path)
     assert f", t = 1.5, {kept_both}, " in drawn["mean_alteration"]["title"]
+    # an l sweep replaces the first column's l-diversity model, and keeps its t
+    with_l = sqlclose.load_spec(TABLE3_SPEC).model_dump()
+    with_l["sensitive"]["salary"]["distinct_l"] = 2
+    sweep(None, with_l, [3], ls=[1, 2]).charts(tmp_path)
+    assert drawn["average_class_size"]["title"].endswith(f", k = 3, {kept_both}, table3.csv")
