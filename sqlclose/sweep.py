@@ -679,21 +679,16 @@ def _with_models(sas: list[SensitiveColumn], l: float | None, t: float | None) -
                              "L1 t-closeness value (0–2) is GAA's t")
         update["t"] = t
     if l is not None:
-        if s.entropy_l is None and (s.distinct_l is not None or s.recursive is not None) and l != int(l):
-            # int(2.5) ran distinct l = 2 in a row labelled l = 2.5: a weaker model than the row says.
-            model = "distinct_l" if s.distinct_l is not None else "recursive"
-            raise InputError(f"l = {l:g} is not a whole number, and {sas[0].name!r}'s l-diversity model ({model}) "
-                             "counts distinct values: sweep whole values of l, or use entropy_l")
         model = _swept_l_model(s)
-        if model == "entropy_l":
-            update[model] = l
-        elif model == "distinct_l":
-            update[model] = int(l)
-        elif model == "recursive":
-            update[model] = s.recursive.model_copy(update={"l": int(l)})
-        else:
+        if model is None:
             raise SpecError(f"an l sweep replaces the l of an l-diversity model, and {sas[0].name!r} has none: give "
                             "it entropy_l, distinct_l or recursive = {c = …, l = …} in the spec")
+        if model != "entropy_l" and l != int(l):
+            # int(2.5) ran distinct l = 2 in a row labelled l = 2.5: a weaker model than the row says.
+            raise InputError(f"l = {l:g} is not a whole number, and {sas[0].name!r}'s l-diversity model ({model}) "
+                             "counts distinct values: sweep whole values of l, or use entropy_l")
+        update[model] = (l if model == "entropy_l" else int(l) if model == "distinct_l"
+                         else s.recursive.model_copy(update={"l": int(l)}))
     return [dataclasses.replace(sas[0], spec=s.model_copy(update=update)), *sas[1:]]
 
 
