@@ -9,6 +9,7 @@ import csv
 import hashlib
 import json
 import math
+import re
 from pathlib import Path
 
 import duckdb
@@ -1150,3 +1151,25 @@ def test_sweep_charts_name_the_spec_models_every_run_keeps(tmp_path, drawn):
     with_l["sensitive"]["salary"]["distinct_l"] = 2
     sweep(None, with_l, [3], ls=[1, 2]).charts(tmp_path)
     assert drawn["average_class_size"]["title"].endswith(f", k = 3, {kept_both}, table3.csv")
+
+
+@pytest.mark.parametrize(("model", "l", "refused"), [
+    ({"distinct_l": 2}, 2.5, "l = 2.5 is not a whole number, and 'salary''s l-diversity model (distinct_l) counts "
+                             "distinct values"),
+    ({"recursive": {"c": 3, "l": 2}}, 2.5, "l = 2.5 is not a whole number, and 'salary''s l-diversity model "
+                                           "(recursive) counts distinct values"),
+    ({}, 2, "an l sweep replaces the l of an l-diversity model, and 'salary' has none"),
+    ({"entropy_l": 1.5}, 1.8, None),  # entropy's l need not be whole: swept as given
+])
+def test_an_incognito_l_sweep_refuses_an_l_its_model_cannot_take(tmp_path, model, l, refused):  # noqa: E741 - the papers' name
+    """An l sweep replaces the first sensitive column's l-diversity model (entropy, else distinct,
+    else recursive): a non-whole l for a model that counts distinct values would have run int(l), a
+    weaker model than the row names, and a column without one has no l to replace."""
+    spec = sqlclose.load_spec(TABLE3_SPEC).model_dump()
+    spec["sensitive"]["salary"].update(model)
+    if refused is None:
+        rows = sweep(None, spec, [3], ls=[l]).rows
+        assert [(r["l"], r["status"]) for r in rows] == [(l, "ok")]
+        return
+    with pytest.raises(InputError, match=re.escape(refused)):
+        sweep(None, spec, [3], ls=[l])
