@@ -10,6 +10,7 @@ import gc
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 import duckdb
@@ -176,3 +177,86 @@ def test_a_forked_child_runs_on_a_database_of_its_own(tmp_path):
     written = [duckdb.sql("SELECT * FROM read_parquet($1) ORDER BY ALL", params=[str(tmp_path / f"{who}.parquet")])
                .fetchall() for who in ("parent", "child")]
     assert written[0] == written[1] and len(written[0]) == 9
+
+
+
+ARROW_COPY_WARNING = "Arrow output on a DB-API result"
+
+
+def test_small_reads_overlapping_in_threads_show_no_warning_of_duckdbs(monkeypatch):
+    """A job reads its small results through DuckDB's DB-API path, of which DuckDB warns (an Arrow
+    copy, ``DuckDBEngine._run_small``). A ``catch_warnings`` around each such call was not
+    thread-safe, each call putting back the filters it found: the first of two overlapping reads
+    to end took away the second's filter, and jobs in threads of one process showed the warning.
+    The overlap is forced here (each read waits in ``bind``, which runs inside the call, for the
+    other); the oracle is Python's own record of the warnings raised, every one shown
+    (``simplefilter("always")``, as under ``-W always``)."""
+    second_inside, first_done = threading.Event(), threading.Event()
+    bind = DuckDBEngine.bind
+
+    def paused_bind(self, params):
+        if params == [1]:
+            assert second_inside.wait(10)
+        else:
+            second_inside.set()
+            assert first_done.wait(10)
+        return bind(self, params)
+
+    monkeypatch.setattr(DuckDBEngine, "bind", paused_bind)
+    read: dict[int, int] = {}
+
+    def small_read(n: int) -> None:
+        engine = DuckDBEngine()
+        try:
+            read[n] = engine.fetch_row("SELECT $1 AS n", [n])["n"]
+        finally:
+            engine.close()
+            if n == 1:
+                first_done.set()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = threading.Thread(target=small_read, args=(1,))
+        first.start()
+        second = threading.Thread(target=small_read, args=(2,))
+        second.start()
+        first.join(20)
+        second.join(20)
+    assert read == {1: 1, 2: 2}
+    assert not [str(w.message) for w in caught if ARROW_COPY_WARNING in str(w.message)]
+
+
+def test_jobs_in_threads_show_no_warning_of_duckdbs_and_leave_the_callers_own():
+    """Whole jobs in threads of one process (two, beside four threads of a thousand small reads
+    each) record none of DuckDB's Arrow copy warnings with every warning shown; the same warning
+    raised by the caller's own DuckDB call is still recorded: the filter is sqlclose's engine
+    module's alone. The oracle is Python's record of the warnings raised."""
+    errors: list[BaseException] = []
+
+    def small_reads() -> None:
+        engine = DuckDBEngine()
+        try:
+            for n in range(1000):
+                assert engine.fetch_row(f"SELECT {n} AS n")["n"] == n
+        except BaseException as e:  # noqa: BLE001 - told by the assertion below
+            errors.append(e)
+        finally:
+            engine.close()
+
+    def job() -> None:
+        try:
+            sqlclose.anonymize(None, table3_spec())
+        except BaseException as e:  # noqa: BLE001 - told by the assertion below
+            errors.append(e)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        threads = [threading.Thread(target=target) for target in (small_reads,) * 4 + (job,) * 2]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not errors, errors
+        assert not [w for w in caught if ARROW_COPY_WARNING in str(w.message)]
+        duckdb.connect().execute("SELECT 1").to_arrow_table()  # the caller's own call
+    assert [w.filename for w in caught if ARROW_COPY_WARNING in str(w.message)] == [__file__]

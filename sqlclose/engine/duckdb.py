@@ -64,6 +64,22 @@ _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
     .from_(exp.Table(this=exp.Anonymous(this="duckdb_memory"))).sql("duckdb")
 
 
+# DuckDB warns that a DB-API result's Arrow output copies its rows, which ``_run_small`` does on
+# purpose. The filter ignores that warning where this module calls DuckDB, nowhere else. It stays
+# set, first (before a caller's "error" or "always"), and is put back when a caller's filters came
+# before it or a ``catch_warnings`` block dropped it (pytest's collection wraps imports in one): a
+# ``catch_warnings`` around each call was not thread-safe, since each call put back the filters it
+# found, and jobs in threads of one process showed the warning.
+_ARROW_COPY_MESSAGE = re.escape("Arrow output on a DB-API result")
+_ARROW_COPY_FILTER = ("ignore", re.compile(_ARROW_COPY_MESSAGE, re.I), UserWarning,
+                      re.compile(re.escape(__name__) + r"\Z"), 0)
+
+
+def _quiet_arrow_copy() -> None:
+    if warnings.filters[:1] != [_ARROW_COPY_FILTER]:
+        warnings.filterwarnings("ignore", _ARROW_COPY_MESSAGE, UserWarning, re.escape(__name__) + r"\Z")
+
+
 def _table(name: str) -> exp.Table:
     return exp.Table(this=exp.to_identifier(name, quoted=True))
 
@@ -440,11 +456,9 @@ class DuckDBEngine(Engine):
     def _run_small(self, sql: str, params: Sequence[Any] | None) -> pa.Table:
         # A relation (``con.sql``) binds its statement once more before it runs, ~1 ms, a quarter of a
         # small query's time; a DB-API result skips that, and copies its rows once more to give them
-        # as Arrow, which costs nothing on one row and doubles the memory of a large result. DuckDB
-        # warns of that copy: silenced for this call alone (a filter set once on import was undone
-        # by a caller's catch_warnings around the import, as pytest's collection has).
-        with _interruptible(), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)
+        # as Arrow, which costs nothing on one row and doubles the memory of a large result.
+        _quiet_arrow_copy()
+        with _interruptible():
             return self.con.execute(sql, self.bind(params) if params else None).to_arrow_table()
 
     def _execute(self, sql: str, params: Sequence[Any] | None) -> None:
