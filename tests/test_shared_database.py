@@ -188,14 +188,16 @@ def test_small_reads_overlapping_in_threads_show_no_warning_of_duckdbs(monkeypat
     copy, ``DuckDBEngine._run_small``). A ``catch_warnings`` around each such call was not
     thread-safe, each call putting back the filters it found: the first of two overlapping reads
     to end took away the second's filter, and jobs in threads of one process showed the warning.
-    The overlap is forced here (each read waits in ``bind``, which runs inside the call, for the
-    other); the oracle is Python's own record of the warnings raised, every one shown
-    (``simplefilter("always")``, as under ``-W always``)."""
-    second_inside, first_done = threading.Event(), threading.Event()
+    The overlap is forced here (the first read waits in ``bind``, which runs inside the call, until
+    the second is inside its own, which waits until the first has ended); the oracle is Python's
+    own record of the warnings raised, every one shown (``simplefilter("always")``, as under
+    ``-W always``). The old code failed this 4 of 4 times, on the recorded warning."""
+    first_inside, second_inside, first_done = threading.Event(), threading.Event(), threading.Event()
     bind = DuckDBEngine.bind
 
     def paused_bind(self, params):
         if params == [1]:
+            first_inside.set()
             assert second_inside.wait(10)
         else:
             second_inside.set()
@@ -218,6 +220,7 @@ def test_small_reads_overlapping_in_threads_show_no_warning_of_duckdbs(monkeypat
         warnings.simplefilter("always")
         first = threading.Thread(target=small_read, args=(1,))
         first.start()
+        assert first_inside.wait(10)  # the first read is inside its call before the second starts
         second = threading.Thread(target=small_read, args=(2,))
         second.start()
         first.join(20)
