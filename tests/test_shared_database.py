@@ -179,8 +179,9 @@ def test_a_forked_child_runs_on_a_database_of_its_own(tmp_path):
     assert written[0] == written[1] and len(written[0]) == 9
 
 
-
-ARROW_COPY_WARNING = "Arrow output on a DB-API result"
+def arrow_copy_warnings(caught: list[warnings.WarningMessage]) -> list[warnings.WarningMessage]:
+    """DuckDB's warnings of a DB-API result's Arrow copy among those recorded."""
+    return [w for w in caught if "Arrow output on a DB-API result" in str(w.message)]
 
 
 def test_small_reads_overlapping_in_threads_show_no_warning_of_duckdbs(monkeypatch):
@@ -226,7 +227,7 @@ def test_small_reads_overlapping_in_threads_show_no_warning_of_duckdbs(monkeypat
         first.join(20)
         second.join(20)
     assert read == {1: 1, 2: 2}
-    assert not [str(w.message) for w in caught if ARROW_COPY_WARNING in str(w.message)]
+    assert not [str(w.message) for w in arrow_copy_warnings(caught)]
 
 
 def test_jobs_in_threads_show_no_warning_of_duckdbs_and_leave_the_callers_own():
@@ -260,6 +261,6 @@ def test_jobs_in_threads_show_no_warning_of_duckdbs_and_leave_the_callers_own():
         for thread in threads:
             thread.join()
         assert not errors, errors
-        assert not [w for w in caught if ARROW_COPY_WARNING in str(w.message)]
+        assert not arrow_copy_warnings(caught)
         duckdb.connect().execute("SELECT 1").to_arrow_table()  # the caller's own call
-    assert [w.filename for w in caught if ARROW_COPY_WARNING in str(w.message)] == [__file__]
+    assert [w.filename for w in arrow_copy_warnings(caught)] == [__file__]

@@ -70,15 +70,18 @@ _MEMORY_USED = exp.select(exp.Sum(this=exp.column("memory_usage_bytes"))) \
 # before it or a ``catch_warnings`` block dropped it (pytest's collection wraps imports in one): a
 # ``catch_warnings`` around each call was not thread-safe, since each call put back the filters it
 # found, and jobs in threads of one process showed the warning.
-_ARROW_COPY = {"message": re.escape("Arrow output on a DB-API result"), "module": re.escape(__name__) + r"\Z"}
-# The entry ``warnings.filterwarnings`` makes of it (its message matched ignoring case).
-_ARROW_COPY_FILTER = ("ignore", re.compile(_ARROW_COPY["message"], re.I), UserWarning,
-                      re.compile(_ARROW_COPY["module"]), 0)
+def _ignore_arrow_copy() -> None:
+    warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning, re.escape(__name__) + r"\Z")
+
+
+with warnings.catch_warnings():
+    _ignore_arrow_copy()
+    _ARROW_COPY_FILTER = warnings.filters[0]  # the entry as Python makes it, to find it again
 
 
 def _quiet_arrow_copy() -> None:
     if warnings.filters[:1] != [_ARROW_COPY_FILTER]:
-        warnings.filterwarnings("ignore", category=UserWarning, **_ARROW_COPY)
+        _ignore_arrow_copy()
 
 
 def _table(name: str) -> exp.Table:
