@@ -204,6 +204,18 @@ def _finite(number: exp.Expression) -> exp.Expression:
                                                                  to=exp.DataType.build("DOUBLE")))
 
 
+@dataclass(frozen=True)
+class PackedColumn:
+    """A released column whose order a few bits of one integer can hold (``Engine.packed_sort_key``):
+    one of a dictionary type, by its member's code (``member``: a value of that type, NULL will do);
+    else one given as it is (``kind``: "integer", "date" or "boolean"), by its distance from the
+    least value the source holds."""
+
+    name: str
+    member: exp.Expression | None = None
+    kind: str = "dictionary"
+
+
 class Engine(ABC):
     name: ClassVar[str]  # how specs and the registry call it: "duckdb", "spark"
     dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
@@ -589,6 +601,13 @@ class Engine(ABC):
         text sorts and stored as small integer codes, for a Parquet write: DuckDB's ENUM, written as
         Parquet text without a dictionary built row by row. None where the engine has none (the
         column stays text): only speed depends on it, never a written value or the rows' order."""
+        return None
+
+    def packed_sort_key(self, columns: Sequence[PackedColumn], source: exp.Expression) -> exp.Expression | None:
+        """One integer of the first ``columns`` a release is sorted by (those of ``source`` as they are
+        there, ranged over its rows), that orders rows as those columns do or ties them: sorted by
+        first, it can speed a sort and never changes its order. None (the default) where the engine
+        has no use for one."""
         return None
 
     def is_nan(self, value: exp.Expression) -> exp.Expression:

@@ -22,6 +22,7 @@ from sqlglot import exp
 from sqlclose.engine import Engine
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
+from sqlclose.prepare.sort_key import packed_sort_key
 from sqlclose.sql import queries as q
 from sqlclose.sql.release_counts import (
     CountedColumn,
@@ -107,8 +108,9 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
     ties, rewrites = written_as_given(problem, node)
+    key = packed_sort_key(problem, released, passed, ties)
     return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
-                     rewrites=rewrites)
+                     rewrites=rewrites, key=key)
 
 
 def written_as_given(problem: Problem, node: Node | None) -> tuple[q.Ties, dict[str, q.Rewrite]]:

@@ -371,7 +371,7 @@ def _given(name: str, rewrites: Mapping[str, Rewrite]) -> exp.Expression:
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
             params: Params, passed: Mapping[str, exp.Table] | None = None, ties: Ties = Ties(),
-            rewrites: Mapping[str, Rewrite] | None = None) -> exp.Expression:
+            rewrites: Mapping[str, Rewrite] | None = None, key: exp.Expression | None = None) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are:
     ``given_as_is``), failing classes removed, rows sorted by their own released values —
     generalized QIs first, then the rest — so that the order says nothing about the input's order.
@@ -380,7 +380,8 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     each with its lookup (``passed_lookup``: value as text → code, the value in its type), joined on the
     row's value (a LEFT JOIN: a NULL stays NULL), so that each value is cast once, not once per row.
     ``ties``: how rows that tie on columns given as they are are ordered (``Ties``); ``rewrites``:
-    columns given as they are, each with how its value is written (``canonical_nan``)."""
+    columns given as they are, each with how its value is written (``canonical_nan``); ``key``: a
+    key sorted by before the values that orders as they do (``Engine.packed_sort_key``)."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
@@ -405,7 +406,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
     return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None],
-                           ties)
+                           ties, key)
 
 
 def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expression:
@@ -567,20 +568,30 @@ def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Seq
     return [name for name in order if name not in constant]
 
 
-def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str],
-                    constant: Sequence[str] = (), ties: Ties = Ties()) -> exp.Expression:
+def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = (),
+                    ties: Ties = Ties(), key: exp.Expression | None = None) -> exp.Expression:
     """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
     order = release_order(columns, qi_names, constant)
     return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order,
-                     ties.among(order))
+                     ties.among(order), key)
 
 
-def sorted_by(select: exp.Select, order: Sequence[str], ties: Ties = Ties()) -> exp.Select:
+def sorted_by(select: exp.Select, order: Sequence[str], ties: Ties = Ties(),
+              key: exp.Expression | None = None) -> exp.Select:
     """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is.
-    ``ties``: columns of ``order`` ordered by their text too, or by it alone (``Ties``)."""
-    keys = [ascending(col(name)) for name in order if name not in ties.by_text] + \
+    ``ties``: columns of ``order`` ordered by their text too, or by it alone (``Ties``). ``key``: an
+    expression of the columns sorted by first, one that orders rows as those columns do (or ties
+    them): it may speed the sort, never change its order."""
+    keys = [ascending(col(name)) for name in sorted_columns(order, ties)] + \
         [ascending(ties.key(name)) for name in ties.columns]
+    if key is not None and keys:
+        keys.insert(0, ascending(key))
     return select.order_by(*keys) if keys else select
+
+
+def sorted_columns(order: Sequence[str], ties: Ties = Ties()) -> list[str]:
+    """The columns ``sorted_by`` sorts by as they are, in turn (those of ``ties.by_text`` by their text, after)."""
+    return [name for name in order if name not in ties.by_text]
 
 
 def _class_code(r: ReleasedQI) -> exp.Expression:
