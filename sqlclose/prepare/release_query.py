@@ -107,13 +107,15 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
-    ties, rewrites = written_as_given(problem, node)
-    key = packed_sort_key(problem, released, passed, ties)
+    schema = problem.engine.schema(problem.source)
+    ties, rewrites = written_as_given(problem, node, schema)
+    key = packed_sort_key(problem, released, passed, ties, schema)
     return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
                      rewrites=rewrites, key=key)
 
 
-def written_as_given(problem: Problem, node: Node | None) -> tuple[q.Ties, dict[str, q.Rewrite]]:
+def written_as_given(problem: Problem, node: Node | None,
+                     schema: pa.Schema | None = None) -> tuple[q.Ties, dict[str, q.Rewrite]]:
     """Of the released columns given as they are (not a QI released above its leaves, a label,
     text; nor any QI when ``node`` is None, GAA: every QI is a label), from one look at the source's
     schema:
@@ -126,9 +128,9 @@ def written_as_given(problem: Problem, node: Node | None) -> tuple[q.Ties, dict[
     - ``rewrites``: those holding floats, plain or nested, each with its NaNs written as the one NaN
       of their sign (``nan_rewrite``): NaNs that differ only in their payload tie in every sort SQL
       has, text included (rv9 #3). A release rebuilt from counts holds no float
-      (``release_counts.read_back_type``)."""
+      (``release_counts.read_back_type``). ``schema``: the source's, when the caller has read it."""
     engine = problem.engine
-    schema = engine.schema(problem.source)
+    schema = schema if schema is not None else engine.schema(problem.source)
     given = [(name, schema.field(name).type) for name in _given_as_is(problem, node)]
     unlike = tuple(name for name, kind in given if _unlike_equal(kind))
     rewrites = {name: rewrite for name, kind in given

@@ -24,15 +24,15 @@ PACKED_KEY_MIN_ROWS = 1_000_000
 
 
 def packed_sort_key(problem: Problem, released: list[q.ReleasedQI], passed: dict[str, exp.Table],
-                    ties: q.Ties) -> exp.Expression | None:
+                    ties: q.Ties, schema: pa.Schema) -> exp.Expression | None:
     """The packed key of a release read from the rows, its QIs as ``released`` and the columns
-    given as they are in dictionary types ``passed`` (``release_query``), or None: too few rows, or
-    no column it is sorted by first can be packed (a label or a value as text, a float, a time)."""
+    given as they are in dictionary types ``passed`` (``release_query``; ``schema``: the source's),
+    or None: too few rows, or no column it is sorted by first can be packed (a label or a value as
+    text, a float, a time). Its columns are those ``queries.release`` sorts by, in turn."""
     if problem.rows < PACKED_KEY_MIN_ROWS:
         return None
     by_name = {r.coded.name: r for r in released}
-    order = q.release_order(problem.released, list(by_name), [name for name, r in by_name.items() if r.top is not None])
-    schema = problem.engine.schema(problem.source)
+    order = q.released_order(problem.released, released)
     leading: list[PackedColumn] = []
     for name in q.sorted_columns(order, ties.among(order)):
         column = None if name in ties.columns else _packed(name, by_name.get(name), passed, schema)

@@ -405,8 +405,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
                              on=exp.EQ(this=col("value", alias), expression=col(name, "src")), join_type="left")
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
-    return _sorted_release(select, columns, list(by_name), [name for name, r in by_name.items() if r.top is not None],
-                           ties, key)
+    return _sorted_release(select, columns, released_order(columns, qis), ties, key)
 
 
 def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expression:
@@ -494,7 +493,7 @@ def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), qis, params)
     match = exp.and_(*[exp.EQ(this=col(c.code, "map"), expression=col("code", f"lk_{c.code}")) for c in qis])
     select = select.join(exp.alias_(mapping.copy(), ident("map"), table=True), on=match)
-    return _sorted_release(select, columns, list(by_name), ties=ties)
+    return _sorted_release(select, columns, release_order(columns, list(by_name)), ties)
 
 
 def _as_src(source: exp.Expression) -> exp.Expression:
@@ -568,10 +567,16 @@ def release_order(columns: Sequence[str], qi_names: Sequence[str], constant: Seq
     return [name for name in order if name not in constant]
 
 
-def _sorted_release(select: exp.Select, columns: Sequence[str], qi_names: Sequence[str], constant: Sequence[str] = (),
-                    ties: Ties = Ties(), key: exp.Expression | None = None) -> exp.Expression:
-    """Rows sorted by their released values, QIs first: the order reveals nothing of the input's."""
-    order = release_order(columns, qi_names, constant)
+def released_order(columns: Sequence[str], qis: Sequence[ReleasedQI]) -> list[str]:
+    """``release_order`` of a release read from the rows (``release``), its QIs as released: the
+    columns its ORDER BY, and a key sorted by before them (``Engine.packed_sort_key``), follow."""
+    return release_order(columns, [r.coded.name for r in qis], [r.coded.name for r in qis if r.top is not None])
+
+
+def _sorted_release(select: exp.Select, columns: Sequence[str], order: Sequence[str], ties: Ties = Ties(),
+                    key: exp.Expression | None = None) -> exp.Expression:
+    """Rows sorted by their released values in ``order`` (``release_order``), QIs first: the order
+    reveals nothing of the input's."""
     return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order,
                      ties.among(order), key)
 
