@@ -1,0 +1,45 @@
+"""A Parquet file of fewer row groups than threads, read as slices of its rows.
+
+DuckDB reads a Parquet row group on one thread, and every operator above that read in the same
+pipeline (the joins to the lookups, the base histogram's hash aggregate, the input of the release's
+sort) runs on that thread too. A one-row-group file (pyarrow writes up to 1 Mi rows to a row group)
+thus leaves the other cores idle in every pass over it. Read as a UNION ALL of ranges of its
+``file_row_number``, each range is a task of its own: the 1 M-row job at 5 % took 0.93× the wall
+time (docs/performance.md, seventy-third round). Each slice decodes the row group's pages again and
+keeps its own rows, so the rows read are the file's, each once.
+"""
+
+from __future__ import annotations
+
+import sqlglot.expressions as exp
+
+# DuckDB's own row group: a slice of fewer rows is not worth a task of its own.
+SLICE_MIN_ROWS = 122_880
+ROW_NUMBER = "file_row_number"
+
+
+def slice_bounds(rows: int, row_groups: int, threads: int) -> list[tuple[int, int]]:
+    """Half-open ranges of row numbers, one per slice, covering ``range(rows)``; none when the file
+    already gives every thread a row group, or holds too few rows to share."""
+    slices = min(threads, rows // SLICE_MIN_ROWS)
+    if slices < 2 or row_groups >= slices:
+        return []
+    step = -(-rows // slices)
+    return [(start, min(start + step, rows)) for start in range(0, rows, step)]
+
+
+def sliced_read(read: exp.Select, bounds: list[tuple[int, int]], option: exp.Expression) -> exp.Expression:
+    """``read`` (``SELECT * FROM read_parquet(…)``) as one SELECT per range, each given ``option``
+    (``file_row_number = $n``: the row number as a column, which DuckDB refuses for a file holding a
+    column of that name, where the bare name would read that column) and that column left out."""
+    row = exp.column(ROW_NUMBER, quoted=True)
+    parts = []
+    for start, end in bounds:
+        part = read.copy()
+        part.find(exp.Anonymous).append("expressions", option.copy())
+        part.set("expressions", [exp.Star(except_=[row.copy()])])
+        parts.append(part.where(exp.and_(row.copy() >= start, row.copy() < end)))
+    union = parts[0]
+    for part in parts[1:]:
+        union = exp.union(union, part, distinct=False)
+    return union
