@@ -98,6 +98,30 @@ def test_a_one_row_group_file_is_read_in_slices_each_row_once(tmp_path: Path, mo
     assert _read(path, 2)[0] != truth
 
 
+def test_a_folder_of_one_row_group_files_is_read_in_slices_each_row_once(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    """Files of unlike sizes under Hive partition folders: a slice keeps the same range of each
+    file's rows, the ranges covering the largest file's (over 2,000 rows a file on average: not
+    read into a table first as a folder of small files is)."""
+    monkeypatch.setattr(parquet_slices, "SLICE_MIN_ROWS", 100)
+    table = _table(rows=6_001)
+    folder = tmp_path / "folder"
+    for part, (start, rows) in enumerate([(0, 4_000), (4_000, 60), (4_060, 1_941)]):
+        (folder / f"part={part}").mkdir(parents=True)
+        _file(folder / f"part={part}" / "data.parquet", table.slice(start, rows))
+    files = tuple(sorted(folder.rglob("*.parquet")))
+    truth = _multiset(duckdb.connect(), f"read_parquet('{folder}/**/*.parquet', hive_partitioning = true, "
+                                        "hive_types_autocast = false)")
+    engine = DuckDBEngine(threads=4)
+    try:
+        source = engine.source_relation(FileRead(kind="parquet", path=folder / "**" / "*.parquet", glob=True,
+                                                 parquet_folder=True, files=files)).sql("duckdb")
+        plan = "\n".join(row[1] for row in engine.con.sql(f"EXPLAIN SELECT * FROM {source}").fetchall())
+        assert "Union" in plan and _multiset(engine.con, source) == truth
+    finally:
+        engine.close()
+
+
 def test_files_left_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A row group for every thread already; one thread; and a file holding a column named as the
     row number (whose values the bare name would read: it is read whole, its column as it is)."""

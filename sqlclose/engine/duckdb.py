@@ -576,8 +576,7 @@ class DuckDBEngine(Engine):
                                                           "hive_types_autocast": False})
             if (read.glob or read.parquet_folder) and self._small_files(path):
                 return self.create_temp_table(name, query, params)
-            if not (read.glob or read.parquet_folder):
-                query, params = self._sliced(query, params)
+            query, params = self._sliced(query, params)
             return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
@@ -618,11 +617,12 @@ class DuckDBEngine(Engine):
         return counts["files"] > 1 and (counts["rows"] or 0) < counts["files"] * FEW_ROWS_PER_FILE
 
     def _sliced(self, query: exp.Select, params: list[Any]) -> tuple[exp.Expression, list[Any]]:
-        """One Parquet file read in slices of its rows when it holds fewer row groups than the
-        threads (engine.parquet_slices); as it is otherwise, or when a column of its own bears the
-        row number's name."""
+        """Parquet files read in slices of their rows when they hold fewer row groups than the
+        threads (engine.parquet_slices): each slice keeps a range of each file's row numbers, the
+        ranges covering the largest file's. As they are otherwise, or when a column of their own
+        bears the row number's name."""
         counts = self.fetch_row(*_reader("parquet_file_metadata", params[0], {}, [
-            exp.Sum(this=exp.column("num_rows")).as_("rows"),
+            exp.Max(this=exp.column("num_rows")).as_("rows"),
             exp.Sum(this=exp.column("num_row_groups")).as_("row_groups")]))
         bounds = slice_bounds(int(counts["rows"] or 0), int(counts["row_groups"] or 0), self._threads() or 1)
         if not bounds or ROW_NUMBER in (c.lower() for c in self._relation(query, params).columns):

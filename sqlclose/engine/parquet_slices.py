@@ -1,4 +1,4 @@
-"""A Parquet file of fewer row groups than threads, read as slices of its rows.
+"""Parquet files of fewer row groups than threads, read as slices of their rows.
 
 DuckDB reads a Parquet row group on one thread, and every operator above that read in the same
 pipeline (the joins to the lookups, the base histogram's hash aggregate, the input of the release's
@@ -6,7 +6,8 @@ sort) runs on that thread too. A one-row-group file (pyarrow writes up to 1 Mi r
 thus leaves the other cores idle in every pass over it. Read as a UNION ALL of ranges of its
 ``file_row_number``, each range is a task of its own: the 1 M-row job at 5 % took 0.93× the wall
 time (docs/performance.md, seventy-third round). Each slice decodes the row group's pages again and
-keeps its own rows, so the rows read are the file's, each once.
+keeps its own rows, so the rows read are the file's, each once. Several files (a folder, a pattern)
+are sliced alike: a slice keeps the same range of row numbers of each file.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ ROW_NUMBER = "file_row_number"
 
 
 def slice_bounds(rows: int, row_groups: int, threads: int) -> list[tuple[int, int]]:
-    """Half-open ranges of row numbers, one per slice, covering ``range(rows)``; none when the file
-    already gives every thread a row group, or holds too few rows to share."""
+    """Half-open ranges of row numbers, one per slice, covering ``range(rows)`` (``rows``: the
+    largest file's); none when the files already give every thread a row group, or the largest
+    holds too few rows to share."""
     slices = min(threads, rows // SLICE_MIN_ROWS)
     if slices < 2 or row_groups >= slices:
         return []
