@@ -1,4 +1,4 @@
-"""A Parquet source of many small files is read once (``DuckDBEngine._small_files``): every pass
+"""A Parquet source of many small files is read once (``duckdb._small_files``): every pass
 over 2,000 files of 500 rows opened each again. The oracle: the same rows in one file give the same
 release byte for byte, and DuckDB's own catalogue says what the source became."""
 

@@ -574,9 +574,10 @@ class DuckDBEngine(Engine):
             self._parquet_sources.update(path if isinstance(path, list) else [path])
             query, params = _reader("read_parquet", path, {"hive_partitioning": read.parquet_folder,
                                                           "hive_types_autocast": False})
-            if (read.glob or read.parquet_folder) and self._small_files(path):
+            footers = self._footers(path)
+            if _small_files(footers):
                 return self.create_temp_table(name, query, params)
-            query, params = self._sliced(query, params)
+            query, params = self._sliced(query, params, footers)
             return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
@@ -606,25 +607,22 @@ class DuckDBEngine(Engine):
         folder whose path holds one (``/data/2026,q4``) is searched through a link of a plain name."""
         return str(folder.absolute()) if "," not in str(folder.absolute()) else str(self.link_to(folder))
 
-    def _small_files(self, path: str | list[str]) -> bool:
-        """Whether the Parquet files ``path`` matches hold fewer than ``FEW_ROWS_PER_FILE`` rows each
-        on average. Every pass over them opens each file again (2,000 files of 500 rows: 0.32 s a
-        pass, 40× one file's): such a source is read once into a temp table, which every pass reads
-        (the 1 M-row job 4.8 s against 8–9 s). Files of 5,000 rows read faster as they are."""
+    def _footers(self, path: str | list[str]) -> dict[str, int]:
+        """What the footers of the Parquet files ``path`` names tell, in one read: how many files,
+        their rows, the largest file's rows and their row groups."""
         query, params = _reader("parquet_file_metadata", path, {}, [
-            exp.Count(this=exp.Star()).as_("files"), exp.Sum(this=exp.column("num_rows")).as_("rows")])
-        counts = self.fetch_row(query, params)
-        return counts["files"] > 1 and (counts["rows"] or 0) < counts["files"] * FEW_ROWS_PER_FILE
+            exp.Count(this=exp.Star()).as_("files"), exp.Sum(this=exp.column("num_rows")).as_("rows"),
+            exp.Max(this=exp.column("num_rows")).as_("largest"),
+            exp.Sum(this=exp.column("num_row_groups")).as_("row_groups")])
+        return {key: int(value or 0) for key, value in self.fetch_row(query, params).items()}
 
-    def _sliced(self, query: exp.Select, params: list[Any]) -> tuple[exp.Expression, list[Any]]:
+    def _sliced(self, query: exp.Select, params: list[Any],
+                footers: dict[str, int]) -> tuple[exp.Expression, list[Any]]:
         """Parquet files read in slices of their rows when they hold fewer row groups than the
         threads (engine.parquet_slices): each slice keeps a range of each file's row numbers, the
         ranges covering the largest file's. As they are otherwise, or when a column of their own
         bears the row number's name."""
-        counts = self.fetch_row(*_reader("parquet_file_metadata", params[0], {}, [
-            exp.Max(this=exp.column("num_rows")).as_("rows"),
-            exp.Sum(this=exp.column("num_row_groups")).as_("row_groups")]))
-        bounds = slice_bounds(int(counts["rows"] or 0), int(counts["row_groups"] or 0), self._threads() or 1)
+        bounds = slice_bounds(footers["largest"], footers["row_groups"], self._threads() or 1)
         if not bounds or ROW_NUMBER in (c.lower() for c in self._relation(query, params).columns):
             return query, params
         option = exp.EQ(this=exp.var(ROW_NUMBER), expression=exp.Placeholder(this=str(len(params) + 1)))
@@ -1247,8 +1245,16 @@ def _session(con: duckdb.DuckDBPyConnection) -> tuple[str, str, dict[str, str]]:
 
 
 # A Parquet source of many files holding fewer rows than this on average is read once into a temp
-# table (``DuckDBEngine._small_files``; docs/performance.md, forty-seventh round).
+# table (``_small_files``; docs/performance.md, forty-seventh round).
 FEW_ROWS_PER_FILE = 2_000
+
+
+def _small_files(footers: dict[str, int]) -> bool:
+    """Whether the Parquet files hold fewer than ``FEW_ROWS_PER_FILE`` rows each on average. Every
+    pass over them opens each file again (2,000 files of 500 rows: 0.32 s a pass, 40× one file's):
+    such a source is read once into a temp table, which every pass reads (the 1 M-row job 4.8 s
+    against 8–9 s). Files of 5,000 rows read faster as they are."""
+    return footers["files"] > 1 and footers["rows"] < footers["files"] * FEW_ROWS_PER_FILE
 
 
 def _reader(function: str, path: str | list[str], options: dict[str, Any],
