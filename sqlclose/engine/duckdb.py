@@ -572,12 +572,12 @@ class DuckDBEngine(Engine):
             # read as the text they are: typed by guessing from every folder's name, a suppressed
             # row's too, they were BIGINT beside dept=30 and text beside dept=3A (and 01 read as 1).
             self._parquet_sources.update(path if isinstance(path, list) else [path])
-            query, params = _reader("read_parquet", path, {"hive_partitioning": read.parquet_folder,
-                                                          "hive_types_autocast": False})
+            options = {"hive_partitioning": read.parquet_folder, "hive_types_autocast": False}
+            query, params = _reader("read_parquet", path, options)
             footers = self._footers(path)
             if _small_files(footers):
                 return self.create_temp_table(name, query, params)
-            query, params = self._sliced(query, params, footers)
+            query, params = self._sliced(path, options, footers) or (query, params)
             return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         raise ValueError(f"unknown source kind {read.kind!r}")
 
@@ -616,17 +616,20 @@ class DuckDBEngine(Engine):
             exp.Sum(this=exp.column("num_row_groups")).as_("row_groups")])
         return {key: int(value or 0) for key, value in self.fetch_row(query, params).items()}
 
-    def _sliced(self, query: exp.Select, params: list[Any],
-                footers: dict[str, int]) -> tuple[exp.Expression, list[Any]]:
-        """Parquet files read in slices of their rows when they hold fewer row groups than the
-        threads (engine.parquet_slices): each slice keeps a range of each file's row numbers, the
-        ranges covering the largest file's. As they are otherwise, or when a column of their own
-        bears the row number's name."""
+    def _sliced(self, path: str | list[str], options: dict[str, Any],
+                footers: dict[str, int]) -> tuple[exp.Expression, list[Any]] | None:
+        """The Parquet files ``path`` names read with ``options`` in slices of their rows, when they
+        hold fewer row groups than the threads (engine.parquet_slices): each slice keeps a range of
+        each file's row numbers, the ranges covering the largest file's. None otherwise, or when a
+        column of their own bears the row number's name: DuckDB refuses to add it there, and the
+        bare name would read that column."""
         bounds = slice_bounds(footers["largest"], footers["row_groups"], self._threads() or 1)
-        if not bounds or ROW_NUMBER in (c.lower() for c in self._relation(query, params).columns):
-            return query, params
-        option = exp.EQ(this=exp.var(ROW_NUMBER), expression=exp.Placeholder(this=str(len(params) + 1)))
-        return sliced_read(query, bounds, option), [*params, True]
+        if not bounds or ROW_NUMBER in (c.lower() for c in self._relation(*_reader("read_parquet", path,
+                                                                                     options)).columns):
+            return None
+        numbered, params = _reader("read_parquet", path, {**options, ROW_NUMBER: True},
+                                   exp.Star(except_=[exp.column(ROW_NUMBER, quoted=True)]))
+        return sliced_read(numbered, bounds), params
 
     def _query_source(self, name: str, read: FileRead) -> exp.Table:
         """Run the (validated) SELECT once into a temp table: over a database attached read-only

@@ -31,18 +31,9 @@ def slice_bounds(rows: int, row_groups: int, threads: int) -> list[tuple[int, in
     return [(start, min(start + step, rows)) for start in range(0, rows, step)]
 
 
-def sliced_read(read: exp.Select, bounds: list[tuple[int, int]], option: exp.Expression) -> exp.Expression:
-    """``read`` (``SELECT * FROM read_parquet(…)``) as one SELECT per range, each given ``option``
-    (``file_row_number = $n``: the row number as a column, which DuckDB refuses for a file holding a
-    column of that name, where the bare name would read that column) and that column left out."""
+def sliced_read(read: exp.Select, bounds: list[tuple[int, int]]) -> exp.Expression:
+    """``read`` (every column but the row number, of ``read_parquet(…, file_row_number = true)``)
+    once per range of row numbers, in one UNION ALL."""
     row = exp.column(ROW_NUMBER, quoted=True)
-    parts = []
-    for start, end in bounds:
-        part = read.copy()
-        part.find(exp.Anonymous).append("expressions", option.copy())
-        part.set("expressions", [exp.Star(except_=[row.copy()])])
-        parts.append(part.where(exp.and_(row.copy() >= start, row.copy() < end)))
-    union = parts[0]
-    for part in parts[1:]:
-        union = exp.union(union, part, distinct=False)
-    return union
+    return exp.union(*[read.where(exp.and_(row.copy() >= start, row.copy() < end)) for start, end in bounds],
+                     distinct=False)
