@@ -75,14 +75,18 @@ def test_the_key_orders_rows_as_their_values_do():
                    PackedColumn("last", kind="integer")]
         key = engine.packed_sort_key(columns, exp.to_table("t"))
         assert key is not None
-        sql = key.sql("duckdb")
+        sql = key.expression.sql("duckdb")
         # label: 5 members and NULL, 3 bits; born: 6,501 days, 13; kids: 6 values, 3; flag 2; big: 10 values
         # from 2^63, 4 (21 + 4 of 56); "empty" passed over; "wide" spans 59 bits: its high 31 fill the key.
         assert sql.count("<<") == 6 and ">> 28" in sql and '"empty"' not in sql and '"huge"' not in sql
         assert _nondecreasing(engine.con, "t", sql, order)
+        # Held whole: each column before "wide", of which the key holds only the high bits ("empty" too:
+        # NULL in every row, every row ties on it).
+        assert key.whole == ("label", "born", "kids", "flag", "big", "empty")
         # Without "wide", "huge" (a range over 2^62) ends the key: "last" is not reached.
         key = engine.packed_sort_key([c for c in columns if c.name != "wide"], exp.to_table("t"))
-        sql = key.sql("duckdb")
+        sql = key.expression.sql("duckdb")
+        assert key.whole == ("label", "born", "kids", "flag", "big", "empty")
         assert sql.count("<<") == 5 and '"huge"' not in sql and '"last"' not in sql
         assert _nondecreasing(engine.con, "t", sql, [c for c in order if c != "wide"])
         # The oracle can fail: a key that orders "kids" backwards decreases along the values' order.
@@ -127,7 +131,11 @@ def test_a_release_sorted_by_the_key_is_the_release_sorted_by_its_values(tmp_pat
     monkeypatch.setattr(sort_key, "PACKED_KEY_MIN_ROWS", 0)
     table = _table()
     keyed, sql = _written(table, tmp_path / "keyed.parquet")
-    assert 'ORDER BY (CAST(COALESCE(ENUM_CODE("age")' in sql and '"kids"' in sql.split("ORDER BY")[1].split("ASC")[0]
+    key, after = sql.split("ORDER BY")[1].split(" ASC, ", 1)
+    assert key.startswith(' (CAST(COALESCE(ENUM_CODE("age")') and '"kids"' in key
+    # The columns the key holds whole are not compared again; "wide" (its high bits) and those after are.
+    assert after.startswith('"wide" ASC, "last" ASC, "note"')
+    assert not any(f'"{c}" ASC' in after for c in ("age", "zip", "born", "kids", "flag", "big"))
     columns = ["age", "zip", "born", "kids", "flag", "big", "wide", "last", "note", "disease"]
     released = duckdb.sql(f"SELECT * FROM '{tmp_path / 'keyed.parquet'}'").fetchall()
     by_values = duckdb.sql(f"SELECT * FROM '{tmp_path / 'keyed.parquet'}' ORDER BY "
@@ -146,3 +154,29 @@ def test_a_release_whose_first_label_is_text_has_no_key(monkeypatch: pytest.Monk
     with sqlclose.anonymize(_table(), SPEC, node={"age": 1, "zip": 1}) as release:
         text, _ = release.query()
         assert "ENUM_CODE" not in text.sql("duckdb") and " | " not in text.sql("duckdb")
+
+
+def test_rows_the_key_ties_are_ordered_by_the_column_it_holds_in_part(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    """A column of which the key holds only its high bits stays in the ORDER BY: here most rows tie on
+    the key and differ only in the low bit of "wide", and a "last" that disagrees with it. The oracle:
+    the file written without the key, byte for byte, and the file's rows sorted by their values."""
+    monkeypatch.setattr(sort_key, "PACKED_KEY_MIN_ROWS", 0)
+    rng = random.Random(11)
+    rows = 2_000
+    wide = [rng.choice([2**57, 2**57 + 1]) for _ in range(rows - 1)] + [-(2**58)]
+    table = pa.table({
+        "age": pa.array([rng.choice([31, 33]) for _ in range(rows)], pa.int32()),
+        "zip": pa.array(["47677"] * rows),
+        "wide": pa.array(wide, pa.int64()),
+        "last": pa.array([1 - (w & 1) + rng.choice([0, 2]) for w in wide], pa.int16()),  # against "wide"'s order
+        "disease": pa.array([rng.choice(["flu", "gastritis", "cancer", "ulcer"]) for _ in range(rows)]),
+    })
+    keyed, sql = _written(table, tmp_path / "keyed.parquet")
+    assert sql.split("ORDER BY")[1].endswith(') ASC, "wide" ASC, "last" ASC, "disease" ASC')
+    released = duckdb.sql(f"SELECT * FROM '{tmp_path / 'keyed.parquet'}'").fetchall()
+    by_values = duckdb.sql(f"SELECT * FROM '{tmp_path / 'keyed.parquet'}' ORDER BY "
+                           + ", ".join(f'"{c}" NULLS LAST' for c in table.column_names)).fetchall()
+    assert released == by_values
+    monkeypatch.setattr(sort_key, "PACKED_KEY_MIN_ROWS", 10**12)
+    assert _written(table, tmp_path / "plain.parquet")[0] == keyed

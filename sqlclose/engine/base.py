@@ -216,6 +216,16 @@ class PackedColumn:
     kind: str = "dictionary"
 
 
+@dataclass(frozen=True)
+class PackedKey:
+    """``Engine.packed_sort_key``'s key: ``expression``, one integer, and ``whole``, the names of
+    the columns whose every value it holds (rows of equal keys hold equal values there), which a
+    sort by the key need not compare again."""
+
+    expression: exp.Expression
+    whole: tuple[str, ...]
+
+
 class Engine(ABC):
     name: ClassVar[str]  # how specs and the registry call it: "duckdb", "spark"
     dialect: ClassVar[str]  # the sqlglot dialect its SQL is rendered in
@@ -603,11 +613,11 @@ class Engine(ABC):
         column stays text): only speed depends on it, never a written value or the rows' order."""
         return None
 
-    def packed_sort_key(self, columns: Sequence[PackedColumn], source: exp.Expression) -> exp.Expression | None:
+    def packed_sort_key(self, columns: Sequence[PackedColumn], source: exp.Expression) -> PackedKey | None:
         """One integer of the first ``columns`` a release is sorted by (those of ``source`` as they are
         there, ranged over its rows), that orders rows as those columns do or ties them: sorted by
-        first, it can speed a sort and never changes its order. None (the default) where the engine
-        has no use for one."""
+        first, it can speed a sort and never changes its order; with the columns it holds whole.
+        None (the default) where the engine has no use for one."""
         return None
 
     def is_nan(self, value: exp.Expression) -> exp.Expression:

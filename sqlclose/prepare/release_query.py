@@ -111,7 +111,7 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     ties, rewrites = written_as_given(problem, node, schema)
     key = packed_sort_key(problem, released, passed, ties, schema)
     return q.release(problem.source, problem.released, released, suppressed, params, passed, ties=ties,
-                     rewrites=rewrites, key=key)
+                     rewrites=rewrites, key=key.expression if key else None, held=key.whole if key else ())
 
 
 def written_as_given(problem: Problem, node: Node | None,

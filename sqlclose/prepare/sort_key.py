@@ -15,7 +15,7 @@ from __future__ import annotations
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose.engine.base import PackedColumn
+from sqlclose.engine.base import PackedColumn, PackedKey
 from sqlclose.prepare.problem import Problem
 from sqlclose.sql import queries as q
 
@@ -24,11 +24,12 @@ PACKED_KEY_MIN_ROWS = 1_000_000
 
 
 def packed_sort_key(problem: Problem, released: list[q.ReleasedQI], passed: dict[str, exp.Table],
-                    ties: q.Ties, schema: pa.Schema) -> exp.Expression | None:
+                    ties: q.Ties, schema: pa.Schema) -> PackedKey | None:
     """The packed key of a release read from the rows, its QIs as ``released`` and the columns
     given as they are in dictionary types ``passed`` (``release_query``; ``schema``: the source's),
     or None: too few rows, or no column it is sorted by first can be packed (a label or a value as
-    text, a float, a time). Its columns are those ``queries.release`` sorts by, in turn."""
+    text, a float, a time). Its columns are those ``queries.release`` sorts by, in turn; those it
+    holds whole, ``queries.release`` sorts by no more."""
     if problem.rows < PACKED_KEY_MIN_ROWS:
         return None
     by_name = {r.coded.name: r for r in released}

@@ -7,7 +7,7 @@ values only as bound parameters (``Params``). Static shapes come from ``sql/*.sq
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -371,7 +371,8 @@ def _given(name: str, rewrites: Mapping[str, Rewrite]) -> exp.Expression:
 
 def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table | None,
             params: Params, passed: Mapping[str, exp.Table] | None = None, ties: Ties = Ties(),
-            rewrites: Mapping[str, Rewrite] | None = None, key: exp.Expression | None = None) -> exp.Expression:
+            rewrites: Mapping[str, Rewrite] | None = None, key: exp.Expression | None = None,
+            held: Collection[str] = ()) -> exp.Expression:
     """The released table: ``columns`` (generalized QI labels, the others as they are:
     ``given_as_is``), failing classes removed, rows sorted by their own released values —
     generalized QIs first, then the rest — so that the order says nothing about the input's order.
@@ -381,7 +382,8 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     row's value (a LEFT JOIN: a NULL stays NULL), so that each value is cast once, not once per row.
     ``ties``: how rows that tie on columns given as they are are ordered (``Ties``); ``rewrites``:
     columns given as they are, each with how its value is written (``canonical_nan``); ``key``: a
-    key sorted by before the values that orders as they do (``Engine.packed_sort_key``)."""
+    key sorted by before the values that orders as they do (``Engine.packed_sort_key``), ``held``:
+    the columns it holds whole."""
     by_name = {r.coded.name: r for r in qis}
     passed = passed or {}
     select_list: list[exp.Expression] = []
@@ -405,7 +407,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
                              on=exp.EQ(this=col("value", alias), expression=col(name, "src")), join_type="left")
     if suppressed is not None:
         select = select.where(not_suppressed(suppressed, [(r.coded.code, _class_code(r)) for r in classes]))
-    return _sorted_release(select, columns, released_order(columns, qis), ties, key)
+    return _sorted_release(select, columns, released_order(columns, qis), ties, key, held)
 
 
 def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expression:
@@ -574,23 +576,26 @@ def released_order(columns: Sequence[str], qis: Sequence[ReleasedQI]) -> list[st
 
 
 def _sorted_release(select: exp.Select, columns: Sequence[str], order: Sequence[str], ties: Ties = Ties(),
-                    key: exp.Expression | None = None) -> exp.Expression:
+                    key: exp.Expression | None = None, held: Collection[str] = ()) -> exp.Expression:
     """Rows sorted by their released values in ``order`` (``release_order``), QIs first: the order
     reveals nothing of the input's."""
     return sorted_by(exp.select(*[col(name) for name in columns]).from_(select.subquery(ident("released"))), order,
-                     ties.among(order), key)
+                     ties.among(order), key, held)
 
 
 def sorted_by(select: exp.Select, order: Sequence[str], ties: Ties = Ties(),
-              key: exp.Expression | None = None) -> exp.Select:
+              key: exp.Expression | None = None, held: Collection[str] = ()) -> exp.Select:
     """``select`` ordered by the columns ``order``, NULLs last; with none (every column constant), as it is.
     ``ties``: columns of ``order`` ordered by their text too, or by it alone (``Ties``). ``key``: an
     expression of the columns sorted by first, one that orders rows as those columns do (or ties
-    them): it may speed the sort, never change its order."""
-    keys = [ascending(col(name)) for name in sorted_columns(order, ties)] + \
-        [ascending(ties.key(name)) for name in ties.columns]
-    if key is not None and keys:
-        keys.insert(0, ascending(key))
+    them): it may speed the sort, never change its order; ``held``: the columns it holds whole,
+    on which rows of equal keys tie: not compared again."""
+    by_value = sorted_columns(order, ties)
+    by_text = [ascending(ties.key(name)) for name in ties.columns]
+    if key is None or not by_value + by_text:
+        keys = [ascending(col(name)) for name in by_value] + by_text
+    else:
+        keys = [ascending(key)] + [ascending(col(name)) for name in by_value if name not in held] + by_text
     return select.order_by(*keys) if keys else select
 
 
