@@ -631,10 +631,16 @@ def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_fro
     row with its count); sizes, labels, distributions and the truth test all read the groups. The
     untrue rows still count as multisets: a row written twice for an input row written once is one
     untrue row (Counter arithmetic over the rows, in the test), and the class sizes are the file's
-    (a plain count per class over the written rows, in the test)."""
+    (a plain count per class over the written rows, in the test). The sums of row keys weigh each
+    group by its count: they decide a true file without the grouped comparison."""
     from sqlclose.engine import duckdb as duckdb_engine
+    from sqlclose.release import verify_sql
 
     rows, written = _edited_rows(edit)
+    assert len(set(written)) < len(written)  # groups of several rows: their counts weigh
+    used = []
+    real = verify_sql.template
+    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
     expected = sum((Counter(written) - Counter(rows)).values())
     engine = DuckDBEngine()
     file = table_ref(engine, "written", pa.table({"g": [r[0] for r in written], "s": [r[1] for r in written]},
@@ -664,6 +670,7 @@ def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_fro
     assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
                        "show (a label, a value or a whole row was altered)"] if expected else [])
     assert expected == {"none": 0, "one value": 1, "a row doubled, another dropped": 1, "a class left out": 0}[edit]
+    assert ("verify_untrue_rows" in used) == (edit != "none")
 
 
 @pytest.mark.parametrize("edit", ["none", "a date moved", "an integer changed", "integers written as int32",
@@ -693,10 +700,10 @@ def test_the_truth_test_hashes_columns_of_one_exact_type_as_they_are_and_others_
         s_values = [str(r[1]) if s_type == pa.string() else r[1] for r in rs]
         return pa.table({"g": [r[0] for r in rs], "s": pa.array(s_values, s_type), "d": pa.array([r[2] for r in rs])})
 
-    keys = []
+    hashed = []  # the written side as the truth test hashes it
     real = verify_sql.template
     monkeypatch.setattr(verify_sql, "template", lambda name, **holes: (
-        keys.append(holes["written_key_0"]) if name == "verify_row_sums" else None) or real(name, **holes))
+        hashed.append(holes["release"]) if name == "verify_row_sums" else None) or real(name, **holes))
     engine = DuckDBEngine()
     try:
         found = measure_file(engine, table_ref(engine, "written", table(written, s_type)),
@@ -708,8 +715,8 @@ def test_the_truth_test_hashes_columns_of_one_exact_type_as_they_are_and_others_
     assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
                        "show (a label, a value or a whole row was altered)"] if expected else [])
     assert expected == (1 if edit in ("a date moved", "an integer changed") else 0)
-    (key,) = keys
-    cast = {c.name for cast in key.find_all(exp.Cast) for c in cast.find_all(exp.Column)}
+    (written_side,) = hashed
+    cast = {c.name for cast in written_side.find_all(exp.Cast) for c in cast.find_all(exp.Column)}
     assert cast == ({"s"} if s_type != INT else set())  # g: text on both sides, as it is
 
 

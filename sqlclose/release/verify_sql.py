@@ -147,7 +147,7 @@ def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: ex
         # the measured ones (a release of quasi-identifiers and sensitive columns alone).
         measured = {qi.name for qi in qis} | {sa.name for sa in sensitive}
         truth = _Truth(engine, grouped, columns, whole, _col(rows)) if set(columns) == measured \
-            else _Truth(engine, written, columns, whole, exp.Literal.number(1))
+            else _Truth(engine, written, columns, whole, None)
         result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
             if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
     for sa in sensitive:
@@ -252,7 +252,7 @@ class _Truth:
     written: exp.Expression
     columns: Sequence[str]
     whole: bool
-    weight: exp.Expression  # the rows a row of ``written`` stands for: 1, or the grouped file's count
+    weight: exp.Expression | None  # the rows a row of ``written`` stands for: the grouped file's count, or None: 1
 
     @cached_property
     def written_types(self) -> pa.Schema:
@@ -267,16 +267,39 @@ class _Truth:
         # A carried hash is the label's as text; a text label hashed as it is hashes the same.
         input_hashes = [_col(carried[c]) if c in carried else self.engine.value_hash(_col(c), keep)
                         for c, keep in zip(self.columns, as_is)]
-        written_keys = self.engine.row_keys([_col(c) for c in self.columns], as_is)
-        keys = dict(zip(("written_key_0", "written_key_1"), written_keys), written_rows=self.weight)
-        keys.update(zip(("generalized_key_0", "generalized_key_1"), self.engine.keys_of_hashes(input_hashes)))
+        written_hashes = [self.engine.value_hash(_col(c), keep) for c, keep in zip(self.columns, as_is)]
+        written = _hashed(self.written, written_hashes, self.weight)
+        generalized = _hashed(generalized, input_hashes)
+        row_keys = self.engine.keys_of_hashes([_col(f"__sqlclose_h{i}") for i in range(len(self.columns))])
+        rows = exp.Literal.number(1) if self.weight is None else _col("__sqlclose_w")
+        keys = dict(zip(("generalized_key_0", "generalized_key_1"), row_keys))
         if self.whole:
-            sums = self.engine.fetch_row(template("verify_row_sums", release=self.written,
-                                                  generalized=generalized, **keys), params)
+            # A key summed as a DECIMAL: times 1 cost 80 ms per side at 10 M rows (DuckDB multiplies).
+            terms = [_decimal(k) if self.weight is None else exp.Mul(this=_decimal(k), expression=rows.copy())
+                     for k in row_keys]
+            sums = self.engine.fetch_row(template("verify_row_sums", release=written, generalized=generalized,
+                                                  written_term_0=terms[0], written_term_1=terms[1], **keys), params)
             if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
                 return 0
-        return self.engine.fetch_row(template("verify_untrue_rows", release=self.written,
+        keys.update(zip(("written_key_0", "written_key_1"), row_keys), written_rows=rows)
+        return self.engine.fetch_row(template("verify_untrue_rows", release=written,
                                               generalized=generalized, **keys), params)["untrue_rows"]
+
+
+def _hashed(rows: exp.Expression, hashes: Sequence[exp.Expression],
+            weight: exp.Expression | None = None) -> exp.Subquery:
+    """``rows`` as their values' hashes (``__sqlclose_h0``, …; ``weight`` as ``__sqlclose_w``): each
+    value hashed once for both row keys (``Engine.keys_of_hashes``), where the keys over the values
+    hashed every value twice; at 10 M rows the written side's sums took 0.58 s against 0.68 s."""
+    select = exp.select(*[exp.alias_(h, f"__sqlclose_h{i}") for i, h in enumerate(hashes)])
+    if weight is not None:
+        select = select.select(exp.alias_(weight.copy(), "__sqlclose_w"))
+    return select.from_(_aliased(rows, "__sqlclose_hashed")).subquery()
+
+
+def _decimal(key: exp.Expression) -> exp.Expression:
+    """A 64-bit row key as a DECIMAL(38, 0), summed without overflow over any number of rows."""
+    return exp.Cast(this=key.copy(), to=exp.DataType.build("DECIMAL(38, 0)"))
 
 
 def _untrue_rows(engine: Engine, truth: _Truth, source: exp.Expression, qis: Sequence[WrittenQI],

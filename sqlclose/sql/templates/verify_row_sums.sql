@@ -5,7 +5,7 @@
 -- 5.9 s. Sums that differ mean some written row is not an input row; verify_untrue_rows then
 -- counts them. The generalized side's keys may read label hashes carried from its lookups
 -- (Engine.value_hash): the same keys, each label hashed once instead of once per row. A written
--- row's key counts __written_rows__ times: 1 over the file, its count over the file grouped once.
+-- row's term is its key as a DECIMAL(38, 0), times its count over the file grouped once.
 SELECT
   written.s0 AS written_0,
   written.s1 AS written_1,
@@ -13,8 +13,8 @@ SELECT
   generalized.s1 AS generalized_1
 FROM (
   SELECT
-    SUM(CAST(__written_key_0__ AS DECIMAL(38, 0)) * __written_rows__) AS s0,
-    SUM(CAST(__written_key_1__ AS DECIMAL(38, 0)) * __written_rows__) AS s1
+    SUM(__written_term_0__) AS s0,
+    SUM(__written_term_1__) AS s1
   FROM __release__ AS __sqlclose_rel
 ) AS written
 CROSS JOIN (
