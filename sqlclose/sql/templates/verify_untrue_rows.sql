@@ -7,7 +7,7 @@
 -- EXCEPT ALL slower still. It runs when the file has fewer rows than the input (suppression), or
 -- when verify_row_sums finds that the sums of the keys differ. As there, the generalized side's keys
 -- may read label hashes carried from its lookups: the same keys; and a written row counts
--- __written_rows__ (verify_row_sums.sql).
+-- __written_rows__ times: once, or its count over the file grouped once.
 SELECT
   CAST(COALESCE(SUM(written.__sqlclose_n - COALESCE(generalized.__sqlclose_n, 0)), 0) AS BIGINT) AS untrue_rows
 FROM (
