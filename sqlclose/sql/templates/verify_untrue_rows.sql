@@ -5,30 +5,31 @@
 -- invented row is not. Rows are compared by a key of two 64-bit hashes of the whole row
 -- (Engine.row_keys): grouping and joining on 16 text columns was 3-4x slower at 10 M rows, and
 -- EXCEPT ALL slower still. It runs when the file has fewer rows than the input (suppression), or
--- when verify_row_sums finds that the sums of the keys differ. As there, the generalized side's keys
--- may read label hashes carried from its lookups: the same keys; and a written row counts
--- __written_rows__ times: once, or its count over the file grouped once.
+-- when verify_row_sums finds that the sums of the keys differ. As there, both sides are their
+-- values' hashes (the generalized side's labels' carried from its lookups), __key_0__ and
+-- __key_1__ the same expressions of them; a written row counts __written_rows__ times: once, or its
+-- count over the file grouped once.
 SELECT
   CAST(COALESCE(SUM(written.__sqlclose_n - COALESCE(generalized.__sqlclose_n, 0)), 0) AS BIGINT) AS untrue_rows
 FROM (
   SELECT
-    __written_key_0__ AS __sqlclose_k0,
-    __written_key_1__ AS __sqlclose_k1,
+    __key_0__ AS __sqlclose_k0,
+    __key_1__ AS __sqlclose_k1,
     SUM(__written_rows__) AS __sqlclose_n
   FROM __release__ AS __sqlclose_rel
   GROUP BY
-    __written_key_0__,
-    __written_key_1__
+    __key_0__,
+    __key_1__
 ) AS written
 LEFT JOIN (
   SELECT
-    __generalized_key_0__ AS __sqlclose_k0,
-    __generalized_key_1__ AS __sqlclose_k1,
+    __key_0__ AS __sqlclose_k0,
+    __key_1__ AS __sqlclose_k1,
     COUNT(*) AS __sqlclose_n
   FROM __generalized__ AS __sqlclose_gen
   GROUP BY
-    __generalized_key_0__,
-    __generalized_key_1__
+    __key_0__,
+    __key_1__
 ) AS generalized
   ON written.__sqlclose_k0 = generalized.__sqlclose_k0 AND written.__sqlclose_k1 = generalized.__sqlclose_k1
 WHERE
