@@ -13,6 +13,7 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
     python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
     python benchmarks/bench_scale.py --memory-limit 1GB    # the whole job under a limit (peak RSS vs it)
     python benchmarks/bench_scale.py --explore lattice     # decide every node (default: the optimum, as sqlclose)
+    python benchmarks/bench_scale.py --with-dob            # the date of birth an eighth QI (a date hierarchy)
 
 Not a test: figures go to docs/performance.md with the machine they were taken on. Generated
 data lives in benchmarks/data/ (git-ignored).
@@ -38,6 +39,8 @@ import make_table  # noqa: E402
 
 QIS = ["age", "zip", "sex", "race", "marital_status", "education", "workclass"]
 SENSITIVE = "occupation"
+# --with-dob: the date of birth, day → month → year → 5-year band → *, a QI before sex
+DOB = 'dob = { dates = true, domain = ["1900-01-01", "2025-12-31"] }\n'
 CASES = [("hierarchical", 0.0), ("hierarchical", 0.05), ("equal", 0.0), ("equal", 0.05)]
 SCAN = """
 import duckdb, sys
@@ -97,11 +100,14 @@ def timed(cmd: list[str], cwd: Path | None = None, timeout: float | None = None)
     return {"seconds": h * 3600 + m * 60 + s, "rss_mb": rss / 1024, "rc": proc.returncode, "stdout": proc.stdout}
 
 
-def case_spec(folder: Path, distance: str, suppression: float) -> Path:
-    """table.toml with the sensitive distance and the suppression limit of one case."""
+def case_spec(folder: Path, distance: str, suppression: float, dob: bool = False) -> Path:
+    """table.toml with the sensitive distance and the suppression limit of one case (``dob``: and
+    the date of birth a QI)."""
     text = (folder / "table.toml").read_text()
     text = text.replace("suppression = 0.0", f"suppression = {suppression}")
-    stem = f"bench_{distance}_s{suppression}"
+    stem = f"bench_{distance}_s{suppression}" + ("_dob" if dob else "")
+    if dob:
+        text = text.replace("\nsex = ", f"\n{DOB}sex = ", 1)
     text = text.replace('path = "out/table.parquet"', f'path = "out/{stem}.parquet"')
     if distance != "hierarchical":
         text = text.replace('distance = "hierarchical"', f'distance = "{distance}"')
@@ -112,20 +118,22 @@ def case_spec(folder: Path, distance: str, suppression: float) -> Path:
 
 
 def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = CASES,
-            timeout: float | None = None, memory_limit: str | None = None, explore: str = "optimum") -> list[dict]:
+            timeout: float | None = None, memory_limit: str | None = None, explore: str = "optimum",
+            dob: bool = False) -> list[dict]:
     folder = data / f"rows_{rows}"
     if not (folder / "table.parquet").exists():
         print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
         make_table.make(rows, folder)
     parquet = folder / "table.parquet"
-    scans = [timed([sys.executable, "-c", SCAN, str(parquet), ",".join([*QIS, SENSITIVE])]) for _ in range(runs)]
+    columns = [*QIS, *(["dob"] if dob else []), SENSITIVE]
+    scans = [timed([sys.executable, "-c", SCAN, str(parquet), ",".join(columns)]) for _ in range(runs)]
     scan = statistics.median(s["seconds"] for s in scans)
     print(json.dumps({"rows": rows, "scan_seconds": scan, "scans": [round(s["seconds"], 2) for s in scans],
                       "scan_rss_mb": max(s["rss_mb"] for s in scans), "groups": scans[0]["stdout"].strip()}),
           file=sys.stderr)
     out = []
     for distance, suppression in cases:
-        spec = case_spec(folder, distance, suppression)
+        spec = case_spec(folder, distance, suppression, dob)
         limit = ["--memory-limit", memory_limit] if memory_limit else []
         procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name), *limit,
                         "--explore", explore],
@@ -135,7 +143,7 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
         counts = _search_counts(spec, folder, timeout, explore, memory_limit) if report else {}
         whole = statistics.median(p["seconds"] for p in procs)
         out.append({
-            "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit,
+            "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit, "dob": dob,
             "explore": explore,
             "scan_seconds": scan,
             "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
@@ -179,16 +187,19 @@ def main() -> None:
     parser.add_argument("--memory-limit", default=None, help="the job's memory limit (sqlclose --memory-limit)")
     parser.add_argument("--explore", choices=["lattice", "optimum"], default="optimum",
                         help="decide the whole lattice, or only what the optimum needs ([search] explore)")
+    parser.add_argument("--with-dob", action="store_true", help="the date of birth an eighth QI (dates = true)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cases = CASES if args.cases is None else [_case(parser, c) for c in args.cases if c != "none"]
     results = [r for rows in args.sizes
-               for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit, args.explore)]
+               for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit, args.explore,
+                                args.with_dob)]
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     if args.json:
         print(json.dumps({"machine": machine, "results": results}, indent=2))
         return
-    print(f"machine: {machine}; memory limit: {args.memory_limit or 'none'}; explore: {args.explore}")
+    print(f"machine: {machine}; memory limit: {args.memory_limit or 'none'}; explore: {args.explore}"
+          + ("; the date of birth a QI" if args.with_dob else ""))
     print("| rows | t = 0.2 | suppression | one scan | whole process | × scan | search | peak RSS "
           "| nodes evaluated / lattice | queries | optimum DM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")

@@ -113,6 +113,16 @@ def test_bench_scale_counts_the_search(small_table):
     assert int(evaluated) >= 1 and lattice == "6480" and int(row.split(" | ")[9]) >= 1, row
 
 
+def test_bench_scale_with_the_date_of_birth_searches_its_lattice(small_table):
+    """--with-dob makes the date of birth an eighth QI of five levels (day, month, year, 5-year band,
+    *): the lattice is 6,480 × 5 nodes, and the release generalizes it."""
+    out = _run("bench_scale.py", "--sizes", "3000", "--data", str(small_table / "scale_dob"), "--runs", "1",
+               "--cases", "hierarchical:0.0", "--with-dob", cwd=small_table)
+    row = next(line for line in out.splitlines() if line.startswith("| 3,000"))
+    assert row.split(" | ")[8].split(" / ")[1] == "32400", row
+    assert "the date of birth a QI" in out, out
+
+
 def test_bench_wide_counts_both_walks(small_table):
     """Both walks evaluate nodes since the search decides the lattice from both ends; counting the
     walk from below alone printed 0 nodes for a finished search. The two runners run one search: the

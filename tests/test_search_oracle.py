@@ -528,8 +528,8 @@ def test_sql_batches_for_the_optimum_match_brute_force(case: Case, monkeypatch):
     cut_short = []
     parts = batch_runner.BatchRunner._judged_parts
 
-    def spied(self, ids):
-        for part in parts(self, ids):
+    def spied(self, ids, found=None):
+        for part in parts(self, ids, found):
             cut_short.append(int((part.hist.unread & (part.hist.presuppressed <= problem.max_suppressed)).sum()))
             yield part
 
@@ -795,3 +795,75 @@ def test_floors_bounded_by_code_space_match_brute_force(case: Case, explore: str
         assert_search_gives(result, case.solution)
     else:
         assert_optimum_gives(result, case.solution)
+
+
+SCREEN_FIRES = ("adult-k5-s0.0", "table3-s0.0")  # from above alone, nodes that fail k are evaluated
+
+
+@pytest.mark.parametrize("share", [0.0, None], ids=["from-above-alone", "both-walks"])
+@pytest.mark.parametrize("explore", ["lattice", "optimum"])
+@pytest.mark.parametrize("case", ["adult-k5-s0.0", "adult-k5-hier-s0.0", "adult-k5-equal-s0.0", "table3-s0.0",
+                                  "adult-k5-s0.05"], indirect=True)
+def test_the_screen_matches_brute_force(case: Case, explore: str, share: float | None, monkeypatch):
+    """The walk from above's nodes screened by a sample of their classes (``search.screen``), every
+    node large enough here: the oracle's answer, deciding the lattice or exploring for the optimum,
+    with the walk from above alone or both walks. Every node the screen ruled out fails in the
+    oracle and was not grouped; from above alone it ruled nodes out where such nodes fail k; with
+    suppression it never runs."""
+    screened, grouped = _screened_search(case, explore, share, 2, monkeypatch)
+    if share == 0.0 and case.name in SCREEN_FIRES:
+        assert screened
+    if case.suppression:
+        assert not screened
+    assert not set(screened) & set(grouped)
+    assert not any(case.solution.results[node].satisfied for node in screened)
+
+
+@pytest.mark.parametrize("case", ["adult-k5-s0.0"], indirect=True)
+def test_a_screen_of_every_class_rules_out_exactly_the_nodes_below_k(case: Case, monkeypatch):
+    """With a sample of every class (modulus 1), the screen rules out exactly the nodes the walk
+    from above evaluates that have a class below k: for k alone, those the oracle suppresses from."""
+    screened, grouped = _screened_search(case, "lattice", 0.0, 1, monkeypatch)
+    evaluated = set(screened) | set(grouped)
+    assert set(screened) == {node for node in evaluated if case.solution.results[node].suppressed > 0}
+    assert screened and grouped
+
+
+def _screened_search(case: Case, explore: str, share: float | None, modulus: int,
+                     monkeypatch) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    """The SQL search with the screen reading every node, its sample drawn by ``modulus``: the
+    oracle's answer asserted; the nodes the screen ruled out, and those the walk from above grouped."""
+    import importlib
+
+    from sqlclose.privacy.criteria import criteria_for
+    from sqlclose.search import batch_runner, memory_runner, screen
+
+    search = importlib.import_module("sqlclose.search.incognito")
+    problem = case.release.problem
+    if share is not None:
+        monkeypatch.setattr(search, "BELOW_SHARE", share)
+    monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
+    monkeypatch.setattr(screen, "SCREEN_MIN_ROWS", 0)
+    monkeypatch.setattr(screen, "SCREEN_MIN_VALUES", 2)
+    monkeypatch.setattr(screen, "SCREEN_MODULUS", modulus)
+    screened, grouped = [], []
+    screen_of, build = screen.SampledScreen._screened, batch_runner.BatchRunner._build_kept
+
+    def spied_screen(self, parentless, count):
+        found = screen_of(self, parentless, count)
+        screened.extend(tuple(int(v) for v in node) for n, (_, node) in parentless if found[n] > 0)
+        return found
+
+    def spied_build(self, rollups, parentless, make_floors=True):
+        if not self.levels_are_parents:  # the walk from above's
+            grouped.extend(tuple(int(v) for v in node) for _, (_, node) in parentless)
+        return build(self, rollups, parentless, make_floors)
+
+    monkeypatch.setattr(screen.SampledScreen, "_screened", spied_screen)
+    monkeypatch.setattr(batch_runner.BatchRunner, "_build_kept", spied_build)
+    result = search.incognito(problem, criteria_for(problem.k, problem.sas), explore=explore)
+    if explore == "lattice":
+        assert_search_gives(result, case.solution)
+    else:
+        assert_optimum_gives(result, case.solution)
+    return screened, grouped

@@ -29,9 +29,10 @@ from sqlclose.model.sparse_counts import SparseCounts
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, by_cells, judging_bytes
 from sqlclose.search.floors import FloorChoice
-from sqlclose.search.items import Item, LevelPart, Subset, no_classes
+from sqlclose.search.items import Item, LevelPart, Subset, chunks, no_classes
 from sqlclose.search.keyed_base import KeyedBase
 from sqlclose.search.packing import Packing, key_column
+from sqlclose.search.screen import SampledScreen
 from sqlclose.sql import queries as q
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ CHUNK_ROWS = 64_000_000
 
 
 @dataclass
-class BatchRunner(FloorChoice):
+class BatchRunner(FloorChoice, SampledScreen):
     """Class histograms for batches of lattice nodes — of one or many QI subsets at once."""
 
     problem: Problem
@@ -174,7 +175,7 @@ class BatchRunner(FloorChoice):
                  (bases, ["node", *masks], "base")]
         self.rows_read += sum(rows for plan in (rollups, from_floor) for rows, _ in plan) \
             + len(bases) * self.problem.base_rows
-        return [(chunk, columns, kind) for plan, columns, kind in kinds for chunk in _chunks(plan, ROWS_PER_QUERY)]
+        return [(chunk, columns, kind) for plan, columns, kind in kinds for chunk in chunks(plan, ROWS_PER_QUERY)]
 
     def _base_weight(self, subset: Subset, node: Node) -> int:
         """What a node grouped from the base weighs in a query's row budget: the rows it can return
@@ -277,25 +278,39 @@ class BatchRunner(FloorChoice):
     def _chunked_parts(self, items: Sequence[Item], parentless: list[tuple[int, Item]]) -> Iterator[LevelPart]:
         """A level no walk rolls up from, in chunks of consecutive items whose histograms can hold
         at most ``CHUNK_ROWS`` rows (a bound per item: its code space, at most the rows of the floor
-        or base it is grouped from), each staged, judged and dropped before the next. The floors are
-        chosen once for the whole level, as if it were staged whole."""
-        self._floors_for_level(parentless)
-        bound = np.array([self._rows_bound(subset, node) for subset, node in items], dtype=np.float64)
+        or base it is grouped from), each staged, judged and dropped before the next. Items the
+        screen rules out (``SampledScreen``) are not grouped; the floors are chosen once, for the
+        level's other items, as if they were staged whole."""
+        found = self._screened(parentless, len(items))
+        out = found > self._within()
+        self._floors_for_level([(n, item) for n, item in parentless if not out[n]])
+        bound = np.array([0.0 if out[n] else self._rows_bound(subset, node) for n, (subset, node) in enumerate(items)],
+                         dtype=np.float64)
         for start, stop in _parts(bound, CHUNK_ROWS):
             chunk = items[start:stop]
-            ids = {item: n for n, item in enumerate(chunk)}
-            self._build_kept([], [(n, item) for n, item in enumerate(chunk)], make_floors=False)
-            for part in self._judged_parts(ids):
+            grouped = [(n, item) for n, item in enumerate(chunk) if not out[start + n]]
+            if not grouped:
+                yield LevelPart(start, stop, self._ruled_out(found[start:stop]))
+                continue
+            self._build_kept([], grouped, make_floors=False)
+            for part in self._judged_parts({item: n for n, item in enumerate(chunk)}, found[start:stop]):
                 yield LevelPart(start + part.start, start + part.stop, part.hist)
                 del part  # not held while the next is fetched
             self.release_cache()
 
-    def _judged_parts(self, ids: dict[Item, int]) -> Iterator[LevelPart]:
+    def _ruled_out(self, found: np.ndarray) -> ClassHistograms:
+        """Items the screen ruled out: no class read, their sampled records below k left out."""
+        hist = self._no_classes()
+        hist.presuppressed, hist.unread = found.copy(), np.ones(len(found), dtype=bool)
+        return hist
+
+    def _judged_parts(self, ids: dict[Item, int], found: np.ndarray | None = None) -> Iterator[LevelPart]:
         """What of a kept level comes back: per node the records in classes below k and, for the
         nodes those alone do not put past ``read_within`` (the suppression limit, or less), the rows
         of their classes of at least k — at fine levels a small part of the level — in parts of
         whole nodes that cost at most ``_part_bytes`` in Python (a node costing more alone), so
-        that Python holds one part at a time whatever the level's size."""
+        that Python holds one part at a time whatever the level's size. ``found``: per item, the
+        records below k the screen found (``_screened``; the items it ruled out were not grouped)."""
         engine = self.problem.engine
         engine.keep(self._name("sizes"), self._query("sizes"))
         summary = self._fetch("summary")
@@ -306,9 +321,11 @@ class BatchRunner(FloorChoice):
             per_node[column] = np.zeros(nodes, dtype=np.int64)
             per_node[column][numpy_of(summary.column("node"))] = np.rint(numpy_of(summary.column(column)))
         dropped = per_node["dropped"]
+        if found is not None:  # items the screen ruled out were not grouped: their sampled records below k
+            np.maximum(dropped, found, out=dropped)
         self._ids, self._rows = ids, {item: int(per_node["pairs"][i]) for item, i in ids.items()}
         self.nodes_computed += nodes
-        running = dropped <= (self.problem.max_suppressed if self.read_within is None else self.read_within())
+        running = dropped <= self._within()
         classes = np.where(running, per_node["big_classes"], 0)
         numbers = np.concatenate([[0], np.cumsum(classes)])  # a node's classes are numbered from numbers[node]
         if running.any():
@@ -494,19 +511,3 @@ def _parts(cost: np.ndarray, budget: int) -> list[tuple[int, int]]:
             total = 0
         total += r
     return list(zip(cuts, [*cuts[1:], len(cost)])) if len(cost) else [(0, 0)]
-
-
-def _chunks(plan: list[tuple[int, tuple]], budget: int) -> list[list[tuple]]:
-    """Split (estimated input rows, plan row) pairs into batches of at most ``budget`` rows."""
-    out: list[list[tuple]] = []
-    current: list[tuple] = []
-    used = 0
-    for rows, row in plan:
-        if current and used + rows > budget:
-            out.append(current)
-            current, used = [], 0
-        current.append(row)
-        used += rows
-    if current:
-        out.append(current)
-    return out

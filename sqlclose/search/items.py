@@ -29,3 +29,19 @@ def no_classes(qis: int, domain_sizes: Sequence[int]) -> ClassHistograms:
     """The histograms of no class (a level of no item, a part of no class)."""
     return ClassHistograms(np.zeros((0, qis), dtype=np.int64), np.zeros(0, dtype=np.int64),
                            [np.zeros((0, m)) for m in domain_sizes], np.zeros(0, dtype=np.int64))
+
+
+def chunks(plan: list[tuple[int, tuple]], budget: int) -> list[list[tuple]]:
+    """(rows, plan row) pairs split into batches of at most ``budget`` rows (one pair at least)."""
+    out: list[list[tuple]] = []
+    current: list[tuple] = []
+    used = 0
+    for rows, row in plan:
+        if current and used + rows > budget:
+            out.append(current)
+            current, used = [], 0
+        current.append(row)
+        used += rows
+    if current:
+        out.append(current)
+    return out

@@ -771,6 +771,43 @@ def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bo
     return _union_all(selects)
 
 
+def sampled_rows(source: exp.Table, masks: Sequence[int], span: int, modulus: int) -> exp.Expression:
+    """The keyed rows whose class under ``masks`` (a node's, less the sensitive part: the word 0's
+    low ``span``) hashes to 0 modulo ``modulus``: whole classes of that node, and so of every node
+    finer than it — the screen's sample (``search.screen``)."""
+    words = _class_words(masks, span) or [exp.Literal.number(0)]
+    hashed = exp.Anonymous(this="HASH", expressions=words)
+    residue = exp.Mod(this=hashed, expression=exp.Literal.number(modulus))
+    sampled = exp.EQ(this=residue, expression=exp.Literal.number(0))
+    return exp.select(exp.Star()).from_(source.copy().as_("src"), copy=False).where(sampled, copy=False)
+
+
+def _class_words(masks: Sequence[int], span: int) -> list[exp.Expression]:
+    """A node's key words under its ``masks`` less the sensitive part (words cleared whole left out)."""
+    class_masks = [masks[0] & -span, *masks[1:]]  # the sensitive bits cleared (-1, keep all: -span)
+    return [w for w in _masked(class_masks) if not isinstance(w, exp.Literal)]
+
+
+def small_class_records(source: exp.Table, nodes: Sequence[tuple[int, ...]], k: int, span: int) -> exp.Expression:
+    """Per plan row (node id, a mask per key word; ``masked_nodes``): ``node`` and ``dropped``, the
+    records in the node's classes of fewer than ``k`` among ``source``'s keyed rows. A class is a
+    key under the node's masks less its sensitive part (the word 0's low ``span``, a power of two)."""
+    selects = []
+    for node, *masks in nodes:
+        words = _class_words(masks, span)
+        sizes = exp.select(exp.alias_(exp.Sum(this=col("n", "src")), "size", copy=False)) \
+            .from_(source.copy().as_("src"), copy=False)
+        sizes = sizes.group_by(*words, copy=False) if words else sizes
+        size = exp.column("size", "cls")
+        small = exp.Case(ifs=[exp.If(this=exp.LT(this=size.copy(), expression=exp.Literal.number(k)), true=size)],
+                         default=exp.Literal.number(0))
+        dropped = _bigint(exp.Coalesce(this=exp.Sum(this=small), expressions=[exp.Literal.number(0)]))
+        selects.append(exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
+                                  exp.alias_(dropped, "dropped", copy=False), copy=False)
+                       .from_(sizes.subquery("cls", copy=False), copy=False))
+    return _union_all(selects)
+
+
 def estimated_rows(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bool = False) -> exp.Expression:
     """One row: per plan row of ``masked_nodes`` the rows its result would have, estimated by
     HyperLogLog (``approx_count_distinct``, a few % off) in one pass over what they read — far
