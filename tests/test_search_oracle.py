@@ -797,7 +797,6 @@ def test_floors_bounded_by_code_space_match_brute_force(case: Case, explore: str
         assert_optimum_gives(result, case.solution)
 
 
-SCREEN_FIRES = ("adult-k5-s0.0", "table3-s0.0")  # from above alone, nodes that fail k are evaluated
 
 
 @pytest.mark.parametrize("share", [0.0, None], ids=["from-above-alone", "both-walks"])
@@ -808,10 +807,10 @@ def test_the_screen_matches_brute_force(case: Case, explore: str, share: float |
     """The walk from above's nodes screened by a sample of their classes (``search.screen``), every
     node large enough here: the oracle's answer, deciding the lattice or exploring for the optimum,
     with the walk from above alone or both walks. Every node the screen ruled out fails in the
-    oracle and was not grouped; from above alone it ruled nodes out where such nodes fail k; with
+    oracle and was not grouped; from above alone without suppression it ruled nodes out; with
     suppression it never runs."""
     screened, grouped = _screened_search(case, explore, share, 2, monkeypatch)
-    if share == 0.0 and case.name in SCREEN_FIRES:
+    if share == 0.0 and not case.suppression:
         assert screened
     if case.suppression:
         assert not screened
@@ -819,13 +818,15 @@ def test_the_screen_matches_brute_force(case: Case, explore: str, share: float |
     assert not any(case.solution.results[node].satisfied for node in screened)
 
 
-@pytest.mark.parametrize("case", ["adult-k5-s0.0"], indirect=True)
-def test_a_screen_of_every_class_rules_out_exactly_the_nodes_below_k(case: Case, monkeypatch):
-    """With a sample of every class (modulus 1), the screen rules out exactly the nodes the walk
-    from above evaluates that have a class below k: for k alone, those the oracle suppresses from."""
+@pytest.mark.parametrize("case", ["adult-k5-s0.0", "adult-k5-hier-s0.0", "adult-k5-equal-s0.0", "table3-s0.0"],
+                         indirect=True)
+def test_a_screen_of_every_class_rules_out_exactly_the_failing_nodes(case: Case, monkeypatch):
+    """With a sample of every class (modulus 1) and no suppression, the screen rules out exactly the
+    nodes the walk from above evaluates that fail in the oracle: by k alone in SQL, by t too
+    judged as a level is. The others were grouped."""
     screened, grouped = _screened_search(case, "lattice", 0.0, 1, monkeypatch)
     evaluated = set(screened) | set(grouped)
-    assert set(screened) == {node for node in evaluated if case.solution.results[node].suppressed > 0}
+    assert set(screened) == {node for node in evaluated if not case.solution.results[node].satisfied}
     assert screened and grouped
 
 

@@ -1,11 +1,14 @@
 """The screen: nodes of the walk from above ruled out by a sample of their classes, before their
 histograms are grouped (``BatchRunner``, the SQL level batches; DuckDB only, where levels are kept).
 
-When a node may suppress no record (no suppression: ``read_within`` is 0), one class below k
-fails it. The screen looks for one among a sample of the node's classes. The sample is whole
-classes, so the records below k it finds are exact for them and a lower bound for the node: a node
-it rules out would fail in full too. A node it does not rule out is grouped as before; the screen
-never decides that a node passes.
+When a node may suppress no record (no suppression: ``read_within`` is 0), one failing class fails
+it. The screen looks for one among a sample of the node's classes: below k, counted by the engine
+when k is all the criteria; else judged by every criterion, the sample kept and judged as a level
+is (``_judged_parts``). The sample is whole classes, so what fails in it fails in the node: a node
+it rules out would fail in full too, and is recorded as one whose classes were not read
+(``ClassHistograms.unread``). Without suppression every criterion is monotone, so the nodes below
+a ruled-out node fail as well, as below any failing one. A node the screen does not rule out is
+grouped as before: the screen never decides that a node passes.
 
 A sample is shared by nodes. The keyed rows whose class at some node hashes to 0 modulo
 ``SCREEN_MODULUS`` are whole classes of that node and of every node finer than it. So the nodes of
@@ -14,9 +17,9 @@ still have ``SCREEN_MIN_VALUES`` classes or more; the base is hashed and filtere
 and each node groups only the sample, about a ``SCREEN_MODULUS``-th of the rows. The full GROUP BY
 it spares puts every base row in a hash table of millions of groups.
 
-It pays where fine nodes fail k: on a generated 10 M-row table with a date of birth, 80 of a
-level's 82 nodes were ruled out, and the job took 0.73 of its time. Where nodes pass, or fail t
-alone, it is work for nothing, so it reads only nodes whose histogram can outgrow the CPU's caches.
+It pays where fine nodes fail: on a generated 10 M-row table with a date of birth, 80 of a level's
+82 nodes were ruled out (by k), and 13 of another's 21 (by t). Where nodes pass it is work for
+nothing, so it reads only nodes whose histogram can outgrow the CPU's caches.
 docs/performance.md, seventy-fifth round.
 """
 
@@ -28,11 +31,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from sqlclose.model.arrays import numpy_of
+from sqlclose.privacy.criteria import Criterion, KAnonymity, failing_classes
 from sqlclose.search.items import Item, Subset, chunks
 from sqlclose.sql import queries as q
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from sqlglot import exp
 
     from sqlclose.model.lattice import Node
     from sqlclose.prepare.problem import Problem
@@ -59,52 +65,83 @@ class SampledScreen:
     keyed: KeyedBase | None
     drop_below: int
     read_within: Callable[[], int] | None
+    judged_by: Sequence[Criterion]
     queries: int
     rows_read: int
+    nodes_computed: int
 
     def _within(self) -> int:
         """Records below k past which a node is not read further (``read_within``, else the limit)."""
         return self.problem.max_suppressed if self.read_within is None else self.read_within()
 
     def _screened(self, parentless: Sequence[tuple[int, Item]], count: int) -> np.ndarray:
-        """Per item (``count`` of them, by id): the records below k in its sampled classes; 0 for
-        an item not screened. An item with more than ``_within()`` is ruled out."""
+        """Per item (``count`` of them, by id): the records in its sampled classes that fail (below
+        k, or any criterion); 0 for an item not screened. An item with more than ``_within()`` is
+        ruled out."""
         found = np.zeros(count, dtype=np.int64)
         if self.drop_below <= 1 or self._within() > 0:
             return found
-        samples: list[tuple[Subset, Node, list[tuple[int, ...]]]] = []  # (subset, sampled levels, plan)
+        samples: list[tuple[Subset, Node, list[tuple[int, Item]]]] = []  # (subset, sampled levels, items)
         for n, (subset, node) in parentless:
             if self._rows_bound(subset, node) >= SCREEN_MIN_ROWS:
                 self._join_sample(samples, n, subset, node)
-        for subset, levels, plan in samples:
-            self._screen(subset, levels, plan, found)
+        for subset, levels, members in samples:
+            self._screen(subset, levels, members, found)
         return found
 
     def _join_sample(self, samples: list, n: int, subset: Subset, node: Node) -> None:
         """Put the node in the first sample whose levels, joined with its own (each QI's coarser
         level), still leave ``SCREEN_MIN_VALUES`` classes; else in a sample of its own levels."""
-        row = (n, *self._masks(subset, node))
-        for i, (their_subset, levels, plan) in enumerate(samples):
+        for i, (their_subset, levels, members) in enumerate(samples):
             if their_subset == subset:
                 joined = tuple(max(a, b) for a, b in zip(levels, node))
                 if self._space(subset, joined) >= SCREEN_MIN_VALUES * self.packing.sa_width:
-                    samples[i] = (subset, joined, [*plan, row])
+                    samples[i] = (subset, joined, [*members, (n, (subset, node))])
                     return
-        samples.append((subset, node, [row]))
+        samples.append((subset, node, [(n, (subset, node))]))
 
-    def _screen(self, subset: Subset, levels: Node, plan: list[tuple[int, ...]], found: np.ndarray) -> None:
+    def _screen(self, subset: Subset, levels: Node, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """The base's rows whose key at ``levels`` (less its sensitive part) hashes to 0, kept;
-        each node of ``plan`` grouped from them, its records below k written into ``found``."""
+        each member node grouped from them, what fails of it written into ``found``."""
         engine, sample = self.problem.engine, self._name("sample")
-        masks = self._masks(subset, levels)
-        engine.keep(sample, q.sampled_rows(self.keyed.table(), masks, self.packing.sa_span, SCREEN_MODULUS))
+        engine.keep(sample, q.sampled_rows(self.keyed.table(), self._masks(subset, levels), self.packing.sa_span,
+                                           SCREEN_MODULUS))
         self.queries += 1
         self.rows_read += self.problem.base_rows
+        if all(isinstance(c, KAnonymity) for c in self.judged_by):
+            self._count_small(q.table(sample), members, found)
+        else:
+            self._judge_sample(q.table(sample), members, found)
+        engine.unregister(sample)
+
+    def _count_small(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
+        """k alone: each member's records in sampled classes below k, counted by the engine."""
         per_node = self.problem.base_rows // SCREEN_MODULUS + 1
-        for rows in chunks([(per_node, row) for row in plan], SCREEN_ROWS_PER_QUERY):
-            query = q.small_class_records(q.table(sample), rows, self.drop_below, self.packing.sa_span)
-            result = engine.fetch(query)
+        plan = [(per_node, (n, *self._masks(*item))) for n, item in members]
+        for rows in chunks(plan, SCREEN_ROWS_PER_QUERY):
+            result = self.problem.engine.fetch(q.small_class_records(sample, rows, self.drop_below,
+                                                                     self.packing.sa_span))
             found[numpy_of(result.column("node")).astype(np.int64)] = numpy_of(result.column("dropped"))
             self.queries += 1
             self.rows_read += per_node * len(rows)
-        engine.unregister(sample)
+
+    def _judge_sample(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
+        """Other criteria too: the members' sampled classes kept as a level and judged in parts, as
+        a level is (``_judged_parts``); each member's records in failing classes, and below k."""
+        engine, staging = self.problem.engine, self._name("staging")
+        per_node = self.problem.base_rows // SCREEN_MODULUS + 1
+        plan = [(per_node, (i, *self._masks(*item))) for i, (_, item) in enumerate(members)]
+        for j, rows in enumerate(chunks(plan, SCREEN_ROWS_PER_QUERY)):
+            engine.keep(staging, q.masked_nodes(sample, rows), append=j > 0)
+            self.queries += 1
+            self.rows_read += per_node * len(rows)
+        engine.rename(staging, self._name("level"))
+        computed = self.nodes_computed  # a screen is no evaluation: the members are counted when grouped
+        for part in self._judged_parts({item: i for i, (_, item) in enumerate(members)}):
+            hist, size = part.hist, part.stop - part.start
+            failing = failing_classes(hist, self.judged_by)
+            records = np.bincount(hist.node, weights=hist.sizes * failing, minlength=size) + hist.presuppressed
+            ids = [n for n, _ in members[part.start:part.stop]]
+            found[ids] = np.rint(records).astype(np.int64)
+        self.nodes_computed = computed
+        self.release_cache()
