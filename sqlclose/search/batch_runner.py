@@ -299,7 +299,8 @@ class BatchRunner(FloorChoice, SampledScreen):
             self.release_cache()
 
     def _ruled_out(self, found: np.ndarray) -> ClassHistograms:
-        """Items the screen ruled out: no class read, their sampled records below k left out."""
+        """Items the screen ruled out: no class read, the records of their sampled classes that fail
+        counted as left out (as a node's records below k are)."""
         hist = self._no_classes()
         hist.presuppressed, hist.unread = found.copy(), np.ones(len(found), dtype=bool)
         return hist
@@ -310,7 +311,8 @@ class BatchRunner(FloorChoice, SampledScreen):
         of their classes of at least k — at fine levels a small part of the level — in parts of
         whole nodes that cost at most ``_part_bytes`` in Python (a node costing more alone), so
         that Python holds one part at a time whatever the level's size. ``found``: per item, the
-        records below k the screen found (``_screened``; the items it ruled out were not grouped)."""
+        records of its sampled classes that fail (``_screened``; the items it ruled out were not
+        grouped, and are not read)."""
         engine = self.problem.engine
         engine.keep(self._name("sizes"), self._query("sizes"))
         summary = self._fetch("summary")
@@ -321,7 +323,7 @@ class BatchRunner(FloorChoice, SampledScreen):
             per_node[column] = np.zeros(nodes, dtype=np.int64)
             per_node[column][numpy_of(summary.column("node"))] = np.rint(numpy_of(summary.column(column)))
         dropped = per_node["dropped"]
-        if found is not None:  # items the screen ruled out were not grouped: their sampled records below k
+        if found is not None:  # items the screen ruled out were not grouped: what failed of their samples
             np.maximum(dropped, found, out=dropped)
         self._ids, self._rows = ids, {item: int(per_node["pairs"][i]) for item, i in ids.items()}
         self.nodes_computed += nodes
