@@ -114,6 +114,7 @@ class BatchRunner(FloorChoice, SampledScreen):
             self.problem.engine.fit_memory()
             if self.levels_are_parents or rollups:
                 self._build_kept(rollups, parentless)
+                self.nodes_computed += len(items)
                 yield from self._judged_parts(ids)
             else:
                 yield from self._chunked_parts(items, parentless)
@@ -288,6 +289,7 @@ class BatchRunner(FloorChoice, SampledScreen):
                          dtype=np.float64)
         for start, stop in _parts(bound, CHUNK_ROWS):
             chunk = items[start:stop]
+            self.nodes_computed += len(chunk)  # ruled out by the screen or grouped: evaluated either way
             grouped = [(n, item) for n, item in enumerate(chunk) if not out[start + n]]
             if not grouped:
                 yield LevelPart(start, stop, self._ruled_out(found[start:stop]))
@@ -326,7 +328,6 @@ class BatchRunner(FloorChoice, SampledScreen):
         if found is not None:  # items the screen ruled out were not grouped: what failed of their samples
             np.maximum(dropped, found, out=dropped)
         self._ids, self._rows = ids, {item: int(per_node["pairs"][i]) for item, i in ids.items()}
-        self.nodes_computed += nodes
         running = dropped <= self._within()
         classes = np.where(running, per_node["big_classes"], 0)
         numbers = np.concatenate([[0], np.cumsum(classes)])  # a node's classes are numbered from numbers[node]

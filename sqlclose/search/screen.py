@@ -68,7 +68,6 @@ class SampledScreen:
     judged_by: Sequence[Criterion]
     queries: int
     rows_read: int
-    nodes_computed: int
 
     def _within(self) -> int:
         """Records below k past which a node is not read further (``read_within``, else the limit)."""
@@ -116,32 +115,31 @@ class SampledScreen:
 
     def _count_small(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """k alone: each member's records in sampled classes below k, counted by the engine."""
-        per_node = self.problem.base_rows // SCREEN_MODULUS + 1
-        plan = [(per_node, (n, *self._masks(*item))) for n, item in members]
-        for rows in chunks(plan, SCREEN_ROWS_PER_QUERY):
+        for rows in self._batches(members):
             result = self.problem.engine.fetch(q.small_class_records(sample, rows, self.drop_below,
                                                                      self.packing.sa_span))
             found[numpy_of(result.column("node")).astype(np.int64)] = numpy_of(result.column("dropped"))
-            self.queries += 1
-            self.rows_read += per_node * len(rows)
 
     def _judge_sample(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """Other criteria too: the members' sampled classes kept as a level and judged in parts, as
         a level is (``_judged_parts``); each member's records in failing classes, and below k."""
         engine, staging = self.problem.engine, self._name("staging")
-        per_node = self.problem.base_rows // SCREEN_MODULUS + 1
-        plan = [(per_node, (i, *self._masks(*item))) for i, (_, item) in enumerate(members)]
-        for j, rows in enumerate(chunks(plan, SCREEN_ROWS_PER_QUERY)):
+        for j, rows in enumerate(self._batches([(i, item) for i, (_, item) in enumerate(members)])):
             engine.keep(staging, q.masked_nodes(sample, rows), append=j > 0)
-            self.queries += 1
-            self.rows_read += per_node * len(rows)
         engine.rename(staging, self._name("level"))
-        computed = self.nodes_computed  # a screen is no evaluation: the members are counted when grouped
         for part in self._judged_parts({item: i for i, (_, item) in enumerate(members)}):
             hist, size = part.hist, part.stop - part.start
             failing = failing_classes(hist, self.judged_by)
             records = np.bincount(hist.node, weights=hist.sizes * failing, minlength=size) + hist.presuppressed
             ids = [n for n, _ in members[part.start:part.stop]]
             found[ids] = np.rint(records).astype(np.int64)
-        self.nodes_computed = computed
         self.release_cache()
+
+    def _batches(self, members: list[tuple[int, Item]]) -> list[list[tuple[int, ...]]]:
+        """The members' plan rows (id, masks), in batches that group at most ``SCREEN_ROWS_PER_QUERY``
+        sampled rows; each batch a query, its rows counted as read."""
+        per_node = self.problem.base_rows // SCREEN_MODULUS + 1
+        batches = chunks([(per_node, (n, *self._masks(*item))) for n, item in members], SCREEN_ROWS_PER_QUERY)
+        self.queries += len(batches)
+        self.rows_read += per_node * len(members)
+        return batches
