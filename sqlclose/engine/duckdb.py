@@ -287,6 +287,8 @@ class DuckDBEngine(Engine):
     # DuckDB escapes the text's folder (%5F_HIVE…) and reads it back, but pyarrow's and Hive's readers
     # take a folder of that text for the NULL one: refused, as on Spark (review of the sixty-third round).
     unwritten_partition_text = ("__HIVE_DEFAULT_PARTITION__",)
+    # Dates too: 'YYYY-MM-DD', '… (BC)', 'infinity' all cast back (tests/test_typed_leaves.py).
+    exact_text_types = {**Engine.exact_text_types, "date32[day]": "DATE"}
 
     def __init__(self, connection: duckdb.DuckDBPyConnection | None = None, threads: int | None = None,
                  memory_limit: str | None = None, temp_directory: str | Path | None = None) -> None:

@@ -133,13 +133,14 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
 
     qi_coded = [
         q.CodedColumn(name, f"r{i}", f"q{i}", engine.temp_name(f"lookup_q{i}"),
-                      null_value=s.null_value if s.nulls == "value" else None)
+                      null_value=s.null_value if s.nulls == "value" else None,
+                      exact_type=engine.exact_text_type(schema.field(name).type))
         for i, (name, s) in enumerate(spec.quasi_identifiers.items())
     ]
     sa_coded = [
         q.CodedColumn(name, f"r{len(qi_coded) + j}", f"s{j}", engine.temp_name(f"lookup_s{j}"),
                       null_value=s.null_value if s.nulls == "value" else None,
-                      typed=s.distance == "ordered")
+                      typed=s.distance == "ordered", exact_type=engine.exact_text_type(schema.field(name).type))
         for j, (name, s) in enumerate(spec.sensitive.items())
     ]
     coded = qi_coded + sa_coded

@@ -52,6 +52,9 @@ class WrittenQI:
     name: str
     hierarchy: Hierarchy
     null_value: str | None = None
+    # The source's type when its values' text casts back to them (``Engine.exact_text_type``): leaves
+    # are then matched to values cast to it (``queries.typed_leaf``), not values to leaves as text.
+    exact_type: exp.DataType | None = None
 
 
 @dataclass(frozen=True)
@@ -334,8 +337,7 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
     by_name = {qi.name: i for i, qi in enumerate(qis)}
     select = exp.select().from_(_aliased(source, "src"))
     select = select.join(exp.alias_(mapped.copy(), "m", table=True), join_type="left", on=exp.and_(*[
-        exp.EQ(this=exp.column(f"l{i}", "m"), expression=_text(qi.name, qi.null_value, params, table="src"))
-        for i, qi in enumerate(qis)]))
+        _leaf_match(exp.column(f"l{i}", "m"), qi, params) for i, qi in enumerate(qis)]))
     for name in truth.columns:
         value = exp.column(f"g{by_name[name]}", "m") if name in by_name else _col(name, "src")
         select = select.select(exp.alias_(value, exp.to_identifier(name, quoted=True)))
@@ -383,9 +385,8 @@ def _generalized(engine: Engine, source: exp.Expression, columns: Sequence[str],
         labels = exp.select("leaf", "label", exp.alias_(engine.value_hash(exp.column("label"), as_is=True), "h")) \
             .from_(lookup, copy=False)
         alias = f"lk_{len(select.args.get('joins') or [])}"
-        value = _text(name, qi.null_value, params, table="src")
         select = select.join(labels.subquery(alias, copy=False), join_type="left",
-                             on=exp.EQ(this=exp.column("leaf", alias), expression=value), copy=False)
+                             on=_leaf_match(exp.column("leaf", alias), qi, params), copy=False)
         # A leaf missing from the lookup has no label: its hash is then the hash of NULL, as if hashed per row.
         carried = exp.Coalesce(this=exp.column("h", alias),
                                expressions=[engine.value_hash(exp.column("label", alias), as_is=True)])
@@ -549,6 +550,13 @@ def _model_specs(sa: WrittenSensitive, params: list[Any]) -> list[tuple]:
 
 def _col(name: str, table: str | None = None) -> exp.Column:
     return exp.Column(this=exp.to_identifier(name, quoted=True), table=exp.to_identifier(table) if table else None)
+
+
+def _leaf_match(leaf: exp.Expression, qi: WrittenQI, params: list[Any]) -> exp.Expression:
+    """A lookup's leaf is the source row's value of ``qi``: its text, or typed (``exact_type``)."""
+    if qi.exact_type is not None and qi.null_value is None:
+        return exp.EQ(this=q.typed_leaf(leaf, qi.exact_type), expression=_col(qi.name, "src"))
+    return exp.EQ(this=leaf, expression=_text(qi.name, qi.null_value, params, table="src"))
 
 
 def _text(name: str, stand_in: str | None, params: list[Any], table: str | None = None) -> exp.Expression:

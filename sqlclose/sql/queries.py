@@ -77,6 +77,15 @@ class CodedColumn:
     lookup: str  # registered lookup table: value (text) -> code
     null_value: str | None = None  # NULLs read as this value (nulls = "value")
     typed: bool = False  # keep the SA typed in the raw histogram (ordered domains)
+    # The source column's type when its values' text casts back to them (``Engine.exact_text_type``):
+    # its leaves are then matched typed (``typed_leaf``) and its distinct values grouped typed.
+    exact_type: exp.DataType | None = None
+
+    @property
+    def typed_match(self) -> exp.DataType | None:
+        """The type the column's values are matched and grouped in instead of their text, if any: not
+        with a NULL stand-in, whose text need not be a value of the type."""
+        return self.exact_type if self.null_value is None else None
 
 
 def raw_histogram(source: exp.Expression, columns: Sequence[CodedColumn], params: Params,
@@ -123,12 +132,24 @@ def column_values(source: exp.Expression, columns: Sequence[CodedColumn], params
     the source's rows are grouped once more only by ``base_histogram``."""
     exprs = _raw_values(columns, params)
     parts = []
-    for i, e in enumerate(exprs):
-        values = [e if j == i else exp.alias_(exp.Null(), ident(c.raw)) for j, c in enumerate(columns)]
-        select = template("column_values", source=source, position=exp.Literal.number(i), columns=values,
+    for i, (e, c) in enumerate(zip(exprs, columns)):
+        values = [e if j == i else exp.alias_(exp.Null(), ident(other.raw)) for j, other in enumerate(columns)]
+        branch_source, branch_counts = source, counts
+        if c.typed_match is not None and not c.typed:
+            # Grouped typed first, then its few distinct values cast (the cast is one-to-one).
+            branch_counts = free_name("__sqlclose_n", [c.name])
+            branch_source = _typed_values(source, c.name, counts, branch_counts)
+        select = template("column_values", source=branch_source, position=exp.Literal.number(i), columns=values,
                           value=e.this)
-        parts.append(_counted(select, counts))
+        parts.append(_counted(select, branch_counts))
     return parts[0] if len(parts) == 1 else exp.union(*parts, distinct=False)
+
+
+def _typed_values(source: exp.Expression, name: str, counts: str | None, rows: str) -> exp.Expression:
+    """The distinct values of column ``name`` (typed) with the rows holding each, under ``rows``."""
+    held = exp.Count(this=exp.Star()) if counts is None else exp.Sum(this=col(counts, "src"))
+    return exp.select(col(name, "src").as_(ident(name)), exp.alias_(_bigint(held), ident(rows))) \
+        .from_(_as_src(source)).group_by(col(name, "src")).subquery()
 
 
 def missing_values(values: exp.Expression, c: CodedColumn) -> exp.Expression:
@@ -509,13 +530,33 @@ def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Para
     stand-in); ``relabelled``: by code column, the lookup with its released level's labels in
     their dictionary type (``typed_labels``) to join instead."""
     for c in coded:
-        value: exp.Expression = as_text(col(c.name, "src"))
-        if c.null_value is not None:
-            value = exp.Coalesce(this=value, expressions=[params.add(c.null_value)])
         lookup = relabelled[c.code] if relabelled and c.code in relabelled else table(c.lookup)
         select = select.join(exp.alias_(lookup.copy(), ident(f"lk_{c.code}"), table=True),
-                             on=exp.EQ(this=col("value", f"lk_{c.code}"), expression=value))
+                             on=leaf_match(col("value", f"lk_{c.code}"), c, params))
     return select
+
+
+def leaf_match(leaf: exp.Expression, c: CodedColumn, params: Params, table_alias: str = "src") -> exp.Expression:
+    """A lookup's leaf text (``leaf``) is the value of column ``c`` of ``table_alias``: the value's
+    text equals it (NULL as its stand-in), or, for a column of a type whose text casts back
+    (``typed_match``), the leaf cast to that type equals the value, which matches the same rows
+    without casting each row's value to text."""
+    value = col(c.name, table_alias)
+    if c.typed_match is not None:
+        return exp.EQ(this=typed_leaf(leaf, c.typed_match), expression=value)
+    text = as_text(value)
+    if c.null_value is not None:
+        text = exp.Coalesce(this=text, expressions=[params.add(c.null_value)])
+    return exp.EQ(this=leaf, expression=text)
+
+
+def typed_leaf(leaf: exp.Expression, kind: exp.DataType) -> exp.Expression:
+    """A leaf's text as a value of ``kind``, NULL unless that value's text is the leaf's. For a type
+    whose values' text casts back to them, it equals a value exactly when the value's text equals
+    the leaf: a value's text is a leaf ⇒ the leaf casts to the value, whose text it is; the leaf
+    cast equals the value ⇒ the value's text is the cast's, the leaf. ('07' is no integer's text: NULL.)"""
+    value = exp.TryCast(this=leaf.copy(), to=kind.copy())
+    return exp.Case(ifs=[exp.If(this=exp.EQ(this=as_text(value.copy()), expression=leaf.copy()), true=value)])
 
 
 def labelled(label: exp.Expression, dictionary: exp.DataType | None) -> exp.Expression:
