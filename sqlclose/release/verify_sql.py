@@ -274,8 +274,10 @@ class _Truth:
         key_0, key_1 = self.engine.keys_of_hashes([_col(f"__sqlclose_h{i}") for i in range(len(self.columns))])
         if self.whole:
             sums = self.engine.fetch_row(template("verify_row_sums", release=written, generalized=generalized,
-                                                  key_0=key_0, key_1=key_1, written_term_0=self._weighted(key_0),
-                                                  written_term_1=self._weighted(key_1)), params)
+                                                  written_term_0=self._weighted(key_0),
+                                                  written_term_1=self._weighted(key_1),
+                                                  generalized_term_0=self._wide(key_0),
+                                                  generalized_term_1=self._wide(key_1)), params)
             if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
                 return 0
         rows = exp.Literal.number(1) if self.weight is None else _col("__sqlclose_w")
@@ -283,10 +285,14 @@ class _Truth:
                                               key_0=key_0, key_1=key_1, written_rows=rows), params)["untrue_rows"]
 
     def _weighted(self, key: exp.Expression) -> exp.Expression:
-        """A written row's key as a DECIMAL, times the rows it stands for when it stands for more
+        """A written row's key (``_wide``), times the rows it stands for when it stands for more
         than itself: DuckDB multiplies by 1 too (80 ms per 10 M rows)."""
-        term = exp.Cast(this=key.copy(), to=exp.DataType.build("DECIMAL(38, 0)"))
+        term = self._wide(key)
         return term if self.weight is None else exp.Mul(this=term, expression=_col("__sqlclose_w"))
+
+    def _wide(self, key: exp.Expression) -> exp.Expression:
+        """A row key as the engine's exact wide integer, whose sum over every row cannot overflow."""
+        return exp.Cast(this=key.copy(), to=exp.DataType.build(self.engine.wide_integer))
 
 
 def _hashed(rows: exp.Expression, hashes: Sequence[exp.Expression],

@@ -5,8 +5,9 @@
 -- 5.9 s. Sums that differ mean some written row is not an input row; verify_untrue_rows then
 -- counts them. Both sides are their values' hashes (Engine.value_hash; the generalized side's
 -- labels' carried from its lookups, each label hashed once instead of once per row), __key_0__ and
--- __key_1__ the same expressions of them. A written row's term is its key as a DECIMAL(38, 0),
--- times its count over the file grouped once.
+-- __key_1__ the same expressions of them. A row's term is its key as an exact wide integer
+-- (Engine.wide_integer: DuckDB sums an INT128 in 0.11 s at 10 M rows, a DECIMAL(38, 0) in 0.17 s),
+-- a written row's times its count over the file grouped once.
 SELECT
   written.s0 AS written_0,
   written.s1 AS written_1,
@@ -20,7 +21,7 @@ FROM (
 ) AS written
 CROSS JOIN (
   SELECT
-    SUM(CAST(__key_0__ AS DECIMAL(38, 0))) AS s0,
-    SUM(CAST(__key_1__ AS DECIMAL(38, 0))) AS s1
+    SUM(__generalized_term_0__) AS s0,
+    SUM(__generalized_term_1__) AS s1
   FROM __generalized__ AS __sqlclose_gen
 ) AS generalized
