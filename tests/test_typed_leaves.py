@@ -60,6 +60,21 @@ def test_a_typed_leaf_matches_exactly_the_values_whose_text_it_is(kind):
     assert by_type == by_text == {(t, t) for t in texts}
 
 
+@pytest.mark.parametrize("kind", sorted(Engine.exact_text_types.values()))
+def test_a_typed_leaf_matches_the_same_on_spark(spark_session, kind):
+    """Spark's integers (every engine's exact types): its own casts, its own text join."""
+    values, texts = _values(kind)
+    spark_session.sql(f"SELECT * FROM VALUES {values} AS t(x)").createOrReplaceTempView("typed_v")
+    spark_session.createDataFrame([(t,) for t in _leaves(texts)], "value string").createOrReplaceTempView("typed_lk")
+    typed = q.typed_leaf(exp.column("value", "lk"), exp.DataType.build(kind)).sql("spark")
+    by_type = {tuple(r) for r in spark_session.sql(
+        f"SELECT CAST(v.x AS STRING), lk.value FROM typed_v AS v JOIN typed_lk AS lk ON {typed} = v.x").collect()}
+    by_text = {tuple(r) for r in spark_session.sql(
+        "SELECT CAST(v.x AS STRING), lk.value FROM typed_v AS v JOIN typed_lk AS lk ON lk.value = CAST(v.x AS STRING)")
+        .collect()}
+    assert by_type == by_text == {(t, t) for t in texts}
+
+
 @pytest.mark.parametrize("kind", sorted(set(DuckDBEngine.exact_text_types.values())))
 def test_every_exact_type_casts_its_text_back(kind):
     """What ``typed_leaf``'s proof needs of a type: each value's text cast back is the value."""
@@ -140,3 +155,54 @@ def test_a_release_matched_typed_is_the_release_matched_as_text(people, monkeypa
 def _timeless(part):
     """A report section without the time it took."""
     return {k: v for k, v in part.items() if k != "seconds"} if isinstance(part, dict) else part
+
+
+@pytest.fixture(scope="module")
+def odd_leaves(tmp_path_factory) -> Path:
+    """An INTEGER age whose hierarchy file also lists leaves no integer's text is: '020' and '+21'
+    (which cast to ages the table has), '07', ' 8', '8.0', 'n/a'. The typed match must skip them,
+    on every engine, as the text match does (one row for each of the table's rows, not two)."""
+    folder = tmp_path_factory.mktemp("odd")
+    n = 120
+    pq.write_table(pa.table({"age": pa.array([20 + (i * 7) % 40 for i in range(n)], pa.int32()),
+                             "sick": [["flu", "cold", "ulcer"][(i * 5) % 3] for i in range(n)]}),
+                   folder / "people.parquet")
+    odd = ["020;20-29;*", "+21;20-29;*", "07;0-9;*", '" 8";0-9;*', "8.0;0-9;*", "n/a;unknown;*"]
+    rows = [f"{a};{a // 10 * 10}-{a // 10 * 10 + 9};*" for a in range(121)] + odd
+    (folder / "age.csv").write_text("\n".join(rows) + "\n")
+    return folder
+
+
+def _odd_spec(folder: Path) -> dict:
+    return {"others": "keep", "source": {"path": str(folder / "people.parquet")},
+            "privacy": {"k": 5, "suppression": 0.0},
+            "quasi_identifiers": {"age": {"file": str(folder / "age.csv")}},
+            "sensitive": {"sick": {"t": 0.5, "distance": "equal"}}}
+
+
+def _grouped(path: Path) -> list[tuple]:
+    """A written file's or folder's rows with their multiplicity, by a plain GROUP BY."""
+    where = str(path / "**" / "*.parquet") if path.is_dir() else str(path)
+    return duckdb.sql("SELECT CAST(age AS VARCHAR), sick, COUNT(*) FROM read_parquet($1) GROUP BY ALL ORDER BY ALL",
+                      params=[where]).fetchall()
+
+
+@pytest.mark.spark
+def test_leaves_no_value_has_are_skipped_on_both_engines(odd_leaves, spark_session, monkeypatch, tmp_path):
+    from sqlclose.engine import SparkEngine
+
+    engine = SparkEngine(spark_session)
+    try:
+        with sqlclose.anonymize(None, _odd_spec(odd_leaves), engine=engine) as release:
+            release.write_parquet_folder(tmp_path / "spark")
+    finally:
+        engine.close()
+    with sqlclose.anonymize(None, _odd_spec(odd_leaves)) as release:
+        release.write_parquet(tmp_path / "typed.parquet")
+    monkeypatch.setattr(DuckDBEngine, "exact_text_types", {})
+    with sqlclose.anonymize(None, _odd_spec(odd_leaves)) as release:
+        release.write_parquet(tmp_path / "text.parquet")
+    rows = _grouped(tmp_path / "text.parquet")
+    assert sum(r[-1] for r in rows) == 120 and {r[0] for r in rows} <= {"20-29", "30-39", "40-49", "50-59", "*"}
+    assert _grouped(tmp_path / "typed.parquet") == rows
+    assert _grouped(tmp_path / "spark") == rows

@@ -555,7 +555,7 @@ def typed_leaf(leaf: exp.Expression, kind: exp.DataType) -> exp.Expression:
     whose values' text casts back to them, it equals a value exactly when the value's text equals
     the leaf: a value's text is a leaf ⇒ the leaf casts to the value, whose text it is; the leaf
     cast equals the value ⇒ the value's text is the cast's, the leaf. ('07' is no integer's text: NULL.)"""
-    value = exp.TryCast(this=leaf.copy(), to=kind.copy())
+    value = exp.TryCast(this=leaf.copy(), to=kind.copy(), safe=True)  # safe: TRY_CAST on Spark too, not CAST
     return exp.Case(ifs=[exp.If(this=exp.EQ(this=as_text(value.copy()), expression=leaf.copy()), true=value)])
 
 
