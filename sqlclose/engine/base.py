@@ -268,8 +268,9 @@ class Engine(ABC):
     # integer (the re-check's ordered distance, verify_ordered.sql): DECIMAL(38, 0) on Spark, whose
     # DIV of it is a BIGINT; DuckDB divides a DECIMAL as a DOUBLE, so it uses INT128 (HUGEINT).
     wide_integer: ClassVar[str] = "DECIMAL(38, 0)"
-    # The source types whose text (the engine's cast) casts back to the very value, by sqlglot type
-    # name (``exact_text_type``): signed integers on every engine; an engine adds what it was checked on.
+    # The source types whose text (the engine's cast) casts back to the very value: Arrow's type name →
+    # the SQL type (``exact_text_type``). Signed integers on every engine; an engine adds what it was
+    # checked on.
     exact_text_types: ClassVar[dict[str, str]] = {"int8": "TINYINT", "int16": "SMALLINT", "int32": "INT",
                                                   "int64": "BIGINT"}
 

@@ -536,12 +536,12 @@ def _join_lookups(select: exp.Select, coded: Sequence[CodedColumn], params: Para
     return select
 
 
-def leaf_match(leaf: exp.Expression, c: CodedColumn, params: Params, table_alias: str = "src") -> exp.Expression:
-    """A lookup's leaf text (``leaf``) is the value of column ``c`` of ``table_alias``: the value's
-    text equals it (NULL as its stand-in), or, for a column of a type whose text casts back
+def leaf_match(leaf: exp.Expression, c: CodedColumn, params: Params) -> exp.Expression:
+    """A lookup's leaf text (``leaf``) is the source row's value of column ``c``: the value's text
+    equals it (NULL as its stand-in), or, for a column of a type whose text casts back
     (``typed_match``), the leaf cast to that type equals the value, which matches the same rows
     without casting each row's value to text."""
-    value = col(c.name, table_alias)
+    value = col(c.name, "src")
     if c.typed_match is not None:
         return exp.EQ(this=typed_leaf(leaf, c.typed_match), expression=value)
     text = as_text(value)

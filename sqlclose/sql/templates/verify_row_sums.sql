@@ -4,10 +4,10 @@
 -- join between them: at 10 M rows, 2.6 s where the grouped comparison (verify_untrue_rows) took
 -- 5.9 s. Sums that differ mean some written row is not an input row; verify_untrue_rows then
 -- counts them. Both sides are their values' hashes (Engine.value_hash; the generalized side's
--- labels' carried from its lookups, each label hashed once instead of once per row), __key_0__ and
--- __key_1__ the same expressions of them. A row's term is its key as an exact wide integer
--- (Engine.wide_integer: DuckDB sums an INT128 in 0.11 s at 10 M rows, a DECIMAL(38, 0) in 0.17 s),
--- a written row's times its count over the file grouped once.
+-- labels' carried from its lookups, each label hashed once instead of once per row), and each
+-- side's two row keys the same expressions of them (Engine.keys_of_hashes). A row's term is its key
+-- as an exact wide integer (Engine.wide_integer: DuckDB sums an INT128 of 8 hashes in 0.12 s at
+-- 10 M rows, a DECIMAL(38, 0) in 0.17 s), a written row's times its count over the file grouped once.
 SELECT
   written.s0 AS written_0,
   written.s1 AS written_1,
