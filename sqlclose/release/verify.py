@@ -45,7 +45,7 @@ def recheck_relation(problem: Problem, written: exp.Expression, mapping: pa.Tabl
     if lacking:  # nothing to measure classes or distributions by
         return {"rows": None, "columns": columns, "classes": None, "privacy": None,
                 "failing": [f"the file lacks the column(s) {lacking}"]}
-    qis = [WrittenQI(qi.name, qi.hierarchy, qi.coded.null_value, qi.coded.exact_type) for qi in problem.qis]
+    qis = [WrittenQI(qi.name, qi.hierarchy, qi.coded.null_value, qi.coded.typed_match) for qi in problem.qis]
     sas = [WrittenSensitive(sa.name, sa.spec, sa.hierarchy) for sa in problem.sas]
     # Rows are compared with the input projected on the file's columns; a column the input lacks
     # is an error of its own (``compare``), and no row comparison is possible then.

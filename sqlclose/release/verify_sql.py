@@ -52,9 +52,9 @@ class WrittenQI:
     name: str
     hierarchy: Hierarchy
     null_value: str | None = None
-    # The source's type when its values' text casts back to them (``Engine.exact_text_type``): leaves
-    # are then matched to values cast to it (``queries.typed_leaf``), not values to leaves as text.
-    exact_type: exp.DataType | None = None
+    # The type its leaves are matched in instead of text (``CodedColumn.typed_match``: the source's,
+    # when its values' text casts back to them and NULL has no stand-in), cast by ``queries.typed_leaf``.
+    typed_match: exp.DataType | None = None
 
 
 @dataclass(frozen=True)
@@ -559,9 +559,9 @@ def _col(name: str, table: str | None = None) -> exp.Column:
 
 
 def _leaf_match(leaf: exp.Expression, qi: WrittenQI, params: list[Any]) -> exp.Expression:
-    """A lookup's leaf is the source row's value of ``qi``: its text, or typed (``exact_type``)."""
-    if qi.exact_type is not None and qi.null_value is None:
-        return exp.EQ(this=q.typed_leaf(leaf, qi.exact_type), expression=_col(qi.name, "src"))
+    """A lookup's leaf is the source row's value of ``qi``: its text, or typed (``typed_match``)."""
+    if qi.typed_match is not None:
+        return exp.EQ(this=q.typed_leaf(leaf, qi.typed_match), expression=_col(qi.name, "src"))
     return exp.EQ(this=leaf, expression=_text(qi.name, qi.null_value, params, table="src"))
 
 
