@@ -15,6 +15,7 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
+from statement_log import recorded
 
 from sqlclose.engine import DuckDBEngine, SparkEngine
 from sqlclose.errors import DataError
@@ -125,14 +126,7 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
                                                                                   request) -> None:
     """Collected: Spark reads the column values once, plus the typed column's two questions (its
     values as text, its missing values); not collected, every question is asked there."""
-    statements: list[str] = []
-    run = SparkEngine._run
-
-    def logged(self, sql, params):
-        statements.append(sql)
-        return run(self, sql, params)
-
-    monkeypatch.setattr(SparkEngine, "_run", logged)
+    statements = recorded(monkeypatch, SparkEngine, "_run")
     prepared(spark)
     reads = [s for s in statements if "__sqlclose_column_values_" in s]
     if request.node.callspec.params["spark"] == "collected":

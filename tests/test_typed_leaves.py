@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from sqlglot import exp
+from statement_log import recorded
 
 import sqlclose
 from sqlclose.engine.base import Engine
@@ -134,14 +135,7 @@ def _release(folder: Path, out: str) -> tuple[str, dict]:
 def test_a_release_matched_typed_is_the_release_matched_as_text(people, monkeypatch):
     """The same file and the same report body (the search's counts, the node, the classes) as with
     every column matched by its text; and the typed joins did run (the base histogram's SQL)."""
-    seen: list[str] = []
-    original = DuckDBEngine._execute
-
-    def spy(self, sql, params):
-        seen.append(sql)
-        return original(self, sql, params)
-
-    monkeypatch.setattr(DuckDBEngine, "_execute", spy)
+    seen = recorded(monkeypatch, DuckDBEngine, "_execute")
     typed_file, typed_report = _release(people, "typed.parquet")
     base = [s for s in seen if "base_histogram" in s.split(" AS ", 1)[0]]
     assert base and base[0].count("TRY_CAST") == 2 * 4  # age, dob, code, score; not born (a stand-in)

@@ -1,0 +1,19 @@
+"""The SQL an engine runs, recorded for a test that asserts which statements a job made."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def recorded(monkeypatch: pytest.MonkeyPatch, engine_class: type, hook: str) -> list[str]:
+    """Every statement ``engine_class`` passes to its hook ``hook`` (``_execute``, ``_run``, …; each
+    takes ``sql, params``) from now on, in order, in the list returned; the hook still runs it."""
+    statements: list[str] = []
+    original = getattr(engine_class, hook)
+
+    def logged(self, sql, params):
+        statements.append(sql)
+        return original(self, sql, params)
+
+    monkeypatch.setattr(engine_class, hook, logged)
+    return statements
