@@ -86,7 +86,9 @@ def released_classes(base: exp.Table, groups: Sequence[tuple[str, int]], sa_code
     if suppressed is None:
         return classes
     codes = [(code, q.col(code, "cls")) for code, _ in groups]
-    return exp.select("*").from_(classes.subquery("cls", copy=False)).where(q.not_suppressed(suppressed, codes))
+    every_column = exp.Column(this=exp.Star(), table=q.ident("cls"))
+    return q.without_suppressed(exp.select(every_column).from_(classes.subquery("cls", copy=False)),
+                                suppressed, codes)
 
 
 def _free_names(stems: Sequence[str], taken: Sequence[str]) -> list[str]:

@@ -35,14 +35,10 @@ FROM (
     ON `lk_q0`.`value` = COALESCE(COLLATE(CAST(`src`.`a"b` AS STRING), ''), 'it\'s')
   JOIN `__sqlclose_lookup_q1` AS `lk_q1`
     ON `lk_q1`.`value` = COLLATE(CAST(`src`.`c\`d'e` AS STRING), '')
+  LEFT JOIN `__sqlclose_suppressed` AS `supp`
+    ON `supp`.`q0` = `lk_q0`.`code` AND `supp`.`q1` = `lk_q1`.`code`
   WHERE
-    NOT EXISTS(
-      SELECT
-        1
-      FROM `__sqlclose_suppressed` AS `supp`
-      WHERE
-        `supp`.`q0` = `lk_q0`.`code` AND `supp`.`q1` = `lk_q1`.`code`
-    )
+    `supp`.`q0` IS NULL
 ) AS `released`
 ORDER BY
   `a"b` ASC NULLS LAST,

@@ -37,14 +37,10 @@ WITH "__sqlclose_lookup_q0" AS (
       ON "lk_q0"."value" = COALESCE(CAST("src"."a""b" AS TEXT) COLLATE "C", 'it''s')
     JOIN "__sqlclose_lookup_q1" AS "lk_q1"
       ON "lk_q1"."value" = CAST("src"."c`d'e" AS TEXT) COLLATE "C"
+    LEFT JOIN "__sqlclose_suppressed" AS "supp"
+      ON "supp"."q0" = "lk_q0"."code" AND "supp"."q1" = "lk_q1"."code"
     WHERE
-      NOT EXISTS(
-        SELECT
-          1
-        FROM "__sqlclose_suppressed" AS "supp"
-        WHERE
-          "supp"."q0" = "lk_q0"."code" AND "supp"."q1" = "lk_q1"."code"
-      )
+      "supp"."q0" IS NULL
   ) AS "released"
 )
 SELECT
