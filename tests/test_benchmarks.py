@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -177,3 +179,27 @@ def test_a_benchmark_help_describes_it_whole(script, tmp_path):
     done = _invoke(str(script.relative_to(BENCHMARKS)), "--help", cwd=tmp_path, COLUMNS="100")
     assert done.returncode == 0, done.stderr[-3000:]
     assert _description(script) in " ".join(done.stdout.split()), done.stdout
+
+
+def test_the_benchmarks_compile_sqlclose_before_their_runs():
+    """bench_scale's and bench_adult's jobs read sqlclose's bytecode compiled before the runs (as a wheel's install has
+    it). Under PYTHONDONTWRITEBYTECODE no run writes it: each compiled what it did not find, so a
+    figure hung on which earlier runs had left bytecode. Oracle: Python itself, in a fresh process,
+    names where it reads each module's bytecode, and the file there was compiled from the module's
+    source as it is now (its header's mtime and size)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bytecode
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    bytecode.compile_sqlclose()
+    probe = ("import importlib, json; names = ['sqlclose.cli', 'sqlclose.search.batch_runner', "
+             "'sqlclose.release.verify_sql']; mods = [importlib.import_module(n) for n in names]; "
+             "print(json.dumps([[m.__spec__.origin, m.__spec__.cached] for m in mods]))")
+    found = json.loads(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                                      check=True).stdout)
+    for origin, cached in found:
+        header = Path(cached).read_bytes()[:16]
+        source = Path(origin).stat()
+        assert int.from_bytes(header[8:12], "little") == int(source.st_mtime) & 0xFFFFFFFF, origin
+        assert int.from_bytes(header[12:16], "little") == source.st_size & 0xFFFFFFFF, origin
