@@ -706,6 +706,10 @@ def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
         # int(2.9) is 2 and int(True) is 1: a weaker k than asked, swept without a word
         if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
             raise InputError(f"{name} = {v!r} is not a whole number")
+        # int() also reads "1_000", "+3" and " 3", which the command line refuses (cli/sweep._DIGITS):
+        # the API takes numbers, as its types say, not text it would read more loosely than the CLI
+        if isinstance(v, (str, bytes)):
+            raise InputError(f"{name} = {v!r} is text, not a number: give {name} as numbers, e.g. [3, 5, 10]")
         try:
             value = kind(v)
         except (TypeError, ValueError):

@@ -958,6 +958,19 @@ def test_a_k_that_is_not_a_whole_number_is_refused_not_truncated(k):
         sweep(None, TABLE3_SPEC, [k])
 
 
+@pytest.mark.parametrize(("name", "given"), [("k", "1_000"), ("k", "5"), ("l", "+2"), ("t", " 0.2"), ("k", b"5")])
+def test_text_for_a_swept_number_is_refused_as_the_command_line_refuses_it(name, given):
+    """The API read k = "1_000" as 1000 (int()), where `sqlclose sweep --k 1_000` is refused: the
+    same sweep asked two ways ran on one and failed on the other. Text is refused, saying to give
+    numbers, before the table is opened."""
+    from sqlclose.sweep import sweep
+
+    ks = [given] if name == "k" else [2]
+    extra = {"ls": [given]} if name == "l" else {"ts": [given]} if name == "t" else {}
+    with pytest.raises(sqlclose.InputError, match=rf"{name} = {re.escape(repr(given))} is text, not a number"):
+        sweep(None, TABLE3_SPEC, ks, **extra)
+
+
 # ---- what fails at the end is told before the first run (review of the sweep, rv66) ------------
 
 @pytest.fixture
