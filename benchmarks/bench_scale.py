@@ -7,7 +7,7 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
   fresh DuckDB process (Python start included): the floor of a SQL-backed engine;
 - *whole process*: ``sqlclose anonymize`` as a subprocess (read, search, release written,
   re-checked from disk, report), wall seconds and peak RSS from ``/usr/bin/time -v``; sqlclose's
-  bytecode compiled once before the runs (``bytecode.compile_sqlclose``), as an install from a wheel
+  bytecode compiled once before the runs (``precompile.compile_sqlclose``), as an install from a wheel
   has it and as the scan's DuckDB has it;
 - from the report: search seconds, nodes evaluated, engine queries, the chosen node.
 
@@ -38,7 +38,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import make_table  # noqa: E402
-from bytecode import compile_sqlclose  # noqa: E402
+from precompile import compile_sqlclose  # noqa: E402
 
 QIS = ["age", "zip", "sex", "race", "marital_status", "education", "workclass"]
 SENSITIVE = "occupation"

@@ -189,10 +189,10 @@ def test_the_benchmarks_compile_sqlclose_before_their_runs():
     source as it is now (its header's mtime and size)."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
-        import bytecode
+        import precompile
     finally:
         sys.path.remove(str(BENCHMARKS))
-    bytecode.compile_sqlclose()
+    precompile.compile_sqlclose()
     probe = ("import importlib, json; names = ['sqlclose.cli', 'sqlclose.search.batch_runner', "
              "'sqlclose.release.verify_sql']; mods = [importlib.import_module(n) for n in names]; "
              "print(json.dumps([[m.__spec__.origin, m.__spec__.cached] for m in mods]))")

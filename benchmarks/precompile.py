@@ -1,4 +1,5 @@
-"""sqlclose's bytecode compiled before a benchmark times whole processes."""
+"""sqlclose's bytecode compiled before a benchmark times whole processes (not named ``bytecode``:
+a package on PyPI is, and would be imported instead where installed)."""
 
 from __future__ import annotations
 
