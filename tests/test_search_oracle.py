@@ -830,6 +830,36 @@ def test_a_screen_of_every_class_rules_out_exactly_the_failing_nodes(case: Case,
     assert screened and grouped
 
 
+@pytest.mark.parametrize("explore", ["lattice", "optimum"])
+@pytest.mark.parametrize("case", ["adult-k5-s0.0", "adult-k5-hier-s0.0", "adult-k5-equal-s0.0", "table3-s0.0"],
+                         indirect=True)
+def test_a_kept_sample_screens_the_nodes_of_later_levels_at_or_below_it(case: Case, explore: str, monkeypatch):
+    """The last samples are kept for the levels after theirs (``SCREEN_KEPT_SAMPLES``): a node at
+    or below one (each QI at its level or finer: whole classes of it) is screened by it without a
+    new pass over the base, if the sample holds ``SCREEN_MIN_VALUES`` classes or more. Here some
+    were; each was below the sample it used, of enough classes; the answer is the oracle's, and no
+    node the screen ruled out passes in it."""
+    from sqlclose.search import screen
+
+    reused: list[tuple[tuple[int, ...], tuple[int, ...], bool]] = []  # (node, sample's levels, enough classes)
+    kept_sample = screen.SampledScreen._kept_sample
+
+    def spied(self, subset, node):
+        table = kept_sample(self, subset, node)
+        if table is not None:
+            levels = next(tuple(levels) for _, levels, t in self._samples if t == table)
+            enough = self._space(subset, levels) >= screen.SCREEN_MIN_VALUES * self.packing.sa_width
+            reused.append((tuple(node), levels, enough))
+        return table
+
+    monkeypatch.setattr(screen.SampledScreen, "_kept_sample", spied)
+    screened, _ = _screened_search(case, explore, 0.0, 2, monkeypatch)
+    assert reused
+    assert all(a <= b for node, levels, _ in reused for a, b in zip(node, levels))
+    assert all(enough for *_, enough in reused)  # a sample of a few classes is not reused
+    assert not any(case.solution.results[node].satisfied for node in screened)
+
+
 def _screened_search(case: Case, explore: str, share: float | None, modulus: int,
                      monkeypatch) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
     """The SQL search with the screen reading every node, its sample drawn by ``modulus``: the

@@ -88,6 +88,8 @@ class BatchRunner(FloorChoice, SampledScreen):
     _refined_rows: int = 0  # rows of the floors made from floors (``_refine_floors``)
     _names: dict[str, str] = field(default_factory=dict)
     _sql: dict[str, str] = field(default_factory=dict)
+    _samples: list[tuple[Subset, Node, str]] = field(default_factory=list)  # the screen's kept samples
+    _samples_drawn: int = 0
 
     def __post_init__(self) -> None:
         if self.keyed is None:
@@ -465,6 +467,7 @@ class BatchRunner(FloorChoice, SampledScreen):
 
     def close(self) -> None:
         self.release_cache()
+        self._drop_samples()  # drawn from the keyed base, dropped next
         self.keyed.drop()  # a second runner sharing it may still read it: it is made again then
         for name in self._names.values():
             self.problem.engine.unregister(name)  # idempotent: the level table may be gone already

@@ -15,7 +15,10 @@ A sample is shared by nodes. The keyed rows whose class at some node hashes to 0
 a level are put in samples drawn at coarser nodes (each QI at the coarsest of their levels) that
 still have ``SCREEN_MIN_VALUES`` classes or more; the base is hashed and filtered once per sample,
 and each node groups only the sample, about a ``SCREEN_MODULUS``-th of the rows. The full GROUP BY
-it spares puts every base row in a hash table of millions of groups.
+it spares puts every base row in a hash table of millions of groups. The last
+``SCREEN_KEPT_SAMPLES`` samples are kept for the levels after: a node finer than one of them is
+screened by it, without hashing the base again (a sample is a pass over every keyed row, 30–45 ms
+at 10 M rows; docs/performance.md, seventy-eighth round).
 
 It pays where fine nodes fail: on a generated 10 M-row table with a date of birth, 80 of a level's
 82 nodes were ruled out (by k), and 13 of another's 21 (by t). Where nodes pass it is work for
@@ -53,6 +56,9 @@ SCREEN_MIN_ROWS = 262_144
 # them picks about a ``SCREEN_MODULUS``-th of its nodes' classes, not a few lumps of them.
 SCREEN_MIN_VALUES = 8 * SCREEN_MODULUS
 SCREEN_ROWS_PER_QUERY = 4_000_000  # sampled rows one screening query may group (bounds its memory)
+# Samples kept for the levels after theirs, each about a ``SCREEN_MODULUS``-th of the keyed rows
+# (16 bytes a row): at 100 M rows, 50 MB each, under the engine's memory limit like any temp table.
+SCREEN_KEPT_SAMPLES = 4
 
 
 class SampledScreen:
@@ -68,6 +74,8 @@ class SampledScreen:
     judged_by: Sequence[Criterion]
     queries: int
     rows_read: int
+    _samples: list[tuple[Subset, Node, str]]  # the kept samples, oldest first: (subset, levels, table)
+    _samples_drawn: int  # samples drawn so far; the next one takes kept slot ``_samples_drawn % SCREEN_KEPT_SAMPLES``
 
     def _within(self) -> int:
         """Records below k past which a node is not read further (``read_within``, else the limit)."""
@@ -80,13 +88,31 @@ class SampledScreen:
         found = np.zeros(count, dtype=np.int64)
         if self.drop_below <= 1 or self._within() > 0:
             return found
+        kept: dict[str, list[tuple[int, Item]]] = {}  # a kept sample's table -> the items it screens
         samples: list[tuple[Subset, Node, list[tuple[int, Item]]]] = []  # (subset, sampled levels, items)
         for n, (subset, node) in parentless:
             if self._rows_bound(subset, node) >= SCREEN_MIN_ROWS:
-                self._join_sample(samples, n, subset, node)
+                table = self._kept_sample(subset, node)
+                if table is not None:
+                    kept.setdefault(table, []).append((n, (subset, node)))
+                else:
+                    self._join_sample(samples, n, subset, node)
+        for table, members in kept.items():
+            self._judged(q.table(table), members, found)
         for subset, levels, members in samples:
             self._screen(subset, levels, members, found)
         return found
+
+    def _kept_sample(self, subset: Subset, node: Node) -> str | None:
+        """The kept sample of most classes among those drawn at or above ``node`` (each QI at its
+        level or coarser: whole classes of it), if any. Only a sample of ``SCREEN_MIN_VALUES``
+        classes or more is reused: one drawn at a node of few classes (alone in its sample) is a
+        few lumps of rows, all or none of a finer node's."""
+        least = SCREEN_MIN_VALUES * self.packing.sa_width
+        covering = [(space, table) for s, levels, table in self._samples
+                    if s == subset and all(a <= b for a, b in zip(node, levels))
+                    and (space := self._space(s, levels)) >= least]
+        return max(covering)[1] if covering else None
 
     def _join_sample(self, samples: list, n: int, subset: Subset, node: Node) -> None:
         """Put the node in the first sample whose levels, joined with its own (each QI's coarser
@@ -102,16 +128,29 @@ class SampledScreen:
     def _screen(self, subset: Subset, levels: Node, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """The base's rows whose key at ``levels`` (less its sensitive part) hashes to 0, kept;
         each member node grouped from them, what fails of it written into ``found``."""
-        engine, sample = self.problem.engine, self._name("sample")
-        engine.keep(sample, q.sampled_rows(self.keyed.table(), self._masks(subset, levels), self.packing.sa_span,
-                                           SCREEN_MODULUS))
+        slot = self._samples_drawn % SCREEN_KEPT_SAMPLES
+        sample = self._name(f"sample_{slot}")
+        self._samples = [kept for kept in self._samples if kept[2] != sample]  # the slot's oldest, replaced
+        self.problem.engine.keep(sample, q.sampled_rows(self.keyed.table(), self._masks(subset, levels),
+                                                        self.packing.sa_span, SCREEN_MODULUS))
+        self._samples.append((subset, levels, sample))
+        self._samples_drawn += 1
         self.queries += 1
         self.rows_read += self.problem.base_rows
+        self._judged(q.table(sample), members, found)
+
+    def _judged(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
+        """The members screened by ``sample`` (whole classes of each), what fails written into ``found``."""
         if all(isinstance(c, KAnonymity) for c in self.judged_by):
-            self._count_small(q.table(sample), members, found)
+            self._count_small(sample, members, found)
         else:
-            self._judge_sample(q.table(sample), members, found)
-        engine.unregister(sample)
+            self._judge_sample(sample, members, found)
+
+    def _drop_samples(self) -> None:
+        """Forget the kept samples (their tables: the runner's names, dropped with them)."""
+        for _, _, table in self._samples:
+            self.problem.engine.unregister(table)
+        self._samples, self._samples_drawn = [], 0
 
     def _count_small(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """k alone: each member's records in sampled classes below k, counted by the engine."""
