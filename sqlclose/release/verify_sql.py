@@ -178,6 +178,20 @@ def _grouped_release(engine: Engine, written: exp.Expression, columns: Sequence[
     return _kept(engine, registered, "verify_grouped", query)
 
 
+def _class_counts(judge: Judge, qi_cols: list[exp.Column], name: str, text: exp.Expression, as_it_is: bool,
+                  own: dict[str, str], rows: str) -> exp.Expression:
+    """verify_counts.sql: per class (numbered) and sensitive value as ``text``, its rows. Where the
+    grouped file is grouped by exactly the QIs and column ``name``, a text column read ``as_it_is``
+    (no NULL stand-in), each of its rows is one such cell already (verify_counts_flat.sql)."""
+    number = judge.engine.class_numbers(qi_cols)
+    schema = judge.engine.schema(judge.grouped)
+    if [n for n in schema.names if n != rows] == [c.name for c in qi_cols] + [name] and as_it_is \
+            and pa.types.is_string(schema.field(name).type):
+        return template("verify_counts_flat", release=judge.grouped, value=_col(name), rows=_col(rows), number=number)
+    return template("verify_counts", renamed=own, release=judge.grouped, qi=qi_cols, value=text,
+                    rows=_grouped_rows(rows), number=number)
+
+
 def _grouped_rows(rows: str) -> exp.Expression:
     """The rows a group of grouped-file rows stands for: the sum of their counts (column ``rows``)."""
     return exp.Cast(this=exp.Sum(this=_col(rows)), to=exp.DataType.build("BIGINT"))
@@ -415,9 +429,8 @@ def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: li
     sort_key = _col(sa.name) if s.distance == "ordered" else text
     # Its value and count columns sit beside the quasi-identifiers: named apart from them.
     own = {name: q.free_name(name, [c.name for c in qi_cols]) for name in (q.AUDIT_VALUE, q.AUDIT_COUNT)}
-    counts = _kept(judge.engine, judge.registered, "verify_counts", template(
-        "verify_counts", renamed=own, release=judge.grouped, qi=qi_cols, value=text, rows=_grouped_rows(rows),
-        number=judge.engine.class_numbers(qi_cols)), text_params)
+    counts = _kept(judge.engine, judge.registered, "verify_counts",
+                   _class_counts(judge, qi_cols, sa.name, text, not text_params, own, rows), text_params)
     reference_query = template("verify_reference", input=source, value=text, sort_key=sort_key)
     reference = _kept(engine, registered, "verify_reference", reference_query, text_params) \
         if judge.engine is engine else judge.copied(engine, reference_query, text_params, "verify_reference")
