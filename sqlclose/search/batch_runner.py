@@ -89,7 +89,6 @@ class BatchRunner(FloorChoice, SampledScreen):
     _names: dict[str, str] = field(default_factory=dict)
     _sql: dict[str, str] = field(default_factory=dict)
     _samples: list[tuple[Subset, Node, str]] = field(default_factory=list)  # the screen's kept samples
-    _samples_drawn: int = 0
 
     def __post_init__(self) -> None:
         if self.keyed is None:

@@ -75,7 +75,6 @@ class SampledScreen:
     queries: int
     rows_read: int
     _samples: list[tuple[Subset, Node, str]]  # the kept samples, oldest first: (subset, levels, table)
-    _samples_drawn: int  # samples drawn so far; the next one takes kept slot ``_samples_drawn % SCREEN_KEPT_SAMPLES``
 
     def _within(self) -> int:
         """Records below k past which a node is not read further (``read_within``, else the limit)."""
@@ -128,13 +127,12 @@ class SampledScreen:
     def _screen(self, subset: Subset, levels: Node, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """The base's rows whose key at ``levels`` (less its sensitive part) hashes to 0, kept;
         each member node grouped from them, what fails of it written into ``found``."""
-        slot = self._samples_drawn % SCREEN_KEPT_SAMPLES
-        sample = self._name(f"sample_{slot}")
-        self._samples = [kept for kept in self._samples if kept[2] != sample]  # the slot's oldest, replaced
+        # A table of its own until SCREEN_KEPT_SAMPLES are kept, then the oldest one's, replaced.
+        sample = self._name(f"sample_{len(self._samples)}") if len(self._samples) < SCREEN_KEPT_SAMPLES \
+            else self._samples.pop(0)[2]
         self.problem.engine.keep(sample, q.sampled_rows(self.keyed.table(), self._masks(subset, levels),
                                                         self.packing.sa_span, SCREEN_MODULUS))
         self._samples.append((subset, levels, sample))
-        self._samples_drawn += 1
         self.queries += 1
         self.rows_read += self.problem.base_rows
         self._judged(q.table(sample), members, found)
@@ -150,7 +148,7 @@ class SampledScreen:
         """Forget the kept samples (their tables: the runner's names, dropped with them)."""
         for _, _, table in self._samples:
             self.problem.engine.unregister(table)
-        self._samples, self._samples_drawn = [], 0
+        self._samples = []
 
     def _count_small(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """k alone: each member's records in sampled classes below k, counted by the engine."""
