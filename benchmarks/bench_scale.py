@@ -11,11 +11,16 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
   has it and as the scan's DuckDB has it;
 - from the report: search seconds, nodes evaluated, engine queries, the chosen node.
 
+With ``--paired`` each case's runs alternate with scans of their own (scan, job, scan, job, …) and
+"× scan" is the median of the pairs' ratios, with their range: the ratio of medians taken minutes
+apart moved by 0.3 at 10 M with the scan alone (2.34–2.98 s on one machine in one hour).
+
     python benchmarks/bench_scale.py                       # 1 M rows
     python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
     python benchmarks/bench_scale.py --memory-limit 1GB    # the whole job under a limit (peak RSS vs it)
     python benchmarks/bench_scale.py --explore lattice     # decide every node (default: the optimum, as sqlclose)
     python benchmarks/bench_scale.py --with-dob            # the date of birth an eighth QI (a date hierarchy)
+    python benchmarks/bench_scale.py --sizes 10m --runs 5 --paired   # each job beside a scan of its own
 
 Not a test: figures go to docs/performance.md with the machine they were taken on. Generated
 data lives in benchmarks/data/ (git-ignored).
@@ -122,35 +127,39 @@ def case_spec(folder: Path, distance: str, suppression: float, dob: bool = False
 
 def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = CASES,
             timeout: float | None = None, memory_limit: str | None = None, explore: str = "optimum",
-            dob: bool = False) -> list[dict]:
+            dob: bool = False, paired: bool = False) -> list[dict]:
     folder = data / f"rows_{rows}"
     if not (folder / "table.parquet").exists():
         print(f"generating {rows:,} rows into {folder} …", file=sys.stderr)
         make_table.make(rows, folder)
-    parquet = folder / "table.parquet"
-    columns = [*QIS, *(["dob"] if dob else []), SENSITIVE]
-    scans = [timed([sys.executable, "-c", SCAN, str(parquet), ",".join(columns)]) for _ in range(runs)]
-    scan = statistics.median(s["seconds"] for s in scans)
-    print(json.dumps({"rows": rows, "scan_seconds": scan, "scans": [round(s["seconds"], 2) for s in scans],
-                      "scan_rss_mb": max(s["rss_mb"] for s in scans), "groups": scans[0]["stdout"].strip()}),
-          file=sys.stderr)
+    scan_cmd = [sys.executable, "-c", SCAN, str(folder / "table.parquet"),
+                ",".join([*QIS, *(["dob"] if dob else []), SENSITIVE])]
+    scans = [] if paired and cases else [timed(scan_cmd) for _ in range(runs)]  # paired: each case its own
+    if scans:
+        _print_scans(rows, scans)
     out = []
     for distance, suppression in cases:
         spec = case_spec(folder, distance, suppression, dob)
         limit = ["--memory-limit", memory_limit] if memory_limit else []
-        procs = [timed([str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name), *limit,
-                        "--explore", explore],
-                       cwd=folder, timeout=timeout) for _ in range(runs)]
+        job = [str(Path(sys.executable).with_name("sqlclose")), "anonymize", str(spec.name), *limit,
+               "--explore", explore]
+        procs, own_scans = _runs(job, folder, runs, timeout, scan_cmd if paired else None)
+        if paired:
+            scans = own_scans
+            _print_scans(rows, scans)
         report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
         counts = _search_counts(spec, folder, timeout, explore, memory_limit) if report else {}
-        whole = statistics.median(p["seconds"] for p in procs)
+        scan, whole = statistics.median(s["seconds"] for s in scans), statistics.median(p["seconds"] for p in procs)
+        ratios = [p["seconds"] / s["seconds"] for p, s in zip(procs, scans)] if paired else [whole / scan]
         out.append({
             "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit, "dob": dob,
-            "explore": explore,
+            "explore": explore, "paired": paired,
             "scan_seconds": scan,
             "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
-            "process_all": [round(p["seconds"], 2) for p in procs], "ratio": whole / scan,
+            "process_all": [round(p["seconds"], 2) for p in procs], "ratio": statistics.median(ratios),
+            "ratio_range": [min(ratios), max(ratios)],
+            "pairs": [[p["seconds"], s["seconds"]] for p, s in zip(procs, scans)] if paired else [],
             "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"], "rc": procs[-1]["rc"],
             "search_seconds": report.get("timings", {}).get("search_seconds"),
             "nodes_evaluated": counts.get("nodes_evaluated"),
@@ -160,6 +169,23 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
         })
         print(json.dumps(out[-1]), file=sys.stderr)
     return out
+
+
+def _runs(job: list[str], folder: Path, runs: int, timeout: float | None,
+          scan_cmd: list[str] | None) -> tuple[list[dict], list[dict]]:
+    """``runs`` timed runs of the job; with ``scan_cmd``, each right after a scan of its own (paired)."""
+    procs, scans = [], []
+    for _ in range(runs):
+        scans += [timed(scan_cmd)] if scan_cmd else []
+        procs.append(timed(job, cwd=folder, timeout=timeout))
+    return procs, scans
+
+
+def _print_scans(rows: int, scans: list[dict]) -> None:
+    print(json.dumps({"rows": rows, "scan_seconds": statistics.median(s["seconds"] for s in scans),
+                      "scans": [round(s["seconds"], 2) for s in scans],
+                      "scan_rss_mb": max(s["rss_mb"] for s in scans), "groups": scans[0]["stdout"].strip()}),
+          file=sys.stderr)
 
 
 def _search_counts(spec: Path, folder: Path, timeout: float | None, explore: str, memory_limit: str | None) -> dict:
@@ -191,19 +217,22 @@ def main() -> None:
     parser.add_argument("--explore", choices=["lattice", "optimum"], default="optimum",
                         help="decide the whole lattice, or only what the optimum needs ([search] explore)")
     parser.add_argument("--with-dob", action="store_true", help="the date of birth an eighth QI (dates = true)")
+    parser.add_argument("--paired", action="store_true",
+                        help="each job run right after a scan of its own; × scan: the median of the pairs' ratios")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cases = CASES if args.cases is None else [_case(parser, c) for c in args.cases if c != "none"]
     compile_sqlclose()
     results = [r for rows in args.sizes
                for r in measure(rows, args.data, args.runs, cases, args.timeout, args.memory_limit, args.explore,
-                                args.with_dob)]
+                                args.with_dob, args.paired)]
     machine = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     if args.json:
         print(json.dumps({"machine": machine, "results": results}, indent=2))
         return
     print(f"machine: {machine}; memory limit: {args.memory_limit or 'none'}; explore: {args.explore}"
-          + ("; the date of birth a QI" if args.with_dob else ""))
+          + ("; the date of birth a QI" if args.with_dob else "")
+          + ("; each job beside a scan of its own (× scan: the pairs' median, their range)" if args.paired else ""))
     print("| rows | t = 0.2 | suppression | one scan | whole process | × scan | search | peak RSS "
           "| nodes evaluated / lattice | queries | optimum DM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -211,8 +240,17 @@ def main() -> None:
         search = f"{r['search_seconds']:.2f} s" if r["search_seconds"] is not None else \
             ("stopped" if r["rc"] == -9 else "failed")
         print(f"| {r['rows']:,} | {r['distance']} | {r['suppression']:.0%} | {r['scan_seconds']:.2f} s "
-              f"| {r['process_seconds']:.2f} s | {r['ratio']:.1f}× | {search} | {r['peak_rss_mb']:.0f} MB "
+              f"| {r['process_seconds']:.2f} s | {_ratio(r)} | {search} | {r['peak_rss_mb']:.0f} MB "
               f"| {r['nodes_evaluated']} / {r['lattice_size']} | {r['queries']} | {r['discernibility']} |")
+
+
+
+def _ratio(r: dict) -> str:
+    """× scan as the table prints it: paired, the median with the pairs' range."""
+    if not r["paired"]:
+        return f"{r['ratio']:.1f}×"
+    low, high = r["ratio_range"]
+    return f"{r['ratio']:.2f}× ({low:.2f}–{high:.2f})"
 
 
 if __name__ == "__main__":
