@@ -13,7 +13,7 @@ case (t = 0.2 hierarchical and equal on occupation; 0 % and 5 % suppression):
 
 With ``--paired`` each case's runs alternate with scans of their own (scan, job, scan, job, …) and
 "× scan" is the median of the pairs' ratios, with their range: the ratio of medians taken minutes
-apart moved by 0.3 at 10 M with the scan alone (2.34–2.98 s on one machine in one hour).
+apart moved by 0.3 at 10 M with the scan alone (2.34–3.04 s on one machine in one hour).
 
     python benchmarks/bench_scale.py                       # 1 M rows
     python benchmarks/bench_scale.py --sizes 1m 10m 100m   # as the issue asks (100 M: ~hours)
@@ -145,21 +145,22 @@ def measure(rows: int, data: Path, runs: int, cases: list[tuple[str, float]] = C
                "--explore", explore]
         procs, own_scans = _runs(job, folder, runs, timeout, scan_cmd if paired else None)
         if paired:
-            scans = own_scans
-            _print_scans(rows, scans)
+            _print_scans(rows, own_scans)
+        case_scans = own_scans if paired else scans
         report_path = folder / "out" / f"{spec.stem}.parquet.report.json"
         report = json.loads(report_path.read_text()) if report_path.exists() and not procs[-1]["rc"] else {}
         counts = _search_counts(spec, folder, timeout, explore, memory_limit) if report else {}
-        scan, whole = statistics.median(s["seconds"] for s in scans), statistics.median(p["seconds"] for p in procs)
-        ratios = [p["seconds"] / s["seconds"] for p, s in zip(procs, scans)] if paired else [whole / scan]
+        scan = statistics.median(s["seconds"] for s in case_scans)
+        whole = statistics.median(p["seconds"] for p in procs)
+        ratios = [p["seconds"] / s["seconds"] for p, s in zip(procs, case_scans)] if paired else [whole / scan]
         out.append({
             "rows": rows, "distance": distance, "suppression": suppression, "memory_limit": memory_limit, "dob": dob,
             "explore": explore, "paired": paired,
             "scan_seconds": scan,
-            "groups": int(scans[0]["stdout"].strip() or 0), "process_seconds": whole,
+            "groups": int(case_scans[0]["stdout"].strip() or 0), "process_seconds": whole,
             "process_all": [round(p["seconds"], 2) for p in procs], "ratio": statistics.median(ratios),
             "ratio_range": [min(ratios), max(ratios)],
-            "pairs": [[p["seconds"], s["seconds"]] for p, s in zip(procs, scans)] if paired else [],
+            "pairs": [[p["seconds"], s["seconds"]] for p, s in zip(procs, case_scans)] if paired else [],
             "peak_rss_mb": max(p["rss_mb"] for p in procs), "ok": not procs[-1]["rc"], "rc": procs[-1]["rc"],
             "search_seconds": report.get("timings", {}).get("search_seconds"),
             "nodes_evaluated": counts.get("nodes_evaluated"),
