@@ -466,11 +466,11 @@ class BatchRunner(FloorChoice, SampledScreen):
 
     def close(self) -> None:
         self.release_cache()
-        self._drop_samples()  # drawn from the keyed base, dropped next
         self.keyed.drop()  # a second runner sharing it may still read it: it is made again then
         for name in self._names.values():
             self.problem.engine.unregister(name)  # idempotent: the level table may be gone already
         self._names.clear()
+        self._samples.clear()  # the screen's kept samples: their tables were among the names
         self.problem.engine.reset_memory()  # the parts are gone: the release runs at the engine's share
 
 

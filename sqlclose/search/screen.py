@@ -107,11 +107,14 @@ class SampledScreen:
         level or coarser: whole classes of it), if any. Only a sample of ``SCREEN_MIN_VALUES``
         classes or more is reused: one drawn at a node of few classes (alone in its sample) is a
         few lumps of rows, all or none of a finer node's."""
-        least = SCREEN_MIN_VALUES * self.packing.sa_width
-        covering = [(space, table) for s, levels, table in self._samples
-                    if s == subset and all(a <= b for a, b in zip(node, levels))
-                    and (space := self._space(s, levels)) >= least]
+        covering = [(self._space(s, levels), table) for s, levels, table in self._samples
+                    if s == subset and all(a <= b for a, b in zip(node, levels)) and self._enough_classes(s, levels)]
         return max(covering)[1] if covering else None
+
+    def _enough_classes(self, subset: Subset, levels: Node) -> bool:
+        """Whether a sample drawn at ``levels`` has ``SCREEN_MIN_VALUES`` classes or more (by its code
+        space), so that hashing them picks about a ``SCREEN_MODULUS``-th of them, not a few lumps."""
+        return self._space(subset, levels) >= SCREEN_MIN_VALUES * self.packing.sa_width
 
     def _join_sample(self, samples: list, n: int, subset: Subset, node: Node) -> None:
         """Put the node in the first sample whose levels, joined with its own (each QI's coarser
@@ -119,7 +122,7 @@ class SampledScreen:
         for i, (their_subset, levels, members) in enumerate(samples):
             if their_subset == subset:
                 joined = tuple(max(a, b) for a, b in zip(levels, node))
-                if self._space(subset, joined) >= SCREEN_MIN_VALUES * self.packing.sa_width:
+                if self._enough_classes(subset, joined):
                     samples[i] = (subset, joined, [*members, (n, (subset, node))])
                     return
         samples.append((subset, node, [(n, (subset, node))]))
@@ -143,12 +146,6 @@ class SampledScreen:
             self._count_small(sample, members, found)
         else:
             self._judge_sample(sample, members, found)
-
-    def _drop_samples(self) -> None:
-        """Forget the kept samples (their tables: the runner's names, dropped with them)."""
-        for _, _, table in self._samples:
-            self.problem.engine.unregister(table)
-        self._samples = []
 
     def _count_small(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
         """k alone: each member's records in sampled classes below k, counted by the engine."""
