@@ -164,7 +164,7 @@ hierarchy = "hierarchies/occupation.csv"
 """
 # 15 QIs: the 9 of table_wide and 6 more, with large domains (5-digit ZIP and employer ZIP,
 # dates of birth, 800 area codes): more than 62 bits of class codes, so packed keys take
-# two words (search.packing). Most QIs are flat (value → *) to keep the lattice searchable
+# two words (model.packing). Most QIs are flat (value → *) to keep the lattice searchable
 # (221,184 nodes: 3·2·2·2·3·3·4·2⁸); the width is in the number of QIs and the code ranges.
 SPEC15_QIS = """
 [quasi_identifiers]

@@ -14,7 +14,6 @@ from sqlclose.model.spec import as_spec
 from sqlclose.prepare.plan import histogram_scan_sql
 from sqlclose.prepare.problem import prepare
 from sqlclose.prepare.sources import open_source
-from sqlclose.search.packing import Packing
 from sqlclose.sql import queries as q
 
 ROWS = [("a", "x", 1, "n1"), ("a", "y", 2, "n2"), ("b", "x", 1, "n3"), ("b", "x", 3, "n4"), ("a", None, 2, "n5"),
@@ -164,7 +163,7 @@ def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
     int64 arithmetic gives (numpy, on the same codes), not an overflow."""
     problem, _ = wide_domains_prepared()
     engine, base = problem.engine, problem.base
-    packing = Packing.for_problem(problem)
+    packing = problem.packing
     keyed = engine.create_temp_table("__test_keyed", q.keyed_base(
         base, ["q0", "q1", "q2"], packing.padded, packing.qi_stride, packing.qi_word, ["s0"], packing.sa_stride))
     nodes = [(0, 0, 0), (1, 0, 1), (0, 1, 0)]  # levels of sex, town, zip (1: the top)
@@ -243,6 +242,143 @@ def test_a_large_source_of_distinct_rows_keeps_them_as_they_stand_in_the_base(mo
     assert counts == Counter((str(a), z, str(s)) for a, z, s in rows)
     order = ["s0", "q0", "q1"]  # the sensitive codes, then the widest QI (100 ages, 20 ZIP codes)
     assert stored == sorted(stored, key=lambda r: [r[c] for c in order])
+
+
+def stored_prepared(monkeypatch, key_limit: int | None = None):
+    """3,000 nearly distinct rows of three QIs — ages banded by 5 and 20 (radices 5 and 4, not powers
+    of two, so their padded codes differ from their codes), a masked ZIP code, a town of 300 — and
+    two sensitive columns, prepared with the ungrouped base allowed; ``key_limit``: the packing's
+    word limit (``model.packing.KEY_LIMIT``) during preparation."""
+    from sqlclose.prepare import problem as preparation
+
+    monkeypatch.setattr(preparation, "UNGROUPED_MIN_ROWS", 1_000)
+    if key_limit is not None:
+        monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", key_limit)
+    n = 3_000
+    rows = [(i % 90, f"{(i * 7919) % 100_000:05d}", f"t{(i * 13) % 300:03d}", i % 11, "abc"[i % 3]) for i in range(n)]
+    rows += rows[:40]  # some combinations twice
+    names = ["age", "zip", "town", "s1", "s2"]
+    table = pa.table({name: [r[j] for r in rows] for j, name in enumerate(names)})
+    spec = as_spec({"k": 2, "others": "drop", "quasi_identifiers": {
+        "age": {"bands": [5, 20]}, "zip": {"mask": True}, "town": {"tree": {"*": [f"t{i:03d}" for i in range(300)]}}},
+        "sensitive": {"s1": {"distance": "ordered", "t": 1.0}, "s2": {"distance": "equal", "t": 1.0}}})
+    opened = open_source(table, None)
+    return prepare(opened.engine, opened.relation, spec, opened.label), rows
+
+
+def decoded_rows(problem) -> Counter:
+    """The base's counts per (age, zip, town, s1, s2), decoded from its codes by the hierarchies."""
+    code_of = [{int(c): leaf for c, leaf in zip(qi.hierarchy.leaf_codes, qi.hierarchy.leaves)} for qi in problem.qis]
+    counts = Counter()
+    for row in problem.engine.fetch(f'SELECT * FROM "{problem.base.name}"').to_pylist():
+        leaves = [code_of[i][row[f"q{i}"]] for i in range(3)]
+        counts[(*leaves, *(str(sa.domain[row[f"s{j}"]]) for j, sa in enumerate(problem.sas)))] += row["n"]
+    return counts
+
+
+def kind_of(problem, name: str) -> str:
+    return problem.engine.fetch_row(f"SELECT table_type FROM information_schema.tables WHERE table_name = '{name}'")[
+        "table_type"]
+
+
+@pytest.mark.parametrize("key_limit", [None, 2**24], ids=["one-key-word", "several-key-words"])
+def test_a_base_of_the_rows_as_they_stand_is_stored_as_the_searchs_keys(monkeypatch, key_limit):
+    """An ungrouped base is stored as the SQL search's packed keys, sorted as every base is, and the
+    base is a view unpacking them: its codes, of the narrowest types, count each input row once
+    (decoded by the hierarchies, against the rows themselves), with one key word or several. The
+    search reads the stored keys; dropping what it made leaves them, and the base, readable."""
+    from sqlclose.search.keyed_base import KeyedBase
+
+    problem, rows = stored_prepared(monkeypatch, key_limit)
+    stored = problem.stored_keys
+    assert stored is not None and stored.packing == problem.packing
+    assert (stored.packing.words > 1) == (key_limit is not None)
+    assert [qi.hierarchy.divisors[1] for qi in problem.qis[:1]] == [5]  # padded ≠ dense: radix 5
+    assert kind_of(problem, problem.base.name) == "VIEW" and kind_of(problem, stored.table.name) != "VIEW"
+    assert decoded_rows(problem) == Counter((str(a), z, t, str(s1), s2) for a, z, t, s1, s2 in rows)
+    described = problem.engine.fetch(f'DESCRIBE "{problem.base.name}"').to_pylist()
+    assert {r["column_name"]: r["column_type"] for r in described} == {
+        "q0": "TINYINT", "q1": "SMALLINT", "q2": "SMALLINT", "s0": "TINYINT", "s1": "TINYINT", "n": "BIGINT"}
+    base = problem.engine.fetch(f'SELECT * FROM "{problem.base.name}"').to_pylist()  # the keys' storage order
+    assert base == sorted(base, key=lambda r: [r[c] for c in ["s0", "s1", "q1", "q2", "q0"]])
+    keyed = KeyedBase(problem, problem.packing)
+    assert keyed.table().name == stored.table.name
+    keyed.drop()
+    assert sum(decoded_rows(problem).values()) == len(rows)
+
+
+@pytest.mark.parametrize("key_limit", [None, 2**24], ids=["one-key-word", "several-key-words"])
+@pytest.mark.parametrize(("subset", "node"), [((0, 1, 2), (1, 2, 0)), ((0, 1, 2), (0, 0, 1)), ((1,), (3,)),
+                                              ((0, 2), (2, 0))])
+def test_a_nodes_histograms_from_a_base_stored_as_keys_are_the_rows_generalized(monkeypatch, key_limit, subset, node):
+    """A single node's class histograms (the released node's path, ``NodeRunner``) read from a base
+    stored as keys — its keys grouped under the node's masks, then unpacked — are the input rows
+    generalized in Python by the hierarchies: each class's codes, size and sensitive counts."""
+    from sqlclose.search.node_runner import NodeRunner
+
+    problem, rows = stored_prepared(monkeypatch, key_limit)
+    assert problem.stored_keys is not None
+    found = NodeRunner(problem).histograms(subset, node, keep=False)
+    qis = problem.qis
+    code_of = [{leaf: int(c) for c, leaf in zip(qi.hierarchy.leaf_codes, qi.hierarchy.leaves)} for qi in qis]
+    domains = [{str(v): j for j, v in enumerate(sa.domain)} for sa in problem.sas]
+    expected: dict[tuple, list] = {}
+    for row in rows:
+        leaves = (str(row[0]), row[1], row[2])
+        cls = tuple(code_of[i][leaves[i]] // qis[i].hierarchy.divisors[level] for i, level in zip(subset, node))
+        entry = expected.setdefault(cls, [0, Counter(), Counter()])
+        entry[0] += 1
+        entry[1][domains[0][str(row[3])]] += 1
+        entry[2][domains[1][row[4]]] += 1
+    got = {}
+    for c in range(len(found.sizes)):
+        counts = [np.asarray(found.counts[j][c]).ravel() for j in range(2)]
+        got[tuple(int(x) for x in found.codes[c])] = [int(found.sizes[c]),
+                                                      *(Counter({v: int(n) for v, n in enumerate(cj) if n})
+                                                        for cj in counts)]
+    assert got == expected
+
+
+@pytest.mark.parametrize("node", [(1, 2, 0), (0, 4, 1), (2, 0, 0)])
+def test_a_release_rebuilt_from_a_base_stored_as_keys_is_the_rows_generalized(monkeypatch, node):
+    """A release of QI and sensitive columns only is rebuilt from the base's counts
+    (``release_from_counts``); from a base stored as keys they are its keys under the node's masks.
+    Its rows are the input rows generalized in Python by the hierarchies' labels, as multisets."""
+    from sqlclose.prepare.release_query import counted_columns, release_query
+
+    problem, rows = stored_prepared(monkeypatch)
+    assert problem.stored_keys is not None
+    counted = counted_columns(problem, node)
+    assert counted is not None  # rebuilt from counts, not read from the rows
+    params = q.Params()
+    released = problem.engine.fetch(release_query(problem, node, None, params, counted), params.values)
+    code_of = [{leaf: int(c) for c, leaf in zip(qi.hierarchy.leaf_codes, qi.hierarchy.leaves)} for qi in problem.qis]
+    expected = Counter()
+    for row in rows:
+        leaves = (str(row[0]), row[1], row[2])
+        labels = tuple(qi.hierarchy.labels_by_code(level)[code_of[i][leaves[i]] // qi.hierarchy.divisors[level]]
+                       for i, (qi, level) in enumerate(zip(problem.qis, node)))
+        expected[(*labels, str(row[3]), row[4])] += 1
+    assert released.column_names == ["age", "zip", "town", "s1", "s2"]
+    got = Counter(tuple(str(v) for v in r.values()) for r in released.to_pylist())
+    assert got == expected
+
+
+def test_a_base_whose_keys_the_search_would_not_read_stays_a_table_of_codes(monkeypatch):
+    """When no packing holds the codes (a QI's field past the word limit: the search then runs a
+    query per node), the ungrouped base is a table of its codes, counting the same rows; and a
+    search whose packing differs from the stored one keys the base itself."""
+    from sqlclose.search.keyed_base import KeyedBase
+
+    problem, rows = stored_prepared(monkeypatch, key_limit=2)
+    assert problem.stored_keys is None and problem.packing is None
+    assert kind_of(problem, problem.base.name) != "VIEW"
+    assert decoded_rows(problem) == Counter((str(a), z, t, str(s1), s2) for a, z, t, s1, s2 in rows)
+    stored_problem, _ = stored_prepared(monkeypatch, key_limit=2**24)
+    monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", 2**62)
+    keyed = KeyedBase(stored_problem, stored_problem.packing)  # one word now, the stored keys several
+    assert keyed.table().name != stored_problem.stored_keys.table.name
+    keyed.drop()
 
 
 def test_a_source_of_repeated_rows_is_grouped_into_the_base(monkeypatch):

@@ -709,6 +709,7 @@ def test_a_base_of_the_rows_as_they_stand_matches_brute_force(case: Case, runner
     with sqlclose.anonymize(case.source, case.spec) as release:
         problem = release.problem
         assert problem.base_rows == problem.rows == case.oracle.N > grouped.base_rows  # one row per row
+        assert problem.stored_keys is not None  # the search's keys; the base a view of them (prepare.stored_keys)
         wanted = memory_runner.MemoryRunner if runner == "in-memory" else batch_runner.BatchRunner
         assert isinstance(runners.runner_for(problem), wanted)
         assert_search_gives(release.search, case.solution)

@@ -22,7 +22,6 @@ from sqlclose.privacy.criteria import criteria_for
 from sqlclose.release import files
 from sqlclose.search import batch_runner, floors, memory_runner, node_runner, runners
 from sqlclose.search.incognito import incognito
-from sqlclose.search.packing import Packing
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -108,9 +107,9 @@ def adult_release(adult_dir):
 def test_packed_keys_unpack_to_their_codes(adult_release, monkeypatch, limit):
     """Leaf codes padded and packed, then generalized by a node's masks, unpack to the codes of
     that node's levels (leaf code DIV the level's divisor: the hierarchy's own arithmetic)."""
-    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", limit)
+    monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", limit)
     problem = adult_release.problem
-    packing = Packing.for_problem(problem)
+    packing = problem.packing
     assert (packing.words == 1) == (limit == 2**62)
     assert not all(p.identity for p in packing.padded)  # some of Adult's levels are padded
     rng = np.random.default_rng(0)
@@ -136,11 +135,11 @@ def test_packed_keys_unpack_to_their_codes(adult_release, monkeypatch, limit):
 def test_only_a_single_digit_beyond_64_bits_takes_the_per_node_path(adult_release, monkeypatch):
     monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)  # not the in-memory path
     assert isinstance(runners.runner_for(adult_release.problem), batch_runner.BatchRunner)
-    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**10)  # several words, still batches
-    assert Packing.for_problem(adult_release.problem).words > 1
+    monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", 2**10)  # several words, still batches
+    assert adult_release.problem.packing.words > 1
     assert isinstance(runners.runner_for(adult_release.problem), batch_runner.BatchRunner)
-    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
-    assert Packing.for_problem(adult_release.problem) is None
+    monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", 2)
+    assert adult_release.problem.packing is None
     assert isinstance(runners.runner_for(adult_release.problem), node_runner.NodeRunner)
 
 
@@ -170,8 +169,8 @@ def test_keys_in_several_words_give_the_same_search(adult_release, monkeypatch):
     problem = adult_release.problem
     criteria = criteria_for(problem.k, problem.sas)
     monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)  # the SQL level batches
-    monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**12)  # 3+ key words on Adult
-    assert Packing.for_problem(problem).words >= 3
+    monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", 2**12)  # 3+ key words on Adult
+    assert problem.packing.words >= 3
     wide = incognito(problem, criteria)
     assert wide.queries < wide.nodes_evaluated
     assert wide.optimum == adult_release.search.optimum  # the in-memory path's (one word)
@@ -209,7 +208,7 @@ def test_a_kept_level_comes_back_in_parts_of_whole_nodes(rows, budget, parts):
     (10**13, batch_runner.RETURNED_BYTES),  # never more than without a limit
 ])
 def test_a_parts_size_is_the_searchs_share_of_the_memory_limit(adult_release, monkeypatch, limit, budget):
-    runner = batch_runner.BatchRunner(adult_release.problem, Packing.for_problem(adult_release.problem))
+    runner = batch_runner.BatchRunner(adult_release.problem, adult_release.problem.packing)
     monkeypatch.setattr(adult_release.problem.engine, "memory_budget", limit)
     assert runner._part_bytes() == budget
 
@@ -273,10 +272,10 @@ def test_coarse_nodes_grouped_from_the_base_share_one_query(adult_release, monke
     monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 10**9)  # no floors (by estimate, by code space): all from the base
     monkeypatch.setattr(batch_runner.BatchRunner, "_small_meet", lambda self, subset, nodes: None)
     monkeypatch.setattr(batch_runner.BatchRunner, "_bounded_floors", lambda self, subset, nodes, room: ([], nodes))
-    batched = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    batched = batch_runner.BatchRunner(problem, problem.packing)
     together = _classes_by_node(batched, items)
     monkeypatch.setattr(batch_runner, "ROWS_PER_QUERY", 1)  # every node alone
-    alone = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    alone = batch_runner.BatchRunner(problem, problem.packing)
     one_each = _classes_by_node(alone, items)
     assert len(items) > 10 and batched.queries == 1 and alone.queries == len(items)
     assert together == one_each
@@ -290,7 +289,7 @@ def test_estimated_rows_are_within_a_few_percent_of_a_group_by(adult_release):
     """The one-pass HyperLogLog estimates that choose floors, against the distinct generalized
     (QI codes, sensitive value) rows a plain SELECT DISTINCT over the base histogram counts."""
     problem = adult_release.problem
-    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, problem.packing)
     full = tuple(range(len(problem.qis)))
     shape = [qi.levels for qi in problem.qis]
     rng = np.random.default_rng(3)
@@ -327,7 +326,7 @@ def test_floors_of_floors_are_chosen_by_the_time_they_save_on_their_source_floor
     left alone, and refined floors stop where they would hold more than REFINE_ROOM times the
     base's rows."""
     problem = adult_release.problem
-    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, problem.packing)
     B = problem.base_rows
     R = B // 2
     monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 2)
@@ -373,7 +372,7 @@ def test_floors_are_chosen_while_they_save_more_time_than_they_cost(adult_releas
     B·ρ(e) + e·W; a second candidate counts only what it saves beyond the first. A node's groups are
     at most its code space: (1, 2)'s is B/100 here, so what it reads is weighed at ρ(B/100)."""
     problem = adult_release.problem
-    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, problem.packing)
     B = problem.base_rows
     monkeypatch.setattr(floors, "FLOOR_GROUP_MIN", 2)
     monkeypatch.setattr(floors, "GROUP_WRITE", 3.0)
@@ -412,7 +411,7 @@ def test_floors_bounded_by_their_code_space_cover_pairs_of_nodes(adult_release, 
     nothing once (2, 2, 1) reads the first; (1, 1, 2) and the meet of all are too large to be
     bounded. (2, 1, 2) is left to the estimating pass (too few for one: it reads the base)."""
     problem = adult_release.problem
-    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, problem.packing)
     B = problem.base_rows
     monkeypatch.setattr(floors, "GROUP_WRITE", 3.0)
     monkeypatch.setattr(floors, "CACHED_GROUPS", B)
@@ -518,7 +517,7 @@ def test_planned_rows_are_the_smallest_computed_parents_rows(adult_release):
         got = problem.engine.fetch(f"SELECT COUNT(*) AS c FROM (SELECT DISTINCT {', '.join(columns)} FROM {base})")
         return got.column("c")[0].as_py()
 
-    runner = batch_runner.BatchRunner(problem, Packing.for_problem(problem))
+    runner = batch_runner.BatchRunner(problem, problem.packing)
     runner.start()
     low = [node for node in grid if sum(node) == 3]
     for _ in runner.level_parts([(full, node) for node in low]):

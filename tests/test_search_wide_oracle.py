@@ -17,7 +17,6 @@ from oracle import Config, Oracle, read_hierarchy, solve
 
 import sqlclose
 from sqlclose.search import batch_runner, memory_runner, runners
-from sqlclose.search.packing import Packing
 
 pytestmark = pytest.mark.slow
 
@@ -68,7 +67,7 @@ def test_wide_keys_take_the_level_batches_and_match_brute_force(wide_dir, soluti
     config, suppression = CASES[case]
     with sqlclose.anonymize(None, _spec(wide_dir, config, suppression)) as release:
         problem = release.problem
-        packing = Packing.for_problem(problem)
+        packing = problem.packing
         assert packing is not None and packing.words >= 2  # really beyond one 62-bit key
         assert memory_runner.class_strides(problem) is None  # so not the in-memory path either
         assert isinstance(runners.runner_for(problem), batch_runner.BatchRunner)

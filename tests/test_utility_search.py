@@ -345,9 +345,9 @@ def test_every_node_runner_costs_the_same(adult_oracle, adult_judged, adult_subs
     if runner != "memory":
         monkeypatch.setattr(memory_runner, "MEMORY_BASE_ROWS", 0)
     if runner == "node":
-        monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2)
+        monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", 2)
     if runner == "batch-several-words":
-        monkeypatch.setattr("sqlclose.search.packing.KEY_LIMIT", 2**10)
+        monkeypatch.setattr("sqlclose.model.packing.KEY_LIMIT", 2**10)
     import importlib
 
     incognito = importlib.import_module("sqlclose.search.incognito")  # the module, not the function

@@ -586,6 +586,11 @@ class Engine(ABC):
     def create_temp_table(self, name: str, query: exp.Expression, params: Sequence[Any] = ()) -> exp.Table:
         """Materialize a query as a temporary table dropped by ``close``; return its AST."""
 
+    def create_temp_view(self, name: str, query: exp.Expression) -> exp.Table:
+        """A query readable by name, computed where it is read, dropped by ``close``: by default
+        materialized as a temporary table (an engine with views of its own overrides it)."""
+        return self.create_temp_table(name, query)
+
     @abstractmethod
     def register(self, name: str, table: pa.Table) -> None:
         """Expose an Arrow table (aggregated counts, plans, small lookups) to SQL under ``name``."""

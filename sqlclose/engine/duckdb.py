@@ -503,6 +503,12 @@ class DuckDBEngine(Engine):
             self._main_tables.add(name)
         return _table(name)
 
+    def create_temp_view(self, name: str, query: exp.Expression) -> exp.Table:
+        self.execute(exp.Create(this=_table(name), kind="VIEW", expression=query,
+                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
+        self._temp.append(("view", name))
+        return _table(name)
+
     def register(self, name: str, table: pa.Table | duckdb.DuckDBPyRelation) -> None:
         self.con.register(name, table)  # replaces an earlier table of the same name
         if ("arrow", name) not in self._temp:
@@ -692,12 +698,8 @@ class DuckDBEngine(Engine):
         replaced += [exp.alias_(exp.Cast(this=exp.column(name, quoted=True),
                                          to=exp.DataType.build(kind, dialect="duckdb")),
                                 exp.to_identifier(name, quoted=True)) for name, kind in enums.items()]
-        name = self.temp_name("compared_as_bytes")
         view = exp.select(exp.Star(**{"replace": replaced})).from_(relation.copy())
-        self.execute(exp.Create(this=_table(name), kind="VIEW", expression=view,
-                                properties=exp.Properties(expressions=[exp.TemporaryProperty()])))
-        self._temp.append(("view", name))
-        return _table(name)
+        return self.create_temp_view(self.temp_name("compared_as_bytes"), view)
 
     @staticmethod
     def is_relation(obj: object) -> bool:

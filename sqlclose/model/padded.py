@@ -2,7 +2,7 @@
 
 ``Hierarchy`` codes a leaf so that its ancestor at level ``l`` is ``code // divisors[l]``: dense,
 the form every reader of the base histogram uses. The SQL search packs codes into keys where a
-generalization is one bitwise AND (``search.packing``): there each level's index among its
+generalization is one bitwise AND (``model.packing``): there each level's index among its
 siblings sits in a run of bits as wide as that level's largest family needs, so clearing a
 level's bits and all below them is generalizing to the level above.
 """

@@ -9,6 +9,7 @@ from sqlclose.model.lattice import Node
 from sqlclose.model.spec import QuasiIdentifier, Spec
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import counted_columns, release_query
+from sqlclose.prepare.stored_keys import keyed_rows
 from sqlclose.privacy.distances import idle_level_warnings
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import LEAF_COUNTING
@@ -60,9 +61,11 @@ def _search(spec: Spec) -> dict:
 
 def histogram_scan_sql(problem: Problem) -> str:
     """The one grouping of the source's rows before the release: the base histogram query (without
-    its GROUP BY where the run keeps the rows as they stand)."""
-    coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas]
-    query = q.base_histogram(problem.source.copy(), coded, q.Params(), grouped=problem.base_grouped)
+    its GROUP BY where the run keeps the rows as they stand; as packed keys where it stores them so)."""
+    qis, sas = [qi.coded for qi in problem.qis], [sa.coded for sa in problem.sas]
+    stored = problem.stored_keys
+    query = keyed_rows(problem.source, qis, sas, stored.packing, q.Params()) if stored is not None else \
+        q.base_histogram(problem.source.copy(), [*qis, *sas], q.Params(), grouped=problem.base_grouped)
     return query.sql(dialect=problem.engine.dialect, pretty=True)
 
 

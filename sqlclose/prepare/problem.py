@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -33,11 +33,13 @@ from sqlclose.model.attributes import (
     values_not_leaves,
 )
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.packing import Packing
 from sqlclose.model.refused_values import ValuesAt
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import format_characters_hint, format_twins, quoted, unicode_form_hint, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
+from sqlclose.prepare.stored_keys import StoredKeys, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
@@ -102,10 +104,25 @@ class Problem:
     label: str = ""  # the source, for messages
     # False when the base holds the rows as they stand, one per row (``_groups_base``).
     base_grouped: bool = True
+    # Such a base stored as the SQL search's packed keys, the base a view unpacking them
+    # (``stored_keys``); None when the base is a table of its codes.
+    stored_keys: StoredKeys | None = None
 
     @property
     def dropped_rows(self) -> int:
         return self.input_rows - self.rows
+
+    def base_at(self, levels: Mapping[int, int]) -> exp.Expression:
+        """The base to group at a node (``levels``: QI index → level; a QI not in it at its top):
+        the base itself, or, stored as keys, its keys under the node's masks (``stored_keys.keys_at``)."""
+        if self.stored_keys is None:
+            return self.base.copy()
+        return keys_at(self.stored_keys, levels, [qi.coded.code for qi in self.qis], [s.coded.code for s in self.sas])
+
+    @property
+    def packing(self) -> Packing | None:
+        """The SQL search's key layout of this problem's codes (``model.packing``)."""
+        return _packing(self.qis, self.sas)
 
     @property
     def max_suppressed(self) -> int:
@@ -190,15 +207,24 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     order = _base_order(qi_coded, sa_coded, ranges) if engine.orders_tables else []
     space = math.prod(len(qi.hierarchy.leaves) for qi in qis) * math.prod(len(sa.domain) for sa in unmeasured)
     grouped = _groups_base(engine, source, coded, input_rows, space, counts)
-    base = engine.create_temp_table(engine.temp_name("base_histogram"),
-                                    q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped),
-                                    params.values)
+    packing = None if grouped else _packing(qis, unmeasured)
+    stored = None
+    if packing is not None:
+        base, stored = store_as_keys(engine, source, qi_coded, sa_coded, packing, ranges, order)
+    else:
+        base = engine.create_temp_table(engine.temp_name("base_histogram"),
+                                        q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped),
+                                        params.values)
     margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]))
     base_rows, rows = _histogram_size(margins, len(unmeasured))
     sas = [dataclasses.replace(sa, q=_reference_counts(margins, j, sa)) for j, sa in enumerate(unmeasured)]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), values, leaf_counts, released, source_label,
-                   base_grouped=grouped)
+                   base_grouped=grouped, stored_keys=stored)
+
+
+def _packing(qis: Sequence[QuasiIdentifierColumn], sas: Sequence[SensitiveColumn]) -> Packing | None:
+    return Packing.of([qi.hierarchy.divisors for qi in qis], [len(s.domain) for s in sas])
 
 
 def _users_dialect(spec: Spec) -> str | None:

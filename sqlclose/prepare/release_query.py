@@ -103,7 +103,8 @@ def release_query(problem: Problem, node: Node, suppressed: exp.Table | None, pa
     types = released_dictionaries(problem, node, suppressed, counted) if dictionaries else {}
     if counted is not None:
         qis, sas = (_counted_in_types(problem.engine, columns, types) for columns in counted)
-        return release_from_counts(problem.base, qis, sas, problem.released, suppressed, params)
+        return release_from_counts(problem.base_at(dict(enumerate(node))), qis, sas, problem.released, suppressed,
+                                   params)
     released = [_released_qi(problem.engine, qi, level, types.get(qi.name) if level else None)
                 for qi, level in zip(problem.qis, node)]
     passed = passed_through_dictionaries(problem, node, suppressed) if dictionaries else {}
@@ -349,7 +350,8 @@ def released_dictionaries(problem: Problem, node: Node, suppressed: exp.Table | 
                                for name, (coded, divisor, members) in wanted.items()}, problem.rows)
     grouped = [(qi.coded.code, qi.hierarchy.divisors[level]) for qi, level in zip(problem.qis, node)
                if top_label(qi, level) is None]
-    classes = released_classes(problem.base, grouped, [sa.coded.code for sa in problem.sas], suppressed)
+    classes = released_classes(problem.base_at(dict(enumerate(node))), grouped, [sa.coded.code for sa in problem.sas],
+                               suppressed)
     table = engine.create_temp_table(engine.temp_name("released_classes"), classes)
     try:
         released_count = engine.fetch_row(exp.select(exp.alias_(exp.Count(this=exp.Star()), "n")).from_(table))["n"]

@@ -25,13 +25,13 @@ from sqlclose.engine.limits import search_share
 from sqlclose.model.arrays import arrow_table, numpy_of
 from sqlclose.model.classes import ClassHistograms, record_totals, tally
 from sqlclose.model.lattice import Node, predecessors
+from sqlclose.model.packing import Packing, key_column
 from sqlclose.model.sparse_counts import SparseCounts
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, by_cells, judging_bytes
 from sqlclose.search.floors import FloorChoice
 from sqlclose.search.items import Item, LevelPart, Subset, chunks, no_classes
 from sqlclose.search.keyed_base import KeyedBase
-from sqlclose.search.packing import Packing, key_column
 from sqlclose.search.screen import SampledScreen
 from sqlclose.sql import queries as q
 

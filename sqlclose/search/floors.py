@@ -25,9 +25,9 @@ from sqlclose.sql import queries as q
 if TYPE_CHECKING:
     from sqlglot import exp
 
+    from sqlclose.model.packing import Packing
     from sqlclose.prepare.problem import Problem
     from sqlclose.search.keyed_base import KeyedBase
-    from sqlclose.search.packing import Packing
 
 # Floors chosen by estimated rows (BatchRunner._estimated_floors): a candidate must cover this many
 # nodes; at most this many candidates are estimated in one pass; an estimate is padded by this

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from sqlclose.model.packing import Packing
 from sqlclose.prepare.problem import Problem
-from sqlclose.search.packing import Packing
 from sqlclose.sql import queries as q
 
 if TYPE_CHECKING:
@@ -16,14 +16,18 @@ if TYPE_CHECKING:
 @dataclass
 class KeyedBase:
     """The base histogram as the SQL search reads it (``q.keyed_base``: padded key words and a
-    DOUBLE count per row), made on first read and shared by a problem's runners: every node
-    grouped from the base is then its keys under one AND per word (``Packing.masks``)."""
+    DOUBLE count per row), shared by a problem's runners: every node grouped from the base is then
+    its keys under one AND per word (``Packing.masks``). A base stored as these keys
+    (``Problem.stored_keys``) is read as it is; another is keyed on first read, and dropped after."""
 
     problem: Problem
     packing: Packing
     _table: exp.Table | None = None
 
     def table(self) -> exp.Table:
+        stored = self.problem.stored_keys
+        if stored is not None and stored.packing == self.packing:
+            return stored.table
         if self._table is None:
             p, pk = self.problem, self.packing
             query = q.keyed_base(p.base, [qi.coded.code for qi in p.qis], pk.padded, pk.qi_stride, pk.qi_word,
@@ -32,6 +36,7 @@ class KeyedBase:
         return self._table
 
     def drop(self) -> None:
+        """Drop the keys made here (the base's own stay, as the base does)."""
         if self._table is not None:
             self.problem.engine.unregister(self._table.name)
             self._table = None

@@ -31,9 +31,9 @@ from sqlclose.model.classes import ClassHistograms, record_totals
 from sqlclose.model.factorize import factorize as _factorize
 from sqlclose.model.factorize import sorted_unique
 from sqlclose.model.lattice import predecessors
+from sqlclose.model.packing import KEY_LIMIT
 from sqlclose.prepare.problem import Problem
 from sqlclose.search.items import Item, Subset, no_classes
-from sqlclose.search.packing import KEY_LIMIT
 from sqlclose.sql import queries as q
 
 # At 1 M base rows (a generated table, 14-value attribute) the in-memory search was 6-8x faster than

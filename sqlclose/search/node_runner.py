@@ -64,7 +64,7 @@ class NodeRunner:
         if parent is not None:
             source, from_levels = q.table(self._cache[subset, parent][0]), parent
         else:
-            source, from_levels = self.problem.base.copy(), tuple(0 for _ in node)
+            source, from_levels = self.problem.base_at(dict(zip(subset, node))), tuple(0 for _ in node)
         self.rows_read += read
         groups = []
         for i, level, from_level in zip(subset, node, from_levels):

@@ -23,7 +23,6 @@ from sqlclose.search.batch_runner import BatchRunner
 from sqlclose.search.items import Item, LevelPart
 from sqlclose.search.memory_runner import MemoryRunner, class_strides
 from sqlclose.search.node_runner import NodeRunner
-from sqlclose.search.packing import Packing
 
 Runner = MemoryRunner | BatchRunner | NodeRunner
 
@@ -34,7 +33,7 @@ def runner_for(problem: Problem) -> Runner:
     query per node only when a single QI's codes exceed 62 bits."""
     if memory_runner.takes(problem):
         return MemoryRunner(problem, class_strides(problem))
-    packing = Packing.for_problem(problem)
+    packing = problem.packing
     return BatchRunner(problem, packing) if packing is not None else NodeRunner(problem)
 
 

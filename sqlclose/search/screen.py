@@ -44,9 +44,9 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from sqlclose.model.lattice import Node
+    from sqlclose.model.packing import Packing
     from sqlclose.prepare.problem import Problem
     from sqlclose.search.keyed_base import KeyedBase
-    from sqlclose.search.packing import Packing
 
 SCREEN_MODULUS = 32  # the sample: rows whose sampled bits hash to 0 modulo this
 # A node is screened when it can have at least this many (class, sensitive value) rows: a hash

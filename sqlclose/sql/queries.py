@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
 from sqlclose.model.padded import PaddedCode
 from sqlclose.sql.templates import template
+
+if TYPE_CHECKING:
+    from sqlclose.model.packing import Packing
 
 
 def ident(name: str) -> exp.Identifier:
@@ -666,7 +669,7 @@ def _lk(r: ReleasedQI) -> str:
 
 def rollup_batch(prev: exp.Table, plan: exp.Table, words: int = 1) -> exp.Expression:
     """A lattice level rolled up from the previous one: each child's key words are its parent's
-    under the child's masks (plan columns ``m0``, ``m1``, …; ``search.packing``)."""
+    under the child's masks (plan columns ``m0``, ``m1``, …; ``model.packing``)."""
     select = template("rollup_batch", prev=prev, plan=plan)
     if words == 1:
         return select
@@ -752,11 +755,13 @@ def _numbers_between(number: exp.Column) -> exp.Expression:
                     exp.LT(this=number.copy(), expression=exp.Placeholder(this="2")))
 
 
-def keyed_base(base: exp.Table, qi_codes: Sequence[str], padded: Sequence[PaddedCode], qi_strides: Sequence[int],
-               qi_words: Sequence[int], sa_codes: Sequence[str], sa_strides: Sequence[int]) -> exp.Expression:
+def keyed_base(base: exp.Expression, qi_codes: Sequence[str], padded: Sequence[PaddedCode], qi_strides: Sequence[int],
+               qi_words: Sequence[int], sa_codes: Sequence[str], sa_strides: Sequence[int],
+               order_by: Sequence[str] = ()) -> exp.Expression:
     """The base histogram as the SQL search reads it: per row its key words (each QI's leaf code
     padded, at its field; the sensitive codes in word 0) and its count as DOUBLE (summed as such by
-    every node query), in the base's order."""
+    every node query), in the base's order — or, from the base's query (a subquery, unsorted), in
+    ``order_by``'s (code columns)."""
     terms: list[list[exp.Expression]] = [[] for _ in range(max(qi_words, default=0) + 1)]
     for code_column, pad, stride, word in zip(qi_codes, padded, qi_strides, qi_words):
         if pad.bits:
@@ -764,8 +769,51 @@ def keyed_base(base: exp.Table, qi_codes: Sequence[str], padded: Sequence[Padded
     for code_column, stride in zip(sa_codes, sa_strides):
         terms[0].append(_times(_bigint(col(code_column, "base")), stride))
     keys = [_bigint(k) if isinstance(k, exp.Literal) else k for k in _word_sums(terms)]
-    return exp.select(*(exp.alias_(k, key_name(w)) for w, k in enumerate(keys)),
-                      exp.alias_(_double(col("n", "base")), "n")).from_(base.copy().as_("base"))
+    select = exp.select(*(exp.alias_(k, key_name(w)) for w, k in enumerate(keys)),
+                        exp.alias_(_double(col("n", "base")), "n")).from_(base.copy().as_("base"))
+    return select.order_by(*[ascending(col(name, "base")) for name in order_by]) if order_by else select
+
+
+def unpacked_keys(keyed: exp.Expression, packing: Packing, qi_codes: Sequence[str], sa_codes: Sequence[str],
+                  ranges: Sequence[int] = ()) -> exp.Expression:
+    """Keyed rows (``keyed_base``, or keys under a node's masks: cleared levels read as 0) read back
+    as the base histogram's columns: each QI's dense code from its padded field, each sensitive code
+    from word 0's sensitive part — as the narrowest type holding ``ranges`` (one per code column,
+    as ``base_histogram`` stores them), or BIGINT without — and the count."""
+    codes = []
+    for i, (name, pad) in enumerate(zip(qi_codes, packing.padded)):
+        field = exp.Mod(this=_key_div(packing.qi_word[i], packing.qi_stride[i]),
+                        expression=exp.Literal.number(packing.qi_card[i]))
+        codes.append((name, _unpadded(exp.Paren(this=field), pad)))
+    part = exp.Paren(this=exp.Mod(this=col(key_name(0)), expression=exp.Literal.number(packing.sa_span)))
+    for j, name in enumerate(sa_codes):
+        digit = part.copy() if packing.sa_stride[j] == 1 else \
+            exp.IntDiv(this=part.copy(), expression=exp.Literal.number(packing.sa_stride[j]))
+        codes.append((name, exp.Mod(this=digit, expression=exp.Literal.number(packing.sa_card[j]))))
+    typed = [_narrowest(exp.Paren(this=code), r) for (_, code), r in zip(codes, ranges, strict=True)] if ranges \
+        else [code for _, code in codes]
+    columns = [exp.alias_(code, ident(name)) for (name, _), code in zip(codes, typed)]
+    return exp.select(*columns, exp.alias_(_bigint(col("n")), "n")).from_(keyed.copy())
+
+
+def _key_div(word: int, stride: int) -> exp.Expression:
+    key = col(key_name(word))
+    return key if stride == 1 else exp.Paren(this=exp.IntDiv(this=key, expression=exp.Literal.number(stride)))
+
+
+def _unpadded(padded: exp.Expression, pad: PaddedCode) -> exp.Expression:
+    """A padded code read back as its mixed-radix leaf code (``PaddedCode.unpad``): each level's
+    sibling index, from its bits, times that level's divisor."""
+    if pad.identity:
+        return padded
+    terms = []
+    for d, r, shift in zip(pad.divisors, pad.radices, pad.shifts):
+        if r > 1:
+            bits = exp.BitwiseAnd(this=exp.Paren(this=exp.BitwiseRightShift(this=padded.copy(),
+                                                                            expression=exp.Literal.number(shift))),
+                                  expression=exp.Literal.number((1 << (r - 1).bit_length()) - 1))
+            terms.append(_times(exp.Paren(this=bits), d))
+    return _word_sums([terms])[0]
 
 
 def _padded(code: exp.Expression, pad: PaddedCode) -> exp.Expression:

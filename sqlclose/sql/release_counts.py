@@ -50,7 +50,7 @@ class CountedColumn:
     typed: exp.Table | None = None  # below the top, with a dictionary: its lookup kept so typed (``typed_lookup``)
 
 
-def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
+def release_from_counts(base: exp.Expression, qis: Sequence[CountedColumn], sas: Sequence[CountedColumn],
                         names: Sequence[str], suppressed: exp.Table | None, params: q.Params) -> exp.Expression:
     """The release: the columns ``names`` (every one a quasi-identifier or a sensitive column),
     failing classes removed (``suppressed``: their class codes), rows sorted as every release's
@@ -77,7 +77,7 @@ def release_from_counts(base: exp.Table, qis: Sequence[CountedColumn], sas: Sequ
                        order)
 
 
-def released_classes(base: exp.Table, groups: Sequence[tuple[str, int]], sa_codes: Sequence[str],
+def released_classes(base: exp.Expression, groups: Sequence[tuple[str, int]], sa_codes: Sequence[str],
                      suppressed: exp.Table | None) -> exp.Select:
     """A node's classes × sensitive values with their counts, grouped from the base histogram
     (``groups``: the QIs' code columns and divisors, those at their top left out), failing classes

@@ -12,8 +12,10 @@ the node's level (all of them for a QI at its top or outside the subset searched
 a key already generalized to a finer node keeps its class under the coarser node's mask. On a
 10 M-row base, 12 row estimates took 0.43 s as integer division and remainder per QI and 0.17 s as
 one AND (docs/performance.md, twenty-seventh round). The base histogram keeps the hierarchies'
-dense mixed-radix codes (every other reader uses them); the SQL search reads it once as padded
-keys (``search.keyed_base.KeyedBase``) and unpacks a class's digits back to those codes.
+dense mixed-radix codes (every other reader uses them); the SQL search reads it as padded keys
+(``search.keyed_base.KeyedBase``) and unpacks a class's digits back to those codes. A base of the
+rows as they stand is stored as those keys from the start (``prepare.stored_keys``), and its
+dense codes are then a view unpacking them.
 
     key_w = Σ_{i in word w} padded_i · 2^offset_i  (+ the sensitive part in word 0)
 
@@ -29,13 +31,12 @@ fewer rows but made DuckDB's aggregation twice as slow on Adult; measured, not k
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from sqlclose.model.padded import PaddedCode
-from sqlclose.prepare.problem import Problem
 
 KEY_LIMIT = 2**62  # keep keys (and intermediate products) inside signed 64-bit integers
 
@@ -65,10 +66,11 @@ class Packing:
         return int(np.prod(self.sa_card, dtype=np.int64)) if self.sa_card else 1
 
     @classmethod
-    def for_problem(cls, problem: Problem) -> Packing | None:
-        """The packing; None only when one QI's or the sensitive digits alone exceed 62 bits."""
-        padded = tuple(PaddedCode.of(qi.hierarchy.divisors) for qi in problem.qis)
-        sa_card = [len(s.domain) for s in problem.sas]
+    def of(cls, divisors: Sequence[Sequence[int]], sa_card: Sequence[int]) -> Packing | None:
+        """The packing of QIs whose hierarchies have these ``divisors`` (one list per QI) and
+        sensitive columns of these domain sizes; None only when one QI's or the sensitive digits
+        alone exceed 62 bits."""
+        padded = tuple(PaddedCode.of(d) for d in divisors)
         sa_stride, place = [], 1
         for m in reversed(sa_card):
             sa_stride.append(place)
