@@ -354,10 +354,12 @@ class DuckDBEngine(Engine):
         # HASH hashes NULL apart from every value (to a value, not to NULL).
         return exp.Anonymous(this="HASH", expressions=[key_value(value, as_is, "VARCHAR")])
 
-    def keys_of_hashes(self, hashes: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
+    def hash_of_hashes(self, hashes: Sequence[exp.Expression]) -> exp.Expression:
         # HASH combines its arguments in order.
-        return (exp.Anonymous(this="HASH", expressions=[h.copy() for h in hashes]),
-                exp.Anonymous(this="HASH", expressions=[h.copy() for h in reversed(hashes)]))
+        return exp.Anonymous(this="HASH", expressions=[h.copy() for h in hashes])
+
+    def rehash(self, key: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this="HASH", expressions=[key.copy()])
 
     def engine_error(self, e: Exception, sql: str) -> EngineError:
         if (unreadable := self._unreadable_source(e, sql)) is not None:

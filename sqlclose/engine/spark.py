@@ -399,9 +399,11 @@ class SparkEngine(Engine):
         return exp.Anonymous(this="XXHASH64", expressions=[key_value(value, as_is, "STRING"),
                                                           exp.Is(this=value.copy(), expression=exp.Null())])
 
-    def keys_of_hashes(self, hashes: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
-        return (exp.Anonymous(this="XXHASH64", expressions=[h.copy() for h in hashes]),
-                exp.Anonymous(this="XXHASH64", expressions=[h.copy() for h in reversed(hashes)]))
+    def hash_of_hashes(self, hashes: Sequence[exp.Expression]) -> exp.Expression:
+        return exp.Anonymous(this="XXHASH64", expressions=[h.copy() for h in hashes])
+
+    def rehash(self, key: exp.Expression) -> exp.Expression:
+        return exp.Anonymous(this="XXHASH64", expressions=[key.copy()])
 
     def class_numbers(self, keys: Sequence[exp.Expression]) -> exp.Expression:
         # DENSE_RANK over the whole relation is one partition: every (class, value) row to one
