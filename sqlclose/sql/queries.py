@@ -845,13 +845,16 @@ def _times(e: exp.Expression, factor: int) -> exp.Expression:
     return e if factor == 1 else exp.Mul(this=e, expression=exp.Literal.number(factor))
 
 
-def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bool = False) -> exp.Expression:
+def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bool = False,
+                 ones: bool = False) -> exp.Expression:
     """Nodes grouped from keyed rows by literal masks: per plan row (node id, [floor id,] a mask per
     key word) a GROUP BY of the source's keys under the masks, joined by UNION ALL — from the keyed
     base, or (``floors``) from the kept floors' rows of that floor id (kept in the order their ids
     were made, found by the id alone). DuckDB skips a QI outside the subset and folds each mask into
     one AND, instead of joining every row with every plan row: measured ~1.5x faster on a 1 M-row
-    base than a plan table (``base_batch``)."""
+    base than a plan table (``base_batch``). ``ones``: every source row counts 1 (a base of the rows
+    as they stand), so its rows are counted, not their counts summed (a 10 M-row floor pass 0.20 s
+    against 0.22 s)."""
     selects = []
     for node, *rest in nodes:
         floor, masks = _floor_and_masks(rest, floors)
@@ -859,7 +862,8 @@ def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bo
         select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
                             *(exp.alias_(_bigint(k) if isinstance(k, exp.Literal) else k, key_name(w), copy=False)
                               for w, k in enumerate(keys)),
-                            exp.alias_(exp.Sum(this=col("n", "src")), "n", copy=False), copy=False)
+                            exp.alias_(_double(exp.Count(this=exp.Star())) if ones else exp.Sum(this=col("n", "src")),
+                                       "n", copy=False), copy=False)
         select = select.from_(source.copy().as_("src"), copy=False)  # a fresh tree: no builder copies
         if floors:
             select = select.where(_of_floor(floor), copy=False)
