@@ -297,7 +297,7 @@ def _base_order(qis: list[q.CodedColumn], sas: list[q.CodedColumn], ranges: list
     search took 5.6–5.8 s over the base so sorted (then by every other QI, the widest first),
     6.1–6.3 s with the QIs first, and 7.6–9.0 s unsorted (docs/performance.md, twentieth round).
     The QIs after the widest bought nothing since the search groups packed keys: at 10 M rows
-    the sorted pass took 0.75–0.83 s without them against 0.95–1.07 s, the search 1.94–2.08 s
+    the sorted pass took 0.75–0.89 s without them against 0.95–1.07 s, the search 1.94–2.08 s
     either way (with 5 % suppression 6.1–6.2 s either way); sorted by the sensitive codes alone,
     the search took 0.3 s more (seventy-ninth round)."""
     if not qis:
