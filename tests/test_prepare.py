@@ -165,8 +165,7 @@ def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
     problem, _ = wide_domains_prepared()
     engine, base = problem.engine, problem.base
     packing = problem.packing
-    keyed = engine.create_temp_table("__test_keyed", q.keyed_base(
-        base, ["q0", "q1", "q2"], packing.padded, packing.qi_stride, packing.qi_word, ["s0"], packing.sa_stride))
+    keyed = engine.create_temp_table("__test_keyed", q.keyed_base(base, packing, ["q0", "q1", "q2"], ["s0"]))
     nodes = [(0, 0, 0), (1, 0, 1), (0, 1, 0)]  # levels of sex, town, zip (1: the top)
     plan = "__test_plan"
     engine.register(plan, pa.table({"node": [0, 1, 2], "m0": [packing.masks(dict(enumerate(n)))[0] for n in nodes]}))

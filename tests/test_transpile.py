@@ -27,6 +27,7 @@ from sqlglot import exp
 
 import sqlclose.sql.templates as sqltemplates
 from sqlclose.engine import DuckDBEngine, Engine, SparkEngine
+from sqlclose.model.packing import Packing
 from sqlclose.model.padded import PaddedCode
 from sqlclose.sql import queries as q
 
@@ -119,8 +120,10 @@ def _release(suppressed: bool) -> Callable[[Engine], Any]:
 
 
 def _keyed(words: int) -> exp.Expression:
-    strides, word_of = ([32, 4], [0, 0]) if words == 1 else ([4, 1], [0, 1])
-    return q.keyed_base(BASE, [QI.code, AGE.code], PADDED, strides, word_of, [SA.code], [1])
+    strides, word_of = ((32, 4), (0, 0)) if words == 1 else ((4, 1), (0, 1))
+    packing = Packing(qi_stride=strides, qi_card=(4, 8), sa_stride=(1,), sa_card=(3,), qi_word=word_of, sa_span=4,
+                      padded=tuple(PADDED))
+    return q.keyed_base(BASE, packing, [QI.code, AGE.code], [SA.code])
 
 
 def _base_batch(engine: Engine) -> Any:

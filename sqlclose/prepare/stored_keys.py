@@ -34,8 +34,7 @@ def keyed_rows(source: exp.Expression, qis: Sequence[q.CodedColumn], sas: Sequen
     """The source's rows as packed keys, sorted by the code columns ``order`` (the base's storage
     order, ``problem._base_order``): the ungrouped base histogram's query, keyed."""
     rows = q.base_histogram(source.copy(), [*qis, *sas], params, ranges=ranges, grouped=False)
-    return q.keyed_base(rows.subquery(), [c.code for c in qis], packing.padded, packing.qi_stride,
-                        packing.qi_word, [c.code for c in sas], packing.sa_stride, order_by=order)
+    return q.keyed_base(rows.subquery(), packing, [c.code for c in qis], [c.code for c in sas], order_by=order)
 
 
 def store_as_keys(engine: Engine, source: exp.Expression, qis: Sequence[q.CodedColumn],

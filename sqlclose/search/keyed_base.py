@@ -30,8 +30,7 @@ class KeyedBase:
             return stored.table
         if self._table is None:
             p, pk = self.problem, self.packing
-            query = q.keyed_base(p.base, [qi.coded.code for qi in p.qis], pk.padded, pk.qi_stride, pk.qi_word,
-                                 [sa.coded.code for sa in p.sas], pk.sa_stride)
+            query = q.keyed_base(p.base, pk, [qi.coded.code for qi in p.qis], [sa.coded.code for sa in p.sas])
             self._table = p.engine.create_temp_table(p.engine.temp_name("keyed"), query)
         return self._table
 

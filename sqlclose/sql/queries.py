@@ -755,18 +755,17 @@ def _numbers_between(number: exp.Column) -> exp.Expression:
                     exp.LT(this=number.copy(), expression=exp.Placeholder(this="2")))
 
 
-def keyed_base(base: exp.Expression, qi_codes: Sequence[str], padded: Sequence[PaddedCode], qi_strides: Sequence[int],
-               qi_words: Sequence[int], sa_codes: Sequence[str], sa_strides: Sequence[int],
+def keyed_base(base: exp.Expression, packing: Packing, qi_codes: Sequence[str], sa_codes: Sequence[str],
                order_by: Sequence[str] = ()) -> exp.Expression:
-    """The base histogram as the SQL search reads it: per row its key words (each QI's leaf code
-    padded, at its field; the sensitive codes in word 0) and its count as DOUBLE (summed as such by
-    every node query), in the base's order — or, from the base's query (a subquery, unsorted), in
-    ``order_by``'s (code columns)."""
-    terms: list[list[exp.Expression]] = [[] for _ in range(max(qi_words, default=0) + 1)]
-    for code_column, pad, stride, word in zip(qi_codes, padded, qi_strides, qi_words):
+    """The base histogram as the SQL search reads it (``packing``'s layout): per row its key words
+    (each QI's leaf code padded, at its field; the sensitive codes in word 0) and its count as
+    DOUBLE (summed as such by every node query), in the base's order — or, from the base's query
+    (a subquery, unsorted), in ``order_by``'s (code columns)."""
+    terms: list[list[exp.Expression]] = [[] for _ in range(packing.words)]
+    for code_column, pad, stride, word in zip(qi_codes, packing.padded, packing.qi_stride, packing.qi_word):
         if pad.bits:
             terms[word].append(_times(_padded(_bigint(col(code_column, "base")), pad), stride))
-    for code_column, stride in zip(sa_codes, sa_strides):
+    for code_column, stride in zip(sa_codes, packing.sa_stride):
         terms[0].append(_times(_bigint(col(code_column, "base")), stride))
     keys = [_bigint(k) if isinstance(k, exp.Literal) else k for k in _word_sums(terms)]
     select = exp.select(*(exp.alias_(k, key_name(w)) for w, k in enumerate(keys)),
