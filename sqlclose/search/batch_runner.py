@@ -362,7 +362,7 @@ class BatchRunner(FloorChoice, SampledScreen):
         return part_bytes(self.problem.engine.memory_budget)
 
     def _base_nodes(self, plan_rows: list[tuple]):
-        return q.masked_nodes(self.keyed.table(), plan_rows, ones=not self.problem.base_grouped)
+        return q.masked_nodes(self.keyed.table(), plan_rows, ones=self.keyed.ones)
 
     def _kept_as_cells(self, count: int) -> bool:
         """Whether ``count`` classes' histograms are kept by their nonzero cells (one sensitive

@@ -24,6 +24,12 @@ class KeyedBase:
     packing: Packing
     _table: exp.Table | None = None
 
+    @property
+    def ones(self) -> bool:
+        """Whether each keyed row counts one (a base of the rows as they stand): groupings of them,
+        or of a sample of them, count rows instead of summing counts (``masked_nodes(ones=True)``)."""
+        return not self.problem.base_grouped
+
     def table(self) -> exp.Table:
         stored = self.problem.stored_keys
         if stored is not None and stored.packing == self.packing:

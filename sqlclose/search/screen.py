@@ -159,7 +159,7 @@ class SampledScreen:
         a level is (``_judged_parts``); each member's records in failing classes, and below k."""
         engine, staging = self.problem.engine, self._name("staging")
         for j, rows in enumerate(self._batches([(i, item) for i, (_, item) in enumerate(members)])):
-            engine.keep(staging, q.masked_nodes(sample, rows), append=j > 0)
+            engine.keep(staging, q.masked_nodes(sample, rows, ones=self.keyed.ones), append=j > 0)
         engine.rename(staging, self._name("level"))
         for part in self._judged_parts({item: i for i, (_, item) in enumerate(members)}):
             hist, size = part.hist, part.stop - part.start

@@ -789,10 +789,10 @@ def unpacked_keys(keyed: exp.Expression, packing: Packing, qi_codes: Sequence[st
         digit = part.copy() if packing.sa_stride[j] == 1 else \
             exp.IntDiv(this=part.copy(), expression=exp.Literal.number(packing.sa_stride[j]))
         codes.append((name, exp.Mod(this=digit, expression=exp.Literal.number(packing.sa_card[j]))))
-    typed = [_narrowest(exp.Paren(this=code), r) for (_, code), r in zip(codes, ranges, strict=True)] if ranges \
-        else [code for _, code in codes]
-    columns = [exp.alias_(code, ident(name)) for (name, _), code in zip(codes, typed)]
-    return exp.select(*columns, exp.alias_(_bigint(col("n")), "n")).from_(keyed.copy())
+    if ranges:
+        codes = [(name, _narrowest(exp.Paren(this=code), r)) for (name, code), r in zip(codes, ranges, strict=True)]
+    return exp.select(*(exp.alias_(code, ident(name)) for name, code in codes),
+                      exp.alias_(_bigint(col("n")), "n")).from_(keyed.copy())
 
 
 def _key_div(word: int, stride: int) -> exp.Expression:
