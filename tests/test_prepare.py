@@ -381,6 +381,27 @@ def test_a_base_whose_keys_the_search_would_not_read_stays_a_table_of_codes(monk
     keyed.drop()
 
 
+@pytest.mark.parametrize("node", [(0, 0, 0), (1, 2, 0)])
+def test_a_local_copy_of_a_base_stored_as_keys_reads_its_own_table(monkeypatch, node):
+    """The hybrid search's local copy (``search_problem(local=True)``) holds the base's codes on an
+    engine of its own: it keeps none of the stored keys, which live on the original engine, and its
+    keyed base and a node's rows are the input rows, generalized by the hierarchies (found by a
+    differential review: the copy read the original's keyed table, which its engine has not)."""
+    from sqlclose.search.hybrid import search_problem
+    from sqlclose.search.keyed_base import KeyedBase
+
+    problem, rows = stored_prepared(monkeypatch)
+    assert problem.stored_keys is not None
+    with search_problem(problem, local=True) as local:
+        assert local.stored_keys is None and local.engine is not problem.engine
+        assert decoded_rows(local) == Counter((str(a), z, t, str(s1), s2) for a, z, t, s1, s2 in rows)
+        keyed = KeyedBase(local, local.packing)
+        assert local.engine.fetch_row(f'SELECT COUNT(*) AS n FROM "{keyed.table().name}"')["n"] == len(rows)
+        keyed.drop()
+        at = local.engine.fetch(q.project(local.base_at(dict(enumerate(node))), ["n"]))
+        assert sum(at.column("n").to_pylist()) == len(rows)
+
+
 def test_a_source_of_repeated_rows_is_grouped_into_the_base(monkeypatch):
     """Each combination three times: the estimate finds a third as many combinations as rows, so
     the base groups them, one row per combination counting 3."""

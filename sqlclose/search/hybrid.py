@@ -47,6 +47,7 @@ def search_problem(problem: Problem, local: bool | None = None) -> Iterator[Prob
     try:
         name = engine.temp_name("base_histogram")
         engine.register(name, counts)
-        yield dataclasses.replace(problem, engine=engine, base=q.table(name))
+        # The copy's base is a table of codes on its own engine: the stored keys stay the original's.
+        yield dataclasses.replace(problem, engine=engine, base=q.table(name), stored_keys=None)
     finally:
         engine.close()
