@@ -119,6 +119,11 @@ class Problem:
             return self.base.copy()
         return keys_at(self.stored_keys, levels, [qi.coded.code for qi in self.qis], [s.coded.code for s in self.sas])
 
+    def on_base(self, engine: Engine, base: exp.Table) -> Problem:
+        """This problem searched over ``base`` on ``engine`` (a copy of the base's codes): the
+        stored keys go with the base they were stored for, so the copy keys its own."""
+        return dataclasses.replace(self, engine=engine, base=base, stored_keys=None)
+
     @property
     def packing(self) -> Packing | None:
         """The SQL search's key layout of this problem's codes (``model.packing``)."""

@@ -13,7 +13,6 @@ Engines choose with ``Engine.local_search`` (Spark: on, DuckDB: already local).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -47,7 +46,6 @@ def search_problem(problem: Problem, local: bool | None = None) -> Iterator[Prob
     try:
         name = engine.temp_name("base_histogram")
         engine.register(name, counts)
-        # The copy's base is a table of codes on its own engine: the stored keys stay the original's.
-        yield dataclasses.replace(problem, engine=engine, base=q.table(name), stored_keys=None)
+        yield problem.on_base(engine, q.table(name))
     finally:
         engine.close()
