@@ -263,32 +263,40 @@ def _kept_lookup(engine: Engine, lookup: exp.Select) -> exp.Table:
 def passed_through_dictionaries(problem: Problem, node: Node,
                                 suppressed: exp.Table | None) -> dict[str, exp.Table]:
     """For a release read from the source's rows, the text columns it gives as they are (a QI at
-    level 0, sensitive and other columns) in dictionary types, where none of its classes is
-    suppressed: the members are then the values of the source's kept rows (``Problem.source``:
-    rows dropped for a NULL are left out), grouped in one pass for all columns. With a class suppressed, a value
-    only its rows hold would be a member, which a Parquet writer may write into the file: the
-    columns stay text. Written and sorted as small codes, the 10 M-row generated table's release of
-    16 columns took 20–30 % less time to write (docs/performance.md, thirty-seventh round); its
-    text, order, NULLs and Parquet schema are the text release's. A column under a collation is
-    read byte by byte (``DuckDBEngine.compared_as_bytes``): "A" and "a" are two members. Only the
-    engine's plain text type
-    (``Engine.dictionary_columns``: on DuckDB VARCHAR, not JSON or UUID, which reach Arrow as text
-    too). A column with too many values
-    for a dictionary (``_worth_passing``) is not grouped: a QI's and a sensitive column's are counted
-    from ``Problem.values``, another's are estimated first (HyperLogLog, all such columns in one pass)."""
+    level 0, sensitive and other columns) in dictionary types, whose members are the values of the
+    rows the release keeps, grouped in one pass for all columns: the source's rows
+    (``Problem.source``: rows dropped for a NULL are left out), less those of a suppressed class
+    (``queries.kept_values``): a value only they hold would be a member, which a Parquet writer may
+    write into the file. Written and sorted as small codes, the 10 M-row generated table's release
+    of 16 columns took 20–30 % less time to write (docs/performance.md, thirty-seventh round); its
+    text, order, NULLs and Parquet schema are the text release's. A column under a collation is read
+    byte by byte (``DuckDBEngine.compared_as_bytes``): "A" and "a" are two members. Only the
+    engine's plain text type (``Engine.dictionary_columns``: on DuckDB VARCHAR, not JSON or UUID,
+    which reach Arrow as text too). A column with too many values for a dictionary
+    (``_worth_passing``) is not grouped: a QI's and a sensitive column's are counted from
+    ``Problem.values``, another's are estimated first (HyperLogLog, all such columns in one pass)."""
     engine = problem.engine
-    if suppressed is not None or not engine.has_dictionary_types or problem.rows < PASSED_MIN_ROWS:
+    if not engine.has_dictionary_types or problem.rows < PASSED_MIN_ROWS:
         return {}
     levels = dict(zip((qi.name for qi in problem.qis), node))
     text = engine.dictionary_columns(problem.source, [name for name in problem.released if levels.get(name, 0) == 0])
-    return _passed_through(problem, _few_values(problem, text))
+    names = _few_values(problem, text)
+    if not names:
+        return {}
+    if suppressed is None:
+        return _passed_through(problem, q.passed_values(problem.source, names), names)
+    params = q.Params()
+    released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level))
+                for qi, level in zip(problem.qis, node)]
+    return _passed_through(problem, q.kept_values(problem.source, names, released, suppressed, params), names,
+                           params.values)
 
 
 def _few_values(problem: Problem, names: list[str]) -> list[str]:
     """Of ``names``, the columns that may have few enough values for a dictionary: a QI's or a
-    sensitive column's as the rows kept hold them (``Problem.values``; every one is released, none
-    being suppressed here), never its hierarchy's or domain's size, which may count values no
-    released row holds; another's estimated, with the estimate's error."""
+    sensitive column's as the rows kept hold them (``Problem.values``: with a class suppressed, as
+    many or more than the release holds), never its hierarchy's or domain's size, which may count
+    values no released row holds; another's estimated, with the estimate's error."""
     coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas if sa.coded is not None]
     known: dict[str, int] = {}
     if coded:
@@ -305,14 +313,13 @@ def _worth_passing(problem: Problem, values: int) -> bool:
     return values <= PASSED_MAX_VALUES and _worth_a_dictionary(problem.rows, values)
 
 
-def _passed_through(problem: Problem, names: list[str]) -> dict[str, exp.Table]:
+def _passed_through(problem: Problem, grouped: exp.Expression, names: list[str],
+                    params: list[object] | None = None) -> dict[str, exp.Table]:
     """Of the columns ``names``, each one's lookup (value → its member of the column's dictionary
     type) in a temp table of the engine, kept while the engine is (the release query joins it);
-    a column that stays text has none. Their values are grouped in one pass over the source."""
-    if not names:
-        return {}
+    a column that stays text has none. ``grouped``: their values (``queries.passed_values``)."""
     engine = problem.engine
-    values = engine.create_temp_table(engine.temp_name("passed_values"), q.passed_values(problem.source, names))
+    values = engine.create_temp_table(engine.temp_name("passed_values"), grouped, params or ())
     try:
         counts = engine.fetch(q.passed_value_counts(values))
         distinct = dict(zip(counts.column("col").to_pylist(), counts.column("distinct_values").to_pylist()))

@@ -149,8 +149,9 @@ def _measured(engine: Engine, judge: Judge, written: exp.Expression, grouped: ex
         # Rows are compared on the file's columns: the grouped file holds them when they are
         # the measured ones (a release of quasi-identifiers and sensitive columns alone).
         measured = {qi.name for qi in qis} | {sa.name for sa in sensitive}
-        truth = _Truth(engine, grouped, columns, whole, _col(rows)) if set(columns) == measured \
-            else _Truth(engine, written, columns, whole, None)
+        classes = [qi.name for qi in qis]
+        truth = _Truth(engine, grouped, columns, whole, _col(rows), classes, grouped) if set(columns) == measured \
+            else _Truth(engine, written, columns, whole, None, classes, grouped)
         result.problems += _untrue_rows(engine, truth, source, qis, levels, registered) \
             if mapping is None else _untrue_mapped_rows(engine, truth, source, qis, mapping, registered)
     for sa in sensitive:
@@ -263,13 +264,17 @@ MAX_LEVEL_CHOICES = 16  # labels shared by several levels leave a few readings t
 class _Truth:
     """The truth test's comparison: rows of ``written`` (on ``columns``) in excess of a generalized
     input, as multisets. ``whole``: the file has as many rows as the input, so it must hold exactly
-    the generalized rows, and sums of row keys tell (``verify_row_sums``) before any count is made."""
+    the generalized rows, and sums of row keys tell (``verify_row_sums``) before any count is made.
+    ``classes``: the quasi-identifiers; a file with fewer rows (classes suppressed) is first
+    compared so with the generalized rows of the classes it holds (``_of_written_classes``)."""
 
     engine: Engine
     written: exp.Expression
     columns: Sequence[str]
     whole: bool
     weight: exp.Expression | None  # the rows a row of ``written`` stands for: the grouped file's count, or None: 1
+    classes: Sequence[str] = ()
+    grouped: exp.Table | None = None  # the file grouped (``_grouped_release``), which holds the classes
 
     @cached_property
     def written_types(self) -> pa.Schema:
@@ -284,13 +289,14 @@ class _Truth:
         own = [self.engine.value_hash(_col(c), keep) for c, keep in zip(self.columns, as_is)]
         # A carried hash is the label's as text; a text label hashed as it is hashes the same.
         key = self.engine.hash_of_hashes([_col(f"__sqlclose_h{i}") for i in range(len(self.columns))])
+        hashes = [_col(carried[c]) if c in carried else h for c, h in zip(self.columns, own)]
         written = _keyed(_hashed(self.written, own, self.weight), key, self.weight is not None)
-        generalized = _keyed(_hashed(generalized, [_col(carried[c]) if c in carried else h
-                                                   for c, h in zip(self.columns, own)]), key)
         key_0 = _col("__sqlclose_k")
         key_1 = self.engine.rehash(key_0)
-        if self.whole:
-            sums = self.engine.fetch_row(template("verify_row_sums", release=written, generalized=generalized,
+        if self.whole or (self.classes and self.grouped is not None):
+            compared = generalized if self.whole else self._of_written_classes(generalized)
+            sums = self.engine.fetch_row(template("verify_row_sums", release=written,
+                                                  generalized=_keyed(_hashed(compared, hashes), key),
                                                   written_term_0=self._weighted(key_0),
                                                   written_term_1=self._weighted(key_1),
                                                   generalized_term_0=self._wide(key_0),
@@ -298,8 +304,26 @@ class _Truth:
             if sums["written_0"] == sums["generalized_0"] and sums["written_1"] == sums["generalized_1"]:
                 return 0
         rows = exp.Literal.number(1) if self.weight is None else _col("__sqlclose_w")
-        return self.engine.fetch_row(template("verify_untrue_rows", release=written, generalized=generalized,
+        return self.engine.fetch_row(template("verify_untrue_rows", release=written,
+                                              generalized=_keyed(_hashed(generalized, hashes), key),
                                               key_0=key_0, key_1=key_1, written_rows=rows), params)["untrue_rows"]
+
+    def _of_written_classes(self, generalized: exp.Expression) -> exp.Subquery:
+        """The generalized rows of the classes the file holds (a semi-join on the quasi-identifiers,
+        NULL matching NULL). A release removes whole classes: a true file is exactly these rows, and
+        equal sums tell so without grouping either side. Sums that differ prove nothing by
+        themselves (a class written in part is still true): the rows are then counted. Whatever
+        rows this keeps, equal sums mean the file is a multiset of generalized input rows."""
+        assert self.grouped is not None
+        classes = exp.select(*[_col(c) for c in self.classes]).distinct() \
+            .from_(_aliased(self.grouped, "__sqlclose_rel")).subquery("__sqlclose_cls")
+        match = exp.and_(*[exp.NullSafeEQ(this=_col(c, "__sqlclose_gen"), expression=_col(c, "__sqlclose_cls"))
+                           for c in self.classes])
+        # An inner join on distinct classes is the semi-join. Read from the grouped file, the
+        # classes are estimated small and DuckDB builds its hash table on them: as a SEMI JOIN, or
+        # read from the file, it built on the 1 M rows (2-3 s, against 0.2 s for the counts).
+        every = exp.Column(this=exp.Star(), table=exp.to_identifier("__sqlclose_gen"))
+        return exp.select(every).from_(_aliased(generalized, "__sqlclose_gen")).join(classes, on=match).subquery()
 
     def _weighted(self, key: exp.Expression) -> exp.Expression:
         """A written row's key (``_wide``), times the rows it stands for when it stands for more

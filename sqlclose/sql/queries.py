@@ -447,6 +447,21 @@ def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expressio
     return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False)
 
 
+def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table,
+                params: Params) -> exp.Expression:
+    """``passed_values`` of the rows a release keeps: the source's rows whose class at the released
+    levels (``qis``) is no failing class (a row of ``suppressed``). The kept rows are joined once,
+    materialized, and grouped per column (a plain CTE ran the join once per column)."""
+    classes = [r for r in qis if r.top is None]
+    kept = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names]).from_(_as_src(source))
+    kept = without_suppressed(_join_lookups(kept, [r.coded for r in classes], params), suppressed,
+                              [(r.coded.code, _class_code(r)) for r in classes])
+    return passed_values(table(KEPT), names).with_(KEPT, as_=kept, materialized=True)
+
+
+KEPT = "__sqlclose_kept"
+
+
 def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select:
     """One row: per column ``names[i]``, its distinct values estimated by HyperLogLog (``e<i>``)."""
     estimates = [exp.alias_(exp.ApproxDistinct(this=col(name, "src")), f"e{i}") for i, name in enumerate(names)]

@@ -4,9 +4,9 @@
 -- and removes whole classes, so the count must be 0; a relabelled class, an edited value or an
 -- invented row is not. Rows are compared by a key of two 64-bit hashes of the whole row
 -- (Engine.row_keys): grouping and joining on 16 text columns was 3-4x slower at 10 M rows, and
--- EXCEPT ALL slower still. It runs when the file has fewer rows than the input (suppression), or
--- when verify_row_sums finds that the sums of the keys differ. As there, both sides are their
--- values' hashes (the generalized side's labels' carried from its lookups), __key_0__ and
+-- EXCEPT ALL slower still. It runs only when verify_row_sums finds that the sums of the keys differ
+-- (over all generalized rows, or, classes suppressed, those of the classes the file holds). As
+-- there, both sides are their values' hashes (the generalized side's labels' carried from its lookups), __key_0__ and
 -- __key_1__ the same expressions of them; a written row counts __written_rows__ times: once, or its
 -- count over the file grouped once.
 SELECT
