@@ -148,7 +148,9 @@ def test_explain_prints_hierarchies_lattice_and_sql(project):
     assert "9 rows" in out and "search     Incognito over a lattice of 24 nodes" in out  # zip 6 levels x age 4
     # the examples of a hierarchy built from the data are its rows' values (a job's log of explain or
     # --dry-run held them: review of the sixty-third round): withheld unless asked for
-    assert "47677" not in out.split("-- the one grouping")[0] and "29 -> 2*" not in out
+    scan = "-- the one read of the source's rows (QI and sensitive values as codes, grouped and counted):"
+    assert scan in out  # 9 rows: grouped (a row each only from UNGROUPED_MIN_ROWS rows)
+    assert "47677" not in out.split(scan)[0] and "29 -> 2*" not in out
     assert "examples withheld: the mask rule's leaves are the column's values in the data" in out
     assert "examples withheld: its leaves may be the column's values in the data" in out
     shown = invoke("explain", project / "spec.toml", "--show-values").output

@@ -402,6 +402,28 @@ def test_a_local_copy_of_a_base_stored_as_keys_reads_its_own_table(monkeypatch, 
         assert sum(at.column("n").to_pylist()) == len(rows)
 
 
+@pytest.mark.parametrize("repeats", [1, 3])
+def test_explain_shows_the_scan_the_run_executed(repeats, monkeypatch):
+    """`sqlclose explain --sql` shows the statement that read the source into the base, as it ran:
+    grouped and counted (rows repeated), or a row each as packed keys, sorted in the base's order
+    (rows distinct). The oracle: the query the engine was given to make the base's table."""
+    from sqlclose.engine.duckdb import DuckDBEngine
+
+    made = {}
+    create = DuckDBEngine.create_temp_table
+
+    def spied(self, name, query, *args, **kwargs):
+        made[name] = query.sql(self.dialect, pretty=True)
+        return create(self, name, query, *args, **kwargs)
+
+    monkeypatch.setattr(DuckDBEngine, "create_temp_table", spied)
+    problem, _, _ = repeated_prepared(2_000, repeats, monkeypatch)
+    table = problem.stored_keys.table.name if problem.stored_keys is not None else problem.base.name
+    assert (problem.stored_keys is None) == (repeats == 3)
+    assert histogram_scan_sql(problem) == made[table]
+    assert ("GROUP BY" in made[table]) == (repeats == 3) and "ORDER BY" in made[table]
+
+
 def test_a_source_of_repeated_rows_is_grouped_into_the_base(monkeypatch):
     """Each combination three times: the estimate finds a third as many combinations as rows, so
     the base groups them, one row per combination counting 3."""

@@ -377,7 +377,9 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
     for warning in plan["warnings"]:
         click.echo(f"warning    {warning}")
     if sql:
-        click.echo("\n-- the one grouping of the source's rows (QI and sensitive values as codes, counted):")
+        click.echo("\n-- the one read of the source's rows (QI and sensitive values as codes, "
+                   + ("grouped and counted):" if plan["sql"]["histogram_scan_groups"] else
+                      "a row each, as they stand: nearly every row is its own combination):"))
         click.echo(plan["sql"]["histogram_scan"])
         if plan["sql"]["release"] is None:
             click.echo("\n-- the release query maps each combination of quasi-identifier values to its class's labels, "

@@ -9,7 +9,6 @@ from sqlclose.model.lattice import Node
 from sqlclose.model.spec import QuasiIdentifier, Spec
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.release_query import counted_columns, release_query
-from sqlclose.prepare.stored_keys import keyed_rows
 from sqlclose.privacy.distances import idle_level_warnings
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import LEAF_COUNTING
@@ -45,7 +44,7 @@ def describe_problem(problem: Problem, spec: Spec, node: Node | None, examples: 
         # what the release's report would warn of the hierarchies alone, told before the run
         "warnings": idle_level_warnings(problem.sas),
         "release_node": None if node is None else {qi.name: int(level) for qi, level in zip(problem.qis, node)},
-        "sql": {"histogram_scan": histogram_scan_sql(problem),
+        "sql": {"histogram_scan": histogram_scan_sql(problem), "histogram_scan_groups": problem.base_grouped,
                 "release": None if node is None else release_sql(problem, node)},
     }
 
@@ -60,13 +59,11 @@ def _search(spec: Spec) -> dict:
 
 
 def histogram_scan_sql(problem: Problem) -> str:
-    """The one grouping of the source's rows before the release: the base histogram query (without
-    its GROUP BY where the run keeps the rows as they stand; as packed keys where it stores them so)."""
-    qis, sas = [qi.coded for qi in problem.qis], [sa.coded for sa in problem.sas]
-    stored = problem.stored_keys
-    query = keyed_rows(problem.source, qis, sas, stored.packing, q.Params()) if stored is not None else \
-        q.base_histogram(problem.source.copy(), [*qis, *sas], q.Params(), grouped=problem.base_grouped)
-    return query.sql(dialect=problem.engine.dialect, pretty=True)
+    """The one read of the source's rows before the release, as the run executed it
+    (``Problem.base_scan``): the base histogram grouped and counted, or, where the run keeps the
+    rows as they stand, ungrouped, as packed keys where it stores them so, in the base's order."""
+    assert problem.base_scan is not None, "a prepared problem keeps its scan"
+    return problem.base_scan.sql(dialect=problem.engine.dialect, pretty=True)
 
 
 def release_sql(problem: Problem, node: Node) -> str:

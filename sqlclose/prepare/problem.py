@@ -39,7 +39,7 @@ from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import format_characters_hint, format_twins, quoted, unicode_form_hint, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
-from sqlclose.prepare.stored_keys import StoredKeys, keys_at, store_as_keys
+from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
 MAX_LISTED_VALUES = 20
@@ -107,6 +107,9 @@ class Problem:
     # Such a base stored as the SQL search's packed keys, the base a view unpacking them
     # (``stored_keys``); None when the base is a table of its codes.
     stored_keys: StoredKeys | None = None
+    # The statement that read the source's rows into the base (or its keys), as it ran: what
+    # `sqlclose explain --sql` shows of the scan.
+    base_scan: exp.Expression | None = None
 
     @property
     def dropped_rows(self) -> int:
@@ -215,17 +218,17 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     packing = None if grouped else _packing(qis, unmeasured)
     stored = None
     if packing is not None:
-        base, stored = store_as_keys(engine, source, qi_coded, sa_coded, packing, ranges, order)
+        scan = keyed_rows(source, qi_coded, sa_coded, packing, params, ranges, order)
+        base, stored = store_as_keys(engine, scan, params.values, qi_coded, sa_coded, packing, ranges)
     else:
-        base = engine.create_temp_table(engine.temp_name("base_histogram"),
-                                        q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped),
-                                        params.values)
+        scan = q.base_histogram(source.copy(), coded, params, counts, ranges, order, grouped)
+        base = engine.create_temp_table(engine.temp_name("base_histogram"), scan, params.values)
     margins = engine.fetch(q.histogram_margins(base, [sa.coded.code for sa in unmeasured]))
     base_rows, rows = _histogram_size(margins, len(unmeasured))
     sas = [dataclasses.replace(sa, q=_reference_counts(margins, j, sa)) for j, sa in enumerate(unmeasured)]
     return Problem(engine, effective, columns, qis, sas, list(spec.identifiers), spec.k, spec.suppression,
                    rows, input_rows, fingerprint, base, int(base_rows), values, leaf_counts, released, source_label,
-                   base_grouped=grouped, stored_keys=stored)
+                   base_grouped=grouped, stored_keys=stored, base_scan=scan)
 
 
 def _packing(qis: Sequence[QuasiIdentifierColumn], sas: Sequence[SensitiveColumn]) -> Packing | None:

@@ -37,13 +37,12 @@ def keyed_rows(source: exp.Expression, qis: Sequence[q.CodedColumn], sas: Sequen
     return q.keyed_base(rows.subquery(), packing, [c.code for c in qis], [c.code for c in sas], order_by=order)
 
 
-def store_as_keys(engine: Engine, source: exp.Expression, qis: Sequence[q.CodedColumn],
-                  sas: Sequence[q.CodedColumn], packing: Packing, ranges: Sequence[int],
-                  order: Sequence[str]) -> tuple[exp.Table, StoredKeys]:
-    """The base (a view of the base histogram's columns) and the keyed table it unpacks."""
-    params = q.Params()
-    keyed = engine.create_temp_table(engine.temp_name("keyed"),
-                                     keyed_rows(source, qis, sas, packing, params, ranges, order), params.values)
+def store_as_keys(engine: Engine, rows: exp.Expression, params: Sequence[object], qis: Sequence[q.CodedColumn],
+                  sas: Sequence[q.CodedColumn], packing: Packing,
+                  ranges: Sequence[int]) -> tuple[exp.Table, StoredKeys]:
+    """The base (a view of the base histogram's columns) and the keyed table it unpacks, stored
+    from ``rows`` (``keyed_rows``, bound to ``params``)."""
+    keyed = engine.create_temp_table(engine.temp_name("keyed"), rows, params)
     codes = [c.code for c in qis], [c.code for c in sas]
     base = engine.create_temp_view(engine.temp_name("base_histogram"), q.unpacked_keys(keyed, packing, *codes, ranges))
     return base, StoredKeys(keyed, packing)
