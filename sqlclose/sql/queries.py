@@ -450,16 +450,21 @@ def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expressio
 def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table,
                 params: Params) -> exp.Expression:
     """``passed_values`` of the rows a release keeps: the source's rows whose class at the released
-    levels (``qis``) is no failing class (a row of ``suppressed``). The kept rows are joined once,
-    materialized, and grouped per column (a plain CTE ran the join once per column)."""
+    levels (``qis``) is no failing class (a row of ``suppressed``). The rows are joined once and
+    grouped by each column in one pass (``GROUPING SETS``, the set of column i marked by
+    ``GROUPING``): a ``UNION ALL`` of one ``GROUP BY`` a column would join them once a column, or
+    hold them all, materialized, outside the engine's spilling (at 10 M rows either took 0.21 s,
+    as this does)."""
     classes = [r for r in qis if r.top is None]
     kept = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names]).from_(_as_src(source))
     kept = without_suppressed(_join_lookups(kept, [r.coded for r in classes], params), suppressed,
                               [(r.coded.code, _class_code(r)) for r in classes])
-    return passed_values(table(KEPT), names).with_(KEPT, as_=kept, materialized=True)
-
-
-KEPT = "__sqlclose_kept"
+    grouped = [exp.EQ(this=exp.Grouping(expressions=[col(name)]), expression=exp.Literal.number(0)) for name in names]
+    which = exp.Case(ifs=[exp.If(this=g, true=exp.Literal.number(i)) for i, g in enumerate(grouped)])
+    value = exp.Case(ifs=[exp.If(this=g.copy(), true=col(name)) for g, name in zip(grouped, names)])
+    sets = [exp.Paren(this=col(name)) for name in names]
+    return exp.select(exp.alias_(which, "col"), exp.alias_(value, "v")).from_(kept.subquery("kept")) \
+        .group_by(exp.GroupingSets(expressions=sets), copy=False)
 
 
 def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select:
