@@ -663,6 +663,34 @@ def test_a_file_without_a_class_keeps_its_null_class_in_the_sums(monkeypatch):
     assert "verify_row_sums" in used and "verify_untrue_rows" not in used
 
 
+def test_a_class_labelled_at_several_levels_is_matched_as_text(monkeypatch):
+    """The file holds only the NULL stand-in's label ("NULL", a label at both levels), an integer
+    column's other class suppressed: the truth test reads the labels at level 0 first, where the
+    input's values are integers, then at level 1. Each reading's classes are matched as text where
+    the two sides' types differ, as their hashes compare them; compared as they are, DuckDB cast
+    the label to an integer and the re-check failed. The file is true (against the rows)."""
+    from sqlclose.release import verify_sql
+
+    rng = np.random.default_rng(SEED)
+    rows = [(None if i % 3 == 0 else int(rng.integers(1, 3)), int(rng.integers(10))) for i in range(90)]
+    written = [("NULL", s) for g, s in rows if g is None]
+    used = []
+    real = verify_sql.template
+    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
+    hierarchy = Hierarchy.from_rows([("1", "low", "*"), ("2", "low", "*"), ("NULL", "NULL", "*")])
+    engine = DuckDBEngine()
+    file = pa.table({"g": [g for g, _ in written], "s": pa.array([s for _, s in written], INT)})
+    source = pa.table({"g": pa.array([g for g, _ in rows], INT), "s": pa.array([s for _, s in rows], INT)})
+    try:
+        found = measure_file(engine, table_ref(engine, "written", file), table_ref(engine, "input", source), 1,
+                             [WrittenQI("g", hierarchy, "NULL")], [], columns=["g", "s"])
+    finally:
+        engine.close()
+    assert not [p for p in found.problems if "not rows of the input" in p], found.problems
+    # level 0's reading: its sums differ and its rows are counted; level 1's: its sums decide
+    assert used[-3:] == ["verify_row_sums", "verify_untrue_rows", "verify_row_sums"]
+
+
 @pytest.mark.parametrize("edit", ["none", "one value", "a row doubled, another dropped", "a class left out"])
 def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_from_its_groups(edit, monkeypatch):
     """A release of quasi-identifier and sensitive columns alone is grouped once (each distinct

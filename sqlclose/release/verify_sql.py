@@ -294,7 +294,8 @@ class _Truth:
         key_0 = _col("__sqlclose_k")
         key_1 = self.engine.rehash(key_0)
         if self.whole or (self.classes and self.grouped is not None):
-            compared = generalized if self.whole else self._of_written_classes(generalized)
+            compared = generalized if self.whole else \
+                self._of_written_classes(generalized, {c for c, keep in zip(self.columns, as_is) if not keep})
             sums = self.engine.fetch_row(template("verify_row_sums", release=written,
                                                   generalized=_keyed(_hashed(compared, hashes), key),
                                                   written_term_0=self._weighted(key_0),
@@ -308,16 +309,18 @@ class _Truth:
                                               generalized=_keyed(_hashed(generalized, hashes), key),
                                               key_0=key_0, key_1=key_1, written_rows=rows), params)["untrue_rows"]
 
-    def _of_written_classes(self, generalized: exp.Expression) -> exp.Subquery:
+    def _of_written_classes(self, generalized: exp.Expression, by_text: set[str]) -> exp.Subquery:
         """The generalized rows of the classes the file holds (a semi-join on the quasi-identifiers,
-        NULL matching NULL). A release removes whole classes: a true file is exactly these rows, and
-        equal sums tell so without grouping either side. Sums that differ prove nothing by
+        NULL matching NULL; those of ``by_text``, typed otherwise on the two sides, as text, as
+        their hashes compare them). A release removes whole classes: a true file is exactly these
+        rows, and equal sums tell so without grouping either side. Sums that differ prove nothing by
         themselves (a class written in part is still true): the rows are then counted. Whatever
         rows this keeps, equal sums mean the file is a multiset of generalized input rows."""
         assert self.grouped is not None
         classes = exp.select(*[_col(c) for c in self.classes]).distinct() \
             .from_(_aliased(self.grouped, "__sqlclose_rel")).subquery("__sqlclose_cls")
-        match = exp.and_(*[exp.NullSafeEQ(this=_col(c, "__sqlclose_gen"), expression=_col(c, "__sqlclose_cls"))
+        match = exp.and_(*[exp.NullSafeEQ(this=_compared(c, "__sqlclose_gen", c in by_text),
+                                          expression=_compared(c, "__sqlclose_cls", c in by_text))
                            for c in self.classes])
         # An inner join on distinct classes is the semi-join. Read from the grouped file, the
         # classes are estimated small and DuckDB builds its hash table on them: as a SEMI JOIN, or
@@ -334,6 +337,11 @@ class _Truth:
     def _wide(self, key: exp.Expression) -> exp.Expression:
         """A row key as the engine's exact wide integer, whose sum over every row cannot overflow."""
         return exp.Cast(this=key.copy(), to=exp.DataType.build(self.engine.wide_integer))
+
+
+def _compared(name: str, alias: str, as_text: bool) -> exp.Expression:
+    """A column of one side of the truth test's class match: as it is, or as text."""
+    return q.as_text(_col(name, alias)) if as_text else _col(name, alias)
 
 
 def _hashed(rows: exp.Expression, hashes: Sequence[exp.Expression],
