@@ -273,8 +273,8 @@ class _Truth:
     columns: Sequence[str]
     whole: bool
     weight: exp.Expression | None  # the rows a row of ``written`` stands for: the grouped file's count, or None: 1
-    classes: Sequence[str] = ()
-    grouped: exp.Table | None = None  # the file grouped (``_grouped_release``), which holds the classes
+    classes: Sequence[str]
+    grouped: exp.Table  # the file grouped (``_grouped_release``), which holds the classes
 
     @cached_property
     def written_types(self) -> pa.Schema:
@@ -293,7 +293,7 @@ class _Truth:
         written = _keyed(_hashed(self.written, own, self.weight), key, self.weight is not None)
         key_0 = _col("__sqlclose_k")
         key_1 = self.engine.rehash(key_0)
-        if self.whole or (self.classes and self.grouped is not None):
+        if self.whole or self.classes:
             compared = generalized if self.whole else \
                 self._of_written_classes(generalized, {c for c, keep in zip(self.columns, as_is) if not keep})
             sums = self.engine.fetch_row(template("verify_row_sums", release=written,
@@ -316,7 +316,6 @@ class _Truth:
         rows, and equal sums tell so without grouping either side. Sums that differ prove nothing by
         themselves (a class written in part is still true): the rows are then counted. Whatever
         rows this keeps, equal sums mean the file is a multiset of generalized input rows."""
-        assert self.grouped is not None
         classes = exp.select(*[_col(c) for c in self.classes]).distinct() \
             .from_(_aliased(self.grouped, "__sqlclose_rel")).subquery("__sqlclose_cls")
         match = exp.and_(*[exp.NullSafeEQ(this=_compared(c, "__sqlclose_gen", c in by_text),
