@@ -635,6 +635,39 @@ def test_the_truth_test_compares_sums_of_row_keys_first(edit, monkeypatch):
                         "a class left out, a value changed": 1, "a row of a class left out": 0}[edit]
 
 
+@pytest.mark.parametrize("edit", ["a class left out", "a class left out, a value changed"])
+def test_classes_whose_hashes_collide_send_the_rows_to_the_count(edit, monkeypatch):
+    """The classes a file holds are matched by one hash of each class: two classes hashed alike
+    keep rows of a class the file lacks. Here every class hashes alike (the engine's hash of one
+    value's hash made a constant, as the class key is and no row key is), so the join keeps every
+    input row: the sums differ, the rows are counted, and the count is right — 0 for a true file,
+    1 for an edited one (Counter arithmetic over the rows, in the test)."""
+    from sqlclose.release import verify_sql
+
+    rows, written = _edited_rows(edit)
+    expected = sum((Counter(written) - Counter(rows)).values())
+    used = []
+    real = verify_sql.template
+    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
+    engine = DuckDBEngine()
+    hash_of_hashes = engine.hash_of_hashes
+    monkeypatch.setattr(engine, "hash_of_hashes",
+                        lambda hashes: exp.Literal.number(7) if len(hashes) == 1 else hash_of_hashes(hashes))
+    schema = pa.schema([("g", pa.string()), ("s", INT)])
+    table = lambda rs: pa.table({"g": [r[0] for r in rs], "s": [r[1] for r in rs]}, schema=schema)  # noqa: E731
+    try:
+        found = measure_file(engine, table_ref(engine, "written", table(written)),
+                             table_ref(engine, "input", table(rows)), 1, [WrittenQI("g", QI_HIERARCHY)], [],
+                             columns=["g", "s"])
+    finally:
+        engine.close()
+    untrue = [p for p in found.problems if "written row(s) are not rows of the input" in p]
+    assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
+                       "show (a label, a value or a whole row was altered)"] if expected else [])
+    assert used.count("verify_row_sums") == 1 and "verify_untrue_rows" in used
+    assert expected == {"a class left out": 0, "a class left out, a value changed": 1}[edit]
+
+
 def test_a_file_without_a_class_keeps_its_null_class_in_the_sums(monkeypatch):
     """The classes a file holds are matched NULL to NULL: with class g0 suppressed and a class of
     NULLs (read as "none") kept, the sums over the kept classes decide, and the file is true
