@@ -434,15 +434,16 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
     return _sorted_release(select, columns, released_order(columns, qis), ties, key, held)
 
 
-def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expression:
+def passed_values(source: exp.Expression, names: Sequence[str], counted: bool = False) -> exp.Expression:
     """Text columns' values among the source's rows, in one statement: per column ``names[i]`` its
-    values (``v``, NULL among them, if any) with ``col = i``. Spellings cannot group together: a
-    source's text is compared byte by byte (``DuckDBEngine.compared_as_bytes``) and a connection
-    with a default collation is refused; were one written otherwise, the re-check's truth test would
-    refuse the release. At 1 M rows five columns took 0.023 s of CPU in one statement against
-    0.121 s one by one, each with a per-row check of its spellings (docs/performance.md,
-    fifty-third round)."""
-    branches = [exp.select(exp.alias_(exp.Literal.number(i), "col"), exp.alias_(col(name, "src"), "v"))
+    values (``v``, NULL among them, if any) with ``col = i``, and if ``counted`` their rows (``n``).
+    Spellings cannot group together: a source's text is compared byte by byte
+    (``DuckDBEngine.compared_as_bytes``) and a connection with a default collation is refused; were
+    one written otherwise, the re-check's truth test would refuse the release. At 1 M rows five
+    columns took 0.023 s of CPU in one statement against 0.121 s one by one, each with a per-row
+    check of its spellings (docs/performance.md, fifty-third round)."""
+    rows = [exp.alias_(exp.Count(this=exp.Star()), "n")] if counted else []
+    branches = [exp.select(exp.alias_(exp.Literal.number(i), "col"), exp.alias_(col(name, "src"), "v"), *rows)
                 .from_(_as_src(source)).group_by(col(name, "src")) for i, name in enumerate(names)]
     return branches[0] if len(branches) == 1 else exp.union(*branches, distinct=False)
 
@@ -450,21 +451,30 @@ def passed_values(source: exp.Expression, names: Sequence[str]) -> exp.Expressio
 def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table,
                 params: Params) -> exp.Expression:
     """``passed_values`` of the rows a release keeps: the source's rows whose class at the released
-    levels (``qis``) is no failing class (a row of ``suppressed``). The rows are joined once and
-    grouped by each column in one pass (``GROUPING SETS``, the set of column i marked by
-    ``GROUPING``): a ``UNION ALL`` of one ``GROUP BY`` a column would join them once a column, or
-    hold them all, materialized, outside the engine's spilling (at 10 M rows either took 0.21 s,
-    as this does)."""
+    levels (``qis``) is no failing class (a row of ``suppressed``). A value is kept where the rows
+    holding it outnumber those of them in failing classes: every row's values counted as
+    ``passed_values`` counts them, less the rows of failing classes, joined and grouped by each
+    column in one pass (``GROUPING SETS``, the set of column i marked by ``GROUPING``). Those are
+    few, and the join keeps only them; grouping the kept rows instead put every row in the sets'
+    hash tables: at 10 M rows with 981 rows suppressed 0.19 s, against 0.12 s so
+    (docs/performance.md, eighty-second round)."""
     classes = [r for r in qis if r.top is None]
-    kept = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names]).from_(_as_src(source))
-    kept = without_suppressed(_join_lookups(kept, [r.coded for r in classes], params), suppressed,
+    dropped = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names]).from_(_as_src(source))
+    dropped = only_suppressed(_join_lookups(dropped, [r.coded for r in classes], params), suppressed,
                               [(r.coded.code, _class_code(r)) for r in classes])
     grouped = [exp.EQ(this=exp.Grouping(expressions=[col(name)]), expression=exp.Literal.number(0)) for name in names]
     which = exp.Case(ifs=[exp.If(this=g, true=exp.Literal.number(i)) for i, g in enumerate(grouped)])
     value = exp.Case(ifs=[exp.If(this=g.copy(), true=col(name)) for g, name in zip(grouped, names)])
     sets = [exp.Paren(this=col(name)) for name in names]
-    return exp.select(exp.alias_(which, "col"), exp.alias_(value, "v")).from_(kept.subquery("kept")) \
-        .group_by(exp.GroupingSets(expressions=sets), copy=False)
+    dropped_counts = exp.select(exp.alias_(which, "col"), exp.alias_(value, "v"),
+                                exp.alias_(exp.Count(this=exp.Star()), "n")) \
+        .from_(dropped.subquery("dropped")).group_by(exp.GroupingSets(expressions=sets), copy=False)
+    every = passed_values(source, names, counted=True)
+    match = exp.and_(exp.EQ(this=col("col", "d"), expression=col("col", "a")),
+                     exp.NullSafeEQ(this=col("v", "d"), expression=col("v", "a")))
+    held = exp.GT(this=col("n", "a"), expression=exp.Coalesce(this=col("n", "d"), expressions=[exp.Literal.number(0)]))
+    return exp.select(col("col", "a"), col("v", "a")).from_(exp.Subquery(this=every, alias=exp.TableAlias(
+        this=ident("a")))).join(dropped_counts.subquery("d"), on=match, join_type="left").where(held)
 
 
 def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select:
@@ -533,6 +543,18 @@ def without_suppressed(select: exp.Select, suppressed: exp.Table,
     match = exp.and_(*[exp.EQ(this=col(name, "supp"), expression=code) for name, code in codes])
     unmatched = exp.Is(this=col(codes[0][0], "supp"), expression=exp.Null())
     return select.join(supp, on=match, join_type="left").where(unmatched)
+
+
+def only_suppressed(select: exp.Select, suppressed: exp.Table,
+                    codes: Sequence[tuple[str, exp.Expression]]) -> exp.Select:
+    """``select``'s rows of a failing class (a row of ``suppressed``), ``without_suppressed``'s
+    complement: an inner join on the codes; with no code (every QI at its top), every row when a
+    class fails."""
+    supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
+    if not codes:
+        return select.where(exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp)))
+    match = exp.and_(*[exp.EQ(this=col(name, "supp"), expression=code) for name, code in codes])
+    return select.join(supp, on=match)
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
