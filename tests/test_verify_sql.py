@@ -601,6 +601,40 @@ def _edited_rows(edit: str) -> tuple[list[tuple], list[tuple]]:
     return rows, written
 
 
+def _truth_of_edit(edit: str, monkeypatch, classes_alike: bool = False) -> tuple[list[str], list[str], int]:
+    """The truth test of the ``edit``-ed rows against the input (``_edited_rows``): the problems it
+    found of untrue rows, the templates it ran, and the untrue rows by Counter arithmetic over the
+    rows. ``classes_alike``: every class hashed alike (the engine's hash of one value's hash made a
+    constant, as the class key is and no row key is)."""
+    from sqlclose.release import verify_sql
+
+    rows, written = _edited_rows(edit)
+    expected = sum((Counter(written) - Counter(rows)).values())
+    used = []
+    real = verify_sql.template
+    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
+    engine = DuckDBEngine()
+    if classes_alike:
+        hash_of_hashes = engine.hash_of_hashes
+        monkeypatch.setattr(engine, "hash_of_hashes",
+                            lambda hashes: exp.Literal.number(7) if len(hashes) == 1 else hash_of_hashes(hashes))
+    schema = pa.schema([("g", pa.string()), ("s", INT)])
+    table = lambda rs: pa.table({"g": [r[0] for r in rs], "s": [r[1] for r in rs]}, schema=schema)  # noqa: E731
+    try:
+        found = measure_file(engine, table_ref(engine, "written", table(written)),
+                             table_ref(engine, "input", table(rows)), 1, [WrittenQI("g", QI_HIERARCHY)], [],
+                             columns=["g", "s"])
+    finally:
+        engine.close()
+    untrue = [p for p in found.problems if "written row(s) are not rows of the input" in p]
+    return untrue, used, expected
+
+
+def _untrue_message(expected: int) -> list[str]:
+    return [f"{expected} written row(s) are not rows of the input generalized at the levels the labels show "
+            "(a label, a value or a whole row was altered)"] if expected else []
+
+
 @pytest.mark.parametrize("edit", ["none", "one value", "two values swapped", "a class left out",
                                   "a class left out, a value changed", "a row of a class left out"])
 def test_the_truth_test_compares_sums_of_row_keys_first(edit, monkeypatch):
@@ -610,25 +644,8 @@ def test_the_truth_test_compares_sums_of_row_keys_first(edit, monkeypatch):
     (``verify_untrue_rows``) run, to count the untrue rows. A class written in part differs in its
     sums and is still true: the count says so. The count against Counter arithmetic over the rows,
     in the test."""
-    from sqlclose.release import verify_sql
-
-    rows, written = _edited_rows(edit)
-    expected = sum((Counter(written) - Counter(rows)).values())
-    used = []
-    real = verify_sql.template
-    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
-    engine = DuckDBEngine()
-    schema = pa.schema([("g", pa.string()), ("s", INT)])
-    table = lambda rs: pa.table({"g": [r[0] for r in rs], "s": [r[1] for r in rs]}, schema=schema)  # noqa: E731
-    try:
-        found = measure_file(engine, table_ref(engine, "written", table(written)),
-                             table_ref(engine, "input", table(rows)), 1, [WrittenQI("g", QI_HIERARCHY)], [],
-                             columns=["g", "s"])
-    finally:
-        engine.close()
-    untrue = [p for p in found.problems if "written row(s) are not rows of the input" in p]
-    assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
-                       "show (a label, a value or a whole row was altered)"] if expected else [])
+    untrue, used, expected = _truth_of_edit(edit, monkeypatch)
+    assert untrue == _untrue_message(expected)
     assert "verify_row_sums" in used
     assert ("verify_untrue_rows" in used) == (edit not in ("none", "a class left out"))
     assert expected == {"none": 0, "one value": 1, "two values swapped": 2, "a class left out": 0,
@@ -638,32 +655,11 @@ def test_the_truth_test_compares_sums_of_row_keys_first(edit, monkeypatch):
 @pytest.mark.parametrize("edit", ["a class left out", "a class left out, a value changed"])
 def test_classes_whose_hashes_collide_send_the_rows_to_the_count(edit, monkeypatch):
     """The classes a file holds are matched by one hash of each class: two classes hashed alike
-    keep rows of a class the file lacks. Here every class hashes alike (the engine's hash of one
-    value's hash made a constant, as the class key is and no row key is), so the join keeps every
+    keep rows of a class the file lacks. Here every class hashes alike, so the join keeps every
     input row: the sums differ, the rows are counted, and the count is right — 0 for a true file,
     1 for an edited one (Counter arithmetic over the rows, in the test)."""
-    from sqlclose.release import verify_sql
-
-    rows, written = _edited_rows(edit)
-    expected = sum((Counter(written) - Counter(rows)).values())
-    used = []
-    real = verify_sql.template
-    monkeypatch.setattr(verify_sql, "template", lambda name, **holes: used.append(name) or real(name, **holes))
-    engine = DuckDBEngine()
-    hash_of_hashes = engine.hash_of_hashes
-    monkeypatch.setattr(engine, "hash_of_hashes",
-                        lambda hashes: exp.Literal.number(7) if len(hashes) == 1 else hash_of_hashes(hashes))
-    schema = pa.schema([("g", pa.string()), ("s", INT)])
-    table = lambda rs: pa.table({"g": [r[0] for r in rs], "s": [r[1] for r in rs]}, schema=schema)  # noqa: E731
-    try:
-        found = measure_file(engine, table_ref(engine, "written", table(written)),
-                             table_ref(engine, "input", table(rows)), 1, [WrittenQI("g", QI_HIERARCHY)], [],
-                             columns=["g", "s"])
-    finally:
-        engine.close()
-    untrue = [p for p in found.problems if "written row(s) are not rows of the input" in p]
-    assert untrue == ([f"{expected} written row(s) are not rows of the input generalized at the levels the labels "
-                       "show (a label, a value or a whole row was altered)"] if expected else [])
+    untrue, used, expected = _truth_of_edit(edit, monkeypatch, classes_alike=True)
+    assert untrue == _untrue_message(expected)
     assert used.count("verify_row_sums") == 1 and "verify_untrue_rows" in used
     assert expected == {"a class left out": 0, "a class left out, a value changed": 1}[edit]
 
