@@ -462,19 +462,23 @@ def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[Rele
     dropped = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names]).from_(_as_src(source))
     dropped = only_suppressed(_join_lookups(dropped, [r.coded for r in classes], params), suppressed,
                               [(r.coded.code, _class_code(r)) for r in classes])
+    match = exp.and_(exp.EQ(this=col("col", "d"), expression=col("col", "a")),
+                     exp.NullSafeEQ(this=col("v", "d"), expression=col("v", "a")))
+    held = exp.GT(this=col("n", "a"), expression=exp.Coalesce(this=col("n", "d"), expressions=[exp.Literal.number(0)]))
+    return exp.select(col("col", "a"), col("v", "a")).from_(passed_values(source, names, counted=True).subquery("a")) \
+        .join(_counted_by_each(dropped.subquery("dropped"), names).subquery("d"), on=match, join_type="left") \
+        .where(held)
+
+
+def _counted_by_each(rows: exp.Expression, names: Sequence[str]) -> exp.Select:
+    """``rows`` grouped by each column ``names[i]`` in one pass (``GROUPING SETS``, the set of
+    column i marked by ``GROUPING``): its values (``v``) with ``col = i``, and their rows (``n``)."""
     grouped = [exp.EQ(this=exp.Grouping(expressions=[col(name)]), expression=exp.Literal.number(0)) for name in names]
     which = exp.Case(ifs=[exp.If(this=g, true=exp.Literal.number(i)) for i, g in enumerate(grouped)])
     value = exp.Case(ifs=[exp.If(this=g.copy(), true=col(name)) for g, name in zip(grouped, names)])
     sets = [exp.Paren(this=col(name)) for name in names]
-    dropped_counts = exp.select(exp.alias_(which, "col"), exp.alias_(value, "v"),
-                                exp.alias_(exp.Count(this=exp.Star()), "n")) \
-        .from_(dropped.subquery("dropped")).group_by(exp.GroupingSets(expressions=sets), copy=False)
-    every = passed_values(source, names, counted=True)
-    match = exp.and_(exp.EQ(this=col("col", "d"), expression=col("col", "a")),
-                     exp.NullSafeEQ(this=col("v", "d"), expression=col("v", "a")))
-    held = exp.GT(this=col("n", "a"), expression=exp.Coalesce(this=col("n", "d"), expressions=[exp.Literal.number(0)]))
-    return exp.select(col("col", "a"), col("v", "a")).from_(exp.Subquery(this=every, alias=exp.TableAlias(
-        this=ident("a")))).join(dropped_counts.subquery("d"), on=match, join_type="left").where(held)
+    return exp.select(exp.alias_(which, "col"), exp.alias_(value, "v"), exp.alias_(exp.Count(this=exp.Star()), "n")) \
+        .from_(rows).group_by(exp.GroupingSets(expressions=sets), copy=False)
 
 
 def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select:
@@ -537,10 +541,9 @@ def without_suppressed(select: exp.Select, suppressed: exp.Table,
     1 M rows) and joining them back: the 1 M release's COPY took 0.55–0.60 s, against 0.46–0.50 s so
     (docs/performance.md, seventy-seventh round). A QI at its top has one class code, which every
     failing class has: it is left out; with none left, every row is of the one class, failing or not."""
-    supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
-    if not codes:
+    supp, match = _failing_classes(suppressed, codes)
+    if match is None:
         return select.where(exp.Not(this=exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp))))
-    match = exp.and_(*[exp.EQ(this=col(name, "supp"), expression=code) for name, code in codes])
     unmatched = exp.Is(this=col(codes[0][0], "supp"), expression=exp.Null())
     return select.join(supp, on=match, join_type="left").where(unmatched)
 
@@ -550,11 +553,20 @@ def only_suppressed(select: exp.Select, suppressed: exp.Table,
     """``select``'s rows of a failing class (a row of ``suppressed``), ``without_suppressed``'s
     complement: an inner join on the codes; with no code (every QI at its top), every row when a
     class fails."""
+    supp, match = _failing_classes(suppressed, codes)
+    if match is None:
+        return select.where(exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp)))
+    return select.join(supp, on=match)
+
+
+def _failing_classes(suppressed: exp.Table,
+                     codes: Sequence[tuple[str, exp.Expression]]) -> tuple[exp.Expression, exp.Expression | None]:
+    """``suppressed`` as ``supp``, and the match of a row's ``codes`` with its code columns (None
+    without codes)."""
     supp = exp.alias_(suppressed.copy(), ident("supp"), table=True)
     if not codes:
-        return select.where(exp.Exists(this=exp.select(exp.Literal.number(1)).from_(supp)))
-    match = exp.and_(*[exp.EQ(this=col(name, "supp"), expression=code) for name, code in codes])
-    return select.join(supp, on=match)
+        return supp, None
+    return supp, exp.and_(*[exp.EQ(this=col(name, "supp"), expression=code) for name, code in codes])
 
 
 def release_mapped(source: exp.Expression, columns: Sequence[str], qis: Sequence[CodedColumn], mapping: exp.Table,
