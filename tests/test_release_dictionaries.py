@@ -403,6 +403,47 @@ def test_with_a_class_suppressed_passed_through_members_are_the_kept_rows_values
     assert checked >= 3 and hidden_seen == {"plague", "vaduz"}
 
 
+def _with_suppressed_values(disease: list[str], note: list[str]) -> pa.Table:
+    """people() with a column "note" (a, b, c, d) and the two "vaduz" rows' disease and note set."""
+    table = people()
+    rows = table.num_rows
+    vaduz = [i for i, city in enumerate(table.column("city").to_pylist()) if city == "vaduz"]
+    diseases, notes = table.column("disease").to_pylist(), ["abcd"[i % 4] for i in range(rows)]
+    for i, d, n in zip(vaduz, disease, note):
+        diseases[i], notes[i] = d, n
+    return table.set_column(3, "disease", pa.array(diseases)).append_column("note", pa.array(notes))
+
+
+def test_whether_a_column_is_a_dictionary_does_not_depend_on_suppressed_rows_values(
+        tmp_path: Path, passing: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a column given as it is gets a dictionary type must be decided by the kept rows
+    alone (docs/what-a-release-reveals.md). The kept rows hold 4 diseases and 4 notes, the most a
+    dictionary may have here (``PASSED_MAX_VALUES`` = 4); the two suppressed "vaduz" rows hold
+    values kept rows hold too (A) or two new ones each (B: "plague", "pest"; "x", "y"). Judged by
+    k alone (t = 1), A and B suppress the same classes: at every satisfying node where the
+    "vaduz" rows are suppressed (A and B then release the same rows), both columns are written
+    as dictionaries and the two files are one, byte for byte. Counted over every row, B's diseases
+    (a counted column) and notes (an estimated one) were past the bound, and B was written as text."""
+    monkeypatch.setattr(release_query, "PASSED_MAX_VALUES", 4)
+    lax = {**spec(), "others": "keep", "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    a = _with_suppressed_values(["flu", "flu"], ["a", "b"])
+    b = _with_suppressed_values(["plague", "pest"], ["x", "y"])
+    checked = 0
+    with sqlclose.anonymize(a, lax) as release_a, sqlclose.anonymize(b, lax) as release_b:
+        for i, node in enumerate([node for node, e in release_a.search.evaluated.items() if e.satisfied]):
+            at_a, at_b = release_a.at(node), release_b.at(node)
+            expected = at_a.to_arrow()
+            if at_a._suppressed() is None or expected.to_pylist() != at_b.to_arrow().to_pylist():
+                continue  # nothing suppressed, or the "vaduz" rows kept: their values are released
+            passed = release_query.passed_through_dictionaries(at_b.problem, node, at_b._suppressed())
+            assert {"disease", "note"} <= set(passed), node
+            assert written(at_a, tmp_path / f"a{i}.parquet").to_pylist() == expected.to_pylist()
+            written(at_b, tmp_path / f"b{i}.parquet")
+            assert (tmp_path / f"a{i}.parquet").read_bytes() == (tmp_path / f"b{i}.parquet").read_bytes(), node
+            checked += 1
+    assert checked >= 3
+
+
 def test_a_value_only_dropped_rows_hold_is_no_member(tmp_path: Path, passing: None) -> None:
     """Rows dropped for a NULL (nulls = "drop") are not released: a value only they hold ("secret")
     is in no dictionary and nowhere in the written file."""
@@ -604,8 +645,8 @@ def test_values_only_suppressed_rows_hold_do_not_decide_a_dictionary(tmp_path: P
     """Two people with the plague fail t wherever they are, and are suppressed: whether they share
     a ZIP or not, the release is the same, and so must its file be. Decided by the size of the ZIP
     rule's leaves and of the disease domain (which hold the suppressed rows' values), the type of
-    the released columns told the two apart. (The release is rebuilt from counts: with a class
-    suppressed, a release read from the rows keeps its text columns text.)"""
+    the released columns told the two apart. (The release is rebuilt from counts; read from the
+    rows: ``test_whether_a_column_is_a_dictionary_does_not_depend_on_suppressed_rows_values``.)"""
     zips = [z for z in ("47601", "47602", "47603", "47604") for _ in range(10)]
     diseases = (["flu"] * 4 + ["ulcer"] * 3 + ["cancer"] * 3) * 4
     spec = {"k": 2, "suppression": 0.05, "search": {"explore": "lattice"},

@@ -280,32 +280,50 @@ def passed_through_dictionaries(problem: Problem, node: Node,
         return {}
     levels = dict(zip((qi.name for qi in problem.qis), node))
     text = engine.dictionary_columns(problem.source, [name for name in problem.released if levels.get(name, 0) == 0])
-    names = _few_values(problem, text)
-    if not names:
-        return {}
     if suppressed is None:
-        return _passed_through(problem, q.passed_values(problem.source, names), names)
+        names = _few_values(problem, text)
+        return _passed_through(problem, q.passed_values(problem.source, names), names) if names else {}
     params = q.Params()
     released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level))
                 for qi, level in zip(problem.qis, node)]
+    names = _few_values(problem, text, (released, suppressed))
+    if not names:
+        return {}
     return _passed_through(problem, q.kept_values(problem.source, names, released, suppressed, params), names,
                            params.values)
 
 
-def _few_values(problem: Problem, names: list[str]) -> list[str]:
+def _few_values(problem: Problem, names: list[str],
+                kept: tuple[list[q.ReleasedQI], exp.Table] | None = None) -> list[str]:
     """Of ``names``, the columns that may have few enough values for a dictionary: a QI's or a
-    sensitive column's as the rows kept hold them (``Problem.values``: with a class suppressed, as
-    many or more than the release holds), never its hierarchy's or domain's size, which may count
-    values no released row holds; another's estimated, with the estimate's error."""
+    sensitive column's as the rows hold them (``Problem.values``), never its hierarchy's or
+    domain's size, which may count values no released row holds; another's estimated, with the
+    estimate's error. ``kept``: the released QIs and the failing classes, when classes are
+    suppressed. What suppressed rows hold must not decide whether a column is
+    written with a dictionary type (docs/what-a-release-reveals.md), so then the estimates are of
+    the kept rows alone (``queries.kept_rows``), and a counted column's values are lowered by the
+    rows suppressed: each holds one value at most, so what is left is no more than the kept rows
+    hold, and a column it rules out has too many in the kept rows too. A column this passes is
+    decided by the kept rows' exact count (``_passed_through``)."""
+    engine = problem.engine
     coded = [qi.coded for qi in problem.qis] + [sa.coded for sa in problem.sas if sa.coded is not None]
+    counted = {c.name for c in coded}
+    others = [name for name in names if name not in counted]
     known: dict[str, int] = {}
-    if coded:
-        held = problem.engine.fetch_row(q.held_value_counts(problem.values, coded))
-        known = {c.name: int(held[f"c{i}"] or 0) for i, c in enumerate(coded)}
-    others = [name for name in names if name not in known]
+    dropped = 0
+    if kept is not None:
+        released, suppressed = kept
+        params = q.Params()
+        rows = q.kept_rows(problem.source, others, released, suppressed, params).subquery()
+        found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values)
+        dropped = problem.rows - int(found["rows"])
+    elif others:
+        found = engine.fetch_row(q.estimated_values(problem.source, others))
     if others:
-        found = problem.engine.fetch_row(q.estimated_values(problem.source, others))
         known.update({name: int(found[f"e{i}"] / ESTIMATE_ERROR) for i, name in enumerate(others)})
+    if coded:
+        held = engine.fetch_row(q.held_value_counts(problem.values, coded))
+        known.update({c.name: max(int(held[f"c{i}"] or 0) - dropped, 0) for i, c in enumerate(coded)})
     return [name for name in names if _worth_passing(problem, known[name])]
 
 

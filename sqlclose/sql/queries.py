@@ -481,10 +481,24 @@ def _counted_by_each(rows: exp.Expression, names: Sequence[str]) -> exp.Select:
         .from_(rows).group_by(exp.GroupingSets(expressions=sets), copy=False)
 
 
-def estimated_values(source: exp.Expression, names: Sequence[str]) -> exp.Select:
-    """One row: per column ``names[i]``, its distinct values estimated by HyperLogLog (``e<i>``)."""
+def estimated_values(source: exp.Expression, names: Sequence[str], counted: bool = False) -> exp.Select:
+    """One row: per column ``names[i]``, its distinct values estimated by HyperLogLog (``e<i>``),
+    and if ``counted`` the rows (``rows``)."""
     estimates = [exp.alias_(exp.ApproxDistinct(this=col(name, "src")), f"e{i}") for i, name in enumerate(names)]
-    return exp.select(*estimates).from_(_as_src(source))
+    rows = [exp.alias_(exp.Count(this=exp.Star()), "rows")] if counted else []
+    return exp.select(*estimates, *rows).from_(_as_src(source))
+
+
+def kept_rows(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI], suppressed: exp.Table,
+              params: Params) -> exp.Select:
+    """The columns ``names`` of the source's rows a release keeps: those whose class at the
+    released levels (``qis``) is no failing class (a row of ``suppressed``), by the anti-join the
+    release uses."""
+    classes = [r for r in qis if r.top is None]
+    rows = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names] or [exp.Literal.number(1)]) \
+        .from_(_as_src(source))
+    return without_suppressed(_join_lookups(rows, [r.coded for r in classes], params), suppressed,
+                              [(r.coded.code, _class_code(r)) for r in classes])
 
 
 def held_value_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Select:
