@@ -13,7 +13,7 @@ a run writes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import pyarrow as pa
@@ -286,20 +286,20 @@ def passed_through_dictionaries(problem: Problem, node: Node,
     params = q.Params()
     released = [q.ReleasedQI(qi.coded, level, qi.hierarchy.divisors[level], top_label(qi, level))
                 for qi, level in zip(problem.qis, node)]
-    names = _few_values(problem, text, (released, suppressed))
+    names = _few_values(problem, text, released, suppressed)
     if not names:
         return {}
     return _passed_through(problem, q.kept_values(problem.source, names, released, suppressed, params), names,
                            params.values)
 
 
-def _few_values(problem: Problem, names: list[str],
-                kept: tuple[list[q.ReleasedQI], exp.Table] | None = None) -> list[str]:
+def _few_values(problem: Problem, names: list[str], released: Sequence[q.ReleasedQI] = (),
+                suppressed: exp.Table | None = None) -> list[str]:
     """Of ``names``, the columns that may have few enough values for a dictionary: a QI's or a
     sensitive column's as the rows hold them (``Problem.values``), never its hierarchy's or
     domain's size, which may count values no released row holds; another's estimated, with the
-    estimate's error. ``kept``: the released QIs and the failing classes, when classes are
-    suppressed. What suppressed rows hold must not decide whether a column is
+    estimate's error. ``released``, ``suppressed``: the released QIs and the failing classes, when
+    classes are suppressed. What suppressed rows hold must not decide whether a column is
     written with a dictionary type (docs/what-a-release-reveals.md), so then the estimates are of
     the kept rows alone (``queries.kept_rows``), and a counted column's values are lowered by the
     rows suppressed: each holds one value at most, so what is left is no more than the kept rows
@@ -311,8 +311,7 @@ def _few_values(problem: Problem, names: list[str],
     others = [name for name in names if name not in counted]
     known: dict[str, int] = {}
     dropped = 0
-    if kept is not None:
-        released, suppressed = kept
+    if suppressed is not None:
         params = q.Params()
         rows = q.kept_rows(problem.source, others, released, suppressed, params).subquery()
         found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values)

@@ -421,7 +421,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
             select_list.append(exp.alias_(labelled(params.add(r.top), r.dictionary), ident(name)))
         else:
             select_list.append(exp.alias_(col(f"label_{r.level}", _lk(r)), ident(name)))
-    classes = [r for r in qis if r.top is None]
+    classes, codes = _class_codes(qis)
     relabelled = {r.coded.code: r.typed for r in classes if r.typed is not None}
     select = _join_lookups(exp.select(*select_list).from_(_as_src(source)), [r.coded for r in classes], params,
                            relabelled)
@@ -430,7 +430,7 @@ def release(source: exp.Expression, columns: Sequence[str], qis: Sequence[Releas
         select = select.join(exp.alias_(lookup.copy(), ident(alias), table=True),
                              on=exp.EQ(this=col("value", alias), expression=col(name, "src")), join_type="left")
     if suppressed is not None:
-        select = without_suppressed(select, suppressed, [(r.coded.code, _class_code(r)) for r in classes])
+        select = without_suppressed(select, suppressed, codes)
     return _sorted_release(select, columns, released_order(columns, qis), ties, key, held)
 
 
@@ -458,10 +458,8 @@ def kept_values(source: exp.Expression, names: Sequence[str], qis: Sequence[Rele
     few, and the join keeps only them; grouping the kept rows instead put every row in the sets'
     hash tables: at 10 M rows with 981 rows suppressed 0.19 s, against 0.12 s so
     (docs/performance.md, eighty-second round)."""
-    classes = [r for r in qis if r.top is None]
-    dropped = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names]).from_(_as_src(source))
-    dropped = only_suppressed(_join_lookups(dropped, [r.coded for r in classes], params), suppressed,
-                              [(r.coded.code, _class_code(r)) for r in classes])
+    rows, codes = _classed_rows(source, names, qis, params)
+    dropped = only_suppressed(rows, suppressed, codes)
     match = exp.and_(exp.EQ(this=col("col", "d"), expression=col("col", "a")),
                      exp.NullSafeEQ(this=col("v", "d"), expression=col("v", "a")))
     held = exp.GT(this=col("n", "a"), expression=exp.Coalesce(this=col("n", "d"), expressions=[exp.Literal.number(0)]))
@@ -494,11 +492,26 @@ def kept_rows(source: exp.Expression, names: Sequence[str], qis: Sequence[Releas
     """The columns ``names`` of the source's rows a release keeps: those whose class at the
     released levels (``qis``) is no failing class (a row of ``suppressed``), by the anti-join the
     release uses."""
-    classes = [r for r in qis if r.top is None]
+    rows, codes = _classed_rows(source, names, qis, params)
+    return without_suppressed(rows, suppressed, codes)
+
+
+def _classed_rows(source: exp.Expression, names: Sequence[str], qis: Sequence[ReleasedQI],
+                  params: Params) -> tuple[exp.Select, list[tuple[str, exp.Expression]]]:
+    """The source's rows as their columns ``names`` (a constant without any), joined to the
+    lookups of the QIs below their tops, and each row's class codes at the released levels
+    (``_class_codes``), which ``without_suppressed`` and ``only_suppressed`` match."""
+    classes, codes = _class_codes(qis)
     rows = exp.select(*[exp.alias_(col(name, "src"), ident(name)) for name in names] or [exp.Literal.number(1)]) \
         .from_(_as_src(source))
-    return without_suppressed(_join_lookups(rows, [r.coded for r in classes], params), suppressed,
-                              [(r.coded.code, _class_code(r)) for r in classes])
+    return _join_lookups(rows, [r.coded for r in classes], params), codes
+
+
+def _class_codes(qis: Sequence[ReleasedQI]) -> tuple[list[ReleasedQI], list[tuple[str, exp.Expression]]]:
+    """The QIs below their tops (a QI at its top tells no class apart), and per QI its lookup's code
+    column with the row's class code at its released level."""
+    classes = [r for r in qis if r.top is None]
+    return classes, [(r.coded.code, _class_code(r)) for r in classes]
 
 
 def held_value_counts(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Select:
