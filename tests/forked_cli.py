@@ -6,7 +6,7 @@ whose subject is the command as a process (its exit code, stdout, stderr, the fi
 gets the same from ``run_cli``: a child forked from a server process that imported everything
 once. The child is a real process with its own pid, working folder, environment, file
 descriptors and resource limits; it runs the module ``python -m sqlclose.cli`` runs (``runpy``,
-as the interpreter does), the console script's ``main`` with ``argv[0]`` the script's path, or a
+as the interpreter does), the console script's ``run`` with ``argv[0]`` the script's path, or a
 benchmark script as ``python benchmarks/x.py`` would (``run_script``), and
 ends as the interpreter would: ``SystemExit``'s code, a traceback and 1 for any other exception,
 the ``atexit`` handlers, the streams flushed.
@@ -65,7 +65,7 @@ def child(request, fds):
             runpy.run_path(request["path"], run_name="__main__")
         else:
             sys.argv = [request["script"], *request["args"]]
-            sqlclose.cli.main()
+            sqlclose.cli.run()
     except SystemExit as e:
         if e.code is None:
             code = 0

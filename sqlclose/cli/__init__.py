@@ -9,8 +9,12 @@ left (``| head``) before a release was placed. ``sqlclose check`` exits 3 when a
 
 from __future__ import annotations
 
+import atexit
+import os
+import sys
+import threading
 from importlib import import_module
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import click
 
@@ -135,4 +139,35 @@ def main(ctx: click.Context) -> None:
         ctx.exit(0)
 
 
-__all__ = ["main"]
+def run() -> NoReturn:
+    """The ``sqlclose`` command: ``main``, then the process ends without the interpreter's teardown.
+
+    Freeing ~560 modules and the job's objects one by one costs a small job ~60 ms after its work is
+    done (a twentieth of a 1 M-row job, a tenth of Adult's). The exit handlers still run (files'
+    and engines' finalizers, logging), the shared database is closed (its spill files removed) and
+    the streams flushed; only then does the process end. Anything unusual (an exception, a thread
+    still running, Spark's gateway, a stream that cannot be flushed) takes Python's usual way out."""
+    try:
+        main()
+    except SystemExit as stop:
+        _exit(stop.code)
+    _exit(0)
+
+
+def _exit(code: object) -> NoReturn:
+    if not isinstance(code, int) or threading.active_count() > 1 or "pyspark" in sys.modules:
+        sys.exit(code)
+    try:
+        atexit._run_exitfuncs()  # runs each handler once and forgets it: sys.exit would not run them again
+        from sqlclose.engine.duckdb_database import close_shared
+
+        close_shared()
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except BaseException:  # noqa: BLE001 - Python's own exit then tells it, as without this function
+        sys.exit(code)
+    os._exit(code)
+
+
+__all__ = ["main", "run"]

@@ -1,5 +1,5 @@
 """``python -m sqlclose.cli``: the same as the ``sqlclose`` command."""
 
-from sqlclose.cli import main
+from sqlclose.cli import run
 
-main()
+run()

@@ -35,6 +35,16 @@ def shared_connection() -> duckdb.DuckDBPyConnection:
         return _database.cursor()
 
 
+def close_shared() -> None:
+    """Closes the process's shared database (its spill files go with it); the next engine makes a new
+    one. Connections still open keep it alive until they close."""
+    global _database
+    with _lock:
+        if _database is not None:
+            _database.close()
+            _database = None
+
+
 def _forget_in_child() -> None:
     """A forked child makes a database of its own. The parent's, copied without its threads, is never
     used nor closed there: closing it would wait for threads the child does not have. The reference
