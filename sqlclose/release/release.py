@@ -318,7 +318,7 @@ class Release:
         self._require_open()
         params = q.Params()
         query = release_query(self.problem, self.search.optimum, self._suppressed(), params, self._counted_columns(),
-                              dictionaries)
+                              dictionaries, self.problem.rows - self.released_rows)
         return query, params.values
 
     def _counted_columns(self) -> Counted | None:
