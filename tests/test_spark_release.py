@@ -83,6 +83,15 @@ def test_table3_folder_on_spark_equals_duckdbs_release(spark, tmp_path: Path, pa
     assert names and all(n.endswith(".parquet") and "-c0" in n for n in names)  # no UUID, no _SUCCESS, no .crc
     assert all(len(Path(n).name.split("-")) == 3 for n in names)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    # Each column chunk's encodings in parquet.thrift's order (PLAIN_DICTIONARY 2, RLE 3, BIT_PACKED 4),
+    # not the order of a hash set of Java enums, which changes from one JVM to the next.
+    order = {"PLAIN": 0, "PLAIN_DICTIONARY": 2, "RLE": 3, "BIT_PACKED": 4, "RLE_DICTIONARY": 8}
+    for name in names:
+        md = pq.ParquetFile(tmp_path / "spark" / name).metadata
+        for g in range(md.num_row_groups):
+            for c in range(md.num_columns):
+                encodings = md.row_group(g).column(c).encodings
+                assert list(encodings) == sorted(encodings, key=order.__getitem__), (name, c)
 
 
 def test_adult_folder_on_spark_equals_duckdbs_release(spark, adult_dir: Path, tmp_path: Path,

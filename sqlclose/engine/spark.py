@@ -27,6 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine.base import Engine, FileRead, dense_rank, key_value, unread_value_fixes
 from sqlclose.engine.listing import hidden_name
+from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.spec import DECIMAL_TYPE
@@ -271,7 +272,8 @@ _PART = re.compile(r"^part-(?P<task>\d+)-[0-9a-f-]{36}[.-]c(?P<file>\d+)(?P<rest
 
 
 def tidy_part_files(folder: Path) -> None:
-    """``part-00000-<job uuid>-c000.snappy.parquet`` → ``part-00000-c000.snappy.parquet``; Spark's
+    """``part-00000-<job uuid>-c000.snappy.parquet`` → ``part-00000-c000.snappy.parquet``, its footer's
+    encodings in one order (``parquet_footer``: parquet-mr's changes from one JVM to the next); Spark's
     marker (``_SUCCESS``) and checksum (``.*.crc``) files removed: the folder holds data only."""
     for path in sorted(folder.rglob("*")):
         if not path.is_file():
@@ -279,6 +281,7 @@ def tidy_part_files(folder: Path) -> None:
         if path.name == "_SUCCESS" or (path.name.startswith(".") and path.name.endswith(".crc")):
             path.unlink()
         elif m := _PART.match(path.name):
+            sort_encodings_in_place(path)
             path.rename(path.with_name(f"part-{m['task']}-c{m['file']}{m['rest']}"))
 
 
