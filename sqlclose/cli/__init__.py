@@ -159,7 +159,7 @@ def _exit(code: object) -> NoReturn:
         sys.exit(code)
     try:
         atexit._run_exitfuncs()  # runs each handler once and forgets it: sys.exit would not run them again
-        from sqlclose.engine.duckdb_database import close_shared
+        from sqlclose.engine.duckdb_database import close_shared  # here: `--help` imports no engine
 
         close_shared()
         for stream in (sys.stdout, sys.stderr):

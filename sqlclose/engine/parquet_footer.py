@@ -19,6 +19,8 @@ _TRUE, _FALSE, _BYTE, _I16, _I32, _I64, _DOUBLE, _BINARY, _LIST, _SET, _MAP, _ST
 # The path to the lists: FileMetaData.row_groups (4) → RowGroup.columns (1) → ColumnChunk.meta_data (3)
 # → ColumnMetaData.encodings (2).
 _ROW_GROUPS, _COLUMNS, _META_DATA, _ENCODINGS = 4, 1, 3, 2
+_ON_THE_WAY = {(_ROW_GROUPS,), (_ROW_GROUPS, _COLUMNS), (_ROW_GROUPS, _COLUMNS, _META_DATA)}  # structs read by path
+_ELSEWHERE = (-1,)  # the path of a struct off the way: nothing below it is noted
 
 
 class _Footer:
@@ -68,8 +70,7 @@ class _Footer:
         elif kind == _MAP:
             self.map(path)
         elif kind == _STRUCT:
-            self.struct(path if path in ((_ROW_GROUPS,), (_ROW_GROUPS, _COLUMNS), (_ROW_GROUPS, _COLUMNS, _META_DATA))
-                        else (-1,))
+            self.struct(path if path in _ON_THE_WAY else _ELSEWHERE)
         else:
             raise ValueError(f"unknown Thrift compact type {kind} at byte {self.pos}")
 
@@ -97,8 +98,8 @@ class _Footer:
         if size:
             kinds = self.byte()
             for _ in range(size):
-                self.value(kinds >> 4, (-1,))
-                self.value(kinds & 0x0F, (-1,))
+                self.value(kinds >> 4, _ELSEWHERE)
+                self.value(kinds & 0x0F, _ELSEWHERE)
 
 
 def _zigzag(n: int) -> int:
