@@ -158,18 +158,22 @@ def test_the_base_histogram_is_stored_sorted_by_the_sensitive_codes_then_the_wid
     assert stored != sorted(stored, key=lambda r: [r[c] for c in ["q0", "q1", "q2", "s0"]])  # another order
 
 
-def test_node_keys_over_narrow_codes_are_computed_in_64_bits():
+@pytest.mark.parametrize("counted", [True, False], ids=["with counts", "rows counted"])
+def test_node_keys_over_narrow_codes_are_computed_in_64_bits(counted):
     """The keyed base packs narrow codes into 64-bit keys past their types' ranges (the sensitive
     code, SMALLINT, below QI fields of 1 + 9 + 16 bits); a node's keys must unpack to the codes
-    int64 arithmetic gives (numpy, on the same codes), not an overflow."""
+    int64 arithmetic gives (numpy, on the same codes), not an overflow. Its rows each their own
+    combination, the keys stored without a count give the same classes, their rows counted."""
     problem, _ = wide_domains_prepared()
     engine, base = problem.engine, problem.base
     packing = problem.packing
-    keyed = engine.create_temp_table("__test_keyed", q.keyed_base(base, packing, ["q0", "q1", "q2"], ["s0"]))
+    keyed = engine.create_temp_table("__test_keyed", q.keyed_base(base, packing, ["q0", "q1", "q2"], ["s0"],
+                                                                  counted=counted))
+    assert ("n" in engine.schema(keyed).names) == counted
     nodes = [(0, 0, 0), (1, 0, 1), (0, 1, 0)]  # levels of sex, town, zip (1: the top)
     plan = "__test_plan"
     engine.register(plan, pa.table({"node": [0, 1, 2], "m0": [packing.masks(dict(enumerate(n)))[0] for n in nodes]}))
-    found = engine.fetch(q.base_batch(keyed, q.table(plan))).to_pydict()
+    found = engine.fetch(q.base_batch(keyed, q.table(plan), ones=not counted)).to_pydict()
     keys, node = np.asarray(found["key"]), np.asarray(found["node"])
     assert keys.max() > 2**31  # the keys do overflow narrower types
     divisors = np.array([[qi.hierarchy.divisors[level] for qi, level in zip(problem.qis, levels)] for levels in nodes])
@@ -295,6 +299,8 @@ def test_a_base_of_the_rows_as_they_stand_is_stored_as_the_searchs_keys(monkeypa
     assert (stored.packing.words > 1) == (key_limit is not None)
     assert [qi.hierarchy.divisors[1] for qi in problem.qis[:1]] == [5]  # padded ≠ dense: radix 5
     assert kind_of(problem, problem.base.name) == "VIEW" and kind_of(problem, stored.table.name) != "VIEW"
+    # The key words alone: each row counts one, which the view and the search's readers count.
+    assert problem.engine.schema(stored.table).names == [f"key{w}" if w else "key" for w in range(stored.packing.words)]
     assert decoded_rows(problem) == Counter((str(a), z, t, str(s1), s2) for a, z, t, s1, s2 in rows)
     described = problem.engine.fetch(f'DESCRIBE "{problem.base.name}"').to_pylist()
     assert {r["column_name"]: r["column_type"] for r in described} == {

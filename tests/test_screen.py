@@ -62,3 +62,17 @@ def test_a_sample_is_whole_classes_of_finer_nodes_and_counts_their_small_ones(co
         assert dict(got) == want
         assert want[3] <= sum(s for s in everyone.values() if s < k)  # a lower bound of the node's
     assert any(s < 8 for s in sampled.values())  # not vacuous: small classes were there to count
+
+
+def test_keyed_rows_stored_without_a_count_count_one_each(con):
+    """Rows of a base stored as keys alone (``prepare.stored_keys``: each row counts one) give the
+    records below k that numpy counts over the same rows, each counted once."""
+    rows = keyed_rows().drop_columns(["n"])
+    con.register("keys", rows)
+    ones = rows.append_column("n", pa.array(np.ones(rows.num_rows, dtype=np.int64)))
+    for k in (2, 3, 5):
+        got = con.execute(q.small_class_records(q.table("keys"), [(3, *MASK_FINE), (5, *MASK_COARSE)], k, SPAN,
+                                                ones=True).sql("duckdb")).fetchall()
+        want = {3: sum(s for s in class_sizes(ones, MASK_FINE).values() if s < k),
+                5: sum(s for s in class_sizes(ones, MASK_COARSE).values() if s < k)}
+        assert dict(got) == want and want[3] > 0

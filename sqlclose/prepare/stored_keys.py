@@ -32,9 +32,11 @@ def keyed_rows(source: exp.Expression, qis: Sequence[q.CodedColumn], sas: Sequen
                packing: Packing, params: q.Params, ranges: Sequence[int] = (),
                order: Sequence[str] = ()) -> exp.Expression:
     """The source's rows as packed keys, sorted by the code columns ``order`` (the base's storage
-    order, ``problem._base_order``): the ungrouped base histogram's query, keyed."""
+    order, ``problem._base_order``): the ungrouped base histogram's query, keyed, without a count
+    (each row counts one: the search's readers count rows, ``KeyedBase.ones``)."""
     rows = q.base_histogram(source.copy(), [*qis, *sas], params, ranges=ranges, grouped=False)
-    return q.keyed_base(rows.subquery(), packing, [c.code for c in qis], [c.code for c in sas], order_by=order)
+    return q.keyed_base(rows.subquery(), packing, [c.code for c in qis], [c.code for c in sas], order_by=order,
+                        counted=False)
 
 
 def store_as_keys(engine: Engine, rows: exp.Expression, params: Sequence[object], qis: Sequence[q.CodedColumn],
@@ -44,7 +46,8 @@ def store_as_keys(engine: Engine, rows: exp.Expression, params: Sequence[object]
     from ``rows`` (``keyed_rows``, bound to ``params``)."""
     keyed = engine.create_temp_table(engine.temp_name("keyed"), rows, params)
     codes = [c.code for c in qis], [c.code for c in sas]
-    base = engine.create_temp_view(engine.temp_name("base_histogram"), q.unpacked_keys(keyed, packing, *codes, ranges))
+    base = engine.create_temp_view(engine.temp_name("base_histogram"),
+                                   q.unpacked_keys(keyed, packing, *codes, ranges, ones=True))
     return base, StoredKeys(keyed, packing)
 
 

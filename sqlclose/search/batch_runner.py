@@ -229,7 +229,7 @@ class BatchRunner(FloorChoice, SampledScreen):
         if kind == "rollup":
             return q.rollup_batch(level, plan, pk.words)
         if kind == "base":
-            return q.base_batch(self.keyed.table(), plan, pk.words)
+            return q.base_batch(self.keyed.table(), plan, pk.words, ones=self.keyed.ones)
         if kind == "floor_rows":
             return q.rows_per_node(q.table(self._name("floors")))
         if kind == "sizes":

@@ -151,7 +151,7 @@ class SampledScreen:
         """k alone: each member's records in sampled classes below k, counted by the engine."""
         for rows in self._batches(members):
             result = self.problem.engine.fetch(q.small_class_records(sample, rows, self.drop_below,
-                                                                     self.packing.sa_span))
+                                                                     self.packing.sa_span, ones=self.keyed.ones))
             found[numpy_of(result.column("node")).astype(np.int64)] = numpy_of(result.column("dropped"))
 
     def _judge_sample(self, sample: exp.Table, members: list[tuple[int, Item]], found: np.ndarray) -> None:
