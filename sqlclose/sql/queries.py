@@ -1092,9 +1092,10 @@ def base_batch(keyed: exp.Table, plan: exp.Table, words: int = 1, ones: bool = F
     (plan columns ``m0``, ``m1``, …), every base row's keys under each node's masks (``ones``: its
     rows counted, as ``masked_nodes``)."""
     select = template("base_batch", base=keyed, plan=plan)
-    if ones:
+    if ones:  # the template's SUM(base.n), the rows counted instead
         select = select.transform(
-            lambda e: _double(exp.Count(this=exp.Star())) if isinstance(e, exp.Sum) else e, copy=False)
+            lambda e: _double(exp.Count(this=exp.Star())) if isinstance(e, exp.Sum) and e.this.name == "n" else e,
+            copy=False)
     if words == 1:
         return select
     return _with_keys(select, [_plan_masked(col(key_name(w), "base"), w) for w in range(words)])
