@@ -315,13 +315,13 @@ def _few_values(problem: Problem, names: list[str], released: Sequence[q.Release
     others = [name for name in names if name not in counted]
     known: dict[str, int] = {}
     dropped = 0
-    if suppressed is not None and (others or suppressed_rows is None):
+    if suppressed is not None and not others and suppressed_rows is not None:
+        dropped = suppressed_rows  # the release's own count: no pass over the rows just to count them
+    elif suppressed is not None:  # the kept rows alone: their values estimated, and counted
         params = q.Params()
         rows = q.kept_rows(problem.source, others, released, suppressed, params).subquery()
         found = engine.fetch_row(q.estimated_values(rows, others, counted=True), params.values)
         dropped = problem.rows - int(found["rows"])
-    elif suppressed is not None:
-        dropped = suppressed_rows
     elif others:
         found = engine.fetch_row(q.estimated_values(problem.source, others))
     if others:

@@ -947,14 +947,20 @@ def masked_nodes(source: exp.Table, nodes: Sequence[tuple[int, ...]], floors: bo
         select = exp.select(exp.alias_(_bigint(exp.Literal.number(node)), "node", copy=False),
                             *(exp.alias_(_bigint(k) if isinstance(k, exp.Literal) else k, key_name(w), copy=False)
                               for w, k in enumerate(keys)),
-                            exp.alias_(_double(exp.Count(this=exp.Star())) if ones else exp.Sum(this=col("n", "src")),
-                                       "n", copy=False), copy=False)
+                            exp.alias_(_records(ones, col("n", "src")), "n", copy=False), copy=False)
         select = select.from_(source.copy().as_("src"), copy=False)  # a fresh tree: no builder copies
         if floors:
             select = select.where(_of_floor(floor), copy=False)
         grouped = [k.copy() for k in keys if not isinstance(k, exp.Literal)]  # GROUP BY 0 would name a column
         selects.append(select.group_by(*grouped, copy=False) if grouped else select)
     return _union_all(selects)
+
+
+def _records(ones: bool, n: exp.Column) -> exp.Expression:
+    """A group's records among keyed rows, as DOUBLE: its rows counted when each counts one
+    (``ones``: a base of the rows as they stand, whose stored keys hold no count), else their counts
+    (``n``, the count column as the query names it) summed."""
+    return _double(exp.Count(this=exp.Star())) if ones else exp.Sum(this=n)
 
 
 def sampled_rows(source: exp.Table, masks: Sequence[int], span: int, modulus: int) -> exp.Expression:
@@ -983,8 +989,7 @@ def small_class_records(source: exp.Table, nodes: Sequence[tuple[int, ...]], k: 
     selects = []
     for node, *masks in nodes:
         words = _class_words(masks, span)
-        size = exp.Count(this=exp.Star()) if ones else exp.Sum(this=col("n", "src"))
-        sizes = exp.select(exp.alias_(size, "size", copy=False)) \
+        sizes = exp.select(exp.alias_(_records(ones, col("n", "src")), "size", copy=False)) \
             .from_(source.copy().as_("src"), copy=False)
         sizes = sizes.group_by(*words, copy=False) if words else sizes
         size = exp.column("size", "cls")
@@ -1091,11 +1096,7 @@ def base_batch(keyed: exp.Table, plan: exp.Table, words: int = 1, ones: bool = F
     """Nodes from the keyed base (``keyed_base``): each plan row a node with a mask per key word
     (plan columns ``m0``, ``m1``, …), every base row's keys under each node's masks (``ones``: its
     rows counted, as ``masked_nodes``)."""
-    select = template("base_batch", base=keyed, plan=plan)
-    if ones:  # the template's SUM(base.n), the rows counted instead
-        select = select.transform(
-            lambda e: _double(exp.Count(this=exp.Star())) if isinstance(e, exp.Sum) and e.this.name == "n" else e,
-            copy=False)
+    select = template("base_batch", base=keyed, plan=plan, records=_records(ones, exp.column("n", "base")))
     if words == 1:
         return select
     return _with_keys(select, [_plan_masked(col(key_name(w), "base"), w) for w in range(words)])
