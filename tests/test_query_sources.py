@@ -173,6 +173,47 @@ def test_a_collated_column_is_released_byte_for_byte(tmp_path, way):
     assert sorted(written) == sorted((city, disease) for city, _, disease in rows)
 
 
+def _output_schema(database: Path) -> str:
+    con = duckdb.connect(str(database), read_only=True)
+    try:
+        return con.execute("SELECT sql FROM duckdb_tables() WHERE table_name = 'released'").fetchall()[0][0]
+    finally:
+        con.close()
+
+
+def test_a_table_output_from_a_collated_source_declares_its_text_as_a_parquet_source_gives_it(tmp_path):
+    """The source's text is read under the ``binary`` collation (so that "Zell" and "zell" stay
+    apart); a DuckDB table output then declared a column given as it is (the city at level 0, a
+    note kept as it is) ``VARCHAR COLLATE "binary"``, where the same rows read from Parquet gave
+    ``VARCHAR``: the output's schema told how the source was stored. Oracle: the schema DuckDB
+    declares for the release written from a Parquet copy of the same table."""
+    db = tmp_path / "people.duckdb"
+    _collated_people(db)
+    con = duckdb.connect(str(db))
+    con.execute("ALTER TABLE people ADD COLUMN note VARCHAR COLLATE NOCASE")
+    con.execute("UPDATE people SET note = CASE WHEN age % 2 = 0 THEN 'Even' ELSE 'odd' END")
+    con.close()
+    parquet = tmp_path / "people.parquet"
+    _copy_table_to_parquet(db, parquet)
+    schemas = {}
+    for name, source in (("duckdb", {"path": str(db), "table": "people"}), ("parquet", {"path": str(parquet)})):
+        with sqlclose.anonymize(None, {**_collated_spec(source, _SPELLINGS), "others": "keep"}) as release:
+            nodes = [node for node, e in release.search.evaluated.items() if e.satisfied and node[0] == 0]
+            out = tmp_path / f"from_{name}.duckdb"
+            assert release.at(min(nodes)).write(out, table="released")["verified"]
+        schemas[name] = _output_schema(out)
+    assert schemas["duckdb"] == schemas["parquet"]
+    assert "city VARCHAR," in schemas["duckdb"] and "note VARCHAR)" in schemas["duckdb"]
+
+
+def _copy_table_to_parquet(database: Path, parquet: Path) -> None:
+    con = duckdb.connect(str(database), read_only=True)
+    try:
+        con.execute(f"COPY people TO '{parquet}' (FORMAT parquet)")
+    finally:
+        con.close()
+
+
 def test_a_collated_value_missing_from_its_hierarchy_is_named(tmp_path):
     """Its collation does not make "zell" the leaf "Zell": the value is named as missing."""
     db = tmp_path / "people.duckdb"

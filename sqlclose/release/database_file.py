@@ -115,6 +115,20 @@ def _copy_rows(engine: DuckDBEngine, old: str, new: str, schema: str, table: str
     engine.execute(exp.Insert(this=target, expression=source))
 
 
+def create_table(engine: DuckDBEngine, table: exp.Table, query: exp.Expression, params: list) -> None:
+    """``table`` holding ``query``'s rows, its text columns plain ``VARCHAR``. A source read from
+    DuckDB has its text re-collated to ``binary`` (``compared_as_bytes``), which a CREATE TABLE AS
+    kept in the table's schema (and no CAST drops): the same rows read from Parquet gave ``VARCHAR``.
+    The table is made empty from the query, its text columns' type set anew, then filled."""
+    empty = exp.select(exp.Star()).from_(query.subquery("release")).limit(0)
+    engine.execute(exp.Create(this=table.copy(), kind="TABLE", expression=empty), params)
+    types = engine.column_types(exp.select(exp.Star()).from_(table.copy()))
+    for name in (name for name, kind in types.items() if kind == "VARCHAR"):
+        engine.execute(exp.Alter(this=table.copy(), kind="TABLE", actions=[exp.AlterColumn(
+            this=exp.to_identifier(name, quoted=True), dtype=exp.DataType.build("VARCHAR"))]))
+    engine.execute(exp.Insert(this=table.copy(), expression=query), params)
+
+
 def _identity(schema: str, table: str) -> tuple[str, str]:
     return catalog_name(schema), catalog_name(table)
 

@@ -435,7 +435,7 @@ class DuckDBTableWriter(Writer):
             table = database_file.table_in(new, schema, name)
             started = time.perf_counter()
             query, params = release.query()
-            engine.execute(exp.Create(this=table, kind="TABLE", expression=query), params)
+            database_file.create_table(engine, table, query, params)
             release.timings["write_seconds"] = time.perf_counter() - started
             checkpoint("write")
             summary = release.verified_summary(table)
