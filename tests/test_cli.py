@@ -128,6 +128,66 @@ def test_a_run_with_its_standard_output_closed_says_its_summary_is_lost(tmp_path
     assert json.loads((tmp_path / "r.parquet.report.json").read_text())["verified"] is True
 
 
+@pytest.mark.parametrize("command", [["anonymize", "datasets/table3/table3.toml", "-o", "{out}/r.parquet"],
+                                     ["sweep", "datasets/table3/table3.toml", "--k", "2,3", "--out", "{out}/sweep"]])
+def test_a_run_with_its_standard_error_closed_still_releases(tmp_path, command):
+    """Started with ``2>&-`` (fd 2 closed, as a job runner may start it), Python has no sys.stderr:
+    asking it whether it was a terminal for the progress display ended the run with an internal
+    error (exit 1) and no release. The progress goes unshown; the run is as it is otherwise."""
+    args = [part.replace("{out}", str(tmp_path)) for part in command]
+    proc = subprocess.run(["bash", "-c", '"$0" "$@" 2>&-', str(SQLCLOSE), *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stderr == ""
+    if command[0] == "anonymize":
+        assert pq.read_table(tmp_path / "r.parquet").num_rows == 9
+        assert json.loads((tmp_path / "r.parquet.report.json").read_text())["verified"] is True
+    else:
+        assert {"sweep.csv", "nauc.csv", "discernibility.png"} <= set(os.listdir(tmp_path / "sweep"))
+
+
+@pytest.mark.parametrize("k, code", [(None, 2), (10, 3)])
+def test_a_failing_run_with_standard_error_closed_keeps_its_exit_code(tmp_path, k, code):
+    """A missing spec (2) and a k no release reaches (3, told in the search): with fd 2 closed the
+    second ended in the progress display's internal error (1) before the search could say so."""
+    spec = tmp_path / "missing.toml"
+    if k is not None:
+        shutil.copytree(REPO / "datasets" / "table3", tmp_path / "table3")
+        spec = tmp_path / "table3" / "table3.toml"
+        spec.write_text(spec.read_text().replace("k = 3", f"k = {k}").replace("../../out/table3/", ""))
+    proc = subprocess.run(["bash", "-c", '"$0" anonymize "$1" 2>&-', str(SQLCLOSE), str(spec)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == code
+    assert not (tmp_path / "table3" / "release.parquet").exists()
+
+
+HELPS = [[], ["--help"], ["--version"], ["anonymize", "--help"], ["hierarchy"], ["hierarchy", "show", "-h"]]
+
+
+@pytest.mark.parametrize("args", HELPS, ids=lambda a: " ".join(a) or "(none)")
+def test_a_help_written_to_a_full_disk_is_one_line_and_exit_5(args):
+    """click wrote a help or the version before any command's guard: on a full disk (/dev/full) it
+    ended with a traceback and exit 1. Told as every write the environment refuses is."""
+    with open(os.devnull, "rb") as nothing, open("/dev/full", "wb") as full:
+        proc = subprocess.run([str(SQLCLOSE), *args], stdin=nothing, stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    assert proc.returncode == 5
+    assert proc.stderr == "sqlclose: error: the environment refused: the disk is full while writing standard output\n"
+
+
+@pytest.mark.parametrize("args", HELPS, ids=lambda a: " ".join(a) or "(none)")
+def test_a_help_whose_reader_left_ends_as_a_command_does(args):
+    """A help piped to a reader that already left: no word and exit 141, as a command's output
+    whose reader left (click said nothing and exited 1)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run([str(SQLCLOSE), *args], stdout=write, stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(write)
+    assert (proc.returncode, proc.stderr) == (141, "")
+
+
 SIGTERM_IN_A_QUERY = """
 import os, signal, threading
 from sqlclose.cli.common import guarded, install_signal_handlers

@@ -21,6 +21,7 @@ import click
 from sqlclose._version import __version__
 from sqlclose.cli.common import (
     CONTEXT,
+    help_not_written,
     install_signal_handlers,
     json_failure,
     say_when_stdout_is_closed,
@@ -73,6 +74,20 @@ def _named_command(group: click.Group, name: str, args: list[str]) -> click.Cont
     return ctx
 
 
+def _asked_help(ctx: click.Context) -> bool:
+    """Whether the command line asks for a help (before any ``--``), which click writes as it parses."""
+    given = ctx.meta.get("sqlclose.args", [])
+    options = given[:given.index("--")] if "--" in given else given
+    return bool({"-h", "--help"} & set(options))
+
+
+def _print_help(ctx: click.Context) -> None:
+    try:
+        click.echo(ctx.get_help())
+    except OSError as e:
+        help_not_written(e)
+
+
 class _LazyGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta["sqlclose.args"] = list(args)  # the command line as given (click empties ctx.args later)
@@ -80,18 +95,24 @@ class _LazyGroup(click.Group):
             return super().parse_args(ctx, args)
         except click.UsageError as e:  # an unknown option before the command's name
             raise _one_line(e) from None
+        except OSError as e:  # `sqlclose --help` or `--version`, told as the line is parsed
+            help_not_written(e)
 
     def invoke(self, ctx: click.Context) -> object:
         # click refuses a malformed option (an unknown choice, a callback's BadParameter) before the
         # command's body runs: with --json the failure is told on stdout too, as every other is.
         try:
             return super().invoke(ctx)
+        except OSError as e:  # a command's --help, told as its line is parsed (its guard is not yet on)
+            if _asked_help(ctx):
+                help_not_written(e)
+            raise
         except click.UsageError as e:
             if _HELP_ASKED is not None and isinstance(e, _HELP_ASKED) and e.ctx is not None:
                 # A group named without its subcommand (`sqlclose hierarchy`): its help, as plain
                 # `sqlclose` gives it (and click before 8.2), not a 17-line "error".
                 say_when_stdout_is_closed()
-                click.echo(e.ctx.get_help())
+                _print_help(e.ctx)
                 ctx.exit(0)
             given = ctx.meta.get("sqlclose.args", [])
             options = given[:given.index("--")] if "--" in given else given
@@ -132,10 +153,10 @@ def main(ctx: click.Context) -> None:
     """
     install_signal_handlers()
     show_warnings_as_lines()
-    if ctx.invoked_subcommand is None or {"-h", "--help"} & set(ctx.meta.get("sqlclose.args", [])):
+    if ctx.invoked_subcommand is None or _asked_help(ctx):
         say_when_stdout_is_closed()  # the help is lost; a command says so itself, unless --quiet (common._guard)
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        _print_help(ctx)
         ctx.exit(0)
 
 

@@ -9,6 +9,7 @@ reader of stdout that leaves early (``| head``) ends a command that placed nothi
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -21,7 +22,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -316,6 +317,18 @@ def _naming_no_output_path(e: SqlcloseError) -> SqlcloseError:
     if text.endswith(f"; {NOTHING_PLACED}"):
         e.args = (text.removesuffix(f"; {NOTHING_PLACED}"),)
     return e
+
+
+def help_not_written(e: OSError) -> NoReturn:
+    """``--help`` or ``--version`` (told before any command's guard) could not be written to stdout:
+    its reader left (exit 141, no word, as a command's output), or the stream failed (a full disk:
+    one line, exit 5), where click gave a traceback, or exit 1 for a closed pipe."""
+    if _reader_left(e):
+        _leave_quietly()
+    failure = EnvironmentFailure.from_os_error(e, writing="standard output", outcome=None)
+    with contextlib.suppress(OSError):
+        click.echo(f"sqlclose: error: {failure}", err=True)
+    sys.exit(failure.exit_code)
 
 
 def _reader_left(e: OSError) -> bool:

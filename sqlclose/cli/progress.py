@@ -22,7 +22,10 @@ if TYPE_CHECKING:  # the search and the sweep are loaded by the commands that ru
 
 @contextmanager
 def search_progress(enabled: bool) -> Iterator[ProgressCallback | None]:
-    if not enabled:
+    """A search's progress: a live bar on a terminal, timestamped lines in a log, nothing when the
+    command was started with its standard error closed (``2>&-``: Python gives it no ``sys.stderr``,
+    and asking it whether it was a terminal ended a good run with an internal error, nothing written)."""
+    if not enabled or sys.stderr is None:
         yield None
     elif sys.stderr.isatty():
         with _bar() as callback:
@@ -125,7 +128,7 @@ def _now() -> str:
 @contextmanager
 def sweep_progress(enabled: bool) -> Iterator[SweepCallback | None]:
     """A sweep's runs: a live line on a terminal, one timestamped line per run in a log."""
-    if not enabled:
+    if not enabled or sys.stderr is None:
         yield None
     elif sys.stderr.isatty():
         with _sweep_bar() as callback:
