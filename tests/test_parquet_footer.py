@@ -106,3 +106,106 @@ def test_a_file_that_is_no_plain_parquet_is_left_as_it_is(tmp_path):
         path.write_bytes(data)
         parquet_footer.sort_encodings_in_place(path)
         assert path.read_bytes() == data
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, n = n & 0x7F, n >> 7
+        out.append(low | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _with_footer(data: bytes, footer: bytes) -> bytes:
+    start, end = _footer_bounds(data)
+    return data[:start] + footer + len(footer).to_bytes(4, "little") + b"PAR1"
+
+
+def _unchanged(path: Path, data: bytes) -> None:
+    path.write_bytes(data)
+    assert parquet_footer.sort_encodings_in_place(path) is False
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize("kind", [1, 3, 7, 13])  # a boolean, a byte, a double, a UUID
+def test_a_footer_declaring_more_elements_than_it_holds_is_left_at_once(tmp_path, kind):
+    """A list said to hold 2**62 elements of a fixed size, in a 12-byte footer: each element was
+    skipped without a read, ~2**62 times (the run never ended); every read is now bounded by the
+    footer's end. ``alarm``: a hang fails the test instead of stalling the suite."""
+    import signal
+
+    footer = bytes([0x19, 0xF0 | kind]) + _varint(2 ** 62) + b"\0"  # field 1: a list of 2**62 elements
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("the footer was skipped through, element by element"))
+    signal.alarm(10)
+    try:
+        _unchanged(tmp_path / "x.parquet", b"PAR1" + footer + len(footer).to_bytes(4, "little") + b"PAR1")
+    finally:
+        signal.alarm(0)
+
+
+def test_a_footer_that_is_no_whole_filemetadata_is_left_as_it_is(tmp_path):
+    """Bytes after the FileMetaData inside the footer's length (what a signature is), or a damaged
+    byte that ends the struct early: the encodings were sorted all the same, the footer changed."""
+    data = _written(tmp_path).read_bytes()
+    start, end = _footer_bounds(data)
+    footer = data[start:end]
+    assert parquet_footer.sorted_encodings(footer) != footer  # a whole footer here is sorted
+    _unchanged(tmp_path / "longer.parquet", _with_footer(data, footer + bytes(range(28))))
+    early = next(i for i in range(len(footer) - 2, 0, -1) if footer[i] != 0)
+    _unchanged(tmp_path / "early.parquet", _with_footer(data, footer[:early] + b"\0" + footer[early + 1:]))
+    _unchanged(tmp_path / "headless.parquet", b"XXXX" + data[4:])
+
+
+def test_a_signed_plaintext_footer_is_left_as_it_is(tmp_path):
+    """Modular encryption with a plaintext footer ends in PAR1 and signs the footer: sorting its
+    encodings broke the signature, and a reader holding the keys refused the file. Oracle: pyarrow,
+    given the keys, reads the table back."""
+    import base64
+
+    import pyarrow.parquet.encryption as encryption
+
+    class Kms(encryption.KmsClient):
+        def __init__(self, config):
+            encryption.KmsClient.__init__(self)
+
+        def wrap_key(self, key, master_key_identifier):
+            return base64.b64encode(master_key_identifier.encode().ljust(16, b"_") + key)
+
+        def unwrap_key(self, wrapped, master_key_identifier):
+            return base64.b64decode(wrapped)[16:]
+
+    config = encryption.KmsConnectionConfig()
+    factory = encryption.CryptoFactory(lambda c: Kms(c))
+    settings = encryption.EncryptionConfiguration(footer_key="footer", column_keys={"column": ["unique"]},
+                                                  plaintext_footer=True, double_wrapping=False)
+    path = tmp_path / "signed.parquet"
+    pq.write_table(_table(), path, row_group_size=700,
+                   encryption_properties=factory.file_encryption_properties(config, settings))
+    data = path.read_bytes()
+    assert data.endswith(b"PAR1")
+    assert parquet_footer.sort_encodings_in_place(path) is False
+    assert path.read_bytes() == data
+    keys = factory.file_decryption_properties(config, encryption.DecryptionConfiguration())
+    assert pq.read_table(path, decryption_properties=keys).equals(_table())
+
+
+def test_a_map_of_booleans_is_read_a_byte_an_entry(tmp_path):
+    """A field the reader does not know (a later format's), a map of i32 to booleans, whose values
+    the compact protocol writes as a byte each: it was skipped as none, and the footer after it
+    misread. Oracle: pyarrow reads the file with the field (it skips unknown fields) as before."""
+    data = _written(tmp_path).read_bytes()
+    start, end = _footer_bounds(data)
+    footer = data[start:end]
+    entries = b"".join(_varint(i << 1) + bytes([1 if i % 2 else 2]) for i in range(5))
+    extra = bytes([0x0B]) + _varint(200 << 1) + _varint(5) + bytes([0x51]) + entries  # field 200: map<i32, bool>
+    path = tmp_path / "extended.parquet"
+    path.write_bytes(_with_footer(data, footer[:-1] + extra + b"\0"))
+    before = _metadata(path)
+    assert parquet_footer.sort_encodings_in_place(path) is True
+    assert pq.read_table(path).equals(_table())
+    for group_before, group_after in zip(before, _metadata(path)):
+        for column_before, column_after in zip(group_before, group_after):
+            assert column_after.pop("encodings") == tuple(sorted(column_before.pop("encodings"),
+                                                                 key=ENCODING_VALUES.__getitem__))
+            assert column_after == column_before
