@@ -209,3 +209,23 @@ def test_a_map_of_booleans_is_read_a_byte_an_entry(tmp_path):
             assert column_after.pop("encodings") == tuple(sorted(column_before.pop("encodings"),
                                                                  key=ENCODING_VALUES.__getitem__))
             assert column_after == column_before
+
+
+@pytest.mark.parametrize("footer", [b"\x19" + b"\x19" * 2_000 + b"\x05\0", b"\x1b\x01\x5b" * 400 + b"\x01\x01\0"],
+                         ids=["lists 2,000 deep", "maps 400 deep"])
+def test_a_footer_nested_past_any_readers_bound_is_left_as_it_is(tmp_path, footer):
+    """Containers nested past any reader's bound (DuckDB's and pyarrow's Thrift stop at 64) ran
+    Python's recursion out: a RecursionError out of the rewrite, which stopped tidy_part_files."""
+    _unchanged(tmp_path / "x.parquet", b"PAR1" + footer + len(footer).to_bytes(4, "little") + b"PAR1")
+
+
+def test_a_footer_with_a_number_over_ten_bytes_is_left_as_it_is(tmp_path):
+    """An i32 field written in 11 bytes (no 64-bit number needs more than 10) was read on and the
+    file's encodings sorted; DuckDB refuses the file ("Variable-length int over 10 bytes")."""
+    data = _written(tmp_path).read_bytes()
+    start, end = _footer_bounds(data)
+    footer = data[start:end]
+    longest = footer[:-1] + bytes([0x05]) + _varint(201 << 1) + b"\x80" * 9 + b"\x01\0"  # field 201: 10 bytes
+    assert parquet_footer.sorted_encodings(longest) != longest  # ten bytes are a number still
+    _unchanged(tmp_path / "x.parquet", _with_footer(data, footer[:-1] + bytes([0x05]) + _varint(201 << 1)
+                                                    + b"\x80" * 10 + b"\x00\0"))

@@ -26,11 +26,13 @@ _ELSEWHERE = (-1,)  # the path of a struct off the way: nothing below it is note
 # (9), a plaintext footer's; ColumnChunk.crypto_metadata (8) and encrypted_column_metadata (9). Such a
 # footer is signed (its signature after it, inside the footer's length): a changed byte breaks it.
 _ENCRYPTION = {(8,), (9,), (_ROW_GROUPS, _COLUMNS, 8), (_ROW_GROUPS, _COLUMNS, 9)}
-_DEPTH = 64  # structs nested deeper than any FileMetaData's: a damaged footer
+_DEPTH = 32  # structs, lists, sets and maps nested deeper than any FileMetaData's (~10): a damaged footer
+_VARINT_BYTES = 10  # a 64-bit varint's longest: a longer one is damage (readers refuse it)
 
 
 class Malformed(ValueError):
-    """The footer is no whole ``FileMetaData``: it runs past its end, ends early, or nests too deep."""
+    """The footer is no whole ``FileMetaData``: it runs past its end, ends early, nests too deep or
+    holds a number over ten bytes long."""
 
 
 class _Footer:
@@ -54,17 +56,23 @@ class _Footer:
 
     def varint(self) -> int:
         shift = value = 0
-        while True:
+        for _ in range(_VARINT_BYTES):
             b = self.byte()
             value |= (b & 0x7F) << shift
             if not b & 0x80:
                 return value
             shift += 7
+        raise Malformed(f"a number of over {_VARINT_BYTES} bytes at byte {self.pos}")
 
-    def struct(self, path: tuple[int, ...] = ()) -> None:
+    def nested(self) -> None:
+        """One container deeper (a struct, list, set or map): readers refuse a footer nested past their
+        bound (64), and Python's recursion would end first."""
         self.depth += 1
         if self.depth > _DEPTH:
-            raise Malformed(f"structs nested over {_DEPTH} deep at byte {self.pos}")
+            raise Malformed(f"containers nested over {_DEPTH} deep at byte {self.pos}")
+
+    def struct(self, path: tuple[int, ...] = ()) -> None:
+        self.nested()
         field = 0
         while (header := self.byte()) != 0:
             kind, delta = header & 0x0F, header >> 4
@@ -100,6 +108,7 @@ class _Footer:
             self.value(kind, path)
 
     def elements(self, path: tuple[int, ...]) -> None:
+        self.nested()
         header = self.byte()
         size, kind = header >> 4, header & 0x0F
         if size == 15:
@@ -117,8 +126,10 @@ class _Footer:
                 self.element(kind, path)
         if noted:
             self.lists.append(spans)
+        self.depth -= 1
 
     def map(self) -> None:
+        self.nested()
         size = self.varint()
         if size:
             kinds = self.byte()
@@ -127,6 +138,7 @@ class _Footer:
             for _ in range(size):
                 self.element(kinds >> 4, _ELSEWHERE)
                 self.element(kinds & 0x0F, _ELSEWHERE)
+        self.depth -= 1
 
 
 def _zigzag(n: int) -> int:
