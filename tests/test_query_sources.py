@@ -236,6 +236,21 @@ def test_a_release_from_a_read_only_connection_is_written_and_verified(project, 
     assert sorted(written, key=repr) == expected[1]
 
 
+def test_a_read_only_connection_is_told_it_cannot_write_a_database_output(project, tmp_path):
+    """A DuckDB table output is built in a database the connection attaches for writing: from a
+    read-only one DuckDB's own error came out as an internal error (exit 1). Now bad input (2),
+    saying what to do, with nothing written; its Parquet output still goes (above)."""
+    con = duckdb.connect(str(project / "staff.duckdb"), read_only=True)
+    spec = sqlclose.load_spec(spec_with(project, 'path = "table3.csv"', "csv.toml"))
+    out = tmp_path / "out"
+    out.mkdir()
+    with sqlclose.anonymize((con, "people"), spec) as release:
+        with pytest.raises(InputError, match="opened read-only, so it cannot write a DuckDB database output") as e:
+            release.write(out / "release.duckdb", table="people")
+    assert e.value.exit_code == 2
+    assert list(out.iterdir()) == []
+
+
 def _parquet_of_table3(project: Path, name: str = "people.parquet") -> tuple[Path, bytes]:
     path = project / name
     duckdb.sql(f"COPY (SELECT * FROM read_csv('{project / 'table3.csv'}')) TO '{path}' (FORMAT parquet)")

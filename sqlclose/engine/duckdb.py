@@ -963,6 +963,12 @@ class DuckDBEngine(Engine):
                                             db=exp.to_identifier(database, quoted=True))))
         return None
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the connection was opened read-only (a caller's ``read_only=True``): it reads any
+        source, but attaches no database to write a table output in."""
+        return self.con.sql("SELECT current_setting('access_mode') = 'read_only' AS r").fetchall()[0][0]
+
     def check_connection(self) -> None:
         self._refuse_default_collation()
         if self._unfollowed is None or self.closed:

@@ -214,6 +214,8 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     folder name cannot carry. A quasi-identifier's type depends on its level: it is checked with the
     release query, as the write checks every column again."""
     refuse_unwritten_format(problem.engine.name, output_format)
+    if output_format == "duckdb" and isinstance(problem.engine, DuckDBEngine):
+        refuse_read_only(problem.engine)
     qis = {qi.name for qi in problem.qis}
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
@@ -226,6 +228,15 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
 
         check_partitions(partition_by, problem.engine, query, [], problem.released,
                          typed=[name for name in partition_by if name in columns])
+
+
+def refuse_read_only(engine: DuckDBEngine) -> None:
+    """A DuckDB table output is built in a database the engine's connection attaches for writing,
+    which a read-only connection cannot: DuckDB's own error came out as an internal one (exit 1)."""
+    if engine.read_only:
+        raise InputError("the DuckDB connection sqlclose runs on was opened read-only, so it cannot write a DuckDB "
+                         "database output; write a Parquet or CSV file instead, or give a connection opened for "
+                         "writing (duckdb.connect(path) without read_only)")
 
 
 def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: list) -> None:
@@ -387,6 +398,7 @@ class DuckDBTableWriter(Writer):
 
     def write(self, release: Release, target: Target) -> dict:
         engine = _duckdb(release, "duckdb")
+        refuse_read_only(engine)
         path = _database_file(target)
         path.parent.mkdir(parents=True, exist_ok=True)  # as a file output's folder is made
         # Runs writing this database take turns from reading the old file to placing the new one:
