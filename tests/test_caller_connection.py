@@ -11,8 +11,10 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
+from forked_cli import run_cli
 
 import sqlclose
+from sqlclose.api import input_fingerprint
 from sqlclose.engine import DuckDBEngine
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
@@ -192,3 +194,45 @@ def test_a_connection_with_a_file_search_path_writes_a_parquet_folder_release(tm
     counts = duckdb.sql(f"SELECT zip, count(*) FROM read_parquet('{tmp_path / 'released'}/**/*.parquet', "
                         "hive_partitioning = true) GROUP BY zip ORDER BY zip").fetchall()
     assert counts == [("4760*", 3), ("4767*", 3), ("4790*", 3)]
+
+
+def _stamped_in_new_york() -> duckdb.DuckDBPyConnection:
+    """A caller's connection in New York holding instants released as they are (others kept)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t AS SELECT TIMESTAMPTZ '2020-01-01 02:30:00+00' + to_days(i % 3 * 40) AS ts, "
+                "['00501', '00502', '00503'][i % 3 + 1] AS zip, ['flu', 'hiv', 'colitis'][i % 3 + 1] AS disease "
+                "FROM range(60) r(i)")
+    con.execute("SET TimeZone = 'America/New_York'")
+    return con
+
+
+STAMPED = {"privacy": {"k": 2}, "others": "keep", "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+           "sensitive": {"disease": {"distance": "equal", "t": 0.9}}}
+
+
+def test_a_table_outputs_digest_is_the_same_in_any_sessions_time_zone(tmp_path) -> None:
+    """A DuckDB table output's digest hashes its rows' text, which gave a TIMESTAMPTZ in the caller's
+    zone: `check --against` (run in UTC) then refused the untouched table as changed (exit 4). The
+    oracle: the check's own digest of the table in a fresh process, and the digest of the same rows
+    written from a relation (streamed through Arrow, in UTC)."""
+    con = _stamped_in_new_york()
+    digests = []
+    for name, source in (("table", (con, "t")), ("relation", con.sql("SELECT * FROM t"))):
+        out = tmp_path / f"{name}.duckdb"
+        with sqlclose.anonymize(source, STAMPED) as release:
+            digests.append(release.write(out, table="x")["output"]["content_digest"])
+        checked = run_cli(["check", out, "--table", "x", "--against", f"{out}.x.report.json"])
+        assert checked.returncode == 0, checked.stderr
+    assert digests[0] == digests[1]
+    assert con.execute("SELECT current_setting('TimeZone')").fetchall() == [("America/New_York",)]
+
+
+def test_the_input_fingerprint_is_the_same_in_any_sessions_time_zone(tmp_path) -> None:
+    """The keyed fingerprint hashes the rows' text: the same rows fingerprinted as the caller's table
+    (in New York) and as a Parquet copy (UTC) differed, so a nightly job's "up to date" depended on
+    the session. The oracle: the Parquet copy's fingerprint."""
+    con = _stamped_in_new_york()
+    copy = tmp_path / "t.parquet"
+    con.execute("COPY t TO ? (FORMAT parquet)", [str(copy)])
+    key = "a secret of the operator's"
+    assert input_fingerprint((con, "t"), STAMPED, key) == input_fingerprint(str(copy), STAMPED, key)

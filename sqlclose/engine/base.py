@@ -532,6 +532,13 @@ class Engine(ABC):
         DENSE_RANK over the keys: one sort of every row, which DuckDB runs on all its threads."""
         return dense_rank(keys)
 
+    @contextmanager
+    def texts_in_utc(self) -> Iterator[None]:
+        """Statements in the block give a TIMESTAMP WITH TIME ZONE's text in UTC, on the Gregorian
+        calendar, whatever the session says: what a digest or a fingerprint hashes is then the same
+        on every session and machine. A backend whose sessions are all UTC need do nothing."""
+        yield
+
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod
     def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:

@@ -957,11 +957,31 @@ class DuckDBEngine(Engine):
         ours = _session(self.con)[2]
         for name, value in theirs.items():
             if value != ours.get(name):
-                assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
-                self.execute(exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")]), [value])
+                self._set_session(name, value)
         self.execute(exp.Use(this=exp.Table(this=exp.to_identifier(schema, quoted=True),
                                             db=exp.to_identifier(database, quoted=True))))
         return None
+
+    @contextmanager
+    def texts_in_utc(self) -> Iterator[None]:
+        # A caller's session is followed (its TimeZone decides a TIMESTAMPTZ's dates): the text a
+        # digest hashes was then the session's, and `check --against`, in UTC, refused an untouched
+        # table output as changed. Our cursor's own settings: the caller's session is not touched.
+        theirs = dict(self.con.sql("SELECT name, value FROM duckdb_settings() WHERE name IN ('TimeZone', 'Calendar')")
+                      .fetchall())
+        wanted = {"TimeZone": "UTC", "Calendar": "gregorian"}
+        changed = {name: value for name, value in wanted.items() if name in theirs and theirs[name] != value}
+        for name, value in changed.items():
+            self._set_session(name, value)
+        try:
+            yield
+        finally:
+            for name in changed:
+                self._set_session(name, theirs[name])
+
+    def _set_session(self, name: str, value: str) -> None:
+        assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
+        self.execute(exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")]), [value])
 
     @property
     def read_only(self) -> bool:

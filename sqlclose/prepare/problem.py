@@ -338,7 +338,8 @@ def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
     params = q.Params()
     row = q.fingerprint_row(engine.schema(source).names)
     query = q.fingerprint(source.copy(), engine.row_hash(row, params.add(key)), row)
-    return str(engine.fetch_row(query, params.values)["fingerprint"])
+    with engine.texts_in_utc():  # the rows' text as every session gives it
+        return str(engine.fetch_row(query, params.values)["fingerprint"])
 
 
 def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[str]:

@@ -524,7 +524,8 @@ def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
         exp.Cast(this=exp.column("t"), to=exp.DataType.build("VARCHAR"))])
     query = exp.select(exp.func("COALESCE", exp.Sum(this=row), exp.Literal.number(0)).as_("d")).from_(
         exp.alias_(relation.copy(), "t", table=True))
-    return f"{CONTENT_DIGEST_KIND}:{engine.fetch_row(query)['d']}"
+    with engine.texts_in_utc():  # the rows' text as every session gives it (`check --against` runs in UTC)
+        return f"{CONTENT_DIGEST_KIND}:{engine.fetch_row(query)['d']}"
 
 
 def _duckdb(release: Release, output_format: str) -> DuckDBEngine:
