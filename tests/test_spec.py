@@ -617,3 +617,24 @@ def test_a_spec_built_directly_reads_its_relative_paths_from_the_working_folder_
     assert doc["input"]["source"] == str(project / "data" / "table3.csv")
     assert doc["hierarchies"]["age"]["path"] == str(project / "h" / "age.csv")
     assert doc["hierarchies"]["disease"]["path"] == str(project / "h" / "disease.csv")
+
+
+@pytest.mark.parametrize("text, said", [
+    ('quasi_identifiers = "zip"\n', "quasi_identifiers: Input should be a valid dictionary (got 'zip')"),
+    ("sensitive = 3\n", "sensitive: Input should be a valid dictionary (got 3)"),
+    ('[quasi_identifiers]\nzip = { mask = true, length = 9223372036854775807 }\n',
+     "quasi_identifiers.zip.length: length must be at most 1000 characters"),
+    ('[quasi_identifiers]\nzip = { file = "a\\u0000.csv" }\n',
+     "quasi_identifiers.zip: the path '"),
+    ('[output]\npath = "out/\\u0000.parquet"\n', "output.path: the path 'out/\\x00.parquet' holds a NUL character"),
+], ids=["qis a text", "sensitive a number", "mask of 2**63 characters", "NUL in a hierarchy path", "NUL in the output"])
+def test_a_spec_of_the_wrong_shape_is_bad_input_not_an_internal_error(tmp_path, text, said):
+    """Found by the eighty-fourth round's fuzzer: each was an internal error (exit 1): an
+    AttributeError resolving paths before validation, a MemoryError listing a mask's 2**63 levels, a
+    ValueError from a file call given a NUL character."""
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'k = 2\n{text}', encoding="utf-8")
+    with pytest.raises(SpecError) as raised:
+        sqlclose.load_spec(spec)
+    assert said in str(raised.value)
+    assert raised.value.exit_code == 2

@@ -246,7 +246,9 @@ class Hierarchy:
                           or dense[first[low][c], level] != code), None)
             if other is not None:
                 groups = [np.flatnonzero(dense[:, level] == code) for level, code in ((low, c), other)]
-                shown = [", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
+                # A rule's leaves are the rows' own values, which an error names none of (docs/bad-input.md).
+                shown = [f"{len(g):,} of the column's values" if self.rule is not None else
+                         ", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
                          for g in groups]
                 # A rule or a tree has no rows to point to (its first row's number named nothing).
                 where = self.origin if self.rule is not None or self.origin.startswith("tree") else \

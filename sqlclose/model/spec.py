@@ -87,6 +87,7 @@ def one_character(delimiter: str | None) -> str | None:
 
 HIERARCHY_SOURCES = ("file", "bands", "mask", "dates", "tree", "hierarchy")  # a hierarchy gives exactly one
 RULES = ("bands", "mask", "dates")  # built from the column's distinct values
+MAX_MASK_LENGTH = 1_000  # characters a mask rule may hide, a level each (a ZIP has 5)
 LEAVES = "leaves"  # domain = "leaves": a file's or tree's leaves are the column's domain, not the data's values
 
 
@@ -142,6 +143,9 @@ class HierarchySpec(_Model):
         if length is not None and (not isinstance(length, int) or isinstance(length, bool) or length < 1):
             raise ValueError(f"length must be a whole number of characters, at least 1 (e.g. length = 5 for "
                              f"ZIP codes); got {length!r}")
+        if length is not None and length > MAX_MASK_LENGTH:  # its levels were listed whole: out of memory
+            raise ValueError(f"length must be at most {MAX_MASK_LENGTH} characters (a mask has a level per "
+                             f"character); got {length}")
         return length
 
     @field_validator("delimiter")
@@ -1174,9 +1178,12 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
     """Expand env vars and make relative paths absolute (relative to the spec file)."""
     _refuse_top_level_keys_in_tables(data, where)
 
-    def fix(container: dict[str, Any], key: str) -> None:
+    def fix(container: dict[str, Any], key: str, label: str) -> None:
         value = container.get(key)
         if isinstance(value, (str, Path)):
+            if "\0" in str(value):  # no file name holds one: Python's file calls raise a bare ValueError
+                raise SpecError(f"{where}: invalid spec: {label}: the path {str(value)!r} holds a NUL character, "
+                                "which no file name can hold; remove it")
             p = Path(expand_env(str(value))).expanduser()
             container[key] = os.path.normpath(p if p.is_absolute() else (base / p))
 
@@ -1187,9 +1194,11 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
                           ("engine", ("temp_directory",))):
         if isinstance(data.get(section), dict):
             for key in keys:
-                fix(data[section], key)
+                fix(data[section], key, f"{section}.{key}")
     for section in ("quasi_identifiers", "sensitive"):
-        for name, entry in (data.get(section) or {}).items():
+        if not isinstance(data.get(section), dict):  # validation names what it must be
+            continue
+        for name, entry in data[section].items():
             if isinstance(entry, str) and section == "quasi_identifiers":
                 data[section][name] = entry = {"file": entry}
             if not isinstance(entry, dict):
@@ -1199,7 +1208,7 @@ def _resolve_paths(data: dict[str, Any], base: Path, where: str) -> None:
                 if isinstance(entry.get("hierarchy"), str):
                     entry["hierarchy"] = {"file": entry["hierarchy"]}
                 target = entry.get("hierarchy") if isinstance(entry.get("hierarchy"), dict) else {}
-            fix(target, "file")
+            fix(target, "file", f"{section}.{name}" + (".hierarchy" if section == "sensitive" else ""))
 
 
 def static_hierarchy(s: HierarchySpec, column: str) -> Hierarchy:
