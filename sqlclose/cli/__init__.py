@@ -74,11 +74,15 @@ def _named_command(group: click.Group, name: str, args: list[str]) -> click.Cont
     return ctx
 
 
-def _asked_help(ctx: click.Context) -> bool:
-    """Whether the command line asks for a help (before any ``--``), which click writes as it parses."""
+def _options(ctx: click.Context) -> list[str]:
+    """The command line as given, up to any ``--`` (after it, words are arguments)."""
     given = ctx.meta.get("sqlclose.args", [])
-    options = given[:given.index("--")] if "--" in given else given
-    return bool({"-h", "--help"} & set(options))
+    return given[:given.index("--")] if "--" in given else given
+
+
+def _asked_help(ctx: click.Context) -> bool:
+    """Whether the command line asks for a help, which click writes as it parses."""
+    return bool({"-h", "--help"} & set(_options(ctx)))
 
 
 def _print_help(ctx: click.Context) -> None:
@@ -115,8 +119,7 @@ class _LazyGroup(click.Group):
                 _print_help(e.ctx)
                 ctx.exit(0)
             given = ctx.meta.get("sqlclose.args", [])
-            options = given[:given.index("--")] if "--" in given else given
-            if "--json" in options:
+            if "--json" in _options(ctx):
                 json_failure(e.format_message(), e.exit_code)
             try:  # whose --help to point at; the line is told without a pointer if it cannot be found
                 where = _named_command(self, ctx.info_name or "sqlclose", given) if e.ctx is None else None

@@ -11,6 +11,8 @@ and changes nothing any reader reads but that order.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _MAGIC = b"PAR1"
@@ -64,22 +66,24 @@ class _Footer:
             shift += 7
         raise Malformed(f"a number of over {_VARINT_BYTES} bytes at byte {self.pos}")
 
-    def nested(self) -> None:
-        """One container deeper (a struct, list, set or map): readers refuse a footer nested past their
-        bound (64), and Python's recursion would end first."""
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One container deeper (a struct, list, set or map) for the block: readers refuse a footer
+        nested past their bound (64), and Python's recursion would end first."""
         self.depth += 1
         if self.depth > _DEPTH:
             raise Malformed(f"containers nested over {_DEPTH} deep at byte {self.pos}")
+        yield
+        self.depth -= 1
 
     def struct(self, path: tuple[int, ...] = ()) -> None:
-        self.nested()
         field = 0
-        while (header := self.byte()) != 0:
-            kind, delta = header & 0x0F, header >> 4
-            field = field + delta if delta else _zigzag(self.varint())
-            self.encrypted |= (*path, field) in _ENCRYPTION
-            self.value(kind, (*path, field))
-        self.depth -= 1
+        with self.nested():
+            while (header := self.byte()) != 0:
+                kind, delta = header & 0x0F, header >> 4
+                field = field + delta if delta else _zigzag(self.varint())
+                self.encrypted |= (*path, field) in _ENCRYPTION
+                self.value(kind, (*path, field))
 
     def value(self, kind: int, path: tuple[int, ...]) -> None:
         """A field's payload: a boolean is its header's type alone."""
@@ -92,9 +96,11 @@ class _Footer:
         elif kind == _BINARY:
             self.skip(self.varint())
         elif kind in (_LIST, _SET):
-            self.elements(path)
+            with self.nested():
+                self.elements(path)
         elif kind == _MAP:
-            self.map()
+            with self.nested():
+                self.map()
         elif kind == _STRUCT:
             self.struct(path if path in _ON_THE_WAY else _ELSEWHERE)
         else:
@@ -108,7 +114,6 @@ class _Footer:
             self.value(kind, path)
 
     def elements(self, path: tuple[int, ...]) -> None:
-        self.nested()
         header = self.byte()
         size, kind = header >> 4, header & 0x0F
         if size == 15:
@@ -126,10 +131,8 @@ class _Footer:
                 self.element(kind, path)
         if noted:
             self.lists.append(spans)
-        self.depth -= 1
 
     def map(self) -> None:
-        self.nested()
         size = self.varint()
         if size:
             kinds = self.byte()
@@ -138,7 +141,6 @@ class _Footer:
             for _ in range(size):
                 self.element(kinds >> 4, _ELSEWHERE)
                 self.element(kinds & 0x0F, _ELSEWHERE)
-        self.depth -= 1
 
 
 def _zigzag(n: int) -> int:
