@@ -9,7 +9,6 @@ reader of stdout that leaves early (``| head``) ends a command that placed nothi
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
@@ -20,7 +19,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -326,7 +325,7 @@ def help_not_written(e: OSError) -> NoReturn:
     if _reader_left(e):
         _leave_quietly()
     failure = EnvironmentFailure.from_os_error(e, writing="standard output", outcome=None)
-    with contextlib.suppress(OSError):
+    with suppress(OSError):
         click.echo(f"sqlclose: error: {failure}", err=True)
     sys.exit(failure.exit_code)
 

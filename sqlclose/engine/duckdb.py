@@ -967,8 +967,7 @@ class DuckDBEngine(Engine):
         # A caller's session is followed (its TimeZone decides a TIMESTAMPTZ's dates): the text a
         # digest hashes was then the session's, and `check --against`, in UTC, refused an untouched
         # table output as changed. Our cursor's own settings: the caller's session is not touched.
-        theirs = dict(self.con.sql("SELECT name, value FROM duckdb_settings() WHERE name IN ('TimeZone', 'Calendar')")
-                      .fetchall())
+        theirs = _session(self.con)[2]  # both are session settings a caller's session decides
         wanted = {"TimeZone": "UTC", "Calendar": "gregorian"}
         changed = {name: value for name, value in wanted.items() if name in theirs and theirs[name] != value}
         for name, value in changed.items():
