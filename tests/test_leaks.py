@@ -113,8 +113,9 @@ def test_nans_differing_only_in_their_payload_do_not_keep_the_input_order(tmp_pa
     """rv9 #3: two NaNs with different payloads tie in the value sort and in the text tie-break
     ('nan' both), and were written with their own bits: the Parquet file kept the two rows in the
     input's order. A float column given as it is (kept, or sensitive) is now written with every NaN
-    the quiet NaN of its sign. The oracles: the sha256 of the files for the rows in two orders, and
-    the bits read back with pyarrow (the canonical NaN, the minus sign kept; DuckDB reads both NaN)."""
+    the quiet NaN: of its sign for a sensitive column, without it for a kept one (DuckDB's Parquet
+    dictionary keeps one NaN of the two signs). The oracles: the sha256 of the files for the rows in
+    two orders, and the bits read back with pyarrow (DuckDB reads both NaN)."""
     plus, payload, minus_payload, minus = NANS[width]
     nans = [plus, payload] + ([minus_payload, minus] if role == "kept" else [])  # -nan beside nan: refused as SA
     rows = [("47601", 30, "a", _nan(bits, width)) for bits in nans] + \
@@ -138,7 +139,7 @@ def test_nans_differing_only_in_their_payload_do_not_keep_the_input_order(tmp_pa
         bits.append(sorted(int(b) for b, x in zip(written.view(np.uint64 if width == "d" else np.uint32), written)
                            if np.isnan(x)))
     assert digests[0] == digests[1], f"the file follows the input's order: NaN bits as written {bits}"
-    assert bits[0] == sorted([plus, plus] + ([minus, minus] if role == "kept" else []))
+    assert bits[0] == [plus] * len(nans)
 
 
 # Nested columns holding floats: (Arrow type, float width, a row's value from its float x).
@@ -172,15 +173,15 @@ def _nan_bits(array: pa.Array) -> list[int]:
                   for b, x in zip(leaf.view(np.uint64 if leaf.dtype == np.float64 else np.uint32), leaf) if np.isnan(x))
 
 
-def _signed_nans(value, signs: bool = True):
-    """A nested value with each NaN as its sign (``signs``; else as a NaN), other values as they are:
-    what SQL can tell apart."""
+def _nans_alike(value):
+    """A nested value with each NaN as "nan", whatever its sign and payload, other values as they
+    are: what a kept column's release keeps."""
     if isinstance(value, float) and math.isnan(value):
-        return "-nan" if signs and math.copysign(1.0, value) < 0 else "nan"
+        return "nan"
     if isinstance(value, dict):
-        return {k: _signed_nans(v, signs) for k, v in value.items()}
+        return {k: _nans_alike(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_signed_nans(v, signs) for v in value]
+        return [_nans_alike(v) for v in value]
     return value
 
 
@@ -191,9 +192,9 @@ def test_nans_inside_lists_structs_and_maps_do_not_keep_the_input_order(tmp_path
     every NaN carrying the bits of the first row that held one, so the file followed the input's
     order (floats given as they are had their NaNs rewritten, nested ones not). Each float inside a
     list, a fixed-size list, a struct, a map (keys and values) and a list of structs is now written as
-    the quiet NaN of its sign. The oracles: the sha256 of the files for the rows in two orders; the
-    NaN bits read back with pyarrow (the input's payloads, then the canonical NaNs of both signs);
-    every value but a NaN's payload as the input's, NULLs where they were."""
+    the quiet NaN, its sign dropped as a kept float's is. The oracles: the sha256 of the files for
+    the rows in two orders; the NaN bits read back with pyarrow (the input's payloads, then the one
+    quiet NaN); every value but a NaN's payload and sign as the input's, NULLs where they were."""
     from sqlclose.engine import SparkEngine
 
     floats = {w: [_nan(bits, w) for bits in NANS[w]] + [1.0, 2.0] for w in ("d", "f")}
@@ -213,14 +214,41 @@ def test_nans_inside_lists_structs_and_maps_do_not_keep_the_input_order(tmp_path
     assert len(digests) == 1
     for name in columns:
         width = NESTED_FLOATS[name][1]
-        plus, payload, minus_payload, minus = NANS[width]
+        plus, payload, minus_payload, _ = NANS[width]
         assert {payload, minus_payload} <= set(_nan_bits(rows.column(name))), name  # the input holds the payloads
         bits = _nan_bits(written[0].column(name))
-        canonical = {plus} if engine == "spark" else {plus, minus}  # Spark writes every NaN as its one NaN
-        assert set(bits) == canonical and len(bits) == len(_nan_bits(rows.column(name))), (name, bits)
-        signs = engine != "spark"
-        assert sorted(map(repr, _signed_nans(written[0].column(name).to_pylist(), signs))) == \
-            sorted(map(repr, _signed_nans(rows.column(name).to_pylist(), signs))), name
+        assert set(bits) == {plus} and len(bits) == len(_nan_bits(rows.column(name))), (name, bits)
+        assert sorted(map(repr, _nans_alike(written[0].column(name).to_pylist()))) == \
+            sorted(map(repr, _nans_alike(rows.column(name).to_pylist()))), name
+
+
+@pytest.mark.parametrize(("name", "suffix"), [(name, suffix) for name in ("plain", *NESTED_FLOATS)
+                                              for suffix in ("parquet", "duckdb", "csv")
+                                              if suffix != "csv" or name == "plain"])  # CSV holds no nested value
+def test_kept_nans_of_both_signs_over_many_rows_are_released_and_verified(tmp_path, name, suffix):
+    """Was: a kept float column (plain or nested) holding NaN with and without a minus sign was
+    written with each NaN's sign; over enough rows for a Parquet dictionary, DuckDB's writer keeps
+    one NaN for the two signs, and the release failed its own re-check (exit 4). A kept column's
+    NaN is now written without its sign. The oracles: the file read back by pyarrow or DuckDB holds
+    the input's values, each NaN as the one quiet NaN, and no minus NaN."""
+    kind, width, make = (pa.float64(), "d", lambda x: x) if name == "plain" else NESTED_FLOATS[name]
+    floats = [_nan(NANS[width][3], width), _nan(NANS[width][0], width), 1.5]
+    values = pa.array([make(floats[i % 3]) for i in range(60)], kind)
+    rows = pa.table({"zip": ["47601", "47602"] * 30, "d": ["abc"[i % 3] for i in range(60)], "w": values})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}, "others": "keep",
+            "sensitive": {"d": {"distinct_l": 2}}}
+    out = tmp_path / f"r.{suffix}"
+    with sqlclose.anonymize(rows, spec) as release:
+        assert release.write(out, table="r" if suffix == "duckdb" else None)["verified"] is True
+    if suffix == "parquet":
+        written = pq.read_table(out).column("w")
+        assert set(_nan_bits(written)) == {NANS[width][0]} and len(_nan_bits(written)) == 40
+        assert sorted(map(repr, _nans_alike(written.to_pylist()))) == sorted(map(repr, _nans_alike(values.to_pylist())))
+        return
+    con = duckdb.connect(str(out)) if suffix == "duckdb" else duckdb.connect()
+    read = "r" if suffix == "duckdb" else f"read_csv('{out}', all_varchar = true)"
+    texts = [t for (t,) in con.execute(f"SELECT CAST(w AS VARCHAR) FROM {read}").fetchall()]
+    assert len(texts) == 60 and not any("-nan" in t for t in texts) and sum("nan" in t for t in texts) == 40, texts
 
 
 def test_release_rows_are_sorted_by_their_released_values(tmp_path):

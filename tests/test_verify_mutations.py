@@ -269,3 +269,46 @@ def test_adult_suppressed_row_put_back(monkeypatch, adult, adult_dir, tmp_path):
         "DROP TABLE gone"])
     rows = adult.summary["rows"]
     assert f"{rows + 1} rows instead of {rows}" in msg
+
+
+# ---------------------------------------------------------------------------- a kept float column holding NaN
+
+def _signed_nan_rows() -> pa.Table:
+    """60 rows, two QIs, a kept float ``w`` holding NaN of both signs (20 each) and 1.5: enough rows
+    for DuckDB's Parquet writer to give ``w`` a dictionary, which keeps one NaN for the two signs."""
+    minus_nan = -float("nan")
+    w = [minus_nan if i % 3 == 0 else float("nan") if i % 3 == 1 else 1.5 for i in range(60)]
+    return pa.table({"age": [20 + i % 4 for i in range(60)], "sex": ["MF"[i % 2] for i in range(60)],
+                     "disease": ["abcd"[i % 4] for i in range(60)], "w": pa.array(w, pa.float64())})
+
+
+SIGNED_NAN_SPEC = {"others": "keep", "privacy": {"k": 2},
+                   "quasi_identifiers": {"age": {"bands": [5, 10]}, "sex": {"tree": {"*": ["M", "F"]}}},
+                   "sensitive": {"disease": {"distance": "equal", "t": 0.9}}}
+
+
+@pytest.fixture()
+def signed_nans() -> Iterator[sqlclose.Release]:
+    with sqlclose.anonymize(_signed_nan_rows(), SIGNED_NAN_SPEC) as release:
+        yield release
+
+
+def test_kept_float_with_nans_of_both_signs_the_control_passes(monkeypatch, signed_nans, tmp_path):
+    """Was: the release wrote each NaN with its sign, DuckDB's Parquet dictionary kept one NaN for
+    both, and the release failed its own re-check (exit 4). A kept column's NaN is now written
+    without its sign."""
+    corrupt_on_write(monkeypatch, signed_nans.problem.engine, tmp_path / "scratch", [])
+    out = tmp_path / "out" / "release.parquet"
+    assert signed_nans.write_parquet(out)["verified"] is True
+    written = pq.read_table(out).column("w").to_pylist()
+    assert sorted(map(repr, written)) == sorted(["1.5"] * 20 + ["nan"] * 40)
+
+
+@pytest.mark.parametrize("edit", ["UPDATE t SET w = 2.5 WHERE rowid = (SELECT min(rowid) FROM t WHERE w = 1.5)",
+                                  "UPDATE t SET w = 1.5 WHERE rowid = (SELECT min(rowid) FROM t WHERE isnan(w))",
+                                  "UPDATE t SET w = 'nan' WHERE rowid = (SELECT min(rowid) FROM t WHERE w = 1.5)"])
+def test_kept_float_with_nans_an_edited_value_is_untrue(monkeypatch, signed_nans, tmp_path, edit):
+    """The re-check hashes a kept float by its text with NaN's sign left out: a value edited into or
+    out of NaN, or into another number, is still an untrue row."""
+    msg = rejected(monkeypatch, signed_nans, tmp_path, [edit])
+    assert "1 written row(s) are not rows of the input generalized at the levels the labels show" in msg

@@ -581,6 +581,13 @@ class Engine(ABC):
         row's hashes in the other order hashed them all again (0.67 → 0.57 s at 10 M rows,
         seventy-ninth round)."""
 
+    def text_without_nan_sign(self, value: exp.Expression, kind: pa.DataType) -> exp.Expression | None:
+        """The text the re-check hashes a column of Arrow type ``kind`` by, with any NaN inside it
+        written without its sign — a kept column's NaNs are released so
+        (``release_query.written_as_given``) — or None when that is the value's own text (no float
+        inside, or an engine whose text of NaN has no sign: Spark's is ``NaN``)."""
+        return None
+
     @staticmethod
     def hashed_as_is(written: pa.DataType, generalized: pa.DataType) -> bool:
         """Whether ``row_keys`` may hash a column as it is: the same type on both sides, one whose

@@ -1044,6 +1044,15 @@ class DuckDBEngine(Engine):
         finite, infinite = (exp.Anonymous(this=f, expressions=[value.copy()]) for f in ("ISFINITE", "ISINF"))
         return exp.and_(exp.Not(this=finite), exp.Not(this=infinite))
 
+    def text_without_nan_sign(self, value: exp.Expression, kind: pa.DataType) -> exp.Expression | None:
+        text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
+        if pa.types.is_floating(kind):  # by the value, not its text, which may be cut (cuts_negative_nan_text)
+            return exp.Case(ifs=[exp.If(this=self.is_nan(value), true=exp.Literal.string("nan"))], default=text)
+        if not _holds_float(kind):
+            return None
+        return exp.RegexpReplace(this=text, expression=exp.Literal.string("-nan"),
+                                 replacement=exp.Literal.string("nan"), modifiers=exp.Literal.string("g"))
+
     def has_minus_sign(self, value: exp.Expression) -> exp.Expression:
         # The sign bit, not the text, which may be cut (``cuts_negative_nan_text``).
         return exp.Anonymous(this="SIGNBIT", expressions=[value.copy()])
@@ -1308,3 +1317,14 @@ def _reader(function: str, path: str | list[str], options: dict[str, Any],
     table = exp.Table(this=exp.Anonymous(this=function, expressions=args))
     columns = select if isinstance(select, list) else [select if select is not None else exp.Star()]
     return exp.select(*columns).from_(table), params
+
+
+def _holds_float(kind: pa.DataType) -> bool:
+    """A float, or a list, struct or map with one inside at any depth."""
+    if pa.types.is_floating(kind):
+        return True
+    if pa.types.is_struct(kind):
+        return any(_holds_float(kind.field(i).type) for i in range(kind.num_fields))
+    if pa.types.is_map(kind):
+        return _holds_float(kind.key_type) or _holds_float(kind.item_type)
+    return hasattr(kind, "value_type") and _holds_float(kind.value_type)

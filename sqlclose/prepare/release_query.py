@@ -128,28 +128,35 @@ def written_as_given(problem: Problem, node: Node | None,
       it alone (``Ties.by_text``) those the engine cannot sort (``Engine.orders_maps``: a MAP, or a
       type holding one, on Spark, whose release query failed with INVALID_ORDERING_TYPE after the
       search): every such type is nested, so one of ``ties.columns``;
-    - ``rewrites``: those holding floats, plain or nested, each with its NaNs written as the one NaN
-      of their sign (``nan_rewrite``): NaNs that differ only in their payload tie in every sort SQL
-      has, text included (rv9 #3). A release rebuilt from counts holds no float
-      (``release_counts.read_back_type``). ``schema``: the source's, when the caller has read it."""
+    - ``rewrites``: those holding floats, plain or nested, each with its NaNs written as one NaN
+      (``nan_rewrite``): NaNs that differ only in their payload tie in every sort SQL has, text
+      included (rv9 #3). A quasi-identifier's or sensitive column's NaN keeps its sign (a column
+      holding both is refused up front: ``problem._refuse_two_spellings``); a kept column's is
+      dropped: DuckDB's Parquet writer keeps one NaN per dictionary, whichever sign came first, so
+      a column holding both was written with one and failed its own re-check. A release rebuilt
+      from counts holds no float (``release_counts.read_back_type``). ``schema``: the source's,
+      when the caller has read it."""
     engine = problem.engine
     schema = schema if schema is not None else engine.schema(problem.source)
     given = [(name, schema.field(name).type) for name in _given_as_is(problem, node)]
     unlike = tuple(name for name, kind in given if _unlike_equal(kind))
+    judged = {qi.name for qi in problem.qis} | {sa.name for sa in problem.sas}
     rewrites = {name: rewrite for name, kind in given
-                if (rewrite := nan_rewrite(kind, engine.is_nan, engine.has_minus_sign)) is not None}
+                if (rewrite := nan_rewrite(kind, engine.is_nan,
+                                           engine.has_minus_sign if name in judged else None)) is not None}
     by_text = () if engine.orders_maps else tuple(name for name, kind in given if _holds_map(kind))
     return q.Ties(unlike, by_text, engine.content_text if by_text else None), rewrites
 
 
-def nan_rewrite(kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite) -> q.Rewrite | None:
+def nan_rewrite(kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite | None) -> q.Rewrite | None:
     """How a value of Arrow type ``kind`` given as it is gets its NaNs written as ``canonical_nan``
-    writes one — a float, or every float inside its lists, structs and maps at any depth — or None
-    when it holds no float this reaches. Nested NaNs follow the input's order as plain ones did: a
-    list column holding NaNs of two payloads was written with every NaN carrying the bits of the first
-    row that held one (the sixty-second round's review). A fixed-size list is rebuilt as a list and
-    cast back, which its elements' type allows when they are floats: one of nested values holding a
-    float is not reached (docs/what-a-release-reveals.md)."""
+    writes one (of its sign, or with ``signed`` None without it) — a float, or every float inside
+    its lists, structs and maps at any depth — or None when it holds no float this reaches. Nested
+    NaNs follow the input's order as plain ones did: a list column holding NaNs of two payloads was
+    written with every NaN carrying the bits of the first row that held one (the sixty-second
+    round's review). A fixed-size list is rebuilt as a list and cast back, which its elements' type
+    allows when they are floats: one of nested values holding a float is not reached
+    (docs/what-a-release-reveals.md)."""
     if not _reached(kind):
         return None
     return lambda value: _nans_rewritten(value, kind, nan, signed, 0)
@@ -170,7 +177,7 @@ def _reached(kind: pa.DataType) -> bool:
     return False
 
 
-def _nans_rewritten(value: exp.Expression, kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite,
+def _nans_rewritten(value: exp.Expression, kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite | None,
                     depth: int) -> exp.Expression:
     """``value`` (of ``kind``, which ``_reached``) rebuilt with its floats through ``canonical_nan``;
     a part holding none is taken whole. ``depth`` names each level's lambda variable apart."""

@@ -286,7 +286,7 @@ class _Truth:
         typed = self.engine.schema(generalized, params)
         as_is = [self.engine.hashed_as_is(self.written_types.field(c).type, typed.field(c).type) for c in self.columns]
         carried = hashed or {}
-        own = [self.engine.value_hash(_col(c), keep) for c, keep in zip(self.columns, as_is)]
+        own = [self._own_hash(c, keep) for c, keep in zip(self.columns, as_is)]
         # A carried hash is the label's as text; a text label hashed as it is hashes the same.
         key = self.engine.hash_of_hashes([_col(f"__sqlclose_h{i}") for i in range(len(self.columns))])
         hashes = [_col(carried[c]) if c in carried else h for c, h in zip(self.columns, own)]
@@ -332,6 +332,16 @@ class _Truth:
         # read from the file, it built on the 1 M rows (2-3 s, against 0.2 s for the counts).
         every = exp.Column(this=exp.Star(), table=exp.to_identifier("__sqlclose_gen"))
         return exp.select(every).from_(_aliased(generalized, "__sqlclose_gen")).join(classes, on=match).subquery()
+
+    def _own_hash(self, name: str, as_is: bool) -> exp.Expression:
+        """Column ``name``'s value hash on both sides; a column given as it is (not a QI) by its text
+        with NaN's sign left out (``Engine.text_without_nan_sign``): a kept column's NaNs are written
+        without it, a sensitive column's with it, checked by its own counts."""
+        sign_free = None if name in self.classes else \
+            self.engine.text_without_nan_sign(_col(name), self.written_types.field(name).type)
+        if sign_free is not None:
+            return self.engine.value_hash(sign_free, as_is=True)
+        return self.engine.value_hash(_col(name), as_is)
 
     def _weighted(self, key: exp.Expression) -> exp.Expression:
         """A written row's key (``_wide``), times the rows it stands for when it stands for more

@@ -376,14 +376,17 @@ def given_as_is(value: exp.Expression) -> exp.Expression:
 Rewrite = Callable[[exp.Expression], exp.Expression]
 
 
-def canonical_nan(value: exp.Expression, kind: exp.DataType, nan: Rewrite, signed: Rewrite) -> exp.Expression:
+def canonical_nan(value: exp.Expression, kind: exp.DataType, nan: Rewrite,
+                  signed: Rewrite | None) -> exp.Expression:
     """A float ``value`` of type ``kind`` with a NaN written as the quiet NaN of its sign, no payload
-    (``nan``, ``signed``: the engine's tests, ``Engine.is_nan`` and ``has_minus_sign``). NaNs that
-    differ only in their payload compare, hash, group and read as text alike in SQL, so nothing
-    sorts them apart; written with their own bits, they kept two tied rows in the input's order in
-    the file (rv9 #3). The re-check compares as SQL does, NaN equal to NaN."""
+    (``nan``, ``signed``: the engine's tests, ``Engine.is_nan`` and ``has_minus_sign``), or, with
+    ``signed`` None, as the quiet NaN without its sign. NaNs that differ only in their payload
+    compare, hash, group and read as text alike in SQL, so nothing sorts them apart; written with
+    their own bits, they kept two tied rows in the input's order in the file (rv9 #3). The re-check
+    compares as SQL does, NaN equal to NaN."""
     quiet = exp.Cast(this=exp.Literal.string("NaN"), to=kind.copy())
-    of_sign = exp.Case(ifs=[exp.If(this=signed(value), true=exp.Neg(this=quiet))], default=quiet.copy())
+    of_sign = quiet if signed is None else \
+        exp.Case(ifs=[exp.If(this=signed(value), true=exp.Neg(this=quiet))], default=quiet.copy())
     return exp.Case(ifs=[exp.If(this=nan(value), true=of_sign)], default=value.copy())
 
 
