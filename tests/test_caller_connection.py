@@ -123,6 +123,57 @@ def test_the_callers_use_and_time_zone_decide_what_its_table_and_dates_are() -> 
     assert con.execute("SELECT current_setting('TimeZone')").fetchall() == [("America/New_York",)]
 
 
+def _stamped_in(zone: str) -> duckdb.DuckDBPyConnection:
+    """A connection in ``zone`` holding ``stamped``: 1990-01-01 00:00–03:00 UTC and a sensitive ``d``."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE stamped AS SELECT TIMESTAMPTZ '1990-01-01 00:00:00+00' + INTERVAL (i) HOUR AS ts, "
+                "['x', 'y'][1 + i % 2] AS d FROM range(4) r(i)")
+    con.execute(f"SET TimeZone = '{zone}'")
+    return con
+
+
+DATED = {"privacy": {"k": 2}, "quasi_identifiers": {"ts": {"dates": ["year", "5y"]}},
+         "sensitive": {"d": {"distinct_l": 2}}}
+
+
+@pytest.mark.parametrize("engine", ["own", "spec"])
+def test_a_relation_is_dated_in_the_session_that_made_it(engine) -> None:
+    """Was: a relation (``con.sql(...)``) was streamed into an engine of sqlclose's own, in UTC, so
+    the rows of ``(con, "stamped")`` gave 1989 from a New York session and 1990 as a relation of the
+    same connection (review h5, eighty-fourth round). An engine sqlclose makes for a relation (its
+    own, or the spec's [engine]) dates a TIMESTAMP WITH TIME ZONE as the relation's session does.
+    The oracles: the caller's connection's own year of each instant (a plain query), and the
+    connection's TimeZone as it was."""
+    con = _stamped_in("America/New_York")
+    expected = [str(y) for (y,) in con.execute("SELECT year(ts) FROM stamped").fetchall()]
+    assert expected == ["1989"] * 4
+    spec = DATED | ({"engine": {"threads": 1}} if engine == "spec" else {})
+    with sqlclose.anonymize(con.sql("SELECT * FROM stamped"), spec) as release:
+        assert release.to_arrow().column("ts").to_pylist() == expected
+    with sqlclose.anonymize((con, "stamped"), spec) as release:
+        assert release.to_arrow().column("ts").to_pylist() == expected
+    assert con.execute("SELECT current_setting('TimeZone')").fetchall() == [("America/New_York",)]
+
+
+def test_a_relation_and_a_given_engine_that_date_apart_are_refused() -> None:
+    """A caller's engine in UTC given a New York session's relation holding a TIMESTAMP WITH TIME
+    ZONE: its dates would follow the engine, so the run is refused, naming the column, both zones
+    and the fixes; the engine is left in UTC. A relation holding none, or sessions alike, runs."""
+    con = _stamped_in("America/New_York")
+    engine = DuckDBEngine()
+    with pytest.raises(sqlclose.errors.InputError, match=r"column\(s\) 'ts' hold TIMESTAMP WITH TIME ZONE.*"
+                                                         r"TimeZone 'America/New_York' against 'UTC'.*Give no engine"):
+        sqlclose.anonymize(con.sql("SELECT * FROM stamped"), DATED, engine=engine)
+    assert engine.dating()["TimeZone"] == "UTC"
+    spec = {**DATED, "quasi_identifiers": {"h": {"bands": [2]}}}
+    with sqlclose.anonymize(con.sql("SELECT hour(ts) AS h, d FROM stamped"), spec, engine=engine) as release:
+        assert release.to_arrow().num_rows == 4
+    con.execute("SET TimeZone = 'UTC'")
+    with sqlclose.anonymize(con.sql("SELECT * FROM stamped"), DATED, engine=engine) as release:
+        assert release.to_arrow().column("ts").to_pylist() == ["1990"] * 4
+    engine.close()
+
+
 def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
     """A cursor sees the connection's committed tables, not its temporary ones, nor a DataFrame it
     registered, nor what its open transaction made: those are streamed once from the caller's

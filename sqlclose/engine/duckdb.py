@@ -978,6 +978,18 @@ class DuckDBEngine(Engine):
             for name in changed:
                 self._set_session(name, theirs[name])
 
+    def dating(self) -> dict[str, str]:
+        """Our session's settings that date a ``TIMESTAMP WITH TIME ZONE`` (``DATING_SETTINGS``)."""
+        return {name: value for name, value in _session(self.con)[2].items() if name in DATING_SETTINGS}
+
+    def date_as(self, settings: dict[str, str]) -> None:
+        """Date a ``TIMESTAMP WITH TIME ZONE`` as ``settings`` say (``dating``' names), on our
+        session alone: what a caller's session decided for the rows of a relation it made."""
+        ours = self.dating()
+        for name, value in settings.items():
+            if name in DATING_SETTINGS and value != ours.get(name):
+                self._set_session(name, value)
+
     def _set_session(self, name: str, value: str) -> None:
         assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
         self.execute(exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")]), [value])
@@ -1282,6 +1294,7 @@ def _cursor_of(connection: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnecti
 # What a caller's session decides about the input it holds (``DuckDBEngine._follow_session``):
 # which table a name means, which file a view's relative path reads, a TIMESTAMPTZ's dates.
 _SESSION_SETTINGS = ["search_path", "file_search_path", "TimeZone", "Calendar"]
+DATING_SETTINGS = ("TimeZone", "Calendar")  # those of them that date a TIMESTAMP WITH TIME ZONE
 
 
 def _session(con: duckdb.DuckDBPyConnection) -> tuple[str, str, dict[str, str]]:

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead, unread_value_fixes
-from sqlclose.engine.duckdb import RECORDS_COUNTED, message_without_values, without_echoed_input
+from sqlclose.engine.duckdb import DATING_SETTINGS, RECORDS_COUNTED, message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
@@ -333,7 +333,15 @@ def spec_engine(settings: EngineSettings | None, source: Any) -> Engine | None:
     if settings is None:
         return None
     if DuckDBEngine.is_relation(source):
-        return engine_from(settings) if settings.name == "duckdb" else None
+        if settings.name != "duckdb":
+            return None
+        made = engine_from(settings)
+        try:
+            follow_relation_dating(made, source)
+        except BaseException:
+            made.close()
+            raise
+        return made
     return None if brings_engine(source) else engine_from(settings)
 
 
@@ -618,6 +626,10 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     if not isinstance(engine, DuckDBEngine):
         raise InputError("a DuckDB relation is read by the DuckDB engine")
     try:
+        if own:
+            follow_relation_dating(engine, relation)
+        else:
+            _refuse_unlike_dating(engine, relation)
         try:
             table = engine.load_relation(engine.temp_name("relation_source"), relation)
         except EngineOutOfMemory:  # not the input's fault: its message says which limit to raise
@@ -633,6 +645,51 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     return Opened(engine, table, "duckdb relation", files)
 
 
+def _zoned_columns(relation: Any) -> list[str]:
+    """The relation's columns holding a ``TIMESTAMP WITH TIME ZONE`` (nested too), whose day, year
+    and text the session's ``TimeZone`` and ``Calendar`` decide."""
+    return [name for name, kind in zip(relation.columns, relation.types) if "TIMESTAMP WITH TIME ZONE" in str(kind)]
+
+
+def _relation_dating(relation: Any) -> dict[str, str]:
+    """``DATING_SETTINGS`` as the session of the connection that made ``relation`` has them."""
+    try:
+        rows = relation.query(_SCRATCH, _DATING).fetchall()
+    except Exception as e:
+        raise InputError(f"cannot read the time zone of the DuckDB relation's connection: {driver_message(e)}") \
+            from None
+    return dict(rows)
+
+
+def follow_relation_dating(engine: DuckDBEngine, relation: Any) -> None:
+    """An engine of sqlclose's own dates a relation's ``TIMESTAMP WITH TIME ZONE`` columns as the
+    session that made it does, as a cursor of a caller's connection does (``(con, "t")``): the same
+    rows gave other month labels as ``con.sql(...)`` than as ``(con, "t")`` (review h5, eighty-fourth
+    round). Read only when the relation holds such a column."""
+    if _zoned_columns(relation):
+        engine.date_as(_relation_dating(relation))
+
+
+def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any) -> None:
+    """A caller's engine whose session dates a ``TIMESTAMP WITH TIME ZONE`` otherwise than the
+    relation's own session: its dates would follow the engine, not the session the caller set.
+    Refused rather than setting the caller's engine, whose later runs it would change."""
+    zoned = _zoned_columns(relation)
+    if not zoned:
+        return
+    theirs, ours = _relation_dating(relation), engine.dating()
+    unlike = [name for name in DATING_SETTINGS if theirs.get(name) != ours.get(name)]
+    if unlike:
+        said = ", ".join(f"{name} {theirs.get(name)!r} against {ours.get(name)!r}" for name in unlike)
+        raise InputError(f"the DuckDB relation's column(s) {', '.join(map(repr, zoned))} hold TIMESTAMP WITH TIME "
+                         f"ZONE values, which the session that made the relation and the engine given date apart "
+                         f"({said}): their days and a dates hierarchy's labels would follow the engine. Give no "
+                         "engine (sqlclose then dates them as the relation's session does), or SET the same "
+                         "TimeZone and Calendar on both")
+
+
+_DATING = exp.select("name", "value").from_(exp.Table(this=exp.Anonymous(this="duckdb_settings"))).where(
+    exp.In(this=exp.column("name"), expressions=[exp.Literal.string(n) for n in DATING_SETTINGS])).sql("duckdb")
 _SCRATCH = "sqlclose_catalog"  # the name relation.query gives the relation, which the catalog queries never read
 _VIEWS = exp.select(exp.func("lower", exp.column("view_name")).as_("name"), exp.column("sql")).from_(
     exp.Table(this=exp.Anonymous(this="duckdb_views"))).where(exp.not_(exp.column("internal"))).sql("duckdb")
