@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import csv
+import datetime as dt
 import json
 import shutil
 from pathlib import Path
@@ -718,6 +719,55 @@ def test_columns_of_several_levels_are_refused_with_how_to_flatten_them(outdir):
     assert "df.columns = ['_'.join(str(p) for p in c if str(p)) for c in df.columns]" in msg
     frame.columns = ["_".join(str(p) for p in c if str(p)) for c in frame.columns]  # the fix it gives
     assert sqlclose.anonymize(frame, spec_dict()).to_arrow().num_rows == len(TABLE3_ROWS)
+
+
+@pytest.mark.parametrize(("label", "shown"), [(None, "nan (float)"), (float("nan"), "nan (float)"),
+                                              (1.5, "1.5 (float)"), ((1, 2), "(1, 2) (tuple)"),
+                                              (b"x", "b'x' (bytes)"), (True, "True (bool)")])
+def test_a_column_label_that_is_no_name_is_refused(outdir, label, shown):
+    """A pandas column labelled None was released as a column 'nan'; labelled with a tuple or bytes,
+    the run ended in a KeyError (an internal error). A label must be text or a whole number (which
+    Arrow names by its digits). Oracle: the message names the label and its type; the frame with
+    the label the fix gives as text is released holding that column."""
+    import pandas as pd
+
+    frame = table3_frame()
+    frame[label] = range(len(TABLE3_ROWS))
+    if isinstance(label, float) and label != label:  # pandas holds None as NaN: both are NaN here
+        assert pd.isna(frame.columns[-1])
+    msg = fails(InputError, frame, spec_dict(others="keep"), outdir)
+    assert f"a column's label, {shown}, is neither text nor a whole number" in msg, msg
+    frame.columns = [str(c) for c in frame.columns]  # the fix it gives
+    assert str(frame.columns[-1]) in sqlclose.anonymize(frame, spec_dict(others="keep")).to_arrow().schema.names
+
+
+def test_a_whole_number_column_label_is_named_by_its_digits(outdir):
+    frame = table3_frame()
+    frame[7] = range(len(TABLE3_ROWS))
+    released = sqlclose.anonymize(frame, spec_dict(others="keep")).to_arrow().column("7").to_pylist()
+    assert sorted(released) == list(range(len(TABLE3_ROWS)))
+
+
+@pytest.mark.parametrize(("values", "fix"), [
+    ([b"x", b"y"], "astype(pd.ArrowDtype(pa.binary()))"),
+    ([[1.0], [2]], "astype(pd.ArrowDtype(pa.list_(pa.float64())))"),
+    ([{"a": 1}, {"a": 2.5}], "astype(pd.ArrowDtype(pa.struct([(\"field\", pa.float64()), ...])))"),
+    ([dt.time(1, 2), dt.time(3, 4)], "astype(pd.ArrowDtype(pa.time64(\"us\")))"),
+    ([1, 2.5], "astype(\"float64\")")])
+def test_an_object_column_is_refused_with_a_fix_for_what_it_holds(outdir, values, fix):
+    """An object column holding bytes was told to become float64. Oracle: the hint for what the
+    column holds; where the hint is whole, the frame it makes is released with the column's values."""
+    import pandas as pd
+
+    n = len(TABLE3_ROWS)
+    column = pd.Series([values[i % 2] for i in range(n)], dtype=object)
+    frame = table3_frame().assign(b=column)
+    msg = fails(InputError, frame, spec_dict(others="keep"), outdir)
+    assert f"df['b'] = df['b'].{fix}" in msg, msg
+    if "..." not in fix:
+        fixed = eval(f"column.{fix}", {"column": column, "pd": pd, "pa": pa})  # the conversion the message gives
+        released = sqlclose.anonymize(frame.assign(b=fixed), spec_dict(others="keep")).to_arrow().column("b")
+        assert sorted(map(repr, released.to_pylist())) == sorted(map(repr, pa.array(fixed).to_pylist()))
 
 
 def test_timestamps_in_a_zone_under_the_dates_rule_are_refused_until_the_days_are_said(outdir):

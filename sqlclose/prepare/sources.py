@@ -237,6 +237,7 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
     but for case) are refused as for every source, before Arrow's own ValueError."""
     _refuse_non_frame(frame)
     _refuse_column_levels(frame)
+    _refuse_unnamed_columns(frame)
     refuse_renamed_columns([str(name) for name in frame.columns], "the pandas DataFrame")
     _refuse_sparse(frame)
     try:
@@ -266,6 +267,21 @@ def _refuse_column_levels(frame: Any) -> None:
                          "none has one name to match the spec's; flatten them first, e.g. df.columns = "
                          "['_'.join(str(p) for p in c if str(p)) for c in df.columns], or keep one level with "
                          "df.droplevel(…, axis=1)")
+
+
+def _refuse_unnamed_columns(frame: Any) -> None:
+    """A column label that is neither text nor a whole number has no name a spec can give as Arrow
+    writes it: None and NaN became ``nan``, a float ``1.5``, a tuple ``('1', '2')`` and bytes failed
+    with a KeyError (an internal error)."""
+    import numbers
+
+    for label in frame.columns:
+        if isinstance(label, str) or (isinstance(label, numbers.Integral) and not isinstance(label, bool)):
+            continue
+        shown = repr(label) if len(repr(label)) <= 60 else f"{repr(label)[:57]}..."
+        raise InputError(f"cannot read the pandas DataFrame: a column's label, {shown} ({type(label).__name__}), is "
+                         "neither text nor a whole number, so the spec cannot name it; name it first, e.g. "
+                         "df.columns = [str(c) for c in df.columns], or df.rename(columns={old: 'name'})")
 
 
 def _refuse_sparse(frame: Any) -> None:
@@ -314,9 +330,24 @@ def _refuse_types_from_values(frame: Any, table: pa.Table) -> None:
             f"columns {', '.join(map(repr, inferred))} are"
         raise InputError(f"cannot read the pandas DataFrame: {named} of dtype object, whose type Arrow infers from the "
                          "values, a suppressed row's too (one fraction among whole numbers changes every released "
-                         "value's type); give each a type first, e.g. "
-                         f"df[{inferred[0]!r}] = df[{inferred[0]!r}].astype(\"float64\"), or "
-                         "astype(pd.ArrowDtype(pa.decimal128(12, 2)))")
+                         f"value's type); give each a type first, e.g. df[{inferred[0]!r}] = df[{inferred[0]!r}]."
+                         f"{_typed_as(table.schema.field(str(inferred[0])).type)}")
+
+
+def _typed_as(inferred: pa.DataType) -> str:
+    """The conversion that gives an object column of values Arrow read as ``inferred`` a type of
+    its own: bytes stay bytes, numbers numbers (not a float's cast for bytes, as it was)."""
+    if pa.types.is_binary(inferred) or pa.types.is_large_binary(inferred):
+        return "astype(pd.ArrowDtype(pa.binary())), or .str.decode(\"utf-8\") for text"
+    if pa.types.is_struct(inferred):
+        return "astype(pd.ArrowDtype(pa.struct([(\"field\", pa.float64()), ...])))"
+    if pa.types.is_list(inferred) or pa.types.is_map(inferred):
+        return "astype(pd.ArrowDtype(pa.list_(pa.float64()))) for lists of numbers"
+    if pa.types.is_time(inferred):
+        return "astype(pd.ArrowDtype(pa.time64(\"us\")))"
+    if pa.types.is_timestamp(inferred):
+        return "astype(\"datetime64[us]\")"
+    return "astype(\"float64\"), or astype(pd.ArrowDtype(pa.decimal128(12, 2)))"
 
 
 def brings_engine(source: Any) -> bool:
