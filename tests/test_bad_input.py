@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from corruption import corrupt_every_write
+from forked_cli import run_cli
 
 import sqlclose
 from sqlclose.cli import main
@@ -1004,3 +1005,27 @@ def test_a_sensitive_stand_in_no_leaf_is_named_whether_or_not_the_column_holds_n
     assert msg.endswith("; with nulls = \"value\" a NULL is read as 'NULL', which is no leaf of the hierarchy: add "
                         "it as one if the column holds NULLs"), msg
     assert "holds 1 value(s) (in 1 row(s)) that are not leaves" in msg and "SECRET" not in msg, msg
+
+
+@pytest.mark.parametrize("which", ["hierarchy", "source"])
+def test_a_pipe_given_as_a_file_is_refused_before_it_is_read(tmp_path, which):
+    """A hierarchy file that is a FIFO blocked the run for good (it is read for its rows and its
+    sha256); a source one was called empty (DuckDB read it more than once). Either is refused by
+    its path before anything opens it, with what to do. Oracle: exit 2 within the timeout with no
+    writer on the pipe (opening it would block), the message, and no output."""
+    import os
+
+    for name in ("table3.csv", "age.csv", "disease.csv"):
+        shutil.copy(TABLE3 / name, tmp_path / name)
+    pipe = tmp_path / ("age.csv" if which == "hierarchy" else "piped.csv")
+    if which == "hierarchy":
+        pipe.unlink()
+    os.mkfifo(pipe)
+    spec = (TABLE3 / "table3.toml").read_text().replace("../../out/table3/release.parquet", "out.parquet")
+    (tmp_path / "t.toml").write_text(spec)
+    args = ["anonymize", tmp_path / "t.toml", "-q"] + (["--source", pipe] if which == "source" else [])
+    result = run_cli(args, timeout=120)
+    assert result.returncode == 2, result.stderr
+    said = "hierarchy file" if which == "hierarchy" else "source"
+    assert f"{said} {pipe} is a pipe (FIFO)" in result.stderr and "save it to a file first" in result.stderr
+    assert not (tmp_path / "out.parquet").exists()

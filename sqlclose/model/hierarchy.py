@@ -29,7 +29,7 @@ from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
-from sqlclose.model.text import read_utf8, unexpanded_hint
+from sqlclose.model.text import read_utf8, special_file, unexpanded_hint
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -166,6 +166,10 @@ class Hierarchy:
         if path.is_dir():
             raise HierarchyError(f"hierarchy file {path} is a folder: give the path of a CSV file with one "
                                  "'leaf;…;*' line per value")
+        if (special := special_file(path)) is not None:
+            raise HierarchyError(f"hierarchy file {path} is {special}, which gives its lines once: sqlclose reads a "
+                                 "hierarchy more than once (its rows, its sha256 for the report); save it to a file "
+                                 "first")
         try:
             text = read_utf8(path, f"hierarchy file {path}", HierarchyError)
         except FileNotFoundError:

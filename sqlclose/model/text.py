@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import stat
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +25,19 @@ def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
         line = before.count(b"\n") + before.count(b"\r") - before.count(b"\r\n") + 1
         offset = e.start + len(data) - len(body)
         raise error(f"{what} is not UTF-8 text (line {line}, byte {offset}); re-save it as UTF-8") from None
+
+
+def special_file(path: Path) -> str | None:
+    """What ``path`` is when it is neither a regular file (a link to one counts) nor a folder nor
+    missing: a pipe or device, which gives its bytes once. A hierarchy is read for its rows and its
+    sha256, a source several times: a FIFO blocked the run for good, a source one was "empty"."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    kinds = ((stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((kind for test, kind in kinds if test(mode)), None)
 
 
 def quoted(value: object, escaped: bool = False) -> str:

@@ -34,7 +34,7 @@ from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, Environme
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.source_query import refuse_guessed_types
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
-from sqlclose.model.text import unexpanded_hint
+from sqlclose.model.text import special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
@@ -833,6 +833,10 @@ def _files(source: Source) -> list[Path]:
         if found.other:
             raise _unread_files(source.path, found.other)
         return found.parquet
+    if (special := special_file(source.path)) is not None:
+        raise InputError(f"source {source.path} is {special}, which gives its bytes once: sqlclose reads a source "
+                         "more than once (to check it, to search, to verify the release against it); save it to a "
+                         "file first")
     return [source.path]
 
 
