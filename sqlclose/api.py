@@ -440,11 +440,18 @@ def open_for(source: SourceLike, spec: Spec, engine: Engine | None = None) -> Op
     numeric = tuple(name for name, s in spec.sensitive.items() if s.distance == "ordered")
     made = spec_engine(spec.engine, source) if engine is None else None
     try:
-        return open_source(source, engine or made, FileRead.of(spec.source, numeric))
+        return open_source(source, engine or made, FileRead.of(spec.source, numeric), _released_by(spec))
     except BaseException:
         if made is not None:
             made.close()
         raise
+
+
+def _released_by(spec: Spec) -> Callable[[str], bool]:
+    """Whether a column's values reach the release under ``spec``: a quasi-identifier or sensitive
+    column, or another kept (``others`` not "drop"), never an identifier."""
+    judged = {*spec.quasi_identifiers, *spec.sensitive}
+    return lambda name: name in judged or (name not in spec.identifiers and spec.others != "drop")
 
 
 def refuse_source_beside_query(source: SourceLike, spec: Spec, option: str = "--source, or the source argument",

@@ -123,11 +123,12 @@ def test_the_callers_use_and_time_zone_decide_what_its_table_and_dates_are() -> 
     assert con.execute("SELECT current_setting('TimeZone')").fetchall() == [("America/New_York",)]
 
 
-def _stamped_in(zone: str) -> duckdb.DuckDBPyConnection:
-    """A connection in ``zone`` holding ``stamped``: 1990-01-01 00:00–03:00 UTC and a sensitive ``d``."""
+def _stamped_in(zone: str, per_instant: int = 1) -> duckdb.DuckDBPyConnection:
+    """A connection in ``zone`` holding ``stamped``: 1990-01-01 00:00–03:00 UTC (each instant
+    ``per_instant`` times) and a sensitive ``d``."""
     con = duckdb.connect()
-    con.execute("CREATE TABLE stamped AS SELECT TIMESTAMPTZ '1990-01-01 00:00:00+00' + INTERVAL (i) HOUR AS ts, "
-                "['x', 'y'][1 + i % 2] AS d FROM range(4) r(i)")
+    con.execute(f"CREATE TABLE stamped AS SELECT TIMESTAMPTZ '1990-01-01 00:00:00+00' + INTERVAL (i // {per_instant}) "
+                "HOUR AS ts, ['x', 'y'][1 + i % 2] AS d FROM range(4) r(i)")
     con.execute(f"SET TimeZone = '{zone}'")
     return con
 
@@ -172,6 +173,32 @@ def test_a_relation_and_a_given_engine_that_date_apart_are_refused() -> None:
     with sqlclose.anonymize(con.sql("SELECT * FROM stamped"), DATED, engine=engine) as release:
         assert release.to_arrow().column("ts").to_pylist() == ["1990"] * 4
     engine.close()
+
+
+@pytest.mark.parametrize("unreleased", ["identifier", "dropped"])
+def test_a_given_engine_is_not_refused_for_a_zoned_column_the_release_leaves_out(unreleased) -> None:
+    """Review h1 of the eighty-fifth round: a TIMESTAMP WITH TIME ZONE column the release never
+    holds (an identifier, or dropped by others = "drop") cannot be dated apart: the run goes on."""
+    con = _stamped_in("America/New_York")
+    spec = {**DATED, "quasi_identifiers": {"h": {"bands": [2]}}}
+    spec |= {"identifiers": ["ts"]} if unreleased == "identifier" else {"others": "drop"}
+    engine = DuckDBEngine()
+    with sqlclose.anonymize(con.sql("SELECT hour(ts) AS h, ts, d FROM stamped"), spec, engine=engine) as release:
+        assert release.to_arrow().column_names == ["h", "d"]
+    engine.close()
+
+
+@pytest.mark.parametrize("gone", ["closed", "dropped"])
+def test_a_relation_unreadable_is_bad_input_with_a_spec_engine(gone) -> None:
+    """Review h1 of the eighty-fifth round: with a spec's [engine], a relation whose connection was
+    closed (or whose table was dropped) raised DuckDB's own exception from the time-zone read; it is
+    an InputError saying the relation cannot be read, as without [engine]."""
+    con = _stamped_in("America/New_York")
+    relation = con.sql("SELECT * FROM stamped")
+    con.close() if gone == "closed" else con.execute("DROP TABLE stamped")
+    for spec in (DATED, DATED | {"engine": {"threads": 1}}):
+        with pytest.raises(sqlclose.errors.InputError, match="cannot read the DuckDB relation"):
+            sqlclose.anonymize(relation, spec)
 
 
 def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
@@ -287,3 +314,28 @@ def test_the_input_fingerprint_is_the_same_in_any_sessions_time_zone(tmp_path) -
     con.execute("COPY t TO ? (FORMAT parquet)", [str(copy)])
     key = "a secret of the operator's"
     assert input_fingerprint((con, "t"), STAMPED, key) == input_fingerprint(str(copy), STAMPED, key)
+
+
+@pytest.mark.parametrize("suffix", ["csv", "parquet"])
+@pytest.mark.parametrize("form", ["relation", "table"])
+def test_a_timestamp_released_as_it_is_from_a_zoned_session_checks_against_its_report(tmp_path, form, suffix):
+    """Review h1 of the eighty-fifth round: a TIMESTAMPTZ quasi-identifier released at level 0 from a
+    New York session had its report list the values in that session's text ('1989-12-31 19:00:00-05'),
+    and `sqlclose check --against`, whose session is UTC, refused the untouched release (exit 4). The
+    report lists them as UTC writes them. Oracles: the labels DuckDB writes in a UTC session of its
+    own, and the exit code of `check --against` in a process of its own."""
+    import json
+
+    con = _stamped_in("America/New_York", per_instant=2)
+    source = con.sql("SELECT * FROM stamped") if form == "relation" else (con, "stamped")
+    out = tmp_path / f"r.{suffix}"
+    with sqlclose.anonymize(source, DATED, node={"ts": 0}) as release:
+        release.write(out)
+    utc = duckdb.connect()
+    utc.execute("SET TimeZone = 'UTC'")
+    instants = "SELECT TIMESTAMPTZ '1990-01-01 00:00:00+00' + INTERVAL (i) HOUR AS ts FROM range(2) r(i)"
+    expected = [t for (t,) in utc.execute(f"SELECT CAST(ts AS VARCHAR) AS t FROM ({instants}) ORDER BY t").fetchall()]
+    report = json.loads((tmp_path / f"r.{suffix}.report.json").read_text())
+    assert report["generalization"]["ts"]["labels"] == expected
+    checked = run_cli(["check", out, "--against", tmp_path / f"r.{suffix}.report.json"])
+    assert checked.returncode == 0, checked.stderr

@@ -312,3 +312,22 @@ def test_kept_float_with_nans_an_edited_value_is_untrue(monkeypatch, signed_nans
     out of NaN, or into another number, is still an untrue row."""
     msg = rejected(monkeypatch, signed_nans, tmp_path, [edit])
     assert "1 written row(s) are not rows of the input generalized at the levels the labels show" in msg
+
+
+@pytest.mark.parametrize(("kind", "value", "edit"), [
+    (pa.struct([("f", pa.float64()), ("s", pa.string())]), lambda i: {"f": -float("nan") if i % 2 else 1.5,
+                                                                         "s": "x-nan" if i == 0 else f"y{i}"},
+     "UPDATE t SET w = {'f': 1.5, 's': 'xnan'} WHERE w.s = 'x-nan'"),
+    (pa.map_(pa.string(), pa.float64()), lambda i: [("k-nan" if i == 0 else f"k{i}", -float("nan") if i % 2 else 1.0)],
+     "UPDATE t SET w = MAP {'knan': 1.0} WHERE map_keys(w)[1] = 'k-nan'")])
+def test_kept_nested_text_beside_floats_edited_is_untrue(monkeypatch, tmp_path, kind, value, edit):
+    """The first form of the sign-free re-check took '-nan' out of the whole text of a nested value:
+    a string 'x-nan' inside a struct holding a float, or a map key, edited to 'xnan', was verified
+    (review h1 of the eighty-fifth round). Only a float's NaN loses its sign: the edit is untrue."""
+    rows = _signed_nan_rows().drop_columns(["w"]).append_column("w", pa.array([value(i) for i in range(60)], kind))
+    with sqlclose.anonymize(rows, SIGNED_NAN_SPEC) as release:
+        corrupt_on_write(monkeypatch, release.problem.engine, tmp_path / "control", [])
+        assert release.write_parquet(tmp_path / "control" / "r.parquet")["verified"] is True
+        monkeypatch.undo()
+        msg = rejected(monkeypatch, release, tmp_path, [edit])
+    assert "1 written row(s) are not rows of the input generalized at the levels the labels show" in msg

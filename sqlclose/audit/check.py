@@ -146,7 +146,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
                        checked=True)
     with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
         with _types_told_for_check(spec):
-            opened = open_source(source, engine, options)
+            opened = open_source(source, engine, options, lambda name: name in qi or name in models)
         engine, relation, label = opened.engine, opened.relation, opened.label
         try:
             require_columns([*qi, *models], engine.schema(relation).names, label, opened.names_may_be_data)

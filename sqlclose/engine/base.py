@@ -539,6 +539,12 @@ class Engine(ABC):
         on every session and machine. A backend whose sessions are all UTC need do nothing."""
         yield
 
+    def instants_in_utc(self, texts: list[str]) -> list[str]:
+        """``texts`` of ``TIMESTAMP WITH TIME ZONE`` values as this session writes them, each as
+        ``texts_in_utc`` writes its instant, in order. A backend whose sessions are all UTC returns
+        them as they are."""
+        return texts
+
     # ---- hooks each backend implements ----------------------------------------------------
     @abstractmethod
     def row_hash(self, alias: str, secret: exp.Expression) -> exp.Expression:
@@ -580,13 +586,6 @@ class Engine(ABC):
         check apart from the first (``verify_row_sums``). It hashes one value where a hash of the
         row's hashes in the other order hashed them all again (0.67 → 0.57 s at 10 M rows,
         seventy-ninth round)."""
-
-    def text_without_nan_sign(self, value: exp.Expression, kind: pa.DataType) -> exp.Expression | None:
-        """The text the re-check hashes a column of Arrow type ``kind`` by, with any NaN inside it
-        written without its sign — a kept column's NaNs are released so
-        (``release_query.written_as_given``) — or None when that is the value's own text (no float
-        inside, or an engine whose text of NaN has no sign: Spark's is ``NaN``)."""
-        return None
 
     @staticmethod
     def hashed_as_is(written: pa.DataType, generalized: pa.DataType) -> bool:

@@ -990,6 +990,21 @@ class DuckDBEngine(Engine):
             if name in DATING_SETTINGS and value != ours.get(name):
                 self._set_session(name, value)
 
+    def instants_in_utc(self, texts: list[str]) -> list[str]:
+        # The session's text carries its offset ('1989-12-31 19:00:00-05'): read back, it is the instant.
+        if not texts or self.dating() == {"TimeZone": "UTC", "Calendar": "gregorian"}:
+            return texts
+        name = self.temp_name("instants")
+        self.register(name, pa.table({"v": pa.array(texts, pa.string())}))
+        try:
+            instant = exp.Cast(this=exp.column("v"), to=exp.DataType.build("TIMESTAMPTZ"))
+            with self.texts_in_utc():
+                found = self.fetch(exp.select(exp.alias_(exp.Cast(this=instant, to=exp.DataType.build("VARCHAR")),
+                                                         "v")).from_(_table(name)))
+        finally:
+            self.unregister(name)
+        return found.column("v").to_pylist()
+
     def _set_session(self, name: str, value: str) -> None:
         assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
         self.execute(exp.Set(expressions=[exp.SetItem(this=assign, kind="SESSION")]), [value])
@@ -1055,15 +1070,6 @@ class DuckDBEngine(Engine):
         # statistics decide ISFINITE, and infinities are within them.
         finite, infinite = (exp.Anonymous(this=f, expressions=[value.copy()]) for f in ("ISFINITE", "ISINF"))
         return exp.and_(exp.Not(this=finite), exp.Not(this=infinite))
-
-    def text_without_nan_sign(self, value: exp.Expression, kind: pa.DataType) -> exp.Expression | None:
-        text = exp.Cast(this=value.copy(), to=exp.DataType.build("VARCHAR"))
-        if pa.types.is_floating(kind):  # by the value, not its text, which may be cut (cuts_negative_nan_text)
-            return exp.Case(ifs=[exp.If(this=self.is_nan(value), true=exp.Literal.string("nan"))], default=text)
-        if not _holds_float(kind):
-            return None
-        return exp.RegexpReplace(this=text, expression=exp.Literal.string("-nan"),
-                                 replacement=exp.Literal.string("nan"), modifiers=exp.Literal.string("g"))
 
     def has_minus_sign(self, value: exp.Expression) -> exp.Expression:
         # The sign bit, not the text, which may be cut (``cuts_negative_nan_text``).
@@ -1330,14 +1336,3 @@ def _reader(function: str, path: str | list[str], options: dict[str, Any],
     table = exp.Table(this=exp.Anonymous(this=function, expressions=args))
     columns = select if isinstance(select, list) else [select if select is not None else exp.Star()]
     return exp.select(*columns).from_(table), params
-
-
-def _holds_float(kind: pa.DataType) -> bool:
-    """A float, or a list, struct or map with one inside at any depth."""
-    if pa.types.is_floating(kind):
-        return True
-    if pa.types.is_struct(kind):
-        return any(_holds_float(kind.field(i).type) for i in range(kind.num_fields))
-    if pa.types.is_map(kind):
-        return _holds_float(kind.key_type) or _holds_float(kind.item_type)
-    return hasattr(kind, "value_type") and _holds_float(kind.value_type)

@@ -82,8 +82,12 @@ class Opened:
         return any(path_format(f) not in ("parquet", "duckdb") for f in self.files)
 
 
-def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None) -> Opened:
-    """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not."""
+def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None,
+                dated: Callable[[str], bool] | None = None) -> Opened:
+    """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not.
+    ``dated``: which columns the run reads for their values (a relation's ``TIMESTAMP WITH TIME
+    ZONE`` columns among them must be dated alike by a caller's engine: ``_refuse_unlike_dating``);
+    None: every column."""
     options = options or FileRead()
     if engine is not None:
         engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
@@ -92,7 +96,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if isinstance(source, Source):
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):
-        return _open_relation(source, engine)
+        return _open_relation(source, engine, dated)
     if _is_connection_pair(source):
         if engine is not None:
             raise InputError("give either an engine or a (connection, table) source, not both")
@@ -643,13 +647,9 @@ def _without_guess(message: str) -> str:
     return re.sub(r';?\s*Did you mean "[^"]*"\?', "", message)
 
 
-def _open_relation(relation: Any, engine: Engine | None) -> Opened:
+def _open_relation(relation: Any, engine: Engine | None, dated: Callable[[str], bool] | None) -> Opened:
     """A DuckDB relation, streamed once into a temp table of our engine."""
-    try:
-        names = list(relation.columns)
-    except Exception as e:  # its connection closed: a raw ConnectionException before (review, sixty-fourth round)
-        raise InputError(f"cannot read the DuckDB relation: {driver_message(e)} (a relation is read on the "
-                         "connection that made it: keep it open until sqlclose.anonymize returns)") from None
+    names = [name for name, _ in _relation_columns(relation)]
     # Its names as the relation gives them: stored, DuckDB renames a second ssn (or SSN) ssn_1.
     refuse_renamed_columns(names, "the DuckDB relation")
     own = engine is None
@@ -660,7 +660,7 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
         if own:
             follow_relation_dating(engine, relation)
         else:
-            _refuse_unlike_dating(engine, relation)
+            _refuse_unlike_dating(engine, relation, dated)
         try:
             table = engine.load_relation(engine.temp_name("relation_source"), relation)
         except EngineOutOfMemory:  # not the input's fault: its message says which limit to raise
@@ -676,19 +676,32 @@ def _open_relation(relation: Any, engine: Engine | None) -> Opened:
     return Opened(engine, table, "duckdb relation", files)
 
 
-def _zoned_columns(relation: Any) -> list[str]:
+_KEEP_IT_OPEN = "a relation is read on the connection that made it: keep it open until sqlclose.anonymize returns"
+
+
+def _relation_columns(relation: Any) -> list[tuple[str, str]]:
+    """The relation's columns and their DuckDB types as text. Its connection closed, DuckDB raised
+    a raw ConnectionException (review, sixty-fourth round; again from a spec's [engine], review h1
+    of the eighty-fifth)."""
+    try:
+        return list(zip(relation.columns, map(str, relation.types)))
+    except Exception as e:
+        raise InputError(f"cannot read the DuckDB relation: {driver_message(e)} ({_KEEP_IT_OPEN})") from None
+
+
+def _zoned_columns(relation: Any, dated: Callable[[str], bool] | None = None) -> list[str]:
     """The relation's columns holding a ``TIMESTAMP WITH TIME ZONE`` (nested too), whose day, year
-    and text the session's ``TimeZone`` and ``Calendar`` decide."""
-    return [name for name, kind in zip(relation.columns, relation.types) if "TIMESTAMP WITH TIME ZONE" in str(kind)]
+    and text the session's ``TimeZone`` and ``Calendar`` decide; of ``dated`` alone when given."""
+    return [name for name, kind in _relation_columns(relation)
+            if "TIMESTAMP WITH TIME ZONE" in kind and (dated is None or dated(name))]
 
 
 def _relation_dating(relation: Any) -> dict[str, str]:
     """``DATING_SETTINGS`` as the session of the connection that made ``relation`` has them."""
     try:
         rows = relation.query(_SCRATCH, _DATING).fetchall()
-    except Exception as e:
-        raise InputError(f"cannot read the time zone of the DuckDB relation's connection: {driver_message(e)}") \
-            from None
+    except Exception as e:  # busy (an unfinished execute() result), or closed: as the relation's read says
+        raise InputError(f"cannot read the DuckDB relation: {driver_message(e)} ({_KEEP_IT_OPEN})") from None
     return dict(rows)
 
 
@@ -701,11 +714,11 @@ def follow_relation_dating(engine: DuckDBEngine, relation: Any) -> None:
         engine.date_as(_relation_dating(relation))
 
 
-def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any) -> None:
-    """A caller's engine whose session dates a ``TIMESTAMP WITH TIME ZONE`` otherwise than the
-    relation's own session: its dates would follow the engine, not the session the caller set.
-    Refused rather than setting the caller's engine, whose later runs it would change."""
-    zoned = _zoned_columns(relation)
+def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any, dated: Callable[[str], bool] | None) -> None:
+    """A caller's engine whose session dates a ``TIMESTAMP WITH TIME ZONE`` the run reads (``dated``)
+    otherwise than the relation's own session: its dates would follow the engine, not the session
+    the caller set. Refused rather than setting the caller's engine, whose later runs it would change."""
+    zoned = _zoned_columns(relation, dated)
     if not zoned:
         return
     theirs, ours = _relation_dating(relation), engine.dating()
@@ -715,8 +728,9 @@ def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any) -> None:
         raise InputError(f"the DuckDB relation's column(s) {', '.join(map(repr, zoned))} hold TIMESTAMP WITH TIME "
                          f"ZONE values, which the session that made the relation and the engine given date apart "
                          f"({said}): their days and a dates hierarchy's labels would follow the engine. Give no "
-                         "engine (sqlclose then dates them as the relation's session does), or SET the same "
-                         "TimeZone and Calendar on both")
+                         "engine (sqlclose then dates them as the relation's session does), or date them alike: "
+                         "SET TimeZone (and Calendar) on the relation's connection to the engine's, or make the "
+                         "engine on that connection, DuckDBEngine(con), which follows its session")
 
 
 _DATING = exp.select("name", "value").from_(exp.Table(this=exp.Anonymous(this="duckdb_settings"))).where(

@@ -492,7 +492,7 @@ class Release:
             written = [by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])]
             if level == 0:  # given as it is: the stand-in's rows hold NULL, no label (queries.given_as_is)
                 written = [text for text in written if text != qi.coded.null_value]
-            used = shown_labels([(level, text) for text in written], types.get(qi.name))
+            used = shown_labels([(level, text) for text in written], types.get(qi.name), self.problem.engine)
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out

@@ -35,6 +35,7 @@ from sqlclose.engine import Engine
 from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
+from sqlclose.prepare.release_query import nan_rewrite
 from sqlclose.release.verify_local import Judge, Unfit, judge_for
 from sqlclose.sql import queries as q
 from sqlclose.sql.templates import template
@@ -334,14 +335,16 @@ class _Truth:
         return exp.select(every).from_(_aliased(generalized, "__sqlclose_gen")).join(classes, on=match).subquery()
 
     def _own_hash(self, name: str, as_is: bool) -> exp.Expression:
-        """Column ``name``'s value hash on both sides; a column given as it is (not a QI) by its text
-        with NaN's sign left out (``Engine.text_without_nan_sign``): a kept column's NaNs are written
-        without it, a sensitive column's with it, checked by its own counts."""
-        sign_free = None if name in self.classes else \
-            self.engine.text_without_nan_sign(_col(name), self.written_types.field(name).type)
-        if sign_free is not None:
-            return self.engine.value_hash(sign_free, as_is=True)
-        return self.engine.value_hash(_col(name), as_is)
+        """Column ``name``'s value hash on both sides; a column given as it is (not a QI) that holds
+        floats by the text of its value with every NaN written without its sign, as a kept column's
+        is (``release_query.nan_rewrite``, which reaches floats alone: a text '-nan' in a struct's
+        string is not a NaN). A sensitive column's keeps its sign, checked by its own counts."""
+        value = _col(name)
+        rewrite = None if name in self.classes else \
+            nan_rewrite(self.written_types.field(name).type, self.engine.is_nan, None)
+        if rewrite is None:
+            return self.engine.value_hash(value, as_is)
+        return self.engine.value_hash(rewrite(value), as_is=False)  # hashed as its text
 
     def _weighted(self, key: exp.Expression) -> exp.Expression:
         """A written row's key (``_wide``), times the rows it stands for when it stands for more
