@@ -130,7 +130,7 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_before_search(spec, problem, *output)
         levels = None if node is None else _given_node(node, spec, problem)
-        inputs = [*opened.files, *spec.files_read]
+        inputs = [*opened.files, *opened.databases, *spec.files_read]
         if spec.search.algorithm == "gaa":
             from sqlclose.release.gaa_release import GaaRelease
             from sqlclose.search.gaa_run import run_gaa

@@ -339,3 +339,30 @@ def test_a_timestamp_released_as_it_is_from_a_zoned_session_checks_against_its_r
     assert report["generalization"]["ts"]["labels"] == expected
     checked = run_cli(["check", out, "--against", tmp_path / f"r.{suffix}.report.json"])
     assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize("form", ["attached", "opened", "pair"])
+def test_a_release_is_never_written_over_the_database_its_relation_reads(tmp_path, form) -> None:
+    """Review h2 of the eighty-fifth round: a relation over a database (attached read-only, or a
+    read-only connection on the file) names no file in its SQL, and its release written to that
+    database's table with overwrite replaced the input (300 rows of 9 ages became the release's).
+    Every database file of the source's connection is an input. Oracles: the refusal, and the
+    table as it was (its rows and distinct ages by a plain query)."""
+    path = tmp_path / "src.duckdb"
+    made = duckdb.connect(str(path))
+    made.execute("CREATE TABLE people AS SELECT * FROM read_csv(?)", [str(CSV)])
+    before = made.execute("SELECT count(*), count(DISTINCT age) FROM people").fetchall()
+    made.close()
+    if form == "opened":
+        con = duckdb.connect(str(path), read_only=True)
+        source = con.sql("SELECT * FROM people")
+    else:
+        con = duckdb.connect()
+        con.execute(f"ATTACH '{path}' AS s (READ_ONLY)")
+        source = con.table("s.people") if form == "attached" else (con, "s.people")
+    with sqlclose.anonymize(source, spec()) as release:
+        with pytest.raises(sqlclose.errors.OutputExistsError, match="this job reads"):
+            release.write(path, table="people", overwrite=True)
+    con.close()
+    after = duckdb.connect(str(path), read_only=True)
+    assert after.execute("SELECT count(*), count(DISTINCT age) FROM people").fetchall() == before

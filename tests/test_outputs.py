@@ -519,14 +519,16 @@ def test_the_database_the_job_reads_is_not_written(project):
 def test_the_database_a_callers_connection_holds_is_not_written_with_duckdbs_words(project):
     """A (connection, table) source: the database its connection holds cannot be opened again by
     sqlclose's writer in this process. The message said DuckDB's "Can't open a connection to same
-    database file with a different configuration"; it now says what holds it and what to do."""
+    database file with a different configuration"; it now says the job reads it (every database
+    file of the source's connection is an input since the eighty-fifth round) and what to do."""
     db = project / "in.duckdb"
     con = duckdb.connect(str(db))
     con.execute("CREATE TABLE t3 AS SELECT * FROM read_csv(?, header = true, types = {'zip': 'VARCHAR'})",
                 [str(project / "table3.csv")])
     spec = sqlclose.load_spec(project / "spec.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
     with sqlclose.anonymize((con, "t3"), spec) as release:
-        with pytest.raises(InputError, match="is open in this process on another connection") as e:
+        with pytest.raises(InputError, match="a database the job reads, which is never written: write the release "
+                                             "to another database file") as e:
             release.write(db, table="released")
     assert "different configuration" not in str(e.value)
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'released'").fetchall() == [(0,)]

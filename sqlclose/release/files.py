@@ -200,6 +200,9 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "t
     source): the next run would read the release back as input rows, so k would count people twice.
     ``written``: what the job writes there, as the message names it."""
     for source in inputs:
+        if same(target, source) and _is_database(source):  # another table there would destroy nothing, still refused
+            raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}, a database the "
+                                    f"job reads, which is never written: write {written} to another database file")
         if same(target, source):
             raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}; writing "
                                     f"{written} there would destroy it: choose another path")
@@ -209,6 +212,15 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "t
         if _is_pattern(source) and fnmatch.fnmatchcase(os.path.realpath(target), _real_pattern(source)):
             raise OutputExistsError(f"the {role} path {target} matches {source}, the pattern this job reads; the "
                                     f"next run would read {written} as input rows: choose a path it does not match")
+
+
+def _is_database(path: Path) -> bool:
+    """Whether ``path`` is a DuckDB database file, by its header ("DUCK" at byte 8)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(12)[8:12] == b"DUCK"
+    except OSError:
+        return False
 
 
 def read_by_job(target: Path, source: Path) -> str:
