@@ -446,7 +446,7 @@ def _open_connection_table(con: Any, name: Any) -> Opened:
         engine.check_connection()
         try:
             read = engine.caller_table(relation)
-        except EngineOutOfMemory:
+        except (EngineOutOfMemory, InputError):
             raise
         except Exception as e:
             raise InputError(f"cannot read table {name!r}: {_without_guess(driver_message(e))}") from None
@@ -667,7 +667,7 @@ def _open_relation(relation: Any, engine: Engine | None, dated: Callable[[str], 
             _refuse_unlike_dating(engine, relation, dated)
         try:
             table = engine.load_relation(engine.temp_name("relation_source"), relation)
-        except EngineOutOfMemory:  # not the input's fault: its message says which limit to raise
+        except (EngineOutOfMemory, InputError):  # not the input's fault / our own words: as they are
             raise
         except Exception as e:
             raise InputError(f"cannot read the DuckDB relation: {driver_message(e)}") from None
