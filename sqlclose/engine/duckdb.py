@@ -373,6 +373,10 @@ class DuckDBEngine(Engine):
             return self._cannot_spill(str(e), sql)
         if isinstance(e, duckdb.OutOfMemoryException) and "max_temp_directory_size" in str(e):
             return self._out_of_disk(sql)  # DuckDB caps its spill files at the disk's free space
+        if isinstance(e, (duckdb.InternalException, duckdb.FatalException)):  # its C++ stack: 50 lines of it
+            first = _partition_values_hidden(without_echoed_input(str(e).splitlines()[0]))
+            return EngineError(f"{type(e).__name__}: {first} (an error inside DuckDB; its stack trace is left out)",
+                               sql)
         if not isinstance(e, duckdb.OutOfMemoryException):
             return EngineError(f"{type(e).__name__}: {_partition_values_hidden(without_echoed_input(str(e)))}", sql)
         # DuckDB's own advice names SQL settings the user cannot reach; say what to change in the spec.

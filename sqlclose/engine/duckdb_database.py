@@ -27,12 +27,21 @@ threads_lock = threading.RLock()
 
 
 def shared_connection() -> duckdb.DuckDBPyConnection:
-    """A new connection of its own to the process's shared in-memory database (made on first use)."""
+    """A new connection of its own to the process's shared in-memory database (made on first use,
+    and anew when DuckDB has invalidated it: after a fatal error every statement on it fails, and
+    every later job of the process had failed with it)."""
     global _database
     with _lock:
         if _database is None:
             _database = duckdb.connect()
-        return _database.cursor()
+        cursor = _database.cursor()
+        try:
+            cursor.execute("SELECT 1").fetchall()
+        except duckdb.FatalException:
+            cursor.close()
+            _database = duckdb.connect()  # the old one is left to its open connections, never used again
+            cursor = _database.cursor()
+        return cursor
 
 
 def close_shared() -> None:

@@ -114,10 +114,12 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         refuse_alike_fields(source.schema, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
+        from sqlclose.prepare.arrow_instants import refuse_out_of_range_instants
         from sqlclose.prepare.arrow_text import refuse_invalid_text
 
         refuse_invalid_text(source, label)
         refuse_sub_microsecond_durations(source, label)
+        refuse_out_of_range_instants(source, label)
         own = engine is None
         engine = engine or DuckDBEngine()
         name = engine.temp_name("arrow_source")

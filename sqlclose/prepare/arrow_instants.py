@@ -1,0 +1,71 @@
+"""Arrow instants and days past what DuckDB holds: refused by column before the engine reads them.
+
+DuckDB (2.0.1) reads an Arrow ``timestamp('s')`` or ``('ms')`` past its microsecond range (a pandas
+``datetime64[s]`` of year 300000, a microsecond epoch read as seconds) with an internal error that
+invalidates the whole database: every later statement of the process failed. A value at the edge
+of its range (``2**63 - 1`` microseconds or nanoseconds, ``2**31 - 1`` days) it reads as
+``infinity``: a value no row holds, released and verified as such. The check runs in Arrow over
+whole arrays (one min and max per array), never row by row in Python, and names no value.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqlclose.errors import InputError
+from sqlclose.prepare.arrow_durations import leaves
+
+# DuckDB's TIMESTAMP: microseconds from 290309-12-22 (BC) to 294247-01-10, its ends (±(2**63 - 1))
+# being ±infinity; its DATE: days within ±(2**31 - 2), ±(2**31 - 1) being ±infinity.
+_MICROS = (-9_223_372_022_400_000_000, 9_223_372_036_854_775_806)
+_DAYS = (-(2**31 - 2), 2**31 - 2)
+_PER_MICRO = {"s": 1_000_000, "ms": 1_000, "us": 1}
+_MS_PER_DAY = 86_400_000
+
+
+def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
+    """Raise InputError naming the first column (and how many more) holding an instant or a day
+    DuckDB cannot hold as it is, and what to do."""
+    found = [name for name, column in zip(table.column_names, table.columns) if _out_of_range(column)]
+    if not found:
+        return
+    name = found[0]
+    also = "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
+    raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds a date or "
+                     f"time past what the engine holds{also} (DuckDB keeps instants from 290309 BC to 294247 AD, "
+                     "to the microsecond, and reads the very ends of its range as infinity); such a value is "
+                     "usually a number read in the wrong unit (microseconds read as seconds): correct it, set it "
+                     "to NULL, or convert the column to its numbers or its text first")
+
+
+def _out_of_range(column: pa.ChunkedArray) -> bool:
+    if not _may_hold(column.type):  # most columns: decided by the type, no value read
+        return False
+    return any(_leaf_out_of_range(leaf) for chunk in column.chunks for leaf in leaves(chunk))
+
+
+def _may_hold(kind: pa.DataType) -> bool:
+    """Whether a type holds, anywhere inside it, a timestamp or a date."""
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+        return True
+    if isinstance(kind, pa.ExtensionType):
+        return _may_hold(kind.storage_type)
+    if pa.types.is_dictionary(kind) or pa.types.is_run_end_encoded(kind):
+        return _may_hold(kind.value_type)
+    return any(_may_hold(kind.field(i).type) for i in range(kind.num_fields))
+
+
+def _leaf_out_of_range(leaf: pa.Array) -> bool:
+    kind = leaf.type
+    if len(leaf) == leaf.null_count or not (pa.types.is_timestamp(kind) or pa.types.is_date(kind)):
+        return False
+    ends = pc.min_max(leaf.cast(pa.int64() if kind != pa.date32() else pa.int32()))
+    low, high = ends["min"].as_py(), ends["max"].as_py()
+    if pa.types.is_timestamp(kind):
+        if kind.unit == "ns":
+            return low < -(2**63 - 1) + 1 or high > 2**63 - 2
+        per = _PER_MICRO[kind.unit]
+        return low * per < _MICROS[0] or high * per > _MICROS[1]
+    per_day = _MS_PER_DAY if kind == pa.date64() else 1
+    return low < _DAYS[0] * per_day or high > _DAYS[1] * per_day

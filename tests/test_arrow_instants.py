@@ -1,0 +1,79 @@
+"""Arrow instants and days past what DuckDB holds (sqlclose/prepare/arrow_instants.py), and the
+process's shared database after DuckDB invalidates it (sqlclose/engine/duckdb_database.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import sqlclose
+from sqlclose.errors import InputError
+
+SPEC = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10]}}, "sensitive": {"d": {"distinct_l": 2}},
+        "others": "keep"}
+# Per case: the column, with one value DuckDB cannot hold as it is beside an ordinary one.
+PAST = {
+    "seconds": pa.array([0, 9_300_000_000_000, 0, 0], pa.timestamp("s")),  # year 296,000: an internal error
+    "milliseconds in a zone": pa.array([0, 2**62, 0, 0], pa.timestamp("ms", tz="UTC")),
+    "microseconds at the end": pa.array([0, 2**63 - 1, 0, 0], pa.timestamp("us")),  # read as infinity
+    "nanoseconds at the start": pa.array([0, -(2**63) + 1, 0, 0], pa.timestamp("ns")),
+    "days at the end": pa.array([0, 2**31 - 1, 0, 0], pa.date32()),
+    "date64": pa.array([0, 2**62 // 86_400_000 * 86_400_000, 0, 0], pa.date64()),  # whole days, as Arrow wants
+    "nested": pa.ListArray.from_arrays([0, 1, 2, 2, 3], pa.array([0, 9_300_000_000_000, 0], pa.timestamp("s"))),
+}
+
+
+def _rows(column: pa.Array) -> pa.Table:
+    return pa.table({"age": [20, 21, 30, 31], "d": ["x", "y", "x", "y"], "seen": column})
+
+
+@pytest.mark.parametrize("case", list(PAST))
+def test_an_instant_past_the_engines_range_is_refused_by_column(case):
+    """DuckDB 2.0.1 read a timestamp('s') of year 296,000 with an internal error (its C++ stack in the
+    message, exit 1) and invalidated the process's database; the very ends of its range it read as
+    infinity, a value no row holds, released and verified. Refused by column, no value shown; the
+    same rows with the value NULL are released, their instants as Arrow holds them (the oracle)."""
+    column = PAST[case]
+    with pytest.raises(InputError, match=r"column 'seen' \(.*\) holds a date or time past what the engine holds"):
+        sqlclose.anonymize(_rows(column), SPEC)
+    fixed = pc.if_else(pa.array([True, False, True, True]), column, pa.nulls(4, column.type))
+    with sqlclose.anonymize(_rows(fixed), SPEC) as release:
+        written = release.to_arrow().column("seen")
+    assert sorted(map(repr, written.to_pylist())) == sorted(map(repr, fixed.to_pylist()))
+
+
+def test_instants_at_the_edge_of_the_range_are_read():
+    """The last microsecond DuckDB holds (294247-01-10) and its first second (290309 BC) are read."""
+    column = pa.array([-9_223_372_022_400_000_000, 9_223_372_036_854_775_806, 0, 0], pa.timestamp("us"))
+    with sqlclose.anonymize(_rows(column), SPEC) as release:
+        written = release.to_arrow().column("seen").cast(pa.int64()).to_pylist()
+    assert sorted(written) == sorted(column.cast(pa.int64()).to_pylist())
+
+
+def test_a_database_duckdb_invalidated_is_made_anew():
+    """After DuckDB's fatal error on the process's shared database, every later job of the process
+    failed with "database has been invalidated". The next engine makes a new one. In a process of
+    its own (the test's other engines share this one's database)."""
+    script = textwrap.dedent("""
+        import pyarrow as pa, sqlclose
+        from sqlclose.engine import duckdb_database
+        con = duckdb_database.shared_connection()
+        con.register("x", pa.table({"v": pa.array([9_300_000_000_000], pa.timestamp("s"))}))
+        try:
+            con.sql("SELECT CAST(v AS VARCHAR) FROM x").fetchall()
+        except Exception as e:
+            print(type(e).__name__)
+        rows = pa.table({"age": [20, 21, 30, 31], "d": ["x", "y", "x", "y"]})
+        spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10]}},
+                "sensitive": {"d": {"distinct_l": 2}}}
+        with sqlclose.anonymize(rows, spec) as release:
+            print(release.to_arrow().num_rows)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["InternalException", "4"]
