@@ -771,6 +771,23 @@ def test_an_object_column_is_refused_with_a_fix_for_what_it_holds(outdir, values
         assert sorted(map(repr, released.to_pylist())) == sorted(map(repr, pa.array(fixed).to_pylist()))
 
 
+def test_arrow_backed_timestamps_in_a_zone_under_the_dates_rule_are_refused(outdir):
+    """Review h2 of the eighty-fifth round: a pd.ArrowDtype timestamp column in Paris has no ``tz`` of
+    its own, so its 2020-02-01 00:30 was labelled 2020-01 without a word. Oracle: the refusal, and
+    pandas' own month of the wall time after the fix it names."""
+    import pandas as pd
+
+    stamps = pd.Series([pd.Timestamp("2020-02-01 00:30", tz="Europe/Paris")] * 20, dtype=pd.ArrowDtype(
+        pa.timestamp("us", tz="Europe/Paris")))
+    frame = pd.DataFrame({"when": stamps, "disease": ["flu", "cold", "gastritis", "pneumonia"] * 5})
+    spec = {"privacy": {"k": 5}, "quasi_identifiers": {"when": {"dates": True, "domain": ["1900-01-01", "2030-12-31"]}},
+            "sensitive": {"disease": {"distance": "equal", "t": 0.9}}}
+    msg = fails(InputError, frame, spec, outdir)
+    assert "column 'when' holds timestamps in the time zone 'Europe/Paris'" in msg, msg
+    with sqlclose.anonymize(frame.assign(when=frame["when"].dt.tz_localize(None)), spec, node={"when": 1}) as release:
+        assert set(release.to_arrow().column("when").to_pylist()) == {"2020-02"}
+
+
 def test_timestamps_in_a_zone_under_the_dates_rule_are_refused_until_the_days_are_said(outdir):
     """Review of the sixty-third round: a pandas column of Paris timestamps was dated in UTC without a
     word (DuckDB keeps the instant, not the zone), so 2020-01-01 00:30 in Paris was released as
@@ -1029,3 +1046,36 @@ def test_a_pipe_given_as_a_file_is_refused_before_it_is_read(tmp_path, which):
     said = "hierarchy file" if which == "hierarchy" else "source"
     assert f"{said} {pipe} is a pipe (FIFO)" in result.stderr and "save it to a file first" in result.stderr
     assert not (tmp_path / "out.parquet").exists()
+
+
+@pytest.mark.parametrize(("value", "said"), [(2**70, "a whole number past 64 bits"),
+                                             ("Jo\udcc3hn", "text that is not valid Unicode")])
+def test_a_value_python_cannot_hand_to_arrow_is_refused_by_column(outdir, value, said):
+    """Review h2 of the eighty-fifth round: an object column holding 2**70 ended in Python's
+    OverflowError, one holding a lone surrogate in a UnicodeEncodeError quoting it (exit 1). Refused
+    by column, the value not shown; the big number as text, the fix named, is released as such."""
+    import pandas as pd
+
+    frame = table3_frame()
+    frame["x"] = pd.Series([value] + ["1"] * (len(TABLE3_ROWS) - 1), dtype=object)
+    msg = fails(InputError, frame, spec_dict(others="keep"), outdir)
+    assert f"column 'x' holds {said}" in msg and "udcc3" not in msg and str(2**70) not in msg, msg
+    if isinstance(value, int):
+        fixed = frame.assign(x=frame["x"].astype(str))
+        released = sqlclose.anonymize(fixed, spec_dict(others="keep")).to_arrow().column("x").to_pylist()
+        assert str(2**70) in released
+
+
+@pytest.mark.parametrize("form", ["pandas", "arrow"])
+def test_a_column_name_holding_nul_is_refused(outdir, form):
+    """Review h2 of the eighty-fifth round: DuckDB cuts a column name at a NUL character, so a column
+    'ssn\\x00copy' beside the identifier ssn was released as 'ssn_1', the identifier's values under
+    another name. Refused, naming the column (escaped) and the name it would be cut to."""
+    import pandas as pd
+
+    frame = table3_frame()
+    frame["ssn"] = [f"{i:09d}" for i in range(len(TABLE3_ROWS))]
+    frame["ssn\x00copy"] = frame["ssn"]
+    source = frame if form == "pandas" else pa.Table.from_pandas(frame, preserve_index=False)
+    msg = fails(InputError, source, spec_dict(others="keep", identifiers=["ssn"]), outdir)
+    assert "column 'ssn\\x00copy' has a NUL character in its name" in msg and "('ssn')" in msg, msg

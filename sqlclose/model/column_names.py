@@ -28,6 +28,11 @@ def refuse_renamed_columns(names: list[str], where: str) -> None:
     if nameless:
         raise InputError(f"{where}: its column {nameless[0]} (counted from 1) has no name, and the engine would "
                          "release it under one it makes up: name it, or remove that column")
+    cut = [name for name in names if "\x00" in name]
+    if cut:  # DuckDB cuts a name at its NUL: 'ssn\x00copy' was read as 'ssn', beside an identifier ssn as 'ssn_1'
+        raise InputError(f"{where}: column {ascii(cut[0])} has a NUL character in its name, at which the engine "
+                         f"cuts it ({ascii(cut[0].split(chr(0))[0])}), so it would be released under another name: "
+                         "rename it")
     twice = sorted(name for name, n in Counter(names).items() if n > 1)
     if twice:
         raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "

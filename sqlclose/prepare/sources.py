@@ -115,9 +115,11 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
         from sqlclose.prepare.arrow_durations import refuse_sub_microsecond_durations
         from sqlclose.prepare.arrow_instants import refuse_out_of_range_instants
+        from sqlclose.prepare.arrow_shapes import refuse_arrow_shapes
         from sqlclose.prepare.arrow_text import refuse_invalid_text
 
         refuse_invalid_text(source, label)
+        refuse_arrow_shapes(source, label)
         refuse_sub_microsecond_durations(source, label)
         refuse_out_of_range_instants(source, label)
         own = engine is None
@@ -223,7 +225,7 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
     frame's 2020-01-01 00:30 in Paris was labelled 2019-12 (review of the sixty-third round). The
     caller says which days are meant."""
     if type(source).__module__.startswith("pandas"):
-        zones = {str(c): getattr(dtype, "tz", None) for c, dtype in zip(source.columns, source.dtypes)}
+        zones = {str(c): _pandas_zone(dtype) for c, dtype in zip(source.columns, source.dtypes)}
     elif isinstance(source, pa.Table):
         zones = {f.name: f.type.tz for f in source.schema if pa.types.is_timestamp(f.type)}
     else:
@@ -237,6 +239,16 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
                 f"wall time, df[{name!r}] = df[{name!r}].dt.tz_localize(None) (Arrow: pyarrow.compute.local_timestamp "
                 f"of the column), or UTC's, df[{name!r}] = "
                 f"df[{name!r}].dt.tz_convert('UTC')")
+
+
+def _pandas_zone(dtype: Any) -> Any:
+    """A pandas column's time zone: a ``datetime64[ns, tz]``'s, or a ``pd.ArrowDtype`` timestamp's
+    (which has no ``tz`` of its own: its 2020-02-01 00:30 in Paris was labelled 2020-01, review h2 of
+    the eighty-fifth round); None for any other column."""
+    arrow = getattr(dtype, "pyarrow_dtype", None)
+    if arrow is not None:
+        return arrow.tz if pa.types.is_timestamp(arrow) else None
+    return getattr(dtype, "tz", None)
 
 
 def _arrow_of_pandas(frame: Any) -> pa.Table:
@@ -261,9 +273,29 @@ def _arrow_of_pandas(frame: Any) -> pa.Table:
         raise InputError(f"cannot read the pandas DataFrame: {column} holds values Arrow cannot read as one type "
                          "(say numbers and text in one object column); convert it first, e.g. "
                          "df[col] = df[col].astype(\"string\"), or pd.to_numeric(df[col])") from None
+    except (OverflowError, UnicodeError) as e:  # Python's own words quote the value: not shown
+        raise _unconverted(frame, e) from None
     _refuse_types_from_values(frame, table)
     _refuse_pandas_extensions(frame, table)
     return table
+
+
+def _unconverted(frame: Any, error: Exception) -> InputError:
+    """The column whose values Python could not hand to Arrow: a whole number past 64 bits (an
+    OverflowError), text holding a lone surrogate, as ``surrogateescape`` decodes bytes that are not
+    UTF-8 (a UnicodeEncodeError quoting it); found by converting each column alone, on this path only."""
+    for name in frame.columns:
+        try:
+            pa.Array.from_pandas(frame[name])
+        except (OverflowError, UnicodeError, pa.ArrowException):
+            what = ("a whole number past 64 bits; give it a type that holds it first, e.g. "
+                    f"df[{str(name)!r}].astype(str), or astype(pd.ArrowDtype(pa.decimal128(38, 0)))"
+                    if isinstance(error, OverflowError) else
+                    "text that is not valid Unicode (a lone surrogate, as bytes decoded with 'surrogateescape' "
+                    "give); decode its bytes as what they are, or give them as bytes")
+            return InputError(f"cannot read the pandas DataFrame: column {str(name)!r} holds {what}")
+    return InputError(f"cannot read the pandas DataFrame: a column holds values Arrow cannot read "
+                      f"({type(error).__name__})")
 
 
 def _refuse_column_levels(frame: Any) -> None:

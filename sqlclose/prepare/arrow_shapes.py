@@ -1,0 +1,114 @@
+"""Arrow columns DuckDB would read as something else, or not at all: refused by column, before the
+engine reads them, naming no value.
+
+- an extension type DuckDB does not know (pandas' period or interval, a user's own): DuckDB reads
+  its storage, so a month period '2000-01' was released as 360, its months since 1970;
+- pandas' unnamed row index, which ``pa.Table.from_pandas`` keeps as ``__index_level_0__`` for a
+  filtered frame: with ``others = "keep"`` each row's position in the raw table was released;
+- a struct of no fields, which no Parquet file can hold (the write failed after the search);
+- a map holding one key twice in an entry, which DuckDB refuses mid-run ("a value could not be
+  converted", naming no column).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from sqlclose.errors import InputError
+from sqlclose.prepare.arrow_durations import leaves
+
+_INDEX = re.compile(r"__index_level_\d+__")
+
+
+def refuse_arrow_shapes(table: pa.Table, label: str) -> None:
+    """Raise InputError for the first column of ``table`` of a shape in this module's list."""
+    _refuse_pandas_index(table, label)
+    for field, column in zip(table.schema, table.columns):
+        foreign = _foreign_extension(field.type)
+        if foreign is not None:
+            raise InputError(f"cannot read the {label}: column {field.name!r} is of the Arrow extension type "
+                             f"{foreign.extension_name!r}, which the engine reads as its storage "
+                             f"({foreign.storage_type}), not its values (a pandas month period '2000-01' as 360); "
+                             "convert it first, e.g. to its text (as a DataFrame: df[col].astype(str)) or to a "
+                             "type of Arrow's own")
+        if _holds_empty_struct(field.type):
+            raise InputError(f"cannot read the {label}: column {field.name!r} ({field.type}) holds a struct of no "
+                             "fields, which no Parquet file can hold; drop the column or give the struct a field")
+        if any(_repeats_a_key(leaf) for leaf in _maps(column)):
+            raise InputError(f"cannot read the {label}: column {field.name!r} ({field.type}) holds a map with one "
+                             "key twice in an entry, which the engine does not read; keep one value per key first")
+
+
+def _refuse_pandas_index(table: pa.Table, label: str) -> None:
+    """pandas' unnamed row index kept as a column (its ``index_columns`` metadata says so)."""
+    meta = table.schema.pandas_metadata or {}
+    kept = [c for c in meta.get("index_columns", []) if isinstance(c, str) and _INDEX.fullmatch(c)
+            and c in table.column_names]
+    if kept:
+        raise InputError(f"cannot read the {label}: column {kept[0]!r} is pandas' row index, which "
+                         "pa.Table.from_pandas kept (a filtered frame's index tells each row's place in the whole "
+                         "table); make the table with pa.Table.from_pandas(df, preserve_index=False), or drop it: "
+                         f"table.drop_columns([{kept[0]!r}])")
+
+
+def _foreign_extension(kind: pa.DataType) -> pa.ExtensionType | None:
+    """The first extension type inside ``kind`` that is not one of Arrow's own (``arrow.*``)."""
+    if isinstance(kind, pa.ExtensionType):
+        return None if kind.extension_name.startswith("arrow.") else kind
+    return next((found for child in _children(kind) if (found := _foreign_extension(child)) is not None), None)
+
+
+def _holds_empty_struct(kind: pa.DataType) -> bool:
+    if pa.types.is_struct(kind) and kind.num_fields == 0:
+        return True
+    return any(_holds_empty_struct(child) for child in _children(kind))
+
+
+def _children(kind: pa.DataType) -> list[pa.DataType]:
+    if isinstance(kind, pa.ExtensionType):
+        return [kind.storage_type]
+    if pa.types.is_dictionary(kind) or pa.types.is_run_end_encoded(kind):
+        return [kind.value_type]
+    return [kind.field(i).type for i in range(kind.num_fields)]
+
+
+def _holds_map(kind: pa.DataType) -> bool:
+    return pa.types.is_map(kind) or any(_holds_map(child) for child in _children(kind))
+
+
+def _maps(column: pa.ChunkedArray) -> Iterator[pa.MapArray]:
+    """Every map array inside ``column`` (maps inside lists and structs too), as rows hold them."""
+    if not _holds_map(column.type):
+        return
+    for chunk in column.chunks:
+        yield from _maps_in(chunk)
+
+
+def _maps_in(array: pa.Array) -> Iterator[pa.MapArray]:
+    if pa.types.is_map(array.type):
+        yield array
+        yield from _maps_in(array.items)
+        return
+    if pa.types.is_struct(array.type):
+        for child in array.flatten():
+            yield from _maps_in(child)
+    elif hasattr(array, "flatten") and hasattr(array.type, "value_type"):  # lists
+        yield from _maps_in(array.flatten())
+    elif isinstance(array, pa.ExtensionArray):
+        yield from _maps_in(array.storage)
+
+
+def _repeats_a_key(array: pa.MapArray) -> bool:
+    """Whether an entry of ``array`` holds a key twice: (entry, key) pairs counted, in Arrow."""
+    keys = array.keys  # the keys of the maps the array's slice holds, in order
+    if len(keys) == 0:
+        return False
+    lengths = np.diff(array.offsets.to_numpy(zero_copy_only=False))
+    entries = np.repeat(np.arange(len(array)), lengths)  # each key's map (lists' parent indices)
+    pairs = pa.table({"entry": entries, "key": next(leaves(keys))})
+    counted = pairs.group_by(["entry", "key"]).aggregate([([], "count_all")])
+    return counted.num_rows < len(pairs)
