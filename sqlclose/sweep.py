@@ -372,6 +372,9 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     algorithm = spec.search.algorithm
     # Each once, in the order given: "nllm,NLLM" or "S1,s1" name one curve, not two identical ones.
     strategies = list(dict.fromkeys(_strategy(s) for s in strategies)) if strategies else [spec.search.strategy_name]
+    odd = [m for m in metrics or [] if not isinstance(m, str)]
+    if odd:
+        raise SpecError(f"a metric is named by its text, not {odd[0]!r}; choose from {', '.join(METRIC_NAMES)}")
     metrics = list(dict.fromkeys(m.strip().lower() for m in metrics)) if metrics else [spec.search.metric_name]
     if algorithm != "gaa" and strategies != [spec.search.strategy_name]:
         raise SpecError("strategies apply to GAA: set [search] algorithm = \"gaa\" in the spec")

@@ -95,3 +95,20 @@ def test_maps_with_a_key_in_several_entries_are_read():
     column = pa.array([[("k", 1), ("j", 2)], [("k", 1)], [("k", 3)], None], pa.map_(pa.string(), pa.int64()))
     with sqlclose.anonymize(_rows(x=column), SPEC) as release:
         assert release.to_arrow().num_rows == 4
+
+
+def test_a_dataframe_subclass_is_read_and_a_table_of_no_columns_refused():
+    """Review h2 of the eighty-fifth round: a DataFrame subclass (as geopandas' is) was refused as
+    "a source of type MyFrame"; an Arrow table of no columns failed as "a value could not be
+    converted". Oracle: the subclass's release holds the plain frame's rows."""
+
+    class MyFrame(pd.DataFrame):
+        @property
+        def _constructor(self):
+            return MyFrame
+
+    frame = pd.DataFrame({"age": [20, 21, 30, 31], "d": ["x", "y", "x", "y"]})
+    with sqlclose.anonymize(MyFrame(frame), SPEC) as release:
+        assert release.to_arrow().num_rows == 4
+    with pytest.raises(InputError, match="the arrow table has no columns"):
+        sqlclose.anonymize(pa.table({}), SPEC)

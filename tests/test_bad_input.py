@@ -1071,11 +1071,22 @@ def test_a_column_name_holding_nul_is_refused(outdir, form):
     """Review h2 of the eighty-fifth round: DuckDB cuts a column name at a NUL character, so a column
     'ssn\\x00copy' beside the identifier ssn was released as 'ssn_1', the identifier's values under
     another name. Refused, naming the column (escaped) and the name it would be cut to."""
-    import pandas as pd
-
     frame = table3_frame()
     frame["ssn"] = [f"{i:09d}" for i in range(len(TABLE3_ROWS))]
     frame["ssn\x00copy"] = frame["ssn"]
     source = frame if form == "pandas" else pa.Table.from_pandas(frame, preserve_index=False)
     msg = fails(InputError, source, spec_dict(others="keep", identifiers=["ssn"]), outdir)
     assert "column 'ssn\\x00copy' has a NUL character in its name" in msg and "('ssn')" in msg, msg
+
+
+def test_api_misuse_is_told_as_bad_input(tmp_path):
+    """Review h2 of the eighty-fifth round: a bytes path or one holding NUL given to write ended in
+    Python's TypeError / ValueError, a metric None given to sweep in an AttributeError."""
+    with sqlclose.anonymize(table3_frame(), spec_dict()) as release:
+        with pytest.raises(InputError, match="the output path must be text or a pathlib.Path, not bytes"):
+            release.write(bytes(tmp_path / "r.parquet"))
+        with pytest.raises(InputError, match=r"the output path .*\\x00.* holds a NUL character"):
+            release.write(str(tmp_path / "r\x00.parquet"))
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(sqlclose.errors.SpecError, match="a metric is named by its text, not None"):
+        sqlclose.sweep.sweep(table3_frame(), spec_dict(), [2], metrics=[None])

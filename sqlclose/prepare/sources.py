@@ -107,9 +107,11 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if is_spark_source(source):
         return _open_spark(source, engine)
     label = ARROW_LABEL
-    if type(source).__module__.startswith("pandas"):
+    if _is_pandas(source):
         source, label = _arrow_of_pandas(source), PANDAS_LABEL
     if isinstance(source, pa.Table):
+        if source.num_columns == 0:
+            raise InputError(f"the {label} has no columns: give one holding the spec's columns")
         refuse_renamed_columns(source.schema.names, f"the {label}")
         refuse_alike_fields(source.schema, f"the {label}")
         # Loaded for Arrow sources alone: it imports pyarrow.compute (~0.08 s), which a file never needs.
@@ -190,6 +192,12 @@ def _arrow_cast_hint(index: int, column: str, kind: pa.DataType, label: str) -> 
 _CONVERSION = re.compile(r"Conversion failed for column (.+) with type ([^\s'\")]+)")
 
 
+def _is_pandas(obj: Any) -> bool:
+    """A pandas object, or one of a class made from one (a geopandas GeoDataFrame, a user's
+    DataFrame subclass, refused as "a source of type MyFrame" before), told without importing pandas."""
+    return any(cls.__module__.startswith("pandas") for cls in type(obj).__mro__)
+
+
 def _refuse_non_frame(source: Any) -> None:
     """Of pandas, a DataFrame is read: a Series (one column, no name to match the spec's) or any
     other pandas object is refused as such, not with an AttributeError from deep inside."""
@@ -205,7 +213,7 @@ def _refuse_non_frame(source: Any) -> None:
 def refuse_index_columns(source: Any, names: list[str]) -> None:
     """A column the spec names that is a pandas DataFrame's index (``set_index``) is named as such:
     the index is not read, and "not in pandas DataFrame" alone left the user to find out why."""
-    if not type(source).__module__.startswith("pandas"):
+    if not _is_pandas(source):
         return
     _refuse_non_frame(source)
     columns = {str(c) for c in source.columns}
@@ -224,7 +232,7 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
     than UTC: DuckDB keeps the instant, not the zone, and dates it in its session's UTC, so the
     frame's 2020-01-01 00:30 in Paris was labelled 2019-12 (review of the sixty-third round). The
     caller says which days are meant."""
-    if type(source).__module__.startswith("pandas"):
+    if _is_pandas(source):
         zones = {str(c): _pandas_zone(dtype) for c, dtype in zip(source.columns, source.dtypes)}
     elif isinstance(source, pa.Table):
         zones = {f.name: f.type.tz for f in source.schema if pa.types.is_timestamp(f.type)}

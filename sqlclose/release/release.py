@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -357,7 +358,7 @@ class Release:
         self._require_open()
         # "~" is the home folder, as in a spec: DuckDB expands it in the temporary file's name
         # anyway, where Python would have made a folder called "~" beside it.
-        path, report = Path(path).expanduser(), Path(report).expanduser() if report is not None else None
+        path, report = _given_path(path, "output"), _given_path(report, "report") if report is not None else None
         if report is not None and files.same(path, report):
             raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
         for given, role in ((path, "output"), (report, "report")):
@@ -496,6 +497,16 @@ class Release:
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out
+
+
+def _given_path(given: object, role: str) -> Path:
+    """A path a caller gave ``write``, "~" the home folder: text or a path-like object holding no NUL
+    (bytes, or a NUL, ended in Python's TypeError or "embedded null byte")."""
+    if not isinstance(given, (str, os.PathLike)) or isinstance(os.fspath(given), bytes):
+        raise InputError(f"the {role} path must be text or a pathlib.Path, not {type(given).__name__}")
+    if "\x00" in os.fspath(given):
+        raise InputError(f"the {role} path {ascii(os.fspath(given))} holds a NUL character, which no file name can")
+    return Path(given).expanduser()
 
 
 def t_against_release(problem: Problem, hist: ClassHistograms, kept: np.ndarray) -> dict[str, float]:
