@@ -1090,3 +1090,21 @@ def test_api_misuse_is_told_as_bad_input(tmp_path):
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(sqlclose.errors.SpecError, match="a metric is named by its text, not None"):
         sqlclose.sweep.sweep(table3_frame(), spec_dict(), [2], metrics=[None])
+
+
+@pytest.mark.parametrize("form", ["pandas", "arrow"])
+def test_minus_zero_in_an_in_memory_source_is_told_the_fix_it_can_take(outdir, form):
+    """Review h2 of the eighty-fifth round: a DataFrame holding -0.0 beside 0.0 in an ordered sensitive
+    column was told to normalize it "in a [source] query", which a DataFrame cannot take. The fix
+    is told for the frame or table itself; the frame's own fix, followed, releases."""
+    frame = table3_frame()
+    frame["salary"] = [-0.0 if i == 0 else 0.0 if i == 1 else float(s) for i, s in enumerate(frame["salary"])]
+    source = frame if form == "pandas" else pa.Table.from_pandas(frame, preserve_index=False)
+    msg = fails(DataError, source, spec_dict(), outdir)
+    assert "[source] query" not in msg, msg
+    if form == "pandas":
+        assert "df['salary'] = df['salary'] + 0.0" in msg, msg
+        frame["salary"] = frame["salary"] + 0.0
+        assert sqlclose.anonymize(frame, spec_dict(k=1)).to_arrow().num_rows == len(TABLE3_ROWS)
+    else:
+        assert "pyarrow.compute.add(table['salary'], 0.0)" in msg, msg

@@ -39,6 +39,7 @@ from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import format_characters_hint, format_twins, quoted, unicode_form_hint, unicode_twins
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
+from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
 from sqlclose.prepare.stored_keys import StoredKeys, keyed_rows, keys_at, store_as_keys
 from sqlclose.sql import queries as q
 
@@ -381,7 +382,7 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
                         "table), then run `sqlclose sql` and export again — or choose another distance")
     if zeros:
         raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
-                        f"(e.g. {name} + 0.0 in a [source] query turns -0.0 into 0.0) or choose another distance")
+                        f"{_in_the_source(source_label, name)} or choose another distance")
 
 
 def _minus_zero(engine: Engine, found: dict) -> str | None:
@@ -406,10 +407,21 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
     if spellings is None:
         return
     zeros, fix = spellings
-    where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again"
-             if histogram else "in a [source] query")
+    where = ("in the warehouse (a view selecting it, as [source] table), then run `sqlclose sql` and export again "
+             f"(e.g. {fix})" if histogram else _in_the_source(source_label, name, fix))
     raise DataError(f"column {name!r} in {source_label} holds {zeros}, which its classes and the release's check "
-                    f"would not count alike: normalize it {where} (e.g. {fix})")
+                    f"would not count alike: normalize it {where}")
+
+
+def _in_the_source(source_label: str, name: str, fix: str | None = None) -> str:
+    """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
+    given (neither takes a [source] query, which the message had named), else in a [source] query."""
+    if source_label == PANDAS_LABEL:  # pandas' NaN reaches Arrow as NULL: only -0.0 is left to fix
+        return f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0)"
+    if source_label == ARROW_LABEL:
+        return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
+                "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")
+    return f"in a [source] query (e.g. {fix or minus_zero_made_zero(name)})"
 
 
 def float_spellings(engine: Engine, source: exp.Expression, name: str) -> tuple[str, str] | None:

@@ -46,6 +46,7 @@ from sqlclose.prepare.csv_lines import (
 )
 from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
+from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
 
@@ -61,7 +62,6 @@ _DB_SUFFIXES = {".duckdb": "duckdb", ".db": "duckdb", ".ddb": "duckdb"}
 
 # How a source held in memory is named in messages and reports (what it cannot take, a [source]
 # query, is told by these labels: ``writers``, ``cli.report``).
-ARROW_LABEL, PANDAS_LABEL = "arrow table", "pandas DataFrame"
 IN_MEMORY_LABELS = (ARROW_LABEL, PANDAS_LABEL)
 
 
