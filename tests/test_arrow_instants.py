@@ -77,3 +77,20 @@ def test_a_database_duckdb_invalidated_is_made_anew():
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["InternalException", "4"]
+
+
+@pytest.mark.parametrize("case", ["milliseconds", "days at the end"])
+def test_a_parquet_file_past_the_engines_range_is_refused_by_its_statistics(tmp_path, case):
+    """Review h2 of the eighty-fifth round: a Parquet source whose timestamp('ms') column held 2**62
+    failed DuckDB's read as "a value could not be converted", naming no column (exit 1); a DATE at
+    the range's end was read as infinity. The file's statistics tell, before the read: exit 2,
+    naming the file and the column."""
+    import pyarrow.parquet as pq
+    from forked_cli import run_cli
+
+    column = PAST["milliseconds in a zone"] if case == "milliseconds" else PAST["days at the end"]
+    pq.write_table(_rows(column), tmp_path / "in.parquet")
+    result = run_cli(["check", tmp_path / "in.parquet", "--qi", "age", "--k", "2"])
+    assert result.returncode == 2, result.stderr
+    assert f"cannot read {tmp_path / 'in.parquet'}: column 'seen' holds a date or time past what the engine holds" \
+        in result.stderr

@@ -14,13 +14,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
+from sqlclose.model.instant_range import days_within, instants_within
 from sqlclose.prepare.arrow_durations import leaves
 
-# DuckDB's TIMESTAMP: microseconds from 290309-12-22 (BC) to 294247-01-10, its ends (±(2**63 - 1))
-# being ±infinity; its DATE: days within ±(2**31 - 2), ±(2**31 - 1) being ±infinity.
-_MICROS = (-9_223_372_022_400_000_000, 9_223_372_036_854_775_806)
-_DAYS = (-(2**31 - 2), 2**31 - 2)
-_PER_MICRO = {"s": 1_000_000, "ms": 1_000, "us": 1}
 _MS_PER_DAY = 86_400_000
 
 
@@ -63,9 +59,5 @@ def _leaf_out_of_range(leaf: pa.Array) -> bool:
     ends = pc.min_max(leaf.cast(pa.int64() if kind != pa.date32() else pa.int32()))
     low, high = ends["min"].as_py(), ends["max"].as_py()
     if pa.types.is_timestamp(kind):
-        if kind.unit == "ns":
-            return low < -(2**63 - 1) + 1 or high > 2**63 - 2
-        per = _PER_MICRO[kind.unit]
-        return low * per < _MICROS[0] or high * per > _MICROS[1]
-    per_day = _MS_PER_DAY if kind == pa.date64() else 1
-    return low < _DAYS[0] * per_day or high > _DAYS[1] * per_day
+        return not instants_within(low, high, kind.unit)
+    return not days_within(low, high, _MS_PER_DAY if kind == pa.date64() else 1)

@@ -12,9 +12,12 @@ whole arrays, naming no value.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from sqlclose.errors import InputError
+from sqlclose.model.instant_range import days_within, instants_within
 from sqlclose.model.spec import MAX_DECIMAL_DIGITS
 
 _NANOS_PER_MICRO = 1000
@@ -34,9 +37,10 @@ def refuse_narrowed_columns(path: Path) -> None:
     import pyarrow.parquet as pq  # loaded here: pyarrow.parquet costs a start that reads no Parquet
 
     try:
-        schema = pq.read_metadata(path).schema
+        metadata = pq.read_metadata(path)
     except Exception:
         return
+    schema = metadata.schema
     names = schema.to_arrow_schema().names
     int96: list[str] = []
     for i in range(len(schema)):
@@ -49,12 +53,41 @@ def refuse_narrowed_columns(path: Path) -> None:
                              "no row holds); write it as text, or as a DECIMAL of at most 38 digits, first")
         if leaf.physical_type == "INT96" and column not in int96:
             int96.append(column)
+        if _past_the_engines_range(metadata, i, leaf):
+            raise InputError(f"cannot read {path}: column {column!r} holds a date or time past what the engine "
+                             "holds, by the file's statistics (DuckDB keeps instants from 290309 BC to 294247 AD, "
+                             "to the microsecond, and reads the very ends of its range as infinity); such a value "
+                             "is usually a number written in the wrong unit: correct it, or write it as NULL")
     finer = next((column for column in int96 if _finer_than_micros(path, column)), None)
     if finer is not None:
         raise InputError(f"cannot read {path}: column {finer!r} holds INT96 timestamps (Impala's or Spark's legacy "
                          "format) with parts finer than a microsecond, which the engine's TIMESTAMP does not keep "
                          "(rows a nanosecond apart would be released as one value); write it as a TIMESTAMP of "
                          "nanoseconds (INT64, pyarrow's default), or as its nanoseconds as numbers, first")
+
+
+_UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
+
+
+def _past_the_engines_range(metadata: Any, column: int, leaf: Any) -> bool:
+    """Whether the row groups' statistics (their raw min and max) put a TIMESTAMP or DATE column past
+    what DuckDB holds: a millisecond timestamp of 2**62 failed the read as "a value could not be
+    converted", naming no column (exit 1); the range's ends it reads as infinity. A file without
+    statistics is left to the read."""
+    logical = json.loads(leaf.logical_type.to_json())
+    kind = logical.get("Type")
+    if kind not in ("Timestamp", "Date"):
+        return False
+    for group in range(metadata.num_row_groups):
+        stats = metadata.row_group(group).column(column).statistics
+        if stats is None or not stats.has_min_max:
+            continue
+        low, high = stats.min_raw, stats.max_raw
+        within = days_within(low, high) if kind == "Date" else \
+            instants_within(low, high, _UNITS.get(logical.get("timeUnit"), "us"))
+        if not within:
+            return True
+    return False
 
 
 def _top_level(leaf_path: str, names: list[str]) -> str:
