@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -1314,3 +1315,21 @@ def test_a_null_sensitive_value_is_audited_against_a_hierarchy_or_refused_in_wor
     assert refused.exit_code == 2, refused.output
     assert "column 'd' holds NULL, which its hierarchy" in refused.output and "NULL;…;*" in refused.output
     assert "internal error" not in refused.output
+
+
+@pytest.mark.parametrize("theirs", [pa.float64(), pa.decimal128(38, 30)])
+def test_a_reference_typing_a_sensitive_column_otherwise_is_told_both_types(theirs):
+    """Review h2 of the eighty-fifth round: the checked table's salary int64 beside the reference's
+    double (one NaN makes a pandas int column float), or a DECIMAL too wide to share, was told
+    "holds 9 value(s) that are not in its domain", the types unsaid. Compared by their text, 5000
+    and 5000.0 differ: the refusal names both types. The same reference as int64 is checked."""
+    salaries = [3000, 4000, 5000, 6000, 7000, 8000]
+    table = pa.table({"age": [20, 20, 20, 30, 30, 30], "salary": pa.array(salaries, pa.int64())})
+    from decimal import Decimal
+
+    reference = table.set_column(1, "salary", pa.array([Decimal(v) if pa.types.is_decimal(theirs) else float(v)
+                                                        for v in salaries], theirs))
+    with pytest.raises(DataError, match=rf"column 'salary' is int64 in the checked table and {re.escape(str(theirs))} "
+                                        r"in the reference: .*give both one type"):
+        check(table, ["age"], {"salary": None}, k=3, reference=reference)
+    assert check(table, ["age"], {"salary": None}, k=3, reference=table).to_dict()["k"]["passed"]

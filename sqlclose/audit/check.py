@@ -245,10 +245,25 @@ def _one_number_type(engine: Engine, relation: exp.Expression, reference: exp.Ex
     two files need not type a column alike (a CSV's ordered column read as BIGINT, 5000, beside a
     Parquet DECIMAL(6, 2), 5000.25), so a value of one was "not in the domain"."""
     ours, theirs = engine.schema(relation), engine.schema(reference)
+    for n in names:
+        _refuse_floats_beside_numbers(n, ours.field(n).type, theirs.field(n).type)
     common = {n: kind for n in names if (kind := _common_decimal(ours.field(n).type, theirs.field(n).type))}
     if not common:
         return relation, reference
     return _cast(relation, ours.names, common), _cast(reference, theirs.names, common)
+
+
+def _refuse_floats_beside_numbers(name: str, ours: pa.DataType, theirs: pa.DataType) -> None:
+    """A sensitive column of floats on one side and whole numbers or decimals on the other: compared
+    by their text, 5000 and 5000.0 are two values, and every value was told "not in its domain",
+    the types unsaid (review h2 of the eighty-fifth round: one NaN makes pandas' int column float)."""
+    kinds = [pa.types.is_floating(t) for t in (ours, theirs)]
+    numbers = all(pa.types.is_floating(t) or _digits(t) is not None for t in (ours, theirs))
+    too_wide = ours != theirs and not any(kinds) and numbers and _common_decimal(ours, theirs) is None
+    if (kinds[0] != kinds[1] and numbers) or too_wide:
+        raise DataError(f"column {name!r} is {ours} in the checked table and {theirs} in the reference: values are "
+                        "compared by their text, where 5000 and 5000.0 differ; give both one type (e.g. "
+                        "df[col].astype('Int64') for a pandas column made float by a missing value)")
 
 
 def _common_decimal(one: pa.DataType, other: pa.DataType) -> str | None:
