@@ -527,8 +527,8 @@ def test_the_database_a_callers_connection_holds_is_not_written_with_duckdbs_wor
                 [str(project / "table3.csv")])
     spec = sqlclose.load_spec(project / "spec.toml").model_dump(exclude={"output", "source"}, exclude_none=True)
     with sqlclose.anonymize((con, "t3"), spec) as release:
-        with pytest.raises(InputError, match="a database the job reads, which is never written: write the release "
-                                             "to another database file") as e:
+        with pytest.raises(InputError, match="a database the source is read from .*, which a release never writes "
+                                             "into: write the release to another database file") as e:
             release.write(db, table="released")
     assert "different configuration" not in str(e.value)
     assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'released'").fetchall() == [(0,)]

@@ -202,7 +202,9 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "t
     for source in inputs:
         if same(target, source) and _is_database(source):  # another table there would destroy nothing, still refused
             raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}, a database the "
-                                    f"job reads, which is never written: write {written} to another database file")
+                                    f"source is read from (or its connection has open), which a release never "
+                                    f"writes into: write {written} to another database file (or detach it from "
+                                    "that connection)")
         if same(target, source):
             raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}; writing "
                                     f"{written} there would destroy it: choose another path")
