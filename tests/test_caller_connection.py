@@ -398,3 +398,43 @@ def test_a_type_arrow_does_not_carry_is_refused_before_it_is_streamed(kind, form
     cast = con.sql(f"SELECT CAST(v AS VARCHAR) AS v, age, d FROM ({rows})")
     with sqlclose.anonymize(cast, spec) as release:
         assert set(release.to_arrow().column("v").to_pylist()) == {expected}
+
+
+@pytest.mark.parametrize(("algorithm", "settings"), [("incognito", ("Asia/Tokyo", "islamic")),
+                                                     ("gaa", ("America/New_York", "gregorian"))])
+def test_a_zoned_timestamp_checks_against_its_report_on_another_calendar_and_under_gaa(tmp_path, algorithm,
+                                                                                      settings) -> None:
+    """Review h3 of the eighty-fifth round: the report's UTC labels were read back from the
+    session's text, which an islamic session writes as 1410-06-04 (read on the Gregorian calendar:
+    the report said 1410); and GAA, which writes every label as the session's text, with a NULL's
+    stand-in among them, failed to cast 'NULL'. Oracle: `check --against` in a process of its own."""
+    zone, calendar = settings
+    con = duckdb.connect()
+    con.execute("CREATE TABLE stamped AS SELECT CASE WHEN i % 5 = 0 THEN NULL ELSE TIMESTAMPTZ "
+                "'1990-01-01 03:00:00+00' + INTERVAL (i % 2) HOUR END AS ts, ['x', 'y'][1 + (i // 2) % 2] AS d "
+                "FROM range(40) r(i)")
+    con.execute(f"SET TimeZone = '{zone}'")
+    con.execute(f"SET Calendar = '{calendar}'")
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"ts": {"dates": ["year"], "nulls": "value"}},
+            "sensitive": {"d": {"distinct_l": 2}}, "search": {"algorithm": algorithm}}
+    out = tmp_path / "r.parquet"
+    with sqlclose.anonymize(con.sql("SELECT * FROM stamped"), spec, node={"ts": 0} if algorithm != "gaa" else None) \
+            as release:
+        release.write(out)
+    checked = run_cli(["check", out, "--against", tmp_path / "r.parquet.report.json"])
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_relation_summing_into_a_hugeint_is_read_when_its_values_fit() -> None:
+    """Review h3 of the eighty-fifth round: SUM gives a HUGEINT, and every such relation was refused;
+    Arrow carries a HUGEINT or UHUGEINT of up to 38 digits as a DECIMAL(38, 0) holding the same
+    number. Only a value past 38 digits is refused. Oracle: the caller's connection's own sums."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE costs AS SELECT 20 + i % 4 AS age, ['x', 'y'][1 + i % 2] AS d, i * 1000 AS cost "
+                "FROM range(40) r(i)")
+    rows = "SELECT age, d, SUM(cost) AS total FROM costs GROUP BY age, d, cost % 3"
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"age": {"bands": [10]}}, "sensitive": {"d": {"distinct_l": 2}},
+            "others": "keep"}
+    expected = sorted(str(t) for (t,) in con.execute(f"SELECT total FROM ({rows})").fetchall())
+    with sqlclose.anonymize(con.sql(rows), spec) as release:
+        assert sorted(str(t) for t in release.to_arrow().column("total").to_pylist()) == expected

@@ -539,10 +539,10 @@ class Engine(ABC):
         on every session and machine. A backend whose sessions are all UTC need do nothing."""
         yield
 
-    def instants_in_utc(self, texts: list[str]) -> list[str]:
-        """``texts`` of ``TIMESTAMP WITH TIME ZONE`` values as this session writes them, each as
-        ``texts_in_utc`` writes its instant, in order. A backend whose sessions are all UTC returns
-        them as they are."""
+    def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
+        """``texts`` of ``column``'s ``TIMESTAMP WITH TIME ZONE`` values in ``source`` as this session
+        writes them, each as ``texts_in_utc`` writes its instant, in order; a text no value has (a
+        NULL's stand-in) as it is. A backend whose sessions are all UTC returns them as they are."""
         return texts
 
     # ---- hooks each backend implements ----------------------------------------------------

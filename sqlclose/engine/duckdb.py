@@ -998,20 +998,32 @@ class DuckDBEngine(Engine):
             if name in DATING_SETTINGS and value != ours.get(name):
                 self._set_session(name, value)
 
-    def instants_in_utc(self, texts: list[str]) -> list[str]:
-        # The session's text carries its offset ('1989-12-31 19:00:00-05'): read back, it is the instant.
+    def instants_in_utc(self, texts: list[str], source: exp.Expression, column: str) -> list[str]:
+        # Matched through the values' microseconds, not by reading the text back: a session on another
+        # calendar writes 1990 as 1410-06-04 (islamic), which a cast reads on the Gregorian one.
         if not texts or self.dating() == {"TimeZone": "UTC", "Calendar": "gregorian"}:
             return texts
-        name = self.temp_name("instants")
-        self.register(name, pa.table({"v": pa.array(texts, pa.string())}))
+        value = exp.column(column, quoted=True)
+        pairs = exp.select(exp.alias_(exp.Cast(this=value, to=exp.DataType.build("VARCHAR")), "t"),
+                           exp.alias_(exp.Anonymous(this="EPOCH_US", expressions=[value.copy()]), "us")) \
+            .distinct().from_(source.copy()).where(exp.Is(this=value.copy(), expression=exp.Null()).not_())
+        mapped = self.create_temp_table(self.temp_name("instants"), pairs)
+        given = self.temp_name("instant_texts")
+        self.register(given, pa.table({"t": pa.array(texts, pa.string()), "i": pa.array(range(len(texts)))}))
         try:
-            instant = exp.Cast(this=exp.column("v"), to=exp.DataType.build("TIMESTAMPTZ"))
+            instant = exp.Cast(this=exp.Anonymous(this="MAKE_TIMESTAMP", expressions=[exp.column("us", "m")]),
+                               to=exp.DataType.build("TIMESTAMPTZ"))
+            utc = exp.Coalesce(this=exp.Cast(this=instant, to=exp.DataType.build("VARCHAR")),
+                               expressions=[exp.column("t", "g")])
+            query = exp.select(exp.alias_(utc, "t")).from_(exp.alias_(_table(given), "g")).join(
+                exp.alias_(mapped, "m"), on=exp.EQ(this=exp.column("t", "g"), expression=exp.column("t", "m")),
+                join_type="left").order_by(exp.column("i", "g"))
             with self.texts_in_utc():
-                found = self.fetch(exp.select(exp.alias_(exp.Cast(this=instant, to=exp.DataType.build("VARCHAR")),
-                                                         "v")).from_(_table(name)))
+                found = self.fetch(query)
         finally:
-            self.unregister(name)
-        return found.column("v").to_pylist()
+            self.unregister(given)
+            self.unregister(mapped.name)
+        return found.column("t").to_pylist()
 
     def _set_session(self, name: str, value: str) -> None:
         assign = exp.EQ(this=exp.to_identifier(name, quoted=True), expression=exp.Placeholder(this="1"))
@@ -1350,10 +1362,10 @@ def _reader(function: str, path: str | list[str], options: dict[str, Any],
 # relation source, a caller's temporary table) came back other values, released and verified as
 # such (review h2 of the eighty-fifth round). Each with the cast that keeps it, in the relation's SQL.
 _UNSTREAMED = {
-    "uhugeint": ("a UHUGEINT, which Arrow carries as a DECIMAL(38, 0): 2^128 - 1 came back as -1",
-                 "CAST(v AS VARCHAR), or CAST(v AS DECIMAL(38, 0)) for up to 38 digits"),
-    "hugeint": ("a HUGEINT, which Arrow carries as a DECIMAL(38, 0) that cannot hold its 39th digit",
-                "CAST(v AS DECIMAL(38, 0)) for up to 38 digits, else CAST(v AS VARCHAR)"),
+    "uhugeint": ("a UHUGEINT of more than 38 digits, which Arrow carries as a DECIMAL(38, 0): 2^128 - 1 came "
+                 "back as -1", "CAST(v AS VARCHAR)"),
+    "hugeint": ("a HUGEINT of more than 38 digits, which Arrow carries as a DECIMAL(38, 0) that cannot hold its "
+                "39th", "CAST(v AS VARCHAR)"),
     "time with time zone": ("a TIMETZ, which Arrow carries as a TIME without its offset (10:00:00+05 came "
                             "back as 10:00:00)", "CAST(v AS VARCHAR)"),
     "bit": ("a BIT string, which Arrow carries as DuckDB's inner bytes ('0101' came back as \\x04\\xF5)",
@@ -1366,12 +1378,27 @@ def _refuse_unstreamed(relation: Any, what: str | None) -> None:
     the type and the cast to write (``what``: the relation, None for a relation source)."""
     for name, kind in zip(relation.columns, relation.types):
         found = _unstreamed_in(kind)
+        if found in _WIDE_INTEGERS and kind.id == found and not _past_38_digits(relation, name):
+            continue  # a HUGEINT of a SUM: its values come through as a DECIMAL(38, 0), the same numbers
         if found is not None:
             why, cast = _UNSTREAMED[found]
             where = "in the relation's query" if what is None else "in a view or a table of the database"
             also = ", or give the table as (connection, 'table'), which is read where it lives" if what is None else ""
             raise InputError(f"column {name!r} of {what or 'the DuckDB relation'} ({kind}) holds {why}; read through "
                              f"Arrow, the release would hold other values: cast it {where}, {cast}{also}")
+
+
+_WIDE_INTEGERS = ("hugeint", "uhugeint")
+
+
+def _past_38_digits(relation: Any, name: str) -> bool:
+    """Whether a top-level HUGEINT or UHUGEINT column of ``relation`` holds a value of more than 38
+    digits, which Arrow's DECIMAL(38, 0) does not hold (one pass of the relation's query)."""
+    digits = exp.Length(this=exp.Anonymous(this="LTRIM", expressions=[
+        exp.Cast(this=exp.column(name, quoted=True), to=exp.DataType.build("VARCHAR")), exp.Literal.string("-")]))
+    query = exp.select(exp.alias_(exp.func("BOOL_OR", exp.GT(this=digits, expression=exp.Literal.number(38))),
+                                  "wide")).from_("__sqlclose_relation")
+    return bool(relation.query("__sqlclose_relation", query.sql("duckdb")).fetchall()[0][0])
 
 
 def _unstreamed_in(kind: Any) -> str | None:

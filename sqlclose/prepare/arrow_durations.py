@@ -73,8 +73,9 @@ def leaves(array: pa.Array) -> Iterator[pa.Array]:
     elif pa.types.is_run_end_encoded(kind):
         yield from leaves(array.values)
     elif pa.types.is_map(kind):
-        yield from leaves(array.keys)
-        yield from leaves(array.items)
+        _, keys, items = map_entries(array)
+        yield from leaves(keys)
+        yield from leaves(items)
     elif pa.types.is_struct(kind):
         for child in array.flatten():  # the struct's nulls applied to its fields
             yield from leaves(child)
@@ -85,6 +86,22 @@ def leaves(array: pa.Array) -> Iterator[pa.Array]:
             yield from leaves(array.field(i))
     else:
         yield array
+
+
+def map_entries(array: pa.MapArray) -> tuple[np.ndarray, pa.Array, pa.Array]:
+    """The entries of the maps ``array`` holds, as rows hold them: each entry's map (its position in
+    ``array``), its key and its value. ``MapArray.keys`` and ``.items`` are every entry of the
+    array's buffers, a slice's neighbours and a NULL map's hidden entries too (a table read in
+    batches, or sliced, had its maps judged by other rows' entries)."""
+    offsets = array.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+    start, lengths = int(offsets[0]), np.diff(offsets)
+    keys, items = (part.slice(start, int(offsets[-1]) - start) for part in (array.keys, array.items))
+    entry = np.repeat(np.arange(len(array)), lengths)
+    if array.null_count:
+        held = np.repeat(array.is_valid().to_numpy(zero_copy_only=False), lengths)
+        kept = pa.array(held)
+        entry, keys, items = entry[held], keys.filter(kept), items.filter(kept)
+    return entry, keys, items
 
 
 def _is_list(kind: pa.DataType) -> bool:

@@ -159,7 +159,7 @@ class GaaRelease(Release):
             levels = result.levels[first, j]
             labels = result.labels[first, j]
             used = shown_labels([(int(lv), h.labels(int(lv))[int(i)]) for lv, i in zip(levels, labels)],
-                                types.get(qi.name), self.problem.engine)
+                                types.get(qi.name))
             per_level = {str(int(lv)): int(n) for lv, n in zip(*np.unique(levels, return_counts=True))}
             out[qi.name] = Generalization(level=None, levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=bool((levels == h.levels - 1).all()),

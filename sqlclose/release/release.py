@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
+import functools
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -493,7 +494,9 @@ class Release:
             written = [by_code[int(c)] for c in sorted_unique(hist.codes[~failing, i])]
             if level == 0:  # given as it is: the stand-in's rows hold NULL, no label (queries.given_as_is)
                 written = [text for text in written if text != qi.coded.null_value]
-            used = shown_labels([(level, text) for text in written], types.get(qi.name), self.problem.engine)
+            used = shown_labels([(level, text) for text in written], types.get(qi.name),
+                                functools.partial(self.problem.engine.instants_in_utc, source=self.problem.source,
+                                                  column=qi.name))
             out[qi.name] = Generalization(level=int(level), levels=h.levels, labels=used[:MAX_LABELS_SHOWN],
                                           label_count=len(used), at_top=int(level) == h.levels - 1)
         return out

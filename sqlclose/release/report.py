@@ -9,8 +9,8 @@ whenever a field changes meaning or goes away; new fields add a minor version.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -18,9 +18,6 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
-
-if TYPE_CHECKING:
-    from sqlclose.engine.base import Engine
 
 SCHEMA_VERSION = "7.2"
 
@@ -255,18 +252,20 @@ def float_label(text: str) -> str:
         return text
 
 
-def shown_labels(labels: Sequence[tuple[int, str]], dtype: pa.DataType | None, engine: Engine) -> list[str]:
+def shown_labels(labels: Sequence[tuple[int, str]], dtype: pa.DataType | None,
+                 in_utc: Callable[[list[str]], list[str]] | None = None) -> list[str]:
     """The distinct labels of (level, label) pairs, sorted as the report lists them: a DOUBLE column's
     level-0 labels (its values) in ``float_label``'s text. A FLOAT's stay in the engine's: DuckDB's
     shortest digits of a float32 follow a rule of their own (76945696.0, not 76945700.0). A
-    ``TIMESTAMP WITH TIME ZONE``'s values as UTC writes them (``Engine.instants_in_utc``), as
-    ``check --against`` reads the file in a session of its own: written in a New York session's
-    text, they had made it refuse the untouched release (exit 4)."""
+    ``TIMESTAMP WITH TIME ZONE`` released as it is has its values as UTC writes them (``in_utc``:
+    ``Engine.instants_in_utc``), as ``check --against`` reads the file in a session of its own: in a
+    New York session's text they had made it refuse the untouched release (exit 4). GAA writes every
+    label as its text, in the session's words: those stay."""
     double = dtype is not None and pa.types.is_float64(dtype)
     distinct = {float_label(text) if double and level == 0 else text for level, text in labels}
-    if dtype is not None and pa.types.is_timestamp(dtype) and dtype.tz is not None:
+    if in_utc is not None and dtype is not None and pa.types.is_timestamp(dtype) and dtype.tz is not None:
         given = sorted({text for level, text in labels if level == 0})
-        distinct = (distinct - set(given)) | set(engine.instants_in_utc(given))
+        distinct = (distinct - set(given)) | set(in_utc(given))
     return sorted(distinct)
 
 
