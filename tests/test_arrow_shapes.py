@@ -156,3 +156,13 @@ def test_map_keys_are_compared_as_duckdb_compares_them(kind, rows, refused):
         return
     with sqlclose.anonymize(_rows(m=column), SPEC) as release:
         assert release.to_arrow().num_rows == 4
+
+
+@pytest.mark.parametrize("unreleased", [{"others": "drop"}, {"identifiers": ["__index_level_0__"]}])
+def test_pandas_row_index_the_release_leaves_out_is_read(unreleased):
+    """Review h3 of the eighty-fifth round: the kept index was refused even where no release holds
+    it (dropped by others = "drop", or an identifier)."""
+    frame = pd.DataFrame({"age": range(20, 40), "d": ["x", "y"] * 10})
+    kept = pa.Table.from_pandas(frame[frame.age % 3 > 0])
+    with sqlclose.anonymize(kept, SPEC | unreleased) as release:
+        assert release.to_arrow().column_names == ["age", "d"]

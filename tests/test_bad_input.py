@@ -788,6 +788,23 @@ def test_arrow_backed_timestamps_in_a_zone_under_the_dates_rule_are_refused(outd
         assert set(release.to_arrow().column("when").to_pylist()) == {"2020-02"}
 
 
+@pytest.mark.parametrize("form", ["categorical", "arrow dictionary"])
+def test_zoned_timestamps_as_categories_under_the_dates_rule_are_refused(outdir, form):
+    """Review h3 of the eighty-fifth round: Paris timestamps as a pandas categorical, or an Arrow
+    dictionary, were dated in UTC without a word (2020-02-01 00:30 released as 2020-01)."""
+    import pandas as pd
+
+    stamps = pd.Series([pd.Timestamp("2020-02-01 00:30", tz="Europe/Paris")] * 20).astype("category")
+    frame = pd.DataFrame({"when": stamps, "disease": ["flu", "cold", "gastritis", "pneumonia"] * 5})
+    source = frame if form == "categorical" else pa.Table.from_pandas(frame, preserve_index=False)
+    if form != "categorical":
+        assert pa.types.is_dictionary(source.schema.field("when").type)
+    spec = {"privacy": {"k": 5}, "quasi_identifiers": {"when": {"dates": True, "domain": ["1900-01-01", "2030-12-31"]}},
+            "sensitive": {"disease": {"distance": "equal", "t": 0.9}}}
+    msg = fails(InputError, source, spec, outdir)
+    assert "column 'when' holds timestamps in the time zone 'Europe/Paris'" in msg, msg
+
+
 def test_timestamps_in_a_zone_under_the_dates_rule_are_refused_until_the_days_are_said(outdir):
     """Review of the sixty-third round: a pandas column of Paris timestamps was dated in UTC without a
     word (DuckDB keeps the instant, not the zone), so 2020-01-01 00:30 in Paris was released as
@@ -1108,3 +1125,11 @@ def test_minus_zero_in_an_in_memory_source_is_told_the_fix_it_can_take(outdir, f
         assert sqlclose.anonymize(frame, spec_dict(k=1)).to_arrow().num_rows == len(TABLE3_ROWS)
     else:
         assert "pyarrow.compute.add(table['salary'], 0.0)" in msg, msg
+
+
+def test_a_struct_field_name_holding_nul_is_refused(outdir):
+    """Review h3 of the eighty-fifth round: a struct field 'x\\x00y' was released as field 'x'."""
+    rows = pa.Table.from_pandas(table3_frame(), preserve_index=False)
+    field = pa.array([{"x\x00y": i} for i in range(rows.num_rows)], pa.struct([("x\x00y", pa.int64())]))
+    msg = fails(InputError, rows.append_column("s", field), spec_dict(others="keep"), outdir)
+    assert "column 's' holds a struct whose field 'x\\x00y' has a NUL character" in msg, msg

@@ -54,6 +54,11 @@ def refuse_alike_fields(schema: pa.Schema, where: str) -> None:
     value would be released changed; elsewhere it reads them as one name."""
     for column in schema:
         for names in _struct_field_names(column.type):
+            cut = next((name for name in names if "\x00" in name), None)
+            if cut is not None:  # DuckDB cuts a field's name at its NUL, as a column's
+                raise InputError(f"{where}: column {column.name!r} holds a struct whose field {ascii(cut)} has a NUL "
+                                 f"character in its name, at which the engine cuts it "
+                                 f"({ascii(cut.split(chr(0))[0])}), changing every row's value: rename the field")
             spelled = Counter(name.casefold() for name in names)
             alike = [name for name in names if spelled[name.casefold()] > 1]
             if alike:

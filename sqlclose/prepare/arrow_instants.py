@@ -4,7 +4,8 @@ DuckDB (2.0.1) reads an Arrow ``timestamp('s')`` or ``('ms')`` past its microsec
 ``datetime64[s]`` of year 300000, a microsecond epoch read as seconds) with an internal error that
 invalidates the whole database: every later statement of the process failed. A value at the edge
 of its range (``2**63 - 1`` microseconds or nanoseconds, ``2**31 - 1`` days) it reads as
-``infinity``: a value no row holds, released and verified as such. The check runs in Arrow over
+``infinity``: a value no row holds, released and verified as such. A duration of seconds or
+milliseconds past its INTERVAL's microseconds failed mid-run naming no column. The check runs in Arrow over
 whole arrays (one min and max per array), never row by row in Python, and names no value.
 """
 
@@ -28,11 +29,11 @@ def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
         return
     name = found[0]
     also = "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
-    raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds a date or "
-                     f"time past what the engine holds{also} (DuckDB keeps instants from 290309 BC to 294247 AD, "
-                     "to the microsecond, and reads the very ends of its range as infinity); such a value is "
-                     "usually a number read in the wrong unit (microseconds read as seconds): correct it, set it "
-                     "to NULL, or convert the column to its numbers or its text first")
+    raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds a date, "
+                     f"time or duration past what the engine holds{also} (DuckDB keeps instants from 290309 BC to "
+                     "294247 AD, to the microsecond, and reads the very ends of its range as infinity); such a "
+                     "value is usually a number read in the wrong unit (microseconds read as seconds): correct it, "
+                     "set it to NULL, or convert the column to its numbers or its text first")
 
 
 def _out_of_range(column: pa.ChunkedArray) -> bool:
@@ -42,8 +43,8 @@ def _out_of_range(column: pa.ChunkedArray) -> bool:
 
 
 def _may_hold(kind: pa.DataType) -> bool:
-    """Whether a type holds, anywhere inside it, a timestamp or a date."""
-    if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+    """Whether a type holds, anywhere inside it, a timestamp, a date or a duration."""
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_duration(kind):
         return True
     if isinstance(kind, pa.ExtensionType):
         return _may_hold(kind.storage_type)
@@ -54,10 +55,10 @@ def _may_hold(kind: pa.DataType) -> bool:
 
 def _leaf_out_of_range(leaf: pa.Array) -> bool:
     kind = leaf.type
-    if len(leaf) == leaf.null_count or not (pa.types.is_timestamp(kind) or pa.types.is_date(kind)):
+    if len(leaf) == leaf.null_count or not _may_hold(kind) or pa.types.is_nested(kind):
         return False
     ends = pc.min_max(leaf.cast(pa.int64() if kind != pa.date32() else pa.int32()))
     low, high = ends["min"].as_py(), ends["max"].as_py()
-    if pa.types.is_timestamp(kind):
+    if pa.types.is_timestamp(kind) or pa.types.is_duration(kind):  # a duration: an INTERVAL of microseconds
         return not instants_within(low, high, kind.unit)
     return not days_within(low, high, _MS_PER_DAY if kind == pa.date64() else 1)

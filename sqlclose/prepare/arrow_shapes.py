@@ -13,7 +13,7 @@ engine reads them, naming no value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -25,11 +25,14 @@ from sqlclose.prepare.arrow_durations import map_entries
 _INDEX = re.compile(r"__index_level_\d+__")
 
 
-def refuse_arrow_shapes(table: pa.Table, label: str) -> None:
-    """Raise InputError for the first column of ``table`` of a shape in this module's list."""
-    _refuse_pandas_index(table, label)
+def refuse_arrow_shapes(table: pa.Table, label: str, released: Callable[[str], bool] | None = None) -> None:
+    """Raise InputError for the first column of ``table`` of a shape in this module's list: the
+    index and an extension type only where the release holds the column (``released``; None: every
+    column), the rest everywhere, as the engine reads every column (the keyed fingerprint)."""
+    held = released or (lambda name: True)
+    _refuse_pandas_index(table, label, held)
     for field, column in zip(table.schema, table.columns):
-        foreign = _foreign_extension(field.type)
+        foreign = _foreign_extension(field.type) if held(field.name) else None
         if foreign is not None:
             raise InputError(f"cannot read the {label}: column {field.name!r} is of the Arrow extension type "
                              f"{foreign.extension_name!r}, which the engine reads as its storage "
@@ -44,11 +47,12 @@ def refuse_arrow_shapes(table: pa.Table, label: str) -> None:
                              "key twice in an entry, which the engine does not read; keep one value per key first")
 
 
-def _refuse_pandas_index(table: pa.Table, label: str) -> None:
-    """pandas' unnamed row index kept as a column (its ``index_columns`` metadata says so)."""
+def _refuse_pandas_index(table: pa.Table, label: str, released: Callable[[str], bool]) -> None:
+    """pandas' unnamed row index kept as a column (its ``index_columns`` metadata says so) that the
+    release would hold (an identifier, or a column ``others = "drop"`` drops, is never released)."""
     meta = table.schema.pandas_metadata or {}
     kept = [c for c in meta.get("index_columns", []) if isinstance(c, str) and _INDEX.fullmatch(c)
-            and c in table.column_names]
+            and c in table.column_names and released(c)]
     if kept:
         raise InputError(f"cannot read the {label}: column {kept[0]!r} is pandas' row index, which "
                          "pa.Table.from_pandas kept (a filtered frame's index tells each row's place in the whole "

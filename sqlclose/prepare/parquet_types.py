@@ -37,10 +37,9 @@ def refuse_narrowed_columns(path: Path) -> None:
     import pyarrow.parquet as pq  # loaded here: pyarrow.parquet costs a start that reads no Parquet
 
     try:
-        metadata = pq.read_metadata(path)
+        schema = pq.read_metadata(path).schema
     except Exception:
         return
-    schema = metadata.schema
     names = schema.to_arrow_schema().names
     int96: list[str] = []
     for i in range(len(schema)):
@@ -53,17 +52,35 @@ def refuse_narrowed_columns(path: Path) -> None:
                              "no row holds); write it as text, or as a DECIMAL of at most 38 digits, first")
         if leaf.physical_type == "INT96" and column not in int96:
             int96.append(column)
-        if _past_the_engines_range(metadata, i, leaf):
-            raise InputError(f"cannot read {path}: column {column!r} holds a date or time past what the engine "
-                             "holds, by the file's statistics (DuckDB keeps instants from 290309 BC to 294247 AD, "
-                             "to the microsecond, and reads the very ends of its range as infinity); such a value "
-                             "is usually a number written in the wrong unit: correct it, or write it as NULL")
     finer = next((column for column in int96 if _finer_than_micros(path, column)), None)
     if finer is not None:
         raise InputError(f"cannot read {path}: column {finer!r} holds INT96 timestamps (Impala's or Spark's legacy "
                          "format) with parts finer than a microsecond, which the engine's TIMESTAMP does not keep "
                          "(rows a nanosecond apart would be released as one value); write it as a TIMESTAMP of "
                          "nanoseconds (INT64, pyarrow's default), or as its nanoseconds as numbers, first")
+
+
+def refuse_instants_past_range(path: Path) -> None:
+    """Raise InputError naming the first TIMESTAMP or DATE column of the Parquet file ``path`` whose
+    row groups' statistics put it past what the engine holds. Run for every file of a folder or a
+    pattern: files of one footer hold other values. A file pyarrow cannot read, or one without
+    statistics, is left to the engine's read."""
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_metadata(path)
+    except Exception:
+        return
+    schema = metadata.schema
+    names = schema.to_arrow_schema().names
+    for i in range(len(schema)):
+        leaf = schema.column(i)
+        if _past_the_engines_range(metadata, i, leaf):
+            raise InputError(f"cannot read {path}: column {_top_level(leaf.path, names)!r} holds a date or time past "
+                             "what the engine holds, by the file's statistics (DuckDB keeps instants from 290309 BC "
+                             "to 294247 AD, to the microsecond, and reads the very ends of its range as infinity); "
+                             "such a value is usually a number written in the wrong unit: correct it, or write it "
+                             "as NULL")
 
 
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}

@@ -416,8 +416,9 @@ def _refuse_two_spellings(engine: Engine, source: exp.Expression, name: str, sou
 def _in_the_source(source_label: str, name: str, fix: str | None = None) -> str:
     """Where and how a message says to normalize a float column: in the DataFrame or Arrow table
     given (neither takes a [source] query, which the message had named), else in a [source] query."""
-    if source_label == PANDAS_LABEL:  # pandas' NaN reaches Arrow as NULL: only -0.0 is left to fix
-        return f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0)"
+    if source_label == PANDAS_LABEL:  # a float64 column's NaN reaches Arrow as NULL, a pd.ArrowDtype's as NaN
+        return (f"in the DataFrame first (e.g. df[{name!r}] = df[{name!r}] + 0.0, which turns -0.0 into 0.0; a NaN: "
+                f"df[{name!r}] = df[{name!r}].astype('float64'), which reads NaN as missing)")
     if source_label == ARROW_LABEL:
         return (f"in the table first (e.g. pyarrow.compute.add(table[{name!r}], 0.0), which turns -0.0 into 0.0; "
                 "a NaN: pyarrow.compute.if_else(pyarrow.compute.is_nan(…), None, …))")

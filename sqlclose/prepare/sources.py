@@ -44,7 +44,7 @@ from sqlclose.prepare.csv_lines import (
     unterminated_quote_problem,
     with_editor_lines,
 )
-from sqlclose.prepare.parquet_types import has_int96, refuse_narrowed_columns
+from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
 from sqlclose.sql import queries as q
@@ -86,11 +86,11 @@ class Opened:
 
 
 def open_source(source: SourceLike, engine: Engine | None, options: FileRead | None = None,
-                dated: Callable[[str], bool] | None = None) -> Opened:
+                released: Callable[[str], bool] | None = None) -> Opened:
     """Make ``source`` readable by SQL. On failure, an engine made here is closed; a caller's is not.
-    ``dated``: which columns the run reads for their values (a relation's ``TIMESTAMP WITH TIME
-    ZONE`` columns among them must be dated alike by a caller's engine: ``_refuse_unlike_dating``);
-    None: every column."""
+    ``released``: which columns the run reads for their values (a relation's ``TIMESTAMP WITH TIME
+    ZONE`` columns among them must be dated alike by a caller's engine: ``_refuse_unlike_dating``;
+    an Arrow table's pandas index or extension types are refused there alone); None: every column."""
     options = options or FileRead()
     if engine is not None:
         engine.check_connection()  # a caller's engine: its session may be unreadable (DuckDBEngine)
@@ -99,7 +99,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
     if isinstance(source, Source):
         return _open_query(source, engine) if source.kind == "query" else _open_file(source, engine, options)
     if DuckDBEngine.is_relation(source):
-        return _open_relation(source, engine, dated)
+        return _open_relation(source, engine, released)
     if _is_connection_pair(source):
         if engine is not None:
             raise InputError("give either an engine or a (connection, table) source, not both")
@@ -121,7 +121,7 @@ def open_source(source: SourceLike, engine: Engine | None, options: FileRead | N
         from sqlclose.prepare.arrow_text import refuse_invalid_text
 
         refuse_invalid_text(source, label)
-        refuse_arrow_shapes(source, label)
+        refuse_arrow_shapes(source, label, released)
         refuse_sub_microsecond_durations(source, label)
         refuse_out_of_range_instants(source, label)
         own = engine is None
@@ -235,7 +235,7 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
     if _is_pandas(source):
         zones = {str(c): _pandas_zone(dtype) for c, dtype in zip(source.columns, source.dtypes)}
     elif isinstance(source, pa.Table):
-        zones = {f.name: f.type.tz for f in source.schema if pa.types.is_timestamp(f.type)}
+        zones = {f.name: _arrow_zone(f.type) for f in source.schema}
     else:
         return
     for name in dated:
@@ -250,13 +250,23 @@ def refuse_zoned_dates(source: Any, dated: list[str]) -> None:
 
 
 def _pandas_zone(dtype: Any) -> Any:
-    """A pandas column's time zone: a ``datetime64[ns, tz]``'s, or a ``pd.ArrowDtype`` timestamp's
+    """A pandas column's time zone: a ``datetime64[ns, tz]``'s, a ``pd.ArrowDtype`` timestamp's
     (which has no ``tz`` of its own: its 2020-02-01 00:30 in Paris was labelled 2020-01, review h2 of
-    the eighty-fifth round); None for any other column."""
+    the eighty-fifth round), or a categorical's of such timestamps (review h3); None for any other."""
     arrow = getattr(dtype, "pyarrow_dtype", None)
     if arrow is not None:
-        return arrow.tz if pa.types.is_timestamp(arrow) else None
+        return _arrow_zone(arrow)
+    categories = getattr(dtype, "categories", None)
+    if categories is not None:
+        return _pandas_zone(categories.dtype)
     return getattr(dtype, "tz", None)
+
+
+def _arrow_zone(kind: pa.DataType) -> str | None:
+    """An Arrow timestamp's time zone, a dictionary's of timestamps too; None for any other type."""
+    if pa.types.is_dictionary(kind):
+        return _arrow_zone(kind.value_type)
+    return kind.tz if pa.types.is_timestamp(kind) else None
 
 
 def _arrow_of_pandas(frame: Any) -> pa.Table:
@@ -293,6 +303,9 @@ def _unconverted(frame: Any, error: Exception) -> InputError:
     OverflowError), text holding a lone surrogate, as ``surrogateescape`` decodes bytes that are not
     UTF-8 (a UnicodeEncodeError quoting it); found by converting each column alone, on this path only."""
     for name in frame.columns:
+        if isinstance(name, str) and isinstance(error, UnicodeError) and not _encodes(name):
+            return InputError(f"cannot read the pandas DataFrame: the name of column {ascii(name)} is not valid "
+                              "Unicode (a lone surrogate, as bytes decoded with 'surrogateescape' give): rename it")
         try:
             pa.Array.from_pandas(frame[name])
         except (OverflowError, UnicodeError, pa.ArrowException):
@@ -304,6 +317,14 @@ def _unconverted(frame: Any, error: Exception) -> InputError:
             return InputError(f"cannot read the pandas DataFrame: column {str(name)!r} holds {what}")
     return InputError(f"cannot read the pandas DataFrame: a column holds values Arrow cannot read "
                       f"({type(error).__name__})")
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _refuse_column_levels(frame: Any) -> None:
@@ -693,7 +714,7 @@ def _without_guess(message: str) -> str:
     return re.sub(r';?\s*Did you mean "[^"]*"\?', "", message)
 
 
-def _open_relation(relation: Any, engine: Engine | None, dated: Callable[[str], bool] | None) -> Opened:
+def _open_relation(relation: Any, engine: Engine | None, released: Callable[[str], bool] | None) -> Opened:
     """A DuckDB relation, streamed once into a temp table of our engine."""
     names = [name for name, _ in _relation_columns(relation)]
     # Its names as the relation gives them: stored, DuckDB renames a second ssn (or SSN) ssn_1.
@@ -706,7 +727,7 @@ def _open_relation(relation: Any, engine: Engine | None, dated: Callable[[str], 
         if own:
             follow_relation_dating(engine, relation)
         else:
-            _refuse_unlike_dating(engine, relation, dated)
+            _refuse_unlike_dating(engine, relation, released)
         try:
             table = engine.load_relation(engine.temp_name("relation_source"), relation)
         except (EngineOutOfMemory, InputError):  # not the input's fault / our own words: as they are
@@ -1205,6 +1226,8 @@ def _refuse_unlike_files(files: list[Path], label: str) -> None:
     reading the source the same way), and its text ages failed the cast, the error quoting a row's
     value. Compared as DuckDB reads each file alone, once per kind of footer
     (``DuckDBEngine.parquet_footers``); the refusal names no value."""
+    for f in files:  # by each file's statistics: files of one footer hold other values
+        refuse_instants_past_range(f)
     if len(files) < 2:
         _refuse_renamed_file_by_file(files)
         for f in files:
