@@ -60,3 +60,12 @@ def test_the_page_in_a_headless_browser(page_and_report):
     expected = [f"{s['max_emd']:.4f}" for s in doc["privacy"]["sensitive"].values()]
     assert values == expected
     assert images and all(complete and width > 0 for complete, width in images)
+
+
+def test_a_reports_words_reach_the_page_escaped():
+    """Review h4 of the eighty-fifth round: a model's fields were joined into the page as the report
+    gave them, so a field added to a report (a script tag) reached the sign-off page verbatim."""
+    from sqlclose.audit.html import _sensitive_text
+
+    text = _sensitive_text("d", {"entropy_l": {"l": 2, "note": "<script>alert(1)</script>", "reached": 2.5}}, {})
+    assert "<script>" not in text and "&lt;script&gt;alert(1)&lt;/script&gt;" in text

@@ -849,3 +849,27 @@ def test_a_source_database_held_open_by_the_caller_is_bad_input(tmp_path):
             sqlclose.anonymize(None, spec)
     finally:
         held.close()
+
+
+def test_a_table_outputs_digest_covers_every_column_when_one_is_named_t(tmp_path):
+    """Review h4 of the eighty-fifth round: the content digest hashed ``t`` of ``… AS t``, which a
+    release's column named t shadowed: the digest was of that column alone, and a table whose other
+    values were edited passed `check --against`. Oracles: exit 0 untouched, exit 4 once a salary
+    is changed by a plain UPDATE, in processes of their own."""
+    rows = pa.table({"zip": ["47601", "47602"] * 10, "t": [f"v{i % 3}" for i in range(20)],
+                     "salary": [1000 * (i % 4) for i in range(20)]})
+    spec = {"privacy": {"k": 2}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+            "sensitive": {"salary": {"distinct_l": 2}}, "others": "keep"}
+    db = tmp_path / "r.duckdb"
+    with sqlclose.anonymize(rows, spec) as release:
+        release.write(db, table="people")
+    report = tmp_path / "r.duckdb.people.report.json"
+    from forked_cli import run_cli
+
+    assert run_cli(["check", db, "--table", "people", "--against", report]).returncode == 0
+    con = duckdb.connect(str(db))
+    con.execute("UPDATE people SET salary = CASE salary WHEN 0 THEN 3000 WHEN 3000 THEN 0 ELSE salary END "
+                "WHERE rowid IN (SELECT min(rowid) FROM people GROUP BY salary)")
+    con.close()
+    edited = run_cli(["check", db, "--table", "people", "--against", report])
+    assert edited.returncode == 4 and "content digest differs" in edited.stderr, edited.stderr

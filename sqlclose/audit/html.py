@@ -201,7 +201,9 @@ def _sensitive_text(name: str, reached: dict, doc: dict) -> str:
             items.append(f"against the released table's own distribution: {doc['t_against_release'][name]:.4f}")
     for key in ("distinct_l", "entropy_l", "recursive", "p"):
         if key in reached:
-            params = ", ".join(f"{k} = {v}" for k, v in reached[key].items() if k != "reached")
+            # The report's words, escaped: a field added to it (a script tag) reached the page as it was.
+            params = ", ".join(f"{html.escape(str(k))} = {html.escape(str(v))}" for k, v in reached[key].items()
+                               if k != "reached")
             items.append(f"{key}: reached <strong class='privacy-value'>{reached[key]['reached']:.4g}</strong> "
                          f"({params})")
     return "<ul>" + "".join(f"<li>{i}</li>" for i in items) + "</ul>"
