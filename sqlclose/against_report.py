@@ -106,6 +106,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
                                            _reached(measured, key))
         if "t" in entry and name in doc.get("t_against_release", {}) and name not in unmodelled:
             problems += _t_against_release(name, entry, doc["t_against_release"][name], measured, models.get(name))
+    problems += claims.requirement_claims(doc, models if spec is not None else None) + claims.suppressed_t_claims(doc)
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"], unmodelled)
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})

@@ -1,0 +1,115 @@
+"""`check --against` holds a report to the requirements it states (review h4 of the eighty-fifth
+round): each l-diversity and p model's reached value against its own l, p or c, the spec's when
+given, and, with rows suppressed, t against what the file alone bounds."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from forked_cli import run_cli
+
+import sqlclose
+
+DISEASES = ["flu", "pneumonia", "bronchitis", "gastritis", "ulcer", "colitis"]
+
+
+def _rows() -> pa.Table:
+    rng = random.Random(7)
+    n = 60  # and one outlier, which the optimum suppresses
+    return pa.table({"zip": [f"4760{rng.randrange(3)}" for _ in range(n)] + ["99999"],
+                     "age": [rng.randrange(20, 60) for _ in range(n)] + [118],
+                     "disease": [rng.choice(DISEASES) for _ in range(n)] + ["colitis"],
+                     "d2": [rng.choice(DISEASES[:4]) for _ in range(n)] + ["flu"]})
+
+
+SPEC = {"privacy": {"k": 3, "suppression": 0.05},
+        "quasi_identifiers": {"zip": {"mask": True, "length": 5}, "age": {"bands": [10, 20], "domain": [0, 120]}},
+        "sensitive": {"disease": {"distance": "equal", "t": 0.6, "entropy_l": 1.5},
+                      "d2": {"distinct_l": 2, "p": 2, "recursive": {"c": 3, "l": 2}}}}
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory) -> tuple[Path, dict]:
+    folder = tmp_path_factory.mktemp("against")
+    with sqlclose.anonymize(_rows(), SPEC) as release:
+        release.write(folder / "r.parquet")
+    return folder, json.loads((folder / "r.parquet.report.json").read_text())
+
+
+def _checked(folder: Path, doc: dict, name: str):
+    (folder / name).write_text(json.dumps(doc))
+    return run_cli(["check", folder / "r.parquet", "--against", folder / name])
+
+
+def test_the_untouched_report_passes(released):
+    folder, doc = released
+    assert doc["suppressed_rows"] > 0  # the t bound below needs rows suppressed
+    result = _checked(folder, doc, "same.json")
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(("model", "parameter", "said"), [
+    ("entropy_l", "l", "not at least its own l"), ("distinct_l", "l", "not at least its own l"),
+    ("p", "p", "not at least its own p"), ("recursive", "c", "not below its own c")])
+def test_a_requirement_above_what_is_reached_is_refused(released, model, parameter, said):
+    """A report's l, p or c set past the value it says it reached (the reached value left as the
+    file decides it) passed, and its page said "verified"."""
+    folder, doc = released
+    column = "disease" if model == "entropy_l" else "d2"
+    edited = json.loads(json.dumps(doc))
+    entry = edited["privacy"]["sensitive"][column][model]
+    reached = entry["reached"]
+    entry[parameter] = reached * 0.9 if model == "recursive" else (int(reached) + 1 if parameter != "l" or
+                                                                   model == "distinct_l" else reached + 0.5)
+    result = _checked(folder, edited, f"{model}.json")
+    assert result.returncode == 4 and f"privacy.sensitive.{column}.{model}: the report says it reached" in \
+        result.stderr and said in result.stderr, result.stderr
+
+
+def test_a_t_below_what_the_file_bounds_is_refused(released):
+    """With rows suppressed the input's distribution is the file's mixed with theirs (share f): some
+    class is at least t_against_release - f from it, so a t below that is false whatever the input."""
+    folder, doc = released
+    share = doc["suppressed_rows"] / doc["input"]["rows"]
+    bound = doc["t_against_release"]["disease"] - share
+    assert bound > 0.02
+    edited = json.loads(json.dumps(doc))
+    edited["privacy"]["sensitive"]["disease"]["t"] = round(bound - 0.01, 4)
+    result = _checked(folder, edited, "t.json")
+    assert result.returncode == 4 and "privacy.sensitive.disease.t: the report says" in result.stderr, result.stderr
+
+
+def test_a_requirement_unlike_the_specs_is_refused(released, tmp_path):
+    """With --spec the report's parameters were not compared with the spec's: recursive l 2 → 3
+    passed."""
+    folder, doc = released
+    edited = json.loads(json.dumps(doc))
+    edited["privacy"]["sensitive"]["d2"]["recursive"]["l"] = 3
+    (folder / "l3.json").write_text(json.dumps(edited))
+    toml = tmp_path / "spec.toml"
+    toml.write_text(SPEC_TOML)
+    result = run_cli(["check", folder / "r.parquet", "--against", folder / "l3.json", "--spec", toml])
+    assert result.returncode == 4 and "privacy.sensitive.d2.recursive.l: the report says 3, the spec given" \
+        in result.stderr, result.stderr
+
+
+SPEC_TOML = """
+[privacy]
+k = 3
+suppression = 0.05
+[quasi_identifiers]
+zip = { mask = true, length = 5 }
+age = { bands = [10, 20], domain = [0, 120] }
+[sensitive.disease]
+distance = "equal"
+t = 0.6
+entropy_l = 1.5
+[sensitive.d2]
+distinct_l = 2
+p = 2
+recursive = { c = 3, l = 2 }
+"""
