@@ -10,7 +10,7 @@ cast error quotes one).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -26,15 +26,23 @@ _MONTH_DAY_NANO = np.dtype([("months", "<i4"), ("days", "<i4"), ("nanos", "<i8")
 def refuse_sub_microsecond_durations(table: pa.Table, label: str) -> None:
     """Raise InputError naming the first column (and how many more) holding a duration or interval
     with a part finer than a microsecond, and the conversions that keep it."""
-    found = [name for name, column in zip(table.column_names, table.columns) if _finer_than_micros(column)]
-    if not found:
+    found = first_column_where(table, _finer_than_micros)
+    if found is None:
         return
-    name = found[0]
-    also = "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
+    name, also = found
     raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds durations "
                      f"with parts finer than a microsecond{also}, which the engine's INTERVAL does not keep "
                      f"(1.000000005 s would be released as 1 s, a value no row holds); convert it first: "
                      f"{_fixes(name, table.schema.field(name).type, label)}")
+
+
+def first_column_where(table: pa.Table, test: Callable[[pa.ChunkedArray], bool]) -> tuple[str, str] | None:
+    """The first column of ``table`` that passes ``test``, with the others that do as a message's
+    clause (" (so do 'a', 'b')", or ""); None when none does."""
+    found = [name for name, column in zip(table.column_names, table.columns) if test(column)]
+    if not found:
+        return None
+    return found[0], "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
 
 
 def _fixes(name: str, kind: pa.DataType, label: str) -> str:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
 from sqlclose.model.instant_range import days_within, instants_within
-from sqlclose.prepare.arrow_durations import leaves
+from sqlclose.prepare.arrow_durations import first_column_where, leaves
 
 _MS_PER_DAY = 86_400_000
 
@@ -24,11 +24,10 @@ _MS_PER_DAY = 86_400_000
 def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
     """Raise InputError naming the first column (and how many more) holding an instant or a day
     DuckDB cannot hold as it is, and what to do."""
-    found = [name for name, column in zip(table.column_names, table.columns) if _out_of_range(column)]
-    if not found:
+    found = first_column_where(table, _out_of_range)
+    if found is None:
         return
-    name = found[0]
-    also = "" if len(found) == 1 else f" (so do {', '.join(repr(n) for n in found[1:])})"
+    name, also = found
     raise InputError(f"cannot read the {label}: column {name!r} ({table.schema.field(name).type}) holds a date, "
                      f"time or duration past what the engine holds{also} (DuckDB keeps instants from 290309 BC to "
                      "294247 AD, to the microsecond, and reads the very ends of its range as infinity); such a "
