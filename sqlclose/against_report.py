@@ -83,11 +83,6 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
                             notes), None
         if unreadable is not None:  # a changed CSV its report's column types do not read
             return _outcome(path, report_path, problems + [unreadable], notes), None
-        if not query_made and digest_problems(digest, output):
-            # A file that is not the release is told by its digest alone: given the raw table by
-            # mistake, `check --against` printed its classes, label counts and distances into the
-            # job's log, which told of the suppressed rows (review h4 of the eighty-fifth round).
-            return _outcome(path, report_path, problems, notes), None
         from sqlclose.audit.check import check as run_check
         from sqlclose.audit.figures import MaskLevels, release_figures
 
@@ -100,6 +95,11 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
                                   several_levels=doc.get("algorithm") == "gaa")
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
+            return _outcome(path, report_path, problems, notes), None
+        if not query_made and digest_problems(digest, output):
+            # A file that is not the release is told by its digest and columns alone: given the raw
+            # table by mistake, `check --against` printed its classes, label counts and distances
+            # into the job's log, which told of the suppressed rows (review h4 of the 85th round).
             return _outcome(path, report_path, problems, notes), None
         audit = run_check(source, qis, models, k=privacy["k"], table=table, engine=own)
         audit_ = audit.to_dict()
