@@ -19,15 +19,9 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
+from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
-from sqlclose.prepare.sources import (
-    Opened,
-    SourceLike,
-    open_source,
-    refuse_index_columns,
-    refuse_zoned_dates,
-    spec_engine,
-)
+from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
 from sqlclose.privacy.criteria import Criterion, criteria_for, nothing_required
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
