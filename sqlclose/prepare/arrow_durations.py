@@ -60,15 +60,21 @@ def _finer_than_micros(column: pa.ChunkedArray) -> bool:
     return any(_leaf_is_finer(leaf) for chunk in column.chunks for leaf in leaves(chunk))
 
 
-def _may_be_finer(kind: pa.DataType) -> bool:
-    """Whether a type holds, anywhere inside it, a type of nanoseconds."""
-    if kind in (pa.duration("ns"), pa.month_day_nano_interval()):
+def type_holds(kind: pa.DataType, test: Callable[[pa.DataType], bool]) -> bool:
+    """Whether ``kind``, or a type anywhere inside it (fields, elements, map keys and items, a
+    dictionary's values, an extension's storage), passes ``test``: decided by the type, no value read."""
+    if test(kind):
         return True
     if isinstance(kind, pa.ExtensionType):
-        return _may_be_finer(kind.storage_type)
+        return type_holds(kind.storage_type, test)
     if pa.types.is_dictionary(kind) or pa.types.is_run_end_encoded(kind):
-        return _may_be_finer(kind.value_type)
-    return any(_may_be_finer(kind.field(i).type) for i in range(kind.num_fields))
+        return type_holds(kind.value_type, test)
+    return any(type_holds(kind.field(i).type, test) for i in range(kind.num_fields))
+
+
+def _may_be_finer(kind: pa.DataType) -> bool:
+    """Whether a type holds, anywhere inside it, a type of nanoseconds."""
+    return type_holds(kind, lambda t: t in (pa.duration("ns"), pa.month_day_nano_interval()))
 
 
 def leaves(array: pa.Array) -> Iterator[pa.Array]:

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
 from sqlclose.model.instant_range import days_within, instants_within
-from sqlclose.prepare.arrow_durations import first_column_where, leaves
+from sqlclose.prepare.arrow_durations import first_column_where, leaves, type_holds
 
 _MS_PER_DAY = 86_400_000
 
@@ -36,25 +36,18 @@ def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
 
 
 def _out_of_range(column: pa.ChunkedArray) -> bool:
-    if not _may_hold(column.type):  # most columns: decided by the type, no value read
+    if not type_holds(column.type, _temporal):  # most columns: decided by the type, no value read
         return False
     return any(_leaf_out_of_range(leaf) for chunk in column.chunks for leaf in leaves(chunk))
 
 
-def _may_hold(kind: pa.DataType) -> bool:
-    """Whether a type holds, anywhere inside it, a timestamp, a date or a duration."""
-    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_duration(kind):
-        return True
-    if isinstance(kind, pa.ExtensionType):
-        return _may_hold(kind.storage_type)
-    if pa.types.is_dictionary(kind) or pa.types.is_run_end_encoded(kind):
-        return _may_hold(kind.value_type)
-    return any(_may_hold(kind.field(i).type) for i in range(kind.num_fields))
+def _temporal(kind: pa.DataType) -> bool:
+    return pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_duration(kind)
 
 
 def _leaf_out_of_range(leaf: pa.Array) -> bool:
     kind = leaf.type
-    if len(leaf) == leaf.null_count or not _may_hold(kind) or pa.types.is_nested(kind):
+    if len(leaf) == leaf.null_count or not _temporal(kind):
         return False
     ends = pc.min_max(leaf.cast(pa.int64() if kind != pa.date32() else pa.int32()))
     low, high = ends["min"].as_py(), ends["max"].as_py()

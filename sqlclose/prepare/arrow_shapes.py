@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqlclose.errors import InputError
-from sqlclose.prepare.arrow_durations import map_entries
+from sqlclose.prepare.arrow_durations import map_entries, type_holds
 
 _INDEX = re.compile(r"__index_level_\d+__")
 
@@ -39,7 +39,7 @@ def refuse_arrow_shapes(table: pa.Table, label: str, released: Callable[[str], b
                              f"({foreign.storage_type}), not its values (a pandas month period '2000-01' as 360); "
                              "convert it first, e.g. to its text (as a DataFrame: df[col].astype(str)) or to a "
                              "type of Arrow's own")
-        if _holds_empty_struct(field.type):
+        if type_holds(field.type, lambda t: pa.types.is_struct(t) and t.num_fields == 0):
             raise InputError(f"cannot read the {label}: column {field.name!r} ({field.type}) holds a struct of no "
                              "fields, which no Parquet file can hold; drop the column or give the struct a field")
         if any(_repeats_a_key(leaf) for leaf in _maps(column)):
@@ -62,32 +62,20 @@ def _refuse_pandas_index(table: pa.Table, label: str, released: Callable[[str], 
 
 def _foreign_extension(kind: pa.DataType) -> pa.ExtensionType | None:
     """The first extension type inside ``kind`` that is not one of Arrow's own (``arrow.*``)."""
-    if isinstance(kind, pa.ExtensionType):
-        return None if kind.extension_name.startswith("arrow.") else kind
-    return next((found for child in _children(kind) if (found := _foreign_extension(child)) is not None), None)
+    found: list[pa.ExtensionType] = []
 
+    def foreign(t: pa.DataType) -> bool:
+        if isinstance(t, pa.ExtensionType) and not t.extension_name.startswith("arrow."):
+            found.append(t)
+        return bool(found)
 
-def _holds_empty_struct(kind: pa.DataType) -> bool:
-    if pa.types.is_struct(kind) and kind.num_fields == 0:
-        return True
-    return any(_holds_empty_struct(child) for child in _children(kind))
-
-
-def _children(kind: pa.DataType) -> list[pa.DataType]:
-    if isinstance(kind, pa.ExtensionType):
-        return [kind.storage_type]
-    if pa.types.is_dictionary(kind) or pa.types.is_run_end_encoded(kind):
-        return [kind.value_type]
-    return [kind.field(i).type for i in range(kind.num_fields)]
-
-
-def _holds_map(kind: pa.DataType) -> bool:
-    return pa.types.is_map(kind) or any(_holds_map(child) for child in _children(kind))
+    type_holds(kind, foreign)
+    return found[0] if found else None
 
 
 def _maps(column: pa.ChunkedArray) -> Iterator[pa.MapArray]:
     """Every map array inside ``column`` (maps inside lists and structs too), as rows hold them."""
-    if not _holds_map(column.type):
+    if not type_holds(column.type, pa.types.is_map):
         return
     for chunk in column.chunks:
         yield from _maps_in(chunk)

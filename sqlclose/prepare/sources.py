@@ -528,11 +528,11 @@ def _relation_columns(relation: Any) -> list[tuple[str, str]]:
         raise InputError(f"cannot read the DuckDB relation: {driver_message(e)} ({_KEEP_IT_OPEN})") from None
 
 
-def _zoned_columns(relation: Any, dated: Callable[[str], bool] | None = None) -> list[str]:
+def _zoned_columns(relation: Any, released: Callable[[str], bool] | None = None) -> list[str]:
     """The relation's columns holding a ``TIMESTAMP WITH TIME ZONE`` (nested too), whose day, year
-    and text the session's ``TimeZone`` and ``Calendar`` decide; of ``dated`` alone when given."""
+    and text the session's ``TimeZone`` and ``Calendar`` decide; of ``released`` alone when given."""
     return [name for name, kind in _relation_columns(relation)
-            if "TIMESTAMP WITH TIME ZONE" in kind and (dated is None or dated(name))]
+            if "TIMESTAMP WITH TIME ZONE" in kind and (released is None or released(name))]
 
 
 def _relation_dating(relation: Any) -> dict[str, str]:
@@ -553,11 +553,11 @@ def follow_relation_dating(engine: DuckDBEngine, relation: Any) -> None:
         engine.date_as(_relation_dating(relation))
 
 
-def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any, dated: Callable[[str], bool] | None) -> None:
-    """A caller's engine whose session dates a ``TIMESTAMP WITH TIME ZONE`` the run reads (``dated``)
+def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any, released: Callable[[str], bool] | None) -> None:
+    """A caller's engine whose session dates a ``TIMESTAMP WITH TIME ZONE`` the run reads (``released``)
     otherwise than the relation's own session: its dates would follow the engine, not the session
     the caller set. Refused rather than setting the caller's engine, whose later runs it would change."""
-    zoned = _zoned_columns(relation, dated)
+    zoned = _zoned_columns(relation, released)
     if not zoned:
         return
     theirs, ours = _relation_dating(relation), engine.dating()
