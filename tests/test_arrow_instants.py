@@ -86,21 +86,34 @@ def test_a_database_duckdb_invalidated_is_made_anew():
     assert done.stdout.split() == ["InternalException", "4"]
 
 
-@pytest.mark.parametrize("case", ["milliseconds", "days at the end"])
-def test_a_parquet_file_past_the_engines_range_is_refused_by_its_statistics(tmp_path, case):
+@pytest.mark.parametrize("statistics", [True, False], ids=["statistics", "no statistics"])
+@pytest.mark.parametrize("case", ["milliseconds in a zone", "days at the end", "nested"])
+def test_a_parquet_file_past_the_engines_range_is_refused_by_column(tmp_path, case, statistics):
     """Review h2 of the eighty-fifth round: a Parquet source whose timestamp('ms') column held 2**62
     failed DuckDB's read as "a value could not be converted", naming no column (exit 1); a DATE at
     the range's end was read as infinity. The file's statistics tell, before the read: exit 2,
-    naming the file and the column."""
+    naming the file and the column. A file written without statistics failed the same way until
+    the eighty-sixth round: its row groups' columns are read in Arrow instead."""
     import pyarrow.parquet as pq
     from forked_cli import run_cli
 
-    column = PAST["milliseconds in a zone"] if case == "milliseconds" else PAST["days at the end"]
-    pq.write_table(_rows(column), tmp_path / "in.parquet")
+    pq.write_table(_rows(PAST[case]), tmp_path / "in.parquet", write_statistics=statistics)
+    assert (pq.read_metadata(tmp_path / "in.parquet").row_group(0).column(2).statistics is not None) == statistics
     result = run_cli(["check", tmp_path / "in.parquet", "--qi", "age", "--k", "2"])
     assert result.returncode == 2, result.stderr
     assert f"cannot read {tmp_path / 'in.parquet'}: column 'seen' holds a date or time past what the engine holds" \
         in result.stderr
+
+
+def test_a_parquet_file_without_statistics_within_the_range_is_read(tmp_path):
+    """The control: the same file with ordinary instants, no statistics, is read and checked."""
+    import pyarrow.parquet as pq
+    from forked_cli import run_cli
+
+    seen = pa.array([0, 2**40, -(2**40), None], pa.timestamp("ms"))
+    pq.write_table(_rows(seen), tmp_path / "in.parquet", write_statistics=False)
+    result = run_cli(["check", tmp_path / "in.parquet", "--qi", "age", "--k", "2"])
+    assert result.returncode == 3 and "k: 4 classes (4 records) fail" in result.stdout, result.stderr  # classes of 1
 
 
 def test_every_file_of_a_parquet_folder_is_judged_by_its_own_statistics(tmp_path):

@@ -24,7 +24,7 @@ _MS_PER_DAY = 86_400_000
 def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
     """Raise InputError naming the first column (and how many more) holding an instant or a day
     DuckDB cannot hold as it is, and what to do."""
-    found = first_column_where(table, _out_of_range)
+    found = first_column_where(table, holds_out_of_range)
     if found is None:
         return
     name, also = found
@@ -35,7 +35,8 @@ def refuse_out_of_range_instants(table: pa.Table, label: str) -> None:
                      "set it to NULL, or convert the column to its numbers or its text first")
 
 
-def _out_of_range(column: pa.ChunkedArray) -> bool:
+def holds_out_of_range(column: pa.ChunkedArray) -> bool:
+    """Whether a column holds, at any depth, an instant, day or duration DuckDB cannot hold as it is."""
     if not type_holds(column.type, _temporal):  # most columns: decided by the type, no value read
         return False
     return any(_leaf_out_of_range(leaf) for chunk in column.chunks for leaf in leaves(chunk))

@@ -61,10 +61,11 @@ def refuse_narrowed_columns(path: Path) -> None:
 
 
 def refuse_instants_past_range(path: Path) -> None:
-    """Raise InputError naming the first TIMESTAMP or DATE column of the Parquet file ``path`` whose
-    row groups' statistics put it past what the engine holds. Run for every file of a folder or a
-    pattern: files of one footer hold other values. A file pyarrow cannot read, or one without
-    statistics, is left to the engine's read."""
+    """Raise InputError naming the first TIMESTAMP or DATE column of the Parquet file ``path`` that
+    holds an instant past what the engine holds. Run for every file of a folder or a pattern: files
+    of one footer hold other values. A row group's statistics decide where it has them; a row group
+    without (``write_statistics=False``, some writers' nested columns) has that column read in Arrow,
+    a row group at a time. A file pyarrow cannot read is left to the engine's read."""
     import pyarrow.parquet as pq
 
     try:
@@ -75,22 +76,22 @@ def refuse_instants_past_range(path: Path) -> None:
     names = schema.to_arrow_schema().names
     for i in range(len(schema)):
         leaf = schema.column(i)
-        if _past_the_engines_range(metadata, i, leaf):
-            raise InputError(f"cannot read {path}: column {_top_level(leaf.path, names)!r} holds a date or time past "
-                             "what the engine holds, by the file's statistics (DuckDB keeps instants from 290309 BC "
-                             "to 294247 AD, to the microsecond, and reads the very ends of its range as infinity); "
-                             "such a value is usually a number written in the wrong unit: correct it, or write it "
-                             "as NULL")
+        column = _top_level(leaf.path, names)
+        if _past_the_engines_range(path, metadata, i, leaf, column):
+            raise InputError(f"cannot read {path}: column {column!r} holds a date or time past what the engine "
+                             "holds (DuckDB keeps instants from 290309 BC to 294247 AD, to the microsecond, and "
+                             "reads the very ends of its range as infinity); such a value is usually a number "
+                             "written in the wrong unit: correct it, or write it as NULL")
 
 
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
 
 
-def _past_the_engines_range(metadata: Any, column: int, leaf: Any) -> bool:
-    """Whether the row groups' statistics (their raw min and max) put a TIMESTAMP or DATE column past
-    what DuckDB holds: a millisecond timestamp of 2**62 failed the read as "a value could not be
-    converted", naming no column (exit 1); the range's ends it reads as infinity. A file without
-    statistics is left to the read."""
+def _past_the_engines_range(path: Path, metadata: Any, column: int, leaf: Any, top_level: str) -> bool:
+    """Whether a TIMESTAMP or DATE column holds a value past what DuckDB holds: a millisecond
+    timestamp of 2**62 failed the read as "a value could not be converted", naming no column (exit
+    1); the range's ends it reads as infinity. Told by each row group's raw min and max, or, where a
+    row group has none, by its values (``_group_past_range``)."""
     logical = json.loads(leaf.logical_type.to_json())
     kind = logical.get("Type")
     if kind not in ("Timestamp", "Date"):
@@ -98,6 +99,9 @@ def _past_the_engines_range(metadata: Any, column: int, leaf: Any) -> bool:
     for group in range(metadata.num_row_groups):
         stats = metadata.row_group(group).column(column).statistics
         if stats is None or not stats.has_min_max:
+            if stats is None or stats.null_count != metadata.row_group(group).num_rows:
+                if _group_past_range(path, group, top_level):
+                    return True
             continue
         low, high = stats.min_raw, stats.max_raw
         within = days_within(low, high) if kind == "Date" else \
@@ -105,6 +109,20 @@ def _past_the_engines_range(metadata: Any, column: int, leaf: Any) -> bool:
         if not within:
             return True
     return False
+
+
+def _group_past_range(path: Path, group: int, column: str) -> bool:
+    """A row group's column read in Arrow (nested values too) and judged over whole arrays, as an
+    Arrow source's are (``arrow_instants``). One the reader refuses is left to the engine's read."""
+    import pyarrow.parquet as pq
+
+    from sqlclose.prepare.arrow_instants import holds_out_of_range
+
+    try:
+        values = pq.ParquetFile(path).read_row_group(group, columns=[column]).column(0)
+    except Exception:
+        return False
+    return holds_out_of_range(values)
 
 
 def _top_level(leaf_path: str, names: list[str]) -> str:
