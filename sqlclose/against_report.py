@@ -23,7 +23,7 @@ from sqlclose.model.spec import Sensitive, Spec, as_spec
 from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
-from sqlclose.release.writers import content_digest
+from sqlclose.release.table_digest import content_digest, refuse_unvouched
 
 if TYPE_CHECKING:
     from sqlclose.audit.check import CheckReport
@@ -317,6 +317,7 @@ def refuse_changed_release(path: Path, report_path: Path, output: dict,
 def released_digest(path: Path, output: dict) -> str:
     """What a release holds, as its report records it: a file's sha256, a table's content digest."""
     if output.get("format", "parquet") == "duckdb":
+        refuse_unvouched(output.get("content_digest"))
         opened = open_source(path, None, FileRead(table=output.get("table")))
         try:
             return content_digest(opened.engine, opened.relation)

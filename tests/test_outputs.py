@@ -211,7 +211,7 @@ def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(proj
     report = json.loads((project / "releases.duckdb.pub.people.report.json").read_text())
     assert (report["output"]["format"], report["output"]["table"], report["output"]["sha256"]) == (
         "duckdb", "pub.people", None)
-    assert report["output"]["content_digest"].startswith("md5-sum-v1:") and report["verified"]
+    assert report["output"]["content_digest"].startswith("sha256-rows-v2:") and report["verified"]
 
 
 def test_a_table_existing_under_another_spelling_is_refused_up_front(project):
@@ -724,7 +724,7 @@ def test_the_sign_off_page_reads_a_table_release(project):
     assert result.exit_code == 0, result.output
     text = page.read_text()
     assert "zip = 1, age = 2" in text  # the paper's Table 5 node
-    assert "content digest <code>md5-sum-v1:" in text
+    assert "content digest <code>sha256-rows-v2:" in text
 
 
 

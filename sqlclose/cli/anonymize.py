@@ -461,4 +461,5 @@ def _print_summary(doc: dict, report: Path) -> None:
     for warning in doc["warnings"]:
         click.echo(f"  warning    {warning}")
     digest = doc["output"]["sha256"] or doc["output"]["content_digest"]
-    click.echo(f"  verified   {'sha256 ' + digest[:16] if doc['output']['sha256'] else digest}…; report {report}")
+    shown = f"sha256 {digest[:16]}" if doc["output"]["sha256"] else digest[:digest.index(":") + 17]
+    click.echo(f"  verified   {shown}…; report {report}")

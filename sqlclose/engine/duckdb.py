@@ -1149,6 +1149,22 @@ class DuckDBEngine(Engine):
         described = self.fetch(exp.Describe(this=query.copy()), params)
         return dict(zip(described.column("column_name").to_pylist(), described.column("column_type").to_pylist()))
 
+    def batches(self, query: exp.Expression, rows: int = 1 << 20) -> Iterator[pa.RecordBatch]:
+        """A query's result as Arrow record batches of at most ``rows`` rows, read as they come: a
+        sorted result larger than memory spills in DuckDB and never sits whole in Python."""
+        sql = self.render(query, owned=True)
+        try:
+            with _interruptible():
+                stream = self.con.sql(sql).to_arrow_reader(rows)
+                try:
+                    yield from stream
+                finally:
+                    stream.close()
+        except EngineError:
+            raise
+        except duckdb.Error as e:
+            raise self.wrapped_error(e, sql) from None
+
     def copy_to_csv(self, query: exp.Expression, path: Path, params: Sequence[Any] = ()) -> None:
         """Write as CSV: a header, ',' between fields, '"' quotes; an empty text is written ``""``
         and a NULL as nothing, so that the two stay apart when read back (``read_csv_typed``)."""

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "7.2"
+SCHEMA_VERSION = "8.0"  # 8: a table output's content_digest is sha256-rows-v2
 
 
 class _Model(BaseModel):
@@ -160,8 +160,10 @@ class Output(_Model):
     rows: int = Field(description="Released rows.")
     sha256: str | None = Field(description="sha256 of the written file; the report vouches for exactly these bytes "
                                "(null for a table, which has no bytes of its own: see content_digest).")
-    content_digest: str | None = Field(None, description="For a table output: md5-sum-v1:N, the sum over rows of the "
-                                       "low 64 bits of MD5(the row as text), independent of row order.")
+    content_digest: str | None = Field(None, description="For a table output: sha256-rows-v2:HEX, the SHA-256 of "
+                                       "the table's column names and types, then of its rows' SHA-256 digests (of each "
+                                       "row as text) in sorted order: independent of row order. Reports of schema 7 "
+                                       "recorded md5-sum-v1:N, a sum of MD5s that can be forged.")
     columns: list[str] = Field(description="Released columns, in order.")
     column_types: dict[str, str] | None = Field(None, description="For a CSV output: each column's type, with "
                                                 "which the file is read back (numbers stay numbers); for a "

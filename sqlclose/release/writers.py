@@ -35,8 +35,7 @@ from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.sources import IN_MEMORY_LABELS
 from sqlclose.release import database_file, files
 from sqlclose.release.checkpoints import checkpoint
-
-CONTENT_DIGEST_KIND = "md5-sum-v1"  # Σ over rows of the low 64 bits of MD5(row as text): order-independent
+from sqlclose.release.table_digest import content_digest
 
 
 @dataclass(frozen=True)
@@ -516,20 +515,6 @@ def _recover_killed_table_run(engine: DuckDBEngine, path: Path, report: Path) ->
             os.replace(hidden, report)
         else:
             files.remove(hidden)
-
-
-def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
-    """What a table output holds, independent of row order (a table has no bytes to hash)."""
-    # The row by its alias, one no column of the table is named: ``t`` named a release's column ``t``
-    # when it had one, and the digest was of that column alone (review h4 of the eighty-fifth round).
-    taken = {name.casefold() for name in engine.schema(relation).names}
-    alias = next(a for a in ("t", *(f"t_{i}" for i in range(len(taken) + 1))) if a not in taken)
-    row = exp.Anonymous(this="MD5_NUMBER_LOWER", expressions=[
-        exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR"))])
-    query = exp.select(exp.func("COALESCE", exp.Sum(this=row), exp.Literal.number(0)).as_("d")).from_(
-        exp.alias_(relation.copy(), alias, table=True))
-    with engine.texts_in_utc():  # the rows' text as every session gives it (`check --against` runs in UTC)
-        return f"{CONTENT_DIGEST_KIND}:{engine.fetch_row(query)['d']}"
 
 
 def _duckdb(release: Release, output_format: str) -> DuckDBEngine:

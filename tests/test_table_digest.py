@@ -1,0 +1,127 @@
+"""A DuckDB table output is vouched for by its ``sha256-rows-v2`` content digest: the SHA-256 of
+its column names and types, then of its rows' SHA-256 digests in sorted order.
+
+The oracle (``oracle_digest``) is written from that definition alone: each row's text as DuckDB
+casts it (read in UTC), hashed and sorted by ``hashlib`` and Python, one row at a time. The
+``md5-sum-v1`` sum it replaces kept its value over a column retyped to text and over rows a lattice
+reduction chose (review h4 of the eighty-fifth round flipped 33 rows of an Adult release): the
+table built here that way is told changed, and a report still naming that sum is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from sqlglot import exp
+from table3_project import invoke, table3_project
+
+from sqlclose.engine import DuckDBEngine
+from sqlclose.errors import EngineError
+from sqlclose.release.table_digest import content_digest
+
+
+def oracle_digest(con: duckdb.DuckDBPyConnection, table: str) -> str:
+    con.execute("SET TimeZone = 'UTC'")
+    types = [(name, kind) for name, kind, *_ in con.execute(f'DESCRIBE "{table}"').fetchall()]
+    texts = [text for (text,) in con.execute(f'SELECT CAST(t AS VARCHAR) FROM "{table}" AS t').fetchall()]
+    digest = hashlib.sha256(json.dumps(types).encode() + b"\n")
+    for row in sorted(hashlib.sha256(text.encode()).digest() for text in texts):
+        digest.update(row)
+    return f"sha256-rows-v2:{digest.hexdigest()}"
+
+
+def v1_sum(con: duckdb.DuckDBPyConnection, table: str) -> int:
+    """The old ``md5-sum-v1`` value, to show the edits below are the ones it could not see."""
+    return con.execute(f'SELECT SUM(md5_number_lower(CAST(t AS VARCHAR))) FROM "{table}" AS t').fetchone()[0]
+
+
+@pytest.fixture
+def released(tmp_path) -> tuple[Path, Path]:
+    project = table3_project(tmp_path)
+    db = project / "r.duckdb"
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "people", "-q")
+    assert result.exit_code == 0, result.output
+    return db, project / "r.duckdb.people.report.json"
+
+
+def test_the_report_records_the_digest_the_definition_gives(released):
+    db, report = released
+    con = duckdb.connect(str(db), read_only=True)
+    expected = oracle_digest(con, "people")
+    con.close()
+    assert json.loads(report.read_text())["output"]["content_digest"] == expected
+    assert json.loads(report.read_text())["schema_version"].split(".")[0] == "8"
+    again = invoke("anonymize", db.parent / "spec.toml", "-o", db, "--output-table", "people", "--overwrite",
+                   "--no-progress")
+    assert again.exit_code == 0 and f"verified   {expected[:31]}…; report" in again.output, again.output
+
+
+def test_row_order_does_not_change_it_and_a_repeated_row_does(tmp_path):
+    con = duckdb.connect()
+    con.execute("CREATE TABLE a AS SELECT i, 'v' || (i % 7) AS s FROM range(5000) r(i)")
+    con.execute("CREATE TABLE b AS SELECT * FROM a ORDER BY s DESC, i % 3, i DESC")
+    con.execute("CREATE TABLE c AS SELECT * FROM a UNION ALL SELECT * FROM a WHERE i = 17")
+    engine = DuckDBEngine(connection=con)
+    digests = {name: content_digest(engine, exp.to_table(name)) for name in ("a", "b", "c")}
+    assert digests["a"] == digests["b"] == oracle_digest(con, "a")
+    assert digests["c"] == oracle_digest(con, "c") != digests["a"]
+
+
+@pytest.mark.filterwarnings("ignore::sqlclose.errors.LimitWarning")  # the job's limit is below the interpreter's
+def test_a_sort_larger_than_its_memory_limit_spills_and_gives_the_same_digest(tmp_path):
+    """The rows' digests are sorted by DuckDB, which spills: 1.5 M digests (48 MB before the sort's
+    own overhead) where DuckDB's share of the job's 300 MB limit is 45 MB. The control: the same
+    digests gathered whole in one aggregate do not fit there."""
+    engine = DuckDBEngine(memory_limit="300MB", temp_directory=tmp_path / "spill", threads=1)
+    engine.execute("CREATE TABLE big AS SELECT i, i * 7 % 1000 AS j FROM range(1500000) r(i)")
+    limited = content_digest(engine, exp.to_table("big"))
+    with pytest.raises(EngineError, match="(?i)out of memory"):
+        engine.fetch("SELECT string_agg(h, '' ORDER BY h) FROM (SELECT sha256(CAST(t AS VARCHAR)) AS h FROM big t)")
+    sorted_hex = engine.fetch("SELECT sha256(CAST(t AS VARCHAR)) AS h FROM big AS t ORDER BY h")
+    digest = hashlib.sha256(json.dumps([["i", "BIGINT"], ["j", "BIGINT"]]).encode() + b"\n")
+    digest.update(bytes.fromhex("".join(sorted_hex.column("h").to_pylist())))
+    assert limited == f"sha256-rows-v2:{digest.hexdigest()}"
+    engine.close()
+
+
+def test_a_column_retyped_to_text_is_told_changed(released):
+    """The sum of v1 hashed each row's text alone, and ``5`` and ``'5'`` read alike."""
+    db, report = released
+    con = duckdb.connect(str(db))
+    before = v1_sum(con, "people")
+    con.execute("ALTER TABLE people ALTER salary TYPE VARCHAR")
+    assert v1_sum(con, "people") == before  # what the old digest missed
+    con.close()
+    result = invoke("check", db, "--against", report)
+    assert result.exit_code == 4 and "content digest differs" in result.output, result.output
+
+
+def test_values_exchanged_between_rows_are_told_changed(released):
+    """Each column's multiset of values and each class's rows count stay: only the rows differ."""
+    db, report = released
+    con = duckdb.connect(str(db))
+    salaries = sorted({s for (s,) in con.execute("SELECT salary FROM people").fetchall()})
+    con.execute("UPDATE people SET salary = CASE salary WHEN ? THEN ? ELSE ? END WHERE salary IN (?, ?)",
+                [salaries[0], salaries[1], salaries[0], salaries[0], salaries[1]])
+    con.close()
+    result = invoke("check", db, "--against", report)
+    assert result.exit_code == 4 and "content digest differs" in result.output, result.output
+
+
+def test_a_report_naming_the_old_sum_is_refused_not_vouched_for(released, tmp_path):
+    db, report = released
+    doc = json.loads(report.read_text())
+    con = duckdb.connect(str(db), read_only=True)
+    doc["output"]["content_digest"] = f"md5-sum-v1:{v1_sum(con, 'people')}"  # what sqlclose 7.x recorded
+    con.close()
+    doc["schema_version"] = "7.2"
+    old = tmp_path / "old.report.json"
+    old.write_text(json.dumps(doc))
+    for command in (("check", db, "--against", old), ("report", old, "--release", db, "--html", tmp_path / "p.html")):
+        result = invoke(*command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "'md5-sum-v1', not sha256-rows-v2" in result.output and "make the release again" in result.output
