@@ -9,6 +9,7 @@ import csv
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError, EngineOutOfMemory, InputError, SpecError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.spec import Sensitive, Spec, as_spec
+from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec
 from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
@@ -85,6 +86,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
             return _outcome(path, report_path, problems + [unreadable], notes), None
         from sqlclose.audit.check import check as run_check
         from sqlclose.audit.figures import MaskLevels, release_figures
+        from sqlclose.audit.rule_levels import BandLevels, DateLevels
 
         table = output.get("table") if output.get("format") == "duckdb" else None
         own = None if brings_engine(source) else engine
@@ -115,8 +117,12 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"], unmodelled)
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
-    problems += claims.several_level_claims(doc, figures, {name: len(labels) for name, labels in level_labels.items()
-                                                           if not isinstance(labels, MaskLevels)})
+    known_levels = {name: labels.levels if isinstance(labels, BandLevels | DateLevels) else len(labels)
+                    for name, labels in level_labels.items() if not isinstance(labels, MaskLevels)}
+    problems += claims.several_level_claims(doc, figures, known_levels)
+    notes.lines += [f"the level of column {name!r} was not checked against the file's labels: some of its band "
+                    "labels have edges of more digits than the check's arithmetic holds (38)"
+                    for name, f in (figures.labels or {}).items() if f.unjudged]
     problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes), audit
 
@@ -233,14 +239,24 @@ def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, 
             "problems": problems, "notes": notes.as_list(), "content_compared": notes.content_compared}
 
 
+def _rule_levels(s: QuasiIdentifier, stand_in: str | None) -> Any:
+    """A mask, bands or dates rule's levels, as the file's labels are held to them."""
+    from sqlclose.audit.figures import MaskLevels
+    from sqlclose.audit.rule_levels import BandLevels, DateLevels
+
+    if s.kind == "mask":
+        return MaskLevels(s.length, s.mask_char, s.mask_steps, stand_in)
+    if s.kind == "bands":  # the widths and origin as the exact decimals written, as the rule cuts them
+        return BandLevels(tuple(Decimal(str(w)) for w in s.bands or []), Decimal(str(s.origin)), stand_in)
+    return DateLevels(tuple(s.date_levels), stand_in)
+
+
 def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> dict[str, Any]:
     """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
     the file the report names, refused when its keyed digest says it changed), the labels of each
-    level; for the spec's mask rule, the rule (``MaskLevels``). Another rule's hierarchy (bands,
-    dates) is built from the input's values, and without the spec a tree or mask is unknown: its
-    column's level is not checked against the file's labels, and ``notes`` says so (and, without
-    the spec, to pass it)."""
-    from sqlclose.audit.figures import MaskLevels
+    level; for the spec's mask, bands or dates rule, the rule (``_rule_levels``: its levels' labels
+    follow from it, told by their shape). Without the spec a tree or rule is unknown: its column's
+    level is not checked against the file's labels, and ``notes`` says so, and to pass it."""
     from sqlclose.model.spec import static_hierarchy
 
     given = as_spec(spec) if spec is not None else None
@@ -249,21 +265,17 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> d
         h: Hierarchy | None = None
         if given is not None and name in given.quasi_identifiers:
             s = given.quasi_identifiers[name]
-            if s.kind == "mask":  # its levels' labels follow from the rule
-                out[name] = MaskLevels(s.length, s.mask_char, s.mask_steps,
-                                       s.null_value if s.nulls == "value" else None)
+            if s.kind in ("mask", "bands", "dates"):  # its levels' labels follow from the rule
+                out[name] = _rule_levels(s, s.null_value if s.nulls == "value" else None)
                 continue
-            h = static_hierarchy(s, name) if s.kind in ("file", "tree", "hierarchy") else None
+            h = static_hierarchy(s, name)
         elif name in doc.get("hierarchies", {}):
             entry = doc["hierarchies"][name]
             h = Hierarchy.from_csv(_unchanged_hierarchy(name, entry, notes), entry.get("delimiter", ";"))
         if h is None:
-            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: " + (
-                "its hierarchy is built by a rule from the input's values" if given is not None else
-                # Without the spec its kind is unknown: a tree is the spec's own, not a rule's.
-                "its hierarchy is given in the spec (a tree, or a rule), not a file the report names; pass the "
-                "release's spec (--spec) to check it (a tree's or a mask's level; bands and dates are built from "
-                "the input's values)"))
+            notes.lines.append(f"the level of column {name!r} was not checked against the file's labels: its "
+                               "hierarchy is given in the spec (a tree, or a rule), not a file the report names; "
+                               "pass the release's spec (--spec) to check it")
             continue
         out[name] = {level: list(h.labels(level)) for level in range(h.levels)}
     return out

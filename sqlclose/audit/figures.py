@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 from sqlglot import exp
 
+from sqlclose.audit.rule_levels import BandLevels, DateLevels
 from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead, leaves_as_found
 from sqlclose.model.hierarchy import TOP_LABEL, masked_per_level
@@ -35,6 +36,7 @@ class LabelFigures:
     # two levels where it names the same leaves), and the classes whose label is of none.
     classes_at: dict[int, tuple[int, int]] | None = None
     classes_at_no_level: int = 0
+    unjudged: int = 0  # a bands rule's labels whose edges are too long to judge: its level left unchecked
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,11 @@ class MaskLevels:
     stand_in: str | None  # nulls = "value": its label, at every level below the top
 
 
+# A hierarchy whose levels' labels follow from the spec's rule, told by a label's shape in SQL.
+PatternLevels = MaskLevels | BandLevels | DateLevels
+LevelLabels = Mapping[int, Sequence[str]] | PatternLevels
+
+
 @dataclass(frozen=True)
 class ReleaseFigures:
     columns: list[str]
@@ -60,7 +67,7 @@ class ReleaseFigures:
 
 
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
-                    level_labels: Mapping[str, Mapping[int, Sequence[str]] | MaskLevels], shown: int, *,
+                    level_labels: Mapping[str, LevelLabels], shown: int, *,
                     table: str | None = None, engine: Engine | None = None,
                     several_levels: bool = False) -> ReleaseFigures:
     """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
@@ -101,7 +108,7 @@ def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str])
 
 
 def _label_figures(engine: Engine, relation: exp.Expression, name: str,
-                   levels: Mapping[int, Sequence[str]] | MaskLevels, shown: int) -> LabelFigures:
+                   levels: LevelLabels, shown: int) -> LabelFigures:
     """Two queries over the column's distinct labels (as text): their number with the first
     ``shown``, and — given each level's labels, registered as (level, label) — how many are labels
     of each level."""
@@ -112,9 +119,9 @@ def _label_figures(engine: Engine, relation: exp.Expression, name: str,
                          .where(label.copy().is_(exp.null()).not_()).order_by(label.copy()).limit(shown)).to_pylist()
     count = int(first[0]["n"]) if first else 0
     outside: dict[int, int] = {}
-    if isinstance(levels, MaskLevels):
-        outside = _outside_mask_levels(engine, values, levels, [r["value"] for r in first])
-    elif levels:
+    if isinstance(levels, PatternLevels):
+        return _outside_pattern_levels(engine, values, levels, LabelFigures(count, [r["value"] for r in first], {}))
+    if levels:
         registered = engine.temp_name("check_level_labels")
         pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
         engine.register(registered, pa.table({"level": pa.array([lv for lv, _ in pairs], pa.int64()),
@@ -134,13 +141,13 @@ def _label_figures(engine: Engine, relation: exp.Expression, name: str,
 
 def _with_classes_per_level(engine: Engine, relation: exp.Expression, qis: Sequence[str], name: str,
                             found: LabelFigures,
-                            levels: Mapping[int, Sequence[str]] | MaskLevels | None) -> LabelFigures:
+                            levels: LevelLabels | None) -> LabelFigures:
     """``found`` with its classes per level: the file's classes (distinct QI combinations) counted
     per label of ``name``, joined with the (level, label) pairs. One query, a row per level."""
     if not levels:
         return found
-    if isinstance(levels, MaskLevels):
-        return _with_mask_classes_per_level(engine, _classes_per_label(relation, qis, name), levels, found)
+    if isinstance(levels, PatternLevels):
+        return _with_pattern_classes_per_level(engine, _classes_per_label(relation, qis, name), levels, found)
     registered = engine.temp_name("check_class_levels")
     pairs = sorted({(level, text) for level, labels in levels.items() for text in labels})
     engine.register(registered, pa.table({"level": pa.array([lv for lv, _ in pairs], pa.int64()),
@@ -173,12 +180,12 @@ def _classes_per_label(relation: exp.Expression, qis: Sequence[str], name: str, 
             .group_by(label.copy()))
 
 
-def _with_mask_classes_per_level(engine: Engine, per_label: exp.Select, mask: MaskLevels,
-                                 found: LabelFigures) -> LabelFigures:
-    """``_with_classes_per_level`` for a mask rule, its levels told by ``_mask_level_tests``."""
+def _with_pattern_classes_per_level(engine: Engine, per_label: exp.Select, pattern: PatternLevels,
+                                    found: LabelFigures) -> LabelFigures:
+    """``_with_classes_per_level`` for a rule's levels, told by ``_level_tests``."""
     params = q.Params()
-    tests = _mask_level_tests(mask, found.first, params)
-    if not tests:
+    tests = _level_tests(pattern, found.first, params)
+    if not tests or found.unjudged:
         return found
     n, zero, one = q.col("n", "v"), exp.Literal.number(0), exp.Literal.number(1)
     flags = [exp.If(this=fits.copy(), true=one.copy(), false=zero.copy()) for fits in tests]
@@ -193,7 +200,12 @@ def _with_mask_classes_per_level(engine: Engine, per_label: exp.Select, mask: Ma
     row = engine.fetch_row(exp.select(*sums).from_(per_label.subquery("v")), params.values)
     at = {lv: (int(row[f"must{lv}"] or 0), int(row[f"could{lv}"] or 0)) for lv in range(len(tests))}
     return LabelFigures(found.count, found.first, found.outside, {lv: c for lv, c in at.items() if c[1]},
-                        int(row["none"] or 0))
+                        int(row["none"] or 0), found.unjudged)
+
+
+def _level_tests(pattern: PatternLevels, first: list[str], params: q.Params) -> list[exp.Expression]:
+    """Per level, whether a label (``v.value``) is of it; [] when the rule's labels cannot be told."""
+    return _mask_level_tests(pattern, first, params) if isinstance(pattern, MaskLevels) else pattern.tests(params)
 
 
 def _mask_level_tests(mask: MaskLevels, first: list[str], params: q.Params) -> list[exp.Expression]:
@@ -223,14 +235,21 @@ def _mask_level_tests(mask: MaskLevels, first: list[str], params: q.Params) -> l
     return tests
 
 
-def _outside_mask_levels(engine: Engine, values: exp.Expression, mask: MaskLevels, first: list[str]) -> dict[int, int]:
-    """Per level of a mask rule, the file's distinct labels that are not of that level. One query."""
+def _outside_pattern_levels(engine: Engine, values: exp.Expression, pattern: PatternLevels,
+                            found: LabelFigures) -> LabelFigures:
+    """``found`` with, per level of a rule, the file's distinct labels that are not of that level
+    (none when a band's edges are too long to judge: ``unjudged`` counts those). One query."""
     params = q.Params()
-    tests = _mask_level_tests(mask, first, params)
+    tests = _level_tests(pattern, found.first, params)
     if not tests:
-        return {}
+        return found
     sums = [exp.Sum(this=exp.If(this=fits, true=exp.Literal.number(0), false=exp.Literal.number(1))).as_(f"l{level}")
             for level, fits in enumerate(tests)]
+    if isinstance(pattern, BandLevels):
+        sums.append(exp.Sum(this=exp.If(this=pattern.unjudged(params), true=exp.Literal.number(1),
+                                        false=exp.Literal.number(0))).as_("unjudged"))
     query = exp.select(*sums).from_(values.copy().as_("v")).where(q.col("value", "v").is_(exp.null()).not_())
     row = engine.fetch_row(query, params.values)
-    return {level: int(row[f"l{level}"] or 0) for level in range(len(tests))}
+    unjudged = int(row.get("unjudged") or 0)
+    outside = {} if unjudged else {level: int(row[f"l{level}"] or 0) for level in range(len(tests))}
+    return LabelFigures(found.count, found.first, outside, unjudged=unjudged)

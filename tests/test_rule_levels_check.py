@@ -1,0 +1,104 @@
+"""``check --against --spec`` holds a bands or dates column's level to the file's labels, as it does a
+file's, tree's or mask's (sqlclose/audit/rule_levels.py). Before the eighty-sixth round such a
+level was left unchecked with a note ("built by a rule from the input's values"): a report edited
+to say a column was generalized further than the file shows passed.
+
+The oracle is the level each release was forced to (``--node``): its labels are of that level and
+of no other, so a report edited to claim any other level is refused, the message naming the level
+the labels are of; the report as written passes, and no note says the column went unchecked.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import random
+from pathlib import Path
+
+import pytest
+from table3_project import invoke
+
+CASES = {
+    # name: (column, its values, the rule as TOML, the rule's levels)
+    "whole bands": ("x", lambda r: str(r.randrange(-23, 37)), "bands = [5, 10, 20], origin = 3", 5),
+    "fractional bands": ("f", lambda r: f"{r.randrange(-30, 31) / 10:.1f}", "bands = [0.5, 1.5], origin = 0.25", 4),
+    "dates": ("d", lambda r: str(datetime.date(2013, 1, 1) + datetime.timedelta(days=r.randrange(0, 4000, 29))),
+              'dates = ["quarter", "year", "10y"]', 5),
+    "default dates": ("d", lambda r: str(datetime.date(2016, 3, 1) + datetime.timedelta(days=r.randrange(0, 3000, 31))),
+                      "dates = true", 5),
+}
+
+
+def _project(folder: Path, case: str) -> Path:
+    column, value, rule, _ = CASES[case]
+    rng = random.Random(7)
+    rows = "".join(f"{value(rng)},{rng.choice('pqrs')}\n" for _ in range(3000))
+    (folder / "in.csv").write_text(f"{column},s\n{rows}")
+    spec = folder / "spec.toml"
+    spec.write_text(f'[source]\npath = "in.csv"\n[output]\npath = "out/r.parquet"\noverwrite = true\n'
+                    f'[privacy]\nk = 2\n[quasi_identifiers]\n{column} = {{ {rule} }}\n[sensitive.s]\nt = 1.0\n')
+    return spec
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_rule_columns_level_is_held_to_the_files_labels(tmp_path, case):
+    column, _, _, levels = CASES[case]
+    spec = _project(tmp_path, case)
+    release, report = tmp_path / "out" / "r.parquet", tmp_path / "out" / "r.parquet.report.json"
+    for level in range(levels):
+        result = invoke("anonymize", spec, "-q", "--node", f"{column}={level}")
+        assert result.exit_code == 0, (level, result.output)
+        as_written = invoke("check", release, "--against", report, "--spec", spec)
+        assert as_written.exit_code == 0, (level, as_written.output)
+        assert f"column {column!r} was not checked" not in as_written.output, as_written.output
+        doc = json.loads(report.read_text())
+        for claimed in set(range(levels)) - {level}:
+            edited = json.loads(json.dumps(doc))
+            edited["node"][column] = edited["generalization"][column]["level"] = claimed
+            edited["generalization"][column]["at_top"] = claimed == levels - 1
+            (tmp_path / "edited.json").write_text(json.dumps(edited))
+            result = invoke("check", release, "--against", tmp_path / "edited.json", "--spec", spec)
+            assert result.exit_code == 4, (level, claimed, result.output)
+            assert (f"generalization.{column}.level (node.{column}): the report says {claimed}, " in result.output
+                    and f"(the file's labels are those of level {level})" in result.output), (level, claimed,
+                                                                                              result.output)
+
+
+def test_a_null_stand_in_is_of_every_level_below_the_top(tmp_path):
+    """``nulls = "value"``: the stand-in is a label of every level but the top, as in a mask rule."""
+    rng = random.Random(3)
+    rows = "".join(f"{'' if i % 10 == 0 else rng.randrange(0, 40)},{rng.choice('pq')}\n" for i in range(2000))
+    (tmp_path / "in.csv").write_text(f"x,s\n{rows}")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[source]\npath = "in.csv"\n[output]\npath = "out/r.parquet"\noverwrite = true\n'
+                    '[privacy]\nk = 2\n[quasi_identifiers]\n'
+                    'x = { bands = [10], nulls = "value", null_value = "none" }\n'
+                    '[sensitive.s]\nt = 1.0\n')
+    release, report = tmp_path / "out" / "r.parquet", tmp_path / "out" / "r.parquet.report.json"
+    assert invoke("anonymize", spec, "-q", "--node", "x=1").exit_code == 0
+    doc = json.loads(report.read_text())
+    assert "none" in doc["generalization"]["x"]["labels"]  # the stand-in is released at level 1
+    result = invoke("check", release, "--against", report, "--spec", spec)
+    assert result.exit_code == 0 and "'x' was not checked" not in result.output, result.output
+    doc["node"]["x"] = doc["generalization"]["x"]["level"] = 0
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    result = invoke("check", release, "--against", tmp_path / "edited.json", "--spec", spec)
+    assert result.exit_code == 4 and "the file's labels are those of level 1" in result.output, result.output
+
+
+def test_band_edges_past_the_checks_arithmetic_leave_the_level_unchecked_and_say_so(tmp_path):
+    """Bands cut numbers up to 10^4000 exactly; the check compares edges as HUGEINTs (38 digits).
+    A label it cannot judge is not called wrong: the column's level goes unchecked, with a note."""
+    rng = random.Random(5)
+    rows = "".join(f"{rng.randrange(1, 9)}{'0' * 40},{rng.choice('pq')}\n" for _ in range(400))
+    (tmp_path / "in.csv").write_text(f"x,s\n{rows}")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[source]\npath = "in.csv"\n[output]\npath = "out/r.parquet"\noverwrite = true\n'
+                    f'[privacy]\nk = 2\n[quasi_identifiers]\nx = {{ bands = [1{"0" * 40}] }}\n'
+                    '[sensitive.s]\nt = 1.0\n')
+    assert invoke("anonymize", spec, "-q", "--node", "x=1").exit_code == 0
+    release, report = tmp_path / "out" / "r.parquet", tmp_path / "out" / "r.parquet.report.json"
+    result = invoke("check", release, "--against", report, "--spec", spec)
+    assert result.exit_code == 0, result.output
+    assert "the level of column 'x' was not checked against the file's labels: some of its band labels" \
+        in result.output
