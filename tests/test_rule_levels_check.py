@@ -102,3 +102,34 @@ def test_band_edges_past_the_checks_arithmetic_leave_the_level_unchecked_and_say
     assert result.exit_code == 0, result.output
     assert "the level of column 'x' was not checked against the file's labels: some of its band labels" \
         in result.output
+
+
+def test_a_gaa_releases_classes_per_level_are_held_to_the_rules_labels(tmp_path):
+    """GAA puts a column's classes at several levels: each label's level is told by its shape, and
+    a report moving one class to another level of a bands or a dates column is refused."""
+    rng = random.Random(11)
+    day = datetime.date(2010, 1, 1)
+    rows = "".join(f"{rng.randrange(0, 60)},{day + datetime.timedelta(days=rng.randrange(0, 3000, 45))},"
+                   f"{rng.choice('pqr')}\n" for _ in range(1500))
+    (tmp_path / "in.csv").write_text(f"x,d,s\n{rows}")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[source]\npath = "in.csv"\n[output]\npath = "out/r.parquet"\n[search]\nalgorithm = "gaa"\n'
+                    '[privacy]\nk = 4\n[quasi_identifiers]\nx = { bands = [5, 20] }\nd = { dates = true }\n'
+                    '[sensitive.s]\nt = 1.0\n')
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    release, report = tmp_path / "out" / "r.parquet", tmp_path / "out" / "r.parquet.report.json"
+    result = invoke("check", release, "--against", report, "--spec", spec)
+    assert result.exit_code == 0 and "was not checked" not in result.output, result.output
+    doc = json.loads(report.read_text())
+    for column in ("x", "d"):
+        per_level = doc["generalization"][column]["classes_per_level"]
+        assert len(per_level) > 1, per_level  # the case: classes at several levels
+        edited = json.loads(json.dumps(doc))
+        moved = edited["generalization"][column]["classes_per_level"]
+        src, dst = sorted(per_level)[0], sorted(per_level)[1]
+        moved[src], moved[dst] = moved[src] - 1, moved[dst] + 1
+        (tmp_path / "edited.json").write_text(json.dumps(edited))
+        result = invoke("check", release, "--against", tmp_path / "edited.json", "--spec", spec)
+        assert result.exit_code == 4, result.output
+        assert f"generalization.{column}.classes_per_level.{src}: the report says {per_level[src] - 1}, the file's " \
+               f"labels put {per_level[src]} class(es) at that level" in result.output, result.output
