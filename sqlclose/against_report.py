@@ -119,7 +119,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
     known_levels = {name: labels.levels if isinstance(labels, BandLevels | DateLevels) else len(labels)
                     for name, labels in level_labels.items() if not isinstance(labels, MaskLevels)}
-    problems += claims.several_level_claims(doc, figures, known_levels)
+    problems += claims.lattice_claims(doc, known_levels) + claims.several_level_claims(doc, figures, known_levels)
     notes.lines += [f"the level of column {name!r} was not checked against the file's labels: some of its band "
                     "labels have edges of more digits than the check's arithmetic holds (38)"
                     for name, f in (figures.labels or {}).items() if f.unjudged]

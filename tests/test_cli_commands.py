@@ -692,6 +692,27 @@ def test_check_against_without_the_spec_does_not_call_a_tree_a_rule_built_from_t
     assert "'x'" not in with_spec.output  # its bands are checked by their shape since the eighty-sixth round
 
 
+def test_check_against_refuses_a_lattice_its_levels_do_not_make(table3_release, tmp_path):
+    """Table 3's lattice: zip's mask of 5 digits has 6 levels, age's file 4 (29 -> 2* -> <40 -> *),
+    so 24 nodes, counted here from the spec's comment and the hierarchy file. A report edited to
+    another size, or to give age another number of levels everywhere it names them (which its
+    hierarchy file does not have), passed until the eighty-sixth round."""
+    release, doc = table3_release
+    age_levels = len(next(iter((release.parent.parent / "age.csv").read_text().splitlines())).split(";"))
+    assert (age_levels, doc["lattice"]["size"]) == (4, 6 * 4)
+    result = against_edited(tmp_path, release, doc, lambda d: d["lattice"].__setitem__("size", 30))
+    assert result.exit_code == 4 and "lattice.size: the report says 30, its lattice.levels make 24 nodes" \
+        in result.output, result.output
+
+    def five_age_levels(d: dict) -> None:
+        d["lattice"]["levels"]["age"] = d["generalization"]["age"]["levels"] = 5
+        d["lattice"]["size"] = 30
+
+    result = against_edited(tmp_path, release, doc, five_age_levels)
+    assert result.exit_code == 4, result.output
+    assert "generalization.age.levels: the report says 5, the column's hierarchy has 4" in result.output
+
+
 @pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
 def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
     """Mauger et al.'s values are over the released classes and the released distribution: the

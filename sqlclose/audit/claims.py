@@ -351,6 +351,25 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     return problems
 
 
+def lattice_claims(doc: dict, hierarchy_levels: Mapping[str, int]) -> list[str]:
+    """A full-domain report's lattice: its size, the product of its columns' levels, and each
+    column's levels against its hierarchy's (``hierarchy_levels``, where known; a GAA report's are
+    held to them by ``several_level_claims``)."""
+    lattice = doc.get("lattice") if isinstance(doc.get("lattice"), dict) else None
+    if lattice is None or doc.get("algorithm") == "gaa":
+        return []
+    problems = []
+    levels = lattice.get("levels") if isinstance(lattice.get("levels"), dict) else {}
+    if levels and lattice.get("size") != math.prod(levels.values()):
+        problems.append(f"lattice.size: the report says {lattice.get('size')}, its lattice.levels make "
+                        f"{math.prod(levels.values())} nodes")
+    for name, known in hierarchy_levels.items():
+        said = (doc["generalization"].get(name) or {}).get("levels")
+        if said is not None and said != known:
+            problems.append(f"generalization.{name}.levels: the report says {said}, the column's hierarchy has {known}")
+    return problems
+
+
 def several_level_claims(doc: dict, figures: ReleaseFigures, hierarchy_levels: Mapping[str, int]) -> list[str]:
     """A release whose classes sit at several levels of a column (GAA): per column, its classes per
     level against the report's classes and its ``levels`` and ``at_top``; against the hierarchy's
