@@ -24,7 +24,7 @@ from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec
 from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
-from sqlclose.release.table_digest import content_digest, refuse_unvouched
+from sqlclose.release.table_digest import content_digest, refuse_unlike_a_release, refuse_unvouched, untold_columns
 
 if TYPE_CHECKING:
     from sqlclose.audit.check import CheckReport
@@ -115,7 +115,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
             problems += _t_against_release(name, entry, doc["t_against_release"][name], measured, models.get(name))
     problems += claims.requirement_claims(doc, models if spec is not None else None) + claims.suppressed_t_claims(doc)
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"], unmodelled)
-    problems += claims.utility_claims(doc, audit_["utility"]["sensitive"])
+    problems += claims.utility_claims(doc, audit_["utility"]["sensitive"]) + claims.share_claims(doc)
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
     known_levels = {name: labels.levels if isinstance(labels, BandLevels | DateLevels) else len(labels)
                     for name, labels in level_labels.items() if not isinstance(labels, MaskLevels)}
@@ -330,8 +330,16 @@ def released_digest(path: Path, output: dict) -> str:
     """What a release holds, as its report records it: a file's sha256, a table's content digest."""
     if output.get("format", "parquet") == "duckdb":
         refuse_unvouched(output.get("content_digest"))
+        if Path(path).is_file():  # a missing file: the read says so
+            refuse_unlike_a_release(Path(path), output.get("table") or "")
         opened = open_source(path, None, FileRead(table=output.get("table")))
         try:
+            types = opened.engine.column_types(exp.select(exp.Star()).from_(opened.relation.copy()))
+            if untold_columns(types):
+                raise VerificationError(f"{path}: table {output.get('table')!r} has column(s) "
+                                        f"{', '.join(map(repr, untold_columns(types)))} of a UNION or VARIANT type, "
+                                        "which sqlclose writes to no table; this is not the table the report vouches "
+                                        "for")
             return content_digest(opened.engine, opened.relation)
         finally:
             opened.engine.close()

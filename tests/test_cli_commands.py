@@ -713,6 +713,18 @@ def test_check_against_refuses_a_lattice_its_levels_do_not_make(table3_release, 
     assert "generalization.age.levels: the report says 5, the column's hierarchy has 4" in result.output
 
 
+@pytest.mark.parametrize("key, edited, share", [("generalized_percent", 4.0, 100), ("root_percent", 50.0, 0)])
+def test_check_against_refuses_value_shares_its_node_does_not_make(table3_release, tmp_path, key, edited, share):
+    """Table 3 at zip = 1 (of 6 levels), age = 2 (of 4), nothing suppressed: every value is above its
+    leaf and none at its root, so 100 % generalized and 0 % at the root. Review h1 of the
+    eighty-sixth round edited 100 to 4 and the check passed, printing the edited figure."""
+    release, doc = table3_release
+    assert doc["utility"][key] == share
+    result = against_edited(tmp_path, release, doc, lambda d: d["utility"].__setitem__(key, edited))
+    assert result.exit_code == 4, result.output
+    assert f"utility.{key}: the report says {edited:g}, its node and rows make {share}" in result.output
+
+
 @pytest.mark.parametrize("key", ["l_diversity", "l1_closeness"])
 def test_check_against_refuses_a_utility_value_the_file_does_not_give(table3_release, tmp_path, key):
     """Mauger et al.'s values are over the released classes and the released distribution: the

@@ -125,3 +125,87 @@ def test_a_report_naming_the_old_sum_is_refused_not_vouched_for(released, tmp_pa
         result = invoke(*command)
         assert result.exit_code == 2, (command, result.output)
         assert "'md5-sum-v1', not sha256-rows-v2" in result.output and "make the release again" in result.output
+
+
+def _replace_people(db: Path, *statements: str) -> None:
+    con = duckdb.connect(str(db))
+    con.execute("CREATE TABLE released AS FROM people")
+    con.execute("DROP TABLE people")
+    for statement in statements:
+        con.execute(statement)
+    con.close()
+
+
+def test_a_view_in_the_tables_place_is_not_the_release(released):
+    """Review h1 of the eighty-sixth round: a view giving the release in UTC (as the check reads) and
+    other rows in any other session passed, and a sign-off page was drawn for it."""
+    db, report = released
+    _replace_people(db, "CREATE VIEW people AS SELECT * FROM released WHERE current_setting('TimeZone') = 'UTC' "
+                        "UNION ALL SELECT * REPLACE (salary + 1 AS salary) FROM released "
+                        "WHERE current_setting('TimeZone') <> 'UTC'")
+    page = db.with_suffix(".html")
+    for command in (("check", db, "--against", report), ("report", report, "--release", db, "--html", page)):
+        result = invoke(*command)
+        assert result.exit_code == 4 and "'people' is a view, not a table" in result.output, result.output
+    assert not page.exists()
+
+
+@pytest.mark.parametrize("change", [
+    ["ALTER TABLE people ALTER zip SET DATA TYPE VARCHAR COLLATE NOCASE"],  # readers group 'A' and 'a' as one
+    ["CREATE TABLE released AS FROM people", "DROP TABLE people",  # computed at every read
+     "CREATE TABLE people (zip VARCHAR, age VARCHAR, stored INTEGER, salary INTEGER GENERATED ALWAYS AS "
+     "(CASE WHEN current_setting('TimeZone') = 'UTC' THEN stored ELSE stored + 1 END), disease VARCHAR)",
+     "INSERT INTO people (zip, age, stored, disease) SELECT zip, age, salary, disease FROM released",
+     "DROP TABLE released"]], ids=["collation", "generated"])
+def test_a_column_a_reader_gets_otherwise_than_stored_is_not_the_release(released, change):
+    """Review h1 of the eighty-sixth round: a collation or a generated column keeps the rows' text
+    in UTC, so the digest's, while a reader compares, groups or computes otherwise. The table is
+    refused as not the release (sqlclose writes neither)."""
+    db, report = released
+    con = duckdb.connect(str(db))
+    for statement in change:
+        con.execute(statement)
+    con.close()
+    name = "zip" if len(change) == 1 else "salary"
+    result = invoke("check", db, "--against", report)
+    assert result.exit_code == 4 and f"has column(s) {name!r} with a collation or generated" in result.output, \
+        result.output
+
+
+def test_a_collated_source_column_is_released_without_its_collation(tmp_path):
+    """The control: a source column with a collation is written to a table without one (releases
+    never carry one), so the check passes the untouched release."""
+    con = duckdb.connect(str(tmp_path / "src.duckdb"))
+    con.execute("CREATE TABLE people (code VARCHAR COLLATE NOCASE, s VARCHAR)")
+    con.execute("INSERT INTO people SELECT CASE WHEN i % 3 = 0 THEN 'A' ELSE 'a' END, ['x', 'y'][i % 2 + 1] "
+                "FROM range(12) r(i)")
+    con.close()
+    (tmp_path / "s.toml").write_text('[source]\npath = "src.duckdb"\ntable = "people"\n[output]\npath = "r.duckdb"\n'
+                                     'table = "rel"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                                     's = { tree = { "*" = ["x", "y"] } }\n[sensitive.code]\ndistinct_l = 2\n')
+    assert invoke("anonymize", tmp_path / "s.toml", "-q").exit_code == 0
+    con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
+    assert "COLLATE" not in con.execute("SELECT sql FROM duckdb_tables()").fetchone()[0]
+    con.close()
+    result = invoke("check", tmp_path / "r.duckdb", "--against", tmp_path / "r.duckdb.rel.report.json")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("kind, value", [("UNION(hourly INTEGER, monthly INTEGER)", "union_value(hourly := 20)"),
+                                         ("VARIANT", "1::VARIANT"), ("STRUCT(v VARIANT)[]", "[{'v': 1::VARIANT}]")])
+def test_a_union_or_variant_column_is_refused_for_a_table_output(tmp_path, kind, value):
+    """Review h1 of the eighty-sixth round: a row's text shows neither a UNION's member nor a VARIANT's
+    type, so 20 moved from one member to another kept the digest. Refused before the search (exit 2,
+    nothing written); Parquet holds them as bytes, hashed as such."""
+    con = duckdb.connect(str(tmp_path / "src.duckdb"))
+    con.execute(f"CREATE TABLE people AS SELECT ['x', 'y'][i % 2 + 1] AS s, i % 3 AS g, CAST({value} AS {kind}) AS pay "
+                "FROM range(12) r(i)")
+    con.close()
+    (tmp_path / "s.toml").write_text('others = "keep"\n[source]\npath = "src.duckdb"\ntable = "people"\n'
+                                     '[output]\npath = "r.duckdb"\ntable = "rel"\n[privacy]\nk = 2\n'
+                                     '[quasi_identifiers]\ng = { tree = { "*" = ["0", "1", "2"] } }\n'
+                                     '[sensitive.s]\ndistinct_l = 2\n')
+    result = invoke("anonymize", tmp_path / "s.toml", "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert f"column 'pay' is {kind}, which a DuckDB table output cannot hold" in result.output
+    assert not (tmp_path / "r.duckdb").exists()

@@ -582,3 +582,27 @@ def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
         for key in ("l_diversity", "l1_closeness"):  # null only where the file has no class (measured null too)
             problems += differs(f"utility.sensitive.{name}.{key}", (given.get(name) or {}).get(key), found.get(key))
     return problems
+
+
+def share_claims(doc: dict) -> list[str]:
+    """A full-domain report's shares of (record, QI) values generalized and at the root: every value
+    of a column above level 0 is generalized, at its top at the root, and a suppressed record counts
+    as both (Mauger et al.'s p_gen and p_root), so the node and the row counts decide them. A GAA
+    report's depend on each class's level, which the labels do not always tell: not checked."""
+    utility, node = doc.get("utility") or {}, doc.get("generalization") or {}
+    if doc.get("algorithm") == "gaa" or not node:
+        return []
+    released, suppressed = doc["output"]["rows"], doc["suppressed_rows"]
+    values = (released + suppressed) * len(node)
+    flags = {"generalized_percent": [g.get("level") and g["level"] > 0 for g in node.values()],
+             "root_percent": [g.get("level") == g.get("levels", 0) - 1 for g in node.values()]}
+    problems: list[str] = []
+    for key, raised in flags.items():
+        said = utility.get(key)
+        if said is None or not values:
+            continue
+        share = 100.0 * (released * sum(bool(r) for r in raised) + suppressed * len(node)) / values
+        if not math.isclose(said, share, rel_tol=1e-9, abs_tol=1e-9):
+            problems.append(f"utility.{key}: the report says {said:g}, its node and rows make {share:g}")
+    return problems
+

@@ -229,6 +229,9 @@ class TableSlot:
     kind: str | None = None  # "table" or "view": what already goes by that name, if anything
     name: str | None = None  # that object's name as the database spells it
     referenced_by: tuple[str, ...] = ()  # the other tables whose FOREIGN KEY references that table
+    # Its columns whose reader gets other values than stored: a collation (compares, groups and
+    # joins 'A' and 'a' as one), a generated column (computed at every read, by any expression).
+    altered: tuple[str, ...] = ()
 
 
 # The tables and views of a database (schema, name, kind); ``{db}``: which, as SQL.
@@ -249,6 +252,21 @@ def _named(objects: list[tuple], table: str) -> tuple | None:
     return next((o for o in objects if (catalog_name(o[0]), catalog_name(o[1])) == wanted), None)
 
 
+def _altered_columns(create: str) -> tuple[str, ...]:
+    """The columns of a table's CREATE statement with a collation or an expression generating them
+    (``TableSlot.altered``); ``("?",)`` when the statement does not parse and names either."""
+    import sqlglot
+
+    try:
+        made = sqlglot.parse_one(create, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return ("?",) if re.search(r"\b(COLLATE|GENERATED)\b", create, re.IGNORECASE) else ()
+    kinds = (exp.CollateColumnConstraint, exp.GeneratedAsIdentityColumnConstraint, exp.ComputedColumnConstraint)
+    top = made.this.expressions if isinstance(made.this, exp.Schema) else []
+    return tuple(column.name for column in top if isinstance(column, exp.ColumnDef) and any(
+        isinstance(c.args.get("kind"), kinds) for c in column.args.get("constraints") or []))
+
+
 def table_slot(path: Path, table: str) -> TableSlot:
     """The slot of ``table`` in the database file at ``path``; read-only, brief. A file not made
     yet holds the schema ``main`` alone. DuckDB's own catalog views (``duckdb_tables``…) are the
@@ -266,8 +284,10 @@ def table_slot(path: Path, table: str) -> TableSlot:
             "WHERE database_name = current_database() AND constraint_type = 'FOREIGN KEY' ORDER BY ALL").fetchall()
         referencing = tuple(t for s, t, parent in keys if (catalog_name(s), catalog_name(parent)) == wanted
                             and catalog_name(t) != wanted[1])  # its own key goes with it
+        made = con.execute("SELECT sql FROM duckdb_tables() WHERE database_name = current_database() AND "
+                           "schema_name = ? AND table_name = ?", list(found[:2])).fetchall() if found else []
         return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[2], name=found and found[1],
-                         referenced_by=referencing)
+                         referenced_by=referencing, altered=_altered_columns(made[0][0]) if made else ())
     finally:
         con.close()
 

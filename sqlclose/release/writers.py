@@ -35,7 +35,7 @@ from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.sources import IN_MEMORY_LABELS
 from sqlclose.release import database_file, files
 from sqlclose.release.checkpoints import checkpoint
-from sqlclose.release.table_digest import content_digest
+from sqlclose.release.table_digest import content_digest, refuse_untold
 
 
 @dataclass(frozen=True)
@@ -222,6 +222,8 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
         _refuse_unkept(problem.engine, query, [], problem.label)
     if output_format == "csv" and columns and isinstance(problem.engine, DuckDBEngine):
         _refuse_nested(problem.engine.column_types(query))
+    if output_format == "duckdb" and columns and isinstance(problem.engine, DuckDBEngine):
+        refuse_untold(problem.engine.column_types(query))
     if output_format == "parquet-folder" and partition_by:
         from sqlclose.release.folder import check_partitions
 
@@ -446,6 +448,7 @@ class DuckDBTableWriter(Writer):
             table = database_file.table_in(new, schema, name)
             started = time.perf_counter()
             query, params = release.query()
+            refuse_untold(engine.column_types(query, params))  # a quasi-identifier's too, typed at its level
             database_file.create_table(engine, table, query, params)
             release.timings["write_seconds"] = time.perf_counter() - started
             checkpoint("write")
