@@ -1,1 +1,24 @@
+"""The package's version, and its build: what tells two sqlclose codes apart between versions."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from pathlib import Path
+
 __version__ = "0.1.0"
+
+_SOURCES = ("*.py", "*.sql", "*.properties")  # what the package runs; its bytecode is made from these
+
+
+@functools.cache
+def build() -> str:
+    """The sha256 of the package's own source files (their paths within it and their bytes): a fix
+    of what a release holds changes it where the version stays ("0.1.0" over 1,487 commits), so a
+    report of another build is never "up to date" (review h2 of the eighty-sixth round). ~5 ms, once."""
+    root = Path(__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted({p for pattern in _SOURCES for p in root.rglob(pattern) if "__pycache__" not in p.parts}):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()

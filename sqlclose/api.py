@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import secrets
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
+from sqlclose.model.text import file_bytes, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
@@ -111,6 +113,14 @@ def _anonymize(source: SourceLike, spec: Spec, engine: Engine | None, on_progres
                fingerprint_key: str | None, started: float, run: RunObjects | None = None,
                node: dict[str, int] | tuple[int, ...] | None = None,
                output: tuple[str | None, tuple[str, ...]] = (None, ())) -> Release:
+    with read_once(spec.files_read):  # the hierarchies parsed, hashed and named by the report: one version
+        return _anonymized(source, spec, engine, on_progress, fingerprint_key, started, run, node, output)
+
+
+def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progress: ProgressCallback | None,
+                fingerprint_key: str | None, started: float, run: RunObjects | None,
+                node: dict[str, int] | tuple[int, ...] | None,
+                output: tuple[str | None, tuple[str, ...]]) -> Release:
     given = engine
     key = operator_key(fingerprint_key)  # keys the fingerprint and the report's digests
     opened = open_for(source, spec, engine)
@@ -216,11 +226,20 @@ def _with_checkpoint(on_progress: ProgressCallback | None) -> ProgressCallback:
     return progress
 
 
-def _hierarchy_files(spec: Spec) -> dict[str, tuple[Path, str]]:
-    """Per column, the hierarchy file it uses and its delimiter (the report names them)."""
+def _hierarchy_files(spec: Spec) -> dict[str, tuple[Path, str, str | None]]:
+    """Per column, the hierarchy file it uses, its delimiter and the sha256 of the bytes the run
+    read (``text.read_once``; None for a file not read), for the report to name."""
     given = dict(spec.quasi_identifiers)
     given.update({name: s.hierarchy for name, s in spec.sensitive.items() if s.hierarchy is not None})
-    return {name: (Path(h.file), h.delimiter) for name, h in given.items() if h.file is not None}
+    return {name: (Path(h.file), h.delimiter, _read_sha256(Path(h.file))) for name, h in given.items()
+            if h.file is not None}
+
+
+def _read_sha256(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(file_bytes(path)).hexdigest()
+    except OSError:
+        return None
 
 
 def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *, dialect: str | None = None,
@@ -231,10 +250,16 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     a query for the warehouse (``release_sql()``, ``write_sql(path)``) in ``dialect`` (default:
     the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies. ``node``: the
     release at that satisfying node instead (as ``anonymize``'s: measured alone, no search)."""
+    spec = as_spec(spec)
+    with read_once(spec.files_read):  # as _anonymize
+        return _from_histogram(histogram, spec, dialect, on_progress, node)
+
+
+def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_progress: ProgressCallback | None,
+                    node: dict[str, int] | tuple[int, ...] | None) -> WarehouseRelease:
     from sqlclose.prepare import histogram as hist
     from sqlclose.sql.warehouse import warehouse_table
 
-    spec = as_spec(spec)
     source = hist.warehouse_source(spec)
     dialect = hist.dialect_of(spec, dialect)
     if spec.search.algorithm != "incognito":

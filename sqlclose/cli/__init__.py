@@ -47,7 +47,10 @@ class _OneLineUsageError(click.UsageError):
 
     def show(self, file: IO[Any] | None = None) -> None:
         hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
-        click.echo(f"sqlclose: error: {self.format_message().removesuffix('.')}{hint}", file=file, err=file is None)
+        from sqlclose.cli.common import one_line
+
+        click.echo(f"sqlclose: error: {one_line(self.format_message().removesuffix('.'))}{hint}", file=file,
+                   err=file is None)
 
 
 def _one_line(e: click.UsageError, where: click.Context | None = None) -> click.UsageError:

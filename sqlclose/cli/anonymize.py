@@ -276,7 +276,7 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     """The report of the output when it exists for the same spec, (keyed) input fingerprint and node
     (``--node``'s, else whatever the spec's search chose), was made by this sqlclose (version and
     report schema), and holds what the report vouches for; else None."""
-    from sqlclose._version import __version__
+    from sqlclose._version import __version__, build
     from sqlclose.release.report import SCHEMA_VERSION
 
     report = target.report
@@ -292,7 +292,8 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     published = keyed(operator_key(), spec.sha256())
     if published is None or doc.get("spec_sha256") != published or not doc.get("input", {}).get("fingerprint"):
         return None
-    if (doc.get("sqlclose_version"), doc.get("schema_version")) != (__version__, SCHEMA_VERSION):
+    if (doc.get("sqlclose_version"), doc.get("sqlclose_build"), doc.get("schema_version")) != \
+            (__version__, build(), SCHEMA_VERSION):
         return None  # made by another sqlclose: an upgrade (a fix of what a release holds) redoes it
     if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
         return None  # another node than asked for (a report without node_given is older: redo it)

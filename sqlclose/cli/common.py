@@ -355,7 +355,7 @@ def _fail(e: SqlcloseError | Interrupted, verbose: bool, as_json: bool = False) 
     if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     try:  # after SIGHUP the terminal may be gone: the exit code still says what happened
-        click.echo(f"sqlclose: error: {e}", err=True)
+        click.echo(f"sqlclose: error: {one_line(str(e))}", err=True)
         if verbose and isinstance(e, EngineError):
             click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
         json_failure(str(e), e.exit_code, as_json and not broken)
@@ -369,6 +369,13 @@ FAILURE_KINDS = {INTERNAL_ERROR: "internal error", InputError.exit_code: "bad in
                  NoSolutionError.exit_code: "no solution", VerificationError.exit_code: "verification failed",
                  EnvironmentFailure.exit_code: "environment",
                  **{128 + s: "interrupted" for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}}
+
+
+def one_line(message: str) -> str:
+    """A failure's message as the one line a log reads it as: a line break a value brings (a path
+    holding one) shown as ``\n``, where it split the line in two (review h2 of the eighty-sixth
+    round). The --json document keeps the message as it is."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def json_failure(message: str, code: int, as_json: bool = True) -> None:

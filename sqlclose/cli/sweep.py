@@ -6,7 +6,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 import click
@@ -202,11 +201,13 @@ def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple,
     """Everything is drawn in a temporary folder inside OUT, then swapped in whole (``_swap_in``):
     a failure or a stop leaves OUT as it was — an earlier sweep's files, or no folder at all when the
     run made it."""
-    from sqlclose.release.files import folders_undone_on_failure
+    from sqlclose.release.files import folders_undone_on_failure, run_token
 
     with folders_undone_on_failure(out / targets[0]):
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".sweep-", dir=out))
+        _settle_dead_sweeps(out)
+        staging = out / f".sweep-{run_token()}"
+        staging.mkdir()
         try:
             made = [result.to_csv(staging / "sweep.csv"), result.nauc_to_csv(staging / "nauc.csv", *lo_hi)]
             if charts:
@@ -214,6 +215,25 @@ def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple,
             return _swap_in(out, staging, made, targets, overwrite)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _settle_dead_sweeps(out: Path) -> None:
+    """The staging folders of sweeps killed in OUT (SIGKILL, a crash: no ``finally`` ran) are
+    settled: one killed while it computed is removed, its partial figures with it (counts the
+    reports withhold: review h2 of the eighty-sixth round found them left for good); one killed
+    during its swap (``earlier`` made: every file was written) is finished, its files moved in as
+    ``_swap_in`` would have. A live sweep's is left alone."""
+    from sqlclose.release.files import alive
+
+    for staging in out.glob(".sweep-*"):
+        pid, _, token = staging.name.removeprefix(".sweep-").partition("-")
+        if not staging.is_dir() or (pid.isdigit() and alive(int(pid), token)):
+            continue
+        if (staging / "earlier").is_dir():
+            for made in staging.iterdir():
+                if made.is_file():
+                    os.replace(made, out / made.name)
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _swap_in(out: Path, staging: Path, made: list[Path], targets: list[str], overwrite: bool) -> list[Path]:

@@ -36,7 +36,7 @@ from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import read_utf8, special_file
+from sqlclose.model.text import file_bytes, read_utf8, special_file
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
 EmdDistance = Literal["ordered", "equal", "hierarchical"]
@@ -1006,7 +1006,7 @@ def _file_sha256(path: Path) -> str | None:
     if special_file(path) is not None:
         return None  # read once, by the hierarchy, which refuses it
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(file_bytes(path)).hexdigest()
     except OSError:
         return None  # a missing file is reported where it is read, with its column
 

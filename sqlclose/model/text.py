@@ -3,20 +3,58 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from sqlclose.errors import InputError
+
+# A run's files as read once on its start (``read_once``): its path (absolute) -> its bytes.
+_READ_ONCE: ContextVar[dict[Path, bytes] | None] = ContextVar("sqlclose_read_once", default=None)
+
+
+@contextmanager
+def read_once(paths: Iterable[Path]) -> Iterator[None]:
+    """Within, each of ``paths`` reads (``file_bytes``) as the bytes read on entry: what a run
+    parses, hashes into its spec's digest and records in its report are one version of the file.
+    A hierarchy edited during a run left a release built from the old file beside a report
+    vouching for the new one, "up to date" ever after (review h2 of the eighty-sixth round). A
+    file that cannot be read here (missing, a FIFO) is left to the read that says why."""
+    taken: dict[Path, bytes] = {}
+    for path in paths:
+        if special_file(Path(path)) is None:
+            try:
+                taken[_absolute(path)] = Path(path).read_bytes()
+            except OSError:
+                pass
+    token = _READ_ONCE.set(taken)
+    try:
+        yield
+    finally:
+        _READ_ONCE.reset(token)
+
+
+def file_bytes(path: Path) -> bytes:
+    """A file's bytes: as ``read_once`` took them within a run, else as they are now."""
+    taken = _READ_ONCE.get()
+    held = taken.get(_absolute(path)) if taken else None
+    return held if held is not None else Path(path).read_bytes()
+
+
+def _absolute(path: Path) -> Path:
+    return Path(os.path.abspath(path))
 
 
 def read_utf8(path: Path, what: str, error: type[InputError]) -> str:
     """The file's text, a leading byte-order mark dropped (editors on Windows write one). Bytes
     that are not UTF-8 raise ``error`` naming ``what`` (e.g. "spec file x.toml"), the line and
     the byte offset, and what to do. OS errors (a missing file, a folder) are the caller's."""
-    data = path.read_bytes()
+    data = file_bytes(path)
     body = data.removeprefix(codecs.BOM_UTF8)
     try:
         return body.decode("utf-8")

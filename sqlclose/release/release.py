@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 from sqlglot import exp
 
-from sqlclose._version import __version__
+from sqlclose._version import __version__, build
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.arrays import arrow_table
@@ -62,7 +62,7 @@ from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import l1_closeness_value
 from sqlclose.utility.metrics import average_class_size
 
-FINGERPRINT_KIND = "keyed-md5-sum-v1"  # see sql/fingerprint.sql
+FINGERPRINT_KIND = "keyed-md5-sum-v2"  # see sql/fingerprint.sql; v2: then an HMAC of the columns' names and types
 MAX_LABELS_SHOWN = 20
 
 @dataclass(frozen=True)
@@ -126,7 +126,8 @@ class Release:
     owns_engine: bool = True  # False when the caller passed the engine in: theirs to close
     digest_key: str | None = None  # the operator's secret, keying the report's digests (files.keyed)
     inputs: list[Path] = field(default_factory=list)  # every file the job read: never an output
-    hierarchy_files: dict[str, tuple[Path, str]] = field(default_factory=dict)  # per column: hierarchy file, delimiter
+    # Per column: its hierarchy file, delimiter and the sha256 of the bytes the run read (api._hierarchy_files).
+    hierarchy_files: dict[str, tuple[Path, str, str | None]] = field(default_factory=dict)
     selection: Search = field(default_factory=Search)  # the spec's [search]: the metric that chose the node
     node_given: bool = False  # the node was given (``at``, --node), not the search's optimum
     searched_rows: SearchedRows | None = None  # a source the caller may change: refused if it did (``SearchedRows``)
@@ -439,6 +440,7 @@ class Release:
         warnings += idle_level_warnings(p.sas) + self._warnings()
         return Report(
             sqlclose_version=__version__,
+            sqlclose_build=build(),
             created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             spec_sha256=files.keyed(self.digest_key, self.spec_sha256),
             input=InputSummary(source=self.source_label, rows=p.input_rows, fingerprint=p.fingerprint,
@@ -446,9 +448,8 @@ class Release:
                                dropped_null_rows=p.dropped_rows),
             **self._search_section(),
             generalization=generalization,
-            hierarchies={name: HierarchyFile(path=str(f), delimiter=sep, sha256=files.keyed(self.digest_key,
-                                                                                         files.sha256(f)))
-                         for name, (f, sep) in self.hierarchy_files.items() if f.is_file()},
+            hierarchies={name: HierarchyFile(path=str(f), delimiter=sep, sha256=files.keyed(self.digest_key, read))
+                         for name, (f, sep, read) in self.hierarchy_files.items() if read is not None},
             classes=summary["classes"],
             suppressed_rows=summary["suppressed_rows"],
             privacy=published_privacy(summary["privacy"], summary["suppressed_rows"],

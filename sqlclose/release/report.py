@@ -30,8 +30,9 @@ class InputSummary(_Model):
     source: str = Field(description="The source's path or kind (as given), for the operator.")
     rows: int = Field(description="Rows read from the source.")
     fingerprint: str | None = Field(description="Keyed fingerprint of the input (sum over rows of a keyed hash; "
-                                    "see sql/fingerprint.sql); null without the operator's key. Without the key "
-                                    "nobody can test a guessed row against it.")
+                                    "see sql/fingerprint.sql; then, after a colon, a keyed hash of the columns' "
+                                    "names and types); null without the operator's key. Without the key nobody can "
+                                    "test a guessed row against it.")
     fingerprint_kind: str | None = Field(description="How the fingerprint was computed (versioned).")
     dropped_null_rows: int = Field(description="Rows removed by nulls = \"drop\" before anything else.")
 
@@ -208,6 +209,9 @@ class Report(_Model):
 
     schema_version: str = Field(SCHEMA_VERSION, description="This report's schema version.")
     sqlclose_version: str
+    sqlclose_build: str | None = Field(None, description="sha256 of the sqlclose package's source files: the "
+                                       "code that made the release, where the version may stay the same (a "
+                                       "re-run of another build is never \"up to date\").")
     created_at: str = Field(description="UTC time the report was made.")
     spec_sha256: str | None = Field(description="Hash of the spec's resolved content (hierarchy files by content), "
                                     "the same from any working directory, keyed with the operator's secret "

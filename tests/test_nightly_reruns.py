@@ -1,0 +1,123 @@
+"""What a nightly release job re-runs (review h2 of the eighty-sixth round): a re-run is "up to
+date" only when the release would be the same, and a killed sweep leaves nothing behind.
+
+The oracles are the inputs as the tests change them: a hierarchy file edited while a run reads it,
+the code's build named in the report, a column's type; and the files left in a sweep's folder.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+from table3_project import invoke, table3_project
+
+import sqlclose.api
+
+ENV = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
+
+
+def test_a_hierarchy_edited_while_a_run_reads_it_is_not_up_to_date_afterwards(tmp_path, monkeypatch):
+    """The run parses, hashes into its spec digest and names in its report the bytes it read on
+    its start: the edit made after that (here just before the hierarchies are parsed) is not in
+    the release, and the next run, which sees the edited file, redoes it. Before, the report hashed
+    the edited file while the release held the old labels, and every later run was "up to date"."""
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace("overwrite = false", "overwrite = true"))
+    ages = project / "age.csv"
+    original = sqlclose.api.prepare
+
+    def edited_meanwhile(*args, **kwargs):
+        ages.write_text(ages.read_text().replace("<40", "under 40"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(sqlclose.api, "prepare", edited_meanwhile)
+    assert invoke("anonymize", spec, "-q", env=ENV).exit_code == 0
+    monkeypatch.setattr(sqlclose.api, "prepare", original)
+    release = project / "out" / "release.parquet"
+
+    def ages_released() -> set[str]:
+        return {age for (age,) in duckdb.sql(f"SELECT DISTINCT age FROM '{release}'").fetchall()}
+
+    assert "<40" in ages_released()  # the bytes read on the run's start
+    result = invoke("anonymize", spec, env=ENV)
+    assert result.exit_code == 0 and "up to date" not in result.output, result.output
+    assert "under 40" in ages_released() and "<40" not in ages_released()
+    assert "up to date" in invoke("anonymize", spec, env=ENV).output  # and now it is
+
+
+def test_a_report_of_another_build_is_not_up_to_date(tmp_path):
+    """The version stayed 0.1.0 over every commit, so a fix of what a release holds never reached
+    a release made before it. The report names the build (the sha256 of the package's sources)."""
+    project = table3_project(tmp_path)
+    assert invoke("anonymize", project / "spec.toml", "-q", env=ENV).exit_code == 0
+    report = project / "out" / "release.parquet.report.json"
+    assert "up to date" in invoke("anonymize", project / "spec.toml", env=ENV).output
+    doc = json.loads(report.read_text())
+    doc["sqlclose_build"] = "0" * 64  # what an earlier sqlclose of the same version recorded
+    report.write_text(json.dumps(doc))
+    result = invoke("anonymize", project / "spec.toml", env=ENV)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output  # redone: not overwritten
+
+
+def test_a_column_retyped_in_the_input_is_not_up_to_date(tmp_path):
+    """A row's text is alike for 39 and '39': the input's fingerprint now keys its columns' types too."""
+    def write(kind: pa.DataType) -> None:
+        pq.write_table(pa.table({"age": pa.array(list(range(20, 60)) * 3, pa.int64()),
+                                 "note": pa.array([str(i % 7) for i in range(120)]).cast(kind),
+                                 "s": ["x", "y", "z"] * 40}), tmp_path / "in.parquet")
+
+    (tmp_path / "s.toml").write_text('others = "keep"\n[source]\npath = "in.parquet"\n[output]\n'
+                                     'path = "out/r.parquet"\noverwrite = true\n[privacy]\nk = 3\n'
+                                     '[quasi_identifiers]\nage = { bands = [10, 20] }\n[sensitive.s]\nt = 1.0\n')
+    write(pa.int64())
+    assert invoke("anonymize", tmp_path / "s.toml", "-q", env=ENV).exit_code == 0
+    assert "up to date" in invoke("anonymize", tmp_path / "s.toml", env=ENV).output
+    write(pa.string())
+    result = invoke("anonymize", tmp_path / "s.toml", env=ENV)
+    assert result.exit_code == 0 and "up to date" not in result.output, result.output
+    assert pq.read_schema(tmp_path / "out" / "r.parquet").field("note").type == pa.string()
+
+
+def _dead_pid() -> int:
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    return int(done.stdout)
+
+
+def test_a_killed_sweeps_staging_folder_is_settled_by_the_next_sweep(tmp_path):
+    """A sweep killed (SIGKILL) while it computed left OUT/.sweep-… with its partial figures for
+    good. The next sweep into OUT removes it; one killed during its swap is finished instead."""
+    from sqlclose.cli.sweep import _settle_dead_sweeps
+
+    project = table3_project(tmp_path)
+    out = tmp_path / "sweep"
+    partial = out / f".sweep-{_dead_pid()}-abc"
+    partial.mkdir(parents=True)
+    (partial / "sweep.csv").write_text("k,discernibility\n2,81\n")
+    result = invoke("sweep", project / "spec.toml", "--k", "2,3", "--out", out, "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert not list(out.glob(".sweep-*"))
+    swapping = out / f".sweep-{_dead_pid()}-def"
+    (swapping / "earlier").mkdir(parents=True)
+    (swapping / "earlier" / "sweep.csv").write_text("the earlier sweep's\n")
+    (swapping / "nauc.csv").write_text("this sweep's\n")
+    _settle_dead_sweeps(out)
+    assert not swapping.exists() and (out / "nauc.csv").read_text() == "this sweep's\n"
+
+
+def test_a_path_holding_a_line_break_is_told_on_one_line(tmp_path):
+    """A log parser reads a failure as one line: a path's line break is shown as \\n."""
+    from forked_cli import run_cli
+
+    folder = tmp_path / "nl\ndir"
+    folder.mkdir()
+    table3_project(folder)
+    (folder / "table3.csv").unlink()
+    result = run_cli(["anonymize", folder / "spec.toml", "--no-progress"])
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "nl\\ndir" in result.stderr and "does not exist" in result.stderr
