@@ -374,8 +374,9 @@ FAILURE_KINDS = {INTERNAL_ERROR: "internal error", InputError.exit_code: "bad in
 def one_line(message: str) -> str:
     """A failure's message as the one line a log reads it as: a line break a value brings (a path
     holding one) shown as ``\n``, where it split the line in two (review h2 of the eighty-sixth
-    round). The --json document keeps the message as it is."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    round). A spec's several problems keep their list, a ``  - `` line each. The --json document
+    keeps the message as it is."""
+    return re.sub(r"\r|\n(?!  - )", lambda m: "\\r" if m.group() == "\r" else "\\n", message)
 
 
 def json_failure(message: str, code: int, as_json: bool = True) -> None:

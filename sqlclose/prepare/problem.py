@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -349,7 +350,9 @@ def keyed_fingerprint(engine: Engine, source: exp.Expression, key: str) -> str:
     query = q.fingerprint(source.copy(), engine.row_hash(row, params.add(key)), row)
     with engine.texts_in_utc():  # the rows' text as every session gives it
         rows = str(engine.fetch_row(query, params.values)["fingerprint"])
-    columns = json.dumps([[field.name, str(field.type)] for field in schema]).encode()
+    # The types as Arrow gives them, a zone's name aside: a TIMESTAMPTZ reads in the session's zone
+    # (America/New_York from a caller's table, UTC from a Parquet copy), the same instants.
+    columns = json.dumps([[field.name, re.sub(r"tz=[^\]>,]+", "tz", str(field.type))] for field in schema]).encode()
     return f"{rows}:{hmac.new(key.encode(), columns, hashlib.sha256).hexdigest()[:32]}"
 
 
