@@ -17,14 +17,13 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.base import FileRead
 from sqlclose.errors import EngineError, EngineOutOfMemory, InputError, SpecError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec
-from sqlclose.prepare.sources import SourceLike, brings_engine, open_source
+from sqlclose.prepare.sources import SourceLike, brings_engine
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
-from sqlclose.release.table_digest import content_digest, refuse_unlike_a_release, refuse_unvouched, untold_columns
+from sqlclose.release.table_digest import table_release_digest
 
 if TYPE_CHECKING:
     from sqlclose.audit.check import CheckReport
@@ -329,20 +328,7 @@ def refuse_changed_release(path: Path, report_path: Path, output: dict,
 def released_digest(path: Path, output: dict) -> str:
     """What a release holds, as its report records it: a file's sha256, a table's content digest."""
     if output.get("format", "parquet") == "duckdb":
-        refuse_unvouched(output.get("content_digest"))
-        if Path(path).is_file():  # a missing file: the read says so
-            refuse_unlike_a_release(Path(path), output.get("table") or "")
-        opened = open_source(path, None, FileRead(table=output.get("table")))
-        try:
-            types = opened.engine.column_types(exp.select(exp.Star()).from_(opened.relation.copy()))
-            if untold_columns(types):
-                raise VerificationError(f"{path}: table {output.get('table')!r} has column(s) "
-                                        f"{', '.join(map(repr, untold_columns(types)))} of a UNION or VARIANT type, "
-                                        "which sqlclose writes to no table; this is not the table the report vouches "
-                                        "for")
-            return content_digest(opened.engine, opened.relation)
-        finally:
-            opened.engine.close()
+        return table_release_digest(Path(path), output.get("table") or "", output.get("content_digest"))
     if not Path(path).exists():
         raise InputError(f"{path} does not exist")
     return sha256(Path(path))  # a folder's: the digest of its files' (files.folder_sha256)
