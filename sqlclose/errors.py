@@ -45,7 +45,10 @@ class OptionError(InputError):
 
 
 class SpecError(InputError):
-    """The release spec is malformed or inconsistent."""
+    """The release spec is malformed or inconsistent. ``listed``: its message lists several
+    problems, a line each (the only line breaks it holds: its values' are escaped)."""
+
+    listed: bool = False
 
 
 class HierarchyError(InputError):

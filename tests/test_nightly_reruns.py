@@ -7,9 +7,9 @@ the code's build named in the report, a column's type; and the files left in a s
 
 from __future__ import annotations
 
+import fcntl
 import json
-import subprocess
-import sys
+from pathlib import Path
 
 import duckdb
 import pyarrow as pa
@@ -84,40 +84,69 @@ def test_a_column_retyped_in_the_input_is_not_up_to_date(tmp_path):
     assert pq.read_schema(tmp_path / "out" / "r.parquet").field("note").type == pa.string()
 
 
-def _dead_pid() -> int:
-    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    return int(done.stdout)
+def _staging(out: Path, name: str, *files: str) -> Path:
+    """A sweep's staging folder as a killed sweep leaves it: its lock file, no longer held."""
+    folder = out / name
+    folder.mkdir(parents=True)
+    (folder / ".lock").touch()
+    for made in files:
+        (folder / made).parent.mkdir(parents=True, exist_ok=True)
+        (folder / made).write_text(f"{made} of {name}\n")
+    return folder
 
 
 def test_a_killed_sweeps_staging_folder_is_settled_by_the_next_sweep(tmp_path):
     """A sweep killed (SIGKILL) while it computed left OUT/.sweep-… with its partial figures for
-    good. The next sweep into OUT removes it; one killed during its swap is finished instead."""
+    good. The next sweep into OUT removes it; one killed during its swap is finished instead (its
+    files moved in: it had written them all). A folder whose lock is held — a sweep running, maybe
+    in another container with the same pid (review h3 of the eighty-sixth round) — and one without
+    a lock (not a sweep's) are left alone."""
     from sqlclose.cli.sweep import _settle_dead_sweeps
 
     project = table3_project(tmp_path)
     out = tmp_path / "sweep"
-    partial = out / f".sweep-{_dead_pid()}-abc"
-    partial.mkdir(parents=True)
-    (partial / "sweep.csv").write_text("k,discernibility\n2,81\n")
-    result = invoke("sweep", project / "spec.toml", "--k", "2,3", "--out", out, "--no-progress")
-    assert result.exit_code == 0, result.output
-    assert not list(out.glob(".sweep-*"))
-    swapping = out / f".sweep-{_dead_pid()}-def"
-    (swapping / "earlier").mkdir(parents=True)
-    (swapping / "earlier" / "sweep.csv").write_text("the earlier sweep's\n")
-    (swapping / "nauc.csv").write_text("this sweep's\n")
-    _settle_dead_sweeps(out)
-    assert not swapping.exists() and (out / "nauc.csv").read_text() == "this sweep's\n"
+    partial = _staging(out, ".sweep-1-abc", "sweep.csv")
+    live = _staging(out, ".sweep-1-def", "sweep.csv")
+    notes = out / ".sweep-notes"
+    notes.mkdir()
+    (notes / "keep.txt").write_text("mine\n")
+    with (live / ".lock").open("r+") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        result = invoke("sweep", project / "spec.toml", "--k", "2,3", "--out", out, "--no-progress")
+        assert result.exit_code == 0, result.output
+        assert not partial.exists() and (live / "sweep.csv").exists() and (notes / "keep.txt").exists()
+    swapping = _staging(tmp_path / "other", ".sweep-2-abc", "earlier/sweep.csv", "nauc.csv", "sweep.csv")
+    _settle_dead_sweeps(swapping.parent)
+    assert not swapping.exists()
+    assert sorted(p.name for p in swapping.parent.iterdir()) == ["nauc.csv", "sweep.csv"]
+    assert (swapping.parent / "sweep.csv").read_text() == "sweep.csv of .sweep-2-abc\n"
 
 
 def test_a_path_holding_a_line_break_is_told_on_one_line(tmp_path):
-    """A log parser reads a failure as one line: a path's line break is shown as \\n."""
+    """A log parser reads a failure as one line: a path's line break is shown as \\n, even one
+    followed by what a spec's list of problems starts its lines with (review h3)."""
     from forked_cli import run_cli
 
-    folder = tmp_path / "nl\ndir"
+    folder = tmp_path / "nl\n  - dir"
     folder.mkdir()
     table3_project(folder)
     (folder / "table3.csv").unlink()
     result = run_cli(["anonymize", folder / "spec.toml", "--no-progress"])
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
-    assert "nl\\ndir" in result.stderr and "does not exist" in result.stderr
+    assert "nl\\n  - dir" in result.stderr and "does not exist" in result.stderr
+
+
+def test_the_build_is_its_sources_and_passes_over_an_editors_lock_link(tmp_path):
+    """Review h3 of the eighty-sixth round: a dangling `.#release.py` link (Emacs' lock while a file
+    is edited) ended the run after its search (exit 5). The oracle: hashlib over the one source."""
+    import hashlib
+
+    from sqlclose._version import build, sources_digest
+
+    (tmp_path / "release.py").write_text("x = 1\n")
+    (tmp_path / ".#release.py").symlink_to(tmp_path / "gone")
+    expected = hashlib.sha256(b"release.py\0" + hashlib.sha256(b"x = 1\n").digest()).hexdigest()
+    assert sources_digest(tmp_path) == expected
+    (tmp_path / "release.py").write_text("x = 2\n")
+    assert sources_digest(tmp_path) != expected
+    assert len(build()) == 64

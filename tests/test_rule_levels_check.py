@@ -133,3 +133,42 @@ def test_a_gaa_releases_classes_per_level_are_held_to_the_rules_labels(tmp_path)
         assert result.exit_code == 4, result.output
         assert f"generalization.{column}.classes_per_level.{src}: the report says {per_level[src] - 1}, the file's " \
                f"labels put {per_level[src]} class(es) at that level" in result.output, result.output
+
+
+def test_iso_text_with_a_lower_case_t_is_a_day_as_the_rule_reads_it(tmp_path):
+    """Review h3 of the eighty-sixth round: the dates rule reads `2020-01-01t08:00` (ISO 8601 allows
+    the lower-case t) but the check's day shape took only `T` or a space, and called the genuine
+    level-0 release wrong."""
+    days = [f"2020-{m:02d}-{d:02d}t08:00" for m in range(1, 13) for d in (1, 15)]
+    (tmp_path / "in.csv").write_text("x,s\n" + "".join(f"{day},{s}\n" for day in days for s in "pq"))
+    spec = tmp_path / "spec.toml"
+    spec.write_text('[source]\npath = "in.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+                    '[quasi_identifiers]\nx = { dates = ["month", "year"] }\n[sensitive.s]\nt = 1.0\n')
+    assert invoke("anonymize", spec, "-q", "--node", "x=0").exit_code == 0
+    release, report = tmp_path / "out" / "r.parquet", tmp_path / "out" / "r.parquet.report.json"
+    result = invoke("check", release, "--against", report, "--spec", spec)
+    assert result.exit_code == 0 and "'x' was not checked" not in result.output, result.output
+
+
+def test_a_suppressed_record_counts_as_generalized_only_where_the_root_is_above_the_leaves(tmp_path):
+    """Review h3 of the eighty-sixth round: column a's hierarchy has one level (its root is its
+    leaf), so a suppressed record is at a's root but not generalized there. Both columns at level 0,
+    the one record of b = 2 suppressed: by hand, 1 of 16 (record, column) values generalized (the
+    suppressed record's b) = 6.25 %, and 9 at the root (7 kept a's, the suppressed record's two) =
+    56.25 %. The check counted the suppressed record's a as generalized too (12.5 %) and refused
+    the genuine release."""
+    rows = [("x", 1, f"s{i}") for i in range(1, 8)] + [("x", 2, "s9")]
+    (tmp_path / "data.csv").write_text("a,b,s\n" + "".join(f"{a},{b},{s}\n" for a, b, s in rows))
+    (tmp_path / "a.csv").write_text("x\n")
+    (tmp_path / "b.csv").write_text("1;*\n2;*\n")
+    spec = tmp_path / "spec.toml"
+    spec.write_text('others = "keep"\n[source]\npath = "data.csv"\n[output]\npath = "out/r.parquet"\n'
+                    '[privacy]\nk = 3\nsuppression = 0.2\n[quasi_identifiers]\na = { file = "a.csv" }\n'
+                    'b = { file = "b.csv" }\n')
+    assert invoke("anonymize", spec, "-q", "--node", "a=0,b=0").exit_code == 0
+    release, report = tmp_path / "out" / "r.parquet", tmp_path / "out" / "r.parquet.report.json"
+    doc = json.loads(report.read_text())
+    assert (doc["suppressed_rows"], doc["utility"]["generalized_percent"], doc["utility"]["root_percent"]) == (
+        1, 6.25, 56.25)
+    result = invoke("check", release, "--against", report, "--spec", spec)
+    assert result.exit_code == 0, result.output

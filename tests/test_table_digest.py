@@ -209,3 +209,19 @@ def test_a_union_or_variant_column_is_refused_for_a_table_output(tmp_path, kind,
     assert result.exit_code == 2, result.output
     assert f"column 'pay' is {kind}, which a DuckDB table output cannot hold" in result.output
     assert not (tmp_path / "r.duckdb").exists()
+
+
+def test_a_struct_field_named_variant_is_no_variant(tmp_path):
+    """Review h3 of the eighty-sixth round: the type's text was searched for the word, and a kept
+    STRUCT(VARIANT BOOLEAN, gene VARCHAR) was refused for a table output."""
+    con = duckdb.connect(str(tmp_path / "src.duckdb"))
+    con.execute("CREATE TABLE people AS SELECT ['x', 'y'][i % 2 + 1] AS s, i % 3 AS g, "
+                "{'VARIANT': i % 2 = 0, 'gene': 'g' || i} AS info FROM range(12) r(i)")
+    con.close()
+    (tmp_path / "s.toml").write_text('others = "keep"\n[source]\npath = "src.duckdb"\ntable = "people"\n'
+                                     '[output]\npath = "r.duckdb"\ntable = "rel"\n[privacy]\nk = 2\n'
+                                     '[quasi_identifiers]\ng = { tree = { "*" = ["0", "1", "2"] } }\n'
+                                     '[sensitive.s]\ndistinct_l = 2\n')
+    assert invoke("anonymize", tmp_path / "s.toml", "-q").exit_code == 0
+    result = invoke("check", tmp_path / "r.duckdb", "--against", tmp_path / "r.duckdb.rel.report.json")
+    assert result.exit_code == 0, result.output

@@ -587,21 +587,28 @@ def utility_claims(doc: dict, measured: Mapping[str, dict]) -> list[str]:
 def share_claims(doc: dict) -> list[str]:
     """A full-domain report's shares of (record, QI) values generalized and at the root: every value
     of a column above level 0 is generalized, at its top at the root, and a suppressed record counts
-    as both (Mauger et al.'s p_gen and p_root), so the node and the row counts decide them. A GAA
+    at the root, and as generalized where the root lies above level 0 (Mauger et al.'s p_gen and
+    p_root, as ``utility.full_domain.value_percents`` makes them), so the node and the row counts
+    decide them. A GAA
     report's depend on each class's level, which the labels do not always tell: not checked."""
     utility, node = doc.get("utility") or {}, doc.get("generalization") or {}
     if doc.get("algorithm") == "gaa" or not node:
         return []
     released, suppressed = doc["output"]["rows"], doc["suppressed_rows"]
     values = (released + suppressed) * len(node)
-    flags = {"generalized_percent": [g.get("level") and g["level"] > 0 for g in node.values()],
-             "root_percent": [g.get("level") == g.get("levels", 0) - 1 for g in node.values()]}
+    levels = [(g.get("level"), g.get("levels")) for g in node.values()]
+    # A suppressed record counts at the root of every column, and as generalized where the root
+    # lies above level 0 (a hierarchy of one level's root is its leaves).
+    counted = {"generalized_percent": ([isinstance(lv, int) and lv > 0 for lv, _ in levels],
+                                       [isinstance(n, int) and n > 1 for _, n in levels]),
+               "root_percent": ([lv == (n - 1 if isinstance(n, int) else None) for lv, n in levels],
+                                [True] * len(levels))}
     problems: list[str] = []
-    for key, raised in flags.items():
+    for key, (kept, dropped) in counted.items():
         said = utility.get(key)
         if said is None or not values:
             continue
-        share = 100.0 * (released * sum(bool(r) for r in raised) + suppressed * len(node)) / values
+        share = 100.0 * (released * sum(kept) + suppressed * sum(dropped)) / values
         if not math.isclose(said, share, rel_tol=1e-9, abs_tol=1e-9):
             problems.append(f"utility.{key}: the report says {said:g}, its node and rows make {share:g}")
     return problems

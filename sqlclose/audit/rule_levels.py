@@ -120,7 +120,7 @@ class DateLevels:
         return len(self.names) + 2
 
     def tests(self, params: q.Params) -> list[exp.Expression]:
-        day = _full_match(r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([ T].*)?", params)
+        day = _full_match(r"[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([ Tt].*)?", params)  # as the rule reads
         return _with_stand_in_and_top([day, *(self._level(name, params) for name in self.names)],
                                       self.stand_in, params)
 

@@ -176,7 +176,7 @@ def with_search(spec, **given: str | None):
         return spec
     from pydantic import ValidationError
 
-    from sqlclose.model.spec import Search, format_validation_error
+    from sqlclose.model.spec import Search, spec_error
 
     current = spec.search.model_dump(exclude_none=True)
     if given.get("algorithm", current.get("algorithm")) != "gaa":  # GAA's settings go with GAA only
@@ -187,7 +187,7 @@ def with_search(spec, **given: str | None):
     try:
         search = Search.model_validate({**current, **given})
     except ValidationError as e:
-        raise SpecError(format_validation_error(e, "command line")) from None
+        raise spec_error(e, "command line") from None
     return spec.model_copy(update={"search": search})
 
 

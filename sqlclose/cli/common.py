@@ -117,7 +117,7 @@ def engine_settings(current: EngineSettings | None, name: str | None, threads: i
         return current
     from pydantic import ValidationError
 
-    from sqlclose.model.spec import EngineSettings, format_validation_error
+    from sqlclose.model.spec import EngineSettings, spec_error
 
     spec = current.model_dump(exclude_none=True) if current else {}
     if "name" in given and given["name"] != spec.get("name", "duckdb"):
@@ -127,7 +127,8 @@ def engine_settings(current: EngineSettings | None, name: str | None, threads: i
     try:
         return EngineSettings.model_validate({**spec, **given})
     except ValidationError as e:
-        raise SpecError(_options_problem(e, given) or format_validation_error(e, "command line")) from None
+        problem = _options_problem(e, given)
+        raise (SpecError(problem) if problem else spec_error(e, "command line")) from None
 
 
 _OPTION = {"name": "--engine", "threads": "--threads", "memory_limit": "--memory-limit",
@@ -355,7 +356,7 @@ def _fail(e: SqlcloseError | Interrupted, verbose: bool, as_json: bool = False) 
     if broken:  # stdout is gone: spare Python's flush at exit a second error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     try:  # after SIGHUP the terminal may be gone: the exit code still says what happened
-        click.echo(f"sqlclose: error: {one_line(str(e))}", err=True)
+        click.echo(f"sqlclose: error: {one_line(e)}", err=True)
         if verbose and isinstance(e, EngineError):
             click.echo(f"-- the statement that failed:\n{e.sql}", err=True)
         json_failure(str(e), e.exit_code, as_json and not broken)
@@ -371,12 +372,16 @@ FAILURE_KINDS = {INTERNAL_ERROR: "internal error", InputError.exit_code: "bad in
                  **{128 + s: "interrupted" for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}}
 
 
-def one_line(message: str) -> str:
-    """A failure's message as the one line a log reads it as: a line break a value brings (a path
-    holding one) shown as ``\n``, where it split the line in two (review h2 of the eighty-sixth
-    round). A spec's several problems keep their list, a ``  - `` line each. The --json document
-    keeps the message as it is."""
-    return re.sub(r"\r|\n(?!  - )", lambda m: "\\r" if m.group() == "\r" else "\\n", message)
+def one_line(failure: BaseException | str) -> str:
+    """A failure's message as the one line a log reads it as, a line break a value brings (a path
+    holding one) shown as ``\\n`` (review h2 of the eighty-sixth round); a spec's several problems
+    keep their list, a line each (``SpecError.listed``: its values' breaks escaped already). The
+    --json document keeps the message as it is."""
+    from sqlclose.model.text import escaped_breaks
+
+    if getattr(failure, "listed", False):
+        return str(failure)
+    return escaped_breaks(str(failure))
 
 
 def json_failure(message: str, code: int, as_json: bool = True) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 from pathlib import Path
+from typing import IO
 
 import click
 
@@ -125,6 +127,8 @@ def sweep(spec_path: Path, ks: list[int], ls: list[float] | None, ts: list[float
     targets = ["sweep.csv", "nauc.csv", *[f"{m}.png" for m in CHARTED]]
     _refuse_inputs(out, targets, spec, source)
     _refuse_unwritable(out, targets, charts=not no_charts)
+    if out.is_dir():
+        _settle_dead_sweeps(out)  # before the files in the way are counted: a finished swap's are there
     in_the_way = [name for name in targets if (out / name).exists()]
     if in_the_way and not overwrite:
         raise OutputExistsError(f"{out} already holds {', '.join(in_the_way[:4])}{' …' if len(in_the_way) > 4 else ''}"
@@ -205,9 +209,9 @@ def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple,
 
     with folders_undone_on_failure(out / targets[0]):
         out.mkdir(parents=True, exist_ok=True)
-        _settle_dead_sweeps(out)
         staging = out / f".sweep-{run_token()}"
         staging.mkdir()
+        held = _held(staging)
         try:
             made = [result.to_csv(staging / "sweep.csv"), result.nauc_to_csv(staging / "nauc.csv", *lo_hi)]
             if charts:
@@ -215,6 +219,18 @@ def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple,
             return _swap_in(out, staging, made, targets, overwrite)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+            held.close()
+
+
+_LOCK = ".lock"  # in a staging folder: held (flock) by its sweep for as long as it runs
+
+
+def _held(staging: Path) -> IO[str]:
+    """The staging folder's lock, taken: the kernel lets it go when the sweep's process ends, however
+    it ends, on this host whatever its process id namespace (two containers' sweeps both PID 1)."""
+    handle = (staging / _LOCK).open("w")
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
 
 
 def _settle_dead_sweeps(out: Path) -> None:
@@ -222,18 +238,23 @@ def _settle_dead_sweeps(out: Path) -> None:
     settled: one killed while it computed is removed, its partial figures with it (counts the
     reports withhold: review h2 of the eighty-sixth round found them left for good); one killed
     during its swap (``earlier`` made: every file was written) is finished, its files moved in as
-    ``_swap_in`` would have. A live sweep's is left alone."""
-    from sqlclose.release.files import alive
-
+    ``_swap_in`` would have. A folder is dead when its lock can be taken: a live sweep's, and one
+    without a lock (an older sqlclose's, the user's own ``.sweep-notes``), are left alone."""
     for staging in out.glob(".sweep-*"):
-        pid, _, token = staging.name.removeprefix(".sweep-").partition("-")
-        if not staging.is_dir() or (pid.isdigit() and alive(int(pid), token)):
+        try:
+            handle = (staging / _LOCK).open("r+")
+        except OSError:  # not a sweep's of this kind (or not a folder): not ours to judge
             continue
-        if (staging / "earlier").is_dir():
-            for made in staging.iterdir():
-                if made.is_file():
-                    os.replace(made, out / made.name)
-        shutil.rmtree(staging, ignore_errors=True)
+        with handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:  # held: its sweep runs
+                continue
+            if (staging / "earlier").is_dir():
+                for made in staging.iterdir():
+                    if made.is_file() and made.name != _LOCK:
+                        os.replace(made, out / made.name)
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def _swap_in(out: Path, staging: Path, made: list[Path], targets: list[str], overwrite: bool) -> list[Path]:

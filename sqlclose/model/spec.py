@@ -36,7 +36,7 @@ from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import file_bytes, read_utf8, special_file
+from sqlclose.model.text import escaped_breaks, file_bytes, read_utf8, special_file
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
 EmdDistance = Literal["ordered", "equal", "hierarchical"]
@@ -1044,13 +1044,23 @@ def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None =
         _resolve_paths(data, base or Path.cwd(), where)
         return Spec.model_validate(data, context={"paths_resolved": True})
     except ValidationError as e:
-        raise SpecError(format_validation_error(e, where)) from None
+        raise spec_error(e, where) from None
+
+
+def spec_error(error: ValidationError, where: str) -> SpecError:
+    """The spec's problems as one error, ``listed`` when there are several (a line each)."""
+    message = format_validation_error(error, where)
+    failure = SpecError(message)
+    failure.listed = "\n" in message
+    return failure
 
 
 def format_validation_error(error: ValidationError, where: str) -> str:
     """One problem on the message's one line (a job log searched for ``error:`` shows it); several
-    listed below a line that counts them."""
-    problems = [_problem(item) for item in error.errors()]
+    listed below a line that counts them. A line break a value brings is shown as ``\\n``: the
+    list's are the message's only ones."""
+    problems = [escaped_breaks(_problem(item)) for item in error.errors()]
+    where = escaped_breaks(where)
     if len(problems) == 1:
         return f"{where}: invalid spec: {problems[0]}"
     return "\n".join([f"{where}: invalid spec ({len(problems)} problems):", *(f"  - {p}" for p in problems)])

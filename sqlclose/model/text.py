@@ -14,6 +14,13 @@ from pathlib import Path
 
 from sqlclose.errors import InputError
 
+
+def escaped_breaks(text: str) -> str:
+    """``text`` with its line breaks shown as ``\\n`` and ``\\r``: a message a log reads as one line
+    (a path holding a line break split it in two: review h2 of the eighty-sixth round)."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
 # A run's files as read once on its start (``read_once``): its path (absolute) -> its bytes.
 _READ_ONCE: ContextVar[dict[Path, bytes] | None] = ContextVar("sqlclose_read_once", default=None)
 

@@ -146,7 +146,8 @@ class Utility(_Model):
                                      "would describe the input beyond the release, each with the reason and what "
                                      "to declare to publish it (docs/what-a-release-reveals.md).")
     generalized_percent: float | None = Field(None, description="% of (record, QI) values above level 0; "
-                                              "suppressed records count as generalized.")
+                                              "suppressed records count as generalized (on a column whose "
+                                              "hierarchy has more than one level: else its root is level 0).")
     root_percent: float | None = Field(None, description="% of (record, QI) values at the root (suppressed "
                                        "records count at the root).")
     sensitive: dict[str, SensitiveUtility] = Field(default_factory=dict, description="Per sensitive column, the "

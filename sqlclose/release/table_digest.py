@@ -47,7 +47,9 @@ def untold_columns(types: dict[str, str]) -> list[str]:
     """Columns whose type holds a UNION or a VARIANT, at any depth: a row's text says neither a
     UNION's member nor a VARIANT's type (20 as ``hourly`` or ``monthly``, 1 or '1'), so the digest
     could not tell such values apart. sqlclose writes no such column to a table."""
-    return [name for name, kind in types.items() if re.search(r"\bUNION\(|\bVARIANT\b", kind)]
+    # As a type: UNION(…), or VARIANT followed by what ends a type (a struct's field named VARIANT
+    # is followed by its own type).
+    return [name for name, kind in types.items() if re.search(r"\bUNION\(|\bVARIANT(?=\s*(?:[,)\[]|$))", kind)]
 
 
 def refuse_untold(types: dict[str, str]) -> None:
