@@ -325,10 +325,12 @@ def refuse_changed_release(path: Path, report_path: Path, output: dict,
     return audit, notes
 
 
-def released_digest(path: Path, output: dict) -> str:
-    """What a release holds, as its report records it: a file's sha256, a table's content digest."""
+def released_digest(path: Path, output: dict, engine: Engine | None = None) -> str:
+    """What a release holds, as its report records it: a file's sha256, a table's content digest
+    (taken on ``engine`` when it is a DuckDB one: the check's, its limits with it)."""
     if output.get("format", "parquet") == "duckdb":
-        return table_release_digest(Path(path), output.get("table") or "", output.get("content_digest"))
+        own = engine if isinstance(engine, DuckDBEngine) else None
+        return table_release_digest(Path(path), output.get("table") or "", output.get("content_digest"), own)
     if not Path(path).exists():
         raise InputError(f"{path} does not exist")
     return sha256(Path(path))  # a folder's: the digest of its files' (files.folder_sha256)
@@ -355,7 +357,7 @@ def _released(path: Path, output: dict,
     report's types (else None). A CSV whose header is not the report's columns, or that is not the
     file the report vouches for and fails that read (or the reading of its header: the digest is
     compared first, so another file is a mismatch, not bad input), is given as its path, unread."""
-    digest = released_digest(path, output)
+    digest = released_digest(path, output, engine)
     partitions = _partition_columns(path, output)
     if partitions:
         with _partitioned(Path(path), partitions, output.get("column_types") or {}, engine) as read:

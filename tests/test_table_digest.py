@@ -225,3 +225,24 @@ def test_a_struct_field_named_variant_is_no_variant(tmp_path):
     assert invoke("anonymize", tmp_path / "s.toml", "-q").exit_code == 0
     result = invoke("check", tmp_path / "r.duckdb", "--against", tmp_path / "r.duckdb.rel.report.json")
     assert result.exit_code == 0, result.output
+
+
+@pytest.mark.filterwarnings("ignore::sqlclose.errors.LimitWarning")  # the job's limit is below the interpreter's
+def test_the_check_takes_the_digest_on_its_own_engine_within_its_limits(tmp_path):
+    """`check --against --memory-limit`: the table's digest was taken on an engine of its own,
+    without the check's limit, and its sort peaked at 1 GB over 10 M rows. The engine given bounds
+    it now: under a limit too small to sort (DuckDB's 9.6 MB of 64 MB) it runs out of memory, where
+    one made without a limit gives the digest. The engine is left as it was found."""
+    from sqlclose.errors import EngineOutOfMemory
+    from sqlclose.release.table_digest import table_release_digest
+
+    con = duckdb.connect(str(tmp_path / "r.duckdb"))
+    con.execute("CREATE TABLE big AS SELECT i, i * 7 % 1000 AS j FROM range(1500000) r(i)")
+    con.close()
+    small = DuckDBEngine(memory_limit="64MB", temp_directory=tmp_path / "spill", threads=1)
+    before = small.fetch("SELECT database_name FROM duckdb_databases() ORDER BY 1").column(0).to_pylist()
+    with pytest.raises(EngineOutOfMemory):
+        table_release_digest(tmp_path / "r.duckdb", "big", "sha256-rows-v2:", small)
+    assert small.fetch("SELECT database_name FROM duckdb_databases() ORDER BY 1").column(0).to_pylist() == before
+    small.close()
+    assert table_release_digest(tmp_path / "r.duckdb", "big", "sha256-rows-v2:").startswith("sha256-rows-v2:")

@@ -23,7 +23,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine
-from sqlclose.engine.base import FileRead
+from sqlclose.engine.base import FileRead, leaves_as_found
 from sqlclose.engine.duckdb import table_slot
 from sqlclose.errors import InputError, VerificationError
 from sqlclose.prepare.sources import open_source
@@ -62,23 +62,26 @@ def refuse_untold(types: dict[str, str]) -> None:
                          "text or as a STRUCT in a [source] query")
 
 
-def table_release_digest(path: Path, table: str, recorded: str | None) -> str:
+def table_release_digest(path: Path, table: str, recorded: str | None, engine: DuckDBEngine | None = None) -> str:
     """The content digest of ``table`` in the database file ``path``, for a report that recorded
     ``recorded``: refused first when the report's kind is not this one (``refuse_unvouched``) and
-    when the table is not one sqlclose writes (``refuse_unlike_a_release``, exit 4)."""
+    when the table is not one sqlclose writes (``refuse_unlike_a_release``, exit 4). ``engine``:
+    the check's own (its --memory-limit bounds the sort), left as it was found; else one made here."""
     refuse_unvouched(recorded)
     if path.is_file():  # a missing file: the read says so
         refuse_unlike_a_release(path, table)
-    opened = open_source(path, None, FileRead(table=table or None))
-    try:
-        untold = untold_columns(opened.engine.column_types(exp.select(exp.Star()).from_(opened.relation.copy())))
-        if untold:
-            raise VerificationError(f"{path}: table {table!r} has column(s) {', '.join(map(repr, untold))} of a UNION "
-                                    "or VARIANT type, which sqlclose writes to no table; this is not the table the "
-                                    "report vouches for")
-        return content_digest(opened.engine, opened.relation)
-    finally:
-        opened.engine.close()
+    with leaves_as_found(engine):
+        opened = open_source(path, engine, FileRead(table=table or None))
+        try:
+            types = opened.engine.column_types(exp.select(exp.Star()).from_(opened.relation.copy()))
+            if untold := untold_columns(types):
+                raise VerificationError(f"{path}: table {table!r} has column(s) {', '.join(map(repr, untold))} of a "
+                                        "UNION or VARIANT type, which sqlclose writes to no table; this is not the "
+                                        "table the report vouches for")
+            return content_digest(opened.engine, opened.relation)
+        finally:
+            if engine is None:
+                opened.engine.close()
 
 
 def refuse_unlike_a_release(path: Path, table: str) -> None:
