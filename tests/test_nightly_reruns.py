@@ -150,3 +150,22 @@ def test_the_build_is_its_sources_and_passes_over_an_editors_lock_link(tmp_path)
     (tmp_path / "release.py").write_text("x = 2\n")
     assert sources_digest(tmp_path) != expected
     assert len(build()) == 64
+
+
+def test_a_folder_made_read_only_while_placing_is_named_not_the_runs_temporary(tmp_path):
+    """Review h2 of the eighty-sixth round: an output folder made read-only mid-run was told by the
+    run's hidden temporary file (`permission denied (…/.release.parquet.sqlclose-…tmp)`), a name the
+    reader cannot act on, and nothing said it would be removed. Oracle: the folder and the output's
+    name, and a file of the user's still named as it is."""
+    import errno
+
+    from sqlclose.errors import EnvironmentFailure
+
+    own = tmp_path / ".release.parquet.sqlclose-22616-7bfcc83bbad2.tmp"
+    told = str(EnvironmentFailure.from_os_error(PermissionError(errno.EACCES, "Permission denied", str(own))))
+    assert told == (f"the environment refused: permission denied in {tmp_path}, on this run's temporary file for "
+                    "release.parquet there (one left behind is removed by the next run); nothing was placed at the "
+                    "output path")
+    theirs = tmp_path / ".notes.tmp"
+    told = str(EnvironmentFailure.from_os_error(PermissionError(errno.EACCES, "Permission denied", str(theirs))))
+    assert f"permission denied ({theirs})" in told
