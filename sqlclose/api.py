@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import secrets
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
-from sqlclose.model.text import file_bytes, read_once
+from sqlclose.model.text import file_sha256, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
@@ -231,15 +230,8 @@ def _hierarchy_files(spec: Spec) -> dict[str, tuple[Path, str, str | None]]:
     read (``text.read_once``; None for a file not read), for the report to name."""
     given = dict(spec.quasi_identifiers)
     given.update({name: s.hierarchy for name, s in spec.sensitive.items() if s.hierarchy is not None})
-    return {name: (Path(h.file), h.delimiter, _read_sha256(Path(h.file))) for name, h in given.items()
+    return {name: (Path(h.file), h.delimiter, file_sha256(Path(h.file))) for name, h in given.items()
             if h.file is not None}
-
-
-def _read_sha256(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(file_bytes(path)).hexdigest()
-    except OSError:
-        return None
 
 
 def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *, dialect: str | None = None,

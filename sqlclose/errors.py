@@ -160,7 +160,7 @@ class EnvironmentFailure(SqlcloseError):
         writing = getattr(e, _WRITING, None) or writing
         reason = _OS_REASONS.get(e.errno or 0, e.strerror or str(e))
         where = f" ({e.filename})" if e.filename else f" while writing {writing}" if writing else ""
-        hidden = _OWN_TEMPORARY.match(Path(str(e.filename)).name) if e.filename else None
+        hidden = HIDDEN_TEMPORARY.match(Path(str(e.filename)).name) if e.filename else None
         if hidden:  # a folder made read-only mid-run: its folder is what the reader can act on
             where = (f" in {Path(str(e.filename)).parent}, on this run's temporary file for {hidden['name']} there "
                      "(one left behind is removed by the next run)")
@@ -182,8 +182,10 @@ class EnvironmentFailure(SqlcloseError):
 
 
 _WRITING = "sqlclose_writing"  # the attribute writing_file sets on an OSError
-# A run's hidden temporary beside its output (release.files' names: .NAME.sqlclose-PID-TOKEN.KIND).
-_OWN_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.sqlclose-\d+-[0-9a-f]+\.[a-z-]+(?:\.wal)?$")
+# A run's hidden temporary beside its output, ``.NAME.sqlclose-PID-TOKEN.KIND`` (release.files names
+# them, and finds a dead run's by it).
+HIDDEN_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)"
+                              r"\.(?P<kind>[a-z-]+(?:\.wal)?)$")
 
 
 @contextmanager

@@ -588,8 +588,8 @@ def share_claims(doc: dict) -> list[str]:
     """A full-domain report's shares of (record, QI) values generalized and at the root: every value
     of a column above level 0 is generalized, at its top at the root, and a suppressed record counts
     at the root, and as generalized where the root lies above level 0 (Mauger et al.'s p_gen and
-    p_root, as ``utility.full_domain.value_percents`` makes them), so the node and the row counts
-    decide them. A GAA
+    p_root, as ``utility.full_domain.value_percents`` makes them, written again here: the check
+    shares no judging code with what it checks), so the node and the row counts decide them. A GAA
     report's depend on each class's level, which the labels do not always tell: not checked."""
     utility, node = doc.get("utility") or {}, doc.get("generalization") or {}
     if doc.get("algorithm") == "gaa" or not node:

@@ -49,24 +49,30 @@ class BandLevels:
         number = exp.Not(this=exp.Is(this=exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE")),
                                      expression=exp.Null()))
         tests = [exp.and_(number, exp.Not(this=_band_shaped(params)))]
-        tests += [self._band_of(width, params) for width in self.widths]
+        if self._judged:  # else every band-shaped label is unjudged: none is called of a band's level
+            edges = {form: (self._edge(form, 1, params)[0], self._edge(form, 2, params)[0])
+                     for form in (_DASH, _INTERVAL)}
+            tests += [self._band_of(width, edges, params) for width in self.widths]
+        else:
+            tests += [exp.false() for _ in self.widths]
         return _with_stand_in_and_top(tests, self.stand_in, params)
 
     def unjudged(self, params: q.Params) -> exp.Expression:
         """A band-shaped label whose edges, as whole numbers of 10^-S, are too long to compare."""
         if not self._judged:
             return _band_shaped(params)
-        return exp.or_(*(exp.and_(_matches(form, params), self._too_long(form, group, params))
+        return exp.or_(*(exp.and_(_matches(form, params), self._edge(form, group, params)[1])
                          for form in (_DASH, _INTERVAL) for group in (1, 2)))
 
-    def _band_of(self, width: Decimal, params: q.Params) -> exp.Expression:
-        if not self._judged:  # every band-shaped label is then unjudged: none is called of this level
-            return exp.false()
+    def _band_of(self, width: Decimal, edges: dict[str, tuple[exp.Expression, exp.Expression]],
+                 params: q.Params) -> exp.Expression:
+        """Whether a label is a band of ``width`` on the grid, in either form (``edges``: each
+        form's low and high edge, ``_edge``)."""
         one, w, o = 10 ** self._scale, self._whole(width), self._whole(self.origin)
         forms = []
         for form, extra in ((_DASH, one), (_INTERVAL, 0)):  # hi − lo: w − 1 written as whole numbers, else w
-            lo, hi = self._scaled(form, 1, params), self._scaled(form, 2, params)
-            span = exp.EQ(this=hi, expression=exp.Add(this=lo.copy(), expression=_huge(w - extra, params)))
+            lo, hi = edges[form]
+            span = exp.EQ(this=hi.copy(), expression=exp.Add(this=lo.copy(), expression=_huge(w - extra, params)))
             on_grid = exp.EQ(this=exp.Mod(this=exp.Paren(this=exp.Sub(this=lo.copy(), expression=_huge(o, params))),
                                           expression=_huge(w, params)), expression=_huge(0, params))
             forms.append(exp.and_(_matches(form, params), span, on_grid))
@@ -84,28 +90,22 @@ class BandLevels:
     def _whole(self, x: Decimal) -> int:
         return int(x.scaleb(self._scale))
 
-    def _parts(self, form: str, group: int, params: q.Params) -> tuple[exp.Expression, exp.Expression]:
-        """An edge of a label of ``form``: its digits as a whole number of 10^-S (text), and whether
-        it has at most S decimals (else it lies on no grid of this rule)."""
+    def _edge(self, form: str, group: int, params: q.Params) -> tuple[exp.Expression, exp.Expression]:
+        """An edge of a label of ``form`` as a HUGEINT whole number of 10^-S, and whether it is too
+        long to compare. The number is NULL when the edge has more decimals than S (it lies on no
+        grid of this rule) or more than ``_DIGITS`` digits (too long: sums of two stay in range)."""
         text = exp.RegexpExtract(this=_value(), expression=params.add(form), group=exp.Literal.number(group))
         whole = exp.func("SPLIT_PART", text.copy(), params.add("."), exp.Literal.number(1))
         decimals = exp.func("SPLIT_PART", text.copy(), params.add("."), exp.Literal.number(2))
-        padded = exp.func("RPAD", decimals.copy(), exp.Literal.number(self._scale), params.add("0"))
-        return (exp.DPipe(this=whole, expression=padded),
-                exp.LTE(this=exp.Length(this=decimals), expression=exp.Literal.number(self._scale)))
-
-    def _too_long(self, form: str, group: int, params: q.Params) -> exp.Expression:
-        digits, on_scale = self._parts(form, group, params)
-        unsigned = exp.func("LTRIM", digits, params.add("-"))
-        return exp.Paren(this=exp.and_(on_scale, exp.GT(this=exp.Length(this=unsigned),
-                                                        expression=exp.Literal.number(_DIGITS))))
-
-    def _scaled(self, form: str, group: int, params: q.Params) -> exp.Expression:
-        """An edge as a HUGEINT whole number of 10^-S; NULL when it has more decimals than S (on no
-        grid of this rule) or more than ``_DIGITS`` digits (``_too_long``: sums of two stay in range)."""
-        digits, on_scale = self._parts(form, group, params)
-        fits = exp.and_(on_scale, exp.Not(this=self._too_long(form, group, params)))
-        return exp.If(this=fits, true=exp.TryCast(this=digits, to=exp.DataType.build("HUGEINT")), false=exp.Null())
+        digits = exp.DPipe(this=whole, expression=exp.func("RPAD", decimals.copy(), exp.Literal.number(self._scale),
+                                                           params.add("0")))
+        on_scale = exp.LTE(this=exp.Length(this=decimals), expression=exp.Literal.number(self._scale))
+        long_digits = exp.GT(this=exp.Length(this=exp.func("LTRIM", digits.copy(), params.add("-"))),
+                             expression=exp.Literal.number(_DIGITS))
+        too_long = exp.Paren(this=exp.and_(on_scale.copy(), long_digits.copy()))
+        fits = exp.and_(on_scale, exp.Not(this=exp.Paren(this=long_digits)))
+        scaled = exp.If(this=fits, true=exp.TryCast(this=digits, to=exp.DataType.build("HUGEINT")), false=exp.Null())
+        return scaled, too_long
 
 
 @dataclass(frozen=True)

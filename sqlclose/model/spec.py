@@ -36,7 +36,7 @@ from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import escaped_breaks, file_bytes, read_utf8, special_file
+from sqlclose.model.text import escaped_breaks, file_sha256, read_utf8
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
 EmdDistance = Literal["ordered", "equal", "hierarchical"]
@@ -988,7 +988,7 @@ def canonical_json(spec: Spec) -> str:
         if h.hierarchy is not None:
             target["hierarchy"] = {"rows": [list(r) for r in h.hierarchy.rows]}
         if h.file is not None:  # what the file holds, not where it lies
-            target["file_sha256"] = _file_sha256(Path(h.file))
+            target["file_sha256"] = file_sha256(Path(h.file))
             target.pop("file", None)
         if "bands" in target:  # 5 and 5.0 are one width (a float when it holds the number exactly)
             target["bands"] = [_one_number(w) for w in target["bands"]]
@@ -1000,15 +1000,6 @@ def canonical_json(spec: Spec) -> str:
 def _one_number(number: float) -> float:
     as_float = float(number) if abs(number) < 1e308 else math.inf
     return as_float if as_float == number else number
-
-
-def _file_sha256(path: Path) -> str | None:
-    if special_file(path) is not None:
-        return None  # read once, by the hierarchy, which refuses it
-    try:
-        return hashlib.sha256(file_bytes(path)).hexdigest()
-    except OSError:
-        return None  # a missing file is reported where it is read, with its column
 
 
 def load_spec(path: str | Path) -> Spec:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import re
 import stat
@@ -51,6 +52,17 @@ def file_bytes(path: Path) -> bytes:
     taken = _READ_ONCE.get()
     held = taken.get(_absolute(path)) if taken else None
     return held if held is not None else Path(path).read_bytes()
+
+
+def file_sha256(path: Path) -> str | None:
+    """The sha256 of a file's bytes as the run read them (``file_bytes``); None for a special file
+    (read once, by whoever refuses it) or one that cannot be read (told where it is read)."""
+    if special_file(Path(path)) is not None:
+        return None
+    try:
+        return hashlib.sha256(file_bytes(path)).hexdigest()
+    except OSError:
+        return None
 
 
 def _absolute(path: Path) -> Path:

@@ -33,7 +33,6 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -44,13 +43,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from sqlclose.errors import EnvironmentFailure, OutputExistsError, WaitWarning
+from sqlclose.errors import HIDDEN_TEMPORARY, EnvironmentFailure, OutputExistsError, WaitWarning
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
 _UNCHECKED = object()  # a Transaction whose data file is not compared before it is replaced
 LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
-# kind: tmp, old, journal, committed; a temporary DuckDB database's log is its name plus ".wal"
-_HIDDEN = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)\.(?P<kind>[a-z-]+(?:\.wal)?)$")
 
 
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,
@@ -628,7 +625,7 @@ def _hidden_files(target: Path) -> list[tuple[Path, dict[str, str]]]:
         return []
     found = []
     for entry in entries:
-        m = _HIDDEN.match(entry.name)
+        m = HIDDEN_TEMPORARY.match(entry.name)  # kind: tmp, old, journal, committed (+ .wal)
         if m and m["name"] == target.name:
             found.append((entry, m.groupdict()))
     return found

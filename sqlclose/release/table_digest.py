@@ -73,12 +73,12 @@ def table_release_digest(path: Path, table: str, recorded: str | None, engine: D
     with leaves_as_found(engine):
         opened = open_source(path, engine, FileRead(table=table or None))
         try:
-            types = opened.engine.column_types(exp.select(exp.Star()).from_(opened.relation.copy()))
+            types = _column_types(opened.engine, opened.relation)
             if untold := untold_columns(types):
                 raise VerificationError(f"{path}: table {table!r} has column(s) {', '.join(map(repr, untold))} of a "
                                         "UNION or VARIANT type, which sqlclose writes to no table; this is not the "
                                         "table the report vouches for")
-            return content_digest(opened.engine, opened.relation)
+            return content_digest(opened.engine, opened.relation, types)
         finally:
             if engine is None:
                 opened.engine.close()
@@ -100,11 +100,12 @@ def refuse_unlike_a_release(path: Path, table: str) -> None:
                                 "hold; sqlclose writes neither, so this is not the table the report vouches for")
 
 
-def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
-    """``sha256-rows-v2:hex`` of what ``relation`` holds, its row order aside."""
+def content_digest(engine: DuckDBEngine, relation: exp.Expression, types: dict[str, str] | None = None) -> str:
+    """``sha256-rows-v2:hex`` of what ``relation`` holds, its row order aside. ``types``: its
+    columns' (``_column_types``), when the caller has them already."""
+    types = types if types is not None else _column_types(engine, relation)
     # The row by its alias, one no column of the table is named: ``t`` named a release's column ``t``
     # when it had one, and the digest was of that column alone (review h4 of the eighty-fifth round).
-    types = engine.column_types(exp.select(exp.Star()).from_(relation.copy()))
     taken = {name.casefold() for name in types}
     alias = next(a for a in ("t", *(f"t_{i}" for i in range(len(taken) + 1))) if a not in taken)
     row = exp.Cast(this=exp.column(alias), to=exp.DataType.build("VARCHAR"))
@@ -116,6 +117,10 @@ def content_digest(engine: DuckDBEngine, relation: exp.Expression) -> str:
         for batch in engine.batches(query):
             digest.update(_joined_bytes(batch.column(0)))
     return f"{CONTENT_DIGEST_KIND}:{digest.hexdigest()}"
+
+
+def _column_types(engine: DuckDBEngine, relation: exp.Expression) -> dict[str, str]:
+    return engine.column_types(exp.select(exp.Star()).from_(relation.copy()))
 
 
 def _joined_bytes(column: pa.Array) -> memoryview:
