@@ -12,7 +12,9 @@ whole arrays, naming no value.
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,10 +76,12 @@ def refuse_instants_past_range(path: Path) -> None:
         return
     schema = metadata.schema
     names = schema.to_arrow_schema().names
+    # opened once, and only when a row group without statistics must be read
+    opened = functools.cache(lambda: pq.ParquetFile(path))
     for i in range(len(schema)):
         leaf = schema.column(i)
         column = _top_level(leaf.path, names)
-        if _past_the_engines_range(path, metadata, i, leaf, column):
+        if _past_the_engines_range(opened, metadata, i, leaf, column):
             raise InputError(f"cannot read {path}: column {column!r} holds a date or time past what the engine "
                              "holds (DuckDB keeps instants from 290309 BC to 294247 AD, to the microsecond, and "
                              "reads the very ends of its range as infinity); such a value is usually a number "
@@ -87,7 +91,8 @@ def refuse_instants_past_range(path: Path) -> None:
 _UNITS = {"milliseconds": "ms", "microseconds": "us", "nanoseconds": "ns"}
 
 
-def _past_the_engines_range(path: Path, metadata: Any, column: int, leaf: Any, top_level: str) -> bool:
+def _past_the_engines_range(opened: Callable[[], Any], metadata: Any, column: int, leaf: Any,
+                            top_level: str) -> bool:
     """Whether a TIMESTAMP or DATE column holds a value past what DuckDB holds: a millisecond
     timestamp of 2**62 failed the read as "a value could not be converted", naming no column (exit
     1); the range's ends it reads as infinity. Told by each row group's raw min and max, or, where a
@@ -100,7 +105,7 @@ def _past_the_engines_range(path: Path, metadata: Any, column: int, leaf: Any, t
         stats = metadata.row_group(group).column(column).statistics
         if stats is None or not stats.has_min_max:
             if stats is None or stats.null_count != metadata.row_group(group).num_rows:
-                if _group_past_range(path, group, top_level):
+                if _group_past_range(opened, group, top_level):
                     return True
             continue
         low, high = stats.min_raw, stats.max_raw
@@ -111,15 +116,13 @@ def _past_the_engines_range(path: Path, metadata: Any, column: int, leaf: Any, t
     return False
 
 
-def _group_past_range(path: Path, group: int, column: str) -> bool:
+def _group_past_range(opened: Callable[[], Any], group: int, column: str) -> bool:
     """A row group's column read in Arrow (nested values too) and judged over whole arrays, as an
     Arrow source's are (``arrow_instants``). One the reader refuses is left to the engine's read."""
-    import pyarrow.parquet as pq
-
     from sqlclose.prepare.arrow_instants import holds_out_of_range
 
     try:
-        values = pq.ParquetFile(path).read_row_group(group, columns=[column]).column(0)
+        values = opened().read_row_group(group, columns=[column]).column(0)
     except Exception:
         return False
     return holds_out_of_range(values)
