@@ -436,6 +436,8 @@ def row_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
         problems.append(f"input.rows − input.dropped_null_rows − suppressed_rows: the report says "
                         f"{doc['input']['rows']} − {doc['input'].get('dropped_null_rows', 0)} − {suppressed} = "
                         f"{entered - suppressed} rows released, the file holds {figures.rows}")
+    if suppressed and doc.get("algorithm") == "gaa":  # GAA merges classes until each passes: it suppresses nothing
+        problems.append(f"suppressed_rows: the report says {suppressed}, but GAA suppresses no row")
     limit = doc["privacy"].get("suppression_limit")
     if suppressed < 0 or (limit is not None and suppressed > math.floor(Fraction(repr(float(limit))) * entered)):
         problems.append(f"suppressed_rows: the report says {suppressed}, beyond its own suppression_limit {limit} "
@@ -510,6 +512,47 @@ def suppressed_t_claims(doc: dict) -> list[str]:
             problems.append(f"privacy.sensitive.{name}.t: the report says {t}, but a class of the file is "
                             f"{own:.4f} from the file's own distribution (t_against_release.{name}), so at least "
                             f"{own - share:.4f} from the input's, {suppressed} of {entered} rows being suppressed")
+    return problems
+
+
+def sensitive_columns_claims(doc: dict, spec: Any) -> list[str]:
+    """With the spec given (--spec): the report's sensitive columns are the spec's, each judged by
+    the spec's models (a column the spec does not name stopped the check as an internal error)."""
+    held, wanted = doc["privacy"]["sensitive"], spec.sensitive
+    return [f"privacy.sensitive: the spec given (--spec) asks for column {name!r}, the report holds none"
+            for name in wanted if name not in held] + \
+        [f"privacy.sensitive: the report holds column {name!r}, which the spec given (--spec) does not name as "
+         "sensitive" for name in held if name not in wanted]
+
+
+def spec_claims(doc: dict, spec: Any) -> list[str]:
+    """With the spec given (--spec): the report's requirements are the spec's — k, the suppression
+    limit, the sensitive columns, and each one's t and distance, and every model the spec asks for
+    (the l and p parameters are compared in ``requirement_claims``). A report that lowered k or t,
+    raised the limit, or left a model out, over a file that meets what it says, passed before (the
+    eighty-seventh round's review)."""
+    privacy, asked = doc["privacy"], getattr(spec, "privacy", None)
+    if asked is None:
+        return []
+    problems = differs("privacy.k", privacy.get("k"), asked.k, "the spec given (--spec) asks for")
+    limit = privacy.get("suppression_limit")
+    if limit is not None and not (isinstance(limit, (int, float)) and math.isclose(limit, asked.suppression)):
+        problems.append(f"privacy.suppression_limit: the report says {limit!r}, the spec given (--spec) "
+                        f"{asked.suppression!r}")
+    held, wanted = privacy["sensitive"], spec.sensitive
+    for name, model in wanted.items():
+        entry = held.get(name)
+        if not isinstance(entry, dict):
+            continue
+        field = f"privacy.sensitive.{name}"
+        if model.t is not None:
+            if entry.get("t") != model.t:
+                problems.append(f"{field}.t: the report says {entry.get('t')!r}, the spec given (--spec) {model.t!r}")
+            if entry.get("distance") != model.distance:
+                problems.append(f"{field}.distance: the report says {entry.get('distance')!r}, the spec given "
+                                f"(--spec) {model.distance!r}")
+        problems += [f"{field}.{key}: the spec given (--spec) asks for it, the report holds none"
+                     for key in _REQUIRED if getattr(model, key) is not None and not isinstance(entry.get(key), dict)]
     return problems
 
 
@@ -605,11 +648,14 @@ def share_claims(doc: dict) -> list[str]:
                                 [True] * len(levels))}
     problems: list[str] = []
     for key, (kept, dropped) in counted.items():
-        said = utility.get(key)
-        if said is None or not values:
+        if not values:
             continue
+        said = utility.get(key)
         share = 100.0 * (released * sum(kept) + suppressed * sum(dropped)) / values
-        if not math.isclose(said, share, rel_tol=1e-9, abs_tol=1e-9):
+        if not isinstance(said, (int, float)) or isinstance(said, bool):  # null or left out: decided, not given
+            problems.append(f"utility.{key}: the report gives {json.dumps(said) if key in utility else 'none'}, "
+                            f"its node and rows make {share:g}")
+        elif not math.isclose(said, share, rel_tol=1e-9, abs_tol=1e-9):
             problems.append(f"utility.{key}: the report says {said:g}, its node and rows make {share:g}")
     return problems
 

@@ -65,9 +65,9 @@ Examples:
               "GAA's multidimensional recoding (overrides [search] algorithm).")
 @click.option("--strategy", help="GAA's merge strategy S1..S7, ldiv or tclo (overrides [search] strategy).")
 @click.option("--explore", type=click.Choice(["lattice", "optimum"]), help="Decide only what the optimum needs "
-              "(optimum, the default), or every node (lattice: a --node that fails is told the minimal nodes, Python's "
-              "Release.minimal_nodes lists them; the same release, slower under suppression) (overrides [search] "
-              "explore).")
+              "(optimum, the default), or every node (lattice: Python's Release.minimal_nodes lists the minimal nodes; "
+              "a --node that fails is told the optimum; the same release, slower under suppression) (overrides "
+              "[search] explore).")
 @click.option("--histogram", type=click.Path(path_type=Path),
               help="The warehouse path: search over this export of `sqlclose sql`'s result and write the release "
               "query (--output X.sql) for the warehouse to run (docs/warehouse.md).")

@@ -184,7 +184,13 @@ def _report_utility(report_path: Path) -> list[str]:
     mean = u.get("mean_alteration")
     mean_text = f"{mean:.2f} %" if mean is not None else "withheld" if "mean_alteration" in hidden else "undefined"
     return [f"utility (from the report; chosen by {u.get('metric')}): alteration {shown}; mean {mean_text}; "
-            f"{u['generalized_percent']:.1f} % of values generalized, {u['root_percent']:.1f} % at the root"]
+            f"{_percent(u.get('generalized_percent'))} of values generalized, "
+            f"{_percent(u.get('root_percent'))} at the root"]
+
+
+def _percent(value: object) -> str:
+    """A share as the report gives it; one left out or null is told as a mismatch by the check itself."""
+    return f"{value:.1f} %" if isinstance(value, (int, float)) and not isinstance(value, bool) else "not given"
 
 
 # The options that set a sensitive column's models: refused with --spec (which sets them) and

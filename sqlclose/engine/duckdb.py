@@ -27,6 +27,7 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
+from sqlclose.engine.listing import folder_files
 from sqlclose.engine.parquet_slices import ROW_NUMBER, slice_bounds, sliced_read
 from sqlclose.errors import (
     EngineCannotSpill,
@@ -831,11 +832,27 @@ class DuckDBEngine(Engine):
         # set (followed by our cursor); the written folder is relative to the working folder.
         path, name = Path(path).absolute(), self.temp_name("written")
         if path.is_dir():  # every part file; partition values stay text (no type guessing)
-            files = str(Path(self._literal(path, hive_root=True)) / "**" / "*.parquet")
-            query, params = _reader("read_parquet", files, {"hive_partitioning": True, "hive_types_autocast": False})
+            query, params = _reader("read_parquet", self._folder_parts(path),
+                                    {"hive_partitioning": True, "hive_types_autocast": False})
             with _interruptible():
                 return self._view(name, self.con.sql(query.sql("duckdb"), params=params))
         return self._view(name, self.con.read_parquet(self._literal(path)))
+
+    def _folder_parts(self, folder: Path) -> list[str] | str:
+        """A written folder's part files as its readers take them (``listing.folder_files``): every
+        file not under a hidden path part, whatever its name. A glob of ``*.parquet`` read a
+        ``_pad.parquet`` Spark skips and skipped a ``000000_0`` it reads: ``check --against`` judged
+        other rows than a reader gets (the eighty-seventh round's review). A file that is no Parquet
+        is refused: its readers would fail on it, or read rows nobody checked."""
+        found = folder_files(folder)
+        if found.other:
+            raise InputError(f"{folder} holds {found.other[0]}, which is not a Parquet file (its first bytes are not "
+                             "PAR1), yet a reader of the folder (Spark, Hive, sqlclose) takes every file not under a "
+                             "path part starting with \"_\" or \".\": the folder cannot be read as one table; "
+                             "move it out")
+        if not found.parquet:  # nothing to list: DuckDB's own error tells it
+            return str(Path(self._literal(folder, hive_root=True)) / "**" / "*.parquet")
+        return self._files_below(folder, found.parquet)
 
     def _view(self, name: str, relation: duckdb.DuckDBPyRelation) -> exp.Table:
         """A relation readable by SQL as ``name``: registered, a temporary view (``create_view`` made

@@ -1,0 +1,179 @@
+"""``check --against`` against reports and releases forged the way the eighty-seventh round's review
+forged them, each of which passed (exit 0, "matches") or stopped as an internal error before:
+
+- a partitioned Parquet folder holding rows its readers take and the check did not read (a
+  ``_pad.parquet`` Spark skips was read, a Hive ``000000_0`` it reads was not), its digest
+  recomputed by the forger as docs/verification.md prints the recipe;
+- a GAA report inventing suppressed rows;
+- a hierarchy's keyed digest taken out of a report whose other digests are keyed;
+- a report's format, partition columns and column roles edited;
+- a share the node and rows decide given as null or left out (an internal error before).
+
+Oracles: Table 3's release as Li et al.'s Table 5 gives it (three classes of three), a plain
+GROUP BY over the folder's files as Spark lists them, the digest recomputed with hashlib, and the
+report's own sections.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from table3_project import invoke, table3_project
+
+
+def _manifest_digest(folder: Path) -> str:
+    """A folder's digest as docs/verification.md gives the recipe (sha256sum of every file, sorted)."""
+    lines = [f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(folder).as_posix()}\n"
+             for p in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix()) if p.is_file()]
+    return hashlib.sha256("".join(lines).encode()).hexdigest()
+
+
+def _release(tmp_path: Path, output: str, extra: str = "", env: dict | None = None) -> tuple[Path, Path, dict]:
+    table3_project(tmp_path)
+    spec = tmp_path / "spec.toml"
+    text = spec.read_text().replace('path = "out/release.parquet"', f'path = "{output}"{extra}')
+    spec.write_text(text)
+    result = invoke("anonymize", spec, "-q", env=env)
+    assert result.exit_code == 0, result.output
+    release = tmp_path / output
+    report = next(tmp_path.glob("out/*.report.json"))
+    return spec, release, json.loads(report.read_text())
+
+
+def _check(release: Path, doc: dict, folder: Path, *args: object, env: dict | None = None):
+    (folder / "edited.json").write_text(json.dumps(doc))
+    return invoke("check", release, "--against", folder / "edited.json", *args, env=env)
+
+
+def _spark_listing(folder: Path) -> list[str]:
+    """Spark's and Hive's rule, written here: every file not under a part starting with '_' or '.'."""
+    return sorted(str(p) for p in folder.rglob("*") if p.is_file() and not any(
+        part.startswith(".") or (part.startswith("_") and "=" not in part) for part in p.relative_to(folder).parts))
+
+
+def _smallest_class(folder: Path) -> int:
+    files = _spark_listing(folder)
+    return duckdb.execute("SELECT MIN(n) FROM (SELECT zip, age, COUNT(*) AS n FROM read_parquet($files, "
+                          "hive_partitioning = true) GROUP BY zip, age)", {"files": files}).fetchall()[0][0]
+
+
+@pytest.mark.parametrize("forgery", ["row hidden in _pad.parquet", "raw row as 000000_0"])
+def test_a_folder_is_checked_on_the_rows_its_readers_take(tmp_path, forgery):
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    part = release / "age=%3C40" / "part-0.parquet"
+    assert part.is_file() and _smallest_class(release) == 3  # Table 5
+    con = duckdb.connect()
+    read = f"read_parquet('{part}', hive_partitioning = false)"
+    assert [r[0] for r in con.sql(f"DESCRIBE SELECT * FROM {read}").fetchall()] == ["zip", "salary", "disease"]
+    if forgery == "row hidden in _pad.parquet":  # one row of 4767* moved where Spark does not look
+        numbered = f"read_parquet('{part}', hive_partitioning = false, file_row_number = true)"
+        moved = f"(SELECT MIN(file_row_number) FROM {numbered} WHERE zip = '4767*')"
+        columns = "zip, salary, disease"
+        con.execute(f"COPY (SELECT {columns} FROM {numbered} WHERE file_row_number = {moved}) TO "
+                    f"'{release / 'age=%3C40' / '_pad.parquet'}' (FORMAT parquet)")
+        con.execute(f"COPY (SELECT {columns} FROM {numbered} WHERE file_row_number <> {moved}) TO '{part}.new' "
+                    "(FORMAT parquet)")
+        Path(f"{part}.new").replace(part)
+    else:  # a raw row of its own class, in a file named as Hive names its files
+        con.execute(f"COPY (SELECT '47677' AS zip, salary, disease FROM {read} LIMIT 1) TO "
+                    f"'{release / 'age=%3C40' / '000000_0'}' (FORMAT parquet)")
+    con.close()
+    assert _smallest_class(release) < 3  # what a reader of the folder now gets
+    doc["output"]["sha256"] = _manifest_digest(release)  # the forger's step
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert "does not match" in result.output
+
+
+def test_a_folder_holding_a_file_that_is_no_parquet_is_refused_naming_it(tmp_path):
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    (release / "age=%3C40" / "notes.txt").write_text("47677,9000,flu\n")
+    doc["output"]["sha256"] = _manifest_digest(release)
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "notes.txt, which is not a Parquet file" in result.output
+
+
+def test_a_gaa_report_cannot_claim_rows_it_never_suppressed(tmp_path):
+    """GAA merges classes until each passes and suppresses nothing: a report claiming 10 rows
+    suppressed (so that its distances need only hold against the input loosely) passed."""
+    table3_project(tmp_path)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec.read_text() + '\n[search]\nalgorithm = "gaa"\n')
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    release = tmp_path / "out" / "release.parquet"
+    doc = json.loads((tmp_path / "out" / "release.parquet.report.json").read_text())
+    assert doc["algorithm"] == "gaa" and doc["suppressed_rows"] == 0
+    entered = doc["input"]["rows"] + 10
+    doc["input"]["rows"], doc["suppressed_rows"], doc["privacy"]["suppression_limit"] = entered, 10, 0.5
+    doc["utility"]["discernibility"] += 10 * entered
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4 and "suppressed_rows: the report says 10, but GAA suppresses no row" in result.output
+
+
+def test_a_keyed_reports_hierarchy_digest_cannot_be_taken_out(tmp_path):
+    """With the operator's key, a hierarchy file whose keyed digest was set to null was read as it
+    is (a note said no key was used at the release), so any file could stand in for it."""
+    env = {"SQLCLOSE_FINGERPRINT_KEY": "s3cret"}
+    _, release, doc = _release(tmp_path, "out/release.parquet", env=env)
+    assert doc["input"]["fingerprint"] and doc["hierarchies"]["disease"]["sha256"]
+    untouched = _check(release, doc, tmp_path, env=env)
+    assert untouched.exit_code == 0, untouched.output
+    doc["hierarchies"]["disease"]["sha256"] = None
+    result = _check(release, doc, tmp_path, env=env)
+    assert result.exit_code == 4, result.output
+    assert "hierarchies.disease.sha256: the report gives none, yet its other digests are keyed" in result.output
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("format", "csv", "output.format: the report says 'csv', the release is 'parquet-folder'"),
+    ("partition_by", None, "output.partition_by: the report says None, the folder is partitioned by ['age']"),
+    ("partition_by", ["zip"], "output.partition_by: the report says ['zip'], the folder is partitioned by ['age']"),
+    ("column_roles", "zip kept", "output.column_roles: the report says"),
+])
+def test_a_reports_form_of_the_release_is_held_to_the_folder(tmp_path, field, value, said):
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    assert _check(release, doc, tmp_path).exit_code == 0
+    if field == "column_roles":  # a generalized QI told as a column released unchanged
+        doc["output"]["column_roles"]["zip"] = "other (unchanged)"
+    else:
+        doc["output"][field] = value
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4 and said in result.output, result.output
+
+
+@pytest.mark.parametrize("share", ["generalized_percent", "root_percent"])
+@pytest.mark.parametrize("edit", ["null", "left out"])
+def test_a_share_the_node_decides_cannot_be_null_or_left_out(tmp_path, share, edit):
+    """Table 3 at zip=1, age=2 (Table 5): both columns generalized, neither at its root, so 100 %
+    and 0 %. A null root share ended as an internal error (exit 1) in the printed summary, and
+    with -q passed."""
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    assert doc["node"] == {"zip": 1, "age": 2}
+    if edit == "null":
+        doc["utility"][share] = None
+    else:
+        del doc["utility"][share]
+    made = 100 if share == "generalized_percent" else 0
+    for flags in ((), ("-q",)):
+        result = _check(release, doc, tmp_path, *flags)
+        assert result.exit_code == 4, result.output
+        if not flags:
+            assert f"utility.{share}: the report gives" in result.output and f"its node and rows make {made}" in \
+                result.output
+
+
+@pytest.mark.parametrize("spelling", ["people", "People", "main.people", "MAIN.PEOPLE"])
+def test_a_tables_report_is_found_under_any_spelling_of_its_name(tmp_path, spelling):
+    """docs/spec.md: `People`, `people` and `main.people` are one table with one report; `--table
+    main.people` was refused as another table than the report's 'people' (the docs review of the
+    eighty-seventh round). Another table is still refused."""
+    _, release, doc = _release(tmp_path, "out/db.duckdb", '\ntable = "people"')
+    assert doc["output"]["table"] == "people"
+    assert _check(release, doc, tmp_path, "--table", spelling).exit_code == 0
+    other = _check(release, doc, tmp_path, "--table", "main.others")
+    assert other.exit_code == 2 and "is of table 'people'" in other.output, other.output
