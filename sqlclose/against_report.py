@@ -123,6 +123,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     problems += claims.spec_claims(doc, as_spec(spec)) if spec is not None else []
     problems += claims.row_claims(doc, figures) + claims.distance_claims(doc, audit_["sensitive"], unmodelled)
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"]) + claims.share_claims(doc)
+    problems += claims.gaa_share_claims(doc, figures)
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
     known_levels = {name: labels.levels if isinstance(labels, BandLevels | DateLevels) else len(labels)
                     for name, labels in level_labels.items() if not isinstance(labels, MaskLevels)}

@@ -594,3 +594,54 @@ def test_a_gaa_release_lists_no_minimal_nodes_and_an_at_copy_keeps_its_own_timin
         copy = release.at(release.minimal_nodes[0])
         copy.write_parquet(tmp_path / "copy.parquet")
         assert "verify_seconds" in copy.timings and "verify_seconds" not in release.timings
+
+
+def _oracle_shares(path) -> tuple[float, float, float, float]:
+    """p_gen and p_root of Table 3's GAA file, worked from its rows: zip's level is its number of
+    mask characters (5 of 5 its top), age's the column of age.csv holding its label (3 its top); and
+    the bounds of p_gen without the spec, where zip's levels are unknown (any share of its rows)."""
+    age_level = {label: level for line in (TABLE3_DIR / "age.csv").read_text().splitlines()
+                 for level, label in enumerate(line.split(";"))}
+    rows = duckdb.sql(f"SELECT zip, age FROM read_parquet('{path}')").fetchall()
+    zip_gen = sum(z.count("*") > 0 for z, _ in rows)
+    age_gen = sum(age_level[a] > 0 for _, a in rows)
+    root = sum(z.count("*") == 5 for z, _ in rows) + sum(age_level[a] == 3 for _, a in rows)
+    values = 2 * len(rows)
+    return (100 * (zip_gen + age_gen) / values, 100 * root / values, 100 * age_gen / values,
+            100 * (age_gen + len(rows)) / values)
+
+
+@pytest.mark.parametrize("strategy", ["S1", "S3"])
+def test_a_gaa_reports_shares_are_held_to_the_files_labels(tmp_path, strategy):
+    """The eighty-seventh round's review: a GAA report's generalized_percent (26.8 → 0 or 100) and
+    root_percent (7.4 → 0) passed `check --against`, with the spec too. Now the file's labels decide
+    them (bounded where a label could stand at two levels, or a column's levels are unknown: a mask
+    without the spec). The oracle: the shares worked from the written rows and the hierarchies."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    spec = _gaa_project(tmp_path, strategy=strategy)
+    out = tmp_path / "out" / "release.parquet"
+    assert CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress"]).exit_code == 0
+    doc = json.loads(out.with_name("release.parquet.report.json").read_text())
+    generalized, root, low, high = _oracle_shares(out)
+    assert doc["utility"]["generalized_percent"] == pytest.approx(generalized, rel=1e-12)
+    assert doc["utility"]["root_percent"] == pytest.approx(root, rel=1e-12, abs=1e-12)
+
+    def checked(key, value, *spec_given):
+        edited = json.loads(json.dumps(doc))
+        edited["utility"][key] = value
+        (tmp_path / "edited.json").write_text(json.dumps(edited))
+        return CliRunner().invoke(main, ["check", str(out), "--against", str(tmp_path / "edited.json"), *spec_given])
+
+    assert checked("generalized_percent", generalized, "--spec", str(spec)).exit_code == 0
+    for key, value in (("generalized_percent", generalized + 10 if generalized < 90 else generalized - 10),
+                       ("root_percent", root + 5)):
+        result = checked(key, value, "--spec", str(spec))
+        assert result.exit_code == 4 and f"utility.{key}: the report says {value:g}" in result.output, result.output
+    outside = high + 1 if high < 99 else low - 1  # without the spec zip may hold any share
+    result = checked("generalized_percent", outside)
+    assert result.exit_code == 4 and f"the file's labels make between {low:g} and {high:g}" in result.output, \
+        result.output
+    assert checked("generalized_percent", (low + high) / 2).exit_code == 0  # within what the file can tell

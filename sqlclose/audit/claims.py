@@ -659,3 +659,37 @@ def share_claims(doc: dict) -> list[str]:
             problems.append(f"utility.{key}: the report says {said:g}, its node and rows make {share:g}")
     return problems
 
+
+def gaa_share_claims(doc: dict, figures: ReleaseFigures) -> list[str]:
+    """A GAA report's shares of (record, QI) values generalized and at the root (Mauger et al.'s
+    p_gen and p_root), from the file's labels: a row's value is generalized where its label is of no
+    level but 0, at the root where it is of the top level. A label of two levels (one naming the same
+    leaves at both) could stand at either, so the file bounds the share, between what the labels of
+    one level alone make and what every label of the level could; a column whose level labels are
+    not given (a rule's without the spec) may hold any share of its rows. GAA suppresses nothing."""
+    node = doc.get("generalization") or {}
+    rows = figures.rows
+    tops = [g.get("levels") for g in node.values()]
+    if doc.get("algorithm") != "gaa" or not rows or not node or not all(isinstance(t, int) and t > 0 for t in tops):
+        return []  # levels out of shape are told by several_level_claims
+    found = [(figures.labels or {}).get(name) for name in node]
+    if any(f is not None and f.classes_at_no_level for f in found):
+        return []  # a label of no level: told by several_level_claims
+    unknown = (0, rows)  # (rows surely, rows possibly)
+    zero = [f.rows_at.get(0, (0, 0)) if f is not None and f.rows_at is not None else unknown for f in found]
+    top = [f.rows_at.get(t - 1, (0, 0)) if f is not None and f.rows_at is not None else unknown
+           for f, t in zip(found, tops)]
+    made = {"generalized_percent": (sum(rows - could for _, could in zero), sum(rows - must for must, _ in zero)),
+            "root_percent": (sum(must for must, _ in top), sum(could for _, could in top))}
+    values, utility, problems = rows * len(node), doc.get("utility") or {}, []
+    for key, (low, high) in made.items():
+        lo, hi = 100.0 * low / values, 100.0 * high / values
+        said = utility.get(key)
+        text = f"{lo:g}" if low == high else f"between {lo:g} and {hi:g}"
+        if not isinstance(said, (int, float)) or isinstance(said, bool):
+            problems.append(f"utility.{key}: the report gives {json.dumps(said) if key in utility else 'none'}, the "
+                            f"file's labels make {text}")
+        elif not (lo - 1e-9 * max(1.0, lo) <= said <= hi + 1e-9 * max(1.0, hi)):
+            problems.append(f"utility.{key}: the report says {said:g}, the file's labels make {text}")
+    return problems
+

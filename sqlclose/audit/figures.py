@@ -37,6 +37,7 @@ class LabelFigures:
     classes_at: dict[int, tuple[int, int]] | None = None
     classes_at_no_level: int = 0
     unjudged: int = 0  # a bands rule's labels whose edges are too long to judge: its level left unchecked
+    rows_at: dict[int, tuple[int, int]] | None = None  # as classes_at, counting the classes' rows
 
 
 @dataclass(frozen=True)
@@ -156,10 +157,12 @@ def _with_classes_per_level(engine: Engine, relation: exp.Expression, qis: Seque
         per_label = _classes_per_label(relation, qis, name, "label")
         choices = exp.Window(this=exp.Count(this=exp.Star()), partition_by=[q.col("label")])
         of_label = exp.select(q.col("level"), q.col("label"), choices.as_("choices")).from_(q.table(registered))
-        n, level, only = q.col("n", "p"), q.col("level", "l"), exp.EQ(this=q.col("choices", "l"),
-                                                                      expression=exp.Literal.number(1))
-        query = (exp.select(level.copy().as_("level"), exp.Sum(this=n.copy()).as_("could"),
-                            exp.Sum(this=exp.If(this=only, true=n.copy(), false=exp.Literal.number(0))).as_("must"))
+        level, only = q.col("level", "l"), exp.EQ(this=q.col("choices", "l"), expression=exp.Literal.number(1))
+        sums = [exp.Sum(this=exp.If(this=only.copy(), true=count, false=exp.Literal.number(0)) if bound == "must"
+                        else count).as_(f"{bound}_{what}")
+                for what, count in (("classes", q.col("n", "p")), ("rows", q.col("rows", "p")))
+                for bound in ("must", "could")]
+        query = (exp.select(level.copy().as_("level"), *sums)
                  .from_(per_label.subquery("p"))
                  .join(of_label.subquery("l"), join_type="left", on=exp.EQ(this=q.col("label", "l"),
                                                                            expression=q.col("label", "p")))
@@ -167,17 +170,20 @@ def _with_classes_per_level(engine: Engine, relation: exp.Expression, qis: Seque
         rows = engine.fetch(query).to_pylist()
     finally:
         engine.unregister(registered)
-    at = {int(r["level"]): (int(r["must"]), int(r["could"])) for r in rows if r["level"] is not None}
-    unplaced = sum(int(r["could"]) for r in rows if r["level"] is None)
-    return LabelFigures(found.count, found.first, found.outside, at, unplaced)
+    at = {what: {int(r["level"]): (int(r[f"must_{what}"]), int(r[f"could_{what}"])) for r in rows
+                 if r["level"] is not None} for what in ("classes", "rows")}
+    unplaced = sum(int(r["could_classes"]) for r in rows if r["level"] is None)
+    return LabelFigures(found.count, found.first, found.outside, at["classes"], unplaced, rows_at=at["rows"])
 
 
 def _classes_per_label(relation: exp.Expression, qis: Sequence[str], name: str, alias: str = "value") -> exp.Select:
-    """The file's classes (distinct QI combinations) counted per label of ``name`` (as text)."""
-    classes = exp.select(*(q.col(c) for c in qis)).distinct().from_(relation.copy())
+    """The file's classes (distinct QI combinations) counted per label of ``name`` (as text), and
+    their rows."""
+    classes = (exp.select(*(q.col(c) for c in qis), exp.Count(this=exp.Star()).as_("size")).from_(relation.copy())
+               .group_by(*(q.col(c) for c in qis)))
     label = exp.cast(q.col(name), "VARCHAR")
-    return (exp.select(label.as_(alias), exp.Count(this=exp.Star()).as_("n")).from_(classes.subquery("c"))
-            .group_by(label.copy()))
+    return (exp.select(label.as_(alias), exp.Count(this=exp.Star()).as_("n"), exp.Sum(this=q.col("size")).as_("rows"))
+            .from_(classes.subquery("c")).group_by(label.copy()))
 
 
 def _with_pattern_classes_per_level(engine: Engine, per_label: exp.Select, pattern: PatternLevels,
@@ -194,13 +200,17 @@ def _with_pattern_classes_per_level(engine: Engine, per_label: exp.Select, patte
     sums = [exp.Sum(this=exp.If(this=exp.EQ(this=fitting.copy(), expression=zero.copy()),
                                 true=n.copy(), false=zero.copy())).as_("none")]
     for level, fits in enumerate(tests):
-        sums += [exp.Sum(this=exp.If(this=fits.copy(), true=n.copy(), false=zero.copy())).as_(f"could{level}"),
-                 exp.Sum(this=exp.If(this=exp.and_(fits.copy(), alone.copy()), true=n.copy(), false=zero.copy()))
-                 .as_(f"must{level}")]
+        for what, count in (("classes", n), ("rows", q.col("rows", "v"))):
+            sums += [exp.Sum(this=exp.If(this=fits.copy(), true=count.copy(), false=zero.copy()))
+                     .as_(f"could_{what}{level}"),
+                     exp.Sum(this=exp.If(this=exp.and_(fits.copy(), alone.copy()), true=count.copy(),
+                                         false=zero.copy())).as_(f"must_{what}{level}")]
     row = engine.fetch_row(exp.select(*sums).from_(per_label.subquery("v")), params.values)
-    at = {lv: (int(row[f"must{lv}"] or 0), int(row[f"could{lv}"] or 0)) for lv in range(len(tests))}
-    return LabelFigures(found.count, found.first, found.outside, {lv: c for lv, c in at.items() if c[1]},
-                        int(row["none"] or 0), found.unjudged)
+    at = {what: {lv: (int(row[f"must_{what}{lv}"] or 0), int(row[f"could_{what}{lv}"] or 0))
+                 for lv in range(len(tests))} for what in ("classes", "rows")}
+    return LabelFigures(found.count, found.first, found.outside, {lv: c for lv, c in at["classes"].items() if c[1]},
+                        int(row["none"] or 0), found.unjudged,
+                        rows_at={lv: c for lv, c in at["rows"].items() if c[1]})
 
 
 def _level_tests(pattern: PatternLevels, first: list[str], params: q.Params) -> list[exp.Expression]:
