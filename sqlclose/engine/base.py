@@ -552,26 +552,18 @@ class Engine(ABC):
         aliased ``alias``, of a type that SUM over many rows cannot overflow (the keyed input
         fingerprint sums it). No two engines share a hash."""
 
-    def row_keys(self, values: Sequence[exp.Expression],
-                 as_is: Sequence[bool] = ()) -> tuple[exp.Expression, exp.Expression]:
-        """Two 64-bit keys of a row's ``values`` (``keys_of_hashes`` of each value's
-        ``value_hash``): the re-check's truth test compares rows by them (a key that tells NULL from
-        any value). Each value is hashed
-        as text, so that the key does not depend on the columns' types, except where ``as_is``
-        says so: the caller's word that the column has one type on both sides compared, whose
-        values are equal exactly when their texts are (``Engine.hashed_as_is``)."""
-        kept = list(as_is) or [False] * len(values)
-        return self.keys_of_hashes([self.value_hash(v, keep) for v, keep in zip(values, kept, strict=True)])
-
     @abstractmethod
     def value_hash(self, value: exp.Expression, as_is: bool = False) -> exp.Expression:
-        """A 64-bit hash of one value, as text unless ``as_is`` (see ``row_keys``): never NULL, and
+        """A 64-bit hash of one value, as text unless ``as_is``: never NULL, and
         a NULL's apart from every value's. A small lookup's labels can be hashed once per label and
         carried through its join (the truth test's generalized input) instead of once per row."""
 
     def keys_of_hashes(self, hashes: Sequence[exp.Expression]) -> tuple[exp.Expression, exp.Expression]:
-        """``row_keys`` of a row whose values are already hashed (``value_hash``), in their order:
-        the hash of those hashes (``hash_of_hashes``) and that hash hashed again (``rehash``)."""
+        """Two 64-bit keys of a row whose values are already hashed (``value_hash``), in their order:
+        the hash of those hashes (``hash_of_hashes``) and that hash hashed again (``rehash``). The
+        re-check's truth test compares rows by them (a key that tells NULL from any value). Each
+        value is hashed as text, so that the key does not depend on the columns' types, except where
+        the caller knows a column has one type on both sides compared (``hashed_as_is``)."""
         key = self.hash_of_hashes(hashes)
         return key, self.rehash(key.copy())
 
@@ -589,7 +581,7 @@ class Engine(ABC):
 
     @staticmethod
     def hashed_as_is(written: pa.DataType, generalized: pa.DataType) -> bool:
-        """Whether ``row_keys`` may hash a column as it is: the same type on both sides, one whose
+        """Whether ``value_hash`` may hash a column as it is: the same type on both sides, one whose
         equal values have equal texts and unequal ones unequal texts (not floats: -0.0 = 0.0)."""
         return written == generalized and any(test(written) for test in _EXACT_TYPES)
 

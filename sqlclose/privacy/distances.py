@@ -36,8 +36,6 @@ from sqlclose.privacy.emd import (
     whole_block,
 )
 
-NON_EMD_DISTANCES: tuple[str, ...] = tuple(d for d in ALL_DISTANCES if d not in EMD_DISTANCES)
-
 
 def is_emd(name: str) -> bool:
     return name in EMD_DISTANCES

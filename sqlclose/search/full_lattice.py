@@ -73,12 +73,6 @@ class FullLattice:
         """``node`` fails a monotone necessary condition: it and every specialization fail."""
         self.decided[tuple(slice(0, level + 1) for level in node)] = True
 
-    def satisfy_above(self, node: Node) -> None:
-        """``node`` satisfies monotone requirements: it and every generalization satisfy."""
-        above = tuple(slice(level, None) for level in node)
-        self.satisfying[above] = True
-        self.decided[above] = True
-
     def record(self, nodes: list[Node], satisfied: np.ndarray, outcome: BatchOutcome,
                costs: np.ndarray | None) -> None:
         """Evaluated nodes' outcomes (either walk's)."""
@@ -97,10 +91,6 @@ class FullLattice:
         above a node that suppresses nothing (they cannot beat it, as when the walk from below
         infers them without evaluating)."""
         return node_list(self.satisfying & ~strictly_above(self.perfect) & self.evaluated.known)
-
-    def rule_out(self, cannot_be_optimum: np.ndarray) -> None:
-        """Nodes that cannot be the optimum (exploring for it alone) are decided, not evaluated."""
-        self.decided |= cannot_be_optimum
 
     def fail_outside(self, candidates: np.ndarray) -> None:
         """Nodes that are not candidates (a projection failed a monotone condition) fail."""

@@ -1,7 +1,7 @@
 -- Re-check, the truth test's common case: a file with as many rows as the input must hold the
 -- input's generalized rows exactly (as multisets), one with classes suppressed those of the classes it
 -- holds (__generalized__ then joined to them), and equal multisets have equal sums of their
--- row keys (Engine.row_keys), whatever the order. Two scans, no GROUP BY on ~all rows and no
+-- row keys (Engine.keys_of_hashes), whatever the order. Two scans, no GROUP BY on ~all rows and no
 -- join between them: at 10 M rows, 2.6 s where the grouped comparison (verify_untrue_rows) took
 -- 5.9 s. Sums that differ mean some written row is not an input row; verify_untrue_rows then
 -- counts them. Both sides are their values' hashes (Engine.value_hash; the generalized side's

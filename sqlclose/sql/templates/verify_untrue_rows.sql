@@ -3,7 +3,7 @@
 -- than the generalized input). A release only generalizes quasi-identifiers, drops identifiers
 -- and removes whole classes, so the count must be 0; a relabelled class, an edited value or an
 -- invented row is not. Rows are compared by a key of two 64-bit hashes of the whole row
--- (Engine.row_keys): grouping and joining on 16 text columns was 3-4x slower at 10 M rows, and
+-- (Engine.keys_of_hashes): grouping and joining on 16 text columns was 3-4x slower at 10 M rows, and
 -- EXCEPT ALL slower still. It runs only when verify_row_sums finds that the sums of the keys differ
 -- (over all generalized rows, or, classes suppressed, those of the classes the file holds). As
 -- there, both sides are their values' hashes (the generalized side's labels' carried from its lookups), __key_0__ and
