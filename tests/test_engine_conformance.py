@@ -33,6 +33,14 @@ def _select(*columns: exp.Expression, source: exp.Expression | None = None) -> e
     return query.from_(source.copy()) if source is not None else query
 
 
+def _row_keys(engine: Engine, values: list[exp.Expression],
+              as_is: list[bool] | None = None) -> tuple[exp.Expression, exp.Expression]:
+    """The truth test's keys of a row hashed value by value, as the verifier composes them:
+    each value's ``value_hash`` (as text unless ``as_is``), then ``keys_of_hashes``."""
+    kept = as_is or [False] * len(values)
+    return engine.keys_of_hashes([engine.value_hash(v, keep) for v, keep in zip(values, kept, strict=True)])
+
+
 @pytest.fixture(params=[pytest.param(name, marks=[pytest.mark.spark] if name == "spark" else [])
                         for name in registered_engines()])
 def make_engine(request) -> Callable[[], Engine]:
@@ -312,7 +320,7 @@ def test_row_keys_tell_rows_apart_by_value_position_and_null(engine: Engine) -> 
     for table in (rows, typed):
         name = engine.temp_name("conf")
         engine.register(name, table)
-        key_0, key_1 = engine.row_keys([exp.column("a"), exp.column("b")])
+        key_0, key_1 = _row_keys(engine, [exp.column("a"), exp.column("b")])
         keys += _keys_by_row(engine.fetch(_select(exp.column("i"), key_0.as_("k0"), key_1.as_("k1"),
                                                   source=q.table(name))))
     assert len(set(keys[:7])) == 7
@@ -328,7 +336,7 @@ def test_row_keys_of_columns_hashed_as_they_are_tell_values_null_and_position_ap
                       "d": pa.array([day, day, day, day, day, None], pa.date32())})
     name = engine.temp_name("conf")
     engine.register(name, table)
-    key_0, key_1 = engine.row_keys([exp.column("a"), exp.column("b"), exp.column("d")], [True, True, True])
+    key_0, key_1 = _row_keys(engine, [exp.column("a"), exp.column("b"), exp.column("d")], [True, True, True])
     keys = _keys_by_row(engine.fetch(_select(exp.column("i"), key_0.as_("k0"), key_1.as_("k1"),
                                              source=q.table(name))))
     assert keys[0] == keys[4]  # the same row twice
@@ -435,7 +443,7 @@ def test_label_hashes_carried_from_lookups_give_the_rows_keys_hashed_per_row(eng
     # The truth test hashes a generalized QI's labels once, in their lookup, and carries the hash
     # through the join (verify_sql._generalized); a QI at its top is its top label, a bound
     # constant. The keys it builds from them must be the keys of the labels hashed row by row
-    # (Engine.row_keys) — a leaf missing from the hierarchy (no label) and a NULL included — or a
+    # (_row_keys below) — a leaf missing from the hierarchy (no label) and a NULL included — or a
     # true file would read as untrue, and an untrue one as true.
     from sqlclose.model.hierarchy import Hierarchy
     from sqlclose.release.verify_sql import WrittenQI, _generalized
@@ -455,7 +463,7 @@ def test_label_hashes_carried_from_lookups_give_the_rows_keys_hashed_per_row(eng
                                        [WrittenQI("zip", zips), WrittenQI("sex", sexes), WrittenQI("band", bands)],
                                        [1, 1, 1], params, registered)
     assert set(hashed) == {"zip", "sex", "band"}
-    per_row = engine.row_keys([exp.column(c) for c in columns], [True] * len(columns))
+    per_row = _row_keys(engine, [exp.column(c) for c in columns], [True] * len(columns))
     carried = engine.keys_of_hashes([exp.column(hashed["zip"]), exp.column(hashed["sex"]), exp.column(hashed["band"]),
                                      engine.value_hash(exp.column("n"), True)])
     keys = engine.fetch(_select(per_row[0].as_("p0"), per_row[1].as_("p1"), carried[0].as_("c0"),
