@@ -6,6 +6,7 @@ cannot decide is listed in docs/verification.md, "Re-verifying a release against
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ from sqlclose.engine.listing import folder_files
 from sqlclose.errors import EngineError, EngineOutOfMemory, InputError, SpecError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
-from sqlclose.prepare.sources import SourceLike, brings_engine
+from sqlclose.prepare.sources import SourceLike, brings_engine, magic_format
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
 from sqlclose.release.table_digest import table_release_digest
@@ -267,16 +268,13 @@ def _form_claims(path: Path, output: dict) -> list[str]:
 
 
 def _written_format(path: Path) -> str:
-    """What a written release is, by its bytes: a folder, a Parquet file (PAR1), a DuckDB database
-    (DUCK at byte 8), or else text (a CSV, compressed or not)."""
+    """What a written release is, by its bytes: a folder, a Parquet file, a DuckDB database
+    (``magic_format``), "unreadable", or else text (a CSV, compressed or not)."""
     if path.is_dir():
         return "parquet-folder"
-    try:
-        with path.open("rb") as f:
-            head = f.read(12)
-    except OSError:
+    if not os.access(path, os.R_OK):
         return "unreadable"
-    return "parquet" if head[:4] == b"PAR1" else "duckdb" if head[8:12] == b"DUCK" else "csv"
+    return magic_format(path) or "csv"
 
 
 def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, rows: int | None = None,

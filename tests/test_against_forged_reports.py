@@ -177,3 +177,19 @@ def test_a_tables_report_is_found_under_any_spelling_of_its_name(tmp_path, spell
     assert _check(release, doc, tmp_path, "--table", spelling).exit_code == 0
     other = _check(release, doc, tmp_path, "--table", "main.others")
     assert other.exit_code == 2 and "is of table 'people'" in other.output, other.output
+
+
+def test_a_csv_whose_header_starts_with_parquets_magic_is_still_a_csv(tmp_path):
+    # The format is told by the file's bytes: a CSV whose first column is named PAR1 opens with
+    # Parquet's four magic bytes, yet does not end with them; it read as "parquet" (a false alarm).
+    table3_project(tmp_path)
+    csv_path = tmp_path / "table3.csv"
+    csv_path.write_text(csv_path.read_text().replace("zip,", "PAR1,", 1))
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec.read_text().replace("\nzip = ", "\nPAR1 = ").replace(
+        'path = "out/release.parquet"', 'path = "out/release.csv"\nformat = "csv"'))
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    release = tmp_path / "out" / "release.csv"
+    assert release.read_bytes()[:4] == b"PAR1"
+    result = invoke("check", release, "--against", next(tmp_path.glob("out/*.report.json")))
+    assert result.exit_code == 0, result.output

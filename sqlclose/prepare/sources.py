@@ -778,12 +778,27 @@ def _written_format(path: Path) -> str | None:
     None for any other path (its suffix says, or the error asks for a format)."""
     if suffix_kind(path) or not path.is_file():
         return None
+    return magic_format(path)
+
+
+_DUCKDB_HEADERS = 3 * 4096  # a DuckDB database opens with its main header and two database headers
+
+
+def magic_format(path: Path) -> str | None:
+    """"parquet" or "duckdb" when the file's bytes are one (Parquet: PAR1 at both ends; DuckDB:
+    DUCK at byte 8 of a file that holds its headers), else None: a text whose first line happens
+    to start with PAR1 is still a text."""
     try:
+        size = path.stat().st_size
         with path.open("rb") as handle:
             header = handle.read(12)
+            handle.seek(max(size - 4, 0))
+            trailer = handle.read(4)
     except OSError:
         return None
-    return "parquet" if header[:4] == b"PAR1" else "duckdb" if header[8:12] == b"DUCK" else None
+    if size >= 12 and header[:4] == b"PAR1" and trailer == b"PAR1":
+        return "parquet"
+    return "duckdb" if size >= _DUCKDB_HEADERS and header[8:12] == b"DUCK" else None
 
 
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> pa.Schema:
