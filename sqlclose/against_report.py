@@ -383,8 +383,9 @@ def released_digest(path: Path, output: dict, engine: Engine | None = None) -> s
 
 def _partition_columns(path: Path, output: dict) -> list[str]:
     """A Parquet folder release's Hive partition columns (the ``name=`` of its partition folders),
-    outermost first; [] for any other release."""
-    if output.get("format") != "parquet-folder" or not Path(path).is_dir():
+    outermost first — a warehouse release's export too, however it was partitioned; [] for any
+    other release."""
+    if output.get("format") not in ("parquet-folder", "sql") or not Path(path).is_dir():
         return []
     names: dict[str, None] = {}
     for part in folder_files(Path(path)).parquet:  # the files its readers take (engine.listing)

@@ -193,3 +193,20 @@ def test_a_csv_whose_header_starts_with_parquets_magic_is_still_a_csv(tmp_path):
     assert release.read_bytes()[:4] == b"PAR1"
     result = invoke("check", release, "--against", next(tmp_path.glob("out/*.report.json")))
     assert result.exit_code == 0, result.output
+
+
+def test_a_folder_release_given_to_report_gets_its_page_and_a_changed_copy_none(tmp_path):
+    # `report --release` refused any folder (click's "is a directory"), while the report's own
+    # output.path, a folder, got its page. Oracle: the folder as written; a copy missing a partition.
+    import shutil
+
+    spec, release, _ = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    report = next(tmp_path.glob("out/*.report.json"))
+    result = invoke("report", report, "--release", release, "--html", tmp_path / "page.html", "--spec", spec)
+    assert result.exit_code == 0 and (tmp_path / "page.html").is_file(), result.output
+    copy = tmp_path / "copy"
+    shutil.copytree(release, copy)
+    shutil.rmtree(sorted(copy.iterdir())[0])
+    result = invoke("report", report, "--release", copy, "--html", tmp_path / "copy.html", "--spec", spec)
+    assert result.exit_code == 4 and "does not match its report" in result.output, result.output
+    assert not (tmp_path / "copy.html").exists()

@@ -109,3 +109,25 @@ def test_the_raw_table_is_refused_without_listing_its_values(made, command):
     for age in ages:
         assert repr(age) not in r.output, (age, r.output)
     assert not (tmp / "page.html").exists()
+
+
+def test_an_export_partitioned_by_a_column_is_checked_as_its_readers_take_it(made):
+    """A warehouse export written as a Hive-partitioned folder (Spark's partitionBy, DuckDB's
+    PARTITION_BY) reads its partition column last. Was: exit 4, 'the release's columns are …' for
+    the faithful export, the report's order expected. Oracle: the same export unpartitioned passes;
+    a folder with one class cut to 3 rows (a plain GROUP BY says so) does not."""
+    tmp, spec, released, _ = made
+    con = duckdb.connect()
+    folder, cut = tmp / "by_sex", tmp / "cut_by_sex"
+    con.execute(f"COPY (FROM '{released}') TO '{folder}' (FORMAT PARQUET, PARTITION_BY (sex))")
+    key = con.execute(f"SELECT age, sex FROM '{released}' GROUP BY ALL ORDER BY count(*), age, sex LIMIT 1").fetchone()
+    con.execute(f"""COPY (SELECT * EXCLUDE (rn) FROM (SELECT *, row_number() OVER (PARTITION BY age, sex) AS rn
+                    FROM '{released}') WHERE NOT (age = ? AND sex = ? AND rn > 3))
+                    TO '{cut}' (FORMAT PARQUET, PARTITION_BY (sex))""", key)
+    assert con.execute(f"SELECT min(n) FROM (SELECT count(*) n FROM read_parquet('{cut}/*/*.parquet', "
+                       "hive_partitioning = true) GROUP BY age, sex)").fetchone()[0] == 3
+    report = tmp / "release.sql.report.json"
+    faithful = invoke("check", folder, "--against", report, "--spec", spec)
+    assert faithful.exit_code == 0, faithful.output
+    tampered = invoke("check", cut, "--against", report, "--spec", spec)
+    assert tampered.exit_code == 4 and "min_class_size" in tampered.output, tampered.output

@@ -18,8 +18,8 @@ from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),
               help="The release's spec (hierarchies for hierarchical distances and the similarity audit); "
                    "without it the sensitive columns' models are rebuilt from the report, as check --against does.")
-@click.option("--release", "release_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="The released file (default: the report's output.path).")
+@click.option("--release", "release_path", type=click.Path(dir_okay=True, path_type=Path),
+              help="The released file or Parquet folder (default: the report's output.path).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing page (never a file the release was made from).")
 @verbose_option
 @guarded
