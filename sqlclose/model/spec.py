@@ -602,6 +602,7 @@ OUTPUT_SUFFIXES: dict[str, tuple[str, ...]] = {
     "parquet": (".parquet", ".pq"), "csv": (".csv",), "duckdb": (".duckdb", ".db", ".ddb"),
     "sql": (".sql",),  # the warehouse path's release query (sqlclose anonymize --histogram)
     "parquet-folder": ("",)}
+_COMPRESSION_SUFFIXES = (".gz", ".zst", ".bz2", ".xz", ".zip", ".lz4")
 _NAMED = {"parquet": "a Parquet file", "csv": "a CSV file", "duckdb": "a DuckDB database", "sql": "a release query",
           "parquet-folder": "a Parquet folder (no suffix)"}
 
@@ -632,6 +633,10 @@ class Output(_Model):
     def _format_fits(self) -> Output:
         kind = self.kind
         told = _kind_of_suffix(self.path)
+        if self.path.suffix.lower() in _COMPRESSION_SUFFIXES:  # its readers would unpack what is not packed
+            raise ValueError(f"the output path {self.path.name!r} names a compressed file, and sqlclose writes "
+                             f"{_NAMED[kind]} uncompressed: name it without {self.path.suffix!r} (e.g. "
+                             f"{self.path.stem!r}) and compress the release after it is written, if you must")
         if self.format and told is not None and told != kind:
             raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}, which names "
                              f"{_NAMED[told]}: name it with "
