@@ -82,6 +82,15 @@ def test_hive_folders_under_different_plain_folders_are_read_on_spark(tmp_path: 
     assert sorted(r["disease"] for r in rows) == ["bronchitis"] * 2 + ["flu"] * 4 + ["gastritis"] * 3
 
 
+def test_a_hive_folder_whose_path_holds_glob_characters_is_read_on_spark(tmp_path: Path, spark) -> None:
+    """A folder source named src[1]{a} was refused ("has a glob character in its name") although
+    its files are listed one by one and each is read literally. Oracle: the rows written, counted
+    by disease by hand."""
+    src = _hive_folder(tmp_path / "src[1]{a}", lambda value: "2024")
+    rows = sqlclose.anonymize(str(src), KEEP_SPEC, engine=spark).to_arrow().to_pylist()
+    assert sorted(r["disease"] for r in rows) == ["bronchitis"] * 2 + ["flu"] * 4 + ["gastritis"] * 3
+
+
 def test_a_nested_hive_partition_column_is_kept_on_spark_under_others_keep(tmp_path: Path, spark) -> None:
     """Undeclared, under others = "keep", the partition column was silently lost on Spark (zip and age
     released, disease not). Oracle: the columns DuckDB's plain read_parquet gives the folder."""

@@ -623,8 +623,6 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     label = str(source.path) + (f" (table {source.table})" if source.table else "")
     folder = source.path.is_dir() and not source.is_pattern
     path = source.path / "**" / "*.parquet" if folder else source.path
-    if folder and any(ch in "*?[]{}" for ch in str(source.path)):
-        raise InputError(f"source folder {source.path} has a glob character in its name; rename it")
     read = dataclasses.replace(options, kind=kind, path=path, table=source.table, delimiter=source.delimiter,
                                glob=source.glob or folder, encoding=source.encoding, nulls=tuple(source.nulls),
                                types=dict(source.types), parquet_folder=folder,
