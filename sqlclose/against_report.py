@@ -92,8 +92,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         if unreadable is not None:  # a changed CSV its report's column types do not read
             return _outcome(path, report_path, problems + [unreadable], notes), None
         from sqlclose.audit.check import check as run_check
-        from sqlclose.audit.figures import MaskLevels, release_figures
-        from sqlclose.audit.rule_levels import BandLevels, DateLevels
+        from sqlclose.audit.figures import release_figures
 
         table = output.get("table") if output.get("format") == "duckdb" else None
         own = None if brings_engine(source) else engine
@@ -126,8 +125,8 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     problems += claims.utility_claims(doc, audit_["utility"]["sensitive"]) + claims.share_claims(doc)
     problems += claims.gaa_share_claims(doc, figures)
     problems += claims.node_claims(doc, {name: f.outside for name, f in (figures.labels or {}).items()})
-    known_levels = {name: labels.levels if isinstance(labels, BandLevels | DateLevels) else len(labels)
-                    for name, labels in level_labels.items() if not isinstance(labels, MaskLevels)}
+    known_levels = {name: count for name, labels in level_labels.items()
+                    if (count := _level_count(labels, (figures.labels or {}).get(name))) is not None}
     problems += claims.lattice_claims(doc, known_levels) + claims.several_level_claims(doc, figures, known_levels)
     notes.lines += [f"the level of column {name!r} was not checked against the file's labels: some of its band "
                     "labels have edges of more digits than the check's arithmetic holds (38)"
@@ -281,6 +280,18 @@ def _outcome(path: Path, report_path: Path, problems: list[str], notes: _Notes, 
              classes: int | None = None) -> dict:
     return {"file": str(path), "report": str(report_path), "rows": rows, "classes": classes,
             "problems": problems, "notes": notes.as_list(), "content_compared": notes.content_compared}
+
+
+def _level_count(labels: Any, found: Any) -> int | None:
+    """A column's levels as its hierarchy or rule makes them: a mask's from its codes' length,
+    declared or read from the file's labels (``found``); None where that is not known."""
+    from sqlclose.audit.figures import MaskLevels, mask_masked
+    from sqlclose.audit.rule_levels import BandLevels, DateLevels
+
+    if isinstance(labels, MaskLevels):
+        known = mask_masked(labels, found.first) if found is not None else None
+        return len(known[1]) if known else None
+    return labels.levels if isinstance(labels, BandLevels | DateLevels) else len(labels)
 
 
 def _rule_levels(s: QuasiIdentifier, stand_in: str | None) -> Any:

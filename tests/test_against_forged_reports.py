@@ -7,7 +7,12 @@ forged them, each of which passed (exit 0, "matches") or stopped as an internal 
 - a GAA report inventing suppressed rows;
 - a hierarchy's keyed digest taken out of a report whose other digests are keyed;
 - a report's format, partition columns and column roles edited;
-- a share the node and rows decide given as null or left out (an internal error before).
+- a share the node and rows decide given as null or left out (an internal error before);
+
+and, from the eighty-eighth round's fuzzer (one field of a report edited at a time): a lattice level,
+``output.rows`` or a GAA column's classes per level given as null or naming no level, and
+``column_roles`` of another kind (internal errors, exit 1); ``at_top`` null or left out, and a mask
+column's level count, which its rule decides (exit 0, "matches").
 
 Oracles: Table 3's release as Li et al.'s Table 5 gives it (three classes of three), a plain
 GROUP BY over the folder's files as Spark lists them, the digest recomputed with hashlib, and the
@@ -210,3 +215,73 @@ def test_a_folder_release_given_to_report_gets_its_page_and_a_changed_copy_none(
     result = invoke("report", report, "--release", copy, "--html", tmp_path / "copy.html", "--spec", spec)
     assert result.exit_code == 4 and "does not match its report" in result.output, result.output
     assert not (tmp_path / "copy.html").exists()
+
+
+# ---- the eighty-eighth round's fuzzer: one field of a report edited at a time ---------------------
+def _gaa_release(tmp_path: Path) -> tuple[Path, Path, dict]:
+    table3_project(tmp_path)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec.read_text() + '\n[search]\nalgorithm = "gaa"\n')
+    assert invoke("anonymize", spec, "-q").exit_code == 0
+    release = tmp_path / "out" / "release.parquet"
+    return spec, release, json.loads((tmp_path / "out" / "release.parquet.report.json").read_text())
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda d: d["lattice"]["levels"].update(zip=None),
+     "generalization.zip.levels: the report says 6, its lattice.levels.zip says None"),
+    (lambda d: d["output"].update(rows=None), "output.rows: the report says None, the file holds 9"),
+    (lambda d: d["generalization"]["age"].update(at_top=None), "generalization.age.at_top: the report gives none"),
+    (lambda d: d["generalization"]["age"].pop("at_top"), "generalization.age.at_top: the report gives none"),
+], ids=["lattice-level-null", "output-rows-null", "at-top-null", "at-top-left-out"])
+def test_a_figure_the_file_decides_given_as_null_is_a_mismatch_not_an_internal_error(tmp_path, edit, said):
+    # Was: exit 1 (a TypeError in the lattice's product, in the shares' sum), or exit 0 (at_top).
+    spec, release, doc = _release(tmp_path, "out/release.parquet")
+    edit(doc)
+    result = _check(release, doc, tmp_path, "--spec", spec)
+    assert result.exit_code == 4 and said in result.output, result.output
+
+
+@pytest.mark.parametrize("roles", ["x", -1, True, 1e308])
+def test_column_roles_of_another_kind_is_bad_input_not_an_internal_error(tmp_path, roles):
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    doc["output"]["column_roles"] = roles
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and f"output.column_roles is {json.dumps(roles)}, not an object" in result.output
+
+
+@pytest.mark.parametrize(("levels", "at_top"), [(2, True), (7, False)])
+def test_a_mask_columns_levels_are_held_to_the_specs_rule(tmp_path, levels, at_top):
+    # zip = { mask = true, length = 5 }: 47677, 4767*, …, ***** — six levels (counted by hand).
+    # A report claiming two (zip at its top, while the file holds 4767*) or seven passed.
+    spec, release, doc = _release(tmp_path, "out/release.parquet")
+    assert doc["generalization"]["zip"]["levels"] == 6
+    doc["generalization"]["zip"].update(levels=levels, at_top=at_top)
+    doc["lattice"]["levels"]["zip"] = levels
+    doc["lattice"]["size"] = levels * doc["lattice"]["levels"]["age"]
+    doc["node"]["zip"] = doc["generalization"]["zip"]["level"] = min(doc["node"]["zip"], levels - 1)
+    result = _check(release, doc, tmp_path, "--spec", spec)
+    assert result.exit_code == 4, result.output
+    assert f"generalization.zip.levels: the report says {levels}, the column's hierarchy has 6" in result.output
+
+
+def test_a_gaa_reports_mask_levels_are_held_to_the_specs_rule(tmp_path):
+    spec, release, doc = _gaa_release(tmp_path)
+    assert doc["generalization"]["zip"]["levels"] == 6
+    doc["generalization"]["zip"]["levels"] = 7
+    result = _check(release, doc, tmp_path, "--spec", spec)
+    assert result.exit_code == 4, result.output
+    assert "generalization.zip.levels: the report says 7, the column's hierarchy has 6" in result.output
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda per_level: per_level.update(zz=1), '"zz" (no level)'),
+    (lambda per_level: per_level.update({next(iter(per_level)): None}), ": null"),
+], ids=["key-of-no-level", "null-count"])
+def test_a_gaa_reports_classes_per_level_that_say_nothing_are_a_mismatch(tmp_path, edit, said):
+    # Was: exit 1 (int('zz'), a sum over None).
+    spec, release, doc = _gaa_release(tmp_path)
+    edit(doc["generalization"]["zip"]["classes_per_level"])
+    result = _check(release, doc, tmp_path, "--spec", spec)
+    assert result.exit_code == 4 and "generalization.zip.classes_per_level: the report gives" in result.output
+    assert said in result.output, result.output

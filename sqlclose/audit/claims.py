@@ -123,6 +123,7 @@ _FIGURES: dict[str, str] = {
     "generalization.*.level": "level", "generalization.*.levels": "count", "generalization.*.labels": "strings",
     "generalization.*.label_count": "count", "generalization.*.at_top": "flag",
     "generalization.*.classes_per_level": "object", "generalization.*.classes_per_level.*": "count",
+    "output.column_roles": "object", "output.column_roles.*": "string",
     "hierarchies": "object", "hierarchies.*": "object", "hierarchies.*.path": "string",
     "hierarchies.*.delimiter": "string", "hierarchies.*.sha256": "string",
     "classes": "count", "privacy.suppression_limit": "number",
@@ -337,8 +338,9 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
             problems.append(f"generalization.{name}.level: the report says {level}, outside the hierarchy's "
                             f"levels 0..{levels - 1}")
             continue
-        if g.get("at_top") is not None and g["at_top"] != (level == levels - 1):
-            problems.append(f"generalization.{name}.at_top: the report says {g['at_top']}, level {level} of "
+        if g.get("at_top") != (level == levels - 1):  # null or left out too: the node decides it
+            said = f"says {g['at_top']}" if g.get("at_top") is not None else "gives none"
+            problems.append(f"generalization.{name}.at_top: the report {said}, level {level} of "
                             f"{levels} is {'' if level == levels - 1 else 'not '}the top")
         per_level = outside.get(name)
         if per_level is None or level not in per_level or per_level[level] == 0:
@@ -360,7 +362,9 @@ def lattice_claims(doc: dict, hierarchy_levels: Mapping[str, int]) -> list[str]:
         return []
     problems = []
     levels = lattice.get("levels") if isinstance(lattice.get("levels"), dict) else {}
-    if levels and lattice.get("size") != math.prod(levels.values()):
+    # A level given as null is told against generalization (node_claims): no product is made of it.
+    given = levels and all(isinstance(n, int) for n in levels.values())
+    if given and lattice.get("size") != math.prod(levels.values()):
         problems.append(f"lattice.size: the report says {lattice.get('size')}, its lattice.levels make "
                         f"{math.prod(levels.values())} nodes")
     for name, known in hierarchy_levels.items():
@@ -379,8 +383,13 @@ def several_level_claims(doc: dict, figures: ReleaseFigures, hierarchy_levels: M
         return []
     problems: list[str] = []
     for name, g in doc["generalization"].items():
-        per_level = {int(lv): n for lv, n in (g.get("classes_per_level") or {}).items()}
         levels, field = g.get("levels"), f"generalization.{name}"
+        given = g.get("classes_per_level") or {}
+        if unread := _unread_counts(given):
+            problems.append(f"{field}.classes_per_level: the report gives {', '.join(unread)}: a whole number of "
+                            "classes per level is what the file's labels are held to")
+            continue
+        per_level = {int(lv): n for lv, n in given.items()}
         if sum(per_level.values()) != doc["classes"]:
             problems.append(f"{field}.classes_per_level: the report's counts add up to {sum(per_level.values())} "
                             f"classes, its classes say {doc['classes']}")
@@ -407,6 +416,12 @@ def several_level_claims(doc: dict, figures: ReleaseFigures, hierarchy_levels: M
                 problems.append(f"{field}.classes_per_level.{lv}: the report says {per_level.get(lv, 0)}, the file's "
                                 f"labels put {held} class(es) at that level")
     return problems
+
+
+def _unread_counts(per_level: Mapping[str, Any]) -> list[str]:
+    """A GAA column's classes per level that say nothing: a key that names no level, a null count."""
+    return [f"{json.dumps(lv)} (no level)" if not lv.isdigit() else f"{json.dumps(lv)}: null"
+            for lv, n in per_level.items() if not lv.isdigit() or n is None]
 
 
 def label_claims(doc: dict, figures: ReleaseFigures, shown: int) -> list[str]:
@@ -638,6 +653,8 @@ def share_claims(doc: dict) -> list[str]:
     if doc.get("algorithm") == "gaa" or not node:
         return []
     released, suppressed = doc["output"]["rows"], doc["suppressed_rows"]
+    if not isinstance(released, int):  # null: told by row_claims, as the file decides it
+        return []
     values = (released + suppressed) * len(node)
     levels = [(g.get("level"), g.get("levels")) for g in node.values()]
     # A suppressed record counts at the root of every column, and as generalized where the root

@@ -218,14 +218,22 @@ def _level_tests(pattern: PatternLevels, first: list[str], params: q.Params) -> 
     return _mask_level_tests(pattern, first, params) if isinstance(pattern, MaskLevels) else pattern.tests(params)
 
 
+def mask_masked(mask: MaskLevels, first: Sequence[str]) -> tuple[int, list[int]] | None:
+    """A mask rule's codes' length and the characters it masks per level (its levels: one each),
+    the length declared, else that of the file's first label that is neither the stand-in nor the
+    top; None where it is not known or the steps do not fit it."""
+    n = mask.length or next((len(t) for t in first if t not in (mask.stand_in, TOP_LABEL)), None)
+    masked = masked_per_level(mask.steps or list(range(1, n + 1)), n) if n else None
+    return (n, masked) if n and masked else None
+
+
 def _mask_level_tests(mask: MaskLevels, first: list[str], params: q.Params) -> list[exp.Expression]:
     """Per level of a mask rule, whether a label (``v.value``) is of it: the code's first n − m
     characters (no mask character among them) and m mask characters, m the characters masked at
     that level; a top of its own is ``TOP_LABEL``. None where the codes' length is not known."""
-    n = mask.length or next((len(t) for t in first if t not in (mask.stand_in, TOP_LABEL)), None)
-    masked = masked_per_level(mask.steps or list(range(1, n + 1)), n) if n else None
-    if not masked:
+    if (known := mask_masked(mask, first)) is None:
         return []
+    n, masked = known
     value = q.col("value", "v")
     own_top = masked[-1] == n and (mask.steps or [n])[-1] < n
     tests = []
