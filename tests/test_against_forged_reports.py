@@ -285,3 +285,36 @@ def test_a_gaa_reports_classes_per_level_that_say_nothing_are_a_mismatch(tmp_pat
     result = _check(release, doc, tmp_path, "--spec", spec)
     assert result.exit_code == 4 and "generalization.zip.classes_per_level: the report gives" in result.output
     assert said in result.output, result.output
+
+
+@pytest.mark.parametrize("edit", ["null", "left out"])
+def test_a_suppression_limit_taken_out_is_a_mismatch_given_the_spec(tmp_path, edit):
+    spec, release, doc = _release(tmp_path, "out/release.parquet")
+    if edit == "null":
+        doc["privacy"]["suppression_limit"] = None
+    else:
+        del doc["privacy"]["suppression_limit"]
+    result = _check(release, doc, tmp_path, "--spec", spec)
+    assert result.exit_code == 4, result.output
+    assert "privacy.suppression_limit: the report gives none, the spec given (--spec) 0.0" in result.output
+
+
+@pytest.mark.parametrize("algorithm", ["", "flash", "GAA"])
+def test_an_algorithm_no_release_is_made_by_is_bad_input(tmp_path, algorithm):
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    doc["algorithm"] = algorithm
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and f"algorithm is {json.dumps(algorithm)}, not incognito or gaa" in result.output
+
+
+@pytest.mark.parametrize(("edit", "said"), [("null", "output.column_roles is null, not an object"),
+                                            ("left out", "it lacks output.column_roles")])
+def test_column_roles_taken_out_is_no_report_of_ours(tmp_path, edit, said):
+    # The schema requires the section; taken out, its self-check (roles against generalization) was skipped.
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    if edit == "null":
+        doc["output"]["column_roles"] = None
+    else:
+        del doc["output"]["column_roles"]
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and said in result.output, result.output

@@ -113,10 +113,12 @@ _KINDS = {
     "strings": ("a list of strings", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)),
     # A distance no model measures is no figure to judge t by (review rv28: a KeyError, exit 1).
     "distance": (f"one of {', '.join(ALL_DISTANCES)}", lambda v: v in ALL_DISTANCES),
+    # The claims follow the algorithm (one level per column, or several): another name is no report of ours.
+    "algorithm": ("incognito or gaa", lambda v: v in ("incognito", "gaa")),
 }
 L_AND_P_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
 _FIGURES: dict[str, str] = {
-    "input.source": "string", "algorithm": "string", "node": "object", "node.*": "level", "node_given": "flag",
+    "input.source": "string", "algorithm": "algorithm", "node": "object", "node.*": "level", "node_given": "flag",
     "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
     "lattice.complete": "flag", "lattice.searched": "flag", "lattice.seconds": "number",
     "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.scope": "string", "gaa.seconds": "number",
@@ -152,7 +154,7 @@ _FIGURES: dict[str, str] = {
 # and is refused by name, as a figure of another kind is (a null section is nothing the claims judge).
 _MAY_BE_NULL = frozenset({"node", "lattice", "gaa", "generalization.*.classes_per_level", "output.column_types",
                           *(f"privacy.sensitive.*.{model}" for model in L_AND_P_MODELS)})
-_REQUIRED_SECTIONS = ("node", "lattice", "lattice.levels", "t_against_release")
+_REQUIRED_SECTIONS = ("node", "lattice", "lattice.levels", "t_against_release", "output.column_roles")
 # The required sections the schema allows as null stand null for one algorithm only ("null for GAA"),
 # and GAA's own section is null for the other: per section, the algorithm whose report holds it.
 _SECTION_OF = {"node": "full-domain", "lattice": "full-domain", "gaa": "gaa"}
@@ -550,9 +552,10 @@ def spec_claims(doc: dict, spec: Any) -> list[str]:
     if asked is None:
         return []
     problems = differs("privacy.k", privacy.get("k"), asked.k, "the spec given (--spec) asks for")
-    limit = privacy.get("suppression_limit")
-    if limit is not None and not (isinstance(limit, (int, float)) and math.isclose(limit, asked.suppression)):
-        problems.append(f"privacy.suppression_limit: the report says {limit!r}, the spec given (--spec) "
+    limit = privacy.get("suppression_limit")  # null or left out too: every report states its limit
+    if not (isinstance(limit, (int, float)) and math.isclose(limit, asked.suppression)):
+        said = f"says {limit!r}" if limit is not None else "gives none"
+        problems.append(f"privacy.suppression_limit: the report {said}, the spec given (--spec) "
                         f"{asked.suppression!r}")
     held, wanted = privacy["sensitive"], spec.sensitive
     for name, model in wanted.items():
