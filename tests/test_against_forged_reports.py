@@ -318,3 +318,27 @@ def test_column_roles_taken_out_is_no_report_of_ours(tmp_path, edit, said):
         del doc["output"]["column_roles"]
     result = _check(release, doc, tmp_path)
     assert result.exit_code == 2 and said in result.output, result.output
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda h: h["age"].pop("path"), "hierarchies.age.path is left out, a string the claims compute with"),
+    (lambda h: h["disease"].update(path=None), "hierarchies.disease.path is null, not a string"),
+    (lambda h: h["age"].update(delimiter=None), "hierarchies.age.delimiter is null, not a string"),
+], ids=["path-left-out", "path-null", "delimiter-null"])
+def test_a_hierarchy_the_report_names_without_its_file_is_bad_input(tmp_path, edit, said):
+    # Without --spec the check reads the hierarchy files the report names: was exit 1 (KeyError, TypeError).
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    edit(doc["hierarchies"])
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and said in result.output, result.output
+
+
+@pytest.mark.parametrize(("kind", "said"), [(None, "output.column_types.age is null, not a string"),
+                                            ("", "output.column_types.age is '', which names no column type"),
+                                            ("TEXT0", "output.column_types.age is 'TEXT0', which names no column")])
+def test_a_partition_columns_type_that_names_none_is_bad_input(tmp_path, kind, said):
+    # The partition column is read back with the type its report records: was exit 1 (a ParseError).
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    doc["output"]["column_types"]["age"] = kind
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and said in result.output, result.output

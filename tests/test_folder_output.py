@@ -531,3 +531,27 @@ def test_an_io_error_naming_a_partition_folder_names_no_value(tmp_path, monkeypa
             release.write(tmp_path / "out", partition_by=["note"])
     assert "note=…" in str(failed.value) and "SECRET" not in str(failed.value), failed.value
     assert "%E6%97%A5" not in str(failed.value)
+
+
+@pytest.mark.parametrize(("output", "fmt", "partitioned"), [("out/rel", "parquet-folder", True),
+                                                            ("out/r.parquet", "parquet", False)])
+def test_a_folder_output_on_the_command_line_keeps_the_specs_partition_columns(tmp_path: Path, output: str,
+                                                                               fmt: str, partitioned: bool) -> None:
+    """`-o out/rel --format parquet-folder` over a spec with partition_by = ["age"] wrote the folder
+    unpartitioned, its report saying partition_by null. Oracle: the files the folder holds (one
+    per age label, counted by DuckDB from the file); a file output holds no partitions."""
+    table3_project(tmp_path)
+    spec = tmp_path / "spec.toml"
+    spec.write_text(spec.read_text().replace('path = "out/release.parquet"',
+                                             'path = "out/release"\npartition_by = ["age"]'))
+    result = invoke("anonymize", spec, "-q", "-o", tmp_path / output, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    written = tmp_path / output
+    report = json.loads(Path(f"{written}.report.json").read_text())
+    if not partitioned:
+        assert written.is_file() and report["output"]["partition_by"] in (None, [])
+        return
+    ages = duckdb.sql(f"SELECT COUNT(DISTINCT age) FROM read_parquet('{written}/**/*.parquet', "
+                      "hive_partitioning = true)").fetchall()[0][0]
+    assert sorted(p.parent.name.split("=")[0] for p in written.rglob("*.parquet")) == ["age"] * ages
+    assert report["output"]["partition_by"] == ["age"]

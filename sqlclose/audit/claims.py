@@ -34,9 +34,10 @@ _SECTIONS = {"generalization": dict, "privacy": dict, "privacy.sensitive": dict,
 # The counts the claims compute with (rows released = input − dropped − suppressed, the smallest class
 # against k): a null or a text there is no count, told by name rather than failing in the arithmetic.
 _COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows", "input.dropped_null_rows")
-# Per column, the figures the claims compute with (a level against the hierarchy's levels): refused
-# given as null or left out by every reader, as the counts are (review rv28: a TypeError, exit 1).
-_COMPUTED = ("generalization.*.levels",)
+# Per column, the figures the claims compute with (a level against the hierarchy's levels; the
+# hierarchy file a report names, read with its delimiter; the type a column is read back with):
+# refused given as null or left out by every reader, as the counts are (a TypeError, exit 1).
+_COMPUTED = ("generalization.*.levels", "hierarchies.*.path", "hierarchies.*.delimiter", "output.column_types.*")
 
 
 def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequence[str] = ()) -> dict:

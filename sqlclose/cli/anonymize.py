@@ -208,7 +208,12 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
     replace = force or (overwrite if overwrite is not None else bool(given and given.overwrite))
     if output is not None:
-        return Target.of(output, report, fmt, table, replace)
+        target = Target.of(output, report, fmt, table, replace)
+        # The spec's partition columns go with a folder --output (they were dropped without a word);
+        # a file output holds no partitions, and the spec's [output] is replaced whole.
+        if given is not None and given.partition_by and target.format == "parquet-folder":
+            return Target.of(output, report, fmt, table, replace, given.partition_by)
+        return target
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
 
