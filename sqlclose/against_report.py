@@ -260,7 +260,7 @@ def _form_claims(path: Path, output: dict) -> list[str]:
             problems += digest_problems("", {"sha256": output["sha256"]})
         problems.append(f"output.format: the report says {said!r}, the release is {found!r}")
     partitions = _partition_columns(path, output) if found == said == "parquet-folder" else []
-    if found == "parquet-folder" and list(output.get("partition_by") or []) != partitions:
+    if found == said == "parquet-folder" and list(output.get("partition_by") or []) != partitions:
         problems.append(f"output.partition_by: the report says {output.get('partition_by')!r}, the folder is "
                         f"partitioned by {partitions!r}")
     return problems

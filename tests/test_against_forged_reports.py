@@ -342,3 +342,20 @@ def test_a_partition_columns_type_that_names_none_is_bad_input(tmp_path, kind, s
     doc["output"]["column_types"]["age"] = kind
     result = _check(release, doc, tmp_path)
     assert result.exit_code == 2 and said in result.output, result.output
+
+
+def test_a_column_named_twice_in_the_report_is_told_as_such(tmp_path):
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    doc["output"]["columns"] = [doc["output"]["columns"][0], *doc["output"]["columns"]]
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert "the report names 'zip' a number of times the file does not" in result.output
+    assert "another order" not in result.output
+
+
+def test_a_folder_told_as_a_parquet_file_is_one_mismatch_not_two(tmp_path):
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    doc["output"]["format"] = "parquet"
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4 and "output.format: the report says 'parquet', the release is 'parquet-folder'" \
+        in result.output and "partitioned by []" not in result.output, result.output

@@ -308,6 +308,9 @@ def columns_differ(found: Sequence[str], claimed: Sequence[str]) -> str:
     missing = [c for c in claimed if c not in found]
     parts = ([f"the file has {', '.join(map(repr, added))}, which the report does not list"] if added else []) + \
             ([f"the file lacks {', '.join(map(repr, missing))}"] if missing else [])
+    repeated = sorted({c for c in claimed if list(claimed).count(c) != list(found).count(c)})
+    if repeated:
+        parts.append(f"the report names {', '.join(map(repr, repeated))} a number of times the file does not")
     if not parts:
         parts = ["the same names in another order"]
     return (f"output.columns: the report says {list(claimed)}, the file's columns are {list(found)} "
