@@ -268,7 +268,8 @@ def test_a_declared_and_an_undeclared_number_column_are_checked_together(tmp_pat
         "47677,29,3000,", f"47677,{age},{salary},"), encoding="utf-8")
     with pytest.raises(InputError) as e:
         sqlclose.anonymize(None, _spec(source={"path": str(source), "types": {"age": "BIGINT"}}))
-    assert says in str(e.value) and age not in str(e.value).replace("'age'", "") and salary not in str(e.value)
+    told = str(e.value).replace(str(source), "<source>")  # the path may hold the digits (pytest-29)
+    assert says in told and age not in told.replace("'age'", "") and salary not in told
 
 
 @pytest.mark.parametrize("declared, problem", [("DECIMAL(39, 2)", "precision"), ("DECIMAL(5, 6)", "precision"),
