@@ -127,6 +127,22 @@ def test_a_report_naming_the_old_sum_is_refused_not_vouched_for(released, tmp_pa
         assert "'md5-sum-v1', not sha256-rows-v2" in result.output and "make the release again" in result.output
 
 
+@pytest.mark.parametrize("edit", ["null", "empty", "left out"])
+def test_a_report_without_its_tables_digest_is_told_so(released, tmp_path, edit):
+    # Was: "of kind '(none)', not sha256-rows-v2 … md5-sum-v1 …", advice about an old sum never given.
+    db, report = released
+    doc = json.loads(report.read_text())
+    if edit == "left out":
+        del doc["output"]["content_digest"]
+    else:
+        doc["output"]["content_digest"] = None if edit == "null" else ""
+    edited = tmp_path / "edited.report.json"
+    edited.write_text(json.dumps(doc))
+    result = invoke("check", db, "--against", edited)
+    assert result.exit_code == 2, result.output
+    assert "the report gives no output.content_digest" in result.output and "md5-sum-v1" not in result.output
+
+
 def _replace_people(db: Path, *statements: str) -> None:
     con = duckdb.connect(str(db))
     con.execute("CREATE TABLE released AS FROM people")

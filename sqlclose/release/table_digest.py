@@ -35,7 +35,11 @@ def refuse_unvouched(recorded: str | None) -> None:
     """A report's ``output.content_digest`` of another kind than this sqlclose computes is refused
     (bad input, exit 2): compared, an untouched table would be told changed, and matched by kind, an
     ``md5-sum-v1`` sum would vouch for a table a forger changed."""
-    kind = (recorded or "").partition(":")[0]
+    if not recorded:  # a table's report always records one: taken out, it vouches for nothing
+        raise InputError("the report gives no output.content_digest: a table release's report records its "
+                         f"{CONTENT_DIGEST_KIND} digest, and without it nothing ties the table to the report; give "
+                         "the report written beside the release, or make the release again (sqlclose anonymize)")
+    kind = recorded.partition(":")[0]
     if kind != CONTENT_DIGEST_KIND:
         raise InputError(f"the report's output.content_digest is of kind {kind or '(none)'!r}, not "
                          f"{CONTENT_DIGEST_KIND}: sqlclose vouches for a table by a {CONTENT_DIGEST_KIND} digest "
