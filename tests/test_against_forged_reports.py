@@ -359,3 +359,11 @@ def test_a_folder_told_as_a_parquet_file_is_one_mismatch_not_two(tmp_path):
     result = _check(release, doc, tmp_path)
     assert result.exit_code == 4 and "output.format: the report says 'parquet', the release is 'parquet-folder'" \
         in result.output and "partitioned by []" not in result.output, result.output
+
+
+def test_a_section_of_another_type_is_told_once(tmp_path):
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    doc["node"] = "x"
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and 'node is "x", not an object' in result.output, result.output
+    assert "node is null" not in result.output
