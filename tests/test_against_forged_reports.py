@@ -367,3 +367,31 @@ def test_a_section_of_another_type_is_told_once(tmp_path):
     result = _check(release, doc, tmp_path)
     assert result.exit_code == 2 and 'node is "x", not an object' in result.output, result.output
     assert "node is null" not in result.output
+
+
+@pytest.mark.parametrize(("path", "said"), [(None, "output.path is null, not a path"),
+                                            ("", 'output.path is "", not a path')])
+def test_a_page_without_the_releases_path_is_bad_input(tmp_path, path, said):
+    # Without --release the page reads the report's output.path: null was exit 1 (a TypeError), and
+    # "" compared the working folder with the file's digest.
+    spec, _, doc = _release(tmp_path, "out/release.parquet")
+    doc["output"]["path"] = path
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    result = invoke("report", tmp_path / "edited.json", "--html", tmp_path / "page.html", "--spec", spec)
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize(("field", "value", "said"), [
+    ("strategy", "S10", 'gaa.strategy is "S10", not one of S1'),
+    ("scope", "table0", 'gaa.scope is "table0", not table or class'),
+])
+def test_gaa_settings_no_run_takes_get_no_page(tmp_path, field, value, said):
+    # The page printed "Multidimensional recoding by GAA S10" over a release made by S1.
+    spec, release, doc = _gaa_release(tmp_path)
+    doc["gaa"][field] = value
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    result = invoke("report", tmp_path / "edited.json", "--release", release, "--html", tmp_path / "page.html",
+                    "--spec", spec)
+    assert result.exit_code == 2 and said in result.output, result.output
+    assert not (tmp_path / "page.html").exists()

@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlclose.audit.figures import ReleaseFigures
 from sqlclose.errors import InputError
-from sqlclose.model.spec import ALL_DISTANCES
+from sqlclose.model.spec import ALL_DISTANCES, GAA_STRATEGIES
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
 T_TOLERANCE = 1e-12  # the project's rule for comparing a distance with t (docs/emd.md)
@@ -37,7 +37,8 @@ _COUNTS = ("privacy.k", "privacy.min_class_size", "suppressed_rows", "input.rows
 # Per column, the figures the claims compute with (a level against the hierarchy's levels; the
 # hierarchy file a report names, read with its delimiter; the type a column is read back with):
 # refused given as null or left out by every reader, as the counts are (a TypeError, exit 1).
-_COMPUTED = ("generalization.*.levels", "hierarchies.*.path", "hierarchies.*.delimiter", "output.column_types.*")
+_COMPUTED = ("generalization.*.levels", "hierarchies.*.path", "hierarchies.*.delimiter", "output.column_types.*",
+             "output.path")
 
 
 def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequence[str] = ()) -> dict:
@@ -116,13 +117,18 @@ _KINDS = {
     "distance": (f"one of {', '.join(ALL_DISTANCES)}", lambda v: v in ALL_DISTANCES),
     # The claims follow the algorithm (one level per column, or several): another name is no report of ours.
     "algorithm": ("incognito or gaa", lambda v: v in ("incognito", "gaa")),
+    # GAA's settings, which its page prints: a name no run takes is no report of ours.
+    "strategy": (f"one of {', '.join(GAA_STRATEGIES)}", lambda v: v in GAA_STRATEGIES),
+    "scope": ("table or class", lambda v: v in ("table", "class")),
+    # Where the page reads the release when none is given: an empty name is the working folder.
+    "path": ("a path", lambda v: isinstance(v, str) and v.strip() != ""),
 }
 L_AND_P_MODELS = ("distinct_l", "entropy_l", "recursive", "p")  # a sensitive column's l and p models: {…, reached}
 _FIGURES: dict[str, str] = {
     "input.source": "string", "algorithm": "algorithm", "node": "object", "node.*": "level", "node_given": "flag",
     "lattice": "object", "lattice.levels": "object", "lattice.levels.*": "count", "lattice.size": "count",
     "lattice.complete": "flag", "lattice.searched": "flag", "lattice.seconds": "number",
-    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "string", "gaa.scope": "string", "gaa.seconds": "number",
+    "gaa": "object", "gaa.metric": "string", "gaa.strategy": "strategy", "gaa.scope": "scope", "gaa.seconds": "number",
     "generalization.*.level": "level", "generalization.*.levels": "count", "generalization.*.labels": "strings",
     "generalization.*.label_count": "count", "generalization.*.at_top": "flag",
     "generalization.*.classes_per_level": "object", "generalization.*.classes_per_level.*": "count",
@@ -142,7 +148,7 @@ _FIGURES: dict[str, str] = {
     "utility.withheld": "object", "utility.withheld.*": "string", "utility.generalized_percent": "number",
     "utility.root_percent": "number", "utility.sensitive": "object", "utility.sensitive.*": "object",
     "utility.sensitive.*.l_diversity": "number", "utility.sensitive.*.l1_closeness": "number",
-    "output.path": "string", "output.format": "string", "output.table": "string", "output.rows": "count",
+    "output.path": "path", "output.format": "string", "output.table": "string", "output.rows": "count",
     "output.sha256": "string", "output.content_digest": "string", "output.columns": "strings",
     "output.column_types": "object", "output.column_types.*": "string", "output.partition_by": "strings",
     "warnings": "strings", "verified": "flag",
