@@ -395,3 +395,12 @@ def test_gaa_settings_no_run_takes_get_no_page(tmp_path, field, value, said):
                     "--spec", spec)
     assert result.exit_code == 2 and said in result.output, result.output
     assert not (tmp_path / "page.html").exists()
+
+
+@pytest.mark.parametrize("where", ["lattice.levels", "node"])
+def test_a_lattice_column_the_release_does_not_generalize_is_a_mismatch(tmp_path, where):
+    # {"zz": 1} keeps the lattice's size, the product of its levels: it passed, and so did a node naming it.
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    (doc["lattice"]["levels"] if where == "lattice.levels" else doc["node"])["zz"] = 0 if where == "node" else 1
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4 and f"{where}: the report names 'zz'" in result.output, result.output

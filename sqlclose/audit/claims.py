@@ -379,6 +379,11 @@ def lattice_claims(doc: dict, hierarchy_levels: Mapping[str, int]) -> list[str]:
     if given and lattice.get("size") != math.prod(levels.values()):
         problems.append(f"lattice.size: the report says {lattice.get('size')}, its lattice.levels make "
                         f"{math.prod(levels.values())} nodes")
+    node = doc["node"] if isinstance(doc.get("node"), dict) else {}
+    for where, names in (("lattice.levels", levels), ("node", node)):  # {"zz": 1} kept the lattice's size
+        if extra := [name for name in names if name not in doc["generalization"]]:
+            problems.append(f"{where}: the report names {', '.join(map(repr, extra))}, which is no column of "
+                            "its generalization")
     for name, known in hierarchy_levels.items():
         said = (doc["generalization"].get(name) or {}).get("levels")
         if said is not None and said != known:
