@@ -478,8 +478,7 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str],
 
         names = [c for c in engine.schema(written).names if c not in partitions] + partitions
         name = engine.temp_name("partitioned_folder")
-        _refuse_unparsed_types({c: types[c] for c in partitions if c in types})
-        selected = exp.select(*typed_columns(names, types, safe=True)).from_(written)
+        selected = exp.select(*typed_columns(names, _report_types(types), safe=True)).from_(written)
         # A table of the connection's database: a (connection, table) source is read by a cursor,
         # which sees no temporary object of the connection's (nor a registered relation).
         engine.create_temp_table(name, selected, shared=True)
@@ -488,17 +487,19 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str],
         _done(engine, given)
 
 
-def _refuse_unparsed_types(types: dict[str, str]) -> None:
-    """A partition column's type the report records that names no type (it stopped the read as an
-    internal error): the report is not one sqlclose wrote."""
+def _report_types(types: dict[str, str]) -> dict[str, exp.DataType]:
+    """The column types a report records, parsed once for the read-back's casts; one that names no
+    type (it stopped the read as an internal error) means the report is not one sqlclose wrote."""
     from sqlglot.errors import SqlglotError
 
+    parsed: dict[str, exp.DataType] = {}
     for column, kind in types.items():
         try:
-            exp.DataType.build(kind, dialect="duckdb")
+            parsed[column] = exp.DataType.build(kind, dialect="duckdb")
         except (SqlglotError, ValueError, TypeError):
             raise InputError(f"output.column_types.{column} is {kind!r}, which names no column type: the report "
                              "is not one sqlclose wrote (give the report written beside the release)") from None
+    return parsed
 
 
 def _csv_header(path: Path) -> list[str]:

@@ -404,3 +404,12 @@ def test_a_lattice_column_the_release_does_not_generalize_is_a_mismatch(tmp_path
     (doc["lattice"]["levels"] if where == "lattice.levels" else doc["node"])["zz"] = 0 if where == "node" else 1
     result = _check(release, doc, tmp_path)
     assert result.exit_code == 4 and f"{where}: the report names 'zz'" in result.output, result.output
+
+
+def test_any_column_type_that_names_none_is_bad_input_in_a_folders_read_back(tmp_path):
+    # Every recorded type is cast in the folder's read-back, not the partition columns' alone: a
+    # non-partition column's 'TEXT0' was still exit 1 after the partition column's was fixed.
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    doc["output"]["column_types"]["salary"] = "TEXT0"
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2 and "output.column_types.salary is 'TEXT0', which names no column" in result.output

@@ -136,9 +136,11 @@ def read_folder(engine: Engine, target: Path, types: Mapping[str, str], columns:
     return exp.select(*typed_columns(names, types)).from_(written).subquery()
 
 
-def typed_columns(names: Sequence[str], types: Mapping[str, str], safe: bool = False) -> list[exp.Expression]:
+def typed_columns(names: Sequence[str], types: Mapping[str, str | exp.DataType],
+                  safe: bool = False) -> list[exp.Expression]:
     """``names`` selected as they are, those in ``types`` (partition columns: text in folder names)
-    cast to their type; ``safe``: TRY_CAST, NULL where a text reads no such value."""
+    cast to their type (a name, or a type already parsed); ``safe``: TRY_CAST, NULL where a text
+    reads no such value."""
     cast = exp.TryCast if safe else exp.Cast
     return [exp.alias_(cast(this=exp.column(exp.to_identifier(c, quoted=True)),
                             to=exp.DataType.build(types[c], dialect="duckdb"))
