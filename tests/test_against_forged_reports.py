@@ -106,12 +106,7 @@ def test_a_folder_holding_a_file_that_is_no_parquet_is_refused_naming_it(tmp_pat
 def test_a_gaa_report_cannot_claim_rows_it_never_suppressed(tmp_path):
     """GAA merges classes until each passes and suppresses nothing: a report claiming 10 rows
     suppressed (so that its distances need only hold against the input loosely) passed."""
-    table3_project(tmp_path)
-    spec = tmp_path / "spec.toml"
-    spec.write_text(spec.read_text() + '\n[search]\nalgorithm = "gaa"\n')
-    assert invoke("anonymize", spec, "-q").exit_code == 0
-    release = tmp_path / "out" / "release.parquet"
-    doc = json.loads((tmp_path / "out" / "release.parquet.report.json").read_text())
+    _, release, doc = _gaa_release(tmp_path)
     assert doc["algorithm"] == "gaa" and doc["suppressed_rows"] == 0
     entered = doc["input"]["rows"] + 10
     doc["input"]["rows"], doc["suppressed_rows"], doc["privacy"]["suppression_limit"] = entered, 10, 0.5

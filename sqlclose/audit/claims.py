@@ -332,6 +332,11 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
     # as one given as null is (it was passed over, and a report without it said to match).
     node = doc["node"] if isinstance(doc.get("node"), dict) else None
     lattice = (doc.get("lattice") or {}).get("levels") if isinstance(doc.get("lattice"), dict) else None
+    # ... and hold no other column ({"zz": 1} in the lattice kept its size, the product of its levels).
+    for where, names in (("lattice.levels", lattice), ("node", node)):
+        if extra := [name for name in names or {} if name not in doc["generalization"]]:
+            problems.append(f"{where}: the report names {', '.join(map(repr, extra))}, which is no column of "
+                            "its generalization")
     for name, g in doc["generalization"].items():
         level, levels = g.get("level"), g.get("levels")
         if level is None and doc.get("algorithm", "incognito") != "gaa":  # not a hole the checks fall through
@@ -379,11 +384,6 @@ def lattice_claims(doc: dict, hierarchy_levels: Mapping[str, int]) -> list[str]:
     if given and lattice.get("size") != math.prod(levels.values()):
         problems.append(f"lattice.size: the report says {lattice.get('size')}, its lattice.levels make "
                         f"{math.prod(levels.values())} nodes")
-    node = doc["node"] if isinstance(doc.get("node"), dict) else {}
-    for where, names in (("lattice.levels", levels), ("node", node)):  # {"zz": 1} kept the lattice's size
-        if extra := [name for name in names if name not in doc["generalization"]]:
-            problems.append(f"{where}: the report names {', '.join(map(repr, extra))}, which is no column of "
-                            "its generalization")
     for name, known in hierarchy_levels.items():
         said = (doc["generalization"].get(name) or {}).get("levels")
         if said is not None and said != known:

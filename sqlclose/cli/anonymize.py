@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -211,8 +212,8 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
         target = Target.of(output, report, fmt, table, replace)
         # The spec's partition columns go with a folder --output (they were dropped without a word);
         # a file output holds no partitions, and the spec's [output] is replaced whole.
-        if given is not None and given.partition_by and target.format == "parquet-folder":
-            return Target.of(output, report, fmt, table, replace, given.partition_by)
+        if given is not None and target.format == "parquet-folder":
+            return dataclasses.replace(target, partition_by=tuple(given.partition_by))
         return target
     return Target.of(given.path, report or given.report, fmt or given.format, table or given.table, replace,
                      given.partition_by)
