@@ -55,7 +55,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
     """``verify_against_report``'s outcome, and the audit of the file it made (None where it stopped
     before one): the sign-off page draws from that audit instead of making it again."""
     path, report_path = Path(path).expanduser(), Path(report_path).expanduser()  # "~": the home folder
-    from sqlclose.audit import claims
+    from sqlclose.audit import alterations, claims
 
     doc = claims.read_report(report_path)  # the claims every check reads: a field missing is told here
     _refuse_newer_schema(doc, report_path)
@@ -98,9 +98,10 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         own = None if brings_engine(source) else engine
         # A Parquet folder's Hive partition columns are read last (``_partitioned``): the release's order otherwise.
         expected = claims.read_back_order(output["columns"], _partition_columns(path, output))
-        level_labels = _level_labels(doc, spec, notes)
+        level_labels, hierarchies = _level_labels(doc, spec, notes)
+        counted = hierarchies if set(hierarchies) == set(qis) and alterations.counts_leaves(doc) else {}
         figures = release_figures(source, qis, expected, level_labels, MAX_LABELS_SHOWN, table=table, engine=own,
-                                  several_levels=doc.get("algorithm") == "gaa")
+                                  several_levels=doc.get("algorithm") == "gaa", label_rows=counted)
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
             return _outcome(path, report_path, problems, notes), None
@@ -132,6 +133,11 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
                     "labels have edges of more digits than the check's arithmetic holds (38)"
                     for name, f in (figures.labels or {}).items() if f.unjudged]
     problems += claims.label_claims(doc, figures, MAX_LABELS_SHOWN)
+    altered, unaltered = alterations.alteration_claims(
+        doc.get("utility") or {}, alterations.release_records(doc, figures, hierarchies), doc.get("algorithm") != "gaa",
+        (as_spec(spec).search.weights or {}) if spec is not None else None)
+    problems += altered
+    notes.lines += unaltered
     return _outcome(path, report_path, problems, notes, figures.rows, figures.classes), audit
 
 
@@ -306,16 +312,19 @@ def _rule_levels(s: QuasiIdentifier, stand_in: str | None) -> Any:
     return DateLevels(tuple(s.date_levels), stand_in)
 
 
-def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> dict[str, Any]:
+def _level_labels(doc: dict, spec: Spec | str | Path | None,
+                  notes: _Notes) -> tuple[dict[str, Any], dict[str, Hierarchy]]:
     """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
     the file the report names, refused when its keyed digest says it changed), the labels of each
     level; for the spec's mask, bands or dates rule, the rule (``_rule_levels``: its levels' labels
     follow from it, told by their shape). Without the spec a tree or rule is unknown: its column's
-    level is not checked against the file's labels, and ``notes`` says so, and to pass it."""
+    level is not checked against the file's labels, and ``notes`` says so, and to pass it. Second:
+    the known file and tree hierarchies themselves."""
     from sqlclose.model.spec import static_hierarchy
 
     given = as_spec(spec) if spec is not None else None
     out: dict[str, Any] = {}
+    known: dict[str, Hierarchy] = {}
     for name in doc["generalization"]:
         h: Hierarchy | None = None
         if given is not None and name in given.quasi_identifiers:
@@ -333,7 +342,8 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None, notes: _Notes) -> d
                                "pass the release's spec (--spec) to check it")
             continue
         out[name] = {level: list(h.labels(level)) for level in range(h.levels)}
-    return out
+        known[name] = h
+    return out, known
 
 
 def digest_problems(digest: str, output: dict) -> list[str]:

@@ -11,8 +11,8 @@ file's rows.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pyarrow as pa
@@ -38,6 +38,7 @@ class LabelFigures:
     classes_at_no_level: int = 0
     unjudged: int = 0  # a bands rule's labels whose edges are too long to judge: its level left unchecked
     rows_at: dict[int, tuple[int, int]] | None = None  # as classes_at, counting the classes' rows
+    rows_by_label: dict[str, int] | None = None  # the rows holding each label, where asked for
 
 
 @dataclass(frozen=True)
@@ -70,11 +71,12 @@ class ReleaseFigures:
 def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[str],
                     level_labels: Mapping[str, LevelLabels], shown: int, *,
                     table: str | None = None, engine: Engine | None = None,
-                    several_levels: bool = False) -> ReleaseFigures:
+                    several_levels: bool = False, label_rows: Collection[str] = ()) -> ReleaseFigures:
     """Measure ``source``. When its columns are not ``expected_columns`` (names and order), only
     the columns are given: the other figures would be read from columns that are not the report's.
     ``several_levels``: a release whose classes sit at several levels of a column (GAA), whose
-    classes per level are counted where the level labels are given (not for a mask rule's)."""
+    classes per level are counted where the level labels are given (not for a mask rule's).
+    ``label_rows``: the columns whose rows per label are counted (one more query each)."""
     given = engine
     with leaves_as_found(given):
         opened = open_source(source, engine, FileRead(table=table))
@@ -89,10 +91,31 @@ def release_figures(source: Any, qis: Sequence[str], expected_columns: Sequence[
             if several_levels:
                 labels = {name: _with_classes_per_level(engine, relation, qis, name, f, level_labels.get(name))
                           for name, f in labels.items()}
+            counted = _rows_by_label(engine, relation, [name for name in qis if name in label_rows])
+            labels = {name: replace(f, rows_by_label=counted[name]) if name in counted else f
+                      for name, f in labels.items()}
             return ReleaseFigures(columns, labels=labels, **sizes)
         finally:
             if given is None:
                 engine.close()
+
+
+def _rows_by_label(engine: Engine, relation: exp.Expression, names: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per column of ``names``, the rows holding each of its labels (as text; NULL left out: no
+    hierarchy holds it). One pass over the file: a grouping set per column (five GROUP BYs of a
+    10 M-row file took 0.11 s more than none)."""
+    if not names:
+        return {}
+    labels = [exp.cast(q.col(name), "VARCHAR").as_(f"l{i}") for i, name in enumerate(names)]
+    grouped = [exp.Grouping(expressions=[q.col(name)]).as_(f"g{i}") for i, name in enumerate(names)]
+    query = (exp.select(*labels, *grouped, exp.Count(this=exp.Star()).as_("n")).from_(relation.copy())
+             .group_by(exp.GroupingSets(expressions=[exp.Paren(this=q.col(name)) for name in names])))
+    out: dict[str, dict[str, int]] = {name: {} for name in names}
+    for row in engine.fetch(query).to_pylist():
+        i = next(i for i in range(len(names)) if row[f"g{i}"] == 0)  # the set this row counts
+        if row[f"l{i}"] is not None:
+            out[names[i]][row[f"l{i}"]] = int(row["n"])
+    return out
 
 
 def _class_figures(engine: Engine, relation: exp.Expression, qis: Sequence[str]) -> dict[str, int]:

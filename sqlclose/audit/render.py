@@ -74,7 +74,8 @@ ROOT_UNKNOWN = "a mask without a declared length: its top is as long as the inpu
 
 
 def _utility_lines(u: dict | None) -> list[str]:
-    """Mauger et al.'s values a file alone gives (alterations need the original values: see --against)."""
+    """Mauger et al.'s values a file alone gives (the alterations count the suppressed records, which
+    the file lacks: see --against)."""
     if not u:
         return []
     lines = [f"utility: values generalized {_percent(u.get('generalized_percent'))}, at the root "

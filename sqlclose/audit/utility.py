@@ -7,8 +7,9 @@ the reference is the file itself unless ``--reference`` gives the input); per qu
 the share of values at the root (the hierarchy's top label: a rule's as its spec gives it, a mask's
 ``*****`` given its declared length; unknown for a mask without one) and, when the leaves are known (a
 file or tree hierarchy from the spec, or the reference's values of the column), the share of
-values generalized (not a leaf). The alterations need each record's original value: they are
-not computed here; ``check --against REPORT`` prints the report's.
+values generalized (not a leaf). The alterations count the suppressed records too (at the top),
+which the file alone does not hold: they are not computed here; ``check --against REPORT``
+re-derives the report's from the file and its suppressed rows (``audit/alterations.py``).
 """
 
 from __future__ import annotations

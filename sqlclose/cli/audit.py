@@ -173,7 +173,9 @@ def _against(path: Path, report_path: Path, spec: Spec | None, as_json: bool, en
 
 
 def _report_utility(report_path: Path) -> list[str]:
-    """The report's information loss (the alterations need the original values, which the file lacks)."""
+    """The report's information loss, printed once the file matched it: the alterations and shares the
+    file decides were held to it (``audit/alterations.py``, ``claims.share_claims``); the notes say
+    which could not be re-derived."""
     u = json.loads(report_path.read_text(encoding="utf-8")).get("utility", {})
     alteration = u.get("alteration") or {}
     if not alteration:
