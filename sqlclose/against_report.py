@@ -176,9 +176,11 @@ def _t_against_release(name: str, entry: dict, claimed: Any, measured: dict, mod
 
     distance = entry.get("distance")
     if distance not in measured["distances"]:
-        judged = f"judges {name!r} by {model.distance!r}" if model is not None else "gives no model of it"
-        return [f"privacy.sensitive.{name}.distance: the report says {distance!r}, the spec given (--spec) {judged}, "
-                f"and the file's {name!r} was not measured by {distance!r}: give the release's spec"]
+        judged = f"judges {name!r} by {claims.as_json(model.distance)}" if model is not None else \
+            "gives no model of it"
+        return [f"privacy.sensitive.{name}.distance: the report says {claims.as_json(distance)}, the spec given "
+                f"(--spec) {judged}, and the file's {name!r} was not measured by {claims.as_json(distance)}: give the "
+                "release's spec"]
     return claims.differs(f"t_against_release.{name}", claimed, measured["distances"][distance]["reached"])
 
 
@@ -230,18 +232,20 @@ def _self_contradictions(doc: dict) -> list[str]:
     was not verified (sqlclose places none unverified; a warehouse query's is verified where it
     runs), and sensitive columns named in one section and not in another (a column's claims cut
     out leave nothing of it checked; review of the sixty-third round)."""
+    from sqlclose.audit.claims import as_json
+
     output, problems = doc["output"], []
     if output.get("format") != "sql" and doc.get("verified") is not True:
-        problems.append(f"verified: the report says {doc.get('verified')!r}, where sqlclose places a release only "
-                        "once it is verified from the written file")
+        problems.append(f"verified: the report says {as_json(doc.get('verified'))}, where sqlclose places a release "
+                        "only once it is verified from the written file")
     sensitive = set(doc["privacy"]["sensitive"])
     roles = output.get("column_roles") or {}
     qis = set(doc["generalization"])
     own_roles = {c: "quasi-identifier (generalized)" if c in qis else "sensitive (unchanged)" if c in sensitive
                  else "other (unchanged)" for c in output["columns"]}
     if roles and roles != own_roles:  # a QI told as kept unchanged reads as no anonymization of it
-        problems.append(f"output.column_roles: the report says {roles}, its generalization and sensitive columns "
-                        f"make {own_roles}: the report contradicts itself")
+        problems.append(f"output.column_roles: the report says {as_json(roles)}, its generalization and sensitive "
+                        f"columns make {as_json(own_roles)}: the report contradicts itself")
     for where, names in (("output.column_roles", {c for c, role in roles.items() if str(role).startswith("sensitive")}
                           if roles else sensitive),
                          ("utility.sensitive", set(doc["utility"].get("sensitive") or sensitive)),
@@ -257,6 +261,8 @@ def _form_claims(path: Path, output: dict) -> list[str]:
     """The release's form as the report gives it: its format (a file read by its report's format: a
     CSV's report over a Parquet file passed), and a folder's partition columns (its readers take them
     as columns, outermost first), which the written folder decides."""
+    from sqlclose.audit.claims import as_json
+
     if not Path(path).exists():  # told where it is read, as before
         return []
     said, found = output.get("format"), _written_format(Path(path))
@@ -264,11 +270,11 @@ def _form_claims(path: Path, output: dict) -> list[str]:
     if said not in ("sql", found):  # the digest first, as ever: another file given is told as such
         if output.get("sha256") and sha256(Path(path)) != output["sha256"]:
             problems += digest_problems("", {"sha256": output["sha256"]})
-        problems.append(f"output.format: the report says {said!r}, the release is {found!r}")
+        problems.append(f"output.format: the report says {as_json(said)}, the release is {as_json(found)}")
     partitions = _partition_columns(path, output) if found == said == "parquet-folder" else []
     if found == said == "parquet-folder" and list(output.get("partition_by") or []) != partitions:
-        problems.append(f"output.partition_by: the report says {output.get('partition_by')!r}, the folder is "
-                        f"partitioned by {partitions!r}")
+        problems.append(f"output.partition_by: the report says {as_json(output.get('partition_by'))}, the folder is "
+                        f"partitioned by {as_json(partitions)}")
     return problems
 
 

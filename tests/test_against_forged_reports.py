@@ -130,9 +130,9 @@ def test_a_keyed_reports_hierarchy_digest_cannot_be_taken_out(tmp_path):
 
 
 @pytest.mark.parametrize(("field", "value", "said"), [
-    ("format", "csv", "output.format: the report says 'csv', the release is 'parquet-folder'"),
-    ("partition_by", None, "output.partition_by: the report says None, the folder is partitioned by ['age']"),
-    ("partition_by", ["zip"], "output.partition_by: the report says ['zip'], the folder is partitioned by ['age']"),
+    ("format", "csv", 'output.format: the report says "csv", the release is "parquet-folder"'),
+    ("partition_by", None, 'output.partition_by: the report says null, the folder is partitioned by ["age"]'),
+    ("partition_by", ["zip"], 'output.partition_by: the report says ["zip"], the folder is partitioned by ["age"]'),
     ("column_roles", "zip kept", "output.column_roles: the report says"),
 ])
 def test_a_reports_form_of_the_release_is_held_to_the_folder(tmp_path, field, value, said):
@@ -224,8 +224,8 @@ def _gaa_release(tmp_path: Path) -> tuple[Path, Path, dict]:
 
 @pytest.mark.parametrize(("edit", "said"), [
     (lambda d: d["lattice"]["levels"].update(zip=None),
-     "generalization.zip.levels: the report says 6, its lattice.levels.zip says None"),
-    (lambda d: d["output"].update(rows=None), "output.rows: the report says None, the file holds 9"),
+     "generalization.zip.levels: the report says 6, its lattice.levels.zip says null"),
+    (lambda d: d["output"].update(rows=None), "output.rows: the report says null, the file holds 9"),
     (lambda d: d["generalization"]["age"].update(at_top=None), "generalization.age.at_top: the report gives none"),
     (lambda d: d["generalization"]["age"].pop("at_top"), "generalization.age.at_top: the report gives none"),
 ], ids=["lattice-level-null", "output-rows-null", "at-top-null", "at-top-left-out"])
@@ -352,7 +352,7 @@ def test_a_folder_told_as_a_parquet_file_is_one_mismatch_not_two(tmp_path):
     _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
     doc["output"]["format"] = "parquet"
     result = _check(release, doc, tmp_path)
-    assert result.exit_code == 4 and "output.format: the report says 'parquet', the release is 'parquet-folder'" \
+    assert result.exit_code == 4 and 'output.format: the report says "parquet", the release is "parquet-folder"' \
         in result.output and "partitioned by []" not in result.output, result.output
 
 

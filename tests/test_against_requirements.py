@@ -134,7 +134,7 @@ def test_the_untouched_report_matches_its_spec(released, tmp_path):
     (("t = 0.6", "t = 0.5"), "privacy.sensitive.disease.t: the report says 0.6, the spec given (--spec) 0.5"),
     (('distance = "equal"', 'distance = "hierarchical"\nhierarchy = { tree = { "*" = ["flu", "pneumonia", '
                              '"bronchitis", "gastritis", "ulcer", "colitis"] } }'),
-     "privacy.sensitive.disease.distance: the report says 'equal', the spec given (--spec) 'hierarchical'"),
+     'privacy.sensitive.disease.distance: the report says "equal", the spec given (--spec) "hierarchical"'),
 ])
 def test_a_report_is_held_to_the_requirements_of_the_spec_given(released, tmp_path, spec_edit, said):
     """Eighty-seventh round's review: with --spec, a report whose k, suppression limit, t or
@@ -160,7 +160,7 @@ def test_a_model_the_spec_asks_for_left_out_of_the_report_is_refused(released, t
     else:
         entry.pop(model)
     result = _against_spec(folder, tmp_path, edited, SPEC_TOML)
-    said = "privacy.sensitive.disease.t: the report says None" if model == "t" else \
+    said = "privacy.sensitive.disease.t: the report says null" if model == "t" else \
         "privacy.sensitive.disease.entropy_l: the spec given (--spec) asks for it, the report holds none"
     assert result.returncode == 4 and said in result.stderr, result.stderr
 

@@ -556,7 +556,7 @@ def _cut_disease(d: dict) -> None:
 
 
 @pytest.mark.parametrize(("edit", "says"), [
-    (lambda d: d.__setitem__("verified", False), "verified: the report says False"),
+    (lambda d: d.__setitem__("verified", False), "verified: the report says false"),
     (_cut_disease, "output.column_roles names the sensitive columns ['disease', 'salary'], privacy.sensitive "
                    "['salary']"),
     (lambda d: d["output"]["column_roles"].__setitem__("disease", "other (unchanged)"),
@@ -622,7 +622,7 @@ def test_check_against_refuses_labels_the_file_does_not_hold(table3_release, tmp
     # the file's labels are counted, never listed (a raw table given by mistake holds raw values)
     shown = f"the file holds {len(held)}" if field == "label_count" else \
         f"the file's first {len(held)} of its {len(held)} distinct label(s) differ from them"
-    assert f"generalization.zip.{field}: the report says {claimed}, {shown}" in result.output, result.output
+    assert f"generalization.zip.{field}: the report says {json.dumps(claimed)}, {shown}" in result.output, result.output
 
 
 def test_check_against_refuses_a_discernibility_the_file_does_not_give(table3_release, tmp_path):
@@ -828,8 +828,8 @@ def test_check_against_refuses_a_utility_figure_the_file_decides_left_out(table3
     result = against_edited(tmp_path, release, doc, lambda d: d["utility"].pop(field))
     assert result.exit_code == 4 and "internal error" not in result.output, result.output
     found = {"discernibility": "27", "average_class_size": "3.0"}[field]
-    assert f"utility.{field}: the report says None," in result.output, result.output
-    assert re.search(rf"utility\.{field}: the report says None, [^;]* {re.escape(found)}(;|$|\n)",
+    assert f"utility.{field}: the report says null," in result.output, result.output
+    assert re.search(rf"utility\.{field}: the report says null, [^;]* {re.escape(found)}(;|$|\n)",
                      result.output), result.output
 
 
@@ -946,7 +946,7 @@ def test_check_against_refuses_a_utility_sensitive_entry_left_out(table3_release
     columns = ["salary"] if cut.endswith("salary") else ["salary", "disease"]
     for name in columns:
         for key in ("l_diversity", "l1_closeness"):
-            assert f"utility.sensitive.{name}.{key}: the report says None" in result.output, result.output
+            assert f"utility.sensitive.{name}.{key}: the report says null" in result.output, result.output
 
 
 @pytest.fixture(scope="module")

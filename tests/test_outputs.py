@@ -596,8 +596,8 @@ def test_check_against_says_a_csv_whose_columns_changed_does_not_match(project, 
     tampered.write_text("\n".join(",".join(f) for f in changed) + "\n")
     result = invoke("check", tampered, "--against", report)
     assert result.exit_code == 4 and "does not match" in result.output, result.output
-    assert "output.columns: the report says ['zip', 'age', 'salary', 'disease']" in result.output
-    assert f"the file's columns are {changed[0]}" in result.output
+    assert 'output.columns: the report says ["zip", "age", "salary", "disease"]' in result.output
+    assert f"the file's columns are {json.dumps(changed[0])}" in result.output
     held = {v for f in fields[1:] for v in f}
     assert not any(f"'{v}'" in result.output for v in held - set(fields[0])), result.output  # no row's value
 
@@ -623,7 +623,7 @@ def test_check_against_a_csv_report_says_a_file_not_read_as_csv_does_not_match(p
     if given.startswith("the CSV"):
         assert f"cannot read the header of {file}: UnicodeDecodeError" in result.output
     else:  # since the eighty-seventh round a file of another format is told so, not read as the report's
-        assert "output.format: the report says 'csv', the release is 'parquet'" in result.output
+        assert 'output.format: the report says "csv", the release is "parquet"' in result.output
 
 
 def test_check_against_says_a_parquet_file_whose_columns_changed_does_not_match(project):

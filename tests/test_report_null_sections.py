@@ -293,8 +293,8 @@ def test_a_distance_the_spec_does_not_measure_is_a_mismatch(tmp_path, incognito)
     naming the field, what each says."""
     result = _read(tmp_path, *incognito, "privacy.sensitive.salary.distance", "hierarchical", "check", spec=True)
     assert result.exit_code == 4, result.output
-    assert ("privacy.sensitive.salary.distance: the report says 'hierarchical', the spec given (--spec) judges "
-            "'salary' by 'ordered'") in result.output, result.output
+    assert ('privacy.sensitive.salary.distance: the report says "hierarchical", the spec given (--spec) judges '
+            "'salary' by \"ordered\"") in result.output, result.output
 
 
 @pytest.mark.parametrize("path, said", [

@@ -90,7 +90,7 @@ def test_the_raw_input_table_gets_no_page(made):
 @pytest.mark.parametrize("command", ["report", "check"])
 def test_the_raw_table_is_refused_without_listing_its_values(made, command):
     """`report --release` (and `check --against`) given the raw table with the released columns
-    refused it listing the file's labels: `generalization.age.labels: the report says ['20-24', …],
+    refused it listing the file's labels: `generalization.age.labels: the report says ["20-24", …],
     the file holds ['20', '21', …]`, raw ages in the one line a job logs. Now the refusal counts
     them. The oracle: the raw ages and their number, by a plain SQL DISTINCT over the file; none
     is shown, the count is; no page (the file system's state)."""
@@ -104,7 +104,7 @@ def test_the_raw_table_is_refused_without_listing_its_values(made, command):
             if command == "report" else ["check", raw, "--against", tmp / "release.sql.report.json"])
     r = invoke(*args, "--spec", spec)
     assert r.exit_code == 4, r.output
-    assert "generalization.age.labels: the report says ['20-24'" in r.output, r.output
+    assert 'generalization.age.labels: the report says ["20-24"' in r.output, r.output
     assert f"the file's first 20 of its {len(ages)} distinct label(s) differ from them" in r.output, r.output
     for age in ages:
         assert repr(age) not in r.output, (age, r.output)

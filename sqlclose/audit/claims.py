@@ -296,8 +296,13 @@ def same(claimed: Any, found: Any) -> bool:
     return abs(float(claimed) - float(found)) <= TOLERANCE * max(1.0, abs(float(claimed)))
 
 
+def as_json(value: Any) -> str:
+    """A report's value as its JSON writes it (null, true, "text", ["a"]), not as Python prints it."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def differs(field: str, claimed: Any, found: Any, what: str = "the file gives") -> list[str]:
-    return [] if same(claimed, found) else [f"{field}: the report says {claimed}, {what} {found}"]
+    return [] if same(claimed, found) else [f"{field}: the report says {as_json(claimed)}, {what} {as_json(found)}"]
 
 
 def read_back_order(claimed: Sequence[str], partitions: Sequence[str]) -> list[str]:
@@ -319,8 +324,8 @@ def columns_differ(found: Sequence[str], claimed: Sequence[str]) -> str:
         parts.append(f"the report names {', '.join(map(repr, repeated))} a number of times the file does not")
     if not parts:
         parts = ["the same names in another order"]
-    return (f"output.columns: the report says {list(claimed)}, the file's columns are {list(found)} "
-            f"({'; '.join(parts)})")
+    return (f"output.columns: the report says {as_json(list(claimed))}, the file's columns are "
+            f"{as_json(list(found))} ({'; '.join(parts)})")
 
 
 def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str]:
@@ -345,10 +350,10 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
         if level is None:  # GAA: classes at several levels
             continue
         if node is not None and node.get(name, _ABSENT) != level:
-            said = f"says {node[name]}" if name in node else "leaves it out"
+            said = f"says {as_json(node[name])}" if name in node else "leaves it out"
             problems.append(f"node.{name}: the report {said}, its generalization.{name}.level says {level}")
         if isinstance(lattice, dict) and lattice.get(name, _ABSENT) != levels:
-            said = f"says {lattice[name]}" if name in lattice else "is left out"
+            said = f"says {as_json(lattice[name])}" if name in lattice else "is left out"
             problems.append(f"generalization.{name}.levels: the report says {levels}, its lattice.levels.{name} "
                             f"{said}")
         if not 0 <= level < levels:
@@ -356,7 +361,7 @@ def node_claims(doc: dict, outside: Mapping[str, Mapping[int, int]]) -> list[str
                             f"levels 0..{levels - 1}")
             continue
         if g.get("at_top") != (level == levels - 1):  # null or left out too: the node decides it
-            said = f"says {g['at_top']}" if g.get("at_top") is not None else "gives none"
+            said = f"says {as_json(g['at_top'])}" if g.get("at_top") is not None else "gives none"
             problems.append(f"generalization.{name}.at_top: the report {said}, level {level} of "
                             f"{levels} is {'' if level == levels - 1 else 'not '}the top")
         per_level = outside.get(name)
@@ -382,7 +387,7 @@ def lattice_claims(doc: dict, hierarchy_levels: Mapping[str, int]) -> list[str]:
     # A level given as null is told against generalization (node_claims): no product is made of it.
     given = levels and all(isinstance(n, int) for n in levels.values())
     if given and lattice.get("size") != math.prod(levels.values()):
-        problems.append(f"lattice.size: the report says {lattice.get('size')}, its lattice.levels make "
+        problems.append(f"lattice.size: the report says {as_json(lattice.get('size'))}, its lattice.levels make "
                         f"{math.prod(levels.values())} nodes")
     for name, known in hierarchy_levels.items():
         said = (doc["generalization"].get(name) or {}).get("levels")
@@ -418,7 +423,7 @@ def several_level_claims(doc: dict, figures: ReleaseFigures, hierarchy_levels: M
                             f"levels 0..{levels - 1}")
         top = bool(per_level) and set(per_level) == {levels - 1}
         if g.get("at_top") != top:
-            problems.append(f"{field}.at_top: the report says {g.get('at_top')}, its classes_per_level put "
+            problems.append(f"{field}.at_top: the report says {as_json(g.get('at_top'))}, its classes_per_level put "
                             f"{'every' if top else 'not every'} class at the top")
         found = (figures.labels or {}).get(name)
         if found is None or found.classes_at is None:
@@ -452,8 +457,8 @@ def label_claims(doc: dict, figures: ReleaseFigures, shown: int) -> list[str]:
         if list(g.get("labels") or []) != found.first[:shown]:
             # The file's own labels are not shown: a file that is not the release (the raw table
             # given by mistake) holds raw values, and the message lands in job logs.
-            problems.append(f"generalization.{name}.labels: the report says {g.get('labels')}, the file's first "
-                            f"{min(shown, found.count)} of its {found.count} distinct label(s) differ from them "
+            problems.append(f"generalization.{name}.labels: the report says {as_json(g.get('labels'))}, the file's "
+                            f"first {min(shown, found.count)} of its {found.count} distinct label(s) differ from them "
                             "(not shown: a file that is not the release may hold raw values)")
     return problems
 
@@ -569,7 +574,7 @@ def spec_claims(doc: dict, spec: Any) -> list[str]:
     problems = differs("privacy.k", privacy.get("k"), asked.k, "the spec given (--spec) asks for")
     limit = privacy.get("suppression_limit")  # null or left out too: every report states its limit
     if not (isinstance(limit, (int, float)) and math.isclose(limit, asked.suppression)):
-        said = f"says {limit!r}" if limit is not None else "gives none"
+        said = f"says {as_json(limit)}" if limit is not None else "gives none"
         problems.append(f"privacy.suppression_limit: the report {said}, the spec given (--spec) "
                         f"{asked.suppression!r}")
     held, wanted = privacy["sensitive"], spec.sensitive
@@ -580,10 +585,11 @@ def spec_claims(doc: dict, spec: Any) -> list[str]:
         field = f"privacy.sensitive.{name}"
         if model.t is not None:
             if entry.get("t") != model.t:
-                problems.append(f"{field}.t: the report says {entry.get('t')!r}, the spec given (--spec) {model.t!r}")
+                problems.append(f"{field}.t: the report says {as_json(entry.get('t'))}, the spec given (--spec) "
+                                f"{as_json(model.t)}")
             if entry.get("distance") != model.distance:
-                problems.append(f"{field}.distance: the report says {entry.get('distance')!r}, the spec given "
-                                f"(--spec) {model.distance!r}")
+                problems.append(f"{field}.distance: the report says {as_json(entry.get('distance'))}, the spec given "
+                                f"(--spec) {as_json(model.distance)}")
         problems += [f"{field}.{key}: the spec given (--spec) asks for it, the report holds none"
                      for key in _REQUIRED if getattr(model, key) is not None and not isinstance(entry.get(key), dict)]
     return problems
@@ -597,7 +603,7 @@ def _against_spec(field: str, key: str, model: dict, spec: Any) -> list[str]:
     if given is None:
         return [f"{field}: the report holds a {key} model the spec given (--spec) does not ask for"]
     wanted = {"c": given.c, "l": given.l} if key == "recursive" else {"l" if key.endswith("_l") else key: given}
-    return [f"{field}.{k}: the report says {model.get(k)!r}, the spec given (--spec) {v!r}"
+    return [f"{field}.{k}: the report says {as_json(model.get(k))}, the spec given (--spec) {as_json(v)}"
             for k, v in wanted.items() if model.get(k) != v]
 
 
