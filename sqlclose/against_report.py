@@ -100,8 +100,9 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         expected = claims.read_back_order(output["columns"], _partition_columns(path, output))
         level_labels, hierarchies = _level_labels(doc, spec, notes)
         counted = hierarchies if set(hierarchies) == set(qis) and alterations.counts_leaves(doc) else {}
-        figures = release_figures(source, qis, expected, level_labels, MAX_LABELS_SHOWN, table=table, engine=own,
-                                  several_levels=doc.get("algorithm") == "gaa", label_rows=counted)
+        with _told_as_file(source, path):
+            figures = release_figures(source, qis, expected, level_labels, MAX_LABELS_SHOWN, table=table, engine=own,
+                                      several_levels=doc.get("algorithm") == "gaa", label_rows=counted)
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
             return _outcome(path, report_path, problems, notes), None
@@ -110,7 +111,8 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
             # table by mistake, `check --against` printed its classes, label counts and distances
             # into the job's log, which told of the suppressed rows (review h4 of the 85th round).
             return _outcome(path, report_path, problems, notes), None
-        audit = run_check(source, qis, models, k=privacy["k"], table=table, engine=own)
+        with _told_as_file(source, path):
+            audit = run_check(source, qis, models, k=privacy["k"], table=table, engine=own)
         audit_ = audit.to_dict()
     for name, entry in privacy["sensitive"].items():
         measured = audit_["sensitive"][name]
@@ -433,8 +435,8 @@ def _released(path: Path, output: dict,
     digest = released_digest(path, output, engine)
     partitions = _partition_columns(path, output)
     if partitions:
-        with _partitioned(Path(path), partitions, output.get("column_types") or {}, engine) as read:
-            yield read, digest, None, None
+        with _partitioned(Path(path), partitions, output.get("column_types") or {}, engine) as (read, unread):
+            yield read, digest, None, unread
         return
     if output.get("format") != "csv" or not output.get("column_types"):
         yield path, digest, None, None
@@ -467,6 +469,19 @@ def _released(path: Path, output: dict,
         _done(reader, engine)
 
 
+@contextmanager
+def _told_as_file(source: SourceLike, path: Path) -> Iterator[None]:
+    """Bad input found in a CSV or partitioned folder read back into a table of the check's
+    (``_released``) names the release, not that table (``duckdb table __sqlclose_written_csv_…``)."""
+    try:
+        yield
+    except InputError as e:
+        internal = f"duckdb table {source[1]}" if isinstance(source, tuple) else None
+        if internal is None or internal not in str(e):
+            raise
+        raise InputError(str(e).replace(internal, f"{path} (read with its report's output.column_types)")) from None
+
+
 def _reader(engine: Engine | None) -> DuckDBEngine:
     """The DuckDB a written CSV or partitioned folder is read into for the check: the caller's, so
     that its settings (memory_limit, threads, temp_directory) bound the check (a DuckDB of the
@@ -481,12 +496,13 @@ def _done(reader: DuckDBEngine, engine: Engine | None) -> None:
 
 @contextmanager
 def _partitioned(path: Path, partitions: list[str], types: dict[str, str],
-                 given: Engine | None = None) -> Iterator[SourceLike]:
+                 given: Engine | None = None) -> Iterator[tuple[SourceLike, str | None]]:
     """A partitioned Parquet folder as ``check`` reads it: the files' own columns in their order,
     then the partition columns outermost first (``claims.read_back_order``; DuckDB's reader gives
     them in alphabetical order, Spark's in the folders'), each read with the type its report records
     (``output.column_types``): text in its folder names, an ordered column there was refused as no
-    number. A value that type does not read stays NULL, which the file's figures then tell apart."""
+    number. Second: a mismatch naming the partition column whose folder names its recorded type does
+    not read (a report's type edited to another: its labels were blamed), else None."""
     engine = _reader(given)
     try:
         written = engine.read_parquet(path)
@@ -494,13 +510,35 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str],
 
         names = [c for c in engine.schema(written).names if c not in partitions] + partitions
         name = engine.temp_name("partitioned_folder")
-        selected = exp.select(*typed_columns(names, _report_types(types), safe=True)).from_(written)
+        parsed = _report_types(types)
+        selected = exp.select(*typed_columns(names, parsed, safe=True)).from_(written)
         # A table of the connection's database: a (connection, table) source is read by a cursor,
         # which sees no temporary object of the connection's (nor a registered relation).
         engine.create_temp_table(name, selected, shared=True)
-        yield engine.con, name
+        yield (engine.con, name), _unread_partitions(engine, written, [c for c in partitions if c in parsed], types)
     finally:
         _done(engine, given)
+
+
+def _unread_partitions(engine: DuckDBEngine, written: exp.Expression, columns: list[str],
+                       types: dict[str, str]) -> str | None:
+    """The partition columns whose folder names the report's recorded type reads as no value: the
+    rows each loses, in one pass over the folder's partition columns (no file's data is read)."""
+    from sqlclose.audit.claims import as_json
+    from sqlclose.release.folder import typed_columns
+
+    if not columns:
+        return None
+    typed = typed_columns(columns, _report_types({c: types[c] for c in columns}), safe=True)
+    lost = [exp.Sum(this=exp.If(this=exp.and_(exp.column(exp.to_identifier(c, quoted=True)).is_(exp.null()).not_(),
+                                              t.this.copy().is_(exp.null())),
+                                true=exp.Literal.number(1), false=exp.Literal.number(0))).as_(f"c{i}")
+            for i, (c, t) in enumerate(zip(columns, typed))]
+    row = engine.fetch_row(exp.select(*lost, exp.Count(this=exp.Star()).as_("n")).from_(written.copy()))
+    told = [f"output.column_types.{c}: the report says {as_json(types[c])}, which reads {row[f'c{i}']} of the "
+            f"folder's {row['n']} rows' {c!r} (their partition folders' names) as no value"
+            for i, c in enumerate(columns) if row[f"c{i}"]]
+    return "; ".join(told) or None
 
 
 def _report_types(types: dict[str, str]) -> dict[str, exp.DataType]:

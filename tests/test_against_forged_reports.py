@@ -408,3 +408,30 @@ def test_any_column_type_that_names_none_is_bad_input_in_a_folders_read_back(tmp
     doc["output"]["column_types"]["salary"] = "TEXT0"
     result = _check(release, doc, tmp_path)
     assert result.exit_code == 2 and "output.column_types.salary is 'TEXT0', which names no column" in result.output
+
+
+# ---- the eighty-ninth round: messages that blamed the wrong thing or named an internal table -------
+@pytest.mark.parametrize("kind", ["BIGINT", "DATE"])
+def test_a_partition_columns_type_edited_to_one_its_folders_do_not_read_is_told_by_that_type(tmp_path, kind):
+    # Table 3's age folders hold "<40" and ">=40" (escaped as Hive escapes them): no whole number, no
+    # date. The mismatch blamed the labels ("label_count: the report says 2, the file holds 0").
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    assert sorted(p.name for p in release.iterdir()) == ["age=%3C40", "age=%3E%3D40"]
+    doc["output"]["column_types"]["age"] = kind
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert (f'output.column_types.age: the report says "{kind}", which reads 9 of the folder\'s 9 rows\' \'age\' '
+            "(their partition folders' names) as no value") in result.output
+    assert "generalization.age.label" not in result.output
+
+
+def test_a_csv_read_back_with_a_type_its_model_cannot_measure_names_the_file(tmp_path):
+    # The report's salary read as text, its distance ordered: the message named the check's own
+    # table (`duckdb table __sqlclose_written_csv_…`), which the user never made.
+    _, release, doc = _release(tmp_path, "out/release.csv")
+    doc["output"]["column_types"]["salary"] = "VARCHAR"
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 2, result.output
+    assert (f"column 'salary' in {release} (read with its report's output.column_types) is string, but "
+            'distance = "ordered" needs numbers') in result.output
+    assert "__sqlclose" not in result.output
