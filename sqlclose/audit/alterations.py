@@ -110,16 +110,20 @@ def _under(name: str, found: LabelFigures | None, h: Hierarchy | None, level: in
                       "hierarchy is a rule, whose covers it does not rebuild, or a tree given without --spec)")
     if found is None or found.rows_by_label is None:
         return None, "the file's rows per label were not counted"
+    labelled = dict(found.rows_by_label)
+    nulls = labelled.pop(None, 0)  # nulls = "value" leaves a value at its leaf NULL in the file
+    if nulls and level not in (None, 0):
+        return None, f"column {name!r} holds NULL above its leaves, where its hierarchy's labels stand"
     below: dict[str, set[int]] = {}
     for lv in range(h.levels) if level is None else (level,):
         sizes = np.bincount(h.level_codes[:, lv])
         for code, label in enumerate(h.labels(lv)):
             below.setdefault(label, set()).add(int(sizes[code]))
-    if any(len(below.get(label, ())) != 1 for label in found.rows_by_label):
+    if any(len(below.get(label, ())) != 1 for label in labelled):
         return None, (f"some labels of column {name!r} are not labels of its hierarchy"
                       + ("" if level is not None else ", or name other leaves at another level"))
-    under = [(next(iter(below[label])), n) for label, n in found.rows_by_label.items()]
-    return under + [(len(h.leaves), suppressed)], ""
+    under = [(next(iter(below[label])), n) for label, n in labelled.items()]
+    return under + [(1, nulls), (len(h.leaves), suppressed)], ""  # a NULL left at its leaf: one leaf
 
 
 def alteration_claims(utility: Mapping, columns: Mapping[str, ColumnRecords], full_domain: bool,
@@ -156,7 +160,8 @@ def _derived(name: str, columns: Mapping[str, ColumnRecords],
     """(the alteration ``columns`` make, in percent, None where even the top costs nothing; why it
     cannot be made, or "")."""
     if name in LEAF_COUNTING:
-        missing = [(c, col.why_not) for c, col in columns.items() if col.under is None]
+        # A column whose hierarchy is unknown first: the others' rows per label are then not counted.
+        missing = sorted((col.leaves is not None, col.why_not) for col in columns.values() if col.under is None)
         if missing:
             return None, missing[0][1]
         return _alteration([(_leaf_costs(name, col, columns), col.under, col.leaves) for col in columns.values()])
