@@ -515,21 +515,23 @@ def _partitioned(path: Path, partitions: list[str], types: dict[str, str],
         # A table of the connection's database: a (connection, table) source is read by a cursor,
         # which sees no temporary object of the connection's (nor a registered relation).
         engine.create_temp_table(name, selected, shared=True)
-        yield (engine.con, name), _unread_partitions(engine, written, [c for c in partitions if c in parsed], types)
+        yield (engine.con, name), _unread_partitions(engine, written, {c: parsed[c] for c in partitions if c in parsed},
+                                                     types)
     finally:
         _done(engine, given)
 
 
-def _unread_partitions(engine: DuckDBEngine, written: exp.Expression, columns: list[str],
+def _unread_partitions(engine: DuckDBEngine, written: exp.Expression, parsed: dict[str, exp.DataType],
                        types: dict[str, str]) -> str | None:
     """The partition columns whose folder names the report's recorded type reads as no value: the
     rows each loses, in one pass over the folder's partition columns (no file's data is read)."""
     from sqlclose.audit.claims import as_json
     from sqlclose.release.folder import typed_columns
 
-    if not columns:
+    if not parsed:
         return None
-    typed = typed_columns(columns, _report_types({c: types[c] for c in columns}), safe=True)
+    columns = list(parsed)
+    typed = typed_columns(columns, parsed, safe=True)
     lost = [exp.Sum(this=exp.If(this=exp.and_(exp.column(exp.to_identifier(c, quoted=True)).is_(exp.null()).not_(),
                                               t.this.copy().is_(exp.null())),
                                 true=exp.Literal.number(1), false=exp.Literal.number(0))).as_(f"c{i}")

@@ -29,7 +29,6 @@ import numpy as np
 from sqlclose.audit.figures import LabelFigures, ReleaseFigures
 from sqlclose.model.hierarchy import Hierarchy
 
-LEVEL_STEPS = ("distortion", "total")  # a step's weight follows from the levels
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # a step's weight counts the leaves it adds
 SEVEN = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
 _TOLERANCE = 1e-9
@@ -174,8 +173,7 @@ def _derived(name: str, columns: Mapping[str, ColumnRecords],
         return None, (f"the labels of column {unplaced[0]!r} do not tell each record's level (a label of two "
                       "levels, or a rule's labels without --spec)")
     steps = {c: _step_costs(name, col.levels, columns, (level_weights or {}).get(c)) for c, col in columns.items()}
-    return _alteration([(steps[c], sorted(col.at_level.items()), col.levels - 1)
-                        for c, col in columns.items() if col.at_level is not None])
+    return _alteration([(steps[c], sorted(col.at_level.items()), col.levels - 1) for c, col in columns.items()])
 
 
 def _alteration(per_column: list) -> tuple[float | None, str]:
@@ -234,11 +232,17 @@ def _agrees(said: object, made: float | None) -> bool:
     return made is not None and math.isclose(said, made, rel_tol=_TOLERANCE, abs_tol=_TOLERANCE)
 
 
+def _told(value: object) -> str:
+    """A figure as a message gives it: a number to 10 digits, else null or the value as written."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:.10g}"
+    return "null" if value is None else repr(value)
+
+
 def _mismatch(field: str, said: object, made: float | None, maker: str) -> str:
-    shown = "null (even the top costs nothing)" if made is None else f"{made:.10g}"
-    if not isinstance(said, (int, float)) or isinstance(said, bool):
-        return f"{field}: the report gives {'null' if said is None else repr(said)}, {maker} {shown}"
-    return f"{field}: the report says {said:.10g}, {maker} {shown}"
+    shown = "null (even the top costs nothing)" if made is None else _told(made)
+    verb = "says" if isinstance(said, (int, float)) and not isinstance(said, bool) else "gives"
+    return f"{field}: the report {verb} {_told(said)}, {maker} {shown}"
 
 
 def _mean_claims(utility: Mapping, given: Mapping, withheld: Mapping) -> list[str]:
@@ -251,9 +255,7 @@ def _mean_claims(utility: Mapping, given: Mapping, withheld: Mapping) -> list[st
         return []
     if _agrees(said, mean):
         return []
-    shown = "null" if mean is None else f"{mean:.10g}"
-    told = "null" if said is None else (f"{said:.10g}" if isinstance(said, (int, float)) else repr(said))
-    return [f"utility.mean_alteration: the report says {told}, its alterations' mean is {shown}"]
+    return [f"utility.mean_alteration: the report says {_told(said)}, its alterations' mean is {_told(mean)}"]
 
 
 def _grouped(unknown: Mapping[str, str]) -> dict[str, list[str]]:
