@@ -320,25 +320,40 @@ def _rule_levels(s: QuasiIdentifier, stand_in: str | None) -> Any:
     return DateLevels(tuple(s.date_levels), stand_in)
 
 
+def _rule_domain(s: QuasiIdentifier) -> Any:
+    """A mask, bands or dates rule whose domain the spec declares (``rule_covers``), else None."""
+    from sqlclose.audit.rule_covers import RuleDomain
+
+    stand_in = s.null_value if s.nulls == "value" else None
+    if s.kind == "mask":
+        return None if s.alphabet is None else RuleDomain("mask", stand_in, alphabet=len(s.alphabet), length=s.length,
+                                                          mask_char=s.mask_char)
+    domain = s.declared_domain
+    return None if domain is None else RuleDomain(s.kind, stand_in, whole_widths=s.whole_bands, domain=domain)
+
+
 def _level_labels(doc: dict, spec: Spec | str | Path | None,
-                  notes: _Notes) -> tuple[dict[str, Any], dict[str, Hierarchy]]:
+                  notes: _Notes) -> tuple[dict[str, Any], dict[str, Any]]:
     """Per quasi-identifier whose hierarchy is known without the input (the spec's file or tree, or
     the file the report names, refused when its keyed digest says it changed), the labels of each
     level; for the spec's mask, bands or dates rule, the rule (``_rule_levels``: its levels' labels
     follow from it, told by their shape). Without the spec a tree or rule is unknown: its column's
     level is not checked against the file's labels, and ``notes`` says so, and to pass it. Second:
-    the known file and tree hierarchies themselves."""
+    the known file and tree hierarchies themselves, and the rules whose domain the spec declares
+    (``_rule_domain``): what the leaf-counting alterations are re-derived with."""
     from sqlclose.model.spec import static_hierarchy
 
     given = as_spec(spec) if spec is not None else None
     out: dict[str, Any] = {}
-    known: dict[str, Hierarchy] = {}
+    known: dict[str, Any] = {}
     for name in doc["generalization"]:
         h: Hierarchy | None = None
         if given is not None and name in given.quasi_identifiers:
             s = given.quasi_identifiers[name]
             if s.kind in ("mask", "bands", "dates"):  # its levels' labels follow from the rule
                 out[name] = _rule_levels(s, s.null_value if s.nulls == "value" else None)
+                if (domain := _rule_domain(s)) is not None:
+                    known[name] = domain
                 continue
             h = static_hierarchy(s, name)
         elif name in doc.get("hierarchies", {}):

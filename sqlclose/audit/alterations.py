@@ -9,8 +9,9 @@ of every QI at its top, × 100. What the check needs of the file:
   levels alone: the records at each level of each column decide them (a full-domain release: its
   node and rows; a GAA release: the file's labels, where each tells its level);
 - ``ncp``, ``llm``, ``nllm``, ``wllm`` and ``wnllm`` count the leaves below a label (nl): the
-  records under each label, and the column's hierarchy (a file or a tree; a rule's covers of a
-  declared domain are not rebuilt here), decide them.
+  records under each label, and the column's hierarchy (a file or a tree), decide them; for a mask,
+  bands or dates rule with its domain declared, what each label covers of it, read from the label
+  (``rule_covers``).
 
 A suppressed record counts at the top of every column (the paper's tables keep every record). The
 formulas are written again from the paper here, as ``claims.share_claims`` writes the shares: the
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from sqlclose.audit.figures import LabelFigures, ReleaseFigures
+from sqlclose.audit.rule_covers import RuleDomain, covers
 from sqlclose.model.hierarchy import Hierarchy
 
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # a step's weight counts the leaves it adds
@@ -43,9 +45,10 @@ class ColumnRecords:
 
     levels: int  # the paper's h: the hierarchy's levels, leaves at 0
     at_level: Mapping[int, int] | None
-    under: Sequence[tuple[int, int]] | None = None
-    leaves: int | None = None  # nl(top): the hierarchy's leaves
+    under: Sequence[tuple[float, int]] | None = None
+    leaves: float | None = None  # nl(top): the hierarchy's leaves (a rule's: what its top covers)
     why_not: str = ""
+    leaf: float = 1.0  # nl(leaf): one, or what a rule's value covers (none for bands of real numbers)
 
 
 def counts_leaves(doc: Mapping) -> bool:
@@ -58,7 +61,7 @@ def counts_leaves(doc: Mapping) -> bool:
 
 
 def release_records(doc: Mapping, figures: ReleaseFigures,
-                    hierarchies: Mapping[str, Hierarchy]) -> dict[str, ColumnRecords]:
+                    hierarchies: Mapping[str, Hierarchy | RuleDomain]) -> dict[str, ColumnRecords]:
     """Per QI column, its records as the alterations read them: a full-domain release's at its
     node's level (its suppressed rows at the top), a GAA release's at the levels its labels tell;
     under each label where the hierarchy is known and the rows per label were counted. Empty where
@@ -79,10 +82,29 @@ def release_records(doc: Mapping, figures: ReleaseFigures,
         else:
             at_level = Counter({level: figures.rows})
             at_level[levels - 1] += suppressed
-        under, why = _under(name, found, hierarchies.get(name), level, suppressed)
-        leaves = len(hierarchies[name].leaves) if name in hierarchies else None
-        out[name] = ColumnRecords(levels, at_level, under, leaves, why)
+        known = hierarchies.get(name)
+        if isinstance(known, RuleDomain):
+            out[name] = _rule_records(name, found, known, levels, at_level, suppressed)
+            continue
+        under, why = _under(name, found, known, level, suppressed)
+        out[name] = ColumnRecords(levels, at_level, under, None if known is None else len(known.leaves), why)
     return out
+
+
+def _rule_records(name: str, found: LabelFigures | None, rule: RuleDomain, levels: int,
+                  at_level: Mapping[int, int] | None, suppressed: int) -> ColumnRecords:
+    """A rule's column: (what the label covers, records) per label, NULL left at its leaf covering
+    what a value covers, the suppressed records under the top."""
+    if found is None or found.rows_by_label is None:
+        return ColumnRecords(levels, at_level, why_not="the file's rows per label were not counted")
+    labelled = dict(found.rows_by_label)
+    nulls = labelled.pop(None, 0)
+    made = covers(rule, labelled, name)
+    if isinstance(made, str):
+        return ColumnRecords(levels, at_level, why_not=made)
+    under = [(made.of[label], n) for label, n in labelled.items()]
+    return ColumnRecords(levels, at_level, [*under, (made.leaf, nulls), (made.top, suppressed)], made.top,
+                         leaf=made.leaf)
 
 
 def _count(value: object) -> bool:
@@ -106,7 +128,8 @@ def _under(name: str, found: LabelFigures | None, h: Hierarchy | None, level: in
     the top; or None and why not. ``level``: a full-domain release's, None for GAA's."""
     if h is None:
         return None, (f"the leaves below each label of column {name!r} are not known to the check (its "
-                      "hierarchy is a rule, whose covers it does not rebuild, or a tree given without --spec)")
+                      "hierarchy is a rule given without --spec or without its domain declared, or a tree "
+                      "given without --spec)")
     if found is None or found.rows_by_label is None:
         return None, "the file's rows per label were not counted"
     labelled = dict(found.rows_by_label)
@@ -202,12 +225,12 @@ def _step_costs(name: str, levels: int, columns: Mapping[str, ColumnRecords], we
 
 
 def _leaf_costs(name: str, col: ColumnRecords, columns: Mapping[str, ColumnRecords]):
-    """What a leaf costs up to a label covering ``nl`` leaves: (nl − 1) × the metric's multiplier,
-    over the hierarchy's leaves where the metric is normalized (ncp, nllm, wnllm)."""
+    """What a leaf costs up to a label covering ``nl`` leaves: (nl − nl(leaf)) × the metric's
+    multiplier, over the hierarchy's leaves where the metric is normalized (ncp, nllm, wnllm)."""
     multiplier = {"ncp": 1.0, "llm": _w2(col.levels, columns), "nllm": _w2(col.levels, columns),
                   "wllm": _w1(col.levels, columns), "wnllm": _w1(col.levels, columns)}[name]
     scale = float(col.leaves or 1) if name in ("ncp", "nllm", "wnllm") else 1.0
-    return lambda nl: (nl - 1) * multiplier / scale
+    return lambda nl: (nl - col.leaf) * multiplier / scale
 
 
 def _w1(levels: int, columns: Mapping[str, ColumnRecords]) -> float:
