@@ -19,7 +19,7 @@ from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.lattice import checked_node
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
-from sqlclose.model.text import file_sha256, read_once
+from sqlclose.model.text import counted, file_sha256, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
@@ -309,7 +309,7 @@ def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | Non
 
 def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
     if spec.k > problem.rows:
-        raise NoSolutionError(f"k = {spec.k} is larger than the table ({problem.rows} rows): no "
+        raise NoSolutionError(f"k = {spec.k} is larger than the table ({counted(problem.rows, 'row')}): no "
                               "generalization can make classes that big; lower k")
 
 

@@ -668,7 +668,7 @@ MESSAGES = {
         " rows it reads"
     ),
     "undeclared-columns": (
-        "sqlclose: error: <tmp>/table3.csv has 1 column(s) the spec does not mention: 'name'; say what"
+        "sqlclose: error: <tmp>/table3.csv has 1 column the spec does not mention: 'name'; say what"
         " happens to them with others = \"keep\" (release them unchanged) or others = \"drop\" at the top"
         " of the spec, or list them under identifiers"
     ),
@@ -683,7 +683,7 @@ MESSAGES = {
         "[source] nulls, or use another distance"
     ),
     "csv-ordered-fraction": (
-        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number(s) that are not whole (a "
+        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number that are not whole (a "
         "fraction or an exponent); an ordered column of a CSV is read as whole numbers unless its type is "
         "declared: declare it, e.g. [source] types = { salary = \"DOUBLE\" } (or \"DECIMAL(12, 2)\")"
     ),
@@ -696,7 +696,7 @@ MESSAGES = {
         "a BIGINT (line 6); fix the value, or change [source] types or nulls"
     ),
     "csv-type-declared-fraction": (
-        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' is declared BIGINT but holds 1 number(s) "
+        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' is declared BIGINT but holds 1 number "
         "that type would change (a fraction, more decimals than its scale, or a spelling such as an exponent or a "
         "hexadecimal number); a release gives values as the rows hold them: declare it \"DOUBLE\", or "
         "\"DECIMAL(precision, scale)\" with room for its decimals, or fix the values"
@@ -727,12 +727,12 @@ MESSAGES = {
         "itle, a comment), remove them"
     ),
     "csv-no-header": (
-        "sqlclose: error: column 'zip' is not in <tmp>/table3.csv (it has 4 column(s), none of those asked for; "
+        "sqlclose: error: column 'zip' is not in <tmp>/table3.csv (it has 4 columns, none of those asked for; "
         "they are not listed, since a file without a header line has its first row of data read as the names: "
         "check that its first line names its columns and that it is the file meant)"
     ),
     "nulls-no-policy": (
-        "sqlclose: error: column 'zip' has 1 NULL value(s) in <tmp>/table3.csv; set nulls = \"drop\""
+        "sqlclose: error: column 'zip' has 1 NULL value in <tmp>/table3.csv; set nulls = \"drop\""
         " (remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the"
         " spec, or clean the data"
     ),
@@ -742,8 +742,8 @@ MESSAGES = {
         " value null_value) for some of them in the spec, or clean the data"
     ),
     "hierarchy-missing-value": (
-        "sqlclose: error: column 'age': 1 value(s) are not leaves of hierarchy <tmp>/age.csv: '52' (1"
-        " rows); add a line for each to the hierarchy (leaf;…;*), or fix the data"
+        "sqlclose: error: column 'age': 1 value are not leaves of hierarchy <tmp>/age.csv: '52' (1"
+        " row); add a line for each to the hierarchy (leaf;…;*), or fix the data"
     ),
     "hierarchy-two-parents": (
         "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 5: '3*' at level 1 has two"
@@ -778,8 +778,8 @@ MESSAGES = {
         "sqlclose: error: hierarchy of column 'age': hierarchy file <tmp>/age.csv does not exist"
     ),
     "mask-different-lengths": (
-        "sqlclose: error: mask rule for column 'zip' in <tmp>/table3.csv: the column holds 1 value(s) (in 1"
-        " row(s)) of another length than most rows' codes, 5 characters, and masking needs codes of one length:"
+        "sqlclose: error: mask rule for column 'zip' in <tmp>/table3.csv: the column holds 1 value (in 1"
+        " row) of another length than most rows' codes, 5 characters, and masking needs codes of one length:"
         " pad or correct the codes, or use a hierarchy file (not shown: an error names no data value); they are"
         " the rows WHERE LENGTH(\"zip\") <> 5"
     ),

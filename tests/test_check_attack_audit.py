@@ -80,7 +80,7 @@ def test_an_ordered_column_off_its_hierarchy_is_counted_never_shown(tmp_path, mo
     """The oracle: SALARIES by hand, 11000 (one value, 2 rows) missing from missing.csv."""
     _salaries(tmp_path)
     monkeypatch.chdir(tmp_path)
-    said = "holds 1 value(s) (in 2 row(s)) that are not leaves of its hierarchy"
+    said = "holds 1 value (in 2 rows) that are not leaves of its hierarchy"
     if route == "python":
         with pytest.raises(DataError) as refused:
             sqlclose.check("t.parquet", ["q"], {"salary": {"distance": "ordered", "hierarchy": "missing.csv"}})
@@ -106,7 +106,7 @@ def test_the_similarity_lookup_refuses_a_value_off_the_hierarchy_unnamed():
     sa = SensitiveAttribute("s", None, ["x", "SECRET"], hierarchy)
     with pytest.raises(DataError) as refused:
         tables.Similarity(sa, 1)
-    assert "holds 1 value(s) that are not leaves of its hierarchy h.csv" in str(refused.value)
+    assert "holds 1 value that are not leaves of its hierarchy h.csv" in str(refused.value)
     assert "SECRET" not in str(refused.value)
 
 
@@ -125,7 +125,7 @@ def test_an_ordered_csv_column_is_looked_up_by_its_number_as_anonymize_does(tmp_
                   "ordered", "--json")
     anonymized = cli("anonymize", "spec.toml", "--quiet")
     if refused:
-        assert_refused(checked, "holds 1 value(s) (in 2 row(s)) that are not leaves of its hierarchy h.csv")
+        assert_refused(checked, "holds 1 value (in 2 rows) that are not leaves of its hierarchy h.csv")
         assert anonymized.exit_code == 2
         return
     assert checked.exit_code == 0 and anonymized.exit_code == 0, (checked.output, anonymized.output)
@@ -242,7 +242,7 @@ def test_a_missing_column_of_a_parquet_file_lists_its_columns(tmp_path):
     assert parquet.stderr == f"sqlclose: error: column 'zz' is not in {tmp_path / 't.parquet'} (its columns: 'q1', " \
                              "'sal')\n"
     csv = cli("check", tmp_path / "t.csv", "--qi", "zz", "--sensitive", "nope")
-    assert_refused(csv, "it has 2 column(s), none of those asked for; they are not listed")
+    assert_refused(csv, "it has 2 columns, none of those asked for; they are not listed")
 
 
 def test_skewness_lists_each_class_with_its_ratio_most_skewed_first(tmp_path):
@@ -301,5 +301,5 @@ def test_anonymize_lists_the_columns_of_a_parquet_file_missing_one(tmp_path):
     assert parquet.stderr == f"sqlclose: error: column 'zz' is not in {tmp_path / 't.parquet'} (its columns: 'q1', " \
                              "'sal')\n"
     assert_refused(cli("anonymize", tmp_path / "t.csv.toml", "-o", tmp_path / "out.parquet"),
-                   "it has 2 column(s), none of those asked for; they are not listed")
+                   "it has 2 columns, none of those asked for; they are not listed")
     assert not (tmp_path / "out.parquet").exists()

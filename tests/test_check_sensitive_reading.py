@@ -122,7 +122,7 @@ def test_check_without_a_spec_reads_undeclared_csv_decimals_as_their_text(tmp_pa
     assert "ordered" not in s["distances"]
     result = cli("check", out, "--qi", "g", "--sensitive", "s", "--distance", "ordered", "--t", "0.5")
     assert result.exit_code == 2, result.output
-    assert "column 's' holds 8 number(s) that are not whole" in result.stderr, result.stderr
+    assert "column 's' holds 8 numbers that are not whole" in result.stderr, result.stderr
     assert "from the spec given with --spec" in result.stderr
 
 

@@ -1291,7 +1291,7 @@ def test_a_sensitive_value_missing_from_its_hierarchy_is_counted_never_shown(tmp
         result = invoke(command, *args, *json_flag)
         assert result.exit_code == 2, result.output
         said = " ".join(result.output.split())
-        assert "column 'diagnosis'" in said and "holds 2 value(s) (in 3 row(s)) that are not leaves of its " \
+        assert "column 'diagnosis'" in said and "holds 2 values (in 3 rows) that are not leaves of its " \
             f"hierarchy {tmp_path / 'diag.csv'}" in said, said
         assert "SECRET" not in result.output
     assert not (tmp_path / "out").exists()
@@ -1317,7 +1317,7 @@ def test_sensitive_values_off_a_leaf_by_spaces_or_case_are_counted_as_such(tmp_p
                        ["flu;resp;*", "gastritis;dig;*"])
     result = invoke("anonymize", tmp_path / "spec.toml")
     said = " ".join(result.output.split())
-    assert result.exit_code == 2 and "holds 3 value(s) (in 4 row(s)) that are not leaves" in said, said
+    assert result.exit_code == 2 and "holds 3 values (in 4 rows) that are not leaves" in said, said
     assert "1 of them differ from a leaf only by spaces around them" in said
     assert "1 of them differ from a leaf only in upper and lower case" in said
     assert "SECRET" not in said and "Flu" not in said and "gastritis " not in result.output

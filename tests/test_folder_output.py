@@ -478,9 +478,9 @@ def _noted(tmp_path: Path, notes: list) -> Path:
 
 
 @pytest.mark.parametrize(("note", "says"), [
-    ("日" * 85 + "x" * 10, r"2 row\(s\) hold a value whose folder name \(note=… as the duckdb engine escapes it\) "
+    ("日" * 85 + "x" * 10, r"2 rows hold a value whose folder name \(note=… as the duckdb engine escapes it\) "
                           r"is longer than the 255 bytes"),
-    ("__HIVE_DEFAULT_PARTITION__", r"on the duckdb engine: 2 row\(s\) hold '__HIVE_DEFAULT_PARTITION__'"),
+    ("__HIVE_DEFAULT_PARTITION__", r"on the duckdb engine: 2 rows hold '__HIVE_DEFAULT_PARTITION__'"),
 ], ids=["name-too-long", "hive-default-name"])
 def test_a_text_partition_value_folder_names_cannot_carry_is_refused_before_the_search(tmp_path, monkeypatch, note,
                                                                                       says):

@@ -107,7 +107,7 @@ def test_rows_a_run_drops_for_another_columns_null_are_not_checked(tmp_path):
     table_with_age = table + "47677,99,1000,gastritis\n"
     (tmp_path / "table3.csv").write_text(table_with_age)
     result = invoke("hierarchy", "validate", f"{tmp_path / 'spec.toml'}:age")
-    assert result.exit_code == 2 and "'99' (1 rows)" in result.output, result.output
+    assert result.exit_code == 2 and "'99' (1 row)" in result.output, result.output
 
 
 def _no_source_spec(folder) -> None:
@@ -199,16 +199,16 @@ def test_the_file_form_counts_a_sensitive_columns_values_never_shows_them(tmp_pa
     args = ["hierarchy", "validate", tmp_path / "disease.csv", "--data", tmp_path / "t.csv", "--column", "disease"]
     result = invoke(*args, "--sensitive")
     assert result.exit_code == 2, result.output
-    assert result.stderr == (f"sqlclose: error: column 'disease' holds 1 value(s) (in 1 row(s)) that are not leaves of "
+    assert result.stderr == (f"sqlclose: error: column 'disease' holds 1 value (in 1 row) that are not leaves of "
                              f"its hierarchy {tmp_path / 'disease.csv'} (10 leaves; the values are not shown: a "
                              "sensitive value is what a release protects): add a line for each to the hierarchy "
                              "(leaf;…;*), or fix the data\n")
-    assert "'SECRETDISEASE' (1 rows)" in invoke(*args).stderr  # a quasi-identifier's, listed as before
+    assert "'SECRETDISEASE' (1 row)" in invoke(*args).stderr  # a quasi-identifier's, listed as before
     assert "--sensitive" in invoke("hierarchy", "validate", "--help").output
 
 
 @pytest.mark.parametrize(("table", "said"), [
-    ("zip,age\n47677,\n47602,22\n", "column 'age' has 1 NULL value(s) in {t}, which a hierarchy file alone does not "
+    ("zip,age\n47677,\n47602,22\n", "column 'age' has 1 NULL value in {t}, which a hierarchy file alone does not "
                                     "decide: validate SPEC.toml:age (its nulls = \"drop\" or \"value\" says what a run "
                                     "does with them), or clean the data"),
     ("zip,age\n", "{t} has no rows: there is no value of 'age' to check against the hierarchy")])

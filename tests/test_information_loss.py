@@ -75,7 +75,7 @@ def test_example_1_costs_matrix_is_the_papers():
 def test_custom_weights_missing_an_edge_say_which_and_how_to_give_it():
     race = Hierarchy.from_rows([("Cat", "Felid", "Mammal"), ("Lion", "Felid", "Mammal"), ("Dog", "Dog", "Mammal")])
     with pytest.raises(ValueError, match="no weight for the edge up from 'Lion' \\(level 0\\), 'Felid' \\(level 1\\) "
-                                         "\\(2 edge\\(s\\) in all\\): give each edge a weight keyed by its "
+                                         "\\(2 edges in all\\): give each edge a weight keyed by its "
                                          "child's label, or one weight per level step \\(a list of 2\\)"):
         custom_metric([race], [{"Cat": 1, (0, "Dog"): 4, (1, "Dog"): 0}])
 

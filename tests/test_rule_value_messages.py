@@ -43,6 +43,11 @@ CASES = {
     "mask-alphabet": ("code", {"mask": True, "alphabet": "0123456789"}, ["4242z", "zz971", "zz971"],
                       "with a character outside the declared alphabet '0123456789'", 2, 3),
 }
+# per case: the counts above as the error words them, by hand
+COUNTED = {"bands-not-a-number": "2 values (in 3 rows)", "bands-outside-domain": "2 values (in 3 rows)",
+           "bands-not-whole": "1 value (in 2 rows)", "bands-beyond-the-orders": "1 value (in 1 row)",
+           "mask-declared-length": "2 values (in 3 rows)", "mask-lengths": "2 values (in 2 rows)",
+           "mask-alphabet": "2 values (in 3 rows)"}
 _OTHER_RULE = {"age": {"bands": [10, 20]}, "code": {"mask": True}}
 
 
@@ -70,10 +75,9 @@ def project(folder: Path, case: str) -> Path:
 
 def told(case: str, source: Path) -> str:
     """The start of the error, written by hand from the case."""
-    column, rule, _, reason, values, rows = CASES[case]
+    column, rule, _, reason, *_ = CASES[case]
     kind = "bands" if "bands" in rule else "mask"
-    return (f"{kind} rule for column {column!r} in {source}: the column holds {values} value(s) (in {rows} row(s)) "
-            f"{reason}")
+    return f"{kind} rule for column {column!r} in {source}: the column holds {COUNTED[case]} {reason}"
 
 
 def assert_no_marker(text: str, source: Path) -> None:
@@ -159,8 +163,31 @@ def test_on_the_warehouse_path_the_refusal_counts_the_histograms_rows_and_speaks
     result = invoke("anonymize", "--histogram", tmp_path / "hist.csv", tmp_path / "spec.toml", "--no-progress")
     assert result.exit_code == 2, result.output
     message = " ".join(result.stderr.split())
-    assert "mask rule for column 'code' in " in message and "the column holds 2 value(s) (in 5 row(s)) with a " \
+    assert "mask rule for column 'code' in " in message and "the column holds 2 values (in 5 rows) with a " \
         "character outside the declared alphabet '0123456789'" in message, message
     assert message.endswith("they are the rows WHERE NOT \"code\" ~ '^[0123456789]*$'"), message
     assert_no_marker(result.output, tmp_path / "hist.csv")
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("values", "rows", "expected"), [
+    (1, 1, "bands rule for column 'age' in people.csv: the column holds 1 value (in 1 row) that are not numbers "
+           "(not shown: an error names no data value)"),
+    (1, 4, "bands rule for column 'age' in people.csv: the column holds 1 value (in 4 rows) that are not numbers "
+           "(not shown: an error names no data value)"),
+    (2, 3, "bands rule for column 'age' in people.csv: the column holds 2 values (in 3 rows) that are not numbers "
+           "(not shown: an error names no data value)"),
+    (1, None, "bands rule for column 'age' in people.csv: the column holds 1 value that are not numbers "
+              "(not shown: an error names no data value)"),
+    (5, None, "bands rule for column 'age' in people.csv: the column holds 5 values that are not numbers "
+              "(not shown: an error names no data value)"),
+])
+def test_a_rules_refusal_counts_one_value_and_one_row_in_the_singular(values, rows, expected):
+    """The refusal said "1 value(s) (in 1 row(s))": a count of 1 takes the singular, any other the
+    plural, for the values and for their rows alike. The oracle: each message written out by hand."""
+    from sqlclose.errors import HierarchyError
+    from sqlclose.model.refused_values import ValuesAt, refused_error
+
+    error = refused_error("bands rule for column 'age'", ValuesAt(source="people.csv"), "that are not numbers",
+                          values, rows)
+    assert isinstance(error, HierarchyError) and str(error) == expected

@@ -330,7 +330,7 @@ def test_a_text_partition_column_holding_empty_text_is_refused_before_the_search
 
     source = _with_notes(tmp_path, ["x", None, "", "y", "x", None, "", "y", "x"])
     monkeypatch.setattr(api, "_search", lambda *a, **k: pytest.fail("the search ran"))
-    with pytest.raises(InputError, match=r"cannot partition by 'note' on the spark engine: 2 row\(s\) hold empty"):
+    with pytest.raises(InputError, match=r"cannot partition by 'note' on the spark engine: 2 rows hold empty"):
         sqlclose.anonymize(str(source), NOTES_SPEC, engine=spark, output_format="parquet-folder",
                            partition_by=["note"])
 
@@ -342,6 +342,6 @@ def test_a_text_partition_column_holding_the_default_partition_name_is_refused_o
     file system (no output folder, no temporary one)."""
     source = _with_notes(tmp_path, ["x", None, "", "__HIVE_DEFAULT_PARTITION__", "x", None, "", "y", "x"])
     with sqlclose.anonymize(str(source), NOTES_SPEC, engine=spark) as release:
-        with pytest.raises(InputError, match=r"'note' on the spark engine: 3 row\(s\) hold .*'__HIVE_DEFAULT_PARTIT"):
+        with pytest.raises(InputError, match=r"'note' on the spark engine: 3 rows hold .*'__HIVE_DEFAULT_PARTIT"):
             release.write(tmp_path / "out", partition_by=["note"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.parquet"]

@@ -426,7 +426,7 @@ def test_sweep_command_names_the_curve_of_a_run_without_a_solution(tmp_path):
                                     "--no-charts", "--no-progress"])
     assert run.exit_code == 0, run.output
     # Table 3 has 9 distinct salaries: exp(entropy) ≤ 9 < 50, so l = 50 has no solution at any k.
-    assert "2 run(s) found no solution: l=50 k=2, l=50 k=3" in run.output
+    assert "2 runs found no solution: l=50 k=2, l=50 k=3" in run.output
 
 
 class _Clock:

@@ -16,7 +16,7 @@ from table3_project import invoke
 
 import sqlclose
 from sqlclose.errors import HierarchyError
-from sqlclose.model.text import quoted, unicode_twins
+from sqlclose.model.text import counted, format_characters_hint, quoted, unicode_form_hint, unicode_twins
 
 SPEC = ('[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
         '[quasi_identifiers]\nv = { file = "h.csv" }\n[sensitive.s]\ndistinct_l = 2\n')
@@ -55,7 +55,7 @@ def test_a_mask_over_a_decomposed_code_counts_its_code_points_and_says_so():
     with pytest.raises(HierarchyError) as e:
         sqlclose.anonymize(table, spec)
     message = str(e.value)
-    assert ("holds 1 value(s) (in 2 row(s)) whose length is not the declared 5: pad or correct the codes, or declare "
+    assert ("holds 1 value (in 2 rows) whose length is not the declared 5: pad or correct the codes, or declare "
             "the length they have (1 of them not in Unicode NFC: a length counts code points, and NFC may write them "
             "in fewer)") in message, message
     assert "cole" not in message, message
@@ -86,9 +86,37 @@ def test_check_counts_a_decomposed_sensitive_value_and_names_neither_it_nor_its_
     result = invoke("check", tmp_path / "t.csv", *args, "-q")
     assert result.exit_code == 2, result.output
     message = " ".join(result.stderr.split())
-    assert ("column 'city' in " in message and "holds 1 value(s) (in 1 row(s)) that are not leaves of its hierarchy"
+    assert ("column 'city' in " in message and "holds 1 value (in 1 row) that are not leaves of its hierarchy"
             in message and "1 of them differ from a leaf only in their Unicode form" in message and "NFC" in message), \
         message
     # a sensitive value is counted, never shown: neither its form nor the leaf it looks like
     for shown in ("Z\\xfcrich", "Zu\\u0308rich", "Z\u00fcrich", "Zu\u0308rich"):
         assert shown not in message, message
+
+
+def test_a_count_of_one_takes_the_singular_and_any_other_the_plural():
+    """Messages counted things as "value(s)" and "row(s)"; ``counted`` words a count as English does."""
+    assert counted(1, "value") == "1 value"
+    assert counted(2, "value") == "2 values"
+    assert counted(0, "row") == "0 rows"
+    assert counted(1, "class", "classes") == "1 class" and counted(3, "class", "classes") == "3 classes"
+    assert counted(12345, "row") == "12345 rows"  # the number as it was written, no separators added
+
+
+def test_the_values_alike_beside_a_twin_are_counted_in_the_singular_or_the_plural():
+    """The hints said "(1 more value(s) alike)". The oracle: the messages written out by hand."""
+    assert format_characters_hint("Bern\u200b", "Bern", 1) == (
+        "'Bern\\u200b' differs from the leaf 'Bern' only by invisible format characters (1 more value alike) (such "
+        "as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from the data or the hierarchy")
+    assert format_characters_hint("Bern\u200b", "Bern", 2) == (
+        "'Bern\\u200b' differs from the leaf 'Bern' only by invisible format characters (2 more values alike) "
+        "(such as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from the data or the "
+        "hierarchy")
+    assert unicode_form_hint("Zu\u0308rich", "Z\u00fcrich", 2, 1) == (
+        "'Zu\\u0308rich' differs from the leaf 'Z\\xfcrich' (line 2) only in its Unicode form (1 more value alike), "
+        "and text is compared code point by code point: write the data and the hierarchy in one form, NFC (a "
+        "[source] query's nfc_normalize(column) normalizes the column)")
+    assert unicode_form_hint("Zu\u0308rich", "Z\u00fcrich", None, 3) == (
+        "'Zu\\u0308rich' differs from the leaf 'Z\\xfcrich' only in its Unicode form (3 more values alike), and "
+        "text is compared code point by code point: write the data and the hierarchy in one form, NFC (a [source] "
+        "query's nfc_normalize(column) normalizes the column)")

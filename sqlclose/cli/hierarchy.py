@@ -112,6 +112,7 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
     from sqlclose import api
     from sqlclose.model.hierarchy import Hierarchy
     from sqlclose.model.spec import load_spec
+    from sqlclose.model.text import counted
 
     _refuse_bare_spec(target)
     split = _spec_target(target)
@@ -137,9 +138,9 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
     try:
         api.hierarchy_of(_file_spec(target, column, delimiter, sensitive), column, source)
     except NullsError as e:  # the run's advice names a spec's nulls, and there is no spec here
-        raise DataError(f"column {column!r} has {e.count} NULL value(s) in {data}, which a hierarchy file alone does "
-                        f"not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or \"value\" says what a "
-                        "run does with them), or clean the data") from None
+        raise DataError(f"column {column!r} has {counted(e.count, 'NULL value')} in {data}, which a hierarchy file "
+                        f"alone does not decide: validate SPEC.toml:{column} (its nulls = \"drop\" or \"value\" says "
+                        "what a run does with them), or clean the data") from None
     except NoRowsError:
         raise DataError(f"{data} has no rows: there is no value of {column!r} to check against the "
                         "hierarchy") from None

@@ -287,7 +287,9 @@ def _swap_in(out: Path, staging: Path, made: list[Path], targets: list[str], ove
 
 
 def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
-    click.echo(f"swept {len(result.rows)} runs of {result.source} over {result.x} in {result.seconds:.1f} s")
+    from sqlclose.model.text import counted
+
+    click.echo(f"swept {counted(len(result.rows), 'run')} of {result.source} over {result.x} in {result.seconds:.1f} s")
     for path in written:
         what = {"sweep.csv": "one row per run", "nauc.csv": "NAUC per curve and measure"}.get(path.name, "chart")
         click.echo(f"  {path}  ({what})")
@@ -295,7 +297,7 @@ def _print_summary(result, written: list[Path], lo_hi: tuple) -> None:
         click.echo(f"  warning    {warning}")
     failed = result.failed_runs()
     if failed:
-        click.echo(f"  {len(failed)} run(s) found no solution: {_listed(failed)}")
+        click.echo(f"  {counted(len(failed), 'run')} found no solution: {_listed(failed)}")
     main = "mean_alteration" if result.measured("mean_alteration") else "discernibility"
     rows = [r for r in result.nauc(*lo_hi) if r["measure"] == main]
     taken = sorted((r for r in rows if r["nauc"] is not None), key=lambda r: r["nauc"])

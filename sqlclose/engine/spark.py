@@ -31,6 +31,7 @@ from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.spec import DECIMAL_TYPE
+from sqlclose.model.text import counted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -570,12 +571,12 @@ class SparkEngine(Engine):
                              _column(bad)).from_(_table(view))
         row = self.fetch_row(exp.select(*checks.counts).from_(as_read.subquery("csv")))
         if checks.replaced(row):  # DuckDB's read stops at such a byte, naming its line
-            raise InputError(f"{checks.replaced(row)} row(s) hold bytes that are not "
+            raise InputError(f"{counted(checks.replaced(row), 'row')} hold bytes that are not "
                              f"{read.encoding} text (or the character U+FFFD, which stands for such bytes); set "
                              f"[source] encoding to the file's (utf-8, utf-16, latin-1), or re-save it as UTF-8")
         if checks.ragged(row):
-            raise InputError(f"{checks.ragged(row)} row(s) have more or fewer fields than the header's {len(names)}; "
-                             f"fix them (or the delimiter: {self.csv_delimiter(read)!r})")
+            raise InputError(f"{counted(checks.ragged(row), 'row')} have more or fewer fields than the header's "
+                             f"{len(names)}; fix them (or the delimiter: {self.csv_delimiter(read)!r})")
         found = self.number_types_from(declared, undeclared, checks.type_counts(row))
         types = {**{c: t or "DOUBLE" for c, t in found.items()}, **read.types}
         self._refuse_unread(checks.unread(row, {c: types[c] for c in texts if c in types}), types, read)
@@ -622,9 +623,9 @@ class SparkEngine(Engine):
         for name, count in unread.items():
             if count:
                 if name in read.numeric and name not in read.types:
-                    raise InputError(f"column {name!r} holds {count} value(s) that are not numbers; an "
+                    raise InputError(f"column {name!r} holds {counted(count, 'value')} that are not numbers; an "
                                      f"ordered sensitive column needs numbers: {unread_value_fixes(read, True, True)}")
-                raise InputError(f"column {name!r} holds {count} value(s) that are not a {types[name]}; "
+                raise InputError(f"column {name!r} holds {counted(count, 'value')} that are not a {types[name]}; "
                                  f"{unread_value_fixes(read, False, True)}")
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:

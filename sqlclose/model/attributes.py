@@ -12,7 +12,7 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, format_twins, unicode_twins
+from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, counted, format_twins, unicode_twins
 
 
 @dataclass(frozen=True, eq=False)
@@ -88,7 +88,7 @@ def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], row
     to the hierarchy as it was given; ``source``: the table(s) the rows were counted in. Values
     differing from a leaf only in their Unicode form are counted too (naming the leaf would name
     the value)."""
-    counted = f"{len(missing)} value(s)" + ("" if rows is None else f" (in {rows} row(s))")
+    told = counted(len(missing), "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
     twins = len(unicode_twins(missing, hierarchy.leaves))
     unicode = "" if not twins else (
         f"; {twins} of them differ from a leaf only in their Unicode form, and text is compared code point by "
@@ -98,9 +98,9 @@ def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], row
     unicode += "" if not invisible else (
         f"; {invisible} of them differ from a leaf only by invisible format characters {FORMAT_CHARACTERS_ADVICE}")
     held = "" if source is None else f" in {source}"
-    return (f"column {column!r}{held} holds {counted} that are not leaves of its hierarchy {hierarchy.origin} "
-            f"({len(hierarchy.leaves)} leaves; the values are not shown: a sensitive value is what a release "
-            f"protects): {to_add}, or fix the data{unicode}{_near_leaves(missing, hierarchy.leaves)}")
+    return (f"column {column!r}{held} holds {told} that are not leaves of its hierarchy {hierarchy.origin} "
+            f"({counted(len(hierarchy.leaves), 'leaf', 'leaves')}; the values are not shown: a sensitive value is "
+            f"what a release protects): {to_add}, or fix the data{unicode}{_near_leaves(missing, hierarchy.leaves)}")
 
 
 def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:

@@ -29,7 +29,7 @@ from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
-from sqlclose.model.text import read_utf8, special_file, unexpanded_hint
+from sqlclose.model.text import counted, read_utf8, special_file, unexpanded_hint
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -469,7 +469,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
         _refuse_header_of_other_width(rows, origin, lines)
         i, row = next((i, row) for i, row in enumerate(rows) if len(row) != width)
         raise HierarchyError(
-            f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {len(row)} levels, "
+            f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {counted(len(row), 'level')}, "
             f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
         )
     columns = list(zip(*rows))  # column by column: the checks below loop in C, not per row in Python

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 
 from sqlclose.errors import HierarchyError, InputError
+from sqlclose.model.text import counted
 
 # Picks a column's refused values out: given the column (a quoted identifier), the condition.
 Condition = Callable[[exp.Expression], exp.Expression]
@@ -73,7 +74,8 @@ class Refusals:
 
 def refused_error(name: str, at: ValuesAt, reason: str, values: int, rows: int | None, find: str = "",
                   error: type[InputError] = HierarchyError) -> InputError:
-    """``<name> in <source>: the column holds N value(s) (in M row(s)) <reason> (not shown: …)``."""
-    counted = f"{values} value(s)" + ("" if rows is None else f" (in {rows} row(s))")
+    """``<name> in <source>: the column holds N values (in M rows) <reason> (not shown: …)``, a noun
+    singular for a count of 1 (``1 value (in 1 row)``)."""
+    told = counted(values, "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
     where = name if at.source is None else f"{name} in {at.source}"
-    return error(f"{where}: the column holds {counted} {reason} (not shown: an error names no data value){find}")
+    return error(f"{where}: the column holds {told} {reason} (not shown: an error names no data value){find}")

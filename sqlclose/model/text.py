@@ -106,6 +106,12 @@ def quoted(value: object, escaped: bool = False) -> str:
     return repr(value)
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``n`` and ``noun`` for a message, the noun in the plural (``plural``, else ``noun`` + "s")
+    unless ``n`` is 1: "1 value", "2 values", "0 values", "1 class", "3 classes"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, str]:
     """Each of ``values`` that differs from one of ``texts`` only in its Unicode form (equal once both
     are in NFC), with that text: an ASCII value too (the Kelvin sign U+212A is 'K' in NFC)."""
@@ -136,7 +142,7 @@ FORMAT_CHARACTERS_ADVICE = ("(such as U+FEFF, a byte-order mark, or U+200B, a ze
 
 def format_characters_hint(value: str, leaf: str, others: int = 0) -> str:
     """Why ``value`` is not the leaf it looks like: escaped, its invisible characters show."""
-    alike = f" ({others} more value(s) alike)" if others else ""
+    alike = f" ({counted(others, 'more value')} alike)" if others else ""
     return (f"{ascii(value)} differs from the leaf {ascii(leaf)} only by invisible format characters{alike} "
             f"{FORMAT_CHARACTERS_ADVICE}")
 
@@ -147,7 +153,7 @@ def unicode_form_hint(value: str, leaf: str, line: int | None = None, others: in
     is the leaf's, refused as a duplicate. ``line``: the leaf's line in its file; ``others``: how many
     more values are alike."""
     where = f" (line {line})" if line is not None else ""
-    alike = f" ({others} more value(s) alike)" if others else ""
+    alike = f" ({counted(others, 'more value')} alike)" if others else ""
     return (f"{ascii(value)} differs from the leaf {ascii(leaf)}{where} only in its Unicode form{alike}, and text "
             "is compared code point by code point: write the data and the hierarchy in one form, NFC (a [source] "
             "query's nfc_normalize(column) normalizes the column)")

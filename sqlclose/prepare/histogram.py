@@ -19,6 +19,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
+from sqlclose.model.text import counted
 from sqlclose.prepare.problem import (
     MAX_ROWS,
     Problem,
@@ -243,11 +244,11 @@ def _check_counts(engine: Engine, relation: exp.Expression, label: str) -> None:
                        ).from_(relation.copy())
     found = engine.fetch_row(query)
     if found["nulls"]:
-        raise DataError(f"{label}: {found['nulls']} row(s) have no count ({wh.COUNT_COLUMN!r} is NULL); export the "
-                        "result of `sqlclose sql` unchanged")
+        raise DataError(f"{label}: {counted(found['nulls'], 'row')} have no count ({wh.COUNT_COLUMN!r} is NULL); "
+                        "export the result of `sqlclose sql` unchanged")
     if found["below"]:
-        raise DataError(f"{label}: {found['below']} row(s) have a count below 1 ({wh.COUNT_COLUMN!r} negative or "
-                        "zero); a histogram counts rows: export the result of `sqlclose sql` unchanged")
+        raise DataError(f"{label}: {counted(found['below'], 'row')} have a count below 1 ({wh.COUNT_COLUMN!r} "
+                        "negative or zero); a histogram counts rows: export the result of `sqlclose sql` unchanged")
     if found["too_large"]:
         raise DataError(_too_large(label, f"its counts ({wh.COUNT_COLUMN!r}) sum to more than {MAX_ROWS:,} rows"))
 
@@ -268,11 +269,11 @@ def _check_count_text(engine: Engine, relation: exp.Expression, label: str) -> N
     ).from_(relation.copy())
     found = engine.fetch_row(query)
     if found["not_whole"]:
-        raise DataError(f"{label}: {found['not_whole']} row(s) have a count ({wh.COUNT_COLUMN!r}) that is not a whole "
-                        "number; a histogram counts rows: export the result of `sqlclose sql` unchanged (COUNT(*) as "
-                        "an integer)")
+        raise DataError(f"{label}: {counted(found['not_whole'], 'row')} have a count ({wh.COUNT_COLUMN!r}) that is "
+                        "not a whole number; a histogram counts rows: export the result of `sqlclose sql` unchanged "
+                        "(COUNT(*) as an integer)")
     if found["huge"]:
-        raise DataError(_too_large(label, f"{found['huge']} row(s) have a count ({wh.COUNT_COLUMN!r}) above "
+        raise DataError(_too_large(label, f"{counted(found['huge'], 'row')} have a count ({wh.COUNT_COLUMN!r}) above "
                                           f"{BIGINT_MAX:,}"))
 
 
@@ -297,10 +298,10 @@ def _check_groups(engine: Engine, relation: exp.Expression, spec: Spec, label: s
     if found:
         blank = (" (in a CSV export an empty string and a NULL read as one: if a counted column holds empty "
                  "strings, export Parquet)") if csv else ""
-        raise DataError(f"{label}: {found} combination(s) of values appear in more than one row, but a histogram "
-                        "from `sqlclose sql` has one row per combination (the export was written twice, or its part "
-                        f"files copied or merged more than once){blank}; export the result of `sqlclose sql` again, "
-                        "once, and pass that file")
+        raise DataError(f"{label}: {counted(found, 'combination')} of values appear in more than one row, but a "
+                        "histogram from `sqlclose sql` has one row per combination (the export was written twice, or "
+                        f"its part files copied or merged more than once){blank}; export the result of `sqlclose sql` "
+                        "again, once, and pass that file")
 
 
 def _check_number_texts(engine: Engine, relation: exp.Expression, spec: Spec, label: str) -> None:

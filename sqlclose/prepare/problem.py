@@ -40,7 +40,14 @@ from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.packing import Packing
 from sqlclose.model.refused_values import ValuesAt
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
-from sqlclose.model.text import format_characters_hint, format_twins, quoted, unicode_form_hint, unicode_twins
+from sqlclose.model.text import (
+    counted,
+    format_characters_hint,
+    format_twins,
+    quoted,
+    unicode_form_hint,
+    unicode_twins,
+)
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
@@ -286,7 +293,7 @@ def _refuse_nulls(coded: list[q.CodedColumn], nulls: dict[str, int], policies: d
     for c in coded:
         if nulls[c.raw] and policies[c.raw] == "error":
             raise NullsError(
-                f"column {c.name!r} has {nulls[c.raw]} NULL value(s) in {source_label}; set nulls = \"drop\" "
+                f"column {c.name!r} has {counted(nulls[c.raw], 'NULL value')} in {source_label}; set nulls = \"drop\" "
                 f"(remove those rows) or nulls = \"value\" (treat NULL as the value null_value) for it in the spec, "
                 "or clean the data", c.name, int(nulls[c.raw]))
 
@@ -365,8 +372,8 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
     if others and spec.others is None:
         listed = ", ".join(repr(c) for c in others[:MAX_LISTED_VALUES])
         more = f" and {len(others) - MAX_LISTED_VALUES} more" if len(others) > MAX_LISTED_VALUES else ""
-        raise DataError(f"{source_label} has {len(others)} column(s) the spec does not mention: {listed}{more}; "
-                        "say what happens to them with others = \"keep\" (release them unchanged) or "
+        raise DataError(f"{source_label} has {counted(len(others), 'column')} the spec does not mention: "
+                        f"{listed}{more}; say what happens to them with others = \"keep\" (release them unchanged) or "
                         "others = \"drop\" at the top of the spec, or list them under identifiers")
     keep = set(spec.quasi_identifiers) | set(spec.sensitive) | (set(others) if spec.others == "keep" else set())
     return [c for c in columns if c in keep]
@@ -380,12 +387,14 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     would find no code and not be counted. Both asked in one pass over the column."""
     found = engine.fetch_row(q.float_checks(source, name, engine.is_nan))
     if found["non_finite"] and histogram:
-        raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
+        raise DataError(f"column {name!r} in {source_label} has "
+                        f"{counted(found['non_finite'], 'NaN or infinite value')}, "
                         "which have no place in an ordered distance; clean them in the warehouse table (or count "
                         "a view of it that makes them NULL, with nulls = \"drop\" or a null_value for the column), "
                         "then run `sqlclose sql` and export again")
     if found["non_finite"]:
-        raise DataError(f"column {name!r} in {source_label} has {found['non_finite']} NaN or infinite value(s), "
+        raise DataError(f"column {name!r} in {source_label} has "
+                        f"{counted(found['non_finite'], 'NaN or infinite value')}, "
                         "which have no place in an ordered distance; clean them, or set nulls for them and "
                         "nulls = \"drop\"")
     zeros = _minus_zero(engine, found)
@@ -517,7 +526,7 @@ def columns_told(declared: Iterable[str], columns: Sequence[str], names_may_be_d
     """The source's columns as an error lists them, or why they are not listed (``shows_columns``)."""
     if shows_columns(declared, columns, names_may_be_data):
         return f"its columns: {', '.join(repr(c) for c in columns)}"
-    return (f"it has {len(columns)} column(s), none of those asked for; they are not listed, since a file "
+    return (f"it has {counted(len(columns), 'column')}, none of those asked for; they are not listed, since a file "
             "without a header line has its first row of data read as the names: check that its first line names "
             "its columns and that it is the file meant")
 
@@ -539,8 +548,9 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
         return
     values, rows = missing.column("v").to_pylist(), sum(missing.column("n").to_pylist())
     if hierarchy is None:  # the domain is the column's own values, read by the engine's cast
-        raise DataError(f"column {c.name!r} holds {len(values)} value(s) (in {rows} row(s)) that are not in its "
-                        "domain as read (the values are not shown: a sensitive value is what a release protects)")
+        raise DataError(f"column {c.name!r} holds {counted(len(values), 'value')} (in {counted(rows, 'row')}) that "
+                        "are not in its domain as read (the values are not shown: a sensitive value is what a release "
+                        "protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
     if c.null_value is not None and c.null_value not in hierarchy.leaves:
         # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
@@ -591,10 +601,10 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     invisible = format_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
     named = [quoted(v, v in twins or v in invisible) + (" (null_value, the NULLs' stand-in)" if v == stand_in else "")
              for v in listed]
-    shown = ", ".join(f"{v} ({n} rows)" for v, n in zip(named, counts)) if counts else ", ".join(named)
+    shown = ", ".join(f"{v} ({counted(n, 'row')})" for v, n in zip(named, counts)) if counts else ", ".join(named)
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
-        f"column {column!r}: {len(values)} value(s) are not leaves of {where}: {shown}{more}; "
+        f"column {column!r}: {counted(len(values), 'value')} are not leaves of {where}: {shown}{more}; "
         f"{how_to_add_leaves(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
         f"{_unicode_form_hint(twins, hierarchy)}{_format_characters_hint(invisible)}"
     )

@@ -34,7 +34,7 @@ from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, Environme
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.source_query import refuse_guessed_types
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
-from sqlclose.model.text import special_file, unexpanded_hint
+from sqlclose.model.text import counted, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
@@ -711,7 +711,7 @@ def _files(source: Source) -> list[Path]:
 
 def _unread_files(folder: Path, other: list[Path]) -> InputError:
     named = f"{other[0]}, which is not a Parquet file" if len(other) == 1 else \
-        f"{other[0]} and {len(other) - 1} other file(s), which are not Parquet files"
+        f"{other[0]} and {counted(len(other) - 1, 'other file')}, which are not Parquet files"
     return InputError(f"source folder {folder} holds {named} (their first bytes are not PAR1); a folder source "
                       "reads every file not under a path part starting with \"_\" or \".\", whatever its name, as "
                       "Spark and Hive do: move it out of the folder, or prefix its name with \"_\" to leave it out")
@@ -960,8 +960,8 @@ def _field_count(where: str, header: int, found: int, delimiter: str | None) -> 
     so a long row is told as having more; a header of one field, with rows of more, is most often a
     line before the header (a title, a comment) read as the header."""
     if found <= header:
-        return f"{where} has {found} fields where the header has {header}; fix that row (or the delimiter: " \
-            f"{delimiter!r})"
+        return f"{where} has {counted(found, 'field')} where the header has {header}; fix that row (or the " \
+            f"delimiter: {delimiter!r})"
     said = f"{where} has more fields than the header's {header}; fix that row (or the delimiter: {delimiter!r})"
     if header == 1:
         said += ("; the header, line 1, has one field: if lines come before the header (a title, a comment), "

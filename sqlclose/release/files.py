@@ -44,6 +44,7 @@ from pathlib import Path
 from types import TracebackType
 
 from sqlclose.errors import HIDDEN_TEMPORARY, EnvironmentFailure, OutputExistsError, WaitWarning
+from sqlclose.model.text import counted
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
 _UNCHECKED = object()  # a Transaction whose data file is not compared before it is replaced
@@ -111,8 +112,8 @@ def refuse_foreign_folder(folder: Path) -> None:
         return
     foreign = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() != ".parquet")
     if foreign:
-        raise OutputExistsError(f"the output folder {folder} holds {foreign[0].relative_to(folder)}"
-                                f"{f' and {len(foreign) - 1} other file(s)' if len(foreign) > 1 else ''} that are "
+        others = f" and {counted(len(foreign) - 1, 'other file')}" if len(foreign) > 1 else ""
+        raise OutputExistsError(f"the output folder {folder} holds {foreign[0].relative_to(folder)}{others} that are "
                                 "not Parquet files: it is not a release, and replacing it would delete them; "
                                 "choose another path, or empty the folder yourself")
 

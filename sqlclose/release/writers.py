@@ -31,6 +31,7 @@ from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import TableSlot, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import Output, catalog_name, default_report_path
+from sqlclose.model.text import counted
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.sources import IN_MEMORY_LABELS
 from sqlclose.release import database_file, files
@@ -255,7 +256,7 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
     name, kind = next(iter(unkept.items()))
     quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
     why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
-    more = f" (and {len(unkept) - 1} more column(s): {', '.join(repr(c) for c in list(unkept)[1:])})" \
+    more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
     # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
     where = f"give it in a [source] query as {fix.format(c=quoted)}"

@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from sqlclose.errors import NoSolutionError
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.text import counted
 from sqlclose.prepare.problem import Problem
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import Metric, class_l1_closeness, class_l_diversity, metric
@@ -208,7 +209,7 @@ class _State:
 
     def _check_feasible(self) -> None:
         if self.k > self.total:
-            raise NoSolutionError(f"k = {self.k} is larger than the table ({self.total} records)")
+            raise NoSolutionError(f"k = {self.k} is larger than the table ({counted(self.total, 'record')})")
         if self.hist is not None and self.l is not None:
             best = float(class_l_diversity(self.reference)[0])
             if best < self.l - _MODEL_TOL:

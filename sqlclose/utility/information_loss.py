@@ -37,6 +37,7 @@ from functools import cached_property
 import numpy as np
 
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.text import counted
 
 METRICS = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # their weights count the leaves below a label
@@ -361,7 +362,8 @@ def custom_metric(hierarchies: Sequence[Hierarchy], weights: Sequence[EdgeWeight
     """A user's own metric: per QI, either one weight per level step (``[w(0→1), w(1→2), …]``) or
     a weight per edge keyed by the child node, ``(level, label)`` or a label unique in the hierarchy."""
     if len(weights) != len(hierarchies):
-        raise ValueError(f"custom metric: {len(weights)} weight sets for {len(hierarchies)} hierarchies")
+        raise ValueError(f"custom metric: {counted(len(weights), 'weight set')} for "
+                         f"{counted(len(hierarchies), 'hierarchy', 'hierarchies')}")
     ts = trees(hierarchies)
     return Metric(name, tuple(ts), tuple(_user_weights(t, w) for t, w in zip(ts, weights)))
 
@@ -396,8 +398,8 @@ def _user_weights(tree: Tree, given: EdgeWeights) -> np.ndarray:
     if missing:
         shown = ", ".join(f"{label!r} (level {level})" for level, label in missing[:5])
         raise ValueError(f"{h.origin}: no weight for the edge up from {shown}{' …' if len(missing) > 5 else ''} "
-                         f"({len(missing)} edge(s) in all): give each edge a weight keyed by its child's label, or "
-                         f"one weight per level step (a list of {tree.levels - 1})")
+                         f"({counted(len(missing), 'edge')} in all): give each edge a weight keyed by its child's "
+                         f"label, or one weight per level step (a list of {tree.levels - 1})")
     return _non_negative(out, h)
 
 
