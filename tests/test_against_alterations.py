@@ -291,9 +291,9 @@ def test_a_null_left_at_its_leaf_counts_as_a_leaf(tmp_path):
 def test_the_note_names_the_column_whose_hierarchy_is_unknown(tmp_path):
     # age a bands rule, unknown without the spec, so zip's rows per label were not counted either; the
     # note named zip ("the file's rows per label were not counted"), which told nothing. With the
-    # spec, the rule's declared domain gives its covers (tests/test_against_rule_covers.py), but age
-    # is released at its top alone here: whether its bands count whole numbers (the input's type)
-    # is not told by the file, and the note says so.
+    # spec, the rule's declared domain gives its covers (tests/test_against_rule_covers.py); age is
+    # released at its top alone here, so whether its bands count whole numbers (the input's type) is
+    # not told by the file, and the note says which reading the report's figures agree with.
     spec = _project(tmp_path)
     text = spec.read_text().replace('age = { file = "age.csv", domain = "leaves" }',
                                     'age = { bands = [10], domain = [0, 120] }')
@@ -307,5 +307,5 @@ def test_the_note_names_the_column_whose_hierarchy_is_unknown(tmp_path):
     assert json.loads(report.read_text())["node"]["age"] == 2
     result = invoke("check", release, "--against", report, "--spec", spec)
     assert result.exit_code == 0, result.output
-    assert ("utility.alteration.ncp, llm, nllm, wllm, wnllm were not re-derived from the file: whether the bands "
-            "of column 'age' count whole numbers or lengths follows from the input column's type") in result.output
+    assert ("utility.alteration.ncp, llm, nllm, wllm, wnllm were re-derived reading the bands of column 'age' as "
+            "whole numbers (the reading the report's figures agree with;") in result.output

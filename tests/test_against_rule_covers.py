@@ -22,7 +22,7 @@ import duckdb
 import pytest
 from table3_project import invoke
 
-from sqlclose.audit.rule_covers import RuleDomain, covers
+from sqlclose.audit.rule_covers import RuleDomain, covers, readings
 
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")
 
@@ -265,6 +265,39 @@ def test_a_gaa_release_of_rules_is_re_derived_from_its_labels(tmp_path):
             f"{expected['ncp']:.10g}") in result.output
 
 
+@pytest.mark.parametrize(("age_type", "widths", "reading"), [("BIGINT", [5, 10, 20], "whole numbers"),
+                                                             ("DOUBLE", [5, 10], "lengths")])
+def test_bands_at_their_top_alone_are_held_to_the_reading_the_report_agrees_with(tmp_path, age_type, widths,
+                                                                                 reading):
+    # age released at its top alone: "*" tells nothing of the input's type, which decides whether the
+    # top covers 48 whole numbers or a length of 47; the report's figures agree with one reading only
+    spec, report, doc = _anonymize(tmp_path, ROWS.format(age=age_type), QIS.replace("[5, 10, 20]", str(widths)),
+                                   f"zip=3,age={len(widths) + 1}")
+    release = tmp_path / "out" / "r.parquet"
+    h = len(widths) + 2
+    if reading == "whole numbers":
+        ages = _covered(_bands_paths(18, 65, widths))
+    else:
+        ages = Counter({(h - 1, "*"): 65 - 18})  # a length; a value covers none
+    expected = _alterations({"zip": _zips(release, 3, doc["suppressed_rows"]),
+                             "age": (_records(release, "age", h - 1, doc["suppressed_rows"], h - 1), h, ages,
+                                     1 if reading == "whole numbers" else 0)})
+    assert {k: doc["utility"]["alteration"][k] for k in LEAF_COUNTING} == pytest.approx(expected, rel=1e-12)
+    result = invoke("check", release, "--against", report, "--spec", spec)
+    assert result.exit_code == 0, result.output
+    assert (f"were re-derived reading the bands of column 'age' as {reading} (the reading the report's figures "
+            "agree with;") in result.output
+    doc["utility"]["alteration"]["nllm"] = expected["nllm"] + 1
+    doc["utility"]["mean_alteration"] = sum(doc["utility"]["alteration"].values()) / 7
+    (tmp_path / "edited.json").write_text(json.dumps(doc))
+    result = invoke("check", release, "--against", tmp_path / "edited.json", "--spec", spec)
+    assert result.exit_code == 4, result.output
+    assert (f"utility.alteration.nllm: the report says {expected['nllm'] + 1:.10g}, its node and the file make "
+            f"{expected['nllm']:.10g} (reading the bands of column 'age' as {reading}, the reading most of its figures "
+            "agree with: no reading makes them all)") in result.output
+    assert result.output.count("utility.") == 1, result.output
+
+
 def test_without_the_spec_the_rule_is_unknown_and_a_note_says_so(tmp_path):
     spec, report, doc = _anonymize(tmp_path, ROWS.format(age="BIGINT"), QIS, "zip=3,age=2")
     result = invoke("check", tmp_path / "out" / "r.parquet", "--against", report)
@@ -283,6 +316,9 @@ def test_bands_whose_kind_the_labels_do_not_tell_are_not_re_derived():
     told = covers(rule, ["[-15, -10)", "-3-1", "*"], "age")  # a band of whole numbers beside it tells
     assert not isinstance(told, str) and told.of["[-15, -10)"] == 5 and told.top == 40
     assert covers(rule, ["[-15, -10)", "-12.5"], "age").of["[-15, -10)"] == 5  # a value with a point: real
+    both = readings(rule, ["[-15, -10)", "*"], "age")  # open: both readings, for the report to agree with one
+    assert [(name, c.of["[-15, -10)"], c.top) for name, c in both] == [("as whole numbers", 5, 40),
+                                                                        ("as lengths", 5, 39)]
 
 
 @pytest.mark.parametrize(("labels", "why"), [

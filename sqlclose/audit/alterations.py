@@ -20,15 +20,16 @@ check shares no judging code with what it checks (``utility/information_loss.py`
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from sqlclose.audit.figures import LabelFigures, ReleaseFigures
-from sqlclose.audit.rule_covers import RuleDomain, covers
+from sqlclose.audit.rule_covers import RuleDomain, readings
 from sqlclose.model.hierarchy import Hierarchy
 
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # a step's weight counts the leaves it adds
@@ -49,6 +50,10 @@ class ColumnRecords:
     leaves: float | None = None  # nl(top): the hierarchy's leaves (a rule's: what its top covers)
     why_not: str = ""
     leaf: float = 1.0  # nl(leaf): one, or what a rule's value covers (none for bands of real numbers)
+    # Bands whose labels leave open whether they count whole numbers or lengths: this column read the
+    # first way (``reading``), and the others (``rule_covers.readings``).
+    reading: str = ""
+    others: tuple[ColumnRecords, ...] = ()
 
 
 def counts_leaves(doc: Mapping) -> bool:
@@ -99,12 +104,13 @@ def _rule_records(name: str, found: LabelFigures | None, rule: RuleDomain, level
         return ColumnRecords(levels, at_level, why_not="the file's rows per label were not counted")
     labelled = dict(found.rows_by_label)
     nulls = labelled.pop(None, 0)
-    made = covers(rule, labelled, name)
+    made = readings(rule, labelled, name)
     if isinstance(made, str):
         return ColumnRecords(levels, at_level, why_not=made)
-    under = [(made.of[label], n) for label, n in labelled.items()]
-    return ColumnRecords(levels, at_level, [*under, (made.leaf, nulls), (made.top, suppressed)], made.top,
-                         leaf=made.leaf)
+    each = [ColumnRecords(levels, at_level, [*((c.of[label], n) for label, n in labelled.items()), (c.leaf, nulls),
+                                             (c.top, suppressed)], c.top, leaf=c.leaf, reading=reading)
+            for reading, c in made]
+    return replace(each[0], others=tuple(each[1:]))
 
 
 def _count(value: object) -> bool:
@@ -162,19 +168,46 @@ def alteration_claims(utility: Mapping, columns: Mapping[str, ColumnRecords], fu
     problems: list[str] = []
     unknown: dict[str, str] = {}
     maker = "its node and the file make" if full_domain else "the file's labels make"
+    read, told, aside = _reading(columns, given, withheld)
     for name in [*SEVEN, *(["custom"] if "custom" in given else [])]:
         said = given.get(name)
         if said is None and name in withheld:
             continue  # withholding tells less than the figure: it needs no proof
-        made, why = _derived(name, columns, level_weights)
+        made, why = _derived(name, read if name in LEAF_COUNTING else columns, level_weights)
         if why:
             unknown[name] = why
         elif not _agrees(said, made):
-            problems.append(_mismatch(f"utility.alteration.{name}", said, made, maker))
+            problems.append(_mismatch(f"utility.alteration.{name}", said, made, maker)
+                            + (aside if name in LEAF_COUNTING else ""))
     problems += _mean_claims(utility, given, withheld)
     notes = [f"utility.alteration.{', '.join(names)} {'was' if len(names) == 1 else 'were'} not re-derived "
              f"from the file: {why}" for why, names in _grouped(unknown).items()]
-    return problems, notes
+    return problems, notes + told
+
+
+def _reading(columns: Mapping[str, ColumnRecords], given: Mapping,
+             withheld: Mapping) -> tuple[Mapping[str, ColumnRecords], list[str], str]:
+    """The columns as the leaf-counting figures are re-derived from: where bands leave open whether
+    they count whole numbers or lengths, the reading every figure the report gives agrees with, else
+    the one most agree with; the note that says which was taken, or what a mismatch adds."""
+    open_ = [c for c, col in columns.items() if col.others]
+    if not open_ or any(col.under is None for col in columns.values()):  # else a note says what is unknown
+        return columns, [], ""
+    choices = [dict(zip(open_, pick)) for pick in itertools.product(*([col, *col.others]
+                                                                      for col in (columns[c] for c in open_)))]
+    said = {name: given.get(name) for name in LEAF_COUNTING if not (given.get(name) is None and name in withheld)}
+    agree = [sum(_agrees(v, _derived(name, {**columns, **pick}, None)[0]) for name, v in said.items())
+             for pick in choices]
+    best = max(range(len(choices)), key=lambda i: (agree[i], -i))
+    pick = choices[best]
+    how = ", ".join(f"the bands of column {c!r} {pick[c].reading}" for c in open_)
+    if agree[best] < len(said):
+        return {**columns, **pick}, [], f" (reading {how}, the reading most of its figures agree with: no reading " \
+            "makes them all)"
+    return {**columns, **pick}, [f"utility.alteration.ncp, llm, nllm, wllm, wnllm were re-derived reading {how} "
+                                 "(the reading the report's figures agree with; whether bands count whole numbers "
+                                 "or lengths follows from the input column's type, which the file's labels do not "
+                                 "tell)"], ""
 
 
 def _derived(name: str, columns: Mapping[str, ColumnRecords],

@@ -18,8 +18,8 @@ A NULL's stand-in (``nulls = "value"``) covers what a value covers below the top
 leaf too, and the top one more. Which of the two kinds of bands a column has follows from the
 spec's widths and origin and the column's type, which the file tells by its labels: a band of whole
 numbers, an interval ending above 0, or a value written with a decimal point or exponent. Where the
-labels leave it open (intervals below 0 alone, or no label but the top and the stand-in), the
-figures are not re-derived, and the check says so.
+labels leave it open (a column released at its top alone, or intervals below 0 alone), ``readings``
+gives both, and the check holds the report to the one its figures agree with, saying so.
 """
 
 from __future__ import annotations
@@ -65,15 +65,29 @@ class Covers:
     top: float
 
 
-def covers(rule: RuleDomain, labels: Iterable[str], name: str) -> Covers | str:
+def covers(rule: RuleDomain, labels: Iterable[str], name: str, whole: bool | None = None) -> Covers | str:
     """What each of ``labels`` (column ``name``'s, NULL left out) covers of the rule's domain, or
-    why that is not known from them."""
+    why that is not known from them. ``whole``: bands read as counting whole numbers (True) or
+    lengths (False), whatever the labels tell."""
     labels = list(labels)
     if rule.kind == "mask":
         return _mask(rule, labels, name)
     if rule.kind == "bands":
-        return _bands(rule, labels, name)
+        return _bands(rule, labels, name, whole)
     return _dates(rule, labels, name)
+
+
+def readings(rule: RuleDomain, labels: Iterable[str], name: str) -> list[tuple[str, Covers]] | str:
+    """``covers`` as the labels tell it: one reading (named ""), or, for bands of whole widths whose
+    labels leave their kind open, both (named "as whole numbers", "as lengths"); or why none."""
+    labels = list(labels)
+    if rule.kind != "bands" or not rule.whole_widths or _whole_numbers(rule, labels) is not None:
+        made = covers(rule, labels, name)
+        return made if isinstance(made, str) else [("", made)]
+    both = [(f"as {kind}", covers(rule, labels, name, whole)) for kind, whole in (("whole numbers", True),
+                                                                                   ("lengths", False))]
+    problem = next((made for _, made in both if isinstance(made, str)), None)
+    return problem if problem is not None else both
 
 
 def _mask(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
@@ -96,8 +110,8 @@ def _mask(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
     return Covers(of, 1.0, top)
 
 
-def _bands(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
-    whole = _whole_numbers(rule, labels)
+def _bands(rule: RuleDomain, labels: list[str], name: str, whole: bool | None) -> Covers | str:
+    whole = _whole_numbers(rule, labels) if whole is None else whole
     if whole is None:
         return (f"whether the bands of column {name!r} count whole numbers or lengths follows from the input "
                 "column's type, which its labels do not tell (intervals below 0, or no value or band at all)")
