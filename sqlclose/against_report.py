@@ -320,11 +320,10 @@ def _rule_levels(s: QuasiIdentifier, stand_in: str | None) -> Any:
     return DateLevels(tuple(s.date_levels), stand_in)
 
 
-def _rule_domain(s: QuasiIdentifier) -> Any:
+def _rule_domain(s: QuasiIdentifier, stand_in: str | None) -> Any:
     """A mask, bands or dates rule whose domain the spec declares (``rule_covers``), else None."""
     from sqlclose.audit.rule_covers import RuleDomain
 
-    stand_in = s.null_value if s.nulls == "value" else None
     if s.kind == "mask":
         return None if s.alphabet is None else RuleDomain("mask", stand_in, alphabet=len(s.alphabet), length=s.length,
                                                           mask_char=s.mask_char)
@@ -351,8 +350,9 @@ def _level_labels(doc: dict, spec: Spec | str | Path | None,
         if given is not None and name in given.quasi_identifiers:
             s = given.quasi_identifiers[name]
             if s.kind in ("mask", "bands", "dates"):  # its levels' labels follow from the rule
-                out[name] = _rule_levels(s, s.null_value if s.nulls == "value" else None)
-                if (domain := _rule_domain(s)) is not None:
+                stand_in = s.null_value if s.nulls == "value" else None
+                out[name] = _rule_levels(s, stand_in)
+                if (domain := _rule_domain(s, stand_in)) is not None:
                     known[name] = domain
                 continue
             h = static_hierarchy(s, name)

@@ -191,11 +191,11 @@ def _reading(columns: Mapping[str, ColumnRecords], given: Mapping,
     they count whole numbers or lengths, the reading every figure the report gives agrees with, else
     the one most agree with; the note that says which was taken, or what a mismatch adds."""
     open_ = [c for c, col in columns.items() if col.others]
-    if not open_ or any(col.under is None for col in columns.values()):  # else a note says what is unknown
+    said = {name: given.get(name) for name in LEAF_COUNTING if not (given.get(name) is None and name in withheld)}
+    if not open_ or not said or any(col.under is None for col in columns.values()):  # else a note tells why
         return columns, [], ""
     choices = [dict(zip(open_, pick)) for pick in itertools.product(*([col, *col.others]
                                                                       for col in (columns[c] for c in open_)))]
-    said = {name: given.get(name) for name in LEAF_COUNTING if not (given.get(name) is None and name in withheld)}
     agree = [sum(_agrees(v, _derived(name, {**columns, **pick}, None)[0]) for name, v in said.items())
              for pick in choices]
     best = max(range(len(choices)), key=lambda i: (agree[i], -i))
@@ -204,7 +204,7 @@ def _reading(columns: Mapping[str, ColumnRecords], given: Mapping,
     if agree[best] < len(said):
         return {**columns, **pick}, [], f" (reading {how}, the reading most of its figures agree with: no reading " \
             "makes them all)"
-    return {**columns, **pick}, [f"utility.alteration.ncp, llm, nllm, wllm, wnllm were re-derived reading {how} "
+    return {**columns, **pick}, [f"utility.alteration.{', '.join(said)} were re-derived reading {how} "
                                  "(the reading the report's figures agree with; whether bands count whole numbers "
                                  "or lengths follows from the input column's type, which the file's labels do not "
                                  "tell)"], ""
