@@ -836,7 +836,7 @@ def test_a_quasi_identifiers_null_stand_in_missing_from_its_hierarchy_is_named_a
     spec = spec_dict()
     spec["quasi_identifiers"]["age"].update(nulls="value", null_value="unknown")
     msg = fails(DataError, frame, spec, outdir)
-    assert "1 value are not leaves of hierarchy" in msg and "'unknown' (null_value, the NULLs' stand-in) (1 row)" \
+    assert "1 value is not a leaf of hierarchy" in msg and "'unknown' (null_value, the NULLs' stand-in) (1 row)" \
         in msg, msg
 
 
@@ -1038,7 +1038,7 @@ def test_a_sensitive_stand_in_no_leaf_is_named_whether_or_not_the_column_holds_n
     msg = fails(DataError, source, spec, outdir)
     assert msg.endswith("; with nulls = \"value\" a NULL is read as 'NULL', which is no leaf of the hierarchy: add "
                         "it as one if the column holds NULLs"), msg
-    assert "holds 1 value (in 1 row) that are not leaves" in msg and "SECRET" not in msg, msg
+    assert "holds 1 value (in 1 row) that is not a leaf" in msg and "SECRET" not in msg, msg
 
 
 @pytest.mark.parametrize("which", ["hierarchy", "source"])

@@ -683,7 +683,7 @@ MESSAGES = {
         "[source] nulls, or use another distance"
     ),
     "csv-ordered-fraction": (
-        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number that are not whole (a "
+        "sqlclose: error: cannot read <tmp>/table3.csv: column 'salary' holds 1 number that is not whole (a "
         "fraction or an exponent); an ordered column of a CSV is read as whole numbers unless its type is "
         "declared: declare it, e.g. [source] types = { salary = \"DOUBLE\" } (or \"DECIMAL(12, 2)\")"
     ),
@@ -742,7 +742,7 @@ MESSAGES = {
         " value null_value) for some of them in the spec, or clean the data"
     ),
     "hierarchy-missing-value": (
-        "sqlclose: error: column 'age': 1 value are not leaves of hierarchy <tmp>/age.csv: '52' (1"
+        "sqlclose: error: column 'age': 1 value is not a leaf of hierarchy <tmp>/age.csv: '52' (1"
         " row); add a line for each to the hierarchy (leaf;…;*), or fix the data"
     ),
     "hierarchy-two-parents": (

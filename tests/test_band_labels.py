@@ -168,7 +168,7 @@ def test_a_text_column_holding_a_fraction_its_float_rounds_to_whole_is_refused(t
     (tmp_path / "t.csv").write_text("age,s\n29.9999999999999999,a\n29.9999999999999999,b\n31,a\n31,b\n")
     spec = {"source": {"path": str(tmp_path / "t.csv")}, "privacy": {"k": 2},
             "quasi_identifiers": {"age": {"bands": [10, 20]}}, "sensitive": {"s": {"distinct_l": 2}}}
-    with pytest.raises(sqlclose.errors.DataError, match=r"1 value \(in 2 rows\) that are not whole numbers"):
+    with pytest.raises(sqlclose.errors.DataError, match=r"1 value \(in 2 rows\) that is not a whole number"):
         sqlclose.anonymize(None, spec)
 
 

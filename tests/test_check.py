@@ -722,7 +722,7 @@ def test_hierarchy_missing_a_value(tmp_path):
     h = tmp_path / "h.csv"
     h.write_text("flu;respiratory;*\npneumonia;respiratory;*\ngastritis;digestive;*\n", encoding="utf-8")
     # DISEASE_TABLE holds ulcer, which h.csv lacks, in 4 rows: counted, never shown (a sensitive value)
-    with pytest.raises(DataError, match=r"holds 1 value \(in 4 rows\) that are not leaves") as refused:
+    with pytest.raises(DataError, match=r"holds 1 value \(in 4 rows\) that is not a leaf") as refused:
         check(table(DISEASE_TABLE), ["g"], {"s": {"distance": "hierarchical", "t": 0.5, "hierarchy": str(h)}})
     assert "ulcer" not in str(refused.value)
 
@@ -1129,7 +1129,7 @@ def test_cli_hierarchy_missing_a_value_exit_2(disease_table_csv, tmp_path):
     h = tmp_path / "h.csv"
     h.write_text("flu;respiratory;*\npneumonia;respiratory;*\ngastritis;digestive;*\n", encoding="utf-8")
     result = invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--hierarchy", f"s={h}")
-    assert_cli_error(result, f"holds 1 value (in 4 rows) that are not leaves of its hierarchy {h}")
+    assert_cli_error(result, f"holds 1 value (in 4 rows) that is not a leaf of its hierarchy {h}")
     assert "ulcer" not in result.stderr
 
 

@@ -80,7 +80,7 @@ def test_an_ordered_column_off_its_hierarchy_is_counted_never_shown(tmp_path, mo
     """The oracle: SALARIES by hand, 11000 (one value, 2 rows) missing from missing.csv."""
     _salaries(tmp_path)
     monkeypatch.chdir(tmp_path)
-    said = "holds 1 value (in 2 rows) that are not leaves of its hierarchy"
+    said = "holds 1 value (in 2 rows) that is not a leaf of its hierarchy"
     if route == "python":
         with pytest.raises(DataError) as refused:
             sqlclose.check("t.parquet", ["q"], {"salary": {"distance": "ordered", "hierarchy": "missing.csv"}})
@@ -106,7 +106,7 @@ def test_the_similarity_lookup_refuses_a_value_off_the_hierarchy_unnamed():
     sa = SensitiveAttribute("s", None, ["x", "SECRET"], hierarchy)
     with pytest.raises(DataError) as refused:
         tables.Similarity(sa, 1)
-    assert "holds 1 value that are not leaves of its hierarchy h.csv" in str(refused.value)
+    assert "holds 1 value that is not a leaf of its hierarchy h.csv" in str(refused.value)
     assert "SECRET" not in str(refused.value)
 
 
@@ -125,7 +125,7 @@ def test_an_ordered_csv_column_is_looked_up_by_its_number_as_anonymize_does(tmp_
                   "ordered", "--json")
     anonymized = cli("anonymize", "spec.toml", "--quiet")
     if refused:
-        assert_refused(checked, "holds 1 value (in 2 rows) that are not leaves of its hierarchy h.csv")
+        assert_refused(checked, "holds 1 value (in 2 rows) that is not a leaf of its hierarchy h.csv")
         assert anonymized.exit_code == 2
         return
     assert checked.exit_code == 0 and anonymized.exit_code == 0, (checked.output, anonymized.output)

@@ -1271,7 +1271,7 @@ def test_check_of_a_value_missing_from_its_hierarchy_names_the_file_and_what_to_
     args = _diagnoses(tmp_path, ";", (("flu", "resp", "*"), ("ulcer", "dig", "*")))
     result = invoke(*args, "--t", "0.5", "--hierarchy", f"diagnosis={tmp_path / 'diag.csv'}")
     assert result.exit_code == 2, result.output
-    assert f"not leaves of its hierarchy {tmp_path / 'diag.csv'}" in result.output and "add a line" in result.output
+    assert f"not a leaf of its hierarchy {tmp_path / 'diag.csv'}" in result.output and "add a line" in result.output
     assert "colitis" not in result.output  # a sensitive value: counted, never shown
 
 

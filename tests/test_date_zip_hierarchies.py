@@ -180,7 +180,7 @@ def test_text_that_is_not_yyyy_mm_dd_is_refused_by_the_dates_rule(text):
     with pytest.raises(sqlclose.HierarchyError) as refused:
         sqlclose.anonymize(_dates_source([text, "2024-05-27"]), _DATES_SPEC)
     message = str(refused.value)
-    assert "column 'dob'" in message and "1 value (in 2 rows) that are not dates" in message
+    assert "column 'dob'" in message and "1 value (in 2 rows) that is not a date" in message
     assert "[source] query" in message and text not in message
 
 

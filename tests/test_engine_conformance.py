@@ -287,7 +287,7 @@ def test_csv_source(engine: Engine, tmp_path: Path) -> None:
     # an undeclared numeric column holding a fraction is refused alike (its type must not follow its
     # values); declared, it is read as it is
     path.write_text("zip;age;note;v\n04767;29;;1.5\n47602;22;NA;2\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"column 'v' holds 1 number that are not whole"):
+    with pytest.raises(InputError, match=r"column 'v' holds 1 number that is not whole"):
         engine.source_relation(read)
     declared = dataclasses.replace(read, types={"age": "BIGINT", "v": "DOUBLE"})
     result = engine.fetch(_select(exp.Star(), source=engine.source_relation(declared)))

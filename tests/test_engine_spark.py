@@ -230,7 +230,7 @@ def test_the_release_rechecks_from_a_parquet_folder_on_spark(spark, repo_dir: Pa
             .from_(query.subquery("r"))
         spark.copy_to_parquet(edited, tmp_path / "edited", params)
         failing = recheck(release.problem, tmp_path / "edited")["failing"]
-        assert ("1 written row are not rows of the input generalized at the levels the labels show "
+        assert ("1 written row is not a row of the input generalized at the levels the labels show "
                 "(a label, a value or a whole row was altered)") in failing
         assert any(f.startswith("column 'salary' holds 1 value the input does not have (e.g. '3001')")
                    for f in failing)
@@ -378,7 +378,7 @@ def test_a_bands_refusal_of_a_non_finite_value_reads_the_same_on_both_engines(tm
             sqlclose.anonymize(tmp_path / "in.parquet", spec, engine=engine)
         messages[engine.name] = str(raised.value)
     assert messages["duckdb"] == messages["spark"]
-    assert "holds 1 value (in 1 row) that are not finite numbers" in messages["spark"]  # counted, not shown
+    assert "holds 1 value (in 1 row) that is not a finite number" in messages["spark"]  # counted, not shown
     assert f"{shown!r}" not in messages["spark"]
 
 

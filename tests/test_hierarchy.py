@@ -111,7 +111,7 @@ def test_a_bands_refusal_counts_a_non_finite_value_whatever_its_text(text, shown
     of them a column holds is data). The oracle: the message written by hand, one text for all."""
     with pytest.raises(HierarchyError) as e:
         bands_hierarchy([("1", 1.0), (text, float(text))], [5], name="bands rule for column 'x'")
-    assert str(e.value) == ("bands rule for column 'x': the column holds 1 value that are not finite numbers (NaN "
+    assert str(e.value) == ("bands rule for column 'x': the column holds 1 value that is not a finite number (NaN "
                             "or an infinity), and bands cut numbers: clean the values (a [source] query may make them "
                             "NULL), or give the column a hierarchy file or tree (not shown: an error names no data "
                             "value)")

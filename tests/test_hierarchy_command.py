@@ -199,7 +199,7 @@ def test_the_file_form_counts_a_sensitive_columns_values_never_shows_them(tmp_pa
     args = ["hierarchy", "validate", tmp_path / "disease.csv", "--data", tmp_path / "t.csv", "--column", "disease"]
     result = invoke(*args, "--sensitive")
     assert result.exit_code == 2, result.output
-    assert result.stderr == (f"sqlclose: error: column 'disease' holds 1 value (in 1 row) that are not leaves of "
+    assert result.stderr == (f"sqlclose: error: column 'disease' holds 1 value (in 1 row) that is not a leaf of "
                              f"its hierarchy {tmp_path / 'disease.csv'} (10 leaves; the values are not shown: a "
                              "sensitive value is what a release protects): add a line for each to the hierarchy "
                              "(leaf;…;*), or fix the data\n")

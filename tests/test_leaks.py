@@ -1401,7 +1401,7 @@ def test_whole_bands_over_text_holding_a_fraction_are_refused_with_the_fix(tmp_p
     spec["quasi_identifiers"]["age"] = {"bands": [10, 20]}
     with pytest.raises(DataError) as e:
         sqlclose.anonymize(rows, spec).write_parquet(tmp_path / "r.parquet")
-    assert "column 'age'" in str(e.value) and "1 value (in 1 row) that are not whole numbers" in str(e.value)
+    assert "column 'age'" in str(e.value) and "1 value (in 1 row) that is not a whole number" in str(e.value)
     assert 'types = { age = "DOUBLE" }' in str(e.value) and "36.5" not in str(e.value)
     assert not (tmp_path / "r.parquet").exists()
     spec["quasi_identifiers"]["age"] = {"bands": [2.5, 5]}  # widths of fractions: intervals, whatever the values
@@ -1555,7 +1555,7 @@ def test_an_ordered_csv_columns_type_does_not_tell_a_suppressed_rows_fraction(tm
     assert str(pq.read_schema(whole).field("salary").type) == "int64"
     with pytest.raises(InputError) as e:
         release("5000.5", 1)
-    assert "column 'salary' holds 1 number that are not whole" in str(e.value)
+    assert "column 'salary' holds 1 number that is not whole" in str(e.value)
     assert 'types = { salary = "DOUBLE" }' in str(e.value) and "5000.5" not in str(e.value)
     assert not (tmp_path / "r1.parquet").exists()
     digests = {sha256(release(salary, 2 + i, {"salary": "DOUBLE"})[1]) for i, salary in enumerate(("5000", "5000.5"))}

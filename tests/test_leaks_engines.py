@@ -108,7 +108,7 @@ def test_a_csv_value_spark_cannot_read_is_named_nowhere(tmp_path, spark_session,
     with pytest.raises(sqlclose.errors.InputError) as e:
         sqlclose.anonymize(None, spec, engine=SparkEngine(spark_session))
     column = "age" if case == "quasi-identifier" else "salary"
-    assert f"column {column!r} holds 1 value that are not" in str(e.value)
+    assert f"column {column!r} holds 1 value that is not" in str(e.value)
     out, err = capfd.readouterr()
     assert "SECRET" not in str(e.value) and "SECRET" not in out + err
 
@@ -208,7 +208,7 @@ def test_a_csv_row_with_more_or_fewer_fields_is_refused_on_spark(tmp_path, spark
     capfd.readouterr()
     with pytest.raises(sqlclose.errors.InputError) as e:
         sqlclose.anonymize(source, spec, engine=SparkEngine(spark_session))
-    assert "1 row have more or fewer fields than the header's 6" in str(e.value)
+    assert "1 row has more or fewer fields than the header's 6" in str(e.value)
     out, err = capfd.readouterr()
     assert "123-45-6789" not in str(e.value) + out + err
 

@@ -258,7 +258,7 @@ def test_a_declared_date_time_or_double_releases_the_values_as_the_csv_writes_th
 
 @pytest.mark.parametrize("age, salary, says", [
     ("2.9e1", "3000", "column 'age' is declared BIGINT but holds 1 number that type would change"),
-    ("29", "3000.5", "column 'salary' holds 1 number that are not whole"),
+    ("29", "3000.5", "column 'salary' holds 1 number that is not whole"),
 ])
 def test_a_declared_and_an_undeclared_number_column_are_checked_together(tmp_path, age, salary, says):
     """A CSV's declared BIGINT (age) and its ordered column without a type (salary) are checked in

@@ -141,10 +141,10 @@ def test_only_the_collect_and_the_typed_columns_questions_read_the_values_on_spa
     ({"quasi_identifiers": {"age": {"bands": [10]}, "zip": {"mask": True}}}, "column 'zip' has 1 NULL value"),
     # The dropped row's age (29) is in no check: the kept row's 41 is.
     ({"quasi_identifiers": {"age": {"tree": {"*": ["23", "37"]}}, "zip": {"mask": True, "nulls": "drop"}}},
-     "column 'age': 1 value are not leaves of hierarchy tree for column 'age': '41' (1 row);"),
+     "column 'age': 1 value is not a leaf of hierarchy tree for column 'age': '41' (1 row);"),
     ({"sensitive": {"disease": {"distance": "hierarchical", "t": 1.0, "hierarchy": {"tree": {"*": ["flu", "cancer"]}}},
                     "income": {"distance": "ordered", "t": 1.0}}},
-     "column 'disease' holds 1 value (in 1 row) that are not leaves of its hierarchy tree for column "
+     "column 'disease' holds 1 value (in 1 row) that is not a leaf of its hierarchy tree for column "
      "'disease' (2 leaves;"),
 ], ids=["null", "qi-leaf", "sensitive-leaf"])
 def test_bad_values_give_duckdbs_errors(spark, duck, changes, message) -> None:
@@ -161,5 +161,5 @@ def test_a_bands_rule_reads_numbers_as_the_source_does(spark, duck) -> None:
     age = prepared(spark, the_spec, rows).qis[0].hierarchy
     assert {leaf: band for leaf, band, _ in age.rows} == {"1d": "0-9", "5": "0-9", "12": "10-19"}
     with pytest.raises(DataError, match=re.escape("column 'age' in ") + ".*" + re.escape(
-            "holds 1 value (in 1 row) that are not numbers")):
+            "holds 1 value (in 1 row) that is not a number")):
         prepared(duck, the_spec, rows)

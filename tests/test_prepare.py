@@ -76,7 +76,7 @@ def test_values_missing_from_hierarchies_name_the_first_column_in_spec_order(ord
     spec = as_spec({"k": 2, "quasi_identifiers": {name: trees[name] for name in order},
                     "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
     opened = open_source(table, None)
-    expected = {"g": "column 'g': 1 value are not leaves of hierarchy tree for column 'g': 'b' (3 rows);",
+    expected = {"g": "column 'g': 1 value is not a leaf of hierarchy tree for column 'g': 'b' (3 rows);",
                 "h": "column 'h': 2 values are not leaves of hierarchy tree for column 'h': 'x' (3 rows), "
                      "'y' (2 rows);"}
     with pytest.raises(DataError, match=re.escape(expected[order[0]])):

@@ -34,7 +34,7 @@ CASES = {
     "bands-not-a-number": ("age", {"bands": [10, 20]}, ["zz9713", "zz9713", "x4242"], "that are not numbers", 2, 3),
     "bands-outside-domain": ("age", {"bands": [10, 20], "domain": [0, 120]}, ["4242", "9713", "9713"],
                              "outside the declared domain [0, 120]", 2, 3),
-    "bands-not-whole": ("age", {"bands": [10, 20]}, ["36.4242", "36.4242"], "that are not whole numbers", 1, 2),
+    "bands-not-whole": ("age", {"bands": [10, 20]}, ["36.4242", "36.4242"], "that is not a whole number", 1, 2),
     "bands-beyond-the-orders": ("age", {"bands": [10, 20]}, ["4242e4242"], "beyond the orders of magnitude", 1, 1),
     "mask-declared-length": ("code", {"mask": True, "length": 5}, ["4242", "4242", "9713"],
                              "whose length is not the declared 5", 2, 3),
@@ -171,13 +171,13 @@ def test_on_the_warehouse_path_the_refusal_counts_the_histograms_rows_and_speaks
 
 
 @pytest.mark.parametrize(("values", "rows", "expected"), [
-    (1, 1, "bands rule for column 'age' in people.csv: the column holds 1 value (in 1 row) that are not numbers "
+    (1, 1, "bands rule for column 'age' in people.csv: the column holds 1 value (in 1 row) that is not a number "
            "(not shown: an error names no data value)"),
-    (1, 4, "bands rule for column 'age' in people.csv: the column holds 1 value (in 4 rows) that are not numbers "
+    (1, 4, "bands rule for column 'age' in people.csv: the column holds 1 value (in 4 rows) that is not a number "
            "(not shown: an error names no data value)"),
     (2, 3, "bands rule for column 'age' in people.csv: the column holds 2 values (in 3 rows) that are not numbers "
            "(not shown: an error names no data value)"),
-    (1, None, "bands rule for column 'age' in people.csv: the column holds 1 value that are not numbers "
+    (1, None, "bands rule for column 'age' in people.csv: the column holds 1 value that is not a number "
               "(not shown: an error names no data value)"),
     (5, None, "bands rule for column 'age' in people.csv: the column holds 5 values that are not numbers "
               "(not shown: an error names no data value)"),

@@ -69,7 +69,7 @@ def test_a_csv_that_is_not_in_its_declared_encoding_is_refused(tmp_path, spark):
     with pytest.raises(InputError) as refused:
         _released(path, spark, {**SPEC, "source": {"path": str(path)}})
     message = str(refused.value)
-    assert "1 row hold bytes that are not utf-8 text" in message and "encoding" in message
+    assert "1 row holds bytes that are not utf-8 text" in message and "encoding" in message
     assert "ünï" not in message and "n\ufffd" not in message
 
 

@@ -89,7 +89,7 @@ def test_a_value_missing_from_a_tree_gets_advice_for_a_tree(tmp_path):
         'hierarchy = { tree = { Respiratory = ["flu", "pneumonia"], Digestive = ["gastritis"] } }\n')
     result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress")
     assert result.exit_code == 2, result.output
-    assert "1 value (in 2 rows) that are not leaves of its hierarchy tree for column 'd'" in result.output
+    assert "1 value (in 2 rows) that is not a leaf of its hierarchy tree for column 'd'" in result.output
     assert "ulcer" not in result.output  # a sensitive value: counted, never shown
     assert "add each to the tree, as a leaf of its group" in result.output and "leaf;…;*" not in result.output
 

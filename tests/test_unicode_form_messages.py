@@ -86,7 +86,7 @@ def test_check_counts_a_decomposed_sensitive_value_and_names_neither_it_nor_its_
     result = invoke("check", tmp_path / "t.csv", *args, "-q")
     assert result.exit_code == 2, result.output
     message = " ".join(result.stderr.split())
-    assert ("column 'city' in " in message and "holds 1 value (in 1 row) that are not leaves of its hierarchy"
+    assert ("column 'city' in " in message and "holds 1 value (in 1 row) that is not a leaf of its hierarchy"
             in message and "1 of them differ from a leaf only in their Unicode form" in message and "NFC" in message), \
         message
     # a sensitive value is counted, never shown: neither its form nor the leaf it looks like

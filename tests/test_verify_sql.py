@@ -277,7 +277,7 @@ def test_labels_must_come_from_one_level():
                           [WrittenQI("g", h)], [WrittenSensitive("s", spec)]).failures for w in (good, mixed)]
     engine.close()
     assert found[0] == []
-    assert len(found[1]) == 1 and "column 'g' holds 1 value that are not labels of any one level" in found[1][0]
+    assert len(found[1]) == 1 and "column 'g' holds 1 value that is not a label of any one level" in found[1][0]
 
 
 # ---------------------------------------------------------------------------- a defect the verifier found
@@ -626,16 +626,16 @@ def _truth_of_edit(edit: str, monkeypatch, classes_alike: bool = False) -> tuple
                              columns=["g", "s"])
     finally:
         engine.close()
-    untrue = [p for p in found.problems if "are not rows of the input" in p]
+    untrue = [p for p in found.problems if " of the input generalized at the levels" in p]
     return untrue, used, expected
 
 
 # the untrue rows counted as the problem words them, by hand
-_UNTRUE_ROWS = {1: "1 written row", 2: "2 written rows"}
+_UNTRUE_ROWS = {1: "1 written row is not a row", 2: "2 written rows are not rows"}
 
 
 def _untrue_message(expected: int) -> list[str]:
-    return [f"{_UNTRUE_ROWS[expected]} are not rows of the input generalized at the levels the labels show "
+    return [f"{_UNTRUE_ROWS[expected]} of the input generalized at the levels the labels show "
             "(a label, a value or a whole row was altered)"] if expected else []
 
 
@@ -692,7 +692,7 @@ def test_a_file_without_a_class_keeps_its_null_class_in_the_sums(monkeypatch):
                              columns=["g", "s"])
     finally:
         engine.close()
-    assert not [p for p in found.problems if "not rows of the input" in p]
+    assert not [p for p in found.problems if "written row" in p]
     assert "verify_row_sums" in used and "verify_untrue_rows" not in used
 
 
@@ -719,7 +719,7 @@ def test_a_class_labelled_at_several_levels_is_matched_as_text(monkeypatch):
                              [WrittenQI("g", hierarchy, "NULL")], [], columns=["g", "s"])
     finally:
         engine.close()
-    assert not [p for p in found.problems if "not rows of the input" in p], found.problems
+    assert not [p for p in found.problems if "written row" in p], found.problems
     # level 0's reading: its sums differ and its rows are counted; level 1's: its sums decide
     assert used[-3:] == ["verify_row_sums", "verify_untrue_rows", "verify_row_sums"]
 
@@ -765,7 +765,7 @@ def test_a_file_of_measured_columns_is_read_once_and_its_untrue_rows_counted_fro
     assert len(reads) == 1
     sizes = Counter(r[0] for r in written)
     assert (found.rows, found.classes, found.min_class_size) == (len(written), len(sizes), min(sizes.values()))
-    untrue = [p for p in found.problems if "are not rows of the input" in p]
+    untrue = [p for p in found.problems if " of the input generalized at the levels" in p]
     assert untrue == _untrue_message(expected)
     assert expected == {"none": 0, "one value": 1, "a row doubled, another dropped": 1, "a class left out": 0}[edit]
     assert ("verify_untrue_rows" in used) == (edit not in ("none", "a class left out"))
@@ -809,7 +809,7 @@ def test_the_truth_test_hashes_columns_of_one_exact_type_as_they_are_and_others_
                              columns=["g", "s", "d"])
     finally:
         engine.close()
-    untrue = [p for p in found.problems if "are not rows of the input" in p]
+    untrue = [p for p in found.problems if " of the input generalized at the levels" in p]
     assert untrue == _untrue_message(expected)
     assert expected == (1 if edit in ("a date moved", "an integer changed") else 0)
     (written_side,) = hashed

@@ -161,7 +161,7 @@ def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path
     postgres.psql("INSERT INTO ci_people VALUES ('M', 'flu'), ('m', 'cold'), ('F', 'flu'), ('F', 'cold')")
     made = _through_postgres(tmp_path, postgres, "ci_people", ["sex", "disease"], SEX_RULES, keep=True)
     assert made.exit_code == 2, made.output
-    assert "are not leaves" in made.output and "'m' (1 row)" in made.output, made.output
+    assert "1 value is not a leaf" in made.output and "'m' (1 row)" in made.output, made.output
     assert not (tmp_path / "release.sql").exists()
 
 

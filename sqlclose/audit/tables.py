@@ -22,7 +22,7 @@ from sqlclose.errors import DataError
 from sqlclose.model.arrays import numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, values_not_leaves
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted
 from sqlclose.privacy.criteria import TOLERANCE
 from sqlclose.sql import queries as q
 
@@ -147,7 +147,8 @@ def domain_positions(values: pa.Array | pa.ChunkedArray | Sequence, sa: Sensitiv
         if sa.hierarchy is not None:
             raise DataError(values_not_leaves(sa.name, sa.hierarchy, missing, None, "add a leaf for each to it, or "
                                               "give the hierarchy the release was made with"))
-        raise DataError(f"column {sa.name!r} holds {counted(len(missing), 'value')} that are not in its domain "
+        raise DataError(f"column {sa.name!r} holds {counted(len(missing), 'value')} that "
+                        f"{agreeing(len(missing), 'is', 'are')} not in its domain "
                         f"({counted(len(sa.domain), 'value')}; the values are not shown: a sensitive value is what a "
                         "release protects)")
     return numpy_of(found).astype(np.int64)

@@ -30,7 +30,7 @@ from sqlglot import exp
 
 from sqlclose.errors import EngineError, InputError
 from sqlclose.model.spec import DECIMAL_TYPE
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted
 
 _Result = TypeVar("_Result")  # what a fetch gives: a table, a schema
 
@@ -123,7 +123,8 @@ def undeclared_number_type(column: str, values: int, whole: int, numbers: int, u
                          f"[source] types = {{ {column} = \"DOUBLE\" }} (or \"BIGINT\")")
     if numbers < values:
         return None
-    raise InputError(f"column {column!r} holds {counted(values - whole, 'number')} that are not whole (a fraction "
+    raise InputError(f"column {column!r} holds {counted(values - whole, 'number')} that "
+                     f"{agreeing(values - whole, 'is', 'are')} not whole (a fraction "
                      f"or an exponent); an ordered column of a CSV is read as whole numbers unless its type is "
                      f"declared: declare it, e.g. [source] types = {{ {column} = \"DOUBLE\" }} (or \"DECIMAL(12, 2)\")")
 

@@ -31,7 +31,7 @@ from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.spec import DECIMAL_TYPE
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -571,11 +571,13 @@ class SparkEngine(Engine):
                              _column(bad)).from_(_table(view))
         row = self.fetch_row(exp.select(*checks.counts).from_(as_read.subquery("csv")))
         if checks.replaced(row):  # DuckDB's read stops at such a byte, naming its line
-            raise InputError(f"{counted(checks.replaced(row), 'row')} hold bytes that are not "
+            raise InputError(f"{counted(checks.replaced(row), 'row')} "
+                             f"{agreeing(checks.replaced(row), 'holds', 'hold')} bytes that are not "
                              f"{read.encoding} text (or the character U+FFFD, which stands for such bytes); set "
                              f"[source] encoding to the file's (utf-8, utf-16, latin-1), or re-save it as UTF-8")
         if checks.ragged(row):
-            raise InputError(f"{counted(checks.ragged(row), 'row')} have more or fewer fields than the header's "
+            raise InputError(f"{counted(checks.ragged(row), 'row')} "
+                             f"{agreeing(checks.ragged(row), 'has', 'have')} more or fewer fields than the header's "
                              f"{len(names)}; fix them (or the delimiter: {self.csv_delimiter(read)!r})")
         found = self.number_types_from(declared, undeclared, checks.type_counts(row))
         types = {**{c: t or "DOUBLE" for c, t in found.items()}, **read.types}
@@ -623,9 +625,11 @@ class SparkEngine(Engine):
         for name, count in unread.items():
             if count:
                 if name in read.numeric and name not in read.types:
-                    raise InputError(f"column {name!r} holds {counted(count, 'value')} that are not numbers; an "
+                    raise InputError(f"column {name!r} holds {counted(count, 'value')} that "
+                                     f"{agreeing(count, 'is not a number', 'are not numbers')}; an "
                                      f"ordered sensitive column needs numbers: {unread_value_fixes(read, True, True)}")
-                raise InputError(f"column {name!r} holds {counted(count, 'value')} that are not a {types[name]}; "
+                raise InputError(f"column {name!r} holds {counted(count, 'value')} that "
+                                 f"{agreeing(count, 'is', 'are')} not a {types[name]}; "
                                  f"{unread_value_fixes(read, False, True)}")
 
     def _view(self, frame: DataFrame, stem: str) -> exp.Table:

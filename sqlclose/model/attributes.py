@@ -12,7 +12,7 @@ import pyarrow as pa
 from sqlclose.errors import DataError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, counted, format_twins, unicode_twins
+from sqlclose.model.text import FORMAT_CHARACTERS_ADVICE, agreeing, counted, format_twins, unicode_twins
 
 
 @dataclass(frozen=True, eq=False)
@@ -98,7 +98,8 @@ def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], row
     unicode += "" if not invisible else (
         f"; {invisible} of them differ from a leaf only by invisible format characters {FORMAT_CHARACTERS_ADVICE}")
     held = "" if source is None else f" in {source}"
-    return (f"column {column!r}{held} holds {told} that are not leaves of its hierarchy {hierarchy.origin} "
+    return (f"column {column!r}{held} holds {told} that "
+            f"{agreeing(len(missing), 'is not a leaf', 'are not leaves')} of its hierarchy {hierarchy.origin} "
             f"({counted(len(hierarchy.leaves), 'leaf', 'leaves')}; the values are not shown: a sensitive value is "
             f"what a release protects): {to_add}, or fix the data{unicode}{_near_leaves(missing, hierarchy.leaves)}")
 

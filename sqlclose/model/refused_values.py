@@ -76,6 +76,21 @@ def refused_error(name: str, at: ValuesAt, reason: str, values: int, rows: int |
                   error: type[InputError] = HierarchyError) -> InputError:
     """``<name> in <source>: the column holds N values (in M rows) <reason> (not shown: …)``, a noun
     singular for a count of 1 (``1 value (in 1 row)``)."""
+    if values == 1:  # reasons are written for many values
+        reason = _one(reason)
     told = counted(values, "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
     where = name if at.source is None else f"{name} in {at.source}"
     return error(f"{where}: the column holds {told} {reason} (not shown: an error names no data value){find}")
+
+
+# A reason's plural opening and its singular, for a count of one (the longest first).
+_ONE = (("that are not finite numbers", "that is not a finite number"),
+        ("that are not whole numbers", "that is not a whole number"),
+        ("that are not numbers", "that is not a number"), ("that are not dates", "that is not a date"),
+        ("that are not ", "that is not "))
+
+
+def _one(reason: str) -> str:
+    """``reason`` said of one value: "that are not numbers, …" is "that is not a number, …"."""
+    many, one = next(((m, o) for m, o in _ONE if reason.startswith(m)), ("", ""))
+    return one + reason[len(many):]

@@ -112,6 +112,11 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def agreeing(n: int, one: str, many: str) -> str:
+    """The verb of a count of ``n`` things: ``one`` ("is", "has") for 1, ``many`` ("are", "have") else."""
+    return one if n == 1 else many
+
+
 def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, str]:
     """Each of ``values`` that differs from one of ``texts`` only in its Unicode form (equal once both
     are in NFC), with that text: an ASCII value too (the Kelvin sign U+212A is 'K' in NFC)."""

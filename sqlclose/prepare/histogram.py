@@ -19,7 +19,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import WHOLE_NUMBER, FileRead
 from sqlclose.errors import DataError, InputError, SpecError
 from sqlclose.model.spec import Source, Spec
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted
 from sqlclose.prepare.problem import (
     MAX_ROWS,
     Problem,
@@ -244,10 +244,12 @@ def _check_counts(engine: Engine, relation: exp.Expression, label: str) -> None:
                        ).from_(relation.copy())
     found = engine.fetch_row(query)
     if found["nulls"]:
-        raise DataError(f"{label}: {counted(found['nulls'], 'row')} have no count ({wh.COUNT_COLUMN!r} is NULL); "
+        raise DataError(f"{label}: {counted(found['nulls'], 'row')} "
+                        f"{agreeing(found['nulls'], 'has', 'have')} no count ({wh.COUNT_COLUMN!r} is NULL); "
                         "export the result of `sqlclose sql` unchanged")
     if found["below"]:
-        raise DataError(f"{label}: {counted(found['below'], 'row')} have a count below 1 ({wh.COUNT_COLUMN!r} "
+        raise DataError(f"{label}: {counted(found['below'], 'row')} "
+                        f"{agreeing(found['below'], 'has', 'have')} a count below 1 ({wh.COUNT_COLUMN!r} "
                         "negative or zero); a histogram counts rows: export the result of `sqlclose sql` unchanged")
     if found["too_large"]:
         raise DataError(_too_large(label, f"its counts ({wh.COUNT_COLUMN!r}) sum to more than {MAX_ROWS:,} rows"))
@@ -269,11 +271,14 @@ def _check_count_text(engine: Engine, relation: exp.Expression, label: str) -> N
     ).from_(relation.copy())
     found = engine.fetch_row(query)
     if found["not_whole"]:
-        raise DataError(f"{label}: {counted(found['not_whole'], 'row')} have a count ({wh.COUNT_COLUMN!r}) that is "
+        raise DataError(f"{label}: {counted(found['not_whole'], 'row')} "
+                        f"{agreeing(found['not_whole'], 'has', 'have')} a count ({wh.COUNT_COLUMN!r}) that is "
                         "not a whole number; a histogram counts rows: export the result of `sqlclose sql` unchanged "
                         "(COUNT(*) as an integer)")
     if found["huge"]:
-        raise DataError(_too_large(label, f"{counted(found['huge'], 'row')} have a count ({wh.COUNT_COLUMN!r}) above "
+        raise DataError(_too_large(label, f"{counted(found['huge'], 'row')} "
+                                          f"{agreeing(found['huge'], 'has', 'have')} a count ({wh.COUNT_COLUMN!r}) "
+                                          "above "
                                           f"{BIGINT_MAX:,}"))
 
 
@@ -298,7 +303,8 @@ def _check_groups(engine: Engine, relation: exp.Expression, spec: Spec, label: s
     if found:
         blank = (" (in a CSV export an empty string and a NULL read as one: if a counted column holds empty "
                  "strings, export Parquet)") if csv else ""
-        raise DataError(f"{label}: {counted(found, 'combination')} of values appear in more than one row, but a "
+        raise DataError(f"{label}: {counted(found, 'combination')} of values "
+                        f"{agreeing(found, 'appears', 'appear')} in more than one row, but a "
                         "histogram from `sqlclose sql` has one row per combination (the export was written twice, or "
                         f"its part files copied or merged more than once){blank}; export the result of `sqlclose sql` "
                         "again, once, and pass that file")

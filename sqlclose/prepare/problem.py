@@ -41,6 +41,7 @@ from sqlclose.model.packing import Packing
 from sqlclose.model.refused_values import ValuesAt
 from sqlclose.model.spec import Sensitive, Spec, static_hierarchy
 from sqlclose.model.text import (
+    agreeing,
     counted,
     format_characters_hint,
     format_twins,
@@ -549,8 +550,8 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
     values, rows = missing.column("v").to_pylist(), sum(missing.column("n").to_pylist())
     if hierarchy is None:  # the domain is the column's own values, read by the engine's cast
         raise DataError(f"column {c.name!r} holds {counted(len(values), 'value')} (in {counted(rows, 'row')}) that "
-                        "are not in its domain as read (the values are not shown: a sensitive value is what a release "
-                        "protects)")
+                        f"{agreeing(len(values), 'is', 'are')} not in its domain as read (the values are not shown: a "
+                        "sensitive value is what a release protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
     if c.null_value is not None and c.null_value not in hierarchy.leaves:
         # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
@@ -604,7 +605,9 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int] | None 
     shown = ", ".join(f"{v} ({counted(n, 'row')})" for v, n in zip(named, counts)) if counts else ", ".join(named)
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
     raise DataError(
-        f"column {column!r}: {counted(len(values), 'value')} are not leaves of {where}: {shown}{more}; "
+        f"column {column!r}: {counted(len(values), 'value')} "
+        f"{agreeing(len(values), 'is not a leaf', 'are not leaves')} of "
+        f"{where}: {shown}{more}; "
         f"{how_to_add_leaves(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
         f"{_unicode_form_hint(twins, hierarchy)}{_format_characters_hint(invisible)}"
     )

@@ -27,7 +27,7 @@ from sqlglot import exp
 
 from sqlclose.engine import Engine
 from sqlclose.errors import InputError
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]+")
 _SQL_TYPES = {pa.string(): "VARCHAR", pa.large_string(): "VARCHAR", pa.int8(): "TINYINT", pa.int16(): "SMALLINT",
@@ -102,7 +102,8 @@ def _refuse_unwritable_text(engine: Engine, query: exp.Expression, params: Seque
             raise InputError(_unwritten_said(engine, name, found[f"u{i}"]))
     for i, name in enumerate(text):
         if found.get(f"l{i}"):
-            raise InputError(f"cannot partition by {name!r}: {counted(found[f'l{i}'], 'row')} hold a value whose "
+            raise InputError(f"cannot partition by {name!r}: {counted(found[f'l{i}'], 'row')} "
+                             f"{agreeing(found[f'l{i}'], 'holds', 'hold')} a value whose "
                              f"folder name ({name}=… as the {engine.name} engine escapes it) is longer than the "
                              f"{limit} bytes a file name may have here; partition by a column of shorter values, or "
                              "release it as it is without partitioning")
@@ -112,7 +113,8 @@ def _unwritten_said(engine: Engine, name: str, rows: int) -> str:
     unwritten = engine.unwritten_partition_text
     told = " or ".join(repr(v) if v else "empty text ('')" for v in unwritten)
     other = ", or use the DuckDB engine" if "" in unwritten else ""
-    return (f"cannot partition by {name!r} on the {engine.name} engine: {counted(rows, 'row')} hold {told}, which "
+    return (f"cannot partition by {name!r} on the {engine.name} engine: {counted(rows, 'row')} "
+            f"{agreeing(rows, 'holds', 'hold')} {told}, which "
             "folder names cannot carry apart from NULL (Spark writes them as the NULL folder; pyarrow and Hive read a "
             "folder of that text as NULL), so the release would not read back as written; partition by another "
             f"column, or make those values NULL or other text first{other}")

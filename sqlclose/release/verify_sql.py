@@ -35,7 +35,7 @@ from sqlclose.engine import Engine
 from sqlclose.model.arrays import arrow_table, leaf_labels
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import Sensitive
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted
 from sqlclose.prepare.release_query import nan_rewrite
 from sqlclose.release.verify_local import Judge, Unfit, judge_for
 from sqlclose.sql import queries as q
@@ -82,7 +82,8 @@ class ModelResult:
     def describe(self) -> str:
         where = f" on {self.column!r}" if self.column else ""
         shown = ", ".join(f"{k} = {v}" for k, v in self.parameters.items())
-        return (f"{counted(self.failing, 'class', 'classes')} fail {self.model}{where} ({shown}; the worst reaches "
+        return (f"{counted(self.failing, 'class', 'classes')} "
+                f"{agreeing(self.failing, 'fails', 'fail')} {self.model}{where} ({shown}; the worst reaches "
                 f"{self.reached})")
 
 
@@ -223,9 +224,11 @@ def _label_levels(engine: Engine, grouped: exp.Table, qis: Sequence[WrittenQI],
     # A column with no values (an empty file) fits every level.
     levels = [[r["level"] for r in rs if r["misfits"] == 0] if rs else
               ([ANY_LEVEL] if any_level else list(range(qi.hierarchy.levels))) for qi, rs in zip(qis, per_column)]
-    problems = [f"column {qi.name!r} holds {counted(rs[0]['misfits'], 'value')} that are not labels of any level of "
+    problems = [f"column {qi.name!r} holds {counted(rs[0]['misfits'], 'value')} that "
+                f"{agreeing(rs[0]['misfits'], 'is not a label', 'are not labels')} of any level of "
                 f"its hierarchy {qi.hierarchy.origin} (e.g. {rs[0]['example']!r})" if any_level else
-                f"column {qi.name!r} holds {counted(rs[0]['misfits'], 'value')} that are not labels of any one level "
+                f"column {qi.name!r} holds {counted(rs[0]['misfits'], 'value')} that "
+                f"{agreeing(rs[0]['misfits'], 'is not a label', 'are not labels')} of any one level "
                 f"of its hierarchy {qi.hierarchy.origin} (closest: level {rs[0]['level']}, which lacks "
                 f"{rs[0]['example']!r})"
                 for qi, rs, fit in zip(qis, per_column, levels) if not fit]
@@ -399,8 +402,9 @@ def _untrue_rows(engine: Engine, truth: _Truth, source: exp.Expression, qis: Seq
         untrue = truth.untrue(generalized, params, hashed)
         if not untrue:
             return []
-    return [f"{counted(untrue, 'written row')} are not rows of the input generalized at the levels the labels show "
-            "(a label, a value or a whole row was altered)"]
+    return [f"{counted(untrue, 'written row')} "
+            f"{agreeing(untrue, 'is not a row', 'are not rows')} of the input generalized at the levels the labels "
+            "show (a label, a value or a whole row was altered)"]
 
 
 def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, qis: Sequence[WrittenQI],
@@ -419,7 +423,8 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
         query = _count(mapped, "m").where(exp.Not(this=covered))
         bad = engine.fetch_row(query)["n"]
         if bad:
-            problems.append(f"column {qi.name!r}: {counted(bad, 'mapped label')} are neither the value nor one of its "
+            problems.append(f"column {qi.name!r}: {counted(bad, 'mapped label')} "
+                            f"{agreeing(bad, 'is', 'are')} neither the value nor one of its "
                             f"ancestors in {qi.hierarchy.origin}")
     params: list[Any] = []
     by_name = {qi.name: i for i, qi in enumerate(qis)}
@@ -431,8 +436,9 @@ def _untrue_mapped_rows(engine: Engine, truth: _Truth, source: exp.Expression, q
         select = select.select(exp.alias_(value, exp.to_identifier(name, quoted=True)))
     untrue = truth.untrue(select.subquery(), params)
     if untrue:
-        problems.append(f"{counted(untrue, 'written row')} are not rows of the input recoded by the release's mapping "
-                        "(a label, a value or a whole row was altered)")
+        problems.append(f"{counted(untrue, 'written row')} "
+                        f"{agreeing(untrue, 'is not a row', 'are not rows')} of the input recoded by the release's "
+                        "mapping (a label, a value or a whole row was altered)")
     return problems
 
 
