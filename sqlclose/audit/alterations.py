@@ -31,6 +31,7 @@ import numpy as np
 from sqlclose.audit.figures import LabelFigures, ReleaseFigures
 from sqlclose.audit.rule_covers import RuleDomain, readings
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.text import agreeing
 
 LEAF_COUNTING = ("ncp", "llm", "nllm", "wllm", "wnllm")  # a step's weight counts the leaves it adds
 SEVEN = ("distortion", "ncp", "total", "llm", "nllm", "wllm", "wnllm")
@@ -180,7 +181,7 @@ def alteration_claims(utility: Mapping, columns: Mapping[str, ColumnRecords], fu
             problems.append(_mismatch(f"utility.alteration.{name}", said, made, maker)
                             + (aside if name in LEAF_COUNTING else ""))
     problems += _mean_claims(utility, given, withheld)
-    notes = [f"utility.alteration.{', '.join(names)} {'was' if len(names) == 1 else 'were'} not re-derived "
+    notes = [f"utility.alteration.{', '.join(names)} {agreeing(len(names), 'was', 'were')} not re-derived "
              f"from the file: {why}" for why, names in _grouped(unknown).items()]
     return problems, notes + told
 

@@ -81,8 +81,9 @@ def readings(rule: RuleDomain, labels: Iterable[str], name: str) -> list[tuple[s
     """``covers`` as the labels tell it: one reading (named ""), or, for bands of whole widths whose
     labels leave their kind open, both (named "as whole numbers", "as lengths"); or why none."""
     labels = list(labels)
-    if rule.kind != "bands" or not rule.whole_widths or _whole_numbers(rule, labels) is not None:
-        made = covers(rule, labels, name)
+    told = _whole_numbers(rule, labels) if rule.kind == "bands" else None
+    if rule.kind != "bands" or told is not None:
+        made = covers(rule, labels, name, told)
         return made if isinstance(made, str) else [("", made)]
     both = [(f"as {kind}", covers(rule, labels, name, whole)) for kind, whole in (("whole numbers", True),
                                                                                    ("lengths", False))]
@@ -99,10 +100,12 @@ def _mask(rule: RuleDomain, labels: list[str], name: str) -> Covers | str:
     of = {}
     for label in labels:
         m = len(label) - len(label.rstrip(rule.mask_char))
-        if label == TOP_LABEL or (label != rule.stand_in and m == n == len(label)):
+        if label == TOP_LABEL:
             of[label] = top
         elif label == rule.stand_in:
             of[label] = 1.0
+        elif m == n == len(label):  # the code wholly masked: the top where the last step masks it all
+            of[label] = top
         elif len(label) != n or rule.mask_char in label[:n - m]:
             return f"a label of column {name!r} is not a code of {n} characters masked from the right"
         else:
