@@ -35,6 +35,7 @@ CASES = {
     "bands-outside-domain": ("age", {"bands": [10, 20], "domain": [0, 120]}, ["4242", "9713", "9713"],
                              "outside the declared domain [0, 120]", 2, 3),
     "bands-not-whole": ("age", {"bands": [10, 20]}, ["36.4242", "36.4242"], "that is not a whole number", 1, 2),
+    "bands-one-not-a-number": ("age", {"bands": [10, 20]}, ["zz9713", "zz9713"], "that is not a number, and", 1, 2),
     "bands-beyond-the-orders": ("age", {"bands": [10, 20]}, ["4242e4242"], "beyond the orders of magnitude", 1, 1),
     "mask-declared-length": ("code", {"mask": True, "length": 5}, ["4242", "4242", "9713"],
                              "whose length is not the declared 5", 2, 3),
@@ -45,7 +46,8 @@ CASES = {
 }
 # per case: the counts above as the error words them, by hand
 COUNTED = {"bands-not-a-number": "2 values (in 3 rows)", "bands-outside-domain": "2 values (in 3 rows)",
-           "bands-not-whole": "1 value (in 2 rows)", "bands-beyond-the-orders": "1 value (in 1 row)",
+           "bands-not-whole": "1 value (in 2 rows)",
+           "bands-one-not-a-number": "1 value (in 2 rows)", "bands-beyond-the-orders": "1 value (in 1 row)",
            "mask-declared-length": "2 values (in 3 rows)", "mask-lengths": "2 values (in 2 rows)",
            "mask-alphabet": "2 values (in 3 rows)"}
 _OTHER_RULE = {"age": {"bands": [10, 20]}, "code": {"mask": True}}
@@ -186,8 +188,12 @@ def test_a_rules_refusal_counts_one_value_and_one_row_in_the_singular(values, ro
     """The refusal said "1 value(s) (in 1 row(s))": a count of 1 takes the singular, any other the
     plural, for the values and for their rows alike. The oracle: each message written out by hand."""
     from sqlclose.errors import HierarchyError
-    from sqlclose.model.refused_values import ValuesAt, refused_error
+    from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
 
-    error = refused_error("bands rule for column 'age'", ValuesAt(source="people.csv"), "that are not numbers",
-                          values, rows)
-    assert isinstance(error, HierarchyError) and str(error) == expected
+    refusals = Refusals()
+    for position in range(values):
+        refusals.add(Refused("that are not numbers", one="that is not a number"), position)
+    per_value = None if rows is None else [rows - values + 1] + [1] * (values - 1)  # ``rows`` over the values
+    with pytest.raises(HierarchyError) as raised:
+        refusals.raise_first("bands rule for column 'age'", ValuesAt(source="people.csv", rows=per_value))
+    assert str(raised.value) == expected

@@ -97,21 +97,22 @@ def _label(day: date, level: str) -> str:
 _OUTSIDE_THE_YEARS = "; the dates rule labels years 1 to 9999: clean the values, or give a hierarchy file"
 
 
-def _not_a_date(at: ValuesAt) -> str:
+def _not_a_date(at: ValuesAt) -> tuple[str, str]:
     """Why a value that names no day is refused, its fix written in the SQL of the engine in use
     (DuckDB's ``strptime(…)::DATE`` is no query on Spark), over the column's own name."""
     convert = exp.StrToDate(this=exp.column(at.column or "v", quoted=True), format=exp.Literal.string("%Y%m%d"))
-    return ("that are not dates: the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD alone "
-            f"or followed by a time of day (2024-05-17 08:30:00); convert the column in {at.converted_in} (e.g. "
-            f"{at.render(convert)} for days written 20240517), fix the values, or give a hierarchy file")
+    fix = (": the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD alone or followed by a "
+           f"time of day (2024-05-17 08:30:00); convert the column in {at.converted_in} (e.g. {at.render(convert)} "
+           "for days written 20240517), fix the values, or give a hierarchy file")
+    return "that are not dates" + fix, "that is not a date" + fix
 
 
-def _day_of(text: str, not_a_date: str) -> date:
-    """The day a value's text names, or ``Refused`` saying why not (``not_a_date`` for text that
-    names no day)."""
+def _day_of(text: str, not_a_date: tuple[str, str]) -> date:
+    """The day a value's text names, or ``Refused`` saying why not (``not_a_date``, said of many
+    values and of one, for text that names no day)."""
     parts = _DATE_TEXT.fullmatch(text)
     if parts is None:
-        raise Refused(not_a_date)
+        raise Refused(not_a_date[0], one=not_a_date[1])
     year = parts["year"]
     if parts["minus"] or parts["bc"] or parts["bc_last"] or year == "0000":
         raise Refused("before year 1" + _OUTSIDE_THE_YEARS)
@@ -120,7 +121,7 @@ def _day_of(text: str, not_a_date: str) -> date:
     try:
         return date(int(year), int(parts["month"]), int(parts["day"]))
     except ValueError:  # no such day: 2023-02-29
-        raise Refused(not_a_date) from None
+        raise Refused(not_a_date[0], one=not_a_date[1]) from None
 
 
 def _in_domain(day: date, domain: tuple[date, date] | None) -> date:

@@ -783,8 +783,8 @@ def _literal(x: Decimal) -> exp.Expression:
     return exp.Literal.number(_number(x))
 
 
-_NOT_FINITE = ("that are not finite numbers (NaN or an infinity), and bands cut numbers: clean the values (a [source] "
-               "query may make them NULL), or give the column a hierarchy file or tree")
+_NOT_FINITE_WHY = (" (NaN or an infinity), and bands cut numbers: clean the values (a [source] query may make them "
+                   "NULL), or give the column a hierarchy file or tree")
 _BEYOND_THE_ORDERS = (f"beyond the orders of magnitude bands cut, 10^-{MAX_BAND_EXPONENT} to 10^{MAX_BAND_EXPONENT} "
                       "(a label writes every digit of its edges): correct the values, or give the column a hierarchy "
                       "file or tree")
@@ -799,7 +799,8 @@ def exact_value(text: str, x: float | None) -> Decimal:
         d = None
     if d is None or not d.is_finite():
         if x is None or not math.isfinite(x):
-            raise Refused(_NOT_FINITE)
+            raise Refused("that are not finite numbers" + _NOT_FINITE_WHY,
+                          one="that is not a finite number" + _NOT_FINITE_WHY)
         d = Decimal(repr(float(x)))
     if d.is_zero():  # 0e5000 is 0: its exponent must not size the arithmetic
         return Decimal(0)
@@ -813,7 +814,7 @@ def _exact(text: str, x: float | None, name: str) -> Decimal:
     try:
         return exact_value(text, x)
     except Refused as why:
-        raise HierarchyError(f"{name}: {text!r} is not a number bands can cut: {why.reason}") from None
+        raise HierarchyError(f"{name}: {text!r} is not a number bands can cut: {why.said_of(1)}") from None
 
 
 def _whole(x: Decimal) -> bool:

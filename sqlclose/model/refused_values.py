@@ -44,12 +44,19 @@ class ValuesAt:
 
 
 class Refused(Exception):
-    """Why a rule cannot take a value (and how to find such values); the error names no value."""
+    """Why a rule cannot take a value (and how to find such values); the error names no value.
+    ``reason`` is said of many values ("that are not numbers, …"), ``one`` of a single value where
+    it reads otherwise ("that is not a number, …")."""
 
-    def __init__(self, reason: str, find: Condition | None = None) -> None:
+    def __init__(self, reason: str, find: Condition | None = None, *, one: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.find = find
+        self.one = reason if one is None else one
+
+    def said_of(self, values: int) -> str:
+        """The reason as it reads after a count of ``values``."""
+        return self.one if values == 1 else self.reason
 
 
 class Refusals:
@@ -68,29 +75,14 @@ class Refusals:
         why, positions = next(iter(self._by_reason.values()))
         at = at or ValuesAt()
         rows = None if at.rows is None else sum(at.rows[i] for i in positions)
-        raise refused_error(name, at, why.reason, len(positions), rows,
+        raise refused_error(name, at, why.said_of(len(positions)), len(positions), rows,
                             at.where(why.find) if why.find else "", error)
 
 
 def refused_error(name: str, at: ValuesAt, reason: str, values: int, rows: int | None, find: str = "",
                   error: type[InputError] = HierarchyError) -> InputError:
     """``<name> in <source>: the column holds N values (in M rows) <reason> (not shown: …)``, a noun
-    singular for a count of 1 (``1 value (in 1 row)``)."""
-    if values == 1:  # reasons are written for many values
-        reason = _one(reason)
+    singular for a count of 1 (``1 value (in 1 row)``); ``reason`` as it reads after that count."""
     told = counted(values, "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
     where = name if at.source is None else f"{name} in {at.source}"
     return error(f"{where}: the column holds {told} {reason} (not shown: an error names no data value){find}")
-
-
-# A reason's plural opening and its singular, for a count of one (the longest first).
-_ONE = (("that are not finite numbers", "that is not a finite number"),
-        ("that are not whole numbers", "that is not a whole number"),
-        ("that are not numbers", "that is not a number"), ("that are not dates", "that is not a date"),
-        ("that are not ", "that is not "))
-
-
-def _one(reason: str) -> str:
-    """``reason`` said of one value: "that are not numbers, …" is "that is not a number, …"."""
-    many, one = next(((m, o) for m, o in _ONE if reason.startswith(m)), ("", ""))
-    return one + reason[len(many):]

@@ -98,10 +98,14 @@ def _masked_stand_in(s: QuasiIdentifier) -> tuple[int, str, tuple[float, float] 
 
 def _refuse_non_numbers(pairs: list[tuple[str, float | None]], name: str, at: ValuesAt) -> None:
     """The error counting the values the engine does not read as numbers (and their rows)."""
-    why = Refused("that are not numbers, and bands cut numbers: give the column a hierarchy file or tree (or, for "
-                  "days, the dates rule), or clean the data",
-                  lambda column: exp.and_(exp.TryCast(this=column.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
-                                          .is_(exp.null()), exp.Not(this=column.copy().is_(exp.null()))))
+    fix = (", and bands cut numbers: give the column a hierarchy file or tree (or, for days, the dates rule), or "
+           "clean the data")
+
+    def find(column: exp.Expression) -> exp.Expression:
+        as_number = exp.TryCast(this=column.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+        return exp.and_(as_number.is_(exp.null()), exp.Not(this=column.copy().is_(exp.null())))
+
+    why = Refused("that are not numbers" + fix, find, one="that is not a number" + fix)
     refusals = Refusals()
     for i, (_, x) in enumerate(pairs):
         if x is None:
@@ -120,9 +124,10 @@ def _integral_bands(column_type: pa.DataType, pairs: list[tuple[str, float]], s:
         return whole
     if pa.types.is_floating(column_type) or pa.types.is_decimal(column_type) or not whole:
         return False
-    why = Refused("that are not whole numbers, and the column is text, whose bands have whole widths: read it as "
-                  "numbers to band it in intervals like [35, 40) — declare its type ([source] types = "
-                  f"{{ {at.column} = \"DOUBLE\" }} for a CSV) or store it as a number — or clean the values")
+    fix = (", and the column is text, whose bands have whole widths: read it as numbers to band it in intervals "
+           f"like [35, 40) — declare its type ([source] types = {{ {at.column} = \"DOUBLE\" }} for a CSV) or store "
+           "it as a number — or clean the values")
+    why = Refused("that are not whole numbers" + fix, one="that is not a whole number" + fix)
     refusals = Refusals()
     for i, (text, x) in enumerate(pairs):
         if writes_whole_number(text, x) is False:  # None: refused by the bands themselves
