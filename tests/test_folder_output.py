@@ -165,7 +165,8 @@ def test_a_report_inside_the_release_folder_is_refused_for_what_it_is(tmp_path: 
 
 @pytest.mark.parametrize(("partition_by", "message"), [
     (["nope"], "does not hold"), (["zip", "age", "salary", "disease"], "every released column"),
-    (['a"b'], "letters, digits")])
+    (['a"b'], "letters, digits"), (["zip", "zip"], "partition_by names 'zip' twice: give each partition column once"),
+    (["age", "AGE"], "partition_by names 'age' and 'AGE', one column to the engines")])
 def test_bad_partition_columns_are_refused_before_writing(tmp_path: Path, partition_by: list, message: str) -> None:
     with sqlclose.anonymize(table3(), table3_spec()) as release:
         with pytest.raises(InputError, match=message):
@@ -555,3 +556,18 @@ def test_a_folder_output_on_the_command_line_keeps_the_specs_partition_columns(t
                       "hive_partitioning = true)").fetchall()[0][0]
     assert sorted(p.parent.name.split("=")[0] for p in written.rglob("*.parquet")) == ["age"] * ages
     assert report["output"]["partition_by"] == ["age"]
+
+
+def test_a_spec_partitioning_by_a_column_twice_is_refused_before_the_search(tmp_path: Path) -> None:
+    """`partition_by = ["zip", "zip"]` passed `--dry-run` and failed after the whole search as an
+    internal error, exit 1 (DuckDB's "does not allow duplicate columns"). Now exit 2, the dry run too."""
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace('path = "out/release.parquet"',
+                                             'path = "out/release"\npartition_by = ["zip", "zip"]'))
+    assert 'partition_by = ["zip", "zip"]' in spec.read_text()
+    for extra in (["--dry-run"], []):
+        result = invoke("anonymize", spec, *extra)
+        assert result.exit_code == 2, result.output
+        assert "output: partition_by names 'zip' twice: give each partition column once" in result.output
+    assert not (project / "out").exists()

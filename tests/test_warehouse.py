@@ -386,6 +386,17 @@ def test_the_verification_query_goes_beside_the_release_query_and_not_into_the_r
         "release.sql", "release.sql.report.json", "release.verify.sql", "second.verify.sql"]
 
 
+def test_write_sqls_overwrite_must_be_true_or_false(tmp_path, hostile):
+    """write_sql(out, overwrite="no") replaced the query there ("no" is true in Python)."""
+    folder, spec = hostile
+    out = tmp_path / "release.sql"
+    out.write_text("-- my query")
+    with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
+        with pytest.raises(InputError, match=r"overwrite must be True or False \(got 'no'\)"):
+            release.write_sql(out, overwrite="no")
+    assert out.read_text() == "-- my query" and [p.name for p in tmp_path.iterdir()] == ["release.sql"]
+
+
 def test_a_full_disk_under_the_report_names_the_report(tmp_path, hostile, full_disk):
     """Review rv24: write_sql told every OSError as the release query's ('the disk is full while
     writing release.sql'), the report's too. Oracle: a 64 KiB tmpfs we filled ourselves holds the

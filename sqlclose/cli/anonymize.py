@@ -50,7 +50,8 @@ Examples:
 @click.option("--report", type=click.Path(dir_okay=False, path_type=Path),
               help="JSON report path (default: OUTPUT.report.json).")
 @click.option("--overwrite", is_flag=True, default=None, help="Replace an existing output and report.")
-@click.option("--force", is_flag=True, help="Redo the release even when the output is up to date (replaces it).")
+@click.option("--force", is_flag=True, help="Redo the release even when the output is up to date, replacing this "
+              "spec's own release (with $SQLCLOSE_FINGERPRINT_KEY set); any other file there still needs overwrite.")
 @click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs, and refuse what the "
               "run refuses before its search (k past the rows, requirements that protect nothing, a kept or "
               "sensitive column the output cannot hold or partition by); print the "
@@ -110,7 +111,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         if histogram is None or source is not None or html_path is not None:
             raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source or --html, "
                             "and --dialect needs --histogram")
-        replace = force or (overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite))
+        replace = overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite)
         release_from_histogram(spec, histogram, dialect, output, report, replace, chosen, dry_run, as_json, quiet,
                                not no_progress)
         return
@@ -124,7 +125,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # folder an output would lie in.
     read = [path for path in spec.files_read if not path.is_dir()]
     inputs = [*read, *given, *([] if source else query_files(spec.source))]
-    target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, force, inputs)
+    target = _target(spec_path, spec, output, output_format, output_table, report, overwrite, inputs)
     _refuse_inside_folder_releases(target)
     _refuse_unwritten_format(spec, target)
     _refuse_temp_directory_in_output(spec, target)
@@ -132,6 +133,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
     current = None if force else _up_to_date(api, source, spec, target, chosen)
+    if force and not target.overwrite and _own_release(spec, target) is not None:
+        target = dataclasses.replace(target, overwrite=True)  # --force redoes this spec's release, never another file
     if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report"),
@@ -193,7 +196,7 @@ def with_search(spec, **given: str | None):
 
 
 def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: str | None, report: Path | None,
-            overwrite: bool | None, force: bool, inputs: list[Path]):
+            overwrite: bool | None, inputs: list[Path]):
     """Where the release goes: the command line's --output (its format told by its suffix unless
     --format) over the spec's [output]; --output-table names the table of a DuckDB database. An
     input named as the output is refused first, whatever its suffix."""
@@ -207,7 +210,7 @@ def _target(spec_path: Path, spec, output: Path | None, fmt: str | None, table: 
     given = spec.output
     if output is None and given is None:
         raise SpecError(f"{spec_path}: no output path: add [output] path = \"…\" or pass --output")
-    replace = force or (overwrite if overwrite is not None else bool(given and given.overwrite))
+    replace = overwrite if overwrite is not None else bool(given and given.overwrite)
     if output is not None:
         target = Target.of(output, report, fmt, table, replace)
         # The spec's partition columns go with a folder --output (they were dropped without a word);
@@ -278,13 +281,11 @@ def _where(target) -> str:
     return f"{target.path} (table {target.table})" if target.table else str(target.path)
 
 
-def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dict | None:
-    """The report of the output when it exists for the same spec, (keyed) input fingerprint and node
-    (``--node``'s, else whatever the spec's search chose), was made by this sqlclose (version and
-    report schema), and holds what the report vouches for; else None."""
-    from sqlclose._version import __version__, build
-    from sqlclose.release.report import SCHEMA_VERSION
-
+def _own_release(spec, target) -> dict | None:
+    """The report of the output when this spec made it (its keyed ``spec_sha256``, so only with the
+    operator's key) in the target's format and table, and the output is still what the report
+    vouches for; else None. What ``--force`` may replace without overwrite: a file of anyone else's
+    at the output path (or another table of the database) is not replaced."""
     report = target.report
     if not report.is_file() or not target.path.exists():
         return None
@@ -296,22 +297,37 @@ def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dic
     from sqlclose.release.files import keyed, operator_key
 
     published = keyed(operator_key(), spec.sha256())
-    if published is None or doc.get("spec_sha256") != published or not doc.get("input", {}).get("fingerprint"):
+    if not isinstance(doc, dict) or published is None or doc.get("spec_sha256") != published:
+        return None
+    output = doc.get("output")
+    if not isinstance(output, dict) or output.get("format", "parquet") != target.format or \
+            _table(output.get("table")) != _table(target.table):
+        return None  # another form at the path (another table of the database): not the release this run makes
+    try:
+        if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
+            return None
+    except SqlcloseError:
+        return None
+    return doc
+
+
+def _up_to_date(api, source, spec, target, chosen: dict[str, int] | None) -> dict | None:
+    """The report of the output when it is this spec's own release (``_own_release``) of the same
+    (keyed) input fingerprint and node (``--node``'s, else whatever the spec's search chose), in the
+    same form, made by this sqlclose (version and report schema); else None."""
+    from sqlclose._version import __version__, build
+    from sqlclose.release.report import SCHEMA_VERSION
+
+    doc = _own_release(spec, target)
+    if doc is None or not isinstance(doc.get("input"), dict) or not doc["input"].get("fingerprint"):
         return None
     if (doc.get("sqlclose_version"), doc.get("sqlclose_build"), doc.get("schema_version")) != \
             (__version__, build(), SCHEMA_VERSION):
         return None  # made by another sqlclose: an upgrade (a fix of what a release holds) redoes it
     if doc.get("node_given") is not (chosen is not None) or (chosen is not None and doc.get("node") != chosen):
         return None  # another node than asked for (a report without node_given is older: redo it)
-    output = doc.get("output", {})
-    if output.get("format", "parquet") != target.format or _table(output.get("table")) != _table(target.table) or \
-            list(output.get("partition_by") or []) != list(target.partition_by):
-        return None  # written in another form (a folder partitioned otherwise): the spec hash leaves [output] out
-    try:
-        if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
-            return None
-    except SqlcloseError:
-        return None
+    if list(doc["output"].get("partition_by") or []) != list(target.partition_by):
+        return None  # a folder partitioned otherwise: the spec hash leaves [output] out
     return doc if api.input_fingerprint(source, spec) == doc["input"]["fingerprint"] else None
 
 

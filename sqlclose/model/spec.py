@@ -25,6 +25,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PrivateAttr,
+    StrictBool,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -108,9 +109,9 @@ class HierarchySpec(_Model):
     delimiter: str = ";"
     bands: list[int | float] | None = None  # whole numbers kept whole: exact past 2**53
     origin: int | float = 0.0
-    mask: bool | list[int] | None = None
+    mask: StrictBool | list[int] | None = None
     mask_char: str = "*"
-    dates: bool | list[str] | None = None  # day → month → year → 5y → * (model/dates.py)
+    dates: StrictBool | list[str] | None = None  # day → month → year → 5y → * (model/dates.py)
     tree: dict[str, Any] | None = None
     hierarchy: Hierarchy | None = None
     # What a rule's labels cover, for information loss a report may publish (model/domains.py).
@@ -152,6 +153,17 @@ class HierarchySpec(_Model):
     @classmethod
     def _one_character(cls, delimiter: str) -> str:
         return one_character(delimiter)
+
+    @field_validator("mask", "dates", mode="before")
+    @classmethod
+    def _true_or_a_list(cls, value: Any, info: ValidationInfo) -> Any:
+        """true or a list, nothing else: pydantic read mask = 1 and mask = "yes" as true."""
+        if value is None or isinstance(value, (bool, list)):
+            return value
+        if info.field_name == "mask":
+            raise ValueError("give true (a character more masked at each level) or the characters masked at each "
+                             "level, e.g. mask = [1, 3, 5]")
+        raise ValueError('give true (day, month, year, 5 years) or the levels, e.g. dates = ["month", "year"]')
 
     @field_validator("dates")
     @classmethod
@@ -485,7 +497,7 @@ class Source(_Model):
     format: Literal["parquet", "csv", "duckdb", "warehouse"] | None = None
     dialect: WarehouseDialect | None = None
     columns: list[str] | None = None
-    glob: bool = False
+    glob: StrictBool = False
     encoding: Literal["utf-8", "utf-16", "latin-1"] = "utf-8"
     nulls: list[str] = Field(default_factory=lambda: [""])
     types: dict[str, str] = Field(default_factory=dict)
@@ -617,7 +629,7 @@ class Output(_Model):
 
     path: Path
     report: Path | None = None
-    overwrite: bool = False
+    overwrite: StrictBool = False
     format: OutputFormat | None = None
     table: str | None = None
     partition_by: list[str] = Field(default_factory=list)
@@ -651,11 +663,25 @@ class Output(_Model):
         if self.partition_by and kind != "parquet-folder":
             raise ValueError("partition_by applies to a Parquet folder output (a path without a suffix, or "
                              "format = \"parquet-folder\")")
+        _refuse_repeated_partitions(self.partition_by)
         return self
 
     @property
     def report_path(self) -> Path:
         return self.report or default_report_path(self.path, self.table)
+
+
+def _refuse_repeated_partitions(columns: list[str]) -> None:
+    """A column given twice (or in two cases: the engines' names ignore case) was refused by
+    DuckDB after the whole search, as an internal error."""
+    seen: dict[str, str] = {}
+    for column in columns:
+        earlier = seen.get(column.casefold())
+        if earlier is not None:
+            twice = (f"{column!r} twice" if earlier == column
+                     else f"{earlier!r} and {column!r}, one column to the engines")
+            raise ValueError(f"partition_by names {twice}: give each partition column once")
+        seen[column.casefold()] = column
 
 
 def output_kind(path: Path) -> str:
@@ -1075,6 +1101,8 @@ def _problem(item: Any) -> str:
         msg, got = _unknown_key(parts), ""
     elif item["type"] == "missing":  # pydantic: "Field required"
         msg, got = "missing: this key is required", ""
+    elif item["type"] == "bool_type":  # pydantic: "Input should be a valid boolean"; "yes" and 1 are not
+        msg, got = "give true or false, without quotes", f" (got {shown!r})"
     else:
         msg = item["msg"].removeprefix("Value error, ")
         got = f" (got {shown!r})" if not isinstance(shown, dict) and "; got " not in msg else ""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Iterable
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
 from pydantic import BaseModel
@@ -172,6 +172,8 @@ def type_text(annotation: Any) -> str:
     """A TOML-minded type: text, integer, number, boolean, path, list of …, table of …, one of …."""
     origin = get_origin(annotation)
     args = [a for a in get_args(annotation) if a is not type(None)]
+    if origin is Annotated:  # StrictBool: a boolean, pydantic's strictness aside
+        return type_text(get_args(annotation)[0])
     if origin in (Union, types.UnionType):
         return " or ".join(dict.fromkeys(type_text(a) for a in args))
     if origin is Literal:

@@ -43,12 +43,21 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from sqlclose.errors import HIDDEN_TEMPORARY, EnvironmentFailure, OutputExistsError, WaitWarning
+from sqlclose.errors import HIDDEN_TEMPORARY, EnvironmentFailure, InputError, OutputExistsError, WaitWarning
 from sqlclose.model.text import counted
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
 _UNCHECKED = object()  # a Transaction whose data file is not compared before it is replaced
 LOCK_WAIT_SECONDS = 300.0  # the longest a run waits for another to finish placing in the same folder
+
+
+def overwrite_given(value: object) -> bool:
+    """``overwrite`` as a caller gave it, which must be True or False: "no" is a true value in
+    Python, and a release written over a file because of it is a file lost."""
+    if not isinstance(value, bool):
+        raise InputError(f"overwrite must be True or False (got {value!r}): replacing an existing output is asked "
+                         "for with True alone")
+    return value
 
 
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,

@@ -149,6 +149,7 @@ class WarehouseRelease(Release):
     def write_sql(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False) -> dict:
         """Write the release query and its report as a pair; returns the report."""
         self._require_open()
+        overwrite = files.overwrite_given(overwrite)
         path = Path(path).expanduser()  # "~": the home folder, as in a spec
         report_path = Path(report).expanduser() if report else default_report_path(path)
         verify = verification_path(path)

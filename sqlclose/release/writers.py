@@ -69,7 +69,8 @@ class Target:
             raise InputError(f"output {path}: {e.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         except ValueError as e:
             raise InputError(f"output {path}: {e}") from None
-        return cls(out.path, out.report_path, kind, out.table, overwrite, tuple(out.partition_by))
+        return cls(out.path, out.report_path, kind, out.table, files.overwrite_given(overwrite),
+                   tuple(out.partition_by))
 
 
 class Release(Protocol):

@@ -1,0 +1,137 @@
+"""What may replace an existing output: overwrite (the spec's, --overwrite, the API's True), and
+--force for this spec's own release alone.
+
+Review of the ninety-first round: `--force` replaced any file at the output path with
+`overwrite = false` (a user's notes, another spec's release); the API's `overwrite="no"` and the
+spec's `overwrite = "yes"` or `1` were read as true. The oracle: the files' bytes before and after,
+and the exit codes and messages the README gives.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from table3_project import invoke, table3_project
+
+import sqlclose
+from sqlclose.errors import InputError
+
+KEY = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
+
+
+@pytest.fixture
+def project(tmp_path):
+    return table3_project(tmp_path)
+
+
+def _release(project):
+    return project / "out" / "release.parquet"
+
+
+def _report(project):
+    return project / "out" / "release.parquet.report.json"
+
+
+@pytest.mark.parametrize("env", [KEY, {}], ids=["with-the-key", "without-the-key"])
+@pytest.mark.parametrize("foreign", ["release", "report", "both"])
+def test_force_does_not_replace_a_file_that_is_not_this_specs_release(project, env, foreign):
+    """A user's files at the output or report path, overwrite = false: --force redoes nothing of
+    theirs, exit 2 as without --force, every byte kept."""
+    (project / "out").mkdir()
+    theirs = {"release": [_release(project)], "report": [_report(project)],
+              "both": [_release(project), _report(project)]}[foreign]
+    for path in theirs:
+        path.write_text(f"my notes in {path.name}")
+    result = invoke("anonymize", project / "spec.toml", "--force", env=env)
+    assert result.exit_code == 2, result.output
+    assert "already exists; pass overwrite (--overwrite) to replace it" in result.output
+    for path in theirs:
+        assert path.read_text() == f"my notes in {path.name}"
+    assert sorted(p.name for p in (project / "out").iterdir()) == sorted(p.name for p in theirs)
+
+
+def test_force_redoes_this_specs_own_release_when_the_input_changed(project):
+    """The release this spec made, its report beside it: --force replaces the pair without overwrite
+    (the input changed, so it is not up to date; without --force it is refused)."""
+    assert invoke("anonymize", project / "spec.toml", "-q", env=KEY).exit_code == 0
+    stamp = _release(project).stat().st_mtime_ns
+    fingerprint = json.loads(_report(project).read_text())["input"]["fingerprint"]
+    (project / "table3.csv").write_text((project / "table3.csv").read_text().replace("47677", "47671"))
+    result = invoke("anonymize", project / "spec.toml", env=KEY)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output
+    assert _release(project).stat().st_mtime_ns == stamp
+    result = invoke("anonymize", project / "spec.toml", "--force", "-q", env=KEY)
+    assert result.exit_code == 0, result.output
+    assert _release(project).stat().st_mtime_ns != stamp
+    assert json.loads(_report(project).read_text())["input"]["fingerprint"] not in (None, fingerprint)
+
+
+def test_force_does_not_replace_this_specs_release_once_its_file_was_edited(project):
+    """The report beside it is this spec's, but the file is no longer what it vouches for (someone
+    replaced it): not this spec's release, so not replaced without overwrite."""
+    assert invoke("anonymize", project / "spec.toml", "-q", env=KEY).exit_code == 0
+    _release(project).write_bytes(b"someone else's file")
+    result = invoke("anonymize", project / "spec.toml", "--force", env=KEY)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output
+    assert _release(project).read_bytes() == b"someone else's file"
+
+
+def test_force_does_not_replace_another_specs_release(project):
+    """A release another spec made at the same path (k = 2 here, k = 3 in the project's spec)."""
+    other = project / "other.toml"
+    other.write_text((project / "spec.toml").read_text().replace("k = 3", "k = 2"))
+    assert other.read_text() != (project / "spec.toml").read_text()
+    assert invoke("anonymize", other, "-q", env=KEY).exit_code == 0
+    before = _release(project).read_bytes(), _report(project).read_bytes()
+    result = invoke("anonymize", project / "spec.toml", "--force", env=KEY)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output
+    assert (_release(project).read_bytes(), _report(project).read_bytes()) == before
+    assert invoke("anonymize", project / "spec.toml", "--force", "--overwrite", "-q", env=KEY).exit_code == 0
+    assert _report(project).read_bytes() != before[1]
+
+
+@pytest.mark.parametrize(("given", "shown"), [('"yes"', "'yes'"), ('"no"', "'no'"), ("1", "1"), ("0", "0"),
+                                              ('"true"', "'true'")])
+def test_the_specs_overwrite_must_be_true_or_false(project, given, shown):
+    """`overwrite = "yes"` and `overwrite = 1` were read as true, and replaced the file there."""
+    (project / "out").mkdir()
+    _release(project).write_text("kept")
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace("overwrite = false", f"overwrite = {given}"))
+    result = invoke("anonymize", spec)
+    assert result.exit_code == 2, result.output
+    assert f"output.overwrite: give true or false, without quotes (got {shown})" in result.output
+    assert _release(project).read_text() == "kept"
+
+
+@pytest.mark.parametrize(("rule", "says"), [
+    ('zip = { mask = 1, length = 5 }', "quasi_identifiers.zip.mask: give true (a character more masked at each level) "
+                                       "or the characters masked at each level, e.g. mask = [1, 3, 5] (got 1)"),
+    ('zip = { mask = "yes", length = 5 }', "quasi_identifiers.zip.mask: give true"),
+    ('zip = { dates = "yes" }', "quasi_identifiers.zip.dates: give true (day, month, year, 5 years) or the levels, "
+                                "e.g. dates = [\"month\", \"year\"] (got 'yes')"),
+])
+def test_a_rules_true_is_true_alone(project, rule, says):
+    """mask = 1 was read as mask = true, silently."""
+    spec = project / "spec.toml"
+    text = spec.read_text()
+    line = next(x for x in text.splitlines() if x.startswith("zip = "))
+    spec.write_text(text.replace(line, rule))
+    result = invoke("anonymize", spec, "--dry-run")
+    assert result.exit_code == 2 and says in result.output, result.output
+
+
+@pytest.mark.parametrize("given", ["no", 1, None, "True"])
+def test_the_apis_overwrite_must_be_true_or_false(project, given):
+    """`Release.write(path, overwrite="no")` replaced the file at the path."""
+    target = project / "mine.parquet"
+    target.write_text("my precious file")
+    spec = sqlclose.load_spec(project / "spec.toml")
+    with sqlclose.anonymize(None, spec) as release:
+        for write in (lambda: release.write(target, overwrite=given),
+                      lambda: release.write_parquet(target, overwrite=given)):
+            with pytest.raises(InputError, match=r"overwrite must be True or False \(got "):
+                write()
+    assert target.read_text() == "my precious file"
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith("mine")) == ["mine.parquet"]
