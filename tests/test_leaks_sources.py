@@ -256,6 +256,21 @@ def test_a_declared_date_time_or_double_releases_the_values_as_the_csv_writes_th
     assert released == {float(v) if declared == "DOUBLE" else _moment(declared, v) for v in values}
 
 
+@pytest.mark.parametrize("declared", ["DATE", "TIMESTAMP"])
+def test_a_day_written_otherwise_than_iso_is_told_as_such(tmp_path, declared):
+    """A declared DATE column holding 20200105 (which DuckDB reads as a day and Spark does not) was
+    told "a time of day, which DATE drops", and the advice it gave (TIMESTAMP) failed the same way,
+    told as a UTC offset. The oracle: the wording of the case, written out by hand."""
+    source = _with_column(tmp_path / "people.csv", ["2020-01-01"] * 8 + ["20200105"])  # 9 rows: one such
+    spec = _spec(others="keep", source={"path": str(source), "types": {"seen": declared}})
+    with pytest.raises(InputError) as e:
+        sqlclose.anonymize(None, spec)
+    message = str(e.value)
+    assert f"column 'seen' is declared {declared} but holds 1 value not read as written (" in message
+    assert "or a day not written YYYY-MM-DD, such as 20240517, which the engines read differently)" in message
+    assert "20200105" not in message
+
+
 @pytest.mark.parametrize("age, salary, says", [
     ("2.9e1", "3000", "column 'age' is declared BIGINT but holds 1 number that type would change"),
     ("29", "3000.5", "column 'salary' holds 1 number that is not whole"),

@@ -174,18 +174,22 @@ _MOMENTS = {
     "TIMESTAMP": rf"\s*({_DAY}( \(BC\))?([T ]\s*{_CLOCK})?|{_ENDLESS})\s*",
     "TIME": rf"\s*{_CLOCK}\s*",
 }
-_MOMENT_DROPS = {"DATE": "a time of day, which DATE drops",
+# What a value of a date or time type not written as the type writes it can be: one the type would
+# change, or a spelling of the engine's own (DuckDB reads 20200105 as a DATE, Spark does not).
+_OTHER_DAYS = "or a day not written YYYY-MM-DD, such as 20240517, which the engines read differently"
+_MOMENT_DROPS = {"DATE": f"a time of day, which DATE drops, {_OTHER_DAYS}",
                  "TIMESTAMP": "a UTC offset or time zone, which TIMESTAMP drops (two instants hours apart read as "
-                              "one), or digits past the microsecond, which it cuts",
-                 "TIME": "a UTC offset, which TIME drops, or digits past the microsecond, which it cuts"}
-_MOMENT_FIXES = {"DATE": "declare it \"TIMESTAMP\"",
-                 "TIMESTAMP": "write the values in UTC without an offset, to the microsecond",
-                 "TIME": "write the values without an offset, to the microsecond"}
+                              f"one), digits past the microsecond, which it cuts, {_OTHER_DAYS}",
+                 "TIME": "a UTC offset, which TIME drops, digits past the microsecond, which it cuts, or a time not "
+                         "written hh:mm:ss"}
+_MOMENT_FIXES = {"DATE": "write the days as YYYY-MM-DD (declare it \"TIMESTAMP\" to keep a time of day)",
+                 "TIMESTAMP": "write the values as YYYY-MM-DD hh:mm:ss in UTC, without an offset, to the microsecond",
+                 "TIME": "write the values as hh:mm:ss without an offset, to the microsecond"}
 
 
 def _changed_numbers_message(column: str, kind: str, count: int) -> str:
     if kind in _MOMENTS:
-        return (f"column {column!r} is declared {kind} but holds {counted(count, 'value')} that type would change "
+        return (f"column {column!r} is declared {kind} but holds {counted(count, 'value')} not read as written "
                 f"({_MOMENT_DROPS[kind]}); a release gives values as the rows hold them: {_MOMENT_FIXES[kind]}, "
                 "or declare it \"VARCHAR\" (read as the text it is)")
     if kind == "DOUBLE":
