@@ -50,6 +50,7 @@ from sqlclose.model.spec import (
     static_hierarchy,
     validation_problems,
 )
+from sqlclose.model.text import counted
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import open_source, path_format, spec_engine
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
@@ -376,6 +377,8 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     where = label if reference is None else f"{label} and the reference {reference_label}"
     for name in models:
         _refuse_two_spellings(engine, sources, name, where)
+        if models[name] is not None and models[name].distance == "ordered":
+            _refuse_ordered_non_finite(engine, sources, name, where)
     sas = [_sensitive_column(engine, sources, name, spec, where) for name, spec in models.items()]
     for sa in sas:
         _refuse_ordered_null(sa, where)
@@ -486,6 +489,17 @@ def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: s
         held, fix = spellings
         raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
                         f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
+
+
+def _refuse_ordered_non_finite(engine: Engine, sources: list[exp.Expression], name: str, where: str) -> None:
+    """NaN and ±infinity have no place in the order an ordered distance judges by: anonymize
+    refuses them, and check ranked NaN above every number and judged the classes by it."""
+    floats = [r for r in sources if pa.types.is_floating(engine.schema(r).field(name).type)]
+    rows = sum(int(engine.fetch_row(q.float_checks(r, name, engine.is_nan))["non_finite"] or 0) for r in floats)
+    if rows:
+        raise DataError(f"column {name!r} in {where} holds NaN or an infinity in {counted(rows, 'row')}, which "
+                        "has no place in the order of distance = \"ordered\" (anonymize refuses it): check a table "
+                        "without those rows, as the release is, or judge the column by distance = \"equal\"")
 
 
 def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from sqlclose.model.text import agreeing, counted
+
 SELF_REFERENCE = "the table itself"  # the report's "reference" when none was given
 
 
 def render_text(data: dict) -> str:
     """The human-readable report."""
-    lines = [f"{data['table']}: {data['rows']} rows in {data['classes']} classes over "
+    lines = [f"{data['table']}: {counted(data['rows'], 'row')} in {_classes(data['classes'])} over "
              f"{', '.join(data['quasi_identifiers'])}"]
     lines.append(_line("k (smallest class)", data["k"]))
     for name, s in data["sensitive"].items():
-        lines.append(f"sensitive {name} ({_count(s['domain_size'], 'value')}; reference: {data['reference']})")
+        lines.append(f"sensitive {name} ({counted(s['domain_size'], 'value')}; reference: {data['reference']})")
         lines.append(_line("  distinct l", s["distinct_l"]))
         if "p" in s:
             lines.append(_line("  p", s["p"]))
@@ -21,20 +23,7 @@ def render_text(data: dict) -> str:
         for dname, d in s["distances"].items():
             label = f"  max {'EMD ' if d['emd'] else ''}{dname}" + ("" if d["emd"] else " (not EMD)")
             lines.append(_line(label, d))
-        a = s["attacks"]
-        lines.append(f"  homogeneity attack: {_count(a['homogeneity']['records'], 'record')} in "
-                     f"{_count(a['homogeneity']['classes'], 'class')} have one sensitive value")
-        sk = a["skewness"]
-        share = "its table share" if data["reference"] == SELF_REFERENCE else "its share in the reference"
-        lines.append(f"  skewness attack: {_count(sk['records'], 'record')} in {_count(sk['classes'], 'class')} "
-                     f"hold a value at >= {as_given(sk['ratio'])}x {share} (worst {_ratio(sk['worst_ratio'])})")
-        sim = a["similarity"]
-        if sim is None:
-            lines.append("  similarity attack: no hierarchy given for this column")
-        else:
-            lines.append(f"  similarity attack: {_count(sim['records'], 'record')} in "
-                         f"{_count(sim['classes'], 'class')} reveal their level-{sim['level']} group "
-                         f"{sim['records_by_group'] or ''}".rstrip())
+        lines.extend(_attack_lines(s["attacks"], data["reference"]))
     lines.extend(_utility_lines(data.get("utility")))
     if data["passed"] is None:
         lines.append("no thresholds given: measured only")
@@ -50,8 +39,25 @@ def as_given(number: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}es" if noun.endswith("s") else f"{n} {noun}s"
+def _attack_lines(a: dict, reference: str) -> list[str]:
+    """The three attacks' lines: the records exposed, in how many classes."""
+    def exposed(found: dict, one: str, many: str) -> str:
+        return (f"{counted(found['records'], 'record')} in {_classes(found['classes'])} "
+                f"{agreeing(found['records'], one, many)}")
+
+    sk, sim = a["skewness"], a["similarity"]
+    share = "its table share" if reference == SELF_REFERENCE else "its share in the reference"
+    lines = [f"  homogeneity attack: {exposed(a['homogeneity'], 'has', 'have')} one sensitive value",
+             f"  skewness attack: {exposed(sk, 'holds', 'hold')} a value at >= {as_given(sk['ratio'])}x {share} "
+             f"(worst {_ratio(sk['worst_ratio'])})"]
+    if sim is None:
+        return [*lines, "  similarity attack: no hierarchy given for this column"]
+    return [*lines, f"  similarity attack: {exposed(sim, 'reveals its', 'reveal their')} level-{sim['level']} group "
+                    f"{sim['records_by_group'] or ''}".rstrip()]
+
+
+def _classes(n: int) -> str:
+    return counted(n, "class", "classes")
 
 
 def _line(label: str, entry: dict) -> str:
@@ -61,7 +67,7 @@ def _line(label: str, entry: dict) -> str:
         text += f"   required {entry['required']}: {'ok' if entry['passed'] else 'FAIL'}"
     worst = entry["worst_classes"][0] if entry["worst_classes"] else None
     if worst is not None:
-        text += f"   (worst class {worst['class']}, {worst['size']} rows)"
+        text += f"   (worst class {worst['class']}, {counted(worst['size'], 'row')})"
     return text
 
 

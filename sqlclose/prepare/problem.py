@@ -389,15 +389,16 @@ def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source
     found = engine.fetch_row(q.float_checks(source, name, engine.is_nan))
     if found["non_finite"] and histogram:
         raise DataError(f"column {name!r} in {source_label} has "
-                        f"{counted(found['non_finite'], 'NaN or infinite value')}, "
-                        "which have no place in an ordered distance; clean them in the warehouse table (or count "
+                        f"{counted(found['non_finite'], 'NaN or infinite value')}, which "
+                        f"{agreeing(found['non_finite'], 'has', 'have')} no place in an ordered distance; clean them "
+                        "in the warehouse table (or count "
                         "a view of it that makes them NULL, with nulls = \"drop\" or a null_value for the column), "
                         "then run `sqlclose sql` and export again")
     if found["non_finite"]:
         raise DataError(f"column {name!r} in {source_label} has "
-                        f"{counted(found['non_finite'], 'NaN or infinite value')}, "
-                        "which have no place in an ordered distance; clean them, or set nulls for them and "
-                        "nulls = \"drop\"")
+                        f"{counted(found['non_finite'], 'NaN or infinite value')}, which "
+                        f"{agreeing(found['non_finite'], 'has', 'have')} no place in an ordered distance; clean "
+                        "them, or set nulls for them and nulls = \"drop\"")
     zeros = _minus_zero(engine, found)
     if zeros and histogram:
         raise DataError(f"column {name!r} in {source_label} holds {zeros}; an ordered distance needs one: normalize it "
