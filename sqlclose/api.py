@@ -513,7 +513,15 @@ def _no_solution_message(spec: Spec, problem: Problem, size: int) -> str:
     impossible = _beyond_the_table(spec, problem)
     if impossible:
         return f"{asked}: {'; '.join(impossible)}"
-    return f"{asked}; relax t or k, allow more suppression, or add hierarchy levels"
+    return f"{asked}; relax {_relaxable(spec)}, allow more suppression, or add hierarchy levels"
+
+
+def _relaxable(spec: Spec) -> str:
+    """The thresholds the spec gives, each once, in the order of ``model_keys`` ("relax t" with no
+    t given, or "k" at k = 1, told the user to change what was not there)."""
+    keys = (["k"] if spec.k > 1 else []) + list(dict.fromkeys(
+        "t" if key == "t" else key for s in spec.sensitive.values() for key in s.model_keys))
+    return " or ".join(keys) if keys else "the requirements"
 
 
 def _model_terms(s: Sensitive) -> list[str]:
@@ -535,7 +543,15 @@ def _beyond_the_table(spec: Spec, problem: Problem) -> list[str]:
         needs = [(key, value) for key, value in (("distinct_l", s.distinct_l), ("p", s.p),
                                                  ("recursive's l", s.recursive.l if s.recursive else None))
                  if value is not None and value > distinct]
+        if s.entropy_l is not None and s.entropy_l > distinct:  # exp(entropy) of m values is at most m
+            needs.append(("entropy_l", s.entropy_l))
         for key, value in needs:
             told.append(f"{key} = {value:g} on {sa.name!r} can hold in no class, since the whole table holds fewer "
                         f"than {value:g} distinct values of {sa.name!r}: lower it, or add rows that hold more values")
+        r = s.recursive
+        if r is not None and r.l <= distinct and r.c * (distinct - r.l + 1) <= 1:
+            # r1 < c (r_l + … + r_m) with r_l + … + r_m ≤ (m − l + 1) r1 and m ≤ the table's distinct values
+            told.append(f"recursive (c = {r.c:g}, l = {r.l}) on {sa.name!r} can hold in no class, since a class holds "
+                        f"no more distinct values of {sa.name!r} than the whole table, too few for c = {r.c:g} "
+                        "(a class of m values needs c above 1 / (m − l + 1)): raise c, or lower l")
     return told

@@ -74,6 +74,16 @@ class NullsError(DataError):
         self.column, self.count = column, count
 
 
+class NotLeavesError(DataError):
+    """Quasi-identifier values a hierarchy lacks: the message counts them (a job's log, its --json
+    document, keep it), ``listed`` names them, for ``sqlclose hierarchy validate --show-values``,
+    where the operator asks to see the data's values."""
+
+    def __init__(self, message: str, listed: str, column: str) -> None:
+        super().__init__(message)
+        self.listed, self.column = listed, column
+
+
 class OutputExistsError(InputError):
     """The output path exists and overwriting was not asked for."""
 

@@ -741,9 +741,11 @@ MESSAGES = {
         " (column(s) 'zip'): there is nothing to anonymize; set nulls = \"value\" (treat NULL as the"
         " value null_value) for some of them in the spec, or clean the data"
     ),
-    "hierarchy-missing-value": (
-        "sqlclose: error: column 'age': 1 value is not a leaf of hierarchy <tmp>/age.csv: '52' (1"
-        " row); add a line for each to the hierarchy (leaf;…;*), or fix the data"
+    "hierarchy-missing-value": (  # a QI's value counted, not shown: `hierarchy validate --show-values` names it
+        "sqlclose: error: column 'age' holds 1 value (in 1 row) that is not a leaf of its hierarchy <tmp>/age.csv"
+        " (8 leaves; the values are not shown: an error lands in job logs; `sqlclose hierarchy validate"
+        " SPEC.toml:age --show-values` lists them): add a line for each to the hierarchy (leaf;…;*), or fix the"
+        " data"
     ),
     "hierarchy-two-parents": (
         "sqlclose: error: hierarchy of column 'age': <tmp>/age.csv, line 5: '3*' at level 1 has two"

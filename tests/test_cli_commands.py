@@ -1094,8 +1094,15 @@ def test_hierarchy_show_and_validate(project, tmp_path):
     result = invoke("hierarchy", "validate", tmp_path / "bad.csv")
     assert result.exit_code == 2 and "bad.csv" in result.output and "2*" in result.output
     (tmp_path / "few.csv").write_text("29;2*;<40;*\n22;2*;<40;*\n")
-    result = invoke("hierarchy", "validate", tmp_path / "few.csv", "--data", project / "table3.csv", "--column", "age")
-    assert result.exit_code == 2 and "'27'" in result.output
+    few = ["hierarchy", "validate", tmp_path / "few.csv", "--data", project / "table3.csv", "--column", "age"]
+    # Table 3's ages other than 29 and 22: 27, 30, 32, 36, 43, 47, 52, one row each. Counted, not
+    # shown (an error lands in job logs); --show-values names them.
+    result = invoke(*few)
+    assert result.exit_code == 2 and f"column 'age' holds 7 values (in 7 rows) that are not leaves of its hierarchy " \
+        f"{tmp_path / 'few.csv'} (2 leaves; the values are not shown" in result.output, result.output
+    assert "'27'" not in result.output, result.output
+    result = invoke(*few, "--show-values")
+    assert result.exit_code == 2 and "'27' (1 row)" in result.output, result.output
 
 
 @pytest.mark.parametrize("command", ["show", "validate"])
@@ -1318,8 +1325,8 @@ def test_sensitive_values_off_a_leaf_by_spaces_or_case_are_counted_as_such(tmp_p
     result = invoke("anonymize", tmp_path / "spec.toml")
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and "holds 3 values (in 4 rows) that are not leaves" in said, said
-    assert "1 of them differ from a leaf only by spaces around them" in said
-    assert "1 of them differ from a leaf only in upper and lower case" in said
+    assert "1 of them differs from a leaf only by spaces around them" in said
+    assert "1 of them differs from a leaf only in upper and lower case" in said
     assert "SECRET" not in said and "Flu" not in said and "gastritis " not in result.output
 
 
@@ -1336,7 +1343,11 @@ def test_hierarchy_validate_and_show_read_a_table_of_a_duckdb_database(tmp_path)
     assert told.exit_code == 2 and "name its table with --table NAME" in told.output, told.output
     assert invoke("hierarchy", "validate", tmp_path / "h.csv", *data, "--table", "people").exit_code == 0
     missing = invoke("hierarchy", "validate", tmp_path / "few.csv", *data, "--table", "people")
-    assert missing.exit_code == 2 and "'M'" in missing.output, missing.output
+    assert missing.exit_code == 2 and "holds 1 value (in 1 row) that is not a leaf of its hierarchy " \
+        f"{tmp_path / 'few.csv'} (1 leaf;" in missing.output, missing.output
+    assert "'M'" not in missing.output, missing.output  # counted; named with --show-values
+    named = invoke("hierarchy", "validate", tmp_path / "few.csv", *data, "--table", "people", "--show-values")
+    assert named.exit_code == 2 and "'M' (1 row)" in named.output, named.output
 
 
 def test_hierarchy_show_of_a_file_hierarchy_needs_no_source(tmp_path):

@@ -57,6 +57,9 @@ def _refusal(folder: Path, lines: list[str], source: str = "", path: str = "t.cs
 
 @pytest.mark.parametrize("bad, source, said", [
     ("47677,x,SECRET", "", "column 's' holds a value that is not a number (line 5)"),
+    ("47677,x,9223372036854775808", "", "column 's' holds a whole number past BIGINT's range, "
+                                        "±9223372036854775807 (line 5); declare the column's type for numbers that "
+                                        "large: [source] types = { s = \"DECIMAL(38, 0)\" }"),
     ("SECRET,x,1", 'types = { zip = "BIGINT" }', "column 'zip' holds a value that is not a BIGINT (line 5)"),
     ("47677,x", "", "line 5 has 2 fields where the header has 3"),
     ("47677,x,1,SECRET", "", "line 5 has more fields than the header's 3"),

@@ -107,7 +107,12 @@ def test_rows_a_run_drops_for_another_columns_null_are_not_checked(tmp_path):
     table_with_age = table + "47677,99,1000,gastritis\n"
     (tmp_path / "table3.csv").write_text(table_with_age)
     result = invoke("hierarchy", "validate", f"{tmp_path / 'spec.toml'}:age")
+    assert result.exit_code == 2 and "column 'age' holds 1 value (in 1 row) that is not a leaf" in result.output, \
+        result.output
+    assert "'99'" not in result.output and "SECRETDISEASE" not in result.output, result.output  # counted
+    result = invoke("hierarchy", "validate", f"{tmp_path / 'spec.toml'}:age", "--show-values")
     assert result.exit_code == 2 and "'99' (1 row)" in result.output, result.output
+    assert "SECRETDISEASE" not in result.output, result.output
 
 
 def _no_source_spec(folder) -> None:
@@ -194,7 +199,8 @@ def _secret_table(folder):
 
 def test_the_file_form_counts_a_sensitive_columns_values_never_shows_them(tmp_path):
     """`validate FILE --data D --column disease` printed 'SECRETDISEASE', which the spec form counts
-    without showing. --sensitive counts them (1 value, 1 row: written here); a QI's are listed."""
+    without showing. --sensitive counts them (1 value, 1 row: written here), --show-values or not; a
+    QI's are counted too, and listed with --show-values."""
     _secret_table(tmp_path)
     args = ["hierarchy", "validate", tmp_path / "disease.csv", "--data", tmp_path / "t.csv", "--column", "disease"]
     result = invoke(*args, "--sensitive")
@@ -203,7 +209,11 @@ def test_the_file_form_counts_a_sensitive_columns_values_never_shows_them(tmp_pa
                              f"its hierarchy {tmp_path / 'disease.csv'} (10 leaves; the values are not shown: a "
                              "sensitive value is what a release protects): add a line for each to the hierarchy "
                              "(leaf;…;*), or fix the data\n")
-    assert "'SECRETDISEASE' (1 row)" in invoke(*args).stderr  # a quasi-identifier's, listed as before
+    assert invoke(*args, "--sensitive", "--show-values").stderr == result.stderr  # never shown
+    as_qi = invoke(*args)  # a quasi-identifier's: counted, named on asking
+    assert as_qi.exit_code == 2 and "holds 1 value (in 1 row) that is not a leaf" in as_qi.stderr, as_qi.stderr
+    assert "SECRETDISEASE" not in as_qi.stderr, as_qi.stderr
+    assert "'SECRETDISEASE' (1 row)" in invoke(*args, "--show-values").stderr
     assert "--sensitive" in invoke("hierarchy", "validate", "--help").output
 
 
@@ -253,14 +263,44 @@ def test_labels_that_would_not_show_as_written_are_quoted(tmp_path):
 
 
 def test_a_value_differing_from_a_leaf_by_a_format_character_is_told(tmp_path):
-    """'b\\ufeff' (a byte-order mark after it) against the leaf 'b': escaped, and the hint says why."""
+    """'b\\ufeff' (a byte-order mark after it) against the leaf 'b': counted, and the hint says why;
+    with --show-values, escaped and told apart from the leaf."""
     (tmp_path / "h.csv").write_text("b;*\n")
     (tmp_path / "t.csv").write_text("v\nb\ufeff\n", encoding="utf-8")
-    result = invoke("hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / "t.csv", "--column", "v")
+    args = ["hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / "t.csv", "--column", "v"]
+    counted = invoke(*args)
+    assert counted.exit_code == 2, counted.output
+    # (the advice's list of such characters between the two parts is model/text.py's to word)
+    assert counted.stderr.startswith(f"sqlclose: error: column 'v' holds 1 value (in 1 row) that is not a leaf of "
+                                     f"its hierarchy {tmp_path / 'h.csv'} (1 leaf; the values are not shown"), \
+        counted.stderr
+    assert "; 1 of them differs from a leaf only by invisible characters (such as U+FEFF, a byte-order mark" \
+        in counted.stderr and counted.stderr.endswith("): remove them from the data or the hierarchy\n"), counted.stderr
+    assert "'b" not in counted.stderr, counted.stderr  # neither the value nor the leaf it looks like
+    result = invoke(*args, "--show-values")
     assert result.exit_code == 2, result.output
-    assert result.stderr.endswith("; 'b\\ufeff' differs from the leaf 'b' only by invisible format characters (such "
-                                  "as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from the "
-                                  "data or the hierarchy\n"), result.stderr
+    assert "; 'b\\ufeff' differs from the leaf 'b' only by invisible characters (such as U+FEFF, a byte-order " \
+        "mark" in result.stderr and result.stderr.endswith("): remove them from the data or the hierarchy\n"), \
+        result.stderr
+
+
+@pytest.mark.parametrize("control", ["\x07", "\x00"])
+def test_a_value_differing_from_a_leaf_by_a_control_character_is_told(tmp_path, control):
+    """Review of the ninety-first round: '43' with a BEL (U+0007) or a NUL after it against the leaf
+    '43' got "add a line for each", though the line is there; a control character shows in no editor,
+    as a format character does not. The oracle: Python's ascii() of the value, written here."""
+    (tmp_path / "h.csv").write_text("43;4*;*\n")
+    import duckdb
+
+    duckdb.sql(f"COPY (SELECT '43' || chr({ord(control)}) AS v) TO '{tmp_path / 't.parquet'}'")
+    args = ["hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / "t.parquet", "--column", "v"]
+    counted = invoke(*args)
+    assert counted.exit_code == 2, counted.output
+    assert "; 1 of them differs from a leaf only by invisible characters (such as" in counted.stderr, counted.stderr
+    assert "or a control character such as U+0007): remove them from the data or the hierarchy" in counted.stderr
+    shown = invoke(*args, "--show-values")
+    assert f"; {ascii('43' + control)} differs from the leaf '43' only by invisible characters" in shown.stderr, \
+        shown.stderr
 
 
 @pytest.mark.parametrize(("delimiter", "why"), [('"', "quotes a field"), ("\n", "ends a line"), ("\r", "ends a line")])

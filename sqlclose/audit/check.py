@@ -130,8 +130,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
-    qi = list(quasi_identifiers or [])
-    models = _sensitive_models(sensitive)
+    qi = _names(quasi_identifiers)
+    models = _sensitive_models([sensitive] if isinstance(sensitive, str) else sensitive)
     k, skew, similarity_level, top = _check_arguments(qi, models, k, skew, similarity_level, top)
     if reference is not None and not models:  # dropped, it changed nothing, as the command refuses it
         raise SpecError("reference is the table t-closeness compares a sensitive column's distribution to, and no "
@@ -289,6 +289,16 @@ def _digits(kind: pa.DataType) -> tuple[int, int] | None:
 def _cast(relation: exp.Expression, columns: list[str], types: dict[str, str]) -> exp.Expression:
     return exp.select(*[exp.Cast(this=q.col(c), to=exp.DataType.build(types[c])).as_(exp.to_identifier(c, quoted=True))
                         if c in types else q.col(c) for c in columns]).from_(relation.copy()).subquery()
+
+
+def _names(quasi_identifiers: Sequence[str] | str | None) -> list[str]:
+    """The quasi-identifiers as a list, each once: a text is one name ("zip" was read as 'z', 'i'
+    and 'p'); a name given twice was audited as two columns."""
+    names = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise OptionError("quasi_identifiers", f"names {twice!r} twice; name each column once")
+    return names
 
 
 def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:

@@ -24,6 +24,7 @@ from sqlclose.cli.common import (
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
 from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
+from sqlclose.model.text import counted
 
 EXAMPLE = """\b
 Examples:
@@ -383,8 +384,8 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
                    f"metric {search['metric']}, " + ("deciding every node" if search["explore"] == "lattice" else
                                                      "deciding what the optimum needs"))
     for qi in plan["quasi_identifiers"]:
-        click.echo(f"  {qi['name']}: {qi['levels']} levels, {qi['leaves']} values, from {qi['origin']}; "
-                   f"{qi['domain']}")
+        values = "values not counted" if qi["leaves"] is None else counted(qi["leaves"], "value")
+        click.echo(f"  {qi['name']}: {qi['levels']} levels, {values}, from {qi['origin']}; {qi['domain']}")
         for example in qi["examples"]:
             click.echo("      " + " -> ".join(example))
         if qi["examples_withheld"]:

@@ -209,7 +209,7 @@ _SENSITIVE_AUDIT_OPTIONS = {"reference": "--reference", "skew": "--skew", "simil
 
 
 # check()'s keywords a bad value is told by (``OptionError``), as the command line spells them.
-_AUDIT_FLAGS = {"k": "--k", "top": "--top", **_SENSITIVE_AUDIT_OPTIONS}
+_AUDIT_FLAGS = {"k": "--k", "top": "--top", "quasi_identifiers": "--qi", **_SENSITIVE_AUDIT_OPTIONS}
 
 
 def _model_flags_given() -> list[str]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceGroup, guarded_read_only, json_option, verbose_option
-from sqlclose.errors import DataError, InputError, NoRowsError, NullsError, SpecError
+from sqlclose.errors import DataError, InputError, NoRowsError, NotLeavesError, NullsError, SpecError
 
 if TYPE_CHECKING:  # the command loads hierarchies only when it runs
     from sqlclose.model.hierarchy import Hierarchy
@@ -83,25 +83,39 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
 @click.option("--column", help="The column of --data (for a hierarchy file; a SPEC:COLUMN target names it).")
 @click.option("--sensitive", is_flag=True, help="--column is sensitive: its values the hierarchy lacks are "
               "counted, not shown (for a hierarchy file; a SPEC:COLUMN target's spec says).")
+@click.option("--show-values", is_flag=True, help="Name the values of a quasi-identifier the hierarchy lacks "
+              "(counted otherwise, as a run's error counts them: a log would keep them); a sensitive column's are "
+              "never shown.")
 @click.option("--table", help=TABLE_HELP)
 @click.option("--delimiter", help=DELIMITER_HELP + "  [default: ;]")
 @verbose_option
 @guarded_read_only
-def validate(target: str, data: Path | None, column: str | None, sensitive: bool, table: str | None,
-             delimiter: str, verbose: bool) -> None:
+def validate(target: str, data: Path | None, column: str | None, sensitive: bool, show_values: bool,
+             table: str | None, delimiter: str, verbose: bool) -> None:
     """Check TARGET: ragged rows, a value with two parents, several tops; with data, every value
-    of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line, value; a
-    sensitive column's values counted, never shown)."""
-    _refuse_unused_options(_spec_target(target) is not None, data, column, sensitive)
-    _validate(target, _data_source(data, table), data, column, _delimiter(target, delimiter), sensitive)
+    of the column must be a leaf. Exit 0 when valid, 2 with the problem (file, line; the values
+    the hierarchy lacks counted, a quasi-identifier's named with --show-values)."""
+    _refuse_unused_options(_spec_target(target) is not None, data, column, sensitive, show_values)
+    try:
+        _validate(target, _data_source(data, table), data, column, _delimiter(target, delimiter), sensitive)
+    except NotLeavesError as e:
+        if show_values:
+            raise DataError(e.listed) from None
+        if _spec_target(target) is None:  # the file form: the command to see them is this one
+            from sqlclose.model.attributes import QI_LISTER
+
+            raise DataError(str(e).replace(QI_LISTER.format(column=e.column), "--show-values")) from None
+        raise
 
 
-def _refuse_unused_options(of_a_spec: bool, data: Path | None, column: str | None, sensitive: bool) -> None:
+def _refuse_unused_options(of_a_spec: bool, data: Path | None, column: str | None, sensitive: bool,
+                           show_values: bool = False) -> None:
     """An option the target has no use for was ignored, and the check passed as if it had applied."""
     unused = [name for name, given in (("--column", column is not None), ("--sensitive", sensitive)) if given]
     if of_a_spec and unused:
         raise SpecError(f"{unused[0]} is for a hierarchy file: a SPEC.toml:COLUMN target names its column, and its "
                         f"spec says whether it is sensitive; leave {unused[0]} out")
+    unused += ["--show-values"] if show_values and not of_a_spec else []
     if data is None and unused:
         raise SpecError(f"{unused[0]} is about a column of --data: give --data TABLE too (with --column COLUMN), or "
                         f"leave {unused[0]} out")
@@ -234,7 +248,7 @@ def _delimiter(target: str, given: str | None) -> str:
         raise SpecError("--delimiter is for a hierarchy file: a SPEC.toml:COLUMN target's file is read with the "
                         "delimiter its spec gives (`delimiter = \",\"` beside the column's `file`); leave --delimiter "
                         "out, or set it in the spec")
-    return "\t" if given == "\\t" else (given or ";")
+    return "\t" if given == "\\t" else (";" if given is None else given)  # "" refused as the file is read
 
 
 def _refuse_bare_spec(target: str) -> None:

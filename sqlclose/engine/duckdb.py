@@ -268,6 +268,12 @@ def _altered_columns(create: str) -> tuple[str, ...]:
         isinstance(c.args.get("kind"), kinds) for c in column.args.get("constraints") or []))
 
 
+def holds_variant_or_union(kind: str) -> bool:
+    """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth: UNION(…), or VARIANT
+    followed by what ends a type (a struct's field named VARIANT is followed by its own type)."""
+    return re.search(r"\bUNION\(|\bVARIANT(?=\s*(?:[,)\[]|$))", kind) is not None
+
+
 def table_slot(path: Path, table: str) -> TableSlot:
     """The slot of ``table`` in the database file at ``path``; read-only, brief. A file not made
     yet holds the schema ``main`` alone. DuckDB's own catalog views (``duckdb_tables``…) are the
@@ -1181,6 +1187,12 @@ class DuckDBEngine(Engine):
         return rewritten
 
     # ---- CSV files and DuckDB database tables as outputs -------------------------------------
+    def unordered_columns(self, relation: exp.Expression) -> list[str]:
+        """``Engine.unordered_columns``, told from DuckDB's type names: a VARIANT reaches Arrow as a
+        plain struct of binaries."""
+        types = self.column_types(exp.select(exp.Star()).from_(relation.copy()))
+        return [name for name, kind in types.items() if holds_variant_or_union(kind)]
+
     def column_types(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
         """The columns a query yields, with their DuckDB type names (``DECIMAL(10,2)``, ``VARCHAR`` …)."""
         described = self.fetch(exp.Describe(this=query.copy()), params)

@@ -80,28 +80,38 @@ def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
     return distinct_values()
 
 
+# Why a sensitive column's values a hierarchy lacks are not shown, and a quasi-identifier's (the
+# command that lists them, where the operator asks to see them, given the column).
+SENSITIVE_NOT_SHOWN = "the values are not shown: a sensitive value is what a release protects"
+QI_LISTER = "`sqlclose hierarchy validate SPEC.toml:{column} --show-values`"
+QI_NOT_SHOWN = "the values are not shown: an error lands in job logs; " + QI_LISTER + " lists them"
+
+
 def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], rows: int | None, to_add: str,
-                      source: str | None = None) -> str:
-    """The error for sensitive values a hierarchy lacks: how many (and their rows when known), never
-    which. A sensitive value is what a release protects: an error landing in a job's log must not
-    show one, a suppressed row's as much as any (docs/bad-input.md). ``to_add``: how to add a leaf
-    to the hierarchy as it was given; ``source``: the table(s) the rows were counted in. Values
-    differing from a leaf only in their Unicode form are counted too (naming the leaf would name
-    the value)."""
+                      source: str | None = None, not_shown: str = SENSITIVE_NOT_SHOWN) -> str:
+    """The error for values a hierarchy lacks: how many (and their rows when known), never which. A
+    sensitive value is what a release protects, and a quasi-identifier's tells a person apart: an
+    error landing in a job's log must not show one, a suppressed row's as much as any
+    (docs/bad-input.md); ``not_shown`` says why, and for a quasi-identifier where to see them.
+    ``to_add``: how to add a leaf to the hierarchy as it was given; ``source``: the table(s) the
+    rows were counted in. Values differing from a leaf only in their Unicode form are counted too
+    (naming the leaf would name the value)."""
     told = counted(len(missing), "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
     twins = len(unicode_twins(missing, hierarchy.leaves))
     unicode = "" if not twins else (
-        f"; {twins} of them differ from a leaf only in their Unicode form, and text is compared code point by "
+        f"; {twins} of them {agreeing(twins, 'differs', 'differ')} from a leaf only in their Unicode form, and text "
+        "is compared code point by "
         "code point: write the data and the hierarchy in one form, NFC (a [source] query's nfc_normalize(column) "
         "normalizes the column)")
     invisible = len(format_twins(missing, hierarchy.leaves))
     unicode += "" if not invisible else (
-        f"; {invisible} of them differ from a leaf only by invisible format characters {FORMAT_CHARACTERS_ADVICE}")
+        f"; {invisible} of them {agreeing(invisible, 'differs', 'differ')} from a leaf only by invisible characters "
+        f"{FORMAT_CHARACTERS_ADVICE}")
     held = "" if source is None else f" in {source}"
     return (f"column {column!r}{held} holds {told} that "
             f"{agreeing(len(missing), 'is not a leaf', 'are not leaves')} of its hierarchy {hierarchy.origin} "
-            f"({counted(len(hierarchy.leaves), 'leaf', 'leaves')}; the values are not shown: a sensitive value is "
-            f"what a release protects): {to_add}, or fix the data{unicode}{_near_leaves(missing, hierarchy.leaves)}")
+            f"({counted(len(hierarchy.leaves), 'leaf', 'leaves')}; {not_shown}): {to_add}, or fix the data{unicode}"
+            f"{_near_leaves(missing, hierarchy.leaves)}")
 
 
 def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:
@@ -113,9 +123,10 @@ def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:
     cased = sum(1 for v in texts if v.strip() == v and v.casefold() in folded)
     said = []
     if spaced:
-        said.append(f"{spaced} of them differ from a leaf only by spaces around them (trim the column in a [source] "
-                    "query, e.g. trim(column))")
+        said.append(f"{spaced} of them {agreeing(spaced, 'differs', 'differ')} from a leaf only by spaces around "
+                    "them (trim the column in a [source] query, e.g. trim(column))")
     if cased:
-        said.append(f"{cased} of them differ from a leaf only in upper and lower case (text is compared as written: "
-                    "write the data and the hierarchy in one case, e.g. lower(column) in a [source] query)")
+        said.append(f"{cased} of them {agreeing(cased, 'differs', 'differ')} from a leaf only in upper and lower "
+                    "case (text is compared as written: write the data and the hierarchy in one case, e.g. "
+                    "lower(column) in a [source] query)")
     return "".join(f"; {part}" for part in said)

@@ -939,6 +939,8 @@ class Spec(_Model):
         for role, names in (("quasi-identifier", self.quasi_identifiers), ("sensitive", self.sensitive),
                             ("identifier", self.identifiers)):
             for name in names:
+                if name in roles and roles[name] == role:  # a list of identifiers naming it twice
+                    raise ValueError(f"column {name!r} is listed twice in identifiers; list it once")
                 if name in roles:
                     raise ValueError(f"column {name!r} is declared both {roles[name]} and {role}; give it one role")
                 roles[name] = role

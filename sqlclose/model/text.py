@@ -127,13 +127,15 @@ def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, s
 
 
 def without_format_characters(text: str) -> str:
-    """``text`` without its invisible format characters (Unicode category Cf: U+FEFF, U+200B, …)."""
-    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    """``text`` without its invisible characters: format characters (Unicode category Cf: U+FEFF,
+    U+200B, …) and control characters (Cc: U+0007, U+0000, a tab …), which no editor shows."""
+    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
 
 
 def format_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, str]:
-    """Each of ``values`` that differs from one of ``texts`` only by invisible format characters (a
-    byte-order mark U+FEFF left at a file's start, a zero-width space), with that text."""
+    """Each of ``values`` that differs from one of ``texts`` only by invisible characters (a
+    byte-order mark U+FEFF left at a file's start, a zero-width space, a control character), with
+    that text."""
     values = [v for v in values if isinstance(v, str)]
     bare = {without_format_characters(t): t for t in texts}
     twins = {v: bare.get(without_format_characters(v)) for v in values}
@@ -141,14 +143,14 @@ def format_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, st
 
 
 # What the values ``format_twins`` finds differ by, and what to do (a QI's value shown, a sensitive one counted).
-FORMAT_CHARACTERS_ADVICE = ("(such as U+FEFF, a byte-order mark, or U+200B, a zero-width space): remove them from "
-                            "the data or the hierarchy")
+FORMAT_CHARACTERS_ADVICE = ("(such as U+FEFF, a byte-order mark, U+200B, a zero-width space, or a control character "
+                            "such as U+0007): remove them from the data or the hierarchy")
 
 
 def format_characters_hint(value: str, leaf: str, others: int = 0) -> str:
     """Why ``value`` is not the leaf it looks like: escaped, its invisible characters show."""
     alike = f" ({counted(others, 'more value')} alike)" if others else ""
-    return (f"{ascii(value)} differs from the leaf {ascii(leaf)} only by invisible format characters{alike} "
+    return (f"{ascii(value)} differs from the leaf {ascii(leaf)} only by invisible characters{alike} "
             f"{FORMAT_CHARACTERS_ADVICE}")
 
 

@@ -27,7 +27,10 @@ def describe_problem(problem: Problem, spec: Spec, node: Node | None, examples: 
         h = qi.hierarchy
         withheld = None if values else _data_values(h, qi.name)
         picks = [] if withheld else _spread(len(h.rows), examples)
-        qis.append({"name": qi.name, "levels": h.levels, "origin": h.origin, "leaves": len(h.leaves),
+        # A rule's leaves are the data's distinct values: their number tells whether a suppressed
+        # row's value is another row's (two inputs giving one release gave two counts here).
+        leaves = None if withheld and h.rule is not None else len(h.leaves)
+        qis.append({"name": qi.name, "levels": h.levels, "origin": h.origin, "leaves": leaves,
                     "examples": [list(h.rows[i]) for i in picks], "examples_withheld": withheld,
                     "domain": _domain(h, spec.quasi_identifiers[qi.name])})
     models = {"k": spec.k, "suppression": spec.suppression,

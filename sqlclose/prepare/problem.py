@@ -28,9 +28,11 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
-from sqlclose.errors import DataError, NoRowsError, NullsError
+from sqlclose.errors import DataError, NoRowsError, NotLeavesError, NullsError
 from sqlclose.model.arrays import ArrowValues, arrow_table, leaf_labels, numpy_of
+from sqlclose.model.arrow_types import unreached_float
 from sqlclose.model.attributes import (
+    QI_NOT_SHOWN,
     SensitiveAttribute,
     require_ordered_type,
     sensitive_domain,
@@ -165,6 +167,9 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     columns = table_columns if table_columns is not None else [f.name for f in schema]
     _check_columns(spec, columns, source_label, names_may_be_data)
     released = released_columns(spec, columns, source_label)
+    if counts is None:
+        _refuse_unordered(engine.unordered_columns(source), released, source_label)
+        _refuse_unreached_floats(schema, released, source_label)
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
             require_ordered_type(name, schema.field(name).type, source_label)
@@ -381,6 +386,32 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
 
 
 
+def _refuse_unordered(unordered: list[str], released: list[str], source_label: str) -> None:
+    """A released column of a type holding a UNION or VARIANT: its rows that differ only there
+    (1 as INTEGER and as BIGINT) sort and read alike, and were written in the input's order (review
+    of the ninety-first round: two orders of one table gave two Parquet files)."""
+    told = [name for name in released if name in unordered]
+    if told:
+        raise DataError(f"column {told[0]!r} in {source_label} is of a type holding a VARIANT or UNION, whose values "
+                        "of different types compare and read alike (1 as INTEGER and as BIGINT): no order of the "
+                        "release's content tells such rows apart, and their order would be the input's; give the "
+                        "column as one type or as text (a [source] query's CAST), or leave it out (others = "
+                        "\"drop\", or list it under identifiers)")
+
+
+def _refuse_unreached_floats(schema: pa.Schema, released: list[str], source_label: str) -> None:
+    """A released column holding floats inside a fixed-size list of nested values: no SQL tells
+    NaN payloads apart and the release's NaN rewrite does not reach these (``model.arrow_types``),
+    so two orders of one table gave two files (review of the ninety-first round)."""
+    told = [name for name in released if unreached_float(schema.field(name).type)]
+    if told:
+        raise DataError(f"column {told[0]!r} in {source_label} holds floating-point numbers inside a fixed-size list "
+                        "of nested values (e.g. STRUCT(a DOUBLE)[2]), whose NaNs a release cannot write as one: NaNs "
+                        "differing only in their payload would be written in the input's order; give the column as "
+                        "a list (a [source] query's CAST to STRUCT(a DOUBLE)[]), or leave it out (others = \"drop\", "
+                        "or list it under identifiers)")
+
+
 def _refuse_odd_floats(engine: Engine, source: exp.Expression, name: str, source_label: str,
                        histogram: bool = False) -> None:
     """An ordered domain holds neither NaN nor ±inf (they would sort to its top), nor -0.0 beside
@@ -510,7 +541,8 @@ def missing_column(name: str, columns: list[str], source_label: str, declared: I
     """That ``name`` is not a column, with the close names and the columns there are — those only
     where the source has one of the ``declared`` names or is no CSV file (``columns_told``)."""
     shown = shows_columns(declared, columns, names_may_be_data)
-    close = difflib.get_close_matches(name, columns, n=3) if shown else []
+    cased = [c for c in columns if c.casefold() == name.casefold()]  # names are matched as written
+    close = (cased or difflib.get_close_matches(name, columns, n=3)) if shown else []
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"column {name!r} is not in {source_label}{hint} ({columns_told(declared, columns, names_may_be_data)})"
 
@@ -592,26 +624,35 @@ def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) ->
         raise DataError(values_not_leaves(column, hierarchy, missing, None, how_to_add_leaves(hierarchy)))
 
 
-def _not_leaves(column: str, values: list, where: str, counts: list[int] | None = None,
-                hierarchy: Hierarchy | None = None, stand_in: str | None = None) -> None:
-    """The error for quasi-identifier values a hierarchy lacks: the first few (with their row
-    counts when known), and how to add them in the form the hierarchy was given in. A sensitive
-    column's are counted, never shown (``values_not_leaves``). ``stand_in``: the spec's
-    ``null_value``, named as such where it is one of them (it is no value of the data)."""
+def _not_leaves(column: str, values: list, where: str, counts: list[int], hierarchy: Hierarchy,
+                stand_in: str | None = None) -> None:
+    """The error for quasi-identifier values a hierarchy lacks: counted, never shown (a job's log
+    keeps it; a quasi-identifier's value tells a person apart), with how to add them in the form the
+    hierarchy was given in. ``NotLeavesError.listed`` names the first few, with their row counts,
+    for ``sqlclose hierarchy validate --show-values``. ``stand_in``: the spec's ``null_value``, named
+    as such where it is one of them (it is the spec's text, no value of the data)."""
+    stand_in_told = (f"; one of them is the null_value {stand_in!r}, the NULLs' stand-in: add it as a leaf"
+                     if stand_in is not None and stand_in in values else "")
+    told = values_not_leaves(column, hierarchy, values, sum(counts), how_to_add_leaves(hierarchy),
+                             not_shown=QI_NOT_SHOWN.format(column=column))
+    raise NotLeavesError(told + stand_in_told, _listed(column, values, where, counts, hierarchy, stand_in), column)
+
+
+def _listed(column: str, values: list, where: str, counts: list[int], hierarchy: Hierarchy,
+            stand_in: str | None) -> str:
+    """The values a hierarchy lacks, named: the first few with their row counts, and what tells
+    them from the leaves they look like."""
     listed = values[:MAX_LISTED_VALUES]
-    twins = unicode_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
-    invisible = format_twins(listed, hierarchy.leaves) if hierarchy is not None else {}
+    twins, invisible = unicode_twins(listed, hierarchy.leaves), format_twins(listed, hierarchy.leaves)
     named = [quoted(v, v in twins or v in invisible) + (" (null_value, the NULLs' stand-in)" if v == stand_in else "")
              for v in listed]
-    shown = ", ".join(f"{v} ({counted(n, 'row')})" for v, n in zip(named, counts)) if counts else ", ".join(named)
+    shown = ", ".join(f"{v} ({counted(n, 'row')})" for v, n in zip(named, counts))
     more = f" and {len(values) - MAX_LISTED_VALUES} more" if len(values) > MAX_LISTED_VALUES else ""
-    raise DataError(
-        f"column {column!r}: {counted(len(values), 'value')} "
-        f"{agreeing(len(values), 'is not a leaf', 'are not leaves')} of "
-        f"{where}: {shown}{more}; "
-        f"{how_to_add_leaves(hierarchy)}, or fix the data{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
-        f"{_unicode_form_hint(twins, hierarchy)}{_format_characters_hint(invisible)}"
-    )
+    return (f"column {column!r}: {counted(len(values), 'value')} "
+            f"{agreeing(len(values), 'is not a leaf', 'are not leaves')} of {where}: {shown}{more}; "
+            f"{how_to_add_leaves(hierarchy)}, or fix the data"
+            f"{'' if _given_inline(hierarchy) else _quoting_hint(listed)}"
+            f"{_unicode_form_hint(twins, hierarchy)}{_format_characters_hint(invisible)}")
 
 
 def _format_characters_hint(twins: dict[str, str]) -> str:

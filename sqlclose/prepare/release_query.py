@@ -20,6 +20,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.model.arrow_types import reached_float
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
 from sqlclose.prepare.sort_key import packed_sort_key
@@ -155,33 +156,18 @@ def nan_rewrite(kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite | None) -> 
     NaNs follow the input's order as plain ones did: a list column holding NaNs of two payloads was
     written with every NaN carrying the bits of the first row that held one (the sixty-second
     round's review). A fixed-size list is rebuilt as a list and cast back, which its elements' type
-    allows when they are floats: one of nested values holding a float is not reached
-    (docs/what-a-release-reveals.md)."""
-    if not _reached(kind):
+    allows when they are floats: one of nested values holding a float is not reached, and refused
+    before the search (``model.arrow_types``)."""
+    if not reached_float(kind):
         return None
     return lambda value: _nans_rewritten(value, kind, nan, signed, 0)
 
 
-def _reached(kind: pa.DataType) -> bool:
-    """Whether ``kind`` holds a float ``_nans_rewritten`` reaches."""
-    if pa.types.is_floating(kind):
-        return True
-    if pa.types.is_fixed_size_list(kind):
-        return pa.types.is_floating(kind.value_type)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        return _reached(kind.value_type)
-    if pa.types.is_map(kind):
-        return _reached(kind.key_type) or _reached(kind.item_type)
-    if pa.types.is_struct(kind):
-        return any(_reached(kind.field(i).type) for i in range(kind.num_fields))
-    return False
-
-
 def _nans_rewritten(value: exp.Expression, kind: pa.DataType, nan: q.Rewrite, signed: q.Rewrite | None,
                     depth: int) -> exp.Expression:
-    """``value`` (of ``kind``, which ``_reached``) rebuilt with its floats through ``canonical_nan``;
+    """``value`` (of ``kind``, which ``reached_float``) rebuilt with its floats through ``canonical_nan``;
     a part holding none is taken whole. ``depth`` names each level's lambda variable apart."""
-    if not _reached(kind):
+    if not reached_float(kind):
         return value.copy()
     if pa.types.is_floating(kind):
         return q.canonical_nan(value, _float_type(kind), nan, signed)

@@ -979,6 +979,11 @@ def csv_problem(error: BaseException, read: FileRead) -> str | None:
         return _field_count(where, int(fields.group(1)), int(fields.group(2)), read.delimiter)
     if convert := _CONVERT.search(text):
         column, wanted = convert.group(1), convert.group(2)
+        if column in read.numeric and column not in read.types and wanted == "BIGINT":
+            # read as BIGINT because every value is a whole number: this one is past its range
+            return (f"column {column!r} holds a whole number past BIGINT's range, ±9223372036854775807 ({where}); "
+                    f"declare the column's type for numbers that large: [source] types = {{ {column} = "
+                    "\"DECIMAL(38, 0)\" } (or \"DOUBLE\")")
         if column in read.numeric and column not in read.types and read.histogram:
             return (f"column {column!r} holds a value that is not a number ({where}); an ordered sensitive column "
                     "needs numbers: fix the value in the warehouse table (or count a view of it that makes it "

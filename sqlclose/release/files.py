@@ -68,6 +68,7 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     output may have (a release's format and suffix are ``writers.Target``'s check)."""
     for target in (path, report):
         refuse_blocked_folder(target)
+    refuse_long_names(path, report)
     if same(path, report):
         raise OutputExistsError(f"the report path is the output path ({path}); give the report its own file")
     folder = kind == "parquet-folder"
@@ -94,6 +95,33 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
     if suffixes is not None and not folder and path.suffix.lower() not in suffixes:
         raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
+
+
+# The longest hidden name a run makes beside a target (``_hidden``): ".NAME.sqlclose-PID-TOKEN.KIND",
+# a pid of up to 7 digits (Linux's largest, 4194304), 12 hex digits, "committed" and a DuckDB ".wal".
+_HIDDEN_EXTRA = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".committed.wal")
+
+
+def refuse_long_names(path: Path, report: Path) -> None:
+    """An output or report whose name, with what ``_hidden`` adds, is past the file system's
+    longest: the name alone passed, and the run failed after the whole search, placing its
+    temporary file (review of the ninety-first round). Told before the search, with the longest
+    name that fits."""
+    for target, role in ((path, "output"), (report, "report")):
+        folder = next((p for p in Path(target).absolute().parents if p.is_dir()), None)
+        try:
+            most = os.pathconf(folder, "PC_NAME_MAX") if folder is not None else 255
+        except (OSError, ValueError):
+            most = 255
+        size = len(os.fsencode(Path(target).name))
+        if size + _HIDDEN_EXTRA <= most:
+            continue
+        shown = target.name if len(target.name) <= 40 else target.name[:20] + "…" + target.name[-20:]
+        named = " (named after the output's unless [output] report or --report names it)" if role == "report" else ""
+        raise InputError(f"the {role}'s name {shown!r} is {size} bytes long{named}: sqlclose places it through "
+                         f"temporary files beside it (.NAME.sqlclose-PID-TOKEN.committed, {_HIDDEN_EXTRA} bytes "
+                         f"longer), and the file system at {folder} takes names of at most {most} bytes; give the "
+                         f"{role} a name of at most {most - _HIDDEN_EXTRA} bytes")
 
 
 def refuse_unplaceable(target: Path, role: str) -> None:

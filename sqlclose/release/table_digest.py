@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine
 from sqlclose.engine.base import FileRead, leaves_as_found
-from sqlclose.engine.duckdb import table_slot
+from sqlclose.engine.duckdb import holds_variant_or_union, table_slot
 from sqlclose.errors import InputError, VerificationError
 from sqlclose.prepare.sources import open_source
 
@@ -51,9 +50,7 @@ def untold_columns(types: dict[str, str]) -> list[str]:
     """Columns whose type holds a UNION or a VARIANT, at any depth: a row's text says neither a
     UNION's member nor a VARIANT's type (20 as ``hourly`` or ``monthly``, 1 or '1'), so the digest
     could not tell such values apart. sqlclose writes no such column to a table."""
-    # As a type: UNION(…), or VARIANT followed by what ends a type (a struct's field named VARIANT
-    # is followed by its own type).
-    return [name for name, kind in types.items() if re.search(r"\bUNION\(|\bVARIANT(?=\s*(?:[,)\[]|$))", kind)]
+    return [name for name, kind in types.items() if holds_variant_or_union(kind)]
 
 
 def refuse_untold(types: dict[str, str]) -> None:

@@ -357,6 +357,7 @@ class DuckDBTableWriter(Writer):
     def refuse(self, target: Target, inputs: list[Path]) -> None:
         for path in (target.path, target.report):
             files.refuse_blocked_folder(path)
+        files.refuse_long_names(target.path, target.report)
         if files.same(target.path, target.report):
             raise OutputExistsError(f"the report path is the output path ({target.path}); give the report its own file")
         for source in inputs:

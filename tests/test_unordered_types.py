@@ -1,0 +1,148 @@
+"""Columns a release could not order by their content alone are refused before the search, and the
+plan does not count a rule's leaves (review of the ninety-first round).
+
+- A kept VARIANT column holding 1 as INTEGER and 1 as BIGINT: the two compare and read alike, so
+  the rows tied in every sort and the Parquet file followed the input's order (two orders of one
+  table, two files). A UNION's members (20 as one or the other) are alike.
+- A fixed-size list of structs holding a float: the release's NaN rewrite does not reach it, so
+  NaNs differing only in their payload kept the input's order.
+- `explain` and `--dry-run` printed a rule's leaf count, the data's distinct values: two tables
+  giving the same release byte for byte, one whose suppressed row's ZIP is its own and one whose is
+  another row's, gave 3 and 2.
+
+The oracles: the exit codes and messages the README and docs/bad-input.md give, the files' sha256
+over two input orders, and the two tables built by hand so that their releases are equal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+from table3_project import invoke
+
+import sqlclose
+from sqlclose.errors import DataError
+
+SPEC = """others = "keep"
+[source]
+path = "{source}"
+table = "t"
+[output]
+path = "{out}"
+[privacy]
+k = 2
+[quasi_identifiers]
+zip = {{ mask = true, length = 5 }}
+[sensitive.disease]
+distinct_l = 2
+"""
+
+# per case: the column's type, two values that compare equal (each in its SQL), and a cast that
+# makes the column one type
+CASES = {
+    "variant": ("VARIANT", "CAST(1::INTEGER AS VARIANT)", "CAST(1::BIGINT AS VARIANT)", "CAST(x AS VARCHAR)"),
+    "variant-in-a-struct": ("STRUCT(v VARIANT)", "{'v': CAST(1::INTEGER AS VARIANT)}",
+                            "{'v': CAST(1::BIGINT AS VARIANT)}", "CAST(x.v AS VARCHAR)"),
+    "union": ("UNION(hourly INTEGER, monthly INTEGER)", "union_value(hourly := 20)::UNION(hourly INTEGER, monthly "
+              "INTEGER)", "union_value(monthly := 20)::UNION(hourly INTEGER, monthly INTEGER)",
+              "CAST(union_tag(x) AS VARCHAR) || ':' || CAST(x AS VARCHAR)"),
+}
+
+
+def _database(path: Path, kind: str, first: str, second: str, order: tuple[int, ...]) -> Path:
+    """Table t: four rows in one ZIP, two diseases, the two alike values of ``kind`` once per
+    disease, inserted in ``order``."""
+    rows = [("'flu'", first), ("'flu'", second), ("'cold'", first), ("'cold'", second)]
+    con = duckdb.connect(str(path))
+    con.execute(f"CREATE TABLE t (zip VARCHAR, disease VARCHAR, x {kind})")
+    for i in order:
+        con.execute(f"INSERT INTO t VALUES ('47677', {rows[i][0]}, {rows[i][1]})")
+    con.close()
+    return path
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_column_whose_values_of_two_types_read_alike_is_refused_before_the_search(tmp_path, case):
+    kind, first, second, _ = CASES[case]
+    source = _database(tmp_path / "in.duckdb", kind, first, second, (0, 1, 2, 3))
+    for suffix in ("parquet", "csv"):
+        spec = tmp_path / "spec.toml"
+        spec.write_text(SPEC.format(source=source, out=f"out/r.{suffix}"))
+        for extra in (["--dry-run"], []):
+            result = invoke("anonymize", spec, *extra)
+            assert result.exit_code == 2, result.output
+            assert (f"column 'x' in {source} (table t) is of a type holding a VARIANT or UNION, whose values of "
+                    "different types compare and read alike") in " ".join(result.output.split()), result.output
+            assert "their order would be the input's" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_column_cast_as_the_message_says_is_released_alike_for_both_orders(tmp_path, case):
+    """What the refusal asks for (the column as text, through a [source] query) releases, and the
+    file is the same for the two input orders."""
+    kind, first, second, cast = CASES[case]
+    digests = set()
+    for i, order in enumerate(((0, 1, 2, 3), (1, 0, 3, 2))):
+        source = _database(tmp_path / f"in{i}.duckdb", kind, first, second, order)
+        spec = {"source": {"path": str(source), "query": f"SELECT zip, disease, {cast} AS x FROM t"},
+                "privacy": {"k": 2}, "others": "keep", "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+                "sensitive": {"disease": {"distinct_l": 2}}}
+        with sqlclose.anonymize(None, spec) as release:
+            digests.add(release.write(tmp_path / f"r{i}.parquet")["output"]["sha256"])
+    assert len(digests) == 1
+
+
+def test_floats_in_a_fixed_size_list_of_structs_are_refused_before_the_search(tmp_path):
+    import pyarrow as pa
+
+    kind = pa.list_(pa.struct([("a", pa.float64())]), 2)
+    rows = pa.table({"zip": ["47677"] * 4, "disease": ["flu", "flu", "cold", "cold"],
+                     "x": pa.array([[{"a": 1.0}, {"a": 2.0}]] * 4, kind)})
+    spec = {"privacy": {"k": 2}, "others": "keep", "quasi_identifiers": {"zip": {"mask": True, "length": 5}},
+            "sensitive": {"disease": {"distinct_l": 2}}}
+    with pytest.raises(DataError, match=r"column 'x' in .* holds floating-point numbers inside a fixed-size list of "
+                                        r"nested values"):
+        sqlclose.anonymize(rows, spec)
+    # A fixed-size list of floats, which the rewrite reaches, and a list of structs are released.
+    for reached in (pa.list_(pa.float64(), 2), pa.list_(pa.struct([("a", pa.float64())]))):
+        values = [[1.0, 2.0]] * 4 if pa.types.is_floating(reached.value_type) else [[{"a": 1.0}, {"a": 2.0}]] * 4
+        table = rows.set_column(2, "x", pa.array(values, reached))
+        with sqlclose.anonymize(table, spec) as release:
+            assert release.to_arrow().num_rows == 4
+
+
+def _plan(tmp_path: Path, rows: list[tuple[str, int, str]], name: str, *extra: str) -> tuple[dict, str]:
+    """The plan `explain --json` gives for ``rows`` (zip, age, disease), and the release's sha256."""
+    folder = tmp_path / name
+    folder.mkdir()
+    values = ", ".join(f"('{z}', {a}, '{d}')" for z, a, d in rows)
+    duckdb.sql(f"COPY (SELECT * FROM (VALUES {values}) t(zip, age, disease)) TO '{folder / 'p.parquet'}'")
+    (folder / "spec.toml").write_text(
+        '[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\nsuppression = 0.12\n'
+        '[quasi_identifiers]\nzip = { mask = true, length = 5, alphabet = "0123456789" }\n'
+        'age = { bands = [5, 10, 20], domain = [0, 120] }\n[sensitive.disease]\ndistinct_l = 2\n')
+    plan = invoke("explain", folder / "spec.toml", "--json", *extra)
+    assert plan.exit_code == 0, plan.output
+    assert invoke("anonymize", folder / "spec.toml", "-q").exit_code == 0
+    return json.loads(plan.output), hashlib.sha256((folder / "out" / "r.parquet").read_bytes()).hexdigest()
+
+
+def test_the_plan_does_not_count_a_rules_leaves(tmp_path):
+    """Eight rows in two classes, and a ninth the search suppresses: its ZIP its own (three ZIPs in
+    the data) or another row's (two). The releases are equal byte for byte; so must the plans be."""
+    kept = [("47601", 31, "flu"), ("47601", 32, "cold"), ("47601", 33, "flu"), ("47601", 34, "cold"),
+            ("47602", 41, "flu"), ("47602", 42, "cold"), ("47602", 43, "flu"), ("47602", 44, "cold")]
+    own, shared = (_plan(tmp_path, [*kept, (zip_code, 77, "flu")], name)
+                   for name, zip_code in (("own", "99999"), ("shared", "47601")))
+    assert own[1] == shared[1]  # the same release
+    qis = [{k: v for k, v in qi.items() if k != "origin"} for qi in own[0]["quasi_identifiers"]]
+    assert qis == [{k: v for k, v in qi.items() if k != "origin"} for qi in shared[0]["quasi_identifiers"]]
+    assert [qi["leaves"] for qi in qis] == [None, None]
+    # --show-values is the operator's screen: there the data's values, and so their number, are given.
+    shown = _plan(tmp_path, [*kept, ("99999", 77, "flu")], "shown", "--show-values")[0]
+    assert [qi["leaves"] for qi in shown["quasi_identifiers"]] == [3, 9]
