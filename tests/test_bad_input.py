@@ -851,9 +851,10 @@ def test_a_quasi_identifiers_null_stand_in_missing_from_its_hierarchy_is_named_a
     spec = spec_dict()
     spec["quasi_identifiers"]["age"].update(nulls="value", null_value="unknown")
     error = fails_with(NotLeavesError, frame, spec, outdir)
-    msg = str(error)  # counted, the stand-in (the spec's text, no data value) named as such
+    msg = str(error)  # counted; the stand-in (the spec's text) told from the spec and hierarchy alone
     assert "holds 1 value (in 1 row) that is not a leaf of its hierarchy" in msg, msg
-    assert msg.endswith("; one of them is the null_value 'unknown', the NULLs' stand-in: add it as a leaf"), msg
+    assert msg.endswith("; with nulls = \"value\" a NULL is read as 'unknown', which is no leaf of the hierarchy: "
+                        "add it as one if the column holds NULLs"), msg
     assert "1 value is not a leaf of hierarchy" in error.listed and "'unknown' (null_value, the NULLs' stand-in) " \
         "(1 row)" in error.listed, error.listed
 

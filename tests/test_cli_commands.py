@@ -1325,7 +1325,7 @@ def test_sensitive_values_off_a_leaf_by_spaces_or_case_are_counted_as_such(tmp_p
     result = invoke("anonymize", tmp_path / "spec.toml")
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and "holds 3 values (in 4 rows) that are not leaves" in said, said
-    assert "1 of them differs from a leaf only by spaces around them" in said
+    assert "1 of them differs from a leaf only by spaces around it" in said
     assert "1 of them differs from a leaf only in upper and lower case" in said
     assert "SECRET" not in said and "Flu" not in said and "gastritis " not in result.output
 

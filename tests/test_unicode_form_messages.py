@@ -42,7 +42,7 @@ def _listed(folder) -> str:
 UNICODE_COUNTED = ("holds 1 value (in 2 rows) that is not a leaf of its hierarchy {h} (2 leaves; the values are not "
                    "shown: an error lands in job logs; `sqlclose hierarchy validate SPEC.toml:v --show-values` lists "
                    "them): add a line for each to the hierarchy (leaf;…;*), or fix the data; 1 of them differs from a "
-                   "leaf only in their Unicode form, and text is compared code point by code point: write the data "
+                   "leaf only in its Unicode form, and text is compared code point by code point: write the data "
                    "and the hierarchy in one form, NFC (a [source] query's nfc_normalize(column) normalizes the "
                    "column)")
 
@@ -112,7 +112,7 @@ def test_check_counts_a_decomposed_sensitive_value_and_names_neither_it_nor_its_
     assert result.exit_code == 2, result.output
     message = " ".join(result.stderr.split())
     assert ("column 'city' in " in message and "holds 1 value (in 1 row) that is not a leaf of its hierarchy"
-            in message and "1 of them differs from a leaf only in their Unicode form" in message
+            in message and "1 of them differs from a leaf only in its Unicode form" in message
             and "NFC" in message), message
     # a sensitive value is counted, never shown: neither its form nor the leaf it looks like
     for shown in ("Z\\xfcrich", "Zu\\u0308rich", "Z\u00fcrich", "Zu\u0308rich"):

@@ -406,13 +406,6 @@ class Engine(ABC):
         query = exp.select(exp.Star()).from_(relation.copy()).limit(0)
         return self._fetched(query, list(params) or None, self._schema, owned=True)
 
-    def unordered_columns(self, relation: exp.Expression) -> list[str]:
-        """The columns of ``relation`` whose type holds a UNION (or, on an engine that has it, a
-        VARIANT) at any depth: values of two members or types compare and read alike (20 as one
-        member or another; 1 as INTEGER and as BIGINT), so no order of their content tells such
-        rows apart, and a release holding them would keep the input's order among them."""
-        return [f.name for f in self.schema(relation) if _holds_union(f.type)]
-
     def _fetched(self, query: exp.Expression | str, params: Sequence[Any] | None,
                  run: Callable[[str, Sequence[Any] | None], _Result], owned: bool = False) -> _Result:
         sql = query if isinstance(query, str) else self.render(query, owned)
@@ -751,14 +744,3 @@ def dense_rank(keys: Sequence[exp.Expression], partition: exp.Expression | None 
 
 def _numbered(node: exp.Expression) -> bool:
     return isinstance(node, exp.Placeholder) and node.name.isdigit()
-
-
-def _holds_union(kind: pa.DataType) -> bool:
-    """A UNION, or a list, map or struct with one inside."""
-    if pa.types.is_union(kind):
-        return True
-    if pa.types.is_struct(kind):
-        return any(_holds_union(kind.field(i).type) for i in range(kind.num_fields))
-    if pa.types.is_map(kind):
-        return _holds_union(kind.key_type) or _holds_union(kind.item_type)
-    return hasattr(kind, "value_type") and _holds_union(kind.value_type)

@@ -127,7 +127,8 @@ def _interruptible() -> Iterator[None]:
 # holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type), UNION as a
 # STRUCT of its tag's number and its members (Parquet has no union type). Inside a list or struct
 # too; an ENUM's values and quoted names are not types.
-_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|\bUNION\(")
+_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|\bUNION\(|"
+                             r"\bVARIANT(?=\s*(?:[,)\[]|$))")
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _TOP_ARRAY = re.compile(r"\[\d+\]$")  # a DuckDB type name of a fixed-size list (ARRAY): FLOAT[3]
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
@@ -1187,12 +1188,6 @@ class DuckDBEngine(Engine):
         return rewritten
 
     # ---- CSV files and DuckDB database tables as outputs -------------------------------------
-    def unordered_columns(self, relation: exp.Expression) -> list[str]:
-        """``Engine.unordered_columns``, told from DuckDB's type names: a VARIANT reaches Arrow as a
-        plain struct of binaries."""
-        types = self.column_types(exp.select(exp.Star()).from_(relation.copy()))
-        return [name for name, kind in types.items() if holds_variant_or_union(kind)]
-
     def column_types(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
         """The columns a query yields, with their DuckDB type names (``DECIMAL(10,2)``, ``VARCHAR`` …)."""
         described = self.fetch(exp.Describe(this=query.copy()), params)

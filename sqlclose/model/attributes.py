@@ -99,8 +99,8 @@ def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], row
     told = counted(len(missing), "value") + ("" if rows is None else f" (in {counted(rows, 'row')})")
     twins = len(unicode_twins(missing, hierarchy.leaves))
     unicode = "" if not twins else (
-        f"; {twins} of them {agreeing(twins, 'differs', 'differ')} from a leaf only in their Unicode form, and text "
-        "is compared code point by "
+        f"; {twins} of them {agreeing(twins, 'differs', 'differ')} from a leaf only in "
+        f"{agreeing(twins, 'its', 'their')} Unicode form, and text is compared code point by "
         "code point: write the data and the hierarchy in one form, NFC (a [source] query's nfc_normalize(column) "
         "normalizes the column)")
     invisible = len(format_twins(missing, hierarchy.leaves))
@@ -124,7 +124,7 @@ def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:
     said = []
     if spaced:
         said.append(f"{spaced} of them {agreeing(spaced, 'differs', 'differ')} from a leaf only by spaces around "
-                    "them (trim the column in a [source] query, e.g. trim(column))")
+                    f"{agreeing(spaced, 'it', 'them')} (trim the column in a [source] query, e.g. trim(column))")
     if cased:
         said.append(f"{cased} of them {agreeing(cased, 'differs', 'differ')} from a leaf only in upper and lower "
                     "case (text is compared as written: write the data and the hierarchy in one case, e.g. "

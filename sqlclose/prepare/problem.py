@@ -168,7 +168,6 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
     _check_columns(spec, columns, source_label, names_may_be_data)
     released = released_columns(spec, columns, source_label)
     if counts is None:
-        _refuse_unordered(engine.unordered_columns(source), released, source_label)
         _refuse_unreached_floats(schema, released, source_label)
     for name, s in spec.sensitive.items():
         if s.distance == "ordered":
@@ -386,19 +385,6 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
 
 
 
-def _refuse_unordered(unordered: list[str], released: list[str], source_label: str) -> None:
-    """A released column of a type holding a UNION or VARIANT: its rows that differ only there
-    (1 as INTEGER and as BIGINT) sort and read alike, and were written in the input's order (review
-    of the ninety-first round: two orders of one table gave two Parquet files)."""
-    told = [name for name in released if name in unordered]
-    if told:
-        raise DataError(f"column {told[0]!r} in {source_label} is of a type holding a VARIANT or UNION, whose values "
-                        "of different types compare and read alike (1 as INTEGER and as BIGINT): no order of the "
-                        "release's content tells such rows apart, and their order would be the input's; give the "
-                        "column as one type or as text (a [source] query's CAST), or leave it out (others = "
-                        "\"drop\", or list it under identifiers)")
-
-
 def _refuse_unreached_floats(schema: pa.Schema, released: list[str], source_label: str) -> None:
     """A released column holding floats inside a fixed-size list of nested values: no SQL tells
     NaN payloads apart and the release's NaN rewrite does not reach these (``model.arrow_types``),
@@ -586,12 +572,9 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
                         f"{agreeing(len(values), 'is', 'are')} not in its domain as read (the values are not shown: a "
                         "sensitive value is what a release protects)")
     told = values_not_leaves(c.name, hierarchy, values, rows, how_to_add_leaves(hierarchy))
-    if c.null_value is not None and c.null_value not in hierarchy.leaves:
-        # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
-        # stand-in is the spec's text, and a NULL among the values would be a fact of the data.
-        told += (f"; with nulls = \"value\" a NULL is read as {c.null_value!r}, which is no leaf of the "
-                 "hierarchy: add it as one if the column holds NULLs")
-    raise DataError(told)
+    # Told from the spec and the hierarchy alone, whether or not the column holds a NULL: the
+    # stand-in is the spec's text, and a NULL among the values would be a fact of the data.
+    raise DataError(told + _stand_in_no_leaf(c.null_value, hierarchy))
 
 
 def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
@@ -630,12 +613,20 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int], hierar
     keeps it; a quasi-identifier's value tells a person apart), with how to add them in the form the
     hierarchy was given in. ``NotLeavesError.listed`` names the first few, with their row counts,
     for ``sqlclose hierarchy validate --show-values``. ``stand_in``: the spec's ``null_value``, named
-    as such where it is one of them (it is the spec's text, no value of the data)."""
-    stand_in_told = (f"; one of them is the null_value {stand_in!r}, the NULLs' stand-in: add it as a leaf"
-                     if stand_in is not None and stand_in in values else "")
+    as such in ``listed`` where it is one of them; the error tells it from the spec and the hierarchy
+    alone, as a sensitive column's does (whether the column holds a NULL is a fact of the data)."""
     told = values_not_leaves(column, hierarchy, values, sum(counts), how_to_add_leaves(hierarchy),
                              not_shown=QI_NOT_SHOWN.format(column=column))
-    raise NotLeavesError(told + stand_in_told, _listed(column, values, where, counts, hierarchy, stand_in), column)
+    told += ("" if _given_inline(hierarchy) else _quoting_counted(values)) + _stand_in_no_leaf(stand_in, hierarchy)
+    raise NotLeavesError(told, _listed(column, values, where, counts, hierarchy, stand_in), column)
+
+
+def _stand_in_no_leaf(stand_in: str | None, hierarchy: Hierarchy) -> str:
+    """That nulls = "value"'s stand-in is no leaf, told whether or not the column holds a NULL."""
+    if stand_in is None or stand_in in hierarchy.leaves:
+        return ""
+    return (f"; with nulls = \"value\" a NULL is read as {stand_in!r}, which is no leaf of the hierarchy: add it as "
+            "one if the column holds NULLs")
 
 
 def _listed(column: str, values: list, where: str, counts: list[int], hierarchy: Hierarchy,
@@ -685,6 +676,15 @@ def how_to_add_leaves(hierarchy: Hierarchy | None) -> str:
     if hierarchy.origin.startswith("tree"):
         return "add each to the tree, as a leaf of its group (e.g. Respiratory = [\"flu\", \"…\"])"
     return "add a row for each to the hierarchy (leaf, level 1, …, top)"
+
+
+def _quoting_counted(values: list) -> str:
+    """``_quoting_hint`` for values counted, not shown: how many need quotes in a hierarchy file."""
+    odd = sum(1 for v in values if isinstance(v, str) and (v != v.strip() or v == ""))
+    if not odd:
+        return ""
+    return (f"; {odd} of them {agreeing(odd, 'has', 'have')} spaces around or {agreeing(odd, 'is', 'are')} the "
+            "empty text, which a hierarchy file lists quoted (\" F\";… or \"\";…): an unquoted label loses its spaces")
 
 
 def _quoting_hint(values: list) -> str:

@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.duckdb import TableSlot, table_slot
+from sqlclose.engine.duckdb import TableSlot, holds_variant_or_union, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.model.text import counted
@@ -183,6 +183,12 @@ _PARQUET_FIXES = {
     "UNION(": ("DuckDB writes a UNION as a STRUCT of its tag's number and its members; Parquet has no union type",
                "CAST({c} AS VARCHAR) (its value's text), with union_tag({c}) as another column if which member "
                "it holds matters"),
+    # Review of the ninety-first round: two input orders gave two files.
+    "VARIANT": ("a VARIANT's values of two types, 1 as INTEGER and as BIGINT, compare and read alike, so no order "
+                "of the release's content tells their rows apart, and the file, which keeps the types, would be "
+                "written in the input's order",
+                "CAST({c} AS VARCHAR) (its value's text), with variant_typeof({c}) as another column if its type "
+                "matters"),
 }
 
 
@@ -263,8 +269,9 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
     where = f"give it in a [source] query as {fix.format(c=quoted)}"
     if source in IN_MEMORY_LABELS:
         where = f"convert it in the {source} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
+    other = "CSV" if holds_variant_or_union(kind) else "CSV or a DuckDB table"  # a table holds neither
     raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
-                     f"{where}, or write CSV or a DuckDB table")
+                     f"{where}, or write {other}")
 
 
 class ParquetWriter(FileWriter):
