@@ -520,7 +520,7 @@ def _relaxable(spec: Spec) -> str:
     """The thresholds the spec gives, each once, in the order of ``model_keys`` ("relax t" with no
     t given, or "k" at k = 1, told the user to change what was not there)."""
     keys = (["k"] if spec.k > 1 else []) + list(dict.fromkeys(
-        "t" if key == "t" else key for s in spec.sensitive.values() for key in s.model_keys))
+        key for s in spec.sensitive.values() for key in s.model_keys))
     return " or ".join(keys) if keys else "the requirements"
 
 

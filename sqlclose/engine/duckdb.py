@@ -127,8 +127,10 @@ def _interruptible() -> Iterator[None]:
 # holds milliseconds (1.5 ms read back as 1 ms; Parquet has no finer interval type), UNION as a
 # STRUCT of its tag's number and its members (Parquet has no union type). Inside a list or struct
 # too; an ENUM's values and quoted names are not types.
-_PARQUET_UNKEPT = re.compile(r"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|\bUNION\(|"
-                             r"\bVARIANT(?=\s*(?:[,)\[]|$))")
+# A VARIANT (Parquet keeps its values' types, which no sort tells apart) or a UNION, as a type: VARIANT
+# followed by what ends a type (a struct's field named VARIANT is followed by its own type).
+_VARIANT_OR_UNION = r"\bUNION\(|\bVARIANT(?=\s*(?:[,)\[]|$))"
+_PARQUET_UNKEPT = re.compile(rf"\bU?HUGEINT\b|\bTIME WITH TIME ZONE\b|\bINTERVAL\b|{_VARIANT_OR_UNION}")
 _QUOTED = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"")
 _TOP_ARRAY = re.compile(r"\[\d+\]$")  # a DuckDB type name of a fixed-size list (ARRAY): FLOAT[3]
 _CAST_COLUMN = re.compile(r" when casting from source column (\w+)$")
@@ -270,9 +272,8 @@ def _altered_columns(create: str) -> tuple[str, ...]:
 
 
 def holds_variant_or_union(kind: str) -> bool:
-    """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth: UNION(…), or VARIANT
-    followed by what ends a type (a struct's field named VARIANT is followed by its own type)."""
-    return re.search(r"\bUNION\(|\bVARIANT(?=\s*(?:[,)\[]|$))", kind) is not None
+    """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth."""
+    return re.search(_VARIANT_OR_UNION, kind) is not None
 
 
 def table_slot(path: Path, table: str) -> TableSlot:
