@@ -76,12 +76,12 @@ class NullsError(DataError):
 
 class NotLeavesError(DataError):
     """Quasi-identifier values a hierarchy lacks: the message counts them (a job's log, its --json
-    document, keep it), ``listed`` names them, for ``sqlclose hierarchy validate --show-values``,
+    document, keep it), ``named`` names them, for ``sqlclose hierarchy validate --show-values``,
     where the operator asks to see the data's values."""
 
-    def __init__(self, message: str, listed: str, column: str) -> None:
+    def __init__(self, message: str, named: str, column: str) -> None:
         super().__init__(message)
-        self.listed, self.column = listed, column
+        self.named, self.column = named, column
 
 
 class OutputExistsError(InputError):

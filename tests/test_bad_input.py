@@ -122,7 +122,7 @@ def test_missing_sensitive_and_identifier_columns(outdir):
 
 def test_qi_value_absent_from_hierarchy(tmp_path, outdir):
     # 52 and 22 are in the data (one row each) but not in the hierarchy (7 leaves left): the message
-    # counts them and does not show them (it lands in job logs); NotLeavesError.listed, what
+    # counts them and does not show them (it lands in job logs); NotLeavesError.named, what
     # `hierarchy validate --show-values` prints, names them.
     age = write_lines(tmp_path / "age.csv", [ln for ln in AGE_LINES if not ln.startswith(("52;", "22;"))])
     error = fails_with(NotLeavesError, CSV, spec_dict(age=age), outdir)
@@ -130,8 +130,8 @@ def test_qi_value_absent_from_hierarchy(tmp_path, outdir):
     assert f"column 'age' holds 2 values (in 2 rows) that are not leaves of its hierarchy {age} (7 leaves; the " \
         "values are not shown" in msg, msg
     assert "'52'" not in msg and "'22'" not in msg, msg
-    assert "'52' (1 row)" in error.listed and "'22' (1 row)" in error.listed, error.listed
-    assert "2 values" in error.listed and str(age) in error.listed
+    assert "'52' (1 row)" in error.named and "'22' (1 row)" in error.named, error.named
+    assert "2 values" in error.named and str(age) in error.named
 
 
 def test_sensitive_value_absent_from_hierarchy(tmp_path, outdir):
@@ -148,7 +148,7 @@ def test_many_absent_values_are_capped(tmp_path, outdir):
     error = fails_with(NotLeavesError, src, {"quasi_identifiers": {"code": {"file": str(h)}}, "k": 2,
                                              "others": "keep"}, outdir)
     # the named form (hierarchy validate --show-values) lists the first 20 of the 29
-    assert "29 values" in error.listed and "and 9 more" in error.listed, error.listed
+    assert "29 values" in error.named and "and 9 more" in error.named, error.named
     # the message itself counts all 29 and names none
     msg = str(error)
     assert "column 'code' holds 29 values (in 29 rows) that are not leaves" in msg and "more" not in msg, msg
@@ -855,8 +855,8 @@ def test_a_quasi_identifiers_null_stand_in_missing_from_its_hierarchy_is_named_a
     assert "holds 1 value (in 1 row) that is not a leaf of its hierarchy" in msg, msg
     assert msg.endswith("; with nulls = \"value\" a NULL is read as 'unknown', which is no leaf of the hierarchy: "
                         "add it as one if the column holds NULLs"), msg
-    assert "1 value is not a leaf of hierarchy" in error.listed and "'unknown' (null_value, the NULLs' stand-in) " \
-        "(1 row)" in error.listed, error.listed
+    assert "1 value is not a leaf of hierarchy" in error.named and "'unknown' (null_value, the NULLs' stand-in) " \
+        "(1 row)" in error.named, error.named
 
 
 def test_the_message_for_a_complex_column_has_no_stray_quote(outdir):

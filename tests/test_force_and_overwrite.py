@@ -135,3 +135,38 @@ def test_the_apis_overwrite_must_be_true_or_false(project, given):
                 write()
     assert target.read_text() == "my precious file"
     assert sorted(p.name for p in project.iterdir() if p.name.startswith("mine")) == ["mine.parquet"]
+
+
+def test_force_does_not_replace_a_users_page(project):
+    """Review of the ninety-first round: --force made the release replaceable, and the page check
+    took that for the page's too: a user's notes.html at --html was replaced. The page this
+    release's run wrote is still rewritten."""
+    assert invoke("anonymize", project / "spec.toml", "-q", "--html", project / "own.html", env=KEY).exit_code == 0
+    notes = project / "notes.html"
+    notes.write_text("my own notes page")
+    result = invoke("anonymize", project / "spec.toml", "--force", "--html", notes, env=KEY)
+    assert result.exit_code == 2 and "already exists" in result.output, result.output
+    assert notes.read_text() == "my own notes page"
+    stamp = (project / "own.html").stat().st_mtime_ns
+    result = invoke("anonymize", project / "spec.toml", "--force", "-q", "--html", project / "own.html", env=KEY)
+    assert result.exit_code == 0, result.output
+    assert (project / "own.html").stat().st_mtime_ns != stamp
+
+
+def test_force_is_refused_on_the_warehouse_path(project):
+    """The warehouse path has no up-to-date release to redo: --force there was silently nothing
+    (and before, an overwrite)."""
+    result = invoke("anonymize", project / "spec.toml", "--histogram", project / "h.parquet", "--force")
+    assert result.exit_code == 2, result.output
+    assert "it takes no --source, --html or --force (it redoes the query every run; --overwrite replaces one)" \
+        in " ".join(result.output.split()), result.output
+
+
+def test_a_rules_levels_may_be_a_tuple_from_python():
+    """The strict true-or-a-list check refused (1, 3), which pydantic read as [1, 3] before."""
+    from sqlclose.model.spec import as_spec
+
+    spec = as_spec({"k": 2, "quasi_identifiers": {"zip": {"mask": (1, 3), "length": 5},
+                                                 "d": {"dates": ("month", "year")}},
+                    "sensitive": {"s": {"distinct_l": 2}}})
+    assert spec.quasi_identifiers["zip"].mask == [1, 3] and spec.quasi_identifiers["d"].dates == ["month", "year"]

@@ -284,7 +284,7 @@ def test_a_value_differing_from_a_leaf_by_a_format_character_is_told(tmp_path):
         result.stderr
 
 
-@pytest.mark.parametrize("control", ["\x07", "\x00"])
+@pytest.mark.parametrize("control", ["\x07", "\x00", "\r"])
 def test_a_value_differing_from_a_leaf_by_a_control_character_is_told(tmp_path, control):
     """Review of the ninety-first round: '43' with a BEL (U+0007) or a NUL after it against the leaf
     '43' got "add a line for each", though the line is there; a control character shows in no editor,
@@ -296,6 +296,10 @@ def test_a_value_differing_from_a_leaf_by_a_control_character_is_told(tmp_path, 
     args = ["hierarchy", "validate", tmp_path / "h.csv", "--data", tmp_path / "t.parquet", "--column", "v"]
     counted = invoke(*args)
     assert counted.exit_code == 2, counted.output
+    if control.isspace():  # a CR left by a CRLF file: a space around the value, told once, as such
+        assert "; 1 of them differs from a leaf only by spaces around it" in counted.stderr, counted.stderr
+        assert "invisible" not in counted.stderr, counted.stderr
+        return
     assert "; 1 of them differs from a leaf only by invisible characters (such as" in counted.stderr, counted.stderr
     assert "or a control character such as U+0007): remove them from the data or the hierarchy" in counted.stderr
     shown = invoke(*args, "--show-values")

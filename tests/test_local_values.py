@@ -154,7 +154,7 @@ def test_bad_values_give_duckdbs_errors(spark, duck, changes, message, listed) -
         with pytest.raises(DataError, match=re.escape(message)) as e:
             prepared(engine, spec(**changes), [*ROWS, NULL_ROW])
         if listed is not None:
-            assert isinstance(e.value, NotLeavesError) and listed in e.value.listed, e.value
+            assert isinstance(e.value, NotLeavesError) and listed in e.value.named, e.value
             assert "'41'" not in str(e.value) and "'29'" not in str(e.value), str(e.value)
 
 

@@ -2,9 +2,11 @@
 before the search (review of the ninety-first round: a 253-byte name, legal, passed --dry-run and
 failed after the search, "File name too long", exit 5).
 
-The oracle: the hidden name's parts counted by hand — "." + name + ".sqlclose-" (10) + a pid of
-up to 7 digits + "-" + 12 hex digits + ".committed.wal" (14): 45 bytes more than the name — and the
-file system's longest name, os.pathconf's NAME_MAX of the folder (255 on the file systems here).
+The oracle: the hidden names' parts counted by hand — "." + name + ".sqlclose-" (10) + a pid of
+up to 7 digits + "-" + 12 hex digits + "." + the kind: "committed" for the release (41 bytes more
+than its name), "tmp" or "old" for the report (35) — and the file system's longest name,
+os.pathconf's NAME_MAX of the folder (255 on the file systems here). The report is named after the
+output (+ ".report.json", 12 bytes), so its limit is the output's too.
 """
 
 from __future__ import annotations
@@ -26,18 +28,26 @@ def _name(size: int) -> str:
 
 def test_names_past_the_file_systems_longest_with_the_runs_suffixes_are_refused_before_the_search(project):
     most = os.pathconf(project, "PC_NAME_MAX")
-    fits = most - 45
-    for size, role, length in ((most - 2, "output", most - 2), (fits + 1, "output", fits + 1),
-                               (fits, "report", fits + len(".report.json"))):
+    output_fits, report_fits = most - 41, most - 35
+    with_its_report = report_fits - len(".report.json")
+    for size, role, length, advice in (
+            (most - 2, "output", most - 2, f"give the output a name of at most {output_fits} bytes"),
+            (output_fits + 1, "output", output_fits + 1, f"give the output a name of at most {output_fits} bytes"),
+            (output_fits, "report", output_fits + len(".report.json"),
+             f"give the output a name of at most {with_its_report} bytes (or the report a name of its own)")):
         for extra in (["--dry-run"], []):
             result = invoke("anonymize", project / "spec.toml", "-o", project / "out" / _name(size), *extra)
             assert result.exit_code == 2, result.output
             said = " ".join(result.output.split())
             assert f"the {role}'s name " in said and f"is {length} bytes long" in said, said
-            assert f"give the {role} a name of at most {fits} bytes" in said, said
+            assert said.endswith(advice), said
         assert not (project / "out").exists()
-    # the longest output name whose report fits too: both placed
-    size = fits - len(".report.json")
-    result = invoke("anonymize", project / "spec.toml", "-q", "-o", project / "out" / _name(size))
+    # a report named on its own lets the output's name be its longest
+    result = invoke("anonymize", project / "spec.toml", "-q", "-o", project / "out" / _name(output_fits),
+                    "--report", project / "out" / "r.json")
     assert result.exit_code == 0, result.output
-    assert sorted(len(p.name) for p in (project / "out").iterdir()) == [size, fits]
+    # the longest output name whose report fits too: both placed
+    result = invoke("anonymize", project / "spec.toml", "-q", "-o", project / "out" / _name(with_its_report))
+    assert result.exit_code == 0, result.output
+    assert sorted(len(p.name) for p in (project / "out").iterdir()) == sorted(
+        [len("r.json"), output_fits, with_its_report, report_fits])

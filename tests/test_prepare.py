@@ -89,7 +89,7 @@ def test_values_missing_from_hierarchies_name_the_first_column_in_spec_order(ord
     with pytest.raises(NotLeavesError, match=re.escape(counted[order[0]])) as e:
         prepare(opened.engine, opened.relation, spec, opened.label)
     assert not [v for v in ("'b'", "'x'", "'y'") if v in str(e.value)], str(e.value)  # no value shown
-    assert listed[order[0]] in e.value.listed, e.value.listed
+    assert listed[order[0]] in e.value.named, e.value.named
 
 
 def test_a_sensitive_value_held_only_by_dropped_rows_is_not_in_the_domain():

@@ -223,7 +223,7 @@ def test_a_collated_value_missing_from_its_hierarchy_is_named(tmp_path):
             as raised:
         sqlclose.anonymize(None, _collated_spec({"path": str(db), "table": "people"},
                                                 [s for s in _SPELLINGS if s != "zell"]))
-    assert "zell" not in str(raised.value) and "'zell'" in raised.value.listed
+    assert "zell" not in str(raised.value) and "'zell'" in raised.value.named
 
 
 def test_a_release_from_a_read_only_connection_is_written_and_verified(project, expected, tmp_path):

@@ -385,10 +385,16 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     # The domain spans the reference too: a release may have suppressed every row of a value.
     sources = [relation] if reference is None else [relation, reference]
     where = label if reference is None else f"{label} and the reference {reference_label}"
+    non_finite = set()  # columns holding NaN or ±inf: no ordered distance is measured over them
     for name in models:
         _refuse_two_spellings(engine, sources, name, where)
-        if models[name] is not None and models[name].distance == "ordered":
-            _refuse_ordered_non_finite(engine, sources, name, where)
+        rows = _non_finite_rows(engine, sources, name)
+        if rows and models[name] is not None and models[name].distance == "ordered":
+            raise DataError(f"column {name!r} in {where} holds NaN or an infinity in {counted(rows, 'row')}, which "
+                            "has no place in the order of distance = \"ordered\" (anonymize refuses it): check a "
+                            "table without those rows, as the release is, or judge the column by distance = "
+                            "\"equal\"")
+        non_finite |= {name} if rows else set()
     sas = [_sensitive_column(engine, sources, name, spec, where) for name, spec in models.items()]
     for sa in sas:
         _refuse_ordered_null(sa, where)
@@ -399,8 +405,10 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
                         "sensitive column a hierarchy, or leave similarity_level out")
     level = 1 if similarity_level is None else similarity_level
     _require_similarity_level(sas, level)
-    # The ordered distance is measured for numbers and times, but not over a NULL: it has no place in their order.
-    numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain}
+    # The ordered distance is measured for numbers and times, but not over a NULL, NaN or an infinity: they
+    # have no place in their order.
+    numeric = {sa.name for sa in sas if is_number_or_time(schema.field(sa.name).type) and None not in sa.domain
+               and sa.name not in non_finite}
     sas = [dataclasses.replace(sa, q=tables.distribution(engine, ref_relation, sa)) for sa in sas]
     if reference is not None and sas and not sas[0].q.sum():
         raise DataError(f"the reference table {reference_label} has no rows: there is no distribution to "
@@ -501,15 +509,11 @@ def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: s
                         f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
 
 
-def _refuse_ordered_non_finite(engine: Engine, sources: list[exp.Expression], name: str, where: str) -> None:
-    """NaN and ±infinity have no place in the order an ordered distance judges by: anonymize
-    refuses them, and check ranked NaN above every number and judged the classes by it."""
+def _non_finite_rows(engine: Engine, sources: list[exp.Expression], name: str) -> int:
+    """The rows of a float column holding NaN or ±infinity, which have no place in the order an
+    ordered distance judges by: anonymize refuses them, and check ranked NaN above every number."""
     floats = [r for r in sources if pa.types.is_floating(engine.schema(r).field(name).type)]
-    rows = sum(int(engine.fetch_row(q.float_checks(r, name, engine.is_nan))["non_finite"] or 0) for r in floats)
-    if rows:
-        raise DataError(f"column {name!r} in {where} holds NaN or an infinity in {counted(rows, 'row')}, which "
-                        "has no place in the order of distance = \"ordered\" (anonymize refuses it): check a table "
-                        "without those rows, as the release is, or judge the column by distance = \"equal\"")
+    return sum(int(engine.fetch_row(q.float_checks(r, name, engine.is_nan))["non_finite"] or 0) for r in floats)
 
 
 def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:

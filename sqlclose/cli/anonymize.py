@@ -109,9 +109,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     api.refuse_source_beside_query(source, spec)  # before anything is read or written
 
     if histogram is not None or dialect is not None:
-        if histogram is None or source is not None or html_path is not None:
-            raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source or --html, "
-                            "and --dialect needs --histogram")
+        if histogram is None or source is not None or html_path is not None or force:
+            raise SpecError("--histogram FILE (with --dialect) is the warehouse path: it takes no --source, --html or "
+                            "--force (it redoes the query every run; --overwrite replaces one), and --dialect needs "
+                            "--histogram")
         replace = overwrite if overwrite is not None else bool(spec.output and spec.output.overwrite)
         release_from_histogram(spec, histogram, dialect, output, report, replace, chosen, dry_run, as_json, quiet,
                                not no_progress)
@@ -134,13 +135,15 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # up-to-date check reads the pair).
     writer_for(target).recover(target)
     current = None if force else _up_to_date(api, source, spec, target, chosen)
-    if force and not target.overwrite and _own_release(spec, target) is not None:
+    asked = target.overwrite  # what --force grants below is the release's, never a page's
+    own = _own_release(spec, target) if force and not asked else None
+    if own is not None:
         target = dataclasses.replace(target, overwrite=True)  # --force redoes this spec's release, never another file
     if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report"),
                                        *folder_releases_around(html_path)],
-                           target.overwrite or _own_page(html_path, current))
+                           asked or _own_page(html_path, current or own))
     if current is None:  # a dry run too: it validates what the run would refuse, the output included
         writer_for(target).refuse(target, inputs)
     if dry_run:

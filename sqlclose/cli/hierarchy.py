@@ -100,7 +100,7 @@ def validate(target: str, data: Path | None, column: str | None, sensitive: bool
         _validate(target, _data_source(data, table), data, column, _delimiter(target, delimiter), sensitive)
     except NotLeavesError as e:
         if show_values:
-            raise DataError(e.listed) from None
+            raise DataError(e.named) from None
         if _spec_target(target) is None:  # the file form: the command to see them is this one
             from sqlclose.model.attributes import QI_LISTER
 

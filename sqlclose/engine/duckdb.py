@@ -272,8 +272,9 @@ def _altered_columns(create: str) -> tuple[str, ...]:
 
 
 def holds_variant_or_union(kind: str) -> bool:
-    """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth."""
-    return re.search(_VARIANT_OR_UNION, kind) is not None
+    """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth (not in an ENUM's values
+    or a quoted field name)."""
+    return re.search(_VARIANT_OR_UNION, _QUOTED.sub("", kind)) is not None
 
 
 def table_slot(path: Path, table: str) -> TableSlot:

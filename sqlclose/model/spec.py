@@ -157,8 +157,9 @@ class HierarchySpec(_Model):
     @field_validator("mask", "dates", mode="before")
     @classmethod
     def _true_or_a_list(cls, value: Any, info: ValidationInfo) -> Any:
-        """true or a list, nothing else: pydantic read mask = 1 and mask = "yes" as true."""
-        if value is None or isinstance(value, (bool, list)):
+        """true or a list (a tuple from Python), nothing else: pydantic read mask = 1 and mask = "yes"
+        as true."""
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             return value
         if info.field_name == "mask":
             raise ValueError("give true (a character more masked at each level) or the characters masked at each "

@@ -128,8 +128,10 @@ def unicode_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, s
 
 def without_format_characters(text: str) -> str:
     """``text`` without its invisible characters: format characters (Unicode category Cf: U+FEFF,
-    U+200B, …) and control characters (Cc: U+0007, U+0000, a tab …), which no editor shows."""
-    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cf", "Cc"))
+    U+200B, …) and control characters that are no white space (U+0007, U+0000: a tab, a CR or a
+    line break is told as a space is, ``attributes._near_leaves``)."""
+    return "".join(ch for ch in text
+                   if unicodedata.category(ch) != "Cf" and (unicodedata.category(ch) != "Cc" or ch.isspace()))
 
 
 def format_twins(values: Iterable[object], texts: Iterable[str]) -> dict[str, str]:

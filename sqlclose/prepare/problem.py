@@ -611,7 +611,7 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int], hierar
                 stand_in: str | None = None) -> None:
     """The error for quasi-identifier values a hierarchy lacks: counted, never shown (a job's log
     keeps it; a quasi-identifier's value tells a person apart), with how to add them in the form the
-    hierarchy was given in. ``NotLeavesError.listed`` names the first few, with their row counts,
+    hierarchy was given in. ``NotLeavesError.named`` names the first few, with their row counts,
     for ``sqlclose hierarchy validate --show-values``. ``stand_in``: the spec's ``null_value``, named
     as such in ``listed`` where it is one of them; the error tells it from the spec and the hierarchy
     alone, as a sensitive column's does (whether the column holds a NULL is a fact of the data)."""

@@ -97,31 +97,42 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
 
 
-# The longest hidden name a run makes beside a target (``_hidden``): ".NAME.sqlclose-PID-TOKEN.KIND",
-# a pid of up to 7 digits (Linux's largest, 4194304), 12 hex digits, "committed" and a DuckDB ".wal".
-_HIDDEN_EXTRA = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".committed.wal")
+# What ``_hidden`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's
+# largest, 4194304) and 12 hex digits; the data file's longest kind is "committed" (its journal
+# renamed; a DuckDB database's ".tmp.wal" is shorter), the report's "tmp" or "old".
+_HIDDEN = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".")
+_HIDDEN_EXTRA = {"output": _HIDDEN + len("committed"), "report": _HIDDEN + len("tmp")}
 
 
 def refuse_long_names(path: Path, report: Path) -> None:
     """An output or report whose name, with what ``_hidden`` adds, is past the file system's
     longest: the name alone passed, and the run failed after the whole search, placing its
     temporary file (review of the ninety-first round). Told before the search, with the longest
-    name that fits."""
+    name that fits: the output's, where the report's name is the output's with a suffix."""
     for target, role in ((path, "output"), (report, "report")):
-        folder = next((p for p in Path(target).absolute().parents if p.is_dir()), None)
-        try:
-            most = os.pathconf(folder, "PC_NAME_MAX") if folder is not None else 255
-        except (OSError, ValueError):
-            most = 255
-        size = len(os.fsencode(Path(target).name))
-        if size + _HIDDEN_EXTRA <= most:
+        most = _longest_name(target)
+        size = len(os.fsencode(target.name))
+        if most is None or size + _HIDDEN_EXTRA[role] <= most:
             continue
         shown = target.name if len(target.name) <= 40 else target.name[:20] + "…" + target.name[-20:]
-        named = " (named after the output's unless [output] report or --report names it)" if role == "report" else ""
-        raise InputError(f"the {role}'s name {shown!r} is {size} bytes long{named}: sqlclose places it through "
-                         f"temporary files beside it (.NAME.sqlclose-PID-TOKEN.committed, {_HIDDEN_EXTRA} bytes "
-                         f"longer), and the file system at {folder} takes names of at most {most} bytes; give the "
-                         f"{role} a name of at most {most - _HIDDEN_EXTRA} bytes")
+        fits, whose = most - _HIDDEN_EXTRA[role], role
+        if role == "report" and report.parent == path.parent and report.name.startswith(path.name):
+            fits, whose = fits - (size - len(os.fsencode(path.name))), "output"  # the report is named after it
+        raise InputError(f"the {role}'s name {shown!r} is {size} bytes long: sqlclose places it through temporary "
+                         f"files beside it (.NAME.sqlclose-PID-TOKEN.KIND, {_HIDDEN_EXTRA[role]} bytes longer), and "
+                         f"the file system there takes names of at most {most} bytes; give the {whose} a name of at "
+                         f"most {fits} bytes" + (" (or the report a name of its own)" if whose != role else ""))
+
+
+def _longest_name(target: Path) -> int | None:
+    """The longest file name the file system holding ``target``'s folder takes (its nearest folder
+    that exists), or None when it sets none."""
+    folder = next((p for p in Path(target).absolute().parents if p.is_dir()), None)
+    try:
+        most = os.pathconf(folder, "PC_NAME_MAX") if folder is not None else 255
+    except (OSError, ValueError):
+        return 255
+    return most if most > 0 else None
 
 
 def refuse_unplaceable(target: Path, role: str) -> None:

@@ -57,10 +57,12 @@ def refuse_untold(types: dict[str, str]) -> None:
     """A table output refuses the columns ``untold_columns`` names (bad input, before the search)."""
     untold = untold_columns(types)
     if untold:
-        raise InputError(f"column {untold[0]!r} is {types[untold[0]]}, which a DuckDB table output cannot hold: its "
+        kind = types[untold[0]]
+        csv = ", or write CSV" if kind == "VARIANT" else ""  # Parquet holds neither; CSV no nested value
+        raise InputError(f"column {untold[0]!r} is {kind}, which a DuckDB table output cannot hold: its "
                          "content digest reads each row as text, where a UNION's member and a VARIANT's type do not "
-                         "show (20 as one member or another read alike); write Parquet, or give the column as its "
-                         "text or as a STRUCT in a [source] query")
+                         "show (20 as one member or another read alike); give the column as its text or as a STRUCT "
+                         f"in a [source] query{csv}")
 
 
 def table_release_digest(path: Path, table: str, recorded: str | None, engine: DuckDBEngine | None = None) -> str:

@@ -269,9 +269,16 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
     where = f"give it in a [source] query as {fix.format(c=quoted)}"
     if source in IN_MEMORY_LABELS:
         where = f"convert it in the {source} before giving it (its text, e.g. df[{name!r}].astype(str) in pandas)"
-    other = "CSV" if holds_variant_or_union(kind) else "CSV or a DuckDB table"  # a table holds neither
     raise InputError(f"column {name!r} is {kind}, which Parquet cannot hold as it is ({why}){more}: "
-                     f"{where}, or write {other}")
+                     f"{where}{_other_formats(kind)}")
+
+
+def _other_formats(kind: str) -> str:
+    """The outputs that hold a column of ``kind`` Parquet cannot: a DuckDB table holds no UNION or
+    VARIANT, CSV no nested value (a UNION is one, a VARIANT one unless at the top)."""
+    if not holds_variant_or_union(kind):
+        return ", or write CSV or a DuckDB table"
+    return ", or write CSV" if kind == "VARIANT" else ""
 
 
 class ParquetWriter(FileWriter):
@@ -330,9 +337,12 @@ class ParquetFolderWriter(FileWriter):
 
 
 def _refuse_nested(types: dict[str, str]) -> None:
-    nested = [f"{c!r} ({t})" for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP", "UNION"))]
+    nested = {c: t for c, t in types.items() if t.endswith("]") or t.startswith(("STRUCT", "MAP", "UNION"))}
     if nested:
-        raise InputError(f"CSV cannot hold the nested column(s) {', '.join(nested)}; write Parquet instead")
+        told = ", ".join(f"{c!r} ({t})" for c, t in nested.items())
+        fix = ("give it as its text in a [source] query" if any(holds_variant_or_union(t) for t in nested.values())
+               else "write Parquet instead")  # Parquet holds no UNION, nor a VARIANT sqlclose can order
+        raise InputError(f"CSV cannot hold the nested column(s) {told}; {fix}")
 
 
 class CsvWriter(FileWriter):
