@@ -125,3 +125,18 @@ def test_show_values_without_data_is_refused(project):
     assert result.exit_code == 2, result.output
     assert result.stderr == ("sqlclose: error: --show-values is about a column of --data: give --data TABLE too (with "
                              "--column COLUMN), or leave --show-values out\n")
+
+
+def test_the_error_keeps_to_one_line_when_a_path_holds_a_line_break(project):
+    """Review of the ninety-first round: the error's ``listed`` attribute (the values, named) was read
+    as SpecError's flag "several problems, one a line", and a line break in the hierarchy's path was
+    printed raw, forging a second line in a job's log. The attribute is ``named`` now."""
+    folder = project / "a\nforged: line"
+    folder.mkdir()
+    (folder / "age.csv").write_bytes((project / "age.csv").read_bytes())
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace('file = "age.csv"', 'file = "a\\nforged: line/age.csv"'))
+    assert 'a\\nforged: line/age.csv' in spec.read_text()
+    result = invoke("anonymize", spec)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1 and "a\\nforged: line" in result.stderr, result.stderr
