@@ -42,6 +42,12 @@ def test_a_nocase_column_is_counted_byte_for_byte_so_a_spelling_off_the_hierarch
         "only in upper and lower case" in r.output, r.output
     assert "'m'" not in r.output, r.output
     assert not (tmp_path / "release.sql").exists()
+    # The command the error gives to see the values, with the histogram as its data, names it
+    # (review of the ninety-first round: without --data it refused the warehouse's spec).
+    lister = "sqlclose hierarchy validate SPEC.toml:sex --data HISTOGRAM --show-values"
+    assert lister in " ".join(r.output.split()), r.output
+    named = invoke("hierarchy", "validate", f"{spec}:sex", "--data", tmp_path / "h.parquet", "--show-values")
+    assert named.exit_code == 2 and "'m' (1 row)" in named.output, named.output
 
 
 def test_both_spellings_in_the_hierarchy_are_two_classes_each_row_released_once(tmp_path):

@@ -104,7 +104,7 @@ def validate(target: str, data: Path | None, column: str | None, sensitive: bool
         if _spec_target(target) is None:  # the file form: the command to see them is this one
             from sqlclose.model.attributes import QI_LISTER
 
-            raise DataError(str(e).replace(QI_LISTER.format(column=e.column), "--show-values")) from None
+            raise DataError(str(e).replace(QI_LISTER.format(column=e.column, data=""), "--show-values")) from None
         raise
 
 

@@ -224,7 +224,7 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
-        leaf_counts = _qi_leaf_counts(reader, qis)
+        leaf_counts = _qi_leaf_counts(reader, qis, histogram=counts is not None)
         unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name]) for c in sa_coded]
 
     params = q.Params()
@@ -577,7 +577,8 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
     raise DataError(told + _stand_in_no_leaf(c.null_value, hierarchy))
 
 
-def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> list[np.ndarray]:
+def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn],
+                    histogram: bool = False) -> list[np.ndarray]:
     """Records per leaf of every quasi-identifier (``hierarchy.leaves`` order), read with the
     values its hierarchy lacks in one query (``q.values_on_leaves``): the first column (in spec
     order) with such values raises, as the column-by-column checks would."""
@@ -593,7 +594,7 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn]) -> l
         rows = np.flatnonzero(~known & (position == first)).tolist()
         qi = qis[first]
         _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows],
-                    qi.hierarchy, qi.coded.null_value)
+                    qi.hierarchy, qi.coded.null_value, histogram)
     n = numpy_of(found.column("n")).astype(np.float64)
     counts = [qi.hierarchy.leaf_totals(codes[position == i], n[position == i]) for i, qi in enumerate(qis)]
     for c in counts:
@@ -608,15 +609,17 @@ def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) ->
 
 
 def _not_leaves(column: str, values: list, where: str, counts: list[int], hierarchy: Hierarchy,
-                stand_in: str | None = None) -> None:
+                stand_in: str | None = None, histogram: bool = False) -> None:
     """The error for quasi-identifier values a hierarchy lacks: counted, never shown (a job's log
     keeps it; a quasi-identifier's value tells a person apart), with how to add them in the form the
     hierarchy was given in. ``NotLeavesError.named`` names the first few, with their row counts,
-    for ``sqlclose hierarchy validate --show-values``. ``stand_in``: the spec's ``null_value``, named
-    as such in ``listed`` where it is one of them; the error tells it from the spec and the hierarchy
-    alone, as a sensitive column's does (whether the column holds a NULL is a fact of the data)."""
+    for ``sqlclose hierarchy validate --show-values`` (``histogram``: with the warehouse's
+    histogram as ``--data``, the table being the warehouse's). ``stand_in``: the spec's
+    ``null_value``, named as such in ``named`` where it is one of them; the error tells it from the
+    spec and the hierarchy alone, as a sensitive column's does (whether the column holds a NULL is
+    a fact of the data)."""
     told = values_not_leaves(column, hierarchy, values, sum(counts), how_to_add_leaves(hierarchy),
-                             not_shown=QI_NOT_SHOWN.format(column=column))
+                             not_shown=QI_NOT_SHOWN.format(column=column, data=" --data HISTOGRAM" * histogram))
     told += ("" if _given_inline(hierarchy) else _quoting_counted(values)) + _stand_in_no_leaf(stand_in, hierarchy)
     raise NotLeavesError(told, _listed(column, values, where, counts, hierarchy, stand_in), column)
 
