@@ -386,9 +386,13 @@ def _audit(engine: Engine, relation: exp.Expression, label: str, qi: list[str], 
     sources = [relation] if reference is None else [relation, reference]
     where = label if reference is None else f"{label} and the reference {reference_label}"
     non_finite = set()  # columns holding NaN or ±inf: no ordered distance is measured over them
+    schemas = [schema] if reference is None else [schema, engine.schema(reference)]
     for name in models:
-        _refuse_two_spellings(engine, sources, name, where)
-        rows = _non_finite_rows(engine, sources, name)
+        values = _float_values(sources, schemas, name)
+        if values is None:
+            continue
+        _refuse_two_spellings(engine, values, name, where)
+        rows = int(engine.fetch_row(q.float_checks(values, name, engine.is_nan))["non_finite"] or 0)
         if rows and models[name] is not None and models[name].distance == "ordered":
             raise DataError(f"column {name!r} in {where} holds NaN or an infinity in {counted(rows, 'row')}, which "
                             "has no place in the order of distance = \"ordered\" (anonymize refuses it): check a "
@@ -493,27 +497,28 @@ def _refuse_values_off_hierarchy(engine: Engine, relations: list[exp.Expression]
     raise DataError(values_not_leaves(name, hierarchy, missing, rows, to_add, where))
 
 
-def _refuse_two_spellings(engine: Engine, sources: list[exp.Expression], name: str, where: str) -> None:
-    """A float sensitive column holding -0.0 beside 0.0 (or NaN beside -NaN) is refused, as anonymize
-    refuses it: its domain is made by DISTINCT, which keeps one spelling of the number, and the rows
-    of the other were then looked up as text and said to hold a value "not in its domain"."""
-    floats = [r for r in sources if pa.types.is_floating(engine.schema(r).field(name).type)]
+def _float_values(sources: list[exp.Expression], schemas: list[pa.Schema], name: str) -> exp.Expression | None:
+    """A float column's values over the checked table and its reference, as one relation (None when
+    it is no float): what the spellings' and the NaN checks read, each in one pass."""
+    floats = [r for r, s in zip(sources, schemas) if pa.types.is_floating(s.field(name).type)]
     if not floats:
-        return
+        return None
     values = exp.union(*[q.project(r, [name]) for r in floats], distinct=False) if len(floats) > 1 \
         else q.project(floats[0], [name])
-    spellings = float_spellings(engine, values.subquery("__sqlclose_values"), name)
+    return values.subquery("__sqlclose_values")
+
+
+def _refuse_two_spellings(engine: Engine, values: exp.Expression, name: str, where: str) -> None:
+    """A float sensitive column holding -0.0 beside 0.0 (or NaN beside -NaN) is refused, as anonymize
+    refuses it: its domain is made by DISTINCT, which keeps one spelling of the number, and the rows
+    of the other were then looked up as text and said to hold a value "not in its domain". NaN and
+    ±infinity, which have no place in an ordered distance's order, are ``_audit``'s (check ranked
+    NaN above every number)."""
+    spellings = float_spellings(engine, values, name)
     if spellings is not None:
         held, fix = spellings
         raise DataError(f"column {name!r} in {where} holds {held}, which check would count as one value yet look "
                         f"up as two: normalize it in the table checked (e.g. {fix}), as anonymize asks too")
-
-
-def _non_finite_rows(engine: Engine, sources: list[exp.Expression], name: str) -> int:
-    """The rows of a float column holding NaN or ±infinity, which have no place in the order an
-    ordered distance judges by: anonymize refuses them, and check ranked NaN above every number."""
-    floats = [r for r in sources if pa.types.is_floating(engine.schema(r).field(name).type)]
-    return sum(int(engine.fetch_row(q.float_checks(r, name, engine.is_nan))["non_finite"] or 0) for r in floats)
 
 
 def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:

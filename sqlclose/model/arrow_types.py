@@ -10,6 +10,8 @@ since its NaNs' payloads would keep the input's order in the file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pyarrow as pa
 
 
@@ -31,22 +33,21 @@ def reached_float(kind: pa.DataType) -> bool:
 def unreached_float(kind: pa.DataType) -> bool:
     """Whether ``kind`` holds a float the NaN rewrite does not reach: inside a fixed-size list of
     nested values, at any depth."""
-    if pa.types.is_fixed_size_list(kind):
-        return not pa.types.is_floating(kind.value_type) and _holds_float(kind.value_type)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        return unreached_float(kind.value_type)
-    if pa.types.is_map(kind):
-        return unreached_float(kind.key_type) or unreached_float(kind.item_type)
-    if pa.types.is_struct(kind):
-        return any(unreached_float(kind.field(i).type) for i in range(kind.num_fields))
-    return False
-
-
-def _holds_float(kind: pa.DataType) -> bool:
-    if pa.types.is_floating(kind):
+    if pa.types.is_fixed_size_list(kind) and not pa.types.is_floating(kind.value_type) and \
+            holds(kind.value_type, pa.types.is_floating):
         return True
-    if pa.types.is_map(kind):
-        return _holds_float(kind.key_type) or _holds_float(kind.item_type)
+    return any(unreached_float(inner) for inner in _inner_types(kind))
+
+
+def holds(kind: pa.DataType, test: Callable[[pa.DataType], bool]) -> bool:
+    """Whether ``kind`` or a type inside it (a struct's fields, a map's keys and values, a list's or
+    a dictionary's values), at any depth, passes ``test``."""
+    return test(kind) or any(holds(inner, test) for inner in _inner_types(kind))
+
+
+def _inner_types(kind: pa.DataType) -> list[pa.DataType]:
     if pa.types.is_struct(kind):
-        return any(_holds_float(kind.field(i).type) for i in range(kind.num_fields))
-    return hasattr(kind, "value_type") and _holds_float(kind.value_type)
+        return [kind.field(i).type for i in range(kind.num_fields)]
+    if pa.types.is_map(kind):
+        return [kind.key_type, kind.item_type]
+    return [kind.value_type] if hasattr(kind, "value_type") else []

@@ -20,7 +20,7 @@ import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.engine import Engine
-from sqlclose.model.arrow_types import reached_float
+from sqlclose.model.arrow_types import holds, reached_float
 from sqlclose.model.lattice import Node
 from sqlclose.prepare.problem import Problem, QuasiIdentifierColumn
 from sqlclose.prepare.sort_key import packed_sort_key
@@ -145,7 +145,7 @@ def written_as_given(problem: Problem, node: Node | None,
     rewrites = {name: rewrite for name, kind in given
                 if (rewrite := nan_rewrite(kind, engine.is_nan,
                                            engine.has_minus_sign if name in judged else None)) is not None}
-    by_text = () if engine.orders_maps else tuple(name for name, kind in given if _holds_map(kind))
+    by_text = () if engine.orders_maps else tuple(name for name, kind in given if holds(kind, pa.types.is_map))
     return q.Ties(unlike, by_text, engine.content_text if by_text else None), rewrites
 
 
@@ -212,15 +212,6 @@ def _given_as_is(problem: Problem, node: Node | None) -> list[str]:
     labelled = {qi.name for qi, level in zip(problem.qis, node) if level} if node is not None \
         else {qi.name for qi in problem.qis}
     return [name for name in problem.released if name not in labelled]
-
-
-def _holds_map(kind: pa.DataType) -> bool:
-    """A MAP, or a list or struct with one inside."""
-    if pa.types.is_map(kind):
-        return True
-    if pa.types.is_struct(kind):
-        return any(_holds_map(kind.field(i).type) for i in range(kind.num_fields))
-    return hasattr(kind, "value_type") and _holds_map(kind.value_type)
 
 
 def _unlike_equal(kind: pa.DataType) -> bool:
