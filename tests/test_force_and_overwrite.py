@@ -170,3 +170,103 @@ def test_a_rules_levels_may_be_a_tuple_from_python():
                                                  "d": {"dates": ("month", "year")}},
                     "sensitive": {"s": {"distinct_l": 2}}})
     assert spec.quasi_identifiers["zip"].mask == [1, 3] and spec.quasi_identifiers["d"].dates == ["month", "year"]
+
+
+# Review of the ninety-first round, left then and mended in the ninety-second: --force judged the
+# pair at the output path to be this spec's own before the search, and the write replaced whatever
+# stood there after it. The oracle: the bytes of what another run placed meanwhile, kept.
+
+def _meanwhile(monkeypatch, point: str, act) -> None:
+    """``act()`` once, when the run first reaches ``point`` (api's scan or search, the writer's
+    write or place): another process's change at that moment of the run."""
+    import sqlclose.api
+    import sqlclose.release.writers
+
+    done = []
+
+    def at(name: str) -> None:
+        if name == point and not done:  # the first time, as the test hook holds a run
+            done.append(act())
+    for module in (sqlclose.api, sqlclose.release.writers):
+        monkeypatch.setattr(module, "checkpoint", at)
+
+
+def _leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+@pytest.mark.parametrize("point", ["search", "place"])
+@pytest.mark.parametrize("changed", ["release", "report"])
+def test_force_does_not_replace_what_was_placed_during_the_run(project, monkeypatch, point, changed):
+    """The spec's own release, --force without overwrite, and the file or its report replaced during
+    the search (or just before the pair is placed): refused, exit 2, the new bytes kept."""
+    assert invoke("anonymize", project / "spec.toml", "-q", env=KEY).exit_code == 0
+    (project / "table3.csv").write_text((project / "table3.csv").read_text().replace("47677", "47671"))
+    path = _release(project) if changed == "release" else _report(project)
+    theirs = b"another run's file, placed meanwhile"
+    _meanwhile(monkeypatch, point, lambda: path.write_bytes(theirs))
+    result = invoke("anonymize", project / "spec.toml", "--force", env=KEY)
+    assert result.exit_code == 2, result.output
+    assert f"{path} changed while this run was searching and writing" in result.output
+    assert "nothing of this run was placed; run again" in result.output
+    assert path.read_bytes() == theirs
+    assert _leftovers(project / "out") == []
+
+
+@pytest.mark.parametrize("output", [["--output", "out/r.parquet"], ["--output", "out/r.csv"],
+                                    ["--output", "out/r", "--format", "parquet-folder"],
+                                    ["--output", "out/r.duckdb", "--output-table", "people"]],
+                         ids=["parquet", "csv", "folder", "duckdb"])
+def test_force_still_redoes_its_own_release_when_nothing_changed_meanwhile(project, monkeypatch, output):
+    """The control, in every format: the same run, the pair untouched during it, is replaced."""
+    args = ("anonymize", project / "spec.toml", *(project / a if a.startswith("out/") else a for a in output))
+    assert invoke(*args, "-q", env=KEY).exit_code == 0
+    report = project / f"{output[1]}{'.people' if 'people' in output else ''}.report.json"
+    before = json.loads(report.read_text())["input"]["fingerprint"]
+    (project / "table3.csv").write_text((project / "table3.csv").read_text().replace("47677", "47671"))
+    _meanwhile(monkeypatch, "search", lambda: None)
+    result = invoke(*args, "--force", "-q", env=KEY)
+    assert result.exit_code == 0, result.output
+    assert json.loads(report.read_text())["input"]["fingerprint"] not in (None, before)
+
+
+def test_force_does_not_replace_a_folder_release_rewritten_in_place(project, monkeypatch):
+    """A Parquet folder: one of its files rewritten in place during the search leaves the folder's
+    own identity as it was; the files' are compared too."""
+    folder = project / "out" / "release"
+    args = ("anonymize", project / "spec.toml", "--output", folder, "--format", "parquet-folder")
+    assert invoke(*args, "-q", env=KEY).exit_code == 0
+    (project / "table3.csv").write_text((project / "table3.csv").read_text().replace("47677", "47671"))
+    part = next(p for p in folder.rglob("*.parquet"))
+    theirs = b"rewritten in place"
+
+    def rewrite() -> None:
+        with part.open("r+b") as f:
+            f.truncate(0)
+            f.write(theirs)
+    _meanwhile(monkeypatch, "search", rewrite)
+    result = invoke(*args, "--force", env=KEY)
+    assert result.exit_code == 2 and f"{folder} changed while this run was searching" in result.output, \
+        result.output
+    assert part.read_bytes() == theirs
+
+
+def test_force_does_not_replace_a_database_written_during_the_run(project, monkeypatch):
+    """A DuckDB table release: another table written into the database during the search; the
+    run is refused before it touches the file, and that table is kept."""
+    import duckdb
+
+    database = project / "out" / "release.duckdb"
+    args = ("anonymize", project / "spec.toml", "--output", database, "--output-table", "people")
+    assert invoke(*args, "-q", env=KEY).exit_code == 0
+    (project / "table3.csv").write_text((project / "table3.csv").read_text().replace("47677", "47671"))
+
+    def write_another_table() -> None:
+        with duckdb.connect(str(database)) as con:
+            con.execute("CREATE TABLE notes AS SELECT 'kept' AS note")
+    _meanwhile(monkeypatch, "search", write_another_table)
+    result = invoke(*args, "--force", env=KEY)
+    assert result.exit_code == 2 and f"{database} changed while this run was searching" in result.output, \
+        result.output
+    with duckdb.connect(str(database), read_only=True) as con:
+        assert con.execute("SELECT note FROM notes").fetchall() == [("kept",)]

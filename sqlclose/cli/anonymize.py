@@ -103,7 +103,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
     from sqlclose.prepare.sources import query_files
-    from sqlclose.release.files import folder_releases_around, refuse_page_target
+    from sqlclose.release.files import folder_releases_around, found_pair, refuse_page_target
     from sqlclose.release.writers import writer_for
 
     api.refuse_source_beside_query(source, spec)  # before anything is read or written
@@ -136,9 +136,12 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     writer_for(target).recover(target)
     current = None if force else _up_to_date(api, source, spec, target, chosen)
     asked = target.overwrite  # what --force grants below is the release's, never a page's
-    own = _own_release(spec, target) if force and not asked else None
-    if own is not None:
-        target = dataclasses.replace(target, overwrite=True)  # --force redoes this spec's release, never another file
+    own = None
+    if force and not asked:
+        found = found_pair(target.path, target.report)  # before it is judged: a pair placed since is refused
+        own = _own_release(spec, target)
+    if own is not None:  # --force redoes this spec's release as found, never another file
+        target = dataclasses.replace(target, overwrite=True, replacing=found)
     if html_path is not None:  # an up-to-date release's own page is rewritten, as its run wrote it
         refuse_page_target(html_path, [*((p, "a file this job reads") for p in inputs),
                                        (target.path, "the release"), (target.report, "the release's report"),
@@ -165,7 +168,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
             placed = f"the release {_where(target)} and its report {target.report} are in place and verified"
             with placing(placed):  # a stop from the commit on says so, not that nothing was placed
                 doc = release.write(target.path, target.report, target.overwrite, format=target.format,
-                                    table=target.table, partition_by=target.partition_by)
+                                    table=target.table, partition_by=target.partition_by,
+                                    replacing=target.replacing)
     if html_path is not None:
         _write_page(target, html_path, spec)
     try:

@@ -22,6 +22,8 @@ folder itself, so nothing is left behind): two nightly runs writing one output a
 aside and place a whole pair, and one never undoes the other's. A new data file built from the old
 one (a DuckDB database, its other tables carried over) replaces that very file or nothing
 (``Transaction.builds_on``): one placed meanwhile by a process that took no lock is never dropped.
+An overwrite granted for one pair alone (``--force`` redoing this spec's own release) replaces that
+pair as it was found before the search (``found_pair``), never one placed there since.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
@@ -320,12 +323,14 @@ class Transaction:
     may be written as a file or as a folder (a Parquet folder release): both are placed alike."""
 
     def __init__(self, path: Path, report: Path, overwrite: bool, companions: tuple[Path, ...] = (),
-                 replaces_data: bool = False) -> None:
+                 replaces_data: bool = False, replacing: FoundPair | None = None) -> None:
         """``companions``: files placed with the pair (write each at ``companion(target)``).
         ``replaces_data``: the data file is replaced even without ``overwrite`` (a DuckDB database,
-        whose new file carries the old one's other tables); the report still is only with it."""
+        whose new file carries the old one's other tables); the report still is only with it.
+        ``replacing``: the pair ``overwrite`` was granted for (``found_pair``): the commit refuses
+        one placed since (a database's file is its writer's to compare, before it builds on it)."""
         self.path, self.report_path, self.overwrite = path, report, overwrite
-        self._replaces_data = replaces_data
+        self._replaces_data, self._replacing = replaces_data, replacing
         for folder in {path.parent, report.parent}:
             folder.mkdir(parents=True, exist_ok=True)
         recover_output(path, report, companions)
@@ -381,6 +386,7 @@ class Transaction:
 
     def _commit(self, digest: str, companions: dict[str, list[str]]) -> None:
         self._refuse_replaced_data()
+        self._refuse_changed_pair()
         existed = [str(t) for t in (self.path, self.report_path, *self._companions) if t.exists()]
         _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions, existed)
         olds = [*zip(self._old, (self.path, self.report_path)),
@@ -419,6 +425,16 @@ class Transaction:
             f"{self.path} was replaced while this run was building its new file from it (by a process that "
             "does not take sqlclose's lock: an older sqlclose, a copy); placing this run's file would drop "
             "what that one holds, so nothing was placed at the output path: run again")
+
+    def _refuse_changed_pair(self) -> None:
+        if self._replacing is None:
+            return
+        found = [(self.report_path, self._replacing.report)]
+        if not self._replaces_data:
+            found.append((self.path, self._replacing.data))
+        for target, was in found:
+            if found_at(target) != was:
+                raise changed_since_found(target)
 
     def _undo(self) -> None:
         # The file system says whether the pair was committed: a signal landing between the mark's
@@ -714,6 +730,36 @@ def identity(path: Path) -> FileIdentity | None:
     except FileNotFoundError:
         return None
     return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
+
+
+def found_at(path: Path) -> object:
+    """What stands at a path, to tell later whether it still does: a file's ``identity``; a
+    folder's with each of its files' (one rewritten in place leaves the folder's own unchanged)."""
+    if path.is_dir():
+        return identity(path), tuple((name, identity(path / name)) for name in folder_files(path))
+    return identity(path)
+
+
+@dataclass(frozen=True)
+class FoundPair:
+    """A release and its report as found at their paths (``found_pair``): an overwrite granted for
+    this pair alone (``--force``, which redoes a spec's own release) replaces it, or nothing."""
+
+    data: object
+    report: object
+
+
+def found_pair(path: Path, report: Path) -> FoundPair:
+    """The pair at ``path`` and ``report`` as it stands now (taken before it is read and judged)."""
+    return FoundPair(found_at(path), found_at(report))
+
+
+def changed_since_found(target: Path) -> OutputExistsError:
+    """A pair ``--force`` found to be this spec's own release, changed during the run."""
+    return OutputExistsError(
+        f"{target} changed while this run was searching and writing (another run placed a release there?): "
+        "--force replaces only the release it found to be this spec's own before the search, so nothing of "
+        "this run was placed; run again")
 
 
 def sha256(path: Path) -> str:

@@ -354,10 +354,12 @@ class Release:
     # ---- writing -------------------------------------------------------------------------------
     def write(self, path: str | Path, report: str | Path | None = None, overwrite: bool = False, *,
               format: str | None = None, table: str | None = None,
-              partition_by: str | Sequence[str] = ()) -> dict:
+              partition_by: str | Sequence[str] = (), replacing: files.FoundPair | None = None) -> dict:
         """Write the release (Parquet, a Parquet folder, CSV or a table in a DuckDB database: told by
         the path's suffix unless ``format`` is given), verify it from what was written, then place it and its
-        report as a pair; returns the report (also written as JSON)."""
+        report as a pair; returns the report (also written as JSON). ``replacing``: with ``overwrite``,
+        the pair it is granted for alone, as ``files.found_pair`` found it before the search: one
+        placed there since is refused (``OutputExistsError``), nothing of this run placed."""
         self._require_open()
         # "~" is the home folder, as in a spec: DuckDB expands it in the temporary file's name
         # anyway, where Python would have made a folder called "~" beside it.
@@ -367,7 +369,7 @@ class Release:
         for given, role in ((path, "output"), (report, "report")):
             if given is not None:  # before the format's checks: an input is never written, whatever its suffix
                 files.refuse_inputs(Path(given), role, self.inputs)
-        target = Target.of(path, report, format, table, overwrite, partition_by)
+        target = Target.of(path, report, format, table, overwrite, partition_by, replacing)
         files.refuse_pair_inside_folder_releases(target.path, target.report)
         return write_release(self, target)
 

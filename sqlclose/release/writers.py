@@ -50,10 +50,12 @@ class Target:
     table: str | None = None
     overwrite: bool = False
     partition_by: tuple[str, ...] = ()
+    replacing: files.FoundPair | None = None  # the pair overwrite was granted for alone (--force)
 
     @classmethod
     def of(cls, path: str | Path, report: str | Path | None = None, format: str | None = None,
-           table: str | None = None, overwrite: bool = False, partition_by: str | Sequence[str] = ()) -> Target:
+           table: str | None = None, overwrite: bool = False, partition_by: str | Sequence[str] = (),
+           replacing: files.FoundPair | None = None) -> Target:
         """Validated as the spec's [output] is: the format must fit the path's suffix. A text
         ``partition_by`` is one column (``list`` made "zip" the columns 'z', 'i' and 'p')."""
         columns = [partition_by] if isinstance(partition_by, str) else list(partition_by)
@@ -70,7 +72,7 @@ class Target:
         except ValueError as e:
             raise InputError(f"output {path}: {e}") from None
         return cls(out.path, out.report_path, kind, out.table, files.overwrite_given(overwrite),
-                   tuple(out.partition_by))
+                   tuple(out.partition_by), replacing)
 
 
 class Release(Protocol):
@@ -134,7 +136,8 @@ class FileWriter(Writer):
     def write(self, release: Release, target: Target) -> dict:
         with release.query_for_write(self._dictionaries(target)) as (query, params):
             self._check(release, target, query, params)
-            with files.Transaction(target.path, target.report, target.overwrite) as txn:
+            with files.Transaction(target.path, target.report, target.overwrite,
+                                   replacing=target.replacing) as txn:
                 started = time.perf_counter()
                 types = self._types(release, target, query, params)
                 self._copy(release, target, query, params, txn.data)
@@ -425,8 +428,11 @@ class DuckDBTableWriter(Writer):
         # Runs writing this database take turns from reading the old file to placing the new one:
         # each builds on the old file, and the one placing last would drop the other's table.
         with database_file.writing_lock(path):
+            if target.replacing is not None and files.found_at(path) != target.replacing.data:
+                raise files.changed_since_found(path)  # before anything of this run touches the file
             _recover_killed_table_run(engine, path, target.report)  # an earlier build's, before the Transaction's
-            with files.Transaction(path, target.report, target.overwrite, replaces_data=True) as txn:
+            with files.Transaction(path, target.report, target.overwrite, replaces_data=True,
+                                   replacing=target.replacing) as txn:
                 return self._write_placed(release, target, engine, path, txn)
 
     def _write_placed(self, release: Release, target: Target, engine: DuckDBEngine, path: Path,
