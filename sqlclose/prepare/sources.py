@@ -327,6 +327,7 @@ def _open_query(source: Source, engine: Engine | None) -> Opened:
             raise InputError(f"cannot run the source query on the {engine.name} engine: {e}") from None
         except Exception as e:
             _refuse_locked(e, label)
+            _refuse_writing(e, label)
             raise InputError(f"the source query failed: {_query_message(e, source.folder)}") from None
         refuse_renamed_fields(engine.schema(relation), f"the source {label}")
         # the files the database's views it names read
@@ -679,6 +680,15 @@ def _refuse_locked(e: Exception, label: str) -> None:
         raise EnvironmentFailure(f"the environment refused: another process holds the lock of {label}, the source "
                                  "database (run again once it is done, or read a copy of it); nothing was placed at "
                                  "the output path") from None
+
+
+def _refuse_writing(e: Exception, label: str) -> None:
+    """A query that writes to its database (``nextval`` advances a sequence stored there) fails on
+    the read-only attach; DuckDB's InvalidInput error was told as a value not converted."""
+    if "which is attached in read-only mode" in _driver_text(e):
+        raise InputError(f"the source {label} writes to the database (as nextval() does, advancing a sequence "
+                         "stored in it), and sqlclose reads a source database read-only: leave that out of the "
+                         "query") from None
 
 
 def _files(source: Source) -> list[Path]:
