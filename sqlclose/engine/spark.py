@@ -438,6 +438,17 @@ class SparkEngine(Engine):
         return to_arrow_schema(self._frame(sql, params).schema, error_on_duplicated_field_names_in_struct=True,
                                timezone="UTC", prefers_large_types=large)
 
+    def parquet_unkept_columns(self, query: exp.Expression, params: Sequence[Any] = ()) -> dict[str, str]:
+        """The columns holding a VARIANT (at any depth): Spark orders no VARIANT value, so the sort
+        that makes a release's files independent of the input's order cannot take one (the write
+        failed after the search, an internal error). Asked of the query unsorted: Spark's analysis
+        refuses a sort by one."""
+        unsorted = query.copy()
+        if isinstance(unsorted, exp.Select):
+            unsorted.set("order", None)
+        schema = self._fetched(unsorted, list(params) or None, lambda sql, p: self._frame(sql, p).schema)
+        return {f.name: f.dataType.simpleString().upper() for f in schema.fields if _holds_variant(f.dataType)}
+
     def _keep(self, name: str, frame: DataFrame, cached: bool) -> None:
         self._drop(name)
         frame.createOrReplaceTempView(name)
@@ -781,3 +792,18 @@ class SparkEngine(Engine):
 def _replaced(text: exp.Expression, pattern: str) -> exp.Expression:
     """``text`` with every match of the (Java) regular expression ``pattern`` removed."""
     return exp.RegexpReplace(this=text, expression=exp.Literal.string(pattern), replacement=exp.Literal.string(""))
+
+
+def _holds_variant(kind: Any) -> bool:
+    """Whether a Spark type is or holds a VARIANT (in a struct, an array or a map)."""
+    from pyspark.sql import types as t
+
+    if isinstance(kind, t.VariantType):
+        return True
+    if isinstance(kind, t.StructType):
+        return any(_holds_variant(f.dataType) for f in kind.fields)
+    if isinstance(kind, t.ArrayType):
+        return _holds_variant(kind.elementType)
+    if isinstance(kind, t.MapType):
+        return _holds_variant(kind.keyType) or _holds_variant(kind.valueType)
+    return False

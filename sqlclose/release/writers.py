@@ -264,10 +264,16 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
     if not unkept:
         return
     name, kind = next(iter(unkept.items()))
-    quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
-    why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
+    if engine.name == "spark":  # a VARIANT alone; Spark takes no [source] query and writes Parquet folders alone
+        quoted = exp.to_identifier(name, quoted=True).sql("spark")
+        raise InputError(f"column {name!r} is {kind}, which the spark engine does not release: Spark orders no "
+                         "VARIANT value, and a release's files are written in an order of its values alone, never "
+                         f"the input's{more}: give its text instead (to_json({quoted}) in the DataFrame or view "
+                         "given), leave it out (others = \"drop\"), or run on DuckDB and write CSV")
+    quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
+    why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
     where = f"give it in a [source] query as {fix.format(c=quoted)}"
     if source in IN_MEMORY_LABELS:
