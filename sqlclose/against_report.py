@@ -22,6 +22,7 @@ from sqlclose.engine.listing import folder_files
 from sqlclose.errors import EngineError, EngineOutOfMemory, InputError, SpecError, VerificationError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
+from sqlclose.model.text import named
 from sqlclose.prepare.sources import SourceLike, brings_engine, magic_format
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
@@ -200,7 +201,7 @@ class _Notes:
     content_compared: bool = True  # False for a warehouse release: its digest is the query's (the note says)
 
     def as_list(self) -> list[str]:
-        told = [f"the hierarchies of column(s) {', '.join(repr(n) for n in dict.fromkeys(names))} were read as "
+        told = [f"the hierarchies of {named('column', dict.fromkeys(names))} were read as "
                 f"they are now: without $SQLCLOSE_FINGERPRINT_KEY {when} nothing tells them unchanged; give the "
                 "release's spec (--spec) to check with the hierarchies it used"
                 for when, names in self.read_as_they_are.items()]

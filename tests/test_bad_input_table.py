@@ -645,7 +645,7 @@ MESSAGES = {
         "sqlclose: error: cannot read <tmp>/table3.csv: the file is empty (no header, no rows)"
     ),
     "csv-duplicate-header": (
-        "sqlclose: error: <tmp>/table3.csv names column(s) 'age' more than once; a copy would be"
+        "sqlclose: error: <tmp>/table3.csv names column 'age' more than once; a copy would be"
         " released under another name (say, an identifier's copy): rename or remove the duplicates"
     ),
     "csv-header-case": (
@@ -738,7 +738,7 @@ MESSAGES = {
     ),
     "nulls-drop-all": (
         "sqlclose: error: every row of <tmp>/table3.csv was dropped for a NULL under nulls = \"drop\""
-        " (column(s) 'zip'): there is nothing to anonymize; set nulls = \"value\" (treat NULL as the"
+        " (column 'zip'): there is nothing to anonymize; set nulls = \"value\" (treat NULL as the"
         " value null_value) for some of them in the spec, or clean the data"
     ),
     "hierarchy-missing-value": (  # a QI's value counted, not shown: `hierarchy validate --show-values` names it

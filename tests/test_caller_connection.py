@@ -162,7 +162,7 @@ def test_a_relation_and_a_given_engine_that_date_apart_are_refused() -> None:
     and the fixes; the engine is left in UTC. A relation holding none, or sessions alike, runs."""
     con = _stamped_in("America/New_York")
     engine = DuckDBEngine()
-    with pytest.raises(sqlclose.errors.InputError, match=r"column\(s\) 'ts' hold TIMESTAMP WITH TIME ZONE.*"
+    with pytest.raises(sqlclose.errors.InputError, match=r"column 'ts' holds TIMESTAMP WITH TIME ZONE.*"
                                                          r"TimeZone 'America/New_York' against 'UTC'.*Give no engine"):
         sqlclose.anonymize(con.sql("SELECT * FROM stamped"), DATED, engine=engine)
     assert engine.dating()["TimeZone"] == "UTC"

@@ -82,7 +82,7 @@ def test_another_columns_problem_is_not_the_asked_columns(tmp_path, command, col
 
 def test_a_column_the_spec_leaves_unsaid_does_not_block_the_asked_column(tmp_path):
     """A data column the spec does not mention, with `others` unset, failed every target ('table3.csv
-    has 1 column(s) the spec does not mention'): a run's refusal, not this hierarchy's."""
+    has a column the spec does not mention'): a run's refusal, not this hierarchy's."""
     table3_project(tmp_path)
     lines = (tmp_path / "table3.csv").read_text().splitlines()
     (tmp_path / "table3.csv").write_text("\n".join([lines[0] + ",ssn"] + [f"{line},{i}" for i, line in

@@ -45,7 +45,7 @@ def _hr_database(path) -> None:
 
 
 @pytest.mark.parametrize("query, says", [
-    ("SELECT * FROM patients p JOIN visits v ON p.id = v.patient_id", "names column(s) 'ssn' more than once"),
+    ("SELECT * FROM patients p JOIN visits v ON p.id = v.patient_id", "names column 'ssn' more than once"),
     ("SELECT *, ssn AS SSN FROM patients", "differ only in case ('ssn' and 'SSN')"),
 ])
 def test_a_source_query_naming_a_column_twice_is_refused(tmp_path, query, says):

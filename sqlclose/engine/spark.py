@@ -31,7 +31,7 @@ from sqlclose.engine.parquet_footer import sort_encodings_in_place
 from sqlclose.engine.spark_errors import message_without_values
 from sqlclose.errors import EngineError, InputError, SourceDataError
 from sqlclose.model.spec import DECIMAL_TYPE
-from sqlclose.model.text import agreeing, counted
+from sqlclose.model.text import agreeing, counted, named
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -296,7 +296,7 @@ def hive_bases(folder: Path, files: Sequence[Path]) -> dict[Path, list[Path]]:
     layouts = {f: _partition_run(f.parent.relative_to(folder).parts) for f in files}
     for _, names, apart in layouts.values():
         if apart:
-            raise InputError(f"a file is under Hive partition folders (col=value) of column(s) {_names(apart)} and, "
+            raise InputError(f"a file is under Hive partition folders (col=value) of {named('column', apart)} and, "
                              f"with other folders between, of {_names(names)}; the Spark engine reads only the "
                              "folders next to each other nearest the file as columns: move the col=value folders "
                              "together, or read it on the DuckDB engine")

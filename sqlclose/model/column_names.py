@@ -18,6 +18,7 @@ from collections import Counter
 import pyarrow as pa
 
 from sqlclose.errors import InputError
+from sqlclose.model.text import named
 
 
 def refuse_renamed_columns(names: list[str], where: str) -> None:
@@ -35,7 +36,7 @@ def refuse_renamed_columns(names: list[str], where: str) -> None:
                          "rename it")
     twice = sorted(name for name, n in Counter(names).items() if n > 1)
     if twice:
-        raise InputError(f"{where} names column(s) {', '.join(repr(n) for n in twice)} more than once; a copy would "
+        raise InputError(f"{where} names {named('column', twice)} more than once; a copy would "
                          "be released under another name (say, an identifier's copy): rename or remove the duplicates")
     spelled: dict[str, list[str]] = {}
     for name in names:

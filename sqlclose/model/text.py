@@ -112,6 +112,12 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def named(noun: str, names: Iterable[object], plural: str | None = None) -> str:
+    """``noun`` before the names it counts, agreeing with them: "column 'age'", "columns 'a', 'b'"."""
+    names = list(names)
+    return f"{noun if len(names) == 1 else plural or noun + 's'} {', '.join(map(repr, names))}"
+
+
 def agreeing(n: int, one: str, many: str) -> str:
     """The verb of a count of ``n`` things: ``one`` ("is", "has") for 1, ``many`` ("are", "have") else."""
     return one if n == 1 else many

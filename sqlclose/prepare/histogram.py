@@ -216,7 +216,8 @@ def _check_columns(schema: pa.Schema, spec: Spec, label: str, count_type: bool =
         raise DataError(f"{label} has no column {missing[0]!r} ({columns_told(expected, found)}); it must hold "
                         f"exactly the columns of `sqlclose sql` for this spec: {', '.join(repr(c) for c in expected)}")
     if extra:
-        raise DataError(f"{label} has column(s) the spec does not count: {', '.join(repr(c) for c in extra)}; "
+        extras = ", ".join(repr(c) for c in extra)
+        raise DataError(f"{label} has {agreeing(len(extra), 'a column', 'columns')} the spec does not count: {extras}; "
                         "export the result of `sqlclose sql` for this spec unchanged")
     if not count_type:
         return

@@ -47,6 +47,7 @@ from sqlclose.model.text import (
     counted,
     format_characters_hint,
     format_twins,
+    named,
     quoted,
     unicode_form_hint,
     unicode_twins,
@@ -285,8 +286,7 @@ def _null_counts(reader: ValuesReader, coded: list[q.CodedColumn]) -> tuple[int,
 
 def _all_dropped_message(drop: list[str], source_label: str) -> str:
     """Every row held a NULL in a column under nulls = "drop" (``drop``, the columns that dropped some)."""
-    names = ", ".join(repr(n) for n in drop)
-    return (f"every row of {source_label} was dropped for a NULL under nulls = \"drop\" (column(s) {names}): "
+    return (f"every row of {source_label} was dropped for a NULL under nulls = \"drop\" ({named('column', drop)}): "
             "there is nothing to anonymize; set nulls = \"value\" (treat NULL as the value null_value) for "
             "some of them in the spec, or clean the data")
 

@@ -34,7 +34,7 @@ from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, Environme
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.source_query import refuse_guessed_types
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
-from sqlclose.model.text import counted, special_file, unexpanded_hint
+from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
     editor_lines,
@@ -565,7 +565,8 @@ def _refuse_unlike_dating(engine: DuckDBEngine, relation: Any, released: Callabl
     unlike = [name for name in DATING_SETTINGS if theirs.get(name) != ours.get(name)]
     if unlike:
         said = ", ".join(f"{name} {theirs.get(name)!r} against {ours.get(name)!r}" for name in unlike)
-        raise InputError(f"the DuckDB relation's column(s) {', '.join(map(repr, zoned))} hold TIMESTAMP WITH TIME "
+        holds = agreeing(len(zoned), "holds", "hold")
+        raise InputError(f"the DuckDB relation's {named('column', zoned)} {holds} TIMESTAMP WITH TIME "
                          f"ZONE values, which the session that made the relation and the engine given date apart "
                          f"({said}): their days and a dates hierarchy's labels would follow the engine. Give no "
                          "engine (sqlclose then dates them as the relation's session does), or date them alike: "

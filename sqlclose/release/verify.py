@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from sqlclose.errors import EngineError, VerificationError
 from sqlclose.model.spec import EMD_DISTANCES
+from sqlclose.model.text import named
 from sqlclose.release.verify_sql import FileMeasures, WrittenQI, WrittenSensitive, measure_file
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def recheck_relation(problem: Problem, written: exp.Expression, mapping: pa.Tabl
     lacking = [c.name for c in [*problem.qis, *problem.sas] if c.name not in columns]
     if lacking:  # nothing to measure classes or distributions by
         return {"rows": None, "columns": columns, "classes": None, "privacy": None,
-                "failing": [f"the file lacks the column(s) {lacking}"]}
+                "failing": [f"the file lacks the {named('column', lacking)}"]}
     qis = [WrittenQI(qi.name, qi.hierarchy, qi.coded.null_value, qi.coded.typed_match) for qi in problem.qis]
     sas = [WrittenSensitive(sa.name, sa.spec, sa.hierarchy) for sa in problem.sas]
     # Rows are compared with the input projected on the file's columns; a column the input lacks

@@ -31,7 +31,7 @@ from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import TableSlot, holds_variant_or_union, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import Output, catalog_name, default_report_path
-from sqlclose.model.text import counted
+from sqlclose.model.text import agreeing, counted, named
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.sources import IN_MEMORY_LABELS
 from sqlclose.release import database_file, files
@@ -351,7 +351,7 @@ def _refuse_nested(types: dict[str, str]) -> None:
         told = ", ".join(f"{c!r} ({t})" for c, t in nested.items())
         fix = ("give it as its text in a [source] query" if any(holds_variant_or_union(t) for t in nested.values())
                else "write Parquet instead")  # Parquet holds no UNION, nor a VARIANT sqlclose can order
-        raise InputError(f"CSV cannot hold the nested column(s) {told}; {fix}")
+        raise InputError(f"CSV cannot hold the nested {agreeing(len(nested), 'column', 'columns')} {told}; {fix}")
 
 
 class CsvWriter(FileWriter):
@@ -411,7 +411,7 @@ class DuckDBTableWriter(Writer):
             raise OutputExistsError(f"table {target.table!r} already exists in {target.path}; pass overwrite "
                                     "(--overwrite) to replace it")
         if slot.kind is not None and slot.referenced_by:  # the rebuilt file cannot leave it out
-            raise InputError(f"the FOREIGN KEY of table(s) {', '.join(map(repr, slot.referenced_by))} references "
+            raise InputError(f"the FOREIGN KEY of {named('table', slot.referenced_by)} references "
                              f"table {slot.name!r} in {target.path}, which overwrite would replace (dropping it, "
                              "that key would point at nothing): drop that key or its table first, or name another "
                              "table (--output-table)")
