@@ -644,12 +644,15 @@ class Output(_Model):
 
     @model_validator(mode="after")
     def _format_fits(self) -> Output:
+        if self.path.suffix.lower() in _COMPRESSION_SUFFIXES:  # its readers would unpack what is not packed
+            # Told before the format: "cannot tell the format of x.csv.gz" sent users to --format first.
+            inner = self.format or (_kind_of_suffix(Path(self.path.stem)) if Path(self.path.stem).suffix else None)
+            raise ValueError(f"the output path {self.path.name!r} names a compressed file, and sqlclose writes "
+                             f"{_NAMED[inner] if inner else 'its releases'} uncompressed: name it without "
+                             f"{self.path.suffix!r} (e.g. {self.path.stem!r}) and compress the release after it is "
+                             "written, if you must")
         kind = self.kind
         told = _kind_of_suffix(self.path)
-        if self.path.suffix.lower() in _COMPRESSION_SUFFIXES:  # its readers would unpack what is not packed
-            raise ValueError(f"the output path {self.path.name!r} names a compressed file, and sqlclose writes "
-                             f"{_NAMED[kind]} uncompressed: name it without {self.path.suffix!r} (e.g. "
-                             f"{self.path.stem!r}) and compress the release after it is written, if you must")
         if self.format and told is not None and told != kind:
             raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}, which names "
                              f"{_NAMED[told]}: name it with "

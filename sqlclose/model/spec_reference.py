@@ -134,7 +134,7 @@ MEANINGS: dict[str, str] = {
     "Search.explore": "Incognito: only what the optimum needs (optimum, the default) or every node (lattice: "
                       "Release.minimal_nodes lists every minimal node, for the operator; the same release, slower "
                       "under suppression).",
-    "Search.strategy": "GAA's merge-partner strategy (default S1).",
+    "Search.strategy": "GAA's merge-partner strategy (default S1), in any case (\"s3\" is S3).",
     "Search.scope": "GAA's scope: \"table\" or \"class\" (default table).",
     "Search.weights": "Custom metric: per quasi-identifier, one weight per level step or a weight per edge.",
     "EngineSettings.name": "duckdb or spark.",
