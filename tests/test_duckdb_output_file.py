@@ -529,3 +529,29 @@ def test_an_output_table_naming_no_table_is_refused_before_anything(tmp_path, ta
     assert run.returncode == 2 and f"table = {table!r} names no table" in run.stderr, run.stderr
     assert db.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p", "release.duckdb", "release.duckdb.people.report.json"]
+
+
+@pytest.mark.parametrize("made_by", ["sqlite", "text"])
+@pytest.mark.parametrize("overwrite", [False, True])
+def test_another_programs_file_at_a_database_output_is_refused_as_such(tmp_path, made_by, overwrite):
+    """A SQLite file named lite.duckdb: DuckDB tried to download its SQLite extension to open it, and
+    the run said "Failed to download extension" (review of the ninety-second round). Refused before
+    the search, naming the file, and kept byte for byte; --overwrite does not make it replaceable."""
+    import sqlite3
+
+    from table3_project import invoke
+
+    project = table3_project(tmp_path)
+    target = project / "lite.duckdb"
+    if made_by == "sqlite":
+        with sqlite3.connect(target) as con:
+            con.execute("CREATE TABLE notes (a TEXT)")
+    else:
+        target.write_text("my notes, named .duckdb by mistake")
+    before = target.read_bytes()
+    result = invoke("anonymize", project / "spec.toml", "-o", target, "--output-table", "people",
+                    *(["--overwrite"] if overwrite else []))
+    assert result.exit_code == 2, result.output
+    assert f"the output database {target} is not a DuckDB database (another program's file)" in result.output
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith("lite")) == ["lite.duckdb"]

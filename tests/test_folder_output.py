@@ -124,7 +124,7 @@ def test_a_folder_holding_other_files_is_not_replaced_even_when_asked(tmp_path: 
     (out / where).parent.mkdir(parents=True, exist_ok=True)
     (out / where).write_text("someone's file")
     with sqlclose.anonymize(table3(), table3_spec()) as release:
-        with pytest.raises(OutputExistsError, match=f"holds {where} that are not Parquet files"):
+        with pytest.raises(OutputExistsError, match=f"holds {where} that is not a Parquet file"):
             release.write_parquet_folder(out, overwrite=True)
     assert (out / where).read_text() == "someone's file"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]

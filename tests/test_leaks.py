@@ -877,10 +877,11 @@ def test_a_signal_once_the_pair_is_placed_leaves_the_new_pair(tmp_path, monkeypa
 
     place_pair(b"the previous night's release", stop=False)
     if where == "while the old pair goes":
-        real = files.remove
+        real, signalled = files.remove, []
 
         def remove(path):
-            if ".old" in path.name:
+            if ".old" in path.name and not signalled:  # one signal, as the first old file goes
+                signalled.append(path)
                 raise KeyboardInterrupt
             real(path)
 
@@ -899,8 +900,9 @@ def test_a_signal_once_the_pair_is_placed_leaves_the_new_pair(tmp_path, monkeypa
     monkeypatch.undo()
     assert out.read_bytes() == b"tonight's release"
     assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"tonight's release").hexdigest()
-    if where != "while the old pair goes":  # nothing left over (stopped mid-removal, the old file is the next run's)
-        assert hidden_files(tmp_path) == []
+    # Nothing left over: stopped mid-removal, the undo's finish removes the rest (it left the old
+    # file for a next run naming the output, which may never come: review of the ninety-second round).
+    assert hidden_files(tmp_path) == []
 
 
 def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_succeeded(tmp_path, monkeypatch):

@@ -34,7 +34,7 @@ def test_names_past_the_file_systems_longest_with_the_runs_suffixes_are_refused_
             (most - 2, "output", most - 2, f"give the output a name of at most {output_fits} bytes"),
             (output_fits + 1, "output", output_fits + 1, f"give the output a name of at most {output_fits} bytes"),
             (output_fits, "report", output_fits + len(".report.json"),
-             f"give the output a name of at most {with_its_report} bytes (or the report a name of its own)")):
+             f"give the output a name of at most {with_its_report} bytes, or the report a name of its own")):
         for extra in (["--dry-run"], []):
             result = invoke("anonymize", project / "spec.toml", "-o", project / "out" / _name(size), *extra)
             assert result.exit_code == 2, result.output
@@ -51,3 +51,26 @@ def test_names_past_the_file_systems_longest_with_the_runs_suffixes_are_refused_
     assert result.exit_code == 0, result.output
     assert sorted(len(p.name) for p in (project / "out").iterdir()) == sorted(
         [len("r.json"), output_fits, with_its_report, report_fits])
+
+
+def test_a_table_name_that_makes_its_report_name_too_long_is_told_as_the_tables(project):
+    """A DuckDB table's report is named after the database and the table: the advice named the output,
+    "at most -23 bytes" (review of the ninety-second round). The oracle: "r.duckdb." (9 bytes) + the
+    table + ".report.json" (12) must fit NAME_MAX less 35, so the table may take NAME_MAX - 56; past
+    that with the database's name alone, only a report of its own fits."""
+    most = os.pathconf(project, "PC_NAME_MAX")
+    table_fits = most - 35 - len("r.duckdb.") - len(".report.json")
+    for table, advice in ((table_fits + 1, f"give the output table a name of at most {table_fits} bytes, or the report "
+                                           "a name of its own"),):
+        result = invoke("anonymize", project / "spec.toml", "--dry-run", "-o", project / "out" / "r.duckdb",
+                        "--output-table", "t" * table)
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and said.endswith(advice), said
+    assert invoke("anonymize", project / "spec.toml", "--dry-run", "-q", "-o", project / "out" / "r.duckdb",
+                  "--output-table", "t" * table_fits).exit_code == 0
+    long_database = "d" * (most - 35 - len(".report.json") - len(".t")) + ".duckdb"  # no room left for a table
+    result = invoke("anonymize", project / "spec.toml", "--dry-run", "-o", project / "out" / long_database,
+                    "--output-table", "t")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and said.endswith(
+        f"give the report a name of its own (--report), of at most {most - 35} bytes"), said

@@ -150,6 +150,18 @@ def test_a_query_that_writes_to_its_database_is_told_so(project, query):
     con.close()
 
 
+
+def test_a_table_named_like_a_folder_of_the_working_folder_is_read(project, expected, tmp_path_factory, monkeypatch):
+    """A folder 'people' in the working folder refused `[source] table = "people"` (and `check --table
+    people`) as a relative file DuckDB would read first: a table is the database's, no file
+    (review of the ninety-second round). Oracle: the release of the paper's table from its CSV."""
+    here = tmp_path_factory.mktemp("job")
+    (here / "people").mkdir()
+    monkeypatch.chdir(here)
+    spec = spec_with(project, f'path = "{project / "staff.duckdb"}"\ntable = "people"')
+    assert released_rows(None, spec) == expected
+
+
 # ---- text columns declared with a collation ------------------------------------------------------
 _SPELLINGS = ["Zell", "zell", "ZELL", "Bern", "bern", "chur"]
 

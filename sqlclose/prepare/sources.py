@@ -659,7 +659,9 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
             views, search_path = _catalog(engine.fetch)
             _refuse_guessing_views(named, views, label)
-            names = _names_read(named, views)
+            # What its views read: the table itself is the database's, never a file of the working folder
+            # (a folder 'people' there refused the table 'people': review of the ninety-second round).
+            names = [name for sql in _views_reached(named, views).values() for name in _read_sql(sql)[1]]
             _refuse_working_folder_names(names, source.path.parent, label)
             schema, _, name = source.table.rpartition(".")
             _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)

@@ -107,24 +107,29 @@ _HIDDEN = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".")
 _HIDDEN_EXTRA = {"output": _HIDDEN + len("committed"), "report": _HIDDEN + len("tmp")}
 
 
-def refuse_long_names(path: Path, report: Path) -> None:
+def refuse_long_names(path: Path, report: Path, table: str | None = None) -> None:
     """An output or report whose name, with what ``_hidden`` adds, is past the file system's
     longest: the name alone passed, and the run failed after the whole search, placing its
     temporary file (review of the ninety-first round). Told before the search, with the longest
-    name that fits: the output's, where the report's name is the output's with a suffix."""
+    name that fits: the output's, where the report's name is the output's with a suffix (and the
+    table's, a DuckDB table's report being named after both); else the report's own."""
     for target, role in ((path, "output"), (report, "report")):
         most = _longest_name(target)
         size = len(os.fsencode(target.name))
         if most is None or size + _HIDDEN_EXTRA[role] <= most:
             continue
         shown = target.name if len(target.name) <= 40 else target.name[:20] + "…" + target.name[-20:]
-        fits, whose = most - _HIDDEN_EXTRA[role], role
+        fits = most - _HIDDEN_EXTRA[role]
+        said = f"give the {role} a name of at most {fits} bytes"
         if role == "report" and report.parent == path.parent and report.name.startswith(path.name):
-            fits, whose = fits - (size - len(os.fsencode(path.name))), "output"  # the report is named after it
+            named = report.name.removeprefix(path.name).removeprefix(".").removesuffix(".report.json")
+            whose, part = ("output table", named) if table and named else ("output", path.name)
+            room = fits - (size - len(os.fsencode(part)))  # the report is named after it
+            said = (f"give the {whose} a name of at most {room} bytes, or the report a name of its own" if room > 0
+                    else f"give the report a name of its own (--report), of at most {fits} bytes")
         raise InputError(f"the {role}'s name {shown!r} is {size} bytes long: sqlclose places it through temporary "
                          f"files beside it (.NAME.sqlclose-PID-TOKEN.KIND, {_HIDDEN_EXTRA[role]} bytes longer), and "
-                         f"the file system there takes names of at most {most} bytes; give the {whose} a name of at "
-                         f"most {fits} bytes" + (" (or the report a name of its own)" if whose != role else ""))
+                         f"the file system there takes names of at most {most} bytes; {said}")
 
 
 def _longest_name(target: Path) -> int | None:
@@ -164,9 +169,11 @@ def refuse_foreign_folder(folder: Path) -> None:
     foreign = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() != ".parquet")
     if foreign:
         others = f" and {counted(len(foreign) - 1, 'other file')}" if len(foreign) > 1 else ""
-        raise OutputExistsError(f"the output folder {folder} holds {foreign[0].relative_to(folder)}{others} that are "
-                                "not Parquet files: it is not a release, and replacing it would delete them; "
-                                "choose another path, or empty the folder yourself")
+        what = "that are not Parquet files" if len(foreign) > 1 else "that is not a Parquet file"
+        them = "them" if len(foreign) > 1 else "it"
+        raise OutputExistsError(f"the output folder {folder} holds {foreign[0].relative_to(folder)}{others} {what}: "
+                                f"it is not a release, and replacing it would delete {them}; choose another path, or "
+                                "empty the folder yourself")
 
 
 def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite: bool) -> None:
@@ -329,6 +336,11 @@ class Transaction:
         whose new file carries the old one's other tables); the report still is only with it.
         ``replacing``: the pair ``overwrite`` was granted for (``found_pair``): the commit refuses
         one placed since (a database's file is its writer's to compare, before it builds on it)."""
+        # Absolute: the journal names them for a run recovering from another working folder (relative,
+        # that run found nothing at them and removed the set-aside previous release: review of the
+        # ninety-second round).
+        path, report = path.absolute(), report.absolute()
+        companions = tuple(target.absolute() for target in companions)
         self.path, self.report_path, self.overwrite = path, report, overwrite
         self._replaces_data, self._replacing = replaces_data, replacing
         for folder in {path.parent, report.parent}:
@@ -343,7 +355,9 @@ class Transaction:
         self._old = (_hidden(path, token, "old"), _hidden(report, token, "old"))
         self._old_companions = {target: _hidden(target, token, "old") for target in companions}
         self._placed: list[Path] = []
+        self._placing: tuple[Path, tuple[int, int] | None] | None = None  # (target, the inode being placed there)
         self._set_aside: list[tuple[Path, Path]] = []  # (old file's hidden name, its place)
+        self._told = False  # the commit listeners, told once
         self._built_on: object = _UNCHECKED  # the data file the new one was built from (``builds_on``)
 
     def builds_on(self, found: FileIdentity | None) -> None:
@@ -354,7 +368,7 @@ class Transaction:
 
     def companion(self, target: Path) -> Path:
         """The temporary path to write the companion ``target`` at."""
-        return self._companions[target]
+        return self._companions[target.absolute()]
 
     def __enter__(self) -> Transaction:
         return self
@@ -387,6 +401,8 @@ class Transaction:
     def _commit(self, digest: str, companions: dict[str, list[str]]) -> None:
         self._refuse_replaced_data()
         self._refuse_changed_pair()
+        if self.overwrite:  # a file saved into a folder release during the run would go with it
+            refuse_foreign_folder(self.path)
         existed = [str(t) for t in (self.path, self.report_path, *self._companions) if t.exists()]
         _write_journal(self._journal, self.path, self.report_path, digest, self._old, companions, existed)
         olds = [*zip(self._old, (self.path, self.report_path)),
@@ -399,8 +415,12 @@ class Transaction:
         placing = [*((tmp, target) for target, tmp in self._companions.items()),
                    (self.data, self.path), (self.report, self.report_path)]
         for tmp, target in placing:
+            # Known before it is placed: a signal landing as the link or rename returns left a placed
+            # file the undo did not know of (half a pair, with "nothing was placed").
+            self._placing = (target, _inode(tmp))
             _place(tmp, target)
             self._placed.append(target)
+            self._placing = None
         # The journal renamed is the commit mark: from here the new pair stands, and a signal must
         # not undo it (``_undo`` asks the mark, not the lists cleared just after it).
         os.replace(self._journal, self._committed)
@@ -410,12 +430,16 @@ class Transaction:
         """Past the commit mark: the listeners are told, the old files go, then the mark (old files
         left hidden by a signal here are the next run's to remove). Run by a commit and by the undo
         of one interrupted past its mark, so a stop anywhere after the mark is told it stands."""
-        for listener in list(_commit_listeners):
-            listener()
-        olds, self._placed, self._set_aside = [old for old, _ in self._set_aside], [], []
+        if not self._told:
+            self._told = True
+            for listener in list(_commit_listeners):
+                listener()
         fsync_dir(self.path.parent)
-        for old in olds:
+        # The lists are cleared once the old files are gone: a signal here finds them again in the
+        # undo's finish (cleared first, the previous release was left hidden for good).
+        for old, _ in self._set_aside:
             remove(old)
+        self._placed, self._placing, self._set_aside = [], None, []
         remove(self._committed)
 
     def _refuse_replaced_data(self) -> None:
@@ -443,6 +467,11 @@ class Transaction:
         if self._committed.exists():
             self._finish()
             return
+        if self._placing is not None:  # placed, or not: told by whether its inode stands at the target
+            target, inode = self._placing
+            if inode is not None and _inode(target) == inode:
+                self._placed.append(target)
+            self._placing = None
         for target in self._placed:
             remove(target)
         for old, target in self._set_aside:
@@ -583,9 +612,21 @@ def _place_folder(tmp: Path, target: Path) -> None:
         raise OutputExistsError(_appeared(target)) from None
     try:
         os.replace(tmp, target)
-    except OSError:
-        target.rmdir()
+    except BaseException:  # a signal too: the empty folder claimed goes (a placed one is not empty)
+        try:
+            target.rmdir()
+        except OSError:
+            pass
         raise
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    """A file's or folder's (device, inode), None when there is none: what a link or a rename keeps."""
+    try:
+        found = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def remove(path: Path) -> None:
@@ -636,8 +677,8 @@ def _settle(journal: Path, committed: bool) -> None:
     what the run placed goes (a target it set aside, or one that was not there before it) and what
     it set aside comes back."""
     try:
-        doc = json.loads(journal.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        doc = _anchored(json.loads(journal.read_text(encoding="utf-8")), journal)
+    except (OSError, ValueError, TypeError, KeyError):
         return
     if "existed" not in doc:
         _settle_by_digest(doc)
@@ -651,6 +692,37 @@ def _settle(journal: Path, committed: bool) -> None:
             remove(target)
         if old.exists():
             os.replace(old, target)
+
+
+def _anchored(doc: dict, journal: Path) -> dict:
+    """A journal whose paths are absolute. Builds before the ninety-second round's wrote them as the
+    run was given them, relative to its working folder, which a run recovering from another one
+    misread (it found nothing there, and removed the set-aside previous release). A relative path is
+    taken in the folder holding the dead run's hidden files of that name (they lie beside their
+    target), else beside the journal (the data's folder), else in the working folder."""
+    run = HIDDEN_TEMPORARY.match(journal.name)
+    if run is None:
+        return doc
+
+    def where(recorded: str) -> str:
+        path = Path(recorded)
+        if path.is_absolute():
+            return recorded
+        name = path.name
+        mark = name if HIDDEN_TEMPORARY.match(name) else f".{name}.sqlclose-{run['pid']}-{run['token']}."
+        for folder in (path.absolute().parent, journal.parent):
+            try:
+                if any(e.name.startswith(mark) for e in folder.iterdir()):
+                    return str(folder / name)
+            except OSError:
+                continue
+        return str(journal.parent / name if (journal.parent / name).exists() else path.absolute())
+
+    anchored = dict(doc, data=where(doc["data"]), report=where(doc["report"]), old=[where(p) for p in doc["old"]])
+    if "existed" in doc:
+        anchored["existed"] = [where(p) for p in doc["existed"]]
+    anchored["companions"] = {where(t): [where(o), d] for t, (o, d) in doc.get("companions", {}).items()}
+    return anchored
 
 
 def _settle_by_digest(doc: dict) -> None:

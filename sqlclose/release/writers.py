@@ -383,7 +383,7 @@ class DuckDBTableWriter(Writer):
     def refuse(self, target: Target, inputs: list[Path]) -> None:
         for path in (target.path, target.report):
             files.refuse_blocked_folder(path)
-        files.refuse_long_names(target.path, target.report)
+        files.refuse_long_names(target.path, target.report, target.table)
         if files.same(target.path, target.report):
             raise OutputExistsError(f"the report path is the output path ({target.path}); give the report its own file")
         for source in inputs:
@@ -505,6 +505,7 @@ class DuckDBTableWriter(Writer):
 
 def _slot(target: Target, path: Path) -> TableSlot:
     """What the database at ``path`` (the target's, or the file a symlink names) holds where the table goes."""
+    _refuse_foreign_file(path, target)
     try:
         return table_slot(path, target.table)
     except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
@@ -514,6 +515,21 @@ def _slot(target: Target, path: Path) -> TableSlot:
                              "the release to another database file, or close that connection first") from None
         raise EnvironmentFailure.from_engine(e, target.path) or InputError(
             f"cannot open the output database {target.path}: {str(e).splitlines()[0]}") from None
+
+
+def _refuse_foreign_file(path: Path, target: Target) -> None:
+    """A file at the output path that is no DuckDB database (its header names one at byte 8): another
+    program's. DuckDB opened a SQLite file through an extension it tried to download ("Failed to
+    download extension", exit 2 with nothing said of the file: review of the ninety-second round)."""
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(12)
+    except (FileNotFoundError, IsADirectoryError):
+        return
+    if header and header[8:12] != b"DUCK":
+        raise OutputExistsError(f"the output database {target.path} is not a DuckDB database (another program's "
+                                "file); sqlclose adds its release as a table of a DuckDB database, and replaces no "
+                                "other file: write it to another path")
 
 
 def _database_file(target: Target) -> Path:

@@ -1,0 +1,143 @@
+"""A pair's placing stopped at its narrowest moments, and recovered from anywhere (review of the
+ninety-second round, reproduced by its helper with strace's signal injection; here the signal is
+its KeyboardInterrupt, raised at the same instruction).
+
+- A signal landing as a link or rename returned left the placed file unknown to the undo: on a
+  first run half a pair stood at the output path (each later run refused: it exists) while the
+  command said nothing was placed; on a folder's overwrite the undo failed, "Directory not empty".
+- A run killed while placing, given a relative --output, wrote its journal with relative paths: the
+  next run, from another working folder, found nothing at them, restored nothing, and removed the
+  set-aside previous release with the dead run's temporaries.
+- A Parquet folder replaced with overwrite: a file saved into it during the run went with it.
+
+Oracles: the bytes the test wrote, the folder listings, and hashlib against the report's sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from sqlclose.errors import OutputExistsError
+from sqlclose.release import files
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def _write_pair(txn: files.Transaction, data: bytes | None, folder: bool = False) -> None:
+    if folder:
+        txn.data.mkdir()
+        (txn.data / "part-0.parquet").write_bytes(data)
+        digest = files.sha256(txn.data)
+    else:
+        txn.data.write_bytes(data)
+        digest = hashlib.sha256(data).hexdigest()
+    txn.report.write_text(json.dumps({"output": {"sha256": digest}}))
+
+
+def _place_pair(out: Path, report: Path, data: bytes, overwrite: bool, folder: bool = False) -> None:
+    with files.Transaction(out, report, overwrite=overwrite) as txn:
+        _write_pair(txn, data, folder)
+        txn.commit()
+
+
+def _signal_as_placed(monkeypatch, which: Path) -> None:
+    """The signal lands as ``which`` is placed: the link or rename done, the run not told."""
+    real = files._place
+
+    def place(tmp, target, keep=False):
+        real(tmp, target, keep)
+        if target == which:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(files, "_place", place)
+
+
+@pytest.mark.parametrize("which", ["data", "report"])
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
+def test_a_signal_as_a_first_pair_is_placed_leaves_nothing(tmp_path, monkeypatch, which, folder):
+    out = tmp_path / ("rel" if folder else "r.parquet")
+    report = tmp_path / f"{out.name}.report.json"
+    _signal_as_placed(monkeypatch, out if which == "data" else report)
+    with pytest.raises(KeyboardInterrupt):
+        _place_pair(out, report, b"tonight's release", overwrite=False, folder=folder)
+    assert _listing(tmp_path) == []
+
+
+@pytest.mark.parametrize("which", ["data", "report"])
+@pytest.mark.parametrize("folder", [False, True], ids=["file", "folder"])
+def test_a_signal_as_an_overwrite_is_placed_puts_the_previous_pair_back(tmp_path, monkeypatch, which, folder):
+    out = tmp_path / ("rel" if folder else "r.parquet")
+    report = tmp_path / f"{out.name}.report.json"
+    _place_pair(out, report, b"the previous night's release", overwrite=False, folder=folder)
+    before = files.sha256(out), report.read_bytes()
+    _signal_as_placed(monkeypatch, out if which == "data" else report)
+    with pytest.raises(KeyboardInterrupt):
+        _place_pair(out, report, b"tonight's release", overwrite=True, folder=folder)
+    assert (files.sha256(out), report.read_bytes()) == before
+    assert _listing(tmp_path) == sorted([out.name, report.name])
+
+
+def _killed_while_placing(out: Path, report: Path, data: bytes, monkeypatch) -> None:
+    """A run dies (SIGKILL: no undo, no clean-up) once it has set the old pair aside: its journal
+    and hidden files stay, and its token is no longer this process's (``files.alive``)."""
+    real = files._place
+
+    def die(tmp, target, keep=False):
+        raise SystemExit("killed")
+    monkeypatch.setattr(files, "_place", die)
+    monkeypatch.setattr(files.Transaction, "_undo", lambda self: None)
+    monkeypatch.setattr(files.Transaction, "__exit__", lambda self, *a: None)
+    ours = set(files._OURS)
+    with pytest.raises(SystemExit):
+        _place_pair(out, report, data, overwrite=True)
+    files._OURS.intersection_update(ours)  # the dead run's token, no longer a live one's
+    monkeypatch.setattr(files, "_place", real)
+    monkeypatch.undo()
+
+
+@pytest.mark.parametrize("journal", ["this build's", "an earlier build's (relative paths)"])
+def test_a_run_killed_while_placing_is_rolled_back_from_another_working_folder(tmp_path, monkeypatch, journal):
+    (tmp_path / "job").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "job")
+    out, report = Path("out/r.parquet"), Path("out/r.parquet.report.json")  # relative, as --output gives them
+    _place_pair(out, report, b"the previous night's release", overwrite=False)
+    before = (tmp_path / "job" / out).read_bytes(), (tmp_path / "job" / report).read_bytes()
+    _killed_while_placing(out, report, b"tonight's release", monkeypatch)
+    folder = tmp_path / "job" / "out"
+    assert not (folder / "r.parquet").exists()  # set aside, hidden
+    if journal != "this build's":  # as builds before the fix wrote it: the paths as given
+        written = next(folder.glob(".r.parquet.sqlclose-*.journal"))
+        doc = json.loads(written.read_text())
+        relative = {str(folder): "out"}
+
+        def as_given(p: str) -> str:
+            return p.replace(str(folder), relative[str(folder)])
+        doc = dict(doc, data=as_given(doc["data"]), report=as_given(doc["report"]),
+                   old=[as_given(p) for p in doc["old"]], existed=[as_given(p) for p in doc["existed"]])
+        written.write_text(json.dumps(doc))
+        assert json.loads(written.read_text())["data"] == "out/r.parquet"
+    monkeypatch.chdir(tmp_path / "elsewhere")  # the next night's job, run from another folder
+    files.recover_output(folder / "r.parquet", folder / "r.parquet.report.json")
+    assert ((folder / "r.parquet").read_bytes(), (folder / "r.parquet.report.json").read_bytes()) == before
+    assert _listing(folder) == ["r.parquet", "r.parquet.report.json"]
+
+
+def test_a_file_saved_into_a_folder_release_during_the_run_is_not_deleted_by_its_overwrite(tmp_path):
+    out, report = tmp_path / "rel", tmp_path / "rel.report.json"
+    _place_pair(out, report, b"the previous night's release", overwrite=False, folder=True)
+    before = files.sha256(out)
+    with files.Transaction(out, report, overwrite=True) as txn:
+        _write_pair(txn, b"tonight's release", folder=True)
+        (out / "NOTES.txt").write_text("saved while the run wrote")  # refused before the search, had it been there
+        with pytest.raises(OutputExistsError, match="holds NOTES.txt that is not a Parquet file"):
+            txn.commit()
+    assert (out / "NOTES.txt").read_text() == "saved while the run wrote"
+    (out / "NOTES.txt").unlink()
+    assert files.sha256(out) == before
+    assert _listing(tmp_path) == ["rel", "rel.report.json"]
