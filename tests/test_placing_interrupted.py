@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -84,14 +85,15 @@ def test_a_signal_as_an_overwrite_is_placed_puts_the_previous_pair_back(tmp_path
 
 def _killed_while_placing(out: Path, report: Path, data: bytes, monkeypatch) -> None:
     """A run dies (SIGKILL: no undo, no clean-up) once it has set the old pair aside: its journal
-    and hidden files stay, and its token is no longer this process's (``files.alive``)."""
+    and hidden files stay, its mark of life unlocked, and its token no longer this process's."""
     real = files._place
 
     def die(tmp, target, keep=False):
         raise SystemExit("killed")
     monkeypatch.setattr(files, "_place", die)
     monkeypatch.setattr(files.Transaction, "_undo", lambda self: None)
-    monkeypatch.setattr(files.Transaction, "__exit__", lambda self, *a: None)
+    # The kernel releases a dead process's locks: its mark of life (files.running) is let go of
+    monkeypatch.setattr(files.Transaction, "__exit__", lambda self, *a: self._live_fd and os.close(self._live_fd))
     ours = set(files._OURS)
     with pytest.raises(SystemExit):
         _place_pair(out, report, data, overwrite=True)
@@ -141,3 +143,35 @@ def test_a_file_saved_into_a_folder_release_during_the_run_is_not_deleted_by_its
     (out / "NOTES.txt").unlink()
     assert files.sha256(out) == before
     assert _listing(tmp_path) == ["rel", "rel.report.json"]
+
+
+def test_a_live_run_whose_process_id_cannot_be_seen_keeps_its_files(tmp_path, monkeypatch):
+    """Two runs in two containers (PID namespaces) writing one output: each saw the other's process
+    id as no process, and removed its live temporaries (that run failed, exit 5). A run's mark of
+    life, locked while it lives, tells it; its pid is not asked."""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+    with files.Transaction(out, report, overwrite=True) as txn:
+        txn.data.write_bytes(b"tonight's release")
+        txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(b"tonight's release").hexdigest()}}))
+        monkeypatch.setattr(files, "alive", lambda pid, token=None: False)  # its pid, as another container sees it
+        files.recover_output(out, report)  # the other container's run, starting
+        assert txn.data.exists() and txn.report.exists()
+        monkeypatch.undo()
+        txn.commit()
+    assert out.read_bytes() == b"tonight's release"
+    assert _listing(tmp_path) == ["r.parquet", "r.parquet.report.json"]
+
+
+def test_a_dead_run_whose_process_id_was_reused_is_settled(tmp_path, monkeypatch):
+    """A run killed after setting the old pair aside, its pid then taken by a long-lived process: it
+    looked alive, and its move was left unsettled (the output without its data) for as long as that
+    process lived. Its mark of life is unlocked: settled, the previous pair back."""
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+    _place_pair(out, report, b"the previous night's release", overwrite=False)
+    before = out.read_bytes(), report.read_bytes()
+    _killed_while_placing(out, report, b"tonight's release", monkeypatch)
+    assert not out.exists()
+    monkeypatch.setattr(files, "alive", lambda pid, token=None: True)  # its pid, reused
+    files.recover_output(out, report)
+    assert (out.read_bytes(), report.read_bytes()) == before
+    assert _listing(tmp_path) == ["r.parquet", "r.parquet.report.json"]

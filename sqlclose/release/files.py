@@ -11,8 +11,9 @@ journal, and rolled back with the pair.
 
 Whatever stops a run — an exception, Ctrl-C, SIGTERM, or a SIGKILL with no chance to clean — the
 next run naming the same output (``recover_output``: before its search, and again before it
-writes) finds the dead run's hidden files (their names carry its process id) and finishes or
-undoes its move: a pair past its commit mark is kept, anything else rolls back to the old pair,
+writes) finds the dead run's hidden files (their names carry its process id and token; a run is
+alive while its mark of life, a hidden ``.live`` file it holds locked, stays locked: ``running``)
+and finishes or undoes its move: a pair past its commit mark is kept, anything else rolls back to the old pair,
 and the temporaries are removed. Which files the dead run placed is
 told by the journal (what existed before it) and the files it set aside, never by their bytes: a
 rerun's release may be byte for byte the old one.
@@ -359,6 +360,8 @@ class Transaction:
         self._set_aside: list[tuple[Path, Path]] = []  # (old file's hidden name, its place)
         self._told = False  # the commit listeners, told once
         self._built_on: object = _UNCHECKED  # the data file the new one was built from (``builds_on``)
+        self._live = _hidden(path, token, "live")
+        self._live_fd = _hold(self._live)  # the run's mark of life, held until it ends (``running``)
 
     def builds_on(self, found: FileIdentity | None) -> None:
         """The data file the new one is built from (a DuckDB database's other tables copied out of
@@ -379,6 +382,9 @@ class Transaction:
             self._undo()
         for leftover in (self.data, self.report, self._journal, self._committed, *self._companions.values()):
             remove(leftover)
+        remove(self._live)
+        if self._live_fd is not None:
+            os.close(self._live_fd)
 
     def commit(self, digest: str | None = None) -> None:
         """Place the pair: journal, old files aside, companions, data, report, then drop the old files.
@@ -661,7 +667,8 @@ def recover(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_o
     pair; the others' temporaries wait for the next write (a DuckDB output's earlier-build
     leftovers are told by its database first)."""
     hidden = [m for target in (path, report, *companions) for m in _hidden_files(target)]
-    dead = [m for m in hidden if not alive(int(m[1]["pid"]), m[1]["token"])]
+    marks = {m["token"]: f for f, m in hidden if m["kind"] == "live"}
+    dead = [(f, m) for f, m in hidden if not running(m, marks.get(m["token"]))]
     if moves_only:
         moving = {m["token"] for _, m in dead if m["kind"] in ("journal", "committed")}
         dead = [(f, m) for f, m in dead if m["token"] in moving]
@@ -774,6 +781,52 @@ def run_token(sep: str = "-") -> str:
     token = secrets.token_hex(6)
     _OURS.add(token)
     return f"{os.getpid()}{sep}{token}"
+
+
+def _hold(mark: Path) -> int | None:
+    """A run's mark of life: a hidden file locked (flock) for as long as the run's process lives,
+    the kernel releasing it when the process ends however it ends. Locked under a name of its own,
+    then renamed into place, so that no run finds it unlocked while it lives. None where the file
+    system takes no flock (the process id then tells, as before)."""
+    staged = mark.with_name(mark.name + "-")
+    fd = None
+    try:
+        fd = os.open(staged, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.replace(staged, mark)
+        return fd
+    except BaseException as e:  # a signal too: no mark left behind by a run that never began
+        if fd is not None:
+            os.close(fd)
+        for made in (staged, mark):
+            made.unlink(missing_ok=True)
+        if isinstance(e, OSError) and e.filename is None:  # flock refused: a file system without it
+            return None
+        raise
+
+
+def running(found: dict[str, str], mark: Path | None) -> bool:
+    """Whether the run that named a hidden file (``found``: its pid and token) is still going: its
+    mark of life still locked, where it left one. A process id alone mistook a reused one for the
+    dead run (its move left unsettled while that process lived), and another container's run, whose
+    id this one cannot see, for a dead one (its live temporaries removed): review of the
+    ninety-second round."""
+    if mark is not None:
+        try:
+            fd = os.open(mark, os.O_RDONLY)
+        except OSError:
+            fd = None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return False  # no holder: its process ended
+            except BlockingIOError:
+                return True
+            except OSError:
+                pass  # no flock here: the process id tells
+            finally:
+                os.close(fd)
+    return alive(int(found["pid"]), found["token"])
 
 
 def alive(pid: int, token: str | None = None) -> bool:
