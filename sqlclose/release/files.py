@@ -433,9 +433,9 @@ class Transaction:
         self._finish()
 
     def _finish(self) -> None:
-        """Past the commit mark: the listeners are told, the old files go, then the mark (old files
-        left hidden by a signal here are the next run's to remove). Run by a commit and by the undo
-        of one interrupted past its mark, so a stop anywhere after the mark is told it stands."""
+        """Past the commit mark: the listeners are told (once), the old files go, then the mark. Run
+        by a commit and by the undo of one interrupted past its mark (here too: it goes on where the
+        signal stopped it), so a stop anywhere after the mark is told it stands and leaves no copy."""
         if not self._told:
             self._told = True
             for listener in list(_commit_listeners):
