@@ -25,9 +25,9 @@ from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
 
 
-def distinct_values(reader: ValuesReader, c: q.CodedColumn) -> pa.Table:
-    """The column's distinct values, as text and as numbers where they read as numbers."""
-    return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw))
+def distinct_values(reader: ValuesReader, c: q.CodedColumn, numbers: bool = True) -> pa.Table:
+    """The column's distinct values, as text and (``numbers``) as numbers where they read as numbers."""
+    return reader.engine.fetch(q.distinct_with_numbers(reader.table, c.raw, numbers))
 
 
 def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, column_type: pa.DataType,

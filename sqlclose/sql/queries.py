@@ -1188,13 +1188,14 @@ def count_text_equal(source: exp.Expression, column: str, text: str, params: Par
     return _count_where(source, exp.EQ(this=as_text(col(column)), expression=params.add(text)))
 
 
-def distinct_with_numbers(histogram: exp.Expression, column: str) -> exp.Expression:
+def distinct_with_numbers(histogram: exp.Expression, column: str, numbers: bool = True) -> exp.Expression:
     """The distinct non-NULL values of a column as text, with their value as a number (NULL when
-    not one) and the rows holding them (``rows``, summed from ``column_values``' ``n``), in the
-    column's own order."""
+    not one; without ``numbers``, NULL: Spark casts no DATE or TIMESTAMP to a number, even trying)
+    and the rows holding them (``rows``, summed from ``column_values``' ``n``), in the column's own order."""
     value = col(column)
     # safe=True: without it sqlglot renders TRY_CAST for Spark as CAST, which fails on text in ANSI mode
-    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True) if numbers else \
+        exp.cast(exp.Null(), "DOUBLE")
     rows = _bigint(exp.Sum(this=col("n")))
     return (exp.select(as_text(value.copy()).as_("text"), number.as_("number"), rows.as_("rows"))
             .from_(histogram.copy()).where(is_not_null(value.copy()))
