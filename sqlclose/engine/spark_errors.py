@@ -5,7 +5,11 @@ over 'SECRET-4711'), an overflow, a division by zero, a date out of range: ANSI 
 all — says so with a data exception (SQLSTATE class 22: ``[CAST_INVALID_INPUT]``,
 ``[CAST_OVERFLOW]``, ``[DIVIDE_BY_ZERO]``, ``[ARITHMETIC_OVERFLOW]`` …) whose text quotes the value
 (``The value 'SECRET-4711' of the type "STRING" cannot be cast to "INT"``), a suppressed row's as
-much as any. Such an error is shown rebuilt, as DuckDB's are (``engine.duckdb.message_without_values``):
+much as any. So do errors outside that class raised by a row's evaluation: a format a row's text does not
+match (``[INVALID_FORMAT.MISMATCH_INPUT] … The input "STRING" SECRET-4711 does not match``, SQLSTATE
+42601), a DataFrame's own ``raise_error``/``assert_true`` (``[USER_RAISED_EXCEPTION]``, P0001), a
+Python UDF's exception (its traceback), an external routine's (classes 38 and 39): review of the
+ninety-second round. Such an error is shown rebuilt, as DuckDB's are (``engine.duckdb.message_without_values``):
 Spark's condition, the types, and the columns of the failing expression, never its text. Needs no
 pyspark: a captured error's methods are read where it has them, else its text alone decides.
 """
@@ -20,7 +24,9 @@ from sqlglot import exp
 
 # A data exception's SQLSTATE (SQL's class 22) as Spark prints it, anywhere in an error's text (a
 # stage failure's text holds its task's error after its own words): fail closed.
-_DATA_SQLSTATE = re.compile(r"SQLSTATE: 22[0-9A-Z]{3}\b")
+_DATA_SQLSTATE = re.compile(r"SQLSTATE: (?:22|P0|38|39)[0-9A-Z]{3}\b|\[(?:INVALID_FORMAT|USER_RAISED_EXCEPTION)\b")
+_ROW_STATES = ("22", "P0", "38", "39")  # data; raised by the user's code; external routines (UDFs)
+_ROW_CONDITIONS = ("INVALID_FORMAT", "USER_RAISED_EXCEPTION")
 _CONDITION = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*")
 _TYPE = re.compile(r'"?([A-Z][A-Z0-9_ (),]*)"?')
 _PLAIN_NAME = re.compile(r"\w+")
@@ -28,10 +34,11 @@ _PLAIN_NAME = re.compile(r"\w+")
 
 def message_without_values(e: BaseException) -> str | None:
     """Spark's data exception ``e`` without the value it names; None for any other error."""
-    state = _asked(e, "getSqlState")
-    if not (isinstance(state, str) and state.startswith("22")) and not _DATA_SQLSTATE.search(str(e)):
+    state, condition = _asked(e, "getSqlState"), _asked(e, "getCondition")
+    of_a_row = (isinstance(state, str) and state.startswith(_ROW_STATES)) or type(e).__name__ == "PythonException" \
+        or (isinstance(condition, str) and condition.startswith(_ROW_CONDITIONS))
+    if not of_a_row and not _DATA_SQLSTATE.search(str(e)):
         return None
-    condition = _asked(e, "getCondition")
     said = [(f"[{condition}] " if isinstance(condition, str) and _CONDITION.fullmatch(condition) else "")
             + "a value could not be converted or computed (Spark's message names it, so it is not shown)"]
     if types := _types(_asked(e, "getMessageParameters")):
