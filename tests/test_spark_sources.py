@@ -254,3 +254,30 @@ def test_an_ordered_date_sensitive_column_is_released_on_spark_as_on_duckdb(tmp_
     sizes = duckdb.sql("SELECT count(*) FROM read_parquet($1) GROUP BY age, sex",
                        params=[str(tmp_path / "spark" / "*.parquet")]).fetchall()
     assert len(on_spark) == 60 and min(n for (n,) in sizes) >= 2
+
+
+@pytest.mark.parametrize("column", ["disease", "note"], ids=["sensitive", "kept"])
+def test_text_that_is_not_utf8_is_refused_on_spark_as_on_duckdb(tmp_path: Path, spark, column) -> None:
+    """engines.md: a STRING column holding bytes that are not UTF-8 stops the job as bad input (exit
+    2), naming the file and the column. Spark read the bytes as they are: a sensitive column failed
+    the release's re-check after the search (exit 4), a kept one was written into a folder DuckDB and
+    pyarrow cannot read, and published (exit 0; review of the ninety-second round). Oracle: the
+    DuckDB engine's refusal of the same file, and the file system (nothing written)."""
+    values = {"disease": [b"flu", b"gastritis", b"flu"] * 3, "note": [b"ok"] * 9}
+    values[column][4] = b"fl\xff" if column == "disease" else b"n\xfeote"
+    pq.write_table(pa.table({"zip": ZIPS, "age": AGES,
+                             **{c: pa.array(v, pa.binary()).view(pa.string()) for c, v in values.items()}}),
+                   tmp_path / "people.parquet")
+    spec = {**KEEP_SPEC, "sensitive": {"disease": {"distance": "equal", "t": 1.0}}}
+    told = f"column {column!r} holds text that is not valid UTF-8"
+    with pytest.raises(InputError, match=told) as on_duckdb:
+        with sqlclose.anonymize(str(tmp_path / "people.parquet"), spec) as release:
+            release.write(tmp_path / "duckdb.parquet")
+    assert on_duckdb.value.exit_code == 2
+    with pytest.raises(InputError, match=told) as before_the_search:
+        sqlclose.anonymize(str(tmp_path / "people.parquet"), spec, engine=spark, output_format="parquet-folder")
+    assert before_the_search.value.exit_code == 2 and "\\xff" not in str(before_the_search.value)
+    with sqlclose.anonymize(str(tmp_path / "people.parquet"), spec, engine=spark) as release:
+        with pytest.raises(InputError, match=told):
+            release.write(tmp_path / "spark")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["people.parquet"]

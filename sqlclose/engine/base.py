@@ -686,6 +686,12 @@ class Engine(ABC):
         their type's name (none here)."""
         return {}
 
+    def refuse_invalid_text(self, relation: exp.Expression, columns: Sequence[str], label: str) -> None:
+        """Refuse (``SourceDataError``) text that is not UTF-8 in ``columns`` of a source's
+        ``relation``, on an engine that reads such bytes as they are; nothing here (DuckDB refuses
+        it as it reads it)."""
+        return None
+
     def dictionary_columns(self, relation: exp.Expression, columns: Sequence[str]) -> list[str]:
         """Of ``columns``, those of ``relation`` a dictionary type (``dictionary_type``) may stand
         for: of the engine's plain text type, sorted as text sorts; none on an engine without them."""

@@ -226,6 +226,8 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     refuse_unwritten_format(problem.engine.name, output_format)
     if output_format == "duckdb" and isinstance(problem.engine, DuckDBEngine):
         refuse_read_only(problem.engine)
+    if output_format is not None:
+        problem.engine.refuse_invalid_text(problem.source, problem.released, problem.label)
     qis = {qi.name for qi in problem.qis}
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
@@ -256,7 +258,9 @@ def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: li
     writer changes (DuckDB: HUGEINT and UHUGEINT as DOUBLE, TIMETZ as UTC, INTERVAL to the
     millisecond, UNION as a STRUCT). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
-    _refuse_unkept(release.problem.engine, query, params, release.problem.label)
+    problem = release.problem
+    problem.engine.refuse_invalid_text(problem.source, problem.released, problem.label)  # read once per source
+    _refuse_unkept(problem.engine, query, params, problem.label)
 
 
 def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: str = "") -> None:
