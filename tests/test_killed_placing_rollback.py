@@ -7,7 +7,8 @@ kept publishing a report whose release was missing. README: "a killed run is rol
 next". Now every run settles a dead run's move before its search, for every output kind.
 
 The kill lands deterministically: ``os.replace`` is wrapped in the killed run so that the process
-SIGKILLs itself right after its first rename of a sqlclose hidden name (the old release set aside).
+SIGKILLs itself right after its first rename of a sqlclose hidden name (the old release set aside),
+its mark of life's aside (``files.running``).
 The oracle: the sha256 of every file of the output folder (a folder release's files too) taken
 before the killed run, compared after the next run; and the folder listing (no hidden file left).
 """
@@ -31,7 +32,7 @@ import os, runpy, signal, sys
 real = os.replace
 def replace(src, dst, **kw):
     real(src, dst, **kw)
-    if ".sqlclose-" in str(src) + str(dst):
+    if ".sqlclose-" in str(src) + str(dst) and not str(dst).endswith(".live"):  # not the run's mark of life
         os.kill(os.getpid(), signal.SIGKILL)
 os.replace = replace
 sys.argv = ["sqlclose"] + sys.argv[1:]
