@@ -74,3 +74,14 @@ def test_a_table_name_that_makes_its_report_name_too_long_is_told_as_the_tables(
     said = " ".join(result.output.split())
     assert result.exit_code == 2 and said.endswith(
         f"give the report a name of its own (--report), of at most {most - 35} bytes"), said
+
+
+def test_a_report_named_on_its_own_after_the_database_does_not_blame_the_table(project):
+    """A --report the user named starting with the database's name is not the table's default report
+    name: the advice named the table, which is no part of it (the round's diff review)."""
+    most = os.pathconf(project, "PC_NAME_MAX")
+    report = project / "out" / ("r.duckdb." + "x" * (most - 35 - len("r.duckdb.") + 1))
+    result = invoke("anonymize", project / "spec.toml", "--dry-run", "-o", project / "out" / "r.duckdb",
+                    "--output-table", "people", "--report", report)
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and said.endswith(f"give the report a name of at most {most - 35} bytes"), said

@@ -102,6 +102,41 @@ def _killed_while_placing(out: Path, report: Path, data: bytes, monkeypatch) -> 
     monkeypatch.undo()
 
 
+def test_a_run_killed_while_placing_is_rolled_back_through_another_mount_of_its_folder(tmp_path, monkeypatch):
+    """The journal's absolute paths are the dead run's view: a container seeing the shared volume
+    under another path found nothing at them, and removed the set-aside previous release (the
+    round's diff review). Each target is found by its name where its run's files lie."""
+    real = tmp_path / "volume"
+    real.mkdir()
+    (tmp_path / "a").symlink_to(real)  # the killed run's mount
+    (tmp_path / "b").symlink_to(real)  # the next run's
+    out, report = tmp_path / "a" / "r.parquet", tmp_path / "a" / "r.parquet.report.json"
+    _place_pair(out, report, b"the previous night's release", overwrite=False)
+    before = out.read_bytes(), report.read_bytes()
+    _killed_while_placing(out, report, b"tonight's release", monkeypatch)
+    os.rename(tmp_path / "a", tmp_path / "a-unmounted")  # its view of the volume gone
+    files.recover_output(tmp_path / "b" / "r.parquet", tmp_path / "b" / "r.parquet.report.json")
+    assert ((real / "r.parquet").read_bytes(), (real / "r.parquet.report.json").read_bytes()) == before
+    assert _listing(real) == ["r.parquet", "r.parquet.report.json"]
+
+
+def test_a_signal_as_a_folder_claims_its_name_leaves_no_empty_folder(tmp_path, monkeypatch):
+    """A folder is placed by claiming its name (mkdir), then renaming the new folder over it: a signal
+    between the two left the empty folder at the output path (every later run refused: it exists)."""
+    real = files._place
+
+    def claim_then_signal(tmp, target, keep=False):
+        if tmp.is_dir():
+            target.mkdir()
+            raise KeyboardInterrupt
+        real(tmp, target, keep)
+    monkeypatch.setattr(files, "_place", claim_then_signal)
+    with pytest.raises(KeyboardInterrupt):
+        _place_pair(tmp_path / "rel", tmp_path / "rel.report.json", b"tonight's release", overwrite=False,
+                    folder=True)
+    assert _listing(tmp_path) == []
+
+
 @pytest.mark.parametrize("journal", ["this build's", "an earlier build's (relative paths)"])
 def test_a_run_killed_while_placing_is_rolled_back_from_another_working_folder(tmp_path, monkeypatch, journal):
     (tmp_path / "job").mkdir()

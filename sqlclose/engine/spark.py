@@ -377,7 +377,6 @@ class SparkEngine(Engine):
         self.spark = session
         self._views: dict[str, DataFrame | None] = {}  # our temp views -> the DataFrame we cached, if any
         self._links: dict[Path, Path] = {}  # a hidden-named source file -> the link Spark reads it by
-        self._text_checked: set[str] = set()  # the relations refuse_invalid_text has read
 
     # ---- dialect pieces ----------------------------------------------------------------------
     def placeholder(self, index: int) -> exp.Expression:
@@ -454,27 +453,25 @@ class SparkEngine(Engine):
         """Spark reads a Parquet STRING's (or a DataFrame's cast binary's) bytes as they are: text that
         is not UTF-8 was written into a release DuckDB and pyarrow cannot read (a kept column, exit 0),
         or failed its re-check after the search (exit 4), where DuckDB refuses it as it reads it
-        (review of the ninety-second round). One pass over the relation's text columns, once per
-        relation; refused naming the column, never the value."""
+        (review of the ninety-second round). One pass over the relation's text columns (its caller
+        asks once a job); refused naming the column, never the value."""
         from pyspark.sql.types import StringType
 
         chosen = exp.select(*(exp.column(c, quoted=True) for c in columns)).from_(relation.copy())
         schema = self._fetched(chosen, None, lambda sql, p: self._frame(sql, p).schema)
         texts = [f.name for f in schema.fields if isinstance(f.dataType, StringType)]
-        key = self.render(chosen)
-        if not texts or key in self._text_checked:
+        if not texts:
             return
         counts = [exp.func("count_if", exp.Not(this=exp.func("is_valid_utf8", exp.column(c, quoted=True))))
                   .as_(f"c{i}") for i, c in enumerate(texts)]
         row = self.fetch_row(exp.select(*counts).from_(relation.copy()))
-        self._text_checked.add(key)
         bad = [(c, row[f"c{i}"]) for i, c in enumerate(texts) if row[f"c{i}"]]
         if bad:
             name, rows = bad[0]
             raise SourceDataError(f"cannot read {label}: column {name!r} holds text that is not valid UTF-8 (in "
                                   f"{counted(rows, 'row')}; a Parquet STRING column must hold UTF-8, and some "
                                   "writers mark raw bytes as text): write that column as binary, or fix its values",
-                                  key)
+                                  self.render(chosen))
 
     def _keep(self, name: str, frame: DataFrame, cached: bool) -> None:
         self._drop(name)

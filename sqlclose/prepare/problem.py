@@ -126,6 +126,9 @@ class Problem:
     # The statement that read the source's rows into the base (or its keys), as it ran: what
     # `sqlclose explain --sql` shows of the scan.
     base_scan: exp.Expression | None = None
+    # Whether the released text was found UTF-8 (release/writers.refuse_invalid_text): asked by the
+    # output's checks before the search and again by the write, read once.
+    text_checked: bool = False
 
     @property
     def dropped_rows(self) -> int:

@@ -48,6 +48,7 @@ from pathlib import Path
 from types import TracebackType
 
 from sqlclose.errors import HIDDEN_TEMPORARY, EnvironmentFailure, InputError, OutputExistsError, WaitWarning
+from sqlclose.model.spec import default_report_path
 from sqlclose.model.text import counted
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
@@ -122,10 +123,11 @@ def refuse_long_names(path: Path, report: Path, table: str | None = None) -> Non
         shown = target.name if len(target.name) <= 40 else target.name[:20] + "…" + target.name[-20:]
         fits = most - _HIDDEN_EXTRA[role]
         said = f"give the {role} a name of at most {fits} bytes"
-        if role == "report" and report.parent == path.parent and report.name.startswith(path.name):
+        if role == "report" and report.absolute() == default_report_path(path, table).absolute():
+            # The report named after the output (and the table): the advice names what its name comes from.
             named = report.name.removeprefix(path.name).removeprefix(".").removesuffix(".report.json")
-            whose, part = ("output table", named) if table and named else ("output", path.name)
-            room = fits - (size - len(os.fsencode(part)))  # the report is named after it
+            whose, part = ("output table", named) if table else ("output", path.name)
+            room = fits - (size - len(os.fsencode(part)))
             said = (f"give the {whose} a name of at most {room} bytes, or the report a name of its own" if room > 0
                     else f"give the report a name of its own (--report), of at most {fits} bytes")
         raise InputError(f"the {role}'s name {shown!r} is {size} bytes long: sqlclose places it through temporary "
@@ -378,13 +380,16 @@ class Transaction:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if kind is not None:
-            self._undo()
-        for leftover in (self.data, self.report, self._journal, self._committed, *self._companions.values()):
-            remove(leftover)
-        remove(self._live)
-        if self._live_fd is not None:
-            os.close(self._live_fd)
+        try:
+            if kind is not None:
+                self._undo()
+            for leftover in (self.data, self.report, self._journal, self._committed, *self._companions.values()):
+                remove(leftover)
+            remove(self._live)
+        finally:  # held on, every other run would take this one's half move for a live one's
+            if self._live_fd is not None:
+                os.close(self._live_fd)
+                self._live_fd = None
 
     def commit(self, digest: str | None = None) -> None:
         """Place the pair: journal, old files aside, companions, data, report, then drop the old files.
@@ -477,6 +482,11 @@ class Transaction:
             target, inode = self._placing
             if inode is not None and _inode(target) == inode:
                 self._placed.append(target)
+            elif target.is_dir() and not target.is_symlink():
+                try:  # the empty folder a folder's placing claims first (``_place_folder``)
+                    target.rmdir()
+                except OSError:  # not empty: not this run's
+                    pass
             self._placing = None
         for target in self._placed:
             remove(target)
@@ -672,19 +682,20 @@ def recover(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_o
     if moves_only:
         moving = {m["token"] for _, m in dead if m["kind"] in ("journal", "committed")}
         dead = [(f, m) for f, m in dead if m["token"] in moving]
+    named = [Path(p).absolute() for p in (report, *companions)]  # where this run finds the pair's files
     for journal, m in dead:
         if m["kind"] in ("journal", "committed"):
-            _settle(journal, committed=m["kind"] == "committed")
+            _settle(journal, committed=m["kind"] == "committed", named=named)
     for f, _ in dead:
         remove(f)
 
 
-def _settle(journal: Path, committed: bool) -> None:
+def _settle(journal: Path, committed: bool, named: list[Path] = ()) -> None:
     """A dead run's move: past its commit mark the new pair stands and the old files go; before it,
     what the run placed goes (a target it set aside, or one that was not there before it) and what
     it set aside comes back."""
     try:
-        doc = _anchored(json.loads(journal.read_text(encoding="utf-8")), journal)
+        doc = _anchored(json.loads(journal.read_text(encoding="utf-8")), journal, named)
     except (OSError, ValueError, TypeError, KeyError):
         return
     if "existed" not in doc:
@@ -701,33 +712,35 @@ def _settle(journal: Path, committed: bool) -> None:
             os.replace(old, target)
 
 
-def _anchored(doc: dict, journal: Path) -> dict:
-    """A journal whose paths are absolute. Builds before the ninety-second round's wrote them as the
-    run was given them, relative to its working folder, which a run recovering from another one
-    misread (it found nothing there, and removed the set-aside previous release). A relative path is
-    taken in the folder holding the dead run's hidden files of that name (they lie beside their
-    target), else beside the journal (the data's folder), else in the working folder."""
+def _anchored(doc: dict, journal: Path, named: list[Path] = ()) -> dict:
+    """The journal's paths as they are from here. Its folders are the dead run's view: relative to
+    its working folder in builds before the ninety-second round, or absolute under a mount another
+    container sees elsewhere. Trusted, a run recovering from elsewhere found nothing at them and
+    removed the set-aside previous release. Each is taken by its name: the data's beside the journal
+    (its own folder, by construction), the report's and companions' in the folder holding the dead
+    run's hidden files of that name, else where this run names a file of that name (``named``), else
+    beside the journal."""
     run = HIDDEN_TEMPORARY.match(journal.name)
     if run is None:
         return doc
+    folders = list(dict.fromkeys([journal.parent, *(p.parent for p in named)]))
 
     def where(recorded: str) -> str:
-        path = Path(recorded)
-        if path.is_absolute():
-            return recorded
-        name = path.name
+        name = Path(recorded).name
         mark = name if HIDDEN_TEMPORARY.match(name) else f".{name}.sqlclose-{run['pid']}-{run['token']}."
-        for folder in (path.absolute().parent, journal.parent):
+        for folder in folders:
             try:
                 if any(e.name.startswith(mark) for e in folder.iterdir()):
                     return str(folder / name)
             except OSError:
                 continue
-        return str(journal.parent / name if (journal.parent / name).exists() else path.absolute())
+        return str(next((p for p in named if p.name == name), journal.parent / name))
 
-    anchored = dict(doc, data=where(doc["data"]), report=where(doc["report"]), old=[where(p) for p in doc["old"]])
+    data = str(journal.parent / Path(doc["data"]).name)
+    anchored = dict(doc, data=data, report=where(doc["report"]),
+                    old=[str(journal.parent / Path(doc["old"][0]).name), where(doc["old"][1])])
     if "existed" in doc:
-        anchored["existed"] = [where(p) for p in doc["existed"]]
+        anchored["existed"] = [data if Path(p).name == Path(doc["data"]).name else where(p) for p in doc["existed"]]
     anchored["companions"] = {where(t): [where(o), d] for t, (o, d) in doc.get("companions", {}).items()}
     return anchored
 
@@ -818,7 +831,7 @@ def running(found: dict[str, str], mark: Path | None) -> bool:
             fd = None
         if fd is not None:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # shared: NFS takes it on a read-only fd
                 return False  # no holder: its process ended
             except BlockingIOError:
                 return True

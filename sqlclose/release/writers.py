@@ -227,7 +227,7 @@ def refuse_output_before_search(problem: Problem, output_format: str | None,
     if output_format == "duckdb" and isinstance(problem.engine, DuckDBEngine):
         refuse_read_only(problem.engine)
     if output_format is not None:
-        problem.engine.refuse_invalid_text(problem.source, problem.released, problem.label)
+        refuse_invalid_text(problem)
     qis = {qi.name for qi in problem.qis}
     columns = [name for name in problem.released if name not in qis]
     query = exp.select(*(exp.column(name, quoted=True) for name in columns)).from_(problem.source.copy())
@@ -259,8 +259,19 @@ def refuse_unkept_in_parquet(release: Release, query: exp.Expression, params: li
     millisecond, UNION as a STRUCT). Its re-check refused
     such a release as altered (exit 4) on a valid input; CSV and DuckDB outputs keep them."""
     problem = release.problem
-    problem.engine.refuse_invalid_text(problem.source, problem.released, problem.label)  # read once per source
+    refuse_invalid_text(problem)
     _refuse_unkept(problem.engine, query, params, problem.label)
+
+
+def refuse_invalid_text(problem: Problem) -> None:
+    """Text that is not UTF-8 in the released columns of the source, refused on an engine that
+    reads such bytes as they are (``Engine.refuse_invalid_text``): once a problem (the output's
+    checks before the search, then the write, a sweep's every write), remembered only once it
+    passed: a source refused is read again by the next job, fixed or not (review of the round)."""
+    if problem.text_checked:
+        return
+    problem.engine.refuse_invalid_text(problem.source, problem.released, problem.label)
+    problem.text_checked = True
 
 
 def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: str = "") -> None:
