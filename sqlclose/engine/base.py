@@ -686,6 +686,11 @@ class Engine(ABC):
         their type's name (none here)."""
         return {}
 
+    def unkept_refusal(self, name: str, kind: str) -> tuple[str, str] | None:
+        """Why a column ``parquet_unkept_columns`` names is refused, and what to do, where the engine
+        says it itself; None for the writers' words (a DuckDB type, a [source] query's cast)."""
+        return None
+
     def refuse_invalid_text(self, relation: exp.Expression, columns: Sequence[str], label: str) -> None:
         """Refuse (``SourceDataError``) text that is not UTF-8 in ``columns`` of a source's
         ``relation``, on an engine that reads such bytes as they are; nothing here (DuckDB refuses

@@ -473,6 +473,14 @@ class SparkEngine(Engine):
                                   "writers mark raw bytes as text): write that column as binary, or fix its values",
                                   self.render(chosen))
 
+    def unkept_refusal(self, name: str, kind: str) -> tuple[str, str]:
+        """A VARIANT alone: Spark takes no [source] query and writes Parquet folders alone."""
+        quoted = exp.to_identifier(name, quoted=True).sql("spark")
+        return ("which the spark engine does not release: Spark orders no VARIANT value, and a release's files are "
+                "written in an order of its values alone, never the input's",
+                f"give its text instead (to_json({quoted}) in the DataFrame or view given), leave it out "
+                "(others = \"drop\"), or run on DuckDB and write CSV")
+
     def _keep(self, name: str, frame: DataFrame, cached: bool) -> None:
         self._drop(name)
         frame.createOrReplaceTempView(name)

@@ -259,7 +259,7 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "t
     source): the next run would read the release back as input rows, so k would count people twice.
     ``written``: what the job writes there, as the message names it."""
     for source in inputs:
-        if same(target, source) and _is_database(source):  # another table there would destroy nothing, still refused
+        if same(target, source) and is_database(source):  # another table there would destroy nothing, still refused
             raise OutputExistsError(f"the {role} path {target} is {read_by_job(target, source)}, a database the "
                                     f"source is read from (or its connection has open), which a release never "
                                     f"writes into: write {written} to another database file (or detach it from "
@@ -275,7 +275,7 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "t
                                     f"next run would read {written} as input rows: choose a path it does not match")
 
 
-def _is_database(path: Path) -> bool:
+def is_database(path: Path) -> bool:
     """Whether ``path`` is a DuckDB database file, by its header ("DUCK" at byte 8)."""
     try:
         with open(path, "rb") as f:

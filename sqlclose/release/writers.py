@@ -281,12 +281,9 @@ def _refuse_unkept(engine: Engine, query: exp.Expression, params: list, source: 
     name, kind = next(iter(unkept.items()))
     more = f" (and {counted(len(unkept) - 1, 'more column')}: {', '.join(repr(c) for c in list(unkept)[1:])})" \
         if len(unkept) > 1 else ""
-    if engine.name == "spark":  # a VARIANT alone; Spark takes no [source] query and writes Parquet folders alone
-        quoted = exp.to_identifier(name, quoted=True).sql("spark")
-        raise InputError(f"column {name!r} is {kind}, which the spark engine does not release: Spark orders no "
-                         "VARIANT value, and a release's files are written in an order of its values alone, never "
-                         f"the input's{more}: give its text instead (to_json({quoted}) in the DataFrame or view "
-                         "given), leave it out (others = \"drop\"), or run on DuckDB and write CSV")
+    if (own := engine.unkept_refusal(name, kind)) is not None:  # the engine's words: its sources, its formats
+        why, fix = own
+        raise InputError(f"column {name!r} is {kind}, {why}{more}: {fix}")
     quoted = exp.to_identifier(name, quoted=True).sql("duckdb")
     why, fix = next((f for t, f in _PARQUET_FIXES.items() if t in kind), _PARQUET_FIXES["HUGEINT"])
     # A DataFrame or Arrow table given cannot take a [source] query (one beside a source is refused)
@@ -536,12 +533,7 @@ def _refuse_foreign_file(path: Path, target: Target) -> None:
     """A file at the output path that is no DuckDB database (its header names one at byte 8): another
     program's. DuckDB opened a SQLite file through an extension it tried to download ("Failed to
     download extension", exit 2 with nothing said of the file: review of the ninety-second round)."""
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(12)
-    except (FileNotFoundError, IsADirectoryError):
-        return
-    if header and header[8:12] != b"DUCK":
+    if path.is_file() and path.stat().st_size and not files.is_database(path):  # an empty file DuckDB takes
         raise OutputExistsError(f"the output database {target.path} is not a DuckDB database (another program's "
                                 "file); sqlclose adds its release as a table of a DuckDB database, and replaces no "
                                 "other file: write it to another path")
