@@ -192,7 +192,7 @@ class EnvironmentFailure(SqlcloseError):
 
 
 _WRITING = "sqlclose_writing"  # the attribute writing_file sets on an OSError
-# A run's hidden temporary beside its output, ``.NAME.sqlclose-PID-TOKEN.KIND`` (release.files names
+# A run's hidden temporary beside its output, ``.NAME.sqlclose-PID-TOKEN.KIND`` (release.recovery names
 # them, and finds a dead run's by it).
 HIDDEN_TEMPORARY = re.compile(r"^\.(?P<name>.+)\.sqlclose-(?P<pid>\d+)-(?P<token>[0-9a-f]+)"
                               r"\.(?P<kind>[a-z-]+(?:\.wal)?)$")

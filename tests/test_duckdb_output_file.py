@@ -29,7 +29,7 @@ from table3_project import table3_project
 
 import sqlclose
 from sqlclose.errors import EnvironmentFailure, VerificationError, WaitWarning
-from sqlclose.release import database_file, files
+from sqlclose.release import database_file, files, placing
 from sqlclose.release.release import Release
 
 TABLE3 = Path(__file__).resolve().parents[1] / "datasets" / "table3"
@@ -198,13 +198,13 @@ KILLED_AT_PLACING = """
 import os, signal, sys
 import pyarrow as pa
 import sqlclose
-from sqlclose.release import files
-real = files._place
+from sqlclose.release import files, placing, recovery
+real = placing._place
 def place(tmp, target, keep=False):
     real(tmp, target, keep)
     if target.name.endswith(".report.json"):
         os.kill(os.getpid(), signal.SIGKILL)  # the new database and its report placed, the commit mark not
-files._place = place
+placing._place = place
 spec = {"privacy": {"k": 3}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}}
 with sqlclose.anonymize(pa.table({"zip": ["47677", "47602", "47678"]}), spec) as release:
     release.write(sys.argv[1], table="uncommitted")
@@ -473,7 +473,7 @@ def test_a_database_replaced_by_a_process_taking_no_lock_is_not_dropped(tmp_path
     db.write_bytes(b"read by this run")
     report = tmp_path / "r.duckdb.t.report.json"
     with pytest.raises(EnvironmentFailure, match="was replaced while this run was building") as e, \
-            files.Transaction(db, report, overwrite=False, replaces_data=True) as txn:
+            placing.Transaction(db, report, overwrite=False, replaces_data=True) as txn:
         txn.builds_on(files.identity(db))
         txn.data.write_bytes(b"built from it")
         txn.report.write_text("{}")
@@ -495,14 +495,14 @@ def test_a_run_waiting_to_place_in_a_folder_another_run_is_placing_in_says_so(tm
     target.parent.mkdir()
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
-        with files._placing_lock(target):
+        with placing.placing_lock(target):
             pass
     assert said == []
     with _flock_held(target.parent, "os.O_RDONLY"):
-        monkeypatch.setattr(files, "LOCK_WAIT_SECONDS", 0.3)
+        monkeypatch.setattr(placing, "LOCK_WAIT_SECONDS", 0.3)
         with warnings.catch_warnings(record=True) as said, pytest.raises(EnvironmentFailure, match="placing a release"):
             warnings.simplefilter("always")
-            with files._placing_lock(target):
+            with placing.placing_lock(target):
                 pass
     assert [w.category for w in said] == [WaitWarning]
     assert f"another sqlclose run is placing a release in {target.parent}; this run waits" in str(said[0].message)

@@ -25,7 +25,7 @@ from table3_project import invoke, table3_project
 
 import sqlclose
 from sqlclose.errors import InputError, OutputExistsError
-from sqlclose.release import files
+from sqlclose.release import files, placing, recovery
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -213,7 +213,7 @@ def test_a_failure_between_the_placements_keeps_the_old_folder(tmp_path: Path, m
     out = tmp_path / "rel"
     with sqlclose.anonymize(table3(), table3_spec()) as release:
         old = release.write_parquet_folder(out)["output"]["sha256"]
-    real, calls = files._place, []
+    real, calls = placing._place, []
 
     def place(tmp, target):
         calls.append(target)
@@ -221,7 +221,7 @@ def test_a_failure_between_the_placements_keeps_the_old_folder(tmp_path: Path, m
             raise KeyboardInterrupt
         real(tmp, target)
 
-    monkeypatch.setattr(files, "_place", place)
+    monkeypatch.setattr(placing, "_place", place)
     with sqlclose.anonymize(table3(), table3_spec()) as release:
         with pytest.raises(KeyboardInterrupt):
             release.write_parquet_folder(out, overwrite=True, partition_by=["age"])
@@ -234,14 +234,14 @@ KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     import pyarrow.csv as pacsv, pyarrow as pa
     import sqlclose
-    from sqlclose.release import files
+    from sqlclose.release import files, placing, recovery
     stage = sys.argv[2]
-    real = files._place
+    real = placing._place
     def place(tmp, target):
         if stage == "before-data" or (stage == "before-report" and target.name.endswith(".json")):
             os.kill(os.getpid(), signal.SIGKILL)
         real(tmp, target)
-    files._place = place
+    placing._place = place
     spec = sqlclose.load_spec(sys.argv[3]).model_dump(exclude={"output", "source"}, exclude_none=True)
     t = pacsv.read_csv(sys.argv[4], convert_options=pacsv.ConvertOptions(column_types={"zip": pa.string()}))
     sqlclose.anonymize(t, spec).write_parquet_folder(sys.argv[1], overwrite=True, partition_by=["age"])
@@ -259,7 +259,7 @@ def test_a_killed_folder_run_is_rolled_back_by_the_next_one(tmp_path: Path, stag
                              str(TABLE3 / "table3.csv")], capture_output=True, text=True)
     assert result.returncode == -signal.SIGKILL, result.stderr
     assert hidden(tmp_path), "the killed run should have left its temporaries"
-    files.recover(out, tmp_path / "rel.report.json")
+    recovery.recover(out, tmp_path / "rel.report.json")
     assert hidden(tmp_path) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["kill.py", "rel",
                                                                                     "rel.report.json"]
     assert manifest_digest(out) == old

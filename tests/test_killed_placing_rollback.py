@@ -1,14 +1,14 @@
 """A run killed (SIGKILL: the OOM killer, a container stopped) while placing its pair — the old
 release set aside, the new one not yet placed — is rolled back by the next run naming the same
 output, whatever stops that one (rv11 #5). The recovery ran only once a run reached its write
-(``files.Transaction``), so a next run that stopped early (bad input, exit 2; no solution, exit 3)
+(``placing.Transaction``), so a next run that stopped early (bad input, exit 2; no solution, exit 3)
 left the output path with the old report and no release; a nightly job whose next night failed
 kept publishing a report whose release was missing. README: "a killed run is rolled back by the
 next". Now every run settles a dead run's move before its search, for every output kind.
 
 The kill lands deterministically: ``os.replace`` is wrapped in the killed run so that the process
 SIGKILLs itself right after its first rename of a sqlclose hidden name (the old release set aside),
-its mark of life's aside (``files.running``).
+its mark of life's aside (``recovery.running``).
 The oracle: the sha256 of every file of the output folder (a folder release's files too) taken
 before the killed run, compared after the next run; and the folder listing (no hidden file left).
 """

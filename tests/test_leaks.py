@@ -28,7 +28,7 @@ import pytest
 
 import sqlclose
 from sqlclose.errors import DataError, InputError, OutputExistsError, SpecError, WaitWarning
-from sqlclose.release import files
+from sqlclose.release import files, placing, recovery
 
 REPO = Path(__file__).resolve().parents[1]
 TABLE3 = REPO / "datasets" / "table3"
@@ -839,7 +839,7 @@ def write_pair(tmp_path: Path, salary_t: float = 0.2) -> tuple[Path, dict]:
 def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monkeypatch):
     out, old = write_pair(tmp_path)
     old_bytes, old_report = out.read_bytes(), (tmp_path / "r.parquet.report.json").read_text()
-    real = files._place
+    real = placing._place
     calls = []
 
     def place(tmp, target):
@@ -848,7 +848,7 @@ def test_a_failure_between_the_two_placements_keeps_the_old_pair(tmp_path, monke
             raise KeyboardInterrupt
         real(tmp, target)
 
-    monkeypatch.setattr(files, "_place", place)
+    monkeypatch.setattr(placing, "_place", place)
     with pytest.raises(KeyboardInterrupt):
         write_pair(tmp_path, salary_t=0.5)
     assert out.read_bytes() == old_bytes
@@ -868,7 +868,7 @@ def test_a_signal_once_the_pair_is_placed_leaves_the_new_pair(tmp_path, monkeypa
     out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
 
     def place_pair(data: bytes, stop: bool) -> None:
-        with files.Transaction(out, report, overwrite=True) as txn:
+        with placing.Transaction(out, report, overwrite=True) as txn:
             txn.data.write_bytes(data)
             txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(data).hexdigest()}}))
             txn.commit()
@@ -913,13 +913,13 @@ def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_suc
     out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
 
     def place_pair(data: bytes) -> None:
-        with files.Transaction(out, report, overwrite=True) as txn:
+        with placing.Transaction(out, report, overwrite=True) as txn:
             txn.data.write_bytes(data)
             txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(data).hexdigest()}}))
             txn.commit()
 
     place_pair(b"the previous night's release")
-    real = files._place
+    real = placing._place
     a_half_placed, a_may_go_on = threading.Event(), threading.Event()
 
     def place(tmp, target):
@@ -928,7 +928,7 @@ def test_two_runs_placing_one_output_at_once_leave_the_pair_of_the_last_that_suc
             a_may_go_on.wait(30)
         real(tmp, target)
 
-    monkeypatch.setattr(files, "_place", place)
+    monkeypatch.setattr(placing, "_place", place)
     said = {}
 
     def run(data: bytes) -> None:
@@ -958,14 +958,14 @@ KILLED_RUN = textwrap.dedent("""
     import os, signal, sys
     import pyarrow.csv as pacsv, pyarrow as pa
     import sqlclose
-    from sqlclose.release import files
+    from sqlclose.release import files, placing, recovery
     stage = sys.argv[2]
-    real = files._place
+    real = placing._place
     def place(tmp, target):
         if stage == "before-data" or (stage == "before-report" and target.name.endswith(".json")):
             os.kill(os.getpid(), signal.SIGKILL)
         real(tmp, target)
-    files._place = place
+    placing._place = place
     spec = sqlclose.load_spec(sys.argv[3]).model_dump(exclude={"output", "source"}, exclude_none=True)
     spec["sensitive"]["salary"]["t"] = 0.5
     t = pacsv.read_csv(sys.argv[4], convert_options=pacsv.ConvertOptions(column_types={"zip": pa.string()}))
@@ -983,7 +983,7 @@ def test_a_killed_run_is_rolled_back_by_the_next_one(tmp_path, stage):
                              str(TABLE3 / "table3.csv")], capture_output=True, text=True)
     assert result.returncode == -signal.SIGKILL, result.stderr
     assert hidden_files(tmp_path), "the killed run should have left its temporaries"
-    files.recover(out, tmp_path / "r.parquet.report.json")
+    recovery.recover(out, tmp_path / "r.parquet.report.json")
     assert hidden_files(tmp_path) == []
     assert out.read_bytes() == old_bytes
     report = json.loads((tmp_path / "r.parquet.report.json").read_text())
@@ -994,7 +994,7 @@ KILLED_MID_MOVE = textwrap.dedent("""
     import os, signal, sys
     import pyarrow.csv as pacsv, pyarrow as pa
     import sqlclose
-    from sqlclose.release import files
+    from sqlclose.release import files, placing, recovery
     out, stage, spec_path, csv, t = sys.argv[1:6]
     real_replace, real_remove = os.replace, files.remove
     def replace(src, dst):
@@ -1036,7 +1036,7 @@ def test_a_run_killed_mid_move_leaves_one_whole_pair(tmp_path, stage, t, kept):
     result = subprocess.run([sys.executable, str(script), str(out), stage, str(TABLE3_SPEC),
                              str(TABLE3 / "table3.csv"), str(t)], capture_output=True, text=True)
     assert result.returncode == -signal.SIGKILL, result.stderr
-    files.recover(out, report)
+    recovery.recover(out, report)
     assert hidden_files(tmp_path) == []
     assert out.exists() and report.exists()
     assert json.loads(report.read_text())["output"]["sha256"] == files.sha256(out)
@@ -1053,12 +1053,12 @@ def test_a_run_that_died_after_this_one_began_is_settled_before_this_one_places(
     out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
     out.write_bytes(b"old data")
     report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(b"old data").hexdigest()}}))
-    txn = files.Transaction(out, report, overwrite=True)
+    txn = placing.Transaction(out, report, overwrite=True)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     token = f"{int(dead.stdout)}-abc123"
-    journal, old_data, old_report = (files._hidden(out, token, "journal"), files._hidden(out, token, "old"),
-                                     files._hidden(report, token, "old"))
-    files._write_journal(journal, out, report, hashlib.sha256(b"dead").hexdigest(), (old_data, old_report), {},
+    journal = recovery.hidden_name(out, token, "journal")
+    old_data, old_report = recovery.hidden_name(out, token, "old"), recovery.hidden_name(report, token, "old")
+    recovery.write_journal(journal, out, report, hashlib.sha256(b"dead").hexdigest(), (old_data, old_report), {},
                          [str(out), str(report)])
     os.replace(out, old_data)  # the dead run set the old pair aside and placed its data, then died
     os.replace(report, old_report)
@@ -1067,7 +1067,7 @@ def test_a_run_that_died_after_this_one_began_is_settled_before_this_one_places(
         txn.data.write_bytes(b"new data")
         txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(b"new data").hexdigest()}}))
         txn.commit()
-    files.recover(out, report)  # the next run
+    recovery.recover(out, report)  # the next run
     assert out.read_bytes() == b"new data"
     assert json.loads(report.read_text())["output"]["sha256"] == hashlib.sha256(b"new data").hexdigest()
     assert hidden_files(tmp_path) == []
@@ -1078,14 +1078,14 @@ def test_a_journal_of_an_earlier_build_is_still_settled(tmp_path):
     out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     token = f"{int(dead.stdout)}-abc123"
-    old_data, old_report = files._hidden(out, token, "old"), files._hidden(report, token, "old")
+    old_data, old_report = recovery.hidden_name(out, token, "old"), recovery.hidden_name(report, token, "old")
     old_data.write_bytes(b"old data")
     old_report.write_text("{}")
     out.write_bytes(b"new data")  # placed, its report not yet
     doc = {"data": str(out), "report": str(report), "sha256": hashlib.sha256(b"new data").hexdigest(),
            "old": [str(old_data), str(old_report)], "companions": {}}
-    files._hidden(out, token, "journal").write_text(json.dumps(doc))
-    files.recover(out, report)
+    recovery.hidden_name(out, token, "journal").write_text(json.dumps(doc))
+    recovery.recover(out, report)
     assert out.read_bytes() == b"old data" and report.read_text() == "{}"
     assert hidden_files(tmp_path) == []
 

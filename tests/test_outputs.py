@@ -307,13 +307,13 @@ def test_a_killed_table_runs_hidden_report_is_removed_by_the_next_run(project):
 KILLED_BEFORE_COMMIT = """
 import os, signal, sys
 import sqlclose
-from sqlclose.release import files
-real = files._place
+from sqlclose.release import files, placing, recovery
+real = placing._place
 def place(tmp, target, keep=False):
     real(tmp, target, keep)
     if target.name.endswith(".report.json"):
         os.kill(os.getpid(), signal.SIGKILL)  # the new database and its report are in place; the commit mark is next
-files._place = place
+placing._place = place
 with sqlclose.anonymize(None, sys.argv[1]) as release:
     release.write(sys.argv[2], table="people", overwrite=True)
 """

@@ -23,14 +23,14 @@ from pathlib import Path
 import pytest
 
 from sqlclose.errors import OutputExistsError
-from sqlclose.release import files
+from sqlclose.release import files, placing, recovery
 
 
 def _listing(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir())
 
 
-def _write_pair(txn: files.Transaction, data: bytes | None, folder: bool = False) -> None:
+def _write_pair(txn: placing.Transaction, data: bytes | None, folder: bool = False) -> None:
     if folder:
         txn.data.mkdir()
         (txn.data / "part-0.parquet").write_bytes(data)
@@ -42,20 +42,20 @@ def _write_pair(txn: files.Transaction, data: bytes | None, folder: bool = False
 
 
 def _place_pair(out: Path, report: Path, data: bytes, overwrite: bool, folder: bool = False) -> None:
-    with files.Transaction(out, report, overwrite=overwrite) as txn:
+    with placing.Transaction(out, report, overwrite=overwrite) as txn:
         _write_pair(txn, data, folder)
         txn.commit()
 
 
 def _signal_as_placed(monkeypatch, which: Path) -> None:
     """The signal lands as ``which`` is placed: the link or rename done, the run not told."""
-    real = files._place
+    real = placing._place
 
     def place(tmp, target, keep=False):
         real(tmp, target, keep)
         if target == which:
             raise KeyboardInterrupt
-    monkeypatch.setattr(files, "_place", place)
+    monkeypatch.setattr(placing, "_place", place)
 
 
 @pytest.mark.parametrize("which", ["data", "report"])
@@ -86,19 +86,19 @@ def test_a_signal_as_an_overwrite_is_placed_puts_the_previous_pair_back(tmp_path
 def _killed_while_placing(out: Path, report: Path, data: bytes, monkeypatch) -> None:
     """A run dies (SIGKILL: no undo, no clean-up) once it has set the old pair aside: its journal
     and hidden files stay, its mark of life unlocked, and its token no longer this process's."""
-    real = files._place
+    real = placing._place
 
     def die(tmp, target, keep=False):
         raise SystemExit("killed")
-    monkeypatch.setattr(files, "_place", die)
-    monkeypatch.setattr(files.Transaction, "_undo", lambda self: None)
-    # The kernel releases a dead process's locks: its mark of life (files.running) is let go of
-    monkeypatch.setattr(files.Transaction, "__exit__", lambda self, *a: self._live_fd and os.close(self._live_fd))
-    ours = set(files._OURS)
+    monkeypatch.setattr(placing, "_place", die)
+    monkeypatch.setattr(placing.Transaction, "_undo", lambda self: None)
+    # The kernel releases a dead process's locks: its mark of life (recovery.running) is let go of
+    monkeypatch.setattr(placing.Transaction, "__exit__", lambda self, *a: self._live_fd and os.close(self._live_fd))
+    ours = set(recovery._OURS)
     with pytest.raises(SystemExit):
         _place_pair(out, report, data, overwrite=True)
-    files._OURS.intersection_update(ours)  # the dead run's token, no longer a live one's
-    monkeypatch.setattr(files, "_place", real)
+    recovery._OURS.intersection_update(ours)  # the dead run's token, no longer a live one's
+    monkeypatch.setattr(placing, "_place", real)
     monkeypatch.undo()
 
 
@@ -115,7 +115,7 @@ def test_a_run_killed_while_placing_is_rolled_back_through_another_mount_of_its_
     before = out.read_bytes(), report.read_bytes()
     _killed_while_placing(out, report, b"tonight's release", monkeypatch)
     os.rename(tmp_path / "a", tmp_path / "a-unmounted")  # its view of the volume gone
-    files.recover_output(tmp_path / "b" / "r.parquet", tmp_path / "b" / "r.parquet.report.json")
+    placing.recover_output(tmp_path / "b" / "r.parquet", tmp_path / "b" / "r.parquet.report.json")
     assert ((real / "r.parquet").read_bytes(), (real / "r.parquet.report.json").read_bytes()) == before
     assert _listing(real) == ["r.parquet", "r.parquet.report.json"]
 
@@ -123,14 +123,14 @@ def test_a_run_killed_while_placing_is_rolled_back_through_another_mount_of_its_
 def test_a_signal_as_a_folder_claims_its_name_leaves_no_empty_folder(tmp_path, monkeypatch):
     """A folder is placed by claiming its name (mkdir), then renaming the new folder over it: a signal
     between the two left the empty folder at the output path (every later run refused: it exists)."""
-    real = files._place
+    real = placing._place
 
     def claim_then_signal(tmp, target, keep=False):
         if tmp.is_dir():
             target.mkdir()
             raise KeyboardInterrupt
         real(tmp, target, keep)
-    monkeypatch.setattr(files, "_place", claim_then_signal)
+    monkeypatch.setattr(placing, "_place", claim_then_signal)
     with pytest.raises(KeyboardInterrupt):
         _place_pair(tmp_path / "rel", tmp_path / "rel.report.json", b"tonight's release", overwrite=False,
                     folder=True)
@@ -160,7 +160,7 @@ def test_a_run_killed_while_placing_is_rolled_back_from_another_working_folder(t
         written.write_text(json.dumps(doc))
         assert json.loads(written.read_text())["data"] == "out/r.parquet"
     monkeypatch.chdir(tmp_path / "elsewhere")  # the next night's job, run from another folder
-    files.recover_output(folder / "r.parquet", folder / "r.parquet.report.json")
+    placing.recover_output(folder / "r.parquet", folder / "r.parquet.report.json")
     assert ((folder / "r.parquet").read_bytes(), (folder / "r.parquet.report.json").read_bytes()) == before
     assert _listing(folder) == ["r.parquet", "r.parquet.report.json"]
 
@@ -169,7 +169,7 @@ def test_a_file_saved_into_a_folder_release_during_the_run_is_not_deleted_by_its
     out, report = tmp_path / "rel", tmp_path / "rel.report.json"
     _place_pair(out, report, b"the previous night's release", overwrite=False, folder=True)
     before = files.sha256(out)
-    with files.Transaction(out, report, overwrite=True) as txn:
+    with placing.Transaction(out, report, overwrite=True) as txn:
         _write_pair(txn, b"tonight's release", folder=True)
         (out / "NOTES.txt").write_text("saved while the run wrote")  # refused before the search, had it been there
         with pytest.raises(OutputExistsError, match="holds NOTES.txt that is not a Parquet file"):
@@ -185,11 +185,11 @@ def test_a_live_run_whose_process_id_cannot_be_seen_keeps_its_files(tmp_path, mo
     id as no process, and removed its live temporaries (that run failed, exit 5). A run's mark of
     life, locked while it lives, tells it; its pid is not asked."""
     out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
-    with files.Transaction(out, report, overwrite=True) as txn:
+    with placing.Transaction(out, report, overwrite=True) as txn:
         txn.data.write_bytes(b"tonight's release")
         txn.report.write_text(json.dumps({"output": {"sha256": hashlib.sha256(b"tonight's release").hexdigest()}}))
-        monkeypatch.setattr(files, "alive", lambda pid, token=None: False)  # its pid, as another container sees it
-        files.recover_output(out, report)  # the other container's run, starting
+        monkeypatch.setattr(recovery, "alive", lambda pid, token=None: False)  # its pid, as another container sees it
+        placing.recover_output(out, report)  # the other container's run, starting
         assert txn.data.exists() and txn.report.exists()
         monkeypatch.undo()
         txn.commit()
@@ -206,7 +206,7 @@ def test_a_dead_run_whose_process_id_was_reused_is_settled(tmp_path, monkeypatch
     before = out.read_bytes(), report.read_bytes()
     _killed_while_placing(out, report, b"tonight's release", monkeypatch)
     assert not out.exists()
-    monkeypatch.setattr(files, "alive", lambda pid, token=None: True)  # its pid, reused
-    files.recover_output(out, report)
+    monkeypatch.setattr(recovery, "alive", lambda pid, token=None: True)  # its pid, reused
+    placing.recover_output(out, report)
     assert (out.read_bytes(), report.read_bytes()) == before
     assert _listing(tmp_path) == ["r.parquet", "r.parquet.report.json"]

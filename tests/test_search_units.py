@@ -19,7 +19,7 @@ import sqlclose
 from sqlclose.errors import OutputExistsError
 from sqlclose.model.lattice import by_height, minimal, node_tuples, upward_closure
 from sqlclose.privacy.criteria import criteria_for
-from sqlclose.release import files
+from sqlclose.release import files, placing
 from sqlclose.search import batch_runner, floors, memory_runner, node_runner, runners
 from sqlclose.search.incognito import incognito
 
@@ -228,7 +228,7 @@ def test_placing_without_hard_links_falls_back_to_a_checked_rename(tmp_path, mon
         tmp.write_text("x")
         (tmp_path / "taken").write_text("someone else's")
         with pytest.raises(OutputExistsError, match="appeared while"):
-            files._place(tmp, tmp_path / "taken")
+            placing._place(tmp, tmp_path / "taken")
         assert (tmp_path / "taken").read_text() == "someone else's"
 
 

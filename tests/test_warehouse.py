@@ -32,7 +32,7 @@ import sqlclose
 from sqlclose.cli import main
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS
-from sqlclose.release import files
+from sqlclose.release import placing, recovery
 from sqlclose.sql import warehouse as wh
 
 REPO = Path(__file__).resolve().parents[1]
@@ -377,7 +377,7 @@ def test_the_verification_query_goes_beside_the_release_query_and_not_into_the_r
         with pytest.raises(OutputExistsError, match="second.verify.sql already exists"):
             release.write_sql(tmp_path / "second.sql")
         verification.write_text("the old one")
-        monkeypatch.setattr(files.Transaction, "commit",
+        monkeypatch.setattr(placing.Transaction, "commit",
                             lambda self, *_: (_ for _ in ()).throw(OSError(28, "No space")))
         with pytest.raises(EnvironmentFailure):
             release.write_sql(out, overwrite=True)
@@ -614,14 +614,14 @@ def test_a_dry_run_searches_and_writes_nothing(tmp_path, table3_histogram):
 KILLED_WRITE_SQL = """
 import os, signal, sys
 import sqlclose
-from sqlclose.release import files
+from sqlclose.release import files, placing, recovery
 out, stage, histogram, spec = sys.argv[1:5]
-real = files._place
+real = placing._place
 def place(tmp, target):
     if target.name == stage:  # killed just before this file is placed
         os.kill(os.getpid(), signal.SIGKILL)
     real(tmp, target)
-files._place = place
+placing._place = place
 with sqlclose.anonymize_histogram(histogram, spec, dialect="duckdb") as release:
     # tonight's files differ from last night's: a rollback that kept one of them would show
     made = type(release)
@@ -653,7 +653,7 @@ def test_a_killed_write_sql_is_rolled_back_with_its_verification_file(tmp_path, 
     folder, spec = hostile
     out, verify, report, before = _killed_while_placing(tmp_path, folder, spec, stage)
     assert any(p.name.startswith(".") for p in tmp_path.iterdir()), "the killed run should have left its files"
-    files.recover(out, report, (verify,))
+    recovery.recover(out, report, (verify,))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kill.py", *sorted(before)]
     assert {name: (tmp_path / name).read_bytes() for name in before} == before
 
@@ -679,7 +679,7 @@ def test_a_failed_write_sql_leaves_no_folder_it_made(tmp_path, hostile, monkeypa
     """As for a file output: the folders made for the query, its report and verification file go
     again when placing them fails."""
     folder, spec = hostile
-    monkeypatch.setattr(files.Transaction, "commit", lambda self, *_: (_ for _ in ()).throw(OSError(28, "No space")))
+    monkeypatch.setattr(placing.Transaction, "commit", lambda self, *_: (_ for _ in ()).throw(OSError(28, "No space")))
     with sqlclose.anonymize_histogram(folder / "histogram.parquet", spec, dialect="duckdb") as release:
         with pytest.raises(EnvironmentFailure):
             release.write_sql(tmp_path / "new" / "nightly" / "release.sql")

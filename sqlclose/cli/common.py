@@ -218,7 +218,7 @@ def release_placed(what: str) -> None:
 def placing(what: str) -> Iterator[None]:
     """The block places a release: from the moment its pair is committed, ``what`` stands (told by the
     commit itself, so that a stop landing between the commit and the block's end says so)."""
-    from sqlclose.release.files import telling_commits  # not at import: ``--help`` stays light
+    from sqlclose.release.placing import telling_commits  # not at import: ``--help`` stays light
 
     with telling_commits(lambda: release_placed(what)):
         yield

@@ -83,7 +83,7 @@ def _removed_on_failure(folder: Path, temporary: bool = False) -> Iterator[None]
     The user's files it replaces (--overwrite) are put back then: the copy had replaced them before
     a release that failed. A ``temporary`` folder (made by the demo before this, without --folder)
     goes too when empty. The release's own files are replaced only by a release that succeeded."""
-    from sqlclose.release.files import folders_undone_on_failure
+    from sqlclose.release.placing import folders_undone_on_failure
 
     before = {name for name in (*DEMO_FILES, *RELEASE) if os.path.lexists(folder / name)}
     aside: dict[str, Path] = {}

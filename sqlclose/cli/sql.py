@@ -57,7 +57,8 @@ def release_from_histogram(spec: Spec, histogram: Path, dialect: str | None, out
         raise SpecError("with --histogram the output is the release query the warehouse runs: give --output "
                         "release.sql or [output] path = \"….sql\"")
     rep = report or (spec.output.report if spec.output and not output else None) or default_report_path(out)
-    from sqlclose.release.files import recover_output, refuse_pair_inside_folder_releases
+    from sqlclose.release.files import refuse_pair_inside_folder_releases
+    from sqlclose.release.placing import recover_output
     from sqlclose.release.warehouse import refuse_report_at_verification, verification_path
 
     # Refused before the search, as the local path does (write_sql refuses them again, for the API).

@@ -205,7 +205,8 @@ def _write(result, out: Path, targets: list[str], overwrite: bool, lo_hi: tuple,
     """Everything is drawn in a temporary folder inside OUT, then swapped in whole (``_swap_in``):
     a failure or a stop leaves OUT as it was — an earlier sweep's files, or no folder at all when the
     run made it."""
-    from sqlclose.release.files import folders_undone_on_failure, run_token
+    from sqlclose.release.placing import folders_undone_on_failure
+    from sqlclose.release.recovery import run_token
 
     with folders_undone_on_failure(out / targets[0]):
         out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ published file held the old release too (rv9 #1). The writer therefore builds a 
 the old one: the old file's catalog (schemas, tables, views, macros, sequences, types, indexes,
 comments) copied by DuckDB's ``COPY FROM DATABASE … (SCHEMA)``, the tables' rows copied one table
 at a time, less the table being replaced and sqlclose's own leftovers, which are never copied;
-the release is then written there and placed like a file (``files.Transaction``).
+the release is then written there and placed like a file (``placing.Transaction``).
 
 Two runs writing tables into one database take turns (``writing_lock``): each builds its new file
 from the old one, so the run placing last would drop the other's table from the file it replaced.
@@ -32,7 +32,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine
 from sqlclose.errors import EnvironmentFailure, WaitWarning
 from sqlclose.model.spec import catalog_name
-from sqlclose.release import files
+from sqlclose.release import placing, recovery
 
 WAIT_SECONDS = 3600.0  # the longest a run waits for another writing the same database to place its file
 
@@ -67,7 +67,7 @@ def leftovers(engine: DuckDBEngine, alias: str) -> list[tuple[str, str, re.Match
     found = engine.fetch("SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = $1",
                          [alias]).to_pylist()
     return [(row["schema_name"], row["table_name"], m) for row in found
-            if (m := LEFTOVER_TABLE.match(row["table_name"])) and not files.alive(int(m["pid"]), m["token"])]
+            if (m := LEFTOVER_TABLE.match(row["table_name"])) and not recovery.alive(int(m["pid"]), m["token"])]
 
 
 def carry_over(engine: DuckDBEngine, old: str, new: str, replaced: tuple[str, str] | None) -> None:
@@ -209,7 +209,7 @@ def _open_lock(lock: Path, create: bool = True) -> int:
 
 def _wait_for_lock(fd: int, deadline: float, database: Path) -> None:
     """Without flock on this filesystem the commit still refuses a file replaced meanwhile."""
-    files.lock_exclusively(fd, deadline, EnvironmentFailure(
+    placing.lock_exclusively(fd, deadline, EnvironmentFailure(
         f"another sqlclose run has been writing to the output database {database} for {WAIT_SECONDS / 60:.0f} min; "
         "nothing was placed at the output path: run again once it is done, or check for a stopped sqlclose "
         f"process (it holds {lock_path(database).name})"), on_wait=lambda: _say_it_waits(database))

@@ -7,7 +7,7 @@ local release) and the report, which says the release was not verified locally a
 verification query for the warehouse (``verification_sql``, in ``release.verify.sql`` beside the
 release query) with the values it must return. The two queries hold raw values (their lookups),
 the report does not: it is the file one may publish. The pair is placed as a local release is
-(``files.Transaction``), the verification query a companion of the pair: placed first under
+(``placing.Transaction``), the verification query a companion of the pair: placed first under
 the same journal, and rolled back with it.
 """
 
@@ -26,7 +26,7 @@ from sqlglot import exp
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.sparse_counts import values_held
 from sqlclose.model.spec import default_report_path
-from sqlclose.release import files
+from sqlclose.release import files, placing
 from sqlclose.release.release import Release
 from sqlclose.release.report import Report
 from sqlclose.sql import queries as q
@@ -161,8 +161,8 @@ class WarehouseRelease(Release):
         try:
             # The verification file is placed with the pair, and rolled back with it: a report
             # never names a verification file that is not its own.
-            with files.folders_undone_on_failure(path, report_path), \
-                    files.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
+            with placing.folders_undone_on_failure(path, report_path), \
+                    placing.Transaction(path, report_path, overwrite, companions=(verify,)) as txn:
                 txn.data.write_text(_salted(self.release_sql()), encoding="utf-8")
                 files.fsync(txn.data)
                 with writing_file(verify):

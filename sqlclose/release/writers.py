@@ -3,7 +3,7 @@
 Every writer does the same three things: write the release to a temporary place, re-check it
 from what was written (``verify``: the file read back — a CSV with the released columns' types, so
 numbers stay numbers — or the table itself), and only then place it with its report as a pair.
-Files (Parquet, CSV) go through ``files.Transaction``. A table in a DuckDB database too: the
+Files (Parquet, CSV) go through ``placing.Transaction``. A table in a DuckDB database too: the
 database is rebuilt in a fresh file beside it — its other objects carried over, the table replaced
 never copied, since DuckDB leaves a dropped table's rows in the file's bytes (``database_file``) —
 the release written and verified there, and the new file placed with the report; an existing table
@@ -34,7 +34,7 @@ from sqlclose.model.spec import Output, catalog_name, default_report_path
 from sqlclose.model.text import agreeing, counted, named
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.sources import IN_MEMORY_LABELS
-from sqlclose.release import database_file, files
+from sqlclose.release import database_file, files, placing, recovery
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.table_digest import content_digest, refuse_untold
 
@@ -123,12 +123,12 @@ class Writer(ABC):
         """Settle a run that died placing a release at ``target`` (its pair kept past its commit
         mark, else the previous pair put back), before this run's search: a run that then stops
         early must not leave the output path without its release."""
-        files.recover_output(target.path, target.report)
+        placing.recover_output(target.path, target.report)
 
 
 class FileWriter(Writer):
     """A release that is one file (Parquet, CSV): written to a hidden temporary file beside the
-    target, verified from it, and placed with its report by ``files.Transaction``."""
+    target, verified from it, and placed with its report by ``placing.Transaction``."""
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
         files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format)
@@ -136,7 +136,7 @@ class FileWriter(Writer):
     def write(self, release: Release, target: Target) -> dict:
         with release.query_for_write(self._dictionaries(target)) as (query, params):
             self._check(release, target, query, params)
-            with files.Transaction(target.path, target.report, target.overwrite,
+            with placing.Transaction(target.path, target.report, target.overwrite,
                                    replacing=target.replacing) as txn:
                 started = time.perf_counter()
                 types = self._types(release, target, query, params)
@@ -435,7 +435,7 @@ class DuckDBTableWriter(Writer):
         """Only a dead run's half move (its journal): an earlier build's killed table run is told
         by the database's leftover table at the write, its hidden reports kept until then."""
         path = _database_file(target)
-        files.recover_output(path, target.report, moves_only=True)
+        placing.recover_output(path, target.report, moves_only=True)
         database_file.remove_stale_lock(path)
 
     def write(self, release: Release, target: Target) -> dict:
@@ -449,12 +449,12 @@ class DuckDBTableWriter(Writer):
             if target.replacing is not None and files.found_at(path) != target.replacing.data:
                 raise files.changed_since_found(path)  # before anything of this run touches the file
             _recover_killed_table_run(engine, path, target.report)  # an earlier build's, before the Transaction's
-            with files.Transaction(path, target.report, target.overwrite, replaces_data=True,
+            with placing.Transaction(path, target.report, target.overwrite, replaces_data=True,
                                    replacing=target.replacing) as txn:
                 return self._write_placed(release, target, engine, path, txn)
 
     def _write_placed(self, release: Release, target: Target, engine: DuckDBEngine, path: Path,
-                      txn: files.Transaction) -> dict:
+                      txn: placing.Transaction) -> dict:
         """The new file built from the one at ``path`` (a dead run's move settled by the
         Transaction), written, verified and placed with its report."""
         if path.exists():
@@ -563,7 +563,7 @@ def _recover_killed_table_run(engine: DuckDBEngine, path: Path, report: Path) ->
         uncommitted = {(m["pid"], m["token"]) for _, _, m in database_file.leftovers(engine, alias)}
     finally:
         engine.detach(alias)
-    dead = [(hidden, name) for hidden, name in files._hidden_files(report)
+    dead = [(hidden, name) for hidden, name in recovery.hidden_files(report)
             if (name["pid"], name["token"]) in uncommitted]
     for hidden, name in dead:
         if name["kind"] == "tmp" and report.exists() and filecmp.cmp(hidden, report, shallow=False):
@@ -611,7 +611,7 @@ def write_release(release: Release, target: Target) -> dict:
     writer.refuse(target, release.inputs)
     release.problem.engine.check_connection()  # a caller may have changed it since the search
     try:
-        with files.folders_undone_on_failure(target.path, target.report):
+        with placing.folders_undone_on_failure(target.path, target.report):
             return writer.write(release, target)
     except OSError as e:  # an error naming no file is the release's, unless writing_file said another
         raise EnvironmentFailure.from_os_error(e, writer.data_file(target)) from None
@@ -619,7 +619,7 @@ def write_release(release: Release, target: Target) -> dict:
         raise EnvironmentFailure.from_engine(e, writer.data_file(target)) or e from None
 
 
-def _write_report(txn: files.Transaction, doc: dict, target: Target) -> None:
+def _write_report(txn: placing.Transaction, doc: dict, target: Target) -> None:
     """The report at its temporary name beside ``target.report``, which a full disk names."""
     with writing_file(target.report):
         txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
