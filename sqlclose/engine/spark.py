@@ -313,6 +313,31 @@ def hive_bases(folder: Path, files: Sequence[Path]) -> dict[Path, list[Path]]:
     return bases
 
 
+def _not_utf8(value: exp.Expression, kind: Any, depth: int = 0) -> exp.Expression | None:
+    """Whether ``value``, of the Spark type ``kind``, holds text that is not UTF-8 anywhere in it (a
+    struct's fields, a list's items, a map's keys and values, each a level deeper); None when the type
+    holds no text. NULL where no text is found but some is NULL: ``count_if`` counts it as no."""
+    from pyspark.sql.types import ArrayType, MapType, StringType, StructType
+
+    if isinstance(kind, StringType):
+        return exp.Not(this=exp.func("is_valid_utf8", value))
+    if isinstance(kind, StructType):
+        fields = [_not_utf8(exp.Dot(this=value.copy(), expression=exp.to_identifier(f.name, quoted=True)),
+                            f.dataType, depth + 1) for f in kind.fields]
+        found = [test for test in fields if test is not None]
+        return exp.or_(*found) if found else None
+    item = exp.to_identifier(f"_item{depth}")  # a name of the lambda's own: it shadows no column outside it
+    if isinstance(kind, ArrayType):
+        parts = [(value, kind.elementType)]
+    elif isinstance(kind, MapType):
+        parts = [(exp.func("map_keys", value), kind.keyType), (exp.func("map_values", value), kind.valueType)]
+    else:
+        return None
+    found = [exp.Exists(this=items.copy(), expression=exp.Lambda(this=test, expressions=[item.copy()]))
+             for items, element in parts if (test := _not_utf8(item.copy(), element, depth + 1)) is not None]
+    return exp.or_(*found) if found else None
+
+
 def _names(columns: Sequence[str]) -> str:
     return ", ".join(repr(c) for c in columns)
 
@@ -453,19 +478,18 @@ class SparkEngine(Engine):
         """Spark reads a Parquet STRING's (or a DataFrame's cast binary's) bytes as they are: text that
         is not UTF-8 was written into a release DuckDB and pyarrow cannot read (a kept column, exit 0),
         or failed its re-check after the search (exit 4), where DuckDB refuses it as it reads it
-        (review of the ninety-second round). One pass over the relation's text columns (its caller
-        asks once a job); refused naming the column, never the value."""
-        from pyspark.sql.types import StringType
-
+        (review of the ninety-second round). One pass over the relation's columns holding text, at any
+        depth (a struct's field, a list's items, a map's keys and values: ``_not_utf8``; its caller asks
+        once a job); refused naming the column, never the value."""
         chosen = exp.select(*(exp.column(c, quoted=True) for c in columns)).from_(relation.copy())
         schema = self._fetched(chosen, None, lambda sql, p: self._frame(sql, p).schema)
-        texts = [f.name for f in schema.fields if isinstance(f.dataType, StringType)]
-        if not texts:
+        tests = [(f.name, test) for f in schema.fields
+                 if (test := _not_utf8(exp.column(f.name, quoted=True), f.dataType)) is not None]
+        if not tests:
             return
-        counts = [exp.func("count_if", exp.Not(this=exp.func("is_valid_utf8", exp.column(c, quoted=True))))
-                  .as_(f"c{i}") for i, c in enumerate(texts)]
+        counts = [exp.func("count_if", test).as_(f"c{i}") for i, (_, test) in enumerate(tests)]
         row = self.fetch_row(exp.select(*counts).from_(relation.copy()))
-        bad = [(c, row[f"c{i}"]) for i, c in enumerate(texts) if row[f"c{i}"]]
+        bad = [(c, row[f"c{i}"]) for i, (c, _) in enumerate(tests) if row[f"c{i}"]]
         if bad:
             name, rows = bad[0]
             raise SourceDataError(f"cannot read {label}: column {name!r} holds text that is not valid UTF-8 (in "
