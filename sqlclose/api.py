@@ -346,7 +346,8 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
     run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
     that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold. ``values``:
-    show example generalizations of hierarchies whose leaves are the data's own values too."""
+    show example generalizations of hierarchies whose leaves are the data's own values too, and the
+    SQL (``sql``), whose constants count them; without it ``sql["withheld"]`` says why it is not."""
     spec = as_spec(spec)
     opened = open_for(source, spec, None)
     try:

@@ -471,7 +471,7 @@ def test_a_dry_run_and_explain_say_gaa_and_refuse_what_its_run_refuses(tmp_path)
     plan = json.loads(run("explain", spec, "--json").output)
     assert plan["search"] == {"algorithm": "gaa", "strategy": "S3", "scope": "table", "metric": "nllm"}
     assert plan["lattice_size"] is None and plan["release_node"] is None and plan["sql"]["release"] is None
-    shown = run("explain", spec).output
+    shown = run("explain", spec, "--show-values").output  # the SQL's part, on the operator's screen
     assert "search     GAA, multidimensional recoding over 2 quasi-identifiers (no lattice): strategy S3" in shown
     assert "lattice of" not in shown and "it exists only after the search" in shown
     dry = run("anonymize", spec, "--dry-run").output  # the limit said unused, as the release's report says it

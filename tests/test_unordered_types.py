@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 import duckdb
@@ -178,3 +179,45 @@ def test_the_plan_does_not_count_a_rules_leaves(tmp_path):
     # --show-values is the operator's screen: there the data's values, and so their number, are given.
     shown = _plan(tmp_path, [*kept, ("99999", 77, "flu")], "shown", "--show-values")[0]
     assert [qi["leaves"] for qi in shown["quasi_identifiers"]] == [3, 9]
+
+
+def test_the_plan_prints_no_sql_whose_constants_count_the_data(tmp_path):
+    """Two tables of 201 rows giving one release byte for byte: one person (age 90) suppressed, their
+    ZIP code another row's (47604) or their own (47609). The plan's release query at a node divides
+    each ZIP's code by the number of codes under the fullest prefix (5 or 6: review of the ninety-third
+    round); the scan's SQL casts codes to the narrowest type holding them and groups or not as the
+    data's distinct combinations decide. Without --show-values the plans, SQL included, are equal;
+    with it (the operator's screen) the SQL is there, and tells the two tables apart."""
+    rows = [(f"476{d}{e}", 20 + (7 * i) % 60, "MF"[i % 2], 1000 * (1 + i % 9), ("flu", "cold", "asthma")[i % 3])
+            for i, (d, e) in enumerate((d, e) for d in "012" for e in "01234" for _ in range(14))][:200]
+    plans = {}
+    for name, zip_code in (("shared", "47604"), ("own", "47609")):
+        folder = tmp_path / name
+        folder.mkdir()
+        table = [*rows, (zip_code, 90, "M", 3000, "flu")]
+        values = ", ".join(f"('{z}', {a}, '{s}', {p}, '{d}')" for z, a, s, p, d in table)
+        duckdb.sql(f"COPY (SELECT * FROM (VALUES {values}) t(zip, age, sex, salary, disease)) "
+                   f"TO '{folder / 'p.parquet'}'")
+        (folder / "spec.toml").write_text(
+            'others = "drop"\n[source]\npath = "p.parquet"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 5\n'
+            'suppression = 0.1\n[quasi_identifiers]\nzip = { mask = true, length = 5 }\nage = { bands = [5, 10, 20] }\n'
+            'sex = { tree = { P = ["M", "F"] } }\n[sensitive.salary]\ndistance = "ordered"\nt = 0.4\n')
+        node = ("--node", "zip=1,age=2,sex=1")
+        run = invoke("anonymize", folder / "spec.toml", *node, "-q")
+        assert run.exit_code == 0, run.output
+        released = duckdb.sql(f"SELECT count(*) FROM '{folder / 'out' / 'r.parquet'}'").fetchall()
+        plans[name] = {"release": hashlib.sha256((folder / "out" / "r.parquet").read_bytes()).hexdigest(),
+                       "rows": released,
+                       **{" ".join(extra): invoke(*command, folder / "spec.toml", *node, *extra).output
+                          .replace(str(folder), "<folder>")
+                          for command, extra in ((("explain",), ()), (("explain",), ("--json",)),
+                                                 (("anonymize",), ("--dry-run", "--json")),
+                                                 (("explain",), ("--json", "--show-values")))}}
+    shared, own = plans["shared"], plans["own"]
+    assert shared["release"] == own["release"] and shared["rows"] == own["rows"] == [(200,)]  # one suppressed
+    for shown in ("", "--json", "--dry-run --json"):
+        assert re.sub(r"_[0-9a-f]{8}_", "_", shared[shown]) == re.sub(r"_[0-9a-f]{8}_", "_", own[shown])
+    assert "SELECT" not in shared["--json"] and '"withheld": "its constants count' in shared["--json"]
+    # the operator's screen: the SQL, with the count the others withhold
+    shown = [json.loads(plans[name]["--json --show-values"])["sql"]["release"] for name in ("shared", "own")]
+    assert '"q0" // 5' in shown[0] and '"q0" // 6' in shown[1]

@@ -357,7 +357,8 @@ Example:
 @click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node, a level for every "
               "quasi-identifier (default: the bottom).")
 @click.option("--show-values", is_flag=True, help="Give example generalizations of hierarchies whose leaves are "
-              "the data's values too (withheld by default: a job's log would hold them).")
+              "the data's values too, and the SQL, whose constants count them (withheld by default: a job's log "
+              "would hold them).")
 @json_option
 @verbose_option
 @guarded_read_only
@@ -407,7 +408,9 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
     click.echo(f"release    columns {', '.join(plan['released_columns'])}")
     for warning in plan["warnings"]:
         click.echo(f"warning    {warning}")
-    if sql:
+    if sql and plan["sql"]["withheld"]:
+        click.echo(f"\n-- the SQL of the scan and of the release is withheld: {plan['sql']['withheld']}")
+    elif sql:
         click.echo("\n-- the one read of the source's rows (QI and sensitive values as codes, "
                    + ("grouped and counted):" if plan["sql"]["histogram_scan_groups"] else
                       "a row each, as they stand: nearly every row is its own combination):"))

@@ -18,8 +18,8 @@ def describe_problem(problem: Problem, spec: Spec, node: Node | None, examples: 
                      values: bool = False) -> dict:
     """The source, hierarchies with example generalizations, the search, lattice, models and the SQL.
     ``values``: give examples of a hierarchy whose leaves are the data's own values too (a rule's,
-    or a file's or tree's not declared ``domain = "leaves"``); else those are withheld, as a job's
-    log of ``--dry-run`` or ``explain`` would hold a person's ZIP code and age. ``node``: the one
+    or a file's or tree's not declared ``domain = "leaves"``), and the SQL (``_sql``); else those are
+    withheld, as a job's log of ``--dry-run`` or ``explain`` would hold a person's ZIP code and age. ``node``: the one
     the release query is shown at; None for GAA, which has no lattice (nor a release query
     before its run: the query joins the classes' labels the run chooses)."""
     qis = []
@@ -47,9 +47,23 @@ def describe_problem(problem: Problem, spec: Spec, node: Node | None, examples: 
         # what the release's report would warn of the hierarchies alone, told before the run
         "warnings": idle_level_warnings(problem.sas),
         "release_node": None if node is None else {qi.name: int(level) for qi, level in zip(problem.qis, node)},
-        "sql": {"histogram_scan": histogram_scan_sql(problem), "histogram_scan_groups": problem.base_grouped,
-                "release": None if node is None else release_sql(problem, node)},
+        "sql": _sql(problem, node) if values else {**dict.fromkeys(SQL_KEYS), "withheld": SQL_WITHHELD},
     }
+
+
+SQL_KEYS = ("histogram_scan", "histogram_scan_groups", "release")
+SQL_WITHHELD = ("its constants count the data's values, a suppressed person's among them (the codes under a "
+                "label, the sensitive values, the narrowest integer type holding them) and whether the scan groups "
+                "follows the data's distinct combinations; `explain --show-values` prints it")
+
+
+def _sql(problem: Problem, node: Node | None) -> dict:
+    """The scan's and the release's SQL, for the operator's screen alone (``values``): two tables
+    giving one release byte for byte, one person suppressed, printed ``"q0" // 5`` and ``// 6`` (the
+    ZIP codes under the fullest prefix, the suppressed one's own or another's), ``% 100`` and
+    ``% 101`` (the distinct salaries), a scan grouped or not (review of the ninety-third round)."""
+    return {"histogram_scan": histogram_scan_sql(problem), "histogram_scan_groups": problem.base_grouped,
+            "release": None if node is None else release_sql(problem, node), "withheld": None}
 
 
 def _search(spec: Spec) -> dict:
