@@ -197,3 +197,28 @@ def test_a_rules_refusal_counts_one_value_and_one_row_in_the_singular(values, ro
     with pytest.raises(HierarchyError) as raised:
         refusals.raise_first("bands rule for column 'age'", ValuesAt(source="people.csv", rows=per_value))
     assert str(raised.value) == expected
+
+
+@pytest.mark.parametrize("kind, inside, outside, domain", [
+    ("DECIMAL(38, 20)", "119.5", "120.00000000000000000001", [0, 120]),
+    ("BIGINT", "9007199254740992", "9007199254740993", [0, 9007199254740992]),
+    ("BIGINT", "0", "-1", [0, 9007199254740992]),
+], ids=["decimal-past-the-top", "bigint-past-2-to-the-53", "bigint-below"])
+def test_the_domain_condition_finds_a_value_a_rounding_past_its_edge(tmp_path, kind, inside, outside, domain):
+    """A value a rounding past the domain's edge is refused (the check is exact decimal arithmetic),
+    and the condition the error gives found none of its rows: it read the column as DOUBLE, in which
+    120.00000000000000000001 is 120 and 2**53 + 1 is 2**53 (review of the ninety-third round). A number
+    column is compared as it is. Oracle: DuckDB runs the condition over the Parquet file written here."""
+    data = tmp_path / "people.parquet"
+    rows = [(i, inside) for i in range(4)] + [(4, outside), (5, outside)]
+    values = ", ".join(f"({i}, CAST('{v}' AS {kind}))" for i, v in rows)
+    duckdb.sql(f"COPY (SELECT * FROM (VALUES {values}) t(id, c)) TO '{data}'")
+    spec = tmp_path / "spec.toml"
+    spec.write_text(f'others = "keep"\n[source]\npath = "{data}"\n[output]\npath = "{tmp_path / "out.parquet"}"\n'
+                    f'[privacy]\nk = 2\n[quasi_identifiers]\nc = {{ bands = [5, 10], domain = {domain} }}\n')
+    result = invoke("anonymize", spec, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert "holds 1 value (in 2 rows) outside the declared domain" in result.stderr, result.stderr
+    condition = re.search(r"they are the rows WHERE (.*)$", result.stderr.strip()).group(1)
+    found = duckdb.sql(f"SELECT list(id ORDER BY id) FROM read_parquet('{data}') WHERE {condition}").fetchall()
+    assert found == [([4, 5],)], condition

@@ -31,6 +31,7 @@ class ValuesAt:
     rows: Sequence[int] | None = None
     dialect: str = "duckdb"
     converted_in: str = "a [source] query"  # where the user converts a column (a histogram's: the warehouse)
+    numeric: bool = False  # the column is a number in its own type: a condition compares it as it is, exactly
 
     def render(self, sql: exp.Expression) -> str:
         """An expression in the dialect of the engine in use (DuckDB's, Spark's, a warehouse's)."""

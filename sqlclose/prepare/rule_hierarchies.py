@@ -48,7 +48,8 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
-    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, converted_in)
+    numeric = pa.types.is_integer(column_type) or pa.types.is_decimal(column_type) or pa.types.is_floating(column_type)
+    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, converted_in, numeric)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
