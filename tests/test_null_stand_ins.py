@@ -81,6 +81,9 @@ def test_a_stand_in_the_rule_never_writes_releases_the_rows_with_no_value_under_
     ({"dates": ["quarter", "year"]}, "1984-Q2", 1),
     ({"dates": True}, "1984-Q2", None),  # month, year, 5y: no quarters
     ({"dates": True}, "1984", 2),
+    ({"dates": True}, "0000-0004", 3),  # the first 5-year band, years 1 to 4 (no year 0: review of the 93rd round)
+    ({"dates": ["year", "10y"]}, "0000-0009", 2),
+    ({"dates": True}, "0000", None),  # year 0 is no day's year: no label of the rule
     ({"mask": [2, 5]}, "4767*", None),  # one masked character: not a level of mask [2, 5]
     ({"mask": True, "length": 5}, "*****", None),  # the top: says nothing of a value
     ({"mask": True, "mask_char": "#"}, "47##", 2),

@@ -61,13 +61,15 @@ def _bands_of(rule: HierarchySpec, text: str) -> list[Hierarchy]:
 
 
 def _dates_of(rule: HierarchySpec, text: str) -> list[Hierarchy]:
-    """The labels of the first day a dates label names (its year, and month or quarter if given)."""
+    """The labels of the first day a dates label names (its year, and month or quarter if given). A
+    band of years labelled from 0000 (``0000-0009``) holds years 1 to 9, there being no year 0: its
+    first day is in year 1 (year 0 made no day, and the label was taken for no label of the rule)."""
     start = _DATE_START.match(text)
     if start is None:
         return []
     year, month, quarter = start.groups()
     first_month = int(month) if month else 3 * int(quarter) - 2 if quarter else 1
-    day = f"{year}-{first_month:02d}-01"
+    day = f"{max(int(year), 1):04d}-{first_month:02d}-01"
     return _built(lambda _: dates_hierarchy([day], rule.date_levels), [None])
 
 
