@@ -791,6 +791,25 @@ def test_mask_unequal_lengths_rejected_counting_the_odd_codes():
     assert not any(code in msg for code in ("123", "47677", "47602")), msg
 
 
+def test_mask_codes_split_evenly_between_two_lengths_say_there_is_no_majority():
+    """Two codes of 5 characters and two of 4 (no length most rows'): the error said "another length than
+    most rows' codes, 5 characters", of an even split (review of the ninety-third round). It says there is no
+    majority, and which length it kept (the longest of the tied ones, worked by hand: 5)."""
+    with pytest.raises(HierarchyError) as e:
+        mask_hierarchy(["47677", "4767", "47602", "4760"], name="mask rule for column 'zip'")
+    assert "holds 2 values of another length than 5 characters (no length is most rows'" in str(e.value)
+    with pytest.raises(HierarchyError, match="another length than most rows' codes, 5 characters"):
+        mask_hierarchy(["47677", "4767", "47602"], name="mask rule for column 'zip'")  # a majority: as it was
+
+
+def test_mask_codes_all_empty_say_so():
+    """Every code empty: the error was "mask steps must increase strictly within 1..0 …, got []",
+    steps the user never wrote (review of the ninety-third round)."""
+    with pytest.raises(HierarchyError, match="every code is empty text") as e:
+        mask_hierarchy(["", ""], name="mask rule for column 'zip'")
+    assert "steps" not in str(e.value)
+
+
 @pytest.mark.parametrize("steps", [[], [0, 1], [2, 2], [3, 1], [1, 6]])
 def test_mask_bad_steps_rejected(steps):
     with pytest.raises(HierarchyError, match="steps"):

@@ -874,6 +874,10 @@ def mask_hierarchy(values: Sequence[str], steps: Sequence[int] | None = None, ma
     if len(lengths) != 1 or (length is not None and lengths != [length]):
         _refuse_other_lengths(values, length, name, at)
     n = lengths[0]
+    if n == 0:  # steps "within 1..0" said nothing of the cause
+        raise HierarchyError(f"{name}: every code is empty text (0 characters), and masking hides a code's "
+                             "characters: give the column its codes, or read empty text as NULL in a [source] query "
+                             "(NULLIF(column, '')) and choose its nulls policy")
     steps = list(range(1, n + 1)) if steps is None else [int(s) for s in steps]
     masked = masked_per_level(steps, n)
     if masked is None:
@@ -945,8 +949,11 @@ def _refuse_other_lengths(values: Sequence[str], length: int | None, name: str, 
         for value, n in zip(values, rows):
             per_length[len(value)] = per_length.get(len(value), 0) + n
         length = max(per_length, key=lambda n: (per_length[n], n))
-        reason = (f"of another length than most rows' codes, {length} characters, and masking needs codes of one "
-                  "length: pad or correct the codes, or use a hierarchy file")
+        tied = sum(rows == per_length[length] for rows in per_length.values()) > 1
+        kept = (f"{length} characters (no length is most rows': of those held by the most rows, the longest)"
+                if tied else f"most rows' codes, {length} characters")  # an even split has no majority to name
+        reason = (f"of another length than {kept}, and masking needs codes of one length: pad or correct the codes, "
+                  "or use a hierarchy file")
     else:
         reason = f"whose length is not the declared {length}: pad or correct the codes, or declare the length they have"
     refusals = Refusals()
