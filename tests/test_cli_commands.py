@@ -1108,6 +1108,19 @@ def test_hierarchy_show_and_validate(project, tmp_path):
     assert result.exit_code == 2 and "'27' (1 row)" in result.output, result.output
 
 
+def test_hierarchy_show_as_json_takes_a_limit_given_and_refuses_a_negative_one(project):
+    """`--json` printed every row whatever `--limit` said, and `--limit -1` was taken for all (review of
+    the ninety-third round). JSON gives every row unless a limit is given (a program reads it whole),
+    the leaves' number beside; a negative limit is bad input. Oracle: age.csv's lines, read here."""
+    lines = [line.split(";") for line in (project / "age.csv").read_text().splitlines() if line]
+    whole = json.loads(invoke("hierarchy", "show", project / "age.csv", "--json").output)
+    assert whole["rows"] == lines and whole["leaves"] == len(lines) == 9
+    two = json.loads(invoke("hierarchy", "show", project / "age.csv", "--json", "--limit", "2").output)
+    assert two["rows"] == lines[:2] and two["leaves"] == 9
+    refused = invoke("hierarchy", "show", project / "age.csv", "--limit", "-1")
+    assert refused.exit_code == 2 and "-1 is not in the range x>=0" in refused.output
+
+
 @pytest.mark.parametrize("command", ["show", "validate"])
 @pytest.mark.parametrize("suffix", ["", ":"])
 def test_hierarchy_show_of_a_spec_without_column_says_to_name_the_column(project, command, suffix):

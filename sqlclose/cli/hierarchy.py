@@ -44,7 +44,8 @@ def hierarchy() -> None:
 @click.option("--data", type=click.Path(path_type=Path), help="The table a rule hierarchy is built from "
               "(default: the spec's source).")
 @click.option("--table", help=TABLE_HELP)
-@click.option("--limit", type=int, default=40, show_default=True, help="Leaves shown (0: all).")
+@click.option("--limit", type=click.IntRange(min=0), default=40, show_default=True,
+              help="Leaves shown (0: all; with --json, all unless given).")
 @click.option("--delimiter", help=DELIMITER_HELP + "  [default: ;]")
 @json_option
 @verbose_option
@@ -58,10 +59,12 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
                         "out (`sqlclose hierarchy validate FILE --data TABLE --column COLUMN` checks a file against "
                         "a table)")
     h, of_a_qi = _load(target, _data_source(data, table), _delimiter(target, delimiter))
-    if as_json:
-        cover = None if h.cover is None else h.cover.tolist()
-        click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "rows": [list(r) for r in h.rows],
-                               "cover": cover}, indent=2))
+    if as_json:  # a program reads every row, unless it asked for fewer (it ignored --limit)
+        shown = limit if click.get_current_context().get_parameter_source("limit").name == "COMMANDLINE" else 0
+        rows = h.rows if shown == 0 else h.rows[:shown]
+        cover = None if h.cover is None else h.cover[:len(rows)].tolist()
+        click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "leaves": len(h.rows),
+                               "rows": [list(r) for r in rows], "cover": cover}, indent=2))
         return
     click.echo(f"{h.origin}: {len(h.leaves)} leaves, {h.levels} levels "
                + "(" + ", ".join(f"level {i}: {len(set(h.labels(i)))} values" for i in range(h.levels)) + ")")
