@@ -1108,6 +1108,20 @@ def test_hierarchy_show_and_validate(project, tmp_path):
     assert result.exit_code == 2 and "'27' (1 row)" in result.output, result.output
 
 
+def test_hierarchy_validate_notes_a_label_that_names_another_leaf(tmp_path):
+    """`a;b;*` and `b;a;*` are valid for Incognito (one level released), but at level 1 the rows
+    holding a are released as b, which reads as the value b (review of the ninety-third round): the
+    check passes (exit 0) and says so, naming the line; a hierarchy without such a label gets no note."""
+    (tmp_path / "swap.csv").write_text("a;b;*\nb;a;*\nc;cd;*\nd;cd;*\n")
+    result = invoke("hierarchy", "validate", tmp_path / "swap.csv")
+    assert result.exit_code == 0 and "valid (4 leaves, 3 levels)" in result.output
+    assert f"note: {tmp_path / 'swap.csv'}, line 2: label 'a' names 'a' at level 0 and 'b' at level 1: a release " \
+        "at the higher level writes that label" in result.output, result.output
+    (tmp_path / "plain.csv").write_text("a;ab;*\nb;ab;*\n")
+    plain = invoke("hierarchy", "validate", tmp_path / "plain.csv")
+    assert plain.exit_code == 0 and "note:" not in plain.output
+
+
 def test_hierarchy_show_as_json_takes_a_limit_given_and_refuses_a_negative_one(project):
     """`--json` printed every row whatever `--limit` said, and `--limit -1` was taken for all (review of
     the ninety-third round). JSON gives every row unless a limit is given (a program reads it whole),

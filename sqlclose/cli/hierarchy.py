@@ -144,11 +144,13 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
         h = api.hierarchy_of(spec, spec_column, source)
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
                    f"{spec_column!r} in the data is a leaf")
+        _note_label_at_two_levels(h)
         return
     h = Hierarchy.from_csv(target, delimiter, option="--delimiter")
     if data is None:
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels); give --data and --column to "
                    "check it against a table")
+        _note_label_at_two_levels(h)
         return
     if not column:
         raise SpecError("--data needs --column: the column the hierarchy generalizes")
@@ -163,6 +165,18 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
                         "hierarchy") from None
     click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of {column!r} in "
                f"{data} is a leaf")
+    _note_label_at_two_levels(h)
+
+
+def _note_label_at_two_levels(h: Hierarchy) -> None:
+    """Valid for Incognito, which releases one level of a column, but a reader of a release at the
+    higher level may take the label for the value it also names (``a;b;*`` and ``b;a;*`` release the
+    rows holding a as b): said, as GAA refuses it (review of the ninety-third round)."""
+    found = h.label_at_two_levels()
+    if found is not None:
+        click.echo(f"note: {found[1]}: a release at the higher level writes that label for every value under it, "
+                   "which a reader may take for the value it names below; give it a label of its own (GAA refuses "
+                   "such a hierarchy)")
 
 
 def _file_spec(target: str, column: str, delimiter: str, sensitive: bool) -> Spec:
