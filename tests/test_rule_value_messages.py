@@ -203,12 +203,24 @@ def test_a_rules_refusal_counts_one_value_and_one_row_in_the_singular(values, ro
     ("DECIMAL(38, 20)", "119.5", "120.00000000000000000001", [0, 120]),
     ("BIGINT", "9007199254740992", "9007199254740993", [0, 9007199254740992]),
     ("BIGINT", "0", "-1", [0, 9007199254740992]),
-], ids=["decimal-past-the-top", "bigint-past-2-to-the-53", "bigint-below"])
+    # a bound of more decimals than the column's type: compared widened, a DECIMAL(38, s) overflowed
+    ("DECIMAL(38, 0)", "1", "99999999999999999999999999999999999999", [0.5, 1e37]),
+    ("DECIMAL(38, 10)", "1", "1000000000000000000000000000", [0.00000000001, 1e26]),
+    ("UBIGINT", "1", "18446744073709551615", [0.5, 18446744073709549568]),
+    # floats: the check compares a value's shortest text (120.1, 0.1), which a bound between two floats
+    # splits from the float's own value (120.1 as a FLOAT is 120.0999985; 0.1 is 0.100000001)
+    ("FLOAT", "119.5", "120.1", [0, 120.09999999]),
+    ("FLOAT", "1", "0.1", [0.10000000149, 1]),
+    ("DOUBLE", "1", "18446744073709551616", [0.5, 18446744073709551616]),  # 2**64, written 1.8446744073709552e19
+], ids=["decimal-past-the-top", "bigint-past-2-to-the-53", "bigint-below", "decimal-38-0-finer-bound",
+        "decimal-38-10-finer-bound", "ubigint", "float-past-a-bound-between-floats", "float-below",
+        "double-written-past-the-bound"])
 def test_the_domain_condition_finds_a_value_a_rounding_past_its_edge(tmp_path, kind, inside, outside, domain):
-    """A value a rounding past the domain's edge is refused (the check is exact decimal arithmetic),
-    and the condition the error gives found none of its rows: it read the column as DOUBLE, in which
-    120.00000000000000000001 is 120 and 2**53 + 1 is 2**53 (review of the ninety-third round). A number
-    column is compared as it is. Oracle: DuckDB runs the condition over the Parquet file written here."""
+    """A value a rounding past the domain's edge is refused (the check is exact decimal arithmetic on
+    each value's text), and the condition the error gives found none of its rows: it read the column as
+    DOUBLE, in which 120.00000000000000000001 is 120 and 2**53 + 1 is 2**53 (review of the ninety-third
+    round). A number column is compared in its own type, the bounds rounded inwards to it (a float's: to
+    the last float whose text is within). Oracle: DuckDB runs the condition over the file written here."""
     data = tmp_path / "people.parquet"
     rows = [(i, inside) for i in range(4)] + [(4, outside), (5, outside)]
     values = ", ".join(f"({i}, CAST('{v}' AS {kind}))" for i, v in rows)

@@ -18,7 +18,7 @@ import math
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, InvalidOperation, localcontext
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from sqlglot import exp
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.hierarchy_file import FileRows, read_rows
-from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
+from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.text import counted, read_utf8, special_file, unexpanded_hint
 
 TOP_LABEL = "*"
@@ -758,7 +758,7 @@ def _exact_values(values: Sequence[tuple[str, float | None]], bounds: tuple[Deci
         try:
             d = exact_value(text, x)
             if bounds is not None and not bounds[0] <= d <= bounds[1]:
-                raise _outside_domain(bounds, at is not None and at.numeric)
+                raise _outside_domain(bounds, None if at is None else at.number)
         except Refused as why:
             refusals.add(why, i)
             continue
@@ -767,16 +767,56 @@ def _exact_values(values: Sequence[tuple[str, float | None]], bounds: tuple[Deci
     return exact
 
 
-def _outside_domain(bounds: tuple[Decimal, ...], numeric: bool) -> Refused:
-    """A number column is compared as it is, exactly as the check compares it: cast to DOUBLE, a
-    value within a rounding of an edge (120.00000000000000000001, 2**53 + 1) was counted by the error
-    and found by none of its rows' condition (review of the ninety-third round). Text is read as a
-    DOUBLE, the one number type every engine casts any numeral to."""
+def _outside_domain(bounds: tuple[Decimal, ...], number: NumberType | None) -> Refused:
     lo, hi = bounds
     return Refused(f"outside the declared domain [{_number(lo)}, {_number(hi)}]; widen the domain to every value the "
-                   "column can hold, or clean the values",
-                   lambda column: exp.Not(this=exp.Between(this=column if numeric else _as_double(column),
-                                                           low=_literal(lo), high=_literal(hi))))
+                   "column can hold, or clean the values", lambda column: _outside(column, lo, hi, number))
+
+
+def _outside(column: exp.Expression, lo: Decimal, hi: Decimal, number: NumberType | None) -> exp.Expression:
+    """The condition of a value outside [lo, hi], in the column's own type. Read as DOUBLE, a value a
+    rounding past an edge (120.00000000000000000001, 2**53 + 1) was counted by the error and found by
+    none of its rows (review of the ninety-third round). Whole numbers and decimals compare exactly
+    with the bounds rounded inwards to the type's scale, a bound past the type's range left out (a
+    literal of more decimals widened a DECIMAL(38, s) column past 38 digits: an overflow); a float
+    with the bounds in its own type (widened to DOUBLE, a FLOAT's 0.1 read past 0.1); text as a DOUBLE,
+    the number type every engine reads any numeral as."""
+    if number is None:
+        return exp.Not(this=exp.Between(this=_as_double(column), low=_literal(lo), high=_literal(hi)))
+    if number.float_sql is not None:
+        kind = np.float64 if number.float_sql == "DOUBLE" else np.float32
+        edges = [_float_within(lo, kind, upper=False), _float_within(hi, kind, upper=True)]
+        as_float = [None if e is None else exp.Cast(this=_literal(e), to=exp.DataType.build(number.float_sql))
+                    for e in edges]
+    else:
+        step = Decimal(10) ** -number.scale
+        low = (lo / step).to_integral_value(ROUND_CEILING) * step
+        high = (hi / step).to_integral_value(ROUND_FLOOR) * step
+        as_float = [_literal(low) if low > number.least else None, _literal(high) if high < number.greatest else None]
+    parts = [cmp(this=column.copy(), expression=edge) for cmp, edge in zip((exp.LT, exp.GT), as_float)
+             if edge is not None]
+    return exp.or_(*parts) if parts else exp.false()
+
+
+def _float_within(bound: Decimal, kind: type[np.floating], upper: bool) -> Decimal | None:
+    """The greatest (``upper``) or least float of ``kind`` whose shortest text — the value the check
+    compares — is within ``bound``, as that text (which reads back as that float); None when every
+    finite float is (the bound past the type's range). Shortest texts order as their floats do."""
+    nearest = kind(float(bound))
+    if not np.isfinite(nearest):
+        return None
+
+    def within(f: np.floating) -> bool:
+        text = Decimal(str(f))
+        return text <= bound if upper else text >= bound
+
+    inward, outward = (kind(-np.inf), kind(np.inf)) if upper else (kind(np.inf), kind(-np.inf))
+    f = nearest
+    while not within(f):
+        f = np.nextafter(f, inward)
+    while np.isfinite(g := np.nextafter(f, outward)) and within(g):
+        f = g
+    return Decimal(str(f))
 
 
 def _as_double(column: exp.Expression) -> exp.Expression:

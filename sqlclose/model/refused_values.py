@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.errors import HierarchyError, InputError
@@ -19,6 +21,32 @@ from sqlclose.model.text import counted
 
 # Picks a column's refused values out: given the column (a quoted identifier), the condition.
 Condition = Callable[[exp.Expression], exp.Expression]
+
+
+@dataclass(frozen=True)
+class NumberType:
+    """A number column's type, for a condition to compare its values in it: whole numbers and
+    decimals (``scale`` digits after the point, between ``least`` and ``greatest``) exactly, a float in
+    its own precision (``float_sql``: the type its bounds are cast to)."""
+
+    scale: int = 0
+    least: Decimal | None = None
+    greatest: Decimal | None = None
+    float_sql: str | None = None
+
+    @classmethod
+    def of(cls, arrow_type: pa.DataType) -> NumberType | None:
+        if pa.types.is_integer(arrow_type):
+            bits = arrow_type.bit_width
+            signed = pa.types.is_signed_integer(arrow_type)
+            return cls(0, Decimal(-(2 ** (bits - 1)) if signed else 0),
+                       Decimal(2 ** (bits - 1) - 1 if signed else 2 ** bits - 1))
+        if pa.types.is_decimal(arrow_type):
+            greatest = Decimal(10) ** (arrow_type.precision - arrow_type.scale) - Decimal(10) ** -arrow_type.scale
+            return cls(arrow_type.scale, -greatest, greatest)
+        if pa.types.is_floating(arrow_type):
+            return cls(float_sql="DOUBLE" if arrow_type.bit_width == 64 else "FLOAT")
+        return None
 
 
 @dataclass(frozen=True)
@@ -31,7 +59,7 @@ class ValuesAt:
     rows: Sequence[int] | None = None
     dialect: str = "duckdb"
     converted_in: str = "a [source] query"  # where the user converts a column (a histogram's: the warehouse)
-    numeric: bool = False  # the column is a number in its own type: a condition compares it as it is, exactly
+    number: NumberType | None = None  # the column's number type, when it has one (a condition compares in it)
 
     def render(self, sql: exp.Expression) -> str:
         """An expression in the dialect of the engine in use (DuckDB's, Spark's, a warehouse's)."""

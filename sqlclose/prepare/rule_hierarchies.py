@@ -19,7 +19,7 @@ from sqlclose.model.hierarchy import (
     masked_per_level,
     writes_whole_number,
 )
-from sqlclose.model.refused_values import Refusals, Refused, ValuesAt
+from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
 from sqlclose.model.spec import QuasiIdentifier, static_hierarchy
 from sqlclose.prepare.local_values import ValuesReader
 from sqlclose.sql import queries as q
@@ -48,8 +48,8 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     name = f"{s.kind} rule for column {c.name!r}"
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
-    numeric = pa.types.is_integer(column_type) or pa.types.is_decimal(column_type) or pa.types.is_floating(column_type)
-    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, converted_in, numeric)
+    at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, converted_in,
+                  NumberType.of(column_type))
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
