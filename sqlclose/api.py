@@ -340,9 +340,9 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
          partition_by: tuple[str, ...] | list[str] = (), values: bool = False) -> dict:
     """What a run would do, without searching or writing: the source and its rows, each
     quasi-identifier's hierarchy (levels, a few example generalizations), the lattice, the models
-    and thresholds, and the SQL of the histogram scan and of the release (at ``node``, default
-    the bottom; a node names a level for every quasi-identifier, as ``anonymize``'s does: one left
-    out, or a name or level the spec lacks, is refused).
+    and thresholds, and (with ``values``) the SQL of the histogram scan and of the release (at
+    ``node``, default the bottom; a node names a level for every quasi-identifier, as
+    ``anonymize``'s does: one left out, or a name or level the spec lacks, is refused).
     Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
     run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
     that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold. ``values``:

@@ -1120,6 +1120,16 @@ def test_hierarchy_validate_notes_a_label_that_names_another_leaf(tmp_path):
     (tmp_path / "plain.csv").write_text("a;ab;*\nb;ab;*\n")
     plain = invoke("hierarchy", "validate", tmp_path / "plain.csv")
     assert plain.exit_code == 0 and "note:" not in plain.output
+    # a sensitive column is released as it is, its hierarchy feeding distances alone: no note
+    (tmp_path / "t.csv").write_text("z,s\n1,a\n2,b\n3,c\n4,d\n")
+    (tmp_path / "spec.toml").write_text('others = "drop"\n[source]\npath = "t.csv"\n[privacy]\nk = 1\n'
+                                        '[quasi_identifiers]\nz = { file = "swap.csv" }\n[sensitive.s]\n'
+                                        'distance = "hierarchical"\nhierarchy = "swap.csv"\nt = 0.9\n')
+    (tmp_path / "swap.csv").write_text("a;b;*\nb;a;*\nc;cd;*\nd;cd;*\n1;1x;*\n2;1x;*\n3;3x;*\n4;3x;*\n")
+    sensitive = invoke("hierarchy", "validate", f"{tmp_path / 'spec.toml'}:s")
+    assert sensitive.exit_code == 0 and "valid" in sensitive.output and "note:" not in sensitive.output
+    quasi = invoke("hierarchy", "validate", f"{tmp_path / 'spec.toml'}:z")
+    assert quasi.exit_code == 0 and "note:" in quasi.output, quasi.output
 
 
 def test_hierarchy_show_as_json_takes_a_limit_given_and_refuses_a_negative_one(project):

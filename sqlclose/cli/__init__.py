@@ -151,7 +151,7 @@ def main(ctx: click.Context) -> None:
     \b
     Start here:
       sqlclose demo                          a release on the paper's Table 3, in a temporary folder
-      sqlclose explain SPEC.toml             what a run would do, and its SQL
+      sqlclose explain SPEC.toml             what a run would do (--show-values: and its SQL)
       sqlclose anonymize SPEC.toml           search, write, verify, report
       sqlclose check RELEASE.parquet --spec SPEC.toml
       sqlclose sql SPEC.toml --dialect postgres   the warehouse path (docs/warehouse.md)

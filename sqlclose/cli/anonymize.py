@@ -347,15 +347,15 @@ def _table(name: str | None) -> str | None:
 
 
 @click.command(cls=OnceCommand, context_settings=CONTEXT,
-               short_help="What a run would do, and its SQL; writes nothing.", epilog="""\b
+               short_help="What a run would do (its SQL with --show-values); writes nothing.", epilog="""\b
 Example:
   sqlclose explain datasets/table3/table3.toml
 """)
 @click.argument("spec_path", metavar="SPEC.toml", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--source", type=click.Path(path_type=Path),
               help="Input table (overrides [source] path; refused when the spec's source is a query).")
-@click.option("--node", metavar="COL=LEVEL,…", help="Show the release SQL at this node, a level for every "
-              "quasi-identifier (default: the bottom).")
+@click.option("--node", metavar="COL=LEVEL,…", help="The node to show the release SQL at (with --show-values), "
+              "a level for every quasi-identifier (default: the bottom).")
 @click.option("--show-values", is_flag=True, help="Give example generalizations of hierarchies whose leaves are "
               "the data's values too, and the SQL, whose constants count them (withheld by default: a job's log "
               "would hold them).")
@@ -365,8 +365,8 @@ Example:
 def explain(spec_path: Path, source: Path | None, node: str | None, show_values: bool, as_json: bool,
             verbose: bool) -> None:
     """Show what a run would do: source and rows, each quasi-identifier's hierarchy with example
-    generalizations per level, the lattice, the requirements, and the SQL of the histogram scan
-    and of the release. Reads the data once (validating it); writes nothing."""
+    generalizations per level, the lattice, the requirements, and with --show-values the SQL of the
+    histogram scan and of the release. Reads the data once (validating it); writes nothing."""
     from sqlclose.model.spec import load_spec
 
     spec, chosen = load_spec(spec_path), parse_node(node)

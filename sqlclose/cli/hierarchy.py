@@ -144,7 +144,8 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
         h = api.hierarchy_of(spec, spec_column, source)
         click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
                    f"{spec_column!r} in the data is a leaf")
-        _note_label_at_two_levels(h)
+        if spec_column not in spec.sensitive:  # a sensitive column is released as it is: its labels feed distances
+            _note_label_at_two_levels(h)
         return
     h = Hierarchy.from_csv(target, delimiter, option="--delimiter")
     if data is None:
@@ -165,7 +166,8 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
                         "hierarchy") from None
     click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of {column!r} in "
                f"{data} is a leaf")
-    _note_label_at_two_levels(h)
+    if not sensitive:
+        _note_label_at_two_levels(h)
 
 
 def _note_label_at_two_levels(h: Hierarchy) -> None:

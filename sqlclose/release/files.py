@@ -67,7 +67,7 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
 
 
-# What ``_hidden`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's
+# What ``recovery.hidden_name`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's
 # largest, 4194304) and 12 hex digits; the data file's longest kind is "committed" (its journal
 # renamed; a DuckDB database's ".tmp.wal" is shorter), the report's "tmp" or "old".
 _HIDDEN = len(".") + len(".sqlclose-") + 7 + len("-") + 12 + len(".")
@@ -75,7 +75,7 @@ _HIDDEN_EXTRA = {"output": _HIDDEN + len("committed"), "report": _HIDDEN + len("
 
 
 def refuse_long_names(path: Path, report: Path, table: str | None = None) -> None:
-    """An output or report whose name, with what ``_hidden`` adds, is past the file system's
+    """An output or report whose name, with what ``recovery.hidden_name`` adds, is past the file system's
     longest: the name alone passed, and the run failed after the whole search, placing its
     temporary file (review of the ninety-first round). Told before the search, with the longest
     name that fits: the output's, where the report's name is the output's with a suffix (and the

@@ -74,7 +74,7 @@ class Transaction:
         self._told = False  # the commit listeners, told once
         self._built_on: object = _UNCHECKED  # the data file the new one was built from (``builds_on``)
         self._live = recovery.hidden_name(path, token, "live")
-        self._live_fd = recovery.hold_mark(self._live)  # the run's mark of life, held until it ends (``running``)
+        self._live_fd = recovery.hold_mark(self._live)  # the mark of life (``recovery.running``)
 
     def builds_on(self, found: files.FileIdentity | None) -> None:
         """The data file the new one is built from (a DuckDB database's other tables copied out of
