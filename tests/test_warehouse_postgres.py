@@ -148,6 +148,35 @@ def _through_postgres(tmp_path: Path, postgres, table: str, columns: list[str], 
     return invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
 
 
+def test_doubles_that_postgres_writes_alike_fail_the_verification(tmp_path, postgres):
+    """Under extra_float_digits = 0 (Postgres's default before version 12) 0.3 and 0.1 + 0.2 are both
+    written 0.3: the histogram counted one class (0.3, M) of 2 rows, the release at level 0 published
+    the two doubles (two classes of 1, each tied to its disease) and the verification query, grouping
+    by the same text, said ok = t (review of the ninety-third round). It groups by the values too now.
+    Oracle: the released rows grouped by their doubles in Postgres, the smallest class 1 < k = 2."""
+    postgres.psql("CREATE TABLE doubles(x float8, sex TEXT, disease TEXT)")
+    postgres.psql("INSERT INTO doubles VALUES (0.3, 'M', 'flu'), (0.1::float8 + 0.2::float8, 'M', 'cancer'), "
+                  "(0.5, 'F', 'flu'), (0.5, 'F', 'cancer'), (0.3, 'F', 'flu'), (0.3, 'F', 'cancer')")
+    (tmp_path / "x.csv").write_text("0.3;*\n0.5;*\n")
+    spec = tmp_path / "wh.toml"
+    spec.write_text('[source]\nformat = "warehouse"\ntable = "doubles"\ndialect = "postgres"\n'
+                    'columns = ["x", "sex", "disease"]\n[output]\npath = "release.sql"\n'
+                    + SEX_RULES + 'x = { file = "x.csv" }\n' + DISTINCT_2, encoding="utf-8")
+    as_before_12 = "SET extra_float_digits = 0; "
+    (tmp_path / "h.csv").write_text(postgres.psql(f"{as_before_12}COPY ({invoke('sql', spec).stdout}) TO STDOUT "
+                                                  "WITH CSV HEADER"), encoding="utf-8")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.csv", spec)
+    assert made.exit_code == 0, made.output
+    release = (tmp_path / "release.sql").read_text()
+    smallest = postgres.psql(f"COPY (SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM ({release}) AS r GROUP BY x, sex) "
+                             "AS c) TO STDOUT")
+    assert smallest.strip() == "1"  # the release breaks k = 2: the verification must say so
+    check = postgres.psql(f"{as_before_12}COPY ({(tmp_path / 'release.verify.sql').read_text()}) TO STDOUT "
+                          "WITH CSV HEADER").splitlines()
+    measured = dict(zip(check[0].split(","), check[1].split(",")))
+    assert (measured["min_class_size"], measured["ok"]) == ("1", "f"), measured
+
+
 def test_a_case_insensitive_column_is_counted_byte_for_byte_in_postgres(tmp_path, postgres):
     """Was: under an ICU nondeterministic (case-insensitive) collation the histogram counted 'M'
     and 'm' as one value of 2 rows, level 0 was released with each row's own spelling (classes
@@ -182,7 +211,7 @@ def test_a_case_insensitive_sensitive_column_is_verified_byte_for_byte_in_postgr
     assert made.exit_code == 0, made.output
     postgres.copy_out((tmp_path / "release.verify.sql").read_text(), tmp_path / "check.csv")
     check = duckdb.connect().execute(f"FROM read_csv('{tmp_path / 'check.csv'}', all_varchar = true)").fetchall()
-    assert check == [("4", "2", "2", "2", "t")], check
+    assert check == [("4", "2", "2", "2", "4", "t")], check  # … min_distinct_s0, source_rows, ok
 
 
 def test_kept_columns_without_an_ordering_are_released_in_postgres(tmp_path, postgres):

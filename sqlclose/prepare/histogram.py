@@ -339,7 +339,7 @@ def _number_spellings(engine: Engine, relation: exp.Expression, names: list[str]
     One pass over the histogram for them all."""
     held: list[exp.Expression] = []
     for i, name in enumerate(names):
-        text = q.col(name)
+        text = q.as_text(q.col(name))  # a Parquet export may type a column (an integer ZIP): LIKE takes text
         number = exp.TryCast(this=text.copy(), to=exp.DataType.build("DOUBLE"))
         minus = exp.Like(this=text.copy(), expression=exp.Literal.string("-%"))
         zero = exp.EQ(this=number.copy(), expression=exp.Literal.number(0))

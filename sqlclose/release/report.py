@@ -199,7 +199,8 @@ class Warehouse(_Model):
     note: str = Field(description="What to do instead: run the verification query in the warehouse.")
     verification_query: str | None = Field(description="The file holding the verification query (one row measured "
                                            "on the released table in the warehouse: released_rows, classes, "
-                                           "min_class_size, min_distinct_s<j>, and ok). Like the release query it "
+                                           "min_class_size, min_distinct_s<j>, source_rows and ok). Like the release "
+                                           "query it "
                                            "holds raw values, so the report names it and does not hold it.")
     expected: dict[str, int] = Field(description="The values verification_query must return (the search's claims).")
     sensitive_columns: dict[str, str] = Field(description="s<j> in expected's keys → the sensitive column.")

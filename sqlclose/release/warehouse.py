@@ -112,14 +112,16 @@ class WarehouseRelease(Release):
         for j in range(len(self.problem.sas)):
             distinct = values_held(hist.counts[j])[kept]
             out[f"min_distinct_s{j}"] = int(distinct.min()) if distinct.size else 0
+        out["source_rows"] = int(hist.sizes.sum())  # the rows the histogram counted, after the NULL policies
         return out
 
     def verification_sql(self, dialect: str | None = None) -> str:
         """One row measured in the warehouse on the released table, with ``ok``."""
         self._require_open()
+        drop = list(self.drop_nulls)
+        source = q.without_nulls(self.table, drop) if drop else self.table.copy()
         query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis],
-                                [sa.coded for sa in self.problem.sas],
-                                self.expected(), self.problem.k)
+                                [sa.coded for sa in self.problem.sas], self.expected(), self.problem.k, source)
         return wh.render(query, dialect or self.dialect)
 
     # ---- no local data ---------------------------------------------------------------------

@@ -48,13 +48,29 @@ SELECT
   COUNT(*) AS `classes`,
   MIN(`n`) AS `min_class_size`,
   MIN(`d0`) AS `min_distinct_s0`,
-  SUM(`n`) = 11 AND COUNT(*) = 2 AND MIN(`n`) = 5 AND MIN(`d0`) = 3 AND MIN(`n`) >= 3 AS `ok`
+  (
+    SELECT
+      COUNT(*)
+    FROM `my-project`.`ana;lytics`.`peo"ple`
+  ) AS `source_rows`,
+  SUM(`n`) = 11
+  AND COUNT(*) = 2
+  AND MIN(`n`) = 5
+  AND MIN(`d0`) = 3
+  AND (
+    SELECT
+      COUNT(*)
+    FROM `my-project`.`ana;lytics`.`peo"ple`
+  ) = 12
+  AND MIN(`n`) >= 3 AS `ok`
 FROM (
   SELECT
     COUNT(*) AS `n`,
     COUNT(DISTINCT `x; DROP TABLE t; --`) AS `d0`
   FROM `__sqlclose_released`
   GROUP BY
+    `a"b`,
     CAST(CAST(CAST(`a"b` AS STRING) AS BINARY) AS STRING),
+    `c``d'e`,
     CAST(CAST(CAST(`c``d'e` AS STRING) AS BINARY) AS STRING)
 ) AS `classes`
