@@ -188,6 +188,32 @@ def test_a_column_a_reader_gets_otherwise_than_stored_is_not_the_release(release
         result.output
 
 
+@pytest.mark.parametrize("change, told", [
+    (["CREATE TYPE zips AS ENUM ('4760*', '4767*', '4790*', '47677', '47602')",
+      "ALTER TABLE people ALTER zip TYPE zips"], "an ENUM type on column 'zip'"),  # raw ZIP codes, read by DESCRIBE
+    (["COMMENT ON COLUMN people.disease IS '47677, 29, flu'"], "a comment on column 'disease'"),
+    (["ALTER TABLE people ALTER salary SET DEFAULT 3000"], "a default on column 'salary'"),
+    (["COMMENT ON TABLE people IS 'raw rows in sheet 2'"], "a comment on the table"),
+], ids=["enum", "column-comment", "default", "table-comment"])
+def test_what_a_tables_schema_says_beside_its_rows_is_not_the_release(released, change, told):
+    """Review of the ninety-third round: the digest reads the rows as text and their plain types, so
+    a column made an ENUM whose members are raw values (or a comment, a default) passed `check
+    --against` and `report --html` with the original report, while any reader of the table reads them.
+    sqlclose writes none of them (control: the untouched release passes), so the table is not the one
+    the report vouches for (exit 4, naming what)."""
+    db, report = released
+    assert invoke("check", db, "--against", report).exit_code == 0
+    con = duckdb.connect(str(db))
+    for statement in change:
+        con.execute(statement)
+    con.close()
+    page = db.with_suffix(".html")
+    for command in (("check", db, "--against", report), ("report", report, "--release", db, "--html", page)):
+        result = invoke(*command)
+        assert result.exit_code == 4 and f"table 'people' has {told}" in result.output, result.output
+    assert not page.exists()
+
+
 def test_a_collated_source_column_is_released_without_its_collation(tmp_path):
     """The control: a source column with a collation is written to a table without one (releases
     never carry one), so the check passes the untouched release."""

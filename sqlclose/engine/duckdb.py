@@ -236,6 +236,9 @@ class TableSlot:
     # Its columns whose reader gets other values than stored: a collation (compares, groups and
     # joins 'A' and 'a' as one), a generated column (computed at every read, by any expression).
     altered: tuple[str, ...] = ()
+    # What its schema says beside its rows, which a reader of the table reads too: an ENUM type's
+    # members, a comment, a default, a constraint (each said in a phrase: "an ENUM type on column 'zip'").
+    dressed: tuple[str, ...] = ()
 
 
 # The tables and views of a database (schema, name, kind); ``{db}``: which, as SQL.
@@ -271,6 +274,22 @@ def _altered_columns(create: str) -> tuple[str, ...]:
         isinstance(c.args.get("kind"), kinds) for c in column.args.get("constraints") or []))
 
 
+def _dressing(con: duckdb.DuckDBPyConnection, where: tuple[str, str]) -> tuple[str, ...]:
+    """What a table's schema holds beside its columns' names and plain types (``TableSlot.dressed``)."""
+    on = "database_name = current_database() AND schema_name = ? AND table_name = ?"
+    phrases = []
+    for name, enum, default, comment in con.execute(
+            "SELECT column_name, data_type LIKE 'ENUM(%', column_default IS NOT NULL, comment IS NOT NULL "
+            f"FROM duckdb_columns() WHERE {on} ORDER BY column_index", list(where)).fetchall():
+        phrases += [f"{what} on column {name!r}" for what, held in
+                    (("an ENUM type", enum), ("a default", default), ("a comment", comment)) if held]
+    if con.execute(f"SELECT comment FROM duckdb_tables() WHERE {on}", list(where)).fetchone()[0] is not None:
+        phrases.append("a comment on the table")
+    phrases += [f"a {kind} constraint" for (kind,) in con.execute(
+        f"SELECT DISTINCT constraint_type FROM duckdb_constraints() WHERE {on} ORDER BY 1", list(where)).fetchall()]
+    return tuple(phrases)
+
+
 def holds_variant_or_union(kind: str) -> bool:
     """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth (not in an ENUM's values
     or a quoted field name)."""
@@ -297,7 +316,8 @@ def table_slot(path: Path, table: str) -> TableSlot:
         made = con.execute("SELECT sql FROM duckdb_tables() WHERE database_name = current_database() AND "
                            "schema_name = ? AND table_name = ?", list(found[:2])).fetchall() if found else []
         return TableSlot(schema_exists=wanted[0] in schemas, kind=found and found[2], name=found and found[1],
-                         referenced_by=referencing, altered=_altered_columns(made[0][0]) if made else ())
+                         referenced_by=referencing, altered=_altered_columns(made[0][0]) if made else (),
+                         dressed=_dressing(con, found[:2]) if found and found[2] == "table" else ())
     finally:
         con.close()
 
