@@ -138,6 +138,26 @@ def test_every_parquet_file_of_a_folder_is_read_whatever_its_name(table3) -> Non
         assert release.to_arrow().num_rows == expected
 
 
+def test_a_folder_source_holding_a_link_to_a_folder_is_refused(table3, tmp_path) -> None:
+    """A folder source whose part files are partly behind a link to a folder: sqlclose's listing did
+    not enter it, and released the other rows as the whole table, where pyarrow's and Spark's readers
+    take them all (review of the ninety-third round). Refused, naming the link; control: the same
+    files copied in place of the link are read whole (oracle: the files' row counts, by DuckDB)."""
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "part-0.parquet")
+    elsewhere = tmp_path / "elsewhere"
+    _write(table3, elsewhere / "part-1.parquet")
+    (folder / "more").symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(sqlclose.InputError, match=r"holds .*export/more, a link to a folder, which sqlclose does "
+                                                  r"not follow"):
+        sqlclose.anonymize(folder, table3["spec"])
+    (folder / "more").unlink()
+    shutil.copytree(elsewhere, folder / "more")
+    expected = _rows(folder / "part-0.parquet") + _rows(folder / "more" / "part-1.parquet")
+    with sqlclose.anonymize(folder, table3["spec"]) as release:
+        assert release.report()["input"]["rows"] == expected
+
+
 def test_a_folder_holding_a_file_that_is_not_parquet_is_refused_naming_it(table3) -> None:
     """A file of the folder that is no Parquet (a CSV copy, notes) would be read by Spark and Hive,
     which fail on it; skipped, it could hold rows the release left out. Refused, naming the file

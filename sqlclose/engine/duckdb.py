@@ -27,7 +27,7 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
-from sqlclose.engine.listing import folder_files
+from sqlclose.engine.listing import folder_files, linked_folder_refusal
 from sqlclose.engine.parquet_slices import ROW_NUMBER, slice_bounds, sliced_read
 from sqlclose.errors import (
     EngineCannotSpill,
@@ -879,6 +879,8 @@ class DuckDBEngine(Engine):
                              "PAR1), yet a reader of the folder (Spark, Hive, sqlclose) takes every file not under a "
                              "path part starting with \"_\" or \".\": the folder cannot be read as one table; "
                              "move it out")
+        if found.linked:  # a reader of the folder reads rows below it that this read would not
+            raise InputError(linked_folder_refusal(folder, found.linked, "the folder"))
         if not found.parquet:  # nothing to list: DuckDB's own error tells it
             return str(Path(self._literal(folder, hive_root=True)) / "**" / "*.parquet")
         return self._files_below(folder, found.parquet)

@@ -30,11 +30,15 @@ class FolderFiles:
     under a hidden path part, told Parquet by its magic bytes, whatever its name: Hive names its
     files ``000000_0``, others ``.pq`` or ``.PARQUET``); ``hidden``, the Parquet files under a hidden
     part (leftovers, not read); ``other``, the files not hidden that are not Parquet (a folder
-    source holding one is refused: Spark and Hive would read it, and skipping it could drop rows)."""
+    source holding one is refused: Spark and Hive would read it, and skipping it could drop rows);
+    ``linked``, the links to folders not under a hidden part, which this listing does not enter
+    (``Path.rglob``) and pyarrow's, Spark's and DuckDB's readers do: a folder holding one is read
+    otherwise by them than by sqlclose, and is refused (review of the ninety-third round)."""
 
     parquet: list[Path]
     hidden: list[Path]
     other: list[Path]
+    linked: list[Path]
 
 
 def folder_files(folder: Path) -> FolderFiles:
@@ -42,14 +46,28 @@ def folder_files(folder: Path) -> FolderFiles:
     parquet: list[Path] = []
     hidden: list[Path] = []
     other: list[Path] = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    linked: list[Path] = []
+    for path in sorted(folder.rglob("*")):
         is_hidden = any(hidden_name(part) for part in path.relative_to(folder).parts)
+        if path.is_dir():
+            if path.is_symlink() and not is_hidden:
+                linked.append(path)
+            continue
+        if not path.is_file():
+            continue
         if is_hidden:
             if is_parquet(path):
                 hidden.append(path)
             continue  # Spark's _SUCCESS, its .crc files, _temporary/: never read
         (parquet if is_parquet(path) else other).append(path)
-    return FolderFiles(parquet, hidden, other)
+    return FolderFiles(parquet, hidden, other, linked)
+
+
+def linked_folder_refusal(folder: Path, linked: list[Path], what: str) -> str:
+    """The message for a folder (``what``: "source folder", …) holding a link to a folder."""
+    return (f"{what} {folder} holds {linked[0]}, a link to a folder, which sqlclose does not follow and other "
+            "readers of the folder (pyarrow, Spark, DuckDB's globs) do: they would read rows sqlclose never read; "
+            "put the folder's files there instead of the link, or move the link out")
 
 
 def is_parquet(path: Path) -> bool:

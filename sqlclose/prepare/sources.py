@@ -28,7 +28,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead, unread_value_fixes
 from sqlclose.engine.duckdb import DATING_SETTINGS, RECORDS_COUNTED, message_without_values, without_echoed_input
-from sqlclose.engine.listing import folder_files, hidden_match
+from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_refusal
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
@@ -714,6 +714,8 @@ def _files(source: Source) -> list[Path]:
                              f"(set format = \"parquet\"){skipped}")
         if found.other:
             raise _unread_files(source.path, found.other)
+        if found.linked:
+            raise InputError(linked_folder_refusal(source.path, found.linked, "source folder"))
         return found.parquet
     if (special := special_file(source.path)) is not None:
         raise InputError(f"source {source.path} is {special}, which gives its bytes once: sqlclose reads a source "
