@@ -1446,3 +1446,26 @@ def test_a_node_names_a_column_whose_name_holds_a_comma_or_an_equals_sign(tmp_pa
     inputs = [line.split(",") for line in rows[1:]]
     age_level2 = {r.split(";")[0]: r.split(";")[2] for r in (TABLE3 / "age.csv").read_text().splitlines()}
     assert sorted(written) == sorted((z[:4] + "*", age_level2[a]) for z, a, *_ in inputs)
+
+
+def test_report_finds_a_relatively_named_release_beside_its_report(project, tmp_path, monkeypatch):
+    """A release made with a relative --output records that path, the run's working folder's: `report
+    --html` looked for it in its own working folder. Run in the pair's folder it said the release did
+    not exist (exit 2); run where another file stood at that path it judged that file and said the
+    release was changed (exit 4, a false alarm; review of the ninety-third round). The pair is found
+    beside the report, whose default name it bears. Oracle: the untouched pair, and the page written."""
+    monkeypatch.chdir(project)
+    made = invoke("anonymize", "spec.toml", "--output", "pair/t3.csv", "-q")
+    assert made.exit_code == 0, made.output
+    report = project / "pair" / "t3.csv.report.json"
+    assert json.loads(report.read_text())["output"]["path"] == "pair/t3.csv"
+    monkeypatch.chdir(project / "pair")  # the pair's own folder
+    at_home = invoke("report", report, "--html", tmp_path / "home.html")
+    assert at_home.exit_code == 0, at_home.output
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "pair").mkdir(parents=True)
+    (elsewhere / "pair" / "t3.csv").write_text("zip,age,salary,disease\n1,2,3,flu\n")  # another file at that path
+    monkeypatch.chdir(elsewhere)
+    away = invoke("report", report, "--html", tmp_path / "away.html")
+    assert away.exit_code == 0, away.output
+    assert (tmp_path / "home.html").is_file() and (tmp_path / "away.html").is_file()

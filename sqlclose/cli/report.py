@@ -42,6 +42,8 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     refuse_malformed(doc)
     refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
                        overwrite)
+    if release_path is None and doc["output"].get("format") != "sql":  # a query's report: write_html says so
+        release_path = _recorded_release(report_path, doc)
     audit, notes = refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"],
                                           spec_path)
     # Without the spec, the models check --against rebuilds from the report: its sensitive columns
@@ -49,6 +51,23 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
     rebuilt = models_from_report(doc) if spec_path is None else None
     out = write_html(report_path, html_path, spec_path, release_path, rebuilt, audit, notes)
     click.echo(f"wrote {out}")
+
+
+def _recorded_release(report_path: Path, doc: dict) -> Path:
+    """The release the report names. A relative ``output.path`` is the run's working folder's: the pair
+    is found beside the report when the report bears the release's default name there (read from the
+    pair's own folder, the path named nothing; from a folder holding another file of that path, that
+    file, told "changed": review of the ninety-third round); else the path as recorded."""
+    from sqlclose.model.spec import default_report_path
+
+    recorded = Path(doc["output"]["path"])
+    if recorded.is_absolute():
+        return recorded
+    beside = report_path.parent / recorded.name
+    table = doc["output"].get("table") if doc["output"].get("format") == "duckdb" else None
+    if default_report_path(beside, table).name == report_path.name and beside.exists():
+        return beside
+    return recorded
 
 
 def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_path: Path | None,
@@ -62,6 +81,8 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
 
     protected = [(report_path, "the report")]
     protected += [(Path(p), "the release") for p in (release_path, doc["output"]["path"]) if p is not None]
+    if doc["output"].get("path") is not None and release_path is None and doc["output"].get("format") != "sql":
+        protected.append((_recorded_release(report_path, doc), "the release"))
     if spec_path is not None:
         spec = load_spec(spec_path)
         protected += [(p, "a file of the spec") for p in spec.files_read]
