@@ -156,6 +156,16 @@ def test_a_duckdb_engine_of_zero_bytes_is_refused():
         DuckDBEngine(memory_limit="0GB")
 
 
+@pytest.mark.parametrize("n, said", [(1, "1 byte"), (3, "3 bytes"), (9_999, "9,999 bytes"), (10_000, "0.01 MB"),
+                                     (150_000_000, "150 MB")])
+def test_a_size_in_a_message_agrees_with_its_number(n, said):
+    """`--memory-limit 1B` was told "its 0 bytes of the job's memory_limit (1 bytes)" (review of the
+    ninety-third round)."""
+    from sqlclose.engine.limits import megabytes
+
+    assert megabytes(n) == said
+
+
 @pytest.mark.spark
 def test_a_given_spark_engine_finds_what_duckdb_finds(spark_session):
     from sqlclose.engine import SparkEngine

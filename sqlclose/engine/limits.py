@@ -69,7 +69,9 @@ def megabytes(n: int) -> str:
     """``150000000`` → "150 MB"; below 10 MB with two significant digits ("0.15 MB")."""
     if n >= 10**7:
         return f"{n / 1e6:,.0f} MB"
-    return f"{n / 1e6:.2g} MB" if n >= 10**4 else f"{n:,} bytes"  # 1e-06 MB read as a typo
+    if n >= 10**4:
+        return f"{n / 1e6:.2g} MB"
+    return f"{n:,} byte" + ("" if n == 1 else "s")  # 1e-06 MB read as a typo
 
 
 def below_interpreter(limit: int) -> str | None:
