@@ -785,15 +785,15 @@ def _outside(column: exp.Expression, lo: Decimal, hi: Decimal, number: NumberTyp
         return exp.Not(this=exp.Between(this=_as_double(column), low=_literal(lo), high=_literal(hi)))
     if number.float_sql is not None:
         kind = np.float64 if number.float_sql == "DOUBLE" else np.float32
-        edges = [_float_within(lo, kind, upper=False), _float_within(hi, kind, upper=True)]
-        as_float = [None if e is None else exp.Cast(this=_literal(e), to=exp.DataType.build(number.float_sql))
-                    for e in edges]
+        within = [_float_within(lo, kind, upper=False), _float_within(hi, kind, upper=True)]
+        edges = [None if e is None else exp.Cast(this=_literal(e), to=exp.DataType.build(number.float_sql))
+                 for e in within]
     else:
         step = Decimal(10) ** -number.scale
         low = (lo / step).to_integral_value(ROUND_CEILING) * step
         high = (hi / step).to_integral_value(ROUND_FLOOR) * step
-        as_float = [_literal(low) if low > number.least else None, _literal(high) if high < number.greatest else None]
-    parts = [cmp(this=column.copy(), expression=edge) for cmp, edge in zip((exp.LT, exp.GT), as_float)
+        edges = [_literal(low) if low > number.least else None, _literal(high) if high < number.greatest else None]
+    parts = [cmp(this=column.copy(), expression=edge) for cmp, edge in zip((exp.LT, exp.GT), edges)
              if edge is not None]
     return exp.or_(*parts) if parts else exp.false()
 
