@@ -40,10 +40,10 @@ def report(report_path: Path, html_path: Path, spec_path: Path | None, release_p
 
     doc = read_report(report_path, PAGE_FIELDS, PAGE_PRINTS)
     refuse_malformed(doc)
-    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
-                       overwrite)
     if release_path is None and doc["output"].get("format") != "sql":  # a query's report: write_html says so
         release_path = _recorded_release(report_path, doc)
+    refuse_page_target(html_path, _read_by_page(report_path, doc, spec_path, release_path, html_path),
+                       overwrite)
     audit, notes = refuse_changed_release(release_path or Path(doc["output"]["path"]), report_path, doc["output"],
                                           spec_path)
     # Without the spec, the models check --against rebuilds from the report: its sensitive columns
@@ -81,8 +81,6 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
 
     protected = [(report_path, "the report")]
     protected += [(Path(p), "the release") for p in (release_path, doc["output"]["path"]) if p is not None]
-    if doc["output"].get("path") is not None and release_path is None and doc["output"].get("format") != "sql":
-        protected.append((_recorded_release(report_path, doc), "the release"))
     if spec_path is not None:
         spec = load_spec(spec_path)
         protected += [(p, "a file of the spec") for p in spec.files_read]

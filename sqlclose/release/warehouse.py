@@ -118,10 +118,9 @@ class WarehouseRelease(Release):
     def verification_sql(self, dialect: str | None = None) -> str:
         """One row measured in the warehouse on the released table, with ``ok``."""
         self._require_open()
-        drop = list(self.drop_nulls)
-        source = q.without_nulls(self.table, drop) if drop else self.table.copy()
         query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis],
-                                [sa.coded for sa in self.problem.sas], self.expected(), self.problem.k, source)
+                                [sa.coded for sa in self.problem.sas], self.expected(), self.problem.k,
+                                wh.rows_counted(self.table, list(self.drop_nulls)))
         return wh.render(query, dialect or self.dialect)
 
     # ---- no local data ---------------------------------------------------------------------

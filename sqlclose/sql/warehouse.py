@@ -98,7 +98,7 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
     inline lookups. ``suppressed``: the failing classes' codes, one per lookup; ``drop_nulls``:
     columns whose NULL rows ``nulls = "drop"`` removed; ``kept``: columns released unchanged that
     the histogram never saw, sorted by their text (``sort_text``)."""
-    source = q.without_nulls(table, drop_nulls) if drop_nulls else table
+    source = rows_counted(table, drop_nulls)
     released = [q.ReleasedQI(dataclasses.replace(lk.coded, lookup=lk.cte), lk.level, 1) for lk in lookups]
     params = q.Params()
     query = q.release(source, columns, released, q.table(SUPPRESSED) if suppressed else None, params)
@@ -114,6 +114,11 @@ def release(table: exp.Expression, columns: Sequence[str], lookups: Sequence[Inl
         rows = [[exp.Literal.number(int(code)) for code in codes] for codes in sorted(map(tuple, suppressed))]
         query = query.with_(q.ident(SUPPRESSED), as_=values_table([lk.coded.code for lk in lookups], rows), copy=False)
     return quoted(query)
+
+
+def rows_counted(table: exp.Expression, drop_nulls: Sequence[str]) -> exp.Expression:
+    """The table's rows the histogram counted: less those a ``nulls = "drop"`` column's NULL removes."""
+    return q.without_nulls(table, drop_nulls) if drop_nulls else table.copy()
 
 
 def values_table(names: Sequence[str], rows: Sequence[Sequence[exp.Expression]]) -> exp.Expression:
@@ -165,6 +170,7 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Sequen
     # The source's rows, as the histogram counted them: a row the histogram lost (a line deleted from
     # its file) found no lookup row and went unreleased, every other figure as claimed.
     if isinstance(source, exp.Subquery):  # Postgres names every subquery in FROM
+        source = source.copy()
         source.set("alias", exp.TableAlias(this=q.ident("counted")))
     source_rows = exp.select(exp.Count(this=exp.Star())).from_(source).subquery()
     measured = {"released_rows": exp.Sum(this=q.col("n")), "classes": exp.Count(this=exp.Star()),
