@@ -68,13 +68,17 @@ def disease_csv(tmp_path) -> Path:
     return path
 
 
-@pytest.fixture(autouse=True, params=["whole", "runs of one class"])
+@pytest.fixture(autouse=True, params=["whole", "runs of one class", "as cells"])
 def runs(request, monkeypatch) -> str:
-    """Every audit twice: the classes read in one run, and one class per run, so that the hand-made
-    oracles below also check what is gathered across runs (worst values, failing classes, the
-    classes listed and their order, attacks, utility values)."""
+    """Every audit three times: the classes read in one run, one class per run, so that the
+    hand-made oracles below also check what is gathered across runs (worst values, failing classes,
+    the classes listed and their order, attacks, utility values), and every sensitive column kept
+    as each class's own values, as a domain of more than ``DENSE_ORDERED_VALUES`` is (every
+    measure, attack and listing read by cells)."""
     if request.param == "runs of one class":
         monkeypatch.setattr(tables, "RUN_BYTES", 1)
+    if request.param == "as cells":
+        monkeypatch.setattr(tables, "DENSE_ORDERED_VALUES", 0)
     return request.param
 
 

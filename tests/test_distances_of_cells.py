@@ -1,5 +1,7 @@
-"""KL and hierarchical distances of classes given by their cells (``cell_distances.distances_of_cells``)
-against the established dense path, ``distances.distance`` on each class's dense row alone.
+"""Distances of classes given by their cells (``cell_distances.distances_of_cells``) against the
+established dense path, ``distances.distance`` on each class's dense row alone: KL and
+hierarchical (the release summary's), equal, variational and ordered (``sqlclose check`` on a
+large sensitive domain).
 
 The summary's ``t_against_release`` on a large domain reads each class by its cells; it used to
 bound each class's float and make the runs near the largest dense again, to get the dense bits.
@@ -153,6 +155,32 @@ def test_fractional_counts_are_the_dense_rows_bits(name):
     cells = SparseCounts(cells.rows, cells.cols, cells.values / 7.0, cells.shape)
     released = np.bincount(cells.cols, weights=cells.values, minlength=500)
     _same_bits(cells, released, name, _tree(500, 3, rng))
+
+
+@pytest.mark.parametrize("name", ["equal", "variational", "ordered"])
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("seed", [1, 2])
+def test_equal_variational_and_ordered_from_cells_are_the_dense_rows_bits(name, case, seed):
+    """q the classes' own totals, and a q independent of them with zeros (record counts: the
+    ordered form takes whole numbers only, as a table's counts are)."""
+    classes, values, most, _ = CASES[case]
+    rng = np.random.default_rng(seed)
+    cells = _classes(classes, values, most, rng)
+    _same_bits(cells, np.bincount(cells.cols, weights=cells.values, minlength=values), name)
+    other = rng.integers(0, 4, size=values).astype(np.float64)
+    other[0] = 1.0
+    _same_bits(cells, other, name)
+
+
+def test_equal_and_ordered_by_hand():
+    """The class of counts 2, 0, 0, 1 (n = 3) against q = 3, 1, 2, 2 (N = 8). Equal: ½ Σ |p − q| =
+    ½ (|2/3 − 3/8| + 1/8 + 2/8 + |1/3 − 2/8|) = ½ (7 + 3 + 6 + 2) / 24 = 3/8. Ordered: the cumulative
+    differences over the three gaps, 2/3 − 3/8 = 7/24, 2/3 − 4/8 = 4/24, 2/3 − 6/8 = −2/24, summed
+    absolutely 13/24 over m − 1 = 3: 13/72."""
+    cells = SparseCounts(np.array([0, 0]), np.array([0, 3]), np.array([2.0, 1.0]), (1, 4))
+    assert distances_of_cells(cells, HAND_Q, "equal")[0] == float(Fraction(3, 8))
+    assert distances_of_cells(cells, HAND_Q, "variational")[0] == float(Fraction(3, 8))
+    assert distances_of_cells(cells, HAND_Q, "ordered")[0] == float(Fraction(13, 72))
 
 
 # Four leaves, A = {0, 1}, B = {2, 3}, under the root (H = 2); the table q = 3, 1, 2, 2 (N = 8).

@@ -247,6 +247,22 @@ def test_unreachable_models_raise():
         gaa(GaaInput(HS, data.leaves, data.counts), 2, "nllm", "S2")
 
 
+def test_an_unreachable_l_does_not_tell_the_tables_figure():
+    """Four records of one leaf, the fourth's sensitive value changed: the whole table's l-diversity
+    (1.75, 2, 2.83) moves with it, and was told to four digits, a figure one who knows the other
+    rows can test guesses of the fourth's value against. The refusal is now the same for all three."""
+    said = set()
+    for last in (0, 1, 2):
+        sensitive = np.zeros((1, 3), dtype=np.int64)
+        for value in (0, 0, 1, last):
+            sensitive[0, value] += 1
+        with pytest.raises(NoSolutionError) as refused:
+            gaa(GaaInput([SEX], np.array([[0]]), np.array([4]), sensitive, ["s"], [sensitive]), 2, "nllm", "S1",
+                l=3.5)
+        said.add(str(refused.value))
+    assert said == {"l = 3.5 cannot be reached: even the whole table as one class is below it"}
+
+
 @pytest.mark.parametrize("grouped", [True, False], ids=["grouped-base", "base-of-the-rows-as-they-stand"])
 def test_input_from_sql_equals_a_plain_group_by(tmp_path: Path, grouped: bool, monkeypatch):
     """GAA's input (leaf combinations with their sensitive counts) from the base histogram, as it

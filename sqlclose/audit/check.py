@@ -41,6 +41,7 @@ from sqlclose.model.attributes import (
 )
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
+from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import (
     MAX_DECIMAL_DIGITS,
     QuasiIdentifier,
@@ -53,10 +54,16 @@ from sqlclose.model.spec import (
 from sqlclose.model.text import counted
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import open_source, path_format, spec_engine
+from sqlclose.privacy.cell_distances import class_distances
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
-from sqlclose.privacy.distances import ALL_DISTANCES, distance, idle_level_warnings, is_emd
+from sqlclose.privacy.distances import ALL_DISTANCES, idle_level_warnings, is_emd
 from sqlclose.sql import queries as q
-from sqlclose.utility.information_loss import l1_closeness_value, l_diversity_value
+from sqlclose.utility.information_loss import (
+    l1_closeness_value,
+    l1_closeness_value_of_cells,
+    l_diversity_value,
+    l_diversity_value_of_cells,
+)
 
 DEFAULT_SKEW_RATIO = 3.0
 
@@ -565,7 +572,7 @@ class _Worst:
         self.ids = np.zeros(0, dtype=np.int64)  # the classes to list so far, worst first
         self.values: np.ndarray | None = None  # of the measure's type: a count lists as an integer
         self.sizes = np.zeros(0, dtype=np.int64)
-        self.rows = np.zeros((0, len(sa.domain) if sa is not None else 0))
+        self.held: list[Commonest] = []  # per class listed: its commonest values
 
     def add(self, start: int, hist: ClassHistograms, measure: np.ndarray, passes: np.ndarray | None,
             among: np.ndarray | None = None, first: np.ndarray | None = None) -> None:
@@ -584,13 +591,13 @@ class _Worst:
         self.values = measure[chosen] if self.values is None else np.concatenate([self.values, measure[chosen]])
         self.sizes = np.concatenate([self.sizes, hist.sizes[chosen]])
         if self.j is not None:
-            self.rows = np.concatenate([self.rows, hist.counts[self.j][chosen]])
+            self.held += _commonest(hist.counts[self.j], chosen)
         if first is not None:
             self.firsts = np.concatenate([self.firsts, first[chosen]])
         kept = self._worst_first(self.values, self.firsts if first is not None else None)  # stable: ties in class order
         self.firsts = self.firsts[kept] if first is not None else self.firsts
-        self.ids, self.values, self.sizes, self.rows = (self.ids[kept], self.values[kept], self.sizes[kept],
-                                                        self.rows[kept] if self.j is not None else self.rows)
+        self.ids, self.values, self.sizes = self.ids[kept], self.values[kept], self.sizes[kept]
+        self.held = [self.held[i] for i in kept] if self.j is not None else self.held
 
     def _worst_first(self, values: np.ndarray, firsts: np.ndarray | None = None) -> np.ndarray:
         """Positions of the ``top`` worst values, worst first, ties in position order (a class's
@@ -627,7 +634,7 @@ class _Worst:
             if firsts is not None:
                 item[self.ranked_by] = _number(firsts[n])
             if self.sa is not None:
-                item["distribution"] = _distribution(self.rows[n], self.sa)
+                item["distribution"] = self.held[n].named(self.sa)
             out.append(item)
         return out
 
@@ -673,7 +680,7 @@ class _SensitiveTally:
         for _, measured, judged, worst in self.diversity:
             worst.add(start, hist, measured.measure(hist), judged.passes(hist) if judged else None)
         for name, judged, worst in self.distances:
-            values = judged.measure(hist) if judged else distance(matrix, self.sa.q, name, self.sa.tree)
+            values = judged.measure(hist) if judged else class_distances(matrix, self.sa.q, name, self.sa.tree)
             worst.add(start, hist, values, judged.passes(hist) if judged else None)
             if judged:
                 self.judged_distance.append(values)
@@ -681,9 +688,9 @@ class _SensitiveTally:
             if attack is not None:
                 hit = attack.exposed(matrix, hist.sizes)
                 self.exposed[kind].add(start, hist, hist.sizes, None, among=hit, first=attack.class_measure)
-        self.l_diversity = np.minimum(self.l_diversity, l_diversity_value(matrix))  # NaN stays NaN, as one pass
-        self.l1_closeness = np.maximum(self.l1_closeness, l1_closeness_value(matrix, self.sa.q))
-        self.counts += matrix.sum(axis=0)
+        self.l_diversity = np.minimum(self.l_diversity, _l_diversity(matrix))  # NaN stays NaN, as one pass
+        self.l1_closeness = np.maximum(self.l1_closeness, _l1_closeness(matrix, self.sa.q))
+        self.counts += kept_totals(matrix, np.ones(matrix.shape[0]))
 
     def listing(self) -> list[_Worst]:
         return [m[-1] for m in self.diversity] + [m[-1] for m in self.distances] + list(self.exposed.values())
@@ -714,13 +721,51 @@ def _applicable_distances(sa: SensitiveAttribute, spec: Sensitive | None, numeri
     return [n for n in ALL_DISTANCES if n in names]
 
 
-def _distribution(row: np.ndarray, sa: SensitiveAttribute) -> dict[str, int]:
-    """A class's ten commonest sensitive values (the rest summed)."""
-    nonzero = np.flatnonzero(row)
-    nonzero = nonzero[np.argsort(-row[nonzero], kind="stable")]
-    out = {str(sa.domain[v]): int(row[v]) for v in nonzero[:10]}
-    if len(nonzero) > 10:
-        out["(other values)"] = int(row[nonzero[10:]].sum())
+def _l_diversity(matrix: np.ndarray | SparseCounts) -> float:
+    if isinstance(matrix, SparseCounts):
+        held = matrix.values > 0
+        return l_diversity_value_of_cells(matrix.rows[held], matrix.values[held], matrix.shape[0])
+    return l_diversity_value(matrix)
+
+
+def _l1_closeness(matrix: np.ndarray | SparseCounts, reference: np.ndarray) -> float:
+    if isinstance(matrix, SparseCounts):
+        held = matrix.values > 0
+        return l1_closeness_value_of_cells(matrix.rows[held], matrix.cols[held], matrix.values[held],
+                                           matrix.shape[0], reference)
+    return l1_closeness_value(matrix, reference)
+
+
+@dataclass(frozen=True)
+class Commonest:
+    """A listed class's ten commonest sensitive values (positions in the domain, commonest first,
+    ties in domain order), their counts, and the records of its other values: what its listing
+    shows, kept instead of its counts (a class of a 632 k-value column holds 60 k of them)."""
+
+    values: np.ndarray
+    counts: np.ndarray
+    others: int | None  # None: it holds no other value
+
+    def named(self, sa: SensitiveAttribute) -> dict[str, int]:
+        out = {str(sa.domain[v]): int(n) for v, n in zip(self.values.tolist(), self.counts.tolist())}
+        if self.others is not None:
+            out["(other values)"] = self.others
+        return out
+
+
+def _commonest(matrix: np.ndarray | SparseCounts, classes: np.ndarray) -> list[Commonest]:
+    """``Commonest`` of each of ``classes`` (positions in a run), from its dense row or its cells."""
+    out = []
+    for i in classes.tolist():
+        if isinstance(matrix, SparseCounts):
+            row = matrix[i:i + 1]
+            values, counts = row.cols[row.values > 0], row.values[row.values > 0]
+        else:
+            values = np.flatnonzero(matrix[i])
+            counts = matrix[i, values]
+        order = np.argsort(-counts, kind="stable")
+        others = int(counts[order[10:]].sum()) if len(order) > 10 else None
+        out.append(Commonest(values[order[:10]], counts[order[:10]], others))
     return out
 
 

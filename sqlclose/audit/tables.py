@@ -5,6 +5,10 @@ columns as they are written (no hierarchies, no codes, no rollups), one per sens
 kept in the engine in class order. Python reads them in runs of consecutive classes, one row per
 (class, sensitive value), so that what it holds is bounded by a run, not by the table: auditing a
 raw 10 M-row table (10 M classes) once held every class's matrix and its temporaries at once.
+
+A sensitive column of more than ``DENSE_ORDERED_VALUES`` values is kept as each class's own values
+(``SparseCounts``) and every measure and attack reads it by them: a dense row of 632 k values is
+5 MB a class, and ten classes of it went 58 % past a 500 MB limit (docs/engines.md).
 """
 
 from __future__ import annotations
@@ -18,22 +22,31 @@ import pyarrow.compute as pc
 from sqlglot import exp
 
 from sqlclose.engine import Engine
+from sqlclose.engine.limits import search_share
 from sqlclose.errors import DataError
 from sqlclose.model.arrays import numpy_of
 from sqlclose.model.attributes import SensitiveAttribute, values_not_leaves
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.sparse_counts import CELL_BYTES, SparseCounts, values_held
 from sqlclose.model.text import agreeing, counted
 from sqlclose.privacy.criteria import TOLERANCE
+from sqlclose.privacy.emd import DENSE_ORDERED_VALUES
 from sqlclose.sql import queries as q
 
 # What judging one run of classes may hold, in bytes: per class, RUN_COPIES times its count
 # matrix row (the matrix and the measures' temporaries), and PAIR_BYTES per (class, value) row read
-# (the Arrow row and its numpy copies: class, position, cell, count). Each run is one range read per
-# sensitive column: at 10 M raw classes × 14 values, ~60 reads. Under a memory limit DuckDB's is
-# lowered to leave that room (``Engine.fit_memory``) before each run.
+# (the Arrow row and its numpy copies: class, position, cell, count). With a column kept as cells,
+# CELL_COPIES × CELL_BYTES more per row (its cells and the measures' per-cell temporaries, sorts
+# among them) and CLASS_BYTES per class (the measures' per-class arrays): measured with tracemalloc
+# on a million classes of one value each (~380 bytes a class at a run's peak). Each run is one range
+# read per sensitive column: at 10 M raw classes × 14 values, ~60 reads. Under a memory limit, runs
+# hold at most the Python side's share of it, and DuckDB's limit is lowered to leave that room
+# (``Engine.fit_memory``) before each run.
 RUN_BYTES = 160_000_000
 RUN_COPIES = 5
 PAIR_BYTES = 80
+CELL_COPIES = 5
+CLASS_BYTES = 160
 
 
 @dataclass
@@ -53,8 +66,11 @@ class TableClasses:
 
     def runs(self, max_bytes: int | None = None) -> Iterator[tuple[int, ClassHistograms]]:
         """(number of its first class, histograms) of consecutive runs covering every class once,
-        each holding at most ``max_bytes`` (``RUN_BYTES``) while judged, a class at least."""
-        step = max(1, int((RUN_BYTES if max_bytes is None else max_bytes) // self.class_bytes()))
+        each holding at most ``max_bytes`` (``RUN_BYTES``, or the Python side's share of the job's
+        memory limit when smaller) while judged, a class at least."""
+        budget = self.engine.memory_budget
+        largest = min(RUN_BYTES, search_share(budget)) if budget else RUN_BYTES
+        step = max(1, int((largest if max_bytes is None else max_bytes) // self.class_bytes()))
         for start in range(0, self.classes, step):
             stop = min(start + step, self.classes)
             self.engine.fit_memory(upcoming=int((stop - start) * self.class_bytes()))
@@ -62,18 +78,23 @@ class TableClasses:
 
     def class_bytes(self) -> float:
         """What judging one class holds, on average (``RUN_BYTES``)."""
-        matrix_row = 8 * sum(len(sa.domain) for sa in self.sensitive)
-        return RUN_COPIES * matrix_row + PAIR_BYTES * self.pairs / max(self.classes, 1)
+        matrix_row = 8 * sum(len(sa.domain) for sa in self.sensitive if not as_cells(sa))
+        cells = any(map(as_cells, self.sensitive))
+        per_pair = PAIR_BYTES + (CELL_COPIES * CELL_BYTES if cells else 0)
+        return RUN_COPIES * matrix_row + (CLASS_BYTES if cells else 0) + per_pair * self.pairs / max(self.classes, 1)
 
     def _histograms(self, start: int, stop: int) -> ClassHistograms:
         count = stop - start
         read = [self.engine.fetch(q.class_range(t), [start, stop]) for t in self.counted]
         sizes = np.bincount(_class_of(read[0], start), weights=_counts(read[0]), minlength=count)
-        matrices = []
+        matrices: list[np.ndarray | SparseCounts] = []
         for sa, rows in zip(self.sensitive, read):
             span = len(sa.domain)
             cells = _class_of(rows, start) * span + domain_positions(rows.column(q.AUDIT_VALUE), sa, self._domains)
-            matrices.append(np.bincount(cells, weights=_counts(rows), minlength=count * span).reshape(count, span))
+            if as_cells(sa):
+                matrices.append(SparseCounts.from_cells(cells, _counts(rows), (count, span)))
+            else:
+                matrices.append(np.bincount(cells, weights=_counts(rows), minlength=count * span).reshape(count, span))
         return ClassHistograms(np.zeros((count, 0), dtype=np.int64), np.rint(sizes).astype(np.int64), matrices,
                                np.zeros(count, dtype=np.int64))
 
@@ -91,6 +112,11 @@ class TableClasses:
         drop_tables(self.engine, self.counted)
 
 
+def as_cells(sa: SensitiveAttribute) -> bool:
+    """Whether the audit keeps a sensitive column's counts as each class's own values."""
+    return len(sa.domain) > DENSE_ORDERED_VALUES
+
+
 def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
                   sensitive: Sequence[SensitiveAttribute]) -> TableClasses:
     """Equivalence classes of ``relation`` over ``qi``, counted in the engine: one GROUP BY per
@@ -98,6 +124,7 @@ def table_classes(engine: Engine, relation: exp.Expression, qi: Sequence[str],
     counted: list[exp.Table] = []
     try:
         for sa in list(sensitive) or [None]:
+            engine.fit_memory()  # DuckDB's limit less what Python holds now (a large domain's values)
             query = q.audit_classes(relation, qi, sa.name if sa is not None else None)
             counted.append(engine.create_temp_table(engine.temp_name("audit_classes"), query))
         totals = [engine.fetch_row(q.class_totals(t)) for t in counted]
@@ -192,8 +219,8 @@ class Attack:
 class Homogeneity(Attack):
     """Classes whose sensitive values are all equal: membership discloses the value."""
 
-    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        return self._count((matrix > 0).sum(axis=1) == 1, sizes)
+    def exposed(self, matrix: np.ndarray | SparseCounts, sizes: np.ndarray) -> np.ndarray:
+        return self._count(values_held(matrix) == 1, sizes)
 
 
 class Skewness(Attack):
@@ -210,16 +237,32 @@ class Skewness(Attack):
         self.ratio = ratio
         self.worst = 0.0
 
-    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-        p_share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
-        q = self.q_share
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), np.where(p_share > 0, np.inf, 0.0))
-        worst = ratios.max(axis=1) if ratios.size else np.zeros(matrix.shape[0])
+    def exposed(self, matrix: np.ndarray | SparseCounts, sizes: np.ndarray) -> np.ndarray:
+        worst = self._worst_of_cells(matrix) if isinstance(matrix, SparseCounts) else self._worst_of_rows(matrix)
         self.class_measure = worst
         if worst.size:
             self.worst = max(self.worst, float(worst.max()))
         return self._count(worst >= self.ratio - TOLERANCE, sizes)
+
+    def _worst_of_rows(self, matrix: np.ndarray) -> np.ndarray:
+        p_share = matrix / np.maximum(matrix.sum(axis=1, keepdims=True), 1)
+        q = self.q_share
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), np.where(p_share > 0, np.inf, 0.0))
+        return ratios.max(axis=1) if ratios.size else np.zeros(matrix.shape[0])
+
+    def _worst_of_cells(self, cells: SparseCounts) -> np.ndarray:
+        """``_worst_of_rows`` from each class's own values: an absent value's ratio is 0, below any
+        present one's (the same division of the same whole-number sums: the same bits)."""
+        held = cells.values > 0
+        rows, cols, values = cells.rows[held], cells.cols[held], cells.values[held]
+        p_share = values / np.maximum(cells.row_sums(), 1)[rows]
+        q = self.q_share[cols]
+        with np.errstate(divide="ignore"):
+            ratios = np.where(q > 0, p_share / np.where(q > 0, q, 1), np.inf)
+        worst = np.zeros(cells.shape[0])
+        np.maximum.at(worst, rows, ratios)
+        return worst
 
     def result(self) -> dict:
         worst = self.worst if np.isfinite(self.worst) else "inf"  # JSON has no infinity: as KL's "inf"
@@ -248,17 +291,27 @@ class Similarity(Attack):
         self.by_group = np.zeros(int(self.groups.max()) + 1, dtype=np.int64)
         self.learned = np.zeros(len(self.by_group), dtype=bool)
 
-    def exposed(self, matrix: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    def exposed(self, matrix: np.ndarray | SparseCounts, sizes: np.ndarray) -> np.ndarray:
         if self.reveals_nothing:
             return np.zeros(matrix.shape[0], dtype=bool)
-        present = matrix > 0
-        per_group = np.zeros((matrix.shape[0], len(self.by_group)), dtype=bool)
-        for g in np.unique(self.groups):
-            per_group[:, g] = present[:, self.groups == g].any(axis=1)
-        hit = self._count(per_group.sum(axis=1) == 1, sizes)
-        self.by_group += (per_group[hit] * sizes[hit, None]).sum(axis=0)
-        self.learned |= per_group[hit].any(axis=0)
+        rows, groups = self._class_groups(matrix)  # each (class, group) held once
+        hit = self._count(np.bincount(rows, minlength=matrix.shape[0]) == 1, sizes)
+        learned = hit[rows]
+        self.by_group += np.bincount(groups[learned], weights=sizes[rows[learned]],
+                                     minlength=len(self.by_group)).astype(np.int64)
+        self.learned[groups[learned]] = True
         return hit
+
+    def _class_groups(self, matrix: np.ndarray | SparseCounts) -> tuple[np.ndarray, np.ndarray]:
+        """The (class, group) pairs of the groups each class holds values of."""
+        if isinstance(matrix, SparseCounts):
+            held = matrix.values > 0
+            rows, cols = matrix.rows[held], matrix.cols[held]
+        else:
+            rows, cols = np.nonzero(matrix)
+        width = len(self.by_group)
+        pairs = np.unique(rows * width + self.groups[cols])
+        return pairs // width, pairs % width
 
     def result(self) -> dict:
         return {"level": self.level, "classes": self.classes, "records": self.records,

@@ -24,17 +24,17 @@ import numpy as np
 
 from sqlclose.model.attributes import SensitiveAttribute
 from sqlclose.model.classes import ClassHistograms, record_totals
-from sqlclose.model.sparse_counts import dense_counts, kept_totals, values_held
+from sqlclose.model.sparse_counts import SparseCounts, dense_counts, kept_totals, values_held
+from sqlclose.privacy.cell_distances import class_distances
 from sqlclose.privacy.distances import (
     DeficitMap,
     deficit_map,
-    distance,
     is_emd,
     largest_within,
     ordered_least_distance,
     point_mass_distances,
 )
-from sqlclose.privacy.emd import DENSE_ORDERED_VALUES, EMD_TOLERANCE
+from sqlclose.privacy.emd import DENSE_ORDERED_VALUES, EMD_TOLERANCE, row_sums
 from sqlclose.privacy.ordered_cells import ClassCells, OrderedTable
 from sqlclose.utility.metrics import discernibility
 
@@ -106,7 +106,13 @@ class _Cached(Criterion):
     def measure(self, hist: ClassHistograms) -> np.ndarray:
         # In runs of classes: a report's ``reached`` on a whole large node allocates no more than judging it did.
         key = (self.name, getattr(self, "index", None), self.parameters_key())
-        return hist.memo_in_runs(key, self._compute, SLICE_BYTES)
+        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self._kept_as_cells(hist))
+
+    def _kept_as_cells(self, hist: ClassHistograms) -> frozenset[int]:
+        """Its column, when ``hist`` keeps it as cells: measured by them, runs sized by them (``sqlclose
+        check`` reads a large domain so; a dense row of 632 k values is 5 MB a class)."""
+        index = self.index  # type: ignore[attr-defined]
+        return frozenset({index}) if isinstance(hist.counts[index], SparseCounts) else frozenset()
 
     @property
     def dense_columns(self) -> frozenset[int]:
@@ -168,7 +174,7 @@ class _DistinctValues(_Cached):
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
         key = (self.name, self.index, self.parameters_key())
-        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self.cell_columns)
+        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self.cell_columns | self._kept_as_cells(hist))
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
         return values_held(hist.counts[self.index])
@@ -247,7 +253,8 @@ class EntropyLDiversity(_Cached):
 
     def _entropy(self, hist: ClassHistograms) -> np.ndarray:
         """Per class, shared by passes(), the measure and the bound on the same histograms."""
-        return hist.memo_in_runs(("entropy", self.index), lambda h: _entropy(self._counts(h)), SLICE_BYTES)
+        return hist.memo_in_runs(("entropy", self.index), lambda h: _entropy(h.counts[self.index]), SLICE_BYTES,
+                                 self._kept_as_cells(hist))
 
     def passes(self, hist: ClassHistograms) -> np.ndarray:
         return self._entropy(hist) >= np.log(self.l) - TOLERANCE
@@ -265,7 +272,7 @@ class EntropyLDiversity(_Cached):
             return np.zeros(hist.classes)
         h = self._entropy(hist)
         share = np.clip(1.0 - (h + TOLERANCE) / np.log(self.l), 0.0, 1.0)
-        values = (self._counts(hist) > 0).sum(axis=1)
+        values = values_held(hist.counts[self.index])
         with np.errstate(divide="ignore"):
             return np.where(np.log(values) < np.log(self.l) - TOLERANCE, 1.0, share)
 
@@ -288,9 +295,13 @@ class RecursiveCLDiversity(_Cached):
         return "recursive"
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
-        ordered = _descending(self._counts(hist))
-        r1 = ordered[:, 0]
-        tail = ordered[:, self.l - 1:].sum(axis=1) if self.l - 1 < ordered.shape[1] else np.zeros(len(r1))
+        counts = hist.counts[self.index]
+        if isinstance(counts, SparseCounts):
+            r1, tail = _largest_and_tail_of_cells(counts, self.l)
+        else:
+            ordered = _descending(counts)
+            r1 = ordered[:, 0]
+            tail = ordered[:, self.l - 1:].sum(axis=1) if self.l - 1 < ordered.shape[1] else np.zeros(len(r1))
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.where(tail > 0, r1 / np.where(tail > 0, tail, 1), np.inf)
 
@@ -318,6 +329,20 @@ class RecursiveCLDiversity(_Cached):
 def _descending(counts: np.ndarray) -> np.ndarray:
     """Each class's counts sorted in descending order."""
     return -np.sort(-counts, axis=1)
+
+
+def _largest_and_tail_of_cells(counts: SparseCounts, l: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: E741
+    """Per class, from its cells: its largest count r1 and r_l + … + r_m (0 for a class of fewer than
+    l values), whole numbers summed exactly, as ``_descending``'s rows give them."""
+    held = counts.values > 0
+    rows, values = counts.rows[held], counts.values[held]
+    order = np.lexsort((-values, rows))
+    rows, values = rows[order], values[order]
+    first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, dtype=np.int64)
+    rank = np.arange(len(rows)) - np.repeat(first, np.diff(np.r_[first, len(rows)]))
+    r1 = np.zeros(counts.shape[0])
+    r1[rows[first]] = values[first]
+    return r1, np.bincount(rows, weights=values * (rank >= l - 1), minlength=counts.shape[0])
 
 
 def _recursive_kept(ordered: np.ndarray, c: float, l: int) -> np.ndarray:  # noqa: E741
@@ -414,12 +439,12 @@ class TCloseness(_Cached):
 
     def measure(self, hist: ClassHistograms) -> np.ndarray:
         key = (self.name, self.index, self.parameters_key())
-        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self.cell_columns)
+        return hist.memo_in_runs(key, self._compute, SLICE_BYTES, self.cell_columns | self._kept_as_cells(hist))
 
     def _compute(self, hist: ClassHistograms) -> np.ndarray:
         if self._ordered is not None:
             return self._ordered.emd(self._cells(hist))
-        return distance(self._counts(hist), self.column.q, self.column.distance, self.column.tree)
+        return class_distances(hist.counts[self.index], self.column.q, self.column.distance, self.column.tree)
 
     def _cells(self, hist: ClassHistograms) -> ClassCells:
         # Not kept with the histograms: every run's copy would stay alive as long as the part.
@@ -526,14 +551,23 @@ def nothing_required(columns: Sequence[SensitiveAttribute]) -> str | None:
             "farthest class of one value)")
 
 
-def _entropy(counts: np.ndarray) -> np.ndarray:
+def _entropy(counts: np.ndarray | SparseCounts) -> np.ndarray:
     """−Σ p log p per row, as log n − Σ c log c / n (n = Σ c; 0 for an empty row). Counts are
     record counts: a nonzero one is at least 1, so c · log max(c, 1) is c log c with 0 log 0 = 0 —
-    one log per cell, no division or mask over the whole matrix."""
-    totals = record_totals(counts)
-    logs = np.maximum(counts, 1.0)
-    np.log(logs, out=logs)
-    weighted = np.einsum("ij,ij->i", counts, logs)
+    one log per cell, no division or mask over the whole matrix. A row's terms are added left to
+    right (``row_sums``), so its cells alone, added in column order, give the same bits (an absent
+    value's term is +0.0), and so does the same class beside any others (``np.einsum`` grouped them
+    by the row's offset)."""
+    if isinstance(counts, SparseCounts):
+        totals = counts.row_sums()
+        terms = counts.values * np.log(np.maximum(counts.values, 1.0))
+        weighted = np.bincount(counts.rows, weights=terms, minlength=counts.shape[0])
+    else:
+        totals = record_totals(counts)
+        terms = np.maximum(counts, 1.0)
+        np.log(terms, out=terms)
+        terms *= counts
+        weighted = row_sums(terms)
     safe = np.where(totals > 0, totals, 1.0)
     return np.maximum(np.log(safe) - weighted / safe, 0.0)  # rounding: never below 0
 

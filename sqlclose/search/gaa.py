@@ -213,8 +213,9 @@ class _State:
         if self.hist is not None and self.l is not None:
             best = float(class_l_diversity(self.reference)[0])
             if best < self.l - _MODEL_TOL:
-                raise NoSolutionError(f"l = {self.l:g} cannot be reached: even one class of the whole table has an "
-                                      f"l-diversity value of {best:.4g}")
+                # The table's own figure is not told: one changed sensitive value moves it.
+                raise NoSolutionError(f"l = {self.l:g} cannot be reached: even the whole table as one class is "
+                                      "below it")
         if self.extra_violates is not None and self.extra_violates(
                 np.array([self.total]), [h.sum(axis=0, keepdims=True) for h in self.extra])[0]:
             raise NoSolutionError("the privacy models fail even with the whole table as one class: no merging can "
