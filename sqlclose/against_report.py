@@ -19,10 +19,17 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.listing import folder_files
-from sqlclose.errors import EngineError, EngineOutOfMemory, InputError, SpecError, VerificationError
+from sqlclose.errors import (
+    EngineError,
+    EngineOutOfMemory,
+    InputError,
+    SensitiveOffHierarchyError,
+    SpecError,
+    VerificationError,
+)
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
-from sqlclose.model.text import named
+from sqlclose.model.text import counted, named
 from sqlclose.prepare.sources import SourceLike, brings_engine, magic_format
 from sqlclose.release.files import keyed, operator_key, sha256
 from sqlclose.release.release import MAX_LABELS_SHOWN
@@ -100,10 +107,10 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         # A Parquet folder's Hive partition columns are read last (``_partitioned``): the release's order otherwise.
         expected = claims.read_back_order(output["columns"], _partition_columns(path, output))
         level_labels, hierarchies = _level_labels(doc, spec, notes)
-        counted = hierarchies if set(hierarchies) == set(qis) and alterations.counts_leaves(doc) else {}
+        leaf_counted = hierarchies if set(hierarchies) == set(qis) and alterations.counts_leaves(doc) else {}
         with _told_as_file(source, path):
             figures = release_figures(source, qis, expected, level_labels, MAX_LABELS_SHOWN, table=table, engine=own,
-                                      several_levels=doc.get("algorithm") == "gaa", label_rows=counted)
+                                      several_levels=doc.get("algorithm") == "gaa", label_rows=leaf_counted)
         if figures.columns != expected:
             problems.append(claims.columns_differ(figures.columns, output["columns"]))
             return _outcome(path, report_path, problems, notes), None
@@ -112,8 +119,16 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
             # table by mistake, `check --against` printed its classes, label counts and distances
             # into the job's log, which told of the suppressed rows (review h4 of the 85th round).
             return _outcome(path, report_path, problems, notes), None
-        with _told_as_file(source, path):
-            audit = run_check(source, qis, models, k=privacy["k"], table=table, engine=own)
+        try:
+            with _told_as_file(source, path):
+                audit = run_check(source, qis, models, k=privacy["k"], table=table, engine=own)
+        except SensitiveOffHierarchyError as off:  # a release holds only its hierarchy's leaves
+            if spec is not None:  # the operator's hierarchy, which may not be the release's: bad input
+                raise
+            rows = "" if off.rows is None else f" in {counted(off.rows, 'row')}"
+            problems.append(f"{off.column}: the file holds {counted(off.values, 'value')}{rows} that its hierarchy "
+                            "lacks (not shown: sensitive values), which no release made with it holds")
+            return _outcome(path, report_path, problems, notes), None
         audit_ = audit.to_dict()
     for name, entry in privacy["sensitive"].items():
         measured = audit_["sensitive"][name]

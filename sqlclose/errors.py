@@ -84,6 +84,15 @@ class NotLeavesError(DataError):
         self.named, self.column = named, column
 
 
+class SensitiveOffHierarchyError(DataError):
+    """Sensitive values a hierarchy lacks (``sqlclose check``): counted, never named. ``check
+    --against`` tells from it a file that is not its release, which holds none."""
+
+    def __init__(self, message: str, column: str, values: int, rows: int | None) -> None:
+        super().__init__(message)
+        self.column, self.values, self.rows = column, values, rows
+
+
 class OutputExistsError(InputError):
     """The output path exists and overwriting was not asked for."""
 

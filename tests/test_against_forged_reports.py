@@ -454,3 +454,23 @@ def test_a_csv_read_back_with_a_type_its_model_cannot_measure_names_the_file(tmp
     assert (f"column 'salary' in {release} (read with its report's output.column_types) is string, but "
             'distance = "ordered" needs numbers') in result.output
     assert "__sqlclose" not in result.output
+
+
+def test_a_sensitive_value_off_its_hierarchy_is_a_file_that_is_not_the_release(tmp_path):
+    """A release's file with one disease replaced by a value its hierarchy lacks, and the report's
+    digest made again by the forger: the file is not the release (exit 4, "does not match"), told by
+    the column and the count, never the value; it was bad input (exit 2), as if the operator's
+    hierarchy were wrong. Oracle: the value written here, and its absence from disease.csv."""
+    _, release, doc = _release(tmp_path, "out/release.parquet")
+    assert "plague" not in (tmp_path / "disease.csv").read_text()
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT zip, age, salary, CASE WHEN row_number() OVER () = 1 THEN 'plague' ELSE disease END "
+                f"AS disease FROM read_parquet('{release}')) TO '{release}.new' (FORMAT parquet)")
+    con.close()
+    Path(f"{release}.new").replace(release)
+    doc["output"]["sha256"] = hashlib.sha256(release.read_bytes()).hexdigest()
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert ("disease: the file holds 1 value in 1 row that its hierarchy lacks (not shown: sensitive values), "
+            "which no release made with it holds") in " ".join(result.output.split()), result.output
+    assert "plague" not in result.output

@@ -31,7 +31,14 @@ from sqlclose.audit import tables, utility
 from sqlclose.audit.render import SELF_REFERENCE, render_text
 from sqlclose.engine import Engine
 from sqlclose.engine.base import FileRead, leaves_as_found
-from sqlclose.errors import DataError, HierarchyWarning, InputError, OptionError, SpecError
+from sqlclose.errors import (
+    DataError,
+    HierarchyWarning,
+    InputError,
+    OptionError,
+    SensitiveOffHierarchyError,
+    SpecError,
+)
 from sqlclose.model.attributes import (
     SensitiveAttribute,
     is_number_or_time,
@@ -501,7 +508,8 @@ def _refuse_values_off_hierarchy(engine: Engine, relations: list[exp.Expression]
         counted = engine.fetch(q.distribution(relation, q.as_text(q.col(name)))).to_pylist()
         rows += sum(int(r["n"]) for r in counted if r["v"] in off)
     to_add = f"{how_to_add_leaves(hierarchy)}, or give the hierarchy the release was made with"
-    raise DataError(values_not_leaves(name, hierarchy, missing, rows, to_add, where))
+    raise SensitiveOffHierarchyError(values_not_leaves(name, hierarchy, missing, rows, to_add, where), name,
+                                     len(missing), rows)
 
 
 def _float_values(sources: list[exp.Expression], schemas: list[pa.Schema], name: str) -> exp.Expression | None:
