@@ -81,6 +81,8 @@ class NodeRunner:
             name = self.problem.engine.temp_name("node")
             self.problem.engine.register(name, result)
             self._cache[subset, node] = (name, result.num_rows)
+        if cells_past is not None:  # the release's node: the sort's pages back before its arrays are made
+            self.problem.engine.release_cached_memory()
         qi_codes = [self.problem.qis[i].coded.code for i in subset]
         return class_histograms(result, qi_codes, [s.coded.code for s in sas], [len(s.domain) for s in sas],
                                 cells_past)
