@@ -624,13 +624,31 @@ def test_existing_output_replaced_with_overwrite(tmp_path):
     outdir.mkdir()
     target = outdir / "release.parquet"
     target.write_bytes(b"precious")
-    (outdir / "release.parquet.report.json").write_text("old")
+    (outdir / "release.parquet.report.json").write_text('{"schema_version": "8.0", "output": {}}')  # a report
     release = sqlclose.anonymize(CSV, spec_dict())
     report = release.write_parquet(target, overwrite=True)
     assert target.read_bytes() != b"precious"
     assert pq.read_table(target).num_rows == 9
     assert json.loads((outdir / "release.parquet.report.json").read_text()) == report
     assert sorted(p.name for p in outdir.iterdir()) == ["release.parquet", "release.parquet.report.json"]
+
+
+@pytest.mark.parametrize("there", ["another release's data file", "text", "JSON of another tool"])
+def test_overwrite_never_replaces_a_report_path_holding_another_kind_of_file(tmp_path, there):
+    """A report path set to another release's data file, with overwrite, replaced that release with
+    this one's JSON report (review of the ninety-fourth round): overwrite replaces a previous report
+    there, never another file. Oracle: the file's bytes, and nothing written at the output."""
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    with sqlclose.anonymize(CSV, spec_dict()) as release:
+        release.write_parquet(outdir / "first.parquet")
+        data = {"another release's data file": (outdir / "first.parquet").read_bytes(), "text": b"old",
+                "JSON of another tool": b'{"version": 1, "output": "x"}'}[there]
+        (outdir / "other").write_bytes(data)
+        with pytest.raises(OutputExistsError, match="holds a file that is not a sqlclose report"):
+            release.write_parquet(outdir / "second.parquet", report=outdir / "other", overwrite=True)
+    assert (outdir / "other").read_bytes() == data
+    assert not (outdir / "second.parquet").exists()
 
 
 def test_failed_verification_leaves_nothing(tmp_path, monkeypatch):

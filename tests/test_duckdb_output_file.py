@@ -163,7 +163,7 @@ def test_a_killed_earlier_builds_temporary_table_is_not_carried_over(tmp_path, m
     assert b"UNCOMMITTED-ROW" in db.read_bytes()  # the oracle finds the rows where they are
     hidden = tmp_path / f".{report.name}.sqlclose-{dead}-abc123"
     os.replace(report, Path(f"{hidden}.old"))
-    report.write_text(json.dumps({"dead run's": True}))
+    report.write_text(json.dumps({"schema_version": "8.0", "output": {}, "dead run's": True}))
     Path(f"{hidden}.tmp").write_bytes(report.read_bytes())
     def fail(self, written):
         raise VerificationError("forced by the test")

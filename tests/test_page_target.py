@@ -47,7 +47,7 @@ def test_anonymize_refuses_a_page_path_before_the_search(project, page, says):
 
 def test_an_existing_page_is_replaced_with_overwrite(project):
     page = project / "page.html"
-    page.write_text("old page")
+    page.write_text("<!DOCTYPE html><p>old page</p>")
     result = invoke("anonymize", project / "spec.toml", "--html", page, "--overwrite", "-q")
     assert result.exit_code == 0, result.output
     assert "zip = 1, age = 2" in page.read_text()  # the paper's Table 5 node
@@ -111,7 +111,7 @@ def test_report_refuses_a_page_path(project, page, says):
 def test_report_replaces_a_page_with_overwrite(project):
     assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
     page = project / "page.html"
-    page.write_text("old page")
+    page.write_text("<!DOCTYPE html><p>old page</p>")
     args = ["report", project / "out" / "release.parquet.report.json", "--html", page]
     assert invoke(*args).exit_code == 2
     result = invoke(*args, "--overwrite")
@@ -356,3 +356,39 @@ def test_report_missing_a_section_is_bad_input(project, cut):
     assert result.exit_code == 2, result.output
     assert f"it lacks {cut} " in result.output, result.output
     assert not (project / "page.html").exists()
+
+
+@pytest.mark.parametrize("kind", ["a release's Parquet file", "a CSV file", "text"])
+def test_overwrite_replaces_a_page_never_another_kind_of_file(project, kind):
+    """--overwrite replaces a previous page at the page path, never a file of another kind there: a
+    page path naming a copied release replaced it with HTML (review of the ninety-fourth round).
+    Oracle: the file's bytes before and after."""
+    other = project / "other.bin"
+    assert invoke("anonymize", project / "spec.toml", "-q").exit_code == 0
+    data = {"a release's Parquet file": (project / "out" / "release.parquet").read_bytes(),
+            "a CSV file": b"zip,age\n47677,29\n", "text": b"old page"}[kind]
+    other.write_bytes(data)
+    result = invoke("anonymize", project / "spec.toml", "--output", project / "out" / "second.parquet", "--html",
+                    other, "--overwrite", "-q")
+    assert result.exit_code == 2, result.output
+    assert f"the page path {other} holds a file that is not an HTML page" in " ".join(result.output.split())
+    assert other.read_bytes() == data
+    assert not (project / "out" / "second.parquet").exists()
+
+
+def test_report_html_never_replaces_the_release_beside_a_copied_report(project, tmp_path):
+    """A pair copied to another folder: its report names the release where it was made (an absolute
+    path), and `report --html COPY/release.parquet --overwrite` replaced the copy beside the report
+    with the page (exit 0; review of the ninety-fourth round). Oracle: the copy's bytes."""
+    assert invoke("anonymize", project / "spec.toml", "--output", project / "out" / "release.parquet",
+                  "-q").exit_code == 0
+    archive = tmp_path / "archive"
+    archive.mkdir()
+    for name in ("release.parquet", "release.parquet.report.json"):
+        (archive / name).write_bytes((project / "out" / name).read_bytes())
+    before = (archive / "release.parquet").read_bytes()
+    result = invoke("report", archive / "release.parquet.report.json", "--html", archive / "release.parquet",
+                    "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert "is the release beside the report" in result.output
+    assert (archive / "release.parquet").read_bytes() == before

@@ -25,6 +25,7 @@ from sqlclose.audit.claims import L_AND_P_MODELS, REPORT_FIELDS, T_TOLERANCE, re
 from sqlclose.audit.render import as_given
 from sqlclose.errors import InputError
 from sqlclose.model.lattice import nodes_by_height_groups
+from sqlclose.model.own_files import PAGE_HEAD_BYTES, PAGE_MARK
 from sqlclose.model.spec import Spec, load_spec
 
 if TYPE_CHECKING:
@@ -388,8 +389,6 @@ def is_page_of(page: Path, doc: dict) -> bool:
     return bool(digest) and head.startswith("<!DOCTYPE html>") and _mark(digest) in head
 
 
-PAGE_HEAD_BYTES = 65536  # the page's <head>: its title holds the release's name
-PAGE_MARK = "sqlclose-release"
 
 
 def _mark(digest: str) -> str:

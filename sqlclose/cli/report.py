@@ -81,6 +81,8 @@ def _read_by_page(report_path: Path, doc: dict, spec_path: Path | None, release_
 
     protected = [(report_path, "the report")]
     protected += [(Path(p), "the release") for p in (release_path, doc["output"]["path"]) if p is not None]
+    # A pair copied elsewhere: its report names the release where it was made, the copy lies beside it.
+    protected.append((report_path.parent / Path(doc["output"]["path"]).name, "the release beside the report"))
     if spec_path is not None:
         spec = load_spec(spec_path)
         protected += [(p, "a file of the spec") for p in spec.files_read]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.model.own_files import is_html_page, is_report_file
 from sqlclose.model.spec import default_report_path
 from sqlclose.model.text import counted
 
@@ -31,11 +32,14 @@ def overwrite_given(value: object) -> bool:
 
 
 def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrite: bool,
-                          suffixes: tuple[str, ...] | None = None, kind: str = "parquet") -> None:
+                          suffixes: tuple[str, ...] | None = None, kind: str = "parquet",
+                          replacing: bool = False) -> None:
     """Refuse an output or report that is a folder (a file for ``kind = "parquet-folder"``),
     already exists (unless ``overwrite``), is the other one, or is — through any path, symlink or
-    hard link — a file the job reads (or, for a folder, holds one). ``suffixes``: the ones the
-    output may have (a release's format and suffix are ``writers.Target``'s check)."""
+    hard link — a file the job reads (or, for a folder, holds one); and a report path holding a file
+    that is no sqlclose report, which overwrite never replaces. ``suffixes``: the ones the output may
+    have (a release's format and suffix are ``writers.Target``'s check). ``replacing``: the pair at
+    the paths is one found and judged this spec's own (--force), whose placing refuses it changed."""
     for target in (path, report):
         refuse_blocked_folder(target)
     refuse_long_names(path, report)
@@ -62,9 +66,20 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                                         "the release there would destroy it: choose another path")
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
+        if target is report and not replacing and target.exists():
+            refuse_foreign_report(target)
     if suffixes is not None and not folder and path.suffix.lower() not in suffixes:
         raise OutputExistsError(f"the output {path} would hold {suffixes[0][1:].upper()} text, but its extension says "
                                 f"{path.suffix or 'nothing'}: name it {path.stem}{suffixes[0]}")
+
+
+def refuse_foreign_report(report: Path) -> None:
+    """Refuse a report path holding a file that is not a sqlclose report (another release's data,
+    say): overwrite replaces a previous report, never another file."""
+    if not is_report_file(report):
+        raise OutputExistsError(f"the report path {report} holds a file that is not a sqlclose report; overwrite "
+                                "replaces a previous report there, never another file: give the report another "
+                                "path (report = …, --report), or move that file")
 
 
 # What ``recovery.hidden_name`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's
@@ -164,6 +179,10 @@ def refuse_page_target(page: Path, protected: list[tuple[Path, str]], overwrite:
                                     "reading it and its check against the report: choose a path outside it")
     if page.exists() and not overwrite:
         raise OutputExistsError(f"{page} already exists; pass --overwrite to replace it")
+    if page.exists() and not is_html_page(page):
+        raise OutputExistsError(f"the page path {page} holds a file that is not an HTML page; --overwrite replaces "
+                                "a previous page there, never another kind of file: choose another path, or move "
+                                "that file")
 
 
 def folder_releases_around(path: Path) -> list[tuple[Path, str]]:

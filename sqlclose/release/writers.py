@@ -131,7 +131,8 @@ class FileWriter(Writer):
     target, verified from it, and placed with its report by ``placing.Transaction``."""
 
     def refuse(self, target: Target, inputs: list[Path]) -> None:
-        files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format)
+        files.refuse_unsafe_targets(target.path, target.report, inputs, target.overwrite, kind=self.format,
+                                    replacing=target.replacing is not None)
 
     def write(self, release: Release, target: Target) -> dict:
         with release.query_for_write(self._dictionaries(target)) as (query, params):
@@ -407,6 +408,8 @@ class DuckDBTableWriter(Writer):
         self._refuse_slot(_slot(target, target.path), target)
         if target.report.exists() and not target.overwrite:
             raise OutputExistsError(f"{target.report} already exists; pass overwrite (--overwrite) to replace it")
+        if target.report.exists() and target.replacing is None:
+            files.refuse_foreign_report(target.report)
 
     @staticmethod
     def _refuse_slot(slot: TableSlot, target: Target) -> None:

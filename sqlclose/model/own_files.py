@@ -1,0 +1,40 @@
+"""How sqlclose tells its reports and pages from other files: what an overwrite may replace at a
+report's or a page's path. An overwrite replaces a previous file of that kind, never another file
+that happens to be there: a report path set to another release's data file
+replaced that release with JSON, and a page path given the file beside a copied report replaced
+that release with HTML (review of the ninety-fourth round)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+PAGE_MARK = "sqlclose-release"  # the <meta> name a sign-off page's head carries (audit/html.py)
+PAGE_HEAD_BYTES = 65536  # the page's <head>: its title holds the release's name
+REPORT_MOST_BYTES = 512 * 2**20  # past this a file is no report sqlclose wrote (a report is kB to a few MB)
+
+
+def is_report_file(path: Path) -> bool:
+    """Whether ``path`` holds a sqlclose report: a JSON object led by its ``schema_version``."""
+    try:
+        if path.stat().st_size > REPORT_MOST_BYTES:
+            return False
+        with path.open("rb") as f:
+            if f.read(64).lstrip()[:1] != b"{":  # a data file is never read whole
+                return False
+            f.seek(0)
+            doc = json.loads(f.read())
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("schema_version"), str) and "output" in doc
+
+
+def is_html_page(path: Path) -> bool:
+    """Whether ``path`` holds an HTML page (sqlclose's sign-off page, or another: what a page path may
+    hold to be replaced), told by its first bytes."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(1024).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n").lower()
+    except OSError:
+        return False
+    return head.startswith(("<!doctype html", "<html"))
