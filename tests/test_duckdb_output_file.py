@@ -25,7 +25,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pytest
-from table3_project import table3_project
+from table3_project import invoke, table3_project
 
 import sqlclose
 from sqlclose.errors import EnvironmentFailure, VerificationError, WaitWarning
@@ -555,3 +555,81 @@ def test_another_programs_file_at_a_database_output_is_refused_as_such(tmp_path,
     assert f"the output database {target} is not a DuckDB database (another program's file)" in result.output
     assert target.read_bytes() == before
     assert sorted(p.name for p in project.iterdir() if p.name.startswith("lite")) == ["lite.duckdb"]
+
+
+def _dotted_database(db: Path) -> None:
+    """``main."a.b"`` holds Table 3 (nine rows); a decoy, table ``b`` of schema ``a``, which the
+    unquoted ``a.b`` names, holds its rows twice (eighteen)."""
+    with duckdb.connect(str(db)) as con:
+        con.execute('CREATE TABLE "a.b" AS SELECT * FROM read_csv(?)', [str(TABLE3 / "table3.csv")])
+        con.execute('CREATE SCHEMA a; CREATE TABLE a.b AS SELECT * FROM "a.b" UNION ALL SELECT * FROM "a.b"')
+
+
+def test_a_source_table_whose_name_holds_a_dot_is_read_by_its_quoted_name(tmp_path):
+    """Review of the ninety-fourth round: ``main."a.b"`` could not be named (`--table a.b`, '"a.b"' or
+    'main.a.b': "holds no table or view 'a.b' (it holds 'a.b')"). A part in double quotes is one
+    name now; the unquoted ``a.b`` still names table b of schema a. The oracle: a plain DuckDB count
+    of each table (nine rows against the decoy's eighteen), and for anonymize the released
+    (salary, disease) pairs, kept as they are, against a plain SELECT of the table."""
+    db = tmp_path / "people.duckdb"
+    _dotted_database(db)
+    counted = {name: select(db, f"SELECT COUNT(*) FROM {sql}")[0][0]
+               for name, sql in (('"a.b"', 'main."a.b"'), ('main."a.b"', 'main."a.b"'), ("a.b", "a.b"))}
+    assert counted == {'"a.b"': 9, 'main."a.b"': 9, "a.b": 18}
+    for table, rows in counted.items():
+        result = invoke("check", db, "--table", table, "--qi", "zip,age", "--k", "1", "--json")
+        assert result.exit_code == 0, (table, result.output)
+        assert json.loads(result.output)["rows"] == rows, table
+    (tmp_path / "p").mkdir()
+    project = table3_project(tmp_path / "p")
+    spec = project / "spec.toml"
+    for table, sql in (('"a.b"', 'main."a.b"'), ('main."a.b"', 'main."a.b"'), ("a.b", "a.b")):
+        text = (TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"',
+                                                            f"path = {str(db)!r}\ntable = {table!r}")
+        spec.write_text(text.replace("../../out/table3/release.parquet", "out/release.parquet"))
+        result = invoke("anonymize", spec, "--no-progress", "-q")
+        assert result.exit_code == 0, (table, result.output)
+        released = duckdb.sql(f"SELECT salary, disease FROM read_parquet('{project / 'out' / 'release.parquet'}')")
+        assert sorted(released.fetchall()) == sorted(select(db, f"SELECT salary, disease FROM {sql}")), table
+
+
+def test_an_output_table_whose_name_holds_a_dot_is_written_under_that_name(tmp_path):
+    """`--output-table main.a.b` was told "no schema 'main.a'; create it (CREATE SCHEMA main.a)". The
+    table "a.b" is written as '"a.b"' or 'main."a.b"' (and through the API), s.t still in schema s;
+    a three-part name is refused with both readings spelled. The oracle: DuckDB's own catalog of the
+    file and a plain SELECT of the table written."""
+    project = table3_project(tmp_path)
+    db = tmp_path / "out.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE SCHEMA s")
+    for table in ('"a.b"', 'main."a.b"', "s.t"):
+        result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", table, "--overwrite", "-q")
+        assert result.exit_code == 0, (table, result.output)
+    assert select(db, "SELECT schema_name, table_name FROM duckdb_tables()") == [("main", "a.b"), ("s", "t")]
+    assert select(db, 'SELECT COUNT(*) FROM main."a.b"') == select(db, "SELECT COUNT(*) FROM s.t") == [(9,)]
+    assert (tmp_path / 'out.duckdb."a.b".report.json').is_file()  # not a.b's, table b of schema a
+    with sqlclose.anonymize(table3([f"n-{i}" for i in range(9)]), SPEC) as r:
+        r.write(db, table='"x.y"')
+    assert select(db, 'SELECT COUNT(*), MIN(note) FROM "x.y"') == [(9, "n-0")]
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "main.a.b", "--dry-run")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "names 3 parts" in said and """main."a.b" (table 'a.b' of schema 'main')""" in said, said
+    assert "CREATE SCHEMA" not in said
+
+
+def test_a_missing_tables_message_lists_a_name_holding_a_dot_as_it_is_typed(tmp_path):
+    """`--table a.b` against a file holding only "a.b" said "holds no table or view 'a.b' (it holds
+    'a.b')". The held name is listed quoted as it must be given. The oracle: DuckDB's own catalog
+    of the file (one table, named a.b) and the database unchanged."""
+    db = tmp_path / "people.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute('CREATE TABLE "a.b" AS SELECT * FROM read_csv(?)', [str(TABLE3 / "table3.csv")])
+    assert select(db, "SELECT schema_name, table_name FROM duckdb_tables()") == [("main", "a.b")]
+    result = invoke("check", db, "--table", "a.b", "--qi", "zip,age", "--k", "1")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert f"""{db} holds no table or view 'a.b' (it holds '"a.b"')""" in said, said
+    assert "(it holds 'a.b')" not in said
+    result = invoke("check", db, "--table", "main.a.b", "--qi", "zip,age", "--k", "1")
+    assert result.exit_code == 2 and """main."a.b" (table 'a.b' of schema 'main')""" in result.output, result.output

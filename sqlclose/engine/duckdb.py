@@ -39,7 +39,7 @@ from sqlclose.errors import (
     SourceDataError,
 )
 from sqlclose.model.column_names import refuse_renamed_columns
-from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name
+from sqlclose.model.spec import GLOB_CHARACTERS, catalog_name, table_parts, typed_name
 
 # ``[source] nulls = []``: no text means NULL. DuckDB wants a non-empty list, and a line break is
 # a string no unquoted field holds (it ends the record), while a quoted one is never NULL here.
@@ -216,10 +216,9 @@ def _spilling(message: str) -> bool:
 
 
 def qualified(table: str, database: str) -> exp.Table:
-    """``schema.table`` names a table in a schema of the attached database; a plain name is main's."""
-    schema, _, name = table.rpartition(".")
-    if not schema:
-        return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(database, quoted=True))
+    """``schema.table`` names a table in a schema of the attached database; a plain name is main's
+    (``table_parts``: a part in double quotes may hold a dot, ``main."a.b"``). Each part quoted."""
+    schema, name = _parts(table)
     return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(schema, quoted=True),
                      catalog=exp.to_identifier(database, quoted=True))
 
@@ -248,9 +247,18 @@ _OBJECTS = ("SELECT schema_name, table_name, 'table' FROM duckdb_tables() WHERE 
 
 
 def _wanted(table: str) -> tuple[str, str]:
-    """``[schema.]name`` as DuckDB's catalog matches it: (schema, name), ``main`` when none."""
-    schema, _, name = table.rpartition(".")
-    return catalog_name(schema or "main"), catalog_name(name)
+    """``[schema.]name`` (``table_parts``) as DuckDB's catalog matches it: (schema, name), ``main`` when none."""
+    schema, name = _parts(table)
+    return catalog_name(schema), catalog_name(name)
+
+
+def _parts(table: str) -> tuple[str, str]:
+    """``table_parts``, a name it refuses bad input: a spec's was refused when read, a report's
+    (``check --against``) is read here as it is written."""
+    try:
+        return table_parts(table)
+    except ValueError as e:
+        raise InputError(str(e)) from None
 
 
 def _named(objects: list[tuple], table: str) -> tuple | None:
@@ -652,11 +660,14 @@ class DuckDBEngine(Engine):
         objects = [tuple(row.values()) for row in self._run_small(_OBJECTS.format(db="$1"), [alias]).to_pylist()]
         if _named(objects, read.table) is not None:
             return
-        held = sorted(n if catalog_name(s) == "main" else f"{s}.{n}" for s, n, _ in objects)
+        # Each as it is typed (typed_name): the table "a.b" was listed 'a.b', which names table b of schema a.
+        held = sorted(typed_name([n] if catalog_name(s) == "main" else [s, n]) for s, n, _ in objects)
         listed = ", ".join(repr(n) for n in held[:20]) + (f" and {len(held) - 20} more" if len(held) > 20 else "")
         holds = f"it holds {listed}" if held else "it holds none"
+        as_listed = ", as listed (a part holding a dot in its double quotes)" if any(
+            "." in s + n for s, n, _ in objects) else ""
         raise InputError(f"{read.path} holds no table or view {read.table!r} ({holds}); name one it holds as the "
-                         "table to read")
+                         f"table to read{as_listed}")
 
     def _search_first(self, folder: Path) -> None:
         """Relative file names (a database's view over 'people.parquet') looked up in ``folder``

@@ -563,6 +563,8 @@ class Source(_Model):
             raise ValueError("dialect and columns apply to a warehouse source (format = \"warehouse\") only")
         if kind == "duckdb" and not self.table:
             raise ValueError("a DuckDB database source needs table = \"name\"")
+        if kind == "duckdb":
+            table_parts(self.table)
         if kind != "duckdb" and self.table:
             raise ValueError(f"table = {self.table!r} only applies to DuckDB database sources")
         if kind == "duckdb" and self.glob:
@@ -660,10 +662,8 @@ class Output(_Model):
         if (kind == "duckdb") != (self.table is not None):
             raise ValueError("a DuckDB database output needs table = \"name\"" if kind == "duckdb"
                              else f"table = {self.table!r} only applies to a DuckDB database output")
-        schema, dot, name = (self.table if self.table is not None else "x").rpartition(".")
-        if not name.strip() or (dot and not schema.strip()):  # '' failed after the search (review, 63rd round)
-            raise ValueError(f"table = {self.table!r} names no table: give \"name\" or \"schema.name\", neither "
-                             "part empty")
+        if self.table is not None:  # '' failed after the search (review, 63rd round)
+            table_parts(self.table)
         if self.partition_by and kind != "parquet-folder":
             raise ValueError("partition_by applies to a Parquet folder output (a path without a suffix, or "
                              "format = \"parquet-folder\")")
@@ -722,12 +722,71 @@ def catalog_name(name: str) -> str:
     return name.translate(_ASCII_LOWER)
 
 
+def table_parts(table: str) -> tuple[str, str]:
+    """A DuckDB database's table as given, ``[schema.]name``: (schema, name), ``main`` when none.
+    The name is split at its dots outside double quotes; a part in double quotes is SQL's quoted
+    identifier, and may hold a dot (``"a.b"``, ``s."a.b"``, ``"my.schema"."a.b"``; a quote inside
+    doubled, ``"a""b"``); any other part is the text up to the next dot, as written (``s.t``: schema
+    s, table t). Not split by sqlglot's table parser: it drops a leading dot, an empty part and a
+    comment, and trims spaces (``.people`` and ``a..b`` read as tables). ValueError saying what to
+    write otherwise: a part empty, a quote not closed or followed by text, more than two parts (a
+    database file is one catalog: ``main.a.b`` was meant as ``main."a.b"`` or ``"main.a".b``)."""
+    quoting = ("a part holding a dot is written in double quotes, a quote inside doubled "
+               "(\"a.b\", main.\"a.b\", \"a\"\"b\")")
+    parts: list[str] = []
+    at = 0
+    while True:
+        if table.startswith('"', at):
+            text, end = [], at + 1
+            while True:
+                close = table.find('"', end)
+                if close < 0:
+                    raise ValueError(f"table = {table!r} opens a double quote it does not close: {quoting}")
+                text.append(table[end:close])
+                if not table.startswith('"', close + 1):
+                    break
+                text.append('"')
+                end = close + 2
+            parts.append("".join(text))
+            at = close + 1
+            if at < len(table) and table[at] != ".":
+                raise ValueError(f"table = {table!r} goes on after its quoted part {table[:at]!r} with "
+                                 f"{table[at:]!r}, where a dot or the end belongs: {quoting}")
+        else:
+            dot = table.find(".", at)
+            end = len(table) if dot < 0 else dot
+            parts.append(table[at:end])
+            at = end
+        if at >= len(table):
+            break
+        at += 1  # past the dot: a name ending in one has an empty last part
+    if any(not part.strip() for part in parts):
+        raise ValueError(f"table = {table!r} names no table: give \"name\" or \"schema.name\", neither part "
+                         "empty")
+    if len(parts) > 2:
+        first, rest = (parts[0], ".".join(parts[1:])), (".".join(parts[:-1]), parts[-1])
+        raise ValueError(f"table = {table!r} names {len(parts)} parts, and a database file's table is named by "
+                         f"\"name\" or \"schema.name\" (the file is its catalog): {quoting}; e.g. "
+                         f"{typed_name(first)} (table {first[1]!r} of schema {first[0]!r}) or {typed_name(rest)} "
+                         f"(table {rest[1]!r} of schema {rest[0]!r})")
+    return ("main", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+
+
+def typed_name(parts: list[str] | tuple[str, ...]) -> str:
+    """A table's parts as they are typed for ``table_parts``: a part holding a dot, or starting
+    with a quote, in double quotes (its quotes doubled), any other as it is (``main."a.b"``)."""
+    return ".".join(f'"{p.replace(chr(34), chr(34) * 2)}"' if "." in p or p.startswith('"') else p for p in parts)
+
+
 def table_identity(table: str) -> str:
     """A DuckDB table's ``[schema.]name`` as its catalog tells tables apart (``catalog_name``),
-    the default schema ``main`` left out: ``People`` and ``main.people`` are one table."""
-    schema, _, name = table.rpartition(".")
-    schema = catalog_name(schema)
-    return (f"{schema}." if schema not in ("", "main") else "") + catalog_name(name)
+    the default schema ``main`` left out, typed as ``table_parts`` reads it: ``People`` and
+    ``main.people`` are one table, ``"a.b"`` (one name) and ``a.b`` (table b of schema a) two."""
+    try:
+        schema, name = (catalog_name(part) for part in table_parts(table))
+    except ValueError:  # a report's, of no table a run could name
+        return catalog_name(table)
+    return typed_name([schema, name] if schema != "main" else [name])
 
 
 # DuckDB starts every thread it is given, at once: 100,000 (a typo, a value meant as memory) took

@@ -67,7 +67,8 @@ MEANINGS: dict[str, str] = {
                    "Parquet files; literal unless glob = true. With query: the DuckDB database it reads.",
     "Source.query": "One SELECT (DuckDB SQL) whose result is the source; anything else is refused.",
     "Source.folder": "Where the files a query names are looked up (default: the spec file's folder).",
-    "Source.table": "The table of a DuckDB database source; schema.table for another schema.",
+    "Source.table": "The table of a DuckDB database source; schema.table for another schema (a name holding a "
+                    "dot in double quotes: '\"a.b\"' or 'main.\"a.b\"').",
     "Source.delimiter": "CSV delimiter, one character (default: told by the header line).",
     "Source.format": "The format, when the path's suffix does not tell it; \"warehouse\" for a table in a SQL "
                      "warehouse that sqlclose never reads (docs/warehouse.md).",
@@ -88,7 +89,8 @@ MEANINGS: dict[str, str] = {
                         "anything but Parquet files is never replaced.",
     "Output.format": "The format; must fit a suffix that names one (writing Parquet to x.csv is an error); a path "
                      "whose suffix names none (a dated folder nightly.2026-11-30) is written in the format given.",
-    "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist).",
+    "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist; a "
+                    "name holding a dot in double quotes: '\"a.b\"').",
     "Output.partition_by": "Released columns to partition a Parquet folder by.",
     "Privacy.k": "Minimum class size; required (k = 1 needs a sensitive model that some table fails).",
     "Privacy.suppression": "Fraction of rows that may be suppressed (records of failing classes).",

@@ -33,7 +33,7 @@ from sqlclose.engine.spark_errors import message_without_values as spark_message
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.source_query import refuse_guessed_types
-from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind
+from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind, table_parts
 from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
@@ -656,14 +656,14 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
         if kind == "duckdb":
             columns = _check_table(engine, relation, f"table {source.table!r} in {source.path}")
             refuse_renamed_fields(columns, f"table {source.table!r} in {source.path}")
-            named = exp.select(exp.Star()).from_(warehouse_table(source.table.split("."))).sql("duckdb")
+            schema, name = table_parts(source.table)  # "a.b" one name, a.b table b of schema a
+            named = exp.select(exp.Star()).from_(warehouse_table([schema, name])).sql("duckdb")
             views, search_path = _catalog(engine.fetch)
             _refuse_guessing_views(named, views, label)
             # What its views read: the table itself is the database's, never a file of the working folder
             # (a folder 'people' there refused the table 'people': review of the ninety-second round).
             names = [name for sql in _views_reached(named, views).values() for name in _read_sql(sql)[1]]
             _refuse_working_folder_names(names, source.path.parent, label)
-            schema, _, name = source.table.rpartition(".")
             _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
             files += _files_in_search_path(names, search_path)  # a view of the database reads them
     except BaseException:

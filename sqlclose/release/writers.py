@@ -30,7 +30,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import TableSlot, holds_variant_or_union, table_slot
 from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
-from sqlclose.model.spec import Output, catalog_name, default_report_path
+from sqlclose.model.spec import Output, catalog_name, default_report_path, table_parts, typed_name
 from sqlclose.model.text import agreeing, counted, named
 from sqlclose.prepare.problem import Problem
 from sqlclose.prepare.sources import IN_MEMORY_LABELS
@@ -485,8 +485,7 @@ class DuckDBTableWriter(Writer):
                         new_path: Path, version: str | None) -> dict:
         """The new database at ``new_path``: the old one's objects, then the release, verified from
         the table; detached (so complete on disk) before it is placed."""
-        schema, _, name = target.table.rpartition(".")
-        schema = schema or "main"
+        schema, name = table_parts(target.table)
         new = engine.attach(new_path, storage_version=version)
         try:
             self._require_schema(engine, new if old is None else old, schema, target)  # before any copy
@@ -548,9 +547,9 @@ def _database_file(target: Target) -> Path:
 
 
 def _refuse_missing_schema(target: Target) -> None:
-    schema = target.table.rpartition(".")[0]
+    schema, name = table_parts(target.table)
     raise InputError(f"the output database {target.path} has no schema {schema!r}; create it (CREATE SCHEMA "
-                     f"{schema}) or name the table without it")
+                     f"{exp.to_identifier(schema).sql('duckdb')}) or name the table without it ({typed_name([name])})")
 
 
 def _recover_killed_table_run(engine: DuckDBEngine, path: Path, report: Path) -> None:
