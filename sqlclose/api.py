@@ -309,8 +309,15 @@ def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | Non
 
 def _refuse_k_over_rows(spec: Spec, problem: Problem) -> None:
     if spec.k > problem.rows:
-        raise NoSolutionError(f"k = {spec.k} is larger than the table ({counted(problem.rows, 'row')}): no "
-                              "generalization can make classes that big; lower k")
+        raise NoSolutionError(k_over_rows(spec.k, problem.rows))
+
+
+def k_over_rows(k: int, rows: int) -> str:
+    """Why no release of ``rows`` rows has classes of ``k`` rows: anonymize's words, and sweep's
+    (which said it as bad input, exit 2, where anonymize says no solution, exit 3: the ninety-fourth
+    round)."""
+    return (f"k = {k} is larger than the table ({counted(rows, 'row')}): no generalization can make classes "
+            "that big; lower k")
 
 
 def _refuse_nothing_required(spec: Spec, problem: Problem) -> None:

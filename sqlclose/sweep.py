@@ -24,7 +24,6 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
-from sqlclose.model.text import counted
 from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
@@ -391,9 +390,8 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
             problem = prepare(opened.engine, opened.relation, spec, opened.label,
                               names_may_be_data=opened.names_may_be_data)
             too_big = [k for k in ks if k > problem.rows]
-            if too_big:
-                raise InputError(f"k = {too_big[0]} is larger than the table ({counted(problem.rows, 'row')}); sweep k "
-                                 f"up to {problem.rows}")
+            if too_big:  # no solution, as anonymize says it for that k (exit 3): nothing is run
+                raise NoSolutionError(f"{api.k_over_rows(too_big[0], problem.rows)} (sweep k up to {problem.rows})")
             runner = (_GaaSweep if algorithm == "gaa" else _IncognitoSweep)(problem, spec, ks, ls, ts, strategies,
                                                                               metrics, on_progress, started)
             result = runner.run()

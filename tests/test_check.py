@@ -1064,7 +1064,9 @@ def test_cli_bad_input_exit_2(hand_csv, args, fragments):
     (("--t", -1, "--distance", "kl"), ("--t: must be greater than or equal to 0",)),
     (("--recursive", "0,2"), ("--recursive: c must be greater than 0 (got 0,2)",)),
     (("--recursive", "2,0"), ("--recursive: l must be greater than or equal to 1 (got 2,0)",)),
-], ids=["entropy-l", "distinct-l", "p", "t>1", "t<0", "c=0", "l=0"])
+    # ninety-fourth round: "--recursive: c give a finite number" ran the part and the advice together
+    (("--recursive", "nan,2"), ("error: --recursive: c: give a finite number (not nan or inf) (got nan,2)\n",)),
+], ids=["entropy-l", "distinct-l", "p", "t>1", "t<0", "c=0", "l=0", "c=nan"])
 def test_check_bad_threshold_message_is_one_line(hand_csv, args, fragments):
     # README: a failure is one line on stderr, naming the option and its range; not pydantic's
     # multi-line dump with its URL
@@ -1135,6 +1137,45 @@ def test_cli_hierarchy_missing_a_value_exit_2(disease_table_csv, tmp_path):
     result = invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--hierarchy", f"s={h}")
     assert_cli_error(result, f"holds 1 value (in 4 rows) that is not a leaf of its hierarchy {h}")
     assert "ulcer" not in result.stderr
+
+
+def test_cli_a_column_named_twice_in_hierarchy_or_sensitive_is_refused(disease_table_csv, disease_csv, tmp_path):
+    """Ninety-fourth round: `--hierarchy s=A --hierarchy s=B` used B silently (another EMD, another
+    verdict: the order of the options decided), and `--sensitive s,s` was taken while `--qi g,g` was
+    refused. Oracle: exit 2, each told as --qi's refusal is; from Python too."""
+    other = tmp_path / "other.csv"
+    other.write_text(disease_csv.read_text())
+    base = (disease_table_csv, "--qi", "g", "--sensitive", "s", "--t", 0.7, "--distance", "hierarchical")
+    assert_cli_error(invoke(*base, "--hierarchy", f"s={disease_csv}", "--hierarchy", f"s={other}"),
+                     "sqlclose: error: --hierarchy: names 's' twice; name each column once\n")
+    assert_cli_error(invoke(disease_table_csv, "--qi", "g", "--sensitive", "s,s"),
+                     "sqlclose: error: --sensitive: names 's' twice; name each column once\n")
+    assert_cli_error(invoke(disease_table_csv, "--qi", "g", "--sensitive", "s", "--sensitive", "s"),
+                     "--sensitive: names 's' twice")
+    with pytest.raises(InputError, match=r"^sensitive: names 's' twice; name each column once$"):
+        check(disease_table_csv, ["g"], sensitive=["s", "s"])
+
+
+def test_cli_a_missing_reference_is_told_as_the_reference(hand_csv, tmp_path):
+    """Ninety-fourth round: `check T --reference nope.csv` said "source nope.csv does not exist", as
+    if the checked table were missing. Oracle: the option named, exit 2; Python names its keyword."""
+    missing = tmp_path / "nope.csv"
+    result = invoke(hand_csv, "--qi", "g", "--sensitive", "s", "--t", 0.5, "--reference", missing)
+    assert_cli_error(result)
+    assert result.stderr == f"sqlclose: error: --reference: {missing} does not exist\n"
+    with pytest.raises(InputError, match=r"^reference: .*nope\.csv does not exist$"):
+        check(hand_csv, ["g"], {"s": {"t": 0.5}}, reference=missing)
+
+
+def test_cli_a_duplicate_header_is_told_as_read_not_released(tmp_path):
+    """Ninety-fourth round: check, which releases nothing, refused a CSV naming a column twice with
+    "a copy would be released under another name (say, an identifier's copy)". Oracle: told as
+    read, under the name the engine would give the copy; exit 2."""
+    (tmp_path / "dup.csv").write_text("g,g,s\n1,2,a\n")
+    result = invoke(tmp_path / "dup.csv", "--qi", "g", "--sensitive", "s")
+    assert_cli_error(result)
+    assert result.stderr == (f"sqlclose: error: {tmp_path / 'dup.csv'} names column 'g' more than once; a copy would "
+                             "be read under another name (say, 'g_1'): rename or remove the duplicates\n")
 
 
 def test_cli_exit_codes_in_a_real_process(hand_csv):

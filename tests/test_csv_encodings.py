@@ -68,6 +68,20 @@ def test_a_file_its_encoding_does_not_decode_is_told_the_other_encodings(tmp_pat
                                           'set [source] encoding = "latin-1" or "utf-8"'), result.output
 
 
+def test_a_utf8_file_with_a_byte_order_mark_read_as_latin1_is_told_its_encoding(tmp_path):
+    """Ninety-fourth round: a UTF-8 file with a byte order mark, read with encoding = "latin-1", was
+    told "column 'age' is not in …; did you mean 'ï»¿age'?", a name no one can write in a spec.
+    Oracle: exit 2, the mark named and UTF-8 advised; nothing written."""
+    spec = _project(tmp_path, _text().encode("utf-8-sig"), "latin-1")
+    result = invoke("anonymize", spec, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"sqlclose: error: column 'age' is not in {tmp_path / 'p.csv'}: the file starts with a "
+                             "UTF-8 byte order mark, which the encoding it is read with takes for the characters "
+                             "'ï»¿' at the start of its first column's name ('ï»¿age'): the file is UTF-8, read it as "
+                             'UTF-8 (leave [source] encoding out, or set encoding = "utf-8")\n')
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(("first", "then"), [("\n", "\r\n"), ("\r\n", "\n")])
 def test_a_csv_whose_line_endings_change_is_refused_naming_the_line(tmp_path, first, then):
     """Two exports joined with `cat` (LF lines, then CRLF ones, or the reverse) stopped DuckDB's

@@ -192,3 +192,48 @@ def test_a_failed_overwrite_puts_back_the_files_it_replaced(tmp_path, monkeypatc
     assert (folder / "table3.csv").read_bytes() == (TABLE3 / "table3.csv").read_bytes()
     assert duckdb.sql(f"SELECT COUNT(*) FROM '{folder / 'out' / 'release.parquet'}'").fetchall() == [(9,)]
     assert not [p for p in folder.rglob(".*")]
+
+
+def _shipped_copy(tmp_path: Path, monkeypatch) -> Path:
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    for name in ("table3.csv", "age.csv", "disease.csv", "table3.toml"):
+        (shipped / name).write_bytes((TABLE3 / name).read_bytes())
+        (shipped / name).chmod(0o644)
+    monkeypatch.setattr("sqlclose.cli.demo._shipped", lambda: shipped)
+    return shipped
+
+
+@pytest.mark.parametrize("how", ["itself", "link", "dot-dot"])
+def test_the_folder_the_demo_copies_from_is_refused_even_with_overwrite(tmp_path, monkeypatch, how):
+    """Ninety-fourth round: `demo --folder datasets/table3 --overwrite` on an editable install
+    rewrote the shipped table3.toml (its output path, its run line), made the shipped files 0600 and
+    added out/ there. Oracle: exit 2 naming the folder, the shipped folder byte for byte and mode for
+    mode as it was, whether it is named as it is, through a link, or through `..`."""
+    shipped = _shipped_copy(tmp_path, monkeypatch)
+    before = {p.name: (p.read_bytes(), p.stat().st_mode) for p in shipped.iterdir()}
+    if how == "link":
+        folder = tmp_path / "link"
+        folder.symlink_to(shipped)
+    else:
+        folder = shipped if how == "itself" else tmp_path / "other" / ".." / "shipped"
+        (tmp_path / "other").mkdir()
+    result = invoke("demo", "--folder", folder, "--overwrite")
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"sqlclose: error: {folder} is the folder the demo copies its files from (the data "
+                             "shipped with sqlclose), which it never writes to: choose another --folder\n")
+    assert {p.name: (p.read_bytes(), p.stat().st_mode) for p in shipped.iterdir()} == before
+
+
+@pytest.mark.parametrize("char, shown", [("\n", "\\n"), ("\r", "\\r"), ("\x1b", "\\x1b")])
+def test_a_folder_named_with_a_control_character_gets_a_spec_that_reads(tmp_path, char, shown):
+    """Ninety-fourth round: the folder is written into a comment of the copied spec (its run line),
+    and a line break or CR in its name broke the comment: the run failed as 'not valid TOML',
+    blaming the demo's own spec. Oracle: the demo succeeds, and the run line shows the character
+    escaped on one line."""
+    folder = tmp_path / f"we{char}ird"
+    result = invoke("demo", "--folder", folder)
+    assert result.exit_code == 0, result.output
+    assert duckdb.sql(f"SELECT COUNT(*) FROM '{folder / 'out' / 'release.parquet'}'").fetchall() == [(9,)]
+    lines = (folder / "table3.toml").read_text().split("\n")
+    assert lines[1] == f"# Run:  sqlclose anonymize '{tmp_path}/we{shown}ird/table3.toml'"

@@ -341,3 +341,21 @@ def test_a_delimiter_given_for_a_spec_target_is_refused_not_ignored(project, com
     (project / "age_commas.csv").write_text((project / "age.csv").read_text().replace(";", ","))
     shown = invoke("hierarchy", command, project / "age_commas.csv", "--delimiter", ",")
     assert shown.exit_code == 0, shown.output
+
+
+def test_counts_of_one_are_said_in_the_singular(tmp_path):
+    """Ninety-fourth round: a one-leaf file was "valid (1 leaves, 3 levels)", shown with "level 2:
+    1 values", and a header line of one label was "this first line has 1 labels"."""
+    (tmp_path / "star.csv").write_text("*;*;*\n")
+    (tmp_path / "one.csv").write_text("a;*\n")
+    (tmp_path / "c.csv").write_text("# c\na;x;*\nb;x;*\n")
+    valid = invoke("hierarchy", "validate", tmp_path / "star.csv")
+    assert valid.exit_code == 0, valid.output
+    assert valid.stdout.startswith(f"{tmp_path / 'star.csv'}: valid (1 leaf, 3 levels); give --data")
+    shown = invoke("hierarchy", "show", tmp_path / "one.csv")
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout.splitlines()[0] == (f"{tmp_path / 'one.csv'}: 1 leaf, 2 levels (level 0: 1 value, "
+                                            "level 1: 1 value)")
+    ragged = invoke("hierarchy", "validate", tmp_path / "c.csv")
+    assert ragged.exit_code == 2
+    assert "ragged hierarchy — this first line has 1 label ('# c') where every other line has 3:" in ragged.output

@@ -21,7 +21,7 @@ from test_gaa import oracle_gaa, oracle_partition, partition_of, random_table, r
 
 import sqlclose
 from sqlclose.cli import main
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, NoSolutionError
 from sqlclose.model.spec import Search
 from sqlclose.search.gaa import STRATEGIES, gaa, gaa_k_sweep
 from sqlclose.sweep import COLUMNS, SweepResult, sweep
@@ -178,9 +178,8 @@ def test_sweep_command_end_to_end_on_table3(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--k", "2,x"], "comma-separated numbers"),
     (["--k", "2,3", "--nauc-range", "1,3"], "inside the swept values"),
-    (["--k", "2,2", "--nauc-range", "1,3"], "runs over one value of k (2)"),
+    (["--k", "2", "--nauc-range", "1,3"], "runs over one value of k (2)"),
     (["--k", "2,3", "--strategies", "S2"], "GAA"),
-    (["--k", "2,99"], "larger than the table"),
     (["--k", "2,3", "--metrics", "nllm,foo"], "unknown metric 'foo'"),
 ])
 def test_sweep_command_refuses_bad_arguments_with_exit_2(tmp_path, args, message):
@@ -190,8 +189,44 @@ def test_sweep_command_refuses_bad_arguments_with_exit_2(tmp_path, args, message
     assert not (tmp_path / "o" / "sweep.csv").exists()
 
 
+@pytest.mark.parametrize("ks", ["10", "2,99"])
+def test_a_k_above_the_rows_is_no_solution_as_anonymize_says_it(tmp_path, ks):
+    """Ninety-fourth round: `anonymize` with k = 10 on Table 3's 9 rows exits 3 (no generalization
+    satisfies), `sweep --k 10` exited 2 (bad input) for the same cause, in other words. Oracle:
+    exit 3, anonymize's message, nothing written."""
+    big = ks.split(",")[-1]
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", ks, "--out", str(tmp_path / "o"), "--no-charts"])
+    assert run.exit_code == 3, run.output
+    assert run.output == (f"sqlclose: error: k = {big} is larger than the table (9 rows): no generalization can make "
+                          "classes that big; lower k (sweep k up to 9)\n")
+    assert not (tmp_path / "o").exists()
+    with pytest.raises(NoSolutionError, match=f"^k = {big} is larger than the table"):
+        sweep(None, TABLE3_SPEC, [int(k) for k in ks.split(",")])
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--k", ",3,3"], "Invalid value for '--k': has an empty item (',3,3'): give the values separated by single "
+                      "commas, with none before the first or after the last"),
+    (["--k", "2,3,"], "Invalid value for '--k': has an empty item ('2,3,')"),
+    (["--k", "3,3"], "Invalid value for '--k': gives 3 twice: give each value once"),
+    (["--k", "2", "--l", "1.5,1.50"], "Invalid value for '--l': gives 1.50 twice (1.5 and 1.50 are one): give each "
+                                      "value once"),
+    (["--k", "2", "--t", "0.2,,0.3"], "Invalid value for '--t': has an empty item ('0.2,,0.3')"),
+    (["--k", "2,3", "--metrics", "nllm,NLLM"], "Invalid value for '--metrics': names NLLM twice (nllm and NLLM "
+                                               "are one): give each value once"),
+    (["--k", "2,3", "--strategies", "S1,"], "Invalid value for '--strategies': has an empty item ('S1,')"),
+])
+def test_an_empty_item_or_a_value_given_twice_in_a_sweep_list_is_refused(tmp_path, args, message):
+    """Ninety-fourth round: `--k ,3,3` was swept as one run of k = 3 without a word (the empty item
+    dropped, the second 3 merged into the first). Refused, exit 2, naming the option."""
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--out", str(tmp_path / "o"), *args])
+    assert run.exit_code == 2, run.output
+    assert message in run.output
+    assert not (tmp_path / "o").exists()
+
+
 def test_nauc_range_is_checked_against_the_values_the_sweep_runs_over(tmp_path):
-    """--nauc-range was checked against the raw k list: "--k 2,2 --l 1.5,2,2.5" names one k, so the
+    """--nauc-range was checked against the raw k list: "--k 2,2 --l 1.5,2,2.5" named one k, so the
     sweep runs over l, yet [1.5, 2] was refused with "2 <= LO < HI <= 2" (review rv6, defect 6).
     Oracle: the l values given, [1.5, 2.5], hold the range; nauc.csv's rows are on it."""
     folder = (REPO / "datasets" / "table3").as_posix()
@@ -200,13 +235,13 @@ def test_nauc_range_is_checked_against_the_values_the_sweep_runs_over(tmp_path):
                     f'[quasi_identifiers]\nzip = {{ mask = true }}\nage = {{ file = "{folder}/age.csv" }}\n'
                     '[sensitive.disease]\nentropy_l = 1.5\n', encoding="utf-8")
     out = tmp_path / "sw"
-    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,2", "--l", "1.5,2,2.5", "--nauc-range",
+    run = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "1.5,2,2.5", "--nauc-range",
                                     "1.5,2", "--out", str(out), "--no-charts", "--no-progress"])
     assert run.exit_code == 0, run.output
     with (out / "nauc.csv").open(newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert rows and {(r["lo"], r["hi"]) for r in rows} == {("1.5", "2.0")}
-    outside = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2,2", "--l", "1.5,2,2.5", "--nauc-range",
+    outside = CliRunner().invoke(main, ["sweep", str(spec), "--k", "2", "--l", "1.5,2,2.5", "--nauc-range",
                                         "1.5,3", "--out", str(out)])
     assert outside.exit_code == 2 and "1.5 <= LO < HI <= 2.5 (inside the swept values of l)" in outside.output
 

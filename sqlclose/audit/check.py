@@ -47,6 +47,7 @@ from sqlclose.model.attributes import (
     values_not_leaves,
 )
 from sqlclose.model.classes import ClassHistograms
+from sqlclose.model.column_names import names_read_for_audit
 from sqlclose.model.hierarchy import TOP_LABEL, Hierarchy
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import (
@@ -58,7 +59,7 @@ from sqlclose.model.spec import (
     static_hierarchy,
     validation_problems,
 )
-from sqlclose.model.text import counted
+from sqlclose.model.text import counted, named_once
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import open_source, path_format, spec_engine
 from sqlclose.privacy.cell_distances import class_distances
@@ -159,7 +160,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
     options = FileRead(table=table, delimiter=delimiter, types={c: t for c, t in declared.items() if c in models},
                        numeric=tuple(c for c, m in models.items() if m is not None and m.distance == "ordered"),
                        checked=True)
-    with leaves_as_found(given):  # a caller's engine: what the audit made there goes at its end
+    # names_read_for_audit: a duplicate column is told as read, not "released" (check releases nothing)
+    with leaves_as_found(given), names_read_for_audit():  # a caller's engine: what the audit made there goes at its end
         with _types_told_for_check(spec):
             opened = open_source(source, engine, options, lambda name: name in qi or name in models)
         engine, relation, label = opened.engine, opened.relation, opened.label
@@ -309,9 +311,7 @@ def _names(quasi_identifiers: Sequence[str] | str | None) -> list[str]:
     """The quasi-identifiers as a list, each once: a text is one name ("zip" was read as 'z', 'i'
     and 'p'); a name given twice was audited as two columns."""
     names = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
-    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
-    if twice is not None:
-        raise OptionError("quasi_identifiers", f"names {twice!r} twice; name each column once")
+    named_once(names, "quasi_identifiers")
     return names
 
 
@@ -331,7 +331,9 @@ def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
                 except Exception as e:
                     raise SpecError(f"sensitive column {name!r}: {e}") from None
         return out
-    return {name: None for name in sensitive}
+    names = list(sensitive)
+    named_once(names, "sensitive")
+    return dict.fromkeys(names)
 
 
 def _check_arguments(qi: list[str], models: dict, k: Any, skew: Any, similarity_level: Any,
@@ -552,6 +554,9 @@ def _reference(engine: Engine, reference: Any, needed: list[str], options: FileR
     """The reference table's relation, without the rows holding a NULL in one of ``drop`` (the
     spec's nulls = "drop" columns it has), and its label (its path as given, or what
     ``open_source`` calls it)."""
+    if isinstance(reference, (str, Path)) and not options.glob and not Path(reference).expanduser().exists():
+        # told as the source's ("source nope.csv does not exist"), it was the checked table that seemed missing
+        raise OptionError("reference", f"{reference} does not exist")
     opened = open_source(reference, engine, options)
     relation, label = opened.relation, opened.label
     names = engine.schema(relation).names

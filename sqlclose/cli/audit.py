@@ -87,8 +87,11 @@ def check(source: str, spec_path: Path | None, report_path: Path | None, qis: tu
     attacks. Exit 0 when every threshold given holds, 3 when one fails, 2 on bad input; with
     --against (the report's own claims; no thresholds beside it), 4 when the file does not match its
     report. --quiet prints nothing: the exit code (and a failure's one line on stderr) says it all."""
+    from sqlclose.model.text import named_once
+
     qi = _split(qis)
     names = _split(sensitives)
+    named_once(names, "--sensitive")  # collapsed into one model by the flags' dict below, never refused there
     models = _model_flags_given()
     shaping = _flags_given(_SENSITIVE_AUDIT_OPTIONS)
     if report_path is not None:
@@ -274,11 +277,14 @@ def _split(values: tuple[str, ...]) -> list[str]:
 def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_l: int | None,
                      entropy_l: float | None, recursive: str | None, p: int | None,
                      hierarchies: tuple[str, ...], delimiter: str = ";") -> dict[str, dict]:
+    from sqlclose.model.text import named_once
+
     files = {}
     for item in hierarchies:
         column, sep, path = item.partition("=")
         if not sep or not path:
             raise SpecError(f"--hierarchy takes COLUMN=FILE, got {item!r}")
+        named_once([*files, column], "--hierarchy")  # the last one given was used, silently
         files[column] = path
     unknown = sorted(set(files) - set(names))
     if unknown:
@@ -352,6 +358,7 @@ def _validate_flags(entry: dict, recursive: str | None) -> None:
             key = loc[0] if loc else ""
             msg = item["msg"].removeprefix("Value error, ").replace("Input should be", "must be")
             got = recursive if key == "recursive" else entry.get(key)
-            inner = f"{'.'.join(loc[1:])} " if len(loc) > 1 else ""
+            # "c must be greater than 0" reads as one; "c give a finite number" did not: "c: give …"
+            inner = f"{'.'.join(loc[1:])}{' ' if msg.startswith('must') else ': '}" if len(loc) > 1 else ""
             problems.append(f"{_FLAG_OF.get(key, key)}: {inner}{msg} (got {got})" if key else msg)
         raise SpecError("; ".join(problems)) from None

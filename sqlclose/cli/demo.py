@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
+from sqlclose.model.text import escaped_controls
 
 DEMO_FILES = ("table3.csv", "age.csv", "disease.csv", "table3.toml")
 RELEASE = ("out/release.parquet", "out/release.parquet.report.json")
@@ -44,6 +45,7 @@ def demo(folder: Path | None, overwrite: bool, verbose: bool) -> None:
     # expands ~) from $HOME/x, releasing another folder's table over its release.
     temporary = folder is None
     folder = Path(tempfile.mkdtemp(prefix="sqlclose-demo-")) if temporary else folder.expanduser()
+    _refuse_shipped(folder)
     _refuse_links(folder)
     if not overwrite:
         _refuse_existing(folder)
@@ -62,8 +64,11 @@ def _copy_shipped(folder: Path, spec_path: Path) -> None:
         data = shipped.joinpath(name).read_bytes()
         if name == spec_path.name:
             text = data.decode("utf-8").replace("../../out/table3/release.parquet", "out/release.parquet")
-            data = text.replace(SHIPPED_RUN_LINE, f"# Run:  sqlclose anonymize {shlex.quote(str(spec_path))}") \
-                .encode("utf-8")
+            # Control characters shown escaped: a line break (or CR) in the folder's name ended the
+            # comment, and the rest of the line was read as TOML ("not valid TOML", blaming the
+            # demo's own spec: review h3 of the ninety-fourth round).
+            run = escaped_controls(shlex.quote(str(spec_path)))
+            data = text.replace(SHIPPED_RUN_LINE, f"# Run:  sqlclose anonymize {run}").encode("utf-8")
         _write_replacing(folder / name, data)
 
 
@@ -141,6 +146,26 @@ def _tell(folder: Path, spec_path: Path, out: Path, doc: dict[str, Any]) -> None
                + ", ".join(f"{n} {s['max_emd']:.3f}" for n, s in doc["privacy"]["sensitive"].items()) + ")")
     spec, release = shlex.quote(str(spec_path)), shlex.quote(str(out))
     click.echo(f"next: sqlclose explain {spec}   |   sqlclose check {release} --spec {spec}")
+
+
+def _refuse_shipped(folder: Path) -> None:
+    """The folder the demo copies from is never its --folder: on an editable install (or a
+    checkout) `demo --folder datasets/table3 --overwrite` rewrote the shipped spec, made its files
+    private and added out/ there (review h3 of the ninety-fourth round). Compared as resolved real
+    paths, so a link to it or a name through `..` is refused too; refused even with --overwrite."""
+    from sqlclose.errors import OutputExistsError
+
+    shipped = _shipped()
+    if not isinstance(shipped, os.PathLike):
+        return  # inside an archive (a zipped install): no folder a --folder could be
+    try:
+        same = os.path.realpath(folder) == os.path.realpath(shipped) or (
+            folder.exists() and os.path.samefile(folder, shipped))
+    except OSError:
+        return  # not there or unreadable: the copy tells why
+    if same:
+        raise OutputExistsError(f"{folder} is the folder the demo copies its files from (the data shipped with "
+                                "sqlclose), which it never writes to: choose another --folder")
 
 
 def _refuse_links(folder: Path) -> None:

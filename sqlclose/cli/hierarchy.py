@@ -66,8 +66,10 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "leaves": len(h.rows),
                                "rows": [list(r) for r in rows], "cover": cover}, indent=2))
         return
-    click.echo(f"{h.origin}: {len(h.leaves)} leaves, {h.levels} levels "
-               + "(" + ", ".join(f"level {i}: {len(set(h.labels(i)))} values" for i in range(h.levels)) + ")")
+    from sqlclose.model.text import counted
+
+    click.echo(f"{h.origin}: {_size(h)} ("
+               + ", ".join(f"level {i}: {counted(len(set(h.labels(i))), 'value')}" for i in range(h.levels)) + ")")
     note = _domain_note(h, of_a_qi)
     if note:
         click.echo(f"  {note}")
@@ -142,14 +144,14 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
                 how=f"validating {spec_column!r} checks the column's values in the data against its hierarchy"))
         _refuse_data_beside_query(source, spec)
         h = api.hierarchy_of(spec, spec_column, source)
-        click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of "
+        click.echo(f"{target}: valid ({_size(h)}), and every value of "
                    f"{spec_column!r} in the data is a leaf")
         if spec_column not in spec.sensitive:  # a sensitive column is released as it is: its labels feed distances
             _note_label_at_two_levels(h)
         return
     h = Hierarchy.from_csv(target, delimiter, option="--delimiter")
     if data is None:
-        click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels); give --data and --column to "
+        click.echo(f"{target}: valid ({_size(h)}); give --data and --column to "
                    "check it against a table")
         _note_label_at_two_levels(h)
         return
@@ -164,7 +166,7 @@ def _validate(target: str, source: Path | Source | None, data: Path | None, colu
     except NoRowsError:
         raise DataError(f"{data} has no rows: there is no value of {column!r} to check against the "
                         "hierarchy") from None
-    click.echo(f"{target}: valid ({len(h.leaves)} leaves, {h.levels} levels), and every value of {column!r} in "
+    click.echo(f"{target}: valid ({_size(h)}), and every value of {column!r} in "
                f"{data} is a leaf")
     if not sensitive:
         _note_label_at_two_levels(h)
@@ -287,6 +289,13 @@ def _refuse_bare_spec(target: str) -> None:
         pass  # the form alone, then
     raise SpecError(f"{path} is a spec, not a hierarchy file: name the column whose hierarchy to take, as "
                     f"{path}:COLUMN{columns}")
+
+
+def _size(h: Hierarchy) -> str:
+    """"9 leaves, 3 levels", in the singular for one ("1 leaves" was said of a one-line file)."""
+    from sqlclose.model.text import counted
+
+    return f"{counted(len(h.leaves), 'leaf', 'leaves')}, {counted(h.levels, 'level')}"
 
 
 def _load(target: str, data: Path | Source | None, delimiter: str) -> tuple[Hierarchy, bool]:

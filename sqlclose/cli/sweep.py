@@ -35,7 +35,8 @@ Examples:
 
 Writes OUT/sweep.csv (one row per run), OUT/nauc.csv (normalized area under each curve) and one
 OUT/<measure>.png per measure (x = k, or l or t when one k and several of those are given; one
-curve per strategy or metric). Exit 3, nothing written, when no run finds a solution.
+curve per strategy or metric). Exit 3, nothing written, when no run finds a solution or a k is larger
+than the table (as anonymize's exit 3 for that k).
 """
 
 
@@ -44,18 +45,20 @@ curve per strategy or metric). Exit 3, nothing written, when no run finds a solu
 _DIGITS = {int: re.compile(r"[0-9]+"), float: re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")}
 
 
-def _numbers(kind: type, name: str, least: float | None = None):
+def _numbers(kind: type, name: str, least: float | None = None, once: bool = True):
     """A callback reading a comma-separated list of numbers written in digits, none below ``least``
-    (named as the sweep names it, "k = 0 is out of range (k ≥ 1)"); an empty list is refused. The
-    least values and the words are ``sqlclose.sweep``'s (``LEAST``, ``out_of_range``), written here
-    again: importing that module loads the engines, which a bad option must not wait for
-    (tests/test_cold_start.py)."""
+    (named as the sweep names it, "k = 0 is out of range (k ≥ 1)"); an empty list is refused, and so
+    are an empty item and (``once``) a value given twice: `--k ,3,3` was swept as one run of k = 3
+    without a word (the ninety-fourth round). The least values and the words are ``sqlclose.sweep``'s
+    (``LEAST``, ``out_of_range``), written here again: importing that module loads the engines,
+    which a bad option must not wait for (tests/test_cold_start.py)."""
     def parse(ctx: click.Context, param: click.Parameter, text: str | None) -> list | None:
         if text is None:
             return None
-        items = [item for item in text.replace(" ", "").split(",") if item]
-        if not items:  # "" swept as if the option were not given
+        items = text.replace(" ", "").split(",")
+        if not any(items):  # "" swept as if the option were not given
             raise click.BadParameter("gives no number: give one or more, separated by commas", ctx, param)
+        _refuse_empty_item(items, text, ctx, param)
         bad = [item for item in items if not _DIGITS[kind].fullmatch(item)]
         if bad:
             example = "3,5,10" if kind is int else "1.5,2,3"
@@ -66,6 +69,8 @@ def _numbers(kind: type, name: str, least: float | None = None):
         if low:
             letter = name.lstrip("-")
             raise click.BadParameter(f"{letter} = {low[0]} is out of range ({letter} ≥ {least:g})", ctx, param)
+        if once:
+            _refuse_twice(items, values, "gives", ctx, param)
         return values
     return parse
 
@@ -73,10 +78,27 @@ def _numbers(kind: type, name: str, least: float | None = None):
 def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list[str] | None:
     if text is None:
         return None
-    names = [item.strip() for item in text.split(",") if item.strip()]
-    if not names:  # "" swept the default alone, as if the option were not given
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):  # "" swept the default alone, as if the option were not given
         raise click.BadParameter("names none: give one or more, separated by commas", ctx, param)
-    return names
+    _refuse_empty_item(items, text, ctx, param)
+    _refuse_twice(items, [item.lower() for item in items], "names", ctx, param)  # read without case: S1 is s1
+    return items
+
+
+def _refuse_empty_item(items: list[str], text: str, ctx: click.Context, param: click.Parameter) -> None:
+    if "" in items:
+        raise click.BadParameter(f"has an empty item ({text!r}): give the values separated by single commas, with "
+                                 "none before the first or after the last", ctx, param)
+
+
+def _refuse_twice(items: list[str], values: list, verb: str, ctx: click.Context, param: click.Parameter) -> None:
+    """A value given twice is one run (the sweep runs each value once): refused, as typed."""
+    for i, value in enumerate(values):
+        if value in values[:i]:
+            first = items[values.index(value)]
+            same = "" if first == items[i] else f" ({first} and {items[i]} are one)"
+            raise click.BadParameter(f"{verb} {items[i]} twice{same}: give each value once", ctx, param)
 
 
 @click.command(cls=OnceCommand, context_settings=CONTEXT, epilog=EXAMPLE,
@@ -92,7 +114,7 @@ def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list
 @click.option("--strategies", callback=_names, metavar="S1,S3,…", help="GAA merge strategies (S1–S7, ldiv, tclo).")
 @click.option("--metrics", callback=_names, metavar="NLLM,NCP,…",
               help="Metrics (GAA: what guides the merges; default the spec's [search] metric).")
-@click.option("--nauc-range", callback=_numbers(float, "--nauc-range"), metavar="LO,HI",
+@click.option("--nauc-range", callback=_numbers(float, "--nauc-range", once=False), metavar="LO,HI",
               help="The range of the swept parameter NAUC is taken over (default: all of it).")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder to write sweep.csv, nauc.csv and the PNG charts into.")

@@ -14,30 +14,54 @@ refused there (``refuse_renamed_fields``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import pyarrow as pa
 
 from sqlclose.errors import InputError
 from sqlclose.model.text import named
 
+# True while ``check`` reads a table: it releases nothing, and a copy under another name is a
+# column audited as nobody named it ("a copy would be released" was said of check's table: the
+# ninety-fourth round).
+_AUDITED: ContextVar[bool] = ContextVar("sqlclose_names_audited", default=False)
+
+
+@contextmanager
+def names_read_for_audit() -> Iterator[None]:
+    """Within, a refusal says what the engine would read (check's table), not what it would release."""
+    token = _AUDITED.set(True)
+    try:
+        yield
+    finally:
+        _AUDITED.reset(token)
+
 
 def refuse_renamed_columns(names: list[str], where: str) -> None:
     """Refuse the columns an engine would release under another name: one with no name, one named
     twice, or two whose names differ only in case (``where``: the source, as messages name it,
-    e.g. "the source query")."""
+    e.g. "the source query"). Told as read, not released, within ``names_read_for_audit``."""
+    audited = _AUDITED.get()
+    fate = "read" if audited else "released"
+
+    def copy(name: str) -> str:  # what the renamed copy is: read by check under DuckDB's name for it
+        return f"(say, {name + '_1'!r})" if audited else "(say, an identifier's copy)"
+
     nameless = [i + 1 for i, name in enumerate(names) if name == ""]
     if nameless:
         raise InputError(f"{where}: its column {nameless[0]} (counted from 1) has no name, and the engine would "
-                         "release it under one it makes up: name it, or remove that column")
+                         f"{'read' if audited else 'release'} it under one it makes up: name it, or remove that column")
     cut = [name for name in names if "\x00" in name]
     if cut:  # DuckDB cuts a name at its NUL: 'ssn\x00copy' was read as 'ssn', beside an identifier ssn as 'ssn_1'
         raise InputError(f"{where}: column {ascii(cut[0])} has a NUL character in its name, at which the engine "
-                         f"cuts it ({ascii(cut[0].split(chr(0))[0])}), so it would be released under another name: "
+                         f"cuts it ({ascii(cut[0].split(chr(0))[0])}), so it would be {fate} under another name: "
                          "rename it")
     twice = sorted(name for name, n in Counter(names).items() if n > 1)
     if twice:
         raise InputError(f"{where} names {named('column', twice)} more than once; a copy would "
-                         "be released under another name (say, an identifier's copy): rename or remove the duplicates")
+                         f"be {fate} under another name {copy(twice[0])}: rename or remove the duplicates")
     spelled: dict[str, list[str]] = {}
     for name in names:
         spelled.setdefault(name.casefold(), []).append(name)
@@ -45,7 +69,7 @@ def refuse_renamed_columns(names: list[str], where: str) -> None:
     if alike:
         pairs = "; ".join(" and ".join(repr(n) for n in group) for group in alike)
         raise InputError(f"{where} has columns whose names differ only in case ({pairs}); SQL engines read them as "
-                         "one name, and one would be released under another name (say, an identifier's copy): "
+                         f"one name, and one would be {fate} under another name {copy(alike[0][1])}: "
                          "rename or remove one of them")
 
 

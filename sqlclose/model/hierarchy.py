@@ -536,8 +536,9 @@ def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str
     """A file's first line alone in its number of labels, every other line alike: a header, not a
     ragged leaf on line 2 (the lines are compared with the first)."""
     if lines is not None and len(rows) > 2 and len({len(row) for row in rows[1:]}) == 1:
-        raise HierarchyError(f"{_where(origin, lines, 0)}: ragged hierarchy — this first line has {len(rows[0])} "
-                             f"labels ({', '.join(map(repr, rows[0]))}) where every other line has {len(rows[1])}: "
+        raise HierarchyError(f"{_where(origin, lines, 0)}: ragged hierarchy — this first line has "
+                             f"{counted(len(rows[0]), 'label')} ({', '.join(map(repr, rows[0]))}) where every "
+                             f"other line has {len(rows[1])}: "
                              "if it is a header, delete it (a hierarchy file has no header line); else every leaf "
                              "needs a label at every level (leaf;…;top)")
 

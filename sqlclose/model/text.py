@@ -8,18 +8,37 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 
-from sqlclose.errors import InputError
+from sqlclose.errors import InputError, OptionError
 
 
 def escaped_breaks(text: str) -> str:
     """``text`` with its line breaks shown as ``\\n`` and ``\\r``: a message a log reads as one line
     (a path holding a line break split it in two: review h2 of the eighty-sixth round)."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def escaped_controls(text: str) -> str:
+    """``text`` with its control characters shown escaped: line breaks and tabs as ``\\n``, ``\\r``,
+    ``\\t``, the others as ``\\x1b`` or ``\\u0085`` (a lone surrogate, an undecodable byte of a file
+    name, as ``\\udcff``): text that must stay one line of a file that is read back, e.g. a comment
+    in a TOML spec (a folder named with a line break broke the demo's spec: ninety-fourth round)."""
+    out = []
+    for ch in text:
+        if ch in _NAMED_CONTROLS:
+            out.append(_NAMED_CONTROLS[ch])
+        elif unicodedata.category(ch) in ("Cc", "Cs") or ch in "\u2028\u2029":
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_NAMED_CONTROLS = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 # A run's files as read once on its start (``read_once``): its path (absolute) -> its bytes.
@@ -116,6 +135,15 @@ def named(noun: str, names: Iterable[object], plural: str | None = None) -> str:
     """``noun`` before the names it counts, agreeing with them: "column 'age'", "columns 'a', 'b'"."""
     names = list(names)
     return f"{noun if len(names) == 1 else plural or noun + 's'} {', '.join(map(repr, names))}"
+
+
+def named_once(names: Sequence[object], option: str) -> None:
+    """Refuse a column named twice in ``option`` (``--qi zip,zip``; ``--sensitive disease,disease``
+    and ``--hierarchy disease=A --hierarchy disease=B``, which kept one of the two silently: the
+    ninety-fourth round), naming the option as the caller gave it."""
+    twice = next((name for i, name in enumerate(names) if name in names[:i]), None)
+    if twice is not None:
+        raise OptionError(option, f"names {twice!r} twice; name each column once")
 
 
 def agreeing(n: int, one: str, many: str) -> str:

@@ -544,10 +544,20 @@ def require_columns(names: list[str], columns: list[str], source_label: str,
             raise DataError(missing_column(name, columns, source_label, names, names_may_be_data))
 
 
+# A UTF-8 byte order mark (EF BB BF) read as Latin-1 (or Windows-1252, ISO 8859-15: alike there).
+BOM_AS_LATIN1 = "\ufeff".encode("utf-8").decode("latin-1")
+
+
 def missing_column(name: str, columns: list[str], source_label: str, declared: Iterable[str],
                    names_may_be_data: bool = True) -> str:
     """That ``name`` is not a column, with the close names and the columns there are — those only
     where the source has one of the ``declared`` names or is no CSV file (``columns_told``)."""
+    if columns and columns[0].startswith(BOM_AS_LATIN1) and columns[0].removeprefix(BOM_AS_LATIN1) == name:
+        # "did you mean 'ï»¿zip'?": the fix is the file's encoding, not the name (the ninety-fourth round)
+        return (f"column {name!r} is not in {source_label}: the file starts with a UTF-8 byte order mark, which the "
+                f"encoding it is read with takes for the characters {BOM_AS_LATIN1!r} at the start of its first "
+                f"column's name ({columns[0]!r}): the file is UTF-8, read it as UTF-8 (leave [source] encoding out, "
+                "or set encoding = \"utf-8\")")
     shown = shows_columns(declared, columns, names_may_be_data)
     cased = [c for c in columns if c.casefold() == name.casefold()]  # names are matched as written
     close = (cased or difflib.get_close_matches(name, columns, n=3)) if shown else []
