@@ -84,6 +84,10 @@ def test_a_column_parquet_cannot_hold_is_refused_naming_it_and_the_cast(tmp_path
         _input(tmp_path, "SELECT v::VARCHAR FROM t ORDER BY ALL")
     done = _anonymize(tmp_path)
     assert done.returncode == 2, done.stderr
+    if "UNION" in kind and role == "sensitive":  # refused as nested values first, whatever the output
+        assert "nested values, but a sensitive column is one plain value a row" in done.stderr
+        assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+        return
     assert f"column 'v' is {kind}, which Parquet cannot hold as it is" in done.stderr
     # a DuckDB table holds no UNION, nor CSV (a nested value): the query's cast alone is offered
     assert "[source] query as CAST(\"v\" AS " in done.stderr
