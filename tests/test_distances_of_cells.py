@@ -172,17 +172,6 @@ def test_equal_variational_and_ordered_from_cells_are_the_dense_rows_bits(name, 
     _same_bits(cells, other, name)
 
 
-def test_equal_and_ordered_by_hand():
-    """The class of counts 2, 0, 0, 1 (n = 3) against q = 3, 1, 2, 2 (N = 8). Equal: ½ Σ |p − q| =
-    ½ (|2/3 − 3/8| + 1/8 + 2/8 + |1/3 − 2/8|) = ½ (7 + 3 + 6 + 2) / 24 = 3/8. Ordered: the cumulative
-    differences over the three gaps, 2/3 − 3/8 = 7/24, 2/3 − 4/8 = 4/24, 2/3 − 6/8 = −2/24, summed
-    absolutely 13/24 over m − 1 = 3: 13/72."""
-    cells = SparseCounts(np.array([0, 0]), np.array([0, 3]), np.array([2.0, 1.0]), (1, 4))
-    assert distances_of_cells(cells, HAND_Q, "equal")[0] == float(Fraction(3, 8))
-    assert distances_of_cells(cells, HAND_Q, "variational")[0] == float(Fraction(3, 8))
-    assert distances_of_cells(cells, HAND_Q, "ordered")[0] == float(Fraction(13, 72))
-
-
 # Four leaves, A = {0, 1}, B = {2, 3}, under the root (H = 2); the table q = 3, 1, 2, 2 (N = 8).
 HAND_TREE = np.array([[0, 0, 0], [1, 0, 0], [2, 1, 0], [3, 1, 0]])
 HAND_Q = np.array([3.0, 1.0, 2.0, 2.0])
@@ -200,6 +189,17 @@ def test_by_hand():
     kl = distances_of_cells(cells, HAND_Q, "kl")
     assert kl[0] == pytest.approx(2 / 3 * math.log(16 / 9) + 1 / 3 * math.log(4 / 3), rel=1e-15)
     assert kl[1] == pytest.approx(math.log(8), rel=1e-15)
+
+
+def test_equal_and_ordered_by_hand():
+    """The class of counts 2, 0, 0, 1 (n = 3) against q = 3, 1, 2, 2 (N = 8). Equal: ½ Σ |p − q| =
+    ½ (|2/3 − 3/8| + 1/8 + 2/8 + |1/3 − 2/8|) = ½ (7 + 3 + 6 + 2) / 24 = 3/8. Ordered: the cumulative
+    differences over the three gaps, 2/3 − 3/8 = 7/24, 2/3 − 4/8 = 4/24, 2/3 − 6/8 = −2/24, summed
+    absolutely 13/24 over m − 1 = 3: 13/72."""
+    cells = SparseCounts(np.array([0, 0]), np.array([0, 3]), np.array([2.0, 1.0]), (1, 4))
+    assert distances_of_cells(cells, HAND_Q, "equal")[0] == float(Fraction(3, 8))
+    assert distances_of_cells(cells, HAND_Q, "variational")[0] == float(Fraction(3, 8))
+    assert distances_of_cells(cells, HAND_Q, "ordered")[0] == float(Fraction(13, 72))
 
 
 def test_no_dense_rows_for_record_counts(monkeypatch):

@@ -388,7 +388,6 @@ def released_columns(spec: Spec, columns: list[str], source_label: str) -> list[
     return [c for c in columns if c in keep]
 
 
-
 def _refuse_nested_models(schema: pa.Schema, spec: Spec, source_label: str) -> None:
     """A quasi-identifier or sensitive column of nested values (a struct, list, map or union) is
     refused: a hierarchy, a rule or a distance would read the engine's text of the whole value (a
