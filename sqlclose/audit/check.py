@@ -736,16 +736,14 @@ def _applicable_distances(sa: SensitiveAttribute, spec: Sensitive | None, numeri
 
 def _l_diversity(matrix: np.ndarray | SparseCounts) -> float:
     if isinstance(matrix, SparseCounts):
-        held = matrix.values > 0
-        return l_diversity_value_of_cells(matrix.rows[held], matrix.values[held], matrix.shape[0])
+        rows, _, counts = matrix.held()
+        return l_diversity_value_of_cells(rows, counts, matrix.shape[0])
     return l_diversity_value(matrix)
 
 
 def _l1_closeness(matrix: np.ndarray | SparseCounts, reference: np.ndarray) -> float:
     if isinstance(matrix, SparseCounts):
-        held = matrix.values > 0
-        return l1_closeness_value_of_cells(matrix.rows[held], matrix.cols[held], matrix.values[held],
-                                           matrix.shape[0], reference)
+        return l1_closeness_value_of_cells(*matrix.held(), matrix.shape[0], reference)
     return l1_closeness_value(matrix, reference)
 
 
@@ -771,8 +769,7 @@ def _commonest(matrix: np.ndarray | SparseCounts, classes: np.ndarray) -> list[C
     out = []
     for i in classes.tolist():
         if isinstance(matrix, SparseCounts):
-            row = matrix[i:i + 1]
-            values, counts = row.cols[row.values > 0], row.values[row.values > 0]
+            _, values, counts = matrix[i:i + 1].held()
         else:
             values = np.flatnonzero(matrix[i])
             counts = matrix[i, values]

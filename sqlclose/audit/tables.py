@@ -254,8 +254,7 @@ class Skewness(Attack):
     def _worst_of_cells(self, cells: SparseCounts) -> np.ndarray:
         """``_worst_of_rows`` from each class's own values: an absent value's ratio is 0, below any
         present one's (the same division of the same whole-number sums: the same bits)."""
-        held = cells.values > 0
-        rows, cols, values = cells.rows[held], cells.cols[held], cells.values[held]
+        rows, cols, values = cells.held()
         p_share = values / np.maximum(cells.row_sums(), 1)[rows]
         q = self.q_share[cols]
         with np.errstate(divide="ignore"):
@@ -305,8 +304,7 @@ class Similarity(Attack):
     def _class_groups(self, matrix: np.ndarray | SparseCounts) -> tuple[np.ndarray, np.ndarray]:
         """The (class, group) pairs of the groups each class holds values of."""
         if isinstance(matrix, SparseCounts):
-            held = matrix.values > 0
-            rows, cols = matrix.rows[held], matrix.cols[held]
+            rows, cols, _ = matrix.held()
         else:
             rows, cols = np.nonzero(matrix)
         width = len(self.by_group)

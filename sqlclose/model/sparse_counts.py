@@ -74,6 +74,13 @@ class SparseCounts:
         out[self.rows, self.cols] = self.values
         return out
 
+    def held(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The rows, columns and counts of the cells holding records (a count above 0), in order."""
+        kept = self.values > 0
+        if kept.all():  # the usual case: the cells themselves, no copy
+            return self.rows, self.cols, self.values
+        return self.rows[kept], self.cols[kept], self.values[kept]
+
     def row_sums(self) -> np.ndarray:
         return np.bincount(self.rows, weights=self.values, minlength=self.shape[0])
 

@@ -71,8 +71,7 @@ def distances_of_cells(classes: SparseCounts, released: np.ndarray, name: str, h
 
 def _present(classes: SparseCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The nonzero cells, by class and by column within a class (``SparseCounts.from_cells``' order)."""
-    cells = classes.values > 0
-    rows, cols, counts = classes.rows[cells], classes.cols[cells], classes.values[cells]
+    rows, cols, counts = classes.held()
     key = rows * classes.shape[1] + cols
     if (key[1:] < key[:-1]).any():  # built otherwise than by from_cells
         order = np.argsort(key, kind="stable")

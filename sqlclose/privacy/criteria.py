@@ -334,8 +334,7 @@ def _descending(counts: np.ndarray) -> np.ndarray:
 def _largest_and_tail_of_cells(counts: SparseCounts, l: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: E741
     """Per class, from its cells: its largest count r1 and r_l + … + r_m (0 for a class of fewer than
     l values), whole numbers summed exactly, as ``_descending``'s rows give them."""
-    held = counts.values > 0
-    rows, values = counts.rows[held], counts.values[held]
+    rows, _, values = counts.held()
     order = np.lexsort((-values, rows))
     rows, values = rows[order], values[order]
     first = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else np.zeros(0, dtype=np.int64)

@@ -33,10 +33,7 @@ class ClassCells:
     @classmethod
     def of(cls, counts: np.ndarray | SparseCounts) -> ClassCells:
         if isinstance(counts, SparseCounts):
-            held = counts.values > 0
-            if held.all():  # the usual case: the cells themselves, no copy
-                return cls(counts.rows, counts.cols, counts.values, counts.shape[0])
-            return cls(counts.rows[held], counts.cols[held], counts.values[held], counts.shape[0])
+            return cls(*counts.held(), counts.shape[0])
         rows, cols = np.nonzero(counts)
         return cls(rows, cols, counts[rows, cols], counts.shape[0])
 
