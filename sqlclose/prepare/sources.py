@@ -32,6 +32,7 @@ from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_re
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
+from sqlclose.model.own_files import has_duckdb_header
 from sqlclose.model.source_query import refuse_guessed_types
 from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind, table_parts
 from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
@@ -804,14 +805,14 @@ def magic_format(path: Path) -> str | None:
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
-            header = handle.read(12)
+            header = handle.read(4)
             handle.seek(max(size - 4, 0))
             trailer = handle.read(4)
+        if size >= 12 and header == b"PAR1" and trailer == b"PAR1":
+            return "parquet"
+        return "duckdb" if size >= _DUCKDB_HEADERS and has_duckdb_header(path) else None
     except OSError:
         return None
-    if size >= 12 and header[:4] == b"PAR1" and trailer == b"PAR1":
-        return "parquet"
-    return "duckdb" if size >= _DUCKDB_HEADERS and header[8:12] == b"DUCK" else None
 
 
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> pa.Schema:
@@ -860,9 +861,7 @@ def _names_a_view(engine: Engine, name: str, schema: str, catalog: str) -> bool:
 def _refuse_non_database(path: Path) -> None:
     """A file read as a DuckDB database must be one (its header names it at byte 8), or DuckDB's own
     error — about launching an in-memory database — says nothing useful."""
-    with path.open("rb") as handle:
-        header = handle.read(12)
-    if header[8:12] != b"DUCK":
+    if not has_duckdb_header(path):
         raise InputError(f"cannot read {path} as a DuckDB database: it is not one; set [source] format to the "
                          "file's format (\"csv\", \"parquet\") or point path at a .duckdb file")
 
