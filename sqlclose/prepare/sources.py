@@ -34,7 +34,16 @@ from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, Environme
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.own_files import has_duckdb_header
 from sqlclose.model.source_query import refuse_guessed_types
-from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind, table_parts
+from sqlclose.model.spec import (
+    DECIMAL_TYPE,
+    GLOB_CHARACTERS,
+    MAX_DECIMAL_DIGITS,
+    NAME_QUOTING,
+    Source,
+    dotted_parts,
+    suffix_kind,
+    table_parts,
+)
 from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
@@ -256,13 +265,22 @@ def _local_files(uris: list[str]) -> list[Path]:
 
 def _connection_table(name: Any) -> exp.Table:
     """The table a ``(connection, name)`` source names: ``"table"``, ``"schema.table"`` or
-    ``"catalog.schema.table"`` (split at its dots, as ``[source] table`` is), or those parts as a
-    tuple (a part may then hold a dot). Each part is quoted."""
-    parts = name.split(".") if isinstance(name, str) else list(name) if isinstance(name, (tuple, list)) else []
-    if not 1 <= len(parts) <= 3 or not all(isinstance(part, str) and part for part in parts):
+    ``"catalog.schema.table"`` (a connection may have databases attached), split as ``[source]
+    table`` is (``dotted_parts``: ``'main."a.b"'`` is table a.b of schema main), or those parts as
+    a tuple (a part may then hold a dot as it is). Each part is quoted."""
+    if isinstance(name, str):
+        try:
+            parts = dotted_parts(name)
+        except ValueError as e:
+            raise InputError(f"cannot read table {name!r} of the DuckDB connection: the name {e}") from None
+        named = all(part.strip() for part in parts)
+    else:
+        parts = list(name) if isinstance(name, (tuple, list)) else []
+        named = all(isinstance(part, str) and part for part in parts)
+    if not 1 <= len(parts) <= 3 or not named:
         raise InputError(f"cannot read table {name!r} of the DuckDB connection: name it \"table\", \"schema.table\" "
-                         "or \"catalog.schema.table\", or give those parts as a tuple (\"schema\", \"table\") when a "
-                         "name holds a dot")
+                         f"or \"catalog.schema.table\", no part empty; {NAME_QUOTING}; or give the parts as a tuple "
+                         "(\"main\", \"a.b\")")
     return warehouse_table(parts)
 
 
