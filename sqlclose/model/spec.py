@@ -730,7 +730,8 @@ def table_parts(table: str) -> tuple[str, str]:
     """A DuckDB database's table as given, ``[schema.]name``: (schema, name), ``main`` when none.
     Split by ``dotted_parts``. ValueError saying what to write otherwise: a part empty, a quote not
     closed or followed by text, more than two parts (a database file is one catalog, whatever name
-    a session attaches it under: ``main.a.b`` was meant as ``main."a.b"`` or ``"main.a".b``)."""
+    a session attaches it under: ``main.a.b`` was meant as ``main."a.b"`` or ``"main.a".b``, and
+    ``hr.main.t`` as ``main.t``)."""
     try:
         parts = dotted_parts(table)
     except ValueError as e:
@@ -747,10 +748,14 @@ def table_parts(table: str) -> tuple[str, str]:
 
 def _readings(parts: list[str]) -> str:
     """What a name of more than two parts may have meant, each typed as ``table_parts`` reads it:
-    a dot inside the schema's name or the table's."""
+    a dot inside the schema's name or the table's, or, of three, a catalog before them (DuckDB's
+    ``catalog.schema.table``), which the database's path names instead."""
     first, rest = (parts[0], ".".join(parts[1:])), (".".join(parts[:-1]), parts[-1])
     said = (f"{typed_name(first)} (table {first[1]!r} of schema {first[0]!r}) or {typed_name(rest)} "
             f"(table {rest[1]!r} of schema {rest[0]!r})")
+    if len(parts) == 3:
+        said += (f", or {typed_name(parts[1:])} if {parts[0]!r} is the database's catalog (DuckDB's "
+                 "catalog.schema.table): the path names the database, so the name leaves its catalog out")
     return said
 
 
