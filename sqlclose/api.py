@@ -48,8 +48,9 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     ``[search] algorithm = "gaa"``, GAA's multidimensional recoding (a ``GaaRelease``).
 
     ``source`` is a path (a Parquet file or folder, a CSV, a DuckDB file with the spec's table),
-    a ``(duckdb connection, "schema.table")`` pair, a DuckDB relation, a pyarrow Table, a pandas
-    DataFrame or a Spark DataFrame (on a Spark engine); ``None`` takes the spec's ``[source]``
+    a ``(duckdb connection, "schema.table")`` pair (split as ``[source] table`` is: ``'main."a.b"'``),
+    a DuckDB relation, a pyarrow Table, a pandas DataFrame or a Spark DataFrame (on a Spark
+    engine); ``None`` takes the spec's ``[source]``
     (also a query, a glob pattern or a warehouse table). Raises ``NoSolutionError`` when no node
     satisfies, ``InputError`` (bad input) or ``SpecError`` (a bad spec) before anything is written.
     ``fingerprint_key`` (default: $SQLCLOSE_FINGERPRINT_KEY) is the operator's secret that keys

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import errno
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -77,11 +77,16 @@ class NullsError(DataError):
 class NotLeavesError(DataError):
     """Quasi-identifier values a hierarchy lacks: the message counts them (a job's log, its --json
     document, keep it), ``named`` names them, for ``sqlclose hierarchy validate --show-values``,
-    where the operator asks to see the data's values."""
+    where the operator asks to see the data's values. ``told`` builds the message naming ``lister``,
+    the command that lists them: ``listed_by`` tells it with another (a command's own flag)."""
 
-    def __init__(self, message: str, named: str, column: str) -> None:
-        super().__init__(message)
-        self.named, self.column = named, column
+    def __init__(self, told: Callable[[str], str], lister: str, named: str, column: str) -> None:
+        super().__init__(told(lister))
+        self.named, self.column, self._told = named, column, told
+
+    def listed_by(self, lister: str) -> str:
+        """The message naming ``lister`` as what lists the values."""
+        return self._told(lister)
 
 
 class SensitiveOffHierarchyError(DataError):

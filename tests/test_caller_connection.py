@@ -219,6 +219,45 @@ def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
         == [(0,)]
 
 
+# ---- the table's name -------------------------------------------------------------------------------
+def test_a_connection_tables_name_holding_a_dot_is_read_by_its_quoted_name() -> None:
+    """Review of the ninety-fourth round, left for the ninety-fifth: ``(con, '"a.b"')`` was split at
+    every dot ('"a' and 'b"': "schema "a does not exist"), unlike ``[source] table`` and ``--table``.
+    The name is split as they split it, a catalog still allowed before the schema (a connection may
+    have databases attached), and a tuple of parts still taken as it is. The oracle: a plain DuckDB
+    count of each table: "a.b" holds Table 3 (9 rows), the decoy b of schema a twice that (18), and
+    the attached database's "p.q" of schema "s.x" its first 6 rows."""
+    con = people()
+    con.execute('CREATE TABLE "a.b" AS SELECT * FROM people')
+    con.execute('CREATE SCHEMA a; CREATE TABLE a.b AS SELECT * FROM people UNION ALL SELECT * FROM people')
+    con.execute("ATTACH ':memory:' AS other")
+    con.execute('CREATE SCHEMA other."s.x"; CREATE TABLE other."s.x"."p.q" AS SELECT * FROM people LIMIT 6')
+    counted = {sql: con.execute(f"SELECT count(*) FROM {sql}").fetchall()[0][0]
+               for sql in ('main."a.b"', "a.b", 'other."s.x"."p.q"')}
+    assert counted == {'main."a.b"': 9, "a.b": 18, 'other."s.x"."p.q"': 6}
+    loose = {"privacy": {"k": 2}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}, "others": "drop"}
+    for name, sql in (('"a.b"', 'main."a.b"'), ('main."a.b"', 'main."a.b"'), ('memory.main."a.b"', 'main."a.b"'),
+                      ("a.b", "a.b"), ('other."s.x"."p.q"', 'other."s.x"."p.q"'), (("main", "a.b"), 'main."a.b"'),
+                      (("a", "b"), "a.b"), (("other", "s.x", "p.q"), 'other."s.x"."p.q"')):
+        with sqlclose.anonymize((con, name), loose) as release:
+            assert release.summary["rows"] == counted[sql], name
+    quoting = 'a part holding a dot is written in double quotes, a quote inside doubled ("a.b", main."a.b", "a""b")'
+    refused = {
+        '"a.b': f"""cannot read table '"a.b' of the DuckDB connection: the name opens a double quote it does not """
+                f"close: {quoting}",
+        '"a.b"x': f"""cannot read table '"a.b"x' of the DuckDB connection: the name goes on after its quoted part """
+                  f"""'"a.b"' with 'x', where a dot or the end belongs: {quoting}""",
+        "a.b.c.d": """cannot read table 'a.b.c.d' of the DuckDB connection: name it "table", "schema.table" or """
+                   f""""catalog.schema.table", no part empty; {quoting}; or give the parts as a tuple """
+                   """("main", "a.b")""",
+    }
+    for name, said in refused.items():
+        with pytest.raises(sqlclose.InputError) as e:
+            sqlclose.anonymize((con, name), loose)
+        assert str(e.value) == said, name
+    con.close()
+
+
 # ---- a connection its caller closed -----------------------------------------------------------------
 def test_a_release_whose_connection_the_caller_closed_is_bad_input(tmp_path) -> None:
     """README: "a closed connection is refused as bad input too". Closed after the run, the write

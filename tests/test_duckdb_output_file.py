@@ -618,6 +618,33 @@ def test_an_output_table_whose_name_holds_a_dot_is_written_under_that_name(tmp_p
     assert "CREATE SCHEMA" not in said
 
 
+def test_a_catalog_qualified_table_name_is_refused_saying_to_leave_the_catalog_out(tmp_path):
+    """Review of the ninety-fourth round, left for the ninety-fifth: DuckDB's ``hr.main.people``
+    (catalog.schema.table, the catalog hr.duckdb's name when a session attaches it so) was refused
+    spelling two readings, neither of them what was meant. A database file has no catalog name of
+    its own (sqlclose attaches it under one of its own), so the name stays refused, and the message
+    spells ``main.people`` too, for a source's table, --table and an output table alike. The
+    oracle: DuckDB reads hr.main.people as main.people, nine rows, and check reads nine there."""
+    db = tmp_path / "hr.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE people AS SELECT * FROM read_csv(?)", [str(TABLE3 / "table3.csv")])
+        assert con.execute("SELECT COUNT(*) FROM hr.main.people").fetchall() == [(9,)]
+    advice = ("or main.people if 'hr' is the database's catalog (DuckDB's catalog.schema.table): the path names the "
+              "database, so the name leaves its catalog out")
+    result = invoke("check", db, "--table", "hr.main.people", "--qi", "zip,age", "--k", "1")
+    assert result.exit_code == 2 and advice in " ".join(result.output.split()), result.output
+    result = invoke("check", db, "--table", "main.people", "--qi", "zip,age", "--k", "1", "--json")
+    assert result.exit_code == 0 and json.loads(result.output)["rows"] == 9, result.output
+    project = table3_project(tmp_path)
+    result = invoke("anonymize", project / "spec.toml", "-o", db, "--output-table", "hr.main.people", "--dry-run")
+    assert result.exit_code == 2 and advice in " ".join(result.output.split()), result.output
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace('path = "table3.csv"', f"path = {str(db)!r}\ntable = 'hr.main.people'"))
+    result = invoke("anonymize", spec, "--dry-run")
+    assert result.exit_code == 2 and advice in " ".join(result.output.split()), result.output
+    assert select(db, "SELECT schema_name, table_name FROM duckdb_tables()") == [("main", "people")]
+
+
 def test_a_missing_tables_message_lists_a_name_holding_a_dot_as_it_is_typed(tmp_path):
     """`--table a.b` against a file holding only "a.b" said "holds no table or view 'a.b' (it holds
     'a.b')". The held name is listed quoted as it must be given. The oracle: DuckDB's own catalog

@@ -107,9 +107,7 @@ def validate(target: str, data: Path | None, column: str | None, sensitive: bool
         if show_values:
             raise DataError(e.named) from None
         if _spec_target(target) is None:  # the file form: the command to see them is this one
-            from sqlclose.model.attributes import QI_LISTER
-
-            raise DataError(str(e).replace(QI_LISTER.format(column=e.column, data=""), "--show-values")) from None
+            raise DataError(e.listed_by("--show-values")) from None
         raise
 
 

@@ -83,8 +83,8 @@ def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
 # Why a sensitive column's values a hierarchy lacks are not shown, and a quasi-identifier's (the
 # command that lists them, where the operator asks to see them, given the column).
 SENSITIVE_NOT_SHOWN = "the values are not shown: a sensitive value is what a release protects"
-QI_LISTER = "`sqlclose hierarchy validate SPEC.toml:{column}{data} --show-values`"  # data: the warehouse's
-QI_NOT_SHOWN = "the values are not shown: an error lands in job logs; " + QI_LISTER + " lists them"  # histogram
+QI_LISTER = "`sqlclose hierarchy validate SPEC.toml:{column}{data} --show-values`"  # data: the warehouse's histogram
+QI_NOT_SHOWN = "the values are not shown: an error lands in job logs; {lister} lists them"
 
 
 def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], rows: int | None, to_add: str,

@@ -2,7 +2,9 @@
 report's or a page's path. An overwrite replaces a previous file of that kind, never another file
 that happens to be there: a report path set to another release's data file
 replaced that release with JSON, and a page path given the file beside a copied report replaced
-that release with HTML (review of the ninety-fourth round)."""
+that release with HTML (review of the ninety-fourth round). A DuckDB database is told by its header
+here too, for each reader of one: a source, an output a release is added to as a table, and the
+format of a file whose suffix names none."""
 
 from __future__ import annotations
 
@@ -38,3 +40,11 @@ def is_html_page(path: Path) -> bool:
     except OSError:
         return False
     return head.startswith(("<!doctype html", "<html"))
+
+
+def has_duckdb_header(path: Path) -> bool:
+    """Whether ``path`` starts as a DuckDB database does: "DUCK" at byte 8 of its main header (a
+    truncated one too, whose opening then says what is wrong with it). OSError when unreadable:
+    each caller says what that means for it."""
+    with path.open("rb") as f:
+        return f.read(12)[8:12] == b"DUCK"

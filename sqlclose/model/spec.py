@@ -722,54 +722,82 @@ def catalog_name(name: str) -> str:
     return name.translate(_ASCII_LOWER)
 
 
+NAME_QUOTING = ("a part holding a dot is written in double quotes, a quote inside doubled "
+                "(\"a.b\", main.\"a.b\", \"a\"\"b\")")
+
+
 def table_parts(table: str) -> tuple[str, str]:
     """A DuckDB database's table as given, ``[schema.]name``: (schema, name), ``main`` when none.
-    The name is split at its dots outside double quotes; a part in double quotes is SQL's quoted
-    identifier, and may hold a dot (``"a.b"``, ``s."a.b"``, ``"my.schema"."a.b"``; a quote inside
-    doubled, ``"a""b"``); any other part is the text up to the next dot, as written (``s.t``: schema
-    s, table t). Not split by sqlglot's table parser: it drops a leading dot, an empty part and a
-    comment, and trims spaces (``.people`` and ``a..b`` read as tables). ValueError saying what to
-    write otherwise: a part empty, a quote not closed or followed by text, more than two parts (a
-    database file is one catalog: ``main.a.b`` was meant as ``main."a.b"`` or ``"main.a".b``)."""
-    quoting = ("a part holding a dot is written in double quotes, a quote inside doubled "
-               "(\"a.b\", main.\"a.b\", \"a\"\"b\")")
+    Split by ``dotted_parts``. ValueError saying what to write otherwise: a part empty, a quote not
+    closed or followed by text, more than two parts (a database file is one catalog, whatever name
+    a session attaches it under: ``main.a.b`` was meant as ``main."a.b"`` or ``"main.a".b``, and
+    ``hr.main.t`` as ``main.t``)."""
+    try:
+        parts = dotted_parts(table)
+    except ValueError as e:
+        raise ValueError(f"table = {table!r} {e}") from None
+    if any(not part.strip() for part in parts):
+        raise ValueError(f"table = {table!r} names no table: give \"name\" or \"schema.name\", neither part "
+                         "empty")
+    if len(parts) > 2:
+        raise ValueError(f"table = {table!r} names {len(parts)} parts, and a database file's table is named by "
+                         f"\"name\" or \"schema.name\" (the file is its catalog): {NAME_QUOTING}; e.g. "
+                         f"{_readings(parts)}")
+    return ("main", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+
+
+def _readings(parts: list[str]) -> str:
+    """What a name of more than two parts may have meant, each typed as ``table_parts`` reads it:
+    a dot inside the schema's name or the table's, or, of three, a catalog before them (DuckDB's
+    ``catalog.schema.table``), which the database's path names instead."""
+    first, rest = (parts[0], ".".join(parts[1:])), (".".join(parts[:-1]), parts[-1])
+    said = (f"{typed_name(first)} (table {first[1]!r} of schema {first[0]!r}) or {typed_name(rest)} "
+            f"(table {rest[1]!r} of schema {rest[0]!r})")
+    if len(parts) == 3:
+        said += (f", or {typed_name(parts[1:])} if {parts[0]!r} is the database's catalog (DuckDB's "
+                 "catalog.schema.table): the path names the database, so the name leaves its catalog out")
+    return said
+
+
+def dotted_parts(table: str) -> list[str]:
+    """A table's name split at its dots outside double quotes; a part in double quotes is SQL's
+    quoted identifier, and may hold a dot (``"a.b"``, ``s."a.b"``, ``"my.schema"."a.b"``; a quote
+    inside doubled, ``"a""b"``); any other part is the text up to the next dot, as written (``s.t``:
+    schema s, table t; an empty part is kept, for the caller to refuse). Not split by sqlglot's
+    table parser: it drops a leading dot, an empty part and a comment, and trims spaces (``.people``
+    and ``a..b`` read as tables). ValueError (a phrase, its subject the name) for a quote not closed
+    or followed by text."""
     parts: list[str] = []
     at = 0
     while True:
         if table.startswith('"', at):
-            text, end = [], at + 1
-            while True:
-                close = table.find('"', end)
-                if close < 0:
-                    raise ValueError(f"table = {table!r} opens a double quote it does not close: {quoting}")
-                text.append(table[end:close])
-                if not table.startswith('"', close + 1):
-                    break
-                text.append('"')
-                end = close + 2
-            parts.append("".join(text))
-            at = close + 1
+            part, at = _quoted_part(table, at)
+            parts.append(part)
             if at < len(table) and table[at] != ".":
-                raise ValueError(f"table = {table!r} goes on after its quoted part {table[:at]!r} with "
-                                 f"{table[at:]!r}, where a dot or the end belongs: {quoting}")
+                raise ValueError(f"goes on after its quoted part {table[:at]!r} with {table[at:]!r}, where a dot "
+                                 f"or the end belongs: {NAME_QUOTING}")
         else:
             dot = table.find(".", at)
             end = len(table) if dot < 0 else dot
             parts.append(table[at:end])
             at = end
         if at >= len(table):
-            break
+            return parts
         at += 1  # past the dot: a name ending in one has an empty last part
-    if any(not part.strip() for part in parts):
-        raise ValueError(f"table = {table!r} names no table: give \"name\" or \"schema.name\", neither part "
-                         "empty")
-    if len(parts) > 2:
-        first, rest = (parts[0], ".".join(parts[1:])), (".".join(parts[:-1]), parts[-1])
-        raise ValueError(f"table = {table!r} names {len(parts)} parts, and a database file's table is named by "
-                         f"\"name\" or \"schema.name\" (the file is its catalog): {quoting}; e.g. "
-                         f"{typed_name(first)} (table {first[1]!r} of schema {first[0]!r}) or {typed_name(rest)} "
-                         f"(table {rest[1]!r} of schema {rest[0]!r})")
-    return ("main", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+
+
+def _quoted_part(table: str, at: int) -> tuple[str, int]:
+    """The quoted part of ``table`` opening at ``at`` (its doubled quotes made one), and where it ends."""
+    text, end = [], at + 1
+    while True:
+        close = table.find('"', end)
+        if close < 0:
+            raise ValueError(f"opens a double quote it does not close: {NAME_QUOTING}")
+        text.append(table[end:close])
+        if not table.startswith('"', close + 1):
+            return "".join(text), close + 1
+        text.append('"')
+        end = close + 2
 
 
 def typed_name(parts: list[str] | tuple[str, ...]) -> str:

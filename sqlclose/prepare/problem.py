@@ -32,6 +32,7 @@ from sqlclose.errors import DataError, NoRowsError, NotLeavesError, NullsError
 from sqlclose.model.arrays import ArrowValues, arrow_table, leaf_labels, numpy_of
 from sqlclose.model.arrow_types import unreached_float
 from sqlclose.model.attributes import (
+    QI_LISTER,
     QI_NOT_SHOWN,
     SensitiveAttribute,
     require_ordered_type,
@@ -649,10 +650,15 @@ def _not_leaves(column: str, values: list, where: str, counts: list[int], hierar
     ``null_value``, named as such in ``named`` where it is one of them; the error tells it from the
     spec and the hierarchy alone, as a sensitive column's does (whether the column holds a NULL is
     a fact of the data)."""
-    told = values_not_leaves(column, hierarchy, values, sum(counts), how_to_add_leaves(hierarchy),
-                             not_shown=QI_NOT_SHOWN.format(column=column, data=" --data HISTOGRAM" * histogram))
-    told += ("" if _given_inline(hierarchy) else _quoting_counted(values)) + _stand_in_no_leaf(stand_in, hierarchy)
-    raise NotLeavesError(told, _listed(column, values, where, counts, hierarchy, stand_in), column)
+    quoting = "" if _given_inline(hierarchy) else _quoting_counted(values)
+    said_after = quoting + _stand_in_no_leaf(stand_in, hierarchy)
+
+    def told(lister: str) -> str:  # the command that lists them: a spec column's validate, or a caller's own flag
+        return values_not_leaves(column, hierarchy, values, sum(counts), how_to_add_leaves(hierarchy),
+                                 not_shown=QI_NOT_SHOWN.format(lister=lister)) + said_after
+
+    raise NotLeavesError(told, QI_LISTER.format(column=column, data=" --data HISTOGRAM" * histogram),
+                         _listed(column, values, where, counts, hierarchy, stand_in), column)
 
 
 def _stand_in_no_leaf(stand_in: str | None, hierarchy: Hierarchy) -> str:

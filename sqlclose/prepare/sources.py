@@ -32,8 +32,18 @@ from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_re
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
+from sqlclose.model.own_files import has_duckdb_header
 from sqlclose.model.source_query import refuse_guessed_types
-from sqlclose.model.spec import DECIMAL_TYPE, GLOB_CHARACTERS, MAX_DECIMAL_DIGITS, Source, suffix_kind, table_parts
+from sqlclose.model.spec import (
+    DECIMAL_TYPE,
+    GLOB_CHARACTERS,
+    MAX_DECIMAL_DIGITS,
+    NAME_QUOTING,
+    Source,
+    dotted_parts,
+    suffix_kind,
+    table_parts,
+)
 from sqlclose.model.text import agreeing, counted, named, special_file, unexpanded_hint
 from sqlclose.prepare.csv_lines import (
     INVALID_STATE,
@@ -255,13 +265,22 @@ def _local_files(uris: list[str]) -> list[Path]:
 
 def _connection_table(name: Any) -> exp.Table:
     """The table a ``(connection, name)`` source names: ``"table"``, ``"schema.table"`` or
-    ``"catalog.schema.table"`` (split at its dots, as ``[source] table`` is), or those parts as a
-    tuple (a part may then hold a dot). Each part is quoted."""
-    parts = name.split(".") if isinstance(name, str) else list(name) if isinstance(name, (tuple, list)) else []
-    if not 1 <= len(parts) <= 3 or not all(isinstance(part, str) and part for part in parts):
+    ``"catalog.schema.table"`` (a connection may have databases attached), split as ``[source]
+    table`` is (``dotted_parts``: ``'main."a.b"'`` is table a.b of schema main), or those parts as
+    a tuple (a part may then hold a dot as it is). Each part is quoted."""
+    if isinstance(name, str):
+        try:
+            parts = dotted_parts(name)
+        except ValueError as e:
+            raise InputError(f"cannot read table {name!r} of the DuckDB connection: the name {e}") from None
+        named = all(part.strip() for part in parts)
+    else:
+        parts = list(name) if isinstance(name, (tuple, list)) else []
+        named = all(isinstance(part, str) and part for part in parts)
+    if not 1 <= len(parts) <= 3 or not named:
         raise InputError(f"cannot read table {name!r} of the DuckDB connection: name it \"table\", \"schema.table\" "
-                         "or \"catalog.schema.table\", or give those parts as a tuple (\"schema\", \"table\") when a "
-                         "name holds a dot")
+                         f"or \"catalog.schema.table\", no part empty; {NAME_QUOTING}; or give the parts as a tuple "
+                         "(\"main\", \"a.b\")")
     return warehouse_table(parts)
 
 
@@ -804,14 +823,14 @@ def magic_format(path: Path) -> str | None:
     try:
         size = path.stat().st_size
         with path.open("rb") as handle:
-            header = handle.read(12)
+            header = handle.read(4)
             handle.seek(max(size - 4, 0))
             trailer = handle.read(4)
+        if size >= 12 and header == b"PAR1" and trailer == b"PAR1":
+            return "parquet"
+        return "duckdb" if size >= _DUCKDB_HEADERS and has_duckdb_header(path) else None
     except OSError:
         return None
-    if size >= 12 and header[:4] == b"PAR1" and trailer == b"PAR1":
-        return "parquet"
-    return "duckdb" if size >= _DUCKDB_HEADERS and header[8:12] == b"DUCK" else None
 
 
 def _check_table(engine: Engine, relation: exp.Expression, label: str) -> pa.Schema:
@@ -860,9 +879,7 @@ def _names_a_view(engine: Engine, name: str, schema: str, catalog: str) -> bool:
 def _refuse_non_database(path: Path) -> None:
     """A file read as a DuckDB database must be one (its header names it at byte 8), or DuckDB's own
     error — about launching an in-memory database — says nothing useful."""
-    with path.open("rb") as handle:
-        header = handle.read(12)
-    if header[8:12] != b"DUCK":
+    if not has_duckdb_header(path):
         raise InputError(f"cannot read {path} as a DuckDB database: it is not one; set [source] format to the "
                          "file's format (\"csv\", \"parquet\") or point path at a .duckdb file")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
-from sqlclose.model.own_files import is_html_page, is_report_file
+from sqlclose.model.own_files import has_duckdb_header, is_html_page, is_report_file
 from sqlclose.model.spec import default_report_path
 from sqlclose.model.text import counted
 
@@ -260,10 +260,10 @@ def refuse_inputs(target: Path, role: str, inputs: list[Path], written: str = "t
 
 
 def is_database(path: Path) -> bool:
-    """Whether ``path`` is a DuckDB database file, by its header ("DUCK" at byte 8)."""
+    """Whether ``path`` is a DuckDB database file, by its header (``has_duckdb_header``); an
+    unreadable file is none."""
     try:
-        with open(path, "rb") as f:
-            return f.read(12)[8:12] == b"DUCK"
+        return has_duckdb_header(path)
     except OSError:
         return False
 
