@@ -6,6 +6,7 @@ leaves written out by hand."""
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
 import pytest
 from own_connection import rows as _rows
@@ -119,3 +120,53 @@ def test_a_toml_time_leaf_is_written_as_duckdb_writes_a_time():
     TIME '10:00:00.25' (Python wrote '10:00:00.250000'); written out by hand."""
     h = Hierarchy.from_tree({"*": [datetime.time(10, 0, 0, 250000), datetime.time(10, 0)]})
     assert h.leaves == ["10:00:00.25", "10:00:00"]
+
+
+def _spec_with(tmp_path: Path, qi_tree: str, sensitive: str = "distinct_l = 1") -> Path:
+    """A spec over p.csv (age, d) whose age is given by ``qi_tree``; its path."""
+    (tmp_path / "spec.toml").write_text(
+        '[source]\npath = "p.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        f'[quasi_identifiers]\nage = {{ tree = {qi_tree} }}\n[sensitive.d]\n{sensitive}\n', encoding="utf-8")
+    return tmp_path / "spec.toml"
+
+
+@pytest.mark.parametrize("tree, sensitive, told", [
+    ('{ young = ["22", "27"], old = "43" }', "distinct_l = 1",
+     "hierarchy of column 'age': tree for column 'age': group 'old' is one value, \"43\", not a list of leaves: "
+     "write its leaves as a list, even a single one (old = [\"43\"])"),
+    ('{ young = ["22", "27"], old = ["43"] }',
+     'distance = "hierarchical"\nt = 1\nhierarchy = { tree = { any = { "lung ill" = "flu", gut = ["ulcer"] } } }',
+     "hierarchy of column 'd': tree for column 'd': group 'any > lung ill' is one value, \"flu\", not a list of "
+     "leaves: write its leaves as a list, even a single one (\"lung ill\" = [\"flu\"])"),
+    ('{ young = [22, 27], old = 43 }', "distinct_l = 1",
+     "hierarchy of column 'age': tree for column 'age': group 'old' is one value, 43, not a list of leaves: "
+     "write its leaves as a list, even a single one (old = [43])"),
+])
+def test_a_group_written_as_one_value_is_refused_saying_to_write_a_list(tmp_path, tree, sensitive, told):
+    """A group written as one value (old = "43" meant as old = ["43"]) was taken as a group of that one
+    leaf, without a word: here the data holds only 22, 27, 43 (and flu, ulcer), so the job released.
+    Refused now, exit 2, naming the column and the group and showing the list to write; the message is
+    written out by hand."""
+    (tmp_path / "p.csv").write_text("age,d\n22,flu\n27,ulcer\n43,flu\n43,ulcer\n", encoding="utf-8")
+    result = invoke("anonymize", _spec_with(tmp_path, tree, sensitive), "--no-progress", "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert f"sqlclose: error: {told}" in result.output, result.output
+
+
+def test_a_group_of_one_value_is_refused_from_python_too():
+    """`Hierarchy.from_tree` refuses it as a spec's tree is refused: `True` as TOML's true; a tree
+    that is one value has no group to name. Written out by hand."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"any": {"smokers": True, "others": [False]}}, "t")
+    assert str(e.value) == ("t: group 'any > smokers' is one value, true, not a list of leaves: write its leaves as a "
+                            "list, even a single one (smokers = [true])")
+    with pytest.raises(HierarchyError, match=r"^t is one value, \"x\": give its groups and leaves"):
+        Hierarchy.from_tree("x", "t")
+
+
+def test_an_empty_groups_path_is_named_from_the_top():
+    """The empty group two levels down was named from the bottom, 'a > any' (a leaf's groups are
+    gathered bottom-up), where every other message of a tree names 'any > a'."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"any": {"a": {}, "b": ["x"]}}, "t")
+    assert str(e.value) == "t: group 'any > a' is empty"
