@@ -12,8 +12,9 @@ import pytest
 from own_connection import rows as _rows
 from table3_project import invoke
 
-from sqlclose.errors import HierarchyError
+from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import load_spec
 
 SPEC = '''
 [source]
@@ -170,3 +171,49 @@ def test_an_empty_groups_path_is_named_from_the_top():
     with pytest.raises(HierarchyError) as e:
         Hierarchy.from_tree({"any": {"a": {}, "b": ["x"]}}, "t")
     assert str(e.value) == "t: group 'any > a' is empty"
+
+
+@pytest.mark.parametrize("leaf, matched", [
+    ("1.5e300", "1.5e+300"), ("2.50", "2.5"), ("1e3", "1000.0"), ("+2.5", "2.5"), ("1_000.5", "1000.5"),
+    ("-nan", "nan"),
+])
+def test_a_float_leaf_written_otherwise_than_its_text_is_refused(tmp_path, leaf, matched):
+    """TOML keeps no float's text: 1.5e300 became the leaf '1.5e+300' (Python's and DuckDB's text of the
+    DOUBLE), 2.50 the leaf '2.5', so a text or DECIMAL column holding the value as written had it refused
+    as no leaf, or matched to another value. Refused when the spec is read, naming the key path and
+    the group, with both quoted spellings; the texts Python writes are worked out by hand."""
+    spec = _spec_with(tmp_path, f'{{ "*" = {{ old = ["43", {leaf}] }} }}')
+    with pytest.raises(SpecError) as e:
+        load_spec(spec)
+    assert str(e.value) == (
+        f"{spec}: invalid spec: quasi_identifiers.age.tree: group '* > old' lists the number {leaf}, which would be "
+        f"matched as the text {matched}, not as written (values are matched to a tree's leaves as text): write the "
+        f"leaf in quotes as the column's values are written, e.g. \"{matched}\" (a DOUBLE column holding it) or "
+        f"\"{leaf}\" (a text column)")
+
+
+def test_a_sensitive_trees_float_leaf_is_refused_naming_its_key_path(tmp_path):
+    """The same in a sensitive column's tree, named by its own key path."""
+    spec = _spec_with(tmp_path, '{ "*" = ["43"] }', 'distance = "hierarchical"\nt = 1\n'
+                      'hierarchy = { tree = { "*" = [1.0e1] } }')
+    with pytest.raises(SpecError, match=r"invalid spec: sensitive\.d\.hierarchy\.tree: group '\*' lists the number "
+                                        r"1\.0e1, which would be matched as the text 10\.0, not as written"):
+        load_spec(spec)
+
+
+def test_a_float_leaf_written_as_its_text_matches_a_double_column(tmp_path):
+    """A float leaf whose TOML text is its text (2.5, 39.0, -0.0, inf) is kept: DuckDB writes a DOUBLE
+    holding it so. Oracle: a plain GROUP BY over the written release, two rows under each group (2.5
+    and -0.0 low, 39.0 and inf high, by construction); and elsewhere in the spec a float is still a
+    plain float (t = 0.50 is 0.5)."""
+    _rows("COPY (SELECT * FROM (VALUES (2.5::DOUBLE, 'x'), (39.0, 'y'), ('-0.0'::DOUBLE, 'x'), ('inf'::DOUBLE, "
+          f"'y')) t(age, d)) TO '{tmp_path / 'p.parquet'}'")
+    spec = _spec_with(tmp_path, '{ low = [2.5, -0.0], high = [39.0, inf] }',
+                      'distance = "equal"\nt = 0.50').read_text(encoding="utf-8").replace("p.csv", "p.parquet")
+    (tmp_path / "spec.toml").write_text(spec, encoding="utf-8")
+    t = load_spec(tmp_path / "spec.toml").sensitive["d"].t
+    assert type(t) is float and t == 0.5
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress", "--node", "age=1")
+    assert result.exit_code == 0, result.output
+    assert _rows(f"SELECT age, count(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY age ORDER BY age") == \
+        [("high", 2), ("low", 2)]
