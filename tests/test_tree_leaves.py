@@ -6,13 +6,15 @@ leaves written out by hand."""
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
 import pytest
 from own_connection import rows as _rows
 from table3_project import invoke
 
-from sqlclose.errors import HierarchyError
+from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
+from sqlclose.model.spec import load_spec
 
 SPEC = '''
 [source]
@@ -119,3 +121,99 @@ def test_a_toml_time_leaf_is_written_as_duckdb_writes_a_time():
     TIME '10:00:00.25' (Python wrote '10:00:00.250000'); written out by hand."""
     h = Hierarchy.from_tree({"*": [datetime.time(10, 0, 0, 250000), datetime.time(10, 0)]})
     assert h.leaves == ["10:00:00.25", "10:00:00"]
+
+
+def _spec_with(tmp_path: Path, qi_tree: str, sensitive: str = "distinct_l = 1") -> Path:
+    """A spec over p.csv (age, d) whose age is given by ``qi_tree``; its path."""
+    (tmp_path / "spec.toml").write_text(
+        '[source]\npath = "p.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        f'[quasi_identifiers]\nage = {{ tree = {qi_tree} }}\n[sensitive.d]\n{sensitive}\n', encoding="utf-8")
+    return tmp_path / "spec.toml"
+
+
+@pytest.mark.parametrize("tree, sensitive, told", [
+    ('{ young = ["22", "27"], old = "43" }', "distinct_l = 1",
+     "hierarchy of column 'age': tree for column 'age': group 'old' is one value, \"43\", not a list of leaves: "
+     "write its leaves as a list, even a single one (old = [\"43\"])"),
+    ('{ young = ["22", "27"], old = ["43"] }',
+     'distance = "hierarchical"\nt = 1\nhierarchy = { tree = { any = { "lung ill" = "flu", gut = ["ulcer"] } } }',
+     "hierarchy of column 'd': tree for column 'd': group 'any > lung ill' is one value, \"flu\", not a list of "
+     "leaves: write its leaves as a list, even a single one (\"lung ill\" = [\"flu\"])"),
+    ('{ young = [22, 27], old = 43 }', "distinct_l = 1",
+     "hierarchy of column 'age': tree for column 'age': group 'old' is one value, 43, not a list of leaves: "
+     "write its leaves as a list, even a single one (old = [43])"),
+])
+def test_a_group_written_as_one_value_is_refused_saying_to_write_a_list(tmp_path, tree, sensitive, told):
+    """A group written as one value (old = "43" meant as old = ["43"]) was taken as a group of that one
+    leaf, without a word: here the data holds only 22, 27, 43 (and flu, ulcer), so the job released.
+    Refused now, exit 2, naming the column and the group and showing the list to write; the message is
+    written out by hand."""
+    (tmp_path / "p.csv").write_text("age,d\n22,flu\n27,ulcer\n43,flu\n43,ulcer\n", encoding="utf-8")
+    result = invoke("anonymize", _spec_with(tmp_path, tree, sensitive), "--no-progress", "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert f"sqlclose: error: {told}" in result.output, result.output
+
+
+def test_a_group_of_one_value_is_refused_from_python_too():
+    """`Hierarchy.from_tree` refuses it as a spec's tree is refused: `True` as TOML's true; a tree
+    that is one value has no group to name. Written out by hand."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"any": {"smokers": True, "others": [False]}}, "t")
+    assert str(e.value) == ("t: group 'any > smokers' is one value, true, not a list of leaves: write its leaves as a "
+                            "list, even a single one (smokers = [true])")
+    with pytest.raises(HierarchyError, match=r"^t is one value, \"x\": give its groups and leaves"):
+        Hierarchy.from_tree("x", "t")
+
+
+def test_an_empty_groups_path_is_named_from_the_top():
+    """The empty group two levels down was named from the bottom, 'a > any' (a leaf's groups are
+    gathered bottom-up), where every other message of a tree names 'any > a'."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"any": {"a": {}, "b": ["x"]}}, "t")
+    assert str(e.value) == "t: group 'any > a' is empty"
+
+
+@pytest.mark.parametrize("leaf, matched", [
+    ("1.5e300", "1.5e+300"), ("2.50", "2.5"), ("1e3", "1000.0"), ("+2.5", "2.5"), ("1_000.5", "1000.5"),
+    ("-nan", "nan"),
+])
+def test_a_float_leaf_written_otherwise_than_its_text_is_refused(tmp_path, leaf, matched):
+    """TOML keeps no float's text: 1.5e300 became the leaf '1.5e+300' (Python's and DuckDB's text of the
+    DOUBLE), 2.50 the leaf '2.5', so a text or DECIMAL column holding the value as written had it refused
+    as no leaf, or matched to another value. Refused when the spec is read, naming the key path and
+    the group, with both quoted spellings; the texts Python writes are worked out by hand."""
+    spec = _spec_with(tmp_path, f'{{ "*" = {{ old = ["43", {leaf}] }} }}')
+    with pytest.raises(SpecError) as e:
+        load_spec(spec)
+    assert str(e.value) == (
+        f"{spec}: invalid spec: quasi_identifiers.age.tree: group '* > old' lists the number {leaf}, which would be "
+        f"matched as the text {matched}, not as written (values are matched to a tree's leaves as text): write the "
+        f"leaf in quotes as the column's values are written, e.g. \"{matched}\" (a DOUBLE column holding it) or "
+        f"\"{leaf}\" (a text column)")
+
+
+def test_a_sensitive_trees_float_leaf_is_refused_naming_its_key_path(tmp_path):
+    """The same in a sensitive column's tree, named by its own key path."""
+    spec = _spec_with(tmp_path, '{ "*" = ["43"] }', 'distance = "hierarchical"\nt = 1\n'
+                      'hierarchy = { tree = { "*" = [1.0e1] } }')
+    with pytest.raises(SpecError, match=r"invalid spec: sensitive\.d\.hierarchy\.tree: group '\*' lists the number "
+                                        r"1\.0e1, which would be matched as the text 10\.0, not as written"):
+        load_spec(spec)
+
+
+def test_a_float_leaf_written_as_its_text_matches_a_double_column(tmp_path):
+    """A float leaf whose TOML text is its text (2.5, 39.0, -0.0, inf) is kept: DuckDB writes a DOUBLE
+    holding it so. Oracle: a plain GROUP BY over the written release, two rows under each group (2.5
+    and -0.0 low, 39.0 and inf high, by construction); and elsewhere in the spec a float is still a
+    plain float (t = 0.50 is 0.5)."""
+    _rows("COPY (SELECT * FROM (VALUES (2.5::DOUBLE, 'x'), (39.0, 'y'), ('-0.0'::DOUBLE, 'x'), ('inf'::DOUBLE, "
+          f"'y')) t(age, d)) TO '{tmp_path / 'p.parquet'}'")
+    spec = _spec_with(tmp_path, '{ low = [2.5, -0.0], high = [39.0, inf] }',
+                      'distance = "equal"\nt = 0.50').read_text(encoding="utf-8").replace("p.csv", "p.parquet")
+    (tmp_path / "spec.toml").write_text(spec, encoding="utf-8")
+    t = load_spec(tmp_path / "spec.toml").sensitive["d"].t
+    assert type(t) is float and t == 0.5
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress", "--node", "age=1")
+    assert result.exit_code == 0, result.output
+    assert _rows(f"SELECT age, count(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY age ORDER BY age") == \
+        [("high", 2), ("low", 2)]

@@ -382,9 +382,10 @@ def test_a_folder_of_csv_part_files_is_refused_for_what_it_is(tmp_path):
 def test_a_csv_histogram_keeps_column_names_with_edge_spaces(tmp_path):
     """Was: a column named ' pad age ' (names are quoted exactly as given) ran from the Parquet
     export, while the CSV export of the same query was refused, 'has no column ' pad age '': the
-    header's names were trimmed. Now a histogram's header is read as written: the CSV export
-    gives the Parquet export's release (oracle: the same release query, minus its salted first
-    line, from both files)."""
+    header's names were trimmed. A histogram's column the spec names with spaces around it is found
+    in the header with or without them (a header's names are read without them, as on the direct
+    path: tests/test_csv_header_spaces.py): the CSV export gives the Parquet export's release
+    (oracle: the same release query, minus its salted first line, from both files)."""
     db = warehouse_with(tmp_path, 'CREATE TABLE t(" pad age " INTEGER, disease VARCHAR)',
                         "INSERT INTO t SELECT 20 + (i % 30), CASE WHEN i % 2 = 0 THEN 'flu' ELSE 'cold' END "
                         "FROM range(120) r(i)")

@@ -66,6 +66,9 @@ class FileRead:
     folder: Path | None = None  # kind "query": where the files it names are looked up
     parquet_folder: bool = False  # ``path`` is a folder's ``**/*.parquet`` (Hive partitions read as columns)
     histogram: bool = False  # the warehouse path's export (its errors' hints name what that path has)
+    # A CSV header's names, read without the spaces around them, that are these names so (the spec's for a
+    # warehouse histogram's columns, which may hold edge spaces: ' pad age ')
+    exact_names: tuple[str, ...] = ()
     checked: bool = False  # the table ``sqlclose check`` audits, read without [source] nulls (so its hints say)
     files: tuple[Path, ...] = ()  # a Parquet folder's or pattern's files, leftovers left out (engine.listing)
 

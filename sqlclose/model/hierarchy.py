@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field
@@ -197,7 +198,7 @@ class Hierarchy:
                     raise HierarchyError(f"{origin} is empty: give its groups and leaves, e.g. tree = "
                                          "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
                 if not node:
-                    raise HierarchyError(f"{origin}: group {' > '.join(ancestors)!r} is empty")
+                    raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} is empty")
                 for label, child in node.items():
                     walk(child, [str(label), *ancestors])
             elif isinstance(node, (list, tuple)):
@@ -206,7 +207,7 @@ class Hierarchy:
                 for leaf in node:
                     paths.append([_leaf_text(leaf, ancestors, origin), *ancestors])
             else:
-                paths.append([_leaf_text(node, ancestors, origin), *ancestors])
+                _refuse_lone_value(node, ancestors, origin)
 
         walk(tree, [])
         if len(tree) != 1:
@@ -342,6 +343,19 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
     return _value_text(leaf, f"{origin}: group {' > '.join(reversed(ancestors)) or '(top)'!r}")
+
+
+def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None:
+    """A group written as one value (``old = "43"`` for ``old = ["43"]``) was taken as a group of that
+    one leaf: the brackets forgotten, and likely the group's other leaves with them."""
+    written = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _value_text(value, origin)
+    if not ancestors:  # from Python, from_tree("x"): no group at all
+        raise HierarchyError(f"{origin} is one value, {written}: give its groups and leaves, e.g. "
+                             "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
+    label = ancestors[0]
+    key = label if re.fullmatch(r"[A-Za-z0-9_-]+", label) else json.dumps(label, ensure_ascii=False)  # as TOML
+    raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} is one value, {written}, not a "
+                         f"list of leaves: write its leaves as a list, even a single one ({key} = [{written}])")
 
 
 def _value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:

@@ -38,6 +38,7 @@ from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unne
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
 from sqlclose.model.text import escaped_breaks, file_sha256, read_utf8
+from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
 EmdDistance = Literal["ordered", "equal", "hierarchical"]
@@ -1137,9 +1138,11 @@ def load_spec(path: str | Path) -> Spec:
     except FileNotFoundError:
         raise SpecError(f"spec file {path} does not exist") from None
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path}: not valid TOML: {e}") from None
+    refuse_rewritten_leaves(data, str(path))
+    data = plain_floats(data)
     if not data:
         raise SpecError(f"spec file {path} is empty (or holds only comments): name the quasi-identifiers and the "
                         "requirements, as in datasets/table3/table3.toml")

@@ -150,16 +150,18 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
     csv = path.suffix.lower() == ".csv"
     copies = typed_copies(spec)
     declared = {copies.get(name, name): kind for name, kind in source.types.items()}
+    exact = tuple(histogram_columns(spec))
     if csv:
+        _refuse_names_alike_unspaced(exact, label)
         as_text = _opened(path, spec, FileRead(types={**declared, wh.COUNT_COLUMN: "VARCHAR"}, numeric=ordered,
-                                               histogram=True))
+                                               histogram=True, exact_names=exact))
         try:
             _check_columns(as_text.engine.schema(as_text.relation), spec, label, count_type=False)
             _check_count_text(as_text.engine, as_text.relation, label)
         finally:
             as_text.engine.close()
     types = {**declared, wh.COUNT_COLUMN: "BIGINT"} if csv else {}
-    opened = _opened(path, spec, FileRead(types=types, numeric=ordered, histogram=True))
+    opened = _opened(path, spec, FileRead(types=types, numeric=ordered, histogram=True, exact_names=exact))
     try:
         _check_columns(opened.engine.schema(opened.relation), spec, label)
         _check_counts(opened.engine, opened.relation, label)
@@ -169,6 +171,18 @@ def open_histogram(path: Path, spec: Spec) -> Opened:
         opened.engine.close()
         raise
     return opened
+
+
+def _refuse_names_alike_unspaced(names: tuple[str, ...], label: str) -> None:
+    """A CSV header's names are read without the spaces around them, so two counted columns whose
+    names are one without them (' age' and 'age', two warehouse columns) cannot be told apart there."""
+    seen: dict[str, str] = {}
+    for name in names:
+        other = seen.setdefault(name.strip(), name)
+        if other != name:
+            raise InputError(f"{label} is CSV, whose header's names are read without the spaces around them, and "
+                             f"the spec counts the columns {other!r} and {name!r}, which are one name so: export "
+                             "the histogram as Parquet, which keeps names as they are")
 
 
 def _opened(path: Path, spec: Spec, read: FileRead) -> Opened:

@@ -894,12 +894,14 @@ def _with_csv_header(read: FileRead, files: list[Path]) -> FileRead:
     headers = [_header_line(f, read.encoding) for f in files]
     delimiter = read.delimiter or _header_delimiter(headers[0])
     names = []
+    # Spaces around a name are no part of it, as DuckDB's own reader takes a header (' age ' is age); a
+    # warehouse histogram's column the spec names with them (' pad age ') is found without them.
+    spelled = {name.strip(): name for name in read.exact_names}
     for f, line in zip(files, headers):
-        # A warehouse's histogram names its columns exactly as the table does (' pad age '): kept as written.
         problem = header_quote_problem(f, line, read.encoding, delimiter) if len(delimiter) == 1 else None
         if problem is not None:  # Python's csv reader would make names of it, and DuckDB's find no rows
             raise InputError(f"cannot read {f}: {problem}")
-        fields = [h if read.histogram else h.strip() for h in next(csv.reader([line], delimiter=delimiter))]
+        fields = [spelled.get(h.strip(), h.strip()) for h in next(csv.reader([line], delimiter=delimiter))]
         if len(fields) == 1 and any(d in line for d in CSV_DELIMITERS if d != delimiter):
             seen = next(d for d in CSV_DELIMITERS if d != delimiter and d in line)
             fix = f"pass --delimiter {seen!r}" if read.checked else f"set [source] delimiter = {seen!r}"  # check's own
