@@ -27,14 +27,24 @@ from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, w
 from sqlclose.model.sparse_counts import values_held
 from sqlclose.model.spec import default_report_path
 from sqlclose.release import files, placing
+from sqlclose.release import verify_sql as vs
 from sqlclose.release.release import Release
 from sqlclose.release.report import Report
 from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
+from sqlclose.sql.templates import template
 
 NOT_VERIFIED = ("the release was not verified locally: the warehouse makes it, so sqlclose never sees its rows; "
                 "run the verification query (the file verification_query names) in the warehouse over the same "
                 "table and compare with expected (its ok column says whether every value matches)")
+
+
+# The verification row's column for the figure a model's worst class reaches (``verify_sql._model_specs``'
+# reached_i), per sensitive column s<j>; distinct l and p are read from min_distinct_s<j>, k from
+# min_class_size.
+FIGURES = {"t-closeness": "max_distance_s{j}", "entropy l-diversity": "min_entropy_l_s{j}",
+           "recursive (c,l)-diversity": "max_recursive_ratio_s{j}"}
+MEASURED_ELSEWHERE = {"distinct l-diversity": "min_distinct_s{j}", "p-sensitivity": "min_distinct_s{j}"}
 
 
 def verification_path(path: Path) -> Path:
@@ -120,8 +130,46 @@ class WarehouseRelease(Release):
         self._require_open()
         query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis],
                                 [sa.coded for sa in self.problem.sas], self.expected(), self.problem.k,
-                                wh.rows_counted(self.table, list(self.drop_nulls)))
+                                wh.rows_counted(self.table, list(self.drop_nulls)), self._model_checks()[0])
         return wh.render(query, dialect or self.dialect)
+
+    def _model_checks(self) -> tuple[list[wh.ModelCheck], dict[str, list[dict]]]:
+        """Per sensitive column with t, entropy l or recursive (c,l): its models measured in the
+        warehouse by the local re-check's own SQL (``verify_sql.model_measures`` and
+        ``class_distances``), over CTEs where the re-check keeps tables (class sizes; the tree, as
+        VALUES), values inlined as literals; and what each column of the verification row measures
+        (the report's ``warehouse.verification_models``)."""
+        checks: list[wh.ModelCheck] = []
+        models: dict[str, list[dict]] = {
+            "min_class_size": [{"model": "k-anonymity", "column": None, "parameters": {"k": self.problem.k}}]}
+        for j, sa in enumerate(self.problem.sas):
+            spec = sa.spec
+            written = vs.WrittenSensitive(sa.name, spec, sa.hierarchy)
+            params: list[Any] = []
+            ctes: list[tuple[str, exp.Expression]] = []
+            counts, reference = wh.class_counts(j), wh.reference(j)
+
+            def kept(name: str, query: exp.Expression, ctes: list = ctes) -> exp.Table:
+                ctes.append((name, query))
+                return q.table(name)
+
+            distances = vs.class_distances(
+                written, counts, reference, params,
+                sizes=lambda j=j, c=counts, r=reference, kept=kept: kept(
+                    f"__sqlclose_sizes_s{j}", template("verify_class_sizes", counts=c, reference=r)),
+                tree=lambda h, j=j, kept=kept: kept(f"__sqlclose_tree_s{j}", _tree(h)),
+                keys=lambda: vs.ordered_keys(wh.WIDE_INTEGER, wh.exact_div)) if spec.t is not None else None
+            measures, specs = vs.model_measures(written, counts, distances, params)
+            figures = [(FIGURES[name].format(j=j), f"reached_{i}") for i, (name, *_) in enumerate(specs)
+                       if name in FIGURES]
+            for name, parameters, *_ in specs:
+                column = (FIGURES | MEASURED_ELSEWHERE)[name].format(j=j)
+                models.setdefault(column, []).append({"model": name, "column": sa.name, "parameters": parameters})
+            if figures:  # distinct l and p alone: min_distinct_s<j> equal to the search's claim says it
+                checks.append(wh.ModelCheck(j, [(n, wh.inline(c, params)) for n, c in ctes],
+                                            wh.inline(measures, params), figures,
+                                            [f"failing_{i}" for i in range(len(specs))]))
+        return checks, models
 
     # ---- no local data ---------------------------------------------------------------------
     def to_arrow(self) -> Any:
@@ -190,9 +238,18 @@ class WarehouseRelease(Release):
             "verification_query": str(verification_path(path)) if path else None,
             "expected": self.expected(),
             "sensitive_columns": {f"s{j}": sa.name for j, sa in enumerate(self.problem.sas)},
+            "verification_models": self._model_checks()[1],
         }
         doc["warnings"] = [*doc["warnings"], NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
+
+
+def _tree(h: Any) -> exp.Expression:
+    """verify_hierarchical.sql's tree of the hierarchy ``h`` (``verify_sql.tree_rows``) as inline VALUES."""
+    rows = [[exp.Literal.string(leaf), exp.Literal.number(level), exp.Literal.string(node),
+             exp.Literal.string(parent), exp.Literal.number(height)]
+            for leaf, level, node, parent, height in vs.tree_rows(h)]
+    return wh.values_table(vs.TREE_COLUMNS, rows)
 
 
 def _salted(query: str) -> str:
