@@ -265,3 +265,41 @@ def test_an_ordered_domain_of_one_value_measures_0(tmp_path):
         release.write_sql(tmp_path / "release.sql")
     _, measured = release_in_warehouse(db, tmp_path)
     assert (measured["max_distance_s0"], measured["ok"]) == (0.0, True)
+
+
+def test_a_null_stand_in_is_a_value_of_q_and_of_the_classes(tmp_path):
+    """nulls = "value": a NULL disease counts as its stand-in 'none', in the classes and in Q (the
+    histogram's counting). A first sensitive column with distinct l only is not measured again:
+    the figures of the second are named s1. Oracle: the formulas over the rows, NULL read as 'none'."""
+    db = warehouse_with(tmp_path, f"CREATE TABLE t AS SELECT * REPLACE (CASE WHEN salary IN (9000, 4000) THEN NULL "
+                                  f"ELSE disease END AS disease) FROM read_csv('{TABLE3 / 'table3.csv'}')")
+    body = f"""[privacy]
+k = 3
+[quasi_identifiers]
+zip = {{ mask = true }}
+age = {{ file = {json.dumps(str(TABLE3 / "age.csv"))} }}
+[sensitive.salary]
+distinct_l = 2
+[sensitive.disease]
+distance = "equal"
+t = 0.6
+nulls = "value"
+null_value = "none"
+entropy_l = 1.2
+"""
+    spec = warehouse_spec(tmp_path, "t", ["zip", "age", "salary", "disease"], body)
+    histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
+    made = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec, "--json", "--no-progress")
+    assert made.exit_code == 0, made.output
+    released, measured = release_in_warehouse(db, tmp_path)
+    con = duckdb.connect(str(db), read_only=True)
+    source = [r[0] or "none" for r in con.execute("SELECT disease FROM t").fetchall()]
+    con.close()
+    rows = [{**r, "disease": r["disease"] or "none"}
+            for r in duckdb.connect().sql(f"FROM read_parquet('{released}')").to_arrow_table().to_pylist()]
+    classes = _classes(rows, ["zip", "age"], "disease")
+    assert "none" in source and len(classes) > 1
+    oracle = {"max_distance_s1": float(max(_equal(p, Counter(source)) for p in classes)),
+              "min_entropy_l_s1": min(_entropy_l(p) for p in classes)}
+    assert {name: measured[name] for name in oracle} == pytest.approx(oracle, rel=1e-12)
+    assert "max_distance_s0" not in measured and measured["ok"] is True
