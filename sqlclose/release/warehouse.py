@@ -24,6 +24,7 @@ from typing import Any
 from sqlglot import exp
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, writing_file
+from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.sparse_counts import values_held
 from sqlclose.model.spec import default_report_path
 from sqlclose.release import files, placing
@@ -134,41 +135,19 @@ class WarehouseRelease(Release):
         return wh.render(query, dialect or self.dialect)
 
     def _model_checks(self) -> tuple[list[wh.ModelCheck], dict[str, list[dict]]]:
-        """Per sensitive column with t, entropy l or recursive (c,l): its models measured in the
-        warehouse by the local re-check's own SQL (``verify_sql.model_measures`` and
-        ``class_distances``), over CTEs where the re-check keeps tables (class sizes; the tree, as
-        VALUES), values inlined as literals; and what each column of the verification row measures
-        (the report's ``warehouse.verification_models``)."""
+        """Per sensitive column with t, entropy l or recursive (c,l), its models measured in the
+        warehouse (``_model_check``); and what each column of the verification row measures (the
+        report's ``warehouse.verification_models``)."""
         checks: list[wh.ModelCheck] = []
         models: dict[str, list[dict]] = {
             "min_class_size": [{"model": "k-anonymity", "column": None, "parameters": {"k": self.problem.k}}]}
         for j, sa in enumerate(self.problem.sas):
-            spec = sa.spec
-            written = vs.WrittenSensitive(sa.name, spec, sa.hierarchy)
-            params: list[Any] = []
-            ctes: list[tuple[str, exp.Expression]] = []
-            counts, reference = wh.class_counts(j), wh.reference(j)
-
-            def kept(name: str, query: exp.Expression, ctes: list = ctes) -> exp.Table:
-                ctes.append((name, query))
-                return q.table(name)
-
-            distances = vs.class_distances(
-                written, counts, reference, params,
-                sizes=lambda j=j, c=counts, r=reference, kept=kept: kept(
-                    f"__sqlclose_sizes_s{j}", template("verify_class_sizes", counts=c, reference=r)),
-                tree=lambda h, j=j, kept=kept: kept(f"__sqlclose_tree_s{j}", _tree(h)),
-                keys=lambda: vs.ordered_keys(wh.WIDE_INTEGER, wh.exact_div)) if spec.t is not None else None
-            measures, specs = vs.model_measures(written, counts, distances, params)
-            figures = [(FIGURES[name].format(j=j), f"reached_{i}") for i, (name, *_) in enumerate(specs)
-                       if name in FIGURES]
+            check, specs = _model_check(j, vs.WrittenSensitive(sa.name, sa.spec, sa.hierarchy))
             for name, parameters, *_ in specs:
                 column = (FIGURES | MEASURED_ELSEWHERE)[name].format(j=j)
                 models.setdefault(column, []).append({"model": name, "column": sa.name, "parameters": parameters})
-            if figures:  # distinct l and p alone: min_distinct_s<j> equal to the search's claim says it
-                checks.append(wh.ModelCheck(j, [(n, wh.inline(c, params)) for n, c in ctes],
-                                            wh.inline(measures, params), figures,
-                                            [f"failing_{i}" for i in range(len(specs))]))
+            if check is not None:
+                checks.append(check)
         return checks, models
 
     # ---- no local data ---------------------------------------------------------------------
@@ -244,7 +223,38 @@ class WarehouseRelease(Release):
         return Report.model_validate(doc).to_dict()
 
 
-def _tree(h: Any) -> exp.Expression:
+def _model_check(j: int, sa: vs.WrittenSensitive) -> tuple[wh.ModelCheck | None, list[tuple]]:
+    """The ``j``-th sensitive column's models measured by the local re-check's own SQL
+    (``verify_sql.model_measures`` and ``class_distances``) over the warehouse's CTEs: its class
+    counts and reference (``sql/warehouse.py``), and where the re-check keeps tables, CTEs (the
+    class sizes; the hierarchy's tree, as VALUES); values inlined as literals. None when the column
+    asks for distinct l or p alone: min_distinct_s<j>, equal to the search's claim, says it. With the
+    models' specs (``verify_sql._model_specs``)."""
+    params: list[Any] = []
+    ctes: list[tuple[str, exp.Expression]] = []
+    counts, reference = wh.class_counts(j), wh.reference(j)
+
+    def kept(name: str, query: exp.Expression) -> exp.Table:
+        ctes.append((name, query))
+        return q.table(name)
+
+    distances = None
+    if sa.spec.t is not None:
+        distances = vs.class_distances(
+            sa, counts, reference, params,
+            sizes=lambda: kept(f"__sqlclose_sizes_s{j}",
+                               template("verify_class_sizes", counts=counts, reference=reference)),
+            tree=lambda h: kept(f"__sqlclose_tree_s{j}", _tree(h)),
+            keys=lambda: vs.ordered_keys(wh.WIDE_INTEGER, wh.exact_div))
+    measures, specs = vs.model_measures(sa, counts, distances, params)
+    figures = [(FIGURES[name].format(j=j), f"reached_{i}") for i, (name, *_) in enumerate(specs) if name in FIGURES]
+    if not figures:
+        return None, specs
+    return wh.ModelCheck(j, [(name, wh.inline(cte, params)) for name, cte in ctes], wh.inline(measures, params),
+                         figures, [f"failing_{i}" for i in range(len(specs))]), specs
+
+
+def _tree(h: Hierarchy) -> exp.Expression:
     """verify_hierarchical.sql's tree of the hierarchy ``h`` (``verify_sql.tree_rows``) as inline VALUES."""
     rows = [[exp.Literal.string(leaf), exp.Literal.number(level), exp.Literal.string(node),
              exp.Literal.string(parent), exp.Literal.number(height)]
