@@ -222,6 +222,18 @@ def _assert_verification_query_agrees(warehouse: Path, doc: dict, local_doc: dic
     assert measured["released_rows"] == local_doc["output"]["rows"]
     assert measured["classes"] == local_doc["classes"]
     assert measured["min_class_size"] == local_doc["privacy"]["min_class_size"]
+    # t-closeness measured in the warehouse (the re-check's SQL over the released table and the
+    # table's Q) against the local, verified report's largest distance (the search's numpy EMD;
+    # withheld from a report with rows suppressed: then within t only)
+    for j, name in doc["warehouse"]["sensitive_columns"].items():
+        claims = local_doc["privacy"]["sensitive"][name]
+        assert ("t" in claims) == (f"max_distance_{j}" in measured), (name, measured)
+        if "t" in claims:
+            largest = claims.get("max_emd", claims.get("max_distance"))
+            assert measured[f"max_distance_{j}"] <= claims["t"] + 1e-12
+            if largest is not None:
+                assert measured[f"max_distance_{j}"] == pytest.approx(largest, rel=1e-9, abs=1e-12), name
+    assert list(measured)[-1] == "ok"
 
 
 def test_csv_and_folder_exports_give_the_same_release_as_parquet(tmp_path, warehouse):

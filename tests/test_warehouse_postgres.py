@@ -253,3 +253,43 @@ def test_a_long_banded_column_runs_through_a_real_postgres(tmp_path, postgres):
     rows = duckdb.connect().execute(f"SELECT count(*) FROM read_csv('{tmp_path / 'released.csv'}', "
                                     "all_varchar = true)").fetchone()[0]
     assert rows == 200
+
+
+@pytest.mark.parametrize("models, figures", [
+    ('distance = "ordered"\nt = 0.1\nentropy_l = 1.9\nrecursive = { c = 2, l = 2 }\n',
+     {"max_distance_s0": 0.25, "min_entropy_l_s0": 1.7548, "max_recursive_ratio_s0": 3.0}),
+    ('distance = "hierarchical"\nt = 0.1\nhierarchy = "s.csv"\n', {"max_distance_s0": 0.25}),
+    ('distance = "kl"\nt = 0.05\n', {"max_distance_s0": 0.1308}),
+])
+def test_an_edited_histogram_fails_the_models_measured_in_postgres(tmp_path, postgres, models, figures):
+    """The attack of tests/test_warehouse_models.py, in Postgres: class a holds s = 1, 1, 1, 9 and
+    b 1, 9, 9, 9; the exported histogram edited (one 1 of a and one 9 of b swapped: each class then
+    looks like Q, 1, 1, 9, 9) makes the search release level 0. Every figure compared with the
+    search's claims is as claimed; the models measured in Postgres give the real classes' figures,
+    worked by hand (a distance of 1/4, 3/4 ln 3/2 + 1/4 ln 1/2 in KL; exp(entropy) 1.7548 < 1.9;
+    r1 / tail = 3 >= c = 2), and ok = f."""
+    table = f"attack_{models.split(chr(34))[1]}"  # attack_ordered, attack_hierarchical, attack_kl
+    postgres.psql(f"CREATE TABLE {table}(g TEXT, s BIGINT)")
+    postgres.psql(f"INSERT INTO {table} VALUES ('a', 1), ('a', 1), ('a', 1), ('a', 9), ('b', 1), ('b', 9), "
+                  "('b', 9), ('b', 9)")
+    (tmp_path / "s.csv").write_text("1;*\n9;*\n")
+    spec = tmp_path / "wh.toml"
+    spec.write_text(f'[source]\nformat = "warehouse"\ntable = "{table}"\ndialect = "postgres"\ncolumns = ["g", "s"]\n'
+                    '[output]\npath = "release.sql"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                    'g = { tree = { "*" = ["a", "b"] } }\n[sensitive.s]\n' + models, encoding="utf-8")
+    postgres.copy_out(invoke("sql", spec).stdout, tmp_path / "h.csv")
+    con = duckdb.connect()
+    con.execute(f"COPY (SELECT * REPLACE (CAST(__sqlclose_count AS BIGINT) + CASE WHEN (g = 'a') = (s = '1') "
+                f"THEN -1 ELSE 1 END AS __sqlclose_count) FROM read_csv('{tmp_path / 'h.csv'}', all_varchar = true)) "
+                f"TO '{tmp_path / 'edited.csv'}' (FORMAT CSV, HEADER)")
+    made = invoke("anonymize", "--histogram", tmp_path / "edited.csv", spec, "--json", "--no-progress")
+    assert made.exit_code == 0, made.output
+    doc = json.loads(made.stdout)
+    assert doc["node"] == {"g": 0}
+    postgres.copy_out((tmp_path / "release.verify.sql").read_text(), tmp_path / "check.csv")
+    measured = con.execute(f"FROM read_csv('{tmp_path / 'check.csv'}')").fetchall()[0]
+    names = [d[0] for d in con.execute(f"FROM read_csv('{tmp_path / 'check.csv'}')").description]
+    measured = dict(zip(names, measured))
+    assert {name: measured[name] for name in doc["warehouse"]["expected"]} == doc["warehouse"]["expected"]
+    assert {name: measured[name] for name in figures} == pytest.approx(figures, abs=1e-4)
+    assert measured["ok"] is False

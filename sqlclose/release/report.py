@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.privacy.criteria import Criterion, TCloseness
 
-SCHEMA_VERSION = "8.0"  # 8: a table output's content_digest is sha256-rows-v2
+SCHEMA_VERSION = "8.1"  # 8: a table output's content_digest is sha256-rows-v2; 8.1: warehouse.verification_models
 
 
 class _Model(BaseModel):
@@ -186,6 +186,15 @@ class HierarchyFile(_Model):
                                "its values, and a plain digest let anyone test guesses of a hidden row against it.")
 
 
+class VerifiedModel(_Model):
+    """A privacy model a column of the warehouse's verification row measures."""
+
+    model: str = Field(description="k-anonymity, t-closeness, distinct l-diversity, p-sensitivity, entropy "
+                                   "l-diversity or recursive (c,l)-diversity.")
+    column: str | None = Field(description="The sensitive column (null for k-anonymity).")
+    parameters: dict[str, Any] = Field(description="The model's parameters, as the spec gives them.")
+
+
 class Warehouse(_Model):
     """The warehouse path (docs/warehouse.md): the release is a query the warehouse runs."""
 
@@ -199,11 +208,20 @@ class Warehouse(_Model):
     note: str = Field(description="What to do instead: run the verification query in the warehouse.")
     verification_query: str | None = Field(description="The file holding the verification query (one row measured "
                                            "on the released table in the warehouse: released_rows, classes, "
-                                           "min_class_size, min_distinct_s<j>, source_rows and ok). Like the release "
-                                           "query it "
+                                           "min_class_size, min_distinct_s<j>, source_rows, the figures "
+                                           "verification_models names, and ok last). Like the release query it "
                                            "holds raw values, so the report names it and does not hold it.")
     expected: dict[str, int] = Field(description="The values verification_query must return (the search's claims).")
     sensitive_columns: dict[str, str] = Field(description="s<j> in expected's keys → the sensitive column.")
+    verification_models: dict[str, list[VerifiedModel]] = Field(
+        default_factory=dict,
+        description="A column of the verification row → the privacy models it measures: min_class_size "
+                    "(k-anonymity), min_distinct_s<j> (distinct l-diversity, p-sensitivity), and the figures "
+                    "measured in the warehouse beyond the search's claims: max_distance_s<j> (t-closeness: the "
+                    "largest distance of a class), min_entropy_l_s<j> (entropy l-diversity: the smallest "
+                    "exp(entropy) of a class), max_recursive_ratio_s<j> (recursive (c,l)-diversity: the largest "
+                    "r1 / (r_l + … + r_m) of a class). ok is false when a class fails one of them, by the local "
+                    "re-check's comparison (docs/verification.md). Absent before report schema 8.1.")
 
 
 class Report(_Model):

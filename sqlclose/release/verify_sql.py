@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -510,16 +510,10 @@ def _sensitive(engine: Engine, judge: Judge, source: exp.Expression, qi_cols: li
         if judge.engine is engine else judge.copied(engine, reference_query, text_params, "verify_reference")
     foreign = template("verify_foreign", counts=counts, reference=reference).subquery("f")
     params: list[Any] = []
-    recursive_l = s.recursive.l if s.recursive is not None else 1
-    diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery(copy=False)
-    joined = exp.select().from_(diversity.as_("m", copy=False), copy=False)
-    if s.t is not None:
-        distances = _distance(judge.engine, counts, reference, sa, params, judge.registered)
-        joined = joined.join(distances.as_("d", copy=False), copy=False,
-                             on=exp.EQ(this=exp.column("cls", "d"), expression=exp.column("cls", "m")),
-                             join_type="left")
-    specs = _model_specs(sa, params)
-    measures = joined.select(*[e for spec in specs for e in spec[2:]], copy=False).subquery("ms", copy=False)
+    distances = _distance(judge.engine, counts, reference, sa, params, judge.registered) \
+        if s.t is not None else None
+    measures, specs = model_measures(sa, counts, distances, params)
+    measures = measures.subquery("ms", copy=False)
     # One statement (one row): the foreign-value check beside the models' measures.
     both = exp.select(exp.Star()).from_(foreign, copy=False).join(measures, join_type="cross", copy=False)
     row = judge.engine.fetch_row(both, params, owned=True)  # the largest tree of a re-check: rendered uncopied
@@ -550,35 +544,58 @@ def _foreign_values(found: dict, name: str) -> list[str]:
 
 def _distance(engine: Engine, counts: exp.Expression, reference: exp.Expression, sa: WrittenSensitive,
               params: list[Any], registered: list[str]) -> exp.Expression:
+    """Per class, the distance of its distribution from Q (``class_distances``), over tables kept
+    engine-side: each class's size and the input's N (verify_class_sizes.sql), read at several
+    places by the exact distances, kept once where every template had its own CTE (fifty-fourth
+    round); the hierarchy's tree registered (``_tree_table``)."""
+    return class_distances(
+        sa, counts, reference, params,
+        sizes=lambda: _kept(engine, registered, "verify_class_sizes",
+                            template("verify_class_sizes", counts=counts, reference=reference)),
+        tree=lambda h: _tree_table(engine, h, registered), keys=lambda: ordered_keys(engine.wide_integer))
+
+
+def class_distances(sa: WrittenSensitive, counts: exp.Expression, reference: exp.Expression, params: list[Any],
+                    sizes: Callable[[], exp.Expression], tree: Callable[[Hierarchy], exp.Expression],
+                    keys: Callable[[], tuple[exp.Expression, exp.Expression]]) -> exp.Expression:
     """Per class, the distance of its distribution from Q: (cls, d). Every distance reads each
     class's present values (and, hierarchical, their ancestors), never every class against every
     value of the domain: classes x values rows took minutes on a domain of 100 k values
-    (docs/performance.md, fifty-second and fifty-third rounds)."""
+    (docs/performance.md, fifty-second and fifty-third rounds). ``sizes``: verify_class_sizes.sql's
+    table (made when a distance needs it); ``tree``: a hierarchy's ``tree_rows`` as a table;
+    ``keys``: verify_ordered.sql's sort keys (``ordered_keys``). The local re-check keeps these
+    engine-side; the warehouse's verification query holds them as CTEs (sql/warehouse.py)."""
     name = sa.spec.distance
     if name == "kl":  # reads each class's size once, in its own CTE (verify_kl.sql says why)
         return template("verify_kl", counts=counts, reference=reference).subquery(copy=False)
-    # The exact distances read each class's size s and the input's N at several places: both
-    # kept once, engine-side, where every template had its own CTE (fifty-fourth round).
-    sizes = _kept(engine, registered, "verify_class_sizes",
-                  template("verify_class_sizes", counts=counts, reference=reference))
+    sized = sizes()
     if name == "ordered":
-        reference_key, segment_key = _ordered_keys(engine)
-        return template("verify_ordered", counts=counts, reference=reference, sizes=sizes,
+        reference_key, segment_key = keys()
+        return template("verify_ordered", counts=counts, reference=reference, sizes=sized,
                         reference_key=reference_key, segment_key=segment_key).subquery(copy=False)
     if name != "hierarchical":  # equal and variational: the same number
-        return template("verify_equal", counts=counts, reference=reference, sizes=sizes).subquery(copy=False)
+        return template("verify_equal", counts=counts, reference=reference, sizes=sized).subquery(copy=False)
     h = sa.hierarchy
     if h is None:
         raise ValueError(f"column {sa.name!r}: the hierarchical distance needs the column's hierarchy")
-    tree_distance = template("verify_hierarchical", counts=counts, reference=reference, sizes=sizes,
-                             tree=_tree_table(engine, h, registered), height=_param(float(h.height), params))
+    tree_distance = template("verify_hierarchical", counts=counts, reference=reference, sizes=sized,
+                             tree=tree(h), height=_param(float(h.height), params))
     return tree_distance.subquery(copy=False)
+
+
+TREE_COLUMNS = ("leaf", "level", "node", "parent", "parent_height")
+
+
+def tree_rows(h: Hierarchy) -> list[tuple[str, int, str, str, int]]:
+    """verify_hierarchical.sql's tree: per (leaf, level < H) the leaf's ancestor at that level
+    (node) and the one above (parent, at parent_height): columns ``TREE_COLUMNS``."""
+    return [(row[0], level, row[level], row[level + 1], level + 1) for row in h.rows for level in range(h.height)]
 
 
 def _tree_table(engine: Engine, h: Hierarchy, registered: list[str]) -> exp.Table:
     """verify_hierarchical.sql's tree, registered: per (leaf, level < H) the leaf's ancestor at that
     level (node) and the one above (parent, at parent_height)."""
-    tree = [(row[0], level, row[level], row[level + 1], level + 1) for row in h.rows for level in range(h.height)]
+    tree = tree_rows(h)
     return _register(engine, registered, "verify_tree", arrow_table({
         "leaf": [r[0] for r in tree], "level": [r[1] for r in tree], "node": [r[2] for r in tree],
         "parent": [r[3] for r in tree], "parent_height": [r[4] for r in tree]},
@@ -586,10 +603,13 @@ def _tree_table(engine: Engine, h: Hierarchy, registered: list[str]) -> exp.Tabl
          "parent_height": pa.int64()}))
 
 
-def _ordered_keys(engine: Engine) -> tuple[exp.Expression, exp.Expression]:
-    """verify_ordered.sql's sort keys, exact integers in ``engine.wide_integer``: a reference
-    position's C_q * N, and a segment's threshold floor(c * N * N / s)."""
-    wide = exp.DataType.build(engine.wide_integer)
+def ordered_keys(wide_integer: str, divide: Callable[[exp.Expression, exp.Expression], exp.Expression] | None = None
+                 ) -> tuple[exp.Expression, exp.Expression]:
+    """verify_ordered.sql's sort keys, exact integers in ``wide_integer`` (an engine's
+    ``wide_integer``): a reference position's C_q * N, and a segment's threshold
+    floor(c * N * N / s). ``divide``: that floor of two nonnegative wide integers, exactly (DIV,
+    unless given: the warehouse's verification query spells it per dialect)."""
+    wide = exp.DataType.build(wide_integer)
 
     def widened(*factors: exp.Expression) -> exp.Expression:
         product = functools.reduce(lambda a, b: exp.Mul(this=a, expression=b), factors)
@@ -597,9 +617,27 @@ def _ordered_keys(engine: Engine) -> tuple[exp.Expression, exp.Expression]:
 
     total = exp.column("total", "sg")
     reference_key = widened(exp.column("cq", "cu"), exp.column("total", "d"))
-    segment_key = exp.IntDiv(this=widened(exp.column("c", "sg"), total, total.copy()),
-                             expression=widened(exp.column("s", "sg")))
+    numerator, denominator = widened(exp.column("c", "sg"), total, total.copy()), widened(exp.column("s", "sg"))
+    segment_key = divide(numerator, denominator) if divide is not None else \
+        exp.IntDiv(this=numerator, expression=denominator)
     return reference_key, segment_key
+
+
+def model_measures(sa: WrittenSensitive, counts: exp.Expression, distances: exp.Expression | None,
+                   params: list[Any]) -> tuple[exp.Select, list[tuple]]:
+    """One row over the classes of ``counts`` (verify_diversity.sql, joined to the classes'
+    ``distances`` when the column has t): per model the column asks for (``_model_specs``) the
+    value the worst class reaches (``reached_i``) and the classes failing it (``failing_i``).
+    Run by the local re-check, and in the warehouse by its verification query."""
+    recursive_l = sa.spec.recursive.l if sa.spec.recursive is not None else 1
+    diversity = template("verify_diversity", counts=counts, l=_param(recursive_l, params)).subquery(copy=False)
+    joined = exp.select().from_(diversity.as_("m", copy=False), copy=False)
+    if distances is not None:
+        joined = joined.join(distances.as_("d", copy=False), copy=False,
+                             on=exp.EQ(this=exp.column("cls", "d"), expression=exp.column("cls", "m")),
+                             join_type="left")
+    specs = _model_specs(sa, params)
+    return joined.select(*[e for spec in specs for e in spec[2:]], copy=False), specs
 
 
 def _model_specs(sa: WrittenSensitive, params: list[Any]) -> list[tuple]:

@@ -24,17 +24,28 @@ from typing import Any
 from sqlglot import exp
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError, writing_file
+from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.sparse_counts import values_held
 from sqlclose.model.spec import default_report_path
 from sqlclose.release import files, placing
+from sqlclose.release import verify_sql as vs
 from sqlclose.release.release import Release
 from sqlclose.release.report import Report
 from sqlclose.sql import queries as q
 from sqlclose.sql import warehouse as wh
+from sqlclose.sql.templates import template
 
 NOT_VERIFIED = ("the release was not verified locally: the warehouse makes it, so sqlclose never sees its rows; "
                 "run the verification query (the file verification_query names) in the warehouse over the same "
                 "table and compare with expected (its ok column says whether every value matches)")
+
+
+# The verification row's column for the figure a model's worst class reaches (``verify_sql._model_specs``'
+# reached_i), per sensitive column s<j>; distinct l and p are read from min_distinct_s<j>, k from
+# min_class_size.
+FIGURES = {"t-closeness": "max_distance_s{j}", "entropy l-diversity": "min_entropy_l_s{j}",
+           "recursive (c,l)-diversity": "max_recursive_ratio_s{j}"}
+MEASURED_ELSEWHERE = {"distinct l-diversity": "min_distinct_s{j}", "p-sensitivity": "min_distinct_s{j}"}
 
 
 def verification_path(path: Path) -> Path:
@@ -120,8 +131,24 @@ class WarehouseRelease(Release):
         self._require_open()
         query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis],
                                 [sa.coded for sa in self.problem.sas], self.expected(), self.problem.k,
-                                wh.rows_counted(self.table, list(self.drop_nulls)))
+                                wh.rows_counted(self.table, list(self.drop_nulls)), self._model_checks()[0])
         return wh.render(query, dialect or self.dialect)
+
+    def _model_checks(self) -> tuple[list[wh.ModelCheck], dict[str, list[dict]]]:
+        """Per sensitive column with t, entropy l or recursive (c,l), its models measured in the
+        warehouse (``_model_check``); and what each column of the verification row measures (the
+        report's ``warehouse.verification_models``)."""
+        checks: list[wh.ModelCheck] = []
+        models: dict[str, list[dict]] = {
+            "min_class_size": [{"model": "k-anonymity", "column": None, "parameters": {"k": self.problem.k}}]}
+        for j, sa in enumerate(self.problem.sas):
+            check, specs = _model_check(j, vs.WrittenSensitive(sa.name, sa.spec, sa.hierarchy))
+            for name, parameters, *_ in specs:
+                column = (FIGURES | MEASURED_ELSEWHERE)[name].format(j=j)
+                models.setdefault(column, []).append({"model": name, "column": sa.name, "parameters": parameters})
+            if check is not None:
+                checks.append(check)
+        return checks, models
 
     # ---- no local data ---------------------------------------------------------------------
     def to_arrow(self) -> Any:
@@ -190,9 +217,49 @@ class WarehouseRelease(Release):
             "verification_query": str(verification_path(path)) if path else None,
             "expected": self.expected(),
             "sensitive_columns": {f"s{j}": sa.name for j, sa in enumerate(self.problem.sas)},
+            "verification_models": self._model_checks()[1],
         }
         doc["warnings"] = [*doc["warnings"], NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
+
+
+def _model_check(j: int, sa: vs.WrittenSensitive) -> tuple[wh.ModelCheck | None, list[tuple]]:
+    """The ``j``-th sensitive column's models measured by the local re-check's own SQL
+    (``verify_sql.model_measures`` and ``class_distances``) over the warehouse's CTEs: its class
+    counts and reference (``sql/warehouse.py``), and where the re-check keeps tables, CTEs (the
+    class sizes; the hierarchy's tree, as VALUES); values inlined as literals. None when the column
+    asks for distinct l or p alone: min_distinct_s<j>, equal to the search's claim, says it. With the
+    models' specs (``verify_sql._model_specs``)."""
+    params: list[Any] = []
+    ctes: list[tuple[str, exp.Expression]] = []
+    counts, reference = wh.class_counts(j), wh.reference(j)
+
+    def kept(name: str, query: exp.Expression) -> exp.Table:
+        ctes.append((name, query))
+        return q.table(name)
+
+    distances = None
+    if sa.spec.t is not None:
+        distances = vs.class_distances(
+            sa, counts, reference, params,
+            sizes=lambda: kept(f"__sqlclose_sizes_s{j}",
+                               template("verify_class_sizes", counts=counts, reference=reference)),
+            tree=lambda h: kept(f"__sqlclose_tree_s{j}", _tree(h)),
+            keys=lambda: vs.ordered_keys(wh.WIDE_INTEGER, wh.exact_div))
+    measures, specs = vs.model_measures(sa, counts, distances, params)
+    figures = [(FIGURES[name].format(j=j), f"reached_{i}") for i, (name, *_) in enumerate(specs) if name in FIGURES]
+    if not figures:
+        return None, specs
+    return wh.ModelCheck(j, [(name, wh.inline(cte, params)) for name, cte in ctes], wh.inline(measures, params),
+                         figures, [f"failing_{i}" for i in range(len(specs))]), specs
+
+
+def _tree(h: Hierarchy) -> exp.Expression:
+    """verify_hierarchical.sql's tree of the hierarchy ``h`` (``verify_sql.tree_rows``) as inline VALUES."""
+    rows = [[exp.Literal.string(leaf), exp.Literal.number(level), exp.Literal.string(node),
+             exp.Literal.string(parent), exp.Literal.number(height)]
+            for leaf, level, node, parent, height in vs.tree_rows(h)]
+    return wh.values_table(vs.TREE_COLUMNS, rows)
 
 
 def _salted(query: str) -> str:

@@ -29,6 +29,7 @@ from sqlglot import exp
 from sqlclose.errors import SpecError
 from sqlclose.model.spec import WAREHOUSE_DIALECTS
 from sqlclose.sql import queries as q
+from sqlclose.sql.templates import template
 
 COUNT_COLUMN = "__sqlclose_count"  # the histogram's count column (the reserved prefix: never a user's column)
 RELEASED = "__sqlclose_released"
@@ -37,6 +38,9 @@ TYPED_PREFIX = "__sqlclose_typed_"  # a banded quasi-identifier's value in its o
 VALUES_CHUNK = 10_000  # Snowflake takes at most 16,384 rows in one VALUES
 BINARY_TEXT = "__SQLCLOSE_BINARY_TEXT"  # a marker ``render`` spells in each dialect (``_binary_text``)
 SORT_TEXT = "__SQLCLOSE_SORT_TEXT"  # likewise (``_sort_text``)
+EXACT_DIV = "__SQLCLOSE_EXACT_DIV"  # likewise (``_exact_div``)
+CLASSED = "__sqlclose_classed"  # the released rows' class keys and counted sensitive values (``ModelCheck``)
+WIDE_INTEGER = "DECIMAL(38, 0)"  # the ordered distance's exact keys (BigQuery: BIGNUMERIC, as sqlglot spells it)
 
 
 def warehouse_table(parts: Sequence[str]) -> exp.Table:
@@ -145,14 +149,51 @@ def inline(query: exp.Expression, values: Sequence[Any]) -> exp.Expression:
     return query.transform(literal)
 
 
+@dataclass(frozen=True)
+class ModelCheck:
+    """The models one sensitive column (the ``index``-th) is measured for in the warehouse, beyond
+    its distinct values: the local re-check's SQL (release/verify_sql.py: verify_diversity.sql and
+    the column's distance) over the column's class counts (``class_counts(index)``: verify_counts.sql
+    over the released table) and reference (``reference(index)``: verify_reference.sql over the
+    source's rows, as the histogram counted them). ``ctes``: tables the measures read (the class
+    sizes, the hierarchy's tree), in order; ``measures``: one row; ``figures``: (verification column,
+    its column in ``measures``); ``failing``: ``measures``' columns counting the classes that fail
+    a model (each must be 0, or NULL: no class)."""
+
+    index: int
+    ctes: Sequence[tuple[str, exp.Expression]]
+    measures: exp.Expression
+    figures: Sequence[tuple[str, str]]
+    failing: Sequence[str]
+
+
+def class_counts(index: int) -> exp.Table:
+    """The ``index``-th sensitive column's rows per released class and value (cls, v, n)."""
+    return q.table(f"__sqlclose_counts_s{index}")
+
+
+def reference(index: int) -> exp.Table:
+    """The ``index``-th sensitive column's distribution over the source's rows (v, pos, q, n)."""
+    return q.table(f"__sqlclose_reference_s{index}")
+
+
+def exact_div(numerator: exp.Expression, denominator: exp.Expression) -> exp.Expression:
+    """floor(numerator / denominator) of two nonnegative ``WIDE_INTEGER``s, exactly, as a
+    ``WIDE_INTEGER``: spelled per dialect by ``render`` (``_exact_div``)."""
+    return exp.Anonymous(this=EXACT_DIV, expressions=[numerator, denominator])
+
+
 def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Sequence[q.CodedColumn],
-                 expected: Mapping[str, int], k: int, source: exp.Expression) -> exp.Expression:
+                 expected: Mapping[str, int], k: int, source: exp.Expression,
+                 checks: Sequence[ModelCheck] = ()) -> exp.Expression:
     """One row measured on the released table in the warehouse: the source's rows (``source``:
     the table, less the rows ``nulls = "drop"`` removes), released rows, classes, the smallest class
     and, per sensitive column, the fewest distinct values in a class (counted as the histogram
-    counts them: ``_counted_value``); ``ok`` says whether each equals ``expected`` (the search's
-    claims) and the smallest class is at least ``k``. ``release_query`` is taken, not copied (its
-    lookups move into the result: a copy of 35 k lookup rows cost seconds)."""
+    counts them: ``_counted_value``); then each figure of the ``checks`` (t-closeness, entropy and
+    recursive l-diversity, measured by the local re-check's SQL); ``ok`` last, true when each of the
+    first equals ``expected`` (the search's claims), the smallest class is at least ``k`` and no
+    class fails a model of the ``checks``. ``release_query`` is taken, not copied (its lookups move
+    into the result: a copy of 35 k lookup rows cost seconds)."""
     body = release_query
     ctes = body.args.pop("with_", None) or body.args.pop("with", None)
     body.set("order", None)
@@ -169,23 +210,79 @@ def verification(release_query: exp.Select, qi: Sequence[str], sensitive: Sequen
         *[key for c in qi for key in (q.col(c), binary_text(q.as_text(q.col(c))))])
     # The source's rows, as the histogram counted them: a row the histogram lost (a line deleted from
     # its file) found no lookup row and went unreleased, every other figure as claimed.
-    if isinstance(source, exp.Subquery):  # Postgres names every subquery in FROM
-        source = source.copy()
-        source.set("alias", exp.TableAlias(this=q.ident("counted")))
+    source = _named(source, "counted")
     source_rows = exp.select(exp.Count(this=exp.Star())).from_(source).subquery()
     measured = {"released_rows": exp.Sum(this=q.col("n")), "classes": exp.Count(this=exp.Star()),
                 "min_class_size": exp.Min(this=q.col("n"))}
     measured.update({f"min_distinct_s{j}": exp.Min(this=q.col(f"d{j}")) for j in range(len(sensitive))})
     measured["source_rows"] = source_rows
-    checks = [exp.EQ(this=m.copy(), expression=exp.Literal.number(expected[name])) for name, m in measured.items()]
-    checks.append(exp.GTE(this=measured["min_class_size"].copy(), expression=exp.Literal.number(k)))
-    select = exp.select(*[exp.alias_(m, q.ident(name)) for name, m in measured.items()],
-                        exp.alias_(exp.and_(*checks), q.ident("ok"))).from_(classes.subquery(q.ident("classes")))
+    sizes = exp.select(*[exp.alias_(m, q.ident(name)) for name, m in measured.items()]) \
+        .from_(classes.subquery(q.ident("classes")))
+    # The measured row beside each check's one row (its own subquery: an aggregate cannot read
+    # another's columns), ok computed from their columns.
+    select = exp.select(*[q.col(name, "measured") for name in measured]).from_(sizes.subquery(q.ident("measured")))
+    checks_ok: list[exp.Expression] = [
+        exp.EQ(this=q.col(name, "measured"), expression=exp.Literal.number(expected[name])) for name in measured]
+    checks_ok.append(exp.GTE(this=q.col("min_class_size", "measured"), expression=exp.Literal.number(k)))
+    for check in checks:
+        alias = f"models_s{check.index}"
+        select = select.join(check.measures.subquery(q.ident(alias)), join_type="cross", copy=False)
+        select = select.select(*[exp.alias_(q.col(inner, alias), q.ident(name)) for name, inner in check.figures],
+                               copy=False)
+        checks_ok += [exp.EQ(this=exp.Coalesce(this=q.col(inner, alias), expressions=[exp.Literal.number(0)]),
+                             expression=exp.Literal.number(0)) for inner in check.failing]
+    select = select.select(exp.alias_(exp.and_(*checks_ok), q.ident("ok")), copy=False)
     select = select.with_(q.ident(RELEASED), as_=body, copy=False)
+    if checks:
+        _with_counts(select, qi, sensitive, checks, source)
     if ctes is not None:  # the release's lookups come first: the released table reads them
         select.set("with_" if "with_" in select.args else "with",
                    exp.With(expressions=[*ctes.expressions, *_with(select).expressions]))
     return quoted(select)
+
+
+def _class_number(keys: Sequence[exp.Expression]) -> exp.Expression:
+    """A number per class: DENSE_RANK over its keys, NULLs last (``Engine.class_numbers``' plain form)."""
+    order = exp.Order(expressions=[exp.Ordered(this=k.copy(), desc=False, nulls_first=False) for k in keys])
+    return exp.Window(this=exp.DenseRank(), order=order, over="OVER")
+
+
+def _named(source: exp.Expression, name: str) -> exp.Expression:
+    """``source`` to read FROM: a subquery gets a name (Postgres names every subquery in FROM)."""
+    if isinstance(source, exp.Subquery):
+        source = source.copy()
+        source.set("alias", exp.TableAlias(this=q.ident(name)))
+    return source
+
+
+def _with_counts(select: exp.Select, qi: Sequence[str], sensitive: Sequence[q.CodedColumn],
+                 checks: Sequence[ModelCheck], source: exp.Expression) -> None:
+    """The CTEs the ``checks`` read, after the released table: the released rows' class keys and
+    counted values (``CLASSED``); per checked column its class counts (verify_counts.sql, each class
+    numbered by DENSE_RANK over the keys the verification groups by: the value and its text, byte
+    for byte) and its reference Q (verify_reference.sql over ``source``, the rows the histogram
+    counted, each value counted as the histogram counts it, NULL as its stand-in), then the
+    check's own tables."""
+    keys = [q.col(c) for c in qi] + [q.col(f"__sqlclose_b{i}") for i in range(len(qi))]
+    classed = exp.select(*[q.col(c) for c in qi]).from_(q.table(RELEASED))
+    classed = classed.select(*[exp.alias_(binary_text(q.as_text(q.col(c))), q.ident(f"__sqlclose_b{i}"))
+                               for i, c in enumerate(qi)],
+                             *[exp.alias_(_counted_value(sensitive[c.index]), q.ident(f"__sqlclose_s{c.index}"))
+                               for c in checks], copy=False)
+    select.with_(q.ident(CLASSED), as_=classed, copy=False)
+    for check in checks:
+        column = sensitive[check.index]
+        counts = template("verify_counts", release=q.table(CLASSED), qi=keys,
+                          value=q.col(f"__sqlclose_s{check.index}"), rows=exp.Count(this=exp.Star()),
+                          number=_class_number(keys))
+        select.with_(class_counts(check.index).this, as_=counts, copy=False)
+        value = _counted_value(column)
+        sort_key = q.col(column.name) if column.typed else value.copy()  # an ordered column: its numbers' order
+        select.with_(reference(check.index).this,
+                     as_=template("verify_reference", input=_named(source, "counted"), value=value, sort_key=sort_key),
+                     copy=False)
+        for name, cte in check.ctes:
+            select.with_(q.ident(name), as_=cte, copy=False)
 
 
 def _counted_value(column: q.CodedColumn) -> exp.Expression:
@@ -263,6 +360,33 @@ def _binary_text(text: exp.Expression, dialect: str) -> exp.Expression:
     return text
 
 
+def _exact_div(numerator: exp.Expression, denominator: exp.Expression, dialect: str) -> exp.Expression:
+    """floor(a / b) of two nonnegative ``WIDE_INTEGER``s, exactly, as a ``WIDE_INTEGER``. Postgres'
+    DIV of numerics, BigQuery's DIV of BIGNUMERICs and Spark's DIV of decimals (a BIGINT: at most
+    N², N the histogram's rows, at most 3,037,000,499) are exact; DuckDB's // of a DECIMAL is a
+    DOUBLE, of an INT128 (HUGEINT, the local engine's ``wide_integer``) exact. Snowflake and Trino
+    have no DIV: sqlglot's spelling truncates a quotient rounded to a scale (Snowflake: 6 digits,
+    Trino: 0, half up), so there the remainder is taken away first, and the division is exact."""
+    wide = exp.DataType.build(WIDE_INTEGER)
+    if dialect == "duckdb":
+        huge = exp.DataType.build("INT128", dialect="duckdb")
+        quotient: exp.Expression = exp.IntDiv(this=exp.Cast(this=numerator, to=huge),
+                                              expression=exp.Cast(this=denominator, to=huge.copy()))
+    elif dialect in ("snowflake", "trino"):
+        remainder = exp.Mod(this=numerator.copy(), expression=denominator.copy())
+        quotient = exp.Div(this=exp.Paren(this=exp.Sub(this=numerator, expression=remainder)),
+                           expression=denominator)
+    else:
+        quotient = exp.IntDiv(this=numerator, expression=denominator)
+    return exp.Cast(this=quotient, to=wide)
+
+
+def _is_infinity(node: exp.Expression) -> bool:
+    """``CAST('inf' AS DOUBLE)``: the recursive (c,l) ratio of a class with an empty tail."""
+    return isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string \
+        and node.this.name == "inf"
+
+
 def quoted(query: exp.Expression) -> exp.Expression:
     """Every identifier quoted, aliases too: Snowflake upper-cases an unquoted alias (``AS src`` is
     SRC), which a quoted reference (``"src"."age"``) would then miss."""
@@ -281,6 +405,10 @@ def render(query: exp.Expression, dialect: str) -> str:
             return _binary_text(node.expressions[0].copy(), dialect)
         if isinstance(node, exp.Anonymous) and node.name == SORT_TEXT:
             return _sort_text(node.expressions[0].copy(), dialect)
+        if isinstance(node, exp.Anonymous) and node.name == EXACT_DIV:
+            return _exact_div(node.expressions[0].copy(), node.expressions[1].copy(), dialect)
+        if dialect == "trino" and _is_infinity(node):  # Trino's cast of text reads 'Infinity', not 'inf'
+            return exp.Anonymous(this="INFINITY", expressions=[])
         return node
 
     # in place: the query was built for this text alone, and a copy of its lookups costs seconds
