@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.listing import folder_files
+from sqlclose.engine.listing import folder_files, links_below
 from sqlclose.errors import (
     EngineError,
     EngineOutOfMemory,
@@ -289,11 +289,34 @@ def _form_claims(path: Path, output: dict) -> list[str]:
         if output.get("sha256") and sha256(Path(path)) != output["sha256"]:
             problems += digest_problems("", {"sha256": output["sha256"]})
         problems.append(f"output.format: the report says {as_json(said)}, the release is {as_json(found)}")
+    if found == said == "parquet-folder" and (linked := _link_claims(Path(path))):
+        return linked  # told before anything below the folder is listed or read
     partitions = _partition_columns(path, output) if found == said == "parquet-folder" else []
     if found == said == "parquet-folder" and list(output.get("partition_by") or []) != partitions:
         problems.append(f"output.partition_by: the report says {as_json(output.get('partition_by'))}, the folder is "
                         f"partitioned by {as_json(partitions)}")
     return problems
+
+
+def _link_claims(folder: Path) -> list[str]:
+    """A folder release holding a symbolic link, at any depth: sqlclose writes none into a release, so
+    the folder is not the one its report describes, a mismatch (exit 4). A folder *source* holding a
+    link to a folder stays bad input (exit 2, ``sources``). Its readers follow a link to files nothing
+    vouches for: a linked folder is outside the digest's listing, and a class of one behind it passed."""
+    links = links_below(folder)
+    if not links:
+        return []
+    more = f" (and {counted(len(links) - 1, 'other link')})" if len(links) > 1 else ""
+    return [f"the folder holds {links[0]}, a symbolic link {_link_kind(links[0])}{more}, and sqlclose writes no "
+            "link into a release: not the release the report describes"]
+
+
+def _link_kind(link: Path) -> str:
+    if link.is_dir():
+        return "to a folder"
+    if link.is_file():
+        return "to a file"
+    return "to nothing" if not link.exists() else "to a device, pipe or socket"
 
 
 def _written_format(path: Path) -> str:

@@ -23,10 +23,10 @@ from sqlclose.model.text import counted, file_sha256, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
 from sqlclose.prepare.problem import Problem, keyed_fingerprint, prepare
 from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engine
-from sqlclose.privacy.criteria import Criterion, criteria_for, nothing_required
+from sqlclose.privacy.criteria import Criterion, KAnonymity, criteria_for, failed_criteria, nothing_required
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
-from sqlclose.release.release import Release, RunObjects, SearchedRows, file_stamp
+from sqlclose.release.release import Release, RunObjects, SearchedRows, file_stamp, measure_node
 from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import refuse_output_before_search
 from sqlclose.search import ProgressCallback, SearchResult
@@ -353,7 +353,10 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     ``anonymize``'s does: one left out, or a name or level the spec lacks, is refused).
     Validates what the data and spec must hold (columns, hierarchies, NULLs); ``as_run`` (a dry
     run) also refuses what ``anonymize`` refuses before its search: a k past the rows, requirements
-    that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold. ``values``:
+    that protect nothing, a column ``output_format`` and ``partition_by`` cannot hold, and measures a
+    given ``node`` alone as the run does (one GROUP BY, no search): one that does not satisfy is
+    refused (``InputError``, naming the requirements its classes fail), one that does is
+    ``node_measured`` (``{"node": …, "satisfies": True}``; else None). ``values``:
     show example generalizations of hierarchies whose leaves are the data's own values too, and the
     SQL (``sql``), whose constants count them; without it ``sql["withheld"]`` says why it is not."""
     spec = as_spec(spec)
@@ -372,14 +375,40 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
 
             described = describe_problem(problem, spec, None, examples, values)
             described["warnings"] += suppression_unused(problem.suppression)
-            return described
+            return {**described, "node_measured": None}
         names = [qi.name for qi in problem.qis]
         # A partial node is refused, never filled with level 0: the SQL shown would be a node nobody named.
         given = node if node is not None else {name: 0 for name in names}
         levels = checked_node(given, names, [qi.levels for qi in problem.qis])
-        return describe_problem(problem, spec, levels, examples, values)
+        measured = _measured_alone(problem, spec, levels) if as_run and node is not None else None
+        return {**describe_problem(problem, spec, levels, examples, values), "node_measured": measured}
     finally:
         opened.engine.close()
+
+
+def _measured_alone(problem: Problem, spec: Spec, levels: tuple[int, ...]) -> dict:
+    """A dry run's given node, measured alone as the run measures it (``measure_node``: one GROUP BY,
+    no search). One that does not satisfy is refused as the run refuses it (exit 2), naming the
+    requirements its classes fail; the run would then search for the optimum to name, which a dry
+    run, searching nothing, cannot (a nightly job's dry run passed a node its run refused)."""
+    criteria = criteria_for(spec.k, problem.sas)
+    evaluated, hist, _ = measure_node(problem, criteria, levels)
+    named = {qi.name: int(level) for qi, level in zip(problem.qis, levels)}
+    if not evaluated.satisfied:
+        failed = [_requirement(c, spec) for c in failed_criteria(hist, criteria)]
+        listed = failed[0] if len(failed) == 1 else f"{', '.join(failed[:-1])} and {failed[-1]}"
+        raise InputError(f"node {named} does not satisfy the requirements: its classes failing {listed} hold more "
+                         f"rows than suppression ≤ {spec.suppression:.1%} may remove; a run (anonymize without "
+                         "--dry-run) would search the lattice for the optimum and name it")
+    return {"node": named, "satisfies": True}
+
+
+def _requirement(criterion: Criterion, spec: Spec) -> str:
+    """A criterion as the spec states it: ``k = 3``, ``t = 0.2 on 'salary'``."""
+    if isinstance(criterion, KAnonymity):
+        return f"k = {criterion.k}"
+    name = criterion.column.name  # type: ignore[attr-defined]  # every other criterion is a sensitive column's
+    return f"{_model_term(spec.sensitive[name], criterion.key)} on {name!r}"
 
 
 def input_fingerprint(source: SourceLike, spec: Spec | str | Path | dict,
@@ -534,11 +563,12 @@ def _relaxable(spec: Spec) -> str:
 
 
 def _model_terms(s: Sensitive) -> list[str]:
-    terms = []
-    for key in s.model_keys:
-        value = getattr(s, key)
-        terms.append(f"recursive (c = {value.c:g}, l = {value.l})" if key == "recursive" else f"{key} = {value:g}")
-    return terms
+    return [_model_term(s, key) for key in s.model_keys]
+
+
+def _model_term(s: Sensitive, key: str) -> str:
+    value = getattr(s, key)
+    return f"recursive (c = {value.c:g}, l = {value.l})" if key == "recursive" else f"{key} = {value:g}"
 
 
 def _beyond_the_table(spec: Spec, problem: Problem) -> list[str]:

@@ -107,7 +107,10 @@ def test_a_folder_holding_a_link_to_a_folder_is_refused_naming_it(tmp_path):
     """A link to a folder of extra rows (a raw row, a class of one) inside a partition folder: the
     check's listing (Path.rglob) does not enter it, pyarrow's dataset reader does, and `check
     --against` passed the release its readers get with a class below k (review of the ninety-third
-    round). Refused, naming the link. Oracle: pyarrow's own read of the folder, past the link."""
+    round). Refused, naming the link: a mismatch (exit 4; it was 2, bad input, until the
+    ninety-fifth round), since sqlclose writes no link into a release. Oracle: pyarrow's own read of
+    the folder, past the link; the folder's digest as docs/verification.md gives the recipe, the
+    report's own (the link is outside it)."""
     import pyarrow.dataset as ds
 
     _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
@@ -117,9 +120,51 @@ def test_a_folder_holding_a_link_to_a_folder_is_refused_naming_it(tmp_path):
                f"hive_partitioning = false) LIMIT 1) TO '{extra / 'part-9.parquet'}' (FORMAT parquet)")
     (release / "age=%3C40" / "more").symlink_to(extra, target_is_directory=True)
     assert ds.dataset(release, partitioning="hive").count_rows() == 10  # what pyarrow's readers get: 9 + 1
+    assert _manifest_digest(release) == doc["output"]["sha256"]
     result = _check(release, doc, tmp_path)
-    assert result.exit_code == 2, result.output
-    assert "age=%3C40/more, a link to a folder, which sqlclose does not follow" in result.output, result.output
+    assert result.exit_code == 4, result.output
+    assert f"does not match {tmp_path / 'edited.json'}: the folder holds {release / 'age=%3C40' / 'more'}, a " \
+        "symbolic link to a folder, and sqlclose writes no link into a release: not the release the report " \
+        "describes" in result.output, result.output
+
+
+def _link_in(release: Path, kind: str, elsewhere: Path) -> None:
+    """A symbolic link placed in a folder release, each kind of which its report's digest does not see."""
+    part = release / "part-0.parquet"
+    if kind == "a part as a link to its own bytes":
+        part.rename(elsewhere / "part-0.parquet")
+        part.symlink_to(elsewhere / "part-0.parquet")
+    elif kind == "a link to nothing":
+        (release / "part-1.parquet").symlink_to(elsewhere / "gone.parquet")
+    else:  # a link to a folder of rows, under a part Spark skips
+        (elsewhere / "part-9.parquet").write_bytes(part.read_bytes())
+        (release / "_more").symlink_to(elsewhere, target_is_directory=True)
+
+
+@pytest.mark.parametrize(("kind", "said"), [("a part as a link to its own bytes", "part-0.parquet, a symbolic link "
+                                             "to a file"),
+                                            ("a link to nothing", "part-1.parquet, a symbolic link to nothing"),
+                                            ("a hidden link to a folder", "_more, a symbolic link to a folder")])
+def test_a_folder_release_holding_a_link_is_not_the_release(tmp_path, kind, said):
+    """sqlclose writes no link into a release: a folder holding one, whatever it points at, is not
+    the release its report describes (exit 4, the link named), though the report's digest cannot
+    tell (each of these passed, exit 0, before the ninety-fifth round); nor does it get a page. Oracle:
+    the digest as docs/verification.md gives the recipe, equal to the report's, and os.path.islink.
+    Control: the folder named through a link of its own (outside it) matches."""
+    _, release, doc = _release(tmp_path, "out/release")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "alias").symlink_to(release, target_is_directory=True)
+    assert _check(tmp_path / "alias", doc, tmp_path).exit_code == 0
+    _link_in(release, kind, elsewhere)
+    assert _manifest_digest(release) == doc["output"]["sha256"]
+    assert [p.name for p in release.iterdir() if p.is_symlink()] == [said.split(",")[0]]
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert f"the folder holds {release / said}, and sqlclose writes no link into a release" in result.output
+    page = invoke("report", next(tmp_path.glob("out/*.report.json")), "--html", tmp_path / "page.html")
+    assert page.exit_code == 4 and "sqlclose writes no link into a release" in page.output, page.output
+    assert not (tmp_path / "page.html").exists()
 
 
 def test_a_gaa_report_cannot_claim_rows_it_never_suppressed(tmp_path):

@@ -442,6 +442,12 @@ CASES: list[Case] = [
     Case("node-double-comma", "`--node` with two commas between pairs (`age=2,,zip=1`): the second is read as part "
          "of the next name, which is told with the name it was near", lambda d: None, 2,
          args=("anonymize", "spec.toml", "--node", "age=2,,zip=1")),
+    Case("node-not-satisfying", "`--node` naming a node whose classes fail the requirements (`zip=0,age=0`: every "
+         "row its own class): measured alone, then the search runs to name the optimum", lambda d: None, 2,
+         args=("anonymize", "spec.toml", "--node", "zip=0,age=0")),
+    Case("node-not-satisfying-dry-run", "the same node with `--dry-run`: measured alone as the run measures it, "
+         "no search (it exited 0 while the run exited 2)", lambda d: None, 2,
+         args=("anonymize", "spec.toml", "--dry-run", "--node", "zip=0,age=0")),
     # -- values that once stopped with an internal error, or released as given
     Case("bands-nan", "a band width that is not a number (`bands = [nan]`)",
          lambda d: write(d, "spec.toml", spec((AGE, "age = { bands = [nan] }"))), 2),
@@ -906,6 +912,14 @@ MESSAGES = {
     "node-double-comma": (
         "sqlclose: error: node names ',zip', which is not a quasi-identifier (those are: zip, age); did you mean "
         "'zip'? Pairs are separated by one comma: a comma more is read as part of a name"
+    ),
+    "node-not-satisfying": (
+        "sqlclose: error: node {'zip': 0, 'age': 0} does not satisfy the requirements; the optimum is zip=1, age=2"
+    ),
+    "node-not-satisfying-dry-run": (
+        "sqlclose: error: node {'zip': 0, 'age': 0} does not satisfy the requirements: its classes failing k = 3, "
+        "t = 0.2 on 'salary' and t = 0.3 on 'disease' hold more rows than suppression ≤ 0.0% may remove; a run "
+        "(anonymize without --dry-run) would search the lattice for the optimum and name it"
     ),
     "bands-nan": (
         "sqlclose: error: spec.toml: invalid spec: "

@@ -309,6 +309,74 @@ def test_a_chosen_minimal_node_is_released(project):
     assert not (project / "b.parquet").exists()
 
 
+def _smallest_class(csv: Path, zip_chars: int, age: str) -> int:
+    """Table 3's smallest class at a node, by a GROUP BY of plain SQL: the ZIP code's first
+    ``zip_chars`` characters, and ``age`` (an SQL expression over age: age.csv's level by hand)."""
+    return duckdb.sql(f"SELECT MIN(n) FROM (SELECT COUNT(*) AS n FROM read_csv('{csv}', all_varchar = true) "
+                      f"GROUP BY left(zip, {zip_chars}), {age})").fetchall()[0][0]
+
+
+def test_a_dry_run_measures_a_given_node_and_fails_as_the_run_does(project):
+    """`--dry-run --node` exited 0 for a node the run then refused (exit 2): a nightly job's dry run
+    said the run would pass. The dry run measures the node alone, as the run does, and exits as the
+    run does, naming what the node's classes fail (no search: no optimum to name). Oracles: a
+    GROUP BY of Table 3 at the bottom node (every row its own class of 1, below k = 3); a class of
+    one row is at least the median salary's ordered distance away, (4+3+2+1)·2/9 / 8 = 0.278 > 0.2,
+    and one disease's hierarchical distance is at least the top split's 4/9 (5 of the 9 rows are
+    digestive) > 0.3. Nothing is written."""
+    spec = project / "spec.toml"
+    assert _smallest_class(project / "table3.csv", 5, "age") == 1
+    real = invoke("anonymize", spec, "-q", "--no-progress", "--node", "zip=0,age=0")
+    assert real.exit_code == 2 and "does not satisfy the requirements" in real.output, real.output
+    dry = invoke("anonymize", spec, "--dry-run", "--node", "zip=0,age=0")
+    assert dry.exit_code == real.exit_code and dry.stdout == "", dry.output
+    assert dry.output == "sqlclose: error: node {'zip': 0, 'age': 0} does not satisfy the requirements: its classes " \
+        "failing k = 3, t = 0.2 on 'salary' and t = 0.3 on 'disease' hold more rows than suppression ≤ 0.0% may " \
+        "remove; a run (anonymize without --dry-run) would search the lattice for the optimum and name it\n"
+    failed = invoke("anonymize", spec, "--dry-run", "--json", "--node", "zip=0,age=0")
+    assert failed.exit_code == 2 and "t = 0.3 on 'disease'" in json.loads(failed.stdout)["error"], failed.output
+    assert not (project / "out").exists()
+
+
+def test_a_dry_run_names_only_the_requirement_a_given_node_fails(project):
+    """Li et al.'s Table 5 (zip=1, age=2): classes of 3 (a GROUP BY: 4767*, 4760*, 4790* under
+    <40 / >=40), its largest salary distance 0.167 (by hand: {3, 5, 9} and {6, 8, 11} thousand, 12/9 / 8)
+    and disease 0.278 (the paper's). With salary's t lowered to 0.1 that one requirement fails and
+    the dry run names it alone, with the run's exit code."""
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace("t = 0.2", "t = 0.1"))
+    assert _smallest_class(project / "table3.csv", 4, "age::INT < 40") == 3
+    real = invoke("anonymize", spec, "-q", "--no-progress", "--node", "zip=1,age=2")
+    dry = invoke("anonymize", spec, "--dry-run", "--node", "zip=1,age=2")
+    assert (dry.exit_code, real.exit_code) == (2, 2), (dry.output, real.output)
+    assert "node {'zip': 1, 'age': 2} does not satisfy the requirements: its classes failing t = 0.1 on 'salary' " \
+        "hold more rows than suppression ≤ 0.0% may remove" in dry.output, dry.output
+    assert "k = 3" not in dry.output and "disease" not in dry.output
+    assert not (project / "out").exists()
+
+
+def test_a_dry_run_says_a_given_node_satisfies(project):
+    """The node the run would release without a search (Li et al.'s Table 5: classes of 3 ≥ k by a
+    GROUP BY, distances 0.167 ≤ 0.2 and 0.278 ≤ 0.3): the plan says so in text and JSON, exit 0,
+    nothing written. A node outside the lattice, or malformed, is refused as the run refuses it."""
+    spec = project / "spec.toml"
+    assert _smallest_class(project / "table3.csv", 4, "age::INT < 40") == 3
+    text = invoke("anonymize", spec, "--dry-run", "--node", "zip=1,age=2")
+    assert text.exit_code == 0, text.output
+    assert "node       zip=1, age=2: measured alone, it satisfies the requirements (the run releases it without " \
+        "a search)\ndry run: nothing was written\n" in text.output, text.output
+    doc = json.loads(invoke("anonymize", spec, "--dry-run", "--json", "--node", "zip=1,age=2").stdout)
+    assert doc["node_measured"] == {"node": {"zip": 1, "age": 2}, "satisfies": True}
+    assert json.loads(invoke("anonymize", spec, "--dry-run", "--json").stdout)["node_measured"] is None
+    assert "measured alone" not in invoke("anonymize", spec, "--dry-run").output
+    assert not (project / "out").exists()
+    for node in ("zip=1,age=9", "zip=x", "zip=1"):
+        real = invoke("anonymize", spec, "-q", "--no-progress", "--node", node)
+        dry = invoke("anonymize", spec, "--dry-run", "--node", node)
+        assert (dry.exit_code, dry.output) == (2, real.output), (node, dry.output, real.output)
+    assert not (project / "out").exists()
+
+
 @pytest.mark.parametrize(("given", "says"), [("zip=1,age=2,zip=2", "'zip' is given twice"),
                                              ("", "expected COLUMN=LEVEL")])
 def test_a_node_named_twice_or_empty_is_refused(project, given, says):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from table3_project import invoke
 
 import sqlclose
 from sqlclose.engine.listing import hidden_match
@@ -156,6 +157,24 @@ def test_a_folder_source_holding_a_link_to_a_folder_is_refused(table3, tmp_path)
     expected = _rows(folder / "part-0.parquet") + _rows(folder / "more" / "part-1.parquet")
     with sqlclose.anonymize(folder, table3["spec"]) as release:
         assert release.report()["input"]["rows"] == expected
+
+
+def test_a_folder_source_holding_a_link_to_a_folder_stays_bad_input_on_the_command_line(table3, tmp_path) -> None:
+    """`check --against` tells a link in a folder release as a mismatch (exit 4: sqlclose writes none
+    into a release); a folder given as the source to anonymize is the operator's input, and one
+    holding a link to a folder stays bad input: exit 2, naming the link, nothing written."""
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "part-0.parquet")
+    elsewhere = tmp_path / "elsewhere"
+    _write(table3, elsewhere / "part-1.parquet")
+    (folder / "more").symlink_to(elsewhere, target_is_directory=True)
+    spec = table3["dir"] / "spec.toml"
+    spec.write_text((TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', 'path = "export"\n'
+                                                                  'format = "parquet"'))
+    result = invoke("anonymize", spec, "-o", table3["dir"] / "out.parquet", "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert f"source folder {folder} holds {folder / 'more'}, a link to a folder" in result.output, result.output
+    assert not (table3["dir"] / "out.parquet").exists()
 
 
 def test_a_folder_holding_a_file_that_is_not_parquet_is_refused_naming_it(table3) -> None:

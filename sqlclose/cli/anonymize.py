@@ -55,11 +55,11 @@ Examples:
               "spec's own release (with $SQLCLOSE_FINGERPRINT_KEY set); any other file there still needs overwrite.")
 @click.option("--dry-run", is_flag=True, help="Validate the spec, data, hierarchies and outputs, and refuse what the "
               "run refuses before its search (k past the rows, requirements that protect nothing, a kept or "
-              "sensitive column the output cannot hold or partition by); print the "
-              "plan; search nothing, write nothing.")
+              "sensitive column the output cannot hold or partition by, a --node that fails, measured alone); "
+              "print the plan; search nothing, write nothing.")
 @click.option("--node", metavar="COL=LEVEL,…", help="Release this satisfying node instead of the optimum (e.g. a "
               "minimal one: Release.minimal_nodes with --explore lattice): measured alone, no search runs "
-              "unless it fails (the error then names the optimum).")
+              "unless it fails (the error then names the optimum; with --dry-run, the requirements it fails).")
 @click.option("--no-progress", is_flag=True, help="Do not show the search's progress.")
 @engine_options
 @click.option("--metric", help="What the release minimizes (overrides [search] metric): discernibility, distortion, "
@@ -426,6 +426,10 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
         click.echo(f"\n-- the release query {which}; suppressed classes are excluded once the search has run:")
         click.echo(plan["sql"]["release"])
     else:
+        if plan["node_measured"] is not None:  # a dry run's --node: what the run will do with it
+            at = ", ".join(f"{name}={level}" for name, level in plan["node_measured"]["node"].items())
+            click.echo(f"node       {at}: measured alone, it satisfies the requirements (the run releases it "
+                       "without a search)")
         click.echo("dry run: nothing was written")
 
 

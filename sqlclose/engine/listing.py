@@ -13,6 +13,7 @@ Every other file is the table's, whatever its name, as those readers take it: Hi
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +69,16 @@ def linked_folder_refusal(folder: Path, linked: list[Path], what: str) -> str:
     return (f"{what} {folder} holds {linked[0]}, a link to a folder, which sqlclose does not follow and other "
             "readers of the folder (pyarrow, Spark, DuckDB's globs) do: they would read rows sqlclose never read; "
             "put the folder's files there instead of the link, or move the link out")
+
+
+def links_below(folder: Path) -> list[Path]:
+    """Every symbolic link below ``folder``, at any depth (under hidden parts too), sorted; a link to
+    a folder is listed, not entered. sqlclose writes none into a release: a folder release holding
+    one is not the release (``check --against``)."""
+    found: list[Path] = []
+    for root, folders, files in os.walk(folder):  # followlinks=False: a linked folder is listed, not walked
+        found += [Path(root, name) for name in (*folders, *files) if os.path.islink(os.path.join(root, name))]
+    return sorted(found)
 
 
 def is_parquet(path: Path) -> bool:

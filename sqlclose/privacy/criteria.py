@@ -608,6 +608,16 @@ def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.
     return failing
 
 
+def failed_criteria(hist: ClassHistograms, criteria: Sequence[Criterion]) -> list[Criterion]:
+    """The criteria some class fails, in ``criteria``'s order: why a node does not satisfy (its
+    failing classes hold more rows than suppression may remove), judged in runs as ``failing_classes``."""
+    failed = [False] * len(criteria)
+    for _, run in hist.spans(SLICE_BYTES, by_cells(criteria)) if hist.classes else ():
+        for i, c in enumerate(criteria):
+            failed[i] = failed[i] or bool((~c.passes(run)).any())
+    return [c for c, f in zip(criteria, failed) if f]
+
+
 def judging_bytes(classes: int, criteria: Sequence[Criterion], codes: int = 0) -> int:
     """What judging ``classes`` classes against ``criteria`` (``failing_classes``, ``judge_batch``,
     the suppression bound) allocates beyond their histograms, at most: one run's temporaries, the

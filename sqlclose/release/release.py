@@ -65,6 +65,19 @@ from sqlclose.utility.metrics import average_class_size
 FINGERPRINT_KIND = "keyed-md5-sum-v2"  # see sql/fingerprint.sql; v2: then an HMAC of the columns' names and types
 MAX_LABELS_SHOWN = 20
 
+
+def measure_node(problem: Problem, criteria: Sequence[Criterion],
+                 levels: Node) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
+    """A node's classes (one GROUP BY), its outcome and its failing classes: how a given node is
+    measured alone, by the run (``Release.at``) and by a dry run alike."""
+    hist = NodeRunner(problem).histograms(tuple(range(len(problem.qis))), levels, keep=False,
+                                          cells_past=dense_bytes_allowed(problem.engine.memory_budget))
+    outcome = judge(hist, criteria, problem.rows, problem.max_suppressed)
+    problem.engine.release_cached_memory()  # the GROUP BY's pages back before the write
+    return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
+            hist, outcome.failing)
+
+
 @dataclass(frozen=True)
 class SearchedRows:
     """A source the caller can change while the release is open (a ``(connection, table)`` pair,
@@ -228,7 +241,7 @@ class Release:
         not satisfy."""
         evaluated, hist, failing = self.search.evaluated.get(levels), None, None
         if self._unmeasured(levels, evaluated):
-            evaluated, hist, failing = self._measure(levels)
+            evaluated, hist, failing = measure_node(self.problem, self.criteria, levels)
         if evaluated is None or not evaluated.satisfied:
             return None
         known = self.search.evaluated.with_node(levels, evaluated)
@@ -246,15 +259,6 @@ class Release:
             return evaluated is None or not evaluated.satisfied
         return evaluated is None and bool(self.search.satisfying[levels])
 
-    def _measure(self, levels: Node) -> tuple[Evaluated, ClassHistograms, np.ndarray]:
-        """A node's classes (one GROUP BY), its outcome and its failing classes."""
-        hist = NodeRunner(self.problem).histograms(tuple(range(len(self.problem.qis))), levels, keep=False,
-                                                   cells_past=dense_bytes_allowed(self.problem.engine.memory_budget))
-        outcome = judge(hist, self.criteria, self.problem.rows, self.problem.max_suppressed)
-        self.problem.engine.release_cached_memory()  # the GROUP BY's pages back before the write
-        return (Evaluated(levels, outcome.satisfied, outcome.classes, outcome.suppressed, outcome.discernibility),
-                hist, outcome.failing)
-
     def _instead(self) -> str:
         """What to release instead of a node that does not satisfy."""
         if not self.search.searched:
@@ -268,7 +272,7 @@ class Release:
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
         if self._hist is None:
             self._require_open()
-            _, self._hist, self._failing = self._measure(self.search.optimum)
+            _, self._hist, self._failing = measure_node(self.problem, self.criteria, self.search.optimum)
         return self._hist, self._failing
 
     @property
