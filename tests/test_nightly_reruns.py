@@ -13,6 +13,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from table3_project import invoke, table3_project
 
@@ -169,3 +170,32 @@ def test_a_folder_made_read_only_while_placing_is_named_not_the_runs_temporary(t
     theirs = tmp_path / ".notes.tmp"
     told = str(EnvironmentFailure.from_os_error(PermissionError(errno.EACCES, "Permission denied", str(theirs))))
     assert f"permission denied ({theirs})" in told
+
+
+def test_a_folder_release_holding_a_link_added_since_is_not_up_to_date(tmp_path):
+    """A link put into a folder release after its run: the folder's digest lists no link, so the
+    next run found the release "up to date" and left it, while every reader of the folder (pyarrow,
+    Spark) follows the link to rows no run vouched for (`check --against` calls the
+    folder not the release). The run now redoes it, and the folder it places holds no link."""
+    project = table3_project(tmp_path)
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace("overwrite = false", "overwrite = true"))
+    folder = project / "out" / "rel"
+    args = ("anonymize", spec, "--output", folder, "--format", "parquet-folder")
+    assert invoke(*args, "-q", env=ENV).exit_code == 0
+    assert "up to date" in invoke(*args, env=ENV).output
+
+    def rows() -> int:
+        return ds.dataset(folder, format="parquet").count_rows()  # pyarrow's listing follows links
+
+    released = rows()
+    assert released == 9  # Table 3's nine people
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    part = next(folder.rglob("*.parquet"))
+    pq.write_table(pq.read_table(part).slice(0, 1), planted / "one.parquet")  # a class of one, behind a link
+    (folder / "more").symlink_to(planted, target_is_directory=True)
+    assert rows() == released + 1  # what the folder's readers now take
+    result = invoke(*args, env=ENV)
+    assert result.exit_code == 0 and "up to date" not in result.output, result.output
+    assert not any(p.is_symlink() for p in folder.rglob("*")) and rows() == released
