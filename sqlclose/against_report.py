@@ -289,8 +289,8 @@ def _form_claims(path: Path, output: dict) -> list[str]:
         if output.get("sha256") and sha256(Path(path)) != output["sha256"]:
             problems += digest_problems("", {"sha256": output["sha256"]})
         problems.append(f"output.format: the report says {as_json(said)}, the release is {as_json(found)}")
-    if found == said == "parquet-folder" and (linked := _link_claims(Path(path))):
-        return linked  # told before anything below the folder is listed or read
+    if found == said == "parquet-folder" and (foreign := _link_claims(Path(path)) or _other_file_claims(Path(path))):
+        return foreign  # told before anything below the folder is read
     partitions = _partition_columns(path, output) if found == said == "parquet-folder" else []
     if found == said == "parquet-folder" and list(output.get("partition_by") or []) != partitions:
         problems.append(f"output.partition_by: the report says {as_json(output.get('partition_by'))}, the folder is "
@@ -309,6 +309,18 @@ def _link_claims(folder: Path) -> list[str]:
     more = f" (and {counted(len(links) - 1, 'other link')})" if len(links) > 1 else ""
     return [f"the folder holds {links[0]}, a symbolic link {_link_kind(links[0])}{more}, and sqlclose writes no "
             "link into a release: not the release the report describes"]
+
+
+def _other_file_claims(folder: Path) -> list[str]:
+    """A folder release holding a file that is not Parquet where its readers read one (not under a
+    hidden part): sqlclose writes only Parquet files there, so the folder is not the release (exit 4),
+    where it was refused as a source folder's (exit 2: bad input)."""
+    other = folder_files(folder).other
+    if not other:
+        return []
+    more = f" (and {counted(len(other) - 1, 'other file')})" if len(other) > 1 else ""
+    return [f"the folder holds {other[0]}{more}, not Parquet, which its readers (Spark, Hive) would read as part of "
+            "the table, and sqlclose writes only Parquet files into a release: not the release the report describes"]
 
 
 def _link_kind(link: Path) -> str:

@@ -95,12 +95,15 @@ def test_a_folder_is_checked_on_the_rows_its_readers_take(tmp_path, forgery):
 
 
 def test_a_folder_holding_a_file_that_is_no_parquet_is_refused_naming_it(tmp_path):
+    """A forged pair: the report's digest made over the folder with the file in it. The file is
+    still no part sqlclose writes: a mismatch (exit 4; it was 2, bad input, until the ninety-fifth
+    round), the file named."""
     _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
     (release / "age=%3C40" / "notes.txt").write_text("47677,9000,flu\n")
     doc["output"]["sha256"] = _manifest_digest(release)
     result = _check(release, doc, tmp_path)
-    assert result.exit_code == 2, result.output
-    assert "notes.txt, which is not a Parquet file" in result.output
+    assert result.exit_code == 4, result.output
+    assert "notes.txt, not Parquet, which its readers (Spark, Hive) would read as part of the table" in result.output
 
 
 def test_a_folder_holding_a_link_to_a_folder_is_refused_naming_it(tmp_path):
@@ -519,3 +522,26 @@ def test_a_sensitive_value_off_its_hierarchy_is_a_file_that_is_not_the_release(t
     assert ("disease: the file holds 1 value in 1 row that its hierarchy lacks (not shown: sensitive values), "
             "which no release made with it holds") in " ".join(result.output.split()), result.output
     assert "plague" not in result.output
+
+
+@pytest.mark.parametrize("where", ["notes.txt", "age=%3C40/extra.csv"])
+def test_a_folder_release_holding_a_file_that_is_not_parquet_is_not_the_release(tmp_path, where):
+    """sqlclose writes only Parquet files into a folder release, and its readers (Spark, Hive) read
+    every file not under a hidden part: a folder holding another is not the release its report
+    describes (exit 4, the file named), where it was refused as a source folder's (exit 2, bad
+    input, "source folder … holds …"); nor does it get a page (its digest lists the file). Oracle:
+    the file written here and its first bytes (not PAR1). Control: the folder without it matches."""
+    _, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]')
+    assert (release / "age=%3C40").is_dir()  # a partition the release's readers take
+    planted = release / where
+    planted.write_text("zip,age\n47677,29\n")
+    assert planted.read_bytes()[:4] != b"PAR1"
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert (f"the folder holds {planted}, not Parquet, which its readers (Spark, Hive) would read as part of the "
+            "table, and sqlclose writes only Parquet files into a release") in result.output
+    page = invoke("report", next(tmp_path.glob("out/*.report.json")), "--html", tmp_path / "page.html")
+    assert page.exit_code == 4, page.output  # refused by the folder's digest, which lists the file
+    assert not (tmp_path / "page.html").exists()
+    planted.unlink()
+    assert _check(release, doc, tmp_path).exit_code == 0
