@@ -62,6 +62,10 @@ def test_an_up_to_date_release_still_gets_its_page(project):
     assert result.exit_code == 0 and "is up to date" in result.output, result.output
     assert "zip = 1, age = 2" in page.read_text()
     assert _digests(project / "out") == release
+    # what it says it did: the page written (it said "nothing to do" while it wrote one)
+    assert f"nothing to do but its page {page}, written" in result.output, result.output
+    result = invoke("anonymize", project / "spec.toml", env=env)
+    assert "same node); nothing to do (--force redoes it)" in result.output, result.output
 
 
 def test_an_up_to_date_rerun_rewrites_its_own_page_and_nothing_else(project):

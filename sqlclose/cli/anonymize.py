@@ -159,7 +159,8 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
         if as_json:
             click.echo(json.dumps(current, indent=2))
         elif not quiet:
-            click.echo(f"{_where(target)} is up to date (same spec, same input, same node); nothing to do "
+            done = f"nothing to do but its page {html_path}, written" if html_path is not None else "nothing to do"
+            click.echo(f"{_where(target)} is up to date (same spec, same input, same node); {done} "
                        "(--force redoes it)")
         return
     with search_progress(not (quiet or as_json or no_progress)) as on_progress:
