@@ -17,7 +17,7 @@ from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.lattice import checked_node
+from sqlclose.model.lattice import GAA_HAS_NO_NODES, checked_node
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.model.text import counted, file_sha256, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
@@ -210,8 +210,7 @@ def _standing_for(run: Release, chosen: Release) -> Release:
 def _given_node(node: dict[str, int] | tuple[int, ...], spec: Spec, problem: Problem) -> tuple[int, ...]:
     """``anonymize(…, node=…)``'s node, checked against the hierarchies before the search."""
     if spec.search.algorithm == "gaa":
-        raise InputError("a GAA release has no lattice nodes: --node and Release.at apply to algorithm = "
-                         "\"incognito\"")
+        raise InputError(GAA_HAS_NO_NODES)
     return checked_node(node, [qi.name for qi in problem.qis], [qi.levels for qi in problem.qis])
 
 

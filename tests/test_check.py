@@ -1378,3 +1378,39 @@ def test_a_reference_typing_a_sensitive_column_otherwise_is_told_both_types(thei
                                         r"in the reference: .*give both one type"):
         check(table, ["age"], {"salary": None}, k=3, reference=reference)
     assert check(table, ["age"], {"salary": None}, k=3, reference=table).to_dict()["k"]["passed"]
+
+
+def test_an_unknown_share_generalized_says_what_tells_it(tmp_path):
+    """Ninety-fifth round: `check R --qi zip,age` printed `values generalized unknown (give the
+    spec's file hierarchy or --reference)`, a hint that could not be followed: --reference needs a
+    sensitive column, no option gives --qi a hierarchy, and the spec's hierarchy tells only a file's
+    or tree's leaves (a mask's are the input's values). The hint names the columns whose leaves are
+    not known and what gives them, and each way it names makes the figure known. Hand-worked over a
+    file made here: zip's leaves are the input's 47677, 47678 and 47602, so 2 of its 4 released
+    values are generalized (4767*, 476**), 50 %; age's are age.csv's, 3 of 4 (2*, 2*, <40), 75 %;
+    the whole file's, their mean, 62.5 %."""
+    (tmp_path / "age.csv").write_bytes((TABLE3 / "age.csv").read_bytes())
+    (tmp_path / "input.csv").write_text("zip,age,disease\n47677,29,flu\n47678,27,ulcer\n47602,22,flu\n"
+                                        "47677,22,ulcer\n")
+    released = tmp_path / "r.parquet"
+    pq.write_table(pa.table({"zip": ["47677", "47678", "4767*", "476**"], "age": ["29", "2*", "2*", "<40"],
+                             "disease": ["flu", "ulcer", "flu", "ulcer"]}), released)
+    spec = tmp_path / "s.toml"
+    spec.write_text('[source]\npath = "input.csv"\n[output]\npath = "r.parquet"\n[privacy]\nk = 2\n'
+                    '[quasi_identifiers]\nzip = { mask = true, length = 5 }\nage = { file = "age.csv" }\n'
+                    '[sensitive.disease]\ndistinct_l = 2\n')
+    hint = ("are not known: a file or tree hierarchy lists them, given by the release's spec with --spec; a mask's, "
+            "bands' or dates' are its input's values, given by --reference INPUT beside a sensitive column), at the "
+            "root 0.0 %")
+    bare = invoke(released, "--qi", "zip,age")
+    assert bare.exit_code == 0, bare.output
+    assert f"utility: values generalized unknown (the leaves of 'zip', 'age' {hint}" in bare.output.splitlines()
+    with_spec = invoke(released, "--qi", "zip,age", "--k", "1", "--spec", spec)
+    assert with_spec.exit_code == 3, with_spec.output  # the spec's distinct l = 2 fails: measured all the same
+    assert f"utility: values generalized unknown (the leaves of 'zip' {hint}" in with_spec.output.splitlines()
+    told = invoke(released, "--spec", spec, "--reference", tmp_path / "input.csv", "--json")
+    assert told.exit_code == 3, told.output
+    shares = json.loads(told.output)["utility"]
+    assert shares["quasi_identifiers"]["zip"]["generalized_percent"] == pytest.approx(50.0)
+    assert shares["quasi_identifiers"]["age"]["generalized_percent"] == pytest.approx(75.0)
+    assert shares["generalized_percent"] == pytest.approx(62.5)

@@ -58,6 +58,23 @@ def test_a_big_endian_utf16_csv_is_refused_saying_how_to_save_it(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_big_endian_utf16_csv_without_a_byte_order_mark_is_refused_as_one_with_it(tmp_path):
+    """Ninety-fifth round: a big-endian file without its mark (as Java's "UTF-16" writer or `iconv
+    -t UTF-16BE` write it) was read little-endian, its header one name of noise, and refused with
+    "column 'age' is not in p.csv (it has 1 column …)", which sent the user looking for a missing
+    column. Its header's bytes tell it (00 61 00 67 …: each ASCII character's zero byte first), and
+    it is refused as the marked file is, with the same advice; nothing is written."""
+    spec = _project(tmp_path, _text().encode("utf-16-be"), "utf-16")
+    assert (tmp_path / "p.csv").read_bytes()[:4] == b"\x00a\x00g"  # the file as written: no mark
+    result = invoke("anonymize", spec, "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"sqlclose: error: cannot read {tmp_path / 'p.csv'}: it is big-endian UTF-16 (no "
+                             "byte-order mark, but its header line's bytes say so: each character's zero byte comes "
+                             "first), which is read little-endian only; re-save it as UTF-16 LE (Windows' "
+                             '"Unicode") or UTF-8\n')
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_file_its_encoding_does_not_decode_is_told_the_other_encodings(tmp_path):
     """The advice names the encodings not given: with `encoding = "utf-16"` it advised "utf-16".
     An odd number of bytes is no UTF-16 text; the header line is the one that fails."""

@@ -41,6 +41,23 @@ def test_duckdb_limits_reach_the_engine_and_leave_the_release_alone(tmp_path):
     assert limited.sha256() == spec_with(None).sha256()
 
 
+def test_the_memory_limit_help_shares_it_as_the_docs_do():
+    """Ninety-fifth round: `--memory-limit`'s help said DuckDB gets 60 % of what the interpreter's
+    250 MB leave and "the rest the job's Python side", where docs/engines.md ("Memory limit") and
+    docs/spec.md give the search's Python side 20 % and leave 20 % to what neither counts. Oracle:
+    the docs' table, and its worked figure for 1GB, 450 MB to DuckDB (above) and 150 MB to the
+    search: (1,000 − 250) × 20 %, which the search's sizing is held to."""
+    from sqlclose.engine.limits import search_share
+
+    for command in ("anonymize", "check", "sweep"):
+        result = invoke(command, "--help", env={"COLUMNS": "1000"})
+        assert result.exit_code == 0, result.output
+        helped = " ".join(result.output.split())
+        assert ("of what the interpreter's 250 MB leave, DuckDB gets 60 % (and spills to disk past it), the search's "
+                "Python side 20 %; 20 % is left for what neither counts.") in helped, (command, helped)
+    assert search_share(10**9) == 150 * 10**6
+
+
 def test_a_connections_table_runs_on_that_connection_whatever_the_specs_engine(tmp_path):
     # The table lives in the caller's DuckDB: it is read there, as with no [engine], and the spec's
     # [engine] (a DuckDB of its own, which cannot read that connection's tables) is not made.

@@ -267,6 +267,29 @@ def test_a_gaa_report_renders_and_rechecks(tmp_path):
     assert json.loads(report.read_text())["gaa"]["strategy"] == "S3"
 
 
+@pytest.mark.parametrize("node", ["age=1", "zip=1", "nope=1"])
+def test_any_node_given_to_gaa_is_told_gaa_has_none(tmp_path, node):
+    """Ninety-fifth round: docs/utility.md promises `--node` with GAA "a clear error, exit 2: a GAA
+    release has no lattice nodes"; a node naming some quasi-identifiers (`age=1`) or another name was
+    told `node gives no level for 'zip': name a level for every quasi-identifier` (or `node names
+    'nope', which is not a quasi-identifier`), advice that leads to the GAA refusal only once
+    followed. Any node is told GAA has none, before the data is read, by anonymize, its dry run and
+    explain alike (a whole node was already: test_a_dry_run_and_explain_say_gaa_and_refuse_what_its_run_refuses);
+    nothing is written (the folder's listing)."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    told = ('sqlclose: error: a GAA release has no lattice nodes: --node and Release.at apply to algorithm = '
+            '"incognito"\n')
+    spec = _gaa_project(tmp_path)
+    for args in (["anonymize", spec], ["anonymize", spec, "--dry-run"], ["explain", spec],
+                 ["anonymize", TABLE3_SPEC, "-o", tmp_path / "out" / "r.parquet", "--algorithm", "gaa"]):
+        result = CliRunner().invoke(main, [*map(str, args), "--node", node])
+        assert (result.exit_code, result.output) == (2, told), (args, result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
+
+
 def test_the_verifier_rejects_a_label_that_does_not_generalize(table3_oracle, tmp_path):
     """A mapping whose label is not an ancestor of its value fails verification; nothing is written."""
     from sqlclose.errors import VerificationError

@@ -188,6 +188,27 @@ def test_a_format_given_for_a_suffix_naming_another_is_still_refused(project):
     assert sorted(p.name for p in project.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
 
 
+def test_format_sql_is_written_to_a_sql_path_only(project):
+    """Ninety-fifth round: docs/spec.md listed `sql` among the `[output] format`s and said a path
+    whose suffix names none is written in the format given; `format = "sql"` with such a path
+    (`out/nightly.2026-11-30`) passed the spec and was refused later, on the local path as a release
+    query the warehouse path writes, with --histogram by "give --output release.sql". The release
+    query (its verification query beside it, `x.verify.sql`) is written to a `.sql` path only, and
+    the spec says so when read, naming the path to give; `--format` has no `sql`. Nothing written."""
+    spec = project / "spec.toml"
+    spec.write_text(spec.read_text().replace('path = "out/release.parquet"',
+                                             'path = "out/nightly.2026-11-30"\nformat = "sql"'))
+    result = invoke("anonymize", spec, "-q")
+    assert (result.exit_code, result.output) == (2, f"sqlclose: error: {spec}: invalid spec: output: format = 'sql' "
+                                                    "is the warehouse path's release query (sqlclose anonymize "
+                                                    "--histogram), written to a .sql path only: name it "
+                                                    "'nightly.2026-11-30.sql'\n"), result.output
+    result = invoke("anonymize", spec, "-o", project / "r.sql", "--format", "sql")
+    assert result.exit_code == 2 and "'sql' is not one of 'parquet', 'parquet-folder', 'csv', 'duckdb'" \
+        in result.output, result.output
+    assert sorted(p.name for p in project.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
+
+
 # ---- a table in a DuckDB database -----------------------------------------------------------
 def test_a_duckdb_table_output_holds_the_release_and_touches_no_other_table(project):
     db = project / "releases.duckdb"

@@ -555,6 +555,21 @@ def test_others_keep_needs_the_table_columns(tmp_path, table3_histogram):
     assert result.exit_code == 2 and "[source] columns" in result.stderr, result.output
 
 
+def test_sql_refuses_others_keep_without_the_table_columns_before_the_export(tmp_path, table3_histogram):
+    """Ninety-fifth round: docs/warehouse.md lists `others = "keep"` without `columns` among what
+    `sqlclose sql` refuses, but it printed the histogram query (exit 0) and the refusal came only at
+    `anonymize --histogram`, after the warehouse had run and exported it. Oracle: both commands exit 2
+    with the one message the docs give, and `sql` prints no query."""
+    good, spec = table3_histogram
+    text = spec.read_text().replace("columns = ", "# columns = ")
+    spec.write_text('others = "keep"\n' + text)
+    told = ('sqlclose: error: others = "keep" releases the table\'s other columns, but sqlclose cannot see a '
+            'warehouse table: list its columns in [source] columns = ["…", …]\n')
+    for args in (("sql", spec), ("anonymize", "--histogram", good, spec)):
+        result = invoke(*args)
+        assert (result.exit_code, result.stdout, result.stderr) == (2, "", told), (args, result.output)
+
+
 @pytest.mark.parametrize("source, fragment", [
     ({"format": "warehouse", "table": "a.b", "path": "x.csv"}, "not a file"),
     ({"format": "warehouse", "table": "a.b.c.d"}, "1 to 3"),

@@ -71,8 +71,18 @@ def _line(label: str, entry: dict) -> str:
     return text
 
 
-def _percent(value: float | None, unknown: str = "give the spec's file hierarchy or --reference") -> str:
+def _percent(value: float | None, unknown: str) -> str:
     return f"unknown ({unknown})" if value is None else f"{value:.1f} %"
+
+
+def leaves_unknown(names: list[str]) -> str:
+    """Why the share generalized is unknown, and what tells it: a column's leaves come from a file or
+    tree hierarchy of the release's spec (``--spec``; a rule's, a mask's, bands' or dates', do not
+    list them), or from the release's input given as ``--reference`` (refused without a sensitive
+    column, the spec's or ``--sensitive``'s): with ``--qi`` no hierarchy can be given."""
+    return (f"the leaves of {', '.join(repr(n) for n in names)} are not known: a file or tree hierarchy lists them, "
+            "given by the release's spec with --spec; a mask's, bands' or dates' are its input's values, given by "
+            "--reference INPUT beside a sensitive column")
 
 
 # A root share is unknown only for a mask whose top the input's codes tell: its length is not declared.
@@ -84,7 +94,10 @@ def _utility_lines(u: dict | None) -> list[str]:
     the file lacks: see --against)."""
     if not u:
         return []
-    lines = [f"utility: values generalized {_percent(u.get('generalized_percent'))}, at the root "
+    unknown = [name for name, entry in u.get("quasi_identifiers", {}).items()
+               if entry.get("generalized_percent") is None]
+    lines = [f"utility: values generalized {_percent(u.get('generalized_percent'), leaves_unknown(unknown))}, "
+             "at the root "
              f"{_percent(u.get('root_percent'), ROOT_UNKNOWN)}"]
     for name, s in u.get("sensitive", {}).items():
         lines.append(f"  {name}: l-diversity value (least exp(entropy)) {s['l_diversity']:.3f}; L1 closeness "

@@ -23,7 +23,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
-from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
+from sqlclose.errors import EnvironmentFailure, InputError, SpecError, SqlcloseError
 from sqlclose.model.text import counted
 
 EXAMPLE = """\b
@@ -96,8 +96,10 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy, explore=explore)
     chosen = parse_node(node)
     if chosen is not None:  # its names told now, before the data is read (its levels: before the search)
-        from sqlclose.model.lattice import checked_node
+        from sqlclose.model.lattice import GAA_HAS_NO_NODES, checked_node
 
+        if spec.search.algorithm == "gaa":  # any node, whole or partial: GAA has none (a partial one was told
+            raise InputError(GAA_HAS_NO_NODES)  # the columns it lacks, as if naming them would do)
         checked_node(chosen, list(spec.quasi_identifiers))
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).

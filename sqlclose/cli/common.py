@@ -96,7 +96,8 @@ _ENGINE_OPTIONS = [
     click.option("--engine", "engine_name", help="Run the queries on this engine (duckdb, spark); overrides [engine]."),
     click.option("--threads", type=int, help="DuckDB threads (overrides [engine] threads)."),
     click.option("--memory-limit", help="Memory the whole job may use, e.g. 2GB: of what the interpreter's 250 MB "
-                 "leave, DuckDB gets 60 % (and spills to disk past it), the rest the job's Python side."),
+                 "leave, DuckDB gets 60 % (and spills to disk past it), the search's Python side 20 %; 20 % is "
+                 "left for what neither counts."),
     click.option("--temp-directory", type=click.Path(file_okay=False, path_type=Path), help="Where DuckDB spills."),
 ]
 

@@ -17,6 +17,9 @@ from sqlclose.errors import InputError
 
 Node = tuple[int, ...]
 
+# GAA recodes classes, not a whole level per column: any node given to it (--node, Release.at) is refused so.
+GAA_HAS_NO_NODES = "a GAA release has no lattice nodes: --node and Release.at apply to algorithm = \"incognito\""
+
 
 def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | None = None) -> Node:
     """A node as given (``Release.at``, ``--node``): a mapping of every quasi-identifier's name

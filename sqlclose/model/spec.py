@@ -660,6 +660,9 @@ class Output(_Model):
             raise ValueError(f"format = {kind!r} does not fit the path {self.path.name!r}, which names "
                              f"{_NAMED[told]}: name it with "
                              f"{' or '.join(repr(s) for s in OUTPUT_SUFFIXES[kind] if s) or 'no suffix'}")
+        if kind == "sql" and told is None:  # the release query is written to a .sql path only (verify: x.verify.sql)
+            raise ValueError(f"format = 'sql' is the warehouse path's release query (sqlclose anonymize --histogram), "
+                             f"written to a .sql path only: name it {self.path.name + '.sql'!r}")
         if (kind == "duckdb") != (self.table is not None):
             raise ValueError("a DuckDB database output needs table = \"name\"" if kind == "duckdb"
                              else f"table = {self.table!r} only applies to a DuckDB database output")

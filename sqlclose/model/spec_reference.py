@@ -88,7 +88,9 @@ MEANINGS: dict[str, str] = {
     "Output.overwrite": "Replace an existing release (file, folder or table) and its report. A folder holding "
                         "anything but Parquet files is never replaced.",
     "Output.format": "The format; must fit a suffix that names one (writing Parquet to x.csv is an error); a path "
-                     "whose suffix names none (a dated folder nightly.2026-11-30) is written in the format given.",
+                     "whose suffix names none (a dated folder nightly.2026-11-30) is written in the format given. "
+                     "\"sql\" is the warehouse path's release query (anonymize --histogram), written to a .sql "
+                     "path only.",
     "Output.table": "The table to write in a DuckDB database output (schema.table allowed; the schema must exist; a "
                     "name holding a dot in double quotes: '\"a.b\"').",
     "Output.partition_by": "Released columns to partition a Parquet folder by.",

@@ -92,8 +92,12 @@ def check_warehouse_spec(spec: Spec) -> Source:
     could not name it), a counted column named like one of the histogram's own columns (the query
     would have two columns of that name), ``[source] types`` on a column other than an ordered
     sensitive one or a banded quasi-identifier (a CSV histogram's quasi-identifiers are text, its
-    count is the count)."""
+    count is the count), ``others = "keep"`` without ``[source] columns`` (the table's other columns,
+    which sqlclose cannot see: told by `sqlclose sql`, before the export, not after it)."""
     source = warehouse_source(spec)
+    if source.columns is None and spec.others == "keep":
+        raise SpecError("others = \"keep\" releases the table's other columns, but sqlclose cannot see a warehouse "
+                        "table: list its columns in [source] columns = [\"…\", …]")
     if source.columns is not None:
         for name in spec.declared_columns:
             if name not in source.columns:
@@ -127,9 +131,6 @@ def table_columns(spec: Spec) -> list[str]:
     source = check_warehouse_spec(spec)
     if source.columns is not None:
         return list(source.columns)
-    if spec.others == "keep":
-        raise SpecError("others = \"keep\" releases the table's other columns, but sqlclose cannot see a warehouse "
-                        "table: list its columns in [source] columns = [\"…\", …]")
     return list(spec.declared_columns)
 
 

@@ -953,6 +953,8 @@ def _header_line(path: Path, encoding: str) -> str:
     decoder = codecs.getincrementaldecoder("utf-16-le" if encoding.lower() == "utf-16" else encoding)()
     pieces: list[str] = []
     _refuse_compressed(path)
+    if encoding.lower() == "utf-16":
+        _refuse_big_endian(path)
     try:
         with path.open("rb") as handle:
             while not (pieces and pieces[-1].endswith(("\n", "\r"))):  # a line break ends it: CR alone, too
@@ -963,14 +965,42 @@ def _header_line(path: Path, encoding: str) -> str:
     except UnicodeDecodeError:
         raise InputError(f"cannot read {path}: it is not {encoding.upper()} text (line 1); "
                          f"{_encoding_advice(encoding)}") from None
-    line = "".join(pieces)
-    if encoding.lower() == "utf-16" and line.startswith("\ufffe"):  # big-endian: the engine would read noise
-        raise InputError(f"cannot read {path}: it is big-endian UTF-16 (its byte-order mark says so), which is "
-                         "read little-endian only; re-save it as UTF-16 LE (Windows' \"Unicode\") or UTF-8")
-    line = line.lstrip("\ufeff")
+    line = "".join(pieces).lstrip("\ufeff")
     if not line.strip():
         raise InputError(f"cannot read {path}: the file is empty (no header, no rows)")
     return line.rstrip("\r\n")
+
+
+_BIG_ENDIAN_SAMPLE = 4096  # bytes of the header line looked at: its names are told by the first of them
+
+
+def _refuse_big_endian(path: Path) -> None:
+    """The engine reads UTF-16 little-endian only, and a big-endian file as one column of noise
+    (its line breaks, 00 0A, are never found): refused, said by its byte-order mark (FE FF) or,
+    without one, by its header line's bytes. Big-endian puts a character below U+0100 (its names'
+    letters, the delimiter, the line break) as a zero byte then the character's, little-endian the
+    other way round: a header whose every such pair has its zero byte first is big-endian (a
+    little-endian one has at least its line break's 0A 00 or its delimiter's)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_BIG_ENDIAN_SAMPLE)
+    except OSError:
+        return  # the read that follows says what is wrong
+    if head.startswith(b"\xff\xfe"):
+        return
+    if head.startswith(b"\xfe\xff"):
+        said = "its byte-order mark says so"
+    else:
+        pairs = list(zip(head[0::2], head[1::2]))
+        ends = [i for i, pair in enumerate(pairs) if pair in ((0, 10), (0, 13), (10, 0), (13, 0))]
+        pairs = pairs[:ends[0] + 1] if ends else pairs  # the header line, its line break kept
+        zero_first = sum(1 for a, b in pairs if a == 0 and b != 0)
+        zero_second = sum(1 for a, b in pairs if a != 0 and b == 0)
+        if not zero_first or zero_second:
+            return
+        said = "no byte-order mark, but its header line's bytes say so: each character's zero byte comes first"
+    raise InputError(f"cannot read {path}: it is big-endian UTF-16 ({said}), which is read little-endian only; "
+                     "re-save it as UTF-16 LE (Windows' \"Unicode\") or UTF-8")
 
 
 def _encoding_advice(encoding: str) -> str:

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from sqlclose.errors import InputError
 from sqlclose.model.classes import ClassHistograms
-from sqlclose.model.lattice import Node
+from sqlclose.model.lattice import GAA_HAS_NO_NODES, Node
 from sqlclose.prepare.release_query import written_as_given
 from sqlclose.release.release import MAX_LABELS_SHOWN, Release, t_against_release
 from sqlclose.release.report import GaaSummary, Generalization, privacy_section, shown_labels
@@ -58,8 +58,7 @@ class GaaRelease(Release):
         return None
 
     def at(self, node: dict[str, int] | Node) -> Release:
-        raise InputError("a GAA release has no lattice nodes: --node and Release.at apply to algorithm = "
-                         "\"incognito\"")
+        raise InputError(GAA_HAS_NO_NODES)
 
     # ---- classes ------------------------------------------------------------------------------
     def _classes(self) -> tuple[ClassHistograms, np.ndarray]:
