@@ -136,13 +136,16 @@ def test_the_verification_measures_each_model_as_its_formula_does(tmp_path, dise
     assert {name: measured[name] for name in oracle} == pytest.approx(oracle, rel=1e-12, abs=1e-15)
     assert measured["ok"] is True
     columns = list(measured)
+    off_tree = ["off_hierarchy_s1"] if disease == "hierarchical" else []  # table3's diseases are all leaves
+    assert all(measured[name] == 0 for name in off_tree)
     assert columns == ["released_rows", "classes", "min_class_size", "min_distinct_s0", "min_distinct_s1",
                        "source_rows", "max_distance_s0", "min_entropy_l_s0", "max_distance_s1",
-                       "max_recursive_ratio_s1", "ok"]
+                       "max_recursive_ratio_s1", *off_tree, "ok"]
     models = json.loads(made.stdout)["warehouse"]["verification_models"]
     assert {c: [(m["model"], m["column"]) for m in ms] for c, ms in models.items()} == {
         "min_class_size": [("k-anonymity", None)], "max_distance_s0": [("t-closeness", "salary")],
         "min_entropy_l_s0": [("entropy l-diversity", "salary")], "max_distance_s1": [("t-closeness", "disease")],
+        **{name: [("t-closeness", "disease")] for name in off_tree},
         "max_recursive_ratio_s1": [("recursive (c,l)-diversity", "disease")]}
     assert models["max_distance_s1"][0]["parameters"] == {"t": 1.5 if disease == "kl" else 0.5, "distance": disease}
 
@@ -206,6 +209,33 @@ def test_an_edited_histogram_is_caught_by_the_model_it_breaks(tmp_path, attack):
     assert measured["ok"] is False
 
 
+def test_a_value_off_the_hierarchy_named_as_a_leaf_in_the_histogram_is_caught(tmp_path):
+    """Review of the ninety-fifth round: class a holds 1, X, 1, X and class b 1, 9, 1, 9, the
+    hierarchy's leaves 1 and 9. The honest histogram is refused (X is no leaf); one edited to call X
+    9 (the same counts) is released at level 0. The hierarchical distance joins each class's values
+    to their leaves, so X added to no cost: max_distance 0 and ok true. The verification now counts
+    the released rows whose value is no leaf (off_hierarchy_s0: the two X rows, by hand) and ok is
+    false; sqlclose check --against refuses the exported release (exit 2: X is no leaf)."""
+    rows = [("a", "1"), ("a", "X"), ("a", "1"), ("a", "X"), ("b", "1"), ("b", "9"), ("b", "1"), ("b", "9")]
+    values = ", ".join(f"('{g}', '{s}')" for g, s in rows)
+    db = warehouse_with(tmp_path, f"CREATE TABLE t AS SELECT * FROM (VALUES {values}) AS v(g, s)")
+    body = ('[privacy]\nk = 2\n[quasi_identifiers]\ng = { tree = { "*" = ["a", "b"] } }\n[sensitive.s]\n'
+            'distance = "hierarchical"\nt = 0.1\nhierarchy = { tree = { "*" = ["1", "9"] } }\n')
+    spec = warehouse_spec(tmp_path, "t", ["g", "s"], body)
+    histogram_in_warehouse(db, spec, tmp_path / "h.parquet")
+    honest = invoke("anonymize", "--histogram", tmp_path / "h.parquet", spec, "--no-progress")
+    assert honest.exit_code == 2 and "not a leaf of its hierarchy" in honest.output, honest.output
+    duckdb.connect().execute(f"COPY (SELECT * REPLACE (CASE WHEN s = 'X' THEN '9' ELSE s END AS s) "
+                             f"FROM '{tmp_path / 'h.parquet'}') TO '{tmp_path / 'e.parquet'}' (FORMAT PARQUET)")
+    made = invoke("anonymize", "--histogram", tmp_path / "e.parquet", spec, "--json", "--no-progress")
+    assert made.exit_code == 0 and json.loads(made.stdout)["node"] == {"g": 0}, made.output
+    released, measured = release_in_warehouse(db, tmp_path)
+    assert duckdb.connect().sql(f"SELECT COUNT(*) FROM '{released}' WHERE s = 'X'").fetchall() == [(2,)]
+    assert (measured["off_hierarchy_s0"], measured["ok"]) == (2, False)
+    assert {name: measured[name] for name in json.loads(made.stdout)["warehouse"]["expected"]} == \
+        json.loads(made.stdout)["warehouse"]["expected"]  # every figure compared before is as claimed
+
+
 def test_the_honest_histogram_of_the_attack_table_releases_a_passing_node(tmp_path):
     """The counter-check: the same table and models, its histogram untouched, is released at the
     root (one class: Q itself) and its verification says ok, every figure within its model."""
@@ -244,7 +274,8 @@ def test_the_models_render_and_parse_back_in_every_dialect(tmp_path, dialect, di
     assert len(statements) == 1 and isinstance(statements[0], exp.Select)
     assert statements[0].named_selects == [
         "released_rows", "classes", "min_class_size", "min_distinct_s0", "min_distinct_s1", "source_rows",
-        "max_distance_s0", "min_entropy_l_s0", "max_distance_s1", "max_recursive_ratio_s1", "ok"]
+        "max_distance_s0", "min_entropy_l_s0", "max_distance_s1", "max_recursive_ratio_s1",
+        *(["off_hierarchy_s1"] if disease == "hierarchical" else []), "ok"]
     assert "__SQLCLOSE_" not in sql.upper().replace('"__SQLCLOSE_', "").replace("`__SQLCLOSE_", "")
     assert ("BIGNUMERIC" in sql and "DECIMAL(38" not in sql and "NUMERIC(38" not in sql) == (dialect == "bigquery")
     assert ("INFINITY()" in sql and "'inf'" not in sql) == (dialect == "trino")

@@ -220,8 +220,10 @@ class Warehouse(_Model):
                     "measured in the warehouse beyond the search's claims: max_distance_s<j> (t-closeness: the "
                     "largest distance of a class), min_entropy_l_s<j> (entropy l-diversity: the smallest "
                     "exp(entropy) of a class), max_recursive_ratio_s<j> (recursive (c,l)-diversity: the largest "
-                    "r1 / (r_l + … + r_m) of a class). ok is false when a class fails one of them, by the local "
-                    "re-check's comparison (docs/verification.md). Absent before report schema 8.1.")
+                    "r1 / (r_l + … + r_m) of a class), off_hierarchy_s<j> (t-closeness with the hierarchical "
+                    "distance: the released rows whose value is no leaf of the hierarchy, which must be 0). ok is "
+                    "false when a class fails one of them, by the local re-check's comparison "
+                    "(docs/verification.md). Absent before report schema 8.1.")
 
 
 class Report(_Model):

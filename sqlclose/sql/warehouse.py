@@ -167,6 +167,21 @@ class ModelCheck:
     failing: Sequence[str]
 
 
+OFF_HIERARCHY = "off_hierarchy"  # ``with_off_hierarchy``'s column
+
+
+def with_off_hierarchy(measures: exp.Select, counts: exp.Table, tree: exp.Table) -> exp.Select:
+    """``measures``' row beside the rows of ``counts`` whose value is no leaf of ``tree``
+    (verify_hierarchical.sql's tree: a value it lacks adds to no class's distance), 0 when none."""
+    off_tree = exp.not_(exp.Exists(this=exp.select(exp.Literal.number(1)).from_(q.table(tree.name).as_("lf")).where(
+        exp.EQ(this=q.col("leaf", "lf"), expression=q.col("v", "c")))))
+    off = (exp.select(exp.alias_(exp.Coalesce(this=exp.Sum(this=q.col("n", "c")), expressions=[exp.Literal.number(0)]),
+                                 q.ident(OFF_HIERARCHY)))
+           .from_(q.table(counts.name).as_("c")).where(off_tree))
+    return (exp.select(exp.Star()).from_(measures.subquery(q.ident("mm")))
+            .join(off.subquery(q.ident("oh")), join_type="cross"))
+
+
 def class_counts(index: int) -> exp.Table:
     """The ``index``-th sensitive column's rows per released class and value (cls, v, n)."""
     return q.table(f"__sqlclose_counts_s{index}")
