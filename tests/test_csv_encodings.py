@@ -69,10 +69,38 @@ def test_a_big_endian_utf16_csv_without_a_byte_order_mark_is_refused_as_one_with
     result = invoke("anonymize", spec, "--no-progress")
     assert result.exit_code == 2, result.output
     assert result.output == (f"sqlclose: error: cannot read {tmp_path / 'p.csv'}: it is big-endian UTF-16 (no "
-                             "byte-order mark, but its header line's bytes say so: each character's zero byte comes "
-                             "first), which is read little-endian only; re-save it as UTF-16 LE (Windows' "
+                             "byte-order mark, but its header line's break says so: 00 0A, its zero byte first), "
+                             "which is read little-endian only; re-save it as UTF-16 LE (Windows' "
                              '"Unicode") or UTF-8\n')
     assert not (tmp_path / "out").exists()
+
+
+def _with_names(names: tuple[str, str]) -> str:
+    """``_text()`` with a column before and one after, named ``names``: their fields empty."""
+    lines = _text().split("\r\n")[:-1]
+    head = f"{names[0]},{lines[0]},{names[1]}"
+    return "\r\n".join([head] + [f",{line}," for line in lines[1:]]) + "\r\n"
+
+
+def test_a_header_is_told_big_endian_by_its_line_break_not_its_names(tmp_path):
+    """Review of the ninety-fifth round: the header's names told the byte order (every character's
+    zero byte first: big-endian), and names do not: 一 (U+4E00) little-endian is 00 4E, as a
+    big-endian N is. A little-endian header of a long CJK name (its line break past the first 4 KiB
+    looked at) was refused as big-endian, and so was one holding U+0D00 (00 0D, read as a big-endian
+    CR); a big-endian header holding 一 (4E 00, a zero byte second) passed, told as a missing
+    column. The line break tells it: 0A 00 little-endian, 00 0A big-endian. Oracle: the file as
+    written (its bytes), the cities counted in the release; the refusal's words."""
+    little = _project(tmp_path, _with_names(("一" * 3000, "一\u0d00")).encode("utf-16-le"), "utf-16")
+    little.write_text('others = "drop"\n' + little.read_text(encoding="utf-8"), encoding="utf-8")
+    assert (tmp_path / "p.csv").read_bytes()[:2] == b"\x00\x4e"  # zero byte first, and little-endian
+    result = invoke("anonymize", little, "--no-progress", "--node", "age=2,city=0")
+    assert result.exit_code == 0, result.output
+    got = _rows(f"SELECT city, count(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY ALL ORDER BY ALL")
+    assert got == sorted((city, 4) for city in CITIES)
+    big = _project(tmp_path / "out", _with_names(("id", "第一")).encode("utf-16-be"), "utf-16")
+    result = invoke("anonymize", big, "--no-progress")
+    assert result.exit_code == 2 and "it is big-endian UTF-16 (no byte-order mark, but its header line's break " \
+        "says so" in result.output, result.output
 
 
 def test_a_file_its_encoding_does_not_decode_is_told_the_other_encodings(tmp_path):
