@@ -365,6 +365,9 @@ def test_a_dry_run_says_a_given_node_satisfies(project):
     assert text.exit_code == 0, text.output
     assert "node       zip=1, age=2: measured alone, it satisfies the requirements (the run releases it without " \
         "a search)\ndry run: nothing was written\n" in text.output, text.output
+    # and no search described beside it (review of the ninety-fifth round: "deciding what the optimum needs")
+    assert "search     none: the node given is released (a lattice of 24 nodes, 2 quasi-identifiers)\n" in text.output
+    assert "deciding what the optimum needs" in invoke("anonymize", spec, "--dry-run").output
     doc = json.loads(invoke("anonymize", spec, "--dry-run", "--json", "--node", "zip=1,age=2").stdout)
     assert doc["node_measured"] == {"node": {"zip": 1, "age": 2}, "satisfies": True}
     assert json.loads(invoke("anonymize", spec, "--dry-run", "--json").stdout)["node_measured"] is None

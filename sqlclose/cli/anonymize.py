@@ -393,6 +393,9 @@ def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_
     if search["algorithm"] == "gaa":
         click.echo(f"search     GAA, multidimensional recoding over {qis} quasi-identifiers (no lattice): strategy "
                    f"{search['strategy']}, scope {search['scope']}, metric {search['metric']}")
+    elif (plan.get("node_measured") or {}).get("satisfies"):  # the run measures it alone: no search to describe
+        click.echo(f"search     none: the node given is released (a lattice of {plan['lattice_size']} nodes, "
+                   f"{qis} quasi-identifiers)")
     else:
         click.echo(f"search     Incognito over a lattice of {plan['lattice_size']} nodes, {qis} quasi-identifiers: "
                    f"metric {search['metric']}, " + ("deciding every node" if search["explore"] == "lattice" else
