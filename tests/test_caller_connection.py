@@ -258,6 +258,31 @@ def test_a_connection_tables_name_holding_a_dot_is_read_by_its_quoted_name() -> 
     con.close()
 
 
+def test_spaces_around_a_connection_tables_quoted_part_are_no_part_of_its_name() -> None:
+    """Review of the ninety-fifth round: ``(con, ' "a.b" ')`` was split inside the quotes (the part
+    began with a space, not a quote), and DuckDB said 'schema " "a" does not exist', a name nobody
+    wrote. As in SQL, spaces, tabs and line breaks before a part's opening quote and after its closing
+    one are no part of the name; an unquoted part keeps its text as written ('main . "a.b"' names
+    schema 'main ', which the connection lacks). The oracle: a plain DuckDB count of each table, the
+    quoted name 9 rows, the decoy b of schema a 18, the attached "p.q" of schema "s.x" 6."""
+    con = people()
+    con.execute('CREATE TABLE "a.b" AS SELECT * FROM people')
+    con.execute('CREATE SCHEMA a; CREATE TABLE a.b AS SELECT * FROM people UNION ALL SELECT * FROM people')
+    con.execute("ATTACH ':memory:' AS other")
+    con.execute('CREATE SCHEMA other."s.x"; CREATE TABLE other."s.x"."p.q" AS SELECT * FROM people LIMIT 6')
+    counted = {sql: con.execute(f"SELECT count(*) FROM {sql}").fetchall()[0][0]
+               for sql in ('  "a.b"  ', "a.b", ' other .\t"s.x"\n. "p.q" ')}  # SQL spaces them so
+    assert counted == {'  "a.b"  ': 9, "a.b": 18, ' other .\t"s.x"\n. "p.q" ': 6}
+    loose = {"privacy": {"k": 2}, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}, "others": "drop"}
+    for name, sql in ((' "a.b" ', '  "a.b"  '), ('"main" . "a.b"', '  "a.b"  '), ('main.\t"a.b"\n', '  "a.b"  '),
+                      (' "a".b', "a.b"), ('other.\t"s.x"\n. "p.q" ', ' other .\t"s.x"\n. "p.q" ')):
+        with sqlclose.anonymize((con, name), loose) as release:
+            assert release.summary["rows"] == counted[sql], name
+    with pytest.raises(sqlclose.InputError, match=r'schema "main " does not exist'):
+        sqlclose.anonymize((con, 'main . "a.b"'), loose)
+    con.close()
+
+
 # ---- a connection its caller closed -----------------------------------------------------------------
 def test_a_release_whose_connection_the_caller_closed_is_bad_input(tmp_path) -> None:
     """README: "a closed connection is refused as bad input too". Closed after the run, the write

@@ -593,6 +593,41 @@ def test_a_source_table_whose_name_holds_a_dot_is_read_by_its_quoted_name(tmp_pa
         assert sorted(released.fetchall()) == sorted(select(db, f"SELECT salary, disease FROM {sql}")), table
 
 
+def test_spaces_around_a_quoted_table_name_are_no_part_of_it(tmp_path):
+    """Review of the ninety-fifth round: `--table ' "a.b" '` was split inside the quotes (the part began
+    with a space), and DuckDB was asked for schema ' "a', a name nobody wrote. As in SQL, spaces before
+    a part's opening quote and after its closing one are no part of the name, for `check --table`,
+    `[source] table` and `--output-table` alike. The oracle: a plain DuckDB count (nine rows, the
+    decoy b of schema a eighteen), the released (salary, disease) pairs against a plain SELECT, and
+    DuckDB's own catalog of the file written."""
+    db = tmp_path / "people.duckdb"
+    _dotted_database(db)
+    assert select(db, 'SELECT COUNT(*) FROM  "a.b" ') == [(9,)] and select(db, "SELECT COUNT(*) FROM a.b") == [(18,)]
+    for table, rows in ((' "a.b" ', 9), ('main . "a.b"', None), ('"main" . "a.b"', 9), (' "a" . "b" ', 18)):
+        result = invoke("check", db, "--table", table, "--qi", "zip,age", "--k", "1", "--json")
+        if rows is None:  # an unquoted part as written: schema 'main ', which the file lacks
+            said = f"""{db} holds no table or view 'main . "a.b"' (it holds '"a.b"', 'a.b')"""
+            assert result.exit_code == 2 and said in " ".join(result.output.split()), result.output
+            continue
+        assert result.exit_code == 0, (table, result.output)
+        assert json.loads(result.output)["rows"] == rows, table
+    (tmp_path / "p").mkdir()
+    project = table3_project(tmp_path / "p")
+    spec = project / "spec.toml"
+    text = (TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"',
+                                                        f"path = {str(db)!r}\ntable = ' \"a.b\" '")
+    spec.write_text(text.replace("../../out/table3/release.parquet", "out/release.parquet"))
+    result = invoke("anonymize", spec, "--no-progress", "-q")
+    assert result.exit_code == 0, result.output
+    released = duckdb.sql(f"SELECT salary, disease FROM read_parquet('{project / 'out' / 'release.parquet'}')")
+    assert sorted(released.fetchall()) == sorted(select(db, 'SELECT salary, disease FROM "a.b"'))
+    out = tmp_path / "out.duckdb"
+    result = invoke("anonymize", spec, "-o", out, "--output-table", ' "x.y"\n', "-q")
+    assert result.exit_code == 0, result.output
+    assert select(out, "SELECT schema_name, table_name FROM duckdb_tables()") == [("main", "x.y")]
+    assert select(out, 'SELECT COUNT(*) FROM "x.y"') == [(9,)]
+
+
 def test_an_output_table_whose_name_holds_a_dot_is_written_under_that_name(tmp_path):
     """`--output-table main.a.b` was told "no schema 'main.a'; create it (CREATE SCHEMA main.a)". The
     table "a.b" is written as '"a.b"' or 'main."a.b"' (and through the API), s.t still in schema s;

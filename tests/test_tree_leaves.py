@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 from own_connection import rows as _rows
 from table3_project import invoke
@@ -163,6 +164,55 @@ def test_a_group_of_one_value_is_refused_from_python_too():
                             "list, even a single one (smokers = [true])")
     with pytest.raises(HierarchyError, match=r"^t is one value, \"x\": give its groups and leaves"):
         Hierarchy.from_tree("x", "t")
+
+
+def test_a_group_given_as_a_numpy_array_or_a_range_is_a_list_of_its_leaves():
+    """From Python a group's leaves often come as `df.col.unique()`, a numpy array: it was called "one
+    value", with advice (`old = [['43' '44']]`) refused again once followed. A 1-dimensional array, a
+    range or a tuple is a list of leaves in its order, each leaf checked as a list's (a numpy integer as
+    its number, a float32 refused, an array among the leaves refused). Rows written out by hand."""
+    h = Hierarchy.from_tree({"old": np.array(["43", "44"]), "young": np.array([22, 27]), "kids": range(2),
+                             "one": ("9",)}, "t")
+    assert h.rows == (("43", "old", "*"), ("44", "old", "*"), ("22", "young", "*"), ("27", "young", "*"),
+                      ("0", "kids", "*"), ("1", "kids", "*"), ("9", "one", "*"))
+    with pytest.raises(HierarchyError, match=r"^t: group 'old': a numpy float32 has no text"):
+        Hierarchy.from_tree({"old": np.array([4.5], dtype=np.float32), "young": ["22"]}, "t")
+    with pytest.raises(HierarchyError, match=r"^t: group 'old' lists array\(\['44'\], dtype='<U2'\) among its leaves; "
+                                             r"a leaf is one value"):
+        Hierarchy.from_tree({"old": ["43", np.array(["44"])], "young": ["22"]}, "t")
+    with pytest.raises(HierarchyError, match=r"^t: group 'old' has no leaves$"):
+        Hierarchy.from_tree({"old": np.array([]), "young": ["22"]}, "t")
+
+
+def test_a_group_given_as_a_set_is_refused_as_having_no_order():
+    """A set's leaves were called "one value", told to write `old = [{'43', '44'}]`. A tree's leaves
+    are its hierarchy's rows in their order, and a set of text is iterated in another order each run
+    (hashing is seeded afresh): refused, saying to give a list. Written out by hand."""
+    for given, kind in (({"43", "44"}, "set"), (frozenset(["43"]), "frozenset")):
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_tree({"any": {"old": given, "young": ["22"]}}, "t")
+        assert str(e.value) == (
+            f"t: group 'any > old' is a {kind}, which has no order, not a list of leaves: a tree's leaves are its "
+            "hierarchy's rows in the order given, and a set's order of text changes from run to run; give the leaves "
+            "as a list (sorted(…) if no other order is meant)")
+
+
+@pytest.mark.parametrize("given, what, made", [
+    (None, "None", ""),
+    (np.array([["43", "44"]]), "a 2-dimensional numpy array (shape (1, 2))", ""),
+    ({"43": 1}.keys(), "a dict_keys", "; list(…) of it makes one, in its order"),
+    (iter(["43"]), "a list_iterator", "; list(…) of it makes one, in its order"),
+])
+def test_a_group_given_as_none_or_another_object_is_refused_naming_what_it_is(given, what, made):
+    """None (`old = [None]` was the advice) or an object that is no value and no list of leaves is
+    named by what it is, with what a group is. Written out by hand."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree({"any": {"old": given, "young": ["22"]}}, "t")
+    assert str(e.value) == (
+        f"t: group 'any > old' is {what}, not a list of leaves: a group is a list of leaves (text, numbers, true or "
+        f"false) or a table of groups, e.g. {{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }}{made}")
+    with pytest.raises(HierarchyError, match=r"^t is None, not a list of leaves: a group is"):
+        Hierarchy.from_tree(None, "t")  # type: ignore[arg-type]
 
 
 def test_an_empty_groups_path_is_named_from_the_top():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import numbers
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -201,8 +202,8 @@ class Hierarchy:
                     raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} is empty")
                 for label, child in node.items():
                     walk(child, [str(label), *ancestors])
-            elif isinstance(node, (list, tuple)):
-                if not node:
+            elif _is_leaf_list(node):
+                if len(node) == 0:
                     raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} has no leaves")
                 for leaf in node:
                     paths.append([_leaf_text(leaf, ancestors, origin), *ancestors])
@@ -337,7 +338,7 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     matched nothing); a number or a date as its text; a datetime or a time as DuckDB writes a
     TIMESTAMP, TIMESTAMPTZ or TIME. A list or a table is no leaf: it was stringified
     (``"['flu']"``), a value no column holds."""
-    if isinstance(leaf, (list, tuple, Mapping)):
+    if _is_leaf_list(leaf) or isinstance(leaf, (Mapping, set, frozenset, np.ndarray)):
         group = " > ".join(reversed(ancestors)) or "(top)"
         raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
@@ -345,9 +346,37 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     return _value_text(leaf, f"{origin}: group {' > '.join(reversed(ancestors)) or '(top)'!r}")
 
 
+def _is_leaf_list(node: object) -> bool:
+    """A group's leaves in their order: a list, a tuple, a range, a 1-dimensional numpy array
+    (``df.col.unique()``), any sequence but text or bytes (each an element of a column's)."""
+    if isinstance(node, np.ndarray):
+        return node.ndim == 1
+    return isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray, memoryview))
+
+
+_SCALARS = (str, bytes, bytearray, numbers.Number, datetime.date, datetime.time, np.generic)
+
+
 def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None:
     """A group written as one value (``old = "43"`` for ``old = ["43"]``) was taken as a group of that
-    one leaf: the brackets forgotten, and likely the group's other leaves with them."""
+    one leaf: the brackets forgotten, and likely the group's other leaves with them. From Python, a
+    group given as neither a list of leaves nor a table of groups nor one value (a set, None, a
+    2-dimensional array) is told what it is: advice to wrap it in a list could not be followed."""
+    group = f"{origin}: group {' > '.join(reversed(ancestors))!r}" if ancestors else origin
+    if isinstance(value, (set, frozenset)):  # Python's own order for text changes from run to run
+        raise HierarchyError(f"{group} is a {type(value).__name__}, which has no order, not a list of leaves: a "
+                             "tree's leaves are its hierarchy's rows in the order given, and a set's order of text "
+                             "changes from run to run; give the leaves as a list (sorted(…) if no other order is "
+                             "meant)")
+    if not isinstance(value, _SCALARS):
+        what = ("None" if value is None else
+                f"a {value.ndim}-dimensional numpy array (shape {value.shape})" if isinstance(value, np.ndarray)
+                else f"a {_type_name(value)}")
+        made = "; list(…) of it makes one, in its order" if isinstance(value, Iterable) and \
+            not isinstance(value, np.ndarray) else ""
+        raise HierarchyError(f"{group} is {what}, not a list of leaves: a group is a list of leaves (text, numbers, "
+                             "true or false) or a table of groups, e.g. { young = [\"22\", \"27\"], old = [\"43\", "
+                             f"\"52\"] }}{made}")
     written = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _value_text(value, origin)
     if not ancestors:  # from Python, from_tree("x"): no group at all
         raise HierarchyError(f"{origin} is one value, {written}: give its groups and leaves, e.g. "
@@ -356,6 +385,12 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
     key = label if re.fullmatch(r"[A-Za-z0-9_-]+", label) else json.dumps(label, ensure_ascii=False)  # as TOML
     raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} is one value, {written}, not a "
                          f"list of leaves: write its leaves as a list, even a single one ({key} = [{written}])")
+
+
+def _type_name(value: object) -> str:
+    """A value's type as its package names it: ``dict_keys``, ``pandas.Series``."""
+    module = type(value).__module__.split(".")[0]
+    return type(value).__qualname__ if module == "builtins" else f"{module}.{type(value).__qualname__}"
 
 
 def _value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:

@@ -766,20 +766,24 @@ def _readings(parts: list[str]) -> str:
 def dotted_parts(table: str) -> list[str]:
     """A table's name split at its dots outside double quotes; a part in double quotes is SQL's
     quoted identifier, and may hold a dot (``"a.b"``, ``s."a.b"``, ``"my.schema"."a.b"``; a quote
-    inside doubled, ``"a""b"``); any other part is the text up to the next dot, as written (``s.t``:
-    schema s, table t; an empty part is kept, for the caller to refuse). Not split by sqlglot's
-    table parser: it drops a leading dot, an empty part and a comment, and trims spaces (``.people``
-    and ``a..b`` read as tables). ValueError (a phrase, its subject the name) for a quote not closed
-    or followed by text."""
+    inside doubled, ``"a""b"``), and spaces (tabs, line breaks) before its opening quote and after its
+    closing one are no part of the name, as in SQL (``' "a.b" '``, ``'main. "a.b"'``); any other part is
+    the text up to the next dot, as written, spaces too (``s.t``: schema s, table t; an empty part is
+    kept, for the caller to refuse). Not split by sqlglot's table parser: it drops a leading dot, an
+    empty part and a comment, and trims spaces (``.people`` and ``a..b`` read as tables). ValueError
+    (a phrase, its subject the name) for a quote not closed or followed by text."""
     parts: list[str] = []
     at = 0
     while True:
-        if table.startswith('"', at):
-            part, at = _quoted_part(table, at)
+        opening = _past_spaces(table, at)
+        if table.startswith('"', opening):
+            part, at = _quoted_part(table, opening)
             parts.append(part)
-            if at < len(table) and table[at] != ".":
+            after = _past_spaces(table, at)
+            if after < len(table) and table[after] != ".":
                 raise ValueError(f"goes on after its quoted part {table[:at]!r} with {table[at:]!r}, where a dot "
                                  f"or the end belongs: {NAME_QUOTING}")
+            at = after
         else:
             dot = table.find(".", at)
             end = len(table) if dot < 0 else dot
@@ -788,6 +792,16 @@ def dotted_parts(table: str) -> list[str]:
         if at >= len(table):
             return parts
         at += 1  # past the dot: a name ending in one has an empty last part
+
+
+_SQL_SPACES = " \t\n\r\f\v"  # what SQL (DuckDB too) reads as space between a name's parts
+
+
+def _past_spaces(table: str, at: int) -> int:
+    """Where the spaces (``_SQL_SPACES``) from ``at`` on end."""
+    while at < len(table) and table[at] in _SQL_SPACES:
+        at += 1
+    return at
 
 
 def _quoted_part(table: str, at: int) -> tuple[str, int]:
@@ -806,8 +820,10 @@ def _quoted_part(table: str, at: int) -> tuple[str, int]:
 
 def typed_name(parts: list[str] | tuple[str, ...]) -> str:
     """A table's parts as they are typed for ``table_parts``: a part holding a dot, or starting
-    with a quote, in double quotes (its quotes doubled), any other as it is (``main."a.b"``)."""
-    return ".".join(f'"{p.replace(chr(34), chr(34) * 2)}"' if "." in p or p.startswith('"') else p for p in parts)
+    with a quote (after spaces, which ``dotted_parts`` drops before one), in double quotes (its quotes
+    doubled), any other as it is (``main."a.b"``)."""
+    return ".".join(f'"{p.replace(chr(34), chr(34) * 2)}"' if "." in p or p.lstrip(_SQL_SPACES).startswith('"')
+                    else p for p in parts)
 
 
 def table_identity(table: str) -> str:
