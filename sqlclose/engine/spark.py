@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 # ``[source] encoding`` as Java names it (Spark 4 refuses "latin-1").
-_JAVA_CHARSETS = {"utf-8": "UTF-8", "utf-16": "UTF-16", "latin-1": "ISO-8859-1"}
+_JAVA_CHARSETS = {"utf-8": "UTF-8", "utf-16": "UTF-16LE", "latin-1": "ISO-8859-1"}
 REPLACED = "\ufffd"  # what a decoder puts for bytes its encoding does not decode
 
 DEFAULT_CONF = {
