@@ -184,6 +184,28 @@ def test_a_group_given_as_a_numpy_array_or_a_range_is_a_list_of_its_leaves():
         Hierarchy.from_tree({"old": np.array([]), "young": ["22"]}, "t")
 
 
+def test_none_among_a_groups_leaves_is_refused(tmp_path):
+    """`df.col.unique()` of a column with NULLs holds None: it was the leaf "None", the text 'None' of
+    no row (or of a row spelling it), without a word. A missing value is no leaf: refused, saying
+    what a NULL of the data follows instead; the release's own column, read with nulls = "value",
+    holds the stand-in the tree lists as text (a plain GROUP BY over the written file)."""
+    told = ("t: group 'sick' lists None among its leaves: a missing value is no leaf (it was taken as the text "
+            "'None'); a NULL of the data follows its column's nulls policy")
+    for leaves in (["flu", None], np.array(["flu", None], dtype=object)):
+        with pytest.raises(HierarchyError) as refused:
+            Hierarchy.from_tree({"sick": leaves, "well": ["none"]}, "t")
+        assert str(refused.value).startswith(told), str(refused.value)
+    (tmp_path / "t.csv").write_text("g,s\na,flu\na,\nb,flu\nb,\n", encoding="utf-8")
+    (tmp_path / "s.toml").write_text(
+        '[source]\npath = "t.csv"\n[output]\npath = "out/r.parquet"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers]\ng = { tree = { "*" = ["a", "b"] } }\n[sensitive.s]\ndistinct_l = 2\n'
+        'nulls = "value"\nnull_value = "none"\nhierarchy = { tree = { sick = ["flu"], well = ["none"] } }\n',
+        encoding="utf-8")
+    assert invoke("anonymize", tmp_path / "s.toml", "-q", "--no-progress").exit_code == 0
+    assert _rows(f"SELECT g, s, COUNT(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY ALL ORDER BY ALL") == \
+        [("a", "flu", 1), ("a", None, 1), ("b", "flu", 1), ("b", None, 1)]
+
+
 def test_a_group_given_as_a_set_is_refused_as_having_no_order():
     """A set's leaves were called "one value", told to write `old = [{'43', '44'}]`. A tree's leaves
     are its hierarchy's rows in their order, and a set of text is iterated in another order each run

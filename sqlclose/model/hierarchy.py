@@ -337,13 +337,19 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     true and false as ``true`` and ``false``, as the engine casts a BOOLEAN (Python's ``True``
     matched nothing); a number or a date as its text; a datetime or a time as DuckDB writes a
     TIMESTAMP, TIMESTAMPTZ or TIME. A list or a table is no leaf: it was stringified
-    (``"['flu']"``), a value no column holds."""
+    (``"['flu']"``), a value no column holds; nor is None (from Python: ``df.col.unique()`` of a
+    column with NULLs), which was the leaf ``"None"``."""
+    group = " > ".join(reversed(ancestors)) or "(top)"
+    if leaf is None:
+        raise HierarchyError(f"{origin}: group {group!r} lists None among its leaves: a missing value is no leaf "
+                             "(it was taken as the text 'None'); a NULL of the data follows its column's nulls "
+                             "policy (nulls = \"value\" reads it as its null_value, a leaf to list as text): leave "
+                             "None out of the tree")
     if _is_leaf_list(leaf) or isinstance(leaf, (Mapping, set, frozenset, np.ndarray)):
-        group = " > ".join(reversed(ancestors)) or "(top)"
         raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
-    return _value_text(leaf, f"{origin}: group {' > '.join(reversed(ancestors)) or '(top)'!r}")
+    return _value_text(leaf, f"{origin}: group {group!r}")
 
 
 def _is_leaf_list(node: object) -> bool:
