@@ -220,6 +220,18 @@ def test_a_table_only_the_callers_session_sees_is_read_from_it() -> None:
 
 
 # ---- the table's name -------------------------------------------------------------------------------
+
+def _dotted_tables() -> duckdb.DuckDBPyConnection:
+    """Table 3 as "a.b" (9 rows), a decoy b of schema a holding it twice (18), and in an attached
+    database "p.q" of schema "s.x" holding its first 6 rows."""
+    con = people()
+    con.execute('CREATE TABLE "a.b" AS SELECT * FROM people')
+    con.execute('CREATE SCHEMA a; CREATE TABLE a.b AS SELECT * FROM people UNION ALL SELECT * FROM people')
+    con.execute("ATTACH ':memory:' AS other")
+    con.execute('CREATE SCHEMA other."s.x"; CREATE TABLE other."s.x"."p.q" AS SELECT * FROM people LIMIT 6')
+    return con
+
+
 def test_a_connection_tables_name_holding_a_dot_is_read_by_its_quoted_name() -> None:
     """Review of the ninety-fourth round, left for the ninety-fifth: ``(con, '"a.b"')`` was split at
     every dot ('"a' and 'b"': "schema "a does not exist"), unlike ``[source] table`` and ``--table``.
@@ -227,11 +239,7 @@ def test_a_connection_tables_name_holding_a_dot_is_read_by_its_quoted_name() -> 
     have databases attached), and a tuple of parts still taken as it is. The oracle: a plain DuckDB
     count of each table: "a.b" holds Table 3 (9 rows), the decoy b of schema a twice that (18), and
     the attached database's "p.q" of schema "s.x" its first 6 rows."""
-    con = people()
-    con.execute('CREATE TABLE "a.b" AS SELECT * FROM people')
-    con.execute('CREATE SCHEMA a; CREATE TABLE a.b AS SELECT * FROM people UNION ALL SELECT * FROM people')
-    con.execute("ATTACH ':memory:' AS other")
-    con.execute('CREATE SCHEMA other."s.x"; CREATE TABLE other."s.x"."p.q" AS SELECT * FROM people LIMIT 6')
+    con = _dotted_tables()
     counted = {sql: con.execute(f"SELECT count(*) FROM {sql}").fetchall()[0][0]
                for sql in ('main."a.b"', "a.b", 'other."s.x"."p.q"')}
     assert counted == {'main."a.b"': 9, "a.b": 18, 'other."s.x"."p.q"': 6}
@@ -265,11 +273,7 @@ def test_spaces_around_a_connection_tables_quoted_part_are_no_part_of_its_name()
     one are no part of the name; an unquoted part keeps its text as written ('main . "a.b"' names
     schema 'main ', which the connection lacks). The oracle: a plain DuckDB count of each table, the
     quoted name 9 rows, the decoy b of schema a 18, the attached "p.q" of schema "s.x" 6."""
-    con = people()
-    con.execute('CREATE TABLE "a.b" AS SELECT * FROM people')
-    con.execute('CREATE SCHEMA a; CREATE TABLE a.b AS SELECT * FROM people UNION ALL SELECT * FROM people')
-    con.execute("ATTACH ':memory:' AS other")
-    con.execute('CREATE SCHEMA other."s.x"; CREATE TABLE other."s.x"."p.q" AS SELECT * FROM people LIMIT 6')
+    con = _dotted_tables()
     counted = {sql: con.execute(f"SELECT count(*) FROM {sql}").fetchall()[0][0]
                for sql in ('  "a.b"  ', "a.b", ' other .\t"s.x"\n. "p.q" ')}  # SQL spaces them so
     assert counted == {'  "a.b"  ': 9, "a.b": 18, ' other .\t"s.x"\n. "p.q" ': 6}

@@ -16,7 +16,7 @@ l-diversity (Machanavajjhala et al., as defined in Li et al. section 2); t-close
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -599,22 +599,27 @@ def by_cells(criteria: Sequence[Criterion]) -> frozenset[int]:
     return cells - frozenset().union(*(c.dense_columns for c in criteria))
 
 
+def _failing_runs(hist: ClassHistograms, criteria: Sequence[Criterion]) -> Iterator[tuple[slice, list[np.ndarray]]]:
+    """Per run of classes (bounded in bytes): where it lies, and the classes failing each criterion."""
+    for where, run in hist.spans(SLICE_BYTES, by_cells(criteria)) if hist.classes else ():
+        yield where, [~c.passes(run) for c in criteria]
+
+
 def failing_classes(hist: ClassHistograms, criteria: Sequence[Criterion]) -> np.ndarray:
     """Classes that fail any criterion: the records suppression would remove."""
     failing = np.zeros(hist.classes, dtype=bool)
-    for where, run in hist.spans(SLICE_BYTES, by_cells(criteria)) if hist.classes else ():
-        for c in criteria:
-            failing[where] |= ~c.passes(run)
+    for where, fails in _failing_runs(hist, criteria):
+        for fail in fails:
+            failing[where] |= fail
     return failing
 
 
 def failed_criteria(hist: ClassHistograms, criteria: Sequence[Criterion]) -> list[Criterion]:
     """The criteria some class fails, in ``criteria``'s order: why a node does not satisfy (its
-    failing classes hold more rows than suppression may remove), judged in runs as ``failing_classes``."""
+    failing classes hold more rows than suppression may remove)."""
     failed = [False] * len(criteria)
-    for _, run in hist.spans(SLICE_BYTES, by_cells(criteria)) if hist.classes else ():
-        for i, c in enumerate(criteria):
-            failed[i] = failed[i] or bool((~c.passes(run)).any())
+    for _, fails in _failing_runs(hist, criteria):
+        failed = [was or bool(fail.any()) for was, fail in zip(failed, fails)]
     return [c for c, f in zip(criteria, failed) if f]
 
 
