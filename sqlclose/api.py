@@ -532,7 +532,9 @@ def _open_catalog_table(source: Source, spec: Spec, engine: Engine | None) -> Op
 
         raise not_read_here(source)
     try:
-        return open_source((runner.spark, source.table), runner)
+        # its parts as the warehouse path splits [source] table (at every dot), so that the table
+        # read here is the one its histogram query reads (Spark's quoting is the pair's alone)
+        return open_source((runner.spark, tuple(source.table_parts)), runner)
     except BaseException:
         if made is not None:
             made.close()

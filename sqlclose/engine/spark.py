@@ -583,10 +583,18 @@ class SparkEngine(Engine):
         """A caller's DataFrame, readable by SQL as a temporary view of ours (dropped on close)."""
         return self._view(frame, "frame")
 
-    def catalog_table(self, name: str) -> exp.Table:
-        """A table of the session's catalog: ``name``, ``db.name`` or ``catalog.db.name``."""
-        parts = [exp.to_identifier(p, quoted=True) for p in reversed(name.split("."))]
-        return exp.Table(**dict(zip(("this", "db", "catalog"), parts)))
+    def catalog_table(self, *parts: str) -> exp.Table:
+        """A table of the session's catalog by its parts, each taken as it is (none is split at a
+        dot: ``prepare/spark_tables`` splits a name): table; db, table; or catalog, db, table."""
+        identifiers = [exp.to_identifier(p, quoted=True) for p in reversed(parts)]
+        return exp.Table(**dict(zip(("this", "db", "catalog"), identifiers)))
+
+    def catalog_files(self, table: exp.Table) -> list[str]:
+        """The files a table of the catalog reads (``inputFiles``), the table named to
+        ``session.table`` as the SQL names it, each part in backticks: so the files kept from being
+        overwritten are the very table's that is read (given the name as the user wrote it, Spark
+        would split it its own way)."""
+        return self.spark.table(table.sql(dialect=self.dialect)).inputFiles()
 
     def _parquet(self, read: FileRead) -> DataFrame:
         """A file; else the files ``sources.py`` listed (``read.files``), as DuckDB reads them: a

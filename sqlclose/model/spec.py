@@ -772,22 +772,29 @@ def dotted_parts(table: str) -> list[str]:
     kept, for the caller to refuse). Not split by sqlglot's table parser: it drops a leading dot, an
     empty part and a comment, and trims spaces (``.people`` and ``a..b`` read as tables). ValueError
     (a phrase, its subject the name) for a quote not closed or followed by text."""
-    parts: list[str] = []
+    return [part for part, _ in split_name(table)]
+
+
+def split_name(table: str, quotes: str = '"', quoting: str = NAME_QUOTING) -> list[tuple[str, bool]]:
+    """``dotted_parts``, each part with whether it was quoted. ``quotes``: the characters that open
+    (and close) a quoted part (Spark's names take backticks as well: ``prepare/spark_tables``);
+    ``quoting``: what to write, which ends a ValueError's phrase."""
+    parts: list[tuple[str, bool]] = []
     at = 0
     while True:
         opening = _past_spaces(table, at)
-        if table.startswith('"', opening):
-            part, at = _quoted_part(table, opening)
-            parts.append(part)
+        if opening < len(table) and table[opening] in quotes:
+            part, at = _quoted_part(table, opening, quoting)
+            parts.append((part, True))
             after = _past_spaces(table, at)
             if after < len(table) and table[after] != ".":
                 raise ValueError(f"goes on after its quoted part {table[:at]!r} with {table[at:]!r}, where a dot "
-                                 f"or the end belongs: {NAME_QUOTING}")
+                                 f"or the end belongs: {quoting}")
             at = after
         else:
             dot = table.find(".", at)
             end = len(table) if dot < 0 else dot
-            parts.append(table[at:end])
+            parts.append((table[at:end], False))
             at = end
         if at >= len(table):
             return parts
@@ -795,6 +802,7 @@ def dotted_parts(table: str) -> list[str]:
 
 
 _SQL_SPACES = " \t\n\r\f\v"  # what SQL (DuckDB too) reads as space between a name's parts
+_QUOTE_NAMES = {'"': "a double quote", "`": "a backtick"}
 
 
 def _past_spaces(table: str, at: int) -> int:
@@ -804,17 +812,19 @@ def _past_spaces(table: str, at: int) -> int:
     return at
 
 
-def _quoted_part(table: str, at: int) -> tuple[str, int]:
-    """The quoted part of ``table`` opening at ``at`` (its doubled quotes made one), and where it ends."""
+def _quoted_part(table: str, at: int, quoting: str) -> tuple[str, int]:
+    """The quoted part of ``table`` opening at ``at`` (its doubled quotes made one), and where it
+    ends. It closes with the quote it opens with."""
+    quote = table[at]
     text, end = [], at + 1
     while True:
-        close = table.find('"', end)
+        close = table.find(quote, end)
         if close < 0:
-            raise ValueError(f"opens a double quote it does not close: {NAME_QUOTING}")
+            raise ValueError(f"opens {_QUOTE_NAMES[quote]} it does not close: {quoting}")
         text.append(table[end:close])
-        if not table.startswith('"', close + 1):
+        if not table.startswith(quote, close + 1):
             return "".join(text), close + 1
-        text.append('"')
+        text.append(quote)
         end = close + 2
 
 

@@ -58,10 +58,12 @@ from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
 from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
+from sqlclose.prepare.spark_tables import missing_table, spark_table_parts, typed_spark_name
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
 
 if TYPE_CHECKING:
+    from sqlclose.engine.spark import SparkEngine
     from sqlclose.model.spec import EngineSettings
 
 SourceLike = Any  # path | (connection, table) | DuckDB relation | pyarrow.Table | pandas.DataFrame | None (spec's)
@@ -245,14 +247,29 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
     if engine is not None and not (isinstance(engine, SparkEngine) and engine.spark is session):
         raise InputError("a Spark source is read by the Spark engine on its own session: pass "
                          "engine=SparkEngine(session) with that session, or no engine")
-    engine = engine or SparkEngine(session)
     if isinstance(source, tuple):
-        name = source[1]
-        relation: exp.Expression = engine.catalog_table(name)
-        _check_table(engine, relation, f"table {name!r} of the Spark catalog")
-        return Opened(engine, relation, f"spark table {name}", _local_files(session.table(name).inputFiles()))
+        parts = spark_table_parts(source[1])  # a malformed name refused before an engine is made for it
+        return _open_spark_table(source[1], parts, engine or SparkEngine(session))
+    engine = engine or SparkEngine(session)
     refuse_renamed_columns(source.columns, "the Spark DataFrame")
     return Opened(engine, engine.frame_relation(source), "spark dataframe", _local_files(source.inputFiles()))
+
+
+def _open_spark_table(name: Any, parts: list[str], engine: SparkEngine) -> Opened:
+    """A table of the session's catalog, named as Spark names it or by a tuple of parts (``parts``,
+    ``spark_table_parts``: db.`a.b`); the SQL and the files kept from being overwritten name it
+    alike. A table the session lacks is said so, as the name was read."""
+    shown = name if isinstance(name, str) else typed_spark_name(parts)
+    relation = engine.catalog_table(*parts)
+    try:
+        engine.schema(relation)
+    except EngineOutOfMemory:
+        raise
+    except Exception as e:
+        read_as = relation.sql(dialect=engine.dialect)
+        missing = missing_table(shown, parts, read_as, _driver_text(e))
+        raise missing or InputError(f"cannot read table {shown!r} of the Spark catalog: {driver_message(e)}") from None
+    return Opened(engine, relation, f"spark table {shown}", _local_files(engine.catalog_files(relation)))
 
 
 def _local_files(uris: list[str]) -> list[Path]:
