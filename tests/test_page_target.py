@@ -68,6 +68,32 @@ def test_an_up_to_date_release_still_gets_its_page(project):
     assert "same node); nothing to do (--force redoes it)" in result.output, result.output
 
 
+def test_an_up_to_date_rerun_with_json_names_the_page_it_wrote(project):
+    """Ninety-sixth round: an up-to-date rerun with `--html page.html --json` wrote the page, and its
+    text says so, but its JSON (the existing report) named no page: a job reading it could not tell a
+    page was written, nor where. The document names it, `page`, as a run that releases does (which
+    named none either); without --html it is the report as it stands. The oracle: the page's own
+    absolute path, the page on disk being this release's (its node), and the report file's JSON for
+    the rest of the document."""
+    import json
+
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, report = project / "spec.toml", project / "out" / "release.parquet.report.json"
+    first = project / "first.html"
+    result = invoke("anonymize", spec, "--html", first, "--json", env=env)  # releases: it names its page too
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["page"] == str(first.absolute())
+    release = _digests(project / "out")
+    page = project / "page.html"
+    result = invoke("anonymize", spec, "--html", page, "--json", env=env)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc.pop("page") == str(page.absolute()) and "zip = 1, age = 2" in page.read_text()
+    assert doc == json.loads(report.read_text()) and _digests(project / "out") == release  # up to date
+    result = invoke("anonymize", spec, "--json", env=env)
+    assert result.exit_code == 0 and json.loads(result.stdout) == json.loads(report.read_text())  # no page key
+
+
 def test_an_up_to_date_rerun_rewrites_its_own_page_and_nothing_else(project):
     """rv3 #6: README: an up-to-date run exits 0 and '--html still writes the page'. The nightly
     `anonymize spec.toml --html page.html` on unchanged input succeeded the first night and exited 2
