@@ -316,7 +316,7 @@ def _own_release(spec, target) -> dict | None:
     if not isinstance(output, dict) or output.get("format", "parquet") != target.format or \
             _table(output.get("table")) != _table(target.table):
         return None  # another form at the path (another table of the database): not the release this run makes
-    try:
+    try:  # a file added to a folder, hidden or not (``.notes``, ``_SUCCESS``), changes its digest: not up to date
         if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
             return None
     except SqlcloseError:
