@@ -76,7 +76,8 @@ Examples:
               "query (--output X.sql) for the warehouse to run (docs/warehouse.md).")
 @dialect_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the sign-off page (one self-contained HTML file) here.")
+              help="Also write the sign-off page (one self-contained HTML file) here (with --json, the document "
+              "names it: page).")
 @json_option
 @quiet_option
 @verbose_option
