@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.listing import folder_files, links_below
+from sqlclose.engine.listing import folder_files, hidden_files_below, links_below
 from sqlclose.errors import (
     EngineError,
     EngineOutOfMemory,
@@ -289,13 +289,19 @@ def _form_claims(path: Path, output: dict) -> list[str]:
         if output.get("sha256") and sha256(Path(path)) != output["sha256"]:
             problems += digest_problems("", {"sha256": output["sha256"]})
         problems.append(f"output.format: the report says {as_json(said)}, the release is {as_json(found)}")
-    if found == said == "parquet-folder" and (foreign := _link_claims(Path(path)) or _other_file_claims(Path(path))):
+    if found == said == "parquet-folder" and (foreign := _foreign_claims(Path(path))):
         return foreign  # told before anything below the folder is read
     partitions = _partition_columns(path, output) if found == said == "parquet-folder" else []
     if found == said == "parquet-folder" and list(output.get("partition_by") or []) != partitions:
         problems.append(f"output.partition_by: the report says {as_json(output.get('partition_by'))}, the folder is "
                         f"partitioned by {as_json(partitions)}")
     return problems
+
+
+def _foreign_claims(folder: Path) -> list[str]:
+    """What a folder release holds that sqlclose never writes into one: a link, a file that is not
+    Parquet, a hidden file (the first kind found is told)."""
+    return _link_claims(folder) or _other_file_claims(folder) or _hidden_file_claims(folder)
 
 
 def _link_claims(folder: Path) -> list[str]:
@@ -321,6 +327,19 @@ def _other_file_claims(folder: Path) -> list[str]:
     more = f" (and {counted(len(other) - 1, 'other file')})" if len(other) > 1 else ""
     return [f"the folder holds {other[0]}{more}, not Parquet, which its readers (Spark, Hive) would read as part of "
             "the table, and sqlclose writes only Parquet files into a release: not the release the report describes"]
+
+
+def _hidden_file_claims(folder: Path) -> list[str]:
+    """A folder release holding a file under a hidden name (``.notes``, ``_SUCCESS``, ``_temporary/…``),
+    which its readers skip and sqlclose never writes into a release (its own temporaries and lock lie
+    beside the folder): the folder is not the release (exit 4), named as the other foreign files are,
+    where only its digest told it, as a changed file (ninety-sixth round)."""
+    hidden = hidden_files_below(folder)
+    if not hidden:
+        return []
+    more = f" (and {counted(len(hidden) - 1, 'other hidden file')})" if len(hidden) > 1 else ""
+    return [f"the folder holds {hidden[0]}{more}, under a hidden name its readers (Spark, Hive) skip, and sqlclose "
+            "writes no hidden file into a release: not the release the report describes"]
 
 
 def _link_kind(link: Path) -> str:

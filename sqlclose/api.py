@@ -68,6 +68,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     started = time.perf_counter()
     spec = as_spec(spec)
     output = _checked_arguments(engine, fingerprint_key, output_format, partition_by)
+    _refuse_node_to_gaa(node, spec)
     if engine is None:
         return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node, output=output)
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
@@ -207,10 +208,16 @@ def _standing_for(run: Release, chosen: Release) -> Release:
     return dataclasses.replace(chosen, owns_engine=run.owns_engine, _drops_run=run._drops_run)
 
 
-def _given_node(node: dict[str, int] | tuple[int, ...], spec: Spec, problem: Problem) -> tuple[int, ...]:
-    """``anonymize(…, node=…)``'s node, checked against the hierarchies before the search."""
-    if spec.search.algorithm == "gaa":
+def _refuse_node_to_gaa(node: object, spec: Spec) -> None:
+    """Any node given to GAA (which has none) refused before the source is opened: it was told after
+    the data's scan, slow on a big table, and a source's own error was told instead."""
+    if node is not None and spec.search.algorithm == "gaa":
         raise InputError(GAA_HAS_NO_NODES)
+
+
+def _given_node(node: dict[str, int] | tuple[int, ...], spec: Spec, problem: Problem) -> tuple[int, ...]:
+    """``anonymize(…, node=…)``'s node, checked against the hierarchies before the search (GAA's
+    was refused before the source was read: ``_refuse_node_to_gaa``)."""
     return checked_node(node, [qi.name for qi in problem.qis], [qi.levels for qi in problem.qis])
 
 
@@ -359,6 +366,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     show example generalizations of hierarchies whose leaves are the data's own values too, and the
     SQL (``sql``), whose constants count them; without it ``sql["withheld"]`` says why it is not."""
     spec = as_spec(spec)
+    _refuse_node_to_gaa(node, spec)
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label,
@@ -367,9 +375,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
             _refuse_before_search(spec, problem, output_format, tuple(partition_by))
         from sqlclose.prepare.plan import describe_problem
 
-        if spec.search.algorithm == "gaa":  # no lattice: no node to show the release at
-            if node is not None:
-                _given_node(node, spec, problem)  # refused, as the run refuses it
+        if spec.search.algorithm == "gaa":  # no lattice: no node to show the release at (none was given)
             from sqlclose.release.gaa_release import suppression_unused
 
             described = describe_problem(problem, spec, None, examples, values)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -545,3 +546,40 @@ def test_a_folder_release_holding_a_file_that_is_not_parquet_is_not_the_release(
     assert not (tmp_path / "page.html").exists()
     planted.unlink()
     assert _check(release, doc, tmp_path).exit_code == 0
+
+
+@pytest.mark.parametrize("where", [".notes", "_SUCCESS", "_temporary/0/part-0.parquet", "age=%3C40/.part-0.crc"])
+def test_a_folder_release_holding_a_hidden_file_is_not_the_release_nor_up_to_date(tmp_path, where):
+    """Ninety-sixth round: a file under a hidden name (`.notes`, Spark's `_SUCCESS`, a `_temporary/`
+    attempt holding rows, a `.crc` beside a part) added to a folder release was told only by the
+    folder's digest (`its sha256 differs …: the file was changed or replaced`), while a file that is
+    not Parquet and a link were named. sqlclose writes no hidden file into a release (its
+    temporaries and lock lie beside the folder; Spark's marker and checksums are removed): such a
+    folder is not the release (exit 4), the file named. A rerun does not call it up to date. Oracles:
+    Spark's and Hive's listing rule written here (`_spark_listing`) finds every file of the folder
+    sqlclose wrote, so none of its own is hidden; the file planted here; the folder's bytes."""
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}  # what tells "up to date"
+    spec, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]', env=env)
+    written = sorted(str(p) for p in release.rglob("*") if p.is_file())
+    assert written == _spark_listing(release) and len(written) == 2  # no hidden file of sqlclose's own
+    assert _check(release, doc, tmp_path).exit_code == 0
+    assert "is up to date" in invoke("anonymize", spec, env=env).output
+    planted = release / where
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    if planted.suffix == ".parquet":  # rows its readers skip
+        planted.write_bytes((release / "age=%3C40" / "part-0.parquet").read_bytes())
+    else:
+        planted.write_text("")
+    assert str(planted) not in _spark_listing(release)  # hidden, by the readers' own rule
+    result = _check(release, doc, tmp_path)
+    assert result.exit_code == 4, result.output
+    assert (f"does not match {tmp_path / 'edited.json'}: the folder holds {planted}, under a hidden name its "
+            "readers (Spark, Hive) skip, and sqlclose writes no hidden file into a release: not the release the "
+            "report describes") in result.output, result.output
+    forged = {**doc, "output": {**doc["output"], "sha256": _manifest_digest(release)}}  # the digest over it too
+    assert _check(release, forged, tmp_path).output == result.output  # named by the listing, not the digest
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"}
+    for args in ([], ["--force"]):  # not up to date; and not this spec's own release, which --force may redo
+        rerun = invoke("anonymize", spec, *args, env=env)
+        assert rerun.exit_code == 2 and "up to date" not in rerun.output, rerun.output  # refused: in the way
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"} == before

@@ -290,6 +290,38 @@ def test_any_node_given_to_gaa_is_told_gaa_has_none(tmp_path, node):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["age.csv", "disease.csv", "spec.toml", "table3.csv"]
 
 
+def test_a_node_given_to_gaa_is_told_before_the_source_is_read(tmp_path):
+    """Ninety-sixth round: `explain --node` (and `sqlclose.api.plan(…, node=…)`, `sqlclose.anonymize(…,
+    node=…)`) with GAA read the source first, then told the node: slow on a big table, and a source
+    that cannot be read was told instead of the real mistake (`anonymize --node` was told first). The
+    oracle: a spec whose source does not exist (any read fails); every command and call is told GAA
+    has no nodes, exit 2 as anonymize's, and without the node the same commands tell the missing
+    source (so the node's refusal did come first). Nothing is written."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+    from sqlclose.errors import InputError
+
+    told = ('sqlclose: error: a GAA release has no lattice nodes: --node and Release.at apply to algorithm = '
+            '"incognito"\n')
+    spec = _gaa_project(tmp_path)
+    (tmp_path / "table3.csv").unlink()  # the source: gone, as one unreadable
+    for args in (["explain", spec], ["explain", spec, "--show-values"], ["anonymize", spec],
+                 ["anonymize", spec, "--dry-run"]):
+        result = CliRunner().invoke(main, [*map(str, args), "--node", "zip=1,age=2"])
+        assert (result.exit_code, result.output) == (2, told), (args, result.output)
+        unread = CliRunner().invoke(main, [*map(str, args)])
+        assert unread.exit_code != 0 and "table3.csv" in unread.output, (args, unread.output)
+    doc = json.loads(CliRunner().invoke(main, ["explain", str(spec), "--node", "age=1", "--json"]).stdout)
+    assert (doc["exit_code"], doc["error"]) == (2, told.removeprefix("sqlclose: error: ").rstrip("\n"))
+    for call in (sqlclose.api.plan, sqlclose.anonymize):
+        with pytest.raises(InputError, match="a GAA release has no lattice nodes"):
+            call(tmp_path / "table3.csv", spec, node={"zip": 1, "age": 2})
+        with pytest.raises(Exception, match="table3.csv"):  # without the node: the source's own error
+            call(tmp_path / "table3.csv", spec)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["age.csv", "disease.csv", "spec.toml"]
+
+
 def test_the_verifier_rejects_a_label_that_does_not_generalize(table3_oracle, tmp_path):
     """A mapping whose label is not an ancestor of its value fails verification; nothing is written."""
     from sqlclose.errors import VerificationError

@@ -68,6 +68,28 @@ def test_an_up_to_date_release_still_gets_its_page(project):
     assert "same node); nothing to do (--force redoes it)" in result.output, result.output
 
 
+def test_an_up_to_date_rerun_with_html_and_json_prints_the_report_and_writes_the_page(project):
+    """Ninety-sixth round: `--html page.html --json` on an up-to-date release writes the page (its
+    text mode says so), and `--json` prints the report alone, as its schema has it (no key of the
+    command's own: a job validating stdout against docs/report-schema.json reads it as a report), on
+    a run that releases and on the rerun alike. The oracle: the report file's JSON, the page on disk
+    being this release's (its node), and the release's bytes unchanged."""
+    import json
+
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}
+    spec, report = project / "spec.toml", project / "out" / "release.parquet.report.json"
+    first = project / "first.html"
+    result = invoke("anonymize", spec, "--html", first, "--json", env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads(report.read_text()) and "zip = 1, age = 2" in first.read_text()
+    release = _digests(project / "out")
+    page = project / "page.html"
+    result = invoke("anonymize", spec, "--html", page, "--json", env=env)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == json.loads(report.read_text()) and "zip = 1, age = 2" in page.read_text()
+    assert _digests(project / "out") == release  # up to date: nothing released again
+
+
 def test_an_up_to_date_rerun_rewrites_its_own_page_and_nothing_else(project):
     """rv3 #6: README: an up-to-date run exits 0 and '--html still writes the page'. The nightly
     `anonymize spec.toml --html page.html` on unchanged input succeeded the first night and exited 2

@@ -23,7 +23,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
-from sqlclose.errors import EnvironmentFailure, InputError, SpecError, SqlcloseError
+from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
 from sqlclose.model.text import counted
 
 EXAMPLE = """\b
@@ -95,12 +95,7 @@ def anonymize(spec_path: Path, source: Path | None, output: Path | None, output_
     spec = with_engine(load_spec(spec_path), engine_name, threads, memory_limit, temp_directory)
     spec = with_search(spec, metric=metric, algorithm=algorithm, strategy=strategy, explore=explore)
     chosen = parse_node(node)
-    if chosen is not None:  # its names told now, before the data is read (its levels: before the search)
-        from sqlclose.model.lattice import GAA_HAS_NO_NODES, checked_node
-
-        if spec.search.algorithm == "gaa":  # any node, whole or partial: GAA has none (a partial one was told
-            raise InputError(GAA_HAS_NO_NODES)  # the columns it lacks, as if naming them would do)
-        checked_node(chosen, list(spec.quasi_identifiers))
+    _refuse_node_before_reading(chosen, spec)
     # Loaded once the command line and spec are valid: a mistake there is told without loading the
     # engines and the search (~0.7 s of a process).
     from sqlclose import api
@@ -315,7 +310,7 @@ def _own_release(spec, target) -> dict | None:
     if not isinstance(output, dict) or output.get("format", "parquet") != target.format or \
             _table(output.get("table")) != _table(target.table):
         return None  # another form at the path (another table of the database): not the release this run makes
-    try:
+    try:  # a file added to a folder, hidden or not (``.notes``, ``_SUCCESS``), changes its digest: not up to date
         if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
             return None
     except SqlcloseError:
@@ -376,10 +371,20 @@ def explain(spec_path: Path, source: Path | None, node: str | None, show_values:
     from sqlclose.model.spec import load_spec
 
     spec, chosen = load_spec(spec_path), parse_node(node)
+    _refuse_node_before_reading(chosen, spec)  # as anonymize: a node to GAA was told after the data's scan
     from sqlclose import api  # once the spec is valid (as anonymize)
 
     _print_plan(api.plan(source, spec, chosen, values=show_values), as_json, quiet=False, sql=True,
                 node_given=chosen is not None)
+
+
+def _refuse_node_before_reading(chosen: dict[str, int] | None, spec) -> None:
+    """``--node`` told now, before the data is read: any node to GAA, else its names (its levels:
+    before the search)."""
+    if chosen is not None:
+        from sqlclose.model.lattice import refuse_node_before_reading
+
+        refuse_node_before_reading(chosen, spec.search.algorithm, list(spec.quasi_identifiers))
 
 
 def _print_plan(plan: dict, as_json: bool, quiet: bool, sql: bool = False, node_given: bool = False) -> None:

@@ -81,6 +81,21 @@ def links_below(folder: Path) -> list[Path]:
     return sorted(found)
 
 
+def hidden_files_below(folder: Path) -> list[Path]:
+    """Every file below ``folder`` under a hidden path part (``hidden_name``: ``.notes``,
+    ``_SUCCESS``, ``_temporary/…``, ``age=1/.x.crc``), at any depth, sorted; links are left to
+    ``links_below``. Its readers skip them, and sqlclose writes none into a release (a Spark run's
+    marker and checksum files are removed, a run's own temporaries and lock lie beside the folder):
+    a folder release holding one is not the release (``check --against``)."""
+    found: list[Path] = []
+    for root, _, files in os.walk(folder):  # followlinks=False
+        base = Path(root)
+        hidden_root = any(hidden_name(part) for part in base.relative_to(folder).parts)
+        found += [base / name for name in files if (hidden_root or hidden_name(name))
+                  and not os.path.islink(base / name)]
+    return sorted(found)
+
+
 def is_parquet(path: Path) -> bool:
     """Whether a file starts with Parquet's magic bytes (``PAR1``)."""
     try:

@@ -21,6 +21,16 @@ Node = tuple[int, ...]
 GAA_HAS_NO_NODES = "a GAA release has no lattice nodes: --node and Release.at apply to algorithm = \"incognito\""
 
 
+def refuse_node_before_reading(node: object, algorithm: str, names: Sequence[str]) -> None:
+    """A node given (``--node``) told its mistakes before the data is read (a big table's scan, or a
+    source's own error, came first): any node to GAA, which has none (a partial one was told the
+    columns it lacks, as if naming them would do), else its form and names against the spec's
+    quasi-identifiers ``names`` (its levels: once the hierarchies are built, before the search)."""
+    if algorithm == "gaa":
+        raise InputError(GAA_HAS_NO_NODES)
+    checked_node(node, names)
+
+
 def checked_node(node: object, names: Sequence[str], levels: Sequence[int] | None = None) -> Node:
     """A node as given (``Release.at``, ``--node``): a mapping of every quasi-identifier's name
     (``names``, in the spec's order) to a whole level, or a tuple or list of one level per

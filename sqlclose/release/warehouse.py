@@ -131,9 +131,14 @@ class WarehouseRelease(Release):
     def verification_sql(self, dialect: str | None = None) -> str:
         """One row measured in the warehouse on the released table, with ``ok``."""
         self._require_open()
+        return self._verification_sql(self._model_checks()[0], dialect)
+
+    def _verification_sql(self, checks: list[wh.ModelCheck], dialect: str | None = None) -> str:
+        """``verification_sql`` measuring ``checks`` (``_model_checks``' first part: the query takes
+        their expressions, not copies, as it takes ``release_query``'s)."""
         query = wh.verification(self.release_query(), [qi.name for qi in self.problem.qis],
                                 [sa.coded for sa in self.problem.sas], self.expected(), self.problem.k,
-                                wh.rows_counted(self.table, list(self.drop_nulls)), self._model_checks()[0])
+                                wh.rows_counted(self.table, list(self.drop_nulls)), checks)
         return wh.render(query, dialect or self.dialect)
 
     def _model_checks(self) -> tuple[list[wh.ModelCheck], dict[str, list[dict]]]:
@@ -190,6 +195,9 @@ class WarehouseRelease(Release):
         refuse_report_at_verification(path, report_path)
         files.refuse_unsafe_targets(path, report_path, self.inputs, overwrite, suffixes=(".sql",))
         files.refuse_unsafe_targets(verify, report_path, self.inputs, overwrite, suffixes=(".sql",))
+        # Built once for the pair: the verification query's model checks and the report's account of
+        # them (each call builds every sensitive column's measures and hierarchy tree again).
+        checks, models = self._model_checks()
         try:
             # The verification file is placed with the pair, and rolled back with it: a report
             # never names a verification file that is not its own.
@@ -198,10 +206,10 @@ class WarehouseRelease(Release):
                 txn.data.write_text(_salted(self.release_sql()), encoding="utf-8")
                 files.fsync(txn.data)
                 with writing_file(verify):
-                    txn.companion(verify).write_text(self.verification_sql() + "\n", encoding="utf-8")
+                    txn.companion(verify).write_text(self._verification_sql(checks) + "\n", encoding="utf-8")
                     files.fsync(txn.companion(verify))
                 digest = files.sha256(txn.data)
-                doc = self.warehouse_report(path, digest)
+                doc = self._warehouse_report(path, digest, models)
                 with writing_file(report_path):  # a full disk names no file: say which one
                     txn.report.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
                     files.fsync(txn.report)
@@ -212,6 +220,10 @@ class WarehouseRelease(Release):
 
     def warehouse_report(self, path: Path | None = None, digest: str | None = None) -> dict:
         """The report: the local one's values, ``verified: false``, and the ``warehouse`` section."""
+        return self._warehouse_report(path, digest, self._model_checks()[1])
+
+    def _warehouse_report(self, path: Path | None, digest: str | None, models: dict[str, list[dict]]) -> dict:
+        """``warehouse_report`` with ``models``, its ``verification_models`` (``_model_checks``' second part)."""
         doc = self.report(self.summary, path, digest, output_format="sql")
         doc["verified"] = False
         doc["warehouse"] = {
@@ -221,7 +233,7 @@ class WarehouseRelease(Release):
             "verification_query": str(verification_path(path)) if path else None,
             "expected": self.expected(),
             "sensitive_columns": {f"s{j}": sa.name for j, sa in enumerate(self.problem.sas)},
-            "verification_models": self._model_checks()[1],
+            "verification_models": models,
         }
         doc["warnings"] = [*doc["warnings"], NOT_VERIFIED]
         return Report.model_validate(doc).to_dict()
