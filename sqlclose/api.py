@@ -135,7 +135,7 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_before_search(spec, problem, *output)
         levels = None if node is None else _given_node(node, spec, problem)
-        inputs = [*opened.files, *opened.databases, *spec.files_read]
+        inputs = files_read_by(opened, spec)
         if spec.search.algorithm == "gaa":
             from sqlclose.release.gaa_release import GaaRelease
             from sqlclose.search.gaa_run import run_gaa
@@ -161,6 +161,14 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
         raise
     release = made(search=result)
     return release if levels is None else _at_given(release, levels)
+
+
+def files_read_by(opened: Opened, spec: Spec) -> list[Path]:
+    """Every file a run reads: the source's (its folder or pattern as a whole), the database files
+    its connection has open, the spec file and the hierarchy files. No file the run writes may
+    replace one of them (``files.refuse_inputs``): ``Release.write`` refuses them, and so do a
+    sweep's files (``SweepResult``)."""
+    return [*opened.files, *opened.databases, *spec.files_read]
 
 
 def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tuple[int, ...],

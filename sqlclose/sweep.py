@@ -24,6 +24,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
+from sqlclose.model.text import given_items
 from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
@@ -36,6 +37,7 @@ from sqlclose.privacy.criteria import (
     max_l1_distance,
     nothing_required,
 )
+from sqlclose.release import files
 from sqlclose.release.gaa_release import GaaRelease, suppression_unused
 from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
@@ -125,6 +127,9 @@ class SweepResult:
     # chart's title names them, or a sweep under t = 0.2 and one under t = 0.3 looked alike.
     spec_models: str = ""
     warnings: list[str] = field(default_factory=list)  # what every run's report would warn of (a setting unused)
+    # The files the sweep read (``api.files_read_by``: the source's, the spec file, the hierarchies),
+    # which its files never replace (``_refuse_inputs``), as ``Release.write`` refuses them.
+    inputs: list[Path] = field(default_factory=list)
 
     # ---- curves ----------------------------------------------------------------------------
     def curve_keys(self) -> list[tuple]:
@@ -249,14 +254,31 @@ class SweepResult:
 
     # ---- files -----------------------------------------------------------------------------
     def to_csv(self, path: str | Path) -> Path:
-        """Every run, one row each (``COLUMNS``); empty cells where a measure does not apply."""
-        return _write_csv(Path(path).expanduser(), list(COLUMNS), self.rows)
+        """Every run, one row each (``COLUMNS``); empty cells where a measure does not apply. A path
+        that is a file the sweep read is refused (``OutputExistsError``, nothing written)."""
+        path = Path(path).expanduser()  # "~" as charts() and every sqlclose path
+        self._refuse_inputs([path], "output", "the sweep's runs")
+        return _write_csv(path, list(COLUMNS), self.rows)
 
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
+        """Every curve's NAUC per measure (``nauc``), one row each; a path that is a file the sweep
+        read is refused (``OutputExistsError``, nothing written)."""
+        path = Path(path).expanduser()
+        self._refuse_inputs([path], "output", "the sweep's NAUC")
         rows = self.nauc(lo, hi)
         columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent",
                                                             "interpolated", "note"]
-        return _write_csv(Path(path).expanduser(), columns, rows)  # "~" as charts() and every sqlclose path
+        return _write_csv(path, columns, rows)
+
+    def _refuse_inputs(self, targets: list[Path], role: str, written: str) -> None:
+        """No file of the sweep may replace a file it read (its table, the spec, a hierarchy: they were
+        replaced without a word, where ``Release.write`` and `sqlclose sweep` refuse them), nor land
+        inside a Parquet folder release, whose digest is all its files. A Parquet folder source is left
+        out, as the command leaves it (``cli.sweep._refuse_inputs``): it reads only .parquet files."""
+        inputs = [path for path in self.inputs if not path.is_dir()]
+        for target in targets:
+            files.refuse_inputs(target, role, inputs, written=written)
+            files.refuse_inside_folder_releases(target, role)
 
     def chart_names(self) -> list[str]:
         """The measures a chart is drawn for: those with a value in some run."""
@@ -269,16 +291,17 @@ class SweepResult:
         curve per run set; ``folder`` is made if missing."""
         from sqlclose.utility.charts import line_chart
 
-        if isinstance(measures, str):  # charts(folder, "alteration"): one name, not its letters
-            measures = [measures]
+        # charts(folder, "alteration"): one name, not its letters; an Index or array of names alike
+        measures = None if measures is None else given_items(measures)
         unknown = [m for m in measures or [] if m not in LABELS]
         if unknown:
             raise InputError(f"no chart for measure {unknown[0]!r}; choose from {', '.join(LABELS)}")
         folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
+        wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
+        self._refuse_inputs([folder / f"{measure}.png" for measure in wanted], "chart", "the chart")
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         what = self._algorithm_title()
-        wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
         for measure in wanted:
             # A curve with no value for this measure and no failed run (discernibility's curve on
             # the alteration chart: it has no alteration) is not drawn, nor listed in the legend.
@@ -368,7 +391,9 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     started = time.perf_counter()
     spec = as_spec(spec)
     ks = _values("k", ks, int)
-    ls, ts = _values("l", ls or [], float), _values("t", ts or [], float)
+    ls, ts = _values("l", ls, float), _values("t", ts, float)
+    # Any sequence of names, a text as one (``given_items``): "S1" was the strategies 'S' and '1'.
+    strategies, metrics = given_items(strategies), given_items(metrics)
     algorithm = spec.search.algorithm
     # Each once, in the order given: "nllm,NLLM" or "S1,s1" name one curve, not two identical ones.
     strategies = list(dict.fromkeys(_strategy(s) for s in strategies)) if strategies else [spec.search.strategy_name]
@@ -402,6 +427,7 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
             if engine is None:
                 opened.engine.close()
     result.source = Path(opened.label).name if "/" in opened.label else opened.label
+    result.inputs = api.files_read_by(opened, spec)
     result.spec_models = spec_models_kept(problem.sas, gaa=algorithm == "gaa", l_swept=bool(ls), t_swept=bool(ts))
     result.x, swept = swept_values(ks, ls, ts)
     result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
@@ -444,7 +470,7 @@ def swept_values(ks: Sequence[int], ls: Sequence[float] | None = None,
                  ts: Sequence[float] | None = None) -> tuple[str, list[Any]]:
     """The parameter a sweep's curves run over and its values, each once and sorted, as the sweep
     runs them: k when more than one k is given or no more than one l and t; else l, else t."""
-    ks, ls, ts = _values("k", ks, int), _values("l", ls or [], float), _values("t", ts or [], float)
+    ks, ls, ts = _values("k", ks, int), _values("l", ls, float), _values("t", ts, float)
     x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
     return x, {"k": ks, "l": ls, "t": ts}[x]
 
@@ -702,9 +728,12 @@ def out_of_range(name: str, shown: str) -> str:
     return f"{name} = {shown} is out of range ({name} ≥ {LEAST[name]})"
 
 
-def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
+def _values(name: str, given: Sequence[Any] | None, kind: type) -> list[Any]:
+    """A swept parameter's values, each once and sorted: any sequence of numbers (``given_items``: a
+    numpy array or a pandas Index, whose truth value ``ls or []`` asked, which they refuse to give),
+    or a single number; None as none."""
     out = []
-    for v in given:
+    for v in given_items(given):
         # int(2.9) is 2 and int(True) is 1: a weaker k than asked, swept without a word
         if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
             raise InputError(f"{name} = {v!r} is not a whole number")
@@ -743,7 +772,7 @@ def _node_name(name: str) -> str:
 
 
 def _strategy(name: str) -> str:
-    fixed = {s.lower(): s for s in STRATEGIES}.get(name.strip().lower())
+    fixed = {s.lower(): s for s in STRATEGIES}.get(name.strip().lower()) if isinstance(name, str) else None
     if fixed is None:
         raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
     return fixed

@@ -1414,3 +1414,27 @@ def test_an_unknown_share_generalized_says_what_tells_it(tmp_path):
     assert shares["quasi_identifiers"]["zip"]["generalized_percent"] == pytest.approx(50.0)
     assert shares["quasi_identifiers"]["age"]["generalized_percent"] == pytest.approx(75.0)
     assert shares["generalized_percent"] == pytest.approx(62.5)
+
+
+@pytest.mark.parametrize("kind", ["list", "tuple", "pandas Index", "numpy array", "set", "numpy array with a spec"])
+def test_check_takes_the_column_names_as_any_sequence(kind):
+    """Ninety-sixth round: ``check(df, df.columns[:2], …)`` or the names as a numpy array ended in
+    pandas' or numpy's ``ValueError: The truth value of … is ambiguous`` (``quasi_identifiers or
+    …``), where a spec takes ``identifiers=np.array([...])``. Any sequence is taken, sensitive names
+    too; a set (no order of its own) in sorted order, as the report lists them. Oracle: the classes
+    and the smallest class of a plain pandas groupby over the same columns."""
+    import pandas as pd
+
+    df = pd.read_csv(TABLE3_CSV, dtype={"zip": str})
+    df = df.assign(zip3=df["zip"].str[:3], decade=df["age"] // 10 * 10)
+    names = ["zip3", "decade"]
+    given = {"list": names, "tuple": tuple(names), "pandas Index": df.columns[4:6], "numpy array": np.array(names),
+             "set": set(names), "numpy array with a spec": np.array(names)}[kind]
+    spec = {"k": 2, "quasi_identifiers": {"zip": {"mask": True, "length": 5}}, "others": "drop"}
+    report = check(df, given, np.array(["disease"]), k=2, spec=spec if "spec" in kind else None)
+    sizes = df.groupby(names).size()
+    assert report.data["quasi_identifiers"] == (sorted(names) if kind == "set" else names)
+    assert list(report.data["sensitive"]) == ["disease"]
+    assert (report.data["classes"], report.data["k"]["reached"]) == (len(sizes), sizes.min())
+    with pytest.raises(InputError, match=r"^quasi_identifiers: names 'zip3' twice; name each column once$"):
+        check(df, np.array(["zip3", "zip3"]), k=2)  # a numpy text shown as text, not np.str_('zip3')

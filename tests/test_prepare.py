@@ -77,12 +77,14 @@ def test_values_missing_from_hierarchies_name_the_first_column_in_spec_order(ord
     spec = as_spec({"k": 2, "quasi_identifiers": {name: trees[name] for name in order},
                     "sensitive": {"s": {"distance": "ordered", "t": 1.0}}})
     opened = open_source(table, None)
+    # A spec given as a dict, over an Arrow table: the error names its own ``named``, not a command
+    # validating a SPEC.toml the run had not (the ninety-sixth round).
     counted = {"g": "column 'g' holds 1 value (in 3 rows) that is not a leaf of its hierarchy tree for column 'g' "
-                    "(1 leaf; the values are not shown: an error lands in job logs; `sqlclose hierarchy validate "
-                    "SPEC.toml:g --show-values` lists them): add each to the tree",
+                    "(1 leaf; the values are not shown: an error lands in job logs; the error's `named` attribute "
+                    "(NotLeavesError.named) lists them): add each to the tree",
                "h": "column 'h' holds 2 values (in 5 rows) that are not leaves of its hierarchy tree for column 'h' "
-                    "(1 leaf; the values are not shown: an error lands in job logs; `sqlclose hierarchy validate "
-                    "SPEC.toml:h --show-values` lists them): add each to the tree"}
+                    "(1 leaf; the values are not shown: an error lands in job logs; the error's `named` attribute "
+                    "(NotLeavesError.named) lists them): add each to the tree"}
     listed = {"g": "column 'g': 1 value is not a leaf of hierarchy tree for column 'g': 'b' (3 rows);",
               "h": "column 'h': 2 values are not leaves of hierarchy tree for column 'h': 'x' (3 rows), "
                    "'y' (2 rows);"}

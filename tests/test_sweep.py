@@ -1221,3 +1221,61 @@ def test_an_incognito_l_sweep_refuses_an_l_its_model_cannot_take(tmp_path, model
         return
     with pytest.raises(InputError, match=re.escape(refused)):
         sweep(None, spec, [3], ls=[l])
+
+
+@pytest.mark.parametrize("given", ["spec file", "dataframe and dict"])
+def test_a_sweep_results_files_never_replace_a_file_the_sweep_read(tmp_path, given):
+    """Ninety-sixth round: `SweepResult.to_csv` and `nauc_to_csv` wrote over the very table, spec and
+    hierarchy files the sweep read, without a word, where `Release.write` refuses an input ("is a
+    file this job reads") and `sqlclose sweep` refuses it whatever --overwrite says. Each writer —
+    the two CSVs and the charts (a chart path hard-linked to a hierarchy: the same file under another
+    name) — now refuses, as Release.write does (``OutputExistsError``). Oracle: every input's bytes
+    (sha256) before and after; another path is written as before."""
+    import pandas as pd
+    from table3_project import table3_project
+
+    from sqlclose.errors import OutputExistsError
+
+    table3_project(tmp_path)
+    inputs = [tmp_path / name for name in ("table3.csv", "age.csv", "disease.csv", "spec.toml")]
+    if given == "spec file":
+        result = sweep(None, tmp_path / "spec.toml", [2, 3])
+    else:  # the reviewer's case: a DataFrame, and a dict spec naming the hierarchy files
+        inputs = inputs[1:3]
+        spec = {"k": 3, "quasi_identifiers": {"zip": {"mask": True, "length": 5},
+                                              "age": {"file": str(tmp_path / "age.csv")}},
+                "sensitive": {"salary": {"distance": "ordered", "t": 0.2},
+                              "disease": {"distance": "hierarchical", "t": 0.3,
+                                          "hierarchy": str(tmp_path / "disease.csv")}}}
+        result = sweep(pd.read_csv(tmp_path / "table3.csv", dtype={"zip": str}), spec, [2, 3])
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs}
+    (tmp_path / "charts").mkdir()
+    (tmp_path / "charts" / "discernibility.png").hardlink_to(tmp_path / "age.csv")
+    writes = [*((lambda p=p: result.to_csv(p)) for p in inputs), *((lambda p=p: result.nauc_to_csv(p)) for p in inputs),
+              lambda: result.charts(tmp_path / "charts", ["discernibility"])]
+    for write in writes:
+        with pytest.raises(OutputExistsError, match="is (a file this job reads|.*, which this job reads); writing the "
+                                                    "(sweep's runs|sweep's NAUC|chart) there would destroy it: "
+                                                    "choose another path"):
+            write()
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in inputs} == before
+    result.to_csv(tmp_path / "sweep.csv")  # a path of its own: written as before
+    with (tmp_path / "sweep.csv").open(newline="", encoding="utf-8") as f:
+        assert [int(r["k"]) for r in csv.DictReader(f)] == [2, 3]
+
+
+def test_a_sweep_takes_its_values_and_names_as_numpy_arrays_or_a_pandas_index():
+    """Ninety-sixth round: `ls or []`, `if strategies` and `if metrics` asked a numpy array (or a
+    pandas Index) its truth value: ``ValueError: The truth value of an array … is ambiguous``. Any
+    sequence is taken now, a text as one name ("ncp" was the metrics 'n', 'c', 'p') and a single k
+    as one. Oracle: the runs made are the hand-written product of the values given."""
+    import pandas as pd
+
+    rows = sweep(None, TABLE3_SPEC, np.array([3, 2]), ts=pd.Index([0.5, 0.4]), metrics=np.array(["ncp", "nllm"])).rows
+    assert [(r["metric"], r["t"], r["k"]) for r in rows] == [
+        (m, t, k) for m in ("ncp", "nllm") for t in (0.4, 0.5) for k in (2, 3)]
+    assert [(r["metric"], r["k"]) for r in sweep(None, TABLE3_SPEC, 3, metrics="ncp").rows] == [("ncp", 3)]
+    gaa = sqlclose.load_spec(TABLE3_SPEC).model_dump()
+    gaa["search"] = {"algorithm": "gaa"}
+    rows = sweep(None, gaa, [2, 3], strategies=np.array(["S2", "S1"])).rows
+    assert [(r["strategy"], r["k"]) for r in rows] == [("S2", 2), ("S2", 3), ("S1", 2), ("S1", 3)]

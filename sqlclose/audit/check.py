@@ -16,7 +16,7 @@ import functools
 import math
 import numbers
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +59,7 @@ from sqlclose.model.spec import (
     static_hierarchy,
     validation_problems,
 )
-from sqlclose.model.text import counted, named_once
+from sqlclose.model.text import counted, given_items, named_once
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
 from sqlclose.prepare.sources import open_source, path_format, spec_engine
 from sqlclose.privacy.cell_distances import class_distances
@@ -104,6 +104,9 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
           table: str | None = None, delimiter: str | None = None, engine: Engine | None = None) -> CheckReport:
     """Audit ``source`` (a path, ``(connection, table)``, a pyarrow Table or a pandas DataFrame).
 
+    ``quasi_identifiers`` (and ``sensitive`` given as names) may be any sequence of column names: a
+    list, a tuple, a pandas Index (``df.columns[:2]``), a numpy array; a text is one name, and a set
+    is taken in sorted order (``text.given_items``).
     ``sensitive`` maps each sensitive column to its models and thresholds (a ``Sensitive`` or
     its dict; None or a bare list of names: measure only). ``spec`` takes the quasi-identifiers,
     sensitive models and k of a release spec. ``reference`` is the table whose distribution
@@ -135,7 +138,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         hierarchies = {name: static_hierarchy(s, name) for name, s in spec.quasi_identifiers.items()
                        if s.kind in ("file", "tree", "hierarchy")}  # rule hierarchies need the input's values
         tops = {name: rule_top(s) for name, s in spec.quasi_identifiers.items() if name not in hierarchies}
-        quasi_identifiers = quasi_identifiers or list(spec.quasi_identifiers)
+        quasi_identifiers = _names(quasi_identifiers) or list(spec.quasi_identifiers)
         sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
         k = k if k is not None else spec.k
         # The reference as the release's run read its input: the spec's [source] options (declared
@@ -146,7 +149,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
     qi = _names(quasi_identifiers)
-    models = _sensitive_models([sensitive] if isinstance(sensitive, str) else sensitive)
+    models = _sensitive_models(sensitive)
     k, skew, similarity_level, top = _check_arguments(qi, models, k, skew, similarity_level, top)
     if reference is not None and not models:  # dropped, it changed nothing, as the command refuses it
         raise SpecError("reference is the table t-closeness compares a sensitive column's distribution to, and no "
@@ -307,11 +310,12 @@ def _cast(relation: exp.Expression, columns: list[str], types: dict[str, str]) -
                         if c in types else q.col(c) for c in columns]).from_(relation.copy()).subquery()
 
 
-def _names(quasi_identifiers: Sequence[str] | str | None) -> list[str]:
-    """The quasi-identifiers as a list, each once: a text is one name ("zip" was read as 'z', 'i'
-    and 'p'); a name given twice was audited as two columns."""
-    names = [quasi_identifiers] if isinstance(quasi_identifiers, str) else list(quasi_identifiers or [])
-    named_once(names, "quasi_identifiers")
+def _names(given: Iterable[str] | str | None, option: str = "quasi_identifiers") -> list[str]:
+    """Column names as a list, each once: any sequence of them (``text.given_items``: a pandas Index,
+    ``df.columns[:2]``, or a numpy array ended in "truth value … is ambiguous"), a text as one name
+    ("zip" was read as 'z', 'i' and 'p'); a name given twice was audited as two columns."""
+    names = given_items(given)
+    named_once(names, option)
     return names
 
 
@@ -331,9 +335,7 @@ def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
                 except Exception as e:
                     raise SpecError(f"sensitive column {name!r}: {e}") from None
         return out
-    names = list(sensitive)
-    named_once(names, "sensitive")
-    return dict.fromkeys(names)
+    return dict.fromkeys(_names(sensitive, "sensitive"))
 
 
 def _check_arguments(qi: list[str], models: dict, k: Any, skew: Any, similarity_level: Any,

@@ -85,6 +85,8 @@ def sensitive_domain(hierarchy: Hierarchy | None, distance_name: str,
 SENSITIVE_NOT_SHOWN = "the values are not shown: a sensitive value is what a release protects"
 QI_LISTER = "`sqlclose hierarchy validate SPEC.toml:{column}{data} --show-values`"  # data: the warehouse's histogram
 QI_NOT_SHOWN = "the values are not shown: an error lands in job logs; {lister} lists them"
+# The lister for a spec given in Python, or a table the caller holds: the command has no SPEC.toml to name.
+QI_NAMED_BY_ERROR = "the error's `named` attribute (NotLeavesError.named)"
 
 
 def values_not_leaves(column: str, hierarchy: Hierarchy, missing: list[str], rows: int | None, to_add: str,
@@ -130,3 +132,15 @@ def _near_leaves(missing: list[str], leaves: Sequence[str]) -> str:
                     "case (text is compared as written: write the data and the hierarchy in one case, e.g. "
                     "lower(column) in a [source] query)")
     return "".join(f"; {part}" for part in said)
+
+
+def whole_numbers_hint(count: int, column_type: str, cast: str) -> str:
+    """That ``count`` of the values a hierarchy lacks are whole numbers its floating-point column
+    holds (29.0, the leaf written 29: the commonest pandas pitfall, a column of whole numbers with a
+    missing one being float64), counted as the other near leaves are, never named, with the ``cast``
+    that makes them the leaves."""
+    if not count:
+        return ""
+    return (f"; {count} of them {agreeing(count, 'is a whole number', 'are whole numbers')} the column holds as "
+            f"floating-point {agreeing(count, 'number', 'numbers')} (its type is {column_type}), whose text writes a "
+            f"fraction where the leaf has none: cast the column to whole numbers {cast}")

@@ -1105,6 +1105,12 @@ class Spec(_Model):
         return [*self.identifiers, *self.quasi_identifiers, *self.sensitive]
 
     @property
+    def origin(self) -> Path | None:
+        """The spec file it was loaded from (``load_spec``); None for a spec given in Python (a
+        dict, a ``Spec``), which no command naming SPEC.toml can be given."""
+        return self._origin
+
+    @property
     def files_read(self) -> list[Path]:
         """Every file the job reads besides the source: the spec itself and hierarchy files."""
         files = [self._origin] if self._origin is not None else []

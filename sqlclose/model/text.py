@@ -137,6 +137,24 @@ def named(noun: str, names: Iterable[object], plural: str | None = None) -> str:
     return f"{noun if len(names) == 1 else plural or noun + 's'} {', '.join(map(repr, names))}"
 
 
+def given_items(given: object) -> list:
+    """A caller's names or values (``check``'s quasi-identifiers, a sweep's ks or metrics) as a list:
+    None as none; a text (or bytes), or a single number, as one item ("zip" was read as 'z', 'i', 'p');
+    a set in sorted order, its own being no one's (the same report every run); any other iterable in
+    its order: a list, a tuple, a pandas Index, a numpy array, whose truth value ``given or []``
+    asked, which pandas and numpy refuse to give (the ninety-sixth round). numpy's text items come
+    as plain ``str``: numpy 2 shows one as ``np.str_('zip')`` in a message."""
+    if given is None:
+        return []
+    if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+        items = [given]
+    elif isinstance(given, (set, frozenset)):
+        items = sorted(given, key=repr)
+    else:
+        items = list(given)
+    return [str(item) if isinstance(item, str) else item for item in items]
+
+
 def named_once(names: Sequence[object], option: str) -> None:
     """Refuse a column named twice in ``option`` (``--qi zip,zip``; ``--sensitive disease,disease``
     and ``--hierarchy disease=A --hierarchy disease=B``, which kept one of the two silently: the

@@ -32,7 +32,6 @@ from sqlclose.errors import DataError, NoRowsError, NotLeavesError, NullsError
 from sqlclose.model.arrays import ArrowValues, arrow_table, leaf_labels, numpy_of
 from sqlclose.model.arrow_types import unreached_float
 from sqlclose.model.attributes import (
-    QI_LISTER,
     QI_NOT_SHOWN,
     SensitiveAttribute,
     require_ordered_type,
@@ -53,6 +52,7 @@ from sqlclose.model.text import (
     unicode_form_hint,
     unicode_twins,
 )
+from sqlclose.prepare.leaf_advice import LeafAdvice
 from sqlclose.prepare.local_values import ValuesReader, values_reader
 from sqlclose.prepare.rule_hierarchies import distinct_values, qi_hierarchy
 from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
@@ -230,7 +230,8 @@ def prepare(engine: Engine, source: exp.Expression, spec: Spec, source_label: st
                for c in qi_coded]
         for qi in qis:
             _register_qi_lookup(reader, qi)
-        leaf_counts = _qi_leaf_counts(reader, qis, histogram=counts is not None)
+        advice = LeafAdvice.of(spec, schema, source_label, histogram=counts is not None)
+        leaf_counts = _qi_leaf_counts(reader, qis, advice)
         unmeasured = [_sensitive_column(reader, c, spec.sensitive[c.name]) for c in sa_coded]
 
     params = q.Params()
@@ -610,10 +611,10 @@ def _check_leaves(reader: ValuesReader, c: q.CodedColumn, hierarchy: Hierarchy |
 
 
 def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn],
-                    histogram: bool = False) -> list[np.ndarray]:
+                    advice: LeafAdvice) -> list[np.ndarray]:
     """Records per leaf of every quasi-identifier (``hierarchy.leaves`` order), read with the
     values its hierarchy lacks in one query (``q.values_on_leaves``): the first column (in spec
-    order) with such values raises, as the column-by-column checks would."""
+    order) with such values raises, as the column-by-column checks would, with ``advice``."""
     if not qis:  # a sensitive column's hierarchy prepared alone (api.hierarchy_of)
         return []
     found = reader.engine.fetch(q.values_on_leaves(reader.table, [qi.coded for qi in qis]))
@@ -626,7 +627,8 @@ def _qi_leaf_counts(reader: ValuesReader, qis: list[QuasiIdentifierColumn],
         rows = np.flatnonzero(~known & (position == first)).tolist()
         qi = qis[first]
         _not_leaves(qi.name, [values[i] for i in rows], f"hierarchy {qi.hierarchy.origin}", [counts[i] for i in rows],
-                    qi.hierarchy, qi.coded.null_value, histogram)
+                    qi.hierarchy, qi.coded.null_value, advice.lister(qi.name),
+                    advice.whole_numbers(reader, qi.name, qi.coded))
     n = numpy_of(found.column("n")).astype(np.float64)
     counts = [qi.hierarchy.leaf_totals(codes[position == i], n[position == i]) for i, qi in enumerate(qis)]
     for c in counts:
@@ -641,24 +643,24 @@ def _check_leaves_cover(values: list[str], hierarchy: Hierarchy, column: str) ->
 
 
 def _not_leaves(column: str, values: list, where: str, counts: list[int], hierarchy: Hierarchy,
-                stand_in: str | None = None, histogram: bool = False) -> None:
+                stand_in: str | None, lister: str, whole_numbers: str = "") -> None:
     """The error for quasi-identifier values a hierarchy lacks: counted, never shown (a job's log
     keeps it; a quasi-identifier's value tells a person apart), with how to add them in the form the
     hierarchy was given in. ``NotLeavesError.named`` names the first few, with their row counts,
-    for ``sqlclose hierarchy validate --show-values`` (``histogram``: with the warehouse's
-    histogram as ``--data``, the table being the warehouse's). ``stand_in``: the spec's
-    ``null_value``, named as such in ``named`` where it is one of them; the error tells it from the
-    spec and the hierarchy alone, as a sensitive column's does (whether the column holds a NULL is
-    a fact of the data)."""
+    for ``sqlclose hierarchy validate --show-values``; ``lister`` is what the message says names
+    them (``LeafAdvice.lister``). ``stand_in``: the spec's ``null_value``, named as such in
+    ``named`` where it is one of them; the error tells it from the spec and the hierarchy alone, as
+    a sensitive column's does (whether the column holds a NULL is a fact of the data).
+    ``whole_numbers``: the hint for a floating-point column's (``LeafAdvice.whole_numbers``)."""
     quoting = "" if _given_inline(hierarchy) else _quoting_counted(values)
-    said_after = quoting + _stand_in_no_leaf(stand_in, hierarchy)
+    said_after = quoting + _stand_in_no_leaf(stand_in, hierarchy) + whole_numbers
 
     def told(lister: str) -> str:  # the command that lists them: a spec column's validate, or a caller's own flag
         return values_not_leaves(column, hierarchy, values, sum(counts), how_to_add_leaves(hierarchy),
                                  not_shown=QI_NOT_SHOWN.format(lister=lister)) + said_after
 
-    raise NotLeavesError(told, QI_LISTER.format(column=column, data=" --data HISTOGRAM" * histogram),
-                         _listed(column, values, where, counts, hierarchy, stand_in), column)
+    raise NotLeavesError(told, lister, _listed(column, values, where, counts, hierarchy, stand_in) + whole_numbers,
+                         column)
 
 
 def _stand_in_no_leaf(stand_in: str | None, hierarchy: Hierarchy) -> str:

@@ -57,7 +57,7 @@ from sqlclose.prepare.csv_lines import (
 from sqlclose.prepare.pandas_frames import arrow_of_pandas, is_pandas
 from sqlclose.prepare.parquet_types import has_int96, refuse_instants_past_range, refuse_narrowed_columns
 from sqlclose.prepare.problem import missing_column
-from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL
+from sqlclose.prepare.source_labels import ARROW_LABEL, PANDAS_LABEL, RELATION_LABEL, SPARK_FRAME_LABEL
 from sqlclose.prepare.spark_tables import missing_table, spark_table_parts, typed_spark_name
 from sqlclose.sql import queries as q
 from sqlclose.sql.warehouse import warehouse_table
@@ -252,7 +252,7 @@ def _open_spark(source: Any, engine: Engine | None) -> Opened:
         return _open_spark_table(source[1], parts, engine or SparkEngine(session))
     engine = engine or SparkEngine(session)
     refuse_renamed_columns(source.columns, "the Spark DataFrame")
-    return Opened(engine, engine.frame_relation(source), "spark dataframe", _local_files(source.inputFiles()))
+    return Opened(engine, engine.frame_relation(source), SPARK_FRAME_LABEL, _local_files(source.inputFiles()))
 
 
 def _open_spark_table(name: Any, parts: list[str], engine: SparkEngine) -> Opened:
@@ -549,7 +549,7 @@ def _open_relation(relation: Any, engine: Engine | None, released: Callable[[str
         if own:
             engine.close()
         raise
-    return Opened(engine, table, "duckdb relation", files, databases=databases)
+    return Opened(engine, table, RELATION_LABEL, files, databases=databases)
 
 
 _KEEP_IT_OPEN = "a relation is read on the connection that made it: keep it open until sqlclose.anonymize returns"

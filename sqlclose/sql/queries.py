@@ -162,6 +162,22 @@ def missing_values(values: exp.Expression, c: CodedColumn) -> exp.Expression:
     return template("missing_values", values=values, value=value, lookup=table(c.lookup))
 
 
+def whole_numbers_on_leaves(values: exp.Table, c: CodedColumn) -> exp.Expression:
+    """Error path only: how many of a floating-point quasi-identifier's distinct values (from
+    ``column_values``, as text) its lookup lacks are whole numbers whose integer text is a leaf: the
+    column holds 29.0 where the hierarchy has 29 (a pandas column of whole numbers with a missing
+    one is float64). Counted in SQL over the distinct values; the count names none of them."""
+    value = col(c.raw)
+    number = exp.TryCast(this=value.copy(), to=exp.DataType.build("DOUBLE"), safe=True)
+    whole = exp.TryCast(this=number.copy(), to=exp.DataType.build("BIGINT"), safe=True)  # NULL past BIGINT
+    leaves = exp.select(col("value")).from_(table(c.lookup)).subquery()
+    missing = exp.not_(exp.In(this=value.copy(), query=leaves.copy()))
+    return (exp.select(exp.alias_(_bigint(exp.Count(this=exp.Distinct(expressions=[value.copy()]))), "n"))
+            .from_(values.copy())
+            .where(exp.and_(is_not_null(value), missing, exp.EQ(this=number, expression=whole.copy()),
+                            exp.In(this=as_text(whole), query=leaves))))
+
+
 def values_on_leaves(values: exp.Table, columns: Sequence[CodedColumn]) -> exp.Expression:
     """Each quasi-identifier's values (from ``column_values``) on its lookup, in one query: per
     column (``col``, its position) a row per leaf code with the rows holding it (``v`` NULL), and a

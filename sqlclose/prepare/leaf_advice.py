@@ -1,0 +1,80 @@
+"""What the error for a quasi-identifier's values its hierarchy lacks advises beside their count
+(``problem._not_leaves``): where to see them named, and, for a floating-point column holding whole
+numbers whose integer text is a leaf (29.0 for the leaf 29), the cast that mends it, for the source
+as it was given. The values themselves are never named here (docs/what-a-release-reveals.md)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from sqlglot import exp
+
+from sqlclose.model.attributes import QI_LISTER, QI_NAMED_BY_ERROR, whole_numbers_hint
+from sqlclose.model.spec import Spec
+from sqlclose.prepare.local_values import ValuesReader
+from sqlclose.prepare.source_labels import (
+    ARROW_LABEL,
+    CALLERS_TABLES,
+    PANDAS_LABEL,
+    RELATION_LABEL,
+    SPARK_FRAME_LABEL,
+)
+from sqlclose.sql import queries as q
+
+
+@dataclass(frozen=True)
+class LeafAdvice:
+    """The run's facts the advice depends on: whether the spec came from a file, the source's label
+    (a table the caller holds is mended in Python), whether it is the warehouse's histogram, and
+    each floating-point quasi-identifier's type."""
+
+    from_file: bool
+    source_label: str
+    histogram: bool = False
+    floating: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, spec: Spec, schema: pa.Schema, source_label: str, histogram: bool = False) -> LeafAdvice:
+        floating = {name: str(schema.field(name).type) for name in spec.quasi_identifiers
+                    if pa.types.is_floating(schema.field(name).type)}
+        return cls(spec.origin is not None, source_label, histogram, floating)
+
+    def lister(self, column: str) -> str:
+        """What names the values: `sqlclose hierarchy validate SPEC.toml:COLUMN --show-values` where the
+        spec is a file and the source one the command can read; else the error's own ``named`` (a spec
+        given as a dict, or a DataFrame: the command had been named for a spec file the run had not)."""
+        if not self.from_file or self.source_label in CALLERS_TABLES:
+            return QI_NAMED_BY_ERROR
+        return QI_LISTER.format(column=column, data=" --data HISTOGRAM" * self.histogram)
+
+    def whole_numbers(self, reader: ValuesReader, column: str, coded: q.CodedColumn) -> str:
+        """The hint for a floating-point column's whole numbers whose integer text is a leaf: counted by
+        one query over the column's distinct values (error path only); "" for any other column."""
+        kind = self.floating.get(column)
+        if kind is None:
+            return ""
+        found = reader.engine.fetch_row(q.whole_numbers_on_leaves(reader.table, coded))
+        return whole_numbers_hint(int(found["n"] or 0), kind, self._cast(column))
+
+    def _cast(self, column: str) -> str:
+        """Where and how to cast ``column`` to whole numbers: in the table the caller holds, in the
+        warehouse, else where the file is read (a [source] query, a CSV's declared type)."""
+        cast = exp.Cast(this=q.col(column), to=exp.DataType.build("BIGINT"))
+        if self.histogram:
+            return (f"in the warehouse (a view selecting {cast.sql()} AS {q.ident(column).sql()}, as [source] table), "
+                    "then run `sqlclose sql` and export the histogram again")
+        if self.source_label == PANDAS_LABEL:
+            return (f"in the DataFrame first: df[{column!r}] = df[{column!r}].astype('Int64') (pandas' integers that "
+                    "keep a missing value missing; a missing one is what makes pandas store whole numbers as float64)")
+        if self.source_label == ARROW_LABEL:
+            return (f"in the table first: table[{column!r}].cast('int64'), put back with table.set_column (a missing "
+                    "value stays missing)")
+        if self.source_label == SPARK_FRAME_LABEL:
+            return f"in the DataFrame first: df.withColumn({column!r}, df[{column!r}].cast('bigint'))"
+        replaced = f"SELECT * REPLACE ({cast.sql('duckdb')} AS {q.ident(column).sql('duckdb')}) FROM …"
+        if self.source_label == RELATION_LABEL:
+            return f"in the relation first: {replaced}"
+        return (f"where it is read: in a [source] query ({replaced}), or, for a CSV file, by declaring its type: "
+                f"[source] types = {{ {json.dumps(column, ensure_ascii=False)} = \"BIGINT\" }}")
