@@ -501,6 +501,71 @@ def test_from_rows_refuses_a_none_label_rather_than_writing_none():
         Hierarchy.from_rows([["a", "x", "*"], ["b", None, "*"]])
 
 
+def test_from_rows_reads_a_data_frames_rows_as_the_files_lines(tmp_path):
+    """`Hierarchy.from_rows(pd.read_csv(age.csv, header=None))` ended in `TypeError: 'int' object is
+    not iterable` (iterating a DataFrame yields its column labels). Its rows are the file's lines, split
+    by hand, whatever the cells' types (read as text, or the leaves as int64: written as their text);
+    the column labels and the index are no part of a row. Released, the written file's ages are the
+    source's grouped by the file's level 2 by hand (a plain GROUP BY)."""
+    import pandas as pd
+
+    lines = [tuple(line.split(";")) for line in AGE_LINES]
+    for frame in (pd.read_csv(TABLE3 / "age.csv", sep=";", header=None, dtype=str),
+                  pd.read_csv(TABLE3 / "age.csv", sep=";", header=None).set_axis(["a", "b", "c", "d"], axis=1)):
+        assert Hierarchy.from_rows(frame).rows == tuple(lines)
+    moments = pd.DataFrame({"t": pd.to_datetime(["2024-01-31 10:00:00.000000001"]), "top": ["*"]})
+    assert Hierarchy.from_rows(moments).rows == (("2024-01-31 10:00:00.000000001", "*"),)  # as DuckDB writes it
+    frame = pd.read_csv(TABLE3 / "age.csv", sep=";", header=None, dtype=str)
+    spec = {"k": 3, "others": "drop", "quasi_identifiers": {"age": {"hierarchy": Hierarchy.from_rows(frame)}}}
+    with sqlclose.anonymize(TABLE3 / "table3.csv", spec, node={"age": 2}) as release:
+        release.write_parquet(tmp_path / "r.parquet")
+    con = duckdb.connect()
+    assert con.sql(f"SELECT age, count(*) FROM '{tmp_path / 'r.parquet'}' GROUP BY ALL ORDER BY ALL").fetchall() == \
+        [("<40", 6), (">=40", 3)]
+    con.close()
+
+
+def test_from_rows_refuses_a_data_frames_missing_cell_naming_its_row_and_level():
+    """pandas reads an empty field, NA and null as missing: NaN would have been the label 'nan'.
+    Refused, naming the row and the level and how to read the file as text. Written out by hand."""
+    import pandas as pd
+
+    frame = pd.DataFrame([["22", "2*", "*"], ["27", None, "*"]])
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_rows(frame, origin="ages")
+    assert str(e.value) == (
+        "ages, row 2, level 1: the cell is missing (nan in the DataFrame); a hierarchy has a label at every level "
+        "(leaf, …, top), and pandas reads an empty field, NA, null and the like as missing: read a hierarchy file as "
+        "text, pd.read_csv(path, sep=\";\", header=None, dtype=str, keep_default_na=False), or give the file itself "
+        "(file = path)")
+
+
+def test_a_data_frame_or_text_given_as_rows_is_refused_saying_what_to_give():
+    """`Hierarchy(df)` ended in pandas' "truth value of a DataFrame is ambiguous"; a row given as a
+    line of text was split into its characters. Written out by hand."""
+    import pandas as pd
+
+    for rows, kind in ((pd.DataFrame([["a", "*"]]), "pandas.DataFrame"), (np.array([["a", "*"]]), "numpy.ndarray")):
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy(rows)
+        assert str(e.value) == (f"<inline>: Hierarchy(rows) takes rows of text, not a {kind}: give it to "
+                                "sqlclose.Hierarchy.from_rows, which writes each cell as text")
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_rows(["22;2*;*", "27;2*;*"])
+    assert str(e.value) == ("<inline>, row 1: '22;2*;*' is no row of labels (leaf, level 1, …, top): give each row "
+                            "as a list or a tuple of its labels, e.g. [\"22\", \"20s\", \"*\"]")
+
+
+def test_a_hierarchys_repr_names_its_origin_and_shape_not_its_labels():
+    """The dataclass's repr listed every row, and reached whatever quotes a value whole: pydantic's
+    own `input_value=…` of a `sqlclose.Spec(...)` built directly, a traceback. Written by hand."""
+    h = Hierarchy.from_rows([["23", "20s", "*"], ["97", "90s", "*"]], origin="ages")
+    assert repr(h) == "<sqlclose.Hierarchy ages (3 levels, 2 leaves)>"
+    with pytest.raises(ValueError) as e:  # pydantic's ValidationError
+        sqlclose.Spec(k=2, quasi_identifiers={"age": {"file": h}})
+    assert "'97'" not in str(e.value) and "<sqlclose.Hierarchy ages (3 levels, 2 leaves)>" in str(e.value)
+
+
 def test_a_python_hierarchy_of_numbers_is_released_by_its_text():
     """The rows the refusal points to (from_rows over the integers 39 and 40) release the labels by
     hand: 39 under '<40', 40 under '>=40', two rows each; the refused form raises an SqlcloseError

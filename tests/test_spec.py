@@ -8,6 +8,8 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 
@@ -424,6 +426,107 @@ def test_toml_text_given_as_the_spec_is_told_apart_from_a_path():
         sqlclose.anonymize(TABLE3 / "table3.csv", BASE_TOML)
     message = str(e.value)
     assert "\n" not in message and "TOML text" in message and "tomllib.loads" in message
+
+
+def test_toml_text_given_to_load_spec_is_told_apart_from_a_path():
+    """load_spec took TOML text for a path, "spec file <the whole 866-character text> does not exist",
+    and a one-line text ("k = 3", from anonymize too) likewise. Told as anonymize tells it, the text
+    never echoed whole; a missing path holding '=' (a Hive folder's) is said both ways, and an
+    existing file named with '=' is read. Messages written by hand."""
+    text = (TABLE3 / "table3.toml").read_text(encoding="utf-8")
+    told = ("give the spec file's path, or the text parsed, tomllib.loads(text), as a dict (its relative paths then "
+            "relative to the working folder)")
+    for given, message in [
+        (text, f"spec is TOML text, not a path: {told}"),
+        ("k = 3", f"spec 'k = 3' is TOML text, not a path (it names no file): {told}"),
+        ("k = 3  # " + "x" * 71 + "y" * 48,  # 9 + 71 + 48 = 128 characters, cut at 80
+         f"spec {'k = 3  # ' + 'x' * 71!r}… (128 characters) is TOML text, not a path (it names no file): {told}"),
+        ("data/date=2024/spec.toml",
+         f"spec file 'data/date=2024/spec.toml' does not exist; if it is TOML text (it holds '='), not a path: {told}"),
+    ]:
+        for load in (load_spec, lambda g: sqlclose.anonymize(TABLE3 / "table3.csv", g)):
+            with pytest.raises(SpecError) as e:
+                load(given)
+            assert str(e.value) == message
+
+
+def test_a_spec_path_no_file_can_have_is_refused_as_bad_input(tmp_path):
+    """A name too long for a file was Python's OSError, quoting it whole; a NUL character its bare
+    ValueError. A file whose name holds '=' is read as a path."""
+    with pytest.raises(SpecError) as e:
+        load_spec("x" * 5000)
+    assert str(e.value) == (f"spec file {'x' * 300!r}… (5000 characters) cannot be read: File name too long; give the "
+                            "path of a TOML file")
+    with pytest.raises(SpecError, match=r"^spec file 'a\\x00b\.toml' holds a NUL character, which no file name"):
+        load_spec("a\0b.toml")
+    named = tmp_path / "date=2024.toml"
+    shutil.copy(TABLE3 / "table3.toml", named)
+    (tmp_path / "table3.csv").write_bytes((TABLE3 / "table3.csv").read_bytes())
+    shutil.copy(TABLE3 / "age.csv", tmp_path)
+    shutil.copy(TABLE3 / "disease.csv", tmp_path)
+    assert load_spec(str(named)).k == 3
+
+
+# ---------------------------------------------------------------------------- what a message shows of a value
+
+
+def _age_refused(qi: object) -> str:
+    with pytest.raises(SpecError) as e:
+        build_spec({"k": 3, "others": "drop", "quasi_identifiers": {"age": qi}})
+    return str(e.value)
+
+
+BIG = Hierarchy.from_rows([[str(i), "x", "*"] for i in range(5000)])
+
+
+@pytest.mark.parametrize("key", ["file", "tree", "bands", "mask", "dates"])
+def test_a_hierarchy_given_under_another_key_is_named_not_quoted(key):
+    """`{"age": {"file": H}}` quoted H whole, every leaf (data, for a hierarchy made of the data's
+    values): 99 kB for 5,000 leaves; mask = H said it twice, once per branch of its union. Named by
+    its type, with what to write. Written out by hand."""
+    assert _age_refused({key: BIG}) == (
+        f"spec: invalid spec: quasi_identifiers.age.{key}: a sqlclose.Hierarchy is given as hierarchy = H (or as the "
+        f"column's entry itself, \"age\": H), not as {key} = H (got a sqlclose.Hierarchy)")
+
+
+def test_a_sensitive_hierarchy_given_under_file_is_named_not_quoted():
+    with pytest.raises(SpecError) as e:
+        build_spec({"k": 3, "quasi_identifiers": {"zip": {"mask": True}},
+                    "sensitive": {"disease": {"distinct_l": 2, "hierarchy": {"file": BIG}}}})
+    assert str(e.value) == ("spec: invalid spec: sensitive.disease.hierarchy.file: a sqlclose.Hierarchy is given as "
+                            "hierarchy = H, not as file = H (got a sqlclose.Hierarchy)")
+
+
+def test_rows_given_as_a_hierarchy_are_told_to_make_one_not_quoted():
+    """`hierarchy = rows` (a list, an array, a DataFrame) said "Input should be a dictionary or an
+    instance of Hierarchy (got [['23', '20s', '*'], …])": a dictionary of what, and the rows quoted."""
+    rows = [["23", "20s", "*"], ["97", "90s", "*"]]
+    make = ("hierarchy takes a sqlclose.Hierarchy: make one of rows (leaf, level 1, …, top) with hierarchy = "
+            "sqlclose.Hierarchy.from_rows(rows)")
+    assert _age_refused({"hierarchy": rows}) == f"spec: invalid spec: quasi_identifiers.age.hierarchy: {make} (got a " \
+        "list of 2 items)"
+    assert _age_refused({"hierarchy": np.array(rows)}).endswith(f"{make} (got a numpy array of shape (2, 3))")
+    with pytest.raises(SpecError) as e:
+        build_spec({"k": 3, "quasi_identifiers": {"zip": {"mask": True}},
+                    "sensitive": {"disease": {"distinct_l": 2, "hierarchy": rows}}})
+    assert str(e.value) == f"spec: invalid spec: sensitive.disease.hierarchy: {make} (got a list of 2 items)"
+    assert _age_refused({"hierarchy": "age.csv"}) == (
+        "spec: invalid spec: quasi_identifiers.age.hierarchy: hierarchy takes a sqlclose.Hierarchy; a hierarchy file "
+        "is given as file = \"…\" (got 'age.csv')")
+
+
+def test_a_value_shown_in_a_spec_error_is_bounded_and_never_an_arrays_contents():
+    """pydantic's "got …" quoted any value whole: an array of the data's values given as a tree, a
+    long list, a Series. Short plain values are still quoted; the rest is named."""
+    ages = np.arange(20, 90)
+    assert _age_refused({"tree": ages}) == ("spec: invalid spec: quasi_identifiers.age.tree: Input should be a valid "
+                                           "dictionary (got a numpy array of shape (70,))")
+    assert _age_refused({"tree": list(range(5000))}).endswith("(got a list of 5000 items)")
+    assert _age_refused({"file": pd.Series(ages)}).endswith("(got a pandas.Series)")
+    assert _age_refused({"tree": ["23", "97"]}).endswith("Input should be a valid dictionary (got ['23', '97'])")
+    assert _age_refused({"bands": [10], "domain": list(range(300))}) == (
+        "spec: invalid spec: quasi_identifiers.age: domain must be [lowest, highest], e.g. domain = [0, 120]; got a "
+        "list of 300 items")
 
 
 # ---------------------------------------------------------------------------- hashing

@@ -29,9 +29,10 @@ from sqlglot import exp
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
+from sqlclose.model.frame_rows import data_frame_rows, is_data_frame
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
-from sqlclose.model.text import counted, read_utf8, special_file, unexpanded_hint
+from sqlclose.model.text import counted, read_utf8, shown, special_file, unexpanded_hint
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -80,7 +81,7 @@ class LevelRows(Sequence[tuple[str, ...]]):
         return self._whole
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Hierarchy:
     """A validated generalization hierarchy.
 
@@ -109,6 +110,9 @@ class Hierarchy:
     _derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self, _levels: tuple[list[list[str]], np.ndarray] | None) -> None:
+        if is_data_frame(self.rows) or isinstance(self.rows, np.ndarray):  # pandas' "truth value … is ambiguous"
+            raise HierarchyError(f"{self.origin}: Hierarchy(rows) takes rows of text, not a {_type_name(self.rows)}: "
+                                 "give it to sqlclose.Hierarchy.from_rows, which writes each cell as text")
         validated = _levels if _levels is not None else _validate(self.rows, self.origin, self.lines)
         self._derived["validated"] = validated  # labels, dense codes
 
@@ -138,8 +142,13 @@ class Hierarchy:
     @classmethod
     def from_rows(cls, rows: Iterable[Sequence[object]], origin: str = "<inline>") -> Hierarchy:
         """Rows of values written as text as a tree's leaf is (39 as '39', True as 'true': as the engine
-        writes the column's value); None is no label and is refused, not written 'None'."""
-        return cls(tuple(tuple(v if v is None else _value_text(v, origin, i, level) for level, v in enumerate(r))
+        writes the column's value); None is no label and is refused, not written 'None'. A pandas
+        DataFrame's rows are its rows, a missing cell refused (``frame_rows.data_frame_rows``); a row
+        given as text (``"22;20s;*"``) is refused, not taken for a row of its characters."""
+        if is_data_frame(rows):
+            rows = data_frame_rows(rows, origin)
+        return cls(tuple(tuple(v if v is None else value_text(v, origin, i, level)
+                               for level, v in enumerate(_row(r, origin, i)))
                          for i, r in enumerate(rows)), origin)
 
     @classmethod
@@ -331,6 +340,21 @@ class Hierarchy:
     def describe(self) -> str:
         return f"{self.origin} ({self.levels} levels, {len(self.rows)} leaves)"
 
+    def __repr__(self) -> str:
+        """Its origin and shape, no label: a hierarchy made of the data's values counts as data, and
+        the dataclass's repr, every row, reached messages that quote a value (pydantic's, a
+        traceback's) whole."""
+        return f"<sqlclose.Hierarchy {self.describe()}>"
+
+
+def _row(row: object, origin: str, i: int) -> Sequence[object]:
+    """One of ``from_rows``' rows: its labels (a list, a tuple, a numpy array's row), not text, whose
+    characters were taken for its labels, nor one value (a Series' cell: 'int' object is not iterable)."""
+    if isinstance(row, (str, bytes)) or not isinstance(row, Iterable):
+        raise HierarchyError(f"{origin}, row {i + 1}: {shown(row)} is no row of labels (leaf, level 1, …, top): "
+                             "give each row as a list or a tuple of its labels, e.g. [\"22\", \"20s\", \"*\"]")
+    return row
+
 
 def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     """A tree's leaf as the engine writes the column's value (values are matched as text): TOML's
@@ -349,7 +373,7 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
         raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
-    return _value_text(leaf, f"{origin}: group {group!r}")
+    return value_text(leaf, f"{origin}: group {group!r}")
 
 
 def _is_leaf_list(node: object) -> bool:
@@ -383,7 +407,7 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
         raise HierarchyError(f"{group} is {what}, not a list of leaves: a group is a list of leaves (text, numbers, "
                              "true or false) or a table of groups, e.g. { young = [\"22\", \"27\"], old = [\"43\", "
                              f"\"52\"] }}{made}")
-    written = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else _value_text(value, origin)
+    written = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else value_text(value, origin)
     if not ancestors:  # from Python, from_tree("x"): no group at all
         raise HierarchyError(f"{origin} is one value, {written}: give its groups and leaves, e.g. "
                              "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
@@ -399,7 +423,7 @@ def _type_name(value: object) -> str:
     return type(value).__qualname__ if module == "builtins" else f"{module}.{type(value).__qualname__}"
 
 
-def _value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:
+def value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:
     """One value as the engine writes it as text: a boolean as ``true``/``false``, a datetime or a time
     as DuckDB writes it, a numpy scalar as the Python value it stands for is (``_numpy_text``),
     anything else as its text (39 as ``39``). ``origin``, ``row`` and ``level`` name it in an error."""

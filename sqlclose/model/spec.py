@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import difflib
+import errno
 import hashlib
 import json
 import math
@@ -16,6 +17,7 @@ import numbers
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -35,9 +37,10 @@ from pydantic import (
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
+from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import escaped_breaks, file_sha256, read_utf8
+from sqlclose.model.text import SHOWN_TEXT, escaped_breaks, file_sha256, read_utf8, shown
 from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -122,6 +125,21 @@ class HierarchySpec(_Model):
     alphabet: str | None = None  # mask: the characters codes are made of
     length: int | None = None  # mask: the codes' length, so its levels follow from the spec alone
 
+    @model_validator(mode="before")
+    @classmethod
+    def _plain_values(cls, value: Any) -> Any:
+        """numpy values and arrays, ranges (from Python: ``df.age.unique()``) as the plain values a
+        TOML spec holds, before any check: pydantic kept a tree's and a domain's as given, and the
+        spec's hash stopped with a bare TypeError after the data was read (model/plain_values.py)."""
+        if not isinstance(value, dict):
+            return value
+        return {key: _plain_field(key, item) for key, item in value.items()}
+
+    @field_validator("tree", mode="before")
+    @classmethod
+    def _plain_tree(cls, tree: Any) -> Any:
+        return plain_tree(tree) if isinstance(tree, Mapping) else tree
+
     @field_validator("bands", mode="before")
     @classmethod
     def _band_widths(cls, widths: Any) -> Any:
@@ -144,7 +162,7 @@ class HierarchySpec(_Model):
     def _whole_length(cls, length: Any) -> Any:
         if length is not None and (not isinstance(length, int) or isinstance(length, bool) or length < 1):
             raise ValueError(f"length must be a whole number of characters, at least 1 (e.g. length = 5 for "
-                             f"ZIP codes); got {length!r}")
+                             f"ZIP codes); got {shown(length)}")
         if length is not None and length > MAX_MASK_LENGTH:  # its levels were listed whole: out of memory
             raise ValueError(f"length must be at most {MAX_MASK_LENGTH} characters (a mask has a level per "
                              f"character); got {length}")
@@ -197,7 +215,7 @@ class HierarchySpec(_Model):
         if isinstance(self.mask, list) and self.length is None and (any(step < 1 for step in self.mask)
                                              or any(b <= a for a, b in zip(self.mask, self.mask[1:]))):
             raise ValueError(f"mask steps (the characters masked at each level) must be at least 1 and increase "
-                             f"strictly; got mask = {self.mask} (e.g. mask = [1, 3, 5])")
+                             f"strictly; got mask = {shown(self.mask)} (e.g. mask = [1, 3, 5])")
         return self
 
     @model_validator(mode="after")
@@ -217,13 +235,13 @@ class HierarchySpec(_Model):
                                  + (": declare domain = [lowest, highest] instead" if self.kind in RULES else ""))
             if not self.alphabet or len(set(self.alphabet)) != len(self.alphabet) or self.mask_char in self.alphabet:
                 raise ValueError(f"alphabet must list distinct characters, without the mask character "
-                                 f"{self.mask_char!r}; got {self.alphabet!r} (e.g. alphabet = \"0123456789\")")
+                                 f"{self.mask_char!r}; got {shown(self.alphabet)} (e.g. alphabet = \"0123456789\")")
         if self.length is not None:
             if self.kind != "mask":
                 raise ValueError(f"length is declared for a mask rule, not {self.kind}")
             if masked_per_level(self.mask_steps, self.length) is None:
                 raise ValueError(f"mask steps must increase strictly within 1..{self.length} (length, the "
-                                 f"characters masked at each level); got mask = {self.mask}")
+                                 f"characters masked at each level); got mask = {shown(self.mask)}")
         return self
 
     @property
@@ -261,12 +279,24 @@ class HierarchySpec(_Model):
             return None
         example = "[0, 120]" if self.kind == "bands" else "[\"1900-01-01\", \"2025-12-31\"]"
         if len(self.domain) != 2:
-            raise ValueError(f"domain must be [lowest, highest], e.g. domain = {example}; got {self.domain!r}")
+            raise ValueError(f"domain must be [lowest, highest], e.g. domain = {example}; got {shown(self.domain)}")
         ends = [_domain_end(v, self.kind, example) for v in self.domain]
         if not ends[0] < ends[1]:
             raise ValueError(f"domain must be [lowest, highest] with lowest < highest, e.g. domain = {example}; "
-                             f"got {self.domain!r}")
+                             f"got {shown(self.domain)}")
         return ends[0], ends[1]
+
+
+_LIST_KEYS = ("bands", "mask", "dates", "domain")
+
+
+def _plain_field(key: str, value: Any) -> Any:
+    """One key of a hierarchy's table with its numpy values and ranges made plain (``_plain_values``);
+    a ready hierarchy as given."""
+    if key in ("tree", "hierarchy"):  # a tree: _plain_tree, its leaves' errors named under tree
+        return value
+    # only a key that takes a list makes an array one: a file = df.age.unique() is named as an array, not quoted
+    return plain_list(plain_scalar(value)) if key in _LIST_KEYS else plain_scalar(value)
 
 
 def _refuse_leaves_misdeclared(domain: str, kind: str) -> None:
@@ -275,7 +305,7 @@ def _refuse_leaves_misdeclared(domain: str, kind: str) -> None:
     counts of those values."""
     if domain != LEAVES:
         raise ValueError(f"domain must be \"leaves\" (a hierarchy file or tree whose leaves are the column's "
-                         f"domain) or [lowest, highest] (bands, dates); got {domain!r}")
+                         f"domain) or [lowest, highest] (bands, dates); got {shown(domain)}")
     if kind in RULES:
         instead = ("declare its alphabet (e.g. alphabet = \"0123456789\")" if kind == "mask"
                    else "declare domain = [lowest, highest] instead")
@@ -288,9 +318,9 @@ _DAY_TEXT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
     """One end of a declared domain: a finite number (bands) or a day (dates: a TOML date or ISO text)."""
-    if kind == "bands":
-        if isinstance(value, bool) or not _finite(value):
-            raise ValueError(f"a bands domain holds two finite numbers, e.g. domain = {example}; got {value!r}")
+    if kind == "bands":  # an int or a float (a numpy number made one): a Fraction or a timedelta64 the hash refused
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
+            raise ValueError(f"a bands domain holds two finite numbers, e.g. domain = {example}; got {shown(value)}")
         return value  # an integer stays exact: a bound past 2**53 is the one the spec writes
     if isinstance(value, _dt.datetime):
         return value.date()
@@ -302,7 +332,7 @@ def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
         return _dt.date.fromisoformat(str(value))
     except ValueError:
         raise ValueError(f"a dates domain holds two days (YYYY-MM-DD), e.g. domain = {example}; "
-                         f"got {value!r}") from None
+                         f"got {shown(value)}") from None
 
 
 def _coerce_hierarchy(value: Any) -> Any:
@@ -1165,13 +1195,19 @@ def _one_number(number: float) -> float:
 def load_spec(path: str | Path) -> Spec:
     """Read a TOML spec. Relative paths in it are relative to the spec file; ``${VAR}`` and
     ``${VAR:-default}`` in paths expand from the environment; ``~`` is the home folder, as in them."""
+    _refuse_text_for_a_path(path)
     path = Path(path).expanduser()
-    if path.is_dir():
-        raise SpecError(f"spec file {path} is a folder: give the path of a TOML file")
     try:
+        if path.is_dir():
+            raise SpecError(f"spec file {path} is a folder: give the path of a TOML file")
         text = read_utf8(path, f"spec file {path}", SpecError)
     except FileNotFoundError:
-        raise SpecError(f"spec file {path} does not exist") from None
+        raise SpecError(f"spec file {_path_shown(path)} does not exist") from None
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:
+            raise
+        raise SpecError(f"spec file {_path_shown(path)} cannot be read: {e.strerror}; give the path of a TOML "
+                        "file") from None
     try:
         data = tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
@@ -1185,6 +1221,52 @@ def load_spec(path: str | Path) -> Spec:
     spec = build_spec(data, str(path), base=path.resolve().parent)
     spec._origin = path.resolve()
     return spec
+
+
+_TEXT_SHOWN = 80  # of TOML text given as a path, the first characters (a spec's text is no path to show)
+TEXT_FOR_A_PATH = ("give the spec file's path, or the text parsed, tomllib.loads(text), as a dict (its relative "
+                   "paths then relative to the working folder)")
+
+
+def _refuse_text_for_a_path(given: str | Path) -> None:
+    """TOML text given where a spec file's path belongs: text holding a line break (no file name holds
+    one), or one line holding '=' that names no file (``"k = 3"``), each was "spec file <the whole
+    text> does not exist" (review of the ninety-sixth round); a NUL character, which no file name
+    holds, was Python's bare ValueError. The text is not echoed whole: it may be a long spec. A
+    path, not a str (the command line's), is taken as one."""
+    if not isinstance(given, str):
+        return
+    if "\0" in given:
+        raise SpecError(f"spec file {shown(given)} holds a NUL character, which no file name can hold: give the "
+                        "path of a TOML file")
+    if "\n" in given or "\r" in given:
+        raise SpecError(f"spec is TOML text, not a path: {TEXT_FOR_A_PATH}")
+    if "=" in given and not _is_a_file(Path(given).expanduser()):
+        if _reads_as_toml(given):
+            raise SpecError(f"spec {shown(given, text_limit=_TEXT_SHOWN)} is TOML text, not a path (it names no "
+                            f"file): {TEXT_FOR_A_PATH}")
+        # a missing path may hold '=' too (a Hive folder's date=2024): both readings said
+        raise SpecError(f"spec file {shown(given, text_limit=_TEXT_SHOWN)} does not exist; if it is TOML text (it "
+                        f"holds '='), not a path: {TEXT_FOR_A_PATH}")
+
+
+def _reads_as_toml(text: str) -> bool:
+    try:
+        return bool(tomllib.loads(text))
+    except tomllib.TOMLDecodeError:
+        return False
+
+
+def _is_a_file(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a name too long for a file
+        return False
+
+
+def _path_shown(path: Path) -> str:
+    """A spec file's path for a message; one too long for a file's, cut (``text.shown``)."""
+    return str(path) if len(str(path)) <= SHOWN_TEXT else shown(str(path))
 
 
 def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None = None) -> Spec:
@@ -1212,7 +1294,7 @@ def format_validation_error(error: ValidationError, where: str) -> str:
     """One problem on the message's one line (a job log searched for ``error:`` shows it); several
     listed below a line that counts them. A line break a value brings is shown as ``\\n``: the
     list's are the message's only ones."""
-    problems = [escaped_breaks(_problem(item)) for item in error.errors()]
+    problems = [escaped_breaks(p) for p in validation_problems(error)]
     where = escaped_breaks(where)
     if len(problems) == 1:
         return f"{where}: invalid spec: {problems[0]}"
@@ -1220,26 +1302,55 @@ def format_validation_error(error: ValidationError, where: str) -> str:
 
 
 def validation_problems(error: ValidationError) -> list[str]:
-    """Each validation error as ``key.path: what is wrong (got …)``, one line each."""
-    return [_problem(item) for item in error.errors()]
+    """Each validation error as ``key.path: what is wrong (got …)``, one line each, each once (a
+    union's branches refusing one value said it twice)."""
+    return list(dict.fromkeys(_problem(item) for item in error.errors()))
 
 
 def _problem(item: Any) -> str:
-    """One validation error as ``key.path: what is wrong (got …)``."""
+    """One validation error as ``key.path: what is wrong (got …)``, the value given shown bounded
+    (``text.shown``): never a hierarchy's rows, an array's or a DataFrame's values."""
     parts = tuple(str(p) for p in item["loc"] if not str(p).startswith("function-"))
-    shown = item.get("input")
+    given = item.get("input")
+    if (hierarchy_problem := _hierarchy_misplaced(parts, given)) is not None:
+        return hierarchy_problem
     if item["type"] == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
         msg, got = _unknown_key(parts), ""
     elif item["type"] == "missing":  # pydantic: "Field required"
         msg, got = "missing: this key is required", ""
     elif item["type"] == "bool_type":  # pydantic: "Input should be a valid boolean"; "yes" and 1 are not
-        msg, got = "give true or false, without quotes", f" (got {shown!r})"
+        msg, got = "give true or false, without quotes", f" (got {shown(given)})"
     else:
         msg = item["msg"].removeprefix("Value error, ")
-        got = f" (got {shown!r})" if not isinstance(shown, dict) and "; got " not in msg else ""
-        if parts[-1:] == ("suppression",) and _number_in(shown, 1, 100):
+        got = f" (got {shown(given)})" if not isinstance(given, dict) and "; got " not in msg else ""
+        if parts[-1:] == ("suppression",) and _number_in(given, 1, 100):
             msg += "; it is a fraction of the rows: 5 % is suppression = 0.05"
     return f"{'.'.join(parts) or '(top level)'}: {msg}{got}"
+
+
+def _hierarchy_misplaced(parts: tuple[str, ...], given: Any) -> str | None:
+    """A ready ``sqlclose.Hierarchy`` given under another key of a column's hierarchy (``file = H``,
+    ``tree = H``), or ``hierarchy =`` given something else (rows as a list): said with what to write,
+    the value named by its type. pydantic's message quoted the hierarchy whole, every leaf (a
+    hierarchy made of the data's values counts as data), and for a list asked for "a dictionary"
+    without saying which. None for any other problem."""
+    fields = [i for i, part in enumerate(parts) if part in HierarchySpec.model_fields and i >= 2]
+    if not fields or parts[0] not in ("quasi_identifiers", "sensitive"):
+        return None
+    at = fields[-1]
+    key, where = parts[at], ".".join(parts[:at + 1])  # a union's branch after the key ('mask.bool') left out
+    entry = (f" (or as the column's entry itself, {json.dumps(parts[1], ensure_ascii=False)}: H)"
+             if parts[0] == "quasi_identifiers" else "")
+    if isinstance(given, Hierarchy) and key != "hierarchy":
+        return f"{where}: a sqlclose.Hierarchy is given as hierarchy = H{entry}, not as {key} = H (got a " \
+               "sqlclose.Hierarchy)"
+    if key != "hierarchy" or isinstance(given, (Hierarchy, dict)):
+        return None
+    if isinstance(given, (str, Path)):
+        return f"{where}: hierarchy takes a sqlclose.Hierarchy; a hierarchy file is given as file = \"…\" (got " \
+               f"{shown(str(given))})"
+    return (f"{where}: hierarchy takes a sqlclose.Hierarchy: make one of rows (leaf, level 1, …, top) with "
+            f"hierarchy = sqlclose.Hierarchy.from_rows(rows) (got {shown(given, limit=0)})")
 
 
 def _number_in(value: Any, low: float, high: float) -> bool:
@@ -1396,11 +1507,8 @@ def as_spec(spec: Spec | str | Path | dict) -> Spec:
     """A spec given as a Spec, a TOML path or a dict."""
     if isinstance(spec, Spec):
         return spec
-    if isinstance(spec, str) and "\n" in spec:  # no file name holds a line break: a spec's text
-        raise SpecError("spec is TOML text, not a path: give the spec file's path, or the text parsed, "
-                        "tomllib.loads(text), as a dict (its relative paths then relative to the working folder)")
     if isinstance(spec, (str, Path)):
-        return load_spec(spec)
+        return load_spec(spec)  # TOML text given as the path is told so there
     if isinstance(spec, dict):
         return build_spec(spec)
     raise SpecError(f"spec must be a Spec, a TOML path or a dict, not {type(spec).__name__}")
