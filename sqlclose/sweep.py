@@ -452,7 +452,7 @@ def spec_models_kept(sas: Sequence[Any], *, gaa: bool, l_swept: bool, t_swept: b
             continue
         swept = i == 0 and not gaa
         replaced = {"t" if swept and t_swept else None, _swept_l_model(sa.spec) if swept and l_swept else None}
-        words = [f"recursive c = {sa.spec.recursive.c:g}" if model == "recursive" else text
+        words = [text if model not in replaced else f"recursive c = {sa.spec.recursive.c:g}"
                  for model, text in _model_words(sa.spec).items() if model not in replaced or model == "recursive"]
         if words:
             described.append(f"{sa.name}: {', '.join(words)}")

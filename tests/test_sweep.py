@@ -1258,6 +1258,9 @@ def test_an_incognito_l_sweep_names_its_model_and_a_recursive_c(tmp_path, drawn,
     c = model.get("recursive", {}).get("c")
     assert [(r["l"], r["l_model"], r["c"]) for r in rows] == [
         ("1.0", name, "" if c is None else str(float(c))), ("2.0", name, "" if c is None else str(float(c)))]
+    if c is not None:  # a sweep over k keeps the whole model, its l too
+        sweep(None, _table3_spec(**model), [2, 3]).charts(tmp_path, ["average_class_size"])
+        assert f"salary: recursive (c = {c:g}, l = 2)" in drawn["average_class_size"]["title"]
 
 
 def test_a_gaa_l_sweep_row_names_the_papers_entropy_value():
