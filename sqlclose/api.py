@@ -33,7 +33,7 @@ from sqlclose.search import ProgressCallback, SearchResult
 from sqlclose.search.hybrid import search_problem
 from sqlclose.search.incognito import incognito
 from sqlclose.search.lattice_memory import refuse_too_large_lattice
-from sqlclose.search.utility_costs import search_cost
+from sqlclose.search.utility_costs import refuse_blind_metric, search_cost
 from sqlclose.sql import queries as q
 
 # GAA, plans and checks import their modules when called: a plain run does not load them
@@ -67,6 +67,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     """
     started = time.perf_counter()
     spec = as_spec(spec)
+    refuse_blind_search(spec)
     output = _checked_arguments(engine, fingerprint_key, output_format, partition_by)
     _refuse_node_to_gaa(node, spec)
     if engine is None:
@@ -258,6 +259,7 @@ def anonymize_histogram(histogram: str | Path, spec: Spec | str | Path | dict, *
     the spec's [source] dialect). Raises ``NoSolutionError`` when no node satisfies. ``node``: the
     release at that satisfying node instead (as ``anonymize``'s: measured alone, no search)."""
     spec = as_spec(spec)
+    refuse_blind_search(spec)
     with read_once(spec.files_read):  # as _anonymize
         return _from_histogram(histogram, spec, dialect, on_progress, node)
 
@@ -306,6 +308,13 @@ def histogram_sql(spec: Spec | str | Path | dict, dialect: str | None = None) ->
     from sqlclose.prepare import histogram as hist
 
     return hist.histogram_sql(as_spec(spec), dialect)
+
+
+def refuse_blind_search(spec: Spec) -> None:
+    """A spec whose search metric is weighted by w1 with one quasi-identifier — w1 is 0, so the
+    metric costs nothing and chooses nothing — refused from the spec alone, before the data are read
+    (``refuse_blind_metric``; with several QIs, once their hierarchies are built)."""
+    refuse_blind_metric(spec.search.metric_name, spec.search.algorithm, list(spec.quasi_identifiers))
 
 
 def _refuse_before_search(spec: Spec, problem: Problem, output_format: str | None,
@@ -375,6 +384,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     SQL (``sql``), whose constants count them; without it ``sql["withheld"]`` says why it is not."""
     spec = as_spec(spec)
     _refuse_node_to_gaa(node, spec)
+    refuse_blind_search(spec)  # what the run would refuse of its metric, said before the data are read
     opened = open_for(source, spec, None)
     try:
         problem = prepare(opened.engine, opened.relation, spec, opened.label,

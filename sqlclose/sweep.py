@@ -13,8 +13,9 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import numbers
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.model.text import given_items
+from sqlclose.model.text import not_finite as finite_only
 from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
@@ -43,7 +45,7 @@ from sqlclose.release.release import Release
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaResult, gaa, gaa_k_sweep
 from sqlclose.search.gaa_run import GaaRun, fetch_input, spec_violations
 from sqlclose.search.incognito import incognito
-from sqlclose.search.utility_costs import problem_metric, search_cost
+from sqlclose.search.utility_costs import problem_metric, refuse_blind_metric, refuse_blind_problem, search_cost
 from sqlclose.utility import METRICS, Metric, class_l_diversity, nauc
 
 # Every run's row: what was run, then what it gave.
@@ -54,7 +56,10 @@ MEASURES = ("alteration", *ALTERATIONS, "mean_alteration", "generalized_percent"
             "seconds")
 L1_BOUND = 2.0  # the largest plain L1 distance of two distributions, GAA's t (not halved)
 WITHHELD_KEY = "_withheld"  # a run's figures its report would withhold (kept apart from its row)
-COLUMNS = (*PARAMETERS, "status", "node", *MEASURES)  # node: the Incognito optimum, "age=2,zip=1"
+# Which l-diversity model a run's l is of ("entropy", "distinct", "recursive") and a recursive model's
+# c: l sweeps of an entropy, a distinct and a recursive model (of c = 3 or c = 1.5) differ.
+L_MODEL = ("l_model", "c")
+COLUMNS = (*PARAMETERS[:-1], *L_MODEL, PARAMETERS[-1], "status", "node", *MEASURES)  # node: "age=2,zip=1"
 
 # What each measure is, for chart axes: (title, axis label with unit).
 LABELS = {
@@ -87,8 +92,16 @@ AXES = {"k": "k (smallest class size required)", "l": "l", "t": "t"}
 SENSITIVE_AXES = {
     ("gaa", "l"): "l (least l-diversity value required: exp(entropy) of {column})",
     ("gaa", "t"): "t (largest L1 t-closeness value allowed for {column}, not halved: 0–2)",
-    ("incognito", "l"): "l (of {column}'s l-diversity model)",
-    ("incognito", "t"): "t (largest EMD of {column} allowed)",
+    ("incognito", "l"): "l (of {column}'s l-diversity model)",  # which model: L_AXES
+    ("incognito", "t"): "t (largest {distance} of {column} allowed)",
+}
+DISTANCE_WORDS = {"ordered": "ordered EMD", "equal": "equal-distance EMD", "hierarchical": "hierarchical EMD",
+                  "variational": "variational distance", "kl": "KL divergence"}
+# An Incognito l sweep's axis names the model the l is of, and a recursive model's c.
+L_AXES = {
+    "entropy": "l (entropy l-diversity of {column}: least exp(entropy) of a class)",
+    "distinct": "l (distinct l-diversity of {column}: least distinct values in a class)",
+    "recursive": "l (recursive (c, l)-diversity of {column}, c = {c:g})",
 }
 
 
@@ -126,6 +139,9 @@ class SweepResult:
     # The spec's sensitive models every run keeps, in words ("occupation: t = 0.2 hierarchical"): a
     # chart's title names them, or a sweep under t = 0.2 and one under t = 0.3 looked alike.
     spec_models: str = ""
+    # The first sensitive column's distance (an Incognito t sweep's axis names it: an ordered EMD, a
+    # KL divergence); None where sweep() did not say.
+    distance: str | None = None
     warnings: list[str] = field(default_factory=list)  # what every run's report would warn of (a setting unused)
     # The files the sweep read (``api.files_read_by``: the source's, the spec file, the hierarchies),
     # which its files never replace (``_refuse_inputs``), as ``Release.write`` refuses them.
@@ -330,16 +346,23 @@ class SweepResult:
         for p in ("k", "l", "t"):
             values = {r[p] for r in self.rows}
             if p != self.x and len(values) == 1 and (value := values.pop()) is not None:
-                parts.append(f"{p} = {float(value):g}")
+                model = self.rows[0].get("l_model") if p == "l" else None
+                parts.append(f"{model + ' ' if model else ''}{p} = {float(value):g}")
         if self.spec_models:
             parts.append(self.spec_models)
         return "".join(f", {part}" for part in parts)
 
     def _axis(self) -> str:
-        """The x axis: k, or which l or t (the paper's values for GAA, the spec's model for Incognito)."""
+        """The x axis: k, or which l or t (the paper's values for GAA; for Incognito the spec's
+        l-diversity model, with a recursive model's c, or its distance)."""
         algorithm = self.rows[0]["algorithm"] if self.rows else "incognito"
         axis = SENSITIVE_AXES.get((algorithm, self.x))
-        return axis.format(column=self.sensitive) if axis and self.sensitive else AXES[self.x]
+        if not axis or not self.sensitive:
+            return AXES[self.x]
+        model, c = (self.rows[0].get(key) for key in L_MODEL) if self.rows else (None, None)
+        if algorithm == "incognito" and self.x == "l" and model in L_AXES and (model != "recursive" or c is not None):
+            axis = L_AXES[model]
+        return axis.format(column=self.sensitive, c=c, distance=DISTANCE_WORDS.get(self.distance, "EMD"))
 
     def _title(self, measure: str) -> str:
         """The chart's title names what the legend does not: the metric of "alteration" when every
@@ -375,9 +398,9 @@ class SweepResult:
         return f"{label} " if label else ""
 
 
-def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int], *,
-          ls: Sequence[float] | None = None, ts: Sequence[float] | None = None,
-          strategies: Sequence[str] | None = None, metrics: Sequence[str] | None = None,
+def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] | int, *,
+          ls: Sequence[float] | float | None = None, ts: Sequence[float] | float | None = None,
+          strategies: Sequence[str] | str | None = None, metrics: Sequence[str] | str | None = None,
           on_progress: SweepCallback | None = None, engine: Engine | None = None) -> SweepResult:
     """Run the spec's algorithm (``[search]``) for every k (× every l, t; × every GAA strategy
     and metric) over one preparation of ``source`` (None: the spec's ``[source]``).
@@ -387,17 +410,20 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     sensitive column's l-diversity model and its t. GAA: Φ is k plus the spec's sensitive models
     (as a GAA release has it) plus, from ``ls`` / ``ts``, the paper's l-diversity value ≥ l and L1
     t-closeness value ≤ t on the first sensitive column, whose histograms the strategies read.
+
+    Each of ``ks``, ``ls``, ``ts``, ``strategies`` and ``metrics`` is a sequence (a list, tuple,
+    range, numpy array, pandas Series) or one value: one number (``ks=5``) or one name
+    (``metrics="ncp"``, not its letters), as ``SweepResult.charts`` takes one name.
     """
     started = time.perf_counter()
     spec = as_spec(spec)
-    ks = _values("k", ks, int)
-    ls, ts = _values("l", ls, float), _values("t", ts, float)
-    # Any sequence of names, a text as one (``given_items``): "S1" was the strategies 'S' and '1'.
-    strategies, metrics = given_items(strategies), given_items(metrics)
+    ks = _values("k", _as_list("ks", ks), int)
+    ls, ts = _values("l", _as_list("ls", ls), float), _values("t", _as_list("ts", ts), float)
+    strategies, metrics = _as_list("strategies", strategies), _as_list("metrics", metrics)
     algorithm = spec.search.algorithm
     # Each once, in the order given: "nllm,NLLM" or "S1,s1" name one curve, not two identical ones.
     strategies = list(dict.fromkeys(_strategy(s) for s in strategies)) if strategies else [spec.search.strategy_name]
-    odd = [m for m in metrics or [] if not isinstance(m, str)]
+    odd = [m for m in metrics if not isinstance(m, str)]
     if odd:
         raise SpecError(f"a metric is named by its text, not {odd[0]!r}; choose from {', '.join(METRIC_NAMES)}")
     metrics = list(dict.fromkeys(m.strip().lower() for m in metrics)) if metrics else [spec.search.metric_name]
@@ -409,6 +435,8 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     unknown = [m for m in metrics if m not in allowed]
     if unknown:
         raise SpecError(f"unknown metric {unknown[0]!r} for {algorithm}; choose from {', '.join(allowed)}")
+    for name in metrics:  # a metric that chooses nothing with these QIs, refused before the data are read
+        refuse_blind_metric(name, algorithm, list(spec.quasi_identifiers))
     with leaves_as_found(engine):  # a caller's engine: what the sweep made there goes at its end
         opened = api.open_for(source, spec, engine)
         try:
@@ -429,6 +457,7 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
     result.source = Path(opened.label).name if "/" in opened.label else opened.label
     result.inputs = api.files_read_by(opened, spec)
     result.spec_models = spec_models_kept(problem.sas, gaa=algorithm == "gaa", l_swept=bool(ls), t_swept=bool(ts))
+    result.distance = problem.sas[0].spec.distance if problem.sas and problem.sas[0].spec is not None else None
     result.x, swept = swept_values(ks, ls, ts)
     result.nauc_range = (float(min(swept)), float(max(swept))) if len(swept) > 1 else None
     result.seconds = time.perf_counter() - started
@@ -437,15 +466,18 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int],
 
 def spec_models_kept(sas: Sequence[Any], *, gaa: bool, l_swept: bool, t_swept: bool) -> str:
     """The spec's sensitive models that every run of a sweep keeps, in words, column by column. An
-    Incognito l or t sweep replaces the first column's l-diversity model or t (``_with_models``: the
-    swept value is named on the chart by itself); GAA keeps them all beside its paper l and t."""
+    Incognito l or t sweep replaces the first column's l-diversity model's l or its t
+    (``_with_models``: the swept value is named on the chart by itself, the axis says which l or t);
+    a recursive model keeps its c, named here (``recursive c = 3``). GAA keeps them all beside its
+    paper l and t."""
     described = []
     for i, sa in enumerate(sas):
         if sa.spec is None:
             continue
         swept = i == 0 and not gaa
         replaced = {"t" if swept and t_swept else None, _swept_l_model(sa.spec) if swept and l_swept else None}
-        words = [text for model, text in _model_words(sa.spec).items() if model not in replaced]
+        words = [text if model not in replaced else f"recursive c = {sa.spec.recursive.c:g}"
+                 for model, text in _model_words(sa.spec).items() if model not in replaced or model == "recursive"]
         if words:
             described.append(f"{sa.name}: {', '.join(words)}")
     return "; ".join(described)
@@ -466,11 +498,25 @@ def _swept_l_model(s: Any) -> str | None:
     return next((m for m in ("entropy_l", "distinct_l", "recursive") if getattr(s, m) is not None), None)
 
 
-def swept_values(ks: Sequence[int], ls: Sequence[float] | None = None,
-                 ts: Sequence[float] | None = None) -> tuple[str, list[Any]]:
+def _l_model_cells(sa: SensitiveColumn | None, l: float | None, gaa: bool) -> dict[str, Any]:  # noqa: E741
+    """A run's ``l_model`` and ``c`` (``L_MODEL``): which model its l is of — for GAA the paper's
+    l-diversity value, exp(entropy); for Incognito the first column's model the sweep replaced —
+    and a recursive model's c. Empty when the run has no l."""
+    if l is None:
+        return {}
+    if gaa or sa is None or sa.spec is None:
+        return {"l_model": "entropy"}
+    model = _swept_l_model(sa.spec)
+    return {"l_model": (model or "").removesuffix("_l") or None,
+            "c": sa.spec.recursive.c if model == "recursive" else None}
+
+
+def swept_values(ks: Sequence[int] | int, ls: Sequence[float] | float | None = None,
+                 ts: Sequence[float] | float | None = None) -> tuple[str, list[Any]]:
     """The parameter a sweep's curves run over and its values, each once and sorted, as the sweep
     runs them: k when more than one k is given or no more than one l and t; else l, else t."""
-    ks, ls, ts = _values("k", ks, int), _values("l", ls, float), _values("t", ts, float)
+    ks, ls, ts = _values("k", _as_list("ks", ks), int), _values("l", _as_list("ls", ls), float), \
+        _values("t", _as_list("ts", ts), float)
     x = "k" if len(ks) > 1 or (len(ls) <= 1 and len(ts) <= 1) else "l" if len(ls) > 1 else "t"
     return x, {"k": ks, "l": ls, "t": ts}[x]
 
@@ -571,7 +617,7 @@ class _IncognitoSweep(_Sweep):
              t: float | None) -> dict[str, Any]:
         started = time.perf_counter()
         row: dict[str, Any] = {"algorithm": "incognito", "metric": selection.metric_name, "k": problem.k, "l": l,
-                               "t": t}
+                               "t": t, **_l_model_cells(problem.sas[0] if problem.sas else None, l, gaa=False)}
         criteria = criteria_for(problem.k, problem.sas)
         result = incognito(problem, criteria, None, cost, explore="optimum")  # a sweep row lists no minimal nodes
         if result.optimum is None:
@@ -592,6 +638,7 @@ class _GaaSweep(_Sweep):
                 raise SpecError("GAA's strategies S2–S7 and the paper's l and t read a sensitive column: declare "
                                 "one under [sensitive.<column>] in the spec")
         for name in self.metrics:
+            refuse_blind_problem(self.problem, name, "gaa")  # with several QIs: judged by their levels
             mu = problem_metric(self.problem, name, self.spec.search.weights)
             for strategy in self.strategies:
                 selection = _selection(self.spec, metric=name, strategy=strategy)
@@ -616,8 +663,8 @@ class _GaaSweep(_Sweep):
                     except NoSolutionError:  # the time it took to find none is a run's time too
                         seconds = time.perf_counter() - started
                         self.add({"algorithm": "gaa", "strategy": strategy, "metric": mu.name, "scope": scope,
-                                  "k": k, "l": l, "t": t, "status": "no solution", "search_seconds": seconds,
-                                  "seconds": seconds})
+                                  "k": k, "l": l, "t": t, **_l_model_cells(None, l, gaa=True),
+                                  "status": "no solution", "search_seconds": seconds, "seconds": seconds})
                         continue
                     self.add(self._row(data, r, mu, selection, k, l, t))
 
@@ -631,7 +678,8 @@ class _GaaSweep(_Sweep):
         release = GaaRelease(problem, None, criteria, self.spec.sha256(), problem.label, owns_engine=False,
                              selection=selection, gaa_run=run)
         return {"algorithm": "gaa", "strategy": selection.strategy_name, "metric": selection.metric_name,
-                "scope": selection.scope_name, "k": k, "l": l, "t": t, "status": "ok",
+                "scope": selection.scope_name, "k": k, "l": l, "t": t, **_l_model_cells(None, l, gaa=True),
+                "status": "ok",
                 **_from_summary(release.summary, selection.metric_name), "search_seconds": r.seconds,
                 "seconds": r.seconds + time.perf_counter() - started}  # the search and this run's measurements
 
@@ -724,28 +772,64 @@ LEAST = {"k": 1, "l": 1, "t": 0}  # the smallest value of each swept parameter
 
 
 def out_of_range(name: str, shown: str) -> str:
-    """That a value of ``name`` (as ``shown``) is below its least, or not finite."""
+    """That a value of ``name`` (as ``shown``) is below its least."""
     return f"{name} = {shown} is out of range ({name} ≥ {LEAST[name]})"
 
 
-def _values(name: str, given: Sequence[Any] | None, kind: type) -> list[Any]:
-    """A swept parameter's values, each once and sorted: any sequence of numbers (``given_items``: a
-    numpy array or a pandas Index, whose truth value ``ls or []`` asked, which they refuse to give),
-    or a single number; None as none."""
+def not_finite(name: str, shown: str) -> str:
+    """That a value of ``name`` (as ``shown``) is no finite number: nan, inf, or past what a float
+    holds (it said "t = inf is out of range (t ≥ 0)": the ninety-sixth round)."""
+    return f"{name} = {finite_only(shown)}: give {name} as a finite number ≥ {LEAST[name]}"
+
+
+# What one value of each list parameter of sweep() is, and an example list, for its refusal.
+ONE_OF = {"ks": ("a whole number", "[3, 5, 10]"), "ls": ("a number", "[2, 3]"), "ts": ("a number", "[0.15, 0.2]"),
+          "strategies": ("a strategy's name", '["S1", "S3"]'), "metrics": ("a metric's name", '["nllm", "ncp"]')}
+
+
+def _as_list(parameter: str, given: Any) -> list[Any]:
+    """One list parameter of ``sweep`` as a list: None is none; one name (text) or one number is a
+    list of itself — "ncp" was read letter by letter, ``ks=5`` failed in Python's TypeError; a
+    sequence (list, tuple, range, set, numpy array, pandas Series) is its items, taken without a
+    truth test (an array has none). Anything else (a mapping, an object) is refused."""
+    if given is None:
+        return []
+    if isinstance(given, (str, bytes, bytearray, numbers.Number)):
+        return [given]
+    one, example = ONE_OF[parameter]
+    if isinstance(given, Mapping):
+        raise InputError(f"{parameter} is a mapping ({type(given).__name__}): give {one} or a list of them, e.g. "
+                         f"{parameter}={example}")
+    if not hasattr(given, "__iter__") or getattr(given, "ndim", 1) == 0:  # an object, a 0-d numpy array
+        raise InputError(f"{parameter} = {given!r} is neither {one} nor a list of them: give a list, e.g. "
+                         f"{parameter}={example}")
+    return given_items(given)  # a sequence's items, a set's sorted, with no truth test (an array has none)
+
+
+def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
+    """A swept parameter's values (``_as_list``'s), each a number of ``kind``, once and sorted."""
     out = []
-    for v in given_items(given):
-        # int(2.9) is 2 and int(True) is 1: a weaker k than asked, swept without a word
-        if isinstance(v, bool) or (kind is int and isinstance(v, float) and not v.is_integer()):
-            raise InputError(f"{name} = {v!r} is not a whole number")
+    for v in given:
         # int() also reads "1_000", "+3" and " 3", which the command line refuses (cli/sweep._DIGITS):
         # the API takes numbers, as its types say, not text it would read more loosely than the CLI
         if isinstance(v, (str, bytes)):
             raise InputError(f"{name} = {v!r} is text, not a number: give {name} as numbers, e.g. [3, 5, 10]")
+        if isinstance(v, float) and not math.isfinite(v):  # int(inf) failed in OverflowError; "out of range" misled
+            raise InputError(not_finite(name, str(v)))
+        # int(2.9) is 2 and int(True) is 1 (numpy's True too, which is no bool): a weaker k than asked,
+        # swept without a word
+        if isinstance(v, bool) or str(getattr(v, "dtype", "")) == "bool" or \
+                (kind is int and isinstance(v, float) and not v.is_integer()):
+            raise InputError(f"{name} = {v!r} is not a whole number")
         try:
             value = kind(v)
+        except OverflowError:  # an int past what a float holds
+            raise InputError(not_finite(name, str(v))) from None
         except (TypeError, ValueError):
             raise InputError(f"{name} = {v!r} is not a number") from None
-        if not math.isfinite(value) or value < LEAST[name]:
+        if isinstance(value, float) and not math.isfinite(value):  # a Decimal('Infinity')
+            raise InputError(not_finite(name, str(v)))
+        if value < LEAST[name]:
             raise InputError(out_of_range(name, repr(v)))
         out.append(value)
     if name == "k" and not out:
@@ -772,7 +856,9 @@ def _node_name(name: str) -> str:
 
 
 def _strategy(name: str) -> str:
-    fixed = {s.lower(): s for s in STRATEGIES}.get(name.strip().lower()) if isinstance(name, str) else None
+    if not isinstance(name, str):  # name.strip() failed in Python's AttributeError
+        raise InputError(f"a GAA strategy is named by its text, not {name!r}; choose from {', '.join(STRATEGIES)}")
+    fixed = {s.lower(): s for s in STRATEGIES}.get(name.strip().lower())
     if fixed is None:
         raise InputError(f"unknown GAA strategy {name!r}; choose from {', '.join(STRATEGIES)}")
     return fixed

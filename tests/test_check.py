@@ -1065,7 +1065,9 @@ def test_cli_bad_input_exit_2(hand_csv, args, fragments):
     (("--recursive", "0,2"), ("--recursive: c must be greater than 0 (got 0,2)",)),
     (("--recursive", "2,0"), ("--recursive: l must be greater than or equal to 1 (got 2,0)",)),
     # ninety-fourth round: "--recursive: c give a finite number" ran the part and the advice together
-    (("--recursive", "nan,2"), ("error: --recursive: c: give a finite number (not nan or inf) (got nan,2)\n",)),
+    # ninety-sixth round: told as typed (1e400 was read as inf), the part named with its value
+    (("--recursive", "nan,2"), ("error: --recursive: c = nan is not a finite number: give C,L as finite numbers, "
+                                "e.g. 4,4\n",)),
 ], ids=["entropy-l", "distinct-l", "p", "t>1", "t<0", "c=0", "l=0", "c=nan"])
 def test_check_bad_threshold_message_is_one_line(hand_csv, args, fragments):
     # README: a failure is one line on stderr, naming the option and its range; not pydantic's

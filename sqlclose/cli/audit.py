@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +13,7 @@ from click.core import ParameterSource
 
 from sqlclose.cli.common import (
     CONTEXT,
+    FINITE_FLOAT,
     OnceCommand,
     engine_options,
     engine_settings,
@@ -50,11 +52,11 @@ Examples:
 @click.option("--sensitive", "sensitives", multiple=True,
               help="Sensitive column (repeat, or comma-separate; a name holding ',' is given by --spec).")
 @click.option("--k", type=int, help="Require k-anonymity.")
-@click.option("--t", "t", type=float, help="Require t-closeness (with --distance) on every sensitive column.")
+@click.option("--t", "t", type=FINITE_FLOAT, help="Require t-closeness (with --distance) on every sensitive column.")
 @click.option("--distance", type=click.Choice(ALL_DISTANCES),
               default="equal", show_default=True, help="Distance for --t (variational and kl are not EMD).")
 @click.option("--distinct-l", type=int, help="Require distinct l-diversity.")
-@click.option("--entropy-l", type=float, help="Require entropy l-diversity.")
+@click.option("--entropy-l", type=FINITE_FLOAT, help="Require entropy l-diversity.")
 @click.option("--recursive", metavar="C,L", help="Require recursive (c,l)-diversity, e.g. 4,4.")
 @click.option("--p", "p", type=int, help="Require p-sensitivity (p distinct values per class).")
 @click.option("--hierarchy", "hierarchies", multiple=True, metavar="COLUMN=FILE",
@@ -63,7 +65,7 @@ Examples:
 @click.option("--hierarchy-delimiter", default=";", show_default=True, metavar="CHAR",
               help="Delimiter of the --hierarchy files (the table's is --delimiter).")
 @click.option("--reference", help="Table whose distribution t-closeness compares to (default: TABLE itself).")
-@click.option("--skew", type=float, default=3.0, show_default=True,
+@click.option("--skew", type=FINITE_FLOAT, default=3.0, show_default=True,
               help="Skewness attack: a value's class share at least this many times its table share (a "
                    "finite number above 1).")
 @click.option("--similarity-level", type=int, default=1, show_default=True,
@@ -300,6 +302,10 @@ def _sensitive_flags(names: list[str], t: float | None, distance: str, distinct_
             rec = {"c": float(c), "l": int(l_)}
         except ValueError:
             raise SpecError(f"--recursive takes C,L (e.g. 4,4), got {recursive!r}") from None
+        if not math.isfinite(rec["c"]):  # as typed: 1e400 is read as inf
+            from sqlclose.model.text import not_finite
+
+            raise SpecError(f"--recursive: c = {not_finite(c.strip())}: give C,L as finite numbers, e.g. 4,4")
     out = {}
     for name in names:
         hierarchy = {"file": files[name], "delimiter": delimiter} if name in files else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import select
@@ -47,6 +48,25 @@ INTERNAL_ERROR = 1
 READER_LEFT = 128 + signal.SIGPIPE  # stdout's reader closed the pipe: what a Unix tool killed by SIGPIPE exits
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class FiniteFloat(click.ParamType):
+    """A float option (``--t``, ``--entropy-l``, ``--skew``) that is a finite number, refused as
+    typed: click's FLOAT reads ``nan``, ``inf`` and ``1e400`` (as inf), which the command then told
+    as "got inf", a value nobody typed (the ninety-sixth round)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from sqlclose.model.text import not_finite
+
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{not_finite(str(value).strip())}: give a finite number", param, ctx)
+        return number
+
+
+FINITE_FLOAT = FiniteFloat()
 
 
 class OnceCommand(click.Command):

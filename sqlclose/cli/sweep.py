@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import re
 import shutil
@@ -59,9 +60,10 @@ def _numbers(kind: type, name: str, least: float | None = None, once: bool = Tru
         if not any(items):  # "" swept as if the option were not given
             raise click.BadParameter("gives no number: give one or more, separated by commas", ctx, param)
         _refuse_empty_item(items, text, ctx, param)
+        example = "3,5,10" if kind is int else "1.5,2,3"
+        _refuse_not_finite(items, kind, name if least is not None else None, example, ctx, param)
         bad = [item for item in items if not _DIGITS[kind].fullmatch(item)]
         if bad:
-            example = "3,5,10" if kind is int else "1.5,2,3"
             raise click.BadParameter(f"{bad[0]!r} is not a {'whole ' if kind is int else ''}number written in "
                                      f"digits (expected comma-separated numbers, e.g. {example})", ctx, param)
         values = [kind(item) for item in items]
@@ -73,6 +75,23 @@ def _numbers(kind: type, name: str, least: float | None = None, once: bool = Tru
             _refuse_twice(items, values, "gives", ctx, param)
         return values
     return parse
+
+
+def _refuse_not_finite(items: list[str], kind: type, name: str | None, example: str, ctx: click.Context,
+                       param: click.Parameter) -> None:
+    """nan, inf, or digits past what a float holds (1e400, read as inf), told as typed: "t = inf is
+    out of range (t ≥ 0)" contradicted itself and quoted a value nobody typed (the ninety-sixth
+    round). ``name`` (``--t``) names each value, as the range check does."""
+    from sqlclose.model.text import NON_FINITE_WORDS, not_finite
+
+    for item in items:
+        unsigned = item.lstrip("+-")
+        # 1e400 as a k is no whole number written in digits, told so below
+        past = kind is float and _DIGITS[float].fullmatch(unsigned) and math.isinf(float(unsigned))
+        if unsigned.lower() in NON_FINITE_WORDS or past:
+            named = f"{name.lstrip('-')} = " if name else ""
+            raise click.BadParameter(f"{named}{not_finite(item)}: give finite numbers written in digits, e.g. "
+                                     f"{example}", ctx, param)
 
 
 def _names(ctx: click.Context, param: click.Parameter, text: str | None) -> list[str] | None:

@@ -40,8 +40,8 @@ from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unne
 from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import SHOWN_TEXT, escaped_breaks, file_sha256, read_utf8, shown
-from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float
+from sqlclose.model.text import SHOWN_TEXT, escaped_breaks, file_sha256, not_finite, read_utf8, shown
+from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float, typed
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
 EmdDistance = Literal["ordered", "equal", "hierarchical"]
@@ -61,15 +61,21 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True, frozen=True)
 
 
+class QuotesItsValue(ValueError):
+    """A problem whose message quotes the value as written: its line adds no "(got …)"."""
+
+
 def plain_number(value: Any) -> Any:
     """A number as written: pydantic would read true as 1 and "0.1" as 0.1, and NaN or inf is no
-    threshold. Before validation of a numeric field (the field's own type and range follow)."""
+    threshold. Before validation of a numeric field (the field's own type and range follow). A
+    number past what a float holds is told as written (``1e400 is not a finite number``), not as the
+    inf it was read as."""
     if isinstance(value, bool):
         raise ValueError("give a number, not true or false")
     if isinstance(value, str):
         raise ValueError("give a number, not text: write it without quotes")
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("give a finite number (not nan or inf)")
+        raise QuotesItsValue(f"{not_finite(typed(value))}: give a finite number")
     return value
 
 
@@ -1322,7 +1328,9 @@ def _problem(item: Any) -> str:
         msg, got = "give true or false, without quotes", f" (got {shown(given)})"
     else:
         msg = item["msg"].removeprefix("Value error, ")
-        got = f" (got {shown(given)})" if not isinstance(given, dict) and "; got " not in msg else ""
+        quoted = isinstance((item.get("ctx") or {}).get("error"), QuotesItsValue)
+        got = f" (got {typed(given, shown)})" if not isinstance(given, dict) and "; got " not in msg and not quoted \
+            else ""
         if parts[-1:] == ("suppression",) and _number_in(given, 1, 100):
             msg += "; it is a fraction of the rows: 5 % is suppression = 0.05"
     return f"{'.'.join(parts) or '(top level)'}: {msg}{got}"

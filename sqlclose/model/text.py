@@ -169,6 +169,17 @@ def _plain_and_short(value: object, limit: int) -> bool:
     return all(_plain_and_short(item, limit) for item in items)
 
 
+NON_FINITE_WORDS = ("nan", "inf", "infinity")  # what float() reads as no finite number, a sign before it
+
+
+def not_finite(text: str) -> str:
+    """That a number, quoted as typed, is not finite: ``nan``, ``inf``, or digits past what a float
+    holds (``1e400`` is read as inf: "t = inf is out of range (t ≥ 0)" contradicted itself, and
+    quoted a value nobody typed: the ninety-sixth round)."""
+    past = text.strip().lstrip("+-").lower() not in NON_FINITE_WORDS
+    return f"{text} is not a finite number{' (beyond what a float holds, ±1.8e308)' if past else ''}"
+
+
 def counted(n: int, noun: str, plural: str | None = None) -> str:
     """``n`` and ``noun`` for a message, the noun in the plural (``plural``, else ``noun`` + "s")
     unless ``n`` is 1: "1 value", "2 values", "0 values", "1 class", "3 classes"."""

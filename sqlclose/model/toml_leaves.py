@@ -9,7 +9,8 @@ The parse marks such floats; a tree's leaf so marked is refused, then every mark
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlclose.errors import SpecError
@@ -45,12 +46,22 @@ def refuse_rewritten_leaves(data: dict[str, Any], where: str) -> None:
 
 
 def plain_floats(value: Any) -> Any:
-    """The parsed TOML with every float a plain one, the marks of ``toml_float`` taken off."""
+    """The parsed TOML with every finite float a plain one, the marks of ``toml_float`` taken off. A
+    number past what a float holds keeps its mark (it is inf, no value the spec takes), so that its
+    refusal quotes it as written, ``1e400``, not as ``inf`` (``typed``)."""
     if isinstance(value, dict):
         return {key: plain_floats(item) for key, item in value.items()}
     if isinstance(value, list):
         return [plain_floats(item) for item in value]
-    return float(value) if isinstance(value, _RewrittenFloat) else value
+    return float(value) if isinstance(value, _RewrittenFloat) and math.isfinite(value) else value
+
+
+def typed(value: Any, other: Callable[[Any], str] = repr) -> str:
+    """A value as the spec wrote it: a marked float's TOML text (a list's too), else ``other``'s text
+    of it (its repr; a message's bounded ``text.shown``)."""
+    if isinstance(value, list) and any(isinstance(item, _RewrittenFloat) for item in value):
+        return f"[{', '.join(typed(item, other) for item in value)}]"
+    return value.toml_text if isinstance(value, _RewrittenFloat) else other(value)
 
 
 def _trees(data: dict[str, Any]) -> Iterator[tuple[str, dict]]:

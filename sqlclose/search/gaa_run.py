@@ -24,7 +24,7 @@ from sqlclose.model.spec import Search
 from sqlclose.prepare.problem import Problem
 from sqlclose.privacy.criteria import Criterion, KAnonymity, failing_classes
 from sqlclose.search.gaa import STRATEGIES, GaaInput, GaaProgressCallback, GaaResult, Violates, gaa
-from sqlclose.search.utility_costs import problem_metric
+from sqlclose.search.utility_costs import problem_metric, refuse_blind_problem
 from sqlclose.sql import queries as q
 from sqlclose.utility.information_loss import Metric
 
@@ -94,10 +94,11 @@ def run_gaa(problem: Problem, criteria: Sequence[Criterion], search: Search,
 
 
 def refuse_before_gaa(problem: Problem, search: Search) -> None:
-    """What GAA refuses of a problem before it runs (and a dry run with it): a strategy comparing
-    sensitive values without one, a hierarchy label at two levels, structures past the memory
-    limit's share."""
+    """What GAA refuses of a problem before it runs (and a dry run with it): a w1-weighted metric that
+    costs nothing here, a strategy comparing sensitive values without one, a hierarchy label at two
+    levels, structures past the memory limit's share."""
     strategy = search.strategy_name
+    refuse_blind_problem(problem, search.metric_name, "gaa")
     if strategy in _SENSITIVE_STRATEGIES and not problem.sas:
         raise SpecError(f"GAA strategy {strategy} compares sensitive values: declare a [sensitive.<column>] or use "
                         "strategy = \"S1\"")

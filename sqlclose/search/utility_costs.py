@@ -42,4 +42,47 @@ def search_cost(problem: Problem, name: str, weights=None) -> FullDomainCost | N
         return None
     if name not in (*METRICS, "custom"):
         raise SpecError(f"unknown metric {name!r}; choose one of {DISCERNIBILITY}, {', '.join(METRICS)}, custom")
+    refuse_blind_problem(problem, name, "incognito")
     return FullDomainCost.of(problem_metric(problem, name, weights), problem.leaf_counts)
+
+
+# The metrics weighted by w1 (Definition 8), and each one's form without it, for the refusal below.
+W1_METRICS = ("distortion", "wllm", "wnllm")
+WITHOUT_W1 = {
+    "wllm": 'metric = "llm": the same lost leaves, weighted by w2, which is 1 here',
+    "wnllm": 'metric = "nllm": the same lost leaves over the hierarchy\'s, weighted by w2, which is 1 here',
+    "distortion": 'metric = "total", also a cost by level; or Distortion\'s own level costs without w1: metric = '
+                  '"custom" with [search.weights] {column} = [1/(h − 1), …, 1/2, 1], one weight per level step of '
+                  'its h levels (e.g. [0.5, 1] for 3)',
+}
+CHOOSES = {"gaa": "every merge of GAA would be a tie broken by class id alone",
+           "incognito": "Incognito's node would be its tie-break's, the lowest satisfying one, whatever it costs "
+                        "by any other measure"}
+
+
+def refuse_blind_metric(name: str, algorithm: str, qis: Sequence[str], levels: Sequence[int] | None = None) -> None:
+    """A w1-weighted metric (Distortion, WLLM, WNLLM) where w1 = 1 − (h_j − 1)^m / Σ_i (h_i − 1)^m is 0
+    for every quasi-identifier that generalizes: one QI (1 − x/x), or one whose hierarchy has more
+    than one level among others of one level (h_i − 1 = 0). Every generalization then costs 0, so the
+    metric would choose nothing: refused, naming the metric, why and its form without w1. Without
+    ``levels`` (before the hierarchies are built: from the spec alone), judged by the QIs' count."""
+    if name not in W1_METRICS:
+        return
+    generalizing = list(qis) if levels is None else [q for q, h in zip(qis, levels) if h > 1]
+    if len(generalizing) != 1:
+        return
+    column = generalizing[0]
+    if len(qis) == 1:
+        who = f"{column!r}, the only quasi-identifier (1 − x/x)"
+    else:
+        flat = ", ".join(repr(q) for q in qis if q != column)
+        who = f"{column!r}, the only quasi-identifier whose hierarchy has more than one level ({flat}: h − 1 = 0)"
+    raise SpecError(f"metric {name} weighs each quasi-identifier's costs by w1 = 1 − (h_j − 1)^m / Σ_i (h_i − 1)^m "
+                    f"(Mauger et al., Definition 8), which is 0 for {who}: every generalization costs 0 under "
+                    f"{name}, so {CHOOSES[algorithm]}; use {WITHOUT_W1[name].format(column=column)}"
+                    f"{' ([] for the others)' if name == 'distortion' and len(qis) > 1 else ''}")
+
+
+def refuse_blind_problem(problem: Problem, name: str, algorithm: str) -> None:
+    """``refuse_blind_metric`` once the hierarchies are built: by the levels of each QI's."""
+    refuse_blind_metric(name, algorithm, [qi.name for qi in problem.qis], [qi.levels for qi in problem.qis])

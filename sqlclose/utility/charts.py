@@ -8,7 +8,7 @@ drawn, with the Agg backend (no display needed), so the rest of sqlclose runs wi
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,9 @@ from sqlclose.model.whole_files import replaced_whole
 
 WIDTH_INCHES, HEIGHT_INCHES, DPI = 8.0, 5.0, 100  # 800 × 500 pixels
 LOG_SCALE_RATIO = 20.0  # a positive x range wider than this factor is drawn on a log scale
-LOG_TICKS_SWEPT = 10  # up to this many swept values label a log axis themselves (else its decades)
+LOG_TICKS_MOST = 10  # a log axis labels at most this many of the swept values
+TICK_GAP_PIXELS = 8  # kept clear between two tick labels of a log axis
+TICK_FONT = "medium"  # matplotlib's default size for tick labels, which the log axis measures its labels at
 LEGEND_INSIDE = 10  # up to this many curves the legend sits inside the plot; more go below it, in columns
 LEGEND_INSIDE_PIXELS = 250  # a wider label goes below the plot too: inside, it ran off the image
 LEGEND_COLUMNS, LEGEND_ROW_INCHES = 4, 0.2  # at most; the image grows by a row per legend line
@@ -106,7 +108,8 @@ def line_chart(path: str | Path, curves: Mapping[str, Curve], *, title: str, xla
     title or axis label wider than the image is wrapped between words. More than 10 curves, or a
     label too wide to sit inside the plot (curves drawn together: ``S1 = S2 = …``), put the legend
     below the plot, in as many columns as fit and labels wrapped to them, on an image 20 pixels
-    taller per legend line. ``log_x=None`` picks a log scale when the x values span more than 20×."""
+    taller per legend line. ``log_x=None`` picks a log scale when the x values span more than 20×; a
+    log axis labels swept values (``log_ticks``)."""
     with drawing() as plt:
         return _line_chart(plt, Path(path), same_curves_merged(curves), title=title, xlabel=xlabel,
                            ylabel=ylabel, log_x=log_x, legend_title=legend_title)
@@ -126,11 +129,12 @@ def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str
                                  for column in _columns(labels, columns))
     height = HEIGHT_INCHES + lines * LEGEND_ROW_INCHES
     fig, ax = plt.subplots(figsize=(WIDTH_INCHES, height), dpi=DPI, layout=None if inside else "constrained")
+    log = log_x if log_x is not None else wide_range(every_x)
     try:
         for i, (label, (xs, ys)) in enumerate(zip(labels, curves.values())):
             ax.plot(list(xs), list(ys), marker=MARKERS[i % len(MARKERS)], markersize=5, linewidth=1.5, label=label)
-        if log_x if log_x is not None else wide_range(every_x):
-            _log_x(ax, every_x)
+        if log:
+            _log_x(ax)
         ax.set_title(fits.wrapped(title, TITLE_FONT, TITLE_PIXELS))
         ax.set_xlabel(fits.wrapped(xlabel, LABEL_FONT, TITLE_PIXELS))
         ax.set_ylabel(fits.wrapped(ylabel, LABEL_FONT, int(HEIGHT_INCHES * DPI) - 2 * MARGIN_PIXELS))
@@ -141,6 +145,10 @@ def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str
             ax.legend(title=legend_title, fontsize=LEGEND_FONT, loc="best")
         if inside:
             fig.tight_layout()
+        if log and every_x:  # where the values fall is known once the plot is laid out
+            _label_swept(fig, ax, every_x, fits)
+            if inside:
+                fig.tight_layout()
         with replaced_whole(path) as temporary:
             fig.savefig(temporary, dpi=DPI, format="png")
     finally:
@@ -148,19 +156,54 @@ def _line_chart(plt: Any, path: Path, curves: Mapping[str, Curve], *, title: str
     return path
 
 
-def _log_x(ax: Any, xs: Sequence[float]) -> None:
+def _log_x(ax: Any) -> None:
     """A log x axis labelled in plain numbers: its default labels are mathtext (``10^{2}``), which
-    ``LITERAL_TEXT`` draws as the markup itself (``$\\mathdefault{10^{2}}$``). Its ticks are the values
-    swept when they are few enough to read (``3, 5, 10, 100, 1000``), else the decades."""
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLocator
+    ``LITERAL_TEXT`` draws as the markup itself (``$\\mathdefault{10^{2}}$``). Which values it labels is
+    decided once the plot is laid out (``_label_swept``)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     ax.set_xscale("log")
-    swept = sorted(set(xs))
-    if len(swept) <= LOG_TICKS_SWEPT:
-        ax.xaxis.set_major_locator(FixedLocator(swept))
-        ax.xaxis.set_minor_locator(NullLocator())
     ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.xaxis.set_minor_formatter(NullFormatter())
+
+
+def _label_swept(fig: Any, ax: Any, xs: Sequence[float], fits: _TextFitter) -> None:
+    """The log axis's labels: the swept values ``log_ticks`` picks for where they fall on the laid out
+    axis; every other swept value gets an unlabelled tick, so each point has its mark."""
+    from matplotlib.ticker import FixedLocator
+
+    fig.draw_without_rendering()  # lays the figure out: the pixel place of each value is then known
+    swept = sorted({float(x) for x in xs if float(x) > 0})
+    places = {x: float(ax.transData.transform((x, 1.0))[0]) for x in swept}
+    labelled = log_ticks(places, lambda x: fits.width(f"{x:g}", TICK_FONT))
+    ax.xaxis.set_major_locator(FixedLocator(labelled))
+    ax.xaxis.set_minor_locator(FixedLocator([x for x in swept if x not in labelled]))
+
+
+def log_ticks(places: Mapping[float, float], width: Callable[[float], float]) -> list[float]:
+    """Which swept values label a log axis, given where each falls (pixels along the axis) and how
+    wide its label is: the first and the last always, and as many between them as fit with
+    ``TICK_GAP_PIXELS`` clear between two labels, at most ``LOG_TICKS_MOST``, spread over the axis —
+    every value when they all fit, else, for n from the most down, the values nearest n evenly spaced
+    places. A log axis labelled only at its decades showed twelve k from 2 to 50 against one label,
+    "10" (the ninety-sixth round)."""
+    values = sorted(places)
+    if len(values) <= 2:
+        return values
+
+    def clear(chosen: list[float]) -> bool:
+        return all(places[b] - places[a] >= (width(a) + width(b)) / 2 + TICK_GAP_PIXELS
+                   for a, b in zip(chosen, chosen[1:]))
+
+    if len(values) <= LOG_TICKS_MOST and clear(values):
+        return values
+    first, last = places[values[0]], places[values[-1]]
+    for n in range(min(LOG_TICKS_MOST, len(values) - 1), 2, -1):
+        aims = [first + (last - first) * i / (n - 1) for i in range(n)]
+        chosen = sorted({min(values, key=lambda x: (abs(places[x] - aim), x)) for aim in aims})
+        if clear(chosen):
+            return chosen
+    return [values[0], values[-1]]
 
 
 def _columns(labels: list[str], columns: int) -> list[list[str]]:
