@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.listing import folder_files, hidden_files_below, links_below
+from sqlclose.engine.listing import folder_files, hidden_files_below, links_below, special_files_below, special_refusal
 from sqlclose.errors import (
     EngineError,
     EngineOutOfMemory,
@@ -299,9 +299,10 @@ def _form_claims(path: Path, output: dict) -> list[str]:
 
 
 def _foreign_claims(folder: Path) -> list[str]:
-    """What a folder release holds that sqlclose never writes into one: a link, a file that is not
-    Parquet, a hidden file (the first kind found is told)."""
-    return _link_claims(folder) or _other_file_claims(folder) or _hidden_file_claims(folder)
+    """What a folder release holds that sqlclose never writes into one: a link, a pipe, socket or
+    device, a file that is not Parquet, a hidden file (the first kind found is told)."""
+    return (_link_claims(folder) or _special_file_claims(folder) or _other_file_claims(folder)
+            or _hidden_file_claims(folder))
 
 
 def _link_claims(folder: Path) -> list[str]:
@@ -315,6 +316,18 @@ def _link_claims(folder: Path) -> list[str]:
     more = f" (and {counted(len(links) - 1, 'other link')})" if len(links) > 1 else ""
     return [f"the folder holds {links[0]}, a symbolic link {_link_kind(links[0])}{more}, and sqlclose writes no "
             "link into a release: not the release the report describes"]
+
+
+def _special_file_claims(folder: Path) -> list[str]:
+    """A folder release holding a pipe (FIFO), a socket or a device, at any depth: the folder's
+    digest lists regular files only and passed it, though its readers would try to read it (a pipe
+    blocks them). sqlclose writes none into a release: not the release (exit 4), named, never opened
+    (ninety-sixth round)."""
+    special = special_files_below(folder)
+    if not special:
+        return []
+    return [special_refusal(special, "the folder holds") + ", and sqlclose writes only Parquet files into a "
+            "release: not the release the report describes"]
 
 
 def _other_file_claims(folder: Path) -> list[str]:

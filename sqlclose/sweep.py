@@ -23,7 +23,7 @@ from typing import Any
 from sqlclose import api
 from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
-from sqlclose.errors import InputError, NoSolutionError, SpecError
+from sqlclose.errors import InputError, NoSolutionError, OutputExistsError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
 from sqlclose.model.text import given_items
 from sqlclose.model.text import not_finite as finite_only
@@ -274,6 +274,7 @@ class SweepResult:
         that is a file the sweep read is refused (``OutputExistsError``, nothing written)."""
         path = Path(path).expanduser()  # "~" as charts() and every sqlclose path
         self._refuse_inputs([path], "output", "the sweep's runs")
+        _refuse_unwritable_file(path)
         return _write_csv(path, list(COLUMNS), self.rows)
 
     def nauc_to_csv(self, path: str | Path, lo: float | None = None, hi: float | None = None) -> Path:
@@ -281,6 +282,7 @@ class SweepResult:
         read is refused (``OutputExistsError``, nothing written)."""
         path = Path(path).expanduser()
         self._refuse_inputs([path], "output", "the sweep's NAUC")
+        _refuse_unwritable_file(path)
         rows = self.nauc(lo, hi)
         columns = [p for p in PARAMETERS if p != self.x] + ["curve", "measure", "lo", "hi", "nauc", "nauc_percent",
                                                             "interpolated", "note"]
@@ -315,6 +317,7 @@ class SweepResult:
         folder = Path(folder).expanduser()  # "~": the home folder, as for every path sqlclose takes
         wanted = self.chart_names() if measures is None else [m for m in LABELS if m in measures and self.measured(m)]
         self._refuse_inputs([folder / f"{measure}.png" for measure in wanted], "chart", "the chart")
+        _refuse_unwritable_folder(folder, wanted)
         folder.mkdir(parents=True, exist_ok=True)
         written = []
         what = self._algorithm_title()
@@ -877,6 +880,27 @@ def _number(value: Any) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def _refuse_unwritable_file(path: Path) -> None:
+    """A CSV path that is a folder, or lies under a file or in a folder that cannot be written, is
+    refused as ``Release.write`` refuses it (OutputExistsError; EnvironmentFailure, exit 5), nothing
+    written: it was Python's IsADirectoryError or NotADirectoryError (ninety-sixth round)."""
+    files.refuse_blocked_folder(path)
+    if path.is_dir():
+        raise OutputExistsError(f"the output path {path} is a directory, not a file path")
+
+
+def _refuse_unwritable_folder(folder: Path, measures: list[str]) -> None:
+    """The charts' folder must be one, or be made: a file there (or a link to one) was Python's
+    FileExistsError from mkdir, and a file above it NotADirectoryError (ninety-sixth round). Told
+    as ``Release.write`` tells a Parquet folder output that is a file, and as ``sqlclose sweep
+    --out`` refuses an OUT under a file (EnvironmentFailure, exit 5), nothing written."""
+    if (folder.exists() or folder.is_symlink()) and not folder.is_dir():
+        raise OutputExistsError(f"the chart folder {folder} is a file; the charts need a folder path (each measure "
+                                "is written into it as <measure>.png)")
+    first = folder / f"{measures[0] if measures else 'chart'}.png"
+    files.refuse_blocked_folder(first)  # its parent is the folder: itself, or where it would be made
 
 
 def _write_csv(path: Path, columns: list[str], rows: list[dict[str, Any]]) -> Path:

@@ -24,6 +24,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -583,3 +586,49 @@ def test_a_folder_release_holding_a_hidden_file_is_not_the_release_nor_up_to_dat
         rerun = invoke("anonymize", spec, *args, env=env)
         assert rerun.exit_code == 2 and "up to date" not in rerun.output, rerun.output  # refused: in the way
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"} == before
+
+
+@contextmanager
+def _never_blocked(seconds: int = 120) -> Iterator[None]:
+    """Fail, not hang, should anything open a pipe no one writes to (the open would wait for good):
+    SIGALRM interrupts the blocked call and the handler's error ends it."""
+    def stop(signum, frame):
+        raise TimeoutError(f"blocked for {seconds} s: something opened the pipe")
+
+    before = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.parametrize("where", ["part-1.parquet", "age=%3C40/pipe", "_temporary/pipe"])
+def test_a_folder_release_holding_a_pipe_is_not_the_release_nor_up_to_date(tmp_path, where):
+    """Ninety-sixth round: a pipe (FIFO) added to a folder release was skipped by every listing (the
+    folder's digest lists regular files), so `check --against` passed the folder and a rerun called
+    it up to date, where Spark's and Hive's readers would try to read it (opening a pipe waits for a
+    writer). sqlclose writes none into a release: the folder is not the release (exit 4), the pipe
+    named, never opened, a hidden one too; a rerun does not call it up to date and refuses it as in
+    the way (exit 2). Oracles: the pipe planted here; the folder's files' bytes before and after."""
+    env = {**os.environ, "SQLCLOSE_FINGERPRINT_KEY": "operator-secret"}  # what tells "up to date"
+    spec, release, doc = _release(tmp_path, "out/release", '\npartition_by = ["age"]', env=env)
+    assert "is up to date" in invoke("anonymize", spec, env=env).output
+    planted = release / where
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(planted)
+    with _never_blocked():
+        result = _check(release, doc, tmp_path)
+        assert result.exit_code == 4, result.output
+        assert (f"does not match {tmp_path / 'edited.json'}: the folder holds {planted}, a pipe (FIFO), which is no "
+                "file of a table: its readers (Spark, Hive, sqlclose) take every file not under a path part starting "
+                "with \"_\" or \".\", and would try to read it (opening a pipe waits for a writer, for good), and "
+                "sqlclose writes only Parquet files into a release: not the release the report describes"
+                ) in result.output, result.output
+        before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"}
+        for args in ([], ["--force"]):  # not up to date; and not this spec's own release, which --force may redo
+            rerun = invoke("anonymize", spec, *args, env=env)
+            assert rerun.exit_code == 2 and "up to date" not in rerun.output, rerun.output  # refused: in the way
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"} == before
+    assert planted.exists()

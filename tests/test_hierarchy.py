@@ -558,12 +558,13 @@ def test_a_data_frame_or_text_given_as_rows_is_refused_saying_what_to_give():
 
 def test_a_hierarchys_repr_names_its_origin_and_shape_not_its_labels():
     """The dataclass's repr listed every row, and reached whatever quotes a value whole: pydantic's
-    own `input_value=…` of a `sqlclose.Spec(...)` built directly, a traceback. Written by hand."""
+    own `input_value=…` of a `sqlclose.Spec(...)` built directly (now sqlclose's SpecError, the
+    hierarchy named by its type), a traceback. Written by hand."""
     h = Hierarchy.from_rows([["23", "20s", "*"], ["97", "90s", "*"]], origin="ages")
     assert repr(h) == "<sqlclose.Hierarchy ages (3 levels, 2 leaves)>"
-    with pytest.raises(ValueError) as e:  # pydantic's ValidationError
+    with pytest.raises(sqlclose.SpecError) as e:
         sqlclose.Spec(k=2, quasi_identifiers={"age": {"file": h}})
-    assert "'97'" not in str(e.value) and "<sqlclose.Hierarchy ages (3 levels, 2 leaves)>" in str(e.value)
+    assert "'97'" not in str(e.value) and str(e.value).endswith("not as file = H (got a sqlclose.Hierarchy)")
 
 
 def test_a_python_hierarchy_of_numbers_is_released_by_its_text():

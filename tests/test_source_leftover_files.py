@@ -9,7 +9,11 @@ The oracle is a plain SQL count over the committed file alone (Table 3: 9 rows).
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
@@ -187,3 +191,46 @@ def test_a_folder_holding_a_file_that_is_not_parquet_is_refused_naming_it(table3
     with pytest.raises(sqlclose.InputError, match=r"holds .*export/part-1\.csv, which is not a Parquet file .*"
                                                   r"prefix its name with \"_\" to leave it out"):
         sqlclose.anonymize(folder, table3["spec"])
+
+
+@contextmanager
+def _never_blocked(seconds: int = 120) -> Iterator[None]:
+    """Fail, not hang, should anything open a pipe no one writes to (the open would wait for good):
+    SIGALRM interrupts the blocked call and the handler's error ends it."""
+    def stop(signum, frame):
+        raise TimeoutError(f"blocked for {seconds} s: something opened the pipe")
+
+    before = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, before)
+
+
+@pytest.mark.parametrize("where", ["part-1.parquet", "more/pipe"])
+def test_a_folder_source_holding_a_pipe_is_refused_naming_it(table3, where) -> None:
+    """Ninety-sixth round: a pipe (FIFO) among a folder source's files was skipped as no file, and
+    the run released the folder as if it were not there, where Spark's and Hive's readers would try to
+    read it (opening a pipe waits for a writer). Refused as bad input, exit 2, naming it, never
+    opened, nothing written; a pipe under a hidden part (`_pipe`), which those readers skip, is
+    skipped as before. Oracle: the release's input rows against a plain count of the Parquet file."""
+    folder = table3["dir"] / "export"
+    _write(table3, folder / "part-0.parquet")
+    (folder / where).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder / where)
+    spec = table3["dir"] / "spec.toml"
+    spec.write_text((TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', 'path = "export"\n'
+                                                                  'format = "parquet"'))
+    with _never_blocked():
+        result = invoke("anonymize", spec, "-o", table3["dir"] / "out.parquet", "--no-progress")
+    assert result.exit_code == 2, result.output
+    assert (f"source folder {folder} holds {folder / where}, a pipe (FIFO), which is no file of a table: its readers "
+            "(Spark, Hive, sqlclose) take every file not under a path part starting with \"_\" or \".\", and would try "
+            "to read it (opening a pipe waits for a writer, for good): move it out of the folder, or prefix its name "
+            "with \"_\" to leave it out") in " ".join(result.output.split()), result.output
+    assert not (table3["dir"] / "out.parquet").exists()
+    (folder / where).rename(folder / "_pipe")
+    with _never_blocked(), sqlclose.anonymize(folder, table3["spec"]) as release:
+        assert release.report()["input"]["rows"] == _rows(folder / "part-0.parquet")

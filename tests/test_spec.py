@@ -741,3 +741,55 @@ def test_a_spec_of_the_wrong_shape_is_bad_input_not_an_internal_error(tmp_path, 
         sqlclose.load_spec(spec)
     assert said in str(raised.value)
     assert raised.value.exit_code == 2
+
+
+def test_load_spec_takes_a_dict_or_a_spec_as_anonymize_does(tmp_path, monkeypatch):
+    """`load_spec(dict)` and `load_spec(Spec)` ended in Python's `TypeError: expected str, bytes or
+    os.PathLike object`, where `anonymize(source, dict)` takes either. A dict is validated as a dict
+    spec is (its relative paths against the working folder, errors as SpecError); a Spec comes back
+    as it is; anything else is refused naming its type. Values and messages written by hand."""
+    monkeypatch.chdir(tmp_path)
+    spec = load_spec({"k": 2, "source": {"path": "x.csv"}, "quasi_identifiers": {"age": {"bands": [10]}}})
+    assert (spec.privacy.k, spec.quasi_identifiers["age"].bands, spec.source.path) == (2, [10], tmp_path / "x.csv")
+    assert sqlclose.load_spec(spec) is spec
+    with pytest.raises(SpecError) as e:
+        load_spec({"k": 2, "quasi_identifiers": {"age": {"bandz": [10]}}})
+    assert str(e.value) == "spec: invalid spec: quasi_identifiers.age.bandz: unknown key; did you mean 'bands'?"
+    for given, kind in ((3, "int"), (None, "NoneType"), (b"s.toml", "bytes")):
+        with pytest.raises(SpecError) as e:
+            load_spec(given)
+        assert str(e.value) == f"load_spec takes a TOML file's path, a dict or a sqlclose.Spec, not {kind}"
+
+
+def test_a_spec_model_built_directly_raises_a_spec_error_worded_as_a_dict_specs():
+    """`sqlclose.Spec(…)` (and the other models sqlclose exports) built directly raised pydantic's
+    ValidationError in pydantic's words (`Extra inputs are not permitted [type=extra_forbidden, …]`)
+    where every other entry point raises SpecError. The same content gives the dict spec's message;
+    a model below the spec is named, its unknown keys told against its own keys (a sensitive column's
+    given to `check` too, which listed a whole spec's). Messages written by hand."""
+    with pytest.raises(SpecError) as e:
+        sqlclose.Spec(k=2, quasi_identifiers={"age": {"bandz": [10]}})
+    assert str(e.value) == "spec: invalid spec: quasi_identifiers.age.bandz: unknown key; did you mean 'bands'?"
+    with pytest.raises(SpecError) as e:
+        sqlclose.Spec(k=0, quasi_identifiers={"age": {"bands": [10]}}, sensitive={"s": {"t": 2}})
+    assert str(e.value) == ("spec: invalid spec (2 problems):\n"
+                            "  - sensitive.s.t: t must be in [0, 1] for the equal distance (KL alone is unbounded) "
+                            "(got 2)\n"
+                            "  - privacy.k: Input should be greater than or equal to 1 (got 0)") and e.value.listed
+    told = {
+        "sqlclose.QuasiIdentifier: invalid spec: bandz: unknown key; did you mean 'bands'?":
+            lambda: sqlclose.QuasiIdentifier(bandz=[10]),
+        "sqlclose.Sensitive: invalid spec: tt: unknown key; did you mean 't'?": lambda: sqlclose.Sensitive(tt=0.3),
+        "sqlclose.Sensitive: invalid spec: hierarchy.fil: unknown key; did you mean 'file'?":
+            lambda: sqlclose.Sensitive(t=0.3, hierarchy={"fil": "h.csv"}),
+        "sqlclose.Privacy: invalid spec: k: Input should be greater than or equal to 1 (got 0)":
+            lambda: sqlclose.Privacy(k=0),
+        "sensitive column 's': tt: unknown key; did you mean 't'?":
+            lambda: sqlclose.check(pa.table({"a": [1], "s": ["x"]}), ["a"], {"s": {"tt": 0.3}}, k=1),
+    }
+    for message, build in told.items():
+        with pytest.raises(SpecError) as e:
+            build()
+        assert str(e.value) == message
+    built = sqlclose.Spec(k=2, quasi_identifiers={"age": sqlclose.QuasiIdentifier(bands=[10])})
+    assert (built.privacy.k, built.quasi_identifiers["age"].bands) == (2, [10])

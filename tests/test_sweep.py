@@ -1376,3 +1376,39 @@ def test_sweep_refuses_a_strategy_that_is_not_text():
     # [1] failed in Python's AttributeError ('int' object has no attribute 'strip')
     with pytest.raises(InputError, match=re.escape("a GAA strategy is named by its text, not 1; choose from S1")):
         sweep(None, _table3_spec("gaa", t=1.0), [2], strategies=[1])
+
+
+def test_a_sweep_results_files_at_a_path_of_the_wrong_kind_are_refused_writing_nothing(tmp_path):
+    """Ninety-sixth round: `SweepResult.charts(folder)` with `folder` an existing file ended in
+    Python's FileExistsError from mkdir, a folder under a file in NotADirectoryError, and `to_csv`
+    or `nauc_to_csv` of a folder in IsADirectoryError. Each is refused as `Release.write` refuses
+    it — a path of the wrong kind `OutputExistsError`, a file in the way above it `EnvironmentFailure`
+    (exit 5, as `sqlclose sweep --out FILE/sub`) — and nothing is written (`sqlclose sweep --out
+    FILE` is refused as a usage error, exit 2). Oracle: the messages written by hand, and the files
+    in tmp_path listed before and after."""
+    from sqlclose.errors import EnvironmentFailure, OutputExistsError
+
+    result = sweep(None, TABLE3_SPEC, [2])
+    (tmp_path / "afile").write_text("mine", encoding="utf-8")
+    (tmp_path / "adir").mkdir()
+    afile, adir = tmp_path / "afile", tmp_path / "adir"
+    refused = [
+        (lambda: result.charts(afile), OutputExistsError,
+         f"the chart folder {afile} is a file; the charts need a folder path (each measure is written into it as "
+         "<measure>.png)"),
+        (lambda: result.charts(afile / "sub", ["discernibility"]), EnvironmentFailure,
+         f"cannot create the folder for {afile / 'sub' / 'discernibility.png'}: {afile} is a file"),
+        (lambda: result.to_csv(adir), OutputExistsError, f"the output path {adir} is a directory, not a file path"),
+        (lambda: result.nauc_to_csv(adir), OutputExistsError,
+         f"the output path {adir} is a directory, not a file path"),
+        (lambda: result.to_csv(afile / "sweep.csv"), EnvironmentFailure,
+         f"cannot create the folder for {afile / 'sweep.csv'}: {afile} is a file"),
+    ]
+    for write, error, message in refused:
+        with pytest.raises(error) as e:
+            write()
+        assert str(e.value) == message
+    run = CliRunner().invoke(main, ["sweep", str(TABLE3_SPEC), "--k", "2", "--out", str(afile)])
+    assert run.exit_code == 2 and "is a file" in run.output, run.output
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["adir", "afile"]
+    assert afile.read_text(encoding="utf-8") == "mine"

@@ -9,10 +9,12 @@ import datetime
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from own_connection import rows as _rows
 from table3_project import invoke
 
+import sqlclose
 from sqlclose.errors import HierarchyError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import load_spec
@@ -177,7 +179,7 @@ def test_a_group_given_as_a_numpy_array_or_a_range_is_a_list_of_its_leaves():
                       ("0", "kids", "*"), ("1", "kids", "*"), ("9", "one", "*"))
     with pytest.raises(HierarchyError, match=r"^t: group 'old': a numpy float32 has no text"):
         Hierarchy.from_tree({"old": np.array([4.5], dtype=np.float32), "young": ["22"]}, "t")
-    with pytest.raises(HierarchyError, match=r"^t: group 'old' lists array\(\['44'\], dtype='<U2'\) among its leaves; "
+    with pytest.raises(HierarchyError, match=r"^t: group 'old' lists a numpy array of shape \(1,\) among its leaves; "
                                              r"a leaf is one value"):
         Hierarchy.from_tree({"old": ["43", np.array(["44"])], "young": ["22"]}, "t")
     with pytest.raises(HierarchyError, match=r"^t: group 'old' has no leaves$"):
@@ -289,3 +291,47 @@ def test_a_float_leaf_written_as_its_text_matches_a_double_column(tmp_path):
     assert result.exit_code == 0, result.output
     assert _rows(f"SELECT age, count(*) FROM '{tmp_path / 'out' / 'r.parquet'}' GROUP BY age ORDER BY age") == \
         [("high", 2), ("low", 2)]
+
+
+def test_a_trees_errors_name_a_container_by_what_it_is_and_cut_a_long_label():
+    """A tree built from the data (`df.age.unique()`) put thousands of the data's values into one
+    message: a list or an array among the leaves was quoted whole by its repr, and a pandas Series or
+    Index there was taken for one leaf, its repr (the data's values) for its text. Each is named by
+    what it is; a group's label, a lone value and a leaf are quoted up to 300 characters, then cut
+    with their length. The messages are written out by hand; the values of the data appear in none."""
+    pd = pytest.importorskip("pandas")
+    ages = [f"age-{i}" for i in range(5000)]
+    tail = ("among its leaves; a leaf is one value (text, a number, true or false): list the values themselves "
+            "(\"*\" = [\"flu\", \"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
+    for leaf, what in ((ages, "a list of 5000 items"), (np.array(ages[:999]), "a numpy array of shape (999,)"),
+                       (pd.Series(ages), "a pandas.Series"), (pd.Index(ages), "a pandas.Index"),
+                       (set(ages), "a set of 5000 items")):
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_tree({"old": ["43", leaf], "young": ["22"]}, "t")
+        assert str(e.value) == f"t: group 'old' lists {what} {tail}"
+    long = "x" * 10_000
+    cut = f"'{'x' * 300}'… (10000 characters)"
+    told = {
+        f"t: group {cut} has no leaves": {long: [], "young": ["22"]},
+        f"t: group {cut} is empty": {long: {}, "young": ["22"]},
+        f"t: group 'old' is one value, \"{'x' * 299}… (10002 characters), not a list of leaves: write its leaves "
+        "as a list, even a single one (the value in brackets)": {"old": long, "young": ["22"]},
+        f"t, row 2: leaf {cut} appears twice (also t, row 1); each value needs exactly one line":
+            {"old": [long], "young": [long]},
+    }
+    for message, tree in told.items():
+        with pytest.raises(HierarchyError) as e:
+            Hierarchy.from_tree(tree, "t")
+        assert str(e.value) == message
+
+
+def test_a_spec_trees_array_among_its_leaves_is_named_by_its_shape():
+    """The same from a spec given as a dict: the hierarchy's error names the array by its shape,
+    never its items (the data's ages: none of them is in the message)."""
+    ages = np.array([f"{age}y" for age in range(17, 91)])
+    spec = {"k": 2, "others": "keep", "quasi_identifiers": {"age": {"tree": {"*": ["16", ages]}}}}
+    with pytest.raises(HierarchyError) as e:
+        sqlclose.anonymize(pa.table({"age": ["16", "17y"], "zip": ["1", "2"]}), spec)
+    assert str(e.value).startswith("hierarchy of column 'age': tree for column 'age': group '*' lists a numpy array "
+                                   "of shape (74,) among its leaves; a leaf is one value"), str(e.value)
+    assert not any(f"{age}y" in str(e.value) for age in range(17, 91))

@@ -331,7 +331,8 @@ def _sensitive_models(sensitive: Any) -> dict[str, Sensitive | None]:
                 try:
                     out[name] = Sensitive.model_validate(value)
                 except ValidationError as e:  # one line: "sensitive column 's': entropy_l: … (got 0.5)"
-                    raise SpecError(f"sensitive column {name!r}: {'; '.join(validation_problems(e))}") from None
+                    problems = "; ".join(validation_problems(e, Sensitive))  # its keys, not a whole spec's
+                    raise SpecError(f"sensitive column {name!r}: {problems}") from None
                 except Exception as e:
                     raise SpecError(f"sensitive column {name!r}: {e}") from None
         return out

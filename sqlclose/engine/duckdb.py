@@ -27,7 +27,7 @@ from sqlclose.engine.limits import (
     parse_bytes,
     resident_bytes,
 )
-from sqlclose.engine.listing import folder_files, linked_folder_refusal
+from sqlclose.engine.listing import folder_files, linked_folder_refusal, special_refusal
 from sqlclose.engine.parquet_slices import ROW_NUMBER, slice_bounds, sliced_read
 from sqlclose.errors import (
     EngineCannotSpill,
@@ -885,6 +885,9 @@ class DuckDBEngine(Engine):
         other rows than a reader gets (the eighty-seventh round's review). A file that is no Parquet
         is refused: its readers would fail on it, or read rows nobody checked."""
         found = folder_files(folder)
+        if found.special:
+            raise InputError(special_refusal(found.special, f"{folder} holds") + ": the folder cannot be read as "
+                             "one table; move it out")
         if found.other:
             raise InputError(f"{folder} holds {found.other[0]}, which is not a Parquet file (its first bytes are not "
                              "PAR1), yet a reader of the folder (Spark, Hive, sqlclose) takes every file not under a "

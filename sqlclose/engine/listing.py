@@ -14,10 +14,12 @@ Every other file is the table's, whatever its name, as those readers take it: Hi
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.model.spec import GLOB_CHARACTERS
+from sqlclose.model.text import special_file
 
 
 def hidden_name(name: str) -> bool:
@@ -34,12 +36,16 @@ class FolderFiles:
     source holding one is refused: Spark and Hive would read it, and skipping it could drop rows);
     ``linked``, the links to folders not under a hidden part, which this listing does not enter
     (``Path.rglob``) and pyarrow's, Spark's and DuckDB's readers do: a folder holding one is read
-    otherwise by them than by sqlclose, and is refused (review of the ninety-third round)."""
+    otherwise by them than by sqlclose, and is refused (review of the ninety-third round);
+    ``special``, the pipes (FIFOs), sockets and devices not under a hidden part (a link to one too),
+    which the listing skipped as no file, and its readers would try to read (opening a pipe waits
+    for a writer): a folder holding one is refused (ninety-sixth round). None is ever opened."""
 
     parquet: list[Path]
     hidden: list[Path]
     other: list[Path]
     linked: list[Path]
+    special: list[Path]
 
 
 def folder_files(folder: Path) -> FolderFiles:
@@ -48,20 +54,49 @@ def folder_files(folder: Path) -> FolderFiles:
     hidden: list[Path] = []
     other: list[Path] = []
     linked: list[Path] = []
+    special: list[Path] = []
     for path in sorted(folder.rglob("*")):
         is_hidden = any(hidden_name(part) for part in path.relative_to(folder).parts)
         if path.is_dir():
             if path.is_symlink() and not is_hidden:
                 linked.append(path)
             continue
-        if not path.is_file():
+        if not path.is_file():  # a link to nothing is no file; a pipe, a socket or a device is told
+            if not is_hidden and special_file(path) is not None:
+                special.append(path)
             continue
         if is_hidden:
             if is_parquet(path):
                 hidden.append(path)
             continue  # Spark's _SUCCESS, its .crc files, _temporary/: never read
         (parquet if is_parquet(path) else other).append(path)
-    return FolderFiles(parquet, hidden, other, linked)
+    return FolderFiles(parquet, hidden, other, linked, special)
+
+
+def special_refusal(special: list[Path], what: str) -> str:
+    """What a folder holding ``special`` files (pipes, sockets, devices) is told, after ``what``
+    ("source folder x holds", "the folder holds"): the first named, with its kind."""
+    more = f" (and {len(special) - 1} other such)" if len(special) > 1 else ""
+    return (f"{what} {special[0]}, {special_file(special[0]) or 'no regular file'}{more}, which is no file of a "
+            "table: its readers (Spark, Hive, sqlclose) take every file not under a path part starting with \"_\" "
+            "or \".\", and would try to read it (opening a pipe waits for a writer, for good)")
+
+
+def special_files_below(folder: Path) -> list[Path]:
+    """Every pipe (FIFO), socket or device below ``folder``, at any depth (under hidden parts too),
+    sorted, told by ``lstat`` and never opened; links are left to ``links_below``. sqlclose writes
+    none into a release, and the folder's digest (``files.folder_sha256``: regular files) lists
+    none: a folder release holding one is not the release (``check --against``), nor up to date."""
+    found: list[Path] = []
+    for root, _, files in os.walk(folder):  # followlinks=False
+        for name in files:
+            try:
+                mode = os.lstat(os.path.join(root, name)).st_mode
+            except OSError:  # gone since it was listed
+                continue
+            if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+                found.append(Path(root, name))
+    return sorted(found)
 
 
 def linked_folder_refusal(folder: Path, linked: list[Path], what: str) -> str:

@@ -32,7 +32,7 @@ from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.frame_rows import data_frame_rows, is_data_frame
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
-from sqlclose.model.text import counted, read_utf8, shown, special_file, unexpanded_hint
+from sqlclose.model.text import SHOWN_TEXT, counted, read_utf8, shown, special_file, unexpanded_hint
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -208,12 +208,12 @@ class Hierarchy:
                     raise HierarchyError(f"{origin} is empty: give its groups and leaves, e.g. tree = "
                                          "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
                 if not node:
-                    raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} is empty")
+                    raise HierarchyError(f"{origin}: group {_group(ancestors)} is empty")
                 for label, child in node.items():
                     walk(child, [str(label), *ancestors])
             elif _is_leaf_list(node):
                 if len(node) == 0:
-                    raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} has no leaves")
+                    raise HierarchyError(f"{origin}: group {_group(ancestors)} has no leaves")
                 for leaf in node:
                     paths.append([_leaf_text(leaf, ancestors, origin), *ancestors])
             else:
@@ -262,13 +262,13 @@ class Hierarchy:
             if other is not None:
                 groups = [np.flatnonzero(dense[:, level] == code) for level, code in ((low, c), other)]
                 # A rule's leaves are the rows' own values, which an error names none of (docs/bad-input.md).
-                shown = [f"{len(g):,} of the column's values" if self.rule is not None else
-                         ", ".join(repr(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
-                         for g in groups]
+                told = [f"{len(g):,} of the column's values" if self.rule is not None else
+                        ", ".join(shown(self.rows[int(i)][0]) for i in g[:3]) + (", …" if len(g) > 3 else "")
+                        for g in groups]
                 # A rule or a tree has no rows to point to (its first row's number named nothing).
                 where = self.origin if self.rule is not None or self.origin.startswith("tree") else \
                     _where(self.origin, self.lines, int(groups[1][0]))
-                return name, (f"{where}: label {name!r} names {shown[0]} at level {low} and {shown[1]} "
+                return name, (f"{where}: label {shown(name)} names {told[0]} at level {low} and {told[1]} "
                               f"at level {other[0]}")
         return None
 
@@ -361,19 +361,22 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     true and false as ``true`` and ``false``, as the engine casts a BOOLEAN (Python's ``True``
     matched nothing); a number or a date as its text; a datetime or a time as DuckDB writes a
     TIMESTAMP, TIMESTAMPTZ or TIME. A list or a table is no leaf: it was stringified
-    (``"['flu']"``), a value no column holds; nor is None (from Python: ``df.col.unique()`` of a
-    column with NULLs), which was the leaf ``"None"``."""
-    group = " > ".join(reversed(ancestors)) or "(top)"
+    (``"['flu']"``), a value no column holds; nor is a pandas Series, Index or array, whose text
+    (its repr, the data's values in it) was taken for one leaf; nor is None (from Python:
+    ``df.col.unique()`` of a column with NULLs), which was the leaf ``"None"``. A container is
+    named by what it is (``shown``), never by its items: a tree built from the data holds the
+    data's values (docs/what-a-release-reveals.md)."""
+    group = _group(ancestors)
     if leaf is None:
-        raise HierarchyError(f"{origin}: group {group!r} lists None among its leaves: a missing value is no leaf "
+        raise HierarchyError(f"{origin}: group {group} lists None among its leaves: a missing value is no leaf "
                              "(it was taken as the text 'None'); a NULL of the data follows its column's nulls "
                              "policy (nulls = \"value\" reads it as its null_value, a leaf to list as text): leave "
                              "None out of the tree")
-    if _is_leaf_list(leaf) or isinstance(leaf, (Mapping, set, frozenset, np.ndarray)):
-        raise HierarchyError(f"{origin}: group {group!r} lists {leaf!r} among its leaves; a leaf is one value "
+    if isinstance(leaf, (Iterable, np.ndarray)) and not isinstance(leaf, _SCALARS):  # a pandas Series, an Index too
+        raise HierarchyError(f"{origin}: group {group} lists {shown(leaf)} among its leaves; a leaf is one value "
                              "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
                              "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
-    return value_text(leaf, f"{origin}: group {group!r}")
+    return value_text(leaf, f"{origin}: group {group}")
 
 
 def _is_leaf_list(node: object) -> bool:
@@ -392,7 +395,7 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
     one leaf: the brackets forgotten, and likely the group's other leaves with them. From Python, a
     group given as neither a list of leaves nor a table of groups nor one value (a set, None, a
     2-dimensional array) is told what it is: advice to wrap it in a list could not be followed."""
-    group = f"{origin}: group {' > '.join(reversed(ancestors))!r}" if ancestors else origin
+    group = f"{origin}: group {_group(ancestors)}" if ancestors else origin
     if isinstance(value, (set, frozenset)):  # Python's own order for text changes from run to run
         raise HierarchyError(f"{group} is a {type(value).__name__}, which has no order, not a list of leaves: a "
                              "tree's leaves are its hierarchy's rows in the order given, and a set's order of text "
@@ -409,12 +412,26 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
                              f"\"52\"] }}{made}")
     written = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else value_text(value, origin)
     if not ancestors:  # from Python, from_tree("x"): no group at all
-        raise HierarchyError(f"{origin} is one value, {written}: give its groups and leaves, e.g. "
+        raise HierarchyError(f"{origin} is one value, {_clipped(written)}: give its groups and leaves, e.g. "
                              "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
     label = ancestors[0]
     key = label if re.fullmatch(r"[A-Za-z0-9_-]+", label) else json.dumps(label, ensure_ascii=False)  # as TOML
-    raise HierarchyError(f"{origin}: group {' > '.join(reversed(ancestors))!r} is one value, {written}, not a "
-                         f"list of leaves: write its leaves as a list, even a single one ({key} = [{written}])")
+    example = f"{key} = [{written}]"
+    example = example if example == _clipped(example) else "the value in brackets"
+    raise HierarchyError(f"{origin}: group {_group(ancestors)} is one value, {_clipped(written)}, not a "
+                         f"list of leaves: write its leaves as a list, even a single one ({example})")
+
+
+def _group(ancestors: list[str]) -> str:
+    """A tree's group as a message names it, from the top (``'old > 60s'``), quoted and bounded
+    (``shown``): a label is the user's text, and one built from the data's values (a 10 kB label)
+    went whole into a message a job's log keeps (docs/what-a-release-reveals.md)."""
+    return shown(" > ".join(reversed(ancestors)) or "(top)")
+
+
+def _clipped(text: str) -> str:
+    """``text`` as written, or its first ``SHOWN_TEXT`` characters and its length when longer."""
+    return text if len(text) <= SHOWN_TEXT else f"{text[:SHOWN_TEXT]}… ({len(text)} characters)"
 
 
 def _type_name(value: object) -> str:
@@ -513,7 +530,7 @@ def _refuse_leaf_twice_once_trimmed(read: FileRows, path: Path) -> None:
         k = i if i in read.trimmed_leaves else j
         if j != i and k in read.trimmed_leaves:
             quoted = '"' + read.trimmed_leaves[k].replace('"', '""') + '"'
-            raise HierarchyError(f"{path}, line {read.lines[i]}: leaf {row[0]!r} appears twice (also line "
+            raise HierarchyError(f"{path}, line {read.lines[i]}: leaf {shown(row[0])} appears twice (also line "
                                  f"{read.lines[j]}): spaces around an unquoted label are dropped; to list the value "
                                  f"with its spaces, quote it on line {read.lines[k]}: {quoted}")
 
@@ -548,7 +565,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
         _refuse_header_of_other_width(rows, origin, lines)
         i, row = next((i, row) for i, row in enumerate(rows) if len(row) != width)
         raise HierarchyError(
-            f"{_where(origin, lines, i)}: ragged hierarchy — leaf {row[0]!r} has {counted(len(row), 'level')}, "
+            f"{_where(origin, lines, i)}: ragged hierarchy — leaf {shown(row[0])} has {counted(len(row), 'level')}, "
             f"the first leaf has {width}; every leaf needs a label at every level (leaf;…;top)"
         )
     columns = list(zip(*rows))  # column by column: the checks below loop in C, not per row in Python
@@ -559,7 +576,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     if empty:
         i = min(empty)
         raise HierarchyError(
-            f"{_where(origin, lines, i)}: empty label at level {rows[i].index('', 1)} for leaf {rows[i][0]!r}"
+            f"{_where(origin, lines, i)}: empty label at level {rows[i].index('', 1)} for leaf {shown(rows[i][0])}"
         )
     labels, dense = _dense_codes(columns)
     first = _first_rows(dense)  # per level, the row where each label first appears
@@ -567,7 +584,7 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
     if len(repeated):
         i = int(repeated[0])
         raise HierarchyError(
-            f"{_where(origin, lines, i)}: leaf {rows[i][0]!r} appears twice "
+            f"{_where(origin, lines, i)}: leaf {shown(rows[i][0])} appears twice "
             f"(also {_where(origin, lines, int(first[0][dense[i, 0]]))}); each value needs exactly one line"
         )
     for level in range(1, width):
@@ -578,9 +595,9 @@ def _validate(rows: tuple[tuple[str, ...], ...], origin: str,
             i = int(clash[0])
             j = int(seen_at[i])
             raise HierarchyError(
-                f"{_where(origin, lines, i)}: {rows[i][level - 1]!r} at level {level - 1} has two parents at "
-                f"level {level}: {rows[j][level]!r} ({_where(origin, lines, j)}) and {rows[i][level]!r}; a value "
-                "may have only one parent per level"
+                f"{_where(origin, lines, i)}: {shown(rows[i][level - 1])} at level {level - 1} has two parents at "
+                f"level {level}: {shown(rows[j][level])} ({_where(origin, lines, j)}) and "
+                f"{shown(rows[i][level])}; a value may have only one parent per level"
             )
     if len(labels[-1]) != 1:
         raise HierarchyError(_several_tops(rows, labels[-1], dense[:, -1], origin, lines))
@@ -598,7 +615,7 @@ def _refuse_values_not_text(rows: tuple[tuple[str, ...], ...], columns: list[tup
         return
     i = next(i for i, v in enumerate(columns[level]) if not isinstance(v, str))
     value = rows[i][level]
-    what = f"leaf {value!r}" if level == 0 else f"the label at level {level} of leaf {rows[i][0]!r}"
+    what = f"leaf {shown(value)}" if level == 0 else f"the label at level {level} of leaf {shown(rows[i][0])}"
     if value is None and level == 0:
         raise HierarchyError(f"{_where(origin, lines, i)}: the leaf is None; a NULL is no leaf: give the column "
                              'nulls = "value" and a null_value, and list that text as a leaf')
@@ -616,7 +633,7 @@ def _refuse_header_of_other_width(rows: tuple[tuple[str, ...], ...], origin: str
     ragged leaf on line 2 (the lines are compared with the first)."""
     if lines is not None and len(rows) > 2 and len({len(row) for row in rows[1:]}) == 1:
         raise HierarchyError(f"{_where(origin, lines, 0)}: ragged hierarchy — this first line has "
-                             f"{counted(len(rows[0]), 'label')} ({', '.join(map(repr, rows[0]))}) where every "
+                             f"{counted(len(rows[0]), 'label')} ({', '.join(map(shown, rows[0]))}) where every "
                              f"other line has {len(rows[1])}: "
                              "if it is a header, delete it (a hierarchy file has no header line); else every leaf "
                              "needs a label at every level (leaf;…;top)")
@@ -630,12 +647,12 @@ def _several_tops(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes:
     """Why the last level holds several values, and a fix that keeps the hierarchy's height. Adding
     a final '*' column to a file whose last column is its top (with a header line, or a typo on a few
     lines) was accepted and made every hierarchical distance smaller: a weaker t, said nowhere."""
-    shown = ", ".join(repr(t) for t in sorted(tops)[:5]) + (", …" if len(tops) > 5 else "")
-    found = f"the top level must be one value for all leaves, found {len(tops)}: {shown}"
+    some = ", ".join(shown(t) for t in sorted(tops)[:5]) + (", …" if len(tops) > 5 else "")
+    found = f"the top level must be one value for all leaves, found {len(tops)}: {some}"
     counts = np.bincount(top_codes)
     if lines is not None and _looks_like_a_header(rows, tops, top_codes, counts):
         return (f"{_where(origin, lines, 0)}: {found}; this first line looks like a header "
-                f"({', '.join(map(repr, rows[0]))}): its top {tops[top_codes[0]]!r} differs from every other "
+                f"({', '.join(map(shown, rows[0]))}): its top {shown(tops[top_codes[0]])} differs from every other "
                 "line's; delete it (a hierarchy file has no header line)")
     common = int(np.argmax(counts))  # the top most lines write, else '*' where some line writes it
     if counts[common] * 2 <= len(rows) and TOP_LABEL in tops:
@@ -647,9 +664,9 @@ def _several_tops(rows: tuple[tuple[str, ...], ...], tops: list[str], top_codes:
     if tops[common] == TOP_LABEL or (counts[common] * 2 > len(rows) and few):
         odd = np.flatnonzero(top_codes != common)
         i = int(odd[0])
-        return (f"{_where(origin, lines, i)}: {found}; this line's top is {tops[top_codes[i]]!r} where "
-                f"{counts[common]} of {len(rows)} lines have {tops[common]!r}: write {tops[common]!r} as the last "
-                f"label of every line ({len(odd)} line{'s differ' if len(odd) > 1 else ' differs'})")
+        return (f"{_where(origin, lines, i)}: {found}; this line's top is {shown(tops[top_codes[i]])} where "
+                f"{counts[common]} of {len(rows)} lines have {shown(tops[common])}: write {shown(tops[common])} as "
+                f"the last label of every line ({len(odd)} line{'s differ' if len(odd) > 1 else ' differs'})")
     if len(rows[0]) == 1:
         return f"{origin}: {found}; every line holds a leaf alone: add its top, '{TOP_LABEL}', to every line (leaf;*)"
     return (f"{origin}: {found}; if that last column holds groups, add a final column with '{TOP_LABEL}' on "

@@ -19,6 +19,7 @@ import numpy as np
 
 from sqlclose.errors import HierarchyError
 from sqlclose.model.hierarchy import value_text
+from sqlclose.model.text import shown
 
 # The units of a datetime64 that is a day or an instant (a month or a year is neither: refused as a leaf).
 _MOMENT_UNITS = ("D", "h", "m", "s", "ms", "us", "ns")
@@ -83,7 +84,7 @@ def plain_leaf(leaf: Any, groups: tuple[str, ...] = ()) -> Any:
     if not isinstance(leaf, np.generic):
         return leaf
     try:
-        text = value_text(leaf, f"group {' > '.join(groups) or '(top)'!r}")
+        text = value_text(leaf, f"group {shown(' > '.join(groups) or '(top)')}")
     except HierarchyError as e:
         raise ValueError(str(e)) from None
     plain = plain_scalar(leaf)

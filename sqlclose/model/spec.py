@@ -65,6 +65,24 @@ class QuotesItsValue(ValueError):
     """A problem whose message quotes the value as written: its line adds no "(got …)"."""
 
 
+class _SpecErrorWhenCalled(type(BaseModel)):  # pydantic's own metaclass, which builds the models
+    """A public model built directly (``sqlclose.Spec(k=2, …)``, ``sqlclose.QuasiIdentifier(…)``)
+    refuses bad content with ``SpecError`` and the message a dict spec gets (``spec: invalid spec:
+    quasi_identifiers.age.bandz: unknown key; did you mean 'bands'?``), as every other entry point
+    does; it raised pydantic's ValidationError, in pydantic's words (ninety-sixth round). Only the
+    direct call passes here: ``model_validate``, a nested model's validation and ``model_copy``
+    never do, so a dict spec's errors are gathered and worded as before, at no cost. The metaclass
+    of the models sqlclose exports (``Spec``, ``QuasiIdentifier``, ``Sensitive``, ``HierarchySpec``,
+    ``Privacy``); the internal ones (``Source``, ``Output``) are built by code that words their
+    ValidationError itself."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except ValidationError as e:
+            raise spec_error(e, "spec" if cls is Spec else f"sqlclose.{cls.__name__}", cls) from None
+
+
 def plain_number(value: Any) -> Any:
     """A number as written: pydantic would read true as 1 and "0.1" as 0.1, and NaN or inf is no
     threshold. Before validation of a numeric field (the field's own type and range follow). A
@@ -111,7 +129,7 @@ def _refuse_unnested_bands(widths: list) -> None:
                          f"{pair[1]} would give a band two parents (e.g. bands = [5, 10, 20])")
 
 
-class HierarchySpec(_Model):
+class HierarchySpec(_Model, metaclass=_SpecErrorWhenCalled):
     """Where a hierarchy comes from: exactly one of ``file``, ``bands``, ``mask``, ``dates``,
     ``tree`` (or, from Python, a ready ``hierarchy``)."""
 
@@ -383,7 +401,7 @@ class Recursive(_Model):
         return self.l == 1 and self.c > 1
 
 
-class Sensitive(_Model):
+class Sensitive(_Model, metaclass=_SpecErrorWhenCalled):
     """A sensitive column and the privacy models it must satisfy (all of those given).
 
     t-closeness: ``t`` with a ``distance`` (EMD: ordered, equal, hierarchical; for comparison,
@@ -468,7 +486,7 @@ _TIGHTER = {"t": "lower t below 1", "distinct_l": "raise distinct_l to 2 or more
             "or less)", "p": "raise p to 2 or more"}
 
 
-class Privacy(_Model):
+class Privacy(_Model, metaclass=_SpecErrorWhenCalled):
     """The requirement. ``k`` has no default: a spec that states no requirement releases nothing."""
 
     k: int = Field(ge=1)
@@ -1038,7 +1056,7 @@ class Search(_Model):
 OthersPolicy = Literal["keep", "drop"]
 
 
-class Spec(_Model):
+class Spec(_Model, metaclass=_SpecErrorWhenCalled):
     """Everything a release needs. ``k`` and ``suppression`` may be given at the top level.
 
     ``others`` says what happens to columns that are neither identifier, quasi-identifier nor
@@ -1198,9 +1216,17 @@ def _one_number(number: float) -> float:
     return as_float if as_float == number else number
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | os.PathLike[str] | dict[str, Any] | Spec) -> Spec:
     """Read a TOML spec. Relative paths in it are relative to the spec file; ``${VAR}`` and
-    ``${VAR:-default}`` in paths expand from the environment; ``~`` is the home folder, as in them."""
+    ``${VAR:-default}`` in paths expand from the environment; ``~`` is the home folder, as in them.
+    A dict is validated as ``anonymize(source, dict)`` validates it (its relative paths against the
+    working folder), and a Spec is returned as it is: both ended in Python's ``TypeError: expected
+    str, bytes or os.PathLike object`` (ninety-sixth round), where every other entry point takes them."""
+    if isinstance(path, (Spec, dict)):
+        return as_spec(path)
+    if not isinstance(path, (str, os.PathLike)):
+        raise SpecError(f"load_spec takes a TOML file's path, a dict or a sqlclose.Spec, not "
+                        f"{type(path).__name__}")
     _refuse_text_for_a_path(path)
     path = Path(path).expanduser()
     try:
@@ -1288,32 +1314,34 @@ def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None =
         raise spec_error(e, where) from None
 
 
-def spec_error(error: ValidationError, where: str) -> SpecError:
-    """The spec's problems as one error, ``listed`` when there are several (a line each)."""
-    message = format_validation_error(error, where)
+def spec_error(error: ValidationError, where: str, model: type[BaseModel] | None = None) -> SpecError:
+    """The spec's problems as one error, ``listed`` when there are several (a line each). ``model``:
+    the model validated, when not the whole ``Spec`` (its keys are those an unknown key is told of)."""
+    message = format_validation_error(error, where, model)
     failure = SpecError(message)
     failure.listed = "\n" in message
     return failure
 
 
-def format_validation_error(error: ValidationError, where: str) -> str:
+def format_validation_error(error: ValidationError, where: str, model: type[BaseModel] | None = None) -> str:
     """One problem on the message's one line (a job log searched for ``error:`` shows it); several
     listed below a line that counts them. A line break a value brings is shown as ``\\n``: the
     list's are the message's only ones."""
-    problems = [escaped_breaks(p) for p in validation_problems(error)]
+    problems = [escaped_breaks(p) for p in validation_problems(error, model)]
     where = escaped_breaks(where)
     if len(problems) == 1:
         return f"{where}: invalid spec: {problems[0]}"
     return "\n".join([f"{where}: invalid spec ({len(problems)} problems):", *(f"  - {p}" for p in problems)])
 
 
-def validation_problems(error: ValidationError) -> list[str]:
+def validation_problems(error: ValidationError, model: type[BaseModel] | None = None) -> list[str]:
     """Each validation error as ``key.path: what is wrong (got …)``, one line each, each once (a
-    union's branches refusing one value said it twice)."""
-    return list(dict.fromkeys(_problem(item) for item in error.errors()))
+    union's branches refusing one value said it twice). ``model``: the model validated (``Spec``
+    unless said), whose table an unknown key at the top of the path is a key of."""
+    return list(dict.fromkeys(_problem(item, model or Spec) for item in error.errors()))
 
 
-def _problem(item: Any) -> str:
+def _problem(item: Any, model: type[BaseModel]) -> str:
     """One validation error as ``key.path: what is wrong (got …)``, the value given shown bounded
     (``text.shown``): never a hierarchy's rows, an array's or a DataFrame's values."""
     parts = tuple(str(p) for p in item["loc"] if not str(p).startswith("function-"))
@@ -1321,7 +1349,7 @@ def _problem(item: Any) -> str:
     if (hierarchy_problem := _hierarchy_misplaced(parts, given)) is not None:
         return hierarchy_problem
     if item["type"] == "extra_forbidden":  # pydantic: "Extra inputs are not permitted"
-        msg, got = _unknown_key(parts), ""
+        msg, got = _unknown_key(parts, model), ""
     elif item["type"] == "missing":  # pydantic: "Field required"
         msg, got = "missing: this key is required", ""
     elif item["type"] == "bool_type":  # pydantic: "Input should be a valid boolean"; "yes" and 1 are not
@@ -1368,25 +1396,24 @@ def _number_in(value: Any, low: float, high: float) -> bool:
 _TOP_LEVEL = "a top-level key: write it at the top of the spec, before the first [table]"
 
 
-def _unknown_key(loc: tuple[str, ...]) -> str:
+def _unknown_key(loc: tuple[str, ...], model: type[BaseModel]) -> str:
     """What to say of a key no model has: a top-level key's place, the close keys of its table,
     else the keys it has."""
-    if len(loc) > 1 and loc[-1] in ("identifiers", "others"):
+    if model is Spec and len(loc) > 1 and loc[-1] in ("identifiers", "others"):
         return f"{loc[-1]} is {_TOP_LEVEL} (TOML makes a key written after [{loc[0]}] a key of that table)"
-    if len(loc) > 1 and loc[0] != "privacy" and loc[-1] in ("k", "suppression"):
+    if model is Spec and len(loc) > 1 and loc[0] != "privacy" and loc[-1] in ("k", "suppression"):
         return (f"{loc[-1]} belongs under [privacy] (or at the top of the spec, before the first [table]): TOML "
                 f"makes a key written after [{loc[0]}] a key of that table")
-    keys = _keys_at(loc[:-1])
+    keys = _keys_at(loc[:-1], model)
     close = difflib.get_close_matches(loc[-1], keys, n=2) if loc else []
     if close:
         return f"unknown key; did you mean {' or '.join(repr(k) for k in close)}?"
     return f"unknown key (this table's keys: {', '.join(keys)})" if keys else "unknown key"
 
 
-def _keys_at(loc: tuple[str, ...]) -> list[str]:
-    """The keys the spec's table at ``loc`` takes (a column's name under quasi_identifiers or
+def _keys_at(loc: tuple[str, ...], model: type[BaseModel]) -> list[str]:
+    """The keys the table at ``loc`` of ``model`` takes (a column's name under quasi_identifiers or
     sensitive is not a key: the table below it is that column's)."""
-    model: type[BaseModel] = Spec
     for part in loc:
         field = model.model_fields.get(part)
         if field is None:
@@ -1515,7 +1542,7 @@ def as_spec(spec: Spec | str | Path | dict) -> Spec:
     """A spec given as a Spec, a TOML path or a dict."""
     if isinstance(spec, Spec):
         return spec
-    if isinstance(spec, (str, Path)):
+    if isinstance(spec, (str, os.PathLike)):
         return load_spec(spec)  # TOML text given as the path is told so there
     if isinstance(spec, dict):
         return build_spec(spec)

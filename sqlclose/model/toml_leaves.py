@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sqlclose.errors import SpecError
+from sqlclose.model.text import shown
 
 
 class _RewrittenFloat(float):
@@ -39,7 +40,7 @@ def refuse_rewritten_leaves(data: dict[str, Any], where: str) -> None:
             if isinstance(leaf, _RewrittenFloat):
                 number = str(float(leaf))
                 raise SpecError(
-                    f"{where}: invalid spec: {label}: group {' > '.join(groups)!r} lists the number "
+                    f"{where}: invalid spec: {label}: group {shown(' > '.join(groups))} lists the number "
                     f"{leaf.toml_text}, which would be matched as the text {number}, not as written (values are "
                     "matched to a tree's leaves as text): write the leaf in quotes as the column's values are "
                     f"written, e.g. \"{number}\" (a DOUBLE column holding it) or \"{leaf.toml_text}\" (a text column)")

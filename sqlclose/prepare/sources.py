@@ -28,7 +28,7 @@ from sqlglot import exp
 from sqlclose.engine import DuckDBEngine, Engine, engine_from
 from sqlclose.engine.base import FileRead, unread_value_fixes
 from sqlclose.engine.duckdb import DATING_SETTINGS, RECORDS_COUNTED, message_without_values, without_echoed_input
-from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_refusal
+from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_refusal, special_refusal
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
@@ -748,6 +748,9 @@ def _files(source: Source) -> list[Path]:
                        if found.hidden and source.kind == "parquet" else "")
             raise InputError(f"source {source.path} is a folder; a folder source must hold Parquet files "
                              f"(set format = \"parquet\"){skipped}")
+        if found.special:  # before any file is opened to tell Parquet: nothing of the folder is read
+            raise InputError(special_refusal(found.special, f"source folder {source.path} holds") + ": move it "
+                             "out of the folder, or prefix its name with \"_\" to leave it out")
         if found.other:
             raise _unread_files(source.path, found.other)
         if found.linked:
