@@ -311,11 +311,8 @@ def _link_claims(folder: Path) -> list[str]:
     link to a folder stays bad input (exit 2, ``sources``). Its readers follow a link to files nothing
     vouches for: a linked folder is outside the digest's listing, and a class of one behind it passed."""
     links = links_below(folder)
-    if not links:
-        return []
-    more = f" (and {counted(len(links) - 1, 'other link')})" if len(links) > 1 else ""
-    return [f"the folder holds {links[0]}, a symbolic link {_link_kind(links[0])}{more}, and sqlclose writes no "
-            "link into a release: not the release the report describes"]
+    return _claim(links, "other link", f", a symbolic link {_link_kind(links[0])}" if links else "",
+                  "and sqlclose writes no link into a release")
 
 
 def _special_file_claims(folder: Path) -> list[str]:
@@ -334,12 +331,9 @@ def _other_file_claims(folder: Path) -> list[str]:
     """A folder release holding a file that is not Parquet where its readers read one (not under a
     hidden part): sqlclose writes only Parquet files there, so the folder is not the release (exit 4),
     where it was refused as a source folder's (exit 2: bad input)."""
-    other = folder_files(folder).other
-    if not other:
-        return []
-    more = f" (and {counted(len(other) - 1, 'other file')})" if len(other) > 1 else ""
-    return [f"the folder holds {other[0]}{more}, not Parquet, which its readers (Spark, Hive) would read as part of "
-            "the table, and sqlclose writes only Parquet files into a release: not the release the report describes"]
+    return _claim(folder_files(folder).other, "other file", "",
+                  "not Parquet, which its readers (Spark, Hive) would read as part of the table, and sqlclose writes "
+                  "only Parquet files into a release")
 
 
 def _hidden_file_claims(folder: Path) -> list[str]:
@@ -347,12 +341,18 @@ def _hidden_file_claims(folder: Path) -> list[str]:
     which its readers skip and sqlclose never writes into a release (its own temporaries and lock lie
     beside the folder): the folder is not the release (exit 4), named as the other foreign files are,
     where only its digest told it, as a changed file (ninety-sixth round)."""
-    hidden = hidden_files_below(folder)
-    if not hidden:
+    return _claim(hidden_files_below(folder), "other hidden file", "",
+                  "under a hidden name its readers (Spark, Hive) skip, and sqlclose writes no hidden file into a "
+                  "release")
+
+
+def _claim(found: list[Path], others: str, kind: str, why: str) -> list[str]:
+    """The claim of a folder release holding ``found`` files (links, …) sqlclose never writes: the
+    first named (with its ``kind``), the count of the ``others``, and ``why`` it is not the release."""
+    if not found:
         return []
-    more = f" (and {counted(len(hidden) - 1, 'other hidden file')})" if len(hidden) > 1 else ""
-    return [f"the folder holds {hidden[0]}{more}, under a hidden name its readers (Spark, Hive) skip, and sqlclose "
-            "writes no hidden file into a release: not the release the report describes"]
+    more = f" (and {counted(len(found) - 1, others)})" if len(found) > 1 else ""
+    return [f"the folder holds {found[0]}{kind}{more}, {why}: not the release the report describes"]
 
 
 def _link_kind(link: Path) -> str:

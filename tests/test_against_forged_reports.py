@@ -24,13 +24,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pytest
+from never_blocked import never_blocked
 from table3_project import invoke, table3_project
 
 
@@ -588,22 +586,6 @@ def test_a_folder_release_holding_a_hidden_file_is_not_the_release_nor_up_to_dat
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"} == before
 
 
-@contextmanager
-def _never_blocked(seconds: int = 120) -> Iterator[None]:
-    """Fail, not hang, should anything open a pipe no one writes to (the open would wait for good):
-    SIGALRM interrupts the blocked call and the handler's error ends it."""
-    def stop(signum, frame):
-        raise TimeoutError(f"blocked for {seconds} s: something opened the pipe")
-
-    before = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before)
-
-
 @pytest.mark.parametrize("where", ["part-1.parquet", "age=%3C40/pipe", "_temporary/pipe"])
 def test_a_folder_release_holding_a_pipe_is_not_the_release_nor_up_to_date(tmp_path, where):
     """Ninety-sixth round: a pipe (FIFO) added to a folder release was skipped by every listing (the
@@ -618,7 +600,7 @@ def test_a_folder_release_holding_a_pipe_is_not_the_release_nor_up_to_date(tmp_p
     planted = release / where
     planted.parent.mkdir(parents=True, exist_ok=True)
     os.mkfifo(planted)
-    with _never_blocked():
+    with never_blocked():
         result = _check(release, doc, tmp_path)
         assert result.exit_code == 4, result.output
         assert (f"does not match {tmp_path / 'edited.json'}: the folder holds {planted}, a pipe (FIFO), which is no "

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import duckdb
 import pytest
+from never_blocked import never_blocked
 from table3_project import invoke
 
 import sqlclose
@@ -193,22 +191,6 @@ def test_a_folder_holding_a_file_that_is_not_parquet_is_refused_naming_it(table3
         sqlclose.anonymize(folder, table3["spec"])
 
 
-@contextmanager
-def _never_blocked(seconds: int = 120) -> Iterator[None]:
-    """Fail, not hang, should anything open a pipe no one writes to (the open would wait for good):
-    SIGALRM interrupts the blocked call and the handler's error ends it."""
-    def stop(signum, frame):
-        raise TimeoutError(f"blocked for {seconds} s: something opened the pipe")
-
-    before = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, before)
-
-
 @pytest.mark.parametrize("where", ["part-1.parquet", "more/pipe"])
 def test_a_folder_source_holding_a_pipe_is_refused_naming_it(table3, where) -> None:
     """Ninety-sixth round: a pipe (FIFO) among a folder source's files was skipped as no file, and
@@ -223,7 +205,7 @@ def test_a_folder_source_holding_a_pipe_is_refused_naming_it(table3, where) -> N
     spec = table3["dir"] / "spec.toml"
     spec.write_text((TABLE3 / "table3.toml").read_text().replace('path = "table3.csv"', 'path = "export"\n'
                                                                   'format = "parquet"'))
-    with _never_blocked():
+    with never_blocked():
         result = invoke("anonymize", spec, "-o", table3["dir"] / "out.parquet", "--no-progress")
     assert result.exit_code == 2, result.output
     assert (f"source folder {folder} holds {folder / where}, a pipe (FIFO), which is no file of a table: its readers "
@@ -232,5 +214,5 @@ def test_a_folder_source_holding_a_pipe_is_refused_naming_it(table3, where) -> N
             "with \"_\" to leave it out") in " ".join(result.output.split()), result.output
     assert not (table3["dir"] / "out.parquet").exists()
     (folder / where).rename(folder / "_pipe")
-    with _never_blocked(), sqlclose.anonymize(folder, table3["spec"]) as release:
+    with never_blocked(), sqlclose.anonymize(folder, table3["spec"]) as release:
         assert release.report()["input"]["rows"] == _rows(folder / "part-0.parquet")
