@@ -13,6 +13,7 @@ import random
 import re
 import subprocess
 import sys
+import zoneinfo
 from pathlib import Path
 
 import duckdb
@@ -186,12 +187,32 @@ def test_text_that_is_not_yyyy_mm_dd_is_refused_by_the_dates_rule(text):
 
 @pytest.mark.parametrize("text", ["2024-05-17", "2024-05-17 08:30:00", "2024-05-17 08:30:00.5+00",
                                   "2024-05-17T08:30Z", "2024-05-17 08:30:00+05:53:28",
-                                  "2024-05-17 08:30:00.000 UTC", "2024-05-17 08:30:00.000 +0000"])
+                                  "2024-05-17 08:30:00.000 UTC", "2024-05-17 08:30:00.000 +0000",
+                                  "2024-05-17 08:30:00.000 America/New_York", "2024-05-17T08:30+23:59",
+                                  "2024-05-17 08:30:00-0330", "2024-05-17 08:30:00.000 Etc/GMT+5"])
 def test_a_day_followed_by_a_time_as_engines_print_it_is_dated(text):
     """A day and a time of day, as DuckDB (a TIMESTAMPTZ in a zone with seconds in its old offset),
     Trino and Snowflake print them, or as ISO text: labelled by its day (worked by hand: 2024-05, 2024)."""
     h = dates_hierarchy([text], ["month", "year"])
     assert h.rows == ((text, "2024-05", "2024", "*"),)
+
+
+@pytest.mark.parametrize("text", ["2024-05-17T08:30+25:00", "2024-05-17T08:30+24", "2024-05-17T08:30-05:60",
+                                  "2024-05-17T08:30+05:3000", "2024-05-17 08:30 Not/AZone",
+                                  "2024-05-17 08:30 Europe/Narnia", "2024-05-17 08:30 america/new_york"])
+def test_a_time_with_an_impossible_offset_or_an_unknown_zone_is_no_date(text):
+    """Review of the ninety-sixth round: an offset took any two digits ('+25:00') and a zone any
+    Word/Word ('Not/AZone'), so such text was labelled by its day, while docs/spec.md says text
+    after a day that is no time of day stops the job. RFC 3339's offsets run to ±23:59 (hours
+    00–23, minutes 00–59); a zone is named as the IANA time zone database names it. The oracle:
+    RFC 3339's grammar, the IANA names as Python's zoneinfo lists them (by case), and the value held
+    twice, so 1 value in 2 rows, never shown."""
+    assert text.rsplit(" ", 1)[-1] not in zoneinfo.available_timezones()
+    with pytest.raises(sqlclose.HierarchyError) as refused:
+        sqlclose.anonymize(_dates_source([text, "2024-05-27"]), _DATES_SPEC)
+    message = str(refused.value)
+    assert "column 'dob'" in message and "1 value (in 2 rows) that is not a date" in message, message
+    assert text not in message
 
 
 @pytest.mark.parametrize("text", ["2024-05-17 08:30:00,5", "2024-05-17T08", "2024-05-17t08:30:00",
@@ -422,6 +443,45 @@ def test_the_dates_rules_fix_hint_on_the_warehouse_path_is_in_the_warehouses_dia
     assert result.exit_code == 2, result.output
     assert re.search(_CONVERT_HINT, " ".join(result.output.split())).group(1) == "TO_DATE(\"d\", 'YYYYMMDD')"
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("column_type", ["INTEGER", "BIGINT", "DECIMAL(8, 0)", "DECIMAL(10, 2)", "DOUBLE"])
+def test_the_dates_rules_fix_hint_runs_on_a_number_column_of_yyyymmdd(tmp_path, column_type):
+    """Review of the ninety-sixth round: over an INTEGER column of days written 20240517 the hint was
+    ``CAST(STRPTIME("dob", '%Y%m%d') AS DATE)``, which DuckDB refuses (no strptime(INTEGER)). The
+    hint now reads the column's digits as text, as the type needs. The oracle: DuckDB runs the hint
+    over the test's own column and gives the days written by hand."""
+    source = tmp_path / "days.parquet"
+    duckdb.sql(f"SELECT CAST(v AS {column_type}) AS dob, s FROM (VALUES (20240517, 'x'), (20240517, 'y'), "
+               f"(19991231, 'x'), (19991231, 'y')) t(v, s)").write_parquet(str(source))
+    spec = {"source": {"path": str(source)}, "privacy": {"k": 2}, "quasi_identifiers": {"dob": {"dates": True}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    with pytest.raises(sqlclose.HierarchyError) as refused:
+        sqlclose.anonymize(None, spec)
+    message = str(refused.value)
+    assert "2 values (in 4 rows) that are not dates" in message, message
+    hint = re.search(_CONVERT_HINT, message).group(1)
+    days = duckdb.sql(f"SELECT DISTINCT {hint} AS day FROM read_parquet('{source}') ORDER BY day").fetchall()
+    assert days == [(dt.date(1999, 12, 31),), (dt.date(2024, 5, 17),)], hint
+
+
+def test_a_time_column_under_the_dates_rule_is_told_it_holds_no_day(tmp_path):
+    """Review of the ninety-sixth round: a TIME column under the dates rule was advised to convert its
+    values with ``STRPTIME(…, '%Y%m%d')``, which fits no time of day. A TIME has no day, so it cannot
+    be a dates quasi-identifier: said so, with no conversion to a day suggested. The oracle: the
+    count by hand (2 times of day, 4 rows)."""
+    source = tmp_path / "times.parquet"
+    duckdb.sql("SELECT CAST(v AS TIME) AS t, s FROM (VALUES ('08:30:00', 'x'), ('08:30:00', 'y'), "
+               "('17:00:00', 'x'), ('17:00:00', 'y')) v(v, s)").write_parquet(str(source))
+    spec = {"source": {"path": str(source)}, "privacy": {"k": 2}, "quasi_identifiers": {"t": {"dates": True}},
+            "sensitive": {"s": {"distinct_l": 2}}}
+    with pytest.raises(sqlclose.HierarchyError) as refused:
+        sqlclose.anonymize(None, spec)
+    message = str(refused.value)
+    assert ("the column holds 2 values (in 4 rows) that are not dates: the column is a TIME, a time of day with no "
+            "day, and the dates rule labels days: a TIME column cannot be a dates quasi-identifier") in message, \
+        message
+    assert "STRPTIME" not in message.upper() and "08:30" not in message and "17:00" not in message
 
 
 def test_the_last_band_of_years_ends_at_9999_not_past_it():

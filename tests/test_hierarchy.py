@@ -14,6 +14,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 
 import sqlclose
 from sqlclose.errors import HierarchyError, InputError
@@ -297,10 +298,13 @@ def test_a_header_line_is_named_and_deleting_it_gives_the_hierarchy_written(tmp_
 
 
 def test_only_a_files_first_line_is_taken_for_a_header():
-    """A tree or rows from Python have no header: a ragged one names its first odd row, as before."""
+    """A tree or rows from Python have no header: a ragged tree names its first leaf at another depth
+    and its groups (its flattened "row 2" was nowhere in the spec: ninety-sixth round)."""
     with pytest.raises(HierarchyError) as e:
         Hierarchy.from_tree({"a": {"a1": ["x"]}, "b": ["y", "z"]})
-    assert str(e.value).startswith("tree, row 2: ragged hierarchy — leaf 'y' has 3 levels"), str(e.value)
+    assert str(e.value).startswith("tree: ragged tree — leaf 'y' is under 1 group ('b'), leaf 'x' under 2 "
+                                   "('a > a1')"), str(e.value)
+    assert "header" not in str(e.value)
 
 
 def test_a_mistyped_top_is_named_and_the_advice_keeps_the_height(tmp_path):
@@ -615,6 +619,56 @@ def test_from_tree_errors():
         Hierarchy.from_tree({"a": {"a1": ["x"]}, "b": ["y"]})
     with pytest.raises(HierarchyError, match="twice"):
         Hierarchy.from_tree({"a": ["x", "y"], "b": ["x"]})
+
+
+@pytest.mark.parametrize(("tree", "told"), [
+    # East under Europe and under Asia: two groups, one label (was "row 10: 'East' at level 1 has two parents")
+    ({"Europe": {"West": ["a", "b"], "East": ["c"]}, "Asia": {"South": ["d"], "East": ["e", "f"]}},
+     "t: two groups at one level are named 'East': 'Europe > East' and 'Asia > East'; a label is one class of the "
+     "release, so a group's name must be unique at its level across the tree's branches: rename one of the two "
+     "groups"),
+    # the lowest level first: G is named in two branches, whatever the groups above it
+    ({"A": {"X": {"G": ["a"]}}, "B": {"Y": {"G": ["b"]}}},
+     "t: two groups at one level are named 'G': 'A > X > G' and 'B > Y > G'"),
+    # was "row 4: leaf 'b' appears twice (also t, row 2); each value needs exactly one line"
+    ({"Europe": {"West": ["a", "b"]}, "Asia": {"Far": ["c", "b"]}},
+     "t: leaf 'b' appears twice, in group 'Europe > West' and in group 'Asia > Far'; each value is one leaf of the "
+     "tree: list it once, in the group it belongs to"),
+    ({"x": ["a", "b", "a"]}, "t: leaf 'a' appears twice in group 'x'; each value is one leaf"),
+    # was "row 2: ragged hierarchy — … every leaf needs a label at every level (leaf;…;top)", a file's fix
+    ({"x": {"p": ["a"]}, "y": ["b"]},
+     "t: ragged tree — leaf 'b' is under 1 group ('y'), leaf 'a' under 2 ('x > p'); a hierarchy has a label for "
+     "every leaf at every level: put every leaf at the same depth, under as many groups"),
+    ({"x": {"": ["a"]}, "y": {"q": ["b"]}},
+     "t: a group above leaf 'a' has an empty name ('x > '); it would be released as a label no reader tells from "
+     "a value: name the group"),
+])
+def test_a_trees_error_names_its_groups_and_a_trees_fix(tree, told):
+    """Review of the ninety-sixth round: a tree's errors were its flattened rows' ("row 10", a row the
+    spec has nowhere) with a file's fixes ("each value needs exactly one line", "(leaf;…;top)"). Now
+    the groups are named by their paths from the top, and the fix is a tree's. The oracle: the
+    trees' groups, written by hand."""
+    with pytest.raises(HierarchyError) as e:
+        Hierarchy.from_tree(tree, origin="t")
+    assert str(e.value).startswith(told), str(e.value)
+    assert "row" not in str(e.value) and "line" not in str(e.value)
+
+
+def test_a_spec_trees_groups_of_one_name_in_two_branches_are_told_as_groups(tmp_path):
+    """The same from a spec's TOML tree (review of the ninety-sixth round's repro): the error names
+    the column and the two groups' key paths, and nothing is written. Oracle: the spec by hand."""
+    (tmp_path / "t.csv").write_text("c,s\na,x\na,y\nb,x\nb,y\n", encoding="utf-8")
+    (tmp_path / "spec.toml").write_text(
+        'others = "keep"\n[source]\npath = "t.csv"\n[output]\npath = "out/r.csv"\n[privacy]\nk = 2\n'
+        '[quasi_identifiers.c.tree.Europe]\nWest = ["a", "b", "c", "d"]\nEast = ["e", "f", "g"]\n'
+        '[quasi_identifiers.c.tree.Asia]\nSouth = ["h", "i"]\nEast = ["j", "k", "l"]\n', encoding="utf-8")
+    from sqlclose.cli import main
+
+    result = CliRunner().invoke(main, ["anonymize", str(tmp_path / "spec.toml"), "--no-progress"])
+    assert result.exit_code == 2, result.output
+    assert ("hierarchy of column 'c': tree for column 'c': two groups at one level are named 'East': "
+            "'Europe > East' and 'Asia > East'") in " ".join(result.output.split()), result.output
+    assert not (tmp_path / "out").exists()
 
 
 # ---------------------------------------------------------------------------- encodings

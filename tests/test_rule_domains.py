@@ -19,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -414,6 +415,36 @@ def test_a_toml_date_domain_hashes_as_its_text(tmp_path):
     assert specs[0].sha256() == specs[1].sha256()
 
 
+@pytest.mark.parametrize(("domain", "got"), [
+    ("[1900-01-01T23:00:00-05:00, 2025-12-31]", "1900-01-01T23:00:00-05:00"),
+    ("[1900-01-01, 2025-12-31T00:00:00+05:00]", "2025-12-31T00:00:00+05:00"),
+    ("[1900-01-02T04:00:00Z, 2025-12-31]", "1900-01-02T04:00:00+00:00"),
+    ("[1900-01-01, 2025-12-31T12:00:00]", "2025-12-31T12:00:00"),
+])
+def test_a_toml_datetime_in_a_dates_domain_is_refused_as_text_of_one_is(tmp_path, domain, got):
+    """Review of the ninety-sixth round: a TOML datetime was cut to the day it writes, its time of day
+    and offset dropped unsaid (1900-01-01T23:00:00-05:00 is 1900-01-02 in UTC), while the same
+    instant as text was refused. A dates domain holds two days: both are refused alike, the message
+    showing the value as written. Oracle: the spec by hand."""
+    with pytest.raises(SpecError) as e:
+        sqlclose.load_spec(_toml(tmp_path / "d.toml", domain))
+    assert ("a dates domain holds two days (YYYY-MM-DD), e.g. domain = [1900-01-01, 2025-12-31] (TOML dates) or "
+            f'["1900-01-01", "2025-12-31"]; got {got}, a date and time: a day has no time of day or offset') \
+        in " ".join(str(e.value).split()), str(e.value)
+
+
+def test_a_python_datetime_in_a_dates_domain_is_refused_and_a_date_read():
+    """From Python the same: a datetime.datetime (a pandas Timestamp is one) is refused, a
+    datetime.date is the day it is. Oracle: the days by hand."""
+    for end in (dt.datetime(2025, 12, 31), pd.Timestamp("2025-12-31")):
+        with pytest.raises(SpecError, match=r"got 2025-12-31T00:00:00, a date and time: .* \(from Python, give a "
+                                            r"datetime\.date\)"):
+            as_spec({"k": 2, "quasi_identifiers": {"dob": {"dates": True, "domain": [dt.date(1900, 1, 1), end]}}})
+    spec = as_spec({"k": 2, "quasi_identifiers": {"dob": {"dates": True,
+                                                          "domain": [dt.date(1900, 1, 1), dt.date(2025, 12, 31)]}}})
+    assert spec.quasi_identifiers["dob"].declared_domain == (dt.date(1900, 1, 1), dt.date(2025, 12, 31))
+
+
 def _toml(path, domain: str):
     path.write_text(f"[privacy]\nk = 2\n[quasi_identifiers]\ndob = {{ dates = true, domain = {domain} }}\n",
                     encoding="utf-8")
@@ -787,3 +818,36 @@ def test_hierarchy_show_explain_and_the_summary_say_whether_a_files_leaves_are_d
     assert 'its leaves are declared the column\'s domain (domain = "leaves")' in \
         CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age"]).output
     assert "withheld" not in CliRunner().invoke(main, ["anonymize", str(spec), "--no-progress", "--overwrite"]).output
+
+
+def test_hierarchy_show_prints_the_leaves_each_label_covers_of_a_file_or_tree_declared_the_domain(tmp_path):
+    """Review of the ninety-sixth round: docs/utility.md says `hierarchy show spec.toml:age` prints
+    each row's covers (--json: cover), and a file or tree with domain = "leaves" printed none ("cover":
+    null), though its leaves are the declared domain and each label's cover, the leaves under it, is
+    what NCP and LLM count, known without data. The oracle: the leaves under each label, counted by
+    hand from the tree and the file written here; undeclared, none is printed (they may be data)."""
+    from click.testing import CliRunner
+
+    from sqlclose.cli import main
+
+    (tmp_path / "age.csv").write_text("22;20s;young;*\n27;20s;young;*\n35;30s;young;*\n43;40s;old;*\n"
+                                      "47;40s;old;*\n52;50s;old;*\n", encoding="utf-8")
+    by_hand = {"22": [1, 2, 3, 6], "27": [1, 2, 3, 6], "35": [1, 1, 3, 6], "43": [1, 2, 3, 6], "47": [1, 2, 3, 6],
+               "52": [1, 1, 3, 6]}
+    tree = ('{ young = { "20s" = ["22", "27"], "30s" = ["35"] }, '
+            'old = { "40s" = ["43", "47"], "50s" = ["52"] } }')
+    for given in ('file = "age.csv"', f"tree = {tree}"):
+        spec = tmp_path / "spec.toml"
+        spec.write_text(f'[privacy]\nk = 2\n[quasi_identifiers]\nage = {{ {given}, domain = "leaves" }}\n',
+                        encoding="utf-8")
+        shown = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age", "--json"])
+        assert shown.exit_code == 0, shown.output
+        doc = json.loads(shown.output)
+        assert doc["cover"] == [by_hand[row[0]] for row in doc["rows"]], given
+        text = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age"]).output
+        assert "each row's labels covering the leaves under them: after '|'" in text, text
+        assert re.search(r"^  35 +30s +young +\* +\| 1 / 1 / 3 / 6$", text, flags=re.MULTILINE), text
+        spec.write_text(spec.read_text(encoding="utf-8").replace(', domain = "leaves"', ""), encoding="utf-8")
+        shown = CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age", "--json"])
+        assert json.loads(shown.output)["cover"] is None and "|" not in \
+            CliRunner().invoke(main, ["hierarchy", "show", f"{spec}:age"]).output

@@ -234,3 +234,35 @@ def test_the_domain_condition_finds_a_value_a_rounding_past_its_edge(tmp_path, k
     condition = re.search(r"they are the rows WHERE (.*)$", result.stderr.strip()).group(1)
     found = duckdb.sql(f"SELECT list(id ORDER BY id) FROM read_parquet('{data}') WHERE {condition}").fetchall()
     assert found == [([4, 5],)], condition
+
+
+# per case: the mask's declaration, and the distinct values and rows it refuses among _NUMBER_ZIPS, by hand
+_NUMBER_MASKS = {"length": ('length = 5', 1, 1),  # 1234 alone has 4 digits
+                 "alphabet": ('alphabet = "1234"', 2, 3)}  # 12345 (twice) and 98765 hold a 5, 6, 7, 8 or 9
+_NUMBER_ZIPS = [12345, 12345, 1234, 98765]
+
+
+@pytest.mark.parametrize("column_type", ["INTEGER", "BIGINT", "DECIMAL(5, 0)"])
+@pytest.mark.parametrize("case", sorted(_NUMBER_MASKS))
+def test_a_masks_condition_over_a_number_column_runs_and_finds_the_values_it_counts(tmp_path, case, column_type):
+    """Review of the ninety-sixth round: over an INTEGER (or DECIMAL) ZIP code the condition was
+    ``LENGTH("zip") <> 5`` or ``NOT REGEXP_MATCHES("zip", …)``, which DuckDB refuses to run (Binder
+    Error: no length(INTEGER)). The mask reads such a column as its text, and so must the condition.
+    The oracle: the counts by hand from the four codes, the count the message states, and a plain
+    ``SELECT count(*) … WHERE <condition>`` over the file run by DuckDB."""
+    declared, values, rows = _NUMBER_MASKS[case]
+    source = tmp_path / "zips.parquet"
+    duckdb.sql(f"SELECT CAST(z AS {column_type}) AS zip, s FROM (VALUES "
+               + ", ".join(f"({z}, '{'ab'[i % 2]}')" for i, z in enumerate(_NUMBER_ZIPS))
+               + ") t(z, s)").write_parquet(str(source))
+    (tmp_path / "spec.toml").write_text(
+        f'others = "keep"\n[source]\npath = "zips.parquet"\n[output]\npath = "out/r.csv"\n[privacy]\nk = 2\n'
+        f"[quasi_identifiers]\nzip = {{ mask = true, {declared} }}\n", encoding="utf-8")
+    result = invoke("anonymize", tmp_path / "spec.toml", "--no-progress")
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    counted = f"{values} value{'s' if values > 1 else ''} (in {rows} row{'s' if rows > 1 else ''})"
+    assert f"the column holds {counted} " in message, message
+    condition = re.search(r"they are the rows WHERE (.*)$", message).group(1)
+    found = duckdb.sql(f"SELECT count(*), count(DISTINCT zip) FROM read_parquet('{source}') WHERE {condition}")
+    assert found.fetchall() == [(rows, values)], condition

@@ -316,7 +316,8 @@ def test_a_trees_errors_name_a_container_by_what_it_is_and_cut_a_long_label():
         f"t: group {cut} is empty": {long: {}, "young": ["22"]},
         f"t: group 'old' is one value, \"{'x' * 299}… (10002 characters), not a list of leaves: write its leaves "
         "as a list, even a single one (the value in brackets)": {"old": long, "young": ["22"]},
-        f"t, row 2: leaf {cut} appears twice (also t, row 1); each value needs exactly one line":
+        f"t: leaf {cut} appears twice, in group 'old' and in group 'young'; each value is one leaf of the tree: "
+        "list it once, in the group it belongs to":
             {"old": [long], "young": [long]},
     }
     for message, tree in told.items():

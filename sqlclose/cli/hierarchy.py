@@ -62,7 +62,8 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
     if as_json:  # a program reads every row, unless it asked for fewer (it ignored --limit)
         shown = limit if click.get_current_context().get_parameter_source("limit").name == "COMMANDLINE" else 0
         rows = h.rows if shown == 0 else h.rows[:shown]
-        cover = None if h.cover is None else h.cover[:len(rows)].tolist()
+        counted = h.counted_cover
+        cover = None if counted is None else counted[:len(rows)].tolist()
         click.echo(json.dumps({"origin": h.origin, "levels": h.levels, "leaves": len(h.rows),
                                "rows": [list(r) for r in rows], "cover": cover}, indent=2))
         return
@@ -75,8 +76,9 @@ def show(target: str, data: Path | None, table: str | None, limit: int, delimite
         click.echo(f"  {note}")
     rows = [[_label(v) for v in r] for r in (h.rows if limit <= 0 else h.rows[:limit])]
     widths = [max(len(r[i]) for r in rows) for i in range(h.levels)]
+    counted = h.counted_cover
     for i, r in enumerate(rows):
-        covers = "" if h.cover is None else "  | " + " / ".join(f"{c:g}" for c in h.cover[i])
+        covers = "" if counted is None else "  | " + " / ".join(f"{c:g}" for c in counted[i])
         click.echo("  " + "  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() + covers)
     if len(rows) < len(h.rows):
         click.echo(f"  … {len(h.rows) - len(rows)} more (--limit 0 shows all)")
@@ -230,7 +232,8 @@ def _domain_note(h: Hierarchy, of_a_qi: bool) -> str | None:
     if h.rule is None and not of_a_qi:
         return None
     if h.leaves_declared:
-        return "its leaves are declared the column's domain (domain = \"leaves\"): NCP-like metrics count them"
+        return ("its leaves are declared the column's domain (domain = \"leaves\"): NCP-like metrics count them, "
+                "each row's labels covering the leaves under them: after '|'")
     return _withheld_unless_declared(h.rule) if h.counts_data else None
 
 

@@ -15,10 +15,13 @@ error counting such values, never showing one, and its fix written in the engine
 from __future__ import annotations
 
 import re
+import zoneinfo
 from collections.abc import Sequence
 from datetime import date
+from functools import cache
 
 import numpy as np
+import pyarrow as pa
 from sqlglot import exp
 
 from sqlclose.model.domains import date_cover
@@ -37,8 +40,12 @@ _RANK = {"month": 1, "quarter": 3, "year": 12}  # width in months
 # '0044-03-15 10:00:00 BC', Spark and Trino the astronomical year '-0043-03-15'. A year after 9999 has
 # five digits or more, which Python's date cannot hold. ISO 8601 and RFC 3339 also allow an hour alone
 # ('T08'), a comma before the fraction ('08:30:00,5') and a lower-case t and z, as fromisoformat does.
+# An offset is of an instant: hours 00 to 23 (RFC 3339), minutes and seconds 00 to 59, the colons all
+# written or none ('+25:00' was read as its day). A zone's name is one of the IANA database's
+# (``_zones``): any Area/Name was read ('… Not/AZone').
+_OFFSET = r"[+-](?:[01][0-9]|2[0-3])(?::[0-5][0-9](?::[0-5][0-9])?|[0-5][0-9](?:[0-5][0-9])?)?"
 _TIME_OF_DAY = (r"[Tt ](?:[01][0-9]|2[0-3])(?::[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]+)?)?)?"
-                r"(?: ?(?:[Zz]|[+-][0-9]{2}(?::?[0-9]{2}){0,2}|UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+))?")
+                rf"(?: ?(?:[Zz]|{_OFFSET}|(?P<zone>UTC|[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+)))?")
 _DATE_TEXT = re.compile(rf"(?P<minus>-?)(?P<year>[0-9]{{4}}|\+?[1-9][0-9]{{4,}})"
                         rf"-(?P<month>[0-9]{{2}})-(?P<day>[0-9]{{2}})"
                         rf"(?P<bc> \(BC\))?(?:{_TIME_OF_DAY})?(?P<bc_last> BC)?")
@@ -99,19 +106,36 @@ _OUTSIDE_THE_YEARS = "; the dates rule labels years 1 to 9999: clean the values,
 
 def _not_a_date(at: ValuesAt) -> tuple[str, str]:
     """Why a value that names no day is refused, its fix written in the SQL of the engine in use
-    (DuckDB's ``strptime(…)::DATE`` is no query on Spark), over the column's own name."""
-    convert = exp.StrToDate(this=exp.column(at.column or "v", quoted=True), format=exp.Literal.string("%Y%m%d"))
+    (DuckDB's ``strptime(…)::DATE`` is no query on Spark), over the column's own name and for its
+    type: a number's digits read as text (``STRPTIME`` takes no INTEGER), a TIME told it holds no day."""
+    if at.column_type is not None and pa.types.is_time(at.column_type):
+        fix = (": the column is a TIME, a time of day with no day, and the dates rule labels days: a TIME column "
+               "cannot be a dates quasi-identifier; give it a hierarchy file or tree, or read a DATE or TIMESTAMP "
+               "column")
+        return "that are not dates" + fix, "that is not a date" + fix
+    convert = exp.StrToDate(this=_digits_of(exp.column(at.column or "v", quoted=True), at),
+                            format=exp.Literal.string("%Y%m%d"))
     fix = (": the dates rule reads DATE and TIMESTAMP values, or ISO text, a day YYYY-MM-DD alone or followed by a "
            f"time of day (2024-05-17 08:30:00); convert the column in {at.converted_in} (e.g. {at.render(convert)} "
            "for days written 20240517), fix the values, or give a hierarchy file")
     return "that are not dates" + fix, "that is not a date" + fix
 
 
+def _digits_of(column: exp.Expression, at: ValuesAt) -> exp.Expression:
+    """A column of days written as yyyymmdd, as text for a conversion to read: a whole-number
+    column's digits (``CAST(dob AS VARCHAR)``), a float's or a DECIMAL's with a fraction through a
+    BIGINT first (``20240517.0`` is no yyyymmdd), text as it is."""
+    number = at.number
+    if number is not None and (number.float_sql is not None or number.scale > 0):
+        column = exp.Cast(this=column, to=exp.DataType(this=exp.DataType.Type.BIGINT, nested=False))
+    return at.text_of(column)
+
+
 def _day_of(text: str, not_a_date: tuple[str, str]) -> date:
     """The day a value's text names, or ``Refused`` saying why not (``not_a_date``, said of many
     values and of one, for text that names no day)."""
     parts = _DATE_TEXT.fullmatch(text)
-    if parts is None:
+    if parts is None or (parts["zone"] is not None and parts["zone"] not in _zones()):
         raise Refused(not_a_date[0], one=not_a_date[1])
     year = parts["year"]
     if parts["minus"] or parts["bc"] or parts["bc_last"] or year == "0000":
@@ -122,6 +146,13 @@ def _day_of(text: str, not_a_date: tuple[str, str]) -> date:
         return date(int(year), int(parts["month"]), int(parts["day"]))
     except ValueError:  # no such day: 2023-02-29
         raise Refused(not_a_date[0], one=not_a_date[1]) from None
+
+
+@cache
+def _zones() -> frozenset[str]:
+    """The time zones a value's text may name: the IANA database's, as Python's zoneinfo lists them
+    (the system's tz data, else the tzdata package pandas requires), and UTC in any case."""
+    return frozenset(zoneinfo.available_timezones() | {"UTC"})
 
 
 def _in_domain(day: date, domain: tuple[date, date] | None) -> date:

@@ -60,6 +60,22 @@ class ValuesAt:
     dialect: str = "duckdb"
     converted_in: str = "a [source] query"  # where the user converts a column (a histogram's: the warehouse)
     number: NumberType | None = None  # the column's number type, when it has one (a condition compares in it)
+    column_type: pa.DataType | None = None  # the column's type (None: unknown, taken for text)
+
+    @property
+    def is_text(self) -> bool:
+        """Whether the column holds text (or its type is unknown): the rule reads its values as they are."""
+        t = self.column_type
+        return t is None or pa.types.is_string(t) or pa.types.is_large_string(t) or str(t) == "string_view"
+
+    def text_of(self, column: exp.Expression) -> exp.Expression:
+        """The column's values as the rule reads them, for a condition on their text: a column of
+        another type (an INTEGER ZIP code, a DECIMAL) cast to text as the rule's query casts it
+        (``queries.as_text``): ``LENGTH("zip")`` is no query over an INTEGER (review of the
+        ninety-sixth round), and on it the condition counts what the error counts."""
+        if self.is_text:
+            return column
+        return exp.Cast(this=column, to=exp.DataType(this=exp.DataType.Type.VARCHAR, nested=False))
 
     def render(self, sql: exp.Expression) -> str:
         """An expression in the dialect of the engine in use (DuckDB's, Spark's, a warehouse's)."""

@@ -346,8 +346,10 @@ def _domain_end(value: Any, kind: str, example: str) -> float | int | _dt.date:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
             raise ValueError(f"a bands domain holds two finite numbers, e.g. domain = {example}; got {shown(value)}")
         return value  # an integer stays exact: a bound past 2**53 is the one the spec writes
-    if isinstance(value, _dt.datetime):
-        return value.date()
+    if isinstance(value, _dt.datetime):  # before date, its base class: its time and offset were dropped unsaid
+        raise ValueError(f"a dates domain holds two days (YYYY-MM-DD), e.g. domain = [1900-01-01, 2025-12-31] "
+                         f"(TOML dates) or {example}; got {value.isoformat()}, a date and time: a day has no time "
+                         "of day or offset (from Python, give a datetime.date)")
     if isinstance(value, _dt.date):
         return value
     try:  # fromisoformat alone also reads '2025-W52' (a Monday) and '20251231'

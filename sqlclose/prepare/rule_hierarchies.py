@@ -49,7 +49,7 @@ def qi_hierarchy(reader: ValuesReader, c: q.CodedColumn, s: QuasiIdentifier, col
     if not texts_rule:  # every value is NULL, read as the stand-in: nothing for the rule to cut
         return _stand_in_only(s, special[0], name, column_type, c.name)
     at = ValuesAt(c.name, source_label, rows, dialect or reader.source_engine.dialect, converted_in,
-                  NumberType.of(column_type))
+                  NumberType.of(column_type), column_type)
     if s.kind == "bands":
         numbers = values.column("number").to_pylist()
         pairs = [(t, x) for t, x in zip(texts, numbers) if t not in special]
