@@ -281,6 +281,10 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
     opened = hist.open_histogram(histogram, spec)
     try:
         problem = hist.prepare_histogram(opened, spec)
+        # Nothing reads the histogram after prepare (the search, the query and its report read its
+        # base table): a file replaced while prepare read it in several passes gave counts of two files.
+        opened.refuse_changed("while the run read it", "the release query would be chosen on counts of the file "
+                              "before and after; run the job again on the histogram as it is now")
         timings = {"prepare_seconds": time.perf_counter() - started}
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)

@@ -201,3 +201,37 @@ def test_check_against_refuses_a_release_replaced_after_its_digest(tmp_path, mon
     with pytest.raises(sqlclose.InputError, match="changed while it was checked against its report") as refused:
         sqlclose.against_report.verify_against_report(released, report)
     assert f"({released} was replaced or modified)" in str(refused.value)
+
+
+def test_the_warehouse_path_refuses_a_histogram_replaced_while_it_read_it(tmp_path, monkeypatch):
+    """``anonymize --histogram`` reads the warehouse's export in the same passes as a table (its values,
+    then the histogram it searches): one replaced between them chose the release query on counts of
+    two files. Refused now, naming the file."""
+    shutil.copy(TABLE3 / "age.csv", tmp_path / "age.csv")
+    spec = sqlclose.load_spec(_warehouse_spec(tmp_path))
+    exported = tmp_path / "histogram.parquet"
+
+    def export(extra: int) -> Path:  # the warehouse runs the histogram query; the job exports its result
+        con = duckdb.connect()
+        con.execute("CREATE SCHEMA analytics")
+        con.execute(f"CREATE TABLE analytics.people AS {_table3(extra)}")
+        con.execute(f"COPY ({sqlclose.api.histogram_sql(spec).rstrip().rstrip(';')}) TO "
+                    f"'{tmp_path / '.incoming.parquet'}' (FORMAT parquet)")
+        con.close()
+        os.replace(tmp_path / ".incoming.parquet", exported)
+        return exported
+
+    export(0)
+    replaced = _replacing_after(monkeypatch, sqlclose.prepare.problem, "_check_values", lambda: export(3))
+    with pytest.raises(sqlclose.InputError, match="changed while the run read it") as refused:
+        sqlclose.api.anonymize_histogram(exported, spec)
+    assert replaced
+    assert f"({exported} was replaced or modified)" in str(refused.value)
+
+
+def _warehouse_spec(folder: Path) -> Path:
+    (folder / "warehouse.toml").write_text('others = "drop"\n[source]\nformat = "warehouse"\n'
+                                           'table = "analytics.people"\ndialect = "duckdb"\n[output]\n'
+                                           'path = "release.sql"\n[privacy]\nk = 2\n[quasi_identifiers]\n'
+                                           'zip = { mask = true, length = 5 }\nage = { file = "age.csv" }\n')
+    return folder / "warehouse.toml"
