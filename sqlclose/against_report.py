@@ -27,6 +27,7 @@ from sqlclose.errors import (
     SpecError,
     VerificationError,
 )
+from sqlclose.model.file_stamps import refuse_changed_files, stamps_of
 from sqlclose.model.hierarchy import Hierarchy
 from sqlclose.model.spec import QuasiIdentifier, Sensitive, Spec, as_spec, table_identity
 from sqlclose.model.text import counted, named
@@ -92,6 +93,7 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
         notes.content_compared = False
     if form := _form_claims(path, output):  # read by another format's reader, the file tells nothing true
         return _outcome(path, report_path, form, notes), None
+    read = stamps_of(_release_files(path))  # before its digest: every pass after reads the file so stamped
     with _released(path, output, engine) as (source, digest, header, unreadable):
         problems = _self_contradictions(doc) + ([] if query_made else digest_problems(digest, output))
         if header is not None and header != output["columns"]:  # a CSV: its header, before a typed read
@@ -130,6 +132,8 @@ def _verification(path: Path, report_path: Path, spec: Spec | str | Path | None,
                             "lacks (not shown: sensitive values), which no release made with it holds")
             return _outcome(path, report_path, problems, notes), None
         audit_ = audit.to_dict()
+    refuse_changed_files(read, str(path), "while it was checked against its report", "its digest and figures "
+                         "would be of two files; check it again once it is no longer being replaced")
     for name, entry in privacy["sensitive"].items():
         measured = audit_["sensitive"][name]
         for key in ("distinct_l", "entropy_l", "recursive", "p"):
@@ -506,6 +510,12 @@ def released_digest(path: Path, output: dict, engine: Engine | None = None) -> s
     if not Path(path).exists():
         raise InputError(f"{path} does not exist")
     return sha256(Path(path))  # a folder's: the digest of its files' (files.folder_sha256)
+
+
+def _release_files(path: Path) -> list[Path]:
+    """The files a check of the release at ``path`` reads: the file (a DuckDB database's too), or a
+    Parquet folder with its part files."""
+    return [path, *folder_files(path).parquet] if Path(path).is_dir() else [path]
 
 
 def _partition_columns(path: Path, output: dict) -> list[str]:

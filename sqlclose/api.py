@@ -26,7 +26,7 @@ from sqlclose.prepare.sources import Opened, SourceLike, open_source, spec_engin
 from sqlclose.privacy.criteria import Criterion, KAnonymity, criteria_for, failed_criteria, nothing_required
 from sqlclose.release.checkpoints import checkpoint
 from sqlclose.release.files import operator_key
-from sqlclose.release.release import Release, RunObjects, SearchedRows, file_stamp, measure_node
+from sqlclose.release.release import Release, RunObjects, SearchedRows, measure_node
 from sqlclose.release.warehouse import WarehouseRelease
 from sqlclose.release.writers import refuse_output_before_search
 from sqlclose.search import ProgressCallback, SearchResult
@@ -189,11 +189,13 @@ def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tu
 def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
     """A source its owner may change while the release is open, fingerprinted as it is searched
     (its writes and ``to_arrow`` refuse other rows): the report's fingerprint when the operator
-    gave a key, else one under a key of this run's own. A source of files read at every pass (a
-    Parquet file or folder, a database file): their stats as searched, a change refused alike."""
+    gave a key, else one under a key of this run's own. A source of files (a Parquet file, folder or
+    pattern, a CSV, a database file): their stamps as the source was opened, before the fingerprint
+    and the scan read a row (``Opened.stamps``), a change since refused alike: stamped here, after the
+    scan, a file replaced during it was published under the old file's fingerprint (the ninety-sixth
+    round's review)."""
     if not opened.live:
-        stamps = {str(p): stamp for p in opened.files if (stamp := file_stamp(Path(p))) is not None}
-        return SearchedRows(opened.relation, "", None, stamps) if stamps else None
+        return SearchedRows(opened.relation, "", None, dict(opened.stamps)) if opened.stamps else None
     if key is not None and problem.fingerprint is not None:
         return SearchedRows(opened.relation, key, problem.fingerprint)
     run_key = secrets.token_hex(16)
@@ -279,6 +281,10 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
     opened = hist.open_histogram(histogram, spec)
     try:
         problem = hist.prepare_histogram(opened, spec)
+        # Nothing reads the histogram after prepare (the search, the query and its report read its
+        # base table): a file replaced while prepare read it in several passes gave counts of two files.
+        opened.refuse_changed("while the run read it", "the release query would be chosen on counts of the file "
+                              "before and after; run the job again on the histogram as it is now")
         timings = {"prepare_seconds": time.perf_counter() - started}
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)

@@ -445,6 +445,10 @@ def sweep(source: SourceLike, spec: Spec | str | Path | dict, ks: Sequence[int] 
         try:
             problem = prepare(opened.engine, opened.relation, spec, opened.label,
                               names_may_be_data=opened.names_may_be_data)
+            # The runs read the histogram prepare made, never the source again: a file replaced while
+            # prepare read it in several passes (values, histogram) gives figures of two inputs.
+            opened.refuse_changed("while the sweep read it", "its figures would mix rows of the file before and "
+                                  "after; run the sweep again on the source as it is now")
             too_big = [k for k in ks if k > problem.rows]
             if too_big:  # no solution, as anonymize says it for that k (exit 3): nothing is run
                 raise NoSolutionError(f"{api.k_over_rows(too_big[0], problem.rows)} (sweep k up to {problem.rows})")

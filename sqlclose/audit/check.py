@@ -61,7 +61,7 @@ from sqlclose.model.spec import (
 )
 from sqlclose.model.text import counted, given_items, named_once
 from sqlclose.prepare.problem import float_spellings, how_to_add_leaves, require_columns
-from sqlclose.prepare.sources import open_source, path_format, spec_engine
+from sqlclose.prepare.sources import Opened, open_source, path_format, spec_engine
 from sqlclose.privacy.cell_distances import class_distances
 from sqlclose.privacy.criteria import Criterion, DistinctLDiversity, EntropyLDiversity, sensitive_criteria
 from sqlclose.privacy.distances import ALL_DISTANCES, idle_level_warnings, is_emd
@@ -171,13 +171,14 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         try:
             require_columns([*qi, *models], engine.schema(relation).names, label, opened.names_may_be_data)
             with _types_told_for_check(spec):
-                ref, ref_label = _reference(engine, reference, list(models), reading or dataclasses.replace(
-                    options, table=None), drop) if reference is not None else (None, "")
+                ref, ref_label, ref_opened = _reference(engine, reference, list(models), reading or dataclasses.replace(
+                    options, table=None), drop) if reference is not None else (None, "", None)
             if ref is not None:
                 relation, ref = _one_number_type(engine, relation, ref, list(models))
             audit = _audit(engine, relation, label, qi, models, k, ref, ref_label, skew, similarity_level, top)
             shares = utility.value_shares(engine, relation, qi, hierarchies, ref, tops)
             audit.data["utility"].update(utility.table_shares(shares), quasi_identifiers=shares)
+            _refuse_changed_while_checked([opened, ref_opened])
             return audit
         finally:
             if given is None:
@@ -552,11 +553,21 @@ def _refuse_ordered_null(sa: SensitiveAttribute, where: str) -> None:
                         "judge the column by distance = \"equal\"")
 
 
+def _refuse_changed_while_checked(read: Sequence[Opened | None]) -> None:
+    """A file of the checked table or the reference replaced or modified since it was opened (its
+    stamp, ``Opened.stamps``): the audit reads it in several passes (domains, distribution, classes,
+    labels, shares), whose figures would then be of two files."""
+    for opened in read:
+        if opened is not None:
+            opened.refuse_changed("while it was checked", "the figures would mix rows of the file before and "
+                                  "after; check it again once it is no longer being replaced")
+
+
 def _reference(engine: Engine, reference: Any, needed: list[str], options: FileRead,
-               drop: Sequence[str] = ()) -> tuple[exp.Expression, str]:
+               drop: Sequence[str] = ()) -> tuple[exp.Expression, str, Opened]:
     """The reference table's relation, without the rows holding a NULL in one of ``drop`` (the
-    spec's nulls = "drop" columns it has), and its label (its path as given, or what
-    ``open_source`` calls it)."""
+    spec's nulls = "drop" columns it has), its label (its path as given, or what ``open_source``
+    calls it) and the source opened (its files' stamps)."""
     if isinstance(reference, (str, Path)) and not options.glob and not Path(reference).expanduser().exists():
         # told as the source's ("source nope.csv does not exist"), it was the checked table that seemed missing
         raise OptionError("reference", f"{reference} does not exist")
@@ -568,7 +579,7 @@ def _reference(engine: Engine, reference: Any, needed: list[str], options: FileR
         raise DataError(f"the reference table {label} has no column {missing[0]!r}")
     dropped = [c for c in drop if c in names]
     return (q.without_nulls(relation, dropped) if dropped else relation,
-            str(reference) if isinstance(reference, (str, Path)) else label)
+            str(reference) if isinstance(reference, (str, Path)) else label, opened)
 
 
 class _Worst:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from sqlclose.audit.figures import ReleaseFigures
-from sqlclose.errors import InputError
+from sqlclose.errors import EnvironmentFailure, InputError
+from sqlclose.model.own_files import unreadable_report
 from sqlclose.model.spec import ALL_DISTANCES, GAA_STRATEGIES
 
 TOLERANCE = 1e-9  # relative: the report's values and the re-check's may differ in the last float bits
@@ -56,6 +57,8 @@ def read_report(path: Path, needs: Sequence[str] = REPORT_FIELDS, prints: Sequen
     except UnicodeDecodeError:  # a release (Parquet, DuckDB) given for its report, most often
         raise InputError(f"{path} is not a release report: it is not text (a release itself?); a release's report "
                          "is the JSON file written beside it, e.g. release.parquet.report.json") from None
+    except PermissionError:  # the machine's refusal (exit 5), not a file that is no report (exit 2)
+        raise EnvironmentFailure(unreadable_report(path, "the release's claims, which it holds")) from None
     except OSError as e:
         raise InputError(f"cannot read the report {path}: {e.strerror or e}") from None
     try:

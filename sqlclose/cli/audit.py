@@ -44,7 +44,7 @@ Examples:
 @click.argument("source", metavar="TABLE")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Take quasi-identifiers, sensitive models and k from a release spec.")
-@click.option("--against", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--against", "report_path", type=click.Path(dir_okay=False, readable=False, path_type=Path),
               help="Re-verify TABLE against this release report (its manifest): sha256, columns, and every claim "
                    "the file decides (rows, classes, labels and levels, the values reached; docs/verification.md).")
 @click.option("--qi", "qis", multiple=True,

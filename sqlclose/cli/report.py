@@ -12,7 +12,10 @@ from sqlclose.cli.common import CONTEXT, OnceCommand, guarded, verbose_option
 @click.command(cls=OnceCommand, context_settings=CONTEXT, short_help="The HTML sign-off page of an existing release.",
                epilog="\b\nExample:\n  sqlclose report out/release.parquet.report.json --html out/release.html "
                       "--spec release.toml")
-@click.argument("report_path", metavar="REPORT.json", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+# readable=False: a report the job may not read is refused by read_report as the environment's (exit 5),
+# where click's own check made it a usage error (exit 2).
+@click.argument("report_path", metavar="REPORT.json",
+                type=click.Path(dir_okay=False, exists=True, readable=False, path_type=Path))
 @click.option("--html", "html_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the page.")
 @click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path),

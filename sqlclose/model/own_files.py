@@ -17,7 +17,10 @@ REPORT_MOST_BYTES = 512 * 2**20  # past this a file is no report sqlclose wrote 
 
 
 def is_report_file(path: Path) -> bool:
-    """Whether ``path`` holds a sqlclose report: a JSON object led by its ``schema_version``."""
+    """Whether ``path`` holds a sqlclose report: a JSON object led by its ``schema_version``.
+    PermissionError when it cannot be read: what it holds is not known, and each caller says what
+    that means for it (it was told "not a sqlclose report", exit 2, of a report the job may not read:
+    the ninety-sixth round's review)."""
     try:
         if path.stat().st_size > REPORT_MOST_BYTES:
             return False
@@ -26,9 +29,17 @@ def is_report_file(path: Path) -> bool:
                 return False
             f.seek(0)
             doc = json.loads(f.read())
+    except PermissionError:
+        raise
     except (OSError, ValueError):
         return False
     return isinstance(doc, dict) and isinstance(doc.get("schema_version"), str) and "output" in doc
+
+
+def unreadable_report(report: Path, why: str) -> str:
+    """The environment's refusal (exit 5) of a report this job may not read; ``why``: what it reads it for."""
+    return f"the environment refused: permission denied reading the report {report} ({why}): give the job's user " \
+           "read access to it"
 
 
 def is_html_page(path: Path) -> bool:

@@ -32,6 +32,7 @@ from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_re
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
 from sqlclose.errors import DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
+from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.own_files import has_duckdb_header
 from sqlclose.model.source_query import refuse_guessed_types
 from sqlclose.model.spec import (
@@ -90,6 +91,17 @@ class Opened:
     # The database files of the connection a relation or caller's table is read on: never an output
     # (not stamped as ``files`` are: a relation is copied once, a caller's table fingerprinted).
     databases: list[Path] = field(default_factory=list)
+    # ``files`` as they were before any of their rows was read (model/file_stamps.py): a file source
+    # stamps them as soon as it lists them (``_open_file``), any other when it is made, before the run's
+    # first pass. A release is refused when one changed since (``SearchedRows``), a sweep's or check's figures too.
+    stamps: dict[str, Stamp] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.stamps = {**stamps_of(f for f in self.files if str(f) not in self.stamps), **self.stamps}
+
+    def refuse_changed(self, when: str, harm: str) -> None:
+        """Refuse (exit 2) figures made from its rows when one of its files changed since it was opened."""
+        refuse_changed_files(self.stamps, self.label, when, harm)
 
     @property
     def names_may_be_data(self) -> bool:
@@ -660,6 +672,9 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
     kind = source.kind
     label = str(source.path) + (f" (table {source.table})" if source.table else "")
     folder = source.path.is_dir() and not source.is_pattern
+    # Stamped as soon as they are listed, before a row is read (a CSV's copy, the fingerprint, the scan):
+    # a file replaced while the run reads it is refused at the write, whenever it was replaced.
+    stamps = stamps_of([*files, *([source.path] if folder else [])])
     path = source.path / "**" / "*.parquet" if folder else source.path
     read = dataclasses.replace(options, kind=kind, path=path, table=source.table, delimiter=source.delimiter,
                                glob=source.glob or folder, encoding=source.encoding, nulls=tuple(source.nulls),
@@ -701,14 +716,17 @@ def _open_file(source: Source, engine: Engine | None, options: FileRead) -> Open
             names = [name for sql in _views_reached(named, views).values() for name in _read_sql(sql)[1]]
             _refuse_working_folder_names(names, source.path.parent, label)
             _refuse_a_failing_view(engine, relation, f"table {source.table!r} in {source.path}", name, schema)
-            files += _files_in_search_path(names, search_path)  # a view of the database reads them
+            viewed = _files_in_search_path(names, search_path)  # a view of the database reads them
+            stamps.update(stamps_of(viewed))  # before the first row is read, as the database's own
+            files += viewed
     except BaseException:
         if own:
             engine.close()
         raise
     # A folder or a pattern is an input as a whole: an output inside it (or matching it) would be
     # read back as input rows by the next run.
-    return Opened(engine, relation, label, files + ([source.path] if folder or source.is_pattern else []))
+    return Opened(engine, relation, label, files + ([source.path] if folder or source.is_pattern else []),
+                  stamps=stamps)
 
 
 def _refuse_locked(e: Exception, label: str) -> None:

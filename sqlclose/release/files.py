@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
-from sqlclose.model.own_files import has_duckdb_header, is_html_page, is_report_file
+from sqlclose.model.own_files import has_duckdb_header, is_html_page, is_report_file, unreadable_report
 from sqlclose.model.spec import default_report_path
 from sqlclose.model.text import counted
 
@@ -36,10 +36,11 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
                           replacing: bool = False) -> None:
     """Refuse an output or report that is a folder (a file for ``kind = "parquet-folder"``),
     already exists (unless ``overwrite``), is the other one, or is — through any path, symlink or
-    hard link — a file the job reads (or, for a folder, holds one); and a report path holding a file
-    that is no sqlclose report, which overwrite never replaces. ``suffixes``: the ones the output may
-    have (a release's format and suffix are ``writers.Target``'s check). ``replacing``: the pair at
-    the paths is one found and judged this spec's own (--force), whose placing refuses it changed."""
+    hard link — a file the job reads (or, for a folder, holds one); a report path holding a file
+    that is no sqlclose report, and an output path holding one, which overwrite never replaces.
+    ``suffixes``: the ones the output may have (a release's format and suffix are ``writers.Target``'s
+    check). ``replacing``: the pair at the paths is one found and judged this spec's own (--force),
+    whose placing refuses it changed."""
     for target in (path, report):
         refuse_blocked_folder(target)
     refuse_long_names(path, report)
@@ -64,6 +65,8 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
             if held:
                 raise OutputExistsError(f"the output folder {target} holds {held[0]}, which this job reads; writing "
                                         "the release there would destroy it: choose another path")
+        if target is path and not folder and target.exists():  # before "pass overwrite": it would not help
+            refuse_report_as_data(target)
         if target.exists() and not overwrite:
             raise OutputExistsError(f"{target} already exists; pass overwrite (--overwrite) to replace it")
         if target is report and not replacing and target.exists():
@@ -75,11 +78,36 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
 
 def refuse_foreign_report(report: Path) -> None:
     """Refuse a report path holding a file that is not a sqlclose report (another release's data,
-    say): overwrite replaces a previous report, never another file."""
-    if not is_report_file(report):
+    say): overwrite replaces a previous report, never another file. One this job may not read is the
+    environment's refusal (exit 5), not a foreign file: a scheduler then fixes the permissions."""
+    try:
+        ours = is_report_file(report)
+    except PermissionError:
+        why = "overwrite replaces a previous sqlclose report there, never another file, so it is read first"
+        raise EnvironmentFailure(unreadable_report(report, why) + ", or give the report another path (report = …, "
+                                 "--report); nothing was placed at the output path") from None
+    if not ours:
         raise OutputExistsError(f"the report path {report} holds a file that is not a sqlclose report; overwrite "
                                 "replaces a previous report there, never another file: give the report another "
                                 "path (report = …, --report), or move that file")
+
+
+def refuse_report_as_data(path: Path) -> None:
+    """Refuse an output path holding a sqlclose report (another release's, given as ``--output`` with a
+    ``--format``): overwrite replaces a previous release there, never a report, as a report path never
+    takes another release's data (``refuse_foreign_report``). Its Parquet bytes replaced the first
+    release's report, and ``check --against`` failed on that release (the ninety-sixth round's review)."""
+    try:
+        report = is_report_file(path)
+    except PermissionError:
+        raise EnvironmentFailure(f"the environment refused: permission denied reading {path}, the output path, which "
+                                 "sqlclose reads first (overwrite replaces a previous release there, never a "
+                                 "report): give the job's user read access to it, or give the output another path; "
+                                 "nothing was placed at the output path") from None
+    if report:
+        raise OutputExistsError(f"the output path {path} holds a sqlclose report, which the release's data would "
+                                "replace; overwrite replaces a previous release there, never a report: give the "
+                                "output another path (--output, [output] path), or move that file")
 
 
 # What ``recovery.hidden_name`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's

@@ -29,6 +29,7 @@ from sqlclose.errors import InputError, OutputExistsError
 from sqlclose.model.arrays import arrow_table
 from sqlclose.model.classes import ClassHistograms
 from sqlclose.model.factorize import sorted_unique
+from sqlclose.model.file_stamps import Stamp, refuse_changed_files
 from sqlclose.model.lattice import Node, checked_node
 from sqlclose.model.sparse_counts import SparseCounts, kept_totals
 from sqlclose.model.spec import Search
@@ -88,17 +89,18 @@ class SearchedRows:
     source: exp.Expression  # as read (problem.source may be it less a column's NULL rows)
     key: str = field(repr=False)
     fingerprint: str | None  # None: a source of files read where they lie, told changed by ``stamps`` alone
-    # The files a source reads at every pass (a Parquet file or folder, a DuckDB database), as they were
-    # searched: size, modification time and inode. One replaced before the write was published, its
-    # rows never judged, under a report that vouched for the old one (review of the sixty-fourth round).
-    stamps: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    # The files a source reads (a Parquet file or folder, a CSV, a DuckDB database), as they were when
+    # the source was opened (``Opened.stamps``): size, modification time and inode. One replaced before
+    # the write was published, its rows never judged, under a report that vouched for the old one
+    # (review of the sixty-fourth round); one replaced during the scan, before they were stamped after
+    # it, too (the ninety-sixth round's: model/file_stamps.py).
+    stamps: dict[str, Stamp] = field(default_factory=dict)
 
     def refuse_changed(self, engine: Any, label: str) -> None:
         """Refuse rows other than the searched ones: a file read at every pass replaced or modified
-        (its stat), or, for a source the caller holds, one keyed hash of every row, as the search's."""
-        moved = next((path for path, stamp in self.stamps.items() if file_stamp(Path(path)) != stamp), None)
-        if moved is not None:
-            raise InputError(f"{label} changed after the release was searched ({moved} was replaced or modified): "
+        since the source was opened (its stamp), or, for a source the caller holds, one keyed hash
+        of every row, as the search's."""
+        refuse_changed_files(self.stamps, label, "after the release was searched",
                              "the release would publish rows the search never judged; run the job again on the "
                              "source as it is now")
         if self.fingerprint is not None and keyed_fingerprint(engine, self.source, self.key) != self.fingerprint:
@@ -107,15 +109,6 @@ class SearchedRows:
                              "the source as it is now, and leave it unchanged until the release is written (a "
                              "DataFrame or Arrow table is read where it lies, not copied), or pass a relation "
                              "(con.sql(\"SELECT * FROM …\")), which is read once")
-
-
-def file_stamp(path: Path) -> tuple[int, int, int] | None:
-    """What tells a file replaced or modified: its size, modification time (ns) and inode."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 @dataclass

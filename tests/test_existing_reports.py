@@ -1,0 +1,115 @@
+"""A report already at its path, as a nightly job meets it (review of the ninety-sixth round).
+
+A report the job may not read was told "not a sqlclose report" (exit 2, bad input) by the rerun, and
+refused by ``check --against`` and ``report`` as a usage error (exit 2): it is the environment's
+refusal now (exit 5), naming the report and what to do. And ``--overwrite`` let a release's data
+replace another release's report, given as ``--output`` with a ``--format``: refused now whatever
+``--overwrite`` says, as a report path never takes another release's data.
+
+The job's user is refused the report with ``chmod 000``; run as root, whom no mode refuses, that
+refusal is stood in for by refusing to open that one file (Path.open) (as tests/test_duckdb_output_file.py does
+for a lock file). Oracles: the exit code and message, and the files' bytes before and after."""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from table3_project import invoke, table3_project
+
+ENV = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
+
+
+@pytest.fixture
+def released(tmp_path: Path) -> Path:
+    """Table 3's project with its first release (out/release.parquet and its report) in place."""
+    project = table3_project(tmp_path)
+    first = invoke("anonymize", project / "spec.toml", "-q", env=ENV)
+    assert first.exit_code == 0, first.output
+    return project
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@contextmanager
+def unreadable(path: Path, monkeypatch) -> Iterator[None]:
+    """``path`` unreadable to this process inside the block: mode 000, and, where the process still
+    reads it (root, whom no mode refuses), its opening refused as the kernel refuses it to any other
+    user. Its mode is given back after, for the oracles."""
+    path.chmod(0)
+    try:
+        with monkeypatch.context() as patched:
+            if _still_readable(path):
+                real_open = Path.open
+
+                def opening(self, *args, **kwargs):
+                    if self.absolute() == path.absolute():
+                        raise PermissionError(errno.EACCES, "Permission denied", str(self))
+                    return real_open(self, *args, **kwargs)
+
+                patched.setattr(Path, "open", opening)
+            yield
+    finally:
+        path.chmod(0o644)
+
+
+def _still_readable(path: Path) -> bool:
+    try:
+        with open(path, "rb"):
+            return True
+    except PermissionError:
+        return False
+
+
+def test_a_rerun_over_a_report_it_may_not_read_is_the_environments_refusal(released, monkeypatch):
+    out = released / "out"
+    before = _files(out)
+    report = out / "release.parquet.report.json"
+    with unreadable(report, monkeypatch):
+        run = invoke("anonymize", released / "spec.toml", "--overwrite", env=ENV)
+    assert run.exit_code == 5, run.output
+    assert f"permission denied reading the report {report.absolute()}" in run.output
+    assert "give the job's user read access to it" in run.output
+    assert "nothing was placed at the output path" in run.output
+    assert "not a sqlclose report" not in run.output
+    assert _files(out) == before
+
+
+@pytest.mark.parametrize("command", ["check --against", "report"])
+def test_checking_against_a_report_it_may_not_read_is_the_environments_refusal(released, monkeypatch, command):
+    report = released / "out" / "release.parquet.report.json"
+    page = released / "page.html"
+    args = ["check", released / "out" / "release.parquet", "--against", report] if command == "check --against" \
+        else ["report", report, "--html", page]
+    with unreadable(report, monkeypatch):
+        run = invoke(*args, env=ENV)
+    assert run.exit_code == 5, run.output
+    assert f"permission denied reading the report {report}" in run.output
+    assert "give the job's user read access to it" in run.output
+    assert not page.exists()
+
+
+@pytest.mark.parametrize("form", ["parquet", "csv"])
+def test_overwrite_never_replaces_a_report_with_a_releases_data(released, form):
+    """``--output out/release.parquet.report.json --format parquet --overwrite`` replaced the first
+    release's report with Parquet bytes, exit 0, and ``check --against`` then failed on that release.
+    Oracle: the report's bytes, and the first release still checking against it."""
+    out = released / "out"
+    before = _files(out)
+    report = out / "release.parquet.report.json"
+    output = report if form == "parquet" else out / "release.csv"
+    if form == "csv":  # a report named as a CSV output must hold one: copied to that name
+        output.write_bytes(report.read_bytes())
+        before = _files(out)
+    run = invoke("anonymize", released / "spec.toml", "-q", "--output", output, "--format", form, "--overwrite",
+                 env=ENV)
+    assert run.exit_code == 2, run.output
+    assert f"the output path {output} holds a sqlclose report, which the release's data would replace" in run.output
+    assert "never a report" in run.output
+    assert _files(out) == before
+    assert invoke("check", out / "release.parquet", "--against", report, env=ENV).exit_code == 0
