@@ -193,16 +193,36 @@ class EnvironmentFailure(SqlcloseError):
     @classmethod
     def from_engine(cls, e: EngineError | Exception, writing: object = None) -> EnvironmentFailure | None:
         """The engine's own I/O failures (a full disk while it writes ``writing``, a database file
-        another process holds) are the environment's; None for any other error."""
+        another process holds) are the environment's; None for any other error, and for the
+        engine's failures to spill (``EngineOutOfMemory`` and its kinds): their message names the
+        temp directory, whose "Permission denied" or full disk is not the output's (review of the
+        ninety-sixth round: a read-only temp directory was told as the release's folder)."""
+        if isinstance(e, EngineOutOfMemory):
+            return None
         text = str(e)
         for marker, reason in (("No space left", "the disk is full"), ("Permission denied", "permission denied"),
                                ("File too large", "the file grew beyond the size limit"),
-                               ("Could not set lock on file", "another process holds the database file's lock "
-                                                              "(run again once it is done)")):
+                               (DATABASE_LOCKED, _LOCKED_REASON)):
             if marker in text:
                 what = f"writing {writing}" if writing else "writing"
-                return cls(f"the environment refused: {reason} while {what}; nothing was placed at the output path")
+                return cls(f"the environment refused: {reason} while {what}; {NOTHING_PLACED}")
         return None
+
+
+class DatabaseLocked(EnvironmentFailure):
+    """A DuckDB database file another process holds open for writing (DuckDB's file lock), met
+    while reading it: exit 5, the write path's words. An analyst's ``duckdb`` shell on a release
+    database is a transient state of the environment, not a bug (review of the ninety-sixth round:
+    an internal error, exit 1, in the up-to-date check, ``check --against`` and ``report --html``)."""
+
+    @classmethod
+    def held(cls, path: object, doing: str = "reading") -> DatabaseLocked:
+        """``doing``: what the run was at, "reading" (a check, the up-to-date test) or "writing"."""
+        return cls(f"the environment refused: {_LOCKED_REASON} while {doing} {path}; {NOTHING_PLACED}")
+
+
+DATABASE_LOCKED = "Could not set lock on file"  # DuckDB's words for a file another process holds
+_LOCKED_REASON = "another process holds the database file's lock (run again once it is done)"
 
 
 _WRITING = "sqlclose_writing"  # the attribute writing_file sets on an OSError

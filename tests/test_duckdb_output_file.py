@@ -181,6 +181,82 @@ def test_a_killed_earlier_builds_temporary_table_is_not_carried_over(tmp_path, m
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 
+def _killed_at_write(project: Path, ready: Path, env: dict[str, str]) -> int:
+    """The process id of a ``--force`` run of the project's table output, SIGKILLed while held at
+    its write (the new database made beside the old one, the release written into it) by the
+    documented test hook."""
+    environ = {**{k: v for k, v in os.environ.items() if not k.startswith("SQLCLOSE_")}, **env,
+               "SQLCLOSE_TEST_PAUSE_AT": f"write:{ready}"}
+    run = subprocess.Popen([sys.executable, "-m", "sqlclose.cli", "anonymize", "spec.toml", "-o", "out/db.duckdb",
+                            "--output-table", "people", "--force", "-q", "--no-progress"], cwd=project, env=environ,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert run.poll() is None and time.monotonic() < deadline, run.communicate()
+        time.sleep(0.02)
+    run.kill()
+    run.communicate()
+    assert run.returncode == -9
+    return run.pid
+
+
+A_RUN_GOING_ON = """
+import fcntl, os, sys, time
+from pathlib import Path
+out, token = Path(sys.argv[1]), "0123456789ab"
+for name in ("db.duckdb", "db.duckdb.people.report.json"):
+    (out / f".{name}.sqlclose-{os.getpid()}-{token}.tmp").write_bytes(b"being written")
+live = os.open(out / f".db.duckdb.sqlclose-{os.getpid()}-{token}.live", os.O_CREAT | os.O_WRONLY, 0o600)
+fcntl.flock(live, fcntl.LOCK_EX)  # its mark of life, held as a run holds it (recovery.hold_mark)
+print("going", flush=True)
+time.sleep(120)
+"""
+
+
+def _hidden(folder: Path, pid: int) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if f".sqlclose-{pid}-" in p.name)
+
+
+@pytest.mark.parametrize("next_run, code", [("", 0), ("--dry-run", 0), ("nohier.toml", 2)],
+                         ids=["up to date", "dry run", "failing"])
+def test_a_killed_runs_copy_of_the_database_is_removed_by_the_next_run_whatever_it_does(tmp_path, next_run, code):
+    """A run SIGKILLed while it wrote the release into its new database left that file hidden beside
+    the old one (``.db.duckdb.sqlclose-PID-TOKEN.tmp``, its ``.wal``, its mark ``.live``): a copy of
+    every table of the database and of a release never verified. Only a run that wrote removed it;
+    one finding the release up to date, a dry run or a failing run left it night after night, where
+    a Parquet, CSV or folder output's are removed before the search (review of the ninety-sixth
+    round). A run still going (its mark of life held) keeps its files. Oracles: the folder's
+    listing, by the process ids of the runs, and the user's table, still where it was."""
+    (tmp_path / "p").mkdir()
+    project = table3_project(tmp_path / "p")
+    (project / "nohier.toml").write_text((project / "spec.toml").read_text().replace('"age.csv"', '"none.csv"'))
+    out = project / "out"
+    out.mkdir()
+    duckdb.connect(str(out / "db.duckdb")).execute("CREATE TABLE payroll AS SELECT 7 AS salary").close()
+    env = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}
+    first = invoke("anonymize", project / "spec.toml", "-o", out / "db.duckdb", "--output-table", "people", "-q",
+                   env=env)
+    assert first.exit_code == 0, first.output
+    killed = _killed_at_write(project, tmp_path / "killed.ready", env)
+    left = _hidden(out, killed)
+    assert {name.rpartition(".sqlclose-")[2].partition(".")[2] for name in left} >= {"tmp", "tmp.wal", "live"}, left
+    going = subprocess.Popen([sys.executable, "-c", A_RUN_GOING_ON, str(out)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert going.stdout.readline().strip() == "going"
+        its_files = _hidden(out, going.pid)
+        spec = project / (next_run if next_run.endswith(".toml") else "spec.toml")
+        following = invoke("anonymize", spec, "-o", out / "db.duckdb", "--output-table", "people",
+                           *next_run.split()[next_run.endswith(".toml"):], env=env)
+        assert following.exit_code == code, following.output
+        assert ("up to date" in following.output) == (next_run == "")
+        assert _hidden(out, killed) == []  # the dead run's copy, its log and its mark
+        assert len(its_files) == 3 and _hidden(out, going.pid) == its_files  # a live run's, untouched
+    finally:
+        going.kill()
+        going.wait()
+    assert select(out / "db.duckdb", "SELECT table_name FROM duckdb_tables()") == [("payroll",), ("people",)]
+
+
 def test_a_symlinked_database_is_replaced_where_it_lives(tmp_path):
     """The new file replaces the file a link points to, not the link: the link keeps working."""
     real = tmp_path / "store" / "real.duckdb"

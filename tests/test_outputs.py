@@ -405,6 +405,39 @@ def test_a_database_another_process_holds_is_the_environments_failure(project):
     assert not (project / "releases.duckdb.people.report.json").exists()
 
 
+def test_a_release_database_another_process_holds_is_the_environments_failure_when_read(project):
+    """The next night's run, ``check --against`` and ``report --html`` read a released database
+    that another process (an analyst's shell) holds open for writing: DuckDB's lock refuses even a
+    read-only connection. Each said "internal error", exit 1, in DuckDB's words; each is told as
+    the write path tells it, exit 5, and writes nothing (review of the ninety-sixth round)."""
+    env = {"SQLCLOSE_FINGERPRINT_KEY": "k3y"}  # what lets the rerun ask whether the release is up to date
+    db = project / "releases.duckdb"
+    report = project / "releases.duckdb.people.report.json"
+    args = ("anonymize", project / "spec.toml", "-o", db, "--output-table", "people")
+    assert invoke(*args, "-q", env=env).exit_code == 0
+    said_before = report.read_bytes()
+    holder = subprocess.Popen([sys.executable, "-c", HOLDS_THE_LOCK, str(db)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        rerun = invoke(*args, "--json", env=env)
+        checked = invoke("check", db, "--table", "people", "--against", report)
+        page = project / "page.html"
+        drawn = invoke("report", report, "--html", page)
+    finally:
+        holder.kill()
+        holder.wait()
+    locked = "the environment refused: another process holds the database file's lock (run again once it is done) "
+    assert rerun.exit_code == 5, rerun.output
+    assert json.loads(rerun.stdout) == {"error": f"{locked}while reading {db}; nothing was placed at the output path",
+                                        "exit_code": 5, "kind": "environment"}
+    assert checked.exit_code == 5 and f"{locked}while reading {db}\n" in checked.output, checked.output
+    assert drawn.exit_code == 5 and f"{locked}while reading {db};" in drawn.output, drawn.output
+    assert not page.exists() and report.read_bytes() == said_before
+    assert "internal error" not in rerun.output + checked.output + drawn.output
+    # Once it is let go, the same rerun finds its release up to date.
+    assert "up to date" in invoke(*args, env=env).output
+
+
 def test_an_existing_table_is_refused_unless_overwrite(project):
     db = project / "releases.duckdb"
     con = duckdb.connect(str(db))

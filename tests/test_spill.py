@@ -8,6 +8,11 @@ the written files and on the release's node and counts."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -240,3 +245,64 @@ def _spill_failure(spill: Path, **limits: str) -> Exception:
     finally:
         engine.close()
     return caught.value
+
+
+WRITES_SPILLING = """
+import json, sys
+from pathlib import Path
+import duckdb
+import sqlclose
+
+folder, spill = Path(sys.argv[1]), sys.argv[2]
+spec = sqlclose.Spec.model_validate({
+    "source": {"path": str(folder / "t.parquet")}, "privacy": {"k": 2}, "others": "keep",
+    "quasi_identifiers": {"sex": {"file": str(folder / "sex.csv")}},
+    "sensitive": {"illness": {"t": 0.9, "distance": "equal"}}})
+with sqlclose.anonymize(None, spec) as release:  # a search over two sexes: nothing spills
+    con = release.problem.engine.con
+    con.execute("SET threads = 1")
+    con.execute("SET memory_limit = '64MB'")  # the release's sort, ~80 MB of notes, spills
+    if spill:
+        con.execute("SET temp_directory = ?", [spill])
+    try:
+        release.write(folder / "out" / "t.parquet")
+    except Exception as e:
+        print(json.dumps([type(e).__name__, str(e), e.exit_code]))
+"""
+
+
+@pytest.mark.parametrize("given", ["temp_directory", "working folder"])
+def test_a_temp_directory_it_cannot_write_while_the_release_is_written_is_named_not_the_output(tmp_path, given):
+    """DuckDB spilling while it writes the release (its sort), to a temp directory it may not
+    write: a read-only ``temp_directory``, or by default ``.tmp`` in a read-only working folder
+    (docs/engines.md, "Memory limit"). The engine's message names that folder, but the write
+    re-worded it by its "Permission denied" as the output's: ``permission denied while writing
+    …/out/t.parquet``, a folder the job could write (review of the ninety-sixth round). Run without
+    the capabilities that let root write anywhere, so that the folder's mode bites."""
+    if os.geteuid() == 0 and shutil.which("setpriv") is None:
+        pytest.skip("as root, needs setpriv to drop the capabilities that ignore file modes")
+    with duckdb.connect() as con:  # a small table with wide rows: 300,000 notes of 128 characters
+        con.execute(f"""COPY (SELECT CASE WHEN i % 2 = 0 THEN 'F' ELSE 'M' END AS sex,
+            'v' || CAST(i % 3 AS VARCHAR) AS illness, repeat(md5(i::VARCHAR), 4) AS note
+            FROM range(300000) AS t(i)) TO '{tmp_path / "t.parquet"}' (FORMAT parquet)""")
+    (tmp_path / "sex.csv").write_text("F;*\nM;*\n")
+    (tmp_path / "out").mkdir()
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o555)
+    spill = locked / "spill" if given == "temp_directory" else locked / ".tmp"
+    script = tmp_path / "job.py"
+    script.write_text(WRITES_SPILLING)
+    no_override = ["setpriv", "--inh-caps=-dac_override,-dac_read_search,-fowner",
+                   "--bounding-set=-dac_override,-dac_read_search,-fowner"] if os.geteuid() == 0 else []
+    try:
+        run = subprocess.run([*no_override, sys.executable, script, tmp_path, str(spill) if given == "temp_directory"
+                              else ""], cwd=locked, capture_output=True, text=True, timeout=300)
+    finally:
+        locked.chmod(0o755)
+    assert run.returncode == 0, run.stderr
+    kind, said, code = json.loads(run.stdout)
+    assert (kind, code) == ("EngineCannotSpill", 5), said
+    assert said.startswith(f"DuckDB could not spill past its memory limit to its temp directory ({spill}): "
+                           "Permission denied; give [engine] temp_directory (--temp-directory) a folder it can write")
+    assert "out/t.parquet" not in said and said.endswith("nothing was placed at the output path")
+    assert list((tmp_path / "out").iterdir()) == []

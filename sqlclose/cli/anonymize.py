@@ -23,7 +23,7 @@ from sqlclose.cli.common import (
 )
 from sqlclose.cli.progress import search_progress
 from sqlclose.cli.sql import dialect_option, release_from_histogram
-from sqlclose.errors import EnvironmentFailure, SpecError, SqlcloseError
+from sqlclose.errors import DatabaseLocked, EnvironmentFailure, SpecError, SqlcloseError
 from sqlclose.model.text import counted
 
 EXAMPLE = """\b
@@ -313,6 +313,8 @@ def _own_release(spec, target) -> dict | None:
     try:  # a file added to a folder, hidden or not (``.notes``, ``_SUCCESS``), changes its digest: not up to date
         if released_digest(target.path, output) != (output.get("content_digest") or output.get("sha256")):
             return None
+    except DatabaseLocked:  # whether it is up to date cannot be told while another process holds it: exit 5
+        raise
     except SqlcloseError:
         return None
     if target.path.is_dir() and (links_below(target.path) or special_files_below(target.path)):

@@ -30,6 +30,8 @@ from sqlclose.engine.limits import (
 from sqlclose.engine.listing import folder_files, linked_folder_refusal, special_refusal
 from sqlclose.engine.parquet_slices import ROW_NUMBER, slice_bounds, sliced_read
 from sqlclose.errors import (
+    DATABASE_LOCKED,
+    DatabaseLocked,
     EngineCannotSpill,
     EngineError,
     EngineOutOfDisk,
@@ -298,6 +300,18 @@ def _dressing(con: duckdb.DuckDBPyConnection, where: tuple[str, str]) -> tuple[s
     return tuple(phrases)
 
 
+def _connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the database file at ``path``. Another process holding it open for
+    writing (DuckDB's file lock: a dashboard, an analyst's shell) is the environment's state, told
+    as the write path tells it (exit 5), not DuckDB's IOException (an internal error, exit 1)."""
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.IOException as e:
+        if DATABASE_LOCKED in str(e):
+            raise DatabaseLocked.held(path) from None
+        raise
+
+
 def holds_variant_or_union(kind: str) -> bool:
     """Whether a DuckDB type name holds a UNION or a VARIANT, at any depth (not in an ENUM's values
     or a quoted field name)."""
@@ -311,7 +325,7 @@ def table_slot(path: Path, table: str) -> TableSlot:
     wanted = _wanted(table)
     if not Path(path).is_file():
         return TableSlot(schema_exists=wanted[0] == "main")
-    con = duckdb.connect(str(path), read_only=True)
+    con = _connect_read_only(path)
     try:
         schemas = {catalog_name(s) for (s,) in con.execute(
             "SELECT schema_name FROM duckdb_schemas() WHERE database_name = current_database()").fetchall()}

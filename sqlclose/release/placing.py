@@ -352,9 +352,10 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
-def recover_output(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_only: bool = False) -> None:
+def recover_output(path: Path, report: Path, companions: tuple[Path, ...] = (),
+                   data_runs_only: bool = False) -> None:
     """``recovery.recover`` under the placing lock. Run at the start of every run that names the output,
     before its search: one stopping early (bad input, no solution) must still leave the previous
     pair in place, not the half move of a run killed while placing it; and again before a write."""
     with placing_lock(path, report, *companions):
-        recovery.recover(path, report, companions, moves_only)
+        recovery.recover(path, report, companions, data_runs_only)

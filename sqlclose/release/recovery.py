@@ -37,18 +37,19 @@ def write_journal(journal: Path, path: Path, report: Path, digest: str, old: tup
     files.fsync(journal)
 
 
-def recover(path: Path, report: Path, companions: tuple[Path, ...] = (), moves_only: bool = False) -> None:
+def recover(path: Path, report: Path, companions: tuple[Path, ...] = (), data_runs_only: bool = False) -> None:
     """Finish or undo the move of a run that died writing ``path`` (its process is gone), and
-    remove its temporaries. Runs that are still alive are left alone. ``moves_only``: only the
-    dead runs that had begun placing (a journal), whose half move leaves the output without its
-    pair; the others' temporaries wait for the next write (a DuckDB output's earlier-build
-    leftovers are told by its database first)."""
+    remove its temporaries. Runs that are still alive are left alone. ``data_runs_only``: only the
+    dead runs that left a file beside the data, named for ``path`` (a ``Transaction``'s mark of life,
+    temporary or journal: every run of this build); a dead run that left report files alone (a
+    DuckDB table output's earlier build, which wrote inside the database) is told by its database's
+    leftover table at the next write, which needs those files."""
     hidden = [m for target in (path, report, *companions) for m in hidden_files(target)]
     marks = {m["token"]: f for f, m in hidden if m["kind"] == "live"}
     dead = [(f, m) for f, m in hidden if not running(m, marks.get(m["token"]))]
-    if moves_only:
-        moving = {m["token"] for _, m in dead if m["kind"] in ("journal", "committed")}
-        dead = [(f, m) for f, m in dead if m["token"] in moving]
+    if data_runs_only:
+        beside = {m["token"] for _, m in dead if m["name"] == path.name}
+        dead = [(f, m) for f, m in dead if m["token"] in beside]
     named = [Path(p).absolute() for p in (report, *companions)]  # where this run finds the pair's files
     for journal, m in dead:
         if m["kind"] in ("journal", "committed"):

@@ -29,7 +29,7 @@ from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
 from sqlclose.engine.duckdb import TableSlot, holds_variant_or_union, table_slot
-from sqlclose.errors import EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
+from sqlclose.errors import DatabaseLocked, EngineError, EnvironmentFailure, InputError, OutputExistsError, writing_file
 from sqlclose.model.spec import Output, catalog_name, default_report_path, table_parts, typed_name
 from sqlclose.model.text import agreeing, counted, named
 from sqlclose.prepare.problem import Problem
@@ -435,10 +435,14 @@ class DuckDBTableWriter(Writer):
         return _database_file(target)
 
     def recover(self, target: Target) -> None:
-        """Only a dead run's half move (its journal): an earlier build's killed table run is told
-        by the database's leftover table at the write, its hidden reports kept until then."""
+        """A dead run's half move and its temporaries, as for a file: its new database beside the
+        old one (``.x.duckdb.sqlclose-PID-TOKEN.tmp``, its ``.wal``) is a copy of every table of the
+        database and of an unverified release, which a run finding the release up to date, a dry
+        run or a failing one left for as long as no run wrote (review of the ninety-sixth round).
+        An earlier build's killed table run left no file beside the database: it is told by the
+        database's leftover table at the write, its hidden reports kept until then."""
         path = _database_file(target)
-        placing.recover_output(path, target.report, moves_only=True)
+        placing.recover_output(path, target.report, data_runs_only=True)
         database_file.remove_stale_lock(path)
 
     def write(self, release: Release, target: Target) -> dict:
@@ -522,7 +526,9 @@ def _slot(target: Target, path: Path) -> TableSlot:
     _refuse_foreign_file(path, target)
     try:
         return table_slot(path, target.table)
-    except Exception as e:  # not a database, or locked by another process (the environment's: exit 5)
+    except DatabaseLocked:  # read to write the release: told as the write's
+        raise DatabaseLocked.held(target.path, "writing") from None
+    except Exception as e:  # not a database, or one the machine refuses (the environment's: exit 5)
         if "same database file with a different configuration" in str(e):  # DuckDB's words for the case
             raise InputError(f"the output database {target.path} is open in this process on another connection "
                              "(say, the one a source table was read from), which sqlclose cannot share: write "
