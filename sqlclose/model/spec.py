@@ -17,7 +17,7 @@ import numbers
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -34,7 +34,7 @@ from pydantic import (
     model_validator,
 )
 
-from sqlclose.errors import HierarchyError, SpecError
+from sqlclose.errors import HierarchyError, InputError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
@@ -857,8 +857,37 @@ def split_name(table: str, quotes: str = '"', quoting: str = NAME_QUOTING) -> li
         at += 1  # past the dot: a name ending in one has an empty last part
 
 
+def source_table_parts(name: Any, source: str, naming: str, quotes: str = '"', quoting: str = NAME_QUOTING,
+                       refuse_stray: bool = False) -> list[str]:
+    """The parts, ``[catalog,] [schema,] table``, of the table a ``(connection, name)`` source
+    names (a DuckDB connection's, a Spark session's): a text split at its dots outside ``quotes``
+    (``split_name``), or a tuple (list) of parts taken as they are (a part may then hold a dot).
+    InputError, saying "cannot read table <name> of <source>", for a quote left open or followed by
+    text (what to write: ``quoting``), a quote inside a part not quoted when ``refuse_stray`` (Spark's
+    parser refuses one: ``x`a.b``` meant something else), an empty part, or more than three
+    (``naming``: how to name the table)."""
+    if isinstance(name, str):
+        try:
+            split = split_name(name, quotes, quoting)
+        except ValueError as e:
+            raise InputError(f"cannot read table {name!r} of {source}: the name {e}") from None
+        stray = next((c for part, quoted in split if not quoted for c in quotes if c in part), None) if refuse_stray \
+            else None
+        if stray is not None:
+            raise InputError(f"cannot read table {name!r} of {source}: the name holds {QUOTE_NAMES[stray]} inside "
+                             f"a part it does not quote: {quoting}")
+        parts = [part for part, _ in split]
+        named = all(part.strip() for part in parts)
+    else:
+        parts = list(name) if isinstance(name, (tuple, list)) else []
+        named = all(isinstance(part, str) and part for part in parts)
+    if not 1 <= len(parts) <= 3 or not named:
+        raise InputError(f"cannot read table {name!r} of {source}: {naming}")
+    return parts
+
+
 _SQL_SPACES = " \t\n\r\f\v"  # what SQL (DuckDB too) reads as space between a name's parts
-_QUOTE_NAMES = {'"': "a double quote", "`": "a backtick"}
+QUOTE_NAMES = {'"': "a double quote", "`": "a backtick"}  # each quote a name's part may be quoted in, said
 
 
 def _past_spaces(table: str, at: int) -> int:
@@ -876,7 +905,7 @@ def _quoted_part(table: str, at: int, quoting: str) -> tuple[str, int]:
     while True:
         close = table.find(quote, end)
         if close < 0:
-            raise ValueError(f"opens {_QUOTE_NAMES[quote]} it does not close: {quoting}")
+            raise ValueError(f"opens {QUOTE_NAMES[quote]} it does not close: {quoting}")
         text.append(table[end:close])
         if not table.startswith(quote, close + 1):
             return "".join(text), close + 1
@@ -884,12 +913,20 @@ def _quoted_part(table: str, at: int, quoting: str) -> tuple[str, int]:
         end = close + 2
 
 
-def typed_name(parts: list[str] | tuple[str, ...]) -> str:
+def typed_name(parts: Sequence[str], quote: str = '"', quotes: str = "") -> str:
     """A table's parts as they are typed for ``table_parts``: a part holding a dot, or starting
-    with a quote (after spaces, which ``dotted_parts`` drops before one), in double quotes (its quotes
-    doubled), any other as it is (``main."a.b"``)."""
-    return ".".join(f'"{p.replace(chr(34), chr(34) * 2)}"' if "." in p or p.lstrip(_SQL_SPACES).startswith('"')
-                    else p for p in parts)
+    with a quote (after spaces, which ``dotted_parts`` drops before one), in ``quote`` (its quotes
+    doubled), any other as it is (``main."a.b"``). ``quotes``: for a name whose reader refuses a
+    quote inside a part not quoted (``source_table_parts``' ``refuse_stray``: Spark's), the quotes it
+    reads; a part holding any of them, or spaces at its ends, is quoted too (``db.`a.b```)."""
+    def typed(part: str) -> str:
+        if quotes:
+            quoted = "." in part or any(q in part for q in quotes) or part != part.strip()
+        else:
+            quoted = "." in part or part.lstrip(_SQL_SPACES).startswith(quote)
+        return quote + part.replace(quote, quote * 2) + quote if quoted else part
+
+    return ".".join(map(typed, parts))
 
 
 def table_identity(table: str) -> str:
