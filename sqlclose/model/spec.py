@@ -40,7 +40,15 @@ from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unne
 from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import SHOWN_TEXT, escaped_breaks, file_sha256, not_finite, read_utf8, shown
+from sqlclose.model.text import (
+    SHOWN_CHARACTERS,
+    clipped,
+    escaped_breaks,
+    file_sha256,
+    not_finite,
+    read_utf8,
+    shown,
+)
 from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float, typed
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -1273,12 +1281,12 @@ def load_spec(path: str | os.PathLike[str] | dict[str, Any] | Spec) -> Spec:
             raise SpecError(f"spec file {path} is a folder: give the path of a TOML file")
         text = read_utf8(path, f"spec file {path}", SpecError)
     except FileNotFoundError:
-        raise SpecError(f"spec file {_path_shown(path)} does not exist") from None
+        raise SpecError(f"spec file {clipped(str(path), head=repr)} does not exist") from None
     except OSError as e:
         if e.errno != errno.ENAMETOOLONG:
             raise
-        raise SpecError(f"spec file {_path_shown(path)} cannot be read: {e.strerror}; give the path of a TOML "
-                        "file") from None
+        raise SpecError(f"spec file {clipped(str(path), head=repr)} cannot be read: {e.strerror}; give the path "
+                        "of a TOML file") from None
     try:
         data = tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
@@ -1294,7 +1302,6 @@ def load_spec(path: str | os.PathLike[str] | dict[str, Any] | Spec) -> Spec:
     return spec
 
 
-_TEXT_SHOWN = 80  # of TOML text given as a path, the first characters (a spec's text is no path to show)
 TEXT_FOR_A_PATH = ("give the spec file's path, or the text parsed, tomllib.loads(text), as a dict (its relative "
                    "paths then relative to the working folder)")
 
@@ -1313,11 +1320,12 @@ def _refuse_text_for_a_path(given: str | Path) -> None:
     if "\n" in given or "\r" in given:
         raise SpecError(f"spec is TOML text, not a path: {TEXT_FOR_A_PATH}")
     if "=" in given and not _is_a_file(Path(given).expanduser()):
+        # TOML text given as a path: its first characters shown, as a list's repr is (a spec's text is no path)
         if _reads_as_toml(given):
-            raise SpecError(f"spec {shown(given, text_limit=_TEXT_SHOWN)} is TOML text, not a path (it names no "
+            raise SpecError(f"spec {shown(given, text_limit=SHOWN_CHARACTERS)} is TOML text, not a path (it names no "
                             f"file): {TEXT_FOR_A_PATH}")
         # a missing path may hold '=' too (a Hive folder's date=2024): both readings said
-        raise SpecError(f"spec file {shown(given, text_limit=_TEXT_SHOWN)} does not exist; if it is TOML text (it "
+        raise SpecError(f"spec file {shown(given, text_limit=SHOWN_CHARACTERS)} does not exist; if it is TOML text (it "
                         f"holds '='), not a path: {TEXT_FOR_A_PATH}")
 
 
@@ -1333,11 +1341,6 @@ def _is_a_file(path: Path) -> bool:
         return path.exists()
     except OSError:  # a name too long for a file
         return False
-
-
-def _path_shown(path: Path) -> str:
-    """A spec file's path for a message; one too long for a file's, cut (``text.shown``)."""
-    return str(path) if len(str(path)) <= SHOWN_TEXT else shown(str(path))
 
 
 def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None = None) -> Spec:
