@@ -223,7 +223,7 @@ class Hierarchy:
                     raise HierarchyError(f"{origin}: group {_group(ancestors)} is empty")
                 for label, child in node.items():
                     walk(child, [str(label), *ancestors])
-            elif _is_leaf_list(node):
+            elif is_leaf_list(node):
                 if len(node) == 0:
                     raise HierarchyError(f"{origin}: group {_group(ancestors)} has no leaves")
                 for leaf in node:
@@ -435,7 +435,7 @@ def _tree_fault(paths: list[list[str]], origin: str) -> str | None:
     return None
 
 
-def _is_leaf_list(node: object) -> bool:
+def is_leaf_list(node: object) -> bool:
     """A group's leaves in their order: a list, a tuple, a range, a 1-dimensional numpy array
     (``df.col.unique()``), any sequence but text or bytes (each an element of a column's)."""
     if isinstance(node, np.ndarray):
@@ -528,13 +528,17 @@ def _numpy_text(value: np.generic) -> str:
     raise _NoText("no column holds it as such")
 
 
+# The units of a datetime64 that is a day or an instant (a month or a year is neither: refused as a leaf).
+MOMENT_UNITS = ("D", "h", "m", "s", "ms", "us", "ns")
+
+
 def _datetime64_text(value: np.datetime64) -> str:
     """A day as a DATE's text, an instant (hours to nanoseconds) as a TIMESTAMP's: its fraction of a
     second to the nanosecond without trailing zeros."""
     unit, _ = np.datetime_data(value.dtype)
     if np.isnat(value):
         raise _NoText("NaT is no value")
-    if unit not in ("D", "h", "m", "s", "ms", "us", "ns"):
+    if unit not in MOMENT_UNITS:
         raise _NoText(f"its unit {unit} is no day and no instant DuckDB holds")
     whole = value.astype("datetime64[D]" if unit == "D" else "datetime64[s]")  # floors, before 1970 too
     moment = whole.item()
