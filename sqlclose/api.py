@@ -17,7 +17,7 @@ from sqlclose.engine import Engine, engine_from
 from sqlclose.engine.base import FileRead
 from sqlclose.errors import InputError, NoSolutionError, SpecError
 from sqlclose.model.hierarchy import Hierarchy
-from sqlclose.model.lattice import GAA_HAS_NO_NODES, checked_node
+from sqlclose.model.lattice import checked_node, refuse_node_to_gaa
 from sqlclose.model.spec import Sensitive, Source, Spec, as_spec
 from sqlclose.model.text import counted, file_sha256, read_once
 from sqlclose.prepare.pandas_frames import refuse_index_columns, refuse_zoned_dates
@@ -69,7 +69,7 @@ def anonymize(source: SourceLike, spec: Spec | str | Path | dict, *, engine: Eng
     spec = as_spec(spec)
     refuse_blind_search(spec)
     output = _checked_arguments(engine, fingerprint_key, output_format, partition_by)
-    _refuse_node_to_gaa(node, spec)
+    refuse_node_to_gaa(node, spec.search.algorithm)
     if engine is None:
         return _anonymize(source, spec, None, on_progress, fingerprint_key, started, node=node, output=output)
     # An engine the caller gave outlives the release: what this run makes on it is listed, and
@@ -135,7 +135,7 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_before_search(spec, problem, *output)
-        levels = None if node is None else _given_node(node, spec, problem)
+        levels = None if node is None else _given_node(node, problem)
         inputs = files_read_by(opened, spec)
         if spec.search.algorithm == "gaa":
             from sqlclose.release.gaa_release import GaaRelease
@@ -219,16 +219,9 @@ def _standing_for(run: Release, chosen: Release) -> Release:
     return dataclasses.replace(chosen, owns_engine=run.owns_engine, _drops_run=run._drops_run)
 
 
-def _refuse_node_to_gaa(node: object, spec: Spec) -> None:
-    """Any node given to GAA (which has none) refused before the source is opened: it was told after
-    the data's scan, slow on a big table, and a source's own error was told instead."""
-    if node is not None and spec.search.algorithm == "gaa":
-        raise InputError(GAA_HAS_NO_NODES)
-
-
-def _given_node(node: dict[str, int] | tuple[int, ...], spec: Spec, problem: Problem) -> tuple[int, ...]:
+def _given_node(node: dict[str, int] | tuple[int, ...], problem: Problem) -> tuple[int, ...]:
     """``anonymize(…, node=…)``'s node, checked against the hierarchies before the search (GAA's
-    was refused before the source was read: ``_refuse_node_to_gaa``)."""
+    was refused before the source was read: ``refuse_node_to_gaa``)."""
     return checked_node(node, [qi.name for qi in problem.qis], [qi.levels for qi in problem.qis])
 
 
@@ -289,7 +282,7 @@ def _from_histogram(histogram: str | Path, spec: Spec, dialect: str | None, on_p
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_k_over_rows(spec, problem)
         _refuse_nothing_required(spec, problem)
-        levels = None if node is None else _given_node(node, spec, problem)
+        levels = None if node is None else _given_node(node, problem)
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         made = functools.partial(WarehouseRelease, problem, criteria=criteria, spec_sha256=spec.sha256(),
@@ -389,7 +382,7 @@ def plan(source: SourceLike, spec: Spec | str | Path | dict, node: dict[str, int
     show example generalizations of hierarchies whose leaves are the data's own values too, and the
     SQL (``sql``), whose constants count them; without it ``sql["withheld"]`` says why it is not."""
     spec = as_spec(spec)
-    _refuse_node_to_gaa(node, spec)
+    refuse_node_to_gaa(node, spec.search.algorithm)
     refuse_blind_search(spec)  # what the run would refuse of its metric, said before the data are read
     opened = open_for(source, spec, None)
     try:

@@ -32,7 +32,7 @@ from sqlclose.model.domains import band_cover, mask_cover, whole_numbers_within
 from sqlclose.model.frame_rows import data_frame_rows, is_data_frame
 from sqlclose.model.hierarchy_file import FileRows, read_rows
 from sqlclose.model.refused_values import NumberType, Refusals, Refused, ValuesAt
-from sqlclose.model.text import SHOWN_TEXT, counted, read_utf8, shown, special_file, unexpanded_hint
+from sqlclose.model.text import clipped, counted, read_utf8, shown, special_file, type_name, unexpanded_hint
 
 TOP_LABEL = "*"
 USUAL_DELIMITERS = ";,\t"
@@ -111,7 +111,7 @@ class Hierarchy:
 
     def __post_init__(self, _levels: tuple[list[list[str]], np.ndarray] | None) -> None:
         if is_data_frame(self.rows) or isinstance(self.rows, np.ndarray):  # pandas' "truth value … is ambiguous"
-            raise HierarchyError(f"{self.origin}: Hierarchy(rows) takes rows of text, not a {_type_name(self.rows)}: "
+            raise HierarchyError(f"{self.origin}: Hierarchy(rows) takes rows of text, not a {type_name(self.rows)}: "
                                  "give it to sqlclose.Hierarchy.from_rows, which writes each cell as text")
         validated = _levels if _levels is not None else _validate(self.rows, self.origin, self.lines)
         self._derived["validated"] = validated  # labels, dense codes
@@ -223,7 +223,7 @@ class Hierarchy:
                     raise HierarchyError(f"{origin}: group {_group(ancestors)} is empty")
                 for label, child in node.items():
                     walk(child, [str(label), *ancestors])
-            elif _is_leaf_list(node):
+            elif is_leaf_list(node):
                 if len(node) == 0:
                     raise HierarchyError(f"{origin}: group {_group(ancestors)} has no leaves")
                 for leaf in node:
@@ -435,7 +435,7 @@ def _tree_fault(paths: list[list[str]], origin: str) -> str | None:
     return None
 
 
-def _is_leaf_list(node: object) -> bool:
+def is_leaf_list(node: object) -> bool:
     """A group's leaves in their order: a list, a tuple, a range, a 1-dimensional numpy array
     (``df.col.unique()``), any sequence but text or bytes (each an element of a column's)."""
     if isinstance(node, np.ndarray):
@@ -460,7 +460,7 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
     if not isinstance(value, _SCALARS):
         what = ("None" if value is None else
                 f"a {value.ndim}-dimensional numpy array (shape {value.shape})" if isinstance(value, np.ndarray)
-                else f"a {_type_name(value)}")
+                else f"a {type_name(value)}")
         made = "; list(…) of it makes one, in its order" if isinstance(value, Iterable) and \
             not isinstance(value, np.ndarray) else ""
         raise HierarchyError(f"{group} is {what}, not a list of leaves: a group is a list of leaves (text, numbers, "
@@ -468,13 +468,13 @@ def _refuse_lone_value(value: object, ancestors: list[str], origin: str) -> None
                              f"\"52\"] }}{made}")
     written = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else value_text(value, origin)
     if not ancestors:  # from Python, from_tree("x"): no group at all
-        raise HierarchyError(f"{origin} is one value, {_clipped(written)}: give its groups and leaves, e.g. "
+        raise HierarchyError(f"{origin} is one value, {clipped(written)}: give its groups and leaves, e.g. "
                              "{ young = [\"22\", \"27\"], old = [\"43\", \"52\"] }")
     label = ancestors[0]
     key = label if re.fullmatch(r"[A-Za-z0-9_-]+", label) else json.dumps(label, ensure_ascii=False)  # as TOML
     example = f"{key} = [{written}]"
-    example = example if example == _clipped(example) else "the value in brackets"
-    raise HierarchyError(f"{origin}: group {_group(ancestors)} is one value, {_clipped(written)}, not a "
+    example = example if example == clipped(example) else "the value in brackets"
+    raise HierarchyError(f"{origin}: group {_group(ancestors)} is one value, {clipped(written)}, not a "
                          f"list of leaves: write its leaves as a list, even a single one ({example})")
 
 
@@ -483,17 +483,6 @@ def _group(ancestors: list[str]) -> str:
     (``shown``): a label is the user's text, and one built from the data's values (a 10 kB label)
     went whole into a message a job's log keeps (docs/what-a-release-reveals.md)."""
     return shown(" > ".join(reversed(ancestors)) or "(top)")
-
-
-def _clipped(text: str) -> str:
-    """``text`` as written, or its first ``SHOWN_TEXT`` characters and its length when longer."""
-    return text if len(text) <= SHOWN_TEXT else f"{text[:SHOWN_TEXT]}… ({len(text)} characters)"
-
-
-def _type_name(value: object) -> str:
-    """A value's type as its package names it: ``dict_keys``, ``pandas.Series``."""
-    module = type(value).__module__.split(".")[0]
-    return type(value).__qualname__ if module == "builtins" else f"{module}.{type(value).__qualname__}"
 
 
 def value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:
@@ -539,13 +528,17 @@ def _numpy_text(value: np.generic) -> str:
     raise _NoText("no column holds it as such")
 
 
+# The units of a datetime64 that is a day or an instant (a month or a year is neither: refused as a leaf).
+MOMENT_UNITS = ("D", "h", "m", "s", "ms", "us", "ns")
+
+
 def _datetime64_text(value: np.datetime64) -> str:
     """A day as a DATE's text, an instant (hours to nanoseconds) as a TIMESTAMP's: its fraction of a
     second to the nanosecond without trailing zeros."""
     unit, _ = np.datetime_data(value.dtype)
     if np.isnat(value):
         raise _NoText("NaT is no value")
-    if unit not in ("D", "h", "m", "s", "ms", "us", "ns"):
+    if unit not in MOMENT_UNITS:
         raise _NoText(f"its unit {unit} is no day and no instant DuckDB holds")
     whole = value.astype("datetime64[D]" if unit == "D" else "datetime64[s]")  # floors, before 1970 too
     moment = whole.item()

@@ -21,13 +21,19 @@ Node = tuple[int, ...]
 GAA_HAS_NO_NODES = "a GAA release has no lattice nodes: --node and Release.at apply to algorithm = \"incognito\""
 
 
+def refuse_node_to_gaa(node: object, algorithm: str) -> None:
+    """Any node given (``node`` not None) to GAA, which has none, refused: told before the data is
+    read (it was told after the data's scan, slow on a big table, and a source's own error came first)."""
+    if node is not None and algorithm == "gaa":
+        raise InputError(GAA_HAS_NO_NODES)
+
+
 def refuse_node_before_reading(node: object, algorithm: str, names: Sequence[str]) -> None:
     """A node given (``--node``) told its mistakes before the data is read (a big table's scan, or a
     source's own error, came first): any node to GAA, which has none (a partial one was told the
     columns it lacks, as if naming them would do), else its form and names against the spec's
     quasi-identifiers ``names`` (its levels: once the hierarchies are built, before the search)."""
-    if algorithm == "gaa":
-        raise InputError(GAA_HAS_NO_NODES)
+    refuse_node_to_gaa(node, algorithm)
     checked_node(node, names)
 
 

@@ -12,17 +12,14 @@ hierarchy, the same messages, the same hash.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from sqlclose.errors import HierarchyError
-from sqlclose.model.hierarchy import value_text
+from sqlclose.model.hierarchy import MOMENT_UNITS, is_leaf_list, value_text
 from sqlclose.model.text import shown
-
-# The units of a datetime64 that is a day or an instant (a month or a year is neither: refused as a leaf).
-_MOMENT_UNITS = ("D", "h", "m", "s", "ms", "us", "ns")
 
 
 def plain_scalar(value: Any) -> Any:
@@ -47,7 +44,7 @@ def plain_scalar(value: Any) -> Any:
 
 def _plain_moment(value: np.datetime64) -> Any:
     unit, _ = np.datetime_data(value.dtype)
-    if unit not in _MOMENT_UNITS or np.isnat(value):
+    if unit not in MOMENT_UNITS or np.isnat(value):
         return value
     micro = value.astype("datetime64[us]")
     moment = (value.astype("datetime64[D]") if unit == "D" else micro).item()
@@ -58,7 +55,7 @@ def _plain_moment(value: np.datetime64) -> Any:
 def plain_list(values: Any) -> Any:
     """A list field's value (bands, mask, dates, a domain) given as a numpy array, a range or another
     sequence but text, as a list of plain values; anything else as it is, for the field to refuse."""
-    if _is_list(values):
+    if is_leaf_list(values):
         return [plain_scalar(v) for v in values]
     return values
 
@@ -71,7 +68,7 @@ def plain_tree(tree: Any, groups: tuple[str, ...] = ()) -> Any:
     refusal to name it."""
     if isinstance(tree, Mapping):
         return {str(label): plain_tree(group, (*groups, str(label))) for label, group in tree.items()}
-    if _is_list(tree):
+    if is_leaf_list(tree):
         return [plain_leaf(leaf, groups) for leaf in tree]
     return tree
 
@@ -89,10 +86,3 @@ def plain_leaf(leaf: Any, groups: tuple[str, ...] = ()) -> Any:
         raise ValueError(str(e)) from None
     plain = plain_scalar(leaf)
     return plain if not isinstance(plain, np.generic) and value_text(plain, "leaf") == text else text
-
-
-def _is_list(value: Any) -> bool:
-    """A 1-dimensional numpy array, a range, a list or any other sequence but text."""
-    if isinstance(value, np.ndarray):
-        return value.ndim == 1
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray, memoryview))

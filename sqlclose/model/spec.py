@@ -17,7 +17,7 @@ import numbers
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -34,13 +34,21 @@ from pydantic import (
     model_validator,
 )
 
-from sqlclose.errors import HierarchyError, SpecError
+from sqlclose.errors import HierarchyError, InputError, SpecError
 from sqlclose.model.dates import DEFAULT_LEVELS, check_levels
 from sqlclose.model.hierarchy import TAB_HINT, Hierarchy, masked_per_level, unnested_widths
 from sqlclose.model.plain_values import plain_list, plain_scalar, plain_tree
 from sqlclose.model.sizes import checked_size
 from sqlclose.model.stand_in import refuse_stand_in_rule_label
-from sqlclose.model.text import SHOWN_TEXT, escaped_breaks, file_sha256, not_finite, read_utf8, shown
+from sqlclose.model.text import (
+    SHOWN_CHARACTERS,
+    clipped,
+    escaped_breaks,
+    file_sha256,
+    not_finite,
+    read_utf8,
+    shown,
+)
 from sqlclose.model.toml_leaves import plain_floats, refuse_rewritten_leaves, toml_float, typed
 
 # The distances, named once: Earth Mover's Distances (Li et al.) and, for comparison, two that are not.
@@ -857,8 +865,37 @@ def split_name(table: str, quotes: str = '"', quoting: str = NAME_QUOTING) -> li
         at += 1  # past the dot: a name ending in one has an empty last part
 
 
+def source_table_parts(name: Any, source: str, naming: str, quotes: str = '"', quoting: str = NAME_QUOTING,
+                       refuse_stray: bool = False) -> list[str]:
+    """The parts, ``[catalog,] [schema,] table``, of the table a ``(connection, name)`` source
+    names (a DuckDB connection's, a Spark session's): a text split at its dots outside ``quotes``
+    (``split_name``), or a tuple (list) of parts taken as they are (a part may then hold a dot).
+    InputError, saying "cannot read table <name> of <source>", for a quote left open or followed by
+    text (what to write: ``quoting``), a quote inside a part not quoted when ``refuse_stray`` (Spark's
+    parser refuses one: ``x`a.b``` meant something else), an empty part, or more than three
+    (``naming``: how to name the table)."""
+    if isinstance(name, str):
+        try:
+            split = split_name(name, quotes, quoting)
+        except ValueError as e:
+            raise InputError(f"cannot read table {name!r} of {source}: the name {e}") from None
+        stray = next((c for part, quoted in split if not quoted for c in quotes if c in part), None) if refuse_stray \
+            else None
+        if stray is not None:
+            raise InputError(f"cannot read table {name!r} of {source}: the name holds {QUOTE_NAMES[stray]} inside "
+                             f"a part it does not quote: {quoting}")
+        parts = [part for part, _ in split]
+        named = all(part.strip() for part in parts)
+    else:
+        parts = list(name) if isinstance(name, (tuple, list)) else []
+        named = all(isinstance(part, str) and part for part in parts)
+    if not 1 <= len(parts) <= 3 or not named:
+        raise InputError(f"cannot read table {name!r} of {source}: {naming}")
+    return parts
+
+
 _SQL_SPACES = " \t\n\r\f\v"  # what SQL (DuckDB too) reads as space between a name's parts
-_QUOTE_NAMES = {'"': "a double quote", "`": "a backtick"}
+QUOTE_NAMES = {'"': "a double quote", "`": "a backtick"}  # each quote a name's part may be quoted in, said
 
 
 def _past_spaces(table: str, at: int) -> int:
@@ -876,7 +913,7 @@ def _quoted_part(table: str, at: int, quoting: str) -> tuple[str, int]:
     while True:
         close = table.find(quote, end)
         if close < 0:
-            raise ValueError(f"opens {_QUOTE_NAMES[quote]} it does not close: {quoting}")
+            raise ValueError(f"opens {QUOTE_NAMES[quote]} it does not close: {quoting}")
         text.append(table[end:close])
         if not table.startswith(quote, close + 1):
             return "".join(text), close + 1
@@ -884,12 +921,20 @@ def _quoted_part(table: str, at: int, quoting: str) -> tuple[str, int]:
         end = close + 2
 
 
-def typed_name(parts: list[str] | tuple[str, ...]) -> str:
+def typed_name(parts: Sequence[str], quote: str = '"', quotes: str = "") -> str:
     """A table's parts as they are typed for ``table_parts``: a part holding a dot, or starting
-    with a quote (after spaces, which ``dotted_parts`` drops before one), in double quotes (its quotes
-    doubled), any other as it is (``main."a.b"``)."""
-    return ".".join(f'"{p.replace(chr(34), chr(34) * 2)}"' if "." in p or p.lstrip(_SQL_SPACES).startswith('"')
-                    else p for p in parts)
+    with a quote (after spaces, which ``dotted_parts`` drops before one), in ``quote`` (its quotes
+    doubled), any other as it is (``main."a.b"``). ``quotes``: for a name whose reader refuses a
+    quote inside a part not quoted (``source_table_parts``' ``refuse_stray``: Spark's), the quotes it
+    reads; a part holding any of them, or spaces at its ends, is quoted too (``db.`a.b```)."""
+    def typed(part: str) -> str:
+        if quotes:
+            quoted = "." in part or any(q in part for q in quotes) or part != part.strip()
+        else:
+            quoted = "." in part or part.lstrip(_SQL_SPACES).startswith(quote)
+        return quote + part.replace(quote, quote * 2) + quote if quoted else part
+
+    return ".".join(map(typed, parts))
 
 
 def table_identity(table: str) -> str:
@@ -1236,12 +1281,12 @@ def load_spec(path: str | os.PathLike[str] | dict[str, Any] | Spec) -> Spec:
             raise SpecError(f"spec file {path} is a folder: give the path of a TOML file")
         text = read_utf8(path, f"spec file {path}", SpecError)
     except FileNotFoundError:
-        raise SpecError(f"spec file {_path_shown(path)} does not exist") from None
+        raise SpecError(f"spec file {clipped(str(path), head=repr)} does not exist") from None
     except OSError as e:
         if e.errno != errno.ENAMETOOLONG:
             raise
-        raise SpecError(f"spec file {_path_shown(path)} cannot be read: {e.strerror}; give the path of a TOML "
-                        "file") from None
+        raise SpecError(f"spec file {clipped(str(path), head=repr)} cannot be read: {e.strerror}; give the path "
+                        "of a TOML file") from None
     try:
         data = tomllib.loads(text, parse_float=toml_float)
     except tomllib.TOMLDecodeError as e:
@@ -1257,7 +1302,6 @@ def load_spec(path: str | os.PathLike[str] | dict[str, Any] | Spec) -> Spec:
     return spec
 
 
-_TEXT_SHOWN = 80  # of TOML text given as a path, the first characters (a spec's text is no path to show)
 TEXT_FOR_A_PATH = ("give the spec file's path, or the text parsed, tomllib.loads(text), as a dict (its relative "
                    "paths then relative to the working folder)")
 
@@ -1276,11 +1320,12 @@ def _refuse_text_for_a_path(given: str | Path) -> None:
     if "\n" in given or "\r" in given:
         raise SpecError(f"spec is TOML text, not a path: {TEXT_FOR_A_PATH}")
     if "=" in given and not _is_a_file(Path(given).expanduser()):
+        # TOML text given as a path: its first characters shown, as a list's repr is (a spec's text is no path)
         if _reads_as_toml(given):
-            raise SpecError(f"spec {shown(given, text_limit=_TEXT_SHOWN)} is TOML text, not a path (it names no "
+            raise SpecError(f"spec {shown(given, text_limit=SHOWN_CHARACTERS)} is TOML text, not a path (it names no "
                             f"file): {TEXT_FOR_A_PATH}")
         # a missing path may hold '=' too (a Hive folder's date=2024): both readings said
-        raise SpecError(f"spec file {shown(given, text_limit=_TEXT_SHOWN)} does not exist; if it is TOML text (it "
+        raise SpecError(f"spec file {shown(given, text_limit=SHOWN_CHARACTERS)} does not exist; if it is TOML text (it "
                         f"holds '='), not a path: {TEXT_FOR_A_PATH}")
 
 
@@ -1296,11 +1341,6 @@ def _is_a_file(path: Path) -> bool:
         return path.exists()
     except OSError:  # a name too long for a file
         return False
-
-
-def _path_shown(path: Path) -> str:
-    """A spec file's path for a message; one too long for a file's, cut (``text.shown``)."""
-    return str(path) if len(str(path)) <= SHOWN_TEXT else shown(str(path))
 
 
 def build_spec(data: dict[str, Any], where: str = "spec", *, base: Path | None = None) -> Spec:

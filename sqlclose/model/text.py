@@ -9,7 +9,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import Decimal
@@ -144,7 +144,7 @@ def shown(value: object, limit: int = SHOWN_CHARACTERS, text_limit: int = SHOWN_
     hierarchy, 99 kB of them for 5,000 leaves (review of the ninety-sixth round)."""
     if isinstance(value, (str, PurePath)):  # a path as long as a text
         text = str(value)
-        return repr(value) if len(text) <= text_limit else f"{text[:text_limit]!r}… ({len(text)} characters)"
+        return repr(value) if len(text) <= text_limit else clipped(text, text_limit, repr)
     if _plain_and_short(value, limit):
         text = repr(value)
         if len(text) <= limit:
@@ -154,8 +154,19 @@ def shown(value: object, limit: int = SHOWN_CHARACTERS, text_limit: int = SHOWN_
     if type(value).__module__.split(".")[0] == "numpy" and hasattr(value, "shape"):
         return f"a numpy array of shape {value.shape}" if hasattr(value, "__len__") or value.shape else \
             f"a numpy {type(value).__name__}"
+    return f"a {type_name(value)}"
+
+
+def clipped(text: str, limit: int = SHOWN_TEXT, head: Callable[[str], str] = str) -> str:
+    """``text`` as written when it has at most ``limit`` characters, else its first ``limit``
+    (written by ``head``: ``repr`` quotes them) and its length: ``abc… (1204 characters)``."""
+    return text if len(text) <= limit else f"{head(text[:limit])}… ({len(text)} characters)"
+
+
+def type_name(value: object) -> str:
+    """A value's type as its package names it: ``dict_keys``, ``pandas.Series``."""
     module = type(value).__module__.split(".")[0]
-    return f"a {type(value).__qualname__ if module == 'builtins' else f'{module}.{type(value).__qualname__}'}"
+    return type(value).__qualname__ if module == "builtins" else f"{module}.{type(value).__qualname__}"
 
 
 def _plain_and_short(value: object, limit: int) -> bool:

@@ -41,7 +41,7 @@ from sqlclose.model.spec import (
     MAX_DECIMAL_DIGITS,
     NAME_QUOTING,
     Source,
-    dotted_parts,
+    source_table_parts,
     suffix_kind,
     table_parts,
 )
@@ -296,21 +296,12 @@ def _connection_table(name: Any) -> exp.Table:
     """The table a ``(connection, name)`` source names: ``"table"``, ``"schema.table"`` or
     ``"catalog.schema.table"`` (a connection may have databases attached), split as ``[source]
     table`` is (``dotted_parts``: ``'main."a.b"'`` is table a.b of schema main), or those parts as
-    a tuple (a part may then hold a dot as it is). Each part is quoted."""
-    if isinstance(name, str):
-        try:
-            parts = dotted_parts(name)
-        except ValueError as e:
-            raise InputError(f"cannot read table {name!r} of the DuckDB connection: the name {e}") from None
-        named = all(part.strip() for part in parts)
-    else:
-        parts = list(name) if isinstance(name, (tuple, list)) else []
-        named = all(isinstance(part, str) and part for part in parts)
-    if not 1 <= len(parts) <= 3 or not named:
-        raise InputError(f"cannot read table {name!r} of the DuckDB connection: name it \"table\", \"schema.table\" "
-                         f"or \"catalog.schema.table\", no part empty; {NAME_QUOTING}; or give the parts as a tuple "
-                         "(\"main\", \"a.b\")")
-    return warehouse_table(parts)
+    a tuple (a part may then hold a dot as it is): ``source_table_parts``. Each part is quoted."""
+    return warehouse_table(source_table_parts(name, "the DuckDB connection", _CONNECTION_NAMING))
+
+
+_CONNECTION_NAMING = (f"name it \"table\", \"schema.table\" or \"catalog.schema.table\", no part empty; "
+                      f"{NAME_QUOTING}; or give the parts as a tuple (\"main\", \"a.b\")")
 
 
 def _open_connection_table(con: Any, name: Any) -> Opened:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlclose.errors import InputError
-from sqlclose.model.spec import split_name
+from sqlclose.model.spec import source_table_parts, typed_name
 
 SPARK_QUOTES = "`\""
 SPARK_NAME_QUOTING = ("a part holding a dot is written in backticks, a backtick inside doubled (`a.b`, db.`a.b`, "
@@ -25,40 +25,16 @@ NAMING = (f"name it \"table\", \"db.table\" or \"catalog.db.table\", no part emp
 
 
 def spark_table_parts(name: Any) -> list[str]:
-    """``name``'s parts, ``[catalog,] [db,] table``: a text split at its dots outside quotes
-    (``split_name``), or a tuple (list) of parts taken as they are. InputError naming the name and
-    what to write for a quote left open or followed by text, a quote inside a part not quoted
-    (Spark's parser refuses it: ``x`a.b``` meant something else), an empty part, or more than three."""
-    if isinstance(name, str):
-        try:
-            split = split_name(name, SPARK_QUOTES, SPARK_NAME_QUOTING)
-        except ValueError as e:
-            raise InputError(f"cannot read table {name!r} of the Spark catalog: the name {e}") from None
-        stray = next((c for part, quoted in split if not quoted for c in SPARK_QUOTES if c in part), None)
-        if stray is not None:
-            said = "a backtick" if stray == "`" else "a double quote"
-            raise InputError(f"cannot read table {name!r} of the Spark catalog: the name holds {said} inside a part "
-                             f"it does not quote: {SPARK_NAME_QUOTING}")
-        parts = [part for part, _ in split]
-        named = all(part.strip() for part in parts)
-    else:
-        parts = list(name) if isinstance(name, (tuple, list)) else []
-        named = all(isinstance(part, str) and part for part in parts)
-    if not 1 <= len(parts) <= 3 or not named:
-        raise InputError(f"cannot read table {name!r} of the Spark catalog: {NAMING}")
-    return parts
+    """``name``'s parts, ``[catalog,] [db,] table`` (``source_table_parts``, a quote inside a part
+    not quoted refused: Spark's parser refuses it, ``x`a.b``` meant something else)."""
+    return source_table_parts(name, "the Spark catalog", NAMING, SPARK_QUOTES, SPARK_NAME_QUOTING, refuse_stray=True)
 
 
 def typed_spark_name(parts: Sequence[str]) -> str:
     """Parts as they are typed for ``spark_table_parts`` (a message's, a report's label): a part
     that would not be read back as it is (a dot, a quote, spaces at its ends) in backticks, any
     other as it is: ``("db", "a.b")`` is db.`a.b`, ``("db", "people")`` db.people."""
-    def typed(part: str) -> str:
-        if "." in part or any(q in part for q in SPARK_QUOTES) or part != part.strip():
-            return "`" + part.replace("`", "``") + "`"
-        return part
-
-    return ".".join(map(typed, parts))
+    return typed_name(parts, "`", SPARK_QUOTES)
 
 
 def missing_table(shown: str, parts: Sequence[str], read_as: str, error: str) -> InputError | None:
