@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.model.file_stamps import Stamp, stamp_of
 from sqlclose.model.own_files import has_duckdb_header, is_html_page, is_report_file, unreadable_report
 from sqlclose.model.spec import default_report_path
 from sqlclose.model.text import counted
@@ -348,17 +349,14 @@ def remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-FileIdentity = tuple[int, int, int, int]
-
-
-def identity(path: Path) -> FileIdentity | None:
-    """A file's (device, inode, size, modification time in ns), None when there is none: whether the
-    file at a path is still the one found there earlier."""
+def identity(path: Path) -> Stamp | None:
+    """A file's stamp (``file_stamps.stamp_of``: device, inode, size, modification time), None when
+    there is none: whether the file at a path is still the one found there earlier. Unlike a source's
+    ``file_stamp``, a file that cannot be looked at (no permission) is an error, not "none"."""
     try:
-        found = os.stat(path)
+        return stamp_of(os.stat(path))
     except FileNotFoundError:
         return None
-    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def found_at(path: Path) -> object:
