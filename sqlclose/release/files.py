@@ -79,15 +79,9 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
 
 def refuse_foreign_report(report: Path) -> None:
     """Refuse a report path holding a file that is not a sqlclose report (another release's data,
-    say): overwrite replaces a previous report, never another file. One this job may not read is the
-    environment's refusal (exit 5), not a foreign file: a scheduler then fixes the permissions."""
-    try:
-        ours = is_report_file(report)
-    except PermissionError:
-        why = "overwrite replaces a previous sqlclose report there, never another file, so it is read first"
-        raise EnvironmentFailure(unreadable_report(report, why) + ", or give the report another path (report = …, "
-                                 "--report); nothing was placed at the output path") from None
-    if not ours:
+    say): overwrite replaces a previous report, never another file."""
+    if not _holds_report(report, "the report", "overwrite replaces a previous sqlclose report there, never another "
+                         "file, so it is read first", "give the report another path (report = …, --report)"):
         raise OutputExistsError(f"the report path {report} holds a file that is not a sqlclose report; overwrite "
                                 "replaces a previous report there, never another file: give the report another "
                                 "path (report = …, --report), or move that file")
@@ -98,17 +92,22 @@ def refuse_report_as_data(path: Path) -> None:
     ``--format``): overwrite replaces a previous release there, never a report, as a report path never
     takes another release's data (``refuse_foreign_report``). Its Parquet bytes replaced the first
     release's report, and ``check --against`` failed on that release (the ninety-sixth round's review)."""
-    try:
-        report = is_report_file(path)
-    except PermissionError:
-        raise EnvironmentFailure(f"the environment refused: permission denied reading {path}, the output path, which "
-                                 "sqlclose reads first (overwrite replaces a previous release there, never a "
-                                 "report): give the job's user read access to it, or give the output another path; "
-                                 "nothing was placed at the output path") from None
-    if report:
+    if _holds_report(path, "the output path", "overwrite replaces a previous release there, never a report, so it "
+                     "is read first", "give the output another path"):
         raise OutputExistsError(f"the output path {path} holds a sqlclose report, which the release's data would "
                                 "replace; overwrite replaces a previous release there, never a report: give the "
                                 "output another path (--output, [output] path), or move that file")
+
+
+def _holds_report(path: Path, named: str, why: str, elsewhere: str) -> bool:
+    """Whether ``path`` (``named`` "the report", "the output path") holds a sqlclose report, read before
+    it is replaced (``why``). One this job may not read is the environment's refusal (exit 5), not a
+    foreign file: a scheduler then fixes the permissions, or the run gives the file ``elsewhere``."""
+    try:
+        return is_report_file(path)
+    except PermissionError:
+        raise EnvironmentFailure(unreadable_report(path, why, named) + f", or {elsewhere}; nothing was placed at "
+                                 "the output path") from None
 
 
 # What ``recovery.hidden_name`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's
