@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlglot import exp
 
 from sqlclose.engine import DuckDBEngine, Engine
-from sqlclose.engine.listing import folder_files, hidden_files_below, links_below, special_files_below, special_refusal
+from sqlclose.engine.listing import SPECIAL_FILE_WHY, FilesBelow, files_below, folder_files, is_parquet, special_kind
 from sqlclose.errors import (
     EngineError,
     EngineOutOfMemory,
@@ -304,48 +304,47 @@ def _form_claims(path: Path, output: dict) -> list[str]:
 
 def _foreign_claims(folder: Path) -> list[str]:
     """What a folder release holds that sqlclose never writes into one: a link, a pipe, socket or
-    device, a file that is not Parquet, a hidden file (the first kind found is told)."""
-    return (_link_claims(folder) or _special_file_claims(folder) or _other_file_claims(folder)
-            or _hidden_file_claims(folder))
+    device, a file that is not Parquet, a hidden file (the first kind found is told), found in one walk."""
+    found = files_below(folder)
+    return (_link_claims(found) or _special_file_claims(found) or _other_file_claims(found)
+            or _hidden_file_claims(found))
 
 
-def _link_claims(folder: Path) -> list[str]:
+def _link_claims(found: FilesBelow) -> list[str]:
     """A folder release holding a symbolic link, at any depth: sqlclose writes none into a release, so
     the folder is not the one its report describes, a mismatch (exit 4). A folder *source* holding a
     link to a folder stays bad input (exit 2, ``sources``). Its readers follow a link to files nothing
     vouches for: a linked folder is outside the digest's listing, and a class of one behind it passed."""
-    links = links_below(folder)
+    links = found.links
     return _claim(links, "other link", f", a symbolic link {_link_kind(links[0])}" if links else "",
                   "and sqlclose writes no link into a release")
 
 
-def _special_file_claims(folder: Path) -> list[str]:
+def _special_file_claims(found: FilesBelow) -> list[str]:
     """A folder release holding a pipe (FIFO), a socket or a device, at any depth: the folder's
     digest lists regular files only and passed it, though its readers would try to read it (a pipe
     blocks them). sqlclose writes none into a release: not the release (exit 4), named, never opened
     (ninety-sixth round)."""
-    special = special_files_below(folder)
-    if not special:
-        return []
-    return [special_refusal(special, "the folder holds") + ", and sqlclose writes only Parquet files into a "
-            "release: not the release the report describes"]
+    special = found.special
+    return _claim(special, "other special file", special_kind(special[0]) if special else "",
+                  f"{SPECIAL_FILE_WHY}, and sqlclose writes only Parquet files into a release")
 
 
-def _other_file_claims(folder: Path) -> list[str]:
+def _other_file_claims(found: FilesBelow) -> list[str]:
     """A folder release holding a file that is not Parquet where its readers read one (not under a
     hidden part): sqlclose writes only Parquet files there, so the folder is not the release (exit 4),
     where it was refused as a source folder's (exit 2: bad input)."""
-    return _claim(folder_files(folder).other, "other file", "",
+    return _claim([path for path in found.visible if not is_parquet(path)], "other file", "",
                   "not Parquet, which its readers (Spark, Hive) would read as part of the table, and sqlclose writes "
                   "only Parquet files into a release")
 
 
-def _hidden_file_claims(folder: Path) -> list[str]:
+def _hidden_file_claims(found: FilesBelow) -> list[str]:
     """A folder release holding a file under a hidden name (``.notes``, ``_SUCCESS``, ``_temporary/…``),
     which its readers skip and sqlclose never writes into a release (its own temporaries and lock lie
     beside the folder): the folder is not the release (exit 4), named as the other foreign files are,
     where only its digest told it, as a changed file (ninety-sixth round)."""
-    return _claim(hidden_files_below(folder), "other hidden file", "",
+    return _claim(found.hidden, "other hidden file", "",
                   "under a hidden name its readers (Spark, Hive) skip, and sqlclose writes no hidden file into a "
                   "release")
 

@@ -213,12 +213,21 @@ class DatabaseLocked(EnvironmentFailure):
     """A DuckDB database file another process holds open for writing (DuckDB's file lock), met
     while reading it: exit 5, the write path's words. An analyst's ``duckdb`` shell on a release
     database is a transient state of the environment, not a bug (review of the ninety-sixth round:
-    an internal error, exit 1, in the up-to-date check, ``check --against`` and ``report --html``)."""
+    an internal error, exit 1, in the up-to-date check, ``check --against`` and ``report --html``).
+    A command that writes nothing (``check``) says it without the clause on the output path
+    (``cli.common``); ``report`` names the page's."""
 
     @classmethod
     def held(cls, path: object, doing: str = "reading") -> DatabaseLocked:
         """``doing``: what the run was at, "reading" (a check, the up-to-date test) or "writing"."""
         return cls(f"the environment refused: {_LOCKED_REASON} while {doing} {path}; {NOTHING_PLACED}")
+
+    @classmethod
+    def source(cls, label: object) -> DatabaseLocked:
+        """A source database (``label``: its path, and table) held while it is opened to be read: it
+        may be read from a copy, too (review of the sixty-third round: exit 2, as broken input)."""
+        return cls(f"the environment refused: another process holds the lock of {label}, the source database (run "
+                   f"again once it is done, or read a copy of it); {NOTHING_PLACED}")
 
 
 DATABASE_LOCKED = "Could not set lock on file"  # DuckDB's words for a file another process holds

@@ -25,8 +25,7 @@ from sqlclose.engine import Engine
 from sqlclose.engine.base import leaves_as_found
 from sqlclose.errors import InputError, NoSolutionError, OutputExistsError, SpecError
 from sqlclose.model.spec import DISTANCE_BOUNDS, METRIC_NAMES, Search, Spec, as_spec
-from sqlclose.model.text import given_items
-from sqlclose.model.text import not_finite as finite_only
+from sqlclose.model.text import given_items, not_finite
 from sqlclose.model.whole_files import replaced_whole
 from sqlclose.prepare.problem import Problem, SensitiveColumn, prepare
 from sqlclose.prepare.sources import SourceLike
@@ -783,10 +782,10 @@ def out_of_range(name: str, shown: str) -> str:
     return f"{name} = {shown} is out of range ({name} ≥ {LEAST[name]})"
 
 
-def not_finite(name: str, shown: str) -> str:
+def _not_finite_value(name: str, shown: str) -> str:
     """That a value of ``name`` (as ``shown``) is no finite number: nan, inf, or past what a float
     holds (it said "t = inf is out of range (t ≥ 0)": the ninety-sixth round)."""
-    return f"{name} = {finite_only(shown)}: give {name} as a finite number ≥ {LEAST[name]}"
+    return f"{name} = {not_finite(shown)}: give {name} as a finite number ≥ {LEAST[name]}"
 
 
 # What one value of each list parameter of sweep() is, and an example list, for its refusal.
@@ -795,22 +794,20 @@ ONE_OF = {"ks": ("a whole number", "[3, 5, 10]"), "ls": ("a number", "[2, 3]"), 
 
 
 def _as_list(parameter: str, given: Any) -> list[Any]:
-    """One list parameter of ``sweep`` as a list: None is none; one name (text) or one number is a
-    list of itself — "ncp" was read letter by letter, ``ks=5`` failed in Python's TypeError; a
-    sequence (list, tuple, range, set, numpy array, pandas Series) is its items, taken without a
-    truth test (an array has none). Anything else (a mapping, an object) is refused."""
-    if given is None:
-        return []
-    if isinstance(given, (str, bytes, bytearray, numbers.Number)):
-        return [given]
+    """One list parameter of ``sweep`` as a list (``text.given_items``): None is none; one name (text)
+    or one number is a list of itself — "ncp" was read letter by letter, ``ks=5`` failed in Python's
+    TypeError; a sequence (list, tuple, range, set, numpy array, pandas Series) is its items, taken
+    without a truth test (an array has none). A mapping, or an object that is neither a number nor
+    a sequence (a 0-d numpy array), is refused."""
     one, example = ONE_OF[parameter]
     if isinstance(given, Mapping):
         raise InputError(f"{parameter} is a mapping ({type(given).__name__}): give {one} or a list of them, e.g. "
                          f"{parameter}={example}")
-    if not hasattr(given, "__iter__") or getattr(given, "ndim", 1) == 0:  # an object, a 0-d numpy array
+    one_item = given is None or isinstance(given, (str, bytes, bytearray, numbers.Number))  # numpy's too: ndim 0
+    if not one_item and (not hasattr(given, "__iter__") or getattr(given, "ndim", 1) == 0):  # an object, a 0-d array
         raise InputError(f"{parameter} = {given!r} is neither {one} nor a list of them: give a list, e.g. "
                          f"{parameter}={example}")
-    return given_items(given)  # a sequence's items, a set's sorted, with no truth test (an array has none)
+    return given_items(given)
 
 
 def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
@@ -822,7 +819,7 @@ def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
         if isinstance(v, (str, bytes)):
             raise InputError(f"{name} = {v!r} is text, not a number: give {name} as numbers, e.g. [3, 5, 10]")
         if isinstance(v, float) and not math.isfinite(v):  # int(inf) failed in OverflowError; "out of range" misled
-            raise InputError(not_finite(name, str(v)))
+            raise InputError(_not_finite_value(name, str(v)))
         # int(2.9) is 2 and int(True) is 1 (numpy's True too, which is no bool): a weaker k than asked,
         # swept without a word
         if isinstance(v, bool) or str(getattr(v, "dtype", "")) == "bool" or \
@@ -831,11 +828,11 @@ def _values(name: str, given: Sequence[Any], kind: type) -> list[Any]:
         try:
             value = kind(v)
         except OverflowError:  # an int past what a float holds
-            raise InputError(not_finite(name, str(v))) from None
+            raise InputError(_not_finite_value(name, str(v))) from None
         except (TypeError, ValueError):
             raise InputError(f"{name} = {v!r} is not a number") from None
         if isinstance(value, float) and not math.isfinite(value):  # a Decimal('Infinity')
-            raise InputError(not_finite(name, str(v)))
+            raise InputError(_not_finite_value(name, str(v)))
         if value < LEAST[name]:
             raise InputError(out_of_range(name, repr(v)))
         out.append(value)

@@ -614,3 +614,18 @@ def test_a_folder_release_holding_a_pipe_is_not_the_release_nor_up_to_date(tmp_p
             assert rerun.exit_code == 2 and "up to date" not in rerun.output, rerun.output  # refused: in the way
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and p.name != "edited.json"} == before
     assert planted.exists()
+
+
+def test_two_pipes_in_a_folder_release_are_counted_as_the_other_foreign_files_are(tmp_path):
+    """Ninety-sixth round (mend): a folder release holding two pipes was told "(and 1 other such)" where
+    its links and hidden files are counted by kind ("(and 1 other link)"): the same count now. Oracle:
+    the two pipes planted here, the first in path order named."""
+    from sqlclose.against_report import _foreign_claims
+
+    for name in ("a-pipe", "b-pipe"):
+        os.mkfifo(tmp_path / name)
+    with never_blocked():
+        claims = _foreign_claims(tmp_path)
+    assert len(claims) == 1 and claims[0].startswith(
+        f"the folder holds {tmp_path / 'a-pipe'}, a pipe (FIFO) (and 1 other special file), which is no file of a "
+        "table"), claims

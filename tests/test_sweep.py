@@ -1412,3 +1412,16 @@ def test_a_sweep_results_files_at_a_path_of_the_wrong_kind_are_refused_writing_n
     assert run.exit_code == 2 and "is a file" in run.output, run.output
     assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == ["adir", "afile"]
     assert afile.read_text(encoding="utf-8") == "mine"
+
+
+def test_one_numpy_text_given_as_a_list_parameter_is_quoted_as_text():
+    """Ninety-sixth round (mend): sweep's list parameters are read by ``text.given_items`` alone, as
+    check's names are: one numpy text (``strategies=np.str_("S9")``) was kept as numpy's, and its
+    refusal quoted ``np.str_('S9')``, what the caller never typed. Oracle: the name given here."""
+    folder = (REPO / "datasets" / "table3").as_posix()
+    spec = {"identifiers": ["disease"], "source": {"path": f"{folder}/table3.csv"}, "privacy": {"k": 2},
+            "quasi_identifiers": {"zip": {"mask": True}, "age": {"file": f"{folder}/age.csv"}},
+            "sensitive": {"salary": {"entropy_l": 1}}, "search": {"algorithm": "gaa"}}
+    with pytest.raises(InputError) as raised:
+        sweep(None, spec, [2], strategies=np.str_("S9"))
+    assert str(raised.value).startswith("unknown GAA strategy 'S9'; choose from "), raised.value

@@ -138,7 +138,7 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         hierarchies = {name: static_hierarchy(s, name) for name, s in spec.quasi_identifiers.items()
                        if s.kind in ("file", "tree", "hierarchy")}  # rule hierarchies need the input's values
         tops = {name: rule_top(s) for name, s in spec.quasi_identifiers.items() if name not in hierarchies}
-        quasi_identifiers = _names(quasi_identifiers) or list(spec.quasi_identifiers)
+        qi = _names(quasi_identifiers) or list(spec.quasi_identifiers)
         sensitive = sensitive if sensitive is not None else dict(spec.sensitive)
         k = k if k is not None else spec.k
         # The reference as the release's run read its input: the spec's [source] options (declared
@@ -148,7 +148,8 @@ def check(source: Any, quasi_identifiers: Sequence[str] | None = None,
         drop = tuple(name for name, s in [*spec.quasi_identifiers.items(), *spec.sensitive.items()]
                      if s.nulls == "drop")
         declared = _declared_sensitive_types(spec)
-    qi = _names(quasi_identifiers)
+    else:
+        qi = _names(quasi_identifiers)
     models = _sensitive_models(sensitive)
     k, skew, similarity_level, top = _check_arguments(qi, models, k, skew, similarity_level, top)
     if reference is not None and not models:  # dropped, it changed nothing, as the command refuses it

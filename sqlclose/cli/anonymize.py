@@ -300,7 +300,7 @@ def _own_release(spec, target) -> dict | None:
     except (OSError, ValueError):
         return None
     from sqlclose.against_report import released_digest
-    from sqlclose.engine.listing import links_below, special_files_below
+    from sqlclose.engine.listing import files_below
     from sqlclose.release.files import keyed, operator_key
 
     published = keyed(operator_key(), spec.sha256())
@@ -317,7 +317,7 @@ def _own_release(spec, target) -> dict | None:
         raise
     except SqlcloseError:
         return None
-    if target.path.is_dir() and (links_below(target.path) or special_files_below(target.path)):
+    if target.path.is_dir() and ((below := files_below(target.path)).links or below.special):
         # A link or a pipe added since, which its digest lists none of: readers follow a link to rows
         # nothing vouches for, and would try to read a pipe (``check --against``: not the release).
         return None

@@ -14,7 +14,6 @@ Every other file is the table's, whatever its name, as those readers take it: Hi
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,30 +72,21 @@ def folder_files(folder: Path) -> FolderFiles:
     return FolderFiles(parquet, hidden, other, linked, special)
 
 
+SPECIAL_FILE_WHY = ("which is no file of a table: its readers (Spark, Hive, sqlclose) take every file not under a "
+                    "path part starting with \"_\" or \".\", and would try to read it (opening a pipe waits for a "
+                    "writer, for good)")
+
+
+def special_kind(path: Path) -> str:
+    """The kind of a special file (``special_file``) a message gives after its path: ", a pipe (FIFO)"."""
+    return f", {special_file(path) or 'no regular file'}"
+
+
 def special_refusal(special: list[Path], what: str) -> str:
     """What a folder holding ``special`` files (pipes, sockets, devices) is told, after ``what``
     ("source folder x holds", "the folder holds"): the first named, with its kind."""
     more = f" (and {len(special) - 1} other such)" if len(special) > 1 else ""
-    return (f"{what} {special[0]}, {special_file(special[0]) or 'no regular file'}{more}, which is no file of a "
-            "table: its readers (Spark, Hive, sqlclose) take every file not under a path part starting with \"_\" "
-            "or \".\", and would try to read it (opening a pipe waits for a writer, for good)")
-
-
-def special_files_below(folder: Path) -> list[Path]:
-    """Every pipe (FIFO), socket or device below ``folder``, at any depth (under hidden parts too),
-    sorted, told by ``lstat`` and never opened; links are left to ``links_below``. sqlclose writes
-    none into a release, and the folder's digest (``files.folder_sha256``: regular files) lists
-    none: a folder release holding one is not the release (``check --against``), nor up to date."""
-    found: list[Path] = []
-    for root, _, files in os.walk(folder):  # followlinks=False
-        for name in files:
-            try:
-                mode = os.lstat(os.path.join(root, name)).st_mode
-            except OSError:  # gone since it was listed
-                continue
-            if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
-                found.append(Path(root, name))
-    return sorted(found)
+    return f"{what} {special[0]}{special_kind(special[0])}{more}, {SPECIAL_FILE_WHY}"
 
 
 def linked_folder_refusal(folder: Path, linked: list[Path], what: str) -> str:
@@ -106,29 +96,47 @@ def linked_folder_refusal(folder: Path, linked: list[Path], what: str) -> str:
             "put the folder's files there instead of the link, or move the link out")
 
 
-def links_below(folder: Path) -> list[Path]:
-    """Every symbolic link below ``folder``, at any depth (under hidden parts too), sorted; a link to
-    a folder is listed, not entered. sqlclose writes none into a release: a folder release holding
-    one is not the release (``check --against``)."""
-    found: list[Path] = []
+@dataclass(frozen=True)
+class FilesBelow:
+    """What ``files_below`` finds below a folder at any depth (under hidden parts too), each list
+    sorted, nothing opened: ``links``, the symbolic links (a link to a folder listed, not entered);
+    ``special``, the pipes (FIFOs), sockets and devices (``special_file``); ``hidden``, the files
+    (no link) under a hidden path part (``hidden_name``: ``.notes``, ``_SUCCESS``, ``_temporary/…``,
+    ``age=1/.x.crc``), which its readers skip; ``visible``, the regular files (no link) under none.
+    sqlclose writes no link, special or hidden file into a release (a Spark run's marker and
+    checksum files are removed, a run's own temporaries and lock lie beside the folder), and the
+    folder's digest (``files.folder_sha256``: regular files) lists no link or special file: a folder
+    release holding one is not the release (``check --against``), nor up to date."""
+
+    links: list[Path]
+    special: list[Path]
+    hidden: list[Path]
+    visible: list[Path]
+
+
+def files_below(folder: Path) -> FilesBelow:
+    """Every link, special, hidden and visible file below ``folder`` (``FilesBelow``), in one walk."""
+    links: list[Path] = []
+    special: list[Path] = []
+    hidden: list[Path] = []
+    visible: list[Path] = []
     for root, folders, files in os.walk(folder):  # followlinks=False: a linked folder is listed, not walked
-        found += [Path(root, name) for name in (*folders, *files) if os.path.islink(os.path.join(root, name))]
-    return sorted(found)
-
-
-def hidden_files_below(folder: Path) -> list[Path]:
-    """Every file below ``folder`` under a hidden path part (``hidden_name``: ``.notes``,
-    ``_SUCCESS``, ``_temporary/…``, ``age=1/.x.crc``), at any depth, sorted; links are left to
-    ``links_below``. Its readers skip them, and sqlclose writes none into a release (a Spark run's
-    marker and checksum files are removed, a run's own temporaries and lock lie beside the folder):
-    a folder release holding one is not the release (``check --against``)."""
-    found: list[Path] = []
-    for root, _, files in os.walk(folder):  # followlinks=False
         base = Path(root)
         hidden_root = any(hidden_name(part) for part in base.relative_to(folder).parts)
-        found += [base / name for name in files if (hidden_root or hidden_name(name))
-                  and not os.path.islink(base / name)]
-    return sorted(found)
+        links += [base / name for name in folders if os.path.islink(base / name)]
+        for name in files:
+            path = base / name
+            if os.path.islink(path):
+                links.append(path)
+                continue
+            is_hidden = hidden_root or hidden_name(name)
+            if is_hidden:
+                hidden.append(path)
+            if special_file(path) is not None:  # told by stat (no link here), never opened
+                special.append(path)
+            elif not is_hidden and path.is_file():
+                visible.append(path)
+    return FilesBelow(sorted(links), sorted(special), sorted(hidden), sorted(visible))
 
 
 def is_parquet(path: Path) -> bool:

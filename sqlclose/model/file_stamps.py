@@ -1,5 +1,6 @@
-"""What tells a file a run reads where it lies replaced or modified while the run reads it: its size,
-modification time (ns) and inode, its "stamp".
+"""What tells a file a run reads where it lies replaced or modified while the run reads it: its device,
+inode, size and modification time (ns), its "stamp" — the one such stamp: a release's writers tell
+by it, too, whether the file at the output path is still the one found there (``files.identity``).
 
 A source of files (a Parquet file, folder or pattern, a CSV, a DuckDB database file, a view's files) is
 stamped when it is opened, before any of its rows is read — the keyed fingerprint's scan included —
@@ -12,22 +13,28 @@ old file's over the new file's rows, or the node chosen on the old rows was writ
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from sqlclose.errors import InputError
 
-Stamp = tuple[int, int, int]
+Stamp = tuple[int, int, int, int]  # device, inode, size, modification time (ns)
+
+
+def stamp_of(found: os.stat_result) -> Stamp:
+    """The stamp of a file's ``stat``: another file renamed into its place has another inode (or
+    device), one rewritten in place another size or modification time."""
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def file_stamp(path: Path) -> Stamp | None:
-    """What tells a file replaced or modified: its size, modification time (ns) and inode (None
-    when it cannot be looked at: not there)."""
+    """What tells a file replaced or modified: its ``stamp_of`` (None when it cannot be looked at:
+    not there)."""
     try:
-        st = Path(path).stat()
+        return stamp_of(Path(path).stat())
     except OSError:
         return None
-    return st.st_size, st.st_mtime_ns, st.st_ino
 
 
 def stamps_of(paths: Iterable[Path]) -> dict[str, Stamp]:

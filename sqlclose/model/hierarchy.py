@@ -382,18 +382,18 @@ def _leaf_text(leaf: object, ancestors: list[str], origin: str) -> str:
     (its repr, the data's values in it) was taken for one leaf; nor is None (from Python:
     ``df.col.unique()`` of a column with NULLs), which was the leaf ``"None"``. A container is
     named by what it is (``shown``), never by its items: a tree built from the data holds the
-    data's values (docs/what-a-release-reveals.md)."""
-    group = _group(ancestors)
+    data's values (docs/what-a-release-reveals.md). The group is named only when a leaf is refused:
+    its text (a join, ``shown``) for every leaf was a tenth of ``Hierarchy.from_tree`` on 200,000."""
     if leaf is None:
-        raise HierarchyError(f"{origin}: group {group} lists None among its leaves: a missing value is no leaf "
-                             "(it was taken as the text 'None'); a NULL of the data follows its column's nulls "
-                             "policy (nulls = \"value\" reads it as its null_value, a leaf to list as text): leave "
-                             "None out of the tree")
+        raise HierarchyError(f"{origin}: group {_group(ancestors)} lists None among its leaves: a missing value is "
+                             "no leaf (it was taken as the text 'None'); a NULL of the data follows its column's "
+                             "nulls policy (nulls = \"value\" reads it as its null_value, a leaf to list as text): "
+                             "leave None out of the tree")
     if isinstance(leaf, (Iterable, np.ndarray)) and not isinstance(leaf, _SCALARS):  # a pandas Series, an Index too
-        raise HierarchyError(f"{origin}: group {group} lists {shown(leaf)} among its leaves; a leaf is one value "
-                             "(text, a number, true or false): list the values themselves (\"*\" = [\"flu\", "
-                             "\"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
-    return value_text(leaf, f"{origin}: group {group}")
+        raise HierarchyError(f"{origin}: group {_group(ancestors)} lists {shown(leaf)} among its leaves; a leaf is "
+                             "one value (text, a number, true or false): list the values themselves (\"*\" = "
+                             "[\"flu\", \"ulcer\"]), or make a group a table of its own (Respiratory = [\"flu\"])")
+    return value_text(leaf, lambda: f"{origin}: group {_group(ancestors)}")
 
 
 def _tree_fault(paths: list[list[str]], origin: str) -> str | None:
@@ -485,14 +485,16 @@ def _group(ancestors: list[str]) -> str:
     return shown(" > ".join(reversed(ancestors)) or "(top)")
 
 
-def value_text(value: object, origin: str, row: int | None = None, level: int = 0) -> str:
+def value_text(value: object, origin: str | Callable[[], str], row: int | None = None, level: int = 0) -> str:
     """One value as the engine writes it as text: a boolean as ``true``/``false``, a datetime or a time
     as DuckDB writes it, a numpy scalar as the Python value it stands for is (``_numpy_text``),
-    anything else as its text (39 as ``39``). ``origin``, ``row`` and ``level`` name it in an error."""
+    anything else as its text (39 as ``39``). ``origin``, ``row`` and ``level`` name it in an error;
+    ``origin`` may be a function giving it, called only then (a tree's group, per leaf)."""
     if isinstance(value, np.generic):
         try:
             return _numpy_text(value)
         except _NoText as why:
+            origin = origin() if callable(origin) else origin
             where = origin if row is None else f"{origin}, row {row + 1}, level {level}"
             raise HierarchyError(f"{where}: a numpy {type(value).__name__} has no text sqlclose can write as the "
                                  f"engine writes a column's value ({why}); give the value as text, as the engine "

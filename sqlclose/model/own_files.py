@@ -36,9 +36,10 @@ def is_report_file(path: Path) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("schema_version"), str) and "output" in doc
 
 
-def unreadable_report(report: Path, why: str) -> str:
-    """The environment's refusal (exit 5) of a report this job may not read; ``why``: what it reads it for."""
-    return f"the environment refused: permission denied reading the report {report} ({why}): give the job's user " \
+def unreadable_report(report: Path, why: str, named: str = "the report") -> str:
+    """The environment's refusal (exit 5) of a report this job may not read; ``why``: what it reads it for;
+    ``named``: what the path is to the job ("the output path": a file read to tell whether it is a report)."""
+    return f"the environment refused: permission denied reading {named} {report} ({why}): give the job's user " \
            "read access to it"
 
 

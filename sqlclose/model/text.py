@@ -205,14 +205,14 @@ def named(noun: str, names: Iterable[object], plural: str | None = None) -> str:
 
 def given_items(given: object) -> list:
     """A caller's names or values (``check``'s quasi-identifiers, a sweep's ks or metrics) as a list:
-    None as none; a text (or bytes), or a single number, as one item ("zip" was read as 'z', 'i', 'p');
+    None as none; a text (or bytes, a bytearray), or a single number, as one item ("zip" was read as 'z', 'i', 'p');
     a set in sorted order, its own being no one's (the same report every run); any other iterable in
     its order: a list, a tuple, a pandas Index, a numpy array, whose truth value ``given or []``
     asked, which pandas and numpy refuse to give (the ninety-sixth round). numpy's text items come
     as plain ``str``: numpy 2 shows one as ``np.str_('zip')`` in a message."""
     if given is None:
         return []
-    if isinstance(given, (str, bytes)) or not hasattr(given, "__iter__"):
+    if isinstance(given, (str, bytes, bytearray)) or not hasattr(given, "__iter__"):
         items = [given]
     elif isinstance(given, (set, frozenset)):
         items = sorted(given, key=repr)

@@ -30,7 +30,7 @@ from sqlclose.engine.base import FileRead, unread_value_fixes
 from sqlclose.engine.duckdb import DATING_SETTINGS, RECORDS_COUNTED, message_without_values, without_echoed_input
 from sqlclose.engine.listing import folder_files, hidden_match, linked_folder_refusal, special_refusal
 from sqlclose.engine.spark_errors import message_without_values as spark_message_without_values
-from sqlclose.errors import DATABASE_LOCKED, DataError, EngineError, EngineOutOfMemory, EnvironmentFailure, InputError
+from sqlclose.errors import DATABASE_LOCKED, DatabaseLocked, DataError, EngineError, EngineOutOfMemory, InputError
 from sqlclose.model.column_names import refuse_alike_fields, refuse_renamed_columns, refuse_renamed_fields
 from sqlclose.model.file_stamps import Stamp, refuse_changed_files, stamps_of
 from sqlclose.model.own_files import has_duckdb_header
@@ -725,9 +725,7 @@ def _refuse_locked(e: Exception, label: str) -> None:
     input (exit 5, as for an output database): a scheduler retrying on 5 would have taken the exit 2
     for a broken input (review of the sixty-third round)."""
     if DATABASE_LOCKED in str(e):
-        raise EnvironmentFailure(f"the environment refused: another process holds the lock of {label}, the source "
-                                 "database (run again once it is done, or read a copy of it); nothing was placed at "
-                                 "the output path") from None
+        raise DatabaseLocked.source(label) from None
 
 
 def _refuse_writing(e: Exception, label: str) -> None:

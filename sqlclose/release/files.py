@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlclose.errors import EnvironmentFailure, InputError, OutputExistsError
+from sqlclose.model.file_stamps import Stamp, stamp_of
 from sqlclose.model.own_files import has_duckdb_header, is_html_page, is_report_file, unreadable_report
 from sqlclose.model.spec import default_report_path
 from sqlclose.model.text import counted
@@ -78,15 +79,9 @@ def refuse_unsafe_targets(path: Path, report: Path, inputs: list[Path], overwrit
 
 def refuse_foreign_report(report: Path) -> None:
     """Refuse a report path holding a file that is not a sqlclose report (another release's data,
-    say): overwrite replaces a previous report, never another file. One this job may not read is the
-    environment's refusal (exit 5), not a foreign file: a scheduler then fixes the permissions."""
-    try:
-        ours = is_report_file(report)
-    except PermissionError:
-        why = "overwrite replaces a previous sqlclose report there, never another file, so it is read first"
-        raise EnvironmentFailure(unreadable_report(report, why) + ", or give the report another path (report = …, "
-                                 "--report); nothing was placed at the output path") from None
-    if not ours:
+    say): overwrite replaces a previous report, never another file."""
+    if not _holds_report(report, "the report", "overwrite replaces a previous sqlclose report there, never another "
+                         "file, so it is read first", "give the report another path (report = …, --report)"):
         raise OutputExistsError(f"the report path {report} holds a file that is not a sqlclose report; overwrite "
                                 "replaces a previous report there, never another file: give the report another "
                                 "path (report = …, --report), or move that file")
@@ -97,17 +92,22 @@ def refuse_report_as_data(path: Path) -> None:
     ``--format``): overwrite replaces a previous release there, never a report, as a report path never
     takes another release's data (``refuse_foreign_report``). Its Parquet bytes replaced the first
     release's report, and ``check --against`` failed on that release (the ninety-sixth round's review)."""
-    try:
-        report = is_report_file(path)
-    except PermissionError:
-        raise EnvironmentFailure(f"the environment refused: permission denied reading {path}, the output path, which "
-                                 "sqlclose reads first (overwrite replaces a previous release there, never a "
-                                 "report): give the job's user read access to it, or give the output another path; "
-                                 "nothing was placed at the output path") from None
-    if report:
+    if _holds_report(path, "the output path", "overwrite replaces a previous release there, never a report, so it "
+                     "is read first", "give the output another path"):
         raise OutputExistsError(f"the output path {path} holds a sqlclose report, which the release's data would "
                                 "replace; overwrite replaces a previous release there, never a report: give the "
                                 "output another path (--output, [output] path), or move that file")
+
+
+def _holds_report(path: Path, named: str, why: str, elsewhere: str) -> bool:
+    """Whether ``path`` (``named`` "the report", "the output path") holds a sqlclose report, read before
+    it is replaced (``why``). One this job may not read is the environment's refusal (exit 5), not a
+    foreign file: a scheduler then fixes the permissions, or the run gives the file ``elsewhere``."""
+    try:
+        return is_report_file(path)
+    except PermissionError:
+        raise EnvironmentFailure(unreadable_report(path, why, named) + f", or {elsewhere}; nothing was placed at "
+                                 "the output path") from None
 
 
 # What ``recovery.hidden_name`` adds to a name, ".NAME.sqlclose-PID-TOKEN.KIND": a pid of up to 7 digits (Linux's
@@ -348,17 +348,14 @@ def remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-FileIdentity = tuple[int, int, int, int]
-
-
-def identity(path: Path) -> FileIdentity | None:
-    """A file's (device, inode, size, modification time in ns), None when there is none: whether the
-    file at a path is still the one found there earlier."""
+def identity(path: Path) -> Stamp | None:
+    """A file's stamp (``file_stamps.stamp_of``: device, inode, size, modification time), None when
+    there is none: whether the file at a path is still the one found there earlier. Unlike a source's
+    ``file_stamp``, a file that cannot be looked at (no permission) is an error, not "none"."""
     try:
-        found = os.stat(path)
+        return stamp_of(os.stat(path))
     except FileNotFoundError:
         return None
-    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns
 
 
 def found_at(path: Path) -> object:

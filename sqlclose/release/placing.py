@@ -76,7 +76,7 @@ class Transaction:
         self._live = recovery.hidden_name(path, token, "live")
         self._live_fd = recovery.hold_mark(self._live)  # the mark of life (``recovery.running``)
 
-    def builds_on(self, found: files.FileIdentity | None) -> None:
+    def builds_on(self, found: files.Stamp | None) -> None:
         """The data file the new one is built from (a DuckDB database's other tables copied out of
         it), as ``files.identity`` found it (None: there was none): ``commit`` replaces that file or
         nothing, so that another process's file placed meanwhile is never dropped unseen."""
