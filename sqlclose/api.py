@@ -130,8 +130,12 @@ def _anonymized(source: SourceLike, spec: Spec, engine: Engine | None, on_progre
     try:
         timings = {}
         checkpoint("scan")
-        problem = prepare(engine, opened.relation, spec, opened.label, key, names_may_be_data=opened.names_may_be_data)
-        searched = _searched_rows(opened, problem, key)
+        rows_key = key if key is not None or not opened.live else secrets.token_hex(16)
+        problem = prepare(engine, opened.relation, spec, opened.label, rows_key,
+                          names_may_be_data=opened.names_may_be_data)
+        searched = _searched_rows(opened, problem, rows_key)
+        if rows_key is not key:
+            problem.fingerprint = None  # under the run's own key: the report records none without the operator's
         timings["prepare_seconds"] = time.perf_counter() - started
         criteria = criteria_for(spec.k, problem.sas)
         _refuse_before_search(spec, problem, *output)
@@ -187,19 +191,16 @@ def _given_unsearched(made: Callable[..., Release], problem: Problem, levels: tu
 
 
 def _searched_rows(opened: Opened, problem: Problem, key: str | None) -> SearchedRows | None:
-    """A source its owner may change while the release is open, fingerprinted as it is searched
-    (its writes and ``to_arrow`` refuse other rows): the report's fingerprint when the operator
-    gave a key, else one under a key of this run's own. A source of files (a Parquet file, folder or
-    pattern, a CSV, a database file): their stamps as the source was opened, before the fingerprint
-    and the scan read a row (``Opened.stamps``), a change since refused alike: stamped here, after the
-    scan, a file replaced during it was published under the old file's fingerprint (the ninety-sixth
-    round's review)."""
+    """A source its owner may change while the release is open, fingerprinted under ``key`` (the
+    operator's, else one of this run's own) at ``prepare``'s first pass, before it read a row (its
+    writes and ``to_arrow`` refuse other rows). Without the operator's key it was fingerprinted after
+    the scan, as the release's writes were checked against it: a table changed during the scan was
+    searched on one set of rows and published from another (ninety-seventh round). A source of files
+    (a Parquet file, folder or pattern, a CSV, a database file): their stamps as the source was
+    opened, before a row was read (``Opened.stamps``), a change since refused alike."""
     if not opened.live:
         return SearchedRows(opened.relation, "", None, dict(opened.stamps)) if opened.stamps else None
-    if key is not None and problem.fingerprint is not None:
-        return SearchedRows(opened.relation, key, problem.fingerprint)
-    run_key = secrets.token_hex(16)
-    return SearchedRows(opened.relation, run_key, keyed_fingerprint(opened.engine, opened.relation, run_key))
+    return SearchedRows(opened.relation, key or "", problem.fingerprint)
 
 
 def _at_given(release: Release, levels: tuple[int, ...]) -> Release:

@@ -113,3 +113,58 @@ def test_overwrite_never_replaces_a_report_with_a_releases_data(released, form):
     assert "never a report" in run.output
     assert _files(out) == before
     assert invoke("check", out / "release.parquet", "--against", report, env=ENV).exit_code == 0
+
+
+def test_an_output_inside_a_folder_release_whose_report_it_may_not_read_is_the_environments_refusal(released,
+                                                                                                     monkeypatch):
+    """Ninety-seventh round: whether a folder above the output is a Parquet folder release is told by its
+    report beside it; one the job may not read was taken for "not a release", and the output was written
+    inside it, among the files its report's digest covers. The environment's refusal now (exit 5)."""
+    folder = released / "out" / "rel"
+    first = invoke("anonymize", released / "spec.toml", "-q", "--output", folder, "--format", "parquet-folder",
+                   env=ENV)
+    assert first.exit_code == 0, first.output
+    report = released / "out" / "rel.report.json"
+    before = {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*")}
+    with unreadable(report, monkeypatch):
+        run = invoke("anonymize", released / "spec.toml", "-q", "--output", folder / "inside.parquet", env=ENV)
+    assert run.exit_code == 5, run.output
+    assert f"permission denied reading the report {report}" in run.output
+    assert f"to tell whether {folder} is a Parquet folder release" in run.output
+    assert "give the job's user read access to it" in run.output
+    assert {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*")} == before
+
+
+def test_settling_a_stopped_runs_move_over_a_report_it_may_not_read_is_the_environments_refusal(tmp_path,
+                                                                                                monkeypatch):
+    """Ninety-seventh round: a run of an earlier build killed while placing (its journal without
+    ``existed``) is settled by whether the report vouches for the placed data. One the job may not read
+    was taken for "no": the new data went, the old came back, the old report was removed with the
+    temporaries, and the old data stood beside the new report. The environment's refusal now (exit 5),
+    every file left as it was for the run after the permissions are fixed."""
+    import hashlib
+    import json
+    import subprocess
+    import sys
+
+    from sqlclose.errors import EnvironmentFailure
+    from sqlclose.release import recovery
+
+    out, report = tmp_path / "r.parquet", tmp_path / "r.parquet.report.json"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    token = f"{int(dead.stdout)}-abc123"
+    old_data, old_report = recovery.hidden_name(out, token, "old"), recovery.hidden_name(report, token, "old")
+    old_data.write_bytes(b"old data")
+    old_report.write_text('{"output": {"sha256": "old"}}')
+    new = hashlib.sha256(b"new data").hexdigest()
+    out.write_bytes(b"new data")  # the new pair placed whole, its journal not yet removed
+    report.write_text(json.dumps({"output": {"sha256": new}}))
+    recovery.hidden_name(out, token, "journal").write_text(json.dumps(
+        {"data": str(out), "report": str(report), "sha256": new, "old": [str(old_data), str(old_report)],
+         "companions": {}}))
+    before = _files(tmp_path)
+    with unreadable(report, monkeypatch), pytest.raises(EnvironmentFailure) as refused:
+        recovery.recover(out, report)
+    assert f"permission denied reading the report {report}" in str(refused.value)
+    assert "give the job's user read access to it" in str(refused.value)
+    assert _files(tmp_path) == before

@@ -102,3 +102,31 @@ def test_a_dataframe_or_parquet_file_changed_after_the_search_is_refused_at_the_
         assert duckdb.sql(f"SELECT count(*) FROM '{out}'").fetchall() == [(9,)]
         out.unlink()
         out.with_name("out.parquet.report.json").unlink()
+
+
+@pytest.mark.parametrize("change", CHANGES, ids=["update", "delete", "insert"])
+def test_a_table_changed_during_the_scan_without_a_key_is_refused(table3, monkeypatch, change) -> None:
+    """Ninety-seventh round: without the operator's key the run's own fingerprint of a ``(connection,
+    table)`` source was taken after ``prepare`` had scanned it: a loader's change during the scan (here
+    after the value pass, before the histogram) was in that fingerprint, and the release was written
+    from rows the search never judged, exit 0. It is now taken before the scan reads a row."""
+    import sqlclose.prepare.problem
+
+    original, changed = sqlclose.prepare.problem._check_values, []
+
+    def values_then_changed(*args, **kwargs):
+        result = original(*args, **kwargs)
+        if not changed:
+            table3["con"].execute(change)
+            changed.append(True)
+        return result
+
+    monkeypatch.setattr(sqlclose.prepare.problem, "_check_values", values_then_changed)
+    out = table3["dir"] / "out.parquet"
+    with sqlclose.anonymize((table3["con"], "people"), table3["spec"]) as release:
+        assert changed
+        assert release.report()["input"]["fingerprint"] is None  # no key: the report records none
+        with pytest.raises(sqlclose.InputError, match="duckdb table people changed after the release was searched "
+                                                      r"\(its rows' fingerprint differs\)"):
+            release.write(out)
+    assert sorted(p.name for p in table3["dir"].iterdir()) == ["age.csv", "disease.csv", "table3.csv"]

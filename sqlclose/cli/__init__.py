@@ -22,7 +22,8 @@ from sqlclose._version import __version__
 from sqlclose.cli.common import (
     CONTEXT,
     help_not_written,
-    install_signal_handlers,
+    hold_stops,
+    install_signal_handlers_for_help,
     json_failure,
     say_when_stdout_is_closed,
     show_warnings_as_lines,
@@ -157,9 +158,9 @@ def main(ctx: click.Context) -> None:
       sqlclose sql SPEC.toml --dialect postgres   the warehouse path (docs/warehouse.md)
       sqlclose sweep SPEC.toml --k 3,5,10 --out DIR   utility over many k: CSV and charts
     """
-    install_signal_handlers()
     show_warnings_as_lines()
     if ctx.invoked_subcommand is None or _asked_help(ctx):
+        install_signal_handlers_for_help()  # else the command's guard installs them (common.hold_stops)
         say_when_stdout_is_closed()  # the help is lost; a command says so itself, unless --quiet (common._guard)
     if ctx.invoked_subcommand is None:
         _print_help(ctx)
@@ -174,6 +175,7 @@ def run() -> NoReturn:
     and engines' finalizers, logging), the shared database is closed (its spill files removed) and
     the streams flushed; only then does the process end. Anything unusual (an exception, a thread
     still running, Spark's gateway, a stream that cannot be flushed) takes Python's usual way out."""
+    hold_stops()  # until the command's guard: the command's modules are imported first (~0.5 s)
     try:
         main()
     except SystemExit as stop:

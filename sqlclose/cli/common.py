@@ -183,13 +183,50 @@ def with_engine(spec: Spec, name: str | None, threads: int | None, memory_limit:
                                                              temp_directory)})
 
 
+def hold_stops() -> None:
+    """From the program's start (``cli.run``) until its command's guard installs the handlers — the
+    command's modules imported (~0.5 s, from the first ~50 ms of the process), its options parsed —
+    a SIGTERM, SIGINT or SIGHUP is held, then told by ``install_signal_handlers`` as one arriving
+    later is (exit 143, 130 or 129, the --json document too); nothing was placed yet. Python's own
+    handling ended the process there without a word (SIGTERM, SIGHUP) or with a traceback (Ctrl-C)
+    (ninety-seventh round). Not at ``import sqlclose.cli``: a program importing it keeps its own."""
+    for signum, default in ((signal.SIGTERM, signal.SIG_DFL), (signal.SIGINT, signal.default_int_handler),
+                            (signal.SIGHUP, signal.SIG_DFL)):
+        if signal.getsignal(signum) is default:  # one the run was started ignoring (nohup, `&`) stays so
+            signal.signal(signum, _hold)
+
+
+def _hold(signum: int, frame: object) -> None:
+    _held.append(signum)
+
+
 def install_signal_handlers() -> None:
     """SIGTERM unwinds like Ctrl-C, so a stopped job removes its temporary files on the way out; so
     does SIGHUP (the terminal or ssh session that started it closed: exit 129), unless the run was
-    started ignoring it (``nohup``), which it then keeps doing."""
+    started ignoring it (``nohup``), which it then keeps doing. A stop held since the start
+    (``hold_stops``) is raised here, as its handler would have."""
     signal.signal(signal.SIGTERM, _terminate)
-    if signal.getsignal(signal.SIGHUP) is signal.SIG_DFL:
+    if signal.getsignal(signal.SIGHUP) in (signal.SIG_DFL, _hold):
         signal.signal(signal.SIGHUP, _terminate)
+    if signal.getsignal(signal.SIGINT) is _hold:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if _held:
+        held = _held[0]
+        _held.clear()
+        if held == signal.SIGINT:
+            raise KeyboardInterrupt  # as Python's handler raises it: told "interrupted", exit 130
+        _terminate(held, None)
+
+
+def install_signal_handlers_for_help() -> None:
+    """``install_signal_handlers`` where no command's guard will run (the group's help, a command's
+    --help): a stop held so far is told as the guard tells it (exit 143, 130, 129), no help printed."""
+    _outcome[:] = [None]
+    _received.clear()
+    try:
+        install_signal_handlers()
+    except KeyboardInterrupt:
+        _fail(_stopped_by(_received[-1] if _received else None), verbose=False)
 
 
 def show_warnings_as_lines() -> None:
@@ -221,6 +258,7 @@ def say_when_stdout_is_closed() -> None:
 
 _quiet: list[bool] = [False]  # the running command was given --quiet: it prints no warning
 _received: list[int] = []  # the SIGTERM that stopped the run, kept for when DuckDB swallows its exception
+_held: list[int] = []  # the stops received before the command's handlers were installed (``hold_stops``)
 # What a stop or a failure says stands at the output path: nothing (a command that writes a release,
 # until it is placed), the placed pair (from then on: release_placed), or no word of an output
 # path at all (a command that writes none).
@@ -281,6 +319,7 @@ def _guard(fn: F, outcome: str | None) -> F:
             say_when_stdout_is_closed()
         _received.clear()
         try:
+            install_signal_handlers()  # here, in the guard: a stop held until now is told as any other
             return _stopped_when_signalled(fn, args, kwargs)
         except KeyboardInterrupt:
             _fail(_stopped_by(_received[-1] if _received else None), verbose, as_json)

@@ -17,13 +17,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlclose.model.hidden_parts import hidden_name
 from sqlclose.model.spec import GLOB_CHARACTERS
 from sqlclose.model.text import special_file
-
-
-def hidden_name(name: str) -> bool:
-    """A file or folder name Spark's and Hive's readers skip (``_temporary``, ``.staging``, ``_x.parquet``)."""
-    return name.startswith(".") or (name.startswith("_") and "=" not in name)
 
 
 @dataclass(frozen=True)

@@ -9,17 +9,27 @@ and compared before anything made from those rows is written or trusted: the rel
 ninety-sixth round, an upstream job's atomic rename during the first part of the run (the fingerprint,
 the value scan, the histogram: seconds at 2 M rows) was never seen: the report's fingerprint was the
 old file's over the new file's rows, or the node chosen on the old rows was written from the new ones.
+
+A folder's stamp is that of what its readers take from it (``folder_stamp``), not its own modification
+time: DuckDB spills into ``.tmp`` under the working folder, and a run started inside its folder source
+made ``.tmp`` there, which changed the folder's time, and was refused as "changed" though no file of the
+table was (ninety-seventh round); a file added to a partition folder did not change it, and went unseen.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from sqlclose.errors import InputError
+from sqlclose.model.hidden_parts import hidden_name
 
-Stamp = tuple[int, int, int, int]  # device, inode, size, modification time (ns)
+# A file's: device, inode, size, modification time (ns). A folder's: device, inode, the number of
+# entries its readers take, a digest of their paths and stamps (``folder_stamp``).
+Stamp = tuple[int, int, int, int]
 
 
 def stamp_of(found: os.stat_result) -> Stamp:
@@ -29,17 +39,44 @@ def stamp_of(found: os.stat_result) -> Stamp:
 
 
 def file_stamp(path: Path) -> Stamp | None:
-    """What tells a file replaced or modified: its ``stamp_of`` (None when it cannot be looked at:
-    not there)."""
+    """What tells a file replaced or modified: its ``stamp_of``, a folder's ``folder_stamp`` (None
+    when it cannot be looked at: not there)."""
     try:
-        return stamp_of(Path(path).stat())
+        found = Path(path).stat()
     except OSError:
         return None
+    return folder_stamp(Path(path), found) if stat.S_ISDIR(found.st_mode) else stamp_of(found)
+
+
+def folder_stamp(folder: Path, found: os.stat_result) -> Stamp:
+    """What tells a folder's table changed: a file added, removed, replaced or rewritten below it, a
+    link or a pipe added, anywhere but under a hidden path part (``hidden_name``: ``.tmp``, which DuckDB
+    spills into, ``_temporary``, ``.crc`` files), which its readers skip. Its own modification time is
+    left out: a hidden file made or removed in it (DuckDB's spill files) changes it, and no row."""
+    digest = hashlib.sha256()
+    entries = 0
+    for root, folders, names in os.walk(folder):  # a link to a folder is not entered: stamped as a link
+        folders[:] = sorted(name for name in folders if not hidden_name(name))
+        linked = {name for name in folders if os.path.islink(os.path.join(root, name))}
+        for name in sorted(name for name in [*names, *linked] if not hidden_name(name)):
+            path = Path(root, name)
+            seen = _link_stamp(path) if name in linked else file_stamp(path)
+            digest.update(f"{path.relative_to(folder)}\0{seen}\n".encode(errors="surrogateescape"))
+            entries += 1
+    return found.st_dev, found.st_ino, entries, int.from_bytes(digest.digest()[:8], "big")
 
 
 def stamps_of(paths: Iterable[Path]) -> dict[str, Stamp]:
-    """The stamps of ``paths`` that exist (a folder's too: a file renamed into it changes its own)."""
+    """The stamps of ``paths`` that exist (a folder's too: ``folder_stamp``)."""
     return {str(p): stamp for p in paths if (stamp := file_stamp(Path(p))) is not None}
+
+
+def _link_stamp(path: Path) -> Stamp | None:
+    """A link's own stamp (a link to a folder inside it would stamp the folder again, for good)."""
+    try:
+        return stamp_of(path.lstat())
+    except OSError:
+        return None
 
 
 def first_changed(stamps: Mapping[str, Stamp]) -> str | None:

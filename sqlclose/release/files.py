@@ -225,7 +225,7 @@ def folder_releases_around(path: Path) -> list[tuple[Path, str]]:
         if not folder.name or not folder.is_dir():  # the root has no name; a folder not yet made holds nothing
             continue
         report = folder.with_name(folder.name + ".report.json")
-        if report.is_file() and _parquet_folder_report(report) and os.path.realpath(folder) not in seen:
+        if report.is_file() and _parquet_folder_report(report, folder) and os.path.realpath(folder) not in seen:
             seen.add(os.path.realpath(folder))
             found.append((folder, f"a Parquet folder release (its report: {report})"))
     return found
@@ -240,10 +240,16 @@ def _folders_above(path: Path) -> list[Path]:
     return list(dict.fromkeys(written + resolved))
 
 
-def _parquet_folder_report(report: Path) -> bool:
-    """Whether ``report`` is a release report of a Parquet folder (else not a report of ours)."""
+def _parquet_folder_report(report: Path, folder: Path) -> bool:
+    """Whether ``report`` is a release report of a Parquet folder (else not a report of ours). One this
+    job may not read is the environment's refusal (exit 5), as ``_holds_report``'s: taken for "not
+    ours", a file was written inside the release ``folder`` it vouches for (ninety-seventh round)."""
     try:
         doc = json.loads(report.read_text(encoding="utf-8"))
+    except PermissionError:
+        raise EnvironmentFailure(unreadable_report(report, f"to tell whether {folder} is a Parquet folder release, "
+                                                           "inside which no file may be written") +
+                                 "; nothing was written") from None
     except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
         return False
     output = doc.get("output") if isinstance(doc, dict) else None

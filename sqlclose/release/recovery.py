@@ -18,7 +18,8 @@ import os
 import secrets
 from pathlib import Path
 
-from sqlclose.errors import HIDDEN_TEMPORARY
+from sqlclose.errors import HIDDEN_TEMPORARY, EnvironmentFailure
+from sqlclose.model.own_files import unreadable_report
 from sqlclose.release import files
 
 _OURS: set[str] = set()  # the tokens of this process's runs (see ``alive``)
@@ -136,8 +137,16 @@ def _settle_by_digest(doc: dict) -> None:
 
 
 def _vouches(report: Path, digest: str) -> bool:
+    """Whether ``report`` vouches for the data of sha256 ``digest``. One this job may not read is the
+    environment's refusal (exit 5), the dead run's files left as they are: taken for "no", the new
+    data went, the old came back, and the old report was removed with the temporaries, leaving the old
+    data beside the new report (ninety-seventh round)."""
     try:
         return json.loads(report.read_text(encoding="utf-8")).get("output", {}).get("sha256") == digest
+    except PermissionError:
+        raise EnvironmentFailure(unreadable_report(report, "to tell whether a run stopped while placing its release "
+                                                           "had placed all of it") +
+                                 "; nothing was placed at the output path") from None
     except (OSError, ValueError, AttributeError):
         return False
 
