@@ -224,9 +224,7 @@ class Hierarchy:
         try:
             return cls(rows, origin)
         except HierarchyError:
-            # told in the tree's groups, not its rows once flattened; the leaves as given, walked again
-            given = lambda: [leaf for leaves, _ in _tree_groups(tree, [], origin) for leaf in leaves]  # noqa: E731
-            fault = _tree_fault(paths, origin, given)
+            fault = _tree_fault(paths, origin, lambda: _given_leaves(tree, origin))  # in the tree's own terms
             if fault is None:
                 raise
         raise HierarchyError(fault)
@@ -405,6 +403,12 @@ def _tree_groups(node: object, ancestors: list[str], origin: str) -> Iterator[tu
         _refuse_lone_value(node, ancestors, origin)
 
 
+def _given_leaves(tree: Mapping, origin: str) -> list:
+    """A tree's leaves as it gives them (1, "1"), in ``from_tree``'s order: walked again, for an
+    error's words only (keeping each leaf as given beside its text cost every tree)."""
+    return [leaf for leaves, _ in _tree_groups(tree, [], origin) for leaf in leaves]
+
+
 def group_labels(table: Mapping, groups: Sequence[str], origin: str | None = None) -> list[str]:
     """A tree's table's keys as the labels of its groups: each key as text (``str``). From Python two
     keys may be written alike, 1 and "1" (or True and "True"): their groups were one, their leaves
@@ -490,7 +494,7 @@ def is_leaf_list(node: object) -> bool:
     or bytes (each an element of a column's)."""
     if isinstance(node, np.ndarray):
         return node.ndim == 1
-    return isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray, memoryview)) or \
+    return (isinstance(node, Sequence) and not isinstance(node, (str, bytes, bytearray, memoryview))) or \
         is_pandas_array(node)
 
 
